@@ -1,0 +1,53 @@
+#!/bin/sh
+# deps.sh - find the build and test dependencies that are missing, and install
+# them with apt-get when run as root (--install), or print the exact command.
+#
+#   scripts/deps.sh --check     exit 1 with the apt-get line if anything is missing
+#   scripts/deps.sh --install   as root: apt-get install what is missing; no-op if nothing is
+set -eu
+
+mode=${1:---check}
+
+# pkg-config module -> Debian package
+libs="libcurl:libcurl4-openssl-dev openssl:libssl-dev jansson:libjansson-dev
+libgit2:libgit2-dev yaml-0.1:libyaml-dev libxml-2.0:libxml2-dev cmocka:libcmocka-dev"
+# command -> Debian package
+tools="cc:gcc make:make pkg-config:pkg-config groff:groff-base git:git"
+
+missing=""
+for pair in $tools; do
+	cmd=${pair%%:*}; pkg=${pair#*:}
+	command -v "$cmd" >/dev/null 2>&1 || missing="$missing $pkg"
+done
+if command -v pkg-config >/dev/null 2>&1; then
+	for pair in $libs; do
+		mod=${pair%%:*}; pkg=${pair#*:}
+		pkg-config --exists "$mod" 2>/dev/null || missing="$missing $pkg"
+	done
+else
+	for pair in $libs; do missing="$missing ${pair#*:}"; done
+fi
+
+if [ -z "$missing" ]; then
+	[ "$mode" = --install ] && echo "deps: everything kiln needs is installed"
+	exit 0
+fi
+
+line="apt-get install -y --no-install-recommends$missing"
+if [ "$mode" = --install ] && [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then
+	echo "deps: installing$missing"
+	export DEBIAN_FRONTEND=noninteractive
+	apt-get update -qq
+	# shellcheck disable=SC2086
+	apt-get install -y -qq --no-install-recommends $missing >/dev/null
+	echo "deps: done"
+	exit 0
+fi
+
+echo "kiln: missing build dependencies:$missing" >&2
+if [ "$mode" = --install ] && [ "$(id -u)" != 0 ]; then
+	echo "kiln: not root, so not installing them; run: sudo $line" >&2
+else
+	echo "kiln: install them with: sudo $line   (or: make deps, as root)" >&2
+fi
+exit 1

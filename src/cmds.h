@@ -1,0 +1,26 @@
+/*
+ * cmds.h - every command's entry point and help, for main.c's table.
+ */
+#ifndef KILN_CMDS_H
+#define KILN_CMDS_H
+
+#include <stdbool.h>
+#include <stdio.h>
+
+#include "cli.h"
+
+int cmd_validate(int argc, char **argv, struct cli *cli);
+int cmd_version(int argc, char **argv, struct cli *cli);
+int cmd_help(int argc, char **argv, struct cli *cli);
+
+extern const struct cmd_info cmd_validate_info;
+extern const struct cmd_info cmd_version_info;
+extern const struct cmd_info cmd_help_info;
+
+/* From main.c, for `kiln help`. */
+const struct cmd_info *cmd_find_info(const char *name);
+bool cmd_is_reserved(const char *name);
+void cmd_report_reserved(const struct cli *cli, const char *name);
+void cmd_print_main_help(FILE *out);
+
+#endif

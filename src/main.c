@@ -1,0 +1,217 @@
+/*
+ * main.c - the command table and global flags; everything else is a command.
+ *
+ * `kiln [GLOBAL OPTIONS] COMMAND [ARGS]`. A command lives in cmd_<name>.c and
+ * owns its exit code. Names that later releases fill in are reserved here, so
+ * `kiln plan` says plainly that it is not available yet instead of failing as
+ * an unknown command or, worse, pretending to work.
+ */
+#include <getopt.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cli.h"
+#include "cmds.h"
+#include "util.h"
+
+static const struct command {
+	const char *name;
+	int (*fn)(int argc, char **argv, struct cli *cli);
+	const struct cmd_info *info;
+} commands[] = {
+	{"validate", cmd_validate, &cmd_validate_info},
+	{"version", cmd_version, &cmd_version_info},
+	{"help", cmd_help, &cmd_help_info},
+};
+
+/* Commands that later releases add; see README "Commands". */
+static const struct reserved {
+	const char *name;
+	const char *summary;
+} reserved[] = {
+	{"plan", "show what apply would change, its cost and its IAM delta"},
+	{"apply", "make the cloud match the spec, recording a state commit"},
+	{"destroy", "remove everything a workspace created (retained stores kept)"},
+	{"show", "render a saved plan or a state commit"},
+	{"state", "list, show, remove, pull and push recorded resources"},
+	{"log", "the history of applies: who applied what and when"},
+	{"graph", "the resource graph in Graphviz DOT"},
+	{"cost", "hourly and monthly cost of a spec"},
+	{"audit", "policy findings over a spec or a plan"},
+	{"iam-policy", "the minimal IAM policy kiln needs to apply a spec"},
+	{"reap", "destroy workspaces whose TTL has passed"},
+	{"init", "start a spec from a template"},
+	{"force-unlock", "remove a stale workspace lock"},
+};
+
+const struct cmd_info *cmd_find_info(const char *name)
+{
+	size_t i;
+
+	for (i = 0; i < ARRAY_SIZE(commands); i++)
+		if (strcmp(commands[i].name, name) == 0)
+			return commands[i].info;
+	return NULL;
+}
+
+bool cmd_is_reserved(const char *name)
+{
+	size_t i;
+
+	for (i = 0; i < ARRAY_SIZE(reserved); i++)
+		if (strcmp(reserved[i].name, name) == 0)
+			return true;
+	return false;
+}
+
+void cmd_print_main_help(FILE *out)
+{
+	size_t i;
+
+	fprintf(out, "kiln %s - declarative provisioning for deep-learning clusters\n\n"
+		     "Usage: kiln [GLOBAL OPTIONS] COMMAND [ARGS]\n\nCommands:\n",
+		KILN_VERSION);
+	for (i = 0; i < ARRAY_SIZE(commands); i++)
+		fprintf(out, "  %-14s %s\n", commands[i].name, commands[i].info->summary);
+	fprintf(out, "\nReserved for coming releases (not available in this version):\n");
+	for (i = 0; i < ARRAY_SIZE(reserved); i++)
+		fprintf(out, "  %-14s %s\n", reserved[i].name, reserved[i].summary);
+	fprintf(out, "\nGlobal options (before or after the command):\n");
+	cli_print_options(out, cli_global_options, cli_global_noptions);
+	fprintf(out, "      --version               print the version and exit\n"
+		     "\nRun 'kiln help COMMAND' for a command's options; the spec format is in "
+		     "kiln-spec(5).\n");
+}
+
+static void unknown_command(const struct cli *cli, const char *name)
+{
+	const char *names[ARRAY_SIZE(commands) + ARRAY_SIZE(reserved)];
+	const char *near;
+	size_t i, n = 0;
+
+	for (i = 0; i < ARRAY_SIZE(commands); i++)
+		names[n++] = commands[i].name;
+	for (i = 0; i < ARRAY_SIZE(reserved); i++)
+		names[n++] = reserved[i].name;
+	near = str_closest(name, names, n);
+	if (near)
+		fprintf(stderr, "%s: '%s' is not a kiln command; did you mean '%s'?\n", cli->prog,
+			name, near);
+	else
+		fprintf(stderr, "%s: '%s' is not a kiln command; see 'kiln --help'\n", cli->prog,
+			name);
+}
+
+void cmd_report_reserved(const struct cli *cli, const char *name)
+{
+	fprintf(stderr,
+		"%s: '%s' is reserved for a coming release and not available in kiln %s; see "
+		"README \"Commands\"\n",
+		cli->prog, name, KILN_VERSION);
+}
+
+/* Global options before the command name; returns the command's index in argv or -1. */
+static int parse_globals(struct cli *cli, int argc, char **argv, int *exit_code)
+{
+	struct option longopts[16];
+	size_t i, k = 0;
+	int c;
+
+	for (i = 0; i < cli_global_noptions && k < ARRAY_SIZE(longopts) - 2; i++) {
+		longopts[k].name = cli_global_options[i].name;
+		longopts[k].has_arg = cli_global_options[i].has_arg ? required_argument : no_argument;
+		longopts[k].flag = NULL;
+		longopts[k].val = 1000 + (int)i;
+		k++;
+	}
+	longopts[k++] = (struct option){"version", no_argument, NULL, 'V'};
+	longopts[k] = (struct option){NULL, 0, NULL, 0};
+	opterr = 0;
+	optind = 0;
+	/* '+': stop at the command name, whose own options come after it. */
+	while ((c = getopt_long(argc, argv, "+:C:h", longopts, NULL)) != -1) {
+		const char *arg = argv[optind - 1];
+
+		if (c == 'V') {
+			printf("kiln %s\n", KILN_VERSION);
+			*exit_code = KILN_EXIT_OK;
+			return -1;
+		}
+		if (c == 'h' || (c >= 1000 && strcmp(cli_global_options[c - 1000].name, "help") == 0)) {
+			cmd_print_main_help(stdout);
+			*exit_code = KILN_EXIT_OK;
+			return -1;
+		}
+		if (c == 'C') {
+			if (cli_global_option(cli, "chdir", optarg) < 0)
+				goto fail;
+			continue;
+		}
+		if (c >= 1000) {
+			if (cli_global_option(cli, cli_global_options[c - 1000].name, optarg) < 0)
+				goto fail;
+			continue;
+		}
+		if (c == ':') {
+			fprintf(stderr, "%s: option '%s' needs a value\n", cli->prog, arg);
+			goto fail;
+		}
+		{
+			const char *names[ARRAY_SIZE(longopts)];
+			char *owned[ARRAY_SIZE(longopts)];
+			char *word = str_starts_with(arg, "--") ? xstrndup(arg, strcspn(arg, "="))
+							       : xasprintf("-%c", optopt);
+			const char *near;
+			size_t j;
+
+			for (j = 0; j < k; j++)
+				names[j] = owned[j] = xasprintf("--%s", longopts[j].name);
+			near = str_closest(word, names, k);
+			if (near)
+				fprintf(stderr, "%s: unknown option '%s'; did you mean '%s'?\n",
+					cli->prog, word, near);
+			else
+				fprintf(stderr, "%s: unknown option '%s'; see 'kiln --help'\n",
+					cli->prog, word);
+			for (j = 0; j < k; j++)
+				free(owned[j]);
+			free(word);
+			goto fail;
+		}
+	}
+	if (optind >= argc) {
+		fprintf(stderr, "%s: no command given; see 'kiln --help'\n", cli->prog);
+		goto fail;
+	}
+	return optind;
+fail:
+	*exit_code = KILN_EXIT_ERROR;
+	return -1;
+}
+
+int main(int argc, char **argv)
+{
+	struct cli cli;
+	int exit_code = KILN_EXIT_OK, at;
+	const char *name;
+	size_t i;
+
+	cli_init(&cli);
+	at = parse_globals(&cli, argc, argv, &exit_code);
+	if (at < 0)
+		return exit_code;
+	name = argv[at];
+	for (i = 0; i < ARRAY_SIZE(commands); i++) {
+		if (strcmp(commands[i].name, name) == 0) {
+			cli.cmd = name;
+			return commands[i].fn(argc - at, argv + at, &cli);
+		}
+	}
+	if (cmd_is_reserved(name)) {
+		cmd_report_reserved(&cli, name);
+		return KILN_EXIT_ERROR;
+	}
+	unknown_command(&cli, name);
+	return KILN_EXIT_ERROR;
+}

@@ -1,0 +1,207 @@
+/*
+ * spec.h - the cluster spec (format 1) as typed C structures.
+ *
+ * spec.c turns a YAML file into these structures, checking the shape of every
+ * value (unknown keys, types, enums, durations, CIDRs, names) and substituting
+ * ${var.NAME}. Checks that relate one part of the spec to another (references,
+ * fabric against zones, tier rules) live in validate.c. Every section keeps
+ * the YAML node it came from, so later stages can point at FILE:LINE:COL.
+ */
+#ifndef KILN_SPEC_H
+#define KILN_SPEC_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "diag.h"
+#include "ydoc.h"
+
+/* The largest spec file kiln reads. */
+#define SPEC_MAX_BYTES (1024 * 1024)
+#define SPEC_MAX_COUNT 10000
+#define SPEC_MAX_NAME 32
+#define SPEC_MAX_USER_TAGS 40
+
+enum spec_fabric {
+	FABRIC_NONE,
+	FABRIC_ENA,
+	FABRIC_EFA,
+};
+
+enum spec_market {
+	MARKET_ON_DEMAND,
+	MARKET_SPOT,
+};
+
+enum spec_tier {
+	TIER_OBJECT,
+	TIER_LUSTRE,
+	TIER_NFS,
+};
+
+enum spec_deletion {
+	DELETION_RETAIN,
+	DELETION_DELETE,
+};
+
+/* A name used to refer to another part of the spec, with where it was written. */
+struct spec_ref {
+	char *name;
+	const struct ynode *node;
+};
+
+struct spec_kv {
+	char *key;
+	char *value;
+	const struct ynode *node;
+};
+
+struct spec_var {
+	char *name;
+	char *value;
+	const struct ynode *node; /* NULL when the value came only from --var */
+	bool from_cli;
+	bool used;
+};
+
+struct spec_ingress {
+	int port_from;
+	int port_to;
+	char *protocol; /* "tcp" or "udp" */
+	char *from;     /* CIDR */
+	char *description;
+	const struct ynode *node;
+};
+
+struct spec_disk {
+	int size_gb;
+	char *type;
+	bool encrypted;
+	bool allow_unencrypted;
+};
+
+struct spec_group {
+	char *name;
+	const struct ynode *node;
+	char *gpu_model; /* upper case, e.g. "H100"; NULL with instance_type */
+	int gpu_count;
+	char *instance_type;
+	int count;
+	bool gang;
+	bool gang_set;
+	enum spec_market market;
+	char *image;
+	struct spec_disk disk;
+	struct spec_ref role; /* name NULL when the group has no role */
+	bool public;
+};
+
+struct spec_store {
+	char *name;
+	const struct ynode *node;
+	enum spec_tier tier;
+	enum spec_deletion deletion;
+	bool versioning;
+	int64_t expire_noncurrent_after; /* seconds; 0 = never */
+	int capacity_gb;
+	int throughput_per_tib;
+	struct spec_ref import; /* lustre: the object store it imports from */
+	char *mount;
+	bool encrypted;
+	bool allow_unencrypted;
+};
+
+struct spec_role {
+	char *name;
+	const struct ynode *node;
+	struct spec_ref *read;
+	size_t nread;
+	struct spec_ref *write;
+	size_t nwrite;
+};
+
+/* Sections whose shape was wrong: cross-checks that rely on them are skipped. */
+enum spec_broken {
+	SPEC_BROKEN_PROVIDER = 1 << 0,
+	SPEC_BROKEN_NETWORK = 1 << 1,
+	SPEC_BROKEN_COMPUTE = 1 << 2,
+	SPEC_BROKEN_STORAGE = 1 << 3,
+	SPEC_BROKEN_IAM = 1 << 4,
+};
+
+struct spec {
+	char *file;
+	struct ydoc *doc;
+	const struct ynode *root;
+	unsigned broken; /* enum spec_broken bits */
+
+	int format;
+	char *cluster;
+	struct {
+		char *name; /* "aws" or "sim" */
+		char *region;
+		struct spec_ref *zones;
+		size_t nzones;
+		char *endpoint;
+		const struct ynode *node;
+	} provider;
+	int64_t ttl; /* seconds; 0 = no TTL */
+	double max_hourly_usd; /* 0 = no budget */
+	struct spec_kv *tags;
+	size_t ntags;
+	struct spec_var *vars;
+	size_t nvars;
+	struct {
+		char *cidr;
+		enum spec_fabric fabric;
+		struct spec_ingress *ingress;
+		size_t ningress;
+		const struct ynode *node;
+	} network;
+	struct spec_group *groups;
+	size_t ngroups;
+	struct spec_store *stores;
+	size_t nstores;
+	struct spec_role *roles;
+	size_t nroles;
+};
+
+/* A --var NAME=VALUE from the command line. */
+struct spec_var_override {
+	const char *name;
+	const char *value;
+};
+
+struct spec_options {
+	const struct spec_var_override *vars;
+	size_t nvars;
+};
+
+/*
+ * Load and shape-check a spec. Problems go to d; the return is 0 when none
+ * of them is an error. *out is set whenever the YAML could be read at all, so
+ * validate_spec() can add its cross-checks to the same list; free it with
+ * spec_free().
+ */
+int spec_load_file(struct spec **out, const char *path, const struct spec_options *opts,
+		   struct diags *d);
+int spec_load_buffer(struct spec **out, const char *file, const char *buf, size_t len,
+		     const struct spec_options *opts, struct diags *d);
+void spec_free(struct spec *spec);
+
+const char *spec_fabric_name(enum spec_fabric f);
+const char *spec_tier_name(enum spec_tier t);
+const char *spec_market_name(enum spec_market m);
+
+const struct spec_group *spec_group_find(const struct spec *spec, const char *name);
+const struct spec_store *spec_store_find(const struct spec *spec, const char *name);
+const struct spec_role *spec_role_find(const struct spec *spec, const char *name);
+
+/* Position of a key's value in a section (or of the section), for diagnostics. */
+const struct ynode *spec_value_node(const struct ynode *section, const char *key);
+
+/* [a-z][a-z0-9-]*, at most SPEC_MAX_NAME, no trailing hyphen: DNS- and IAM-safe. */
+bool spec_name_ok(const char *s);
+
+#endif

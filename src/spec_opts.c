@@ -1,0 +1,46 @@
+/*
+ * spec_opts.c - see spec_opts.h.
+ */
+#include "spec_opts.h"
+
+#include <ctype.h>
+#include <stdlib.h>
+#include <string.h>
+
+int spec_vars_add(struct spec_vars *vars, const struct cli *cli, const char *arg)
+{
+	const char *eq = strchr(arg, '=');
+	struct spec_var_override *o;
+	size_t i;
+
+	if (!eq || eq == arg) {
+		cli_error(cli, "write --var NAME=VALUE, like --var image=ami-0123456789abcdef0",
+			  "--var '%s' has no NAME=", arg);
+		return -1;
+	}
+	for (i = 0; i < (size_t)(eq - arg); i++) {
+		if (!(isalnum((unsigned char)arg[i]) || arg[i] == '_') ||
+		    (i == 0 && isdigit((unsigned char)arg[i]))) {
+			cli_error(cli, "names are letters, digits and '_', not starting with a digit",
+				  "--var '%.*s' is not a variable name", (int)(eq - arg), arg);
+			return -1;
+		}
+	}
+	o = ARRAY_PUSH(vars->v, vars->n, vars->cap);
+	/* Later flags win: the loader applies them in order. */
+	o->name = xstrndup(arg, (size_t)(eq - arg));
+	o->value = xstrdup(eq + 1);
+	return 0;
+}
+
+void spec_vars_release(struct spec_vars *vars)
+{
+	size_t i;
+
+	for (i = 0; i < vars->n; i++) {
+		free((char *)vars->v[i].name);
+		free((char *)vars->v[i].value);
+	}
+	free(vars->v);
+	memset(vars, 0, sizeof(*vars));
+}

@@ -1,0 +1,23 @@
+/*
+ * spec_opts.h - `--var NAME=VALUE` flags, collected for spec_load_file().
+ *
+ * Every command that reads a spec (validate now; plan, apply and the rest
+ * later) takes the same flag, so the parsing lives once, here.
+ */
+#ifndef KILN_SPEC_OPTS_H
+#define KILN_SPEC_OPTS_H
+
+#include "cli.h"
+#include "spec.h"
+
+struct spec_vars {
+	struct spec_var_override *v;
+	size_t n;
+	size_t cap;
+};
+
+/* Parse one NAME=VALUE; reports and returns -1 when malformed. */
+int spec_vars_add(struct spec_vars *vars, const struct cli *cli, const char *arg);
+void spec_vars_release(struct spec_vars *vars);
+
+#endif

@@ -1,0 +1,99 @@
+/*
+ * util.h - memory, strings, errors, durations, CIDRs, file reading.
+ *
+ * The small helpers every other module uses. Nothing here knows about specs,
+ * plans or clouds. Allocation failure aborts (as git does): a CLI that cannot
+ * allocate a few bytes has nothing sensible left to do.
+ */
+#ifndef KILN_UTIL_H
+#define KILN_UTIL_H
+
+#include <stdarg.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#define KILN_VERSION "0.1.0"
+#define KILN_SPEC_FORMAT 1
+
+#define ARRAY_SIZE(a) (sizeof(a) / sizeof((a)[0]))
+
+#if defined(__GNUC__)
+#define KILN_PRINTF(f, a) __attribute__((format(printf, f, a)))
+#else
+#define KILN_PRINTF(f, a)
+#endif
+
+/* An error filled once, where the cause is known, and rendered by the caller. */
+struct kiln_error {
+	char msg[1024];
+	char hint[512];
+};
+
+void kiln_error_set(struct kiln_error *err, const char *fmt, ...) KILN_PRINTF(2, 3);
+void kiln_error_hint(struct kiln_error *err, const char *fmt, ...) KILN_PRINTF(2, 3);
+
+void *xmalloc(size_t n);
+void *xcalloc(size_t nmemb, size_t size);
+void *xrealloc(void *p, size_t n);
+char *xstrdup(const char *s);
+char *xstrndup(const char *s, size_t n);
+char *xasprintf(const char *fmt, ...) KILN_PRINTF(1, 2);
+char *xvasprintf(const char *fmt, va_list ap);
+
+/* Grow *v (of *cap elements of size elem) so that it holds at least need. */
+void grow_array(void **v, size_t *cap, size_t need, size_t elem);
+#define ARRAY_PUSH(v, n, cap) (grow_array((void **)&(v), &(cap), (n) + 1, sizeof(*(v))), &(v)[(n)++])
+
+/* A growable, always NUL-terminated string. */
+struct strbuf {
+	char *buf;
+	size_t len;
+	size_t cap;
+};
+
+void sb_add(struct strbuf *sb, const char *s, size_t n);
+void sb_adds(struct strbuf *sb, const char *s);
+void sb_addc(struct strbuf *sb, char c);
+void sb_addf(struct strbuf *sb, const char *fmt, ...) KILN_PRINTF(2, 3);
+char *sb_detach(struct strbuf *sb);
+void sb_release(struct strbuf *sb);
+
+bool str_starts_with(const char *s, const char *prefix);
+bool str_ends_with(const char *s, const char *suffix);
+
+/* Damerau-Levenshtein (optimal string alignment) distance. */
+size_t str_edit_distance(const char *a, const char *b);
+/*
+ * The candidate closest to word, or NULL when none is close enough to be a
+ * plausible typo (distance at most a third of the word, and at least 1).
+ */
+const char *str_closest(const char *word, const char *const *cands, size_t n);
+
+/*
+ * Durations: one or more NUMBER UNIT groups, units s, m, h, d ("45s", "90m",
+ * "72h", "30d", "1h30m"). Returns 0 and the seconds, or -1 when malformed or
+ * above 100 years.
+ */
+int duration_parse(const char *s, int64_t *seconds);
+/* The shortest exact form ("1h30m"); caller frees. */
+char *duration_format(int64_t seconds);
+
+/* An IPv4 CIDR: 0 ok, -1 malformed; *host_bits is set when bits beyond the prefix are set. */
+int cidr_parse(const char *s, uint32_t *addr, int *prefix, bool *host_bits);
+/* "a.b.c.d/p" with the host bits cleared; caller frees. */
+char *cidr_format(uint32_t addr, int prefix);
+
+/* Byte offset of the first invalid UTF-8 sequence, or len when the buffer is valid. */
+size_t utf8_invalid_offset(const unsigned char *s, size_t len);
+
+/*
+ * Read a whole file (or standard input for "-") into a NUL-terminated buffer,
+ * refusing anything larger than limit bytes.
+ */
+int file_read_all(const char *path, size_t limit, char **out, size_t *len, struct kiln_error *err);
+
+/* Human size: "1.5 MiB". Caller frees. */
+char *size_format(uint64_t bytes);
+
+#endif

@@ -1,0 +1,346 @@
+/*
+ * validate.c - cross-section rules over a loaded spec; see validate.h.
+ */
+#include "validate.h"
+
+#include <ctype.h>
+#include <stdlib.h>
+#include <string.h>
+
+struct checker {
+	const struct spec *spec;
+	struct diags *d;
+};
+
+static struct diag *at(struct checker *c, enum diag_severity sev, const struct ynode *n,
+		       const char *fmt, ...) KILN_PRINTF(4, 5);
+static struct diag *at(struct checker *c, enum diag_severity sev, const struct ynode *n,
+		       const char *fmt, ...)
+{
+	va_list ap;
+	char *msg;
+	struct diag *dg;
+
+	va_start(ap, fmt);
+	msg = xvasprintf(fmt, ap);
+	va_end(ap);
+	dg = diags_add(c->d, sev, c->spec->file, n ? n->line : 1, n ? n->col : 1, "%s", msg);
+	free(msg);
+	return dg;
+}
+
+/* An unknown reference, with the closest existing name as the hint. */
+static void unknown_ref(struct checker *c, const struct spec_ref *ref, const char *path,
+			const char *what, const char *const *names, size_t n, const char *fix)
+{
+	struct diag *dg = at(c, DIAG_ERROR, ref->node, "%s: %s '%s' is not defined", path, what,
+			     ref->name);
+	const char *near = str_closest(ref->name, names, n);
+
+	if (near)
+		diag_hint(dg, "did you mean '%s'?", near);
+	else
+		diag_hint(dg, "%s", fix);
+}
+
+static const char **store_names(const struct spec *spec)
+{
+	const char **v = xcalloc(spec->nstores + 1, sizeof(*v));
+	size_t i;
+
+	for (i = 0; i < spec->nstores; i++)
+		v[i] = spec->stores[i].name;
+	return v;
+}
+
+static bool aws_region_ok(const char *r)
+{
+	/* us-east-1, ap-southeast-2, us-gov-west-1, eu-central-2 */
+	const char *p = r;
+	int parts = 0;
+
+	while (*p) {
+		const char *start = p;
+
+		while (islower((unsigned char)*p))
+			p++;
+		if (p == start)
+			break;
+		parts++;
+		if (*p++ != '-')
+			return false;
+	}
+	if (parts < 2 || !isdigit((unsigned char)*p))
+		return false;
+	while (isdigit((unsigned char)*p))
+		p++;
+	return *p == '\0';
+}
+
+static bool ami_ok(const char *s)
+{
+	size_t n = strlen(s), i;
+
+	if (!str_starts_with(s, "ami-") || (n != 12 && n != 21))
+		return false;
+	for (i = 4; i < n; i++)
+		if (!isdigit((unsigned char)s[i]) && !(s[i] >= 'a' && s[i] <= 'f'))
+			return false;
+	return true;
+}
+
+static void check_provider(struct checker *c)
+{
+	const struct spec *spec = c->spec;
+	const struct ynode *p = spec->provider.node;
+	bool aws;
+	size_t i;
+
+	if (!spec->provider.name)
+		return;
+	aws = strcmp(spec->provider.name, "aws") == 0;
+	if (aws && spec->provider.region && !aws_region_ok(spec->provider.region))
+		diag_hint(at(c, DIAG_ERROR, spec_value_node(p, "region"),
+			     "provider.region '%s' is not an AWS region name", spec->provider.region),
+			  "write a region like us-east-1 or eu-west-2");
+	if (!spec->provider.region)
+		return;
+	for (i = 0; i < spec->provider.nzones; i++) {
+		const struct spec_ref *z = &spec->provider.zones[i];
+		size_t rl = strlen(spec->provider.region);
+
+		if (strncmp(z->name, spec->provider.region, rl) != 0 || !z->name[rl])
+			diag_hint(at(c, DIAG_ERROR, z->node ? z->node : p,
+				     "zone '%s' is not in region '%s'", z->name, spec->provider.region),
+				  "a zone is its region and a letter, like %sa", spec->provider.region);
+	}
+}
+
+static void check_fabric(struct checker *c)
+{
+	const struct spec *spec = c->spec;
+	size_t i;
+
+	/*
+	 * A list of zones is an order of preference: a gang group that finds no
+	 * capacity is retried whole in the next zone, fabric and all. A group that
+	 * is not a gang could be left half in one zone, and EFA never crosses a zone.
+	 */
+	if (spec->network.fabric != FABRIC_EFA || spec->provider.nzones < 2)
+		return;
+	for (i = 0; i < spec->ngroups; i++) {
+		const struct spec_group *g = &spec->groups[i];
+
+		if (g->gang_set && !g->gang)
+			diag_hint(at(c, DIAG_ERROR, ynode_get(g->node, "gang"),
+				     "compute.%s has gang: false, but fabric: efa with more than one "
+				     "zone needs every group to move between zones whole",
+				     g->name),
+				  "set gang: true, or list a single zone");
+	}
+}
+
+static void check_unencrypted(struct checker *c, const struct ynode *section, const char *path,
+			      bool encrypted, bool allow)
+{
+	if (!encrypted && !allow)
+		diag_hint(at(c, DIAG_ERROR, spec_value_node(section, "encrypted"),
+			     "%s.encrypted: false needs allow_unencrypted: true beside it", path),
+			  "keep encryption at rest, or add allow_unencrypted: true (kiln audit "
+			  "reports it)");
+	else if (encrypted && allow)
+		at(c, DIAG_WARNING, spec_value_node(section, "allow_unencrypted"),
+		   "%s.allow_unencrypted has no effect while encryption is on", path);
+}
+
+static void check_groups(struct checker *c)
+{
+	const struct spec *spec = c->spec;
+	bool aws = spec->provider.name && strcmp(spec->provider.name, "aws") == 0;
+	const char **roles = xcalloc(spec->nroles + 1, sizeof(*roles));
+	bool any_public = false;
+	size_t i;
+
+	for (i = 0; i < spec->nroles; i++)
+		roles[i] = spec->roles[i].name;
+	for (i = 0; i < spec->ngroups; i++) {
+		const struct spec_group *g = &spec->groups[i];
+		char *path = xasprintf("compute.%s", g->name);
+
+		any_public |= g->public;
+		if (g->role.name && !(spec->broken & SPEC_BROKEN_IAM) &&
+		    !spec_role_find(spec, g->role.name)) {
+			char *rpath = xasprintf("%s.role", path);
+
+			unknown_ref(c, &g->role, rpath, "role", roles, spec->nroles,
+				    "define it under iam.roles");
+			free(rpath);
+		}
+		if (aws && !g->image && !(spec->broken & SPEC_BROKEN_PROVIDER))
+			diag_hint(at(c, DIAG_ERROR, g->node, "%s needs an image on the aws provider",
+				     path),
+				  "add image: ami-... (an AMI in %s)",
+				  spec->provider.region ? spec->provider.region : "your region");
+		else if (aws && g->image && !ami_ok(g->image))
+			diag_hint(at(c, DIAG_ERROR, ynode_get(g->node, "image"),
+				     "%s.image '%s' is not an AMI id", path, g->image),
+				  "write ami- and 8 or 17 hex digits, like ami-0123456789abcdef0");
+		{
+			const struct ynode *disk = ynode_get(g->node, "disk");
+			char *dpath = xasprintf("%s.disk", path);
+
+			if (disk)
+				check_unencrypted(c, disk, dpath, g->disk.encrypted,
+						  g->disk.allow_unencrypted);
+			free(dpath);
+		}
+		free(path);
+	}
+	free(roles);
+	if (spec->broken & SPEC_BROKEN_NETWORK)
+		return;
+	for (i = 0; i < spec->ngroups && spec->network.ningress == 0; i++) {
+		const struct spec_group *g = &spec->groups[i];
+
+		if (g->public)
+			diag_hint(at(c, DIAG_WARNING, ynode_get(g->node, "public"),
+				     "compute.%s is public, but network.ingress admits nothing",
+				     g->name),
+				  "add a rule like {port: 22, from: 203.0.113.0/24}");
+	}
+	if (spec->network.ningress > 0 && !any_public && !(spec->broken & SPEC_BROKEN_COMPUTE))
+		diag_hint(at(c, DIAG_WARNING, ynode_get(spec->network.node, "ingress"),
+			     "network.ingress reaches only groups with public: true, and none is"),
+			  "set public: true on the group that should be reachable");
+}
+
+static void check_stores(struct checker *c)
+{
+	const struct spec *spec = c->spec;
+	const char **names = store_names(spec);
+	size_t i, j;
+
+	for (i = 0; i < spec->nstores; i++) {
+		const struct spec_store *s = &spec->stores[i];
+		char *path = xasprintf("storage.%s", s->name);
+
+		if (s->import.name) {
+			const struct spec_store *src = spec_store_find(spec, s->import.name);
+
+			char *ipath = xasprintf("%s.import", path);
+
+			if (!src)
+				unknown_ref(c, &s->import, ipath, "store", names, spec->nstores,
+					    "define it under storage: with tier: object");
+			else if (src->tier != TIER_OBJECT)
+				diag_hint(at(c, DIAG_ERROR, s->import.node,
+					     "%s.import: '%s' is a %s store; imports come from an "
+					     "object store",
+					     path, src->name, spec_tier_name(src->tier)),
+					  "import from a store with tier: object");
+			free(ipath);
+		}
+		if (s->expire_noncurrent_after && !s->versioning)
+			diag_hint(at(c, DIAG_ERROR, ynode_get(s->node, "expire_noncurrent_after"),
+				     "%s.expire_noncurrent_after needs versioning: true", path),
+				  "add versioning: true, or remove expire_noncurrent_after");
+		if (s->tier != TIER_LUSTRE)
+			check_unencrypted(c, s->node, path, s->encrypted, s->allow_unencrypted);
+		for (j = 0; j < i && s->mount && ynode_get(s->node, "mount"); j++) {
+			const struct spec_store *o = &spec->stores[j];
+
+			if (o->mount && strcmp(o->mount, s->mount) == 0)
+				at(c, DIAG_ERROR, ynode_get(s->node, "mount"),
+				   "%s.mount: %s is already the mount point of store '%s'", path,
+				   s->mount, o->name);
+		}
+		free(path);
+	}
+	free(names);
+}
+
+static void check_role_refs(struct checker *c, const struct spec_role *r, const char *key,
+			    const struct spec_ref *refs, size_t n, const char **names)
+{
+	size_t i, j;
+
+	for (i = 0; i < n; i++) {
+		if (!spec_store_find(c->spec, refs[i].name)) {
+			char *path = xasprintf("iam.roles.%s.%s", r->name, key);
+
+			unknown_ref(c, &refs[i], path, "store", names, c->spec->nstores,
+				    "define it under storage:");
+			free(path);
+			continue;
+		}
+		for (j = 0; j < i; j++)
+			if (strcmp(refs[j].name, refs[i].name) == 0)
+				at(c, DIAG_WARNING, refs[i].node,
+				   "iam.roles.%s lists store '%s' twice", r->name, refs[i].name);
+	}
+}
+
+static void check_roles(struct checker *c)
+{
+	const struct spec *spec = c->spec;
+	const char **names = store_names(spec);
+	size_t i, j, k;
+
+	for (i = 0; i < spec->nroles; i++) {
+		const struct spec_role *r = &spec->roles[i];
+		bool used = false;
+
+		if (!(spec->broken & SPEC_BROKEN_STORAGE)) {
+			check_role_refs(c, r, "read", r->read, r->nread, names);
+			check_role_refs(c, r, "write", r->write, r->nwrite, names);
+		}
+		for (j = 0; j < r->nwrite; j++)
+			for (k = 0; k < r->nread; k++)
+				if (strcmp(r->write[j].name, r->read[k].name) == 0)
+					diag_hint(at(c, DIAG_WARNING, r->read[k].node,
+						     "iam.roles.%s lists '%s' under both read and write",
+						     r->name, r->read[k].name),
+						  "write includes read; remove it from read");
+		for (j = 0; j < spec->ngroups; j++)
+			used |= spec->groups[j].role.name &&
+				strcmp(spec->groups[j].role.name, r->name) == 0;
+		if (!used && !(spec->broken & SPEC_BROKEN_COMPUTE))
+			diag_hint(at(c, DIAG_WARNING, r->node, "role '%s' is used by no compute group",
+				     r->name),
+				  "set role: %s on a group, or remove the role", r->name);
+	}
+	free(names);
+}
+
+int validate_spec(const struct spec *spec, struct diags *d)
+{
+	struct checker c = {spec, d};
+	size_t errors = d->errors;
+
+	if (!spec->root || spec->root->kind != YNODE_MAP)
+		return d->errors > errors ? -1 : 0;
+	check_provider(&c);
+	check_fabric(&c);
+	check_groups(&c);
+	check_stores(&c);
+	check_roles(&c);
+	return d->errors > errors ? -1 : 0;
+}
+
+int validate_load(struct spec **out, const char *path, const struct spec_options *opts,
+		  struct diags *d)
+{
+	size_t errors = d->errors;
+	struct spec *spec = NULL;
+
+	*out = NULL;
+	spec_load_file(&spec, path, opts, d);
+	if (spec)
+		validate_spec(spec, d);
+	if (d->errors > errors) {
+		spec_free(spec);
+		return -1;
+	}
+	*out = spec;
+	return 0;
+}

@@ -1,0 +1,26 @@
+/*
+ * validate.h - checks that relate one part of a spec to another.
+ *
+ * spec.c has already checked the shape of every value; here are the rules
+ * that need more than one value at a time: references between groups, roles
+ * and stores, the provider's own requirements, fabric against zones, and the
+ * encryption and mount rules. Sections whose shape was broken are skipped, so
+ * one mistake does not cascade into a dozen false ones.
+ */
+#ifndef KILN_VALIDATE_H
+#define KILN_VALIDATE_H
+
+#include "diag.h"
+#include "spec.h"
+
+/* Adds to d; returns 0 when it added no error. */
+int validate_spec(const struct spec *spec, struct diags *d);
+
+/*
+ * spec_load_file() then validate_spec(): the whole of `kiln validate` for one
+ * file, as every later command needs it. Returns 0 and *out when valid.
+ */
+int validate_load(struct spec **out, const char *path, const struct spec_options *opts,
+		  struct diags *d);
+
+#endif
