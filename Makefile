@@ -14,6 +14,7 @@ CFLAGS   ?= -O2 -g
 LDFLAGS  ?=
 FUZZ_CC  ?= clang
 FUZZ_SECONDS ?= 600
+BUILD    ?= build
 
 PKGS      := libcurl openssl jansson libgit2 yaml-0.1 libxml-2.0
 PKG_CFLAGS = $(shell pkg-config --cflags $(PKGS) 2>/dev/null)
@@ -26,13 +27,13 @@ SAN_FLAGS   := -fsanitize=address,undefined -fno-sanitize-recover=all -fno-omit-
 
 SRCS      := $(wildcard src/*.c)
 LIB_SRCS  := $(filter-out src/main.c src/cmd_%.c,$(SRCS))
-REL_OBJS  := $(SRCS:%.c=build/release/%.o)
-TEST_OBJS := $(SRCS:%.c=build/test/%.o)
-TEST_LIB_OBJS := $(LIB_SRCS:%.c=build/test/%.o)
+REL_OBJS  := $(SRCS:%.c=$(BUILD)/release/%.o)
+TEST_OBJS := $(SRCS:%.c=$(BUILD)/test/%.o)
+TEST_LIB_OBJS := $(LIB_SRCS:%.c=$(BUILD)/test/%.o)
 UNIT_SRCS := $(wildcard tests/test_*.c)
-UNIT_BINS := $(UNIT_SRCS:tests/%.c=build/test/bin/%)
+UNIT_BINS := $(UNIT_SRCS:tests/%.c=$(BUILD)/test/bin/%)
 MANPAGES  := $(wildcard man/*.1 man/*.5 man/*.7)
-DEPS_STAMP := build/.deps-ok
+DEPS_STAMP := $(BUILD)/.deps-ok
 
 .PHONY: all deps quickstart test unit e2e fuzz install uninstall clean bench format
 
@@ -40,27 +41,27 @@ all: kiln
 
 $(DEPS_STAMP): scripts/deps.sh
 	@scripts/deps.sh --check
-	@mkdir -p build && touch $@
+	@mkdir -p $(BUILD) && touch $@
 
 deps:
 	@scripts/deps.sh --install
-	@mkdir -p build && touch $(DEPS_STAMP)
+	@mkdir -p $(BUILD) && touch $(DEPS_STAMP)
 
 kiln: $(REL_OBJS)
 	$(CC) $(CFLAGS) $(LDFLAGS) -o $@ $(REL_OBJS) $(PKG_LIBS) -lpthread -lm
 
-build/release/%.o: %.c | $(DEPS_STAMP)
+$(BUILD)/release/%.o: %.c | $(DEPS_STAMP)
 	@mkdir -p $(dir $@)
 	$(CC) $(KILN_CFLAGS) $(CFLAGS) $(PKG_CFLAGS) -c $< -o $@
 
-build/test/%.o: %.c | $(DEPS_STAMP)
+$(BUILD)/test/%.o: %.c | $(DEPS_STAMP)
 	@mkdir -p $(dir $@)
 	$(CC) $(KILN_CFLAGS) -O1 -g $(SAN_FLAGS) $(PKG_CFLAGS) -c $< -o $@
 
-build/test/kiln: $(TEST_OBJS)
+$(BUILD)/test/kiln: $(TEST_OBJS)
 	$(CC) $(SAN_FLAGS) -o $@ $(TEST_OBJS) $(PKG_LIBS) -lpthread -lm
 
-build/test/bin/%: tests/%.c $(TEST_LIB_OBJS) tests/testutil.h
+$(BUILD)/test/bin/%: tests/%.c $(TEST_LIB_OBJS) tests/testutil.h
 	@mkdir -p $(dir $@)
 	$(CC) $(KILN_CFLAGS) -O1 -g $(SAN_FLAGS) $(PKG_CFLAGS) -Itests -o $@ $< $(TEST_LIB_OBJS) \
 		$(CMOCKA) $(PKG_LIBS) -lpthread -lm
@@ -71,24 +72,24 @@ quickstart: deps kiln
 unit: $(UNIT_BINS)
 	@scripts/run-unit.sh $(UNIT_BINS)
 
-e2e: build/test/kiln
-	@tests/e2e/run.sh build/test/kiln
+e2e: $(BUILD)/test/kiln
+	@tests/e2e/run.sh $(BUILD)/test/kiln
 
 # Both suites run even when the first fails; the exit status is the worse one.
-test: $(UNIT_BINS) build/test/kiln
+test: $(UNIT_BINS) $(BUILD)/test/kiln
 	@status=0; scripts/run-unit.sh $(UNIT_BINS) || status=1; \
-	tests/e2e/run.sh build/test/kiln || status=1; exit $$status
+	tests/e2e/run.sh $(BUILD)/test/kiln || status=1; exit $$status
 
-build/fuzz/fuzz_spec: tests/fuzz/fuzz_spec.c $(LIB_SRCS) | $(DEPS_STAMP)
+$(BUILD)/fuzz/fuzz_spec: tests/fuzz/fuzz_spec.c $(LIB_SRCS) | $(DEPS_STAMP)
 	@mkdir -p $(dir $@)
 	$(FUZZ_CC) -std=c11 -D_GNU_SOURCE -g -O1 -Isrc -fsanitize=fuzzer,address,undefined \
 		$(PKG_CFLAGS) -o $@ tests/fuzz/fuzz_spec.c $(LIB_SRCS) $(PKG_LIBS) -lpthread -lm
 
-fuzz: build/fuzz/fuzz_spec
-	@mkdir -p build/fuzz/corpus
-	build/fuzz/fuzz_spec -max_total_time=$(FUZZ_SECONDS) -max_len=16384 -timeout=10 \
-		-dict=tests/fuzz/spec.dict -artifact_prefix=build/fuzz/ \
-		build/fuzz/corpus tests/fuzz/seeds examples tests/specs/valid tests/specs/invalid
+fuzz: $(BUILD)/fuzz/fuzz_spec
+	@mkdir -p $(BUILD)/fuzz/corpus
+	$(BUILD)/fuzz/fuzz_spec -max_total_time=$(FUZZ_SECONDS) -max_len=16384 -timeout=10 \
+		-dict=tests/fuzz/spec.dict -artifact_prefix=$(BUILD)/fuzz/ \
+		$(BUILD)/fuzz/corpus tests/fuzz/seeds examples tests/specs/valid tests/specs/invalid
 
 bench: kiln
 	@bench/run.sh ./kiln
@@ -108,6 +109,6 @@ format:
 	clang-format -i src/*.c src/*.h tests/*.c tests/*.h tests/fuzz/*.c
 
 clean:
-	rm -rf build kiln
+	rm -rf $(BUILD) kiln
 
 -include $(REL_OBJS:.o=.d) $(TEST_OBJS:.o=.d)

@@ -1,0 +1,67 @@
+/*
+ * spec_load.h - internals shared by the spec loader's files (spec.c,
+ * spec_get.c, spec_compute.c, spec_storage.c); not for use outside them.
+ *
+ * A loader walks the YAML tree section by section. Every value is read by one
+ * ld_get_* getter, which substitutes ${var.NAME}, checks the type and names
+ * the dotted path of the value in its error, so messages read the same
+ * everywhere.
+ */
+#ifndef KILN_SPEC_LOAD_H
+#define KILN_SPEC_LOAD_H
+
+#include "spec.h"
+
+struct loader {
+	struct spec *spec;
+	struct diags *d;
+	const struct spec_options *opts;
+};
+
+/* Result of a getter: the key was absent, present and good, or present and bad. */
+enum got {
+	GOT_BAD = -1,
+	GOT_NONE = 0,
+	GOT_OK = 1,
+};
+
+extern const char *const spec_tier_names[3];
+extern const char *const spec_market_names[2];
+extern const char *const spec_fabric_names[3];
+extern const char *const spec_deletion_names[2];
+
+struct diag *ld_err(struct loader *ld, const struct ynode *n, const char *fmt, ...) KILN_PRINTF(3, 4);
+char *ld_join_names(const char *const *names, size_t n);
+/* Hint for a word that should have been one of names: the closest, else the list. */
+void ld_hint_choices(struct diag *dg, const char *word, const char *const *names, size_t n);
+/* Unknown keys in a mapping are errors; returns false when there was one. */
+bool ld_check_keys(struct loader *ld, const struct ynode *map, const char *where,
+		   const char *const *known, size_t n);
+bool ld_expect_map(struct loader *ld, const struct ynode *n, const char *path);
+bool ld_var_name_ok(const char *s, size_t len);
+struct spec_var *ld_var_find(struct spec *spec, const char *name, size_t len);
+/* The scalar's text with ${var.NAME} substituted, or NULL after reporting. */
+char *ld_scalar(struct loader *ld, const struct ynode *n, const char *path);
+enum got ld_get_string(struct loader *ld, const struct ynode *map, const char *key,
+		       const char *path, bool required, char **out);
+enum got ld_get_int(struct loader *ld, const struct ynode *map, const char *key, const char *path,
+		    bool required, long min, long max, int *out);
+enum got ld_get_number(struct loader *ld, const struct ynode *map, const char *key,
+		       const char *path, double *out);
+enum got ld_get_bool(struct loader *ld, const struct ynode *map, const char *key, const char *path,
+		     bool *out);
+enum got ld_get_enum(struct loader *ld, const struct ynode *map, const char *key, const char *path,
+		     bool required, const char *const *names, size_t n, int *out);
+enum got ld_get_duration(struct loader *ld, const struct ynode *map, const char *key,
+			 const char *path, int64_t *out);
+enum got ld_get_cidr(struct loader *ld, const struct ynode *map, const char *key, const char *path,
+		     bool required, int min_prefix, int max_prefix, char **out);
+/* Group, store and role names: spec_name_ok(), reported at the key. */
+bool ld_check_name(struct loader *ld, const struct ynode *key, const char *what);
+
+/* Section loaders, one per file. */
+void ld_group(struct loader *ld, const struct ynode *key, const struct ynode *g);
+void ld_store(struct loader *ld, const struct ynode *key, const struct ynode *s);
+void ld_iam(struct loader *ld, const struct ynode *iam);
+
+#endif

@@ -1,0 +1,285 @@
+/*
+ * spec_storage.c - the storage and iam sections: stores by tier with the keys
+ * each tier takes, and roles as read/write intent over stores.
+ */
+#include "spec_load.h"
+
+#include <ctype.h>
+#include <errno.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+static const char *const iam_keys[] = {"roles"};
+static const char *const role_keys[] = {"read", "write"};
+
+/* Storage keys, and the tiers each applies to. */
+static const struct {
+	const char *key;
+	unsigned tiers; /* 1 << enum spec_tier */
+} store_keys[] = {
+	{"tier", 7},
+	{"deletion", 7},
+	{"versioning", 1 << TIER_OBJECT},
+	{"expire_noncurrent_after", 1 << TIER_OBJECT},
+	{"capacity_gb", 1 << TIER_LUSTRE},
+	{"throughput_per_tib", 1 << TIER_LUSTRE},
+	{"import", 1 << TIER_LUSTRE},
+	{"mount", (1 << TIER_LUSTRE) | (1 << TIER_NFS)},
+	{"encrypted", (1 << TIER_OBJECT) | (1 << TIER_NFS)},
+	{"allow_unencrypted", (1 << TIER_OBJECT) | (1 << TIER_NFS)},
+};
+
+static bool mount_ok(struct loader *ld, const struct ynode *n, const char *path, const char *m)
+{
+	static const char *const system[] = {"/bin", "/boot", "/dev", "/etc", "/lib",
+					     "/lib64", "/proc", "/root", "/run", "/sbin",
+					     "/sys", "/usr", "/var", "/tmp"};
+	const char *p;
+	size_t i;
+
+	if (m[0] != '/' || strlen(m) < 2 || strlen(m) > 255 || str_ends_with(m, "/") ||
+	    strstr(m, "//") || strstr(m, "/../") || str_ends_with(m, "/..") || strstr(m, "/./") ||
+	    str_ends_with(m, "/.")) {
+		struct diag *dg = ld_err(ld, n, "%s: '%s' is not a clean absolute path", path, m);
+
+		diag_hint(dg, "write a path like /fsx or /home, without '..' or a trailing '/'");
+		return false;
+	}
+	for (p = m; *p; p++) {
+		if (!(isalnum((unsigned char)*p) || strchr("/._-", *p))) {
+			ld_err(ld, n, "%s: '%s' contains '%c'; use letters, digits, '.', '_', '-'", path,
+			       m, *p);
+			return false;
+		}
+	}
+	for (i = 0; i < ARRAY_SIZE(system); i++) {
+		size_t l = strlen(system[i]);
+
+		if (strncmp(m, system[i], l) == 0 && (m[l] == '\0' || m[l] == '/')) {
+			ld_err(ld, n, "%s: '%s' would hide the system directory %s", path, m,
+			       system[i]);
+			return false;
+		}
+	}
+	return true;
+}
+
+void ld_store(struct loader *ld, const struct ynode *key, const struct ynode *s)
+{
+	struct spec *spec = ld->spec;
+	struct spec_store *st;
+	char *path = xasprintf("storage.%s", key->value), *sub;
+	int tier = -1, deletion = DELETION_RETAIN, tput = 1;
+	bool ok = true;
+	size_t cap = spec->nstores, i;
+	static const char *const tputs[] = {"125", "250", "500", "1000"};
+	static const int tput_values[] = {125, 250, 500, 1000};
+
+	ok &= ld_check_name(ld, key, "store");
+	if (!ld_expect_map(ld, s, path)) {
+		spec->broken |= SPEC_BROKEN_STORAGE;
+		free(path);
+		return;
+	}
+	sub = xasprintf("%s.tier", path);
+	if (ld_get_enum(ld, s, "tier", sub, true, spec_tier_names, 3, &tier) != GOT_OK) {
+		free(sub);
+		free(path);
+		spec->broken |= SPEC_BROKEN_STORAGE;
+		return;
+	}
+	free(sub);
+	st = ARRAY_PUSH(spec->stores, spec->nstores, cap);
+	memset(st, 0, sizeof(*st));
+	st->name = xstrdup(key->value);
+	st->node = s;
+	st->tier = (enum spec_tier)tier;
+	st->encrypted = true;
+
+	/* Keys: unknown ones, and known ones that belong to another tier. */
+	for (i = 0; i < s->n; i++) {
+		const struct ynode *k = s->keys[i];
+		const char *names[ARRAY_SIZE(store_keys)];
+		size_t j, found = ARRAY_SIZE(store_keys);
+
+		for (j = 0; j < ARRAY_SIZE(store_keys); j++) {
+			names[j] = store_keys[j].key;
+			if (strcmp(k->value, store_keys[j].key) == 0)
+				found = j;
+		}
+		if (found == ARRAY_SIZE(store_keys)) {
+			char *where = xasprintf("in store '%s'", key->value);
+
+			ld_hint_choices(ld_err(ld, k, "unknown key '%s' %s", k->value, where), k->value,
+				     names, ARRAY_SIZE(store_keys));
+			free(where);
+			ok = false;
+		} else if (!(store_keys[found].tiers & (1u << tier))) {
+			struct strbuf tiers = {0};
+			struct diag *dg;
+
+			for (j = 0; j < 3; j++) {
+				if (store_keys[found].tiers & (1u << j)) {
+					if (tiers.len)
+						sb_adds(&tiers, " and ");
+					sb_adds(&tiers, spec_tier_names[j]);
+				}
+			}
+			dg = ld_err(ld, k, "%s.%s does not apply to %s store", path, k->value,
+				    tier == TIER_OBJECT ? "an object" : tier == TIER_LUSTRE ? "a lustre" : "an nfs");
+			diag_hint(dg, "%s applies to %s stores", k->value, tiers.buf);
+			sb_release(&tiers);
+			ok = false;
+		}
+	}
+	st->deletion = DELETION_RETAIN;
+	sub = xasprintf("%s.deletion", path);
+	ok &= ld_get_enum(ld, s, "deletion", sub, false, spec_deletion_names, 2, &deletion) != GOT_BAD;
+	st->deletion = (enum spec_deletion)deletion;
+	free(sub);
+	sub = xasprintf("%s.versioning", path);
+	ok &= ld_get_bool(ld, s, "versioning", sub, &st->versioning) != GOT_BAD;
+	free(sub);
+	sub = xasprintf("%s.expire_noncurrent_after", path);
+	if (ld_get_duration(ld, s, "expire_noncurrent_after", sub, &st->expire_noncurrent_after) ==
+	    GOT_BAD) {
+		ok = false;
+	} else if (ynode_get(s, "expire_noncurrent_after") &&
+		   (st->expire_noncurrent_after < 86400 || st->expire_noncurrent_after % 86400)) {
+		struct diag *dg = ld_err(ld, ynode_get(s, "expire_noncurrent_after"),
+					 "%s must be a whole number of days", sub);
+
+		diag_hint(dg, "object lifecycles count in days: write 1d, 30d, 90d");
+		ok = false;
+	}
+	free(sub);
+	sub = xasprintf("%s.capacity_gb", path);
+	if (ld_get_int(ld, s, "capacity_gb", sub, tier == TIER_LUSTRE, 1, 10000000, &st->capacity_gb) ==
+	    GOT_BAD) {
+		ok = false;
+	} else if (tier == TIER_LUSTRE && st->capacity_gb != 1200 && st->capacity_gb % 2400) {
+		int lo = st->capacity_gb / 2400 * 2400, hi = lo + 2400;
+		struct diag *dg = ld_err(ld, ynode_get(s, "capacity_gb"),
+					 "%s must be 1200 or a multiple of 2400, got %d", sub,
+					 st->capacity_gb);
+
+		if (lo < 1200)
+			lo = 1200;
+		diag_hint(dg, "Lustre (PERSISTENT_2) sizes near it: %d or %d", lo, hi);
+		ok = false;
+	}
+	free(sub);
+	sub = xasprintf("%s.throughput_per_tib", path);
+	if (ld_get_enum(ld, s, "throughput_per_tib", sub, false, tputs, 4, &tput) == GOT_BAD)
+		ok = false;
+	st->throughput_per_tib = tput_values[tput];
+	free(sub);
+	sub = xasprintf("%s.import", path);
+	if (ld_get_string(ld, s, "import", sub, false, &st->import.name) == GOT_OK)
+		st->import.node = ynode_get(s, "import");
+	else if (ynode_get(s, "import"))
+		ok = false;
+	free(sub);
+	sub = xasprintf("%s.mount", path);
+	if (ld_get_string(ld, s, "mount", sub, false, &st->mount) == GOT_OK)
+		ok &= mount_ok(ld, ynode_get(s, "mount"), sub, st->mount);
+	else if (ynode_get(s, "mount"))
+		ok = false;
+	else if (tier != TIER_OBJECT)
+		st->mount = xasprintf("/mnt/%s", key->value);
+	free(sub);
+	sub = xasprintf("%s.encrypted", path);
+	ok &= ld_get_bool(ld, s, "encrypted", sub, &st->encrypted) != GOT_BAD;
+	free(sub);
+	sub = xasprintf("%s.allow_unencrypted", path);
+	ok &= ld_get_bool(ld, s, "allow_unencrypted", sub, &st->allow_unencrypted) != GOT_BAD;
+	free(sub);
+	(void)ok; /* the store is in the spec either way: references to it still resolve */
+	free(path);
+}
+
+static bool load_refs(struct loader *ld, const struct ynode *role, const char *key,
+		      const char *path, struct spec_ref **out, size_t *n)
+{
+	const struct ynode *list = ynode_get(role, key);
+	char *sub = xasprintf("%s.%s", path, key);
+	bool ok = true;
+	size_t i;
+
+	if (!list)
+		goto out;
+	if (list->kind != YNODE_SEQ) {
+		struct diag *dg = ld_err(ld, list, "%s must be a list of store names, got %s", sub,
+					 ynode_describe(list));
+
+		if (list->kind == YNODE_SCALAR && !ynode_is_null(list))
+			diag_hint(dg, "write %s: [%s]", key, list->value);
+		ok = false;
+		goto out;
+	}
+	*out = xcalloc(list->n, sizeof(**out));
+	for (i = 0; i < list->n; i++) {
+		char *name = ld_scalar(ld, list->vals[i], sub);
+
+		if (!name) {
+			ok = false;
+			continue;
+		}
+		(*out)[*n].name = name;
+		(*out)[(*n)++].node = list->vals[i];
+	}
+out:
+	free(sub);
+	return ok;
+}
+
+void ld_iam(struct loader *ld, const struct ynode *iam)
+{
+	struct spec *spec = ld->spec;
+	const struct ynode *roles;
+	size_t i, cap = 0;
+
+	if (!iam)
+		return;
+	if (!ld_expect_map(ld, iam, "iam") ||
+	    !ld_check_keys(ld, iam, "in iam", iam_keys, ARRAY_SIZE(iam_keys))) {
+		spec->broken |= SPEC_BROKEN_IAM;
+		if (iam->kind != YNODE_MAP)
+			return;
+	}
+	roles = ynode_get(iam, "roles");
+	if (!roles)
+		return;
+	if (!ld_expect_map(ld, roles, "iam.roles")) {
+		spec->broken |= SPEC_BROKEN_IAM;
+		return;
+	}
+	for (i = 0; i < roles->n; i++) {
+		const struct ynode *k = roles->keys[i], *r = roles->vals[i];
+		char *path = xasprintf("iam.roles.%s", k->value), *where;
+		struct spec_role *role;
+		bool ok = ld_check_name(ld, k, "role");
+
+		if (r->kind == YNODE_SCALAR && ynode_is_null(r)) {
+			/* `login:` with nothing: a role that may touch no store. */
+		} else if (!ld_expect_map(ld, r, path)) {
+			spec->broken |= SPEC_BROKEN_IAM;
+			free(path);
+			continue;
+		}
+		role = ARRAY_PUSH(spec->roles, spec->nroles, cap);
+		memset(role, 0, sizeof(*role));
+		role->name = xstrdup(k->value);
+		role->node = r;
+		if (r->kind == YNODE_MAP) {
+			where = xasprintf("in role '%s'", k->value);
+			ok &= ld_check_keys(ld, r, where, role_keys, ARRAY_SIZE(role_keys));
+			free(where);
+			ok &= load_refs(ld, r, "read", path, &role->read, &role->nread);
+			ok &= load_refs(ld, r, "write", path, &role->write, &role->nwrite);
+		}
+		(void)ok;
+		free(path);
+	}
+}
