@@ -22,12 +22,12 @@ enum {
 };
 
 const struct cli_option cli_global_options[] = {
-	{"chdir", 'C', true, GOPT_CHDIR, "DIR", "run as if kiln was started in DIR"},
-	{"no-color", 0, false, GOPT_NO_COLOR, NULL, "never colour the output (NO_COLOR does the same)"},
-	{"log-level", 0, true, GOPT_LOG_LEVEL, "LEVEL",
-	 "error, warn, info, debug or trace (default warn; KILN_LOG_LEVEL)"},
-	{"log-format", 0, true, GOPT_LOG_FORMAT, "FORMAT", "text or json (default text)"},
-	{"help", 'h', false, GOPT_HELP, NULL, "show this help"},
+    {"chdir", 'C', true, GOPT_CHDIR, "DIR", "run as if kiln was started in DIR"},
+    {"no-color", 0, false, GOPT_NO_COLOR, NULL, "never colour the output (NO_COLOR does the same)"},
+    {"log-level", 0, true, GOPT_LOG_LEVEL, "LEVEL",
+     "error, warn, info, debug or trace (default warn; KILN_LOG_LEVEL)"},
+    {"log-format", 0, true, GOPT_LOG_FORMAT, "FORMAT", "text or json (default text)"},
+    {"help", 'h', false, GOPT_HELP, NULL, "show this help"},
 };
 const size_t cli_global_noptions = ARRAY_SIZE(cli_global_options);
 
@@ -151,7 +151,7 @@ void cli_parser_init(struct cli_parser *p, struct cli *cli, const struct cmd_inf
 	for (i = 0; i < n; i++) {
 		bool global = i >= info->noptions;
 		const struct cli_option *o =
-			global ? &cli_global_options[i - info->noptions] : &info->options[i];
+		    global ? &cli_global_options[i - info->noptions] : &info->options[i];
 
 		st->longopts[k].name = o->name;
 		st->longopts[k].has_arg = o->has_arg ? required_argument : no_argument;
@@ -217,7 +217,8 @@ static void report_bad_option(struct cli_parser *p, int c)
 			o = option_by_short(p, optopt);
 		}
 		if (o)
-			cli_error(p->cli, NULL, "option '--%s' needs a value (%s)", o->name, o->arg);
+			cli_error(p->cli, NULL, "option '--%s' needs a value (%s)", o->name,
+				  o->arg);
 		else
 			cli_error(p->cli, NULL, "option '%s' needs a value", arg);
 		goto out;
@@ -277,7 +278,8 @@ int cli_next(struct cli_parser *p)
 			return CLI_EXIT;
 		}
 		if (c >= VAL_CMD) {
-			o = option_by_index(p, (size_t)(c - (c >= VAL_GLOBAL ? VAL_GLOBAL : VAL_CMD)));
+			o = option_by_index(p,
+					    (size_t)(c - (c >= VAL_GLOBAL ? VAL_GLOBAL : VAL_CMD)));
 		} else {
 			o = option_by_short(p, c);
 			if (!o) {

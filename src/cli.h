@@ -29,11 +29,11 @@ struct cli {
 };
 
 struct cli_option {
-	const char *name;  /* long name, without -- */
-	char short_name;   /* 0 for none */
+	const char *name; /* long name, without -- */
+	char short_name;  /* 0 for none */
 	bool has_arg;
-	int id;            /* what cli_next() returns for it */
-	const char *arg;   /* the argument's name in help, e.g. "NAME=VALUE" */
+	int id;		 /* what cli_next() returns for it */
+	const char *arg; /* the argument's name in help, e.g. "NAME=VALUE" */
 	const char *help;
 };
 
@@ -49,8 +49,8 @@ struct cmd_info {
 
 /* What cli_next() returns besides a command's option ids. */
 enum {
-	CLI_DONE = -1,  /* no more options; operands start at *optind */
-	CLI_EXIT = -2,  /* help was printed or an error reported: return cli->exit_code */
+	CLI_DONE = -1, /* no more options; operands start at *optind */
+	CLI_EXIT = -2, /* help was printed or an error reported: return cli->exit_code */
 };
 
 struct cli_parser {
@@ -59,16 +59,16 @@ struct cli_parser {
 	int argc;
 	char **argv;
 	const char *optarg; /* argument of the option just returned */
-	int optind;         /* first operand once CLI_DONE is returned */
-	int exit_code;      /* with CLI_EXIT */
-	void *state;        /* internal */
+	int optind;	    /* first operand once CLI_DONE is returned */
+	int exit_code;	    /* with CLI_EXIT */
+	void *state;	    /* internal */
 };
 
 void cli_init(struct cli *cli);
 
 /* Start parsing a command's arguments (argv[0] is the command name). */
-void cli_parser_init(struct cli_parser *p, struct cli *cli, const struct cmd_info *info,
-		     int argc, char **argv);
+void cli_parser_init(struct cli_parser *p, struct cli *cli, const struct cmd_info *info, int argc,
+		     char **argv);
 int cli_next(struct cli_parser *p);
 void cli_parser_release(struct cli_parser *p);
 
@@ -82,7 +82,7 @@ extern const size_t cli_global_noptions;
 
 /* "kiln CMD: MESSAGE" on stderr, plus an optional "  hint: ..." line. */
 void cli_error(const struct cli *cli, const char *hint, const char *fmt, ...)
-	__attribute__((format(printf, 3, 4)));
+    __attribute__((format(printf, 3, 4)));
 
 void cli_print_options(FILE *out, const struct cli_option *opts, size_t n);
 void cli_print_command_help(FILE *out, const struct cmd_info *info);

@@ -7,14 +7,14 @@
 #include "util.h"
 
 const struct cmd_info cmd_help_info = {
-	.name = "help",
-	.usage = "[COMMAND]",
-	.summary = "show help for kiln or for one command",
-	.description = "Without COMMAND, list the commands and the global options; with it,\n"
-		       "print that command's usage and options (as `kiln COMMAND --help` does).",
-	.options = NULL,
-	.noptions = 0,
-	.see_also = "kiln(1)",
+    .name = "help",
+    .usage = "[COMMAND]",
+    .summary = "show help for kiln or for one command",
+    .description = "Without COMMAND, list the commands and the global options; with it,\n"
+		   "print that command's usage and options (as `kiln COMMAND --help` does).",
+    .options = NULL,
+    .noptions = 0,
+    .see_also = "kiln(1)",
 };
 
 int cmd_help(int argc, char **argv, struct cli *cli)

@@ -17,26 +17,26 @@ enum {
 };
 
 static const struct cli_option options[] = {
-	{"var", 0, true, OPT_VAR, "NAME=VALUE", "set a variable, overriding vars: (repeatable)"},
-	{"json", 0, false, OPT_JSON, NULL, "print the diagnostics as a JSON array on stdout"},
-	{"quiet", 'q', false, OPT_QUIET, NULL, "print nothing for valid specs"},
+    {"var", 0, true, OPT_VAR, "NAME=VALUE", "set a variable, overriding vars: (repeatable)"},
+    {"json", 0, false, OPT_JSON, NULL, "print the diagnostics as a JSON array on stdout"},
+    {"quiet", 'q', false, OPT_QUIET, NULL, "print nothing for valid specs"},
 };
 
 const struct cmd_info cmd_validate_info = {
-	.name = "validate",
-	.usage = "[OPTIONS] [SPEC...]",
-	.summary = "check specs and report every error with FILE:LINE:COL",
-	.description =
-		"Check each SPEC (default ./kiln.yaml; - reads standard input) against the spec\n"
-		"format: unknown keys, wrong types, bad durations and CIDRs, names, references\n"
-		"between groups, roles and stores, and the fabric and encryption rules. Every\n"
-		"problem is printed, not only the first, as FILE:LINE:COL: error: MESSAGE with a\n"
-		"hint line when there is a fix. A valid spec prints `ok SPEC`. Nothing is sent\n"
-		"to any cloud.\n\n"
-		"Exit status: 0 when every spec is valid (warnings allowed), 1 otherwise.",
-	.options = options,
-	.noptions = sizeof(options) / sizeof(options[0]),
-	.see_also = "kiln-validate(1), kiln-spec(5)",
+    .name = "validate",
+    .usage = "[OPTIONS] [SPEC...]",
+    .summary = "check specs and report every error with FILE:LINE:COL",
+    .description =
+	"Check each SPEC (default ./kiln.yaml; - reads standard input) against the spec\n"
+	"format: unknown keys, wrong types, bad durations and CIDRs, names, references\n"
+	"between groups, roles and stores, and the fabric and encryption rules. Every\n"
+	"problem is printed, not only the first, as FILE:LINE:COL: error: MESSAGE with a\n"
+	"hint line when there is a fix. A valid spec prints `ok SPEC`. Nothing is sent\n"
+	"to any cloud.\n\n"
+	"Exit status: 0 when every spec is valid (warnings allowed), 1 otherwise.",
+    .options = options,
+    .noptions = sizeof(options) / sizeof(options[0]),
+    .see_also = "kiln-validate(1), kiln-spec(5)",
 };
 
 int cmd_validate(int argc, char **argv, struct cli *cli)
@@ -73,7 +73,8 @@ int cmd_validate(int argc, char **argv, struct cli *cli)
 	nspecs = argc - p.optind;
 	if (nspecs == 0) {
 		if (access("kiln.yaml", F_OK) != 0) {
-			cli_error(cli, "pass a spec path, like `kiln validate examples/quickstart.yaml`",
+			cli_error(cli,
+				  "pass a spec path, like `kiln validate examples/quickstart.yaml`",
 				  "no spec given and ./kiln.yaml does not exist");
 			ret = KILN_EXIT_ERROR;
 			goto out;

@@ -18,18 +18,18 @@ enum {
 };
 
 static const struct cli_option options[] = {
-	{"json", 0, false, OPT_JSON, NULL, "print a JSON object"},
+    {"json", 0, false, OPT_JSON, NULL, "print a JSON object"},
 };
 
 const struct cmd_info cmd_version_info = {
-	.name = "version",
-	.usage = "[--json]",
-	.summary = "print the version of kiln and of the libraries it uses",
-	.description = "Print kiln's version, the spec format it reads and the versions of\n"
-		       "libcurl, OpenSSL, jansson, libgit2, libyaml and libxml2 it runs with.",
-	.options = options,
-	.noptions = sizeof(options) / sizeof(options[0]),
-	.see_also = "kiln(1)",
+    .name = "version",
+    .usage = "[--json]",
+    .summary = "print the version of kiln and of the libraries it uses",
+    .description = "Print kiln's version, the spec format it reads and the versions of\n"
+		   "libcurl, OpenSSL, jansson, libgit2, libyaml and libxml2 it runs with.",
+    .options = options,
+    .noptions = sizeof(options) / sizeof(options[0]),
+    .see_also = "kiln(1)",
 };
 
 int cmd_version(int argc, char **argv, struct cli *cli)
@@ -70,7 +70,7 @@ int cmd_version(int argc, char **argv, struct cli *cli)
 
 		printf("kiln %s (spec format %d)\n", KILN_VERSION, KILN_SPEC_FORMAT);
 		json_object_foreach(json_object_get(o, "libraries"), k, v)
-			printf("  %-8s %s\n", k, json_string_value(v));
+		    printf("  %-8s %s\n", k, json_string_value(v));
 	}
 	json_decref(o);
 out:

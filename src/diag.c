@@ -91,8 +91,9 @@ void diags_print(const struct diags *d, FILE *out, bool color)
 		const char *sevc = !color ? "" : err ? "\033[1;31m" : "\033[1;33m";
 
 		if (dg->line > 0)
-			fprintf(out, "%s%s:%d:%d:%s %s%s:%s %s\n", bold, dg->file, dg->line, dg->col,
-				reset, sevc, err ? "error" : "warning", reset, dg->message);
+			fprintf(out, "%s%s:%d:%d:%s %s%s:%s %s\n", bold, dg->file, dg->line,
+				dg->col, reset, sevc, err ? "error" : "warning", reset,
+				dg->message);
 		else
 			fprintf(out, "%s%s:%s %s%s:%s %s\n", bold, dg->file, reset, sevc,
 				err ? "error" : "warning", reset, dg->message);

@@ -20,9 +20,9 @@ static const struct command {
 	int (*fn)(int argc, char **argv, struct cli *cli);
 	const struct cmd_info *info;
 } commands[] = {
-	{"validate", cmd_validate, &cmd_validate_info},
-	{"version", cmd_version, &cmd_version_info},
-	{"help", cmd_help, &cmd_help_info},
+    {"validate", cmd_validate, &cmd_validate_info},
+    {"version", cmd_version, &cmd_version_info},
+    {"help", cmd_help, &cmd_help_info},
 };
 
 /* Commands that later releases add; see README "Commands". */
@@ -30,19 +30,19 @@ static const struct reserved {
 	const char *name;
 	const char *summary;
 } reserved[] = {
-	{"plan", "show what apply would change, its cost and its IAM delta"},
-	{"apply", "make the cloud match the spec, recording a state commit"},
-	{"destroy", "remove everything a workspace created (retained stores kept)"},
-	{"show", "render a saved plan or a state commit"},
-	{"state", "list, show, remove, pull and push recorded resources"},
-	{"log", "the history of applies: who applied what and when"},
-	{"graph", "the resource graph in Graphviz DOT"},
-	{"cost", "hourly and monthly cost of a spec"},
-	{"audit", "policy findings over a spec or a plan"},
-	{"iam-policy", "the minimal IAM policy kiln needs to apply a spec"},
-	{"reap", "destroy workspaces whose TTL has passed"},
-	{"init", "start a spec from a template"},
-	{"force-unlock", "remove a stale workspace lock"},
+    {"plan", "show what apply would change, its cost and its IAM delta"},
+    {"apply", "make the cloud match the spec, recording a state commit"},
+    {"destroy", "remove everything a workspace created (retained stores kept)"},
+    {"show", "render a saved plan or a state commit"},
+    {"state", "list, show, remove, pull and push recorded resources"},
+    {"log", "the history of applies: who applied what and when"},
+    {"graph", "the resource graph in Graphviz DOT"},
+    {"cost", "hourly and monthly cost of a spec"},
+    {"audit", "policy findings over a spec or a plan"},
+    {"iam-policy", "the minimal IAM policy kiln needs to apply a spec"},
+    {"reap", "destroy workspaces whose TTL has passed"},
+    {"init", "start a spec from a template"},
+    {"force-unlock", "remove a stale workspace lock"},
 };
 
 const struct cmd_info *cmd_find_info(const char *name)
@@ -69,8 +69,9 @@ void cmd_print_main_help(FILE *out)
 {
 	size_t i;
 
-	fprintf(out, "kiln %s - declarative provisioning for deep-learning clusters\n\n"
-		     "Usage: kiln [GLOBAL OPTIONS] COMMAND [ARGS]\n\nCommands:\n",
+	fprintf(out,
+		"kiln %s - declarative provisioning for deep-learning clusters\n\n"
+		"Usage: kiln [GLOBAL OPTIONS] COMMAND [ARGS]\n\nCommands:\n",
 		KILN_VERSION);
 	for (i = 0; i < ARRAY_SIZE(commands); i++)
 		fprintf(out, "  %-14s %s\n", commands[i].name, commands[i].info->summary);
@@ -120,7 +121,8 @@ static int parse_globals(struct cli *cli, int argc, char **argv, int *exit_code)
 
 	for (i = 0; i < cli_global_noptions && k < ARRAY_SIZE(longopts) - 2; i++) {
 		longopts[k].name = cli_global_options[i].name;
-		longopts[k].has_arg = cli_global_options[i].has_arg ? required_argument : no_argument;
+		longopts[k].has_arg =
+		    cli_global_options[i].has_arg ? required_argument : no_argument;
 		longopts[k].flag = NULL;
 		longopts[k].val = 1000 + (int)i;
 		k++;
@@ -138,7 +140,8 @@ static int parse_globals(struct cli *cli, int argc, char **argv, int *exit_code)
 			*exit_code = KILN_EXIT_OK;
 			return -1;
 		}
-		if (c == 'h' || (c >= 1000 && strcmp(cli_global_options[c - 1000].name, "help") == 0)) {
+		if (c == 'h' ||
+		    (c >= 1000 && strcmp(cli_global_options[c - 1000].name, "help") == 0)) {
 			cmd_print_main_help(stdout);
 			*exit_code = KILN_EXIT_OK;
 			return -1;
@@ -161,7 +164,7 @@ static int parse_globals(struct cli *cli, int argc, char **argv, int *exit_code)
 			const char *names[ARRAY_SIZE(longopts)];
 			char *owned[ARRAY_SIZE(longopts)];
 			char *word = str_starts_with(arg, "--") ? xstrndup(arg, strcspn(arg, "="))
-							       : xasprintf("-%c", optopt);
+								: xasprintf("-%c", optopt);
 			const char *near;
 			size_t j;
 

@@ -14,8 +14,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-static const char *const top_keys[] = {"kiln",	  "cluster", "provider", "ttl",	    "budget", "tags",
-				       "vars",	  "network", "compute",	 "storage", "iam"};
+static const char *const top_keys[] = {"kiln", "cluster", "provider", "ttl",	 "budget", "tags",
+				       "vars", "network", "compute",  "storage", "iam"};
 static const char *const provider_keys[] = {"name", "region", "zone", "endpoint"};
 static const char *const budget_keys[] = {"max_hourly_usd"};
 static const char *const network_keys[] = {"cidr", "fabric", "ingress"};
@@ -52,8 +52,9 @@ static void load_vars(struct loader *ld, const struct ynode *vars)
 			struct spec_var *var;
 
 			if (!ld_var_name_ok(k->value, k->len)) {
-				ld_err(ld, k, "variable name '%s' must be letters, digits and '_', "
-					      "not starting with a digit",
+				ld_err(ld, k,
+				       "variable name '%s' must be letters, digits and '_', "
+				       "not starting with a digit",
 				       k->value);
 				continue;
 			}
@@ -115,18 +116,21 @@ static void load_provider(struct loader *ld, const struct ynode *root)
 		spec->provider.name = xstrdup(names[which]);
 	else
 		spec->broken |= SPEC_BROKEN_PROVIDER;
-	if (ld_get_string(ld, p, "region", "provider.region", false, &spec->provider.region) == GOT_BAD)
+	if (ld_get_string(ld, p, "region", "provider.region", false, &spec->provider.region) ==
+	    GOT_BAD)
 		spec->broken |= SPEC_BROKEN_PROVIDER;
-	if (ld_get_string(ld, p, "endpoint", "provider.endpoint", false, &spec->provider.endpoint) ==
-	    GOT_OK &&
+	if (ld_get_string(ld, p, "endpoint", "provider.endpoint", false,
+			  &spec->provider.endpoint) == GOT_OK &&
 	    !str_starts_with(spec->provider.endpoint, "http://") &&
 	    !str_starts_with(spec->provider.endpoint, "https://")) {
-		ld_err(ld, ynode_get(p, "endpoint"), "provider.endpoint must be an http:// or https:// URL, "
-						     "got '%s'",
+		ld_err(ld, ynode_get(p, "endpoint"),
+		       "provider.endpoint must be an http:// or https:// URL, "
+		       "got '%s'",
 		       spec->provider.endpoint);
 		spec->broken |= SPEC_BROKEN_PROVIDER;
 	}
-	if (spec->provider.name && strcmp(spec->provider.name, "sim") == 0 && !spec->provider.region)
+	if (spec->provider.name && strcmp(spec->provider.name, "sim") == 0 &&
+	    !spec->provider.region)
 		spec->provider.region = xstrdup("sim-1");
 	zone = ynode_get(p, "zone");
 	if (!zone) {
@@ -149,7 +153,8 @@ static void load_provider(struct loader *ld, const struct ynode *root)
 		return;
 	}
 	if (zone->kind != YNODE_SEQ || zone->n == 0) {
-		ld_err(ld, zone, "provider.zone must be a zone or a non-empty list of zones, got %s",
+		ld_err(ld, zone,
+		       "provider.zone must be a zone or a non-empty list of zones, got %s",
 		       zone->kind == YNODE_SEQ ? "an empty list" : ynode_describe(zone));
 		spec->broken |= SPEC_BROKEN_PROVIDER;
 		return;
@@ -196,12 +201,14 @@ static void load_tags(struct loader *ld, const struct ynode *tags)
 		if (k->len > 128 || k->len == 0)
 			ld_err(ld, k, "tag key '%.40s...' must be 1 to 128 characters", k->value);
 		else if (!strncasecmp(k->value, "aws:", 4) || !strncmp(k->value, "kiln:", 5))
-			ld_err(ld, k, "tag key '%s' uses a reserved prefix (aws: and kiln: are not "
-				      "yours to set)",
+			ld_err(ld, k,
+			       "tag key '%s' uses a reserved prefix (aws: and kiln: are not "
+			       "yours to set)",
 			       k->value);
 		v = ld_scalar(ld, tags->vals[i], path);
 		if (v && strlen(v) > 256) {
-			ld_err(ld, tags->vals[i], "%s: a tag value must be at most 256 characters", path);
+			ld_err(ld, tags->vals[i], "%s: a tag value must be at most 256 characters",
+			       path);
 		} else if (v) {
 			struct spec_kv *kv = ARRAY_PUSH(spec->tags, spec->ntags, cap);
 
@@ -241,7 +248,7 @@ static void load_ingress(struct loader *ld, const struct ynode *list)
 		}
 		in.node = r;
 		ok &= ld_check_keys(ld, r, "in a network.ingress rule", ingress_keys,
-				 ARRAY_SIZE(ingress_keys));
+				    ARRAY_SIZE(ingress_keys));
 		port = ynode_get(r, "port");
 		if (!port) {
 			ld_err(ld, r, "missing required key 'port' in %s", path);
@@ -261,15 +268,16 @@ static void load_ingress(struct loader *ld, const struct ynode *list)
 					b = strtol(end + 1, &end, 10);
 				if (end == s || *end || !isdigit((unsigned char)s[0]) ||
 				    !isdigit((unsigned char)s[strlen(s) - 1])) {
-					struct diag *dg = ld_err(ld, port,
-								 "%s must be a port or a range, got '%s'",
-								 ppath, s);
+					struct diag *dg = ld_err(
+					    ld, port, "%s must be a port or a range, got '%s'",
+					    ppath, s);
 
-					diag_hint(dg, "write a number like 22 or a range like 8000-8100");
+					diag_hint(
+					    dg, "write a number like 22 or a range like 8000-8100");
 					ok = false;
 				} else if (a < 1 || b > 65535 || a > b) {
-					ld_err(ld, port, "%s: '%s' is outside 1-65535 or reversed", ppath,
-					       s);
+					ld_err(ld, port, "%s: '%s' is outside 1-65535 or reversed",
+					       ppath, s);
 					ok = false;
 				}
 			}
@@ -287,7 +295,8 @@ static void load_ingress(struct loader *ld, const struct ynode *list)
 		{
 			char *ppath = xasprintf("%s.protocol", path);
 
-			ok &= ld_get_enum(ld, r, "protocol", ppath, false, protos, 2, &proto) != GOT_BAD;
+			ok &= ld_get_enum(ld, r, "protocol", ppath, false, protos, 2, &proto) !=
+			      GOT_BAD;
 			free(ppath);
 		}
 		in.protocol = xstrdup(protos[proto]);
@@ -322,9 +331,11 @@ static void load_network(struct loader *ld, const struct ynode *net)
 	if (!ld_check_keys(ld, net, "in network", network_keys, ARRAY_SIZE(network_keys)))
 		spec->broken |= SPEC_BROKEN_NETWORK;
 	/* A VPC is between /16 and /28 on every cloud kiln targets. */
-	if (ld_get_cidr(ld, net, "cidr", "network.cidr", false, 16, 28, &spec->network.cidr) == GOT_BAD)
+	if (ld_get_cidr(ld, net, "cidr", "network.cidr", false, 16, 28, &spec->network.cidr) ==
+	    GOT_BAD)
 		spec->broken |= SPEC_BROKEN_NETWORK;
-	if (ld_get_enum(ld, net, "fabric", "network.fabric", false, spec_fabric_names, 3, &fabric) == GOT_BAD)
+	if (ld_get_enum(ld, net, "fabric", "network.fabric", false, spec_fabric_names, 3,
+			&fabric) == GOT_BAD)
 		spec->broken |= SPEC_BROKEN_NETWORK;
 	spec->network.fabric = (enum spec_fabric)fabric;
 	ingress = ynode_get(net, "ingress");
@@ -332,9 +343,9 @@ static void load_network(struct loader *ld, const struct ynode *net)
 		load_ingress(ld, ingress);
 }
 
-static void load_section_map(struct loader *ld, const struct ynode *root, const char *name,
-			     unsigned broken,
-			     void (*each)(struct loader *, const struct ynode *, const struct ynode *))
+static void
+load_section_map(struct loader *ld, const struct ynode *root, const char *name, unsigned broken,
+		 void (*each)(struct loader *, const struct ynode *, const struct ynode *))
 {
 	const struct ynode *sec = ynode_get(root, name);
 	size_t i;
@@ -359,7 +370,8 @@ static void load_root(struct loader *ld, const struct ynode *root)
 	size_t i;
 
 	if (!root || ynode_is_null(root)) {
-		struct diag *dg = diags_add(ld->d, DIAG_ERROR, spec->file, 1, 1, "the spec is empty");
+		struct diag *dg =
+		    diags_add(ld->d, DIAG_ERROR, spec->file, 1, 1, "the spec is empty");
 
 		diag_hint(dg, "start from examples/quickstart.yaml");
 		spec->broken = ~0u;
@@ -411,7 +423,7 @@ static void load_root(struct loader *ld, const struct ynode *root)
 	if (budget && ld_expect_map(ld, budget, "budget")) {
 		ld_check_keys(ld, budget, "in budget", budget_keys, ARRAY_SIZE(budget_keys));
 		if (ld_get_number(ld, budget, "max_hourly_usd", "budget.max_hourly_usd",
-			       &spec->max_hourly_usd) == GOT_OK &&
+				  &spec->max_hourly_usd) == GOT_OK &&
 		    spec->max_hourly_usd <= 0)
 			ld_err(ld, ynode_get(budget, "max_hourly_usd"),
 			       "budget.max_hourly_usd must be more than 0");
@@ -449,8 +461,8 @@ int spec_load_buffer(struct spec **out, const char *file, const char *buf, size_
 	if (len > SPEC_MAX_BYTES) {
 		char *lim = size_format(SPEC_MAX_BYTES);
 
-		diags_add(d, DIAG_ERROR, file, 0, 0, "the spec is larger than %s, the most kiln reads",
-			  lim);
+		diags_add(d, DIAG_ERROR, file, 0, 0,
+			  "the spec is larger than %s, the most kiln reads", lim);
 		free(lim);
 		return -1;
 	}
@@ -487,7 +499,8 @@ int spec_load_buffer(struct spec **out, const char *file, const char *buf, size_
 
 		for (i = 0; i < off; i++)
 			line += buf[i] == '\n';
-		diags_add(d, DIAG_ERROR, file, line, 1, "the spec contains a NUL byte; is it a text file?");
+		diags_add(d, DIAG_ERROR, file, line, 1,
+			  "the spec contains a NUL byte; is it a text file?");
 		return -1;
 	}
 	spec = xcalloc(1, sizeof(*spec));

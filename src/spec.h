@@ -69,7 +69,7 @@ struct spec_ingress {
 	int port_from;
 	int port_to;
 	char *protocol; /* "tcp" or "udp" */
-	char *from;     /* CIDR */
+	char *from;	/* CIDR */
 	char *description;
 	const struct ynode *node;
 };
@@ -146,7 +146,7 @@ struct spec {
 		char *endpoint;
 		const struct ynode *node;
 	} provider;
-	int64_t ttl; /* seconds; 0 = no TTL */
+	int64_t ttl;	       /* seconds; 0 = no TTL */
 	double max_hourly_usd; /* 0 = no budget */
 	struct spec_kv *tags;
 	size_t ntags;

@@ -10,8 +10,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-static const char *const group_keys[] = {"gpu",	   "instance_type", "count", "gang", "market",
-					 "image",  "disk",	    "role",  "public"};
+static const char *const group_keys[] = {"gpu",	  "instance_type", "count", "gang",  "market",
+					 "image", "disk",	   "role",  "public"};
 static const char *const disk_keys[] = {"size_gb", "type", "encrypted", "allow_unencrypted"};
 
 static bool load_gpu(struct loader *ld, const struct ynode *g, const char *path,
@@ -31,8 +31,8 @@ static bool load_gpu(struct loader *ld, const struct ynode *g, const char *path,
 		if (!isalnum((unsigned char)*p))
 			break;
 	if (!colon || colon == s || p != colon) {
-		dg = ld_err(ld, ynode_get(g, "gpu"), "%s must be MODEL:COUNT, like H100:8, got '%s'",
-			    path, s);
+		dg = ld_err(ld, ynode_get(g, "gpu"),
+			    "%s must be MODEL:COUNT, like H100:8, got '%s'", path, s);
 		diag_hint(dg, "or name the machine with instance_type: instead");
 		free(s);
 		return false;
@@ -139,9 +139,9 @@ void ld_group(struct loader *ld, const struct ynode *key, const struct ynode *g)
 	sub = xasprintf("%s.instance_type", path);
 	if (ld_get_string(ld, g, "instance_type", sub, false, &grp->instance_type) == GOT_OK &&
 	    !instance_type_ok(grp->instance_type)) {
-		struct diag *dg = ld_err(ld, ynode_get(g, "instance_type"),
-					 "%s: '%s' is not an instance type name", sub,
-					 grp->instance_type);
+		struct diag *dg =
+		    ld_err(ld, ynode_get(g, "instance_type"),
+			   "%s: '%s' is not an instance type name", sub, grp->instance_type);
 
 		diag_hint(dg, "write FAMILY.SIZE in lower case, like p5.48xlarge");
 		ok = false;

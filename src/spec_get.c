@@ -65,7 +65,7 @@ static bool name_in(const char *word, const char *const *names, size_t n)
 
 /* Unknown keys in a mapping are errors; returns false when there was one. */
 bool ld_check_keys(struct loader *ld, const struct ynode *map, const char *where,
-		       const char *const *known, size_t n)
+		   const char *const *known, size_t n)
 {
 	bool ok = true;
 	size_t i;
@@ -75,8 +75,8 @@ bool ld_check_keys(struct loader *ld, const struct ynode *map, const char *where
 
 		if (name_in(k->value, known, n))
 			continue;
-		ld_hint_choices(ld_err(ld, k, "unknown key '%s' %s", k->value, where), k->value, known,
-			     n);
+		ld_hint_choices(ld_err(ld, k, "unknown key '%s' %s", k->value, where), k->value,
+				known, n);
 		ok = false;
 	}
 	return ok;
@@ -160,17 +160,21 @@ char *ld_scalar(struct loader *ld, const struct ynode *n, const char *path)
 				at.col = col;
 			close = memchr(dollar, '}', (size_t)(end - dollar));
 			if (!close) {
-				dg = ld_err(ld, &at, "%s: unterminated '${' in '%s'", path, n->value);
+				dg = ld_err(ld, &at, "%s: unterminated '${' in '%s'", path,
+					    n->value);
 				diag_hint(dg, "write ${var.NAME}, or $${ for a literal ${");
 				bad = true;
 				break;
 			}
 			name = dollar + 2;
 			nlen = (size_t)(close - name);
-			if (nlen < 4 || memcmp(name, "var.", 4) != 0 || !ld_var_name_ok(name + 4, nlen - 4)) {
+			if (nlen < 4 || memcmp(name, "var.", 4) != 0 ||
+			    !ld_var_name_ok(name + 4, nlen - 4)) {
 				dg = ld_err(ld, &at, "%s: unsupported expression '%.*s'", path,
 					    (int)(close - dollar + 1), dollar);
-				diag_hint(dg, "only ${var.NAME} is substituted; write $${ for a literal ${");
+				diag_hint(
+				    dg,
+				    "only ${var.NAME} is substituted; write $${ for a literal ${");
 				bad = true;
 				p = close + 1;
 				continue;
@@ -191,7 +195,8 @@ char *ld_scalar(struct loader *ld, const struct ynode *n, const char *path)
 				if (near)
 					diag_hint(dg, "did you mean '%s'?", near);
 				else
-					diag_hint(dg, "declare it under vars: or pass --var %s=VALUE",
+					diag_hint(dg,
+						  "declare it under vars: or pass --var %s=VALUE",
 						  word);
 				free(names);
 				free(word);
@@ -235,7 +240,7 @@ static const struct ynode *lookup(struct loader *ld, const struct ynode *map, co
 }
 
 enum got ld_get_string(struct loader *ld, const struct ynode *map, const char *key,
-			   const char *path, bool required, char **out)
+		       const char *path, bool required, char **out)
 {
 	enum got g;
 	const struct ynode *n = lookup(ld, map, key, path, required, &g);
@@ -251,8 +256,8 @@ enum got ld_get_string(struct loader *ld, const struct ynode *map, const char *k
 	return GOT_OK;
 }
 
-enum got ld_get_int(struct loader *ld, const struct ynode *map, const char *key,
-			const char *path, bool required, long min, long max, int *out)
+enum got ld_get_int(struct loader *ld, const struct ynode *map, const char *key, const char *path,
+		    bool required, long min, long max, int *out)
 {
 	enum got g;
 	const struct ynode *n = lookup(ld, map, key, path, required, &g);
@@ -281,7 +286,7 @@ enum got ld_get_int(struct loader *ld, const struct ynode *map, const char *key,
 }
 
 enum got ld_get_number(struct loader *ld, const struct ynode *map, const char *key,
-			   const char *path, double *out)
+		       const char *path, double *out)
 {
 	enum got g;
 	const struct ynode *n = lookup(ld, map, key, path, false, &g);
@@ -305,8 +310,8 @@ enum got ld_get_number(struct loader *ld, const struct ynode *map, const char *k
 	return GOT_OK;
 }
 
-enum got ld_get_bool(struct loader *ld, const struct ynode *map, const char *key,
-			 const char *path, bool *out)
+enum got ld_get_bool(struct loader *ld, const struct ynode *map, const char *key, const char *path,
+		     bool *out)
 {
 	enum got g;
 	const struct ynode *n = lookup(ld, map, key, path, false, &g);
@@ -334,9 +339,8 @@ enum got ld_get_bool(struct loader *ld, const struct ynode *map, const char *key
 	return GOT_OK;
 }
 
-enum got ld_get_enum(struct loader *ld, const struct ynode *map, const char *key,
-			 const char *path, bool required, const char *const *names, size_t n,
-			 int *out)
+enum got ld_get_enum(struct loader *ld, const struct ynode *map, const char *key, const char *path,
+		     bool required, const char *const *names, size_t n, int *out)
 {
 	enum got g;
 	const struct ynode *node = lookup(ld, map, key, path, required, &g);
@@ -369,7 +373,7 @@ enum got ld_get_enum(struct loader *ld, const struct ynode *map, const char *key
 }
 
 enum got ld_get_duration(struct loader *ld, const struct ynode *map, const char *key,
-			     const char *path, int64_t *out)
+			 const char *path, int64_t *out)
 {
 	enum got g;
 	const struct ynode *n = lookup(ld, map, key, path, false, &g);
@@ -395,8 +399,8 @@ enum got ld_get_duration(struct loader *ld, const struct ynode *map, const char 
  * A CIDR with a bounded prefix; host bits set is an error that suggests the
  * network address the user probably meant.
  */
-enum got ld_get_cidr(struct loader *ld, const struct ynode *map, const char *key,
-			 const char *path, bool required, int min_prefix, int max_prefix, char **out)
+enum got ld_get_cidr(struct loader *ld, const struct ynode *map, const char *key, const char *path,
+		     bool required, int min_prefix, int max_prefix, char **out)
 {
 	enum got g;
 	const struct ynode *n = lookup(ld, map, key, path, required, &g);
@@ -419,8 +423,8 @@ enum got ld_get_cidr(struct loader *ld, const struct ynode *map, const char *key
 	}
 	if (host) {
 		char *net = cidr_format(addr, prefix);
-		struct diag *dg = ld_err(ld, n, "%s: '%s' has bits set past its /%d prefix", path,
-					 s, prefix);
+		struct diag *dg =
+		    ld_err(ld, n, "%s: '%s' has bits set past its /%d prefix", path, s, prefix);
 
 		diag_hint(dg, "did you mean %s?", net);
 		free(net);

@@ -30,7 +30,8 @@ extern const char *const spec_market_names[2];
 extern const char *const spec_fabric_names[3];
 extern const char *const spec_deletion_names[2];
 
-struct diag *ld_err(struct loader *ld, const struct ynode *n, const char *fmt, ...) KILN_PRINTF(3, 4);
+struct diag *ld_err(struct loader *ld, const struct ynode *n, const char *fmt, ...)
+    KILN_PRINTF(3, 4);
 char *ld_join_names(const char *const *names, size_t n);
 /* Hint for a word that should have been one of names: the closest, else the list. */
 void ld_hint_choices(struct diag *dg, const char *word, const char *const *names, size_t n);

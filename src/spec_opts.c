@@ -21,7 +21,8 @@ int spec_vars_add(struct spec_vars *vars, const struct cli *cli, const char *arg
 	for (i = 0; i < (size_t)(eq - arg); i++) {
 		if (!(isalnum((unsigned char)arg[i]) || arg[i] == '_') ||
 		    (i == 0 && isdigit((unsigned char)arg[i]))) {
-			cli_error(cli, "names are letters, digits and '_', not starting with a digit",
+			cli_error(cli,
+				  "names are letters, digits and '_', not starting with a digit",
 				  "--var '%.*s' is not a variable name", (int)(eq - arg), arg);
 			return -1;
 		}

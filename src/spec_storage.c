@@ -18,23 +18,23 @@ static const struct {
 	const char *key;
 	unsigned tiers; /* 1 << enum spec_tier */
 } store_keys[] = {
-	{"tier", 7},
-	{"deletion", 7},
-	{"versioning", 1 << TIER_OBJECT},
-	{"expire_noncurrent_after", 1 << TIER_OBJECT},
-	{"capacity_gb", 1 << TIER_LUSTRE},
-	{"throughput_per_tib", 1 << TIER_LUSTRE},
-	{"import", 1 << TIER_LUSTRE},
-	{"mount", (1 << TIER_LUSTRE) | (1 << TIER_NFS)},
-	{"encrypted", (1 << TIER_OBJECT) | (1 << TIER_NFS)},
-	{"allow_unencrypted", (1 << TIER_OBJECT) | (1 << TIER_NFS)},
+    {"tier", 7},
+    {"deletion", 7},
+    {"versioning", 1 << TIER_OBJECT},
+    {"expire_noncurrent_after", 1 << TIER_OBJECT},
+    {"capacity_gb", 1 << TIER_LUSTRE},
+    {"throughput_per_tib", 1 << TIER_LUSTRE},
+    {"import", 1 << TIER_LUSTRE},
+    {"mount", (1 << TIER_LUSTRE) | (1 << TIER_NFS)},
+    {"encrypted", (1 << TIER_OBJECT) | (1 << TIER_NFS)},
+    {"allow_unencrypted", (1 << TIER_OBJECT) | (1 << TIER_NFS)},
 };
 
 static bool mount_ok(struct loader *ld, const struct ynode *n, const char *path, const char *m)
 {
-	static const char *const system[] = {"/bin", "/boot", "/dev", "/etc", "/lib",
+	static const char *const system[] = {"/bin",   "/boot", "/dev",	 "/etc", "/lib",
 					     "/lib64", "/proc", "/root", "/run", "/sbin",
-					     "/sys", "/usr", "/var", "/tmp"};
+					     "/sys",   "/usr",	"/var",	 "/tmp"};
 	const char *p;
 	size_t i;
 
@@ -48,8 +48,8 @@ static bool mount_ok(struct loader *ld, const struct ynode *n, const char *path,
 	}
 	for (p = m; *p; p++) {
 		if (!(isalnum((unsigned char)*p) || strchr("/._-", *p))) {
-			ld_err(ld, n, "%s: '%s' contains '%c'; use letters, digits, '.', '_', '-'", path,
-			       m, *p);
+			ld_err(ld, n, "%s: '%s' contains '%c'; use letters, digits, '.', '_', '-'",
+			       path, m, *p);
 			return false;
 		}
 	}
@@ -111,8 +111,8 @@ void ld_store(struct loader *ld, const struct ynode *key, const struct ynode *s)
 		if (found == ARRAY_SIZE(store_keys)) {
 			char *where = xasprintf("in store '%s'", key->value);
 
-			ld_hint_choices(ld_err(ld, k, "unknown key '%s' %s", k->value, where), k->value,
-				     names, ARRAY_SIZE(store_keys));
+			ld_hint_choices(ld_err(ld, k, "unknown key '%s' %s", k->value, where),
+					k->value, names, ARRAY_SIZE(store_keys));
 			free(where);
 			ok = false;
 		} else if (!(store_keys[found].tiers & (1u << tier))) {
@@ -127,7 +127,9 @@ void ld_store(struct loader *ld, const struct ynode *key, const struct ynode *s)
 				}
 			}
 			dg = ld_err(ld, k, "%s.%s does not apply to %s store", path, k->value,
-				    tier == TIER_OBJECT ? "an object" : tier == TIER_LUSTRE ? "a lustre" : "an nfs");
+				    tier == TIER_OBJECT	  ? "an object"
+				    : tier == TIER_LUSTRE ? "a lustre"
+							  : "an nfs");
 			diag_hint(dg, "%s applies to %s stores", k->value, tiers.buf);
 			sb_release(&tiers);
 			ok = false;
@@ -135,7 +137,8 @@ void ld_store(struct loader *ld, const struct ynode *key, const struct ynode *s)
 	}
 	st->deletion = DELETION_RETAIN;
 	sub = xasprintf("%s.deletion", path);
-	ok &= ld_get_enum(ld, s, "deletion", sub, false, spec_deletion_names, 2, &deletion) != GOT_BAD;
+	ok &= ld_get_enum(ld, s, "deletion", sub, false, spec_deletion_names, 2, &deletion) !=
+	      GOT_BAD;
 	st->deletion = (enum spec_deletion)deletion;
 	free(sub);
 	sub = xasprintf("%s.versioning", path);
@@ -155,14 +158,14 @@ void ld_store(struct loader *ld, const struct ynode *key, const struct ynode *s)
 	}
 	free(sub);
 	sub = xasprintf("%s.capacity_gb", path);
-	if (ld_get_int(ld, s, "capacity_gb", sub, tier == TIER_LUSTRE, 1, 10000000, &st->capacity_gb) ==
-	    GOT_BAD) {
+	if (ld_get_int(ld, s, "capacity_gb", sub, tier == TIER_LUSTRE, 1, 10000000,
+		       &st->capacity_gb) == GOT_BAD) {
 		ok = false;
 	} else if (tier == TIER_LUSTRE && st->capacity_gb != 1200 && st->capacity_gb % 2400) {
 		int lo = st->capacity_gb / 2400 * 2400, hi = lo + 2400;
-		struct diag *dg = ld_err(ld, ynode_get(s, "capacity_gb"),
-					 "%s must be 1200 or a multiple of 2400, got %d", sub,
-					 st->capacity_gb);
+		struct diag *dg =
+		    ld_err(ld, ynode_get(s, "capacity_gb"),
+			   "%s must be 1200 or a multiple of 2400, got %d", sub, st->capacity_gb);
 
 		if (lo < 1200)
 			lo = 1200;

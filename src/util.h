@@ -43,7 +43,8 @@ char *xvasprintf(const char *fmt, va_list ap);
 
 /* Grow *v (of *cap elements of size elem) so that it holds at least need. */
 void grow_array(void **v, size_t *cap, size_t need, size_t elem);
-#define ARRAY_PUSH(v, n, cap) (grow_array((void **)&(v), &(cap), (n) + 1, sizeof(*(v))), &(v)[(n)++])
+#define ARRAY_PUSH(v, n, cap)                                                                      \
+	(grow_array((void **)&(v), &(cap), (n) + 1, sizeof(*(v))), &(v)[(n)++])
 
 /* A growable, always NUL-terminated string. */
 struct strbuf {

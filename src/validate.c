@@ -33,8 +33,8 @@ static struct diag *at(struct checker *c, enum diag_severity sev, const struct y
 static void unknown_ref(struct checker *c, const struct spec_ref *ref, const char *path,
 			const char *what, const char *const *names, size_t n, const char *fix)
 {
-	struct diag *dg = at(c, DIAG_ERROR, ref->node, "%s: %s '%s' is not defined", path, what,
-			     ref->name);
+	struct diag *dg =
+	    at(c, DIAG_ERROR, ref->node, "%s: %s '%s' is not defined", path, what, ref->name);
 	const char *near = str_closest(ref->name, names, n);
 
 	if (near)
@@ -101,7 +101,8 @@ static void check_provider(struct checker *c)
 	aws = strcmp(spec->provider.name, "aws") == 0;
 	if (aws && spec->provider.region && !aws_region_ok(spec->provider.region))
 		diag_hint(at(c, DIAG_ERROR, spec_value_node(p, "region"),
-			     "provider.region '%s' is not an AWS region name", spec->provider.region),
+			     "provider.region '%s' is not an AWS region name",
+			     spec->provider.region),
 			  "write a region like us-east-1 or eu-west-2");
 	if (!spec->provider.region)
 		return;
@@ -110,9 +111,10 @@ static void check_provider(struct checker *c)
 		size_t rl = strlen(spec->provider.region);
 
 		if (strncmp(z->name, spec->provider.region, rl) != 0 || !z->name[rl])
-			diag_hint(at(c, DIAG_ERROR, z->node ? z->node : p,
-				     "zone '%s' is not in region '%s'", z->name, spec->provider.region),
-				  "a zone is its region and a letter, like %sa", spec->provider.region);
+			diag_hint(
+			    at(c, DIAG_ERROR, z->node ? z->node : p,
+			       "zone '%s' is not in region '%s'", z->name, spec->provider.region),
+			    "a zone is its region and a letter, like %sa", spec->provider.region);
 	}
 }
 
@@ -132,11 +134,12 @@ static void check_fabric(struct checker *c)
 		const struct spec_group *g = &spec->groups[i];
 
 		if (g->gang_set && !g->gang)
-			diag_hint(at(c, DIAG_ERROR, ynode_get(g->node, "gang"),
-				     "compute.%s has gang: false, but fabric: efa with more than one "
-				     "zone needs every group to move between zones whole",
-				     g->name),
-				  "set gang: true, or list a single zone");
+			diag_hint(
+			    at(c, DIAG_ERROR, ynode_get(g->node, "gang"),
+			       "compute.%s has gang: false, but fabric: efa with more than one "
+			       "zone needs every group to move between zones whole",
+			       g->name),
+			    "set gang: true, or list a single zone");
 	}
 }
 
@@ -177,8 +180,8 @@ static void check_groups(struct checker *c)
 			free(rpath);
 		}
 		if (aws && !g->image && !(spec->broken & SPEC_BROKEN_PROVIDER))
-			diag_hint(at(c, DIAG_ERROR, g->node, "%s needs an image on the aws provider",
-				     path),
+			diag_hint(at(c, DIAG_ERROR, g->node,
+				     "%s needs an image on the aws provider", path),
 				  "add image: ami-... (an AMI in %s)",
 				  spec->provider.region ? spec->provider.region : "your region");
 		else if (aws && g->image && !ami_ok(g->image))
@@ -297,16 +300,17 @@ static void check_roles(struct checker *c)
 		for (j = 0; j < r->nwrite; j++)
 			for (k = 0; k < r->nread; k++)
 				if (strcmp(r->write[j].name, r->read[k].name) == 0)
-					diag_hint(at(c, DIAG_WARNING, r->read[k].node,
-						     "iam.roles.%s lists '%s' under both read and write",
-						     r->name, r->read[k].name),
-						  "write includes read; remove it from read");
+					diag_hint(
+					    at(c, DIAG_WARNING, r->read[k].node,
+					       "iam.roles.%s lists '%s' under both read and write",
+					       r->name, r->read[k].name),
+					    "write includes read; remove it from read");
 		for (j = 0; j < spec->ngroups; j++)
 			used |= spec->groups[j].role.name &&
 				strcmp(spec->groups[j].role.name, r->name) == 0;
 		if (!used && !(spec->broken & SPEC_BROKEN_COMPUTE))
-			diag_hint(at(c, DIAG_WARNING, r->node, "role '%s' is used by no compute group",
-				     r->name),
+			diag_hint(at(c, DIAG_WARNING, r->node,
+				     "role '%s' is used by no compute group", r->name),
 				  "set role: %s on a group, or remove the role", r->name);
 	}
 	free(names);

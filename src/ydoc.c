@@ -210,9 +210,10 @@ static void check_duplicates(struct builder *b, struct ynode *map)
 			first = map->keys[idx[j]];
 		}
 		{
-			struct diag *dg = diags_add(b->d, DIAG_ERROR, b->doc->file, dup->line,
-						    dup->col, "duplicate key '%s' (first defined at %d:%d)",
-						    dup->value, first->line, first->col);
+			struct diag *dg =
+			    diags_add(b->d, DIAG_ERROR, b->doc->file, dup->line, dup->col,
+				      "duplicate key '%s' (first defined at %d:%d)", dup->value,
+				      first->line, first->col);
 
 			diag_hint(dg, "remove one of the two; YAML keeps only one of them");
 		}
@@ -275,8 +276,7 @@ static void push(struct builder *b, struct ynode *n)
 	if (b->depth == YDOC_MAX_DEPTH) {
 		char msg[128];
 
-		snprintf(msg, sizeof(msg), "YAML nesting is deeper than %d levels",
-			 YDOC_MAX_DEPTH);
+		snprintf(msg, sizeof(msg), "YAML nesting is deeper than %d levels", YDOC_MAX_DEPTH);
 		fail(b, n->line, n->col, NULL, msg);
 		return;
 	}
@@ -436,7 +436,8 @@ int ydoc_parse(struct ydoc **out, const char *file, const char *buf, size_t len,
 		case YAML_DOCUMENT_START_EVENT:
 			if (++b.documents > 1)
 				fail(&b, (int)ev.start_mark.line + 1, (int)ev.start_mark.column + 1,
-				     "keep one spec per file", "a spec is one YAML document; this is a second");
+				     "keep one spec per file",
+				     "a spec is one YAML document; this is a second");
 			break;
 		case YAML_SCALAR_EVENT:
 			on_scalar(&b, &ev);
@@ -449,7 +450,9 @@ int ydoc_parse(struct ydoc **out, const char *file, const char *buf, size_t len,
 			bool seq = ev.type == YAML_SEQUENCE_START_EVENT;
 			struct ynode *n = node_new(&b, seq ? YNODE_SEQ : YNODE_MAP, ev.start_mark);
 
-			set_anchor(&b, seq ? ev.data.sequence_start.anchor : ev.data.mapping_start.anchor, n);
+			set_anchor(
+			    &b, seq ? ev.data.sequence_start.anchor : ev.data.mapping_start.anchor,
+			    n);
 			push(&b, n);
 			break;
 		}
