@@ -61,8 +61,13 @@ void cli_init(struct cli *cli)
 
 	memset(cli, 0, sizeof(*cli));
 	cli->prog = "kiln";
-	if (lvl && log_level_parse(lvl) >= 0)
+	if (lvl && *lvl && log_level_parse(lvl) >= 0)
 		log_set_level((enum log_level)log_level_parse(lvl));
+	else if (lvl && *lvl)
+		fprintf(stderr,
+			"kiln: KILN_LOG_LEVEL '%s' is not a level (error, warn, info, debug, "
+			"trace); using warn\n",
+			lvl);
 	update_color(cli);
 }
 

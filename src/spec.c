@@ -36,6 +36,13 @@ const char *spec_tier_name(enum spec_tier t)
 	return spec_tier_names[t];
 }
 
+const char *spec_tier_with_article(enum spec_tier t)
+{
+	static const char *const with[] = {"an object", "a lustre", "an nfs"};
+
+	return with[t];
+}
+
 const char *spec_market_name(enum spec_market m)
 {
 	return spec_market_names[m];
@@ -200,11 +207,17 @@ static void load_tags(struct loader *ld, const struct ynode *tags)
 
 		if (k->len > 128 || k->len == 0)
 			ld_err(ld, k, "tag key '%.40s...' must be 1 to 128 characters", k->value);
-		else if (!strncasecmp(k->value, "aws:", 4) || !strncmp(k->value, "kiln:", 5))
+		else if (!strncasecmp(k->value, "aws:", 4) || !strncasecmp(k->value, "kiln:", 5))
 			ld_err(ld, k,
 			       "tag key '%s' uses a reserved prefix (aws: and kiln: are not "
 			       "yours to set)",
 			       k->value);
+		if (ynode_is_null(tags->vals[i])) {
+			diag_hint(ld_err(ld, tags->vals[i], "%s has no value", path),
+				  "write an empty value as \"\"");
+			free(path);
+			continue;
+		}
 		v = ld_scalar(ld, tags->vals[i], path);
 		if (v && strlen(v) > 256) {
 			ld_err(ld, tags->vals[i], "%s: a tag value must be at most 256 characters",
@@ -362,6 +375,14 @@ load_section_map(struct loader *ld, const struct ynode *root, const char *name, 
 		each(ld, sec->keys[i], sec->vals[i]);
 }
 
+/* A top-level section; an empty one (`iam:` with everything commented out) is absent. */
+static const struct ynode *section(const struct ynode *root, const char *name)
+{
+	const struct ynode *n = ynode_get(root, name);
+
+	return n && ynode_is_null(n) ? NULL : n;
+}
+
 static void load_root(struct loader *ld, const struct ynode *root)
 {
 	struct spec *spec = ld->spec;
@@ -386,7 +407,7 @@ static void load_root(struct loader *ld, const struct ynode *root)
 		return;
 	}
 	ld_check_keys(ld, root, "at the top level", top_keys, ARRAY_SIZE(top_keys));
-	load_vars(ld, ynode_get(root, "vars"));
+	load_vars(ld, section(root, "vars"));
 
 	switch (ld_get_int(ld, root, "kiln", "kiln", false, 1, 1000000, &format)) {
 	case GOT_NONE:
@@ -419,7 +440,7 @@ static void load_root(struct loader *ld, const struct ynode *root)
 			diag_hint(ld_err(ld, ynode_get(root, "ttl"), "ttl must be at most 365d"),
 				  "remove ttl for a cluster that lives until `kiln destroy`");
 	}
-	budget = ynode_get(root, "budget");
+	budget = section(root, "budget");
 	if (budget && ld_expect_map(ld, budget, "budget")) {
 		ld_check_keys(ld, budget, "in budget", budget_keys, ARRAY_SIZE(budget_keys));
 		if (ld_get_number(ld, budget, "max_hourly_usd", "budget.max_hourly_usd",
@@ -428,11 +449,11 @@ static void load_root(struct loader *ld, const struct ynode *root)
 			ld_err(ld, ynode_get(budget, "max_hourly_usd"),
 			       "budget.max_hourly_usd must be more than 0");
 	}
-	load_tags(ld, ynode_get(root, "tags"));
-	load_network(ld, ynode_get(root, "network"));
+	load_tags(ld, section(root, "tags"));
+	load_network(ld, section(root, "network"));
 	load_section_map(ld, root, "compute", SPEC_BROKEN_COMPUTE, ld_group);
 	load_section_map(ld, root, "storage", SPEC_BROKEN_STORAGE, ld_store);
-	ld_iam(ld, ynode_get(root, "iam"));
+	ld_iam(ld, section(root, "iam"));
 
 	for (i = 0; i < spec->nvars; i++) {
 		struct spec_var *v = &spec->vars[i];

@@ -193,6 +193,8 @@ void spec_free(struct spec *spec);
 const char *spec_fabric_name(enum spec_fabric f);
 const char *spec_tier_name(enum spec_tier t);
 const char *spec_market_name(enum spec_market m);
+/* "an object", "a lustre", "an nfs": for messages. */
+const char *spec_tier_with_article(enum spec_tier t);
 
 const struct spec_group *spec_group_find(const struct spec *spec, const char *name);
 const struct spec_store *spec_store_find(const struct spec *spec, const char *name);
@@ -201,7 +203,7 @@ const struct spec_role *spec_role_find(const struct spec *spec, const char *name
 /* Position of a key's value in a section (or of the section), for diagnostics. */
 const struct ynode *spec_value_node(const struct ynode *section, const char *key);
 
-/* [a-z][a-z0-9-]*, at most SPEC_MAX_NAME, no trailing hyphen: DNS- and IAM-safe. */
+/* [a-z0-9-], at most SPEC_MAX_NAME, not starting or ending with '-': DNS- and IAM-safe. */
 bool spec_name_ok(const char *s);
 
 #endif

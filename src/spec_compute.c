@@ -167,6 +167,9 @@ void ld_group(struct loader *ld, const struct ynode *key, const struct ynode *g)
 		enum got gg = ld_get_bool(ld, g, "gang", sub, &grp->gang);
 
 		grp->gang_set = gg == GOT_OK;
+		/* A fabric means a multi-node job: all nodes or none, unless said otherwise. */
+		if (!grp->gang_set)
+			grp->gang = ld->spec->network.fabric != FABRIC_NONE;
 		ok &= gg != GOT_BAD;
 	}
 	free(sub);

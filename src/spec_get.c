@@ -225,16 +225,23 @@ static const struct ynode *lookup(struct loader *ld, const struct ynode *map, co
 	if (n && ynode_is_null(n)) {
 		struct diag *dg = ld_err(ld, n, "%s has no value", path);
 
-		diag_hint(dg, "give it a value, or remove the key");
+		diag_hint(dg, required ? "give it a value" : "give it a value, or remove the key");
 		*g = GOT_BAD;
 		return NULL;
 	}
 	if (!n) {
-		*g = GOT_NONE;
-		if (required)
-			ld_err(ld, map, "missing required key '%s' in %s", key, path);
-		if (required)
-			*g = GOT_BAD;
+		*g = required ? GOT_BAD : GOT_NONE;
+		if (required) {
+			/* path ends with ".key": name the section the key belongs in. */
+			const char *dot = strrchr(path, '.');
+			int plen = dot ? (int)(dot - path) : 0;
+
+			if (plen)
+				ld_err(ld, map, "missing required key '%s' in %.*s", key, plen,
+				       path);
+			else
+				ld_err(ld, map, "missing required key '%s'", key);
+		}
 	}
 	return n;
 }
@@ -300,7 +307,8 @@ enum got ld_get_number(struct loader *ld, const struct ynode *map, const char *k
 		return GOT_BAD;
 	errno = 0;
 	v = strtod(s, &end);
-	if (!*s || *end || errno || !isfinite(v) || isspace((unsigned char)*s)) {
+	/* Decimal only: strtod would also take hex ("0x10"), "inf" and "nan". */
+	if (!*s || *end || errno || !isfinite(v) || strspn(s, "0123456789.+-eE") != strlen(s)) {
 		ld_err(ld, n, "%s must be a number, got '%s'", path, s);
 		free(s);
 		return GOT_BAD;

@@ -127,9 +127,7 @@ void ld_store(struct loader *ld, const struct ynode *key, const struct ynode *s)
 				}
 			}
 			dg = ld_err(ld, k, "%s.%s does not apply to %s store", path, k->value,
-				    tier == TIER_OBJECT	  ? "an object"
-				    : tier == TIER_LUSTRE ? "a lustre"
-							  : "an nfs");
+				    spec_tier_with_article((enum spec_tier)tier));
 			diag_hint(dg, "%s applies to %s stores", k->value, tiers.buf);
 			sb_release(&tiers);
 			ok = false;

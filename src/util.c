@@ -4,6 +4,7 @@
 #include "util.h"
 
 #include <errno.h>
+#include <openssl/rand.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -420,7 +421,8 @@ int file_read_all(const char *path, size_t limit, char **out, size_t *len, struc
 		if (sb.len + n > limit) {
 			char *lim = size_format(limit);
 
-			kiln_error_set(err, "%s is larger than %s, the most kiln reads", path, lim);
+			kiln_error_set(err, "%s is larger than %s, the most kiln reads",
+				       is_stdin ? "standard input" : path, lim);
 			free(lim);
 			goto out;
 		}
@@ -455,4 +457,24 @@ char *size_format(uint64_t bytes)
 	if (v == (double)(uint64_t)v)
 		return xasprintf("%llu %s", (unsigned long long)v, units[u]);
 	return xasprintf("%.1f %s", v, units[u]);
+}
+
+void uuid_v4(char out[37])
+{
+	unsigned char b[16];
+	int i, o = 0;
+
+	if (RAND_bytes(b, sizeof(b)) != 1) {
+		fprintf(stderr, "kiln: the system random number generator failed\n");
+		abort();
+	}
+	b[6] = (unsigned char)((b[6] & 0x0f) | 0x40);
+	b[8] = (unsigned char)((b[8] & 0x3f) | 0x80);
+	for (i = 0; i < 16; i++) {
+		if (i == 4 || i == 6 || i == 8 || i == 10)
+			out[o++] = '-';
+		snprintf(out + o, 3, "%02x", b[i]);
+		o += 2;
+	}
+	out[36] = '\0';
 }

@@ -94,6 +94,9 @@ size_t utf8_invalid_offset(const unsigned char *s, size_t len);
  */
 int file_read_all(const char *path, size_t limit, char **out, size_t *len, struct kiln_error *err);
 
+/* A random (version 4) UUID, lower case, into out[37]. */
+void uuid_v4(char out[37]);
+
 /* Human size: "1.5 MiB". Caller frees. */
 char *size_format(uint64_t bytes);
 

@@ -89,33 +89,60 @@ static bool ami_ok(const char *s)
 	return true;
 }
 
+/* A zone is its region and a letter (us-east-1a), or a local zone (us-west-2-lax-1a). */
+static bool zone_in_region(const char *zone, const char *region)
+{
+	size_t rl = strlen(region), zl = strlen(zone);
+
+	if (strncmp(zone, region, rl) != 0 || zl <= rl || !islower((unsigned char)zone[zl - 1]))
+		return false;
+	if (zl == rl + 1)
+		return true;
+	return zone[rl] == '-' &&
+	       strspn(zone + rl + 1, "abcdefghijklmnopqrstuvwxyz0123456789-") == zl - rl - 1;
+}
+
 static void check_provider(struct checker *c)
 {
 	const struct spec *spec = c->spec;
 	const struct ynode *p = spec->provider.node;
+	const char *region = spec->provider.region;
+	char *derived = NULL;
 	bool aws;
 	size_t i;
 
 	if (!spec->provider.name)
 		return;
 	aws = strcmp(spec->provider.name, "aws") == 0;
-	if (aws && spec->provider.region && !aws_region_ok(spec->provider.region))
+	if (aws && region && !aws_region_ok(region)) {
 		diag_hint(at(c, DIAG_ERROR, spec_value_node(p, "region"),
-			     "provider.region '%s' is not an AWS region name",
-			     spec->provider.region),
+			     "provider.region '%s' is not an AWS region name", region),
 			  "write a region like us-east-1 or eu-west-2");
-	if (!spec->provider.region)
 		return;
-	for (i = 0; i < spec->provider.nzones; i++) {
-		const struct spec_ref *z = &spec->provider.zones[i];
-		size_t rl = strlen(spec->provider.region);
-
-		if (strncmp(z->name, spec->provider.region, rl) != 0 || !z->name[rl])
-			diag_hint(
-			    at(c, DIAG_ERROR, z->node ? z->node : p,
-			       "zone '%s' is not in region '%s'", z->name, spec->provider.region),
-			    "a zone is its region and a letter, like %sa", spec->provider.region);
 	}
+	/* Without a region (AWS_REGION decides at plan time) the zones still name one. */
+	if (!region && spec->provider.nzones > 0) {
+		const char *z = spec->provider.zones[0].name;
+
+		derived = xstrndup(z, strlen(z) ? strlen(z) - 1 : 0);
+		region = derived;
+		if (aws && !aws_region_ok(region)) {
+			diag_hint(at(c, DIAG_ERROR, spec->provider.zones[0].node,
+				     "provider.zone '%s' is not an AWS availability zone", z),
+				  "write a zone like us-east-1a, and set provider.region");
+			goto out;
+		}
+	}
+	for (i = 0; region && i < spec->provider.nzones; i++) {
+		const struct spec_ref *z = &spec->provider.zones[i];
+
+		if (!zone_in_region(z->name, region))
+			diag_hint(at(c, DIAG_ERROR, z->node ? z->node : p,
+				     "zone '%s' is not in region '%s'", z->name, region),
+				  "a zone is its region and a letter, like %sa", region);
+	}
+out:
+	free(derived);
 }
 
 static void check_fabric(struct checker *c)
@@ -179,7 +206,7 @@ static void check_groups(struct checker *c)
 				    "define it under iam.roles");
 			free(rpath);
 		}
-		if (aws && !g->image && !(spec->broken & SPEC_BROKEN_PROVIDER))
+		if (aws && !ynode_get(g->node, "image") && !(spec->broken & SPEC_BROKEN_PROVIDER))
 			diag_hint(at(c, DIAG_ERROR, g->node,
 				     "%s needs an image on the aws provider", path),
 				  "add image: ami-... (an AMI in %s)",
@@ -237,9 +264,9 @@ static void check_stores(struct checker *c)
 					    "define it under storage: with tier: object");
 			else if (src->tier != TIER_OBJECT)
 				diag_hint(at(c, DIAG_ERROR, s->import.node,
-					     "%s.import: '%s' is a %s store; imports come from an "
+					     "%s.import: '%s' is %s store; imports come from an "
 					     "object store",
-					     path, src->name, spec_tier_name(src->tier)),
+					     path, src->name, spec_tier_with_article(src->tier)),
 					  "import from a store with tier: object");
 			free(ipath);
 		}
@@ -249,13 +276,15 @@ static void check_stores(struct checker *c)
 				  "add versioning: true, or remove expire_noncurrent_after");
 		if (s->tier != TIER_LUSTRE)
 			check_unencrypted(c, s->node, path, s->encrypted, s->allow_unencrypted);
-		for (j = 0; j < i && s->mount && ynode_get(s->node, "mount"); j++) {
+		for (j = 0; j < i && s->mount; j++) {
 			const struct spec_store *o = &spec->stores[j];
 
 			if (o->mount && strcmp(o->mount, s->mount) == 0)
-				at(c, DIAG_ERROR, ynode_get(s->node, "mount"),
-				   "%s.mount: %s is already the mount point of store '%s'", path,
-				   s->mount, o->name);
+				diag_hint(
+				    at(c, DIAG_ERROR, spec_value_node(s->node, "mount"),
+				       "%s.mount: %s is already the mount point of store '%s'",
+				       path, s->mount, o->name),
+				    "give each file system its own mount:");
 		}
 		free(path);
 	}
