@@ -12,10 +12,20 @@
 int cmd_validate(int argc, char **argv, struct cli *cli);
 int cmd_version(int argc, char **argv, struct cli *cli);
 int cmd_help(int argc, char **argv, struct cli *cli);
+int cmd_state(int argc, char **argv, struct cli *cli);
+int cmd_log(int argc, char **argv, struct cli *cli);
+int cmd_show(int argc, char **argv, struct cli *cli);
+int cmd_workspace(int argc, char **argv, struct cli *cli);
+int cmd_force_unlock(int argc, char **argv, struct cli *cli);
 
 extern const struct cmd_info cmd_validate_info;
 extern const struct cmd_info cmd_version_info;
 extern const struct cmd_info cmd_help_info;
+extern const struct cmd_info cmd_state_info;
+extern const struct cmd_info cmd_log_info;
+extern const struct cmd_info cmd_show_info;
+extern const struct cmd_info cmd_workspace_info;
+extern const struct cmd_info cmd_force_unlock_info;
 
 /* From main.c, for `kiln help`. */
 const struct cmd_info *cmd_find_info(const char *name);

@@ -21,6 +21,11 @@ static const struct command {
 	const struct cmd_info *info;
 } commands[] = {
     {"validate", cmd_validate, &cmd_validate_info},
+    {"state", cmd_state, &cmd_state_info},
+    {"log", cmd_log, &cmd_log_info},
+    {"show", cmd_show, &cmd_show_info},
+    {"workspace", cmd_workspace, &cmd_workspace_info},
+    {"force-unlock", cmd_force_unlock, &cmd_force_unlock_info},
     {"version", cmd_version, &cmd_version_info},
     {"help", cmd_help, &cmd_help_info},
 };
@@ -33,16 +38,12 @@ static const struct reserved {
     {"plan", "show what apply would change, its cost and its IAM delta"},
     {"apply", "make the cloud match the spec, recording a state commit"},
     {"destroy", "remove everything a workspace created (retained stores kept)"},
-    {"show", "render a saved plan or a state commit"},
-    {"state", "list, show, remove, pull and push recorded resources"},
-    {"log", "the history of applies: who applied what and when"},
     {"graph", "the resource graph in Graphviz DOT"},
     {"cost", "hourly and monthly cost of a spec"},
     {"audit", "policy findings over a spec or a plan"},
     {"iam-policy", "the minimal IAM policy kiln needs to apply a spec"},
     {"reap", "destroy workspaces whose TTL has passed"},
     {"init", "start a spec from a template"},
-    {"force-unlock", "remove a stale workspace lock"},
 };
 
 const struct cmd_info *cmd_find_info(const char *name)
@@ -80,7 +81,8 @@ void cmd_print_main_help(FILE *out)
 		fprintf(out, "  %-14s %s\n", reserved[i].name, reserved[i].summary);
 	fprintf(out, "\nGlobal options (before or after the command):\n");
 	cli_print_options(out, cli_global_options, cli_global_noptions);
-	fprintf(out, "      --version               print the version and exit\n"
+	fprintf(out, "\nBefore the command only:\n"
+		     "      --version               print the version and exit\n"
 		     "\nRun 'kiln help COMMAND' for a command's options; the spec format is in "
 		     "kiln-spec(5).\n");
 }

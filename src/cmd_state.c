@@ -1,0 +1,401 @@
+/*
+ * cmd_state.c - `kiln state list|show|rm|pull|push`: read and edit the
+ * recorded state of a workspace. Every edit is a commit, made under the
+ * workspace lock, on top of the head it read.
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "cmd_store.h"
+#include "cmds.h"
+#include "crypt.h"
+#include "state.h"
+
+enum {
+	OPT_JSON = 1,
+	OPT_SHOW_SENSITIVE,
+	OPT_ALLOW_PLAINTEXT,
+};
+
+static const struct cli_option options[] = {
+    CMD_OPT_STATE,
+    CMD_OPT_WORKSPACE,
+    CMD_OPT_LOCK_TIMEOUT,
+    {"json", 0, false, OPT_JSON, NULL, "list and show: print JSON"},
+    {"show-sensitive", 0, false, OPT_SHOW_SENSITIVE, NULL,
+     "show: decrypt sensitive values (needs KILN_STATE_KEY)"},
+    {"allow-plaintext-secrets", 0, false, OPT_ALLOW_PLAINTEXT, NULL,
+     "push: store sensitive values unencrypted when no key is set"},
+};
+
+const struct cmd_info cmd_state_info = {
+    .name = "state",
+    .usage = "list | show ADDRESS | rm ADDRESS... | pull | push FILE  [OPTIONS]",
+    .summary = "list, show, remove, pull and push recorded resources",
+    .description = "Read and edit the state recorded for a workspace (a branch of the state\n"
+		   "repository holding state.json).\n\n"
+		   "  list            the addresses of the recorded resources\n"
+		   "  show ADDRESS    one resource; sensitive values as (sensitive)\n"
+		   "  rm ADDRESS...   forget resources (the cloud is not touched); one commit\n"
+		   "  pull            print state.json as recorded\n"
+		   "  push FILE       record FILE as the new state: same lineage and cluster,\n"
+		   "                  a higher serial; sensitive values are encrypted\n\n"
+		   "rm and push take the workspace lock and commit on top of the head they read.",
+    .options = options,
+    .noptions = sizeof(options) / sizeof(options[0]),
+    .see_also = "kiln-state(1), kiln-log(1), kiln-workspace(1)",
+};
+
+struct state_cmd {
+	struct cli *cli;
+	struct store_flags flags;
+	bool json;
+	bool show_sensitive;
+	bool allow_plaintext;
+	struct store *store;
+	struct workspace *ws;
+};
+
+static void print_json(json_t *v)
+{
+	json_dumpf(v, stdout, JSON_INDENT(2) | JSON_SORT_KEYS);
+	fputc('\n', stdout);
+}
+
+static int state_list(struct state_cmd *c)
+{
+	struct kiln_error err;
+	json_t *res, *arr;
+	const char *addr;
+	json_t *r;
+	void *tmp;
+
+	if (workspace_require(c->ws, &err) < 0) {
+		cmd_report(c->cli, &err);
+		return KILN_EXIT_ERROR;
+	}
+	res = state_resources(c->ws->state);
+	arr = json_array();
+	/* jansson iterates in insertion order; state.json is written with sorted keys. */
+	json_object_foreach_safe(res, tmp, addr, r)
+	{
+		if (c->json)
+			json_array_append_new(
+			    arr, json_pack("{s:s, s:O, s:O}", "address", addr, "type",
+					   json_object_get(r, "type"), "id",
+					   json_object_get(r, "id") ? json_object_get(r, "id")
+								    : json_null()));
+		else
+			printf("%s\n", addr);
+	}
+	if (c->json)
+		print_json(arr);
+	json_decref(arr);
+	return KILN_EXIT_OK;
+}
+
+static void no_such_resource(struct state_cmd *c, const char *addr)
+{
+	json_t *res = state_resources(c->ws->state);
+	size_t n = json_object_size(res), i = 0;
+	const char **names = xcalloc(n + 1, sizeof(*names)), *near, *k;
+	json_t *v;
+
+	json_object_foreach(res, k, v) names[i++] = k;
+	near = str_closest(addr, names, n);
+	if (near)
+		cli_error(c->cli, NULL, "no resource '%s' in workspace '%s'; did you mean '%s'?",
+			  addr, c->ws->name, near);
+	else
+		cli_error(c->cli, "`kiln state list` shows what is recorded",
+			  "no resource '%s' in workspace '%s'", addr, c->ws->name);
+	free(names);
+}
+
+static int state_show(struct state_cmd *c, const char *addr)
+{
+	struct kiln_error err;
+	struct crypt_key key;
+	int have_key = 0;
+	json_t *view;
+	int ret = KILN_EXIT_ERROR;
+
+	if (workspace_require(c->ws, &err) < 0) {
+		cmd_report(c->cli, &err);
+		return KILN_EXIT_ERROR;
+	}
+	if (!json_object_get(state_resources(c->ws->state), addr)) {
+		no_such_resource(c, addr);
+		return KILN_EXIT_ERROR;
+	}
+	if (c->show_sensitive) {
+		have_key = crypt_key_load(&key, &err);
+		if (have_key < 0) {
+			cmd_report(c->cli, &err);
+			return KILN_EXIT_ERROR;
+		}
+		if (have_key == 0) {
+			cli_error(c->cli, "set KILN_STATE_KEY or KILN_STATE_KEY_FILE",
+				  "--show-sensitive needs the state key");
+			return KILN_EXIT_ERROR;
+		}
+	}
+	view = state_resource_view(c->ws->state, addr, have_key ? &key : NULL, c->show_sensitive,
+				   &err);
+	if (have_key)
+		crypt_key_wipe(&key);
+	if (!view) {
+		cmd_report(c->cli, &err);
+		return KILN_EXIT_ERROR;
+	}
+	if (c->json) {
+		print_json(view);
+	} else {
+		const char *k;
+		json_t *v;
+
+		printf("# %s\n", addr);
+		json_object_foreach(view, k, v)
+		{
+			char *s = json_dumps(v, JSON_ENCODE_ANY | JSON_SORT_KEYS | JSON_COMPACT);
+
+			printf("%-10s %s\n", k, s);
+			free(s);
+		}
+	}
+	json_decref(view);
+	ret = KILN_EXIT_OK;
+	return ret;
+}
+
+static int state_pull(struct state_cmd *c)
+{
+	struct kiln_error err;
+	char *text;
+
+	if (workspace_require(c->ws, &err) < 0) {
+		cmd_report(c->cli, &err);
+		return KILN_EXIT_ERROR;
+	}
+	text = state_canonical(c->ws->state);
+	fputs(text, stdout);
+	free(text);
+	return KILN_EXIT_OK;
+}
+
+static int lock_workspace(struct state_cmd *c, const char *operation)
+{
+	struct lock_options lo = {operation, c->flags.lock_timeout};
+	struct kiln_error err;
+
+	if (workspace_lock(c->ws, &lo, &err) < 0) {
+		cmd_report(c->cli, &err);
+		return -1;
+	}
+	return 0;
+}
+
+static int state_rm(struct state_cmd *c, char **addrs, int n)
+{
+	struct kiln_error err;
+	struct strbuf summary = {0};
+	json_t *next;
+	char *label;
+	int i, ret = KILN_EXIT_ERROR;
+
+	if (workspace_require(c->ws, &err) < 0) {
+		cmd_report(c->cli, &err);
+		return KILN_EXIT_ERROR;
+	}
+	if (lock_workspace(c, "state rm") < 0)
+		return KILN_EXIT_ERROR;
+	if (workspace_require(c->ws, &err) < 0) {
+		cmd_report(c->cli, &err);
+		return KILN_EXIT_ERROR;
+	}
+	next = json_deep_copy(c->ws->state);
+	for (i = 0; i < n; i++) {
+		if (!json_object_get(state_resources(next), addrs[i])) {
+			no_such_resource(c, addrs[i]);
+			goto out;
+		}
+		json_object_del(state_resources(next), addrs[i]);
+	}
+	label = workspace_label(c->ws, next);
+	sb_addf(&summary, "state rm: %s%s %s", addrs[0], n > 1 ? " and more" : "", label);
+	free(label);
+	{
+		struct strbuf trailer = {0};
+		const char *extra[1];
+
+		sb_adds(&trailer, "Kiln-Removed:");
+		for (i = 0; i < n; i++)
+			sb_addf(&trailer, " %s", addrs[i]);
+		extra[0] = trailer.buf;
+		if (workspace_commit(c->ws, next, false, summary.buf, extra, 1, &err) < 0) {
+			sb_release(&trailer);
+			cmd_report(c->cli, &err);
+			goto out;
+		}
+		sb_release(&trailer);
+	}
+	for (i = 0; i < n; i++)
+		printf("removed %s\n", addrs[i]);
+	ret = KILN_EXIT_OK;
+out:
+	json_decref(next);
+	sb_release(&summary);
+	return ret;
+}
+
+static int state_push(struct state_cmd *c, const char *file)
+{
+	struct kiln_error err;
+	struct crypt_key key;
+	int have_key, ret = KILN_EXIT_ERROR;
+	char *text = NULL, *label = NULL, *summary = NULL;
+	size_t len = 0;
+	json_t *doc = NULL;
+
+	if (file_read_all(file, 64 * 1024 * 1024, &text, &len, &err) < 0 ||
+	    state_parse(&doc, text, len, file, &err) < 0) {
+		cmd_report(c->cli, &err);
+		goto out;
+	}
+	have_key = crypt_key_load(&key, &err);
+	if (have_key < 0) {
+		cmd_report(c->cli, &err);
+		goto out;
+	}
+	if (state_seal(doc, have_key ? &key : NULL, c->allow_plaintext, &err) < 0) {
+		if (have_key)
+			crypt_key_wipe(&key);
+		cmd_report(c->cli, &err);
+		goto out;
+	}
+	if (have_key)
+		crypt_key_wipe(&key);
+	if (lock_workspace(c, "state push") < 0)
+		goto out;
+	if (c->ws->exists) {
+		const json_t *cur = c->ws->state;
+		const char *cc = state_cluster(cur), *fc = state_cluster(doc);
+
+		if (strcmp(state_lineage(cur), state_lineage(doc)) != 0) {
+			cli_error(c->cli, "pull the workspace's state, edit it and push that",
+				  "%s has lineage %s, but workspace '%s' has lineage %s: they are "
+				  "different histories",
+				  file, state_lineage(doc), c->ws->name, state_lineage(cur));
+			goto out;
+		}
+		if (cc && (!fc || strcmp(cc, fc) != 0)) {
+			cli_error(
+			    c->cli, NULL,
+			    "%s is the state of cluster '%s', but workspace '%s' holds cluster "
+			    "'%s'",
+			    file, fc ? fc : "(none)", c->ws->name, cc);
+			goto out;
+		}
+		if (state_serial(doc) <= state_serial(cur)) {
+			cli_error(
+			    c->cli, "pull, edit and push again; or another run changed it first",
+			    "%s has serial %lld, but workspace '%s' is already at serial %lld",
+			    file, (long long)state_serial(doc), c->ws->name,
+			    (long long)state_serial(cur));
+			goto out;
+		}
+	}
+	label = workspace_label(c->ws, doc);
+	summary = xasprintf("state push: serial %lld %s", (long long)state_serial(doc), label);
+	if (workspace_commit(c->ws, doc, true, summary, NULL, 0, &err) < 0) {
+		cmd_report(c->cli, &err);
+		goto out;
+	}
+	printf("pushed serial %lld to workspace '%s'\n", (long long)state_serial(doc), c->ws->name);
+	ret = KILN_EXIT_OK;
+out:
+	free(summary);
+	free(label);
+	json_decref(doc);
+	free(text);
+	return ret;
+}
+
+int cmd_state(int argc, char **argv, struct cli *cli)
+{
+	static const char *const subs[] = {"list", "show", "rm", "pull", "push"};
+	struct state_cmd c = {.cli = cli};
+	struct cli_parser p;
+	struct kiln_error err;
+	const char *sub;
+	char **ops;
+	int opt, nops, ret = KILN_EXIT_ERROR;
+
+	cli_parser_init(&p, cli, &cmd_state_info, argc, argv);
+	while ((opt = cli_next(&p)) != CLI_DONE) {
+		int h;
+
+		if (opt == CLI_EXIT) {
+			ret = p.exit_code;
+			goto out;
+		}
+		h = store_flags_handle(&c.flags, cli, opt, p.optarg);
+		if (h < 0)
+			goto out;
+		if (h)
+			continue;
+		c.json |= opt == OPT_JSON;
+		c.show_sensitive |= opt == OPT_SHOW_SENSITIVE;
+		c.allow_plaintext |= opt == OPT_ALLOW_PLAINTEXT;
+	}
+	ops = argv + p.optind;
+	nops = argc - p.optind;
+	if (nops == 0) {
+		cli_error(cli, "see 'kiln help state'", "which one: list, show, rm, pull or push?");
+		goto out;
+	}
+	sub = ops[0];
+	if (!(strcmp(sub, "show") == 0 && nops == 2) && !(strcmp(sub, "rm") == 0 && nops >= 2) &&
+	    !(strcmp(sub, "push") == 0 && nops == 2) &&
+	    !((strcmp(sub, "list") == 0 || strcmp(sub, "pull") == 0) && nops == 1)) {
+		const char *near = str_closest(sub, subs, ARRAY_SIZE(subs));
+		size_t i;
+		bool known = false;
+
+		for (i = 0; i < ARRAY_SIZE(subs); i++)
+			known |= strcmp(sub, subs[i]) == 0;
+		if (known)
+			cli_error(cli, "see 'kiln help state'", "usage: kiln state %s%s", sub,
+				  strcmp(sub, "show") == 0   ? " ADDRESS"
+				  : strcmp(sub, "rm") == 0   ? " ADDRESS..."
+				  : strcmp(sub, "push") == 0 ? " FILE"
+							     : "");
+		else if (near)
+			cli_error(cli, NULL, "'%s' is not a state command; did you mean '%s'?", sub,
+				  near);
+		else
+			cli_error(cli, "use list, show, rm, pull or push",
+				  "'%s' is not a state command", sub);
+		goto out;
+	}
+	if (store_flags_open(&c.flags, cli, &c.store, &c.ws) < 0)
+		goto out;
+	if (strcmp(sub, "list") == 0)
+		ret = state_list(&c);
+	else if (strcmp(sub, "show") == 0)
+		ret = state_show(&c, ops[1]);
+	else if (strcmp(sub, "pull") == 0)
+		ret = state_pull(&c);
+	else if (strcmp(sub, "rm") == 0)
+		ret = state_rm(&c, ops + 1, nops - 1);
+	else
+		ret = state_push(&c, ops[1]);
+out:
+	if (workspace_close(c.ws, &err) < 0) {
+		cmd_report(cli, &err);
+		ret = KILN_EXIT_ERROR;
+	}
+	store_free(c.store);
+	cli_parser_release(&p);
+	return ret;
+}

@@ -1,0 +1,55 @@
+/*
+ * cmd_store.c - see cmd_store.h.
+ */
+#include "cmd_store.h"
+
+#include <stdio.h>
+
+int store_flags_handle(struct store_flags *f, const struct cli *cli, int id, const char *arg)
+{
+	switch (id) {
+	case OPT_STATE:
+		f->state = arg;
+		return 1;
+	case OPT_WORKSPACE:
+		f->workspace = arg;
+		return 1;
+	case OPT_LOCK_TIMEOUT:
+		if (duration_parse(arg, &f->lock_timeout) < 0) {
+			cli_error(cli, "write a duration like 30s, 5m or 1h",
+				  "--lock-timeout '%s' is not a duration", arg);
+			return -1;
+		}
+		return 1;
+	default:
+		return 0;
+	}
+}
+
+void cmd_report(const struct cli *cli, const struct kiln_error *err)
+{
+	fprintf(stderr, "%s: %s: %s\n", cli->prog, cli->cmd, err->msg);
+	if (err->hint[0])
+		fprintf(stderr, "  hint: %s\n", err->hint);
+}
+
+int store_flags_open(const struct store_flags *f, const struct cli *cli, struct store **s,
+		     struct workspace **w)
+{
+	struct kiln_error err;
+
+	*s = NULL;
+	if (w)
+		*w = NULL;
+	if (store_open(s, f->state, &err) < 0) {
+		cmd_report(cli, &err);
+		return -1;
+	}
+	if (w && workspace_open(w, *s, f->workspace, &err) < 0) {
+		cmd_report(cli, &err);
+		store_free(*s);
+		*s = NULL;
+		return -1;
+	}
+	return 0;
+}

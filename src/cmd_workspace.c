@@ -1,0 +1,262 @@
+/*
+ * cmd_workspace.c - `kiln workspace list|new|delete` and `kiln force-unlock`.
+ * A workspace is a branch of the state repository; its lock is a ref beside it.
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "cmd_store.h"
+#include "cmds.h"
+#include "lock.h"
+#include "state.h"
+
+enum {
+	OPT_FORCE = 1,
+};
+
+static const struct cli_option ws_options[] = {
+    CMD_OPT_STATE,
+    CMD_OPT_WORKSPACE,
+    CMD_OPT_LOCK_TIMEOUT,
+};
+
+const struct cmd_info cmd_workspace_info = {
+    .name = "workspace",
+    .usage = "list | new NAME | delete NAME  [OPTIONS]",
+    .summary = "list, create and delete workspaces (branches of the state repository)",
+    .description = "  list          every workspace, the selected one (-w, KILN_WORKSPACE, or\n"
+		   "                default) marked with *, and who holds its lock, if anyone\n"
+		   "  new NAME      create a workspace with an empty state (one commit)\n"
+		   "  delete NAME   delete a workspace whose state holds no resources\n\n"
+		   "Names are 1 to 64 of letters, digits, '.', '_' and '-'.",
+    .options = ws_options,
+    .noptions = sizeof(ws_options) / sizeof(ws_options[0]),
+    .see_also = "kiln-workspace(1), kiln-state(1)",
+};
+
+static const struct cli_option unlock_options[] = {
+    CMD_OPT_STATE,
+    CMD_OPT_WORKSPACE,
+    {"force", 0, false, OPT_FORCE, NULL, "remove the lock even though its lease is live"},
+};
+
+const struct cmd_info cmd_force_unlock_info = {
+    .name = "force-unlock",
+    .usage = "LOCK_ID [-w WORKSPACE] [--force] [--state URL|PATH]",
+    .summary = "remove a stale workspace lock",
+    .description = "Remove the lock of a workspace whose holder is gone. LOCK_ID must be the\n"
+		   "id of the lock now held (the error that reported the lock names it), so\n"
+		   "a lock taken since cannot be removed by mistake. A lock whose lease is\n"
+		   "still being renewed is refused unless --force.",
+    .options = unlock_options,
+    .noptions = sizeof(unlock_options) / sizeof(unlock_options[0]),
+    .see_also = "kiln-force-unlock(1)",
+};
+
+static int ws_list(struct store *s, const char *selected, const struct cli *cli)
+{
+	struct kiln_error err;
+	char **names;
+	size_t n, i;
+	const char *env = getenv("KILN_WORKSPACE");
+
+	if (!selected)
+		selected = env && *env ? env : WORKSPACE_DEFAULT;
+	if (store_ref_list(s, "refs/heads/", &names, &n, &err) < 0) {
+		cmd_report(cli, &err);
+		return KILN_EXIT_ERROR;
+	}
+	for (i = 0; i < n; i++) {
+		struct lock_info info;
+		git_oid oid;
+		int held = lock_read(s, names[i], &info, &oid, &err);
+
+		printf("%c %s", strcmp(names[i], selected) == 0 ? '*' : ' ', names[i]);
+		if (held == 0) {
+			char *who = lock_info_describe(&info);
+
+			printf("  (locked by %s%s)", who,
+			       lock_info_expired(&info) ? ", stale" : "");
+			free(who);
+			lock_info_release(&info);
+		}
+		putchar('\n');
+	}
+	store_names_free(names, n);
+	return KILN_EXIT_OK;
+}
+
+static int ws_new(struct store *s, const char *name, const struct cli *cli)
+{
+	struct workspace *w = NULL;
+	struct kiln_error err;
+	json_t *st = NULL;
+	char *summary = NULL;
+	int ret = KILN_EXIT_ERROR;
+
+	if (workspace_open(&w, s, name, &err) < 0) {
+		cmd_report(cli, &err);
+		return KILN_EXIT_ERROR;
+	}
+	if (w->exists) {
+		cli_error(cli, "`kiln workspace list` shows the workspaces",
+			  "workspace '%s' already exists", name);
+		goto out;
+	}
+	st = state_new(NULL, name, NULL);
+	summary = xasprintf("workspace new: %s", name);
+	if (workspace_commit(w, st, false, summary, NULL, 0, &err) < 0) {
+		cmd_report(cli, &err);
+		goto out;
+	}
+	printf("created workspace '%s'\n", name);
+	ret = KILN_EXIT_OK;
+out:
+	free(summary);
+	json_decref(st);
+	workspace_close(w, NULL);
+	return ret;
+}
+
+static int ws_delete(struct store *s, const char *name, int64_t timeout, const struct cli *cli)
+{
+	struct workspace *w = NULL;
+	struct kiln_error err;
+	struct lock_options lo = {"workspace delete", timeout};
+	int ret = KILN_EXIT_ERROR;
+	size_t n;
+
+	if (workspace_open(&w, s, name, &err) < 0 || workspace_require(w, &err) < 0 ||
+	    workspace_lock(w, &lo, &err) < 0 || workspace_require(w, &err) < 0) {
+		cmd_report(cli, &err);
+		goto out;
+	}
+	n = state_resource_count(w->state);
+	if (n > 0) {
+		cli_error(cli, "destroy them first, or forget them with `kiln state rm`",
+			  "workspace '%s' still records %zu resource%s", name, n,
+			  n == 1 ? "" : "s");
+		goto out;
+	}
+	if (workspace_delete_branch(w, &err) < 0) {
+		cmd_report(cli, &err);
+		goto out;
+	}
+	printf("deleted workspace '%s' (its history stays in the repository's objects until git "
+	       "gc)\n",
+	       name);
+	ret = KILN_EXIT_OK;
+out:
+	if (workspace_close(w, &err) < 0 && ret == KILN_EXIT_OK) {
+		cmd_report(cli, &err);
+		ret = KILN_EXIT_ERROR;
+	}
+	return ret;
+}
+
+int cmd_workspace(int argc, char **argv, struct cli *cli)
+{
+	struct store_flags flags = {0};
+	struct cli_parser p;
+	struct store *s = NULL;
+	const char *sub;
+	int opt, nops, ret = KILN_EXIT_ERROR;
+	char **ops;
+
+	cli_parser_init(&p, cli, &cmd_workspace_info, argc, argv);
+	while ((opt = cli_next(&p)) != CLI_DONE) {
+		if (opt == CLI_EXIT) {
+			ret = p.exit_code;
+			goto out;
+		}
+		if (store_flags_handle(&flags, cli, opt, p.optarg) < 0)
+			goto out;
+	}
+	ops = argv + p.optind;
+	nops = argc - p.optind;
+	sub = nops ? ops[0] : "list";
+	if (!((strcmp(sub, "list") == 0 && nops <= 1) ||
+	      ((strcmp(sub, "new") == 0 || strcmp(sub, "delete") == 0) && nops == 2))) {
+		static const char *const subs[] = {"list", "new", "delete"};
+		const char *near = str_closest(sub, subs, 3);
+
+		if (strcmp(sub, "new") == 0 || strcmp(sub, "delete") == 0)
+			cli_error(cli, NULL, "usage: kiln workspace %s NAME", sub);
+		else if (near && strcmp(near, sub) != 0)
+			cli_error(cli, NULL, "'%s' is not a workspace command; did you mean '%s'?",
+				  sub, near);
+		else
+			cli_error(cli, "use list, new NAME or delete NAME",
+				  "'%s' is not a workspace command", sub);
+		goto out;
+	}
+	if (nops == 2 && !store_workspace_name_ok(ops[1])) {
+		cli_error(cli, "use 1 to 64 of letters, digits, '.', '_' and '-'",
+			  "'%s' is not a workspace name", ops[1]);
+		goto out;
+	}
+	if (store_flags_open(&flags, cli, &s, NULL) < 0)
+		goto out;
+	{
+		struct kiln_error err;
+
+		if (store_sync(s, &err) < 0) {
+			cmd_report(cli, &err);
+			goto out;
+		}
+	}
+	if (strcmp(sub, "list") == 0)
+		ret = ws_list(s, flags.workspace, cli);
+	else if (strcmp(sub, "new") == 0)
+		ret = ws_new(s, ops[1], cli);
+	else
+		ret = ws_delete(s, ops[1], flags.lock_timeout, cli);
+out:
+	store_free(s);
+	cli_parser_release(&p);
+	return ret;
+}
+
+int cmd_force_unlock(int argc, char **argv, struct cli *cli)
+{
+	struct store_flags flags = {0};
+	struct cli_parser p;
+	struct store *s = NULL;
+	struct kiln_error err;
+	bool force = false;
+	const char *ws, *env = getenv("KILN_WORKSPACE");
+	int opt, ret = KILN_EXIT_ERROR;
+
+	cli_parser_init(&p, cli, &cmd_force_unlock_info, argc, argv);
+	while ((opt = cli_next(&p)) != CLI_DONE) {
+		if (opt == CLI_EXIT) {
+			ret = p.exit_code;
+			goto out;
+		}
+		if (store_flags_handle(&flags, cli, opt, p.optarg) < 0)
+			goto out;
+		force |= opt == OPT_FORCE;
+	}
+	if (argc - p.optind != 1) {
+		cli_error(cli, "the error that reported the lock names its id",
+			  "needs one LOCK_ID");
+		goto out;
+	}
+	ws = flags.workspace ? flags.workspace : env && *env ? env : WORKSPACE_DEFAULT;
+	if (!store_workspace_name_ok(ws)) {
+		cli_error(cli, NULL, "'%s' is not a workspace name", ws);
+		goto out;
+	}
+	if (store_flags_open(&flags, cli, &s, NULL) < 0)
+		goto out;
+	if (lock_force_unlock(s, ws, argv[p.optind], force, &err) < 0) {
+		cmd_report(cli, &err);
+		goto out;
+	}
+	printf("removed lock %s of workspace '%s'\n", argv[p.optind], ws);
+	ret = KILN_EXIT_OK;
+out:
+	store_free(s);
+	cli_parser_release(&p);
+	return ret;
+}

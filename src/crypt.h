@@ -1,0 +1,71 @@
+/*
+ * crypt.h - the state key and sealed values (AES-256-GCM envelopes).
+ *
+ * Sensitive attributes never reach the state repository in plaintext: they are
+ * replaced by an envelope that names the key (by id, never by value), the
+ * nonce and the ciphertext. The additional authenticated data binds each
+ * envelope to its place ("aws_db.main/password"), so a sealed value copied to
+ * another attribute or resource fails to open instead of leaking there.
+ *
+ * This file owns the key and the envelope format; it knows nothing about the
+ * shape of a state document (state.c does) or about git.
+ */
+#ifndef KILN_CRYPT_H
+#define KILN_CRYPT_H
+
+#include <stdbool.h>
+
+#include <jansson.h>
+
+#include "util.h"
+
+#define CRYPT_KEY_LEN 32
+#define CRYPT_KID_LEN 16
+
+struct crypt_key {
+	unsigned char key[CRYPT_KEY_LEN]; /* the secret; wipe with crypt_key_wipe */
+	char kid[CRYPT_KID_LEN + 1];	  /* 16 lowercase hex chars + NUL; safe to show */
+};
+
+/*
+ * Load from KILN_STATE_KEY (base64 of exactly 32 bytes) or KILN_STATE_KEY_FILE
+ * (a file holding that base64 text, surrounding whitespace trimmed).
+ * KILN_STATE_KEY wins when both are set; a variable set to the empty string
+ * counts as set (and invalid), so a CI secret that did not arrive is reported
+ * rather than silently ignored.
+ *
+ * Returns 1 and fills k when a key is configured, 0 when neither variable is
+ * set, -1 with err (naming the variable and the problem) when one is set but
+ * invalid.
+ */
+int crypt_key_load(struct crypt_key *k, struct kiln_error *err);
+
+/* Same from a base64 string (surrounding whitespace trimmed). 1 or -1. */
+int crypt_key_from_base64(struct crypt_key *k, const char *b64, struct kiln_error *err);
+
+/* Overwrite the key (and its id) with zeros. */
+void crypt_key_wipe(struct crypt_key *k);
+
+/*
+ * Seal a JSON value: the compact, key-sorted JSON text of value, encrypted
+ * with AES-256-GCM under a fresh random 12-byte nonce, aad (NULL means "")
+ * authenticated alongside. Returns a new envelope
+ *   {"kiln_sealed":"AES-256-GCM","kid":"<16 hex>","nonce":"<base64>",
+ *    "ciphertext":"<base64 of ciphertext || 16-byte tag>"}
+ * or NULL with err.
+ */
+json_t *crypt_seal(const struct crypt_key *k, const json_t *value, const char *aad,
+		   struct kiln_error *err);
+
+/*
+ * Open an envelope sealed with crypt_seal under the same key and aad.
+ * Returns the decoded JSON value (new reference) or NULL with err: a
+ * malformed envelope, a different key id, or failed authentication.
+ */
+json_t *crypt_open(const struct crypt_key *k, const json_t *envelope, const char *aad,
+		   struct kiln_error *err);
+
+/* An object with a "kiln_sealed" key: an envelope, well-formed or not. */
+bool crypt_is_sealed(const json_t *v);
+
+#endif

@@ -1,0 +1,74 @@
+/*
+ * lock.h - one writer per workspace: a lock ref with a lease.
+ *
+ * The lock is refs/kiln/locks/<workspace>, created only if absent (for a
+ * remote, pushed without force, so the remote decides who won). It points at
+ * a commit whose message is a JSON body: id, holder, pid, operation, created,
+ * expires. The holder renews the lease from a thread while it works; a holder
+ * that died leaves a lock whose lease runs out, which is then reported as
+ * stale and can be taken over (--lock-timeout) or removed (force-unlock).
+ * SIGINT and SIGTERM release every held lock before the process exits.
+ */
+#ifndef KILN_LOCK_H
+#define KILN_LOCK_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "store.h"
+#include "util.h"
+
+#define LOCK_LEASE_DEFAULT 120 /* seconds; KILN_LOCK_LEASE overrides */
+#define LOCK_RENEW_DEFAULT 30  /* seconds; KILN_LOCK_RENEW overrides */
+
+struct lock_info {
+	char *id;
+	char *holder; /* user@host */
+	long pid;
+	char *operation;
+	char *workspace;
+	int64_t created; /* unix seconds */
+	int64_t expires;
+};
+
+struct lock_options {
+	const char *operation; /* "state push", "apply", ... */
+	int64_t timeout;       /* seconds to wait for a held lock; 0 fails at once */
+};
+
+struct lock;
+
+/* 0 and the lock, or -1 with err naming the holder, the operation and since when. */
+int lock_acquire(struct lock **out, struct store *s, const char *workspace,
+		 const struct lock_options *opts, struct kiln_error *err);
+/* Release and free; safe with NULL. Returns -1 when the lock was lost or could not be removed. */
+int lock_release(struct lock *l, struct kiln_error *err);
+/* True when renewal found the lock taken from us (the lease ran out and someone took over). */
+bool lock_lost(struct lock *l, struct kiln_error *err);
+const char *lock_id(const struct lock *l);
+/* A "Kiln-Lock-Takeover: ..." trailer when this lock replaced a stale one, else NULL. */
+const char *lock_takeover_note(const struct lock *l);
+
+/*
+ * Hold off SIGINT/SIGTERM handling around a step that must finish once begun
+ * (moving a branch); the signal thread waits for it, then releases and exits.
+ */
+void lock_critical_enter(void);
+void lock_critical_leave(void);
+
+/* The current lock of a workspace: 0 held (*info, *oid set), 1 none, -1 error. */
+int lock_read(struct store *s, const char *workspace, struct lock_info *info, git_oid *oid,
+	      struct kiln_error *err);
+void lock_info_release(struct lock_info *info);
+bool lock_info_expired(const struct lock_info *info);
+/* "user@host (pid 42) for 'state push' since 2026-11-29T21:00:00Z, lock 1a2b..." */
+char *lock_info_describe(const struct lock_info *info);
+
+/* Remove a lock by id; a live lease needs force. */
+int lock_force_unlock(struct store *s, const char *workspace, const char *id, bool force,
+		      struct kiln_error *err);
+
+/* ISO 8601 UTC for a unix time, into buf[32]. */
+const char *lock_time_format(int64_t t, char buf[32]);
+
+#endif

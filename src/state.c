@@ -1,0 +1,434 @@
+/*
+ * state.c - see state.h.
+ *
+ * A state document comes back from git, possibly edited by hand or written by
+ * a newer kiln, so it is checked as hostile input: every message names the
+ * document (`where`), the resource and the key, and says what was expected.
+ */
+#include "state.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#define REDACTED "(sensitive)"
+
+/* ---- checking ---- */
+
+enum {
+	T_OBJECT = 1 << 0,
+	T_ARRAY = 1 << 1,
+	T_STRING = 1 << 2,
+	T_INTEGER = 1 << 3,
+	T_NULL = 1 << 4,
+};
+
+static const char *type_name(const json_t *v)
+{
+	switch (json_typeof(v)) {
+	case JSON_OBJECT:
+		return "an object";
+	case JSON_ARRAY:
+		return "an array";
+	case JSON_STRING:
+		return "a string";
+	case JSON_INTEGER:
+		return "an integer";
+	case JSON_REAL:
+		return "a real";
+	case JSON_TRUE:
+	case JSON_FALSE:
+		return "a boolean";
+	case JSON_NULL:
+		return "null";
+	}
+	return "an unknown value";
+}
+
+static bool type_in(const json_t *v, unsigned types)
+{
+	return ((types & T_OBJECT) && json_is_object(v)) ||
+	       ((types & T_ARRAY) && json_is_array(v)) ||
+	       ((types & T_STRING) && json_is_string(v)) ||
+	       ((types & T_INTEGER) && json_is_integer(v)) || ((types & T_NULL) && json_is_null(v));
+}
+
+/*
+ * obj[key] when it has one of the types; prefix starts every message
+ * ("state.json" or "state.json: resource aws_db.main"). A missing optional
+ * key gives NULL without an error.
+ */
+static int member_get(const json_t **out, const json_t *obj, const char *key, unsigned types,
+		      const char *expected, bool required, const char *prefix,
+		      struct kiln_error *err)
+{
+	const json_t *v = json_object_get(obj, key);
+
+	*out = v;
+	if (!v) {
+		if (!required)
+			return 0;
+		kiln_error_set(err, "%s: missing key '%s'", prefix, key);
+		return -1;
+	}
+	if (!type_in(v, types)) {
+		kiln_error_set(err, "%s: wrong type for '%s': expected %s, found %s", prefix, key,
+			       expected, type_name(v));
+		return -1;
+	}
+	return 0;
+}
+
+/* An optional array of strings ("deps", "sensitive"). */
+static int string_array_check(const json_t **out, const json_t *res, const char *key,
+			      const char *prefix, struct kiln_error *err)
+{
+	const json_t *item;
+	size_t i;
+
+	if (member_get(out, res, key, T_ARRAY, "an array of strings", false, prefix, err) < 0)
+		return -1;
+	json_array_foreach(*out, i, item)
+	{
+		if (!json_is_string(item)) {
+			kiln_error_set(err,
+				       "%s: wrong type for '%s[%zu]': expected a string, found %s",
+				       prefix, key, i, type_name(item));
+			return -1;
+		}
+	}
+	return 0;
+}
+
+static int resource_check(const char *address, const json_t *res, const char *where,
+			  struct kiln_error *err)
+{
+	const json_t *v, *attrs, *sens, *item;
+	char *prefix = NULL;
+	size_t i;
+	int ret = -1;
+
+	if (!json_is_object(res)) {
+		kiln_error_set(err, "%s: resource %s is not an object (found %s)", where, address,
+			       type_name(res));
+		return -1;
+	}
+	prefix = xasprintf("%s: resource %s", where, address);
+	if (member_get(&v, res, "type", T_STRING, "a string", true, prefix, err) < 0 ||
+	    member_get(&v, res, "id", T_STRING | T_NULL, "a string or null", false, prefix, err) <
+		0 ||
+	    member_get(&attrs, res, "attrs", T_OBJECT, "an object", true, prefix, err) < 0 ||
+	    string_array_check(&v, res, "deps", prefix, err) < 0 ||
+	    string_array_check(&sens, res, "sensitive", prefix, err) < 0)
+		goto out;
+	json_array_foreach(sens, i, item)
+	{
+		if (!json_object_get(attrs, json_string_value(item))) {
+			kiln_error_set(err, "%s: sensitive attribute '%s' is not in attrs", prefix,
+				       json_string_value(item));
+			goto out;
+		}
+	}
+	ret = 0;
+out:
+	free(prefix);
+	return ret;
+}
+
+int state_check(const json_t *doc, const char *where, struct kiln_error *err)
+{
+	const json_t *version, *serial, *lineage, *resources, *v;
+	const char *address;
+	json_t *res;
+
+	if (!json_is_object(doc)) {
+		kiln_error_set(err, "%s: not a JSON object (found %s)", where, type_name(doc));
+		return -1;
+	}
+	/* First, so a newer layout is reported as newer rather than as broken. */
+	if (member_get(&version, doc, "format_version", T_INTEGER, "an integer", true, where, err) <
+	    0)
+		return -1;
+	if (json_integer_value(version) > STATE_FORMAT_VERSION) {
+		kiln_error_set(err,
+			       "%s: format_version %" JSON_INTEGER_FORMAT
+			       " is newer than this kiln understands (%d)",
+			       where, json_integer_value(version), STATE_FORMAT_VERSION);
+		kiln_error_hint(
+		    err, "upgrade kiln to a version that reads state format %" JSON_INTEGER_FORMAT,
+		    json_integer_value(version));
+		return -1;
+	}
+	if (json_integer_value(version) < 1) {
+		kiln_error_set(err,
+			       "%s: format_version %" JSON_INTEGER_FORMAT
+			       " is not valid; it must be 1 or more",
+			       where, json_integer_value(version));
+		return -1;
+	}
+	if (member_get(&v, doc, "cluster", T_STRING | T_NULL, "a string or null", true, where,
+		       err) < 0 ||
+	    member_get(&v, doc, "workspace", T_STRING, "a string", true, where, err) < 0 ||
+	    member_get(&v, doc, "provider", T_STRING | T_NULL, "a string or null", true, where,
+		       err) < 0 ||
+	    member_get(&serial, doc, "serial", T_INTEGER, "an integer", true, where, err) < 0 ||
+	    member_get(&lineage, doc, "lineage", T_STRING, "a string", true, where, err) < 0 ||
+	    member_get(&resources, doc, "resources", T_OBJECT, "an object", true, where, err) < 0)
+		return -1;
+	if (json_integer_value(serial) < 0) {
+		kiln_error_set(err, "%s: serial is %" JSON_INTEGER_FORMAT "; it must be 0 or more",
+			       where, json_integer_value(serial));
+		return -1;
+	}
+	if (json_string_length(lineage) == 0) {
+		kiln_error_set(err, "%s: lineage is empty", where);
+		return -1;
+	}
+	json_object_foreach((json_t *)resources, address, res)
+	{
+		if (resource_check(address, res, where, err) < 0)
+			return -1;
+	}
+	return 0;
+}
+
+int state_parse(json_t **out, const char *text, size_t len, const char *where,
+		struct kiln_error *err)
+{
+	json_error_t jerr;
+	json_t *doc;
+
+	*out = NULL;
+	doc = json_loadb(text, len, JSON_DECODE_ANY | JSON_REJECT_DUPLICATES, &jerr);
+	if (!doc) {
+		kiln_error_set(err, "%s: not JSON: line %d, column %d: %s", where, jerr.line,
+			       jerr.column, jerr.text);
+		return -1;
+	}
+	if (state_check(doc, where, err) < 0) {
+		json_decref(doc);
+		return -1;
+	}
+	*out = doc;
+	return 0;
+}
+
+/* ---- building and accessors ---- */
+
+static json_t *string_or_null(const char *s)
+{
+	return s ? json_string(s) : json_null();
+}
+
+json_t *state_new(const char *cluster, const char *workspace, const char *provider)
+{
+	char lineage[37];
+	json_t *doc;
+
+	uuid_v4(lineage);
+	doc = json_object();
+	json_object_set_new(doc, "format_version", json_integer(STATE_FORMAT_VERSION));
+	json_object_set_new(doc, "cluster", string_or_null(cluster));
+	json_object_set_new(doc, "workspace", json_string(workspace));
+	json_object_set_new(doc, "provider", string_or_null(provider));
+	json_object_set_new(doc, "serial", json_integer(0));
+	json_object_set_new(doc, "lineage", json_string(lineage));
+	json_object_set_new(doc, "resources", json_object());
+	return doc;
+}
+
+char *state_canonical(const json_t *doc)
+{
+	const size_t flags = JSON_SORT_KEYS | JSON_INDENT(2) | JSON_REAL_PRECISION(17);
+	size_t n = json_dumpb(doc, NULL, 0, flags);
+	char *buf;
+
+	if (n == 0)
+		return NULL;
+	buf = xmalloc(n + 2);
+	if (json_dumpb(doc, buf, n, flags) != n) {
+		free(buf);
+		return NULL;
+	}
+	buf[n] = '\n';
+	buf[n + 1] = '\0';
+	return buf;
+}
+
+const char *state_cluster(const json_t *doc)
+{
+	return json_string_value(json_object_get(doc, "cluster"));
+}
+
+const char *state_lineage(const json_t *doc)
+{
+	return json_string_value(json_object_get(doc, "lineage"));
+}
+
+json_int_t state_serial(const json_t *doc)
+{
+	return json_integer_value(json_object_get(doc, "serial"));
+}
+
+void state_set_serial(json_t *doc, json_int_t serial)
+{
+	json_object_set_new(doc, "serial", json_integer(serial));
+}
+
+json_t *state_resources(const json_t *doc)
+{
+	return json_object_get(doc, "resources");
+}
+
+size_t state_resource_count(const json_t *doc)
+{
+	return json_object_size(state_resources(doc));
+}
+
+/* ---- sensitive attributes ---- */
+
+static bool name_listed(const json_t *names, const char *name)
+{
+	const json_t *item;
+	size_t i;
+
+	json_array_foreach(names, i, item)
+	{
+		if (strcmp(json_string_value(item), name) == 0)
+			return true;
+	}
+	return false;
+}
+
+/* Copy a crypt error under a message that says which value it was about. */
+static void error_wrap(struct kiln_error *err, const struct kiln_error *cause, const char *what,
+		       const char *address, const char *attr)
+{
+	kiln_error_set(err, "%s %s/%s: %s", what, address, attr, cause->msg);
+	if (cause->hint[0])
+		kiln_error_hint(err, "%s", cause->hint);
+}
+
+int state_seal(json_t *doc, const struct crypt_key *key, bool allow_plaintext,
+	       struct kiln_error *err)
+{
+	struct kiln_error cause = {{0}};
+	const char *address;
+	json_t *res;
+	int sealed = 0;
+
+	/* A malformed "sensitive" list would let a secret through unsealed. */
+	if (state_check(doc, "state", err) < 0)
+		return -1;
+	json_object_foreach(state_resources(doc), address, res)
+	{
+		json_t *attrs = json_object_get(res, "attrs");
+		const json_t *item;
+		size_t i;
+
+		json_array_foreach(json_object_get(res, "sensitive"), i, item)
+		{
+			const char *name = json_string_value(item);
+			json_t *v = json_object_get(attrs, name), *env;
+			char *aad;
+
+			if (json_is_null(v) || crypt_is_sealed(v))
+				continue;
+			if (!key) {
+				if (allow_plaintext)
+					continue;
+				kiln_error_set(err,
+					       "resource %s has sensitive attribute '%s' and no "
+					       "KILN_STATE_KEY is set",
+					       address, name);
+				kiln_error_hint(err,
+						"set KILN_STATE_KEY or KILN_STATE_KEY_FILE, or "
+						"pass --allow-plaintext-secrets");
+				return -1;
+			}
+			aad = xasprintf("%s/%s", address, name);
+			env = crypt_seal(key, v, aad, &cause);
+			free(aad);
+			if (!env) {
+				error_wrap(err, &cause, "cannot seal", address, name);
+				return -1;
+			}
+			json_object_set_new(attrs, name, env);
+			sealed++;
+		}
+	}
+	return sealed;
+}
+
+/* Suggest the closest address when the one asked for is not in the state. */
+static void error_no_resource(struct kiln_error *err, const json_t *resources, const char *address)
+{
+	const char **cands = NULL;
+	const char *key, *best;
+	json_t *v;
+	size_t n = 0, cap = 0;
+
+	kiln_error_set(err, "no resource %s in the state", address);
+	json_object_foreach((json_t *)resources, key, v)
+	{
+		*ARRAY_PUSH(cands, n, cap) = key;
+	}
+	best = str_closest(address, cands, n);
+	if (best)
+		kiln_error_hint(err, "did you mean %s?", best);
+	free(cands);
+}
+
+json_t *state_resource_view(const json_t *doc, const char *address, const struct crypt_key *key,
+			    bool reveal, struct kiln_error *err)
+{
+	struct kiln_error cause = {{0}};
+	const json_t *resources = state_resources(doc), *res, *sens;
+	json_t *copy = NULL, *view = NULL, *attrs;
+	void *it;
+
+	res = json_object_get(resources, address);
+	if (!res) {
+		error_no_resource(err, resources, address);
+		return NULL;
+	}
+	if (resource_check(address, res, "state", err) < 0)
+		return NULL;
+	copy = json_deep_copy(res);
+	attrs = json_object_get(copy, "attrs");
+	sens = json_object_get(copy, "sensitive");
+	for (it = json_object_iter(attrs); it; it = json_object_iter_next(attrs, it)) {
+		const char *name = json_object_iter_key(it);
+		json_t *v = json_object_iter_value(it), *opened;
+		char *aad;
+
+		/* A sealed value is a secret even if the list has lost its name. */
+		if (!name_listed(sens, name) && !crypt_is_sealed(v))
+			continue;
+		if (!reveal) {
+			json_object_iter_set_new(attrs, it, json_string(REDACTED));
+			continue;
+		}
+		if (!crypt_is_sealed(v))
+			continue;
+		if (!key) {
+			kiln_error_set(err, "%s/%s is sealed and no KILN_STATE_KEY is set", address,
+				       name);
+			kiln_error_hint(err, "set KILN_STATE_KEY or KILN_STATE_KEY_FILE to the key "
+					     "the state was sealed with");
+			goto out;
+		}
+		aad = xasprintf("%s/%s", address, name);
+		opened = crypt_open(key, v, aad, &cause);
+		free(aad);
+		if (!opened) {
+			error_wrap(err, &cause, "cannot open", address, name);
+			goto out;
+		}
+		json_object_iter_set_new(attrs, it, opened);
+	}
+	view = copy;
+	copy = NULL;
+out:
+	json_decref(copy);
+	return view;
+}

@@ -1,0 +1,79 @@
+/*
+ * state.h - the state document: what kiln believes exists, per workspace.
+ *
+ * Kept as a jansson value, not a struct, so keys a newer kiln adds survive a
+ * round trip through an older one. This file owns the document's shape, its
+ * canonical text and the sealing of sensitive attributes; it knows nothing
+ * about git (the store commits the canonical text) or about providers.
+ *
+ *   {"format_version": 1, "cluster": "prod" | null, "workspace": "default",
+ *    "provider": "aws" | null, "serial": 0, "lineage": "<uuid v4>",
+ *    "resources": {
+ *      "TYPE.NAME": {"type": "TYPE", "id": "..." | null, "attrs": {...},
+ *                    "deps": ["addr", ...], "sensitive": ["attr", ...]}}}
+ *
+ * In a resource, "id", "deps" and "sensitive" may be absent (null, [] and []).
+ */
+#ifndef KILN_STATE_H
+#define KILN_STATE_H
+
+#include <stdbool.h>
+#include <stddef.h>
+
+#include <jansson.h>
+
+#include "crypt.h"
+#include "util.h"
+
+#define STATE_FORMAT_VERSION 1
+
+/*
+ * A new, empty state with serial 0 and a fresh random lineage. cluster and
+ * provider may be NULL (stored as null).
+ */
+json_t *state_new(const char *cluster, const char *workspace, const char *provider);
+
+/*
+ * Parse and check a state document. `where` names it in errors ("state.json
+ * at refs/heads/default (commit 1a2b3c4)", or a path). Returns 0 and *out (a
+ * new reference) or -1 with err.
+ */
+int state_parse(json_t **out, const char *text, size_t len, const char *where,
+		struct kiln_error *err);
+/* The checks state_parse makes, on a document already in memory. 0 or -1. */
+int state_check(const json_t *doc, const char *where, struct kiln_error *err);
+
+/*
+ * Canonical text: sorted keys, 2-space indent, reals with 17 significant
+ * digits, trailing newline. Dumping a parse of the result gives the same
+ * bytes. Caller frees; NULL only if doc cannot be encoded.
+ */
+char *state_canonical(const json_t *doc);
+
+const char *state_cluster(const json_t *doc); /* NULL when null */
+const char *state_lineage(const json_t *doc);
+json_int_t state_serial(const json_t *doc);
+void state_set_serial(json_t *doc, json_int_t serial);
+json_t *state_resources(const json_t *doc); /* borrowed */
+size_t state_resource_count(const json_t *doc);
+
+/*
+ * Seal every attribute a resource lists in "sensitive" that is not sealed
+ * yet, with aad "<address>/<attr>". A null value holds no secret and is left
+ * alone. Without a key, any plaintext sensitive value is an error unless
+ * allow_plaintext. Returns the number of values sealed, or -1 with err (the
+ * document may then be partly sealed, which is still valid).
+ */
+int state_seal(json_t *doc, const struct crypt_key *key, bool allow_plaintext,
+	       struct kiln_error *err);
+
+/*
+ * A copy of the resource at address with every sensitive (listed or sealed)
+ * attribute opened with key when reveal is true, or replaced by the string
+ * "(sensitive)" when it is false (key may then be NULL). New reference or
+ * NULL with err.
+ */
+json_t *state_resource_view(const json_t *doc, const char *address, const struct crypt_key *key,
+			    bool reveal, struct kiln_error *err);
+
+#endif

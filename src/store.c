@@ -1,0 +1,762 @@
+/*
+ * store.c - the state repository through libgit2; see store.h.
+ *
+ * Local refs move with git_reference_create_matching() and
+ * git_reference_delete(), which lock the ref file and fail with GIT_EMODIFIED
+ * when its value is not the expected one: that is the compare-and-swap every
+ * caller relies on. For a remote, the same change is made in the cache and
+ * pushed without force; a rejected push re-syncs the cache from the remote so
+ * it never keeps a change the remote refused.
+ */
+#include "store.h"
+
+#include <errno.h>
+#include <limits.h>
+#include <openssl/sha.h>
+#include <pthread.h>
+#include <pwd.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <fcntl.h>
+#include <sys/file.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+struct store {
+	git_repository *repo;
+	char *location; /* what the user gave, or the default */
+	char *path;	/* the repository on disk: the location, or the cache for a URL */
+	char *url;	/* NULL for a local store */
+	int cache_fd;	/* flock on the cache, -1 until first used */
+};
+
+/*
+ * Processes on one machine share a cache: each fetch-and-push sequence holds
+ * an exclusive flock on it, so one process's fetch (which prunes refs) never
+ * runs between another's local ref change and its push. Between machines the
+ * remote is the arbiter.
+ */
+static void cache_lock(struct store *s)
+{
+	if (!s->url)
+		return;
+	if (s->cache_fd < 0) {
+		char *p = xasprintf("%s.lock", s->path);
+
+		s->cache_fd = open(p, O_RDWR | O_CREAT | O_CLOEXEC, 0644);
+		free(p);
+	}
+	if (s->cache_fd >= 0)
+		while (flock(s->cache_fd, LOCK_EX) != 0 && errno == EINTR)
+			;
+}
+
+static int sync_locked(struct store *s, struct kiln_error *err);
+
+static void cache_unlock(struct store *s)
+{
+	if (s->url && s->cache_fd >= 0)
+		flock(s->cache_fd, LOCK_UN);
+}
+
+static pthread_once_t git_once = PTHREAD_ONCE_INIT;
+
+static void git_init_once(void)
+{
+	git_libgit2_init();
+}
+
+const char *store_git_error(void)
+{
+	const git_error *e = git_error_last();
+
+	return e && e->message ? e->message : "unknown libgit2 error";
+}
+
+static bool is_url(const char *loc)
+{
+	const char *colon = strchr(loc, ':'), *slash = strchr(loc, '/');
+
+	if (strstr(loc, "://"))
+		return true;
+	/* scp-like user@host:path, but not a relative path with a colon in it. */
+	return colon && strchr(loc, '@') && (!slash || colon < slash);
+}
+
+static int mkdir_p(const char *path, struct kiln_error *err)
+{
+	char *p = xstrdup(path), *q;
+	int ret = 0;
+
+	for (q = p + 1; *q; q++) {
+		if (*q != '/')
+			continue;
+		*q = '\0';
+		if (mkdir(p, 0755) != 0 && errno != EEXIST) {
+			kiln_error_set(err, "cannot create directory %s: %s", p, strerror(errno));
+			ret = -1;
+			break;
+		}
+		*q = '/';
+	}
+	free(p);
+	return ret;
+}
+
+static int open_or_init(git_repository **repo, const char *path, const char *what,
+			struct kiln_error *err)
+{
+	struct stat st;
+
+	if (stat(path, &st) == 0) {
+		if (git_repository_open_bare(repo, path) == 0)
+			return 0;
+		if (git_repository_open(repo, path) == 0)
+			return 0;
+		kiln_error_set(err, "%s %s is not a git repository: %s", what, path,
+			       store_git_error());
+		kiln_error_hint(err, "point --state at a bare repository, or remove %s", path);
+		return -1;
+	}
+	if (mkdir_p(path, err) < 0)
+		return -1;
+	if (git_repository_init(repo, path, 1) != 0) {
+		kiln_error_set(err, "cannot create the state repository %s: %s", path,
+			       store_git_error());
+		return -1;
+	}
+	return 0;
+}
+
+int store_open(struct store **out, const char *location, struct kiln_error *err)
+{
+	struct store *s;
+	const char *env = getenv("KILN_STATE");
+	int rc;
+
+	pthread_once(&git_once, git_init_once);
+	*out = NULL;
+	if (!location || !*location)
+		location = env && *env ? env : STORE_DEFAULT_PATH;
+	s = xcalloc(1, sizeof(*s));
+	s->cache_fd = -1;
+	s->location = xstrdup(location);
+	if (is_url(location)) {
+		unsigned char md[SHA256_DIGEST_LENGTH];
+		char hex[17];
+		int i;
+
+		SHA256((const unsigned char *)location, strlen(location), md);
+		for (i = 0; i < 8; i++)
+			snprintf(hex + 2 * i, 3, "%02x", md[i]);
+		s->url = xstrdup(location);
+		s->path = xasprintf(".kiln/cache/%s.git", hex);
+	} else {
+		s->path = xstrdup(location);
+	}
+	if (s->url && mkdir_p(s->path, err) < 0) {
+		store_free(s);
+		return -1;
+	}
+	/* Concurrent first runs must not initialise the same cache at once. */
+	cache_lock(s);
+	rc = open_or_init(&s->repo, s->path, s->url ? "the state cache" : "the state repository",
+			  err);
+	if (rc == 0 && s->url)
+		rc = sync_locked(s, err);
+	cache_unlock(s);
+	if (rc < 0) {
+		store_free(s);
+		return -1;
+	}
+	*out = s;
+	return 0;
+}
+
+void store_free(struct store *s)
+{
+	if (!s)
+		return;
+	git_repository_free(s->repo);
+	if (s->cache_fd >= 0)
+		close(s->cache_fd);
+	free(s->location);
+	free(s->path);
+	free(s->url);
+	free(s);
+}
+
+const char *store_location(const struct store *s)
+{
+	return s->location;
+}
+
+bool store_is_remote(const struct store *s)
+{
+	return s->url != NULL;
+}
+
+git_repository *store_repo(struct store *s)
+{
+	return s->repo;
+}
+
+/* Credentials for ssh remotes come from the ssh agent; nothing is stored. */
+static int credentials(git_credential **out, const char *url, const char *user, unsigned allowed,
+		       void *payload)
+{
+	(void)url;
+	(void)payload;
+	if (allowed & GIT_CREDENTIAL_SSH_KEY)
+		return git_credential_ssh_key_from_agent(out, user ? user : "git");
+	return GIT_PASSTHROUGH;
+}
+
+static int remote_new(struct store *s, git_remote **remote, struct kiln_error *err)
+{
+	if (git_remote_create_anonymous(remote, s->repo, s->url) != 0) {
+		kiln_error_set(err, "cannot use state remote %s: %s", s->url, store_git_error());
+		return -1;
+	}
+	return 0;
+}
+
+static int sync_locked(struct store *s, struct kiln_error *err)
+{
+	static char *specs[] = {"+refs/heads/*:refs/heads/*", "+refs/kiln/*:refs/kiln/*"};
+	git_strarray arr = {specs, 2};
+	git_fetch_options fo = GIT_FETCH_OPTIONS_INIT;
+	git_remote *remote = NULL;
+	int ret = -1;
+
+	if (!s->url)
+		return 0;
+	if (remote_new(s, &remote, err) < 0)
+		return -1;
+	fo.prune = GIT_FETCH_PRUNE;
+	fo.download_tags = GIT_REMOTE_DOWNLOAD_TAGS_NONE;
+	fo.update_fetchhead = 0;
+	fo.callbacks.credentials = credentials;
+	if (git_remote_fetch(remote, &arr, &fo, NULL) != 0) {
+		kiln_error_set(err, "cannot fetch state from %s: %s", s->url, store_git_error());
+		kiln_error_hint(err, "check the URL; a file:// remote must be a bare repository "
+				     "(git init --bare PATH)");
+		goto out;
+	}
+	ret = 0;
+out:
+	git_remote_free(remote);
+	return ret;
+}
+
+int store_sync(struct store *s, struct kiln_error *err)
+{
+	int rc;
+
+	cache_lock(s);
+	rc = sync_locked(s, err);
+	cache_unlock(s);
+	return rc;
+}
+
+struct push_result {
+	char *rejected;
+};
+
+static int on_push_update(const char *refname, const char *status, void *data)
+{
+	struct push_result *r = data;
+
+	if (status && !r->rejected)
+		r->rejected = xasprintf("%s: %s", refname, status);
+	return 0;
+}
+
+/* Push one refspec without force: 0, STORE_MOVED when the remote refused it, -1. */
+static int remote_push(struct store *s, const char *refspec, struct kiln_error *err)
+{
+	char *spec = xstrdup(refspec);
+	git_strarray arr = {&spec, 1};
+	git_push_options po = GIT_PUSH_OPTIONS_INIT;
+	struct push_result r = {0};
+	git_remote *remote = NULL;
+	int rc, ret = -1;
+
+	if (remote_new(s, &remote, err) < 0)
+		goto out;
+	po.callbacks.push_update_reference = on_push_update;
+	po.callbacks.credentials = credentials;
+	po.callbacks.payload = &r;
+	rc = git_remote_push(remote, &arr, &po);
+	if (rc == GIT_ENONFASTFORWARD || rc == GIT_EEXISTS || rc == GIT_EMODIFIED ||
+	    rc == GIT_ELOCKED || (rc == 0 && r.rejected)) {
+		ret = STORE_MOVED;
+	} else if (rc != 0) {
+		const char *msg = store_git_error();
+
+		/* The local transport reports a lost race as a plain error. */
+		if (strstr(msg, "already exists") || strstr(msg, "not present locally") ||
+		    strstr(msg, "fastforward") || strstr(msg, "locked"))
+			ret = STORE_MOVED;
+		else
+			kiln_error_set(err, "cannot push %s to %s: %s", refspec, s->url, msg);
+	} else {
+		ret = 0;
+	}
+out:
+	free(r.rejected);
+	free(spec);
+	git_remote_free(remote);
+	return ret;
+}
+
+int store_ref_read(struct store *s, const char *ref, git_oid *oid, struct kiln_error *err)
+{
+	int rc = git_reference_name_to_id(oid, s->repo, ref);
+
+	if (rc == GIT_ENOTFOUND)
+		return 1;
+	if (rc != 0) {
+		kiln_error_set(err, "cannot read %s in %s: %s", ref, s->location,
+			       store_git_error());
+		return -1;
+	}
+	return 0;
+}
+
+/* After a remote refused a change, put the cache back to what the remote has. */
+static int refused(struct store *s, int code, struct kiln_error *err)
+{
+	return sync_locked(s, err) < 0 ? -1 : code;
+}
+
+static int ref_create_locked(struct store *s, const char *ref, const git_oid *oid,
+			     struct kiln_error *err)
+{
+	git_reference *r = NULL;
+	int rc;
+
+	/* The cache may hold a copy of a ref the remote no longer has: the remote decides. */
+	rc = git_reference_create(&r, s->repo, ref, oid, s->url != NULL, "kiln");
+	git_reference_free(r);
+	if (rc == GIT_EEXISTS || rc == GIT_ELOCKED)
+		return STORE_EXISTS;
+	if (rc != 0) {
+		kiln_error_set(err, "cannot create %s in %s: %s", ref, s->location,
+			       store_git_error());
+		return -1;
+	}
+	if (s->url) {
+		char *spec = xasprintf("%s:%s", ref, ref);
+
+		rc = remote_push(s, spec, err);
+		free(spec);
+		if (rc == STORE_MOVED)
+			return refused(s, STORE_EXISTS, err);
+		return rc;
+	}
+	return 0;
+}
+
+int store_ref_create(struct store *s, const char *ref, const git_oid *oid, struct kiln_error *err)
+{
+	int rc;
+
+	cache_lock(s);
+	rc = ref_create_locked(s, ref, oid, err);
+	cache_unlock(s);
+	return rc;
+}
+
+static int ref_update_locked(struct store *s, const char *ref, const git_oid *expected,
+			     const git_oid *oid, struct kiln_error *err)
+{
+	git_reference *r = NULL;
+	int rc;
+
+	rc = git_reference_create_matching(&r, s->repo, ref, oid, 1, expected, "kiln");
+	git_reference_free(r);
+	if (rc == GIT_EMODIFIED || rc == GIT_ELOCKED || rc == GIT_ENOTFOUND)
+		return STORE_MOVED;
+	if (rc != 0) {
+		kiln_error_set(err, "cannot update %s in %s: %s", ref, s->location,
+			       store_git_error());
+		return -1;
+	}
+	if (s->url) {
+		char *spec = xasprintf("%s:%s", ref, ref);
+
+		rc = remote_push(s, spec, err);
+		free(spec);
+		if (rc == STORE_MOVED)
+			return refused(s, STORE_MOVED, err);
+		return rc;
+	}
+	return 0;
+}
+
+int store_ref_update(struct store *s, const char *ref, const git_oid *expected, const git_oid *oid,
+		     struct kiln_error *err)
+{
+	int rc;
+
+	cache_lock(s);
+	rc = ref_update_locked(s, ref, expected, oid, err);
+	cache_unlock(s);
+	return rc;
+}
+
+/* The value of a ref on the remote itself: 0 found, 1 absent, -1 error. */
+static int remote_ref_value(struct store *s, const char *ref, git_oid *oid, struct kiln_error *err)
+{
+	git_remote *remote = NULL;
+	git_remote_callbacks cb = GIT_REMOTE_CALLBACKS_INIT;
+	const git_remote_head **heads;
+	size_t n, i;
+	int ret = -1;
+
+	if (remote_new(s, &remote, err) < 0)
+		return -1;
+	cb.credentials = credentials;
+	if (git_remote_connect(remote, GIT_DIRECTION_FETCH, &cb, NULL, NULL) != 0 ||
+	    git_remote_ls(&heads, &n, remote) != 0) {
+		kiln_error_set(err, "cannot list refs of %s: %s", s->url, store_git_error());
+		goto out;
+	}
+	ret = 1;
+	for (i = 0; i < n; i++) {
+		if (strcmp(heads[i]->name, ref) == 0) {
+			git_oid_cpy(oid, &heads[i]->oid);
+			ret = 0;
+			break;
+		}
+	}
+out:
+	git_remote_free(remote);
+	return ret;
+}
+
+static int ref_delete_locked(struct store *s, const char *ref, const git_oid *expected,
+			     struct kiln_error *err)
+{
+	git_reference *r = NULL;
+	int rc;
+
+	if (s->url) {
+		git_oid now;
+		char *spec;
+
+		rc = remote_ref_value(s, ref, &now, err);
+		if (rc < 0)
+			return -1;
+		if (rc == 1 || !git_oid_equal(&now, expected))
+			return refused(s, STORE_MOVED, err);
+		spec = xasprintf(":%s", ref);
+		rc = remote_push(s, spec, err);
+		free(spec);
+		if (rc != 0)
+			return rc == STORE_MOVED ? refused(s, STORE_MOVED, err) : -1;
+	}
+	rc = git_reference_lookup(&r, s->repo, ref);
+	if (rc == GIT_ENOTFOUND)
+		return s->url ? 0 : STORE_MOVED;
+	if (rc == 0 && !git_oid_equal(git_reference_target(r), expected)) {
+		git_reference_free(r);
+		return s->url ? refused(s, 0, err) : STORE_MOVED;
+	}
+	if (rc == 0)
+		rc = git_reference_delete(r);
+	git_reference_free(r);
+	if (rc == GIT_EMODIFIED || rc == GIT_ELOCKED)
+		return STORE_MOVED;
+	if (rc != 0) {
+		kiln_error_set(err, "cannot delete %s in %s: %s", ref, s->location,
+			       store_git_error());
+		return -1;
+	}
+	return 0;
+}
+
+int store_ref_delete(struct store *s, const char *ref, const git_oid *expected,
+		     struct kiln_error *err)
+{
+	int rc;
+
+	cache_lock(s);
+	rc = ref_delete_locked(s, ref, expected, err);
+	cache_unlock(s);
+	return rc;
+}
+
+static int cmp_str(const void *a, const void *b)
+{
+	return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+int store_ref_list(struct store *s, const char *prefix, char ***names, size_t *n,
+		   struct kiln_error *err)
+{
+	git_reference_iterator *it = NULL;
+	const char *name;
+	char *glob = xasprintf("%s*", prefix);
+	size_t cap = 0, plen = strlen(prefix);
+	int rc;
+
+	*names = NULL;
+	*n = 0;
+	if (git_reference_iterator_glob_new(&it, s->repo, glob) != 0) {
+		kiln_error_set(err, "cannot list %s in %s: %s", prefix, s->location,
+			       store_git_error());
+		free(glob);
+		return -1;
+	}
+	while ((rc = git_reference_next_name(&name, it)) == 0)
+		*ARRAY_PUSH(*names, *n, cap) = xstrdup(name + plen);
+	git_reference_iterator_free(it);
+	free(glob);
+	if (rc != GIT_ITEROVER) {
+		kiln_error_set(err, "cannot list %s in %s: %s", prefix, s->location,
+			       store_git_error());
+		store_names_free(*names, *n);
+		*names = NULL;
+		*n = 0;
+		return -1;
+	}
+	if (*n > 1)
+		qsort(*names, *n, sizeof(**names), cmp_str);
+	return 0;
+}
+
+void store_names_free(char **names, size_t n)
+{
+	size_t i;
+
+	for (i = 0; i < n; i++)
+		free(names[i]);
+	free(names);
+}
+
+/* "Name <email>" or a bare name. */
+static int signature_from_spec(git_signature **out, const char *spec)
+{
+	const char *lt = strchr(spec, '<'), *gt = lt ? strchr(lt, '>') : NULL;
+	char *name, *email;
+	int rc;
+
+	if (lt && gt && gt > lt + 1) {
+		const char *end = lt;
+
+		while (end > spec && end[-1] == ' ')
+			end--;
+		name = xstrndup(spec, (size_t)(end - spec));
+		email = xstrndup(lt + 1, (size_t)(gt - lt - 1));
+	} else {
+		name = xstrdup(spec);
+		email = xstrdup(spec);
+	}
+	rc = *name ? git_signature_now(out, name, email) : -1;
+	free(name);
+	free(email);
+	return rc;
+}
+
+int store_signature(struct store *s, git_signature **out, struct kiln_error *err)
+{
+	static const struct {
+		const char *login;
+		const char *email;
+		const char *domain;
+	} ci[] = {
+	    {"GITHUB_ACTOR", NULL, "users.noreply.github.com"},
+	    {"GITLAB_USER_LOGIN", "GITLAB_USER_EMAIL", "gitlab"},
+	    {"BUILDKITE_BUILD_CREATOR", "BUILDKITE_BUILD_CREATOR_EMAIL", "buildkite"},
+	    {"CIRCLE_USERNAME", NULL, "circleci"},
+	};
+	const char *env = getenv("KILN_AUTHOR");
+	git_config *cfg = NULL;
+	git_buf name = GIT_BUF_INIT, email = GIT_BUF_INIT;
+	char host[256] = "localhost";
+	struct passwd *pw;
+	size_t i;
+	int rc;
+
+	/* An explicit KILN_AUTHOR wins, as GIT_AUTHOR_NAME does over git config. */
+	if (env && *env && signature_from_spec(out, env) == 0)
+		return 0;
+	if (git_repository_config_snapshot(&cfg, s->repo) == 0 &&
+	    git_config_get_string_buf(&name, cfg, "user.name") == 0 &&
+	    git_config_get_string_buf(&email, cfg, "user.email") == 0 && name.size) {
+		rc = git_signature_now(out, name.ptr, email.ptr);
+		git_buf_dispose(&name);
+		git_buf_dispose(&email);
+		git_config_free(cfg);
+		if (rc == 0)
+			return 0;
+	} else {
+		git_buf_dispose(&name);
+		git_buf_dispose(&email);
+		git_config_free(cfg);
+	}
+	for (i = 0; i < ARRAY_SIZE(ci); i++) {
+		const char *login = getenv(ci[i].login);
+		const char *mail = ci[i].email ? getenv(ci[i].email) : NULL;
+		char *m;
+
+		if (!login || !*login)
+			continue;
+		m = mail && *mail ? xstrdup(mail) : xasprintf("%s@%s", login, ci[i].domain);
+		rc = git_signature_now(out, login, m);
+		free(m);
+		if (rc == 0)
+			return 0;
+	}
+	gethostname(host, sizeof(host) - 1);
+	host[sizeof(host) - 1] = '\0';
+	pw = getpwuid(getuid());
+	{
+		const char *user = pw && pw->pw_name ? pw->pw_name : "unknown";
+		char *mail = xasprintf("%s@%s", user, host);
+
+		rc = git_signature_now(out, user, mail);
+		free(mail);
+	}
+	if (rc != 0) {
+		kiln_error_set(err, "cannot make a commit signature: %s", store_git_error());
+		kiln_error_hint(err, "set KILN_AUTHOR=\"Name <email>\"");
+		return -1;
+	}
+	return 0;
+}
+
+int store_commit_file(struct store *s, const git_oid *parent, const char *name, const char *content,
+		      size_t len, const char *message, git_oid *out, struct kiln_error *err)
+{
+	git_oid blob, tree_id;
+	git_treebuilder *tb = NULL;
+	git_tree *tree = NULL;
+	git_commit *pc = NULL;
+	git_signature *sig = NULL;
+	const git_commit *parents[1];
+	int ret = -1;
+
+	if (store_signature(s, &sig, err) < 0)
+		return -1;
+	if (git_blob_create_from_buffer(&blob, s->repo, content, len) != 0 ||
+	    git_treebuilder_new(&tb, s->repo, NULL) != 0 ||
+	    (name && git_treebuilder_insert(NULL, tb, name, &blob, GIT_FILEMODE_BLOB) != 0) ||
+	    git_treebuilder_write(&tree_id, tb) != 0 ||
+	    git_tree_lookup(&tree, s->repo, &tree_id) != 0) {
+		kiln_error_set(err, "cannot write to %s: %s", s->location, store_git_error());
+		goto out;
+	}
+	if (parent && git_commit_lookup(&pc, s->repo, parent) != 0) {
+		kiln_error_set(err, "cannot read commit in %s: %s", s->location, store_git_error());
+		goto out;
+	}
+	parents[0] = pc;
+	if (git_commit_create(out, s->repo, NULL, sig, sig, "UTF-8", message, tree, pc ? 1 : 0,
+			      parents) != 0) {
+		kiln_error_set(err, "cannot write a commit to %s: %s", s->location,
+			       store_git_error());
+		goto out;
+	}
+	ret = 0;
+out:
+	git_commit_free(pc);
+	git_tree_free(tree);
+	git_treebuilder_free(tb);
+	git_signature_free(sig);
+	return ret;
+}
+
+int store_read_file(struct store *s, const git_oid *commit, const char *name, char **out,
+		    size_t *len, struct kiln_error *err)
+{
+	git_commit *c = NULL;
+	git_tree *tree = NULL;
+	git_tree_entry *entry = NULL;
+	git_blob *blob = NULL;
+	char sh[8];
+	int ret = -1;
+
+	if (git_commit_lookup(&c, s->repo, commit) != 0 || git_commit_tree(&tree, c) != 0) {
+		kiln_error_set(err, "cannot read commit %s in %s: %s", store_short(commit, sh),
+			       s->location, store_git_error());
+		goto out;
+	}
+	if (git_tree_entry_bypath(&entry, tree, name) != 0 ||
+	    git_tree_entry_type(entry) != GIT_OBJECT_BLOB) {
+		kiln_error_set(err, "commit %s in %s has no %s", store_short(commit, sh),
+			       s->location, name);
+		goto out;
+	}
+	if (git_blob_lookup(&blob, s->repo, git_tree_entry_id(entry)) != 0) {
+		kiln_error_set(err, "cannot read %s of commit %s: %s", name, sh, store_git_error());
+		goto out;
+	}
+	*len = (size_t)git_blob_rawsize(blob);
+	*out = xstrndup(git_blob_rawcontent(blob), *len);
+	ret = 0;
+out:
+	git_blob_free(blob);
+	git_tree_entry_free(entry);
+	git_tree_free(tree);
+	git_commit_free(c);
+	return ret;
+}
+
+const char *store_short(const git_oid *oid, char buf[8])
+{
+	git_oid_tostr(buf, 8, oid);
+	return buf;
+}
+
+int store_resolve(struct store *s, const char *spec, git_oid *out, struct kiln_error *err)
+{
+	git_object *obj = NULL, *peeled = NULL;
+	int ret = -1;
+
+	if (git_revparse_single(&obj, s->repo, spec) != 0) {
+		kiln_error_set(err, "no commit '%s' in %s", spec, s->location);
+		kiln_error_hint(err, "`kiln log` lists the commits of a workspace");
+		return -1;
+	}
+	if (git_object_peel(&peeled, obj, GIT_OBJECT_COMMIT) != 0) {
+		kiln_error_set(err, "'%s' in %s is not a commit", spec, s->location);
+		goto out;
+	}
+	git_oid_cpy(out, git_object_id(peeled));
+	ret = 0;
+out:
+	git_object_free(peeled);
+	git_object_free(obj);
+	return ret;
+}
+
+char *store_branch_ref(const char *workspace)
+{
+	return xasprintf("refs/heads/%s", workspace);
+}
+
+char *store_lock_ref(const char *workspace)
+{
+	return xasprintf("refs/kiln/locks/%s", workspace);
+}
+
+bool store_workspace_name_ok(const char *name)
+{
+	size_t i, n = strlen(name);
+
+	if (n == 0 || n > 64 || name[0] == '.' || name[0] == '-' || strstr(name, "..") ||
+	    str_ends_with(name, ".lock") || str_ends_with(name, "."))
+		return false;
+	for (i = 0; i < n; i++) {
+		char c = name[i];
+
+		if (!((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
+		      c == '.' || c == '_' || c == '-'))
+			return false;
+	}
+	return true;
+}

@@ -1,0 +1,186 @@
+/*
+ * workspace.c - a workspace's state over the store; see workspace.h.
+ */
+#include "workspace.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "state.h"
+
+static int read_head(struct workspace *w, struct kiln_error *err)
+{
+	char *text = NULL, sh[8];
+	char *where;
+	size_t len = 0;
+	int rc;
+
+	json_decref(w->state);
+	w->state = NULL;
+	rc = store_ref_read(w->store, w->branch, &w->head, err);
+	if (rc < 0)
+		return -1;
+	w->exists = rc == 0;
+	if (!w->exists)
+		return 0;
+	if (store_read_file(w->store, &w->head, STORE_STATE_FILE, &text, &len, err) < 0)
+		return -1;
+	where = xasprintf("state.json of workspace '%s' (commit %s)", w->name,
+			  store_short(&w->head, sh));
+	rc = state_parse(&w->state, text, len, where, err);
+	free(where);
+	free(text);
+	if (rc < 0)
+		return -1;
+	return 0;
+}
+
+int workspace_open(struct workspace **out, struct store *s, const char *name,
+		   struct kiln_error *err)
+{
+	struct workspace *w;
+	const char *env = getenv("KILN_WORKSPACE");
+
+	*out = NULL;
+	if (!name || !*name)
+		name = env && *env ? env : WORKSPACE_DEFAULT;
+	if (!store_workspace_name_ok(name)) {
+		kiln_error_set(err, "'%s' is not a workspace name", name);
+		kiln_error_hint(err, "use 1 to 64 of letters, digits, '.', '_' and '-', not "
+				     "starting with '.' or '-'");
+		return -1;
+	}
+	w = xcalloc(1, sizeof(*w));
+	w->store = s;
+	w->name = xstrdup(name);
+	w->branch = store_branch_ref(name);
+	if (store_sync(s, err) < 0 || read_head(w, err) < 0) {
+		workspace_close(w, NULL);
+		return -1;
+	}
+	*out = w;
+	return 0;
+}
+
+int workspace_require(const struct workspace *w, struct kiln_error *err)
+{
+	if (w->exists)
+		return 0;
+	kiln_error_set(err, "workspace '%s' does not exist in %s", w->name,
+		       store_location(w->store));
+	kiln_error_hint(err,
+			"`kiln workspace list` shows the workspaces; `kiln workspace new %s` "
+			"creates it",
+			w->name);
+	return -1;
+}
+
+int workspace_lock(struct workspace *w, const struct lock_options *opts, struct kiln_error *err)
+{
+	if (lock_acquire(&w->lock, w->store, w->name, opts, err) < 0)
+		return -1;
+	/* The head may have moved while we waited for the lock. */
+	return read_head(w, err);
+}
+
+char *workspace_label(const struct workspace *w, const json_t *state)
+{
+	const char *cluster = state ? state_cluster(state) : NULL;
+
+	return xasprintf("%s/%s", cluster ? cluster : "-", w->name);
+}
+
+int workspace_commit(struct workspace *w, json_t *state, bool keep_serial, const char *summary,
+		     const char *const *extra, size_t nextra, struct kiln_error *err)
+{
+	struct strbuf msg = {0};
+	char *text = NULL, old[8], now[8];
+	const char *takeover = w->lock ? lock_takeover_note(w->lock) : NULL;
+	git_oid commit, latest;
+	size_t i;
+	int rc, ret = -1;
+
+	if (w->lock && lock_lost(w->lock, err))
+		return -1;
+	if (!keep_serial)
+		state_set_serial(state, w->exists ? state_serial(w->state) + 1 : 0);
+	json_object_set_new(state, "workspace", json_string(w->name));
+	if (state_check(state, "the new state", err) < 0)
+		return -1;
+	text = state_canonical(state);
+	sb_addf(&msg, "%s\n\nKiln-Serial: %lld\nKiln-Lineage: %s\nKiln-Version: %s\n", summary,
+		(long long)state_serial(state), state_lineage(state), KILN_VERSION);
+	if (takeover)
+		sb_addf(&msg, "%s\n", takeover);
+	for (i = 0; i < nextra; i++)
+		sb_addf(&msg, "%s\n", extra[i]);
+	if (store_commit_file(w->store, w->exists ? &w->head : NULL, STORE_STATE_FILE, text,
+			      strlen(text), msg.buf, &commit, err) < 0)
+		goto out;
+	lock_critical_enter();
+	rc = w->exists ? store_ref_update(w->store, w->branch, &w->head, &commit, err)
+		       : store_ref_create(w->store, w->branch, &commit, err);
+	lock_critical_leave();
+	if (rc == STORE_MOVED || rc == STORE_EXISTS) {
+		if (store_ref_read(w->store, w->branch, &latest, NULL) == 0)
+			kiln_error_set(
+			    err,
+			    "workspace '%s' moved while this run worked: it is at %s, this "
+			    "run started from %s; nothing was overwritten",
+			    w->name, store_short(&latest, now),
+			    w->exists ? store_short(&w->head, old) : "no commit");
+		else
+			kiln_error_set(err,
+				       "workspace '%s' changed while this run worked; nothing "
+				       "was overwritten",
+				       w->name);
+		kiln_error_hint(err, "run the command again on top of the new state");
+		goto out;
+	}
+	if (rc < 0)
+		goto out;
+	w->head = commit;
+	w->exists = true;
+	if (w->state != state) {
+		json_decref(w->state);
+		w->state = json_incref(state);
+	}
+	ret = 0;
+out:
+	free(text);
+	sb_release(&msg);
+	return ret;
+}
+
+int workspace_delete_branch(struct workspace *w, struct kiln_error *err)
+{
+	int rc;
+
+	lock_critical_enter();
+	rc = store_ref_delete(w->store, w->branch, &w->head, err);
+	lock_critical_leave();
+	if (rc == STORE_MOVED) {
+		kiln_error_set(err, "workspace '%s' moved while deleting it; nothing was deleted",
+			       w->name);
+		return -1;
+	}
+	if (rc == 0)
+		w->exists = false;
+	return rc;
+}
+
+int workspace_close(struct workspace *w, struct kiln_error *err)
+{
+	struct kiln_error local;
+	int rc = 0;
+
+	if (!w)
+		return 0;
+	if (w->lock)
+		rc = lock_release(w->lock, err ? err : &local);
+	json_decref(w->state);
+	free(w->name);
+	free(w->branch);
+	free(w);
+	return rc;
+}
