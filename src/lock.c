@@ -109,7 +109,7 @@ static char *info_json(const struct lock_info *info)
 	return s;
 }
 
-static int info_parse(struct lock_info *info, const char *text, struct kiln_error *err)
+static int info_parse(struct lock_info *info, const char *text)
 {
 	json_error_t je;
 	json_t *o = json_loads(text, 0, &je);
@@ -123,10 +123,6 @@ static int info_parse(struct lock_info *info, const char *text, struct kiln_erro
 			"pid", &pid, "operation", &op, "workspace", &ws, "created", &created,
 			"expires", &expires) != 0 ||
 	    parse_time(created) < 0 || parse_time(expires) < 0) {
-		kiln_error_set(err, "the lock's record is not one kiln wrote");
-		kiln_error_hint(err,
-				"inspect it with git log refs/kiln/locks/WORKSPACE in the state "
-				"repository; kiln force-unlock --force removes it");
 		json_decref(o);
 		return -1;
 	}
@@ -158,9 +154,22 @@ int lock_read(struct store *s, const char *workspace, struct lock_info *info, gi
 			       store_git_error());
 		return -1;
 	}
-	rc = info_parse(info, git_commit_message(c), err);
+	rc = info_parse(info, git_commit_message(c));
 	git_commit_free(c);
-	return rc;
+	if (rc < 0) {
+		char hex[GIT_OID_HEXSZ + 1];
+
+		/* With no id to name it by, its commit is its name. */
+		git_oid_tostr(hex, sizeof(hex), oid);
+		kiln_error_set(err,
+			       "the lock of workspace '%s' (refs/kiln/locks/%s, commit %.7s) is "
+			       "not a record kiln wrote",
+			       workspace, workspace, hex);
+		kiln_error_hint(err, "if nothing holds it, `kiln force-unlock --force %s -w %s`",
+				hex, workspace);
+		return LOCK_MALFORMED;
+	}
+	return 0;
 }
 
 /* A lock commit: the record as its message; parent is the lock it renews or replaces. */
@@ -559,6 +568,14 @@ int lock_force_unlock(struct store *s, const char *workspace, const char *id, bo
 	if (store_sync(s, err) < 0)
 		return -1;
 	rc = lock_read(s, workspace, &info, &oid, err);
+	if (rc == LOCK_MALFORMED) {
+		char hex[GIT_OID_HEXSZ + 1];
+
+		git_oid_tostr(hex, sizeof(hex), &oid);
+		if (!force || strlen(id) < 7 || strncmp(hex, id, strlen(id)) != 0)
+			return -1;
+		goto remove;
+	}
 	if (rc < 0)
 		return -1;
 	if (rc == 1) {
@@ -585,6 +602,7 @@ int lock_force_unlock(struct store *s, const char *workspace, const char *id, bo
 		return -1;
 	}
 	lock_info_release(&info);
+remove:
 	ref = store_lock_ref(workspace);
 	rc = store_ref_delete(s, ref, &oid, err);
 	free(ref);

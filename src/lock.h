@@ -56,7 +56,12 @@ const char *lock_takeover_note(const struct lock *l);
 void lock_critical_enter(void);
 void lock_critical_leave(void);
 
-/* The current lock of a workspace: 0 held (*info, *oid set), 1 none, -1 error. */
+#define LOCK_MALFORMED (-2)
+
+/*
+ * The current lock of a workspace: 0 held (*info, *oid set), 1 none, -1 error,
+ * LOCK_MALFORMED when the lock ref's commit is not a kiln record (*oid set).
+ */
 int lock_read(struct store *s, const char *workspace, struct lock_info *info, git_oid *oid,
 	      struct kiln_error *err);
 void lock_info_release(struct lock_info *info);
@@ -64,7 +69,7 @@ bool lock_info_expired(const struct lock_info *info);
 /* "user@host (pid 42) for 'state push' since 2026-11-29T21:00:00Z, lock 1a2b..." */
 char *lock_info_describe(const struct lock_info *info);
 
-/* Remove a lock by id; a live lease needs force. */
+/* Remove a lock by id; a live lease needs force; a malformed one, force and its commit id. */
 int lock_force_unlock(struct store *s, const char *workspace, const char *id, bool force,
 		      struct kiln_error *err);
 

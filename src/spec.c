@@ -65,7 +65,7 @@ static void load_vars(struct loader *ld, const struct ynode *vars)
 				       k->value);
 				continue;
 			}
-			if (v->kind != YNODE_SCALAR || ynode_is_null(v)) {
+			if (v->kind != YNODE_SCALAR) {
 				ld_err(ld, v, "vars.%s must be a single value, got %s", k->value,
 				       ynode_describe(v));
 				continue;
@@ -74,7 +74,8 @@ static void load_vars(struct loader *ld, const struct ynode *vars)
 			var = ARRAY_PUSH(spec->vars, spec->nvars, cap);
 			memset(var, 0, sizeof(*var));
 			var->name = xstrdup(k->value);
-			var->value = xstrdup(v->value);
+			/* `image:` with no value declares a variable that --var must set. */
+			var->value = ynode_is_null(v) ? NULL : xstrdup(v->value);
 			var->node = v;
 		}
 	}
@@ -206,7 +207,8 @@ static void load_tags(struct loader *ld, const struct ynode *tags)
 		char *v;
 
 		if (k->len > 128 || k->len == 0)
-			ld_err(ld, k, "tag key '%.40s...' must be 1 to 128 characters", k->value);
+			ld_err(ld, k, "tag key '%.40s%s' must be 1 to 128 characters", k->value,
+			       k->len > 40 ? "..." : "");
 		else if (!strncasecmp(k->value, "aws:", 4) || !strncasecmp(k->value, "kiln:", 5))
 			ld_err(ld, k,
 			       "tag key '%s' uses a reserved prefix (aws: and kiln: are not "
@@ -458,6 +460,9 @@ static void load_root(struct loader *ld, const struct ynode *root)
 	for (i = 0; i < spec->nvars; i++) {
 		struct spec_var *v = &spec->vars[i];
 
+		if (!v->value)
+			diag_hint(ld_err(ld, v->node, "vars.%s has no value", v->name),
+				  "give it a default here, or pass --var %s=VALUE", v->name);
 		if (v->from_cli && !v->node && !v->used)
 			diags_add(ld->d, DIAG_WARNING, spec->file, 0, 0,
 				  "--var %s is not declared under vars: and not used by this spec",
@@ -496,31 +501,21 @@ int spec_load_buffer(struct spec **out, const char *file, const char *buf, size_
 	}
 	bad = utf8_invalid_offset(u, len);
 	if (bad < len) {
-		size_t i;
-		int line = 1, col = 1;
+		int line, col;
 		struct diag *dg;
 
-		for (i = 0; i < bad; i++) {
-			if (buf[i] == '\n') {
-				line++;
-				col = 1;
-			} else if ((u[i] & 0xc0) != 0x80) {
-				col++;
-			}
-		}
+		text_position(buf, bad, &line, &col);
 		dg = diags_add(d, DIAG_ERROR, file, line, col,
 			       "the spec is not valid UTF-8 (byte 0x%02x)", u[bad]);
 		diag_hint(dg, "save the file as UTF-8");
 		return -1;
 	}
 	if (memchr(buf, '\0', len)) {
-		size_t off = (size_t)((const char *)memchr(buf, '\0', len) - buf);
-		size_t i;
-		int line = 1;
+		int line, col;
 
-		for (i = 0; i < off; i++)
-			line += buf[i] == '\n';
-		diags_add(d, DIAG_ERROR, file, line, 1,
+		text_position(buf, (size_t)((const char *)memchr(buf, '\0', len) - buf), &line,
+			      &col);
+		diags_add(d, DIAG_ERROR, file, line, col,
 			  "the spec contains a NUL byte; is it a text file?");
 		return -1;
 	}
@@ -534,6 +529,8 @@ int spec_load_buffer(struct spec **out, const char *file, const char *buf, size_
 	ld.spec = spec;
 	ld.d = d;
 	ld.opts = opts;
+	ld.src = buf;
+	ld.srclen = len;
 	load_root(&ld, spec->root);
 	*out = spec;
 	return d->errors > errors ? -1 : 0;
@@ -549,7 +546,16 @@ int spec_load_file(struct spec **out, const char *path, const struct spec_option
 	const char *name = strcmp(path, "-") == 0 ? "<stdin>" : path;
 
 	*out = NULL;
-	if (file_read_all(path, SPEC_MAX_BYTES, &buf, &len, &err) < 0) {
+	ret = file_read_all(path, SPEC_MAX_BYTES, &buf, &len, &err);
+	if (ret == -2) {
+		char *lim = size_format(SPEC_MAX_BYTES);
+
+		diags_add(d, DIAG_ERROR, name, 0, 0,
+			  "the spec is larger than %s, the most kiln reads", lim);
+		free(lim);
+		return -1;
+	}
+	if (ret < 0) {
 		diags_add(d, DIAG_ERROR, name, 0, 0, "%s", err.msg);
 		return -1;
 	}

@@ -83,6 +83,7 @@ struct spec_disk {
 
 struct spec_group {
 	char *name;
+	const struct ynode *key; /* the group's name in the spec */
 	const struct ynode *node;
 	char *gpu_model; /* upper case, e.g. "H100"; NULL with instance_type */
 	int gpu_count;
@@ -95,10 +96,12 @@ struct spec_group {
 	struct spec_disk disk;
 	struct spec_ref role; /* name NULL when the group has no role */
 	bool public;
+	bool public_bad; /* public: was there but not a boolean */
 };
 
 struct spec_store {
 	char *name;
+	const struct ynode *key;
 	const struct ynode *node;
 	enum spec_tier tier;
 	enum spec_deletion deletion;
@@ -114,6 +117,7 @@ struct spec_store {
 
 struct spec_role {
 	char *name;
+	const struct ynode *key;
 	const struct ynode *node;
 	struct spec_ref *read;
 	size_t nread;

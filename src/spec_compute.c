@@ -127,6 +127,7 @@ void ld_group(struct loader *ld, const struct ynode *key, const struct ynode *g)
 	grp = ARRAY_PUSH(spec->groups, spec->ngroups, cap);
 	memset(grp, 0, sizeof(*grp));
 	grp->name = xstrdup(key->value);
+	grp->key = key;
 	grp->node = g;
 	grp->count = 1;
 	where = xasprintf("in compute group '%s'", key->value);
@@ -188,7 +189,8 @@ void ld_group(struct loader *ld, const struct ynode *key, const struct ynode *g)
 		ok = false;
 	free(sub);
 	sub = xasprintf("%s.public", path);
-	ok &= ld_get_bool(ld, g, "public", sub, &grp->public) != GOT_BAD;
+	grp->public_bad = ld_get_bool(ld, g, "public", sub, &grp->public) == GOT_BAD;
+	ok &= !grp->public_bad;
 	free(sub);
 	(void)ok; /* the group is in the spec either way: references to it still resolve */
 	free(path);

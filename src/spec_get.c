@@ -117,11 +117,59 @@ struct spec_var *ld_var_find(struct spec *spec, const char *name, size_t len)
  * Returns NULL after reporting when the node is not a scalar or a variable is
  * missing. The column of a variable error points at its "${".
  */
+/* Step one character (not byte) forward in the source, keeping line and column. */
+static size_t src_step(const char *s, size_t len, size_t i, int *line, int *col)
+{
+	if (s[i] == '\n') {
+		(*line)++;
+		*col = 1;
+	} else {
+		(*col)++;
+	}
+	i++;
+	while (i < len && ((unsigned char)s[i] & 0xc0) == 0x80)
+		i++;
+	return i;
+}
+
+/*
+ * Where the nth "${" of scalar n stands in the source. Counting in the source
+ * rather than in the decoded value keeps the column right across escapes
+ * ("\t") and folded lines.
+ */
+static void expr_position(const struct loader *ld, const struct ynode *n, int nth, struct ynode *at)
+{
+	const char *s = ld->src;
+	size_t len = ld->srclen, i = 0, limit;
+	int line = 1, col = 1;
+
+	*at = *n;
+	if (!s)
+		return;
+	while (i < len && line < n->line)
+		i = src_step(s, len, i, &line, &col);
+	while (i < len && col < n->col && s[i] != '\n')
+		i = src_step(s, len, i, &line, &col);
+	limit = i + 65536;
+	while (i + 1 < len && i < limit) {
+		if (s[i] == '$' && s[i + 1] == '$' && i + 2 < len && s[i + 2] == '{') {
+			i = src_step(s, len, i, &line, &col);
+			i = src_step(s, len, i, &line, &col);
+		} else if (s[i] == '$' && s[i + 1] == '{' && nth-- == 0) {
+			at->line = line;
+			at->col = col;
+			return;
+		}
+		i = src_step(s, len, i, &line, &col);
+	}
+}
+
 char *ld_scalar(struct loader *ld, const struct ynode *n, const char *path)
 {
 	struct strbuf sb = {0};
 	const char *p, *end;
 	bool bad = false;
+	int nth = 0;
 
 	if (n->kind != YNODE_SCALAR) {
 		ld_err(ld, n, "%s must be a single value, got %s", path, ynode_describe(n));
@@ -151,13 +199,10 @@ char *ld_scalar(struct loader *ld, const struct ynode *n, const char *path)
 			continue;
 		}
 		{
-			/* Point at the "${" itself when the scalar is on one line. */
-			int col = n->col + (int)(dollar - n->value) + (n->quoted ? 1 : 0);
-			struct ynode at = *n;
+			struct ynode at;
 			struct diag *dg;
 
-			if (!memchr(n->value, '\n', n->len))
-				at.col = col;
+			expr_position(ld, n, nth++, &at);
 			close = memchr(dollar, '}', (size_t)(end - dollar));
 			if (!close) {
 				dg = ld_err(ld, &at, "%s: unterminated '${' in '%s'", path,
@@ -200,6 +245,10 @@ char *ld_scalar(struct loader *ld, const struct ynode *n, const char *path)
 						  word);
 				free(names);
 				free(word);
+				bad = true;
+			} else if (!v->value) {
+				/* Declared without a value: reported once, where it is declared. */
+				v->used = true;
 				bad = true;
 			} else {
 				v->used = true;
@@ -370,7 +419,8 @@ enum got ld_get_enum(struct loader *ld, const struct ynode *map, const char *key
 	all = ld_join_names(names, n);
 	{
 		struct diag *dg = ld_err(ld, node, "%s must be %s, got '%s'", path, all, s);
-		const char *near = str_closest(s, names, n);
+		/* A spelling hint helps with words, not with numbers like 300. */
+		const char *near = isdigit((unsigned char)s[0]) ? NULL : str_closest(s, names, n);
 
 		if (near)
 			diag_hint(dg, "did you mean '%s'?", near);

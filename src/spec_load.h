@@ -16,6 +16,8 @@ struct loader {
 	struct spec *spec;
 	struct diags *d;
 	const struct spec_options *opts;
+	const char *src; /* the spec's text, to place errors inside a scalar */
+	size_t srclen;
 };
 
 /* Result of a getter: the key was absent, present and good, or present and bad. */

@@ -15,7 +15,7 @@ int spec_vars_add(struct spec_vars *vars, const struct cli *cli, const char *arg
 
 	if (!eq || eq == arg) {
 		cli_error(cli, "write --var NAME=VALUE, like --var image=ami-0123456789abcdef0",
-			  "--var '%s' has no NAME=", arg);
+			  "--var '%s' is not NAME=VALUE", arg);
 		return -1;
 	}
 	for (i = 0; i < (size_t)(eq - arg); i++) {

@@ -93,6 +93,7 @@ void ld_store(struct loader *ld, const struct ynode *key, const struct ynode *s)
 	st = ARRAY_PUSH(spec->stores, spec->nstores, cap);
 	memset(st, 0, sizeof(*st));
 	st->name = xstrdup(key->value);
+	st->key = key;
 	st->node = s;
 	st->tier = (enum spec_tier)tier;
 	st->encrypted = true;
@@ -272,6 +273,7 @@ void ld_iam(struct loader *ld, const struct ynode *iam)
 		role = ARRAY_PUSH(spec->roles, spec->nroles, cap);
 		memset(role, 0, sizeof(*role));
 		role->name = xstrdup(k->value);
+		role->key = k;
 		role->node = r;
 		if (r->kind == YNODE_MAP) {
 			where = xasprintf("in role '%s'", k->value);

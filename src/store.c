@@ -21,6 +21,7 @@
 #include <fcntl.h>
 #include <sys/file.h>
 #include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 
 struct store {
@@ -215,7 +216,15 @@ static int credentials(git_credential **out, const char *url, const char *user, 
 
 static int remote_new(struct store *s, git_remote **remote, struct kiln_error *err)
 {
-	if (git_remote_create_anonymous(remote, s->repo, s->url) != 0) {
+	git_remote_create_options opts = GIT_REMOTE_CREATE_OPTIONS_INIT;
+
+	/*
+	 * The URL is used as given: no url.*.insteadOf rewriting from the user's
+	 * git config (and libgit2 1.5 leaks in the regex that looks those up).
+	 */
+	opts.repository = s->repo;
+	opts.flags = GIT_REMOTE_CREATE_SKIP_INSTEADOF | GIT_REMOTE_CREATE_SKIP_DEFAULT_FETCHSPEC;
+	if (git_remote_create_with_opts(remote, s->url, &opts) != 0) {
 		kiln_error_set(err, "cannot use state remote %s: %s", s->url, store_git_error());
 		return -1;
 	}
@@ -260,6 +269,17 @@ int store_sync(struct store *s, struct kiln_error *err)
 	return rc;
 }
 
+/* Internal: a ref file was locked by another writer for a moment; try again. */
+#define STORE_BUSY 3
+#define BUSY_TRIES 200
+
+static void busy_pause(void)
+{
+	struct timespec ts = {0, (5 + rand() % 20) * 1000000L};
+
+	nanosleep(&ts, NULL);
+}
+
 struct push_result {
 	char *rejected;
 };
@@ -289,15 +309,17 @@ static int remote_push(struct store *s, const char *refspec, struct kiln_error *
 	po.callbacks.credentials = credentials;
 	po.callbacks.payload = &r;
 	rc = git_remote_push(remote, &arr, &po);
-	if (rc == GIT_ENONFASTFORWARD || rc == GIT_EEXISTS || rc == GIT_EMODIFIED ||
-	    rc == GIT_ELOCKED || (rc == 0 && r.rejected)) {
+	if (rc == GIT_ELOCKED || (rc != 0 && strstr(store_git_error(), "failed to lock"))) {
+		ret = STORE_BUSY;
+	} else if (rc == GIT_ENONFASTFORWARD || rc == GIT_EEXISTS || rc == GIT_EMODIFIED ||
+		   (rc == 0 && r.rejected)) {
 		ret = STORE_MOVED;
 	} else if (rc != 0) {
 		const char *msg = store_git_error();
 
 		/* The local transport reports a lost race as a plain error. */
 		if (strstr(msg, "already exists") || strstr(msg, "not present locally") ||
-		    strstr(msg, "fastforward") || strstr(msg, "locked"))
+		    strstr(msg, "fastforward"))
 			ret = STORE_MOVED;
 		else
 			kiln_error_set(err, "cannot push %s to %s: %s", refspec, s->url, msg);
@@ -352,7 +374,8 @@ static int ref_create_locked(struct store *s, const char *ref, const git_oid *oi
 
 		rc = remote_push(s, spec, err);
 		free(spec);
-		if (rc == STORE_MOVED)
+		/* Busy: another writer is creating or removing it; the caller reads and retries. */
+		if (rc == STORE_MOVED || rc == STORE_BUSY)
 			return refused(s, STORE_EXISTS, err);
 		return rc;
 	}
@@ -373,10 +396,17 @@ static int ref_update_locked(struct store *s, const char *ref, const git_oid *ex
 			     const git_oid *oid, struct kiln_error *err)
 {
 	git_reference *r = NULL;
-	int rc;
+	int rc, tries;
 
-	rc = git_reference_create_matching(&r, s->repo, ref, oid, 1, expected, "kiln");
-	git_reference_free(r);
+	for (tries = 0;; tries++) {
+		rc = git_reference_create_matching(&r, s->repo, ref, oid, 1, expected, "kiln");
+		git_reference_free(r);
+		r = NULL;
+		/* Locked: a writer failing to create it holds the ref file for a moment. */
+		if (rc != GIT_ELOCKED || tries == BUSY_TRIES)
+			break;
+		busy_pause();
+	}
 	if (rc == GIT_EMODIFIED || rc == GIT_ELOCKED || rc == GIT_ENOTFOUND)
 		return STORE_MOVED;
 	if (rc != 0) {
@@ -387,9 +417,11 @@ static int ref_update_locked(struct store *s, const char *ref, const git_oid *ex
 	if (s->url) {
 		char *spec = xasprintf("%s:%s", ref, ref);
 
-		rc = remote_push(s, spec, err);
+		for (tries = 0;
+		     (rc = remote_push(s, spec, err)) == STORE_BUSY && tries < BUSY_TRIES; tries++)
+			busy_pause();
 		free(spec);
-		if (rc == STORE_MOVED)
+		if (rc == STORE_MOVED || rc == STORE_BUSY)
 			return refused(s, STORE_MOVED, err);
 		return rc;
 	}
@@ -441,7 +473,7 @@ static int ref_delete_locked(struct store *s, const char *ref, const git_oid *ex
 			     struct kiln_error *err)
 {
 	git_reference *r = NULL;
-	int rc;
+	int rc, tries;
 
 	if (s->url) {
 		git_oid now;
@@ -453,21 +485,30 @@ static int ref_delete_locked(struct store *s, const char *ref, const git_oid *ex
 		if (rc == 1 || !git_oid_equal(&now, expected))
 			return refused(s, STORE_MOVED, err);
 		spec = xasprintf(":%s", ref);
-		rc = remote_push(s, spec, err);
+		for (tries = 0;
+		     (rc = remote_push(s, spec, err)) == STORE_BUSY && tries < BUSY_TRIES; tries++)
+			busy_pause();
 		free(spec);
 		if (rc != 0)
-			return rc == STORE_MOVED ? refused(s, STORE_MOVED, err) : -1;
+			return rc == STORE_MOVED || rc == STORE_BUSY ? refused(s, STORE_MOVED, err)
+								     : -1;
 	}
-	rc = git_reference_lookup(&r, s->repo, ref);
-	if (rc == GIT_ENOTFOUND)
-		return s->url ? 0 : STORE_MOVED;
-	if (rc == 0 && !git_oid_equal(git_reference_target(r), expected)) {
+	for (tries = 0;; tries++) {
+		rc = git_reference_lookup(&r, s->repo, ref);
+		if (rc == GIT_ENOTFOUND)
+			return s->url ? 0 : STORE_MOVED;
+		if (rc == 0 && !git_oid_equal(git_reference_target(r), expected)) {
+			git_reference_free(r);
+			return s->url ? refused(s, 0, err) : STORE_MOVED;
+		}
+		if (rc == 0)
+			rc = git_reference_delete(r);
 		git_reference_free(r);
-		return s->url ? refused(s, 0, err) : STORE_MOVED;
+		r = NULL;
+		if (rc != GIT_ELOCKED || tries == BUSY_TRIES)
+			break;
+		busy_pause();
 	}
-	if (rc == 0)
-		rc = git_reference_delete(r);
-	git_reference_free(r);
 	if (rc == GIT_EMODIFIED || rc == GIT_ELOCKED)
 		return STORE_MOVED;
 	if (rc != 0) {

@@ -3,6 +3,7 @@
  */
 #include "util.h"
 
+#include <ctype.h>
 #include <errno.h>
 #include <openssl/rand.h>
 #include <stdio.h>
@@ -193,14 +194,18 @@ size_t str_edit_distance(const char *a, const char *b)
 	for (i = 1; i <= la; i++) {
 		row2[0] = i;
 		for (j = 1; j <= lb; j++) {
-			size_t cost = a[i - 1] != b[j - 1];
+			/* Case-blind: "EFA" is one step from nothing, it is 'efa'. */
+			size_t cost =
+			    tolower((unsigned char)a[i - 1]) != tolower((unsigned char)b[j - 1]);
 			size_t best = row1[j] + 1;
 
 			if (row2[j - 1] + 1 < best)
 				best = row2[j - 1] + 1;
 			if (row1[j - 1] + cost < best)
 				best = row1[j - 1] + cost;
-			if (i > 1 && j > 1 && a[i - 1] == b[j - 2] && a[i - 2] == b[j - 1] &&
+			if (i > 1 && j > 1 &&
+			    tolower((unsigned char)a[i - 1]) == tolower((unsigned char)b[j - 2]) &&
+			    tolower((unsigned char)a[i - 2]) == tolower((unsigned char)b[j - 1]) &&
 			    row0[j - 2] + 1 < best)
 				best = row0[j - 2] + 1;
 			row2[j] = best;
@@ -363,6 +368,22 @@ char *cidr_format(uint32_t addr, int prefix)
 			 addr & 255, prefix);
 }
 
+void text_position(const char *buf, size_t off, int *line, int *col)
+{
+	size_t i;
+
+	*line = 1;
+	*col = 1;
+	for (i = 0; i < off; i++) {
+		if (buf[i] == '\n') {
+			(*line)++;
+			*col = 1;
+		} else if (((unsigned char)buf[i] & 0xc0) != 0x80) {
+			(*col)++;
+		}
+	}
+}
+
 size_t utf8_invalid_offset(const unsigned char *s, size_t len)
 {
 	size_t i = 0;
@@ -424,6 +445,7 @@ int file_read_all(const char *path, size_t limit, char **out, size_t *len, struc
 			kiln_error_set(err, "%s is larger than %s, the most kiln reads",
 				       is_stdin ? "standard input" : path, lim);
 			free(lim);
+			ret = -2;
 			goto out;
 		}
 		sb_add(&sb, chunk, n);

@@ -63,7 +63,7 @@ void sb_release(struct strbuf *sb);
 bool str_starts_with(const char *s, const char *prefix);
 bool str_ends_with(const char *s, const char *suffix);
 
-/* Damerau-Levenshtein (optimal string alignment) distance. */
+/* Damerau-Levenshtein (optimal string alignment) distance, ignoring case. */
 size_t str_edit_distance(const char *a, const char *b);
 /*
  * The candidate closest to word, or NULL when none is close enough to be a
@@ -85,12 +85,15 @@ int cidr_parse(const char *s, uint32_t *addr, int *prefix, bool *host_bits);
 /* "a.b.c.d/p" with the host bits cleared; caller frees. */
 char *cidr_format(uint32_t addr, int prefix);
 
+/* The 1-based line and column (in characters) of byte offset off in buf. */
+void text_position(const char *buf, size_t off, int *line, int *col);
+
 /* Byte offset of the first invalid UTF-8 sequence, or len when the buffer is valid. */
 size_t utf8_invalid_offset(const unsigned char *s, size_t len);
 
 /*
- * Read a whole file (or standard input for "-") into a NUL-terminated buffer,
- * refusing anything larger than limit bytes.
+ * Read a whole file (or standard input for "-") into a NUL-terminated buffer.
+ * Returns 0, -1 when it cannot be read, -2 when it is larger than limit bytes.
  */
 int file_read_all(const char *path, size_t limit, char **out, size_t *len, struct kiln_error *err);
 

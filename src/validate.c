@@ -53,6 +53,27 @@ static const char **store_names(const struct spec *spec)
 	return v;
 }
 
+/* Length of the region a zone starts with: letters-...-digits (us-west-2 of us-west-2-lax-1a). */
+static size_t region_prefix(const char *z)
+{
+	const char *p = z;
+
+	for (;;) {
+		const char *start = p;
+
+		while (islower((unsigned char)*p))
+			p++;
+		if (p == start || *p != '-')
+			return 0;
+		p++;
+		if (isdigit((unsigned char)*p)) {
+			while (isdigit((unsigned char)*p))
+				p++;
+			return (size_t)(p - z);
+		}
+	}
+}
+
 static bool aws_region_ok(const char *r)
 {
 	/* us-east-1, ap-southeast-2, us-gov-west-1, eu-central-2 */
@@ -124,7 +145,7 @@ static void check_provider(struct checker *c)
 	if (!region && spec->provider.nzones > 0) {
 		const char *z = spec->provider.zones[0].name;
 
-		derived = xstrndup(z, strlen(z) ? strlen(z) - 1 : 0);
+		derived = xstrndup(z, region_prefix(z));
 		region = derived;
 		if (aws && !aws_region_ok(region)) {
 			diag_hint(at(c, DIAG_ERROR, spec->provider.zones[0].node,
@@ -188,7 +209,7 @@ static void check_groups(struct checker *c)
 	const struct spec *spec = c->spec;
 	bool aws = spec->provider.name && strcmp(spec->provider.name, "aws") == 0;
 	const char **roles = xcalloc(spec->nroles + 1, sizeof(*roles));
-	bool any_public = false;
+	bool any_public = false, public_unknown = false;
 	size_t i;
 
 	for (i = 0; i < spec->nroles; i++)
@@ -198,6 +219,7 @@ static void check_groups(struct checker *c)
 		char *path = xasprintf("compute.%s", g->name);
 
 		any_public |= g->public;
+		public_unknown |= g->public_bad;
 		if (g->role.name && !(spec->broken & SPEC_BROKEN_IAM) &&
 		    !spec_role_find(spec, g->role.name)) {
 			char *rpath = xasprintf("%s.role", path);
@@ -207,8 +229,8 @@ static void check_groups(struct checker *c)
 			free(rpath);
 		}
 		if (aws && !ynode_get(g->node, "image") && !(spec->broken & SPEC_BROKEN_PROVIDER))
-			diag_hint(at(c, DIAG_ERROR, g->node,
-				     "%s needs an image on the aws provider", path),
+			diag_hint(at(c, DIAG_ERROR, g->key, "%s needs an image on the aws provider",
+				     path),
 				  "add image: ami-... (an AMI in %s)",
 				  spec->provider.region ? spec->provider.region : "your region");
 		else if (aws && g->image && !ami_ok(g->image))
@@ -238,7 +260,8 @@ static void check_groups(struct checker *c)
 				     g->name),
 				  "add a rule like {port: 22, from: 203.0.113.0/24}");
 	}
-	if (spec->network.ningress > 0 && !any_public && !(spec->broken & SPEC_BROKEN_COMPUTE))
+	if (spec->network.ningress > 0 && !any_public && !public_unknown &&
+	    !(spec->broken & SPEC_BROKEN_COMPUTE))
 		diag_hint(at(c, DIAG_WARNING, ynode_get(spec->network.node, "ingress"),
 			     "network.ingress reaches only groups with public: true, and none is"),
 			  "set public: true on the group that should be reachable");
@@ -259,7 +282,9 @@ static void check_stores(struct checker *c)
 
 			char *ipath = xasprintf("%s.import", path);
 
-			if (!src)
+			if (!src && (spec->broken & SPEC_BROKEN_STORAGE))
+				; /* it may be the store that failed to load */
+			else if (!src)
 				unknown_ref(c, &s->import, ipath, "store", names, spec->nstores,
 					    "define it under storage: with tier: object");
 			else if (src->tier != TIER_OBJECT)
@@ -338,7 +363,7 @@ static void check_roles(struct checker *c)
 			used |= spec->groups[j].role.name &&
 				strcmp(spec->groups[j].role.name, r->name) == 0;
 		if (!used && !(spec->broken & SPEC_BROKEN_COMPUTE))
-			diag_hint(at(c, DIAG_WARNING, r->node,
+			diag_hint(at(c, DIAG_WARNING, r->key,
 				     "role '%s' is used by no compute group", r->name),
 				  "set role: %s on a group, or remove the role", r->name);
 	}

@@ -257,7 +257,9 @@ static void resolve_merges(struct builder *b, struct ynode *map)
 			struct ynode *m = src->kind == YNODE_SEQ ? src->vals[j] : src;
 
 			if (m->kind != YNODE_MAP) {
-				fail(b, m->line, m->col, "merge a mapping, like `<<: *defaults`",
+				/* Blame the `<<` that asked for it, not the anchor far above. */
+				fail(b, keys[i]->line, keys[i]->col,
+				     "merge a mapping, like `<<: *defaults`",
 				     "the merge key '<<' takes a mapping or a list of mappings");
 				goto out;
 			}
@@ -307,23 +309,6 @@ static void set_anchor(struct builder *b, yaml_char_t *anchor, struct ynode *n)
 		anchor_set(b, (const char *)anchor, n);
 }
 
-/* Line and column of a byte offset, for reader errors that carry only an offset. */
-static void offset_position(const char *buf, size_t len, size_t off, int *line, int *col)
-{
-	size_t i;
-
-	*line = 1;
-	*col = 1;
-	for (i = 0; i < off && i < len; i++) {
-		if (buf[i] == '\n') {
-			(*line)++;
-			*col = 1;
-		} else if (((unsigned char)buf[i] & 0xc0) != 0x80) {
-			(*col)++;
-		}
-	}
-}
-
 /* The byte at a 1-based line and column (counted in characters). */
 static int char_at(const char *buf, size_t len, int line, int col)
 {
@@ -349,7 +334,8 @@ static void syntax_error(struct builder *b, yaml_parser_t *p)
 	const char *hint = NULL;
 
 	if (p->error == YAML_READER_ERROR) {
-		offset_position(b->buf, b->len, p->problem_offset, &line, &col);
+		text_position(b->buf, p->problem_offset < b->len ? p->problem_offset : b->len,
+			      &line, &col);
 	} else {
 		line = (int)p->problem_mark.line + 1;
 		col = (int)p->problem_mark.column + 1;

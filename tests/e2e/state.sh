@@ -1,0 +1,375 @@
+# state.sh - end-to-end tests of state in git: workspaces, state commands,
+# log and show, encryption, locks (held, stale, killed, interrupted, taken
+# over), racing processes through a local path and a file:// remote, and
+# processes killed mid-commit. Sourced by run.sh after lib.sh; $KILN is the
+# binary under test (absolute path).
+
+st_new_dir() { # a fresh working directory for one scenario
+	st_dir=$(mktemp -d "$E2E_TMP/state.XXXXXX")
+	cd "$st_dir" || exit 1
+}
+
+# A state document for FILE: serial, cluster and resources from arguments;
+# lineage and the rest from LINEAGE_FROM, else from the workspace's state.
+st_doc() { # FILE SERIAL CLUSTER [LINEAGE_FROM]
+	if [ $# -lt 4 ] && "$KILN" state pull >.st_cur.json 2>/dev/null; then
+		set -- "$1" "$2" "$3" .st_cur.json
+	fi
+	python3 - "$@" <<'EOF'
+import json, sys
+path, serial, cluster = sys.argv[1], int(sys.argv[2]), sys.argv[3]
+src = sys.argv[4] if len(sys.argv) > 4 else None
+doc = json.load(open(src)) if src else {
+    "format_version": 1, "workspace": "default", "provider": "sim",
+    "lineage": "0b9c6d3e-1f1e-4e0a-9b7a-5c2d8e4f6a1b", "resources": {}}
+doc["serial"] = serial
+doc["cluster"] = cluster
+doc["resources"] = {
+    "sim_bucket.data": {"type": "sim_bucket", "id": "b-1",
+                        "attrs": {"name": "data", "token": "s3cr3t-t0ken"},
+                        "deps": [], "sensitive": ["token"]},
+    "sim_network.main": {"type": "sim_network", "id": "n-1",
+                         "attrs": {"cidr": "10.0.0.0/16"}, "deps": [], "sensitive": []}}
+json.dump(doc, open(path, "w"))
+EOF
+}
+
+st_serial() {
+	"$KILN" state pull "$@" | python3 -c 'import json,sys; print(json.load(sys.stdin)["serial"])'
+}
+
+# Make the branch point at a commit whose state.json is CONTENT (plumbing, as an attacker or a bad merge would).
+st_forge_head() { # REPO CONTENT
+	st_blob=$(printf '%s' "$2" | git --git-dir="$1" hash-object -w --stdin)
+	st_tree=$(printf '100644 blob %s\tstate.json\n' "$st_blob" | git --git-dir="$1" mktree)
+	st_commit=$(git --git-dir="$1" commit-tree "$st_tree" -p refs/heads/default -m forged)
+	git --git-dir="$1" update-ref refs/heads/default "$st_commit"
+}
+
+state_workspaces() {
+	st_new_dir
+	check "workspace new creates the default workspace" 0 \
+		--out "created workspace 'default'" -- "$KILN" workspace new default
+	assert "the state repository is a bare git repository at .kiln/state.git" \
+		test "$(git --git-dir=.kiln/state.git rev-parse --is-bare-repository)" = true
+	check "workspace new refuses an existing workspace" 1 \
+		--err "kiln: workspace: workspace 'default' already exists; \`kiln workspace list\` shows the workspaces" \
+		-- "$KILN" workspace new default
+	check "workspace new refuses a bad name" 1 \
+		--err "kiln: workspace: '../x' is not a workspace name; use 1 to 64 of letters, digits, '.', '_' and '-'" \
+		-- "$KILN" workspace new ../x
+	"$KILN" workspace new ci-7 >/dev/null
+	check "workspace list marks the selected workspace" 0 \
+		--out "$(printf '  ci-7\n* default')" -- "$KILN" workspace list
+	check "-w selects another workspace" 0 \
+		--out "$(printf '* ci-7\n  default')" -- "$KILN" workspace list -w ci-7
+	check "a workspace that does not exist is named with the fix" 1 \
+		--err "$(printf "kiln: state: workspace 'nope' does not exist in .kiln/state.git\n  hint: \`kiln workspace list\` shows the workspaces; \`kiln workspace new nope\` creates it")" \
+		-- "$KILN" state pull -w nope
+	check "an unknown workspace subcommand gets a suggestion" 1 \
+		--err "kiln: workspace: 'lst' is not a workspace command; did you mean 'list'?" \
+		-- "$KILN" workspace lst
+	check "workspace delete removes an empty workspace" 0 \
+		--out-has "deleted workspace 'ci-7'" -- "$KILN" workspace delete ci-7
+	st_doc s1.json 1 demo
+	"$KILN" state push --allow-plaintext-secrets s1.json >/dev/null
+	check "workspace delete refuses a workspace that records resources" 1 \
+		--err "kiln: workspace: workspace 'default' still records 2 resources; destroy them first, or forget them with \`kiln state rm\`" \
+		-- "$KILN" workspace delete default
+	assert "the refused delete kept the branch" git --git-dir=.kiln/state.git rev-parse -q --verify refs/heads/default
+	cd "$E2E_ROOT" || exit 1
+}
+
+state_commands() {
+	st_new_dir
+	"$KILN" workspace new default >/dev/null
+	st_doc s1.json 1 demo
+	check "push refuses a sensitive value without a key" 1 \
+		--err "$(printf "kiln: state: resource sim_bucket.data has sensitive attribute 'token' and no KILN_STATE_KEY is set\n  hint: set KILN_STATE_KEY or KILN_STATE_KEY_FILE, or pass --allow-plaintext-secrets")" \
+		-- "$KILN" state push s1.json
+	KILN_STATE_KEY=$(openssl rand -base64 32)
+	export KILN_STATE_KEY
+	check "push records serial 1" 0 --out "pushed serial 1 to workspace 'default'" \
+		-- "$KILN" state push s1.json
+	assert "no commit holds the secret in plaintext" \
+		sh -c '! git --git-dir=.kiln/state.git log -p --all | grep -q s3cr3t-t0ken'
+	check "state list prints the addresses, sorted" 0 \
+		--out "$(printf 'sim_bucket.data\nsim_network.main')" -- "$KILN" state list
+	check "state list --json names type and id" 0 \
+		--out-has '"address": "sim_bucket.data"' --out-has '"id": "b-1"' -- "$KILN" state list --json
+	check "state show redacts sensitive values" 0 --out-has '"token":"(sensitive)"' \
+		-- "$KILN" state show sim_bucket.data
+	check "state show --show-sensitive decrypts with the key" 0 --out-has '"token":"s3cr3t-t0ken"' \
+		-- "$KILN" state show --show-sensitive sim_bucket.data
+	check "state show --show-sensitive with another key fails on the key id" 1 \
+		--err-has "sealed with key" \
+		-- env KILN_STATE_KEY="$(openssl rand -base64 32)" "$KILN" state show --show-sensitive sim_bucket.data
+	check "state show --show-sensitive without a key says what is missing" 1 \
+		--err "kiln: state: --show-sensitive needs the state key; set KILN_STATE_KEY or KILN_STATE_KEY_FILE" \
+		-- env -u KILN_STATE_KEY "$KILN" state show --show-sensitive sim_bucket.data
+	check "state show of an unknown address suggests the closest" 1 \
+		--err "kiln: state: no resource 'sim_bucket.dta' in workspace 'default'; did you mean 'sim_bucket.data'?" \
+		-- "$KILN" state show sim_bucket.dta
+	check "state pull prints canonical state.json" 0 --out-has '"serial": 1,' -- "$KILN" state pull
+	"$KILN" state pull >pulled.json
+	assert "state pull is the committed blob, byte for byte" \
+		cmp pulled.json "$(git --git-dir=.kiln/state.git show refs/heads/default:state.json >blob.json && echo blob.json)"
+
+	st_doc low.json 1 demo pulled.json
+	check "push refuses a serial that is not newer" 1 \
+		--err "kiln: state: low.json has serial 1, but workspace 'default' is already at serial 1; pull, edit and push again; or another run changed it first" \
+		-- "$KILN" state push low.json
+	st_doc other.json 5 other-cluster pulled.json
+	check "push refuses the state of another cluster" 1 \
+		--err "kiln: state: other.json is the state of cluster 'other-cluster', but workspace 'default' holds cluster 'demo'" \
+		-- "$KILN" state push other.json
+	python3 -c "
+import json; d=json.load(open('pulled.json')); d['serial']=9; d['lineage']='11111111-2222-4333-8444-555555555555'; json.dump(d, open('lineage.json','w'))"
+	check "push refuses another lineage" 1 --err-has "they are different histories" \
+		-- "$KILN" state push lineage.json
+	python3 -c "
+import json; d=json.load(open('pulled.json')); d['serial']=9; d['format_version']=2; json.dump(d, open('future.json','w'))"
+	check "push refuses a future format_version" 1 \
+		--err "$(printf 'kiln: state: future.json: format_version 2 is newer than this kiln understands (1)\n  hint: upgrade kiln to a version that reads state format 2')" \
+		-- "$KILN" state push future.json
+	python3 -c "
+import json; d=json.load(open('pulled.json')); d['serial']=9; del d['lineage']; json.dump(d, open('nokey.json','w'))"
+	check "push refuses a state with a missing key" 1 \
+		--err "kiln: state: nokey.json: missing key 'lineage'" -- "$KILN" state push nokey.json
+	printf '{"serial": ' >broken.json
+	check "push refuses a file that is not JSON" 1 --err-has "broken.json: not JSON: line 1" \
+		-- "$KILN" state push broken.json
+	assert "refused pushes changed nothing" test "$(st_serial)" = 1
+
+	check "state rm forgets a resource in one commit" 0 --out "removed sim_network.main" \
+		-- "$KILN" state rm sim_network.main
+	check "state rm of an unknown address changes nothing" 1 --err-has "no resource 'nothing'" \
+		-- "$KILN" state rm nothing
+	assert "serial rose by one for the rm" test "$(st_serial)" = 2
+	check "kiln log lists every change, newest first" 0 \
+		--out-has "state rm: sim_network.main demo/default" --out-has "state push: serial 1 demo/default" \
+		--out-has "workspace new: default" -- "$KILN" log
+	check "kiln log -n 1 shows one commit" 0 -- "$KILN" log -n 1
+	assert "kiln log -n 1 printed one line" test "$(wc -l <"$E2E_OUT")" -eq 1
+	check "kiln log --json is an array with ids, authors and messages" 0 -- "$KILN" log --json
+	assert "kiln log --json parses and has three commits" python3 -c "
+import json; a=json.load(open('$E2E_OUT')); assert len(a)==3, a; assert all(k in a[0] for k in ('id','author','email','date','summary','message'))"
+	check "kiln log -p shows the state diff" 0 --out-has '-    "sim_network.main": {' -- "$KILN" log -p -n 1
+	check "kiln show names author, trailers and diff" 0 --out-has "Author: Test <test@example.com>" \
+		--out-has "Kiln-Serial: 2" --out-has "Kiln-Removed: sim_network.main" --out-has "+++ b/state.json" \
+		-- "$KILN" show default
+	check "kiln show of an unknown commit says how to list them" 1 \
+		--err "$(printf "kiln: show: no commit 'deadbeef' in .kiln/state.git\n  hint: \`kiln log\` lists the commits of a workspace")" \
+		-- "$KILN" show deadbeef
+
+	# Tampering with a sealed value is detected, not decrypted into garbage.
+	"$KILN" state pull | python3 -c "
+import json,sys,base64
+d=json.load(sys.stdin); e=d['resources']['sim_bucket.data']['attrs']['token']
+ct=bytearray(base64.b64decode(e['ciphertext'])); ct[0]^=1; e['ciphertext']=base64.b64encode(bytes(ct)).decode()
+print(json.dumps(d, sort_keys=True, indent=2))" >tampered.json
+	st_forge_head .kiln/state.git "$(cat tampered.json)"
+	check "a tampered sealed value fails authentication" 1 \
+		--err-has "authentication failed: the value was changed or the key is wrong" \
+		-- "$KILN" state show --show-sensitive sim_bucket.data
+	unset KILN_STATE_KEY
+
+	st_forge_head .kiln/state.git '{"format_version": 1, "serial": "x"'
+	st_head=$(git --git-dir=.kiln/state.git rev-parse --short=7 refs/heads/default)
+	check "a corrupted state.json on the branch is a clear error" 1 \
+		--err-has "state.json of workspace 'default' (commit $st_head): not JSON" -- "$KILN" state list
+	st_doc fix.json 9 demo
+	check "nothing is written on top of a corrupted state" 1 -- "$KILN" state push --allow-plaintext-secrets fix.json
+	assert "the corrupted head is still the head" \
+		test "$(git --git-dir=.kiln/state.git rev-parse --short=7 refs/heads/default)" = "$st_head"
+	st_forge_head .kiln/state.git '{"cluster":"demo","format_version":3,"lineage":"x","provider":null,"resources":{},"serial":4,"workspace":"default"}'
+	check "a future format_version on the branch asks for a newer kiln" 1 \
+		--err-has "format_version 3 is newer than this kiln understands (1)" -- "$KILN" state list
+	cd "$E2E_ROOT" || exit 1
+}
+
+# Wait until the workspace's lock exists (the holder has taken it).
+st_wait_lock() {
+	for st_i in $(seq 1 100); do
+		git --git-dir="${1:-.kiln/state.git}" rev-parse -q --verify refs/kiln/locks/default >/dev/null && return 0
+		sleep 0.1
+	done
+	return 1
+}
+
+st_lock_id() {
+	git --git-dir="${1:-.kiln/state.git}" log -1 --format=%B refs/kiln/locks/default |
+		python3 -c 'import json,sys; print(json.load(sys.stdin)["id"])'
+}
+
+state_locks() {
+	st_new_dir
+	"$KILN" workspace new default >/dev/null
+	st_doc s1.json 1 demo
+	st_doc s2.json 2 demo
+
+	KILN_TEST_LOCK_HOLD=30s "$KILN" state push --allow-plaintext-secrets s1.json >/dev/null 2>&1 &
+	st_pid=$!
+	st_wait_lock
+	check "a held lock fails a second writer at once, naming holder, operation and since" 1 \
+		--err-has "kiln: state: workspace 'default' is locked by " --err-has "for 'state push' since " \
+		--err-has "hint: wait for it to finish, or retry with --lock-timeout 5m" \
+		-- "$KILN" state push --allow-plaintext-secrets s2.json
+	check "workspace list shows who holds the lock" 0 --out-has "(locked by " -- "$KILN" workspace list
+	kill -TERM "$st_pid"
+	wait "$st_pid"
+	assert "SIGTERM exits 143" test $? -eq 143
+	assert "SIGTERM released the lock" sh -c '! git --git-dir=.kiln/state.git rev-parse -q --verify refs/kiln/locks/default'
+
+	KILN_TEST_LOCK_HOLD=30s "$KILN" state push --allow-plaintext-secrets s1.json >/dev/null 2>&1 &
+	st_pid=$!
+	st_wait_lock
+	kill -INT "$st_pid"
+	wait "$st_pid"
+	assert "SIGINT exits 130" test $? -eq 130
+	assert "SIGINT released the lock" sh -c '! git --git-dir=.kiln/state.git rev-parse -q --verify refs/kiln/locks/default'
+
+	KILN_TEST_LOCK_HOLD=2s "$KILN" state push --allow-plaintext-secrets s1.json >/dev/null 2>&1 &
+	st_pid=$!
+	st_wait_lock
+	check "--lock-timeout waits for a live holder, then writes" 0 --out "pushed serial 2 to workspace 'default'" \
+		-- "$KILN" state push --allow-plaintext-secrets --lock-timeout 20s s2.json
+	wait "$st_pid"
+
+	# A holder killed outright leaves its lock; after the lease it is stale.
+	export KILN_LOCK_LEASE=2s
+	KILN_TEST_LOCK_HOLD=30s "$KILN" state rm sim_bucket.data >/dev/null 2>&1 &
+	st_pid=$!
+	st_wait_lock
+	st_id=$(st_lock_id)
+	kill -KILL "$st_pid"
+	wait "$st_pid" 2>/dev/null
+	sleep 2.5
+	st_doc s3.json 3 demo
+	check "a dead holder's lock is reported stale with the force-unlock command" 1 \
+		--err-has "but its lease expired at" --err-has "the lock is stale" \
+		--err-has "kiln force-unlock $st_id -w default" \
+		-- "$KILN" state push --allow-plaintext-secrets s3.json
+	check "force-unlock refuses another id" 1 --err-has "'not-the-id' is not that lock's id" \
+		-- "$KILN" force-unlock not-the-id
+	check "force-unlock removes the stale lock by its id" 0 \
+		--out "removed lock $st_id of workspace 'default'" -- "$KILN" force-unlock "$st_id"
+	check "after force-unlock the workspace is writable" 0 -- "$KILN" state push --allow-plaintext-secrets s3.json
+
+	KILN_TEST_LOCK_HOLD=30s "$KILN" state rm sim_bucket.data >/dev/null 2>&1 &
+	st_pid=$!
+	st_wait_lock
+	st_id=$(st_lock_id)
+	kill -KILL "$st_pid"
+	wait "$st_pid" 2>/dev/null
+	check "force-unlock refuses a live lease without --force" 1 --err-has "is live" \
+		-- "$KILN" force-unlock "$st_id"
+	sleep 2.5
+	st_doc s4.json 4 demo
+	check "--lock-timeout takes over a stale lock" 0 -- "$KILN" state push --allow-plaintext-secrets --lock-timeout 5s s4.json
+	check "the takeover is recorded in the commit" 0 --out-has "Kiln-Lock-Takeover: $st_id held by " \
+		-- "$KILN" show default
+	unset KILN_LOCK_LEASE
+	assert "no lock is left behind" sh -c '! git --git-dir=.kiln/state.git rev-parse -q --verify refs/kiln/locks/default'
+	cd "$E2E_ROOT" || exit 1
+}
+
+# ROUNDS rounds of 8 processes that each pull, bump the serial and push.
+st_race() { # LABEL STATE SHARED_CACHE(yes|no) EXTRA_FLAGS
+	st_label=$1 st_state=$2 st_shared=$3 st_flags=$4
+	st_ok=1
+	st_before=$(KILN_STATE=$st_state st_serial)
+	st_total=0
+	for st_round in 1 2 3; do
+		for st_i in 1 2 3 4 5 6 7 8; do
+			(
+				if [ "$st_shared" = no ]; then
+					mkdir -p "p$st_i" && cd "p$st_i" || exit 9
+				fi
+				export KILN_STATE=$st_state
+				"$KILN" state pull >"pull.$st_i.json" 2>/dev/null || exit 8
+				python3 -c "
+import json; d=json.load(open('pull.$st_i.json')); d['serial']+=1; json.dump(d, open('push.$st_i.json','w'))"
+				# shellcheck disable=SC2086
+				"$KILN" state push $st_flags "push.$st_i.json" >/dev/null 2>"err.$st_i"
+				echo $? >"rc.$st_i"
+			) &
+		done
+		wait
+		st_wins=$(cat rc.* p*/rc.* 2>/dev/null | grep -c '^0$')
+		st_bad=$(cat rc.* p*/rc.* 2>/dev/null | grep -vc '^[01]$')
+		rm -f rc.* p*/rc.*
+		if [ "$st_wins" -ne 1 ] || [ "$st_bad" -ne 0 ]; then
+			printf 'round %s: %s winners, %s odd exits\n' "$st_round" "$st_wins" "$st_bad" >>"$E2E_TMP/.race"
+			cat err.* p*/err.* >>"$E2E_TMP/.race" 2>/dev/null
+			st_ok=0
+		fi
+		st_total=$((st_total + st_wins))
+	done
+	st_after=$(KILN_STATE=$st_state st_serial)
+	if [ "$st_ok" = 1 ] && [ $((st_after - st_before)) -eq "$st_total" ]; then
+		pass "8 racing writers, $st_label: exactly one wins each round, serial +1 per winner"
+	else
+		printf 'serial %s -> %s, %s winners in all\n' "$st_before" "$st_after" "$st_total" >>"$E2E_TMP/.race"
+		fail "8 racing writers, $st_label: exactly one wins each round, serial +1 per winner" "$E2E_TMP/.race"
+	fi
+	rm -f "$E2E_TMP/.race"
+}
+
+state_races() {
+	st_new_dir
+	git init -q --bare remote.git
+	KILN_STATE=$st_dir/local.git "$KILN" workspace new default >/dev/null
+	KILN_STATE=file://$st_dir/remote.git "$KILN" workspace new default >/dev/null
+	st_race "local path, failing fast" "$st_dir/local.git" yes ""
+	st_race "local path, waiting with --lock-timeout" "$st_dir/local.git" yes "--lock-timeout 30s"
+	st_race "file:// remote, one cache" "file://$st_dir/remote.git" yes "--lock-timeout 30s"
+	st_race "file:// remote, a cache per writer" "file://$st_dir/remote.git" no "--lock-timeout 30s"
+	assert "the remote holds no lock after the races" \
+		sh -c "! git --git-dir=remote.git rev-parse -q --verify refs/kiln/locks/default"
+	cd "$E2E_ROOT" || exit 1
+}
+
+# Writers killed at random moments never leave a head that does not parse.
+state_crashes() {
+	st_new_dir
+	export KILN_LOCK_LEASE=1s
+	"$KILN" workspace new default >/dev/null
+	st_ok=1
+	for st_run in $(seq 1 20); do
+		"$KILN" state pull >cur.json || st_ok=0
+		python3 -c "
+import json; d=json.load(open('cur.json')); d['serial']+=1; d['resources']['sim_x.r$st_run']={'type':'sim_x','id':'$st_run','attrs':{},'deps':[],'sensitive':[]}; json.dump(d, open('next.json','w'))"
+		"$KILN" state push --lock-timeout 10s next.json >/dev/null 2>&1 &
+		st_pid=$!
+		sleep "0.0$(shuf -i 0-60 -n 1)"
+		kill -KILL "$st_pid" 2>/dev/null
+		wait "$st_pid" 2>/dev/null
+		if ! "$KILN" state pull >check.json 2>"$E2E_TMP/.crash" ||
+			! python3 -c "import json; json.load(open('check.json'))" 2>>"$E2E_TMP/.crash"; then
+			st_ok=0
+			echo "run $st_run: the head does not parse" >>"$E2E_TMP/.crash"
+		fi
+	done
+	sleep 1.2
+	st_doc final.json 1000 demo check.json
+	if [ "$st_ok" = 1 ] && "$KILN" state push --allow-plaintext-secrets --lock-timeout 10s final.json >/dev/null 2>>"$E2E_TMP/.crash" &&
+		git --git-dir=.kiln/state.git fsck --no-dangling >/dev/null 2>>"$E2E_TMP/.crash"; then
+		pass "20 writers killed at random points: the head always parses, the repository is sound, the next writer wins"
+	else
+		fail "20 writers killed at random points: the head always parses, the repository is sound, the next writer wins" "$E2E_TMP/.crash"
+	fi
+	unset KILN_LOCK_LEASE
+	cd "$E2E_ROOT" || exit 1
+}
+
+state_tests() {
+	export KILN_AUTHOR="Test <test@example.com>"
+	unset KILN_STATE KILN_WORKSPACE KILN_STATE_KEY KILN_STATE_KEY_FILE
+	state_workspaces
+	state_commands
+	state_locks
+	state_races
+	state_crashes
+	unset KILN_AUTHOR
+}

@@ -1,0 +1,642 @@
+/*
+ * test_store.c - the state repository: opening, commits, compare-and-swap refs,
+ * names, and a file:// remote mirrored into a per-machine cache.
+ *
+ * Every test runs in a fresh temporary directory (also the working directory,
+ * since a remote's cache lives under .kiln/cache/ there), removed at the end.
+ */
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <setjmp.h>
+#include <cmocka.h>
+
+#include <ftw.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "store.h"
+
+#define MAX_STORES 4
+
+struct fx {
+	char dir[64];
+	char cwd[PATH_MAX];
+	struct store *stores[MAX_STORES];
+	git_repository *remote;
+};
+
+static int rm_entry(const char *path, const struct stat *sb, int flag, struct FTW *ftw)
+{
+	(void)sb;
+	(void)flag;
+	(void)ftw;
+	return remove(path);
+}
+
+static int fx_setup(void **state)
+{
+	struct fx *f = xcalloc(1, sizeof(*f));
+
+	setenv("KILN_AUTHOR", "Test <test@example.com>", 1);
+	unsetenv("KILN_STATE");
+	unsetenv("KILN_WORKSPACE");
+	unsetenv("KILN_STATE_KEY");
+	strcpy(f->dir, "/tmp/kiln-test-store-XXXXXX");
+	if (!getcwd(f->cwd, sizeof(f->cwd)) || !mkdtemp(f->dir) || chdir(f->dir) != 0) {
+		free(f);
+		return -1;
+	}
+	*state = f;
+	return 0;
+}
+
+static int fx_teardown(void **state)
+{
+	struct fx *f = *state;
+	int i, rc = 0;
+
+	for (i = MAX_STORES - 1; i >= 0; i--)
+		store_free(f->stores[i]);
+	git_repository_free(f->remote);
+	if (chdir(f->cwd) != 0 || nftw(f->dir, rm_entry, 16, FTW_DEPTH | FTW_PHYS) != 0)
+		rc = -1;
+	free(f);
+	return rc;
+}
+
+#define store_test(fn) cmocka_unit_test_setup_teardown(fn, fx_setup, fx_teardown)
+
+/* A path inside the test's directory; caller frees. */
+static char *path_in(const struct fx *f, const char *name)
+{
+	return xasprintf("%s/%s", f->dir, name);
+}
+
+/* Open location into the fixture's slot i (freed by the teardown). */
+static struct store *open_at(struct fx *f, int i, const char *location)
+{
+	struct kiln_error err = {{0}};
+
+	if (store_open(&f->stores[i], location, &err) < 0)
+		fail_msg("store_open %s: %s", location, err.msg);
+	return f->stores[i];
+}
+
+/* The local store state.git in the test's directory, in slot 0. */
+static struct store *open_local(struct fx *f)
+{
+	char *p = path_in(f, "state.git");
+	struct store *s = open_at(f, 0, p);
+
+	free(p);
+	return s;
+}
+
+static git_oid commit_text(struct store *s, const git_oid *parent, const char *content,
+			   const char *message)
+{
+	struct kiln_error err = {{0}};
+	git_oid oid;
+
+	if (store_commit_file(s, parent, STORE_STATE_FILE, content, strlen(content), message, &oid,
+			      &err) < 0)
+		fail_msg("store_commit_file: %s", err.msg);
+	return oid;
+}
+
+static void create_ref(struct store *s, const char *ref, const git_oid *oid)
+{
+	struct kiln_error err = {{0}};
+	int rc = store_ref_create(s, ref, oid, &err);
+
+	if (rc != 0)
+		fail_msg("store_ref_create %s: %d %s", ref, rc, err.msg);
+}
+
+static void assert_ref_is(struct store *s, const char *ref, const git_oid *want)
+{
+	struct kiln_error err = {{0}};
+	git_oid got;
+	int rc = store_ref_read(s, ref, &got, &err);
+	char a[8], b[8];
+
+	if (rc != 0)
+		fail_msg("%s: expected %s, store_ref_read gave %d %s", ref, store_short(want, a),
+			 rc, err.msg);
+	if (!git_oid_equal(&got, want))
+		fail_msg("%s: expected %s, found %s", ref, store_short(want, a),
+			 store_short(&got, b));
+}
+
+static void assert_ref_absent(struct store *s, const char *ref)
+{
+	struct kiln_error err = {{0}};
+	git_oid got;
+
+	assert_int_equal(store_ref_read(s, ref, &got, &err), 1);
+}
+
+static void assert_contains(const char *text, const char *part)
+{
+	if (!strstr(text, part))
+		fail_msg("expected \"%s\" in: %s", part, text);
+}
+
+/* ---- opening ---- */
+
+static void test_open_creates_a_bare_repository_at_a_new_path(void **state)
+{
+	struct fx *f = *state;
+	char *p = path_in(f, "nested/dir/state.git");
+	struct store *s = open_at(f, 0, p);
+
+	assert_true(git_repository_is_bare(store_repo(s)));
+	assert_false(store_is_remote(s));
+	assert_string_equal(store_location(s), p);
+	free(p);
+}
+
+static void test_open_reopens_an_existing_repository(void **state)
+{
+	struct fx *f = *state;
+	char *p = path_in(f, "state.git");
+	struct store *s = open_at(f, 0, p);
+	git_oid c = commit_text(s, NULL, "{}\n", "first");
+
+	create_ref(s, "refs/heads/default", &c);
+	store_free(s);
+	f->stores[0] = NULL;
+	s = open_at(f, 0, p);
+	assert_true(git_repository_is_bare(store_repo(s)));
+	assert_ref_is(s, "refs/heads/default", &c);
+	free(p);
+}
+
+static void test_open_of_a_plain_file_says_it_is_not_a_git_repository(void **state)
+{
+	struct fx *f = *state;
+	struct kiln_error err = {{0}};
+	char *p = path_in(f, "plain");
+	char *want = xasprintf("the state repository %s is not a git repository", p);
+	struct store *s = (struct store *)1;
+	FILE *fp = fopen(p, "w");
+
+	assert_non_null(fp);
+	fputs("not a repository\n", fp);
+	fclose(fp);
+	assert_int_equal(store_open(&s, p, &err), -1);
+	assert_null(s);
+	assert_contains(err.msg, want);
+	assert_contains(err.hint, p);
+	free(want);
+	free(p);
+}
+
+static void test_open_without_a_location_uses_kiln_state(void **state)
+{
+	struct fx *f = *state;
+	char *p = path_in(f, "from-env.git");
+	struct store *s;
+
+	setenv("KILN_STATE", p, 1);
+	s = open_at(f, 0, NULL);
+	unsetenv("KILN_STATE");
+	assert_string_equal(store_location(s), p);
+	assert_true(git_repository_is_bare(store_repo(s)));
+	free(p);
+}
+
+/* ---- commits and refs ---- */
+
+static void test_committed_file_reads_back_through_a_created_ref(void **state)
+{
+	struct fx *f = *state;
+	struct kiln_error err = {{0}};
+	struct store *s = open_local(f);
+	const char *content = "{\n  \"serial\": 0\n}\n";
+	git_oid c = commit_text(s, NULL, content, "first"), head;
+	char *text = NULL;
+	size_t len = 0;
+
+	create_ref(s, "refs/heads/default", &c);
+	assert_int_equal(store_ref_read(s, "refs/heads/default", &head, &err), 0);
+	assert_true(git_oid_equal(&head, &c));
+	assert_int_equal(store_read_file(s, &head, STORE_STATE_FILE, &text, &len, &err), 0);
+	assert_int_equal(len, strlen(content));
+	assert_string_equal(text, content);
+	free(text);
+}
+
+static void test_read_file_of_a_missing_name_names_the_commit(void **state)
+{
+	struct fx *f = *state;
+	struct kiln_error err = {{0}};
+	struct store *s = open_local(f);
+	git_oid c = commit_text(s, NULL, "{}\n", "first");
+	char *text = NULL, sh[8];
+	size_t len = 0;
+
+	assert_int_equal(store_read_file(s, &c, "other.json", &text, &len, &err), -1);
+	assert_null(text);
+	assert_contains(err.msg, store_short(&c, sh));
+	assert_contains(err.msg, "has no other.json");
+}
+
+static void test_create_of_an_existing_ref_reports_exists_and_keeps_it(void **state)
+{
+	struct fx *f = *state;
+	struct kiln_error err = {{0}};
+	struct store *s = open_local(f);
+	git_oid first = commit_text(s, NULL, "{\"n\": 1}\n", "first");
+	git_oid second = commit_text(s, NULL, "{\"n\": 2}\n", "second");
+
+	create_ref(s, "refs/heads/default", &first);
+	assert_int_equal(store_ref_create(s, "refs/heads/default", &second, &err), STORE_EXISTS);
+	assert_ref_is(s, "refs/heads/default", &first);
+}
+
+static void test_update_from_the_expected_value_moves_the_ref(void **state)
+{
+	struct fx *f = *state;
+	struct kiln_error err = {{0}};
+	struct store *s = open_local(f);
+	git_oid first = commit_text(s, NULL, "{\"n\": 1}\n", "first");
+	git_oid second = commit_text(s, &first, "{\"n\": 2}\n", "second");
+
+	create_ref(s, "refs/heads/default", &first);
+	assert_int_equal(store_ref_update(s, "refs/heads/default", &first, &second, &err), 0);
+	assert_ref_is(s, "refs/heads/default", &second);
+}
+
+static void test_update_from_a_stale_value_reports_moved_and_keeps_the_ref(void **state)
+{
+	struct fx *f = *state;
+	struct kiln_error err = {{0}};
+	struct store *s = open_local(f);
+	git_oid first = commit_text(s, NULL, "{\"n\": 1}\n", "first");
+	git_oid second = commit_text(s, &first, "{\"n\": 2}\n", "second");
+	git_oid third = commit_text(s, &first, "{\"n\": 3}\n", "third");
+
+	create_ref(s, "refs/heads/default", &first);
+	assert_int_equal(store_ref_update(s, "refs/heads/default", &first, &second, &err), 0);
+	/* A second writer that also started from first. */
+	assert_int_equal(store_ref_update(s, "refs/heads/default", &first, &third, &err),
+			 STORE_MOVED);
+	assert_ref_is(s, "refs/heads/default", &second);
+}
+
+static void test_update_of_an_absent_ref_reports_moved_and_creates_nothing(void **state)
+{
+	struct fx *f = *state;
+	struct kiln_error err = {{0}};
+	struct store *s = open_local(f);
+	git_oid first = commit_text(s, NULL, "{\"n\": 1}\n", "first");
+	git_oid second = commit_text(s, &first, "{\"n\": 2}\n", "second");
+
+	assert_int_equal(store_ref_update(s, "refs/heads/default", &first, &second, &err),
+			 STORE_MOVED);
+	assert_ref_absent(s, "refs/heads/default");
+}
+
+static void test_delete_from_a_stale_value_reports_moved_and_keeps_the_ref(void **state)
+{
+	struct fx *f = *state;
+	struct kiln_error err = {{0}};
+	struct store *s = open_local(f);
+	git_oid first = commit_text(s, NULL, "{\"n\": 1}\n", "first");
+	git_oid second = commit_text(s, &first, "{\"n\": 2}\n", "second");
+
+	create_ref(s, "refs/heads/default", &second);
+	assert_int_equal(store_ref_delete(s, "refs/heads/default", &first, &err), STORE_MOVED);
+	assert_ref_is(s, "refs/heads/default", &second);
+}
+
+static void test_delete_from_the_expected_value_removes_the_ref(void **state)
+{
+	struct fx *f = *state;
+	struct kiln_error err = {{0}};
+	struct store *s = open_local(f);
+	git_oid first = commit_text(s, NULL, "{\"n\": 1}\n", "first");
+
+	create_ref(s, "refs/heads/default", &first);
+	assert_int_equal(store_ref_delete(s, "refs/heads/default", &first, &err), 0);
+	assert_ref_absent(s, "refs/heads/default");
+}
+
+static void test_ref_list_gives_sorted_names_under_the_prefix_only(void **state)
+{
+	struct fx *f = *state;
+	struct kiln_error err = {{0}};
+	struct store *s = open_local(f);
+	git_oid c = commit_text(s, NULL, "{}\n", "first");
+	char **names = NULL;
+	size_t n = 0;
+
+	create_ref(s, "refs/heads/zeta", &c);
+	create_ref(s, "refs/heads/alpha", &c);
+	create_ref(s, "refs/heads/mid", &c);
+	create_ref(s, "refs/kiln/locks/alpha", &c);
+	assert_int_equal(store_ref_list(s, "refs/heads/", &names, &n, &err), 0);
+	assert_int_equal(n, 3);
+	assert_string_equal(names[0], "alpha");
+	assert_string_equal(names[1], "mid");
+	assert_string_equal(names[2], "zeta");
+	store_names_free(names, n);
+}
+
+static void test_ref_list_of_an_empty_store_is_empty(void **state)
+{
+	struct fx *f = *state;
+	struct kiln_error err = {{0}};
+	struct store *s = open_local(f);
+	char **names = (char **)1;
+	size_t n = 7;
+
+	assert_int_equal(store_ref_list(s, "refs/heads/", &names, &n, &err), 0);
+	assert_int_equal(n, 0);
+	store_names_free(names, n);
+}
+
+/* ---- who, which commit, which names ---- */
+
+static void test_signature_comes_from_kiln_author(void **state)
+{
+	struct fx *f = *state;
+	struct kiln_error err = {{0}};
+	struct store *s = open_local(f);
+	git_signature *sig = NULL;
+
+	setenv("KILN_AUTHOR", "Ada Lovelace <ada@example.org>", 1);
+	assert_int_equal(store_signature(s, &sig, &err), 0);
+	assert_string_equal(sig->name, "Ada Lovelace");
+	assert_string_equal(sig->email, "ada@example.org");
+	git_signature_free(sig);
+}
+
+static void test_commit_is_authored_by_kiln_author(void **state)
+{
+	struct fx *f = *state;
+	struct store *s = open_local(f);
+	git_oid c = commit_text(s, NULL, "{}\n", "first");
+	git_commit *commit = NULL;
+
+	assert_int_equal(git_commit_lookup(&commit, store_repo(s), &c), 0);
+	assert_string_equal(git_commit_author(commit)->name, "Test");
+	assert_string_equal(git_commit_author(commit)->email, "test@example.com");
+	assert_string_equal(git_commit_message(commit), "first");
+	git_commit_free(commit);
+}
+
+static void test_resolve_finds_a_commit_by_abbreviated_id(void **state)
+{
+	struct fx *f = *state;
+	struct kiln_error err = {{0}};
+	struct store *s = open_local(f);
+	git_oid c = commit_text(s, NULL, "{}\n", "first"), got;
+	char sh[8];
+
+	assert_int_equal(store_resolve(s, store_short(&c, sh), &got, &err), 0);
+	assert_true(git_oid_equal(&got, &c));
+}
+
+static void test_resolve_of_an_unknown_id_names_it_and_the_store(void **state)
+{
+	struct fx *f = *state;
+	struct kiln_error err = {{0}};
+	struct store *s = open_local(f);
+	char *want = xasprintf("no commit 'deadbee' in %s", store_location(s));
+	git_oid got;
+
+	assert_int_equal(store_resolve(s, "deadbee", &got, &err), -1);
+	assert_string_equal(err.msg, want);
+	assert_contains(err.hint, "kiln log");
+	free(want);
+}
+
+static void test_workspace_names_accept_letters_digits_dot_underscore_dash(void **state)
+{
+	char max[65];
+
+	(void)state;
+	memset(max, 'a', 64);
+	max[64] = '\0';
+	assert_true(store_workspace_name_ok("default"));
+	assert_true(store_workspace_name_ok("ci-1"));
+	assert_true(store_workspace_name_ok("feature.x_y"));
+	assert_true(store_workspace_name_ok(max));
+}
+
+static void test_workspace_names_reject_what_git_or_kiln_cannot_use(void **state)
+{
+	static const char *const bad[] = {
+	    "", ".hidden", "-x", "a..b", "x.lock", "a/b", "a b", "trailing.", "tab\t", "ümlaut",
+	};
+	char long_name[66];
+	size_t i;
+
+	(void)state;
+	for (i = 0; i < ARRAY_SIZE(bad); i++)
+		if (store_workspace_name_ok(bad[i]))
+			fail_msg("accepted \"%s\"", bad[i]);
+	memset(long_name, 'a', 65);
+	long_name[65] = '\0';
+	assert_false(store_workspace_name_ok(long_name));
+}
+
+static void test_ref_names_of_a_workspace(void **state)
+{
+	char *branch = store_branch_ref("ci-1"), *lock = store_lock_ref("ci-1");
+
+	(void)state;
+	assert_string_equal(branch, "refs/heads/ci-1");
+	assert_string_equal(lock, "refs/kiln/locks/ci-1");
+	free(branch);
+	free(lock);
+}
+
+/* ---- a file:// remote ---- */
+
+/* A bare remote.git in the test's directory, and its file:// URL; caller frees the URL. */
+static char *make_remote(struct fx *f)
+{
+	char *p = path_in(f, "remote.git");
+	char *url = xasprintf("file://%s", p);
+
+	if (git_repository_init(&f->remote, p, 1) != 0)
+		fail_msg("git_repository_init %s: %s", p, store_git_error());
+	free(p);
+	return url;
+}
+
+/* Open url from a directory of its own, as another machine would (its own .kiln/cache). */
+static struct store *open_as_machine(struct fx *f, int i, const char *url, const char *machine)
+{
+	char *dir = path_in(f, machine);
+	struct store *s;
+
+	if (mkdir(dir, 0755) != 0 || chdir(dir) != 0)
+		fail_msg("cannot make %s", dir);
+	s = open_at(f, i, url);
+	free(dir);
+	return s;
+}
+
+static void assert_remote_ref_is(struct fx *f, const char *ref, const git_oid *want)
+{
+	git_oid got;
+	char a[8], b[8];
+
+	if (git_reference_name_to_id(&got, f->remote, ref) != 0)
+		fail_msg("the remote has no %s: %s", ref, store_git_error());
+	if (!git_oid_equal(&got, want))
+		fail_msg("the remote's %s is %s, expected %s", ref, store_short(&got, a),
+			 store_short(want, b));
+}
+
+static void test_remote_url_is_mirrored_into_a_cache(void **state)
+{
+	struct fx *f = *state;
+	char *url = make_remote(f);
+	struct store *s = open_as_machine(f, 0, url, "m1");
+
+	assert_true(store_is_remote(s));
+	assert_string_equal(store_location(s), url);
+	assert_true(git_repository_is_bare(store_repo(s)));
+	assert_non_null(strstr(git_repository_path(store_repo(s)), "/m1/.kiln/cache/"));
+	free(url);
+}
+
+static void test_remote_ref_create_is_pushed_to_the_remote(void **state)
+{
+	struct fx *f = *state;
+	char *url = make_remote(f);
+	struct store *s = open_as_machine(f, 0, url, "m1");
+	git_oid c = commit_text(s, NULL, "{\"machine\": 1}\n", "from m1");
+
+	create_ref(s, "refs/heads/default", &c);
+	assert_remote_ref_is(f, "refs/heads/default", &c);
+	free(url);
+}
+
+static void test_remote_create_of_a_ref_another_machine_created_reports_exists(void **state)
+{
+	struct fx *f = *state;
+	struct kiln_error err = {{0}};
+	char *url = make_remote(f);
+	struct store *m1 = open_as_machine(f, 0, url, "m1");
+	/* Opened before m1 creates the ref: its cache does not know about it. */
+	struct store *m2 = open_as_machine(f, 1, url, "m2");
+	git_oid c1 = commit_text(m1, NULL, "{\"machine\": 1}\n", "from m1");
+	git_oid c2 = commit_text(m2, NULL, "{\"machine\": 2}\n", "from m2");
+
+	create_ref(m1, "refs/kiln/locks/default", &c1);
+	assert_int_equal(store_ref_create(m2, "refs/kiln/locks/default", &c2, &err), STORE_EXISTS);
+	assert_remote_ref_is(f, "refs/kiln/locks/default", &c1);
+	/* The cache took back what the remote has, not what m2 tried. */
+	assert_ref_is(m2, "refs/kiln/locks/default", &c1);
+	free(url);
+}
+
+static void test_remote_update_from_a_stale_cache_reports_moved_and_resyncs(void **state)
+{
+	struct fx *f = *state;
+	struct kiln_error err = {{0}};
+	char *url = make_remote(f);
+	struct store *m1 = open_as_machine(f, 0, url, "m1");
+	git_oid c1 = commit_text(m1, NULL, "{\"serial\": 1}\n", "one"), c2, c3;
+	struct store *m2;
+
+	create_ref(m1, "refs/heads/default", &c1);
+	m2 = open_as_machine(f, 1, url, "m2");
+	assert_ref_is(m2, "refs/heads/default", &c1);
+	/* m1 moves the branch; m2's cache still says c1. */
+	c2 = commit_text(m1, &c1, "{\"serial\": 2}\n", "two from m1");
+	assert_int_equal(store_ref_update(m1, "refs/heads/default", &c1, &c2, &err), 0);
+	assert_remote_ref_is(f, "refs/heads/default", &c2);
+	c3 = commit_text(m2, &c1, "{\"serial\": 2}\n", "two from m2");
+	assert_int_equal(store_ref_update(m2, "refs/heads/default", &c1, &c3, &err), STORE_MOVED);
+	assert_remote_ref_is(f, "refs/heads/default", &c2);
+	assert_ref_is(m2, "refs/heads/default", &c2);
+	free(url);
+}
+
+static void test_remote_delete_from_a_stale_value_reports_moved_and_keeps_it(void **state)
+{
+	struct fx *f = *state;
+	struct kiln_error err = {{0}};
+	char *url = make_remote(f);
+	struct store *m1 = open_as_machine(f, 0, url, "m1");
+	git_oid c1 = commit_text(m1, NULL, "{\"lock\": 1}\n", "one"), c2;
+	struct store *m2;
+
+	create_ref(m1, "refs/kiln/locks/default", &c1);
+	m2 = open_as_machine(f, 1, url, "m2");
+	c2 = commit_text(m1, &c1, "{\"lock\": 2}\n", "renewed");
+	assert_int_equal(store_ref_update(m1, "refs/kiln/locks/default", &c1, &c2, &err), 0);
+	/* m2 still believes the lock is at c1. */
+	assert_int_equal(store_ref_delete(m2, "refs/kiln/locks/default", &c1, &err), STORE_MOVED);
+	assert_remote_ref_is(f, "refs/kiln/locks/default", &c2);
+	assert_ref_is(m2, "refs/kiln/locks/default", &c2);
+	free(url);
+}
+
+static void test_remote_delete_from_the_expected_value_removes_it_there(void **state)
+{
+	struct fx *f = *state;
+	struct kiln_error err = {{0}};
+	char *url = make_remote(f);
+	struct store *m1 = open_as_machine(f, 0, url, "m1");
+	git_oid c1 = commit_text(m1, NULL, "{\"lock\": 1}\n", "one"), got;
+
+	create_ref(m1, "refs/kiln/locks/default", &c1);
+	assert_int_equal(store_ref_delete(m1, "refs/kiln/locks/default", &c1, &err), 0);
+	assert_int_equal(git_reference_name_to_id(&got, f->remote, "refs/kiln/locks/default"),
+			 GIT_ENOTFOUND);
+	assert_ref_absent(m1, "refs/kiln/locks/default");
+	free(url);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+	    store_test(test_open_creates_a_bare_repository_at_a_new_path),
+	    store_test(test_open_reopens_an_existing_repository),
+	    store_test(test_open_of_a_plain_file_says_it_is_not_a_git_repository),
+	    store_test(test_open_without_a_location_uses_kiln_state),
+	    store_test(test_committed_file_reads_back_through_a_created_ref),
+	    store_test(test_read_file_of_a_missing_name_names_the_commit),
+	    store_test(test_create_of_an_existing_ref_reports_exists_and_keeps_it),
+	    store_test(test_update_from_the_expected_value_moves_the_ref),
+	    store_test(test_update_from_a_stale_value_reports_moved_and_keeps_the_ref),
+	    store_test(test_update_of_an_absent_ref_reports_moved_and_creates_nothing),
+	    store_test(test_delete_from_a_stale_value_reports_moved_and_keeps_the_ref),
+	    store_test(test_delete_from_the_expected_value_removes_the_ref),
+	    store_test(test_ref_list_gives_sorted_names_under_the_prefix_only),
+	    store_test(test_ref_list_of_an_empty_store_is_empty),
+	    store_test(test_signature_comes_from_kiln_author),
+	    store_test(test_commit_is_authored_by_kiln_author),
+	    store_test(test_resolve_finds_a_commit_by_abbreviated_id),
+	    store_test(test_resolve_of_an_unknown_id_names_it_and_the_store),
+	    cmocka_unit_test(test_workspace_names_accept_letters_digits_dot_underscore_dash),
+	    cmocka_unit_test(test_workspace_names_reject_what_git_or_kiln_cannot_use),
+	    cmocka_unit_test(test_ref_names_of_a_workspace),
+	    store_test(test_remote_url_is_mirrored_into_a_cache),
+	    store_test(test_remote_ref_create_is_pushed_to_the_remote),
+	    store_test(test_remote_create_of_a_ref_another_machine_created_reports_exists),
+	    store_test(test_remote_update_from_a_stale_cache_reports_moved_and_resyncs),
+	    store_test(test_remote_delete_from_a_stale_value_reports_moved_and_keeps_it),
+	    store_test(test_remote_delete_from_the_expected_value_removes_it_there),
+	};
+	int failed;
+
+	/* The test's own libgit2 calls (the remote) need the library up, too. */
+	git_libgit2_init();
+	failed = cmocka_run_group_tests(tests, NULL, NULL);
+	git_libgit2_shutdown();
+	return failed;
+}
