@@ -154,7 +154,7 @@ int cmd_log(int argc, char **argv, struct cli *cli)
 			  argv[p.optind]);
 		goto out;
 	}
-	if (store_flags_open(&flags, cli, &s, &w) < 0)
+	if (store_flags_open(&flags, cli, false, &s, &w) < 0)
 		goto out;
 	if (workspace_require(w, &err) < 0) {
 		cmd_report(cli, &err);
@@ -232,7 +232,7 @@ int cmd_show(int argc, char **argv, struct cli *cli)
 		cli_error(cli, "`kiln log` lists commits", "needs one COMMIT");
 		goto out;
 	}
-	if (store_flags_open(&flags, cli, &s, NULL) < 0)
+	if (store_flags_open(&flags, cli, false, &s, NULL) < 0)
 		goto out;
 	if (store_resolve(s, argv[p.optind], &oid, &err) < 0) {
 		cmd_report(cli, &err);

@@ -222,7 +222,10 @@ static int state_rm(struct state_cmd *c, char **addrs, int n)
 		json_object_del(state_resources(next), addrs[i]);
 	}
 	label = workspace_label(c->ws, next);
-	sb_addf(&summary, "state rm: %s%s %s", addrs[0], n > 1 ? " and more" : "", label);
+	if (n > 1)
+		sb_addf(&summary, "state rm: %s (+%d more) %s", addrs[0], n - 1, label);
+	else
+		sb_addf(&summary, "state rm: %s %s", addrs[0], label);
 	free(label);
 	{
 		struct strbuf trailer = {0};
@@ -275,9 +278,18 @@ static int state_push(struct state_cmd *c, const char *file)
 	}
 	if (have_key)
 		crypt_key_wipe(&key);
+	/* A typo in -w must not start a new workspace with another's history. */
+	if (workspace_require(c->ws, &err) < 0) {
+		cmd_report(c->cli, &err);
+		goto out;
+	}
 	if (lock_workspace(c, "state push") < 0)
 		goto out;
-	if (c->ws->exists) {
+	if (workspace_require(c->ws, &err) < 0) {
+		cmd_report(c->cli, &err);
+		goto out;
+	}
+	{
 		const json_t *cur = c->ws->state;
 		const char *cc = state_cluster(cur), *fc = state_cluster(doc);
 
@@ -378,7 +390,8 @@ int cmd_state(int argc, char **argv, struct cli *cli)
 				  "'%s' is not a state command", sub);
 		goto out;
 	}
-	if (store_flags_open(&c.flags, cli, &c.store, &c.ws) < 0)
+	/* No state command creates a repository or a workspace: `kiln workspace new` does. */
+	if (store_flags_open(&c.flags, cli, false, &c.store, &c.ws) < 0)
 		goto out;
 	if (strcmp(sub, "list") == 0)
 		ret = state_list(&c);

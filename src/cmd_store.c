@@ -33,15 +33,15 @@ void cmd_report(const struct cli *cli, const struct kiln_error *err)
 		fprintf(stderr, "  hint: %s\n", err->hint);
 }
 
-int store_flags_open(const struct store_flags *f, const struct cli *cli, struct store **s,
-		     struct workspace **w)
+int store_flags_open(const struct store_flags *f, const struct cli *cli, bool create,
+		     struct store **s, struct workspace **w)
 {
 	struct kiln_error err;
 
 	*s = NULL;
 	if (w)
 		*w = NULL;
-	if (store_open(s, f->state, &err) < 0) {
+	if ((create ? store_open(s, f->state, &err) : store_open_existing(s, f->state, &err)) < 0) {
 		cmd_report(cli, &err);
 		return -1;
 	}

@@ -41,9 +41,12 @@ struct store_flags {
 /* 1 when id was one of the shared flags, 0 when not, -1 after reporting a bad value. */
 int store_flags_handle(struct store_flags *f, const struct cli *cli, int id, const char *arg);
 
-/* Open the store and the workspace, reporting errors; -1 on failure. */
-int store_flags_open(const struct store_flags *f, const struct cli *cli, struct store **s,
-		     struct workspace **w);
+/*
+ * Open the store (creating a missing local one only when create is set) and
+ * the workspace (when w is not NULL), reporting errors; -1 on failure.
+ */
+int store_flags_open(const struct store_flags *f, const struct cli *cli, bool create,
+		     struct store **s, struct workspace **w);
 
 /* "kiln CMD: error" plus its hint line, from a kiln_error. */
 void cmd_report(const struct cli *cli, const struct kiln_error *err);

@@ -133,7 +133,7 @@ static int ws_delete(struct store *s, const char *name, int64_t timeout, const s
 	}
 	n = state_resource_count(w->state);
 	if (n > 0) {
-		cli_error(cli, "destroy them first, or forget them with `kiln state rm`",
+		cli_error(cli, "forget them with `kiln state rm` (the cloud is not touched)",
 			  "workspace '%s' still records %zu resource%s", name, n,
 			  n == 1 ? "" : "s");
 		goto out;
@@ -142,9 +142,7 @@ static int ws_delete(struct store *s, const char *name, int64_t timeout, const s
 		cmd_report(cli, &err);
 		goto out;
 	}
-	printf("deleted workspace '%s' (its history stays in the repository's objects until git "
-	       "gc)\n",
-	       name);
+	printf("deleted workspace '%s'; its history is kept at %s\n", name, w->archive);
 	ret = KILN_EXIT_OK;
 out:
 	if (workspace_close(w, &err) < 0 && ret == KILN_EXIT_OK) {
@@ -195,7 +193,7 @@ int cmd_workspace(int argc, char **argv, struct cli *cli)
 			  "'%s' is not a workspace name", ops[1]);
 		goto out;
 	}
-	if (store_flags_open(&flags, cli, &s, NULL) < 0)
+	if (store_flags_open(&flags, cli, strcmp(sub, "new") == 0, &s, NULL) < 0)
 		goto out;
 	{
 		struct kiln_error err;
@@ -247,7 +245,7 @@ int cmd_force_unlock(int argc, char **argv, struct cli *cli)
 		cli_error(cli, NULL, "'%s' is not a workspace name", ws);
 		goto out;
 	}
-	if (store_flags_open(&flags, cli, &s, NULL) < 0)
+	if (store_flags_open(&flags, cli, false, &s, NULL) < 0)
 		goto out;
 	if (lock_force_unlock(s, ws, argv[p.optind], force, &err) < 0) {
 		cmd_report(cli, &err);

@@ -68,8 +68,11 @@ static int64_t env_duration(const char *name, int64_t def)
 	const char *v = getenv(name);
 	int64_t secs;
 
-	if (v && *v && duration_parse(v, &secs) == 0 && secs > 0)
+	if (!v || !*v)
+		return def;
+	if (duration_parse(v, &secs) == 0 && secs > 0)
 		return secs;
+	fprintf(stderr, "kiln: %s '%s' is not a duration like 30s or 2m; ignoring it\n", name, v);
 	return def;
 }
 
@@ -186,15 +189,9 @@ static int write_lock_commit(struct store *s, const struct lock_info *info, cons
 static void *renew_main(void *arg)
 {
 	struct lock *l = arg;
-	struct kiln_error err;
+	struct kiln_error err = {{0}};
 	struct store *s = NULL;
 
-	if (store_open(&s, l->location, &err) < 0) {
-		pthread_mutex_lock(&l->mu);
-		snprintf(l->lost_why, sizeof(l->lost_why), "cannot renew the lock: %s", err.msg);
-		pthread_mutex_unlock(&l->mu);
-		return NULL;
-	}
 	pthread_mutex_lock(&l->mu);
 	while (!l->stop) {
 		struct timespec ts;
@@ -210,9 +207,17 @@ static void *renew_main(void *arg)
 		info = l->info;
 		info.expires = (int64_t)time(NULL) + l->lease;
 		pthread_mutex_unlock(&l->mu);
-		rc = write_lock_commit(s, &info, &cur, &next, &err);
+		/* Our own handle (libgit2 objects stay in one thread), opened again after a
+		 * failure. */
+		rc = s || store_open(&s, l->location, &err) == 0 ? 0 : -1;
+		if (rc == 0)
+			rc = write_lock_commit(s, &info, &cur, &next, &err);
 		if (rc == 0)
 			rc = store_ref_update(s, l->ref, &cur, &next, &err);
+		if (rc < 0) {
+			store_free(s);
+			s = NULL;
+		}
 		pthread_mutex_lock(&l->mu);
 		if (rc == 0) {
 			l->oid = next;
@@ -220,7 +225,7 @@ static void *renew_main(void *arg)
 		} else if (rc == STORE_MOVED) {
 			l->lost = true;
 			snprintf(l->lost_why, sizeof(l->lost_why),
-				 "the lock on workspace '%s' was taken over or removed while this "
+				 "the lock on workspace '%s' was removed or taken over while this "
 				 "run held it",
 				 l->workspace);
 			break;
@@ -254,7 +259,7 @@ static void release_for_signal(struct lock *l)
 static void *signal_main(void *arg)
 {
 	sigset_t set;
-	int sig = SIGTERM, i;
+	int sig = SIGTERM, i, released = 0;
 
 	(void)arg;
 	sigemptyset(&set);
@@ -264,11 +269,14 @@ static void *signal_main(void *arg)
 		return NULL;
 	pthread_mutex_lock(&critical_mu);
 	pthread_mutex_lock(&held_mu);
-	for (i = 0; i < MAX_HELD; i++)
-		if (held[i])
+	for (i = 0; i < MAX_HELD; i++) {
+		if (held[i]) {
 			release_for_signal(held[i]);
-	fprintf(stderr, "kiln: interrupted by %s; locks released\n",
-		sig == SIGINT ? "SIGINT" : "SIGTERM");
+			released++;
+		}
+	}
+	fprintf(stderr, "kiln: interrupted by %s%s\n", sig == SIGINT ? "SIGINT" : "SIGTERM",
+		released ? "; the workspace lock was released" : "");
 	_exit(128 + sig);
 	return NULL;
 }
@@ -482,9 +490,18 @@ int lock_acquire(struct lock **out, struct store *s, const char *workspace,
 			} else {
 				kiln_error_set(err, "workspace '%s' is locked by %s", workspace,
 					       who);
-				kiln_error_hint(
-				    err, "wait for it to finish, or retry with --lock-timeout "
-					 "5m to wait for it");
+				if (opts->timeout > 0) {
+					char *waited = duration_format(opts->timeout);
+
+					kiln_error_hint(err,
+							"still held after waiting %s; wait longer "
+							"with a larger --lock-timeout",
+							waited);
+					free(waited);
+				} else {
+					kiln_error_hint(err, "wait for it to finish, or retry with "
+							     "--lock-timeout 5m to wait for it");
+				}
 			}
 			free(who);
 			rc = -1;
@@ -500,6 +517,34 @@ int lock_acquire(struct lock **out, struct store *s, const char *workspace,
 	l->renewing = pthread_create(&l->renewer, NULL, renew_main, l) == 0;
 	*out = l;
 	hold_for_tests();
+	return 0;
+}
+
+int lock_verify(struct lock *l, struct kiln_error *err)
+{
+	git_oid now, mine;
+	int rc;
+
+	if (lock_lost(l, err)) {
+		kiln_error_set(err, "%s; nothing was written", l->lost_why);
+		kiln_error_hint(err, "check `kiln workspace list` and `kiln log`, then run again");
+		return -1;
+	}
+	pthread_mutex_lock(&l->mu);
+	mine = l->oid;
+	pthread_mutex_unlock(&l->mu);
+	rc = store_ref_read(l->store, l->ref, &now, err);
+	if (rc < 0)
+		return -1;
+	if (rc == 1 || !git_oid_equal(&now, &mine)) {
+		kiln_error_set(
+		    err,
+		    "the lock on workspace '%s' was removed or taken over while this run "
+		    "held it; nothing was written",
+		    l->workspace);
+		kiln_error_hint(err, "check `kiln workspace list` and `kiln log`, then run again");
+		return -1;
+	}
 	return 0;
 }
 
@@ -539,7 +584,8 @@ int lock_release(struct lock *l, struct kiln_error *err)
 	if (l->renewing)
 		pthread_join(l->renewer, NULL);
 	lock_critical_enter();
-	lost = lock_lost(l, err);
+	/* A lost lock is not ours to delete; the write that needed it already said so. */
+	lost = lock_lost(l, NULL);
 	if (!lost) {
 		rc = store_ref_delete(l->store, l->ref, &l->oid, err);
 		if (rc == STORE_MOVED) {
@@ -548,8 +594,6 @@ int lock_release(struct lock *l, struct kiln_error *err)
 				       l->workspace);
 			rc = -1;
 		}
-	} else {
-		rc = -1;
 	}
 	held_set(l, false);
 	lock_critical_leave();

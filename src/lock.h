@@ -41,8 +41,17 @@ struct lock;
 /* 0 and the lock, or -1 with err naming the holder, the operation and since when. */
 int lock_acquire(struct lock **out, struct store *s, const char *workspace,
 		 const struct lock_options *opts, struct kiln_error *err);
-/* Release and free; safe with NULL. Returns -1 when the lock was lost or could not be removed. */
+/*
+ * Release and free; safe with NULL. Returns -1 when the lock could not be
+ * removed. A lock already lost is not ours to remove: 0, and lock_verify()
+ * is what reports the loss, before a write.
+ */
 int lock_release(struct lock *l, struct kiln_error *err);
+/*
+ * Right before a write: the lock ref still points at our lock commit. Catches a
+ * force-unlock (or a takeover) that renewal has not noticed yet.
+ */
+int lock_verify(struct lock *l, struct kiln_error *err);
 /* True when renewal found the lock taken from us (the lease ran out and someone took over). */
 bool lock_lost(struct lock *l, struct kiln_error *err);
 const char *lock_id(const struct lock *l);

@@ -130,7 +130,7 @@ static int open_or_init(git_repository **repo, const char *path, const char *wha
 	return 0;
 }
 
-int store_open(struct store **out, const char *location, struct kiln_error *err)
+static int open_store(struct store **out, const char *location, bool create, struct kiln_error *err)
 {
 	struct store *s;
 	const char *env = getenv("KILN_STATE");
@@ -154,7 +154,16 @@ int store_open(struct store **out, const char *location, struct kiln_error *err)
 		s->url = xstrdup(location);
 		s->path = xasprintf(".kiln/cache/%s.git", hex);
 	} else {
+		struct stat st;
+
 		s->path = xstrdup(location);
+		if (!create && stat(s->path, &st) != 0) {
+			kiln_error_set(err, "there is no state repository at %s", s->path);
+			kiln_error_hint(err, "`kiln workspace new default` creates one; --state or "
+					     "KILN_STATE selects another");
+			store_free(s);
+			return -1;
+		}
 	}
 	if (s->url && mkdir_p(s->path, err) < 0) {
 		store_free(s);
@@ -173,6 +182,16 @@ int store_open(struct store **out, const char *location, struct kiln_error *err)
 	}
 	*out = s;
 	return 0;
+}
+
+int store_open(struct store **out, const char *location, struct kiln_error *err)
+{
+	return open_store(out, location, true, err);
+}
+
+int store_open_existing(struct store **out, const char *location, struct kiln_error *err)
+{
+	return open_store(out, location, false, err);
 }
 
 void store_free(struct store *s)
@@ -625,20 +644,27 @@ int store_signature(struct store *s, git_signature **out, struct kiln_error *err
 	/* An explicit KILN_AUTHOR wins, as GIT_AUTHOR_NAME does over git config. */
 	if (env && *env && signature_from_spec(out, env) == 0)
 		return 0;
+	gethostname(host, sizeof(host) - 1);
+	host[sizeof(host) - 1] = '\0';
+	pw = getpwuid(getuid());
 	if (git_repository_config_snapshot(&cfg, s->repo) == 0 &&
-	    git_config_get_string_buf(&name, cfg, "user.name") == 0 &&
-	    git_config_get_string_buf(&email, cfg, "user.email") == 0 && name.size) {
-		rc = git_signature_now(out, name.ptr, email.ptr);
-		git_buf_dispose(&name);
-		git_buf_dispose(&email);
-		git_config_free(cfg);
-		if (rc == 0)
-			return 0;
+	    git_config_get_string_buf(&name, cfg, "user.name") == 0 && name.size) {
+		char *fallback = NULL;
+
+		/* A name without an email still names the person; the email is user@host. */
+		if (git_config_get_string_buf(&email, cfg, "user.email") != 0 || !email.size)
+			fallback =
+			    xasprintf("%s@%s", pw && pw->pw_name ? pw->pw_name : "unknown", host);
+		rc = git_signature_now(out, name.ptr, fallback ? fallback : email.ptr);
+		free(fallback);
 	} else {
-		git_buf_dispose(&name);
-		git_buf_dispose(&email);
-		git_config_free(cfg);
+		rc = -1;
 	}
+	git_buf_dispose(&name);
+	git_buf_dispose(&email);
+	git_config_free(cfg);
+	if (rc == 0)
+		return 0;
 	for (i = 0; i < ARRAY_SIZE(ci); i++) {
 		const char *login = getenv(ci[i].login);
 		const char *mail = ci[i].email ? getenv(ci[i].email) : NULL;
@@ -652,9 +678,6 @@ int store_signature(struct store *s, git_signature **out, struct kiln_error *err
 		if (rc == 0)
 			return 0;
 	}
-	gethostname(host, sizeof(host) - 1);
-	host[sizeof(host) - 1] = '\0';
-	pw = getpwuid(getuid());
 	{
 		const char *user = pw && pw->pw_name ? pw->pw_name : "unknown";
 		char *mail = xasprintf("%s@%s", user, host);

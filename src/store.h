@@ -31,8 +31,10 @@ enum {
 	STORE_MOVED = 2,  /* update/delete: the ref is not where the caller expected */
 };
 
-/* location NULL: $KILN_STATE, else .kiln/state.git. */
+/* location NULL: $KILN_STATE, else .kiln/state.git. Creates a missing local repository. */
 int store_open(struct store **out, const char *location, struct kiln_error *err);
+/* The same for commands that only read: a missing local repository is an error. */
+int store_open_existing(struct store **out, const char *location, struct kiln_error *err);
 void store_free(struct store *s);
 const char *store_location(const struct store *s);
 bool store_is_remote(const struct store *s);

@@ -5,6 +5,7 @@
 
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "state.h"
 
@@ -100,7 +101,7 @@ int workspace_commit(struct workspace *w, json_t *state, bool keep_serial, const
 	size_t i;
 	int rc, ret = -1;
 
-	if (w->lock && lock_lost(w->lock, err))
+	if (w->lock && lock_verify(w->lock, err) < 0)
 		return -1;
 	if (!keep_serial)
 		state_set_serial(state, w->exists ? state_serial(w->state) + 1 : 0);
@@ -154,8 +155,26 @@ out:
 
 int workspace_delete_branch(struct workspace *w, struct kiln_error *err)
 {
+	char *archive, stamp[32];
+	time_t now;
+	struct tm tm;
 	int rc;
 
+	if (w->lock && lock_verify(w->lock, err) < 0)
+		return -1;
+	/* The history stays reachable for auditors: the old head gets an archive ref. */
+	now = time(NULL);
+	gmtime_r(&now, &tm);
+	strftime(stamp, sizeof(stamp), "%Y%m%dT%H%M%SZ", &tm);
+	archive = xasprintf("refs/kiln/archive/%s/%s", w->name, stamp);
+	rc = store_ref_create(w->store, archive, &w->head, err);
+	if (rc == STORE_EXISTS)
+		rc = 0; /* deleted twice in one second: the same head is archived already */
+	if (rc < 0) {
+		free(archive);
+		return -1;
+	}
+	w->archive = archive;
 	lock_critical_enter();
 	rc = store_ref_delete(w->store, w->branch, &w->head, err);
 	lock_critical_leave();
@@ -181,6 +200,7 @@ int workspace_close(struct workspace *w, struct kiln_error *err)
 	json_decref(w->state);
 	free(w->name);
 	free(w->branch);
+	free(w->archive);
 	free(w);
 	return rc;
 }

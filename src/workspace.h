@@ -25,6 +25,7 @@ struct workspace {
 	git_oid head;  /* valid when exists */
 	json_t *state; /* the head's state.json, parsed and checked; NULL when !exists */
 	struct lock *lock;
+	char *archive; /* after workspace_delete_branch: the ref that keeps its history */
 };
 
 /* name NULL: $KILN_WORKSPACE, else "default". Reads the head (after a sync for remotes). */
@@ -42,7 +43,10 @@ int workspace_lock(struct workspace *w, const struct lock_options *opts, struct 
  */
 int workspace_commit(struct workspace *w, json_t *state, bool keep_serial, const char *summary,
 		     const char *const *extra, size_t nextra, struct kiln_error *err);
-/* Delete the branch (compare-and-swap on the head). */
+/*
+ * Delete the branch (compare-and-swap on the head), first pointing
+ * refs/kiln/archive/<ws>/<time> at its head so the history stays.
+ */
 int workspace_delete_branch(struct workspace *w, struct kiln_error *err);
 /* Unlock (if locked) and free. Returns -1 when the unlock failed. */
 int workspace_close(struct workspace *w, struct kiln_error *err);

@@ -558,7 +558,7 @@ static void test_commit_after_the_lock_was_taken_is_refused(void **state)
 	rc = workspace_commit(w, doc, false, "too late", NULL, 0, &err);
 	json_decref(doc);
 	assert_int_equal(rc, -1);
-	assert_contains(err.msg, "taken over or removed");
+	assert_contains(err.msg, "removed or taken over");
 	assert_int_equal(store_ref_read(f->other, BRANCH, &absent, &err), 1);
 }
 

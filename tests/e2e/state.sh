@@ -48,6 +48,10 @@ st_forge_head() { # REPO CONTENT
 
 state_workspaces() {
 	st_new_dir
+	check "reading commands do not create a state repository" 1 \
+		--err "$(printf "kiln: log: there is no state repository at .kiln/state.git\n  hint: \`kiln workspace new default\` creates one; --state or KILN_STATE selects another")" \
+		-- "$KILN" log
+	assert "nothing was created by the failed read" test ! -e .kiln
 	check "workspace new creates the default workspace" 0 \
 		--out "created workspace 'default'" -- "$KILN" workspace new default
 	assert "the state repository is a bare git repository at .kiln/state.git" \
@@ -69,12 +73,20 @@ state_workspaces() {
 	check "an unknown workspace subcommand gets a suggestion" 1 \
 		--err "kiln: workspace: 'lst' is not a workspace command; did you mean 'list'?" \
 		-- "$KILN" workspace lst
-	check "workspace delete removes an empty workspace" 0 \
-		--out-has "deleted workspace 'ci-7'" -- "$KILN" workspace delete ci-7
+	check "workspace delete removes an empty workspace and names where its history is kept" 0 \
+		--out-has "deleted workspace 'ci-7'; its history is kept at refs/kiln/archive/ci-7/" \
+		-- "$KILN" workspace delete ci-7
+	assert "the deleted workspace's history is still in the repository" \
+		sh -c "git --git-dir=.kiln/state.git log --format=%s \$(git --git-dir=.kiln/state.git for-each-ref --format='%(refname)' refs/kiln/archive/ci-7/) | grep -q 'workspace new: ci-7'"
+	st_doc s0.json 1 demo
+	check "push refuses a workspace that does not exist, not starting one by mistake" 1 \
+		--err-has "workspace 'prdo' does not exist" -- "$KILN" state push -w prdo --allow-plaintext-secrets s0.json
+	assert "the refused push created no branch" sh -c '! git --git-dir=.kiln/state.git rev-parse -q --verify refs/heads/prdo'
+
 	st_doc s1.json 1 demo
 	"$KILN" state push --allow-plaintext-secrets s1.json >/dev/null
 	check "workspace delete refuses a workspace that records resources" 1 \
-		--err "kiln: workspace: workspace 'default' still records 2 resources; destroy them first, or forget them with \`kiln state rm\`" \
+		--err "kiln: workspace: workspace 'default' still records 2 resources; forget them with \`kiln state rm\` (the cloud is not touched)" \
 		-- "$KILN" workspace delete default
 	assert "the refused delete kept the branch" git --git-dir=.kiln/state.git rev-parse -q --verify refs/heads/default
 	cd "$E2E_ROOT" || exit 1
@@ -219,14 +231,16 @@ state_locks() {
 	kill -TERM "$st_pid"
 	wait "$st_pid"
 	assert "SIGTERM exits 143" test $? -eq 143
+	# (the holder's stderr went to /dev/null; the message is checked below with SIGINT)
 	assert "SIGTERM released the lock" sh -c '! git --git-dir=.kiln/state.git rev-parse -q --verify refs/kiln/locks/default'
 
-	KILN_TEST_LOCK_HOLD=30s "$KILN" state push --allow-plaintext-secrets s1.json >/dev/null 2>&1 &
+	KILN_TEST_LOCK_HOLD=30s "$KILN" state push --allow-plaintext-secrets s1.json >/dev/null 2>int.err &
 	st_pid=$!
 	st_wait_lock
 	kill -INT "$st_pid"
 	wait "$st_pid"
 	assert "SIGINT exits 130" test $? -eq 130
+	assert "SIGINT says the lock was released" grep -qx "kiln: interrupted by SIGINT; the workspace lock was released" int.err
 	assert "SIGINT released the lock" sh -c '! git --git-dir=.kiln/state.git rev-parse -q --verify refs/kiln/locks/default'
 
 	KILN_TEST_LOCK_HOLD=2s "$KILN" state push --allow-plaintext-secrets s1.json >/dev/null 2>&1 &
@@ -266,9 +280,22 @@ state_locks() {
 		-- "$KILN" force-unlock "$st_id"
 	sleep 2.5
 	st_doc s4.json 4 demo
+	st_doc s5.json 5 demo
 	check "--lock-timeout takes over a stale lock" 0 -- "$KILN" state push --allow-plaintext-secrets --lock-timeout 5s s4.json
 	check "the takeover is recorded in the commit" 0 --out-has "Kiln-Lock-Takeover: $st_id held by " \
 		-- "$KILN" show default
+	KILN_TEST_LOCK_HOLD=3s "$KILN" state push --allow-plaintext-secrets s5.json >/dev/null 2>held.err &
+	st_pid=$!
+	st_wait_lock
+	"$KILN" force-unlock --force "$(st_lock_id)" >/dev/null
+	wait "$st_pid"
+	st_rc=$?
+	if [ "$st_rc" -eq 1 ] && grep -q "was removed or taken over while this run held it" held.err &&
+		[ "$(st_serial)" = 4 ]; then
+		pass "a holder whose lock was force-unlocked writes nothing"
+	else
+		fail "a holder whose lock was force-unlocked writes nothing" held.err
+	fi
 	unset KILN_LOCK_LEASE
 	assert "no lock is left behind" sh -c '! git --git-dir=.kiln/state.git rev-parse -q --verify refs/kiln/locks/default'
 	cd "$E2E_ROOT" || exit 1
