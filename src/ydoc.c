@@ -43,6 +43,7 @@ struct builder {
 	size_t capanchors;
 	int documents;
 	bool failed;
+	size_t alias_nodes; /* nodes that aliases add when expanded */
 };
 
 static struct ynode *node_new(struct builder *b, enum ynode_kind kind, yaml_mark_t mark)
@@ -126,14 +127,19 @@ static void child_append(struct ynode *parent, struct ynode *key, struct ynode *
 	parent->vals[parent->n++] = val;
 }
 
-static void count_expansion(struct builder *b, struct ynode *parent, size_t add, int line, int col)
+/*
+ * Written nodes are bounded by the file size; what aliases add is not. Their
+ * expansion, nested aliases included, is summed over the whole document and
+ * refused past the limit, at the alias that crosses it.
+ */
+static void count_alias(struct builder *b, const struct ynode *target, int line, int col)
 {
-	parent->expanded += add;
-	if (parent->expanded > YDOC_MAX_EXPANDED && !b->failed) {
+	b->alias_nodes += target->expanded;
+	if (b->alias_nodes > YDOC_MAX_EXPANDED && !b->failed) {
 		char msg[256];
 
 		snprintf(msg, sizeof(msg),
-			 "YAML aliases expand this document to more than %d nodes; kiln refuses "
+			 "YAML aliases expand this document by more than %d nodes; kiln refuses "
 			 "documents that expand exponentially",
 			 YDOC_MAX_EXPANDED);
 		fail(b, line, col, "write the values out, or use fewer nested aliases", msg);
@@ -142,7 +148,7 @@ static void count_expansion(struct builder *b, struct ynode *parent, size_t add,
 
 /*
  * Attach a finished value (or a key) to the collection being built; weight is
- * what it adds to the expanded size, line and col where to blame an excess.
+ * what it adds to the expanded size, line and col where to blame a bad key.
  */
 static void attach(struct builder *b, struct ynode *n, size_t weight, int line, int col)
 {
@@ -167,7 +173,7 @@ static void attach(struct builder *b, struct ynode *n, size_t weight, int line, 
 		child_append(top->node, top->key, n);
 		top->key = NULL;
 	}
-	count_expansion(b, top->node, weight, line, col);
+	top->node->expanded += weight;
 }
 
 static int key_index_cmp(const void *pa, const void *pb, void *arg)
@@ -300,7 +306,7 @@ static void pop(struct builder *b)
 		resolve_merges(b, n);
 	}
 	if (b->depth > 0)
-		count_expansion(b, b->stack[b->depth - 1].node, n->expanded, n->line, n->col);
+		b->stack[b->depth - 1].node->expanded += n->expanded;
 }
 
 static void set_anchor(struct builder *b, yaml_char_t *anchor, struct ynode *n)
@@ -391,6 +397,7 @@ static void on_alias(struct builder *b, yaml_event_t *ev)
 		return;
 	}
 	attach(b, target, target->expanded, line, col);
+	count_alias(b, target, line, col);
 }
 
 int ydoc_parse(struct ydoc **out, const char *file, const char *buf, size_t len, struct diags *d)

@@ -45,6 +45,7 @@ struct ydoc;
 
 /* Limits on what a spec may be; generous for real specs, fatal for attacks. */
 #define YDOC_MAX_DEPTH 64
+/* Nodes that aliases may add when expanded (written nodes are bounded by the file size). */
 #define YDOC_MAX_EXPANDED 100000
 #define YDOC_MAX_MERGE 5000
 

@@ -294,9 +294,6 @@ static void test_alias_used_before_its_anchor_is_refused(void **state)
 static void test_billion_laughs_is_refused_quickly(void **state)
 {
 	struct fx *f = *state;
-	clock_t start = clock();
-	double secs;
-
 	parse_refused(f, "a: &a [x, x, x, x, x, x, x, x, x, x]\n"
 			 "b: &b [*a, *a, *a, *a, *a, *a, *a, *a, *a, *a]\n"
 			 "c: &c [*b, *b, *b, *b, *b, *b, *b, *b, *b, *b]\n"
@@ -306,13 +303,29 @@ static void test_billion_laughs_is_refused_quickly(void **state)
 			 "g: &g [*f, *f, *f, *f, *f, *f, *f, *f, *f, *f]\n"
 			 "h: &h [*g, *g, *g, *g, *g, *g, *g, *g, *g, *g]\n"
 			 "i: &i [*h, *h, *h, *h, *h, *h, *h, *h, *h, *h]\n");
-	secs = (double)(clock() - start) / CLOCKS_PER_SEC;
-	assert_true(secs < 1.0);
 	assert_int_equal(f->d.n, 1);
 	assert_string_equal(f->d.v[0].message,
-			    "YAML aliases expand this document to more than 100000 nodes; kiln "
+			    "YAML aliases expand this document by more than 100000 nodes; kiln "
 			    "refuses documents that expand exponentially");
 	assert_string_equal(f->d.v[0].hint, "write the values out, or use fewer nested aliases");
+}
+
+/* Written nodes are bounded by the file size; only what aliases add is limited. */
+static void test_a_large_document_without_aliases_is_accepted(void **state)
+{
+	struct fx *f = *state;
+	struct strbuf sb = {0};
+	struct ydoc *doc = NULL;
+	int i;
+
+	sb_adds(&sb, "groups:\n");
+	for (i = 0; i < 30000; i++)
+		sb_addf(&sb, "  g%d: {count: %d, role: r, public: false}\n", i, i);
+	assert_int_equal(ydoc_parse(&doc, "t.yaml", sb.buf, sb.len, &f->d), 0);
+	assert_int_equal(f->d.n, 0);
+	assert_int_equal(ynode_get(ydoc_root(doc), "groups")->n, 30000);
+	ydoc_free(doc);
+	sb_release(&sb);
 }
 
 static void test_aliases_that_expand_moderately_are_accepted(void **state)
@@ -559,6 +572,7 @@ int main(void)
 	    kiln_test(test_alias_used_before_its_anchor_is_refused),
 	    kiln_test(test_billion_laughs_is_refused_quickly),
 	    kiln_test(test_aliases_that_expand_moderately_are_accepted),
+	    kiln_test(test_a_large_document_without_aliases_is_accepted),
 	    kiln_test(test_nesting_of_64_levels_is_accepted),
 	    kiln_test(test_nesting_deeper_than_64_levels_is_refused),
 	    kiln_test(test_very_deep_nesting_is_refused_without_exhausting_the_stack),
