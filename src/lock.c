@@ -533,7 +533,8 @@ int lock_verify(struct lock *l, struct kiln_error *err)
 	pthread_mutex_lock(&l->mu);
 	mine = l->oid;
 	pthread_mutex_unlock(&l->mu);
-	rc = store_ref_read(l->store, l->ref, &now, err);
+	/* The remote, not the cache: a force-unlock from another machine shows only there. */
+	rc = store_ref_read_fresh(l->store, l->ref, &now, err);
 	if (rc < 0)
 		return -1;
 	if (rc == 1 || !git_oid_equal(&now, &mine)) {
@@ -629,7 +630,7 @@ int lock_force_unlock(struct store *s, const char *workspace, const char *id, bo
 	if (strcmp(info.id, id) != 0) {
 		kiln_error_set(err, "workspace '%s' is locked by %s; '%s' is not that lock's id",
 			       workspace, info.holder, id);
-		kiln_error_hint(err, "the lock's id is %s", info.id);
+		kiln_error_hint(err, "`kiln workspace list` shows the id of each lock");
 		lock_info_release(&info);
 		return -1;
 	}

@@ -30,33 +30,58 @@ struct store {
 	char *path;	/* the repository on disk: the location, or the cache for a URL */
 	char *url;	/* NULL for a local store */
 	int cache_fd;	/* flock on the cache, -1 until first used */
+	int remote_fd;	/* flock on a file:// remote while cache_lock() holds, else -1 */
 };
 
 /*
  * Processes on one machine share a cache: each fetch-and-push sequence holds
  * an exclusive flock on it, so one process's fetch (which prunes refs) never
- * runs between another's local ref change and its push. Between machines the
- * remote is the arbiter.
+ * runs between another's local ref change and its push.
+ *
+ * A file:// remote gets a flock of its own (kiln.lock inside it) for the same
+ * span: libgit2's local transport lists the refs, then overwrites or deletes
+ * them without checking they are unchanged, and fails a fetch whose listed ref
+ * vanished meanwhile. Over ssh and https the git server is the arbiter.
  */
+static int flock_file(const char *path)
+{
+	int fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0644);
+
+	if (fd >= 0)
+		while (flock(fd, LOCK_EX) != 0 && errno == EINTR)
+			;
+	return fd;
+}
+
 static void cache_lock(struct store *s)
 {
+	char *p;
+
 	if (!s->url)
 		return;
 	if (s->cache_fd < 0) {
-		char *p = xasprintf("%s.lock", s->path);
-
+		p = xasprintf("%s.lock", s->path);
 		s->cache_fd = open(p, O_RDWR | O_CREAT | O_CLOEXEC, 0644);
 		free(p);
 	}
 	if (s->cache_fd >= 0)
 		while (flock(s->cache_fd, LOCK_EX) != 0 && errno == EINTR)
 			;
+	if (str_starts_with(s->url, "file://")) {
+		p = xasprintf("%s/kiln.lock", s->url + strlen("file://"));
+		s->remote_fd = flock_file(p);
+		free(p);
+	}
 }
 
 static int sync_locked(struct store *s, struct kiln_error *err);
 
 static void cache_unlock(struct store *s)
 {
+	if (s->remote_fd >= 0) {
+		close(s->remote_fd); /* closing the only descriptor releases its flock */
+		s->remote_fd = -1;
+	}
 	if (s->url && s->cache_fd >= 0)
 		flock(s->cache_fd, LOCK_UN);
 }
@@ -142,6 +167,7 @@ static int open_store(struct store **out, const char *location, bool create, str
 		location = env && *env ? env : STORE_DEFAULT_PATH;
 	s = xcalloc(1, sizeof(*s));
 	s->cache_fd = -1;
+	s->remote_fd = -1;
 	s->location = xstrdup(location);
 	if (is_url(location)) {
 		unsigned char md[SHA256_DIGEST_LENGTH];
@@ -411,14 +437,35 @@ int store_ref_create(struct store *s, const char *ref, const git_oid *oid, struc
 	return rc;
 }
 
+static int remote_ref_value(struct store *s, const char *ref, git_oid *oid, struct kiln_error *err);
+
 static int ref_update_locked(struct store *s, const char *ref, const git_oid *expected,
 			     const git_oid *oid, struct kiln_error *err)
 {
 	git_reference *r = NULL;
 	int rc, tries;
 
+	if (s->url) {
+		git_oid now;
+
+		/*
+		 * The remote decides: a push "updates" a missing ref by creating it, so
+		 * first check it still holds what we expect (a force-unlocked lock must
+		 * stay removed). Under the file:// flock, check and push are one step.
+		 */
+		rc = remote_ref_value(s, ref, &now, err);
+		if (rc < 0)
+			return -1;
+		if (rc == 1 || !git_oid_equal(&now, expected))
+			return refused(s, STORE_MOVED, err);
+	}
 	for (tries = 0;; tries++) {
-		rc = git_reference_create_matching(&r, s->repo, ref, oid, 1, expected, "kiln");
+		/* The cache only mirrors the remote: set it, the push below is the swap. */
+		if (s->url)
+			rc = git_reference_create(&r, s->repo, ref, oid, 1, "kiln");
+		else
+			rc = git_reference_create_matching(&r, s->repo, ref, oid, 1, expected,
+							   "kiln");
 		git_reference_free(r);
 		r = NULL;
 		/* Locked: a writer failing to create it holds the ref file for a moment. */
@@ -538,6 +585,18 @@ static int ref_delete_locked(struct store *s, const char *ref, const git_oid *ex
 	return 0;
 }
 
+int store_ref_read_fresh(struct store *s, const char *ref, git_oid *oid, struct kiln_error *err)
+{
+	int rc;
+
+	if (!s->url)
+		return store_ref_read(s, ref, oid, err);
+	cache_lock(s);
+	rc = remote_ref_value(s, ref, oid, err);
+	cache_unlock(s);
+	return rc;
+}
+
 int store_ref_delete(struct store *s, const char *ref, const git_oid *expected,
 		     struct kiln_error *err)
 {
@@ -629,9 +688,9 @@ int store_signature(struct store *s, git_signature **out, struct kiln_error *err
 		const char *domain;
 	} ci[] = {
 	    {"GITHUB_ACTOR", NULL, "users.noreply.github.com"},
-	    {"GITLAB_USER_LOGIN", "GITLAB_USER_EMAIL", "gitlab"},
-	    {"BUILDKITE_BUILD_CREATOR", "BUILDKITE_BUILD_CREATOR_EMAIL", "buildkite"},
-	    {"CIRCLE_USERNAME", NULL, "circleci"},
+	    {"GITLAB_USER_LOGIN", "GITLAB_USER_EMAIL", "users.noreply.gitlab.com"},
+	    {"BUILDKITE_BUILD_CREATOR", "BUILDKITE_BUILD_CREATOR_EMAIL", "buildkite.invalid"},
+	    {"CIRCLE_USERNAME", NULL, "circleci.invalid"},
 	};
 	const char *env = getenv("KILN_AUTHOR");
 	git_config *cfg = NULL;

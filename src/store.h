@@ -45,6 +45,8 @@ int store_sync(struct store *s, struct kiln_error *err);
 
 /* 0 found (*oid set), 1 absent, -1 error. */
 int store_ref_read(struct store *s, const char *ref, git_oid *oid, struct kiln_error *err);
+/* The same, asking the remote itself rather than the cache (local: store_ref_read). */
+int store_ref_read_fresh(struct store *s, const char *ref, git_oid *oid, struct kiln_error *err);
 /* Create a ref that must not exist: 0, STORE_EXISTS or -1. */
 int store_ref_create(struct store *s, const char *ref, const git_oid *oid, struct kiln_error *err);
 /* Move a ref from expected to oid: 0, STORE_MOVED or -1. */

@@ -80,7 +80,13 @@ int workspace_lock(struct workspace *w, const struct lock_options *opts, struct 
 {
 	if (lock_acquire(&w->lock, w->store, w->name, opts, err) < 0)
 		return -1;
-	/* The head may have moved while we waited for the lock. */
+	/*
+	 * The head may have moved before we won the lock (the last sync was just
+	 * before it): fetch again, then read it, so every write starts from the
+	 * head that the lock now protects.
+	 */
+	if (store_sync(w->store, err) < 0)
+		return -1;
 	return read_head(w, err);
 }
 
@@ -158,7 +164,7 @@ int workspace_delete_branch(struct workspace *w, struct kiln_error *err)
 	char *archive, stamp[32];
 	time_t now;
 	struct tm tm;
-	int rc;
+	int rc, n;
 
 	if (w->lock && lock_verify(w->lock, err) < 0)
 		return -1;
@@ -166,11 +172,25 @@ int workspace_delete_branch(struct workspace *w, struct kiln_error *err)
 	now = time(NULL);
 	gmtime_r(&now, &tm);
 	strftime(stamp, sizeof(stamp), "%Y%m%dT%H%M%SZ", &tm);
-	archive = xasprintf("refs/kiln/archive/%s/%s", w->name, stamp);
-	rc = store_ref_create(w->store, archive, &w->head, err);
-	if (rc == STORE_EXISTS)
-		rc = 0; /* deleted twice in one second: the same head is archived already */
-	if (rc < 0) {
+	for (n = 1;; n++) {
+		git_oid there;
+
+		archive = n == 1 ? xasprintf("refs/kiln/archive/%s/%s", w->name, stamp)
+				 : xasprintf("refs/kiln/archive/%s/%s-%d", w->name, stamp, n);
+		rc = store_ref_create(w->store, archive, &w->head, err);
+		/* Deleted more than once in one second: the same head, or the next name. */
+		if (rc == STORE_EXISTS && store_ref_read(w->store, archive, &there, NULL) == 0 &&
+		    git_oid_equal(&there, &w->head))
+			rc = 0;
+		if (rc != STORE_EXISTS || n == 100)
+			break;
+		free(archive);
+	}
+	if (rc != 0) {
+		if (rc == STORE_EXISTS)
+			kiln_error_set(
+			    err, "cannot archive workspace '%s': too many deletions this second",
+			    w->name);
 		free(archive);
 		return -1;
 	}

@@ -305,6 +305,7 @@ state_locks() {
 st_race() { # LABEL STATE SHARED_CACHE(yes|no) EXTRA_FLAGS
 	st_label=$1 st_state=$2 st_shared=$3 st_flags=$4
 	st_ok=1
+	rm -f rc.* err.* p*/rc.* p*/err.*
 	st_before=$(KILN_STATE=$st_state st_serial)
 	st_total=0
 	for st_round in 1 2 3; do
@@ -325,13 +326,13 @@ import json; d=json.load(open('pull.$st_i.json')); d['serial']+=1; json.dump(d, 
 		wait
 		st_wins=$(cat rc.* p*/rc.* 2>/dev/null | grep -c '^0$')
 		st_bad=$(cat rc.* p*/rc.* 2>/dev/null | grep -vc '^[01]$')
-		rm -f rc.* p*/rc.*
 		if [ "$st_wins" -ne 1 ] || [ "$st_bad" -ne 0 ]; then
 			printf 'round %s: %s winners, %s odd exits\n' "$st_round" "$st_wins" "$st_bad" >>"$E2E_TMP/.race"
 			cat err.* p*/err.* >>"$E2E_TMP/.race" 2>/dev/null
 			st_ok=0
 		fi
 		st_total=$((st_total + st_wins))
+		rm -f rc.* err.* p*/rc.* p*/err.*
 	done
 	st_after=$(KILN_STATE=$st_state st_serial)
 	if [ "$st_ok" = 1 ] && [ $((st_after - st_before)) -eq "$st_total" ]; then
@@ -390,6 +391,32 @@ import json; d=json.load(open('cur.json')); d['serial']+=1; d['resources']['sim_
 	cd "$E2E_ROOT" || exit 1
 }
 
+# A lock force-unlocked from another machine (another cache) stays removed,
+# and its holder writes nothing: the check asks the remote, not the cache.
+state_remote_unlock() {
+	st_new_dir
+	git init -q --bare remote.git
+	export KILN_STATE=file://$st_dir/remote.git
+	mkdir a b
+	(cd a && "$KILN" workspace new default >/dev/null)
+	(cd a && st_doc s1.json 1 demo)
+	(cd a && KILN_LOCK_LEASE=3s KILN_TEST_LOCK_HOLD=4s "$KILN" state push --allow-plaintext-secrets s1.json >/dev/null 2>held.err; echo $? >rc) &
+	st_pid=$!
+	st_wait_lock remote.git
+	st_id=$(st_lock_id remote.git)
+	(cd b && "$KILN" force-unlock --force "$st_id" >/dev/null)
+	wait "$st_pid"
+	if [ "$(cat a/rc)" = 1 ] && grep -q "removed or taken over while this run held it" a/held.err &&
+		! git --git-dir=remote.git rev-parse -q --verify refs/kiln/locks/default >/dev/null &&
+		[ "$(cd b && st_serial)" = 0 ]; then
+		pass "a lock force-unlocked from another machine stays removed and its holder writes nothing"
+	else
+		fail "a lock force-unlocked from another machine stays removed and its holder writes nothing" a/held.err
+	fi
+	unset KILN_STATE
+	cd "$E2E_ROOT" || exit 1
+}
+
 state_tests() {
 	export KILN_AUTHOR="Test <test@example.com>"
 	unset KILN_STATE KILN_WORKSPACE KILN_STATE_KEY KILN_STATE_KEY_FILE
@@ -397,6 +424,7 @@ state_tests() {
 	state_commands
 	state_locks
 	state_races
+	state_remote_unlock
 	state_crashes
 	unset KILN_AUTHOR
 }
