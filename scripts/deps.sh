@@ -12,7 +12,8 @@ mode=${1:---check}
 libs="libcurl:libcurl4-openssl-dev openssl:libssl-dev jansson:libjansson-dev
 libgit2:libgit2-dev yaml-0.1:libyaml-dev libxml-2.0:libxml2-dev cmocka:libcmocka-dev"
 # command -> Debian package
-tools="cc:gcc make:make pkg-config:pkg-config groff:groff-base git:git"
+tools="cc:gcc make:make pkg-config:pkg-config groff:groff-base git:git man:man-db
+python3:python3 openssl:openssl shuf:coreutils"
 
 missing=""
 for pair in $tools; do
