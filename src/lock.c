@@ -7,6 +7,8 @@
  */
 #include "lock.h"
 
+#include "log.h"
+
 #include <errno.h>
 #include <jansson.h>
 #include <pthread.h>
@@ -514,6 +516,8 @@ int lock_acquire(struct lock **out, struct store *s, const char *workspace,
 		lock_destroy(l);
 		return -1;
 	}
+	log_debug("took lock %s on workspace '%s' (lease %llds, renewed every %llds)", l->info.id,
+		  workspace, (long long)l->lease, (long long)l->renew);
 	l->renewing = pthread_create(&l->renewer, NULL, renew_main, l) == 0;
 	*out = l;
 	hold_for_tests();

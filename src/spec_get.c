@@ -295,18 +295,36 @@ static const struct ynode *lookup(struct loader *ld, const struct ynode *map, co
 	return n;
 }
 
+/*
+ * The value of key as text, ${var.NAME} substituted: its node with *text set
+ * and *g GOT_OK, or NULL with *g GOT_NONE (absent) or GOT_BAD (reported).
+ */
+static const struct ynode *value_text(struct loader *ld, const struct ynode *map, const char *key,
+				      const char *path, bool required, enum got *g, char **text)
+{
+	const struct ynode *n = lookup(ld, map, key, path, required, g);
+
+	*text = NULL;
+	if (!n)
+		return NULL;
+	*text = ld_scalar(ld, n, path);
+	if (!*text) {
+		*g = GOT_BAD;
+		return NULL;
+	}
+	return n;
+}
+
 enum got ld_get_string(struct loader *ld, const struct ynode *map, const char *key,
 		       const char *path, bool required, char **out)
 {
 	enum got g;
-	const struct ynode *n = lookup(ld, map, key, path, required, &g);
+	const struct ynode *n;
 	char *s;
 
+	n = value_text(ld, map, key, path, required, &g, &s);
 	if (!n)
 		return g;
-	s = ld_scalar(ld, n, path);
-	if (!s)
-		return GOT_BAD;
 	free(*out);
 	*out = s;
 	return GOT_OK;
@@ -316,15 +334,13 @@ enum got ld_get_int(struct loader *ld, const struct ynode *map, const char *key,
 		    bool required, long min, long max, int *out)
 {
 	enum got g;
-	const struct ynode *n = lookup(ld, map, key, path, required, &g);
+	const struct ynode *n;
 	char *s, *end;
 	long v;
 
+	n = value_text(ld, map, key, path, required, &g, &s);
 	if (!n)
 		return g;
-	s = ld_scalar(ld, n, path);
-	if (!s)
-		return GOT_BAD;
 	errno = 0;
 	v = strtol(s, &end, 10);
 	if (!*s || *end || errno || isspace((unsigned char)*s)) {
@@ -345,15 +361,13 @@ enum got ld_get_number(struct loader *ld, const struct ynode *map, const char *k
 		       const char *path, double *out)
 {
 	enum got g;
-	const struct ynode *n = lookup(ld, map, key, path, false, &g);
+	const struct ynode *n;
 	char *s, *end;
 	double v;
 
+	n = value_text(ld, map, key, path, false, &g, &s);
 	if (!n)
 		return g;
-	s = ld_scalar(ld, n, path);
-	if (!s)
-		return GOT_BAD;
 	errno = 0;
 	v = strtod(s, &end);
 	/* Decimal only: strtod would also take hex ("0x10"), "inf" and "nan". */
@@ -371,14 +385,12 @@ enum got ld_get_bool(struct loader *ld, const struct ynode *map, const char *key
 		     bool *out)
 {
 	enum got g;
-	const struct ynode *n = lookup(ld, map, key, path, false, &g);
+	const struct ynode *n;
 	char *s;
 
+	n = value_text(ld, map, key, path, false, &g, &s);
 	if (!n)
 		return g;
-	s = ld_scalar(ld, n, path);
-	if (!s)
-		return GOT_BAD;
 	if (strcmp(s, "true") == 0) {
 		*out = true;
 	} else if (strcmp(s, "false") == 0) {
@@ -400,15 +412,13 @@ enum got ld_get_enum(struct loader *ld, const struct ynode *map, const char *key
 		     bool required, const char *const *names, size_t n, int *out)
 {
 	enum got g;
-	const struct ynode *node = lookup(ld, map, key, path, required, &g);
+	const struct ynode *node;
 	char *s, *all;
 	size_t i;
 
+	node = value_text(ld, map, key, path, required, &g, &s);
 	if (!node)
 		return g;
-	s = ld_scalar(ld, node, path);
-	if (!s)
-		return GOT_BAD;
 	for (i = 0; i < n; i++) {
 		if (strcmp(s, names[i]) == 0) {
 			*out = (int)i;
@@ -434,14 +444,12 @@ enum got ld_get_duration(struct loader *ld, const struct ynode *map, const char 
 			 const char *path, int64_t *out)
 {
 	enum got g;
-	const struct ynode *n = lookup(ld, map, key, path, false, &g);
+	const struct ynode *n;
 	char *s;
 
+	n = value_text(ld, map, key, path, false, &g, &s);
 	if (!n)
 		return g;
-	s = ld_scalar(ld, n, path);
-	if (!s)
-		return GOT_BAD;
 	if (duration_parse(s, out) < 0) {
 		struct diag *dg = ld_err(ld, n, "%s: '%s' is not a duration", path, s);
 
@@ -461,17 +469,15 @@ enum got ld_get_cidr(struct loader *ld, const struct ynode *map, const char *key
 		     bool required, int min_prefix, int max_prefix, char **out)
 {
 	enum got g;
-	const struct ynode *n = lookup(ld, map, key, path, required, &g);
+	const struct ynode *n;
 	char *s;
 	uint32_t addr;
 	int prefix;
 	bool host;
 
+	n = value_text(ld, map, key, path, required, &g, &s);
 	if (!n)
 		return g;
-	s = ld_scalar(ld, n, path);
-	if (!s)
-		return GOT_BAD;
 	if (cidr_parse(s, &addr, &prefix, &host) < 0) {
 		struct diag *dg = ld_err(ld, n, "%s: '%s' is not an IPv4 CIDR block", path, s);
 

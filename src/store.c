@@ -10,6 +10,8 @@
  */
 #include "store.h"
 
+#include "log.h"
+
 #include <errno.h>
 #include <limits.h>
 #include <openssl/sha.h>
@@ -292,6 +294,7 @@ static int sync_locked(struct store *s, struct kiln_error *err)
 	fo.download_tags = GIT_REMOTE_DOWNLOAD_TAGS_NONE;
 	fo.update_fetchhead = 0;
 	fo.callbacks.credentials = credentials;
+	log_debug("fetching state from %s into %s", s->url, s->path);
 	if (git_remote_fetch(remote, &arr, &fo, NULL) != 0) {
 		kiln_error_set(err, "cannot fetch state from %s: %s", s->url, store_git_error());
 		kiln_error_hint(err, "check the URL; a file:// remote must be a bare repository "
@@ -354,6 +357,10 @@ static int remote_push(struct store *s, const char *refspec, struct kiln_error *
 	po.callbacks.credentials = credentials;
 	po.callbacks.payload = &r;
 	rc = git_remote_push(remote, &arr, &po);
+	log_debug("push %s to %s: %s", refspec, s->url,
+		  rc == 0 && !r.rejected ? "ok"
+		  : r.rejected		 ? r.rejected
+					 : store_git_error());
 	if (rc == GIT_ELOCKED || (rc != 0 && strstr(store_git_error(), "failed to lock"))) {
 		ret = STORE_BUSY;
 	} else if (rc == GIT_ENONFASTFORWARD || rc == GIT_EEXISTS || rc == GIT_EMODIFIED ||

@@ -3,6 +3,8 @@
  */
 #include "validate.h"
 
+#include "log.h"
+
 #include <ctype.h>
 #include <stdlib.h>
 #include <string.h>
@@ -395,6 +397,10 @@ int validate_load(struct spec **out, const char *path, const struct spec_options
 	spec_load_file(&spec, path, opts, d);
 	if (spec)
 		validate_spec(spec, d);
+	if (spec)
+		log_debug("%s: %zu groups, %zu stores, %zu roles, %zu errors, %zu warnings",
+			  spec->file, spec->ngroups, spec->nstores, spec->nroles,
+			  d->errors - errors, d->warnings);
 	if (d->errors > errors) {
 		spec_free(spec);
 		return -1;

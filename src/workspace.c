@@ -7,6 +7,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "log.h"
 #include "state.h"
 
 static int read_head(struct workspace *w, struct kiln_error *err)
@@ -146,6 +147,7 @@ int workspace_commit(struct workspace *w, json_t *state, bool keep_serial, const
 	}
 	if (rc < 0)
 		goto out;
+	log_debug("recorded %s on %s: %s", store_short(&commit, now), w->branch, summary);
 	w->head = commit;
 	w->exists = true;
 	if (w->state != state) {

@@ -438,6 +438,16 @@ else
 	[ $nman -gt 0 ] || skip "man pages" "none in man/ yet"
 fi
 
+check "log: --log-level debug reports what was loaded, on stderr" 0 \
+	--out "ok examples/quickstart.yaml" \
+	--err "kiln: debug: examples/quickstart.yaml: 1 groups, 1 stores, 1 roles, 0 errors, 0 warnings" \
+	-- "$KILN" --log-level debug validate examples/quickstart.yaml
+check "log: --log-format json writes one JSON object per line" 0 \
+	--err-has '{"@level":"debug","@message":"examples/quickstart.yaml: 1 groups' \
+	-- "$KILN" validate --log-level debug --log-format json examples/quickstart.yaml
+check "log: the default level stays quiet" 0 --out "ok examples/quickstart.yaml" --err "" \
+	-- "$KILN" validate examples/quickstart.yaml
+
 state_tests
 
 e2e_finish
