@@ -1,0 +1,264 @@
+/*
+ * test_graph.c - the resource DAG: waves in dependency order, stable order
+ * inside a wave, cycles named by address, unknown dependencies, DOT output.
+ */
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <setjmp.h>
+#include <cmocka.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "graph.h"
+
+/* "a b | c | d": the waves, addresses separated by spaces, waves by " | ". */
+static char *waves_text(const struct graph *g, struct kiln_error *err, int *rc)
+{
+	size_t **waves, *nwave, count, i, j;
+	struct strbuf sb = {0};
+
+	*rc = graph_waves(g, &waves, &nwave, &count, err);
+	for (i = 0; i < count; i++) {
+		if (i)
+			sb_adds(&sb, " | ");
+		for (j = 0; j < nwave[i]; j++)
+			sb_addf(&sb, "%s%s", j ? " " : "", graph_address(g, waves[i][j]));
+	}
+	graph_waves_free(waves, nwave, count);
+	return sb_detach(&sb);
+}
+
+static void assert_waves(const struct graph *g, const char *want)
+{
+	struct kiln_error err = {{0}, {0}};
+	int rc;
+	char *got = waves_text(g, &err, &rc);
+
+	if (rc != 0)
+		fail_msg("graph_waves failed: %s", err.msg);
+	assert_string_equal(got, want);
+	free(got);
+}
+
+static struct graph *graph_of(const char *const *nodes, size_t n)
+{
+	struct graph *g = graph_new();
+	size_t i;
+
+	for (i = 0; i < n; i++)
+		graph_add(g, nodes[i]);
+	return g;
+}
+
+static void depend(struct graph *g, const char *a, const char *b)
+{
+	struct kiln_error err = {{0}, {0}};
+
+	if (graph_depend(g, a, b, &err) != 0)
+		fail_msg("graph_depend(%s, %s): %s", a, b, err.msg);
+}
+
+static void test_an_empty_graph_has_no_waves(void **state)
+{
+	struct graph *g = graph_new();
+
+	(void)state;
+	assert_waves(g, "");
+	graph_free(g);
+}
+
+static void test_independent_resources_share_one_wave_in_address_order(void **state)
+{
+	static const char *const n[] = {"aws_vpc.main", "aws_s3_bucket.data",
+					"aws_iam_role.trainer"};
+	struct graph *g = graph_of(n, 3);
+
+	(void)state;
+	assert_waves(g, "aws_iam_role.trainer aws_s3_bucket.data aws_vpc.main");
+	graph_free(g);
+}
+
+static void test_dependencies_come_in_earlier_waves(void **state)
+{
+	static const char *const n[] = {"group.trainers", "subnet.main", "vpc.main", "role.trainer",
+					"pg.fabric"};
+	struct graph *g = graph_of(n, 5);
+
+	(void)state;
+	depend(g, "subnet.main", "vpc.main");
+	depend(g, "group.trainers", "subnet.main");
+	depend(g, "group.trainers", "role.trainer");
+	depend(g, "group.trainers", "pg.fabric");
+	assert_waves(g, "pg.fabric role.trainer vpc.main | subnet.main | group.trainers");
+	graph_free(g);
+}
+
+static void test_a_diamond_waits_for_its_slowest_branch(void **state)
+{
+	static const char *const n[] = {"d", "b", "c", "a", "c2"};
+	struct graph *g = graph_of(n, 5);
+
+	(void)state;
+	depend(g, "b", "a");
+	depend(g, "c", "a");
+	depend(g, "c2", "c");
+	depend(g, "d", "b");
+	depend(g, "d", "c2");
+	assert_waves(g, "a | b c | c2 | d");
+	graph_free(g);
+}
+
+static void test_adding_a_node_or_an_edge_twice_changes_nothing(void **state)
+{
+	static const char *const n[] = {"a", "b"};
+	struct graph *g = graph_of(n, 2);
+
+	(void)state;
+	assert_int_equal(graph_add(g, "a"), 0);
+	assert_int_equal(graph_size(g), 2);
+	depend(g, "b", "a");
+	depend(g, "b", "a");
+	assert_waves(g, "a | b");
+	graph_free(g);
+}
+
+static void test_an_unknown_dependency_is_named(void **state)
+{
+	static const char *const n[] = {"group.trainers"};
+	struct graph *g = graph_of(n, 1);
+	struct kiln_error err = {{0}, {0}};
+
+	(void)state;
+	assert_int_equal(graph_depend(g, "group.trainers", "role.missing", &err), -1);
+	assert_string_equal(err.msg,
+			    "group.trainers depends on role.missing, which is not defined");
+	assert_int_equal(graph_depend(g, "group.nope", "group.trainers", &err), -1);
+	assert_string_equal(err.msg, "group.nope is not a resource of this graph");
+	graph_free(g);
+}
+
+static void test_a_cycle_is_reported_with_its_addresses(void **state)
+{
+	static const char *const n[] = {"x.free", "c.three", "a.one", "b.two"};
+	struct graph *g = graph_of(n, 4);
+	struct kiln_error err = {{0}, {0}};
+	int rc;
+	char *got;
+
+	(void)state;
+	depend(g, "a.one", "b.two");
+	depend(g, "b.two", "c.three");
+	depend(g, "c.three", "a.one");
+	got = waves_text(g, &err, &rc);
+	assert_int_equal(rc, -1);
+	assert_string_equal(got, "");
+	assert_string_equal(err.msg, "the resources depend on each other in a cycle: "
+				     "a.one -> b.two -> c.three -> a.one");
+	assert_string_equal(err.hint, "break the cycle: one of them must not depend on the next");
+	free(got);
+	graph_free(g);
+}
+
+static void test_a_cycle_behind_a_placed_node_names_only_the_cycle(void **state)
+{
+	static const char *const n[] = {"a", "m", "n", "z"};
+	struct graph *g = graph_of(n, 4);
+	struct kiln_error err = {{0}, {0}};
+	int rc;
+	char *got;
+
+	(void)state;
+	depend(g, "m", "a");
+	depend(g, "z", "m"); /* z waits on the cycle, but is not part of it */
+	depend(g, "m", "n");
+	depend(g, "n", "m");
+	got = waves_text(g, &err, &rc);
+	assert_int_equal(rc, -1);
+	assert_string_equal(err.msg, "the resources depend on each other in a cycle: m -> n -> m");
+	free(got);
+	graph_free(g);
+}
+
+static void test_a_resource_that_depends_on_itself_is_a_cycle(void **state)
+{
+	static const char *const n[] = {"vpc.main"};
+	struct graph *g = graph_of(n, 1);
+	struct kiln_error err = {{0}, {0}};
+	int rc;
+	char *got;
+
+	(void)state;
+	depend(g, "vpc.main", "vpc.main");
+	got = waves_text(g, &err, &rc);
+	assert_int_equal(rc, -1);
+	assert_string_equal(err.msg,
+			    "the resources depend on each other in a cycle: vpc.main -> vpc.main");
+	free(got);
+	graph_free(g);
+}
+
+static void test_ten_thousand_resources_in_a_chain_make_ten_thousand_waves(void **state)
+{
+	struct graph *g = graph_new();
+	struct kiln_error err = {{0}, {0}};
+	size_t **waves, *nwave, count, i;
+	char a[32], b[32];
+
+	(void)state;
+	for (i = 0; i < 10000; i++) {
+		snprintf(a, sizeof(a), "r.%05zu", i);
+		graph_add(g, a);
+		if (i) {
+			snprintf(b, sizeof(b), "r.%05zu", i - 1);
+			depend(g, a, b);
+		}
+	}
+	assert_int_equal(graph_waves(g, &waves, &nwave, &count, &err), 0);
+	assert_int_equal(count, 10000);
+	assert_string_equal(graph_address(g, waves[9999][0]), "r.09999");
+	graph_waves_free(waves, nwave, count);
+	graph_free(g);
+}
+
+static void test_dot_lists_nodes_and_edges_in_order_and_escapes_quotes(void **state)
+{
+	static const char *const n[] = {"group.trainers", "vpc.main", "odd\"name"};
+	struct graph *g = graph_of(n, 3);
+	char *dot;
+
+	(void)state;
+	depend(g, "group.trainers", "vpc.main");
+	depend(g, "group.trainers", "odd\"name");
+	dot = graph_dot(g, "llm-pretrain/default");
+	assert_string_equal(dot, "digraph \"llm-pretrain/default\" {\n"
+				 "  rankdir = \"RL\";\n"
+				 "  \"group.trainers\";\n"
+				 "  \"odd\\\"name\";\n"
+				 "  \"vpc.main\";\n"
+				 "  \"group.trainers\" -> \"odd\\\"name\";\n"
+				 "  \"group.trainers\" -> \"vpc.main\";\n"
+				 "}\n");
+	free(dot);
+	graph_free(g);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+	    cmocka_unit_test(test_an_empty_graph_has_no_waves),
+	    cmocka_unit_test(test_independent_resources_share_one_wave_in_address_order),
+	    cmocka_unit_test(test_dependencies_come_in_earlier_waves),
+	    cmocka_unit_test(test_a_diamond_waits_for_its_slowest_branch),
+	    cmocka_unit_test(test_adding_a_node_or_an_edge_twice_changes_nothing),
+	    cmocka_unit_test(test_an_unknown_dependency_is_named),
+	    cmocka_unit_test(test_a_cycle_is_reported_with_its_addresses),
+	    cmocka_unit_test(test_a_cycle_behind_a_placed_node_names_only_the_cycle),
+	    cmocka_unit_test(test_a_resource_that_depends_on_itself_is_a_cycle),
+	    cmocka_unit_test(test_ten_thousand_resources_in_a_chain_make_ten_thousand_waves),
+	    cmocka_unit_test(test_dot_lists_nodes_and_edges_in_order_and_escapes_quotes),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
