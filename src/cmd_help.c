@@ -46,8 +46,7 @@ int cmd_help(int argc, char **argv, struct cli *cli)
 		cmd_report_reserved(cli, argv[p.optind]);
 		ret = KILN_EXIT_ERROR;
 	} else {
-		cli_error(cli, "see 'kiln --help' for the list", "'%s' is not a kiln command",
-			  argv[p.optind]);
+		cmd_report_unknown(cli, argv[p.optind]);
 		ret = KILN_EXIT_ERROR;
 	}
 out:

@@ -113,10 +113,12 @@ int cmd_log(int argc, char **argv, struct cli *cli)
 	struct store_flags flags = {0};
 	struct cli_parser p;
 	struct store *s = NULL;
-	struct workspace *w = NULL;
 	struct kiln_error err;
 	git_revwalk *walk = NULL;
-	git_oid oid;
+	git_oid oid, head;
+	const char *ws;
+	char *branch = NULL;
+	int rc;
 	long max = -1, n = 0;
 	bool json = false, patch = false;
 	json_t *arr = json_array();
@@ -154,13 +156,32 @@ int cmd_log(int argc, char **argv, struct cli *cli)
 			  argv[p.optind]);
 		goto out;
 	}
-	if (store_flags_open(&flags, cli, false, &s, &w) < 0)
+	if (store_flags_open(&flags, cli, false, &s, NULL) < 0)
 		goto out;
-	if (workspace_require(w, &err) < 0) {
+	/*
+	 * The history only: the head's state.json is not read, so a broken head
+	 * still shows how it got broken.
+	 */
+	ws = flags.workspace ? flags.workspace : getenv("KILN_WORKSPACE");
+	if (!ws || !*ws)
+		ws = WORKSPACE_DEFAULT;
+	branch = store_branch_ref(ws);
+	if (!store_workspace_name_ok(ws)) {
+		cli_error(cli, WORKSPACE_NAME_RULE, "'%s' is not a workspace name", ws);
+		goto out;
+	}
+	if (store_sync(s, &err) < 0 || (rc = store_ref_read(s, branch, &head, &err)) < 0) {
 		cmd_report(cli, &err);
 		goto out;
 	}
-	if (git_revwalk_new(&walk, store_repo(s)) != 0 || git_revwalk_push(walk, &w->head) != 0) {
+	if (rc == 1) {
+		struct workspace missing = {.store = s, .name = (char *)ws};
+
+		workspace_require(&missing, &err);
+		cmd_report(cli, &err);
+		goto out;
+	}
+	if (git_revwalk_new(&walk, store_repo(s)) != 0 || git_revwalk_push(walk, &head) != 0) {
 		cli_error(cli, NULL, "cannot walk the history: %s", store_git_error());
 		goto out;
 	}
@@ -197,7 +218,7 @@ int cmd_log(int argc, char **argv, struct cli *cli)
 out:
 	json_decref(arr);
 	git_revwalk_free(walk);
-	workspace_close(w, NULL);
+	free(branch);
 	store_free(s);
 	cli_parser_release(&p);
 	return ret;

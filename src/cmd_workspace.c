@@ -189,8 +189,7 @@ int cmd_workspace(int argc, char **argv, struct cli *cli)
 		goto out;
 	}
 	if (nops == 2 && !store_workspace_name_ok(ops[1])) {
-		cli_error(cli, "use 1 to 64 of letters, digits, '.', '_' and '-'",
-			  "'%s' is not a workspace name", ops[1]);
+		cli_error(cli, WORKSPACE_NAME_RULE, "'%s' is not a workspace name", ops[1]);
 		goto out;
 	}
 	if (store_flags_open(&flags, cli, strcmp(sub, "new") == 0, &s, NULL) < 0)

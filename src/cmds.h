@@ -31,6 +31,8 @@ extern const struct cmd_info cmd_force_unlock_info;
 const struct cmd_info *cmd_find_info(const char *name);
 bool cmd_is_reserved(const char *name);
 void cmd_report_reserved(const struct cli *cli, const char *name);
+/* "'x' is not a kiln command; did you mean 'y'?" */
+void cmd_report_unknown(const struct cli *cli, const char *name);
 void cmd_print_main_help(FILE *out);
 
 #endif

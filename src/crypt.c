@@ -299,6 +299,28 @@ bool crypt_is_sealed(const json_t *v)
 	return json_is_object(v) && json_object_get(v, "kiln_sealed") != NULL;
 }
 
+static bool base64_text(const char *s, size_t min_len)
+{
+	size_t n = s ? strlen(s) : 0;
+
+	return n >= min_len && n % 4 == 0 &&
+	       strspn(s, "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/=") == n;
+}
+
+bool crypt_envelope_wellformed(const json_t *v)
+{
+	const char *alg = json_string_value(json_object_get(v, "kiln_sealed"));
+	const char *kid = json_string_value(json_object_get(v, "kid"));
+	const char *nonce = json_string_value(json_object_get(v, "nonce"));
+	const char *ct = json_string_value(json_object_get(v, "ciphertext"));
+
+	/* 12-byte nonce: 16 base64 characters; the 16-byte tag alone: 24. */
+	return json_is_object(v) && json_object_size(v) == 4 && alg &&
+	       strcmp(alg, "AES-256-GCM") == 0 && kid && strlen(kid) == CRYPT_KID_LEN &&
+	       strspn(kid, "0123456789abcdef") == CRYPT_KID_LEN && nonce && strlen(nonce) == 16 &&
+	       base64_text(nonce, 16) && base64_text(ct, 24);
+}
+
 /*
  * The plaintext of a value. json_dumpb into a buffer of the exact size keeps
  * the only copy in memory we own, so it can be wiped.

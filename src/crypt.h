@@ -67,5 +67,7 @@ json_t *crypt_open(const struct crypt_key *k, const json_t *envelope, const char
 
 /* An object with a "kiln_sealed" key: an envelope, well-formed or not. */
 bool crypt_is_sealed(const json_t *v);
+/* An envelope of exactly crypt_seal()'s shape (algorithm, key id, nonce and tag lengths). */
+bool crypt_envelope_wellformed(const json_t *v);
 
 #endif

@@ -258,15 +258,23 @@ static void release_for_signal(struct lock *l)
 	}
 }
 
+/* The signals that end a run: each releases the held locks first. */
+static void exit_signals(sigset_t *set)
+{
+	sigemptyset(set);
+	sigaddset(set, SIGINT);
+	sigaddset(set, SIGTERM);
+	sigaddset(set, SIGHUP);
+	sigaddset(set, SIGQUIT);
+}
+
 static void *signal_main(void *arg)
 {
 	sigset_t set;
 	int sig = SIGTERM, i, released = 0;
 
 	(void)arg;
-	sigemptyset(&set);
-	sigaddset(&set, SIGINT);
-	sigaddset(&set, SIGTERM);
+	exit_signals(&set);
 	if (sigwait(&set, &sig) != 0)
 		return NULL;
 	pthread_mutex_lock(&critical_mu);
@@ -277,7 +285,8 @@ static void *signal_main(void *arg)
 			released++;
 		}
 	}
-	fprintf(stderr, "kiln: interrupted by %s%s\n", sig == SIGINT ? "SIGINT" : "SIGTERM",
+	fprintf(stderr, "kiln: interrupted by SIG%s%s\n",
+		sigabbrev_np(sig) ? sigabbrev_np(sig) : "?",
 		released ? "; the workspace lock was released" : "");
 	_exit(128 + sig);
 	return NULL;
@@ -288,9 +297,7 @@ static void start_signal_thread(void)
 	sigset_t set;
 	pthread_t t;
 
-	sigemptyset(&set);
-	sigaddset(&set, SIGINT);
-	sigaddset(&set, SIGTERM);
+	exit_signals(&set);
 	pthread_sigmask(SIG_BLOCK, &set, NULL);
 	if (pthread_create(&t, NULL, signal_main, NULL) == 0)
 		pthread_detach(t);
@@ -360,7 +367,7 @@ static struct lock *lock_new(struct store *s, const char *workspace, const char 
 
 	uuid_v4(id);
 	l->store = s;
-	l->location = xstrdup(store_location(s));
+	l->location = xstrdup(store_source(s));
 	l->workspace = xstrdup(workspace);
 	l->ref = store_lock_ref(workspace);
 	l->lease = env_duration("KILN_LOCK_LEASE", LOCK_LEASE_DEFAULT);

@@ -7,6 +7,7 @@
  * an unknown command or, worse, pretending to work.
  */
 #include <getopt.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -87,7 +88,7 @@ void cmd_print_main_help(FILE *out)
 		     "kiln-spec(5).\n");
 }
 
-static void unknown_command(const struct cli *cli, const char *name)
+void cmd_report_unknown(const struct cli *cli, const char *name)
 {
 	const char *names[ARRAY_SIZE(commands) + ARRAY_SIZE(reserved)];
 	const char *near;
@@ -202,6 +203,11 @@ int main(int argc, char **argv)
 	const char *name;
 	size_t i;
 
+	/*
+	 * A closed pipe (kiln state list | head) must not kill a run that holds a
+	 * lock: writes fail with EPIPE instead, and every exit path unlocks.
+	 */
+	signal(SIGPIPE, SIG_IGN);
 	cli_init(&cli);
 	at = parse_globals(&cli, argc, argv, &exit_code);
 	if (at < 0)
@@ -217,6 +223,6 @@ int main(int argc, char **argv)
 		cmd_report_reserved(&cli, name);
 		return KILN_EXIT_ERROR;
 	}
-	unknown_command(&cli, name);
+	cmd_report_unknown(&cli, name);
 	return KILN_EXIT_ERROR;
 }

@@ -120,6 +120,32 @@ static int resource_check(const char *address, const json_t *res, const char *wh
 	    string_array_check(&v, res, "deps", prefix, err) < 0 ||
 	    string_array_check(&sens, res, "sensitive", prefix, err) < 0)
 		goto out;
+	{
+		static const char *const known[] = {"type", "id", "attrs", "deps", "sensitive"};
+		const char *k;
+		json_t *kv;
+
+		/* A typo ("sensitve") would otherwise switch encryption off silently. */
+		json_object_foreach((json_t *)res, k, kv)
+		{
+			size_t j;
+			const char *near;
+
+			for (j = 0; j < ARRAY_SIZE(known); j++)
+				if (strcmp(k, known[j]) == 0)
+					break;
+			if (j < ARRAY_SIZE(known))
+				continue;
+			kiln_error_set(err, "%s: unknown key '%s'", prefix, k);
+			near = str_closest(k, known, ARRAY_SIZE(known));
+			if (near)
+				kiln_error_hint(err, "did you mean '%s'?", near);
+			else
+				kiln_error_hint(
+				    err, "a resource has type, id, attrs, deps and sensitive");
+			goto out;
+		}
+	}
 	json_array_foreach(sens, i, item)
 	{
 		if (!json_object_get(attrs, json_string_value(item))) {
@@ -174,8 +200,11 @@ int state_check(const json_t *doc, const char *where, struct kiln_error *err)
 	    member_get(&lineage, doc, "lineage", T_STRING, "a string", true, where, err) < 0 ||
 	    member_get(&resources, doc, "resources", T_OBJECT, "an object", true, where, err) < 0)
 		return -1;
-	if (json_integer_value(serial) < 0) {
-		kiln_error_set(err, "%s: serial is %" JSON_INTEGER_FORMAT "; it must be 0 or more",
+	/* Up to 2^53 - 1: every JSON reader holds it exactly, and +1 cannot overflow. */
+	if (json_integer_value(serial) < 0 || json_integer_value(serial) > 9007199254740991LL) {
+		kiln_error_set(err,
+			       "%s: serial is %" JSON_INTEGER_FORMAT
+			       "; it must be between 0 and 9007199254740991",
 			       where, json_integer_value(serial));
 		return -1;
 	}
@@ -185,8 +214,18 @@ int state_check(const json_t *doc, const char *where, struct kiln_error *err)
 	}
 	json_object_foreach((json_t *)resources, address, res)
 	{
+		const char *type = json_string_value(json_object_get(res, "type"));
+		size_t tl;
+
 		if (resource_check(address, res, where, err) < 0)
 			return -1;
+		/* The address is TYPE.NAME, and its TYPE is the resource's type. */
+		tl = strlen(type);
+		if (strncmp(address, type, tl) != 0 || address[tl] != '.' || !address[tl + 1]) {
+			kiln_error_set(err, "%s: resource address '%s' is not %s.NAME", where,
+				       address, type);
+			return -1;
+		}
 	}
 	return 0;
 }
@@ -331,7 +370,35 @@ int state_seal(json_t *doc, const struct crypt_key *key, bool allow_plaintext,
 			json_t *v = json_object_get(attrs, name), *env;
 			char *aad;
 
-			if (json_is_null(v) || crypt_is_sealed(v))
+			if (crypt_is_sealed(v)) {
+				const char *kid = json_string_value(json_object_get(v, "kid"));
+
+				/* Something that only looks sealed would be stored as it is. */
+				if (!crypt_envelope_wellformed(v)) {
+					kiln_error_set(
+					    err,
+					    "resource %s attribute '%s' looks sealed but is "
+					    "not a kiln envelope",
+					    address, name);
+					kiln_error_hint(err,
+							"put the plain value there; kiln seals it");
+					return -1;
+				}
+				if (key && strcmp(kid, key->kid) != 0) {
+					kiln_error_set(
+					    err,
+					    "resource %s attribute '%s' is sealed with key %s, "
+					    "but the state key is %s",
+					    address, name, kid, key->kid);
+					kiln_error_hint(err,
+							"put the plain value there to seal it with "
+							"this key, or use key %s",
+							kid);
+					return -1;
+				}
+				continue;
+			}
+			if (json_is_null(v))
 				continue;
 			if (!key) {
 				if (allow_plaintext)

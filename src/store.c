@@ -138,13 +138,26 @@ static int open_or_init(git_repository **repo, const char *path, const char *wha
 	struct stat st;
 
 	if (stat(path, &st) == 0) {
+		git_repository *r = NULL;
+
+		if (git_repository_open(&r, path) == 0 && !git_repository_is_bare(r)) {
+			/* kiln moves branches; a checked-out one would leave the work tree behind.
+			 */
+			git_repository_free(r);
+			kiln_error_set(err,
+				       "%s %s has a work tree; kiln keeps state in a bare "
+				       "repository",
+				       what, path);
+			kiln_error_hint(err, "create one with `git init --bare`, and point --state "
+					     "or KILN_STATE at it");
+			return -1;
+		}
+		git_repository_free(r);
 		if (git_repository_open_bare(repo, path) == 0)
 			return 0;
-		if (git_repository_open(repo, path) == 0)
-			return 0;
-		kiln_error_set(err, "%s %s is not a git repository: %s", what, path,
-			       store_git_error());
-		kiln_error_hint(err, "point --state at a bare repository, or remove %s", path);
+		kiln_error_set(err, "%s %s cannot be opened as a bare git repository: %s", what,
+			       path, store_git_error());
+		kiln_error_hint(err, "check that it is one and that kiln may read and write it");
 		return -1;
 	}
 	if (mkdir_p(path, err) < 0)
@@ -180,6 +193,9 @@ static int open_store(struct store **out, const char *location, bool create, str
 		for (i = 0; i < 8; i++)
 			snprintf(hex + 2 * i, 3, "%02x", md[i]);
 		s->url = xstrdup(location);
+		/* Everything kiln prints names the remote without its credentials. */
+		free(s->location);
+		s->location = store_redact_url(location);
 		s->path = xasprintf(".kiln/cache/%s.git", hex);
 	} else {
 		struct stat st;
@@ -197,13 +213,48 @@ static int open_store(struct store **out, const char *location, bool create, str
 		store_free(s);
 		return -1;
 	}
-	/* Concurrent first runs must not initialise the same cache at once. */
-	cache_lock(s);
-	rc = open_or_init(&s->repo, s->path, s->url ? "the state cache" : "the state repository",
-			  err);
-	if (rc == 0 && s->url)
-		rc = sync_locked(s, err);
-	cache_unlock(s);
+	/* Concurrent first runs must not initialise the same repository at once. */
+	if (s->url) {
+		struct stat st;
+		bool fresh;
+
+		cache_lock(s);
+		fresh = stat(s->path, &st) != 0;
+		rc = open_or_init(&s->repo, s->path, "the state cache", err);
+		if (rc == 0)
+			rc = sync_locked(s, err);
+		/* A first fetch that failed leaves no empty cache behind. */
+		if (rc < 0 && fresh) {
+			git_repository_free(s->repo);
+			s->repo = NULL;
+			remove_tree(s->path);
+		}
+		cache_unlock(s);
+	} else {
+		/* The parent directory itself is the lock: nothing is left behind. */
+		char *parent = xstrdup(s->path), *slash;
+		int fd = -1;
+
+		rc = mkdir_p(s->path, err);
+		slash = strrchr(parent, '/');
+		if (slash && slash != parent)
+			*slash = '\0';
+		else if (slash)
+			parent[1] = '\0';
+		else
+			strcpy(parent, ".");
+		if (rc == 0 && create) {
+			fd = open(parent, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+			if (fd >= 0)
+				while (flock(fd, LOCK_EX) != 0 && errno == EINTR)
+					;
+		}
+		if (rc == 0)
+			rc = open_or_init(&s->repo, s->path, "the state repository", err);
+		if (fd >= 0)
+			close(fd);
+		free(parent);
+	}
 	if (rc < 0) {
 		store_free(s);
 		return -1;
@@ -240,6 +291,25 @@ const char *store_location(const struct store *s)
 	return s->location;
 }
 
+const char *store_source(const struct store *s)
+{
+	return s->url ? s->url : s->path;
+}
+
+char *store_redact_url(const char *url)
+{
+	const char *scheme = strstr(url, "://"), *host, *at, *slash;
+
+	if (!scheme)
+		return xstrdup(url);
+	host = scheme + 3;
+	slash = strchr(host, '/');
+	at = memchr(host, '@', slash ? (size_t)(slash - host) : strlen(host));
+	if (!at)
+		return xstrdup(url);
+	return xasprintf("%.*s***%s", (int)(host - url), url, at);
+}
+
 bool store_is_remote(const struct store *s)
 {
 	return s->url != NULL;
@@ -256,8 +326,14 @@ static int credentials(git_credential **out, const char *url, const char *user, 
 {
 	(void)url;
 	(void)payload;
+	const char *token = getenv("KILN_STATE_TOKEN");
+
 	if (allowed & GIT_CREDENTIAL_SSH_KEY)
 		return git_credential_ssh_key_from_agent(out, user ? user : "git");
+	/* https: a token from the environment (never from a file kiln writes). */
+	if ((allowed & GIT_CREDENTIAL_USERPASS_PLAINTEXT) && token && *token)
+		return git_credential_userpass_plaintext_new(out, user ? user : "x-access-token",
+							     token);
 	return GIT_PASSTHROUGH;
 }
 
@@ -272,7 +348,8 @@ static int remote_new(struct store *s, git_remote **remote, struct kiln_error *e
 	opts.repository = s->repo;
 	opts.flags = GIT_REMOTE_CREATE_SKIP_INSTEADOF | GIT_REMOTE_CREATE_SKIP_DEFAULT_FETCHSPEC;
 	if (git_remote_create_with_opts(remote, s->url, &opts) != 0) {
-		kiln_error_set(err, "cannot use state remote %s: %s", s->url, store_git_error());
+		kiln_error_set(err, "cannot use state remote %s: %s", s->location,
+			       store_git_error());
 		return -1;
 	}
 	return 0;
@@ -294,11 +371,16 @@ static int sync_locked(struct store *s, struct kiln_error *err)
 	fo.download_tags = GIT_REMOTE_DOWNLOAD_TAGS_NONE;
 	fo.update_fetchhead = 0;
 	fo.callbacks.credentials = credentials;
-	log_debug("fetching state from %s into %s", s->url, s->path);
+	log_debug("fetching state from %s into %s", s->location, s->path);
 	if (git_remote_fetch(remote, &arr, &fo, NULL) != 0) {
-		kiln_error_set(err, "cannot fetch state from %s: %s", s->url, store_git_error());
-		kiln_error_hint(err, "check the URL; a file:// remote must be a bare repository "
-				     "(git init --bare PATH)");
+		kiln_error_set(err, "cannot fetch state from %s: %s", s->location,
+			       store_git_error());
+		if (str_starts_with(s->url, "file://"))
+			kiln_error_hint(err, "check the URL; a file:// remote must be a bare "
+					     "repository (git init --bare PATH)");
+		else
+			kiln_error_hint(err, "check the URL and the credentials: ssh uses the ssh "
+					     "agent, https the token in KILN_STATE_TOKEN");
 		goto out;
 	}
 	ret = 0;
@@ -326,6 +408,21 @@ static void busy_pause(void)
 	struct timespec ts = {0, (5 + rand() % 20) * 1000000L};
 
 	nanosleep(&ts, NULL);
+}
+
+/*
+ * A ref file stayed locked for seconds: a git or kiln process died while
+ * writing it and left REF.lock. Say which file, rather than wait forever.
+ */
+static int stale_ref_lock(struct store *s, const char *ref, struct kiln_error *err)
+{
+	kiln_error_set(err,
+		       "%s/%s.lock has stayed locked for seconds: a process that was writing "
+		       "%s seems to have died",
+		       s->path, ref, ref);
+	kiln_error_hint(err, "if no kiln or git process is running on this repository, remove "
+			     "that .lock file");
+	return -1;
 }
 
 struct push_result {
@@ -357,7 +454,7 @@ static int remote_push(struct store *s, const char *refspec, struct kiln_error *
 	po.callbacks.credentials = credentials;
 	po.callbacks.payload = &r;
 	rc = git_remote_push(remote, &arr, &po);
-	log_debug("push %s to %s: %s", refspec, s->url,
+	log_debug("push %s to %s: %s", refspec, s->location,
 		  rc == 0 && !r.rejected ? "ok"
 		  : r.rejected		 ? r.rejected
 					 : store_git_error());
@@ -374,7 +471,7 @@ static int remote_push(struct store *s, const char *refspec, struct kiln_error *
 		    strstr(msg, "fastforward"))
 			ret = STORE_MOVED;
 		else
-			kiln_error_set(err, "cannot push %s to %s: %s", refspec, s->url, msg);
+			kiln_error_set(err, "cannot push %s to %s: %s", refspec, s->location, msg);
 	} else {
 		ret = 0;
 	}
@@ -409,13 +506,21 @@ static int ref_create_locked(struct store *s, const char *ref, const git_oid *oi
 			     struct kiln_error *err)
 {
 	git_reference *r = NULL;
-	int rc;
+	int rc, tries;
 
 	/* The cache may hold a copy of a ref the remote no longer has: the remote decides. */
-	rc = git_reference_create(&r, s->repo, ref, oid, s->url != NULL, "kiln");
-	git_reference_free(r);
-	if (rc == GIT_EEXISTS || rc == GIT_ELOCKED)
+	for (tries = 0;; tries++) {
+		rc = git_reference_create(&r, s->repo, ref, oid, s->url != NULL, "kiln");
+		git_reference_free(r);
+		r = NULL;
+		if (rc != GIT_ELOCKED || tries == BUSY_TRIES)
+			break;
+		busy_pause();
+	}
+	if (rc == GIT_EEXISTS)
 		return STORE_EXISTS;
+	if (rc == GIT_ELOCKED)
+		return stale_ref_lock(s, ref, err);
 	if (rc != 0) {
 		kiln_error_set(err, "cannot create %s in %s: %s", ref, s->location,
 			       store_git_error());
@@ -480,7 +585,9 @@ static int ref_update_locked(struct store *s, const char *ref, const git_oid *ex
 			break;
 		busy_pause();
 	}
-	if (rc == GIT_EMODIFIED || rc == GIT_ELOCKED || rc == GIT_ENOTFOUND)
+	if (rc == GIT_ELOCKED)
+		return stale_ref_lock(s, ref, err);
+	if (rc == GIT_EMODIFIED || rc == GIT_ENOTFOUND)
 		return STORE_MOVED;
 	if (rc != 0) {
 		kiln_error_set(err, "cannot update %s in %s: %s", ref, s->location,
@@ -526,7 +633,7 @@ static int remote_ref_value(struct store *s, const char *ref, git_oid *oid, stru
 	cb.credentials = credentials;
 	if (git_remote_connect(remote, GIT_DIRECTION_FETCH, &cb, NULL, NULL) != 0 ||
 	    git_remote_ls(&heads, &n, remote) != 0) {
-		kiln_error_set(err, "cannot list refs of %s: %s", s->url, store_git_error());
+		kiln_error_set(err, "cannot list refs of %s: %s", s->location, store_git_error());
 		goto out;
 	}
 	ret = 1;
@@ -582,7 +689,9 @@ static int ref_delete_locked(struct store *s, const char *ref, const git_oid *ex
 			break;
 		busy_pause();
 	}
-	if (rc == GIT_EMODIFIED || rc == GIT_ELOCKED)
+	if (rc == GIT_ELOCKED)
+		return stale_ref_lock(s, ref, err);
+	if (rc == GIT_EMODIFIED)
 		return STORE_MOVED;
 	if (rc != 0) {
 		kiln_error_set(err, "cannot delete %s in %s: %s", ref, s->location,
@@ -664,7 +773,17 @@ void store_names_free(char **names, size_t n)
 }
 
 /* "Name <email>" or a bare name. */
-static int signature_from_spec(git_signature **out, const char *spec)
+/* No control characters (a newline would add lines to the commit header) and no <>. */
+static bool identity_text_ok(const char *s)
+{
+	for (; *s; s++)
+		if ((unsigned char)*s < 0x20 || *s == 0x7f || *s == '<' || *s == '>')
+			return false;
+	return true;
+}
+
+/* "Name <email>", or a bare name whose email is fallback_email. */
+static int signature_from_spec(git_signature **out, const char *spec, const char *fallback_email)
 {
 	const char *lt = strchr(spec, '<'), *gt = lt ? strchr(lt, '>') : NULL;
 	char *name, *email;
@@ -677,11 +796,15 @@ static int signature_from_spec(git_signature **out, const char *spec)
 			end--;
 		name = xstrndup(spec, (size_t)(end - spec));
 		email = xstrndup(lt + 1, (size_t)(gt - lt - 1));
+		if (gt[1] != '\0')
+			name[0] = '\0'; /* text after the '>': not this form */
 	} else {
 		name = xstrdup(spec);
-		email = xstrdup(spec);
+		email = xstrdup(fallback_email);
 	}
-	rc = *name ? git_signature_now(out, name, email) : -1;
+	rc = *name && identity_text_ok(name) && identity_text_ok(email) && strchr(email, '@')
+		 ? git_signature_now(out, name, email)
+		 : -1;
 	free(name);
 	free(email);
 	return rc;
@@ -707,12 +830,23 @@ int store_signature(struct store *s, git_signature **out, struct kiln_error *err
 	size_t i;
 	int rc;
 
-	/* An explicit KILN_AUTHOR wins, as GIT_AUTHOR_NAME does over git config. */
-	if (env && *env && signature_from_spec(out, env) == 0)
-		return 0;
 	gethostname(host, sizeof(host) - 1);
 	host[sizeof(host) - 1] = '\0';
 	pw = getpwuid(getuid());
+	/* An explicit KILN_AUTHOR wins, as GIT_AUTHOR_NAME does over git config. */
+	if (env && *env) {
+		char *fallback =
+		    xasprintf("%s@%s", pw && pw->pw_name ? pw->pw_name : "unknown", host);
+
+		rc = signature_from_spec(out, env, fallback);
+		free(fallback);
+		if (rc == 0)
+			return 0;
+		kiln_error_set(err, "KILN_AUTHOR is not an identity kiln can record (a control "
+				    "character, or an email without '@')");
+		kiln_error_hint(err, "write it as Name <email>, on one line");
+		return -1;
+	}
 	if (git_repository_config_snapshot(&cfg, s->repo) == 0 &&
 	    git_config_get_string_buf(&name, cfg, "user.name") == 0 && name.size) {
 		char *fallback = NULL;
@@ -721,7 +855,9 @@ int store_signature(struct store *s, git_signature **out, struct kiln_error *err
 		if (git_config_get_string_buf(&email, cfg, "user.email") != 0 || !email.size)
 			fallback =
 			    xasprintf("%s@%s", pw && pw->pw_name ? pw->pw_name : "unknown", host);
-		rc = git_signature_now(out, name.ptr, fallback ? fallback : email.ptr);
+		rc = identity_text_ok(name.ptr) && identity_text_ok(fallback ? fallback : email.ptr)
+			 ? git_signature_now(out, name.ptr, fallback ? fallback : email.ptr)
+			 : -1;
 		free(fallback);
 	} else {
 		rc = -1;
@@ -739,7 +875,9 @@ int store_signature(struct store *s, git_signature **out, struct kiln_error *err
 		if (!login || !*login)
 			continue;
 		m = mail && *mail ? xstrdup(mail) : xasprintf("%s@%s", login, ci[i].domain);
-		rc = git_signature_now(out, login, m);
+		rc = identity_text_ok(login) && identity_text_ok(m)
+			 ? git_signature_now(out, login, m)
+			 : -1;
 		free(m);
 		if (rc == 0)
 			return 0;
@@ -876,8 +1014,15 @@ char *store_lock_ref(const char *workspace)
 
 bool store_workspace_name_ok(const char *name)
 {
+	static const char *const reserved[] = {"HEAD", "FETCH_HEAD", "ORIG_HEAD", "MERGE_HEAD"};
 	size_t i, n = strlen(name);
 
+	for (i = 0; i < ARRAY_SIZE(reserved); i++)
+		if (strcmp(name, reserved[i]) == 0)
+			return false;
+	/* Four or more hex digits could be read as an abbreviated commit id. */
+	if (n >= 4 && strspn(name, "0123456789abcdefABCDEF") == n)
+		return false;
 	if (n == 0 || n > 64 || name[0] == '.' || name[0] == '-' || strstr(name, "..") ||
 	    str_ends_with(name, ".lock") || str_ends_with(name, "."))
 		return false;

@@ -36,7 +36,12 @@ int store_open(struct store **out, const char *location, struct kiln_error *err)
 /* The same for commands that only read: a missing local repository is an error. */
 int store_open_existing(struct store **out, const char *location, struct kiln_error *err);
 void store_free(struct store *s);
+/* Where the state is, for messages: a URL without its credentials. */
 const char *store_location(const struct store *s);
+/* What store_open() needs to open the same store again (a URL with its credentials). */
+const char *store_source(const struct store *s);
+/* A URL with any user:password@ replaced by ***@. Caller frees. */
+char *store_redact_url(const char *url);
 bool store_is_remote(const struct store *s);
 git_repository *store_repo(struct store *s);
 

@@ -5,6 +5,7 @@
 
 #include <ctype.h>
 #include <errno.h>
+#include <ftw.h>
 #include <openssl/rand.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -499,4 +500,17 @@ void uuid_v4(char out[37])
 		o += 2;
 	}
 	out[36] = '\0';
+}
+
+static int remove_entry(const char *path, const struct stat *sb, int flag, struct FTW *ftw)
+{
+	(void)sb;
+	(void)flag;
+	(void)ftw;
+	return remove(path);
+}
+
+int remove_tree(const char *path)
+{
+	return nftw(path, remove_entry, 16, FTW_DEPTH | FTW_PHYS);
 }

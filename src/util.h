@@ -100,6 +100,9 @@ int file_read_all(const char *path, size_t limit, char **out, size_t *len, struc
 /* A random (version 4) UUID, lower case, into out[37]. */
 void uuid_v4(char out[37]);
 
+/* Remove a directory tree (like rm -rf, never following links). */
+int remove_tree(const char *path);
+
 /* Human size: "1.5 MiB". Caller frees. */
 char *size_format(uint64_t bytes);
 

@@ -3,6 +3,7 @@
  */
 #include "workspace.h"
 
+#include <openssl/sha.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
@@ -32,8 +33,16 @@ static int read_head(struct workspace *w, struct kiln_error *err)
 	rc = state_parse(&w->state, text, len, where, err);
 	free(where);
 	free(text);
-	if (rc < 0)
+	if (rc < 0) {
+		/* Nothing is written on top of it; say how to find the last good commit. */
+		if (err && !err->hint[0])
+			kiln_error_hint(
+			    err,
+			    "`kiln log -p -w %s` shows how it changed; point refs/heads/%s in "
+			    "%s back at the last good commit (git update-ref)",
+			    w->name, w->name, store_location(w->store));
 		return -1;
+	}
 	return 0;
 }
 
@@ -48,8 +57,7 @@ int workspace_open(struct workspace **out, struct store *s, const char *name,
 		name = env && *env ? env : WORKSPACE_DEFAULT;
 	if (!store_workspace_name_ok(name)) {
 		kiln_error_set(err, "'%s' is not a workspace name", name);
-		kiln_error_hint(err, "use 1 to 64 of letters, digits, '.', '_' and '-', not "
-				     "starting with '.' or '-'");
+		kiln_error_hint(err, "%s", WORKSPACE_NAME_RULE);
 		return -1;
 	}
 	w = xcalloc(1, sizeof(*w));
@@ -116,8 +124,22 @@ int workspace_commit(struct workspace *w, json_t *state, bool keep_serial, const
 	if (state_check(state, "the new state", err) < 0)
 		return -1;
 	text = state_canonical(state);
-	sb_addf(&msg, "%s\n\nKiln-Serial: %lld\nKiln-Lineage: %s\nKiln-Version: %s\n", summary,
-		(long long)state_serial(state), state_lineage(state), KILN_VERSION);
+	{
+		unsigned char md[SHA256_DIGEST_LENGTH];
+		char hex[2 * SHA256_DIGEST_LENGTH + 1];
+		size_t k;
+
+		/* The digest lets an auditor check a state.json against the commit that recorded
+		 * it. */
+		SHA256((const unsigned char *)text, strlen(text), md);
+		for (k = 0; k < sizeof(md); k++)
+			snprintf(hex + 2 * k, 3, "%02x", md[k]);
+		sb_addf(&msg,
+			"%s\n\nKiln-Serial: %lld\nKiln-Lineage: %s\nKiln-State-Digest: sha256:%s\n"
+			"Kiln-Version: %s\n",
+			summary, (long long)state_serial(state), state_lineage(state), hex,
+			KILN_VERSION);
+	}
 	if (takeover)
 		sb_addf(&msg, "%s\n", takeover);
 	for (i = 0; i < nextra; i++)

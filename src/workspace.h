@@ -16,6 +16,10 @@
 #include "store.h"
 
 #define WORKSPACE_DEFAULT "default"
+/* What store_workspace_name_ok() accepts, for hints. */
+#define WORKSPACE_NAME_RULE                                                                        \
+	"use 1 to 64 of letters, digits, '.', '_' and '-', not starting with '.' or '-', and "     \
+	"neither HEAD nor only hex digits"
 
 struct workspace {
 	struct store *store;

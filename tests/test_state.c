@@ -285,7 +285,46 @@ static void test_parse_rejects_a_negative_serial(void **state)
 	assert_parse_error("{\"format_version\": 1, \"cluster\": null, \"workspace\": \"w\", "
 			   "\"provider\": null, \"serial\": -1, \"lineage\": \"l\", "
 			   "\"resources\": {}}",
-			   WHERE ": serial is -1; it must be 0 or more");
+			   WHERE ": serial is -1; it must be between 0 and 9007199254740991");
+}
+
+static void test_parse_rejects_a_serial_that_json_readers_cannot_hold(void **state)
+{
+	(void)state;
+	assert_parse_error(
+	    "{\"format_version\": 1, \"cluster\": null, \"workspace\": \"w\", "
+	    "\"provider\": null, \"serial\": 9007199254740992, \"lineage\": \"l\", "
+	    "\"resources\": {}}",
+	    WHERE ": serial is 9007199254740992; it must be between 0 and 9007199254740991");
+}
+
+static void test_parse_rejects_an_unknown_resource_key_with_a_suggestion(void **state)
+{
+	struct kiln_error err = {{0}, {0}};
+	json_t *doc = NULL;
+	const char *text = "{\"format_version\": 1, \"cluster\": null, \"workspace\": \"w\", "
+			   "\"provider\": null, \"serial\": 1, \"lineage\": \"l\", "
+			   "\"resources\": {\"db.main\": {\"type\": \"db\", \"attrs\": "
+			   "{\"password\": \"x\"}, \"sensitve\": [\"password\"]}}}";
+
+	(void)state;
+	assert_int_equal(state_parse(&doc, text, strlen(text), "t", &err), -1);
+	assert_string_equal(err.msg, "t: resource db.main: unknown key 'sensitve'");
+	assert_string_equal(err.hint, "did you mean 'sensitive'?");
+}
+
+static void test_parse_rejects_an_address_that_is_not_its_type(void **state)
+{
+	struct kiln_error err = {{0}, {0}};
+	json_t *doc = NULL;
+	const char *text =
+	    "{\"format_version\": 1, \"cluster\": null, \"workspace\": \"w\", "
+	    "\"provider\": null, \"serial\": 1, \"lineage\": \"l\", "
+	    "\"resources\": {\"aws_x.y\": {\"type\": \"aws_other\", \"attrs\": {}}}}";
+
+	(void)state;
+	assert_int_equal(state_parse(&doc, text, strlen(text), "t", &err), -1);
+	assert_string_equal(err.msg, "t: resource address 'aws_x.y' is not aws_other.NAME");
 }
 
 static void test_parse_rejects_an_empty_lineage(void **state)
@@ -563,6 +602,9 @@ int main(void)
 	    cmocka_unit_test(test_parse_rejects_a_newer_format_version_with_upgrade_hint),
 	    cmocka_unit_test(test_parse_rejects_format_version_zero),
 	    cmocka_unit_test(test_parse_rejects_a_negative_serial),
+	    cmocka_unit_test(test_parse_rejects_a_serial_that_json_readers_cannot_hold),
+	    cmocka_unit_test(test_parse_rejects_an_unknown_resource_key_with_a_suggestion),
+	    cmocka_unit_test(test_parse_rejects_an_address_that_is_not_its_type),
 	    cmocka_unit_test(test_parse_rejects_an_empty_lineage),
 	    cmocka_unit_test(test_parse_rejects_a_resource_that_is_not_an_object),
 	    cmocka_unit_test(test_parse_rejects_a_resource_without_type),

@@ -182,7 +182,8 @@ static void test_open_of_a_plain_file_says_it_is_not_a_git_repository(void **sta
 	struct fx *f = *state;
 	struct kiln_error err = {{0}};
 	char *p = path_in(f, "plain");
-	char *want = xasprintf("the state repository %s is not a git repository", p);
+	char *want =
+	    xasprintf("the state repository %s cannot be opened as a bare git repository", p);
 	struct store *s = (struct store *)1;
 	FILE *fp = fopen(p, "w");
 
@@ -192,7 +193,8 @@ static void test_open_of_a_plain_file_says_it_is_not_a_git_repository(void **sta
 	assert_int_equal(store_open(&s, p, &err), -1);
 	assert_null(s);
 	assert_contains(err.msg, want);
-	assert_contains(err.hint, p);
+	/* Never "remove it": the path may hold someone's state. */
+	assert_null(strstr(err.hint, "remove"));
 	free(want);
 	free(p);
 }
@@ -423,12 +425,59 @@ static void test_workspace_names_accept_letters_digits_dot_underscore_dash(void 
 	char max[65];
 
 	(void)state;
-	memset(max, 'a', 64);
+	memset(max, 'x', 64);
 	max[64] = '\0';
 	assert_true(store_workspace_name_ok("default"));
 	assert_true(store_workspace_name_ok("ci-1"));
 	assert_true(store_workspace_name_ok("feature.x_y"));
 	assert_true(store_workspace_name_ok(max));
+}
+
+static void test_workspace_names_reject_git_s_own_names_and_commit_ids(void **state)
+{
+	(void)state;
+	assert_false(store_workspace_name_ok("HEAD"));
+	assert_false(store_workspace_name_ok("FETCH_HEAD"));
+	assert_false(store_workspace_name_ok("ORIG_HEAD"));
+	assert_false(store_workspace_name_ok("beef"));
+	assert_false(store_workspace_name_ok("1234567"));
+	assert_false(store_workspace_name_ok("DEADBEEF"));
+	assert_true(store_workspace_name_ok("abc"));
+	assert_true(store_workspace_name_ok("prod-1"));
+}
+
+static void test_open_refuses_a_repository_with_a_work_tree(void **state)
+{
+	struct fx *f = *state;
+	struct kiln_error err = {{0}};
+	char *p = path_in(f, "worktree");
+	git_repository *r = NULL;
+	struct store *s = (struct store *)1;
+
+	assert_int_equal(git_repository_init(&r, p, 0), 0);
+	git_repository_free(r);
+	assert_int_equal(store_open(&s, p, &err), -1);
+	assert_null(s);
+	assert_contains(err.msg, "has a work tree; kiln keeps state in a bare repository");
+	free(p);
+}
+
+static void test_redacted_urls_hide_credentials(void **state)
+{
+	char *a = store_redact_url("https://user:ghp_SECRET@example.com/org/state.git");
+	char *b = store_redact_url("ssh://git@example.com/state.git");
+	char *c = store_redact_url("file:///srv/state.git");
+	char *d = store_redact_url("https://example.com/a@b");
+
+	(void)state;
+	assert_string_equal(a, "https://***@example.com/org/state.git");
+	assert_string_equal(b, "ssh://***@example.com/state.git");
+	assert_string_equal(c, "file:///srv/state.git");
+	assert_string_equal(d, "https://example.com/a@b");
+	free(a);
+	free(b);
+	free(c);
+	free(d);
 }
 
 static void test_workspace_names_reject_what_git_or_kiln_cannot_use(void **state)
@@ -624,6 +673,9 @@ int main(void)
 	    store_test(test_resolve_of_an_unknown_id_names_it_and_the_store),
 	    cmocka_unit_test(test_workspace_names_accept_letters_digits_dot_underscore_dash),
 	    cmocka_unit_test(test_workspace_names_reject_what_git_or_kiln_cannot_use),
+	    cmocka_unit_test(test_workspace_names_reject_git_s_own_names_and_commit_ids),
+	    cmocka_unit_test(test_redacted_urls_hide_credentials),
+	    store_test(test_open_refuses_a_repository_with_a_work_tree),
 	    cmocka_unit_test(test_ref_names_of_a_workspace),
 	    store_test(test_remote_url_is_mirrored_into_a_cache),
 	    store_test(test_remote_ref_create_is_pushed_to_the_remote),

@@ -320,8 +320,10 @@ check "cli: kiln help plan (reserved)" 1 --out "" \
 	--err "kiln: 'plan' is reserved for a coming release and not available in kiln 0.1.0; see README \"Commands\"" \
 	-- "$KILN" help plan
 check "cli: kiln help with an unknown command" 1 --out "" \
-	--err "kiln: help: 'nosuch' is not a kiln command; see 'kiln --help' for the list" \
+	--err "kiln: 'nosuch' is not a kiln command; see 'kiln --help'" \
 	-- "$KILN" help nosuch
+check "cli: kiln help with a misspelled command suggests the closest" 1 \
+	--err "kiln: 'stat' is not a kiln command; did you mean 'state'?" -- "$KILN" help stat
 check "cli: kiln help with two commands" 1 --out "" \
 	--err "kiln: help: takes one command name, got 2" -- "$KILN" help validate version
 

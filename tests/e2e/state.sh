@@ -60,7 +60,7 @@ state_workspaces() {
 		--err "kiln: workspace: workspace 'default' already exists; \`kiln workspace list\` shows the workspaces" \
 		-- "$KILN" workspace new default
 	check "workspace new refuses a bad name" 1 \
-		--err "kiln: workspace: '../x' is not a workspace name; use 1 to 64 of letters, digits, '.', '_' and '-'" \
+		--err "kiln: workspace: '../x' is not a workspace name; use 1 to 64 of letters, digits, '.', '_' and '-', not starting with '.' or '-', and neither HEAD nor only hex digits" \
 		-- "$KILN" workspace new ../x
 	"$KILN" workspace new ci-7 >/dev/null
 	check "workspace list marks the selected workspace" 0 \
@@ -241,6 +241,15 @@ state_locks() {
 	wait "$st_pid"
 	assert "SIGINT exits 130" test $? -eq 130
 	assert "SIGINT says the lock was released" grep -qx "kiln: interrupted by SIGINT; the workspace lock was released" int.err
+
+	KILN_TEST_LOCK_HOLD=30s "$KILN" state push --allow-plaintext-secrets s1.json >/dev/null 2>hup.err &
+	st_pid=$!
+	st_wait_lock
+	kill -HUP "$st_pid"
+	wait "$st_pid"
+	assert "SIGHUP (a closed terminal) exits 129" test $? -eq 129
+	assert "SIGHUP released the lock" sh -c '! git --git-dir=.kiln/state.git rev-parse -q --verify refs/kiln/locks/default'
+
 	assert "SIGINT released the lock" sh -c '! git --git-dir=.kiln/state.git rev-parse -q --verify refs/kiln/locks/default'
 
 	KILN_TEST_LOCK_HOLD=2s "$KILN" state push --allow-plaintext-secrets s1.json >/dev/null 2>&1 &
@@ -344,6 +353,44 @@ import json; d=json.load(open('pull.$st_i.json')); d['serial']+=1; json.dump(d, 
 	rm -f "$E2E_TMP/.race"
 }
 
+# 8 writers that each remove their own resource, waiting for the lock: every
+# change is computed from the head read under the lock, so all 8 must win in
+# turn and nothing may be lost. A lock that let two in at once would make one
+# of them fail on a moved head (or lose a removal).
+st_race_rm() { # LABEL STATE SHARED_CACHE(yes|no)
+	st_label=$1 st_state=$2 st_shared=$3
+	rm -f rc.* err.* p*/rc.* p*/err.*
+	KILN_STATE=$st_state "$KILN" state pull >rm-base.json
+	python3 -c "
+import json; d=json.load(open('rm-base.json')); d['serial']+=1
+d['resources']={'sim_x.r%d' % i: {'type':'sim_x','id':str(i),'attrs':{},'deps':[],'sensitive':[]} for i in range(1, 9)}
+json.dump(d, open('rm-push.json','w'))"
+	KILN_STATE=$st_state "$KILN" state push rm-push.json >/dev/null
+	st_before=$(KILN_STATE=$st_state st_serial)
+	for st_i in 1 2 3 4 5 6 7 8; do
+		(
+			if [ "$st_shared" = no ]; then
+				mkdir -p "p$st_i" && cd "p$st_i" || exit 9
+			fi
+			KILN_STATE=$st_state "$KILN" state rm --lock-timeout 60s "sim_x.r$st_i" >/dev/null 2>"err.$st_i"
+			echo $? >"rc.$st_i"
+		) &
+	done
+	wait
+	st_wins=$(cat rc.* p*/rc.* 2>/dev/null | grep -c '^0$')
+	st_left=$(KILN_STATE=$st_state "$KILN" state list | wc -l)
+	st_after=$(KILN_STATE=$st_state st_serial)
+	if [ "$st_wins" -eq 8 ] && [ "$st_left" -eq 0 ] && [ $((st_after - st_before)) -eq 8 ]; then
+		pass "8 writers removing their own resource, $st_label: all 8 win in turn, nothing lost"
+	else
+		printf '%s winners, %s resources left, serial %s -> %s\n' "$st_wins" "$st_left" \
+			"$st_before" "$st_after" >"$E2E_TMP/.race"
+		cat err.* p*/err.* >>"$E2E_TMP/.race" 2>/dev/null
+		fail "8 writers removing their own resource, $st_label: all 8 win in turn, nothing lost" "$E2E_TMP/.race"
+	fi
+	rm -f rc.* err.* p*/rc.* p*/err.* "$E2E_TMP/.race"
+}
+
 state_races() {
 	st_new_dir
 	git init -q --bare remote.git
@@ -353,6 +400,8 @@ state_races() {
 	st_race "local path, waiting with --lock-timeout" "$st_dir/local.git" yes "--lock-timeout 30s"
 	st_race "file:// remote, one cache" "file://$st_dir/remote.git" yes "--lock-timeout 30s"
 	st_race "file:// remote, a cache per writer" "file://$st_dir/remote.git" no "--lock-timeout 30s"
+	st_race_rm "local path" "$st_dir/local.git" yes
+	st_race_rm "file:// remote, a cache per writer" "file://$st_dir/remote.git" no
 	assert "the remote holds no lock after the races" \
 		sh -c "! git --git-dir=remote.git rev-parse -q --verify refs/kiln/locks/default"
 	cd "$E2E_ROOT" || exit 1
@@ -417,6 +466,18 @@ state_remote_unlock() {
 	cd "$E2E_ROOT" || exit 1
 }
 
+state_pipe() {
+	st_new_dir
+	"$KILN" workspace new default >/dev/null
+	st_doc many.json 1 demo
+	"$KILN" state push --allow-plaintext-secrets many.json >/dev/null
+	"$KILN" state rm sim_bucket.data sim_network.main | true
+	assert "a closed pipe (state rm | true) leaves no lock" \
+		sh -c '! git --git-dir=.kiln/state.git rev-parse -q --verify refs/kiln/locks/default'
+	assert "the removal behind the closed pipe was recorded" test "$(st_serial)" = 2
+	cd "$E2E_ROOT" || exit 1
+}
+
 state_tests() {
 	export KILN_AUTHOR="Test <test@example.com>"
 	unset KILN_STATE KILN_WORKSPACE KILN_STATE_KEY KILN_STATE_KEY_FILE
@@ -425,6 +486,7 @@ state_tests() {
 	state_locks
 	state_races
 	state_remote_unlock
+	state_pipe
 	state_crashes
 	unset KILN_AUTHOR
 }
