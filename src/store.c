@@ -482,6 +482,17 @@ out:
 	return ret;
 }
 
+/* remote_push(), waiting while another writer briefly holds the remote ref file. */
+static int remote_push_waiting(struct store *s, const char *refspec, struct kiln_error *err)
+{
+	int rc, tries;
+
+	for (tries = 0; (rc = remote_push(s, refspec, err)) == STORE_BUSY && tries < BUSY_TRIES;
+	     tries++)
+		busy_pause();
+	return rc;
+}
+
 int store_ref_read(struct store *s, const char *ref, git_oid *oid, struct kiln_error *err)
 {
 	int rc = git_reference_name_to_id(oid, s->repo, ref);
@@ -597,9 +608,7 @@ static int ref_update_locked(struct store *s, const char *ref, const git_oid *ex
 	if (s->url) {
 		char *spec = xasprintf("%s:%s", ref, ref);
 
-		for (tries = 0;
-		     (rc = remote_push(s, spec, err)) == STORE_BUSY && tries < BUSY_TRIES; tries++)
-			busy_pause();
+		rc = remote_push_waiting(s, spec, err);
 		free(spec);
 		if (rc == STORE_MOVED || rc == STORE_BUSY)
 			return refused(s, STORE_MOVED, err);
@@ -665,9 +674,7 @@ static int ref_delete_locked(struct store *s, const char *ref, const git_oid *ex
 		if (rc == 1 || !git_oid_equal(&now, expected))
 			return refused(s, STORE_MOVED, err);
 		spec = xasprintf(":%s", ref);
-		for (tries = 0;
-		     (rc = remote_push(s, spec, err)) == STORE_BUSY && tries < BUSY_TRIES; tries++)
-			busy_pause();
+		rc = remote_push_waiting(s, spec, err);
 		free(spec);
 		if (rc != 0)
 			return rc == STORE_MOVED || rc == STORE_BUSY ? refused(s, STORE_MOVED, err)
