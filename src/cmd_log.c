@@ -162,9 +162,7 @@ int cmd_log(int argc, char **argv, struct cli *cli)
 	 * The history only: the head's state.json is not read, so a broken head
 	 * still shows how it got broken.
 	 */
-	ws = flags.workspace ? flags.workspace : getenv("KILN_WORKSPACE");
-	if (!ws || !*ws)
-		ws = WORKSPACE_DEFAULT;
+	ws = workspace_name(flags.workspace);
 	branch = store_branch_ref(ws);
 	if (!store_workspace_name_ok(ws)) {
 		cli_error(cli, WORKSPACE_NAME_RULE, "'%s' is not a workspace name", ws);

@@ -58,10 +58,8 @@ static int ws_list(struct store *s, const char *selected, const struct cli *cli)
 	struct kiln_error err;
 	char **names;
 	size_t n, i;
-	const char *env = getenv("KILN_WORKSPACE");
 
-	if (!selected)
-		selected = env && *env ? env : WORKSPACE_DEFAULT;
+	selected = workspace_name(selected);
 	if (store_ref_list(s, "refs/heads/", &names, &n, &err) < 0) {
 		cmd_report(cli, &err);
 		return KILN_EXIT_ERROR;
@@ -221,7 +219,7 @@ int cmd_force_unlock(int argc, char **argv, struct cli *cli)
 	struct store *s = NULL;
 	struct kiln_error err;
 	bool force = false;
-	const char *ws, *env = getenv("KILN_WORKSPACE");
+	const char *ws;
 	int opt, ret = KILN_EXIT_ERROR;
 
 	cli_parser_init(&p, cli, &cmd_force_unlock_info, argc, argv);
@@ -239,7 +237,7 @@ int cmd_force_unlock(int argc, char **argv, struct cli *cli)
 			  "needs one LOCK_ID");
 		goto out;
 	}
-	ws = flags.workspace ? flags.workspace : env && *env ? env : WORKSPACE_DEFAULT;
+	ws = workspace_name(flags.workspace);
 	if (!store_workspace_name_ok(ws)) {
 		cli_error(cli, NULL, "'%s' is not a workspace name", ws);
 		goto out;

@@ -470,6 +470,17 @@ static void load_root(struct loader *ld, const struct ynode *root)
 	}
 }
 
+/* Whether it came as a buffer or a file: one message. */
+static int too_large(const char *file, struct diags *d)
+{
+	char *lim = size_format(SPEC_MAX_BYTES);
+
+	diags_add(d, DIAG_ERROR, file, 0, 0, "the spec is larger than %s, the most kiln reads",
+		  lim);
+	free(lim);
+	return -1;
+}
+
 static bool has_bom_utf16(const unsigned char *b, size_t len)
 {
 	return len >= 2 && ((b[0] == 0xff && b[1] == 0xfe) || (b[0] == 0xfe && b[1] == 0xff));
@@ -484,14 +495,8 @@ int spec_load_buffer(struct spec **out, const char *file, const char *buf, size_
 	const unsigned char *u = (const unsigned char *)buf;
 
 	*out = NULL;
-	if (len > SPEC_MAX_BYTES) {
-		char *lim = size_format(SPEC_MAX_BYTES);
-
-		diags_add(d, DIAG_ERROR, file, 0, 0,
-			  "the spec is larger than %s, the most kiln reads", lim);
-		free(lim);
-		return -1;
-	}
+	if (len > SPEC_MAX_BYTES)
+		return too_large(file, d);
 	if (has_bom_utf16(u, len)) {
 		struct diag *dg = diags_add(d, DIAG_ERROR, file, 1, 1,
 					    "the spec is UTF-16; kiln reads UTF-8 only");
@@ -547,14 +552,8 @@ int spec_load_file(struct spec **out, const char *path, const struct spec_option
 
 	*out = NULL;
 	ret = file_read_all(path, SPEC_MAX_BYTES, &buf, &len, &err);
-	if (ret == -2) {
-		char *lim = size_format(SPEC_MAX_BYTES);
-
-		diags_add(d, DIAG_ERROR, name, 0, 0,
-			  "the spec is larger than %s, the most kiln reads", lim);
-		free(lim);
-		return -1;
-	}
+	if (ret == -2)
+		return too_large(name, d);
 	if (ret < 0) {
 		diags_add(d, DIAG_ERROR, name, 0, 0, "%s", err.msg);
 		return -1;

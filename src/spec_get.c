@@ -141,15 +141,14 @@ static void expr_position(const struct loader *ld, const struct ynode *n, int nt
 {
 	const char *s = ld->src;
 	size_t len = ld->srclen, i = 0, limit;
-	int line = 1, col = 1;
+	int line, col;
 
 	*at = *n;
 	if (!s)
 		return;
-	while (i < len && line < n->line)
-		i = src_step(s, len, i, &line, &col);
-	while (i < len && col < n->col && s[i] != '\n')
-		i = src_step(s, len, i, &line, &col);
+	i = text_offset(s, len, n->line, n->col);
+	line = n->line;
+	col = n->col;
 	limit = i + 65536;
 	while (i + 1 < len && i < limit) {
 		if (s[i] == '$' && s[i + 1] == '$' && i + 2 < len && s[i + 2] == '{') {

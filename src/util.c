@@ -385,6 +385,23 @@ void text_position(const char *buf, size_t off, int *line, int *col)
 	}
 }
 
+size_t text_offset(const char *buf, size_t len, int line, int col)
+{
+	size_t i = 0;
+	int l = 1, c = 1;
+
+	while (i < len && l < line)
+		if (buf[i++] == '\n')
+			l++;
+	while (i < len && c < col && buf[i] != '\n') {
+		i++;
+		while (i < len && ((unsigned char)buf[i] & 0xc0) == 0x80)
+			i++;
+		c++;
+	}
+	return i;
+}
+
 size_t utf8_invalid_offset(const unsigned char *s, size_t len)
 {
 	size_t i = 0;

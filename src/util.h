@@ -88,6 +88,9 @@ char *cidr_format(uint32_t addr, int prefix);
 /* The 1-based line and column (in characters) of byte offset off in buf. */
 void text_position(const char *buf, size_t off, int *line, int *col);
 
+/* The inverse: the byte offset of a 1-based line and column, or len past the end. */
+size_t text_offset(const char *buf, size_t len, int line, int col);
+
 /* Byte offset of the first invalid UTF-8 sequence, or len when the buffer is valid. */
 size_t utf8_invalid_offset(const unsigned char *s, size_t len);
 

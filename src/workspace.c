@@ -46,15 +46,22 @@ static int read_head(struct workspace *w, struct kiln_error *err)
 	return 0;
 }
 
+const char *workspace_name(const char *name)
+{
+	const char *env = getenv("KILN_WORKSPACE");
+
+	if (name && *name)
+		return name;
+	return env && *env ? env : WORKSPACE_DEFAULT;
+}
+
 int workspace_open(struct workspace **out, struct store *s, const char *name,
 		   struct kiln_error *err)
 {
 	struct workspace *w;
-	const char *env = getenv("KILN_WORKSPACE");
 
 	*out = NULL;
-	if (!name || !*name)
-		name = env && *env ? env : WORKSPACE_DEFAULT;
+	name = workspace_name(name);
 	if (!store_workspace_name_ok(name)) {
 		kiln_error_set(err, "'%s' is not a workspace name", name);
 		kiln_error_hint(err, "%s", WORKSPACE_NAME_RULE);

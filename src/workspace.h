@@ -32,7 +32,9 @@ struct workspace {
 	char *archive; /* after workspace_delete_branch: the ref that keeps its history */
 };
 
-/* name NULL: $KILN_WORKSPACE, else "default". Reads the head (after a sync for remotes). */
+/* The workspace a command means: name (from -w), else $KILN_WORKSPACE, else "default". */
+const char *workspace_name(const char *name);
+/* name NULL: as workspace_name(). Reads the head (after a sync for remotes). */
 int workspace_open(struct workspace **out, struct store *s, const char *name,
 		   struct kiln_error *err);
 /* Error unless the workspace exists (names the store and how to list workspaces). */

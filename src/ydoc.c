@@ -315,21 +315,11 @@ static void set_anchor(struct builder *b, yaml_char_t *anchor, struct ynode *n)
 		anchor_set(b, (const char *)anchor, n);
 }
 
-/* The byte at a 1-based line and column (counted in characters). */
+/* The byte at a 1-based line and column (counted in characters), or -1. */
 static int char_at(const char *buf, size_t len, int line, int col)
 {
-	size_t i = 0;
-	int l = 1, c = 1;
+	size_t i = text_offset(buf, len, line, col);
 
-	while (i < len && l < line)
-		if (buf[i++] == '\n')
-			l++;
-	while (i < len && c < col && buf[i] != '\n') {
-		i++;
-		while (i < len && ((unsigned char)buf[i] & 0xc0) == 0x80)
-			i++;
-		c++;
-	}
 	return i < len ? (unsigned char)buf[i] : -1;
 }
 
