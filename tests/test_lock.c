@@ -12,7 +12,6 @@
 #include <setjmp.h>
 #include <cmocka.h>
 
-#include <ftw.h>
 #include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -39,14 +38,6 @@ struct fx {
 	struct store *remote, *m1, *m2; /* see remote_open */
 	struct lock *lock;		/* released before any store is freed */
 };
-
-static int rm_entry(const char *path, const struct stat *sb, int flag, struct FTW *ftw)
-{
-	(void)sb;
-	(void)flag;
-	(void)ftw;
-	return remove(path);
-}
 
 static int fx_setup(void **state)
 {
@@ -86,7 +77,7 @@ static int fx_teardown(void **state)
 	store_free(f->remote);
 	store_free(f->other);
 	store_free(f->s);
-	if (chdir(f->cwd) != 0 || nftw(f->dir, rm_entry, 16, FTW_DEPTH | FTW_PHYS) != 0)
+	if (chdir(f->cwd) != 0 || remove_tree(f->dir) != 0)
 		rc = -1;
 	free(f->path);
 	free(f);

@@ -11,7 +11,6 @@
 #include <setjmp.h>
 #include <cmocka.h>
 
-#include <ftw.h>
 #include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -29,14 +28,6 @@ struct fx {
 	struct store *stores[MAX_STORES];
 	git_repository *remote;
 };
-
-static int rm_entry(const char *path, const struct stat *sb, int flag, struct FTW *ftw)
-{
-	(void)sb;
-	(void)flag;
-	(void)ftw;
-	return remove(path);
-}
 
 static int fx_setup(void **state)
 {
@@ -63,7 +54,7 @@ static int fx_teardown(void **state)
 	for (i = MAX_STORES - 1; i >= 0; i--)
 		store_free(f->stores[i]);
 	git_repository_free(f->remote);
-	if (chdir(f->cwd) != 0 || nftw(f->dir, rm_entry, 16, FTW_DEPTH | FTW_PHYS) != 0)
+	if (chdir(f->cwd) != 0 || remove_tree(f->dir) != 0)
 		rc = -1;
 	free(f);
 	return rc;

@@ -12,7 +12,6 @@
 #include <setjmp.h>
 #include <cmocka.h>
 
-#include <ftw.h>
 #include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -43,14 +42,6 @@ struct fx {
 	json_t *doc;
 	char *text;
 };
-
-static int rm_entry(const char *path, const struct stat *sb, int flag, struct FTW *ftw)
-{
-	(void)sb;
-	(void)flag;
-	(void)ftw;
-	return remove(path);
-}
 
 static int fx_setup(void **state)
 {
@@ -87,8 +78,7 @@ static int fx_teardown(void **state)
 	free(f->text);
 	store_free(f->other);
 	store_free(f->s);
-	if (f->dir[0] != '/' || chdir(f->cwd) != 0 ||
-	    nftw(f->dir, rm_entry, 16, FTW_DEPTH | FTW_PHYS) != 0)
+	if (f->dir[0] != '/' || chdir(f->cwd) != 0 || remove_tree(f->dir) != 0)
 		rc = -1;
 	free(f->path);
 	free(f);
