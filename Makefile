@@ -22,10 +22,10 @@ PKG_LIBS   = $(shell pkg-config --libs $(PKGS) 2>/dev/null)
 CMOCKA     = $(shell pkg-config --cflags --libs cmocka 2>/dev/null)
 
 KILN_CFLAGS := -std=c11 -D_GNU_SOURCE -Wall -Wextra -Werror -Wshadow -Wno-missing-field-initializers \
-	-Isrc -MMD -MP
+	-Isrc -Iproviders -MMD -MP
 SAN_FLAGS   := -fsanitize=address,undefined -fno-sanitize-recover=all -fno-omit-frame-pointer
 
-SRCS      := $(wildcard src/*.c)
+SRCS      := $(wildcard src/*.c providers/*.c providers/*/*.c)
 LIB_SRCS  := $(filter-out src/main.c src/cmd_%.c,$(SRCS))
 REL_OBJS  := $(SRCS:%.c=$(BUILD)/release/%.o)
 TEST_OBJS := $(SRCS:%.c=$(BUILD)/test/%.o)
@@ -82,7 +82,7 @@ test: $(UNIT_BINS) $(BUILD)/test/kiln
 
 $(BUILD)/fuzz/fuzz_spec: tests/fuzz/fuzz_spec.c $(LIB_SRCS) | $(DEPS_STAMP)
 	@mkdir -p $(dir $@)
-	$(FUZZ_CC) -std=c11 -D_GNU_SOURCE -g -O1 -Isrc -fsanitize=fuzzer,address,undefined \
+	$(FUZZ_CC) -std=c11 -D_GNU_SOURCE -g -O1 -Isrc -Iproviders -fsanitize=fuzzer,address,undefined \
 		$(PKG_CFLAGS) -o $@ tests/fuzz/fuzz_spec.c $(LIB_SRCS) $(PKG_LIBS) -lpthread -lm
 
 fuzz: $(BUILD)/fuzz/fuzz_spec
@@ -106,7 +106,7 @@ uninstall:
 	for m in $(MANPAGES); do s=$${m##*.}; rm -f $(DESTDIR)$(PREFIX)/share/man/man$$s/$${m##*/}; done
 
 format:
-	clang-format -i src/*.c src/*.h tests/*.c tests/*.h tests/fuzz/*.c
+	clang-format -i src/*.c src/*.h providers/*.[ch] providers/*/*.[ch] tests/*.c tests/*.h tests/fuzz/*.c
 
 clean:
 	rm -rf $(BUILD) kiln

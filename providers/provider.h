@@ -1,0 +1,161 @@
+/*
+ * provider.h - the only interface between the engine and a cloud.
+ *
+ * A provider is a table of resource types plus expand (spec -> desired
+ * resources) and a catalog of instance types. The engine never names a
+ * provider and a provider never includes engine internals (plan.h, apply.h,
+ * store.h, state.h): it sees spec.h, util.h and catalog.h only.
+ *
+ * Resources travel as jansson objects, the same shape state.json records:
+ *
+ *   desired (from expand), keyed by address "TYPE.NAME":
+ *     {"type": T, "name": N, "attrs": {...}, "deps": [addr...],
+ *      "why": {"attr": "why this value"}}          ("why" is optional)
+ *   live (from list, read, create, update, wait):
+ *     {"type": T, "id": ID, "address": "T.N" | null, "status": S,
+ *      "attrs": {...}, "tags": {"kiln:cluster": .., "kiln:workspace": ..,
+ *      "kiln:address": .., user tags...}}
+ *     S is "pending" (being created or changed), "ready", "deleting".
+ *
+ * Attributes listed in a type's attribute table are inputs: the engine diffs
+ * them (desired against live, recorded against live) and obeys their update
+ * policy. Any other live attribute is computed (ids, ARNs, chosen zone) and
+ * is recorded but never diffed.
+ *
+ * Calls are synchronous and may be made from many threads at once; a
+ * provider context must be safe for that. Every call returns one of enum
+ * prov_status; the engine retries PROV_RETRY with backoff and never retries
+ * the others.
+ */
+#ifndef KILN_PROVIDER_H
+#define KILN_PROVIDER_H
+
+#include <stdbool.h>
+#include <stddef.h>
+
+#include <jansson.h>
+
+#include "catalog.h"
+#include "spec.h"
+#include "util.h"
+
+enum prov_status {
+	PROV_OK = 0,
+	PROV_ERROR = -1,    /* permanent: bad request, denied, conflict */
+	PROV_RETRY = -2,    /* transient: throttled, 5xx, timeout; safe to repeat */
+	PROV_CAPACITY = -3, /* insufficient capacity: nothing was left behind */
+	PROV_NOTFOUND = -4, /* the id does not exist (read, update, delete) */
+};
+
+enum prov_policy {
+	POLICY_LIVE,	/* changed in place */
+	POLICY_REPLACE, /* forces delete then create */
+	POLICY_STOP,	/* changed in place, but the nodes stop and start */
+};
+
+struct prov_attr {
+	const char *name;
+	enum prov_policy policy;
+	bool sensitive;
+	const char *why; /* why the policy, for the plan: "EC2 cannot move an instance" */
+};
+
+/* The tags every resource carries, in the create call itself. */
+#define PROV_TAG_CLUSTER "kiln:cluster"
+#define PROV_TAG_WORKSPACE "kiln:workspace"
+#define PROV_TAG_ADDRESS "kiln:address"
+
+/* Who is asking: list filters on cluster and workspace; create tags with them. */
+struct prov_scope {
+	const char *cluster;
+	const char *workspace;
+	json_t *user_tags; /* {"k": "v"} from the spec's tags, borrowed; may be NULL */
+};
+
+/* One create call. */
+struct prov_create {
+	const char *address;
+	const char *name;
+	json_t *attrs;	   /* desired attrs, borrowed */
+	const char *token; /* idempotency token: the same token twice creates once */
+};
+
+enum prov_wait_for {
+	WAIT_READY,
+	WAIT_GONE,
+};
+
+/* What wait reports per id. */
+enum prov_wait_state {
+	WAIT_PENDING, /* not yet */
+	WAIT_DONE,    /* ready (live is set) or gone */
+	WAIT_FAILED,  /* will never be ready; err says why */
+};
+
+struct prov_wait {
+	const char *id;		    /* in */
+	enum prov_wait_state state; /* out */
+	json_t *live;		    /* out: new reference when ready */
+	struct kiln_error err;	    /* out: when failed */
+};
+
+struct prov_ctx; /* a provider's own connection state */
+
+struct prov_type {
+	const char *name; /* "sim_node_group" */
+	const struct prov_attr *attrs;
+	size_t nattrs;
+	/*
+	 * One page of the live resources of this type tagged with the scope's
+	 * cluster and workspace: *out is a new array, *next a token for the
+	 * next page (caller frees) or NULL after the last.
+	 */
+	int (*list)(struct prov_ctx *ctx, const struct prov_scope *scope, const char *page,
+		    json_t **out, char **next, struct kiln_error *err);
+	/* *out is a new live object; PROV_NOTFOUND when the id is gone. */
+	int (*read)(struct prov_ctx *ctx, const char *id, json_t **out, struct kiln_error *err);
+	int (*create)(struct prov_ctx *ctx, const struct prov_scope *scope,
+		      const struct prov_create *op, json_t **out, struct kiln_error *err);
+	/* Change the attributes named in changed (all with a live or stop policy). */
+	int (*update)(struct prov_ctx *ctx, const char *id, json_t *attrs,
+		      const char *const *changed, size_t nchanged, json_t **out,
+		      struct kiln_error *err);
+	int (*delete)(struct prov_ctx *ctx, const char *id, struct kiln_error *err);
+	/* One poll over many ids; the engine calls it again while any is pending. */
+	int (*wait)(struct prov_ctx *ctx, enum prov_wait_for what, struct prov_wait *ids, size_t n,
+		    struct kiln_error *err);
+};
+
+/* The API operations a type's verb needs, for iam-policy and the plan's IAM delta. */
+enum prov_verb {
+	VERB_LIST,
+	VERB_READ,
+	VERB_CREATE,
+	VERB_UPDATE,
+	VERB_DELETE,
+};
+
+struct provider {
+	const char *name; /* "sim", "aws": the spec's provider.name */
+	bool simulated;	  /* every output says so */
+	const struct prov_type *types;
+	size_t ntypes;
+	int (*open)(struct prov_ctx **out, const struct spec *spec, struct kiln_error *err);
+	void (*close)(struct prov_ctx *ctx);
+	/* Desired resources, keyed by address; -1 with err (e.g. a GPU not in the catalog). */
+	int (*expand)(struct prov_ctx *ctx, const struct spec *spec, json_t **out,
+		      struct kiln_error *err);
+	const struct catalog *(*catalog)(struct prov_ctx *ctx);
+	/* NULL-terminated list of actions, e.g. {"ec2:RunInstances", NULL}. */
+	const char *const *(*iam_actions)(const char *type, enum prov_verb verb);
+	/* How many API calls this context has made (for bench and tests). */
+	unsigned long (*calls)(struct prov_ctx *ctx);
+};
+
+/* The provider table (providers/providers.c); NULL when name is unknown. */
+const struct provider *provider_find(const char *name);
+const struct prov_type *provider_type(const struct provider *p, const char *type);
+const struct prov_attr *prov_type_attr(const struct prov_type *t, const char *name);
+const char *prov_policy_name(enum prov_policy p);
+
+#endif

@@ -1,0 +1,59 @@
+/*
+ * providers.c - the provider table: the one place that lists every cloud.
+ *
+ * Adding a cloud is adding its folder under providers/ and one line here.
+ * The lookups below are what the engine uses to reach a provider, a resource
+ * type and an attribute's update policy without naming any of them.
+ */
+#include "provider.h"
+
+#include <string.h>
+
+#include "sim/sim.h"
+
+static const struct provider *const providers[] = {
+    &provider_sim,
+};
+
+const struct provider *provider_find(const char *name)
+{
+	size_t i;
+
+	for (i = 0; name && i < ARRAY_SIZE(providers); i++)
+		if (strcmp(providers[i]->name, name) == 0)
+			return providers[i];
+	return NULL;
+}
+
+const struct prov_type *provider_type(const struct provider *p, const char *type)
+{
+	size_t i;
+
+	for (i = 0; p && type && i < p->ntypes; i++)
+		if (strcmp(p->types[i].name, type) == 0)
+			return &p->types[i];
+	return NULL;
+}
+
+const struct prov_attr *prov_type_attr(const struct prov_type *t, const char *name)
+{
+	size_t i;
+
+	for (i = 0; t && name && i < t->nattrs; i++)
+		if (strcmp(t->attrs[i].name, name) == 0)
+			return &t->attrs[i];
+	return NULL;
+}
+
+const char *prov_policy_name(enum prov_policy p)
+{
+	switch (p) {
+	case POLICY_LIVE:
+		return "live";
+	case POLICY_REPLACE:
+		return "replace";
+	case POLICY_STOP:
+		return "stop";
+	}
+	return "unknown";
+}

@@ -1,0 +1,343 @@
+/*
+ * sim.c - the embedded sim provider: a simulated cloud kept in a directory,
+ * for a first run without a cloud account, for CI and for benchmarks. Every
+ * message it writes says it is simulated. This file owns the knobs, the
+ * context and the accounting of API calls; the rest is in the files named
+ * in sim_int.h. It includes no engine header.
+ *
+ * Knobs (environment, read by open; a malformed value makes open fail with
+ * a message naming the variable and the form it takes):
+ *
+ *   KILN_SIM_DIR         the directory of the simulated cloud; default .kiln/sim
+ *                        (relative to the working directory), created on first change
+ *   KILN_SIM_LATENCY_MS  every API call (a list page, read, create, update, delete,
+ *                        wait) sleeps this long first, without holding any lock;
+ *                        0..600000, default 0
+ *   KILN_SIM_FAIL_RATE   the probability, 0..1, that a call fails with a retryable
+ *                        "503 ServiceUnavailable"; half of the failed creates fail
+ *                        after the resource was made (a lost response), which the
+ *                        idempotency token turns into no duplicate; default 0
+ *   KILN_SIM_SEED        seeds the fault generator (0..2^64-1) so a run repeats;
+ *                        default: from the system's random source
+ *   KILN_SIM_CAPACITY    MODEL=NODES[,MODEL=NODES...], e.g. H100=8,A100=16: nodes
+ *                        per zone of each GPU model, shared by every node group in
+ *                        the directory; a model not named is unlimited; default ""
+ *   KILN_SIM_READY_MS    how long node groups, lustre and nfs stay "pending" after a
+ *                        create or change, and "deleting" after a delete; other
+ *                        types are immediate; 0..600000, default 200
+ *   KILN_SIM_PAGE_SIZE   resources per list page, 1..10000; default 500
+ *
+ * The directory:
+ *
+ *   lock                       flock(2)ed around every change (with a mutex for threads)
+ *   r/ID.json                  one resource, see below; read by id in O(1)
+ *   idx/CLUSTER/WORKSPACE/TYPE/ID
+ *                              empty markers: a list reads only its own scope and type
+ *                              (names outside [A-Za-z0-9_-] are %XX-escaped)
+ *   t/HASH                     an idempotency token: the id its create made
+ *   usage.json                 GPU nodes held: {"H100": {"sim-1a": 16}}
+ *
+ * Every file is written to a temporary name and renamed into place. A
+ * resource file holds the live form the engine sees plus the sim's own
+ * bookkeeping under "sim":
+ *
+ *   {"type": "sim_node_group", "id": "ng-0123456789abcdef0", "status": "ready",
+ *    "attrs": {"instance_type": "p5.48xlarge", "count": 2, ...},
+ *    "tags": {"kiln:cluster": "demo", "kiln:workspace": "default",
+ *             "kiln:address": "sim_node_group.trainers", "team": "research"},
+ *    "sim": {"cluster": "demo", "workspace": "default", "token": "..." | null,
+ *            "created_ms": 1795000000000, "ready_at_ms": ..., "gone_at_ms": ...,
+ *            "reserved": {"gpu": "H100", "zone": "sim-1a", "nodes": 2}}}
+ *
+ * status is "pending" until ready_at_ms, then "ready"; "deleting" until
+ * gone_at_ms, when the resource is removed. The clock moves a status on by
+ * itself (whichever call looks first writes it down); otherwise read and
+ * list report exactly what the file says, so editing attrs injects drift.
+ * "sim" is never shown to the engine, and capacity is given back from
+ * "reserved", not from attrs.
+ */
+#include "sim.h"
+#include "sim_int.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+#include <sys/random.h>
+#include <time.h>
+
+/* --- knobs --- */
+
+static const char *knob(const char *name)
+{
+	const char *v = getenv(name);
+
+	return v && *v ? v : NULL;
+}
+
+static int knob_long(const char *name, long min, long max, long def, const char *form, long *out,
+		     struct kiln_error *err)
+{
+	const char *v = knob(name);
+	char *end;
+	long n;
+
+	*out = def;
+	if (!v)
+		return 0;
+	errno = 0;
+	n = strtol(v, &end, 10);
+	if (errno || end == v || *end || n < min || n > max || v[0] == '-' || v[0] == '+') {
+		kiln_error_set(err, "sim: %s must be %s, got '%s'", name, form, v);
+		return -1;
+	}
+	*out = n;
+	return 0;
+}
+
+static int knob_rate(double *out, struct kiln_error *err)
+{
+	const char *v = knob("KILN_SIM_FAIL_RATE");
+	char *end;
+	double r;
+
+	*out = 0;
+	if (!v)
+		return 0;
+	errno = 0;
+	r = strtod(v, &end);
+	if (errno || end == v || *end || !(r >= 0 && r <= 1)) {
+		kiln_error_set(err,
+			       "sim: KILN_SIM_FAIL_RATE must be a probability from 0 to 1, like "
+			       "0.05, got '%s'",
+			       v);
+		return -1;
+	}
+	*out = r;
+	return 0;
+}
+
+static uint64_t system_seed(void)
+{
+	uint64_t s;
+
+	if (getrandom(&s, sizeof(s), 0) != (ssize_t)sizeof(s))
+		s = (uint64_t)time(NULL) ^ ((uint64_t)clock() << 32);
+	return s;
+}
+
+static int knob_seed(uint64_t *out, struct kiln_error *err)
+{
+	const char *v = knob("KILN_SIM_SEED");
+	unsigned long long s;
+	char *end;
+
+	if (!v) {
+		*out = system_seed();
+		return 0;
+	}
+	errno = 0;
+	s = strtoull(v, &end, 10);
+	if (errno || end == v || *end || v[0] == '-' || v[0] == '+') {
+		kiln_error_set(err,
+			       "sim: KILN_SIM_SEED must be a whole number from 0 to "
+			       "18446744073709551615, got '%s'",
+			       v);
+		return -1;
+	}
+	*out = (uint64_t)s;
+	return 0;
+}
+
+/* KILN_SIM_CAPACITY=H100=8,A100=16: each model must be one the catalog has. */
+static int knob_capacity(struct prov_ctx *ctx, struct kiln_error *err)
+{
+	const char *v = knob("KILN_SIM_CAPACITY");
+	const struct catalog *cat = &catalog_aws;
+	char *copy, *item, *save = NULL;
+	size_t cap = 0, i;
+	int ret = -1;
+
+	if (!v)
+		return 0;
+	copy = xstrdup(v);
+	for (item = strtok_r(copy, ",", &save); item; item = strtok_r(NULL, ",", &save)) {
+		char *eq = strchr(item, '='), *end;
+		const char *model = NULL;
+		struct sim_cap *c;
+		long n;
+
+		if (!eq || eq == item)
+			goto bad;
+		*eq = '\0';
+		for (i = 0; i < cat->ntypes && !model; i++)
+			if (cat->types[i].gpu && strcasecmp(cat->types[i].gpu, item) == 0)
+				model = cat->types[i].gpu;
+		if (!model) {
+			kiln_error_set(err,
+				       "sim: KILN_SIM_CAPACITY names GPU model '%s', which the "
+				       "catalog does not have",
+				       item);
+			kiln_error_hint(err, "write MODEL=NODES[,MODEL=NODES...], like "
+					     "H100=8,A100=16");
+			goto out;
+		}
+		for (i = 0; i < ctx->ncaps; i++)
+			if (strcmp(ctx->caps[i].model, model) == 0)
+				goto bad;
+		errno = 0;
+		n = strtol(eq + 1, &end, 10);
+		if (errno || end == eq + 1 || *end || n < 0 || eq[1] == '+' ||
+		    n > SPEC_MAX_COUNT * 100L)
+			goto bad;
+		c = ARRAY_PUSH(ctx->caps, ctx->ncaps, cap);
+		c->model = xstrdup(model);
+		c->nodes = n;
+	}
+	if (ctx->ncaps == 0)
+		goto bad;
+	ret = 0;
+	goto out;
+bad:
+	kiln_error_set(err,
+		       "sim: KILN_SIM_CAPACITY must be MODEL=NODES[,MODEL=NODES...], like "
+		       "H100=8,A100=16, got '%s'",
+		       v);
+out:
+	free(copy);
+	return ret;
+}
+
+/* --- the context --- */
+
+static void sim_close(struct prov_ctx *ctx)
+{
+	size_t i;
+
+	if (!ctx)
+		return;
+	for (i = 0; i < ctx->ncaps; i++)
+		free(ctx->caps[i].model);
+	for (i = 0; i < ctx->nzones; i++)
+		free(ctx->zones[i]);
+	free(ctx->caps);
+	free(ctx->zones);
+	free(ctx->region);
+	free(ctx->dir);
+	free(ctx);
+}
+
+static int sim_open(struct prov_ctx **out, const struct spec *spec, struct kiln_error *err)
+{
+	struct prov_ctx *ctx = xcalloc(1, sizeof(*ctx));
+	const char *dir = knob("KILN_SIM_DIR");
+	const char *ms = "a whole number of milliseconds from 0 to 600000";
+	uint64_t seed = 0;
+	size_t i;
+
+	*out = NULL;
+	ctx->dir = xstrdup(dir ? dir : ".kiln/sim");
+	ctx->region =
+	    xstrdup(spec && spec->provider.region ? spec->provider.region : SIM_DEFAULT_REGION);
+	if (spec && spec->provider.nzones) {
+		ctx->zones = xcalloc(spec->provider.nzones, sizeof(*ctx->zones));
+		for (i = 0; i < spec->provider.nzones; i++)
+			ctx->zones[i] = xstrdup(spec->provider.zones[i].name);
+		ctx->nzones = spec->provider.nzones;
+	} else {
+		ctx->zones = xcalloc(1, sizeof(*ctx->zones));
+		ctx->zones[0] = xasprintf("%sa", ctx->region);
+		ctx->nzones = 1;
+	}
+	if (knob_long("KILN_SIM_LATENCY_MS", 0, 600000, 0, ms, &ctx->latency_ms, err) < 0 ||
+	    knob_long("KILN_SIM_READY_MS", 0, 600000, 200, ms, &ctx->ready_ms, err) < 0 ||
+	    knob_long("KILN_SIM_PAGE_SIZE", 1, 10000, 500, "a whole number from 1 to 10000",
+		      &ctx->page_size, err) < 0 ||
+	    knob_rate(&ctx->fail_rate, err) < 0 || knob_seed(&seed, err) < 0 ||
+	    knob_capacity(ctx, err) < 0) {
+		sim_close(ctx);
+		return PROV_ERROR;
+	}
+	atomic_init(&ctx->calls, 0);
+	atomic_init(&ctx->rng, seed);
+	*out = ctx;
+	return PROV_OK;
+}
+
+static unsigned long sim_calls(struct prov_ctx *ctx)
+{
+	return atomic_load(&ctx->calls);
+}
+
+/* --- calls: latency and faults --- */
+
+/* splitmix64 over an atomic counter: thread-safe, and one seed replays a run. */
+static double sim_uniform(struct prov_ctx *ctx)
+{
+	uint64_t z = atomic_fetch_add(&ctx->rng, 0x9e3779b97f4a7c15ULL) + 0x9e3779b97f4a7c15ULL;
+
+	z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
+	z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
+	z ^= z >> 31;
+	return (double)(z >> 11) * (1.0 / 9007199254740992.0);
+}
+
+static void sleep_ms(long ms)
+{
+	struct timespec ts = {ms / 1000, (ms % 1000) * 1000000L};
+
+	while (ms > 0 && nanosleep(&ts, &ts) != 0 && errno == EINTR)
+		;
+}
+
+/*
+ * The start of every API call: count it, wait the latency (holding no lock,
+ * so parallel calls overlap as they would against a cloud), and decide
+ * whether it fails.
+ */
+enum sim_fault sim_call(struct prov_ctx *ctx, bool create)
+{
+	atomic_fetch_add(&ctx->calls, 1);
+	sleep_ms(ctx->latency_ms);
+	if (ctx->fail_rate <= 0 || sim_uniform(ctx) >= ctx->fail_rate)
+		return SIM_FAULT_NONE;
+	if (create && sim_uniform(ctx) < 0.5)
+		return SIM_FAULT_AFTER;
+	return SIM_FAULT_BEFORE;
+}
+
+int sim_retry(struct kiln_error *err)
+{
+	kiln_error_set(err, "sim: 503 ServiceUnavailable (simulated transient failure); retry");
+	return PROV_RETRY;
+}
+
+const struct sim_kind *sim_kind_find(const char *type)
+{
+	size_t i;
+
+	for (i = 0; type && i < SIM_NTYPES; i++)
+		if (strcmp(sim_kinds[i].type, type) == 0)
+			return &sim_kinds[i];
+	return NULL;
+}
+
+static const struct catalog *sim_catalog(struct prov_ctx *ctx)
+{
+	(void)ctx;
+	return &catalog_aws;
+}
+
+const struct provider provider_sim = {
+    .name = "sim",
+    .simulated = true,
+    .types = sim_types,
+    .ntypes = SIM_NTYPES,
+    .open = sim_open,
+    .close = sim_close,
+    .expand = sim_expand,
+    .catalog = sim_catalog,
+    .iam_actions = sim_iam_actions,
+    .calls = sim_calls,
+};

@@ -1,0 +1,150 @@
+/*
+ * sim_int.h - internals shared by the sim provider's files; nothing outside
+ * providers/sim/ includes this.
+ *
+ *   sim.c        knobs, the context, call accounting (latency, faults), the provider
+ *   sim_store.c  the directory: locking, ids, documents, index markers, tokens, usage
+ *   sim_ops.c    list/read/create/update/delete/wait, the same for every type
+ *   sim_types.c  the type table: attributes, policies, computed attributes
+ *   sim_nodes.c  node groups: capacity, zones, gangs, instance ids
+ *   sim_expand.c spec -> desired resources
+ *   sim_iam.c    the actions each operation needs
+ */
+#ifndef KILN_SIM_INT_H
+#define KILN_SIM_INT_H
+
+#include <stdatomic.h>
+#include <stdint.h>
+
+#include <jansson.h>
+
+#include "provider.h"
+
+#define SIM_NTYPES 8
+#define SIM_ID_HEX 17 /* hex digits after the prefix, as AWS ids have */
+#define SIM_ID_MAX 32 /* "prefix-" + 17 hex digits + NUL, with room */
+#define SIM_ACCOUNT "000000000000"
+#define SIM_DEFAULT_REGION "sim-local-1"
+
+/* One KILN_SIM_CAPACITY entry: nodes per zone of one GPU model. */
+struct sim_cap {
+	char *model;
+	long nodes;
+};
+
+struct prov_ctx {
+	char *dir;    /* KILN_SIM_DIR, or .kiln/sim */
+	char *region; /* the spec's provider.region */
+	char **zones; /* the spec's zones, or region + "a" */
+	size_t nzones;
+	long latency_ms;      /* KILN_SIM_LATENCY_MS */
+	long ready_ms;	      /* KILN_SIM_READY_MS */
+	long page_size;	      /* KILN_SIM_PAGE_SIZE */
+	double fail_rate;     /* KILN_SIM_FAIL_RATE */
+	struct sim_cap *caps; /* KILN_SIM_CAPACITY */
+	size_t ncaps;
+	atomic_ulong calls;   /* API calls made through this context */
+	_Atomic uint64_t rng; /* splitmix64 state: one atomic add per draw */
+};
+
+/* What the fault knob decided for one call. */
+enum sim_fault {
+	SIM_FAULT_NONE,
+	SIM_FAULT_BEFORE, /* fail without doing anything */
+	SIM_FAULT_AFTER,  /* do the work, then lose the response (create only) */
+};
+
+/* A resource type's own behaviour beside the generic operations in sim_ops.c. */
+struct sim_kind {
+	const char *type;   /* "sim_node_group" */
+	const char *prefix; /* "ng": ids are ng-0123456789abcdef0 */
+	bool delayed;	    /* creating, changing and deleting take KILN_SIM_READY_MS */
+	const struct prov_attr *attrs;
+	size_t nattrs;
+	/* Check inputs, fill computed attributes, take capacity; nothing is written yet. */
+	int (*created)(struct prov_ctx *ctx, const struct prov_scope *scope, json_t *doc,
+		       struct kiln_error *err);
+	/* The changed inputs are already in doc's attrs (before holds the old ones). */
+	int (*updated)(struct prov_ctx *ctx, json_t *doc, const json_t *before,
+		       const char *const *changed, size_t n, struct kiln_error *err);
+	/* The resource is going for good: give back what it held. */
+	int (*removed)(struct prov_ctx *ctx, json_t *doc, struct kiln_error *err);
+};
+
+extern const struct sim_kind sim_kinds[SIM_NTYPES];
+extern const struct prov_type sim_types[SIM_NTYPES];
+
+/* sim.c */
+enum sim_fault sim_call(struct prov_ctx *ctx, bool create);
+int sim_retry(struct kiln_error *err);
+const struct sim_kind *sim_kind_find(const char *type);
+
+/* sim_store.c: a lock held around every change to the directory. */
+struct sim_lock {
+	int fd;
+};
+int sim_lock(struct prov_ctx *ctx, struct sim_lock *lk, struct kiln_error *err);
+void sim_unlock(struct sim_lock *lk);
+
+long long sim_now_ms(void);
+/* n random lower-case hex digits and a NUL, from the system's generator. */
+void sim_random_hex(char *out, size_t n);
+void sim_new_id(const char *prefix, char out[SIM_ID_MAX]);
+bool sim_id_ok(const char *id, const char *prefix);
+
+/* The document of id: 0, PROV_NOTFOUND, or PROV_ERROR naming the file. */
+int sim_doc_load(struct prov_ctx *ctx, const struct sim_kind *k, const char *id, json_t **out,
+		 struct kiln_error *err);
+int sim_doc_save(struct prov_ctx *ctx, const json_t *doc, struct kiln_error *err);
+/* Remove the document, its index marker and its token (the kind's removed() is the caller's). */
+int sim_doc_forget(struct prov_ctx *ctx, const json_t *doc, struct kiln_error *err);
+/* The live form the engine sees: type, id, address, status, attrs, tags. */
+json_t *sim_doc_live(const json_t *doc);
+const char *sim_doc_str(const json_t *doc, const char *section, const char *key);
+
+int sim_index_add(struct prov_ctx *ctx, const char *cluster, const char *workspace,
+		  const char *type, const char *id, struct kiln_error *err);
+/* The ids marked in one scope and type, sorted; *ids is NULL-terminated. */
+int sim_index_ids(struct prov_ctx *ctx, const char *cluster, const char *workspace,
+		  const struct sim_kind *k, char ***ids, size_t *n, struct kiln_error *err);
+void sim_ids_free(char **ids);
+
+/* 0 and the id a token created, or PROV_NOTFOUND. */
+int sim_token_find(struct prov_ctx *ctx, const char *token, char id[SIM_ID_MAX]);
+int sim_token_save(struct prov_ctx *ctx, const char *token, const char *id, struct kiln_error *err);
+
+/* GPU nodes held per model and zone across the whole sim: {"H100": {"sim-1a": 8}}. */
+int sim_usage_load(struct prov_ctx *ctx, json_t **out, struct kiln_error *err);
+int sim_usage_save(struct prov_ctx *ctx, const json_t *usage, struct kiln_error *err);
+
+/* sim_nodes.c */
+int sim_nodes_created(struct prov_ctx *ctx, const struct prov_scope *scope, json_t *doc,
+		      struct kiln_error *err);
+int sim_nodes_updated(struct prov_ctx *ctx, json_t *doc, const json_t *before,
+		      const char *const *changed, size_t n, struct kiln_error *err);
+int sim_nodes_removed(struct prov_ctx *ctx, json_t *doc, struct kiln_error *err);
+
+/* sim_ops.c: the generic operations, given the type's kind. */
+int sim_op_list(struct prov_ctx *ctx, const struct sim_kind *k, const struct prov_scope *scope,
+		const char *page, json_t **out, char **next, struct kiln_error *err);
+int sim_op_read(struct prov_ctx *ctx, const struct sim_kind *k, const char *id, json_t **out,
+		struct kiln_error *err);
+int sim_op_create(struct prov_ctx *ctx, const struct sim_kind *k, const struct prov_scope *scope,
+		  const struct prov_create *op, json_t **out, struct kiln_error *err);
+int sim_op_update(struct prov_ctx *ctx, const struct sim_kind *k, const char *id, json_t *attrs,
+		  const char *const *changed, size_t nchanged, json_t **out,
+		  struct kiln_error *err);
+int sim_op_delete(struct prov_ctx *ctx, const struct sim_kind *k, const char *id,
+		  struct kiln_error *err);
+int sim_op_wait(struct prov_ctx *ctx, const struct sim_kind *k, enum prov_wait_for what,
+		struct prov_wait *ids, size_t n, struct kiln_error *err);
+/* The live resource of one address in a scope (for references between resources). */
+int sim_find_address(struct prov_ctx *ctx, const struct sim_kind *k, const char *cluster,
+		     const char *workspace, const char *address, json_t **out,
+		     struct kiln_error *err);
+
+/* sim_expand.c, sim_iam.c */
+int sim_expand(struct prov_ctx *ctx, const struct spec *spec, json_t **out, struct kiln_error *err);
+const char *const *sim_iam_actions(const char *type, enum prov_verb verb);
+
+#endif

@@ -1,0 +1,362 @@
+/*
+ * sim_nodes.c - node groups: where they land and how many nodes they get.
+ *
+ * KILN_SIM_CAPACITY limits the nodes of a GPU model per zone, shared by
+ * every node group in the sim directory; usage.json counts what each group
+ * holds (its own share is recorded in the document's sim.reserved, which is
+ * what is given back, whatever attrs say after a drift edit). All of this
+ * runs under the sim lock.
+ *
+ * A gang group is all or nothing: it takes the first zone of its list where
+ * the whole count fits, or fails leaving nothing behind. A group that is not
+ * a gang takes the first zone where it fits, else as many nodes as the
+ * roomiest zone has (at least one). Growing follows the same rules inside
+ * the group's zone.
+ */
+#include "sim_int.h"
+
+#include <limits.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+
+/* The GPU nodes a group holds, as sim.reserved records them. */
+struct held {
+	const char *gpu; /* NULL: nothing held */
+	const char *zone;
+	long nodes;
+};
+
+static long cap_limit(const struct prov_ctx *ctx, const char *model)
+{
+	size_t i;
+
+	for (i = 0; i < ctx->ncaps; i++)
+		if (strcasecmp(ctx->caps[i].model, model) == 0)
+			return ctx->caps[i].nodes;
+	return -1;
+}
+
+static long used(const json_t *usage, const char *model, const char *zone)
+{
+	return (long)json_integer_value(json_object_get(json_object_get(usage, model), zone));
+}
+
+static void use(json_t *usage, const char *model, const char *zone, long delta)
+{
+	json_t *zones = json_object_get(usage, model);
+	long n = used(usage, model, zone) + delta;
+
+	if (!zones) {
+		zones = json_object();
+		json_object_set_new(usage, model, zones);
+	}
+	if (n > 0)
+		json_object_set_new(zones, zone, json_integer(n));
+	else
+		json_object_del(zones, zone);
+	if (json_object_size(zones) == 0)
+		json_object_del(usage, model);
+}
+
+static long free_nodes(const struct prov_ctx *ctx, const json_t *usage, const char *model,
+		       const char *zone)
+{
+	long limit = cap_limit(ctx, model), n;
+
+	if (limit < 0)
+		return LONG_MAX;
+	n = limit - used(usage, model, zone);
+	return n > 0 ? n : 0;
+}
+
+static const struct catalog_type *group_type(const json_t *attrs, struct kiln_error *err)
+{
+	const char *name = json_string_value(json_object_get(attrs, "instance_type"));
+	const struct catalog_type *t = catalog_find(&catalog_aws, name);
+
+	if (!t)
+		kiln_error_set(
+		    err,
+		    "sim: InvalidParameterValue (simulated): instance type '%s' does not "
+		    "exist in the catalog",
+		    name ? name : "(none)");
+	return t;
+}
+
+static bool group_count(const json_t *attrs, long *count, struct kiln_error *err)
+{
+	const json_t *c = json_object_get(attrs, "count");
+
+	if (!json_is_integer(c) || json_integer_value(c) < 0 ||
+	    json_integer_value(c) > SPEC_MAX_COUNT) {
+		kiln_error_set(err,
+			       "sim: InvalidParameterValue (simulated): count must be a whole "
+			       "number from 0 to %d",
+			       SPEC_MAX_COUNT);
+		return false;
+	}
+	*count = (long)json_integer_value(c);
+	return true;
+}
+
+static void capacity_error(struct kiln_error *err, const char *more, long want,
+			   const struct catalog_type *t, const char *const *zones,
+			   const long *avail, size_t n, bool gang)
+{
+	struct strbuf sb = {0};
+	size_t i;
+
+	for (i = 0; i < n; i++)
+		sb_addf(&sb, ", %ld free in %s", avail[i], zones[i]);
+	kiln_error_set(err,
+		       "sim: InsufficientInstanceCapacity (simulated): %ld%s × %s (%s) requested%s",
+		       want, more, t->name, t->gpu, sb.buf ? sb.buf : "");
+	if (gang)
+		kiln_error_hint(err,
+				"a gang is placed whole or not at all: lower count, add a zone "
+				"to provider.zone, or raise KILN_SIM_CAPACITY");
+	else
+		kiln_error_hint(err, "lower count, or raise KILN_SIM_CAPACITY");
+	sb_release(&sb);
+}
+
+/* The zone and node count for a new group; PROV_CAPACITY when nothing may be placed. */
+static int place(struct prov_ctx *ctx, const json_t *usage, const struct catalog_type *t,
+		 const char *const *zones, size_t nzones, long count, bool gang, size_t *zone,
+		 long *nodes, struct kiln_error *err)
+{
+	long *avail = xcalloc(nzones, sizeof(*avail));
+	size_t i, roomiest = 0;
+	int rc = PROV_OK;
+
+	*zone = 0;
+	*nodes = count;
+	if (!t->gpu || count == 0)
+		goto out;
+	for (i = 0; i < nzones; i++) {
+		avail[i] = free_nodes(ctx, usage, t->gpu, zones[i]);
+		if (avail[i] >= count) {
+			*zone = i;
+			goto out;
+		}
+		if (avail[i] > avail[roomiest])
+			roomiest = i;
+	}
+	if (!gang && avail[roomiest] > 0) {
+		*zone = roomiest;
+		*nodes = avail[roomiest];
+		goto out;
+	}
+	capacity_error(err, "", count, t, zones, avail, nzones, gang);
+	rc = PROV_CAPACITY;
+out:
+	free(avail);
+	return rc;
+}
+
+/* Make the instance ids as many as nodes: keep the first ones, add new ones. */
+static void instance_ids(json_t *attrs, long nodes)
+{
+	json_t *ids = json_object_get(attrs, "instance_ids");
+	char id[SIM_ID_MAX];
+
+	if (!json_is_array(ids)) {
+		ids = json_array();
+		json_object_set_new(attrs, "instance_ids", ids);
+	}
+	while ((long)json_array_size(ids) > nodes)
+		json_array_remove(ids, json_array_size(ids) - 1);
+	while ((long)json_array_size(ids) < nodes) {
+		sim_new_id("i", id);
+		json_array_append_new(ids, json_string(id));
+	}
+}
+
+/* attrs and sim.reserved after placing nodes of t in zone. */
+static void record(json_t *doc, const struct catalog_type *t, const char *where, long nodes)
+{
+	json_t *attrs = json_object_get(doc, "attrs");
+	json_t *sim = json_object_get(doc, "sim");
+	char *zone = xstrdup(where); /* where may be a string of doc's, replaced below */
+
+	json_object_set_new(attrs, "count", json_integer(nodes));
+	json_object_set_new(attrs, "zone", json_string(zone));
+	json_object_set_new(attrs, "gpu_model", t->gpu ? json_string(t->gpu) : json_null());
+	json_object_set_new(attrs, "gpus_per_node", json_integer(t->gpus));
+	instance_ids(attrs, nodes);
+	if (t->gpu && nodes > 0)
+		json_object_set_new(sim, "reserved",
+				    json_pack("{s:s, s:s, s:I}", "gpu", t->gpu, "zone", zone,
+					      "nodes", (json_int_t)nodes));
+	else
+		json_object_del(sim, "reserved");
+	free(zone);
+}
+
+static struct held held_of(const json_t *doc)
+{
+	const json_t *r = json_object_get(json_object_get(doc, "sim"), "reserved");
+	struct held h = {json_string_value(json_object_get(r, "gpu")),
+			 json_string_value(json_object_get(r, "zone")),
+			 (long)json_integer_value(json_object_get(r, "nodes"))};
+
+	if (!h.gpu || !h.zone || h.nodes <= 0)
+		h.gpu = NULL;
+	return h;
+}
+
+/* The zones a group may use, in order: its input, else the context's. */
+static const char **group_zones(struct prov_ctx *ctx, const json_t *attrs, size_t *n,
+				struct kiln_error *err)
+{
+	const json_t *z = json_object_get(attrs, "zones");
+	const char **v;
+	size_t i;
+
+	if (json_is_null(z) || !z) {
+		v = xcalloc(ctx->nzones, sizeof(*v));
+		for (i = 0; i < ctx->nzones; i++)
+			v[i] = ctx->zones[i];
+		*n = ctx->nzones;
+		return v;
+	}
+	if (!json_is_array(z) || json_array_size(z) == 0)
+		goto bad;
+	v = xcalloc(json_array_size(z), sizeof(*v));
+	for (i = 0; i < json_array_size(z); i++) {
+		v[i] = json_string_value(json_array_get(z, i));
+		if (!v[i] || !*v[i]) {
+			free(v);
+			goto bad;
+		}
+	}
+	*n = json_array_size(z);
+	return v;
+bad:
+	kiln_error_set(err, "sim: InvalidParameterValue (simulated): zones must be a non-empty "
+			    "list of zone names");
+	return NULL;
+}
+
+int sim_nodes_created(struct prov_ctx *ctx, const struct prov_scope *scope, json_t *doc,
+		      struct kiln_error *err)
+{
+	json_t *attrs = json_object_get(doc, "attrs"), *usage = NULL;
+	const struct catalog_type *t = group_type(attrs, err);
+	const char **zones = NULL;
+	char token[65];
+	size_t nzones = 0, zone;
+	long count, nodes;
+	int rc = PROV_ERROR;
+
+	(void)scope;
+	if (!t || !group_count(attrs, &count, err))
+		return PROV_ERROR;
+	if (json_is_true(json_object_get(attrs, "efa")) && !t->efa) {
+		kiln_error_set(err,
+			       "sim: InvalidParameterCombination (simulated): %s does not support "
+			       "EFA",
+			       t->name);
+		return PROV_ERROR;
+	}
+	zones = group_zones(ctx, attrs, &nzones, err);
+	if (!zones || sim_usage_load(ctx, &usage, err) != PROV_OK)
+		goto out;
+	rc = place(ctx, usage, t, zones, nzones, count,
+		   json_is_true(json_object_get(attrs, "gang")), &zone, &nodes, err);
+	if (rc != PROV_OK)
+		goto out;
+	if (t->gpu && nodes > 0) {
+		use(usage, t->gpu, zones[zone], nodes);
+		rc = sim_usage_save(ctx, usage, err);
+		if (rc != PROV_OK)
+			goto out;
+	}
+	record(doc, t, zones[zone], nodes);
+	/* What nodes use to join each other, like a munge key: sensitive. */
+	sim_random_hex(token, 64);
+	json_object_set_new(attrs, "join_token", json_string(token));
+out:
+	json_decref(usage);
+	free(zones);
+	return rc;
+}
+
+int sim_nodes_updated(struct prov_ctx *ctx, json_t *doc, const json_t *before,
+		      const char *const *changed, size_t n, struct kiln_error *err)
+{
+	json_t *attrs = json_object_get(doc, "attrs"), *usage = NULL;
+	const struct catalog_type *t = group_type(attrs, err);
+	struct held h = held_of(doc);
+	const json_t *old_disk = json_object_get(before, "disk_size_gb");
+	const json_t *new_disk = json_object_get(attrs, "disk_size_gb");
+	const char *zone = json_string_value(json_object_get(attrs, "zone"));
+	bool gang = json_is_true(json_object_get(attrs, "gang"));
+	long count, keep, avail, got;
+	int rc = PROV_ERROR;
+	size_t i;
+
+	if (!t || !group_count(attrs, &count, err))
+		return PROV_ERROR;
+	if (json_is_integer(old_disk) && json_is_integer(new_disk) &&
+	    json_integer_value(new_disk) < json_integer_value(old_disk)) {
+		kiln_error_set(err,
+			       "sim: InvalidParameterValue (simulated): a volume cannot shrink "
+			       "(disk_size_gb %lld -> %lld)",
+			       (long long)json_integer_value(old_disk),
+			       (long long)json_integer_value(new_disk));
+		return PROV_ERROR;
+	}
+	/* Only the size and the type of the nodes touch capacity. */
+	for (i = 0; i < n; i++)
+		if (strcmp(changed[i], "count") == 0 || strcmp(changed[i], "instance_type") == 0)
+			break;
+	if (i == n)
+		return PROV_OK;
+	if (!zone)
+		zone = h.gpu ? h.zone : ctx->zones[0];
+	if (sim_usage_load(ctx, &usage, err) != PROV_OK)
+		return PROV_ERROR;
+	/* Give back what the group holds, then take what it needs: one change either way. */
+	if (h.gpu)
+		use(usage, h.gpu, h.zone, -h.nodes);
+	keep = h.gpu && t->gpu && strcmp(h.gpu, t->gpu) == 0 && strcmp(h.zone, zone) == 0 ? h.nodes
+											  : 0;
+	got = count;
+	if (t->gpu && count > 0) {
+		avail = free_nodes(ctx, usage, t->gpu, zone);
+		if (avail < count && (gang || avail <= keep)) {
+			long shown = avail > keep ? avail - keep : 0;
+
+			capacity_error(err, keep ? " more" : "", count - keep, t, &zone, &shown, 1,
+				       gang);
+			rc = PROV_CAPACITY;
+			goto out;
+		}
+		got = avail < count ? avail : count;
+		use(usage, t->gpu, zone, got);
+	}
+	rc = h.gpu || t->gpu ? sim_usage_save(ctx, usage, err) : PROV_OK;
+	if (rc == PROV_OK)
+		record(doc, t, zone, got);
+out:
+	json_decref(usage);
+	return rc;
+}
+
+int sim_nodes_removed(struct prov_ctx *ctx, json_t *doc, struct kiln_error *err)
+{
+	struct held h = held_of(doc);
+	json_t *usage;
+	int rc;
+
+	if (!h.gpu)
+		return PROV_OK;
+	if (sim_usage_load(ctx, &usage, err) != PROV_OK)
+		return PROV_ERROR;
+	use(usage, h.gpu, h.zone, -h.nodes);
+	rc = sim_usage_save(ctx, usage, err);
+	json_decref(usage);
+	return rc;
+}

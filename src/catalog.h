@@ -1,0 +1,56 @@
+/*
+ * catalog.h - instance types with their GPUs and prices, and resolving a
+ * spec's `gpu: MODEL:COUNT` to the cheapest type that fits.
+ *
+ * The data is shipped with kiln (providers/catalog_aws.c, one table that the
+ * aws and sim providers share) and dated; prices are on-demand and spot USD
+ * per hour in one region. Providers and the engine may both include this.
+ */
+#ifndef KILN_CATALOG_H
+#define KILN_CATALOG_H
+
+#include <stdbool.h>
+#include <stddef.h>
+
+#include "util.h"
+
+struct catalog_type {
+	const char *name;   /* "p5.48xlarge" */
+	const char *gpu;    /* "H100", or NULL without GPUs */
+	int gpus;	    /* per node */
+	int gpu_memory_gib; /* per GPU */
+	int vcpus;
+	int memory_gib;
+	bool efa;	      /* supports EFA */
+	int nvme_gb;	      /* local instance storage, 0 for none */
+	double on_demand_usd; /* per hour */
+	double spot_usd;      /* per hour, typical */
+};
+
+struct catalog {
+	const char *provider; /* "aws" */
+	const char *region;   /* prices are for this region */
+	const char *date;     /* when the prices were taken, YYYY-MM-DD */
+	const struct catalog_type *types;
+	size_t ntypes;
+};
+
+const struct catalog_type *catalog_find(const struct catalog *c, const char *name);
+
+/*
+ * The cheapest type with count GPUs of model (case-blind) and, when efa,
+ * EFA; ties go to the name that sorts first. *runner_up is the next cheapest
+ * (NULL when there is none). -1 with err when nothing fits: the error lists
+ * the GPU models the catalog has, or the counts it has for that model.
+ */
+int catalog_resolve(const struct catalog *c, const char *model, int count, bool efa,
+		    const struct catalog_type **best, const struct catalog_type **runner_up,
+		    struct kiln_error *err);
+
+/* The price per node-hour for a market ("spot" or anything else: on-demand). */
+double catalog_price(const struct catalog_type *t, bool spot);
+
+/* The shared AWS table (providers/catalog_aws.c). */
+extern const struct catalog catalog_aws;
+
+#endif
