@@ -4,11 +4,17 @@
   run several times; the 1 MiB spec limit bounds the largest.
 - state: sequential `state push` commits of a 100-resource state, `state
   list` and `log` over the resulting history, and lock round trips.
+- engine: plan (refresh included) and apply of generated specs of 100,
+  1,000 and 10,000 resources on the sim provider with 0 ms and 20 ms of
+  simulated latency per call: wall, CPU, peak RSS, provider calls, and apply
+  wall time over its lower bounds (DAG depth x latency; and ops x latency /
+  parallelism, since 32 workers cannot run 10,000 calls in 4 rounds).
 
 Figures only: timings belong here, not in tests.
 """
 import json
 import os
+import re
 import resource
 import shutil
 import subprocess
@@ -28,6 +34,82 @@ def run(args, cwd=None, env=None, stdin=None):
     after = resource.getrusage(resource.RUSAGE_CHILDREN)
     cpu = (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
     return wall, cpu, after.ru_maxrss, p
+
+
+def measured(args, cwd, env):
+    """Run args under a tiny Python wrapper that reports the child's own rusage."""
+    wrapper = ("import os,sys,resource,time,json,subprocess;t=time.perf_counter();"
+               "p=subprocess.Popen(sys.argv[1:],stdout=subprocess.PIPE,stderr=subprocess.PIPE);"
+               "o,e=p.communicate();w=time.perf_counter()-t;"
+               "r=resource.getrusage(resource.RUSAGE_CHILDREN);"
+               "sys.stderr.buffer.write(e);sys.stdout.buffer.write(o);"
+               "sys.stderr.write('\\nBENCH '+json.dumps([w,r.ru_utime+r.ru_stime,r.ru_maxrss,p.returncode])+'\\n')")
+    p = subprocess.run([sys.executable, "-c", wrapper] + args, cwd=cwd, env=env,
+                       capture_output=True)
+    err = p.stderr.decode()
+    m = re.search(r"BENCH (\[.*\])", err)
+    wall, cpu, rss, rc = json.loads(m.group(1))
+    return wall, cpu, rss, rc, p.stdout.decode(), err
+
+
+def engine_spec(n):
+    """About n resources: 1 network, groups, object stores, roles and their policies."""
+    roles = max(1, min(50, n // 20))
+    groups = (n - 1 - 2 * roles) // 2
+    stores = n - 1 - 2 * roles - groups
+    lines = ["kiln: 1", "cluster: bench", "provider: {name: sim}",
+             "network: {cidr: 10.0.0.0/16, fabric: ena}", "compute:"]
+    for i in range(groups):
+        lines.append(f"  g{i}: {{gpu: L4:1, count: 1, role: r{i % roles}}}")
+    lines.append("storage:")
+    for i in range(stores):
+        lines.append(f"  s{i}: {{tier: object, deletion: delete}}")
+    lines.append("iam:")
+    lines.append("  roles:")
+    for i in range(roles):
+        lines.append(f"    r{i}: {{read: [s{i % stores}], write: [s{(i + 1) % stores}]}}")
+    return "\n".join(lines) + "\n", 1 + groups + stores + 2 * roles
+
+
+def bench_engine(tmp):
+    print("engine on sim: plan (refresh included) and apply; 32 workers")
+    print(f"  {'resources':>9} {'latency':>7} {'step':<12} {'wall s':>7} {'cpu s':>6} "
+          f"{'RSS MiB':>8} {'calls':>7} {'wall/depth bound':>17} {'wall/throughput bound':>22}")
+    depth = 4  # network -> stores, roles -> policies -> groups
+    for n in (100, 1000, 10000):
+        for latency in (0, 20):
+            work = os.path.join(tmp, f"engine-{n}-{latency}")
+            os.makedirs(work)
+            text, total = engine_spec(n)
+            with open(os.path.join(work, "kiln.yaml"), "w") as f:
+                f.write(text)
+            env = dict(os.environ, KILN_AUTHOR="Bench <bench@example.com>",
+                       KILN_SIM_LATENCY_MS=str(latency), KILN_SIM_READY_MS="0")
+            for k in ("KILN_STATE", "KILN_WORKSPACE", "KILN_SIM_DIR", "KILN_SIM_FAIL_RATE",
+                      "KILN_SIM_CAPACITY"):
+                env.pop(k, None)
+            steps = (("apply", [KILN, "apply", "--auto-approve", "--json"]),
+                     ("plan (live)", [KILN, "--log-level", "info", "plan", "--json"]))
+            for name, args in steps:
+                wall, cpu, rss, rc, out, err = measured(args, work, env)
+                if rc != 0:
+                    sys.exit(f"{name} of {n} failed: {err[-800:]}")
+                calls = "-"
+                if name == "apply":
+                    last = json.loads(out.strip().splitlines()[-1])
+                    calls = str(last.get("hook", {}).get("calls", "-"))
+                else:
+                    m = re.search(r"with (\d+) list and (\d+) read calls", err)
+                    if m:
+                        calls = str(int(m.group(1)) + int(m.group(2)))
+                ratio = ratio2 = ""
+                if name == "apply" and latency:
+                    bound = depth * latency / 1000
+                    ratio = f"{wall / bound:.2f}x"
+                    ratio2 = f"{wall / max(bound, total * latency / 1000 / 32):.2f}x"
+                print(f"  {total:>9} {latency:>5}ms {name:<12} {wall:>7.2f} {cpu:>6.2f} "
+                      f"{rss / 1024:>8.1f} {calls:>7} {ratio:>17} {ratio2:>22}")
+            shutil.rmtree(work)
 
 
 def spec_text(groups):
@@ -104,8 +186,13 @@ def main():
     tmp = tempfile.mkdtemp(prefix="kiln-bench.")
     try:
         print(f"kiln benchmarks: {KILN}")
-        bench_validate(tmp)
-        bench_state(tmp)
+        which = os.environ.get("KILN_BENCH", "validate,state,engine").split(",")
+        if "validate" in which:
+            bench_validate(tmp)
+        if "state" in which:
+            bench_state(tmp)
+        if "engine" in which:
+            bench_engine(tmp)
     finally:
         shutil.rmtree(tmp)
 

@@ -8,6 +8,7 @@
 #include <time.h>
 
 #include "cmd_store.h"
+#include "plan.h"
 #include "cmds.h"
 #include "lock.h"
 
@@ -44,11 +45,13 @@ static const struct cli_option show_options[] = {
 
 const struct cmd_info cmd_show_info = {
     .name = "show",
-    .usage = "COMMIT [--json] [--state URL|PATH]",
+    .usage = "COMMIT | PLANFILE [--json] [--state URL|PATH]",
     .summary = "show one state commit: who, when, why, and the state diff",
     .description = "Show a commit of the state repository (a full or abbreviated id from\n"
 		   "`kiln log`, or a workspace name for its head): author, date, the whole\n"
-		   "message with its trailers, and the diff of state.json against its parent.",
+		   "message with its trailers, and the diff of state.json against its parent.\n\n"
+		   "Given a plan file saved by `kiln plan --out`, render that plan (checking\n"
+		   "that it is intact) as plan printed it, or as JSON with --json.",
     .options = show_options,
     .noptions = sizeof(show_options) / sizeof(show_options[0]),
     .see_also = "kiln-show(1), kiln-log(1)",
@@ -222,6 +225,26 @@ out:
 	return ret;
 }
 
+/* `kiln show PLANFILE`: a saved plan, as plan printed it (or its JSON). */
+static int show_plan_file(struct cli *cli, const char *path, bool json)
+{
+	struct kiln_error err = {0};
+	json_t *plan;
+
+	if (plan_file_read(&plan, path, &err) < 0) {
+		cmd_report(cli, &err);
+		return KILN_EXIT_ERROR;
+	}
+	if (json) {
+		json_dumpf(plan, stdout, JSON_INDENT(2) | JSON_SORT_KEYS);
+		fputc('\n', stdout);
+	} else {
+		plan_render_text(stdout, plan, cli->color_out);
+	}
+	json_decref(plan);
+	return KILN_EXIT_OK;
+}
+
 int cmd_show(int argc, char **argv, struct cli *cli)
 {
 	struct store_flags flags = {0};
@@ -249,6 +272,10 @@ int cmd_show(int argc, char **argv, struct cli *cli)
 	}
 	if (argc - p.optind != 1) {
 		cli_error(cli, "`kiln log` lists commits", "needs one COMMIT");
+		goto out;
+	}
+	if (plan_file_is(argv[p.optind])) {
+		ret = show_plan_file(cli, argv[p.optind], json);
 		goto out;
 	}
 	if (store_flags_open(&flags, cli, false, &s, NULL) < 0)

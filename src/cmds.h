@@ -10,6 +10,10 @@
 #include "cli.h"
 
 int cmd_validate(int argc, char **argv, struct cli *cli);
+int cmd_plan(int argc, char **argv, struct cli *cli);
+int cmd_apply(int argc, char **argv, struct cli *cli);
+int cmd_destroy(int argc, char **argv, struct cli *cli);
+int cmd_graph(int argc, char **argv, struct cli *cli);
 int cmd_version(int argc, char **argv, struct cli *cli);
 int cmd_help(int argc, char **argv, struct cli *cli);
 int cmd_state(int argc, char **argv, struct cli *cli);
@@ -19,6 +23,10 @@ int cmd_workspace(int argc, char **argv, struct cli *cli);
 int cmd_force_unlock(int argc, char **argv, struct cli *cli);
 
 extern const struct cmd_info cmd_validate_info;
+extern const struct cmd_info cmd_plan_info;
+extern const struct cmd_info cmd_apply_info;
+extern const struct cmd_info cmd_destroy_info;
+extern const struct cmd_info cmd_graph_info;
 extern const struct cmd_info cmd_version_info;
 extern const struct cmd_info cmd_help_info;
 extern const struct cmd_info cmd_state_info;

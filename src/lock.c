@@ -14,6 +14,7 @@
 #include <pthread.h>
 #include <pwd.h>
 #include <signal.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -268,6 +269,17 @@ static void exit_signals(sigset_t *set)
 	sigaddset(set, SIGQUIT);
 }
 
+static void start_signal_thread(void);
+
+/* Set during an apply: the first signal asks it to wind down instead of exiting. */
+static _Atomic(atomic_int *) graceful_flag;
+
+void lock_set_interrupt_flag(atomic_int *flag)
+{
+	pthread_once(&signal_once, start_signal_thread);
+	atomic_store(&graceful_flag, flag);
+}
+
 static void *signal_main(void *arg)
 {
 	sigset_t set;
@@ -275,8 +287,20 @@ static void *signal_main(void *arg)
 
 	(void)arg;
 	exit_signals(&set);
-	if (sigwait(&set, &sig) != 0)
-		return NULL;
+	for (;;) {
+		atomic_int *flag;
+
+		if (sigwait(&set, &sig) != 0)
+			return NULL;
+		flag = atomic_exchange(&graceful_flag, NULL);
+		if (!flag)
+			break;
+		atomic_store(flag, sig);
+		fprintf(stderr,
+			"kiln: SIG%s: starting nothing new; the calls in flight finish and are "
+			"recorded (interrupt again to stop at once)\n",
+			sigabbrev_np(sig) ? sigabbrev_np(sig) : "?");
+	}
 	pthread_mutex_lock(&critical_mu);
 	pthread_mutex_lock(&held_mu);
 	for (i = 0; i < MAX_HELD; i++) {

@@ -12,6 +12,7 @@
 #ifndef KILN_LOCK_H
 #define KILN_LOCK_H
 
+#include <stdatomic.h>
 #include <stdbool.h>
 #include <stdint.h>
 
@@ -64,6 +65,14 @@ const char *lock_takeover_note(const struct lock *l);
  */
 void lock_critical_enter(void);
 void lock_critical_leave(void);
+
+/*
+ * During an apply: the first SIGINT/SIGTERM/SIGHUP/SIGQUIT stores the signal
+ * number in *flag (once) instead of exiting, so the run can stop starting
+ * work, record what finished, commit and unlock. A second signal exits as
+ * usual, releasing the lock. NULL turns it off.
+ */
+void lock_set_interrupt_flag(atomic_int *flag);
 
 #define LOCK_MALFORMED (-2)
 

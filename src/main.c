@@ -22,6 +22,10 @@ static const struct command {
 	const struct cmd_info *info;
 } commands[] = {
     {"validate", cmd_validate, &cmd_validate_info},
+    {"plan", cmd_plan, &cmd_plan_info},
+    {"apply", cmd_apply, &cmd_apply_info},
+    {"destroy", cmd_destroy, &cmd_destroy_info},
+    {"graph", cmd_graph, &cmd_graph_info},
     {"state", cmd_state, &cmd_state_info},
     {"log", cmd_log, &cmd_log_info},
     {"show", cmd_show, &cmd_show_info},
@@ -36,10 +40,6 @@ static const struct reserved {
 	const char *name;
 	const char *summary;
 } reserved[] = {
-    {"plan", "show what apply would change, its cost and its IAM delta"},
-    {"apply", "make the cloud match the spec, recording a state commit"},
-    {"destroy", "remove everything a workspace created (retained stores kept)"},
-    {"graph", "the resource graph in Graphviz DOT"},
     {"cost", "hourly and monthly cost of a spec"},
     {"audit", "policy findings over a spec or a plan"},
     {"iam-policy", "the minimal IAM policy kiln needs to apply a spec"},

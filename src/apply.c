@@ -1,0 +1,799 @@
+/*
+ * apply.c - see apply.h. One mutex guards the operation table, the ready
+ * queue and the state document; provider calls are made outside it.
+ */
+#include "apply.h"
+
+#include <openssl/sha.h>
+#include <pthread.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "diff.h"
+#include "state.h"
+
+enum op_kind {
+	OP_CREATE,
+	OP_UPDATE,
+	OP_ADOPT,
+	OP_DELETE,
+	OP_RELEASE,
+	OP_DELETE_DUP,
+};
+
+enum op_state {
+	OPS_BLOCKED,
+	OPS_READY,
+	OPS_RUNNING,
+	OPS_WAITING,
+	OPS_DONE,
+	OPS_FAILED,
+	OPS_SKIPPED,
+};
+
+struct op {
+	enum op_kind kind;
+	enum op_state state;
+	const char *addr;
+	const char *label;
+	const struct prov_type *t;
+	const json_t *change;
+	char *id;
+	size_t *next; /* operations waiting for this one */
+	size_t nnext, capnext;
+	size_t blockers; /* operations this one still waits for */
+	double started;
+	enum prov_wait_for wait_for;
+};
+
+struct exec {
+	const struct apply_options *o;
+	struct apply_result *res;
+	struct engine *e;
+	pthread_mutex_t mu;
+	pthread_cond_t cond;
+	struct op *ops;
+	size_t n;
+	size_t *ready; /* a FIFO of op indexes */
+	size_t rhead, rtail, rcap;
+	size_t terminal; /* ops done, failed or skipped */
+	size_t running;
+	size_t waiting;
+	bool stopping; /* interrupted: dispatch nothing more */
+	unsigned long calls0;
+	json_t *apply_index;  /* address -> create/update/adopt op */
+	json_t *delete_index; /* address -> delete op */
+};
+
+static double now_s(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+static void emit(struct exec *x, struct op *op, enum apply_event_kind kind, const char *error)
+{
+	struct apply_event ev = {
+	    .kind = kind,
+	    .address = op->addr,
+	    .op = op->label,
+	    .id = op->id,
+	    .elapsed = op->started > 0 ? now_s() - op->started : 0,
+	    .error = error,
+	};
+
+	if (x->o->event)
+		x->o->event(x->o->event_arg, &ev);
+}
+
+static void edge(struct exec *x, size_t from, size_t to)
+{
+	struct op *f = &x->ops[from];
+	size_t i;
+
+	if (from == to)
+		return;
+	for (i = 0; i < f->nnext; i++)
+		if (f->next[i] == to)
+			return;
+	*ARRAY_PUSH(f->next, f->nnext, f->capnext) = to;
+	x->ops[to].blockers++;
+}
+
+static size_t add_op(struct exec *x, enum op_kind kind, const json_t *rc, const char *label,
+		     const char *id)
+{
+	struct op *op = &x->ops[x->n];
+
+	op->kind = kind;
+	op->addr = json_string_value(json_object_get(rc, "address"));
+	op->change = rc;
+	op->label = label;
+	op->t = engine_type(x->e, rc);
+	op->id = id ? xstrdup(id) : NULL;
+	return x->n++;
+}
+
+static json_t *recorded(struct exec *x)
+{
+	return state_resources(x->o->state);
+}
+
+/*
+ * The sensitive attribute names present in attrs, for the state's
+ * "sensitive": the type's table and what the desired resource lists.
+ */
+static json_t *sensitive_names(const struct prov_type *t, const json_t *attrs, const json_t *listed)
+{
+	json_t *out = json_array(), *n;
+	size_t i;
+
+	for (i = 0; i < t->nattrs; i++)
+		if (t->attrs[i].sensitive && json_object_get(attrs, t->attrs[i].name))
+			json_array_append_new(out, json_string(t->attrs[i].name));
+	json_array_foreach((json_t *)listed, i, n)
+	{
+		const char *name = json_string_value(n);
+		if (name && json_object_get(attrs, name) && !prov_type_attr(t, name))
+			json_array_append_new(out, json_string(name));
+	}
+	return out;
+}
+
+/* Called with the mutex held: write a live object into the state and checkpoint. */
+static void record_live(struct exec *x, struct op *op, const json_t *live)
+{
+	const json_t *rc = op->change;
+	json_t *deps = json_object_get(json_object_get(rc, "kiln"), "deps");
+	json_t *attrs = json_object_get(live, "attrs"), *r;
+	const struct prov_type *t = op->t;
+	size_t i;
+
+	if (!attrs)
+		attrs = json_object();
+	else
+		json_incref(attrs);
+	json_t *listed = json_object_get(json_object_get(x->e->desired, op->addr), "sensitive");
+	json_t *prev = json_object_get(recorded(x), op->addr), *n;
+
+	if (!listed)
+		listed = json_object_get(prev, "sensitive");
+	/* Sensitive values the provider did not return again stay as recorded. */
+	json_array_foreach(json_object_get(prev, "sensitive"), i, n)
+	{
+		json_t *old = json_object_get(json_object_get(prev, "attrs"), json_string_value(n));
+		if (old && !json_object_get(attrs, json_string_value(n)))
+			json_object_set(attrs, json_string_value(n), old);
+	}
+	r = json_pack("{s:s, s:O, s:o, s:O}", "type", t->name, "id", json_object_get(live, "id"),
+		      "attrs", attrs, "deps", deps ? deps : json_array());
+	json_object_set_new(r, "sensitive", sensitive_names(t, attrs, listed));
+	json_object_set_new(recorded(x), op->addr, r);
+	free(op->id);
+	op->id = xstrdup(json_string_value(json_object_get(live, "id")));
+	if (x->o->checkpoint)
+		x->o->checkpoint(x->o->checkpoint_arg, op->addr, r);
+}
+
+static void record_gone(struct exec *x, struct op *op)
+{
+	json_t *r = json_object_get(recorded(x), op->addr);
+	const char *rid = json_string_value(json_object_get(r, "id"));
+
+	/* A replace may already have recorded its new object at this address. */
+	if (!r || (op->kind != OP_RELEASE && rid && op->id && strcmp(rid, op->id) != 0))
+		return;
+	json_object_del(recorded(x), op->addr);
+	if (x->o->checkpoint)
+		x->o->checkpoint(x->o->checkpoint_arg, op->addr, NULL);
+}
+
+static void push_ready(struct exec *x, size_t i)
+{
+	if (x->rtail == x->rcap) {
+		if (x->rhead > 0) {
+			memmove(x->ready, x->ready + x->rhead,
+				(x->rtail - x->rhead) * sizeof(size_t));
+			x->rtail -= x->rhead;
+			x->rhead = 0;
+		} else {
+			grow_array((void **)&x->ready, &x->rcap, x->rcap + 1, sizeof(size_t));
+		}
+	}
+	x->ready[x->rtail++] = i;
+	x->ops[i].state = OPS_READY;
+}
+
+static void skip_dependants(struct exec *x, struct op *op, const char *why)
+{
+	size_t i;
+
+	for (i = 0; i < op->nnext; i++) {
+		struct op *n = &x->ops[op->next[i]];
+
+		if (n->state != OPS_BLOCKED && n->state != OPS_READY)
+			continue;
+		n->state = OPS_SKIPPED;
+		x->terminal++;
+		x->res->skipped++;
+		emit(x, n, APPLY_SKIPPED, why);
+		skip_dependants(x, n, why);
+	}
+}
+
+/* With the mutex held: op finished (ok or not); release or skip what waits for it. */
+static void finish(struct exec *x, struct op *op, bool ok, const char *error)
+{
+	size_t i;
+
+	op->state = ok ? OPS_DONE : OPS_FAILED;
+	x->terminal++;
+	if (ok) {
+		x->res->done++;
+		switch (op->kind) {
+		case OP_CREATE:
+			if (strcmp(op->label, "replace") == 0)
+				x->res->replaced++;
+			else
+				x->res->created++;
+			break;
+		case OP_UPDATE:
+			x->res->updated++;
+			break;
+		case OP_ADOPT:
+			x->res->adopted++;
+			break;
+		case OP_RELEASE:
+			x->res->released++;
+			break;
+		case OP_DELETE:
+			if (strcmp(op->label, "replace") != 0)
+				x->res->deleted++;
+			break;
+		case OP_DELETE_DUP:
+			x->res->deleted++;
+			break;
+		}
+		emit(x, op, APPLY_DONE, NULL);
+		for (i = 0; i < op->nnext; i++) {
+			struct op *n = &x->ops[op->next[i]];
+			if (n->state == OPS_BLOCKED && --n->blockers == 0)
+				push_ready(x, op->next[i]);
+		}
+	} else {
+		char *why = xasprintf("%s failed", op->addr);
+
+		x->res->failed++;
+		json_array_append_new(x->res->errors,
+				      json_pack("{s:s, s:s, s:s}", "address", op->addr, "op",
+						op->label, "error", error ? error : "failed"));
+		emit(x, op, APPLY_FAILED, error);
+		skip_dependants(x, op, why);
+		free(why);
+	}
+	pthread_cond_broadcast(&x->cond);
+}
+
+static void token_for(struct exec *x, const char *addr, char out[41])
+{
+	unsigned char md[SHA256_DIGEST_LENGTH];
+	const char *lineage = state_lineage(x->o->state);
+	char *seed = xasprintf("%s|%s|%s|%lld", lineage ? lineage : "", x->e->workspace, addr,
+			       (long long)state_serial(x->o->state));
+	int i;
+
+	SHA256((const unsigned char *)seed, strlen(seed), md);
+	free(seed);
+	memcpy(out, "kiln-", 5);
+	for (i = 0; i < 17; i++)
+		snprintf(out + 5 + 2 * i, 3, "%02x", md[i]);
+	out[39] = '\0';
+}
+
+static json_t *changed_names(const json_t *rc, const char ***names, size_t *n)
+{
+	json_t *rows = json_object_get(json_object_get(rc, "kiln"), "attributes"), *row;
+	size_t i;
+
+	*n = json_array_size(rows);
+	*names = xcalloc(*n + 1, sizeof(**names));
+	json_array_foreach(rows, i, row)(*names)[i] =
+	    json_string_value(json_object_get(row, "name"));
+	return rows;
+}
+
+/* Run one operation's provider call(s), without the mutex. */
+static int run_op(struct exec *x, struct op *op, json_t **live, struct kiln_error *err)
+{
+	const struct prov_type *t = op->t;
+	json_t *d = json_object_get(x->e->desired, op->addr);
+	int rc = PROV_OK;
+
+	*live = NULL;
+	switch (op->kind) {
+	case OP_CREATE: {
+		char token[41];
+		struct prov_create c = {
+		    .address = op->addr,
+		    .name = json_string_value(json_object_get(op->change, "name")),
+		    .attrs = json_object_get(d, "attrs"),
+		    .token = token,
+		};
+
+		if (!d) {
+			kiln_error_set(err, "%s is not in the spec any more", op->addr);
+			kiln_error_hint(err, "the plan and the spec disagree; make a new plan");
+			return PROV_ERROR;
+		}
+		token_for(x, op->addr, token);
+		ENGINE_CALL(rc, t->create(x->e->ctx, &x->e->scope, &c, live, err));
+		return rc;
+	}
+	case OP_UPDATE: {
+		const char **names;
+		size_t n;
+
+		if (!d) {
+			kiln_error_set(err, "%s is not in the spec any more", op->addr);
+			return PROV_ERROR;
+		}
+		changed_names(op->change, &names, &n);
+		ENGINE_CALL(rc, t->update(x->e->ctx, op->id, json_object_get(d, "attrs"), names, n,
+					  live, err));
+		free(names);
+		return rc;
+	}
+	case OP_ADOPT:
+		ENGINE_CALL(rc, t->read(x->e->ctx, op->id, live, err));
+		return rc;
+	case OP_DELETE:
+	case OP_DELETE_DUP:
+		ENGINE_CALL(rc, t->delete (x->e->ctx, op->id, err));
+		/* Already gone is what we wanted. */
+		return rc == PROV_NOTFOUND ? PROV_OK : rc;
+	case OP_RELEASE:
+		return PROV_OK;
+	}
+	return PROV_ERROR;
+}
+
+static bool live_pending(const json_t *live)
+{
+	const char *s = json_string_value(json_object_get(live, "status"));
+
+	return s && strcmp(s, "ready") != 0;
+}
+
+static void complete_call(struct exec *x, struct op *op, int rc, json_t *live,
+			  const struct kiln_error *err)
+{
+	bool deleting = op->kind == OP_DELETE || op->kind == OP_DELETE_DUP;
+
+	if (rc != PROV_OK) {
+		finish(x, op, false, err->msg);
+		return;
+	}
+	if (op->kind == OP_CREATE || op->kind == OP_UPDATE || op->kind == OP_ADOPT) {
+		record_live(x, op, live);
+		if (op->kind != OP_ADOPT && live_pending(live)) {
+			op->state = OPS_WAITING;
+			op->wait_for = WAIT_READY;
+			x->waiting++;
+			emit(x, op, APPLY_PENDING, NULL);
+			pthread_cond_broadcast(&x->cond);
+			return;
+		}
+	} else if (deleting) {
+		/* Gone or going: wait until it is gone, so what it used can go next. */
+		op->state = OPS_WAITING;
+		op->wait_for = WAIT_GONE;
+		x->waiting++;
+		emit(x, op, APPLY_PENDING, NULL);
+		pthread_cond_broadcast(&x->cond);
+		return;
+	} else if (op->kind == OP_RELEASE) {
+		record_gone(x, op);
+	}
+	finish(x, op, true, NULL);
+}
+
+static bool all_settled(struct exec *x)
+{
+	if (x->stopping)
+		return x->running == 0 && x->waiting == 0;
+	return x->terminal == x->n;
+}
+
+/* Nothing can run and nothing is in flight, yet work remains: a cycle. Skip it. */
+static void stall(struct exec *x)
+{
+	size_t i;
+
+	for (i = 0; i < x->n; i++) {
+		if (x->ops[i].state == OPS_BLOCKED) {
+			x->ops[i].state = OPS_SKIPPED;
+			x->terminal++;
+			x->res->skipped++;
+			emit(x, &x->ops[i], APPLY_SKIPPED,
+			     "its operations wait for each other in a cycle");
+		}
+	}
+	pthread_cond_broadcast(&x->cond);
+}
+
+static void *worker(void *arg)
+{
+	struct exec *x = arg;
+	struct kiln_error err;
+	json_t *live;
+	struct op *op;
+	size_t i;
+	int rc;
+
+	pthread_mutex_lock(&x->mu);
+	for (;;) {
+		if (!x->stopping && x->o->interrupted && atomic_load(x->o->interrupted))
+			x->stopping = true;
+		if (all_settled(x))
+			break;
+		if (!x->stopping && x->rhead == x->rtail && x->running == 0 && x->waiting == 0) {
+			stall(x);
+			continue;
+		}
+		if (x->stopping || x->rhead == x->rtail) {
+			struct timespec ts;
+
+			clock_gettime(CLOCK_REALTIME, &ts);
+			ts.tv_nsec += 100 * 1000000L;
+			if (ts.tv_nsec >= 1000000000L) {
+				ts.tv_sec++;
+				ts.tv_nsec -= 1000000000L;
+			}
+			pthread_cond_timedwait(&x->cond, &x->mu, &ts);
+			continue;
+		}
+		i = x->ready[x->rhead++];
+		op = &x->ops[i];
+		op->state = OPS_RUNNING;
+		op->started = now_s();
+		x->running++;
+		emit(x, op, APPLY_START, NULL);
+		pthread_mutex_unlock(&x->mu);
+
+		memset(&err, 0, sizeof(err));
+		rc = run_op(x, op, &live, &err);
+
+		pthread_mutex_lock(&x->mu);
+		x->running--;
+		complete_call(x, op, rc, live, &err);
+		json_decref(live);
+	}
+	pthread_cond_broadcast(&x->cond);
+	pthread_mutex_unlock(&x->mu);
+	return NULL;
+}
+
+static long poll_ms(struct exec *x)
+{
+	const char *s = getenv("KILN_POLL_MS");
+
+	if (s && *s)
+		return atol(s);
+	return x->e->prov->simulated ? 25 : 2000;
+}
+
+/* One batched wait per type and direction over every waiting operation. */
+static void poll_waiting(struct exec *x)
+{
+	size_t ti, i, n;
+	int dir;
+
+	for (ti = 0; ti < x->e->prov->ntypes; ti++) {
+		const struct prov_type *t = &x->e->prov->types[ti];
+
+		for (dir = WAIT_READY; dir <= WAIT_GONE; dir++) {
+			struct prov_wait *w;
+			size_t *which;
+			struct kiln_error err = {0};
+			int rc;
+
+			pthread_mutex_lock(&x->mu);
+			w = xcalloc(x->waiting + 1, sizeof(*w));
+			which = xcalloc(x->waiting + 1, sizeof(*which));
+			for (i = 0, n = 0; i < x->n && n < x->waiting; i++) {
+				struct op *op = &x->ops[i];
+				if (op->state == OPS_WAITING && op->t == t &&
+				    (int)op->wait_for == dir) {
+					w[n].id = op->id;
+					which[n++] = i;
+				}
+			}
+			pthread_mutex_unlock(&x->mu);
+			if (n == 0) {
+				free(w);
+				free(which);
+				continue;
+			}
+			ENGINE_CALL(rc, t->wait(x->e->ctx, (enum prov_wait_for)dir, w, n, &err));
+			pthread_mutex_lock(&x->mu);
+			for (i = 0; i < n; i++) {
+				struct op *op = &x->ops[which[i]];
+
+				if (op->state != OPS_WAITING)
+					continue;
+				if (rc != PROV_OK) {
+					x->waiting--;
+					finish(x, op, false, err.msg);
+					continue;
+				}
+				if (w[i].state == WAIT_PENDING)
+					continue;
+				x->waiting--;
+				if (w[i].state == WAIT_FAILED) {
+					finish(x, op, false, w[i].err.msg);
+				} else {
+					if (dir == WAIT_READY && w[i].live)
+						record_live(x, op, w[i].live);
+					if (dir == WAIT_GONE)
+						record_gone(x, op);
+					finish(x, op, true, NULL);
+				}
+			}
+			pthread_mutex_unlock(&x->mu);
+			for (i = 0; i < n; i++)
+				json_decref(w[i].live);
+			free(w);
+			free(which);
+		}
+	}
+}
+
+static void *waiter(void *arg)
+{
+	struct exec *x = arg;
+	long ms = poll_ms(x);
+	struct timespec ts = {.tv_sec = ms / 1000, .tv_nsec = (ms % 1000) * 1000000L};
+	bool done;
+
+	for (;;) {
+		pthread_mutex_lock(&x->mu);
+		if (!x->stopping && x->o->interrupted && atomic_load(x->o->interrupted))
+			x->stopping = true;
+		if (x->stopping && x->waiting) {
+			/* Interrupted: what is still coming up is recorded already; leave it. */
+			size_t i;
+			for (i = 0; i < x->n; i++) {
+				if (x->ops[i].state == OPS_WAITING) {
+					x->ops[i].state = OPS_SKIPPED;
+					x->terminal++;
+					x->res->skipped++;
+					emit(x, &x->ops[i], APPLY_SKIPPED,
+					     "interrupted while waiting; recorded as it was");
+				}
+			}
+			x->waiting = 0;
+			pthread_cond_broadcast(&x->cond);
+		}
+		done = all_settled(x);
+		pthread_mutex_unlock(&x->mu);
+		if (done)
+			return NULL;
+		nanosleep(&ts, NULL);
+		poll_waiting(x);
+	}
+}
+
+/* No-ops need no call: the refreshed attributes replace the recorded ones. */
+static void refresh_recorded(struct exec *x, const json_t *rc)
+{
+	json_t *r = json_object_get(recorded(x), json_string_value(json_object_get(rc, "address")));
+	json_t *before = json_object_get(json_object_get(rc, "change"), "before");
+	json_t *attrs, *v, *deps;
+	const char *k;
+
+	if (!r || !json_is_object(before))
+		return;
+	attrs = json_object_get(r, "attrs");
+	if (!json_is_object(attrs)) {
+		attrs = json_object();
+		json_object_set_new(r, "attrs", attrs);
+	}
+	/* Sensitive values are null in a plan: keep the recorded (sealed) ones. */
+	json_object_foreach(before, k, v) if (!json_is_null(v) || !json_object_get(attrs, k))
+	    json_object_set(attrs, k, v);
+	deps = json_object_get(json_object_get(rc, "kiln"), "deps");
+	if (deps)
+		json_object_set(r, "deps", deps);
+}
+
+static int build(struct exec *x, struct kiln_error *err)
+{
+	json_t *changes = json_object_get(x->o->plan, "resource_changes");
+	json_t *drift = json_object_get(x->o->plan, "resource_drift");
+	json_t *rc, *ix, *r, *dep;
+	const char *addr;
+	size_t i, k, n = json_array_size(changes);
+
+	x->ops = xcalloc(2 * n + 1, sizeof(*x->ops));
+	/* Drifted away and not wanted: forget it. */
+	json_array_foreach(drift, i, rc)
+	{
+		addr = json_string_value(json_object_get(rc, "address"));
+		if (strcmp(json_string_value(json_array_get(
+			       json_object_get(json_object_get(rc, "change"), "actions"), 0)),
+			   "delete") == 0)
+			json_object_del(recorded(x), addr);
+	}
+	json_array_foreach(changes, i, rc)
+	{
+		json_t *ch = json_object_get(rc, "change"), *acts = json_object_get(ch, "actions");
+		const char *a0 = json_string_value(json_array_get(acts, 0));
+		const char *id =
+		    json_string_value(json_object_get(json_object_get(rc, "kiln"), "id"));
+		bool importing = json_object_get(ch, "importing") != NULL;
+		size_t j;
+
+		addr = json_string_value(json_object_get(rc, "address"));
+		if (!engine_type(x->e, rc)) {
+			kiln_error_set(err, "the plan names %s, whose type the %s provider lacks",
+				       addr, x->e->prov->name);
+			return -1;
+		}
+		if (json_object_get(rc, "deposed")) {
+			add_op(x, OP_DELETE_DUP, rc, "delete duplicate",
+			       json_string_value(json_object_get(rc, "deposed")));
+			continue;
+		}
+		if (strcmp(a0, "no-op") == 0) {
+			if (importing)
+				json_object_set_new(
+				    x->apply_index, addr,
+				    json_integer((json_int_t)add_op(x, OP_ADOPT, rc, "adopt", id)));
+			else
+				refresh_recorded(x, rc);
+		} else if (strcmp(a0, "create") == 0) {
+			json_object_set_new(
+			    x->apply_index, addr,
+			    json_integer((json_int_t)add_op(x, OP_CREATE, rc, "create", NULL)));
+		} else if (strcmp(a0, "update") == 0) {
+			json_object_set_new(
+			    x->apply_index, addr,
+			    json_integer((json_int_t)add_op(x, OP_UPDATE, rc, "update", id)));
+		} else if (json_array_size(acts) == 2) {
+			j = add_op(x, OP_DELETE, rc, "replace", id);
+			json_object_set_new(x->delete_index, addr, json_integer((json_int_t)j));
+			k = add_op(x, OP_CREATE, rc, "replace", NULL);
+			json_object_set_new(x->apply_index, addr, json_integer((json_int_t)k));
+			edge(x, j, k);
+		} else {
+			bool retain =
+			    json_is_true(json_object_get(json_object_get(rc, "kiln"), "retain"));
+			j = add_op(x, retain ? OP_RELEASE : OP_DELETE, rc,
+				   retain ? "release" : "delete", id);
+			json_object_set_new(x->delete_index, addr, json_integer((json_int_t)j));
+		}
+	}
+	/* Creates and updates after what they need. */
+	for (i = 0; i < x->n; i++) {
+		struct op *op = &x->ops[i];
+
+		if (op->kind != OP_CREATE && op->kind != OP_UPDATE && op->kind != OP_ADOPT)
+			continue;
+		json_array_foreach(json_object_get(json_object_get(op->change, "kiln"), "deps"), k,
+				   dep)
+		{
+			ix = json_object_get(x->apply_index, json_string_value(dep));
+			if (ix)
+				edge(x, (size_t)json_integer_value(ix), i);
+		}
+	}
+	/* Deletes after whatever used the resource has gone or stopped using it. */
+	json_object_foreach(recorded(x), addr, r)
+	{
+		json_t *user_del = json_object_get(x->delete_index, addr);
+		json_t *user_upd = json_object_get(x->apply_index, addr);
+
+		json_array_foreach(json_object_get(r, "deps"), k, dep)
+		{
+			ix = json_object_get(x->delete_index, json_string_value(dep));
+			if (!ix)
+				continue;
+			if (user_del)
+				edge(x, (size_t)json_integer_value(user_del),
+				     (size_t)json_integer_value(ix));
+			if (user_upd && x->ops[json_integer_value(user_upd)].kind == OP_UPDATE)
+				edge(x, (size_t)json_integer_value(user_upd),
+				     (size_t)json_integer_value(ix));
+		}
+	}
+	for (i = 0; i < x->n; i++)
+		if (x->ops[i].blockers == 0)
+			push_ready(x, i);
+	if (x->rtail == 0 && x->n > 0) {
+		kiln_error_set(err, "the plan's operations wait for each other in a cycle");
+		return -1;
+	}
+	return 0;
+}
+
+size_t apply_count_ops(const json_t *plan)
+{
+	json_t *rc, *ch;
+	size_t i, n = 0;
+
+	json_array_foreach(json_object_get(plan, "resource_changes"), i, rc)
+	{
+		ch = json_object_get(rc, "change");
+		if (strcmp(json_string_value(json_array_get(json_object_get(ch, "actions"), 0)),
+			   "no-op") != 0 ||
+		    json_object_get(ch, "importing"))
+			n++;
+	}
+	return n;
+}
+
+int apply_run(const struct apply_options *o, struct apply_result *res)
+{
+	struct exec x = {.o = o, .res = res, .e = o->engine};
+	struct kiln_error err = {0};
+	pthread_t *threads = NULL, wt;
+	size_t i, nthreads;
+
+	memset(res, 0, sizeof(*res));
+	res->errors = json_array();
+	pthread_mutex_init(&x.mu, NULL);
+	pthread_cond_init(&x.cond, NULL);
+	x.apply_index = json_object();
+	x.delete_index = json_object();
+	if (x.e->prov->calls)
+		x.calls0 = x.e->prov->calls(x.e->ctx);
+	if (build(&x, &err) != 0) {
+		json_array_append_new(res->errors, json_pack("{s:s, s:s, s:s}", "address", "", "op",
+							     "plan", "error", err.msg));
+		res->failed++;
+		goto out;
+	}
+	nthreads = (size_t)(o->parallelism > 0 ? o->parallelism : 1);
+	if (nthreads > x.n)
+		nthreads = x.n;
+	threads = xcalloc(nthreads + 1, sizeof(*threads));
+	pthread_create(&wt, NULL, waiter, &x);
+	for (i = 0; i < nthreads; i++)
+		pthread_create(&threads[i], NULL, worker, &x);
+	for (i = 0; i < nthreads; i++)
+		pthread_join(threads[i], NULL);
+	pthread_join(wt, NULL);
+	/* Interrupted: what never started is skipped. */
+	for (i = 0; i < x.n; i++) {
+		if (x.ops[i].state == OPS_READY || x.ops[i].state == OPS_BLOCKED) {
+			x.ops[i].state = OPS_SKIPPED;
+			res->skipped++;
+			emit(&x, &x.ops[i], APPLY_SKIPPED, "not started: interrupted");
+		}
+	}
+	res->interrupted = x.stopping;
+out:
+	if (x.e->prov->calls)
+		res->calls = x.e->prov->calls(x.e->ctx) - x.calls0;
+	for (i = 0; i < x.n; i++) {
+		free(x.ops[i].id);
+		free(x.ops[i].next);
+	}
+	free(x.ops);
+	free(x.ready);
+	free(threads);
+	json_decref(x.apply_index);
+	json_decref(x.delete_index);
+	pthread_mutex_destroy(&x.mu);
+	pthread_cond_destroy(&x.cond);
+	return (res->failed || res->skipped) ? -1 : 0;
+}
+
+void apply_result_release(struct apply_result *res)
+{
+	json_decref(res->errors);
+	res->errors = NULL;
+}

@@ -1,0 +1,622 @@
+/*
+ * cmd_apply.c - `kiln apply` and `kiln destroy`: lock, plan (or load a saved
+ * plan and check it is current), ask, execute, record every result in the
+ * journal as it lands, commit once, unlock.
+ */
+#include <pthread.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "apply.h"
+#include "cmd_run.h"
+#include "cmds.h"
+#include "crypt.h"
+#include "journal.h"
+#include "log.h"
+#include "plan.h"
+#include "state.h"
+
+static const struct cli_option apply_options[] = {
+    CMD_OPT_WORKSPACE,
+    CMD_OPT_STATE,
+    CMD_OPT_LOCK_TIMEOUT,
+    RUN_OPT_VAR,
+    RUN_OPT_AUTO_APPROVE,
+    RUN_OPT_PARALLELISM,
+    {"json", 0, false, OPT_RUN_JSON, NULL, "stream events as JSON lines on standard output"},
+    RUN_OPT_REFRESH,
+    RUN_OPT_TARGET,
+    RUN_OPT_REPLACE,
+};
+
+const struct cmd_info cmd_apply_info = {
+    .name = "apply",
+    .usage = "[SPEC | PLANFILE] [OPTIONS]",
+    .summary = "create, change and delete resources to match the spec",
+    .description = "Take the workspace lock, plan (or load PLANFILE from `kiln plan --out` and\n"
+		   "refuse it when the workspace or the spec has moved on), ask for approval,\n"
+		   "then carry out the changes over the dependency graph, up to --parallelism\n"
+		   "at once. Every create carries the kiln:cluster, kiln:workspace and\n"
+		   "kiln:address tags and an idempotency token. Each result is journaled as it\n"
+		   "lands and one commit records the apply. A failure stops what depends on it,\n"
+		   "lets the rest finish, commits what succeeded and exits 1; the next plan shows\n"
+		   "what remains. SIGINT or SIGTERM stops starting work and commits what was\n"
+		   "done; a second signal exits at once.\n\n"
+		   "Without --auto-approve, apply asks on a terminal and refuses otherwise.\n"
+		   "A saved plan needs no approval: reviewing it was the approval.",
+    .options = apply_options,
+    .noptions = sizeof(apply_options) / sizeof(apply_options[0]),
+    .see_also = "kiln-apply(1), kiln-plan(1), kiln-destroy(1)",
+};
+
+static const struct cli_option destroy_options[] = {
+    CMD_OPT_WORKSPACE,
+    CMD_OPT_STATE,
+    CMD_OPT_LOCK_TIMEOUT,
+    RUN_OPT_VAR,
+    RUN_OPT_AUTO_APPROVE,
+    RUN_OPT_PARALLELISM,
+    {"json", 0, false, OPT_RUN_JSON, NULL, "stream events as JSON lines on standard output"},
+    RUN_OPT_REFRESH,
+    RUN_OPT_TARGET,
+};
+
+const struct cmd_info cmd_destroy_info = {
+    .name = "destroy",
+    .usage = "[SPEC] [OPTIONS]",
+    .summary = "delete every resource of the workspace",
+    .description =
+	"Plan the deletion of everything the workspace holds (recorded, or live with\n"
+	"its tags), ask, and delete in reverse dependency order. Stores with\n"
+	"`deletion: retain` (the default for object, lustre and nfs tiers) are released\n"
+	"from the state and left in the cloud, and the output says so. With --target,\n"
+	"only that resource and what depends on it.",
+    .options = destroy_options,
+    .noptions = sizeof(destroy_options) / sizeof(destroy_options[0]),
+    .see_also = "kiln-destroy(1), kiln-apply(1)",
+};
+
+/* Progress: JSON events, live lines on a terminal, or a line per start and finish. */
+struct progress {
+	struct cli *cli;
+	bool json;
+	bool tty;
+	pthread_mutex_t mu;
+	json_t *inflight; /* address -> {"op", "t"} */
+	int drawn;
+	bool stop;
+	pthread_t ticker;
+	bool ticking;
+	const char *verb; /* "apply", "destroy" */
+};
+
+static double mono(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+static void json_event(const char *type, const char *level, json_t *hook, const char *fmt, ...)
+    KILN_PRINTF(4, 5);
+
+static void json_event(const char *type, const char *level, json_t *hook, const char *fmt, ...)
+{
+	char ts[40];
+	struct timespec now;
+	struct tm tm;
+	va_list ap;
+	char *msg;
+	json_t *ev;
+
+	clock_gettime(CLOCK_REALTIME, &now);
+	gmtime_r(&now.tv_sec, &tm);
+	strftime(ts, 24, "%Y-%m-%dT%H:%M:%S", &tm);
+	snprintf(ts + 19, sizeof(ts) - 19, ".%06ldZ", now.tv_nsec / 1000);
+	va_start(ap, fmt);
+	msg = xvasprintf(fmt, ap);
+	va_end(ap);
+	ev = json_pack("{s:s, s:s, s:s, s:s, s:s}", "@level", level, "@message", msg, "@module",
+		       "kiln", "@timestamp", ts, "type", type);
+	if (hook)
+		json_object_set_new(ev, "hook", hook);
+	json_dumpf(ev, stdout, JSON_COMPACT);
+	fputc('\n', stdout);
+	fflush(stdout);
+	json_decref(ev);
+	free(msg);
+}
+
+static void erase_live(struct progress *p)
+{
+	for (; p->drawn > 0; p->drawn--)
+		fputs("\033[1A\033[2K", stdout);
+}
+
+static void draw_live(struct progress *p)
+{
+	const char *addr;
+	json_t *v;
+	double now = mono();
+	int shown = 0, total = (int)json_object_size(p->inflight);
+
+	json_object_foreach(p->inflight, addr, v)
+	{
+		if (shown == 8) {
+			printf("  … and %d more in flight\n", total - shown);
+			p->drawn++;
+			break;
+		}
+		printf("  %s %s… %.1fs\n", json_string_value(json_object_get(v, "op")), addr,
+		       now - json_real_value(json_object_get(v, "t")));
+		shown++;
+		p->drawn++;
+	}
+	fflush(stdout);
+}
+
+static void *ticker(void *arg)
+{
+	struct progress *p = arg;
+	struct timespec ts = {0, 250 * 1000000L};
+
+	for (;;) {
+		nanosleep(&ts, NULL);
+		pthread_mutex_lock(&p->mu);
+		if (p->stop) {
+			pthread_mutex_unlock(&p->mu);
+			return NULL;
+		}
+		erase_live(p);
+		draw_live(p);
+		pthread_mutex_unlock(&p->mu);
+	}
+}
+
+static const char *past(const char *op)
+{
+	if (strcmp(op, "create") == 0)
+		return "created";
+	if (strcmp(op, "update") == 0)
+		return "updated";
+	if (strcmp(op, "replace") == 0)
+		return "replaced (step done)";
+	if (strcmp(op, "adopt") == 0)
+		return "adopted";
+	if (strcmp(op, "release") == 0)
+		return "released from state (retained)";
+	return "deleted";
+}
+
+static const char *const event_types[] = {
+    [APPLY_START] = "apply_start",     [APPLY_PENDING] = "apply_progress",
+    [APPLY_DONE] = "apply_complete",   [APPLY_FAILED] = "apply_errored",
+    [APPLY_SKIPPED] = "apply_skipped",
+};
+
+static void on_event(void *arg, const struct apply_event *ev)
+{
+	struct progress *p = arg;
+	const char *name = strchr(ev->address, '.');
+
+	pthread_mutex_lock(&p->mu);
+	if (p->json) {
+		json_t *hook =
+		    json_pack("{s:{s:s, s:s, s:s}, s:s, s:f}", "resource", "addr", ev->address,
+			      "resource_type", "", "resource_name", name ? name + 1 : "", "action",
+			      ev->op, "elapsed_seconds", ev->elapsed);
+		json_object_set_new(json_object_get(hook, "resource"), "resource_type",
+				    json_stringn(ev->address, name ? (size_t)(name - ev->address)
+								   : strlen(ev->address)));
+		if (ev->id)
+			json_object_set_new(hook, "id_value", json_string(ev->id));
+		if (ev->error)
+			json_object_set_new(hook, "error", json_string(ev->error));
+		json_event(event_types[ev->kind], ev->kind == APPLY_FAILED ? "error" : "info", hook,
+			   "%s: %s%s%s", ev->address, ev->op, ev->error ? ": " : "",
+			   ev->error ? ev->error : "");
+		pthread_mutex_unlock(&p->mu);
+		return;
+	}
+	if (p->tty)
+		erase_live(p);
+	switch (ev->kind) {
+	case APPLY_START:
+		if (p->tty)
+			json_object_set_new(p->inflight, ev->address,
+					    json_pack("{s:s, s:f}", "op", ev->op, "t", mono()));
+		else
+			printf("%s: %s…\n", ev->address, ev->op);
+		break;
+	case APPLY_PENDING:
+		if (!p->tty)
+			printf("%s: %s: waiting for %s to be %s\n", ev->address, ev->op,
+			       ev->id ? ev->id : "it",
+			       strcmp(ev->op, "delete") == 0 ||
+				       strcmp(ev->op, "delete duplicate") == 0
+				   ? "gone"
+				   : "ready");
+		break;
+	case APPLY_DONE:
+		json_object_del(p->inflight, ev->address);
+		printf("%s: %s%s%s%s (%.1fs)\n", ev->address, past(ev->op), ev->id ? " [id " : "",
+		       ev->id ? ev->id : "", ev->id ? "]" : "", ev->elapsed);
+		break;
+	case APPLY_FAILED:
+		json_object_del(p->inflight, ev->address);
+		printf("%s: %s FAILED: %s\n", ev->address, ev->op, ev->error);
+		break;
+	case APPLY_SKIPPED:
+		json_object_del(p->inflight, ev->address);
+		printf("%s: %s skipped: %s\n", ev->address, ev->op, ev->error);
+		break;
+	}
+	if (p->tty)
+		draw_live(p);
+	fflush(stdout);
+	pthread_mutex_unlock(&p->mu);
+}
+
+static void on_checkpoint(void *arg, const char *address, const json_t *resource)
+{
+	journal_record(arg, address, resource);
+}
+
+/* Secrets go into state sealed with KILN_STATE_KEY; without a key they are not kept. */
+static int seal_state(struct run *r, json_t *state)
+{
+	struct crypt_key key;
+	struct kiln_error err = {0};
+	int have = crypt_key_load(&key, &err), dropped = 0, rc = 0;
+	const char *addr;
+	json_t *res, *name;
+	size_t i;
+
+	if (have == 1) {
+		rc = state_seal(state, &key, false, &err);
+		crypt_key_wipe(&key);
+		if (rc >= 0)
+			return 0;
+		cmd_report(r->cli, &err);
+	} else if (have < 0) {
+		cmd_report(r->cli, &err);
+	}
+	json_object_foreach(state_resources(state), addr, res)
+	{
+		json_t *attrs = json_object_get(res, "attrs");
+
+		json_array_foreach(json_object_get(res, "sensitive"), i, name)
+		{
+			json_t *v = json_object_get(attrs, json_string_value(name));
+			if (v && !json_is_null(v) && !crypt_is_sealed(v)) {
+				json_object_set_new(attrs, json_string_value(name), json_null());
+				dropped++;
+			}
+		}
+	}
+	if (dropped)
+		log_warn("%d sensitive value%s not recorded: set KILN_STATE_KEY (or "
+			 "KILN_STATE_KEY_FILE) to keep them, encrypted, in the state",
+			 dropped, dropped == 1 ? " was" : "s were");
+	return 0;
+}
+
+static bool ask(struct run *r, const char *what)
+{
+	char line[64];
+
+	fprintf(stderr, "\nDo you want to %s %s/%s? Only 'yes' is accepted: ", what,
+		r->e->spec->cluster, r->ws->name);
+	fflush(stderr);
+	if (!fgets(line, sizeof(line), stdin))
+		return false;
+	line[strcspn(line, "\r\n")] = '\0';
+	return strcmp(line, "yes") == 0;
+}
+
+/* A saved plan is applied only to the spec and the state it was made from. */
+static int check_saved_plan(struct run *r, const json_t *plan, const char *file)
+{
+	json_t *kn = json_object_get(plan, "kiln");
+	const char *digest =
+	    json_string_value(json_object_get(json_object_get(kn, "spec"), "digest"));
+	const char *commit =
+	    json_string_value(json_object_get(json_object_get(kn, "state"), "commit"));
+	struct kiln_error err = {0};
+
+	if (!digest || strcmp(digest, r->e->spec_digest) != 0) {
+		kiln_error_set(
+		    &err,
+		    "%s is stale: the spec %s changed since the plan was made (plan: %.19s, "
+		    "now: %.19s)",
+		    file, r->spec_path, digest ? digest : "none", r->e->spec_digest);
+		kiln_error_hint(&err, "make and review a new plan: kiln plan %s --out %s",
+				r->spec_path, file);
+	} else if ((commit == NULL) != (r->head[0] == '\0') ||
+		   (commit && strcmp(commit, r->head) != 0)) {
+		kiln_error_set(
+		    &err,
+		    "%s is stale: it was made from state commit %.12s, but workspace '%s' "
+		    "is now at %.12s",
+		    file, commit ? commit : "(none: no workspace yet)", r->ws->name,
+		    r->head[0] ? r->head : "(none)");
+		kiln_error_hint(&err,
+				"someone applied since; make and review a new plan: kiln plan "
+				"%s --out %s",
+				r->spec_path, file);
+	}
+	if (err.msg[0]) {
+		cmd_report(r->cli, &err);
+		return -1;
+	}
+	return 0;
+}
+
+static char *summary_counts(const struct apply_result *res)
+{
+	struct strbuf sb = {0};
+
+	sb_addf(&sb, "%zu created, %zu updated, %zu replaced, %zu deleted", res->created,
+		res->updated, res->replaced, res->deleted);
+	if (res->adopted)
+		sb_addf(&sb, ", %zu adopted", res->adopted);
+	if (res->released)
+		sb_addf(&sb, ", %zu released (retained, not deleted)", res->released);
+	if (res->failed)
+		sb_addf(&sb, "; %zu failed", res->failed);
+	if (res->skipped)
+		sb_addf(&sb, "; %zu not done", res->skipped);
+	return sb_detach(&sb);
+}
+
+/* One commit for the whole apply, when the state changed. */
+static int commit_state(struct run *r, const char *op, const struct apply_result *res,
+			char **commit_out)
+{
+	struct kiln_error err = {0};
+	char *before = r->ws->exists ? state_canonical(r->ws->state) : NULL;
+	char *after, *counts, *summary, *label, *t_plan, *t_spec, *t_op, *t_res;
+	const char *extra[4];
+	int rc = 0;
+
+	*commit_out = NULL;
+	seal_state(r, r->state);
+	after = state_canonical(r->state);
+	if ((before && strcmp(before, after) == 0) ||
+	    (!r->ws->exists && state_resource_count(r->state) == 0)) {
+		free(before);
+		free(after);
+		return 0;
+	}
+	counts = summary_counts(res);
+	label = workspace_label(r->ws, r->state);
+	summary = xasprintf("%s: %s (%s)", op, counts, label);
+	t_op = xasprintf("Kiln-Operation: %s", op);
+	t_res = plan_digest(r->plan);
+	t_plan = xasprintf("Kiln-Plan-Digest: %s", t_res);
+	free(t_res);
+	t_spec = xasprintf("Kiln-Spec-Digest: %s", r->e->spec_digest);
+	t_res = xasprintf("Kiln-Result: %s", res->failed	? "partial (operations failed)"
+					     : res->interrupted ? "partial (interrupted)"
+								: "complete");
+	extra[0] = t_op;
+	extra[1] = t_plan;
+	extra[2] = t_spec;
+	extra[3] = t_res;
+	if (workspace_commit(r->ws, r->state, false, summary, extra, 4, &err) < 0) {
+		cmd_report(r->cli, &err);
+		rc = -1;
+	} else {
+		*commit_out = xmalloc(41);
+		git_oid_tostr(*commit_out, 41, &r->ws->head);
+	}
+	free(before);
+	free(after);
+	free(counts);
+	free(label);
+	free(summary);
+	free(t_op);
+	free(t_plan);
+	free(t_spec);
+	free(t_res);
+	return rc;
+}
+
+static int run_apply(int argc, char **argv, struct cli *cli, bool destroy)
+{
+	const struct cmd_info *info = destroy ? &cmd_destroy_info : &cmd_apply_info;
+	struct cli_parser p;
+	struct run_flags f;
+	struct run r = {0};
+	struct kiln_error err = {0};
+	struct progress pg = {.cli = cli};
+	struct apply_result res = {0};
+	struct journal *j = NULL;
+	json_t *saved = NULL;
+	const char *operand, *spec;
+	char *jpath = NULL, *commit = NULL, *line;
+	atomic_int interrupted = 0;
+	int c, ret = KILN_EXIT_ERROR, commit_rc = 0;
+
+	run_flags_init(&f);
+	f.destroy = destroy;
+	pthread_mutex_init(&pg.mu, NULL);
+	pg.inflight = json_object();
+	cli_parser_init(&p, cli, info, argc, argv);
+	while ((c = cli_next(&p)) != CLI_DONE) {
+		if (c == CLI_EXIT) {
+			ret = p.exit_code;
+			goto out;
+		}
+		if (run_flags_handle(&f, cli, c, p.optarg) < 0)
+			goto out;
+	}
+	operand = run_spec_operand(cli, argc, argv, p.optind);
+	if (!operand)
+		goto out;
+	spec = operand;
+	if (!destroy && plan_file_is(operand)) {
+		if (plan_file_read(&saved, operand, &err) < 0) {
+			cmd_report(cli, &err);
+			goto out;
+		}
+		json_t *kn = json_object_get(saved, "kiln");
+		const char *ws = json_string_value(json_object_get(kn, "workspace"));
+
+		if (f.ntargets || f.nreplace || !f.refresh) {
+			cli_error(
+			    cli, "they were fixed when the plan was made",
+			    "--target, --replace and --refresh cannot be used with a plan file");
+			goto out;
+		}
+		if (f.store.workspace && strcmp(f.store.workspace, ws) != 0) {
+			cli_error(cli, "drop -w, or make a plan for that workspace",
+				  "%s was made for workspace '%s', not '%s'", operand, ws,
+				  f.store.workspace);
+			goto out;
+		}
+		f.store.workspace = ws;
+		f.destroy = json_is_true(json_object_get(kn, "destroy"));
+		spec = json_string_value(json_object_get(json_object_get(kn, "spec"), "file"));
+	} else if (!f.auto_approve && !isatty(STDIN_FILENO)) {
+		cli_error(
+		    cli,
+		    "review with `kiln plan --out plan.kiln`, then `kiln apply plan.kiln`; or "
+		    "pass --auto-approve",
+		    "standard input is not a terminal, so kiln cannot ask for approval; "
+		    "nothing was changed");
+		goto out;
+	}
+	if (run_open(&r, cli, &f, spec, true, destroy ? "destroy" : "apply") < 0)
+		goto out;
+	if (saved) {
+		if (check_saved_plan(&r, saved, operand) < 0)
+			goto out;
+		r.plan = json_incref(saved);
+	} else if (run_plan(&r) < 0) {
+		goto out;
+	}
+	pg.json = f.json;
+	pg.tty = !f.json && isatty(STDOUT_FILENO);
+	if (f.json) {
+		json_event("version", "info", json_pack("{s:s}", "kiln", KILN_VERSION), "kiln %s",
+			   KILN_VERSION);
+		line = plan_summary_line(r.plan);
+		json_event("change_summary", "info",
+			   json_incref(json_object_get(json_object_get(r.plan, "kiln"), "summary")),
+			   "%s", line);
+		free(line);
+	} else if (!saved) {
+		plan_render_text(stdout, r.plan, cli->color_out);
+	}
+	if (apply_count_ops(r.plan) == 0 &&
+	    json_array_size(json_object_get(r.plan, "resource_drift")) == 0 &&
+	    json_object_size(r.overlay) == 0) {
+		if (!f.json)
+			printf("\nNothing to %s.\n", destroy ? "destroy" : "apply");
+		ret = KILN_EXIT_OK;
+		goto out;
+	}
+	if (!saved && !f.auto_approve &&
+	    !ask(&r, destroy ? "destroy everything in" : "apply this plan to")) {
+		fprintf(stderr, "%s: %s: not approved; nothing was changed\n", cli->prog, cli->cmd);
+		goto out;
+	}
+	jpath = journal_path(store_location(r.store), r.ws->name);
+	if (journal_open(&j, jpath, r.head[0] ? r.head : NULL, r.overlay, &err) < 0) {
+		cmd_report(cli, &err);
+		goto out;
+	}
+	if (!f.json)
+		printf("\n");
+	if (pg.tty && pthread_create(&pg.ticker, NULL, ticker, &pg) == 0)
+		pg.ticking = true;
+	lock_set_interrupt_flag(&interrupted);
+	struct apply_options ao = {
+	    .engine = r.e,
+	    .plan = r.plan,
+	    .state = r.state,
+	    .parallelism = f.parallelism,
+	    .interrupted = &interrupted,
+	    .event = on_event,
+	    .event_arg = &pg,
+	    .checkpoint = on_checkpoint,
+	    .checkpoint_arg = j,
+	};
+	apply_run(&ao, &res);
+	if (pg.ticking) {
+		pthread_mutex_lock(&pg.mu);
+		pg.stop = true;
+		erase_live(&pg);
+		pthread_mutex_unlock(&pg.mu);
+		pthread_join(pg.ticker, NULL);
+	}
+	/* From here a signal exits at once; the journal keeps what the commit would have. */
+	lock_set_interrupt_flag(NULL);
+	commit_rc = commit_state(&r, destroy ? "destroy" : "apply", &res, &commit);
+	journal_close(j, commit_rc == 0);
+	j = NULL;
+	{
+		char *counts = summary_counts(&res);
+
+		if (f.json) {
+			json_event(res.failed	     ? "apply_errored"
+				   : res.interrupted ? "apply_interrupted"
+						     : "change_summary",
+				   res.failed ? "error" : "info",
+				   json_pack("{s:i, s:i, s:i, s:i, s:s*}", "done", (int)res.done,
+					     "failed", (int)res.failed, "skipped", (int)res.skipped,
+					     "calls", (int)res.calls, "commit", commit),
+				   "%s %s: %s", destroy ? "Destroy" : "Apply",
+				   res.failed || res.interrupted ? "incomplete" : "complete",
+				   counts);
+		} else {
+			size_t i;
+			json_t *e;
+
+			printf("\n%s %s: %s.\n", destroy ? "Destroy" : "Apply",
+			       res.failed || res.interrupted ? "incomplete" : "complete", counts);
+			if (commit)
+				printf("State: commit %.12s in workspace '%s'.\n", commit,
+				       r.ws->name);
+			json_array_foreach(res.errors, i, e)
+			    fprintf(stderr, "%s: %s: %s: %s failed: %s\n", cli->prog, cli->cmd,
+				    json_string_value(json_object_get(e, "address")),
+				    json_string_value(json_object_get(e, "op")),
+				    json_string_value(json_object_get(e, "error")));
+			if (res.failed || res.interrupted)
+				fprintf(stderr,
+					"  hint: what succeeded is recorded; fix the cause and run "
+					"`kiln plan` to see what remains\n");
+		}
+		free(counts);
+	}
+	ret = (res.failed || res.interrupted || res.skipped || commit_rc < 0) ? KILN_EXIT_ERROR
+									      : KILN_EXIT_OK;
+out:
+	lock_set_interrupt_flag(NULL);
+	journal_close(j, 0);
+	apply_result_release(&res);
+	free(jpath);
+	free(commit);
+	json_decref(saved);
+	json_decref(pg.inflight);
+	pthread_mutex_destroy(&pg.mu);
+	run_close(&r);
+	run_flags_release(&f);
+	cli_parser_release(&p);
+	return ret;
+}
+
+int cmd_apply(int argc, char **argv, struct cli *cli)
+{
+	return run_apply(argc, argv, cli, false);
+}
+
+int cmd_destroy(int argc, char **argv, struct cli *cli)
+{
+	return run_apply(argc, argv, cli, true);
+}

@@ -1,0 +1,78 @@
+/*
+ * cmd_graph.c - `kiln graph`: the spec's resource DAG in Graphviz DOT, the
+ * order apply creates in (and destroy deletes in, reversed).
+ */
+#include <stdlib.h>
+
+#include "cmd_run.h"
+#include "cmds.h"
+#include "validate.h"
+
+static const struct cli_option options[] = {
+    RUN_OPT_VAR,
+};
+
+const struct cmd_info cmd_graph_info = {
+    .name = "graph",
+    .usage = "[SPEC] [OPTIONS]",
+    .summary = "print the resource dependency graph (Graphviz DOT)",
+    .description = "Expand the spec into resources and print their dependency graph in\n"
+		   "Graphviz DOT: one node per address, an edge from each resource to what it\n"
+		   "needs. Render it with `kiln graph | dot -Tsvg > graph.svg`. Reads no state\n"
+		   "and calls no cloud API.",
+    .options = options,
+    .noptions = sizeof(options) / sizeof(options[0]),
+    .see_also = "kiln-graph(1), kiln-plan(1)",
+};
+
+int cmd_graph(int argc, char **argv, struct cli *cli)
+{
+	struct cli_parser p;
+	struct run_flags f;
+	struct engine *e = NULL;
+	struct kiln_error err = {0};
+	struct diags d = {0};
+	struct graph *g = NULL;
+	const char *spec;
+	char *dot;
+	int c, ret = KILN_EXIT_ERROR;
+
+	run_flags_init(&f);
+	cli_parser_init(&p, cli, &cmd_graph_info, argc, argv);
+	while ((c = cli_next(&p)) != CLI_DONE) {
+		if (c == CLI_EXIT) {
+			ret = p.exit_code;
+			goto out;
+		}
+		if (run_flags_handle(&f, cli, c, p.optarg) < 0)
+			goto out;
+	}
+	spec = run_spec_operand(cli, argc, argv, p.optind);
+	if (!spec)
+		goto out;
+	struct spec_options opts = {f.vars.v, f.vars.n};
+	if (engine_open(&e, spec, &opts, workspace_name(NULL), &d, &err) != 0) {
+		diags_sort(&d);
+		diags_print(&d, stderr, cli->color_err);
+		if (err.msg[0])
+			cmd_report(cli, &err);
+		goto out;
+	}
+	diags_print(&d, stderr, cli->color_err);
+	g = engine_graph(e->desired, &err);
+	if (!g) {
+		cmd_report(cli, &err);
+		goto out;
+	}
+	dot = graph_dot(g, e->spec->cluster);
+	fputs(dot, stdout);
+	free(dot);
+	ret = KILN_EXIT_OK;
+out:
+	graph_free(g);
+	diags_release(&d);
+	engine_free(e);
+	run_flags_release(&f);
+	cli_parser_release(&p);
+	return ret;
+}

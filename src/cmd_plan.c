@@ -1,0 +1,97 @@
+/*
+ * cmd_plan.c - `kiln plan`: what apply would do, as text, JSON or Markdown,
+ * optionally saved as a plan file bound to the spec and the state commit.
+ * Reads only: takes no lock and creates nothing.
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "cmd_run.h"
+#include "cmds.h"
+#include "plan.h"
+
+static const struct cli_option options[] = {
+    CMD_OPT_WORKSPACE,
+    CMD_OPT_STATE,
+    RUN_OPT_VAR,
+    {"out", 'o', true, OPT_RUN_OUT, "FILE", "save the plan for `kiln apply FILE`"},
+    {"detailed-exitcode", 0, false, OPT_RUN_DETAILED, NULL,
+     "exit 0 with no changes, 2 with changes, 1 on error"},
+    {"json", 0, false, OPT_RUN_JSON, NULL,
+     "print the plan as one JSON document (kiln-plan-json(5))"},
+    {"markdown", 0, false, OPT_RUN_MARKDOWN, NULL, "print the plan as a pull-request comment"},
+    RUN_OPT_REFRESH,
+    RUN_OPT_TARGET,
+    RUN_OPT_REPLACE,
+    {"destroy", 0, false, OPT_RUN_DESTROY, NULL, "plan to destroy everything in the workspace"},
+};
+
+const struct cmd_info cmd_plan_info = {
+    .name = "plan",
+    .usage = "[SPEC] [OPTIONS]",
+    .summary = "show what apply would change, with reasons",
+    .description = "Refresh live state through the provider (resources are listed by their\n"
+		   "workspace tags, page by page), compare it with the spec and the recorded\n"
+		   "state, and print the plan: create (+), update in place (~), replace (-/+),\n"
+		   "delete (-) and adopt (<=) a live resource that carries this workspace's tags\n"
+		   "but is missing from the state, such as one created by an interrupted apply.\n"
+		   "Drift, where live resources differ from the recorded state, is shown even\n"
+		   "when the spec did not change. Nothing is created and no lock is taken.\n\n"
+		   "SPEC defaults to ./kiln.yaml. --out saves the plan; `kiln apply FILE` applies\n"
+		   "exactly that plan, and refuses it once the workspace has moved on.",
+    .options = options,
+    .noptions = sizeof(options) / sizeof(options[0]),
+    .see_also = "kiln-plan(1), kiln-apply(1), kiln-plan-json(5)",
+};
+
+int cmd_plan(int argc, char **argv, struct cli *cli)
+{
+	struct cli_parser p;
+	struct run_flags f;
+	struct run r = {0};
+	struct kiln_error err = {0};
+	const char *spec;
+	int c, ret = KILN_EXIT_ERROR;
+
+	run_flags_init(&f);
+	cli_parser_init(&p, cli, &cmd_plan_info, argc, argv);
+	while ((c = cli_next(&p)) != CLI_DONE) {
+		if (c == CLI_EXIT) {
+			ret = p.exit_code;
+			goto out;
+		}
+		if (run_flags_handle(&f, cli, c, p.optarg) < 0)
+			goto out;
+	}
+	if (f.json && f.markdown) {
+		cli_error(cli, "pick one", "--json and --markdown cannot be combined");
+		goto out;
+	}
+	spec = run_spec_operand(cli, argc, argv, p.optind);
+	if (!spec || run_open(&r, cli, &f, spec, false, "plan") < 0 || run_plan(&r) < 0)
+		goto out;
+	if (f.out && plan_file_write(f.out, r.plan, &err) < 0) {
+		cmd_report(cli, &err);
+		goto out;
+	}
+	if (f.json) {
+		json_dumpf(r.plan, stdout, JSON_INDENT(2) | JSON_SORT_KEYS);
+		fputc('\n', stdout);
+	} else if (f.markdown) {
+		plan_render_markdown(stdout, r.plan);
+	} else {
+		plan_render_text(stdout, r.plan, cli->color_out);
+		if (f.out)
+			printf("\nSaved the plan to %s; apply exactly this plan with:\n  kiln "
+			       "apply %s\n",
+			       f.out, f.out);
+	}
+	ret = KILN_EXIT_OK;
+	if (f.detailed && json_is_true(json_object_get(json_object_get(r.plan, "kiln"), "changes")))
+		ret = KILN_EXIT_CHANGES;
+out:
+	run_close(&r);
+	run_flags_release(&f);
+	cli_parser_release(&p);
+	return ret;
+}

@@ -1,0 +1,249 @@
+/*
+ * cmd_run.c - see cmd_run.h.
+ */
+#include "cmd_run.h"
+
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "diff.h"
+#include "journal.h"
+#include "log.h"
+#include "state.h"
+
+void run_flags_init(struct run_flags *f)
+{
+	memset(f, 0, sizeof(*f));
+	f->refresh = true;
+	f->parallelism = 32;
+}
+
+int run_flags_handle(struct run_flags *f, const struct cli *cli, int id, const char *arg)
+{
+	int rc = store_flags_handle(&f->store, cli, id, arg);
+	char *end;
+	long n;
+
+	if (rc != 0)
+		return rc;
+	switch (id) {
+	case OPT_RUN_VAR:
+		return spec_vars_add(&f->vars, cli, arg) < 0 ? -1 : 1;
+	case OPT_RUN_TARGET:
+		*ARRAY_PUSH(f->targets, f->ntargets, f->captargets) = arg;
+		return 1;
+	case OPT_RUN_REPLACE:
+		*ARRAY_PUSH(f->replace, f->nreplace, f->capreplace) = arg;
+		return 1;
+	case OPT_RUN_REFRESH:
+		if (strcmp(arg, "true") == 0) {
+			f->refresh = true;
+		} else if (strcmp(arg, "false") == 0) {
+			f->refresh = false;
+		} else {
+			cli_error(cli, "write --refresh=true or --refresh=false",
+				  "--refresh '%s' is not true or false", arg);
+			return -1;
+		}
+		return 1;
+	case OPT_RUN_JSON:
+		f->json = true;
+		return 1;
+	case OPT_RUN_MARKDOWN:
+		f->markdown = true;
+		return 1;
+	case OPT_RUN_OUT:
+		f->out = arg;
+		return 1;
+	case OPT_RUN_DETAILED:
+		f->detailed = true;
+		return 1;
+	case OPT_RUN_DESTROY:
+		f->destroy = true;
+		return 1;
+	case OPT_RUN_AUTO_APPROVE:
+		f->auto_approve = true;
+		return 1;
+	case OPT_RUN_PARALLELISM:
+		n = strtol(arg, &end, 10);
+		if (*arg == '\0' || *end || n < 1 || n > 1024) {
+			cli_error(cli, "use a number from 1 to 1024",
+				  "--parallelism '%s' is not a number from 1 to 1024", arg);
+			return -1;
+		}
+		f->parallelism = (int)n;
+		return 1;
+	}
+	return 0;
+}
+
+void run_flags_release(struct run_flags *f)
+{
+	spec_vars_release(&f->vars);
+	free(f->targets);
+	free(f->replace);
+}
+
+const char *run_spec_operand(const struct cli *cli, int argc, char **argv, int optind)
+{
+	if (argc - optind > 1) {
+		cli_error(cli, "give one spec (or plan file)", "too many operands: '%s' and '%s'",
+			  argv[optind], argv[optind + 1]);
+		return NULL;
+	}
+	if (argc - optind == 1)
+		return argv[optind];
+	if (access("kiln.yaml", F_OK) != 0) {
+		cli_error(cli, "pass a spec path, for example examples/quickstart.yaml",
+			  "no spec given and ./kiln.yaml does not exist");
+		return NULL;
+	}
+	return "kiln.yaml";
+}
+
+static int load_state(struct run *r)
+{
+	struct kiln_error err = {0};
+	char *path;
+	int n;
+
+	const char *ws = r->e->workspace;
+
+	if (r->ws && r->ws->exists) {
+		r->state = json_deep_copy(r->ws->state);
+		git_oid_tostr(r->head, sizeof(r->head), &r->ws->head);
+	} else {
+		r->state = state_new(r->e->spec->cluster, ws, r->e->prov->name);
+	}
+	if (state_cluster(r->state) && strcmp(state_cluster(r->state), r->e->spec->cluster) != 0) {
+		kiln_error_set(&err,
+			       "workspace '%s' holds cluster '%s', but the spec describes cluster "
+			       "'%s'",
+			       ws, state_cluster(r->state), r->e->spec->cluster);
+		kiln_error_hint(&err, "use another workspace (-w NAME) for this cluster");
+		cmd_report(r->cli, &err);
+		return -1;
+	}
+	if (!r->store)
+		return 0; /* no state repository yet: no apply has run here */
+	path = journal_path(store_location(r->store), ws);
+	n = journal_replay(path, r->head[0] ? r->head : NULL, r->state, &r->overlay, &err);
+	if (n == -1) {
+		cmd_report(r->cli, &err);
+		free(path);
+		return -1;
+	}
+	if (n == -2)
+		log_warn("%s is the journal of an apply made from another state commit; ignored "
+			 "(the next apply removes it)",
+			 path);
+	else if (n > 0)
+		log_warn(
+		    "replayed %d change%s recorded by an interrupted apply (%s); the next apply "
+		    "commits them",
+		    n, n == 1 ? "" : "s", path);
+	free(path);
+	return 0;
+}
+
+/* A local state repository that does not exist yet: plan against empty state. */
+static bool local_store_missing(const struct store_flags *f)
+{
+	const char *loc = f->state ? f->state : getenv("KILN_STATE");
+
+	if (!loc || !*loc)
+		loc = ".kiln/state.git";
+	if (strstr(loc, "://"))
+		return false;
+	return access(loc, F_OK) != 0;
+}
+
+int run_open(struct run *r, struct cli *cli, struct run_flags *f, const char *spec_path, bool lock,
+	     const char *operation)
+{
+	struct spec_options opts = {f->vars.v, f->vars.n};
+	struct lock_options lo = {.operation = operation, .timeout = f->store.lock_timeout};
+	struct kiln_error err = {0};
+	struct diags d = {0};
+	int rc;
+
+	memset(r, 0, sizeof(*r));
+	r->cli = cli;
+	r->f = f;
+	r->spec_path = spec_path;
+	if (strcmp(spec_path, "-") == 0) {
+		cli_error(cli, "write the spec to a file: plans are bound to the file's digest",
+			  "%s reads a spec file, not standard input", cli->cmd);
+		return -1;
+	}
+	rc = engine_open(&r->e, spec_path, &opts, workspace_name(f->store.workspace), &d, &err);
+	diags_sort(&d);
+	diags_print(&d, stderr, cli->color_err);
+	diags_release(&d);
+	if (rc != 0) {
+		if (err.msg[0])
+			cmd_report(cli, &err);
+		else
+			fprintf(stderr, "%s: %s: %s is not valid; nothing was planned\n", cli->prog,
+				cli->cmd, spec_path);
+		return -1;
+	}
+	if (!lock && local_store_missing(&f->store))
+		return load_state(r); /* planning before the first apply: nothing recorded */
+	if (store_flags_open(&f->store, cli, lock, &r->store, &r->ws) < 0)
+		return -1;
+	if (lock && workspace_lock(r->ws, &lo, &err) < 0) {
+		cmd_report(cli, &err);
+		return -1;
+	}
+	return load_state(r);
+}
+
+int run_plan(struct run *r)
+{
+	struct kiln_error err = {0};
+	json_t *live = NULL;
+	struct diff_input in = {
+	    .engine = r->e,
+	    .state = r->state,
+	    .state_commit = r->head[0] ? r->head : NULL,
+	    .destroy = r->f->destroy,
+	    .targets = r->f->targets,
+	    .ntargets = r->f->ntargets,
+	    .replace = r->f->replace,
+	    .nreplace = r->f->nreplace,
+	    .spec_file = r->spec_path,
+	};
+
+	if (r->f->refresh) {
+		if (engine_refresh(r->e, state_resources(r->state), &live, &r->rs, &err) != 0) {
+			cmd_report(r->cli, &err);
+			return -1;
+		}
+		log_info("refreshed %zu live resources with %lu list and %lu read calls",
+			 r->rs.live, r->rs.list_calls, r->rs.read_calls);
+	}
+	in.live = live;
+	if (diff_plan(&in, &r->plan, &err) != 0) {
+		json_decref(live);
+		cmd_report(r->cli, &err);
+		return -1;
+	}
+	json_decref(live);
+	return 0;
+}
+
+void run_close(struct run *r)
+{
+	struct kiln_error err;
+
+	json_decref(r->plan);
+	json_decref(r->state);
+	json_decref(r->overlay);
+	engine_free(r->e);
+	if (r->ws && workspace_close(r->ws, &err) < 0)
+		cmd_report(r->cli, &err);
+	store_free(r->store);
+	memset(r, 0, sizeof(*r));
+}

@@ -1,0 +1,108 @@
+/*
+ * cmd_run.h - what plan, apply, destroy and graph share: their flags, and a
+ * run: the store and workspace, the engine (spec, provider, desired
+ * resources), the recorded state with any interrupted apply's journal
+ * replayed, and the plan made from them.
+ */
+#ifndef KILN_CMD_RUN_H
+#define KILN_CMD_RUN_H
+
+#include "cmd_store.h"
+#include "engine.h"
+#include "spec_opts.h"
+
+enum {
+	OPT_RUN_VAR = 950,
+	OPT_RUN_TARGET,
+	OPT_RUN_REPLACE,
+	OPT_RUN_REFRESH,
+	OPT_RUN_JSON,
+	OPT_RUN_MARKDOWN,
+	OPT_RUN_OUT,
+	OPT_RUN_DETAILED,
+	OPT_RUN_DESTROY,
+	OPT_RUN_AUTO_APPROVE,
+	OPT_RUN_PARALLELISM,
+};
+
+#define RUN_OPT_VAR                                                                                \
+	{                                                                                          \
+		"var", 0, true, OPT_RUN_VAR, "NAME=VALUE", "set a spec variable (repeatable)"      \
+	}
+#define RUN_OPT_TARGET                                                                             \
+	{                                                                                          \
+		"target", 0, true, OPT_RUN_TARGET, "ADDRESS",                                      \
+		    "only this resource and what it needs (repeatable)"                            \
+	}
+#define RUN_OPT_REPLACE                                                                            \
+	{                                                                                          \
+		"replace", 0, true, OPT_RUN_REPLACE, "ADDRESS",                                    \
+		    "replace this resource even if unchanged (repeatable)"                         \
+	}
+#define RUN_OPT_REFRESH                                                                            \
+	{                                                                                          \
+		"refresh", 0, true, OPT_RUN_REFRESH, "true|false",                                 \
+		    "read live state first (default true); false trusts the recorded state"        \
+	}
+#define RUN_OPT_PARALLELISM                                                                        \
+	{                                                                                          \
+		"parallelism", 0, true, OPT_RUN_PARALLELISM, "N",                                  \
+		    "at most N provider operations at once (default 32)"                           \
+	}
+#define RUN_OPT_AUTO_APPROVE                                                                       \
+	{                                                                                          \
+		"auto-approve", 0, false, OPT_RUN_AUTO_APPROVE, NULL,                              \
+		    "do not ask; required when standard input is not a terminal"                   \
+	}
+
+struct run_flags {
+	struct store_flags store;
+	struct spec_vars vars;
+	const char **targets;
+	size_t ntargets, captargets;
+	const char **replace;
+	size_t nreplace, capreplace;
+	bool refresh;
+	bool json;
+	bool markdown;
+	const char *out;
+	bool detailed;
+	bool destroy;
+	bool auto_approve;
+	int parallelism;
+};
+
+void run_flags_init(struct run_flags *f);
+/* 1 handled, 0 not ours, -1 after reporting a bad value. */
+int run_flags_handle(struct run_flags *f, const struct cli *cli, int id, const char *arg);
+void run_flags_release(struct run_flags *f);
+
+struct run {
+	struct cli *cli;
+	struct run_flags *f;
+	const char *spec_path;
+	struct store *store;
+	struct workspace *ws;
+	struct engine *e;
+	json_t *state; /* recorded state, journal replayed; a new document before the first apply */
+	json_t *overlay; /* what the journal replayed (address -> resource|null), or NULL */
+	char head[41];	 /* the workspace head the run read, "" when none */
+	json_t *plan;
+	struct refresh_stats rs;
+};
+
+/* The spec operand: argv's one operand, else ./kiln.yaml; NULL after reporting. */
+const char *run_spec_operand(const struct cli *cli, int argc, char **argv, int optind);
+
+/*
+ * Open the store (creating it when lock), the workspace, take the lock when
+ * lock is set, load and expand the spec, and read the recorded state with
+ * the journal of an interrupted apply replayed. Reports errors; -1 on failure.
+ */
+int run_open(struct run *r, struct cli *cli, struct run_flags *f, const char *spec_path, bool lock,
+	     const char *operation);
+/* Refresh (unless --refresh=false) and diff into r->plan. Reports errors. */
+int run_plan(struct run *r);
+void run_close(struct run *r);
+
+#endif

@@ -1,0 +1,318 @@
+/*
+ * engine.c - see engine.h. Loading and expanding a spec, refreshing live
+ * state through the provider, and the retry policy every provider call uses.
+ */
+#include "engine.h"
+
+#include <openssl/evp.h>
+#include <pthread.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "validate.h"
+
+static int cmp_str(const void *a, const void *b)
+{
+	return strcmp(*(const char *const *)a, *(const char *const *)b);
+}
+
+char *engine_spec_digest(const char *text, size_t len, const struct spec_options *opts)
+{
+	unsigned char md[EVP_MAX_MD_SIZE];
+	unsigned int mdlen = 0, i;
+	EVP_MD_CTX *ctx = EVP_MD_CTX_new();
+	struct strbuf sb = {0};
+	char **pairs = NULL;
+	size_t n = opts ? opts->nvars : 0, k;
+
+	if (!ctx)
+		abort();
+	EVP_DigestInit_ex(ctx, EVP_sha256(), NULL);
+	EVP_DigestUpdate(ctx, text, len);
+	/* --var values change what the spec means, so they are part of it. */
+	if (n) {
+		pairs = xcalloc(n, sizeof(*pairs));
+		for (k = 0; k < n; k++)
+			pairs[k] = xasprintf("%s=%s", opts->vars[k].name, opts->vars[k].value);
+		qsort(pairs, n, sizeof(*pairs), cmp_str);
+		for (k = 0; k < n; k++) {
+			EVP_DigestUpdate(ctx, "\0", 1);
+			EVP_DigestUpdate(ctx, pairs[k], strlen(pairs[k]));
+			free(pairs[k]);
+		}
+		free(pairs);
+	}
+	EVP_DigestFinal_ex(ctx, md, &mdlen);
+	EVP_MD_CTX_free(ctx);
+	sb_adds(&sb, "sha256:");
+	for (i = 0; i < mdlen; i++)
+		sb_addf(&sb, "%02x", md[i]);
+	return sb_detach(&sb);
+}
+
+int engine_open(struct engine **out, const char *spec_path, const struct spec_options *opts,
+		const char *workspace, struct diags *d, struct kiln_error *err)
+{
+	struct engine *e = xcalloc(1, sizeof(*e));
+	char *text = NULL;
+	size_t len = 0, i;
+	int rc = -1;
+
+	*out = NULL;
+	if (validate_load(&e->spec, spec_path, opts, d) != 0)
+		goto out;
+	/* Read again for the digest: the bytes the spec was made of. */
+	if (file_read_all(spec_path, SPEC_MAX_BYTES, &text, &len, err) != 0)
+		goto out;
+	e->spec_digest = engine_spec_digest(text, len, opts);
+	e->prov = provider_find(e->spec->provider.name);
+	if (!e->prov) {
+		kiln_error_set(err, "%s: provider '%s' is not built into this kiln", spec_path,
+			       e->spec->provider.name);
+		kiln_error_hint(err, "kiln %s has the providers: sim", KILN_VERSION);
+		goto out;
+	}
+	if (e->prov->open(&e->ctx, e->spec, err) != 0)
+		goto out;
+	e->workspace = xstrdup(workspace);
+	e->user_tags = json_object();
+	for (i = 0; i < e->spec->ntags; i++)
+		json_object_set_new(e->user_tags, e->spec->tags[i].key,
+				    json_string(e->spec->tags[i].value));
+	e->scope.cluster = e->spec->cluster;
+	e->scope.workspace = e->workspace;
+	e->scope.user_tags = e->user_tags;
+	if (e->prov->expand(e->ctx, e->spec, &e->desired, err) != 0)
+		goto out;
+	rc = 0;
+out:
+	free(text);
+	if (rc == 0)
+		*out = e;
+	else
+		engine_free(e);
+	return rc;
+}
+
+void engine_free(struct engine *e)
+{
+	if (!e)
+		return;
+	if (e->ctx)
+		e->prov->close(e->ctx);
+	spec_free(e->spec);
+	json_decref(e->desired);
+	json_decref(e->user_tags);
+	free(e->spec_digest);
+	free(e->workspace);
+	free(e);
+}
+
+const struct prov_type *engine_type(const struct engine *e, const json_t *resource)
+{
+	const char *t = json_string_value(json_object_get(resource, "type"));
+
+	return t ? provider_type(e->prov, t) : NULL;
+}
+
+json_t *engine_inputs(const struct prov_type *t, const json_t *attrs)
+{
+	json_t *out = json_object(), *v;
+	size_t i;
+
+	for (i = 0; i < t->nattrs; i++) {
+		v = json_object_get(attrs, t->attrs[i].name);
+		json_object_set(out, t->attrs[i].name, v ? v : json_null());
+	}
+	return out;
+}
+
+static const char *live_address(const json_t *live)
+{
+	const char *a = json_string_value(json_object_get(live, "address"));
+
+	if (!a)
+		a = json_string_value(
+		    json_object_get(json_object_get(live, "tags"), PROV_TAG_ADDRESS));
+	return a;
+}
+
+static int cmp_live_id(const void *a, const void *b)
+{
+	const char *x = json_string_value(json_object_get(*(json_t *const *)a, "id"));
+	const char *y = json_string_value(json_object_get(*(json_t *const *)b, "id"));
+
+	return strcmp(x ? x : "", y ? y : "");
+}
+
+/* Sort each address's live objects by id, so duplicates are reported the same way each run. */
+static void sort_live(json_t *live)
+{
+	const char *addr;
+	json_t *arr, **v;
+	size_t i, n;
+
+	json_object_foreach(live, addr, arr)
+	{
+		n = json_array_size(arr);
+		if (n < 2)
+			continue;
+		v = xcalloc(n, sizeof(*v));
+		for (i = 0; i < n; i++)
+			v[i] = json_incref(json_array_get(arr, i));
+		qsort(v, n, sizeof(*v), cmp_live_id);
+		json_array_clear(arr);
+		for (i = 0; i < n; i++)
+			json_array_append_new(arr, v[i]);
+		free(v);
+	}
+}
+
+static bool live_has_id(const json_t *arr, const char *id)
+{
+	size_t i;
+	json_t *v;
+
+	json_array_foreach(arr, i, v)
+	{
+		const char *x = json_string_value(json_object_get(v, "id"));
+		if (x && strcmp(x, id) == 0)
+			return true;
+	}
+	return false;
+}
+
+static void live_add(json_t *live, const char *addr, json_t *obj)
+{
+	json_t *arr = json_object_get(live, addr);
+
+	if (!arr) {
+		arr = json_array();
+		json_object_set_new(live, addr, arr);
+	}
+	json_array_append(arr, obj);
+}
+
+int engine_refresh(struct engine *e, const json_t *recorded, json_t **live,
+		   struct refresh_stats *stats, struct kiln_error *err)
+{
+	json_t *out = json_object(), *page_items, *item, *r;
+	const char *addr;
+	size_t i, k;
+	int rc;
+
+	memset(stats, 0, sizeof(*stats));
+	*live = NULL;
+	for (i = 0; i < e->prov->ntypes; i++) {
+		const struct prov_type *t = &e->prov->types[i];
+		char *page = NULL, *next = NULL;
+
+		do {
+			page_items = NULL;
+			ENGINE_CALL(rc, t->list(e->ctx, &e->scope, page, &page_items, &next, err));
+			stats->list_calls++;
+			free(page);
+			page = next;
+			next = NULL;
+			if (rc != PROV_OK) {
+				free(page);
+				json_decref(out);
+				return -1;
+			}
+			json_array_foreach(page_items, k, item)
+			{
+				addr = live_address(item);
+				if (addr) {
+					live_add(out, addr, item);
+					stats->live++;
+				}
+			}
+			json_decref(page_items);
+		} while (page);
+	}
+	/* What the lists did not return may have lost its tags: read it by id. */
+	json_object_foreach((json_t *)recorded, addr, r)
+	{
+		const char *id = json_string_value(json_object_get(r, "id"));
+		const struct prov_type *t = engine_type(e, r);
+		json_t *obj = NULL, *arr = json_object_get(out, addr);
+
+		if (!id || !t || (arr && live_has_id(arr, id)))
+			continue;
+		ENGINE_CALL(rc, t->read(e->ctx, id, &obj, err));
+		stats->read_calls++;
+		if (rc == PROV_NOTFOUND)
+			continue;
+		if (rc != PROV_OK) {
+			json_decref(out);
+			return -1;
+		}
+		live_add(out, addr, obj);
+		json_decref(obj);
+		stats->live++;
+	}
+	sort_live(out);
+	*live = out;
+	return 0;
+}
+
+struct graph *engine_graph(const json_t *resources, struct kiln_error *err)
+{
+	struct graph *g = graph_new();
+	const char *addr;
+	json_t *r, *dep;
+	size_t i;
+
+	json_object_foreach((json_t *)resources, addr, r) graph_add(g, addr);
+	json_object_foreach((json_t *)resources, addr, r)
+	{
+		json_array_foreach(json_object_get(r, "deps"), i, dep)
+		{
+			const char *d = json_string_value(dep);
+
+			/* A dependency outside the map is already in place (or gone): no edge. */
+			if (!d || graph_find(g, d) == (size_t)-1)
+				continue;
+			if (graph_depend(g, addr, d, err) != 0) {
+				graph_free(g);
+				return NULL;
+			}
+		}
+	}
+	return g;
+}
+
+static long env_long(const char *name, long def)
+{
+	const char *s = getenv(name);
+	char *end;
+	long v;
+
+	if (!s || !*s)
+		return def;
+	v = strtol(s, &end, 10);
+	return (*end || v < 0) ? def : v;
+}
+
+bool engine_retry_wait(int attempt)
+{
+	static __thread unsigned seed;
+	long max = env_long("KILN_RETRY_MAX", 8), base = env_long("KILN_RETRY_BASE_MS", 100);
+	long cap = 5000, ms;
+	struct timespec ts;
+
+	if (attempt + 1 >= max)
+		return false;
+	if (!seed)
+		seed = (unsigned)time(NULL) ^ (unsigned)(uintptr_t)&seed;
+	ms = base << (attempt < 16 ? attempt : 16);
+	if (ms > cap)
+		ms = cap;
+	/* Full jitter: many workers retrying together must not stampede. */
+	ms = ms ? (long)(rand_r(&seed) % (ms + 1)) : 0;
+	ts.tv_sec = ms / 1000;
+	ts.tv_nsec = (ms % 1000) * 1000000L;
+	nanosleep(&ts, NULL);
+	return true;
+}

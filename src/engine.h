@@ -1,0 +1,77 @@
+/*
+ * engine.h - what plan, apply, destroy and graph share: load a spec, open
+ * its provider, expand it into desired resources, refresh live state, and
+ * call the provider with bounded retries.
+ *
+ * The engine names no cloud: it finds the provider by the spec's
+ * provider.name in the provider table and talks to it through provider.h.
+ */
+#ifndef KILN_ENGINE_H
+#define KILN_ENGINE_H
+
+#include <jansson.h>
+
+#include "diag.h"
+#include "graph.h"
+#include "provider.h"
+#include "spec.h"
+
+struct engine {
+	struct spec *spec;
+	const struct provider *prov;
+	struct prov_ctx *ctx;
+	struct prov_scope scope;
+	char *workspace;
+	json_t *user_tags;
+	json_t *desired;   /* address -> desired resource (provider.h) */
+	char *spec_digest; /* "sha256:HEX" of the spec file and the --var values */
+};
+
+/*
+ * Validate the spec (problems go to d, printed by the caller), open its
+ * provider and expand it. 0, or -1: with d holding errors, or with err.
+ */
+int engine_open(struct engine **out, const char *spec_path, const struct spec_options *opts,
+		const char *workspace, struct diags *d, struct kiln_error *err);
+void engine_free(struct engine *e);
+
+/* "sha256:HEX" over the spec's bytes and the sorted --var overrides. */
+char *engine_spec_digest(const char *text, size_t len, const struct spec_options *opts);
+
+/* The provider type of a resource object (desired, recorded or live); NULL if unknown. */
+const struct prov_type *engine_type(const struct engine *e, const json_t *resource);
+
+struct refresh_stats {
+	unsigned long list_calls;
+	unsigned long read_calls;
+	size_t live; /* live resources found */
+};
+
+/*
+ * Live state: every type listed by the workspace's tags, page by page, then
+ * each recorded resource the lists did not return read by its id. *live maps
+ * address -> [live...] (more than one when duplicates exist), sorted by id.
+ */
+int engine_refresh(struct engine *e, const json_t *recorded, json_t **live,
+		   struct refresh_stats *stats, struct kiln_error *err);
+
+/* The DAG of a resource map (desired or recorded): every address, an edge per dep. */
+struct graph *engine_graph(const json_t *resources, struct kiln_error *err);
+
+/*
+ * Retries for PROV_RETRY: up to KILN_RETRY_MAX attempts in all (default 8),
+ * exponential backoff from KILN_RETRY_BASE_MS (default 100) with full jitter,
+ * capped at 5 s. engine_retry_wait returns false when attempts are used up.
+ */
+bool engine_retry_wait(int attempt);
+#define ENGINE_CALL(rc, call)                                                                      \
+	do {                                                                                       \
+		int attempt_ = 0;                                                                  \
+		while (((rc) = (call)) == PROV_RETRY && engine_retry_wait(attempt_++))             \
+			;                                                                          \
+	} while (0)
+
+/* attrs reduced to a type's inputs (its attribute table): what diffs compare. */
+json_t *engine_inputs(const struct prov_type *t, const json_t *attrs);
+
+#endif

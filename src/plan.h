@@ -1,0 +1,102 @@
+/*
+ * plan.h - the plan document, its renderings and plan files.
+ *
+ * A plan is one jansson object: the JSON that `kiln plan --json` prints, that
+ * a plan file holds and that apply executes. It uses Terraform's `show -json`
+ * names where the concept is the same, so tools reading Terraform plans read
+ * it; kiln's own parts sit under "kiln" keys. man/kiln-plan-json.5 and
+ * tests/plan-schema.json describe it; this is a summary:
+ *
+ * {
+ *   "format_version": "1.2",
+ *   "kiln_version": "0.1.0",
+ *   "resource_changes": [CHANGE...],   every address the plan knows, sorted
+ *   "resource_drift": [CHANGE...],     live differs from recorded
+ *   "errored": false,
+ *   "kiln": {
+ *     "plan_version": 1,
+ *     "created": "2026-11-30T01:02:03Z",
+ *     "cluster": "demo", "workspace": "default",
+ *     "provider": "sim", "simulated": true,
+ *     "spec": {"file": "kiln.yaml", "digest": "sha256:HEX"},
+ *     "state": {"commit": "HEX" | null, "serial": 3, "lineage": "UUID" | null},
+ *     "destroy": false, "refresh": true,
+ *     "targets": ["addr"...], "replace": ["addr"...],
+ *     "summary": {"create": 1, "update": 0, "replace": 0, "delete": 0,
+ *                 "adopt": 0, "drift": 0, "no_op": 4},
+ *     "changes": true,          any action other than no-op, or any drift
+ *     "notes": ["text"...],     e.g. the catalog choice, retained stores
+ *     "warnings": ["text"...]
+ *   }
+ * }
+ *
+ * CHANGE:
+ * {
+ *   "address": "sim_node_group.trainers", "mode": "managed",
+ *   "type": "sim_node_group", "name": "trainers", "provider_name": "sim",
+ *   "change": {
+ *     "actions": ["no-op"] | ["create"] | ["update"] | ["delete", "create"] | ["delete"],
+ *     "before": {ATTRS} | null,          live (or recorded) attributes
+ *     "after": {ATTRS} | null,           desired attributes
+ *     "after_unknown": {"attr": true},   computed attributes known only after apply
+ *     "before_sensitive": {"attr": true} | false,
+ *     "after_sensitive": {"attr": true} | false,
+ *     "replace_paths": [["attr"]...],    present with a replace
+ *     "importing": {"id": "ID"}          present when adopting a tagged live resource
+ *   },
+ *   "action_reason": "replace_because_cannot_update" | "replace_by_request"
+ *                  | "replace_because_dependency" | "delete_because_no_resource_config"
+ *                  | "delete_because_duplicate",   (absent when not needed)
+ *   "kiln": {
+ *     "id": "ID" | null,                 the live or recorded id
+ *     "deps": ["addr"...],               desired deps (recorded deps for a delete)
+ *     "attributes": [{"name": "count", "before": 2, "after": 4,
+ *                     "policy": "live" | "replace" | "stop",
+ *                     "sensitive": false, "why": "text"}],
+ *                                        every attribute that changes
+ *     "reason": "text",                  one line a person reads
+ *     "retain": true                     a retained store: released from state, not deleted
+ *   }
+ * }
+ *
+ * Sensitive values appear as null in before/after, with *_sensitive saying
+ * which; renderings print "(sensitive)".
+ */
+#ifndef KILN_PLAN_H
+#define KILN_PLAN_H
+
+#include <stdbool.h>
+#include <stdio.h>
+
+#include <jansson.h>
+
+#include "util.h"
+
+#define PLAN_FORMAT_VERSION "1.2"
+#define PLAN_VERSION 1
+
+/* Human text: one block per changed resource, drift, notes, summary line. */
+void plan_render_text(FILE *out, const json_t *plan, bool color);
+/* A pull-request comment: summary table, collapsible details, warnings. */
+void plan_render_markdown(FILE *out, const json_t *plan);
+/* "Plan: 1 to create, 0 to update, 0 to replace, 0 to delete, 0 to adopt." */
+char *plan_summary_line(const json_t *plan);
+
+/* "sha256:HEX" of the canonical (sorted, compact) document. Caller frees. */
+char *plan_digest(const json_t *plan);
+
+/*
+ * A plan file: {"kiln_plan_file": 1, "digest": "sha256:..", "plan": PLAN},
+ * written atomically (temp file + rename), mode 0600.
+ */
+int plan_file_write(const char *path, const json_t *plan, struct kiln_error *err);
+/*
+ * Read and check a plan file: its digest matches, its versions are ones this
+ * kiln reads, and its shape is what plan.h describes. *out is the plan.
+ * 0, or -1 with err naming the file and the fault.
+ */
+int plan_file_read(json_t **out, const char *path, struct kiln_error *err);
+/* True when path holds a plan file rather than a spec (peeks at the start). */
+bool plan_file_is(const char *path);
+
+#endif

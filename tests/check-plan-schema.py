@@ -1,0 +1,108 @@
+#!/usr/bin/env python3
+"""check-plan-schema.py FILE... - validate kiln plan documents against tests/plan-schema.json.
+
+Each FILE is a plan document (what `kiln plan --json` prints) or a plan file
+({"kiln_plan_file": 1, "digest": "sha256:..", "plan": PLAN}), whose wrapper is
+checked and whose "plan" is validated. Prints `ok FILE` for each valid file, or
+FILE: the first error (with its JSON path); exits 1 when any file is invalid,
+2 on a usage error. Besides the schema, it checks what JSON Schema cannot say:
+each address is TYPE.NAME, and addresses are sorted and distinct (but for a
+"deposed" duplicate, which follows the resource whose address it carries).
+"""
+import json
+import os
+import re
+import sys
+
+try:
+    import jsonschema
+except ImportError:
+    sys.stderr.write("check-plan-schema.py: the python3 jsonschema module is not installed\n")
+    sys.exit(2)
+
+SCHEMA = os.path.join(os.path.dirname(os.path.abspath(__file__)), "plan-schema.json")
+DIGEST = re.compile(r"^sha256:[0-9a-f]{64}$")
+
+
+def where(path):
+    """A JSON path as kiln's messages write it: resource_changes[4].change.actions."""
+    text = "".join("[%d]" % p if isinstance(p, int) else ".%s" % p for p in path)
+    return text[1:] if text.startswith(".") else text or "(top level)"
+
+
+def reject_duplicates(pairs):
+    seen = {}
+    for key, value in pairs:
+        if key in seen:
+            raise ValueError("duplicate key %r" % key)
+        seen[key] = value
+    return seen
+
+
+def check_addresses(plan):
+    """Errors the schema cannot express, as (path, message)."""
+    errors = []
+    for key in ("resource_changes", "resource_drift"):
+        previous = None
+        for i, rc in enumerate(plan.get(key, [])):
+            address = rc.get("address")
+            expected = "%s.%s" % (rc.get("type"), rc.get("name"))
+            if address != expected:
+                errors.append(("%s[%d].address" % (key, i),
+                               "%r is not TYPE.NAME (%r)" % (address, expected)))
+            duplicate = address == previous and "deposed" in rc
+            if previous is not None and address <= previous and not duplicate:
+                errors.append(("%s[%d].address" % (key, i),
+                               "%r is not after %r: addresses are sorted and distinct"
+                               % (address, previous)))
+            previous = address
+    return errors
+
+
+def check(path, validator):
+    try:
+        with open(path, encoding="utf-8") as f:
+            doc = json.load(f, object_pairs_hook=reject_duplicates)
+    except (OSError, ValueError) as e:
+        return "%s: %s" % (path, e)
+    plan = doc
+    if isinstance(doc, dict) and "kiln_plan_file" in doc:
+        if doc.get("kiln_plan_file") != 1 or type(doc.get("kiln_plan_file")) is not int:
+            return "%s: kiln_plan_file is %r, not 1" % (path, doc.get("kiln_plan_file"))
+        if not isinstance(doc.get("digest"), str) or not DIGEST.match(doc["digest"]):
+            return "%s: digest is %r, not \"sha256:\" and 64 hex digits" % (path, doc.get("digest"))
+        extra = set(doc) - {"kiln_plan_file", "digest", "plan"}
+        if extra:
+            return "%s: unknown plan file keys: %s" % (path, ", ".join(sorted(extra)))
+        plan = doc.get("plan")
+    error = jsonschema.exceptions.best_match(validator.iter_errors(plan))
+    if error is not None:
+        return "%s: %s: %s" % (path, where(error.absolute_path), error.message)
+    if isinstance(plan, dict):
+        for at, message in check_addresses(plan):
+            return "%s: %s: %s" % (path, at, message)
+    return None
+
+
+def main(argv):
+    if len(argv) < 2:
+        sys.stderr.write("usage: %s FILE...\n" % argv[0])
+        return 2
+    with open(SCHEMA, encoding="utf-8") as f:
+        schema = json.load(f)
+    cls = jsonschema.validators.validator_for(schema)
+    cls.check_schema(schema)
+    validator = cls(schema)
+    status = 0
+    for path in argv[1:]:
+        error = check(path, validator)
+        if error:
+            print(error)
+            status = 1
+        else:
+            print("ok %s" % path)
+    return status
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv))

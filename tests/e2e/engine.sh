@@ -1,0 +1,271 @@
+# engine.sh - end-to-end tests of the engine on the sim provider: plan
+# (text, JSON checked against tests/plan-schema.json, Markdown, saved plans),
+# apply, update, replace, delete, drift, destroy, graph, faults (transient
+# errors, capacity), interrupts and processes killed with SIGKILL. Sourced by
+# run.sh after lib.sh; $KILN is the binary under test. An independent reader
+# (sim_inspect.py) checks what the sim really holds.
+
+en_new_dir() { # SPEC: a fresh working directory holding SPEC as kiln.yaml
+	en_dir=$(mktemp -d "$E2E_TMP/engine.XXXXXX")
+	cd "$en_dir" || exit 1
+	cp "$E2E_ROOT/$1" kiln.yaml
+}
+
+en_inspect() { # NAME: the sim and the state agree, with no duplicate
+	"$KILN" state pull >.state.json 2>/dev/null || echo '{"resources": {}}' >.state.json
+	assert "$1" python3 "$E2E_ROOT/tests/e2e/sim_inspect.py" .kiln/sim .state.json
+}
+
+en_schema() { # NAME FILE: FILE is a plan document the schema accepts
+	assert "$1" python3 "$E2E_ROOT/tests/check-plan-schema.py" "$2"
+}
+
+en_lifecycle() {
+	en_new_dir examples/quickstart.yaml
+	check "engine: plan on a fresh directory shows creates and exits 2" 2 \
+		--out-has "kiln plan: quickstart/default on sim — a simulation: nothing real is created or billed" \
+		--out-has "  + sim_node_group.trainers  create" \
+		--out-has "instance_type:    \"p5.48xlarge\"" \
+		--out-has "sim_node_group.trainers: instance_type: cheapest with 8× H100: p5.48xlarge at \$98.32/h" \
+		--out-has "Plan: 5 to create, 0 to update, 0 to replace, 0 to delete, 0 to adopt." \
+		-- "$KILN" plan --detailed-exitcode
+	assert "engine: plan creates nothing (no state repository, no sim directory)" \
+		sh -c '[ ! -e .kiln/state.git ] && [ ! -e .kiln/sim ]'
+	check "engine: apply without a terminal and without --auto-approve refuses" 1 --out "" \
+		--err "kiln: apply: standard input is not a terminal, so kiln cannot ask for approval; nothing was changed; review with \`kiln plan --out plan.kiln\`, then \`kiln apply plan.kiln\`; or pass --auto-approve" \
+		-- "$KILN" apply
+	check "engine: apply creates every resource in dependency order" 0 \
+		--out-has "sim_network.main: created [id vpc-" \
+		--out-has "sim_node_group.trainers: create: waiting for ng-" \
+		--out-has "Apply complete: 5 created, 0 updated, 0 replaced, 0 deleted." \
+		-- "$KILN" apply --auto-approve
+	en_inspect "engine: after apply the sim holds exactly what the state records"
+	check "engine: the apply is one commit in the log" 0 \
+		--out-has "apply: 5 created, 0 updated, 0 replaced, 0 deleted (quickstart/default)" \
+		-- "$KILN" log
+	check "engine: the commit carries the plan and spec digests" 0 \
+		--out-has "Kiln-Plan-Digest: sha256:" --out-has "Kiln-Spec-Digest: sha256:" \
+		--out-has "Kiln-Result: complete" \
+		-- "$KILN" show default
+	check "engine: plan after apply shows no changes and exits 0" 0 \
+		--out-has "No changes. Live resources match the spec and the recorded state." \
+		-- "$KILN" plan --detailed-exitcode
+	check "engine: a second apply has nothing to do" 0 --out-has "Nothing to apply." \
+		-- "$KILN" apply --auto-approve
+	check "engine: the join token is not recorded in plaintext without a key" 0 \
+		--out-has '"join_token":"(sensitive)"' -- "$KILN" state show sim_node_group.trainers
+
+	sed -i 's/count: 2/count: 3/' kiln.yaml
+	check "engine: a changed count is an update in place with its policy" 2 \
+		--out-has "  ~ sim_node_group.trainers  update in place" \
+		--out-has "count:  2 → 3   (live: nodes are added or removed in place)" \
+		--out-has "Plan: 0 to create, 1 to update, 0 to replace, 0 to delete, 0 to adopt." \
+		-- "$KILN" plan --detailed-exitcode
+	check "engine: apply updates it" 0 --out-has "Apply complete: 0 created, 1 updated" \
+		-- "$KILN" apply --auto-approve
+	assert "engine: the sim has 3 nodes in the group" sh -c \
+		'"$1" state show sim_node_group.trainers --json | grep -q "\"count\": 3"' sh "$KILN"
+
+	sed -i 's/    role: trainer/    role: trainer\n    image: img-2/' kiln.yaml
+	check "engine: a force-new attribute is a replace naming it" 2 \
+		--out-has "  -/+ sim_node_group.trainers  replace: image forces replacement" \
+		--out-has 'image:  null → "img-2"   (replace: ' \
+		-- "$KILN" plan --detailed-exitcode
+	old_id=$("$KILN" state show sim_node_group.trainers --json | python3 -c 'import json,sys; print(json.load(sys.stdin)["id"])')
+	check "engine: apply replaces it" 0 --out-has "0 created, 0 updated, 1 replaced, 0 deleted" \
+		-- "$KILN" apply --auto-approve
+	new_id=$("$KILN" state show sim_node_group.trainers --json | python3 -c 'import json,sys; print(json.load(sys.stdin)["id"])')
+	assert "engine: the replacement has a new id" test "$old_id" != "$new_id"
+	en_inspect "engine: after the replace the old group is gone from the sim"
+
+	python3 "$E2E_ROOT/tests/e2e/sim_inspect.py" .kiln/sim set sim_node_group.trainers count 7
+	check "engine: drift made in the sim is shown even with the spec unchanged" 2 \
+		--out-has "Drift: live resources that differ from the recorded state" \
+		--out-has "  ~ sim_node_group.trainers  changed outside kiln" \
+		--out-has "count:  3 → 7" \
+		--out-has "1 drifted." \
+		-- "$KILN" plan --detailed-exitcode
+	check "engine: --refresh=false trusts the state and sees no drift" 0 \
+		--out-has "No changes." -- "$KILN" plan --detailed-exitcode --refresh=false
+	check "engine: apply puts the drifted count back" 0 --out-has "1 updated" \
+		-- "$KILN" apply --auto-approve
+	python3 "$E2E_ROOT/tests/e2e/sim_inspect.py" .kiln/sim rm sim_role_policy.trainer
+	check "engine: a resource deleted outside kiln is drift and is created again" 2 \
+		--out-has "  - sim_role_policy.trainer  deleted outside kiln" \
+		--out-has "  + sim_role_policy.trainer  create" \
+		-- "$KILN" plan --detailed-exitcode
+	"$KILN" apply --auto-approve >/dev/null 2>&1
+
+	check "engine: plan --json is one document" 0 -- "$KILN" plan --json
+	cp "$E2E_OUT" plan.json
+	en_schema "engine: the JSON plan validates against tests/plan-schema.json" plan.json
+	check "engine: --json and --markdown together are refused" 1 \
+		--err "kiln: plan: --json and --markdown cannot be combined; pick one" \
+		-- "$KILN" plan --json --markdown
+
+	# Saved plans: applied as made, refused once stale.
+	sed -i 's/count: 3/count: 1/' kiln.yaml
+	check "engine: plan --markdown is a pull-request comment" 0 \
+		--out-has "### kiln plan: quickstart/default (sim)" --out-has "| update | 1 |" \
+		--out-has '```diff' -- "$KILN" plan --markdown
+	check "engine: plan --out saves a plan file" 0 --out-has "Saved the plan to p1.kiln" \
+		-- "$KILN" plan --out p1.kiln
+	assert "engine: the plan file is private (0600)" sh -c '[ "$(stat -c %a p1.kiln)" = 600 ]'
+	check "engine: show renders a plan file" 0 \
+		--out-has "~ sim_node_group.trainers  update in place" -- "$KILN" show p1.kiln
+	cp p1.kiln p2.kiln
+	check "engine: apply PLANFILE applies it without asking" 0 \
+		--out-has "Apply complete: 0 created, 1 updated" -- "$KILN" apply p1.kiln
+	check "engine: a plan file made before another apply is refused as stale" 1 \
+		--err-has "kiln: apply: p2.kiln is stale: it was made from state commit " \
+		--err-has "but workspace 'default' is now at " \
+		-- "$KILN" apply p2.kiln
+	"$KILN" plan --out p3.kiln >/dev/null 2>&1
+	sed -i 's/count: 1/count: 2/' kiln.yaml
+	check "engine: a plan file whose spec changed is refused as stale" 1 \
+		--err-has "kiln: apply: p3.kiln is stale: the spec kiln.yaml changed since the plan was made" \
+		-- "$KILN" apply p3.kiln
+	printf 'x' >>p3.kiln
+	check "engine: a modified plan file is refused" 1 --err-has "p3.kiln" -- "$KILN" apply p3.kiln
+
+	check "engine: graph prints the DAG in DOT" 0 \
+		--out-has 'digraph' --out-has '"sim_node_group.trainers" -> "sim_network.main"' \
+		-- "$KILN" graph
+	check "engine: an unknown --target is named with a suggestion" 1 \
+		--err "kiln: plan: --target sim_node_group.trainer: no such resource in the spec, the state or the cloud${NL}  hint: did you mean 'sim_node_group.trainers'? 'kiln graph' lists the addresses" \
+		-- "$KILN" plan --target sim_node_group.trainer
+
+	sed -i '/^  trainers:/,/^$/d' kiln.yaml
+	sed -i 's/^compute:$/compute: {}/' kiln.yaml
+	check "engine: a group removed from the spec is deleted" 2 \
+		--out-has "  - sim_node_group.trainers  delete" \
+		-- "$KILN" plan --detailed-exitcode
+	check "engine: destroy deletes in reverse order and releases the retained bucket" 0 \
+		--out-has "sim_bucket.checkpoints: released from state (retained)" \
+		--out-has "Destroy complete:" \
+		-- "$KILN" destroy --auto-approve
+	check "engine: after destroy the state is empty" 0 --out "" -- "$KILN" state list
+	assert "engine: after destroy only the retained bucket is left in the sim" sh -c \
+		'[ "$(python3 "$1" .kiln/sim count)" = 1 ] && ls .kiln/sim/r | grep -q ^bkt-' sh \
+		"$E2E_ROOT/tests/e2e/sim_inspect.py"
+	cd "$E2E_ROOT" || exit 1
+}
+
+en_errors() {
+	en_new_dir examples/quickstart.yaml
+	sed -i 's/gpu: H100:8/gpu: B200:8/' kiln.yaml
+	check "engine: a GPU the catalog lacks is an error listing the models it has" 1 \
+		--err-has "has no GPU model 'B200'; it has: A10G, A100, H100, H200, L4, L40S" \
+		-- "$KILN" plan
+	en_new_dir examples/llm-pretrain.yaml
+	check "engine: a spec for a provider this kiln lacks is named" 1 \
+		--err-has "provider 'aws' is not built into this kiln" -- "$KILN" plan
+	cd "$E2E_ROOT" || exit 1
+	check "engine: plan from standard input is refused" 1 \
+		--err "kiln: plan: plan reads a spec file, not standard input; write the spec to a file: plans are bound to the file's digest" \
+		-- "$KILN" plan -
+	check "engine: a bad --parallelism is refused" 1 \
+		--err "kiln: apply: --parallelism '0' is not a number from 1 to 1024; use a number from 1 to 1024" \
+		-- "$KILN" apply --parallelism 0 examples/quickstart.yaml
+}
+
+en_faults() {
+	en_new_dir tests/specs/valid/sim-llm-pretrain.yaml
+	check "engine: with 30% transient failures apply converges through retries" 0 \
+		--out-has "Apply complete: 12 created" \
+		-- env KILN_SIM_FAIL_RATE=0.3 KILN_SIM_SEED=7 KILN_RETRY_BASE_MS=1 KILN_RETRY_MAX=30 \
+		"$KILN" apply --auto-approve
+	en_inspect "engine: after the faulty apply there is no duplicate and nothing untracked"
+	check "engine: and the next plan has no changes" 0 --out-has "No changes." \
+		-- "$KILN" plan --detailed-exitcode
+
+	en_new_dir tests/specs/valid/sim-llm-pretrain.yaml
+	check "engine: a gang larger than the capacity fails with the cloud's reason" 1 \
+		--err-has "sim_node_group.trainers: create failed: sim: InsufficientInstanceCapacity (simulated): 16 × p5.48xlarge (H100) requested, 8 free in sim-1a, 8 free in sim-1b" \
+		--out-has "Apply incomplete:" \
+		-- env KILN_SIM_CAPACITY=H100=8 "$KILN" apply --auto-approve
+	assert "engine: the failed gang left no node in the sim" sh -c \
+		'! ls .kiln/sim/r | grep -q "^ng-.*" || ! grep -l "\"sim_node_group.trainers\"" .kiln/sim/r/ng-*.json' 
+	en_inspect "engine: what succeeded beside the failed gang is recorded"
+	check "engine: the next plan shows exactly what remains" 2 \
+		--out-has "Plan: 1 to create, 0 to update, 0 to replace, 0 to delete, 0 to adopt." \
+		-- "$KILN" plan --detailed-exitcode
+	check "engine: with capacity back the gang lands in the second zone" 0 \
+		--out-has "Apply complete: 1 created" \
+		-- env KILN_SIM_CAPACITY=H100=8 KILN_SIM_CAPACITY=H100=16 "$KILN" apply --auto-approve
+	cd "$E2E_ROOT" || exit 1
+}
+
+en_interrupts() {
+	en_new_dir tests/specs/valid/sim-llm-pretrain.yaml
+	KILN_SIM_LATENCY_MS=150 "$KILN" apply --auto-approve >out.txt 2>err.txt &
+	pid=$!
+	# Interrupt once the first operations are under way (the refresh comes before).
+	i=0
+	while ! grep -q "created \[id" out.txt && [ $i -lt 200 ]; do
+		sleep 0.05
+		i=$((i + 1))
+	done
+	kill -INT $pid
+	wait $pid
+	rc=$?
+	assert "engine: SIGINT ends apply with exit 1" test $rc = 1
+	assert "engine: SIGINT says what it does" grep -q "starting nothing new" err.txt
+	assert "engine: an interrupted apply commits what it did" sh -c \
+		'"$1" log | grep -q "apply: .*not done"' sh "$KILN"
+	check "engine: the lock is released after SIGINT" 0 --out-has "default" -- "$KILN" workspace list
+	en_inspect "engine: after SIGINT the sim and the state agree"
+	check "engine: apply after SIGINT finishes the job" 0 --out-has "Apply complete:" \
+		-- "$KILN" apply --auto-approve
+	en_inspect "engine: and the sim holds each resource once"
+
+	# SIGKILL at random points: the next plan adopts (or the journal
+	# replays) what was created; nothing is duplicated or left untracked.
+	n=0
+	adopted=0
+	bad=0
+	while [ $n -lt 20 ]; do
+		n=$((n + 1))
+		en_new_dir tests/specs/valid/sim-llm-pretrain.yaml
+		KILN_LOCK_LEASE=1s KILN_SIM_LATENCY_MS=25 KILN_SIM_READY_MS=50 \
+			"$KILN" apply --auto-approve >/dev/null 2>&1 &
+		pid=$!
+		sleep "0.$(awk -v n=$n 'BEGIN { srand(n); printf "%02d", 5 + int(rand() * 60) }')"
+		kill -KILL $pid
+		wait $pid 2>/dev/null
+		# Half the runs lose the journal too: then the cloud's tags are all there is.
+		if [ $((n % 2)) = 0 ]; then rm -rf .kiln/journal; fi
+		"$KILN" plan --json >plan.json 2>/dev/null
+		if grep -q '"importing"' plan.json; then adopted=$((adopted + 1)); fi
+		if ! "$KILN" apply --auto-approve --lock-timeout 10s >apply.txt 2>&1; then
+			bad=$((bad + 1))
+			echo "run $n: apply after SIGKILL failed:" >&2
+			cat apply.txt >&2
+		fi
+		"$KILN" state pull >.state.json 2>/dev/null
+		if ! python3 "$E2E_ROOT/tests/e2e/sim_inspect.py" .kiln/sim .state.json >inspect.txt; then
+			bad=$((bad + 1))
+			echo "run $n:" >&2
+			cat inspect.txt >&2
+		fi
+	done
+	assert "engine: 20 applies killed with SIGKILL converge with no duplicate or untracked resource" \
+		test $bad = 0
+	assert "engine: some killed applies were recovered by adoption (tags), not only by the journal" \
+		test $adopted -gt 0
+	cd "$E2E_ROOT" || exit 1
+}
+
+engine_tests() {
+	(
+		unset KILN_SIM_DIR KILN_SIM_FAIL_RATE KILN_SIM_CAPACITY KILN_SIM_LATENCY_MS KILN_STATE \
+			KILN_WORKSPACE KILN_STATE_KEY KILN_STATE_KEY_FILE
+		export KILN_AUTHOR="E2E <e2e@example.com>" KILN_SIM_READY_MS=20
+		en_lifecycle
+		en_errors
+		en_faults
+		en_interrupts
+		echo "$E2E_PASSED $E2E_FAILED" >"$E2E_TMP/.engine-counts"
+	)
+	read -r E2E_PASSED E2E_FAILED <"$E2E_TMP/.engine-counts"
+}

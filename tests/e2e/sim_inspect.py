@@ -1,0 +1,78 @@
+#!/usr/bin/env python3
+"""sim_inspect.py - look at a sim directory without kiln, for the e2e tests.
+
+  sim_inspect.py SIM_DIR STATE_JSON   check: no address held twice, every
+                                      sim resource recorded in the state
+                                      with its id, every recorded resource
+                                      alive; prints "sim: N resources" or
+                                      the faults (exit 1)
+  sim_inspect.py SIM_DIR count        number of resources
+  sim_inspect.py SIM_DIR set ADDRESS ATTR JSON   edit a live attribute (drift)
+  sim_inspect.py SIM_DIR rm ADDRESS   delete a resource behind kiln's back
+"""
+import collections
+import glob
+import json
+import os
+import sys
+
+
+def resources(sim):
+    out = []
+    for path in sorted(glob.glob(os.path.join(sim, "r", "*.json"))):
+        with open(path) as f:
+            out.append((path, json.load(f)))
+    return out
+
+
+def main():
+    sim, cmd = sys.argv[1], sys.argv[2]
+    res = resources(sim)
+    if cmd == "count":
+        print(len(res))
+        return 0
+    if cmd in ("set", "rm"):
+        addr = sys.argv[3]
+        hits = [(p, d) for p, d in res if d.get("tags", {}).get("kiln:address") == addr]
+        if len(hits) != 1:
+            print(f"{addr}: {len(hits)} resources", file=sys.stderr)
+            return 1
+        path, doc = hits[0]
+        if cmd == "rm":
+            os.unlink(path)
+            return 0
+        doc["attrs"][sys.argv[4]] = json.loads(sys.argv[5])
+        with open(path + ".tmp", "w") as f:
+            json.dump(doc, f)
+        os.replace(path + ".tmp", path)
+        return 0
+    with open(cmd) as f:
+        state = json.load(f)["resources"]
+    faults = []
+    by_addr = collections.defaultdict(list)
+    for _, d in res:
+        by_addr[d.get("tags", {}).get("kiln:address")].append(d["id"])
+    for addr, ids in sorted(by_addr.items()):
+        if len(ids) > 1:
+            faults.append(f"duplicate: {addr} is {' and '.join(ids)}")
+        rec = state.get(addr)
+        retained = False
+        if not rec:
+            docs = [d for _, d in res if d.get("tags", {}).get("kiln:address") == addr]
+            retained = docs and docs[0]["attrs"].get("deletion") == "retain"
+            if not retained:
+                faults.append(f"untracked: {addr} ({ids[0]}) is not in the state")
+        elif rec.get("id") not in ids:
+            faults.append(f"wrong id: state has {addr} as {rec.get('id')}, the sim {ids}")
+    for addr in sorted(state):
+        if addr not in by_addr:
+            faults.append(f"gone: {addr} is recorded but not in the sim")
+    if faults:
+        print("\n".join(faults))
+        return 1
+    print(f"sim: {len(res)} resources")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,1221 @@
+/*
+ * test_plan.c - the plan document read back: renderings against golden
+ * files, the digest, plan files and the checks on them.
+ *
+ * The plans here are built by hand, so these tests hold the renderings to
+ * plan.h's contract rather than to whatever diff.c happens to produce.
+ * Golden files live in tests/golden/plan/ (tests run from the repository
+ * root); KILN_UPDATE_GOLDEN=1 rewrites them from the current output.
+ */
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <setjmp.h>
+#include <cmocka.h>
+
+#include <dirent.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "plan.h"
+
+#define GOLDEN_DIR "tests/golden/plan/"
+#define SPEC_DIGEST "sha256:0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef"
+#define COMMIT "1a2b3c4d5e6f7a8b9c0d1e2f3a4b5c6d7e8f9a0b"
+
+struct fx {
+	char dir[64];
+	json_t *plan;
+	char *text;
+	char *path;
+	char *want;  /* an expected message */
+	char *other; /* another path or digest */
+	char *more;
+};
+
+static int fx_setup(void **state)
+{
+	struct fx *f = xcalloc(1, sizeof(*f));
+
+	strcpy(f->dir, "/tmp/kiln-test-plan-XXXXXX");
+	if (!mkdtemp(f->dir)) {
+		free(f);
+		return -1;
+	}
+	f->path = xasprintf("%s/cluster.plan", f->dir);
+	*state = f;
+	return 0;
+}
+
+static int fx_teardown(void **state)
+{
+	struct fx *f = *state;
+	int rc = remove_tree(f->dir);
+
+	json_decref(f->plan);
+	free(f->text);
+	free(f->path);
+	free(f->want);
+	free(f->other);
+	free(f->more);
+	free(f);
+	return rc;
+}
+
+#define plan_test(fn) cmocka_unit_test_setup_teardown(fn, fx_setup, fx_teardown)
+
+/* ---- building plans by hand ---- */
+
+/* A plan with no resources: the kiln part as plan.h has it. */
+static json_t *plan_new(const char *provider, bool simulated, const char *commit)
+{
+	return json_pack(
+	    "{s:s, s:s, s:[], s:[], s:b, s:{s:i, s:s, s:s, s:s, s:s, s:b, "
+	    "s:{s:s, s:s}, s:{s:s?, s:i, s:s?}, s:b, s:b, s:[], s:[], "
+	    "s:{s:i, s:i, s:i, s:i, s:i, s:i, s:i}, s:b, s:[], s:[]}}",
+	    "format_version", PLAN_FORMAT_VERSION, "kiln_version", KILN_VERSION, "resource_changes",
+	    "resource_drift", "errored", 0, "kiln", "plan_version", PLAN_VERSION, "created",
+	    "2026-11-30T01:02:03Z", "cluster", "quickstart", "workspace", "default", "provider",
+	    provider, "simulated", simulated, "spec", "file", "examples/quickstart.yaml", "digest",
+	    SPEC_DIGEST, "state", "commit", commit, "serial", commit ? 3 : 0, "lineage",
+	    commit ? "6f1c2a3e-1d2b-4c5d-8e9f-0a1b2c3d4e5f" : NULL, "destroy", 0, "refresh", 1,
+	    "targets", "replace", "summary", "create", 0, "update", 0, "replace", 0, "delete", 0,
+	    "adopt", 0, "drift", 0, "no_op", 0, "changes", 0, "notes", "warnings");
+}
+
+/* One CHANGE; actions is "no-op", "create", "update", "replace" or "delete". */
+static json_t *change_new(const char *type, const char *name, const char *actions, json_t *before,
+			  json_t *after)
+{
+	char *address = xasprintf("%s.%s", type, name);
+	json_t *list = strcmp(actions, "replace") == 0 ? json_pack("[ss]", "delete", "create")
+						       : json_pack("[s]", actions);
+	json_t *rc = json_pack("{s:s, s:s, s:s, s:s, s:s, s:{s:o, s:o?, s:o?, s:{}, s:b, s:b}, "
+			       "s:{s:n, s:[], s:[]}}",
+			       "address", address, "mode", "managed", "type", type, "name", name,
+			       "provider_name", "sim", "change", "actions", list, "before", before,
+			       "after", after, "after_unknown", "before_sensitive", 0,
+			       "after_sensitive", 0, "kiln", "id", "deps", "attributes");
+
+	free(address);
+	return rc;
+}
+
+static void set_change(json_t *rc, const char *key, json_t *value)
+{
+	json_object_set_new(json_object_get(rc, "change"), key, value);
+}
+
+static void set_kiln(json_t *rc, const char *key, json_t *value)
+{
+	json_object_set_new(json_object_get(rc, "kiln"), key, value);
+}
+
+/* One kiln.attributes entry; policy and why may be NULL. */
+static void add_attr(json_t *rc, const char *name, json_t *before, json_t *after,
+		     const char *policy, const char *why, bool sensitive)
+{
+	json_t *a = json_pack("{s:s, s:o, s:o, s:b}", "name", name, "before", before, "after",
+			      after, "sensitive", sensitive);
+
+	if (policy)
+		json_object_set_new(a, "policy", json_string(policy));
+	if (why)
+		json_object_set_new(a, "why", json_string(why));
+	json_array_append_new(json_object_get(json_object_get(rc, "kiln"), "attributes"), a);
+}
+
+static void set_summary(json_t *plan, const char *key, json_int_t n)
+{
+	json_object_set_new(json_object_get(json_object_get(plan, "kiln"), "summary"), key,
+			    json_integer(n));
+}
+
+static void add_note(json_t *plan, const char *list, const char *text)
+{
+	json_array_append_new(json_object_get(json_object_get(plan, "kiln"), list),
+			      json_string(text));
+}
+
+/*
+ * Every kind of change: create (with computed and sensitive attributes),
+ * update with live and stop policies, replace (forced and requested),
+ * delete (gone from the spec, duplicate), adopt, adopt with an update, a
+ * retained store released from state, drift (changed and deleted), notes
+ * and warnings. Sensitive values are left in on purpose: a renderer must
+ * not print them even when a document carries them.
+ */
+static json_t *sample_plan(void)
+{
+	json_t *plan = plan_new("sim", true, COMMIT);
+	json_t *changes = json_object_get(plan, "resource_changes");
+	json_t *drift = json_object_get(plan, "resource_drift");
+	json_t *rc;
+
+	rc = change_new("sim_bucket", "data", "no-op", json_pack("{s:s}", "name", "qs-data"),
+			json_pack("{s:s}", "name", "qs-data"));
+	set_change(rc, "importing", json_pack("{s:s}", "id", "bkt-0123"));
+	set_kiln(rc, "id", json_string("bkt-0123"));
+	json_array_append_new(changes, rc);
+
+	rc =
+	    change_new("sim_bucket", "data", "delete", json_pack("{s:s}", "name", "qs-data"), NULL);
+	json_object_set_new(rc, "deposed", json_string("bkt-0999"));
+	json_object_set_new(rc, "action_reason", json_string("delete_because_duplicate"));
+	set_kiln(rc, "id", json_string("bkt-0999"));
+	json_array_append_new(changes, rc);
+
+	rc =
+	    change_new("sim_bucket", "keep", "delete", json_pack("{s:s}", "name", "qs-keep"), NULL);
+	json_object_set_new(rc, "action_reason", json_string("delete_because_no_resource_config"));
+	set_kiln(rc, "id", json_string("bkt-0042"));
+	set_kiln(rc, "retain", json_true());
+	set_kiln(rc, "reason",
+		 json_string("release from state; retained, not deleted (deletion: retain)"));
+	json_array_append_new(changes, rc);
+
+	rc = change_new("sim_bucket", "old", "delete", json_pack("{s:s}", "name", "qs-old"), NULL);
+	json_object_set_new(rc, "action_reason", json_string("delete_because_no_resource_config"));
+	set_kiln(rc, "id", json_string("bkt-0007"));
+	json_array_append_new(changes, rc);
+
+	rc = change_new("sim_bucket", "shared", "update",
+			json_pack("{s:s, s:b}", "name", "qs-shared", "versioning", 0),
+			json_pack("{s:s, s:b}", "name", "qs-shared", "versioning", 1));
+	set_change(rc, "importing", json_pack("{s:s}", "id", "bkt-0456"));
+	set_kiln(rc, "id", json_string("bkt-0456"));
+	set_kiln(rc, "reason",
+		 json_string("adopt bkt-0456: tagged for this workspace, missing from the state"));
+	add_attr(rc, "versioning", json_false(), json_true(), "live", NULL, false);
+	json_array_append_new(changes, rc);
+
+	rc = change_new("sim_iam_role", "trainer", "replace",
+			json_pack("{s:s}", "name", "qs-trainer"),
+			json_pack("{s:s}", "name", "qs-trainer"));
+	json_object_set_new(rc, "action_reason", json_string("replace_by_request"));
+	set_kiln(rc, "id", json_string("role-77"));
+	json_array_append_new(changes, rc);
+
+	rc = change_new("sim_lustre", "scratch", "replace",
+			json_pack("{s:i, s:i}", "capacity_gb", 1200, "throughput_per_tib", 125),
+			json_pack("{s:i, s:i}", "capacity_gb", 1200, "throughput_per_tib", 250));
+	json_object_set_new(rc, "action_reason", json_string("replace_because_cannot_update"));
+	set_change(rc, "replace_paths", json_pack("[[s]]", "throughput_per_tib"));
+	set_kiln(rc, "id", json_string("fs-0abc"));
+	add_attr(rc, "throughput_per_tib", json_integer(125), json_integer(250), "replace",
+		 "the file system's throughput is fixed when it is created", false);
+	json_array_append_new(changes, rc);
+
+	rc = change_new("sim_network", "main", "create", NULL,
+			json_pack("{s:s, s:s, s:n, s:{s:s}, s:[s,s]}", "cidr", "10.42.0.0/16",
+				  "fabric", "ena", "id", "tags", "kiln:cluster", "quickstart",
+				  "zones", "sim-1a", "sim-1b"));
+	set_change(rc, "after_unknown", json_pack("{s:b, s:b}", "id", 1, "arn", 1));
+	json_array_append_new(changes, rc);
+
+	rc = change_new("sim_nfs", "home", "create", NULL,
+			json_pack("{s:s, s:s, s:f}", "admin_password", "hunter2", "mount", "/home",
+				  "price_per_gb_hour", 0.0001));
+	set_change(rc, "after_sensitive", json_pack("{s:b}", "admin_password", 1));
+	set_kiln(rc, "reason", json_string("in the spec, not live"));
+	json_array_append_new(changes, rc);
+
+	rc = change_new("sim_node_group", "login", "no-op", json_pack("{s:i}", "count", 1),
+			json_pack("{s:i}", "count", 1));
+	set_kiln(rc, "id", json_string("ng-1"));
+	json_array_append_new(changes, rc);
+
+	rc = change_new(
+	    "sim_node_group", "trainers", "update",
+	    json_pack("{s:i, s:s, s:s, s:{s:s}}", "count", 2, "instance_type", "g6.xlarge",
+		      "bootstrap_token", "tok-old-secret", "labels", "team", "research"),
+	    json_pack("{s:i, s:s, s:s, s:{s:s}}", "count", 4, "instance_type", "p5.48xlarge",
+		      "bootstrap_token", "tok-new-secret", "labels", "team", "ml"));
+	set_change(rc, "before_sensitive", json_pack("{s:b}", "bootstrap_token", 1));
+	set_change(rc, "after_sensitive", json_pack("{s:b}", "bootstrap_token", 1));
+	set_kiln(rc, "id", json_string("ng-2"));
+	add_attr(rc, "bootstrap_token", json_string("tok-old-secret"),
+		 json_string("tok-new-secret"), "live", NULL, true);
+	add_attr(rc, "count", json_integer(2), json_integer(4), "live", NULL, false);
+	add_attr(rc, "instance_type", json_string("g6.xlarge"), json_string("p5.48xlarge"), "stop",
+		 "an instance stops to change its type", false);
+	add_attr(rc, "labels", json_pack("{s:s}", "team", "research"),
+		 json_pack("{s:s}", "team", "ml"), "live", NULL, false);
+	json_array_append_new(changes, rc);
+
+	rc =
+	    change_new("sim_bucket", "logs", "delete", json_pack("{s:s}", "name", "qs-logs"), NULL);
+	set_kiln(rc, "id", json_string("bkt-0011"));
+	json_array_append_new(drift, rc);
+
+	rc = change_new("sim_node_group", "trainers", "update", json_pack("{s:i}", "count", 2),
+			json_pack("{s:i}", "count", 3));
+	set_kiln(rc, "id", json_string("ng-2"));
+	add_attr(rc, "count", json_integer(2), json_integer(3), NULL, NULL, false);
+	json_array_append_new(drift, rc);
+
+	set_summary(plan, "create", 2);
+	set_summary(plan, "update", 2);
+	set_summary(plan, "replace", 2);
+	set_summary(plan, "delete", 2);
+	set_summary(plan, "adopt", 2);
+	set_summary(plan, "drift", 2);
+	set_summary(plan, "no_op", 2);
+	json_object_set_new(json_object_get(plan, "kiln"), "changes", json_true());
+	add_note(plan, "notes",
+		 "sim_node_group.trainers: instance_type: p5.48xlarge is the cheapest type with "
+		 "8\xc3\x97 H100 in sim-1a");
+	add_note(plan, "notes",
+		 "sim_bucket.keep: deletion: retain keeps the bucket and its "
+		 "objects; kiln forgets it");
+	add_note(plan, "warnings",
+		 "sim_node_group.trainers: changing instance_type stops 2 "
+		 "running nodes | <b>not</b> a rolling change");
+	return plan;
+}
+
+/* A first plan on a real cloud: no state yet, one create. */
+static json_t *first_plan(void)
+{
+	json_t *plan = plan_new("aws", false, NULL);
+	json_t *rc =
+	    change_new("aws_s3_bucket", "checkpoints", "create", NULL,
+		       json_pack("{s:s, s:b}", "bucket", "llm-checkpoints", "versioning", 1));
+
+	set_change(rc, "after_unknown", json_pack("{s:b}", "arn", 1));
+	json_array_append_new(json_object_get(plan, "resource_changes"), rc);
+	set_summary(plan, "create", 1);
+	json_object_set_new(json_object_get(plan, "kiln"), "changes", json_true());
+	return plan;
+}
+
+/* Everything matches: two no-op resources. */
+static json_t *quiet_plan(void)
+{
+	json_t *plan = plan_new("aws", false, COMMIT);
+	json_t *changes = json_object_get(plan, "resource_changes");
+
+	json_array_append_new(changes, change_new("aws_s3_bucket", "data", "no-op",
+						  json_pack("{s:b}", "versioning", 1),
+						  json_pack("{s:b}", "versioning", 1)));
+	json_array_append_new(changes, change_new("aws_vpc", "main", "no-op",
+						  json_pack("{s:s}", "cidr", "10.0.0.0/16"),
+						  json_pack("{s:s}", "cidr", "10.0.0.0/16")));
+	set_summary(plan, "no_op", 2);
+	return plan;
+}
+
+/* ---- rendering to memory, golden files ---- */
+
+static char *render_text(const json_t *plan, bool color)
+{
+	char *buf = NULL;
+	size_t len = 0;
+	FILE *f = open_memstream(&buf, &len);
+
+	assert_non_null(f);
+	plan_render_text(f, plan, color);
+	fclose(f);
+	return buf;
+}
+
+static char *render_markdown(const json_t *plan)
+{
+	char *buf = NULL;
+	size_t len = 0;
+	FILE *f = open_memstream(&buf, &len);
+
+	assert_non_null(f);
+	plan_render_markdown(f, plan);
+	fclose(f);
+	return buf;
+}
+
+/* The lines of s (s is modified); n set. */
+static char **split_lines(char *s, size_t *n)
+{
+	char **v = NULL;
+	size_t cap = 0;
+	char *p = s, *nl;
+
+	*n = 0;
+	while (*p) {
+		*ARRAY_PUSH(v, *n, cap) = p;
+		nl = strchr(p, '\n');
+		if (!nl)
+			break;
+		*nl = '\0';
+		p = nl + 1;
+	}
+	return v;
+}
+
+/* Print the edit script from the LCS table: ' ' kept, '-' golden only, '+' output only. */
+static void print_edits(char **la, size_t na, char **lb, size_t nb, const unsigned *lcs)
+{
+	size_t i = 0, j = 0, k, n = 0, cap = 0, last = 0;
+	struct edit {
+		char op;
+		const char *line;
+	} *e = NULL;
+
+#define LCS(x, y) lcs[(x) * (nb + 1) + (y)]
+	while (i < na || j < nb) {
+		struct edit *x = ARRAY_PUSH(e, n, cap);
+
+		if (i < na && j < nb && strcmp(la[i], lb[j]) == 0) {
+			*x = (struct edit){' ', la[i]};
+			i++, j++;
+		} else if (i < na && (j == nb || LCS(i + 1, j) >= LCS(i, j + 1))) {
+			*x = (struct edit){'-', la[i++]};
+		} else {
+			*x = (struct edit){'+', lb[j++]};
+		}
+	}
+#undef LCS
+	/* Each change with two kept lines either side; "..." between distant ones. */
+	for (k = 0; k < n; k++) {
+		bool near = false;
+		size_t d;
+
+		for (d = k > 2 ? k - 2 : 0; d < n && d <= k + 2; d++)
+			if (e[d].op != ' ')
+				near = true;
+		if (!near)
+			continue;
+		if (last && k > last + 1)
+			print_error("...\n");
+		print_error("%c%s\n", e[k].op, e[k].line);
+		last = k;
+	}
+	free(e);
+}
+
+/* A unified-diff-like report of golden (want) against the output (got). */
+static void print_diff(const char *path, const char *want, const char *got)
+{
+	char *a = xstrdup(want), *b = xstrdup(got);
+	size_t na, nb, i, j;
+	char **la = split_lines(a, &na), **lb = split_lines(b, &nb);
+	unsigned *lcs = xcalloc((na + 1) * (nb + 1), sizeof(*lcs));
+
+	/* lcs[i][j]: the longest common subsequence of la[i..] and lb[j..]. */
+	for (i = na + 1; i-- > 0;)
+		for (j = nb + 1; j-- > 0;)
+			if (i == na || j == nb)
+				lcs[i * (nb + 1) + j] = 0;
+			else if (strcmp(la[i], lb[j]) == 0)
+				lcs[i * (nb + 1) + j] = lcs[(i + 1) * (nb + 1) + j + 1] + 1;
+			else
+				lcs[i * (nb + 1) + j] =
+				    lcs[(i + 1) * (nb + 1) + j] > lcs[i * (nb + 1) + j + 1]
+					? lcs[(i + 1) * (nb + 1) + j]
+					: lcs[i * (nb + 1) + j + 1];
+	print_error("--- %s (golden)\n+++ output\n", path);
+	print_edits(la, na, lb, nb, lcs);
+	if (strlen(want) != strlen(got) && strcmp(want, got) != 0 && na == nb)
+		print_error("(or they differ in their final newline)\n");
+	free(lcs);
+	free(la);
+	free(lb);
+	free(a);
+	free(b);
+}
+
+static void assert_golden_impl(const char *name, const char *got, const char *file, int line)
+{
+	char *path = xasprintf(GOLDEN_DIR "%s", name);
+	struct kiln_error err = {{0}};
+	char *want = NULL;
+	size_t len = 0;
+	const char *update = getenv("KILN_UPDATE_GOLDEN");
+	bool ok;
+
+	if (update && strcmp(update, "1") == 0) {
+		FILE *f = fopen(path, "w");
+
+		ok = f && fputs(got, f) >= 0;
+		if (f && fclose(f) != 0)
+			ok = false;
+		if (!ok)
+			print_error("cannot write %s\n", path);
+	} else if (file_read_all(path, (size_t)1 << 24, &want, &len, &err) < 0) {
+		print_error("%s\n(run with KILN_UPDATE_GOLDEN=1 to write it)\n", err.msg);
+		ok = false;
+	} else if (!(ok = strcmp(want, got) == 0)) {
+		print_diff(path, want, got);
+		print_error("(run with KILN_UPDATE_GOLDEN=1 to accept the new output)\n");
+	}
+	free(want);
+	free(path);
+	if (!ok)
+		_fail(file, line);
+}
+
+#define assert_golden(name, got) assert_golden_impl((name), (got), __FILE__, __LINE__)
+
+/* ---- renderings ---- */
+
+static void test_sample_document_is_the_golden_sample(void **state)
+{
+	struct fx *f = *state;
+	char *s;
+
+	f->plan = sample_plan();
+	s = json_dumps(f->plan, JSON_INDENT(2) | JSON_SORT_KEYS);
+	f->text = xasprintf("%s\n", s);
+	free(s);
+	assert_golden("sample.json", f->text);
+}
+
+static void test_text_shows_every_kind_of_change(void **state)
+{
+	struct fx *f = *state;
+
+	f->plan = sample_plan();
+	f->text = render_text(f->plan, false);
+	assert_golden("sample.txt", f->text);
+}
+
+static void test_text_in_colour_marks_symbols_and_addresses(void **state)
+{
+	struct fx *f = *state;
+
+	f->plan = sample_plan();
+	f->text = render_text(f->plan, true);
+	assert_golden("sample-color.txt", f->text);
+	assert_non_null(strstr(f->text, "\033[35m-/+\033[0m \033[1msim_lustre.scratch\033[0m"));
+}
+
+static void test_markdown_is_a_pull_request_comment(void **state)
+{
+	struct fx *f = *state;
+
+	f->plan = sample_plan();
+	f->text = render_markdown(f->plan);
+	assert_golden("sample.md", f->text);
+}
+
+static void test_text_of_a_first_plan_has_no_state_yet(void **state)
+{
+	struct fx *f = *state;
+
+	f->plan = first_plan();
+	f->text = render_text(f->plan, false);
+	assert_golden("first.txt", f->text);
+	assert_non_null(strstr(f->text, "State: none yet (first apply creates the workspace)"));
+	assert_null(strstr(f->text, "simulation"));
+}
+
+static void test_markdown_of_a_first_plan(void **state)
+{
+	struct fx *f = *state;
+
+	f->plan = first_plan();
+	f->text = render_markdown(f->plan);
+	assert_golden("first.md", f->text);
+}
+
+static void test_text_without_changes_says_so(void **state)
+{
+	struct fx *f = *state;
+
+	f->plan = quiet_plan();
+	f->text = render_text(f->plan, false);
+	assert_golden("no-changes.txt", f->text);
+}
+
+static void test_markdown_without_changes_says_so(void **state)
+{
+	struct fx *f = *state;
+
+	f->plan = quiet_plan();
+	f->text = render_markdown(f->plan);
+	assert_golden("no-changes.md", f->text);
+}
+
+static void test_renderings_never_print_a_sensitive_value(void **state)
+{
+	struct fx *f = *state;
+
+	f->plan = sample_plan();
+	f->text = render_text(f->plan, false);
+	f->more = render_markdown(f->plan);
+	assert_null(strstr(f->text, "hunter2"));
+	assert_null(strstr(f->text, "secret"));
+	assert_null(strstr(f->more, "hunter2"));
+	assert_null(strstr(f->more, "secret"));
+	assert_non_null(strstr(f->text, "bootstrap_token:  (sensitive) \xe2\x86\x92 (sensitive)"));
+}
+
+static void test_text_turns_control_characters_into_question_marks(void **state)
+{
+	struct fx *f = *state;
+	json_t *rc = change_new("sim_bucket", "x\033[2J", "create", NULL,
+				json_pack("{s:s}", "name", "a\nb\xc2\x9b"));
+
+	f->plan = plan_new("sim", true, COMMIT);
+	json_array_append_new(json_object_get(f->plan, "resource_changes"), rc);
+	add_note(f->plan, "notes", "bell\a here");
+	f->text = render_text(f->plan, false);
+	assert_null(strchr(f->text, '\033'));
+	assert_null(strchr(f->text, '\a'));
+	assert_null(strstr(f->text, "\xc2\x9b"));
+	assert_non_null(strstr(f->text, "+ sim_bucket.x?[2J  create"));
+	assert_non_null(strstr(f->text, "name:  \"a\\nb?\""));
+	assert_non_null(strstr(f->text, "  - bell? here"));
+}
+
+static void test_text_does_not_truncate_long_values(void **state)
+{
+	struct fx *f = *state;
+	char long_value[301];
+	json_t *rc;
+
+	memset(long_value, 'v', 300);
+	long_value[300] = '\0';
+	rc = change_new("sim_bucket", "x", "update", json_pack("{s:s}", "policy", "short"),
+			json_pack("{s:s}", "policy", long_value));
+	add_attr(rc, "policy", json_string("short"), json_string(long_value), "live", NULL, false);
+	f->plan = plan_new("sim", true, COMMIT);
+	json_array_append_new(json_object_get(f->plan, "resource_changes"), rc);
+	f->text = render_text(f->plan, false);
+	assert_non_null(strstr(f->text, long_value));
+}
+
+static void test_text_lists_changed_attributes_without_kiln_attributes(void **state)
+{
+	struct fx *f = *state;
+	json_t *rc = change_new("sim_bucket", "x", "update",
+				json_pack("{s:i, s:s, s:b}", "a", 1, "same", "s", "gone", 1),
+				json_pack("{s:i, s:s, s:b}", "a", 2, "same", "s", "new", 1));
+
+	json_object_del(json_object_get(rc, "kiln"), "attributes");
+	f->plan = plan_new("sim", true, COMMIT);
+	json_array_append_new(json_object_get(f->plan, "resource_changes"), rc);
+	f->text = render_text(f->plan, false);
+	assert_non_null(strstr(f->text, "  ~ sim_bucket.x  update in place\n"
+					"      a:     1 \xe2\x86\x92 2\n"
+					"      gone:  true \xe2\x86\x92 null\n"
+					"      new:   null \xe2\x86\x92 true\n\n"));
+}
+
+static void test_adoption_reason_follows_the_id_unless_it_names_the_adoption(void **state)
+{
+	struct fx *f = *state;
+	json_t *changes;
+	json_t *rc = change_new("sim_bucket", "a", "no-op", json_object(), json_object());
+
+	set_change(rc, "importing", json_pack("{s:s}", "id", "bkt-1"));
+	set_kiln(rc, "reason", json_string("left by an interrupted apply"));
+	f->plan = plan_new("sim", true, COMMIT);
+	changes = json_object_get(f->plan, "resource_changes");
+	json_array_append_new(changes, rc);
+	rc = change_new("sim_bucket", "b", "replace", json_pack("{s:i}", "size", 1),
+			json_pack("{s:i}", "size", 2));
+	set_change(rc, "importing", json_pack("{s:s}", "id", "bkt-2"));
+	set_kiln(rc, "reason", json_string("size forces replacement"));
+	json_array_append_new(changes, rc);
+	f->text = render_text(f->plan, false);
+	assert_non_null(strstr(f->text, "  <= sim_bucket.a  adopt bkt-1 (left by an interrupted "
+					"apply)\n"
+					"  <= sim_bucket.b  adopt bkt-2 (tagged live, missing from "
+					"state)\n"
+					"  -/+ sim_bucket.b  replace: size forces replacement\n"));
+}
+
+static void test_markdown_escapes_tables_and_tags(void **state)
+{
+	struct fx *f = *state;
+
+	f->plan = sample_plan();
+	f->text = render_markdown(f->plan);
+	assert_non_null(strstr(f->text, "> **Warning**\n> sim_node_group.trainers: changing "
+					"instance_type stops 2 running nodes \\| &lt;b&gt;not"
+					"&lt;/b&gt; a rolling change\n"));
+	assert_null(strstr(f->text, "<b>"));
+}
+
+static void test_markdown_fence_outlasts_backticks_in_values(void **state)
+{
+	struct fx *f = *state;
+	json_t *rc = change_new("sim_bucket", "x", "create", NULL,
+				json_pack("{s:s}", "name", "```\n</details>"));
+
+	f->plan = plan_new("sim", true, COMMIT);
+	json_array_append_new(json_object_get(f->plan, "resource_changes"), rc);
+	f->text = render_markdown(f->plan);
+	assert_non_null(strstr(f->text, "````diff\n+ sim_bucket.x  create\n"
+					"+     name:  \"```\\n</details>\"\n````\n"));
+}
+
+/* ---- the summary line ---- */
+
+static void test_summary_line_counts_every_action(void **state)
+{
+	struct fx *f = *state;
+
+	f->plan = sample_plan();
+	f->text = plan_summary_line(f->plan);
+	assert_string_equal(f->text, "Plan: 2 to create, 2 to update, 2 to replace, 2 to delete, "
+				     "2 to adopt; 2 drifted.");
+}
+
+static void test_summary_line_counts_a_plan_without_its_summary(void **state)
+{
+	struct fx *f = *state;
+
+	f->plan = sample_plan();
+	json_object_del(json_object_get(f->plan, "kiln"), "summary");
+	f->text = plan_summary_line(f->plan);
+	assert_string_equal(f->text, "Plan: 2 to create, 2 to update, 2 to replace, 2 to delete, "
+				     "2 to adopt; 2 drifted.");
+}
+
+static void test_summary_line_without_drift_ends_at_adopt(void **state)
+{
+	struct fx *f = *state;
+
+	f->plan = first_plan();
+	f->text = plan_summary_line(f->plan);
+	assert_string_equal(
+	    f->text, "Plan: 1 to create, 0 to update, 0 to replace, 0 to delete, 0 to adopt.");
+}
+
+static void test_summary_line_of_no_changes(void **state)
+{
+	struct fx *f = *state;
+
+	f->plan = quiet_plan();
+	f->text = plan_summary_line(f->plan);
+	assert_string_equal(f->text, "No changes.");
+}
+
+/* ---- the digest ---- */
+
+static void test_digest_ignores_key_order(void **state)
+{
+	struct fx *f = *state;
+	json_t *b = json_pack("{s:{s:b, s:s}, s:i}", "y", "r", 1, "p", "q", "x", 1);
+
+	f->plan = json_pack("{s:i, s:{s:s, s:b}}", "x", 1, "y", "p", "q", "r", 1);
+	f->text = plan_digest(f->plan);
+	f->more = plan_digest(b);
+	json_decref(b);
+	assert_string_equal(f->text, f->more);
+}
+
+/* sha256 of {"a":"\u00E9","b":[true,null,0.5]}: compact, sorted, ASCII. */
+static void test_digest_is_sha256_of_compact_sorted_ascii_json(void **state)
+{
+	struct fx *f = *state;
+
+	f->plan = json_pack("{s:[b,n,f], s:s}", "b", 1, 0.5, "a", "\xc3\xa9");
+	f->text = plan_digest(f->plan);
+	assert_string_equal(f->text,
+			    "sha256:"
+			    "88bf87dd5e626358b2a30bb15629da5fc60748bead31120b81080927fd03d0fc");
+}
+
+static void test_digest_changes_with_any_value(void **state)
+{
+	struct fx *f = *state;
+
+	f->plan = sample_plan();
+	f->text = plan_digest(f->plan);
+	json_object_set_new(json_object_get(json_object_get(f->plan, "kiln"), "state"), "serial",
+			    json_integer(4));
+	f->more = plan_digest(f->plan);
+	assert_string_not_equal(f->text, f->more);
+}
+
+/* ---- plan files ---- */
+
+static void write_text(const char *path, const char *text)
+{
+	FILE *fp = fopen(path, "w");
+
+	assert_non_null(fp);
+	fputs(text, fp);
+	fclose(fp);
+}
+
+static char *read_text(const char *path)
+{
+	struct kiln_error err = {{0}};
+	char *buf = NULL;
+	size_t len;
+
+	if (file_read_all(path, (size_t)1 << 24, &buf, &len, &err) < 0)
+		fail_msg("%s", err.msg);
+	return buf;
+}
+
+/* A plan file whose digest is right for plan, whatever plan's shape. */
+static void write_raw_plan_file(const char *path, json_t *plan)
+{
+	char *digest = plan_digest(plan);
+	json_t *file =
+	    json_pack("{s:i, s:s, s:O}", "kiln_plan_file", 1, "digest", digest, "plan", plan);
+
+	assert_int_equal(json_dump_file(file, path, JSON_INDENT(2)), 0);
+	json_decref(file);
+	free(digest);
+}
+
+static void assert_read_error_impl(const char *path, const char *message, const char *hint,
+				   const char *file, int line)
+{
+	struct kiln_error err = {{0}};
+	json_t *plan = NULL;
+
+	if (plan_file_read(&plan, path, &err) == 0) {
+		json_decref(plan);
+		print_error("read, expected: %s\n", message);
+		_fail(file, line);
+	}
+	assert_null(plan);
+	if (strcmp(err.msg, message) != 0 || (hint && strcmp(err.hint, hint) != 0)) {
+		print_error("expected: %s\n     got: %s\n", message, err.msg);
+		if (hint)
+			print_error("expected hint: %s\n     got hint: %s\n", hint, err.hint);
+		_fail(file, line);
+	}
+}
+
+#define assert_read_error(path, message, hint)                                                     \
+	assert_read_error_impl((path), (message), (hint), __FILE__, __LINE__)
+
+static void test_plan_file_round_trip(void **state)
+{
+	struct fx *f = *state;
+	struct kiln_error err = {{0}};
+	json_t *back = NULL;
+	struct stat st;
+	struct dirent *e;
+	DIR *d;
+	int entries = 0;
+
+	f->plan = sample_plan();
+	if (plan_file_write(f->path, f->plan, &err) < 0)
+		fail_msg("write: %s", err.msg);
+	if (plan_file_read(&back, f->path, &err) < 0)
+		fail_msg("read: %s", err.msg);
+	assert_true(json_equal(back, f->plan));
+	json_decref(back);
+	assert_int_equal(stat(f->path, &st), 0);
+	assert_int_equal(st.st_mode & 0777, 0600);
+	d = opendir(f->dir);
+	assert_non_null(d);
+	while ((e = readdir(d)))
+		if (e->d_name[0] != '.')
+			entries++;
+	closedir(d);
+	assert_int_equal(entries, 1);
+}
+
+static void test_plan_file_starts_with_its_marker(void **state)
+{
+	struct fx *f = *state;
+	struct kiln_error err = {{0}};
+
+	f->plan = first_plan();
+	assert_int_equal(plan_file_write(f->path, f->plan, &err), 0);
+	f->text = read_text(f->path);
+	assert_true(
+	    str_starts_with(f->text, "{\n  \"kiln_plan_file\": 1,\n  \"digest\": \"sha256:"));
+}
+
+static void test_plan_file_refuses_a_modified_plan(void **state)
+{
+	struct fx *f = *state;
+	struct kiln_error err = {{0}};
+	char *at;
+
+	f->plan = sample_plan();
+	assert_int_equal(plan_file_write(f->path, f->plan, &err), 0);
+	f->text = read_text(f->path);
+	at = strstr(f->text, "\"serial\": 3");
+	assert_non_null(at);
+	at[strlen("\"serial\": ")] = '4';
+	write_text(f->path, f->text);
+	f->other = plan_digest(f->plan);
+	json_object_set_new(json_object_get(json_object_get(f->plan, "kiln"), "state"), "serial",
+			    json_integer(4));
+	f->more = plan_digest(f->plan);
+	f->want = xasprintf("%s has been modified since kiln wrote it: digest %s does not match "
+			    "its contents %s",
+			    f->path, f->other, f->more);
+	assert_read_error(f->path, f->want,
+			  "a plan file must not be edited; make a new one with kiln plan --out "
+			  "FILE");
+}
+
+static void test_plan_file_refuses_a_newer_file_version(void **state)
+{
+	struct fx *f = *state;
+	char *want = f->want =
+	    xasprintf("%s is a version 2 plan file, written by a kiln newer than this "
+		      "one (" KILN_VERSION "), which reads version 1",
+		      f->path);
+
+	write_text(f->path, "{\"kiln_plan_file\": 2, \"digest\": \"sha256:00\", \"plan\": {}}\n");
+	assert_read_error(f->path, want,
+			  "apply it with the kiln that wrote it, or make a new plan with this one "
+			  "(kiln plan --out FILE)");
+}
+
+static void test_plan_file_refuses_a_version_no_kiln_writes(void **state)
+{
+	struct fx *f = *state;
+	char *want = f->want =
+	    xasprintf("%s is a version 0 plan file, which no kiln writes; this one "
+		      "(" KILN_VERSION ") reads version 1",
+		      f->path);
+
+	write_text(f->path, "{\"kiln_plan_file\": 0, \"digest\": \"sha256:00\", \"plan\": {}}\n");
+	assert_read_error(f->path, want, NULL);
+}
+
+static void test_plan_file_refuses_yaml(void **state)
+{
+	struct fx *f = *state;
+	struct kiln_error err = {{0}};
+	json_t *plan = NULL;
+	char *want = f->want = xasprintf("%s is not a kiln plan file: line 1 column ", f->path);
+
+	write_text(f->path, "kiln: 1\ncluster: demo\n");
+	assert_int_equal(plan_file_read(&plan, f->path, &err), -1);
+	assert_null(plan);
+	assert_true(str_starts_with(err.msg, want));
+	assert_string_equal(err.hint,
+			    "a plan file is what kiln plan --out FILE writes; a spec is YAML");
+}
+
+static void test_plan_file_refuses_json_that_is_not_a_plan_file(void **state)
+{
+	struct fx *f = *state;
+	char *want = f->want =
+	    xasprintf("%s is not a kiln plan file: it has no \"kiln_plan_file\" key", f->path);
+
+	write_text(f->path, "{\"format_version\": \"1.2\"}\n");
+	assert_read_error(f->path, want, NULL);
+}
+
+static void test_plan_file_refuses_duplicate_keys(void **state)
+{
+	struct fx *f = *state;
+	struct kiln_error err = {{0}};
+	json_t *plan = NULL;
+
+	write_text(f->path, "{\"kiln_plan_file\": 1, \"kiln_plan_file\": 1}\n");
+	assert_int_equal(plan_file_read(&plan, f->path, &err), -1);
+	assert_non_null(strstr(err.msg, "duplicate object key"));
+}
+
+static void test_plan_file_refuses_a_missing_file(void **state)
+{
+	struct fx *f = *state;
+	char *want = f->want =
+	    xasprintf("cannot read %s/none.plan: No such file or directory", f->dir);
+	char *path = f->other = xasprintf("%s/none.plan", f->dir);
+
+	assert_read_error(path, want, "give the file that kiln plan --out FILE wrote");
+}
+
+static void test_plan_file_refuses_an_unknown_action_list(void **state)
+{
+	struct fx *f = *state;
+	char *want = f->want =
+	    xasprintf("%s is not a valid kiln plan: resource_changes[4].change.actions is "
+		      "[\"update\",\"create\"], which is not an action list kiln knows",
+		      f->path);
+
+	f->plan = sample_plan();
+	set_change(json_array_get(json_object_get(f->plan, "resource_changes"), 4), "actions",
+		   json_pack("[ss]", "update", "create"));
+	write_raw_plan_file(f->path, f->plan);
+	assert_read_error(f->path, want,
+			  "actions are [\"no-op\"], [\"create\"], [\"update\"], [\"delete\", "
+			  "\"create\"], [\"create\", \"delete\"] or [\"delete\"]");
+}
+
+static void test_plan_file_refuses_a_before_that_is_not_an_object(void **state)
+{
+	struct fx *f = *state;
+	char *want = f->want =
+	    xasprintf("%s is not a valid kiln plan: resource_drift[1].change.before is a "
+		      "string, not an object or null",
+		      f->path);
+
+	f->plan = sample_plan();
+	set_change(json_array_get(json_object_get(f->plan, "resource_drift"), 1), "before",
+		   json_string("count=2"));
+	write_raw_plan_file(f->path, f->plan);
+	assert_read_error(f->path, want,
+			  "it was not made by kiln plan; make a new one with kiln plan --out FILE");
+}
+
+static void test_plan_file_refuses_a_change_without_an_address(void **state)
+{
+	struct fx *f = *state;
+	char *want = f->want = xasprintf(
+	    "%s is not a valid kiln plan: resource_changes[0].address is missing", f->path);
+
+	f->plan = sample_plan();
+	json_object_del(json_array_get(json_object_get(f->plan, "resource_changes"), 0), "address");
+	write_raw_plan_file(f->path, f->plan);
+	assert_read_error(f->path, want, NULL);
+}
+
+static void test_plan_file_refuses_an_unknown_policy(void **state)
+{
+	struct fx *f = *state;
+	json_t *attrs;
+	char *want = f->want =
+	    xasprintf("%s is not a valid kiln plan: resource_changes[10].kiln."
+		      "attributes[1] has policy \"reboot\"; kiln knows live, replace and "
+		      "stop",
+		      f->path);
+
+	f->plan = sample_plan();
+	attrs = json_object_get(
+	    json_object_get(json_array_get(json_object_get(f->plan, "resource_changes"), 10),
+			    "kiln"),
+	    "attributes");
+	json_object_set_new(json_array_get(attrs, 1), "policy", json_string("reboot"));
+	write_raw_plan_file(f->path, f->plan);
+	assert_read_error(f->path, want, NULL);
+}
+
+static void test_plan_file_refuses_a_newer_plan_version(void **state)
+{
+	struct fx *f = *state;
+	char *want = f->want =
+	    xasprintf("%s cannot be read by this kiln: its kiln.plan_version is 2, and "
+		      "this kiln (" KILN_VERSION ") reads version 1",
+		      f->path);
+
+	f->plan = sample_plan();
+	json_object_set_new(json_object_get(f->plan, "kiln"), "plan_version", json_integer(2));
+	json_object_set_new(f->plan, "kiln_version", json_string("0.9.0"));
+	write_raw_plan_file(f->path, f->plan);
+	assert_read_error(f->path, want,
+			  "it was made by kiln 0.9.0; apply it with that kiln, or make a new plan "
+			  "with this one (kiln plan --out FILE)");
+}
+
+static void test_plan_file_refuses_format_version_2(void **state)
+{
+	struct fx *f = *state;
+	char *want = f->want =
+	    xasprintf("%s cannot be read by this kiln: its format_version is \"2.0\", and "
+		      "this kiln (" KILN_VERSION ") reads 1.x",
+		      f->path);
+
+	f->plan = sample_plan();
+	json_object_set_new(f->plan, "format_version", json_string("2.0"));
+	write_raw_plan_file(f->path, f->plan);
+	assert_read_error(f->path, want, NULL);
+}
+
+static void test_plan_file_reads_a_later_minor_format_with_new_keys(void **state)
+{
+	struct fx *f = *state;
+	struct kiln_error err = {{0}};
+	json_t *back = NULL;
+
+	f->plan = sample_plan();
+	json_object_set_new(f->plan, "format_version", json_string("1.3"));
+	json_object_set_new(json_object_get(f->plan, "kiln"), "cost", json_object());
+	write_raw_plan_file(f->path, f->plan);
+	if (plan_file_read(&back, f->path, &err) < 0)
+		fail_msg("read: %s", err.msg);
+	json_decref(back);
+}
+
+static void test_plan_file_write_refuses_an_invalid_plan(void **state)
+{
+	struct fx *f = *state;
+	struct kiln_error err = {{0}};
+	char *want = f->want =
+	    xasprintf("cannot write plan file %s: the plan is not valid: resource_changes "
+		      "is missing",
+		      f->path);
+	struct stat st;
+
+	f->plan = sample_plan();
+	json_object_del(f->plan, "resource_changes");
+	assert_int_equal(plan_file_write(f->path, f->plan, &err), -1);
+	assert_string_equal(err.msg, want);
+	assert_int_equal(stat(f->path, &st), -1);
+}
+
+static void test_plan_file_write_names_a_missing_directory(void **state)
+{
+	struct fx *f = *state;
+	struct kiln_error err = {{0}};
+	char *path = f->other = xasprintf("%s/no/such/dir.plan", f->dir);
+	char *want = f->want =
+	    xasprintf("cannot write plan file %s: No such file or directory", path);
+
+	f->plan = first_plan();
+	assert_int_equal(plan_file_write(path, f->plan, &err), -1);
+	assert_string_equal(err.msg, want);
+}
+
+static void test_plan_file_is_true_for_a_plan_file(void **state)
+{
+	struct fx *f = *state;
+	struct kiln_error err = {{0}};
+
+	f->plan = first_plan();
+	assert_int_equal(plan_file_write(f->path, f->plan, &err), 0);
+	assert_true(plan_file_is(f->path));
+}
+
+static void test_plan_file_is_false_for_a_yaml_spec(void **state)
+{
+	struct fx *f = *state;
+
+	write_text(f->path, "# {\"kiln_plan_file\": 1}\nkiln: 1\ncluster: demo\n");
+	assert_false(plan_file_is(f->path));
+}
+
+static void test_plan_file_is_false_for_other_json(void **state)
+{
+	struct fx *f = *state;
+
+	write_text(f->path, "  {\"kiln\": 1, \"cluster\": \"demo\"}\n");
+	assert_false(plan_file_is(f->path));
+	write_text(f->path, "  \n{\"kiln_plan_file\": 1}\n");
+	assert_true(plan_file_is(f->path));
+}
+
+static void test_plan_file_is_false_for_a_missing_file(void **state)
+{
+	struct fx *f = *state;
+	char *path = f->other = xasprintf("%s/none", f->dir);
+
+	assert_false(plan_file_is(path));
+	assert_false(plan_file_is("-"));
+}
+
+/* ---- the JSON Schema ---- */
+
+/*
+ * Run tests/check-plan-schema.py on path: its exit status, or -1 when it
+ * cannot run. What it printed is shown when the status is not expect.
+ */
+static int check_schema(const struct fx *f, const char *path, int expect)
+{
+	char *log = xasprintf("%s/schema.log", f->dir);
+	char *cmd = xasprintf("python3 tests/check-plan-schema.py '%s' >'%s' 2>&1", path, log);
+	int rc = system(cmd);
+	char *out = NULL;
+	size_t len;
+	struct kiln_error err = {{0}};
+
+	rc = rc == -1 || !WIFEXITED(rc) ? -1 : WEXITSTATUS(rc);
+	if (rc != expect && file_read_all(log, 1 << 20, &out, &len, &err) == 0)
+		print_message("%s", out);
+	free(out);
+	unlink(log);
+	free(cmd);
+	free(log);
+	return rc;
+}
+
+static bool have_jsonschema(void)
+{
+	return system("python3 -c 'import jsonschema' >/dev/null 2>&1") == 0;
+}
+
+static void test_schema_accepts_the_sample_and_a_written_plan_file(void **state)
+{
+	struct fx *f = *state;
+	struct kiln_error err = {{0}};
+	json_t *(*const makers[])(void) = {sample_plan, first_plan, quiet_plan};
+	size_t i;
+
+	if (!have_jsonschema())
+		skip();
+	assert_int_equal(check_schema(f, GOLDEN_DIR "sample.json", 0), 0);
+	for (i = 0; i < ARRAY_SIZE(makers); i++) {
+		json_decref(f->plan);
+		f->plan = makers[i]();
+		assert_int_equal(plan_file_write(f->path, f->plan, &err), 0);
+		assert_int_equal(check_schema(f, f->path, 0), 0);
+	}
+}
+
+static void test_schema_refuses_an_unknown_action_list(void **state)
+{
+	struct fx *f = *state;
+
+	if (!have_jsonschema())
+		skip();
+	f->plan = sample_plan();
+	set_change(json_array_get(json_object_get(f->plan, "resource_changes"), 4), "actions",
+		   json_pack("[ss]", "update", "create"));
+	assert_int_equal(json_dump_file(f->plan, f->path, JSON_INDENT(2)), 0);
+	assert_int_equal(check_schema(f, f->path, 1), 1);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+	    plan_test(test_sample_document_is_the_golden_sample),
+	    plan_test(test_text_shows_every_kind_of_change),
+	    plan_test(test_text_in_colour_marks_symbols_and_addresses),
+	    plan_test(test_markdown_is_a_pull_request_comment),
+	    plan_test(test_text_of_a_first_plan_has_no_state_yet),
+	    plan_test(test_markdown_of_a_first_plan),
+	    plan_test(test_text_without_changes_says_so),
+	    plan_test(test_markdown_without_changes_says_so),
+	    plan_test(test_renderings_never_print_a_sensitive_value),
+	    plan_test(test_text_turns_control_characters_into_question_marks),
+	    plan_test(test_text_does_not_truncate_long_values),
+	    plan_test(test_text_lists_changed_attributes_without_kiln_attributes),
+	    plan_test(test_adoption_reason_follows_the_id_unless_it_names_the_adoption),
+	    plan_test(test_markdown_escapes_tables_and_tags),
+	    plan_test(test_markdown_fence_outlasts_backticks_in_values),
+	    plan_test(test_summary_line_counts_every_action),
+	    plan_test(test_summary_line_counts_a_plan_without_its_summary),
+	    plan_test(test_summary_line_without_drift_ends_at_adopt),
+	    plan_test(test_summary_line_of_no_changes),
+	    plan_test(test_digest_ignores_key_order),
+	    plan_test(test_digest_is_sha256_of_compact_sorted_ascii_json),
+	    plan_test(test_digest_changes_with_any_value),
+	    plan_test(test_plan_file_round_trip),
+	    plan_test(test_plan_file_starts_with_its_marker),
+	    plan_test(test_plan_file_refuses_a_modified_plan),
+	    plan_test(test_plan_file_refuses_a_newer_file_version),
+	    plan_test(test_plan_file_refuses_a_version_no_kiln_writes),
+	    plan_test(test_plan_file_refuses_yaml),
+	    plan_test(test_plan_file_refuses_json_that_is_not_a_plan_file),
+	    plan_test(test_plan_file_refuses_duplicate_keys),
+	    plan_test(test_plan_file_refuses_a_missing_file),
+	    plan_test(test_plan_file_refuses_an_unknown_action_list),
+	    plan_test(test_plan_file_refuses_a_before_that_is_not_an_object),
+	    plan_test(test_plan_file_refuses_a_change_without_an_address),
+	    plan_test(test_plan_file_refuses_an_unknown_policy),
+	    plan_test(test_plan_file_refuses_a_newer_plan_version),
+	    plan_test(test_plan_file_refuses_format_version_2),
+	    plan_test(test_plan_file_reads_a_later_minor_format_with_new_keys),
+	    plan_test(test_plan_file_write_refuses_an_invalid_plan),
+	    plan_test(test_plan_file_write_names_a_missing_directory),
+	    plan_test(test_plan_file_is_true_for_a_plan_file),
+	    plan_test(test_plan_file_is_false_for_a_yaml_spec),
+	    plan_test(test_plan_file_is_false_for_other_json),
+	    plan_test(test_plan_file_is_false_for_a_missing_file),
+	    plan_test(test_schema_accepts_the_sample_and_a_written_plan_file),
+	    plan_test(test_schema_refuses_an_unknown_action_list),
+	};
+
+	return cmocka_run_group_tests_name("plan", tests, NULL, NULL);
+}
