@@ -20,6 +20,11 @@ for pair in $tools; do
 	cmd=${pair%%:*}; pkg=${pair#*:}
 	command -v "$cmd" >/dev/null 2>&1 || missing="$missing $pkg"
 done
+# python3 module -> Debian package (the e2e tests check JSON plans against their schema)
+if command -v python3 >/dev/null 2>&1 && ! python3 -c 'import jsonschema' 2>/dev/null &&
+	! /usr/bin/python3 -c 'import jsonschema' 2>/dev/null; then
+	missing="$missing python3-jsonschema"
+fi
 if command -v pkg-config >/dev/null 2>&1; then
 	for pair in $libs; do
 		mod=${pair%%:*}; pkg=${pair#*:}

@@ -111,7 +111,8 @@ static int load_state(struct run *r)
 	const char *ws = r->e->workspace;
 
 	if (r->ws && r->ws->exists) {
-		r->state = json_deep_copy(r->ws->state);
+		/* apply changes its copy; plan only reads, so it shares the parsed head. */
+		r->state = r->ws->lock ? json_deep_copy(r->ws->state) : json_incref(r->ws->state);
 		git_oid_tostr(r->head, sizeof(r->head), &r->ws->head);
 	} else {
 		r->state = state_new(r->e->spec->cluster, ws, r->e->prov->name);

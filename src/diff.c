@@ -101,6 +101,11 @@ static json_t *masked(const struct prov_type *t, const json_t *attrs, json_t **s
 	*sens = json_false();
 	if (!attrs)
 		return json_null();
+	/* Most resources hold no secret: share their attributes instead of copying them. */
+	json_object_foreach((json_t *)attrs, k,
+			    v) if (attr_sensitive(t, k, v) && !json_is_null(v)) break;
+	if (!k)
+		return json_incref((json_t *)attrs);
 	out = json_object();
 	json_object_foreach((json_t *)attrs, k, v)
 	{

@@ -194,42 +194,84 @@ static void live_add(json_t *live, const char *addr, json_t *obj)
 	json_array_append(arr, obj);
 }
 
+/* One type's pages, listed on a thread of its own: types are independent. */
+struct lister {
+	struct engine *e;
+	const struct prov_type *t;
+	json_t *items; /* every live object of the type */
+	unsigned long calls;
+	int rc;
+	struct kiln_error err;
+};
+
+static void *list_type(void *arg)
+{
+	struct lister *l = arg;
+	char *page = NULL, *next = NULL;
+	json_t *page_items;
+
+	l->items = json_array();
+	do {
+		page_items = NULL;
+		ENGINE_CALL(l->rc,
+			    l->t->list(l->e->ctx, &l->e->scope, page, &page_items, &next, &l->err));
+		l->calls++;
+		free(page);
+		page = next;
+		next = NULL;
+		if (l->rc != PROV_OK)
+			break;
+		json_array_extend(l->items, page_items);
+		json_decref(page_items);
+	} while (page);
+	free(page);
+	return NULL;
+}
+
 int engine_refresh(struct engine *e, const json_t *recorded, json_t **live,
 		   struct refresh_stats *stats, struct kiln_error *err)
 {
-	json_t *out = json_object(), *page_items, *item, *r;
+	size_t n = e->prov->ntypes, i, k;
+	struct lister *ls = xcalloc(n + 1, sizeof(*ls));
+	pthread_t *th = xcalloc(n + 1, sizeof(*th));
+	bool *started = xcalloc(n + 1, sizeof(*started));
+	json_t *out = json_object(), *item, *r;
 	const char *addr;
-	size_t i, k;
-	int rc;
+	int rc = 0;
 
 	memset(stats, 0, sizeof(*stats));
 	*live = NULL;
-	for (i = 0; i < e->prov->ntypes; i++) {
-		const struct prov_type *t = &e->prov->types[i];
-		char *page = NULL, *next = NULL;
-
-		do {
-			page_items = NULL;
-			ENGINE_CALL(rc, t->list(e->ctx, &e->scope, page, &page_items, &next, err));
-			stats->list_calls++;
-			free(page);
-			page = next;
-			next = NULL;
-			if (rc != PROV_OK) {
-				free(page);
-				json_decref(out);
-				return -1;
+	for (i = 0; i < n; i++) {
+		ls[i].e = e;
+		ls[i].t = &e->prov->types[i];
+		started[i] = pthread_create(&th[i], NULL, list_type, &ls[i]) == 0;
+		if (!started[i])
+			list_type(&ls[i]);
+	}
+	for (i = 0; i < n; i++) {
+		if (started[i])
+			pthread_join(th[i], NULL);
+		stats->list_calls += ls[i].calls;
+		if (ls[i].rc != PROV_OK && rc == 0) {
+			*err = ls[i].err;
+			rc = -1;
+		}
+		json_array_foreach(ls[i].items, k, item)
+		{
+			addr = live_address(item);
+			if (addr) {
+				live_add(out, addr, item);
+				stats->live++;
 			}
-			json_array_foreach(page_items, k, item)
-			{
-				addr = live_address(item);
-				if (addr) {
-					live_add(out, addr, item);
-					stats->live++;
-				}
-			}
-			json_decref(page_items);
-		} while (page);
+		}
+		json_decref(ls[i].items);
+	}
+	free(ls);
+	free(th);
+	free(started);
+	if (rc != 0) {
+		json_decref(out);
+		return -1;
 	}
 	/* What the lists did not return may have lost its tags: read it by id. */
 	json_object_foreach((json_t *)recorded, addr, r)

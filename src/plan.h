@@ -24,7 +24,7 @@
  *     "targets": ["addr"...], "replace": ["addr"...],
  *     "summary": {"create": 1, "update": 0, "replace": 0, "delete": 0,
  *                 "adopt": 0, "drift": 0, "no_op": 4},
- *     "changes": true,          any action other than no-op, or any drift
+ *     "changes": true,          any action other than no-op, an adoption, or drift
  *     "notes": ["text"...],     e.g. the catalog choice, retained stores
  *     "warnings": ["text"...]
  *   }
@@ -33,6 +33,8 @@
  * CHANGE:
  * {
  *   "address": "sim_node_group.trainers", "mode": "managed",
+ *   "deposed": "ID",                     only on a duplicate: another live object
+ *                                        carrying this address, to be deleted
  *   "type": "sim_node_group", "name": "trainers", "provider_name": "sim",
  *   "change": {
  *     "actions": ["no-op"] | ["create"] | ["update"] | ["delete", "create"] | ["delete"],

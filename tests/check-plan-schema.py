@@ -17,7 +17,13 @@ import sys
 try:
     import jsonschema
 except ImportError:
-    sys.stderr.write("check-plan-schema.py: the python3 jsonschema module is not installed\n")
+    # Debian's python3-jsonschema lives with /usr/bin/python3, which may not be
+    # the python3 first in PATH.
+    if os.path.realpath(sys.executable) != os.path.realpath("/usr/bin/python3") and \
+            os.path.exists("/usr/bin/python3"):
+        os.execv("/usr/bin/python3", ["/usr/bin/python3"] + sys.argv)
+    sys.stderr.write("check-plan-schema.py: the python3 jsonschema module is not installed "
+                     "(Debian: python3-jsonschema; make deps)\n")
     sys.exit(2)
 
 SCHEMA = os.path.join(os.path.dirname(os.path.abspath(__file__)), "plan-schema.json")

@@ -169,6 +169,27 @@ en_errors() {
 		-- "$KILN" apply --parallelism 0 examples/quickstart.yaml
 }
 
+en_json_events() {
+	en_new_dir examples/quickstart.yaml
+	check "engine: apply --json streams one event per line" 0 \
+		-- "$KILN" apply --auto-approve --json
+	cp "$E2E_OUT" events.jsonl
+	assert "engine: every event is JSON with @level, @message, @timestamp and type, in order" \
+		python3 - events.jsonl <<'PY'
+import json, sys
+lines = open(sys.argv[1]).read().splitlines()
+evs = [json.loads(l) for l in lines]
+assert all({"@level", "@message", "@timestamp", "@module", "type"} <= set(e) for e in evs), evs
+types = [e["type"] for e in evs]
+assert types[0] == "version" and types[1] == "change_summary", types
+assert types.count("apply_start") == 5 and types.count("apply_complete") == 5, types
+assert types[-1] == "change_summary" and "commit" in evs[-1]["hook"], evs[-1]
+starts = [e["hook"]["resource"]["addr"] for e in evs if e["type"] == "apply_start"]
+assert starts.index("sim_network.main") < starts.index("sim_node_group.trainers"), starts
+PY
+	cd "$E2E_ROOT" || exit 1
+}
+
 en_faults() {
 	en_new_dir tests/specs/valid/sim-llm-pretrain.yaml
 	check "engine: with 30% transient failures apply converges through retries" 0 \
@@ -256,13 +277,38 @@ en_interrupts() {
 	cd "$E2E_ROOT" || exit 1
 }
 
+# Golden text, Markdown and JSON plans of every sim example, from nothing.
+# KILN_UPDATE_GOLDEN=1 rewrites them.
+en_goldens() {
+	for spec in examples/quickstart.yaml tests/specs/valid/sim-llm-pretrain.yaml; do
+		name=$(basename "$spec" .yaml)
+		en_new_dir "$spec"
+		"$KILN" plan >plan.txt 2>&1
+		"$KILN" plan --markdown >plan.md 2>&1
+		"$KILN" plan --json >plan.raw.json 2>&1
+		en_schema "engine: the JSON plan of $name validates against the schema" plan.raw.json
+		sed 's/"created": "[^"]*"/"created": "(time)"/' plan.raw.json >plan.json
+		for ext in txt md json; do
+			golden=$E2E_ROOT/tests/golden/engine/$name.$ext
+			if [ -n "${KILN_UPDATE_GOLDEN:-}" ]; then
+				mkdir -p "$(dirname "$golden")"
+				cp "plan.$ext" "$golden"
+			fi
+			compare "engine: the $ext plan of $name matches its golden" "$golden" "plan.$ext"
+		done
+	done
+	cd "$E2E_ROOT" || exit 1
+}
+
 engine_tests() {
 	(
 		unset KILN_SIM_DIR KILN_SIM_FAIL_RATE KILN_SIM_CAPACITY KILN_SIM_LATENCY_MS KILN_STATE \
 			KILN_WORKSPACE KILN_STATE_KEY KILN_STATE_KEY_FILE
 		export KILN_AUTHOR="E2E <e2e@example.com>" KILN_SIM_READY_MS=20
+		en_goldens
 		en_lifecycle
 		en_errors
+		en_json_events
 		en_faults
 		en_interrupts
 		echo "$E2E_PASSED $E2E_FAILED" >"$E2E_TMP/.engine-counts"
