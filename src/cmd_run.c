@@ -5,12 +5,28 @@
 
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "diff.h"
 #include "journal.h"
 #include "log.h"
 #include "state.h"
+
+/* Milliseconds since the previous call, for --log-level debug timings. */
+static double lap_ms(void)
+{
+	static struct timespec last;
+	struct timespec now;
+	double ms;
+
+	clock_gettime(CLOCK_MONOTONIC, &now);
+	ms = last.tv_sec ? (double)(now.tv_sec - last.tv_sec) * 1e3 +
+			       (double)(now.tv_nsec - last.tv_nsec) / 1e6
+			 : 0;
+	last = now;
+	return ms;
+}
 
 void run_flags_init(struct run_flags *f)
 {
@@ -178,7 +194,10 @@ int run_open(struct run *r, struct cli *cli, struct run_flags *f, const char *sp
 			  "%s reads a spec file, not standard input", cli->cmd);
 		return -1;
 	}
+	lap_ms();
 	rc = engine_open(&r->e, spec_path, &opts, workspace_name(f->store.workspace), &d, &err);
+	log_debug("loaded and expanded %s into %zu resources in %.0f ms", spec_path,
+		  r->e ? json_object_size(r->e->desired) : 0, lap_ms());
 	diags_sort(&d);
 	diags_print(&d, stderr, cli->color_err);
 	diags_release(&d);
@@ -194,6 +213,7 @@ int run_open(struct run *r, struct cli *cli, struct run_flags *f, const char *sp
 		return load_state(r); /* planning before the first apply: nothing recorded */
 	if (store_flags_open(&f->store, cli, lock, &r->store, &r->ws) < 0)
 		return -1;
+	log_debug("read workspace '%s' in %.0f ms", r->ws->name, lap_ms());
 	if (lock && workspace_lock(r->ws, &lo, &err) < 0) {
 		cmd_report(cli, &err);
 		return -1;
@@ -222,8 +242,8 @@ int run_plan(struct run *r)
 			cmd_report(r->cli, &err);
 			return -1;
 		}
-		log_info("refreshed %zu live resources with %lu list and %lu read calls",
-			 r->rs.live, r->rs.list_calls, r->rs.read_calls);
+		log_info("refreshed %zu live resources with %lu list and %lu read calls in %.0f ms",
+			 r->rs.live, r->rs.list_calls, r->rs.read_calls, lap_ms());
 	}
 	in.live = live;
 	if (diff_plan(&in, &r->plan, &err) != 0) {
@@ -232,6 +252,7 @@ int run_plan(struct run *r)
 		return -1;
 	}
 	json_decref(live);
+	log_debug("planned in %.0f ms", lap_ms());
 	return 0;
 }
 

@@ -92,6 +92,32 @@ static bool attr_sensitive(const struct prov_type *t, const char *name, const js
 	return false;
 }
 
+/* Whether any attribute of attrs is sensitive and set: checks the few names that can be. */
+static bool holds_secret(const struct prov_type *t, const json_t *attrs)
+{
+	const char *k;
+	json_t *v, *n;
+	size_t i;
+
+	for (i = 0; i < t->nattrs; i++) {
+		v = t->attrs[i].sensitive ? json_object_get(attrs, t->attrs[i].name) : NULL;
+		if (v && !json_is_null(v))
+			return true;
+	}
+	json_array_foreach((json_t *)listed_sensitive, i, n)
+	{
+		v = json_object_get(attrs, json_string_value(n));
+		if (v && !json_is_null(v))
+			return true;
+	}
+	json_object_foreach((json_t *)attrs, k, v)
+	{
+		if (json_is_object(v) && crypt_is_sealed(v))
+			return true;
+	}
+	return false;
+}
+
 /* A copy with sensitive values as null, and the *_sensitive map (or false). */
 static json_t *masked(const struct prov_type *t, const json_t *attrs, json_t **sens)
 {
@@ -102,9 +128,7 @@ static json_t *masked(const struct prov_type *t, const json_t *attrs, json_t **s
 	if (!attrs)
 		return json_null();
 	/* Most resources hold no secret: share their attributes instead of copying them. */
-	json_object_foreach((json_t *)attrs, k,
-			    v) if (attr_sensitive(t, k, v) && !json_is_null(v)) break;
-	if (!k)
+	if (!holds_secret(t, attrs))
 		return json_incref((json_t *)attrs);
 	out = json_object();
 	json_object_foreach((json_t *)attrs, k, v)

@@ -169,6 +169,26 @@ en_errors() {
 		-- "$KILN" apply --parallelism 0 examples/quickstart.yaml
 }
 
+# On a terminal (script(1) provides one): apply asks, and progress is live lines.
+en_tty() {
+	if ! command -v script >/dev/null 2>&1; then
+		skip "engine: apply on a terminal" "script(1) is not installed"
+		return
+	fi
+	en_new_dir examples/quickstart.yaml
+	printf 'no\n' >answer
+	check "engine: on a terminal apply asks, and anything but yes changes nothing" 1 \
+		--out-has "Do you want to apply this plan to quickstart/default? Only 'yes' is accepted:" \
+		--out-has "kiln: apply: not approved; nothing was changed" \
+		--stdin answer -- script -qec "$KILN apply" /dev/null
+	assert "engine: the refused apply created nothing" test ! -e .kiln/sim/r
+	printf 'yes\n' >answer
+	check "engine: on a terminal yes applies, with live progress lines" 0 \
+		--out-has "Apply complete: 5 created" --out-has "${ESC}[1A${ESC}[2K" \
+		--stdin answer -- env KILN_SIM_READY_MS=700 script -qec "$KILN apply" /dev/null
+	cd "$E2E_ROOT" || exit 1
+}
+
 en_json_events() {
 	en_new_dir examples/quickstart.yaml
 	check "engine: apply --json streams one event per line" 0 \
@@ -309,6 +329,7 @@ engine_tests() {
 		en_lifecycle
 		en_errors
 		en_json_events
+		en_tty
 		en_faults
 		en_interrupts
 		echo "$E2E_PASSED $E2E_FAILED" >"$E2E_TMP/.engine-counts"
