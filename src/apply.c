@@ -45,7 +45,11 @@ struct op {
 	size_t blockers; /* operations this one still waits for */
 	double started;
 	enum prov_wait_for wait_for;
+	int wait_errors; /* polls in a row that failed transiently */
 };
+
+/* A wait poll that keeps failing after its own retries fails the operations it covers. */
+#define WAIT_ERRORS_MAX 20
 
 struct exec {
 	const struct apply_options *o;
@@ -62,6 +66,7 @@ struct exec {
 	size_t waiting;
 	bool stopping; /* interrupted: dispatch nothing more */
 	unsigned long calls0;
+	char run_id[37];      /* this run's uuid: idempotency tokens never repeat across runs */
 	json_t *apply_index;  /* address -> create/update/adopt op */
 	json_t *delete_index; /* address -> delete op */
 };
@@ -82,7 +87,8 @@ static void emit(struct exec *x, struct op *op, enum apply_event_kind kind, cons
 	    .op = op->label,
 	    .id = op->id,
 	    .elapsed = op->started > 0 ? now_s() - op->started : 0,
-	    .error = error,
+	    .error = kind == APPLY_PENDING ? NULL : error,
+	    .waiting_for = kind == APPLY_PENDING ? error : NULL,
 	};
 
 	if (x->o->event)
@@ -224,6 +230,34 @@ static void skip_dependants(struct exec *x, struct op *op, const char *why)
 	}
 }
 
+/* The provider may grant less than asked (a non-gang group short of capacity): say so. */
+static void check_landed(struct exec *x, struct op *op)
+{
+	json_t *live = json_object_get(json_object_get(recorded(x), op->addr), "attrs");
+	json_t *want = json_object_get(json_object_get(x->e->desired, op->addr), "attrs");
+	json_t *changed, *name;
+	size_t i;
+
+	if (!live || !want)
+		return;
+	changed = diff_changed_inputs(op->t, live, want);
+	json_array_foreach(changed, i, name)
+	{
+		const char *k = json_string_value(name);
+		char *got = json_dumps(json_object_get(live, k), JSON_ENCODE_ANY | JSON_COMPACT);
+		char *asked = json_dumps(json_object_get(want, k), JSON_ENCODE_ANY | JSON_COMPACT);
+
+		json_array_append_new(
+		    x->res->warnings,
+		    json_sprintf("%s: %s is %s, the spec asks for %s; the next plan "
+				 "shows what remains",
+				 op->addr, k, got ? got : "null", asked ? asked : "null"));
+		free(got);
+		free(asked);
+	}
+	json_decref(changed);
+}
+
 /* With the mutex held: op finished (ok or not); release or skip what waits for it. */
 static void finish(struct exec *x, struct op *op, bool ok, const char *error)
 {
@@ -233,6 +267,8 @@ static void finish(struct exec *x, struct op *op, bool ok, const char *error)
 	x->terminal++;
 	if (ok) {
 		x->res->done++;
+		if (op->kind == OP_CREATE || op->kind == OP_UPDATE)
+			check_landed(x, op);
 		switch (op->kind) {
 		case OP_CREATE:
 			if (strcmp(op->label, "replace") == 0)
@@ -244,13 +280,14 @@ static void finish(struct exec *x, struct op *op, bool ok, const char *error)
 			x->res->updated++;
 			break;
 		case OP_ADOPT:
-			x->res->adopted++;
+			if (strcmp(op->label, "adopt") == 0)
+				x->res->adopted++;
 			break;
 		case OP_RELEASE:
 			x->res->released++;
 			break;
 		case OP_DELETE:
-			if (strcmp(op->label, "replace") != 0)
+			if (strcmp(op->label, "delete") == 0)
 				x->res->deleted++;
 			break;
 		case OP_DELETE_DUP:
@@ -281,8 +318,8 @@ static void token_for(struct exec *x, const char *addr, char out[41])
 {
 	unsigned char md[SHA256_DIGEST_LENGTH];
 	const char *lineage = state_lineage(x->o->state);
-	char *seed = xasprintf("%s|%s|%s|%lld", lineage ? lineage : "", x->e->workspace, addr,
-			       (long long)state_serial(x->o->state));
+	char *seed = xasprintf("%s|%s|%s|%lld|%s", lineage ? lineage : "", x->e->workspace, addr,
+			       (long long)state_serial(x->o->state), x->run_id);
 	int i;
 
 	SHA256((const unsigned char *)seed, strlen(seed), md);
@@ -329,7 +366,7 @@ static int run_op(struct exec *x, struct op *op, json_t **live, struct kiln_erro
 			return PROV_ERROR;
 		}
 		token_for(x, op->addr, token);
-		ENGINE_CALL(rc, t->create(x->e->ctx, &x->e->scope, &c, live, err));
+		ENGINE_CALL(rc, err, t->create(x->e->ctx, &x->e->scope, &c, live, err));
 		return rc;
 	}
 	case OP_UPDATE: {
@@ -341,17 +378,18 @@ static int run_op(struct exec *x, struct op *op, json_t **live, struct kiln_erro
 			return PROV_ERROR;
 		}
 		changed_names(op->change, &names, &n);
-		ENGINE_CALL(rc, t->update(x->e->ctx, op->id, json_object_get(d, "attrs"), names, n,
-					  live, err));
+		ENGINE_CALL(
+		    rc, err,
+		    t->update(x->e->ctx, op->id, json_object_get(d, "attrs"), names, n, live, err));
 		free(names);
 		return rc;
 	}
 	case OP_ADOPT:
-		ENGINE_CALL(rc, t->read(x->e->ctx, op->id, live, err));
+		ENGINE_CALL(rc, err, t->read(x->e->ctx, op->id, live, err));
 		return rc;
 	case OP_DELETE:
 	case OP_DELETE_DUP:
-		ENGINE_CALL(rc, t->delete (x->e->ctx, op->id, err));
+		ENGINE_CALL(rc, err, t->delete (x->e->ctx, op->id, err));
 		/* Already gone is what we wanted. */
 		return rc == PROV_NOTFOUND ? PROV_OK : rc;
 	case OP_RELEASE:
@@ -373,7 +411,11 @@ static void complete_call(struct exec *x, struct op *op, int rc, json_t *live,
 	bool deleting = op->kind == OP_DELETE || op->kind == OP_DELETE_DUP;
 
 	if (rc != PROV_OK) {
-		finish(x, op, false, err->msg);
+		char *text =
+		    err->hint[0] ? xasprintf("%s (%s)", err->msg, err->hint) : xstrdup(err->msg);
+
+		finish(x, op, false, text);
+		free(text);
 		return;
 	}
 	if (op->kind == OP_CREATE || op->kind == OP_UPDATE || op->kind == OP_ADOPT) {
@@ -382,7 +424,7 @@ static void complete_call(struct exec *x, struct op *op, int rc, json_t *live,
 			op->state = OPS_WAITING;
 			op->wait_for = WAIT_READY;
 			x->waiting++;
-			emit(x, op, APPLY_PENDING, NULL);
+			emit(x, op, APPLY_PENDING, "ready");
 			pthread_cond_broadcast(&x->cond);
 			return;
 		}
@@ -391,7 +433,7 @@ static void complete_call(struct exec *x, struct op *op, int rc, json_t *live,
 		op->state = OPS_WAITING;
 		op->wait_for = WAIT_GONE;
 		x->waiting++;
-		emit(x, op, APPLY_PENDING, NULL);
+		emit(x, op, APPLY_PENDING, "gone");
 		pthread_cond_broadcast(&x->cond);
 		return;
 	} else if (op->kind == OP_RELEASE) {
@@ -478,11 +520,7 @@ static void *worker(void *arg)
 
 static long poll_ms(struct exec *x)
 {
-	const char *s = getenv("KILN_POLL_MS");
-
-	if (s && *s)
-		return atol(s);
-	return x->e->prov->simulated ? 25 : 2000;
+	return engine_env_long("KILN_POLL_MS", x->e->prov->simulated ? 25 : 2000, 600000);
 }
 
 /* One batched wait per type and direction over every waiting operation. */
@@ -517,18 +555,23 @@ static void poll_waiting(struct exec *x)
 				free(which);
 				continue;
 			}
-			ENGINE_CALL(rc, t->wait(x->e->ctx, (enum prov_wait_for)dir, w, n, &err));
+			ENGINE_CALL(rc, &err,
+				    t->wait(x->e->ctx, (enum prov_wait_for)dir, w, n, &err));
 			pthread_mutex_lock(&x->mu);
 			for (i = 0; i < n; i++) {
 				struct op *op = &x->ops[which[i]];
 
 				if (op->state != OPS_WAITING)
 					continue;
+				if (rc == PROV_RETRY && ++op->wait_errors < WAIT_ERRORS_MAX)
+					continue; /* the poll failed, not the operation: poll again
+						   */
 				if (rc != PROV_OK) {
 					x->waiting--;
 					finish(x, op, false, err.msg);
 					continue;
 				}
+				op->wait_errors = 0;
 				if (w[i].state == WAIT_PENDING)
 					continue;
 				x->waiting--;
@@ -604,9 +647,27 @@ static void refresh_recorded(struct exec *x, const json_t *rc)
 	/* Sensitive values are null in a plan: keep the recorded (sealed) ones. */
 	json_object_foreach(before, k, v) if (!json_is_null(v) || !json_object_get(attrs, k))
 	    json_object_set(attrs, k, v);
+	/* Nothing changes, so what it depends on does not either: keep the recorded deps. */
 	deps = json_object_get(json_object_get(rc, "kiln"), "deps");
-	if (deps)
+	if (deps && !json_object_get(r, "deps"))
 		json_object_set(r, "deps", deps);
+}
+
+/* A no-op whose live secret the state lacks (a replayed journal holds none): read it. */
+static bool secret_missing(struct exec *x, const json_t *rc)
+{
+	json_t *r = json_object_get(recorded(x), json_string_value(json_object_get(rc, "address")));
+	json_t *bs = json_object_get(json_object_get(rc, "change"), "before_sensitive");
+	json_t *v, *have;
+	const char *k;
+
+	json_object_foreach(bs, k, v)
+	{
+		have = json_object_get(json_object_get(r, "attrs"), k);
+		if (json_is_true(v) && (!have || json_is_null(have)))
+			return true;
+	}
+	return false;
 }
 
 static int build(struct exec *x, struct kiln_error *err)
@@ -648,10 +709,14 @@ static int build(struct exec *x, struct kiln_error *err)
 			continue;
 		}
 		if (strcmp(a0, "no-op") == 0) {
-			if (importing)
+			bool reread =
+			    !importing && id && x->o->keep_secrets && secret_missing(x, rc);
+
+			if (importing || reread)
 				json_object_set_new(
 				    x->apply_index, addr,
-				    json_integer((json_int_t)add_op(x, OP_ADOPT, rc, "adopt", id)));
+				    json_integer((json_int_t)add_op(
+					x, OP_ADOPT, rc, reread ? "read secret" : "adopt", id)));
 			else
 				refresh_recorded(x, rc);
 		} else if (strcmp(a0, "create") == 0) {
@@ -663,7 +728,7 @@ static int build(struct exec *x, struct kiln_error *err)
 			    x->apply_index, addr,
 			    json_integer((json_int_t)add_op(x, OP_UPDATE, rc, "update", id)));
 		} else if (json_array_size(acts) == 2) {
-			j = add_op(x, OP_DELETE, rc, "replace", id);
+			j = add_op(x, OP_DELETE, rc, "replace: delete old", id);
 			json_object_set_new(x->delete_index, addr, json_integer((json_int_t)j));
 			k = add_op(x, OP_CREATE, rc, "replace", NULL);
 			json_object_set_new(x->apply_index, addr, json_integer((json_int_t)k));
@@ -709,6 +774,20 @@ static int build(struct exec *x, struct kiln_error *err)
 				     (size_t)json_integer_value(ix));
 		}
 	}
+	/* And by the plan's deps, for what is live but was never recorded (orphans). */
+	for (i = 0; i < x->n; i++) {
+		struct op *op = &x->ops[i];
+
+		if (op->kind != OP_DELETE && op->kind != OP_DELETE_DUP && op->kind != OP_RELEASE)
+			continue;
+		json_array_foreach(json_object_get(json_object_get(op->change, "kiln"), "deps"), k,
+				   dep)
+		{
+			ix = json_object_get(x->delete_index, json_string_value(dep));
+			if (ix && (size_t)json_integer_value(ix) != i)
+				edge(x, i, (size_t)json_integer_value(ix));
+		}
+	}
 	for (i = 0; i < x->n; i++)
 		if (x->ops[i].blockers == 0)
 			push_ready(x, i);
@@ -744,10 +823,12 @@ int apply_run(const struct apply_options *o, struct apply_result *res)
 
 	memset(res, 0, sizeof(*res));
 	res->errors = json_array();
+	res->warnings = json_array();
 	pthread_mutex_init(&x.mu, NULL);
 	pthread_cond_init(&x.cond, NULL);
 	x.apply_index = json_object();
 	x.delete_index = json_object();
+	uuid_v4(x.run_id);
 	if (x.e->prov->calls)
 		x.calls0 = x.e->prov->calls(x.e->ctx);
 	if (build(&x, &err) != 0) {
@@ -795,5 +876,7 @@ out:
 void apply_result_release(struct apply_result *res)
 {
 	json_decref(res->errors);
+	json_decref(res->warnings);
 	res->errors = NULL;
+	res->warnings = NULL;
 }

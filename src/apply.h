@@ -31,10 +31,13 @@ enum apply_event_kind {
 struct apply_event {
 	enum apply_event_kind kind;
 	const char *address;
-	const char *op; /* "create", "update", "replace", "delete", "adopt", "release" */
+	/* "create", "update", "replace", "replace: delete old", "delete", "adopt", "release",
+	 * "delete duplicate", "read secret" */
+	const char *op;
 	const char *id; /* when known */
 	double elapsed; /* seconds since the operation started */
 	const char *error;
+	const char *waiting_for; /* APPLY_PENDING: "ready" or "gone" */
 };
 
 struct apply_options {
@@ -43,6 +46,7 @@ struct apply_options {
 	json_t *state; /* the recorded state document, changed in place */
 	int parallelism;
 	atomic_int *interrupted; /* non-zero: start nothing new */
+	bool keep_secrets;	 /* a state key is set: read secrets the state lacks */
 	void (*event)(void *arg, const struct apply_event *ev);
 	void *event_arg;
 	/* After each recorded change: resource is the new record, or NULL when removed. */
@@ -58,7 +62,8 @@ struct apply_result {
 	/* What was done, by kind (a replace counts once, when its create lands). */
 	size_t created, updated, replaced, deleted, adopted, released;
 	bool interrupted;
-	json_t *errors; /* [{"address", "op", "error"}], new reference */
+	json_t *errors;	  /* [{"address", "op", "error"}], new reference */
+	json_t *warnings; /* ["text"]: done, but not as asked (a partial capacity grant) */
 };
 
 /* 0 when every operation succeeded, -1 otherwise (result says what happened). */

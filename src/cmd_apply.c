@@ -178,12 +178,16 @@ static void *ticker(void *arg)
 
 static const char *past(const char *op)
 {
+	if (strcmp(op, "replace: delete old") == 0)
+		return "old object deleted, for the replacement";
+	if (strcmp(op, "read secret") == 0)
+		return "secret read back into the state";
 	if (strcmp(op, "create") == 0)
 		return "created";
 	if (strcmp(op, "update") == 0)
 		return "updated";
 	if (strcmp(op, "replace") == 0)
-		return "replaced (step done)";
+		return "replaced";
 	if (strcmp(op, "adopt") == 0)
 		return "adopted";
 	if (strcmp(op, "release") == 0)
@@ -234,11 +238,7 @@ static void on_event(void *arg, const struct apply_event *ev)
 	case APPLY_PENDING:
 		if (!p->tty)
 			printf("%s: %s: waiting for %s to be %s\n", ev->address, ev->op,
-			       ev->id ? ev->id : "it",
-			       strcmp(ev->op, "delete") == 0 ||
-				       strcmp(ev->op, "delete duplicate") == 0
-				   ? "gone"
-				   : "ready");
+			       ev->id ? ev->id : "it", ev->waiting_for);
 		break;
 	case APPLY_DONE:
 		json_object_del(p->inflight, ev->address);
@@ -385,7 +385,8 @@ static int commit_state(struct run *r, const char *op, const struct apply_result
 	*commit_out = NULL;
 	seal_state(r, r->state);
 	after = state_canonical(r->state);
-	if ((before && strcmp(before, after) == 0) ||
+	/* An apply that changed the cloud is logged even if the state reads the same. */
+	if ((before && strcmp(before, after) == 0 && res->done == 0) ||
 	    (!r->ws->exists && state_resource_count(r->state) == 0)) {
 		free(before);
 		free(after);
@@ -393,7 +394,11 @@ static int commit_state(struct run *r, const char *op, const struct apply_result
 	}
 	counts = summary_counts(res);
 	label = workspace_label(r->ws, r->state);
-	summary = xasprintf("%s: %s (%s)", op, counts, label);
+	if (json_object_size(r->overlay))
+		summary = xasprintf("%s: %s, %zu recorded from an interrupted apply's journal (%s)",
+				    op, counts, json_object_size(r->overlay), label);
+	else
+		summary = xasprintf("%s: %s (%s)", op, counts, label);
 	t_op = xasprintf("Kiln-Operation: %s", op);
 	t_res = plan_digest(r->plan);
 	t_plan = xasprintf("Kiln-Plan-Digest: %s", t_res);
@@ -425,6 +430,9 @@ static int commit_state(struct run *r, const char *op, const struct apply_result
 	return rc;
 }
 
+/* Static, not on the stack: the signal thread may write it a moment after we return. */
+static atomic_int interrupted;
+
 static int run_apply(int argc, char **argv, struct cli *cli, bool destroy)
 {
 	const struct cmd_info *info = destroy ? &cmd_destroy_info : &cmd_apply_info;
@@ -435,14 +443,15 @@ static int run_apply(int argc, char **argv, struct cli *cli, bool destroy)
 	struct progress pg = {.cli = cli};
 	struct apply_result res = {0};
 	struct journal *j = NULL;
-	json_t *saved = NULL;
+	json_t *saved = NULL, *hook;
 	const char *operand, *spec;
 	char *jpath = NULL, *commit = NULL, *line;
-	atomic_int interrupted = 0;
-	int c, ret = KILN_EXIT_ERROR, commit_rc = 0;
+	int c, ret = KILN_EXIT_ERROR, commit_rc = 0, have_key;
+	struct crypt_key key;
 
 	run_flags_init(&f);
 	f.destroy = destroy;
+	atomic_store(&interrupted, 0);
 	pthread_mutex_init(&pg.mu, NULL);
 	pg.inflight = json_object();
 	cli_parser_init(&p, cli, info, argc, argv);
@@ -458,7 +467,19 @@ static int run_apply(int argc, char **argv, struct cli *cli, bool destroy)
 	if (!operand)
 		goto out;
 	spec = operand;
-	if (!destroy && plan_file_is(operand)) {
+	if (destroy && plan_file_is(operand)) {
+		cli_error(cli, "apply a saved plan, destroy plans included, with `kiln apply FILE`",
+			  "%s is a plan file; destroy takes a spec", operand);
+		goto out;
+	}
+	have_key = crypt_key_load(&key, &err);
+	crypt_key_wipe(&key);
+	if (have_key < 0) {
+		/* Before anything changes: a secret that cannot be sealed would be lost. */
+		cmd_report(cli, &err);
+		goto out;
+	}
+	if (plan_file_is(operand)) {
 		if (plan_file_read(&saved, operand, &err) < 0) {
 			cmd_report(cli, &err);
 			goto out;
@@ -479,7 +500,7 @@ static int run_apply(int argc, char **argv, struct cli *cli, bool destroy)
 			goto out;
 		}
 		f.store.workspace = ws;
-		f.destroy = json_is_true(json_object_get(kn, "destroy"));
+		f.destroy = destroy = json_is_true(json_object_get(kn, "destroy"));
 		spec = json_string_value(json_object_get(json_object_get(kn, "spec"), "file"));
 	} else if (!f.auto_approve && !isatty(STDIN_FILENO)) {
 		cli_error(
@@ -505,9 +526,9 @@ static int run_apply(int argc, char **argv, struct cli *cli, bool destroy)
 		json_event("version", "info", json_pack("{s:s}", "kiln", KILN_VERSION), "kiln %s",
 			   KILN_VERSION);
 		line = plan_summary_line(r.plan);
-		json_event("change_summary", "info",
-			   json_incref(json_object_get(json_object_get(r.plan, "kiln"), "summary")),
-			   "%s", line);
+		hook = json_deep_copy(json_object_get(json_object_get(r.plan, "kiln"), "summary"));
+		json_object_set_new(hook, "operation", json_string("plan"));
+		json_event("change_summary", "info", hook, "%s", line);
 		free(line);
 	} else if (!saved) {
 		plan_render_text(stdout, r.plan, cli->color_out);
@@ -541,6 +562,7 @@ static int run_apply(int argc, char **argv, struct cli *cli, bool destroy)
 	    .state = r.state,
 	    .parallelism = f.parallelism,
 	    .interrupted = &interrupted,
+	    .keep_secrets = have_key == 1,
 	    .event = on_event,
 	    .event_arg = &pg,
 	    .checkpoint = on_checkpoint,
@@ -561,33 +583,44 @@ static int run_apply(int argc, char **argv, struct cli *cli, bool destroy)
 	j = NULL;
 	{
 		char *counts = summary_counts(&res);
+		const char *what = destroy ? "destroy" : "apply";
+		bool whole = !res.failed && !res.interrupted && !res.skipped;
+		size_t i;
+		json_t *e;
 
 		if (f.json) {
-			json_event(res.failed	     ? "apply_errored"
-				   : res.interrupted ? "apply_interrupted"
-						     : "change_summary",
-				   res.failed ? "error" : "info",
-				   json_pack("{s:i, s:i, s:i, s:i, s:s*}", "done", (int)res.done,
-					     "failed", (int)res.failed, "skipped", (int)res.skipped,
-					     "calls", (int)res.calls, "commit", commit),
-				   "%s %s: %s", destroy ? "Destroy" : "Apply",
-				   res.failed || res.interrupted ? "incomplete" : "complete",
-				   counts);
+			json_array_foreach(res.warnings, i, e)
+			    json_event("diagnostic", "warn", NULL, "%s", json_string_value(e));
+			json_event(
+			    "change_summary", whole ? "info" : "error",
+			    json_pack("{s:s, s:i, s:i, s:i, s:i, s:i, s:i, s:i, s:i, s:i, s:i, "
+				      "s:b, s:s*}",
+				      "operation", what, "add", (int)res.created, "change",
+				      (int)res.updated, "replace", (int)res.replaced, "remove",
+				      (int)res.deleted, "adopt", (int)res.adopted, "release",
+				      (int)res.released, "done", (int)res.done, "failed",
+				      (int)res.failed, "skipped", (int)res.skipped, "calls",
+				      (int)res.calls, "interrupted", res.interrupted, "commit",
+				      commit),
+			    "%s %s: %s", destroy ? "Destroy" : "Apply",
+			    whole ? "complete" : "incomplete", counts);
 		} else {
-			size_t i;
-			json_t *e;
-
 			printf("\n%s %s: %s.\n", destroy ? "Destroy" : "Apply",
-			       res.failed || res.interrupted ? "incomplete" : "complete", counts);
+			       whole ? "complete" : "incomplete", counts);
 			if (commit)
 				printf("State: commit %.12s in workspace '%s'.\n", commit,
 				       r.ws->name);
+			/* The summary first, then why: in a CI log the two arrive in order. */
+			fflush(stdout);
+			json_array_foreach(res.warnings, i, e)
+			    fprintf(stderr, "%s: %s: warning: %s\n", cli->prog, cli->cmd,
+				    json_string_value(e));
 			json_array_foreach(res.errors, i, e)
 			    fprintf(stderr, "%s: %s: %s: %s failed: %s\n", cli->prog, cli->cmd,
 				    json_string_value(json_object_get(e, "address")),
 				    json_string_value(json_object_get(e, "op")),
 				    json_string_value(json_object_get(e, "error")));
-			if (res.failed || res.interrupted)
+			if (!whole)
 				fprintf(stderr,
 					"  hint: what succeeded is recorded; fix the cause and run "
 					"`kiln plan` to see what remains\n");

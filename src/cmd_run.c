@@ -152,9 +152,10 @@ static int load_state(struct run *r)
 		return -1;
 	}
 	if (n == -2)
-		log_warn("%s is the journal of an apply made from another state commit; ignored "
-			 "(the next apply removes it)",
-			 path);
+		log_warn(
+		    "%s is the journal of an apply made from another state commit, or one torn "
+		    "while it was started; ignored (the next apply replaces it)",
+		    path);
 	else if (n > 0)
 		log_warn(
 		    "replayed %d change%s recorded by an interrupted apply (%s); the next apply "

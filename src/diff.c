@@ -274,9 +274,11 @@ static int classify(struct differ *df, struct entry *en, struct kiln_error *err)
 			/* Ours by its tags but not recorded: leave it, say so. */
 			json_array_append_new(
 			    df->warnings,
-			    json_sprintf("%s (%s) is a retained store tagged for this workspace "
-					 "but not in the spec or the state; kiln leaves it alone",
-					 en->addr, id_of(en->live)));
+			    json_sprintf(
+				"%s (%s) is a retained store tagged for this workspace but "
+				"not recorded in its state (an earlier destroy released it); "
+				"kiln leaves it alone",
+				en->addr, id_of(en->live)));
 			en->importing = false;
 			return 0;
 		}
@@ -304,9 +306,15 @@ static struct entry *find(struct differ *df, const char *addr)
 	return ix ? &df->v[json_integer_value(ix)] : NULL;
 }
 
-static json_t *deps_of(const struct entry *en)
+/*
+ * What en depends on: desired deps, else recorded ones, else (live only: an
+ * orphan) what the spec would give that address, so deletes still go in order.
+ */
+static json_t *deps_of(const struct differ *df, const struct entry *en)
 {
-	return json_object_get(en->d ? en->d : en->r, "deps");
+	if (en->d || en->r)
+		return json_object_get(en->d ? en->d : en->r, "deps");
+	return json_object_get(json_object_get(df->e->desired, en->addr), "deps");
 }
 
 /* What depends on a replacement is replaced with it: it would point at the old one. */
@@ -327,7 +335,10 @@ static int widen_replacements(struct differ *df, struct kiln_error *err)
 			{
 				struct entry *de = find(df, json_string_value(dep));
 
-				if (!de || de->act != ACT_REPLACE)
+				/* A dependency replaced, or deleted outside kiln and created anew.
+				 */
+				if (!de || (de->act != ACT_REPLACE &&
+					    !(de->act == ACT_CREATE && de->drift == DRIFT_DELETED)))
 					continue;
 				if (diff_retained(attrs_of(en->live))) {
 					kiln_error_set(
@@ -353,6 +364,17 @@ static int widen_replacements(struct differ *df, struct kiln_error *err)
 	return 0;
 }
 
+static bool depends_on(const struct differ *df, const struct entry *en, const char *addr)
+{
+	json_t *lists[2] = {deps_of(df, en), json_object_get(en->r, "deps")}, *dep;
+	size_t i, k;
+
+	for (i = 0; i < 2; i++)
+		json_array_foreach(lists[i], k, dep) if (strcmp(json_string_value(dep), addr) == 0)
+		    return true;
+	return false;
+}
+
 static void mark_scope(struct differ *df, struct entry *en, bool down)
 {
 	size_t i, k;
@@ -362,7 +384,7 @@ static void mark_scope(struct differ *df, struct entry *en, bool down)
 		return;
 	en->in_scope = true;
 	if (!down) {
-		json_array_foreach(deps_of(en), k, dep)
+		json_array_foreach(deps_of(df, en), k, dep)
 		{
 			struct entry *de = find(df, json_string_value(dep));
 			if (de)
@@ -370,13 +392,38 @@ static void mark_scope(struct differ *df, struct entry *en, bool down)
 		}
 		return;
 	}
-	/* Destroying: whatever depends on en goes first, so it is in scope too. */
+	/* Deleting: whatever depends (or depended, as recorded) on en goes first. */
 	for (i = 0; i < df->n; i++) {
-		json_array_foreach(deps_of(&df->v[i]), k, dep)
-		{
-			if (strcmp(json_string_value(dep), en->addr) == 0) {
-				mark_scope(df, &df->v[i], down);
-				break;
+		if (depends_on(df, &df->v[i], en->addr))
+			mark_scope(df, &df->v[i], down);
+	}
+}
+
+/* Replacements forced by an in-scope one are in scope too, or they would point at nothing. */
+static void widen_scope(struct differ *df)
+{
+	bool again = true;
+	size_t i, k;
+	json_t *dep;
+
+	while (again) {
+		again = false;
+		for (i = 0; i < df->n; i++) {
+			struct entry *en = &df->v[i];
+
+			if (en->in_scope || en->act != ACT_REPLACE || !en->why_code ||
+			    strcmp(en->why_code, "replace_because_dependency") != 0)
+				continue;
+			json_array_foreach(deps_of(df, en), k, dep)
+			{
+				struct entry *de = find(df, json_string_value(dep));
+
+				if (de && de->in_scope &&
+				    (de->act == ACT_REPLACE || de->act == ACT_CREATE)) {
+					mark_scope(df, en, false);
+					again = true;
+					break;
+				}
 			}
 		}
 	}
@@ -503,7 +550,8 @@ static json_t *emit_change(const struct differ *df, const struct entry *en)
 
 	kn = json_object();
 	json_object_set_new(kn, "id", id_of(en->live) ? json_string(id_of(en->live)) : json_null());
-	json_object_set_new(kn, "deps", deps_of(en) ? json_incref(deps_of(en)) : json_array());
+	json_object_set_new(kn, "deps",
+			    deps_of(df, en) ? json_incref(deps_of(df, en)) : json_array());
 	if (act == ACT_UPDATE || act == ACT_REPLACE)
 		json_object_set_new(kn, "attributes",
 				    attribute_rows(en, en->changed, before_attrs, after_attrs));
@@ -537,7 +585,8 @@ static json_t *emit_drift(const struct differ *df, const struct entry *en)
 	json_object_set_new(rc, "change", ch);
 	kn = json_object();
 	json_object_set(kn, "id", json_object_get(en->r, "id"));
-	json_object_set_new(kn, "deps", deps_of(en) ? json_incref(deps_of(en)) : json_array());
+	json_object_set_new(kn, "deps",
+			    deps_of(df, en) ? json_incref(deps_of(df, en)) : json_array());
 	json_object_set_new(kn, "attributes",
 			    en->drift == DRIFT_CHANGED
 				? attribute_rows(en, en->drift_changed, attrs_of(en->r), after)
@@ -603,7 +652,7 @@ static json_t *emit_plan(struct differ *df)
 	time_t now = time(NULL);
 	struct tm tm;
 	size_t i, k;
-	bool any = false;
+	bool any = false, releases = false;
 	const char *addr;
 	json_t *d, *why;
 
@@ -622,6 +671,10 @@ static json_t *emit_plan(struct differ *df)
 		if (!en->d && !en->r && act == ACT_NOOP)
 			continue; /* a retained orphan: warned about, not ours */
 		json_array_append_new(changes, emit_change(df, en));
+		if (act == ACT_DELETE && en->retain) {
+			releases = true; /* counted in no column: nothing is deleted */
+			continue;
+		}
 		bump(summary, act == ACT_NOOP	   ? "no_op"
 			      : act == ACT_CREATE  ? "create"
 			      : act == ACT_UPDATE  ? "update"
@@ -632,6 +685,7 @@ static json_t *emit_plan(struct differ *df)
 		if (en->in_scope)
 			emit_duplicates(df, en, changes, summary);
 	}
+	any = releases;
 	json_object_foreach(summary, addr, d) if (strcmp(addr, "no_op") && json_integer_value(d))
 	    any = true;
 
@@ -755,8 +809,14 @@ int diff_plan(const struct diff_input *in, json_t **plan, struct kiln_error *err
 			goto out;
 	if (widen_replacements(&df, err) != 0)
 		goto out;
-	for (i = 0; i < in->ntargets; i++)
-		mark_scope(&df, find(&df, in->targets[i]), in->destroy);
+	for (i = 0; i < in->ntargets; i++) {
+		struct entry *en = find(&df, in->targets[i]);
+
+		/* A target being deleted takes what depends on it along, as destroy does. */
+		mark_scope(&df, en, in->destroy || en->act == ACT_DELETE);
+	}
+	if (in->ntargets)
+		widen_scope(&df);
 	*plan = emit_plan(&df);
 	rc = 0;
 out:

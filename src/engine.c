@@ -10,6 +10,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "log.h"
 #include "validate.h"
 
 static int cmp_str(const void *a, const void *b)
@@ -194,6 +195,14 @@ static void live_add(json_t *live, const char *addr, json_t *obj)
 	json_array_append(arr, obj);
 }
 
+/* Being deleted counts as gone: it will be, whatever the plan says. */
+static bool going(const json_t *live)
+{
+	const char *s = json_string_value(json_object_get(live, "status"));
+
+	return s && strcmp(s, "deleting") == 0;
+}
+
 /* One type's pages, listed on a thread of its own: types are independent. */
 struct lister {
 	struct engine *e;
@@ -213,7 +222,7 @@ static void *list_type(void *arg)
 	l->items = json_array();
 	do {
 		page_items = NULL;
-		ENGINE_CALL(l->rc,
+		ENGINE_CALL(l->rc, &l->err,
 			    l->t->list(l->e->ctx, &l->e->scope, page, &page_items, &next, &l->err));
 		l->calls++;
 		free(page);
@@ -259,7 +268,7 @@ int engine_refresh(struct engine *e, const json_t *recorded, json_t **live,
 		json_array_foreach(ls[i].items, k, item)
 		{
 			addr = live_address(item);
-			if (addr) {
+			if (addr && !going(item)) {
 				live_add(out, addr, item);
 				stats->live++;
 			}
@@ -282,10 +291,12 @@ int engine_refresh(struct engine *e, const json_t *recorded, json_t **live,
 
 		if (!id || !t || (arr && live_has_id(arr, id)))
 			continue;
-		ENGINE_CALL(rc, t->read(e->ctx, id, &obj, err));
+		ENGINE_CALL(rc, err, t->read(e->ctx, id, &obj, err));
 		stats->read_calls++;
-		if (rc == PROV_NOTFOUND)
+		if (rc == PROV_NOTFOUND || (rc == PROV_OK && going(obj))) {
+			json_decref(obj);
 			continue;
+		}
 		if (rc != PROV_OK) {
 			json_decref(out);
 			return -1;
@@ -325,7 +336,7 @@ struct graph *engine_graph(const json_t *resources, struct kiln_error *err)
 	return g;
 }
 
-static long env_long(const char *name, long def)
+long engine_env_long(const char *name, long def, long max)
 {
 	const char *s = getenv(name);
 	char *end;
@@ -334,18 +345,38 @@ static long env_long(const char *name, long def)
 	if (!s || !*s)
 		return def;
 	v = strtol(s, &end, 10);
-	return (*end || v < 0) ? def : v;
+	if (*end || v < 0 || v > max) {
+		static __thread const char *warned;
+
+		if (warned != name)
+			log_warn("%s '%s' is not a whole number from 0 to %ld; using %ld", name, s,
+				 max, def);
+		warned = name;
+		return def;
+	}
+	return v;
+}
+
+void engine_retry_gave_up(int rc, int attempts, struct kiln_error *err)
+{
+	size_t len = strlen(err->msg);
+
+	if (rc == PROV_RETRY && attempts > 1)
+		snprintf(err->msg + len, sizeof(err->msg) - len, " (gave up after %d attempts)",
+			 attempts);
 }
 
 bool engine_retry_wait(int attempt)
 {
 	static __thread unsigned seed;
-	long max = env_long("KILN_RETRY_MAX", 8), base = env_long("KILN_RETRY_BASE_MS", 100);
+	long max = engine_env_long("KILN_RETRY_MAX", 8, 1000);
+	long base = engine_env_long("KILN_RETRY_BASE_MS", 100, 60000);
 	long cap = 5000, ms;
 	struct timespec ts;
 
 	if (attempt + 1 >= max)
 		return false;
+	log_debug("transient provider error; retry %d of %ld", attempt + 1, max - 1);
 	if (!seed)
 		seed = (unsigned)time(NULL) ^ (unsigned)(uintptr_t)&seed;
 	ms = base << (attempt < 16 ? attempt : 16);

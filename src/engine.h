@@ -64,12 +64,18 @@ struct graph *engine_graph(const json_t *resources, struct kiln_error *err);
  * capped at 5 s. engine_retry_wait returns false when attempts are used up.
  */
 bool engine_retry_wait(int attempt);
-#define ENGINE_CALL(rc, call)                                                                      \
+/* After the last attempt failed transiently: say so in err. */
+void engine_retry_gave_up(int rc, int attempts, struct kiln_error *err);
+#define ENGINE_CALL(rc, err, call)                                                                 \
 	do {                                                                                       \
 		int attempt_ = 0;                                                                  \
 		while (((rc) = (call)) == PROV_RETRY && engine_retry_wait(attempt_++))             \
 			;                                                                          \
+		engine_retry_gave_up((rc), attempt_ + 1, (err));                                   \
 	} while (0)
+
+/* A numeric environment setting; a malformed one is reported once and def used. */
+long engine_env_long(const char *name, long def, long max);
 
 /* attrs reduced to a type's inputs (its attribute table): what diffs compare. */
 json_t *engine_inputs(const struct prov_type *t, const json_t *attrs);

@@ -28,6 +28,32 @@ char *journal_path(const char *store_location, const char *workspace)
 			 md[3]);
 }
 
+/*
+ * Install a journaled record. Its secrets were written as null: drop those
+ * keys, keeping a value the state already had, so the next apply reads the
+ * live one instead of recording null.
+ */
+static void replay_record(json_t *res, const char *addr, json_t *r)
+{
+	json_t *copy = json_deep_copy(r), *attrs = json_object_get(copy, "attrs"), *name;
+	json_t *old = json_object_get(json_object_get(res, addr), "attrs");
+	size_t i;
+
+	json_array_foreach(json_object_get(copy, "sensitive"), i, name)
+	{
+		const char *k = json_string_value(name);
+		json_t *had = json_object_get(old, k);
+
+		if (!k || !json_is_null(json_object_get(attrs, k)))
+			continue;
+		if (had && !json_is_null(had))
+			json_object_set(attrs, k, had);
+		else
+			json_object_del(attrs, k);
+	}
+	json_object_set_new(res, addr, copy);
+}
+
 int journal_replay(const char *path, const char *head, json_t *state, json_t **overlay,
 		   struct kiln_error *err)
 {
@@ -53,10 +79,9 @@ int journal_replay(const char *path, const char *head, json_t *state, json_t **o
 		*nl = '\0';
 	hdr = json_loads(text, 0, NULL);
 	base = json_string_value(json_object_get(hdr, "base"));
-	if (!hdr || json_integer_value(json_object_get(hdr, "kiln_journal")) != 1) {
-		kiln_error_set(err, "%s is not a kiln journal", path);
-		kiln_error_hint(err, "remove it; the next plan adopts what the cloud holds");
-		n = -1;
+	if (!nl || !hdr || json_integer_value(json_object_get(hdr, "kiln_journal")) != 1) {
+		/* Torn while it was being started: it holds nothing to replay. */
+		n = -2;
 		goto out;
 	}
 	if ((base == NULL) != (head == NULL) || (base && strcmp(base, head) != 0)) {
@@ -76,7 +101,7 @@ int journal_replay(const char *path, const char *head, json_t *state, json_t **o
 
 		if (addr) {
 			if (json_is_object(r))
-				json_object_set(res, addr, r);
+				replay_record(res, addr, r);
 			else
 				json_object_del(res, addr);
 			json_object_set(ov, addr, r ? r : json_null());
@@ -121,7 +146,8 @@ int journal_open(struct journal **out, const char *path, const char *head, const
 	struct journal *j = xcalloc(1, sizeof(*j));
 	json_t *hdr, *v;
 	const char *k;
-	char *dir = xstrdup(path), *slash = strrchr(dir, '/');
+	char *dir = xstrdup(path), *slash = strrchr(dir, '/'), *tmp;
+	bool ok;
 
 	*out = NULL;
 	if (slash) {
@@ -130,23 +156,36 @@ int journal_open(struct journal **out, const char *path, const char *head, const
 		mkdir(dir, 0700);
 	}
 	free(dir);
+	/*
+	 * Start it beside the old one and rename it over: a kill in between
+	 * leaves the old journal whole, never a torn new one.
+	 */
+	tmp = xasprintf("%s.tmp", path);
 	j->path = xstrdup(path);
-	j->f = fopen(path, "w");
-	if (!j->f) {
-		kiln_error_set(err, "cannot write the apply journal %s: %s", path, strerror(errno));
-		free(j->path);
-		free(j);
-		return -1;
-	}
+	j->f = fopen(tmp, "w");
+	if (!j->f)
+		goto fail;
 	hdr = json_pack("{s:i, s:o, s:i}", "kiln_journal", 1, "base",
 			head ? json_string(head) : json_null(), "pid", (int)getpid());
-	json_dumpf(hdr, j->f, JSON_COMPACT | JSON_SORT_KEYS);
-	fputc('\n', j->f);
+	ok = json_dumpf(hdr, j->f, JSON_COMPACT | JSON_SORT_KEYS) == 0 && fputc('\n', j->f) != EOF;
 	json_decref(hdr);
 	json_object_foreach((json_t *)overlay, k, v) write_line(j, k, json_is_object(v) ? v : NULL);
-	fflush(j->f);
+	if (!ok || j->failed || fflush(j->f) != 0 || fsync(fileno(j->f)) != 0 ||
+	    rename(tmp, path) != 0)
+		goto fail;
+	free(tmp);
 	*out = j;
 	return 0;
+fail:
+	kiln_error_set(err, "cannot write the apply journal %s: %s", path, strerror(errno));
+	kiln_error_hint(err, "kiln needs to write under .kiln/ in the working directory");
+	if (j->f)
+		fclose(j->f);
+	unlink(tmp);
+	free(tmp);
+	free(j->path);
+	free(j);
+	return -1;
 }
 
 void journal_record(struct journal *j, const char *address, const json_t *resource)

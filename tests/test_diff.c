@@ -461,6 +461,69 @@ static void test_diff_without_refresh_trusts_the_state(void **st)
 	assert_false(json_is_true(json_object_get(json_object_get(f->plan, "kiln"), "refresh")));
 }
 
+static void test_diff_target_being_deleted_takes_its_dependants_along(void **st)
+{
+	struct fx *f = *st;
+	const char *tgt[] = {"t_thing.a"};
+
+	want(f, "b", "{\"zone\": \"z1\", \"size\": 2}", NULL);
+	record(f, "a", "t-1", "{\"zone\": \"z1\"}");
+	record(f, "b", "t-2", "{\"zone\": \"z1\", \"size\": 1}");
+	json_object_set_new(json_object_get(state_resources(f->state), "t_thing.b"), "deps",
+			    json_pack("[s]", "t_thing.a"));
+	live(f, "a", "t-1", "{\"zone\": \"z1\"}");
+	live(f, "b", "t-2", "{\"zone\": \"z1\", \"size\": 1}");
+	assert_int_equal(plan_with(f, false, tgt, 1, NULL, 0), 0);
+	assert_actions(f, "t_thing.a", "[\"delete\"]");
+	assert_actions(f, "t_thing.b", "[\"update\"]");
+}
+
+static void test_diff_target_takes_the_replacements_it_forces(void **st)
+{
+	struct fx *f = *st;
+	const char *tgt[] = {"t_thing.a"};
+	const char *rep[] = {"t_thing.a"};
+
+	want(f, "a", "{\"zone\": \"z1\"}", NULL);
+	want(f, "b", "{\"zone\": \"z1\"}", "[\"t_thing.a\"]");
+	record(f, "a", "t-1", "{\"zone\": \"z1\"}");
+	record(f, "b", "t-2", "{\"zone\": \"z1\"}");
+	live(f, "a", "t-1", "{\"zone\": \"z1\"}");
+	live(f, "b", "t-2", "{\"zone\": \"z1\"}");
+	assert_int_equal(plan_with(f, false, tgt, 1, rep, 1), 0);
+	assert_actions(f, "t_thing.a", "[\"delete\",\"create\"]");
+	assert_actions(f, "t_thing.b", "[\"delete\",\"create\"]");
+}
+
+static void test_diff_replaces_dependants_of_what_is_created_again(void **st)
+{
+	struct fx *f = *st;
+
+	want(f, "a", "{\"zone\": \"z1\"}", NULL);
+	want(f, "b", "{\"zone\": \"z1\"}", "[\"t_thing.a\"]");
+	record(f, "a", "t-1", "{\"zone\": \"z1\"}");
+	record(f, "b", "t-2", "{\"zone\": \"z1\"}");
+	live(f, "b", "t-2", "{\"zone\": \"z1\"}");
+	make_plan(f);
+	assert_actions(f, "t_thing.a", "[\"create\"]");
+	assert_actions(f, "t_thing.b", "[\"delete\",\"create\"]");
+	assert_string_equal(reason_code(f, "t_thing.b"), "replace_because_dependency");
+}
+
+static void test_diff_orders_orphan_deletes_by_the_spec_deps(void **st)
+{
+	struct fx *f = *st;
+	json_t *deps;
+
+	want(f, "b", "{\"zone\": \"z1\"}", "[\"t_thing.a\"]");
+	live(f, "a", "t-1", "{\"zone\": \"z1\"}");
+	live(f, "b", "t-2", "{\"zone\": \"z1\"}");
+	assert_int_equal(plan_with(f, true, NULL, 0, NULL, 0), 0);
+	deps = json_object_get(json_object_get(change(f, "t_thing.b", false), "kiln"), "deps");
+	assert_int_equal(json_array_size(deps), 1);
+	assert_string_equal(json_string_value(json_array_get(deps, 0)), "t_thing.a");
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -483,6 +546,10 @@ int main(void)
 	    T(test_diff_names_an_unknown_target_with_a_suggestion),
 	    T(test_diff_destroy_deletes_everything_recorded_or_tagged),
 	    T(test_diff_without_refresh_trusts_the_state),
+	    T(test_diff_target_being_deleted_takes_its_dependants_along),
+	    T(test_diff_target_takes_the_replacements_it_forces),
+	    T(test_diff_replaces_dependants_of_what_is_created_again),
+	    T(test_diff_orders_orphan_deletes_by_the_spec_deps),
 #undef T
 	};
 
