@@ -446,7 +446,7 @@ static int run_apply(int argc, char **argv, struct cli *cli, bool destroy)
 	json_t *saved = NULL, *hook;
 	const char *operand, *spec;
 	char *jpath = NULL, *commit = NULL, *line;
-	int c, ret = KILN_EXIT_ERROR, commit_rc = 0, have_key;
+	int ret = KILN_EXIT_ERROR, commit_rc = 0, have_key;
 	struct crypt_key key;
 
 	run_flags_init(&f);
@@ -454,15 +454,8 @@ static int run_apply(int argc, char **argv, struct cli *cli, bool destroy)
 	atomic_store(&interrupted, 0);
 	pthread_mutex_init(&pg.mu, NULL);
 	pg.inflight = json_object();
-	cli_parser_init(&p, cli, info, argc, argv);
-	while ((c = cli_next(&p)) != CLI_DONE) {
-		if (c == CLI_EXIT) {
-			ret = p.exit_code;
-			goto out;
-		}
-		if (run_flags_handle(&f, cli, c, p.optarg) < 0)
-			goto out;
-	}
+	if (run_flags_parse(&f, &p, cli, info, argc, argv, &ret) < 0)
+		goto out;
 	operand = run_spec_operand(cli, argc, argv, p.optind);
 	if (!operand)
 		goto out;

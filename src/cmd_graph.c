@@ -35,18 +35,11 @@ int cmd_graph(int argc, char **argv, struct cli *cli)
 	struct graph *g = NULL;
 	const char *spec;
 	char *dot;
-	int c, ret = KILN_EXIT_ERROR;
+	int ret = KILN_EXIT_ERROR;
 
 	run_flags_init(&f);
-	cli_parser_init(&p, cli, &cmd_graph_info, argc, argv);
-	while ((c = cli_next(&p)) != CLI_DONE) {
-		if (c == CLI_EXIT) {
-			ret = p.exit_code;
-			goto out;
-		}
-		if (run_flags_handle(&f, cli, c, p.optarg) < 0)
-			goto out;
-	}
+	if (run_flags_parse(&f, &p, cli, &cmd_graph_info, argc, argv, &ret) < 0)
+		goto out;
 	spec = run_spec_operand(cli, argc, argv, p.optind);
 	if (!spec)
 		goto out;

@@ -51,18 +51,11 @@ int cmd_plan(int argc, char **argv, struct cli *cli)
 	struct run r = {0};
 	struct kiln_error err = {0};
 	const char *spec;
-	int c, ret = KILN_EXIT_ERROR;
+	int ret = KILN_EXIT_ERROR;
 
 	run_flags_init(&f);
-	cli_parser_init(&p, cli, &cmd_plan_info, argc, argv);
-	while ((c = cli_next(&p)) != CLI_DONE) {
-		if (c == CLI_EXIT) {
-			ret = p.exit_code;
-			goto out;
-		}
-		if (run_flags_handle(&f, cli, c, p.optarg) < 0)
-			goto out;
-	}
+	if (run_flags_parse(&f, &p, cli, &cmd_plan_info, argc, argv, &ret) < 0)
+		goto out;
 	if (f.json && f.markdown) {
 		cli_error(cli, "pick one", "--json and --markdown cannot be combined");
 		goto out;

@@ -94,6 +94,23 @@ int run_flags_handle(struct run_flags *f, const struct cli *cli, int id, const c
 	return 0;
 }
 
+int run_flags_parse(struct run_flags *f, struct cli_parser *p, struct cli *cli,
+		    const struct cmd_info *info, int argc, char **argv, int *ret)
+{
+	int c;
+
+	cli_parser_init(p, cli, info, argc, argv);
+	while ((c = cli_next(p)) != CLI_DONE) {
+		if (c == CLI_EXIT) {
+			*ret = p->exit_code;
+			return -1;
+		}
+		if (run_flags_handle(f, cli, c, p->optarg) < 0)
+			return -1;
+	}
+	return 0;
+}
+
 void run_flags_release(struct run_flags *f)
 {
 	spec_vars_release(&f->vars);

@@ -76,6 +76,13 @@ void run_flags_init(struct run_flags *f);
 /* 1 handled, 0 not ours, -1 after reporting a bad value. */
 int run_flags_handle(struct run_flags *f, const struct cli *cli, int id, const char *arg);
 void run_flags_release(struct run_flags *f);
+/*
+ * Parse a command's options into f (p stays initialised: release it). -1
+ * when the command should return *ret now (help printed, or an error
+ * reported), else 0 with the operands from p->optind.
+ */
+int run_flags_parse(struct run_flags *f, struct cli_parser *p, struct cli *cli,
+		    const struct cmd_info *info, int argc, char **argv, int *ret);
 
 struct run {
 	struct cli *cli;

@@ -370,8 +370,8 @@ static bool depends_on(const struct differ *df, const struct entry *en, const ch
 	size_t i, k;
 
 	for (i = 0; i < 2; i++)
-		json_array_foreach(lists[i], k, dep) if (strcmp(json_string_value(dep), addr) == 0)
-		    return true;
+		json_array_foreach(lists[i], k,
+				   dep) if (strcmp(json_string_value(dep), addr) == 0) return true;
 	return false;
 }
 

@@ -346,12 +346,19 @@ long engine_env_long(const char *name, long def, long max)
 		return def;
 	v = strtol(s, &end, 10);
 	if (*end || v < 0 || v > max) {
-		static __thread const char *warned;
+		static pthread_mutex_t mu = PTHREAD_MUTEX_INITIALIZER;
+		static const char *warned[8];
+		size_t i;
 
-		if (warned != name)
+		pthread_mutex_lock(&mu);
+		for (i = 0; i < ARRAY_SIZE(warned) && warned[i] && strcmp(warned[i], name); i++)
+			;
+		if (i < ARRAY_SIZE(warned) && !warned[i]) {
+			warned[i] = name;
 			log_warn("%s '%s' is not a whole number from 0 to %ld; using %ld", name, s,
 				 max, def);
-		warned = name;
+		}
+		pthread_mutex_unlock(&mu);
 		return def;
 	}
 	return v;

@@ -71,7 +71,7 @@ void engine_retry_gave_up(int rc, int attempts, struct kiln_error *err);
 		int attempt_ = 0;                                                                  \
 		while (((rc) = (call)) == PROV_RETRY && engine_retry_wait(attempt_++))             \
 			;                                                                          \
-		engine_retry_gave_up((rc), attempt_ + 1, (err));                                   \
+		engine_retry_gave_up((rc), attempt_, (err));                                       \
 	} while (0)
 
 /* A numeric environment setting; a malformed one is reported once and def used. */

@@ -62,6 +62,7 @@ struct blocks {
 
 struct counts {
 	json_int_t create, update, replace, del, adopt, drift;
+	json_int_t release; /* retained stores released from state: counted in no other column */
 };
 
 /* ---- text helpers ---- */
@@ -638,6 +639,11 @@ static void plan_counts(const json_t *plan, struct counts *c)
 	size_t i;
 
 	memset(c, 0, sizeof(*c));
+	json_array_foreach(json_object_get(plan, "resource_changes"), i, rc)
+	{
+		if (json_is_true(json_object_get(json_object_get(rc, "kiln"), "retain")))
+			c->release++;
+	}
 	if (json_is_object(summary)) {
 		c->create = count_of(summary, "create");
 		c->update = count_of(summary, "update");
@@ -679,13 +685,16 @@ char *plan_summary_line(const json_t *plan)
 	struct strbuf sb = {0};
 
 	plan_counts(plan, &c);
-	if (!c.create && !c.update && !c.replace && !c.del && !c.adopt && !c.drift)
+	if (!c.create && !c.update && !c.replace && !c.del && !c.adopt && !c.drift && !c.release)
 		return xstrdup("No changes.");
 	sb_addf(&sb,
 		"Plan: %" JSON_INTEGER_FORMAT " to create, %" JSON_INTEGER_FORMAT
 		" to update, %" JSON_INTEGER_FORMAT " to replace, %" JSON_INTEGER_FORMAT
 		" to delete, %" JSON_INTEGER_FORMAT " to adopt",
 		c.create, c.update, c.replace, c.del, c.adopt);
+	if (c.release)
+		sb_addf(&sb, ", %" JSON_INTEGER_FORMAT " to release from state (retained)",
+			c.release);
 	if (c.drift)
 		sb_addf(&sb, "; %" JSON_INTEGER_FORMAT " drifted", c.drift);
 	sb_addc(&sb, '.');

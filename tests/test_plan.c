@@ -662,7 +662,7 @@ static void test_summary_line_counts_every_action(void **state)
 	f->plan = sample_plan();
 	f->text = plan_summary_line(f->plan);
 	assert_string_equal(f->text, "Plan: 2 to create, 2 to update, 2 to replace, 2 to delete, "
-				     "2 to adopt; 2 drifted.");
+				     "2 to adopt, 1 to release from state (retained); 2 drifted.");
 }
 
 static void test_summary_line_counts_a_plan_without_its_summary(void **state)
@@ -673,7 +673,7 @@ static void test_summary_line_counts_a_plan_without_its_summary(void **state)
 	json_object_del(json_object_get(f->plan, "kiln"), "summary");
 	f->text = plan_summary_line(f->plan);
 	assert_string_equal(f->text, "Plan: 2 to create, 2 to update, 2 to replace, 2 to delete, "
-				     "2 to adopt; 2 drifted.");
+				     "2 to adopt, 1 to release from state (retained); 2 drifted.");
 }
 
 static void test_summary_line_without_drift_ends_at_adopt(void **state)
