@@ -11,9 +11,12 @@
 
 #include <pthread.h>
 #include <sys/stat.h>
+#include <sys/vfs.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
+
+#include <linux/magic.h>
 
 #include "provider.h"
 #include "sim/sim.h"
@@ -1000,6 +1003,48 @@ static void test_a_symbolic_link_in_the_directory_is_not_followed(void **state)
 	free(id);
 }
 
+static void test_a_file_planted_at_a_temporary_name_is_not_written_through(void **state)
+{
+	struct sfx *f = *state;
+	struct kiln_error err = {{0}, {0}};
+	static const char *const count[] = {"count"};
+	char *victim = xasprintf("%s/victim", f->dir), *text, *id, *doc_tmp;
+	char *usage_tmp = xasprintf("%s/usage.json.tmp", f->dir);
+	char *usage = xasprintf("%s/usage.json", f->dir);
+	json_t *live = NULL, *attrs = json_pack("{s:i}", "count", 2);
+
+	sim_open(f);
+	write_text(victim, "keep");
+	free(create_ok(f, &scope_a, "sim_node_group", "a",
+		       group_attrs("p5.48xlarge", 2, true, "sim-1a")));
+	/* The counter's temporary file is a hard link to another file, then a symbolic link. */
+	unlink(usage_tmp);
+	assert_int_equal(link(victim, usage_tmp), 0);
+	id = create_ok(f, &scope_a, "sim_node_group", "b",
+		       group_attrs("p5.48xlarge", 1, true, "sim-1a"));
+	unlink(usage_tmp);
+	assert_int_equal(symlink(victim, usage_tmp), 0);
+	/* And so is a document's. */
+	doc_tmp = xasprintf("%s/r/%s.json.tmp", f->dir, id);
+	assert_int_equal(symlink(victim, doc_tmp), 0);
+	assert_int_equal(
+	    type_of("sim_node_group")->update(f->ctx, id, attrs, count, 1, &live, &err), PROV_OK);
+	assert_int_equal(attr_int(live, "count"), 2);
+	text = file_text(victim);
+	assert_string_equal(text, "keep");
+	free(text);
+	text = file_text(usage);
+	assert_string_equal(text, "{\n  \"H100\": {\n    \"sim-1a\": 4\n  }\n}\n");
+	free(text);
+	json_decref(live);
+	json_decref(attrs);
+	free(doc_tmp);
+	free(id);
+	free(usage);
+	free(usage_tmp);
+	free(victim);
+}
+
 static void test_an_index_marker_without_its_document_is_skipped(void **state)
 {
 	struct sfx *f = *state;
@@ -1015,6 +1060,183 @@ static void test_an_index_marker_without_its_document_is_skipped(void **state)
 	free(junk);
 	free(marker);
 	free(dir);
+}
+
+/* --- the address index --- */
+
+/* The file systems whose readdir inode numbers sim_store.c trusts. */
+static bool inodes_trusted(const char *dir)
+{
+	struct statfs fs;
+
+	if (statfs(dir, &fs) < 0)
+		return false;
+	switch ((unsigned long)fs.f_type) {
+	case EXT4_SUPER_MAGIC:
+	case XFS_SUPER_MAGIC:
+	case BTRFS_SUPER_MAGIC:
+	case TMPFS_MAGIC:
+		return true;
+	default:
+		return false;
+	}
+}
+
+/* The policy of role trainer, created or updated to read stores; its document's text. */
+static int policy_reads(struct sfx *f, const char *id, json_t *read, char **policy, json_t **live,
+			struct kiln_error *err)
+{
+	static const char *const changed[] = {"read"};
+	json_t *attrs = json_pack("{s:o, s:[]}", "read", read, "write");
+	int rc;
+
+	*live = NULL;
+	if (id)
+		rc = type_of("sim_role_policy")->update(f->ctx, id, attrs, changed, 1, live, err);
+	else
+		rc = create(f, &scope_a, "sim_role_policy", "trainer", json_incref(attrs), NULL,
+			    live, err);
+	json_decref(attrs);
+	*policy = rc == PROV_OK ? xstrdup(attr_str(*live, "policy_document")) : NULL;
+	return rc;
+}
+
+static void assert_policy_reads(struct sfx *f, const char *id, const char *store, const char *arn)
+{
+	struct kiln_error err = {{0}, {0}};
+	json_t *live;
+	char *policy;
+
+	if (policy_reads(f, id, json_pack("[s]", store), &policy, &live, &err) != PROV_OK)
+		fail_msg("policy reading %s: %s", store, err.msg);
+	if (!strstr(policy, arn))
+		fail_msg("the policy reading %s does not grant %s: %s", store, arn, policy);
+	free(policy);
+	json_decref(live);
+}
+
+static void test_the_address_index_finds_a_store_and_falls_back_to_a_scan(void **state)
+{
+	struct sfx *f = *state;
+	struct kiln_error err = {{0}, {0}};
+	char *entry = xasprintf("%s/a/demo/default/sim_bucket%%2Edata", f->dir);
+	char *other = xasprintf("%s/a/demo/other/sim_bucket%%2Edata", f->dir);
+	char *data, *logs, *extra, *elsewhere, *line, *text, *pol, *policy, *arn;
+	json_t *live = NULL;
+
+	sim_open(f);
+	data = create_ok(f, &scope_a, "sim_bucket", "data", bucket_attrs());
+	logs = create_ok(f, &scope_a, "sim_bucket", "logs", bucket_attrs());
+	extra = create_ok(f, &scope_a, "sim_bucket", "extra", bucket_attrs());
+	elsewhere = create_ok(f, &scope_b, "sim_bucket", "data", bucket_attrs());
+	free(create_ok(f, &scope_a, "sim_role", "trainer", json_pack("{s:s}", "service", "ec2")));
+	assert_int_equal(read_id(f, "sim_bucket", data, &f->live, &err), PROV_OK);
+	arn = xstrdup(attr_str(f->live, "arn"));
+
+	/* After a create: the entry names the id, one per scope. */
+	line = xasprintf("%s\n", data);
+	text = file_text(entry);
+	assert_string_equal(text, line);
+	free(text);
+	free(line);
+	line = xasprintf("%s\n", elsewhere);
+	text = file_text(other);
+	assert_string_equal(text, line);
+	free(text);
+	free(line);
+	assert_int_equal(policy_reads(f, NULL, json_pack("[s]", "data"), &policy, &live, &err),
+			 PROV_OK);
+	assert_non_null(strstr(policy, arn));
+	pol = xstrdup(json_string_value(json_object_get(live, "id")));
+	json_decref(live);
+	free(policy);
+
+	/* With the entry, the other stores are not read: a corrupt one does not matter. */
+	text = doc_path(f, logs);
+	line = file_text(text);
+	write_text(text, "{oops");
+	assert_policy_reads(f, pol, "data", arn);
+	write_text(text, line);
+	free(line);
+	free(text);
+
+	/* A missing entry: the scan finds the store and writes the entry again. */
+	assert_int_equal(unlink(entry), 0);
+	assert_policy_reads(f, pol, "data", arn);
+	line = xasprintf("%s\n", data);
+	text = file_text(entry);
+	assert_string_equal(text, line);
+	free(text);
+
+	/* Stale entries: an id that does not exist, another store's id, not an id at all. */
+	write_text(entry, "bkt-0123456789abcdef0\n");
+	assert_policy_reads(f, pol, "data", arn);
+	write_text(entry, logs);
+	assert_policy_reads(f, pol, "data", arn);
+	write_text(entry, "../../r/whatever\n");
+	assert_policy_reads(f, pol, "data", arn);
+	text = file_text(entry);
+	assert_string_equal(text, line);
+	free(text);
+	free(line);
+
+	/* After a delete: the entry is gone, and so is the store. */
+	assert_int_equal(type_of("sim_bucket")->delete (f->ctx, data, &err), PROV_OK);
+	text = file_text(entry);
+	assert_string_equal(text, "(absent)");
+	free(text);
+	assert_int_equal(policy_reads(f, pol, json_pack("[s]", "data"), &policy, &live, &err),
+			 PROV_ERROR);
+	assert_string_equal(err.msg, "sim: NoSuchEntity (simulated): the policy of role 'trainer' "
+				     "names store 'data', which does not exist in demo/default");
+	assert_null(policy);
+	/* The other scope's entry is its own. */
+	assert_non_null(strstr((text = file_text(other)), elsewhere));
+	free(text);
+
+	/*
+	 * An older sim's directory: no entries, empty markers. A scan finds the
+	 * store, and every store it reads gets its entry.
+	 */
+	text = xasprintf("%s/a", f->dir);
+	assert_int_equal(remove_tree(text), 0);
+	free(text);
+	text = xasprintf("%s/idx/demo/default/sim_bucket/%s", f->dir, logs);
+	write_text(text, "");
+	free(text);
+	text = xasprintf("%s/idx/demo/default/sim_bucket/%s", f->dir, extra);
+	write_text(text, "");
+	free(text);
+	assert_policy_reads(f, pol, "logs", "arn:sim:s3:::demo-logs-");
+	line = xasprintf("%s\n", extra);
+	text = xasprintf("%s/a/demo/default/sim_bucket%%2Eextra", f->dir);
+	policy = file_text(text);
+	assert_string_equal(policy, line);
+	free(policy);
+	free(text);
+	free(line);
+
+	/*
+	 * Then a store that is not a bucket is found without reading the buckets
+	 * (it is first asked for as one): a corrupt bucket beside them does not
+	 * matter. Only where readdir's inode numbers are trusted (sim_store.c).
+	 */
+	free(create_ok(f, &scope_a, "sim_lustre", "scratch",
+		       json_pack("{s:i}", "capacity_gb", 1200)));
+	if (inodes_trusted(f->dir)) {
+		text = doc_path(f, extra);
+		write_text(text, "{oops");
+		free(text);
+	}
+	assert_policy_reads(f, pol, "scratch", "arn:sim:fsx:");
+	free(extra);
+	free(arn);
+	free(pol);
+	free(elsewhere);
+	free(logs);
+	free(data);
+	free(other);
+	free(entry);
 }
 
 static void test_read_and_list_report_a_drift_edit_of_the_file(void **state)
@@ -1613,7 +1835,9 @@ int main(void)
 	    sim_test(test_a_corrupt_resource_file_is_named_in_the_error),
 	    sim_test(test_a_corrupt_usage_counter_is_named_in_the_error),
 	    sim_test(test_a_symbolic_link_in_the_directory_is_not_followed),
+	    sim_test(test_a_file_planted_at_a_temporary_name_is_not_written_through),
 	    sim_test(test_an_index_marker_without_its_document_is_skipped),
+	    sim_test(test_the_address_index_finds_a_store_and_falls_back_to_a_scan),
 	    sim_test(test_read_and_list_report_a_drift_edit_of_the_file),
 	    sim_test(test_concurrent_creates_lose_nothing_and_duplicate_nothing),
 	    sim_test(test_concurrent_processes_share_the_directory_safely),

@@ -32,14 +32,26 @@
  *   lock                       flock(2)ed around every change (with a mutex for threads)
  *   r/ID.json                  one resource, see below; read by id in O(1)
  *   idx/CLUSTER/WORKSPACE/TYPE/ID
- *                              empty markers: a list reads only its own scope and type
- *                              (names outside [A-Za-z0-9_-] are %XX-escaped)
- *   t/HASH                     an idempotency token: the id its create made
+ *                              markers: a list reads only its own scope and type, and
+ *                              only the names (names outside [A-Za-z0-9_-] are
+ *                              %XX-escaped); older sims left them empty
+ *   t/HASH                     an idempotency token: the id its create made ("ID\n")
+ *   a/CLUSTER/WORKSPACE/ADDRESS
+ *                              the id of the resource created last with that address
+ *                              ("ID\n"), so a role policy finds its role and stores in
+ *                              O(1); when an entry is missing or stale (an older sim, a
+ *                              hand edit) the documents of the type in the scope that
+ *                              no entry names are read instead (in an older sim's
+ *                              directory all of them, once: each gets its entry)
  *   usage.json                 GPU nodes held: {"H100": {"sim-1a": 16}}
  *
- * Every file is written to a temporary name and renamed into place. A
- * resource file holds the live form the engine sees plus the sim's own
- * bookkeeping under "sim":
+ * A new resource's marker, token and address entry are one file under three
+ * names (hard links; a copy where links fail): three names, one inode. Every
+ * other file is written to a temporary name (the file's own name and .tmp:
+ * writers hold the lock) and renamed into place; usage.json, which only
+ * writers read, trades places with its temporary file (RENAME_EXCHANGE), so
+ * a change of the counter makes and frees no inode. A resource file holds the
+ * live form the engine sees plus the sim's own bookkeeping under "sim":
  *
  *   {"type": "sim_node_group", "id": "ng-0123456789abcdef0", "status": "ready",
  *    "attrs": {"instance_type": "p5.48xlarge", "count": 2, ...},

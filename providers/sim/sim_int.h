@@ -3,7 +3,8 @@
  * providers/sim/ includes this.
  *
  *   sim.c        knobs, the context, call accounting (latency, faults), the provider
- *   sim_store.c  the directory: locking, ids, documents, index markers, tokens, usage
+ *   sim_store.c  the directory: locking, ids, documents, index markers, tokens,
+ *                address entries, usage
  *   sim_ops.c    list/read/create/update/delete/wait, the same for every type
  *   sim_types.c  the type table: attributes, policies, computed attributes
  *   sim_nodes.c  node groups: capacity, zones, gangs, instance ids
@@ -96,22 +97,52 @@ bool sim_id_ok(const char *id, const char *prefix);
 int sim_doc_load(struct prov_ctx *ctx, const struct sim_kind *k, const char *id, json_t **out,
 		 struct kiln_error *err);
 int sim_doc_save(struct prov_ctx *ctx, const json_t *doc, struct kiln_error *err);
-/* Remove the document, its index marker and its token (the kind's removed() is the caller's). */
+/*
+ * A new resource's index records, before its document is saved: the marker,
+ * its token and its address entry, one file ("ID\n") under three names.
+ */
+int sim_doc_index(struct prov_ctx *ctx, const json_t *doc, struct kiln_error *err);
+/* Remove the document and its index records (the kind's removed() is the caller's). */
 int sim_doc_forget(struct prov_ctx *ctx, const json_t *doc, struct kiln_error *err);
 /* The live form the engine sees: type, id, address, status, attrs, tags. */
 json_t *sim_doc_live(const json_t *doc);
 const char *sim_doc_str(const json_t *doc, const char *section, const char *key);
 
-int sim_index_add(struct prov_ctx *ctx, const char *cluster, const char *workspace,
-		  const char *type, const char *id, struct kiln_error *err);
+/* Whether one scope and type has a marker for id. */
+bool sim_index_has(struct prov_ctx *ctx, const char *cluster, const char *workspace,
+		   const char *type, const char *id);
 /* The ids marked in one scope and type, sorted; *ids is NULL-terminated. */
 int sim_index_ids(struct prov_ctx *ctx, const char *cluster, const char *workspace,
 		  const struct sim_kind *k, char ***ids, size_t *n, struct kiln_error *err);
+/*
+ * The same, less those that an address entry other than except's names (the
+ * entry and the marker are one inode, where the file system's readdir shows
+ * inodes reliably): the only documents that may have the address except while
+ * its entry does not lead to them, unless their tags were edited by hand.
+ */
+int sim_index_unnamed(struct prov_ctx *ctx, const char *cluster, const char *workspace,
+		      const struct sim_kind *k, const char *except, char ***ids, size_t *n,
+		      struct kiln_error *err);
+/*
+ * One page of them: the first limit ids after the token after (NULL: from the
+ * start), sorted; *more when ids follow the page.
+ */
+int sim_index_page(struct prov_ctx *ctx, const char *cluster, const char *workspace,
+		   const struct sim_kind *k, const char *after, size_t limit, char ***ids,
+		   size_t *n, bool *more, struct kiln_error *err);
 void sim_ids_free(char **ids);
 
 /* 0 and the id a token created, or PROV_NOTFOUND. */
 int sim_token_find(struct prov_ctx *ctx, const char *token, char id[SIM_ID_MAX]);
-int sim_token_save(struct prov_ctx *ctx, const char *token, const char *id, struct kiln_error *err);
+/* 0 and the id the address entry of a scope names (maybe stale), or PROV_NOTFOUND. */
+int sim_address_find(struct prov_ctx *ctx, const char *cluster, const char *workspace,
+		     const char *address, char id[SIM_ID_MAX]);
+/*
+ * With the lock held, best effort: make the address entry of a resource found
+ * by a scan (replace: even over an entry naming another id).
+ */
+void sim_address_repair(struct prov_ctx *ctx, const char *cluster, const char *workspace,
+			const char *type, const char *id, const char *address, bool replace);
 
 /* GPU nodes held per model and zone across the whole sim: {"H100": {"sim-1a": 8}}. */
 int sim_usage_load(struct prov_ctx *ctx, json_t **out, struct kiln_error *err);

@@ -134,7 +134,8 @@ static bool in_scope(const json_t *doc, const char *cluster, const char *workspa
 int sim_op_list(struct prov_ctx *ctx, const struct sim_kind *k, const struct prov_scope *scope,
 		const char *page, json_t **out, char **next, struct kiln_error *err)
 {
-	size_t n, lo, hi, end, i;
+	size_t n, i;
+	bool more;
 	char **ids;
 	json_t *arr;
 	int rc;
@@ -152,22 +153,12 @@ int sim_op_list(struct prov_ctx *ctx, const struct sim_kind *k, const struct pro
 			       page);
 		return PROV_ERROR;
 	}
-	if (sim_index_ids(ctx, scope->cluster, scope->workspace, k, &ids, &n, err) != PROV_OK)
+	/* The ids after the token (the last id of the page before), in order. */
+	if (sim_index_page(ctx, scope->cluster, scope->workspace, k, page && *page ? page : NULL,
+			   (size_t)ctx->page_size, &ids, &n, &more, err) != PROV_OK)
 		return PROV_ERROR;
-	/* The first id after the token: the ids are sorted. */
-	lo = 0;
-	hi = n;
-	while (page && *page && lo < hi) {
-		size_t mid = lo + (hi - lo) / 2;
-
-		if (strcmp(ids[mid], page) <= 0)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
-	end = n - lo > (size_t)ctx->page_size ? lo + (size_t)ctx->page_size : n;
 	arr = json_array();
-	for (i = lo; i < end; i++) {
+	for (i = 0; i < n; i++) {
 		json_t *doc;
 
 		rc = doc_current(ctx, k, ids[i], &doc, err);
@@ -182,8 +173,8 @@ int sim_op_list(struct prov_ctx *ctx, const struct sim_kind *k, const struct pro
 			json_array_append_new(arr, sim_doc_live(doc));
 		json_decref(doc);
 	}
-	if (end < n)
-		*next = xstrdup(ids[end - 1]);
+	if (more && n > 0)
+		*next = xstrdup(ids[n - 1]);
 	sim_ids_free(ids);
 	*out = arr;
 	return PROV_OK;
@@ -348,11 +339,9 @@ int sim_op_create(struct prov_ctx *ctx, const struct sim_kind *k, const struct p
 			scope->workspace, "token", tok ? json_string(tok) : json_null(),
 			"created_ms", (json_int_t)now, "ready_at_ms", (json_int_t)(now + delay));
 	rc = k->created ? k->created(ctx, scope, doc, err) : PROV_OK;
-	/* Marker, token, then the document: a crash in between leaves nothing listed. */
+	/* Marker, token, address, then the document: a crash in between leaves nothing listed. */
 	if (rc == PROV_OK)
-		rc = sim_index_add(ctx, scope->cluster, scope->workspace, k->type, id, err);
-	if (rc == PROV_OK && tok)
-		rc = sim_token_save(ctx, tok, id, err);
+		rc = sim_doc_index(ctx, doc, err);
 	if (rc == PROV_OK)
 		rc = sim_doc_save(ctx, doc, err);
 	if (rc == PROV_OK)
@@ -546,37 +535,81 @@ int sim_op_wait(struct prov_ctx *ctx, const struct sim_kind *k, enum prov_wait_f
 	return PROV_OK;
 }
 
+static bool is_address(const json_t *doc, const char *cluster, const char *workspace,
+		       const char *address)
+{
+	const char *addr = sim_doc_str(doc, "tags", PROV_TAG_ADDRESS);
+
+	return in_scope(doc, cluster, workspace) && addr && strcmp(addr, address) == 0 &&
+	       strcmp(sim_doc_str(doc, NULL, "status"), "deleting") != 0;
+}
+
+/*
+ * The address entry's resource, when the entry is there and still right: it
+ * is marked in the scope, and its document has the address and is not being
+ * deleted. Otherwise NULL, and the caller scans.
+ */
+static json_t *find_indexed(struct prov_ctx *ctx, const struct sim_kind *k, const char *cluster,
+			    const char *workspace, const char *address)
+{
+	struct kiln_error ignored;
+	char id[SIM_ID_MAX];
+	json_t *doc = NULL;
+
+	if (sim_address_find(ctx, cluster, workspace, address, id) != PROV_OK ||
+	    !sim_id_ok(id, k->prefix) || !sim_index_has(ctx, cluster, workspace, k->type, id) ||
+	    sim_doc_load(ctx, k, id, &doc, &ignored) != PROV_OK)
+		return NULL;
+	if (is_address(doc, cluster, workspace, address))
+		return doc;
+	json_decref(doc);
+	return NULL;
+}
+
+/*
+ * Called with the lock held (from a kind's created or updated). The address
+ * entry answers in O(1). When it is missing or stale, the documents of the
+ * kind in the scope that no entry names are read, in id order, as the whole
+ * scope was before the entries: in a directory this sim wrote, none or a few;
+ * in one an older sim wrote, all of them, once, since each one read gets its
+ * entry (and the one found has its entry rewritten).
+ */
 int sim_find_address(struct prov_ctx *ctx, const struct sim_kind *k, const char *cluster,
 		     const char *workspace, const char *address, json_t **out,
 		     struct kiln_error *err)
 {
+	struct kiln_error ignored;
 	char **ids;
 	size_t n, i;
 	int rc = PROV_NOTFOUND;
 
-	*out = NULL;
-	if (sim_index_ids(ctx, cluster, workspace, k, &ids, &n, err) != PROV_OK)
+	*out = find_indexed(ctx, k, cluster, workspace, address);
+	if (*out)
+		return PROV_OK;
+	if (sim_index_unnamed(ctx, cluster, workspace, k, address, &ids, &n, err) != PROV_OK)
 		return PROV_ERROR;
-	for (i = 0; i < n && rc == PROV_NOTFOUND; i++) {
+	for (i = 0; i < n; i++) {
 		json_t *doc;
-		const char *addr, *status;
-		int r = sim_doc_load(ctx, k, ids[i], &doc, err);
+		const char *addr;
+		int r = sim_doc_load(ctx, k, ids[i], &doc, rc == PROV_OK ? &ignored : err);
 
-		if (r == PROV_NOTFOUND)
+		if (r == PROV_NOTFOUND || (r != PROV_OK && rc == PROV_OK))
 			continue;
 		if (r != PROV_OK) {
 			rc = r;
 			break;
 		}
 		addr = sim_doc_str(doc, "tags", PROV_TAG_ADDRESS);
-		status = sim_doc_str(doc, NULL, "status");
-		if (in_scope(doc, cluster, workspace) && addr && strcmp(addr, address) == 0 &&
-		    strcmp(status, "deleting") != 0) {
+		if (rc != PROV_OK && is_address(doc, cluster, workspace, address)) {
 			*out = doc;
 			rc = PROV_OK;
-		} else {
-			json_decref(doc);
+			sim_address_repair(ctx, cluster, workspace, k->type, ids[i], address, true);
+			continue;
 		}
+		if (addr && in_scope(doc, cluster, workspace) &&
+		    strcmp(sim_doc_str(doc, NULL, "status"), "deleting") != 0)
+			sim_address_repair(ctx, cluster, workspace, k->type, ids[i], addr, false);
+		json_decref(doc);
 	}
 	sim_ids_free(ids);
 	if (rc == PROV_NOTFOUND)
