@@ -162,12 +162,37 @@ static int open_or_init(git_repository **repo, const char *path, const char *wha
 	}
 	if (mkdir_p(path, err) < 0)
 		return -1;
-	if (git_repository_init(repo, path, 1) != 0) {
+	/*
+	 * Initialise beside it and rename into place: a process killed half way
+	 * through leaves a stray temporary directory, never a half-made repository
+	 * that every later run would refuse to open.
+	 */
+	char *tmp = xasprintf("%s.init.%ld", path, (long)getpid());
+	int rc = -1;
+
+	remove_tree(tmp);
+	if (git_repository_init(repo, tmp, 1) != 0) {
 		kiln_error_set(err, "cannot create the state repository %s: %s", path,
 			       store_git_error());
-		return -1;
+		goto out;
 	}
-	return 0;
+	git_repository_free(*repo);
+	*repo = NULL;
+	if (rename(tmp, path) != 0 && errno != EEXIST && errno != ENOTEMPTY) {
+		kiln_error_set(err, "cannot create the state repository %s: %s", path,
+			       strerror(errno));
+		goto out;
+	}
+	if (git_repository_open_bare(repo, path) != 0) {
+		kiln_error_set(err, "cannot open the state repository %s: %s", path,
+			       store_git_error());
+		goto out;
+	}
+	rc = 0;
+out:
+	remove_tree(tmp);
+	free(tmp);
+	return rc;
 }
 
 static int open_store(struct store **out, const char *location, bool create, struct kiln_error *err)
