@@ -502,8 +502,9 @@ static void *worker(void *arg)
 		op->state = OPS_RUNNING;
 		op->started = now_s();
 		x->running++;
-		emit(x, op, APPLY_START, NULL);
 		pthread_mutex_unlock(&x->mu);
+		/* Outside the lock: printing must not hold up the other workers. */
+		emit(x, op, APPLY_START, NULL);
 
 		memset(&err, 0, sizeof(err));
 		rc = run_op(x, op, &live, &err);
