@@ -347,6 +347,16 @@ static int check_saved_plan(struct run *r, const json_t *plan, const char *file)
 				"someone applied since; make and review a new plan: kiln plan "
 				"%s --out %s",
 				r->spec_path, file);
+	} else if ((json_int_t)json_object_size(r->overlay) !=
+		   json_integer_value(json_object_get(json_object_get(kn, "state"), "journal"))) {
+		/* Same head, but an apply was killed after changing the cloud: the plan predates
+		 * it. */
+		kiln_error_set(&err,
+			       "%s is stale: an interrupted apply changed workspace '%s' after the "
+			       "plan was made (%zu changes in its journal)",
+			       file, r->ws->name, json_object_size(r->overlay));
+		kiln_error_hint(&err, "make and review a new plan: kiln plan %s --out %s",
+				r->spec_path, file);
 	}
 	if (err.msg[0]) {
 		cmd_report(r->cli, &err);

@@ -270,6 +270,11 @@ int run_plan(struct run *r)
 		return -1;
 	}
 	json_decref(live);
+	/* A saved plan made over a replayed journal is current only while that journal is. */
+	if (json_object_size(r->overlay))
+		json_object_set_new(json_object_get(json_object_get(r->plan, "kiln"), "state"),
+				    "journal",
+				    json_integer((json_int_t)json_object_size(r->overlay)));
 	log_debug("planned in %.0f ms", lap_ms());
 	return 0;
 }

@@ -375,6 +375,43 @@ static bool depends_on(const struct differ *df, const struct entry *en, const ch
 	return false;
 }
 
+/*
+ * A retained store stays in the cloud, so what it stands in (the network
+ * of a file system) cannot be deleted under it: the cloud would refuse.
+ * Release that from the state too, and say why.
+ */
+static void keep_what_retained_stores_use(struct differ *df)
+{
+	bool again = true;
+	size_t i, k;
+	json_t *dep;
+
+	while (again) {
+		again = false;
+		for (i = 0; i < df->n; i++) {
+			struct entry *en = &df->v[i];
+
+			if (en->act != ACT_DELETE || !en->retain)
+				continue;
+			json_array_foreach(deps_of(df, en), k, dep)
+			{
+				struct entry *de = find(df, json_string_value(dep));
+
+				if (!de || de->act != ACT_DELETE || de->retain || !de->r)
+					continue;
+				de->retain = true;
+				de->why_code = NULL;
+				free(de->reason);
+				de->reason =
+				    xasprintf("release from state; kept, because the retained "
+					      "%s still uses it",
+					      en->addr);
+				again = true;
+			}
+		}
+	}
+}
+
 static void mark_scope(struct differ *df, struct entry *en, bool down)
 {
 	size_t i, k;
@@ -809,6 +846,7 @@ int diff_plan(const struct diff_input *in, json_t **plan, struct kiln_error *err
 			goto out;
 	if (widen_replacements(&df, err) != 0)
 		goto out;
+	keep_what_retained_stores_use(&df);
 	for (i = 0; i < in->ntargets; i++) {
 		struct entry *en = find(&df, in->targets[i]);
 

@@ -19,7 +19,8 @@
  *     "cluster": "demo", "workspace": "default",
  *     "provider": "sim", "simulated": true,
  *     "spec": {"file": "kiln.yaml", "digest": "sha256:HEX"},
- *     "state": {"commit": "HEX" | null, "serial": 3, "lineage": "UUID" | null},
+ *     "state": {"commit": "HEX" | null, "serial": 3, "lineage": "UUID" | null,
+ *               "journal": 2},   changes replayed from an interrupted apply (absent: 0)
  *     "destroy": false, "refresh": true,
  *     "targets": ["addr"...], "replace": ["addr"...],
  *     "summary": {"create": 1, "update": 0, "replace": 0, "delete": 0,

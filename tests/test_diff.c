@@ -524,6 +524,26 @@ static void test_diff_orders_orphan_deletes_by_the_spec_deps(void **st)
 	assert_string_equal(json_string_value(json_array_get(deps, 0)), "t_thing.a");
 }
 
+static void test_diff_keeps_what_a_retained_store_stands_in(void **st)
+{
+	struct fx *f = *st;
+	json_t *kn;
+
+	record(f, "net", "t-1", "{\"zone\": \"z1\"}");
+	record(f, "fs", "t-2", "{\"zone\": \"z1\", \"deletion\": \"retain\"}");
+	json_object_set_new(json_object_get(state_resources(f->state), "t_thing.fs"), "deps",
+			    json_pack("[s]", "t_thing.net"));
+	live(f, "net", "t-1", "{\"zone\": \"z1\"}");
+	live(f, "fs", "t-2", "{\"zone\": \"z1\", \"deletion\": \"retain\"}");
+	assert_int_equal(plan_with(f, true, NULL, 0, NULL, 0), 0);
+	kn = json_object_get(change(f, "t_thing.net", false), "kiln");
+	assert_true(json_is_true(json_object_get(kn, "retain")));
+	assert_string_equal(
+	    json_string_value(json_object_get(kn, "reason")),
+	    "release from state; kept, because the retained t_thing.fs still uses it");
+	assert_int_equal(summary(f, "delete"), 0);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -550,6 +570,7 @@ int main(void)
 	    T(test_diff_target_takes_the_replacements_it_forces),
 	    T(test_diff_replaces_dependants_of_what_is_created_again),
 	    T(test_diff_orders_orphan_deletes_by_the_spec_deps),
+	    T(test_diff_keeps_what_a_retained_store_stands_in),
 #undef T
 	};
 

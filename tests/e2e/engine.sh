@@ -260,6 +260,27 @@ en_interrupts() {
 		-- "$KILN" apply --auto-approve
 	en_inspect "engine: and the sim holds each resource once"
 
+	# A saved plan must not be applied over an apply that was killed after
+	# changing the cloud: the head did not move, but the journal did.
+	en_new_dir tests/specs/valid/sim-llm-pretrain.yaml
+	"$KILN" plan --out p.kiln >/dev/null 2>&1
+	KILN_LOCK_LEASE=1s KILN_SIM_LATENCY_MS=100 "$KILN" apply p.kiln >out.txt 2>&1 &
+	pid=$!
+	i=0
+	while ! grep -q "created \[id" out.txt && [ $i -lt 200 ]; do
+		sleep 0.05
+		i=$((i + 1))
+	done
+	kill -KILL $pid
+	wait $pid 2>/dev/null
+	check "engine: a saved plan is stale once a killed apply journaled changes" 1 \
+		--err-has "p.kiln is stale: an interrupted apply changed workspace 'default' after the plan was made" \
+		-- "$KILN" apply p.kiln --lock-timeout 10s
+	"$KILN" plan --out p2.kiln >/dev/null 2>&1
+	check "engine: a plan made over the journal applies" 0 --out-has "Apply complete:" \
+		-- "$KILN" apply p2.kiln --lock-timeout 10s
+	en_inspect "engine: and the sim holds each resource once after it"
+
 	# SIGKILL at random points: the next plan adopts (or the journal
 	# replays) what was created; nothing is duplicated or left untracked.
 	n=0
@@ -272,7 +293,7 @@ en_interrupts() {
 			"$KILN" apply --auto-approve >/dev/null 2>&1 &
 		pid=$!
 		sleep "0.$(awk -v n=$n 'BEGIN { srand(n); printf "%02d", 5 + int(rand() * 60) }')"
-		kill -KILL $pid
+		kill -KILL $pid 2>/dev/null
 		wait $pid 2>/dev/null
 		# Half the runs lose the journal too: then the cloud's tags are all there is.
 		if [ $((n % 2)) = 0 ]; then rm -rf .kiln/journal; fi
