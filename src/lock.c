@@ -596,6 +596,11 @@ bool lock_lost(struct lock *l, struct kiln_error *err)
 	return lost;
 }
 
+int64_t lock_created(const struct lock *l)
+{
+	return l->info.created;
+}
+
 const char *lock_id(const struct lock *l)
 {
 	return l->info.id;

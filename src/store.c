@@ -435,6 +435,17 @@ static void busy_pause(void)
 	nanosleep(&ts, NULL);
 }
 
+void store_ref_clear_stale_lock(struct store *s, const char *ref, int64_t before)
+{
+	char *path = xasprintf("%s/%s.lock", s->path, ref);
+	struct stat st;
+
+	if (lstat(path, &st) == 0 && S_ISREG(st.st_mode) && (int64_t)st.st_mtime < before &&
+	    unlink(path) == 0)
+		log_warn("removed %s, left by a process that died while writing %s", path, ref);
+	free(path);
+}
+
 /*
  * A ref file stayed locked for seconds: a git or kiln process died while
  * writing it and left REF.lock. Say which file, rather than wait forever.

@@ -260,6 +260,23 @@ en_interrupts() {
 		-- "$KILN" apply --auto-approve
 	en_inspect "engine: and the sim holds each resource once"
 
+	# A writer killed while moving the branch leaves refs/heads/WS.lock; the
+	# next holder of the workspace lock removes it instead of failing forever.
+	en_new_dir examples/quickstart.yaml
+	"$KILN" apply --auto-approve >/dev/null 2>&1
+	touch -d '1 minute ago' .kiln/state.git/refs/heads/default.lock
+	sed -i 's/count: 2/count: 1/' kiln.yaml
+	check "engine: a branch lock file left by a killed writer is removed, and the apply commits" 0 \
+		--out-has "Apply complete: 0 created, 1 updated" \
+		--err-has "kiln: warn: removed .kiln/state.git/refs/heads/default.lock, left by a process that died while writing refs/heads/default" \
+		-- "$KILN" apply --auto-approve
+	touch .kiln/state.git/refs/heads/default.lock
+	sed -i 's/count: 1/count: 2/' kiln.yaml
+	check "engine: a fresh branch lock file is not touched" 1 \
+		--err-has "default.lock has stayed locked for seconds" \
+		-- "$KILN" apply --auto-approve
+	rm -f .kiln/state.git/refs/heads/default.lock
+
 	# A saved plan must not be applied over an apply that was killed after
 	# changing the cloud: the head did not move, but the journal did.
 	en_new_dir tests/specs/valid/sim-llm-pretrain.yaml
