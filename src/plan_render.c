@@ -713,6 +713,35 @@ struct header {
 #define SIMULATION "a simulation: nothing real is created or billed"
 #define NO_CHANGES "No changes. Live resources match the spec and the recorded state."
 
+/* What narrows or turns the plan: --destroy, --target, --replace, --refresh=false. */
+static void text_scope(FILE *out, const json_t *plan)
+{
+	const json_t *k = json_object_get(plan, "kiln"), *v;
+	const char *keys[] = {"targets", "replace"};
+	const char *names[] = {"Only (--target, with what it needs or what needs it)",
+			       "Replacing on request (--replace)"};
+	size_t i, j;
+
+	if (json_is_true(json_object_get(k, "destroy")))
+		fputs("Destroying (--destroy)\n", out);
+	if (json_is_false(json_object_get(k, "refresh")))
+		fputs("Live state not read (--refresh=false): the recorded state is trusted\n",
+		      out);
+	for (i = 0; i < 2; i++) {
+		if (!json_array_size(json_object_get(k, keys[i])))
+			continue;
+		fprintf(out, "%s:", names[i]);
+		json_array_foreach(json_object_get(k, keys[i]), j, v)
+		{
+			char *c = clean(json_string_value(v));
+
+			fprintf(out, " %s", c);
+			free(c);
+		}
+		fputc('\n', out);
+	}
+}
+
 static void header_read(struct header *h, const json_t *plan)
 {
 	const json_t *k = json_object_get(plan, "kiln");
@@ -827,7 +856,9 @@ void plan_render_text(FILE *out, const json_t *plan, bool color)
 	fprintf(out, "State: %s", h.state);
 	if (h.spec)
 		fprintf(out, "   Spec: %s", h.spec);
-	fputs("\n\n", out);
+	fputc('\n', out);
+	text_scope(out, plan);
+	fputc('\n', out);
 	if (drift.n) {
 		put_heading(out, color,
 			    "Drift: live resources that differ from the recorded state");

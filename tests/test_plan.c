@@ -538,6 +538,26 @@ static void test_markdown_without_changes_says_so(void **state)
 	assert_golden("no-changes.md", f->text);
 }
 
+static void test_text_names_destroy_targets_replace_and_no_refresh(void **state)
+{
+	struct fx *f = *state;
+	json_t *kn;
+
+	f->plan = sample_plan();
+	kn = json_object_get(f->plan, "kiln");
+	json_object_set_new(kn, "destroy", json_true());
+	json_object_set_new(kn, "refresh", json_false());
+	json_object_set_new(kn, "targets", json_pack("[s, s]", "sim_nfs.home", "sim_role.a"));
+	json_object_set_new(kn, "replace", json_pack("[s]", "sim_role.a"));
+	f->text = render_text(f->plan, false);
+	assert_non_null(strstr(f->text, "\nDestroying (--destroy)\n"
+					"Live state not read (--refresh=false): the recorded state "
+					"is trusted\n"
+					"Only (--target, with what it needs or what needs it): "
+					"sim_nfs.home sim_role.a\n"
+					"Replacing on request (--replace): sim_role.a\n\n"));
+}
+
 static void test_renderings_never_print_a_sensitive_value(void **state)
 {
 	struct fx *f = *state;
@@ -1178,6 +1198,7 @@ int main(void)
 	    plan_test(test_text_without_changes_says_so),
 	    plan_test(test_markdown_without_changes_says_so),
 	    plan_test(test_renderings_never_print_a_sensitive_value),
+	    plan_test(test_text_names_destroy_targets_replace_and_no_refresh),
 	    plan_test(test_text_turns_control_characters_into_question_marks),
 	    plan_test(test_text_does_not_truncate_long_values),
 	    plan_test(test_text_lists_changed_attributes_without_kiln_attributes),
