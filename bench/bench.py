@@ -72,7 +72,7 @@ def engine_spec(n):
 
 
 def dag_levels(work):
-    """How many resources sit at each depth of the DAG (`kiln graph`), deepest chain first."""
+    """How many resources sit at each depth of the DAG (`kiln graph`), shallowest first."""
     dot = subprocess.run([KILN, "graph"], cwd=work, capture_output=True, text=True,
                          check=True).stdout
     deps = {}
@@ -90,24 +90,6 @@ def dag_levels(work):
     for n in nodes:
         levels[depth(n)] = levels.get(depth(n), 0) + 1
     return [levels[k] for k in sorted(levels)]
-
-
-def dag_depth(work):
-    """The longest dependency chain, in resources, from `kiln graph`."""
-    dot = subprocess.run([KILN, "graph"], cwd=work, capture_output=True, text=True,
-                         check=True).stdout
-    deps = {}
-    for a, b in re.findall(r'^\s*"([^"]+)" -> "([^"]+)";', dot, re.M):
-        deps.setdefault(a, []).append(b)
-    nodes = set(re.findall(r'^\s*"([^"]+)";', dot, re.M))
-    memo = {}
-
-    def depth(n):
-        if n not in memo:
-            memo[n] = 1 + max((depth(d) for d in deps.get(n, [])), default=0)
-        return memo[n]
-
-    return max(depth(n) for n in nodes)
 
 
 def exec_span(out):
@@ -144,8 +126,8 @@ def bench_engine(tmp):
                     text, total = engine_spec(n)
                     with open(os.path.join(work, "kiln.yaml"), "w") as f:
                         f.write(text)
-                    depth = dag_depth(work)
                     levels = dag_levels(work)
+                    depth = len(levels)
                     args = [KILN, "apply", "--auto-approve", "--json"] + par
                 env = dict(os.environ, KILN_AUTHOR="Bench <bench@example.com>",
                            KILN_SIM_LATENCY_MS=str(latency), KILN_SIM_READY_MS="0")
