@@ -503,8 +503,17 @@ int lock_acquire(struct lock **out, struct store *s, const char *workspace,
 		lock_critical_leave();
 		if (rc <= 0)
 			break;
-		if (!cur.id)
-			continue;
+		if (!cur.id && (int64_t)time(NULL) < deadline + 10)
+			continue; /* released between our try and our read */
+		if (!cur.id) {
+			kiln_error_set(err,
+				       "could not take the lock on workspace '%s': its ref kept "
+				       "changing for 10s",
+				       workspace);
+			kiln_error_hint(err, "run `kiln workspace list`, then try again");
+			rc = -1;
+			break;
+		}
 		if ((int64_t)time(NULL) >= deadline) {
 			char *who = lock_info_describe(&cur);
 			char exp[32];
@@ -594,11 +603,6 @@ bool lock_lost(struct lock *l, struct kiln_error *err)
 		kiln_error_set(err, "%s", l->lost_why);
 	pthread_mutex_unlock(&l->mu);
 	return lost;
-}
-
-int64_t lock_created(const struct lock *l)
-{
-	return l->info.created;
 }
 
 const char *lock_id(const struct lock *l)

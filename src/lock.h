@@ -56,8 +56,6 @@ int lock_verify(struct lock *l, struct kiln_error *err);
 /* True when renewal found the lock taken from us (the lease ran out and someone took over). */
 bool lock_lost(struct lock *l, struct kiln_error *err);
 const char *lock_id(const struct lock *l);
-/* When this lock was taken (unix seconds). */
-int64_t lock_created(const struct lock *l);
 /* A "Kiln-Lock-Takeover: ..." trailer when this lock replaced a stale one, else NULL. */
 const char *lock_takeover_note(const struct lock *l);
 

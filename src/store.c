@@ -7,6 +7,9 @@
  * caller relies on. For a remote, the same change is made in the cache and
  * pushed without force; a rejected push re-syncs the cache from the remote so
  * it never keeps a change the remote refused.
+ *
+ * Every ref change happens under an flock on kiln.lock inside the repository
+ * it changes (the local repository, or a file:// remote); see cache_lock().
  */
 #include "store.h"
 
@@ -32,7 +35,8 @@ struct store {
 	char *path;	/* the repository on disk: the location, or the cache for a URL */
 	char *url;	/* NULL for a local store */
 	int cache_fd;	/* flock on the cache, -1 until first used */
-	int remote_fd;	/* flock on a file:// remote while cache_lock() holds, else -1 */
+	int repo_fd;	/* flock on the repository whose refs change (local, or a file://
+			 * remote) while cache_lock() holds, else -1 */
 };
 
 /*
@@ -40,10 +44,17 @@ struct store {
  * an exclusive flock on it, so one process's fetch (which prunes refs) never
  * runs between another's local ref change and its push.
  *
- * A file:// remote gets a flock of its own (kiln.lock inside it) for the same
- * span: libgit2's local transport lists the refs, then overwrites or deletes
- * them without checking they are unchanged, and fails a fetch whose listed ref
- * vanished meanwhile. Over ssh and https the git server is the arbiter.
+ * A repository on this machine gets a flock of its own (kiln.lock inside it)
+ * for the same span. For a file:// remote: libgit2's local transport lists the
+ * refs, then overwrites or deletes them without checking they are unchanged,
+ * and fails a fetch whose listed ref vanished meanwhile. For a local
+ * repository: git_reference_create() without force checks that the ref is
+ * absent before it locks the ref file, so two creators could both "win" the
+ * workspace lock. Over ssh and https the git server is the arbiter.
+ *
+ * The flock also tells a dead writer from a live one: whoever holds it is the
+ * only kiln writing refs there, so a REF.lock file found meanwhile was left by
+ * a writer that was killed (see clear_dead_ref_lock()).
  */
 static int flock_file(const char *path)
 {
@@ -59,8 +70,12 @@ static void cache_lock(struct store *s)
 {
 	char *p;
 
-	if (!s->url)
+	if (!s->url) {
+		p = xasprintf("%s/kiln.lock", s->path);
+		s->repo_fd = flock_file(p);
+		free(p);
 		return;
+	}
 	if (s->cache_fd < 0) {
 		p = xasprintf("%s.lock", s->path);
 		s->cache_fd = open(p, O_RDWR | O_CREAT | O_CLOEXEC, 0644);
@@ -71,7 +86,7 @@ static void cache_lock(struct store *s)
 			;
 	if (str_starts_with(s->url, "file://")) {
 		p = xasprintf("%s/kiln.lock", s->url + strlen("file://"));
-		s->remote_fd = flock_file(p);
+		s->repo_fd = flock_file(p);
 		free(p);
 	}
 }
@@ -80,9 +95,9 @@ static int sync_locked(struct store *s, struct kiln_error *err);
 
 static void cache_unlock(struct store *s)
 {
-	if (s->remote_fd >= 0) {
-		close(s->remote_fd); /* closing the only descriptor releases its flock */
-		s->remote_fd = -1;
+	if (s->repo_fd >= 0) {
+		close(s->repo_fd); /* closing the only descriptor releases its flock */
+		s->repo_fd = -1;
 	}
 	if (s->url && s->cache_fd >= 0)
 		flock(s->cache_fd, LOCK_UN);
@@ -207,7 +222,7 @@ static int open_store(struct store **out, const char *location, bool create, str
 		location = env && *env ? env : STORE_DEFAULT_PATH;
 	s = xcalloc(1, sizeof(*s));
 	s->cache_fd = -1;
-	s->remote_fd = -1;
+	s->repo_fd = -1;
 	s->location = xstrdup(location);
 	if (is_url(location)) {
 		unsigned char md[SHA256_DIGEST_LENGTH];
@@ -435,28 +450,50 @@ static void busy_pause(void)
 	nanosleep(&ts, NULL);
 }
 
-void store_ref_clear_stale_lock(struct store *s, const char *ref, int64_t before)
-{
-	char *path = xasprintf("%s/%s.lock", s->path, ref);
-	struct stat st;
+/*
+ * Under the repository's flock (cache_lock), REF.lock in the repository at
+ * DIR is no kiln's that is alive: a kiln killed while writing REF left it, and
+ * it would block every later change of REF. Remove it once it is
+ * DEAD_LOCK_AGE seconds old (a git process that is not kiln, writing that ref
+ * right now, holds it for milliseconds). True when it was removed.
+ */
+#define DEAD_LOCK_AGE 2
 
-	if (lstat(path, &st) == 0 && S_ISREG(st.st_mode) && (int64_t)st.st_mtime < before &&
-	    unlink(path) == 0)
+static bool clear_dead_ref_lock(const char *dir, const char *ref)
+{
+	char *path = xasprintf("%s/%s.lock", dir, ref);
+	struct stat st;
+	bool removed = lstat(path, &st) == 0 && S_ISREG(st.st_mode) &&
+		       (int64_t)st.st_mtime + DEAD_LOCK_AGE <= (int64_t)time(NULL) &&
+		       unlink(path) == 0;
+
+	if (removed)
 		log_warn("removed %s, left by a process that died while writing %s", path, ref);
 	free(path);
+	return removed;
+}
+
+/* Wait for a locked ref file in the repository being changed: false once it stayed locked. */
+static bool ref_busy_wait(struct store *s, const char *ref, int tries)
+{
+	if (tries >= BUSY_TRIES)
+		return false;
+	if (!clear_dead_ref_lock(s->path, ref))
+		busy_pause();
+	return true;
 }
 
 /*
- * A ref file stayed locked for seconds: a git or kiln process died while
- * writing it and left REF.lock. Say which file, rather than wait forever.
+ * A ref file stayed locked through every try, and the lock file is not a
+ * dead kiln's (it keeps being renewed, or cannot be removed): say which file.
  */
 static int stale_ref_lock(struct store *s, const char *ref, struct kiln_error *err)
 {
 	kiln_error_set(err,
-		       "%s/%s.lock has stayed locked for seconds: a process that was writing "
-		       "%s seems to have died",
+		       "%s/%s.lock stayed locked for seconds while kiln held the repository: "
+		       "another process is writing %s",
 		       s->path, ref, ref);
-	kiln_error_hint(err, "if no kiln or git process is running on this repository, remove "
+	kiln_error_hint(err, "if no git process is running on this repository, remove "
 			     "that .lock file");
 	return -1;
 }
@@ -524,8 +561,12 @@ static int remote_push_waiting(struct store *s, const char *refspec, struct kiln
 	int rc, tries;
 
 	for (tries = 0; (rc = remote_push(s, refspec, err)) == STORE_BUSY && tries < BUSY_TRIES;
-	     tries++)
-		busy_pause();
+	     tries++) {
+		/* A file:// remote is under our flock too: its REF.lock may be a dead one. */
+		if (!str_starts_with(s->url, "file://") ||
+		    !clear_dead_ref_lock(s->url + strlen("file://"), strchr(refspec, ':') + 1))
+			busy_pause();
+	}
 	return rc;
 }
 
@@ -560,9 +601,8 @@ static int ref_create_locked(struct store *s, const char *ref, const git_oid *oi
 		rc = git_reference_create(&r, s->repo, ref, oid, s->url != NULL, "kiln");
 		git_reference_free(r);
 		r = NULL;
-		if (rc != GIT_ELOCKED || tries == BUSY_TRIES)
+		if (rc != GIT_ELOCKED || !ref_busy_wait(s, ref, tries))
 			break;
-		busy_pause();
 	}
 	if (rc == GIT_EEXISTS)
 		return STORE_EXISTS;
@@ -576,9 +616,9 @@ static int ref_create_locked(struct store *s, const char *ref, const git_oid *oi
 	if (s->url) {
 		char *spec = xasprintf("%s:%s", ref, ref);
 
-		rc = remote_push(s, spec, err);
+		rc = remote_push_waiting(s, spec, err);
 		free(spec);
-		/* Busy: another writer is creating or removing it; the caller reads and retries. */
+		/* Refused: another writer created it first; the caller reads it and decides. */
 		if (rc == STORE_MOVED || rc == STORE_BUSY)
 			return refused(s, STORE_EXISTS, err);
 		return rc;
@@ -628,9 +668,8 @@ static int ref_update_locked(struct store *s, const char *ref, const git_oid *ex
 		git_reference_free(r);
 		r = NULL;
 		/* Locked: a writer failing to create it holds the ref file for a moment. */
-		if (rc != GIT_ELOCKED || tries == BUSY_TRIES)
+		if (rc != GIT_ELOCKED || !ref_busy_wait(s, ref, tries))
 			break;
-		busy_pause();
 	}
 	if (rc == GIT_ELOCKED)
 		return stale_ref_lock(s, ref, err);
@@ -728,9 +767,8 @@ static int ref_delete_locked(struct store *s, const char *ref, const git_oid *ex
 			rc = git_reference_delete(r);
 		git_reference_free(r);
 		r = NULL;
-		if (rc != GIT_ELOCKED || tries == BUSY_TRIES)
+		if (rc != GIT_ELOCKED || !ref_busy_wait(s, ref, tries))
 			break;
-		busy_pause();
 	}
 	if (rc == GIT_ELOCKED)
 		return stale_ref_lock(s, ref, err);

@@ -93,13 +93,6 @@ char *store_lock_ref(const char *workspace);
 /* Workspace names: 1-64 of [A-Za-z0-9._-], not starting with '.' or '-'. */
 bool store_workspace_name_ok(const char *name);
 
-/*
- * Remove REF.lock when it is older than before: the caller holds the lock
- * that every writer of ref must hold, taken at before, so such a file was
- * left by a writer that died (a killed kiln) and would block every commit.
- */
-void store_ref_clear_stale_lock(struct store *s, const char *ref, int64_t before);
-
 /* Last libgit2 error message, for kiln_error texts. */
 const char *store_git_error(void);
 

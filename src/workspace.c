@@ -125,8 +125,6 @@ int workspace_commit(struct workspace *w, json_t *state, bool keep_serial, const
 
 	if (w->lock && lock_verify(w->lock, err) < 0)
 		return -1;
-	if (w->lock)
-		store_ref_clear_stale_lock(w->store, w->branch, lock_created(w->lock));
 	if (!keep_serial)
 		state_set_serial(state, w->exists ? state_serial(w->state) + 1 : 0);
 	json_object_set_new(state, "workspace", json_string(w->name));
