@@ -1,0 +1,222 @@
+/*
+ * expand.c - see expand.h.
+ */
+#include "expand.h"
+
+#include "provider.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+json_t *pexp_resource(json_t *all, const char *type, const char *name)
+{
+	char *addr = xasprintf("%s.%s", type, name);
+	json_t *r =
+	    json_pack("{s:s, s:s, s:{}, s:[]}", "type", type, "name", name, "attrs", "deps");
+
+	json_object_set_new(all, addr, r);
+	free(addr);
+	return r;
+}
+
+void pexp_attr(json_t *r, const char *key, json_t *value)
+{
+	json_object_set_new(json_object_get(r, "attrs"), key, value ? value : json_null());
+}
+
+json_t *pexp_str(const char *s)
+{
+	return s ? json_string(s) : json_null();
+}
+
+void pexp_dep(json_t *r, const char *type, const char *name)
+{
+	json_t *deps = json_object_get(r, "deps");
+	char *addr = xasprintf("%s.%s", type, name);
+	size_t i;
+
+	for (i = 0; i < json_array_size(deps); i++)
+		if (strcmp(json_string_value(json_array_get(deps, i)), addr) == 0)
+			break;
+	if (i == json_array_size(deps))
+		json_array_append_new(deps, json_string(addr));
+	free(addr);
+}
+
+void pexp_why(json_t *r, const char *key, char *text)
+{
+	json_t *w = json_object_get(r, "why");
+
+	if (!w) {
+		w = json_object();
+		json_object_set_new(r, "why", w);
+	}
+	json_object_set_new(w, key, json_string(text));
+	free(text);
+}
+
+static int str_qsort(const void *a, const void *b)
+{
+	return strcmp(*(const char *const *)a, *(const char *const *)b);
+}
+
+/* A sorted, duplicate-free JSON array of strings. */
+json_t *pexp_sorted_strings(const char **v, size_t n)
+{
+	json_t *arr = json_array();
+	size_t i;
+
+	qsort(v, n, sizeof(*v), str_qsort);
+	for (i = 0; i < n; i++)
+		if (i == 0 || strcmp(v[i], v[i - 1]) != 0)
+			json_array_append_new(arr, json_string(v[i]));
+	return arr;
+}
+
+void pexp_sort_deps(json_t *all)
+{
+	const char *addr;
+	json_t *r;
+
+	json_object_foreach(all, addr, r)
+	{
+		json_t *deps = json_object_get(r, "deps");
+		size_t n = json_array_size(deps), i;
+		const char **v = xcalloc(n + 1, sizeof(*v));
+
+		for (i = 0; i < n; i++)
+			v[i] = json_string_value(json_array_get(deps, i));
+		json_object_set_new(r, "deps", pexp_sorted_strings(v, n));
+		free(v);
+	}
+}
+
+/* "$98.32", "$1.006", "$0.2016": cents always, more digits only when the price has them. */
+static char *usd(double v)
+{
+	char buf[64];
+	size_t n;
+
+	snprintf(buf, sizeof(buf), "%.4f", v);
+	n = strlen(buf);
+	while (n > 0 && buf[n - 1] == '0' && buf[n - 3] != '.')
+		buf[--n] = '\0';
+	return xasprintf("$%s", buf);
+}
+
+/* "t.yaml:12:10: " for a group's key, or "" when the spec has no position. */
+char *pexp_where(const struct spec *spec, const struct ynode *n)
+{
+	if (!n || !spec->file)
+		return xstrdup("");
+	return xasprintf("%s:%d:%d: ", spec->file, n->line, n->col);
+}
+
+static char *resolution(const struct catalog_type *best, const struct catalog_type *next,
+			const struct spec_group *g, bool efa)
+{
+	bool spot = g->market == MARKET_SPOT;
+	char *want = xasprintf("%d× %s%s", g->gpu_count, best->gpu, efa ? " and EFA" : "");
+	char *price = usd(catalog_price(best, spot)), *text, *other;
+
+	if (next) {
+		char *p2 = usd(catalog_price(next, spot));
+
+		other = xasprintf("runner-up %s at %s/h", next->name, p2);
+		free(p2);
+	} else {
+		other = xasprintf("no other type has %s", want);
+	}
+	text = xasprintf("cheapest with %s: %s at %s/h %s; %s", want, best->name, price,
+			 spot ? "spot" : "on-demand", other);
+	free(other);
+	free(price);
+	free(want);
+	return text;
+}
+
+static int unknown_type(const char *prefix, const struct spec *spec, const struct spec_group *g,
+			struct kiln_error *err)
+{
+	const struct catalog *cat = &catalog_aws;
+	const char **names = xcalloc(cat->ntypes + 1, sizeof(*names));
+	size_t *dist = xcalloc(cat->ntypes + 1, sizeof(*dist));
+	size_t i, j, shown = 0;
+	struct strbuf close = {0};
+	const char *near;
+	char *at = pexp_where(spec, ynode_get(g->node, "instance_type"));
+
+	for (i = 0; i < cat->ntypes; i++) {
+		names[i] = cat->types[i].name;
+		dist[i] = str_edit_distance(g->instance_type, names[i]);
+	}
+	/* The three nearest names, nearest first; ties keep the catalog's order. */
+	for (shown = 0; shown < 3 && shown < cat->ntypes; shown++) {
+		size_t best = cat->ntypes;
+
+		for (j = 0; j < cat->ntypes; j++)
+			if (dist[j] != (size_t)-1 && (best == cat->ntypes || dist[j] < dist[best]))
+				best = j;
+		sb_addf(&close, "%s%s", shown ? ", " : "", names[best]);
+		dist[best] = (size_t)-1;
+	}
+	kiln_error_set(err,
+		       "%s%scompute.%s.instance_type: '%s' is not in the catalog (%s %s, prices "
+		       "of %s); close names: %s",
+		       prefix, at, g->name, g->instance_type, cat->provider, cat->region, cat->date,
+		       close.buf);
+	near = str_closest(g->instance_type, names, cat->ntypes);
+	if (near)
+		kiln_error_hint(err, "did you mean '%s'?", near);
+	else
+		kiln_error_hint(err, "name a type the catalog has, or ask for gpu: MODEL:COUNT");
+	sb_release(&close);
+	free(at);
+	free(dist);
+	free(names);
+	return PROV_ERROR;
+}
+
+json_t *pexp_store_names(const struct spec_ref *refs, size_t n)
+{
+	const char **v = xcalloc(n + 1, sizeof(*v));
+	json_t *arr;
+	size_t i;
+
+	for (i = 0; i < n; i++)
+		v[i] = refs[i].name;
+	arr = pexp_sorted_strings(v, n);
+	free(v);
+	return arr;
+}
+
+int pexp_group_type(const char *prefix, const struct spec *spec, const struct spec_group *g,
+		    const struct catalog_type **t, char **why, struct kiln_error *err)
+{
+	const struct catalog_type *next = NULL;
+	bool fabric_efa = spec->network.fabric == FABRIC_EFA;
+
+	*why = NULL;
+	*t = NULL;
+	if (!g->gpu_model) {
+		*t = catalog_find(&catalog_aws, g->instance_type);
+		return *t ? 0 : unknown_type(prefix, spec, g, err);
+	}
+	{
+		struct kiln_error cerr = {{0}, {0}};
+
+		if (catalog_resolve(&catalog_aws, g->gpu_model, g->gpu_count, fabric_efa, t, &next,
+				    &cerr) < 0) {
+			char *at = pexp_where(spec, ynode_get(g->node, "gpu"));
+
+			kiln_error_set(err, "%s%scompute.%s.gpu: %s", prefix, at, g->name,
+				       cerr.msg);
+			snprintf(err->hint, sizeof(err->hint), "%s", cerr.hint);
+			free(at);
+			return -1;
+		}
+	}
+	*why = resolution(*t, next, g, fabric_efa);
+	return 0;
+}

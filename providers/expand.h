@@ -1,0 +1,43 @@
+/*
+ * expand.h - helpers every provider's expand() uses to turn a validated spec
+ * into desired resources: the resource map's shape (provider.h), sorted
+ * dependencies, and resolving a compute group's instance type through the
+ * shared catalog with the reason the plan prints.
+ */
+#ifndef KILN_EXPAND_H
+#define KILN_EXPAND_H
+
+#include <jansson.h>
+
+#include "catalog.h"
+#include "spec.h"
+#include "util.h"
+
+/* Add {type, name, attrs: {}, deps: []} at "TYPE.NAME" in all; borrowed. */
+json_t *pexp_resource(json_t *all, const char *type, const char *name);
+/* Set an input attribute (value is stolen; NULL becomes null). */
+void pexp_attr(json_t *r, const char *key, json_t *value);
+/* A JSON string, or null for NULL. */
+json_t *pexp_str(const char *s);
+/* Depend on "TYPE.NAME" (once). */
+void pexp_dep(json_t *r, const char *type, const char *name);
+/* Why an attribute has its value, for the plan (text is stolen). */
+void pexp_why(json_t *r, const char *key, char *text);
+/* A sorted, duplicate-free array of strings (v is sorted in place). */
+json_t *pexp_sorted_strings(const char **v, size_t n);
+/* Sort every resource's deps, so a spec always expands to the same JSON. */
+void pexp_sort_deps(json_t *all);
+/* "FILE:LINE:COL: " of a node, or "" when there is none. */
+char *pexp_where(const struct spec *spec, const struct ynode *n);
+/* The names of refs, sorted and unique. */
+json_t *pexp_store_names(const struct spec_ref *refs, size_t n);
+/*
+ * The catalog type of a compute group: the cheapest with its GPUs (and EFA
+ * when the fabric is efa), or its instance_type. *why is the resolution the
+ * plan prints for a GPU group (caller frees), else NULL. -1 with err, whose
+ * message starts with prefix ("sim: ") and names the spec position.
+ */
+int pexp_group_type(const char *prefix, const struct spec *spec, const struct spec_group *g,
+		    const struct catalog_type **t, char **why, struct kiln_error *err);
+
+#endif
