@@ -78,6 +78,11 @@ struct prov_create {
 	const char *name;
 	json_t *attrs;	   /* desired attrs, borrowed */
 	const char *token; /* idempotency token: the same token twice creates once */
+	/*
+	 * The resource's dependencies as recorded: {"TYPE.NAME": {"type", "id",
+	 * "attrs"}} (a subnet finds its VPC's id here). Borrowed.
+	 */
+	const json_t *deps;
 };
 
 enum prov_wait_for {

@@ -330,6 +330,28 @@ static void token_for(struct exec *x, const char *addr, char out[41])
 	out[39] = '\0';
 }
 
+/*
+ * What a create needs to know of its dependencies (their ids and computed
+ * attributes, as recorded so far), copied under the lock: workers record
+ * results into the state while this one runs.
+ */
+static json_t *deps_recorded(struct exec *x, const json_t *desired)
+{
+	json_t *out = json_object(), *dep;
+	size_t i;
+
+	pthread_mutex_lock(&x->mu);
+	json_array_foreach(json_object_get(desired, "deps"), i, dep)
+	{
+		json_t *r = json_object_get(recorded(x), json_string_value(dep));
+
+		if (r)
+			json_object_set_new(out, json_string_value(dep), json_deep_copy(r));
+	}
+	pthread_mutex_unlock(&x->mu);
+	return out;
+}
+
 static json_t *changed_names(const json_t *rc, const char ***names, size_t *n)
 {
 	json_t *rows = json_object_get(json_object_get(rc, "kiln"), "attributes"), *row;
@@ -353,11 +375,13 @@ static int run_op(struct exec *x, struct op *op, json_t **live, struct kiln_erro
 	switch (op->kind) {
 	case OP_CREATE: {
 		char token[41];
+		json_t *deps = deps_recorded(x, d);
 		struct prov_create c = {
 		    .address = op->addr,
 		    .name = json_string_value(json_object_get(op->change, "name")),
 		    .attrs = json_object_get(d, "attrs"),
 		    .token = token,
+		    .deps = deps,
 		};
 
 		if (!d) {
@@ -367,6 +391,7 @@ static int run_op(struct exec *x, struct op *op, json_t **live, struct kiln_erro
 		}
 		token_for(x, op->addr, token);
 		ENGINE_CALL(rc, err, t->create(x->e->ctx, &x->e->scope, &c, live, err));
+		json_decref(deps);
 		return rc;
 	}
 	case OP_UPDATE: {
@@ -521,7 +546,7 @@ static void *worker(void *arg)
 
 static long poll_ms(struct exec *x)
 {
-	return engine_env_long("KILN_POLL_MS", x->e->prov->simulated ? 25 : 2000, 600000);
+	return env_long("KILN_POLL_MS", x->e->prov->simulated ? 25 : 2000, 600000);
 }
 
 /* One batched wait per type and direction over every waiting operation. */

@@ -336,34 +336,6 @@ struct graph *engine_graph(const json_t *resources, struct kiln_error *err)
 	return g;
 }
 
-long engine_env_long(const char *name, long def, long max)
-{
-	const char *s = getenv(name);
-	char *end;
-	long v;
-
-	if (!s || !*s)
-		return def;
-	v = strtol(s, &end, 10);
-	if (*end || v < 0 || v > max) {
-		static pthread_mutex_t mu = PTHREAD_MUTEX_INITIALIZER;
-		static const char *warned[8];
-		size_t i;
-
-		pthread_mutex_lock(&mu);
-		for (i = 0; i < ARRAY_SIZE(warned) && warned[i] && strcmp(warned[i], name); i++)
-			;
-		if (i < ARRAY_SIZE(warned) && !warned[i]) {
-			warned[i] = name;
-			log_warn("%s '%s' is not a whole number from 0 to %ld; using %ld", name, s,
-				 max, def);
-		}
-		pthread_mutex_unlock(&mu);
-		return def;
-	}
-	return v;
-}
-
 void engine_retry_gave_up(int rc, int attempts, struct kiln_error *err)
 {
 	size_t len = strlen(err->msg);
@@ -375,24 +347,12 @@ void engine_retry_gave_up(int rc, int attempts, struct kiln_error *err)
 
 bool engine_retry_wait(int attempt)
 {
-	static __thread unsigned seed;
-	long max = engine_env_long("KILN_RETRY_MAX", 8, 1000);
-	long base = engine_env_long("KILN_RETRY_BASE_MS", 100, 60000);
-	long cap = 5000, ms;
-	struct timespec ts;
+	long max = env_long("KILN_RETRY_MAX", 8, 1000);
+	long base = env_long("KILN_RETRY_BASE_MS", 100, 60000);
 
 	if (attempt + 1 >= max)
 		return false;
 	log_debug("transient provider error; retry %d of %ld", attempt + 1, max - 1);
-	if (!seed)
-		seed = (unsigned)time(NULL) ^ (unsigned)(uintptr_t)&seed;
-	ms = base << (attempt < 16 ? attempt : 16);
-	if (ms > cap)
-		ms = cap;
-	/* Full jitter: many workers retrying together must not stampede. */
-	ms = ms ? (long)(rand_r(&seed) % (ms + 1)) : 0;
-	ts.tv_sec = ms / 1000;
-	ts.tv_nsec = (ms % 1000) * 1000000L;
-	nanosleep(&ts, NULL);
+	backoff_sleep(attempt, base, 5000);
 	return true;
 }

@@ -74,8 +74,6 @@ void engine_retry_gave_up(int rc, int attempts, struct kiln_error *err);
 		engine_retry_gave_up((rc), attempt_, (err));                                       \
 	} while (0)
 
-/* A numeric environment setting; a malformed one is reported once and def used. */
-long engine_env_long(const char *name, long def, long max);
 
 /* attrs reduced to a type's inputs (its attribute table): what diffs compare. */
 json_t *engine_inputs(const struct prov_type *t, const json_t *attrs);

@@ -3,13 +3,17 @@
  */
 #include "util.h"
 
+#include "log.h"
+
 #include <ctype.h>
 #include <errno.h>
 #include <ftw.h>
 #include <openssl/rand.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 void kiln_error_set(struct kiln_error *err, const char *fmt, ...)
 {
@@ -530,4 +534,48 @@ static int remove_entry(const char *path, const struct stat *sb, int flag, struc
 int remove_tree(const char *path)
 {
 	return nftw(path, remove_entry, 16, FTW_DEPTH | FTW_PHYS);
+}
+
+void backoff_sleep(int attempt, long base_ms, long cap_ms)
+{
+	static __thread unsigned seed;
+	long ms = base_ms << (attempt < 16 ? attempt : 16);
+	struct timespec ts;
+
+	if (!seed)
+		seed = (unsigned)time(NULL) ^ (unsigned)(uintptr_t)&seed;
+	if (ms > cap_ms || ms < 0)
+		ms = cap_ms;
+	ms = ms > 0 ? (long)(rand_r(&seed) % (ms + 1)) : 0;
+	ts.tv_sec = ms / 1000;
+	ts.tv_nsec = (ms % 1000) * 1000000L;
+	nanosleep(&ts, NULL);
+}
+
+long env_long(const char *name, long def, long max)
+{
+	const char *s = getenv(name);
+	char *end;
+	long v;
+
+	if (!s || !*s)
+		return def;
+	v = strtol(s, &end, 10);
+	if (*end || v < 0 || v > max) {
+		static pthread_mutex_t mu = PTHREAD_MUTEX_INITIALIZER;
+		static const char *warned[8];
+		size_t i;
+
+		pthread_mutex_lock(&mu);
+		for (i = 0; i < ARRAY_SIZE(warned) && warned[i] && strcmp(warned[i], name); i++)
+			;
+		if (i < ARRAY_SIZE(warned) && !warned[i]) {
+			warned[i] = name;
+			log_warn("%s '%s' is not a whole number from 0 to %ld; using %ld", name, s,
+				 max, def);
+		}
+		pthread_mutex_unlock(&mu);
+		return def;
+	}
+	return v;
 }

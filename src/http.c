@@ -1,0 +1,266 @@
+/*
+ * http.c - see http.h.
+ *
+ * One CURLSH holds the connection cache, the TLS sessions and the DNS cache
+ * for every thread; each call uses its own easy handle on it, so the
+ * executor's workers reuse each other's keep-alive connections without
+ * sharing a handle (a curl easy handle is for one thread at a time).
+ */
+#include "http.h"
+
+#include "log.h"
+
+#include <curl/curl.h>
+#include <pthread.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+#include <time.h>
+
+/* A response larger than this is refused rather than held in memory. */
+#define HTTP_MAX_BYTES (64L << 20)
+
+static pthread_once_t http_once = PTHREAD_ONCE_INIT;
+static CURLSH *http_share;
+static pthread_mutex_t share_mu[CURL_LOCK_DATA_LAST];
+
+static void share_lock(CURL *h, curl_lock_data data, curl_lock_access access, void *arg)
+{
+	(void)h;
+	(void)access;
+	(void)arg;
+	pthread_mutex_lock(&share_mu[data]);
+}
+
+static void share_unlock(CURL *h, curl_lock_data data, void *arg)
+{
+	(void)h;
+	(void)arg;
+	pthread_mutex_unlock(&share_mu[data]);
+}
+
+static void http_init_once(void)
+{
+	size_t i;
+
+	curl_global_init(CURL_GLOBAL_DEFAULT);
+	for (i = 0; i < CURL_LOCK_DATA_LAST; i++)
+		pthread_mutex_init(&share_mu[i], NULL);
+	http_share = curl_share_init();
+	if (!http_share)
+		return;
+	curl_share_setopt(http_share, CURLSHOPT_LOCKFUNC, share_lock);
+	curl_share_setopt(http_share, CURLSHOPT_UNLOCKFUNC, share_unlock);
+	curl_share_setopt(http_share, CURLSHOPT_SHARE, CURL_LOCK_DATA_CONNECT);
+	curl_share_setopt(http_share, CURLSHOPT_SHARE, CURL_LOCK_DATA_SSL_SESSION);
+	curl_share_setopt(http_share, CURLSHOPT_SHARE, CURL_LOCK_DATA_DNS);
+}
+
+void http_response_release(struct http_response *r)
+{
+	free(r->body);
+	free(r->request_id);
+	free(r->error_type);
+	free(r->content_type);
+	memset(r, 0, sizeof(*r));
+	r->retry_after = -1;
+}
+
+bool http_status_transient(long status)
+{
+	return status == 429 || status >= 500;
+}
+
+struct sink {
+	struct strbuf body;
+	struct http_response *resp;
+	bool too_big;
+};
+
+static size_t on_body(char *data, size_t size, size_t n, void *arg)
+{
+	struct sink *s = arg;
+
+	if (s->body.len + size * n > (size_t)HTTP_MAX_BYTES) {
+		s->too_big = true;
+		return 0;
+	}
+	sb_add(&s->body, data, size * n);
+	return size * n;
+}
+
+/* The value of header line "Name: value\r\n" when its name is name, else NULL (malloc'd). */
+static char *header_value(const char *line, size_t len, const char *name)
+{
+	size_t nl = strlen(name), end;
+
+	if (len <= nl || strncasecmp(line, name, nl) != 0 || line[nl] != ':')
+		return NULL;
+	line += nl + 1;
+	len -= nl + 1;
+	while (len && (*line == ' ' || *line == '\t')) {
+		line++;
+		len--;
+	}
+	for (end = len;
+	     end && (line[end - 1] == '\r' || line[end - 1] == '\n' || line[end - 1] == ' '); end--)
+		;
+	return xstrndup(line, end);
+}
+
+static void keep(char **slot, char *v)
+{
+	if (!v)
+		return;
+	free(*slot);
+	*slot = v;
+}
+
+static size_t on_header(char *data, size_t size, size_t n, void *arg)
+{
+	struct sink *s = arg;
+	struct http_response *r = s->resp;
+	size_t len = size * n;
+	char *v;
+
+	keep(&r->request_id, header_value(data, len, "x-amzn-RequestId"));
+	keep(&r->request_id, header_value(data, len, "x-amz-request-id"));
+	if (!r->request_id)
+		keep(&r->request_id, header_value(data, len, "x-amz-id-2"));
+	keep(&r->error_type, header_value(data, len, "x-amzn-ErrorType"));
+	keep(&r->content_type, header_value(data, len, "Content-Type"));
+	v = header_value(data, len, "Retry-After");
+	if (v) {
+		char *end;
+		long secs = strtol(v, &end, 10);
+
+		r->retry_after = *end || secs < 0 ? -1 : secs;
+		free(v);
+	}
+	return len;
+}
+
+/* One attempt: 0 with *resp, or -1 when nothing came back (err says why). */
+static int http_send(const struct http_request *req, struct http_response *resp,
+		     struct kiln_error *err)
+{
+	struct curl_slist *hdrs = NULL;
+	struct sink s = {{0}, resp, false};
+	char errbuf[CURL_ERROR_SIZE] = "";
+	const char *const *h;
+	CURLcode cc;
+	CURL *c;
+	int ret = -1;
+
+	memset(resp, 0, sizeof(*resp));
+	resp->retry_after = -1;
+	c = curl_easy_init();
+	if (!c) {
+		kiln_error_set(err, "cannot start an HTTP request (curl_easy_init failed)");
+		return -1;
+	}
+	/* libcurl adds these unless told not to; a signature covers exactly what is sent. */
+	hdrs = curl_slist_append(hdrs, "Expect:");
+	hdrs = curl_slist_append(hdrs, "Accept:");
+	for (h = req->headers; h && *h; h++)
+		hdrs = curl_slist_append(hdrs, *h);
+	curl_easy_setopt(c, CURLOPT_SHARE, http_share);
+	curl_easy_setopt(c, CURLOPT_URL, req->url);
+	curl_easy_setopt(c, CURLOPT_HTTPHEADER, hdrs);
+	curl_easy_setopt(c, CURLOPT_NOSIGNAL, 1L);
+	curl_easy_setopt(c, CURLOPT_PROTOCOLS_STR, "http,https");
+	curl_easy_setopt(c, CURLOPT_FOLLOWLOCATION, 0L);
+	curl_easy_setopt(c, CURLOPT_CONNECTTIMEOUT_MS,
+			 env_long("KILN_HTTP_CONNECT_TIMEOUT_MS", 10000, 600000));
+	curl_easy_setopt(c, CURLOPT_TIMEOUT_MS, env_long("KILN_HTTP_TIMEOUT_MS", 120000, 3600000));
+	curl_easy_setopt(c, CURLOPT_ERRORBUFFER, errbuf);
+	curl_easy_setopt(c, CURLOPT_WRITEFUNCTION, on_body);
+	curl_easy_setopt(c, CURLOPT_WRITEDATA, &s);
+	curl_easy_setopt(c, CURLOPT_HEADERFUNCTION, on_header);
+	curl_easy_setopt(c, CURLOPT_HEADERDATA, &s);
+	curl_easy_setopt(c, CURLOPT_USERAGENT, "kiln/" KILN_VERSION);
+	if (strcmp(req->method, "HEAD") == 0) {
+		curl_easy_setopt(c, CURLOPT_NOBODY, 1L);
+	} else if (strcmp(req->method, "GET") != 0) {
+		curl_easy_setopt(c, CURLOPT_CUSTOMREQUEST, req->method);
+		curl_easy_setopt(c, CURLOPT_POSTFIELDS, req->body ? (const char *)req->body : "");
+		curl_easy_setopt(c, CURLOPT_POSTFIELDSIZE_LARGE, (curl_off_t)req->body_len);
+	}
+	cc = curl_easy_perform(c);
+	if (cc == CURLE_OK) {
+		curl_easy_getinfo(c, CURLINFO_RESPONSE_CODE, &resp->status);
+		resp->body_len = s.body.len;
+		resp->body = s.body.buf ? sb_detach(&s.body) : xstrdup("");
+		ret = 0;
+	} else if (s.too_big) {
+		kiln_error_set(err, "the response from %s is larger than %ld MiB; refused",
+			       req->url, HTTP_MAX_BYTES >> 20);
+	} else {
+		kiln_error_set(err, "cannot reach %s: %s", req->url,
+			       *errbuf ? errbuf : curl_easy_strerror(cc));
+		kiln_error_hint(err, "check the endpoint (AWS_ENDPOINT_URL) and the network");
+	}
+	if (ret < 0) {
+		free(s.body.buf);
+		http_response_release(resp);
+	}
+	curl_slist_free_all(hdrs);
+	curl_easy_cleanup(c);
+	return ret;
+}
+
+static long elapsed_ms(const struct timespec *t0)
+{
+	struct timespec t1;
+
+	clock_gettime(CLOCK_MONOTONIC, &t1);
+	return (long)((t1.tv_sec - t0->tv_sec) * 1000 + (t1.tv_nsec - t0->tv_nsec) / 1000000);
+}
+
+int http_call_run(const struct http_call *call, struct http_response *resp, int *attempts,
+		  struct kiln_error *err)
+{
+	long max = env_long("KILN_HTTP_ATTEMPTS", 4, 100);
+	long base = env_long("KILN_HTTP_BACKOFF_MS", 100, 60000);
+	struct http_request req;
+	struct timespec t0;
+	int attempt, rc = -1;
+
+	pthread_once(&http_once, http_init_once);
+	clock_gettime(CLOCK_MONOTONIC, &t0);
+	if (max < 1)
+		max = 1;
+	memset(resp, 0, sizeof(*resp));
+	for (attempt = 0; attempt < max; attempt++) {
+		bool again;
+
+		if (attempt > 0) {
+			if (resp->retry_after > 0 && resp->retry_after <= 20) {
+				struct timespec ts = {(time_t)resp->retry_after, 0};
+
+				nanosleep(&ts, NULL);
+			} else {
+				backoff_sleep(attempt - 1, base, 5000);
+			}
+			http_response_release(resp);
+		}
+		memset(&req, 0, sizeof(req));
+		call->prepare(call->arg, attempt, &req);
+		rc = http_send(&req, resp, err);
+		again = rc < 0 || call->transient(call->arg, resp);
+		if (rc == 0)
+			log_debug("http: %s %s -> %ld in %ld ms (attempt %d)%s%s", call->service,
+				  call->action, resp->status, elapsed_ms(&t0), attempt + 1,
+				  resp->request_id ? " request " : "",
+				  resp->request_id ? resp->request_id : "");
+		else
+			log_debug("http: %s %s -> no response in %ld ms (attempt %d): %s",
+				  call->service, call->action, elapsed_ms(&t0), attempt + 1,
+				  err->msg);
+		if (!again)
+			break;
+	}
+	if (attempts)
+		*attempts = attempt < max ? attempt + 1 : (int)max;
+	return rc;
+}
