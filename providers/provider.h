@@ -153,6 +153,13 @@ struct provider {
 	const struct catalog *(*catalog)(struct prov_ctx *ctx);
 	/* NULL-terminated list of actions, e.g. {"ec2:RunInstances", NULL}. */
 	const char *const *(*iam_actions)(const char *type, enum prov_verb verb);
+	/*
+	 * The policy document (JSON text, caller frees) that allows exactly the
+	 * sorted, unique actions for this scope, each on resources as narrow as
+	 * the cloud allows; NULL when the provider needs no permissions (sim).
+	 */
+	char *(*iam_policy)(struct prov_ctx *ctx, const struct prov_scope *scope,
+			    const char *const *actions, size_t n);
 	/* How many API calls this context has made (for bench and tests). */
 	unsigned long (*calls)(struct prov_ctx *ctx);
 };

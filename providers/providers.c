@@ -9,10 +9,12 @@
 
 #include <string.h>
 
+#include "aws/aws.h"
 #include "sim/sim.h"
 
 static const struct provider *const providers[] = {
     &provider_sim,
+    &provider_aws,
 };
 
 const struct provider *provider_find(const char *name)

@@ -26,6 +26,7 @@ static const struct command {
     {"apply", cmd_apply, &cmd_apply_info},
     {"destroy", cmd_destroy, &cmd_destroy_info},
     {"graph", cmd_graph, &cmd_graph_info},
+    {"iam-policy", cmd_iam_policy, &cmd_iam_policy_info},
     {"state", cmd_state, &cmd_state_info},
     {"log", cmd_log, &cmd_log_info},
     {"show", cmd_show, &cmd_show_info},
@@ -42,7 +43,6 @@ static const struct reserved {
 } reserved[] = {
     {"cost", "hourly and monthly cost of a spec"},
     {"audit", "policy findings over a spec or a plan"},
-    {"iam-policy", "the minimal IAM policy kiln needs to apply a spec"},
     {"reap", "destroy workspaces whose TTL has passed"},
     {"init", "start a spec from a template"},
 };

@@ -1,0 +1,228 @@
+/*
+ * aws.c - the aws provider: its context (credentials, region, zones, one
+ * endpoint per service), the helpers its types share (tags, filters, names,
+ * the live form) and the provider table entry.
+ *
+ * The context holds no connection: http.c shares connections between
+ * threads, and everything here is read-only after open, so the executor's
+ * workers use one context at once.
+ */
+#include "aws_int.h"
+
+#include "aws/aws.h"
+
+#include "aws/awsxml.h"
+#include "log.h"
+
+#include <openssl/crypto.h>
+#include <openssl/sha.h>
+#include <stdlib.h>
+#include <string.h>
+
+static int endpoint_init(struct aws_endpoint *ep, const char *service, const char *region,
+			 struct kiln_error *err)
+{
+	const char *p, *host;
+
+	ep->base = aws_endpoint(service, region, &ep->custom);
+	p = strstr(ep->base, "://");
+	if (!p || (strncmp(ep->base, "http://", 7) != 0 && strncmp(ep->base, "https://", 8) != 0)) {
+		kiln_error_set(err, "aws: the %s endpoint '%s' is not an http:// or https:// URL",
+			       service, ep->base);
+		kiln_error_hint(err,
+				"set AWS_ENDPOINT_URL (or AWS_ENDPOINT_URL_%s) to a URL such "
+				"as http://127.0.0.1:5000",
+				service);
+		return -1;
+	}
+	host = p + 3;
+	if (strchr(host, '/')) {
+		kiln_error_set(
+		    err, "aws: the %s endpoint '%s' has a path; kiln needs scheme://host[:port]",
+		    service, ep->base);
+		return -1;
+	}
+	ep->host = xstrdup(host);
+	return 0;
+}
+
+static void aws_close(struct prov_ctx *ctx)
+{
+	size_t i;
+
+	if (!ctx)
+		return;
+	aws_creds_release(&ctx->creds);
+	for (i = 0; i < AWS_NSERVICES; i++) {
+		free(ctx->ep[i].base);
+		free(ctx->ep[i].host);
+	}
+	for (i = 0; i < ctx->nzones; i++)
+		free(ctx->zones[i]);
+	free(ctx->zones);
+	free(ctx->region);
+	free(ctx);
+}
+
+static int aws_open(struct prov_ctx **out, const struct spec *spec, struct kiln_error *err)
+{
+	struct prov_ctx *ctx = xcalloc(1, sizeof(*ctx));
+	size_t i;
+
+	*out = NULL;
+	if (aws_region_resolve(spec->provider.region, &ctx->region, err) < 0)
+		goto fail;
+	/* Missing credentials stop the first call, not graph or iam-policy, which make none. */
+	ctx->have_creds = aws_creds_load(&ctx->creds, &ctx->creds_err) == 0;
+	for (i = 0; i < AWS_NSERVICES; i++)
+		if (endpoint_init(&ctx->ep[i], aws_service_id(i), ctx->region, err) < 0)
+			goto fail;
+	ctx->zones = xcalloc(spec->provider.nzones + 1, sizeof(*ctx->zones));
+	for (i = 0; i < spec->provider.nzones; i++)
+		ctx->zones[ctx->nzones++] = xstrdup(spec->provider.zones[i].name);
+	if (ctx->nzones == 0)
+		ctx->zones[ctx->nzones++] = xasprintf("%sa", ctx->region);
+	log_debug("aws: region %s, credentials from %s, ec2 at %s", ctx->region,
+		  ctx->have_creds ? ctx->creds.source : "nowhere", ctx->ep[AWS_EC2].base);
+	*out = ctx;
+	return 0;
+fail:
+	aws_close(ctx);
+	return -1;
+}
+
+static const struct catalog *aws_catalog(struct prov_ctx *ctx)
+{
+	(void)ctx;
+	return &catalog_aws;
+}
+
+static unsigned long aws_calls(struct prov_ctx *ctx)
+{
+	return atomic_load(&ctx->calls);
+}
+
+static void tag(struct aws_params *p, const char *prefix, int *k, const char *key,
+		const char *value)
+{
+	char *kk = xasprintf("%s.Tag.%d.Key", prefix, *k);
+	char *kv = xasprintf("%s.Tag.%d.Value", prefix, *k);
+
+	aws_param(p, kk, key);
+	aws_param(p, kv, value);
+	free(kk);
+	free(kv);
+	(*k)++;
+}
+
+void aws_tag_spec(struct aws_params *p, int n, const char *resource_type,
+		  const struct prov_scope *scope, const char *address, const json_t *extra)
+{
+	char *prefix = xasprintf("TagSpecification.%d", n), *rt;
+	const char *k;
+	json_t *v;
+	int i = 1;
+
+	rt = xasprintf("%s.ResourceType", prefix);
+	aws_param(p, rt, resource_type);
+	free(rt);
+	json_object_foreach(scope->user_tags, k, v) tag(p, prefix, &i, k, json_string_value(v));
+	json_object_foreach((json_t *)extra, k, v) tag(p, prefix, &i, k, json_string_value(v));
+	tag(p, prefix, &i, PROV_TAG_CLUSTER, scope->cluster);
+	tag(p, prefix, &i, PROV_TAG_WORKSPACE, scope->workspace);
+	tag(p, prefix, &i, PROV_TAG_ADDRESS, address);
+	free(prefix);
+}
+
+int aws_scope_filters(struct aws_params *p, int n, const struct prov_scope *scope)
+{
+	char *k;
+
+	k = xasprintf("Filter.%d.Name", n);
+	aws_paramf(p, k, "tag:%s", PROV_TAG_CLUSTER);
+	free(k);
+	k = xasprintf("Filter.%d.Value.1", n);
+	aws_param(p, k, scope->cluster);
+	free(k);
+	k = xasprintf("Filter.%d.Name", n + 1);
+	aws_paramf(p, k, "tag:%s", PROV_TAG_WORKSPACE);
+	free(k);
+	k = xasprintf("Filter.%d.Value.1", n + 1);
+	aws_param(p, k, scope->workspace);
+	free(k);
+	return n + 2;
+}
+
+json_t *aws_live(const char *type, const char *id, const char *status, json_t *attrs, json_t *tags)
+{
+	const char *addr = json_string_value(json_object_get(tags, PROV_TAG_ADDRESS));
+	json_t *live =
+	    json_pack("{s:s, s:s, s:s?, s:s, s:o, s:o}", "type", type, "id", id, "address", addr,
+		      "status", status, "attrs", attrs, "tags", tags ? tags : json_object());
+
+	if (!addr)
+		json_object_set_new(live, "address", json_null());
+	return live;
+}
+
+const char *aws_dep_attr(const json_t *deps, const char *type, const char *name, const char *key)
+{
+	char *addr = xasprintf("%s.%s", type, name);
+	json_t *r = json_object_get(deps, addr);
+
+	free(addr);
+	if (strcmp(key, "id") == 0)
+		return json_string_value(json_object_get(r, "id"));
+	return json_string_value(json_object_get(json_object_get(r, "attrs"), key));
+}
+
+const char *aws_dep_attr_any(const json_t *deps, const char *type, const char *key)
+{
+	size_t tl = strlen(type);
+	const char *addr;
+	json_t *r;
+
+	json_object_foreach((json_t *)deps, addr, r)
+	{
+		if (strncmp(addr, type, tl) != 0 || addr[tl] != '.')
+			continue;
+		if (strcmp(key, "id") == 0)
+			return json_string_value(json_object_get(r, "id"));
+		return json_string_value(json_object_get(json_object_get(r, "attrs"), key));
+	}
+	return NULL;
+}
+
+char *aws_name(const struct prov_scope *scope, const char *name, size_t max)
+{
+	char *full = xasprintf("kiln-%s-%s-%s", scope->cluster, scope->workspace, name);
+	unsigned char md[SHA256_DIGEST_LENGTH];
+	char *out, *p;
+
+	for (p = full; *p; p++)
+		if (*p == '_' || *p == '.')
+			*p = '-';
+		else if (*p >= 'A' && *p <= 'Z')
+			*p = (char)(*p - 'A' + 'a');
+	if (strlen(full) <= max)
+		return full;
+	/* Too long: keep the start and the name's end, and a hash of the whole to stay unique. */
+	SHA256((const unsigned char *)full, strlen(full), md);
+	out = xasprintf("%.*s-%02x%02x%02x%02x", (int)(max - 9), full, md[0], md[1], md[2], md[3]);
+	free(full);
+	return out;
+}
+
+const struct provider provider_aws = {
+    .name = "aws",
+    .simulated = false,
+    .types = aws_types,
+    .ntypes = AWS_NTYPES,
+    .open = aws_open,
+    .close = aws_close,
+    .expand = aws_expand,
+    .catalog = aws_catalog,
+    .iam_actions = aws_iam_actions,
+    .iam_policy = aws_iam_policy,
+    .calls = aws_calls,
+};

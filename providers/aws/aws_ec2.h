@@ -1,0 +1,59 @@
+/*
+ * aws_ec2.h - shared by the EC2 types (aws_net.c, aws_nodes.c).
+ */
+#ifndef KILN_AWS_EC2_H
+#define KILN_AWS_EC2_H
+
+#include "aws_int.h"
+
+/* How one EC2 type is described. */
+struct ec2_kind {
+	const char *type;	       /* "aws_vpc" */
+	const char *describe;	       /* "DescribeVpcs" */
+	const char *set;	       /* "vpcSet" */
+	const char *id_param;	       /* "VpcId.1" */
+	bool paged;		       /* takes MaxResults and NextToken */
+	json_t *(*live)(json_t *item); /* NULL to skip an item (e.g. deleted) */
+};
+
+json_t *ec2_item_tags(json_t *item);
+int ec2_describe(struct prov_ctx *ctx, const struct ec2_kind *k, struct aws_params *p, json_t **out,
+		 char **next, struct kiln_error *err);
+int ec2_list(struct prov_ctx *ctx, const struct ec2_kind *k, const struct prov_scope *scope,
+	     const char *page, json_t **out, char **next, struct kiln_error *err);
+int ec2_read(struct prov_ctx *ctx, const struct ec2_kind *k, const char *id, json_t **out,
+	     struct kiln_error *err);
+int ec2_wait_now(struct prov_ctx *ctx, enum prov_wait_for what, struct prov_wait *ids, size_t n,
+		 struct kiln_error *err);
+const char *ec2_created_id(json_t *resp, const char *path);
+
+/* aws_net.c and aws_nodes.c type operations, for aws_types.c */
+#define EC2_OPS(name)                                                                              \
+	int name##_list(struct prov_ctx *ctx, const struct prov_scope *scope, const char *page,    \
+			json_t **out, char **next, struct kiln_error *err);                        \
+	int name##_read(struct prov_ctx *ctx, const char *id, json_t **out,                        \
+			struct kiln_error *err);                                                   \
+	int name##_create(struct prov_ctx *ctx, const struct prov_scope *scope,                    \
+			  const struct prov_create *op, json_t **out, struct kiln_error *err);     \
+	int name##_update(struct prov_ctx *ctx, const char *id, json_t *attrs,                     \
+			  const char *const *changed, size_t nchanged, json_t **out,               \
+			  struct kiln_error *err);                                                 \
+	int name##_delete(struct prov_ctx *ctx, const char *id, struct kiln_error *err);           \
+	int name##_wait(struct prov_ctx *ctx, enum prov_wait_for what, struct prov_wait *ids,      \
+			size_t n, struct kiln_error *err);
+
+EC2_OPS(vpc)
+EC2_OPS(subnet)
+EC2_OPS(sg)
+EC2_OPS(igw)
+EC2_OPS(pg)
+EC2_OPS(ig)
+EC2_OPS(bucket)
+EC2_OPS(role)
+
+/* Sort a JSON array in place; cmp gets (json_t *const *) pointers. */
+void aws_json_sort(json_t *arr, int (*cmp)(const void *, const void *));
+/* Ingress rules in one order, so desired and live compare equal. */
+void aws_ingress_sort(json_t *rules);
+
+#endif

@@ -1,0 +1,205 @@
+/*
+ * aws_expand.c - a validated spec as the aws provider's desired resources.
+ *
+ *   aws_vpc.main                   when anything needs a network
+ *   aws_subnet.ZONE                one per zone of provider.zone, in order of preference
+ *   aws_security_group.main        admits all traffic from itself, plus network.ingress
+ *   aws_internet_gateway.main      with the default route, only when a group is public
+ *   aws_placement_group.fabric     a cluster placement group, when fabric is not none
+ *   aws_instance_group.GROUP       one RunInstances gang per compute group
+ *   aws_s3_bucket.STORE            per object store
+ *   aws_iam_role.ROLE              per IAM role: the role, its inline policy, its
+ *                                  instance profile
+ *
+ * Subnets split the VPC's range: /20s of a /16 (four more prefix bits, at
+ * most /28), the first to the first zone.
+ */
+#include "aws_int.h"
+
+#include "expand.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+static const char *deletion_name(enum spec_deletion d)
+{
+	return d == DELETION_DELETE ? "delete" : "retain";
+}
+
+static int expand_network(json_t *all, const struct spec *spec, const struct prov_ctx *ctx,
+			  struct kiln_error *err)
+{
+	json_t *r, *ingress = json_array();
+	uint32_t addr;
+	int prefix, sub;
+	bool host, public = false;
+	size_t i;
+
+	if (cidr_parse(spec->network.cidr, &addr, &prefix, &host) < 0) {
+		json_decref(ingress);
+		kiln_error_set(err, "aws: network.cidr '%s' is not a CIDR", spec->network.cidr);
+		return -1;
+	}
+	sub = prefix + 4 > 28 ? 28 : prefix + 4;
+	if ((size_t)1 << (sub - prefix) < ctx->nzones) {
+		json_decref(ingress);
+		kiln_error_set(
+		    err, "aws: network.cidr %s is too small for a subnet in each of %zu zones",
+		    spec->network.cidr, ctx->nzones);
+		kiln_error_hint(err, "use a larger range (a /16 splits into 16 subnets)");
+		return -1;
+	}
+	r = pexp_resource(all, "aws_vpc", "main");
+	pexp_attr(r, "cidr", json_string(spec->network.cidr));
+	for (i = 0; i < ctx->nzones; i++) {
+		char *cidr = cidr_format(addr + (uint32_t)(i << (32 - sub)), sub);
+
+		r = pexp_resource(all, "aws_subnet", ctx->zones[i]);
+		pexp_attr(r, "zone", json_string(ctx->zones[i]));
+		pexp_attr(r, "cidr", json_string(cidr));
+		pexp_dep(r, "aws_vpc", "main");
+		free(cidr);
+	}
+	for (i = 0; i < spec->network.ningress; i++) {
+		const struct spec_ingress *in = &spec->network.ingress[i];
+
+		json_array_append_new(
+		    ingress, json_pack("{s:i, s:i, s:s, s:s}", "port_from", in->port_from,
+				       "port_to", in->port_to, "protocol",
+				       in->protocol ? in->protocol : "tcp", "from", in->from));
+	}
+	r = pexp_resource(all, "aws_security_group", "main");
+	pexp_attr(r, "ingress", ingress);
+	pexp_dep(r, "aws_vpc", "main");
+	for (i = 0; i < spec->ngroups; i++)
+	public |= spec->groups[i].public;
+	if (public) {
+		r = pexp_resource(all, "aws_internet_gateway", "main");
+		pexp_dep(r, "aws_vpc", "main");
+	}
+	if (spec->network.fabric != FABRIC_NONE) {
+		r = pexp_resource(all, "aws_placement_group", "fabric");
+		pexp_attr(r, "strategy", json_string("cluster"));
+	}
+	return 0;
+}
+
+static int expand_group(json_t *all, const struct spec *spec, const struct prov_ctx *ctx,
+			const struct spec_group *g, struct kiln_error *err)
+{
+	const struct catalog_type *t;
+	bool efa, in_pg;
+	char *resolved;
+	json_t *r, *zones = json_array();
+	size_t i;
+
+	if (pexp_group_type("aws: ", spec, g, &t, &resolved, err) < 0) {
+		json_decref(zones);
+		return -1;
+	}
+	efa = spec->network.fabric == FABRIC_EFA && t->efa;
+	/* GPU nodes share the fabric's placement group; CPU nodes (login, head) stay out. */
+	in_pg = spec->network.fabric != FABRIC_NONE && t->gpu &&
+		(spec->network.fabric != FABRIC_EFA || efa);
+	for (i = 0; i < ctx->nzones; i++)
+		json_array_append_new(zones, json_string(ctx->zones[i]));
+	r = pexp_resource(all, "aws_instance_group", g->name);
+	pexp_attr(r, "instance_type", json_string(t->name));
+	pexp_attr(r, "count", json_integer(g->count));
+	pexp_attr(r, "gang", json_boolean(g->gang));
+	pexp_attr(r, "market", json_string(spec_market_name(g->market)));
+	pexp_attr(r, "image", pexp_str(g->image));
+	pexp_attr(r, "zones", zones);
+	pexp_attr(r, "disk_size_gb", json_integer(g->disk.size_gb));
+	pexp_attr(r, "disk_type", json_string(g->disk.type ? g->disk.type : "gp3"));
+	pexp_attr(r, "role", pexp_str(g->role.name));
+	pexp_attr(r, "public", json_boolean(g->public));
+	pexp_attr(r, "efa", json_boolean(efa));
+	pexp_attr(r, "placement_group", in_pg ? json_string("fabric") : json_null());
+	if (resolved)
+		pexp_why(r, "instance_type", resolved);
+	if (spec->network.fabric == FABRIC_EFA && !efa)
+		pexp_why(
+		    r, "efa",
+		    xasprintf("%s has no EFA: this group reaches the fabric's network over ENA%s",
+			      t->name, t->gpu ? " and stays out of the placement group" : ""));
+	for (i = 0; i < ctx->nzones; i++)
+		pexp_dep(r, "aws_subnet", ctx->zones[i]);
+	pexp_dep(r, "aws_security_group", "main");
+	if (g->public)
+		pexp_dep(r, "aws_internet_gateway", "main");
+	if (in_pg)
+		pexp_dep(r, "aws_placement_group", "fabric");
+	if (g->role.name && spec_role_find(spec, g->role.name))
+		pexp_dep(r, "aws_iam_role", g->role.name);
+	return 0;
+}
+
+static int expand_store(json_t *all, const struct spec *spec, const struct spec_store *s,
+			struct kiln_error *err)
+{
+	json_t *r;
+
+	if (s->tier != TIER_OBJECT) {
+		char *at = pexp_where(spec, s->key);
+
+		kiln_error_set(err,
+			       "aws: %sstorage.%s: %s store is not built by this kiln's aws "
+			       "provider yet",
+			       at, s->name, spec_tier_with_article(s->tier));
+		kiln_error_hint(err,
+				"FSx for Lustre and EFS are still to come (issue 5); plan it on "
+				"provider sim, or leave the store out for now");
+		free(at);
+		return -1;
+	}
+	r = pexp_resource(all, "aws_s3_bucket", s->name);
+	pexp_attr(r, "versioning", json_boolean(s->versioning));
+	pexp_attr(r, "expire_noncurrent_after", json_integer(s->expire_noncurrent_after));
+	pexp_attr(r, "encrypted", json_boolean(s->encrypted));
+	pexp_attr(r, "deletion", json_string(deletion_name(s->deletion)));
+	return 0;
+}
+
+static void expand_role(json_t *all, const struct spec *spec, const struct spec_role *role)
+{
+	json_t *r = pexp_resource(all, "aws_iam_role", role->name);
+	size_t i;
+
+	pexp_attr(r, "read", pexp_store_names(role->read, role->nread));
+	pexp_attr(r, "write", pexp_store_names(role->write, role->nwrite));
+	for (i = 0; i < role->nread + role->nwrite; i++) {
+		const struct spec_ref *ref =
+		    i < role->nread ? &role->read[i] : &role->write[i - role->nread];
+		const struct spec_store *s = spec_store_find(spec, ref->name);
+
+		if (s && s->tier == TIER_OBJECT)
+			pexp_dep(r, "aws_s3_bucket", s->name);
+	}
+}
+
+int aws_expand(struct prov_ctx *ctx, const struct spec *spec, json_t **out, struct kiln_error *err)
+{
+	json_t *all = json_object();
+	bool network = spec->network.node || spec->ngroups > 0;
+	size_t i;
+
+	*out = NULL;
+	for (i = 0; i < spec->nstores; i++)
+		if (expand_store(all, spec, &spec->stores[i], err) < 0)
+			goto fail;
+	if (network && expand_network(all, spec, ctx, err) < 0)
+		goto fail;
+	for (i = 0; i < spec->ngroups; i++)
+		if (expand_group(all, spec, ctx, &spec->groups[i], err) < 0)
+			goto fail;
+	for (i = 0; i < spec->nroles; i++)
+		expand_role(all, spec, &spec->roles[i]);
+	pexp_sort_deps(all);
+	*out = all;
+	return PROV_OK;
+fail:
+	json_decref(all);
+	return PROV_ERROR;
+}

@@ -1,0 +1,504 @@
+/*
+ * aws_iam.c - spec roles as IAM roles, and the actions kiln itself needs.
+ *
+ * A role is three IAM objects that live and die together: the role (EC2
+ * may assume it) under the path /kiln/CLUSTER/WORKSPACE/, its inline policy
+ * "kiln" compiled from the role's intent, and an instance profile of the
+ * same name holding it. The policy names exact ARNs and the fewest actions:
+ * reading a bucket is s3:GetObject on its objects and s3:ListBucket on the
+ * bucket; writing adds s3:PutObject and s3:AbortMultipartUpload. No "*"
+ * action and no "*" resource, ever.
+ *
+ * list is one ListRoles by path; the role's store names are read back from
+ * its policy, so a policy edited outside kiln shows as drift.
+ */
+#include "aws_ec2.h"
+
+#include "aws/awsxml.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#define POLICY_NAME "kiln"
+#define TRUST_EC2                                                                                  \
+	"{\"Version\":\"2012-10-17\",\"Statement\":[{\"Effect\":\"Allow\",\"Principal\":{"         \
+	"\"Service\":\"ec2.amazonaws.com\"},\"Action\":\"sts:AssumeRole\"}]}"
+
+static char *role_path(const struct prov_scope *scope)
+{
+	return xasprintf("/kiln/%s/%s/", scope->cluster, scope->workspace);
+}
+
+static void stmt(json_t *stmts, const char *const *actions, const char *resource)
+{
+	json_t *a = json_array();
+
+	for (; *actions; actions++)
+		json_array_append_new(a, json_string(*actions));
+	json_array_append_new(stmts, json_pack("{s:s, s:o, s:s}", "Effect", "Allow", "Action", a,
+					       "Resource", resource));
+}
+
+/* The inline policy for a role's intent; bucket names come from the scope. */
+static char *policy_compile(const struct prov_scope *scope, const json_t *read, const json_t *write)
+{
+	static const char *const obj_read[] = {"s3:GetObject", NULL};
+	static const char *const obj_write[] = {"s3:GetObject", "s3:PutObject",
+						"s3:AbortMultipartUpload", NULL};
+	static const char *const list[] = {"s3:ListBucket", NULL};
+	json_t *doc = json_pack("{s:s, s:[]}", "Version", "2012-10-17", "Statement"), *v;
+	json_t *stmts = json_object_get(doc, "Statement");
+	size_t i;
+	char *out;
+	int pass;
+
+	for (pass = 0; pass < 2; pass++) {
+		const json_t *names = pass ? write : read;
+
+		json_array_foreach((json_t *)names, i, v)
+		{
+			char *bucket = aws_name(scope, json_string_value(v), 63);
+			char *arn = xasprintf("arn:aws:s3:::%s", bucket);
+			char *objs = xasprintf("arn:aws:s3:::%s/*", bucket);
+
+			stmt(stmts, pass ? obj_write : obj_read, objs);
+			stmt(stmts, list, arn);
+			free(objs);
+			free(arn);
+			free(bucket);
+		}
+	}
+	out = json_dumps(doc, JSON_COMPACT);
+	json_decref(doc);
+	return out;
+}
+
+/* Store names back from a policy: write where s3:PutObject is allowed, else read. */
+static void policy_decompile(const char *doc_text, const char *prefix, json_t **read,
+			     json_t **write)
+{
+	json_t *doc = doc_text ? json_loads(doc_text, 0, NULL) : NULL, *s;
+	size_t i, plen = strlen(prefix);
+
+	*read = json_array();
+	*write = json_array();
+	json_array_foreach(json_object_get(doc, "Statement"), i, s)
+	{
+		const char *res = json_string_value(json_object_get(s, "Resource"));
+		json_t *acts = json_object_get(s, "Action"), *a;
+		bool put = false, get = false;
+		size_t j, n;
+		char *store;
+
+		if (!res || strncmp(res, "arn:aws:s3:::", 13) != 0)
+			continue;
+		res += 13;
+		n = strlen(res);
+		if (n < 2 || strcmp(res + n - 2, "/*") != 0 || strncmp(res, prefix, plen) != 0)
+			continue;
+		json_array_foreach(acts, j, a)
+		{
+			put |= strcmp(json_string_value(a) ? json_string_value(a) : "",
+				      "s3:PutObject") == 0;
+			get |= strcmp(json_string_value(a) ? json_string_value(a) : "",
+				      "s3:GetObject") == 0;
+		}
+		store = xstrndup(res + plen, n - 2 - plen);
+		if (put)
+			json_array_append_new(*write, json_string(store));
+		else if (get)
+			json_array_append_new(*read, json_string(store));
+		free(store);
+	}
+	json_decref(doc);
+}
+
+/* The policy document of a role ("" when it has none); URL-decoded. */
+static int get_policy(struct prov_ctx *ctx, const char *role, char **out, struct kiln_error *err)
+{
+	struct aws_params p = {{0}};
+	json_t *resp;
+	const char *enc;
+	int rc;
+
+	*out = NULL;
+	aws_param(&p, "RoleName", role);
+	aws_param(&p, "PolicyName", POLICY_NAME);
+	rc = aws_query(ctx, AWS_IAM, "GetRolePolicy", &p, &resp, err);
+	aws_params_release(&p);
+	if (rc == PROV_NOTFOUND) {
+		*out = xstrdup("");
+		return PROV_OK;
+	}
+	if (rc != PROV_OK)
+		return rc;
+	enc = awsxml_str(resp, "GetRolePolicyResult.PolicyDocument");
+	*out = aws_uri_decode(enc ? enc : "");
+	json_decref(resp);
+	return PROV_OK;
+}
+
+/* The live form of a role from ListRoles/GetRole's Role element and its policy. */
+static int role_live(struct prov_ctx *ctx, json_t *role, const struct prov_scope *scope,
+		     json_t **out, struct kiln_error *err)
+{
+	const char *name = awsxml_str(role, "RoleName");
+	char *policy, *prefix;
+	json_t *read, *write, *tags = awsxml_tags(role, "Tags");
+	int rc;
+
+	*out = NULL;
+	rc = get_policy(ctx, name, &policy, err);
+	if (rc != PROV_OK) {
+		json_decref(tags);
+		return rc;
+	}
+	prefix = aws_name(scope, "", 1000);
+	policy_decompile(policy, prefix, &read, &write);
+	*out = aws_live("aws_iam_role", name, "ready",
+			json_pack("{s:o, s:o, s:s?, s:s, s:s?, s:s}", "read", read, "write", write,
+				  "arn", awsxml_str(role, "Arn"), "profile", name, "path",
+				  awsxml_str(role, "Path"), "policy", policy),
+			tags);
+	free(prefix);
+	free(policy);
+	return PROV_OK;
+}
+
+/* Cluster and workspace from a role path /kiln/C/W/. */
+static bool scope_of_path(const char *path, char **cluster, char **ws)
+{
+	const char *a, *b;
+
+	if (!path || strncmp(path, "/kiln/", 6) != 0)
+		return false;
+	a = path + 6;
+	b = strchr(a, '/');
+	if (!b || b == a || !b[1] || b[strlen(b) - 1] != '/')
+		return false;
+	*cluster = xstrndup(a, (size_t)(b - a));
+	*ws = xstrndup(b + 1, strlen(b + 1) - 1);
+	return true;
+}
+
+/* The address of a role of this scope from its name "kiln-C-W-ROLE". */
+static char *role_address(const struct prov_scope *scope, const char *name)
+{
+	char *prefix = aws_name(scope, "", 1000), *addr = NULL;
+	size_t n = strlen(prefix);
+
+	if (strncmp(name, prefix, n) == 0 && name[n])
+		addr = xasprintf("aws_iam_role.%s", name + n);
+	free(prefix);
+	return addr;
+}
+
+int role_list(struct prov_ctx *ctx, const struct prov_scope *scope, const char *page, json_t **out,
+	      char **next, struct kiln_error *err)
+{
+	char *path = role_path(scope);
+	struct aws_params p = {{0}};
+	json_t *resp, *roles, *r;
+	const char *marker;
+	size_t i;
+	int rc;
+
+	*out = NULL;
+	*next = NULL;
+	aws_param(&p, "PathPrefix", path);
+	aws_param(&p, "MaxItems", "1000");
+	if (page)
+		aws_param(&p, "Marker", page);
+	rc = aws_query(ctx, AWS_IAM, "ListRoles", &p, &resp, err);
+	aws_params_release(&p);
+	free(path);
+	if (rc != PROV_OK)
+		return rc;
+	*out = json_array();
+	roles = awsxml_list(resp, "ListRolesResult.Roles");
+	json_array_foreach(roles, i, r)
+	{
+		json_t *live;
+		char *addr;
+
+		rc = role_live(ctx, r, scope, &live, err);
+		if (rc == PROV_NOTFOUND)
+			continue;
+		if (rc != PROV_OK)
+			break;
+		/* ListRoles leaves tags out: the name says the address. */
+		addr = role_address(scope, awsxml_str(r, "RoleName"));
+		if (addr)
+			json_object_set_new(live, "address", json_string(addr));
+		free(addr);
+		json_array_append_new(*out, live);
+	}
+	marker = awsxml_str(resp, "ListRolesResult.Marker");
+	{
+		const char *more = awsxml_str(resp, "ListRolesResult.IsTruncated");
+
+		if (rc == PROV_OK && marker && *marker && more && strcmp(more, "true") == 0)
+			*next = xstrdup(marker);
+	}
+	json_decref(roles);
+	json_decref(resp);
+	if (rc != PROV_OK && rc != PROV_NOTFOUND) {
+		json_decref(*out);
+		*out = NULL;
+		return rc;
+	}
+	return PROV_OK;
+}
+
+int role_read(struct prov_ctx *ctx, const char *id, json_t **out, struct kiln_error *err)
+{
+	struct aws_params p = {{0}};
+	json_t *resp, *role;
+	char *cluster = NULL, *ws = NULL;
+	int rc;
+
+	*out = NULL;
+	aws_param(&p, "RoleName", id);
+	rc = aws_query(ctx, AWS_IAM, "GetRole", &p, &resp, err);
+	aws_params_release(&p);
+	if (rc != PROV_OK)
+		return rc;
+	role = awsxml_get(resp, "GetRoleResult.Role");
+	if (!role || !scope_of_path(awsxml_str(role, "Path"), &cluster, &ws)) {
+		json_decref(resp);
+		kiln_error_set(err, "aws: role %s is not under a kiln path", id);
+		return PROV_NOTFOUND;
+	}
+	{
+		struct prov_scope s = {cluster, ws, NULL};
+
+		rc = role_live(ctx, role, &s, out, err);
+	}
+	free(cluster);
+	free(ws);
+	json_decref(resp);
+	return rc;
+}
+
+static int iam(struct prov_ctx *ctx, const char *action, struct aws_params *p, const char *ok_code,
+	       struct kiln_error *err)
+{
+	int rc = aws_query(ctx, AWS_IAM, action, p, NULL, err);
+
+	aws_params_release(p);
+	if (rc == PROV_ERROR && ok_code && strstr(err->msg, ok_code))
+		rc = PROV_OK;
+	return rc;
+}
+
+static void iam_tags(struct aws_params *p, const struct prov_scope *scope, const char *address)
+{
+	const char *k;
+	json_t *v;
+	int n = 1;
+
+#define IAM_TAG(key, value)                                                                        \
+	do {                                                                                       \
+		char *kk = xasprintf("Tags.member.%d.Key", n),                                     \
+		     *kv = xasprintf("Tags.member.%d.Value", n);                                   \
+		aws_param(p, kk, key);                                                             \
+		aws_param(p, kv, value);                                                           \
+		free(kk);                                                                          \
+		free(kv);                                                                          \
+		n++;                                                                               \
+	} while (0)
+	json_object_foreach(scope->user_tags, k, v) IAM_TAG(k, json_string_value(v));
+	IAM_TAG(PROV_TAG_CLUSTER, scope->cluster);
+	IAM_TAG(PROV_TAG_WORKSPACE, scope->workspace);
+	IAM_TAG(PROV_TAG_ADDRESS, address);
+#undef IAM_TAG
+}
+
+static int put_policy(struct prov_ctx *ctx, const char *name, const struct prov_scope *scope,
+		      json_t *attrs, struct kiln_error *err)
+{
+	char *doc =
+	    policy_compile(scope, json_object_get(attrs, "read"), json_object_get(attrs, "write"));
+	struct aws_params p = {{0}};
+	int rc;
+
+	aws_param(&p, "RoleName", name);
+	aws_param(&p, "PolicyName", POLICY_NAME);
+	aws_param(&p, "PolicyDocument", doc);
+	rc = iam(ctx, "PutRolePolicy", &p, NULL, err);
+	free(doc);
+	return rc;
+}
+
+int role_create(struct prov_ctx *ctx, const struct prov_scope *scope, const struct prov_create *op,
+		json_t **out, struct kiln_error *err)
+{
+	char *name = aws_name(scope, op->name, 64), *path = role_path(scope);
+	struct aws_params p = {{0}};
+	int rc;
+
+	*out = NULL;
+	aws_param(&p, "RoleName", name);
+	aws_param(&p, "Path", path);
+	aws_param(&p, "AssumeRolePolicyDocument", TRUST_EC2);
+	aws_paramf(&p, "Description", "kiln %s/%s: %s", scope->cluster, scope->workspace,
+		   op->address);
+	iam_tags(&p, scope, op->address);
+	/* A retried create finds its role there: the name is this scope's alone. */
+	rc = iam(ctx, "CreateRole", &p, "EntityAlreadyExists", err);
+	if (rc == PROV_OK)
+		rc = put_policy(ctx, name, scope, op->attrs, err);
+	if (rc == PROV_OK) {
+		aws_param(&p, "InstanceProfileName", name);
+		aws_param(&p, "Path", path);
+		iam_tags(&p, scope, op->address);
+		rc = iam(ctx, "CreateInstanceProfile", &p, "EntityAlreadyExists", err);
+	}
+	if (rc == PROV_OK) {
+		aws_param(&p, "InstanceProfileName", name);
+		aws_param(&p, "RoleName", name);
+		rc = iam(ctx, "AddRoleToInstanceProfile", &p, "LimitExceeded", err);
+	}
+	if (rc == PROV_OK)
+		rc = role_read(ctx, name, out, err);
+	free(name);
+	free(path);
+	return rc;
+}
+
+int role_update(struct prov_ctx *ctx, const char *id, json_t *attrs, const char *const *changed,
+		size_t nchanged, json_t **out, struct kiln_error *err)
+{
+	json_t *live;
+	char *cluster = NULL, *ws = NULL;
+	int rc;
+
+	(void)changed;
+	(void)nchanged;
+	*out = NULL;
+	rc = role_read(ctx, id, &live, err);
+	if (rc != PROV_OK)
+		return rc;
+	scope_of_path(json_string_value(json_object_get(json_object_get(live, "attrs"), "path")),
+		      &cluster, &ws);
+	json_decref(live);
+	{
+		struct prov_scope s = {cluster, ws, NULL};
+
+		rc = put_policy(ctx, id, &s, attrs, err);
+	}
+	free(cluster);
+	free(ws);
+	if (rc == PROV_OK)
+		rc = role_read(ctx, id, out, err);
+	return rc;
+}
+
+int role_delete(struct prov_ctx *ctx, const char *id, struct kiln_error *err)
+{
+	struct aws_params p = {{0}};
+	int rc;
+
+	aws_param(&p, "InstanceProfileName", id);
+	aws_param(&p, "RoleName", id);
+	rc = iam(ctx, "RemoveRoleFromInstanceProfile", &p, NULL, err);
+	if (rc == PROV_NOTFOUND || rc == PROV_OK) {
+		aws_param(&p, "InstanceProfileName", id);
+		rc = iam(ctx, "DeleteInstanceProfile", &p, NULL, err);
+	}
+	if (rc == PROV_NOTFOUND || rc == PROV_OK) {
+		aws_param(&p, "RoleName", id);
+		aws_param(&p, "PolicyName", POLICY_NAME);
+		rc = iam(ctx, "DeleteRolePolicy", &p, NULL, err);
+	}
+	if (rc == PROV_NOTFOUND || rc == PROV_OK) {
+		aws_param(&p, "RoleName", id);
+		rc = iam(ctx, "DeleteRole", &p, NULL, err);
+	}
+	return rc == PROV_NOTFOUND ? PROV_OK : rc;
+}
+
+int role_wait(struct prov_ctx *ctx, enum prov_wait_for what, struct prov_wait *ids, size_t n,
+	      struct kiln_error *err)
+{
+	return ec2_wait_now(ctx, what, ids, n, err);
+}
+
+/* Where an action may be scoped: the ARN patterns of this scope, or "*" when the API allows none.
+ */
+static const char *action_resource(const char *action, const char *buckets, const char *roles,
+				   const char *profiles)
+{
+	static const char *const any[] = {
+	    /* No resource-level permissions in IAM's own reference for these. */
+	    "s3:ListAllMyBuckets", "iam:ListRoles", NULL};
+	size_t i;
+
+	for (i = 0; any[i]; i++)
+		if (strcmp(action, any[i]) == 0)
+			return "*";
+	if (strncmp(action, "s3:", 3) == 0)
+		return buckets;
+	if (strstr(action, "InstanceProfile"))
+		return profiles;
+	if (strncmp(action, "iam:", 4) == 0)
+		return roles;
+	/* EC2 describes take no resource; kiln's creates make their resources. */
+	return "*";
+}
+
+char *aws_iam_policy(struct prov_ctx *ctx, const struct prov_scope *scope,
+		     const char *const *actions, size_t n)
+{
+	char *prefix = aws_name(scope, "", 1000);
+	char *buckets, *roles, *profiles, *out;
+	json_t *doc = json_pack("{s:s, s:[]}", "Version", "2012-10-17", "Statement");
+	json_t *stmts = json_object_get(doc, "Statement"), *by_res = json_object(), *acts;
+	const char *res;
+	size_t i;
+
+	(void)ctx;
+	/* Bucket names are shortened past 63 characters: the pattern keeps what is kept. */
+	if (strlen(prefix) > 54)
+		prefix[54] = '\0';
+	buckets = xasprintf("arn:aws:s3:::%s*", prefix);
+	roles = xasprintf("arn:aws:iam::*:role/kiln/%s/%s/*", scope->cluster, scope->workspace);
+	profiles = xasprintf("arn:aws:iam::*:instance-profile/kiln/%s/%s/*", scope->cluster,
+			     scope->workspace);
+	for (i = 0; i < n; i++) {
+		if (strcmp(actions[i], "iam:PassRole") == 0)
+			continue;
+		res = action_resource(actions[i], buckets, roles, profiles);
+		acts = json_object_get(by_res, res);
+		if (!acts) {
+			acts = json_array();
+			json_object_set_new(by_res, res, acts);
+		}
+		json_array_append_new(acts, json_string(actions[i]));
+	}
+	json_object_foreach(by_res, res, acts)
+	{
+		json_t *r = strcmp(res, "*") == 0 || strncmp(res, "arn:aws:s3", 10) != 0
+				? json_string(res)
+				: json_pack("[s, s+]", res, res, "/*");
+
+		json_array_append_new(stmts, json_pack("{s:s, s:O, s:o}", "Effect", "Allow",
+						       "Action", acts, "Resource", r));
+	}
+	for (i = 0; i < n; i++)
+		if (strcmp(actions[i], "iam:PassRole") == 0)
+			/* Only this workspace's roles, and only to EC2. */
+			json_array_append_new(
+			    stmts,
+			    json_pack("{s:s, s:[s], s:s, s:{s:{s:s}}}", "Effect", "Allow", "Action",
+				      "iam:PassRole", "Resource", roles, "Condition",
+				      "StringEquals", "iam:PassedToService", "ec2.amazonaws.com"));
+	out = json_dumps(doc, JSON_INDENT(2) | JSON_PRESERVE_ORDER);
+	json_decref(doc);
+	json_decref(by_res);
+	free(buckets);
+	free(roles);
+	free(profiles);
+	free(prefix);
+	return out;
+}

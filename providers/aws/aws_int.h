@@ -1,0 +1,132 @@
+/*
+ * aws_int.h - internals shared by the aws provider's files; nothing outside
+ * providers/aws/ includes this.
+ *
+ *   aws.c         the context (credentials, region, endpoints), the provider table
+ *   aws_call.c    one API call: query (EC2, IAM), JSON (FSx, EFS) and REST-XML (S3),
+ *                 signed, retried, its errors mapped to enum prov_status
+ *   aws_expand.c  spec -> desired resources
+ *   aws_net.c     VPC, subnets, internet gateway, security group, placement group
+ *   aws_nodes.c   instance groups (RunInstances gangs)
+ *   aws_s3.c      buckets
+ *   aws_iam.c     roles with their instance profile and inline policy; the actions
+ *                 each operation needs (iam_actions)
+ *   aws_types.c   the type table: attributes and policies
+ *
+ * Every resource kiln creates carries the kiln:cluster, kiln:workspace and
+ * kiln:address tags in the create call, and list finds them by those tags.
+ */
+#ifndef KILN_AWS_INT_H
+#define KILN_AWS_INT_H
+
+#include <stdatomic.h>
+
+#include <jansson.h>
+
+#include "aws/creds.h"
+#include "aws/sigv4.h"
+#include "provider.h"
+
+#define AWS_EC2_VERSION "2016-11-15"
+#define AWS_IAM_VERSION "2010-05-08"
+
+enum aws_service {
+	AWS_EC2,
+	AWS_S3,
+	AWS_IAM,
+	AWS_FSX,
+	AWS_EFS,
+	AWS_STS,
+	AWS_NSERVICES,
+};
+
+struct aws_endpoint {
+	char *base;  /* "https://ec2.us-east-1.amazonaws.com" or an override */
+	char *host;  /* the Host header: "ec2.us-east-1.amazonaws.com", "127.0.0.1:5000" */
+	bool custom; /* from AWS_ENDPOINT_URL*: S3 is addressed path-style */
+};
+
+struct prov_ctx {
+	struct aws_creds creds;
+	char *region;
+	char **zones; /* the spec's zones, in order of preference */
+	size_t nzones;
+	struct aws_endpoint ep[AWS_NSERVICES];
+	atomic_ulong calls; /* HTTP requests made, retries included */
+	bool have_creds;    /* else creds_err says why, at the first call */
+	struct kiln_error creds_err;
+};
+
+const char *aws_service_id(enum aws_service s); /* "ec2" */
+
+/* Query parameters, built in order: "Action=...&Version=...&K=V". */
+struct aws_params {
+	struct strbuf sb;
+};
+void aws_param(struct aws_params *p, const char *key, const char *value);
+void aws_paramf(struct aws_params *p, const char *key, const char *fmt, ...) KILN_PRINTF(3, 4);
+void aws_params_release(struct aws_params *p);
+/* Percent-encode for a query or a path segment (RFC 3986 unreserved kept). */
+char *aws_uri_encode(const char *s, bool keep_slash);
+/* The reverse, '+' as a space (IAM answers policy documents form-encoded). */
+char *aws_uri_decode(const char *s);
+
+/*
+ * A Query API call (EC2, IAM): *out (may be NULL) is the parsed response's
+ * body element (the content of "<Action>Response"). Returns PROV_OK, or a
+ * prov_status with err naming the service, action, code and request id.
+ * AccessDenied and UnauthorizedOperation name the IAM action (service:Action).
+ */
+int aws_query(struct prov_ctx *ctx, enum aws_service svc, const char *action, struct aws_params *p,
+	      json_t **out, struct kiln_error *err);
+/* A JSON 1.1 call (FSx): target "AWSSimbaAPIService_v20180301.CreateFileSystem". */
+int aws_json(struct prov_ctx *ctx, enum aws_service svc, const char *target, const char *action,
+	     json_t *body, json_t **out, struct kiln_error *err);
+/*
+ * A REST call (S3, EFS). path starts with '/' and is already encoded; for S3
+ * bucket is the bucket (NULL for ListBuckets) and addressing follows the
+ * endpoint. body may be NULL. A 2xx XML body is parsed into *out (NULL when
+ * empty), a JSON body too. iam_action names the permission for denials.
+ */
+struct aws_rest {
+	const char *method;
+	const char *bucket;
+	const char *path;
+	const char *query;
+	const char *body;
+	const char *content_type;
+	const char *content_md5; /* S3 needs it on some PUTs (lifecycle); base64 */
+	const char *action;	 /* "PutBucketVersioning" */
+};
+int aws_rest_call(struct prov_ctx *ctx, enum aws_service svc, const struct aws_rest *r,
+		  json_t **out, struct kiln_error *err);
+
+/* EC2 "TagSpecification.N": the scope's tags, the address, and extra (may be NULL). */
+void aws_tag_spec(struct aws_params *p, int n, const char *resource_type,
+		  const struct prov_scope *scope, const char *address, const json_t *extra);
+/* Filter.N: tag:kiln:cluster and tag:kiln:workspace; returns the next N. */
+int aws_scope_filters(struct aws_params *p, int n, const struct prov_scope *scope);
+
+/* The live form (provider.h) from an id, the kiln tags and attrs (stolen). */
+json_t *aws_live(const char *type, const char *id, const char *status, json_t *attrs, json_t *tags);
+/* A recorded dependency's attribute: deps["TYPE.NAME"].attrs[key] as a string, or NULL. */
+const char *aws_dep_attr(const json_t *deps, const char *type, const char *name, const char *key);
+/* The same for the first dependency of a type. */
+const char *aws_dep_attr_any(const json_t *deps, const char *type, const char *key);
+
+/* Names: "kiln-CLUSTER-WS-NAME", shortened with a hash when longer than max. */
+char *aws_name(const struct prov_scope *scope, const char *name, size_t max);
+
+/* aws_types.c */
+#define AWS_NTYPES 8
+extern const struct prov_type aws_types[AWS_NTYPES];
+
+/* aws_expand.c */
+int aws_expand(struct prov_ctx *ctx, const struct spec *spec, json_t **out, struct kiln_error *err);
+
+/* aws_iam.c */
+const char *const *aws_iam_actions(const char *type, enum prov_verb verb);
+char *aws_iam_policy(struct prov_ctx *ctx, const struct prov_scope *scope,
+		     const char *const *actions, size_t n);
+
+#endif

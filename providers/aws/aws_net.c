@@ -1,0 +1,719 @@
+/*
+ * aws_net.c - the network: VPC, one subnet per zone, the security group
+ * (all traffic from itself, as EFA needs, plus the spec's ingress), the
+ * internet gateway with the default route, and the cluster placement group.
+ *
+ * Each is created with its tags in the call (TagSpecification). None but
+ * the instances needs waiting: EC2 answers these creates synchronously.
+ */
+#include "aws_ec2.h"
+
+#include "aws/awsxml.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+static int no_update(const char *type, struct kiln_error *err)
+{
+	kiln_error_set(err, "aws: %s has nothing to change in place", type);
+	return PROV_ERROR;
+}
+
+/* --- VPC ------------------------------------------------------------------ */
+
+static json_t *vpc_live(json_t *item)
+{
+	const char *id = awsxml_str(item, "vpcId");
+
+	if (!id)
+		return NULL;
+	return aws_live("aws_vpc", id, "ready",
+			json_pack("{s:s?}", "cidr", awsxml_str(item, "cidrBlock")),
+			ec2_item_tags(item));
+}
+
+static const struct ec2_kind vpc_kind = {"aws_vpc", "DescribeVpcs", "vpcSet",
+					 "VpcId.1", true,	    vpc_live};
+
+int vpc_list(struct prov_ctx *ctx, const struct prov_scope *scope, const char *page, json_t **out,
+	     char **next, struct kiln_error *err)
+{
+	return ec2_list(ctx, &vpc_kind, scope, page, out, next, err);
+}
+
+int vpc_read(struct prov_ctx *ctx, const char *id, json_t **out, struct kiln_error *err)
+{
+	return ec2_read(ctx, &vpc_kind, id, out, err);
+}
+
+int vpc_create(struct prov_ctx *ctx, const struct prov_scope *scope, const struct prov_create *op,
+	       json_t **out, struct kiln_error *err)
+{
+	struct aws_params p = {{0}};
+	json_t *resp;
+	int rc;
+
+	aws_param(&p, "CidrBlock", json_string_value(json_object_get(op->attrs, "cidr")));
+	aws_tag_spec(&p, 1, "vpc", scope, op->address, NULL);
+	rc = aws_query(ctx, AWS_EC2, "CreateVpc", &p, &resp, err);
+	aws_params_release(&p);
+	if (rc != PROV_OK)
+		return rc;
+	*out = vpc_live(awsxml_get(resp, "vpc"));
+	json_decref(resp);
+	if (!*out) {
+		kiln_error_set(err, "aws: ec2 CreateVpc answered no vpcId");
+		return PROV_ERROR;
+	}
+	/* The answer may omit the tags it was given; they are there. */
+	json_object_set_new(*out, "address", json_string(op->address));
+	return PROV_OK;
+}
+
+int vpc_update(struct prov_ctx *ctx, const char *id, json_t *attrs, const char *const *changed,
+	       size_t nchanged, json_t **out, struct kiln_error *err)
+{
+	(void)ctx, (void)id, (void)attrs, (void)changed, (void)nchanged, (void)out;
+	return no_update("aws_vpc", err);
+}
+
+/* EC2 deletes refuse while something still uses the resource (a terminating node's interface). */
+static int delete_call(struct prov_ctx *ctx, const char *action, const char *param, const char *id,
+		       struct kiln_error *err)
+{
+	struct aws_params p = {{0}};
+	int rc;
+
+	aws_param(&p, param, id);
+	rc = aws_query(ctx, AWS_EC2, action, &p, NULL, err);
+	aws_params_release(&p);
+	if (rc == PROV_NOTFOUND)
+		return PROV_OK;
+	if (rc == PROV_ERROR && strstr(err->msg, "DependencyViolation"))
+		return PROV_RETRY;
+	return rc;
+}
+
+int vpc_delete(struct prov_ctx *ctx, const char *id, struct kiln_error *err)
+{
+	return delete_call(ctx, "DeleteVpc", "VpcId", id, err);
+}
+
+int vpc_wait(struct prov_ctx *ctx, enum prov_wait_for what, struct prov_wait *ids, size_t n,
+	     struct kiln_error *err)
+{
+	return ec2_wait_now(ctx, what, ids, n, err);
+}
+
+/* --- subnets ---------------------------------------------------------------- */
+
+static json_t *subnet_live(json_t *item)
+{
+	const char *id = awsxml_str(item, "subnetId");
+
+	if (!id)
+		return NULL;
+	return aws_live("aws_subnet", id, "ready",
+			json_pack("{s:s?, s:s?, s:s?}", "cidr", awsxml_str(item, "cidrBlock"),
+				  "zone", awsxml_str(item, "availabilityZone"), "vpc_id",
+				  awsxml_str(item, "vpcId")),
+			ec2_item_tags(item));
+}
+
+static const struct ec2_kind subnet_kind = {
+    "aws_subnet", "DescribeSubnets", "subnetSet", "SubnetId.1", true, subnet_live};
+
+int subnet_list(struct prov_ctx *ctx, const struct prov_scope *scope, const char *page,
+		json_t **out, char **next, struct kiln_error *err)
+{
+	return ec2_list(ctx, &subnet_kind, scope, page, out, next, err);
+}
+
+int subnet_read(struct prov_ctx *ctx, const char *id, json_t **out, struct kiln_error *err)
+{
+	return ec2_read(ctx, &subnet_kind, id, out, err);
+}
+
+static int missing_dep(const char *address, const char *what, struct kiln_error *err)
+{
+	kiln_error_set(err, "aws: %s needs %s, which is not recorded", address, what);
+	kiln_error_hint(err, "run plan again: it refreshes what exists");
+	return PROV_ERROR;
+}
+
+int subnet_create(struct prov_ctx *ctx, const struct prov_scope *scope,
+		  const struct prov_create *op, json_t **out, struct kiln_error *err)
+{
+	const char *vpc = aws_dep_attr(op->deps, "aws_vpc", "main", "id");
+	struct aws_params p = {{0}};
+	json_t *resp;
+	int rc;
+
+	if (!vpc)
+		return missing_dep(op->address, "aws_vpc.main", err);
+	aws_param(&p, "VpcId", vpc);
+	aws_param(&p, "CidrBlock", json_string_value(json_object_get(op->attrs, "cidr")));
+	aws_param(&p, "AvailabilityZone", json_string_value(json_object_get(op->attrs, "zone")));
+	aws_tag_spec(&p, 1, "subnet", scope, op->address, NULL);
+	rc = aws_query(ctx, AWS_EC2, "CreateSubnet", &p, &resp, err);
+	aws_params_release(&p);
+	if (rc != PROV_OK)
+		return rc;
+	*out = subnet_live(awsxml_get(resp, "subnet"));
+	json_decref(resp);
+	if (!*out) {
+		kiln_error_set(err, "aws: ec2 CreateSubnet answered no subnetId");
+		return PROV_ERROR;
+	}
+	json_object_set_new(*out, "address", json_string(op->address));
+	return PROV_OK;
+}
+
+int subnet_update(struct prov_ctx *ctx, const char *id, json_t *attrs, const char *const *changed,
+		  size_t nchanged, json_t **out, struct kiln_error *err)
+{
+	(void)ctx, (void)id, (void)attrs, (void)changed, (void)nchanged, (void)out;
+	return no_update("aws_subnet", err);
+}
+
+int subnet_delete(struct prov_ctx *ctx, const char *id, struct kiln_error *err)
+{
+	return delete_call(ctx, "DeleteSubnet", "SubnetId", id, err);
+}
+
+int subnet_wait(struct prov_ctx *ctx, enum prov_wait_for what, struct prov_wait *ids, size_t n,
+		struct kiln_error *err)
+{
+	return ec2_wait_now(ctx, what, ids, n, err);
+}
+
+/* --- security group ------------------------------------------------------------ */
+
+static int rule_cmp(const void *a, const void *b)
+{
+	json_t *x = *(json_t *const *)a, *y = *(json_t *const *)b;
+	int c = strcmp(json_string_value(json_object_get(x, "from")),
+		       json_string_value(json_object_get(y, "from")));
+
+	if (c == 0)
+		c = (int)(json_integer_value(json_object_get(x, "port_from")) -
+			  json_integer_value(json_object_get(y, "port_from")));
+	if (c == 0)
+		c = (int)(json_integer_value(json_object_get(x, "port_to")) -
+			  json_integer_value(json_object_get(y, "port_to")));
+	if (c == 0)
+		c = strcmp(json_string_value(json_object_get(x, "protocol")),
+			   json_string_value(json_object_get(y, "protocol")));
+	return c;
+}
+
+void aws_json_sort(json_t *arr, int (*cmp)(const void *, const void *))
+{
+	size_t n = json_array_size(arr), i;
+	json_t **v = xcalloc(n + 1, sizeof(*v));
+
+	for (i = 0; i < n; i++)
+		v[i] = json_incref(json_array_get(arr, i));
+	qsort(v, n, sizeof(*v), cmp);
+	json_array_clear(arr);
+	for (i = 0; i < n; i++)
+		json_array_append_new(arr, v[i]);
+	free(v);
+}
+
+void aws_ingress_sort(json_t *rules)
+{
+	aws_json_sort(rules, rule_cmp);
+}
+
+/* The spec's rules from a group's ipPermissions; the self rule is the group's own. */
+static json_t *sg_ingress(json_t *item)
+{
+	json_t *perms = awsxml_list(item, "ipPermissions"), *perm, *out = json_array();
+	size_t i, j;
+
+	json_array_foreach(perms, i, perm)
+	{
+		const char *proto = awsxml_str(perm, "ipProtocol");
+		json_t *ranges = awsxml_list(perm, "ipRanges"), *range;
+
+		json_array_foreach(ranges, j, range)
+		{
+			const char *cidr = awsxml_str(range, "cidrIp");
+
+			if (!cidr || !proto)
+				continue;
+			json_array_append_new(
+			    out, json_pack("{s:I, s:I, s:s, s:s}", "port_from",
+					   (json_int_t)atoll(awsxml_str(perm, "fromPort")
+								 ? awsxml_str(perm, "fromPort")
+								 : "0"),
+					   "port_to",
+					   (json_int_t)atoll(awsxml_str(perm, "toPort")
+								 ? awsxml_str(perm, "toPort")
+								 : "0"),
+					   "protocol", strcmp(proto, "-1") == 0 ? "all" : proto,
+					   "from", cidr));
+		}
+		json_decref(ranges);
+	}
+	json_decref(perms);
+	aws_ingress_sort(out);
+	return out;
+}
+
+static json_t *sg_live(json_t *item)
+{
+	const char *id = awsxml_str(item, "groupId");
+
+	if (!id)
+		return NULL;
+	return aws_live("aws_security_group", id, "ready",
+			json_pack("{s:o, s:s?, s:s?}", "ingress", sg_ingress(item), "vpc_id",
+				  awsxml_str(item, "vpcId"), "group_name",
+				  awsxml_str(item, "groupName")),
+			ec2_item_tags(item));
+}
+
+static const struct ec2_kind sg_kind = {"aws_security_group",
+					"DescribeSecurityGroups",
+					"securityGroupInfo",
+					"GroupId.1",
+					true,
+					sg_live};
+
+int sg_list(struct prov_ctx *ctx, const struct prov_scope *scope, const char *page, json_t **out,
+	    char **next, struct kiln_error *err)
+{
+	return ec2_list(ctx, &sg_kind, scope, page, out, next, err);
+}
+
+int sg_read(struct prov_ctx *ctx, const char *id, json_t **out, struct kiln_error *err)
+{
+	return ec2_read(ctx, &sg_kind, id, out, err);
+}
+
+/* IpPermissions.N for rules (and the self rule first when self_id). */
+static void sg_permissions(struct aws_params *p, const char *self_id, const json_t *rules)
+{
+	json_t *r;
+	size_t i;
+	int n = 1;
+
+	if (self_id) {
+		aws_param(p, "IpPermissions.1.IpProtocol", "-1");
+		aws_param(p, "IpPermissions.1.Groups.1.GroupId", self_id);
+		n++;
+	}
+	json_array_foreach((json_t *)rules, i, r)
+	{
+		char *k = xasprintf("IpPermissions.%d.", n++);
+		char *a = xasprintf("%sIpProtocol", k), *b = xasprintf("%sFromPort", k),
+		     *c = xasprintf("%sToPort", k), *d = xasprintf("%sIpRanges.1.CidrIp", k);
+
+		aws_param(p, a, json_string_value(json_object_get(r, "protocol")));
+		aws_paramf(p, b, "%lld",
+			   (long long)json_integer_value(json_object_get(r, "port_from")));
+		aws_paramf(p, c, "%lld",
+			   (long long)json_integer_value(json_object_get(r, "port_to")));
+		aws_param(p, d, json_string_value(json_object_get(r, "from")));
+		free(a), free(b), free(c), free(d), free(k);
+	}
+}
+
+static int sg_authorize(struct prov_ctx *ctx, const char *action, const char *id,
+			const char *self_id, const json_t *rules, struct kiln_error *err)
+{
+	struct aws_params p = {{0}};
+	int rc;
+
+	if (!self_id && json_array_size(rules) == 0)
+		return PROV_OK;
+	aws_param(&p, "GroupId", id);
+	sg_permissions(&p, self_id, rules);
+	rc = aws_query(ctx, AWS_EC2, action, &p, NULL, err);
+	aws_params_release(&p);
+	/* A retried authorize finds its rules there already. */
+	if (rc == PROV_ERROR && strstr(err->msg, "InvalidPermission.Duplicate"))
+		rc = PROV_OK;
+	if (rc == PROV_NOTFOUND && strstr(err->msg, "InvalidPermission.NotFound"))
+		rc = PROV_OK;
+	return rc;
+}
+
+/* The group of this name in the VPC, after a create that met a duplicate (a retried create). */
+static int sg_find(struct prov_ctx *ctx, const char *vpc, const char *name, json_t **out,
+		   struct kiln_error *err)
+{
+	struct aws_params p = {{0}};
+	json_t *arr;
+	int rc;
+
+	aws_param(&p, "Filter.1.Name", "vpc-id");
+	aws_param(&p, "Filter.1.Value.1", vpc);
+	aws_param(&p, "Filter.2.Name", "group-name");
+	aws_param(&p, "Filter.2.Value.1", name);
+	rc = ec2_describe(ctx, &sg_kind, &p, &arr, NULL, err);
+	aws_params_release(&p);
+	if (rc != PROV_OK)
+		return rc;
+	*out = json_incref(json_array_get(arr, 0));
+	json_decref(arr);
+	return *out ? PROV_OK : PROV_NOTFOUND;
+}
+
+int sg_create(struct prov_ctx *ctx, const struct prov_scope *scope, const struct prov_create *op,
+	      json_t **out, struct kiln_error *err)
+{
+	const char *vpc = aws_dep_attr(op->deps, "aws_vpc", "main", "id");
+	char *name = aws_name(scope, "main", 255);
+	struct aws_params p = {{0}};
+	json_t *resp = NULL;
+	const char *id;
+	char *desc;
+	int rc;
+
+	*out = NULL;
+	if (!vpc) {
+		free(name);
+		return missing_dep(op->address, "aws_vpc.main", err);
+	}
+	desc = xasprintf("kiln %s/%s: the cluster's nodes", scope->cluster, scope->workspace);
+	aws_param(&p, "GroupName", name);
+	aws_param(&p, "GroupDescription", desc);
+	aws_param(&p, "VpcId", vpc);
+	aws_tag_spec(&p, 1, "security-group", scope, op->address, NULL);
+	rc = aws_query(ctx, AWS_EC2, "CreateSecurityGroup", &p, &resp, err);
+	aws_params_release(&p);
+	free(desc);
+	if (rc == PROV_ERROR && strstr(err->msg, "InvalidGroup.Duplicate")) {
+		json_t *found = NULL;
+
+		rc = sg_find(ctx, vpc, name, &found, err);
+		if (rc == PROV_OK) {
+			resp = json_pack("{s:O}", "groupId", json_object_get(found, "id"));
+			json_decref(found);
+		}
+	}
+	free(name);
+	if (rc != PROV_OK)
+		return rc;
+	id = awsxml_str(resp, "groupId");
+	if (!id) {
+		json_decref(resp);
+		kiln_error_set(err, "aws: ec2 CreateSecurityGroup answered no groupId");
+		return PROV_ERROR;
+	}
+	rc = sg_authorize(ctx, "AuthorizeSecurityGroupIngress", id, id,
+			  json_object_get(op->attrs, "ingress"), err);
+	if (rc == PROV_OK)
+		rc = sg_read(ctx, id, out, err);
+	json_decref(resp);
+	return rc;
+}
+
+static bool rule_in(const json_t *rule, const json_t *rules)
+{
+	json_t *r;
+	size_t i;
+
+	json_array_foreach((json_t *)rules, i, r) if (json_equal((json_t *)rule, r)) return true;
+	return false;
+}
+
+int sg_update(struct prov_ctx *ctx, const char *id, json_t *attrs, const char *const *changed,
+	      size_t nchanged, json_t **out, struct kiln_error *err)
+{
+	json_t *live, *want = json_object_get(attrs, "ingress"), *have, *add, *drop, *r;
+	size_t i;
+	int rc;
+
+	(void)changed;
+	(void)nchanged;
+	rc = sg_read(ctx, id, &live, err);
+	if (rc != PROV_OK)
+		return rc;
+	have = json_object_get(json_object_get(live, "attrs"), "ingress");
+	add = json_array();
+	drop = json_array();
+	json_array_foreach(want, i, r) if (!rule_in(r, have)) json_array_append(add, r);
+	json_array_foreach(have, i, r) if (!rule_in(r, want)) json_array_append(drop, r);
+	json_decref(live);
+	rc = sg_authorize(ctx, "RevokeSecurityGroupIngress", id, NULL, drop, err);
+	if (rc == PROV_OK)
+		rc = sg_authorize(ctx, "AuthorizeSecurityGroupIngress", id, NULL, add, err);
+	json_decref(add);
+	json_decref(drop);
+	if (rc == PROV_OK)
+		rc = sg_read(ctx, id, out, err);
+	return rc;
+}
+
+int sg_delete(struct prov_ctx *ctx, const char *id, struct kiln_error *err)
+{
+	return delete_call(ctx, "DeleteSecurityGroup", "GroupId", id, err);
+}
+
+int sg_wait(struct prov_ctx *ctx, enum prov_wait_for what, struct prov_wait *ids, size_t n,
+	    struct kiln_error *err)
+{
+	return ec2_wait_now(ctx, what, ids, n, err);
+}
+
+/* --- internet gateway and the default route ---------------------------------------- */
+
+static json_t *igw_live(json_t *item)
+{
+	const char *id = awsxml_str(item, "internetGatewayId");
+	json_t *att = awsxml_list(item, "attachmentSet"), *live;
+
+	if (!id) {
+		json_decref(att);
+		return NULL;
+	}
+	live = aws_live("aws_internet_gateway", id, "ready",
+			json_pack("{s:s?}", "vpc_id", awsxml_str(json_array_get(att, 0), "vpcId")),
+			ec2_item_tags(item));
+	json_decref(att);
+	return live;
+}
+
+static const struct ec2_kind igw_kind = {"aws_internet_gateway",
+					 "DescribeInternetGateways",
+					 "internetGatewaySet",
+					 "InternetGatewayId.1",
+					 true,
+					 igw_live};
+
+int igw_list(struct prov_ctx *ctx, const struct prov_scope *scope, const char *page, json_t **out,
+	     char **next, struct kiln_error *err)
+{
+	return ec2_list(ctx, &igw_kind, scope, page, out, next, err);
+}
+
+int igw_read(struct prov_ctx *ctx, const char *id, json_t **out, struct kiln_error *err)
+{
+	return ec2_read(ctx, &igw_kind, id, out, err);
+}
+
+/* The VPC's main route table. */
+static int main_route_table(struct prov_ctx *ctx, const char *vpc, char **out,
+			    struct kiln_error *err)
+{
+	struct aws_params p = {{0}};
+	json_t *resp, *tables;
+	const char *id;
+	int rc;
+
+	*out = NULL;
+	aws_param(&p, "Filter.1.Name", "vpc-id");
+	aws_param(&p, "Filter.1.Value.1", vpc);
+	aws_param(&p, "Filter.2.Name", "association.main");
+	aws_param(&p, "Filter.2.Value.1", "true");
+	rc = aws_query(ctx, AWS_EC2, "DescribeRouteTables", &p, &resp, err);
+	aws_params_release(&p);
+	if (rc != PROV_OK)
+		return rc;
+	tables = awsxml_list(resp, "routeTableSet");
+	id = awsxml_str(json_array_get(tables, 0), "routeTableId");
+	if (id)
+		*out = xstrdup(id);
+	json_decref(tables);
+	json_decref(resp);
+	if (!*out) {
+		kiln_error_set(err, "aws: VPC %s has no main route table", vpc);
+		return PROV_ERROR;
+	}
+	return PROV_OK;
+}
+
+static int igw_route(struct prov_ctx *ctx, const char *action, const char *vpc, const char *igw,
+		     struct kiln_error *err)
+{
+	struct aws_params p = {{0}};
+	char *rt;
+	int rc = main_route_table(ctx, vpc, &rt, err);
+
+	if (rc != PROV_OK)
+		return rc;
+	aws_param(&p, "RouteTableId", rt);
+	aws_param(&p, "DestinationCidrBlock", "0.0.0.0/0");
+	if (igw)
+		aws_param(&p, "GatewayId", igw);
+	rc = aws_query(ctx, AWS_EC2, action, &p, NULL, err);
+	aws_params_release(&p);
+	free(rt);
+	if (rc == PROV_ERROR && strstr(err->msg, "RouteAlreadyExists"))
+		rc = PROV_OK;
+	if (rc == PROV_NOTFOUND)
+		rc = PROV_OK;
+	return rc;
+}
+
+static int igw_attach(struct prov_ctx *ctx, const char *action, const char *igw, const char *vpc,
+		      struct kiln_error *err)
+{
+	struct aws_params p = {{0}};
+	int rc;
+
+	aws_param(&p, "InternetGatewayId", igw);
+	aws_param(&p, "VpcId", vpc);
+	rc = aws_query(ctx, AWS_EC2, action, &p, NULL, err);
+	aws_params_release(&p);
+	if (rc == PROV_ERROR && (strstr(err->msg, "Resource.AlreadyAssociated") ||
+				 strstr(err->msg, "Gateway.NotAttached")))
+		rc = PROV_OK;
+	if (rc == PROV_NOTFOUND)
+		rc = PROV_OK;
+	return rc;
+}
+
+int igw_create(struct prov_ctx *ctx, const struct prov_scope *scope, const struct prov_create *op,
+	       json_t **out, struct kiln_error *err)
+{
+	const char *vpc = aws_dep_attr(op->deps, "aws_vpc", "main", "id");
+	struct aws_params p = {{0}};
+	json_t *resp;
+	const char *id;
+	int rc;
+
+	*out = NULL;
+	if (!vpc)
+		return missing_dep(op->address, "aws_vpc.main", err);
+	aws_tag_spec(&p, 1, "internet-gateway", scope, op->address, NULL);
+	rc = aws_query(ctx, AWS_EC2, "CreateInternetGateway", &p, &resp, err);
+	aws_params_release(&p);
+	if (rc != PROV_OK)
+		return rc;
+	id = awsxml_str(resp, "internetGateway.internetGatewayId");
+	if (!id) {
+		json_decref(resp);
+		kiln_error_set(err, "aws: ec2 CreateInternetGateway answered no id");
+		return PROV_ERROR;
+	}
+	rc = igw_attach(ctx, "AttachInternetGateway", id, vpc, err);
+	if (rc == PROV_OK)
+		rc = igw_route(ctx, "CreateRoute", vpc, id, err);
+	if (rc == PROV_OK)
+		rc = igw_read(ctx, id, out, err);
+	json_decref(resp);
+	return rc;
+}
+
+int igw_update(struct prov_ctx *ctx, const char *id, json_t *attrs, const char *const *changed,
+	       size_t nchanged, json_t **out, struct kiln_error *err)
+{
+	(void)ctx, (void)id, (void)attrs, (void)changed, (void)nchanged, (void)out;
+	return no_update("aws_internet_gateway", err);
+}
+
+int igw_delete(struct prov_ctx *ctx, const char *id, struct kiln_error *err)
+{
+	json_t *live;
+	const char *vpc;
+	int rc = igw_read(ctx, id, &live, err);
+
+	if (rc == PROV_NOTFOUND)
+		return PROV_OK;
+	if (rc != PROV_OK)
+		return rc;
+	vpc = json_string_value(json_object_get(json_object_get(live, "attrs"), "vpc_id"));
+	if (vpc) {
+		rc = igw_route(ctx, "DeleteRoute", vpc, NULL, err);
+		if (rc == PROV_OK)
+			rc = igw_attach(ctx, "DetachInternetGateway", id, vpc, err);
+	}
+	json_decref(live);
+	if (rc == PROV_OK)
+		rc = delete_call(ctx, "DeleteInternetGateway", "InternetGatewayId", id, err);
+	return rc;
+}
+
+int igw_wait(struct prov_ctx *ctx, enum prov_wait_for what, struct prov_wait *ids, size_t n,
+	     struct kiln_error *err)
+{
+	return ec2_wait_now(ctx, what, ids, n, err);
+}
+
+/* --- placement group ---------------------------------------------------------------- */
+
+static json_t *pg_live(json_t *item)
+{
+	const char *name = awsxml_str(item, "groupName");
+	const char *state = awsxml_str(item, "state");
+
+	if (!name || (state && strcmp(state, "deleted") == 0))
+		return NULL;
+	return aws_live("aws_placement_group", name,
+			state && strcmp(state, "deleting") == 0 ? "deleting" : "ready",
+			json_pack("{s:s?, s:s, s:s?}", "strategy", awsxml_str(item, "strategy"),
+				  "group_name", name, "group_id", awsxml_str(item, "groupId")),
+			ec2_item_tags(item));
+}
+
+static const struct ec2_kind pg_kind = {"aws_placement_group",
+					"DescribePlacementGroups",
+					"placementGroupSet",
+					"GroupName.1",
+					false,
+					pg_live};
+
+int pg_list(struct prov_ctx *ctx, const struct prov_scope *scope, const char *page, json_t **out,
+	    char **next, struct kiln_error *err)
+{
+	return ec2_list(ctx, &pg_kind, scope, page, out, next, err);
+}
+
+int pg_read(struct prov_ctx *ctx, const char *id, json_t **out, struct kiln_error *err)
+{
+	int rc = ec2_read(ctx, &pg_kind, id, out, err);
+
+	/* An unknown name is an error to DescribePlacementGroups, not an empty answer. */
+	if (rc == PROV_ERROR && strstr(err->msg, "InvalidPlacementGroup.Unknown"))
+		rc = PROV_NOTFOUND;
+	return rc;
+}
+
+int pg_create(struct prov_ctx *ctx, const struct prov_scope *scope, const struct prov_create *op,
+	      json_t **out, struct kiln_error *err)
+{
+	char *name = aws_name(scope, op->name, 255);
+	struct aws_params p = {{0}};
+	int rc;
+
+	aws_param(&p, "GroupName", name);
+	aws_param(&p, "Strategy", json_string_value(json_object_get(op->attrs, "strategy")));
+	aws_tag_spec(&p, 1, "placement-group", scope, op->address, NULL);
+	rc = aws_query(ctx, AWS_EC2, "CreatePlacementGroup", &p, NULL, err);
+	aws_params_release(&p);
+	/* A retried create: the group of that name is there (tagged by the first call). */
+	if (rc == PROV_ERROR && strstr(err->msg, "InvalidPlacementGroup.Duplicate"))
+		rc = PROV_OK;
+	if (rc == PROV_OK)
+		rc = pg_read(ctx, name, out, err);
+	free(name);
+	return rc;
+}
+
+int pg_update(struct prov_ctx *ctx, const char *id, json_t *attrs, const char *const *changed,
+	      size_t nchanged, json_t **out, struct kiln_error *err)
+{
+	(void)ctx, (void)id, (void)attrs, (void)changed, (void)nchanged, (void)out;
+	return no_update("aws_placement_group", err);
+}
+
+int pg_delete(struct prov_ctx *ctx, const char *id, struct kiln_error *err)
+{
+	int rc = delete_call(ctx, "DeletePlacementGroup", "GroupName", id, err);
+
+	if (rc == PROV_ERROR && strstr(err->msg, "InvalidPlacementGroup.Unknown"))
+		rc = PROV_OK;
+	return rc;
+}
+
+int pg_wait(struct prov_ctx *ctx, enum prov_wait_for what, struct prov_wait *ids, size_t n,
+	    struct kiln_error *err)
+{
+	return ec2_wait_now(ctx, what, ids, n, err);
+}

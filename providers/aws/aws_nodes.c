@@ -1,0 +1,723 @@
+/*
+ * aws_nodes.c - instance groups: one compute group's instances, launched
+ * with one RunInstances call whose MinCount = MaxCount = count (all or
+ * nothing: the gang a multi-node job needs) and a ClientToken, tagged in the
+ * call. The group has no object of its own in EC2: its id is
+ * "ig/CLUSTER/WORKSPACE/GROUP" and its live form is made from the instances
+ * that carry its kiln:address tag, found with one DescribeInstances.
+ *
+ * What EC2 reports on an instance (type, image, zone, profile, EFA
+ * interfaces, placement group, market) is read from it; the launch choices
+ * it does not report (the zones in order, gang, the root volume) are kept
+ * in kiln:* tags at launch. Capacity: when a zone has none, the same call
+ * goes to the next zone of provider.zone, and the output says so.
+ */
+#include "aws_ec2.h"
+
+#include "aws/awsxml.h"
+#include "log.h"
+
+#include <openssl/sha.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define TAG_ZONES "kiln:zones"
+#define TAG_GANG "kiln:gang"
+#define TAG_DISK "kiln:disk"
+
+/* "ig/C/W/G" -> the three parts (malloc'd); false when id is not one. */
+static bool ig_id_parse(const char *id, char **cluster, char **ws, char **group)
+{
+	const char *a, *b, *c;
+
+	if (strncmp(id, "ig/", 3) != 0)
+		return false;
+	a = id + 3;
+	b = strchr(a, '/');
+	c = b ? strrchr(b + 1, '/') : NULL;
+	if (!b || !c || b == a || c == b + 1 || !c[1])
+		return false;
+	*cluster = xstrndup(a, (size_t)(b - a));
+	*ws = xstrndup(b + 1, (size_t)(c - b - 1));
+	*group = xstrdup(c + 1);
+	return true;
+}
+
+static char *ig_id(const char *cluster, const char *ws, const char *address)
+{
+	const char *dot = strchr(address, '.');
+
+	return xasprintf("ig/%s/%s/%s", cluster, ws, dot ? dot + 1 : address);
+}
+
+static bool alive(const char *state)
+{
+	return state && (strcmp(state, "pending") == 0 || strcmp(state, "running") == 0 ||
+			 strcmp(state, "stopping") == 0 || strcmp(state, "stopped") == 0);
+}
+
+/* Newest first: launch time, then id. */
+static int newest_first(const void *a, const void *b)
+{
+	json_t *x = *(json_t *const *)a, *y = *(json_t *const *)b;
+	int c = strcmp(json_string_value(json_object_get(y, "launched")),
+		       json_string_value(json_object_get(x, "launched")));
+
+	return c ? c
+		 : strcmp(json_string_value(json_object_get(y, "id")),
+			  json_string_value(json_object_get(x, "id")));
+}
+
+/* The instances of a DescribeInstances answer (all its reservations), flattened. */
+static void instances_of(json_t *resp, json_t *into)
+{
+	json_t *res = awsxml_list(resp, "reservationSet"), *r, *insts, *i;
+	size_t a, b;
+
+	json_array_foreach(res, a, r)
+	{
+		insts = awsxml_list(r, "instancesSet");
+		json_array_foreach(insts, b, i) json_array_append(into, i);
+		json_decref(insts);
+	}
+	json_decref(res);
+}
+
+static bool has_efa(json_t *inst)
+{
+	json_t *nics = awsxml_list(inst, "networkInterfaceSet"), *nic;
+	bool efa = false;
+	size_t i;
+
+	json_array_foreach(nics, i, nic)
+	{
+		const char *t = awsxml_str(nic, "interfaceType");
+
+		efa |= t && strcmp(t, "efa") == 0;
+	}
+	json_decref(nics);
+	return efa;
+}
+
+/* The profile name from its ARN: arn:aws:iam::ACCOUNT:instance-profile/PATH/NAME. */
+static const char *profile_name(const char *arn)
+{
+	const char *slash = arn ? strrchr(arn, '/') : NULL;
+
+	return slash ? slash + 1 : arn;
+}
+
+/* A group's live form from its instances (all with one address tag). */
+static json_t *group_live(const char *id, json_t *insts)
+{
+	json_t *first = json_array_get(insts, 0), *tags = ec2_item_tags(first), *attrs, *zones,
+	       *ids = json_array(), *order = json_array(), *inst;
+	const char *ztag = json_string_value(json_object_get(tags, TAG_ZONES));
+	const char *disk = json_string_value(json_object_get(tags, TAG_DISK));
+	const char *gang = json_string_value(json_object_get(tags, TAG_GANG));
+	const char *pg = awsxml_str(first, "placement.groupName");
+	const char *life = awsxml_str(first, "instanceLifecycle");
+	bool pending = false;
+	size_t i;
+	long disk_gb = 0;
+	char disk_type[32] = "";
+
+	json_array_foreach(insts, i, inst)
+	{
+		const char *state = awsxml_str(inst, "instanceState.name");
+
+		pending |= !state || strcmp(state, "running") != 0;
+		json_array_append_new(order, json_pack("{s:s?, s:s?}", "id",
+						       awsxml_str(inst, "instanceId"), "launched",
+						       awsxml_str(inst, "launchTime")));
+	}
+	aws_json_sort(order, newest_first);
+	json_array_foreach(order, i, inst) json_array_append(ids, json_object_get(inst, "id"));
+	json_decref(order);
+	zones = json_array();
+	if (ztag) {
+		char *copy = xstrdup(ztag), *save = NULL, *z;
+
+		for (z = strtok_r(copy, ",", &save); z; z = strtok_r(NULL, ",", &save))
+			json_array_append_new(zones, json_string(z));
+		free(copy);
+	}
+	if (disk)
+		sscanf(disk, "%ld/%31s", &disk_gb, disk_type);
+	attrs = json_pack(
+	    "{s:s?, s:I, s:b, s:s, s:s?, s:o, s:I, s:s, s:s?, s:b, s:b, s:s?, s:o, s:s?, s:s?, "
+	    "s:s?, s:s?}",
+	    "instance_type", awsxml_str(first, "instanceType"), "count",
+	    (json_int_t)json_array_size(insts), "gang", gang && strcmp(gang, "true") == 0, "market",
+	    life && strcmp(life, "spot") == 0 ? "spot" : "on-demand", "image",
+	    awsxml_str(first, "imageId"), "zones", zones, "disk_size_gb", (json_int_t)disk_gb,
+	    "disk_type", disk_type, "role", NULL, "public", awsxml_str(first, "ipAddress") != NULL,
+	    "efa", has_efa(first), "placement_group", NULL, "instance_ids", ids, "zone",
+	    awsxml_str(first, "placement.availabilityZone"), "subnet_id",
+	    awsxml_str(first, "subnetId"), "security_group_id",
+	    awsxml_str(first, "groupSet.0.groupId"), "profile",
+	    profile_name(awsxml_str(first, "iamInstanceProfile.arn")));
+	/* The logical names the spec uses: the role behind the profile, the fabric's group. */
+	{
+		const char *role = json_string_value(json_object_get(tags, "kiln:role"));
+
+		json_object_set_new(attrs, "role", role && *role ? json_string(role) : json_null());
+		json_object_set_new(attrs, "placement_group",
+				    pg && *pg ? json_string("fabric") : json_null());
+		json_object_set_new(attrs, "placement_group_name",
+				    pg && *pg ? json_string(pg) : json_null());
+	}
+	return aws_live("aws_instance_group", id, pending ? "pending" : "ready", attrs, tags);
+}
+
+/* Group the instances of a scope by address: {address: [instances]}. */
+static json_t *by_address(json_t *insts)
+{
+	json_t *out = json_object(), *inst;
+	size_t i;
+
+	json_array_foreach(insts, i, inst)
+	{
+		json_t *tags = ec2_item_tags(inst), *list;
+		const char *addr = json_string_value(json_object_get(tags, PROV_TAG_ADDRESS));
+
+		if (addr && alive(awsxml_str(inst, "instanceState.name"))) {
+			list = json_object_get(out, addr);
+			if (!list) {
+				list = json_array();
+				json_object_set_new(out, addr, list);
+			}
+			json_array_append(list, inst);
+		}
+		json_decref(tags);
+	}
+	return out;
+}
+
+/* Every live instance with these filters, all pages. */
+static int describe_all(struct prov_ctx *ctx, struct aws_params *filters, json_t **out,
+			struct kiln_error *err)
+{
+	char *token = NULL;
+	int rc;
+
+	*out = json_array();
+	do {
+		struct aws_params p = {{0}};
+		json_t *resp;
+
+		sb_adds(&p.sb, filters->sb.buf);
+		aws_param(&p, "MaxResults", "1000");
+		if (token)
+			aws_param(&p, "NextToken", token);
+		free(token);
+		token = NULL;
+		rc = aws_query(ctx, AWS_EC2, "DescribeInstances", &p, &resp, err);
+		aws_params_release(&p);
+		if (rc != PROV_OK)
+			break;
+		instances_of(resp, *out);
+		if (awsxml_str(resp, "nextToken") && *awsxml_str(resp, "nextToken"))
+			token = xstrdup(awsxml_str(resp, "nextToken"));
+		json_decref(resp);
+	} while (token);
+	free(token);
+	if (rc != PROV_OK) {
+		json_decref(*out);
+		*out = NULL;
+	}
+	return rc;
+}
+
+static void state_filter(struct aws_params *p, int n)
+{
+	char *k = xasprintf("Filter.%d.Name", n);
+
+	aws_param(p, k, "instance-state-name");
+	free(k);
+	k = xasprintf("Filter.%d.Value.1", n);
+	aws_param(p, k, "pending");
+	free(k);
+	k = xasprintf("Filter.%d.Value.2", n);
+	aws_param(p, k, "running");
+	free(k);
+	k = xasprintf("Filter.%d.Value.3", n);
+	aws_param(p, k, "stopping");
+	free(k);
+	k = xasprintf("Filter.%d.Value.4", n);
+	aws_param(p, k, "stopped");
+	free(k);
+}
+
+int ig_list(struct prov_ctx *ctx, const struct prov_scope *scope, const char *page, json_t **out,
+	    char **next, struct kiln_error *err)
+{
+	struct aws_params f = {{0}};
+	json_t *insts, *groups, *list;
+	const char *addr;
+	int rc;
+
+	(void)page;
+	*next = NULL;
+	*out = NULL;
+	state_filter(&f, aws_scope_filters(&f, 1, scope));
+	rc = describe_all(ctx, &f, &insts, err);
+	aws_params_release(&f);
+	if (rc != PROV_OK)
+		return rc;
+	groups = by_address(insts);
+	*out = json_array();
+	json_object_foreach(groups, addr, list)
+	{
+		char *id = ig_id(scope->cluster, scope->workspace, addr);
+
+		json_array_append_new(*out, group_live(id, list));
+		free(id);
+	}
+	json_decref(groups);
+	json_decref(insts);
+	return PROV_OK;
+}
+
+/* The live instances of some groups (ids), one DescribeInstances for all of them. */
+static int describe_groups(struct prov_ctx *ctx, const char *const *ids, size_t n, json_t **groups,
+			   struct kiln_error *err)
+{
+	struct aws_params f = {{0}};
+	char *cluster = NULL, *ws = NULL, *group = NULL;
+	json_t *insts;
+	size_t i;
+	int rc, k = 0;
+
+	*groups = NULL;
+	for (i = 0; i < n; i++) {
+		char *key;
+
+		free(cluster), free(ws), free(group);
+		if (!ig_id_parse(ids[i], &cluster, &ws, &group)) {
+			aws_params_release(&f);
+			kiln_error_set(
+			    err,
+			    "aws: '%s' is not an instance group id (ig/CLUSTER/WORKSPACE/GROUP)",
+			    ids[i]);
+			return PROV_ERROR;
+		}
+		key = xasprintf("Filter.3.Value.%d", ++k);
+		{
+			char *addr = xasprintf("aws_instance_group.%s", group);
+
+			aws_param(&f, key, addr);
+			free(addr);
+		}
+		free(key);
+	}
+	{
+		struct prov_scope s = {cluster, ws, NULL};
+		struct aws_params all = {{0}};
+
+		aws_scope_filters(&all, 1, &s);
+		aws_paramf(&all, "Filter.3.Name", "tag:%s", PROV_TAG_ADDRESS);
+		sb_addf(&all.sb, "&%s", f.sb.buf);
+		state_filter(&all, 4);
+		rc = describe_all(ctx, &all, &insts, err);
+		aws_params_release(&all);
+	}
+	aws_params_release(&f);
+	free(cluster), free(ws), free(group);
+	if (rc != PROV_OK)
+		return rc;
+	*groups = by_address(insts);
+	json_decref(insts);
+	return PROV_OK;
+}
+
+static char *address_of(const char *id)
+{
+	const char *slash = strrchr(id, '/');
+
+	return xasprintf("aws_instance_group.%s", slash ? slash + 1 : id);
+}
+
+int ig_read(struct prov_ctx *ctx, const char *id, json_t **out, struct kiln_error *err)
+{
+	json_t *groups, *list;
+	char *addr;
+	int rc = describe_groups(ctx, &id, 1, &groups, err);
+
+	*out = NULL;
+	if (rc != PROV_OK)
+		return rc;
+	addr = address_of(id);
+	list = json_object_get(groups, addr);
+	if (list && json_array_size(list))
+		*out = group_live(id, list);
+	free(addr);
+	json_decref(groups);
+	if (!*out) {
+		kiln_error_set(err, "aws: instance group %s has no instances", id);
+		return PROV_NOTFOUND;
+	}
+	return PROV_OK;
+}
+
+/* The root device of an image, which BlockDeviceMappings must name. */
+static int root_device(struct prov_ctx *ctx, const char *image, char **out, struct kiln_error *err)
+{
+	struct aws_params p = {{0}};
+	json_t *resp, *images;
+	const char *dev;
+	int rc;
+
+	*out = NULL;
+	aws_param(&p, "ImageId.1", image);
+	rc = aws_query(ctx, AWS_EC2, "DescribeImages", &p, &resp, err);
+	aws_params_release(&p);
+	if (rc == PROV_NOTFOUND || (rc == PROV_ERROR && strstr(err->msg, "InvalidAMIID"))) {
+		kiln_error_set(err, "aws: image %s does not exist in region %s", image,
+			       ctx->region);
+		kiln_error_hint(err, "images are regional: use the AMI id of this region");
+		return PROV_ERROR;
+	}
+	if (rc != PROV_OK)
+		return rc;
+	images = awsxml_list(resp, "imagesSet");
+	dev = awsxml_str(json_array_get(images, 0), "rootDeviceName");
+	if (json_array_size(images) == 0) {
+		kiln_error_set(err, "aws: image %s does not exist in region %s", image,
+			       ctx->region);
+		kiln_error_hint(err, "images are regional: use the AMI id of this region");
+		rc = PROV_ERROR;
+	} else {
+		*out = xstrdup(dev ? dev : "/dev/xvda");
+	}
+	json_decref(images);
+	json_decref(resp);
+	return rc;
+}
+
+/* What a launch needs beside the count: from the spec's attrs and the dependencies' ids. */
+struct launch {
+	const char *address;
+	const char *type;
+	const char *image;
+	char *root_dev;
+	long disk_gb;
+	const char *disk_type;
+	const char *subnet;
+	const char *zone;
+	const char *sg;
+	const char *pg;	     /* placement group name, or NULL */
+	const char *profile; /* instance profile name, or NULL */
+	const char *role;
+	bool efa;
+	bool public;
+	bool spot;
+	bool gang;
+	char *zones; /* "a,b": the order of preference, kept in a tag */
+};
+
+static void launch_params(struct aws_params *p, const struct launch *l,
+			  const struct prov_scope *scope, long count, const char *token)
+{
+	json_t *extra = json_object();
+
+	aws_param(p, "ImageId", l->image);
+	aws_param(p, "InstanceType", l->type);
+	aws_paramf(p, "MinCount", "%ld", count);
+	aws_paramf(p, "MaxCount", "%ld", count);
+	aws_param(p, "ClientToken", token);
+	aws_param(p, "MetadataOptions.HttpTokens", "required");
+	aws_param(p, "MetadataOptions.HttpEndpoint", "enabled");
+	aws_param(p, "BlockDeviceMapping.1.DeviceName", l->root_dev);
+	aws_paramf(p, "BlockDeviceMapping.1.Ebs.VolumeSize", "%ld", l->disk_gb);
+	aws_param(p, "BlockDeviceMapping.1.Ebs.VolumeType", l->disk_type);
+	aws_param(p, "BlockDeviceMapping.1.Ebs.Encrypted", "true");
+	aws_param(p, "BlockDeviceMapping.1.Ebs.DeleteOnTermination", "true");
+	/* Interfaces carry the subnet and the group; EFA is an interface type. */
+	aws_param(p, "NetworkInterface.1.DeviceIndex", "0");
+	aws_param(p, "NetworkInterface.1.SubnetId", l->subnet);
+	aws_param(p, "NetworkInterface.1.SecurityGroupId.1", l->sg);
+	aws_param(p, "NetworkInterface.1.DeleteOnTermination", "true");
+	if (l->efa)
+		aws_param(p, "NetworkInterface.1.InterfaceType", "efa");
+	if (l->public)
+		aws_param(p, "NetworkInterface.1.AssociatePublicIpAddress", "true");
+	if (l->pg)
+		aws_param(p, "Placement.GroupName", l->pg);
+	if (l->profile)
+		aws_param(p, "IamInstanceProfile.Name", l->profile);
+	if (l->spot) {
+		aws_param(p, "InstanceMarketOptions.MarketType", "spot");
+		aws_param(p, "InstanceMarketOptions.SpotOptions.SpotInstanceType", "one-time");
+	}
+	json_object_set_new(extra, TAG_ZONES, json_string(l->zones));
+	json_object_set_new(extra, TAG_GANG, json_string(l->gang ? "true" : "false"));
+	json_object_set_new(extra, TAG_DISK, json_sprintf("%ld/%s", l->disk_gb, l->disk_type));
+	json_object_set_new(extra, "kiln:role", json_string(l->role ? l->role : ""));
+	aws_tag_spec(p, 1, "instance", scope, l->address, extra);
+	aws_tag_spec(p, 2, "volume", scope, l->address, NULL);
+	json_decref(extra);
+}
+
+/* A ClientToken (at most 64 characters) for one launch of count in zone. */
+static void launch_token(const char *base, const char *zone, long count, char out[65])
+{
+	unsigned char md[SHA256_DIGEST_LENGTH];
+	char *in = xasprintf("%s/%s/%ld", base, zone, count);
+	size_t i;
+
+	SHA256((const unsigned char *)in, strlen(in), md);
+	for (i = 0; i < 24; i++)
+		snprintf(out + 2 * i, 3, "%02x", md[i]);
+	free(in);
+}
+
+static int run_instances(struct prov_ctx *ctx, const struct launch *l,
+			 const struct prov_scope *scope, long count, const char *token,
+			 struct kiln_error *err)
+{
+	struct aws_params p = {{0}};
+	char tok[65];
+	int rc;
+
+	launch_token(token, l->zone, count, tok);
+	launch_params(&p, l, scope, count, tok);
+	rc = aws_query(ctx, AWS_EC2, "RunInstances", &p, NULL, err);
+	aws_params_release(&p);
+	return rc;
+}
+
+int ig_create(struct prov_ctx *ctx, const struct prov_scope *scope, const struct prov_create *op,
+	      json_t **out, struct kiln_error *err)
+{
+	json_t *a = op->attrs, *zones = json_object_get(a, "zones"), *z;
+	const char *role = json_string_value(json_object_get(a, "role"));
+	struct launch l = {0};
+	struct strbuf zs = {0};
+	long count = (long)json_integer_value(json_object_get(a, "count"));
+	char *id;
+	size_t i;
+	int rc = PROV_ERROR;
+
+	*out = NULL;
+	l.address = op->address;
+	l.type = json_string_value(json_object_get(a, "instance_type"));
+	l.image = json_string_value(json_object_get(a, "image"));
+	l.disk_gb = (long)json_integer_value(json_object_get(a, "disk_size_gb"));
+	l.disk_type = json_string_value(json_object_get(a, "disk_type"));
+	l.sg = aws_dep_attr(op->deps, "aws_security_group", "main", "id");
+	l.efa = json_is_true(json_object_get(a, "efa"));
+	l.public = json_is_true(json_object_get(a, "public"));
+	l.gang = json_is_true(json_object_get(a, "gang"));
+	l.spot = json_string_value(json_object_get(a, "market")) &&
+		 strcmp(json_string_value(json_object_get(a, "market")), "spot") == 0;
+	l.role = role;
+	if (json_string_value(json_object_get(a, "placement_group")))
+		l.pg = aws_dep_attr(op->deps, "aws_placement_group", "fabric", "group_name");
+	if (role)
+		l.profile = aws_dep_attr(op->deps, "aws_iam_role", role, "profile");
+	if (!l.image) {
+		kiln_error_set(err, "aws: %s has no image", op->address);
+		kiln_error_hint(err, "set compute.GROUP.image to an AMI id of region %s",
+				ctx->region);
+		return PROV_ERROR;
+	}
+	if (!l.sg || (role && !l.profile) ||
+	    (json_string_value(json_object_get(a, "placement_group")) && !l.pg)) {
+		kiln_error_set(err, "aws: %s needs its security group%s%s, which %s not recorded",
+			       op->address, role ? ", instance profile" : "",
+			       l.pg ? "" : " or placement group", "are");
+		kiln_error_hint(err, "run plan again: it refreshes what exists");
+		return PROV_ERROR;
+	}
+	json_array_foreach(zones, i, z) sb_addf(&zs, "%s%s", i ? "," : "", json_string_value(z));
+	l.zones = zs.buf ? zs.buf : xstrdup("");
+	rc = root_device(ctx, l.image, &l.root_dev, err);
+	json_array_foreach(zones, i, z)
+	{
+		if (rc != PROV_OK)
+			break;
+		l.zone = json_string_value(z);
+		l.subnet = aws_dep_attr(op->deps, "aws_subnet", l.zone, "id");
+		if (!l.subnet) {
+			kiln_error_set(err, "aws: %s needs aws_subnet.%s, which is not recorded",
+				       op->address, l.zone);
+			rc = PROV_ERROR;
+			break;
+		}
+		rc = run_instances(ctx, &l, scope, count, op->token, err);
+		if (rc != PROV_CAPACITY || i + 1 == json_array_size(zones))
+			break;
+		log_warn("%s: no capacity for %ld × %s in %s; the group moves to %s (%s)",
+			 op->address, count, l.type, l.zone,
+			 json_string_value(json_array_get(zones, i + 1)), err->msg);
+		rc = PROV_OK;
+	}
+	free(l.root_dev);
+	free(l.zones);
+	if (rc != PROV_OK)
+		return rc;
+	id = ig_id(scope->cluster, scope->workspace, op->address);
+	rc = ig_read(ctx, id, out, err);
+	/* EC2 is eventually consistent: launched instances may not be listed yet. */
+	if (rc == PROV_NOTFOUND) {
+		*out = aws_live("aws_instance_group", id, "pending", json_object(),
+				json_pack("{s:s}", PROV_TAG_ADDRESS, op->address));
+		rc = PROV_OK;
+	}
+	free(id);
+	return rc;
+}
+
+static int terminate(struct prov_ctx *ctx, json_t *ids, size_t from, size_t n,
+		     struct kiln_error *err)
+{
+	struct aws_params p = {{0}};
+	size_t i;
+	int rc;
+
+	if (n == 0)
+		return PROV_OK;
+	for (i = 0; i < n; i++) {
+		char *k = xasprintf("InstanceId.%zu", i + 1);
+
+		aws_param(&p, k, json_string_value(json_array_get(ids, from + i)));
+		free(k);
+	}
+	rc = aws_query(ctx, AWS_EC2, "TerminateInstances", &p, NULL, err);
+	aws_params_release(&p);
+	return rc == PROV_NOTFOUND ? PROV_OK : rc;
+}
+
+int ig_update(struct prov_ctx *ctx, const char *id, json_t *attrs, const char *const *changed,
+	      size_t nchanged, json_t **out, struct kiln_error *err)
+{
+	long want = (long)json_integer_value(json_object_get(attrs, "count")), have;
+	json_t *live, *la, *ids;
+	int rc;
+
+	(void)changed;
+	(void)nchanged;
+	*out = NULL;
+	rc = ig_read(ctx, id, &live, err);
+	if (rc != PROV_OK)
+		return rc;
+	la = json_object_get(live, "attrs");
+	ids = json_object_get(la, "instance_ids");
+	have = (long)json_array_size(ids);
+	if (want < have) {
+		/* Shrink: the newest go first (ids are newest first). */
+		rc = terminate(ctx, ids, 0, (size_t)(have - want), err);
+	} else if (want > have) {
+		/* Grow: launch the difference beside the others, with their settings. */
+		char *cluster = NULL, *ws = NULL, *group = NULL, *addr = address_of(id);
+		struct launch l = {0};
+		json_t *tags = json_object_get(live, "tags");
+
+		ig_id_parse(id, &cluster, &ws, &group);
+		{
+			struct prov_scope s = {cluster, ws, NULL};
+			json_t *user = json_object();
+			const char *k;
+			json_t *v;
+
+			json_object_foreach(tags, k, v) if (strncmp(k, "kiln:", 5) != 0 &&
+							    strncmp(k, "aws:", 4) != 0)
+			    json_object_set(user, k, v);
+			s.user_tags = user;
+			l.address = addr;
+			l.type = json_string_value(json_object_get(la, "instance_type"));
+			l.image = json_string_value(json_object_get(la, "image"));
+			l.disk_gb = (long)json_integer_value(json_object_get(la, "disk_size_gb"));
+			l.disk_type = json_string_value(json_object_get(la, "disk_type"));
+			l.subnet = json_string_value(json_object_get(la, "subnet_id"));
+			l.zone = json_string_value(json_object_get(la, "zone"));
+			l.sg = json_string_value(json_object_get(la, "security_group_id"));
+			l.pg = json_string_value(json_object_get(la, "placement_group_name"));
+			l.profile = json_string_value(json_object_get(la, "profile"));
+			l.role = json_string_value(json_object_get(la, "role"));
+			l.efa = json_is_true(json_object_get(la, "efa"));
+			l.public = json_is_true(json_object_get(la, "public"));
+			l.gang = json_is_true(json_object_get(la, "gang"));
+			l.spot =
+			    strcmp(json_string_value(json_object_get(la, "market")), "spot") == 0;
+			l.zones = xstrdup(json_string_value(json_object_get(tags, TAG_ZONES))
+					      ? json_string_value(json_object_get(tags, TAG_ZONES))
+					      : "");
+			rc = root_device(ctx, l.image, &l.root_dev, err);
+			if (rc == PROV_OK) {
+				/* The same grow retried is the same token: launched once. */
+				char *tok = xasprintf("%s:%ld->%ld:%s", id, have, want,
+						      json_string_value(json_array_get(ids, 0)));
+
+				rc = run_instances(ctx, &l, &s, want - have, tok, err);
+				free(tok);
+			}
+			json_decref(user);
+		}
+		free(l.root_dev);
+		free(l.zones);
+		free(cluster), free(ws), free(group), free(addr);
+	}
+	json_decref(live);
+	if (rc == PROV_OK)
+		rc = ig_read(ctx, id, out, err);
+	return rc;
+}
+
+int ig_delete(struct prov_ctx *ctx, const char *id, struct kiln_error *err)
+{
+	json_t *live, *ids;
+	int rc = ig_read(ctx, id, &live, err);
+
+	if (rc == PROV_NOTFOUND)
+		return PROV_OK;
+	if (rc != PROV_OK)
+		return rc;
+	ids = json_object_get(json_object_get(live, "attrs"), "instance_ids");
+	rc = terminate(ctx, ids, 0, json_array_size(ids), err);
+	json_decref(live);
+	return rc;
+}
+
+int ig_wait(struct prov_ctx *ctx, enum prov_wait_for what, struct prov_wait *ids, size_t n,
+	    struct kiln_error *err)
+{
+	const char **v = xcalloc(n + 1, sizeof(*v));
+	json_t *groups;
+	size_t i;
+	int rc;
+
+	for (i = 0; i < n; i++)
+		v[i] = ids[i].id;
+	rc = describe_groups(ctx, v, n, &groups, err);
+	free(v);
+	if (rc != PROV_OK)
+		return rc;
+	for (i = 0; i < n; i++) {
+		char *addr = address_of(ids[i].id);
+		json_t *list = json_object_get(groups, addr);
+
+		free(addr);
+		ids[i].state = WAIT_PENDING;
+		if (what == WAIT_GONE) {
+			if (json_array_size(list) == 0)
+				ids[i].state = WAIT_DONE;
+			continue;
+		}
+		if (json_array_size(list) > 0) {
+			json_t *live = group_live(ids[i].id, list);
+
+			if (strcmp(json_string_value(json_object_get(live, "status")), "ready") ==
+			    0) {
+				ids[i].state = WAIT_DONE;
+				ids[i].live = live;
+			} else {
+				json_decref(live);
+			}
+		}
+	}
+	json_decref(groups);
+	return PROV_OK;
+}

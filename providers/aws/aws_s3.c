@@ -1,0 +1,420 @@
+/*
+ * aws_s3.c - object stores as S3 buckets: a deterministic, DNS-safe name
+ * from cluster, workspace and store ("kiln-CLUSTER-WS-STORE", shortened
+ * with a hash past 63 characters), versioning, default encryption, the
+ * public access block, a lifecycle rule for expire_noncurrent_after, tags.
+ *
+ * S3 has no tag filter and CreateBucket takes no tags, so list asks
+ * ListBuckets for our name prefix and confirms each by its tags; a bucket
+ * created by a killed apply before it was tagged is still found by its
+ * name. deletion: retain is a tag (kiln:deletion) the engine reads back.
+ */
+#include "aws_ec2.h"
+
+#include "aws/awsxml.h"
+
+#include <openssl/evp.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define TAG_DELETION "kiln:deletion"
+#define DAY (24 * 3600)
+
+static int s3(struct prov_ctx *ctx, const char *method, const char *bucket, const char *query,
+	      const char *body, const char *action, json_t **out, struct kiln_error *err)
+{
+	unsigned char md[EVP_MAX_MD_SIZE];
+	unsigned int mdlen = 0;
+	char md5[32] = "";
+	struct aws_rest r = {
+	    .method = method,
+	    .bucket = bucket,
+	    .path = "/",
+	    .query = query,
+	    .body = body,
+	    .content_type = body ? "application/xml" : NULL,
+	    .action = action,
+	};
+
+	/* S3 insists on Content-MD5 for some configuration PUTs (lifecycle, public access). */
+	if (body) {
+		EVP_Digest(body, strlen(body), md, &mdlen, EVP_md5(), NULL);
+		EVP_EncodeBlock((unsigned char *)md5, md, (int)mdlen);
+		r.content_md5 = md5;
+	}
+	return aws_rest_call(ctx, AWS_S3, &r, out, err);
+}
+
+static char *bucket_prefix(const struct prov_scope *scope)
+{
+	char *full = aws_name(scope, "", 1000);
+
+	return full;
+}
+
+/* The store's name in a bucket name of this scope, or NULL. */
+static const char *store_of(const char *bucket, const char *prefix)
+{
+	size_t n = strlen(prefix);
+
+	return strncmp(bucket, prefix, n) == 0 && bucket[n] ? bucket + n : NULL;
+}
+
+static void xml_escape(struct strbuf *sb, const char *s)
+{
+	for (; s && *s; s++) {
+		switch (*s) {
+		case '&':
+			sb_adds(sb, "&amp;");
+			break;
+		case '<':
+			sb_adds(sb, "&lt;");
+			break;
+		case '>':
+			sb_adds(sb, "&gt;");
+			break;
+		case '"':
+			sb_adds(sb, "&quot;");
+			break;
+		default:
+			sb_addc(sb, *s);
+		}
+	}
+}
+
+static void tag_xml(struct strbuf *sb, const char *k, const char *v)
+{
+	sb_adds(sb, "<Tag><Key>");
+	xml_escape(sb, k);
+	sb_adds(sb, "</Key><Value>");
+	xml_escape(sb, v);
+	sb_adds(sb, "</Value></Tag>");
+}
+
+static int put_tags(struct prov_ctx *ctx, const char *bucket, const json_t *tags,
+		    struct kiln_error *err)
+{
+	struct strbuf sb = {0};
+	const char *k;
+	json_t *v;
+	int rc;
+
+	sb_adds(&sb, "<Tagging xmlns=\"http://s3.amazonaws.com/doc/2006-03-01/\"><TagSet>");
+	json_object_foreach((json_t *)tags, k, v) tag_xml(&sb, k, json_string_value(v));
+	sb_adds(&sb, "</TagSet></Tagging>");
+	rc = s3(ctx, "PUT", bucket, "tagging", sb.buf, "PutBucketTagging", NULL, err);
+	sb_release(&sb);
+	return rc;
+}
+
+static int put_versioning(struct prov_ctx *ctx, const char *bucket, bool on, struct kiln_error *err)
+{
+	char *body = xasprintf("<VersioningConfiguration "
+			       "xmlns=\"http://s3.amazonaws.com/doc/2006-03-01/\"><Status>%s</"
+			       "Status></VersioningConfiguration>",
+			       on ? "Enabled" : "Suspended");
+	int rc = s3(ctx, "PUT", bucket, "versioning", body, "PutBucketVersioning", NULL, err);
+
+	free(body);
+	return rc;
+}
+
+static int put_lifecycle(struct prov_ctx *ctx, const char *bucket, long long secs,
+			 struct kiln_error *err)
+{
+	char *body;
+	int rc;
+
+	if (secs <= 0) {
+		rc = s3(ctx, "DELETE", bucket, "lifecycle", NULL, "PutLifecycleConfiguration", NULL,
+			err);
+		return rc == PROV_NOTFOUND ? PROV_OK : rc;
+	}
+	body = xasprintf(
+	    "<LifecycleConfiguration xmlns=\"http://s3.amazonaws.com/doc/2006-03-01/\"><Rule>"
+	    "<ID>kiln-expire-noncurrent</ID><Filter><Prefix></Prefix></Filter><Status>Enabled</"
+	    "Status><NoncurrentVersionExpiration><NoncurrentDays>%lld</NoncurrentDays></"
+	    "NoncurrentVersionExpiration></Rule></LifecycleConfiguration>",
+	    (secs + DAY - 1) / DAY);
+	rc = s3(ctx, "PUT", bucket, "lifecycle", body, "PutLifecycleConfiguration", NULL, err);
+	free(body);
+	return rc;
+}
+
+/* A bucket's live form: its tags, versioning, lifecycle and encryption, one call each. */
+static int bucket_live(struct prov_ctx *ctx, const char *bucket, json_t **out,
+		       struct kiln_error *err)
+{
+	json_t *doc = NULL, *tags, *rules, *rule;
+	const char *status;
+	long long expire = 0;
+	bool encrypted;
+	size_t i;
+	int rc;
+
+	*out = NULL;
+	rc = s3(ctx, "GET", bucket, "tagging", NULL, "GetBucketTagging", &doc, err);
+	if (rc == PROV_ERROR && strstr(err->msg, "NoSuchTagSet"))
+		rc = PROV_OK;
+	if (rc != PROV_OK)
+		return rc;
+	tags = awsxml_tags(doc, "TagSet");
+	json_decref(doc);
+	rc = s3(ctx, "GET", bucket, "versioning", NULL, "GetBucketVersioning", &doc, err);
+	if (rc != PROV_OK) {
+		json_decref(tags);
+		return rc;
+	}
+	status = awsxml_str(doc, "Status");
+	{
+		bool on = status && strcmp(status, "Enabled") == 0;
+
+		json_decref(doc);
+		rc = s3(ctx, "GET", bucket, "lifecycle", NULL, "GetLifecycleConfiguration", &doc,
+			err);
+		if (rc == PROV_NOTFOUND ||
+		    (rc == PROV_ERROR && strstr(err->msg, "NoSuchLifecycleConfiguration"))) {
+			rc = PROV_OK;
+			doc = NULL;
+		}
+		if (rc != PROV_OK) {
+			json_decref(tags);
+			return rc;
+		}
+		rules = awsxml_list(doc, "Rule");
+		json_array_foreach(rules, i, rule)
+		{
+			const char *d =
+			    awsxml_str(rule, "NoncurrentVersionExpiration.NoncurrentDays");
+			const char *st = awsxml_str(rule, "Status");
+
+			if (d && st && strcmp(st, "Enabled") == 0)
+				expire = atoll(d) * DAY;
+		}
+		json_decref(rules);
+		json_decref(doc);
+		rc = s3(ctx, "GET", bucket, "encryption", NULL, "GetEncryptionConfiguration", &doc,
+			err);
+		encrypted = rc == PROV_OK;
+		if (rc == PROV_NOTFOUND ||
+		    (rc == PROV_ERROR &&
+		     strstr(err->msg, "ServerSideEncryptionConfigurationNotFoundError")))
+			rc = PROV_OK;
+		json_decref(doc);
+		if (rc != PROV_OK) {
+			json_decref(tags);
+			return rc;
+		}
+		*out =
+		    aws_live("aws_s3_bucket", bucket, "ready",
+			     json_pack("{s:b, s:I, s:b, s:s, s:s, s:s}", "versioning", on,
+				       "expire_noncurrent_after", (json_int_t)expire, "encrypted",
+				       encrypted, "deletion",
+				       json_string_value(json_object_get(tags, TAG_DELETION))
+					   ? json_string_value(json_object_get(tags, TAG_DELETION))
+					   : "delete",
+				       "bucket", bucket, "arn", ""),
+			     tags);
+		json_object_set_new(json_object_get(*out, "attrs"), "arn",
+				    json_sprintf("arn:aws:s3:::%s", bucket));
+	}
+	return PROV_OK;
+}
+
+int bucket_read(struct prov_ctx *ctx, const char *id, json_t **out, struct kiln_error *err)
+{
+	int rc = bucket_live(ctx, id, out, err);
+
+	if (rc == PROV_ERROR && strstr(err->msg, "NoSuchBucket"))
+		rc = PROV_NOTFOUND;
+	return rc;
+}
+
+int bucket_list(struct prov_ctx *ctx, const struct prov_scope *scope, const char *page,
+		json_t **out, char **next, struct kiln_error *err)
+{
+	char *prefix = bucket_prefix(scope);
+	json_t *doc, *buckets, *b;
+	size_t i;
+	int rc;
+
+	(void)page;
+	*next = NULL;
+	*out = NULL;
+	rc = s3(ctx, "GET", NULL, NULL, NULL, "ListAllMyBuckets", &doc, err);
+	if (rc != PROV_OK) {
+		free(prefix);
+		return rc;
+	}
+	*out = json_array();
+	buckets = awsxml_list(doc, "Buckets.Bucket");
+	json_array_foreach(buckets, i, b)
+	{
+		const char *name = awsxml_str(b, "Name");
+		json_t *live, *tags;
+		const char *addr;
+
+		if (!name || !store_of(name, prefix))
+			continue;
+		rc = bucket_read(ctx, name, &live, err);
+		if (rc == PROV_NOTFOUND)
+			continue;
+		if (rc != PROV_OK)
+			break;
+		tags = json_object_get(live, "tags");
+		addr = json_string_value(json_object_get(tags, PROV_TAG_ADDRESS));
+		/* Ours by its tags; untagged (a killed create), ours by its name. */
+		if (!addr) {
+			char *a = xasprintf("aws_s3_bucket.%s", store_of(name, prefix));
+
+			json_object_set_new(live, "address", json_string(a));
+			free(a);
+		} else if (!json_equal(json_object_get(tags, PROV_TAG_WORKSPACE),
+				       json_string(scope->workspace)) ||
+			   !json_equal(json_object_get(tags, PROV_TAG_CLUSTER),
+				       json_string(scope->cluster))) {
+			json_decref(live);
+			continue;
+		}
+		json_array_append_new(*out, live);
+	}
+	json_decref(buckets);
+	json_decref(doc);
+	free(prefix);
+	if (rc != PROV_OK && rc != PROV_NOTFOUND) {
+		json_decref(*out);
+		*out = NULL;
+		return rc;
+	}
+	return PROV_OK;
+}
+
+static json_t *bucket_tags(const struct prov_scope *scope, const char *address,
+			   const char *deletion)
+{
+	json_t *tags = json_object();
+	const char *k;
+	json_t *v;
+
+	json_object_foreach(scope->user_tags, k, v) json_object_set(tags, k, v);
+	json_object_set_new(tags, PROV_TAG_CLUSTER, json_string(scope->cluster));
+	json_object_set_new(tags, PROV_TAG_WORKSPACE, json_string(scope->workspace));
+	json_object_set_new(tags, PROV_TAG_ADDRESS, json_string(address));
+	json_object_set_new(tags, TAG_DELETION, json_string(deletion ? deletion : "delete"));
+	return tags;
+}
+
+int bucket_create(struct prov_ctx *ctx, const struct prov_scope *scope,
+		  const struct prov_create *op, json_t **out, struct kiln_error *err)
+{
+	char *name = aws_name(scope, op->name, 63), *conf = NULL;
+	json_t *a = op->attrs, *tags;
+	int rc;
+
+	*out = NULL;
+	if (strcmp(ctx->region, "us-east-1") != 0)
+		conf = xasprintf("<CreateBucketConfiguration "
+				 "xmlns=\"http://s3.amazonaws.com/doc/2006-03-01/\"><"
+				 "LocationConstraint>%s</LocationConstraint></"
+				 "CreateBucketConfiguration>",
+				 ctx->region);
+	rc = s3(ctx, "PUT", name, NULL, conf, "CreateBucket", NULL, err);
+	free(conf);
+	/* Ours already: a retried create (the name is ours alone). */
+	if (rc == PROV_ERROR && strstr(err->msg, "BucketAlreadyOwnedByYou"))
+		rc = PROV_OK;
+	if (rc == PROV_ERROR && strstr(err->msg, "BucketAlreadyExists"))
+		kiln_error_hint(err,
+				"bucket names are global and '%s' belongs to another account; "
+				"rename the store or the cluster",
+				name);
+	tags = bucket_tags(scope, op->address, json_string_value(json_object_get(a, "deletion")));
+	if (rc == PROV_OK)
+		rc = put_tags(ctx, name, tags, err);
+	json_decref(tags);
+	if (rc == PROV_OK)
+		rc = s3(
+		    ctx, "PUT", name, "publicAccessBlock",
+		    "<PublicAccessBlockConfiguration "
+		    "xmlns=\"http://s3.amazonaws.com/doc/2006-03-01/\"><BlockPublicAcls>true</"
+		    "BlockPublicAcls><IgnorePublicAcls>true</IgnorePublicAcls><BlockPublicPolicy>"
+		    "true</BlockPublicPolicy><RestrictPublicBuckets>true</"
+		    "RestrictPublicBuckets></PublicAccessBlockConfiguration>",
+		    "PutBucketPublicAccessBlock", NULL, err);
+	if (rc == PROV_OK && json_is_true(json_object_get(a, "encrypted")))
+		rc = s3(ctx, "PUT", name, "encryption",
+			"<ServerSideEncryptionConfiguration "
+			"xmlns=\"http://s3.amazonaws.com/doc/2006-03-01/\"><Rule><"
+			"ApplyServerSideEncryptionByDefault><SSEAlgorithm>AES256</SSEAlgorithm></"
+			"ApplyServerSideEncryptionByDefault></Rule></"
+			"ServerSideEncryptionConfiguration>",
+			"PutEncryptionConfiguration", NULL, err);
+	if (rc == PROV_OK && json_is_true(json_object_get(a, "versioning")))
+		rc = put_versioning(ctx, name, true, err);
+	if (rc == PROV_OK && json_integer_value(json_object_get(a, "expire_noncurrent_after")) > 0)
+		rc = put_lifecycle(
+		    ctx, name, json_integer_value(json_object_get(a, "expire_noncurrent_after")),
+		    err);
+	if (rc == PROV_OK)
+		rc = bucket_read(ctx, name, out, err);
+	free(name);
+	return rc;
+}
+
+int bucket_update(struct prov_ctx *ctx, const char *id, json_t *attrs, const char *const *changed,
+		  size_t nchanged, json_t **out, struct kiln_error *err)
+{
+	size_t i;
+	int rc = PROV_OK;
+
+	*out = NULL;
+	for (i = 0; i < nchanged && rc == PROV_OK; i++) {
+		if (strcmp(changed[i], "versioning") == 0) {
+			rc = put_versioning(
+			    ctx, id, json_is_true(json_object_get(attrs, "versioning")), err);
+		} else if (strcmp(changed[i], "expire_noncurrent_after") == 0) {
+			rc = put_lifecycle(
+			    ctx, id,
+			    json_integer_value(json_object_get(attrs, "expire_noncurrent_after")),
+			    err);
+		} else if (strcmp(changed[i], "deletion") == 0) {
+			json_t *live, *tags;
+
+			rc = bucket_read(ctx, id, &live, err);
+			if (rc != PROV_OK)
+				break;
+			tags = json_deep_copy(json_object_get(live, "tags"));
+			json_object_set(tags, TAG_DELETION, json_object_get(attrs, "deletion"));
+			rc = put_tags(ctx, id, tags, err);
+			json_decref(tags);
+			json_decref(live);
+		} else {
+			kiln_error_set(err, "aws: %s cannot change in place", changed[i]);
+			rc = PROV_ERROR;
+		}
+	}
+	if (rc == PROV_OK)
+		rc = bucket_read(ctx, id, out, err);
+	return rc;
+}
+
+int bucket_delete(struct prov_ctx *ctx, const char *id, struct kiln_error *err)
+{
+	int rc = s3(ctx, "DELETE", id, NULL, NULL, "DeleteBucket", NULL, err);
+
+	if (rc == PROV_NOTFOUND)
+		return PROV_OK;
+	if (rc == PROV_ERROR && strstr(err->msg, "BucketNotEmpty"))
+		kiln_error_hint(err,
+				"kiln never deletes data: empty bucket %s (every version) "
+				"first, or set deletion: retain to keep it",
+				id);
+	return rc;
+}
+
+int bucket_wait(struct prov_ctx *ctx, enum prov_wait_for what, struct prov_wait *ids, size_t n,
+		struct kiln_error *err)
+{
+	return ec2_wait_now(ctx, what, ids, n, err);
+}

@@ -1,0 +1,156 @@
+/*
+ * aws_types.c - the aws provider's resource types: their inputs with update
+ * policies and the reason for each, and the operations behind them.
+ *
+ * The engine diffs the inputs listed here and obeys their policy; every
+ * other live attribute (ids, ARNs, the chosen zone) is computed and only
+ * recorded.
+ */
+#include "aws_ec2.h"
+
+#include <string.h>
+
+static const char *const retain_why = "kiln's own rule, what destroy does with the data";
+
+static const struct prov_attr vpc_attrs[] = {
+    {"cidr", POLICY_REPLACE, false, "a VPC's primary address range is fixed when it is created"},
+};
+
+static const struct prov_attr subnet_attrs[] = {
+    {"cidr", POLICY_REPLACE, false, "a subnet's range is fixed when it is created"},
+    {"zone", POLICY_REPLACE, false, "a subnet lives in one zone"},
+};
+
+static const struct prov_attr sg_attrs[] = {
+    {"ingress", POLICY_LIVE, false, "security group rules are authorized and revoked in place"},
+};
+
+static const struct prov_attr pg_attrs[] = {
+    {"strategy", POLICY_REPLACE, false, "a placement group's strategy is fixed at creation"},
+};
+
+static const struct prov_attr ig_attrs[] = {
+    {"instance_type", POLICY_REPLACE, false,
+     "a gang is launched as one type; kiln launches a new gang rather than stop nodes one by one"},
+    {"count", POLICY_LIVE, false, "nodes are launched or terminated (newest first) in place"},
+    {"gang", POLICY_LIVE, false, "it only decides how later launches are made"},
+    {"market", POLICY_REPLACE, false, "a node is bought on-demand or spot when it launches"},
+    {"image", POLICY_REPLACE, false, "nodes boot their image once; a new image is new nodes"},
+    {"zones", POLICY_REPLACE, false, "instances cannot move between zones"},
+    {"disk_size_gb", POLICY_REPLACE, false, "the root volume is made at launch"},
+    {"disk_type", POLICY_REPLACE, false, "the root volume is made at launch"},
+    {"role", POLICY_REPLACE, false, "the instance profile is given at launch"},
+    {"public", POLICY_REPLACE, false, "a public address is given to an interface at launch"},
+    {"efa", POLICY_REPLACE, false, "EFA interfaces are attached at launch"},
+    {"placement_group", POLICY_REPLACE, false, "instances join a placement group at launch"},
+};
+
+static const struct prov_attr bucket_attrs[] = {
+    {"versioning", POLICY_LIVE, false, "versioning is switched in place"},
+    {"expire_noncurrent_after", POLICY_LIVE, false, "lifecycle rules change in place"},
+    {"encrypted", POLICY_REPLACE, false, "kiln sets default encryption when it makes the bucket"},
+    {"deletion", POLICY_LIVE, false, retain_why},
+};
+
+static const struct prov_attr role_attrs[] = {
+    {"read", POLICY_LIVE, false, "the role's inline policy is rewritten in place"},
+    {"write", POLICY_LIVE, false, "the role's inline policy is rewritten in place"},
+};
+
+#define AWS_TYPE(tname, prefix, attrs)                                                             \
+	{                                                                                          \
+#tname, attrs, ARRAY_SIZE(attrs), prefix##_list, prefix##_read, prefix##_create,   \
+		    prefix##_update, prefix##_delete, prefix##_wait                                \
+	}
+
+static const struct prov_attr no_attrs[1] = {{NULL, POLICY_LIVE, false, NULL}};
+
+const struct prov_type aws_types[AWS_NTYPES] = {
+    AWS_TYPE(aws_vpc, vpc, vpc_attrs),
+    AWS_TYPE(aws_subnet, subnet, subnet_attrs),
+    AWS_TYPE(aws_security_group, sg, sg_attrs),
+    {"aws_internet_gateway", no_attrs, 0, igw_list, igw_read, igw_create, igw_update, igw_delete,
+     igw_wait},
+    AWS_TYPE(aws_placement_group, pg, pg_attrs),
+    AWS_TYPE(aws_instance_group, ig, ig_attrs),
+    AWS_TYPE(aws_s3_bucket, bucket, bucket_attrs),
+    AWS_TYPE(aws_iam_role, role, role_attrs),
+};
+
+/*
+ * The API actions each operation calls, for `kiln iam-policy` and the plan's
+ * IAM delta. They must list every call the code above makes: the
+ * least-privilege test runs apply and destroy with exactly these.
+ */
+struct type_actions {
+	const char *type;
+	const char *const *verbs[VERB_DELETE + 1];
+};
+
+#define A(...) ((const char *const[]){__VA_ARGS__, NULL})
+
+static const struct type_actions actions[] = {
+    {"aws_vpc",
+     {A("ec2:DescribeVpcs"), A("ec2:DescribeVpcs"), A("ec2:CreateVpc", "ec2:CreateTags"), NULL,
+      A("ec2:DeleteVpc")}},
+    {"aws_subnet",
+     {A("ec2:DescribeSubnets"), A("ec2:DescribeSubnets"), A("ec2:CreateSubnet", "ec2:CreateTags"),
+      NULL, A("ec2:DeleteSubnet")}},
+    {"aws_security_group",
+     {A("ec2:DescribeSecurityGroups"), A("ec2:DescribeSecurityGroups"),
+      A("ec2:CreateSecurityGroup", "ec2:CreateTags", "ec2:AuthorizeSecurityGroupIngress",
+	"ec2:DescribeSecurityGroups"),
+      A("ec2:DescribeSecurityGroups", "ec2:AuthorizeSecurityGroupIngress",
+	"ec2:RevokeSecurityGroupIngress"),
+      A("ec2:DeleteSecurityGroup")}},
+    {"aws_internet_gateway",
+     {A("ec2:DescribeInternetGateways"), A("ec2:DescribeInternetGateways"),
+      A("ec2:CreateInternetGateway", "ec2:CreateTags", "ec2:AttachInternetGateway",
+	"ec2:DescribeRouteTables", "ec2:CreateRoute", "ec2:DescribeInternetGateways"),
+      NULL,
+      A("ec2:DescribeInternetGateways", "ec2:DescribeRouteTables", "ec2:DeleteRoute",
+	"ec2:DetachInternetGateway", "ec2:DeleteInternetGateway")}},
+    {"aws_placement_group",
+     {A("ec2:DescribePlacementGroups"), A("ec2:DescribePlacementGroups"),
+      A("ec2:CreatePlacementGroup", "ec2:CreateTags", "ec2:DescribePlacementGroups"), NULL,
+      A("ec2:DeletePlacementGroup")}},
+    {"aws_instance_group",
+     {A("ec2:DescribeInstances"), A("ec2:DescribeInstances"),
+      A("ec2:DescribeImages", "ec2:RunInstances", "ec2:CreateTags", "ec2:DescribeInstances",
+	"iam:PassRole"),
+      A("ec2:DescribeInstances", "ec2:DescribeImages", "ec2:RunInstances", "ec2:CreateTags",
+	"ec2:TerminateInstances", "iam:PassRole"),
+      A("ec2:DescribeInstances", "ec2:TerminateInstances")}},
+    {"aws_s3_bucket",
+     {A("s3:ListAllMyBuckets", "s3:GetBucketTagging", "s3:GetBucketVersioning",
+	"s3:GetLifecycleConfiguration", "s3:GetEncryptionConfiguration"),
+      A("s3:GetBucketTagging", "s3:GetBucketVersioning", "s3:GetLifecycleConfiguration",
+	"s3:GetEncryptionConfiguration"),
+      A("s3:CreateBucket", "s3:PutBucketTagging", "s3:PutBucketPublicAccessBlock",
+	"s3:PutEncryptionConfiguration", "s3:PutBucketVersioning", "s3:PutLifecycleConfiguration",
+	"s3:GetBucketTagging", "s3:GetBucketVersioning", "s3:GetLifecycleConfiguration",
+	"s3:GetEncryptionConfiguration"),
+      A("s3:PutBucketVersioning", "s3:PutLifecycleConfiguration", "s3:PutBucketTagging",
+	"s3:GetBucketTagging", "s3:GetBucketVersioning", "s3:GetLifecycleConfiguration",
+	"s3:GetEncryptionConfiguration"),
+      A("s3:DeleteBucket")}},
+    {"aws_iam_role",
+     {A("iam:ListRoles", "iam:GetRolePolicy"), A("iam:GetRole", "iam:GetRolePolicy"),
+      A("iam:CreateRole", "iam:TagRole", "iam:PutRolePolicy", "iam:CreateInstanceProfile",
+	"iam:TagInstanceProfile", "iam:AddRoleToInstanceProfile", "iam:GetRole",
+	"iam:GetRolePolicy"),
+      A("iam:GetRole", "iam:GetRolePolicy", "iam:PutRolePolicy"),
+      A("iam:RemoveRoleFromInstanceProfile", "iam:DeleteInstanceProfile", "iam:DeleteRolePolicy",
+	"iam:DeleteRole")}},
+};
+
+const char *const *aws_iam_actions(const char *type, enum prov_verb verb)
+{
+	static const char *const none[] = {NULL};
+	size_t i;
+
+	for (i = 0; i < ARRAY_SIZE(actions); i++)
+		if (strcmp(actions[i].type, type) == 0)
+			return actions[i].verbs[verb] ? actions[i].verbs[verb] : none;
+	return none;
+}

@@ -1,0 +1,112 @@
+/*
+ * cmd_iam_policy.c - `kiln iam-policy`: the least-privilege policy kiln
+ * itself needs to plan, apply and destroy a spec (what pike does for
+ * Terraform): every API action the spec's resource types call, each on
+ * resources as narrow as the cloud allows.
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "cmd_run.h"
+#include "cmds.h"
+
+static const struct cli_option options[] = {
+    RUN_OPT_VAR,
+};
+
+const struct cmd_info cmd_iam_policy_info = {
+    .name = "iam-policy",
+    .usage = "[SPEC] [OPTIONS]",
+    .summary = "print the minimal IAM policy kiln needs for a spec",
+    .description =
+	"Print, as a JSON policy document, every permission kiln needs to plan, apply\n"
+	"and destroy the spec in the workspace (-w): the list and read calls of refresh\n"
+	"for every resource type, and the create, update and delete calls of the types\n"
+	"the spec uses. Bucket, role and instance-profile actions are limited to this\n"
+	"cluster's and workspace's names, iam:PassRole to its roles and to EC2; actions\n"
+	"the API lets no policy scope (EC2 describes, s3:ListAllMyBuckets,\n"
+	"iam:ListRoles) name \"*\". Attach it to the user or role CI runs kiln as.\n"
+	"Calls no cloud API and needs no credentials.",
+    .options = options,
+    .noptions = sizeof(options) / sizeof(options[0]),
+    .see_also = "kiln-aws(7), kiln-apply(1)",
+};
+
+static int str_cmp(const void *a, const void *b)
+{
+	return strcmp(*(const char *const *)a, *(const char *const *)b);
+}
+
+/* The actions of a verb of a type, added to *v. */
+static void add_actions(const struct provider *prov, const char *type, enum prov_verb verb,
+			const char ***v, size_t *n, size_t *cap)
+{
+	const char *const *a = prov->iam_actions(type, verb);
+
+	for (; a && *a; a++)
+		*ARRAY_PUSH(*v, *n, *cap) = *a;
+}
+
+int cmd_iam_policy(int argc, char **argv, struct cli *cli)
+{
+	struct cli_parser p;
+	struct run_flags f;
+	struct engine *e = NULL;
+	struct kiln_error err = {0};
+	struct diags d = {0};
+	const char **v = NULL, *spec, *addr;
+	size_t n = 0, cap = 0, i, u;
+	json_t *r;
+	char *doc;
+	int ret = KILN_EXIT_ERROR;
+
+	run_flags_init(&f);
+	if (run_flags_parse(&f, &p, cli, &cmd_iam_policy_info, argc, argv, &ret) < 0)
+		goto out;
+	spec = run_spec_operand(cli, argc, argv, p.optind);
+	if (!spec)
+		goto out;
+	struct spec_options opts = {f.vars.v, f.vars.n};
+	if (engine_open(&e, spec, &opts, workspace_name(NULL), &d, &err) != 0) {
+		diags_sort(&d);
+		diags_print(&d, stderr, cli->color_err);
+		if (err.msg[0])
+			cmd_report(cli, &err);
+		goto out;
+	}
+	diags_print(&d, stderr, cli->color_err);
+	/* Refresh lists and reads every type: a resource left from an older spec is found. */
+	for (i = 0; i < e->prov->ntypes; i++) {
+		add_actions(e->prov, e->prov->types[i].name, VERB_LIST, &v, &n, &cap);
+		add_actions(e->prov, e->prov->types[i].name, VERB_READ, &v, &n, &cap);
+		/* Destroying what an older spec made needs its delete too. */
+		add_actions(e->prov, e->prov->types[i].name, VERB_DELETE, &v, &n, &cap);
+	}
+	json_object_foreach(e->desired, addr, r)
+	{
+		const char *type = json_string_value(json_object_get(r, "type"));
+
+		add_actions(e->prov, type, VERB_CREATE, &v, &n, &cap);
+		add_actions(e->prov, type, VERB_UPDATE, &v, &n, &cap);
+	}
+	qsort(v, n, sizeof(*v), str_cmp);
+	for (i = 0, u = 0; i < n; i++)
+		if (u == 0 || strcmp(v[i], v[u - 1]) != 0)
+			v[u++] = v[i];
+	if (!e->prov->iam_policy) {
+		printf("%s: simulated; no cloud permissions are needed\n", e->prov->name);
+		ret = KILN_EXIT_OK;
+		goto out;
+	}
+	doc = e->prov->iam_policy(e->ctx, &e->scope, v, u);
+	puts(doc);
+	free(doc);
+	ret = KILN_EXIT_OK;
+out:
+	free(v);
+	diags_release(&d);
+	engine_free(e);
+	run_flags_release(&f);
+	cli_parser_release(&p);
+	return ret;
+}
