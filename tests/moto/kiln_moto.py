@@ -1,0 +1,1186 @@
+#!/usr/bin/env python3
+"""kiln's local AWS for tests: moto's server, plus what kiln needs that moto 5.2.1 lacks.
+
+Usage:  python3 tests/moto/kiln_moto.py --port-file FILE [--port N] [--host 127.0.0.1]
+
+It patches moto's model and response classes in this process, then serves moto's own
+WSGI application (moto.moto_server.werkzeug_app.DomainDispatcherApplication, exactly
+what `moto_server` serves) through a thin WSGI wrapper on 127.0.0.1.  Port 0 (the
+default) picks a free port.  The chosen port is written to FILE only once the server
+answers HTTP; SIGTERM/SIGINT stop it cleanly (exit status 0).
+
+INITIAL_NO_AUTH_ACTION_COUNT=N in the environment works as with moto_server (moto reads
+it at import): after N requests every request's SigV4 signature and IAM policy are
+checked.
+
+The wrapper adds a control API under /_kiln/ (never seen by moto, never counted, never
+faulted, never authenticated):
+  GET  /_kiln/health          {"ok": true}
+  GET  /_kiln/calls           {"total": N, "by_action": {"ec2:RunInstances": 1, ...},
+                               "faults_injected": {"throttle": n, "error5xx": n, "error5xx_after": n}}
+  POST /_kiln/calls/reset     zero the counters
+  GET|POST /_kiln/capacity    [{"instance_type": "p5.48xlarge", "zone": "us-east-1a", "max": 0}, ...]
+                              at most `max` pending+running instances of that type in that zone
+                              ("zone" omitted: every zone); [] clears
+  GET|POST /_kiln/faults      {"throttle": 0.2, "error5xx": 0.1, "error5xx_after": 0.1, "seed": 7,
+                               "services": ["ec2", "iam", "s3", "fsx", "efs"]}; {} clears.
+                              That share of requests is answered before moto sees them with
+                              the service's throttling error (EC2 503 RequestLimitExceeded,
+                              IAM 400 Throttling, S3 503 SlowDown, FSx 400 / EFS 429
+                              ThrottlingException) or its 500 (EC2/S3 InternalError, IAM
+                              ServiceFailure, FSx/EFS InternalServerError); error5xx_after:
+                              moto performs the action, then the client gets that 500.
+                              "services" defaults to all five.
+  GET|POST /_kiln/fsx         {"available_after_describes": 2} or {"available_after_seconds": 1.5};
+                              {} restores the default (AVAILABLE on the 2nd describe)
+  POST /_kiln/reset           moto's backends (as /moto-api/reset), moto's count of
+                              unauthenticated requests, and all of the above
+"""
+
+from __future__ import annotations
+
+import argparse
+import http.client
+import io
+import json
+import os
+import random
+import re
+import secrets
+import signal
+import sys
+import threading
+import time
+import uuid
+from http import HTTPStatus
+from urllib.parse import parse_qs
+
+# One lock for the wrapper's state and for the patched read-modify-write sequences
+# (werkzeug serves each request in its own thread).
+LOCK = threading.RLock()
+
+DEFAULT_FSX = {"available_after_describes": 2}
+FAULT_SERVICES = ["ec2", "iam", "s3", "fsx", "efs"]
+
+
+class KilnState:
+    """Everything the control API sets."""
+
+    def __init__(self) -> None:
+        self.reset()
+
+    def reset(self) -> None:
+        self.total = 0
+        self.by_action: dict[str, int] = {}
+        self.faults_injected = {"throttle": 0, "error5xx": 0, "error5xx_after": 0}
+        self.capacity: list[dict] = []
+        self.faults: dict = {}
+        self.rng = random.Random()
+        self.fsx = dict(DEFAULT_FSX)
+
+
+STATE = KilnState()
+
+
+def _rid() -> str:
+    return str(uuid.uuid4())
+
+
+def _hex(n: int) -> str:
+    return secrets.token_hex((n + 1) // 2)[:n]
+
+
+def ec2_error_body(code: str, message: str) -> str:
+    """EC2's error document (query protocol, EC2 flavour)."""
+    return (
+        '<?xml version="1.0" encoding="UTF-8"?>\n'
+        f"<Response><Errors><Error><Code>{code}</Code><Message>{_xml(message)}</Message>"
+        f"</Error></Errors><RequestID>{_rid()}</RequestID></Response>"
+    )
+
+
+def _xml(s: str) -> str:
+    return s.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
+
+
+# ---------------------------------------------------------------------------------------
+# Patches.  Each says what moto 5.2.1 lacks.
+# ---------------------------------------------------------------------------------------
+
+
+def patch_ec2() -> None:
+    from moto.core.responses import ActionResult, EmptyResult
+    from moto.ec2 import utils as ec2_utils
+    from moto.ec2.exceptions import EC2ClientError
+    from moto.ec2.models.core import TaggedEC2Resource
+    from moto.ec2.models.elastic_network_interfaces import Attachment
+    from moto.ec2.models.instances import Instance
+    from moto.ec2.responses import EC2Response
+    from moto.ec2.responses.instances import InstanceResponse
+    from moto.utilities.utils import get_partition
+
+    # --- (a) Placement groups: moto has no CreatePlacementGroup/DescribePlacementGroups/
+    # DeletePlacementGroup at all, and RunInstances ignores Placement.GroupName.
+    # "pg-" ids become a known EC2 resource type so CreateTags/DescribeTags accept them.
+    ec2_utils.EC2_RESOURCE_TO_PREFIX["placement-group"] = "pg"
+    ec2_utils.EC2_PREFIX_TO_RESOURCE["pg"] = "placement-group"
+
+    class PlacementGroup(TaggedEC2Resource):
+        __module__ = "moto.ec2.kiln"  # moto's model registry keys classes by moto.<service>
+
+        def __init__(self, backend, name, strategy, partition_count, spread_level):
+            self.ec2_backend = backend
+            self.id = "pg-" + _hex(17)
+            self.group_id = self.id
+            self.group_name = name
+            self.strategy = strategy
+            self.state = "available"
+            self.partition_count = (partition_count or 2) if strategy == "partition" else None
+            self.spread_level = (spread_level or "rack") if strategy == "spread" else None
+            region = backend.region_name
+            self.group_arn = (
+                f"arn:{get_partition(region)}:ec2:{region}:{backend.account_id}"
+                f":placement-group/{name}"
+            )
+
+        @property
+        def tags(self):  # serialized as <tagSet>
+            return [{"Key": t["key"], "Value": t["value"]} for t in self.get_tags()]
+
+        def get_filter_value(self, filter_name, method_name=None):
+            plain = {
+                "group-name": self.group_name,
+                "group-arn": self.group_arn,
+                "state": self.state,
+                "strategy": self.strategy,
+                "spread-level": self.spread_level,
+            }
+            if filter_name in plain:
+                return plain[filter_name]
+            return super().get_filter_value(filter_name, "DescribePlacementGroups")
+
+    def placement_groups(backend) -> dict:
+        # Kept on the backend object, so moto's reset (new backends) clears them too.
+        return backend.__dict__.setdefault("kiln_placement_groups", {})
+
+    def unknown_group(name):
+        return EC2ClientError(
+            "InvalidPlacementGroup.Unknown", f"The Placement Group '{name}' is unknown."
+        )
+
+    def create_placement_group(self):
+        name = self._get_param("GroupName")
+        strategy = self._get_param("Strategy") or "cluster"
+        partition_count = self._get_int_param("PartitionCount")
+        spread_level = self._get_param("SpreadLevel")
+        tags = self._parse_tag_specification("placement-group").get("placement-group", {})
+        self.error_on_dryrun()
+        if not name:
+            raise EC2ClientError(
+                "MissingParameter", "The request must contain the parameter groupName"
+            )
+        if strategy not in ("cluster", "spread", "partition"):
+            raise EC2ClientError(
+                "InvalidParameterValue",
+                f"Value ({strategy}) for parameter strategy is invalid. "
+                "Valid values are cluster, spread, partition.",
+            )
+        if partition_count is not None and strategy != "partition":
+            raise EC2ClientError(
+                "InvalidParameterCombination",
+                "PartitionCount is only valid for the partition strategy.",
+            )
+        if partition_count is not None and not 1 <= partition_count <= 7:
+            raise EC2ClientError(
+                "InvalidParameterValue",
+                f"Value ({partition_count}) for parameter partitionCount is invalid.",
+            )
+        with LOCK:
+            groups = placement_groups(self.ec2_backend)
+            if name in groups:
+                raise EC2ClientError(
+                    "InvalidPlacementGroup.Duplicate",
+                    f"The Placement Group '{name}' already exists.",
+                )
+            group = PlacementGroup(
+                self.ec2_backend, name, strategy, partition_count, spread_level
+            )
+            groups[name] = group
+            group.add_tags(tags)
+        return ActionResult({"PlacementGroup": group})
+
+    def describe_placement_groups(self):
+        names = self._get_param("GroupNames", []) or []
+        ids = self._get_param("GroupIds", []) or []
+        filters = self._filters_from_querystring()
+        self.error_on_dryrun()
+        with LOCK:
+            groups = list(placement_groups(self.ec2_backend).values())
+        by_id = {g.group_id: g for g in groups}
+        by_name = {g.group_name: g for g in groups}
+        for n in names:
+            if n not in by_name:
+                raise unknown_group(n)
+        for i in ids:
+            if i not in by_id:
+                raise EC2ClientError(
+                    "InvalidPlacementGroupId.NotFound",
+                    f"The Placement Group ID '{i}' does not exist.",
+                )
+        if names:
+            groups = [g for g in groups if g.group_name in names]
+        if ids:
+            groups = [g for g in groups if g.group_id in ids]
+        groups = ec2_utils.generic_filter(filters, groups)
+        return ActionResult({"PlacementGroups": groups})
+
+    def delete_placement_group(self):
+        name = self._get_param("GroupName")
+        self.error_on_dryrun()
+        with LOCK:
+            groups = placement_groups(self.ec2_backend)
+            if name not in groups:
+                raise unknown_group(name)
+            for inst in self.ec2_backend.all_instances():
+                if inst._placement.group_name == name and inst.state != "terminated":
+                    raise EC2ClientError(
+                        "InvalidPlacementGroup.InUse",
+                        f"The placement group '{name}' is in use and may not be deleted.",
+                    )
+            group = groups.pop(name)
+            self.ec2_backend.tags.pop(group.id, None)
+        return EmptyResult()
+
+    EC2Response.create_placement_group = create_placement_group
+    EC2Response.describe_placement_groups = describe_placement_groups
+    EC2Response.delete_placement_group = delete_placement_group
+
+    # --- (b) EFA: moto creates every RunInstances NIC with interface_type "interface",
+    # always reports NetworkCardIndex 0, and keys an instance's NICs by DeviceIndex alone,
+    # so a second network card's DeviceIndex 1 NIC would replace card 0's.  Here
+    # InterfaceType and NetworkCardIndex of each NetworkInterfaces entry are kept, and NICs
+    # on cards > 0 get their own key (card * 1000 + device index; card 0 keeps moto's keys).
+    orig_prep_nics = Instance.prep_nics
+    orig_attach_eni = Instance.attach_eni
+    orig_detach_eni = Instance.detach_eni
+    orig_attachment_init = Attachment.__init__
+
+    def nic_key(eni):
+        card = getattr(eni, "kiln_network_card_index", 0)
+        return card * 1000 + int(eni.device_index) if card else int(eni.device_index)
+
+    def prep_nics(self, nic_spec, *args, **kwargs):
+        # prep_nics attaches the NICs in nic_spec order: hand each its spec in attach_eni.
+        self.kiln_nic_specs = [dict(n) for n in nic_spec]
+        try:
+            return orig_prep_nics(self, nic_spec, *args, **kwargs)
+        finally:
+            self.kiln_nic_specs = []
+
+    def attach_eni(self, eni, device_index):
+        specs = getattr(self, "kiln_nic_specs", None)
+        if specs:
+            spec = specs.pop(0)
+            eni.interface_type = spec.get("InterfaceType") or "interface"
+            eni.kiln_network_card_index = int(spec.get("NetworkCardIndex") or 0)
+        card = getattr(eni, "kiln_network_card_index", 0)
+        before = self.nics.get(int(device_index))
+        attachment_id = orig_attach_eni(self, eni, device_index)
+        if card:
+            self.nics[nic_key(eni)] = eni
+            if before is not None:
+                self.nics[int(device_index)] = before
+            else:
+                self.nics.pop(int(device_index), None)
+        return attachment_id
+
+    def detach_eni(self, eni):
+        card = getattr(eni, "kiln_network_card_index", 0)
+        if not card:
+            return orig_detach_eni(self, eni)
+        key, index = nic_key(eni), int(eni.device_index)
+        keep = self.nics.get(index)
+        orig_detach_eni(self, eni)  # pops self.nics[device_index]: card 0's NIC
+        self.nics.pop(key, None)
+        if keep is not None:
+            self.nics[index] = keep
+
+    def attachment_init(self, eni):
+        orig_attachment_init(self, eni)
+        self.network_card_index = getattr(eni, "kiln_network_card_index", 0)
+
+    Instance.prep_nics = prep_nics
+    Instance.attach_eni = attach_eni
+    Instance.detach_eni = detach_eni
+    Attachment.__init__ = attachment_init
+
+    # --- RunInstances: (a) Placement.GroupName/GroupId must name an existing group and
+    # shows up in DescribeInstances; (c) ClientToken idempotency (moto launches again on
+    # every call); (d) injectable InsufficientInstanceCapacity (moto has unlimited capacity).
+    orig_run_instances = InstanceResponse.run_instances
+
+    def client_tokens(backend) -> dict:
+        return backend.__dict__.setdefault("kiln_client_tokens", {})
+
+    def fingerprint(params) -> str:
+        p = {k: v for k, v in dict(params).items() if k not in ("ClientToken", "DryRun")}
+        return json.dumps(p, sort_keys=True, default=str)
+
+    def requested_zone(self) -> str:
+        zone = self._get_param("Placement.AvailabilityZone")
+        if zone:
+            return zone
+        subnet_id = self._get_param("SubnetId")
+        if not subnet_id:
+            for nic in self._get_param("NetworkInterfaces", []) or []:
+                if nic.get("SubnetId"):
+                    subnet_id = nic["SubnetId"]
+                    break
+        if subnet_id:
+            try:
+                return self.ec2_backend.get_subnet(subnet_id).availability_zone
+            except Exception:  # moto raises its own InvalidSubnetID later
+                pass
+        return self.region + "a"
+
+    def capacity_error(self):
+        """The EC2 error document for the first capacity rule this launch breaks, or None."""
+        itype = self._get_param("InstanceType") or "m1.small"
+        count = int(self._get_param("MinCount") or 1)
+        zone = requested_zone(self)
+        rules = [
+            r
+            for r in STATE.capacity
+            if r["instance_type"] == itype and r.get("zone") in (None, zone)
+        ]
+        if not rules:
+            return None
+        active = sum(
+            1
+            for i in self.ec2_backend.all_instances()
+            if i.instance_type == itype
+            and i._placement.zone == zone
+            and i.state in ("pending", "running")
+        )
+        if all(active + count <= r["max"] for r in rules):
+            return None
+        blocked = {
+            r.get("zone")
+            for r in STATE.capacity
+            if r["instance_type"] == itype and r["max"] <= 0
+        }
+        others = [
+            z.name
+            for z in self.ec2_backend.describe_availability_zones()
+            if z.name != zone and z.name not in blocked and None not in blocked
+        ]
+        msg = (
+            f"We currently do not have sufficient {itype} capacity in the Availability "
+            f"Zone you requested ({zone}). Our system will be working on provisioning "
+            f"additional capacity. You can currently get {itype} capacity by not "
+            "specifying an Availability Zone in your request"
+            + (f" or choosing {', '.join(others)}." if others else ".")
+        )
+        # EC2 answers InsufficientInstanceCapacity with HTTP 500 (a "server error" in
+        # EC2's error-code list; SDKs report StatusCode 500 and retry it).
+        return ec2_error_body("InsufficientInstanceCapacity", msg), {
+            "status": 500,
+            "Content-Type": "text/xml",
+        }
+
+    def run_instances(self):
+        backend = self.ec2_backend
+        token = self._get_param("ClientToken")
+        with LOCK:
+            if token:
+                known = client_tokens(backend).get(token)
+                if known:
+                    reservation_id, fp = known
+                    res = backend.reservations.get(reservation_id)
+                    if res and any(i.state != "terminated" for i in res.instances):
+                        if fp != fingerprint(self.params):
+                            raise EC2ClientError(
+                                "IdempotentParameterMismatch",
+                                "The client token you have provided is associated with "
+                                "a resource that is already deleted or has different "
+                                "parameters.",
+                            )
+                        return ActionResult(res)  # the original reservation, no launch
+            group = None
+            group_name = self._get_param("Placement.GroupName")
+            group_id = self._get_param("Placement.GroupId")
+            if group_name or group_id:
+                groups = placement_groups(backend)
+                if group_name:
+                    group = groups.get(group_name)
+                else:
+                    group = next((g for g in groups.values() if g.group_id == group_id), None)
+                if group is None:
+                    raise unknown_group(group_name or group_id)
+            refused = capacity_error(self)
+            if refused:
+                return refused
+            result = orig_run_instances(self)
+            reservation = result.result
+            if group is not None:
+                for inst in reservation.instances:
+                    inst._placement.group_name = group.group_name
+                    inst._placement.group_id = group.group_id
+            # moto gives the instance profile to the first instance alone; EC2
+            # gives it to every instance of the launch.
+            profile = self._get_param("IamInstanceProfile.Name")
+            if profile:
+                for inst in reservation.instances[1:]:
+                    backend.associate_iam_instance_profile(
+                        instance_id=inst.id, iam_instance_profile_name=profile)
+            if token:
+                client_tokens(backend)[token] = (reservation.id, fingerprint(self.params))
+            else:
+                # moto fills in "ABCDE" for a launch without ClientToken; EC2 reports "".
+                for inst in reservation.instances:
+                    inst.client_token = ""
+        return result
+
+    InstanceResponse.run_instances = run_instances
+
+
+def patch_fsx() -> None:
+    from moto.core.common_models import BaseModel
+    from moto.core.exceptions import JsonRESTError
+    from moto.fsx.models import FileSystem, FSxBackend
+    from moto.fsx.responses import FSxResponse
+
+    def not_found(fs_id):
+        return JsonRESTError("FileSystemNotFound", f"File system '{fs_id}' does not exist.")
+
+    def dra_not_found(dra_id):
+        return JsonRESTError(
+            "DataRepositoryAssociationNotFound",
+            f"Data repository association '{dra_id}' does not exist.",
+        )
+
+    def bad_request(msg):
+        return JsonRESTError("BadRequest", msg)
+
+    # --- (e) Lifecycle: moto's FileSystem has no Lifecycle (nor CreationTime, OwnerId,
+    # VpcId, FileSystemTypeVersion, LustreConfiguration.MountName), and DeleteFileSystem
+    # removes it at once.  Here a file system (and a data repository association) is
+    # CREATING until it has been described N times or T seconds have passed (POST
+    # /_kiln/fsx), then AVAILABLE; after a delete it is DELETING for as long, then gone.
+    def ready(started: float, describes: int) -> bool:
+        cfg = STATE.fsx
+        if cfg.get("available_after_seconds") is not None:
+            return time.time() - started >= float(cfg["available_after_seconds"])
+        return describes >= int(cfg.get("available_after_describes", 2))
+
+    def lifecycle(obj) -> str:
+        if obj.kiln_deleting_since is not None:
+            return "DELETING"
+        return "AVAILABLE" if ready(obj.kiln_created, obj.kiln_describes) else "CREATING"
+
+    def tick(obj) -> bool:
+        """One more describe of obj; True when it is now gone (deleted)."""
+        if obj.kiln_deleting_since is not None:
+            obj.kiln_delete_describes += 1
+            return ready(obj.kiln_deleting_since, obj.kiln_delete_describes)
+        obj.kiln_describes += 1
+        return False
+
+    def track(obj) -> None:
+        obj.kiln_created = time.time()
+        obj.kiln_describes = 0
+        obj.kiln_deleting_since = None
+        obj.kiln_delete_describes = 0
+
+    def dras(backend) -> dict:
+        return backend.__dict__.setdefault("kiln_dras", {})
+
+    def drop_file_system(backend, fs_id) -> None:
+        backend.file_systems.pop(fs_id, None)
+        for dra_id in [d for d, a in dras(backend).items() if a.file_system_id == fs_id]:
+            dras(backend).pop(dra_id)
+
+    orig_fs_init = FileSystem.__init__
+    orig_fs_to_dict = FileSystem.to_dict
+
+    def fs_init(self, *args, **kwargs):
+        orig_fs_init(self, *args, **kwargs)
+        track(self)
+        self.owner_id = kwargs.get("account_id")
+        self.kiln_type_version = None
+        deployment = (self.lustre_configuration or {}).get("DeploymentType")
+        self.kiln_mount_name = "fsx" if deployment == "SCRATCH_1" else _hex(8)
+
+    def fs_to_dict(self):
+        d = orig_fs_to_dict(self)
+        d["Lifecycle"] = lifecycle(self)
+        d["CreationTime"] = self.kiln_created
+        d["OwnerId"] = self.owner_id
+        if self.subnet_ids and "VpcId" not in d:
+            try:
+                from moto.ec2.models import ec2_backends
+
+                region = self.resource_arn.split(":")[3]
+                subnet = ec2_backends[self.owner_id][region].get_subnet(self.subnet_ids[0])
+                d["VpcId"] = subnet.vpc_id
+            except Exception:  # the subnet need not exist in moto's EC2
+                pass
+        if self.file_system_type == "LUSTRE":
+            lustre = dict(d.get("LustreConfiguration") or {})
+            lustre.setdefault("MountName", self.kiln_mount_name)
+            d["LustreConfiguration"] = lustre
+            d.setdefault("FileSystemTypeVersion", self.kiln_type_version or "2.15")
+        return d
+
+    FileSystem.__init__ = fs_init
+    FileSystem.to_dict = fs_to_dict
+
+    # CreateFileSystem: moto ignores ClientRequestToken, so a retried create makes a
+    # second file system.  Same token (while that file system exists) -> the same one.
+    orig_create_fs = FSxBackend.create_file_system
+
+    def create_file_system(self, **kwargs):
+        token = kwargs.get("client_request_token")
+        with LOCK:
+            tokens = self.__dict__.setdefault("kiln_fs_tokens", {})
+            if token and tokens.get(token) in self.file_systems:
+                return self.file_systems[tokens[token]]
+            fs = orig_create_fs(self, **kwargs)
+            fs.kiln_type_version = kwargs.get("file_system_type_version")
+            if token:
+                tokens[token] = fs.file_system_id
+            return fs
+
+    FSxBackend.create_file_system = create_file_system
+
+    # DescribeFileSystems: moto silently skips unknown ids; FSx answers FileSystemNotFound
+    # (which is how a delete waiter learns a file system is gone).
+    orig_describe_fs = FSxBackend.describe_file_systems
+
+    def describe_file_systems(self, file_system_ids=None, **kwargs):
+        ids = file_system_ids or []
+        with LOCK:
+            for fs_id in ids:
+                if fs_id not in self.file_systems:
+                    raise not_found(fs_id)
+            looked_at = [self.file_systems[i] for i in ids] or list(self.file_systems.values())
+            for fs in looked_at:
+                if tick(fs):
+                    drop_file_system(self, fs.file_system_id)
+                    if ids:
+                        raise not_found(fs.file_system_id)
+            return orig_describe_fs(self, file_system_ids=file_system_ids, **kwargs)
+
+    FSxBackend.describe_file_systems = describe_file_systems
+
+    # DeleteFileSystem: moto drops the file system at once (and fails with a KeyError ->
+    # HTTP 500 on an unknown id).  Here: FileSystemNotFound, or DELETING for a while.
+    orig_delete_fs = FSxBackend.delete_file_system
+
+    def delete_file_system(self, file_system_id, *args, **kwargs):
+        with LOCK:
+            fs = self.file_systems.get(file_system_id)
+            if fs is None:
+                raise not_found(file_system_id)
+            result = orig_delete_fs(self, file_system_id, *args, **kwargs)
+            self.file_systems[file_system_id] = fs
+            if fs.kiln_deleting_since is None:
+                fs.kiln_deleting_since = time.time()
+            return result
+
+    FSxBackend.delete_file_system = delete_file_system
+
+    # --- (e) Data repository associations: moto has none of the DRA API.
+    class DataRepositoryAssociation(BaseModel):
+        __module__ = "moto.fsx.kiln"  # moto's model registry keys classes by moto.<service>
+
+        def __init__(self, backend, params):
+            self.association_id = "dra-" + _hex(17)
+            self.file_system_id = params["FileSystemId"]
+            self.resource_arn = (
+                f"arn:aws:fsx:{backend.region_name}:{backend.account_id}:association/"
+                f"{self.file_system_id}/{self.association_id}"
+            )
+            self.file_system_path = params.get("FileSystemPath") or "/"
+            self.data_repository_path = params["DataRepositoryPath"]
+            self.batch_import = bool(params.get("BatchImportMetaDataOnCreate", False))
+            self.chunk_size = int(params.get("ImportedFileChunkSize") or 1024)
+            self.s3 = params.get("S3") or {}
+            self.backend = backend
+            track(self)
+
+        def to_dict(self):
+            return {
+                "AssociationId": self.association_id,
+                "ResourceARN": self.resource_arn,
+                "FileSystemId": self.file_system_id,
+                "Lifecycle": lifecycle(self),
+                "FileSystemPath": self.file_system_path,
+                "DataRepositoryPath": self.data_repository_path,
+                "BatchImportMetaDataOnCreate": self.batch_import,
+                "ImportedFileChunkSize": self.chunk_size,
+                "S3": self.s3,
+                "Tags": self.backend.list_tags_for_resource(self.resource_arn),
+                "CreationTime": self.kiln_created,
+            }
+
+    def body(self) -> dict:
+        return json.loads(self.body or "{}")
+
+    def create_data_repository_association(self):
+        params = body(self)
+        backend = self.fsx_backend
+        fs_id = params.get("FileSystemId")
+        path = params.get("DataRepositoryPath") or ""
+        token = params.get("ClientRequestToken")
+        with LOCK:
+            fs = backend.file_systems.get(fs_id)
+            if fs is None or fs.kiln_deleting_since is not None:
+                raise not_found(fs_id)
+            if fs.file_system_type != "LUSTRE":
+                raise bad_request("Data repository associations are only for FSx for Lustre.")
+            if not re.match(r"^s3://[a-z0-9][a-z0-9.-]{1,61}[a-z0-9](/.*)?$", path):
+                raise bad_request(f"Invalid DataRepositoryPath: {path}")
+            tokens = backend.__dict__.setdefault("kiln_dra_tokens", {})
+            if token and tokens.get(token) in dras(backend):
+                return json.dumps({"Association": dras(backend)[tokens[token]].to_dict()})
+            fs_path = params.get("FileSystemPath") or "/"
+            for other in dras(backend).values():
+                if (
+                    other.file_system_id == fs_id
+                    and other.kiln_deleting_since is None
+                    and other.file_system_path.rstrip("/") == fs_path.rstrip("/")
+                ):
+                    raise bad_request(
+                        f"File system path {fs_path} overlaps with the file system path "
+                        f"of data repository association {other.association_id}."
+                    )
+            dra = DataRepositoryAssociation(backend, params)
+            dras(backend)[dra.association_id] = dra
+            if params.get("Tags"):
+                backend.tag_resource(dra.resource_arn, params["Tags"])
+            if token:
+                tokens[token] = dra.association_id
+            return json.dumps({"Association": dra.to_dict()})
+
+    def describe_data_repository_associations(self):
+        params = body(self)
+        backend = self.fsx_backend
+        ids = params.get("AssociationIds") or []
+        filters = {f["Name"]: f.get("Values", []) for f in params.get("Filters") or []}
+        for name in filters:
+            if name not in ("file-system-id", "data-repository-type"):
+                raise bad_request(f"Filter {name} is not supported for this operation.")
+        with LOCK:
+            all_dras = dras(backend)
+            for dra_id in ids:
+                if dra_id not in all_dras:
+                    raise dra_not_found(dra_id)
+            found = [all_dras[i] for i in ids] or list(all_dras.values())
+            if "file-system-id" in filters:
+                found = [d for d in found if d.file_system_id in filters["file-system-id"]]
+            if "data-repository-type" in filters and "S3" not in filters["data-repository-type"]:
+                found = []
+            shown = []
+            for dra in found:
+                if tick(dra):
+                    all_dras.pop(dra.association_id, None)
+                    if ids:
+                        raise dra_not_found(dra.association_id)
+                    continue
+                shown.append(dra.to_dict())
+        return json.dumps({"Associations": shown})
+
+    def delete_data_repository_association(self):
+        params = body(self)
+        dra_id = params.get("AssociationId")
+        with LOCK:
+            dra = dras(self.fsx_backend).get(dra_id)
+            if dra is None:
+                raise dra_not_found(dra_id)
+            if dra.kiln_deleting_since is None:
+                dra.kiln_deleting_since = time.time()
+        return json.dumps(
+            {
+                "AssociationId": dra_id,
+                "Lifecycle": "DELETING",
+                "DeleteDataInFileSystem": bool(params.get("DeleteDataInFileSystem", False)),
+            }
+        )
+
+    FSxResponse.create_data_repository_association = create_data_repository_association
+    FSxResponse.describe_data_repository_associations = describe_data_repository_associations
+    FSxResponse.delete_data_repository_association = delete_data_repository_association
+
+
+def patch_efs() -> None:
+    from moto.efs.exceptions import FileSystemAlreadyExists
+    from moto.efs.models import EFSBackend
+
+    # --- (f) CreateFileSystem with a CreationToken already used: moto answers 409
+    # FileSystemAlreadyExists like EFS, but without the FileSystemId member EFS puts in
+    # that error (the id a retried create needs).
+    orig_create = EFSBackend.create_file_system
+
+    def create_file_system(self, *args, **kwargs):
+        token = kwargs.get("creation_token", args[0] if args else None)
+        with LOCK:
+            if token and token in self.creation_tokens:
+                fs = next(
+                    (f for f in self.file_systems_by_id.values() if f.creation_token == token),
+                    None,
+                )
+                err = FileSystemAlreadyExists(token)
+                if fs is not None:
+                    err.description = json.dumps(
+                        {
+                            "__type": "FileSystemAlreadyExists",
+                            "ErrorCode": "FileSystemAlreadyExists",
+                            "message": err.message,
+                            "FileSystemId": fs.file_system_id,
+                        }
+                    )
+                raise err
+            return orig_create(self, *args, **kwargs)
+
+    EFSBackend.create_file_system = create_file_system
+
+
+def patch_auth() -> None:
+    from moto.core.exceptions import AccessDeniedError
+    from moto.iam.access_control import IAMRequest
+
+    # --- IAM enforcement (INITIAL_NO_AUTH_ACTION_COUNT): moto refuses an EC2 action the
+    # caller's policies do not allow with IAM's AccessDenied; EC2 answers HTTP 403
+    # UnauthorizedOperation in its own error document, naming the action.
+    class UnauthorizedOperation(AccessDeniedError):
+        def __init__(self, user_arn: str, action: str):
+            super().__init__(user_arn=user_arn, action=action)
+            self.error_type = "UnauthorizedOperation"
+            self.message = (
+                f"You are not authorized to perform this operation. User: {user_arn} is not "
+                f"authorized to perform: {action} because no identity-based policy allows "
+                f"the {action} action"
+            )
+            self.description = ec2_error_body(self.error_type, self.message)
+            self.content_type = "text/xml"
+
+    orig_access_denied = IAMRequest._raise_access_denied
+
+    def raise_access_denied(self) -> None:
+        if self._service == "ec2":
+            raise UnauthorizedOperation(user_arn=self._access_key.arn, action=self._action)
+        orig_access_denied(self)
+
+    IAMRequest._raise_access_denied = raise_access_denied
+
+
+def apply_patches() -> None:
+    patch_ec2()
+    patch_fsx()
+    patch_efs()
+    patch_auth()
+
+
+# ---------------------------------------------------------------------------------------
+# Request classification (service, action) for counting and faults.
+# ---------------------------------------------------------------------------------------
+
+SIGNING_NAME_TO_SERVICE = {"elasticfilesystem": "efs"}
+
+# S3 bucket subresources whose operation name is not simply <Method>Bucket<Subresource>.
+S3_BUCKET_NAMES = {
+    ("GET", "publicAccessBlock"): "GetPublicAccessBlock",
+    ("PUT", "publicAccessBlock"): "PutPublicAccessBlock",
+    ("DELETE", "publicAccessBlock"): "DeletePublicAccessBlock",
+    ("GET", "lifecycle"): "GetBucketLifecycleConfiguration",
+    ("PUT", "lifecycle"): "PutBucketLifecycleConfiguration",
+    ("DELETE", "lifecycle"): "DeleteBucketLifecycle",
+    ("GET", "notification"): "GetBucketNotificationConfiguration",
+    ("PUT", "notification"): "PutBucketNotificationConfiguration",
+    ("GET", "object-lock"): "GetObjectLockConfiguration",
+    ("PUT", "object-lock"): "PutObjectLockConfiguration",
+    ("GET", "versions"): "ListObjectVersions",
+    ("GET", "uploads"): "ListMultipartUploads",
+    ("POST", "delete"): "DeleteObjects",
+    ("GET", "location"): "GetBucketLocation",
+    ("GET", "accelerate"): "GetBucketAccelerateConfiguration",
+    ("PUT", "accelerate"): "PutBucketAccelerateConfiguration",
+}
+S3_BUCKET_SUBRESOURCES = {
+    "versioning", "encryption", "publicAccessBlock", "lifecycle", "tagging", "policy",
+    "policyStatus", "acl", "cors", "website", "logging", "notification",
+    "ownershipControls", "replication", "object-lock", "versions", "uploads", "delete",
+    "location", "accelerate", "requestPayment", "analytics", "inventory", "metrics",
+    "intelligent-tiering",
+}
+S3_OBJECT_SUBRESOURCES = {"tagging", "acl", "retention", "legal-hold", "attributes", "restore", "torrent"}
+
+
+def s3_action(method: str, path: str, query: dict, headers: dict, host: str) -> str:
+    parts = path.lstrip("/").split("/", 1)
+    bucket, key = parts[0], (parts[1] if len(parts) > 1 else "")
+    first = host.split(":")[0].split(".")[0]
+    if "." in host.split(":")[0] and not re.match(r"^\d+$", first) and first not in ("s3", "localhost"):
+        bucket, key = first, path.lstrip("/")  # virtual-hosted style
+    name = method[0] + method[1:].lower()
+    if not bucket:
+        return "ListBuckets" if method == "GET" else f"{name}Root"
+    if not key:
+        sub = next((q for q in query if q in S3_BUCKET_SUBRESOURCES), None)
+        if sub:
+            return S3_BUCKET_NAMES.get(
+                (method, sub), f"{name}Bucket{sub[0].upper()}{sub[1:].replace('-', '')}"
+            )
+        if method == "GET":
+            return "ListObjectsV2" if query.get("list-type") == ["2"] else "ListObjects"
+        return {"PUT": "CreateBucket", "DELETE": "DeleteBucket", "HEAD": "HeadBucket"}.get(
+            method, f"{name}Bucket"
+        )
+    copy = "x-amz-copy-source" in headers
+    if "uploadId" in query:
+        return {
+            "PUT": "UploadPartCopy" if copy else "UploadPart",
+            "POST": "CompleteMultipartUpload",
+            "DELETE": "AbortMultipartUpload",
+            "GET": "ListParts",
+        }.get(method, f"{name}Upload")
+    if "uploads" in query and method == "POST":
+        return "CreateMultipartUpload"
+    sub = next((q for q in query if q in S3_OBJECT_SUBRESOURCES), None)
+    if sub == "restore":
+        return "RestoreObject"
+    if sub:
+        return f"{name}Object{''.join(w.capitalize() for w in sub.split('-'))}"
+    if method == "PUT" and copy:
+        return "CopyObject"
+    return f"{name}Object"
+
+
+_REST_RULES: dict[str, list] = {}
+
+
+def rest_action(service: str, method: str, path: str) -> str:
+    """Operation name of a REST request, matched against botocore's model of the service."""
+    if service not in _REST_RULES:
+        import botocore.session
+
+        model = botocore.session.get_session().get_service_model(service)
+        rules = []
+        for op in model.operation_names:
+            http_ = model.operation_model(op).http
+            uri = http_["requestUri"].split("?")[0].rstrip("/") or "/"
+            pattern = re.sub(r"\\\{[^}]+\\\+\\\}", ".+", re.escape(uri))
+            pattern = re.sub(r"\\\{[^}]+\\\}", "[^/]+", pattern)
+            literal = len(re.sub(r"\{[^}]+\}", "", uri))
+            rules.append((literal, http_["method"], re.compile(f"^{pattern}/?$"), op))
+        rules.sort(key=lambda r: -r[0])
+        _REST_RULES[service] = rules
+    for _, m, rx, op in _REST_RULES[service]:
+        if m == method and rx.match(path):
+            return op
+    return f"{method} {path}"
+
+
+def read_form_body(environ) -> str:
+    """The urlencoded body (query protocols), leaving wsgi.input readable for moto."""
+    ctype = environ.get("CONTENT_TYPE", "")
+    try:
+        length = int(environ.get("CONTENT_LENGTH") or 0)
+    except ValueError:
+        length = 0
+    if not ctype.startswith("application/x-www-form-urlencoded") or length <= 0:
+        return ""
+    raw = environ["wsgi.input"].read(length)
+    environ["wsgi.input"] = io.BytesIO(raw)
+    return raw.decode("utf-8", "replace")
+
+
+def classify(environ) -> tuple[str, str]:
+    method = environ.get("REQUEST_METHOD", "GET")
+    path = environ.get("PATH_INFO", "")
+    query = parse_qs(environ.get("QUERY_STRING", ""), keep_blank_values=True)
+    service = ""
+    auth = environ.get("HTTP_AUTHORIZATION", "")
+    m = re.search(r"Credential=[^/,\s]+/\d{8}/[^/]+/([^/]+)/aws4_request", auth)
+    if m:
+        service = m.group(1)
+    elif "X-Amz-Credential" in query:
+        scope = query["X-Amz-Credential"][0].split("/")
+        service = scope[3] if len(scope) > 3 else ""
+    service = SIGNING_NAME_TO_SERVICE.get(service, service) or "unknown"
+    form = parse_qs(read_form_body(environ))
+    action = (form.get("Action") or query.get("Action") or [None])[0]
+    if not action and environ.get("HTTP_X_AMZ_TARGET"):
+        action = environ["HTTP_X_AMZ_TARGET"].split(".")[-1]
+    if not action and service == "s3":
+        headers = {k[5:].lower().replace("_", "-"): v for k, v in environ.items() if k.startswith("HTTP_")}
+        action = s3_action(method, path, query, headers, environ.get("HTTP_HOST", ""))
+    if not action and service == "efs":
+        action = rest_action("efs", method, path)
+    return service, action or f"{method} {path}"
+
+
+# ---------------------------------------------------------------------------------------
+# Injected errors, in each service's own error shape.
+# ---------------------------------------------------------------------------------------
+
+
+# service -> {kind: (HTTP status, code, message)}.  The 500s are each service's modelled
+# server error (IAM: ServiceFailure; FSx and EFS: InternalServerError).  EFS models its
+# ThrottlingException as HTTP 429; FSx (JSON 1.1) throttles with 400.
+FAULTS = {
+    "ec2": {"throttle": (503, "RequestLimitExceeded", "Request limit exceeded."),
+            "error5xx": (500, "InternalError", "An internal error has occurred.")},
+    "iam": {"throttle": (400, "Throttling", "Rate exceeded"),
+            "error5xx": (500, "ServiceFailure", "Request processing has failed because of an "
+                                                "unknown error, exception or failure.")},
+    "s3": {"throttle": (503, "SlowDown", "Please reduce your request rate."),
+           "error5xx": (500, "InternalError", "We encountered an internal error. Please try again.")},
+    "efs": {"throttle": (429, "ThrottlingException", "Rate exceeded"),
+            "error5xx": (500, "InternalServerError", "An internal error occurred.")},
+    "json": {"throttle": (400, "ThrottlingException", "Rate exceeded"),
+             "error5xx": (500, "InternalServerError", "An internal error occurred.")},
+}
+FAULTS["sts"] = FAULTS["iam"]
+
+
+def fault_response(service: str, kind: str) -> tuple[int, list, bytes]:
+    """The injected error for `kind` ('throttle' or 'error5xx'), in the service's shape."""
+    st, code, msg = FAULTS.get(service, FAULTS["json"])[kind]
+    if service == "ec2":
+        return st, [("Content-Type", "text/xml")], ec2_error_body(code, msg).encode()
+    if service in ("iam", "sts"):
+        version = "2010-05-08" if service == "iam" else "2011-06-15"
+        fault = "Sender" if st < 500 else "Receiver"
+        body = (f'<ErrorResponse xmlns="https://{service}.amazonaws.com/doc/{version}/">'
+                f"<Error><Type>{fault}</Type><Code>{code}</Code><Message>{msg}</Message></Error>"
+                f"<RequestId>{_rid()}</RequestId></ErrorResponse>")
+        return st, [("Content-Type", "text/xml")], body.encode()
+    if service == "s3":
+        body = ('<?xml version="1.0" encoding="UTF-8"?>\n'
+                f"<Error><Code>{code}</Code><Message>{msg}</Message>"
+                f"<RequestId>{_rid()}</RequestId><HostId>{_hex(32)}</HostId></Error>")
+        return st, [("Content-Type", "application/xml")], body.encode()
+    if service == "efs":  # REST-JSON: EFS's error bodies carry ErrorCode and Message
+        body = json.dumps({"ErrorCode": code, "Message": msg})
+        return st, [("Content-Type", "application/json"), ("x-amzn-ErrorType", code)], body.encode()
+    body = json.dumps({"__type": code, "message": msg}, separators=(",", ":"))  # JSON 1.1 (FSx)
+    return st, [("Content-Type", "application/x-amz-json-1.1"), ("x-amzn-ErrorType", code)], body.encode()
+
+
+def pick_fault(service: str) -> str | None:
+    """'throttle', 'error5xx' or 'error5xx_after' for this request, or None."""
+    cfg = STATE.faults
+    if not cfg or service not in cfg.get("services", FAULT_SERVICES):
+        return None
+    r = STATE.rng.random()
+    throttle, err = float(cfg.get("throttle", 0)), float(cfg.get("error5xx", 0))
+    if r < throttle:
+        return "throttle"
+    if r < throttle + err:
+        return "error5xx"
+    if float(cfg.get("error5xx_after", 0)) and STATE.rng.random() < float(cfg["error5xx_after"]):
+        return "error5xx_after"
+    return None
+
+
+# ---------------------------------------------------------------------------------------
+# The WSGI wrapper: control API, counting, faults; everything else goes to moto.
+# ---------------------------------------------------------------------------------------
+
+
+def _respond(start_response, status: int, headers: list, body: bytes):
+    headers = list(headers) + [("Content-Length", str(len(body))), ("x-amzn-RequestId", _rid())]
+    start_response(f"{status} {HTTPStatus(status).phrase}", headers)
+    return [body]
+
+
+def _json(start_response, status: int, obj):
+    return _respond(start_response, status, [("Content-Type", "application/json")], json.dumps(obj).encode())
+
+
+class KilnApp:
+    def __init__(self, moto_app):
+        self.moto_app = moto_app
+
+    def __call__(self, environ, start_response):
+        path = environ.get("PATH_INFO", "")
+        if path == "/_kiln" or path.startswith("/_kiln/"):
+            return self.control(environ, start_response)
+        if path.startswith("/moto-api") or path.startswith("/latest/") or path == "/favicon.ico":
+            return self.moto_app(environ, start_response)
+        service, action = classify(environ)
+        with LOCK:
+            STATE.total += 1
+            key = f"{service}:{action}"
+            STATE.by_action[key] = STATE.by_action.get(key, 0) + 1
+            fault = pick_fault(service)
+            if fault:
+                STATE.faults_injected[fault] += 1
+        if fault in ("throttle", "error5xx"):
+            return _respond(start_response, *fault_response(service, fault))
+        if fault == "error5xx_after":
+            # Let moto perform the action, throw its answer away, report a server error.
+            it = self.moto_app(environ, lambda status, headers, exc_info=None: (lambda b: None))
+            try:
+                for _ in it:
+                    pass
+            finally:
+                if hasattr(it, "close"):
+                    it.close()
+            return _respond(start_response, *fault_response(service, "error5xx"))
+        return self.moto_app(environ, start_response)
+
+    def control(self, environ, start_response):
+        method = environ.get("REQUEST_METHOD", "GET")
+        path = environ.get("PATH_INFO", "").rstrip("/")
+        try:
+            length = int(environ.get("CONTENT_LENGTH") or 0)
+        except ValueError:
+            length = 0
+        raw = environ["wsgi.input"].read(length) if length > 0 else b""
+        try:
+            data = json.loads(raw) if raw.strip() else None
+        except ValueError as e:
+            return _json(start_response, 400, {"error": f"invalid JSON: {e}"})
+        try:
+            with LOCK:
+                return self._control(start_response, method, path, data)
+        except ValueError as e:
+            return _json(start_response, 400, {"error": str(e)})
+
+    def _control(self, start_response, method, path, data):
+        if path == "/_kiln/health":
+            return _json(start_response, 200, {"ok": True})
+        if path == "/_kiln/calls" and method == "GET":
+            return _json(start_response, 200, {
+                "total": STATE.total,
+                "by_action": dict(sorted(STATE.by_action.items())),
+                "faults_injected": dict(STATE.faults_injected),
+            })
+        if path == "/_kiln/calls/reset" and method == "POST":
+            STATE.total, STATE.by_action = 0, {}
+            STATE.faults_injected = dict.fromkeys(STATE.faults_injected, 0)
+            return _json(start_response, 200, {"ok": True})
+        if path == "/_kiln/capacity":
+            if method == "POST":
+                STATE.capacity = validate_capacity(data if data is not None else [])
+            return _json(start_response, 200, STATE.capacity)
+        if path == "/_kiln/faults":
+            if method == "POST":
+                STATE.faults = validate_faults(data or {})
+                STATE.rng = random.Random(STATE.faults.get("seed"))
+            return _json(start_response, 200, STATE.faults)
+        if path == "/_kiln/fsx":
+            if method == "POST":
+                STATE.fsx = validate_fsx(data or {})
+            return _json(start_response, 200, STATE.fsx)
+        if path == "/_kiln/reset" and method == "POST":
+            from moto.core.responses import ActionAuthenticatorMixin
+            from moto.moto_api._internal.models import moto_api_backend
+
+            moto_api_backend.reset()
+            # The first INITIAL_NO_AUTH_ACTION_COUNT requests after a reset are again
+            # unauthenticated: the IAM users they would need are gone too.
+            ActionAuthenticatorMixin.request_count = 0
+            STATE.reset()
+            return _json(start_response, 200, {"ok": True})
+        return _json(start_response, 404, {"error": f"no control endpoint {method} {path}"})
+
+
+def validate_capacity(rules) -> list:
+    if not isinstance(rules, list):
+        raise ValueError("capacity: expected a JSON list of rules")
+    out = []
+    for r in rules:
+        if not isinstance(r, dict) or not r.get("instance_type") or not isinstance(r.get("max"), int):
+            raise ValueError(f"capacity rule needs instance_type and an integer max: {r!r}")
+        out.append({k: r[k] for k in ("instance_type", "zone", "max") if r.get(k) is not None})
+    return out
+
+
+def validate_faults(cfg) -> dict:
+    if not isinstance(cfg, dict):
+        raise ValueError("faults: expected a JSON object")
+    known = {"throttle", "error5xx", "error5xx_after", "seed", "services"}
+    if set(cfg) - known:
+        raise ValueError(f"faults: unknown keys {sorted(set(cfg) - known)}")
+    for k in ("throttle", "error5xx", "error5xx_after"):
+        if k in cfg and not 0 <= float(cfg[k]) <= 1:
+            raise ValueError(f"faults: {k} must be a share between 0 and 1")
+    if float(cfg.get("throttle", 0)) + float(cfg.get("error5xx", 0)) > 1:
+        raise ValueError("faults: throttle + error5xx must not exceed 1")
+    return dict(cfg)
+
+
+def validate_fsx(cfg) -> dict:
+    if not isinstance(cfg, dict):
+        raise ValueError("fsx: expected a JSON object")
+    if not cfg:
+        return dict(DEFAULT_FSX)
+    if set(cfg) - {"available_after_describes", "available_after_seconds"}:
+        raise ValueError("fsx: expected available_after_describes or available_after_seconds")
+    return dict(cfg)
+
+
+# ---------------------------------------------------------------------------------------
+# Server
+# ---------------------------------------------------------------------------------------
+
+
+def main(argv=None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--port-file", required=True, help="where to write the port once serving")
+    parser.add_argument("--port", type=int, default=0, help="0 (default): any free port")
+    parser.add_argument("--host", default="127.0.0.1")
+    args = parser.parse_args(argv)
+
+    from werkzeug.serving import make_server
+
+    from moto.moto_server.werkzeug_app import DomainDispatcherApplication, create_backend_app
+
+    apply_patches()
+    app = KilnApp(DomainDispatcherApplication(create_backend_app))
+    server = make_server(args.host, args.port, app, threaded=True)
+    port = server.server_port
+    os.environ["MOTO_PORT"] = str(port)  # as moto_server does: moto's self-requests use it
+
+    stop = threading.Event()
+    for sig in (signal.SIGTERM, signal.SIGINT):
+        signal.signal(sig, lambda *_: stop.set())
+
+    serving = threading.Thread(target=server.serve_forever, name="kiln-moto", daemon=True)
+    serving.start()
+
+    # Write the port file only once the server answers.
+    deadline = time.time() + 30
+    while True:
+        try:
+            conn = http.client.HTTPConnection(args.host, port, timeout=2)
+            conn.request("GET", "/_kiln/health")
+            if conn.getresponse().status == 200:
+                break
+        except OSError:
+            pass
+        if time.time() > deadline or stop.is_set():
+            print("kiln_moto: server did not answer /_kiln/health", file=sys.stderr)
+            server.shutdown()
+            return 1
+        time.sleep(0.05)
+    tmp = f"{args.port_file}.tmp{os.getpid()}"
+    with open(tmp, "w") as f:
+        f.write(f"{port}\n")
+    os.replace(tmp, args.port_file)
+    print(f"kiln_moto: serving on http://{args.host}:{port} (pid {os.getpid()})", flush=True)
+
+    while not stop.wait(0.5):
+        pass
+    print("kiln_moto: stopping", flush=True)
+    server.shutdown()
+    server.server_close()
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
