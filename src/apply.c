@@ -5,6 +5,7 @@
 #include "apply.h"
 
 #include <openssl/sha.h>
+#include <errno.h>
 #include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
@@ -62,6 +63,7 @@ struct exec {
 	size_t *ready; /* a FIFO of op indexes */
 	size_t rhead, rtail, rcap;
 	size_t terminal; /* ops done, failed or skipped */
+	bool wait_kick;	 /* an operation started waiting to be gone: poll at once */
 	size_t running;
 	size_t waiting;
 	bool stopping; /* interrupted: dispatch nothing more */
@@ -458,6 +460,8 @@ static void complete_call(struct exec *x, struct op *op, int rc, json_t *live,
 		op->state = OPS_WAITING;
 		op->wait_for = WAIT_GONE;
 		x->waiting++;
+		/* Most deletes are done when the call returns: confirm it now, not a poll later. */
+		x->wait_kick = true;
 		emit(x, op, APPLY_PENDING, "gone");
 		pthread_cond_broadcast(&x->cond);
 		return;
@@ -624,7 +628,6 @@ static void *waiter(void *arg)
 {
 	struct exec *x = arg;
 	long ms = poll_ms(x);
-	struct timespec ts = {.tv_sec = ms / 1000, .tv_nsec = (ms % 1000) * 1000000L};
 	bool done;
 
 	for (;;) {
@@ -647,10 +650,25 @@ static void *waiter(void *arg)
 			pthread_cond_broadcast(&x->cond);
 		}
 		done = all_settled(x);
+		if (!done) {
+			struct timespec until;
+
+			clock_gettime(CLOCK_REALTIME, &until);
+			until.tv_sec += ms / 1000;
+			until.tv_nsec += (ms % 1000) * 1000000L;
+			if (until.tv_nsec >= 1000000000L) {
+				until.tv_sec++;
+				until.tv_nsec -= 1000000000L;
+			}
+			while (!x->wait_kick && !all_settled(x) &&
+			       pthread_cond_timedwait(&x->cond, &x->mu, &until) != ETIMEDOUT)
+				;
+			x->wait_kick = false;
+			done = all_settled(x);
+		}
 		pthread_mutex_unlock(&x->mu);
 		if (done)
 			return NULL;
-		nanosleep(&ts, NULL);
 		poll_waiting(x);
 	}
 }

@@ -158,6 +158,7 @@ static int expand_store(json_t *all, const struct spec *spec, const struct spec_
 	pexp_attr(r, "versioning", json_boolean(s->versioning));
 	pexp_attr(r, "expire_noncurrent_after", json_integer(s->expire_noncurrent_after));
 	pexp_attr(r, "encrypted", json_boolean(s->encrypted));
+	pexp_attr(r, "block_public_access", json_true());
 	pexp_attr(r, "deletion", json_string(deletion_name(s->deletion)));
 	return 0;
 }

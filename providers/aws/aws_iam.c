@@ -330,6 +330,27 @@ static int put_policy(struct prov_ctx *ctx, const char *name, const struct prov_
 	return rc;
 }
 
+/* The instance profile of a role, holding it: made, or found made. */
+static int ensure_profile(struct prov_ctx *ctx, const char *name, const char *path,
+			  const struct prov_scope *scope, const char *address,
+			  struct kiln_error *err)
+{
+	struct aws_params p = {{0}};
+	int rc;
+
+	aws_param(&p, "InstanceProfileName", name);
+	aws_param(&p, "Path", path);
+	iam_tags(&p, scope, address);
+	rc = iam(ctx, "CreateInstanceProfile", &p, "EntityAlreadyExists", err);
+	if (rc == PROV_OK) {
+		aws_param(&p, "InstanceProfileName", name);
+		aws_param(&p, "RoleName", name);
+		/* A profile holds one role: LimitExceeded says this one holds it already. */
+		rc = iam(ctx, "AddRoleToInstanceProfile", &p, "LimitExceeded", err);
+	}
+	return rc;
+}
+
 int role_create(struct prov_ctx *ctx, const struct prov_scope *scope, const struct prov_create *op,
 		json_t **out, struct kiln_error *err)
 {
@@ -346,26 +367,21 @@ int role_create(struct prov_ctx *ctx, const struct prov_scope *scope, const stru
 	iam_tags(&p, scope, op->address);
 	/* A retried create finds its role there: the name is this scope's alone. */
 	rc = iam(ctx, "CreateRole", &p, "EntityAlreadyExists", err);
+	/*
+	 * The policy last: a create killed before it leaves a role whose store
+	 * lists read back empty, so the next apply updates it, and the update
+	 * makes sure of the instance profile too.
+	 */
+	if (rc == PROV_OK)
+		rc = ensure_profile(ctx, name, path, scope, op->address, err);
 	if (rc == PROV_OK)
 		rc = put_policy(ctx, name, scope, op->attrs, err);
-	if (rc == PROV_OK) {
-		aws_param(&p, "InstanceProfileName", name);
-		aws_param(&p, "Path", path);
-		iam_tags(&p, scope, op->address);
-		rc = iam(ctx, "CreateInstanceProfile", &p, "EntityAlreadyExists", err);
-	}
-	if (rc == PROV_OK) {
-		aws_param(&p, "InstanceProfileName", name);
-		aws_param(&p, "RoleName", name);
-		rc = iam(ctx, "AddRoleToInstanceProfile", &p, "LimitExceeded", err);
-	}
 	if (rc == PROV_OK)
 		rc = role_read(ctx, name, out, err);
 	free(name);
 	free(path);
 	return rc;
 }
-
 int role_update(struct prov_ctx *ctx, const char *id, json_t *attrs, const char *const *changed,
 		size_t nchanged, json_t **out, struct kiln_error *err)
 {
@@ -384,8 +400,14 @@ int role_update(struct prov_ctx *ctx, const char *id, json_t *attrs, const char 
 	json_decref(live);
 	{
 		struct prov_scope s = {cluster, ws, NULL};
+		char *path = role_path(&s), *addr = xasprintf("aws_iam_role.%s", id);
 
-		rc = put_policy(ctx, id, &s, attrs, err);
+		/* An update may finish a create that was killed before its profile. */
+		rc = ensure_profile(ctx, id, path, &s, addr, err);
+		if (rc == PROV_OK)
+			rc = put_policy(ctx, id, &s, attrs, err);
+		free(path);
+		free(addr);
 	}
 	free(cluster);
 	free(ws);

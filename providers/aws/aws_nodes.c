@@ -156,8 +156,10 @@ static json_t *group_live(const char *id, json_t *insts)
 	    "efa", has_efa(first), "placement_group", NULL, "instance_ids", ids, "zone",
 	    awsxml_str(first, "placement.availabilityZone"), "subnet_id",
 	    awsxml_str(first, "subnetId"), "security_group_id",
-	    awsxml_str(first, "groupSet.0.groupId"), "profile",
-	    profile_name(awsxml_str(first, "iamInstanceProfile.arn")));
+	    awsxml_str(first, "groupSet.0.groupId")
+		? awsxml_str(first, "groupSet.0.groupId")
+		: awsxml_str(first, "networkInterfaceSet.0.groupSet.0.groupId"),
+	    "profile", profile_name(awsxml_str(first, "iamInstanceProfile.arn")));
 	/* The logical names the spec uses: the role behind the profile, the fabric's group. */
 	{
 		const char *role = json_string_value(json_object_get(tags, "kiln:role"));
@@ -645,7 +647,18 @@ int ig_update(struct prov_ctx *ctx, const char *id, json_t *attrs, const char *c
 			l.zones = xstrdup(json_string_value(json_object_get(tags, TAG_ZONES))
 					      ? json_string_value(json_object_get(tags, TAG_ZONES))
 					      : "");
-			rc = root_device(ctx, l.image, &l.root_dev, err);
+			if (!l.subnet || !l.sg || !l.type || !l.image) {
+				kiln_error_set(err,
+					       "aws: %s: its instances do not say their subnet, "
+					       "security group, type and image; cannot launch more "
+					       "beside them",
+					       id);
+				kiln_error_hint(err, "replace the group: kiln apply --replace %s",
+						addr);
+				rc = PROV_ERROR;
+			} else {
+				rc = root_device(ctx, l.image, &l.root_dev, err);
+			}
 			if (rc == PROV_OK) {
 				/* The same grow retried is the same token: launched once. */
 				char *tok = xasprintf("%s:%ld->%ld:%s", id, have, want,

@@ -142,14 +142,76 @@ static int put_lifecycle(struct prov_ctx *ctx, const char *bucket, long long sec
 	return rc;
 }
 
-/* A bucket's live form: its tags, versioning, lifecycle and encryption, one call each. */
+#define PAB_XML                                                                                    \
+	"<PublicAccessBlockConfiguration xmlns=\"http://s3.amazonaws.com/doc/2006-03-01/\">"       \
+	"<BlockPublicAcls>true</BlockPublicAcls><IgnorePublicAcls>true</IgnorePublicAcls>"         \
+	"<BlockPublicPolicy>true</BlockPublicPolicy><RestrictPublicBuckets>true</"                 \
+	"RestrictPublicBuckets></PublicAccessBlockConfiguration>"
+
+static int put_public_access_block(struct prov_ctx *ctx, const char *bucket, bool on,
+				   struct kiln_error *err)
+{
+	int rc;
+
+	if (on)
+		return s3(ctx, "PUT", bucket, "publicAccessBlock", PAB_XML,
+			  "PutBucketPublicAccessBlock", NULL, err);
+	rc = s3(ctx, "DELETE", bucket, "publicAccessBlock", NULL, "PutBucketPublicAccessBlock",
+		NULL, err);
+	return rc == PROV_NOTFOUND ? PROV_OK : rc;
+}
+
+static int put_encryption(struct prov_ctx *ctx, const char *bucket, bool on, struct kiln_error *err)
+{
+	int rc;
+
+	if (on)
+		return s3(ctx, "PUT", bucket, "encryption",
+			  "<ServerSideEncryptionConfiguration "
+			  "xmlns=\"http://s3.amazonaws.com/doc/2006-03-01/\"><Rule><"
+			  "ApplyServerSideEncryptionByDefault><SSEAlgorithm>AES256</SSEAlgorithm></"
+			  "ApplyServerSideEncryptionByDefault></Rule></"
+			  "ServerSideEncryptionConfiguration>",
+			  "PutEncryptionConfiguration", NULL, err);
+	rc = s3(ctx, "DELETE", bucket, "encryption", NULL, "PutEncryptionConfiguration", NULL, err);
+	return rc == PROV_NOTFOUND ? PROV_OK : rc;
+}
+
+/* Whether all four public-access blocks are on. */
+static int get_public_access_block(struct prov_ctx *ctx, const char *bucket, bool *on,
+				   struct kiln_error *err)
+{
+	static const char *const keys[] = {"BlockPublicAcls", "IgnorePublicAcls",
+					   "BlockPublicPolicy", "RestrictPublicBuckets"};
+	json_t *doc = NULL;
+	size_t i;
+	int rc = s3(ctx, "GET", bucket, "publicAccessBlock", NULL, "GetBucketPublicAccessBlock",
+		    &doc, err);
+
+	*on = false;
+	if (rc == PROV_NOTFOUND ||
+	    (rc == PROV_ERROR && strstr(err->msg, "NoSuchPublicAccessBlockConfiguration")))
+		return PROV_OK;
+	if (rc != PROV_OK)
+		return rc;
+	*on = true;
+	for (i = 0; i < ARRAY_SIZE(keys); i++) {
+		const char *v = awsxml_str(doc, keys[i]);
+
+		*on = *on && v && strcmp(v, "true") == 0;
+	}
+	json_decref(doc);
+	return PROV_OK;
+}
+
+/* A bucket's live form: tags, versioning, lifecycle, encryption, public access; a call each. */
 static int bucket_live(struct prov_ctx *ctx, const char *bucket, json_t **out,
 		       struct kiln_error *err)
 {
 	json_t *doc = NULL, *tags, *rules, *rule;
 	const char *status;
 	long long expire = 0;
-	bool encrypted;
+	bool encrypted, blocked = false;
 	size_t i;
 	int rc;
 
@@ -202,15 +264,17 @@ static int bucket_live(struct prov_ctx *ctx, const char *bucket, json_t **out,
 		     strstr(err->msg, "ServerSideEncryptionConfigurationNotFoundError")))
 			rc = PROV_OK;
 		json_decref(doc);
+		if (rc == PROV_OK)
+			rc = get_public_access_block(ctx, bucket, &blocked, err);
 		if (rc != PROV_OK) {
 			json_decref(tags);
 			return rc;
 		}
 		*out =
 		    aws_live("aws_s3_bucket", bucket, "ready",
-			     json_pack("{s:b, s:I, s:b, s:s, s:s, s:s}", "versioning", on,
+			     json_pack("{s:b, s:I, s:b, s:b, s:s, s:s, s:s}", "versioning", on,
 				       "expire_noncurrent_after", (json_int_t)expire, "encrypted",
-				       encrypted, "deletion",
+				       encrypted, "block_public_access", blocked, "deletion",
 				       json_string_value(json_object_get(tags, TAG_DELETION))
 					   ? json_string_value(json_object_get(tags, TAG_DELETION))
 					   : "delete",
@@ -229,6 +293,13 @@ int bucket_read(struct prov_ctx *ctx, const char *id, json_t **out, struct kiln_
 	if (rc == PROV_ERROR && strstr(err->msg, "NoSuchBucket"))
 		rc = PROV_NOTFOUND;
 	return rc;
+}
+
+static bool tag_is(json_t *tags, const char *key, const char *value)
+{
+	const char *v = json_string_value(json_object_get(tags, key));
+
+	return v && strcmp(v, value) == 0;
 }
 
 int bucket_list(struct prov_ctx *ctx, const struct prov_scope *scope, const char *page,
@@ -270,10 +341,8 @@ int bucket_list(struct prov_ctx *ctx, const struct prov_scope *scope, const char
 
 			json_object_set_new(live, "address", json_string(a));
 			free(a);
-		} else if (!json_equal(json_object_get(tags, PROV_TAG_WORKSPACE),
-				       json_string(scope->workspace)) ||
-			   !json_equal(json_object_get(tags, PROV_TAG_CLUSTER),
-				       json_string(scope->cluster))) {
+		} else if (!tag_is(tags, PROV_TAG_WORKSPACE, scope->workspace) ||
+			   !tag_is(tags, PROV_TAG_CLUSTER, scope->cluster)) {
 			json_decref(live);
 			continue;
 		}
@@ -329,27 +398,20 @@ int bucket_create(struct prov_ctx *ctx, const struct prov_scope *scope,
 				"bucket names are global and '%s' belongs to another account; "
 				"rename the store or the cluster",
 				name);
+	/*
+	 * Tags first: a create killed after them leaves a bucket the next
+	 * refresh adopts (by name, even before them). Everything after is an
+	 * attribute refresh reads back, so a half-made bucket is finished by
+	 * the next apply as an update.
+	 */
 	tags = bucket_tags(scope, op->address, json_string_value(json_object_get(a, "deletion")));
 	if (rc == PROV_OK)
 		rc = put_tags(ctx, name, tags, err);
 	json_decref(tags);
-	if (rc == PROV_OK)
-		rc = s3(
-		    ctx, "PUT", name, "publicAccessBlock",
-		    "<PublicAccessBlockConfiguration "
-		    "xmlns=\"http://s3.amazonaws.com/doc/2006-03-01/\"><BlockPublicAcls>true</"
-		    "BlockPublicAcls><IgnorePublicAcls>true</IgnorePublicAcls><BlockPublicPolicy>"
-		    "true</BlockPublicPolicy><RestrictPublicBuckets>true</"
-		    "RestrictPublicBuckets></PublicAccessBlockConfiguration>",
-		    "PutBucketPublicAccessBlock", NULL, err);
+	if (rc == PROV_OK && json_is_true(json_object_get(a, "block_public_access")))
+		rc = put_public_access_block(ctx, name, true, err);
 	if (rc == PROV_OK && json_is_true(json_object_get(a, "encrypted")))
-		rc = s3(ctx, "PUT", name, "encryption",
-			"<ServerSideEncryptionConfiguration "
-			"xmlns=\"http://s3.amazonaws.com/doc/2006-03-01/\"><Rule><"
-			"ApplyServerSideEncryptionByDefault><SSEAlgorithm>AES256</SSEAlgorithm></"
-			"ApplyServerSideEncryptionByDefault></Rule></"
-			"ServerSideEncryptionConfiguration>",
-			"PutEncryptionConfiguration", NULL, err);
+		rc = put_encryption(ctx, name, true, err);
 	if (rc == PROV_OK && json_is_true(json_object_get(a, "versioning")))
 		rc = put_versioning(ctx, name, true, err);
 	if (rc == PROV_OK && json_integer_value(json_object_get(a, "expire_noncurrent_after")) > 0)
@@ -377,6 +439,13 @@ int bucket_update(struct prov_ctx *ctx, const char *id, json_t *attrs, const cha
 			rc = put_lifecycle(
 			    ctx, id,
 			    json_integer_value(json_object_get(attrs, "expire_noncurrent_after")),
+			    err);
+		} else if (strcmp(changed[i], "encrypted") == 0) {
+			rc = put_encryption(ctx, id,
+					    json_is_true(json_object_get(attrs, "encrypted")), err);
+		} else if (strcmp(changed[i], "block_public_access") == 0) {
+			rc = put_public_access_block(
+			    ctx, id, json_is_true(json_object_get(attrs, "block_public_access")),
 			    err);
 		} else if (strcmp(changed[i], "deletion") == 0) {
 			json_t *live, *tags;

@@ -48,7 +48,8 @@ static const struct prov_attr ig_attrs[] = {
 static const struct prov_attr bucket_attrs[] = {
     {"versioning", POLICY_LIVE, false, "versioning is switched in place"},
     {"expire_noncurrent_after", POLICY_LIVE, false, "lifecycle rules change in place"},
-    {"encrypted", POLICY_REPLACE, false, "kiln sets default encryption when it makes the bucket"},
+    {"encrypted", POLICY_LIVE, false, "default encryption is set in place"},
+    {"block_public_access", POLICY_LIVE, false, "the public access block is set in place"},
     {"deletion", POLICY_LIVE, false, retain_why},
 };
 
@@ -88,6 +89,10 @@ struct type_actions {
 };
 
 #define A(...) ((const char *const[]){__VA_ARGS__, NULL})
+/* What reading a bucket back takes: one call per setting. */
+#define S3_READS                                                                                   \
+	"s3:GetBucketTagging", "s3:GetBucketVersioning", "s3:GetLifecycleConfiguration",           \
+	    "s3:GetEncryptionConfiguration", "s3:GetBucketPublicAccessBlock"
 
 static const struct type_actions actions[] = {
     {"aws_vpc",
@@ -122,24 +127,20 @@ static const struct type_actions actions[] = {
 	"ec2:TerminateInstances", "iam:PassRole"),
       A("ec2:DescribeInstances", "ec2:TerminateInstances")}},
     {"aws_s3_bucket",
-     {A("s3:ListAllMyBuckets", "s3:GetBucketTagging", "s3:GetBucketVersioning",
-	"s3:GetLifecycleConfiguration", "s3:GetEncryptionConfiguration"),
-      A("s3:GetBucketTagging", "s3:GetBucketVersioning", "s3:GetLifecycleConfiguration",
-	"s3:GetEncryptionConfiguration"),
+     {A("s3:ListAllMyBuckets", S3_READS), A(S3_READS),
       A("s3:CreateBucket", "s3:PutBucketTagging", "s3:PutBucketPublicAccessBlock",
 	"s3:PutEncryptionConfiguration", "s3:PutBucketVersioning", "s3:PutLifecycleConfiguration",
-	"s3:GetBucketTagging", "s3:GetBucketVersioning", "s3:GetLifecycleConfiguration",
-	"s3:GetEncryptionConfiguration"),
+	S3_READS),
       A("s3:PutBucketVersioning", "s3:PutLifecycleConfiguration", "s3:PutBucketTagging",
-	"s3:GetBucketTagging", "s3:GetBucketVersioning", "s3:GetLifecycleConfiguration",
-	"s3:GetEncryptionConfiguration"),
+	"s3:PutEncryptionConfiguration", "s3:PutBucketPublicAccessBlock", S3_READS),
       A("s3:DeleteBucket")}},
     {"aws_iam_role",
      {A("iam:ListRoles", "iam:GetRolePolicy"), A("iam:GetRole", "iam:GetRolePolicy"),
       A("iam:CreateRole", "iam:TagRole", "iam:PutRolePolicy", "iam:CreateInstanceProfile",
 	"iam:TagInstanceProfile", "iam:AddRoleToInstanceProfile", "iam:GetRole",
 	"iam:GetRolePolicy"),
-      A("iam:GetRole", "iam:GetRolePolicy", "iam:PutRolePolicy"),
+      A("iam:GetRole", "iam:GetRolePolicy", "iam:CreateInstanceProfile", "iam:TagInstanceProfile",
+	"iam:AddRoleToInstanceProfile", "iam:PutRolePolicy"),
       A("iam:RemoveRoleFromInstanceProfile", "iam:DeleteInstanceProfile", "iam:DeleteRolePolicy",
 	"iam:DeleteRole")}},
 };

@@ -1,0 +1,196 @@
+# aws.sh - end-to-end tests of the aws provider against moto's server on
+# loopback (tests/moto: moto with kiln's extension), with boto3 checking
+# what was really made (aws_inspect.py). Sourced by run.sh after lib.sh;
+# $KILN is the binary under test. Without moto or boto3 every test here is
+# reported as skipped, by name.
+
+AWS_TESTS="aws: plan of a fresh cluster lists every create
+aws: apply creates every resource
+aws: boto3 finds every resource recorded, none twice, none untagged
+aws: boto3 finds the settings the spec asks for
+aws: a second plan has no changes
+aws: count, ingress, versioning and a role's intent change in place
+aws: boto3 finds the changed settings
+aws: a new image replaces both groups
+aws: drift made with boto3 is shown
+aws: destroy leaves only the retained bucket
+aws: no credentials is an error naming where kiln looked
+aws: iam-policy prints the minimal policy
+aws: with no capacity in the first zone the gang lands in the second
+aws: with throttling and 5xx on a share of calls apply converges
+aws: after the faults boto3 finds no duplicate
+aws: 20 applies killed with SIGKILL converge with no duplicate or untagged resource"
+
+aws_skip_all() { # WHY
+	printf '%s\n' "$AWS_TESTS" | while IFS= read -r t; do skip "$t" "$1"; done
+}
+
+aws_new_dir() {
+	aws_dir=$(mktemp -d "$E2E_TMP/aws.XXXXXX")
+	cd "$aws_dir" || exit 1
+	cp "$E2E_ROOT/tests/e2e/specs/aws-cluster.yaml" kiln.yaml
+}
+
+aws_ctl() { # PATH JSON: the moto extension's control endpoint
+	curl -sf -X POST -H 'Content-Type: application/json' -d "$2" \
+		"$AWS_ENDPOINT_URL/_kiln/$1" >/dev/null
+}
+
+aws_inspect() { # NAME ARGS...: aws_inspect.py holds
+	aws_name=$1
+	shift
+	assert "$aws_name" python3 "$E2E_ROOT/tests/e2e/aws_inspect.py" "$@"
+}
+
+aws_agree() { # NAME [WORKSPACE]
+	"$KILN" state pull -w "${2:-default}" >.state.json 2>/dev/null || echo '{"resources": {}}' >.state.json
+	aws_inspect "$1" agree .state.json e2e "${2:-default}"
+}
+
+aws_lifecycle() {
+	aws_new_dir
+	check "aws: plan of a fresh cluster lists every create" 2 \
+		--out-has "kiln plan: e2e/default on aws" \
+		--out-has "  + aws_instance_group.trainers  create" \
+		--out-has "  + aws_placement_group.fabric  create" \
+		--out-has "  + aws_iam_role.trainer  create" \
+		--out-has "Plan: 11 to create, 0 to update, 0 to replace, 0 to delete, 0 to adopt." \
+		-- "$KILN" plan --detailed-exitcode
+	check "aws: apply creates every resource" 0 \
+		--out-has "aws_instance_group.trainers: created [id ig/e2e/default/trainers]" \
+		--out-has "Apply complete: 11 created, 0 updated, 0 replaced, 0 deleted." \
+		-- "$KILN" apply --auto-approve
+	aws_agree "aws: boto3 finds every resource recorded, none twice, none untagged"
+	aws_inspect "aws: boto3 finds the settings the spec asks for" expect e2e default \
+		group=trainers:count=2:efa:pg:profile:type=p5.48xlarge:zone=us-east-1a \
+		group=login:count=1:type=m7i.xlarge \
+		bucket=datasets:versioning=on bucket=checkpoints:versioning=on:expire=30 \
+		sg-ingress=22/203.0.113.0/24 role=trainer:read=datasets:write=checkpoints
+	check "aws: a second plan has no changes" 0 --out-has "No changes." \
+		-- "$KILN" plan --detailed-exitcode
+	sed -i 's/count: 2/count: 3/; s/port: 22, from: 203.0.113.0\/24/port: 2222, from: 198.51.100.0\/24/' kiln.yaml
+	sed -i 's/expire_noncurrent_after: 30d, deletion: delete/versioning: false, deletion: delete/; s/checkpoints: {tier: object, versioning: true, /checkpoints: {tier: object, /' kiln.yaml
+	sed -i 's/trainer: {read: \[datasets\], write: \[checkpoints\]}/trainer: {read: [datasets, checkpoints]}/' kiln.yaml
+	check "aws: count, ingress, versioning and a role's intent change in place" 0 \
+		--out-has "count:  2 → 3" \
+		--out-has "Apply complete: 0 created, 4 updated, 0 replaced, 0 deleted." \
+		-- "$KILN" apply --auto-approve
+	aws_inspect "aws: boto3 finds the changed settings" expect e2e default \
+		group=trainers:count=3:efa:pg:profile bucket=checkpoints:versioning=off \
+		sg-ingress=2222/198.51.100.0/24 role=trainer:read=datasets+checkpoints
+	check "aws: a new image replaces both groups" 0 \
+		--out-has "-/+ aws_instance_group.trainers" \
+		--out-has "Apply complete: 0 created, 0 updated, 2 replaced, 0 deleted." \
+		-- "$KILN" apply --auto-approve --var image=ami-12c6146b
+	python3 "$E2E_ROOT/tests/e2e/aws_inspect.py" drift e2e default versioning-off=datasets >/dev/null
+	check "aws: drift made with boto3 is shown" 2 \
+		--out-has "~ aws_s3_bucket.datasets  changed outside kiln" \
+		--out-has "versioning:  true → false" \
+		-- "$KILN" plan --detailed-exitcode --var image=ami-12c6146b
+	check "aws: destroy leaves only the retained bucket" 0 \
+		--out-has "aws_s3_bucket.datasets: released from state (retained)" \
+		--out-has "Destroy complete: 0 created, 0 updated, 0 replaced, 10 deleted, 1 released" \
+		-- "$KILN" destroy --auto-approve --var image=ami-12c6146b
+	if [ "$E2E_RC" = 0 ]; then
+		left=$(python3 "$E2E_ROOT/tests/e2e/aws_inspect.py" left e2e default)
+		if [ "$left" = "aws_s3_bucket.datasets kiln-e2e-default-datasets" ]; then
+			:
+		else
+			fail "aws: destroy leaves only the retained bucket" /dev/null
+			printf '#   left: %s\n' "$left"
+		fi
+	fi
+	cd "$E2E_ROOT" || exit 1
+}
+
+aws_errors() {
+	aws_new_dir
+	check "aws: no credentials is an error naming where kiln looked" 1 \
+		--err "kiln: plan: no AWS credentials found; looked in: the environment (AWS_ACCESS_KEY_ID, AWS_SECRET_ACCESS_KEY); profile 'default' in $aws_dir/.aws/credentials (no such file); profile 'default' in $aws_dir/.aws/config (no such file)
+  hint: export AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY, or run 'aws configure' to write ~/.aws/credentials" \
+		-- env -u AWS_ACCESS_KEY_ID -u AWS_SECRET_ACCESS_KEY HOME="$aws_dir" "$KILN" plan
+	check "aws: iam-policy prints the minimal policy" 0 \
+		--out-has '"ec2:RunInstances"' \
+		--out-has '"Resource": "arn:aws:iam::*:role/kiln/e2e/default/*"' \
+		--out-has '"iam:PassedToService": "ec2.amazonaws.com"' \
+		-- env -u AWS_ACCESS_KEY_ID -u AWS_SECRET_ACCESS_KEY HOME="$aws_dir" "$KILN" iam-policy
+	cd "$E2E_ROOT" || exit 1
+}
+
+aws_capacity() {
+	aws_new_dir
+	aws_ctl capacity '[{"instance_type": "p5.48xlarge", "zone": "us-east-1a", "max": 0}]'
+	check "aws: with no capacity in the first zone the gang lands in the second" 0 \
+		--out-has "Apply complete: 11 created" \
+		--err-has "aws_instance_group.trainers: no capacity for 2 × p5.48xlarge in us-east-1a; the group moves to us-east-1b" \
+		-- "$KILN" apply -w cap --auto-approve
+	aws_ctl capacity '[]'
+	"$KILN" destroy -w cap --auto-approve >/dev/null 2>&1
+	cd "$E2E_ROOT" || exit 1
+}
+
+aws_faults() {
+	aws_new_dir
+	aws_ctl faults '{"throttle": 0.15, "error5xx": 0.1, "error5xx_after": 0.05, "seed": 11}'
+	check "aws: with throttling and 5xx on a share of calls apply converges" 0 \
+		--out-has "Apply complete: 11 created" \
+		-- env KILN_HTTP_BACKOFF_MS=5 KILN_RETRY_BASE_MS=5 "$KILN" apply -w faults --auto-approve
+	aws_ctl faults '{}'
+	aws_agree "aws: after the faults boto3 finds no duplicate" faults
+	"$KILN" destroy -w faults --auto-approve >/dev/null 2>&1
+	cd "$E2E_ROOT" || exit 1
+}
+
+aws_crashes() {
+	aws_new_dir
+	ok=1
+	for run in $(seq 1 20); do
+		KILN_LOCK_LEASE=1s "$KILN" apply -w crash --auto-approve --lock-timeout 10s \
+			>/dev/null 2>&1 &
+		pid=$!
+		sleep "0.$(shuf -i 0-9 -n 1)$(shuf -i 0-9 -n 1)"
+		kill -KILL $pid 2>/dev/null
+		wait $pid 2>/dev/null
+	done
+	"$KILN" apply -w crash --auto-approve --lock-timeout 10s >"$E2E_TMP/.crash" 2>&1 || ok=0
+	"$KILN" state pull -w crash >.state.json 2>>"$E2E_TMP/.crash" || ok=0
+	if [ $ok = 1 ] && python3 "$E2E_ROOT/tests/e2e/aws_inspect.py" agree .state.json e2e crash >>"$E2E_TMP/.crash" 2>&1 &&
+		"$KILN" plan -w crash --detailed-exitcode >>"$E2E_TMP/.crash" 2>&1; then
+		pass "aws: 20 applies killed with SIGKILL converge with no duplicate or untagged resource"
+	else
+		fail "aws: 20 applies killed with SIGKILL converge with no duplicate or untagged resource" "$E2E_TMP/.crash"
+	fi
+	"$KILN" destroy -w crash --auto-approve >/dev/null 2>&1
+	cd "$E2E_ROOT" || exit 1
+}
+
+aws_tests() {
+	if ! why=$(sh tests/moto/server.sh available 2>&1); then
+		aws_skip_all "moto or boto3 is not installed: $why"
+		return 0
+	fi
+	AWS_MOTO_DIR=$E2E_TMP/moto
+	mkdir -p "$AWS_MOTO_DIR"
+	if ! out=$(sh tests/moto/server.sh start "$AWS_MOTO_DIR" 2>&1); then
+		printf '%s\n' "$out" >"$E2E_TMP/.moto"
+		fail "aws: moto's server starts on loopback" "$E2E_TMP/.moto"
+		return 0
+	fi
+	eval "$out"
+	# Stop the server whatever happens; nothing but loopback is ever called.
+	trap 'sh "$E2E_ROOT/tests/moto/server.sh" stop "$AWS_MOTO_DIR" >/dev/null 2>&1; rm -rf "$E2E_TMP"' EXIT
+	AWS_ENDPOINT_URL=http://127.0.0.1:$MOTO_PORT
+	AWS_ACCESS_KEY_ID=AKIAKILNTESTKEY00000
+	AWS_SECRET_ACCESS_KEY=kiln-e2e-secret
+	AWS_REGION=us-east-1
+	export AWS_ENDPOINT_URL AWS_ACCESS_KEY_ID AWS_SECRET_ACCESS_KEY AWS_REGION
+	unset AWS_PROFILE AWS_SESSION_TOKEN AWS_DEFAULT_REGION
+	aws_lifecycle
+	aws_errors
+	aws_capacity
+	aws_faults
+	aws_crashes
+	sh tests/moto/server.sh stop "$AWS_MOTO_DIR" >/dev/null 2>&1
+	trap 'rm -rf "$E2E_TMP"' EXIT
+	unset AWS_ENDPOINT_URL AWS_ACCESS_KEY_ID AWS_SECRET_ACCESS_KEY AWS_REGION
+}

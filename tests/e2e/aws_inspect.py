@@ -1,0 +1,287 @@
+#!/usr/bin/env python3
+"""aws_inspect.py - look at what kiln really made, with boto3 (an independent
+client), for the e2e tests against moto. AWS_ENDPOINT_URL names the server.
+
+  aws_inspect.py agree STATE_JSON CLUSTER WS
+      every resource tagged for CLUSTER/WS is recorded in the state with its
+      id, no address is held twice (no duplicate), every recorded resource
+      exists, and nothing kiln could have made is untagged
+  aws_inspect.py expect CLUSTER WS CHECK...
+      named checks of attributes, tags and settings (see CHECKS)
+  aws_inspect.py drift CLUSTER WS WHAT
+      change something behind kiln's back: versioning-off, ingress-add
+  aws_inspect.py left CLUSTER WS
+      print what is left of CLUSTER/WS, one "TYPE NAME" per line
+Exit 0 when every check holds; otherwise the faults are printed, exit 1.
+"""
+import collections
+import json
+import os
+import sys
+
+import boto3
+import botocore.config
+
+
+def clients():
+    kw = dict(
+        endpoint_url=os.environ["AWS_ENDPOINT_URL"],
+        region_name=os.environ.get("AWS_REGION", "us-east-1"),
+        aws_access_key_id=os.environ.get("AWS_ACCESS_KEY_ID", "testing"),
+        aws_secret_access_key=os.environ.get("AWS_SECRET_ACCESS_KEY", "testing"),
+        config=botocore.config.Config(retries={"total_max_attempts": 1}),
+    )
+    return {s: boto3.client(s, **kw) for s in ("ec2", "s3", "iam")}
+
+
+def tags_of(items):
+    return {t["Key"]: t["Value"] for t in items or []}
+
+
+def bucket_tags(s3, name):
+    try:
+        return tags_of(s3.get_bucket_tagging(Bucket=name)["TagSet"])
+    except s3.exceptions.ClientError:
+        return {}
+
+
+def live(c, cluster, ws):
+    """(address, id, tags) of everything that carries or could carry kiln tags."""
+    ec2, s3, iam = c["ec2"], c["s3"], c["iam"]
+    out = []
+    untagged = []
+    desc = {}
+    for v in ec2.describe_vpcs()["Vpcs"]:
+        if not v.get("IsDefault"):
+            out.append(("aws_vpc", v["VpcId"], tags_of(v.get("Tags"))))
+    for s in ec2.describe_subnets()["Subnets"]:
+        if not s.get("DefaultForAz"):
+            out.append(("aws_subnet", s["SubnetId"], tags_of(s.get("Tags"))))
+    for g in ec2.describe_security_groups()["SecurityGroups"]:
+        if g["GroupName"] != "default":
+            out.append(("aws_security_group", g["GroupId"], tags_of(g.get("Tags"))))
+            desc[g["GroupId"]] = "%r named %r in %s" % (g["GroupId"], g["GroupName"], g.get("VpcId"))
+    for g in ec2.describe_internet_gateways()["InternetGateways"]:
+        out.append(("aws_internet_gateway", g["InternetGatewayId"], tags_of(g.get("Tags"))))
+    for g in ec2.describe_placement_groups()["PlacementGroups"]:
+        out.append(("aws_placement_group", g["GroupName"], tags_of(g.get("Tags"))))
+    groups = collections.defaultdict(list)
+    for r in ec2.describe_instances()["Reservations"]:
+        for i in r["Instances"]:
+            if i["State"]["Name"] in ("terminated", "shutting-down"):
+                continue
+            t = tags_of(i.get("Tags"))
+            if "kiln:address" not in t:
+                untagged.append("instance %s" % i["InstanceId"])
+                continue
+            groups[(t.get("kiln:cluster"), t.get("kiln:workspace"), t["kiln:address"])].append(i)
+    for (c_, w_, addr), insts in groups.items():
+        name = addr.split(".", 1)[1]
+        out.append(("aws_instance_group", "ig/%s/%s/%s" % (c_, w_, name),
+                    {"kiln:cluster": c_, "kiln:workspace": w_, "kiln:address": addr}))
+    for b in s3.list_buckets()["Buckets"]:
+        out.append(("aws_s3_bucket", b["Name"], bucket_tags(s3, b["Name"])))
+    for r in iam.list_roles(PathPrefix="/kiln/")["Roles"]:
+        t = tags_of(iam.list_role_tags(RoleName=r["RoleName"])["Tags"])
+        out.append(("aws_iam_role", r["RoleName"], t))
+    for typ, id_, t in out:
+        if "kiln:address" not in t:
+            untagged.append("%s %s" % (typ, desc.get(id_, id_)))
+    mine = [(t["kiln:address"], id_) for typ, id_, t in out
+            if t.get("kiln:cluster") == cluster and t.get("kiln:workspace") == ws]
+    return mine, untagged
+
+
+def agree(state_path, cluster, ws):
+    c = clients()
+    with open(state_path) as f:
+        state = json.load(f)
+    recorded = {a: r["id"] for a, r in state.get("resources", {}).items()}
+    mine, untagged = live(c, cluster, ws)
+    faults = ["untagged: %s" % u for u in untagged]
+    seen = collections.Counter(a for a, _ in mine)
+    faults += ["%s is held %d times" % (a, n) for a, n in seen.items() if n > 1]
+    for a, id_ in mine:
+        if recorded.get(a) != id_:
+            faults.append("%s (%s) is not recorded (state has %s)" % (a, id_, recorded.get(a)))
+    live_ids = {id_ for _, id_ in mine}
+    for a, id_ in recorded.items():
+        if id_ not in live_ids:
+            faults.append("%s (%s) is recorded but does not exist" % (a, id_))
+    return faults, "aws: %d resources agree with the state" % len(mine)
+
+
+def instances(ec2, cluster, ws, group):
+    out = []
+    for r in ec2.describe_instances(Filters=[
+            {"Name": "tag:kiln:cluster", "Values": [cluster]},
+            {"Name": "tag:kiln:workspace", "Values": [ws]},
+            {"Name": "tag:kiln:address", "Values": ["aws_instance_group." + group]},
+            {"Name": "instance-state-name", "Values": ["pending", "running"]}])["Reservations"]:
+        out += r["Instances"]
+    return out
+
+
+def expect(cluster, ws, checks):
+    """CHECKS: group=NAME:count=N[:efa][:pg][:profile][:public]; bucket=STORE:versioning=on|off
+    [:expire=DAYS]; sg-ingress=PORT/CIDR,...; role=NAME:read=A+B:write=C; tags=K=V"""
+    c = clients()
+    ec2, s3, iam = c["ec2"], c["s3"], c["iam"]
+    prefix = "kiln-%s-%s-" % (cluster, ws)
+    faults = []
+    for check in checks:
+        kind, _, rest = check.partition("=")
+        parts = rest.split(":")
+        if kind == "group":
+            name = parts[0]
+            insts = instances(ec2, cluster, ws, name)
+            for p in parts[1:]:
+                k, _, v = p.partition("=")
+                if k == "count" and len(insts) != int(v):
+                    faults.append("group %s has %d instances, want %s" % (name, len(insts), v))
+                for i in insts:
+                    nics = [n.get("InterfaceType") for n in i["NetworkInterfaces"]]
+                    if k == "efa" and "efa" not in nics:
+                        faults.append("%s has no EFA interface (%s)" % (i["InstanceId"], nics))
+                    if k == "pg" and not i["Placement"].get("GroupName"):
+                        faults.append("%s is in no placement group" % i["InstanceId"])
+                    if k == "profile" and not i.get("IamInstanceProfile"):
+                        faults.append("%s has no instance profile" % i["InstanceId"])
+                    if k == "type" and i["InstanceType"] != v:
+                        faults.append("%s is %s, want %s" % (i["InstanceId"], i["InstanceType"], v))
+                    if k == "zone" and i["Placement"]["AvailabilityZone"] != v:
+                        faults.append("%s is in %s, want %s" % (i["InstanceId"], i["Placement"]["AvailabilityZone"], v))
+            for i in insts:
+                if i.get("MetadataOptions", {}).get("HttpTokens") != "required":
+                    faults.append("%s does not require IMDSv2" % i["InstanceId"])
+                t = tags_of(i.get("Tags"))
+                for k in ("kiln:cluster", "kiln:workspace", "kiln:address"):
+                    if k not in t:
+                        faults.append("%s lacks tag %s" % (i["InstanceId"], k))
+                if not i.get("ClientToken"):
+                    faults.append("%s was launched without a ClientToken" % i["InstanceId"])
+        elif kind == "bucket":
+            b = prefix + parts[0]
+            v = s3.get_bucket_versioning(Bucket=b).get("Status", "Off")
+            for p in parts[1:]:
+                k, _, val = p.partition("=")
+                if k == "versioning" and (v == "Enabled") != (val == "on"):
+                    faults.append("bucket %s versioning is %s, want %s" % (b, v, val))
+                if k == "expire":
+                    try:
+                        rules = s3.get_bucket_lifecycle_configuration(Bucket=b)["Rules"]
+                    except s3.exceptions.ClientError:
+                        rules = []
+                    days = [r["NoncurrentVersionExpiration"]["NoncurrentDays"] for r in rules
+                            if "NoncurrentVersionExpiration" in r]
+                    if days != [int(val)]:
+                        faults.append("bucket %s noncurrent expiry %s, want %s" % (b, days, val))
+            pab = s3.get_public_access_block(Bucket=b)["PublicAccessBlockConfiguration"]
+            if not all(pab.values()):
+                faults.append("bucket %s public access block is %s" % (b, pab))
+            try:
+                s3.get_bucket_encryption(Bucket=b)
+            except s3.exceptions.ClientError:
+                faults.append("bucket %s has no default encryption" % b)
+            t = bucket_tags(s3, b)
+            if t.get("kiln:address") != "aws_s3_bucket." + parts[0]:
+                faults.append("bucket %s tags %s" % (b, t))
+        elif kind == "sg-ingress":
+            want = sorted(rest.split(",")) if rest else []
+            gs = ec2.describe_security_groups(Filters=[
+                {"Name": "tag:kiln:cluster", "Values": [cluster]},
+                {"Name": "tag:kiln:workspace", "Values": [ws]}])["SecurityGroups"]
+            if len(gs) != 1:
+                faults.append("%d security groups, want 1" % len(gs))
+                continue
+            g = gs[0]
+            got, self_rule = [], False
+            for p in g["IpPermissions"]:
+                if p["IpProtocol"] == "-1" and any(u["GroupId"] == g["GroupId"] for u in p["UserIdGroupPairs"]):
+                    self_rule = True
+                for r in p.get("IpRanges", []):
+                    got.append("%s/%s" % (p.get("FromPort"), r["CidrIp"]))
+            if not self_rule:
+                faults.append("security group %s does not admit itself" % g["GroupId"])
+            if sorted(got) != want:
+                faults.append("ingress %s, want %s" % (sorted(got), want))
+        elif kind == "role":
+            name = prefix + parts[0]
+            r = iam.get_role(RoleName=name)["Role"]
+            if r["Path"] != "/kiln/%s/%s/" % (cluster, ws):
+                faults.append("role %s path %s" % (name, r["Path"]))
+            doc = iam.get_role_policy(RoleName=name, PolicyName="kiln")["PolicyDocument"]
+            if isinstance(doc, str):
+                doc = json.loads(doc)
+            acts = {}
+            for s in doc["Statement"]:
+                a = s["Action"] if isinstance(s["Action"], list) else [s["Action"]]
+                if "*" in a or s["Resource"] == "*" or any(x.endswith(":*") for x in a):
+                    faults.append("role %s policy has a wildcard: %s" % (name, s))
+                acts.setdefault(s["Resource"], set()).update(a)
+            for p in parts[1:]:
+                k, _, val = p.partition("=")
+                for store in filter(None, val.split("+")):
+                    objs = acts.get("arn:aws:s3:::%s%s/*" % (prefix, store), set())
+                    if "s3:GetObject" not in objs:
+                        faults.append("role %s cannot read %s" % (name, store))
+                    if (k == "write") != ("s3:PutObject" in objs):
+                        faults.append("role %s write on %s is %s" % (name, store, "s3:PutObject" in objs))
+                    if "s3:ListBucket" not in acts.get("arn:aws:s3:::%s%s" % (prefix, store), set()):
+                        faults.append("role %s cannot list %s" % (name, store))
+            prof = iam.get_instance_profile(InstanceProfileName=name)["InstanceProfile"]
+            if [x["RoleName"] for x in prof["Roles"]] != [name]:
+                faults.append("instance profile %s holds %s" % (name, prof["Roles"]))
+        else:
+            faults.append("unknown check %s" % check)
+    return faults, "aws: %d checks hold" % len(checks)
+
+
+def drift(cluster, ws, what):
+    c = clients()
+    prefix = "kiln-%s-%s-" % (cluster, ws)
+    if what.startswith("versioning-off="):
+        c["s3"].put_bucket_versioning(Bucket=prefix + what.split("=", 1)[1],
+                                      VersioningConfiguration={"Status": "Suspended"})
+    elif what.startswith("ingress-add="):
+        port, cidr = what.split("=", 1)[1].split("/", 1)
+        g = c["ec2"].describe_security_groups(Filters=[
+            {"Name": "tag:kiln:cluster", "Values": [cluster]},
+            {"Name": "tag:kiln:workspace", "Values": [ws]}])["SecurityGroups"][0]
+        c["ec2"].authorize_security_group_ingress(GroupId=g["GroupId"], IpPermissions=[
+            {"IpProtocol": "tcp", "FromPort": int(port), "ToPort": int(port),
+             "IpRanges": [{"CidrIp": cidr}]}])
+    else:
+        return ["unknown drift %s" % what], ""
+    return [], "aws: drift made: %s" % what
+
+
+def left(cluster, ws):
+    mine, _ = live(clients(), cluster, ws)
+    for addr, id_ in sorted(mine):
+        print(addr, id_)
+    return [], None
+
+
+def main():
+    cmd = sys.argv[1]
+    if cmd == "agree":
+        faults, ok = agree(sys.argv[2], sys.argv[3], sys.argv[4])
+    elif cmd == "expect":
+        faults, ok = expect(sys.argv[2], sys.argv[3], sys.argv[4:])
+    elif cmd == "drift":
+        faults, ok = drift(sys.argv[2], sys.argv[3], sys.argv[4])
+    elif cmd == "left":
+        faults, ok = left(sys.argv[2], sys.argv[3])
+    else:
+        print(__doc__, file=sys.stderr)
+        return 2
+    for f in faults:
+        print("aws: " + f)
+    if not faults and ok:
+        print(ok)
+    return 1 if faults else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
