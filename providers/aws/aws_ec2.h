@@ -50,6 +50,10 @@ EC2_OPS(pg)
 EC2_OPS(ig)
 EC2_OPS(bucket)
 EC2_OPS(role)
+EC2_OPS(lustre)
+EC2_OPS(import)
+EC2_OPS(efs)
+EC2_OPS(mt)
 
 /* Sort a JSON array in place; cmp gets (json_t *const *) pointers. */
 void aws_json_sort(json_t *arr, int (*cmp)(const void *, const void *));

@@ -8,6 +8,10 @@
  *   aws_placement_group.fabric     a cluster placement group, when fabric is not none
  *   aws_instance_group.GROUP       one RunInstances gang per compute group
  *   aws_s3_bucket.STORE            per object store
+ *   aws_fsx_lustre.STORE           per lustre store, in the first zone's subnet;
+ *   aws_fsx_import.STORE           and its import from an object store
+ *   aws_efs.STORE                  per nfs store,
+ *   aws_efs_mount_target.STORE     with a mount target in the first zone's subnet
  *   aws_iam_role.ROLE              per IAM role: the role, its inline policy, its
  *                                  instance profile
  *
@@ -133,43 +137,105 @@ static int expand_group(json_t *all, const struct spec *spec, const struct prov_
 		pexp_dep(r, "aws_placement_group", "fabric");
 	if (g->role.name && spec_role_find(spec, g->role.name))
 		pexp_dep(r, "aws_iam_role", g->role.name);
+	/* File systems are mounted on every node: they come first. */
+	for (i = 0; i < spec->nstores; i++) {
+		if (spec->stores[i].tier == TIER_LUSTRE)
+			pexp_dep(r, "aws_fsx_lustre", spec->stores[i].name);
+		if (spec->stores[i].tier == TIER_NFS)
+			pexp_dep(r, "aws_efs_mount_target", spec->stores[i].name);
+	}
 	return 0;
 }
 
-static int expand_store(json_t *all, const struct spec *spec, const struct spec_store *s,
-			struct kiln_error *err)
+static void store_common(json_t *r, const struct spec_store *s)
 {
+	pexp_attr(r, "encrypted", json_boolean(s->encrypted));
+	pexp_attr(r, "deletion", json_string(deletion_name(s->deletion)));
+}
+
+static void expand_store(json_t *all, const struct spec *spec, const struct prov_ctx *ctx,
+			 const struct spec_store *s)
+{
+	const char *zone = ctx->zones[0];
 	json_t *r;
 
-	if (s->tier != TIER_OBJECT) {
-		char *at = pexp_where(spec, s->key);
-
-		kiln_error_set(err,
-			       "aws: %sstorage.%s: %s store is not built by this kiln's aws "
-			       "provider yet",
-			       at, s->name, spec_tier_with_article(s->tier));
-		kiln_error_hint(err,
-				"FSx for Lustre and EFS are still to come (issue 5); plan it on "
-				"provider sim, or leave the store out for now");
-		free(at);
-		return -1;
+	switch (s->tier) {
+	case TIER_OBJECT:
+		r = pexp_resource(all, "aws_s3_bucket", s->name);
+		pexp_attr(r, "versioning", json_boolean(s->versioning));
+		pexp_attr(r, "expire_noncurrent_after", json_integer(s->expire_noncurrent_after));
+		pexp_attr(r, "block_public_access", json_true());
+		store_common(r, s);
+		return;
+	case TIER_LUSTRE:
+		r = pexp_resource(all, "aws_fsx_lustre", s->name);
+		pexp_attr(r, "capacity_gb", json_integer(s->capacity_gb));
+		pexp_attr(r, "throughput_per_tib", json_integer(s->throughput_per_tib));
+		pexp_attr(r, "mount", pexp_str(s->mount));
+		store_common(r, s);
+		pexp_attr(r, "encrypted", json_true());
+		if (!s->encrypted)
+			pexp_why(
+			    r, "encrypted",
+			    xstrdup(
+				"FSx encrypts every file system at rest, whatever the spec says"));
+		pexp_dep(r, "aws_subnet", zone);
+		pexp_dep(r, "aws_security_group", "main");
+		if (s->import.name && spec_store_find(spec, s->import.name)) {
+			r = pexp_resource(all, "aws_fsx_import", s->name);
+			pexp_attr(r, "from", json_string(s->import.name));
+			pexp_dep(r, "aws_fsx_lustre", s->name);
+			pexp_dep(r, "aws_s3_bucket", s->import.name);
+		}
+		return;
+	case TIER_NFS:
+		r = pexp_resource(all, "aws_efs", s->name);
+		pexp_attr(r, "mount", pexp_str(s->mount));
+		store_common(r, s);
+		r = pexp_resource(all, "aws_efs_mount_target", s->name);
+		pexp_dep(r, "aws_efs", s->name);
+		pexp_dep(r, "aws_subnet", zone);
+		pexp_dep(r, "aws_security_group", "main");
+		return;
 	}
-	r = pexp_resource(all, "aws_s3_bucket", s->name);
-	pexp_attr(r, "versioning", json_boolean(s->versioning));
-	pexp_attr(r, "expire_noncurrent_after", json_integer(s->expire_noncurrent_after));
-	pexp_attr(r, "encrypted", json_boolean(s->encrypted));
-	pexp_attr(r, "block_public_access", json_true());
-	pexp_attr(r, "deletion", json_string(deletion_name(s->deletion)));
-	return 0;
+}
+
+/* The names of refs that are object stores: the only tier an IAM policy opens. */
+static json_t *object_names(const struct spec *spec, const struct spec_ref *refs, size_t n,
+			    struct strbuf *others)
+{
+	const char **v = xcalloc(n + 1, sizeof(*v));
+	size_t i, k = 0;
+	json_t *arr;
+
+	for (i = 0; i < n; i++) {
+		const struct spec_store *s = spec_store_find(spec, refs[i].name);
+
+		if (s && s->tier == TIER_OBJECT)
+			v[k++] = refs[i].name;
+		else if (s)
+			sb_addf(others, "%s%s", others->len ? ", " : "", refs[i].name);
+	}
+	arr = pexp_sorted_strings(v, k);
+	free(v);
+	return arr;
 }
 
 static void expand_role(json_t *all, const struct spec *spec, const struct spec_role *role)
 {
 	json_t *r = pexp_resource(all, "aws_iam_role", role->name);
+	struct strbuf others = {0};
 	size_t i;
 
-	pexp_attr(r, "read", pexp_store_names(role->read, role->nread));
-	pexp_attr(r, "write", pexp_store_names(role->write, role->nwrite));
+	pexp_attr(r, "read", object_names(spec, role->read, role->nread, &others));
+	pexp_attr(r, "write", object_names(spec, role->write, role->nwrite, &others));
+	if (others.len)
+		pexp_why(
+		    r, "read",
+		    xasprintf("%s: file systems are reached over the network (the security "
+			      "group), not through IAM, so the policy names object stores only",
+			      others.buf));
+	sb_release(&others);
 	for (i = 0; i < role->nread + role->nwrite; i++) {
 		const struct spec_ref *ref =
 		    i < role->nread ? &role->read[i] : &role->write[i - role->nread];
@@ -188,10 +254,11 @@ int aws_expand(struct prov_ctx *ctx, const struct spec *spec, json_t **out, stru
 
 	*out = NULL;
 	for (i = 0; i < spec->nstores; i++)
-		if (expand_store(all, spec, &spec->stores[i], err) < 0)
-			goto fail;
+		network |= spec->stores[i].tier != TIER_OBJECT;
 	if (network && expand_network(all, spec, ctx, err) < 0)
 		goto fail;
+	for (i = 0; i < spec->nstores; i++)
+		expand_store(all, spec, ctx, &spec->stores[i]);
 	for (i = 0; i < spec->ngroups; i++)
 		if (expand_group(all, spec, ctx, &spec->groups[i], err) < 0)
 			goto fail;

@@ -461,6 +461,9 @@ static const char *action_resource(const char *action, const char *buckets, cons
 			return "*";
 	if (strncmp(action, "s3:", 3) == 0)
 		return buckets;
+	/* FSx makes its own role the first time it links a bucket. */
+	if (strcmp(action, "iam:CreateServiceLinkedRole") == 0)
+		return "arn:aws:iam::*:role/aws-service-role/s3.data-source.lustre.fsx.amazonaws.com/*";
 	if (strstr(action, "InstanceProfile"))
 		return profiles;
 	if (strncmp(action, "iam:", 4) == 0)

@@ -118,7 +118,7 @@ const char *aws_dep_attr_any(const json_t *deps, const char *type, const char *k
 char *aws_name(const struct prov_scope *scope, const char *name, size_t max);
 
 /* aws_types.c */
-#define AWS_NTYPES 8
+#define AWS_NTYPES 12
 extern const struct prov_type aws_types[AWS_NTYPES];
 
 /* aws_expand.c */

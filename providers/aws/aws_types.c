@@ -53,6 +53,24 @@ static const struct prov_attr bucket_attrs[] = {
     {"deletion", POLICY_LIVE, false, retain_why},
 };
 
+static const struct prov_attr lustre_attrs[] = {
+    {"capacity_gb", POLICY_LIVE, false, "FSx grows storage in place (it never shrinks)"},
+    {"throughput_per_tib", POLICY_LIVE, false, "FSx changes throughput in place"},
+    {"encrypted", POLICY_REPLACE, false, "FSx encrypts every file system at rest"},
+    {"deletion", POLICY_LIVE, false, retain_why},
+    {"mount", POLICY_LIVE, false, "where nodes mount it; a tag"},
+};
+
+static const struct prov_attr import_attrs[] = {
+    {"from", POLICY_REPLACE, false, "an association links one bucket for its life"},
+};
+
+static const struct prov_attr efs_attrs[] = {
+    {"encrypted", POLICY_REPLACE, false, "EFS encryption is chosen when it is made"},
+    {"deletion", POLICY_LIVE, false, retain_why},
+    {"mount", POLICY_LIVE, false, "where nodes mount it; a tag"},
+};
+
 static const struct prov_attr role_attrs[] = {
     {"read", POLICY_LIVE, false, "the role's inline policy is rewritten in place"},
     {"write", POLICY_LIVE, false, "the role's inline policy is rewritten in place"},
@@ -76,6 +94,11 @@ const struct prov_type aws_types[AWS_NTYPES] = {
     AWS_TYPE(aws_instance_group, ig, ig_attrs),
     AWS_TYPE(aws_s3_bucket, bucket, bucket_attrs),
     AWS_TYPE(aws_iam_role, role, role_attrs),
+    AWS_TYPE(aws_fsx_lustre, lustre, lustre_attrs),
+    AWS_TYPE(aws_fsx_import, import, import_attrs),
+    AWS_TYPE(aws_efs, efs, efs_attrs),
+    {"aws_efs_mount_target", no_attrs, 0, mt_list, mt_read, mt_create, mt_update, mt_delete,
+     mt_wait},
 };
 
 /*
@@ -134,6 +157,31 @@ static const struct type_actions actions[] = {
       A("s3:PutBucketVersioning", "s3:PutLifecycleConfiguration", "s3:PutBucketTagging",
 	"s3:PutEncryptionConfiguration", "s3:PutBucketPublicAccessBlock", S3_READS),
       A("s3:DeleteBucket")}},
+    {"aws_fsx_lustre",
+     {A("fsx:DescribeFileSystems"), A("fsx:DescribeFileSystems"),
+      A("fsx:CreateFileSystem", "fsx:TagResource", "ec2:CreateNetworkInterface",
+	"ec2:DescribeNetworkInterfaces", "ec2:DescribeSubnets", "ec2:DescribeSecurityGroups"),
+      A("fsx:UpdateFileSystem", "fsx:TagResource", "fsx:DescribeFileSystems"),
+      A("fsx:DeleteFileSystem", "fsx:DescribeFileSystems")}},
+    {"aws_fsx_import",
+     {A("fsx:DescribeDataRepositoryAssociations"), A("fsx:DescribeDataRepositoryAssociations"),
+      A("fsx:CreateDataRepositoryAssociation", "fsx:TagResource", "s3:ListBucket",
+	"s3:GetBucketPolicy", "s3:PutBucketPolicy", "iam:CreateServiceLinkedRole"),
+      NULL, A("fsx:DeleteDataRepositoryAssociation", "fsx:DescribeDataRepositoryAssociations")}},
+    {"aws_efs",
+     {A("elasticfilesystem:DescribeFileSystems"), A("elasticfilesystem:DescribeFileSystems"),
+      A("elasticfilesystem:CreateFileSystem", "elasticfilesystem:TagResource"),
+      A("elasticfilesystem:TagResource", "elasticfilesystem:DescribeFileSystems"),
+      A("elasticfilesystem:DeleteFileSystem", "elasticfilesystem:DescribeFileSystems")}},
+    {"aws_efs_mount_target",
+     {A("elasticfilesystem:DescribeFileSystems", "elasticfilesystem:DescribeMountTargets"),
+      A("elasticfilesystem:DescribeMountTargets", "elasticfilesystem:DescribeFileSystems"),
+      A("elasticfilesystem:CreateMountTarget", "elasticfilesystem:DescribeMountTargets",
+	"elasticfilesystem:DescribeFileSystems", "ec2:CreateNetworkInterface",
+	"ec2:DescribeNetworkInterfaces", "ec2:DescribeSubnets"),
+      NULL,
+      A("elasticfilesystem:DeleteMountTarget", "elasticfilesystem:DescribeMountTargets",
+	"elasticfilesystem:DescribeFileSystems", "ec2:DeleteNetworkInterface")}},
     {"aws_iam_role",
      {A("iam:ListRoles", "iam:GetRolePolicy"), A("iam:GetRole", "iam:GetRolePolicy"),
       A("iam:CreateRole", "iam:TagRole", "iam:PutRolePolicy", "iam:CreateInstanceProfile",

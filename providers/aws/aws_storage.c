@@ -1,0 +1,958 @@
+/*
+ * aws_storage.c - the file tiers: lustre as FSx for Lustre (PERSISTENT_2)
+ * with its S3 import as a data repository association, and nfs as EFS
+ * with a mount target in the first zone's subnet.
+ *
+ *   aws_fsx_lustre.STORE   CreateFileSystem (ClientRequestToken), AVAILABLE when ready
+ *   aws_fsx_import.STORE   CreateDataRepositoryAssociation from the object store it imports
+ *   aws_efs.STORE          CreateFileSystem (CreationToken, encrypted)
+ *   aws_efs_mount_target.STORE   CreateMountTarget (no tags: EFS has none for it;
+ *                          found through its file system's)
+ *
+ * Both are reached over the network (the security group admits all traffic
+ * from itself), so no IAM action gives or takes them. deletion: retain and
+ * the mount path ride in kiln:deletion and kiln:mount tags.
+ */
+#include "aws_ec2.h"
+
+#include "aws/awsxml.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define FSX_TARGET "AWSSimbaAPIService_v20180301."
+#define EFS_API "/2015-02-01"
+#define TAG_DELETION "kiln:deletion"
+#define TAG_MOUNT "kiln:mount"
+
+static int fsx(struct prov_ctx *ctx, const char *action, json_t *body, json_t **out,
+	       struct kiln_error *err)
+{
+	char *target = xasprintf(FSX_TARGET "%s", action);
+	int rc = aws_json(ctx, AWS_FSX, target, action, body, out, err);
+
+	free(target);
+	json_decref(body);
+	return rc;
+}
+
+/* [{Key, Value}] of the scope's tags, the address and extra (may be NULL). */
+static json_t *tag_list(const struct prov_scope *scope, const char *address, json_t *extra)
+{
+	json_t *tags = json_array(), *v;
+	const char *k;
+
+#define TAG(key, value)                                                                            \
+	json_array_append_new(tags, json_pack("{s:s, s:s}", "Key", key, "Value", value))
+	json_object_foreach(scope->user_tags, k, v) TAG(k, json_string_value(v));
+	json_object_foreach(extra, k, v) TAG(k, json_string_value(v));
+	TAG(PROV_TAG_CLUSTER, scope->cluster);
+	TAG(PROV_TAG_WORKSPACE, scope->workspace);
+	TAG(PROV_TAG_ADDRESS, address);
+#undef TAG
+	json_decref(extra);
+	return tags;
+}
+
+/* {k: v} from [{Key, Value}]. */
+static json_t *tag_map(json_t *list)
+{
+	json_t *out = json_object(), *t;
+	size_t i;
+
+	json_array_foreach(list, i, t)
+	{
+		const char *k = json_string_value(json_object_get(t, "Key"));
+		const char *v = json_string_value(json_object_get(t, "Value"));
+
+		if (k)
+			json_object_set_new(out, k, json_string(v ? v : ""));
+	}
+	return out;
+}
+
+static bool in_scope(json_t *tags, const struct prov_scope *scope)
+{
+	const char *c = json_string_value(json_object_get(tags, PROV_TAG_CLUSTER));
+	const char *w = json_string_value(json_object_get(tags, PROV_TAG_WORKSPACE));
+
+	return c && w && strcmp(c, scope->cluster) == 0 && strcmp(w, scope->workspace) == 0;
+}
+
+static const char *tag_or(json_t *tags, const char *key, const char *def)
+{
+	const char *v = json_string_value(json_object_get(tags, key));
+
+	return v ? v : def;
+}
+
+/* A token of at most 63 characters (FSx's limit) from the engine's. */
+static char *short_token(const char *token)
+{
+	return xstrndup(token, 63);
+}
+
+/* --- FSx for Lustre ------------------------------------------------------------ */
+
+static json_t *lustre_live(json_t *fs)
+{
+	const char *id = json_string_value(json_object_get(fs, "FileSystemId"));
+	const char *life = json_string_value(json_object_get(fs, "Lifecycle"));
+	json_t *tags = tag_map(json_object_get(fs, "Tags")), *lc;
+	const char *status = "ready";
+
+	if (!id) {
+		json_decref(tags);
+		return NULL;
+	}
+	if (life && (strcmp(life, "CREATING") == 0 || strcmp(life, "UPDATING") == 0))
+		status = "pending";
+	else if (life && strcmp(life, "DELETING") == 0)
+		status = "deleting";
+	lc = json_object_get(fs, "LustreConfiguration");
+	return aws_live("aws_fsx_lustre", id, status,
+			json_pack("{s:O?, s:O?, s:b, s:s, s:s?, s:O?, s:O?, s:O?, s:s?}",
+				  "capacity_gb", json_object_get(fs, "StorageCapacity"),
+				  "throughput_per_tib",
+				  json_object_get(lc, "PerUnitStorageThroughput"), "encrypted", 1,
+				  "deletion", tag_or(tags, TAG_DELETION, "delete"), "mount",
+				  json_string_value(json_object_get(tags, TAG_MOUNT)), "dns_name",
+				  json_object_get(fs, "DNSName"), "mount_name",
+				  json_object_get(lc, "MountName"), "arn",
+				  json_object_get(fs, "ResourceARN"), "lifecycle", life),
+			tags);
+}
+
+/* Every Lustre file system of the account, all pages, as live forms; filtered by keep. */
+static int lustre_describe(struct prov_ctx *ctx, json_t *ids, json_t **out, struct kiln_error *err)
+{
+	char *token = NULL;
+	int rc = PROV_OK;
+
+	*out = json_array();
+	do {
+		json_t *body = json_object(), *resp, *fs;
+		size_t i;
+
+		if (ids)
+			json_object_set(body, "FileSystemIds", ids);
+		if (token)
+			json_object_set_new(body, "NextToken", json_string(token));
+		free(token);
+		token = NULL;
+		rc = fsx(ctx, "DescribeFileSystems", body, &resp, err);
+		if (rc != PROV_OK)
+			break;
+		json_array_foreach(json_object_get(resp, "FileSystems"), i, fs)
+		{
+			const char *type = json_string_value(json_object_get(fs, "FileSystemType"));
+			json_t *live = type && strcmp(type, "LUSTRE") == 0 ? lustre_live(fs) : NULL;
+
+			if (live)
+				json_array_append_new(*out, live);
+		}
+		if (json_string_value(json_object_get(resp, "NextToken")))
+			token = xstrdup(json_string_value(json_object_get(resp, "NextToken")));
+		json_decref(resp);
+	} while (token);
+	if (rc != PROV_OK) {
+		json_decref(*out);
+		*out = NULL;
+	}
+	return rc;
+}
+
+/* Keep the items tagged for scope. */
+static json_t *scoped(json_t *all, const struct prov_scope *scope)
+{
+	json_t *out = json_array(), *v;
+	size_t i;
+
+	json_array_foreach(all, i, v) if (in_scope(json_object_get(v, "tags"), scope))
+	    json_array_append(out, v);
+	json_decref(all);
+	return out;
+}
+
+int lustre_list(struct prov_ctx *ctx, const struct prov_scope *scope, const char *page,
+		json_t **out, char **next, struct kiln_error *err)
+{
+	json_t *all;
+	int rc = lustre_describe(ctx, NULL, &all, err);
+
+	(void)page;
+	*next = NULL;
+	*out = rc == PROV_OK ? scoped(all, scope) : NULL;
+	return rc;
+}
+
+int lustre_read(struct prov_ctx *ctx, const char *id, json_t **out, struct kiln_error *err)
+{
+	json_t *ids = json_pack("[s]", id), *all;
+	int rc = lustre_describe(ctx, ids, &all, err);
+
+	json_decref(ids);
+	*out = NULL;
+	if (rc != PROV_OK)
+		return rc;
+	*out = json_incref(json_array_get(all, 0));
+	json_decref(all);
+	if (!*out) {
+		kiln_error_set(err, "aws: FSx file system %s does not exist", id);
+		return PROV_NOTFOUND;
+	}
+	return PROV_OK;
+}
+
+static json_t *store_tags(json_t *attrs)
+{
+	json_t *extra = json_object();
+	const char *mount = json_string_value(json_object_get(attrs, "mount"));
+
+	json_object_set_new(extra, TAG_DELETION, json_string(tag_or(attrs, "deletion", "delete")));
+	if (mount)
+		json_object_set_new(extra, TAG_MOUNT, json_string(mount));
+	return extra;
+}
+
+static int missing(const char *address, const char *what, struct kiln_error *err)
+{
+	kiln_error_set(err, "aws: %s needs %s, which is not recorded", address, what);
+	kiln_error_hint(err, "run plan again: it refreshes what exists");
+	return PROV_ERROR;
+}
+
+int lustre_create(struct prov_ctx *ctx, const struct prov_scope *scope,
+		  const struct prov_create *op, json_t **out, struct kiln_error *err)
+{
+	const char *subnet = aws_dep_attr_any(op->deps, "aws_subnet", "id");
+	const char *sg = aws_dep_attr(op->deps, "aws_security_group", "main", "id");
+	char *token = short_token(op->token);
+	json_t *body, *resp;
+	int rc;
+
+	*out = NULL;
+	if (!subnet || !sg) {
+		free(token);
+		return missing(op->address, "the subnet and the security group", err);
+	}
+	body = json_pack("{s:s, s:s, s:O, s:s, s:[s], s:[s], s:{s:s, s:O, s:s}, s:o}",
+			 "ClientRequestToken", token, "FileSystemType", "LUSTRE", "StorageCapacity",
+			 json_object_get(op->attrs, "capacity_gb"), "StorageType", "SSD",
+			 "SubnetIds", subnet, "SecurityGroupIds", sg, "LustreConfiguration",
+			 "DeploymentType", "PERSISTENT_2", "PerUnitStorageThroughput",
+			 json_object_get(op->attrs, "throughput_per_tib"), "DataCompressionType",
+			 "NONE", "Tags", tag_list(scope, op->address, store_tags(op->attrs)));
+	free(token);
+	rc = fsx(ctx, "CreateFileSystem", body, &resp, err);
+	if (rc != PROV_OK)
+		return rc;
+	*out = lustre_live(json_object_get(resp, "FileSystem"));
+	json_decref(resp);
+	if (!*out) {
+		kiln_error_set(err, "aws: fsx CreateFileSystem answered no FileSystemId");
+		return PROV_ERROR;
+	}
+	json_object_set_new(*out, "address", json_string(op->address));
+	if (strcmp(json_string_value(json_object_get(*out, "status")), "ready") != 0)
+		json_object_set_new(*out, "status", json_string("pending"));
+	return PROV_OK;
+}
+
+static int tag_resource(struct prov_ctx *ctx, const char *arn, json_t *attrs,
+			struct kiln_error *err)
+{
+	json_t *extra = store_tags(attrs), *tags = json_array(), *v;
+	const char *k;
+
+	json_object_foreach(extra, k, v)
+	    json_array_append_new(tags, json_pack("{s:s, s:O}", "Key", k, "Value", v));
+	json_decref(extra);
+	return fsx(ctx, "TagResource", json_pack("{s:s, s:o}", "ResourceARN", arn, "Tags", tags),
+		   NULL, err);
+}
+
+int lustre_update(struct prov_ctx *ctx, const char *id, json_t *attrs, const char *const *changed,
+		  size_t nchanged, json_t **out, struct kiln_error *err)
+{
+	json_t *live = NULL;
+	size_t i;
+	int rc = PROV_OK;
+
+	*out = NULL;
+	for (i = 0; i < nchanged && rc == PROV_OK; i++) {
+		if (strcmp(changed[i], "capacity_gb") == 0 ||
+		    strcmp(changed[i], "throughput_per_tib") == 0) {
+			json_t *body = json_pack("{s:s}", "FileSystemId", id);
+
+			if (strcmp(changed[i], "capacity_gb") == 0)
+				json_object_set(body, "StorageCapacity",
+						json_object_get(attrs, "capacity_gb"));
+			else
+				json_object_set_new(
+				    body, "LustreConfiguration",
+				    json_pack("{s:O}", "PerUnitStorageThroughput",
+					      json_object_get(attrs, "throughput_per_tib")));
+			rc = fsx(ctx, "UpdateFileSystem", body, NULL, err);
+		} else if (strcmp(changed[i], "deletion") == 0 ||
+			   strcmp(changed[i], "mount") == 0) {
+			if (!live)
+				rc = lustre_read(ctx, id, &live, err);
+			if (rc == PROV_OK)
+				rc = tag_resource(ctx,
+						  json_string_value(json_object_get(
+						      json_object_get(live, "attrs"), "arn")),
+						  attrs, err);
+		} else {
+			kiln_error_set(err, "aws: %s cannot change in place", changed[i]);
+			rc = PROV_ERROR;
+		}
+	}
+	json_decref(live);
+	if (rc == PROV_OK)
+		rc = lustre_read(ctx, id, out, err);
+	return rc;
+}
+
+int lustre_delete(struct prov_ctx *ctx, const char *id, struct kiln_error *err)
+{
+	int rc = fsx(ctx, "DeleteFileSystem", json_pack("{s:s}", "FileSystemId", id), NULL, err);
+
+	return rc == PROV_NOTFOUND ? PROV_OK : rc;
+}
+
+/* One DescribeFileSystems for every id that waits. */
+int lustre_wait(struct prov_ctx *ctx, enum prov_wait_for what, struct prov_wait *ids, size_t n,
+		struct kiln_error *err)
+{
+	json_t *all;
+	size_t i, j;
+	int rc = lustre_describe(ctx, NULL, &all, err);
+
+	if (rc != PROV_OK)
+		return rc;
+	for (i = 0; i < n; i++) {
+		json_t *found = NULL, *v;
+
+		json_array_foreach(all, j,
+				   v) if (strcmp(json_string_value(json_object_get(v, "id")),
+						 ids[i].id) == 0) found = v;
+		ids[i].state = WAIT_PENDING;
+		if (what == WAIT_GONE) {
+			if (!found)
+				ids[i].state = WAIT_DONE;
+			continue;
+		}
+		if (!found)
+			continue; /* not listed yet */
+		{
+			const char *life = json_string_value(
+			    json_object_get(json_object_get(found, "attrs"), "lifecycle"));
+
+			if (life && strcmp(life, "FAILED") == 0) {
+				ids[i].state = WAIT_FAILED;
+				kiln_error_set(&ids[i].err,
+					       "aws: FSx file system %s failed to create",
+					       ids[i].id);
+			} else if (strcmp(json_string_value(json_object_get(found, "status")),
+					  "ready") == 0) {
+				ids[i].state = WAIT_DONE;
+				ids[i].live = json_incref(found);
+			}
+		}
+	}
+	json_decref(all);
+	return PROV_OK;
+}
+
+/* --- its import: a data repository association ---------------------------------------- */
+
+static json_t *import_live(json_t *a)
+{
+	const char *id = json_string_value(json_object_get(a, "AssociationId"));
+	const char *life = json_string_value(json_object_get(a, "Lifecycle"));
+	const char *repo = json_string_value(json_object_get(a, "DataRepositoryPath"));
+	json_t *tags = tag_map(json_object_get(a, "Tags"));
+	const char *status = "ready";
+
+	if (!id) {
+		json_decref(tags);
+		return NULL;
+	}
+	if (life && (strcmp(life, "CREATING") == 0 || strcmp(life, "UPDATING") == 0))
+		status = "pending";
+	else if (life && strcmp(life, "DELETING") == 0)
+		status = "deleting";
+	return aws_live("aws_fsx_import", id, status,
+			json_pack("{s:s?, s:s?, s:O?, s:s?}", "from",
+				  json_string_value(json_object_get(tags, "kiln:from")),
+				  "repository", repo, "file_system_id",
+				  json_object_get(a, "FileSystemId"), "lifecycle", life),
+			tags);
+}
+
+static int import_describe(struct prov_ctx *ctx, json_t *ids, json_t **out, struct kiln_error *err)
+{
+	char *token = NULL;
+	int rc = PROV_OK;
+
+	*out = json_array();
+	do {
+		json_t *body = json_object(), *resp, *a;
+		size_t i;
+
+		if (ids)
+			json_object_set(body, "AssociationIds", ids);
+		if (token)
+			json_object_set_new(body, "NextToken", json_string(token));
+		free(token);
+		token = NULL;
+		rc = fsx(ctx, "DescribeDataRepositoryAssociations", body, &resp, err);
+		if (rc != PROV_OK)
+			break;
+		json_array_foreach(json_object_get(resp, "Associations"), i, a)
+		{
+			json_t *live = import_live(a);
+
+			if (live)
+				json_array_append_new(*out, live);
+		}
+		if (json_string_value(json_object_get(resp, "NextToken")))
+			token = xstrdup(json_string_value(json_object_get(resp, "NextToken")));
+		json_decref(resp);
+	} while (token);
+	if (rc != PROV_OK) {
+		json_decref(*out);
+		*out = NULL;
+	}
+	return rc;
+}
+
+int import_list(struct prov_ctx *ctx, const struct prov_scope *scope, const char *page,
+		json_t **out, char **next, struct kiln_error *err)
+{
+	json_t *all;
+	int rc = import_describe(ctx, NULL, &all, err);
+
+	(void)page;
+	*next = NULL;
+	*out = rc == PROV_OK ? scoped(all, scope) : NULL;
+	return rc;
+}
+
+int import_read(struct prov_ctx *ctx, const char *id, json_t **out, struct kiln_error *err)
+{
+	json_t *ids = json_pack("[s]", id), *all;
+	int rc = import_describe(ctx, ids, &all, err);
+
+	json_decref(ids);
+	*out = NULL;
+	if (rc != PROV_OK)
+		return rc;
+	*out = json_incref(json_array_get(all, 0));
+	json_decref(all);
+	if (!*out) {
+		kiln_error_set(err, "aws: data repository association %s does not exist", id);
+		return PROV_NOTFOUND;
+	}
+	return PROV_OK;
+}
+
+int import_create(struct prov_ctx *ctx, const struct prov_scope *scope,
+		  const struct prov_create *op, json_t **out, struct kiln_error *err)
+{
+	const char *from = json_string_value(json_object_get(op->attrs, "from"));
+	const char *fs = aws_dep_attr(op->deps, "aws_fsx_lustre", op->name, "id");
+	const char *bucket = from ? aws_dep_attr(op->deps, "aws_s3_bucket", from, "id") : NULL;
+	char *token = short_token(op->token), *repo;
+	json_t *extra = json_object(), *body, *resp;
+	int rc;
+
+	*out = NULL;
+	if (!fs || !bucket) {
+		free(token);
+		json_decref(extra);
+		return missing(op->address, "its file system and the bucket it imports", err);
+	}
+	repo = xasprintf("s3://%s/", bucket);
+	json_object_set_new(extra, "kiln:from", json_string(from));
+	body = json_pack("{s:s, s:s, s:s, s:s, s:b, s:{s:{s:[s,s,s]}}, s:o}", "ClientRequestToken",
+			 token, "FileSystemId", fs, "FileSystemPath", "/", "DataRepositoryPath",
+			 repo, "BatchImportMetaDataOnCreate", 1, "S3", "AutoImportPolicy", "Events",
+			 "NEW", "CHANGED", "DELETED", "Tags", tag_list(scope, op->address, extra));
+	free(token);
+	free(repo);
+	rc = fsx(ctx, "CreateDataRepositoryAssociation", body, &resp, err);
+	if (rc != PROV_OK)
+		return rc;
+	*out = import_live(json_object_get(resp, "Association"));
+	json_decref(resp);
+	if (!*out) {
+		kiln_error_set(err, "aws: fsx CreateDataRepositoryAssociation answered no id");
+		return PROV_ERROR;
+	}
+	json_object_set_new(*out, "address", json_string(op->address));
+	return PROV_OK;
+}
+
+int import_update(struct prov_ctx *ctx, const char *id, json_t *attrs, const char *const *changed,
+		  size_t nchanged, json_t **out, struct kiln_error *err)
+{
+	(void)ctx, (void)id, (void)attrs, (void)changed, (void)nchanged, (void)out;
+	kiln_error_set(err, "aws: an import has nothing to change in place");
+	return PROV_ERROR;
+}
+
+int import_delete(struct prov_ctx *ctx, const char *id, struct kiln_error *err)
+{
+	/* The files stay in the bucket; only the link goes. */
+	int rc = fsx(ctx, "DeleteDataRepositoryAssociation",
+		     json_pack("{s:s, s:b}", "AssociationId", id, "DeleteDataInFileSystem", 0),
+		     NULL, err);
+
+	return rc == PROV_NOTFOUND ? PROV_OK : rc;
+}
+
+int import_wait(struct prov_ctx *ctx, enum prov_wait_for what, struct prov_wait *ids, size_t n,
+		struct kiln_error *err)
+{
+	json_t *all;
+	size_t i, j;
+	int rc = import_describe(ctx, NULL, &all, err);
+
+	if (rc != PROV_OK)
+		return rc;
+	for (i = 0; i < n; i++) {
+		json_t *found = NULL, *v;
+
+		json_array_foreach(all, j,
+				   v) if (strcmp(json_string_value(json_object_get(v, "id")),
+						 ids[i].id) == 0) found = v;
+		ids[i].state = WAIT_PENDING;
+		if (what == WAIT_GONE) {
+			if (!found)
+				ids[i].state = WAIT_DONE;
+		} else if (found && strcmp(json_string_value(json_object_get(found, "status")),
+					   "ready") == 0) {
+			ids[i].state = WAIT_DONE;
+			ids[i].live = json_incref(found);
+		}
+	}
+	json_decref(all);
+	return PROV_OK;
+}
+
+/* --- EFS ------------------------------------------------------------------------------- */
+
+static int efs(struct prov_ctx *ctx, const char *method, const char *path, const char *query,
+	       json_t *body, const char *action, json_t **out, struct kiln_error *err)
+{
+	char *text = body ? json_dumps(body, JSON_COMPACT) : NULL;
+	struct aws_rest r = {
+	    .method = method,
+	    .path = path,
+	    .query = query,
+	    .body = text,
+	    .content_type = text ? "application/json" : NULL,
+	    .action = action,
+	};
+	int rc = aws_rest_call(ctx, AWS_EFS, &r, out, err);
+
+	free(text);
+	json_decref(body);
+	return rc;
+}
+
+static json_t *efs_live(json_t *fs)
+{
+	const char *id = json_string_value(json_object_get(fs, "FileSystemId"));
+	const char *life = json_string_value(json_object_get(fs, "LifeCycleState"));
+	json_t *tags = tag_map(json_object_get(fs, "Tags"));
+	const char *status = "ready";
+
+	if (!id || (life && strcmp(life, "deleted") == 0)) {
+		json_decref(tags);
+		return NULL;
+	}
+	if (life && (strcmp(life, "creating") == 0 || strcmp(life, "updating") == 0))
+		status = "pending";
+	else if (life && strcmp(life, "deleting") == 0)
+		status = "deleting";
+	return aws_live("aws_efs", id, status,
+			json_pack("{s:b, s:s, s:s?, s:O?, s:s?}", "encrypted",
+				  json_is_true(json_object_get(fs, "Encrypted")), "deletion",
+				  tag_or(tags, TAG_DELETION, "delete"), "mount",
+				  json_string_value(json_object_get(tags, TAG_MOUNT)), "arn",
+				  json_object_get(fs, "FileSystemArn"), "lifecycle", life),
+			tags);
+}
+
+static int efs_describe(struct prov_ctx *ctx, const char *id, json_t **out, struct kiln_error *err)
+{
+	char *marker = NULL;
+	int rc = PROV_OK;
+
+	*out = json_array();
+	do {
+		char *q = id	   ? xasprintf("FileSystemId=%s", id)
+			  : marker ? xasprintf("Marker=%s", marker)
+				   : xstrdup("");
+		json_t *resp, *fs;
+		size_t i;
+
+		free(marker);
+		marker = NULL;
+		rc = efs(ctx, "GET", EFS_API "/file-systems", q, NULL, "DescribeFileSystems", &resp,
+			 err);
+		free(q);
+		if (rc != PROV_OK)
+			break;
+		json_array_foreach(json_object_get(resp, "FileSystems"), i, fs)
+		{
+			json_t *live = efs_live(fs);
+
+			if (live)
+				json_array_append_new(*out, live);
+		}
+		if (json_string_value(json_object_get(resp, "NextMarker")))
+			marker = aws_uri_encode(
+			    json_string_value(json_object_get(resp, "NextMarker")), false);
+		json_decref(resp);
+	} while (marker);
+	if (rc == PROV_NOTFOUND && id) {
+		json_decref(*out);
+		*out = json_array();
+		return PROV_OK;
+	}
+	if (rc != PROV_OK) {
+		json_decref(*out);
+		*out = NULL;
+	}
+	return rc;
+}
+
+int efs_list(struct prov_ctx *ctx, const struct prov_scope *scope, const char *page, json_t **out,
+	     char **next, struct kiln_error *err)
+{
+	json_t *all;
+	int rc = efs_describe(ctx, NULL, &all, err);
+
+	(void)page;
+	*next = NULL;
+	*out = rc == PROV_OK ? scoped(all, scope) : NULL;
+	return rc;
+}
+
+int efs_read(struct prov_ctx *ctx, const char *id, json_t **out, struct kiln_error *err)
+{
+	json_t *all;
+	int rc = efs_describe(ctx, id, &all, err);
+
+	*out = NULL;
+	if (rc != PROV_OK)
+		return rc;
+	*out = json_incref(json_array_get(all, 0));
+	json_decref(all);
+	if (!*out) {
+		kiln_error_set(err, "aws: EFS file system %s does not exist", id);
+		return PROV_NOTFOUND;
+	}
+	return PROV_OK;
+}
+
+int efs_create(struct prov_ctx *ctx, const struct prov_scope *scope, const struct prov_create *op,
+	       json_t **out, struct kiln_error *err)
+{
+	char *token = short_token(op->token);
+	json_t *body =
+	    json_pack("{s:s, s:s, s:b, s:s, s:o}", "CreationToken", token, "PerformanceMode",
+		      "generalPurpose", "Encrypted",
+		      json_is_true(json_object_get(op->attrs, "encrypted")), "ThroughputMode",
+		      "elastic", "Tags", tag_list(scope, op->address, store_tags(op->attrs)));
+	json_t *resp = NULL;
+	int rc;
+
+	*out = NULL;
+	free(token);
+	rc = efs(ctx, "POST", EFS_API "/file-systems", NULL, body, "CreateFileSystem", &resp, err);
+	if (rc != PROV_OK)
+		return rc;
+	*out = efs_live(resp);
+	json_decref(resp);
+	if (!*out) {
+		kiln_error_set(err, "aws: efs CreateFileSystem answered no FileSystemId");
+		return PROV_ERROR;
+	}
+	json_object_set_new(*out, "address", json_string(op->address));
+	return PROV_OK;
+}
+
+int efs_update(struct prov_ctx *ctx, const char *id, json_t *attrs, const char *const *changed,
+	       size_t nchanged, json_t **out, struct kiln_error *err)
+{
+	json_t *extra = store_tags(attrs), *tags = json_array(), *v;
+	char *path = xasprintf(EFS_API "/resource-tags/%s", id);
+	const char *k;
+	int rc;
+
+	(void)changed;
+	(void)nchanged;
+	json_object_foreach(extra, k, v)
+	    json_array_append_new(tags, json_pack("{s:s, s:O}", "Key", k, "Value", v));
+	json_decref(extra);
+	rc = efs(ctx, "POST", path, NULL, json_pack("{s:o}", "Tags", tags), "TagResource", NULL,
+		 err);
+	free(path);
+	if (rc == PROV_OK)
+		rc = efs_read(ctx, id, out, err);
+	return rc;
+}
+
+int efs_delete(struct prov_ctx *ctx, const char *id, struct kiln_error *err)
+{
+	char *path = xasprintf(EFS_API "/file-systems/%s", id);
+	int rc = efs(ctx, "DELETE", path, NULL, NULL, "DeleteFileSystem", NULL, err);
+
+	free(path);
+	/* Its mount target is still going away: the API says so, and it will not be long. */
+	if (rc == PROV_ERROR && strstr(err->msg, "FileSystemInUse"))
+		rc = PROV_RETRY;
+	return rc == PROV_NOTFOUND ? PROV_OK : rc;
+}
+
+int efs_wait(struct prov_ctx *ctx, enum prov_wait_for what, struct prov_wait *ids, size_t n,
+	     struct kiln_error *err)
+{
+	json_t *all;
+	size_t i, j;
+	int rc = efs_describe(ctx, NULL, &all, err);
+
+	if (rc != PROV_OK)
+		return rc;
+	for (i = 0; i < n; i++) {
+		json_t *found = NULL, *v;
+
+		json_array_foreach(all, j,
+				   v) if (strcmp(json_string_value(json_object_get(v, "id")),
+						 ids[i].id) == 0) found = v;
+		ids[i].state = WAIT_PENDING;
+		if (what == WAIT_GONE) {
+			if (!found)
+				ids[i].state = WAIT_DONE;
+		} else if (found && strcmp(json_string_value(json_object_get(found, "status")),
+					   "ready") == 0) {
+			ids[i].state = WAIT_DONE;
+			ids[i].live = json_incref(found);
+		}
+	}
+	json_decref(all);
+	return PROV_OK;
+}
+
+/* --- EFS mount targets ------------------------------------------------------------------- */
+
+static json_t *mt_live(json_t *mt, const char *fs_address, json_t *fs_tags)
+{
+	const char *id = json_string_value(json_object_get(mt, "MountTargetId"));
+	const char *life = json_string_value(json_object_get(mt, "LifeCycleState"));
+	const char *status = "ready";
+	json_t *tags;
+	char *addr;
+
+	if (!id || (life && strcmp(life, "deleted") == 0))
+		return NULL;
+	if (life && strcmp(life, "creating") == 0)
+		status = "pending";
+	else if (life && strcmp(life, "deleting") == 0)
+		status = "deleting";
+	/* No tags of its own: its file system's say whose it is. */
+	tags = json_deep_copy(fs_tags);
+	addr = xasprintf("aws_efs_mount_target.%s",
+			 strchr(fs_address, '.') ? strchr(fs_address, '.') + 1 : fs_address);
+	json_object_set_new(tags, PROV_TAG_ADDRESS, json_string(addr));
+	free(addr);
+	return aws_live("aws_efs_mount_target", id, status,
+			json_pack("{s:O?, s:O?, s:O?, s:O?, s:s?}", "file_system_id",
+				  json_object_get(mt, "FileSystemId"), "subnet_id",
+				  json_object_get(mt, "SubnetId"), "zone",
+				  json_object_get(mt, "AvailabilityZoneName"), "ip_address",
+				  json_object_get(mt, "IpAddress"), "lifecycle", life),
+			tags);
+}
+
+static int mt_of(struct prov_ctx *ctx, json_t *fs, json_t *into, struct kiln_error *err)
+{
+	const char *fs_id = json_string_value(json_object_get(fs, "id"));
+	const char *fs_addr = json_string_value(json_object_get(fs, "address"));
+	char *q = xasprintf("FileSystemId=%s", fs_id);
+	json_t *resp, *mt;
+	size_t i;
+	int rc =
+	    efs(ctx, "GET", EFS_API "/mount-targets", q, NULL, "DescribeMountTargets", &resp, err);
+
+	free(q);
+	if (rc == PROV_NOTFOUND)
+		return PROV_OK;
+	if (rc != PROV_OK)
+		return rc;
+	json_array_foreach(json_object_get(resp, "MountTargets"), i, mt)
+	{
+		json_t *live =
+		    mt_live(mt, fs_addr ? fs_addr : "aws_efs.?", json_object_get(fs, "tags"));
+
+		if (live)
+			json_array_append_new(into, live);
+	}
+	json_decref(resp);
+	return PROV_OK;
+}
+
+int mt_list(struct prov_ctx *ctx, const struct prov_scope *scope, const char *page, json_t **out,
+	    char **next, struct kiln_error *err)
+{
+	json_t *fss, *fs;
+	size_t i;
+	int rc;
+
+	(void)page;
+	*next = NULL;
+	*out = NULL;
+	rc = efs_list(ctx, scope, NULL, &fss, next, err);
+	if (rc != PROV_OK)
+		return rc;
+	*out = json_array();
+	json_array_foreach(fss, i, fs)
+	{
+		rc = mt_of(ctx, fs, *out, err);
+		if (rc != PROV_OK)
+			break;
+	}
+	json_decref(fss);
+	if (rc != PROV_OK) {
+		json_decref(*out);
+		*out = NULL;
+	}
+	return rc;
+}
+
+int mt_read(struct prov_ctx *ctx, const char *id, json_t **out, struct kiln_error *err)
+{
+	char *q = xasprintf("MountTargetId=%s", id);
+	json_t *resp, *mt, *fs = NULL;
+	int rc =
+	    efs(ctx, "GET", EFS_API "/mount-targets", q, NULL, "DescribeMountTargets", &resp, err);
+
+	free(q);
+	*out = NULL;
+	if (rc != PROV_OK)
+		return rc;
+	mt = json_array_get(json_object_get(resp, "MountTargets"), 0);
+	if (mt)
+		rc =
+		    efs_read(ctx, json_string_value(json_object_get(mt, "FileSystemId")), &fs, err);
+	if (mt && rc == PROV_OK)
+		*out = mt_live(mt,
+			       json_string_value(json_object_get(fs, "address"))
+				   ? json_string_value(json_object_get(fs, "address"))
+				   : "aws_efs.?",
+			       json_object_get(fs, "tags"));
+	json_decref(fs);
+	json_decref(resp);
+	if (rc == PROV_OK && !*out) {
+		kiln_error_set(err, "aws: EFS mount target %s does not exist", id);
+		return PROV_NOTFOUND;
+	}
+	return rc;
+}
+
+int mt_create(struct prov_ctx *ctx, const struct prov_scope *scope, const struct prov_create *op,
+	      json_t **out, struct kiln_error *err)
+{
+	const char *fs = aws_dep_attr(op->deps, "aws_efs", op->name, "id");
+	const char *subnet = aws_dep_attr_any(op->deps, "aws_subnet", "id");
+	const char *sg = aws_dep_attr(op->deps, "aws_security_group", "main", "id");
+	json_t *resp = NULL, *fs_live = NULL;
+	int rc;
+
+	(void)scope;
+	*out = NULL;
+	if (!fs || !subnet || !sg)
+		return missing(op->address, "its file system, a subnet and the security group",
+			       err);
+	rc = efs(ctx, "POST", EFS_API "/mount-targets", NULL,
+		 json_pack("{s:s, s:s, s:[s]}", "FileSystemId", fs, "SubnetId", subnet,
+			   "SecurityGroups", sg),
+		 "CreateMountTarget", &resp, err);
+	/* A retried create: the one already there is this one (one per zone). */
+	if (rc == PROV_ERROR && strstr(err->msg, "MountTargetConflict")) {
+		json_t *all = json_array();
+		json_t *f = json_pack("{s:s, s:s}", "id", fs, "address", "aws_efs.x");
+
+		rc = mt_of(ctx, f, all, err);
+		json_decref(f);
+		if (rc == PROV_OK && json_array_size(all))
+			rc = mt_read(
+			    ctx, json_string_value(json_object_get(json_array_get(all, 0), "id")),
+			    out, err);
+		json_decref(all);
+		return rc;
+	}
+	if (rc != PROV_OK)
+		return rc;
+	rc = efs_read(ctx, fs, &fs_live, err);
+	if (rc == PROV_OK)
+		*out = mt_live(resp, op->address, json_object_get(fs_live, "tags"));
+	json_decref(fs_live);
+	json_decref(resp);
+	if (rc == PROV_OK && !*out) {
+		kiln_error_set(err, "aws: efs CreateMountTarget answered no MountTargetId");
+		return PROV_ERROR;
+	}
+	return rc;
+}
+
+int mt_update(struct prov_ctx *ctx, const char *id, json_t *attrs, const char *const *changed,
+	      size_t nchanged, json_t **out, struct kiln_error *err)
+{
+	(void)ctx, (void)id, (void)attrs, (void)changed, (void)nchanged, (void)out;
+	kiln_error_set(err, "aws: a mount target has nothing to change in place");
+	return PROV_ERROR;
+}
+
+int mt_delete(struct prov_ctx *ctx, const char *id, struct kiln_error *err)
+{
+	char *path = xasprintf(EFS_API "/mount-targets/%s", id);
+	int rc = efs(ctx, "DELETE", path, NULL, NULL, "DeleteMountTarget", NULL, err);
+
+	free(path);
+	return rc == PROV_NOTFOUND ? PROV_OK : rc;
+}
+
+int mt_wait(struct prov_ctx *ctx, enum prov_wait_for what, struct prov_wait *ids, size_t n,
+	    struct kiln_error *err)
+{
+	size_t i;
+
+	for (i = 0; i < n; i++) {
+		json_t *live = NULL;
+		int rc = mt_read(ctx, ids[i].id, &live, err);
+
+		ids[i].state = WAIT_PENDING;
+		if (rc == PROV_NOTFOUND) {
+			if (what == WAIT_GONE)
+				ids[i].state = WAIT_DONE;
+			continue;
+		}
+		if (rc != PROV_OK)
+			return rc;
+		if (what == WAIT_READY &&
+		    strcmp(json_string_value(json_object_get(live, "status")), "ready") == 0) {
+			ids[i].state = WAIT_DONE;
+			ids[i].live = live;
+			continue;
+		}
+		json_decref(live);
+	}
+	return PROV_OK;
+}
