@@ -71,9 +71,30 @@ char *aws_uri_decode(const char *s)
 	return sb.buf ? sb_detach(&sb) : xstrdup("");
 }
 
+/*
+ * A form body as botocore encodes one (application/x-www-form-urlencoded:
+ * a space is '+'): a server that checks the signature over the parameters
+ * it parsed, re-encoded, gets the same bytes.
+ */
+static char *form_encode(const char *s)
+{
+	char *enc = aws_uri_encode(s, false), *p, *q;
+
+	for (p = q = enc; *p; p++) {
+		if (p[0] == '%' && p[1] == '2' && p[2] == '0') {
+			*q++ = '+';
+			p += 2;
+		} else {
+			*q++ = *p;
+		}
+	}
+	*q = '\0';
+	return enc;
+}
+
 void aws_param(struct aws_params *p, const char *key, const char *value)
 {
-	char *v = aws_uri_encode(value ? value : "", false);
+	char *v = form_encode(value ? value : "");
 
 	sb_addf(&p->sb, "%s%s=%s", p->sb.len ? "&" : "", key, v);
 	free(v);

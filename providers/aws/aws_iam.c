@@ -463,7 +463,8 @@ static const char *action_resource(const char *action, const char *buckets, cons
 		return buckets;
 	/* FSx makes its own role the first time it links a bucket. */
 	if (strcmp(action, "iam:CreateServiceLinkedRole") == 0)
-		return "arn:aws:iam::*:role/aws-service-role/s3.data-source.lustre.fsx.amazonaws.com/*";
+		return "arn:aws:iam::*:role/aws-service-role/"
+		       "s3.data-source.lustre.fsx.amazonaws.com/*";
 	if (strstr(action, "InstanceProfile"))
 		return profiles;
 	if (strncmp(action, "iam:", 4) == 0)
@@ -494,6 +495,16 @@ char *aws_iam_policy(struct prov_ctx *ctx, const struct prov_scope *scope,
 		if (strcmp(actions[i], "iam:PassRole") == 0)
 			continue;
 		res = action_resource(actions[i], buckets, roles, profiles);
+		/* Putting a role in a profile (or taking it out) touches both. */
+		if (strstr(actions[i], "RoleToInstanceProfile") ||
+		    strstr(actions[i], "RoleFromInstanceProfile")) {
+			acts = json_object_get(by_res, roles);
+			if (!acts) {
+				acts = json_array();
+				json_object_set_new(by_res, roles, acts);
+			}
+			json_array_append_new(acts, json_string(actions[i]));
+		}
 		acts = json_object_get(by_res, res);
 		if (!acts) {
 			acts = json_array();

@@ -94,6 +94,9 @@ static bool parse_xml(struct aws_error *out, const char *body, size_t len)
 		rid = awsxml_str(doc, "Response.RequestID");
 	else if ((error = first_of(doc, "ErrorResponse.Error")))
 		rid = awsxml_str(doc, "ErrorResponse.RequestId");
+	/* Some servers (moto's authentication errors) wrap it in Errors as EC2 does. */
+	else if ((error = first_of(doc, "ErrorResponse.Errors.Error")))
+		rid = awsxml_str(doc, "ErrorResponse.RequestId");
 	else if ((error = awsxml_get(doc, "Error")) && json_is_object(error))
 		rid = awsxml_str(error, "RequestId");
 	else

@@ -19,7 +19,13 @@ aws: iam-policy prints the minimal policy
 aws: with no capacity in the first zone the gang lands in the second
 aws: with throttling and 5xx on a share of calls apply converges
 aws: after the faults boto3 finds no duplicate
-aws: 20 applies killed with SIGKILL converge with no duplicate or untagged resource"
+aws: 20 applies killed with SIGKILL converge with no duplicate or untagged resource
+aws: moto with IAM enforcement starts
+aws: examples/llm-pretrain.yaml applies with exactly the iam-policy permissions
+aws: boto3 finds the example's resources recorded, none twice, none untagged
+aws: and plans no changes with them
+aws: and destroys with them, keeping the retained stores
+aws: without ec2:CreateVpc the error names the action that was denied"
 
 aws_skip_all() { # WHY
 	printf '%s\n' "$AWS_TESTS" | while IFS= read -r t; do skip "$t" "$1"; done
@@ -164,6 +170,57 @@ aws_crashes() {
 	cd "$E2E_ROOT" || exit 1
 }
 
+# kiln's own least-privilege policy is enough, and every action in it is
+# needed: moto checks signatures and IAM policies after the first 3 requests
+# (the ones that make the user).
+aws_least_privilege() {
+	lp_moto=$E2E_TMP/moto-iam
+	mkdir -p "$lp_moto"
+	if ! out=$(INITIAL_NO_AUTH_ACTION_COUNT=3 sh tests/moto/server.sh start "$lp_moto" 2>&1); then
+		printf '%s\n' "$out" >"$E2E_TMP/.moto"
+		fail "aws: moto with IAM enforcement starts" "$E2E_TMP/.moto"
+		return 0
+	fi
+	pass "aws: moto with IAM enforcement starts"
+	lp_port=$(cat "$lp_moto/moto.port")
+	aws_dir=$(mktemp -d "$E2E_TMP/aws.XXXXXX")
+	cd "$aws_dir" || exit 1
+	sed 's/count: 16/count: 2/' "$E2E_ROOT/examples/llm-pretrain.yaml" >kiln.yaml
+	"$KILN" iam-policy --var image=ami-1e749f67 >policy.json
+	aws_py=$E2E_ROOT/tests/e2e/aws_inspect.py
+	lp_ep=AWS_ENDPOINT_URL=http://127.0.0.1:$lp_port
+	# The first three requests (not checked) make an administrator for boto3.
+	echo '{"Version": "2012-10-17", "Statement": [{"Effect": "Allow", "Action": "*", "Resource": "*"}]}' >admin.json
+	lp_admin=$(env "$lp_ep" python3 "$aws_py" user admin admin.json)
+	# shellcheck disable=SC2086
+	lp_keys=$(env "$lp_ep" $lp_admin python3 "$aws_py" user kiln-ci policy.json)
+	# shellcheck disable=SC2086
+	check "aws: examples/llm-pretrain.yaml applies with exactly the iam-policy permissions" 0 \
+		--out-has "Apply complete: 16 created, 0 updated, 0 replaced, 0 deleted." \
+		-- env "$lp_ep" $lp_keys "$KILN" apply --auto-approve --var image=ami-1e749f67
+	# shellcheck disable=SC2086
+	env "$lp_ep" $lp_keys "$KILN" state pull >.state.json 2>/dev/null
+	# shellcheck disable=SC2086
+	assert "aws: boto3 finds the example's resources recorded, none twice, none untagged" \
+		env "$lp_ep" $lp_admin python3 "$aws_py" agree .state.json llm-pretrain default
+	# shellcheck disable=SC2086
+	check "aws: and plans no changes with them" 0 --out-has "No changes." \
+		-- env "$lp_ep" $lp_keys "$KILN" plan --detailed-exitcode --var image=ami-1e749f67
+	# shellcheck disable=SC2086
+	check "aws: and destroys with them, keeping the retained stores" 0 \
+		--out-has "Destroy complete: 0 created, 0 updated, 0 replaced, 9 deleted, 7 released" \
+		-- env "$lp_ep" $lp_keys "$KILN" destroy --auto-approve --var image=ami-1e749f67
+	# shellcheck disable=SC2086
+	lp_keys=$(env "$lp_ep" $lp_admin python3 "$aws_py" user kiln-ci-less policy.json ec2:CreateVpc)
+	# shellcheck disable=SC2086
+	check "aws: without ec2:CreateVpc the error names the action that was denied" 1 \
+		--err-has "aws_vpc.main: create failed: aws: ec2:CreateVpc was denied to the credentials from the environment (AWS_ACCESS_KEY_ID): UnauthorizedOperation: You are not authorized to perform this operation." \
+		--err-has "allow ec2:CreateVpc for them; \`kiln iam-policy SPEC\` prints every action kiln needs for a spec" \
+		-- env "$lp_ep" $lp_keys "$KILN" apply -w less --auto-approve --var image=ami-1e749f67
+	sh tests/moto/server.sh stop "$lp_moto" >/dev/null 2>&1
+	cd "$E2E_ROOT" || exit 1
+}
+
 aws_tests() {
 	if ! why=$(sh tests/moto/server.sh available 2>&1); then
 		aws_skip_all "moto or boto3 is not installed: $why"
@@ -178,7 +235,7 @@ aws_tests() {
 	fi
 	eval "$out"
 	# Stop the server whatever happens; nothing but loopback is ever called.
-	trap 'sh "$E2E_ROOT/tests/moto/server.sh" stop "$AWS_MOTO_DIR" >/dev/null 2>&1; rm -rf "$E2E_TMP"' EXIT
+	trap 'sh "$E2E_ROOT/tests/moto/server.sh" stop "$AWS_MOTO_DIR" >/dev/null 2>&1; sh "$E2E_ROOT/tests/moto/server.sh" stop "$E2E_TMP/moto-iam" >/dev/null 2>&1; rm -rf "$E2E_TMP"' EXIT
 	AWS_ENDPOINT_URL=http://127.0.0.1:$MOTO_PORT
 	AWS_ACCESS_KEY_ID=AKIAKILNTESTKEY00000
 	AWS_SECRET_ACCESS_KEY=kiln-e2e-secret
@@ -191,6 +248,7 @@ aws_tests() {
 	aws_faults
 	aws_crashes
 	sh tests/moto/server.sh stop "$AWS_MOTO_DIR" >/dev/null 2>&1
+	aws_least_privilege
 	trap 'rm -rf "$E2E_TMP"' EXIT
 	unset AWS_ENDPOINT_URL AWS_ACCESS_KEY_ID AWS_SECRET_ACCESS_KEY AWS_REGION
 }

@@ -12,6 +12,9 @@ client), for the e2e tests against moto. AWS_ENDPOINT_URL names the server.
       change something behind kiln's back: versioning-off, ingress-add
   aws_inspect.py left CLUSTER WS
       print what is left of CLUSTER/WS, one "TYPE NAME" per line
+  aws_inspect.py user NAME POLICY_JSON [ACTION]
+      make an IAM user whose one policy is POLICY_JSON (less ACTION, when
+      given) and print "AWS_ACCESS_KEY_ID=... AWS_SECRET_ACCESS_KEY=..."
 Exit 0 when every check holds; otherwise the faults are printed, exit 1.
 """
 import collections
@@ -31,7 +34,7 @@ def clients():
         aws_secret_access_key=os.environ.get("AWS_SECRET_ACCESS_KEY", "testing"),
         config=botocore.config.Config(retries={"total_max_attempts": 1}),
     )
-    return {s: boto3.client(s, **kw) for s in ("ec2", "s3", "iam")}
+    return {s: boto3.client(s, **kw) for s in ("ec2", "s3", "iam", "fsx", "efs")}
 
 
 def tags_of(items):
@@ -84,6 +87,20 @@ def live(c, cluster, ws):
     for r in iam.list_roles(PathPrefix="/kiln/")["Roles"]:
         t = tags_of(iam.list_role_tags(RoleName=r["RoleName"])["Tags"])
         out.append(("aws_iam_role", r["RoleName"], t))
+    fsx, efs = c["fsx"], c["efs"]
+    for f in fsx.describe_file_systems()["FileSystems"]:
+        out.append(("aws_fsx_lustre", f["FileSystemId"], tags_of(f.get("Tags"))))
+    for a in fsx.describe_data_repository_associations()["Associations"]:
+        out.append(("aws_fsx_import", a["AssociationId"], tags_of(a.get("Tags"))))
+    for f in efs.describe_file_systems()["FileSystems"]:
+        t = tags_of(f.get("Tags"))
+        out.append(("aws_efs", f["FileSystemId"], t))
+        # A mount target has no tags: its file system's say whose it is.
+        for m in efs.describe_mount_targets(FileSystemId=f["FileSystemId"])["MountTargets"]:
+            mt = dict(t)
+            if "kiln:address" in t:
+                mt["kiln:address"] = "aws_efs_mount_target." + t["kiln:address"].split(".", 1)[1]
+            out.append(("aws_efs_mount_target", m["MountTargetId"], mt))
     for typ, id_, t in out:
         if "kiln:address" not in t:
             untagged.append("%s %s" % (typ, desc.get(id_, id_)))
@@ -263,6 +280,24 @@ def left(cluster, ws):
     return [], None
 
 
+def user(name, policy_path, drop=None):
+    with open(policy_path) as f:
+        doc = json.load(f)
+    if isinstance(doc["Statement"], dict):
+        doc["Statement"] = [doc["Statement"]]
+    if drop:
+        for st in doc["Statement"]:
+            acts = st["Action"] if isinstance(st["Action"], list) else [st["Action"]]
+            st["Action"] = [a for a in acts if a != drop]
+        doc["Statement"] = [st for st in doc["Statement"] if st["Action"]]
+    iam = clients()["iam"]
+    iam.create_user(UserName=name)
+    key = iam.create_access_key(UserName=name)["AccessKey"]
+    iam.put_user_policy(UserName=name, PolicyName="kiln", PolicyDocument=json.dumps(doc))
+    print("AWS_ACCESS_KEY_ID=%s AWS_SECRET_ACCESS_KEY=%s" % (key["AccessKeyId"], key["SecretAccessKey"]))
+    return [], None
+
+
 def main():
     cmd = sys.argv[1]
     if cmd == "agree":
@@ -273,6 +308,8 @@ def main():
         faults, ok = drift(sys.argv[2], sys.argv[3], sys.argv[4])
     elif cmd == "left":
         faults, ok = left(sys.argv[2], sys.argv[3])
+    elif cmd == "user":
+        faults, ok = user(sys.argv[2], sys.argv[3], sys.argv[4] if len(sys.argv) > 4 else None)
     else:
         print(__doc__, file=sys.stderr)
         return 2

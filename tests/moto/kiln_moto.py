@@ -774,6 +774,63 @@ def patch_auth() -> None:
 
     IAMRequest._raise_access_denied = raise_access_denied
 
+    # --- moto recomputes a REST-JSON GET or DELETE's signature (EFS) with the query
+    # parameters as a form-encoded body, so it never matches the one the client made
+    # over an empty body (botocore's own calls fail the same way). A request with no
+    # body is signed over no body.
+    orig_init = IAMRequest.__init__
+
+    def init(self, *args, **kwargs):
+        orig_init(self, *args, **kwargs)
+        if self._method in ("GET", "DELETE", "HEAD") and not self._body:
+            self._data = None
+
+    IAMRequest.__init__ = init
+
+    # --- moto checks every action but S3's against the resource "*", so a policy
+    # that scopes IAM actions to role and instance-profile ARNs (as AWS evaluates
+    # them, and as kiln's own least-privilege policy does) could never allow them.
+    # For IAM actions, name the resource the action touches: the role or the
+    # instance profile of the request, with its path.
+    orig_permitted = IAMRequest.check_action_permitted
+
+    def iam_resource(self) -> str:
+        from urllib.parse import parse_qs
+
+        if self._body:
+            raw = self._body.decode() if isinstance(self._body, bytes) else self._body
+            params = {k: v[0] for k, v in parse_qs(raw).items()}
+        else:  # moto parsed the form already
+            params = {k: (v[0] if isinstance(v, list) else v)
+                      for k, v in (self._data or {}).items()}
+        backend = self.backend
+        acct = self.account_id
+        for key, kind in (("InstanceProfileName", "instance-profile"), ("RoleName", "role")):
+            if kind == "role" and params.get("InstanceProfileName") and \
+                    params.get("Action") in ("AddRoleToInstanceProfile",
+                                             "RemoveRoleFromInstanceProfile"):
+                key, kind = "InstanceProfileName", "instance-profile"
+            name = params.get(key)
+            if not name:
+                continue
+            path = params.get("Path")
+            if not path:
+                try:
+                    obj = (backend.get_instance_profile(name) if kind == "instance-profile"
+                           else backend.get_role(name))
+                    path = obj.path
+                except Exception:
+                    path = "/"
+            return f"arn:aws:iam::{acct}:{kind}{path}{name}"
+        return "*"
+
+    def check_action_permitted(self, resource: str) -> None:
+        if resource == "*" and self._service == "iam":
+            resource = iam_resource(self)
+        orig_permitted(self, resource)
+
+    IAMRequest.check_action_permitted = check_action_permitted
+
 
 def apply_patches() -> None:
     patch_ec2()
