@@ -160,6 +160,14 @@ struct provider {
 	 */
 	char *(*iam_policy)(struct prov_ctx *ctx, const struct prov_scope *scope,
 			    const char *const *actions, size_t n);
+	/*
+	 * Checks with the cloud before anything is spent, over what a plan
+	 * creates (creates and replacements: {address: desired}): warnings
+	 * (strings) are added to warnings; PROV_OK, or an error with err that
+	 * stops the plan. NULL when the provider has nothing to check.
+	 */
+	int (*preflight)(struct prov_ctx *ctx, const json_t *creates, json_t *warnings,
+			 struct kiln_error *err);
 	/* How many API calls this context has made (for bench and tests). */
 	unsigned long (*calls)(struct prov_ctx *ctx);
 };

@@ -239,6 +239,40 @@ int run_open(struct run *r, struct cli *cli, struct run_flags *f, const char *sp
 	return load_state(r);
 }
 
+/*
+ * The provider's checks before any spend, over what the plan creates (and
+ * replaces); its warnings join the plan's. Not for --destroy, which creates
+ * nothing, nor with --refresh=false, which promises no API call.
+ */
+static int run_preflight(struct run *r, struct kiln_error *err)
+{
+	json_t *kn = json_object_get(r->plan, "kiln"), *creates, *rc;
+	size_t i;
+	int ret = 0;
+
+	if (!r->e->prov->preflight || r->f->destroy || !r->f->refresh)
+		return 0;
+	creates = json_object();
+	json_array_foreach(json_object_get(r->plan, "resource_changes"), i, rc)
+	{
+		json_t *actions = json_object_get(json_object_get(rc, "change"), "actions"), *a;
+		const char *addr = json_string_value(json_object_get(rc, "address"));
+		json_t *d = addr ? json_object_get(r->e->desired, addr) : NULL;
+		size_t j;
+
+		json_array_foreach(actions, j, a) if (d && strcmp(json_string_value(a), "create") ==
+							       0) json_object_set(creates, addr, d);
+	}
+	if (json_object_size(creates)) {
+		json_t *warnings = json_object_get(kn, "warnings");
+
+		ret = r->e->prov->preflight(r->e->ctx, creates, warnings, err) == PROV_OK ? 0 : -1;
+		log_debug("pre-flight checks in %.0f ms", lap_ms());
+	}
+	json_decref(creates);
+	return ret;
+}
+
 int run_plan(struct run *r)
 {
 	struct kiln_error err = {0};
@@ -270,6 +304,10 @@ int run_plan(struct run *r)
 		return -1;
 	}
 	json_decref(live);
+	if (run_preflight(r, &err) != 0) {
+		cmd_report(r->cli, &err);
+		return -1;
+	}
 	/* A saved plan made over a replayed journal is current only while that journal is. */
 	if (json_object_size(r->overlay))
 		json_object_set_new(json_object_get(json_object_get(r->plan, "kiln"), "state"),

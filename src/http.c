@@ -140,7 +140,11 @@ static size_t on_header(char *data, size_t size, size_t n, void *arg)
 	return len;
 }
 
-/* One attempt: 0 with *resp, or -1 when nothing came back (err says why). */
+/*
+ * One attempt: 0 with *resp; -1 when nothing came back (err says why) and
+ * another attempt may fare better; -2 when it cannot (a refused scheme, an
+ * answer over the cap).
+ */
 static int http_send(const struct http_request *req, struct http_response *resp,
 		     struct kiln_error *err)
 {
@@ -162,9 +166,12 @@ static int http_send(const struct http_request *req, struct http_response *resp,
 	/* libcurl adds these unless told not to; a signature covers exactly what is sent. */
 	hdrs = curl_slist_append(hdrs, "Expect:");
 	hdrs = curl_slist_append(hdrs, "Accept:");
+	hdrs = curl_slist_append(hdrs, "Content-Type:");
 	for (h = req->headers; h && *h; h++)
 		hdrs = curl_slist_append(hdrs, *h);
 	curl_easy_setopt(c, CURLOPT_SHARE, http_share);
+	/* Each handle's cache limit applies to the shared one: room for every worker. */
+	curl_easy_setopt(c, CURLOPT_MAXCONNECTS, 64L);
 	curl_easy_setopt(c, CURLOPT_URL, req->url);
 	curl_easy_setopt(c, CURLOPT_HTTPHEADER, hdrs);
 	curl_easy_setopt(c, CURLOPT_NOSIGNAL, 1L);
@@ -195,6 +202,12 @@ static int http_send(const struct http_request *req, struct http_response *resp,
 	} else if (s.too_big) {
 		kiln_error_set(err, "the response from %s is larger than %ld MiB; refused",
 			       req->url, HTTP_MAX_BYTES >> 20);
+		ret = -2;
+	} else if (cc == CURLE_UNSUPPORTED_PROTOCOL || cc == CURLE_URL_MALFORMAT) {
+		/* Not worth another attempt: the same URL fails the same way. */
+		kiln_error_set(err, "cannot reach %s: %s (kiln speaks only http and https)",
+			       req->url, *errbuf ? errbuf : curl_easy_strerror(cc));
+		ret = -2;
 	} else {
 		kiln_error_set(err, "cannot reach %s: %s", req->url,
 			       *errbuf ? errbuf : curl_easy_strerror(cc));
@@ -247,7 +260,7 @@ int http_call_run(const struct http_call *call, struct http_response *resp, int 
 		memset(&req, 0, sizeof(req));
 		call->prepare(call->arg, attempt, &req);
 		rc = http_send(&req, resp, err);
-		again = rc < 0 || call->transient(call->arg, resp);
+		again = rc == -1 || (rc == 0 && call->transient(call->arg, resp));
 		if (rc == 0)
 			log_debug("http: %s %s -> %ld in %ld ms (attempt %d)%s%s", call->service,
 				  call->action, resp->status, elapsed_ms(&t0), attempt + 1,
@@ -262,5 +275,5 @@ int http_call_run(const struct http_call *call, struct http_response *resp, int 
 	}
 	if (attempts)
 		*attempts = attempt < max ? attempt + 1 : (int)max;
-	return rc;
+	return rc < 0 ? -1 : 0;
 }

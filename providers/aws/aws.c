@@ -224,5 +224,6 @@ const struct provider provider_aws = {
     .catalog = aws_catalog,
     .iam_actions = aws_iam_actions,
     .iam_policy = aws_iam_policy,
+    .preflight = aws_preflight,
     .calls = aws_calls,
 };

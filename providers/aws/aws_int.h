@@ -124,6 +124,10 @@ extern const struct prov_type aws_types[AWS_NTYPES];
 /* aws_expand.c */
 int aws_expand(struct prov_ctx *ctx, const struct spec *spec, json_t **out, struct kiln_error *err);
 
+/* aws_preflight.c */
+int aws_preflight(struct prov_ctx *ctx, const json_t *creates, json_t *warnings,
+		  struct kiln_error *err);
+
 /* aws_iam.c */
 const char *const *aws_iam_actions(const char *type, enum prov_verb verb);
 char *aws_iam_policy(struct prov_ctx *ctx, const struct prov_scope *scope,

@@ -16,6 +16,9 @@ aws: drift made with boto3 is shown
 aws: destroy leaves only the retained bucket
 aws: no credentials is an error naming where kiln looked
 aws: iam-policy prints the minimal policy
+aws: plan refuses an image the region lacks, before anything is spent
+aws: plan refuses a type offered in none of the zones
+aws: plan warns of a zone that does not offer a type
 aws: with no capacity in the first zone the gang lands in the second
 aws: with throttling and 5xx on a share of calls apply converges
 aws: after the faults boto3 finds no duplicate
@@ -115,6 +118,18 @@ aws_errors() {
 		--err "kiln: plan: no AWS credentials found; looked in: the environment (AWS_ACCESS_KEY_ID, AWS_SECRET_ACCESS_KEY); profile 'default' in $aws_dir/.aws/credentials (no such file); profile 'default' in $aws_dir/.aws/config (no such file)
   hint: export AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY, or run 'aws configure' to write ~/.aws/credentials" \
 		-- env -u AWS_ACCESS_KEY_ID -u AWS_SECRET_ACCESS_KEY HOME="$aws_dir" "$KILN" plan
+	check "aws: plan refuses an image the region lacks, before anything is spent" 1 \
+		--err "kiln: plan: aws: compute.login.image: ami-00000000 does not exist in region us-east-1
+  hint: images are regional: use the AMI id of this region" \
+		-- "$KILN" plan --var image=ami-00000000
+	sed 's/zone: \[us-east-1a, us-east-1b\]/zone: [us-east-1y, us-east-1z]/' kiln.yaml >nozone.yaml
+	check "aws: plan refuses a type offered in none of the zones" 1 \
+		--err-has "kiln: plan: aws: compute.login: m7i.xlarge is not offered in us-east-1y, us-east-1z (of those, none)" \
+		-- "$KILN" plan nozone.yaml
+	sed 's/zone: \[us-east-1a, us-east-1b\]/zone: [us-east-1a, us-east-1z]/' kiln.yaml >onezone.yaml
+	check "aws: plan warns of a zone that does not offer a type" 2 \
+		--out-has "aws_instance_group.trainers: p5.48xlarge is not offered in us-east-1z; those zones are skipped if capacity runs out" \
+		-- "$KILN" plan --detailed-exitcode onezone.yaml
 	check "aws: iam-policy prints the minimal policy" 0 \
 		--out-has '"ec2:RunInstances"' \
 		--out-has '"Resource": "arn:aws:iam::*:role/kiln/e2e/default/*"' \
