@@ -9,9 +9,15 @@
   simulated latency per call: wall, CPU, peak RSS, provider calls, and apply
   wall time over its lower bounds (DAG depth x latency; and ops x latency /
   parallelism, since 32 workers cannot run 10,000 calls in 4 rounds).
+- aws: examples/llm-pretrain.yaml (2 nodes) against moto's server with
+  kiln's extension (tests/moto) on loopback: API calls (counted by the
+  server, retries included) and wall time for a first apply (pre-flight
+  included), a no-change plan, and destroy; the calls by service.
+  Targets (issue 5): apply in at most 30 calls, a no-change plan in 20.
 
 Figures only: timings belong here, not in tests.
 """
+import collections
 import json
 import os
 import re
@@ -226,19 +232,68 @@ def bench_state(tmp):
         print(f"  {name:<20} wall {best[0] * 1000:.1f} ms, cpu {best[1] * 1000:.1f} ms")
 
 
+def moto_calls(port, reset=False):
+    import urllib.request
+    url = f"http://127.0.0.1:{port}/_kiln/calls" + ("/reset" if reset else "")
+    req = urllib.request.Request(url, method="POST" if reset else "GET", data=b"" if reset else None)
+    with urllib.request.urlopen(req) as r:
+        return json.loads(r.read() or b"{}")
+
+
+def bench_aws(tmp):
+    root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+    server = os.path.join(root, "tests", "moto", "server.sh")
+    if subprocess.run(["sh", server, "available"], capture_output=True).returncode != 0:
+        print("\naws: skipped (moto or boto3 is not installed)")
+        return
+    mdir = os.path.join(tmp, "moto")
+    os.makedirs(mdir)
+    subprocess.run(["sh", server, "start", mdir], check=True, capture_output=True)
+    try:
+        port = int(open(os.path.join(mdir, "moto.port")).read())
+        work = os.path.join(tmp, "aws")
+        os.makedirs(work)
+        with open(os.path.join(root, "examples", "llm-pretrain.yaml")) as f:
+            spec = f.read().replace("count: 16", "count: 2")
+        with open(os.path.join(work, "kiln.yaml"), "w") as f:
+            f.write(spec)
+        env = dict(os.environ, AWS_ENDPOINT_URL=f"http://127.0.0.1:{port}",
+                   AWS_ACCESS_KEY_ID="AKIAKILNBENCH0000000", AWS_SECRET_ACCESS_KEY="bench",
+                   AWS_REGION="us-east-1")
+        var = ["--var", "image=ami-1e749f67"]
+        print("\naws: examples/llm-pretrain.yaml (count 2) against moto on loopback")
+        print(f"  {'step':<18} {'calls':>6} {'target':>7} {'wall s':>8}  by service")
+        for step, args, target in (("apply (first)", ["apply", "--auto-approve"], 30),
+                                   ("plan (no change)", ["plan", "--detailed-exitcode"], 20),
+                                   ("destroy", ["destroy", "--auto-approve"], None)):
+            moto_calls(port, reset=True)
+            wall, _, _, p = run([KILN] + args + var, cwd=work, env=env)
+            calls = moto_calls(port)
+            by = collections.Counter()
+            for k, v in calls.get("by_action", {}).items():
+                by[k.split(":")[0]] += v
+            services = " ".join(f"{k}={v}" for k, v in sorted(by.items()))
+            print(f"  {step:<18} {calls.get('total', 0):>6} {target or '-':>7} {wall:>8.2f}  "
+                  f"{services}{'' if p.returncode == 0 else f'  (exit {p.returncode})'}")
+    finally:
+        subprocess.run(["sh", server, "stop", mdir], capture_output=True)
+
+
 def main():
     if not os.access(KILN, os.X_OK):
         sys.exit(f"no kiln binary at {KILN}; run make first")
     tmp = tempfile.mkdtemp(prefix="kiln-bench.")
     try:
         print(f"kiln benchmarks: {KILN}")
-        which = os.environ.get("KILN_BENCH", "validate,state,engine").split(",")
+        which = os.environ.get("KILN_BENCH", "validate,state,engine,aws").split(",")
         if "validate" in which:
             bench_validate(tmp)
         if "state" in which:
             bench_state(tmp)
         if "engine" in which:
             bench_engine(tmp)
+        if "aws" in which:
+            bench_aws(tmp)
     finally:
         shutil.rmtree(tmp)
 

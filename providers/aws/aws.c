@@ -53,6 +53,9 @@ static void aws_close(struct prov_ctx *ctx)
 	if (!ctx)
 		return;
 	aws_creds_release(&ctx->creds);
+	json_decref(ctx->images);
+	json_decref(ctx->efa);
+	pthread_mutex_destroy(&ctx->mu);
 	for (i = 0; i < AWS_NSERVICES; i++) {
 		free(ctx->ep[i].base);
 		free(ctx->ep[i].host);
@@ -68,6 +71,10 @@ static int aws_open(struct prov_ctx **out, const struct spec *spec, struct kiln_
 {
 	struct prov_ctx *ctx = xcalloc(1, sizeof(*ctx));
 	size_t i;
+
+	pthread_mutex_init(&ctx->mu, NULL);
+	ctx->images = json_object();
+	ctx->efa = json_object();
 
 	*out = NULL;
 	if (aws_region_resolve(spec->provider.region, &ctx->region, err) < 0)
@@ -89,6 +96,43 @@ static int aws_open(struct prov_ctx **out, const struct spec *spec, struct kiln_
 fail:
 	aws_close(ctx);
 	return -1;
+}
+
+char *aws_image_root(struct prov_ctx *ctx, const char *image)
+{
+	const char *dev;
+	char *out;
+
+	pthread_mutex_lock(&ctx->mu);
+	dev = json_string_value(json_object_get(ctx->images, image));
+	out = dev ? xstrdup(dev) : NULL;
+	pthread_mutex_unlock(&ctx->mu);
+	return out;
+}
+
+void aws_image_remember(struct prov_ctx *ctx, const char *image, const char *root_device)
+{
+	pthread_mutex_lock(&ctx->mu);
+	json_object_set_new(ctx->images, image,
+			    json_string(root_device ? root_device : "/dev/xvda"));
+	pthread_mutex_unlock(&ctx->mu);
+}
+
+int aws_efa_max(struct prov_ctx *ctx, const char *type)
+{
+	int n;
+
+	pthread_mutex_lock(&ctx->mu);
+	n = (int)json_integer_value(json_object_get(ctx->efa, type));
+	pthread_mutex_unlock(&ctx->mu);
+	return n;
+}
+
+void aws_efa_remember(struct prov_ctx *ctx, const char *type, int n)
+{
+	pthread_mutex_lock(&ctx->mu);
+	json_object_set_new(ctx->efa, type, json_integer(n));
+	pthread_mutex_unlock(&ctx->mu);
 }
 
 static const struct catalog *aws_catalog(struct prov_ctx *ctx)

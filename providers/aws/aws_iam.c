@@ -291,6 +291,18 @@ static int iam(struct prov_ctx *ctx, const char *action, struct aws_params *p, c
 	return rc;
 }
 
+/* The tags a role is made with, as a map (its live form's). */
+static void iam_tag_map(json_t *tags, const struct prov_scope *scope, const char *address)
+{
+	const char *k;
+	json_t *v;
+
+	json_object_foreach(scope->user_tags, k, v) json_object_set(tags, k, v);
+	json_object_set_new(tags, PROV_TAG_CLUSTER, json_string(scope->cluster));
+	json_object_set_new(tags, PROV_TAG_WORKSPACE, json_string(scope->workspace));
+	json_object_set_new(tags, PROV_TAG_ADDRESS, json_string(address));
+}
+
 static void iam_tags(struct aws_params *p, const struct prov_scope *scope, const char *address)
 {
 	const char *k;
@@ -356,6 +368,8 @@ int role_create(struct prov_ctx *ctx, const struct prov_scope *scope, const stru
 {
 	char *name = aws_name(scope, op->name, 64), *path = role_path(scope);
 	struct aws_params p = {{0}};
+	json_t *resp = NULL;
+	bool retried = false;
 	int rc;
 
 	*out = NULL;
@@ -365,8 +379,13 @@ int role_create(struct prov_ctx *ctx, const struct prov_scope *scope, const stru
 	aws_paramf(&p, "Description", "kiln %s/%s: %s", scope->cluster, scope->workspace,
 		   op->address);
 	iam_tags(&p, scope, op->address);
+	rc = aws_query(ctx, AWS_IAM, "CreateRole", &p, &resp, err);
+	aws_params_release(&p);
 	/* A retried create finds its role there: the name is this scope's alone. */
-	rc = iam(ctx, "CreateRole", &p, "EntityAlreadyExists", err);
+	if (rc == PROV_ERROR && strstr(err->msg, "EntityAlreadyExists")) {
+		rc = PROV_OK;
+		retried = true;
+	}
 	/*
 	 * The policy last: a create killed before it leaves a role whose store
 	 * lists read back empty, so the next apply updates it, and the update
@@ -376,8 +395,25 @@ int role_create(struct prov_ctx *ctx, const struct prov_scope *scope, const stru
 		rc = ensure_profile(ctx, name, path, scope, op->address, err);
 	if (rc == PROV_OK)
 		rc = put_policy(ctx, name, scope, op->attrs, err);
-	if (rc == PROV_OK)
+	/* What was just made is what is there; a role found made is read. */
+	if (rc == PROV_OK && !retried && awsxml_str(resp, "CreateRoleResult.Role.Arn")) {
+		char *policy = policy_compile(scope, json_object_get(op->attrs, "read"),
+					      json_object_get(op->attrs, "write"));
+		json_t *tags = json_object();
+
+		iam_tag_map(tags, scope, op->address);
+		*out = aws_live("aws_iam_role", name, "ready",
+				json_pack("{s:O, s:O, s:s, s:s, s:s, s:s}", "read",
+					  json_object_get(op->attrs, "read"), "write",
+					  json_object_get(op->attrs, "write"), "arn",
+					  awsxml_str(resp, "CreateRoleResult.Role.Arn"), "profile",
+					  name, "path", path, "policy", policy),
+				tags);
+		free(policy);
+	} else if (rc == PROV_OK) {
 		rc = role_read(ctx, name, out, err);
+	}
+	json_decref(resp);
 	free(name);
 	free(path);
 	return rc;

@@ -19,6 +19,7 @@
 #ifndef KILN_AWS_INT_H
 #define KILN_AWS_INT_H
 
+#include <pthread.h>
 #include <stdatomic.h>
 
 #include <jansson.h>
@@ -54,6 +55,9 @@ struct prov_ctx {
 	struct aws_endpoint ep[AWS_NSERVICES];
 	atomic_ulong calls; /* HTTP requests made, retries included */
 	bool have_creds;    /* else creds_err says why, at the first call */
+	pthread_mutex_t mu; /* guards images */
+	json_t *images;	    /* image id -> root device name, as DescribeImages said */
+	json_t *efa;	    /* instance type -> maximum EFA interfaces, as EC2 said */
 	struct kiln_error creds_err;
 };
 
@@ -123,6 +127,13 @@ extern const struct prov_type aws_types[AWS_NTYPES];
 
 /* aws_expand.c */
 int aws_expand(struct prov_ctx *ctx, const struct spec *spec, json_t **out, struct kiln_error *err);
+
+/* The root device of an image, remembered from a DescribeImages (NULL when unknown). */
+char *aws_image_root(struct prov_ctx *ctx, const char *image);
+void aws_image_remember(struct prov_ctx *ctx, const char *image, const char *root_device);
+/* An instance type's maximum EFA interfaces, remembered from DescribeInstanceTypes (0: unknown). */
+int aws_efa_max(struct prov_ctx *ctx, const char *type);
+void aws_efa_remember(struct prov_ctx *ctx, const char *type, int n);
 
 /* aws_preflight.c */
 int aws_preflight(struct prov_ctx *ctx, const json_t *creates, json_t *warnings,

@@ -371,7 +371,9 @@ static int root_device(struct prov_ctx *ctx, const char *image, char **out, stru
 	const char *dev;
 	int rc;
 
-	*out = NULL;
+	*out = aws_image_root(ctx, image);
+	if (*out)
+		return PROV_OK;
 	aws_param(&p, "ImageId.1", image);
 	rc = aws_query(ctx, AWS_EC2, "DescribeImages", &p, &resp, err);
 	aws_params_release(&p);
@@ -392,10 +394,34 @@ static int root_device(struct prov_ctx *ctx, const char *image, char **out, stru
 		rc = PROV_ERROR;
 	} else {
 		*out = xstrdup(dev ? dev : "/dev/xvda");
+		aws_image_remember(ctx, image, dev);
 	}
 	json_decref(images);
 	json_decref(resp);
 	return rc;
+}
+
+/* How many EFA interfaces a type takes: remembered from pre-flight, else asked (one call). */
+static int efa_interfaces(struct prov_ctx *ctx, const char *type, int *out, struct kiln_error *err)
+{
+	struct aws_params p = {{0}};
+	json_t *resp;
+	const char *n;
+	int rc;
+
+	*out = aws_efa_max(ctx, type);
+	if (*out > 0)
+		return PROV_OK;
+	aws_param(&p, "InstanceType.1", type);
+	rc = aws_query(ctx, AWS_EC2, "DescribeInstanceTypes", &p, &resp, err);
+	aws_params_release(&p);
+	if (rc != PROV_OK)
+		return rc;
+	n = awsxml_str(resp, "instanceTypeSet.0.networkInfo.efaInfo.maximumEfaInterfaces");
+	*out = n && atoi(n) > 0 ? atoi(n) : 1;
+	aws_efa_remember(ctx, type, *out);
+	json_decref(resp);
+	return PROV_OK;
 }
 
 /* What a launch needs beside the count: from the spec's attrs and the dependencies' ids. */
@@ -413,6 +439,7 @@ struct launch {
 	const char *profile; /* instance profile name, or NULL */
 	const char *role;
 	bool efa;
+	int efa_interfaces; /* with efa: one per network card, card 0 the primary */
 	bool public;
 	bool spot;
 	bool gang;
@@ -423,6 +450,7 @@ static void launch_params(struct aws_params *p, const struct launch *l,
 			  const struct prov_scope *scope, long count, const char *token)
 {
 	json_t *extra = json_object();
+	int i;
 
 	aws_param(p, "ImageId", l->image);
 	aws_param(p, "InstanceType", l->type);
@@ -436,15 +464,37 @@ static void launch_params(struct aws_params *p, const struct launch *l,
 	aws_param(p, "BlockDeviceMapping.1.Ebs.VolumeType", l->disk_type);
 	aws_param(p, "BlockDeviceMapping.1.Ebs.Encrypted", "true");
 	aws_param(p, "BlockDeviceMapping.1.Ebs.DeleteOnTermination", "true");
-	/* Interfaces carry the subnet and the group; EFA is an interface type. */
-	aws_param(p, "NetworkInterface.1.DeviceIndex", "0");
-	aws_param(p, "NetworkInterface.1.SubnetId", l->subnet);
-	aws_param(p, "NetworkInterface.1.SecurityGroupId.1", l->sg);
-	aws_param(p, "NetworkInterface.1.DeleteOnTermination", "true");
-	if (l->efa)
-		aws_param(p, "NetworkInterface.1.InterfaceType", "efa");
-	if (l->public)
-		aws_param(p, "NetworkInterface.1.AssociatePublicIpAddress", "true");
+	/*
+	 * Interfaces carry the subnet and the group; EFA is an interface type,
+	 * one per network card (card 0 the primary, device 0; the others
+	 * device 1), as many as the type has EFA interfaces.
+	 */
+	for (i = 0; i < (l->efa && l->efa_interfaces > 1 ? l->efa_interfaces : 1); i++) {
+		char *k = xasprintf("NetworkInterface.%d.", i + 1), *v;
+
+#define NIC(name, value)                                                                           \
+	do {                                                                                       \
+		v = xasprintf("%s%s", k, name);                                                    \
+		aws_param(p, v, value);                                                            \
+		free(v);                                                                           \
+	} while (0)
+		NIC("DeviceIndex", i == 0 ? "0" : "1");
+		if (l->efa_interfaces > 1) {
+			char card[16];
+
+			snprintf(card, sizeof(card), "%d", i);
+			NIC("NetworkCardIndex", card);
+		}
+		NIC("SubnetId", l->subnet);
+		NIC("SecurityGroupId.1", l->sg);
+		NIC("DeleteOnTermination", "true");
+		if (l->efa)
+			NIC("InterfaceType", "efa");
+		if (l->public && i == 0)
+			NIC("AssociatePublicIpAddress", "true");
+#undef NIC
+		free(k);
+	}
 	if (l->pg)
 		aws_param(p, "Placement.GroupName", l->pg);
 	if (l->profile)
@@ -536,6 +586,8 @@ int ig_create(struct prov_ctx *ctx, const struct prov_scope *scope, const struct
 	json_array_foreach(zones, i, z) sb_addf(&zs, "%s%s", i ? "," : "", json_string_value(z));
 	l.zones = zs.buf ? zs.buf : xstrdup("");
 	rc = root_device(ctx, l.image, &l.root_dev, err);
+	if (rc == PROV_OK && l.efa)
+		rc = efa_interfaces(ctx, l.type, &l.efa_interfaces, err);
 	json_array_foreach(zones, i, z)
 	{
 		if (rc != PROV_OK)
@@ -659,6 +711,8 @@ int ig_update(struct prov_ctx *ctx, const char *id, json_t *attrs, const char *c
 			} else {
 				rc = root_device(ctx, l.image, &l.root_dev, err);
 			}
+			if (rc == PROV_OK && l.efa)
+				rc = efa_interfaces(ctx, l.type, &l.efa_interfaces, err);
 			if (rc == PROV_OK) {
 				/* The same grow retried is the same token: launched once. */
 				char *tok = xasprintf("%s:%ld->%ld:%s", id, have, want,

@@ -62,9 +62,13 @@ static int describe_types(struct prov_ctx *ctx, json_t *types, json_t **out, str
 	json_array_foreach(items, i, it)
 	{
 		const char *name = awsxml_str(it, "instanceType");
+		const char *efa = awsxml_str(it, "networkInfo.efaInfo.maximumEfaInterfaces");
 
 		if (name)
 			json_object_set(*out, name, it);
+		/* The launch gives an EFA group this many interfaces, one per network card. */
+		if (name && efa)
+			aws_efa_remember(ctx, name, atoi(efa));
 	}
 	json_decref(items);
 	json_decref(resp);
@@ -133,8 +137,11 @@ static int describe_images(struct prov_ctx *ctx, json_t *ids, json_t **out, stru
 	{
 		const char *id = awsxml_str(it, "imageId");
 
-		if (id)
+		if (id) {
 			json_object_set_new(*out, id, json_true());
+			/* The launch needs its root device: one call less per group. */
+			aws_image_remember(ctx, id, awsxml_str(it, "rootDeviceName"));
+		}
 	}
 	json_decref(items);
 	json_decref(resp);

@@ -407,7 +407,6 @@ int bucket_create(struct prov_ctx *ctx, const struct prov_scope *scope,
 	tags = bucket_tags(scope, op->address, json_string_value(json_object_get(a, "deletion")));
 	if (rc == PROV_OK)
 		rc = put_tags(ctx, name, tags, err);
-	json_decref(tags);
 	if (rc == PROV_OK && json_is_true(json_object_get(a, "block_public_access")))
 		rc = put_public_access_block(ctx, name, true, err);
 	if (rc == PROV_OK && json_is_true(json_object_get(a, "encrypted")))
@@ -418,8 +417,22 @@ int bucket_create(struct prov_ctx *ctx, const struct prov_scope *scope,
 		rc = put_lifecycle(
 		    ctx, name, json_integer_value(json_object_get(a, "expire_noncurrent_after")),
 		    err);
-	if (rc == PROV_OK)
-		rc = bucket_read(ctx, name, out, err);
+	/* What was just set is what is there: no call to read it back. */
+	if (rc == PROV_OK) {
+		json_int_t secs = json_integer_value(json_object_get(a, "expire_noncurrent_after"));
+		/* Read back, the rule says whole days: record what a refresh will read. */
+		json_t *attrs = json_pack(
+		    "{s:b, s:I, s:b, s:b, s:O, s:s, s:s+}", "versioning",
+		    json_is_true(json_object_get(a, "versioning")), "expire_noncurrent_after",
+		    secs > 0 ? (secs + DAY - 1) / DAY * DAY : 0, "encrypted",
+		    json_is_true(json_object_get(a, "encrypted")), "block_public_access",
+		    json_is_true(json_object_get(a, "block_public_access")), "deletion",
+		    json_object_get(a, "deletion"), "bucket", name, "arn", "arn:aws:s3:::", name);
+
+		*out = aws_live("aws_s3_bucket", name, "ready", attrs, tags);
+		tags = NULL;
+	}
+	json_decref(tags);
 	free(name);
 	return rc;
 }

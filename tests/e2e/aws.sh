@@ -71,7 +71,7 @@ aws_lifecycle() {
 		-- "$KILN" apply --auto-approve
 	aws_agree "aws: boto3 finds every resource recorded, none twice, none untagged"
 	aws_inspect "aws: boto3 finds the settings the spec asks for" expect e2e default \
-		group=trainers:count=2:efa:pg:profile:type=p5.48xlarge:zone=us-east-1a \
+		group=trainers:count=2:efa=32:pg:profile:type=p5.48xlarge:zone=us-east-1a \
 		group=login:count=1:type=m7i.xlarge \
 		bucket=datasets:versioning=on bucket=checkpoints:versioning=on:expire=30 \
 		sg-ingress=22/203.0.113.0/24 role=trainer:read=datasets:write=checkpoints

@@ -160,6 +160,12 @@ def expect(cluster, ws, checks):
                     nics = [n.get("InterfaceType") for n in i["NetworkInterfaces"]]
                     if k == "efa" and "efa" not in nics:
                         faults.append("%s has no EFA interface (%s)" % (i["InstanceId"], nics))
+                    if k == "efa" and v and (nics.count("efa") != int(v) or
+                                             len({n["Attachment"].get("NetworkCardIndex", 0)
+                                                  for n in i["NetworkInterfaces"]}) != int(v)):
+                        faults.append("%s has %d EFA interfaces on %d cards, want %s" % (
+                            i["InstanceId"], nics.count("efa"),
+                            len({n["Attachment"].get("NetworkCardIndex", 0) for n in i["NetworkInterfaces"]}), v))
                     if k == "pg" and not i["Placement"].get("GroupName"):
                         faults.append("%s is in no placement group" % i["InstanceId"])
                     if k == "profile" and not i.get("IamInstanceProfile"):

@@ -158,8 +158,9 @@ en_errors() {
 		--err-has "has no GPU model 'B200'; it has: A10G, A100, H100, H200, L4, L40S" \
 		-- "$KILN" plan
 	en_new_dir examples/llm-pretrain.yaml
-	check "engine: a spec for a provider this kiln lacks is named" 1 \
-		--err-has "provider 'aws' is not built into this kiln" -- "$KILN" plan
+	check "engine: an aws spec with no credentials names where kiln looked" 1 \
+		--err-has "kiln: plan: no AWS credentials found; looked in: the environment (AWS_ACCESS_KEY_ID, AWS_SECRET_ACCESS_KEY)" \
+		-- env -u AWS_ACCESS_KEY_ID -u AWS_SECRET_ACCESS_KEY -u AWS_PROFILE HOME="$en_dir" "$KILN" plan
 	cd "$E2E_ROOT" || exit 1
 	check "engine: plan from standard input is refused" 1 \
 		--err "kiln: plan: plan reads a spec file, not standard input; write the spec to a file: plans are bound to the file's digest" \
