@@ -11,6 +11,7 @@
 #include "cmds.h"
 
 static const struct cli_option options[] = {
+    CMD_OPT_WORKSPACE,
     RUN_OPT_VAR,
 };
 
@@ -67,7 +68,7 @@ int cmd_iam_policy(int argc, char **argv, struct cli *cli)
 	if (!spec)
 		goto out;
 	struct spec_options opts = {f.vars.v, f.vars.n};
-	if (engine_open(&e, spec, &opts, workspace_name(NULL), &d, &err) != 0) {
+	if (engine_open(&e, spec, &opts, workspace_name(f.store.workspace), &d, &err) != 0) {
 		diags_sort(&d);
 		diags_print(&d, stderr, cli->color_err);
 		if (err.msg[0])

@@ -14,6 +14,7 @@
 #include "aws/awsxml.h"
 #include "log.h"
 
+#include <ctype.h>
 #include <openssl/crypto.h>
 #include <openssl/sha.h>
 #include <stdlib.h>
@@ -29,10 +30,16 @@ static int endpoint_init(struct aws_endpoint *ep, const char *service, const cha
 	if (!p || (strncmp(ep->base, "http://", 7) != 0 && strncmp(ep->base, "https://", 8) != 0)) {
 		kiln_error_set(err, "aws: the %s endpoint '%s' is not an http:// or https:// URL",
 			       service, ep->base);
+		char upper[16] = "";
+		size_t i;
+
+		for (i = 0; service[i] && i + 1 < sizeof(upper); i++)
+			upper[i] = (char)toupper((unsigned char)service[i]);
+		upper[i] = '\0';
 		kiln_error_hint(err,
 				"set AWS_ENDPOINT_URL (or AWS_ENDPOINT_URL_%s) to a URL such "
 				"as http://127.0.0.1:5000",
-				service);
+				upper);
 		return -1;
 	}
 	host = p + 3;

@@ -224,18 +224,20 @@ static json_t *object_names(const struct spec *spec, const struct spec_ref *refs
 static void expand_role(json_t *all, const struct spec *spec, const struct spec_role *role)
 {
 	json_t *r = pexp_resource(all, "aws_iam_role", role->name);
-	struct strbuf others = {0};
+	struct strbuf others[2] = {{0}};
 	size_t i;
 
-	pexp_attr(r, "read", object_names(spec, role->read, role->nread, &others));
-	pexp_attr(r, "write", object_names(spec, role->write, role->nwrite, &others));
-	if (others.len)
-		pexp_why(
-		    r, "read",
-		    xasprintf("%s: file systems are reached over the network (the security "
-			      "group), not through IAM, so the policy names object stores only",
-			      others.buf));
-	sb_release(&others);
+	pexp_attr(r, "read", object_names(spec, role->read, role->nread, &others[0]));
+	pexp_attr(r, "write", object_names(spec, role->write, role->nwrite, &others[1]));
+	for (i = 0; i < 2; i++) {
+		if (others[i].len)
+			pexp_why(r, i ? "write" : "read",
+				 xasprintf("%s: file systems are reached over the network (the "
+					   "security group), not through IAM, so the policy names "
+					   "object stores only",
+					   others[i].buf));
+		sb_release(&others[i]);
+	}
 	for (i = 0; i < role->nread + role->nwrite; i++) {
 		const struct spec_ref *ref =
 		    i < role->nread ? &role->read[i] : &role->write[i - role->nread];

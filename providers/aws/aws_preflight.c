@@ -127,7 +127,25 @@ static int describe_images(struct prov_ctx *ctx, json_t *ids, json_t **out, stru
 	params_list(&p, "ImageId", ids);
 	rc = aws_query(ctx, AWS_EC2, "DescribeImages", &p, &resp, err);
 	aws_params_release(&p);
-	/* One unknown id fails the whole call: say which, by asking without it is dearer. */
+	/* One unknown id fails the whole call: then ask for each, to name the one. */
+	if ((rc == PROV_NOTFOUND || (rc == PROV_ERROR && strstr(err->msg, "InvalidAMIID"))) &&
+	    json_array_size(ids) > 1) {
+		json_t *v;
+		size_t k;
+
+		json_array_foreach(ids, k, v)
+		{
+			json_t *one = json_pack("[O]", v), *got;
+
+			rc = describe_images(ctx, one, &got, err);
+			json_decref(one);
+			if (rc != PROV_OK)
+				return rc;
+			json_object_update(*out, got);
+			json_decref(got);
+		}
+		return PROV_OK;
+	}
 	if (rc == PROV_NOTFOUND || (rc == PROV_ERROR && strstr(err->msg, "InvalidAMIID")))
 		return PROV_OK;
 	if (rc != PROV_OK)
@@ -211,8 +229,8 @@ static int check_group(struct prov_ctx *ctx, const char *address, json_t *attrs,
 		char *m = joined(missing);
 
 		json_array_append_new(warnings,
-				      json_sprintf("%s: %s is not offered in %s; those zones are "
-						   "skipped if capacity runs out",
+				      json_sprintf("%s: %s is not offered in %s; a launch that "
+						   "falls back there will fail",
 						   address, type, m));
 		free(m);
 	}

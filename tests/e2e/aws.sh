@@ -4,7 +4,15 @@
 # $KILN is the binary under test. Without moto or boto3 every test here is
 # reported as skipped, by name.
 
-AWS_TESTS="aws: plan of a fresh cluster lists every create
+AWS_TESTS="aws: the JSON plan of llm-pretrain validates against the schema
+aws: the txt plan of llm-pretrain matches its golden
+aws: the md plan of llm-pretrain matches its golden
+aws: the json plan of llm-pretrain matches its golden
+aws: the JSON plan of finetune validates against the schema
+aws: the txt plan of finetune matches its golden
+aws: the md plan of finetune matches its golden
+aws: the json plan of finetune matches its golden
+aws: plan of a fresh cluster lists every create
 aws: apply creates every resource
 aws: boto3 finds every resource recorded, none twice, none untagged
 aws: boto3 finds the settings the spec asks for
@@ -54,6 +62,32 @@ aws_inspect() { # NAME ARGS...: aws_inspect.py holds
 aws_agree() { # NAME [WORKSPACE]
 	"$KILN" state pull -w "${2:-default}" >.state.json 2>/dev/null || echo '{"resources": {}}' >.state.json
 	aws_inspect "$1" agree .state.json e2e "${2:-default}"
+}
+
+# Golden text, Markdown and JSON plans of the aws examples, from nothing,
+# against moto (the image var names one moto knows). KILN_UPDATE_GOLDEN=1
+# rewrites them.
+aws_goldens() {
+	for spec in examples/llm-pretrain.yaml examples/finetune.yaml; do
+		name=$(basename "$spec" .yaml)
+		aws_dir=$(mktemp -d "$E2E_TMP/aws.XXXXXX")
+		cd "$aws_dir" || exit 1
+		cp "$E2E_ROOT/$spec" kiln.yaml
+		"$KILN" plan --var image=ami-1e749f67 >plan.txt 2>&1
+		"$KILN" plan --var image=ami-1e749f67 --markdown >plan.md 2>&1
+		"$KILN" plan --var image=ami-1e749f67 --json >plan.raw.json 2>&1
+		assert "aws: the JSON plan of $name validates against the schema" \
+			python3 "$E2E_ROOT/tests/check-plan-schema.py" plan.raw.json
+		sed 's/"created": "[^"]*"/"created": "(time)"/' plan.raw.json >plan.json
+		for ext in txt md json; do
+			golden=$E2E_ROOT/tests/golden/engine/$name.$ext
+			if [ -n "${KILN_UPDATE_GOLDEN:-}" ]; then
+				cp "plan.$ext" "$golden"
+			fi
+			compare "aws: the $ext plan of $name matches its golden" "$golden" "plan.$ext"
+		done
+		cd "$E2E_ROOT" || exit 1
+	done
 }
 
 aws_lifecycle() {
@@ -128,7 +162,7 @@ aws_errors() {
 		-- "$KILN" plan nozone.yaml
 	sed 's/zone: \[us-east-1a, us-east-1b\]/zone: [us-east-1a, us-east-1z]/' kiln.yaml >onezone.yaml
 	check "aws: plan warns of a zone that does not offer a type" 2 \
-		--out-has "aws_instance_group.trainers: p5.48xlarge is not offered in us-east-1z; those zones are skipped if capacity runs out" \
+		--out-has "aws_instance_group.trainers: p5.48xlarge is not offered in us-east-1z; a launch that falls back there will fail" \
 		-- "$KILN" plan --detailed-exitcode onezone.yaml
 	check "aws: iam-policy prints the minimal policy" 0 \
 		--out-has '"ec2:RunInstances"' \
@@ -257,6 +291,7 @@ aws_tests() {
 	AWS_REGION=us-east-1
 	export AWS_ENDPOINT_URL AWS_ACCESS_KEY_ID AWS_SECRET_ACCESS_KEY AWS_REGION
 	unset AWS_PROFILE AWS_SESSION_TOKEN AWS_DEFAULT_REGION
+	aws_goldens
 	aws_lifecycle
 	aws_errors
 	aws_capacity
