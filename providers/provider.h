@@ -122,7 +122,8 @@ struct prov_type {
 	int (*create)(struct prov_ctx *ctx, const struct prov_scope *scope,
 		      const struct prov_create *op, json_t **out, struct kiln_error *err);
 	/* Change the attributes named in changed (all with a live or stop policy). */
-	int (*update)(struct prov_ctx *ctx, const char *id, json_t *attrs,
+	int (*update)(struct prov_ctx *ctx, const struct prov_scope *scope, const char *id,
+		      json_t *attrs,
 		      const char *const *changed, size_t nchanged, json_t **out,
 		      struct kiln_error *err);
 	int (*delete)(struct prov_ctx *ctx, const char *id, struct kiln_error *err);

@@ -35,9 +35,9 @@ const char *ec2_created_id(json_t *resp, const char *path);
 			struct kiln_error *err);                                                   \
 	int name##_create(struct prov_ctx *ctx, const struct prov_scope *scope,                    \
 			  const struct prov_create *op, json_t **out, struct kiln_error *err);     \
-	int name##_update(struct prov_ctx *ctx, const char *id, json_t *attrs,                     \
-			  const char *const *changed, size_t nchanged, json_t **out,               \
-			  struct kiln_error *err);                                                 \
+	int name##_update(struct prov_ctx *ctx, const struct prov_scope *scope, const char *id,    \
+			  json_t *attrs, const char *const *changed, size_t nchanged,              \
+			  json_t **out, struct kiln_error *err);                                   \
 	int name##_delete(struct prov_ctx *ctx, const char *id, struct kiln_error *err);           \
 	int name##_wait(struct prov_ctx *ctx, enum prov_wait_for what, struct prov_wait *ids,      \
 			size_t n, struct kiln_error *err);

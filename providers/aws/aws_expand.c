@@ -165,6 +165,9 @@ static void expand_store(json_t *all, const struct spec *spec, const struct prov
 		pexp_attr(r, "versioning", json_boolean(s->versioning));
 		pexp_attr(r, "expire_noncurrent_after", json_integer(s->expire_noncurrent_after));
 		pexp_attr(r, "block_public_access", json_true());
+		/* Read back as whether kiln's tags are there: a killed create's bucket gets them.
+		 */
+		pexp_attr(r, "tagged", json_true());
 		store_common(r, s);
 		return;
 	case TIER_LUSTRE:

@@ -418,37 +418,23 @@ int role_create(struct prov_ctx *ctx, const struct prov_scope *scope, const stru
 	free(path);
 	return rc;
 }
-int role_update(struct prov_ctx *ctx, const char *id, json_t *attrs, const char *const *changed,
-		size_t nchanged, json_t **out, struct kiln_error *err)
+int role_update(struct prov_ctx *ctx, const struct prov_scope *scope, const char *id, json_t *attrs,
+		const char *const *changed, size_t nchanged, json_t **out, struct kiln_error *err)
 {
-	json_t *live;
-	char *cluster = NULL, *ws = NULL;
+	char *path = role_path(scope), *addr = role_address(scope, id);
 	int rc;
 
 	(void)changed;
 	(void)nchanged;
 	*out = NULL;
-	rc = role_read(ctx, id, &live, err);
-	if (rc != PROV_OK)
-		return rc;
-	scope_of_path(json_string_value(json_object_get(json_object_get(live, "attrs"), "path")),
-		      &cluster, &ws);
-	json_decref(live);
-	{
-		struct prov_scope s = {cluster, ws, NULL};
-		char *path = role_path(&s), *addr = xasprintf("aws_iam_role.%s", id);
-
-		/* An update may finish a create that was killed before its profile. */
-		rc = ensure_profile(ctx, id, path, &s, addr, err);
-		if (rc == PROV_OK)
-			rc = put_policy(ctx, id, &s, attrs, err);
-		free(path);
-		free(addr);
-	}
-	free(cluster);
-	free(ws);
+	/* An update may finish a create that was killed before its profile. */
+	rc = ensure_profile(ctx, id, path, scope, addr ? addr : id, err);
+	if (rc == PROV_OK)
+		rc = put_policy(ctx, id, scope, attrs, err);
 	if (rc == PROV_OK)
 		rc = role_read(ctx, id, out, err);
+	free(path);
+	free(addr);
 	return rc;
 }
 

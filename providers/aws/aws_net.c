@@ -71,10 +71,10 @@ int vpc_create(struct prov_ctx *ctx, const struct prov_scope *scope, const struc
 	return PROV_OK;
 }
 
-int vpc_update(struct prov_ctx *ctx, const char *id, json_t *attrs, const char *const *changed,
-	       size_t nchanged, json_t **out, struct kiln_error *err)
+int vpc_update(struct prov_ctx *ctx, const struct prov_scope *scope, const char *id, json_t *attrs,
+	       const char *const *changed, size_t nchanged, json_t **out, struct kiln_error *err)
 {
-	(void)ctx, (void)id, (void)attrs, (void)changed, (void)nchanged, (void)out;
+	(void)ctx, (void)scope, (void)id, (void)attrs, (void)changed, (void)nchanged, (void)out;
 	return no_update("aws_vpc", err);
 }
 
@@ -170,10 +170,11 @@ int subnet_create(struct prov_ctx *ctx, const struct prov_scope *scope,
 	return PROV_OK;
 }
 
-int subnet_update(struct prov_ctx *ctx, const char *id, json_t *attrs, const char *const *changed,
-		  size_t nchanged, json_t **out, struct kiln_error *err)
+int subnet_update(struct prov_ctx *ctx, const struct prov_scope *scope, const char *id,
+		  json_t *attrs, const char *const *changed, size_t nchanged, json_t **out,
+		  struct kiln_error *err)
 {
-	(void)ctx, (void)id, (void)attrs, (void)changed, (void)nchanged, (void)out;
+	(void)ctx, (void)scope, (void)id, (void)attrs, (void)changed, (void)nchanged, (void)out;
 	return no_update("aws_subnet", err);
 }
 
@@ -422,13 +423,14 @@ static bool rule_in(const json_t *rule, const json_t *rules)
 	return false;
 }
 
-int sg_update(struct prov_ctx *ctx, const char *id, json_t *attrs, const char *const *changed,
-	      size_t nchanged, json_t **out, struct kiln_error *err)
+int sg_update(struct prov_ctx *ctx, const struct prov_scope *scope, const char *id, json_t *attrs,
+	      const char *const *changed, size_t nchanged, json_t **out, struct kiln_error *err)
 {
 	json_t *live, *want = json_object_get(attrs, "ingress"), *have, *add, *drop, *r;
 	size_t i;
 	int rc;
 
+	(void)scope;
 	(void)changed;
 	(void)nchanged;
 	rc = sg_read(ctx, id, &live, err);
@@ -601,10 +603,10 @@ int igw_create(struct prov_ctx *ctx, const struct prov_scope *scope, const struc
 	return rc;
 }
 
-int igw_update(struct prov_ctx *ctx, const char *id, json_t *attrs, const char *const *changed,
-	       size_t nchanged, json_t **out, struct kiln_error *err)
+int igw_update(struct prov_ctx *ctx, const struct prov_scope *scope, const char *id, json_t *attrs,
+	       const char *const *changed, size_t nchanged, json_t **out, struct kiln_error *err)
 {
-	(void)ctx, (void)id, (void)attrs, (void)changed, (void)nchanged, (void)out;
+	(void)ctx, (void)scope, (void)id, (void)attrs, (void)changed, (void)nchanged, (void)out;
 	return no_update("aws_internet_gateway", err);
 }
 
@@ -696,10 +698,10 @@ int pg_create(struct prov_ctx *ctx, const struct prov_scope *scope, const struct
 	return rc;
 }
 
-int pg_update(struct prov_ctx *ctx, const char *id, json_t *attrs, const char *const *changed,
-	      size_t nchanged, json_t **out, struct kiln_error *err)
+int pg_update(struct prov_ctx *ctx, const struct prov_scope *scope, const char *id, json_t *attrs,
+	      const char *const *changed, size_t nchanged, json_t **out, struct kiln_error *err)
 {
-	(void)ctx, (void)id, (void)attrs, (void)changed, (void)nchanged, (void)out;
+	(void)ctx, (void)scope, (void)id, (void)attrs, (void)changed, (void)nchanged, (void)out;
 	return no_update("aws_placement_group", err);
 }
 

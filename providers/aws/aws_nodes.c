@@ -644,13 +644,14 @@ static int terminate(struct prov_ctx *ctx, json_t *ids, size_t from, size_t n,
 	return rc == PROV_NOTFOUND ? PROV_OK : rc;
 }
 
-int ig_update(struct prov_ctx *ctx, const char *id, json_t *attrs, const char *const *changed,
-	      size_t nchanged, json_t **out, struct kiln_error *err)
+int ig_update(struct prov_ctx *ctx, const struct prov_scope *scope, const char *id, json_t *attrs,
+	      const char *const *changed, size_t nchanged, json_t **out, struct kiln_error *err)
 {
 	long want = (long)json_integer_value(json_object_get(attrs, "count")), have;
 	json_t *live, *la, *ids;
 	int rc;
 
+	(void)scope; /* the group's own tags say whose the new nodes are */
 	(void)changed;
 	(void)nchanged;
 	*out = NULL;

@@ -272,9 +272,10 @@ static int bucket_live(struct prov_ctx *ctx, const char *bucket, json_t **out,
 		}
 		*out =
 		    aws_live("aws_s3_bucket", bucket, "ready",
-			     json_pack("{s:b, s:I, s:b, s:b, s:s, s:s, s:s}", "versioning", on,
+			     json_pack("{s:b, s:I, s:b, s:b, s:b, s:s, s:s, s:s}", "versioning", on,
 				       "expire_noncurrent_after", (json_int_t)expire, "encrypted",
-				       encrypted, "block_public_access", blocked, "deletion",
+				       encrypted, "block_public_access", blocked, "tagged",
+				       json_object_get(tags, PROV_TAG_ADDRESS) != NULL, "deletion",
 				       json_string_value(json_object_get(tags, TAG_DELETION))
 					   ? json_string_value(json_object_get(tags, TAG_DELETION))
 					   : "delete",
@@ -429,6 +430,7 @@ int bucket_create(struct prov_ctx *ctx, const struct prov_scope *scope,
 		    json_is_true(json_object_get(a, "block_public_access")), "deletion",
 		    json_object_get(a, "deletion"), "bucket", name, "arn", "arn:aws:s3:::", name);
 
+		json_object_set_new(attrs, "tagged", json_true());
 		*out = aws_live("aws_s3_bucket", name, "ready", attrs, tags);
 		tags = NULL;
 	}
@@ -437,8 +439,9 @@ int bucket_create(struct prov_ctx *ctx, const struct prov_scope *scope,
 	return rc;
 }
 
-int bucket_update(struct prov_ctx *ctx, const char *id, json_t *attrs, const char *const *changed,
-		  size_t nchanged, json_t **out, struct kiln_error *err)
+int bucket_update(struct prov_ctx *ctx, const struct prov_scope *scope, const char *id,
+		  json_t *attrs, const char *const *changed, size_t nchanged, json_t **out,
+		  struct kiln_error *err)
 {
 	size_t i;
 	int rc = PROV_OK;
@@ -460,17 +463,32 @@ int bucket_update(struct prov_ctx *ctx, const char *id, json_t *attrs, const cha
 			rc = put_public_access_block(
 			    ctx, id, json_is_true(json_object_get(attrs, "block_public_access")),
 			    err);
-		} else if (strcmp(changed[i], "deletion") == 0) {
-			json_t *live, *tags;
+		} else if (strcmp(changed[i], "deletion") == 0 ||
+			   strcmp(changed[i], "tagged") == 0) {
+			/*
+			 * The whole tag set: kiln's (a bucket a killed create left
+			 * untagged gets them here) over whatever else it carries.
+			 */
+			char *prefix = bucket_prefix(scope), *addr;
+			json_t *live, *tags, *mine;
 
 			rc = bucket_read(ctx, id, &live, err);
-			if (rc != PROV_OK)
+			if (rc != PROV_OK) {
+				free(prefix);
 				break;
+			}
+			addr = xasprintf("aws_s3_bucket.%s",
+					 store_of(id, prefix) ? store_of(id, prefix) : id);
 			tags = json_deep_copy(json_object_get(live, "tags"));
-			json_object_set(tags, TAG_DELETION, json_object_get(attrs, "deletion"));
+			mine = bucket_tags(scope, addr,
+					   json_string_value(json_object_get(attrs, "deletion")));
+			json_object_update(tags, mine);
 			rc = put_tags(ctx, id, tags, err);
+			json_decref(mine);
 			json_decref(tags);
 			json_decref(live);
+			free(addr);
+			free(prefix);
 		} else {
 			kiln_error_set(err, "aws: %s cannot change in place", changed[i]);
 			rc = PROV_ERROR;

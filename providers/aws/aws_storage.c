@@ -273,13 +273,15 @@ static int tag_resource(struct prov_ctx *ctx, const char *arn, json_t *attrs,
 		   NULL, err);
 }
 
-int lustre_update(struct prov_ctx *ctx, const char *id, json_t *attrs, const char *const *changed,
-		  size_t nchanged, json_t **out, struct kiln_error *err)
+int lustre_update(struct prov_ctx *ctx, const struct prov_scope *scope, const char *id,
+		  json_t *attrs, const char *const *changed, size_t nchanged, json_t **out,
+		  struct kiln_error *err)
 {
 	json_t *live = NULL;
 	size_t i;
 	int rc = PROV_OK;
 
+	(void)scope; /* its tags were set at creation; TagResource sets kiln's only */
 	*out = NULL;
 	for (i = 0; i < nchanged && rc == PROV_OK; i++) {
 		if (strcmp(changed[i], "capacity_gb") == 0 ||
@@ -496,10 +498,11 @@ int import_create(struct prov_ctx *ctx, const struct prov_scope *scope,
 	return PROV_OK;
 }
 
-int import_update(struct prov_ctx *ctx, const char *id, json_t *attrs, const char *const *changed,
-		  size_t nchanged, json_t **out, struct kiln_error *err)
+int import_update(struct prov_ctx *ctx, const struct prov_scope *scope, const char *id,
+		  json_t *attrs, const char *const *changed, size_t nchanged, json_t **out,
+		  struct kiln_error *err)
 {
-	(void)ctx, (void)id, (void)attrs, (void)changed, (void)nchanged, (void)out;
+	(void)ctx, (void)scope, (void)id, (void)attrs, (void)changed, (void)nchanged, (void)out;
 	kiln_error_set(err, "aws: an import has nothing to change in place");
 	return PROV_ERROR;
 }
@@ -688,14 +691,15 @@ int efs_create(struct prov_ctx *ctx, const struct prov_scope *scope, const struc
 	return PROV_OK;
 }
 
-int efs_update(struct prov_ctx *ctx, const char *id, json_t *attrs, const char *const *changed,
-	       size_t nchanged, json_t **out, struct kiln_error *err)
+int efs_update(struct prov_ctx *ctx, const struct prov_scope *scope, const char *id, json_t *attrs,
+	       const char *const *changed, size_t nchanged, json_t **out, struct kiln_error *err)
 {
 	json_t *extra = store_tags(attrs), *tags = json_array(), *v;
 	char *path = xasprintf(EFS_API "/resource-tags/%s", id);
 	const char *k;
 	int rc;
 
+	(void)scope;
 	(void)changed;
 	(void)nchanged;
 	json_object_foreach(extra, k, v)
@@ -912,10 +916,10 @@ int mt_create(struct prov_ctx *ctx, const struct prov_scope *scope, const struct
 	return rc;
 }
 
-int mt_update(struct prov_ctx *ctx, const char *id, json_t *attrs, const char *const *changed,
-	      size_t nchanged, json_t **out, struct kiln_error *err)
+int mt_update(struct prov_ctx *ctx, const struct prov_scope *scope, const char *id, json_t *attrs,
+	      const char *const *changed, size_t nchanged, json_t **out, struct kiln_error *err)
 {
-	(void)ctx, (void)id, (void)attrs, (void)changed, (void)nchanged, (void)out;
+	(void)ctx, (void)scope, (void)id, (void)attrs, (void)changed, (void)nchanged, (void)out;
 	kiln_error_set(err, "aws: a mount target has nothing to change in place");
 	return PROV_ERROR;
 }

@@ -50,6 +50,7 @@ static const struct prov_attr bucket_attrs[] = {
     {"expire_noncurrent_after", POLICY_LIVE, false, "lifecycle rules change in place"},
     {"encrypted", POLICY_LIVE, false, "default encryption is set in place"},
     {"block_public_access", POLICY_LIVE, false, "the public access block is set in place"},
+    {"tagged", POLICY_LIVE, false, "kiln's tags are put on in place"},
     {"deletion", POLICY_LIVE, false, retain_why},
 };
 

@@ -403,9 +403,11 @@ const struct sim_kind sim_kinds[SIM_NTYPES] = {
 	{                                                                                          \
 		return sim_op_create(c, &sim_kinds[K], s, op, o, e);                               \
 	}                                                                                          \
-	static int fn##_update(struct prov_ctx *c, const char *id, json_t *a,                      \
-			       const char *const *ch, size_t n, json_t **o, struct kiln_error *e)  \
+	static int fn##_update(struct prov_ctx *c, const struct prov_scope *s, const char *id,     \
+			       json_t *a, const char *const *ch, size_t n, json_t **o,             \
+			       struct kiln_error *e)                                               \
 	{                                                                                          \
+		(void)s;                                                                           \
 		return sim_op_update(c, &sim_kinds[K], id, a, ch, n, o, e);                        \
 	}                                                                                          \
 	static int fn##_delete(struct prov_ctx *c, const char *id, struct kiln_error *e)           \

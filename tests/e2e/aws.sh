@@ -56,7 +56,7 @@ aws_ctl() { # PATH JSON: the moto extension's control endpoint
 aws_inspect() { # NAME ARGS...: aws_inspect.py holds
 	aws_name=$1
 	shift
-	assert "$aws_name" python3 "$E2E_ROOT/tests/e2e/aws_inspect.py" "$@"
+	assert "$aws_name" "$AWS_PY" "$E2E_ROOT/tests/e2e/aws_inspect.py" "$@"
 }
 
 aws_agree() { # NAME [WORKSPACE]
@@ -125,7 +125,7 @@ aws_lifecycle() {
 		--out-has "-/+ aws_instance_group.trainers" \
 		--out-has "Apply complete: 0 created, 0 updated, 2 replaced, 0 deleted." \
 		-- "$KILN" apply --auto-approve --var image=ami-12c6146b
-	python3 "$E2E_ROOT/tests/e2e/aws_inspect.py" drift e2e default versioning-off=datasets >/dev/null
+	"$AWS_PY" "$E2E_ROOT/tests/e2e/aws_inspect.py" drift e2e default versioning-off=datasets >/dev/null
 	check "aws: drift made with boto3 is shown" 2 \
 		--out-has "~ aws_s3_bucket.datasets  changed outside kiln" \
 		--out-has "versioning:  true → false" \
@@ -135,7 +135,7 @@ aws_lifecycle() {
 		--out-has "Destroy complete: 0 created, 0 updated, 0 replaced, 10 deleted, 1 released" \
 		-- "$KILN" destroy --auto-approve --var image=ami-12c6146b
 	if [ "$E2E_RC" = 0 ]; then
-		left=$(python3 "$E2E_ROOT/tests/e2e/aws_inspect.py" left e2e default)
+		left=$("$AWS_PY" "$E2E_ROOT/tests/e2e/aws_inspect.py" left e2e default)
 		if [ "$left" = "aws_s3_bucket.datasets kiln-e2e-default-datasets" ]; then
 			:
 		else
@@ -209,7 +209,7 @@ aws_crashes() {
 	done
 	"$KILN" apply -w crash --auto-approve --lock-timeout 10s >"$E2E_TMP/.crash" 2>&1 || ok=0
 	"$KILN" state pull -w crash >.state.json 2>>"$E2E_TMP/.crash" || ok=0
-	if [ $ok = 1 ] && python3 "$E2E_ROOT/tests/e2e/aws_inspect.py" agree .state.json e2e crash >>"$E2E_TMP/.crash" 2>&1 &&
+	if [ $ok = 1 ] && "$AWS_PY" "$E2E_ROOT/tests/e2e/aws_inspect.py" agree .state.json e2e crash >>"$E2E_TMP/.crash" 2>&1 &&
 		"$KILN" plan -w crash --detailed-exitcode >>"$E2E_TMP/.crash" 2>&1; then
 		pass "aws: 20 applies killed with SIGKILL converge with no duplicate or untagged resource"
 	else
@@ -240,9 +240,9 @@ aws_least_privilege() {
 	lp_ep=AWS_ENDPOINT_URL=http://127.0.0.1:$lp_port
 	# The first three requests (not checked) make an administrator for boto3.
 	echo '{"Version": "2012-10-17", "Statement": [{"Effect": "Allow", "Action": "*", "Resource": "*"}]}' >admin.json
-	lp_admin=$(env "$lp_ep" python3 "$aws_py" user admin admin.json)
+	lp_admin=$(env "$lp_ep" "$AWS_PY" "$aws_py" user admin admin.json)
 	# shellcheck disable=SC2086
-	lp_keys=$(env "$lp_ep" $lp_admin python3 "$aws_py" user kiln-ci policy.json)
+	lp_keys=$(env "$lp_ep" $lp_admin "$AWS_PY" "$aws_py" user kiln-ci policy.json)
 	# shellcheck disable=SC2086
 	check "aws: examples/llm-pretrain.yaml applies with exactly the iam-policy permissions" 0 \
 		--out-has "Apply complete: 16 created, 0 updated, 0 replaced, 0 deleted." \
@@ -251,7 +251,7 @@ aws_least_privilege() {
 	env "$lp_ep" $lp_keys "$KILN" state pull >.state.json 2>/dev/null
 	# shellcheck disable=SC2086
 	assert "aws: boto3 finds the example's resources recorded, none twice, none untagged" \
-		env "$lp_ep" $lp_admin python3 "$aws_py" agree .state.json llm-pretrain default
+		env "$lp_ep" $lp_admin "$AWS_PY" "$aws_py" agree .state.json llm-pretrain default
 	# shellcheck disable=SC2086
 	check "aws: and plans no changes with them" 0 --out-has "No changes." \
 		-- env "$lp_ep" $lp_keys "$KILN" plan --detailed-exitcode --var image=ami-1e749f67
@@ -260,7 +260,7 @@ aws_least_privilege() {
 		--out-has "Destroy complete: 0 created, 0 updated, 0 replaced, 9 deleted, 7 released" \
 		-- env "$lp_ep" $lp_keys "$KILN" destroy --auto-approve --var image=ami-1e749f67
 	# shellcheck disable=SC2086
-	lp_keys=$(env "$lp_ep" $lp_admin python3 "$aws_py" user kiln-ci-less policy.json ec2:CreateVpc)
+	lp_keys=$(env "$lp_ep" $lp_admin "$AWS_PY" "$aws_py" user kiln-ci-less policy.json ec2:CreateVpc)
 	# shellcheck disable=SC2086
 	check "aws: without ec2:CreateVpc the error names the action that was denied" 1 \
 		--err-has "aws_vpc.main: create failed: aws: ec2:CreateVpc was denied to the credentials from the environment (AWS_ACCESS_KEY_ID): UnauthorizedOperation: You are not authorized to perform this operation." \
@@ -270,11 +270,29 @@ aws_least_privilege() {
 	cd "$E2E_ROOT" || exit 1
 }
 
+# The Python that has moto 5 and boto3: python3, or pyenv's when python3 is
+# the system's (CI runs as root with /root/.pyenv installed). Empty if none.
+aws_find_python() {
+	for py in python3 "${PYENV_ROOT:-$HOME/.pyenv}/shims/python3" \
+		"${PYENV_ROOT:-$HOME/.pyenv}"/versions/*/bin/python3 /root/.pyenv/versions/*/bin/python3; do
+		if command -v "$py" >/dev/null 2>&1 &&
+			"$py" -c 'import boto3, moto.server, sys; sys.exit(int(moto.__version__.split(".")[0]) < 5)' \
+				>/dev/null 2>&1; then
+			command -v "$py"
+			return 0
+		fi
+	done
+	return 1
+}
+
 aws_tests() {
-	if ! why=$(sh tests/moto/server.sh available 2>&1); then
-		aws_skip_all "moto or boto3 is not installed: $why"
+	if ! AWS_PY=$(aws_find_python); then
+		aws_skip_all "no python3 here has moto 5 and boto3: $(sh tests/moto/server.sh available 2>&1)"
 		return 0
 	fi
+	# server.sh runs the extension with it.
+	PYTHON=$AWS_PY
+	export PYTHON
 	AWS_MOTO_DIR=$E2E_TMP/moto
 	mkdir -p "$AWS_MOTO_DIR"
 	if ! out=$(sh tests/moto/server.sh start "$AWS_MOTO_DIR" 2>&1); then
@@ -300,5 +318,5 @@ aws_tests() {
 	sh tests/moto/server.sh stop "$AWS_MOTO_DIR" >/dev/null 2>&1
 	aws_least_privilege
 	trap 'rm -rf "$E2E_TMP"' EXIT
-	unset AWS_ENDPOINT_URL AWS_ACCESS_KEY_ID AWS_SECRET_ACCESS_KEY AWS_REGION
+	unset AWS_ENDPOINT_URL AWS_ACCESS_KEY_ID AWS_SECRET_ACCESS_KEY AWS_REGION PYTHON
 }
