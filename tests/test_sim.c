@@ -507,7 +507,7 @@ static void test_update_grows_and_shrinks_a_group_within_capacity(void **state)
 	json_decref(live);
 
 	attrs = json_pack("{s:i}", "count", 6);
-	assert_int_equal(t->update(f->ctx, id, attrs, count, 1, &live, &err), PROV_OK);
+	assert_int_equal(t->update(f->ctx, &scope_a, id, attrs, count, 1, &live, &err), PROV_OK);
 	json_decref(attrs);
 	assert_int_equal(attr_int(live, "count"), 6);
 	{
@@ -521,7 +521,8 @@ static void test_update_grows_and_shrinks_a_group_within_capacity(void **state)
 	live = NULL;
 
 	attrs = json_pack("{s:i}", "count", 10);
-	assert_int_equal(t->update(f->ctx, id, attrs, count, 1, &live, &err), PROV_CAPACITY);
+	assert_int_equal(t->update(f->ctx, &scope_a, id, attrs, count, 1, &live, &err),
+			 PROV_CAPACITY);
 	json_decref(attrs);
 	assert_string_equal(err.msg, "sim: InsufficientInstanceCapacity (simulated): 4 more × "
 				     "p5.48xlarge (H100) requested, 2 free in sim-1a");
@@ -531,7 +532,7 @@ static void test_update_grows_and_shrinks_a_group_within_capacity(void **state)
 	json_decref(live);
 
 	attrs = json_pack("{s:i}", "count", 1);
-	assert_int_equal(t->update(f->ctx, id, attrs, count, 1, &live, &err), PROV_OK);
+	assert_int_equal(t->update(f->ctx, &scope_a, id, attrs, count, 1, &live, &err), PROV_OK);
 	json_decref(attrs);
 	assert_int_equal(attr_int(live, "count"), 1);
 	json_decref(live);
@@ -557,7 +558,7 @@ static void test_an_update_of_a_replace_attribute_is_refused(void **state)
 	id = create_ok(f, &scope_a, "sim_node_group", "trainers",
 		       group_attrs("p5.48xlarge", 2, true, "sim-1a"));
 	assert_int_equal(
-	    type_of("sim_node_group")->update(f->ctx, id, attrs, zones, 1, &live, &err),
+	    type_of("sim_node_group")->update(f->ctx, &scope_a, id, attrs, zones, 1, &live, &err),
 	    PROV_ERROR);
 	assert_string_equal(err.msg, "sim: InvalidParameterCombination (simulated): "
 				     "sim_node_group.zones cannot change in place: nodes cannot "
@@ -577,8 +578,9 @@ static void test_volumes_and_lustre_never_shrink_and_efa_needs_a_type_with_it(vo
 	sim_open(f);
 	id = create_ok(f, &scope_a, "sim_node_group", "trainers",
 		       group_attrs("p5.48xlarge", 1, true, "sim-1a"));
-	assert_int_equal(type_of("sim_node_group")->update(f->ctx, id, attrs, disk, 1, &live, &err),
-			 PROV_ERROR);
+	assert_int_equal(
+	    type_of("sim_node_group")->update(f->ctx, &scope_a, id, attrs, disk, 1, &live, &err),
+	    PROV_ERROR);
 	assert_string_equal(err.msg, "sim: InvalidParameterValue (simulated): a volume cannot "
 				     "shrink (disk_size_gb 200 -> 100)");
 	json_decref(attrs);
@@ -595,14 +597,16 @@ static void test_volumes_and_lustre_never_shrink_and_efa_needs_a_type_with_it(vo
 				 "throughput_per_tib", 250, "import", "mount", "/fsx", "encrypted",
 				 1, "deletion", "delete"));
 	attrs = json_pack("{s:i}", "capacity_gb", 1200);
-	assert_int_equal(type_of("sim_lustre")->update(f->ctx, id, attrs, capacity, 1, &live, &err),
-			 PROV_ERROR);
+	assert_int_equal(
+	    type_of("sim_lustre")->update(f->ctx, &scope_a, id, attrs, capacity, 1, &live, &err),
+	    PROV_ERROR);
 	assert_string_equal(err.msg, "sim: InvalidParameterValue (simulated): a Lustre file system "
 				     "cannot shrink (capacity_gb 2400 -> 1200)");
 	json_decref(attrs);
 	attrs = json_pack("{s:i}", "capacity_gb", 4800);
-	assert_int_equal(type_of("sim_lustre")->update(f->ctx, id, attrs, capacity, 1, &live, &err),
-			 PROV_OK);
+	assert_int_equal(
+	    type_of("sim_lustre")->update(f->ctx, &scope_a, id, attrs, capacity, 1, &live, &err),
+	    PROV_OK);
 	assert_int_equal(attr_int(live, "capacity_gb"), 4800);
 	assert_true(str_starts_with(attr_str(live, "dns_name"), id));
 	json_decref(live);
@@ -627,8 +631,9 @@ static void test_changing_only_the_role_keeps_the_nodes_where_they_are(void **st
 	/* The limit drops below what the group holds; a role change must still work. */
 	setenv("KILN_SIM_CAPACITY", "H100=4", 1);
 	sim_open(f);
-	assert_int_equal(type_of("sim_node_group")->update(f->ctx, id, attrs, role, 1, &live, &err),
-			 PROV_OK);
+	assert_int_equal(
+	    type_of("sim_node_group")->update(f->ctx, &scope_a, id, attrs, role, 1, &live, &err),
+	    PROV_OK);
 	assert_string_equal(attr_str(live, "role"), "trainer");
 	assert_int_equal(attr_int(live, "count"), 8);
 	ids = json_object_get(json_object_get(live, "attrs"), "instance_ids");
@@ -1028,7 +1033,8 @@ static void test_a_file_planted_at_a_temporary_name_is_not_written_through(void 
 	doc_tmp = xasprintf("%s/r/%s.json.tmp", f->dir, id);
 	assert_int_equal(symlink(victim, doc_tmp), 0);
 	assert_int_equal(
-	    type_of("sim_node_group")->update(f->ctx, id, attrs, count, 1, &live, &err), PROV_OK);
+	    type_of("sim_node_group")->update(f->ctx, &scope_a, id, attrs, count, 1, &live, &err),
+	    PROV_OK);
 	assert_int_equal(attr_int(live, "count"), 2);
 	text = file_text(victim);
 	assert_string_equal(text, "keep");
@@ -1092,7 +1098,8 @@ static int policy_reads(struct sfx *f, const char *id, json_t *read, char **poli
 
 	*live = NULL;
 	if (id)
-		rc = type_of("sim_role_policy")->update(f->ctx, id, attrs, changed, 1, live, err);
+		rc = type_of("sim_role_policy")
+			 ->update(f->ctx, &scope_a, id, attrs, changed, 1, live, err);
 	else
 		rc = create(f, &scope_a, "sim_role_policy", "trainer", json_incref(attrs), NULL,
 			    live, err);

@@ -125,32 +125,37 @@ static json_t *lustre_live(json_t *fs)
 }
 
 /* Every Lustre file system of the account, all pages, as live forms; filtered by keep. */
-static int lustre_describe(struct prov_ctx *ctx, json_t *ids, json_t **out, struct kiln_error *err)
+/*
+ * Every page of an FSx Describe* call (filtered by ids_key = ids when ids),
+ * each item of list_key turned into a live form by live (NULL skips it).
+ */
+static int fsx_describe_all(struct prov_ctx *ctx, const char *action, const char *ids_key,
+			    json_t *ids, const char *list_key, json_t *(*live)(json_t *item),
+			    json_t **out, struct kiln_error *err)
 {
 	char *token = NULL;
 	int rc = PROV_OK;
 
 	*out = json_array();
 	do {
-		json_t *body = json_object(), *resp, *fs;
+		json_t *body = json_object(), *resp, *item;
 		size_t i;
 
 		if (ids)
-			json_object_set(body, "FileSystemIds", ids);
+			json_object_set(body, ids_key, ids);
 		if (token)
 			json_object_set_new(body, "NextToken", json_string(token));
 		free(token);
 		token = NULL;
-		rc = fsx(ctx, "DescribeFileSystems", body, &resp, err);
+		rc = fsx(ctx, action, body, &resp, err);
 		if (rc != PROV_OK)
 			break;
-		json_array_foreach(json_object_get(resp, "FileSystems"), i, fs)
+		json_array_foreach(json_object_get(resp, list_key), i, item)
 		{
-			const char *type = json_string_value(json_object_get(fs, "FileSystemType"));
-			json_t *live = type && strcmp(type, "LUSTRE") == 0 ? lustre_live(fs) : NULL;
+			json_t *v = live(item);
 
-			if (live)
-				json_array_append_new(*out, live);
+			if (v)
+				json_array_append_new(*out, v);
 		}
 		if (json_string_value(json_object_get(resp, "NextToken")))
 			token = xstrdup(json_string_value(json_object_get(resp, "NextToken")));
@@ -161,6 +166,49 @@ static int lustre_describe(struct prov_ctx *ctx, json_t *ids, json_t **out, stru
 		*out = NULL;
 	}
 	return rc;
+}
+
+/* Lustre file systems only (the account may have others). */
+static json_t *lustre_item(json_t *fs)
+{
+	const char *type = json_string_value(json_object_get(fs, "FileSystemType"));
+
+	return type && strcmp(type, "LUSTRE") == 0 ? lustre_live(fs) : NULL;
+}
+
+static int lustre_describe(struct prov_ctx *ctx, json_t *ids, json_t **out, struct kiln_error *err)
+{
+	return fsx_describe_all(ctx, "DescribeFileSystems", "FileSystemIds", ids, "FileSystems",
+				lustre_item, out, err);
+}
+
+/*
+ * One wait poll from a listing of every resource of a type: gone when it
+ * is not listed, ready when its status is, failed when failed() says so.
+ */
+static void wait_from(json_t *all, enum prov_wait_for what, struct prov_wait *ids, size_t n,
+		      bool (*failed)(json_t *live, struct kiln_error *err))
+{
+	size_t i, j;
+
+	for (i = 0; i < n; i++) {
+		json_t *found = NULL, *v;
+
+		json_array_foreach(all, j,
+				   v) if (strcmp(json_string_value(json_object_get(v, "id")),
+						 ids[i].id) == 0) found = v;
+		ids[i].state = WAIT_PENDING;
+		if (what == WAIT_GONE) {
+			if (!found)
+				ids[i].state = WAIT_DONE;
+		} else if (found && failed && failed(found, &ids[i].err)) {
+			ids[i].state = WAIT_FAILED;
+		} else if (found && strcmp(json_string_value(json_object_get(found, "status")),
+					   "ready") == 0) {
+			ids[i].state = WAIT_DONE;
+			ids[i].live = json_incref(found);
+		}
+	}
 }
 
 /* Keep the items tagged for scope. */
@@ -324,48 +372,30 @@ int lustre_delete(struct prov_ctx *ctx, const char *id, struct kiln_error *err)
 	return rc == PROV_NOTFOUND ? PROV_OK : rc;
 }
 
+/* A file system FSx gave up on will never be ready. */
+static bool lustre_failed(json_t *live, struct kiln_error *err)
+{
+	const char *life =
+	    json_string_value(json_object_get(json_object_get(live, "attrs"), "lifecycle"));
+
+	if (!life || strcmp(life, "FAILED") != 0)
+		return false;
+	kiln_error_set(err, "aws: FSx file system %s failed to create",
+		       json_string_value(json_object_get(live, "id")));
+	return true;
+}
+
 /* One DescribeFileSystems for every id that waits. */
 int lustre_wait(struct prov_ctx *ctx, enum prov_wait_for what, struct prov_wait *ids, size_t n,
 		struct kiln_error *err)
 {
 	json_t *all;
-	size_t i, j;
 	int rc = lustre_describe(ctx, NULL, &all, err);
 
-	if (rc != PROV_OK)
-		return rc;
-	for (i = 0; i < n; i++) {
-		json_t *found = NULL, *v;
-
-		json_array_foreach(all, j,
-				   v) if (strcmp(json_string_value(json_object_get(v, "id")),
-						 ids[i].id) == 0) found = v;
-		ids[i].state = WAIT_PENDING;
-		if (what == WAIT_GONE) {
-			if (!found)
-				ids[i].state = WAIT_DONE;
-			continue;
-		}
-		if (!found)
-			continue; /* not listed yet */
-		{
-			const char *life = json_string_value(
-			    json_object_get(json_object_get(found, "attrs"), "lifecycle"));
-
-			if (life && strcmp(life, "FAILED") == 0) {
-				ids[i].state = WAIT_FAILED;
-				kiln_error_set(&ids[i].err,
-					       "aws: FSx file system %s failed to create",
-					       ids[i].id);
-			} else if (strcmp(json_string_value(json_object_get(found, "status")),
-					  "ready") == 0) {
-				ids[i].state = WAIT_DONE;
-				ids[i].live = json_incref(found);
-			}
-		}
-	}
+	if (rc == PROV_OK)
+		wait_from(all, what, ids, n, lustre_failed);
 	json_decref(all);
-	return PROV_OK;
+	return rc;
 }
 
 /* --- its import: a data repository association ---------------------------------------- */
@@ -396,39 +426,8 @@ static json_t *import_live(json_t *a)
 
 static int import_describe(struct prov_ctx *ctx, json_t *ids, json_t **out, struct kiln_error *err)
 {
-	char *token = NULL;
-	int rc = PROV_OK;
-
-	*out = json_array();
-	do {
-		json_t *body = json_object(), *resp, *a;
-		size_t i;
-
-		if (ids)
-			json_object_set(body, "AssociationIds", ids);
-		if (token)
-			json_object_set_new(body, "NextToken", json_string(token));
-		free(token);
-		token = NULL;
-		rc = fsx(ctx, "DescribeDataRepositoryAssociations", body, &resp, err);
-		if (rc != PROV_OK)
-			break;
-		json_array_foreach(json_object_get(resp, "Associations"), i, a)
-		{
-			json_t *live = import_live(a);
-
-			if (live)
-				json_array_append_new(*out, live);
-		}
-		if (json_string_value(json_object_get(resp, "NextToken")))
-			token = xstrdup(json_string_value(json_object_get(resp, "NextToken")));
-		json_decref(resp);
-	} while (token);
-	if (rc != PROV_OK) {
-		json_decref(*out);
-		*out = NULL;
-	}
-	return rc;
+	return fsx_describe_all(ctx, "DescribeDataRepositoryAssociations", "AssociationIds", ids,
+				"Associations", import_live, out, err);
 }
 
 int import_list(struct prov_ctx *ctx, const struct prov_scope *scope, const char *page,
@@ -521,29 +520,12 @@ int import_wait(struct prov_ctx *ctx, enum prov_wait_for what, struct prov_wait 
 		struct kiln_error *err)
 {
 	json_t *all;
-	size_t i, j;
 	int rc = import_describe(ctx, NULL, &all, err);
 
-	if (rc != PROV_OK)
-		return rc;
-	for (i = 0; i < n; i++) {
-		json_t *found = NULL, *v;
-
-		json_array_foreach(all, j,
-				   v) if (strcmp(json_string_value(json_object_get(v, "id")),
-						 ids[i].id) == 0) found = v;
-		ids[i].state = WAIT_PENDING;
-		if (what == WAIT_GONE) {
-			if (!found)
-				ids[i].state = WAIT_DONE;
-		} else if (found && strcmp(json_string_value(json_object_get(found, "status")),
-					   "ready") == 0) {
-			ids[i].state = WAIT_DONE;
-			ids[i].live = json_incref(found);
-		}
-	}
+	if (rc == PROV_OK)
+		wait_from(all, what, ids, n, NULL);
 	json_decref(all);
-	return PROV_OK;
+	return rc;
 }
 
 /* --- EFS ------------------------------------------------------------------------------- */
@@ -729,29 +711,12 @@ int efs_wait(struct prov_ctx *ctx, enum prov_wait_for what, struct prov_wait *id
 	     struct kiln_error *err)
 {
 	json_t *all;
-	size_t i, j;
 	int rc = efs_describe(ctx, NULL, &all, err);
 
-	if (rc != PROV_OK)
-		return rc;
-	for (i = 0; i < n; i++) {
-		json_t *found = NULL, *v;
-
-		json_array_foreach(all, j,
-				   v) if (strcmp(json_string_value(json_object_get(v, "id")),
-						 ids[i].id) == 0) found = v;
-		ids[i].state = WAIT_PENDING;
-		if (what == WAIT_GONE) {
-			if (!found)
-				ids[i].state = WAIT_DONE;
-		} else if (found && strcmp(json_string_value(json_object_get(found, "status")),
-					   "ready") == 0) {
-			ids[i].state = WAIT_DONE;
-			ids[i].live = json_incref(found);
-		}
-	}
+	if (rc == PROV_OK)
+		wait_from(all, what, ids, n, NULL);
 	json_decref(all);
-	return PROV_OK;
+	return rc;
 }
 
 /* --- EFS mount targets ------------------------------------------------------------------- */
