@@ -25,6 +25,7 @@ struct catalog_type {
 	int nvme_gb;	      /* local instance storage, 0 for none */
 	double on_demand_usd; /* per hour */
 	double spot_usd;      /* per hour, typical */
+	int efa_interfaces;   /* the most EFA interfaces (one per network card); 0 without EFA */
 };
 
 struct catalog {

@@ -172,6 +172,22 @@ static void test_catalog_find_knows_exact_names_only(void **state)
 	assert_int_equal(t->gpus, 0);
 }
 
+static void test_an_efa_type_says_how_many_efa_interfaces_it_takes(void **state)
+{
+	const struct catalog_type *p5 = catalog_find(&catalog_aws, "p5.48xlarge");
+	const struct catalog_type *p4 = catalog_find(&catalog_aws, "p4d.24xlarge");
+	const struct catalog_type *m7 = catalog_find(&catalog_aws, "m7i.xlarge");
+
+	(void)state;
+	assert_non_null(p5);
+	assert_non_null(p4);
+	assert_non_null(m7);
+	/* One per network card: 32 cards on a p5, 4 on a p4d; none without EFA. */
+	assert_int_equal(p5->efa_interfaces, 32);
+	assert_int_equal(p4->efa_interfaces, 4);
+	assert_int_equal(m7->efa_interfaces, 0);
+}
+
 static void test_the_price_is_spot_or_on_demand_by_market(void **state)
 {
 	const struct catalog_type *t = catalog_find(&catalog_aws, "p5.48xlarge");
@@ -202,6 +218,9 @@ static void test_the_shipped_catalog_is_dated_and_every_entry_is_sane(void **sta
 				 t->gpus);
 		if (t->vcpus <= 0 || t->memory_gib <= 0)
 			fail_msg("%s: %d vCPUs, %d GiB", t->name, t->vcpus, t->memory_gib);
+		if (t->efa != (t->efa_interfaces > 0))
+			fail_msg("%s: EFA %s with %d EFA interfaces", t->name,
+				 t->efa ? "on" : "off", t->efa_interfaces);
 		for (j = 0; j < i; j++)
 			if (strcmp(t->name, catalog_aws.types[j].name) == 0)
 				fail_msg("%s is in the catalog twice", t->name);
@@ -221,6 +240,7 @@ int main(void)
 	    cmocka_unit_test(test_a_count_the_model_does_not_come_in_lists_the_counts_it_has),
 	    cmocka_unit_test(test_efa_asked_where_no_type_of_that_size_has_it_says_so),
 	    cmocka_unit_test(test_catalog_find_knows_exact_names_only),
+	    cmocka_unit_test(test_an_efa_type_says_how_many_efa_interfaces_it_takes),
 	    cmocka_unit_test(test_the_price_is_spot_or_on_demand_by_market),
 	    cmocka_unit_test(test_the_shipped_catalog_is_dated_and_every_entry_is_sane),
 	};

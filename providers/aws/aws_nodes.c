@@ -401,7 +401,10 @@ static int root_device(struct prov_ctx *ctx, const char *image, char **out, stru
 	return rc;
 }
 
-/* How many EFA interfaces a type takes: remembered from pre-flight, else asked (one call). */
+/*
+ * How many EFA interfaces a type takes: EC2's answer remembered from
+ * pre-flight, else the catalog's, else asked (one call).
+ */
 static int efa_interfaces(struct prov_ctx *ctx, const char *type, int *out, struct kiln_error *err)
 {
 	struct aws_params p = {{0}};
@@ -409,9 +412,16 @@ static int efa_interfaces(struct prov_ctx *ctx, const char *type, int *out, stru
 	const char *n;
 	int rc;
 
+	const struct catalog_type *cat = catalog_find(&catalog_aws, type);
+
 	*out = aws_efa_max(ctx, type);
 	if (*out > 0)
 		return PROV_OK;
+	/* Not asked at plan time (a saved plan): the shipped catalog knows most types. */
+	if (cat && cat->efa_interfaces > 0) {
+		*out = cat->efa_interfaces;
+		return PROV_OK;
+	}
 	aws_param(&p, "InstanceType.1", type);
 	rc = aws_query(ctx, AWS_EC2, "DescribeInstanceTypes", &p, &resp, err);
 	aws_params_release(&p);

@@ -241,6 +241,18 @@ static int check_group(struct prov_ctx *ctx, const char *address, json_t *attrs,
 		rc = -1;
 		goto out;
 	}
+	if (cat && cat->efa_interfaces > 0) {
+		const char *max = awsxml_str(it, "networkInfo.efaInfo.maximumEfaInterfaces");
+
+		/* EC2 knows best; say when the shipped catalog disagrees. */
+		if (max && atoi(max) != cat->efa_interfaces)
+			json_array_append_new(
+			    warnings,
+			    json_sprintf(
+				"%s: EC2 says %s takes %s EFA interfaces; the catalog (%s) "
+				"says %d; EC2's number is used",
+				address, type, max, catalog_aws.date, cat->efa_interfaces));
+	}
 	if (cat && cat->gpu) {
 		const char *name = awsxml_str(it, "gpuInfo.gpus.0.name");
 		const char *count = awsxml_str(it, "gpuInfo.gpus.0.count");
