@@ -260,7 +260,7 @@ int http_call_run(const struct http_call *call, struct http_response *resp, int 
 		memset(&req, 0, sizeof(req));
 		call->prepare(call->arg, attempt, &req);
 		rc = http_send(&req, resp, err);
-		again = rc == -1 || (rc == 0 && call->transient(call->arg, resp));
+		again = (rc == -1 && !call->once) || (rc == 0 && call->transient(call->arg, resp));
 		if (rc == 0)
 			log_debug("http: %s %s -> %ld in %ld ms (attempt %d)%s%s", call->service,
 				  call->action, resp->status, elapsed_ms(&t0), attempt + 1,

@@ -50,6 +50,12 @@ struct http_call {
 	/* True when this response is worth another attempt (throttling, 5xx). */
 	bool (*transient)(void *arg, const struct http_response *resp);
 	void *arg;
+	/*
+	 * A call that is not idempotent (a create with no token): a lost
+	 * connection or timeout may have done it, so it is not sent again;
+	 * the caller looks before it tries again.
+	 */
+	bool once;
 };
 
 /*

@@ -131,6 +131,7 @@ struct signed_call {
 	const char *const *fixed; /* headers beside the signature's */
 	char **sig;		  /* the last attempt's signature headers */
 	const char **all;	  /* fixed + sig, for http.c */
+	bool once;		  /* not idempotent: only throttling is retried here */
 };
 
 static void prepare(void *arg, int attempt, struct http_request *req)
@@ -172,15 +173,16 @@ static void prepare(void *arg, int attempt, struct http_request *req)
 
 static bool transient(void *arg, const struct http_response *resp)
 {
+	const struct signed_call *c = arg;
 	struct aws_error e;
 	bool again;
 
-	(void)arg;
 	if (resp->status < 400)
 		return false;
 	aws_error_parse(&e, resp->status, resp->body, resp->body_len, resp->request_id,
 			resp->error_type);
-	again = aws_error_is_transient(&e);
+	/* Throttling is refused before anything is done; a 5xx may come after. */
+	again = c->once ? aws_error_is_throttle(&e) : aws_error_is_transient(&e);
 	aws_error_release(&e);
 	return again;
 }
@@ -238,6 +240,7 @@ static int run(struct signed_call *c, const char *action, struct http_response *
 	    .prepare = prepare,
 	    .transient = transient,
 	    .arg = c,
+	    .once = c->once,
 	};
 	int attempts = 0, rc;
 
@@ -317,8 +320,23 @@ static void call_init(struct signed_call *c, struct prov_ctx *ctx, enum aws_serv
 	c->url = xasprintf("%s%s%s%s", ctx->ep[svc].base, path, *c->query ? "?" : "", c->query);
 }
 
+static int query(struct prov_ctx *ctx, enum aws_service svc, const char *action,
+		 struct aws_params *p, bool once, json_t **out, struct kiln_error *err);
+
 int aws_query(struct prov_ctx *ctx, enum aws_service svc, const char *action, struct aws_params *p,
 	      json_t **out, struct kiln_error *err)
+{
+	return query(ctx, svc, action, p, false, out, err);
+}
+
+int aws_query_once(struct prov_ctx *ctx, enum aws_service svc, const char *action,
+		   struct aws_params *p, json_t **out, struct kiln_error *err)
+{
+	return query(ctx, svc, action, p, true, out, err);
+}
+
+static int query(struct prov_ctx *ctx, enum aws_service svc, const char *action,
+		 struct aws_params *p, bool once, json_t **out, struct kiln_error *err)
 {
 	static const char *const fixed[] = {
 	    "Content-Type: application/x-www-form-urlencoded; charset=utf-8", NULL};
@@ -338,6 +356,7 @@ int aws_query(struct prov_ctx *ctx, enum aws_service svc, const char *action, st
 	c.body = all.sb.buf;
 	c.body_len = all.sb.len;
 	c.fixed = fixed;
+	c.once = once;
 	rc = run(&c, action, &resp, err);
 	if (rc == PROV_OK) {
 		rc = parse_body(svc, action, &resp, true, &doc, err);
@@ -356,15 +375,25 @@ int aws_query(struct prov_ctx *ctx, enum aws_service svc, const char *action, st
 int aws_json(struct prov_ctx *ctx, enum aws_service svc, const char *target, const char *action,
 	     json_t *body, json_t **out, struct kiln_error *err)
 {
-	char *text = json_dumps(body, JSON_COMPACT);
-	char *th = xasprintf("X-Amz-Target: %s", target);
-	const char *fixed[] = {"Content-Type: application/x-amz-json-1.1", th, NULL};
+	char *text = body ? json_dumps(body, JSON_COMPACT) : NULL;
+	char *th;
+	const char *fixed[] = {"Content-Type: application/x-amz-json-1.1", NULL, NULL};
 	struct signed_call c;
 	struct http_response resp;
 	int rc;
 
 	if (out)
 		*out = NULL;
+	if (!text) {
+		/* A field the request needed was missing from what was read before. */
+		kiln_error_set(err,
+			       "aws: %s %s: the request could not be made (a value it needs "
+			       "is missing)",
+			       service_ids[svc], action);
+		return PROV_ERROR;
+	}
+	th = xasprintf("X-Amz-Target: %s", target);
+	fixed[1] = th;
 	call_init(&c, ctx, svc, "POST", "/", NULL);
 	c.body = text;
 	c.body_len = strlen(text);

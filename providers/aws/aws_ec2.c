@@ -87,6 +87,41 @@ int ec2_read(struct prov_ctx *ctx, const struct ec2_kind *k, const char *id, jso
 	return PROV_OK;
 }
 
+int ec2_find_address(struct prov_ctx *ctx, const struct ec2_kind *k, const struct prov_scope *scope,
+		     const char *address, json_t **out, struct kiln_error *err)
+{
+	struct aws_params p = {{0}};
+	json_t *arr;
+	int rc, n;
+
+	*out = NULL;
+	n = aws_scope_filters(&p, 1, scope);
+	aws_paramf(&p, "Filter.3.Name", "tag:%s", PROV_TAG_ADDRESS);
+	aws_param(&p, "Filter.3.Value.1", address);
+	(void)n;
+	rc = ec2_describe(ctx, k, &p, &arr, NULL, err);
+	aws_params_release(&p);
+	if (rc != PROV_OK)
+		return rc;
+	*out = json_incref(json_array_get(arr, 0));
+	json_decref(arr);
+	return *out ? PROV_OK : PROV_NOTFOUND;
+}
+
+/*
+ * A create without an idempotency token whose answer was lost may have
+ * been done: adopt what carries its address, else say try again.
+ */
+int ec2_create_lost(struct prov_ctx *ctx, const struct ec2_kind *k, const struct prov_scope *scope,
+		    const char *address, json_t **out, struct kiln_error *err)
+{
+	struct kiln_error lerr = {{0}, {0}};
+	int rc = ec2_find_address(ctx, k, scope, address, out, &lerr);
+
+	(void)err; /* it still says what failed, for when the retries run out */
+	return rc == PROV_OK ? PROV_OK : PROV_RETRY;
+}
+
 /* Deleted synchronously: gone once delete returned (or the id is unknown). */
 int ec2_wait_now(struct prov_ctx *ctx, enum prov_wait_for what, struct prov_wait *ids, size_t n,
 		 struct kiln_error *err)

@@ -103,6 +103,23 @@ static int expand_group(json_t *all, const struct spec *spec, const struct prov_
 		return -1;
 	}
 	efa = spec->network.fabric == FABRIC_EFA && t->efa;
+	/* EC2 gives a public address only to an instance launched with one interface. */
+	if (efa && g->public && t->efa_interfaces > 1) {
+		char *at = pexp_where(spec, ynode_get(g->node, "public"));
+
+		kiln_error_set(
+		    err,
+		    "aws: %scompute.%s: public: true cannot go with EFA on the %d network "
+		    "cards of %s (EC2 gives a public address only to an instance with one "
+		    "network interface)",
+		    at, g->name, t->efa_interfaces, t->name);
+		kiln_error_hint(err, "reach the nodes through a public login group, as "
+				     "examples/llm-pretrain.yaml does");
+		free(at);
+		free(resolved);
+		json_decref(zones);
+		return -1;
+	}
 	/* GPU nodes share the fabric's placement group; CPU nodes (login, head) stay out. */
 	in_pg = spec->network.fabric != FABRIC_NONE && t->gpu &&
 		(spec->network.fabric != FABRIC_EFA || efa);

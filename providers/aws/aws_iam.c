@@ -221,6 +221,8 @@ int role_list(struct prov_ctx *ctx, const struct prov_scope *scope, const char *
 		json_t *live;
 		char *addr;
 
+		if (!awsxml_str(r, "RoleName"))
+			continue;
 		rc = role_live(ctx, r, scope, &live, err);
 		if (rc == PROV_NOTFOUND)
 			continue;
@@ -383,7 +385,31 @@ int role_create(struct prov_ctx *ctx, const struct prov_scope *scope, const stru
 	aws_params_release(&p);
 	/* A retried create finds its role there: the name is this scope's alone. */
 	if (rc == PROV_ERROR && strstr(err->msg, "EntityAlreadyExists")) {
-		rc = PROV_OK;
+		json_t *found = NULL;
+
+		/* Ours only under our path: two scopes' names can meet ('_' and '.' become '-'). */
+		rc = role_read(ctx, name, &found, err);
+		if (rc == PROV_OK && strcmp(json_string_value(json_object_get(
+						json_object_get(found, "attrs"), "path"))
+						? json_string_value(json_object_get(
+						      json_object_get(found, "attrs"), "path"))
+						: "",
+					    path) != 0) {
+			kiln_error_set(err, "aws: role %s exists under another path (%s), not %s",
+				       name,
+				       json_string_value(json_object_get(
+					   json_object_get(found, "attrs"), "path")),
+				       path);
+			kiln_error_hint(err,
+					"role names come from cluster, workspace and role with '_' "
+					"and '.' made '-': rename this workspace or the role");
+			rc = PROV_ERROR;
+		} else if (rc == PROV_NOTFOUND) {
+			kiln_error_set(err, "aws: role %s exists but is not under a kiln path",
+				       name);
+			rc = PROV_ERROR;
+		}
+		json_decref(found);
 		retried = true;
 	}
 	/*

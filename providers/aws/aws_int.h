@@ -83,6 +83,13 @@ char *aws_uri_decode(const char *s);
  */
 int aws_query(struct prov_ctx *ctx, enum aws_service svc, const char *action, struct aws_params *p,
 	      json_t **out, struct kiln_error *err);
+/*
+ * The same for a create that takes no idempotency token: only throttling is
+ * retried, and PROV_RETRY (a 5xx, a lost connection) means it may have been
+ * done: look for it before trying again.
+ */
+int aws_query_once(struct prov_ctx *ctx, enum aws_service svc, const char *action,
+		   struct aws_params *p, json_t **out, struct kiln_error *err);
 /* A JSON 1.1 call (FSx): target "AWSSimbaAPIService_v20180301.CreateFileSystem". */
 int aws_json(struct prov_ctx *ctx, enum aws_service svc, const char *target, const char *action,
 	     json_t *body, json_t **out, struct kiln_error *err);

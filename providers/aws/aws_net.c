@@ -56,8 +56,11 @@ int vpc_create(struct prov_ctx *ctx, const struct prov_scope *scope, const struc
 
 	aws_param(&p, "CidrBlock", json_string_value(json_object_get(op->attrs, "cidr")));
 	aws_tag_spec(&p, 1, "vpc", scope, op->address, NULL);
-	rc = aws_query(ctx, AWS_EC2, "CreateVpc", &p, &resp, err);
+	/* No token: a lost answer is looked for, not sent again. */
+	rc = aws_query_once(ctx, AWS_EC2, "CreateVpc", &p, &resp, err);
 	aws_params_release(&p);
+	if (rc == PROV_RETRY)
+		return ec2_create_lost(ctx, &vpc_kind, scope, op->address, out, err);
 	if (rc != PROV_OK)
 		return rc;
 	*out = vpc_live(awsxml_get(resp, "vpc"));
@@ -156,8 +159,10 @@ int subnet_create(struct prov_ctx *ctx, const struct prov_scope *scope,
 	aws_param(&p, "CidrBlock", json_string_value(json_object_get(op->attrs, "cidr")));
 	aws_param(&p, "AvailabilityZone", json_string_value(json_object_get(op->attrs, "zone")));
 	aws_tag_spec(&p, 1, "subnet", scope, op->address, NULL);
-	rc = aws_query(ctx, AWS_EC2, "CreateSubnet", &p, &resp, err);
+	rc = aws_query_once(ctx, AWS_EC2, "CreateSubnet", &p, &resp, err);
 	aws_params_release(&p);
+	if (rc == PROV_RETRY)
+		return ec2_create_lost(ctx, &subnet_kind, scope, op->address, out, err);
 	if (rc != PROV_OK)
 		return rc;
 	*out = subnet_live(awsxml_get(resp, "subnet"));
@@ -548,8 +553,9 @@ static int igw_route(struct prov_ctx *ctx, const char *action, const char *vpc, 
 	free(rt);
 	if (rc == PROV_ERROR && strstr(err->msg, "RouteAlreadyExists"))
 		rc = PROV_OK;
+	/* Gone is done for a delete; for a create it is EC2 not showing the new gateway yet. */
 	if (rc == PROV_NOTFOUND)
-		rc = PROV_OK;
+		rc = igw ? PROV_RETRY : PROV_OK;
 	return rc;
 }
 
@@ -566,8 +572,9 @@ static int igw_attach(struct prov_ctx *ctx, const char *action, const char *igw,
 	if (rc == PROV_ERROR && (strstr(err->msg, "Resource.AlreadyAssociated") ||
 				 strstr(err->msg, "Gateway.NotAttached")))
 		rc = PROV_OK;
+	/* Gone is done for a detach; for an attach it is EC2 not showing it yet. */
 	if (rc == PROV_NOTFOUND)
-		rc = PROV_OK;
+		rc = strcmp(action, "AttachInternetGateway") == 0 ? PROV_RETRY : PROV_OK;
 	return rc;
 }
 
@@ -584,8 +591,19 @@ int igw_create(struct prov_ctx *ctx, const struct prov_scope *scope, const struc
 	if (!vpc)
 		return missing_dep(op->address, "aws_vpc.main", err);
 	aws_tag_spec(&p, 1, "internet-gateway", scope, op->address, NULL);
-	rc = aws_query(ctx, AWS_EC2, "CreateInternetGateway", &p, &resp, err);
+	rc = aws_query_once(ctx, AWS_EC2, "CreateInternetGateway", &p, &resp, err);
 	aws_params_release(&p);
+	if (rc == PROV_RETRY) {
+		json_t *found = NULL;
+
+		rc = ec2_create_lost(ctx, &igw_kind, scope, op->address, &found, err);
+		if (rc != PROV_OK)
+			return rc;
+		/* Made, but maybe not attached and routed yet: carry on with it. */
+		resp = json_pack("{s:{s:O}}", "internetGateway", "internetGatewayId",
+				 json_object_get(found, "id"));
+		json_decref(found);
+	}
 	if (rc != PROV_OK)
 		return rc;
 	id = awsxml_str(resp, "internetGateway.internetGatewayId");
@@ -694,6 +712,22 @@ int pg_create(struct prov_ctx *ctx, const struct prov_scope *scope, const struct
 		rc = PROV_OK;
 	if (rc == PROV_OK)
 		rc = pg_read(ctx, name, out, err);
+	/* Another scope's group of the same name ('_' and '.' become '-') is not taken over. */
+	if (rc == PROV_OK) {
+		json_t *tags = json_object_get(*out, "tags");
+		const char *c = json_string_value(json_object_get(tags, PROV_TAG_CLUSTER));
+		const char *w = json_string_value(json_object_get(tags, PROV_TAG_WORKSPACE));
+
+		if ((c && strcmp(c, scope->cluster) != 0) ||
+		    (w && strcmp(w, scope->workspace) != 0)) {
+			kiln_error_set(
+			    err, "aws: placement group %s belongs to %s/%s, not to %s/%s", name,
+			    c ? c : "?", w ? w : "?", scope->cluster, scope->workspace);
+			json_decref(*out);
+			*out = NULL;
+			rc = PROV_ERROR;
+		}
+	}
 	free(name);
 	return rc;
 }

@@ -61,12 +61,13 @@ static bool alive(const char *state)
 static int newest_first(const void *a, const void *b)
 {
 	json_t *x = *(json_t *const *)a, *y = *(json_t *const *)b;
-	int c = strcmp(json_string_value(json_object_get(y, "launched")),
-		       json_string_value(json_object_get(x, "launched")));
+	const char *lx = json_string_value(json_object_get(x, "launched"));
+	const char *ly = json_string_value(json_object_get(y, "launched"));
+	const char *ix = json_string_value(json_object_get(x, "id"));
+	const char *iy = json_string_value(json_object_get(y, "id"));
+	int c = strcmp(ly ? ly : "", lx ? lx : "");
 
-	return c ? c
-		 : strcmp(json_string_value(json_object_get(y, "id")),
-			  json_string_value(json_object_get(x, "id")));
+	return c ? c : strcmp(iy ? iy : "", ix ? ix : "");
 }
 
 /* The instances of a DescribeInstances answer (all its reservations), flattened. */
@@ -535,18 +536,27 @@ static void launch_token(const char *base, const char *zone, long count, char ou
 	free(in);
 }
 
+/*
+ * Launch count instances. The ClientToken is made from token, the zone
+ * and token_count (the count for a create; 0 for a grow, whose count may
+ * be read differently on a retry while EC2 catches up: the same grow must
+ * keep its token, or it would launch twice).
+ */
 static int run_instances(struct prov_ctx *ctx, const struct launch *l,
 			 const struct prov_scope *scope, long count, const char *token,
-			 struct kiln_error *err)
+			 long token_count, struct kiln_error *err)
 {
 	struct aws_params p = {{0}};
 	char tok[65];
 	int rc;
 
-	launch_token(token, l->zone, count, tok);
+	launch_token(token, l->zone, token_count, tok);
 	launch_params(&p, l, scope, count, tok);
 	rc = aws_query(ctx, AWS_EC2, "RunInstances", &p, NULL, err);
 	aws_params_release(&p);
+	/* A profile made a moment ago is not known to EC2 yet: that passes. */
+	if (rc == PROV_ERROR && l->profile && strstr(err->msg, "iamInstanceProfile"))
+		rc = PROV_RETRY;
 	return rc;
 }
 
@@ -610,7 +620,7 @@ int ig_create(struct prov_ctx *ctx, const struct prov_scope *scope, const struct
 			rc = PROV_ERROR;
 			break;
 		}
-		rc = run_instances(ctx, &l, scope, count, op->token, err);
+		rc = run_instances(ctx, &l, scope, count, op->token, count, err);
 		if (rc != PROV_CAPACITY || i + 1 == json_array_size(zones))
 			break;
 		log_warn("%s: no capacity for %ld × %s in %s; the group moves to %s (%s)",
@@ -726,10 +736,14 @@ int ig_update(struct prov_ctx *ctx, const struct prov_scope *scope, const char *
 				rc = efa_interfaces(ctx, l.type, &l.efa_interfaces, err);
 			if (rc == PROV_OK) {
 				/* The same grow retried is the same token: launched once. */
-				char *tok = xasprintf("%s:%ld->%ld:%s", id, have, want,
-						      json_string_value(json_array_get(ids, 0)));
+				/* The oldest instance and the target: what a retry sees the same.
+				 */
+				const char *oldest = json_string_value(
+				    json_array_get(ids, json_array_size(ids) - 1));
+				char *tok =
+				    xasprintf("%s:grow->%ld:%s", id, want, oldest ? oldest : "");
 
-				rc = run_instances(ctx, &l, &s, want - have, tok, err);
+				rc = run_instances(ctx, &l, &s, want - have, tok, 0, err);
 				free(tok);
 			}
 			json_decref(user);

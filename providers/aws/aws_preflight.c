@@ -139,8 +139,10 @@ static int describe_images(struct prov_ctx *ctx, json_t *ids, json_t **out, stru
 
 			rc = describe_images(ctx, one, &got, err);
 			json_decref(one);
-			if (rc != PROV_OK)
+			if (rc != PROV_OK) {
+				json_decref(got);
 				return rc;
+			}
 			json_object_update(*out, got);
 			json_decref(got);
 		}

@@ -360,6 +360,38 @@ int bucket_list(struct prov_ctx *ctx, const struct prov_scope *scope, const char
 	return PROV_OK;
 }
 
+/*
+ * A bucket of this name may be another workspace's: names are made from
+ * cluster and workspace with '_' and '.' turned into '-', so two scopes can
+ * meet. One tagged for another scope is never taken over.
+ */
+static int bucket_owned(struct prov_ctx *ctx, const struct prov_scope *scope, const char *name,
+			struct kiln_error *err)
+{
+	json_t *doc = NULL, *tags;
+	const char *c, *w;
+	int rc = s3(ctx, "GET", name, "tagging", NULL, "GetBucketTagging", &doc, err);
+
+	if (rc == PROV_ERROR && strstr(err->msg, "NoSuchTagSet"))
+		return PROV_OK; /* a killed create of ours, or untagged: ours by its name */
+	if (rc != PROV_OK)
+		return rc;
+	tags = awsxml_tags(doc, "TagSet");
+	c = json_string_value(json_object_get(tags, PROV_TAG_CLUSTER));
+	w = json_string_value(json_object_get(tags, PROV_TAG_WORKSPACE));
+	if ((c && strcmp(c, scope->cluster) != 0) || (w && strcmp(w, scope->workspace) != 0)) {
+		kiln_error_set(
+		    err, "aws: bucket %s belongs to cluster '%s' workspace '%s', not to %s/%s",
+		    name, c ? c : "?", w ? w : "?", scope->cluster, scope->workspace);
+		kiln_error_hint(err, "bucket names come from cluster, workspace and store with '_' "
+				     "and '.' made '-': rename this workspace or the store");
+		rc = PROV_ERROR;
+	}
+	json_decref(tags);
+	json_decref(doc);
+	return rc;
+}
+
 static json_t *bucket_tags(const struct prov_scope *scope, const char *address,
 			   const char *deletion)
 {
@@ -391,9 +423,11 @@ int bucket_create(struct prov_ctx *ctx, const struct prov_scope *scope,
 				 ctx->region);
 	rc = s3(ctx, "PUT", name, NULL, conf, "CreateBucket", NULL, err);
 	free(conf);
-	/* Ours already: a retried create (the name is ours alone). */
+	/* Ours already: a retried create, or (us-east-1 answers 200) a bucket of that name. */
 	if (rc == PROV_ERROR && strstr(err->msg, "BucketAlreadyOwnedByYou"))
 		rc = PROV_OK;
+	if (rc == PROV_OK)
+		rc = bucket_owned(ctx, scope, name, err);
 	if (rc == PROV_ERROR && strstr(err->msg, "BucketAlreadyExists"))
 		kiln_error_hint(err,
 				"bucket names are global and '%s' belongs to another account; "

@@ -157,7 +157,8 @@ static int fsx_describe_all(struct prov_ctx *ctx, const char *action, const char
 			if (v)
 				json_array_append_new(*out, v);
 		}
-		if (json_string_value(json_object_get(resp, "NextToken")))
+		/* An empty token is the last page too (some servers send one). */
+		if (json_string_length(json_object_get(resp, "NextToken")) > 0)
 			token = xstrdup(json_string_value(json_object_get(resp, "NextToken")));
 		json_decref(resp);
 	} while (token);
@@ -311,9 +312,15 @@ int lustre_create(struct prov_ctx *ctx, const struct prov_scope *scope,
 static int tag_resource(struct prov_ctx *ctx, const char *arn, json_t *attrs,
 			struct kiln_error *err)
 {
-	json_t *extra = store_tags(attrs), *tags = json_array(), *v;
+	json_t *extra, *tags, *v;
 	const char *k;
 
+	if (!arn) {
+		kiln_error_set(err, "aws: FSx did not say the file system's ARN; cannot tag it");
+		return PROV_ERROR;
+	}
+	extra = store_tags(attrs);
+	tags = json_array();
 	json_object_foreach(extra, k, v)
 	    json_array_append_new(tags, json_pack("{s:s, s:O}", "Key", k, "Value", v));
 	json_decref(extra);
@@ -600,7 +607,8 @@ static int efs_describe(struct prov_ctx *ctx, const char *id, json_t **out, stru
 			if (live)
 				json_array_append_new(*out, live);
 		}
-		if (json_string_value(json_object_get(resp, "NextMarker")))
+		/* By id there is one answer; an empty marker is the last page too. */
+		if (!id && json_string_length(json_object_get(resp, "NextMarker")) > 0)
 			marker = aws_uri_encode(
 			    json_string_value(json_object_get(resp, "NextMarker")), false);
 		json_decref(resp);
@@ -661,6 +669,27 @@ int efs_create(struct prov_ctx *ctx, const struct prov_scope *scope, const struc
 	*out = NULL;
 	free(token);
 	rc = efs(ctx, "POST", EFS_API "/file-systems", NULL, body, "CreateFileSystem", &resp, err);
+	/* A retried create: EFS answers 409 with the file system the token made. */
+	if (rc == PROV_ERROR && strstr(err->msg, "FileSystemAlreadyExists")) {
+		char *tok = short_token(op->token), *enc = aws_uri_encode(tok, false);
+		char *q = xasprintf("CreationToken=%s", enc);
+		json_t *found = NULL;
+
+		rc = efs(ctx, "GET", EFS_API "/file-systems", q, NULL, "DescribeFileSystems",
+			 &found, err);
+		if (rc == PROV_OK)
+			resp =
+			    json_incref(json_array_get(json_object_get(found, "FileSystems"), 0));
+		json_decref(found);
+		free(q);
+		free(enc);
+		free(tok);
+		if (rc == PROV_OK && !resp) {
+			kiln_error_set(err, "aws: EFS says the file system of this creation token "
+					    "exists, but does not list it");
+			rc = PROV_RETRY;
+		}
+	}
 	if (rc != PROV_OK)
 		return rc;
 	*out = efs_live(resp);

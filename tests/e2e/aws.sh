@@ -27,6 +27,7 @@ aws: iam-policy prints the minimal policy
 aws: plan refuses an image the region lacks, before anything is spent
 aws: plan refuses a type offered in none of the zones
 aws: plan warns of a zone that does not offer a type
+aws: a public group on a multi-card EFA type is refused
 aws: with no capacity in the first zone the gang lands in the second
 aws: with throttling and 5xx on a share of calls apply converges
 aws: after the faults boto3 finds no duplicate
@@ -164,6 +165,11 @@ aws_errors() {
 	check "aws: plan warns of a zone that does not offer a type" 2 \
 		--out-has "aws_instance_group.trainers: p5.48xlarge is not offered in us-east-1z; a launch that falls back there will fail" \
 		-- "$KILN" plan --detailed-exitcode onezone.yaml
+	sed 's/    role: trainer$/    role: trainer\n    public: true/' kiln.yaml >public.yaml
+	check "aws: a public group on a multi-card EFA type is refused" 1 \
+		--err "kiln: plan: aws: public.yaml:25:13: compute.trainers: public: true cannot go with EFA on the 32 network cards of p5.48xlarge (EC2 gives a public address only to an instance with one network interface)
+  hint: reach the nodes through a public login group, as examples/llm-pretrain.yaml does" \
+		-- "$KILN" plan public.yaml
 	check "aws: iam-policy prints the minimal policy" 0 \
 		--out-has '"ec2:RunInstances"' \
 		--out-has '"Resource": "arn:aws:iam::*:role/kiln/e2e/default/*"' \
@@ -186,7 +192,7 @@ aws_capacity() {
 
 aws_faults() {
 	aws_new_dir
-	aws_ctl faults '{"throttle": 0.15, "error5xx": 0.1, "error5xx_after": 0.05, "seed": 11}'
+	aws_ctl faults '{"throttle": 0.15, "error5xx": 0.1, "error5xx_after": 0.2, "seed": 11}'
 	check "aws: with throttling and 5xx on a share of calls apply converges" 0 \
 		--out-has "Apply complete: 11 created" \
 		-- env KILN_HTTP_BACKOFF_MS=5 KILN_RETRY_BASE_MS=5 "$KILN" apply -w faults --auto-approve
