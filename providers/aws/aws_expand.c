@@ -90,7 +90,8 @@ static int expand_network(json_t *all, const struct spec *spec, const struct pro
 }
 
 static int expand_group(json_t *all, const struct spec *spec, const struct prov_ctx *ctx,
-			const struct spec_group *g, struct kiln_error *err)
+			const struct spec_group *g, const char **fabric_prev,
+			struct kiln_error *err)
 {
 	const struct catalog_type *t;
 	bool efa, in_pg;
@@ -152,6 +153,15 @@ static int expand_group(json_t *all, const struct spec *spec, const struct prov_
 		pexp_dep(r, "aws_internet_gateway", "main");
 	if (in_pg)
 		pexp_dep(r, "aws_placement_group", "fabric");
+	/*
+	 * The fabric's groups launch one after another: a cluster placement
+	 * group lives in one zone, and a group joins the zone the ones before
+	 * it landed in (after a capacity fallback, not the first listed).
+	 */
+	if (in_pg && *fabric_prev)
+		pexp_dep(r, "aws_instance_group", *fabric_prev);
+	if (in_pg)
+		*fabric_prev = g->name;
 	if (g->role.name && spec_role_find(spec, g->role.name))
 		pexp_dep(r, "aws_iam_role", g->role.name);
 	/* File systems are mounted on every node: they come first. */
@@ -272,6 +282,7 @@ int aws_expand(struct prov_ctx *ctx, const struct spec *spec, json_t **out, stru
 {
 	json_t *all = json_object();
 	bool network = spec->network.node || spec->ngroups > 0;
+	const char *fabric_prev = NULL;
 	size_t i;
 
 	*out = NULL;
@@ -282,7 +293,7 @@ int aws_expand(struct prov_ctx *ctx, const struct spec *spec, json_t **out, stru
 	for (i = 0; i < spec->nstores; i++)
 		expand_store(all, spec, ctx, &spec->stores[i]);
 	for (i = 0; i < spec->ngroups; i++)
-		if (expand_group(all, spec, ctx, &spec->groups[i], err) < 0)
+		if (expand_group(all, spec, ctx, &spec->groups[i], &fabric_prev, err) < 0)
 			goto fail;
 	for (i = 0; i < spec->nroles; i++)
 		expand_role(all, spec, &spec->roles[i]);

@@ -560,9 +560,43 @@ static int run_instances(struct prov_ctx *ctx, const struct launch *l,
 	return rc;
 }
 
+/*
+ * The zone the workspace's instances in placement group pg are in (*out
+ * malloc'd), or NULL when it has none: one DescribeInstances over the
+ * workspace, as a cluster placement group cannot span zones.
+ */
+static int fabric_zone(struct prov_ctx *ctx, const struct prov_scope *scope, const char *pg,
+		       char **out, struct kiln_error *err)
+{
+	struct aws_params f = {{0}};
+	json_t *insts, *inst;
+	size_t i;
+	int rc;
+
+	*out = NULL;
+	state_filter(&f, aws_scope_filters(&f, 1, scope));
+	rc = describe_all(ctx, &f, &insts, err);
+	aws_params_release(&f);
+	if (rc != PROV_OK)
+		return rc;
+	json_array_foreach(insts, i, inst)
+	{
+		const char *g = awsxml_str(inst, "placement.groupName");
+		const char *z = awsxml_str(inst, "placement.availabilityZone");
+
+		if (g && z && strcmp(g, pg) == 0) {
+			*out = xstrdup(z);
+			break;
+		}
+	}
+	json_decref(insts);
+	return PROV_OK;
+}
+
 int ig_create(struct prov_ctx *ctx, const struct prov_scope *scope, const struct prov_create *op,
 	      json_t **out, struct kiln_error *err)
 {
+	char *fabric = NULL;
 	json_t *a = op->attrs, *zones = json_object_get(a, "zones"), *z;
 	const char *role = json_string_value(json_object_get(a, "role"));
 	struct launch l = {0};
@@ -608,6 +642,21 @@ int ig_create(struct prov_ctx *ctx, const struct prov_scope *scope, const struct
 	rc = root_device(ctx, l.image, &l.root_dev, err);
 	if (rc == PROV_OK && l.efa)
 		rc = efa_interfaces(ctx, l.type, &l.efa_interfaces, err);
+	if (rc == PROV_OK && l.pg)
+		rc = fabric_zone(ctx, scope, l.pg, &fabric, err);
+	if (fabric) {
+		/* A cluster placement group lives in one zone: the group joins the fabric there. */
+		json_t *only = json_pack("[s]", fabric);
+
+		if (strcmp(fabric, json_string_value(json_array_get(zones, 0))
+				       ? json_string_value(json_array_get(zones, 0))
+				       : "") != 0)
+			log_warn("%s: the fabric is in %s; the group joins it there", op->address,
+				 fabric);
+		zones = only;
+	} else {
+		json_incref(zones);
+	}
 	json_array_foreach(zones, i, z)
 	{
 		if (rc != PROV_OK)
@@ -628,8 +677,16 @@ int ig_create(struct prov_ctx *ctx, const struct prov_scope *scope, const struct
 			 json_string_value(json_array_get(zones, i + 1)), err->msg);
 		rc = PROV_OK;
 	}
+	if (rc == PROV_CAPACITY && fabric)
+		kiln_error_hint(err,
+				"the fabric's other groups are in %s and a cluster placement group "
+				"cannot span zones; to move the whole fabric, replace them too "
+				"(kiln apply --replace ADDRESS for each)",
+				fabric);
 	free(l.root_dev);
 	free(l.zones);
+	free(fabric);
+	json_decref(zones);
 	if (rc != PROV_OK)
 		return rc;
 	id = ig_id(scope->cluster, scope->workspace, op->address);
