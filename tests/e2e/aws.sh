@@ -37,7 +37,8 @@ aws: examples/llm-pretrain.yaml applies with exactly the iam-policy permissions
 aws: boto3 finds the example's resources recorded, none twice, none untagged
 aws: and plans no changes with them
 aws: and destroys with them, keeping the retained stores
-aws: without ec2:CreateVpc the error names the action that was denied"
+aws: without ec2:CreateVpc the error names the action that was denied
+aws: the moto servers are stopped"
 
 aws_skip_all() { # WHY
 	printf '%s\n' "$AWS_TESTS" | while IFS= read -r t; do skip "$t" "$1"; done
@@ -231,7 +232,7 @@ aws_crashes() {
 aws_least_privilege() {
 	lp_moto=$E2E_TMP/moto-iam
 	mkdir -p "$lp_moto"
-	if ! out=$(INITIAL_NO_AUTH_ACTION_COUNT=3 sh tests/moto/server.sh start "$lp_moto" 2>&1); then
+	if ! out=$(INITIAL_NO_AUTH_ACTION_COUNT=3 sh "$E2E_ROOT/tests/moto/server.sh" start "$lp_moto" 2>&1); then
 		printf '%s\n' "$out" >"$E2E_TMP/.moto"
 		fail "aws: moto with IAM enforcement starts" "$E2E_TMP/.moto"
 		return 0
@@ -272,7 +273,7 @@ aws_least_privilege() {
 		--err-has "aws_vpc.main: create failed: aws: ec2:CreateVpc was denied to the credentials from the environment (AWS_ACCESS_KEY_ID): UnauthorizedOperation: You are not authorized to perform this operation." \
 		--err-has "allow ec2:CreateVpc for them; \`kiln iam-policy SPEC\` prints every action kiln needs for a spec" \
 		-- env "$lp_ep" $lp_keys "$KILN" apply -w less --auto-approve --var image=ami-1e749f67
-	sh tests/moto/server.sh stop "$lp_moto" >/dev/null 2>&1
+	sh "$E2E_ROOT/tests/moto/server.sh" stop "$lp_moto" >/dev/null 2>&1
 	cd "$E2E_ROOT" || exit 1
 }
 
@@ -301,7 +302,7 @@ aws_tests() {
 	export PYTHON
 	AWS_MOTO_DIR=$E2E_TMP/moto
 	mkdir -p "$AWS_MOTO_DIR"
-	if ! out=$(sh tests/moto/server.sh start "$AWS_MOTO_DIR" 2>&1); then
+	if ! out=$(sh "$E2E_ROOT/tests/moto/server.sh" start "$AWS_MOTO_DIR" 2>&1); then
 		printf '%s\n' "$out" >"$E2E_TMP/.moto"
 		fail "aws: moto's server starts on loopback" "$E2E_TMP/.moto"
 		return 0
@@ -321,8 +322,11 @@ aws_tests() {
 	aws_capacity
 	aws_faults
 	aws_crashes
-	sh tests/moto/server.sh stop "$AWS_MOTO_DIR" >/dev/null 2>&1
+	sh "$E2E_ROOT/tests/moto/server.sh" stop "$AWS_MOTO_DIR" >/dev/null 2>&1
 	aws_least_privilege
+	# Every server this run started is gone (CI must leave nothing running).
+	sleep 0.5
+	assert "aws: the moto servers are stopped" sh -c '! pgrep -f "kiln_moto.py --port-file $1" >/dev/null' sh "$E2E_TMP"
 	trap 'rm -rf "$E2E_TMP"' EXIT
 	unset AWS_ENDPOINT_URL AWS_ACCESS_KEY_ID AWS_SECRET_ACCESS_KEY AWS_REGION PYTHON
 }
