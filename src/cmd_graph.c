@@ -31,7 +31,6 @@ int cmd_graph(int argc, char **argv, struct cli *cli)
 	struct run_flags f;
 	struct engine *e = NULL;
 	struct kiln_error err = {0};
-	struct diags d = {0};
 	struct graph *g = NULL;
 	const char *spec;
 	char *dot;
@@ -43,15 +42,9 @@ int cmd_graph(int argc, char **argv, struct cli *cli)
 	spec = run_spec_operand(cli, argc, argv, p.optind);
 	if (!spec)
 		goto out;
-	struct spec_options opts = {f.vars.v, f.vars.n};
-	if (engine_open(&e, spec, &opts, workspace_name(NULL), &d, &err) != 0) {
-		diags_sort(&d);
-		diags_print(&d, stderr, cli->color_err);
-		if (err.msg[0])
-			cmd_report(cli, &err);
+	e = run_engine_only(cli, spec, &f);
+	if (!e)
 		goto out;
-	}
-	diags_print(&d, stderr, cli->color_err);
 	g = engine_graph(e->desired, &err);
 	if (!g) {
 		cmd_report(cli, &err);
@@ -63,7 +56,6 @@ int cmd_graph(int argc, char **argv, struct cli *cli)
 	ret = KILN_EXIT_OK;
 out:
 	graph_free(g);
-	diags_release(&d);
 	engine_free(e);
 	run_flags_release(&f);
 	cli_parser_release(&p);

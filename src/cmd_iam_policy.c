@@ -53,8 +53,6 @@ int cmd_iam_policy(int argc, char **argv, struct cli *cli)
 	struct cli_parser p;
 	struct run_flags f;
 	struct engine *e = NULL;
-	struct kiln_error err = {0};
-	struct diags d = {0};
 	const char **v = NULL, *spec, *addr;
 	size_t n = 0, cap = 0, i, u;
 	json_t *r;
@@ -67,15 +65,9 @@ int cmd_iam_policy(int argc, char **argv, struct cli *cli)
 	spec = run_spec_operand(cli, argc, argv, p.optind);
 	if (!spec)
 		goto out;
-	struct spec_options opts = {f.vars.v, f.vars.n};
-	if (engine_open(&e, spec, &opts, workspace_name(f.store.workspace), &d, &err) != 0) {
-		diags_sort(&d);
-		diags_print(&d, stderr, cli->color_err);
-		if (err.msg[0])
-			cmd_report(cli, &err);
+	e = run_engine_only(cli, spec, &f);
+	if (!e)
 		goto out;
-	}
-	diags_print(&d, stderr, cli->color_err);
 	/* Refresh lists and reads every type: a resource left from an older spec is found. */
 	for (i = 0; i < e->prov->ntypes; i++) {
 		add_actions(e->prov, e->prov->types[i].name, VERB_LIST, &v, &n, &cap);
@@ -105,7 +97,6 @@ int cmd_iam_policy(int argc, char **argv, struct cli *cli)
 	ret = KILN_EXIT_OK;
 out:
 	free(v);
-	diags_release(&d);
 	engine_free(e);
 	run_flags_release(&f);
 	cli_parser_release(&p);

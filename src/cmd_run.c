@@ -118,6 +118,26 @@ void run_flags_release(struct run_flags *f)
 	free(f->replace);
 }
 
+struct engine *run_engine_only(struct cli *cli, const char *spec, const struct run_flags *f)
+{
+	struct spec_options opts = {f->vars.v, f->vars.n};
+	struct kiln_error err = {0};
+	struct diags d = {0};
+	struct engine *e = NULL;
+
+	if (engine_open(&e, spec, &opts, workspace_name(f->store.workspace), &d, &err) != 0) {
+		diags_sort(&d);
+		diags_print(&d, stderr, cli->color_err);
+		if (err.msg[0])
+			cmd_report(cli, &err);
+		e = NULL;
+	} else {
+		diags_print(&d, stderr, cli->color_err);
+	}
+	diags_release(&d);
+	return e;
+}
+
 const char *run_spec_operand(const struct cli *cli, int argc, char **argv, int optind)
 {
 	if (argc - optind > 1) {

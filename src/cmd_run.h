@@ -102,6 +102,12 @@ struct run {
 const char *run_spec_operand(const struct cli *cli, int argc, char **argv, int optind);
 
 /*
+ * The engine of spec alone, with no state (graph, iam-policy): its
+ * diagnostics printed, an error reported; NULL when it cannot be opened.
+ */
+struct engine *run_engine_only(struct cli *cli, const char *spec, const struct run_flags *f);
+
+/*
  * Open the store (creating it when lock), the workspace, take the lock when
  * lock is set, load and expand the spec, and read the recorded state with
  * the journal of an interrupted apply replayed. Reports errors; -1 on failure.

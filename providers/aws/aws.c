@@ -153,35 +153,63 @@ static unsigned long aws_calls(struct prov_ctx *ctx)
 	return atomic_load(&ctx->calls);
 }
 
-static void tag(struct aws_params *p, const char *prefix, int *k, const char *key,
-		const char *value)
+int aws_read_one(int rc, json_t *all, const char *what, const char *id, json_t **out,
+		 struct kiln_error *err)
 {
-	char *kk = xasprintf("%s.Tag.%d.Key", prefix, *k);
-	char *kv = xasprintf("%s.Tag.%d.Value", prefix, *k);
+	*out = NULL;
+	if (rc != PROV_OK)
+		return rc;
+	*out = json_incref(json_array_get(all, 0));
+	json_decref(all);
+	if (!*out) {
+		kiln_error_set(err, "aws: %s %s does not exist", what, id);
+		return PROV_NOTFOUND;
+	}
+	return PROV_OK;
+}
 
-	aws_param(p, kk, key);
-	aws_param(p, kv, value);
-	free(kk);
-	free(kv);
-	(*k)++;
+json_t *aws_scope_tags(const struct prov_scope *scope, const char *address, const json_t *extra)
+{
+	json_t *tags = json_object(), *v;
+	const char *k;
+
+	json_object_foreach(scope->user_tags, k, v) json_object_set(tags, k, v);
+	json_object_foreach((json_t *)extra, k, v) json_object_set(tags, k, v);
+	json_object_set_new(tags, PROV_TAG_CLUSTER, json_string(scope->cluster));
+	json_object_set_new(tags, PROV_TAG_WORKSPACE, json_string(scope->workspace));
+	json_object_set_new(tags, PROV_TAG_ADDRESS, json_string(address));
+	return tags;
+}
+
+void aws_tag_params(struct aws_params *p, const char *prefix, const json_t *tags)
+{
+	const char *k;
+	json_t *v;
+	int i = 1;
+
+	json_object_foreach((json_t *)tags, k, v)
+	{
+		char *kk = xasprintf("%s.%d.Key", prefix, i);
+		char *kv = xasprintf("%s.%d.Value", prefix, i++);
+
+		aws_param(p, kk, k);
+		aws_param(p, kv, json_string_value(v));
+		free(kk);
+		free(kv);
+	}
 }
 
 void aws_tag_spec(struct aws_params *p, int n, const char *resource_type,
 		  const struct prov_scope *scope, const char *address, const json_t *extra)
 {
-	char *prefix = xasprintf("TagSpecification.%d", n), *rt;
-	const char *k;
-	json_t *v;
-	int i = 1;
+	char *prefix = xasprintf("TagSpecification.%d.Tag", n);
+	char *rt = xasprintf("TagSpecification.%d.ResourceType", n);
+	json_t *tags = aws_scope_tags(scope, address, extra);
 
-	rt = xasprintf("%s.ResourceType", prefix);
 	aws_param(p, rt, resource_type);
+	aws_tag_params(p, prefix, tags);
+	json_decref(tags);
 	free(rt);
-	json_object_foreach(scope->user_tags, k, v) tag(p, prefix, &i, k, json_string_value(v));
-	json_object_foreach((json_t *)extra, k, v) tag(p, prefix, &i, k, json_string_value(v));
-	tag(p, prefix, &i, PROV_TAG_CLUSTER, scope->cluster);
-	tag(p, prefix, &i, PROV_TAG_WORKSPACE, scope->workspace);
-	tag(p, prefix, &i, PROV_TAG_ADDRESS, address);
 	free(prefix);
 }
 

@@ -71,20 +71,10 @@ int ec2_read(struct prov_ctx *ctx, const struct ec2_kind *k, const char *id, jso
 	json_t *arr;
 	int rc;
 
-	*out = NULL;
 	aws_param(&p, k->id_param, id);
 	rc = ec2_describe(ctx, k, &p, &arr, NULL, err);
 	aws_params_release(&p);
-	if (rc != PROV_OK)
-		return rc;
-	if (json_array_size(arr) == 0) {
-		json_decref(arr);
-		kiln_error_set(err, "aws: %s %s does not exist", k->type, id);
-		return PROV_NOTFOUND;
-	}
-	*out = json_incref(json_array_get(arr, 0));
-	json_decref(arr);
-	return PROV_OK;
+	return aws_read_one(rc, arr, k->type, id, out, err);
 }
 
 int ec2_find_address(struct prov_ctx *ctx, const struct ec2_kind *k, const struct prov_scope *scope,

@@ -293,39 +293,13 @@ static int iam(struct prov_ctx *ctx, const char *action, struct aws_params *p, c
 	return rc;
 }
 
-/* The tags a role is made with, as a map (its live form's). */
-static void iam_tag_map(json_t *tags, const struct prov_scope *scope, const char *address)
-{
-	const char *k;
-	json_t *v;
-
-	json_object_foreach(scope->user_tags, k, v) json_object_set(tags, k, v);
-	json_object_set_new(tags, PROV_TAG_CLUSTER, json_string(scope->cluster));
-	json_object_set_new(tags, PROV_TAG_WORKSPACE, json_string(scope->workspace));
-	json_object_set_new(tags, PROV_TAG_ADDRESS, json_string(address));
-}
-
+/* Tags.member.N: the tags a role and its profile are made with. */
 static void iam_tags(struct aws_params *p, const struct prov_scope *scope, const char *address)
 {
-	const char *k;
-	json_t *v;
-	int n = 1;
+	json_t *tags = aws_scope_tags(scope, address, NULL);
 
-#define IAM_TAG(key, value)                                                                        \
-	do {                                                                                       \
-		char *kk = xasprintf("Tags.member.%d.Key", n),                                     \
-		     *kv = xasprintf("Tags.member.%d.Value", n);                                   \
-		aws_param(p, kk, key);                                                             \
-		aws_param(p, kv, value);                                                           \
-		free(kk);                                                                          \
-		free(kv);                                                                          \
-		n++;                                                                               \
-	} while (0)
-	json_object_foreach(scope->user_tags, k, v) IAM_TAG(k, json_string_value(v));
-	IAM_TAG(PROV_TAG_CLUSTER, scope->cluster);
-	IAM_TAG(PROV_TAG_WORKSPACE, scope->workspace);
-	IAM_TAG(PROV_TAG_ADDRESS, address);
-#undef IAM_TAG
+	aws_tag_params(p, "Tags.member", tags);
+	json_decref(tags);
 }
 
 static int put_policy(struct prov_ctx *ctx, const char *name, const struct prov_scope *scope,
@@ -425,9 +399,8 @@ int role_create(struct prov_ctx *ctx, const struct prov_scope *scope, const stru
 	if (rc == PROV_OK && !retried && awsxml_str(resp, "CreateRoleResult.Role.Arn")) {
 		char *policy = policy_compile(scope, json_object_get(op->attrs, "read"),
 					      json_object_get(op->attrs, "write"));
-		json_t *tags = json_object();
+		json_t *tags = aws_scope_tags(scope, op->address, NULL);
 
-		iam_tag_map(tags, scope, op->address);
 		*out = aws_live("aws_iam_role", name, "ready",
 				json_pack("{s:O, s:O, s:s, s:s, s:s, s:s}", "read",
 					  json_object_get(op->attrs, "read"), "write",

@@ -112,6 +112,13 @@ struct aws_rest {
 int aws_rest_call(struct prov_ctx *ctx, enum aws_service svc, const struct aws_rest *r,
 		  json_t **out, struct kiln_error *err);
 
+/*
+ * The tags every resource kiln makes carries, as {key: value}: the spec's,
+ * extra (may be NULL), then kiln:cluster, kiln:workspace and kiln:address.
+ */
+json_t *aws_scope_tags(const struct prov_scope *scope, const char *address, const json_t *extra);
+/* Query parameters PREFIX.N.Key and PREFIX.N.Value for each tag ("Tags.member"). */
+void aws_tag_params(struct aws_params *p, const char *prefix, const json_t *tags);
 /* EC2 "TagSpecification.N": the scope's tags, the address, and extra (may be NULL). */
 void aws_tag_spec(struct aws_params *p, int n, const char *resource_type,
 		  const struct prov_scope *scope, const char *address, const json_t *extra);
@@ -120,6 +127,12 @@ int aws_scope_filters(struct aws_params *p, int n, const struct prov_scope *scop
 
 /* The live form (provider.h) from an id, the kiln tags and attrs (stolen). */
 json_t *aws_live(const char *type, const char *id, const char *status, json_t *attrs, json_t *tags);
+/*
+ * A read by id: the first live form of all (an array rc says was made;
+ * stolen), or PROV_NOTFOUND with "aws: WHAT ID does not exist".
+ */
+int aws_read_one(int rc, json_t *all, const char *what, const char *id, json_t **out,
+		 struct kiln_error *err);
 /* A recorded dependency's attribute: deps["TYPE.NAME"].attrs[key] as a string, or NULL. */
 const char *aws_dep_attr(const json_t *deps, const char *type, const char *name, const char *key);
 /* The same for the first dependency of a type. */

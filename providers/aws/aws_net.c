@@ -14,12 +14,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-static int no_update(const char *type, struct kiln_error *err)
-{
-	kiln_error_set(err, "aws: %s has nothing to change in place", type);
-	return PROV_ERROR;
-}
-
 /* --- VPC ------------------------------------------------------------------ */
 
 static json_t *vpc_live(json_t *item)
@@ -72,13 +66,6 @@ int vpc_create(struct prov_ctx *ctx, const struct prov_scope *scope, const struc
 	/* The answer may omit the tags it was given; they are there. */
 	json_object_set_new(*out, "address", json_string(op->address));
 	return PROV_OK;
-}
-
-int vpc_update(struct prov_ctx *ctx, const struct prov_scope *scope, const char *id, json_t *attrs,
-	       const char *const *changed, size_t nchanged, json_t **out, struct kiln_error *err)
-{
-	(void)ctx, (void)scope, (void)id, (void)attrs, (void)changed, (void)nchanged, (void)out;
-	return no_update("aws_vpc", err);
 }
 
 /* EC2 deletes refuse while something still uses the resource (a terminating node's interface). */
@@ -173,14 +160,6 @@ int subnet_create(struct prov_ctx *ctx, const struct prov_scope *scope,
 	}
 	json_object_set_new(*out, "address", json_string(op->address));
 	return PROV_OK;
-}
-
-int subnet_update(struct prov_ctx *ctx, const struct prov_scope *scope, const char *id,
-		  json_t *attrs, const char *const *changed, size_t nchanged, json_t **out,
-		  struct kiln_error *err)
-{
-	(void)ctx, (void)scope, (void)id, (void)attrs, (void)changed, (void)nchanged, (void)out;
-	return no_update("aws_subnet", err);
 }
 
 int subnet_delete(struct prov_ctx *ctx, const char *id, struct kiln_error *err)
@@ -621,13 +600,6 @@ int igw_create(struct prov_ctx *ctx, const struct prov_scope *scope, const struc
 	return rc;
 }
 
-int igw_update(struct prov_ctx *ctx, const struct prov_scope *scope, const char *id, json_t *attrs,
-	       const char *const *changed, size_t nchanged, json_t **out, struct kiln_error *err)
-{
-	(void)ctx, (void)scope, (void)id, (void)attrs, (void)changed, (void)nchanged, (void)out;
-	return no_update("aws_internet_gateway", err);
-}
-
 int igw_delete(struct prov_ctx *ctx, const char *id, struct kiln_error *err)
 {
 	json_t *live;
@@ -730,13 +702,6 @@ int pg_create(struct prov_ctx *ctx, const struct prov_scope *scope, const struct
 	}
 	free(name);
 	return rc;
-}
-
-int pg_update(struct prov_ctx *ctx, const struct prov_scope *scope, const char *id, json_t *attrs,
-	      const char *const *changed, size_t nchanged, json_t **out, struct kiln_error *err)
-{
-	(void)ctx, (void)scope, (void)id, (void)attrs, (void)changed, (void)nchanged, (void)out;
-	return no_update("aws_placement_group", err);
 }
 
 int pg_delete(struct prov_ctx *ctx, const char *id, struct kiln_error *err)

@@ -395,15 +395,10 @@ static int bucket_owned(struct prov_ctx *ctx, const struct prov_scope *scope, co
 static json_t *bucket_tags(const struct prov_scope *scope, const char *address,
 			   const char *deletion)
 {
-	json_t *tags = json_object();
-	const char *k;
-	json_t *v;
+	json_t *extra = json_pack("{s:s}", TAG_DELETION, deletion ? deletion : "delete");
+	json_t *tags = aws_scope_tags(scope, address, extra);
 
-	json_object_foreach(scope->user_tags, k, v) json_object_set(tags, k, v);
-	json_object_set_new(tags, PROV_TAG_CLUSTER, json_string(scope->cluster));
-	json_object_set_new(tags, PROV_TAG_WORKSPACE, json_string(scope->workspace));
-	json_object_set_new(tags, PROV_TAG_ADDRESS, json_string(address));
-	json_object_set_new(tags, TAG_DELETION, json_string(deletion ? deletion : "delete"));
+	json_decref(extra);
 	return tags;
 }
 

@@ -37,20 +37,15 @@ static int fsx(struct prov_ctx *ctx, const char *action, json_t *body, json_t **
 	return rc;
 }
 
-/* [{Key, Value}] of the scope's tags, the address and extra (may be NULL). */
+/* [{Key, Value}] of the scope's tags, the address and extra (stolen; may be NULL). */
 static json_t *tag_list(const struct prov_scope *scope, const char *address, json_t *extra)
 {
-	json_t *tags = json_array(), *v;
+	json_t *map = aws_scope_tags(scope, address, extra), *tags = json_array(), *v;
 	const char *k;
 
-#define TAG(key, value)                                                                            \
-	json_array_append_new(tags, json_pack("{s:s, s:s}", "Key", key, "Value", value))
-	json_object_foreach(scope->user_tags, k, v) TAG(k, json_string_value(v));
-	json_object_foreach(extra, k, v) TAG(k, json_string_value(v));
-	TAG(PROV_TAG_CLUSTER, scope->cluster);
-	TAG(PROV_TAG_WORKSPACE, scope->workspace);
-	TAG(PROV_TAG_ADDRESS, address);
-#undef TAG
+	json_object_foreach(map, k, v)
+	    json_array_append_new(tags, json_pack("{s:s, s:O}", "Key", k, "Value", v));
+	json_decref(map);
 	json_decref(extra);
 	return tags;
 }
@@ -224,16 +219,23 @@ static json_t *scoped(json_t *all, const struct prov_scope *scope)
 	return out;
 }
 
-int lustre_list(struct prov_ctx *ctx, const struct prov_scope *scope, const char *page,
-		json_t **out, char **next, struct kiln_error *err)
+/* One page (the only one) of a type's listing: what of it is the scope's. */
+static int list_scoped(int rc, json_t *all, const struct prov_scope *scope, json_t **out,
+		       char **next)
 {
-	json_t *all;
-	int rc = lustre_describe(ctx, NULL, &all, err);
-
-	(void)page;
 	*next = NULL;
 	*out = rc == PROV_OK ? scoped(all, scope) : NULL;
 	return rc;
+}
+
+int lustre_list(struct prov_ctx *ctx, const struct prov_scope *scope, const char *page,
+		json_t **out, char **next, struct kiln_error *err)
+{
+	json_t *all = NULL;
+	int rc = lustre_describe(ctx, NULL, &all, err);
+
+	(void)page;
+	return list_scoped(rc, all, scope, out, next);
 }
 
 int lustre_read(struct prov_ctx *ctx, const char *id, json_t **out, struct kiln_error *err)
@@ -242,16 +244,7 @@ int lustre_read(struct prov_ctx *ctx, const char *id, json_t **out, struct kiln_
 	int rc = lustre_describe(ctx, ids, &all, err);
 
 	json_decref(ids);
-	*out = NULL;
-	if (rc != PROV_OK)
-		return rc;
-	*out = json_incref(json_array_get(all, 0));
-	json_decref(all);
-	if (!*out) {
-		kiln_error_set(err, "aws: FSx file system %s does not exist", id);
-		return PROV_NOTFOUND;
-	}
-	return PROV_OK;
+	return aws_read_one(rc, all, "FSx file system", id, out, err);
 }
 
 static json_t *store_tags(json_t *attrs)
@@ -440,13 +433,11 @@ static int import_describe(struct prov_ctx *ctx, json_t *ids, json_t **out, stru
 int import_list(struct prov_ctx *ctx, const struct prov_scope *scope, const char *page,
 		json_t **out, char **next, struct kiln_error *err)
 {
-	json_t *all;
+	json_t *all = NULL;
 	int rc = import_describe(ctx, NULL, &all, err);
 
 	(void)page;
-	*next = NULL;
-	*out = rc == PROV_OK ? scoped(all, scope) : NULL;
-	return rc;
+	return list_scoped(rc, all, scope, out, next);
 }
 
 int import_read(struct prov_ctx *ctx, const char *id, json_t **out, struct kiln_error *err)
@@ -455,16 +446,7 @@ int import_read(struct prov_ctx *ctx, const char *id, json_t **out, struct kiln_
 	int rc = import_describe(ctx, ids, &all, err);
 
 	json_decref(ids);
-	*out = NULL;
-	if (rc != PROV_OK)
-		return rc;
-	*out = json_incref(json_array_get(all, 0));
-	json_decref(all);
-	if (!*out) {
-		kiln_error_set(err, "aws: data repository association %s does not exist", id);
-		return PROV_NOTFOUND;
-	}
-	return PROV_OK;
+	return aws_read_one(rc, all, "data repository association", id, out, err);
 }
 
 int import_create(struct prov_ctx *ctx, const struct prov_scope *scope,
@@ -502,15 +484,6 @@ int import_create(struct prov_ctx *ctx, const struct prov_scope *scope,
 	}
 	json_object_set_new(*out, "address", json_string(op->address));
 	return PROV_OK;
-}
-
-int import_update(struct prov_ctx *ctx, const struct prov_scope *scope, const char *id,
-		  json_t *attrs, const char *const *changed, size_t nchanged, json_t **out,
-		  struct kiln_error *err)
-{
-	(void)ctx, (void)scope, (void)id, (void)attrs, (void)changed, (void)nchanged, (void)out;
-	kiln_error_set(err, "aws: an import has nothing to change in place");
-	return PROV_ERROR;
 }
 
 int import_delete(struct prov_ctx *ctx, const char *id, struct kiln_error *err)
@@ -628,13 +601,11 @@ static int efs_describe(struct prov_ctx *ctx, const char *id, json_t **out, stru
 int efs_list(struct prov_ctx *ctx, const struct prov_scope *scope, const char *page, json_t **out,
 	     char **next, struct kiln_error *err)
 {
-	json_t *all;
+	json_t *all = NULL;
 	int rc = efs_describe(ctx, NULL, &all, err);
 
 	(void)page;
-	*next = NULL;
-	*out = rc == PROV_OK ? scoped(all, scope) : NULL;
-	return rc;
+	return list_scoped(rc, all, scope, out, next);
 }
 
 int efs_read(struct prov_ctx *ctx, const char *id, json_t **out, struct kiln_error *err)
@@ -642,16 +613,7 @@ int efs_read(struct prov_ctx *ctx, const char *id, json_t **out, struct kiln_err
 	json_t *all;
 	int rc = efs_describe(ctx, id, &all, err);
 
-	*out = NULL;
-	if (rc != PROV_OK)
-		return rc;
-	*out = json_incref(json_array_get(all, 0));
-	json_decref(all);
-	if (!*out) {
-		kiln_error_set(err, "aws: EFS file system %s does not exist", id);
-		return PROV_NOTFOUND;
-	}
-	return PROV_OK;
+	return aws_read_one(rc, all, "EFS file system", id, out, err);
 }
 
 int efs_create(struct prov_ctx *ctx, const struct prov_scope *scope, const struct prov_create *op,
@@ -908,14 +870,6 @@ int mt_create(struct prov_ctx *ctx, const struct prov_scope *scope, const struct
 		return PROV_ERROR;
 	}
 	return rc;
-}
-
-int mt_update(struct prov_ctx *ctx, const struct prov_scope *scope, const char *id, json_t *attrs,
-	      const char *const *changed, size_t nchanged, json_t **out, struct kiln_error *err)
-{
-	(void)ctx, (void)scope, (void)id, (void)attrs, (void)changed, (void)nchanged, (void)out;
-	kiln_error_set(err, "aws: a mount target has nothing to change in place");
-	return PROV_ERROR;
 }
 
 int mt_delete(struct prov_ctx *ctx, const char *id, struct kiln_error *err)

@@ -77,6 +77,26 @@ static const struct prov_attr role_attrs[] = {
     {"write", POLICY_LIVE, false, "the role's inline policy is rewritten in place"},
 };
 
+/*
+ * The update of a type whose inputs all force a replacement: the engine
+ * never calls it, and it says so if it ever does.
+ */
+static int update_none(struct prov_ctx *ctx, const struct prov_scope *scope, const char *id,
+		       json_t *attrs, const char *const *changed, size_t nchanged, json_t **out,
+		       struct kiln_error *err)
+{
+	(void)ctx, (void)scope, (void)attrs, (void)changed, (void)nchanged, (void)out;
+	kiln_error_set(err, "aws: %s has nothing to change in place", id);
+	return PROV_ERROR;
+}
+
+/* A type with no input that changes in place. */
+#define AWS_TYPE_FIXED(tname, prefix, attrs, nattrs)                                               \
+	{                                                                                          \
+#tname, attrs, nattrs, prefix##_list, prefix##_read, prefix##_create, update_none, \
+		    prefix##_delete, prefix##_wait                                                 \
+	}
+
 #define AWS_TYPE(tname, prefix, attrs)                                                             \
 	{                                                                                          \
 #tname, attrs, ARRAY_SIZE(attrs), prefix##_list, prefix##_read, prefix##_create,   \
@@ -86,20 +106,18 @@ static const struct prov_attr role_attrs[] = {
 static const struct prov_attr no_attrs[1] = {{NULL, POLICY_LIVE, false, NULL}};
 
 const struct prov_type aws_types[AWS_NTYPES] = {
-    AWS_TYPE(aws_vpc, vpc, vpc_attrs),
-    AWS_TYPE(aws_subnet, subnet, subnet_attrs),
+    AWS_TYPE_FIXED(aws_vpc, vpc, vpc_attrs, ARRAY_SIZE(vpc_attrs)),
+    AWS_TYPE_FIXED(aws_subnet, subnet, subnet_attrs, ARRAY_SIZE(subnet_attrs)),
     AWS_TYPE(aws_security_group, sg, sg_attrs),
-    {"aws_internet_gateway", no_attrs, 0, igw_list, igw_read, igw_create, igw_update, igw_delete,
-     igw_wait},
-    AWS_TYPE(aws_placement_group, pg, pg_attrs),
+    AWS_TYPE_FIXED(aws_internet_gateway, igw, no_attrs, 0),
+    AWS_TYPE_FIXED(aws_placement_group, pg, pg_attrs, ARRAY_SIZE(pg_attrs)),
     AWS_TYPE(aws_instance_group, ig, ig_attrs),
     AWS_TYPE(aws_s3_bucket, bucket, bucket_attrs),
     AWS_TYPE(aws_iam_role, role, role_attrs),
     AWS_TYPE(aws_fsx_lustre, lustre, lustre_attrs),
-    AWS_TYPE(aws_fsx_import, import, import_attrs),
+    AWS_TYPE_FIXED(aws_fsx_import, import, import_attrs, ARRAY_SIZE(import_attrs)),
     AWS_TYPE(aws_efs, efs, efs_attrs),
-    {"aws_efs_mount_target", no_attrs, 0, mt_list, mt_read, mt_create, mt_update, mt_delete,
-     mt_wait},
+    AWS_TYPE_FIXED(aws_efs_mount_target, mt, no_attrs, 0),
 };
 
 /*
