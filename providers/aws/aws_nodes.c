@@ -51,10 +51,17 @@ static char *ig_id(const char *cluster, const char *ws, const char *address)
 	return xasprintf("ig/%s/%s/%s", cluster, ws, dot ? dot + 1 : address);
 }
 
+/* The states of an instance that still counts as one of its group's. */
+static const char *const live_states[] = {"pending", "running", "stopping", "stopped"};
+
 static bool alive(const char *state)
 {
-	return state && (strcmp(state, "pending") == 0 || strcmp(state, "running") == 0 ||
-			 strcmp(state, "stopping") == 0 || strcmp(state, "stopped") == 0);
+	size_t i;
+
+	for (i = 0; state && i < ARRAY_SIZE(live_states); i++)
+		if (strcmp(state, live_states[i]) == 0)
+			return true;
+	return false;
 }
 
 /* Newest first: launch time, then id. */
@@ -233,24 +240,19 @@ static int describe_all(struct prov_ctx *ctx, struct aws_params *filters, json_t
 	return rc;
 }
 
+/* Filter.N: the instances that are alive (live_states). */
 static void state_filter(struct aws_params *p, int n)
 {
 	char *k = xasprintf("Filter.%d.Name", n);
+	size_t i;
 
 	aws_param(p, k, "instance-state-name");
 	free(k);
-	k = xasprintf("Filter.%d.Value.1", n);
-	aws_param(p, k, "pending");
-	free(k);
-	k = xasprintf("Filter.%d.Value.2", n);
-	aws_param(p, k, "running");
-	free(k);
-	k = xasprintf("Filter.%d.Value.3", n);
-	aws_param(p, k, "stopping");
-	free(k);
-	k = xasprintf("Filter.%d.Value.4", n);
-	aws_param(p, k, "stopped");
-	free(k);
+	for (i = 0; i < ARRAY_SIZE(live_states); i++) {
+		k = xasprintf("Filter.%d.Value.%zu", n, i + 1);
+		aws_param(p, k, live_states[i]);
+		free(k);
+	}
 }
 
 int ig_list(struct prov_ctx *ctx, const struct prov_scope *scope, const char *page, json_t **out,
