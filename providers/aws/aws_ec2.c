@@ -106,10 +106,22 @@ int ec2_create_lost(struct prov_ctx *ctx, const struct ec2_kind *k, const struct
 		    const char *address, json_t **out, struct kiln_error *err)
 {
 	struct kiln_error lerr = {{0}, {0}};
-	int rc = ec2_find_address(ctx, k, scope, address, out, &lerr);
+	int rc = PROV_RETRY, attempt;
 
-	(void)err; /* it still says what failed, for when the retries run out */
-	return rc == PROV_OK ? PROV_OK : PROV_RETRY;
+	/* Keep looking while the look itself fails: a create must not be sent blind again. */
+	for (attempt = 0; attempt < 8 && rc == PROV_RETRY; attempt++) {
+		if (attempt)
+			backoff_sleep(attempt - 1, 100, 5000);
+		rc = ec2_find_address(ctx, k, scope, address, out, &lerr);
+	}
+	if (rc == PROV_OK)
+		return PROV_OK;
+	if (rc == PROV_NOTFOUND)
+		return PROV_RETRY; /* not made: err still says why, for when retries run out */
+	kiln_error_set(err, "aws: %s may have been created, and kiln could not look: %s", address,
+		       lerr.msg);
+	kiln_error_hint(err, "run kiln plan: it adopts what carries the address tag");
+	return PROV_ERROR;
 }
 
 /* Deleted synchronously: gone once delete returned (or the id is unknown). */

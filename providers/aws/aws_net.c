@@ -569,6 +569,24 @@ int igw_create(struct prov_ctx *ctx, const struct prov_scope *scope, const struc
 	*out = NULL;
 	if (!vpc)
 		return missing_dep(op->address, "aws_vpc.main", err);
+	/*
+	 * Attaching and routing follow the create in this call: when one of
+	 * them failed, the engine calls again, and the gateway made the first
+	 * time is taken up instead of made twice.
+	 */
+	{
+		json_t *found = NULL;
+
+		rc = ec2_find_address(ctx, &igw_kind, scope, op->address, &found, err);
+		if (rc == PROV_OK) {
+			resp = json_pack("{s:{s:O}}", "internetGateway", "internetGatewayId",
+					 json_object_get(found, "id"));
+			json_decref(found);
+			goto made;
+		}
+		if (rc != PROV_NOTFOUND)
+			return rc;
+	}
 	aws_tag_spec(&p, 1, "internet-gateway", scope, op->address, NULL);
 	rc = aws_query_once(ctx, AWS_EC2, "CreateInternetGateway", &p, &resp, err);
 	aws_params_release(&p);
@@ -585,6 +603,7 @@ int igw_create(struct prov_ctx *ctx, const struct prov_scope *scope, const struc
 	}
 	if (rc != PROV_OK)
 		return rc;
+made:
 	id = awsxml_str(resp, "internetGateway.internetGatewayId");
 	if (!id) {
 		json_decref(resp);
