@@ -141,6 +141,15 @@ enum prov_verb {
 	VERB_DELETE,
 };
 
+/* The parts of a spec that resources carry, for naming a finding's resource. */
+enum prov_part {
+	PART_GROUP,  /* compute.NAME: the node group */
+	PART_OBJECT, /* storage.NAME, tier object */
+	PART_LUSTRE, /* storage.NAME, tier lustre */
+	PART_NFS,    /* storage.NAME, tier nfs */
+	PART_ROLE,   /* iam.roles.NAME: the resource holding the role's policy */
+};
+
 struct provider {
 	const char *name; /* "sim", "aws": the spec's provider.name */
 	bool simulated;	  /* every output says so */
@@ -169,6 +178,24 @@ struct provider {
 	 */
 	int (*preflight)(struct prov_ctx *ctx, const json_t *creates, json_t *warnings,
 			 struct kiln_error *err);
+	/* The type of the resource named NAME that carries a spec part (TYPE.NAME). */
+	const char *(*part_type)(enum prov_part part);
+	/*
+	 * What one resource of this type costs with these input attributes:
+	 * components ({"name", "unit", "quantity", "unit_price", "hourly"}, USD)
+	 * appended to components, and whatever the catalog cannot price as
+	 * {"name", "reason"} appended to unpriced. Nothing appended: it is free.
+	 */
+	void (*cost)(struct prov_ctx *ctx, const char *type, const json_t *attrs,
+		     json_t *components, json_t *unpriced);
+	/*
+	 * The policy document (JSON text, caller frees) a resource of this
+	 * type grants: its desired attrs compiled (live false), or the policy
+	 * its live or recorded attrs hold (live true). NULL when the type
+	 * grants nothing, or a live resource holds no policy.
+	 */
+	char *(*role_policy)(struct prov_ctx *ctx, const struct prov_scope *scope, const char *type,
+			     const json_t *attrs, bool live);
 	/* How many API calls this context has made (for bench and tests). */
 	unsigned long (*calls)(struct prov_ctx *ctx);
 };

@@ -292,6 +292,16 @@ char *aws_name(const struct prov_scope *scope, const char *name, size_t max)
 	return out;
 }
 
+static const char *aws_part_type(enum prov_part part)
+{
+	static const char *const types[] = {
+	    [PART_GROUP] = "aws_instance_group", [PART_OBJECT] = "aws_s3_bucket",
+	    [PART_LUSTRE] = "aws_fsx_lustre",    [PART_NFS] = "aws_efs",
+	    [PART_ROLE] = "aws_iam_role",
+	};
+	return types[part];
+}
+
 const struct provider provider_aws = {
     .name = "aws",
     .simulated = false,
@@ -304,5 +314,6 @@ const struct provider provider_aws = {
     .iam_actions = aws_iam_actions,
     .iam_policy = aws_iam_policy,
     .preflight = aws_preflight,
+    .part_type = aws_part_type,
     .calls = aws_calls,
 };

@@ -341,6 +341,16 @@ static const struct catalog *sim_catalog(struct prov_ctx *ctx)
 	return &catalog_aws;
 }
 
+static const char *sim_part_type(enum prov_part part)
+{
+	static const char *const types[] = {
+	    [PART_GROUP] = "sim_node_group", [PART_OBJECT] = "sim_bucket",
+	    [PART_LUSTRE] = "sim_lustre",    [PART_NFS] = "sim_nfs",
+	    [PART_ROLE] = "sim_role_policy",
+	};
+	return types[part];
+}
+
 const struct provider provider_sim = {
     .name = "sim",
     .simulated = true,
@@ -351,5 +361,6 @@ const struct provider provider_sim = {
     .expand = sim_expand,
     .catalog = sim_catalog,
     .iam_actions = sim_iam_actions,
+    .part_type = sim_part_type,
     .calls = sim_calls,
 };
