@@ -74,10 +74,33 @@ static const struct catalog_type aws_types[] = {
 };
 /* clang-format on */
 
+/*
+ * Prices other than instance-hours, us-east-1, same date: EBS volumes by
+ * the provisioned GB-month (gp3 includes its baseline 3,000 IOPS and
+ * 125 MB/s; io1/io2 IOPS are charged on top and kiln does not price them),
+ * a public IPv4 address by the hour (charged since 2024-02-01), and FSx for
+ * Lustre PERSISTENT_2 SSD by the GB-month at each throughput per TiB. S3
+ * and EFS are billed by use (GB stored, requests), which a spec does not
+ * say: kiln lists them as not priced rather than guess.
+ */
+static const struct catalog_rate aws_rates[] = {
+    {"ebs:gp3", "GB-month", 0.08},
+    {"ebs:gp2", "GB-month", 0.10},
+    {"ebs:io1", "GB-month", 0.125},
+    {"ebs:io2", "GB-month", 0.125},
+    {"ipv4:public", "hour", 0.005},
+    {"fsx-lustre:persistent2:125", "GB-month", 0.145},
+    {"fsx-lustre:persistent2:250", "GB-month", 0.210},
+    {"fsx-lustre:persistent2:500", "GB-month", 0.290},
+    {"fsx-lustre:persistent2:1000", "GB-month", 0.420},
+};
+
 const struct catalog catalog_aws = {
     .provider = "aws",
     .region = "us-east-1",
     .date = "2026-11-01",
     .types = aws_types,
     .ntypes = sizeof(aws_types) / sizeof(aws_types[0]),
+    .rates = aws_rates,
+    .nrates = sizeof(aws_rates) / sizeof(aws_rates[0]),
 };

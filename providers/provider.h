@@ -123,8 +123,7 @@ struct prov_type {
 		      const struct prov_create *op, json_t **out, struct kiln_error *err);
 	/* Change the attributes named in changed (all with a live or stop policy). */
 	int (*update)(struct prov_ctx *ctx, const struct prov_scope *scope, const char *id,
-		      json_t *attrs,
-		      const char *const *changed, size_t nchanged, json_t **out,
+		      json_t *attrs, const char *const *changed, size_t nchanged, json_t **out,
 		      struct kiln_error *err);
 	int (*delete)(struct prov_ctx *ctx, const char *id, struct kiln_error *err);
 	/* One poll over many ids; the engine calls it again while any is pending. */
@@ -191,11 +190,13 @@ struct provider {
 	/*
 	 * The policy document (JSON text, caller frees) a resource of this
 	 * type grants: its desired attrs compiled (live false), or the policy
-	 * its live or recorded attrs hold (live true). NULL when the type
-	 * grants nothing, or a live resource holds no policy.
+	 * its live or recorded attrs hold (live true). deps are its
+	 * dependencies as they live now, in prov_create's shape (an ARN not
+	 * known before apply is named as such). NULL when the type grants
+	 * nothing, or a live resource holds no policy. Makes no API call.
 	 */
 	char *(*role_policy)(struct prov_ctx *ctx, const struct prov_scope *scope, const char *type,
-			     const json_t *attrs, bool live);
+			     const json_t *attrs, const json_t *deps, bool live);
 	/* How many API calls this context has made (for bench and tests). */
 	unsigned long (*calls)(struct prov_ctx *ctx);
 };

@@ -20,6 +20,16 @@ const struct catalog_type *catalog_find(const struct catalog *c, const char *nam
 	return NULL;
 }
 
+const struct catalog_rate *catalog_rate(const struct catalog *c, const char *key)
+{
+	size_t i;
+
+	for (i = 0; key && i < c->nrates; i++)
+		if (strcmp(c->rates[i].key, key) == 0)
+			return &c->rates[i];
+	return NULL;
+}
+
 double catalog_price(const struct catalog_type *t, bool spot)
 {
 	return spot ? t->spot_usd : t->on_demand_usd;

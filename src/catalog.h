@@ -28,12 +28,24 @@ struct catalog_type {
 	int efa_interfaces;   /* the most EFA interfaces (one per network card); 0 without EFA */
 };
 
+/*
+ * A price that is not an instance-hour: storage by the GB-month, an address
+ * by the hour. Keys are the provider's own ("ebs:gp3").
+ */
+struct catalog_rate {
+	const char *key;
+	const char *unit; /* "GB-month", "hour" */
+	double usd;	  /* per unit */
+};
+
 struct catalog {
 	const char *provider; /* "aws" */
 	const char *region;   /* prices are for this region */
 	const char *date;     /* when the prices were taken, YYYY-MM-DD */
 	const struct catalog_type *types;
 	size_t ntypes;
+	const struct catalog_rate *rates;
+	size_t nrates;
 };
 
 const struct catalog_type *catalog_find(const struct catalog *c, const char *name);
@@ -47,6 +59,9 @@ const struct catalog_type *catalog_find(const struct catalog *c, const char *nam
 int catalog_resolve(const struct catalog *c, const char *model, int count, bool efa,
 		    const struct catalog_type **best, const struct catalog_type **runner_up,
 		    struct kiln_error *err);
+
+/* The rate with this key; NULL when the catalog has none. */
+const struct catalog_rate *catalog_rate(const struct catalog *c, const char *key);
 
 /* The price per node-hour for a market ("spot" or anything else: on-demand). */
 double catalog_price(const struct catalog_type *t, bool spot);

@@ -236,7 +236,7 @@ static int show_plan_file(struct cli *cli, const char *path, bool json)
 		return KILN_EXIT_ERROR;
 	}
 	if (json) {
-		json_dumpf(plan, stdout, JSON_INDENT(2) | JSON_SORT_KEYS);
+		json_dumpf(plan, stdout, JSON_INDENT(2) | JSON_SORT_KEYS | JSON_REAL_PRECISION(12));
 		fputc('\n', stdout);
 	} else {
 		plan_render_text(stdout, plan, cli->color_out);

@@ -68,7 +68,7 @@ int cmd_plan(int argc, char **argv, struct cli *cli)
 		goto out;
 	}
 	if (f.json) {
-		json_dumpf(r.plan, stdout, JSON_INDENT(2) | JSON_SORT_KEYS);
+		json_dumpf(r.plan, stdout, JSON_INDENT(2) | JSON_SORT_KEYS | JSON_REAL_PRECISION(12));
 		fputc('\n', stdout);
 	} else if (f.markdown) {
 		plan_render_markdown(stdout, r.plan);

@@ -2,6 +2,8 @@
  * cmd_run.c - see cmd_run.h.
  */
 #include "cmd_run.h"
+#include "cost.h"
+#include "iam.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -323,11 +325,13 @@ int run_plan(struct run *r)
 		cmd_report(r->cli, &err);
 		return -1;
 	}
+	iam_delta_plan(r->e, r->plan, live, state_resources(r->state));
 	json_decref(live);
 	if (run_preflight(r, &err) != 0) {
 		cmd_report(r->cli, &err);
 		return -1;
 	}
+	cost_plan(r->e, r->plan);
 	/* A saved plan made over a replayed journal is current only while that journal is. */
 	if (json_object_size(r->overlay))
 		json_object_set_new(json_object_get(json_object_get(r->plan, "kiln"), "state"),

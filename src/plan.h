@@ -82,6 +82,8 @@
 void plan_render_text(FILE *out, const json_t *plan, bool color);
 /* A pull-request comment: summary table, collapsible details, warnings. */
 void plan_render_markdown(FILE *out, const json_t *plan);
+/* Markdown text outside code: escaped, no table cell, tag or entity of its own, one line. */
+void plan_md_text(FILE *out, const char *s);
 /* "Plan: 1 to create, 0 to update, 0 to replace, 0 to delete, 0 to adopt." */
 char *plan_summary_line(const json_t *plan);
 

@@ -10,6 +10,9 @@
  */
 #include "plan.h"
 
+#include "cost.h"
+#include "iam.h"
+
 #include <stdlib.h>
 #include <string.h>
 
@@ -872,6 +875,8 @@ void plan_render_text(FILE *out, const json_t *plan, bool color)
 	}
 	text_list(out, plan, "notes", "Notes", color);
 	text_list(out, plan, "warnings", "Warnings", color);
+	iam_render_text(out, plan, color);
+	cost_render_text(out, plan, color);
 	if (!drift.n && !changes.n) {
 		fputs(NO_CHANGES "\n", out);
 	} else {
@@ -888,7 +893,7 @@ void plan_render_text(FILE *out, const json_t *plan, bool color)
 /* ---- Markdown ---- */
 
 /* Text outside code: no table cell, tag or entity of its own, on one line. */
-static void md_text(FILE *out, const char *s)
+void plan_md_text(FILE *out, const char *s)
 {
 	char *c = clean(s);
 	const char *p;
@@ -976,7 +981,7 @@ static void md_list(FILE *out, const json_t *plan, const char *key, bool warning
 			continue;
 		if (warning) {
 			fputs("> **Warning**\n> ", out);
-			md_text(out, json_string_value(item));
+			plan_md_text(out, json_string_value(item));
 			fputs("\n\n", out);
 			continue;
 		}
@@ -984,7 +989,7 @@ static void md_list(FILE *out, const json_t *plan, const char *key, bool warning
 			fputs("**Notes**\n\n", out);
 		any = true;
 		fputs("- ", out);
-		md_text(out, json_string_value(item));
+		plan_md_text(out, json_string_value(item));
 		fputc('\n', out);
 	}
 	if (any)
@@ -1008,19 +1013,19 @@ void plan_render_markdown(FILE *out, const json_t *plan)
 	blocks_collect(&drift, plan, true);
 	blocks_collect(&changes, plan, false);
 	fputs("### kiln plan: ", out);
-	md_text(out, h.cluster);
+	plan_md_text(out, h.cluster);
 	fputc('/', out);
-	md_text(out, h.workspace);
+	plan_md_text(out, h.workspace);
 	fputs(" (", out);
-	md_text(out, h.provider);
+	plan_md_text(out, h.provider);
 	fputs(")\n\n", out);
 	if (h.simulated)
 		fputs("_A simulation: nothing real is created or billed._\n\n", out);
 	fputs("State: ", out);
-	md_text(out, h.state);
+	plan_md_text(out, h.state);
 	if (h.spec) {
 		fputs(" \xc2\xb7 Spec: ", out);
-		md_text(out, h.spec);
+		plan_md_text(out, h.spec);
 	}
 	fputs("\n\n", out);
 	if (!drift.n && !changes.n) {
@@ -1036,10 +1041,12 @@ void plan_render_markdown(FILE *out, const json_t *plan)
 		md_row(out, "adopt", c.adopt);
 		md_row(out, "drift", c.drift);
 		fputs("\n**", out);
-		md_text(out, line);
+		plan_md_text(out, line);
 		fputs("**\n\n", out);
 		free(line);
 	}
+	cost_render_markdown(out, plan);
+	iam_render_markdown(out, plan);
 	if (drift.n) {
 		n = blocks_resources(&drift);
 		fprintf(out, "<details><summary>%zu drifted resource%s</summary>\n\n", n,

@@ -8,6 +8,7 @@
  * workers use one context at once.
  */
 #include "aws_int.h"
+#include "pricing.h"
 
 #include "aws/aws.h"
 
@@ -296,10 +297,29 @@ static const char *aws_part_type(enum prov_part part)
 {
 	static const char *const types[] = {
 	    [PART_GROUP] = "aws_instance_group", [PART_OBJECT] = "aws_s3_bucket",
-	    [PART_LUSTRE] = "aws_fsx_lustre",    [PART_NFS] = "aws_efs",
+	    [PART_LUSTRE] = "aws_fsx_lustre",	 [PART_NFS] = "aws_efs",
 	    [PART_ROLE] = "aws_iam_role",
 	};
 	return types[part];
+}
+
+/*
+ * Instances, root volumes, public addresses and Lustre are priced from the
+ * catalog; S3 and EFS are billed by use; the network, roles and the links
+ * between resources cost nothing.
+ */
+static void aws_cost(struct prov_ctx *ctx, const char *type, const json_t *attrs,
+		     json_t *components, json_t *unpriced)
+{
+	(void)ctx;
+	if (strcmp(type, "aws_instance_group") == 0)
+		pricing_group(&catalog_aws, attrs, components, unpriced);
+	else if (strcmp(type, "aws_fsx_lustre") == 0)
+		pricing_lustre(&catalog_aws, attrs, components, unpriced);
+	else if (strcmp(type, "aws_s3_bucket") == 0)
+		pricing_by_use(unpriced, "S3 storage and requests", "GB stored, requests");
+	else if (strcmp(type, "aws_efs") == 0)
+		pricing_by_use(unpriced, "EFS storage", "GB stored, throughput");
 }
 
 const struct provider provider_aws = {
@@ -315,5 +335,6 @@ const struct provider provider_aws = {
     .iam_policy = aws_iam_policy,
     .preflight = aws_preflight,
     .part_type = aws_part_type,
+    .cost = aws_cost,
     .calls = aws_calls,
 };

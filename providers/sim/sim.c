@@ -70,6 +70,7 @@
  */
 #include "sim.h"
 #include "sim_int.h"
+#include "pricing.h"
 
 #include <errno.h>
 #include <stdio.h>
@@ -351,6 +352,21 @@ static const char *sim_part_type(enum prov_part part)
 	return types[part];
 }
 
+/* sim prices what it simulates with AWS's catalog, as aws does. */
+static void sim_cost(struct prov_ctx *ctx, const char *type, const json_t *attrs,
+		     json_t *components, json_t *unpriced)
+{
+	(void)ctx;
+	if (strcmp(type, "sim_node_group") == 0)
+		pricing_group(&catalog_aws, attrs, components, unpriced);
+	else if (strcmp(type, "sim_lustre") == 0)
+		pricing_lustre(&catalog_aws, attrs, components, unpriced);
+	else if (strcmp(type, "sim_bucket") == 0)
+		pricing_by_use(unpriced, "Object storage and requests", "GB stored, requests");
+	else if (strcmp(type, "sim_nfs") == 0)
+		pricing_by_use(unpriced, "NFS storage", "GB stored, throughput");
+}
+
 const struct provider provider_sim = {
     .name = "sim",
     .simulated = true,
@@ -362,5 +378,6 @@ const struct provider provider_sim = {
     .catalog = sim_catalog,
     .iam_actions = sim_iam_actions,
     .part_type = sim_part_type,
+    .cost = sim_cost,
     .calls = sim_calls,
 };

@@ -1,0 +1,31 @@
+/*
+ * cost.h - what a plan costs: per resource, the provider's cost components
+ * (quantity × unit price from its dated catalog), hourly and monthly totals
+ * before and after the plan, and over the spec's TTL. The shape follows
+ * Infracost's; man/kiln-plan-json(5) describes the "cost" object.
+ */
+#ifndef KILN_COST_H
+#define KILN_COST_H
+
+#include <stdbool.h>
+#include <stdio.h>
+
+#include <jansson.h>
+
+#include "engine.h"
+
+/* Add "cost" to the plan's "kiln" object. */
+void cost_plan(const struct engine *e, json_t *plan);
+
+/* "$1,574.13": dollars to the cent, with thousands separators. Caller frees. */
+char *cost_money(double usd);
+/* "+$440.32/h ($0.00 → $440.32)", or "$0.00/h (no change)". Caller frees. */
+char *cost_delta_text(const json_t *cost);
+
+/* The plan's "Cost" section: the change per hour, TTL projection, per resource, unpriced. */
+void cost_render_text(FILE *out, const json_t *plan, bool color);
+void cost_render_markdown(FILE *out, const json_t *plan);
+/* `kiln cost`: every component of the plan's result, one row each. */
+void cost_render_table(FILE *out, const json_t *plan, bool color);
+
+#endif

@@ -1,0 +1,409 @@
+/*
+ * iam.c - the plan's IAM delta; see iam.h.
+ *
+ * A policy is reduced to the (action, resource) pairs its Allow statements
+ * grant: that is what a reviewer has to judge, whatever the statements'
+ * grouping. A pair granted by the plan is flagged by how it widens the
+ * role: "new role" (nothing held before), "new action" (the role held the
+ * action on no resource), "broader resource" (the new resource pattern
+ * covers one the role held the action on) or "new resource". Deny
+ * statements are listed by no kiln policy and are ignored here.
+ */
+#include "iam.h"
+
+#include <ctype.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "plan.h"
+#include "util.h"
+
+#define GREEN "\033[32m"
+#define RED "\033[31m"
+#define YELLOW "\033[33m"
+#define BOLD "\033[1m"
+#define RESET "\033[0m"
+
+bool iam_pattern_covers(const char *p, const char *v, bool fold_case)
+{
+	/* Iterative glob with one backtrack point: linear in practice, no recursion. */
+	const char *star = NULL, *mark = NULL;
+
+	while (*v) {
+		if (*p == '*') {
+			star = p++;
+			mark = v;
+		} else if (*p == '?' ||
+			   (fold_case ? tolower((unsigned char)*p) == tolower((unsigned char)*v)
+				      : *p == *v)) {
+			if (!*p)
+				break;
+			p++;
+			v++;
+		} else if (star) {
+			p = star + 1;
+			v = ++mark;
+		} else {
+			return false;
+		}
+	}
+	while (*p == '*')
+		p++;
+	return *p == '\0' && *v == '\0';
+}
+
+/* A statement's Action or Resource as strings: a string or an array of them. */
+static void strings_of(const json_t *v, const char ***out, size_t *n, size_t *cap)
+{
+	const json_t *s;
+	size_t i;
+
+	if (json_is_string(v)) {
+		*ARRAY_PUSH(*out, *n, *cap) = json_string_value(v);
+		return;
+	}
+	json_array_foreach(v, i, s) if (json_is_string(s)) * ARRAY_PUSH(*out, *n, *cap) =
+	    json_string_value(s);
+}
+
+static int pair_cmp(const void *a, const void *b)
+{
+	const json_t *x = *(const json_t *const *)a, *y = *(const json_t *const *)b;
+	int c = strcmp(json_string_value(json_object_get(x, "action")),
+		       json_string_value(json_object_get(y, "action")));
+
+	return c ? c
+		 : strcmp(json_string_value(json_object_get(x, "resource")),
+			  json_string_value(json_object_get(y, "resource")));
+}
+
+/* Sort pairs and drop duplicates: a new array. */
+static json_t *pairs_normal(json_t *pairs)
+{
+	size_t n = json_array_size(pairs), i;
+	json_t **v = xcalloc(n ? n : 1, sizeof(*v)), *out = json_array();
+
+	for (i = 0; i < n; i++)
+		v[i] = json_array_get(pairs, i);
+	qsort(v, n, sizeof(*v), pair_cmp);
+	for (i = 0; i < n; i++)
+		if (i == 0 || pair_cmp(&v[i], &v[i - 1]) != 0)
+			json_array_append(out, v[i]);
+	free(v);
+	json_decref(pairs);
+	return out;
+}
+
+json_t *iam_policy_pairs(const char *text)
+{
+	json_t *doc = text ? json_loads(text, 0, NULL) : NULL, *stmts, *st, *pairs;
+	size_t i;
+
+	stmts = json_object_get(doc, "Statement");
+	if (!json_is_array(stmts) && !json_is_object(stmts)) {
+		json_decref(doc);
+		return NULL;
+	}
+	pairs = json_array();
+	for (i = 0; i < (json_is_array(stmts) ? json_array_size(stmts) : 1); i++) {
+		const char **acts = NULL, **ress = NULL;
+		size_t na = 0, ca = 0, nr = 0, cr = 0, a, r;
+
+		st = json_is_array(stmts) ? json_array_get(stmts, i) : stmts;
+		if (strcmp(json_string_value(json_object_get(st, "Effect")) ?: "", "Allow") != 0)
+			continue;
+		strings_of(json_object_get(st, "Action"), &acts, &na, &ca);
+		strings_of(json_object_get(st, "Resource"), &ress, &nr, &cr);
+		if (json_object_get(st, "NotAction"))
+			*ARRAY_PUSH(acts, na, ca) = "*";
+		if (json_object_get(st, "NotResource"))
+			*ARRAY_PUSH(ress, nr, cr) = "*";
+		for (a = 0; a < na; a++)
+			for (r = 0; r < nr; r++)
+				json_array_append_new(pairs,
+						      json_pack("{s:s, s:s}", "action", acts[a],
+								"resource", ress[r]));
+		free(acts);
+		free(ress);
+	}
+	json_decref(doc);
+	return pairs_normal(pairs);
+}
+
+static bool pair_in(const json_t *pairs, const json_t *p)
+{
+	const json_t *q;
+	size_t i;
+
+	json_array_foreach(pairs, i, q) if (pair_cmp(&p, &q) == 0) return true;
+	return false;
+}
+
+/* How a granted pair widens a role that held before (NULL: it held no policy). */
+static const char *widening(const json_t *before, const json_t *p)
+{
+	const char *action = json_string_value(json_object_get(p, "action"));
+	const char *res = json_string_value(json_object_get(p, "resource"));
+	bool held = false;
+	const json_t *q;
+	size_t i;
+
+	if (!before)
+		return "new role";
+	json_array_foreach(before, i, q)
+	{
+		const char *qa = json_string_value(json_object_get(q, "action"));
+		const char *qr = json_string_value(json_object_get(q, "resource"));
+
+		if (!iam_pattern_covers(action, qa, true) && !iam_pattern_covers(qa, action, true))
+			continue;
+		held = true;
+		if (strcmp(qr, res) != 0 && iam_pattern_covers(res, qr, false))
+			return "broader resource";
+	}
+	if (!held)
+		return "new action";
+	/* A broader action on a resource held: more than before. */
+	json_array_foreach(before, i, q)
+	{
+		const char *qa = json_string_value(json_object_get(q, "action"));
+
+		if (strcasecmp(qa, action) != 0 && iam_pattern_covers(action, qa, true))
+			return "new action";
+	}
+	return "new resource";
+}
+
+/* The live (first) or recorded attrs of an address, or NULL. */
+static const json_t *held_attrs(const json_t *live, const json_t *recorded, const char *addr,
+				const json_t **type_out)
+{
+	const json_t *l = json_array_get(json_object_get(live, addr), 0);
+	const json_t *r = json_object_get(recorded, addr);
+
+	if (live && l) {
+		*type_out = json_object_get(l, "type");
+		return json_object_get(l, "attrs");
+	}
+	if (!live && r) {
+		*type_out = json_object_get(r, "type");
+		return json_object_get(r, "attrs");
+	}
+	return NULL;
+}
+
+/* The role's dependencies as they live now, in prov_create's deps shape. */
+static json_t *deps_now(const struct engine *e, const char *addr, const json_t *live,
+			const json_t *recorded)
+{
+	const json_t *d = json_object_get(json_object_get(e->desired, addr), "deps"), *dep;
+	json_t *out = json_object();
+	size_t i;
+
+	json_array_foreach(d, i, dep)
+	{
+		const char *da = json_string_value(dep);
+		const json_t *type = NULL, *attrs = held_attrs(live, recorded, da, &type);
+
+		if (attrs)
+			json_object_set_new(out, da,
+					    json_pack("{s:O, s:O}", "type", type, "attrs", attrs));
+	}
+	return out;
+}
+
+static json_t *policy_pairs(const struct engine *e, const char *type, const json_t *attrs,
+			    const json_t *deps, bool live)
+{
+	char *text;
+	json_t *pairs;
+
+	if (!json_is_object(attrs))
+		return NULL;
+	text = e->prov->role_policy(e->ctx, &e->scope, type, attrs, deps, live);
+	if (!text)
+		return NULL;
+	pairs = iam_policy_pairs(text);
+	free(text);
+	return pairs;
+}
+
+static json_t *role_delta(const struct engine *e, const json_t *rc, const json_t *live,
+			  const json_t *recorded)
+{
+	const char *addr = json_string_value(json_object_get(rc, "address"));
+	const char *type = json_string_value(json_object_get(rc, "type"));
+	const json_t *after_attrs = json_object_get(json_object_get(rc, "change"), "after");
+	const json_t *ht = NULL, *held = held_attrs(live, recorded, addr, &ht);
+	json_t *deps = deps_now(e, addr, live, recorded);
+	json_t *before = policy_pairs(e, type, held, NULL, true);
+	json_t *after = policy_pairs(e, type, after_attrs, deps, false);
+	json_t *granted = json_array(), *revoked = json_array(), *p, *out;
+	size_t i;
+
+	json_decref(deps);
+	if (!before && !after)
+		return NULL; /* a type that grants nothing */
+	json_array_foreach(after, i, p) if (!pair_in(before, p)) json_array_append_new(
+	    granted,
+	    json_pack("{s:O, s:O, s:s}", "action", json_object_get(p, "action"), "resource",
+		      json_object_get(p, "resource"), "widening", widening(before, p)));
+	json_array_foreach(before, i, p) if (!pair_in(after, p)) json_array_append(revoked, p);
+	out = json_pack("{s:s, s:s, s:o, s:o, s:o}", "address", addr, "role",
+			json_string_value(json_object_get(rc, "name")) ?: "", "granted", granted,
+			"revoked", revoked, "after", after ? after : json_array());
+	json_decref(before);
+	return out;
+}
+
+void iam_delta_plan(const struct engine *e, json_t *plan, const json_t *live,
+		    const json_t *recorded)
+{
+	json_t *delta = json_array(), *rc;
+	size_t i;
+
+	json_array_foreach(json_object_get(plan, "resource_changes"), i, rc)
+	{
+		const char *type = json_string_value(json_object_get(rc, "type"));
+		json_t *d;
+
+		if (!e->prov->role_policy || !type || json_object_get(rc, "deposed"))
+			continue;
+		d = role_delta(e, rc, live, recorded);
+		if (d)
+			json_array_append_new(delta, d);
+	}
+	json_object_set_new(json_object_get(plan, "kiln"), "iam_delta", delta);
+}
+
+/* ---- rendering ---- */
+
+static bool role_changes(const json_t *d)
+{
+	return json_array_size(json_object_get(d, "granted")) ||
+	       json_array_size(json_object_get(d, "revoked"));
+}
+
+static const json_t *plan_delta(const json_t *plan)
+{
+	return json_object_get(json_object_get(plan, "kiln"), "iam_delta");
+}
+
+static const char *str(const json_t *o, const char *key)
+{
+	return json_string_value(json_object_get(o, key)) ?: "";
+}
+
+/* "3 granted, 1 revoked" and, when the role widens, what widens it. */
+static char *role_headline(const json_t *d)
+{
+	const json_t *g;
+	size_t i, widen = 0;
+
+	json_array_foreach(json_object_get(d, "granted"), i,
+			   g) if (strcmp(str(g, "widening"), "new role") != 0) widen++;
+	return xasprintf(
+	    "%zu granted, %zu revoked%s", json_array_size(json_object_get(d, "granted")),
+	    json_array_size(json_object_get(d, "revoked")), widen ? "; widens the role" : "");
+}
+
+static size_t action_width(const json_t *d)
+{
+	const json_t *p;
+	size_t i, w = 0;
+	int k;
+
+	for (k = 0; k < 2; k++)
+		json_array_foreach(json_object_get(d, k ? "revoked" : "granted"), i, p)
+		{
+			size_t n = strlen(str(p, "action"));
+
+			w = n > w ? n : w;
+		}
+	return w;
+}
+
+void iam_render_text(FILE *out, const json_t *plan, bool color)
+{
+	const json_t *d, *p;
+	size_t i, j, shown = 0;
+
+	json_array_foreach(plan_delta(plan), i, d)
+	{
+		char *head;
+		int w;
+
+		if (!role_changes(d))
+			continue;
+		if (shown++ == 0)
+			fprintf(out, "%sIAM permissions%s (granted + and revoked -)\n",
+				color ? BOLD : "", color ? RESET : "");
+		head = role_headline(d);
+		w = (int)action_width(d);
+		fprintf(out, "  %s (role %s): %s\n", str(d, "address"), str(d, "role"), head);
+		free(head);
+		json_array_foreach(json_object_get(d, "granted"), j, p)
+		{
+			bool widen = strcmp(str(p, "widening"), "new role") != 0;
+
+			fprintf(out, "    %s+%s %-*s  %s  %s(%s)%s\n", color ? GREEN : "",
+				color ? RESET : "", w, str(p, "action"), str(p, "resource"),
+				color && widen ? YELLOW : "", str(p, "widening"),
+				color && widen ? RESET : "");
+		}
+		json_array_foreach(json_object_get(d, "revoked"), j, p)
+		    fprintf(out, "    %s-%s %-*s  %s\n", color ? RED : "", color ? RESET : "", w,
+			    str(p, "action"), str(p, "resource"));
+	}
+	if (shown)
+		fputc('\n', out);
+}
+
+static void md_code(FILE *out, const char *s)
+{
+	fputs("<code>", out);
+	plan_md_text(out, s);
+	fputs("</code>", out);
+}
+
+void iam_render_markdown(FILE *out, const json_t *plan)
+{
+	const json_t *d, *p;
+	size_t i, j, shown = 0;
+
+	json_array_foreach(plan_delta(plan), i, d)
+	{
+		char *head;
+
+		if (!role_changes(d))
+			continue;
+		if (shown++ == 0)
+			fputs("### IAM permissions\n\n", out);
+		head = role_headline(d);
+		fputs("**", out);
+		md_code(out, str(d, "address"));
+		fputs("**: ", out);
+		plan_md_text(out, head);
+		fputs("\n\n|  | Action | Resource | Widening |\n|---|---|---|---|\n", out);
+		free(head);
+		json_array_foreach(json_object_get(d, "granted"), j, p)
+		{
+			fputs("| + | ", out);
+			md_code(out, str(p, "action"));
+			fputs(" | ", out);
+			md_code(out, str(p, "resource"));
+			fputs(" | ", out);
+			plan_md_text(out, str(p, "widening"));
+			fputs(" |\n", out);
+		}
+		json_array_foreach(json_object_get(d, "revoked"), j, p)
+		{
+			fputs("| − | ", out);
+			md_code(out, str(p, "action"));
+			fputs(" | ", out);
+			md_code(out, str(p, "resource"));
+			fputs(" | revoked |\n", out);
+		}
+		fputc('\n', out);
+	}
+}
