@@ -1,0 +1,117 @@
+# review.sh - end-to-end tests of what a reviewer reads in a plan: the cost
+# (hand-computed from the catalog, so a wrong unit or a missing component
+# fails), the IAM delta (granted and revoked pairs, widening), and how both
+# appear in text, JSON and Markdown. Sourced by run.sh after lib.sh; $KILN
+# is the binary under test. Uses the sim provider, and the aws examples with
+# --refresh=false (no API call).
+
+rv_new_dir() { # SPEC: a fresh working directory holding SPEC as kiln.yaml
+	rv_dir=$(mktemp -d "$E2E_TMP/review.XXXXXX")
+	cd "$rv_dir" || exit 1
+	cp "$E2E_ROOT/$1" kiln.yaml
+}
+
+# rv_json NAME FILE PYTHON: PYTHON (with d = the JSON document in FILE) must not raise.
+rv_json() {
+	assert "$1" python3 -c "
+import json, sys
+d = json.load(open(sys.argv[1]))
+$3
+" "$2"
+}
+
+rv_cost() {
+	rv_new_dir examples/llm-pretrain.yaml
+	check "review: kiln cost --json of llm-pretrain without calling the cloud" 0 \
+		-- env AWS_ACCESS_KEY_ID=unused AWS_SECRET_ACCESS_KEY=unused \
+		"$KILN" cost --refresh=false --json
+	cp "$E2E_OUT" cost.json
+	# 16 x p5.48xlarge on-demand ($98.32), 16 x 1024 GB gp3 ($0.08/GB-month), one
+	# m7i.xlarge ($0.2016) with 200 GB gp3 and a public IPv4 ($0.005/h), 4800 GB of
+	# Lustre at 250 MB/s/TiB ($0.21/GB-month); a month is 730 hours; TTL 72h.
+	rv_json "review: llm-pretrain costs what the catalog says, component by component" cost.json '
+hourly = 16 * 98.32 + 16 * 1024 * 0.08 / 730 + 0.2016 + 200 * 0.08 / 730 + 0.005 + 4800 * 0.21 / 730
+assert abs(d["hourly_after"] - hourly) < 0.0001, (d["hourly_after"], hourly)
+assert d["hourly_before"] == 0 and abs(d["hourly_delta"] - hourly) < 0.0001
+assert abs(d["monthly_after"] - hourly * 730) < 0.01
+assert d["ttl_hours"] == 72 and abs(d["ttl_projected"] - hourly * 72) < 0.01
+assert d["currency"] == "USD"
+assert d["catalog"] == {"provider": "aws", "region": "us-east-1", "date": "2026-11-01"}
+names = sorted((c["address"], c["name"]) for c in d["components"])
+assert names == [
+    ("aws_fsx_lustre.scratch", "Lustre storage (SSD, 250 MB/s per TiB)"),
+    ("aws_instance_group.login", "Instance usage (m7i.xlarge, on-demand)"),
+    ("aws_instance_group.login", "Public IPv4 addresses"),
+    ("aws_instance_group.login", "Root volumes (gp3, 1 × 200 GB)"),
+    ("aws_instance_group.trainers", "Instance usage (p5.48xlarge, on-demand)"),
+    ("aws_instance_group.trainers", "Root volumes (gp3, 16 × 1024 GB)"),
+], names
+gpu = [c for c in d["components"] if c["name"].startswith("Instance usage (p5")][0]
+assert gpu["quantity"] == 16 and gpu["unit_price"] == 98.32 and gpu["unit"] == "instance-hour"
+assert sorted(u["address"] for u in d["unpriced"]) == [
+    "aws_efs.home", "aws_s3_bucket.checkpoints", "aws_s3_bucket.datasets"]
+assert d["free"] == 10, d["free"]
+'
+	check "review: kiln cost prints the table with totals, TTL and what is not priced" 0 \
+		--out-has "aws_instance_group.trainers  Instance usage (p5.48xlarge, on-demand)        16   \$98.32/instance-hour  \$1,573.12  \$1,148,377.60" \
+		--out-has "Total                                                                                                  \$1,576.52  \$1,150,863.14" \
+		--out-has "Change: +\$1,576.52/h (\$0.00 → \$1,576.52), \$1,150,863.14 a month" \
+		--out-has "  TTL 72h: \$113,509.79 if the cluster runs its whole TTL" \
+		--out-has "    - aws_s3_bucket.datasets: S3 storage and requests: billed by use (GB stored, requests), which the spec does not say" \
+		-- env AWS_ACCESS_KEY_ID=unused AWS_SECRET_ACCESS_KEY=unused \
+		"$KILN" cost --refresh=false
+	rv_new_dir examples/finetune.yaml
+	check "review: a spec outside the catalog's region says its prices may differ" 0 \
+		--out-has "Cost (USD; aws catalog of 2026-11-01, us-east-1 prices; us-west-2 may be priced differently)" \
+		-- env AWS_ACCESS_KEY_ID=unused AWS_SECRET_ACCESS_KEY=unused \
+		"$KILN" cost --refresh=false
+
+	rv_new_dir examples/quickstart.yaml
+	check "review: the plan shows the hourly change, the month and the TTL projection" 2 \
+		--out-has "Cost (USD; aws catalog of 2026-11-01, us-east-1 prices)" \
+		--out-has "  +\$196.68/h (\$0.00 → \$196.68), \$143,579.20 a month" \
+		--out-has "  TTL 8h: \$1,573.47 if the cluster runs its whole TTL" \
+		--out-has "  sim_node_group.trainers  \$0.00 → \$196.68/h  (+\$196.68)" \
+		-- "$KILN" plan --detailed-exitcode
+	check "review: the Markdown plan has the cost with the TTL" 2 \
+		--out-has "**+\$196.68/h (\$0.00 → \$196.68)**, \$143,579.20 a month; over the TTL of 8h: **\$1,573.47**" \
+		--out-has "| \`sim_node_group.trainers\` | create | \$0.00 | \$196.68 |" \
+		-- "$KILN" plan --markdown --detailed-exitcode
+	check "review: apply the quickstart" 0 -- "$KILN" apply --auto-approve
+	check "review: after apply the cost before equals the cost after" 0 \
+		--out-has "  \$0.00/h (\$196.68 → \$196.68), \$143,579.20 a month" \
+		-- "$KILN" plan
+	sed -i 's/count: 2/count: 4/' kiln.yaml
+	check "review: doubling the nodes doubles the instance cost" 0 \
+		--out-has "  +\$196.68/h (\$196.68 → \$393.37), \$287,158.40 a month" \
+		--out-has "  sim_node_group.trainers  \$196.68 → \$393.37/h  (+\$196.68)" \
+		-- "$KILN" plan
+	check "review: kiln cost of a saved plan reads the plan file" 0 \
+		-- "$KILN" plan --out plan.kiln
+	check "review: kiln cost PLANFILE prints that plan's cost" 0 \
+		--out-has "Change: +\$196.68/h (\$196.68 → \$393.37), \$287,158.40 a month" \
+		-- "$KILN" cost plan.kiln
+	check "review: a destroy plan costs nothing after it and has no TTL projection" 0 \
+		--out-has "  -\$196.68/h (\$196.68 → \$0.00), \$0.00 a month" \
+		-- "$KILN" plan --destroy
+	check "review: kiln cost of a missing spec names the file" 1 \
+		--err-has "nope.yaml" -- "$KILN" cost nope.yaml
+	python3 - plan.kiln <<'PY'
+import hashlib, json, re, sys
+f = json.load(open(sys.argv[1]))
+del f["plan"]["kiln"]["cost"]
+# kiln's canonical form: compact, sorted, ASCII with upper-case \\u escapes (jansson).
+canon = json.dumps(f["plan"], sort_keys=True, separators=(",", ":"), ensure_ascii=True)
+canon = re.sub(r"\\u([0-9a-f]{4})", lambda m: "\\u" + m.group(1).upper(), canon)
+f["digest"] = "sha256:" + hashlib.sha256(canon.encode()).hexdigest()
+json.dump(f, open("old.kiln", "w"))
+PY
+	check "review: kiln cost of a plan saved without a cost says to make it again" 1 \
+		--err "kiln: cost: old.kiln holds no cost: it was saved by a kiln older than \`kiln cost\`; make the plan again with \`kiln plan --out\`" \
+		-- "$KILN" cost old.kiln
+	cd "$E2E_ROOT" || exit 1
+}
+
+review_tests() {
+	rv_cost
+}
