@@ -192,7 +192,10 @@ static const json_t *held_attrs(const json_t *live, const json_t *recorded, cons
 	return NULL;
 }
 
-/* The role's dependencies as they live now, in prov_create's deps shape. */
+/*
+ * The role's dependencies as they live now (or are recorded, without
+ * refresh), in prov_create's deps shape.
+ */
 static json_t *deps_now(const struct engine *e, const char *addr, const json_t *live,
 			const json_t *recorded)
 {
@@ -205,9 +208,14 @@ static json_t *deps_now(const struct engine *e, const char *addr, const json_t *
 		const char *da = json_string_value(dep);
 		const json_t *type = NULL, *attrs = held_attrs(live, recorded, da, &type);
 
+		/* One not made yet is there too, with its type and no attrs. */
 		if (attrs)
 			json_object_set_new(out, da,
 					    json_pack("{s:O, s:O}", "type", type, "attrs", attrs));
+		else
+			json_object_set_new(
+			    out, da,
+			    json_pack("{s:s%, s:n}", "type", da, strcspn(da, "."), "attrs"));
 	}
 	return out;
 }
@@ -238,12 +246,14 @@ static json_t *role_delta(const struct engine *e, const json_t *rc, const json_t
 	json_t *deps = deps_now(e, addr, live, recorded);
 	json_t *before = policy_pairs(e, type, held, NULL, true);
 	json_t *after = policy_pairs(e, type, after_attrs, deps, false);
-	json_t *granted = json_array(), *revoked = json_array(), *p, *out;
+	json_t *granted, *revoked, *p, *out;
 	size_t i;
 
 	json_decref(deps);
 	if (!before && !after)
 		return NULL; /* a type that grants nothing */
+	granted = json_array();
+	revoked = json_array();
 	json_array_foreach(after, i, p) if (!pair_in(before, p)) json_array_append_new(
 	    granted,
 	    json_pack("{s:O, s:O, s:s}", "action", json_object_get(p, "action"), "resource",

@@ -336,5 +336,6 @@ const struct provider provider_aws = {
     .preflight = aws_preflight,
     .part_type = aws_part_type,
     .cost = aws_cost,
+    .role_policy = aws_role_policy,
     .calls = aws_calls,
 };

@@ -559,3 +559,22 @@ char *aws_iam_policy(struct prov_ctx *ctx, const struct prov_scope *scope,
 	free(prefix);
 	return out;
 }
+
+char *aws_role_policy(struct prov_ctx *ctx, const struct prov_scope *scope, const char *type,
+		      const json_t *attrs, const json_t *deps, bool live)
+{
+	const char *held;
+
+	(void)ctx;
+	(void)deps; /* bucket names follow from the scope alone */
+	if (strcmp(type, "aws_iam_role") != 0)
+		return NULL;
+	if (!live)
+		return policy_compile(scope, json_object_get(attrs, "read"),
+				      json_object_get(attrs, "write"));
+	held = json_string_value(json_object_get(attrs, "policy"));
+	if (!held)
+		return NULL;
+	/* A role whose policy was never put (a create killed before it) grants nothing. */
+	return xstrdup(*held ? held : "{\"Version\":\"2012-10-17\",\"Statement\":[]}");
+}

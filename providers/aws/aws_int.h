@@ -163,5 +163,8 @@ int aws_preflight(struct prov_ctx *ctx, const json_t *creates, json_t *warnings,
 const char *const *aws_iam_actions(const char *type, enum prov_verb verb);
 char *aws_iam_policy(struct prov_ctx *ctx, const struct prov_scope *scope,
 		     const char *const *actions, size_t n);
+/* provider.h's role_policy: an aws_iam_role's inline policy, compiled or held. */
+char *aws_role_policy(struct prov_ctx *ctx, const struct prov_scope *scope, const char *type,
+		      const json_t *attrs, const json_t *deps, bool live);
 
 #endif

@@ -379,5 +379,6 @@ const struct provider provider_sim = {
     .iam_actions = sim_iam_actions,
     .part_type = sim_part_type,
     .cost = sim_cost,
+    .role_policy = sim_role_policy,
     .calls = sim_calls,
 };

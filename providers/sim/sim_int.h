@@ -177,5 +177,8 @@ int sim_find_address(struct prov_ctx *ctx, const struct sim_kind *k, const char 
 /* sim_expand.c, sim_iam.c */
 int sim_expand(struct prov_ctx *ctx, const struct spec *spec, json_t **out, struct kiln_error *err);
 const char *const *sim_iam_actions(const char *type, enum prov_verb verb);
+/* provider.h's role_policy: a sim_role_policy's document, compiled or held. */
+char *sim_role_policy(struct prov_ctx *ctx, const struct prov_scope *scope, const char *type,
+		      const json_t *attrs, const json_t *deps, bool live);
 
 #endif

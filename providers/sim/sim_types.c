@@ -216,16 +216,50 @@ struct grants {
 	json_t *object_read, *object_write, *fs_read, *fs_write; /* arrays of ARNs */
 };
 
-/* The ARN of store name in the policy's scope, and whether it is a bucket. */
-static int store_arn(struct prov_ctx *ctx, const json_t *doc, const char *name, char **arn,
-		     bool *bucket, struct kiln_error *err)
+static const int store_kinds[] = {K_BUCKET, K_LUSTRE, K_NFS};
+
+/*
+ * A store's ARN from a plan's deps (prov_create's shape): the ARN it lives
+ * with, or, for a store not yet made, a name saying so.
+ */
+static int store_arn_planned(const json_t *deps, const char *name, char **arn, bool *bucket,
+			     struct kiln_error *err)
 {
-	static const int kinds[] = {K_BUCKET, K_LUSTRE, K_NFS};
+	size_t i;
+
+	for (i = 0; i < ARRAY_SIZE(store_kinds); i++) {
+		char *addr = xasprintf("%s.%s", sim_kinds[store_kinds[i]].type, name);
+		const json_t *d = json_object_get(deps, addr);
+		const char *live =
+		    json_string_value(json_object_get(json_object_get(d, "attrs"), "arn"));
+
+		if (d) {
+			*arn = live ? xstrdup(live) : xasprintf("(known after apply: %s)", addr);
+			*bucket = store_kinds[i] == K_BUCKET;
+		}
+		free(addr);
+		if (d)
+			return PROV_OK;
+	}
+	kiln_error_set(err, "sim: the policy names store '%s', which the plan does not have", name);
+	return PROV_ERROR;
+}
+
+/*
+ * The ARN of store name in the policy's scope, and whether it is a bucket:
+ * from deps when planning (no call), else as the sim holds it.
+ */
+static int store_arn(struct prov_ctx *ctx, const json_t *doc, const json_t *deps, const char *name,
+		     char **arn, bool *bucket, struct kiln_error *err)
+{
+	const int *kinds = store_kinds;
 	const char *cluster = sim_doc_str(doc, "sim", "cluster");
 	const char *workspace = sim_doc_str(doc, "sim", "workspace");
 	size_t i;
 
-	for (i = 0; i < ARRAY_SIZE(kinds); i++) {
+	if (deps)
+		return store_arn_planned(deps, name, arn, bucket, err);
+	for (i = 0; i < ARRAY_SIZE(store_kinds); i++) {
 		const struct sim_kind *k = &sim_kinds[kinds[i]];
 		char *addr = xasprintf("%s.%s", k->type, name);
 		json_t *store;
@@ -249,8 +283,8 @@ static int store_arn(struct prov_ctx *ctx, const json_t *doc, const char *name, 
 	return PROV_ERROR;
 }
 
-static int grant_all(struct prov_ctx *ctx, const json_t *doc, const char *key, bool write,
-		     struct grants *g, struct kiln_error *err)
+static int grant_all(struct prov_ctx *ctx, const json_t *doc, const json_t *deps, const char *key,
+		     bool write, struct grants *g, struct kiln_error *err)
 {
 	const json_t *names = json_object_get(json_object_get(doc, "attrs"), key);
 	size_t i;
@@ -277,7 +311,7 @@ static int grant_all(struct prov_ctx *ctx, const json_t *doc, const char *key, b
 				       key);
 			return PROV_ERROR;
 		}
-		if (store_arn(ctx, doc, name, &arn, &bucket, err) != PROV_OK)
+		if (store_arn(ctx, doc, deps, name, &arn, &bucket, err) != PROV_OK)
 			return PROV_ERROR;
 		to = bucket ? (write ? g->object_write : g->object_read)
 			    : (write ? g->fs_write : g->fs_read);
@@ -303,51 +337,92 @@ static void statement(json_t *stmts, const char *sid, json_t *actions, json_t *r
 		json_decref(actions);
 }
 
+/* The policy document of a role's grants, as compact JSON text. */
+static char *policy_text(struct grants *g)
+{
+	json_t *stmts = json_array(), *policy;
+	char *text;
+
+	statement(stmts, "ObjectRead", json_pack("[s, s]", "sim:GetObject", "sim:ListBucket"),
+		  g->object_read);
+	statement(stmts, "ObjectWrite",
+		  json_pack("[s, s, s, s]", "sim:DeleteObject", "sim:GetObject", "sim:ListBucket",
+			    "sim:PutObject"),
+		  g->object_write);
+	statement(stmts, "FileSystemRead", json_pack("[s]", "sim:ClientMount"), g->fs_read);
+	statement(stmts, "FileSystemWrite",
+		  json_pack("[s, s]", "sim:ClientMount", "sim:ClientWrite"), g->fs_write);
+	policy = json_pack("{s:s, s:o}", "Version", "2012-10-17", "Statement", stmts);
+	text = json_dumps(policy, JSON_COMPACT | JSON_SORT_KEYS);
+	json_decref(policy);
+	return text;
+}
+
+static void grants_release(struct grants *g)
+{
+	json_decref(g->object_read);
+	json_decref(g->object_write);
+	json_decref(g->fs_read);
+	json_decref(g->fs_write);
+}
+
 static int policy_document(struct prov_ctx *ctx, json_t *doc, struct kiln_error *err)
 {
 	struct grants g = {json_array(), json_array(), json_array(), json_array()};
-	json_t *stmts = json_array(), *policy, *role = NULL;
-	char *role_addr = xasprintf("sim_role.%s", doc_name(doc)), *text;
+	json_t *role = NULL;
+	char *role_addr = xasprintf("sim_role.%s", doc_name(doc));
 	const char *arn;
 	int rc;
 
 	rc = sim_find_address(ctx, &sim_kinds[K_ROLE], sim_doc_str(doc, "sim", "cluster"),
 			      sim_doc_str(doc, "sim", "workspace"), role_addr, &role, err);
 	if (rc == PROV_OK)
-		rc = grant_all(ctx, doc, "read", false, &g, err);
+		rc = grant_all(ctx, doc, NULL, "read", false, &g, err);
 	if (rc == PROV_OK)
-		rc = grant_all(ctx, doc, "write", true, &g, err);
+		rc = grant_all(ctx, doc, NULL, "write", true, &g, err);
 	if (rc != PROV_OK) {
 		rc = PROV_ERROR;
 		goto out;
 	}
-	statement(stmts, "ObjectRead", json_pack("[s, s]", "sim:GetObject", "sim:ListBucket"),
-		  g.object_read);
-	statement(stmts, "ObjectWrite",
-		  json_pack("[s, s, s, s]", "sim:DeleteObject", "sim:GetObject", "sim:ListBucket",
-			    "sim:PutObject"),
-		  g.object_write);
-	statement(stmts, "FileSystemRead", json_pack("[s]", "sim:ClientMount"), g.fs_read);
-	statement(stmts, "FileSystemWrite",
-		  json_pack("[s, s]", "sim:ClientMount", "sim:ClientWrite"), g.fs_write);
-	policy = json_pack("{s:s, s:o}", "Version", "2012-10-17", "Statement", stmts);
-	stmts = NULL;
-	text = json_dumps(policy, JSON_COMPACT | JSON_SORT_KEYS);
-	json_decref(policy);
-	set_str(doc, "policy_document", text);
+	set_str(doc, "policy_document", policy_text(&g));
 	arn = sim_doc_str(role, "attrs", "arn");
 	set_str(doc, "role_arn", xstrdup(arn ? arn : ""));
 	set_str(doc, "policy_name",
 		xasprintf("%s-%s", sim_doc_str(doc, "sim", "cluster"), doc_name(doc)));
 out:
-	json_decref(stmts);
 	json_decref(role);
-	json_decref(g.object_read);
-	json_decref(g.object_write);
-	json_decref(g.fs_read);
-	json_decref(g.fs_write);
+	grants_release(&g);
 	free(role_addr);
 	return rc;
+}
+
+char *sim_role_policy(struct prov_ctx *ctx, const struct prov_scope *scope, const char *type,
+		      const json_t *attrs, const json_t *deps, bool live)
+{
+	struct grants g = {json_array(), json_array(), json_array(), json_array()};
+	struct kiln_error err = {0};
+	json_t *doc;
+	char *text = NULL;
+
+	(void)scope;
+	if (strcmp(type, sim_kinds[K_POLICY].type) != 0) {
+		grants_release(&g);
+		return NULL;
+	}
+	if (live) {
+		const char *held = json_string_value(json_object_get(attrs, "policy_document"));
+
+		grants_release(&g);
+		return held ? xstrdup(held) : NULL;
+	}
+	doc = json_pack("{s:O, s:o}", "attrs", attrs, "deps",
+			deps ? json_copy((json_t *)deps) : json_object());
+	if (grant_all(ctx, doc, json_object_get(doc, "deps"), "read", false, &g, &err) == PROV_OK &&
+	    grant_all(ctx, doc, json_object_get(doc, "deps"), "write", true, &g, &err) == PROV_OK)
+		text = policy_text(&g);
+	json_decref(doc);
+	grants_release(&g);
+	return text;
 }
 
 static int policy_created(struct prov_ctx *ctx, const struct prov_scope *scope, json_t *doc,

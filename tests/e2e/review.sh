@@ -112,6 +112,64 @@ PY
 	cd "$E2E_ROOT" || exit 1
 }
 
+rv_iam() {
+	rv_new_dir examples/quickstart.yaml
+	check "review: a new role's grants are listed, ARNs not made yet named as such" 2 \
+		--out-has "  sim_role_policy.trainer (role trainer): 8 granted, 0 revoked" \
+		--out-has "    + sim:PutObject     (known after apply: sim_bucket.checkpoints)/*  (new role)" \
+		-- "$KILN" plan --detailed-exitcode
+	check "review: the JSON plan holds the delta" 2 -- "$KILN" plan --json --detailed-exitcode
+	cp "$E2E_OUT" plan.json
+	en_schema "review: the plan with cost and IAM delta matches the schema" plan.json
+	rv_json "review: iam_delta names the role, its grants and what it holds after" plan.json '
+(r,) = d["kiln"]["iam_delta"]
+assert r["address"] == "sim_role_policy.trainer" and r["role"] == "trainer", r
+assert len(r["granted"]) == 8 and r["revoked"] == [] and len(r["after"]) == 8
+assert {g["widening"] for g in r["granted"]} == {"new role"}
+assert {g["action"] for g in r["granted"]} == {
+    "sim:DeleteObject", "sim:GetObject", "sim:ListBucket", "sim:PutObject"}
+'
+	check "review: the Markdown plan has the IAM table" 2 \
+		--out-has "**<code>sim_role_policy.trainer</code>**: 8 granted, 0 revoked" \
+		--out-has "| + | <code>sim:PutObject</code> | <code>(known after apply: sim_bucket.checkpoints)/*</code> | new role |" \
+		-- "$KILN" plan --markdown --detailed-exitcode
+	check "review: apply the quickstart with its role" 0 -- "$KILN" apply --auto-approve
+	"$KILN" plan >out.txt 2>&1
+	assert "review: after apply the plan has no IAM section" sh -c '! grep -q "IAM permissions" out.txt'
+	"$KILN" plan --json >after.json 2>/dev/null
+	rv_json "review: after apply the delta of the role is empty but after is complete" after.json '
+(r,) = d["kiln"]["iam_delta"]
+assert r["granted"] == [] and r["revoked"] == [] and len(r["after"]) == 8
+assert all(p["resource"].startswith("arn:sim:s3:::quickstart-checkpoints-") for p in r["after"])
+'
+	python3 - <<'PY'
+s = open("kiln.yaml").read()
+s = s.replace("checkpoints: {tier: object, versioning: true, expire_noncurrent_after: 30d}",
+              "checkpoints: {tier: object, versioning: true, expire_noncurrent_after: 30d}\n"
+              "  datasets: {tier: object}")
+s = s.replace("trainer: {write: [checkpoints]}", "trainer: {read: [checkpoints, datasets]}")
+open("kiln.yaml", "w").write(s)
+PY
+	check "review: narrowing write to read revokes, a new store is a new resource" 0 \
+		--out-has "  sim_role_policy.trainer (role trainer): 4 granted, 4 revoked; widens the role" \
+		--out-has "    + sim:GetObject     (known after apply: sim_bucket.datasets)  (new resource)" \
+		--out-has "    - sim:PutObject     arn:sim:s3:::quickstart-checkpoints-" \
+		-- "$KILN" plan
+	check "review: destroying revokes every permission the role holds" 0 \
+		--out-has "  sim_role_policy.trainer (role trainer): 0 granted, 8 revoked" \
+		-- "$KILN" plan --destroy
+
+	rv_new_dir examples/llm-pretrain.yaml
+	check "review: the aws roles' grants name exact bucket ARNs" 0 \
+		--out-has "  aws_iam_role.trainer (role trainer): 6 granted, 0 revoked" \
+		--out-has "    + s3:PutObject             arn:aws:s3:::kiln-llm-pretrain-default-checkpoints/*  (new role)" \
+		--out-has "    + s3:GetObject   arn:aws:s3:::kiln-llm-pretrain-default-checkpoints/*  (new role)" \
+		-- env AWS_ACCESS_KEY_ID=unused AWS_SECRET_ACCESS_KEY=unused \
+		"$KILN" plan --refresh=false
+	cd "$E2E_ROOT" || exit 1
+}
+
 review_tests() {
 	rv_cost
+	rv_iam
 }
