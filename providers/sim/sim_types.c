@@ -80,6 +80,7 @@ static const struct prov_attr role_attrs[] = {
 static const struct prov_attr policy_attrs[] = {
     {"read", POLICY_LIVE, false, "a policy document is rewritten in place"},
     {"write", POLICY_LIVE, false, "a policy document is rewritten in place"},
+    {"allow", POLICY_LIVE, false, "a policy document is rewritten in place"},
 };
 
 /* --- computed attributes --- */
@@ -210,27 +211,47 @@ static int role_created(struct prov_ctx *ctx, const struct prov_scope *scope, js
 	return PROV_OK;
 }
 
-/* --- the role policy: exact ARNs of the stores it names --- */
+/*
+ * --- the role policy: exact ARNs of the stores it names, then the role's
+ * allow statements as written ---
+ */
 
 struct grants {
 	json_t *object_read, *object_write, *fs_read, *fs_write; /* arrays of ARNs */
 };
 
+/* Which scope and role a policy is compiled for, and how a missing store is taken. */
+struct policy_for {
+	struct prov_ctx *ctx;
+	const char *cluster, *workspace, *role;
+	/*
+	 * Compiling desired attrs for the plan: stores are looked up without the
+	 * lock, and one not made yet is named by the pattern its bucket ARN will
+	 * match (arn:sim:s3:::CLUSTER-NAME-*) rather than refused.
+	 */
+	bool planning;
+};
+
 /* The ARN of store name in the policy's scope, and whether it is a bucket. */
-static int store_arn(struct prov_ctx *ctx, const json_t *doc, const char *name, char **arn,
-		     bool *bucket, struct kiln_error *err)
+static int store_arn(const struct policy_for *pf, const char *name, char **arn, bool *bucket,
+		     struct kiln_error *err)
 {
 	static const int kinds[] = {K_BUCKET, K_LUSTRE, K_NFS};
-	const char *cluster = sim_doc_str(doc, "sim", "cluster");
-	const char *workspace = sim_doc_str(doc, "sim", "workspace");
 	size_t i;
 
 	for (i = 0; i < ARRAY_SIZE(kinds); i++) {
 		const struct sim_kind *k = &sim_kinds[kinds[i]];
 		char *addr = xasprintf("%s.%s", k->type, name);
-		json_t *store;
-		int rc = sim_find_address(ctx, k, cluster, workspace, addr, &store, err);
+		json_t *store = NULL;
+		int rc;
 
+		if (pf->planning) {
+			store = sim_find_indexed(pf->ctx, k, pf->cluster, pf->workspace, addr);
+			rc = store ? PROV_OK : PROV_NOTFOUND;
+		} else {
+			rc = sim_find_address(pf->ctx, k, pf->cluster, pf->workspace, addr, &store,
+					      err);
+		}
 		free(addr);
 		if (rc == PROV_NOTFOUND)
 			continue;
@@ -242,17 +263,22 @@ static int store_arn(struct prov_ctx *ctx, const json_t *doc, const char *name, 
 		json_decref(store);
 		return PROV_OK;
 	}
+	if (pf->planning) {
+		*arn = xasprintf("arn:sim:s3:::%s-%s-*", pf->cluster, name);
+		*bucket = true;
+		return PROV_OK;
+	}
 	kiln_error_set(err,
 		       "sim: NoSuchEntity (simulated): the policy of role '%s' names store '%s', "
 		       "which does not exist in %s/%s",
-		       doc_name(doc), name, cluster, workspace);
+		       pf->role, name, pf->cluster, pf->workspace);
 	return PROV_ERROR;
 }
 
-static int grant_all(struct prov_ctx *ctx, const json_t *doc, const char *key, bool write,
+static int grant_all(const struct policy_for *pf, const json_t *attrs, const char *key, bool write,
 		     struct grants *g, struct kiln_error *err)
 {
-	const json_t *names = json_object_get(json_object_get(doc, "attrs"), key);
+	const json_t *names = json_object_get(attrs, key);
 	size_t i;
 
 	if (json_is_null(names) || !names)
@@ -277,7 +303,7 @@ static int grant_all(struct prov_ctx *ctx, const json_t *doc, const char *key, b
 				       key);
 			return PROV_ERROR;
 		}
-		if (store_arn(ctx, doc, name, &arn, &bucket, err) != PROV_OK)
+		if (store_arn(pf, name, &arn, &bucket, err) != PROV_OK)
 			return PROV_ERROR;
 		to = bucket ? (write ? g->object_write : g->object_read)
 			    : (write ? g->fs_write : g->fs_read);
@@ -303,20 +329,74 @@ static void statement(json_t *stmts, const char *sid, json_t *actions, json_t *r
 		json_decref(actions);
 }
 
-static int policy_document(struct prov_ctx *ctx, json_t *doc, struct kiln_error *err)
+/* A non-empty array of non-empty strings. */
+static bool strings_ok(const json_t *v)
+{
+	const json_t *x;
+	size_t i;
+
+	if (!json_is_array(v) || json_array_size(v) == 0)
+		return false;
+	json_array_foreach((json_t *)v, i, x)
+	{
+		if (!json_string_value(x) || !*json_string_value(x))
+			return false;
+	}
+	return true;
+}
+
+/*
+ * The allow statements, taken verbatim (the sim cannot judge another
+ * cloud's ARNs): each {actions, resources, sid?}; IAM's Sid rule applies.
+ */
+static int grant_allow(const json_t *attrs, json_t *stmts, struct kiln_error *err)
+{
+	const json_t *allow = json_object_get(attrs, "allow"), *a;
+	size_t i;
+
+	if (!allow || json_is_null(allow))
+		return PROV_OK;
+	if (!json_is_array(allow))
+		goto bad;
+	json_array_foreach((json_t *)allow, i, a)
+	{
+		const json_t *sid = json_object_get(a, "sid");
+		json_t *st;
+
+		if (!json_is_object(a) || !strings_ok(json_object_get(a, "actions")) ||
+		    !strings_ok(json_object_get(a, "resources")) ||
+		    (sid &&
+		     (!json_string_value(sid) || !*json_string_value(sid) ||
+		      strspn(json_string_value(sid),
+			     "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789") !=
+			  strlen(json_string_value(sid)))))
+			goto bad;
+		st = json_pack("{s:s, s:O, s:O}", "Effect", "Allow", "Action",
+			       json_object_get(a, "actions"), "Resource",
+			       json_object_get(a, "resources"));
+		if (sid)
+			json_object_set(st, "Sid", (json_t *)sid);
+		json_array_append_new(stmts, st);
+	}
+	return PROV_OK;
+bad:
+	kiln_error_set(err, "sim: MalformedPolicyDocument (simulated): allow must be a list of "
+			    "{actions: [..], resources: [..], sid?} with non-empty lists and a sid "
+			    "of letters and digits");
+	return PROV_ERROR;
+}
+
+static int policy_text(const struct policy_for *pf, const json_t *attrs, char **out,
+		       struct kiln_error *err)
 {
 	struct grants g = {json_array(), json_array(), json_array(), json_array()};
-	json_t *stmts = json_array(), *policy, *role = NULL;
-	char *role_addr = xasprintf("sim_role.%s", doc_name(doc)), *text;
-	const char *arn;
+	json_t *stmts = json_array(), *policy;
 	int rc;
 
-	rc = sim_find_address(ctx, &sim_kinds[K_ROLE], sim_doc_str(doc, "sim", "cluster"),
-			      sim_doc_str(doc, "sim", "workspace"), role_addr, &role, err);
+	*out = NULL;
+	rc = grant_all(pf, attrs, "read", false, &g, err);
 	if (rc == PROV_OK)
-		rc = grant_all(ctx, doc, "read", false, &g, err);
-	if (rc == PROV_OK)
-		rc = grant_all(ctx, doc, "write", true, &g, err);
+		rc = grant_all(pf, attrs, "write", true, &g, err);
 	if (rc != PROV_OK) {
 		rc = PROV_ERROR;
 		goto out;
@@ -330,22 +410,54 @@ static int policy_document(struct prov_ctx *ctx, json_t *doc, struct kiln_error 
 	statement(stmts, "FileSystemRead", json_pack("[s]", "sim:ClientMount"), g.fs_read);
 	statement(stmts, "FileSystemWrite",
 		  json_pack("[s, s]", "sim:ClientMount", "sim:ClientWrite"), g.fs_write);
-	policy = json_pack("{s:s, s:o}", "Version", "2012-10-17", "Statement", stmts);
-	stmts = NULL;
-	text = json_dumps(policy, JSON_COMPACT | JSON_SORT_KEYS);
+	rc = grant_allow(attrs, stmts, err);
+	if (rc != PROV_OK)
+		goto out;
+	policy = json_pack("{s:s, s:O}", "Version", "2012-10-17", "Statement", stmts);
+	*out = json_dumps(policy, JSON_COMPACT | JSON_SORT_KEYS);
 	json_decref(policy);
-	set_str(doc, "policy_document", text);
-	arn = sim_doc_str(role, "attrs", "arn");
-	set_str(doc, "role_arn", xstrdup(arn ? arn : ""));
-	set_str(doc, "policy_name",
-		xasprintf("%s-%s", sim_doc_str(doc, "sim", "cluster"), doc_name(doc)));
 out:
 	json_decref(stmts);
-	json_decref(role);
 	json_decref(g.object_read);
 	json_decref(g.object_write);
 	json_decref(g.fs_read);
 	json_decref(g.fs_write);
+	return rc;
+}
+
+char *sim_role_policy_compile(struct prov_ctx *ctx, const struct prov_scope *scope,
+			      const json_t *attrs)
+{
+	struct policy_for pf = {ctx, scope->cluster, scope->workspace, "", true};
+	struct kiln_error err;
+	char *text;
+
+	return policy_text(&pf, attrs, &text, &err) == PROV_OK ? text : NULL;
+}
+
+static int policy_document(struct prov_ctx *ctx, json_t *doc, struct kiln_error *err)
+{
+	struct policy_for pf = {ctx, sim_doc_str(doc, "sim", "cluster"),
+				sim_doc_str(doc, "sim", "workspace"), doc_name(doc), false};
+	json_t *role = NULL;
+	char *role_addr = xasprintf("sim_role.%s", doc_name(doc)), *text;
+	const char *arn;
+	int rc;
+
+	rc = sim_find_address(ctx, &sim_kinds[K_ROLE], pf.cluster, pf.workspace, role_addr, &role,
+			      err);
+	if (rc == PROV_OK)
+		rc = policy_text(&pf, json_object_get(doc, "attrs"), &text, err);
+	if (rc != PROV_OK) {
+		rc = PROV_ERROR;
+		goto out;
+	}
+	set_str(doc, "policy_document", text);
+	arn = sim_doc_str(role, "attrs", "arn");
+	set_str(doc, "role_arn", xstrdup(arn ? arn : ""));
+	set_str(doc, "policy_name", xasprintf("%s-%s", pf.cluster, doc_name(doc)));
+out:
+	json_decref(role);
 	free(role_addr);
 	return rc;
 }
