@@ -191,6 +191,87 @@ json_t *pexp_store_names(const struct spec_ref *refs, size_t n)
 	return arr;
 }
 
+/* A JSON array of strings as a sorted, duplicate-free array (non-strings dropped). */
+static json_t *sorted_json_strings(const json_t *arr)
+{
+	const char **v = xcalloc(json_array_size(arr) + 1, sizeof(*v));
+	size_t i, k = 0;
+	json_t *x, *out;
+
+	json_array_foreach((json_t *)arr, i, x)
+	{
+		if (json_is_string(x))
+			v[k++] = json_string_value(x);
+	}
+	out = pexp_sorted_strings(v, k);
+	free(v);
+	return out;
+}
+
+static int cmp_dumped(const void *a, const void *b)
+{
+	return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+json_t *pexp_allow_normalize(const json_t *stmts)
+{
+	size_t i, n = json_array_size(stmts), k = 0;
+	char **dumped = xcalloc(n + 1, sizeof(*dumped));
+	json_t *st, *out = json_array();
+
+	json_array_foreach((json_t *)stmts, i, st)
+	{
+		json_t *norm = json_deep_copy(st);
+
+		if (!json_is_object(norm)) {
+			json_decref(norm);
+			continue;
+		}
+		json_object_set_new(norm, "actions",
+				    sorted_json_strings(json_object_get(st, "actions")));
+		json_object_set_new(norm, "resources",
+				    sorted_json_strings(json_object_get(st, "resources")));
+		dumped[k++] = json_dumps(norm, JSON_COMPACT | JSON_SORT_KEYS);
+		json_decref(norm);
+	}
+	qsort(dumped, k, sizeof(*dumped), cmp_dumped);
+	for (i = 0; i < k; i++) {
+		if (i == 0 || strcmp(dumped[i], dumped[i - 1]) != 0)
+			json_array_append_new(out, json_loads(dumped[i], 0, NULL));
+	}
+	for (i = 0; i < k; i++)
+		free(dumped[i]);
+	free(dumped);
+	return out;
+}
+
+json_t *pexp_role_allow(const struct spec_role *role)
+{
+	json_t *raw, *out;
+	size_t i, j;
+
+	if (role->nallow == 0)
+		return NULL;
+	raw = json_array();
+	for (i = 0; i < role->nallow; i++) {
+		const struct spec_allow *a = &role->allow[i];
+		json_t *st = json_pack("{s:[], s:[]}", "actions", "resources");
+
+		for (j = 0; j < a->nactions; j++)
+			json_array_append_new(json_object_get(st, "actions"),
+					      json_string(a->actions[j]));
+		for (j = 0; j < a->nresources; j++)
+			json_array_append_new(json_object_get(st, "resources"),
+					      json_string(a->resources[j]));
+		if (a->sid)
+			json_object_set_new(st, "sid", json_string(a->sid));
+		json_array_append_new(raw, st);
+	}
+	out = pexp_allow_normalize(raw);
+	json_decref(raw);
+	return out;
+}
+
 int pexp_group_type(const char *prefix, const struct spec *spec, const struct spec_group *g,
 		    const struct catalog_type **t, char **why, struct kiln_error *err)
 {

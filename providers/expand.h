@@ -32,6 +32,18 @@ char *pexp_where(const struct spec *spec, const struct ynode *n);
 /* The names of refs, sorted and unique. */
 json_t *pexp_store_names(const struct spec_ref *refs, size_t n);
 /*
+ * A role's allow: statements as the attribute "allow" holds them, or NULL
+ * when it has none: [{"actions": [..], "resources": [..], "sid"?}], actions
+ * and resources sorted and unique, statements sorted by their JSON, so a
+ * reorder in the spec is not a change.
+ */
+json_t *pexp_role_allow(const struct spec_role *role);
+/*
+ * The same normal form of statements read back from a live policy (any
+ * other key a statement carries is kept): a new array.
+ */
+json_t *pexp_allow_normalize(const json_t *stmts);
+/*
  * The catalog type of a compute group: the cheapest with its GPUs (and EFA
  * when the fabric is efa), or its instance_type. *why is the resolution the
  * plan prints for a GPU group (caller frees), else NULL. -1 with err, whose

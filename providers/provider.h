@@ -190,13 +190,13 @@ struct provider {
 	/*
 	 * The policy document (JSON text, caller frees) a resource of this
 	 * type grants: its desired attrs compiled (live false), or the policy
-	 * its live or recorded attrs hold (live true). deps are its
-	 * dependencies as they live now, in prov_create's shape (an ARN not
-	 * known before apply is named as such). NULL when the type grants
-	 * nothing, or a live resource holds no policy. Makes no API call.
+	 * its live or recorded attrs hold (live true); an ARN not known
+	 * before apply is written as the pattern it will match. NULL when the
+	 * type grants nothing, or a live resource holds no policy. Makes no
+	 * API call.
 	 */
 	char *(*role_policy)(struct prov_ctx *ctx, const struct prov_scope *scope, const char *type,
-			     const json_t *attrs, const json_t *deps, bool live);
+			     const json_t *attrs, bool live);
 	/* How many API calls this context has made (for bench and tests). */
 	unsigned long (*calls)(struct prov_ctx *ctx);
 };

@@ -192,43 +192,15 @@ static const json_t *held_attrs(const json_t *live, const json_t *recorded, cons
 	return NULL;
 }
 
-/*
- * The role's dependencies as they live now (or are recorded, without
- * refresh), in prov_create's deps shape.
- */
-static json_t *deps_now(const struct engine *e, const char *addr, const json_t *live,
-			const json_t *recorded)
-{
-	const json_t *d = json_object_get(json_object_get(e->desired, addr), "deps"), *dep;
-	json_t *out = json_object();
-	size_t i;
-
-	json_array_foreach(d, i, dep)
-	{
-		const char *da = json_string_value(dep);
-		const json_t *type = NULL, *attrs = held_attrs(live, recorded, da, &type);
-
-		/* One not made yet is there too, with its type and no attrs. */
-		if (attrs)
-			json_object_set_new(out, da,
-					    json_pack("{s:O, s:O}", "type", type, "attrs", attrs));
-		else
-			json_object_set_new(
-			    out, da,
-			    json_pack("{s:s%, s:n}", "type", da, strcspn(da, "."), "attrs"));
-	}
-	return out;
-}
-
 static json_t *policy_pairs(const struct engine *e, const char *type, const json_t *attrs,
-			    const json_t *deps, bool live)
+			    bool live)
 {
 	char *text;
 	json_t *pairs;
 
 	if (!json_is_object(attrs))
 		return NULL;
-	text = e->prov->role_policy(e->ctx, &e->scope, type, attrs, deps, live);
+	text = e->prov->role_policy(e->ctx, &e->scope, type, attrs, live);
 	if (!text)
 		return NULL;
 	pairs = iam_policy_pairs(text);
@@ -243,13 +215,11 @@ static json_t *role_delta(const struct engine *e, const json_t *rc, const json_t
 	const char *type = json_string_value(json_object_get(rc, "type"));
 	const json_t *after_attrs = json_object_get(json_object_get(rc, "change"), "after");
 	const json_t *ht = NULL, *held = held_attrs(live, recorded, addr, &ht);
-	json_t *deps = deps_now(e, addr, live, recorded);
-	json_t *before = policy_pairs(e, type, held, NULL, true);
-	json_t *after = policy_pairs(e, type, after_attrs, deps, false);
+	json_t *before = policy_pairs(e, type, held, true);
+	json_t *after = policy_pairs(e, type, after_attrs, false);
 	json_t *granted, *revoked, *p, *out;
 	size_t i;
 
-	json_decref(deps);
 	if (!before && !after)
 		return NULL; /* a type that grants nothing */
 	granted = json_array();

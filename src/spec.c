@@ -620,6 +620,7 @@ void spec_free(struct spec *spec)
 		free(spec->roles[i].name);
 		refs_free(spec->roles[i].read, spec->roles[i].nread);
 		refs_free(spec->roles[i].write, spec->roles[i].nwrite);
+		spec_allow_free(spec->roles[i].allow, spec->roles[i].nallow);
 	}
 	free(spec->roles);
 	free(spec->cluster);

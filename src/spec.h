@@ -115,6 +115,20 @@ struct spec_store {
 	bool allow_unencrypted;
 };
 
+/*
+ * One statement of a role's `allow:` escape hatch, kept as written (the
+ * provider sorts and compiles it): permissions outside kiln's stores, such as
+ * pulling images. Actions are "service:Action" or "*"; resources "*" or ARNs.
+ */
+struct spec_allow {
+	char **actions;
+	size_t nactions;
+	char **resources;
+	size_t nresources;
+	char *sid; /* NULL when not given */
+	const struct ynode *node;
+};
+
 struct spec_role {
 	char *name;
 	const struct ynode *key;
@@ -123,6 +137,8 @@ struct spec_role {
 	size_t nread;
 	struct spec_ref *write;
 	size_t nwrite;
+	struct spec_allow *allow;
+	size_t nallow;
 };
 
 /* Sections whose shape was wrong: cross-checks that rely on them are skipped. */

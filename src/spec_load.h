@@ -66,5 +66,7 @@ bool ld_check_name(struct loader *ld, const struct ynode *key, const char *what)
 void ld_group(struct loader *ld, const struct ynode *key, const struct ynode *g);
 void ld_store(struct loader *ld, const struct ynode *key, const struct ynode *s);
 void ld_iam(struct loader *ld, const struct ynode *iam);
+/* spec_storage.c: the statements of a role's allow: list. */
+void spec_allow_free(struct spec_allow *allow, size_t n);
 
 #endif

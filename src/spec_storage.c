@@ -1,6 +1,8 @@
 /*
  * spec_storage.c - the storage and iam sections: stores by tier with the keys
- * each tier takes, and roles as read/write intent over stores.
+ * each tier takes, and roles as read/write intent over stores plus the
+ * allow: statements a role holds beyond them, checked for shape only (the
+ * provider compiles them; an ARN of another cloud is not the loader's call).
  */
 #include "spec_load.h"
 
@@ -11,7 +13,8 @@
 #include <string.h>
 
 static const char *const iam_keys[] = {"roles"};
-static const char *const role_keys[] = {"read", "write"};
+static const char *const role_keys[] = {"read", "write", "allow"};
+static const char *const allow_keys[] = {"actions", "resources", "sid"};
 
 /* Storage keys, and the tiers each applies to. */
 static const struct {
@@ -236,6 +239,230 @@ out:
 	return ok;
 }
 
+void spec_allow_free(struct spec_allow *allow, size_t n)
+{
+	size_t i, j;
+
+	for (i = 0; i < n; i++) {
+		for (j = 0; j < allow[i].nactions; j++)
+			free(allow[i].actions[j]);
+		free(allow[i].actions);
+		for (j = 0; j < allow[i].nresources; j++)
+			free(allow[i].resources[j]);
+		free(allow[i].resources);
+		free(allow[i].sid);
+	}
+	free(allow);
+}
+
+static bool all_of(const char *s, size_t n, const char *extra, bool lower_only)
+{
+	size_t i;
+
+	for (i = 0; i < n; i++) {
+		unsigned char c = (unsigned char)s[i];
+
+		if (!(isdigit(c) || (lower_only ? islower(c) : isalpha(c)) || strchr(extra, c)))
+			return false;
+	}
+	return true;
+}
+
+/* "*", or SERVICE:Action with SERVICE of [a-z0-9-] and Action of [A-Za-z0-9*?]. */
+static bool action_ok(const char *a)
+{
+	const char *colon = strchr(a, ':');
+
+	if (strcmp(a, "*") == 0)
+		return true;
+	return colon && colon > a && colon[1] && all_of(a, (size_t)(colon - a), "-", true) &&
+	       all_of(colon + 1, strlen(colon + 1), "*?", false);
+}
+
+/*
+ * "*", or arn:PARTITION:SERVICE:REGION:ACCOUNT:RESOURCE: partition and
+ * service [a-z0-9-]+, region [a-z0-9-*?]* (empty for global services),
+ * account [0-9*?]* or "aws" (AWS managed policies), resource any visible
+ * ASCII (it may hold ':' and '/'). NULL when good, else the part at fault.
+ */
+static const char *arn_fault(const char *r)
+{
+	static const char *const faults[] = {
+	    "the partition must be a-z, 0-9 and '-'",
+	    "the service must be a-z, 0-9 and '-'",
+	    "the region must be a-z, 0-9, '-', '*' and '?'",
+	    "the account must be digits, '*' and '?', or aws",
+	};
+	const char *p, *end;
+	size_t i, n;
+
+	if (strcmp(r, "*") == 0)
+		return NULL;
+	if (strncmp(r, "arn:", 4) != 0)
+		return "it does not start with arn:";
+	p = r + 4;
+	for (i = 0; i < 4; i++) {
+		end = strchr(p, ':');
+		if (!end)
+			return "it has fewer than six ':'-separated parts";
+		n = (size_t)(end - p);
+		if ((i < 2 && (n == 0 || !all_of(p, n, "-", true))) ||
+		    (i == 2 && !all_of(p, n, "-*?", true)) ||
+		    (i == 3 && strspn(p, "0123456789*?") < n && !(n == 3 && !strncmp(p, "aws", 3))))
+			return faults[i];
+		p = end + 1;
+	}
+	if (!*p)
+		return "the resource after the fifth ':' is empty";
+	for (; *p; p++)
+		if ((unsigned char)*p <= ' ' || (unsigned char)*p >= 0x7f)
+			return "the resource holds a space or a character outside ASCII";
+	return NULL;
+}
+
+/* A required, non-empty list of strings at key; every item passes check. */
+static bool load_strings(struct loader *ld, const struct ynode *st, const char *key,
+			 const char *path, const char *what, char ***out, size_t *n)
+{
+	const struct ynode *list = ynode_get(st, key);
+	char *sub = xasprintf("%s.%s", path, key);
+	bool ok = true;
+	size_t i;
+
+	if (!list) {
+		diag_hint(ld_err(ld, st, "missing required key '%s' in %s", key, path),
+			  strcmp(key, "actions") == 0
+			      ? "list the API actions it allows, like actions: "
+				"[ecr:GetAuthorizationToken]"
+			      : "list the ARNs it applies to, like resources: "
+				"[\"arn:aws:ecr:us-east-1:123456789012:repository/train\"], or "
+				"[\"*\"] for an action that takes no resource");
+		ok = false;
+		goto out;
+	}
+	if (list->kind != YNODE_SEQ) {
+		struct diag *dg = ld_err(ld, list, "%s must be a list of %s, got %s", sub, what,
+					 ynode_describe(list));
+
+		if (list->kind == YNODE_SCALAR && !ynode_is_null(list))
+			diag_hint(dg, "write %s: [%s]", key, list->value);
+		ok = false;
+		goto out;
+	}
+	if (list->n == 0) {
+		diag_hint(ld_err(ld, list, "%s is empty", sub),
+			  strcmp(key, "actions") == 0
+			      ? "list at least one action, or remove the statement"
+			      : "list at least one ARN (or \"*\"), or remove the statement");
+		ok = false;
+		goto out;
+	}
+	*out = xcalloc(list->n, sizeof(**out));
+	for (i = 0; i < list->n; i++) {
+		const struct ynode *item = list->vals[i];
+		char *ipath = xasprintf("%s[%zu]", sub, i);
+		char *v = ld_scalar(ld, item, ipath);
+		const char *fault = NULL;
+
+		if (v && strcmp(key, "actions") == 0 && !action_ok(v)) {
+			diag_hint(
+			    ld_err(ld, item, "%s: '%s' is not an IAM action", ipath, v),
+			    "write SERVICE:Action (SERVICE of a-z, 0-9 and '-'; Action of "
+			    "letters, digits, '*' and '?'), like ecr:GetAuthorizationToken, or "
+			    "\"*\"");
+			free(v);
+			v = NULL;
+		} else if (v && strcmp(key, "resources") == 0 && (fault = arn_fault(v))) {
+			struct diag *dg =
+			    ld_err(ld, item, "%s: '%s' is not an ARN: %s", ipath, v, fault);
+
+			diag_hint(dg,
+				  "write \"*\" or arn:PARTITION:SERVICE:REGION:ACCOUNT:RESOURCE, "
+				  "like arn:aws:ecr:us-east-1:123456789012:repository/train");
+			free(v);
+			v = NULL;
+		}
+		free(ipath);
+		if (!v) {
+			ok = false;
+			continue;
+		}
+		(*out)[(*n)++] = v;
+	}
+out:
+	free(sub);
+	return ok;
+}
+
+/* allow: a list of {actions, resources, sid?} statements, as written. */
+static bool load_allow(struct loader *ld, const struct ynode *role, const char *path,
+		       struct spec_role *out)
+{
+	const struct ynode *list = ynode_get(role, "allow");
+	char *sub = xasprintf("%s.allow", path);
+	bool ok = true;
+	size_t i, j;
+
+	if (!list)
+		goto out;
+	if (list->kind != YNODE_SEQ) {
+		diag_hint(ld_err(ld, list, "%s must be a list of statements, got %s", sub,
+				 ynode_describe(list)),
+			  "write allow: [{actions: [SERVICE:Action], resources: [ARN]}]");
+		ok = false;
+		goto out;
+	}
+	out->allow = xcalloc(list->n, sizeof(*out->allow));
+	for (i = 0; i < list->n; i++) {
+		const struct ynode *st = list->vals[i];
+		char *spath = xasprintf("%s[%zu]", sub, i), *where, *ssub;
+		struct spec_allow *a = &out->allow[out->nallow];
+
+		if (st->kind != YNODE_MAP) {
+			diag_hint(ld_err(ld, st, "%s must be a mapping, got %s", spath,
+					 ynode_describe(st)),
+				  "write {actions: [SERVICE:Action], resources: [ARN]}");
+			ok = false;
+			free(spath);
+			continue;
+		}
+		memset(a, 0, sizeof(*a));
+		a->node = st;
+		where = xasprintf("in an allow statement of role '%s'", out->name);
+		ok &= ld_check_keys(ld, st, where, allow_keys, ARRAY_SIZE(allow_keys));
+		free(where);
+		ok &= load_strings(ld, st, "actions", spath, "actions", &a->actions, &a->nactions);
+		ok &=
+		    load_strings(ld, st, "resources", spath, "ARNs", &a->resources, &a->nresources);
+		ssub = xasprintf("%s.sid", spath);
+		if (ld_get_string(ld, st, "sid", ssub, false, &a->sid) == GOT_BAD) {
+			ok = false;
+		} else if (a->sid && (!*a->sid || !all_of(a->sid, strlen(a->sid), "", false))) {
+			diag_hint(ld_err(ld, ynode_get(st, "sid"),
+					 "%s '%s' must be letters and digits only", ssub, a->sid),
+				  "IAM takes [A-Za-z0-9] in a statement id, like PullImages");
+			ok = false;
+		} else if (a->sid) {
+			for (j = 0; j < out->nallow; j++) {
+				if (out->allow[j].sid && strcmp(out->allow[j].sid, a->sid) == 0) {
+					diag_hint(ld_err(ld, ynode_get(st, "sid"),
+							 "%s '%s' is also the sid of allow[%zu]",
+							 ssub, a->sid, j),
+						  "give each statement its own sid");
+					ok = false;
+					break;
+				}
+			}
+		}
+		free(ssub);
+		free(spath);
+		out->nallow++;
+	}
+out:
+	free(sub);
+	return ok;
+}
+
 void ld_iam(struct loader *ld, const struct ynode *iam)
 {
 	struct spec *spec = ld->spec;
@@ -281,6 +508,7 @@ void ld_iam(struct loader *ld, const struct ynode *iam)
 			free(where);
 			ok &= load_refs(ld, r, "read", path, &role->read, &role->nread);
 			ok &= load_refs(ld, r, "write", path, &role->write, &role->nwrite);
+			ok &= load_allow(ld, r, path, role);
 		}
 		(void)ok;
 		free(path);

@@ -82,14 +82,13 @@ static void test_wildcards_cover_as_iam_matches_them(void **state)
 static const char *policy_before, *policy_after;
 
 static char *fake_policy(struct prov_ctx *ctx, const struct prov_scope *scope, const char *type,
-			 const json_t *attrs, const json_t *deps, bool live)
+			 const json_t *attrs, bool live)
 {
 	const char *p = live ? policy_before : policy_after;
 
 	(void)ctx;
 	(void)scope;
 	(void)attrs;
-	(void)deps;
 	if (strcmp(type, "t_role") != 0 || !p)
 		return NULL;
 	return strdup(p);

@@ -20,6 +20,7 @@
 
 #include "provider.h"
 #include "sim/sim.h"
+#include "sim/sim_int.h"
 
 static const char *const knobs[] = {
     "KILN_SIM_DIR",	 "KILN_SIM_LATENCY_MS", "KILN_SIM_FAIL_RATE", "KILN_SIM_SEED",
@@ -1814,6 +1815,123 @@ static void test_expand_prices_a_spot_group_at_the_spot_price(void **state)
 	assert_non_null(json_object_get(f->json, "sim_network.main"));
 }
 
+/* A role policy's allow statements follow its store statements, as written. */
+static void test_a_role_policy_holds_its_allow_statements_verbatim(void **state)
+{
+	struct sfx *f = *state;
+	struct kiln_error err = {{0}, {0}};
+	json_t *attrs = json_loads(
+	    "{\"read\":[\"data\"],\"write\":[],\"allow\":["
+	    "{\"actions\":[\"ecr:BatchGetImage\"],"
+	    "\"resources\":[\"arn:aws:ecr:us-east-1:123456789012:repository/train\"]},"
+	    "{\"actions\":[\"sim:DescribeNodeGroups\"],\"resources\":[\"*\"],\"sid\":\"Nodes\"}]}",
+	    0, NULL);
+	json_t *live = NULL;
+	char *data, *bucket_arn, *want, *planned;
+
+	sim_open(f);
+	data = create_ok(f, &scope_a, "sim_bucket", "data", bucket_attrs());
+	free(create_ok(f, &scope_a, "sim_role", "trainer", json_pack("{s:s}", "service", "ec2")));
+	assert_int_equal(read_id(f, "sim_bucket", data, &f->live, &err), PROV_OK);
+	bucket_arn = xstrdup(attr_str(f->live, "arn"));
+	assert_int_equal(create(f, &scope_a, "sim_role_policy", "trainer", json_incref(attrs), NULL,
+				&live, &err),
+			 PROV_OK);
+	want = xasprintf(
+	    "{\"Statement\":[{\"Action\":[\"sim:GetObject\",\"sim:ListBucket\"],\"Effect\":"
+	    "\"Allow\",\"Resource\":[\"%s\",\"%s/*\"],\"Sid\":\"ObjectRead\"},"
+	    "{\"Action\":[\"ecr:BatchGetImage\"],\"Effect\":\"Allow\",\"Resource\":"
+	    "[\"arn:aws:ecr:us-east-1:123456789012:repository/train\"]},"
+	    "{\"Action\":[\"sim:DescribeNodeGroups\"],\"Effect\":\"Allow\",\"Resource\":[\"*\"],"
+	    "\"Sid\":\"Nodes\"}],\"Version\":\"2012-10-17\"}",
+	    bucket_arn, bucket_arn);
+	assert_string_equal(attr_str(live, "policy_document"), want);
+	/* The attrs read back as given: no change on the next plan. */
+	assert_true(json_equal(json_object_get(json_object_get(live, "attrs"), "allow"),
+			       json_object_get(attrs, "allow")));
+	/* Compiled for the plan, the same document; a store not made yet is a pattern. */
+	planned = sim_role_policy_compile(f->ctx, &scope_a, attrs);
+	assert_string_equal(planned, want);
+	free(planned);
+	json_object_set_new(attrs, "write", json_pack("[s]", "ckpt"));
+	planned = sim_role_policy_compile(f->ctx, &scope_a, attrs);
+	assert_non_null(strstr(planned, "\"Resource\":[\"arn:sim:s3:::demo-ckpt-*\","
+					"\"arn:sim:s3:::demo-ckpt-*/*\"],\"Sid\":\"ObjectWrite\""));
+	free(planned);
+	json_decref(live);
+	free(want);
+	free(bucket_arn);
+	free(data);
+	json_decref(attrs);
+}
+
+static void test_a_malformed_allow_statement_is_refused_by_the_sim(void **state)
+{
+	struct sfx *f = *state;
+	struct kiln_error err = {{0}, {0}};
+	static const char *const bad[] = {
+	    "{\"allow\":{\"actions\":[\"a:B\"],\"resources\":[\"*\"]}}",
+	    "{\"allow\":[{\"actions\":[],\"resources\":[\"*\"]}]}",
+	    "{\"allow\":[{\"actions\":[\"a:B\"]}]}",
+	    "{\"allow\":[{\"actions\":[\"a:B\"],\"resources\":[\"*\"],\"sid\":\"no-dash\"}]}",
+	};
+	json_t *live = NULL;
+	size_t i;
+
+	sim_open(f);
+	free(create_ok(f, &scope_a, "sim_role", "trainer", json_pack("{s:s}", "service", "ec2")));
+	for (i = 0; i < ARRAY_SIZE(bad); i++) {
+		assert_int_equal(create(f, &scope_a, "sim_role_policy", "trainer",
+					json_loads(bad[i], 0, NULL), NULL, &live, &err),
+				 PROV_ERROR);
+		assert_string_equal(
+		    err.msg, "sim: MalformedPolicyDocument (simulated): allow must be a list "
+			     "of {actions: [..], resources: [..], sid?} with non-empty lists "
+			     "and a sid of letters and digits");
+		assert_null(live);
+	}
+	assert_int_equal(list_count(f, &scope_a, "sim_role_policy"), 0);
+}
+
+static void test_expand_puts_a_role_s_allow_in_its_policy_sorted(void **state)
+{
+	struct sfx *f = *state;
+	struct kiln_error err = {{0}, {0}};
+
+	assert_int_equal(
+	    expand_text(
+		f,
+		"kiln: 1\n"
+		"cluster: t\n"
+		"provider: {name: sim}\n"
+		"compute:\n"
+		"  g: {instance_type: m7i.xlarge, role: trainer}\n"
+		"iam:\n"
+		"  roles:\n"
+		"    trainer:\n"
+		"      allow:\n"
+		"        - {actions: [sim:B, sim:A, sim:B], resources: [\"arn:x:y:::z\", \"*\"]}\n"
+		"        - {sid: First, actions: [sim:C], resources: [\"*\"]}\n"
+		"    login:\n",
+		&err),
+	    PROV_OK);
+	{
+		const json_t *t = json_object_get(
+		    json_object_get(json_object_get(f->json, "sim_role_policy.trainer"), "attrs"),
+		    "allow");
+		const json_t *l = json_object_get(
+		    json_object_get(json_object_get(f->json, "sim_role_policy.login"), "attrs"),
+		    "allow");
+		char *text = json_dumps(t, JSON_COMPACT | JSON_SORT_KEYS);
+
+		assert_string_equal(text, "[{\"actions\":[\"sim:A\",\"sim:B\"],\"resources\":"
+					  "[\"*\",\"arn:x:y:::z\"]},{\"actions\":[\"sim:C\"],"
+					  "\"resources\":[\"*\"],\"sid\":\"First\"}]");
+		free(text);
+		assert_null(l);
+	}
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -1857,6 +1975,9 @@ int main(void)
 	    sim_test(test_expand_of_an_unknown_gpu_gives_the_catalog_message),
 	    sim_test(test_expand_of_an_unknown_instance_type_lists_close_names),
 	    sim_test(test_expand_prices_a_spot_group_at_the_spot_price),
+	    sim_test(test_a_role_policy_holds_its_allow_statements_verbatim),
+	    sim_test(test_a_malformed_allow_statement_is_refused_by_the_sim),
+	    sim_test(test_expand_puts_a_role_s_allow_in_its_policy_sorted),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

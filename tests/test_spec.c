@@ -303,6 +303,199 @@ static void test_role_with_no_value_is_a_role_without_stores(void **state)
 	assert_int_equal(s->roles[0].nread + s->roles[0].nwrite, 0);
 }
 
+/* A role's allow: statements. */
+
+#define ALLOW_HEAD                                                                                 \
+	HEAD "iam:\n"                                                                              \
+	     "  roles:\n"                                                                          \
+	     "    trainer:\n"                                                                      \
+	     "      allow:\n"
+
+static void test_allow_statements_load_as_written(void **state)
+{
+	const struct spec *s = load_clean(
+	    *state, HEAD "vars: {repo: train}\n"
+			 "iam:\n"
+			 "  roles:\n"
+			 "    trainer:\n"
+			 "      allow:\n"
+			 "        - actions: [ecr:GetAuthorizationToken]\n"
+			 "          resources: [\"*\"]\n"
+			 "        - sid: PullImages\n"
+			 "          actions: [ecr:BatchGetImage, \"ecr:Get*\", \"*\"]\n"
+			 "          resources:\n"
+			 "            - arn:aws:ecr:us-east-1:123456789012:repository/${var.repo}\n"
+			 "            - arn:aws:iam::aws:policy/x\n"
+			 "            - arn:aws:s3:::b/k:with:colons\n"
+			 "            - arn:sim:s3:::*\n");
+	const struct spec_role *r = &s->roles[0];
+
+	assert_int_equal(r->nallow, 2);
+	assert_int_equal(r->allow[0].nactions, 1);
+	assert_string_equal(r->allow[0].actions[0], "ecr:GetAuthorizationToken");
+	assert_int_equal(r->allow[0].nresources, 1);
+	assert_string_equal(r->allow[0].resources[0], "*");
+	assert_null(r->allow[0].sid);
+	assert_int_equal(r->allow[0].node->line, 9);
+	assert_int_equal(r->allow[0].node->col, 11);
+	assert_string_equal(r->allow[1].sid, "PullImages");
+	assert_int_equal(r->allow[1].nactions, 3);
+	assert_string_equal(r->allow[1].actions[1], "ecr:Get*");
+	assert_int_equal(r->allow[1].nresources, 4);
+	assert_string_equal(r->allow[1].resources[0],
+			    "arn:aws:ecr:us-east-1:123456789012:repository/train");
+	assert_string_equal(r->allow[1].resources[2], "arn:aws:s3:::b/k:with:colons");
+	assert_int_equal(r->nread + r->nwrite, 0);
+}
+
+static void test_allow_that_is_not_a_list_is_refused(void **state)
+{
+	struct fx *f = *state;
+
+	load_bad(f, ALLOW_HEAD "        actions: [ecr:GetAuthorizationToken]\n");
+	assert_error(&f->d, 8, 9,
+		     "iam.roles.trainer.allow must be a list of statements, got a mapping");
+	assert_hint(&f->d, 8, 9, "write allow: [{actions: [SERVICE:Action], resources: [ARN]}]");
+}
+
+static void test_allow_statement_that_is_not_a_mapping_is_refused(void **state)
+{
+	struct fx *f = *state;
+
+	load_bad(f, ALLOW_HEAD "        - ecr:GetAuthorizationToken\n");
+	assert_error(&f->d, 8, 11, "iam.roles.trainer.allow[0] must be a mapping, got a string");
+	assert_hint(&f->d, 8, 11, "write {actions: [SERVICE:Action], resources: [ARN]}");
+}
+
+static void test_allow_statement_with_an_unknown_key_suggests_the_known_one(void **state)
+{
+	struct fx *f = *state;
+
+	load_bad(f, ALLOW_HEAD "        - {actions: [ecr:BatchGetImage], resource: [\"*\"]}\n");
+	assert_error(&f->d, 8, 42,
+		     "unknown key 'resource' in an allow statement of role 'trainer'");
+	assert_hint(&f->d, 8, 42, "did you mean 'resources'?");
+	assert_error(&f->d, 8, 11,
+		     "missing required key 'resources' in iam.roles.trainer.allow[0]");
+}
+
+static void test_allow_statement_without_actions_is_refused(void **state)
+{
+	struct fx *f = *state;
+
+	load_bad(f, ALLOW_HEAD "        - {resources: [\"*\"]}\n");
+	assert_error(&f->d, 8, 11, "missing required key 'actions' in iam.roles.trainer.allow[0]");
+	assert_hint(&f->d, 8, 11,
+		    "list the API actions it allows, like actions: [ecr:GetAuthorizationToken]");
+}
+
+static void test_allow_actions_that_are_a_string_or_empty_are_refused(void **state)
+{
+	struct fx *f = *state;
+
+	load_bad(f, ALLOW_HEAD "        - {actions: ecr:BatchGetImage, resources: [\"*\"]}\n"
+			       "        - {actions: [ecr:BatchGetImage], resources: []}\n");
+	assert_error(&f->d, 8, 21,
+		     "iam.roles.trainer.allow[0].actions must be a list of actions, got a string");
+	assert_hint(&f->d, 8, 21, "write actions: [ecr:BatchGetImage]");
+	assert_error(&f->d, 9, 53, "iam.roles.trainer.allow[1].resources is empty");
+	assert_hint(&f->d, 9, 53, "list at least one ARN (or \"*\"), or remove the statement");
+}
+
+static void test_allow_action_without_a_service_is_refused(void **state)
+{
+	struct fx *f = *state;
+
+	load_bad(f,
+		 ALLOW_HEAD "        - {actions: [GetObject, \"s3:Get Object\", \"S3:GetObject\"], "
+			    "resources: [\"*\"]}\n");
+	assert_error(&f->d, 8, 22,
+		     "iam.roles.trainer.allow[0].actions[0]: 'GetObject' is not an IAM action");
+	assert_hint(&f->d, 8, 22,
+		    "write SERVICE:Action (SERVICE of a-z, 0-9 and '-'; Action of letters, digits, "
+		    "'*' and '?'), like ecr:GetAuthorizationToken, or \"*\"");
+	assert_error(&f->d, 8, 33,
+		     "iam.roles.trainer.allow[0].actions[1]: 's3:Get Object' is not an IAM action");
+	assert_error(&f->d, 8, 50,
+		     "iam.roles.trainer.allow[0].actions[2]: 'S3:GetObject' is not an IAM action");
+	assert_int_equal(f->d.errors, 3);
+}
+
+static void test_allow_resource_that_is_not_an_arn_names_the_part_at_fault(void **state)
+{
+	struct fx *f = *state;
+
+	load_bad(f, ALLOW_HEAD "        - actions: [s3:GetObject]\n"
+			       "          resources:\n"
+			       "            - bucket/key\n"
+			       "            - arn:aws:s3\n"
+			       "            - \"arn::s3:::b\"\n"
+			       "            - arn:aws:S3:::b\n"
+			       "            - arn:aws:ecr:US-EAST-1:1:repository/r\n"
+			       "            - arn:aws:ecr:us-east-1:acct:repository/r\n"
+			       "            - \"arn:aws:s3:::\"\n"
+			       "            - \"arn:aws:s3:::a b\"\n");
+	assert_error(&f->d, 10, 15,
+		     "iam.roles.trainer.allow[0].resources[0]: 'bucket/key' is not an ARN: it does "
+		     "not start with arn:");
+	assert_hint(&f->d, 10, 15,
+		    "write \"*\" or arn:PARTITION:SERVICE:REGION:ACCOUNT:RESOURCE, like "
+		    "arn:aws:ecr:us-east-1:123456789012:repository/train");
+	assert_error(&f->d, 11, 15,
+		     "iam.roles.trainer.allow[0].resources[1]: 'arn:aws:s3' is not an ARN: it has "
+		     "fewer than six ':'-separated parts");
+	assert_error(&f->d, 12, 15,
+		     "iam.roles.trainer.allow[0].resources[2]: 'arn::s3:::b' is not an ARN: the "
+		     "partition must be a-z, 0-9 and '-'");
+	assert_error(&f->d, 13, 15,
+		     "iam.roles.trainer.allow[0].resources[3]: 'arn:aws:S3:::b' is not an ARN: the "
+		     "service must be a-z, 0-9 and '-'");
+	assert_error(
+	    &f->d, 14, 15,
+	    "iam.roles.trainer.allow[0].resources[4]: 'arn:aws:ecr:US-EAST-1:1:repository/r' "
+	    "is not an ARN: the region must be a-z, 0-9, '-', '*' and '?'");
+	assert_error(&f->d, 15, 15,
+		     "iam.roles.trainer.allow[0].resources[5]: "
+		     "'arn:aws:ecr:us-east-1:acct:repository/r' is not an ARN: the account must be "
+		     "digits, '*' and '?', or aws");
+	assert_error(&f->d, 16, 15,
+		     "iam.roles.trainer.allow[0].resources[6]: 'arn:aws:s3:::' is not an ARN: the "
+		     "resource after the fifth ':' is empty");
+	assert_error(
+	    &f->d, 17, 15,
+	    "iam.roles.trainer.allow[0].resources[7]: 'arn:aws:s3:::a b' is not an ARN: the "
+	    "resource holds a space or a character outside ASCII");
+	assert_int_equal(f->d.errors, 8);
+}
+
+static void test_allow_sid_must_be_alphanumeric_and_unique(void **state)
+{
+	struct fx *f = *state;
+
+	load_bad(f, ALLOW_HEAD
+		 "        - {sid: Pull, actions: [ecr:BatchGetImage], resources: [\"*\"]}\n"
+		 "        - {sid: Pull, actions: [logs:PutLogEvents], resources: [\"*\"]}\n"
+		 "        - {sid: pull-logs, actions: [logs:PutLogEvents], resources: [\"*\"]}\n");
+	assert_error(&f->d, 9, 17,
+		     "iam.roles.trainer.allow[1].sid 'Pull' is also the sid of allow[0]");
+	assert_hint(&f->d, 9, 17, "give each statement its own sid");
+	assert_error(&f->d, 10, 17,
+		     "iam.roles.trainer.allow[2].sid 'pull-logs' must be letters and digits only");
+	assert_hint(&f->d, 10, 17, "IAM takes [A-Za-z0-9] in a statement id, like PullImages");
+	assert_int_equal(f->d.errors, 2);
+}
+
+static void test_allow_resource_with_an_unset_var_is_reported_once(void **state)
+{
+	struct fx *f = *state;
+
+	load_bad(f, ALLOW_HEAD
+		 "        - {actions: [ecr:BatchGetImage], resources: [\"${var.repo}\"]}\n");
+	assert_error(&f->d, 8, 55,
+		     "iam.roles.trainer.allow[0].resources[0]: variable 'repo' is not set");
+	assert_int_equal(f->d.errors, 1);
+}
+
 /* Variables. */
 
 static void test_var_is_substituted_from_vars(void **state)
@@ -1195,6 +1388,16 @@ int main(void)
 	    kiln_test(test_network_defaults_to_10_0_0_0_16_without_fabric),
 	    kiln_test(test_lustre_store_without_mount_mounts_under_mnt),
 	    kiln_test(test_role_with_no_value_is_a_role_without_stores),
+	    kiln_test(test_allow_statements_load_as_written),
+	    kiln_test(test_allow_that_is_not_a_list_is_refused),
+	    kiln_test(test_allow_statement_that_is_not_a_mapping_is_refused),
+	    kiln_test(test_allow_statement_with_an_unknown_key_suggests_the_known_one),
+	    kiln_test(test_allow_statement_without_actions_is_refused),
+	    kiln_test(test_allow_actions_that_are_a_string_or_empty_are_refused),
+	    kiln_test(test_allow_action_without_a_service_is_refused),
+	    kiln_test(test_allow_resource_that_is_not_an_arn_names_the_part_at_fault),
+	    kiln_test(test_allow_sid_must_be_alphanumeric_and_unique),
+	    kiln_test(test_allow_resource_with_an_unset_var_is_reported_once),
 	    kiln_test(test_var_is_substituted_from_vars),
 	    kiln_test(test_var_is_substituted_inside_a_longer_string),
 	    kiln_test(test_var_override_wins_over_vars),

@@ -13,7 +13,8 @@
  *   aws_efs.STORE                  per nfs store,
  *   aws_efs_mount_target.STORE     with a mount target in the first zone's subnet
  *   aws_iam_role.ROLE              per IAM role: the role, its inline policy, its
- *                                  instance profile
+ *                                  instance profile (read, write, and allow when
+ *                                  the role has allow: statements)
  *
  * Subnets split the VPC's range: /20s of a /16 (four more prefix bits, at
  * most /28), the first to the first zone.
@@ -251,14 +252,94 @@ static json_t *object_names(const struct spec *spec, const struct spec_ref *refs
 	return arr;
 }
 
-static void expand_role(json_t *all, const struct spec *spec, const struct spec_role *role)
+/*
+ * Partitions of AWS: an allow resource of another cloud (the sim's
+ * arn:sim:...) or a sim: action is refused here rather than by IAM at apply.
+ */
+static int allow_check(const struct spec *spec, const struct spec_role *role,
+		       struct kiln_error *err)
+{
+	size_t i, j;
+
+	for (i = 0; i < role->nallow; i++) {
+		const struct spec_allow *a = &role->allow[i];
+		const char *bad = NULL, *what = NULL;
+
+		for (j = 0; !bad && j < a->nresources; j++)
+			if (strcmp(a->resources[j], "*") != 0 &&
+			    strncmp(a->resources[j], "arn:aws:", 8) != 0 &&
+			    strncmp(a->resources[j], "arn:aws-", 8) != 0) {
+				bad = a->resources[j];
+				what = "is not in an AWS partition (arn:aws:, arn:aws-cn:, "
+				       "arn:aws-us-gov:...)";
+			}
+		for (j = 0; !bad && j < a->nactions; j++)
+			if (strncmp(a->actions[j], "sim:", 4) == 0) {
+				bad = a->actions[j];
+				what = "is an action of the sim provider, not of AWS";
+			}
+		if (bad) {
+			char *at = pexp_where(spec, a->node);
+
+			kiln_error_set(err, "aws: %siam.roles.%s.allow[%zu]: '%s' %s", at,
+				       role->name, i, bad, what);
+			kiln_error_hint(err, "write the AWS action or ARN this role needs");
+			free(at);
+			return -1;
+		}
+	}
+	return 0;
+}
+
+/*
+ * The role's inline policy must fit IAM's limit. The workspace (part of
+ * every bucket name) is not known here, so the size is taken with every
+ * bucket name at its longest, 63 characters: what passes here fits IAM in
+ * any workspace.
+ */
+static int policy_fits(const struct spec *spec, const struct spec_role *role, const json_t *attrs,
+		       struct kiln_error *err)
+{
+	char longest[72];
+	struct prov_scope worst = {spec->cluster, longest, NULL};
+	char *doc;
+	size_t size;
+
+	memset(longest, 'w', sizeof(longest) - 1);
+	longest[sizeof(longest) - 1] = '\0';
+	doc = aws_role_policy_compile(&worst, attrs);
+	size = aws_policy_size(doc);
+	free(doc);
+	if (size <= AWS_ROLE_POLICY_MAX)
+		return 0;
+	{
+		char *at = pexp_where(spec, role->key);
+
+		kiln_error_set(err,
+			       "aws: %siam.roles.%s: the role's inline policy would be up to %zu "
+			       "characters; IAM allows at most %d",
+			       at, role->name, size, AWS_ROLE_POLICY_MAX);
+		kiln_error_hint(err, "merge allow statements that share resources or actions, or "
+				     "split the stores between two roles");
+		free(at);
+	}
+	return -1;
+}
+
+static int expand_role(json_t *all, const struct spec *spec, const struct spec_role *role,
+		       struct kiln_error *err)
 {
 	json_t *r = pexp_resource(all, "aws_iam_role", role->name);
 	struct strbuf others[2] = {{0}};
 	size_t i;
 
+	if (allow_check(spec, role, err) < 0)
+		return -1;
+
 	pexp_attr(r, "read", object_names(spec, role->read, role->nread, &others[0]));
 	pexp_attr(r, "write", object_names(spec, role->write, role->nwrite, &others[1]));
+	if (role->nallow)
+		pexp_attr(r, "allow", pexp_role_allow(role));
 	for (i = 0; i < 2; i++) {
 		if (others[i].len)
 			pexp_why(r, i ? "write" : "read",
@@ -276,6 +357,7 @@ static void expand_role(json_t *all, const struct spec *spec, const struct spec_
 		if (s && s->tier == TIER_OBJECT)
 			pexp_dep(r, "aws_s3_bucket", s->name);
 	}
+	return policy_fits(spec, role, json_object_get(r, "attrs"), err);
 }
 
 int aws_expand(struct prov_ctx *ctx, const struct spec *spec, json_t **out, struct kiln_error *err)
@@ -296,7 +378,8 @@ int aws_expand(struct prov_ctx *ctx, const struct spec *spec, json_t **out, stru
 		if (expand_group(all, spec, ctx, &spec->groups[i], &fabric_prev, err) < 0)
 			goto fail;
 	for (i = 0; i < spec->nroles; i++)
-		expand_role(all, spec, &spec->roles[i]);
+		if (expand_role(all, spec, &spec->roles[i], err) < 0)
+			goto fail;
 	pexp_sort_deps(all);
 	*out = all;
 	return PROV_OK;

@@ -7,14 +7,18 @@
  * same name holding it. The policy names exact ARNs and the fewest actions:
  * reading a bucket is s3:GetObject on its objects and s3:ListBucket on the
  * bucket; writing adds s3:PutObject and s3:AbortMultipartUpload. No "*"
- * action and no "*" resource, ever.
+ * action and no "*" resource, ever, from the stores; the role's allow:
+ * statements follow them as written (the one place a "*" can come from,
+ * reviewed in the plan and flagged by the audit).
  *
- * list is one ListRoles by path; the role's store names are read back from
- * its policy, so a policy edited outside kiln shows as drift.
+ * list is one ListRoles by path; the role's store names and allow entries
+ * are read back from its policy, so a policy edited outside kiln shows as
+ * drift.
  */
 #include "aws_ec2.h"
 
 #include "aws/awsxml.h"
+#include "expand.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -39,13 +43,21 @@ static void stmt(json_t *stmts, const char *const *actions, const char *resource
 					       "Resource", resource));
 }
 
-/* The inline policy for a role's intent; bucket names come from the scope. */
-static char *policy_compile(const struct prov_scope *scope, const json_t *read, const json_t *write)
+static const char *const obj_read[] = {"s3:GetObject", NULL};
+static const char *const obj_write[] = {"s3:GetObject", "s3:PutObject", "s3:AbortMultipartUpload",
+					NULL};
+static const char *const list_bucket[] = {"s3:ListBucket", NULL};
+
+/*
+ * The inline policy for a role's intent; bucket names come from the scope.
+ * The store statements come first, each with one Resource string; then one
+ * statement per allow entry, its Resource always a list: that difference is
+ * how policy_decompile tells them apart, even when an allow entry names a
+ * kiln bucket with the same actions a store statement has.
+ */
+static char *policy_compile(const struct prov_scope *scope, const json_t *read, const json_t *write,
+			    const json_t *allow)
 {
-	static const char *const obj_read[] = {"s3:GetObject", NULL};
-	static const char *const obj_write[] = {"s3:GetObject", "s3:PutObject",
-						"s3:AbortMultipartUpload", NULL};
-	static const char *const list[] = {"s3:ListBucket", NULL};
 	json_t *doc = json_pack("{s:s, s:[]}", "Version", "2012-10-17", "Statement"), *v;
 	json_t *stmts = json_object_get(doc, "Statement");
 	size_t i;
@@ -62,55 +74,177 @@ static char *policy_compile(const struct prov_scope *scope, const json_t *read, 
 			char *objs = xasprintf("arn:aws:s3:::%s/*", bucket);
 
 			stmt(stmts, pass ? obj_write : obj_read, objs);
-			stmt(stmts, list, arn);
+			stmt(stmts, list_bucket, arn);
 			free(objs);
 			free(arn);
 			free(bucket);
 		}
+	}
+	json_array_foreach((json_t *)allow, i, v)
+	{
+		json_t *st = json_object();
+		const char *sid = json_string_value(json_object_get(v, "sid"));
+
+		if (sid)
+			json_object_set_new(st, "Sid", json_string(sid));
+		json_object_set_new(st, "Effect", json_string("Allow"));
+		json_object_set(st, "Action", json_object_get(v, "actions"));
+		json_object_set(st, "Resource", json_object_get(v, "resources"));
+		json_array_append_new(stmts, st);
 	}
 	out = json_dumps(doc, JSON_COMPACT);
 	json_decref(doc);
 	return out;
 }
 
-/* Store names back from a policy: write where s3:PutObject is allowed, else read. */
-static void policy_decompile(const char *doc_text, const char *prefix, json_t **read,
-			     json_t **write)
+char *aws_role_policy_compile(const struct prov_scope *scope, const json_t *attrs)
 {
-	json_t *doc = doc_text ? json_loads(doc_text, 0, NULL) : NULL, *s;
-	size_t i, plen = strlen(prefix);
+	return policy_compile(scope, json_object_get(attrs, "read"),
+			      json_object_get(attrs, "write"), json_object_get(attrs, "allow"));
+}
+
+size_t aws_policy_size(const char *doc)
+{
+	size_t n = 0;
+
+	/* IAM counts a policy's characters without its whitespace. */
+	for (; *doc; doc++)
+		n += !(*doc == ' ' || *doc == '\t' || *doc == '\n' || *doc == '\r');
+	return n;
+}
+
+/* Whether a JSON array of strings is exactly the NULL-terminated list want. */
+static bool actions_are(const json_t *acts, const char *const *want)
+{
+	size_t i;
+
+	for (i = 0; want[i]; i++)
+		if (!json_is_string(json_array_get(acts, i)) ||
+		    strcmp(json_string_value(json_array_get(acts, i)), want[i]) != 0)
+			return false;
+	return json_is_array(acts) && json_array_size(acts) == i;
+}
+
+/*
+ * One of kiln's store statements (as policy_compile writes them, nothing
+ * more): 2 when it grants writing store *name, 1 reading, 0 when it is the
+ * ListBucket half (nothing to record), -1 when it is not one.
+ */
+static int store_statement(const json_t *s, const char *prefix, char **name)
+{
+	const char *res = json_string_value(json_object_get(s, "Resource"));
+	const json_t *acts = json_object_get(s, "Action");
+	const char *effect = json_string_value(json_object_get(s, "Effect"));
+	size_t n, plen = strlen(prefix);
+
+	*name = NULL;
+	if (json_object_size(s) != 3 || !effect || strcmp(effect, "Allow") != 0 || !res ||
+	    strncmp(res, "arn:aws:s3:::", 13) != 0)
+		return -1;
+	res += 13;
+	n = strlen(res);
+	if (strncmp(res, prefix, plen) != 0 || n <= plen)
+		return -1;
+	if (n > plen + 2 && strcmp(res + n - 2, "/*") == 0) {
+		if (!actions_are(acts, obj_write) && !actions_are(acts, obj_read))
+			return -1;
+		*name = xstrndup(res + plen, n - 2 - plen);
+		return actions_are(acts, obj_write) ? 2 : 1;
+	}
+	if (strchr(res, '/') || !actions_are(acts, list_bucket))
+		return -1;
+	return 0;
+}
+
+/* A string or a list of strings as a list (NULL when it is neither). */
+static json_t *as_list(const json_t *v)
+{
+	json_t *x;
+	size_t i;
+
+	if (json_is_string(v))
+		return json_pack("[O]", v);
+	if (!json_is_array(v))
+		return NULL;
+	json_array_foreach((json_t *)v, i, x)
+	{
+		if (!json_is_string(x))
+			return NULL;
+	}
+	return json_incref((json_t *)v);
+}
+
+/*
+ * An allow entry back from a statement that is not a store statement. A
+ * statement the spec cannot write (a Deny, a Condition, NotAction) keeps its
+ * text under "statement", so it differs from every entry and shows as drift.
+ */
+static json_t *allow_entry(const json_t *s)
+{
+	json_t *acts = as_list(json_object_get(s, "Action"));
+	json_t *res = as_list(json_object_get(s, "Resource"));
+	const char *effect = json_string_value(json_object_get(s, "Effect"));
+	json_t *e = json_pack("{s:o, s:o}", "actions", acts ? acts : json_array(), "resources",
+			      res ? res : json_array());
+	const char *sid = json_string_value(json_object_get(s, "Sid"));
+	size_t known = 2 + !!json_object_get(s, "Effect") + !!json_object_get(s, "Sid");
+
+	if (sid)
+		json_object_set_new(e, "sid", json_string(sid));
+	if (!acts || !res || !effect || strcmp(effect, "Allow") != 0 ||
+	    (json_object_get(s, "Sid") && !sid) || json_object_size(s) != known)
+		json_object_set(e, "statement", (json_t *)s);
+	return e;
+}
+
+/*
+ * Store names back from a policy (write where s3:PutObject is allowed, else
+ * read), and every other statement as an allow entry.
+ */
+static void policy_decompile(const char *doc_text, const char *prefix, json_t **read,
+			     json_t **write, json_t **allow)
+{
+	json_t *doc = doc_text ? json_loads(doc_text, 0, NULL) : NULL, *s, *stmts, *raw;
+	size_t i;
 
 	*read = json_array();
 	*write = json_array();
-	json_array_foreach(json_object_get(doc, "Statement"), i, s)
+	raw = json_array();
+	stmts = json_object_get(doc, "Statement");
+	/* A document edited by hand may hold one statement rather than a list. */
+	if (json_is_object(stmts))
+		stmts = json_pack("[O]", stmts);
+	else
+		json_incref(stmts);
+	json_array_foreach(stmts, i, s)
 	{
-		const char *res = json_string_value(json_object_get(s, "Resource"));
-		json_t *acts = json_object_get(s, "Action"), *a;
-		bool put = false, get = false;
-		size_t j, n;
 		char *store;
+		int kind = store_statement(s, prefix, &store);
 
-		if (!res || strncmp(res, "arn:aws:s3:::", 13) != 0)
-			continue;
-		res += 13;
-		n = strlen(res);
-		if (n < 2 || strcmp(res + n - 2, "/*") != 0 || strncmp(res, prefix, plen) != 0)
-			continue;
-		json_array_foreach(acts, j, a)
-		{
-			put |= strcmp(json_string_value(a) ? json_string_value(a) : "",
-				      "s3:PutObject") == 0;
-			get |= strcmp(json_string_value(a) ? json_string_value(a) : "",
-				      "s3:GetObject") == 0;
-		}
-		store = xstrndup(res + plen, n - 2 - plen);
-		if (put)
-			json_array_append_new(*write, json_string(store));
-		else if (get)
-			json_array_append_new(*read, json_string(store));
+		if (kind < 0)
+			json_array_append_new(raw, allow_entry(s));
+		else if (kind > 0)
+			json_array_append_new(kind == 2 ? *write : *read, json_string(store));
 		free(store);
 	}
+	*allow = pexp_allow_normalize(raw);
+	json_decref(raw);
+	json_decref(stmts);
 	json_decref(doc);
+}
+
+json_t *aws_role_policy_decompile(const struct prov_scope *scope, const char *doc)
+{
+	char *prefix = aws_name(scope, "", 1000);
+	json_t *read, *write, *allow, *out;
+
+	policy_decompile(doc, prefix, &read, &write, &allow);
+	out = json_pack("{s:o, s:o}", "read", read, "write", write);
+	if (json_array_size(allow))
+		json_object_set(out, "allow", allow);
+	json_decref(allow);
+	free(prefix);
+	return out;
 }
 
 /* The policy document of a role ("" when it has none); URL-decoded. */
@@ -144,7 +278,7 @@ static int role_live(struct prov_ctx *ctx, json_t *role, const struct prov_scope
 {
 	const char *name = awsxml_str(role, "RoleName");
 	char *policy, *prefix;
-	json_t *read, *write, *tags = awsxml_tags(role, "Tags");
+	json_t *read, *write, *allow, *attrs, *tags = awsxml_tags(role, "Tags");
 	int rc;
 
 	*out = NULL;
@@ -154,12 +288,15 @@ static int role_live(struct prov_ctx *ctx, json_t *role, const struct prov_scope
 		return rc;
 	}
 	prefix = aws_name(scope, "", 1000);
-	policy_decompile(policy, prefix, &read, &write);
-	*out = aws_live("aws_iam_role", name, "ready",
-			json_pack("{s:o, s:o, s:s?, s:s, s:s?, s:s}", "read", read, "write", write,
-				  "arn", awsxml_str(role, "Arn"), "profile", name, "path",
-				  awsxml_str(role, "Path"), "policy", policy),
-			tags);
+	policy_decompile(policy, prefix, &read, &write, &allow);
+	attrs = json_pack("{s:o, s:o, s:s?, s:s, s:s?, s:s}", "read", read, "write", write, "arn",
+			  awsxml_str(role, "Arn"), "profile", name, "path",
+			  awsxml_str(role, "Path"), "policy", policy);
+	/* Like the desired attrs: no allow key for a role without allow statements. */
+	if (json_array_size(allow))
+		json_object_set(attrs, "allow", allow);
+	json_decref(allow);
+	*out = aws_live("aws_iam_role", name, "ready", attrs, tags);
 	free(prefix);
 	free(policy);
 	return PROV_OK;
@@ -305,8 +442,7 @@ static void iam_tags(struct aws_params *p, const struct prov_scope *scope, const
 static int put_policy(struct prov_ctx *ctx, const char *name, const struct prov_scope *scope,
 		      json_t *attrs, struct kiln_error *err)
 {
-	char *doc =
-	    policy_compile(scope, json_object_get(attrs, "read"), json_object_get(attrs, "write"));
+	char *doc = aws_role_policy_compile(scope, attrs);
 	struct aws_params p = {{0}};
 	int rc;
 
@@ -397,17 +533,17 @@ int role_create(struct prov_ctx *ctx, const struct prov_scope *scope, const stru
 		rc = put_policy(ctx, name, scope, op->attrs, err);
 	/* What was just made is what is there; a role found made is read. */
 	if (rc == PROV_OK && !retried && awsxml_str(resp, "CreateRoleResult.Role.Arn")) {
-		char *policy = policy_compile(scope, json_object_get(op->attrs, "read"),
-					      json_object_get(op->attrs, "write"));
+		char *policy = aws_role_policy_compile(scope, op->attrs);
 		json_t *tags = aws_scope_tags(scope, op->address, NULL);
-
-		*out = aws_live("aws_iam_role", name, "ready",
-				json_pack("{s:O, s:O, s:s, s:s, s:s, s:s}", "read",
+		json_t *attrs = json_pack("{s:O, s:O, s:s, s:s, s:s, s:s}", "read",
 					  json_object_get(op->attrs, "read"), "write",
 					  json_object_get(op->attrs, "write"), "arn",
 					  awsxml_str(resp, "CreateRoleResult.Role.Arn"), "profile",
-					  name, "path", path, "policy", policy),
-				tags);
+					  name, "path", path, "policy", policy);
+
+		if (json_array_size(json_object_get(op->attrs, "allow")))
+			json_object_set(attrs, "allow", json_object_get(op->attrs, "allow"));
+		*out = aws_live("aws_iam_role", name, "ready", attrs, tags);
 		free(policy);
 	} else if (rc == PROV_OK) {
 		rc = role_read(ctx, name, out, err);
@@ -561,17 +697,15 @@ char *aws_iam_policy(struct prov_ctx *ctx, const struct prov_scope *scope,
 }
 
 char *aws_role_policy(struct prov_ctx *ctx, const struct prov_scope *scope, const char *type,
-		      const json_t *attrs, const json_t *deps, bool live)
+		      const json_t *attrs, bool live)
 {
 	const char *held;
 
 	(void)ctx;
-	(void)deps; /* bucket names follow from the scope alone */
 	if (strcmp(type, "aws_iam_role") != 0)
 		return NULL;
 	if (!live)
-		return policy_compile(scope, json_object_get(attrs, "read"),
-				      json_object_get(attrs, "write"));
+		return aws_role_policy_compile(scope, attrs);
 	held = json_string_value(json_object_get(attrs, "policy"));
 	if (!held)
 		return NULL;

@@ -165,6 +165,14 @@ char *aws_iam_policy(struct prov_ctx *ctx, const struct prov_scope *scope,
 		     const char *const *actions, size_t n);
 /* provider.h's role_policy: an aws_iam_role's inline policy, compiled or held. */
 char *aws_role_policy(struct prov_ctx *ctx, const struct prov_scope *scope, const char *type,
-		      const json_t *attrs, const json_t *deps, bool live);
+		      const json_t *attrs, bool live);
+/* The role's inline policy (JSON text, caller frees) from its attrs: read, write, allow. */
+char *aws_role_policy_compile(const struct prov_scope *scope, const json_t *attrs);
+/* The attrs a role's policy holds: {"read", "write", "allow"? (when any)}; new object. */
+json_t *aws_role_policy_decompile(const struct prov_scope *scope, const char *doc);
+/* A policy's size as IAM counts it (whitespace left out). */
+size_t aws_policy_size(const char *doc);
+/* IAM's limit on the inline policies of one role, in characters. */
+#define AWS_ROLE_POLICY_MAX 10240
 
 #endif

@@ -75,6 +75,7 @@ static const struct prov_attr efs_attrs[] = {
 static const struct prov_attr role_attrs[] = {
     {"read", POLICY_LIVE, false, "the role's inline policy is rewritten in place"},
     {"write", POLICY_LIVE, false, "the role's inline policy is rewritten in place"},
+    {"allow", POLICY_LIVE, false, "the role's inline policy is rewritten in place"},
 };
 
 /*

@@ -154,6 +154,8 @@ static void expand_role(json_t *all, const struct spec *spec, const struct spec_
 	r = pexp_resource(all, "sim_role_policy", role->name);
 	pexp_attr(r, "read", pexp_store_names(role->read, role->nread));
 	pexp_attr(r, "write", pexp_store_names(role->write, role->nwrite));
+	if (role->nallow)
+		pexp_attr(r, "allow", pexp_role_allow(role));
 	pexp_dep(r, "sim_role", role->name);
 	for (i = 0; i < role->nread + role->nwrite; i++) {
 		const struct spec_ref *ref =

@@ -174,11 +174,22 @@ int sim_find_address(struct prov_ctx *ctx, const struct sim_kind *k, const char 
 		     const char *workspace, const char *address, json_t **out,
 		     struct kiln_error *err);
 
+/*
+ * The same through the address entry alone, reading and never writing (no
+ * lock needed): NULL when the entry is missing or stale.
+ */
+json_t *sim_find_indexed(struct prov_ctx *ctx, const struct sim_kind *k, const char *cluster,
+			 const char *workspace, const char *address);
+
+/* sim_types.c: a role policy's document (JSON text) from its attrs read, write, allow. */
+char *sim_role_policy_compile(struct prov_ctx *ctx, const struct prov_scope *scope,
+			      const json_t *attrs);
+
 /* sim_expand.c, sim_iam.c */
 int sim_expand(struct prov_ctx *ctx, const struct spec *spec, json_t **out, struct kiln_error *err);
 const char *const *sim_iam_actions(const char *type, enum prov_verb verb);
 /* provider.h's role_policy: a sim_role_policy's document, compiled or held. */
 char *sim_role_policy(struct prov_ctx *ctx, const struct prov_scope *scope, const char *type,
-		      const json_t *attrs, const json_t *deps, bool live);
+		      const json_t *attrs, bool live);
 
 #endif

@@ -549,8 +549,8 @@ static bool is_address(const json_t *doc, const char *cluster, const char *works
  * is marked in the scope, and its document has the address and is not being
  * deleted. Otherwise NULL, and the caller scans.
  */
-static json_t *find_indexed(struct prov_ctx *ctx, const struct sim_kind *k, const char *cluster,
-			    const char *workspace, const char *address)
+json_t *sim_find_indexed(struct prov_ctx *ctx, const struct sim_kind *k, const char *cluster,
+			 const char *workspace, const char *address)
 {
 	struct kiln_error ignored;
 	char id[SIM_ID_MAX];
@@ -583,7 +583,7 @@ int sim_find_address(struct prov_ctx *ctx, const struct sim_kind *k, const char 
 	size_t n, i;
 	int rc = PROV_NOTFOUND;
 
-	*out = find_indexed(ctx, k, cluster, workspace, address);
+	*out = sim_find_indexed(ctx, k, cluster, workspace, address);
 	if (*out)
 		return PROV_OK;
 	if (sim_index_unnamed(ctx, cluster, workspace, k, address, &ids, &n, err) != PROV_OK)

@@ -80,6 +80,7 @@ static const struct prov_attr role_attrs[] = {
 static const struct prov_attr policy_attrs[] = {
     {"read", POLICY_LIVE, false, "a policy document is rewritten in place"},
     {"write", POLICY_LIVE, false, "a policy document is rewritten in place"},
+    {"allow", POLICY_LIVE, false, "a policy document is rewritten in place"},
 };
 
 /* --- computed attributes --- */
@@ -210,61 +211,47 @@ static int role_created(struct prov_ctx *ctx, const struct prov_scope *scope, js
 	return PROV_OK;
 }
 
-/* --- the role policy: exact ARNs of the stores it names --- */
+/*
+ * --- the role policy: exact ARNs of the stores it names, then the role's
+ * allow statements as written ---
+ */
 
 struct grants {
 	json_t *object_read, *object_write, *fs_read, *fs_write; /* arrays of ARNs */
 };
 
-static const int store_kinds[] = {K_BUCKET, K_LUSTRE, K_NFS};
+/* Which scope and role a policy is compiled for, and how a missing store is taken. */
+struct policy_for {
+	struct prov_ctx *ctx;
+	const char *cluster, *workspace, *role;
+	/*
+	 * Compiling desired attrs for the plan: stores are looked up without the
+	 * lock, and one not made yet is named by the pattern its bucket ARN will
+	 * match (arn:sim:s3:::CLUSTER-NAME-*) rather than refused.
+	 */
+	bool planning;
+};
 
-/*
- * A store's ARN from a plan's deps (prov_create's shape): the ARN it lives
- * with, or, for a store not yet made, a name saying so.
- */
-static int store_arn_planned(const json_t *deps, const char *name, char **arn, bool *bucket,
-			     struct kiln_error *err)
+/* The ARN of store name in the policy's scope, and whether it is a bucket. */
+static int store_arn(const struct policy_for *pf, const char *name, char **arn, bool *bucket,
+		     struct kiln_error *err)
 {
+	static const int kinds[] = {K_BUCKET, K_LUSTRE, K_NFS};
 	size_t i;
 
-	for (i = 0; i < ARRAY_SIZE(store_kinds); i++) {
-		char *addr = xasprintf("%s.%s", sim_kinds[store_kinds[i]].type, name);
-		const json_t *d = json_object_get(deps, addr);
-		const char *live =
-		    json_string_value(json_object_get(json_object_get(d, "attrs"), "arn"));
-
-		if (d) {
-			*arn = live ? xstrdup(live) : xasprintf("(known after apply: %s)", addr);
-			*bucket = store_kinds[i] == K_BUCKET;
-		}
-		free(addr);
-		if (d)
-			return PROV_OK;
-	}
-	kiln_error_set(err, "sim: the policy names store '%s', which the plan does not have", name);
-	return PROV_ERROR;
-}
-
-/*
- * The ARN of store name in the policy's scope, and whether it is a bucket:
- * from deps when planning (no call), else as the sim holds it.
- */
-static int store_arn(struct prov_ctx *ctx, const json_t *doc, const json_t *deps, const char *name,
-		     char **arn, bool *bucket, struct kiln_error *err)
-{
-	const int *kinds = store_kinds;
-	const char *cluster = sim_doc_str(doc, "sim", "cluster");
-	const char *workspace = sim_doc_str(doc, "sim", "workspace");
-	size_t i;
-
-	if (deps)
-		return store_arn_planned(deps, name, arn, bucket, err);
-	for (i = 0; i < ARRAY_SIZE(store_kinds); i++) {
+	for (i = 0; i < ARRAY_SIZE(kinds); i++) {
 		const struct sim_kind *k = &sim_kinds[kinds[i]];
 		char *addr = xasprintf("%s.%s", k->type, name);
-		json_t *store;
-		int rc = sim_find_address(ctx, k, cluster, workspace, addr, &store, err);
+		json_t *store = NULL;
+		int rc;
 
+		if (pf->planning) {
+			store = sim_find_indexed(pf->ctx, k, pf->cluster, pf->workspace, addr);
+			rc = store ? PROV_OK : PROV_NOTFOUND;
+		} else {
+			rc = sim_find_address(pf->ctx, k, pf->cluster, pf->workspace, addr, &store,
+					      err);
+		}
 		free(addr);
 		if (rc == PROV_NOTFOUND)
 			continue;
@@ -276,17 +263,22 @@ static int store_arn(struct prov_ctx *ctx, const json_t *doc, const json_t *deps
 		json_decref(store);
 		return PROV_OK;
 	}
+	if (pf->planning) {
+		*arn = xasprintf("arn:sim:s3:::%s-%s-*", pf->cluster, name);
+		*bucket = true;
+		return PROV_OK;
+	}
 	kiln_error_set(err,
 		       "sim: NoSuchEntity (simulated): the policy of role '%s' names store '%s', "
 		       "which does not exist in %s/%s",
-		       doc_name(doc), name, cluster, workspace);
+		       pf->role, name, pf->cluster, pf->workspace);
 	return PROV_ERROR;
 }
 
-static int grant_all(struct prov_ctx *ctx, const json_t *doc, const json_t *deps, const char *key,
-		     bool write, struct grants *g, struct kiln_error *err)
+static int grant_all(const struct policy_for *pf, const json_t *attrs, const char *key, bool write,
+		     struct grants *g, struct kiln_error *err)
 {
-	const json_t *names = json_object_get(json_object_get(doc, "attrs"), key);
+	const json_t *names = json_object_get(attrs, key);
 	size_t i;
 
 	if (json_is_null(names) || !names)
@@ -311,7 +303,7 @@ static int grant_all(struct prov_ctx *ctx, const json_t *doc, const json_t *deps
 				       key);
 			return PROV_ERROR;
 		}
-		if (store_arn(ctx, doc, deps, name, &arn, &bucket, err) != PROV_OK)
+		if (store_arn(pf, name, &arn, &bucket, err) != PROV_OK)
 			return PROV_ERROR;
 		to = bucket ? (write ? g->object_write : g->object_read)
 			    : (write ? g->fs_write : g->fs_read);
@@ -337,92 +329,150 @@ static void statement(json_t *stmts, const char *sid, json_t *actions, json_t *r
 		json_decref(actions);
 }
 
-/* The policy document of a role's grants, as compact JSON text. */
-static char *policy_text(struct grants *g)
+/* A non-empty array of non-empty strings. */
+static bool strings_ok(const json_t *v)
 {
-	json_t *stmts = json_array(), *policy;
-	char *text;
+	const json_t *x;
+	size_t i;
 
-	statement(stmts, "ObjectRead", json_pack("[s, s]", "sim:GetObject", "sim:ListBucket"),
-		  g->object_read);
-	statement(stmts, "ObjectWrite",
-		  json_pack("[s, s, s, s]", "sim:DeleteObject", "sim:GetObject", "sim:ListBucket",
-			    "sim:PutObject"),
-		  g->object_write);
-	statement(stmts, "FileSystemRead", json_pack("[s]", "sim:ClientMount"), g->fs_read);
-	statement(stmts, "FileSystemWrite",
-		  json_pack("[s, s]", "sim:ClientMount", "sim:ClientWrite"), g->fs_write);
-	policy = json_pack("{s:s, s:o}", "Version", "2012-10-17", "Statement", stmts);
-	text = json_dumps(policy, JSON_COMPACT | JSON_SORT_KEYS);
-	json_decref(policy);
-	return text;
+	if (!json_is_array(v) || json_array_size(v) == 0)
+		return false;
+	json_array_foreach((json_t *)v, i, x)
+	{
+		if (!json_string_value(x) || !*json_string_value(x))
+			return false;
+	}
+	return true;
 }
 
-static void grants_release(struct grants *g)
+/*
+ * The allow statements, taken verbatim (the sim cannot judge another
+ * cloud's ARNs): each {actions, resources, sid?}; IAM's Sid rule applies.
+ */
+static int grant_allow(const json_t *attrs, json_t *stmts, struct kiln_error *err)
 {
-	json_decref(g->object_read);
-	json_decref(g->object_write);
-	json_decref(g->fs_read);
-	json_decref(g->fs_write);
+	const json_t *allow = json_object_get(attrs, "allow"), *a;
+	size_t i;
+
+	if (!allow || json_is_null(allow))
+		return PROV_OK;
+	if (!json_is_array(allow))
+		goto bad;
+	json_array_foreach((json_t *)allow, i, a)
+	{
+		const json_t *sid = json_object_get(a, "sid");
+		json_t *st;
+
+		if (!json_is_object(a) || !strings_ok(json_object_get(a, "actions")) ||
+		    !strings_ok(json_object_get(a, "resources")) ||
+		    (sid &&
+		     (!json_string_value(sid) || !*json_string_value(sid) ||
+		      strspn(json_string_value(sid),
+			     "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789") !=
+			  strlen(json_string_value(sid)))))
+			goto bad;
+		st = json_pack("{s:s, s:O, s:O}", "Effect", "Allow", "Action",
+			       json_object_get(a, "actions"), "Resource",
+			       json_object_get(a, "resources"));
+		if (sid)
+			json_object_set(st, "Sid", (json_t *)sid);
+		json_array_append_new(stmts, st);
+	}
+	return PROV_OK;
+bad:
+	kiln_error_set(err, "sim: MalformedPolicyDocument (simulated): allow must be a list of "
+			    "{actions: [..], resources: [..], sid?} with non-empty lists and a sid "
+			    "of letters and digits");
+	return PROV_ERROR;
 }
 
-static int policy_document(struct prov_ctx *ctx, json_t *doc, struct kiln_error *err)
+static int policy_text(const struct policy_for *pf, const json_t *attrs, char **out,
+		       struct kiln_error *err)
 {
 	struct grants g = {json_array(), json_array(), json_array(), json_array()};
-	json_t *role = NULL;
-	char *role_addr = xasprintf("sim_role.%s", doc_name(doc));
-	const char *arn;
+	json_t *stmts = json_array(), *policy;
 	int rc;
 
-	rc = sim_find_address(ctx, &sim_kinds[K_ROLE], sim_doc_str(doc, "sim", "cluster"),
-			      sim_doc_str(doc, "sim", "workspace"), role_addr, &role, err);
+	*out = NULL;
+	rc = grant_all(pf, attrs, "read", false, &g, err);
 	if (rc == PROV_OK)
-		rc = grant_all(ctx, doc, NULL, "read", false, &g, err);
-	if (rc == PROV_OK)
-		rc = grant_all(ctx, doc, NULL, "write", true, &g, err);
+		rc = grant_all(pf, attrs, "write", true, &g, err);
 	if (rc != PROV_OK) {
 		rc = PROV_ERROR;
 		goto out;
 	}
-	set_str(doc, "policy_document", policy_text(&g));
-	arn = sim_doc_str(role, "attrs", "arn");
-	set_str(doc, "role_arn", xstrdup(arn ? arn : ""));
-	set_str(doc, "policy_name",
-		xasprintf("%s-%s", sim_doc_str(doc, "sim", "cluster"), doc_name(doc)));
+	statement(stmts, "ObjectRead", json_pack("[s, s]", "sim:GetObject", "sim:ListBucket"),
+		  g.object_read);
+	statement(stmts, "ObjectWrite",
+		  json_pack("[s, s, s, s]", "sim:DeleteObject", "sim:GetObject", "sim:ListBucket",
+			    "sim:PutObject"),
+		  g.object_write);
+	statement(stmts, "FileSystemRead", json_pack("[s]", "sim:ClientMount"), g.fs_read);
+	statement(stmts, "FileSystemWrite",
+		  json_pack("[s, s]", "sim:ClientMount", "sim:ClientWrite"), g.fs_write);
+	rc = grant_allow(attrs, stmts, err);
+	if (rc != PROV_OK)
+		goto out;
+	policy = json_pack("{s:s, s:O}", "Version", "2012-10-17", "Statement", stmts);
+	*out = json_dumps(policy, JSON_COMPACT | JSON_SORT_KEYS);
+	json_decref(policy);
 out:
-	json_decref(role);
-	grants_release(&g);
-	free(role_addr);
+	json_decref(stmts);
+	json_decref(g.object_read);
+	json_decref(g.object_write);
+	json_decref(g.fs_read);
+	json_decref(g.fs_write);
 	return rc;
 }
 
-char *sim_role_policy(struct prov_ctx *ctx, const struct prov_scope *scope, const char *type,
-		      const json_t *attrs, const json_t *deps, bool live)
+char *sim_role_policy_compile(struct prov_ctx *ctx, const struct prov_scope *scope,
+			      const json_t *attrs)
 {
-	struct grants g = {json_array(), json_array(), json_array(), json_array()};
-	struct kiln_error err = {0};
-	json_t *doc;
-	char *text = NULL;
+	struct policy_for pf = {ctx, scope->cluster, scope->workspace, "", true};
+	struct kiln_error err;
+	char *text;
 
-	(void)scope;
-	if (strcmp(type, sim_kinds[K_POLICY].type) != 0) {
-		grants_release(&g);
+	return policy_text(&pf, attrs, &text, &err) == PROV_OK ? text : NULL;
+}
+
+char *sim_role_policy(struct prov_ctx *ctx, const struct prov_scope *scope, const char *type,
+		      const json_t *attrs, bool live)
+{
+	const char *held;
+
+	if (strcmp(type, sim_kinds[K_POLICY].type) != 0)
 		return NULL;
-	}
-	if (live) {
-		const char *held = json_string_value(json_object_get(attrs, "policy_document"));
+	if (!live)
+		return sim_role_policy_compile(ctx, scope, attrs);
+	held = json_string_value(json_object_get(attrs, "policy_document"));
+	return held ? xstrdup(held) : NULL;
+}
 
-		grants_release(&g);
-		return held ? xstrdup(held) : NULL;
+static int policy_document(struct prov_ctx *ctx, json_t *doc, struct kiln_error *err)
+{
+	struct policy_for pf = {ctx, sim_doc_str(doc, "sim", "cluster"),
+				sim_doc_str(doc, "sim", "workspace"), doc_name(doc), false};
+	json_t *role = NULL;
+	char *role_addr = xasprintf("sim_role.%s", doc_name(doc)), *text;
+	const char *arn;
+	int rc;
+
+	rc = sim_find_address(ctx, &sim_kinds[K_ROLE], pf.cluster, pf.workspace, role_addr, &role,
+			      err);
+	if (rc == PROV_OK)
+		rc = policy_text(&pf, json_object_get(doc, "attrs"), &text, err);
+	if (rc != PROV_OK) {
+		rc = PROV_ERROR;
+		goto out;
 	}
-	doc = json_pack("{s:O, s:o}", "attrs", attrs, "deps",
-			deps ? json_copy((json_t *)deps) : json_object());
-	if (grant_all(ctx, doc, json_object_get(doc, "deps"), "read", false, &g, &err) == PROV_OK &&
-	    grant_all(ctx, doc, json_object_get(doc, "deps"), "write", true, &g, &err) == PROV_OK)
-		text = policy_text(&g);
-	json_decref(doc);
-	grants_release(&g);
-	return text;
+	set_str(doc, "policy_document", text);
+	arn = sim_doc_str(role, "attrs", "arn");
+	set_str(doc, "role_arn", xstrdup(arn ? arn : ""));
+	set_str(doc, "policy_name", xasprintf("%s-%s", pf.cluster, doc_name(doc)));
+out:
+	json_decref(role);
+	free(role_addr);
+	return rc;
 }
 
 static int policy_created(struct prov_ctx *ctx, const struct prov_scope *scope, json_t *doc,

@@ -17,8 +17,10 @@ aws: apply creates every resource
 aws: boto3 finds every resource recorded, none twice, none untagged
 aws: boto3 finds the settings the spec asks for
 aws: a second plan has no changes
-aws: count, ingress, versioning and a role's intent change in place
+aws: count, ingress, versioning and a role's intent and allow statements change in place
 aws: boto3 finds the changed settings
+aws: boto3 finds the role's allow statements after its store statements
+aws: a plan after adding allow statements has no changes
 aws: a new image replaces both groups
 aws: drift made with boto3 is shown
 aws: destroy leaves only the retained bucket
@@ -115,22 +117,32 @@ aws_lifecycle() {
 		-- "$KILN" plan --detailed-exitcode
 	sed -i 's/count: 2/count: 3/; s/port: 22, from: 203.0.113.0\/24/port: 2222, from: 198.51.100.0\/24/' kiln.yaml
 	sed -i 's/expire_noncurrent_after: 30d, deletion: delete/versioning: false, deletion: delete/; s/checkpoints: {tier: object, versioning: true, /checkpoints: {tier: object, /' kiln.yaml
-	sed -i 's/trainer: {read: \[datasets\], write: \[checkpoints\]}/trainer: {read: [datasets, checkpoints]}/' kiln.yaml
-	check "aws: count, ingress, versioning and a role's intent change in place" 0 \
+	sed -i 's|trainer: {read: \[datasets\], write: \[checkpoints\]}|trainer: {read: [datasets, checkpoints], allow: [{actions: [ecr:GetAuthorizationToken], resources: ["*"]}, {actions: [ecr:GetDownloadUrlForLayer, ecr:BatchGetImage], resources: ["arn:aws:ecr:us-east-1:123456789012:repository/train"]}]}|' kiln.yaml
+	check "aws: count, ingress, versioning and a role's intent and allow statements change in place" 0 \
 		--out-has "count:  2 → 3" \
+		--out-has 'allow:  null → [{"actions":["ecr:BatchGetImage","ecr:GetDownloadUrlForLayer"],"resources":["arn:aws:ecr:us-east-1:123456789012:repository/train"]},{"actions":["ecr:GetAuthorizationToken"],"resources":["*"]}]' \
 		--out-has "Apply complete: 0 created, 4 updated, 0 replaced, 0 deleted." \
 		-- "$KILN" apply --auto-approve
 	aws_inspect "aws: boto3 finds the changed settings" expect e2e default \
 		group=trainers:count=3:efa:pg:profile bucket=checkpoints:versioning=off \
 		sg-ingress=2222/198.51.100.0/24 role=trainer:read=datasets+checkpoints
+	aws_inspect "aws: boto3 finds the role's allow statements after its store statements" \
+		expect e2e default 'role-allow=trainer=[[["ecr:GetAuthorizationToken"], ["*"]], [["ecr:BatchGetImage", "ecr:GetDownloadUrlForLayer"], ["arn:aws:ecr:us-east-1:123456789012:repository/train"]]]'
+	check "aws: a plan after adding allow statements has no changes" 0 --out-has "No changes." \
+		-- "$KILN" plan --detailed-exitcode
 	check "aws: a new image replaces both groups" 0 \
 		--out-has "-/+ aws_instance_group.trainers" \
 		--out-has "Apply complete: 0 created, 0 updated, 2 replaced, 0 deleted." \
 		-- "$KILN" apply --auto-approve --var image=ami-12c6146b
 	"$AWS_PY" "$E2E_ROOT/tests/e2e/aws_inspect.py" drift e2e default versioning-off=datasets >/dev/null
+	"$AWS_PY" "$E2E_ROOT/tests/e2e/aws_inspect.py" drift e2e default policy-add=trainer >/dev/null
+	# A bucket's versioning suspended, and a statement added to a role's policy.
 	check "aws: drift made with boto3 is shown" 2 \
 		--out-has "~ aws_s3_bucket.datasets  changed outside kiln" \
 		--out-has "versioning:  true → false" \
+		--out-has "~ aws_iam_role.trainer  changed outside kiln" \
+		--out-has '{"actions":["sts:GetCallerIdentity"],"resources":["*"]}]' \
+		--out-has "~ aws_iam_role.trainer  update in place" \
 		-- "$KILN" plan --detailed-exitcode --var image=ami-12c6146b
 	check "aws: destroy leaves only the retained bucket" 0 \
 		--out-has "aws_s3_bucket.datasets: released from state (retained)" \

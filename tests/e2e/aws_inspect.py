@@ -141,7 +141,8 @@ def instances(ec2, cluster, ws, group):
 
 def expect(cluster, ws, checks):
     """CHECKS: group=NAME:count=N[:efa][:pg][:profile][:public]; bucket=STORE:versioning=on|off
-    [:expire=DAYS]; sg-ingress=PORT/CIDR,...; role=NAME:read=A+B:write=C; tags=K=V"""
+    [:expire=DAYS]; sg-ingress=PORT/CIDR,...; role=NAME:read=A+B:write=C;
+    role-allow=NAME=[[ACTIONS, RESOURCES], ...]; tags=K=V"""
     c = clients()
     ec2, s3, iam = c["ec2"], c["s3"], c["iam"]
     prefix = "kiln-%s-%s-" % (cluster, ws)
@@ -238,6 +239,8 @@ def expect(cluster, ws, checks):
                 doc = json.loads(doc)
             acts = {}
             for s in doc["Statement"]:
+                if isinstance(s["Resource"], list):
+                    continue  # an allow: statement, as written (role-allow= checks them)
                 a = s["Action"] if isinstance(s["Action"], list) else [s["Action"]]
                 if "*" in a or s["Resource"] == "*" or any(x.endswith(":*") for x in a):
                     faults.append("role %s policy has a wildcard: %s" % (name, s))
@@ -255,6 +258,23 @@ def expect(cluster, ws, checks):
             prof = iam.get_instance_profile(InstanceProfileName=name)["InstanceProfile"]
             if [x["RoleName"] for x in prof["Roles"]] != [name]:
                 faults.append("instance profile %s holds %s" % (name, prof["Roles"]))
+        elif kind == "role-allow":
+            # role-allow=NAME=JSON: JSON lists [actions, resources] of the role's allow
+            # statements, which follow every store statement.
+            name, _, want = rest.partition("=")
+            name = prefix + name
+            doc = iam.get_role_policy(RoleName=name, PolicyName="kiln")["PolicyDocument"]
+            if isinstance(doc, str):
+                doc = json.loads(doc)
+            kinds = [isinstance(s["Resource"], list) for s in doc["Statement"]]
+            if kinds != sorted(kinds):
+                faults.append("role %s: a store statement follows an allow statement" % name)
+            got = sorted([sorted(s["Action"]), sorted(s["Resource"])]
+                         for s in doc["Statement"] if isinstance(s["Resource"], list)
+                         and s["Effect"] == "Allow")
+            want = sorted([sorted(a), sorted(r)] for a, r in json.loads(want))
+            if got != want:
+                faults.append("role %s allow statements %s, want %s" % (name, got, want))
         else:
             faults.append("unknown check %s" % check)
     return faults, "aws: %d checks hold" % len(checks)
@@ -274,6 +294,15 @@ def drift(cluster, ws, what):
         c["ec2"].authorize_security_group_ingress(GroupId=g["GroupId"], IpPermissions=[
             {"IpProtocol": "tcp", "FromPort": int(port), "ToPort": int(port),
              "IpRanges": [{"CidrIp": cidr}]}])
+    elif what.startswith("policy-add="):
+        # A statement added to a role's inline policy by hand.
+        name = prefix + what.split("=", 1)[1]
+        doc = c["iam"].get_role_policy(RoleName=name, PolicyName="kiln")["PolicyDocument"]
+        if isinstance(doc, str):
+            doc = json.loads(doc)
+        doc["Statement"].append({"Effect": "Allow", "Action": "sts:GetCallerIdentity",
+                                 "Resource": "*"})
+        c["iam"].put_role_policy(RoleName=name, PolicyName="kiln", PolicyDocument=json.dumps(doc))
     else:
         return ["unknown drift %s" % what], ""
     return [], "aws: drift made: %s" % what

@@ -373,6 +373,50 @@ en_goldens() {
 	cd "$E2E_ROOT" || exit 1
 }
 
+# A role's allow: statements: shown in the plan, compiled into the policy
+# document after the store statements, unchanged by a reorder, updated in
+# place when edited, and drift when edited in the sim.
+en_allow() {
+	en_new_dir tests/e2e/specs/sim-allow.yaml
+	check "engine: plan shows a role's allow statements, sorted" 2 \
+		--out-has "  + sim_role_policy.trainer  create" \
+		--out-has 'allow:  [{"actions":["ecr:BatchGetImage","ecr:GetDownloadUrlForLayer"],"resources":["arn:aws:ecr:us-east-1:123456789012:repository/train"]},{"actions":["ecr:GetAuthorizationToken"],"resources":["*"]}]' \
+		-- "$KILN" plan --detailed-exitcode
+	check "engine: apply creates the role with its allow statements" 0 \
+		--out-has "Apply complete: 3 created, 0 updated, 0 replaced, 0 deleted." \
+		-- "$KILN" apply --auto-approve
+	assert "engine: the policy document holds the allow statements after the store's" sh -c \
+		'"$1" state show sim_role_policy.trainer --json | python3 -c "
+import json, sys
+doc = json.loads(json.load(sys.stdin)[\"attrs\"][\"policy_document\"])
+st = doc[\"Statement\"]
+assert [s.get(\"Sid\") for s in st] == [\"ObjectRead\", None, None], st
+assert st[1] == {\"Action\": [\"ecr:BatchGetImage\", \"ecr:GetDownloadUrlForLayer\"], \"Effect\": \"Allow\", \"Resource\": [\"arn:aws:ecr:us-east-1:123456789012:repository/train\"]}, st[1]
+assert st[2] == {\"Action\": [\"ecr:GetAuthorizationToken\"], \"Effect\": \"Allow\", \"Resource\": [\"*\"]}, st[2]
+"' sh "$KILN"
+	check "engine: plan after applying allow shows no changes" 0 --out-has "No changes." \
+		-- "$KILN" plan --detailed-exitcode
+	sed -i 's/\[ecr:GetDownloadUrlForLayer, ecr:BatchGetImage\]/[ecr:BatchGetImage, ecr:GetDownloadUrlForLayer, ecr:BatchGetImage]/' kiln.yaml
+	check "engine: reordered or repeated allow actions are no change" 0 --out-has "No changes." \
+		-- "$KILN" plan --detailed-exitcode
+	sed -i 's/\[ecr:GetAuthorizationToken\]/[ecr:GetAuthorizationToken, logs:PutLogEvents]/' kiln.yaml
+	check "engine: an edited allow statement is an update in place" 2 \
+		--out-has "  ~ sim_role_policy.trainer  update in place" \
+		--out-has '{"actions":["ecr:GetAuthorizationToken","logs:PutLogEvents"],"resources":["*"]}]   (live: a policy document is rewritten in place)' \
+		--out-has "Plan: 0 to create, 1 to update, 0 to replace, 0 to delete, 0 to adopt." \
+		-- "$KILN" plan --detailed-exitcode
+	check "engine: apply rewrites the policy in place" 0 \
+		--out-has "Apply complete: 0 created, 1 updated, 0 replaced, 0 deleted." \
+		-- "$KILN" apply --auto-approve
+	python3 "$E2E_ROOT/tests/e2e/sim_inspect.py" .kiln/sim set sim_role_policy.trainer allow \
+		'[{"actions":["sim:*"],"resources":["*"]}]'
+	check "engine: an allow statement edited in the sim is drift" 2 \
+		--out-has "  ~ sim_role_policy.trainer  changed outside kiln" \
+		--out-has 'allow:  [{"actions":["ecr:BatchGetImage","ecr:GetDownloadUrlForLayer"],"resources":["arn:aws:ecr:us-east-1:123456789012:repository/train"]},{"actions":["ecr:GetAuthorizationToken","logs:PutLogEvents"],"resources":["*"]}] → [{"actions":["sim:*"],"resources":["*"]}]' \
+		-- "$KILN" plan --detailed-exitcode
+	cd "$E2E_ROOT" || exit 1
+}
+
 engine_tests() {
 	(
 		unset KILN_SIM_DIR KILN_SIM_FAIL_RATE KILN_SIM_CAPACITY KILN_SIM_LATENCY_MS KILN_STATE \
@@ -380,6 +424,7 @@ engine_tests() {
 		export KILN_AUTHOR="E2E <e2e@example.com>" KILN_SIM_READY_MS=20
 		en_goldens
 		en_lifecycle
+		en_allow
 		en_errors
 		en_json_events
 		en_tty

@@ -114,9 +114,9 @@ PY
 
 rv_iam() {
 	rv_new_dir examples/quickstart.yaml
-	check "review: a new role's grants are listed, ARNs not made yet named as such" 2 \
+	check "review: a new role's grants are listed, ARNs not made yet as the pattern they will match" 2 \
 		--out-has "  sim_role_policy.trainer (role trainer): 8 granted, 0 revoked" \
-		--out-has "    + sim:PutObject     (known after apply: sim_bucket.checkpoints)/*  (new role)" \
+		--out-has "    + sim:PutObject     arn:sim:s3:::quickstart-checkpoints-*/*  (new role)" \
 		-- "$KILN" plan --detailed-exitcode
 	check "review: the JSON plan holds the delta" 2 -- "$KILN" plan --json --detailed-exitcode
 	cp "$E2E_OUT" plan.json
@@ -131,7 +131,7 @@ assert {g["action"] for g in r["granted"]} == {
 '
 	check "review: the Markdown plan has the IAM table" 2 \
 		--out-has "**<code>sim_role_policy.trainer</code>**: 8 granted, 0 revoked" \
-		--out-has "| + | <code>sim:PutObject</code> | <code>(known after apply: sim_bucket.checkpoints)/*</code> | new role |" \
+		--out-has "| + | <code>sim:PutObject</code> | <code>arn:sim:s3:::quickstart-checkpoints-*/*</code> | new role |" \
 		-- "$KILN" plan --markdown --detailed-exitcode
 	check "review: apply the quickstart with its role" 0 -- "$KILN" apply --auto-approve
 	"$KILN" plan >out.txt 2>&1
@@ -152,7 +152,7 @@ open("kiln.yaml", "w").write(s)
 PY
 	check "review: narrowing write to read revokes, a new store is a new resource" 0 \
 		--out-has "  sim_role_policy.trainer (role trainer): 4 granted, 4 revoked; widens the role" \
-		--out-has "    + sim:GetObject     (known after apply: sim_bucket.datasets)  (new resource)" \
+		--out-has "    + sim:GetObject     arn:sim:s3:::quickstart-datasets-*  (new resource)" \
 		--out-has "    - sim:PutObject     arn:sim:s3:::quickstart-checkpoints-" \
 		-- "$KILN" plan
 	check "review: destroying revokes every permission the role holds" 0 \

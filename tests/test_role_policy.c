@@ -1,0 +1,316 @@
+/*
+ * test_role_policy.c - the aws provider's role policy: a role's intent
+ * (read, write, allow) compiled into its inline policy and read back from
+ * it, so an unchanged role shows no diff and a policy edited outside kiln
+ * shows as drift; and what aws expand makes of allow: (normalised, checked
+ * against IAM's size limit and AWS's partitions).
+ */
+#include "testutil.h"
+
+#include "aws/aws.h"
+#include "aws/aws_int.h"
+#include "expand.h"
+
+static const struct prov_scope scope = {"demo", "default", NULL};
+
+struct rfx {
+	struct diags d;
+	struct spec *spec;
+	struct prov_ctx *ctx;
+	json_t *json;
+	char *text;
+};
+
+static int rfx_setup(void **state)
+{
+	*state = xcalloc(1, sizeof(struct rfx));
+	return 0;
+}
+
+static int rfx_teardown(void **state)
+{
+	struct rfx *f = *state;
+
+	if (f->ctx)
+		provider_aws.close(f->ctx);
+	spec_free(f->spec);
+	diags_release(&f->d);
+	json_decref(f->json);
+	free(f->text);
+	free(f);
+	return 0;
+}
+
+#define rp_test(fn) cmocka_unit_test_setup_teardown(fn, rfx_setup, rfx_teardown)
+
+static void assert_json_is(const json_t *got, const char *want_text)
+{
+	json_t *want = json_loads(want_text, 0, NULL);
+	char *g = json_dumps(got, JSON_COMPACT | JSON_SORT_KEYS);
+
+	assert_non_null(want);
+	if (!json_equal(got, want))
+		fail_msg("got %s\nwant %s", g, want_text);
+	free(g);
+	json_decref(want);
+}
+
+/* Compile attrs, read them back, and expect exactly them. */
+static void assert_round_trip(struct rfx *f, const char *attrs_text)
+{
+	json_t *attrs = json_loads(attrs_text, 0, NULL);
+
+	assert_non_null(attrs);
+	f->text = aws_role_policy_compile(&scope, attrs);
+	f->json = aws_role_policy_decompile(&scope, f->text);
+	if (!json_equal(f->json, attrs)) {
+		char *g = json_dumps(f->json, JSON_COMPACT | JSON_SORT_KEYS);
+
+		fail_msg("policy %s\nread back as %s\nwant %s", f->text, g, attrs_text);
+	}
+	json_decref(attrs);
+}
+
+static void test_stores_and_allow_entries_compile_in_order(void **state)
+{
+	struct rfx *f = *state;
+	json_t *attrs = json_loads("{\"read\":[\"data\"],\"write\":[],\"allow\":[{\"actions\":["
+				   "\"ecr:GetAuthorizationToken\"],"
+				   "\"resources\":[\"*\"],\"sid\":\"Auth\"}]}",
+				   0, NULL);
+
+	f->text = aws_role_policy_compile(&scope, attrs);
+	assert_string_equal(
+	    f->text,
+	    "{\"Version\":\"2012-10-17\",\"Statement\":["
+	    "{\"Effect\":\"Allow\",\"Action\":[\"s3:GetObject\"],"
+	    "\"Resource\":\"arn:aws:s3:::kiln-demo-default-data/*\"},"
+	    "{\"Effect\":\"Allow\",\"Action\":[\"s3:ListBucket\"],"
+	    "\"Resource\":\"arn:aws:s3:::kiln-demo-default-data\"},"
+	    "{\"Sid\":\"Auth\",\"Effect\":\"Allow\",\"Action\":[\"ecr:GetAuthorizationToken\"],"
+	    "\"Resource\":[\"*\"]}]}");
+	assert_int_equal(aws_policy_size(f->text), strlen(f->text));
+	json_decref(attrs);
+}
+
+static void test_a_role_without_allow_reads_back_without_the_key(void **state)
+{
+	assert_round_trip(*state, "{\"read\":[\"data\"],\"write\":[\"ckpt\"]}");
+}
+
+static void test_allow_entries_read_back_as_written(void **state)
+{
+	assert_round_trip(
+	    *state, "{\"read\":[\"data\"],\"write\":[\"ckpt\"],\"allow\":["
+		    "{\"actions\":[\"ecr:BatchGetImage\",\"ecr:GetDownloadUrlForLayer\"],"
+		    "\"resources\":[\"arn:aws:ecr:us-east-1:123456789012:repository/train\"]},"
+		    "{\"actions\":[\"ecr:GetAuthorizationToken\"],\"resources\":[\"*\"],\"sid\":"
+		    "\"Auth\"}]}");
+}
+
+static void test_an_allow_entry_that_looks_like_a_store_grant_stays_an_allow_entry(void **state)
+{
+	/* The same action and bucket ARN as reading store 'data': told apart by its list form. */
+	assert_round_trip(*state, "{\"read\":[],\"write\":[],\"allow\":["
+				  "{\"actions\":[\"s3:GetObject\"],"
+				  "\"resources\":[\"arn:aws:s3:::kiln-demo-default-data/*\"]},"
+				  "{\"actions\":[\"s3:ListBucket\"],"
+				  "\"resources\":[\"arn:aws:s3:::kiln-demo-default-data\"]}]}");
+}
+
+static void test_a_policy_edited_outside_kiln_reads_back_as_allow_entries(void **state)
+{
+	struct rfx *f = *state;
+
+	/* One statement, not a list; a string Resource; unsorted, an action twice. */
+	f->json = aws_role_policy_decompile(
+	    &scope, "{\"Version\":\"2012-10-17\",\"Statement\":{\"Effect\":\"Allow\",\"Action\":"
+		    "[\"logs:PutLogEvents\",\"logs:CreateLogStream\",\"logs:PutLogEvents\"],"
+		    "\"Resource\":\"arn:aws:logs:us-east-1:123456789012:log-group:train:*\"}}");
+	assert_json_is(f->json, "{\"read\":[],\"write\":[],\"allow\":[{\"actions\":"
+				"[\"logs:CreateLogStream\",\"logs:PutLogEvents\"],\"resources\":"
+				"[\"arn:aws:logs:us-east-1:123456789012:log-group:train:*\"]}]}");
+}
+
+static void test_a_statement_the_spec_cannot_write_keeps_its_text(void **state)
+{
+	struct rfx *f = *state;
+
+	f->json = aws_role_policy_decompile(
+	    &scope, "{\"Statement\":["
+		    "{\"Effect\":\"Allow\",\"Action\":[\"s3:GetObject\"],"
+		    "\"Resource\":\"arn:aws:s3:::kiln-demo-default-data/*\"},"
+		    "{\"Effect\":\"Deny\",\"Action\":\"s3:DeleteObject\",\"Resource\":\"*\"},"
+		    "{\"Effect\":\"Allow\",\"Action\":[\"s3:GetObject\",\"s3:PutObject\"],"
+		    "\"Resource\":\"arn:aws:s3:::kiln-demo-default-logs/*\"}]}");
+	/* A Deny is not an allow; a store statement with other actions is not kiln's. */
+	assert_json_is(f->json,
+		       "{\"read\":[\"data\"],\"write\":[],\"allow\":["
+		       "{\"actions\":[\"s3:DeleteObject\"],\"resources\":[\"*\"],\"statement\":"
+		       "{\"Effect\":\"Deny\",\"Action\":\"s3:DeleteObject\",\"Resource\":\"*\"}},"
+		       "{\"actions\":[\"s3:GetObject\",\"s3:PutObject\"],"
+		       "\"resources\":[\"arn:aws:s3:::kiln-demo-default-logs/*\"]}]}");
+}
+
+static void test_another_scope_s_bucket_is_not_read_back_as_a_store(void **state)
+{
+	struct rfx *f = *state;
+
+	f->json = aws_role_policy_decompile(
+	    &scope, "{\"Statement\":[{\"Effect\":\"Allow\",\"Action\":[\"s3:GetObject\"],"
+		    "\"Resource\":\"arn:aws:s3:::kiln-demo-other-data/*\"}]}");
+	assert_json_is(f->json, "{\"read\":[],\"write\":[],\"allow\":[{\"actions\":"
+				"[\"s3:GetObject\"],\"resources\":"
+				"[\"arn:aws:s3:::kiln-demo-other-data/*\"]}]}");
+}
+
+static void test_an_empty_or_missing_policy_holds_nothing(void **state)
+{
+	struct rfx *f = *state;
+
+	f->json = aws_role_policy_decompile(&scope, "");
+	assert_json_is(f->json, "{\"read\":[],\"write\":[]}");
+}
+
+/* --- expand --- */
+
+#define AWS_HEAD                                                                                   \
+	"kiln: 1\n"                                                                                \
+	"cluster: demo\n"                                                                          \
+	"provider: {name: aws, region: us-east-1}\n"                                               \
+	"storage:\n"                                                                               \
+	"  data: {tier: object}\n"                                                                 \
+	"iam:\n"                                                                                   \
+	"  roles:\n"                                                                               \
+	"    trainer:\n"                                                                           \
+	"      read: [data]\n"
+
+static int expand(struct rfx *f, const char *yaml, json_t **out, struct kiln_error *err)
+{
+	if (load_validate(&f->spec, yaml, &f->d) != 0) {
+		diags_dump(&f->d);
+		fail_msg("the spec does not validate");
+	}
+	if (provider_aws.open(&f->ctx, f->spec, err) != 0)
+		fail_msg("open: %s", err->msg);
+	return provider_aws.expand(f->ctx, f->spec, out, err);
+}
+
+static const json_t *role_attrs(const json_t *all)
+{
+	return json_object_get(json_object_get(all, "aws_iam_role.trainer"), "attrs");
+}
+
+static void test_expand_sorts_allow_so_a_reorder_is_no_change(void **state)
+{
+	struct rfx *f = *state;
+	struct kiln_error err = {{0}, {0}};
+	json_t *all = NULL;
+
+	assert_int_equal(
+	    expand(f,
+		   AWS_HEAD "      allow:\n"
+			    "        - {actions: [ecr:GetAuthorizationToken], resources: [\"*\"]}\n"
+			    "        - actions: [ecr:GetDownloadUrlForLayer, ecr:BatchGetImage, "
+			    "ecr:BatchGetImage]\n"
+			    "          resources: [\"arn:aws:ecr:us-east-1:1:repository/b\", "
+			    "\"arn:aws:ecr:us-east-1:1:repository/a\"]\n",
+		   &all, &err),
+	    PROV_OK);
+	f->json = all;
+	assert_json_is(json_object_get(role_attrs(all), "allow"),
+		       "[{\"actions\":[\"ecr:BatchGetImage\",\"ecr:GetDownloadUrlForLayer\"],"
+		       "\"resources\":[\"arn:aws:ecr:us-east-1:1:repository/a\","
+		       "\"arn:aws:ecr:us-east-1:1:repository/b\"]},"
+		       "{\"actions\":[\"ecr:GetAuthorizationToken\"],\"resources\":[\"*\"]}]");
+}
+
+static void test_expand_of_a_role_without_allow_has_no_allow_attribute(void **state)
+{
+	struct rfx *f = *state;
+	struct kiln_error err = {{0}, {0}};
+	json_t *all = NULL;
+
+	assert_int_equal(expand(f, AWS_HEAD, &all, &err), PROV_OK);
+	f->json = all;
+	assert_null(json_object_get(role_attrs(all), "allow"));
+	assert_json_is(json_object_get(role_attrs(all), "read"), "[\"data\"]");
+}
+
+static void test_expand_refuses_a_policy_over_iam_s_limit_naming_role_and_size(void **state)
+{
+	struct rfx *f = *state;
+	struct kiln_error err = {{0}, {0}};
+	struct strbuf sb = {0};
+	json_t *all = NULL;
+	int i;
+
+	sb_adds(&sb, AWS_HEAD "      allow:\n");
+	for (i = 0; i < 100; i++)
+		sb_addf(&sb,
+			"        - {actions: [ecr:BatchGetImage], resources: "
+			"[\"arn:aws:ecr:us-east-1:123456789012:repository/train-%03d\"]}\n",
+			i);
+	f->text = sb_detach(&sb);
+	assert_int_equal(expand(f, f->text, &all, &err), PROV_ERROR);
+	assert_null(all);
+	assert_string_equal(err.msg, "aws: t.yaml:8:5: iam.roles.trainer: the role's inline policy "
+				     "would be up to 12411 characters; IAM allows at most 10240");
+	assert_string_equal(err.hint, "merge allow statements that share resources or actions, or "
+				      "split the stores between two roles");
+}
+
+static void test_expand_refuses_a_resource_outside_aws_partitions(void **state)
+{
+	struct rfx *f = *state;
+	struct kiln_error err = {{0}, {0}};
+	json_t *all = NULL;
+
+	assert_int_equal(expand(f,
+				AWS_HEAD "      allow:\n"
+					 "        - {actions: [s3:GetObject], resources: "
+					 "[\"arn:aws-cn:s3:::b/*\", \"arn:sim:s3:::b/*\"]}\n",
+				&all, &err),
+			 PROV_ERROR);
+	assert_string_equal(err.msg, "aws: t.yaml:11:11: iam.roles.trainer.allow[0]: "
+				     "'arn:sim:s3:::b/*' is not in an AWS partition (arn:aws:, "
+				     "arn:aws-cn:, arn:aws-us-gov:...)");
+}
+
+static void test_expand_refuses_a_sim_action(void **state)
+{
+	struct rfx *f = *state;
+	struct kiln_error err = {{0}, {0}};
+	json_t *all = NULL;
+
+	assert_int_equal(expand(f,
+				AWS_HEAD
+				"      allow:\n"
+				"        - {actions: [sim:GetObject], resources: [\"*\"]}\n",
+				&all, &err),
+			 PROV_ERROR);
+	assert_string_equal(err.msg,
+			    "aws: t.yaml:11:11: iam.roles.trainer.allow[0]: "
+			    "'sim:GetObject' is an action of the sim provider, not of AWS");
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+	    rp_test(test_stores_and_allow_entries_compile_in_order),
+	    rp_test(test_a_role_without_allow_reads_back_without_the_key),
+	    rp_test(test_allow_entries_read_back_as_written),
+	    rp_test(test_an_allow_entry_that_looks_like_a_store_grant_stays_an_allow_entry),
+	    rp_test(test_a_policy_edited_outside_kiln_reads_back_as_allow_entries),
+	    rp_test(test_a_statement_the_spec_cannot_write_keeps_its_text),
+	    rp_test(test_another_scope_s_bucket_is_not_read_back_as_a_store),
+	    rp_test(test_an_empty_or_missing_policy_holds_nothing),
+	    rp_test(test_expand_sorts_allow_so_a_reorder_is_no_change),
+	    rp_test(test_expand_of_a_role_without_allow_has_no_allow_attribute),
+	    rp_test(test_expand_refuses_a_policy_over_iam_s_limit_naming_role_and_size),
+	    rp_test(test_expand_refuses_a_resource_outside_aws_partitions),
+	    rp_test(test_expand_refuses_a_sim_action),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
