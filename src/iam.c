@@ -287,20 +287,21 @@ static char *role_headline(const json_t *d)
 	    json_array_size(json_object_get(d, "revoked")), widen ? "; widens the role" : "");
 }
 
-static size_t action_width(const json_t *d)
+/* The widest value of key over the role's granted (and, with both, revoked) pairs. */
+static int column_width(const json_t *d, const char *key, bool both)
 {
 	const json_t *p;
 	size_t i, w = 0;
 	int k;
 
-	for (k = 0; k < 2; k++)
+	for (k = 0; k < (both ? 2 : 1); k++)
 		json_array_foreach(json_object_get(d, k ? "revoked" : "granted"), i, p)
 		{
-			size_t n = strlen(str(p, "action"));
+			size_t n = strlen(str(p, key));
 
 			w = n > w ? n : w;
 		}
-	return w;
+	return (int)w;
 }
 
 void iam_render_text(FILE *out, const json_t *plan, bool color)
@@ -311,7 +312,7 @@ void iam_render_text(FILE *out, const json_t *plan, bool color)
 	json_array_foreach(plan_delta(plan), i, d)
 	{
 		char *head;
-		int w;
+		int w, rw;
 
 		if (!role_changes(d))
 			continue;
@@ -319,15 +320,16 @@ void iam_render_text(FILE *out, const json_t *plan, bool color)
 			fprintf(out, "%sIAM permissions%s (granted + and revoked -)\n",
 				color ? BOLD : "", color ? RESET : "");
 		head = role_headline(d);
-		w = (int)action_width(d);
+		w = column_width(d, "action", true);
+		rw = column_width(d, "resource", false);
 		fprintf(out, "  %s (role %s): %s\n", str(d, "address"), str(d, "role"), head);
 		free(head);
 		json_array_foreach(json_object_get(d, "granted"), j, p)
 		{
 			bool widen = strcmp(str(p, "widening"), "new role") != 0;
 
-			fprintf(out, "    %s+%s %-*s  %s  %s(%s)%s\n", color ? GREEN : "",
-				color ? RESET : "", w, str(p, "action"), str(p, "resource"),
+			fprintf(out, "    %s+%s %-*s  %-*s  %s(%s)%s\n", color ? GREEN : "",
+				color ? RESET : "", w, str(p, "action"), rw, str(p, "resource"),
 				color && widen ? YELLOW : "", str(p, "widening"),
 				color && widen ? RESET : "");
 		}

@@ -228,7 +228,7 @@ static void test_the_text_section_lists_grants_with_widening_and_revocations(voi
 	fclose(f);
 	assert_string_equal(buf, "IAM permissions (granted + and revoked -)\n"
 				 "  t_role.r (role r): 2 granted, 1 revoked; widens the role\n"
-				 "    + iam:PassRole  *  (new action)\n"
+				 "    + iam:PassRole  *      (new action)\n"
 				 "    + s3:GetObject  arn:*  (broader resource)\n"
 				 "    - s3:GetObject  arn:a\n"
 				 "\n");

@@ -152,8 +152,15 @@ open("kiln.yaml", "w").write(s)
 PY
 	check "review: narrowing write to read revokes, a new store is a new resource" 0 \
 		--out-has "  sim_role_policy.trainer (role trainer): 4 granted, 4 revoked; widens the role" \
-		--out-has "    + sim:GetObject     arn:sim:s3:::quickstart-datasets-*  (new resource)" \
+		--out-has "    + sim:GetObject     arn:sim:s3:::quickstart-datasets-*    (new resource)" \
 		--out-has "    - sim:PutObject     arn:sim:s3:::quickstart-checkpoints-" \
+		-- "$KILN" plan
+	cp "$E2E_ROOT/examples/quickstart.yaml" kiln.yaml
+	sed -i 's/trainer: {write: \[checkpoints\]}/trainer:\n      write: [checkpoints]\n      allow:\n        - {actions: ["sim:GetObject"], resources: ["arn:sim:s3:::*"]}\n        - {actions: ["sim:DescribeNodeGroups"], resources: ["*"]}/' kiln.yaml
+	check "review: an allow statement over a held bucket is a broader resource, a new action is flagged" 0 \
+		--out-has "  sim_role_policy.trainer (role trainer): 2 granted, 0 revoked; widens the role" \
+		--out-has "    + sim:DescribeNodeGroups  *               (new action)" \
+		--out-has "    + sim:GetObject           arn:sim:s3:::*  (broader resource)" \
 		-- "$KILN" plan
 	check "review: destroying revokes every permission the role holds" 0 \
 		--out-has "  sim_role_policy.trainer (role trainer): 0 granted, 8 revoked" \
