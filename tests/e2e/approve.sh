@@ -44,6 +44,10 @@ ap_sign_and_show() {
 		sh -c '[ "$(stat -c %a p.kiln)" = 600 ]'
 	assert "approve: the approval names the key by the SHA-256 of its DER public key" \
 		test "$(ap_py field p.kiln 0 key_id)" = "$(ap_key_id alice.pub)"
+	ap_py message p.kiln 0 msg.bin sig.bin
+	check "approve: openssl verifies the signature over the documented message" 0 \
+		--out "Signature Verified Successfully" \
+		-- openssl pkeyutl -verify -pubin -inkey alice.pub -rawin -in msg.bin -sigfile sig.bin
 	assert "approve: the plan file still validates (tests/check-plan-schema.py)" \
 		python3 "$E2E_ROOT/tests/check-plan-schema.py" p.kiln
 	check "approve: the same key again replaces its approval" 0 \

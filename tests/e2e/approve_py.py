@@ -10,9 +10,13 @@
                               as kiln computes it, approvals kept: a plan
                               changed after approval that passes the digest
                               check, so only the signatures can catch it
+  message FILE I MSG SIG      write the message approval I signs (kiln-approve(1),
+                              WHAT IS SIGNED) to MSG and its raw signature to
+                              SIG, for openssl pkeyutl -verify -rawin
   show-json FILE DIGEST ID_VALID ID_UNKNOWN
                               check `kiln show --approvals --json` output
 """
+import base64
 import hashlib
 import json
 import re
@@ -30,25 +34,37 @@ def save(path, doc):
         f.write("\n")
 
 
-def kiln_digest(plan):
-    """plan_digest(): compact, sorted keys, ASCII with upper-case \\u escapes.
+def canonical(v):
+    """plan_canonical(): compact JSON, keys sorted, ASCII only, as jansson writes it.
 
-    kiln writes reals with 17 significant digits, which json.dumps does not;
-    a plan with a real is refused rather than digested differently.
+    Strings escape every non-ASCII character as \\uXXXX with upper-case hex;
+    reals have 17 significant digits ("%.17g", ".0" added to an integral
+    value, no '+' or leading zeros in the exponent).
     """
-    def walk(v):
-        if isinstance(v, float):
-            sys.exit("the plan holds a real number; this helper cannot digest it as kiln does")
-        if isinstance(v, dict):
-            for x in v.values():
-                walk(x)
-        if isinstance(v, list):
-            for x in v:
-                walk(x)
-    walk(plan)
-    text = json.dumps(plan, sort_keys=True, separators=(",", ":"), ensure_ascii=True)
-    text = re.sub(r"\\u([0-9a-f]{4})", lambda m: "\\u" + m.group(1).upper(), text)
-    return "sha256:" + hashlib.sha256(text.encode("ascii")).hexdigest()
+    if v is None:
+        return "null"
+    if v is True:
+        return "true"
+    if v is False:
+        return "false"
+    if isinstance(v, int):
+        return str(v)
+    if isinstance(v, float):
+        text = "%.17g" % v
+        if "." not in text and "e" not in text:
+            text += ".0"
+        return re.sub(r"e\+?(-?)0*(\d)", r"e\1\2", text)
+    if isinstance(v, str):
+        text = json.dumps(v, ensure_ascii=True)
+        return re.sub(r"\\u([0-9a-f]{4})", lambda m: "\\u" + m.group(1).upper(), text)
+    if isinstance(v, list):
+        return "[" + ",".join(canonical(x) for x in v) + "]"
+    return "{" + ",".join(canonical(k) + ":" + canonical(v[k]) for k in sorted(v)) + "}"
+
+
+def kiln_digest(plan):
+    """plan_digest(): the SHA-256 of the canonical text."""
+    return "sha256:" + hashlib.sha256(canonical(plan).encode("ascii")).hexdigest()
 
 
 def retamper(path):
@@ -101,6 +117,14 @@ def main(argv):
         save(args[0], doc)
     elif cmd == "retamper":
         retamper(args[0])
+    elif cmd == "message":
+        doc = load(args[0])
+        a = doc["approvals"][int(args[1])]
+        with open(args[2], "wb") as f:
+            f.write(("kiln-approval-v1\n%s\n%s\n" % (a["signer"], a["time"])).encode("utf-8"))
+            f.write(canonical(doc["plan"]).encode("ascii"))
+        with open(args[3], "wb") as f:
+            f.write(base64.b64decode(a["signature"], validate=True))
     elif cmd == "show-json":
         show_json(*args)
     else:
