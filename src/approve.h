@@ -15,8 +15,8 @@
  * keys can still tell whether it verifies. Trust is the caller's: a directory
  * of PEM public keys, one per *.pub file.
  *
- * This file owns keys and signatures; it never prints, and it never reads or
- * writes a plan file (plan.c does).
+ * approve_key.c owns keys, approve.c signatures; neither prints, nor reads
+ * or writes a plan file (plan.c does).
  */
 #ifndef KILN_APPROVE_H
 #define KILN_APPROVE_H
@@ -51,6 +51,8 @@ struct approve_key {
 int approve_key_load_private(struct approve_key **out, const char *path, struct kiln_error *err);
 /* Load a PEM public key (SubjectPublicKeyInfo, as `openssl pkey -pubout` writes it). */
 int approve_key_load_public(struct approve_key **out, const char *path, struct kiln_error *err);
+/* The Ed25519 public key whose DER SubjectPublicKeyInfo is der, or NULL. */
+struct approve_key *approve_key_from_der(const unsigned char *der, size_t len);
 /* A new Ed25519 key, written to path (0600, not overwritten) and path.pub (0644). */
 int approve_key_generate(struct approve_key **out, const char *path, struct kiln_error *err);
 void approve_key_free(struct approve_key *k);

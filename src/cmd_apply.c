@@ -62,7 +62,7 @@ const struct cmd_info cmd_apply_info = {
 		   "refused before the lock is taken, naming each approval that does not count.",
     .options = apply_options,
     .noptions = sizeof(apply_options) / sizeof(apply_options[0]),
-    .see_also = "kiln-apply(1), kiln-plan(1), kiln-destroy(1)",
+    .see_also = "kiln-apply(1), kiln-plan(1), kiln-approve(1), kiln-destroy(1)",
 };
 
 static const struct cli_option destroy_options[] = {

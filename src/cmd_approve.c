@@ -26,8 +26,7 @@ enum {
 static const struct cli_option options[] = {
     {"key", 0, true, OPT_KEY, "KEY", "sign with this Ed25519 private key (PEM, mode 0600)"},
     {"signer", 0, true, OPT_SIGNER, "NAME",
-     "the name to sign as (default KILN_AUTHOR, else git's user.name <user.email>, else "
-     "LOGIN@HOST)"},
+     "the name to sign as (default KILN_AUTHOR, git's user.name, or LOGIN@HOST)"},
     {"generate-key", 0, true, OPT_GENERATE, "FILE",
      "write a new Ed25519 key to FILE (0600) and its public key to FILE.pub"},
 };

@@ -65,7 +65,7 @@ const struct cmd_info cmd_show_info = {
 		   "prints the approvals alone (as JSON with --json).",
     .options = show_options,
     .noptions = sizeof(show_options) / sizeof(show_options[0]),
-    .see_also = "kiln-show(1), kiln-log(1)",
+    .see_also = "kiln-show(1), kiln-log(1), kiln-approve(1)",
 };
 
 static int print_line(const git_diff_delta *d, const git_diff_hunk *h, const git_diff_line *l,
