@@ -10,6 +10,7 @@
 #include <unistd.h>
 
 #include "apply.h"
+#include "approve.h"
 #include "cmd_run.h"
 #include "cmds.h"
 #include "crypt.h"
@@ -17,6 +18,11 @@
 #include "log.h"
 #include "plan.h"
 #include "state.h"
+
+enum {
+	OPT_REQUIRE_APPROVALS = 980,
+	OPT_TRUSTED_KEYS,
+};
 
 static const struct cli_option apply_options[] = {
     CMD_OPT_WORKSPACE,
@@ -29,6 +35,11 @@ static const struct cli_option apply_options[] = {
     RUN_OPT_REFRESH,
     RUN_OPT_TARGET,
     RUN_OPT_REPLACE,
+    {"require-approvals", 0, true, OPT_REQUIRE_APPROVALS, "N",
+     "apply a PLANFILE only with N valid approvals from distinct trusted keys "
+     "(KILN_REQUIRE_APPROVALS)"},
+    {"trusted-keys", 0, true, OPT_TRUSTED_KEYS, "DIR",
+     "the public keys (*.pub) whose approvals count (KILN_TRUSTED_KEYS)"},
 };
 
 const struct cmd_info cmd_apply_info = {
@@ -45,10 +56,13 @@ const struct cmd_info cmd_apply_info = {
 		   "what remains. SIGINT or SIGTERM stops starting work and commits what was\n"
 		   "done; a second signal exits at once.\n\n"
 		   "Without --auto-approve, apply asks on a terminal and refuses otherwise.\n"
-		   "A saved plan needs no approval: reviewing it was the approval.",
+		   "A saved plan needs no approval: reviewing it was the approval. With\n"
+		   "--require-approvals N, a saved plan is applied only when it carries N valid\n"
+		   "approvals (`kiln approve`) from distinct keys in --trusted-keys DIR; it is\n"
+		   "refused before the lock is taken, naming each approval that does not count.",
     .options = apply_options,
     .noptions = sizeof(apply_options) / sizeof(apply_options[0]),
-    .see_also = "kiln-apply(1), kiln-plan(1), kiln-destroy(1)",
+    .see_also = "kiln-apply(1), kiln-plan(1), kiln-approve(1), kiln-destroy(1)",
 };
 
 static const struct cli_option destroy_options[] = {
@@ -382,14 +396,18 @@ static char *summary_counts(const struct apply_result *res)
 	return sb_detach(&sb);
 }
 
-/* One commit for the whole apply, when the state changed. */
+/*
+ * One commit for the whole apply, when the state changed. approved holds
+ * the Kiln-Approval trailers of a plan applied under --require-approvals.
+ */
 static int commit_state(struct run *r, const char *op, const struct apply_result *res,
-			char **commit_out)
+			const json_t *approved, char **commit_out)
 {
 	struct kiln_error err = {0};
 	char *before = r->ws->exists ? state_canonical(r->ws->state) : NULL;
 	char *after, *counts, *summary, *label, *t_plan, *t_spec, *t_op, *t_res;
-	const char *extra[4];
+	const char **extra;
+	size_t i, nextra = 4 + json_array_size(approved);
 	int rc = 0;
 
 	*commit_out = NULL;
@@ -417,17 +435,21 @@ static int commit_state(struct run *r, const char *op, const struct apply_result
 	t_res = xasprintf("Kiln-Result: %s", res->failed	? "partial (operations failed)"
 					     : res->interrupted ? "partial (interrupted)"
 								: "complete");
+	extra = xcalloc(nextra, sizeof(*extra));
 	extra[0] = t_op;
 	extra[1] = t_plan;
 	extra[2] = t_spec;
-	extra[3] = t_res;
-	if (workspace_commit(r->ws, r->state, false, summary, extra, 4, &err) < 0) {
+	for (i = 0; i < json_array_size(approved); i++)
+		extra[3 + i] = json_string_value(json_array_get(approved, i));
+	extra[nextra - 1] = t_res;
+	if (workspace_commit(r->ws, r->state, false, summary, extra, nextra, &err) < 0) {
 		cmd_report(r->cli, &err);
 		rc = -1;
 	} else {
 		*commit_out = xmalloc(41);
 		git_oid_tostr(*commit_out, 41, &r->ws->head);
 	}
+	free(extra);
 	free(before);
 	free(after);
 	free(counts);
@@ -438,6 +460,130 @@ static int commit_state(struct run *r, const char *op, const struct apply_result
 	free(t_spec);
 	free(t_res);
 	return rc;
+}
+
+/*
+ * What --require-approvals and --trusted-keys ask for, or, when they are
+ * not given, KILN_REQUIRE_APPROVALS and KILN_TRUSTED_KEYS: so that a CI
+ * job's environment can demand approvals of every apply it runs.
+ */
+struct approval_policy {
+	const char *required_arg; /* --require-approvals N, or NULL */
+	const char *dir_arg;	  /* --trusted-keys DIR, or NULL */
+	long required;		  /* 0: no approval required */
+	char *source;		  /* "--require-approvals 2" or "KILN_REQUIRE_APPROVALS=2" */
+	const char *dir;
+};
+
+#define APPROVALS_MAX 100
+
+static int approval_policy_resolve(struct approval_policy *ap, const struct cli *cli)
+{
+	const char *env = getenv("KILN_REQUIRE_APPROVALS");
+	const char *text = ap->required_arg ? ap->required_arg : env;
+	const char *name = ap->required_arg ? "--require-approvals" : "KILN_REQUIRE_APPROVALS";
+	char *end;
+
+	ap->dir = ap->dir_arg ? ap->dir_arg : getenv("KILN_TRUSTED_KEYS");
+	if (ap->dir && !*ap->dir)
+		ap->dir = NULL;
+	if (!text || (!ap->required_arg && !*text))
+		return 0;
+	ap->required = strtol(text, &end, 10);
+	if (!*text || *end || ap->required < 0 || ap->required > APPROVALS_MAX) {
+		cli_error(cli, "give the number of approvals a plan needs, such as 2",
+			  "%s '%s' is not a number from 0 to %d", name, text, APPROVALS_MAX);
+		return -1;
+	}
+	ap->source = ap->required_arg ? xasprintf("--require-approvals %ld", ap->required)
+				      : xasprintf("KILN_REQUIRE_APPROVALS=%ld", ap->required);
+	return 0;
+}
+
+/* A refusal, on standard error: why, one line per approval, and the fix. */
+static void approvals_refuse(const struct cli *cli, const char *file,
+			     const struct approval_policy *ap, const struct approval_report *rep)
+{
+	bool bad = false;
+	size_t i;
+
+	if (rep->n == 0)
+		fprintf(stderr,
+			"%s: %s: %s is not approved: it has no approvals, %ld from trusted keys "
+			"required (%s); nothing was changed\n",
+			cli->prog, cli->cmd, file, ap->required, ap->source);
+	else
+		fprintf(stderr,
+			"%s: %s: %s is not approved: %zu valid approval%s from trusted keys, %ld "
+			"required (%s); nothing was changed\n",
+			cli->prog, cli->cmd, file, rep->valid, rep->valid == 1 ? "" : "s",
+			ap->required, ap->source);
+	for (i = 0; i < rep->n; i++) {
+		const struct approval_check *c = &rep->v[i];
+		char *why = approval_check_describe(c, ap->dir);
+
+		fprintf(stderr, "  approval %zu: %s at %s, key %s: %s\n", i + 1,
+			c->signer ? c->signer : "?", c->time ? c->time : "?",
+			c->key_id ? c->key_id : "?", why);
+		bad = bad || c->status == APPROVAL_BAD_SIGNATURE;
+		free(why);
+	}
+	fprintf(stderr,
+		"  hint: %s%ld more approval%s needed from keys in %s: each approver runs kiln "
+		"approve %s --key KEY\n",
+		bad ? "an approval that does not verify was made for another plan or edited since; "
+		    : "",
+		ap->required - (long)rep->valid,
+		ap->required - (long)rep->valid == 1 ? " is" : "s are", ap->dir, file);
+}
+
+/*
+ * The approvals check of a saved plan, before anything is locked or
+ * called: 0 when plan carries the approvals the policy asks for (with
+ * *trailers the commit trailers naming them), -1 after reporting why not.
+ */
+static int approvals_check(const struct cli *cli, const char *file, const json_t *plan,
+			   const json_t *approvals, const struct approval_policy *ap, bool quiet,
+			   json_t **trailers)
+{
+	struct approve_keyring ring = {0};
+	struct approval_report rep = {0};
+	struct kiln_error err = {0};
+	size_t i;
+	int ret = -1;
+
+	*trailers = NULL;
+	if (approve_keyring_load(&ring, ap->dir, &err) < 0 ||
+	    approve_verify(&rep, plan, approvals, &ring, &err) < 0) {
+		cmd_report(cli, &err);
+		goto out;
+	}
+	if ((long)rep.valid < ap->required) {
+		approvals_refuse(cli, file, ap, &rep);
+		goto out;
+	}
+	*trailers = json_array();
+	if (!quiet)
+		printf("Approvals: %zu valid from trusted keys in %s (%s):", rep.valid, ap->dir,
+		       ap->source);
+	for (i = 0; i < rep.n; i++) {
+		const struct approval_check *c = &rep.v[i];
+
+		if (c->status != APPROVAL_VALID)
+			continue;
+		json_array_append_new(*trailers, json_sprintf("Kiln-Approval: %s %s %s", c->key_id,
+							      c->time, c->signer));
+		if (!quiet)
+			printf("%s %s (%s)", json_array_size(*trailers) == 1 ? "" : ",", c->signer,
+			       c->trusted_by);
+	}
+	if (!quiet)
+		printf(".\n");
+	ret = 0;
+out:
+	approval_report_release(&rep);
+	approve_keyring_release(&ring);
+	return ret;
 }
 
 /* Static, not on the stack: the signal thread may write it a moment after we return. */
@@ -453,10 +599,11 @@ static int run_apply(int argc, char **argv, struct cli *cli, bool destroy)
 	struct progress pg = {.cli = cli};
 	struct apply_result res = {0};
 	struct journal *j = NULL;
-	json_t *saved = NULL, *hook;
+	struct approval_policy ap = {0};
+	json_t *saved = NULL, *approvals = NULL, *approved = NULL, *hook;
 	const char *operand, *spec;
 	char *jpath = NULL, *commit = NULL, *line;
-	int ret = KILN_EXIT_ERROR, commit_rc = 0, have_key;
+	int ret = KILN_EXIT_ERROR, commit_rc = 0, have_key, opt;
 	struct crypt_key key;
 
 	run_flags_init(&f);
@@ -464,8 +611,19 @@ static int run_apply(int argc, char **argv, struct cli *cli, bool destroy)
 	atomic_store(&interrupted, 0);
 	pthread_mutex_init(&pg.mu, NULL);
 	pg.inflight = json_object();
-	if (run_flags_parse(&f, &p, cli, info, argc, argv, &ret) < 0)
-		goto out;
+	cli_parser_init(&p, cli, info, argc, argv);
+	while ((opt = cli_next(&p)) != CLI_DONE) {
+		if (opt == CLI_EXIT) {
+			ret = p.exit_code;
+			goto out;
+		}
+		if (opt == OPT_REQUIRE_APPROVALS)
+			ap.required_arg = p.optarg;
+		else if (opt == OPT_TRUSTED_KEYS)
+			ap.dir_arg = p.optarg;
+		else if (run_flags_handle(&f, cli, opt, p.optarg) < 0)
+			goto out;
+	}
 	operand = run_spec_operand(cli, argc, argv, p.optind);
 	if (!operand)
 		goto out;
@@ -473,6 +631,35 @@ static int run_apply(int argc, char **argv, struct cli *cli, bool destroy)
 	if (destroy && plan_file_is(operand)) {
 		cli_error(cli, "apply a saved plan, destroy plans included, with `kiln apply FILE`",
 			  "%s is a plan file; destroy takes a spec", operand);
+		goto out;
+	}
+	if (approval_policy_resolve(&ap, cli) < 0)
+		goto out;
+	if (ap.required > 0 && (destroy || !plan_file_is(operand))) {
+		/* A spec carries no approvals: applying it would step around the review. */
+		cli_error(cli, NULL,
+			  "approvals are required (%s), and %s is a spec, which carries none; "
+			  "nothing was changed",
+			  ap.source, operand);
+		fprintf(
+		    stderr,
+		    "  hint: save the plan for review: kiln plan %s%s --out %s, have it "
+		    "approved (kiln approve %s --key KEY), then kiln apply %s\n",
+		    destroy ? "--destroy " : "", operand, destroy ? "destroy.kiln" : "plan.kiln",
+		    destroy ? "destroy.kiln" : "plan.kiln", destroy ? "destroy.kiln" : "plan.kiln");
+		goto out;
+	}
+	if (ap.required > 0 && !ap.dir) {
+		cli_error(cli,
+			  "give --trusted-keys DIR, a directory of the approvers' *.pub keys "
+			  "(or set KILN_TRUSTED_KEYS)",
+			  "approvals are required (%s), but no trusted keys are given", ap.source);
+		goto out;
+	}
+	if (ap.dir_arg && ap.required == 0) {
+		cli_error(cli,
+			  "give the number of approvals required, such as --require-approvals 1",
+			  "--trusted-keys is used only with --require-approvals N");
 		goto out;
 	}
 	have_key = crypt_key_load(&key, &err);
@@ -483,7 +670,7 @@ static int run_apply(int argc, char **argv, struct cli *cli, bool destroy)
 		goto out;
 	}
 	if (plan_file_is(operand)) {
-		if (plan_file_read(&saved, operand, &err) < 0) {
+		if (plan_file_read_approvals(&saved, &approvals, operand, &err) < 0) {
 			cmd_report(cli, &err);
 			goto out;
 		}
@@ -502,6 +689,10 @@ static int run_apply(int argc, char **argv, struct cli *cli, bool destroy)
 				  f.store.workspace);
 			goto out;
 		}
+		/* Before the lock and before any call: a refusal spends nothing. */
+		if (ap.required > 0 &&
+		    approvals_check(cli, operand, saved, approvals, &ap, f.json, &approved) < 0)
+			goto out;
 		f.store.workspace = ws;
 		f.destroy = destroy = json_is_true(json_object_get(kn, "destroy"));
 		spec = json_string_value(json_object_get(json_object_get(kn, "spec"), "file"));
@@ -581,7 +772,7 @@ static int run_apply(int argc, char **argv, struct cli *cli, bool destroy)
 	}
 	/* From here a signal exits at once; the journal keeps what the commit would have. */
 	lock_set_interrupt_flag(NULL);
-	commit_rc = commit_state(&r, destroy ? "destroy" : "apply", &res, &commit);
+	commit_rc = commit_state(&r, destroy ? "destroy" : "apply", &res, approved, &commit);
 	journal_close(j, commit_rc == 0);
 	j = NULL;
 	{
@@ -639,6 +830,9 @@ out:
 	free(jpath);
 	free(commit);
 	json_decref(saved);
+	json_decref(approvals);
+	json_decref(approved);
+	free(ap.source);
 	json_decref(pg.inflight);
 	pthread_mutex_destroy(&pg.mu);
 	run_close(&r);

@@ -7,6 +7,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "approve.h"
 #include "cmd_store.h"
 #include "plan.h"
 #include "cmds.h"
@@ -16,6 +17,8 @@ enum {
 	OPT_JSON = 1,
 	OPT_COUNT,
 	OPT_PATCH,
+	OPT_TRUSTED_KEYS,
+	OPT_APPROVALS,
 };
 
 static const struct cli_option log_options[] = {
@@ -41,20 +44,28 @@ const struct cmd_info cmd_log_info = {
 static const struct cli_option show_options[] = {
     CMD_OPT_STATE,
     {"json", 0, false, OPT_JSON, NULL, "print a JSON object"},
+    {"approvals", 0, false, OPT_APPROVALS, NULL,
+     "PLANFILE: print only its approvals and whether each verifies"},
+    {"trusted-keys", 0, true, OPT_TRUSTED_KEYS, "DIR",
+     "PLANFILE: also check approvals against the *.pub keys in DIR (KILN_TRUSTED_KEYS)"},
 };
 
 const struct cmd_info cmd_show_info = {
     .name = "show",
-    .usage = "COMMIT | PLANFILE [--json] [--state URL|PATH]",
+    .usage = "COMMIT [--json] [--state URL|PATH] | PLANFILE [--json] [--approvals] "
+	     "[--trusted-keys DIR]",
     .summary = "show one state commit: who, when, why, and the state diff",
     .description = "Show a commit of the state repository (a full or abbreviated id from\n"
 		   "`kiln log`, or a workspace name for its head): author, date, the whole\n"
 		   "message with its trailers, and the diff of state.json against its parent.\n\n"
 		   "Given a plan file saved by `kiln plan --out`, render that plan (checking\n"
-		   "that it is intact) as plan printed it, or as JSON with --json.",
+		   "that it is intact) as plan printed it, or as JSON with --json, followed by\n"
+		   "its approvals (`kiln approve`) and whether each verifies over the plan;\n"
+		   "with --trusted-keys DIR, also whether its key is trusted. --approvals\n"
+		   "prints the approvals alone (as JSON with --json).",
     .options = show_options,
     .noptions = sizeof(show_options) / sizeof(show_options[0]),
-    .see_also = "kiln-show(1), kiln-log(1)",
+    .see_also = "kiln-show(1), kiln-log(1), kiln-approve(1)",
 };
 
 static int print_line(const git_diff_delta *d, const git_diff_hunk *h, const git_diff_line *l,
@@ -225,24 +236,114 @@ out:
 	return ret;
 }
 
-/* `kiln show PLANFILE`: a saved plan, as plan printed it (or its JSON). */
-static int show_plan_file(struct cli *cli, const char *path, bool json)
+/* The status of an approval as a JSON value: "valid", "bad_signature", ... */
+static const char *status_json(enum approval_status st)
+{
+	static const char *const names[] = {
+	    [APPROVAL_VALID] = "valid",
+	    [APPROVAL_MALFORMED] = "malformed",
+	    [APPROVAL_BAD_SIGNATURE] = "bad_signature",
+	    [APPROVAL_UNKNOWN_KEY] = "unknown_key",
+	    [APPROVAL_DUPLICATE] = "duplicate",
+	};
+
+	return names[st];
+}
+
+static json_t *approvals_json(const char *path, const json_t *plan, const struct approval_report *r,
+			      const char *dir)
+{
+	char *digest = plan_digest(plan);
+	json_t *list = json_array(), *o;
+	size_t i;
+
+	for (i = 0; i < r->n; i++) {
+		const struct approval_check *c = &r->v[i];
+		char *why = approval_check_describe(c, dir);
+
+		json_array_append_new(list,
+				      json_pack("{s:s?, s:s?, s:s?, s:s, s:b, s:s?, s:s}", "signer",
+						c->signer, "time", c->time, "key_id", c->key_id,
+						"status", status_json(c->status), "verifies",
+						c->status == APPROVAL_VALID ||
+						    c->status == APPROVAL_DUPLICATE ||
+						    c->status == APPROVAL_UNKNOWN_KEY,
+						"trusted_by", c->trusted_by, "message", why));
+		free(why);
+	}
+	o = json_pack("{s:s, s:s, s:s?, s:i, s:o}", "file", path, "digest", digest ? digest : "",
+		      "trusted_keys", dir, "valid", (json_int_t)r->valid, "approvals", list);
+	free(digest);
+	return o;
+}
+
+static void approvals_text(const char *path, const struct approval_report *r, const char *dir)
+{
+	size_t i;
+
+	if (r->n == 0) {
+		printf("Approvals: none (add one with kiln approve %s --key KEY)\n", path);
+		return;
+	}
+	if (dir)
+		printf("Approvals: %zu (%zu valid, from distinct keys trusted in %s)\n", r->n,
+		       r->valid, dir);
+	else
+		printf("Approvals: %zu (%zu with a valid signature, from distinct keys; trust not "
+		       "checked: give --trusted-keys DIR)\n",
+		       r->n, r->valid);
+	for (i = 0; i < r->n; i++) {
+		const struct approval_check *c = &r->v[i];
+		char *why = approval_check_describe(c, dir);
+
+		printf("  %zu. %s at %s, key %s: %s\n", i + 1, c->signer ? c->signer : "?",
+		       c->time ? c->time : "?", c->key_id ? c->key_id : "?", why);
+		free(why);
+	}
+}
+
+/*
+ * `kiln show PLANFILE`: a saved plan, as plan printed it (or its JSON), and
+ * its approvals; with only_approvals, the approvals alone.
+ */
+static int show_plan_file(struct cli *cli, const char *path, bool json, bool only_approvals,
+			  const char *dir)
 {
 	struct kiln_error err = {0};
-	json_t *plan;
+	struct approve_keyring ring = {0};
+	struct approval_report report = {0};
+	json_t *plan = NULL, *approvals = NULL;
+	int ret = KILN_EXIT_ERROR;
 
-	if (plan_file_read(&plan, path, &err) < 0) {
+	if (plan_file_read_approvals(&plan, &approvals, path, &err) < 0 ||
+	    (dir && approve_keyring_load(&ring, dir, &err) < 0) ||
+	    approve_verify(&report, plan, approvals, dir ? &ring : NULL, &err) < 0) {
 		cmd_report(cli, &err);
-		return KILN_EXIT_ERROR;
+		goto out;
 	}
 	if (json) {
-		json_dumpf(plan, stdout, JSON_INDENT(2) | JSON_SORT_KEYS | JSON_REAL_PRECISION(12));
+		json_t *o =
+		    only_approvals ? approvals_json(path, plan, &report, dir) : json_incref(plan);
+
+		json_dumpf(o, stdout,
+			   JSON_INDENT(2) |
+			       (only_approvals ? 0 : JSON_SORT_KEYS | JSON_REAL_PRECISION(12)));
 		fputc('\n', stdout);
+		json_decref(o);
 	} else {
-		plan_render_text(stdout, plan, cli->color_out);
+		if (!only_approvals) {
+			plan_render_text(stdout, plan, cli->color_out);
+			printf("\n");
+		}
+		approvals_text(path, &report, dir);
 	}
+	ret = KILN_EXIT_OK;
+out:
+	approval_report_release(&report);
+	approve_keyring_release(&ring);
+	json_decref(approvals);
 	json_decref(plan);
-	return KILN_EXIT_OK;
+	return ret;
 }
 
 int cmd_show(int argc, char **argv, struct cli *cli)
@@ -253,7 +354,8 @@ int cmd_show(int argc, char **argv, struct cli *cli)
 	struct kiln_error err;
 	git_commit *c = NULL;
 	git_oid oid;
-	bool json = false;
+	bool json = false, only_approvals = false;
+	const char *trusted = NULL;
 	int opt, ret = KILN_EXIT_ERROR;
 
 	cli_parser_init(&p, cli, &cmd_show_info, argc, argv);
@@ -269,13 +371,25 @@ int cmd_show(int argc, char **argv, struct cli *cli)
 			goto out;
 		if (opt == OPT_JSON)
 			json = true;
+		if (opt == OPT_APPROVALS)
+			only_approvals = true;
+		if (opt == OPT_TRUSTED_KEYS)
+			trusted = p.optarg;
 	}
 	if (argc - p.optind != 1) {
 		cli_error(cli, "`kiln log` lists commits", "needs one COMMIT");
 		goto out;
 	}
 	if (plan_file_is(argv[p.optind])) {
-		ret = show_plan_file(cli, argv[p.optind], json);
+		if (!trusted && getenv("KILN_TRUSTED_KEYS") && *getenv("KILN_TRUSTED_KEYS"))
+			trusted = getenv("KILN_TRUSTED_KEYS");
+		ret = show_plan_file(cli, argv[p.optind], json, only_approvals, trusted);
+		goto out;
+	}
+	if (only_approvals || trusted) {
+		cli_error(cli, "give the plan file that kiln plan --out wrote",
+			  "--approvals and --trusted-keys are for a plan file, and %s is not one",
+			  argv[p.optind]);
 		goto out;
 	}
 	if (store_flags_open(&flags, cli, false, &s, NULL) < 0)

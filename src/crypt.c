@@ -102,6 +102,16 @@ static char *b64_encode(const unsigned char *p, size_t len)
 	return out;
 }
 
+char *crypt_base64_encode(const unsigned char *p, size_t len)
+{
+	return b64_encode(p, len);
+}
+
+int crypt_base64_decode(unsigned char **out, size_t *out_len, const char *s, size_t len)
+{
+	return b64_decode(out, out_len, s, len);
+}
+
 static const char *openssl_reason(void)
 {
 	unsigned long e = ERR_get_error();

@@ -65,6 +65,15 @@ json_t *crypt_seal(const struct crypt_key *k, const json_t *value, const char *a
 json_t *crypt_open(const struct crypt_key *k, const json_t *envelope, const char *aad,
 		   struct kiln_error *err);
 
+/* Padded standard base64 (RFC 4648) of len bytes; caller frees. */
+char *crypt_base64_encode(const unsigned char *p, size_t len);
+/*
+ * Decode strict padded base64 (no white space, zero bits under the padding,
+ * so that one text means one value): 0, or -1 when s is not such base64.
+ * The caller frees *out (wiping it first if it is secret).
+ */
+int crypt_base64_decode(unsigned char **out, size_t *out_len, const char *s, size_t len);
+
 /* An object with a "kiln_sealed" key: an envelope, well-formed or not. */
 bool crypt_is_sealed(const json_t *v);
 /* An envelope of exactly crypt_seal()'s shape (algorithm, key id, nonce and tag lengths). */

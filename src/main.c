@@ -23,6 +23,7 @@ static const struct command {
 } commands[] = {
     {"validate", cmd_validate, &cmd_validate_info},
     {"plan", cmd_plan, &cmd_plan_info},
+    {"approve", cmd_approve, &cmd_approve_info},
     {"apply", cmd_apply, &cmd_apply_info},
     {"destroy", cmd_destroy, &cmd_destroy_info},
     {"graph", cmd_graph, &cmd_graph_info},

@@ -36,6 +36,13 @@
 #define PLAN_DIGEST_FLAGS                                                                          \
 	(JSON_COMPACT | JSON_SORT_KEYS | JSON_ENSURE_ASCII | JSON_REAL_PRECISION(17))
 
+char *plan_canonical(const json_t *plan)
+{
+	if (!json_is_object(plan))
+		return NULL;
+	return json_dumps(plan, PLAN_DIGEST_FLAGS);
+}
+
 char *plan_digest(const json_t *plan)
 {
 	unsigned char md[EVP_MAX_MD_SIZE];
@@ -44,9 +51,7 @@ char *plan_digest(const json_t *plan)
 	char *text;
 	unsigned int i;
 
-	if (!json_is_object(plan))
-		return NULL;
-	text = json_dumps(plan, PLAN_DIGEST_FLAGS);
+	text = plan_canonical(plan);
 	if (!text)
 		return NULL;
 	if (EVP_Digest(text, strlen(text), md, &md_len, EVP_sha256(), NULL) != 1) {
@@ -446,7 +451,92 @@ static void fsync_parent(const char *path)
 	free(copy);
 }
 
+/* An approval has exactly these members, all strings (see plan.h). */
+static const char *const approval_members[] = {"signer",    "time",	  "key_id",
+					       "algorithm", "public_key", "signature"};
+
+/* More approvals than any review needs; bounds the work a hostile file asks for. */
+#define PLAN_APPROVALS_MAX 256
+
+/*
+ * The shape of the "approvals" member, strictly: an unknown or missing
+ * member is refused rather than ignored, so that no field a reader might
+ * trust can ride along unsigned.
+ */
+static int check_approvals(const json_t *approvals, const char *path, struct kiln_error *err)
+{
+	const json_t *a, *v;
+	const char *key;
+	size_t i, k;
+
+	if (!json_is_array(approvals)) {
+		kiln_error_set(err,
+			       "%s is not a valid kiln plan file: its \"approvals\" is %s, not an "
+			       "array",
+			       path, json_kind(approvals));
+		return -1;
+	}
+	if (json_array_size(approvals) > PLAN_APPROVALS_MAX) {
+		kiln_error_set(err,
+			       "%s is not a valid kiln plan file: it has %zu approvals, more than "
+			       "the %d kiln reads",
+			       path, json_array_size(approvals), PLAN_APPROVALS_MAX);
+		return -1;
+	}
+	json_array_foreach(approvals, i, a)
+	{
+		if (!json_is_object(a)) {
+			kiln_error_set(
+			    err,
+			    "%s is not a valid kiln plan file: approvals[%zu] is %s, not "
+			    "an object",
+			    path, i, json_kind(a));
+			return -1;
+		}
+		for (k = 0; k < ARRAY_SIZE(approval_members); k++) {
+			v = json_object_get(a, approval_members[k]);
+			if (!v) {
+				kiln_error_set(
+				    err,
+				    "%s is not a valid kiln plan file: approvals[%zu] has "
+				    "no \"%s\"",
+				    path, i, approval_members[k]);
+				return -1;
+			}
+			if (!json_is_string(v)) {
+				kiln_error_set(
+				    err,
+				    "%s is not a valid kiln plan file: approvals[%zu].%s "
+				    "is %s, not a string",
+				    path, i, approval_members[k], json_kind(v));
+				return -1;
+			}
+		}
+		json_object_foreach((json_t *)a, key, v)
+		{
+			for (k = 0; k < ARRAY_SIZE(approval_members); k++)
+				if (strcmp(key, approval_members[k]) == 0)
+					break;
+			if (k == ARRAY_SIZE(approval_members)) {
+				kiln_error_set(
+				    err,
+				    "%s is not a valid kiln plan file: approvals[%zu] has "
+				    "a member \"%s\" that an approval does not have",
+				    path, i, key);
+				return -1;
+			}
+		}
+	}
+	return 0;
+}
+
 int plan_file_write(const char *path, const json_t *plan, struct kiln_error *err)
+{
+	return plan_file_write_approvals(path, plan, NULL, err);
+}
+
+int plan_file_write_approvals(const char *path, const json_t *plan, const json_t *approvals,
+			      struct kiln_error *err)
 {
 	char *prefix = xasprintf("cannot write plan file %s: the plan is not valid", path);
 	char *tmp = xasprintf("%s.tmp.%ld", path, (long)getpid());
@@ -465,6 +555,14 @@ int plan_file_write(const char *path, const json_t *plan, struct kiln_error *err
 	file = json_object();
 	json_object_set_new(file, "kiln_plan_file", json_integer(PLAN_FILE_VERSION));
 	json_object_set_new(file, "digest", json_string(digest));
+	/* Before the plan, so that a reader of the file sees who approved it first. */
+	if (json_array_size(approvals) > 0) {
+		if (check_approvals(approvals, path, err) < 0) {
+			kiln_error_hint(err, "this is a bug in kiln: please report it");
+			goto out;
+		}
+		json_object_set(file, "approvals", (json_t *)approvals);
+	}
 	json_object_set(file, "plan", (json_t *)plan);
 	text = json_dumps(file, JSON_INDENT(2) | JSON_REAL_PRECISION(17));
 	if (!text) {
@@ -562,6 +660,14 @@ static int check_wrapper(const json_t *file, const char *path, struct kiln_error
 		kiln_error_hint(err, REMAKE_HINT);
 		return -1;
 	}
+	if (json_object_get(file, "approvals") &&
+	    check_approvals(json_object_get(file, "approvals"), path, err) < 0) {
+		kiln_error_hint(err,
+				"approvals are what kiln approve writes; delete the faulty one "
+				"from \"approvals\" (the plan and its digest stay as they "
+				"are) and approve again");
+		return -1;
+	}
 	return 0;
 not_plan:
 	kiln_error_hint(err, "a plan file is what kiln plan --out FILE writes; a spec is YAML");
@@ -569,6 +675,12 @@ not_plan:
 }
 
 int plan_file_read(json_t **out, const char *path, struct kiln_error *err)
+{
+	return plan_file_read_approvals(out, NULL, path, err);
+}
+
+int plan_file_read_approvals(json_t **out, json_t **approvals, const char *path,
+			     struct kiln_error *err)
 {
 	json_t *file = NULL;
 	json_error_t jerr;
@@ -579,6 +691,8 @@ int plan_file_read(json_t **out, const char *path, struct kiln_error *err)
 	int ret = -1;
 
 	*out = NULL;
+	if (approvals)
+		*approvals = NULL;
 	if (file_read_all(path, PLAN_FILE_LIMIT, &buf, &len, err) < 0) {
 		kiln_error_hint(err, "give the file that kiln plan --out FILE wrote");
 		goto out;
@@ -601,7 +715,13 @@ int plan_file_read(json_t **out, const char *path, struct kiln_error *err)
 			       "%s has been modified since kiln wrote it: digest %s does not "
 			       "match its contents %s",
 			       path, stored, digest ? digest : "(none)");
-		kiln_error_hint(err, "a plan file must not be edited; " REMAKE_HINT);
+		if (json_array_size(json_object_get(file, "approvals")) > 0)
+			kiln_error_hint(err,
+					"a plan file must not be edited, and its approvals are for "
+					"the plan as it was signed; " REMAKE_HINT " and have it "
+					"approved again");
+		else
+			kiln_error_hint(err, "a plan file must not be edited; " REMAKE_HINT);
 		goto out;
 	}
 	prefix = xasprintf("%s is not a valid kiln plan", path);
@@ -617,6 +737,11 @@ int plan_file_read(json_t **out, const char *path, struct kiln_error *err)
 		goto out;
 	}
 	*out = json_incref((json_t *)plan);
+	if (approvals) {
+		*approvals = json_incref(json_object_get(file, "approvals"));
+		if (!*approvals)
+			*approvals = json_array();
+	}
 	ret = 0;
 out:
 	json_decref(file);

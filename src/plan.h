@@ -87,20 +87,39 @@ void plan_md_text(FILE *out, const char *s);
 /* "Plan: 1 to create, 0 to update, 0 to replace, 0 to delete, 0 to adopt." */
 char *plan_summary_line(const json_t *plan);
 
+/*
+ * The canonical text of a plan: compact, sorted keys, ASCII only, reals to
+ * 17 digits. What plan_digest hashes and what an approval signs. Caller frees.
+ */
+char *plan_canonical(const json_t *plan);
 /* "sha256:HEX" of the canonical (sorted, compact) document. Caller frees. */
 char *plan_digest(const json_t *plan);
 
 /*
- * A plan file: {"kiln_plan_file": 1, "digest": "sha256:..", "plan": PLAN},
- * written atomically (temp file + rename), mode 0600.
+ * A plan file: {"kiln_plan_file": 1, "digest": "sha256:..",
+ * "approvals": [APPROVAL...], "plan": PLAN}, written atomically (temp file +
+ * rename), mode 0600. "approvals" (approve.h) sits outside the digest, so
+ * approving a plan does not change it; it is written only when not empty.
+ *
+ * APPROVAL: {"signer": "..", "time": "2026-11-30T05:40:00Z",
+ *            "key_id": "sha256:HEX", "algorithm": "ed25519",
+ *            "public_key": "BASE64", "signature": "BASE64"}
+ * The shape (exactly these six string members) is checked here; whether the
+ * strings are well formed and the signature verifies is approve.c's.
  */
 int plan_file_write(const char *path, const json_t *plan, struct kiln_error *err);
+/* The same with approvals (an array, or NULL for none). */
+int plan_file_write_approvals(const char *path, const json_t *plan, const json_t *approvals,
+			      struct kiln_error *err);
 /*
  * Read and check a plan file: its digest matches, its versions are ones this
  * kiln reads, and its shape is what plan.h describes. *out is the plan.
  * 0, or -1 with err naming the file and the fault.
  */
 int plan_file_read(json_t **out, const char *path, struct kiln_error *err);
+/* The same, and *approvals (when not NULL) the approvals array, empty when there are none. */
+int plan_file_read_approvals(json_t **out, json_t **approvals, const char *path,
+			     struct kiln_error *err);
 /* True when path holds a plan file rather than a spec (peeks at the start). */
 bool plan_file_is(const char *path);
 

@@ -2,8 +2,9 @@
 """check-plan-schema.py FILE... - validate kiln plan documents against tests/plan-schema.json.
 
 Each FILE is a plan document (what `kiln plan --json` prints) or a plan file
-({"kiln_plan_file": 1, "digest": "sha256:..", "plan": PLAN}), whose wrapper is
-checked and whose "plan" is validated. Prints `ok FILE` for each valid file, or
+({"kiln_plan_file": 1, "digest": "sha256:..", "approvals": [..], "plan": PLAN}),
+whose wrapper (and the shape of its approvals) is checked and whose "plan" is
+validated. Prints `ok FILE` for each valid file, or
 FILE: the first error (with its JSON path); exits 1 when any file is invalid,
 2 on a usage error. Besides the schema, it checks what JSON Schema cannot say:
 each address is TYPE.NAME, and addresses are sorted and distinct (but for a
@@ -65,6 +66,28 @@ def check_addresses(plan):
     return errors
 
 
+APPROVAL_KEYS = ["algorithm", "key_id", "public_key", "signature", "signer", "time"]
+APPROVAL_TIME = re.compile(r"^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}Z$")
+BASE64 = re.compile(r"^(?:[A-Za-z0-9+/]{4})*(?:[A-Za-z0-9+/]{2}==|[A-Za-z0-9+/]{3}=)?$")
+
+
+def check_approvals(approvals):
+    """The "approvals" of a plan file (kiln-approve(1)): their shape, not their signatures."""
+    if not isinstance(approvals, list):
+        return "approvals is not an array"
+    for i, a in enumerate(approvals):
+        if not isinstance(a, dict) or sorted(a) != APPROVAL_KEYS:
+            return "approvals[%d] does not have exactly the members %s" % (
+                i, ", ".join(APPROVAL_KEYS))
+        if not all(isinstance(v, str) for v in a.values()):
+            return "approvals[%d] has a member that is not a string" % i
+        if a["algorithm"] != "ed25519" or not DIGEST.match(a["key_id"]) or \
+                not APPROVAL_TIME.match(a["time"]) or not BASE64.match(a["signature"]) or \
+                not BASE64.match(a["public_key"]) or not a["signer"]:
+            return "approvals[%d] is not well formed" % i
+    return None
+
+
 def check(path, validator):
     try:
         with open(path, encoding="utf-8") as f:
@@ -77,9 +100,12 @@ def check(path, validator):
             return "%s: kiln_plan_file is %r, not 1" % (path, doc.get("kiln_plan_file"))
         if not isinstance(doc.get("digest"), str) or not DIGEST.match(doc["digest"]):
             return "%s: digest is %r, not \"sha256:\" and 64 hex digits" % (path, doc.get("digest"))
-        extra = set(doc) - {"kiln_plan_file", "digest", "plan"}
+        extra = set(doc) - {"kiln_plan_file", "digest", "approvals", "plan"}
         if extra:
             return "%s: unknown plan file keys: %s" % (path, ", ".join(sorted(extra)))
+        error = check_approvals(doc.get("approvals", []))
+        if error:
+            return "%s: %s" % (path, error)
         plan = doc.get("plan")
     error = jsonschema.exceptions.best_match(validator.iter_errors(plan))
     if error is not None:

@@ -27,6 +27,7 @@ cd "$(dirname "$0")/../.." || exit 2
 . tests/e2e/engine.sh
 . tests/e2e/aws.sh
 . tests/e2e/review.sh
+. tests/e2e/approve.sh
 E2E_ROOT=$(pwd)
 T=$E2E_TMP
 NL='
@@ -35,9 +36,10 @@ ESC=$(printf '\033')
 HAVE_PY=false
 command -v python3 >/dev/null 2>&1 && HAVE_PY=true
 
-# E2E_ONLY=engine|state|aws|review runs one group, for working on it.
+# E2E_ONLY=engine|state|aws|review|approve runs one group, for working on it.
 case ${E2E_ONLY:-} in
 engine) engine_tests; e2e_finish; exit $? ;;
+approve) approve_tests; e2e_finish; exit $? ;;
 state) state_tests; e2e_finish; exit $? ;;
 aws) aws_tests; e2e_finish; exit $? ;;
 review) review_tests; e2e_finish; exit $? ;;
@@ -463,6 +465,7 @@ check "log: the default level stays quiet" 0 --out "ok examples/quickstart.yaml"
 
 state_tests
 engine_tests
+approve_tests
 aws_tests
 review_tests
 
