@@ -22,6 +22,7 @@ int cmd_log(int argc, char **argv, struct cli *cli);
 int cmd_show(int argc, char **argv, struct cli *cli);
 int cmd_workspace(int argc, char **argv, struct cli *cli);
 int cmd_force_unlock(int argc, char **argv, struct cli *cli);
+int cmd_audit(int argc, char **argv, struct cli *cli);
 
 extern const struct cmd_info cmd_validate_info;
 extern const struct cmd_info cmd_plan_info;
@@ -36,6 +37,7 @@ extern const struct cmd_info cmd_log_info;
 extern const struct cmd_info cmd_show_info;
 extern const struct cmd_info cmd_workspace_info;
 extern const struct cmd_info cmd_force_unlock_info;
+extern const struct cmd_info cmd_audit_info;
 
 /* From main.c, for `kiln help`. */
 const struct cmd_info *cmd_find_info(const char *name);

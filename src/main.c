@@ -27,6 +27,7 @@ static const struct command {
     {"destroy", cmd_destroy, &cmd_destroy_info},
     {"graph", cmd_graph, &cmd_graph_info},
     {"iam-policy", cmd_iam_policy, &cmd_iam_policy_info},
+    {"audit", cmd_audit, &cmd_audit_info},
     {"state", cmd_state, &cmd_state_info},
     {"log", cmd_log, &cmd_log_info},
     {"show", cmd_show, &cmd_show_info},
@@ -42,7 +43,6 @@ static const struct reserved {
 	const char *summary;
 } reserved[] = {
     {"cost", "hourly and monthly cost of a spec"},
-    {"audit", "policy findings over a spec or a plan"},
     {"reap", "destroy workspaces whose TTL has passed"},
     {"init", "start a spec from a template"},
 };

@@ -1,6 +1,7 @@
 /*
  * spec_load.h - internals shared by the spec loader's files (spec.c,
- * spec_get.c, spec_compute.c, spec_storage.c); not for use outside them.
+ * spec_get.c, spec_compute.c, spec_storage.c, spec_waive.c); not for use
+ * outside them.
  *
  * A loader walks the YAML tree section by section. Every value is read by one
  * ld_get_* getter, which substitutes ${var.NAME}, checks the type and names
@@ -66,5 +67,6 @@ bool ld_check_name(struct loader *ld, const struct ynode *key, const char *what)
 void ld_group(struct loader *ld, const struct ynode *key, const struct ynode *g);
 void ld_store(struct loader *ld, const struct ynode *key, const struct ynode *s);
 void ld_iam(struct loader *ld, const struct ynode *iam);
+void ld_waive(struct loader *ld, const struct ynode *waive);
 
 #endif
