@@ -64,6 +64,13 @@ assert r["physicalLocation"]["region"]["startLine"] >= 1, r
 ' findings.sarif findings.json
 	sed 's/^          "version": "[^"]*"/          "version": "(kiln)"/' findings.sarif >findings.sarif.golden
 	au_golden insecure.sarif findings.sarif.golden
+	assert "audit: every rule of the SARIF driver is in the catalogue, kiln-rules(7)" python3 -c '
+import json, sys
+rules = [r["id"] for r in json.load(open(sys.argv[1]))["runs"][0]["tool"]["driver"]["rules"]]
+page = open(sys.argv[2]).read()
+missing = [r for r in rules if ".SS " + r.replace("-", "\\-") + " (" not in page]
+assert len(rules) >= 20 and not missing, missing
+' findings.sarif "$E2E_ROOT/man/kiln-rules.7"
 	assert "audit: auditing plans nothing into being (no state, no sim)" \
 		sh -c '[ ! -e .kiln/state.git ] && [ ! -e .kiln/sim ]'
 	cd "$E2E_ROOT" || exit 1
