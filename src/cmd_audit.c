@@ -20,6 +20,7 @@ static const struct cli_option options[] = {
     CMD_OPT_WORKSPACE,
     CMD_OPT_STATE,
     RUN_OPT_VAR,
+    RUN_OPT_REFRESH,
     {"format", 'f', true, OPT_AUDIT_FORMAT, "text|json|sarif",
      "text (default), JSON ({findings, findings_summary}) or SARIF 2.1.0"},
 };
@@ -171,6 +172,11 @@ int cmd_audit(int argc, char **argv, struct cli *cli)
 	operand = run_spec_operand(cli, argc, argv, p.optind);
 	if (!operand)
 		goto out;
+	if (plan_file_is(operand) && !f.refresh) {
+		cli_error(cli, "it was fixed when the plan was made",
+			  "--refresh cannot be used with a plan file");
+		goto out;
+	}
 	plan = plan_file_is(operand) ? audit_plan_file(cli, &f, operand)
 				     : audit_spec(cli, &f, operand);
 	if (!plan)

@@ -140,10 +140,33 @@ au_plan_files() {
 		--out-file "$E2E_ROOT/tests/golden/audit/insecure.txt" -- "$KILN" audit plan.kiln
 	check "audit: -w must match the plan's workspace" 1 --out "" \
 		--err "kiln: audit: plan.kiln was made for workspace 'default', not 'other'; drop -w, or make a plan for that workspace" -- "$KILN" audit -w other plan.kiln
+	check "audit: --refresh is refused with a plan file" 1 --out "" \
+		--err "kiln: audit: --refresh cannot be used with a plan file; it was fixed when the plan was made" \
+		-- "$KILN" audit --refresh=false plan.kiln
 	sed -i 's/count: 4/count: 5/' kiln.yaml
 	check "audit: a plan whose spec has changed since is refused" 1 --out "" \
 		--err "kiln: audit: kiln.yaml has changed since plan.kiln was made from it, and the plan carries no findings of its own; audit the spec itself, or make a new plan with kiln plan --out FILE" \
 		-- "$KILN" audit plan.kiln
+	cd "$E2E_ROOT" || exit 1
+}
+
+au_examples() {
+	au_dir=$(mktemp -d "$E2E_TMP/audit.XXXXXX")
+	cd "$au_dir" || exit 1
+	set -- env -u AWS_ACCESS_KEY_ID -u AWS_SECRET_ACCESS_KEY -u AWS_SESSION_TOKEN -u AWS_PROFILE \
+		AWS_CONFIG_FILE=/nonexistent AWS_SHARED_CREDENTIALS_FILE=/nonexistent "$KILN" audit \
+		--refresh=false
+	check "audit: examples/llm-pretrain.yaml has no finding (--refresh=false: no credentials)" 0 \
+		--err "" \
+		--out "No findings: $E2E_ROOT/examples/llm-pretrain.yaml passes every rule in kiln-rules(7)." \
+		-- "$@" "$E2E_ROOT/examples/llm-pretrain.yaml"
+	check "audit: examples/finetune.yaml warns that its two GPU nodes have no fabric" 0 --err "" \
+		--out "Findings: 0 errors, 1 warning, 0 info, 0 waived
+
+  warning  KILN-GPU-002    compute.tuners: 2 GPU nodes without EFA: collectives run over TCP and multi-node scaling suffers
+           at $E2E_ROOT/examples/finetune.yaml:24:3 (aws_instance_group.tuners)
+           fix: Set \`network.fabric: efa\`; with \`gpu:\`, kiln then picks the cheapest type with EFA.
+" -- "$@" "$E2E_ROOT/examples/finetune.yaml"
 	cd "$E2E_ROOT" || exit 1
 }
 
@@ -171,6 +194,7 @@ audit_tests() {
 		au_insecure
 		au_clean_and_waived
 		au_plan_files
+		au_examples
 		au_errors
 		printf '%s %s\n' "$E2E_PASSED" "$E2E_FAILED" >"$E2E_TMP/.audit-counts"
 	)
