@@ -369,6 +369,7 @@ static void check_role(struct audit *a, const json_t *entry)
 {
 	const char *addr = json_string_value(json_object_get(entry, "address"));
 	const char *role = json_string_value(json_object_get(entry, "role"));
+	const char *who = role ? role : addr ? addr : "(unnamed)";
 	const struct spec_role *sr = role ? spec_role_find(a->spec, role) : NULL;
 	const struct ynode *at =
 	    sr ? (ynode_get(sr->node, "allow") ? ynode_get(sr->node, "allow") : sr->key) : NULL;
@@ -403,8 +404,8 @@ static void check_role(struct audit *a, const json_t *entry)
 	}
 	for (i = 0; i < 4; i++) {
 		if (p[i].n)
-			add(a, ids[i], addr, path, at, "role %s %s: %s%s", role ? role : addr,
-			    what[i], p[i].text.buf, p[i].n > 3 ? " and more" : "");
+			add(a, ids[i], addr, path, at, "role %s %s: %s%s", who, what[i],
+			    p[i].text.buf, p[i].n > 3 ? " and more" : "");
 		sb_release(&p[i].text);
 	}
 	free(path);

@@ -143,7 +143,28 @@ au_plan_files() {
 	check "audit: --refresh is refused with a plan file" 1 --out "" \
 		--err "kiln: audit: --refresh cannot be used with a plan file; it was fixed when the plan was made" \
 		-- "$KILN" audit --refresh=false plan.kiln
+	cat >members.json <<'JSON'
+{"findings": [{"rule": "KILN-COST-001", "severity": "error", "address": null,
+  "spec": "budget.max_hourly_usd", "file": "kiln.yaml", "line": 4, "column": 27,
+  "message": "the plan costs $999.00/h, above budget.max_hourly_usd $250.00/h",
+  "fix": "Lower the node count or choose cheaper types, or raise budget.max_hourly_usd.",
+  "checkov": null, "trivy": null}],
+ "findings_summary": {"error": 1, "warning": 0, "info": 0, "waived": 0}}
+JSON
+	cp plan.kiln carried.kiln
+	python3 "$E2E_ROOT/tests/e2e/audit_reseal.py" carried.kiln members.json
+	check "audit: a plan that carries findings is reported as it is, not audited again" 3 \
+		--err "" --out "Findings: 1 error, 0 warnings, 0 info, 0 waived
+
+  error    KILN-COST-001   the plan costs \$999.00/h, above budget.max_hourly_usd \$250.00/h
+           at kiln.yaml:4:27
+           fix: Lower the node count or choose cheaper types, or raise budget.max_hourly_usd.
+
+1 unwaived error-level finding: kiln apply refuses this plan until it is fixed or waived." \
+		-- "$KILN" audit carried.kiln
 	sed -i 's/count: 4/count: 5/' kiln.yaml
+	check "audit: ... even once its spec has changed (the findings are part of the plan)" 3 \
+		--err "" --out-has "KILN-COST-001" -- "$KILN" audit carried.kiln
 	check "audit: a plan whose spec has changed since is refused" 1 --out "" \
 		--err "kiln: audit: kiln.yaml has changed since plan.kiln was made from it, and the plan carries no findings of its own; audit the spec itself, or make a new plan with kiln plan --out FILE" \
 		-- "$KILN" audit plan.kiln
