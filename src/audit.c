@@ -190,11 +190,18 @@ static void check_group(struct audit *a, const struct spec_group *g)
 			       : g->count;
 	bool efa = attr_bool(after, "efa", a->spec->network.fabric == FABRIC_EFA);
 
+	/*
+	 * The plan's attribute says what apply makes; without one, the spec
+	 * says what was asked for (a provider may encrypt regardless).
+	 */
 	if (!attr_bool(after, "disk_encrypted", g->disk.encrypted)) {
 		sub = xasprintf("%s.disk.encrypted", path);
 		add(a, "KILN-EBS-001", addr, sub,
 		    disk ? spec_value_node(disk, "encrypted") : g->key,
-		    "%s: the nodes' root disks are not encrypted", path);
+		    json_is_boolean(json_object_get(after, "disk_encrypted"))
+			? "%s: the plan leaves the nodes' root disks unencrypted"
+			: "%s asks for unencrypted root disks (disk.encrypted: false)",
+		    path);
 		free(sub);
 	}
 	if (g->disk.allow_unencrypted) {

@@ -335,11 +335,26 @@ static void test_ebs_001_fires_on_an_unencrypted_root_disk(void **state)
 		     "    disk: {encrypted: false, allow_unencrypted: true}\n",
 		NULL, NULL);
 	at_audit(t);
-	f = find(t, "KILN-EBS-001", "compute.cpu: the nodes' root disks are not encrypted");
+	f = find(t, "KILN-EBS-001",
+		 "compute.cpu asks for unencrypted root disks (disk.encrypted: false)");
 	assert_string_equal(sget(f, "spec"), "compute.cpu.disk.encrypted");
 	assert_int_equal(json_integer_value(json_object_get(f, "line")), 8);
 	assert_true(json_is_null(json_object_get(f, "address")));
 	find(t, "KILN-ENC-001", "compute.cpu.disk sets allow_unencrypted: true");
+}
+
+static void test_ebs_001_reads_the_plans_attribute_when_there_is_one(void **state)
+{
+	struct at *t = *state;
+
+	at_load(t, HEAD "ttl: 8h\ncompute:\n  cpu: {instance_type: m7i.xlarge}\n",
+		"{\"sim_node_group.cpu\": {\"disk_encrypted\": false}}", NULL);
+	at_audit(t);
+	assert_string_equal(
+	    sget(find(t, "KILN-EBS-001",
+		      "compute.cpu: the plan leaves the nodes' root disks unencrypted"),
+		 "address"),
+	    "sim_node_group.cpu");
 }
 
 static void test_ebs_001_is_silent_for_a_default_disk(void **state)
@@ -603,6 +618,20 @@ static void test_iam_001_fires_on_a_wildcard_action(void **state)
 	assert_string_equal(sget(f, "spec"), "iam.roles.trainer");
 	assert_int_equal(json_integer_value(json_object_get(f, "line")), 8);
 	assert_int_equal(count(t, "KILN-IAM-002"), 0);
+}
+
+static void test_iam_findings_name_three_pairs_and_say_there_are_more(void **state)
+{
+	struct at *t = *state;
+
+	at_iam(t, "[{\"action\": \"s3:Get*\", \"resource\": \"arn:aws:s3:::b/*\"}, "
+		  "{\"action\": \"s3:Put*\", \"resource\": \"arn:aws:s3:::b/*\"}, "
+		  "{\"action\": \"s3:List*\", \"resource\": \"arn:aws:s3:::b\"}, "
+		  "{\"action\": \"s3:Delete*\", \"resource\": \"arn:aws:s3:::b/*\"}]");
+	find(t, "KILN-IAM-001",
+	     "role trainer is granted wildcard actions: \"s3:Get*\" on arn:aws:s3:::b/*, "
+	     "\"s3:Put*\" on arn:aws:s3:::b/*, \"s3:List*\" on arn:aws:s3:::b and more");
+	assert_int_equal(count(t, "KILN-IAM-001"), 1);
 }
 
 static void test_iam_001_is_silent_on_named_actions(void **state)
@@ -1081,6 +1110,7 @@ int main(void)
 	    audit_test(test_store_001_fires_on_deletion_delete),
 	    audit_test(test_store_001_is_silent_on_retain),
 	    audit_test(test_ebs_001_fires_on_an_unencrypted_root_disk),
+	    audit_test(test_ebs_001_reads_the_plans_attribute_when_there_is_one),
 	    audit_test(test_ebs_001_is_silent_for_a_default_disk),
 	    audit_test(test_ec2_001_fires_when_a_group_takes_imdsv1),
 	    audit_test(test_ec2_001_is_silent_when_imdsv2_is_required_or_enforced),
@@ -1098,6 +1128,7 @@ int main(void)
 	    audit_test(test_cost_001_fires_above_the_budget),
 	    audit_test(test_cost_001_is_silent_within_budget_or_without_cost),
 	    audit_test(test_iam_001_fires_on_a_wildcard_action),
+	    audit_test(test_iam_findings_name_three_pairs_and_say_there_are_more),
 	    audit_test(test_iam_001_is_silent_on_named_actions),
 	    audit_test(test_iam_002_fires_on_a_star_resource),
 	    audit_test(test_iam_002_is_silent_on_a_named_resource),
