@@ -18,6 +18,7 @@ enum kiln_exit {
 	KILN_EXIT_OK = 0,
 	KILN_EXIT_ERROR = 1,
 	KILN_EXIT_CHANGES = 2,
+	KILN_EXIT_FINDINGS = 3, /* kiln audit: an unwaived error-level finding */
 };
 
 struct cli {

@@ -29,6 +29,7 @@ static const struct command {
     {"graph", cmd_graph, &cmd_graph_info},
     {"iam-policy", cmd_iam_policy, &cmd_iam_policy_info},
     {"cost", cmd_cost, &cmd_cost_info},
+    {"audit", cmd_audit, &cmd_audit_info},
     {"state", cmd_state, &cmd_state_info},
     {"log", cmd_log, &cmd_log_info},
     {"show", cmd_show, &cmd_show_info},
@@ -43,7 +44,6 @@ static const struct reserved {
 	const char *name;
 	const char *summary;
 } reserved[] = {
-    {"audit", "policy findings over a spec or a plan"},
     {"reap", "destroy workspaces whose TTL has passed"},
     {"init", "start a spec from a template"},
 };

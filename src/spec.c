@@ -15,7 +15,7 @@
 #include <string.h>
 
 static const char *const top_keys[] = {"kiln", "cluster", "provider", "ttl",	 "budget", "tags",
-				       "vars", "network", "compute",  "storage", "iam"};
+				       "vars", "network", "compute",  "storage", "iam",	   "waive"};
 static const char *const provider_keys[] = {"name", "region", "zone", "endpoint"};
 static const char *const budget_keys[] = {"max_hourly_usd"};
 static const char *const network_keys[] = {"cidr", "fabric", "ingress"};
@@ -456,6 +456,7 @@ static void load_root(struct loader *ld, const struct ynode *root)
 	load_section_map(ld, root, "compute", SPEC_BROKEN_COMPUTE, ld_group);
 	load_section_map(ld, root, "storage", SPEC_BROKEN_STORAGE, ld_store);
 	ld_iam(ld, section(root, "iam"));
+	ld_waive(ld, section(root, "waive"));
 
 	for (i = 0; i < spec->nvars; i++) {
 		struct spec_var *v = &spec->vars[i];
@@ -623,6 +624,13 @@ void spec_free(struct spec *spec)
 		spec_allow_free(spec->roles[i].allow, spec->roles[i].nallow);
 	}
 	free(spec->roles);
+	for (i = 0; i < spec->nwaivers; i++) {
+		free(spec->waivers[i].rule);
+		free(spec->waivers[i].reason);
+		free(spec->waivers[i].until);
+		free(spec->waivers[i].address);
+	}
+	free(spec->waivers);
 	free(spec->cluster);
 	free(spec->file);
 	ydoc_free(spec->doc);

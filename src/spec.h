@@ -141,6 +141,21 @@ struct spec_role {
 	size_t nallow;
 };
 
+/*
+ * An audit waiver (top-level `waive:`): findings of rule (narrowed to one
+ * resource address or spec path when address is set) are accepted, for the
+ * reason given, until the end of the day until (UTC). Whether a waiver is
+ * usable (a reason, a date not past, a known rule) is audit.c's to judge:
+ * those are findings, not shape errors.
+ */
+struct spec_waiver {
+	char *rule;
+	char *reason;  /* NULL when missing or blank */
+	char *until;   /* "YYYY-MM-DD", a real date; NULL when absent */
+	char *address; /* NULL: every finding of the rule */
+	const struct ynode *node;
+};
+
 /* Sections whose shape was wrong: cross-checks that rely on them are skipped. */
 enum spec_broken {
 	SPEC_BROKEN_PROVIDER = 1 << 0,
@@ -185,6 +200,9 @@ struct spec {
 	size_t nstores;
 	struct spec_role *roles;
 	size_t nroles;
+	struct spec_waiver *waivers;
+	size_t nwaivers;
+	const struct ynode *waive_node; /* the waive: list, NULL when absent */
 };
 
 /* A --var NAME=VALUE from the command line. */

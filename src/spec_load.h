@@ -1,6 +1,7 @@
 /*
  * spec_load.h - internals shared by the spec loader's files (spec.c,
- * spec_get.c, spec_compute.c, spec_storage.c); not for use outside them.
+ * spec_get.c, spec_compute.c, spec_storage.c, spec_waive.c); not for use
+ * outside them.
  *
  * A loader walks the YAML tree section by section. Every value is read by one
  * ld_get_* getter, which substitutes ${var.NAME}, checks the type and names
@@ -68,5 +69,6 @@ void ld_store(struct loader *ld, const struct ynode *key, const struct ynode *s)
 void ld_iam(struct loader *ld, const struct ynode *iam);
 /* spec_storage.c: the statements of a role's allow: list. */
 void spec_allow_free(struct spec_allow *allow, size_t n);
+void ld_waive(struct loader *ld, const struct ynode *waive);
 
 #endif

@@ -1370,6 +1370,88 @@ static void test_yaml_error_leaves_no_spec(void **state)
 	assert_true(str_starts_with(f->d.v[0].message, "invalid YAML: "));
 }
 
+/* ---- waive ---- */
+
+static void test_waivers_are_loaded_with_their_positions(void **state)
+{
+	struct fx *f = *state;
+	const struct spec *spec;
+
+	spec =
+	    load_clean(f, HEAD "waive:\n"
+			       "  - {rule: KILN-NET-002, reason: \"bastion\", until: 2027-01-31,\n"
+			       "     address: \"network.ingress[0]\"}\n"
+			       "  - {rule: KILN-GPU-001}\n");
+	assert_int_equal(spec->nwaivers, 2);
+	assert_string_equal(spec->waivers[0].rule, "KILN-NET-002");
+	assert_string_equal(spec->waivers[0].reason, "bastion");
+	assert_string_equal(spec->waivers[0].until, "2027-01-31");
+	assert_string_equal(spec->waivers[0].address, "network.ingress[0]");
+	assert_int_equal(spec->waivers[0].node->line, 5);
+	assert_null(spec->waivers[1].reason);
+	assert_null(spec->waivers[1].until);
+	assert_null(spec->waivers[1].address);
+}
+
+static void test_waive_that_is_not_a_list_is_refused(void **state)
+{
+	struct fx *f = *state;
+
+	load_bad(f, HEAD "waive: {rule: KILN-NET-002}\n");
+	assert_error(&f->d, 4, 8, "waive must be a list of waivers, got a mapping");
+	assert_hint(&f->d, 4, 8,
+		    "write waive: [{rule: KILN-NET-002, reason: \"...\", until: 2027-01-31}]");
+}
+
+static void test_waiver_that_is_not_a_mapping_is_refused(void **state)
+{
+	struct fx *f = *state;
+
+	load_bad(f, HEAD "waive:\n  - KILN-NET-002\n");
+	assert_error(&f->d, 5, 5, "waive[0] must be a mapping, got a string");
+}
+
+static void test_waiver_without_rule_is_refused(void **state)
+{
+	struct fx *f = *state;
+
+	load_bad(f, HEAD "waive:\n  - {reason: r}\n");
+	assert_error(&f->d, 5, 5, "missing required key 'rule' in waive[0]");
+	assert_int_equal(f->spec->nwaivers, 0);
+}
+
+static void test_waiver_with_an_unknown_key_suggests_the_closest(void **state)
+{
+	struct fx *f = *state;
+
+	load_bad(f, HEAD "waive:\n  - {rule: KILN-NET-002, reson: r}\n");
+	assert_error(&f->d, 5, 26, "unknown key 'reson' in a waiver");
+	assert_hint(&f->d, 5, 26, "did you mean 'reason'?");
+}
+
+static void test_waiver_until_must_be_a_real_date(void **state)
+{
+	struct fx *f = *state;
+
+	load_bad(f, HEAD "waive:\n"
+			 "  - {rule: KILN-NET-002, reason: r, until: 2027-02-30}\n"
+			 "  - {rule: KILN-NET-002, reason: r, until: 31/01/2027}\n");
+	assert_error(&f->d, 5, 44,
+		     "waive[0].until must be a date written YYYY-MM-DD, got '2027-02-30'");
+	assert_hint(&f->d, 5, 44,
+		    "for example until: 2027-01-31 (the waiver holds through that day, UTC)");
+	assert_error(&f->d, 6, 44,
+		     "waive[1].until must be a date written YYYY-MM-DD, got '31/01/2027'");
+}
+
+static void test_waiver_until_on_a_leap_day_is_accepted(void **state)
+{
+	struct fx *f = *state;
+
+	load_clean(f, HEAD "waive:\n  - {rule: KILN-NET-002, reason: r, until: 2028-02-29}\n");
+	assert_string_equal(f->spec->waivers[0].until, "2028-02-29");
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -1482,6 +1564,13 @@ int main(void)
 	    kiln_test(test_utf8_byte_order_mark_is_accepted),
 	    kiln_test(test_crlf_line_endings_keep_positions),
 	    kiln_test(test_yaml_error_leaves_no_spec),
+	    kiln_test(test_waivers_are_loaded_with_their_positions),
+	    kiln_test(test_waive_that_is_not_a_list_is_refused),
+	    kiln_test(test_waiver_that_is_not_a_mapping_is_refused),
+	    kiln_test(test_waiver_without_rule_is_refused),
+	    kiln_test(test_waiver_with_an_unknown_key_suggests_the_closest),
+	    kiln_test(test_waiver_until_must_be_a_real_date),
+	    kiln_test(test_waiver_until_on_a_leap_day_is_accepted),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -28,6 +28,7 @@ cd "$(dirname "$0")/../.." || exit 2
 . tests/e2e/aws.sh
 . tests/e2e/review.sh
 . tests/e2e/approve.sh
+. tests/e2e/audit.sh
 E2E_ROOT=$(pwd)
 T=$E2E_TMP
 NL='
@@ -36,13 +37,14 @@ ESC=$(printf '\033')
 HAVE_PY=false
 command -v python3 >/dev/null 2>&1 && HAVE_PY=true
 
-# E2E_ONLY=engine|state|aws|review|approve runs one group, for working on it.
+# E2E_ONLY=engine|state|aws|review|approve|audit runs one group, for working on it.
 case ${E2E_ONLY:-} in
 engine) engine_tests; e2e_finish; exit $? ;;
 approve) approve_tests; e2e_finish; exit $? ;;
 state) state_tests; e2e_finish; exit $? ;;
 aws) aws_tests; e2e_finish; exit $? ;;
 review) review_tests; e2e_finish; exit $? ;;
+audit) audit_tests; e2e_finish; exit $? ;;
 esac
 
 # --- every spec under tests/specs and examples/ against its golden ---
@@ -468,5 +470,6 @@ engine_tests
 approve_tests
 aws_tests
 review_tests
+audit_tests
 
 e2e_finish

@@ -1,0 +1,643 @@
+/*
+ * audit.c - the rules of audit_rules.c run over a spec and its plan, and
+ * the spec's waivers applied to what they find; see audit.h.
+ *
+ * A rule that the spec can express reads the spec (and points at the value
+ * that triggered it); a setting kiln's providers always choose (IMDSv2, the
+ * public access block, FSx encryption) is read from the plan's resource
+ * attributes (change.after), so the rule fires if a provider or a later
+ * change ever carries the insecure value, and stays silent otherwise. Rules
+ * over cost and the IAM delta skip silently when the plan lacks them.
+ */
+#include "audit.h"
+
+#include <fnmatch.h>
+#include <stdarg.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+#include <time.h>
+
+struct audit {
+	const struct spec *spec;
+	const struct provider *prov;
+	json_t *plan;
+	json_t *changes; /* address -> its resource change */
+	json_t *findings;
+};
+
+static const json_t *kiln_obj(const json_t *plan)
+{
+	return json_object_get(plan, "kiln");
+}
+
+/* The desired attributes of a resource in the plan, or NULL (absent, or deleted). */
+static const json_t *after_of(const struct audit *a, const char *addr)
+{
+	const json_t *ch = addr ? json_object_get(a->changes, addr) : NULL;
+	const json_t *after = json_object_get(json_object_get(ch, "change"), "after");
+
+	return json_is_object(after) ? after : NULL;
+}
+
+/* A spec part's resource address (TYPE.NAME) when the plan holds it; caller frees. */
+static char *part_address(const struct audit *a, enum prov_part part, const char *name)
+{
+	char *addr;
+
+	if (!a->prov || !a->prov->part_type || !a->prov->part_type(part))
+		return NULL;
+	addr = xasprintf("%s.%s", a->prov->part_type(part), name);
+	if (!json_object_get(a->changes, addr)) {
+		free(addr);
+		return NULL;
+	}
+	return addr;
+}
+
+/* A boolean attribute from the plan when it carries one, else the spec's value. */
+static bool attr_bool(const json_t *after, const char *name, bool spec_value)
+{
+	const json_t *v = json_object_get(after, name);
+
+	return json_is_boolean(v) ? json_is_true(v) : spec_value;
+}
+
+static json_t *add(struct audit *a, const char *rule_id, const char *address, const char *path,
+		   const struct ynode *at, const char *fmt, ...) KILN_PRINTF(6, 7);
+static json_t *add(struct audit *a, const char *rule_id, const char *address, const char *path,
+		   const struct ynode *at, const char *fmt, ...)
+{
+	const struct audit_rule *r = audit_rule_find(rule_id);
+	va_list ap;
+	char *msg;
+	json_t *f;
+
+	if (!at)
+		at = a->spec->root;
+	va_start(ap, fmt);
+	msg = xvasprintf(fmt, ap);
+	va_end(ap);
+	f = json_pack("{s:s, s:s, s:s?, s:s?, s:s, s:i, s:i, s:s, s:s, s:s?, s:s?}", "rule", r->id,
+		      "severity", r->severity, "address", address, "spec", path, "file",
+		      a->spec->file, "line", at ? at->line : 1, "column", at ? at->col : 1,
+		      "message", msg, "fix", r->fix, "checkov", r->checkov, "trivy", r->trivy);
+	free(msg);
+	if (!address)
+		json_object_set_new(f, "address", json_null());
+	if (!path)
+		json_object_set_new(f, "spec", json_null());
+	if (!r->checkov)
+		json_object_set_new(f, "checkov", json_null());
+	if (!r->trivy)
+		json_object_set_new(f, "trivy", json_null());
+	json_array_append_new(a->findings, f);
+	return f;
+}
+
+/* ---- storage ---- */
+
+/* The roles that write to a store, "a, b", or NULL; caller frees. */
+static char *writers(const struct spec *spec, const char *store)
+{
+	struct strbuf sb = {0};
+	size_t i, j;
+
+	for (i = 0; i < spec->nroles; i++)
+		for (j = 0; j < spec->roles[i].nwrite; j++)
+			if (strcmp(spec->roles[i].write[j].name, store) == 0) {
+				sb_addf(&sb, "%s%s", sb.len ? ", " : "", spec->roles[i].name);
+				break;
+			}
+	return sb.len ? sb_detach(&sb) : NULL;
+}
+
+static void check_store(struct audit *a, const struct spec_store *st)
+{
+	static const enum prov_part parts[] = {PART_OBJECT, PART_LUSTRE, PART_NFS};
+	static const char *const unencrypted[] = {"KILN-S3-001", "KILN-FSX-001", "KILN-EFS-001"};
+	char *path = xasprintf("storage.%s", st->name), *sub;
+	char *addr = part_address(a, parts[st->tier], st->name), *who;
+	const json_t *after = after_of(a, addr);
+
+	if (!attr_bool(after, "encrypted", st->encrypted)) {
+		sub = xasprintf("%s.encrypted", path);
+		add(a, unencrypted[st->tier], addr, sub, spec_value_node(st->node, "encrypted"),
+		    "%s is not encrypted at rest", path);
+		free(sub);
+	}
+	if (st->allow_unencrypted) {
+		sub = xasprintf("%s.allow_unencrypted", path);
+		add(a, "KILN-ENC-001", addr, sub, spec_value_node(st->node, "allow_unencrypted"),
+		    "%s sets allow_unencrypted: true%s", path,
+		    st->encrypted ? " (encryption is still on)" : "");
+		free(sub);
+	}
+	if (st->tier == TIER_OBJECT) {
+		if (json_is_false(json_object_get(after, "block_public_access")))
+			add(a, "KILN-S3-002", addr, path, st->key,
+			    "%s: the plan leaves the bucket without its public access block", path);
+		who = writers(a->spec, st->name);
+		if (who && !attr_bool(after, "versioning", st->versioning)) {
+			sub = xasprintf("%s.versioning", path);
+			add(a, "KILN-S3-003", addr, sub, spec_value_node(st->node, "versioning"),
+			    "%s is written by role %s but keeps no versions: an overwritten or "
+			    "deleted checkpoint is gone",
+			    path, who);
+			free(sub);
+		}
+		free(who);
+	}
+	if (st->deletion == DELETION_DELETE) {
+		sub = xasprintf("%s.deletion", path);
+		add(a, "KILN-STORE-001", addr, sub, spec_value_node(st->node, "deletion"),
+		    "%s has deletion: delete: destroying the cluster deletes the %s store and "
+		    "its data",
+		    path, spec_tier_name(st->tier));
+		free(sub);
+	}
+	free(addr);
+	free(path);
+}
+
+/* ---- compute ---- */
+
+static bool group_has_gpu(const struct audit *a, const struct spec_group *g, const json_t *after)
+{
+	const char *type = json_string_value(json_object_get(after, "instance_type"));
+	const struct catalog *cat;
+	const struct catalog_type *t;
+
+	if (g->gpu_model)
+		return true;
+	if (!type)
+		type = g->instance_type;
+	/* Both providers' catalogs are static tables that ignore the context. */
+	cat = a->prov && a->prov->catalog ? a->prov->catalog(NULL) : NULL;
+	t = cat && type ? catalog_find(cat, type) : NULL;
+	return t && t->gpu;
+}
+
+static void check_group(struct audit *a, const struct spec_group *g)
+{
+	char *path = xasprintf("compute.%s", g->name), *sub;
+	char *addr = part_address(a, PART_GROUP, g->name);
+	const json_t *after = after_of(a, addr);
+	const struct ynode *disk = ynode_get(g->node, "disk");
+	const char *tokens = json_string_value(json_object_get(after, "http_tokens"));
+	json_int_t count = json_is_integer(json_object_get(after, "count"))
+			       ? json_integer_value(json_object_get(after, "count"))
+			       : g->count;
+	bool efa = attr_bool(after, "efa", a->spec->network.fabric == FABRIC_EFA);
+
+	/*
+	 * The plan's attribute says what apply makes; without one, the spec
+	 * says what was asked for (a provider may encrypt regardless).
+	 */
+	if (!attr_bool(after, "disk_encrypted", g->disk.encrypted)) {
+		sub = xasprintf("%s.disk.encrypted", path);
+		add(a, "KILN-EBS-001", addr, sub,
+		    disk ? spec_value_node(disk, "encrypted") : g->key,
+		    json_is_boolean(json_object_get(after, "disk_encrypted"))
+			? "%s: the plan leaves the nodes' root disks unencrypted"
+			: "%s asks for unencrypted root disks (disk.encrypted: false)",
+		    path);
+		free(sub);
+	}
+	if (g->disk.allow_unencrypted) {
+		sub = xasprintf("%s.disk.allow_unencrypted", path);
+		add(a, "KILN-ENC-001", addr, sub, spec_value_node(disk, "allow_unencrypted"),
+		    "%s.disk sets allow_unencrypted: true%s", path,
+		    g->disk.encrypted ? " (encryption is still on)" : "");
+		free(sub);
+	}
+	if (tokens && strcmp(tokens, "required") != 0)
+		add(a, "KILN-EC2-001", addr, path, g->key,
+		    "%s: the nodes' metadata service takes IMDSv1 (http_tokens \"%s\")", path,
+		    tokens);
+	if (group_has_gpu(a, g, after)) {
+		if (!a->spec->ttl && a->spec->max_hourly_usd <= 0)
+			add(a, "KILN-GPU-001", addr, path, g->key,
+			    "%s has GPU nodes, and the spec sets neither ttl nor "
+			    "budget.max_hourly_usd",
+			    path);
+		if (count > 1 && !efa)
+			add(a, "KILN-GPU-002", addr, path, g->key,
+			    "%s: %" JSON_INTEGER_FORMAT " GPU nodes without EFA: collectives run "
+			    "over TCP and multi-node scaling suffers",
+			    path, count);
+	}
+	free(addr);
+	free(path);
+}
+
+/* ---- network ---- */
+
+static bool world(const char *cidr)
+{
+	return cidr && (strcmp(cidr, "0.0.0.0/0") == 0 || strcmp(cidr, "::/0") == 0);
+}
+
+/* The resource carrying the ingress rules (the security group, the sim network). */
+static const char *ingress_address(const struct audit *a, const json_t **rules)
+{
+	const char *addr;
+	json_t *ch;
+
+	json_object_foreach(a->changes, addr, ch)
+	{
+		const json_t *after = json_object_get(json_object_get(ch, "change"), "after");
+
+		if (json_is_array(json_object_get(after, "ingress"))) {
+			*rules = json_object_get(after, "ingress");
+			return addr;
+		}
+	}
+	*rules = NULL;
+	return NULL;
+}
+
+static bool declared(const struct spec *spec, const json_t *rule)
+{
+	const char *proto = json_string_value(json_object_get(rule, "protocol"));
+	size_t i;
+
+	for (i = 0; i < spec->network.ningress; i++) {
+		const struct spec_ingress *in = &spec->network.ingress[i];
+
+		if (world(in->from) &&
+		    in->port_from == json_integer_value(json_object_get(rule, "port_from")) &&
+		    in->port_to == json_integer_value(json_object_get(rule, "port_to")) &&
+		    (!proto || !in->protocol || strcmp(proto, in->protocol) == 0))
+			return true;
+	}
+	return false;
+}
+
+static char *port_text(json_int_t from, json_int_t to)
+{
+	return from == to
+		   ? xasprintf("port %" JSON_INTEGER_FORMAT, from)
+		   : xasprintf("ports %" JSON_INTEGER_FORMAT "-%" JSON_INTEGER_FORMAT, from, to);
+}
+
+static void check_network(struct audit *a)
+{
+	const json_t *rules, *r;
+	const char *addr = ingress_address(a, &rules);
+	size_t i;
+
+	for (i = 0; i < a->spec->network.ningress; i++) {
+		const struct spec_ingress *in = &a->spec->network.ingress[i];
+		char *path = xasprintf("network.ingress[%zu]", i);
+		char *ports = port_text(in->port_from, in->port_to);
+		bool tcp = !in->protocol || strcmp(in->protocol, "tcp") == 0;
+
+		if (world(in->from) && tcp && in->port_from <= 22 && in->port_to >= 22)
+			add(a, "KILN-NET-002", addr, path, spec_value_node(in->node, "from"),
+			    "%s admits SSH (%s) from %s, the whole internet", path, ports,
+			    in->from);
+		else if (world(in->from))
+			add(a, "KILN-NET-001", addr, path, spec_value_node(in->node, "from"),
+			    "%s admits %s %s from %s, the whole internet", path, ports,
+			    in->protocol ? in->protocol : "tcp", in->from);
+		free(ports);
+		free(path);
+	}
+	json_array_foreach(rules, i, r)
+	{
+		const char *from = json_string_value(json_object_get(r, "from"));
+		char *ports;
+
+		if (!world(from) || declared(a->spec, r))
+			continue;
+		ports = port_text(json_integer_value(json_object_get(r, "port_from")),
+				  json_integer_value(json_object_get(r, "port_to")));
+		add(a, "KILN-NET-003", addr, "network.ingress",
+		    a->spec->network.node ? spec_value_node(a->spec->network.node, "ingress")
+					  : NULL,
+		    "%s admits %s from %s, which network.ingress does not declare", addr, ports,
+		    from);
+		free(ports);
+	}
+}
+
+/* ---- cost ---- */
+
+static void check_budget(struct audit *a)
+{
+	const json_t *after =
+	    json_object_get(json_object_get(kiln_obj(a->plan), "cost"), "hourly_after");
+	const struct ynode *root = a->spec->root;
+
+	if (!json_is_number(after) || a->spec->max_hourly_usd <= 0 ||
+	    json_number_value(after) <= a->spec->max_hourly_usd)
+		return;
+	add(a, "KILN-COST-001", NULL, "budget.max_hourly_usd",
+	    spec_value_node(ynode_get(root, "budget"), "max_hourly_usd"),
+	    "the plan costs $%.2f/h, above budget.max_hourly_usd $%.2f/h", json_number_value(after),
+	    a->spec->max_hourly_usd);
+}
+
+/* ---- IAM ---- */
+
+/* "*", or an ARN whose resource part is "*" (arn:aws:s3:::*). */
+static bool resource_is_star(const char *r)
+{
+	int colons = 0;
+
+	if (strcmp(r, "*") == 0)
+		return true;
+	if (!str_starts_with(r, "arn:"))
+		return false;
+	for (; *r && colons < 5; r++)
+		colons += *r == ':';
+	return colons == 5 && strcmp(r, "*") == 0;
+}
+
+static bool action_matches(const char *pattern, const char *action)
+{
+	return fnmatch(pattern, action, FNM_CASEFOLD) == 0;
+}
+
+/* Pairs of one role that one rule flags, for one finding per rule and role. */
+struct pairs {
+	struct strbuf text;
+	size_t n;
+};
+
+static void pairs_add(struct pairs *p, const char *action, const char *resource)
+{
+	if (p->n++ < 3)
+		sb_addf(&p->text, "%s\"%s\" on %s", p->text.len ? ", " : "", action, resource);
+}
+
+static void check_role(struct audit *a, const json_t *entry)
+{
+	const char *addr = json_string_value(json_object_get(entry, "address"));
+	const char *role = json_string_value(json_object_get(entry, "role"));
+	const char *who = role ? role : addr ? addr : "(unnamed)";
+	const struct spec_role *sr = role ? spec_role_find(a->spec, role) : NULL;
+	const struct ynode *at =
+	    sr ? (ynode_get(sr->node, "allow") ? ynode_get(sr->node, "allow") : sr->key) : NULL;
+	static const char *const ids[] = {"KILN-IAM-004", "KILN-IAM-003", "KILN-IAM-001",
+					  "KILN-IAM-002"};
+	static const char *const what[] = {"is admin-equivalent", "may pass any role",
+					   "is granted wildcard actions",
+					   "is granted actions on every resource"};
+	struct pairs p[4] = {{{0}, 0}};
+	char *path = role ? xasprintf("iam.roles.%s", role) : NULL;
+	const json_t *pair;
+	size_t i;
+
+	json_array_foreach(json_object_get(entry, "after"), i, pair)
+	{
+		const char *act = json_string_value(json_object_get(pair, "action"));
+		const char *res = json_string_value(json_object_get(pair, "resource"));
+
+		if (!act || !res)
+			continue;
+		if (((strcmp(act, "*") == 0 || strcmp(act, "*:*") == 0) && resource_is_star(res)) ||
+		    strcasecmp(act, "iam:*") == 0)
+			pairs_add(&p[0], act, res);
+		else if (action_matches(act, "iam:PassRole") && resource_is_star(res))
+			pairs_add(&p[1], act, res);
+		else {
+			if (strchr(act, '*'))
+				pairs_add(&p[2], act, res);
+			if (resource_is_star(res))
+				pairs_add(&p[3], act, res);
+		}
+	}
+	for (i = 0; i < 4; i++) {
+		if (p[i].n)
+			add(a, ids[i], addr, path, at, "role %s %s: %s%s", who, what[i],
+			    p[i].text.buf, p[i].n > 3 ? " and more" : "");
+		sb_release(&p[i].text);
+	}
+	free(path);
+}
+
+/* ---- waivers ---- */
+
+static bool waiver_matches(const struct spec_waiver *w, const json_t *f)
+{
+	const char *addr = json_string_value(json_object_get(f, "address"));
+	const char *path = json_string_value(json_object_get(f, "spec"));
+
+	if (strcmp(w->rule, json_string_value(json_object_get(f, "rule"))) != 0)
+		return false;
+	return !w->address || (addr && strcmp(w->address, addr) == 0) ||
+	       (path && strcmp(w->address, path) == 0);
+}
+
+static void check_waivers(struct audit *a, const char *today)
+{
+	const char **ids = xcalloc(audit_nrules, sizeof(*ids));
+	size_t i, j, nrules_found = json_array_size(a->findings);
+
+	for (i = 0; i < audit_nrules; i++)
+		ids[i] = audit_rules[i].id;
+	for (i = 0; i < a->spec->nwaivers; i++) {
+		const struct spec_waiver *w = &a->spec->waivers[i];
+		char *path = xasprintf("waive[%zu]", i);
+		bool usable = true;
+		size_t matched = 0;
+		json_t *f;
+
+		if (!audit_rule_find(w->rule)) {
+			const char *near = str_closest(w->rule, ids, audit_nrules);
+
+			add(a, "KILN-WAIVE-003", NULL, path, spec_value_node(w->node, "rule"),
+			    "%s waives rule '%s', which kiln does not have%s%s%s", path, w->rule,
+			    near ? " (did you mean " : "", near ? near : "", near ? "?)" : "");
+			usable = false;
+		} else if (str_starts_with(w->rule, "KILN-WAIVE-")) {
+			add(a, "KILN-WAIVE-003", NULL, path, spec_value_node(w->node, "rule"),
+			    "%s waives %s: a waiver's own findings cannot be waived", path,
+			    w->rule);
+			usable = false;
+		}
+		if (!w->reason) {
+			add(a, "KILN-WAIVE-001", NULL, path, w->node,
+			    "%s (%s) gives no reason, so it waives nothing", path, w->rule);
+			usable = false;
+		}
+		if (w->until && strcmp(w->until, today) < 0) {
+			add(a, "KILN-WAIVE-002", NULL, path, spec_value_node(w->node, "until"),
+			    "%s (%s) expired on %s, so it waives nothing", path, w->rule, w->until);
+			usable = false;
+		}
+		for (j = 0; usable && j < nrules_found; j++) {
+			f = json_array_get(a->findings, j);
+			if (json_object_get(f, "waived") || !waiver_matches(w, f))
+				continue;
+			json_object_set_new(
+			    f, "waived",
+			    json_pack("{s:s, s:s?}", "reason", w->reason, "until", w->until));
+			if (!w->until)
+				json_object_set_new(json_object_get(f, "waived"), "until",
+						    json_null());
+			matched++;
+		}
+		if (usable && !matched)
+			add(a, "KILN-WAIVE-004", NULL, path, w->node,
+			    "%s (%s%s%s) matches no finding", path, w->rule,
+			    w->address ? " at " : "", w->address ? w->address : "");
+		free(path);
+	}
+	free(ids);
+}
+
+/* ---- order and summary ---- */
+
+static int severity_rank(const json_t *f)
+{
+	const char *s = json_string_value(json_object_get(f, "severity"));
+
+	return !s ? 2 : strcmp(s, "error") == 0 ? 0 : strcmp(s, "warning") == 0 ? 1 : 2;
+}
+
+static int str_or_empty_cmp(const json_t *a, const json_t *b, const char *key)
+{
+	const char *x = json_string_value(json_object_get(a, key));
+	const char *y = json_string_value(json_object_get(b, key));
+
+	return strcmp(x ? x : "", y ? y : "");
+}
+
+/* What still counts first: errors, warnings, info, then the waived; by rule, then where. */
+static int finding_cmp(const void *pa, const void *pb)
+{
+	const json_t *a = *(const json_t *const *)pa, *b = *(const json_t *const *)pb;
+	int c = (json_object_get(a, "waived") != NULL) - (json_object_get(b, "waived") != NULL);
+
+	if (!c)
+		c = severity_rank(a) - severity_rank(b);
+	if (!c)
+		c = str_or_empty_cmp(a, b, "rule");
+	if (!c)
+		c = (int)(json_integer_value(json_object_get(a, "line")) -
+			  json_integer_value(json_object_get(b, "line")));
+	if (!c)
+		c = str_or_empty_cmp(a, b, "spec");
+	if (!c)
+		c = str_or_empty_cmp(a, b, "address");
+	return c;
+}
+
+static json_t *sorted(json_t *findings)
+{
+	size_t n = json_array_size(findings), i;
+	json_t **v = xcalloc(n + 1, sizeof(*v)), *out = json_array();
+
+	for (i = 0; i < n; i++)
+		v[i] = json_array_get(findings, i);
+	qsort(v, n, sizeof(*v), finding_cmp);
+	for (i = 0; i < n; i++)
+		json_array_append(out, v[i]);
+	free(v);
+	return out;
+}
+
+static json_t *summary(const json_t *findings)
+{
+	json_int_t n[4] = {0};
+	const json_t *f;
+	size_t i;
+
+	json_array_foreach(findings, i, f)
+	{
+		if (json_object_get(f, "waived"))
+			n[3]++;
+		else
+			n[severity_rank(f)]++;
+	}
+	return json_pack("{s:I, s:I, s:I, s:I}", "error", n[0], "warning", n[1], "info", n[2],
+			 "waived", n[3]);
+}
+
+int audit_today(char out[11], struct kiln_error *err)
+{
+	const char *now = getenv("KILN_NOW");
+	struct tm tm = {0};
+	time_t t;
+	const char *rest;
+
+	if (!now || !*now) {
+		t = time(NULL);
+	} else {
+		rest = strptime(now, "%Y-%m-%dT%H:%M:%S", &tm);
+		if (rest && *rest == '.')
+			for (rest++; *rest >= '0' && *rest <= '9'; rest++)
+				;
+		if (!rest || (strcmp(rest, "Z") != 0 && !((rest[0] == '+' || rest[0] == '-') &&
+							  strlen(rest) == 6 && rest[3] == ':'))) {
+			kiln_error_set(err, "KILN_NOW '%s' is not an RFC 3339 time", now);
+			kiln_error_hint(err, "write it like 2027-01-31T12:00:00Z, or unset it");
+			return -1;
+		}
+		t = timegm(&tm);
+		if (*rest != 'Z') {
+			long off = (atol(rest + 1) * 60 + atol(rest + 4)) * 60;
+
+			t += rest[0] == '+' ? -off : off;
+		}
+	}
+	gmtime_r(&t, &tm);
+	strftime(out, 11, "%Y-%m-%d", &tm);
+	return 0;
+}
+
+int audit_plan(const struct spec *spec, const struct provider *prov, json_t *plan,
+	       struct kiln_error *err)
+{
+	struct audit a = {.spec = spec, .prov = prov, .plan = plan};
+	json_t *kn = json_object_get(plan, "kiln"), *rc, *entry, *list;
+	char today[11];
+	size_t i;
+
+	if (audit_today(today, err) < 0)
+		return -1;
+	a.changes = json_object();
+	a.findings = json_array();
+	json_array_foreach(json_object_get(plan, "resource_changes"), i, rc)
+	{
+		const char *addr = json_string_value(json_object_get(rc, "address"));
+
+		if (addr && !json_object_get(rc, "deposed"))
+			json_object_set(a.changes, addr, rc);
+	}
+	for (i = 0; i < spec->nstores; i++)
+		check_store(&a, &spec->stores[i]);
+	for (i = 0; i < spec->ngroups; i++)
+		check_group(&a, &spec->groups[i]);
+	check_network(&a);
+	check_budget(&a);
+	json_array_foreach(json_object_get(kn, "iam_delta"), i, entry) check_role(&a, entry);
+	check_waivers(&a, today);
+	list = sorted(a.findings);
+	if (json_is_object(kn)) {
+		json_object_set_new(kn, "findings_summary", summary(list));
+		json_object_set_new(kn, "findings", list);
+	} else {
+		json_decref(list);
+	}
+	json_decref(a.findings);
+	json_decref(a.changes);
+	return 0;
+}
+
+size_t audit_errors(const json_t *plan)
+{
+	const json_t *f;
+	size_t i, n = 0;
+
+	json_array_foreach(json_object_get(kiln_obj(plan), "findings"), i, f)
+	{
+		const char *sev = json_string_value(json_object_get(f, "severity"));
+
+		n += !json_object_get(f, "waived") && sev && strcmp(sev, "error") == 0;
+	}
+	return n;
+}
