@@ -11,6 +11,8 @@
  */
 #include "audit.h"
 
+#include "cost.h"
+
 #include <fnmatch.h>
 #include <stdarg.h>
 #include <stdlib.h>
@@ -329,14 +331,18 @@ static void check_budget(struct audit *a)
 	const json_t *after =
 	    json_object_get(json_object_get(kiln_obj(a->plan), "cost"), "hourly_after");
 	const struct ynode *root = a->spec->root;
+	char *cost, *budget;
 
 	if (!json_is_number(after) || a->spec->max_hourly_usd <= 0 ||
 	    json_number_value(after) <= a->spec->max_hourly_usd)
 		return;
+	cost = cost_money(json_number_value(after));
+	budget = cost_money(a->spec->max_hourly_usd);
 	add(a, "KILN-COST-001", NULL, "budget.max_hourly_usd",
 	    spec_value_node(ynode_get(root, "budget"), "max_hourly_usd"),
-	    "the plan costs $%.2f/h, above budget.max_hourly_usd $%.2f/h", json_number_value(after),
-	    a->spec->max_hourly_usd);
+	    "the plan costs %s/h, above budget.max_hourly_usd %s/h", cost, budget);
+	free(cost);
+	free(budget);
 }
 
 /* ---- IAM ---- */

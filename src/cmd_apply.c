@@ -11,6 +11,7 @@
 
 #include "apply.h"
 #include "approve.h"
+#include "audit.h"
 #include "cmd_run.h"
 #include "cmds.h"
 #include "crypt.h"
@@ -587,6 +588,45 @@ out:
 }
 
 /* Static, not on the stack: the signal thread may write it a moment after we return. */
+/*
+ * An apply never carries out a plan with an unwaived error-level finding
+ * (an open SSH port, a plan over budget): it names each and exits 3, as
+ * `kiln audit` does. A plan saved by a kiln without the audit is audited
+ * now, against the spec it was checked to be made from.
+ */
+static int findings_refuse(struct run *r, const char *file)
+{
+	const json_t *kn = json_object_get(r->plan, "kiln"), *f;
+	struct kiln_error err = {0};
+	size_t n, i;
+
+	if (!json_object_get(kn, "findings") &&
+	    audit_plan(r->e->spec, r->e->prov, r->plan, &err) != 0) {
+		cmd_report(r->cli, &err);
+		return KILN_EXIT_ERROR;
+	}
+	n = audit_errors(r->plan);
+	if (n == 0)
+		return 0;
+	fprintf(stderr, "%s: %s: %s has %zu error-level finding%s; nothing was changed\n",
+		r->cli->prog, r->cli->cmd, file ? file : "the plan", n, n == 1 ? "" : "s");
+	json_array_foreach(json_object_get(kn, "findings"), i, f)
+	{
+		const json_t *addr = json_object_get(f, "address");
+
+		if (json_object_get(f, "waived") ||
+		    strcmp(json_string_value(json_object_get(f, "severity")) ?: "", "error") != 0)
+			continue;
+		fprintf(stderr, "  %s %s: %s\n", json_string_value(json_object_get(f, "rule")),
+			json_is_string(addr) ? json_string_value(addr)
+					     : json_string_value(json_object_get(f, "spec")),
+			json_string_value(json_object_get(f, "message")));
+	}
+	fprintf(stderr, "  hint: fix the spec and plan again, or waive a finding with a reason and "
+			"an end date (waive: in kiln-spec(5)); kiln audit shows each fix\n");
+	return KILN_EXIT_FINDINGS;
+}
+
 static atomic_int interrupted;
 
 static int run_apply(int argc, char **argv, struct cli *cli, bool destroy)
@@ -735,6 +775,10 @@ static int run_apply(int argc, char **argv, struct cli *cli, bool destroy)
 		ret = KILN_EXIT_OK;
 		goto out;
 	}
+	/* Taking a cluster down is never held back by what is wrong with it. */
+	if (!destroy && (ret = findings_refuse(&r, saved ? operand : NULL)) != 0)
+		goto out;
+	ret = KILN_EXIT_ERROR;
 	if (!saved && !f.auto_approve &&
 	    !ask(&r, destroy ? "destroy everything in" : "apply this plan to")) {
 		fprintf(stderr, "%s: %s: not approved; nothing was changed\n", cli->prog, cli->cmd);

@@ -2,6 +2,7 @@
  * cmd_run.c - see cmd_run.h.
  */
 #include "cmd_run.h"
+#include "audit.h"
 #include "cost.h"
 #include "iam.h"
 
@@ -332,6 +333,10 @@ int run_plan(struct run *r)
 		return -1;
 	}
 	cost_plan(r->e, r->plan);
+	if (audit_plan(r->e->spec, r->e->prov, r->plan, &err) != 0) {
+		cmd_report(r->cli, &err);
+		return -1;
+	}
 	/* A saved plan made over a replayed journal is current only while that journal is. */
 	if (json_object_size(r->overlay))
 		json_object_set_new(json_object_get(json_object_get(r->plan, "kiln"), "state"),

@@ -10,6 +10,7 @@
  */
 #include "plan.h"
 
+#include "audit.h"
 #include "cost.h"
 #include "iam.h"
 
@@ -875,6 +876,7 @@ void plan_render_text(FILE *out, const json_t *plan, bool color)
 	}
 	text_list(out, plan, "notes", "Notes", color);
 	text_list(out, plan, "warnings", "Warnings", color);
+	audit_render_text(out, plan, color);
 	iam_render_text(out, plan, color);
 	cost_render_text(out, plan, color);
 	if (!drift.n && !changes.n) {
@@ -1045,6 +1047,7 @@ void plan_render_markdown(FILE *out, const json_t *plan)
 		fputs("**\n\n", out);
 		free(line);
 	}
+	audit_render_markdown(out, plan);
 	cost_render_markdown(out, plan);
 	iam_render_markdown(out, plan);
 	if (drift.n) {

@@ -176,7 +176,36 @@ PY
 	cd "$E2E_ROOT" || exit 1
 }
 
+rv_gate() {
+	rv_new_dir examples/quickstart.yaml
+	sed -i 's/max_hourly_usd: 250/max_hourly_usd: 150/' kiln.yaml
+	check "review: a plan over budget is an error-level finding in the plan" 2 \
+		--out-has "  error    KILN-COST-001   the plan costs \$196.68/h, above budget.max_hourly_usd \$150.00/h" \
+		-- "$KILN" plan --detailed-exitcode
+	check "review: apply refuses a plan over budget, naming the finding, and exits 3" 3 --out "" \
+		--err "kiln: apply: the plan has 1 error-level finding; nothing was changed
+  KILN-COST-001 budget.max_hourly_usd: the plan costs \$196.68/h, above budget.max_hourly_usd \$150.00/h
+  hint: fix the spec and plan again, or waive a finding with a reason and an end date (waive: in kiln-spec(5)); kiln audit shows each fix" \
+		-- sh -c '"$0" apply --auto-approve >/dev/null' "$KILN"
+	assert "review: the refused apply created nothing" sh -c '[ ! -e .kiln/sim ]'
+	check "review: a saved plan over budget is refused too" 3 \
+		--err-has "kiln: apply: plan.kiln has 1 error-level finding; nothing was changed" \
+		-- sh -c '"$0" plan --out plan.kiln >/dev/null && "$0" apply plan.kiln' "$KILN"
+	cat >>kiln.yaml <<'YAML'
+waive:
+  - {rule: KILN-COST-001, reason: "capacity test for the launch, signed off by finance", until: 2099-12-31}
+YAML
+	check "review: a waived budget finding lets the apply run" 0 \
+		--out-has "Apply complete: 5 created, 0 updated, 0 replaced, 0 deleted." \
+		-- "$KILN" apply --auto-approve
+	sed -i '/^waive:/,$d' kiln.yaml
+	check "review: destroy is never held back by findings" 0 \
+		--out-has "Destroy complete" -- "$KILN" destroy --auto-approve
+	cd "$E2E_ROOT" || exit 1
+}
+
 review_tests() {
 	rv_cost
 	rv_iam
+	rv_gate
 }
