@@ -26,6 +26,7 @@ cd "$(dirname "$0")/../.." || exit 2
 . tests/e2e/state.sh
 . tests/e2e/engine.sh
 . tests/e2e/aws.sh
+. tests/e2e/ci.sh
 E2E_ROOT=$(pwd)
 T=$E2E_TMP
 NL='
@@ -34,11 +35,12 @@ ESC=$(printf '\033')
 HAVE_PY=false
 command -v python3 >/dev/null 2>&1 && HAVE_PY=true
 
-# E2E_ONLY=engine|state|aws runs one group, for working on it.
+# E2E_ONLY=engine|state|aws|ci runs one group, for working on it.
 case ${E2E_ONLY:-} in
 engine) engine_tests; e2e_finish; exit $? ;;
 state) state_tests; e2e_finish; exit $? ;;
 aws) aws_tests; e2e_finish; exit $? ;;
+ci) ci_tests; e2e_finish; exit $? ;;
 esac
 
 # --- every spec under tests/specs and examples/ against its golden ---
@@ -462,5 +464,6 @@ check "log: the default level stays quiet" 0 --out "ok examples/quickstart.yaml"
 state_tests
 engine_tests
 aws_tests
+ci_tests
 
 e2e_finish
