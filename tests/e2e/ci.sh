@@ -7,7 +7,7 @@
 # A fixture repository plays the team's: main holds the workflow and the
 # trusted keys, a pull-request branch adds kiln.yaml (examples/llm-pretrain.yaml
 # with 2 nodes and an image moto knows). Three workspaces of one state remote:
-#   sandbox  KILN_REQUIRED_APPROVALS=0: plan, comment, artifact, apply, two
+#   sandbox  KILN_REQUIRE_APPROVALS=0: plan, comment, artifact, apply, two
 #            applies at once, a push with nothing pending
 #   default  the documented flow: approvals by two trusted keys, one approval
 #            refused, a key the pull request adds itself not trusted
@@ -160,11 +160,11 @@ ci_on_branch() {
 	ci_git checkout -q -B "$2" "$1"
 }
 
-# --- sandbox: KILN_REQUIRED_APPROVALS=0, what works without kiln approve ---
+# --- sandbox: KILN_REQUIRE_APPROVALS=0, what works without kiln approve ---
 ci_sandbox() {
 	export KILN_WORKSPACE=sandbox
 	CI_COMMENTS=$CI_DIR/sb-comments.json
-	ci_github plan pull_request "$CI_PR" "" sb-pr KILN_REQUIRED_APPROVALS=0
+	ci_github plan pull_request "$CI_PR" "" sb-pr KILN_REQUIRE_APPROVALS=0
 	# The job's verdict depends on kiln audit, checked in the default workspace.
 	ci_expect "ci: github pull_request: install, credentials, validate and plan run" - \
 		"Install kiln=success" "aws-actions/configure-aws-credentials@v4=success" "Validate=success" \
@@ -183,7 +183,7 @@ ci_sandbox() {
 	assert "ci: github pull_request: the plan changed nothing (no state yet)" \
 		test "$(ci_commits sandbox)" = 0
 	# A second push to the pull request edits the one comment.
-	ci_github plan pull_request "$CI_PR" "" sb-pr2 KILN_REQUIRED_APPROVALS=0
+	ci_github plan pull_request "$CI_PR" "" sb-pr2 KILN_REQUIRE_APPROVALS=0
 	assert "ci: github pull_request: a rerun edits its comment instead of adding one" \
 		jq -e 'length == 1 and (.[0].id == 1)' "$CI_COMMENTS"
 	unset CI_COMMENTS
@@ -196,10 +196,10 @@ ci_sandbox() {
 	sb_merge=$(ci_merge sb-approve "Merge sandbox")
 	# Two runs of the apply job at once: the lock queues them, one applies,
 	# the other then finds its plan stale (or gives up on the lock): no fork.
-	(CI_ARTIFACTS=sb-push ci_github apply push "$sb_merge" "$CI_BASE" sb-push-a KILN_REQUIRED_APPROVALS=0; exit $ci_rc) &
+	(CI_ARTIFACTS=sb-push ci_github apply push "$sb_merge" "$CI_BASE" sb-push-a KILN_REQUIRE_APPROVALS=0; exit $ci_rc) &
 	pa=$!
 	sleep 0.3
-	(CI_ARTIFACTS=sb-push ci_github apply push "$sb_merge" "$CI_BASE" sb-push-b KILN_REQUIRED_APPROVALS=0; exit $ci_rc) &
+	(CI_ARTIFACTS=sb-push ci_github apply push "$sb_merge" "$CI_BASE" sb-push-b KILN_REQUIRE_APPROVALS=0; exit $ci_rc) &
 	pb=$!
 	wait $pa
 	ra=$?
@@ -248,12 +248,12 @@ ci_sandbox() {
 	ci_git add README.md && ci_git commit -q -m "README"
 	sb_docs=$(ci_merge sb-docs "Merge docs")
 	before=$(ci_commits sandbox)
-	ci_github apply push "$sb_docs" "$sb_merge" sb-push-docs KILN_REQUIRED_APPROVALS=0
+	ci_github apply push "$sb_docs" "$sb_merge" sb-push-docs KILN_REQUIRE_APPROVALS=0
 	ci_expect "ci: github push without a new approved plan checks that nothing is pending" 0 \
 		"Apply the approved plan=skipped" "Check that nothing is pending=success" \
 		"Check that nothing is pending~Nothing pending"
 	assert "ci: github push without a new approved plan commits nothing" test "$(ci_commits sandbox)" = "$before"
-	ci_github plan push "$sb_docs" "$sb_merge" sb-push-noplan KILN_REQUIRED_APPROVALS=0
+	ci_github plan push "$sb_docs" "$sb_merge" sb-push-noplan KILN_REQUIRE_APPROVALS=0
 	ci_expect "ci: github push: the plan job is skipped" 0
 	assert "ci: github push: the plan job ran no step" jq -e '.status == "skipped" and (.steps | length) == 0' "$cj_run/result.json"
 	unset KILN_WORKSPACE
@@ -319,6 +319,8 @@ ci_approved() {
 	ci_github plan pull_request "$(ci_git rev-parse two)" "" pr-approved
 	assert "ci: github pull_request: with the signed plan committed the comment says it is current" \
 		grep -qF 'is current (same spec, same state commit)' "$cj_run/comments.json"
+	assert "ci: github pull_request: and lists its 2 approvals" \
+		grep -qF 'Approvals: 2 (2 with a valid signature' "$cj_run/comments.json"
 	ci_github apply push "$m3" "$base" push-two
 	ci_expect "ci: github push: the plan with 2 trusted approvals is applied" 0 \
 		"Apply the approved plan=success" \
