@@ -58,7 +58,7 @@ ci_github() {
 		github: {event_name: $event, sha: $sha, ref: $ref, repository: "example/infra",
 			run_id: "4242", actor: "octocat", server_url: "https://github.com", event: $ev},
 		vars: $vars,
-		secrets: {KILN_STATE_TOKEN: "", KILN_STATE_KEY: $key},
+		secrets: {KILN_STATE_READ_TOKEN: "", KILN_STATE_TOKEN: "", KILN_STATE_KEY: $key},
 		env: {HOME: $home},
 		repo: $repo, workdir: ($run + "/work"), artifacts: $arts, out: $run, timeout: 300,
 		comments: $comments,
@@ -158,6 +158,36 @@ ci_merge() {
 # ci_on_branch FROM NAME: a new branch from FROM, checked out.
 ci_on_branch() {
 	ci_git checkout -q -B "$2" "$1"
+}
+
+# --- what the runner cannot show: queueing, permissions, where secrets go ---
+ci_structure() {
+	assert "ci: github: applies queue in one concurrency group, never cancelled; OIDC only where needed" \
+		"$AWS_PY" -c '
+import re, sys, yaml
+wf = yaml.safe_load(open(sys.argv[1]))
+apply, plan = wf["jobs"]["apply"], wf["jobs"]["plan"]
+assert apply["concurrency"]["group"].startswith("kiln-apply-"), apply["concurrency"]
+assert apply["concurrency"]["cancel-in-progress"] is False
+assert apply["permissions"] == {"contents": "read", "id-token": "write"}, apply["permissions"]
+assert wf["permissions"] == {"contents": "read"}
+# Secrets reach only the steps that need them: none at workflow level, and
+# the pull request job sees the read token alone.
+assert "secrets." not in yaml.safe_dump(wf["env"]), wf["env"]
+assert set(re.findall(r"secrets\.(\w+)", yaml.safe_dump(plan))) == {"KILN_STATE_READ_TOKEN"}
+assert set(re.findall(r"secrets\.(\w+)", yaml.safe_dump(apply))) == {"KILN_STATE_TOKEN", "KILN_STATE_KEY"}
+assert wf["env"]["KILN_IN_AUTOMATION"] == "1"
+' examples/ci/github-actions.yml
+	assert "ci: gitlab: kiln-apply runs in a resource_group; only it gets the write token" \
+		"$AWS_PY" -c '
+import sys, yaml
+gl = yaml.safe_load(open(sys.argv[1]))
+assert gl["kiln-apply"]["resource_group"] == "kiln-production"
+assert gl["kiln-apply"]["variables"]["KILN_STATE_TOKEN"] == "$KILN_STATE_WRITE_TOKEN"
+assert gl["kiln-plan"]["variables"]["KILN_STATE_TOKEN"] == "$KILN_STATE_READ_TOKEN"
+assert gl["variables"]["KILN_IN_AUTOMATION"] == "1"
+assert gl["kiln-audit"]["artifacts"]["when"] == "always"
+' examples/ci/gitlab-ci.yml
 }
 
 # --- sandbox: KILN_REQUIRE_APPROVALS=0, what works without kiln approve ---
@@ -380,7 +410,7 @@ ci_gitlab_job() { # JOB SHA BEFORE SOURCE NAME [VAR=VALUE...]
 		CI_DEFAULT_BRANCH: "main", CI_PIPELINE_ID: "77", CI_JOB_ID: "991",
 		CI_JOB_URL: "https://gitlab.example.com/infra/-/jobs/991", CI_PROJECT_ID: "12",
 		CI_API_V4_URL: $api, GITLAB_USER_LOGIN: "tanuki", GITLAB_USER_EMAIL: "tanuki@example.com",
-		KILN_STATE_URL: $state, KILN_STATE_KEY: $key,
+		KILN_STATE_URL: $state, KILN_STATE_KEY: $key, KILN_STATE_READ_TOKEN: "", KILN_STATE_WRITE_TOKEN: "",
 		KILN_GITLAB_TOKEN: "glpat-ci-e2e", KILN_PLAN_ROLE_ARN: $plan, KILN_APPLY_ROLE_ARN: $apply,
 		KILN_WORKSPACE: "gitlab", HOME: $home}')
 	if [ "$cg_source" = merge_request_event ]; then
@@ -638,6 +668,7 @@ ci_tests() {
 	fi
 	pass "ci: the tools the CI tests need are installed"
 	ci_runner_selftest
+	ci_structure
 	PYTHON=$AWS_PY
 	export PYTHON
 	CI_MOTO=$E2E_TMP/moto-ci
