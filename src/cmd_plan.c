@@ -74,7 +74,8 @@ int cmd_plan(int argc, char **argv, struct cli *cli)
 		plan_render_markdown(stdout, r.plan);
 	} else {
 		plan_render_text(stdout, r.plan, cli->color_out);
-		if (f.out)
+		/* A next step for a person; a CI job runs its own (KILN_IN_AUTOMATION). */
+		if (f.out && !cli_in_automation())
 			printf("\nSaved the plan to %s; apply exactly this plan with:\n  kiln "
 			       "apply %s\n",
 			       f.out, f.out);
