@@ -95,9 +95,7 @@ static int key_file_read(char **out, size_t *out_len, unsigned *mode, const char
 			 const char *what, bool private_key, struct kiln_error *err)
 {
 	struct stat st;
-	char *buf = NULL;
-	size_t len = 0, cap;
-	int fd, ret = -1;
+	int fd, rc = -1;
 
 	fd = open(path, O_RDONLY | O_CLOEXEC);
 	if (fd < 0) {
@@ -112,42 +110,15 @@ static int key_file_read(char **out, size_t *out_len, unsigned *mode, const char
 		goto out;
 	}
 	*mode = (unsigned)(st.st_mode & 07777);
-	if (st.st_size > KEY_FILE_LIMIT) {
+	rc = crypt_secret_read(fd, KEY_FILE_LIMIT, out, out_len);
+	if (rc == -1)
+		kiln_error_set(err, "cannot read %s %s: %s", what, path, strerror(errno));
+	else if (rc == -2)
 		kiln_error_set(err, "%s %s is larger than %d bytes; a PEM key is a few lines", what,
 			       path, KEY_FILE_LIMIT);
-		goto out;
-	}
-	cap = (size_t)st.st_size + 2;
-	buf = xmalloc(cap);
-	for (;;) {
-		ssize_t n = read(fd, buf + len, cap - 1 - len);
-
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n < 0) {
-			kiln_error_set(err, "cannot read %s %s: %s", what, path, strerror(errno));
-			goto out;
-		}
-		if (n == 0)
-			break;
-		len += (size_t)n;
-		if (len == cap - 1) {
-			kiln_error_set(err, "%s %s changed while kiln read it", what, path);
-			goto out;
-		}
-	}
-	buf[len] = '\0';
-	*out = buf;
-	*out_len = len;
-	buf = NULL;
-	ret = 0;
 out:
-	if (buf) {
-		OPENSSL_cleanse(buf, cap);
-		free(buf);
-	}
 	close(fd);
-	return ret;
+	return rc < 0 ? -1 : 0;
 }
 
 /* The passphrase callback: never prompt; note that the key is encrypted. */

@@ -366,6 +366,35 @@ static bool action_matches(const char *pattern, const char *action)
 	return fnmatch(pattern, action, FNM_CASEFOLD) == 0;
 }
 
+/*
+ * Actions IAM lets no policy scope to a resource (the Service Authorization
+ * Reference lists no resource type for them): "*" is their only resource,
+ * so KILN-IAM-002 does not flag them, as Checkov's CKV_AWS_355 does not.
+ * sim mirrors the AWS names of its read calls.
+ */
+static bool action_unscopable(const char *action)
+{
+	static const char *const unscopable[] = {
+	    "ecr:GetAuthorizationToken",
+	    "sts:GetCallerIdentity",
+	    "s3:ListAllMyBuckets",
+	    "ec2:Describe*",
+	    "cloudwatch:PutMetricData",
+	    "cloudwatch:GetMetricData",
+	    "cloudwatch:ListMetrics",
+	    "sim:Describe*",
+	    "sim:List*",
+	};
+	size_t i;
+
+	if (strchr(action, '*') || strchr(action, '?'))
+		return false; /* a pattern may cover scopable actions too */
+	for (i = 0; i < sizeof(unscopable) / sizeof(unscopable[0]); i++)
+		if (fnmatch(unscopable[i], action, FNM_CASEFOLD) == 0)
+			return true;
+	return false;
+}
+
 /* Pairs of one role that one rule flags, for one finding per rule and role. */
 struct pairs {
 	struct strbuf text;
@@ -411,7 +440,7 @@ static void check_role(struct audit *a, const json_t *entry)
 		else {
 			if (strchr(act, '*'))
 				pairs_add(&p[2], act, res);
-			if (resource_is_star(res))
+			if (resource_is_star(res) && !action_unscopable(act))
 				pairs_add(&p[3], act, res);
 		}
 	}

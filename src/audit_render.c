@@ -158,10 +158,17 @@ void audit_render_markdown(FILE *out, const json_t *plan)
 	char *sum;
 	size_t i;
 
-	if (!json_array_size(findings))
+	if (!findings)
 		return;
+	if (!json_array_size(findings)) {
+		/* A reviewer reads "none" differently from a plan that was not audited. */
+		fprintf(out,
+			"### Findings\n\nNone: no rule of kiln-rules(7) fired (%zu rules).\n\n",
+			audit_nrules);
+		return;
+	}
 	sum = summary_text(plan);
-	fprintf(out, "#### Findings\n\n%s%s%s\n\n", count_of(plan, "error") ? "**" : "", sum,
+	fprintf(out, "### Findings\n\n%s%s%s\n\n", count_of(plan, "error") ? "**" : "", sum,
 		count_of(plan, "error") ? "**" : "");
 	free(sum);
 	fputs("| Severity | Rule | Resource | Where | Finding |\n"

@@ -60,7 +60,9 @@ const struct cmd_info cmd_apply_info = {
 		   "A saved plan needs no approval: reviewing it was the approval. With\n"
 		   "--require-approvals N, a saved plan is applied only when it carries N valid\n"
 		   "approvals (`kiln approve`) from distinct keys in --trusted-keys DIR; it is\n"
-		   "refused before the lock is taken, naming each approval that does not count.",
+		   "refused before the lock is taken, naming each approval that does not count.\n\n"
+		   "A plan with an unwaived error-level audit finding (kiln-rules(7)) is refused\n"
+		   "before anything changes, with exit status 3.",
     .options = apply_options,
     .noptions = sizeof(apply_options) / sizeof(apply_options[0]),
     .see_also = "kiln-apply(1), kiln-plan(1), kiln-approve(1), kiln-destroy(1)",

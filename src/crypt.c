@@ -203,23 +203,13 @@ int crypt_key_from_base64(struct crypt_key *k, const char *b64, struct kiln_erro
 	return key_decode(k, b64, strlen(b64), "the state key", err);
 }
 
-/*
- * Read the whole key file. Not file_read_all: its growing buffer would leave
- * copies of the key in freed memory, and a pipe (<(vault read ...)) has no
- * size to allocate up front, so every grow here wipes the old buffer.
- */
-static int key_file_read(char **out, size_t *out_len, const char *path, struct kiln_error *err)
+int crypt_secret_read(int fd, size_t limit, char **out, size_t *out_len)
 {
 	char *buf = NULL;
 	size_t len = 0, cap = 0;
-	int fd, ret = -1;
 
-	fd = open(path, O_RDONLY | O_CLOEXEC);
-	if (fd < 0) {
-		kiln_error_set(err, "KILN_STATE_KEY_FILE: cannot read %s: %s", path,
-			       strerror(errno));
-		return -1;
-	}
+	*out = NULL;
+	*out_len = 0;
 	for (;;) {
 		ssize_t n;
 
@@ -238,34 +228,46 @@ static int key_file_read(char **out, size_t *out_len, const char *path, struct k
 		n = read(fd, buf + len, cap - len - 1);
 		if (n < 0 && errno == EINTR)
 			continue;
-		if (n < 0) {
-			kiln_error_set(err, "KILN_STATE_KEY_FILE: cannot read %s: %s", path,
-				       strerror(errno));
-			goto out;
+		if (n <= 0 || len + (size_t)n > limit) {
+			int e = n < 0 ? errno : 0;
+
+			if (n == 0)
+				break;
+			OPENSSL_cleanse(buf, cap);
+			free(buf);
+			errno = e;
+			return n < 0 ? -1 : -2;
 		}
-		if (n == 0)
-			break;
 		len += (size_t)n;
-		if (len > KEY_FILE_LIMIT) {
-			kiln_error_set(err,
-				       "KILN_STATE_KEY_FILE: %s is larger than %d bytes; a key "
-				       "file holds one line of base64",
-				       path, KEY_FILE_LIMIT);
-			goto out;
-		}
 	}
 	buf[len] = '\0';
 	*out = buf;
 	*out_len = len;
-	buf = NULL;
-	ret = 0;
-out:
-	if (buf) {
-		OPENSSL_cleanse(buf, cap);
-		free(buf);
+	return 0;
+}
+
+/* The whole key file, through crypt_secret_read: a pipe (<(vault read ...)) works too. */
+static int key_file_read(char **out, size_t *out_len, const char *path, struct kiln_error *err)
+{
+	int fd, rc;
+
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0) {
+		kiln_error_set(err, "KILN_STATE_KEY_FILE: cannot read %s: %s", path,
+			       strerror(errno));
+		return -1;
 	}
+	rc = crypt_secret_read(fd, KEY_FILE_LIMIT, out, out_len);
+	if (rc == -1)
+		kiln_error_set(err, "KILN_STATE_KEY_FILE: cannot read %s: %s", path,
+			       strerror(errno));
+	else if (rc == -2)
+		kiln_error_set(err,
+			       "KILN_STATE_KEY_FILE: %s is larger than %d bytes; a key "
+			       "file holds one line of base64",
+			       path, KEY_FILE_LIMIT);
 	close(fd);
-	return ret;
+	return rc < 0 ? -1 : 0;
 }
 
 int crypt_key_load(struct crypt_key *k, struct kiln_error *err)

@@ -40,6 +40,15 @@ struct crypt_key {
  */
 int crypt_key_load(struct crypt_key *k, struct kiln_error *err);
 
+/*
+ * Read a secret (a key file) whole from fd into a new NUL-terminated buffer
+ * the caller wipes and frees. Every grow wipes the old buffer, so no copy
+ * of the secret stays in freed memory, and a pipe, which has no size to
+ * allocate up front, works. 0; -1 with errno on a read error; -2 when it
+ * is longer than limit. Nothing is left allocated on failure.
+ */
+int crypt_secret_read(int fd, size_t limit, char **out, size_t *out_len);
+
 /* Same from a base64 string (surrounding whitespace trimmed). 1 or -1. */
 int crypt_key_from_base64(struct crypt_key *k, const char *b64, struct kiln_error *err);
 

@@ -663,6 +663,24 @@ static void test_iam_002_is_silent_on_a_named_resource(void **state)
 	assert_int_equal(count(t, "KILN-IAM-002"), 0);
 }
 
+static void test_iam_002_is_silent_on_actions_iam_cannot_scope(void **state)
+{
+	struct at *t = *state;
+
+	at_iam(t, "[{\"action\": \"ecr:GetAuthorizationToken\", \"resource\": \"*\"}, "
+		  "{\"action\": \"ec2:DescribeInstances\", \"resource\": \"*\"}]");
+	assert_int_equal(count(t, "KILN-IAM-002"), 0);
+}
+
+static void test_iam_002_flags_a_pattern_over_unscopable_actions(void **state)
+{
+	struct at *t = *state;
+
+	/* A pattern may cover scopable actions too. */
+	at_iam(t, "[{\"action\": \"ecr:Get*\", \"resource\": \"*\"}]");
+	assert_int_equal(count(t, "KILN-IAM-002"), 1);
+}
+
 static void test_iam_003_fires_on_passrole_on_star(void **state)
 {
 	struct at *t = *state;
@@ -952,10 +970,10 @@ static void test_text_lists_each_finding_with_its_fix_and_waiver(void **state)
 	free(out);
 }
 
-static void test_text_and_markdown_print_nothing_without_findings(void **state)
+static void test_without_findings_text_is_silent_and_markdown_says_none(void **state)
 {
 	struct at *t = *state;
-	char *out;
+	char *out, *want;
 
 	at_load(t, HEAD, NULL, NULL);
 	at_audit(t);
@@ -963,7 +981,10 @@ static void test_text_and_markdown_print_nothing_without_findings(void **state)
 	assert_string_equal(out, "");
 	free(out);
 	out = render(t->plan, true);
-	assert_string_equal(out, "");
+	want = xasprintf("### Findings\n\nNone: no rule of kiln-rules(7) fired (%zu rules).\n\n",
+			 audit_nrules);
+	assert_string_equal(out, want);
+	free(want);
 	free(out);
 }
 
@@ -979,7 +1000,7 @@ static void test_markdown_is_a_table_with_escaped_cells_and_the_fixes(void **sta
 			    json_string("a | b"));
 	out = render(t->plan, true);
 	assert_string_equal(
-	    out, "#### Findings\n"
+	    out, "### Findings\n"
 		 "\n"
 		 "**1 error, 0 warnings, 0 info, 0 waived**\n"
 		 "\n"
@@ -1132,6 +1153,8 @@ int main(void)
 	    audit_test(test_iam_001_is_silent_on_named_actions),
 	    audit_test(test_iam_002_fires_on_a_star_resource),
 	    audit_test(test_iam_002_is_silent_on_a_named_resource),
+	    audit_test(test_iam_002_is_silent_on_actions_iam_cannot_scope),
+	    audit_test(test_iam_002_flags_a_pattern_over_unscopable_actions),
 	    audit_test(test_iam_003_fires_on_passrole_on_star),
 	    audit_test(test_iam_003_is_silent_on_passrole_to_a_named_role),
 	    audit_test(test_iam_004_fires_on_star_star_and_on_iam_star),
@@ -1150,7 +1173,7 @@ int main(void)
 	    audit_test(test_findings_are_ordered_errors_first_and_auditing_twice_is_the_same),
 	    audit_test(test_the_catalogue_has_unique_well_formed_rules),
 	    audit_test(test_text_lists_each_finding_with_its_fix_and_waiver),
-	    audit_test(test_text_and_markdown_print_nothing_without_findings),
+	    audit_test(test_without_findings_text_is_silent_and_markdown_says_none),
 	    audit_test(test_markdown_is_a_table_with_escaped_cells_and_the_fixes),
 	    audit_test(test_sarif_has_the_required_fields_and_suppressions),
 	    audit_test(test_sarif_makes_an_absolute_spec_path_a_file_uri),

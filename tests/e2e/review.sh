@@ -178,7 +178,7 @@ PY
 
 rv_gate() {
 	rv_new_dir examples/quickstart.yaml
-	sed -i 's/max_hourly_usd: 250/max_hourly_usd: 150/' kiln.yaml
+	sed -i 's/max_hourly_usd: 400/max_hourly_usd: 150/' kiln.yaml
 	check "review: a plan over budget is an error-level finding in the plan" 2 \
 		--out-has "  error    KILN-COST-001   the plan costs \$196.68/h, above budget.max_hourly_usd \$150.00/h" \
 		-- "$KILN" plan --detailed-exitcode
