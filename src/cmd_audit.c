@@ -69,8 +69,6 @@ static json_t *audit_plan_file(struct cli *cli, struct run_flags *f, const char 
 		return NULL;
 	}
 	kn = json_object_get(plan, "kiln");
-	if (json_is_array(json_object_get(kn, "findings")))
-		return plan;
 	spec = json_string_value(json_object_get(json_object_get(kn, "spec"), "file"));
 	digest = json_string_value(json_object_get(json_object_get(kn, "spec"), "digest"));
 	ws = json_string_value(json_object_get(kn, "workspace"));
@@ -79,6 +77,8 @@ static json_t *audit_plan_file(struct cli *cli, struct run_flags *f, const char 
 			  "%s was made for workspace '%s', not '%s'", path, ws, f->store.workspace);
 		goto fail;
 	}
+	if (json_is_array(json_object_get(kn, "findings")))
+		return plan;
 	f->store.workspace = ws;
 	e = spec ? run_engine_only(cli, spec, f) : NULL;
 	if (!e)

@@ -165,9 +165,13 @@ JSON
 	sed -i 's/count: 4/count: 5/' kiln.yaml
 	check "audit: ... even once its spec has changed (the findings are part of the plan)" 3 \
 		--err "" --out-has "KILN-COST-001" -- "$KILN" audit carried.kiln
-	check "audit: a plan whose spec has changed since is refused" 1 --out "" \
-		--err "kiln: audit: kiln.yaml has changed since plan.kiln was made from it, and the plan carries no findings of its own; audit the spec itself, or make a new plan with kiln plan --out FILE" \
-		-- "$KILN" audit plan.kiln
+	# A plan saved by a kiln from before plans carried findings.
+	cp plan.kiln old.kiln
+	echo '{"findings": null, "findings_summary": null}' >strip.json
+	python3 "$E2E_ROOT/tests/e2e/audit_reseal.py" old.kiln strip.json
+	check "audit: a plan without findings whose spec has changed since is refused" 1 --out "" \
+		--err "kiln: audit: kiln.yaml has changed since old.kiln was made from it, and the plan carries no findings of its own; audit the spec itself, or make a new plan with kiln plan --out FILE" \
+		-- "$KILN" audit old.kiln
 	cd "$E2E_ROOT" || exit 1
 }
 

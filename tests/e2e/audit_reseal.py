@@ -1,6 +1,7 @@
 #!/usr/bin/env python3
 # audit_reseal.py PLANFILE MEMBERS_JSON: merge MEMBERS_JSON into a saved plan's
-# "kiln" object (findings, as a kiln that audits every plan writes them) and
+# "kiln" object (findings, as a kiln that audits every plan writes them; a
+# member whose value is null is removed, as a kiln older than it wrote it) and
 # reseal its digest the way plan.c computes it (compact, sorted keys, ASCII
 # with upper-case \uXXXX escapes, reals to 17 significant digits).
 import json, hashlib, sys, re
@@ -18,6 +19,10 @@ def enc(v):
     return "{" + ",".join(enc(k) + ":" + enc(v[k]) for k in sorted(v)) + "}"
 
 f = json.load(open(sys.argv[1]))
-f["plan"]["kiln"].update(json.load(open(sys.argv[2])))
+for k, v in json.load(open(sys.argv[2])).items():
+    if v is None:
+        f["plan"]["kiln"].pop(k, None)
+    else:
+        f["plan"]["kiln"][k] = v
 f["digest"] = "sha256:" + hashlib.sha256(enc(f["plan"]).encode()).hexdigest()
 json.dump(f, open(sys.argv[1], "w"), indent=2)

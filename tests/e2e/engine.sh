@@ -399,10 +399,10 @@ assert st[2] == {\"Action\": [\"ecr:GetAuthorizationToken\"], \"Effect\": \"Allo
 	sed -i 's/\[ecr:GetDownloadUrlForLayer, ecr:BatchGetImage\]/[ecr:BatchGetImage, ecr:GetDownloadUrlForLayer, ecr:BatchGetImage]/' kiln.yaml
 	check "engine: reordered or repeated allow actions are no change" 0 --out-has "No changes." \
 		-- "$KILN" plan --detailed-exitcode
-	sed -i 's/\[ecr:GetAuthorizationToken\]/[ecr:GetAuthorizationToken, logs:PutLogEvents]/' kiln.yaml
+	sed -i 's/\[ecr:GetAuthorizationToken\]/[ecr:GetAuthorizationToken, sts:GetCallerIdentity]/' kiln.yaml
 	check "engine: an edited allow statement is an update in place" 2 \
 		--out-has "  ~ sim_role_policy.trainer  update in place" \
-		--out-has '{"actions":["ecr:GetAuthorizationToken","logs:PutLogEvents"],"resources":["*"]}]   (live: a policy document is rewritten in place)' \
+		--out-has '{"actions":["ecr:GetAuthorizationToken","sts:GetCallerIdentity"],"resources":["*"]}]   (live: a policy document is rewritten in place)' \
 		--out-has "Plan: 0 to create, 1 to update, 0 to replace, 0 to delete, 0 to adopt." \
 		-- "$KILN" plan --detailed-exitcode
 	check "engine: apply rewrites the policy in place" 0 \
@@ -412,7 +412,7 @@ assert st[2] == {\"Action\": [\"ecr:GetAuthorizationToken\"], \"Effect\": \"Allo
 		'[{"actions":["sim:*"],"resources":["*"]}]'
 	check "engine: an allow statement edited in the sim is drift" 2 \
 		--out-has "  ~ sim_role_policy.trainer  changed outside kiln" \
-		--out-has 'allow:  [{"actions":["ecr:BatchGetImage","ecr:GetDownloadUrlForLayer"],"resources":["arn:aws:ecr:us-east-1:123456789012:repository/train"]},{"actions":["ecr:GetAuthorizationToken","logs:PutLogEvents"],"resources":["*"]}] → [{"actions":["sim:*"],"resources":["*"]}]' \
+		--out-has 'allow:  [{"actions":["ecr:BatchGetImage","ecr:GetDownloadUrlForLayer"],"resources":["arn:aws:ecr:us-east-1:123456789012:repository/train"]},{"actions":["ecr:GetAuthorizationToken","sts:GetCallerIdentity"],"resources":["*"]}] → [{"actions":["sim:*"],"resources":["*"]}]' \
 		-- "$KILN" plan --detailed-exitcode
 	cd "$E2E_ROOT" || exit 1
 }

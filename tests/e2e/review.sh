@@ -96,16 +96,9 @@ assert d["free"] == 10, d["free"]
 		-- "$KILN" plan --destroy
 	check "review: kiln cost of a missing spec names the file" 1 \
 		--err-has "nope.yaml" -- "$KILN" cost nope.yaml
-	python3 - plan.kiln <<'PY'
-import hashlib, json, re, sys
-f = json.load(open(sys.argv[1]))
-del f["plan"]["kiln"]["cost"]
-# kiln's canonical form: compact, sorted, ASCII with upper-case \\u escapes (jansson).
-canon = json.dumps(f["plan"], sort_keys=True, separators=(",", ":"), ensure_ascii=True)
-canon = re.sub(r"\\u([0-9a-f]{4})", lambda m: "\\u" + m.group(1).upper(), canon)
-f["digest"] = "sha256:" + hashlib.sha256(canon.encode()).hexdigest()
-json.dump(f, open("old.kiln", "w"))
-PY
+	cp plan.kiln old.kiln
+	echo '{"cost": null}' >strip.json
+	python3 "$E2E_ROOT/tests/e2e/audit_reseal.py" old.kiln strip.json
 	check "review: kiln cost of a plan saved without a cost says to make it again" 1 \
 		--err "kiln: cost: old.kiln holds no cost: it was saved by a kiln older than \`kiln cost\`; make the plan again with \`kiln plan --out\`" \
 		-- "$KILN" cost old.kiln
@@ -191,6 +184,12 @@ rv_gate() {
 	check "review: a saved plan over budget is refused too" 3 \
 		--err-has "kiln: apply: plan.kiln has 1 error-level finding; nothing was changed" \
 		-- sh -c '"$0" plan --out plan.kiln >/dev/null && "$0" apply plan.kiln' "$KILN"
+	echo '{"findings": null, "findings_summary": null}' >strip.json
+	python3 "$E2E_ROOT/tests/e2e/audit_reseal.py" plan.kiln strip.json
+	check "review: a saved plan without findings (an older kiln's) is audited when applied" 3 \
+		--err-has "KILN-COST-001 budget.max_hourly_usd: the plan costs \$196.68/h" \
+		-- "$KILN" apply plan.kiln
+	assert "review: the refused plans created nothing" sh -c '[ ! -e .kiln/sim ]'
 	cat >>kiln.yaml <<'YAML'
 waive:
   - {rule: KILN-COST-001, reason: "capacity test for the launch, signed off by finance", until: 2099-12-31}
