@@ -48,7 +48,7 @@ static char *reason(const json_t *recorded, const char *c, const char *w, const 
 	if (rid)
 		return xasprintf("workspace '%s' records %s as %s: this one is a duplicate", w,
 				 addr, rid);
-	return xasprintf("not in workspace '%s''s state", w);
+	return xasprintf("workspace '%s' does not record it", w);
 }
 
 static int orphan_cmp(const void *a, const void *b)

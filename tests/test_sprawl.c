@@ -84,7 +84,7 @@ static void test_sprawl_orphans_are_what_no_workspace_records_by_id(void **unuse
 	assert_int_equal(json_array_size(out), 4);
 	/* Sorted by cluster, workspace, address. */
 	assert_string_equal(field(out, 1, "id"), "ng-1");
-	assert_string_equal(field(out, 1, "reason"), "not in workspace 'default''s state");
+	assert_string_equal(field(out, 1, "reason"), "workspace 'default' does not record it");
 	assert_string_equal(field(out, 0, "id"), "vpc-3");
 	assert_string_equal(field(out, 0, "reason"),
 			    "workspace 'default' records sim_network.main as vpc-1: this one is a "
