@@ -25,7 +25,9 @@
 #include "cmd_store.h"
 #include "cmds.h"
 #include "cost.h"
+#include "crypt.h"
 #include "engine.h"
+#include "log.h"
 #include "sprawl.h"
 #include "state.h"
 
@@ -49,14 +51,15 @@ static const struct cli_option options[] = {
      "delete the orphans (stores are kept; see --include-stores)"},
     {"include-stores", 0, false, OPT_INCLUDE_STORES, NULL,
      "with --destroy: delete orphaned buckets and file systems too"},
-    {"adopt", 0, false, OPT_ADOPT, NULL, "record the orphans in their workspaces (not yet)"},
+    {"adopt", 0, false, OPT_ADOPT, NULL,
+     "record the orphans in the workspaces their tags name, one commit each"},
     {"auto-approve", 0, false, OPT_AUTO_APPROVE, NULL,
      "do not ask; required for --destroy when standard input is not a terminal"},
 };
 
 const struct cmd_info cmd_sprawl_info = {
     .name = "sprawl",
-    .usage = "[--provider aws|sim] [--region R] [--state URL] [--json] [--destroy]",
+    .usage = "[--provider aws|sim] [--region R] [--state URL] [--json] [--destroy | --adopt]",
     .summary = "find what runs outside kiln's state: orphans and untagged GPU instances",
     .description = "List, with their cost per hour, (1) orphans: live resources carrying kiln's\n"
 		   "tags (kiln:cluster, kiln:workspace) whose id no workspace of the state\n"
@@ -68,7 +71,12 @@ const struct cmd_info cmd_sprawl_info = {
 		   "cluster and workspace, after asking (a terminal) or with --auto-approve.\n"
 		   "Orphaned object stores and file systems are kept unless --include-stores:\n"
 		   "their data's owner cannot be asked. Unmanaged GPU instances are only\n"
-		   "reported. --adopt is not available yet.\n"
+		   "reported.\n"
+		   "\n"
+		   "--adopt records each orphan in the workspace its tags name (creating the\n"
+		   "workspace when it is missing), as the plan adopts what carries its address\n"
+		   "tag, with one commit per workspace; the next plan of that workspace shows\n"
+		   "what its spec wants of them.\n"
 		   "\n"
 		   "Exit status: 0 done, 1 error (or a delete failed).",
     .options = options,
@@ -265,16 +273,19 @@ static void on_event(void *arg, const struct apply_event *ev)
 						"workspace", d->workspace, "address", ev->address,
 						"id", ev->id));
 		if (!d->json)
-			printf("deleted %s/%s %s (%s)\n", d->cluster, d->workspace, ev->address,
-			       ev->id ? ev->id : "?");
+			printf("%s %s/%s %s (%s)\n",
+			       ev->op && strcmp(ev->op, "adopt") == 0 ? "adopted" : "deleted",
+			       d->cluster, d->workspace, ev->address, ev->id ? ev->id : "?");
 	} else {
 		json_array_append_new(d->failed,
 				      json_pack("{s:s, s:s, s:s, s:s?, s:s?}", "cluster",
 						d->cluster, "workspace", d->workspace, "address",
 						ev->address, "id", ev->id, "error", ev->error));
 		if (!d->json)
-			fprintf(stderr, "kiln sprawl: deleting %s/%s %s failed: %s\n", d->cluster,
-				d->workspace, ev->address, ev->error ? ev->error : "unknown error");
+			fprintf(stderr, "kiln sprawl: %s %s/%s %s failed: %s\n",
+				ev->op && strcmp(ev->op, "adopt") == 0 ? "adopting" : "deleting",
+				d->cluster, d->workspace, ev->address,
+				ev->error ? ev->error : "unknown error");
 	}
 	fflush(stdout);
 	pthread_mutex_unlock(&d->mu);
@@ -345,6 +356,174 @@ static int destroy(const struct provider *prov, struct prov_ctx *ctx, const json
 	return ret;
 }
 
+/* Secrets go into state sealed with KILN_STATE_KEY; without a key they are not kept. */
+static int seal(json_t *state, struct kiln_error *err)
+{
+	struct crypt_key key;
+	int have = crypt_key_load(&key, err), dropped = 0, rc;
+	const char *addr;
+	json_t *res, *name;
+	size_t i;
+
+	if (have < 0)
+		return -1;
+	if (have == 1) {
+		rc = state_seal(state, &key, false, err);
+		crypt_key_wipe(&key);
+		return rc < 0 ? -1 : 0;
+	}
+	json_object_foreach(state_resources(state), addr, res)
+	{
+		json_t *attrs = json_object_get(res, "attrs");
+
+		json_array_foreach(json_object_get(res, "sensitive"), i, name)
+		{
+			json_t *v = json_object_get(attrs, json_string_value(name));
+
+			if (v && !json_is_null(v) && !crypt_is_sealed(v)) {
+				json_object_set_new(attrs, json_string_value(name), json_null());
+				dropped++;
+			}
+		}
+	}
+	if (dropped)
+		log_warn("%d sensitive value%s not recorded: set KILN_STATE_KEY (or "
+			 "KILN_STATE_KEY_FILE) to keep them, encrypted, in the state",
+			 dropped, dropped == 1 ? " was" : "s were");
+	return 0;
+}
+
+/*
+ * Adopt one workspace's orphans: lock it (creating the branch when it is
+ * missing), let the executor read and record each one as the plan's
+ * adoption does, and commit once. Reports per resource into d.
+ */
+static int adopt_group(struct store *s, const struct provider *prov, struct prov_ctx *ctx,
+		       const json_t *group, struct destroy_ctx *d, json_t *skipped, json_t *commits,
+		       struct kiln_error *err)
+{
+	static atomic_int interrupted;
+	const char *c = jstr(json_array_get(group, 0), "cluster");
+	const char *w = jstr(json_array_get(group, 0), "workspace");
+	struct lock_options lo = {"sprawl adopt", 0};
+	struct workspace *ws = NULL;
+	json_t *state = NULL, *plan = NULL, *o;
+	struct engine e = {0};
+	struct apply_options ao = {0};
+	struct apply_result res = {0};
+	char *summary = NULL, buf[8];
+	size_t i, before;
+	int ret = -1;
+
+	if (!store_workspace_name_ok(w)) {
+		json_array_foreach((json_t *)group, i, o) json_array_append_new(
+		    skipped,
+		    json_pack("{s:O, s:O, s:O, s:O, s:s}", "cluster", json_object_get(o, "cluster"),
+			      "workspace", json_object_get(o, "workspace"), "address",
+			      json_object_get(o, "address"), "id", json_object_get(o, "id"),
+			      "reason", "its kiln:workspace tag is not a workspace name"));
+		return 0;
+	}
+	if (workspace_open(&ws, s, w, err) < 0 || workspace_lock(ws, &lo, err) < 0)
+		goto out;
+	state = ws->exists ? json_deep_copy(ws->state) : state_new(c, w, prov->name);
+	if (state_cluster(state) && strcmp(state_cluster(state), c) != 0) {
+		kiln_error_set(err, "workspace '%s' holds cluster '%s', not '%s'", w,
+			       state_cluster(state), c);
+		kiln_error_hint(err, "adopt them by hand, or delete them with --destroy");
+		goto out;
+	}
+	if (!state_cluster(state))
+		json_object_set_new(state, "cluster", json_string(c));
+	before = json_array_size(skipped);
+	plan = sprawl_adopt_plan(group, state, skipped);
+	for (i = before; i < json_array_size(skipped); i++) {
+		o = json_array_get(skipped, i);
+		json_object_set_new(o, "cluster", json_string(c));
+		json_object_set_new(o, "workspace", json_string(w));
+	}
+	if (json_array_size(json_object_get(plan, "resource_changes")) == 0) {
+		ret = 0;
+		goto out;
+	}
+	e.prov = prov;
+	e.ctx = ctx;
+	e.scope.cluster = c;
+	e.scope.workspace = w;
+	e.workspace = (char *)w;
+	e.desired = json_object();
+	ao.engine = &e;
+	ao.plan = plan;
+	ao.state = state;
+	ao.parallelism = 8;
+	ao.interrupted = &interrupted;
+	ao.event = on_event;
+	ao.event_arg = d;
+	d->cluster = c;
+	d->workspace = w;
+	ret = apply_run(&ao, &res) == 0 ? 0 : -1;
+	if (res.done == 0) {
+		if (ret < 0)
+			kiln_error_set(err, "nothing of %s/%s could be read to adopt", c, w);
+		goto out;
+	}
+	if (seal(state, err) < 0) {
+		ret = -1;
+		goto out;
+	}
+	summary = xasprintf("sprawl adopt: %zu adopted (%s/%s)", res.done, c, w);
+	if (workspace_commit(ws, state, false, summary, NULL, 0, err) < 0) {
+		ret = -1;
+		goto out;
+	}
+	json_array_append_new(commits, json_pack("{s:s, s:s, s:s, s:I}", "cluster", c, "workspace",
+						 w, "commit", git_oid_tostr_s(&ws->head), "adopted",
+						 (json_int_t)res.done));
+	if (!d->json)
+		printf("recorded %zu in workspace '%s' (commit %s)\n", res.done, w,
+		       store_short(&ws->head, buf));
+out:
+	if (ret < 0 && !err->msg[0])
+		kiln_error_set(err, "adopting into workspace '%s' failed", w);
+	apply_result_release(&res);
+	json_decref(e.desired);
+	json_decref(plan);
+	json_decref(state);
+	free(summary);
+	workspace_close(ws, NULL);
+	return ret;
+}
+
+/* Adopt the orphans, one commit per workspace. */
+static int adopt(struct store *s, const struct provider *prov, struct prov_ctx *ctx,
+		 const json_t *orphans, struct destroy_ctx *d, json_t *skipped, json_t *commits,
+		 const struct cli *cli)
+{
+	size_t i = 0, n = json_array_size(orphans);
+	int ret = 0;
+
+	while (i < n) {
+		json_t *first = json_array_get(orphans, i), *group = json_array();
+		const char *c = jstr(first, "cluster"), *w = jstr(first, "workspace");
+		struct kiln_error err = {0};
+
+		for (; i < n; i++) {
+			json_t *x = json_array_get(orphans, i);
+
+			if (strcmp(jstr(x, "cluster"), c) != 0 ||
+			    strcmp(jstr(x, "workspace"), w) != 0)
+				break;
+			json_array_append(group, x);
+		}
+		if (adopt_group(s, prov, ctx, group, d, skipped, commits, &err) < 0) {
+			cmd_report(cli, &err);
+			ret = -1;
+		}
+		json_decref(group);
+	}
+	return ret;
+}
+
 static int parse(struct flags *f, struct cli_parser *p, struct cli *cli, int argc, char **argv,
 		 int *ret)
 {
@@ -397,13 +576,6 @@ static int parse(struct flags *f, struct cli_parser *p, struct cli *cli, int arg
 	}
 	if (f->include_stores && !f->destroy) {
 		cli_error(cli, "add --destroy", "--include-stores only applies to --destroy");
-		return -1;
-	}
-	if (f->adopt) {
-		cli_error(cli,
-			  "record an orphan by hand: `kiln plan` in its workspace adopts what "
-			  "carries its address tag; or delete the orphans with --destroy",
-			  "--adopt is not available yet");
 		return -1;
 	}
 	if (!provider_find(f->provider)) {
@@ -495,6 +667,43 @@ int cmd_sprawl(int argc, char **argv, struct cli *cli)
 	json_object_set_new(rep, "unmanaged_hourly", json_real(uh));
 	json_object_set_new(rep, "hourly_total", json_real(oh + uh));
 	json_object_set_new(rep, "monthly_total", json_real((oh + uh) * 730));
+	if (f.adopt) {
+		json_t *skipped = json_array(), *commits = json_array();
+
+		d.json = f.json;
+		d.destroyed = json_array();
+		d.failed = json_array();
+		if (!f.json) {
+			print_report(rep);
+			putchar('\n');
+		}
+		ret = adopt(s, prov, ctx, orphans, &d, skipped, commits, cli) == 0 &&
+			      json_array_size(d.failed) == 0
+			  ? KILN_EXIT_OK
+			  : KILN_EXIT_ERROR;
+		if (f.json) {
+			char *text;
+
+			json_object_set(rep, "adopted", d.destroyed);
+			json_object_set(rep, "failed", d.failed);
+			json_object_set(rep, "skipped", skipped);
+			json_object_set(rep, "commits", commits);
+			text = json_dumps(rep, JSON_INDENT(2) | JSON_SORT_KEYS);
+			puts(text);
+			free(text);
+		} else {
+			json_array_foreach(skipped, i, o) printf(
+			    "not adopted %s/%s %s (%s): %s\n", jstr(o, "cluster"),
+			    jstr(o, "workspace"), jstr(o, "address") ? jstr(o, "address") : "-",
+			    jstr(o, "id"), jstr(o, "reason"));
+			printf("\nsprawl: %zu adopted, %zu failed, %zu not adopted\n",
+			       json_array_size(d.destroyed), json_array_size(d.failed),
+			       json_array_size(skipped));
+		}
+		json_decref(skipped);
+		json_decref(commits);
+		goto out;
+	}
 	if (!f.destroy) {
 		if (f.json) {
 			char *text = json_dumps(rep, JSON_INDENT(2) | JSON_SORT_KEYS);

@@ -151,6 +151,54 @@ static size_t type_rank(const struct provider *prov, const char *type)
 	return prov->ntypes;
 }
 
+json_t *sprawl_adopt_plan(const json_t *orphans, const json_t *state, json_t *skipped)
+{
+	json_t *changes = json_array(), *count = json_object(), *o, *n;
+	const json_t *held = state_resources(state);
+	size_t i;
+
+	json_array_foreach((json_t *)orphans, i, o)
+	{
+		const char *addr = json_string_value(json_object_get(o, "address"));
+
+		if (addr) {
+			n = json_object_get(count, addr);
+			json_object_set_new(count, addr,
+					    json_integer(n ? json_integer_value(n) + 1 : 1));
+		}
+	}
+	json_array_foreach((json_t *)orphans, i, o)
+	{
+		const char *addr = json_string_value(json_object_get(o, "address"));
+		const char *id = json_string_value(json_object_get(o, "id"));
+		const char *rid =
+		    addr ? json_string_value(json_object_get(json_object_get(held, addr), "id"))
+			 : NULL;
+		char *why = NULL;
+
+		if (!addr)
+			why = xstrdup("it carries no kiln:address tag");
+		else if (json_object_get(held, addr))
+			why = xasprintf("the workspace records %s as %s", addr, rid ? rid : "?");
+		else if (json_integer_value(json_object_get(count, addr)) > 1)
+			why = xasprintf("%" JSON_INTEGER_FORMAT " live resources carry %s",
+					json_integer_value(json_object_get(count, addr)), addr);
+		if (why) {
+			json_array_append_new(skipped, json_pack("{s:s?, s:s, s:s}", "address",
+								 addr, "id", id, "reason", why));
+			free(why);
+			continue;
+		}
+		json_array_append_new(changes,
+				      json_pack("{s:s, s:O, s:{s:[s], s:{s:s}}, s:{s:s, s:[]}}",
+						"address", addr, "type", json_object_get(o, "type"),
+						"change", "actions", "no-op", "importing", "id", id,
+						"kiln", "id", id, "deps"));
+	}
+	json_decref(count);
+	return json_pack("{s:o}", "resource_changes", changes);
+}
+
 json_t *sprawl_destroy_plan(const struct provider *prov, const json_t *orphans)
 {
 	json_t *changes = json_array(), *seen = json_object(), *names = json_array(), *o;

@@ -48,4 +48,17 @@ bool sprawl_is_store(const struct provider *prov, const char *type);
  */
 json_t *sprawl_destroy_plan(const struct provider *prov, const json_t *orphans);
 
+/*
+ * A plan (only "resource_changes") adopting into state, a workspace's
+ * recorded state, the orphans of that workspace (one cluster and
+ * workspace): one no-op change with "importing" per orphan, as the plan
+ * makes for a live resource that carries its address tag, which the
+ * executor reads and records. An orphan is left out, with
+ * {"address", "id", "reason"} appended to skipped, when it has no address,
+ * when state already records its address, or when another orphan carries
+ * the same address (which of them is the one is not kiln's guess). New
+ * reference.
+ */
+json_t *sprawl_adopt_plan(const json_t *orphans, const json_t *state, json_t *skipped);
+
 #endif

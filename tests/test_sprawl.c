@@ -1,7 +1,8 @@
 /*
  * test_sprawl.c - orphan classification (managed by id in any workspace;
  * the reason a workspace does not hold one), hourly cost through the cost
- * hook, which types are stores, and the destroy plan's deps and addresses.
+ * hook, which types are stores, the destroy plan's deps and addresses, and
+ * what the adopt plan imports and what it leaves out.
  */
 #include <stdarg.h>
 #include <stddef.h>
@@ -191,6 +192,52 @@ static void test_sprawl_destroy_plan_deletes_users_before_what_they_use(void **u
 	json_decref(orphans);
 }
 
+static void test_sprawl_adopt_plan_imports_what_the_workspace_can_take(void **unused)
+{
+	json_t *orphans = json_array(), *skipped = json_array(), *plan, *ch, *c;
+	json_t *state = state_with("demo", "default", "sim_network.main", "vpc-1");
+
+	(void)unused;
+	/* Recorded address: a duplicate, not adopted. */
+	json_array_append_new(orphans, json_pack("{s:s, s:s, s:s}", "address", "sim_network.main",
+						 "type", "sim_network", "id", "vpc-2"));
+	/* Two live resources with one address: neither is guessed. */
+	json_array_append_new(orphans, json_pack("{s:s, s:s, s:s}", "address", "sim_node_group.gpu",
+						 "type", "sim_node_group", "id", "ng-1"));
+	json_array_append_new(orphans, json_pack("{s:s, s:s, s:s}", "address", "sim_node_group.gpu",
+						 "type", "sim_node_group", "id", "ng-2"));
+	/* No address tag. */
+	json_array_append_new(
+	    orphans, json_pack("{s:n, s:s, s:s}", "address", "type", "sim_bucket", "id", "bkt-1"));
+	/* Adopted. */
+	json_array_append_new(orphans, json_pack("{s:s, s:s, s:s}", "address", "sim_role.trainer",
+						 "type", "sim_role", "id", "role-1"));
+	plan = sprawl_adopt_plan(orphans, state, skipped);
+	ch = json_object_get(plan, "resource_changes");
+	assert_int_equal(json_array_size(ch), 1);
+	c = json_array_get(ch, 0);
+	assert_string_equal(json_string_value(json_object_get(c, "address")), "sim_role.trainer");
+	assert_string_equal(json_string_value(json_array_get(
+				json_object_get(json_object_get(c, "change"), "actions"), 0)),
+			    "no-op");
+	assert_string_equal(json_string_value(json_object_get(
+				json_object_get(json_object_get(c, "change"), "importing"), "id")),
+			    "role-1");
+	assert_string_equal(json_string_value(json_object_get(json_object_get(c, "kiln"), "id")),
+			    "role-1");
+	assert_int_equal(json_array_size(skipped), 4);
+	assert_string_equal(field(skipped, 0, "reason"),
+			    "the workspace records sim_network.main as vpc-1");
+	assert_string_equal(field(skipped, 1, "reason"),
+			    "2 live resources carry sim_node_group.gpu");
+	assert_string_equal(field(skipped, 2, "id"), "ng-2");
+	assert_string_equal(field(skipped, 3, "reason"), "it carries no kiln:address tag");
+	json_decref(plan);
+	json_decref(orphans);
+	json_decref(skipped);
+	json_decref(state);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -199,6 +246,7 @@ int main(void)
 	    T(test_sprawl_hourly_uses_the_cost_hook_and_the_catalog),
 	    T(test_sprawl_stores_are_buckets_and_file_systems),
 	    T(test_sprawl_destroy_plan_deletes_users_before_what_they_use),
+	    T(test_sprawl_adopt_plan_imports_what_the_workspace_can_take),
 #undef T
 	};
 

@@ -22,9 +22,6 @@ sp_bad_input() {
 	check "sprawl: --adopt and --destroy together are refused" 1 --out "" \
 		--err "kiln: sprawl: --adopt and --destroy cannot be combined; run one, then the other" \
 		-- "$KILN" sprawl --provider sim --adopt --destroy
-	check "sprawl: --adopt says it is not available yet" 1 --out "" \
-		--err "kiln: sprawl: --adopt is not available yet; record an orphan by hand: \`kiln plan\` in its workspace adopts what carries its address tag; or delete the orphans with --destroy" \
-		-- "$KILN" sprawl --provider sim --adopt
 	check "sprawl: --include-stores needs --destroy" 1 --out "" \
 		--err "kiln: sprawl: --include-stores only applies to --destroy; add --destroy" \
 		-- "$KILN" sprawl --provider sim --include-stores
@@ -32,7 +29,7 @@ sp_bad_input() {
 		--err "kiln: sprawl: unexpected operand 'kiln.yaml'; kiln sprawl looks at a whole cloud account and takes no spec" \
 		-- "$KILN" sprawl --provider sim kiln.yaml
 	check "sprawl: --help names every option" 0 --out-has "--include-stores" \
-		--out-has "--auto-approve" --out-has "--adopt is not available yet" \
+		--out-has "--auto-approve" --out-has "--adopt records each orphan" \
 		-- "$KILN" sprawl --help
 }
 
@@ -137,6 +134,61 @@ PY
 		--out-has "No orphans to delete." -- "$KILN" sprawl --provider sim --destroy
 }
 
+# --adopt: orphans go back into the workspaces their tags name, one commit each.
+sp_adopt() {
+	sp_dir=$(mktemp -d "$E2E_TMP/sprawl.XXXXXX")
+	cd "$sp_dir" || exit 1
+	cp "$E2E_ROOT/examples/quickstart.yaml" kiln.yaml
+	"$KILN" apply --auto-approve >/dev/null 2>&1
+	KILN_WORKSPACE=other "$KILN" apply --auto-approve >/dev/null 2>&1
+	for a in $("$KILN" state list -w other); do "$KILN" state rm -w other "$a" >/dev/null 2>&1; done
+	"$KILN" workspace delete other >/dev/null 2>&1
+	"$KILN" state rm sim_node_group.trainers >/dev/null 2>&1
+	check "sprawl: --adopt records each orphan in its workspace, one commit each" 0 \
+		--out-has "adopted quickstart/default sim_node_group.trainers (ng-" \
+		--out-has "recorded 1 in workspace 'default' (commit " \
+		--out-has "adopted quickstart/other sim_network.main (vpc-" \
+		--out-has "adopted quickstart/other sim_bucket.checkpoints (bkt-" \
+		--out-has "recorded 5 in workspace 'other' (commit " \
+		--out-has "sprawl: 6 adopted, 0 failed, 0 not adopted" \
+		-- "$KILN" sprawl --provider sim --adopt
+	check "sprawl: --adopt made the deleted workspace again" 0 --out "* default${NL}  other" \
+		-- "$KILN" workspace list
+	check "sprawl: the adoption is one commit in the workspace's log" 0 \
+		--out-has "sprawl adopt: 5 adopted (quickstart/other)" -- "$KILN" log -w other
+	check "sprawl: the adopted workspace plans no changes against its spec" 0 \
+		--out-has "No changes." -- "$KILN" plan -w other --detailed-exitcode
+	check "sprawl: the workspace that lost one resource plans no changes either" 0 \
+		--out-has "No changes." -- "$KILN" plan --detailed-exitcode
+	for ws in default other; do
+		"$KILN" state pull -w "$ws" >"$ws.json" 2>/dev/null
+	done
+	sp_ids >live.ids
+	assert "sprawl: after --adopt the two states hold every sim resource, each once (sim_inspect)" \
+		python3 - default.json other.json live.ids <<'PY'
+import collections, json, sys
+rec = collections.Counter(r["id"] for f in sys.argv[1:3]
+                          for r in json.load(open(f))["resources"].values())
+live = {line.split()[0] for line in open(sys.argv[3])}
+assert set(rec) == live and max(rec.values()) == 1 and len(live) == 10, (rec, live)
+PY
+	check "sprawl: nothing is orphaned after --adopt" 0 \
+		--out-has "Orphans (kiln tags, in no workspace's state): 0, \$0.00/hour" \
+		-- "$KILN" sprawl --provider sim
+	"$KILN" state rm -w other sim_role.trainer sim_network.main >/dev/null 2>&1
+	check "sprawl: --adopt --json" 0 -- "$KILN" sprawl --provider sim --adopt --json
+	cp "$E2E_OUT" adopt.json
+	assert "sprawl: the --adopt JSON lists what was adopted and the commit" \
+		python3 - adopt.json <<'PY'
+import json, sys
+r = json.load(open(sys.argv[1]))
+assert sorted(a["address"] for a in r["adopted"]) == ["sim_network.main", "sim_role.trainer"], r
+assert r["failed"] == [] and r["skipped"] == [], r
+[c] = r["commits"]
+assert c["workspace"] == "other" and c["adopted"] == 2 and len(c["commit"]) == 40, c
+PY
+}
+
 # Against moto: instances made with boto3, never by kiln.
 sp_aws() {
 	if ! AWS_PY=$(aws_find_python); then
@@ -179,6 +231,19 @@ vpc = ec2.create_vpc(CidrBlock="10.9.0.0/16", TagSpecifications=[{"ResourceType"
       "Tags": [{"Key": "kiln:cluster", "Value": "x"}, {"Key": "kiln:workspace", "Value": "y"},
                {"Key": "kiln:address", "Value": "aws_vpc.main"}]}])["Vpc"]["VpcId"]
 print(vpc)
+# A bucket and a role of the same lost workspace, named and tagged as kiln names them.
+kw = dict(endpoint_url=os.environ["AWS_ENDPOINT_URL"], region_name="us-east-1")
+s3, iam = boto3.client("s3", **kw), boto3.client("iam", **kw)
+tags = [{"Key": "kiln:cluster", "Value": "x"}, {"Key": "kiln:workspace", "Value": "y"}]
+s3.create_bucket(Bucket="kiln-x-y-data")
+s3.put_bucket_tagging(Bucket="kiln-x-y-data", Tagging={"TagSet": tags + [
+    {"Key": "kiln:address", "Value": "aws_s3_bucket.data"}]})
+s3.create_bucket(Bucket="kiln-untagged-data")  # a kiln- name without tags: not kiln's
+iam.create_role(RoleName="kiln-x-y-trainer", Path="/kiln/x/y/",
+                AssumeRolePolicyDocument='{"Version":"2012-10-17","Statement":[]}', Tags=tags)
+iam.put_role_policy(RoleName="kiln-x-y-trainer", PolicyName="kiln",
+                    PolicyDocument='{"Version":"2012-10-17","Statement":[{"Effect":"Allow",'
+                    '"Action":"s3:GetObject","Resource":"arn:aws:s3:::kiln-x-y-data/*"}]}')
 PY
 	g5=$(sed -n 2p ids)
 	vpc=$(sed -n 4p ids)
@@ -187,8 +252,12 @@ PY
 		--out-has "  x/y" \
 		--out-has "    aws_instance_group.lost              ig/x/y/lost" \
 		--out-has "    aws_vpc.main                         $vpc" \
+		--out-has "    aws_s3_bucket.data                   kiln-x-y-data            priced by use" \
+		--out-has "    aws_iam_role.trainer                 kiln-x-y-trainer         free" \
 		--out-has "workspace 'y' does not exist in the state repository" \
 		-- "$KILN" sprawl --provider aws
+	assert "sprawl: aws: a kiln- bucket without kiln tags is no orphan" \
+		sh -c '! grep -q kiln-untagged-data "$1"' sh "$E2E_OUT"
 	check "sprawl: aws: an untagged GPU instance is listed with its hourly cost" 0 \
 		--out-has "GPU instances without kiln tags: 1, \$1.01/hour" \
 		--out-has "    $g5      g5.xlarge        1 x A10G   us-east-1a     \$1.01/hour" \
@@ -196,11 +265,11 @@ PY
 	check "sprawl: aws: --json" 0 -- "$KILN" sprawl --provider aws --json
 	cp "$E2E_OUT" aws.json
 	assert "sprawl: aws: --json prices the orphaned instance from the catalog, not the CPU one" \
-		"$AWS_PY" - aws.json "$g5" <<'PY'
+		"$AWS_PY" - aws.json "$g5" "$vpc" <<'PY'
 import json, sys
 r = json.load(open(sys.argv[1]))
 by = {o["id"]: o for o in r["orphans"]}
-assert set(by) >= {"ig/x/y/lost"}, by
+assert set(by) == {"ig/x/y/lost", "kiln-x-y-data", "kiln-x-y-trainer", sys.argv[3]}, by
 assert by["ig/x/y/lost"]["hourly"] > 20, by["ig/x/y/lost"]
 [u] = r["unmanaged"]
 assert u["id"] == sys.argv[2] and u["attrs"]["instance_type"] == "g5.xlarge", u
@@ -209,7 +278,9 @@ PY
 	check "sprawl: aws: --destroy deletes the orphans" 0 \
 		--out-has "deleted x/y aws_instance_group.lost (ig/x/y/lost)" \
 		--out-has "deleted x/y aws_vpc.main ($vpc)" \
-		--out-has "sprawl: 2 deleted, 0 failed, 0 kept" \
+		--out-has "deleted x/y aws_iam_role.trainer (kiln-x-y-trainer)" \
+		--out-has "keeping x/y aws_s3_bucket.data (kiln-x-y-data): a store; --include-stores deletes it" \
+		--out-has "sprawl: 3 deleted, 0 failed, 1 kept" \
 		-- "$KILN" sprawl --provider aws --destroy --auto-approve
 	assert "sprawl: aws: boto3 sees the orphans gone and the others running" \
 		"$AWS_PY" - ids <<'PY'
@@ -221,6 +292,11 @@ st = {i["InstanceId"]: i["State"]["Name"] for r in ec2.describe_instances()["Res
 assert st[ids[0]] in ("shutting-down", "terminated"), st
 assert st[ids[1]] == "running" and st[ids[2]] == "running", st
 assert not ec2.describe_vpcs(Filters=[{"Name": "vpc-id", "Values": [ids[3]]}])["Vpcs"]
+kw = dict(endpoint_url=os.environ["AWS_ENDPOINT_URL"], region_name="us-east-1")
+roles = [r["RoleName"] for r in boto3.client("iam", **kw).list_roles()["Roles"]]
+assert "kiln-x-y-trainer" not in roles, roles
+buckets = [b["Name"] for b in boto3.client("s3", **kw).list_buckets()["Buckets"]]
+assert "kiln-x-y-data" in buckets, buckets
 PY
 	sh "$E2E_ROOT/tests/moto/server.sh" stop "$sp_moto" >/dev/null 2>&1
 	trap 'rm -rf "$E2E_TMP"' EXIT
@@ -230,6 +306,7 @@ PY
 sprawl_tests() {
 	sp_bad_input
 	sp_sim
+	sp_adopt
 	sp_aws
 	cd "$E2E_ROOT" || exit 1
 }
