@@ -78,7 +78,7 @@ const struct cmd_info cmd_sprawl_info = {
 		   "tag, with one commit per workspace; the next plan of that workspace shows\n"
 		   "what its spec wants of them.\n"
 		   "\n"
-		   "Exit status: 0 done, 1 error (or a delete failed).",
+		   "Exit status: 0 done, 1 error (or a delete or an adoption failed).",
     .options = options,
     .noptions = sizeof(options) / sizeof(options[0]),
     .see_also = "kiln-sprawl(1), kiln-state(1), kiln-workspace(1)",
