@@ -27,6 +27,8 @@
 #include "cost.h"
 #include "crypt.h"
 #include "engine.h"
+#include "journal.h"
+#include "lock.h"
 #include "log.h"
 #include "sprawl.h"
 #include "state.h"
@@ -91,8 +93,13 @@ struct flags {
 	bool json, adopt, destroy, include_stores, auto_approve;
 };
 
-/* {"WS": state} for every workspace branch. */
-static int read_workspaces(struct store *s, json_t **out, struct kiln_error *err)
+/*
+ * {"WS": state} for every workspace branch, with the journal this machine
+ * keeps of an apply killed before its commit replayed over it (what the next
+ * plan recovers is not an orphan); locked: {"WS": "who"} for every workspace
+ * whose lock is held (an apply may be creating what no state records yet).
+ */
+static int read_workspaces(struct store *s, json_t **out, json_t *locked, struct kiln_error *err)
 {
 	char **names;
 	size_t n, i;
@@ -112,9 +119,30 @@ static int read_workspaces(struct store *s, json_t **out, struct kiln_error *err
 			*out = NULL;
 			return -1;
 		}
-		if (w->exists && w->state)
-			json_object_set(*out, names[i], w->state);
+		if (w->exists && w->state) {
+			json_t *st = json_deep_copy(w->state);
+			char *path = journal_path(store_location(s), names[i]);
+			struct kiln_error jerr = {0};
+
+			if (journal_replay(path, git_oid_tostr_s(&w->head), st, NULL, &jerr) == -1)
+				log_warn("%s", jerr.msg);
+			free(path);
+			json_object_set_new(*out, names[i], st);
+		}
 		workspace_close(w, NULL);
+		{
+			struct lock_info info;
+			git_oid oid;
+			struct kiln_error lerr = {0};
+
+			if (lock_read(s, names[i], &info, &oid, &lerr) == 0) {
+				char *who = lock_info_describe(&info);
+
+				json_object_set_new(locked, names[i], json_string(who));
+				free(who);
+				lock_info_release(&info);
+			}
+		}
 	}
 	store_names_free(names, n);
 	return 0;
@@ -596,8 +624,8 @@ int cmd_sprawl(int argc, char **argv, struct cli *cli)
 	const struct catalog *cat;
 	struct kiln_error err = {0};
 	struct spec sp = {0};
-	json_t *recorded = NULL, *live = NULL, *orphans = NULL, *un = NULL, *rep = NULL,
-	       *chosen = NULL, *kept = NULL, *o;
+	json_t *recorded = NULL, *locked = NULL, *live = NULL, *orphans = NULL, *un = NULL,
+	       *rep = NULL, *chosen = NULL, *kept = NULL, *o;
 	struct destroy_ctx d = {.mu = PTHREAD_MUTEX_INITIALIZER};
 	double oh, uh;
 	const char *k;
@@ -609,7 +637,8 @@ int cmd_sprawl(int argc, char **argv, struct cli *cli)
 	prov = provider_find(f.provider);
 	if (store_flags_open(&f.store, cli, false, &s, NULL) < 0)
 		goto out;
-	if (store_sync(s, &err) < 0 || read_workspaces(s, &recorded, &err) < 0) {
+	locked = json_object();
+	if (store_sync(s, &err) < 0 || read_workspaces(s, &recorded, locked, &err) < 0) {
 		cmd_report(cli, &err);
 		goto out;
 	}
@@ -636,6 +665,21 @@ int cmd_sprawl(int argc, char **argv, struct cli *cli)
 		}
 	}
 	orphans = sprawl_orphans(live, recorded);
+	/* A locked workspace may be mid-apply: its orphans may be its next commit. */
+	json_array_foreach(orphans, i, o)
+	{
+		const char *who = jstr(locked, jstr(o, "workspace"));
+
+		json_object_set_new(o, "locked", json_boolean(who != NULL));
+		if (who) {
+			char *why = xasprintf("%s; the workspace is locked by %s: an apply may "
+					      "still record it",
+					      jstr(o, "reason"), who);
+
+			json_object_set_new(o, "reason", json_string(why));
+			free(why);
+		}
+	}
 	oh = price_all(prov, ctx, orphans);
 	uh = price_all(prov, ctx, un);
 	cat = prov->catalog ? prov->catalog(ctx) : NULL;
@@ -721,16 +765,20 @@ int cmd_sprawl(int argc, char **argv, struct cli *cli)
 	kept = json_array();
 	json_array_foreach(orphans, i, o)
 	{
-		if (!f.include_stores && sprawl_is_store(prov, jstr(o, "type")))
+		if (json_is_true(json_object_get(o, "locked")) ||
+		    (!f.include_stores && sprawl_is_store(prov, jstr(o, "type"))))
 			json_array_append(kept, o);
 		else
 			json_array_append(chosen, o);
 	}
 	if (!f.json) {
 		print_report(rep);
-		json_array_foreach(kept, i, o) printf(
-		    "keeping %s/%s %s (%s): a store; --include-stores deletes it\n",
-		    jstr(o, "cluster"), jstr(o, "workspace"), jstr(o, "address"), jstr(o, "id"));
+		json_array_foreach(kept, i, o)
+		    printf("keeping %s/%s %s (%s): %s\n", jstr(o, "cluster"), jstr(o, "workspace"),
+			   jstr(o, "address"), jstr(o, "id"),
+			   json_is_true(json_object_get(o, "locked"))
+			       ? "its workspace is locked; run again when the lock is released"
+			       : "a store; --include-stores deletes it");
 	}
 	d.json = f.json;
 	d.destroyed = json_array();
@@ -785,6 +833,7 @@ out:
 	json_decref(un);
 	json_decref(live);
 	json_decref(recorded);
+	json_decref(locked);
 	if (ctx)
 		prov->close(ctx);
 	store_free(s);

@@ -187,6 +187,30 @@ assert r["failed"] == [] and r["skipped"] == [], r
 [c] = r["commits"]
 assert c["workspace"] == "other" and c["adopted"] == 2 and len(c["commit"]) == 40, c
 PY
+	# A locked workspace may be mid-apply: its orphans are reported, never deleted.
+	"$KILN" state rm sim_node_group.trainers >/dev/null 2>&1
+	KILN_TEST_LOCK_HOLD=30s "$KILN" state rm sim_role.trainer >/dev/null 2>&1 &
+	sp_pid=$!
+	for sp_i in $(seq 1 100); do
+		git --git-dir=.kiln/state.git rev-parse -q --verify refs/kiln/locks/default >/dev/null && break
+		sleep 0.1
+	done
+	check "sprawl: an orphan of a locked workspace says an apply may still record it" 0 \
+		--out-has "workspace 'default' does not record it; the workspace is locked by " \
+		-- "$KILN" sprawl --provider sim
+	check "sprawl: --destroy keeps the orphans of a locked workspace" 0 \
+		--out-has "keeping quickstart/default sim_node_group.trainers (ng-" \
+		--out-has "its workspace is locked; run again when the lock is released" \
+		--out-has "No orphans to delete." \
+		-- "$KILN" sprawl --provider sim --destroy --auto-approve
+	check "sprawl: --adopt into a locked workspace fails and says who holds it" 1 \
+		--err-has "kiln: sprawl: workspace 'default' is locked by " \
+		-- "$KILN" sprawl --provider sim --adopt
+	kill "$sp_pid" 2>/dev/null
+	wait "$sp_pid" 2>/dev/null
+	assert "sprawl: the node group outlived the refused destroy" sh -c \
+		'python3 "$1/tests/e2e/sim_inspect.py" .kiln/sim ids | grep -c " sim_node_group.trainers$" | grep -qx 2' \
+		sh "$E2E_ROOT"
 }
 
 # Against moto: instances made with boto3, never by kiln.
