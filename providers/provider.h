@@ -65,7 +65,15 @@ struct prov_attr {
 #define PROV_TAG_WORKSPACE "kiln:workspace"
 #define PROV_TAG_ADDRESS "kiln:address"
 
-/* Who is asking: list filters on cluster and workspace; create tags with them. */
+/*
+ * Who is asking: list filters on cluster and workspace; create tags with them.
+ *
+ * For list only, cluster and workspace both NULL mean "every scope": each
+ * live resource of the type that carries both the kiln:cluster and the
+ * kiln:workspace tag, whatever their values (kiln sprawl), paged like any
+ * list; each live object's id and tags name its own cluster and workspace. Create, update and the
+ * rest always get a full scope.
+ */
 struct prov_scope {
 	const char *cluster;
 	const char *workspace;
@@ -197,6 +205,14 @@ struct provider {
 	 */
 	char *(*role_policy)(struct prov_ctx *ctx, const struct prov_scope *scope, const char *type,
 			     const json_t *attrs, bool live);
+	/*
+	 * GPU instances that carry no kiln tags (kiln sprawl): *out is a new
+	 * array of {"type", "id", "address": null, "status", "attrs", "tags"}
+	 * where "type" is the provider type whose cost hook prices attrs
+	 * (instance_type, count, market) and attrs also hold "gpu" and "gpus"
+	 * from the catalog. NULL when the provider cannot hold such instances.
+	 */
+	int (*list_unmanaged)(struct prov_ctx *ctx, json_t **out, struct kiln_error *err);
 	/* How many API calls this context has made (for bench and tests). */
 	unsigned long (*calls)(struct prov_ctx *ctx);
 };

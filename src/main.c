@@ -30,6 +30,7 @@ static const struct command {
     {"iam-policy", cmd_iam_policy, &cmd_iam_policy_info},
     {"cost", cmd_cost, &cmd_cost_info},
     {"audit", cmd_audit, &cmd_audit_info},
+    {"sprawl", cmd_sprawl, &cmd_sprawl_info},
     {"state", cmd_state, &cmd_state_info},
     {"log", cmd_log, &cmd_log_info},
     {"show", cmd_show, &cmd_show_info},

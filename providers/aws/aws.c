@@ -218,6 +218,23 @@ int aws_scope_filters(struct aws_params *p, int n, const struct prov_scope *scop
 {
 	char *k;
 
+	/* Every scope (kiln sprawl): whatever carries both tags, whatever their values. */
+	if (!scope->cluster) {
+		k = xasprintf("Filter.%d.Name", n);
+		aws_param(p, k, "tag-key");
+		free(k);
+		k = xasprintf("Filter.%d.Value.1", n);
+		aws_param(p, k, PROV_TAG_CLUSTER);
+		free(k);
+		k = xasprintf("Filter.%d.Name", n + 1);
+		aws_param(p, k, "tag-key");
+		free(k);
+		k = xasprintf("Filter.%d.Value.1", n + 1);
+		aws_param(p, k, PROV_TAG_WORKSPACE);
+		free(k);
+		return n + 2;
+	}
+
 	k = xasprintf("Filter.%d.Name", n);
 	aws_paramf(p, k, "tag:%s", PROV_TAG_CLUSTER);
 	free(k);
@@ -337,5 +354,6 @@ const struct provider provider_aws = {
     .part_type = aws_part_type,
     .cost = aws_cost,
     .role_policy = aws_role_policy,
+    .list_unmanaged = aws_list_unmanaged,
     .calls = aws_calls,
 };

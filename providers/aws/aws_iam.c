@@ -333,7 +333,8 @@ static char *role_address(const struct prov_scope *scope, const char *name)
 int role_list(struct prov_ctx *ctx, const struct prov_scope *scope, const char *page, json_t **out,
 	      char **next, struct kiln_error *err)
 {
-	char *path = role_path(scope);
+	/* Every scope: every role under /kiln/, each read in the scope its path names. */
+	char *path = scope->cluster ? role_path(scope) : xstrdup("/kiln/");
 	struct aws_params p = {{0}};
 	json_t *resp, *roles, *r;
 	const char *marker;
@@ -355,21 +356,45 @@ int role_list(struct prov_ctx *ctx, const struct prov_scope *scope, const char *
 	roles = awsxml_list(resp, "ListRolesResult.Roles");
 	json_array_foreach(roles, i, r)
 	{
+		struct prov_scope own = {NULL, NULL, NULL};
+		const struct prov_scope *sc = scope;
+		char *addr, *oc = NULL, *ow = NULL;
 		json_t *live;
-		char *addr;
 
 		if (!awsxml_str(r, "RoleName"))
 			continue;
-		rc = role_live(ctx, r, scope, &live, err);
+		if (!scope->cluster) {
+			if (!scope_of_path(awsxml_str(r, "Path"), &oc, &ow))
+				continue;
+			own.cluster = oc;
+			own.workspace = ow;
+			sc = &own;
+		}
+		rc = role_live(ctx, r, sc, &live, err);
+		if (rc == PROV_OK) {
+			/* ListRoles leaves tags out: the name says the address, the path the scope.
+			 */
+			json_t *tags = json_object_get(live, "tags");
+
+			addr = role_address(sc, awsxml_str(r, "RoleName"));
+			if (addr)
+				json_object_set_new(live, "address", json_string(addr));
+			if (!json_object_get(tags, PROV_TAG_CLUSTER))
+				json_object_set_new(tags, PROV_TAG_CLUSTER,
+						    json_string(sc->cluster));
+			if (!json_object_get(tags, PROV_TAG_WORKSPACE))
+				json_object_set_new(tags, PROV_TAG_WORKSPACE,
+						    json_string(sc->workspace));
+			if (addr && !json_object_get(tags, PROV_TAG_ADDRESS))
+				json_object_set_new(tags, PROV_TAG_ADDRESS, json_string(addr));
+			free(addr);
+		}
+		free(oc);
+		free(ow);
 		if (rc == PROV_NOTFOUND)
 			continue;
 		if (rc != PROV_OK)
 			break;
-		/* ListRoles leaves tags out: the name says the address. */
-		addr = role_address(scope, awsxml_str(r, "RoleName"));
-		if (addr)
-			json_object_set_new(live, "address", json_string(addr));
-		free(addr);
 		json_array_append_new(*out, live);
 	}
 	marker = awsxml_str(resp, "ListRolesResult.Marker");

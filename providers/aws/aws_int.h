@@ -168,6 +168,8 @@ char *aws_role_policy(struct prov_ctx *ctx, const struct prov_scope *scope, cons
 		      const json_t *attrs, bool live);
 /* The role's inline policy (JSON text, caller frees) from its attrs: read, write, allow. */
 char *aws_role_policy_compile(const struct prov_scope *scope, const json_t *attrs);
+/* GPU instances without kiln tags (aws_nodes.c), for kiln sprawl. */
+int aws_list_unmanaged(struct prov_ctx *ctx, json_t **out, struct kiln_error *err);
 /* The attrs a role's policy holds: {"read", "write", "allow"? (when any)}; new object. */
 json_t *aws_role_policy_decompile(const struct prov_scope *scope, const char *doc);
 /* A policy's size as IAM counts it (whitespace left out). */

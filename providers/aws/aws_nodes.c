@@ -255,6 +255,38 @@ static void state_filter(struct aws_params *p, int n)
 	}
 }
 
+/*
+ * Every scope's groups (kiln sprawl): the instances grouped by the group id
+ * their own tags make, ig/CLUSTER/WORKSPACE/GROUP.
+ */
+static json_t *by_group_id(json_t *insts)
+{
+	json_t *out = json_object(), *inst;
+	size_t i;
+
+	json_array_foreach(insts, i, inst)
+	{
+		json_t *tags = ec2_item_tags(inst), *list;
+		const char *addr = json_string_value(json_object_get(tags, PROV_TAG_ADDRESS));
+		const char *c = json_string_value(json_object_get(tags, PROV_TAG_CLUSTER));
+		const char *w = json_string_value(json_object_get(tags, PROV_TAG_WORKSPACE));
+
+		if (addr && c && w && alive(awsxml_str(inst, "instanceState.name"))) {
+			char *id = ig_id(c, w, addr);
+
+			list = json_object_get(out, id);
+			if (!list) {
+				list = json_array();
+				json_object_set_new(out, id, list);
+			}
+			json_array_append(list, inst);
+			free(id);
+		}
+		json_decref(tags);
+	}
+	return out;
+}
+
 int ig_list(struct prov_ctx *ctx, const struct prov_scope *scope, const char *page, json_t **out,
 	    char **next, struct kiln_error *err)
 {
@@ -271,6 +303,15 @@ int ig_list(struct prov_ctx *ctx, const struct prov_scope *scope, const char *pa
 	aws_params_release(&f);
 	if (rc != PROV_OK)
 		return rc;
+	if (!scope->cluster) {
+		groups = by_group_id(insts);
+		*out = json_array();
+		json_object_foreach(groups, addr, list)
+		    json_array_append_new(*out, group_live(addr, list));
+		json_decref(groups);
+		json_decref(insts);
+		return PROV_OK;
+	}
 	groups = by_address(insts);
 	*out = json_array();
 	json_object_foreach(groups, addr, list)
@@ -815,6 +856,51 @@ int ig_update(struct prov_ctx *ctx, const struct prov_scope *scope, const char *
 	if (rc == PROV_OK)
 		rc = ig_read(ctx, id, out, err);
 	return rc;
+}
+
+/*
+ * Instances with no kiln:cluster tag whose type the catalog lists with GPUs
+ * (kiln sprawl), one live object each, priced as a group of one.
+ */
+int aws_list_unmanaged(struct prov_ctx *ctx, json_t **out, struct kiln_error *err)
+{
+	struct aws_params f = {{0}};
+	json_t *insts, *inst;
+	size_t i;
+	int rc;
+
+	*out = NULL;
+	state_filter(&f, 1);
+	rc = describe_all(ctx, &f, &insts, err);
+	aws_params_release(&f);
+	if (rc != PROV_OK)
+		return rc;
+	*out = json_array();
+	json_array_foreach(insts, i, inst)
+	{
+		json_t *tags = ec2_item_tags(inst), *attrs;
+		const char *type = awsxml_str(inst, "instanceType");
+		const struct catalog_type *t = catalog_find(&catalog_aws, type);
+		const char *life = awsxml_str(inst, "instanceLifecycle");
+		const char *state = awsxml_str(inst, "instanceState.name");
+
+		if (json_object_get(tags, PROV_TAG_CLUSTER) || !t || t->gpus == 0 ||
+		    !awsxml_str(inst, "instanceId")) {
+			json_decref(tags);
+			continue;
+		}
+		attrs = json_pack(
+		    "{s:s, s:i, s:s, s:s, s:i, s:s?, s:s?}", "instance_type", type, "count", 1,
+		    "market", life && strcmp(life, "spot") == 0 ? "spot" : "on-demand", "gpu",
+		    t->gpu, "gpus", t->gpus, "zone", awsxml_str(inst, "placement.availabilityZone"),
+		    "launched", awsxml_str(inst, "launchTime"));
+		json_array_append_new(
+		    *out, aws_live("aws_instance_group", awsxml_str(inst, "instanceId"),
+				   state && strcmp(state, "running") == 0 ? "ready" : "pending",
+				   attrs, tags));
+	}
+	json_decref(insts);
+	return PROV_OK;
 }
 
 int ig_delete(struct prov_ctx *ctx, const char *id, struct kiln_error *err)

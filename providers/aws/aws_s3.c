@@ -306,7 +306,8 @@ static bool tag_is(json_t *tags, const char *key, const char *value)
 int bucket_list(struct prov_ctx *ctx, const struct prov_scope *scope, const char *page,
 		json_t **out, char **next, struct kiln_error *err)
 {
-	char *prefix = bucket_prefix(scope);
+	/* Every scope: every kiln- bucket, kept below only when it carries both tags. */
+	char *prefix = scope->cluster ? bucket_prefix(scope) : xstrdup("kiln-");
 	json_t *doc, *buckets, *b;
 	size_t i;
 	int rc;
@@ -337,7 +338,13 @@ int bucket_list(struct prov_ctx *ctx, const struct prov_scope *scope, const char
 		tags = json_object_get(live, "tags");
 		addr = json_string_value(json_object_get(tags, PROV_TAG_ADDRESS));
 		/* Ours by its tags; untagged (a killed create), ours by its name. */
-		if (!addr) {
+		if (!scope->cluster) {
+			if (!json_object_get(tags, PROV_TAG_CLUSTER) ||
+			    !json_object_get(tags, PROV_TAG_WORKSPACE)) {
+				json_decref(live);
+				continue;
+			}
+		} else if (!addr) {
 			char *a = xasprintf("aws_s3_bucket.%s", store_of(name, prefix));
 
 			json_object_set_new(live, "address", json_string(a));

@@ -72,6 +72,8 @@ static bool in_scope(json_t *tags, const struct prov_scope *scope)
 	const char *c = json_string_value(json_object_get(tags, PROV_TAG_CLUSTER));
 	const char *w = json_string_value(json_object_get(tags, PROV_TAG_WORKSPACE));
 
+	if (!scope->cluster) /* every scope: whatever carries both tags */
+		return c && w;
 	return c && w && strcmp(c, scope->cluster) == 0 && strcmp(w, scope->workspace) == 0;
 }
 

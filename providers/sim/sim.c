@@ -380,5 +380,6 @@ const struct provider provider_sim = {
     .part_type = sim_part_type,
     .cost = sim_cost,
     .role_policy = sim_role_policy,
+    .list_unmanaged = sim_list_unmanaged,
     .calls = sim_calls,
 };

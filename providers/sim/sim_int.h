@@ -131,6 +131,9 @@ int sim_index_page(struct prov_ctx *ctx, const char *cluster, const char *worksp
 		   const struct sim_kind *k, const char *after, size_t limit, char ***ids,
 		   size_t *n, bool *more, struct kiln_error *err);
 void sim_ids_free(char **ids);
+/* Every id of a kind, any scope or none, sorted (kiln sprawl). */
+int sim_all_ids(struct prov_ctx *ctx, const struct sim_kind *k, char ***ids, size_t *n,
+		struct kiln_error *err);
 
 /* 0 and the id a token created, or PROV_NOTFOUND. */
 int sim_token_find(struct prov_ctx *ctx, const char *token, char id[SIM_ID_MAX]);
@@ -158,6 +161,8 @@ int sim_nodes_removed(struct prov_ctx *ctx, json_t *doc, struct kiln_error *err)
 /* sim_ops.c: the generic operations, given the type's kind. */
 int sim_op_list(struct prov_ctx *ctx, const struct sim_kind *k, const struct prov_scope *scope,
 		const char *page, json_t **out, char **next, struct kiln_error *err);
+/* sim_node_group resources without kiln tags (provider.h list_unmanaged). */
+int sim_list_unmanaged(struct prov_ctx *ctx, json_t **out, struct kiln_error *err);
 int sim_op_read(struct prov_ctx *ctx, const struct sim_kind *k, const char *id, json_t **out,
 		struct kiln_error *err);
 int sim_op_create(struct prov_ctx *ctx, const struct sim_kind *k, const struct prov_scope *scope,

@@ -131,6 +131,71 @@ static bool in_scope(const json_t *doc, const char *cluster, const char *workspa
 	return c && w && strcmp(c, cluster) == 0 && strcmp(w, workspace) == 0;
 }
 
+/*
+ * Every resource of a kind that carries both scope tags (untagged false),
+ * or that carries no kiln:cluster tag (untagged true), as one page.
+ */
+static int list_any(struct prov_ctx *ctx, const struct sim_kind *k, bool untagged, json_t **out,
+		    struct kiln_error *err)
+{
+	char **ids;
+	size_t n, i;
+	json_t *arr;
+	int rc;
+
+	if (sim_all_ids(ctx, k, &ids, &n, err) != PROV_OK)
+		return PROV_ERROR;
+	arr = json_array();
+	for (i = 0; i < n; i++) {
+		json_t *doc;
+		bool tagged;
+
+		rc = doc_current(ctx, k, ids[i], &doc, err);
+		if (rc == PROV_NOTFOUND)
+			continue;
+		if (rc != PROV_OK) {
+			json_decref(arr);
+			sim_ids_free(ids);
+			return rc;
+		}
+		tagged = sim_doc_str(doc, "tags", PROV_TAG_CLUSTER) != NULL;
+		if (untagged ? !tagged
+			     : tagged && sim_doc_str(doc, "tags", PROV_TAG_WORKSPACE) != NULL)
+			json_array_append_new(arr, sim_doc_live(doc));
+		json_decref(doc);
+	}
+	sim_ids_free(ids);
+	*out = arr;
+	return PROV_OK;
+}
+
+int sim_list_unmanaged(struct prov_ctx *ctx, json_t **out, struct kiln_error *err)
+{
+	const struct sim_kind *k = sim_kind_find("sim_node_group");
+	const struct catalog_type *t;
+	json_t *live;
+	size_t i;
+
+	*out = NULL;
+	if (sim_call(ctx, false) != SIM_FAULT_NONE)
+		return sim_retry(err);
+	if (list_any(ctx, k, true, out, err) != PROV_OK)
+		return PROV_ERROR;
+	/* The catalog's GPU and count beside the attrs, as provider.h says. */
+	json_array_foreach(*out, i, live)
+	{
+		json_t *attrs = json_object_get(live, "attrs");
+
+		t = catalog_find(&catalog_aws,
+				 json_string_value(json_object_get(attrs, "instance_type")));
+		if (t && t->gpu && !json_object_get(attrs, "gpu"))
+			json_object_set_new(attrs, "gpu", json_string(t->gpu));
+		if (t && !json_object_get(attrs, "gpus"))
+			json_object_set_new(attrs, "gpus", json_integer(t->gpus));
+	}
+	return PROV_OK;
+}
+
 int sim_op_list(struct prov_ctx *ctx, const struct sim_kind *k, const struct prov_scope *scope,
 		const char *page, json_t **out, char **next, struct kiln_error *err)
 {
@@ -144,6 +209,8 @@ int sim_op_list(struct prov_ctx *ctx, const struct sim_kind *k, const struct pro
 	*next = NULL;
 	if (sim_call(ctx, false) != SIM_FAULT_NONE)
 		return sim_retry(err);
+	if (scope && !scope->cluster && !scope->workspace)
+		return list_any(ctx, k, false, out, err);
 	if (!scope_ok(scope, err))
 		return PROV_ERROR;
 	if (page && *page && !sim_id_ok(page, k->prefix)) {

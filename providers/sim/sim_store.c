@@ -1018,3 +1018,43 @@ int sim_usage_save(struct prov_ctx *ctx, const json_t *usage, struct kiln_error 
 	free(path);
 	return rc;
 }
+
+/*
+ * Every id of a kind in the directory, whatever its scope (kiln sprawl):
+ * the names of r/, sorted. O(resources): sprawl is rare.
+ */
+int sim_all_ids(struct prov_ctx *ctx, const struct sim_kind *k, char ***ids, size_t *n,
+		struct kiln_error *err)
+{
+	char *dir = xasprintf("%s/r", ctx->dir);
+	DIR *d = opendir(dir);
+	struct dirent *e;
+	size_t cap = 0;
+
+	*ids = NULL;
+	*n = 0;
+	if (!d && errno != ENOENT) {
+		kiln_error_set(err, "sim: cannot list %s: %s", dir, strerror(errno));
+		free(dir);
+		return PROV_ERROR;
+	}
+	free(dir);
+	while (d && (e = readdir(d)) != NULL) {
+		size_t len = strlen(e->d_name);
+		char *id;
+
+		if (len < 6 || strcmp(e->d_name + len - 5, ".json") != 0)
+			continue;
+		id = xstrndup(e->d_name, len - 5);
+		if (sim_id_ok(id, k->prefix))
+			*ARRAY_PUSH(*ids, *n, cap) = id;
+		else
+			free(id);
+	}
+	if (d)
+		closedir(d);
+	*ARRAY_PUSH(*ids, *n, cap) = NULL;
+	(*n)--;
+	qsort(*ids, *n, sizeof(**ids), str_qsort);
+	return PROV_OK;
+}

@@ -9,6 +9,9 @@
   sim_inspect.py SIM_DIR count        number of resources
   sim_inspect.py SIM_DIR set ADDRESS ATTR JSON   edit a live attribute (drift)
   sim_inspect.py SIM_DIR rm ADDRESS   delete a resource behind kiln's back
+  sim_inspect.py SIM_DIR untag ADDRESS   drop every kiln:* tag of a resource
+                                      (a GPU group launched outside kiln)
+  sim_inspect.py SIM_DIR ids          every resource as "ID ADDRESS", sorted
 """
 import collections
 import glob
@@ -31,7 +34,11 @@ def main():
     if cmd == "count":
         print(len(res))
         return 0
-    if cmd in ("set", "rm"):
+    if cmd == "ids":
+        for _, d in res:
+            print(d["id"], d.get("tags", {}).get("kiln:address", "-"))
+        return 0
+    if cmd in ("set", "rm", "untag"):
         addr = sys.argv[3]
         hits = [(p, d) for p, d in res if d.get("tags", {}).get("kiln:address") == addr]
         if len(hits) != 1:
@@ -40,6 +47,12 @@ def main():
         path, doc = hits[0]
         if cmd == "rm":
             os.unlink(path)
+            return 0
+        if cmd == "untag":
+            doc["tags"] = {k: v for k, v in doc.get("tags", {}).items() if not k.startswith("kiln:")}
+            with open(path + ".tmp", "w") as f:
+                json.dump(doc, f)
+            os.replace(path + ".tmp", path)
             return 0
         doc["attrs"][sys.argv[4]] = json.loads(sys.argv[5])
         with open(path + ".tmp", "w") as f:

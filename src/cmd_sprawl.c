@@ -1,0 +1,842 @@
+/*
+ * cmd_sprawl.c - `kiln sprawl`: what runs in the cloud that no workspace
+ * records. Lists every resource of every type that carries kiln's scope
+ * tags (provider.h: a scope with no cluster and workspace), reads every
+ * workspace branch of the state repository, and reports as orphans those
+ * whose id no workspace holds (sprawl.c), grouped by the cluster and
+ * workspace their tags name; and the GPU instances that carry no kiln tags
+ * at all (the provider's list_unmanaged). Each with its hourly cost.
+ *
+ * --destroy deletes the orphans through the executor (apply.c), one run
+ * per cluster and workspace, with a plan whose every change is a delete
+ * (sprawl_destroy_plan), so retries, ordering and waiting are apply's.
+ * Object stores and file systems hold data whose owner cannot be asked:
+ * they are kept unless --include-stores.
+ */
+#include <math.h>
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "apply.h"
+#include "cmd_store.h"
+#include "cmds.h"
+#include "cost.h"
+#include "crypt.h"
+#include "engine.h"
+#include "journal.h"
+#include "lock.h"
+#include "log.h"
+#include "sprawl.h"
+#include "state.h"
+
+enum {
+	OPT_PROVIDER = 1,
+	OPT_REGION,
+	OPT_JSON,
+	OPT_ADOPT,
+	OPT_DESTROY,
+	OPT_INCLUDE_STORES,
+	OPT_AUTO_APPROVE,
+};
+
+static const struct cli_option options[] = {
+    {"provider", 0, true, OPT_PROVIDER, "aws|sim", "the cloud to look in (default aws)"},
+    {"region", 0, true, OPT_REGION, "REGION",
+     "the region to look in (aws: default AWS_REGION; sim: sim-local-1)"},
+    CMD_OPT_STATE,
+    {"json", 0, false, OPT_JSON, NULL, "print the report as JSON"},
+    {"destroy", 0, false, OPT_DESTROY, NULL,
+     "delete the orphans (stores are kept; see --include-stores)"},
+    {"include-stores", 0, false, OPT_INCLUDE_STORES, NULL,
+     "with --destroy: delete orphaned buckets and file systems too"},
+    {"adopt", 0, false, OPT_ADOPT, NULL,
+     "record the orphans in the workspaces their tags name, one commit each"},
+    {"auto-approve", 0, false, OPT_AUTO_APPROVE, NULL,
+     "do not ask; required for --destroy when standard input is not a terminal"},
+};
+
+const struct cmd_info cmd_sprawl_info = {
+    .name = "sprawl",
+    .usage = "[--provider aws|sim] [--region R] [--state URL] [--json] [--destroy | --adopt]",
+    .summary = "find what runs outside kiln's state: orphans and untagged GPU instances",
+    .description = "List, with their cost per hour, (1) orphans: live resources carrying kiln's\n"
+		   "tags (kiln:cluster, kiln:workspace) whose id no workspace of the state\n"
+		   "repository records - a workspace deleted from state, a `kiln state rm`, an\n"
+		   "apply that crashed before it committed - grouped by the cluster and\n"
+		   "workspace their tags name; and (2) GPU instances with no kiln tags at all.\n"
+		   "\n"
+		   "--destroy deletes the orphans through the normal executor, one run per\n"
+		   "cluster and workspace, after asking (a terminal) or with --auto-approve.\n"
+		   "Orphaned object stores and file systems are kept unless --include-stores:\n"
+		   "their data's owner cannot be asked. Unmanaged GPU instances are only\n"
+		   "reported.\n"
+		   "\n"
+		   "--adopt records each orphan in the workspace its tags name (creating the\n"
+		   "workspace when it is missing), as the plan adopts what carries its address\n"
+		   "tag, with one commit per workspace; the next plan of that workspace shows\n"
+		   "what its spec wants of them.\n"
+		   "\n"
+		   "Exit status: 0 done, 1 error (or a delete or an adoption failed).",
+    .options = options,
+    .noptions = sizeof(options) / sizeof(options[0]),
+    .see_also = "kiln-sprawl(1), kiln-state(1), kiln-workspace(1)",
+};
+
+struct flags {
+	struct store_flags store;
+	const char *provider;
+	const char *region;
+	bool json, adopt, destroy, include_stores, auto_approve;
+};
+
+/*
+ * {"WS": state} for every workspace branch, with the journal this machine
+ * keeps of an apply killed before its commit replayed over it (what the next
+ * plan recovers is not an orphan); locked: {"WS": "who"} for every workspace
+ * whose lock is held (an apply may be creating what no state records yet).
+ */
+static int read_workspaces(struct store *s, json_t **out, json_t *locked, struct kiln_error *err)
+{
+	char **names;
+	size_t n, i;
+
+	*out = NULL;
+	if (store_ref_list(s, "refs/heads/", &names, &n, err) < 0)
+		return -1;
+	*out = json_object();
+	for (i = 0; i < n; i++) {
+		struct workspace *w = NULL;
+
+		if (!store_workspace_name_ok(names[i]))
+			continue;
+		if (workspace_open(&w, s, names[i], err) < 0) {
+			store_names_free(names, n);
+			json_decref(*out);
+			*out = NULL;
+			return -1;
+		}
+		if (w->exists && w->state) {
+			json_t *st = json_deep_copy(w->state);
+			char *path = journal_path(store_location(s), names[i]);
+			struct kiln_error jerr = {0};
+
+			if (journal_replay(path, git_oid_tostr_s(&w->head), st, NULL, &jerr) == -1)
+				log_warn("%s", jerr.msg);
+			free(path);
+			json_object_set_new(*out, names[i], st);
+		}
+		workspace_close(w, NULL);
+		{
+			struct lock_info info;
+			git_oid oid;
+			struct kiln_error lerr = {0};
+
+			if (lock_read(s, names[i], &info, &oid, &lerr) == 0) {
+				char *who = lock_info_describe(&info);
+
+				json_object_set_new(locked, names[i], json_string(who));
+				free(who);
+				lock_info_release(&info);
+			}
+		}
+	}
+	store_names_free(names, n);
+	return 0;
+}
+
+/* Every live resource of every type that carries the scope tags, all pages. */
+static int list_tagged(const struct provider *prov, struct prov_ctx *ctx, json_t **out,
+		       struct kiln_error *err)
+{
+	const struct prov_scope any = {NULL, NULL, NULL};
+	size_t t;
+	int rc = PROV_OK;
+
+	*out = json_array();
+	for (t = 0; t < prov->ntypes && rc == PROV_OK; t++) {
+		char *page = NULL;
+
+		do {
+			json_t *arr = NULL;
+			char *next = NULL;
+
+			ENGINE_CALL(rc, err,
+				    prov->types[t].list(ctx, &any, page, &arr, &next, err));
+			free(page);
+			page = next;
+			if (rc == PROV_OK)
+				json_array_extend(*out, arr);
+			json_decref(arr);
+		} while (rc == PROV_OK && page);
+		free(page);
+	}
+	if (rc != PROV_OK) {
+		json_decref(*out);
+		*out = NULL;
+		return -1;
+	}
+	return 0;
+}
+
+static const char *jstr(const json_t *o, const char *k)
+{
+	return json_string_value(json_object_get(o, k));
+}
+
+/* Price each item ({"type", "attrs"}) into "hourly" and "unpriced"; the sum. */
+static double price_all(const struct provider *prov, struct prov_ctx *ctx, json_t *items)
+{
+	double sum = 0;
+	json_t *it;
+	size_t i;
+
+	json_array_foreach(items, i, it)
+	{
+		json_t *unpriced = json_array();
+		double h = sprawl_hourly(prov, ctx, jstr(it, "type"), json_object_get(it, "attrs"),
+					 unpriced);
+
+		json_object_set_new(it, "hourly", json_real(h));
+		json_object_set_new(it, "unpriced", unpriced);
+		sum += h;
+	}
+	return sum;
+}
+
+static char *hourly_text(const json_t *it)
+{
+	double h = json_number_value(json_object_get(it, "hourly"));
+	char *m, *out;
+
+	if (h == 0 && json_array_size(json_object_get(it, "unpriced")))
+		return xstrdup("priced by use");
+	if (h == 0)
+		return xstrdup("free");
+	m = cost_money(h);
+	out = xasprintf("%s/hour", m);
+	free(m);
+	return out;
+}
+
+static void print_report(const json_t *rep)
+{
+	json_t *orphans = json_object_get(rep, "orphans"), *un = json_object_get(rep, "unmanaged");
+	json_t *o;
+	char *group = NULL, *m;
+	size_t i;
+
+	printf("%s%s, region %s; state %s: %zu workspace%s\n", jstr(rep, "provider"),
+	       json_is_true(json_object_get(rep, "simulated")) ? " (simulated)" : "",
+	       jstr(rep, "region"), jstr(rep, "state"),
+	       json_array_size(json_object_get(rep, "workspaces")),
+	       json_array_size(json_object_get(rep, "workspaces")) == 1 ? "" : "s");
+	m = cost_money(json_number_value(json_object_get(rep, "orphans_hourly")));
+	printf("\nOrphans (kiln tags, in no workspace's state): %zu, %s/hour\n",
+	       json_array_size(orphans), m);
+	free(m);
+	json_array_foreach(orphans, i, o)
+	{
+		char *g = xasprintf("%s/%s", jstr(o, "cluster"), jstr(o, "workspace")), *h;
+
+		/* Sorted by cluster and workspace: a heading where the group changes. */
+		if (!group || strcmp(group, g) != 0)
+			printf("  %s\n", g);
+		free(group);
+		group = g;
+		h = hourly_text(o);
+		printf("    %-36s %-24s %-16s %s\n",
+		       jstr(o, "address") ? jstr(o, "address") : jstr(o, "type"), jstr(o, "id"), h,
+		       jstr(o, "reason"));
+		free(h);
+	}
+	free(group);
+	m = cost_money(json_number_value(json_object_get(rep, "unmanaged_hourly")));
+	printf("\nGPU instances without kiln tags: %zu, %s/hour\n", json_array_size(un), m);
+	free(m);
+	json_array_foreach(un, i, o)
+	{
+		json_t *a = json_object_get(o, "attrs");
+		char *h = hourly_text(o);
+
+		printf("    %-24s %-16s %lld x %-6s %-14s %s\n", jstr(o, "id"),
+		       jstr(a, "instance_type"),
+		       (long long)json_integer_value(json_object_get(a, "gpus")) *
+			   (json_integer_value(json_object_get(a, "count"))
+				? json_integer_value(json_object_get(a, "count"))
+				: 1),
+		       jstr(a, "gpu") ? jstr(a, "gpu") : "GPU",
+		       jstr(a, "zone") ? jstr(a, "zone") : "", h);
+		free(h);
+	}
+	m = cost_money(json_number_value(json_object_get(rep, "hourly_total")));
+	printf("\nTotal: %s/hour", m);
+	free(m);
+	m = cost_money(json_number_value(json_object_get(rep, "monthly_total")));
+	printf(" (%s/month at 730 hours)\n", m);
+	free(m);
+}
+
+struct destroy_ctx {
+	pthread_mutex_t mu;
+	bool json;
+	const char *cluster, *workspace;
+	json_t *destroyed;
+	json_t *failed;
+};
+
+static void on_event(void *arg, const struct apply_event *ev)
+{
+	struct destroy_ctx *d = arg;
+
+	if (ev->kind != APPLY_DONE && ev->kind != APPLY_FAILED)
+		return;
+	pthread_mutex_lock(&d->mu);
+	if (ev->kind == APPLY_DONE) {
+		json_array_append_new(d->destroyed,
+				      json_pack("{s:s, s:s, s:s, s:s?}", "cluster", d->cluster,
+						"workspace", d->workspace, "address", ev->address,
+						"id", ev->id));
+		if (!d->json)
+			printf("%s %s/%s %s (%s)\n",
+			       ev->op && strcmp(ev->op, "adopt") == 0 ? "adopted" : "deleted",
+			       d->cluster, d->workspace, ev->address, ev->id ? ev->id : "?");
+	} else {
+		json_array_append_new(d->failed,
+				      json_pack("{s:s, s:s, s:s, s:s?, s:s?}", "cluster",
+						d->cluster, "workspace", d->workspace, "address",
+						ev->address, "id", ev->id, "error", ev->error));
+		if (!d->json)
+			fprintf(stderr, "kiln sprawl: %s %s/%s %s failed: %s\n",
+				ev->op && strcmp(ev->op, "adopt") == 0 ? "adopting" : "deleting",
+				d->cluster, d->workspace, ev->address,
+				ev->error ? ev->error : "unknown error");
+	}
+	fflush(stdout);
+	pthread_mutex_unlock(&d->mu);
+}
+
+static bool ask(size_t n)
+{
+	char line[64];
+
+	fprintf(stderr, "\nDo you want to delete these %zu orphan%s? Only 'yes' is accepted: ", n,
+		n == 1 ? "" : "s");
+	fflush(stderr);
+	if (!fgets(line, sizeof(line), stdin))
+		return false;
+	line[strcspn(line, "\r\n")] = '\0';
+	return strcmp(line, "yes") == 0;
+}
+
+/* Delete the chosen orphans, one executor run per cluster and workspace. */
+static int destroy(const struct provider *prov, struct prov_ctx *ctx, const json_t *chosen,
+		   struct destroy_ctx *d)
+{
+	static atomic_int interrupted;
+	size_t i = 0, n = json_array_size(chosen);
+	int ret = 0;
+
+	while (i < n) {
+		json_t *first = json_array_get(chosen, i), *group = json_array(), *plan, *st;
+		const char *c = jstr(first, "cluster"), *w = jstr(first, "workspace");
+		struct engine e = {0};
+		struct apply_options o = {0};
+		struct apply_result res;
+
+		/* The orphans are sorted by cluster and workspace: a group is a run of them. */
+		for (; i < n; i++) {
+			json_t *x = json_array_get(chosen, i);
+
+			if (strcmp(jstr(x, "cluster"), c) != 0 ||
+			    strcmp(jstr(x, "workspace"), w) != 0)
+				break;
+			json_array_append(group, x);
+		}
+		plan = sprawl_destroy_plan(prov, group);
+		st = state_new(c, w, prov->name);
+		e.prov = prov;
+		e.ctx = ctx;
+		e.scope.cluster = c;
+		e.scope.workspace = w;
+		e.workspace = (char *)w;
+		e.desired = json_object();
+		o.engine = &e;
+		o.plan = plan;
+		o.state = st;
+		o.parallelism = 8;
+		o.interrupted = &interrupted;
+		o.event = on_event;
+		o.event_arg = d;
+		d->cluster = c;
+		d->workspace = w;
+		if (apply_run(&o, &res) != 0)
+			ret = -1;
+		apply_result_release(&res);
+		json_decref(e.desired);
+		json_decref(st);
+		json_decref(plan);
+		json_decref(group);
+	}
+	return ret;
+}
+
+/* Secrets go into state sealed with KILN_STATE_KEY; without a key they are not kept. */
+static int seal(json_t *state, struct kiln_error *err)
+{
+	struct crypt_key key;
+	int have = crypt_key_load(&key, err), dropped = 0, rc;
+	const char *addr;
+	json_t *res, *name;
+	size_t i;
+
+	if (have < 0)
+		return -1;
+	if (have == 1) {
+		rc = state_seal(state, &key, false, err);
+		crypt_key_wipe(&key);
+		return rc < 0 ? -1 : 0;
+	}
+	json_object_foreach(state_resources(state), addr, res)
+	{
+		json_t *attrs = json_object_get(res, "attrs");
+
+		json_array_foreach(json_object_get(res, "sensitive"), i, name)
+		{
+			json_t *v = json_object_get(attrs, json_string_value(name));
+
+			if (v && !json_is_null(v) && !crypt_is_sealed(v)) {
+				json_object_set_new(attrs, json_string_value(name), json_null());
+				dropped++;
+			}
+		}
+	}
+	if (dropped)
+		log_warn("%d sensitive value%s not recorded: set KILN_STATE_KEY (or "
+			 "KILN_STATE_KEY_FILE) to keep them, encrypted, in the state",
+			 dropped, dropped == 1 ? " was" : "s were");
+	return 0;
+}
+
+/*
+ * Adopt one workspace's orphans: lock it (creating the branch when it is
+ * missing), let the executor read and record each one as the plan's
+ * adoption does, and commit once. Reports per resource into d.
+ */
+static int adopt_group(struct store *s, const struct provider *prov, struct prov_ctx *ctx,
+		       const json_t *group, struct destroy_ctx *d, json_t *skipped, json_t *commits,
+		       struct kiln_error *err)
+{
+	static atomic_int interrupted;
+	const char *c = jstr(json_array_get(group, 0), "cluster");
+	const char *w = jstr(json_array_get(group, 0), "workspace");
+	struct lock_options lo = {"sprawl adopt", 0};
+	struct workspace *ws = NULL;
+	json_t *state = NULL, *plan = NULL, *o;
+	struct engine e = {0};
+	struct apply_options ao = {0};
+	struct apply_result res = {0};
+	char *summary = NULL, buf[8];
+	size_t i, before;
+	int ret = -1;
+
+	if (!store_workspace_name_ok(w)) {
+		json_array_foreach((json_t *)group, i, o) json_array_append_new(
+		    skipped,
+		    json_pack("{s:O, s:O, s:O, s:O, s:s}", "cluster", json_object_get(o, "cluster"),
+			      "workspace", json_object_get(o, "workspace"), "address",
+			      json_object_get(o, "address"), "id", json_object_get(o, "id"),
+			      "reason", "its kiln:workspace tag is not a workspace name"));
+		return 0;
+	}
+	if (workspace_open(&ws, s, w, err) < 0 || workspace_lock(ws, &lo, err) < 0)
+		goto out;
+	state = ws->exists ? json_deep_copy(ws->state) : state_new(c, w, prov->name);
+	if (state_cluster(state) && strcmp(state_cluster(state), c) != 0) {
+		kiln_error_set(err, "workspace '%s' holds cluster '%s', not '%s'", w,
+			       state_cluster(state), c);
+		kiln_error_hint(err, "adopt them by hand, or delete them with --destroy");
+		goto out;
+	}
+	if (!state_cluster(state))
+		json_object_set_new(state, "cluster", json_string(c));
+	before = json_array_size(skipped);
+	plan = sprawl_adopt_plan(group, state, skipped);
+	for (i = before; i < json_array_size(skipped); i++) {
+		o = json_array_get(skipped, i);
+		json_object_set_new(o, "cluster", json_string(c));
+		json_object_set_new(o, "workspace", json_string(w));
+	}
+	if (json_array_size(json_object_get(plan, "resource_changes")) == 0) {
+		ret = 0;
+		goto out;
+	}
+	e.prov = prov;
+	e.ctx = ctx;
+	e.scope.cluster = c;
+	e.scope.workspace = w;
+	e.workspace = (char *)w;
+	e.desired = json_object();
+	ao.engine = &e;
+	ao.plan = plan;
+	ao.state = state;
+	ao.parallelism = 8;
+	ao.interrupted = &interrupted;
+	ao.event = on_event;
+	ao.event_arg = d;
+	d->cluster = c;
+	d->workspace = w;
+	ret = apply_run(&ao, &res) == 0 ? 0 : -1;
+	if (res.done == 0) {
+		if (ret < 0)
+			kiln_error_set(err, "nothing of %s/%s could be read to adopt", c, w);
+		goto out;
+	}
+	if (seal(state, err) < 0) {
+		ret = -1;
+		goto out;
+	}
+	summary = xasprintf("sprawl adopt: %zu adopted (%s/%s)", res.done, c, w);
+	if (workspace_commit(ws, state, false, summary, NULL, 0, err) < 0) {
+		ret = -1;
+		goto out;
+	}
+	json_array_append_new(commits, json_pack("{s:s, s:s, s:s, s:I}", "cluster", c, "workspace",
+						 w, "commit", git_oid_tostr_s(&ws->head), "adopted",
+						 (json_int_t)res.done));
+	if (!d->json)
+		printf("recorded %zu in workspace '%s' (commit %s)\n", res.done, w,
+		       store_short(&ws->head, buf));
+out:
+	if (ret < 0 && !err->msg[0])
+		kiln_error_set(err, "adopting into workspace '%s' failed", w);
+	apply_result_release(&res);
+	json_decref(e.desired);
+	json_decref(plan);
+	json_decref(state);
+	free(summary);
+	workspace_close(ws, NULL);
+	return ret;
+}
+
+/* Adopt the orphans, one commit per workspace. */
+static int adopt(struct store *s, const struct provider *prov, struct prov_ctx *ctx,
+		 const json_t *orphans, struct destroy_ctx *d, json_t *skipped, json_t *commits,
+		 const struct cli *cli)
+{
+	size_t i = 0, n = json_array_size(orphans);
+	int ret = 0;
+
+	while (i < n) {
+		json_t *first = json_array_get(orphans, i), *group = json_array();
+		const char *c = jstr(first, "cluster"), *w = jstr(first, "workspace");
+		struct kiln_error err = {0};
+
+		for (; i < n; i++) {
+			json_t *x = json_array_get(orphans, i);
+
+			if (strcmp(jstr(x, "cluster"), c) != 0 ||
+			    strcmp(jstr(x, "workspace"), w) != 0)
+				break;
+			json_array_append(group, x);
+		}
+		if (adopt_group(s, prov, ctx, group, d, skipped, commits, &err) < 0) {
+			cmd_report(cli, &err);
+			ret = -1;
+		}
+		json_decref(group);
+	}
+	return ret;
+}
+
+static int parse(struct flags *f, struct cli_parser *p, struct cli *cli, int argc, char **argv,
+		 int *ret)
+{
+	int opt, r;
+
+	cli_parser_init(p, cli, &cmd_sprawl_info, argc, argv);
+	while ((opt = cli_next(p)) != CLI_DONE) {
+		if (opt == CLI_EXIT) {
+			*ret = p->exit_code;
+			return -1;
+		}
+		r = store_flags_handle(&f->store, cli, opt, p->optarg);
+		if (r < 0)
+			return -1;
+		if (r > 0)
+			continue;
+		switch (opt) {
+		case OPT_PROVIDER:
+			f->provider = p->optarg;
+			break;
+		case OPT_REGION:
+			f->region = p->optarg;
+			break;
+		case OPT_JSON:
+			f->json = true;
+			break;
+		case OPT_ADOPT:
+			f->adopt = true;
+			break;
+		case OPT_DESTROY:
+			f->destroy = true;
+			break;
+		case OPT_INCLUDE_STORES:
+			f->include_stores = true;
+			break;
+		case OPT_AUTO_APPROVE:
+			f->auto_approve = true;
+			break;
+		}
+	}
+	if (argc - p->optind > 0) {
+		cli_error(cli, "kiln sprawl looks at a whole cloud account and takes no spec",
+			  "unexpected operand '%s'", argv[p->optind]);
+		return -1;
+	}
+	if (f->adopt && f->destroy) {
+		cli_error(cli, "run one, then the other",
+			  "--adopt and --destroy cannot be combined");
+		return -1;
+	}
+	if (f->include_stores && !f->destroy) {
+		cli_error(cli, "add --destroy", "--include-stores only applies to --destroy");
+		return -1;
+	}
+	if (!provider_find(f->provider)) {
+		cli_error(cli, "use --provider aws or --provider sim",
+			  "'%s' is not a provider kiln knows", f->provider);
+		return -1;
+	}
+	return 0;
+}
+
+int cmd_sprawl(int argc, char **argv, struct cli *cli)
+{
+	struct flags f = {.provider = "aws"};
+	struct cli_parser p;
+	struct store *s = NULL;
+	struct prov_ctx *ctx = NULL;
+	const struct provider *prov = NULL;
+	const struct catalog *cat;
+	struct kiln_error err = {0};
+	struct spec sp = {0};
+	json_t *recorded = NULL, *locked = NULL, *live = NULL, *orphans = NULL, *un = NULL,
+	       *rep = NULL, *chosen = NULL, *kept = NULL, *o;
+	struct destroy_ctx d = {.mu = PTHREAD_MUTEX_INITIALIZER};
+	double oh, uh;
+	const char *k;
+	size_t i;
+	int ret = KILN_EXIT_ERROR;
+
+	if (parse(&f, &p, cli, argc, argv, &ret) < 0)
+		goto out;
+	prov = provider_find(f.provider);
+	if (store_flags_open(&f.store, cli, false, &s, NULL) < 0)
+		goto out;
+	locked = json_object();
+	if (store_sync(s, &err) < 0 || read_workspaces(s, &recorded, locked, &err) < 0) {
+		cmd_report(cli, &err);
+		goto out;
+	}
+	sp.provider.name = (char *)prov->name;
+	sp.provider.region = (char *)f.region;
+	if (prov->open(&ctx, &sp, &err) < 0) {
+		cmd_report(cli, &err);
+		goto out;
+	}
+	if (list_tagged(prov, ctx, &live, &err) < 0) {
+		cmd_report(cli, &err);
+		goto out;
+	}
+	un = json_array();
+	if (prov->list_unmanaged) {
+		int rc;
+
+		json_decref(un);
+		un = NULL;
+		ENGINE_CALL(rc, &err, prov->list_unmanaged(ctx, &un, &err));
+		if (rc != PROV_OK) {
+			cmd_report(cli, &err);
+			goto out;
+		}
+	}
+	orphans = sprawl_orphans(live, recorded);
+	/* A locked workspace may be mid-apply: its orphans may be its next commit. */
+	json_array_foreach(orphans, i, o)
+	{
+		const char *who = jstr(locked, jstr(o, "workspace"));
+
+		json_object_set_new(o, "locked", json_boolean(who != NULL));
+		if (who) {
+			char *why = xasprintf("%s; the workspace is locked by %s: an apply may "
+					      "still record it",
+					      jstr(o, "reason"), who);
+
+			json_object_set_new(o, "reason", json_string(why));
+			free(why);
+		}
+	}
+	oh = price_all(prov, ctx, orphans);
+	uh = price_all(prov, ctx, un);
+	cat = prov->catalog ? prov->catalog(ctx) : NULL;
+	rep = json_pack("{s:s, s:b, s:s?, s:s, s:[], s:s, s:{s:s?, s:s?, s:s?}}", "provider",
+			prov->name, "simulated", prov->simulated, "region", f.region, "state",
+			store_location(s), "workspaces", "currency", "USD", "catalog", "provider",
+			cat ? cat->provider : NULL, "region", cat ? cat->region : NULL, "date",
+			cat ? cat->date : NULL);
+	if (!f.region)
+		json_object_set_new(rep, "region",
+				    json_string(strcmp(prov->name, "sim") == 0 ? "sim-local-1"
+						: getenv("AWS_REGION") ? getenv("AWS_REGION")
+						: getenv("AWS_DEFAULT_REGION")
+						    ? getenv("AWS_DEFAULT_REGION")
+						    : "us-east-1"));
+	json_object_foreach(recorded, k, o)
+	    json_array_append_new(json_object_get(rep, "workspaces"), json_string(k));
+	/* Live attrs may hold secrets (a join token): the report names, never dumps. */
+	json_object_set_new(rep, "orphans", json_array());
+	json_array_foreach(orphans, i, o)
+	{
+		json_t *c = json_copy(o);
+
+		json_object_del(c, "attrs");
+		json_array_append_new(json_object_get(rep, "orphans"), c);
+	}
+	json_object_set(rep, "unmanaged", un);
+	json_object_set_new(rep, "orphans_hourly", json_real(oh));
+	json_object_set_new(rep, "unmanaged_hourly", json_real(uh));
+	json_object_set_new(rep, "hourly_total", json_real(oh + uh));
+	json_object_set_new(rep, "monthly_total", json_real((oh + uh) * 730));
+	if (f.adopt) {
+		json_t *skipped = json_array(), *commits = json_array();
+
+		d.json = f.json;
+		d.destroyed = json_array();
+		d.failed = json_array();
+		if (!f.json) {
+			print_report(rep);
+			putchar('\n');
+		}
+		ret = adopt(s, prov, ctx, orphans, &d, skipped, commits, cli) == 0 &&
+			      json_array_size(d.failed) == 0
+			  ? KILN_EXIT_OK
+			  : KILN_EXIT_ERROR;
+		if (f.json) {
+			char *text;
+
+			json_object_set(rep, "adopted", d.destroyed);
+			json_object_set(rep, "failed", d.failed);
+			json_object_set(rep, "skipped", skipped);
+			json_object_set(rep, "commits", commits);
+			text = json_dumps(rep, JSON_INDENT(2) | JSON_SORT_KEYS);
+			puts(text);
+			free(text);
+		} else {
+			json_array_foreach(skipped, i, o) printf(
+			    "not adopted %s/%s %s (%s): %s\n", jstr(o, "cluster"),
+			    jstr(o, "workspace"), jstr(o, "address") ? jstr(o, "address") : "-",
+			    jstr(o, "id"), jstr(o, "reason"));
+			printf("\nsprawl: %zu adopted, %zu failed, %zu not adopted\n",
+			       json_array_size(d.destroyed), json_array_size(d.failed),
+			       json_array_size(skipped));
+		}
+		json_decref(skipped);
+		json_decref(commits);
+		goto out;
+	}
+	if (!f.destroy) {
+		if (f.json) {
+			char *text = json_dumps(rep, JSON_INDENT(2) | JSON_SORT_KEYS);
+
+			puts(text);
+			free(text);
+		} else {
+			print_report(rep);
+		}
+		ret = KILN_EXIT_OK;
+		goto out;
+	}
+	/* --destroy: what goes, what stays. */
+	chosen = json_array();
+	kept = json_array();
+	json_array_foreach(orphans, i, o)
+	{
+		if (json_is_true(json_object_get(o, "locked")) ||
+		    (!f.include_stores && sprawl_is_store(prov, jstr(o, "type"))))
+			json_array_append(kept, o);
+		else
+			json_array_append(chosen, o);
+	}
+	if (!f.json) {
+		print_report(rep);
+		json_array_foreach(kept, i, o)
+		    printf("keeping %s/%s %s (%s): %s\n", jstr(o, "cluster"), jstr(o, "workspace"),
+			   jstr(o, "address"), jstr(o, "id"),
+			   json_is_true(json_object_get(o, "locked"))
+			       ? "its workspace is locked; run again when the lock is released"
+			       : "a store; --include-stores deletes it");
+	}
+	d.json = f.json;
+	d.destroyed = json_array();
+	d.failed = json_array();
+	if (json_array_size(chosen) == 0) {
+		if (!f.json)
+			printf("\nNo orphans to delete.\n");
+	} else if (!f.auto_approve && !isatty(STDIN_FILENO)) {
+		cli_error(cli, "review with `kiln sprawl`, then pass --destroy --auto-approve",
+			  "standard input is not a terminal, so kiln cannot ask for approval; "
+			  "nothing was deleted");
+		goto out;
+	} else if (!f.auto_approve && !ask(json_array_size(chosen))) {
+		fprintf(stderr, "kiln sprawl: not confirmed; nothing was deleted\n");
+		goto out;
+	} else {
+		if (!f.json)
+			putchar('\n');
+		ret = destroy(prov, ctx, chosen, &d) == 0 ? KILN_EXIT_OK : KILN_EXIT_ERROR;
+		if (!f.json)
+			printf("\nsprawl: %zu deleted, %zu failed, %zu kept\n",
+			       json_array_size(d.destroyed), json_array_size(d.failed),
+			       json_array_size(kept));
+		if (f.json)
+			goto print_json;
+		goto out;
+	}
+	ret = KILN_EXIT_OK;
+print_json:
+	if (f.json) {
+		char *text;
+
+		json_object_set(rep, "destroyed", d.destroyed);
+		json_object_set(rep, "failed", d.failed);
+		json_object_set_new(rep, "kept", json_array());
+		json_array_foreach(kept, i, o) json_array_append_new(
+		    json_object_get(rep, "kept"),
+		    json_pack("{s:O, s:O, s:O, s:O}", "cluster", json_object_get(o, "cluster"),
+			      "workspace", json_object_get(o, "workspace"), "address",
+			      json_object_get(o, "address"), "id", json_object_get(o, "id")));
+		text = json_dumps(rep, JSON_INDENT(2) | JSON_SORT_KEYS);
+		puts(text);
+		free(text);
+	}
+out:
+	json_decref(d.destroyed);
+	json_decref(d.failed);
+	json_decref(chosen);
+	json_decref(kept);
+	json_decref(rep);
+	json_decref(orphans);
+	json_decref(un);
+	json_decref(live);
+	json_decref(recorded);
+	json_decref(locked);
+	if (ctx)
+		prov->close(ctx);
+	store_free(s);
+	cli_parser_release(&p);
+	return ret;
+}
