@@ -25,6 +25,8 @@ int cmd_workspace(int argc, char **argv, struct cli *cli);
 int cmd_force_unlock(int argc, char **argv, struct cli *cli);
 int cmd_approve(int argc, char **argv, struct cli *cli);
 int cmd_audit(int argc, char **argv, struct cli *cli);
+int cmd_reap(int argc, char **argv, struct cli *cli);
+int cmd_ttl(int argc, char **argv, struct cli *cli);
 
 extern const struct cmd_info cmd_validate_info;
 extern const struct cmd_info cmd_plan_info;
@@ -42,6 +44,8 @@ extern const struct cmd_info cmd_workspace_info;
 extern const struct cmd_info cmd_force_unlock_info;
 extern const struct cmd_info cmd_approve_info;
 extern const struct cmd_info cmd_audit_info;
+extern const struct cmd_info cmd_reap_info;
+extern const struct cmd_info cmd_ttl_info;
 
 /* From main.c, for `kiln help`. */
 const struct cmd_info *cmd_find_info(const char *name);

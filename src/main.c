@@ -35,6 +35,8 @@ static const struct command {
     {"show", cmd_show, &cmd_show_info},
     {"workspace", cmd_workspace, &cmd_workspace_info},
     {"force-unlock", cmd_force_unlock, &cmd_force_unlock_info},
+    {"reap", cmd_reap, &cmd_reap_info},
+    {"ttl", cmd_ttl, &cmd_ttl_info},
     {"version", cmd_version, &cmd_version_info},
     {"help", cmd_help, &cmd_help_info},
 };
@@ -44,7 +46,6 @@ static const struct reserved {
 	const char *name;
 	const char *summary;
 } reserved[] = {
-    {"reap", "destroy workspaces whose TTL has passed"},
     {"init", "start a spec from a template"},
 };
 

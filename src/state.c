@@ -160,6 +160,46 @@ out:
 	return ret;
 }
 
+/* The optional "expiry" member (expiry.h): a kiln that reaps must be able to read it. */
+static int expiry_check(const json_t *doc, const char *where, struct kiln_error *err)
+{
+	const json_t *x = json_object_get(doc, "expiry"), *v;
+	char *prefix;
+	int64_t t;
+	int rc = -1;
+
+	if (!x)
+		return 0;
+	if (!json_is_object(x)) {
+		kiln_error_set(err, "%s: wrong type for 'expiry': expected an object, found %s",
+			       where, type_name(x));
+		return -1;
+	}
+	prefix = xasprintf("%s: expiry", where);
+	if (member_get(&v, x, "ttl_seconds", T_INTEGER, "an integer", true, prefix, err) < 0)
+		goto out;
+	if (json_integer_value(v) <= 0) {
+		kiln_error_set(err, "%s: ttl_seconds must be more than 0", prefix);
+		goto out;
+	}
+	if (member_get(&v, x, "expires", T_STRING, "a string", true, prefix, err) < 0)
+		goto out;
+	if (time_parse_rfc3339(json_string_value(v), &t) < 0) {
+		kiln_error_set(err, "%s: expires '%s' is not an RFC 3339 time", prefix,
+			       json_string_value(v));
+		goto out;
+	}
+	if (member_get(&v, x, "set_by", T_STRING, "a string", true, prefix, err) < 0 ||
+	    member_get(&v, x, "set_at", T_STRING, "a string", true, prefix, err) < 0 ||
+	    member_get(&v, x, "set_how", T_STRING, "a string", false, prefix, err) < 0 ||
+	    member_get(&v, x, "spec", T_STRING, "a string", false, prefix, err) < 0)
+		goto out;
+	rc = 0;
+out:
+	free(prefix);
+	return rc;
+}
+
 int state_check(const json_t *doc, const char *where, struct kiln_error *err)
 {
 	const json_t *version, *serial, *lineage, *resources, *v;
@@ -212,6 +252,8 @@ int state_check(const json_t *doc, const char *where, struct kiln_error *err)
 		kiln_error_set(err, "%s: lineage is empty", where);
 		return -1;
 	}
+	if (expiry_check(doc, where, err) < 0)
+		return -1;
 	json_object_foreach((json_t *)resources, address, res)
 	{
 		const char *type = json_string_value(json_object_get(res, "type"));
