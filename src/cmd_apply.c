@@ -105,6 +105,33 @@ const struct cmd_info cmd_destroy_info = {
     .see_also = "kiln-destroy(1), kiln-apply(1)",
 };
 
+const struct cmd_info cmd_up_info = {
+    .name = "up",
+    .usage = "[SPEC] [-w WS] [--ttl DURATION] [OPTIONS]",
+    .summary = "plan and apply in one step; print the cost per hour and when it expires",
+    .description = "`kiln apply` with a closing summary: what the cluster costs an hour and when\n"
+		   "its TTL ends (the spec's ttl, or --ttl, which sets it again from now). Every\n"
+		   "option of apply works the same way, PLANFILE included. Without --auto-approve\n"
+		   "it asks on a terminal and refuses otherwise. `kiln down` takes it away;\n"
+		   "`kiln reap` does once the TTL has passed.",
+    .options = apply_options,
+    .noptions = sizeof(apply_options) / sizeof(apply_options[0]),
+    .see_also = "kiln-up(1), kiln-down(1), kiln-status(1), kiln-apply(1)",
+};
+
+const struct cmd_info cmd_down_info = {
+    .name = "down",
+    .usage = "[SPEC] [-w WS] [OPTIONS]",
+    .summary = "destroy the workspace's cluster (kiln destroy)",
+    .description = "`kiln destroy` under the name that pairs with `kiln up`: plan the deletion of\n"
+		   "everything the workspace holds, ask, and delete it. Stores with `deletion:\n"
+		   "retain` are released from the state and kept. Every option of destroy works\n"
+		   "the same way.",
+    .options = destroy_options,
+    .noptions = sizeof(destroy_options) / sizeof(destroy_options[0]),
+    .see_also = "kiln-down(1), kiln-up(1), kiln-destroy(1)",
+};
+
 /* Progress: JSON events, live lines on a terminal, or a line per start and finish. */
 struct progress {
 	struct cli *cli;
@@ -750,10 +777,17 @@ int apply_command(int argc, char **argv, struct cli *cli, bool destroy, struct a
 		else if (opt == OPT_TRUSTED_KEYS)
 			ap.dir_arg = p.optarg;
 		else if (opt == OPT_TTL) {
-			if (duration_parse(p.optarg, &ttl_flag) < 0 || ttl_flag <= 0 ||
-			    ttl_flag > 365LL * 86400) {
-				cli_error(cli, "write it like 8h, 90m or 2d (at most 365d)",
+			if (duration_parse(p.optarg, &ttl_flag) < 0) {
+				cli_error(cli, "write it like 8h, 90m or 2d",
 					  "--ttl '%s' is not a duration", p.optarg);
+				goto out;
+			}
+			if (ttl_flag <= 0 || ttl_flag > 365LL * 86400) {
+				cli_error(cli,
+					  "drop --ttl (and ttl: in the spec) for a cluster that "
+					  "lives until `kiln down`",
+					  "--ttl must be longer than 0s and at most 365d, not '%s'",
+					  p.optarg);
 				goto out;
 			}
 		} else if (run_flags_handle(&f, cli, opt, p.optarg) < 0)
@@ -947,8 +981,18 @@ int apply_command(int argc, char **argv, struct cli *cli, bool destroy, struct a
 	/* From here a signal exits at once; the journal keeps what the commit would have. */
 	lock_set_interrupt_flag(NULL);
 	/* Nothing left to expire: a later apply starts a new TTL. */
-	if (state_resource_count(r.state) == 0)
+	if (state_resource_count(r.state) == 0) {
 		json_object_del(r.state, "expiry");
+		json_object_del(r.state, "created");
+	} else if (!json_object_get(r.state, "created")) {
+		/* When the cluster came up: kiln status counts its cost from here. */
+		int64_t now;
+		char buf[21];
+
+		if (util_now(&now, &err) == 0)
+			json_object_set_new(r.state, "created",
+					    json_string(time_format_rfc3339(now, buf)));
+	}
 	commit_rc = commit_state(&r, destroy ? "destroy" : "apply", &res, approved, &commit);
 	journal_close(j, commit_rc == 0);
 	j = NULL;
@@ -1041,4 +1085,18 @@ int cmd_apply(int argc, char **argv, struct cli *cli)
 int cmd_destroy(int argc, char **argv, struct cli *cli)
 {
 	return apply_command(argc, argv, cli, true, NULL);
+}
+
+int cmd_up(int argc, char **argv, struct cli *cli)
+{
+	struct apply_hooks h = {.info = &cmd_up_info, .up_summary = true};
+
+	return apply_command(argc, argv, cli, false, &h);
+}
+
+int cmd_down(int argc, char **argv, struct cli *cli)
+{
+	struct apply_hooks h = {.info = &cmd_down_info};
+
+	return apply_command(argc, argv, cli, true, &h);
 }

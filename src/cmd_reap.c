@@ -235,8 +235,14 @@ int cmd_reap(int argc, char **argv, struct cli *cli)
 		cmd_report(cli, &err);
 		goto out;
 	}
-	if (store_flags_open(&sf, cli, false, &s, NULL) < 0)
+	if (store_open_existing(&s, sf.state, &err) < 0) {
+		/* The store's hint is about creating one; a reap has nothing to create. */
+		err.hint[0] = '\0';
+		kiln_error_hint(&err, "run reap where apply runs, or select the state repository "
+				      "with --state URL or KILN_STATE");
+		cmd_report(cli, &err);
 		goto out;
+	}
 	if (store_ref_list(s, "refs/heads/", &names, &n, &err) < 0) {
 		cmd_report(cli, &err);
 		goto out;

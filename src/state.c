@@ -205,6 +205,7 @@ int state_check(const json_t *doc, const char *where, struct kiln_error *err)
 	const json_t *version, *serial, *lineage, *resources, *v;
 	const char *address;
 	json_t *res;
+	int64_t created;
 
 	if (!json_is_object(doc)) {
 		kiln_error_set(err, "%s: not a JSON object (found %s)", where, type_name(doc));
@@ -254,6 +255,13 @@ int state_check(const json_t *doc, const char *where, struct kiln_error *err)
 	}
 	if (expiry_check(doc, where, err) < 0)
 		return -1;
+	if (member_get(&v, doc, "created", T_STRING, "a string", false, where, err) < 0)
+		return -1;
+	if (v && time_parse_rfc3339(json_string_value(v), &created) < 0) {
+		kiln_error_set(err, "%s: created '%s' is not an RFC 3339 time", where,
+			       json_string_value(v));
+		return -1;
+	}
 	json_object_foreach((json_t *)resources, address, res)
 	{
 		const char *type = json_string_value(json_object_get(res, "type"));
