@@ -755,7 +755,7 @@ int apply_command(int argc, char **argv, struct cli *cli, bool destroy, struct a
 	struct apply_result res = {0};
 	struct journal *j = NULL;
 	struct approval_policy ap = {0};
-	json_t *saved = NULL, *approvals = NULL, *approved = NULL, *hook;
+	json_t *saved = NULL, *approvals = NULL, *approved = NULL, *hook, *expiry_before = NULL;
 	const char *operand, *spec;
 	char *jpath = NULL, *commit = NULL, *line;
 	int ret = KILN_EXIT_ERROR, commit_rc = 0, have_key, opt;
@@ -802,7 +802,13 @@ int apply_command(int argc, char **argv, struct cli *cli, bool destroy, struct a
 			  "%s is a plan file; destroy takes a spec", operand);
 		goto out;
 	}
-	if (approval_policy_resolve(&ap, cli) < 0)
+	/*
+	 * reap carries out a destroy decided when the TTL was recorded: by an
+	 * apply, which the approval policy already governed (a TTL only grows
+	 * without one: ttl extend). Asking for signatures now would leave every
+	 * expired cluster running in a repository that requires approvals.
+	 */
+	if (!(hooks && hooks->ttl_expired) && approval_policy_resolve(&ap, cli) < 0)
 		goto out;
 	if (ap.required > 0 && (destroy || !plan_file_is(operand))) {
 		/* A spec carries no approvals: applying it would step around the review. */
@@ -887,11 +893,9 @@ int apply_command(int argc, char **argv, struct cli *cli, bool destroy, struct a
 			goto out;
 		}
 	}
-	json_t *expiry_before = json_deep_copy(json_object_get(r.state, "expiry"));
-	if (!destroy && expiry_prepare(&r, ttl_flag) < 0) {
-		json_decref(expiry_before);
+	expiry_before = json_deep_copy(json_object_get(r.state, "expiry"));
+	if (!destroy && expiry_prepare(&r, ttl_flag) < 0)
 		goto out;
-	}
 	if (saved) {
 		if (check_saved_plan(&r, saved, operand) < 0)
 			goto out;
@@ -919,7 +923,6 @@ int apply_command(int argc, char **argv, struct cli *cli, bool destroy, struct a
 		bool moved = !json_equal(expiry_before, json_object_get(r.state, "expiry")) &&
 			     (expiry_before || json_object_get(r.state, "expiry"));
 
-		json_decref(expiry_before);
 		ret = KILN_EXIT_OK;
 		/* Nothing in the cloud to change, but a new --ttl is still recorded. */
 		if (moved && state_resource_count(r.state) > 0 &&
@@ -938,7 +941,6 @@ int apply_command(int argc, char **argv, struct cli *cli, bool destroy, struct a
 		}
 		goto out;
 	}
-	json_decref(expiry_before);
 	/* Taking a cluster down is never held back by what is wrong with it. */
 	if (!destroy && (ret = findings_refuse(&r, saved ? operand : NULL)) != 0)
 		goto out;
@@ -1068,6 +1070,7 @@ out:
 	json_decref(saved);
 	json_decref(approvals);
 	json_decref(approved);
+	json_decref(expiry_before);
 	free(ap.source);
 	json_decref(pg.inflight);
 	pthread_mutex_destroy(&pg.mu);

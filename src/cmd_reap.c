@@ -48,7 +48,9 @@ const struct cmd_info cmd_reap_info = {
 		   "reaps at once destroy a workspace once. A workspace whose lock is held is\n"
 		   "skipped (--lock-timeout waits that long first).\n\n"
 		   "The destroy reads the spec file the last apply recorded, relative to the\n"
-		   "current directory: run reap where apply runs (the repository root in CI).\n\n"
+		   "current directory: run reap where apply runs (the repository root in CI).\n"
+		   "KILN_REQUIRE_APPROVALS does not hold it back: the TTL was set by an apply\n"
+		   "the approval policy governed, and `kiln ttl extend` only moves it later.\n\n"
 		   "One line per workspace: kept, reaped, would reap (--dry-run), skipped or\n"
 		   "failed. KILN_NOW (RFC 3339) sets the clock, for tests.\n\n"
 		   "Exit status: 0 when nothing failed, 1 otherwise.",
@@ -94,7 +96,7 @@ static bool reap_one(struct cli *cli, struct store *s, const char *name, const j
 	const char *spec =
 	    json_string_value(json_object_get(json_object_get(state, "expiry"), "spec"));
 	struct reap_ctx c = {.now = now, .out = out};
-	struct apply_hooks h = {.locked = recheck, .arg = &c, .quiet = true};
+	struct apply_hooks h = {.locked = recheck, .arg = &c, .quiet = true, .ttl_expired = true};
 	struct kiln_error err = {0};
 	struct lock_info info;
 	git_oid oid;

@@ -129,6 +129,8 @@ struct apply_hooks {
 	void *arg;
 	bool quiet;	 /* no plan, progress or summary on standard output */
 	bool up_summary; /* end with the cost per hour and the expiry */
+	/* kiln reap: the destroy of an expired TTL, which no approval policy holds back. */
+	bool ttl_expired;
 	/* Out. */
 	bool open_failed; /* the spec, the store or the lock could not be opened */
 	size_t deleted, released, failed;

@@ -135,14 +135,23 @@ assert st["resources"] == {} and "expiry" not in st and "created" not in st, st'
 	check "lifecycle: up without --ttl takes the spec's ttl" 0 \
 		--out-has "Expires: 2026-11-30T22:00:00Z (in 8h0m); kiln reap destroys it after." \
 		-- env KILN_NOW=2026-11-30T14:00:00Z "$KILN" up --auto-approve
-	check "lifecycle: reap --json" 0 \
+	check "lifecycle: reap --json, with approvals required (a TTL is not held back by them)" 0 \
 		--out-has '"outcome": "reaped"' --out-has '"deleted": 4' --out-has '"retained": 1' \
 		--out-has '"failed": 0' --out-has '"now": "2026-11-30T23:00:00Z"' \
-		-- env KILN_NOW=2026-11-30T23:00:00Z "$KILN" reap --json
+		-- env KILN_NOW=2026-11-30T23:00:00Z KILN_REQUIRE_APPROVALS=2 "$KILN" reap --json
 
 	# --- reap without the spec it needs ---
 	check "lifecycle: up again" 0 --out-has "Apply complete:" \
 		-- env KILN_NOW=2026-12-01T00:00:00Z "$KILN" up --auto-approve
+	check "lifecycle: apply --ttl with nothing to change still records the new expiry" 0 \
+		--out-has "Nothing to apply." \
+		--out-has "records the new expiry." \
+		--out-has "Expires: 2026-12-01T05:00:00Z (in 4h0m); kiln reap destroys it after." \
+		-- env KILN_NOW=2026-12-01T01:00:00Z "$KILN" apply --ttl 4h --auto-approve
+	check "lifecycle: ttl show --json has the new expiry" 0 \
+		--out-has '"expires": "2026-12-01T05:00:00Z"' --out-has '"set_how": "--ttl"' \
+		--out-has '"left_seconds": 14400' \
+		-- env KILN_NOW=2026-12-01T01:00:00Z "$KILN" ttl show --json
 	mv kiln.yaml kiln.yaml.away
 	check "lifecycle: reap without the recorded spec fails and says how to go on" 1 \
 		--out "default: failed: the spec kiln.yaml recorded at apply is not readable here; run reap where apply runs, or kiln destroy SPEC -w default" \
