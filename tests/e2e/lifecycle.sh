@@ -1,8 +1,9 @@
 # lifecycle.sh - end-to-end tests of ephemeral clusters on the sim provider:
 # kiln up with a TTL, status, ttl show and extend, reap (kept, dry run,
 # destroyed with retained stores kept, two reaps at once destroying once),
-# down, and bad input with the exact messages. Sourced by run.sh after
-# lib.sh; $KILN is the binary under test. The clock is KILN_NOW.
+# down, and bad input with the exact messages; then up, status and reap on
+# aws against moto (aws_find_python from aws.sh). Sourced by run.sh after
+# lib.sh and aws.sh; $KILN is the binary under test. The clock is KILN_NOW.
 
 lc_new_dir() { # SPEC: a fresh working directory holding SPEC as kiln.yaml
 	lc_dir=$(mktemp -d "$E2E_TMP/lifecycle.XXXXXX")
@@ -173,6 +174,73 @@ assert {d["tags"]["kiln:address"] for d in docs} == {"sim_bucket.checkpoints"}, 
 	check "lifecycle: kiln help up lists apply's options" 0 \
 		--out-has "Usage: kiln up [SPEC] [-w WS] [--ttl DURATION] [OPTIONS]" \
 		--out-has "--require-approvals N" -- "$KILN" help up
+	lifecycle_moto
 	unset KILN_AUTHOR
 	cd "$lc_saved_dir" || exit 1
+}
+
+# up with a TTL, status and reap on aws, against moto on loopback: the
+# kiln:expires tag as boto3 sees it, and nothing left but the retained bucket.
+lifecycle_moto() {
+	if ! AWS_PY=$(aws_find_python); then
+		fail "lifecycle: aws: a python3 with moto 5 and boto3 is installed"
+		return 0
+	fi
+	PYTHON=$AWS_PY
+	export PYTHON
+	lc_moto=$E2E_TMP/moto-lifecycle
+	mkdir -p "$lc_moto"
+	if ! out=$(sh "$E2E_ROOT/tests/moto/server.sh" start "$lc_moto" 2>&1); then
+		printf '%s\n' "$out" >"$E2E_TMP/.moto"
+		fail "lifecycle: aws: moto's server starts on loopback" "$E2E_TMP/.moto"
+		return 0
+	fi
+	eval "$out"
+	trap 'sh "$E2E_ROOT/tests/moto/server.sh" stop "$lc_moto" >/dev/null 2>&1; rm -rf "$E2E_TMP"' EXIT
+	AWS_ENDPOINT_URL=http://127.0.0.1:$MOTO_PORT
+	AWS_ACCESS_KEY_ID=AKIAKILNTESTKEY00000
+	AWS_SECRET_ACCESS_KEY=kiln-e2e-secret
+	AWS_REGION=us-east-1
+	KILN_POLL_MS=100
+	export AWS_ENDPOINT_URL AWS_ACCESS_KEY_ID AWS_SECRET_ACCESS_KEY AWS_REGION KILN_POLL_MS
+	unset AWS_PROFILE AWS_SESSION_TOKEN AWS_DEFAULT_REGION
+	lc_new_dir tests/e2e/specs/aws-cluster.yaml
+	check "lifecycle: aws: up --ttl 2h creates the cluster with its expiry" 0 \
+		--out-has "Apply complete: 11 created, 0 updated, 0 replaced, 0 deleted." \
+		--out-has "Expires: 2026-11-30T02:00:00Z (in 2h0m); kiln reap destroys it after." \
+		-- env KILN_NOW=2026-11-30T00:00:00Z "$KILN" up -w lc --ttl 2h --auto-approve
+	assert "lifecycle: aws: boto3 finds kiln:expires on the instances, the VPC and the buckets" \
+		"$AWS_PY" -c '
+import boto3
+kw = dict(region_name="us-east-1")
+ec2, s3 = boto3.client("ec2", **kw), boto3.client("s3", **kw)
+f = [{"Name": "tag:kiln:cluster", "Values": ["e2e"]}, {"Name": "tag:kiln:workspace", "Values": ["lc"]}]
+inst = [i for r in ec2.describe_instances(Filters=f)["Reservations"] for i in r["Instances"]]
+vpcs = ec2.describe_vpcs(Filters=f)["Vpcs"]
+assert len(inst) == 3 and len(vpcs) == 1, (len(inst), len(vpcs))
+for x in inst + vpcs:
+    tags = {t["Key"]: t["Value"] for t in x["Tags"]}
+    assert tags.get("kiln:expires") == "2026-11-30T02:00:00Z", tags
+n = 0
+for b in s3.list_buckets()["Buckets"]:
+    tags = {t["Key"]: t["Value"] for t in s3.get_bucket_tagging(Bucket=b["Name"])["TagSet"]}
+    if tags.get("kiln:workspace") == "lc":
+        assert tags.get("kiln:expires") == "2026-11-30T02:00:00Z", tags
+        n += 1
+assert n == 2, n
+'
+	check "lifecycle: aws: status shows the groups and the time left" 0 \
+		--out-has "  trainers         2 of 2 nodes running, p5.48xlarge (aws_instance_group.trainers)" \
+		--out-has "  login            1 of 1 nodes running, m7i.xlarge (aws_instance_group.login)" \
+		--out-has "Expires: 2026-11-30T02:00:00Z (1h0m left)." \
+		-- env KILN_NOW=2026-11-30T01:00:00Z "$KILN" status -w lc
+	check "lifecycle: aws: reap after the expiry destroys it, keeping the retained bucket" 0 \
+		--out "lc: reaped: 10 deleted, 1 retained (expired 1h0m ago)" \
+		-- env KILN_NOW=2026-11-30T03:00:00Z "$KILN" reap
+	"$AWS_PY" "$E2E_ROOT/tests/e2e/aws_inspect.py" left e2e lc >left.txt 2>&1
+	assert "lifecycle: aws: boto3 finds nothing of the workspace but the retained bucket" \
+		sh -c '[ "$(cut -d" " -f1 "$1")" = aws_s3_bucket.datasets ] || { cat "$1"; exit 1; }' sh left.txt
+	sh "$E2E_ROOT/tests/moto/server.sh" stop "$lc_moto" >/dev/null 2>&1
+	trap 'rm -rf "$E2E_TMP"' EXIT
+	unset AWS_ENDPOINT_URL AWS_ACCESS_KEY_ID AWS_SECRET_ACCESS_KEY AWS_REGION KILN_POLL_MS PYTHON
 }
