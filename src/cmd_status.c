@@ -55,10 +55,36 @@ static json_t *build(const struct run *r, int64_t now)
 	int64_t t;
 	size_t nodes = 0;
 
+	json_t *live = json_object(), *rc;
+	size_t i;
+
+	/* What the refresh found changed or gone outside kiln wins over the record. */
+	json_array_foreach(json_object_get(r->plan, "resource_drift"), i, rc)
+	{
+		const json_t *ch = json_object_get(rc, "change");
+		const char *a = json_string_value(json_object_get(rc, "address"));
+
+		if (a)
+			json_object_set(live, a, json_object_get(ch, "after"));
+	}
 	json_object_foreach(state_resources(r->state), addr, res)
 	{
 		json_t *a = json_object_get(res, "attrs");
 		const char *name = strchr(addr, '.') + 1;
+
+		if (json_object_get(live, addr))
+			a = json_object_get(live, addr);
+		if (json_is_null(a)) {
+			/* Deleted outside kiln: for a group, no node running. */
+			if (!json_object_get(json_object_get(res, "attrs"), "instance_ids"))
+				continue;
+			json_array_append_new(
+			    groups,
+			    json_pack("{s:s, s:s, s:n, s:i, s:O?}", "name", name, "address", addr,
+				      "instance_type", "nodes", 0, "count",
+				      json_object_get(json_object_get(res, "attrs"), "count")));
+			continue;
+		}
 
 		if ((ids = json_object_get(a, "instance_ids")) && json_is_array(ids)) {
 			json_array_append_new(
@@ -76,6 +102,7 @@ static json_t *build(const struct run *r, int64_t now)
 				      "deletion", json_object_get(a, "deletion")));
 		}
 	}
+	json_decref(live);
 	doc = json_pack("{s:s?, s:s, s:I, s:o, s:o, s:I, s:f, s:s?}", "cluster",
 			state_cluster(r->state), "workspace", r->e->workspace, "resources",
 			(json_int_t)state_resource_count(r->state), "groups", groups, "storage",
@@ -119,7 +146,7 @@ static void print_text(const json_t *d)
 	    json_string_value(json_object_get(g, "name")),
 	    json_integer_value(json_object_get(g, "nodes")),
 	    json_integer_value(json_object_get(g, "count")),
-	    json_string_value(json_object_get(g, "instance_type")) ?: "?",
+	    json_string_value(json_object_get(g, "instance_type")) ?: "deleted outside kiln",
 	    json_string_value(json_object_get(g, "address")));
 	if (json_array_size(json_object_get(d, "storage")))
 		printf("Storage:\n");

@@ -174,6 +174,19 @@ assert {d["tags"]["kiln:address"] for d in docs} == {"sim_bucket.checkpoints"}, 
 	check "lifecycle: kiln help up lists apply's options" 0 \
 		--out-has "Usage: kiln up [SPEC] [-w WS] [--ttl DURATION] [OPTIONS]" \
 		--out-has "--require-approvals N" -- "$KILN" help up
+	# --- status reads what runs, not only what was recorded ---
+	lc_new_dir examples/quickstart.yaml
+	check "lifecycle: up from the spec's ttl, in a fresh directory" 0 --out-has "Apply complete:" \
+		-- env KILN_NOW=2026-11-30T00:00:00Z "$KILN" up --auto-approve
+	python3 "$E2E_ROOT/tests/e2e/sim_inspect.py" .kiln/sim rm sim_node_group.trainers
+	check "lifecycle: status after the node group was deleted outside kiln shows no node running" 0 \
+		--out-has "  trainers         0 of 2 nodes running, deleted outside kiln (sim_node_group.trainers)" \
+		--out-has "Pending: 1 changes between the spec and what runs; \`kiln plan\` shows them." \
+		-- env KILN_NOW=2026-11-30T01:00:00Z "$KILN" status
+	check "lifecycle: status --refresh=false shows what was recorded" 0 \
+		--out-has "  trainers         2 of 2 nodes running, p5.48xlarge (sim_node_group.trainers)" \
+		-- env KILN_NOW=2026-11-30T01:00:00Z "$KILN" status --refresh=false
+
 	lifecycle_moto
 	unset KILN_AUTHOR
 	cd "$lc_saved_dir" || exit 1
