@@ -64,6 +64,7 @@ struct prov_attr {
 #define PROV_TAG_CLUSTER "kiln:cluster"
 #define PROV_TAG_WORKSPACE "kiln:workspace"
 #define PROV_TAG_ADDRESS "kiln:address"
+#define PROV_TAG_EXPIRES "kiln:expires"
 
 /*
  * Who is asking: list filters on cluster and workspace; create tags with them.
@@ -78,6 +79,11 @@ struct prov_scope {
 	const char *cluster;
 	const char *workspace;
 	json_t *user_tags; /* {"k": "v"} from the spec's tags, borrowed; may be NULL */
+	/*
+	 * The workspace's expiry (RFC 3339) when it has a TTL, else NULL: creates
+	 * tag it as kiln:expires. The expiry at creation; the state has the current one.
+	 */
+	const char *expires;
 };
 
 /* One create call. */

@@ -594,33 +594,13 @@ static json_t *summary(const json_t *findings)
 
 int audit_today(char out[11], struct kiln_error *err)
 {
-	const char *now = getenv("KILN_NOW");
-	struct tm tm = {0};
-	time_t t;
-	const char *rest;
+	char buf[21];
+	int64_t t;
 
-	if (!now || !*now) {
-		t = time(NULL);
-	} else {
-		rest = strptime(now, "%Y-%m-%dT%H:%M:%S", &tm);
-		if (rest && *rest == '.')
-			for (rest++; *rest >= '0' && *rest <= '9'; rest++)
-				;
-		if (!rest || (strcmp(rest, "Z") != 0 && !((rest[0] == '+' || rest[0] == '-') &&
-							  strlen(rest) == 6 && rest[3] == ':'))) {
-			kiln_error_set(err, "KILN_NOW '%s' is not an RFC 3339 time", now);
-			kiln_error_hint(err, "write it like 2027-01-31T12:00:00Z, or unset it");
-			return -1;
-		}
-		t = timegm(&tm);
-		if (*rest != 'Z') {
-			long off = (atol(rest + 1) * 60 + atol(rest + 4)) * 60;
-
-			t += rest[0] == '+' ? -off : off;
-		}
-	}
-	gmtime_r(&t, &tm);
-	strftime(out, 11, "%Y-%m-%d", &tm);
+	if (util_now(&t, err) < 0)
+		return -1;
+	memcpy(out, time_format_rfc3339(t, buf), 10);
+	out[10] = '\0';
 	return 0;
 }
 

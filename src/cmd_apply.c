@@ -14,7 +14,9 @@
 #include "audit.h"
 #include "cmd_run.h"
 #include "cmds.h"
+#include "cost.h"
 #include "crypt.h"
+#include "expiry.h"
 #include "journal.h"
 #include "log.h"
 #include "plan.h"
@@ -23,6 +25,7 @@
 enum {
 	OPT_REQUIRE_APPROVALS = 980,
 	OPT_TRUSTED_KEYS,
+	OPT_TTL,
 };
 
 static const struct cli_option apply_options[] = {
@@ -41,6 +44,9 @@ static const struct cli_option apply_options[] = {
      "(KILN_REQUIRE_APPROVALS)"},
     {"trusted-keys", 0, true, OPT_TRUSTED_KEYS, "DIR",
      "the public keys (*.pub) whose approvals count (KILN_TRUSTED_KEYS)"},
+    {"ttl", 0, true, OPT_TTL, "DURATION",
+     "the cluster expires DURATION from now (overrides the spec's ttl); kiln reap destroys it "
+     "after"},
 };
 
 const struct cmd_info cmd_apply_info = {
@@ -62,7 +68,11 @@ const struct cmd_info cmd_apply_info = {
 		   "approvals (`kiln approve`) from distinct keys in --trusted-keys DIR; it is\n"
 		   "refused before the lock is taken, naming each approval that does not count.\n\n"
 		   "A plan with an unwaived error-level audit finding (kiln-rules(7)) is refused\n"
-		   "before anything changes, with exit status 3.",
+		   "before anything changes, with exit status 3.\n\n"
+		   "With a ttl (the spec's `ttl:` or --ttl), the state records when the cluster\n"
+		   "expires, and every resource created carries a kiln:expires tag. The first\n"
+		   "apply sets it to now + ttl; later applies keep it; --ttl, or a changed spec\n"
+		   "ttl, sets it again from now (`kiln ttl extend` pushes it out).",
     .options = apply_options,
     .noptions = sizeof(apply_options) / sizeof(apply_options[0]),
     .see_also = "kiln-apply(1), kiln-plan(1), kiln-approve(1), kiln-destroy(1)",
@@ -95,6 +105,33 @@ const struct cmd_info cmd_destroy_info = {
     .see_also = "kiln-destroy(1), kiln-apply(1)",
 };
 
+const struct cmd_info cmd_up_info = {
+    .name = "up",
+    .usage = "[SPEC] [-w WS] [--ttl DURATION] [OPTIONS]",
+    .summary = "plan and apply in one step; print the cost per hour and when it expires",
+    .description = "`kiln apply` with a closing summary: what the cluster costs an hour and when\n"
+		   "its TTL ends (the spec's ttl, or --ttl, which sets it again from now). Every\n"
+		   "option of apply works the same way, PLANFILE included. Without --auto-approve\n"
+		   "it asks on a terminal and refuses otherwise. `kiln down` takes it away;\n"
+		   "`kiln reap` does once the TTL has passed.",
+    .options = apply_options,
+    .noptions = sizeof(apply_options) / sizeof(apply_options[0]),
+    .see_also = "kiln-up(1), kiln-down(1), kiln-status(1), kiln-apply(1)",
+};
+
+const struct cmd_info cmd_down_info = {
+    .name = "down",
+    .usage = "[SPEC] [-w WS] [OPTIONS]",
+    .summary = "destroy the workspace's cluster (kiln destroy)",
+    .description = "`kiln destroy` under the name that pairs with `kiln up`: plan the deletion of\n"
+		   "everything the workspace holds, ask, and delete it. Stores with `deletion:\n"
+		   "retain` are released from the state and kept. Every option of destroy works\n"
+		   "the same way.",
+    .options = destroy_options,
+    .noptions = sizeof(destroy_options) / sizeof(destroy_options[0]),
+    .see_also = "kiln-down(1), kiln-up(1), kiln-destroy(1)",
+};
+
 /* Progress: JSON events, live lines on a terminal, or a line per start and finish. */
 struct progress {
 	struct cli *cli;
@@ -107,6 +144,7 @@ struct progress {
 	pthread_t ticker;
 	bool ticking;
 	const char *verb; /* "apply", "destroy" */
+	bool quiet;	  /* kiln reap: no per-resource lines */
 };
 
 static double mono(void)
@@ -223,6 +261,8 @@ static void on_event(void *arg, const struct apply_event *ev)
 	struct progress *p = arg;
 	const char *name = strchr(ev->address, '.');
 
+	if (p->quiet)
+		return;
 	pthread_mutex_lock(&p->mu);
 	if (p->json) {
 		json_t *hook =
@@ -631,9 +671,82 @@ static int findings_refuse(struct run *r, const char *file)
 
 static atomic_int interrupted;
 
-static int run_apply(int argc, char **argv, struct cli *cli, bool destroy)
+/*
+ * The expiry this apply records (expiry.h), set in r->state and in the
+ * scope that tags every create. 0, or -1 after reporting.
+ */
+static int expiry_prepare(struct run *r, int64_t ttl_flag)
 {
-	const struct cmd_info *info = destroy ? &cmd_destroy_info : &cmd_apply_info;
+	struct kiln_error err = {0};
+	git_signature *sig = NULL;
+	char *author;
+	int64_t now;
+	json_t *x;
+
+	if (util_now(&now, &err) < 0) {
+		cmd_report(r->cli, &err);
+		return -1;
+	}
+	if (store_signature(r->store, &sig, &err) < 0) {
+		cmd_report(r->cli, &err);
+		return -1;
+	}
+	author = xasprintf("%s <%s>", sig->name, sig->email);
+	git_signature_free(sig);
+	x = expiry_at_apply(json_object_get(r->state, "expiry"),
+			    ttl_flag ? ttl_flag : r->e->spec->ttl, ttl_flag != 0, now, author,
+			    r->spec_path);
+	free(author);
+	if (x)
+		json_object_set_new(r->state, "expiry", x);
+	else
+		json_object_del(r->state, "expiry");
+	r->e->scope.expires = json_string_value(json_object_get(x, "expires"));
+	return 0;
+}
+
+/* "Expires: 2026-11-30T14:00:00Z (in 8h0m), set by --ttl." or nothing without a TTL. */
+static void expiry_print(const json_t *state)
+{
+	const json_t *x = json_object_get(state, "expiry");
+	struct kiln_error err = {0};
+	int64_t t, now;
+	char *left;
+
+	if (!expiry_time(x, &t) || util_now(&now, &err) < 0)
+		return;
+	left = expiry_left_format(t - now);
+	printf("Expires: %s (%s%s%s); kiln reap destroys it after.\n",
+	       json_string_value(json_object_get(x, "expires")), t > now ? "in " : "", left,
+	       t > now ? "" : " ago");
+	free(left);
+}
+
+/* kiln up: what the cluster costs an hour, and when it ends. */
+static void up_summary(const struct run *r)
+{
+	const json_t *cost = json_object_get(json_object_get(r->plan, "kiln"), "cost");
+	const json_t *h = json_object_get(cost, "hourly_after");
+
+	if (json_is_number(h)) {
+		char *m = cost_money(json_number_value(h));
+
+		printf("Cost: %s an hour.\n", m);
+		free(m);
+	}
+	if (json_object_get(r->state, "expiry"))
+		expiry_print(r->state);
+	else
+		printf("Expires: never (no ttl): `kiln down` when done, or set --ttl.\n");
+}
+
+int apply_command(int argc, char **argv, struct cli *cli, bool destroy, struct apply_hooks *hooks)
+{
+	const struct cmd_info *info = hooks && hooks->info ? hooks->info
+				      : destroy		   ? &cmd_destroy_info
+							   : &cmd_apply_info;
+	int64_t ttl_flag = 0;
+	bool quiet = hooks && hooks->quiet;
 	struct cli_parser p;
 	struct run_flags f;
 	struct run r = {0};
@@ -642,7 +755,7 @@ static int run_apply(int argc, char **argv, struct cli *cli, bool destroy)
 	struct apply_result res = {0};
 	struct journal *j = NULL;
 	struct approval_policy ap = {0};
-	json_t *saved = NULL, *approvals = NULL, *approved = NULL, *hook;
+	json_t *saved = NULL, *approvals = NULL, *approved = NULL, *hook, *expiry_before = NULL;
 	const char *operand, *spec;
 	char *jpath = NULL, *commit = NULL, *line;
 	int ret = KILN_EXIT_ERROR, commit_rc = 0, have_key, opt;
@@ -663,7 +776,21 @@ static int run_apply(int argc, char **argv, struct cli *cli, bool destroy)
 			ap.required_arg = p.optarg;
 		else if (opt == OPT_TRUSTED_KEYS)
 			ap.dir_arg = p.optarg;
-		else if (run_flags_handle(&f, cli, opt, p.optarg) < 0)
+		else if (opt == OPT_TTL) {
+			if (duration_parse(p.optarg, &ttl_flag) < 0) {
+				cli_error(cli, "write it like 8h, 90m or 2d",
+					  "--ttl '%s' is not a duration", p.optarg);
+				goto out;
+			}
+			if (ttl_flag <= 0 || ttl_flag > 365LL * 86400) {
+				cli_error(cli,
+					  "drop --ttl (and ttl: in the spec) for a cluster that "
+					  "lives until `kiln down`",
+					  "--ttl must be longer than 0s and at most 365d, not '%s'",
+					  p.optarg);
+				goto out;
+			}
+		} else if (run_flags_handle(&f, cli, opt, p.optarg) < 0)
 			goto out;
 	}
 	operand = run_spec_operand(cli, argc, argv, p.optind);
@@ -675,7 +802,13 @@ static int run_apply(int argc, char **argv, struct cli *cli, bool destroy)
 			  "%s is a plan file; destroy takes a spec", operand);
 		goto out;
 	}
-	if (approval_policy_resolve(&ap, cli) < 0)
+	/*
+	 * reap carries out a destroy decided when the TTL was recorded: by an
+	 * apply, which the approval policy already governed (a TTL only grows
+	 * without one: ttl extend). Asking for signatures now would leave every
+	 * expired cluster running in a repository that requires approvals.
+	 */
+	if (!(hooks && hooks->ttl_expired) && approval_policy_resolve(&ap, cli) < 0)
 		goto out;
 	if (ap.required > 0 && (destroy || !plan_file_is(operand))) {
 		/* A spec carries no approvals: applying it would step around the review. */
@@ -747,7 +880,21 @@ static int run_apply(int argc, char **argv, struct cli *cli, bool destroy)
 		    "nothing was changed");
 		goto out;
 	}
-	if (run_open(&r, cli, &f, spec, true, destroy ? "destroy" : "apply") < 0)
+	if (run_open(&r, cli, &f, spec, true, destroy ? "destroy" : "apply") < 0) {
+		if (hooks)
+			hooks->open_failed = true;
+		goto out;
+	}
+	if (hooks && hooks->locked) {
+		int h = hooks->locked(&r, hooks->arg);
+
+		if (h != 0) {
+			ret = h > 0 ? KILN_EXIT_OK : KILN_EXIT_ERROR;
+			goto out;
+		}
+	}
+	expiry_before = json_deep_copy(json_object_get(r.state, "expiry"));
+	if (!destroy && expiry_prepare(&r, ttl_flag) < 0)
 		goto out;
 	if (saved) {
 		if (check_saved_plan(&r, saved, operand) < 0)
@@ -757,7 +904,8 @@ static int run_apply(int argc, char **argv, struct cli *cli, bool destroy)
 		goto out;
 	}
 	pg.json = f.json;
-	pg.tty = !f.json && isatty(STDOUT_FILENO);
+	pg.quiet = quiet;
+	pg.tty = !f.json && !quiet && isatty(STDOUT_FILENO);
 	if (f.json) {
 		json_event("version", "info", json_pack("{s:s}", "kiln", KILN_VERSION), "kiln %s",
 			   KILN_VERSION);
@@ -766,15 +914,31 @@ static int run_apply(int argc, char **argv, struct cli *cli, bool destroy)
 		json_object_set_new(hook, "operation", json_string("plan"));
 		json_event("change_summary", "info", hook, "%s", line);
 		free(line);
-	} else if (!saved) {
+	} else if (!saved && !quiet) {
 		plan_render_text(stdout, r.plan, cli->color_out);
 	}
 	if (apply_count_ops(r.plan) == 0 &&
 	    json_array_size(json_object_get(r.plan, "resource_drift")) == 0 &&
 	    json_object_size(r.overlay) == 0) {
-		if (!f.json)
-			printf("\nNothing to %s.\n", destroy ? "destroy" : "apply");
+		bool moved = !json_equal(expiry_before, json_object_get(r.state, "expiry")) &&
+			     (expiry_before || json_object_get(r.state, "expiry"));
+
 		ret = KILN_EXIT_OK;
+		/* Nothing in the cloud to change, but a new --ttl is still recorded. */
+		if (moved && state_resource_count(r.state) > 0 &&
+		    commit_state(&r, "apply", &res, NULL, &commit) < 0)
+			ret = KILN_EXIT_ERROR;
+		if (!f.json && !quiet) {
+			printf("\nNothing to %s.\n", destroy ? "destroy" : "apply");
+			if (commit)
+				printf("State: commit %.12s in workspace '%s' records the new "
+				       "expiry.\n",
+				       commit, r.ws->name);
+			if (hooks && hooks->up_summary)
+				up_summary(&r);
+			else if (!destroy && moved)
+				expiry_print(r.state);
+		}
 		goto out;
 	}
 	/* Taking a cluster down is never held back by what is wrong with it. */
@@ -791,7 +955,7 @@ static int run_apply(int argc, char **argv, struct cli *cli, bool destroy)
 		cmd_report(cli, &err);
 		goto out;
 	}
-	if (!f.json)
+	if (!f.json && !quiet)
 		printf("\n");
 	if (pg.tty && pthread_create(&pg.ticker, NULL, ticker, &pg) == 0)
 		pg.ticking = true;
@@ -818,6 +982,19 @@ static int run_apply(int argc, char **argv, struct cli *cli, bool destroy)
 	}
 	/* From here a signal exits at once; the journal keeps what the commit would have. */
 	lock_set_interrupt_flag(NULL);
+	/* Nothing left to expire: a later apply starts a new TTL. */
+	if (state_resource_count(r.state) == 0) {
+		json_object_del(r.state, "expiry");
+		json_object_del(r.state, "created");
+	} else if (!json_object_get(r.state, "created")) {
+		/* When the cluster came up: kiln status counts its cost from here. */
+		int64_t now;
+		char buf[21];
+
+		if (util_now(&now, &err) == 0)
+			json_object_set_new(r.state, "created",
+					    json_string(time_format_rfc3339(now, buf)));
+	}
 	commit_rc = commit_state(&r, destroy ? "destroy" : "apply", &res, approved, &commit);
 	journal_close(j, commit_rc == 0);
 	j = NULL;
@@ -828,7 +1005,18 @@ static int run_apply(int argc, char **argv, struct cli *cli, bool destroy)
 		size_t i;
 		json_t *e;
 
-		if (f.json) {
+		if (hooks) {
+			hooks->deleted = res.deleted;
+			hooks->released = res.released;
+			hooks->failed = res.failed + res.skipped + (res.interrupted ? 1 : 0);
+		}
+		if (quiet) {
+			json_array_foreach(res.errors, i, e)
+			    fprintf(stderr, "%s: %s: %s: %s failed: %s\n", cli->prog, cli->cmd,
+				    json_string_value(json_object_get(e, "address")),
+				    json_string_value(json_object_get(e, "op")),
+				    json_string_value(json_object_get(e, "error")));
+		} else if (f.json) {
 			json_array_foreach(res.warnings, i, e)
 			    json_event("diagnostic", "warn", NULL, "%s", json_string_value(e));
 			json_event(
@@ -850,6 +1038,10 @@ static int run_apply(int argc, char **argv, struct cli *cli, bool destroy)
 			if (commit)
 				printf("State: commit %.12s in workspace '%s'.\n", commit,
 				       r.ws->name);
+			if (hooks && hooks->up_summary)
+				up_summary(&r);
+			else if (!destroy)
+				expiry_print(r.state);
 			/* The summary first, then why: in a CI log the two arrive in order. */
 			fflush(stdout);
 			json_array_foreach(res.warnings, i, e)
@@ -878,6 +1070,7 @@ out:
 	json_decref(saved);
 	json_decref(approvals);
 	json_decref(approved);
+	json_decref(expiry_before);
 	free(ap.source);
 	json_decref(pg.inflight);
 	pthread_mutex_destroy(&pg.mu);
@@ -889,10 +1082,24 @@ out:
 
 int cmd_apply(int argc, char **argv, struct cli *cli)
 {
-	return run_apply(argc, argv, cli, false);
+	return apply_command(argc, argv, cli, false, NULL);
 }
 
 int cmd_destroy(int argc, char **argv, struct cli *cli)
 {
-	return run_apply(argc, argv, cli, true);
+	return apply_command(argc, argv, cli, true, NULL);
+}
+
+int cmd_up(int argc, char **argv, struct cli *cli)
+{
+	struct apply_hooks h = {.info = &cmd_up_info, .up_summary = true};
+
+	return apply_command(argc, argv, cli, false, &h);
+}
+
+int cmd_down(int argc, char **argv, struct cli *cli)
+{
+	struct apply_hooks h = {.info = &cmd_down_info};
+
+	return apply_command(argc, argv, cli, true, &h);
 }

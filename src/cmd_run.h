@@ -118,4 +118,25 @@ int run_open(struct run *r, struct cli *cli, struct run_flags *f, const char *sp
 int run_plan(struct run *r);
 void run_close(struct run *r);
 
+/*
+ * How up, down and reap reuse apply and destroy (cmd_apply.c): their own
+ * help, an check under the lock, and the results back.
+ */
+struct apply_hooks {
+	const struct cmd_info *info; /* help and usage; NULL: apply's or destroy's */
+	/* Under the workspace lock, state read: 0 go on, 1 stop (exit 0), -1 stop (exit 1). */
+	int (*locked)(struct run *r, void *arg);
+	void *arg;
+	bool quiet;	 /* no plan, progress or summary on standard output */
+	bool up_summary; /* end with the cost per hour and the expiry */
+	/* kiln reap: the destroy of an expired TTL, which no approval policy holds back. */
+	bool ttl_expired;
+	/* Out. */
+	bool open_failed; /* the spec, the store or the lock could not be opened */
+	size_t deleted, released, failed;
+};
+
+/* apply (destroy false) or destroy, as the commands run them; hooks may be NULL. */
+int apply_command(int argc, char **argv, struct cli *cli, bool destroy, struct apply_hooks *hooks);
+
 #endif

@@ -26,6 +26,11 @@ int cmd_force_unlock(int argc, char **argv, struct cli *cli);
 int cmd_approve(int argc, char **argv, struct cli *cli);
 int cmd_audit(int argc, char **argv, struct cli *cli);
 int cmd_sprawl(int argc, char **argv, struct cli *cli);
+int cmd_reap(int argc, char **argv, struct cli *cli);
+int cmd_ttl(int argc, char **argv, struct cli *cli);
+int cmd_up(int argc, char **argv, struct cli *cli);
+int cmd_down(int argc, char **argv, struct cli *cli);
+int cmd_status(int argc, char **argv, struct cli *cli);
 
 extern const struct cmd_info cmd_validate_info;
 extern const struct cmd_info cmd_plan_info;
@@ -44,6 +49,11 @@ extern const struct cmd_info cmd_force_unlock_info;
 extern const struct cmd_info cmd_approve_info;
 extern const struct cmd_info cmd_audit_info;
 extern const struct cmd_info cmd_sprawl_info;
+extern const struct cmd_info cmd_reap_info;
+extern const struct cmd_info cmd_ttl_info;
+extern const struct cmd_info cmd_up_info;
+extern const struct cmd_info cmd_down_info;
+extern const struct cmd_info cmd_status_info;
 
 /* From main.c, for `kiln help`. */
 const struct cmd_info *cmd_find_info(const char *name);

@@ -26,6 +26,9 @@ static const struct command {
     {"approve", cmd_approve, &cmd_approve_info},
     {"apply", cmd_apply, &cmd_apply_info},
     {"destroy", cmd_destroy, &cmd_destroy_info},
+    {"up", cmd_up, &cmd_up_info},
+    {"down", cmd_down, &cmd_down_info},
+    {"status", cmd_status, &cmd_status_info},
     {"graph", cmd_graph, &cmd_graph_info},
     {"iam-policy", cmd_iam_policy, &cmd_iam_policy_info},
     {"cost", cmd_cost, &cmd_cost_info},
@@ -36,6 +39,8 @@ static const struct command {
     {"show", cmd_show, &cmd_show_info},
     {"workspace", cmd_workspace, &cmd_workspace_info},
     {"force-unlock", cmd_force_unlock, &cmd_force_unlock_info},
+    {"reap", cmd_reap, &cmd_reap_info},
+    {"ttl", cmd_ttl, &cmd_ttl_info},
     {"version", cmd_version, &cmd_version_info},
     {"help", cmd_help, &cmd_help_info},
 };
@@ -45,7 +50,6 @@ static const struct reserved {
 	const char *name;
 	const char *summary;
 } reserved[] = {
-    {"reap", "destroy workspaces whose TTL has passed"},
     {"init", "start a spec from a template"},
 };
 

@@ -160,11 +160,52 @@ out:
 	return ret;
 }
 
+/* The optional "expiry" member (expiry.h): a kiln that reaps must be able to read it. */
+static int expiry_check(const json_t *doc, const char *where, struct kiln_error *err)
+{
+	const json_t *x = json_object_get(doc, "expiry"), *v;
+	char *prefix;
+	int64_t t;
+	int rc = -1;
+
+	if (!x)
+		return 0;
+	if (!json_is_object(x)) {
+		kiln_error_set(err, "%s: wrong type for 'expiry': expected an object, found %s",
+			       where, type_name(x));
+		return -1;
+	}
+	prefix = xasprintf("%s: expiry", where);
+	if (member_get(&v, x, "ttl_seconds", T_INTEGER, "an integer", true, prefix, err) < 0)
+		goto out;
+	if (json_integer_value(v) <= 0) {
+		kiln_error_set(err, "%s: ttl_seconds must be more than 0", prefix);
+		goto out;
+	}
+	if (member_get(&v, x, "expires", T_STRING, "a string", true, prefix, err) < 0)
+		goto out;
+	if (time_parse_rfc3339(json_string_value(v), &t) < 0) {
+		kiln_error_set(err, "%s: expires '%s' is not an RFC 3339 time", prefix,
+			       json_string_value(v));
+		goto out;
+	}
+	if (member_get(&v, x, "set_by", T_STRING, "a string", true, prefix, err) < 0 ||
+	    member_get(&v, x, "set_at", T_STRING, "a string", true, prefix, err) < 0 ||
+	    member_get(&v, x, "set_how", T_STRING, "a string", false, prefix, err) < 0 ||
+	    member_get(&v, x, "spec", T_STRING, "a string", false, prefix, err) < 0)
+		goto out;
+	rc = 0;
+out:
+	free(prefix);
+	return rc;
+}
+
 int state_check(const json_t *doc, const char *where, struct kiln_error *err)
 {
 	const json_t *version, *serial, *lineage, *resources, *v;
 	const char *address;
 	json_t *res;
+	int64_t created;
 
 	if (!json_is_object(doc)) {
 		kiln_error_set(err, "%s: not a JSON object (found %s)", where, type_name(doc));
@@ -210,6 +251,15 @@ int state_check(const json_t *doc, const char *where, struct kiln_error *err)
 	}
 	if (json_string_length(lineage) == 0) {
 		kiln_error_set(err, "%s: lineage is empty", where);
+		return -1;
+	}
+	if (expiry_check(doc, where, err) < 0)
+		return -1;
+	if (member_get(&v, doc, "created", T_STRING, "a string", false, where, err) < 0)
+		return -1;
+	if (v && time_parse_rfc3339(json_string_value(v), &created) < 0) {
+		kiln_error_set(err, "%s: created '%s' is not an RFC 3339 time", where,
+			       json_string_value(v));
 		return -1;
 	}
 	json_object_foreach((json_t *)resources, address, res)

@@ -10,7 +10,14 @@
  *    "provider": "aws" | null, "serial": 0, "lineage": "<uuid v4>",
  *    "resources": {
  *      "TYPE.NAME": {"type": "TYPE", "id": "..." | null, "attrs": {...},
- *                    "deps": ["addr", ...], "sensitive": ["attr", ...]}}}
+ *                    "deps": ["addr", ...], "sensitive": ["attr", ...]}},
+ *    "expiry": {"ttl_seconds": N, "expires": "RFC 3339", "set_by": "...",
+ *               "set_at": "RFC 3339", "set_how": "...", "spec": "path"},
+ *    "created": "RFC 3339"}
+ *
+ * "expiry" is optional (a workspace with a TTL; see expiry.h), as is
+ * "created" (RFC 3339): when the apply that brought the cluster up from
+ * nothing ran; removed, as "expiry" is, when a destroy leaves nothing.
  *
  * In a resource, "id", "deps" and "sensitive" may be absent (null, [] and []).
  */

@@ -254,6 +254,58 @@ const char *str_closest(const char *word, const char *const *cands, size_t n)
 	return best_d <= limit ? best : NULL;
 }
 
+int time_parse_rfc3339(const char *s, int64_t *t)
+{
+	struct tm tm = {0};
+	const char *rest;
+	time_t v;
+
+	rest = strptime(s, "%Y-%m-%dT%H:%M:%S", &tm);
+	if (rest && *rest == '.')
+		for (rest++; *rest >= '0' && *rest <= '9'; rest++)
+			;
+	if (!rest || (strcmp(rest, "Z") != 0 &&
+		      !((rest[0] == '+' || rest[0] == '-') && strlen(rest) == 6 &&
+			isdigit((unsigned char)rest[1]) && isdigit((unsigned char)rest[2]) &&
+			rest[3] == ':' && isdigit((unsigned char)rest[4]) &&
+			isdigit((unsigned char)rest[5]))))
+		return -1;
+	v = timegm(&tm);
+	if (*rest != 'Z') {
+		long off = (atol(rest + 1) * 60 + atol(rest + 4)) * 60;
+
+		v += rest[0] == '+' ? -off : off;
+	}
+	*t = (int64_t)v;
+	return 0;
+}
+
+const char *time_format_rfc3339(int64_t t, char buf[21])
+{
+	time_t tt = (time_t)t;
+	struct tm tm;
+
+	gmtime_r(&tt, &tm);
+	strftime(buf, 21, "%Y-%m-%dT%H:%M:%SZ", &tm);
+	return buf;
+}
+
+int util_now(int64_t *t, struct kiln_error *err)
+{
+	const char *now = getenv("KILN_NOW");
+
+	if (!now || !*now) {
+		*t = (int64_t)time(NULL);
+		return 0;
+	}
+	if (time_parse_rfc3339(now, t) < 0) {
+		kiln_error_set(err, "KILN_NOW '%s' is not an RFC 3339 time", now);
+		kiln_error_hint(err, "write it like 2027-01-31T12:00:00Z, or unset it");
+		return -1;
+	}
+	return 0;
+}
+
 int duration_parse(const char *s, int64_t *seconds)
 {
 	const int64_t max = 100LL * 365 * 86400;

@@ -179,6 +179,8 @@ json_t *aws_scope_tags(const struct prov_scope *scope, const char *address, cons
 	json_object_set_new(tags, PROV_TAG_CLUSTER, json_string(scope->cluster));
 	json_object_set_new(tags, PROV_TAG_WORKSPACE, json_string(scope->workspace));
 	json_object_set_new(tags, PROV_TAG_ADDRESS, json_string(address));
+	if (scope->expires)
+		json_object_set_new(tags, PROV_TAG_EXPIRES, json_string(scope->expires));
 	return tags;
 }
 

@@ -801,6 +801,8 @@ int ig_update(struct prov_ctx *ctx, const struct prov_scope *scope, const char *
 							    strncmp(k, "aws:", 4) != 0)
 			    json_object_set(user, k, v);
 			s.user_tags = user;
+			/* New instances of a group carry the group's expiry tag. */
+			s.expires = json_string_value(json_object_get(tags, PROV_TAG_EXPIRES));
 			l.address = addr;
 			l.type = json_string_value(json_object_get(la, "instance_type"));
 			l.image = json_string_value(json_object_get(la, "image"));

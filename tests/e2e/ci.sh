@@ -162,7 +162,7 @@ ci_on_branch() {
 
 # --- what the runner cannot show: queueing, permissions, where secrets go ---
 ci_structure() {
-	assert "ci: github: applies queue in one concurrency group, never cancelled; OIDC only where needed" \
+	assert "ci: github: applies and the scheduled reap queue in one concurrency group, never cancelled; OIDC only where needed" \
 		"$AWS_PY" -c '
 import re, sys, yaml
 wf = yaml.safe_load(open(sys.argv[1]))
@@ -177,8 +177,14 @@ assert "secrets." not in yaml.safe_dump(wf["env"]), wf["env"]
 assert set(re.findall(r"secrets\.(\w+)", yaml.safe_dump(plan))) == {"KILN_STATE_READ_TOKEN"}
 assert set(re.findall(r"secrets\.(\w+)", yaml.safe_dump(apply))) == {"KILN_STATE_TOKEN", "KILN_STATE_KEY"}
 assert wf["env"]["KILN_IN_AUTOMATION"] == "1"
+# The scheduled reap queues with the applies and holds the same secrets.
+reap = wf["jobs"]["reap"]
+assert wf[True]["schedule"][0]["cron"] and "schedule" in reap["if"], reap["if"]
+assert reap["concurrency"] == apply["concurrency"], reap["concurrency"]
+assert set(re.findall(r"secrets\.(\w+)", yaml.safe_dump(reap))) == {"KILN_STATE_TOKEN", "KILN_STATE_KEY"}
+assert "kiln reap --lock-timeout" in yaml.safe_dump(reap)
 ' examples/ci/github-actions.yml
-	assert "ci: gitlab: kiln-apply runs in a resource_group; only it gets the write token" \
+	assert "ci: gitlab: kiln-apply and the scheduled kiln-reap run in a resource_group; only they get the write token" \
 		"$AWS_PY" -c '
 import sys, yaml
 gl = yaml.safe_load(open(sys.argv[1]))
@@ -187,6 +193,10 @@ assert gl["kiln-apply"]["variables"]["KILN_STATE_TOKEN"] == "$KILN_STATE_WRITE_T
 assert gl["kiln-plan"]["variables"]["KILN_STATE_TOKEN"] == "$KILN_STATE_READ_TOKEN"
 assert gl["variables"]["KILN_IN_AUTOMATION"] == "1"
 assert gl["kiln-audit"]["artifacts"]["when"] == "always"
+assert gl["kiln-reap"]["rules"] == [{"if": "$CI_PIPELINE_SOURCE == \"schedule\""}]
+assert gl["kiln-reap"]["resource_group"] == "kiln-production"
+assert gl["kiln-reap"]["variables"]["KILN_STATE_TOKEN"] == "$KILN_STATE_WRITE_TOKEN"
+assert any("kiln reap" in line for line in gl["kiln-reap"]["script"])
 ' examples/ci/gitlab-ci.yml
 }
 
@@ -503,6 +513,33 @@ EOF
 	wait "$CI_GL_PID" 2>/dev/null
 }
 
+# --- the scheduled reap: every workspace applied above, past its TTL ---
+ci_reap() {
+	main=$(ci_git rev-parse main)
+	# llm-pretrain's ttl is 72h: in 2030 every workspace is long expired.
+	KILN_NOW=2030-01-01T00:00:00Z ci_github reap schedule "$main" "" gh-reap
+	ci_expect "ci: github schedule: the reap job destroys every expired workspace" 0 \
+		"Reap expired workspaces=success" \
+		"Reap expired workspaces~default: reaped: " \
+		"Reap expired workspaces~gitlab: reaped: " \
+		"Reap expired workspaces~sandbox: reaped: "
+	ci_github apply push "$main" "$main" gh-reap-push
+	assert "ci: github push: the apply job does not run the reap" \
+		sh -c '[ "$(jq -r "[.steps[] | select(.name == \"Reap expired workspaces\")] | length" "$1")" = 0 ]' \
+		sh "$cj_run/result.json"
+	for ws in default gitlab sandbox; do
+		"$AWS_PY" "$E2E_ROOT/tests/e2e/aws_inspect.py" left llm-pretrain "$ws" \
+			>"$CI_DIR/left-$ws.txt" 2>&1
+		# Retained Lustre and NFS keep the network they stand in (kiln-destroy(1)).
+		assert "ci: after the reap, no instance, role or placement group of $ws is left in moto; its retained stores are" \
+			sh -c '! grep -E "^aws_(instance_group|placement_group|iam_role|internet_gateway)" "$1" && grep -q "^aws_s3_bucket\.datasets " "$1" && grep -q "^aws_fsx_lustre\.scratch " "$1"' \
+			sh "$CI_DIR/left-$ws.txt"
+	done
+	KILN_NOW=2030-01-01T00:00:00Z ci_gitlab_job kiln-reap "$main" "$main" schedule gl-reap
+	ci_expect "ci: gitlab schedule: kiln-reap finds nothing left to reap" 0 \
+		"script~gitlab: kept: no ttl"
+}
+
 # --- the runner itself: a wrong verdict here would make every test above lie ---
 ci_git_self() {
 	env GIT_AUTHOR_NAME=t GIT_AUTHOR_EMAIL=t@example.com GIT_COMMITTER_NAME=t \
@@ -694,6 +731,7 @@ ci_tests() {
 	ci_findings
 	ci_approved
 	ci_gitlab
+	ci_reap
 	ci_automation
 	PATH=$ci_path
 	sh "$E2E_ROOT/tests/moto/server.sh" stop "$CI_MOTO" >/dev/null 2>&1

@@ -1,0 +1,315 @@
+/*
+ * cmd_reap.c - `kiln reap`: destroy every workspace whose TTL has passed.
+ *
+ * Meant for a scheduled CI job. Each workspace branch of the state
+ * repository is read; one past its expiry is destroyed through the normal
+ * destroy (apply_command), which takes its lock. The expiry is checked again
+ * under that lock, so two reaps at once destroy a workspace once: the second
+ * finds the lock held (skipped) or the expiry gone (already reaped).
+ *
+ * The destroy needs the spec (the provider and its settings come from it):
+ * it is the file recorded in the expiry by the last apply ("spec"), read
+ * relative to where reap runs, as the CI job runs from the repository root.
+ */
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "cmd_run.h"
+#include "cmds.h"
+#include "expiry.h"
+#include "lock.h"
+#include "state.h"
+#include "workspace.h"
+
+enum {
+	OPT_DRY_RUN = 1,
+	OPT_JSON,
+	OPT_VAR,
+};
+
+static const struct cli_option options[] = {
+    {"dry-run", 0, false, OPT_DRY_RUN, NULL, "say what would be reaped; change nothing"},
+    CMD_OPT_STATE,
+    CMD_OPT_LOCK_TIMEOUT,
+    {"var", 0, true, OPT_VAR, "NAME=VALUE",
+     "a spec variable the destroy needs (repeatable), as for kiln destroy"},
+    {"json", 0, false, OPT_JSON, NULL, "print the outcomes as one JSON document"},
+};
+
+const struct cmd_info cmd_reap_info = {
+    .name = "reap",
+    .usage = "[--dry-run] [--state URL] [OPTIONS]",
+    .summary = "destroy workspaces whose TTL has passed",
+    .description = "Walk every workspace of the state repository and destroy those whose recorded\n"
+		   "expiry (the spec's ttl or apply --ttl; see kiln-ttl(1)) has passed, each\n"
+		   "through `kiln destroy` with its own lock and one commit. Stores with\n"
+		   "`deletion: retain` are kept. The expiry is checked again under the lock: two\n"
+		   "reaps at once destroy a workspace once. A workspace whose lock is held is\n"
+		   "skipped (--lock-timeout waits that long first).\n\n"
+		   "The destroy reads the spec file the last apply recorded, relative to the\n"
+		   "current directory: run reap where apply runs (the repository root in CI).\n"
+		   "KILN_REQUIRE_APPROVALS does not hold it back: the TTL was set by an apply\n"
+		   "the approval policy governed, and `kiln ttl extend` only moves it later.\n\n"
+		   "One line per workspace: kept, reaped, would reap (--dry-run), skipped or\n"
+		   "failed. KILN_NOW (RFC 3339) sets the clock, for tests.\n\n"
+		   "Exit status: 0 when nothing failed, 1 otherwise.",
+    .options = options,
+    .noptions = sizeof(options) / sizeof(options[0]),
+    .see_also = "kiln-reap(1), kiln-ttl(1), kiln-destroy(1)",
+};
+
+struct reap_ctx {
+	int64_t now;
+	json_t *out; /* the workspace's outcome object */
+	bool stopped;
+};
+
+/* Under the lock: the expiry may have been extended, or another reap done it. */
+static int recheck(struct run *r, void *arg)
+{
+	struct reap_ctx *c = arg;
+	int64_t left;
+	enum reap_decision d = expiry_reap_decision(r->state, c->now, &left);
+
+	if (d == REAP_DESTROY)
+		return 0;
+	c->stopped = true;
+	json_object_set_new(c->out, "outcome", json_string(d == REAP_KEEP ? "kept" : "skipped"));
+	json_object_set_new(c->out, "reason",
+			    json_string(d == REAP_KEEP
+					    ? "its expiry moved while reap waited for the lock"
+					    : "already reaped (by another process)"));
+	return 1;
+}
+
+static void set_str(json_t *o, const char *k, const char *v)
+{
+	json_object_set_new(o, k, json_string(v));
+}
+
+/* Destroy one expired workspace; fills out. Returns false when it failed. */
+static bool reap_one(struct cli *cli, struct store *s, const char *name, const json_t *state,
+		     int64_t now, const struct store_flags *sf, char **vars, size_t nvars,
+		     json_t *out)
+{
+	const char *spec =
+	    json_string_value(json_object_get(json_object_get(state, "expiry"), "spec"));
+	struct reap_ctx c = {.now = now, .out = out};
+	struct apply_hooks h = {.locked = recheck, .arg = &c, .quiet = true, .ttl_expired = true};
+	struct kiln_error err = {0};
+	struct lock_info info;
+	git_oid oid;
+	char *argv[16 + 2 * 64], lt[32];
+	int argc = 0, rc;
+	size_t i;
+
+	rc = lock_read(s, name, &info, &oid, &err);
+	if (rc == 0 && !(sf->lock_timeout > 0)) {
+		char *who = lock_info_describe(&info);
+
+		set_str(out, "outcome", "skipped");
+		json_object_set_new(out, "reason", json_sprintf("locked by %s", who));
+		free(who);
+		lock_info_release(&info);
+		return true;
+	}
+	if (rc == 0)
+		lock_info_release(&info);
+	if (!spec || access(spec, R_OK) != 0) {
+		set_str(out, "outcome", "failed");
+		json_object_set_new(
+		    out, "reason",
+		    spec ? json_sprintf("the spec %s recorded at apply is not readable here; run "
+					"reap where apply runs, or kiln destroy SPEC -w %s",
+					spec, name)
+			 : json_sprintf("no spec is recorded; kiln destroy SPEC -w %s", name));
+		return false;
+	}
+	argv[argc++] = (char *)"reap";
+	argv[argc++] = (char *)spec;
+	argv[argc++] = (char *)"--auto-approve";
+	argv[argc++] = (char *)"-w";
+	argv[argc++] = (char *)name;
+	if (sf->state) {
+		argv[argc++] = (char *)"--state";
+		argv[argc++] = (char *)sf->state;
+	}
+	snprintf(lt, sizeof(lt), "%llds", (long long)sf->lock_timeout);
+	argv[argc++] = (char *)"--lock-timeout";
+	argv[argc++] = lt;
+	for (i = 0; i < nvars && i < 64; i++) {
+		argv[argc++] = (char *)"--var";
+		argv[argc++] = vars[i];
+	}
+	argv[argc] = NULL;
+	rc = apply_command(argc, argv, cli, true, &h);
+	if (c.stopped)
+		return true;
+	if (rc == KILN_EXIT_OK) {
+		set_str(out, "outcome", "reaped");
+		json_object_set_new(out, "deleted", json_integer((json_int_t)h.deleted));
+		json_object_set_new(out, "retained", json_integer((json_int_t)h.released));
+		return true;
+	}
+	/* Lost the race for the lock to another process: not a failure. */
+	if (h.open_failed && lock_read(s, name, &info, &oid, &err) == 0) {
+		char *who = lock_info_describe(&info);
+
+		set_str(out, "outcome", "skipped");
+		json_object_set_new(out, "reason", json_sprintf("locked by %s", who));
+		free(who);
+		lock_info_release(&info);
+		return true;
+	}
+	set_str(out, "outcome", "failed");
+	set_str(out, "reason", "the destroy failed; see the errors above");
+	return false;
+}
+
+static void print_line(const json_t *o)
+{
+	const char *ws = json_string_value(json_object_get(o, "workspace"));
+	const char *outcome = json_string_value(json_object_get(o, "outcome"));
+	const char *reason = json_string_value(json_object_get(o, "reason"));
+	const char *expires = json_string_value(json_object_get(o, "expires"));
+	json_int_t left = json_integer_value(json_object_get(o, "left_seconds"));
+	char *l = expiry_left_format(left);
+
+	printf("%s: %s", ws, outcome);
+	if (strcmp(outcome, "reaped") == 0)
+		printf(": %" JSON_INTEGER_FORMAT " deleted, %" JSON_INTEGER_FORMAT
+		       " retained (expired %s ago)",
+		       json_integer_value(json_object_get(o, "deleted")),
+		       json_integer_value(json_object_get(o, "retained")), l);
+	else if (strcmp(outcome, "would reap") == 0)
+		printf(": %" JSON_INTEGER_FORMAT " resources (expired %s ago)",
+		       json_integer_value(json_object_get(o, "resources")), l);
+	else if (reason)
+		printf(": %s", reason);
+	else if (expires && left > 0)
+		printf(": expires in %s (%s)", l, expires);
+	else if (expires)
+		printf(": expired %s ago, nothing left to destroy", l);
+	else
+		printf(": no ttl");
+	putchar('\n');
+	fflush(stdout);
+	free(l);
+}
+
+int cmd_reap(int argc, char **argv, struct cli *cli)
+{
+	struct cli_parser p;
+	struct store_flags sf = {0};
+	struct kiln_error err = {0};
+	struct store *s = NULL;
+	char **names = NULL, **vars = NULL;
+	size_t n = 0, i, nvars = 0, nreaped = 0, nfailed = 0;
+	bool dry = false, json = false;
+	json_t *all = NULL;
+	int64_t now;
+	int c, ret = KILN_EXIT_ERROR;
+
+	cli_parser_init(&p, cli, &cmd_reap_info, argc, argv);
+	while ((c = cli_next(&p)) != CLI_DONE) {
+		if (c == CLI_EXIT) {
+			ret = p.exit_code;
+			goto out;
+		}
+		if (c == OPT_DRY_RUN) {
+			dry = true;
+		} else if (c == OPT_JSON) {
+			json = true;
+		} else if (c == OPT_VAR) {
+			vars = xrealloc(vars, (nvars + 1) * sizeof(*vars));
+			vars[nvars++] = (char *)p.optarg;
+		} else if (store_flags_handle(&sf, cli, c, p.optarg) < 0) {
+			goto out;
+		}
+	}
+	if (p.optind < argc) {
+		cli_error(cli, "reap walks every workspace; `kiln destroy -w NAME` takes one",
+			  "unexpected operand '%s'", argv[p.optind]);
+		goto out;
+	}
+	if (util_now(&now, &err) < 0) {
+		cmd_report(cli, &err);
+		goto out;
+	}
+	if (store_open_existing(&s, sf.state, &err) < 0) {
+		/* The store's hint is about creating one; a reap has nothing to create. */
+		err.hint[0] = '\0';
+		kiln_error_hint(&err, "run reap where apply runs, or select the state repository "
+				      "with --state URL or KILN_STATE");
+		cmd_report(cli, &err);
+		goto out;
+	}
+	if (store_ref_list(s, "refs/heads/", &names, &n, &err) < 0) {
+		cmd_report(cli, &err);
+		goto out;
+	}
+	all = json_array();
+	for (i = 0; i < n; i++) {
+		struct workspace *w = NULL;
+		json_t *o = json_pack("{s:s}", "workspace", names[i]), *state = NULL;
+		const json_t *x;
+		int64_t left;
+		enum reap_decision d;
+
+		json_array_append_new(all, o);
+		if (workspace_open(&w, s, names[i], &err) < 0) {
+			set_str(o, "outcome", "failed");
+			set_str(o, "reason", err.msg);
+			nfailed++;
+			if (!json)
+				print_line(o);
+			continue;
+		}
+		state = json_incref(w->state);
+		workspace_close(w, &err);
+		d = expiry_reap_decision(state, now, &left);
+		x = json_object_get(state, "expiry");
+		if (x) {
+			json_object_set(o, "expires", json_object_get(x, "expires"));
+			json_object_set_new(o, "left_seconds", json_integer(left));
+		}
+		if (d == REAP_DESTROY && dry) {
+			set_str(o, "outcome", "would reap");
+			json_object_set_new(o, "resources",
+					    json_integer((json_int_t)state_resource_count(state)));
+		} else if (d == REAP_DESTROY) {
+			if (!reap_one(cli, s, names[i], state, now, &sf, vars, nvars, o))
+				nfailed++;
+			else if (strcmp(json_string_value(json_object_get(o, "outcome")),
+					"reaped") == 0)
+				nreaped++;
+		} else {
+			set_str(o, "outcome", "kept");
+		}
+		json_decref(state);
+		if (!json)
+			print_line(o);
+	}
+	if (json) {
+		json_t *doc =
+		    json_pack("{s:s, s:b, s:O, s:I, s:I}", "now",
+			      time_format_rfc3339(now, (char[21]){0}), "dry_run", dry, "workspaces",
+			      all, "reaped", (json_int_t)nreaped, "failed", (json_int_t)nfailed);
+
+		json_dumpf(doc, stdout, JSON_INDENT(2) | JSON_SORT_KEYS);
+		putchar('\n');
+		json_decref(doc);
+	} else if (n == 0) {
+		printf("No workspaces in %s.\n", store_location(s));
+	}
+	ret = nfailed ? KILN_EXIT_ERROR : KILN_EXIT_OK;
+out:
+	json_decref(all);
+	if (names)
+		store_names_free(names, n);
+	store_free(s);
+	free(vars);
+	cli_parser_release(&p);
+	return ret;
+}

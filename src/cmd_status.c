@@ -1,0 +1,232 @@
+/*
+ * cmd_status.c - `kiln status`: the live cluster of a workspace, its node
+ * groups and nodes, its storage, what it has cost since it came up, and the
+ * time left before its TTL ends.
+ *
+ * Made from a plan (run_open, run_plan; no lock): the refresh reads what is
+ * live, and the plan's cost section prices what runs now (hourly_before).
+ * Cost so far is that hourly cost times the hours since "created" in the
+ * state: an estimate that assumes the cluster kept its current size.
+ */
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "apply.h"
+#include "cmd_run.h"
+#include "cmds.h"
+#include "cost.h"
+#include "expiry.h"
+#include "plan.h"
+#include "state.h"
+
+static const struct cli_option options[] = {
+    CMD_OPT_WORKSPACE,
+    CMD_OPT_STATE,
+    RUN_OPT_VAR,
+    RUN_OPT_REFRESH,
+    {"json", 0, false, OPT_RUN_JSON, NULL, "print the status as one JSON document"},
+};
+
+const struct cmd_info cmd_status_info = {
+    .name = "status",
+    .usage = "[SPEC] [-w WS] [OPTIONS]",
+    .summary = "show the live cluster: groups, nodes, storage, cost so far, time left",
+    .description = "Read the workspace's state, refresh it from the cloud (unless\n"
+		   "--refresh=false), and show each node group with its running nodes, each\n"
+		   "store, the cost per hour of what runs now, the cost so far (that hourly\n"
+		   "cost times the time since the apply that brought the cluster up: an\n"
+		   "estimate that assumes the cluster kept its size), and the time left before\n"
+		   "its TTL ends. Changes a plan would make are counted. Nothing is changed and\n"
+		   "no lock is taken.",
+    .options = options,
+    .noptions = sizeof(options) / sizeof(options[0]),
+    .see_also = "kiln-status(1), kiln-up(1), kiln-ttl(1)",
+};
+
+static json_t *build(const struct run *r, int64_t now)
+{
+	const json_t *cost = json_object_get(json_object_get(r->plan, "kiln"), "cost");
+	const json_t *x = json_object_get(r->state, "expiry");
+	const char *created = json_string_value(json_object_get(r->state, "created"));
+	json_t *doc, *groups = json_array(), *storage = json_array(), *res, *ids;
+	double hourly = json_number_value(json_object_get(cost, "hourly_before"));
+	const char *addr;
+	int64_t t;
+	size_t nodes = 0;
+
+	json_t *live = json_object(), *rc;
+	size_t i;
+
+	/* What the refresh found changed or gone outside kiln wins over the record. */
+	json_array_foreach(json_object_get(r->plan, "resource_drift"), i, rc)
+	{
+		const json_t *ch = json_object_get(rc, "change");
+		const char *a = json_string_value(json_object_get(rc, "address"));
+
+		if (a)
+			json_object_set(live, a, json_object_get(ch, "after"));
+	}
+	json_object_foreach(state_resources(r->state), addr, res)
+	{
+		json_t *a = json_object_get(res, "attrs");
+		const char *name = strchr(addr, '.') + 1;
+
+		if (json_object_get(live, addr))
+			a = json_object_get(live, addr);
+		if (json_is_null(a)) {
+			/* Deleted outside kiln: for a group, no node running. */
+			if (!json_object_get(json_object_get(res, "attrs"), "instance_ids"))
+				continue;
+			json_array_append_new(
+			    groups,
+			    json_pack("{s:s, s:s, s:n, s:i, s:O?}", "name", name, "address", addr,
+				      "instance_type", "nodes", 0, "count",
+				      json_object_get(json_object_get(res, "attrs"), "count")));
+			continue;
+		}
+
+		if ((ids = json_object_get(a, "instance_ids")) && json_is_array(ids)) {
+			json_array_append_new(
+			    groups,
+			    json_pack("{s:s, s:s, s:O?, s:I, s:I}", "name", name, "address", addr,
+				      "instance_type", json_object_get(a, "instance_type"), "nodes",
+				      (json_int_t)json_array_size(ids), "count",
+				      json_integer_value(json_object_get(a, "count"))));
+			nodes += json_array_size(ids);
+		} else if (json_object_get(a, "deletion")) {
+			json_array_append_new(
+			    storage,
+			    json_pack("{s:s, s:s, s:s, s:O?}", "name", name, "address", addr,
+				      "type", json_string_value(json_object_get(res, "type")),
+				      "deletion", json_object_get(a, "deletion")));
+		}
+	}
+	json_decref(live);
+	doc = json_pack("{s:s?, s:s, s:I, s:o, s:o, s:I, s:f, s:s?}", "cluster",
+			state_cluster(r->state), "workspace", r->e->workspace, "resources",
+			(json_int_t)state_resource_count(r->state), "groups", groups, "storage",
+			storage, "nodes", (json_int_t)nodes, "hourly", round(hourly * 1e4) / 1e4,
+			"created", created);
+	json_object_set_new(doc, "commit", r->head[0] ? json_string(r->head) : json_null());
+	if (created && time_parse_rfc3339(created, &t) == 0 && t <= now) {
+		json_object_set_new(doc, "up_seconds", json_integer(now - t));
+		json_object_set_new(
+		    doc, "cost_so_far",
+		    json_real(round((double)(now - t) / 3600 * hourly * 1e4) / 1e4));
+	}
+	if (expiry_time(x, &t)) {
+		json_object_set(doc, "expires", json_object_get(x, "expires"));
+		json_object_set_new(doc, "left_seconds", json_integer(t - now));
+	} else {
+		json_object_set_new(doc, "expires", json_null());
+	}
+	json_object_set_new(doc, "pending_changes",
+			    json_integer((json_int_t)apply_count_ops(r->plan)));
+	return doc;
+}
+
+static void print_text(const json_t *d)
+{
+	const json_t *g, *v;
+	size_t i;
+	char *m;
+
+	printf("Cluster %s/%s: %" JSON_INTEGER_FORMAT " resources",
+	       json_string_value(json_object_get(d, "cluster")) ?: "-",
+	       json_string_value(json_object_get(d, "workspace")),
+	       json_integer_value(json_object_get(d, "resources")));
+	if (json_is_string(json_object_get(d, "commit")))
+		printf(" (state commit %.12s)", json_string_value(json_object_get(d, "commit")));
+	printf(".\n");
+	if (json_array_size(json_object_get(d, "groups")))
+		printf("Node groups:\n");
+	json_array_foreach(json_object_get(d, "groups"), i, g) printf(
+	    "  %-16s %" JSON_INTEGER_FORMAT " of %" JSON_INTEGER_FORMAT " nodes running, %s (%s)\n",
+	    json_string_value(json_object_get(g, "name")),
+	    json_integer_value(json_object_get(g, "nodes")),
+	    json_integer_value(json_object_get(g, "count")),
+	    json_string_value(json_object_get(g, "instance_type")) ?: "deleted outside kiln",
+	    json_string_value(json_object_get(g, "address")));
+	if (json_array_size(json_object_get(d, "storage")))
+		printf("Storage:\n");
+	json_array_foreach(json_object_get(d, "storage"), i, g)
+	    printf("  %-16s %s, deletion: %s\n", json_string_value(json_object_get(g, "name")),
+		   json_string_value(json_object_get(g, "address")),
+		   json_string_value(json_object_get(g, "deletion")) ?: "delete");
+	m = cost_money(json_number_value(json_object_get(d, "hourly")));
+	printf("Cost: %s an hour", m);
+	free(m);
+	if ((v = json_object_get(d, "cost_so_far"))) {
+		char *up = expiry_left_format(json_integer_value(json_object_get(d, "up_seconds")));
+
+		m = cost_money(json_number_value(v));
+		printf("; %s so far, up %s since %s", m, up,
+		       json_string_value(json_object_get(d, "created")));
+		free(m);
+		free(up);
+	}
+	printf(".\n");
+	if (json_is_string(json_object_get(d, "expires"))) {
+		json_int_t left = json_integer_value(json_object_get(d, "left_seconds"));
+		char *l = expiry_left_format(left);
+
+		if (left > 0)
+			printf("Expires: %s (%s left).\n",
+			       json_string_value(json_object_get(d, "expires")), l);
+		else
+			printf("Expired: %s (%s ago); the next `kiln reap` destroys it.\n",
+			       json_string_value(json_object_get(d, "expires")), l);
+		free(l);
+	} else {
+		printf("Expires: never (no ttl).\n");
+	}
+	if (json_integer_value(json_object_get(d, "pending_changes")))
+		printf("Pending: %" JSON_INTEGER_FORMAT
+		       " changes between the spec and what runs; `kiln plan` shows them.\n",
+		       json_integer_value(json_object_get(d, "pending_changes")));
+}
+
+int cmd_status(int argc, char **argv, struct cli *cli)
+{
+	struct cli_parser p;
+	struct run_flags f;
+	struct run r = {0};
+	struct kiln_error err = {0};
+	const char *spec;
+	int64_t now;
+	int ret = KILN_EXIT_ERROR;
+	json_t *doc;
+
+	run_flags_init(&f);
+	if (run_flags_parse(&f, &p, cli, &cmd_status_info, argc, argv, &ret) < 0)
+		goto out;
+	ret = KILN_EXIT_ERROR;
+	if (util_now(&now, &err) < 0) {
+		cmd_report(cli, &err);
+		goto out;
+	}
+	spec = run_spec_operand(cli, argc, argv, p.optind);
+	if (!spec || run_open(&r, cli, &f, spec, false, "status") < 0 || run_plan(&r) < 0)
+		goto out;
+	if (!r.ws || !r.ws->exists) {
+		cli_error(cli, "bring it up with `kiln up`",
+			  "workspace '%s' has no cluster yet: nothing has been applied",
+			  r.e->workspace);
+		goto out;
+	}
+	doc = build(&r, now);
+	if (f.json) {
+		json_dumpf(doc, stdout, JSON_INDENT(2) | JSON_SORT_KEYS | JSON_REAL_PRECISION(12));
+		putchar('\n');
+	} else {
+		print_text(doc);
+	}
+	json_decref(doc);
+	ret = KILN_EXIT_OK;
+out:
+	run_close(&r);
+	run_flags_release(&f);
+	cli_parser_release(&p);
+	return ret;
+}

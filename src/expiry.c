@@ -1,0 +1,98 @@
+/*
+ * expiry.c - see expiry.h. Pure: the clock and the author come in as
+ * arguments, so every decision is testable without a state repository.
+ */
+#include "expiry.h"
+
+#include <inttypes.h>
+#include <string.h>
+
+#include "state.h"
+
+static json_t *expiry_new(int64_t ttl, int64_t expires, int64_t now, const char *author,
+			  const char *how, const char *spec)
+{
+	char e[21], n[21];
+	json_t *x =
+	    json_pack("{s:I, s:s, s:s, s:s, s:s}", "ttl_seconds", (json_int_t)ttl, "expires",
+		      time_format_rfc3339(expires, e), "set_by", author ? author : "unknown",
+		      "set_at", time_format_rfc3339(now, n), "set_how", how);
+
+	if (spec)
+		json_object_set_new(x, "spec", json_string(spec));
+	return x;
+}
+
+int expiry_time(const json_t *expiry, int64_t *t)
+{
+	const char *s = json_string_value(json_object_get(expiry, "expires"));
+
+	return s && time_parse_rfc3339(s, t) == 0 ? 1 : 0;
+}
+
+json_t *expiry_at_apply(const json_t *recorded, int64_t ttl, bool from_flag, int64_t now,
+			const char *author, const char *spec)
+{
+	int64_t was;
+
+	if (ttl <= 0)
+		return NULL;
+	if (!from_flag && recorded && expiry_time(recorded, &was) &&
+	    json_integer_value(json_object_get(recorded, "ttl_seconds")) == ttl) {
+		json_t *kept = json_deep_copy(recorded);
+
+		/* The spec may have moved; reap destroys with the one applied last. */
+		if (spec)
+			json_object_set_new(kept, "spec", json_string(spec));
+		return kept;
+	}
+	return expiry_new(ttl, now + ttl, now, author, from_flag ? "--ttl" : "spec ttl", spec);
+}
+
+json_t *expiry_extend(const json_t *recorded, int64_t by, int64_t now, const char *author,
+		      const char *workspace, struct kiln_error *err)
+{
+	int64_t was;
+	json_t *x;
+	const json_t *spec;
+
+	if (!recorded || !expiry_time(recorded, &was)) {
+		kiln_error_set(err, "workspace '%s' has no TTL to extend", workspace);
+		kiln_error_hint(err,
+				"set one with `kiln apply --ttl DURATION` or `ttl:` in the spec");
+		return NULL;
+	}
+	x = expiry_new(json_integer_value(json_object_get(recorded, "ttl_seconds")),
+		       (was > now ? was : now) + by, now, author, "ttl extend", NULL);
+	spec = json_object_get(recorded, "spec");
+	if (json_is_string(spec))
+		json_object_set(x, "spec", (json_t *)spec);
+	return x;
+}
+
+enum reap_decision expiry_reap_decision(const json_t *state, int64_t now, int64_t *left)
+{
+	int64_t t;
+
+	*left = 0;
+	if (!state || !expiry_time(json_object_get(state, "expiry"), &t))
+		return REAP_NO_TTL;
+	*left = t - now;
+	if (t > now)
+		return REAP_KEEP;
+	return state_resource_count(state) ? REAP_DESTROY : REAP_EMPTY;
+}
+
+char *expiry_left_format(int64_t left)
+{
+	int64_t a = left < 0 ? -left : left;
+	int64_t d = a / 86400, h = a % 86400 / 3600, m = a % 3600 / 60;
+
+	if (d)
+		return xasprintf("%" PRId64 "d%" PRId64 "h", d, h);
+	if (h)
+		return xasprintf("%" PRId64 "h%" PRId64 "m", h, m);
+	if (m)
+		return xasprintf("%" PRId64 "m", m);
+	return xasprintf("%" PRId64 "s", a);
+}
