@@ -9,6 +9,7 @@
 
 #include "cli.h"
 
+int cmd_init(int argc, char **argv, struct cli *cli);
 int cmd_validate(int argc, char **argv, struct cli *cli);
 int cmd_plan(int argc, char **argv, struct cli *cli);
 int cmd_apply(int argc, char **argv, struct cli *cli);
@@ -26,6 +27,7 @@ int cmd_force_unlock(int argc, char **argv, struct cli *cli);
 int cmd_approve(int argc, char **argv, struct cli *cli);
 int cmd_audit(int argc, char **argv, struct cli *cli);
 
+extern const struct cmd_info cmd_init_info;
 extern const struct cmd_info cmd_validate_info;
 extern const struct cmd_info cmd_plan_info;
 extern const struct cmd_info cmd_apply_info;

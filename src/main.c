@@ -21,6 +21,7 @@ static const struct command {
 	int (*fn)(int argc, char **argv, struct cli *cli);
 	const struct cmd_info *info;
 } commands[] = {
+    {"init", cmd_init, &cmd_init_info},
     {"validate", cmd_validate, &cmd_validate_info},
     {"plan", cmd_plan, &cmd_plan_info},
     {"approve", cmd_approve, &cmd_approve_info},
@@ -45,7 +46,6 @@ static const struct reserved {
 	const char *summary;
 } reserved[] = {
     {"reap", "destroy workspaces whose TTL has passed"},
-    {"init", "start a spec from a template"},
 };
 
 const struct cmd_info *cmd_find_info(const char *name)
