@@ -128,7 +128,7 @@ static const struct template_entry *choose_template(const struct cli *cli, const
 				sb_addf(&sb, "%s%s", sb.len ? ", " : "", template_table[i].name);
 		cli_error(cli, NULL,
 			  "template '%s' is for provider %s, not %s; drop --provider %s, or "
-			  "choose a %s template: %s",
+			  "choose one of the %s templates: %s",
 			  t->name, t->provider, provider, provider, provider,
 			  sb.len ? sb.buf : "(none)");
 		sb_release(&sb);

@@ -30,6 +30,7 @@ cd "$(dirname "$0")/../.." || exit 2
 . tests/e2e/approve.sh
 . tests/e2e/audit.sh
 . tests/e2e/ci.sh
+. tests/e2e/init.sh
 E2E_ROOT=$(pwd)
 T=$E2E_TMP
 NL='
@@ -38,7 +39,7 @@ ESC=$(printf '\033')
 HAVE_PY=false
 command -v python3 >/dev/null 2>&1 && HAVE_PY=true
 
-# E2E_ONLY=engine|state|aws|review|approve|audit|ci runs one group, for working on it.
+# E2E_ONLY=engine|state|aws|review|approve|audit|ci|init runs one group, for working on it.
 case ${E2E_ONLY:-} in
 engine) engine_tests; e2e_finish; exit $? ;;
 approve) approve_tests; e2e_finish; exit $? ;;
@@ -47,9 +48,10 @@ aws) aws_tests; e2e_finish; exit $? ;;
 review) review_tests; e2e_finish; exit $? ;;
 audit) audit_tests; e2e_finish; exit $? ;;
 ci) ci_tests; e2e_finish; exit $? ;;
+init) init_tests; e2e_finish; exit $? ;;
 esac
 
-# --- every spec under tests/specs and examples/ against its golden ---
+# --- every spec under tests/specs, examples/ and templates/ against its golden ---
 #
 # By default the specs of each kind are validated by one process, and its
 # output is split per file (diagnostics always start with the file name): an
@@ -135,7 +137,7 @@ specs_check() {
 }
 
 specs_check invalid 1 tests/specs/invalid/*.yaml
-specs_check valid 0 tests/specs/valid/*.yaml examples/*.yaml
+specs_check valid 0 tests/specs/valid/*.yaml examples/*.yaml templates/*.yaml
 orphans=
 for g in tests/specs/invalid/*.expected tests/specs/valid/*.expected; do
 	[ -f "$g" ] || continue
@@ -476,5 +478,6 @@ aws_tests
 review_tests
 audit_tests
 ci_tests
+init_tests
 
 e2e_finish
