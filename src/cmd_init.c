@@ -402,6 +402,11 @@ int cmd_init(int argc, char **argv, struct cli *cli)
 	t = choose_template(cli, tname, provider);
 	if (!t)
 		goto out;
+	if (!store_workspace_name_ok(workspace_name(flags.workspace))) {
+		cli_error(cli, WORKSPACE_NAME_RULE, "'%s' is not a workspace name",
+			  workspace_name(flags.workspace));
+		goto out;
+	}
 	spec_shown = shown(dir, "kiln.yaml");
 	ign_shown = shown(dir, ".gitignore");
 

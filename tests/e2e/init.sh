@@ -25,12 +25,14 @@ in_listing() {
 
 # in_refuses NAME WANT_ERR ARGS...: init exits 1 with exactly WANT_ERR on
 # stderr and nothing on stdout, and the current directory is unchanged.
+# $IN_ENV, when set, holds NAME=VALUE words to run it with.
 in_refuses() {
 	in_name=$1
 	in_err=$2
 	shift 2
 	in_listing . >"$E2E_TMP/.init-before"
-	check "$in_name" 1 --out "" --err "$in_err" -- "$KILN" init "$@"
+	# shellcheck disable=SC2086 # IN_ENV: NAME=VALUE words for env, or nothing
+	check "$in_name" 1 --out "" --err "$in_err" -- env ${IN_ENV:-} "$KILN" init "$@"
 	in_listing . >"$E2E_TMP/.init-after"
 	compare "$in_name: nothing was written" "$E2E_TMP/.init-before" "$E2E_TMP/.init-after" \
 		"the directory"
@@ -221,6 +223,14 @@ in_refusals() {
 		"kiln: init: --list takes no --template and no DIR; use \`kiln init --list [--provider aws|sim]\`" \
 		--list proj
 	in_refuses "init: two DIRs" "kiln: init: takes at most one DIR, got 2" a b
+	in_refuses "init: a bad workspace name" \
+		"kiln: init: '-x' is not a workspace name; use 1 to 64 of letters, digits, '.', '_' and '-', not starting with '.' or '-', and neither HEAD nor only hex digits" \
+		-w -x proj
+	IN_ENV=KILN_WORKSPACE=beef
+	in_refuses "init: a bad KILN_WORKSPACE" \
+		"kiln: init: 'beef' is not a workspace name; use 1 to 64 of letters, digits, '.', '_' and '-', not starting with '.' or '-', and neither HEAD nor only hex digits" \
+		--template sim-demo proj
+	IN_ENV=
 	in_refuses "init: an unknown option" \
 		"kiln: init: unknown option '--tempalte'; did you mean '--template'?" --tempalte sim-demo
 	: >afile
