@@ -29,7 +29,8 @@ enum {
 static const struct cli_option options[] = {
     {"template", 0, true, OPT_TEMPLATE, "NAME",
      "the template (default sim-demo; finetune with --provider aws)"},
-    {"provider", 0, true, OPT_PROVIDER, "aws|sim", "the provider, when no --template is given"},
+    {"provider", 0, true, OPT_PROVIDER, "aws|sim",
+     "start from its default template; with --template, must be its provider"},
     {"list", 0, false, OPT_LIST, NULL, "list the templates (of --provider, if given) and exit"},
     CMD_OPT_STATE,
     CMD_OPT_WORKSPACE,
@@ -49,7 +50,8 @@ const struct cmd_info cmd_init_info = {
 	"Without --template: sim-demo (the simulated provider, no account needed), or\n"
 	"finetune with --provider aws, the cheapest training cluster (one node). A\n"
 	"template fixes its provider; --provider must then agree. Each template says at\n"
-	"its top what it makes, what it costs an hour and what to change.",
+	"its top what it makes, what it costs an hour and what to change; `kiln init\n"
+	"--list` prints each one's name, provider and summary.",
     .options = options,
     .noptions = sizeof(options) / sizeof(options[0]),
     .see_also = "kiln-init(1), kiln-spec(5), kiln-workspace(1)",

@@ -97,14 +97,14 @@ created workspace 'default' in proj/.kiln/state.git" \
 				--out-has "kiln plan: $t/default on aws" --out-has " to create, 0 to update" \
 				-- in_aws "$KILN" -C proj plan --refresh=false --detailed-exitcode
 			check "init: $t: audit finds no error" 0 --err "" \
-				--out-has "${findings%%$NL*}" --out-has "${findings#*\*}" \
+				--out-has "${findings%%"$NL"*}" --out-has "${findings#*\*}" \
 				-- in_aws "$KILN" -C proj audit --refresh=false
 		else
 			check "init: $t plans with --refresh=false" 2 \
 				--out-has "kiln plan: $t/default on sim" --out-has " to create, 0 to update" \
 				-- "$KILN" -C proj plan --refresh=false --detailed-exitcode
 			check "init: $t: audit finds no error" 0 --err "" \
-				--out-has "${findings%%$NL*}" --out-has "${findings#*\*}" \
+				--out-has "${findings%%"$NL"*}" --out-has "${findings#*\*}" \
 				-- "$KILN" -C proj audit --refresh=false
 		fi
 		# The cost its header states is the one kiln computes.
