@@ -27,9 +27,16 @@ SAN_FLAGS   := -fsanitize=address,undefined -fno-sanitize-recover=all -fno-omit-
 
 SRCS      := $(wildcard src/*.c providers/*.c providers/*/*.c)
 LIB_SRCS  := $(filter-out src/main.c src/cmd_%.c,$(SRCS))
-REL_OBJS  := $(SRCS:%.c=$(BUILD)/release/%.o)
-TEST_OBJS := $(SRCS:%.c=$(BUILD)/test/%.o)
-TEST_LIB_OBJS := $(LIB_SRCS:%.c=$(BUILD)/test/%.o)
+# The templates of `kiln init`, compiled in: one generated C file (see
+# scripts/embed-templates.sh), rebuilt when a template changes or one is added
+# or removed (the directory's own time stamp).
+TEMPLATES := $(sort $(wildcard templates/*.yaml))
+GEN_TEMPLATES := $(BUILD)/gen/templates.c
+REL_GEN_OBJ   := $(BUILD)/release/gen/templates.o
+TEST_GEN_OBJ  := $(BUILD)/test/gen/templates.o
+REL_OBJS  := $(SRCS:%.c=$(BUILD)/release/%.o) $(REL_GEN_OBJ)
+TEST_OBJS := $(SRCS:%.c=$(BUILD)/test/%.o) $(TEST_GEN_OBJ)
+TEST_LIB_OBJS := $(LIB_SRCS:%.c=$(BUILD)/test/%.o) $(TEST_GEN_OBJ)
 UNIT_SRCS := $(wildcard tests/test_*.c)
 UNIT_BINS := $(UNIT_SRCS:tests/%.c=$(BUILD)/test/bin/%)
 MANPAGES  := $(wildcard man/*.1 man/*.5 man/*.7)
@@ -58,6 +65,17 @@ $(BUILD)/test/%.o: %.c | $(DEPS_STAMP)
 	@mkdir -p $(dir $@)
 	$(CC) $(KILN_CFLAGS) -O1 -g $(SAN_FLAGS) $(PKG_CFLAGS) -c $< -o $@
 
+$(GEN_TEMPLATES): scripts/embed-templates.sh $(TEMPLATES) templates
+	scripts/embed-templates.sh $@ $(TEMPLATES)
+
+$(REL_GEN_OBJ): $(GEN_TEMPLATES) src/template.h | $(DEPS_STAMP)
+	@mkdir -p $(dir $@)
+	$(CC) $(KILN_CFLAGS) $(CFLAGS) -c $< -o $@
+
+$(TEST_GEN_OBJ): $(GEN_TEMPLATES) src/template.h | $(DEPS_STAMP)
+	@mkdir -p $(dir $@)
+	$(CC) $(KILN_CFLAGS) -O1 -g $(SAN_FLAGS) -c $< -o $@
+
 $(BUILD)/test/kiln: $(TEST_OBJS)
 	$(CC) $(SAN_FLAGS) -o $@ $(TEST_OBJS) $(PKG_LIBS) -lpthread -lm
 
@@ -80,16 +98,17 @@ test: $(UNIT_BINS) $(BUILD)/test/kiln
 	@status=0; scripts/run-unit.sh $(UNIT_BINS) || status=1; \
 	tests/e2e/run.sh $(BUILD)/test/kiln || status=1; exit $$status
 
-$(BUILD)/fuzz/fuzz_spec: tests/fuzz/fuzz_spec.c $(LIB_SRCS) | $(DEPS_STAMP)
+$(BUILD)/fuzz/fuzz_spec: tests/fuzz/fuzz_spec.c $(LIB_SRCS) $(GEN_TEMPLATES) | $(DEPS_STAMP)
 	@mkdir -p $(dir $@)
 	$(FUZZ_CC) -std=c11 -D_GNU_SOURCE -g -O1 -Isrc -Iproviders -fsanitize=fuzzer,address,undefined \
-		$(PKG_CFLAGS) -o $@ tests/fuzz/fuzz_spec.c $(LIB_SRCS) $(PKG_LIBS) -lpthread -lm
+		$(PKG_CFLAGS) -o $@ tests/fuzz/fuzz_spec.c $(LIB_SRCS) $(GEN_TEMPLATES) $(PKG_LIBS) \
+		-lpthread -lm
 
 fuzz: $(BUILD)/fuzz/fuzz_spec
 	@mkdir -p $(BUILD)/fuzz/corpus
 	$(BUILD)/fuzz/fuzz_spec -max_total_time=$(FUZZ_SECONDS) -max_len=16384 -timeout=10 \
 		-dict=tests/fuzz/spec.dict -artifact_prefix=$(BUILD)/fuzz/ \
-		$(BUILD)/fuzz/corpus tests/fuzz/seeds examples tests/specs/valid tests/specs/invalid
+		$(BUILD)/fuzz/corpus tests/fuzz/seeds examples templates tests/specs/valid tests/specs/invalid
 
 bench: kiln
 	@bench/run.sh ./kiln

@@ -42,9 +42,6 @@ int cmd_help(int argc, char **argv, struct cli *cli)
 	info = cmd_find_info(argv[p.optind]);
 	if (info) {
 		cli_print_command_help(stdout, info);
-	} else if (cmd_is_reserved(argv[p.optind])) {
-		cmd_report_reserved(cli, argv[p.optind]);
-		ret = KILN_EXIT_ERROR;
 	} else {
 		cmd_report_unknown(cli, argv[p.optind]);
 		ret = KILN_EXIT_ERROR;

@@ -88,7 +88,6 @@ static int ws_new(struct store *s, const char *name, const struct cli *cli)
 {
 	struct workspace *w = NULL;
 	struct kiln_error err;
-	json_t *st = NULL;
 	char *summary = NULL;
 	int ret = KILN_EXIT_ERROR;
 
@@ -101,9 +100,8 @@ static int ws_new(struct store *s, const char *name, const struct cli *cli)
 			  "workspace '%s' already exists", name);
 		goto out;
 	}
-	st = state_new(NULL, name, NULL);
 	summary = xasprintf("workspace new: %s", name);
-	if (workspace_commit(w, st, false, summary, NULL, 0, &err) < 0) {
+	if (workspace_create(w, summary, &err) < 0) {
 		cmd_report(cli, &err);
 		goto out;
 	}
@@ -111,7 +109,6 @@ static int ws_new(struct store *s, const char *name, const struct cli *cli)
 	ret = KILN_EXIT_OK;
 out:
 	free(summary);
-	json_decref(st);
 	workspace_close(w, NULL);
 	return ret;
 }

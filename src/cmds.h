@@ -9,6 +9,7 @@
 
 #include "cli.h"
 
+int cmd_init(int argc, char **argv, struct cli *cli);
 int cmd_validate(int argc, char **argv, struct cli *cli);
 int cmd_plan(int argc, char **argv, struct cli *cli);
 int cmd_apply(int argc, char **argv, struct cli *cli);
@@ -32,6 +33,7 @@ int cmd_up(int argc, char **argv, struct cli *cli);
 int cmd_down(int argc, char **argv, struct cli *cli);
 int cmd_status(int argc, char **argv, struct cli *cli);
 
+extern const struct cmd_info cmd_init_info;
 extern const struct cmd_info cmd_validate_info;
 extern const struct cmd_info cmd_plan_info;
 extern const struct cmd_info cmd_apply_info;
@@ -57,8 +59,6 @@ extern const struct cmd_info cmd_status_info;
 
 /* From main.c, for `kiln help`. */
 const struct cmd_info *cmd_find_info(const char *name);
-bool cmd_is_reserved(const char *name);
-void cmd_report_reserved(const struct cli *cli, const char *name);
 /* "'x' is not a kiln command; did you mean 'y'?" */
 void cmd_report_unknown(const struct cli *cli, const char *name);
 void cmd_print_main_help(FILE *out);

@@ -2,9 +2,7 @@
  * main.c - the command table and global flags; everything else is a command.
  *
  * `kiln [GLOBAL OPTIONS] COMMAND [ARGS]`. A command lives in cmd_<name>.c and
- * owns its exit code. Names that later releases fill in are reserved here, so
- * `kiln plan` says plainly that it is not available yet instead of failing as
- * an unknown command or, worse, pretending to work.
+ * owns its exit code.
  */
 #include <getopt.h>
 #include <signal.h>
@@ -21,6 +19,7 @@ static const struct command {
 	int (*fn)(int argc, char **argv, struct cli *cli);
 	const struct cmd_info *info;
 } commands[] = {
+    {"init", cmd_init, &cmd_init_info},
     {"validate", cmd_validate, &cmd_validate_info},
     {"plan", cmd_plan, &cmd_plan_info},
     {"approve", cmd_approve, &cmd_approve_info},
@@ -45,14 +44,6 @@ static const struct command {
     {"help", cmd_help, &cmd_help_info},
 };
 
-/* Commands that later releases add; see README "Commands". */
-static const struct reserved {
-	const char *name;
-	const char *summary;
-} reserved[] = {
-    {"init", "start a spec from a template"},
-};
-
 const struct cmd_info *cmd_find_info(const char *name)
 {
 	size_t i;
@@ -61,16 +52,6 @@ const struct cmd_info *cmd_find_info(const char *name)
 		if (strcmp(commands[i].name, name) == 0)
 			return commands[i].info;
 	return NULL;
-}
-
-bool cmd_is_reserved(const char *name)
-{
-	size_t i;
-
-	for (i = 0; i < ARRAY_SIZE(reserved); i++)
-		if (strcmp(reserved[i].name, name) == 0)
-			return true;
-	return false;
 }
 
 void cmd_print_main_help(FILE *out)
@@ -83,9 +64,6 @@ void cmd_print_main_help(FILE *out)
 		KILN_VERSION);
 	for (i = 0; i < ARRAY_SIZE(commands); i++)
 		fprintf(out, "  %-14s %s\n", commands[i].name, commands[i].info->summary);
-	fprintf(out, "\nReserved for coming releases (not available in this version):\n");
-	for (i = 0; i < ARRAY_SIZE(reserved); i++)
-		fprintf(out, "  %-14s %s\n", reserved[i].name, reserved[i].summary);
 	fprintf(out, "\nGlobal options (before or after the command):\n");
 	cli_print_options(out, cli_global_options, cli_global_noptions);
 	fprintf(out, "\nBefore the command only:\n"
@@ -96,14 +74,12 @@ void cmd_print_main_help(FILE *out)
 
 void cmd_report_unknown(const struct cli *cli, const char *name)
 {
-	const char *names[ARRAY_SIZE(commands) + ARRAY_SIZE(reserved)];
+	const char *names[ARRAY_SIZE(commands)];
 	const char *near;
 	size_t i, n = 0;
 
 	for (i = 0; i < ARRAY_SIZE(commands); i++)
 		names[n++] = commands[i].name;
-	for (i = 0; i < ARRAY_SIZE(reserved); i++)
-		names[n++] = reserved[i].name;
 	near = str_closest(name, names, n);
 	if (near)
 		fprintf(stderr, "%s: '%s' is not a kiln command; did you mean '%s'?\n", cli->prog,
@@ -111,14 +87,6 @@ void cmd_report_unknown(const struct cli *cli, const char *name)
 	else
 		fprintf(stderr, "%s: '%s' is not a kiln command; see 'kiln --help'\n", cli->prog,
 			name);
-}
-
-void cmd_report_reserved(const struct cli *cli, const char *name)
-{
-	fprintf(stderr,
-		"%s: '%s' is reserved for a coming release and not available in kiln %s; see "
-		"README \"Commands\"\n",
-		cli->prog, name, KILN_VERSION);
 }
 
 /* Global options before the command name; returns the command's index in argv or -1. */
@@ -259,10 +227,6 @@ int main(int argc, char **argv)
 			cli.cmd = name;
 			return commands[i].fn(argc - at, argv + at, &cli);
 		}
-	}
-	if (cmd_is_reserved(name)) {
-		cmd_report_reserved(&cli, name);
-		return KILN_EXIT_ERROR;
 	}
 	cmd_report_unknown(&cli, name);
 	return KILN_EXIT_ERROR;

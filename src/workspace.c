@@ -190,6 +190,22 @@ out:
 	return ret;
 }
 
+int workspace_create(struct workspace *w, const char *summary, struct kiln_error *err)
+{
+	json_t *st;
+	int ret;
+
+	if (w->exists) {
+		kiln_error_set(err, "workspace '%s' already exists", w->name);
+		kiln_error_hint(err, "`kiln workspace list` shows the workspaces");
+		return -1;
+	}
+	st = state_new(NULL, w->name, NULL);
+	ret = workspace_commit(w, st, false, summary, NULL, 0, err);
+	json_decref(st);
+	return ret;
+}
+
 int workspace_delete_branch(struct workspace *w, struct kiln_error *err)
 {
 	char *archive, stamp[32];

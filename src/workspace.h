@@ -50,6 +50,11 @@ int workspace_lock(struct workspace *w, const struct lock_options *opts, struct 
 int workspace_commit(struct workspace *w, json_t *state, bool keep_serial, const char *summary,
 		     const char *const *extra, size_t nextra, struct kiln_error *err);
 /*
+ * Create the workspace, which must not exist yet, with an empty state: one
+ * commit whose message is summary (`kiln workspace new`, `kiln init`).
+ */
+int workspace_create(struct workspace *w, const char *summary, struct kiln_error *err);
+/*
  * Delete the branch (compare-and-swap on the head), first pointing
  * refs/kiln/archive/<ws>/<time> at its head so the history stays.
  */

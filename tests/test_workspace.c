@@ -274,6 +274,42 @@ static void test_first_commit_creates_the_branch_with_serial_zero(void **state)
 	assert_int_equal(state_serial(w->state), 0);
 }
 
+static void test_create_makes_an_empty_state_in_one_commit(void **state)
+{
+	struct fx *f = *state;
+	struct workspace *w = open_ws(f, 0, f->s);
+	struct kiln_error err = {{0}};
+	git_commit *c = NULL;
+	git_oid head;
+
+	assert_int_equal(workspace_create(w, "init: workspace default, from template t", &err), 0);
+	assert_true(w->exists);
+	assert_int_equal(state_serial(w->state), 0);
+	assert_int_equal(state_resource_count(w->state), 0);
+	head = branch_head(f->other);
+	assert_oid_equal(&head, &w->head);
+	assert_int_equal(git_commit_lookup(&c, store_repo(f->other), &head), 0);
+	assert_int_equal(git_commit_parentcount(c), 0);
+	assert_string_equal(git_commit_summary(c), "init: workspace default, from template t");
+	git_commit_free(c);
+}
+
+static void test_create_refuses_an_existing_workspace(void **state)
+{
+	struct fx *f = *state;
+	struct workspace *w = open_ws(f, 0, f->s);
+	struct kiln_error err = {{0}};
+	git_oid before, after;
+
+	assert_int_equal(workspace_create(w, "first", &err), 0);
+	before = branch_head(f->other);
+	assert_int_equal(workspace_create(w, "second", &err), -1);
+	assert_string_equal(err.msg, "workspace 'default' already exists");
+	assert_string_equal(err.hint, "`kiln workspace list` shows the workspaces");
+	after = branch_head(f->other);
+	assert_oid_equal(&before, &after);
+}
+
 static void test_second_commit_gets_serial_one_on_top_of_the_first(void **state)
 {
 	struct fx *f = *state;
@@ -593,6 +629,8 @@ int main(void)
 	    ws_test(test_open_without_a_name_uses_kiln_workspace),
 	    ws_test(test_open_refuses_a_name_git_cannot_use),
 	    ws_test(test_first_commit_creates_the_branch_with_serial_zero),
+	    ws_test(test_create_makes_an_empty_state_in_one_commit),
+	    ws_test(test_create_refuses_an_existing_workspace),
 	    ws_test(test_second_commit_gets_serial_one_on_top_of_the_first),
 	    ws_test(test_commit_message_is_the_summary_then_the_kiln_trailers),
 	    ws_test(test_extra_trailers_follow_the_kiln_ones),

@@ -1,0 +1,471 @@
+/*
+ * cmd_init.c - `kiln init [--template NAME] [--provider aws|sim] [--list] [DIR]`:
+ * start a project from one of the templates compiled into kiln (template.h).
+ *
+ * It writes DIR/kiln.yaml, makes DIR/.gitignore ignore .kiln/, and creates the
+ * workspace in the state repository, the way `kiln workspace new` does. It
+ * never overwrites a spec: every check that can refuse runs before anything
+ * is written, and kiln.yaml, the one file that must not be clobbered, is
+ * written last and only if it does not exist (O_EXCL), so a failed init can
+ * simply be run again.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "cmd_store.h"
+#include "cmds.h"
+#include "template.h"
+
+enum {
+	OPT_TEMPLATE = 1,
+	OPT_PROVIDER,
+	OPT_LIST,
+};
+
+static const struct cli_option options[] = {
+    {"template", 0, true, OPT_TEMPLATE, "NAME",
+     "the template (default sim-demo; finetune with --provider aws)"},
+    {"provider", 0, true, OPT_PROVIDER, "aws|sim",
+     "start from its default template; with --template, must be its provider"},
+    {"list", 0, false, OPT_LIST, NULL, "list the templates (of --provider, if given) and exit"},
+    CMD_OPT_STATE,
+    CMD_OPT_WORKSPACE,
+};
+
+const struct cmd_info cmd_init_info = {
+    .name = "init",
+    .usage = "[--template NAME] [--provider aws|sim] [DIR]  |  init --list",
+    .summary = "start a project from a template: kiln.yaml, .gitignore, state",
+    .description =
+	"Write DIR/kiln.yaml (DIR defaults to the current directory and is created if\n"
+	"missing) from one of the templates built into kiln, make DIR/.gitignore ignore\n"
+	".kiln/ (created, or the line appended; no other line is touched), and create\n"
+	"the workspace (-w, default default) in the state repository (--state, else\n"
+	"KILN_STATE, else DIR/.kiln/state.git; paths are taken from DIR, as with -C).\n"
+	"An existing kiln.yaml is never overwritten: init refuses and writes nothing.\n\n"
+	"Without --template: sim-demo (the simulated provider, no account needed), or\n"
+	"finetune with --provider aws, the cheapest training cluster (one node). A\n"
+	"template fixes its provider; --provider must then agree. Each template says at\n"
+	"its top what it makes, what it costs an hour and what to change; `kiln init\n"
+	"--list` prints each one's name, provider and summary.",
+    .options = options,
+    .noptions = sizeof(options) / sizeof(options[0]),
+    .see_also = "kiln-init(1), kiln-spec(5), kiln-workspace(1)",
+};
+
+static const char *const providers[] = {"aws", "sim"};
+
+/* "finetune, inference, llm-pretrain and sim-demo". Caller frees. */
+static char *template_names(void)
+{
+	struct strbuf sb = {0};
+	size_t i;
+
+	for (i = 0; i < template_count; i++)
+		sb_addf(&sb, "%s%s",
+			i == 0			  ? ""
+			: i + 1 == template_count ? " and "
+						  : ", ",
+			template_table[i].name);
+	return sb_detach(&sb);
+}
+
+/* The templates of provider (all when NULL) with their provider and summary. */
+static void list_templates(const char *provider)
+{
+	size_t i, w = 0;
+
+	for (i = 0; i < template_count; i++)
+		if (strlen(template_table[i].name) > w)
+			w = strlen(template_table[i].name);
+	for (i = 0; i < template_count; i++) {
+		const struct template_entry *t = &template_table[i];
+
+		if (provider && strcmp(provider, t->provider) != 0)
+			continue;
+		printf("%-*s  %s  %s\n", (int)w, t->name, t->provider, t->summary);
+	}
+}
+
+static const struct template_entry *choose_template(const struct cli *cli, const char *name,
+						    const char *provider)
+{
+	const struct template_entry *t;
+
+	if (!name)
+		return template_default(provider);
+	t = template_find(name);
+	if (!t) {
+		const char *names[64];
+		const char *near;
+		char *all = template_names();
+		size_t i, n = 0;
+
+		for (i = 0; i < template_count && n < ARRAY_SIZE(names); i++)
+			names[n++] = template_table[i].name;
+		near = str_closest(name, names, n);
+		if (near)
+			cli_error(cli, NULL,
+				  "there is no template '%s'; did you mean '%s'? The templates are "
+				  "%s (kiln init --list)",
+				  name, near, all);
+		else
+			cli_error(cli, NULL,
+				  "there is no template '%s'; the templates are %s (kiln init "
+				  "--list)",
+				  name, all);
+		free(all);
+		return NULL;
+	}
+	if (provider && strcmp(provider, t->provider) != 0) {
+		struct strbuf sb = {0};
+		size_t i;
+
+		for (i = 0; i < template_count; i++)
+			if (strcmp(template_table[i].provider, provider) == 0)
+				sb_addf(&sb, "%s%s", sb.len ? ", " : "", template_table[i].name);
+		cli_error(cli, NULL,
+			  "template '%s' is for provider %s, not %s; drop --provider %s, or "
+			  "choose one of the %s templates: %s",
+			  t->name, t->provider, provider, provider, provider,
+			  sb.len ? sb.buf : "(none)");
+		sb_release(&sb);
+		return NULL;
+	}
+	return t;
+}
+
+/* DIR/NAME for messages; NAME alone when DIR is the current directory. */
+static char *shown(const char *dir, const char *name)
+{
+	if (strcmp(dir, ".") == 0 || strcmp(dir, "./") == 0)
+		return xstrdup(name);
+	return xasprintf("%s%s%s", dir, str_ends_with(dir, "/") ? "" : "/", name);
+}
+
+/* mkdir -p: every missing component of dir. */
+static int make_dir(const struct cli *cli, const char *dir)
+{
+	char *p = xstrdup(dir), *q;
+	int ret = 0;
+
+	for (q = p + 1;; q++) {
+		char c = *q;
+
+		if (c != '/' && c != '\0')
+			continue;
+		*q = '\0';
+		if (mkdir(p, 0755) != 0 && errno != EEXIST) {
+			cli_error(cli, "check the path and its permissions",
+				  "cannot create directory %s: %s", p, strerror(errno));
+			ret = -1;
+			break;
+		}
+		*q = c;
+		if (c == '\0')
+			break;
+	}
+	free(p);
+	return ret;
+}
+
+/* Whether a .gitignore line ignores .kiln/ at the top: .kiln, .kiln/, /.kiln or /.kiln/. */
+static bool ignores_kiln(const char *text, size_t len)
+{
+	const char *p = text, *end = text + len;
+
+	while (p < end) {
+		const char *nl = memchr(p, '\n', (size_t)(end - p));
+		size_t n = (size_t)((nl ? nl : end) - p);
+
+		while (n > 0 && (p[n - 1] == '\r' || p[n - 1] == ' ' || p[n - 1] == '\t'))
+			n--;
+		if ((n == 5 && memcmp(p, ".kiln", 5) == 0) ||
+		    (n == 6 && memcmp(p, ".kiln/", 6) == 0) ||
+		    (n == 6 && memcmp(p, "/.kiln", 6) == 0) ||
+		    (n == 7 && memcmp(p, "/.kiln/", 7) == 0))
+			return true;
+		p = nl ? nl + 1 : end;
+	}
+	return false;
+}
+
+static int write_all(int fd, const char *buf, size_t len)
+{
+	while (len > 0) {
+		ssize_t n = write(fd, buf, len);
+
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n < 0)
+			return -1;
+		buf += n;
+		len -= (size_t)n;
+	}
+	return 0;
+}
+
+/*
+ * What .gitignore needs, decided before anything is written: 0 nothing (it
+ * ignores .kiln/ already), 1 create it, 2 append (3: after a newline, the
+ * file not ending with one); -1 after reporting.
+ */
+static int gitignore_check(const struct cli *cli, const char *shown_path)
+{
+	struct kiln_error err;
+	struct stat st;
+	char *text = NULL;
+	size_t len = 0;
+	int ret;
+
+	if (lstat(".gitignore", &st) != 0) {
+		if (errno == ENOENT)
+			return 1;
+		cli_error(cli, NULL, "cannot read %s: %s", shown_path, strerror(errno));
+		return -1;
+	}
+	if (!S_ISREG(st.st_mode)) {
+		cli_error(cli, "make it a file, or remove it", "%s is not a regular file",
+			  shown_path);
+		return -1;
+	}
+	if (file_read_all(".gitignore", (size_t)16 << 20, &text, &len, &err) != 0) {
+		cli_error(cli, NULL, "cannot read %s: %s", shown_path, err.msg);
+		return -1;
+	}
+	if (ignores_kiln(text, len))
+		ret = 0;
+	else
+		ret = len > 0 && text[len - 1] != '\n' ? 3 : 2;
+	free(text);
+	return ret;
+}
+
+static int gitignore_write(const struct cli *cli, int how, const char *shown_path)
+{
+	int fd;
+	bool ok;
+
+	if (how == 0)
+		return 0;
+	fd = open(".gitignore", how == 1 ? O_WRONLY | O_CREAT | O_EXCL : O_WRONLY | O_APPEND, 0644);
+	if (fd < 0) {
+		cli_error(cli, NULL, "cannot write %s: %s", shown_path, strerror(errno));
+		return -1;
+	}
+	ok = write_all(fd, how == 3 ? "\n.kiln/\n" : ".kiln/\n", how == 3 ? 8 : 7) == 0;
+	if (close(fd) != 0)
+		ok = false;
+	if (!ok) {
+		cli_error(cli, NULL, "cannot write %s: %s", shown_path, strerror(errno));
+		return -1;
+	}
+	return 0;
+}
+
+/* The workspace, created unless it exists; *created says which. */
+static int state_init(const struct cli *cli, const struct store_flags *flags,
+		      const struct template_entry *t, const char *dir, bool *created, char **where)
+{
+	struct store *s = NULL;
+	struct workspace *w = NULL;
+	struct kiln_error err;
+	char *summary = NULL;
+	int ret = -1;
+
+	*created = false;
+	*where = NULL;
+	if (store_flags_open(flags, cli, true, &s, &w) < 0)
+		return -1;
+	if (store_is_remote(s) || store_location(s)[0] == '/')
+		*where = xstrdup(store_location(s));
+	else
+		*where = shown(dir, store_location(s));
+	if (!w->exists) {
+		summary = xasprintf("init: workspace %s, from template %s", w->name, t->name);
+		if (workspace_create(w, summary, &err) < 0) {
+			cmd_report(cli, &err);
+			goto out;
+		}
+		*created = true;
+	}
+	ret = 0;
+out:
+	free(summary);
+	workspace_close(w, NULL);
+	store_free(s);
+	return ret;
+}
+
+static int spec_write(const struct cli *cli, const struct template_entry *t, const char *shown_path)
+{
+	int fd = open("kiln.yaml", O_WRONLY | O_CREAT | O_EXCL, 0644);
+	bool ok;
+
+	if (fd < 0) {
+		if (errno == EEXIST)
+			cli_error(cli, "move it away first, or init another directory",
+				  "%s already exists, and init never overwrites a spec",
+				  shown_path);
+		else
+			cli_error(cli, NULL, "cannot write %s: %s", shown_path, strerror(errno));
+		return -1;
+	}
+	ok = write_all(fd, t->text, t->len) == 0;
+	if (close(fd) != 0)
+		ok = false;
+	if (!ok) {
+		cli_error(cli, NULL, "cannot write %s: %s", shown_path, strerror(errno));
+		unlink("kiln.yaml");
+		return -1;
+	}
+	return 0;
+}
+
+static void print_next_steps(const char *dir, const struct template_entry *t)
+{
+	printf("\nNext steps:\n");
+	if (strcmp(dir, ".") != 0 && strcmp(dir, "./") != 0)
+		printf("  cd %s\n", dir);
+	if (strcmp(t->provider, "sim") != 0)
+		printf("  %-16s %s\n", "$EDITOR kiln.yaml",
+		       "its header says what to change (vars: image AMI, addresses)");
+	printf("  %-16s %s\n", "kiln validate", "check the spec");
+	printf("  %-16s %s\n", "kiln plan", "see what would be made and what it costs an hour");
+	printf("  %-16s %s\n", "kiln up", "create it (plan and apply); `kiln down` removes it");
+}
+
+int cmd_init(int argc, char **argv, struct cli *cli)
+{
+	struct store_flags flags = {0};
+	struct cli_parser p;
+	const struct template_entry *t;
+	const char *tname = NULL, *provider = NULL, *dir = ".";
+	char *spec_shown = NULL, *ign_shown = NULL, *where = NULL;
+	bool list = false, created = false;
+	struct stat st;
+	int c, ign, ret = KILN_EXIT_ERROR;
+
+	cli_parser_init(&p, cli, &cmd_init_info, argc, argv);
+	while ((c = cli_next(&p)) != CLI_DONE) {
+		if (c == CLI_EXIT) {
+			ret = p.exit_code;
+			goto out;
+		}
+		switch (store_flags_handle(&flags, cli, c, p.optarg)) {
+		case -1:
+			goto out;
+		case 1:
+			continue;
+		}
+		if (c == OPT_TEMPLATE)
+			tname = p.optarg;
+		else if (c == OPT_PROVIDER)
+			provider = p.optarg;
+		else if (c == OPT_LIST)
+			list = true;
+	}
+	if (provider && !(strcmp(provider, "aws") == 0 || strcmp(provider, "sim") == 0)) {
+		const char *near = str_closest(provider, providers, ARRAY_SIZE(providers));
+
+		if (near)
+			cli_error(cli, NULL,
+				  "--provider '%s' is not a provider; did you mean '%s'?", provider,
+				  near);
+		else
+			cli_error(cli, "use aws or sim", "--provider '%s' is not a provider",
+				  provider);
+		goto out;
+	}
+	if (list) {
+		if (tname || argc - p.optind > 0) {
+			cli_error(cli, "use `kiln init --list [--provider aws|sim]`",
+				  "--list takes no --template and no DIR");
+			goto out;
+		}
+		list_templates(provider);
+		ret = KILN_EXIT_OK;
+		goto out;
+	}
+	if (argc - p.optind > 1) {
+		cli_error(cli, NULL, "takes at most one DIR, got %d", argc - p.optind);
+		goto out;
+	}
+	if (argc - p.optind == 1)
+		dir = argv[p.optind];
+	if (!*dir) {
+		cli_error(cli, "pass a directory, or nothing for the current one", "DIR is empty");
+		goto out;
+	}
+	t = choose_template(cli, tname, provider);
+	if (!t)
+		goto out;
+	if (!store_workspace_name_ok(workspace_name(flags.workspace))) {
+		cli_error(cli, WORKSPACE_NAME_RULE, "'%s' is not a workspace name",
+			  workspace_name(flags.workspace));
+		goto out;
+	}
+	spec_shown = shown(dir, "kiln.yaml");
+	ign_shown = shown(dir, ".gitignore");
+
+	/* Everything that can refuse, before anything is written. */
+	if (stat(dir, &st) == 0) {
+		if (!S_ISDIR(st.st_mode)) {
+			cli_error(cli, "pass a directory (kiln init creates a missing one)",
+				  "%s is not a directory", dir);
+			goto out;
+		}
+		if (chdir(dir) != 0) {
+			cli_error(cli, NULL, "cannot enter %s: %s", dir, strerror(errno));
+			goto out;
+		}
+		if (lstat("kiln.yaml", &st) == 0) {
+			cli_error(cli, "move it away first, or init another directory",
+				  "%s already exists, and init never overwrites a spec",
+				  spec_shown);
+			goto out;
+		}
+	} else if (errno != ENOENT) {
+		cli_error(cli, NULL, "cannot use %s: %s", dir, strerror(errno));
+		goto out;
+	} else if (make_dir(cli, dir) < 0) {
+		goto out;
+	} else if (chdir(dir) != 0) {
+		cli_error(cli, NULL, "cannot enter %s: %s", dir, strerror(errno));
+		goto out;
+	}
+	ign = gitignore_check(cli, ign_shown);
+	if (ign < 0)
+		goto out;
+
+	/* kiln.yaml last: after a failure, running init again finds no spec in the way. */
+	if (state_init(cli, &flags, t, dir, &created, &where) < 0 ||
+	    gitignore_write(cli, ign, ign_shown) < 0 || spec_write(cli, t, spec_shown) < 0)
+		goto out;
+
+	printf("created %s from template '%s' (provider %s)\n", spec_shown, t->name, t->provider);
+	if (ign == 1)
+		printf("created %s, which ignores .kiln/\n", ign_shown);
+	else if (ign == 0)
+		printf("%s already ignores .kiln/\n", ign_shown);
+	else
+		printf("added .kiln/ to %s\n", ign_shown);
+	if (created)
+		printf("created workspace '%s' in %s\n", workspace_name(flags.workspace), where);
+	else
+		printf("workspace '%s' already exists in %s; left as it is\n",
+		       workspace_name(flags.workspace), where);
+	if (!cli_in_automation())
+		print_next_steps(dir, t);
+	ret = KILN_EXIT_OK;
+out:
+	free(where);
+	free(spec_shown);
+	free(ign_shown);
+	cli_parser_release(&p);
+	return ret;
+}

@@ -1,0 +1,26 @@
+/*
+ * template.c - looking templates up in the table scripts/embed-templates.sh
+ * generates (see template.h).
+ */
+#include "template.h"
+
+#include <string.h>
+
+const struct template_entry *template_find(const char *name)
+{
+	size_t i;
+
+	for (i = 0; i < template_count; i++)
+		if (strcmp(template_table[i].name, name) == 0)
+			return &template_table[i];
+	return NULL;
+}
+
+const struct template_entry *template_default(const char *provider)
+{
+	if (!provider || strcmp(provider, "sim") == 0)
+		return template_find(TEMPLATE_DEFAULT_SIM);
+	if (strcmp(provider, "aws") == 0)
+		return template_find(TEMPLATE_DEFAULT_AWS);
+	return NULL;
+}
