@@ -187,6 +187,7 @@ assert {d["tags"]["kiln:address"] for d in docs} == {"sim_bucket.checkpoints"}, 
 		--out-has "  trainers         2 of 2 nodes running, p5.48xlarge (sim_node_group.trainers)" \
 		-- env KILN_NOW=2026-11-30T01:00:00Z "$KILN" status --refresh=false
 
+	lc_templates_flow sim-demo
 	lifecycle_moto
 	unset KILN_AUTHOR
 	cd "$lc_saved_dir" || exit 1
@@ -253,7 +254,55 @@ assert n == 2, n
 	"$AWS_PY" "$E2E_ROOT/tests/e2e/aws_inspect.py" left e2e lc >left.txt 2>&1
 	assert "lifecycle: aws: boto3 finds nothing of the workspace but the retained bucket" \
 		sh -c '[ "$(cut -d" " -f1 "$1")" = aws_s3_bucket.datasets ] || { cat "$1"; exit 1; }' sh left.txt
+	for lc_t in llm-pretrain finetune inference; do
+		lc_templates_flow "$lc_t" --var image=ami-1e749f67
+	done
 	sh "$E2E_ROOT/tests/moto/server.sh" stop "$lc_moto" >/dev/null 2>&1
 	trap 'rm -rf "$E2E_TMP"' EXIT
 	unset AWS_ENDPOINT_URL AWS_ACCESS_KEY_ID AWS_SECRET_ACCESS_KEY AWS_REGION KILN_POLL_MS PYTHON
+}
+
+# lc_templates_flow TEMPLATE [--var ...]: kiln init --template TEMPLATE in a
+# fresh directory, then up with a TTL, status, and reap once the TTL has
+# passed: nothing of the workspace is left but the stores its plan retained
+# (and, on aws, the network a retained file system still sits in). sim, or
+# aws against the moto server lifecycle_moto started.
+lc_templates_flow() {
+	lc_t=$1
+	shift
+	lc_dir=$(mktemp -d "$E2E_TMP/template.XXXXXX")
+	cd "$lc_dir" || exit 1
+	check "lifecycle: init --template $lc_t" 0 -- "$KILN" init --template "$lc_t"
+	"$KILN" plan --json -w tpl "$@" >plan.json 2>plan.err
+	check "lifecycle: $lc_t: up --ttl 2h creates it" 0 --out-has "Apply complete: " \
+		--out-has "Expires: 2026-11-30T02:00:00Z (in 2h0m); kiln reap destroys it after." \
+		-- env KILN_NOW=2026-11-30T00:00:00Z "$KILN" up -w tpl --ttl 2h --auto-approve "$@"
+	check "lifecycle: $lc_t: status shows the time left" 0 \
+		--out-has "Expires: 2026-11-30T02:00:00Z (1h0m left)." \
+		-- env KILN_NOW=2026-11-30T01:00:00Z "$KILN" status -w tpl "$@"
+	check "lifecycle: $lc_t: reap after the TTL destroys it" 0 --out-has "tpl: reaped: " \
+		-- env KILN_NOW=2026-11-30T03:00:00Z "$KILN" reap "$@"
+	if [ -d .kiln/sim ]; then
+		python3 "$E2E_ROOT/tests/e2e/sim_inspect.py" .kiln/sim ids | awk '{print $2}' >left.txt
+	else
+		"$AWS_PY" "$E2E_ROOT/tests/e2e/aws_inspect.py" left "$lc_t" tpl | awk '{print $1}' >left.txt
+	fi
+	assert "lifecycle: $lc_t: nothing is left but the retained stores" python3 -c '
+import json, sys
+plan = json.load(open("plan.json"))
+retained = {c["address"] for c in plan["resource_changes"]
+            if (c["change"]["after"] or {}).get("deletion") == "retain"}
+left = set(open("left.txt").read().split())
+stores = {a for a in left if a.split(".")[0] in (
+    "sim_bucket", "sim_lustre", "sim_nfs", "aws_s3_bucket", "aws_fsx_lustre", "aws_efs")}
+assert stores == retained, ("left stores", sorted(stores), "retained", sorted(retained))
+files = any(a.split(".")[0] in ("aws_fsx_lustre", "aws_efs") for a in retained)
+network = ("aws_vpc", "aws_subnet", "aws_security_group", "aws_internet_gateway",
+           "aws_fsx_import", "aws_efs_mount_target")
+rest = left - stores
+assert not rest or (files and all(a.split(".")[0] in network for a in rest)), sorted(rest)
+assert not any(a.split(".")[0] in ("aws_instance_group", "sim_node_group", "aws_iam_role",
+    "sim_role", "aws_placement_group") for a in left), sorted(left)
+'
+	cd "$E2E_ROOT" || exit 1
 }
