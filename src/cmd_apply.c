@@ -322,45 +322,6 @@ static void on_checkpoint(void *arg, const char *address, const json_t *resource
 	journal_record(arg, address, resource);
 }
 
-/* Secrets go into state sealed with KILN_STATE_KEY; without a key they are not kept. */
-static int seal_state(struct run *r, json_t *state)
-{
-	struct crypt_key key;
-	struct kiln_error err = {0};
-	int have = crypt_key_load(&key, &err), dropped = 0, rc = 0;
-	const char *addr;
-	json_t *res, *name;
-	size_t i;
-
-	if (have == 1) {
-		rc = state_seal(state, &key, false, &err);
-		crypt_key_wipe(&key);
-		if (rc >= 0)
-			return 0;
-		cmd_report(r->cli, &err);
-	} else if (have < 0) {
-		cmd_report(r->cli, &err);
-	}
-	json_object_foreach(state_resources(state), addr, res)
-	{
-		json_t *attrs = json_object_get(res, "attrs");
-
-		json_array_foreach(json_object_get(res, "sensitive"), i, name)
-		{
-			json_t *v = json_object_get(attrs, json_string_value(name));
-			if (v && !json_is_null(v) && !crypt_is_sealed(v)) {
-				json_object_set_new(attrs, json_string_value(name), json_null());
-				dropped++;
-			}
-		}
-	}
-	if (dropped)
-		log_warn("%d sensitive value%s not recorded: set KILN_STATE_KEY (or "
-			 "KILN_STATE_KEY_FILE) to keep them, encrypted, in the state",
-			 dropped, dropped == 1 ? " was" : "s were");
-	return 0;
-}
-
 static bool ask(struct run *r, const char *what)
 {
 	char line[64];
@@ -454,7 +415,8 @@ static int commit_state(struct run *r, const char *op, const struct apply_result
 	int rc = 0;
 
 	*commit_out = NULL;
-	seal_state(r, r->state);
+	if (run_seal_secrets(r->state, &err) < 0)
+		cmd_report(r->cli, &err);
 	after = state_canonical(r->state);
 	/* An apply that changed the cloud is logged even if the state reads the same. */
 	if ((before && strcmp(before, after) == 0 && res->done == 0) ||

@@ -4,6 +4,7 @@
 #include "cmd_run.h"
 #include "audit.h"
 #include "cost.h"
+#include "crypt.h"
 #include "iam.h"
 
 #include <stdlib.h>
@@ -358,4 +359,40 @@ void run_close(struct run *r)
 		cmd_report(r->cli, &err);
 	store_free(r->store);
 	memset(r, 0, sizeof(*r));
+}
+
+int run_seal_secrets(json_t *state, struct kiln_error *err)
+{
+	struct crypt_key key;
+	int have = crypt_key_load(&key, err), dropped = 0, rc = 0;
+	const char *addr;
+	json_t *res, *name;
+	size_t i;
+
+	if (have == 1) {
+		rc = state_seal(state, &key, false, err);
+		crypt_key_wipe(&key);
+		if (rc >= 0)
+			return 0;
+	}
+	/* No key, or one that failed: the secrets are dropped, never kept in plaintext. */
+	json_object_foreach(state_resources(state), addr, res)
+	{
+		json_t *attrs = json_object_get(res, "attrs");
+
+		json_array_foreach(json_object_get(res, "sensitive"), i, name)
+		{
+			json_t *v = json_object_get(attrs, json_string_value(name));
+
+			if (v && !json_is_null(v) && !crypt_is_sealed(v)) {
+				json_object_set_new(attrs, json_string_value(name), json_null());
+				dropped++;
+			}
+		}
+	}
+	if (dropped)
+		log_warn("%d sensitive value%s not recorded: set KILN_STATE_KEY (or "
+			 "KILN_STATE_KEY_FILE) to keep them, encrypted, in the state",
+			 dropped, dropped == 1 ? " was" : "s were");
+	return have < 0 || rc < 0 ? -1 : 0;
 }

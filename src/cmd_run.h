@@ -119,6 +119,13 @@ int run_plan(struct run *r);
 void run_close(struct run *r);
 
 /*
+ * Secrets go into state sealed with KILN_STATE_KEY; without a key they are
+ * dropped, with a warning. -1 with err when the key is malformed or sealing
+ * failed: the secrets are dropped then too, never kept in plaintext.
+ */
+int run_seal_secrets(json_t *state, struct kiln_error *err);
+
+/*
  * How up, down and reap reuse apply and destroy (cmd_apply.c): their own
  * help, an check under the lock, and the results back.
  */

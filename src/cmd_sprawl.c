@@ -22,6 +22,7 @@
 #include <unistd.h>
 
 #include "apply.h"
+#include "cmd_run.h"
 #include "cmd_store.h"
 #include "cmds.h"
 #include "cost.h"
@@ -332,19 +333,49 @@ static bool ask(size_t n)
 	return strcmp(line, "yes") == 0;
 }
 
+/*
+ * One executor run of plan over cluster c and workspace w: an engine with
+ * no desired resources (sprawl creates nothing), 8 operations at once.
+ */
+static int sprawl_run(const struct provider *prov, struct prov_ctx *ctx, const char *c,
+		      const char *w, json_t *plan, json_t *state, struct destroy_ctx *d,
+		      struct apply_result *res)
+{
+	static atomic_int interrupted;
+	struct engine e = {0};
+	struct apply_options o = {0};
+	int rc;
+
+	e.prov = prov;
+	e.ctx = ctx;
+	e.scope.cluster = c;
+	e.scope.workspace = w;
+	e.workspace = (char *)w;
+	e.desired = json_object();
+	o.engine = &e;
+	o.plan = plan;
+	o.state = state;
+	o.parallelism = 8;
+	o.interrupted = &interrupted;
+	o.event = on_event;
+	o.event_arg = d;
+	d->cluster = c;
+	d->workspace = w;
+	rc = apply_run(&o, res);
+	json_decref(e.desired);
+	return rc;
+}
+
 /* Delete the chosen orphans, one executor run per cluster and workspace. */
 static int destroy(const struct provider *prov, struct prov_ctx *ctx, const json_t *chosen,
 		   struct destroy_ctx *d)
 {
-	static atomic_int interrupted;
 	size_t i = 0, n = json_array_size(chosen);
 	int ret = 0;
 
 	while (i < n) {
 		json_t *first = json_array_get(chosen, i), *group = json_array(), *plan, *st;
 		const char *c = jstr(first, "cluster"), *w = jstr(first, "workspace");
-		struct engine e = {0};
-		struct apply_options o = {0};
 		struct apply_result res;
 
 		/* The orphans are sorted by cluster and workspace: a group is a run of them. */
@@ -358,67 +389,14 @@ static int destroy(const struct provider *prov, struct prov_ctx *ctx, const json
 		}
 		plan = sprawl_destroy_plan(prov, group);
 		st = state_new(c, w, prov->name);
-		e.prov = prov;
-		e.ctx = ctx;
-		e.scope.cluster = c;
-		e.scope.workspace = w;
-		e.workspace = (char *)w;
-		e.desired = json_object();
-		o.engine = &e;
-		o.plan = plan;
-		o.state = st;
-		o.parallelism = 8;
-		o.interrupted = &interrupted;
-		o.event = on_event;
-		o.event_arg = d;
-		d->cluster = c;
-		d->workspace = w;
-		if (apply_run(&o, &res) != 0)
+		if (sprawl_run(prov, ctx, c, w, plan, st, d, &res) != 0)
 			ret = -1;
 		apply_result_release(&res);
-		json_decref(e.desired);
 		json_decref(st);
 		json_decref(plan);
 		json_decref(group);
 	}
 	return ret;
-}
-
-/* Secrets go into state sealed with KILN_STATE_KEY; without a key they are not kept. */
-static int seal(json_t *state, struct kiln_error *err)
-{
-	struct crypt_key key;
-	int have = crypt_key_load(&key, err), dropped = 0, rc;
-	const char *addr;
-	json_t *res, *name;
-	size_t i;
-
-	if (have < 0)
-		return -1;
-	if (have == 1) {
-		rc = state_seal(state, &key, false, err);
-		crypt_key_wipe(&key);
-		return rc < 0 ? -1 : 0;
-	}
-	json_object_foreach(state_resources(state), addr, res)
-	{
-		json_t *attrs = json_object_get(res, "attrs");
-
-		json_array_foreach(json_object_get(res, "sensitive"), i, name)
-		{
-			json_t *v = json_object_get(attrs, json_string_value(name));
-
-			if (v && !json_is_null(v) && !crypt_is_sealed(v)) {
-				json_object_set_new(attrs, json_string_value(name), json_null());
-				dropped++;
-			}
-		}
-	}
-	if (dropped)
-		log_warn("%d sensitive value%s not recorded: set KILN_STATE_KEY (or "
-			 "KILN_STATE_KEY_FILE) to keep them, encrypted, in the state",
-			 dropped, dropped == 1 ? " was" : "s were");
-	return 0;
 }
 
 /*
@@ -430,14 +408,11 @@ static int adopt_group(struct store *s, const struct provider *prov, struct prov
 		       const json_t *group, struct destroy_ctx *d, json_t *skipped, json_t *commits,
 		       struct kiln_error *err)
 {
-	static atomic_int interrupted;
 	const char *c = jstr(json_array_get(group, 0), "cluster");
 	const char *w = jstr(json_array_get(group, 0), "workspace");
 	struct lock_options lo = {"sprawl adopt", 0};
 	struct workspace *ws = NULL;
 	json_t *state = NULL, *plan = NULL, *o;
-	struct engine e = {0};
-	struct apply_options ao = {0};
 	struct apply_result res = {0};
 	char *summary = NULL, buf[8];
 	size_t i, before;
@@ -474,28 +449,13 @@ static int adopt_group(struct store *s, const struct provider *prov, struct prov
 		ret = 0;
 		goto out;
 	}
-	e.prov = prov;
-	e.ctx = ctx;
-	e.scope.cluster = c;
-	e.scope.workspace = w;
-	e.workspace = (char *)w;
-	e.desired = json_object();
-	ao.engine = &e;
-	ao.plan = plan;
-	ao.state = state;
-	ao.parallelism = 8;
-	ao.interrupted = &interrupted;
-	ao.event = on_event;
-	ao.event_arg = d;
-	d->cluster = c;
-	d->workspace = w;
-	ret = apply_run(&ao, &res) == 0 ? 0 : -1;
+	ret = sprawl_run(prov, ctx, c, w, plan, state, d, &res) == 0 ? 0 : -1;
 	if (res.done == 0) {
 		if (ret < 0)
 			kiln_error_set(err, "nothing of %s/%s could be read to adopt", c, w);
 		goto out;
 	}
-	if (seal(state, err) < 0) {
+	if (run_seal_secrets(state, err) < 0) {
 		ret = -1;
 		goto out;
 	}
@@ -514,7 +474,6 @@ out:
 	if (ret < 0 && !err->msg[0])
 		kiln_error_set(err, "adopting into workspace '%s' failed", w);
 	apply_result_release(&res);
-	json_decref(e.desired);
 	json_decref(plan);
 	json_decref(state);
 	free(summary);
