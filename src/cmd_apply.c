@@ -659,9 +659,17 @@ static int expiry_prepare(struct run *r, int64_t ttl_flag)
 			    ttl_flag ? ttl_flag : r->e->spec->ttl, ttl_flag != 0, now, author,
 			    r->spec_path);
 	free(author);
-	if (x)
+	if (x) {
+		char *text = NULL;
+		size_t len = 0;
+
+		/* A copy of the spec, so reap can destroy once the file has moved or gone. */
+		if (file_read_all(r->spec_path, SPEC_MAX_BYTES, &text, &len, &err) == 0 &&
+		    memchr(text, '\0', len) == NULL)
+			json_object_set_new(x, "spec_text", json_stringn(text, len));
+		free(text);
 		json_object_set_new(r->state, "expiry", x);
-	else
+	} else
 		json_object_del(r->state, "expiry");
 	r->e->scope.expires = json_string_value(json_object_get(x, "expires"));
 	return 0;

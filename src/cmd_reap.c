@@ -8,8 +8,10 @@
  * finds the lock held (skipped) or the expiry gone (already reaped).
  *
  * The destroy needs the spec (the provider and its settings come from it):
- * it is the file recorded in the expiry by the last apply ("spec"), read
- * relative to where reap runs, as the CI job runs from the repository root.
+ * the file recorded in the expiry by the last apply ("spec"), read relative
+ * to where reap runs, as the CI job runs from the repository root; or, when
+ * that has moved or gone, the copy of its text recorded beside it
+ * ("spec_text").
  */
 #include <stdlib.h>
 #include <string.h>
@@ -49,6 +51,8 @@ const struct cmd_info cmd_reap_info = {
 		   "skipped (--lock-timeout waits that long first).\n\n"
 		   "The destroy reads the spec file the last apply recorded, relative to the\n"
 		   "current directory: run reap where apply runs (the repository root in CI).\n"
+		   "When the file has moved or gone, it destroys with the copy of the spec the\n"
+		   "apply recorded in the state.\n"
 		   "KILN_REQUIRE_APPROVALS does not hold it back: the TTL was set by an apply\n"
 		   "the approval policy governed, and `kiln ttl extend` only moves it later.\n\n"
 		   "One line per workspace: kept, reaped, would reap (--dry-run), skipped or\n"
@@ -88,6 +92,37 @@ static void set_str(json_t *o, const char *k, const char *v)
 	json_object_set_new(o, k, json_string(v));
 }
 
+/*
+ * The spec text the last apply recorded with the expiry, written to a
+ * private temporary file for the destroy (caller unlinks and frees the
+ * path); NULL when the state holds none or the file cannot be written.
+ */
+static char *spec_copy(const json_t *state)
+{
+	const json_t *t = json_object_get(json_object_get(state, "expiry"), "spec_text");
+	const char *dir = getenv("TMPDIR");
+	char *path;
+	int fd;
+	size_t len = json_string_length(t);
+
+	if (!json_is_string(t))
+		return NULL;
+	path = xasprintf("%s/kiln-reap-XXXXXX.yaml", dir && *dir ? dir : "/tmp");
+	fd = mkstemps(path, 5);
+	if (fd < 0) {
+		free(path);
+		return NULL;
+	}
+	if (write(fd, json_string_value(t), len) != (ssize_t)len) {
+		close(fd);
+		unlink(path);
+		free(path);
+		return NULL;
+	}
+	close(fd);
+	return path;
+}
+
 /* Destroy one expired workspace; fills out. Returns false when it failed. */
 static bool reap_one(struct cli *cli, struct store *s, const char *name, const json_t *state,
 		     int64_t now, const struct store_flags *sf, char **vars, size_t nvars,
@@ -100,7 +135,7 @@ static bool reap_one(struct cli *cli, struct store *s, const char *name, const j
 	struct kiln_error err = {0};
 	struct lock_info info;
 	git_oid oid;
-	char *argv[16 + 2 * 64], lt[32];
+	char *argv[16 + 2 * 64], lt[32], *copy = NULL;
 	int argc = 0, rc;
 	size_t i;
 
@@ -117,14 +152,25 @@ static bool reap_one(struct cli *cli, struct store *s, const char *name, const j
 	if (rc == 0)
 		lock_info_release(&info);
 	if (!spec || access(spec, R_OK) != 0) {
-		set_str(out, "outcome", "failed");
-		json_object_set_new(
-		    out, "reason",
-		    spec ? json_sprintf("the spec %s recorded at apply is not readable here; run "
-					"reap where apply runs, or kiln destroy SPEC -w %s",
-					spec, name)
-			 : json_sprintf("no spec is recorded; kiln destroy SPEC -w %s", name));
-		return false;
+		/* Moved or deleted since the apply: destroy with the copy the state holds. */
+		copy = spec_copy(state);
+		if (!copy) {
+			set_str(out, "outcome", "failed");
+			json_object_set_new(
+			    out, "reason",
+			    spec ? json_sprintf(
+				       "the spec %s recorded at apply is not readable here, "
+				       "and the state holds no copy of it; run reap where "
+				       "apply runs, or kiln destroy SPEC -w %s",
+				       spec, name)
+				 : json_sprintf("no spec is recorded; kiln destroy SPEC -w %s",
+						name));
+			return false;
+		}
+		json_object_set_new(out, "spec",
+				    json_sprintf("the copy recorded at apply (%s is not here)",
+						 spec ? spec : "its file"));
+		spec = copy;
 	}
 	argv[argc++] = (char *)"reap";
 	argv[argc++] = (char *)spec;
@@ -144,6 +190,10 @@ static bool reap_one(struct cli *cli, struct store *s, const char *name, const j
 	}
 	argv[argc] = NULL;
 	rc = apply_command(argc, argv, cli, true, &h);
+	if (copy) {
+		unlink(copy);
+		free(copy);
+	}
 	if (c.stopped)
 		return true;
 	if (rc == KILN_EXIT_OK) {
@@ -177,12 +227,14 @@ static void print_line(const json_t *o)
 	char *l = expiry_left_format(left);
 
 	printf("%s: %s", ws, outcome);
-	if (strcmp(outcome, "reaped") == 0)
+	if (strcmp(outcome, "reaped") == 0) {
 		printf(": %" JSON_INTEGER_FORMAT " deleted, %" JSON_INTEGER_FORMAT
 		       " retained (expired %s ago)",
 		       json_integer_value(json_object_get(o, "deleted")),
 		       json_integer_value(json_object_get(o, "retained")), l);
-	else if (strcmp(outcome, "would reap") == 0)
+		if (json_is_string(json_object_get(o, "spec")))
+			printf(", with %s", json_string_value(json_object_get(o, "spec")));
+	} else if (strcmp(outcome, "would reap") == 0)
 		printf(": %" JSON_INTEGER_FORMAT " resources (expired %s ago)",
 		       json_integer_value(json_object_get(o, "resources")), l);
 	else if (reason)

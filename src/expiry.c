@@ -67,6 +67,9 @@ json_t *expiry_extend(const json_t *recorded, int64_t by, int64_t now, const cha
 	spec = json_object_get(recorded, "spec");
 	if (json_is_string(spec))
 		json_object_set(x, "spec", (json_t *)spec);
+	spec = json_object_get(recorded, "spec_text");
+	if (json_is_string(spec))
+		json_object_set(x, "spec_text", (json_t *)spec);
 	return x;
 }
 

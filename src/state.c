@@ -192,7 +192,8 @@ static int expiry_check(const json_t *doc, const char *where, struct kiln_error 
 	if (member_get(&v, x, "set_by", T_STRING, "a string", true, prefix, err) < 0 ||
 	    member_get(&v, x, "set_at", T_STRING, "a string", true, prefix, err) < 0 ||
 	    member_get(&v, x, "set_how", T_STRING, "a string", false, prefix, err) < 0 ||
-	    member_get(&v, x, "spec", T_STRING, "a string", false, prefix, err) < 0)
+	    member_get(&v, x, "spec", T_STRING, "a string", false, prefix, err) < 0 ||
+	    member_get(&v, x, "spec_text", T_STRING, "a string", false, prefix, err) < 0)
 		goto out;
 	rc = 0;
 out:

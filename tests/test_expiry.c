@@ -145,12 +145,15 @@ static void test_extend_pushes_out_from_the_expiry_or_from_now(void **state)
 
 	(void)state;
 	first = expiry_at_apply(NULL, 3600, false, T0, "Ann", "k.yaml");
+	json_object_set_new(first, "spec_text", json_string("kiln: 1\n"));
 	ext = expiry_extend(first, 4 * 3600, T0 + 600, "Bob", "default", &err);
 	assert_string_equal(json_string_value(json_object_get(ext, "expires")),
 			    "2026-11-29T05:00:00Z");
 	assert_string_equal(json_string_value(json_object_get(ext, "set_how")), "ttl extend");
 	assert_string_equal(json_string_value(json_object_get(ext, "set_by")), "Bob");
 	assert_string_equal(json_string_value(json_object_get(ext, "spec")), "k.yaml");
+	/* The spec's copy stays with it: reap may need it after the extension. */
+	assert_string_equal(json_string_value(json_object_get(ext, "spec_text")), "kiln: 1\n");
 	/* Already past: the extension counts from now, never less than asked. */
 	late = expiry_extend(first, 3600, T0 + 3 * 3600, "Bob", "default", &err);
 	assert_string_equal(json_string_value(json_object_get(late, "expires")),
@@ -245,6 +248,11 @@ static void test_state_accepts_an_expiry_and_checks_it(void **state)
 	json_object_del(json_object_get(s, "expiry"), "ttl_seconds");
 	assert_int_equal(state_check(s, "state.json", &err), -1);
 	assert_string_equal(err.msg, "state.json: expiry: missing key 'ttl_seconds'");
+	json_object_set_new(json_object_get(s, "expiry"), "ttl_seconds", json_integer(3600));
+	json_object_set_new(json_object_get(s, "expiry"), "spec_text", json_integer(1));
+	assert_int_equal(state_check(s, "state.json", &err), -1);
+	assert_string_equal(err.msg, "state.json: expiry: wrong type for 'spec_text': expected a "
+				     "string, found an integer");
 	json_object_set_new(s, "expiry", json_string("8h"));
 	assert_int_equal(state_check(s, "state.json", &err), -1);
 	assert_string_equal(err.msg,

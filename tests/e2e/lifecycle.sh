@@ -47,7 +47,8 @@ lifecycle_tests() {
 import json
 x = json.load(open(".state.json"))["expiry"]
 want = {"ttl_seconds": 28800, "expires": "2026-11-30T08:00:00Z", "set_by": "Ann Ops <ann@example.com>",
-        "set_at": "2026-11-30T00:00:00Z", "set_how": "--ttl", "spec": "kiln.yaml"}
+        "set_at": "2026-11-30T00:00:00Z", "set_how": "--ttl", "spec": "kiln.yaml",
+        "spec_text": open("kiln.yaml").read()}
 assert x == want, x
 assert json.load(open(".state.json"))["created"] == "2026-11-30T00:00:00Z"'
 	assert "lifecycle: every resource created carries the kiln:expires tag" lc_py '
@@ -153,9 +154,17 @@ assert st["resources"] == {} and "expiry" not in st and "created" not in st, st'
 		--out-has '"expires": "2026-12-01T05:00:00Z"' --out-has '"set_how": "--ttl"' \
 		--out-has '"left_seconds": 14400' \
 		-- env KILN_NOW=2026-12-01T01:00:00Z "$KILN" ttl show --json
+	# A state written before kiln kept a copy of the spec with the expiry.
+	"$KILN" state pull | python3 -c '
+import json, sys
+d = json.load(sys.stdin)
+del d["expiry"]["spec_text"]
+d["serial"] += 1
+json.dump(d, open("old-state.json", "w"))'
+	check "lifecycle: a state without the spec copy is pushed" 0 -- "$KILN" state push old-state.json
 	mv kiln.yaml kiln.yaml.away
-	check "lifecycle: reap without the recorded spec fails and says how to go on" 1 \
-		--out "default: failed: the spec kiln.yaml recorded at apply is not readable here; run reap where apply runs, or kiln destroy SPEC -w default" \
+	check "lifecycle: reap without the spec file or its copy fails and says how to go on" 1 \
+		--out "default: failed: the spec kiln.yaml recorded at apply is not readable here, and the state holds no copy of it; run reap where apply runs, or kiln destroy SPEC -w default" \
 		-- env KILN_NOW=2026-12-01T09:00:00Z "$KILN" reap
 	mv kiln.yaml.away kiln.yaml
 	check "lifecycle: a bad KILN_NOW is named" 1 --out "" \
@@ -280,7 +289,11 @@ lc_templates_flow() {
 	check "lifecycle: $lc_t: status shows the time left" 0 \
 		--out-has "Expires: 2026-11-30T02:00:00Z (1h0m left)." \
 		-- env KILN_NOW=2026-11-30T01:00:00Z "$KILN" status -w tpl "$@"
-	check "lifecycle: $lc_t: reap after the TTL destroys it" 0 --out-has "tpl: reaped: " \
+	# The spec is gone by the time the TTL runs out: the copy in the state serves.
+	mv kiln.yaml kiln.yaml.gone
+	check "lifecycle: $lc_t: reap after the TTL destroys it, with the spec copy the state holds" 0 \
+		--out-has "tpl: reaped: " \
+		--out-has " (expired 1h0m ago), with the copy recorded at apply (kiln.yaml is not here)" \
 		-- env KILN_NOW=2026-11-30T03:00:00Z "$KILN" reap "$@"
 	if [ -d .kiln/sim ]; then
 		python3 "$E2E_ROOT/tests/e2e/sim_inspect.py" .kiln/sim ids | awk '{print $2}' >left.txt
