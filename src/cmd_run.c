@@ -183,6 +183,16 @@ static int load_state(struct run *r)
 		cmd_report(r->cli, &err);
 		return -1;
 	}
+	/*
+	 * A workspace made empty (`kiln workspace new`, `kiln init`) names no
+	 * cluster or provider yet: the first apply's copy takes the spec's.
+	 */
+	if (!(r->ws && r->ws->exists && !r->ws->lock)) {
+		if (!state_cluster(r->state))
+			json_object_set_new(r->state, "cluster", json_string(r->e->spec->cluster));
+		if (!json_is_string(json_object_get(r->state, "provider")))
+			json_object_set_new(r->state, "provider", json_string(r->e->prov->name));
+	}
 	if (!r->store)
 		return 0; /* no state repository yet: no apply has run here */
 	path = journal_path(store_location(r->store), ws);

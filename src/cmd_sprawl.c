@@ -45,7 +45,8 @@ enum {
 };
 
 static const struct cli_option options[] = {
-    {"provider", 0, true, OPT_PROVIDER, "aws|sim", "the cloud to look in (default aws)"},
+    {"provider", 0, true, OPT_PROVIDER, "aws|sim",
+     "the cloud to look in (default: the one the workspaces record, else aws)"},
     {"region", 0, true, OPT_REGION, "REGION",
      "the region to look in (aws: default AWS_REGION; sim: sim-local-1)"},
     CMD_OPT_STATE,
@@ -565,7 +566,7 @@ static int parse(struct flags *f, struct cli_parser *p, struct cli *cli, int arg
 		cli_error(cli, "add --destroy", "--include-stores only applies to --destroy");
 		return -1;
 	}
-	if (!provider_find(f->provider)) {
+	if (f->provider && !provider_find(f->provider)) {
 		cli_error(cli, "use --provider aws or --provider sim",
 			  "'%s' is not a provider kiln knows", f->provider);
 		return -1;
@@ -573,9 +574,31 @@ static int parse(struct flags *f, struct cli_parser *p, struct cli *cli, int arg
 	return 0;
 }
 
+/*
+ * Without --provider: the one every workspace of the state repository
+ * records, so sprawl next to a sim cluster looks in the sim; aws otherwise.
+ */
+static const char *recorded_provider(const json_t *recorded)
+{
+	const char *name = NULL, *ws;
+	const json_t *st;
+
+	json_object_foreach((json_t *)recorded, ws, st)
+	{
+		const char *p = json_string_value(json_object_get(st, "provider"));
+
+		if (!p)
+			continue;
+		if (name && strcmp(name, p) != 0)
+			return "aws";
+		name = p;
+	}
+	return name && provider_find(name) ? name : "aws";
+}
+
 int cmd_sprawl(int argc, char **argv, struct cli *cli)
 {
-	struct flags f = {.provider = "aws"};
+	struct flags f = {.provider = NULL};
 	struct cli_parser p;
 	struct store *s = NULL;
 	struct prov_ctx *ctx = NULL;
@@ -593,7 +616,6 @@ int cmd_sprawl(int argc, char **argv, struct cli *cli)
 
 	if (parse(&f, &p, cli, argc, argv, &ret) < 0)
 		goto out;
-	prov = provider_find(f.provider);
 	if (store_flags_open(&f.store, cli, false, &s, NULL) < 0)
 		goto out;
 	locked = json_object();
@@ -601,6 +623,9 @@ int cmd_sprawl(int argc, char **argv, struct cli *cli)
 		cmd_report(cli, &err);
 		goto out;
 	}
+	if (!f.provider)
+		f.provider = recorded_provider(recorded);
+	prov = provider_find(f.provider);
 	sp.provider.name = (char *)prov->name;
 	sp.provider.region = (char *)f.region;
 	if (prov->open(&ctx, &sp, &err) < 0) {

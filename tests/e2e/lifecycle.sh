@@ -286,7 +286,8 @@ lc_templates_flow() {
 	check "lifecycle: $lc_t: up --ttl 2h creates it" 0 --out-has "Apply complete: " \
 		--out-has "Expires: 2026-11-30T02:00:00Z (in 2h0m); kiln reap destroys it after." \
 		-- env KILN_NOW=2026-11-30T00:00:00Z "$KILN" up -w tpl --ttl 2h --auto-approve "$@"
-	check "lifecycle: $lc_t: status shows the time left" 0 \
+	check "lifecycle: $lc_t: status names the cluster and shows the time left" 0 \
+		--out-has "Cluster $lc_t/tpl: " \
 		--out-has "Expires: 2026-11-30T02:00:00Z (1h0m left)." \
 		-- env KILN_NOW=2026-11-30T01:00:00Z "$KILN" status -w tpl "$@"
 	# The spec is gone by the time the TTL runs out: the copy in the state serves.

@@ -44,6 +44,9 @@ sp_sim() {
 		--out-has "GPU instances without kiln tags: 0, \$0.00/hour" \
 		--out-has "Total: \$0.00/hour (\$0.00/month at 730 hours)" \
 		-- "$KILN" sprawl --provider sim
+	check "sprawl: without --provider it looks in the cloud the workspaces record" 0 \
+		--out-has "sim (simulated), region sim-local-1; state .kiln/state.git: 1 workspace" \
+		-- "$KILN" sprawl
 	ng=$(sp_ids | awk '$2 == "sim_node_group.trainers" {print $1}')
 	"$KILN" state rm sim_node_group.trainers >/dev/null 2>&1
 	check "sprawl: after state rm the node group is an orphan with its hourly cost" 0 \
