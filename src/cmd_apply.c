@@ -660,14 +660,10 @@ static int expiry_prepare(struct run *r, int64_t ttl_flag)
 			    r->spec_path);
 	free(author);
 	if (x) {
-		char *text = NULL;
-		size_t len = 0;
-
-		/* A copy of the spec, so reap can destroy once the file has moved or gone. */
-		if (file_read_all(r->spec_path, SPEC_MAX_BYTES, &text, &len, &err) == 0 &&
-		    memchr(text, '\0', len) == NULL)
-			json_object_set_new(x, "spec_text", json_stringn(text, len));
-		free(text);
+		/* A copy of the spec as digested, so reap can destroy once the file has gone. */
+		if (memchr(r->e->spec_text, '\0', r->e->spec_len) == NULL)
+			json_object_set_new(x, "spec_text",
+					    json_stringn(r->e->spec_text, r->e->spec_len));
 		json_object_set_new(r->state, "expiry", x);
 	} else
 		json_object_del(r->state, "expiry");

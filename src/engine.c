@@ -67,6 +67,9 @@ int engine_open(struct engine **out, const char *spec_path, const struct spec_op
 	if (file_read_all(spec_path, SPEC_MAX_BYTES, &text, &len, err) != 0)
 		goto out;
 	e->spec_digest = engine_spec_digest(text, len, opts);
+	e->spec_text = text;
+	e->spec_len = len;
+	text = NULL;
 	e->prov = provider_find(e->spec->provider.name);
 	if (!e->prov) {
 		kiln_error_set(err, "%s: provider '%s' is not built into this kiln", spec_path,
@@ -106,6 +109,7 @@ void engine_free(struct engine *e)
 	json_decref(e->desired);
 	json_decref(e->user_tags);
 	free(e->spec_digest);
+	free(e->spec_text);
 	free(e->workspace);
 	free(e);
 }

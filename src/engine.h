@@ -25,6 +25,8 @@ struct engine {
 	json_t *user_tags;
 	json_t *desired;   /* address -> desired resource (provider.h) */
 	char *spec_digest; /* "sha256:HEX" of the spec file and the --var values */
+	char *spec_text;   /* the spec file's bytes, as digested (NUL-terminated) */
+	size_t spec_len;
 };
 
 /*
@@ -73,7 +75,6 @@ void engine_retry_gave_up(int rc, int attempts, struct kiln_error *err);
 			;                                                                          \
 		engine_retry_gave_up((rc), attempt_, (err));                                       \
 	} while (0)
-
 
 /* attrs reduced to a type's inputs (its attribute table): what diffs compare. */
 json_t *engine_inputs(const struct prov_type *t, const json_t *attrs);

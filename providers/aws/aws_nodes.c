@@ -181,8 +181,12 @@ static json_t *group_live(const char *id, json_t *insts)
 	return aws_live("aws_instance_group", id, pending ? "pending" : "ready", attrs, tags);
 }
 
-/* Group the instances of a scope by address: {address: [instances]}. */
-static json_t *by_address(json_t *insts)
+/*
+ * Group live instances: within one scope by their address ({address:
+ * [instances]}), or, across every scope (kiln sprawl), by the group id
+ * their own tags make, ig/CLUSTER/WORKSPACE/GROUP.
+ */
+static json_t *group_instances(json_t *insts, bool every_scope)
 {
 	json_t *out = json_object(), *inst;
 	size_t i;
@@ -191,15 +195,23 @@ static json_t *by_address(json_t *insts)
 	{
 		json_t *tags = ec2_item_tags(inst), *list;
 		const char *addr = json_string_value(json_object_get(tags, PROV_TAG_ADDRESS));
+		const char *c = json_string_value(json_object_get(tags, PROV_TAG_CLUSTER));
+		const char *w = json_string_value(json_object_get(tags, PROV_TAG_WORKSPACE));
+		char *key;
 
-		if (addr && alive(awsxml_str(inst, "instanceState.name"))) {
-			list = json_object_get(out, addr);
-			if (!list) {
-				list = json_array();
-				json_object_set_new(out, addr, list);
-			}
-			json_array_append(list, inst);
+		if (!addr || (every_scope && (!c || !w)) ||
+		    !alive(awsxml_str(inst, "instanceState.name"))) {
+			json_decref(tags);
+			continue;
 		}
+		key = every_scope ? ig_id(c, w, addr) : xstrdup(addr);
+		list = json_object_get(out, key);
+		if (!list) {
+			list = json_array();
+			json_object_set_new(out, key, list);
+		}
+		json_array_append(list, inst);
+		free(key);
 		json_decref(tags);
 	}
 	return out;
@@ -255,38 +267,6 @@ static void state_filter(struct aws_params *p, int n)
 	}
 }
 
-/*
- * Every scope's groups (kiln sprawl): the instances grouped by the group id
- * their own tags make, ig/CLUSTER/WORKSPACE/GROUP.
- */
-static json_t *by_group_id(json_t *insts)
-{
-	json_t *out = json_object(), *inst;
-	size_t i;
-
-	json_array_foreach(insts, i, inst)
-	{
-		json_t *tags = ec2_item_tags(inst), *list;
-		const char *addr = json_string_value(json_object_get(tags, PROV_TAG_ADDRESS));
-		const char *c = json_string_value(json_object_get(tags, PROV_TAG_CLUSTER));
-		const char *w = json_string_value(json_object_get(tags, PROV_TAG_WORKSPACE));
-
-		if (addr && c && w && alive(awsxml_str(inst, "instanceState.name"))) {
-			char *id = ig_id(c, w, addr);
-
-			list = json_object_get(out, id);
-			if (!list) {
-				list = json_array();
-				json_object_set_new(out, id, list);
-			}
-			json_array_append(list, inst);
-			free(id);
-		}
-		json_decref(tags);
-	}
-	return out;
-}
-
 int ig_list(struct prov_ctx *ctx, const struct prov_scope *scope, const char *page, json_t **out,
 	    char **next, struct kiln_error *err)
 {
@@ -304,7 +284,7 @@ int ig_list(struct prov_ctx *ctx, const struct prov_scope *scope, const char *pa
 	if (rc != PROV_OK)
 		return rc;
 	if (!scope->cluster) {
-		groups = by_group_id(insts);
+		groups = group_instances(insts, true);
 		*out = json_array();
 		json_object_foreach(groups, addr, list)
 		    json_array_append_new(*out, group_live(addr, list));
@@ -312,7 +292,7 @@ int ig_list(struct prov_ctx *ctx, const struct prov_scope *scope, const char *pa
 		json_decref(insts);
 		return PROV_OK;
 	}
-	groups = by_address(insts);
+	groups = group_instances(insts, false);
 	*out = json_array();
 	json_object_foreach(groups, addr, list)
 	{
@@ -373,7 +353,7 @@ static int describe_groups(struct prov_ctx *ctx, const char *const *ids, size_t 
 	free(cluster), free(ws), free(group);
 	if (rc != PROV_OK)
 		return rc;
-	*groups = by_address(insts);
+	*groups = group_instances(insts, false);
 	json_decref(insts);
 	return PROV_OK;
 }

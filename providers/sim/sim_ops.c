@@ -132,6 +132,51 @@ static bool in_scope(const json_t *doc, const char *cluster, const char *workspa
 }
 
 /*
+ * The live form of the current doc of each id that keep accepts, in order;
+ * an id gone meanwhile is skipped. *out is a new array.
+ */
+static int live_docs(struct prov_ctx *ctx, const struct sim_kind *k, char **ids, size_t n,
+		     bool (*keep)(const json_t *doc, const void *arg), const void *arg,
+		     json_t **out, struct kiln_error *err)
+{
+	json_t *arr = json_array(), *doc;
+	size_t i;
+	int rc;
+
+	*out = NULL;
+	for (i = 0; i < n; i++) {
+		rc = doc_current(ctx, k, ids[i], &doc, err);
+		if (rc == PROV_NOTFOUND)
+			continue;
+		if (rc != PROV_OK) {
+			json_decref(arr);
+			return rc;
+		}
+		if (keep(doc, arg))
+			json_array_append_new(arr, sim_doc_live(doc));
+		json_decref(doc);
+	}
+	*out = arr;
+	return PROV_OK;
+}
+
+static bool keep_in_scope(const json_t *doc, const void *arg)
+{
+	const struct prov_scope *scope = arg;
+
+	return in_scope(doc, scope->cluster, scope->workspace);
+}
+
+/* Both scope tags (arg points to false), or no kiln:cluster tag (to true). */
+static bool keep_any(const json_t *doc, const void *arg)
+{
+	bool tagged = sim_doc_str(doc, "tags", PROV_TAG_CLUSTER) != NULL;
+
+	return *(const bool *)arg ? !tagged
+				  : tagged && sim_doc_str(doc, "tags", PROV_TAG_WORKSPACE) != NULL;
+}
+
+/*
  * Every resource of a kind that carries both scope tags (untagged false),
  * or that carries no kiln:cluster tag (untagged true), as one page.
  */
@@ -139,34 +184,14 @@ static int list_any(struct prov_ctx *ctx, const struct sim_kind *k, bool untagge
 		    struct kiln_error *err)
 {
 	char **ids;
-	size_t n, i;
-	json_t *arr;
+	size_t n;
 	int rc;
 
 	if (sim_all_ids(ctx, k, &ids, &n, err) != PROV_OK)
 		return PROV_ERROR;
-	arr = json_array();
-	for (i = 0; i < n; i++) {
-		json_t *doc;
-		bool tagged;
-
-		rc = doc_current(ctx, k, ids[i], &doc, err);
-		if (rc == PROV_NOTFOUND)
-			continue;
-		if (rc != PROV_OK) {
-			json_decref(arr);
-			sim_ids_free(ids);
-			return rc;
-		}
-		tagged = sim_doc_str(doc, "tags", PROV_TAG_CLUSTER) != NULL;
-		if (untagged ? !tagged
-			     : tagged && sim_doc_str(doc, "tags", PROV_TAG_WORKSPACE) != NULL)
-			json_array_append_new(arr, sim_doc_live(doc));
-		json_decref(doc);
-	}
+	rc = live_docs(ctx, k, ids, n, keep_any, &untagged, out, err);
 	sim_ids_free(ids);
-	*out = arr;
-	return PROV_OK;
+	return rc;
 }
 
 int sim_list_unmanaged(struct prov_ctx *ctx, json_t **out, struct kiln_error *err)
@@ -199,10 +224,9 @@ int sim_list_unmanaged(struct prov_ctx *ctx, json_t **out, struct kiln_error *er
 int sim_op_list(struct prov_ctx *ctx, const struct sim_kind *k, const struct prov_scope *scope,
 		const char *page, json_t **out, char **next, struct kiln_error *err)
 {
-	size_t n, i;
+	size_t n;
 	bool more;
 	char **ids;
-	json_t *arr;
 	int rc;
 
 	*out = NULL;
@@ -224,27 +248,11 @@ int sim_op_list(struct prov_ctx *ctx, const struct sim_kind *k, const struct pro
 	if (sim_index_page(ctx, scope->cluster, scope->workspace, k, page && *page ? page : NULL,
 			   (size_t)ctx->page_size, &ids, &n, &more, err) != PROV_OK)
 		return PROV_ERROR;
-	arr = json_array();
-	for (i = 0; i < n; i++) {
-		json_t *doc;
-
-		rc = doc_current(ctx, k, ids[i], &doc, err);
-		if (rc == PROV_NOTFOUND)
-			continue;
-		if (rc != PROV_OK) {
-			json_decref(arr);
-			sim_ids_free(ids);
-			return rc;
-		}
-		if (in_scope(doc, scope->cluster, scope->workspace))
-			json_array_append_new(arr, sim_doc_live(doc));
-		json_decref(doc);
-	}
-	if (more && n > 0)
+	rc = live_docs(ctx, k, ids, n, keep_in_scope, scope, out, err);
+	if (rc == PROV_OK && more && n > 0)
 		*next = xstrdup(ids[n - 1]);
 	sim_ids_free(ids);
-	*out = arr;
-	return PROV_OK;
+	return rc;
 }
 
 int sim_op_read(struct prov_ctx *ctx, const struct sim_kind *k, const char *id, json_t **out,
