@@ -20,6 +20,7 @@
 #include <openssl/sha.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 static int endpoint_init(struct aws_endpoint *ep, const char *service, const char *region,
 			 struct kiln_error *err)
@@ -63,6 +64,7 @@ static void aws_close(struct prov_ctx *ctx)
 	aws_creds_release(&ctx->creds);
 	json_decref(ctx->images);
 	json_decref(ctx->efa);
+	aws_shared_release(ctx);
 	pthread_mutex_destroy(&ctx->mu);
 	for (i = 0; i < AWS_NSERVICES; i++) {
 		free(ctx->ep[i].base);
@@ -81,6 +83,8 @@ static int aws_open(struct prov_ctx **out, const struct spec *spec, struct kiln_
 	size_t i;
 
 	pthread_mutex_init(&ctx->mu, NULL);
+	pthread_mutex_init(&ctx->share_mu, NULL);
+	pthread_cond_init(&ctx->share_cond, NULL);
 	ctx->images = json_object();
 	ctx->efa = json_object();
 
@@ -141,6 +145,108 @@ void aws_efa_remember(struct prov_ctx *ctx, const char *type, int n)
 	pthread_mutex_lock(&ctx->mu);
 	json_object_set_new(ctx->efa, type, json_integer(n));
 	pthread_mutex_unlock(&ctx->mu);
+}
+
+/* A listing being shared: made (value set) or being made by one user (value NULL). */
+struct aws_share {
+	char *key;	       /* "KEY/CLUSTER/WORKSPACE", or "KEY/-" for every scope */
+	json_t *value;	       /* the answer, once made */
+	int left;	       /* users yet to take it */
+	struct timespec ready; /* when it was made (CLOCK_MONOTONIC) */
+	struct aws_share *next;
+};
+
+#define AWS_SHARE_MAX_AGE 60 /* seconds */
+
+static struct aws_share **share_find(struct prov_ctx *ctx, const char *key)
+{
+	struct aws_share **p;
+
+	for (p = &ctx->shares; *p; p = &(*p)->next)
+		if (strcmp((*p)->key, key) == 0)
+			return p;
+	return NULL;
+}
+
+static void share_drop(struct aws_share **p)
+{
+	struct aws_share *s = *p;
+
+	*p = s->next;
+	json_decref(s->value);
+	free(s->key);
+	free(s);
+}
+
+static bool share_stale(const struct aws_share *s)
+{
+	struct timespec now;
+
+	clock_gettime(CLOCK_MONOTONIC, &now);
+	return now.tv_sec - s->ready.tv_sec > AWS_SHARE_MAX_AGE;
+}
+
+int aws_shared_listing(struct prov_ctx *ctx, const char *key, int users,
+		       const struct prov_scope *scope,
+		       int (*fetch)(struct prov_ctx *ctx, const struct prov_scope *scope,
+				    json_t **out, struct kiln_error *err),
+		       json_t **out, struct kiln_error *err)
+{
+	char *full = scope->cluster ? xasprintf("%s/%s/%s", key, scope->cluster, scope->workspace)
+				    : xasprintf("%s/-", key);
+	struct aws_share **p, *s;
+	int rc;
+
+	*out = NULL;
+	pthread_mutex_lock(&ctx->share_mu);
+	for (;;) {
+		p = share_find(ctx, full);
+		if (p && (*p)->value && share_stale(*p)) {
+			share_drop(p);
+			p = NULL;
+		}
+		if (!p)
+			break;
+		if ((*p)->value) {
+			/* A copy each: the engine may change what a list gave it. */
+			*out = json_deep_copy((*p)->value);
+			if (--(*p)->left <= 0)
+				share_drop(p);
+			pthread_mutex_unlock(&ctx->share_mu);
+			free(full);
+			return PROV_OK;
+		}
+		pthread_cond_wait(&ctx->share_cond, &ctx->share_mu);
+	}
+	/* Nobody has it: this user makes it, outside the lock. */
+	s = xcalloc(1, sizeof(*s));
+	s->key = full;
+	s->left = users - 1;
+	s->next = ctx->shares;
+	ctx->shares = s;
+	pthread_mutex_unlock(&ctx->share_mu);
+
+	rc = fetch(ctx, scope, out, err);
+
+	pthread_mutex_lock(&ctx->share_mu);
+	p = share_find(ctx, full);
+	if (rc == PROV_OK && (*p)->left > 0) {
+		(*p)->value = json_deep_copy(*out);
+		clock_gettime(CLOCK_MONOTONIC, &(*p)->ready);
+	} else {
+		share_drop(p);
+	}
+	pthread_cond_broadcast(&ctx->share_cond);
+	pthread_mutex_unlock(&ctx->share_mu);
+	return rc;
+}
+
+void aws_shared_release(struct prov_ctx *ctx)
+{
+	while (ctx->shares)
+		share_drop(&ctx->shares);
+	pthread_cond_destroy(&ctx->share_cond);
+	pthread_mutex_destroy(&ctx->share_mu);
 }
 
 static const struct catalog *aws_catalog(struct prov_ctx *ctx)

@@ -58,6 +58,10 @@ struct prov_ctx {
 	pthread_mutex_t mu; /* guards images */
 	json_t *images;	    /* image id -> root device name, as DescribeImages said */
 	json_t *efa;	    /* instance type -> maximum EFA interfaces, as EC2 said */
+	/* Listings several types' lists share within one refresh (aws_shared_listing). */
+	pthread_mutex_t share_mu;
+	pthread_cond_t share_cond;
+	struct aws_share *shares;
 	struct kiln_error creds_err;
 };
 
@@ -124,6 +128,24 @@ void aws_tag_spec(struct aws_params *p, int n, const char *resource_type,
 		  const struct prov_scope *scope, const char *address, const json_t *extra);
 /* Filter.N: tag:kiln:cluster and tag:kiln:workspace; returns the next N. */
 int aws_scope_filters(struct aws_params *p, int n, const struct prov_scope *scope);
+
+/*
+ * One listing that several types' lists need (EFS file systems for both
+ * file systems and mount targets, say), made once per refresh: the engine
+ * lists every type once per refresh, each on a thread of its own. The
+ * first of the users listing key for scope makes the call (fetch); the
+ * others wait for it and take its answer, and once all users took it, it
+ * is dropped, so the next refresh asks again. *out is a new reference. An
+ * answer not taken within a minute is not given out any more: a listing
+ * is never older than that. A failed fetch is not shared; the next user
+ * tries itself.
+ */
+int aws_shared_listing(struct prov_ctx *ctx, const char *key, int users,
+		       const struct prov_scope *scope,
+		       int (*fetch)(struct prov_ctx *ctx, const struct prov_scope *scope,
+				    json_t **out, struct kiln_error *err),
+		       json_t **out, struct kiln_error *err);
+void aws_shared_release(struct prov_ctx *ctx);
 
 /* The live form (provider.h) from an id, the kiln tags and attrs (stolen). */
 json_t *aws_live(const char *type, const char *id, const char *status, json_t *attrs, json_t *tags);

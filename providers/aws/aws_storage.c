@@ -121,25 +121,24 @@ static json_t *lustre_live(json_t *fs)
 			tags);
 }
 
-/* Every Lustre file system of the account, all pages, as live forms; filtered by keep. */
 /*
- * Every page of an FSx Describe* call (filtered by ids_key = ids when ids),
- * each item of list_key turned into a live form by live (NULL skips it).
+ * Every page of an FSx Describe* call (req: its members, e.g. ids or
+ * filters, may be NULL), each item of list_key turned into a live form by
+ * live (NULL skips it), appended to *out (a new array when NULL).
  */
-static int fsx_describe_all(struct prov_ctx *ctx, const char *action, const char *ids_key,
-			    json_t *ids, const char *list_key, json_t *(*live)(json_t *item),
-			    json_t **out, struct kiln_error *err)
+static int fsx_describe_all(struct prov_ctx *ctx, const char *action, const json_t *req,
+			    const char *list_key, json_t *(*live)(json_t *item), json_t **out,
+			    struct kiln_error *err)
 {
 	char *token = NULL;
 	int rc = PROV_OK;
 
-	*out = json_array();
+	if (!*out)
+		*out = json_array();
 	do {
-		json_t *body = json_object(), *resp, *item;
+		json_t *body = req ? json_deep_copy(req) : json_object(), *resp, *item;
 		size_t i;
 
-		if (ids)
-			json_object_set(body, ids_key, ids);
 		if (token)
 			json_object_set_new(body, "NextToken", json_string(token));
 		free(token);
@@ -176,8 +175,14 @@ static json_t *lustre_item(json_t *fs)
 
 static int lustre_describe(struct prov_ctx *ctx, json_t *ids, json_t **out, struct kiln_error *err)
 {
-	return fsx_describe_all(ctx, "DescribeFileSystems", "FileSystemIds", ids, "FileSystems",
-				lustre_item, out, err);
+	json_t *req = ids ? json_pack("{s:O}", "FileSystemIds", ids) : NULL;
+	int rc;
+
+	*out = NULL;
+	rc =
+	    fsx_describe_all(ctx, "DescribeFileSystems", req, "FileSystems", lustre_item, out, err);
+	json_decref(req);
+	return rc;
 }
 
 /*
@@ -230,14 +235,29 @@ static int list_scoped(int rc, json_t *all, const struct prov_scope *scope, json
 	return rc;
 }
 
+static int lustre_scoped(struct prov_ctx *ctx, const struct prov_scope *scope, json_t **out,
+			 struct kiln_error *err)
+{
+	json_t *all = NULL;
+	char *next = NULL;
+	int rc = lustre_describe(ctx, NULL, &all, err);
+
+	return list_scoped(rc, all, scope, out, &next);
+}
+
+/* The scope's file systems: one listing for them and for their imports. */
+static int lustre_listing(struct prov_ctx *ctx, const struct prov_scope *scope, json_t **out,
+			  struct kiln_error *err)
+{
+	return aws_shared_listing(ctx, "fsx", 2, scope, lustre_scoped, out, err);
+}
+
 int lustre_list(struct prov_ctx *ctx, const struct prov_scope *scope, const char *page,
 		json_t **out, char **next, struct kiln_error *err)
 {
-	json_t *all = NULL;
-	int rc = lustre_describe(ctx, NULL, &all, err);
-
 	(void)page;
-	return list_scoped(rc, all, scope, out, next);
+	*next = NULL;
+	return lustre_listing(ctx, scope, out, err);
 }
 
 int lustre_read(struct prov_ctx *ctx, const char *id, json_t **out, struct kiln_error *err)
@@ -428,17 +448,57 @@ static json_t *import_live(json_t *a)
 
 static int import_describe(struct prov_ctx *ctx, json_t *ids, json_t **out, struct kiln_error *err)
 {
-	return fsx_describe_all(ctx, "DescribeDataRepositoryAssociations", "AssociationIds", ids,
-				"Associations", import_live, out, err);
+	json_t *req = ids ? json_pack("{s:O}", "AssociationIds", ids) : NULL;
+	int rc;
+
+	*out = NULL;
+	rc = fsx_describe_all(ctx, "DescribeDataRepositoryAssociations", req, "Associations",
+			      import_live, out, err);
+	json_decref(req);
+	return rc;
 }
 
+/* FSx takes at most 20 values in one filter. */
+#define FSX_FILTER_VALUES 20
+
+/*
+ * An association lives on one file system: only the scope's file systems
+ * can hold the scope's, so they are asked for by file system (none when the
+ * scope has none), never the account's every association.
+ */
 int import_list(struct prov_ctx *ctx, const struct prov_scope *scope, const char *page,
 		json_t **out, char **next, struct kiln_error *err)
 {
-	json_t *all = NULL;
-	int rc = import_describe(ctx, NULL, &all, err);
+	json_t *fss = NULL, *all = NULL, *fs;
+	size_t i, n;
+	int rc;
 
 	(void)page;
+	*next = NULL;
+	*out = NULL;
+	rc = lustre_listing(ctx, scope, &fss, err);
+	n = json_array_size(fss);
+	for (i = 0; rc == PROV_OK && i < n; i += FSX_FILTER_VALUES) {
+		json_t *values = json_array(), *req;
+		size_t j;
+
+		for (j = i; j < n && j < i + FSX_FILTER_VALUES; j++) {
+			fs = json_array_get(fss, j);
+			json_array_append(values, json_object_get(fs, "id"));
+		}
+		req = json_pack("{s:[{s:s, s:o}]}", "Filters", "Name", "file-system-id", "Values",
+				values);
+		rc = fsx_describe_all(ctx, "DescribeDataRepositoryAssociations", req,
+				      "Associations", import_live, &all, err);
+		json_decref(req);
+	}
+	json_decref(fss);
+	if (rc == PROV_OK && !all)
+		all = json_array();
+	if (rc != PROV_OK) {
+		json_decref(all);
+		all = NULL;
+	}
 	return list_scoped(rc, all, scope, out, next);
 }
 
@@ -600,14 +660,29 @@ static int efs_describe(struct prov_ctx *ctx, const char *id, json_t **out, stru
 	return rc;
 }
 
+static int efs_scoped(struct prov_ctx *ctx, const struct prov_scope *scope, json_t **out,
+		      struct kiln_error *err)
+{
+	json_t *all = NULL;
+	char *next = NULL;
+	int rc = efs_describe(ctx, NULL, &all, err);
+
+	return list_scoped(rc, all, scope, out, &next);
+}
+
+/* The scope's file systems: one listing for both types (file systems and mount targets). */
+static int efs_listing(struct prov_ctx *ctx, const struct prov_scope *scope, json_t **out,
+		       struct kiln_error *err)
+{
+	return aws_shared_listing(ctx, "efs", 2, scope, efs_scoped, out, err);
+}
+
 int efs_list(struct prov_ctx *ctx, const struct prov_scope *scope, const char *page, json_t **out,
 	     char **next, struct kiln_error *err)
 {
-	json_t *all = NULL;
-	int rc = efs_describe(ctx, NULL, &all, err);
-
 	(void)page;
-	return list_scoped(rc, all, scope, out, next);
+	*next = NULL;
+	return efs_listing(ctx, scope, out, err);
 }
 
 int efs_read(struct prov_ctx *ctx, const char *id, json_t **out, struct kiln_error *err)
@@ -780,7 +855,7 @@ int mt_list(struct prov_ctx *ctx, const struct prov_scope *scope, const char *pa
 	(void)page;
 	*next = NULL;
 	*out = NULL;
-	rc = efs_list(ctx, scope, NULL, &fss, next, err);
+	rc = efs_listing(ctx, scope, &fss, err);
 	if (rc != PROV_OK)
 		return rc;
 	*out = json_array();
@@ -798,7 +873,12 @@ int mt_list(struct prov_ctx *ctx, const struct prov_scope *scope, const char *pa
 	return rc;
 }
 
-int mt_read(struct prov_ctx *ctx, const char *id, json_t **out, struct kiln_error *err)
+/*
+ * A mount target by id; with whose, its file system is read too, for the
+ * tags that say whose it is (a wait needs only its state and attributes).
+ */
+static int mt_describe(struct prov_ctx *ctx, const char *id, bool whose, json_t **out,
+		       struct kiln_error *err)
 {
 	char *q = xasprintf("MountTargetId=%s", id);
 	json_t *resp, *mt, *fs = NULL;
@@ -810,7 +890,7 @@ int mt_read(struct prov_ctx *ctx, const char *id, json_t **out, struct kiln_erro
 	if (rc != PROV_OK)
 		return rc;
 	mt = json_array_get(json_object_get(resp, "MountTargets"), 0);
-	if (mt)
+	if (mt && whose)
 		rc =
 		    efs_read(ctx, json_string_value(json_object_get(mt, "FileSystemId")), &fs, err);
 	if (mt && rc == PROV_OK)
@@ -828,16 +908,20 @@ int mt_read(struct prov_ctx *ctx, const char *id, json_t **out, struct kiln_erro
 	return rc;
 }
 
+int mt_read(struct prov_ctx *ctx, const char *id, json_t **out, struct kiln_error *err)
+{
+	return mt_describe(ctx, id, true, out, err);
+}
+
 int mt_create(struct prov_ctx *ctx, const struct prov_scope *scope, const struct prov_create *op,
 	      json_t **out, struct kiln_error *err)
 {
 	const char *fs = aws_dep_attr(op->deps, "aws_efs", op->name, "id");
 	const char *subnet = aws_dep_attr_any(op->deps, "aws_subnet", "id");
 	const char *sg = aws_dep_attr(op->deps, "aws_security_group", "main", "id");
-	json_t *resp = NULL, *fs_live = NULL;
+	json_t *resp = NULL, *fs_tags;
 	int rc;
 
-	(void)scope;
 	*out = NULL;
 	if (!fs || !subnet || !sg)
 		return missing(op->address, "its file system, a subnet and the security group",
@@ -862,10 +946,10 @@ int mt_create(struct prov_ctx *ctx, const struct prov_scope *scope, const struct
 	}
 	if (rc != PROV_OK)
 		return rc;
-	rc = efs_read(ctx, fs, &fs_live, err);
-	if (rc == PROV_OK)
-		*out = mt_live(resp, op->address, json_object_get(fs_live, "tags"));
-	json_decref(fs_live);
+	/* Its file system's tags are the ones this scope gave it. */
+	fs_tags = aws_scope_tags(scope, op->address, NULL);
+	*out = mt_live(resp, op->address, fs_tags);
+	json_decref(fs_tags);
 	json_decref(resp);
 	if (rc == PROV_OK && !*out) {
 		kiln_error_set(err, "aws: efs CreateMountTarget answered no MountTargetId");
@@ -890,7 +974,7 @@ int mt_wait(struct prov_ctx *ctx, enum prov_wait_for what, struct prov_wait *ids
 
 	for (i = 0; i < n; i++) {
 		json_t *live = NULL;
-		int rc = mt_read(ctx, ids[i].id, &live, err);
+		int rc = mt_describe(ctx, ids[i].id, false, &live, err);
 
 		ids[i].state = WAIT_PENDING;
 		if (rc == PROV_NOTFOUND) {
