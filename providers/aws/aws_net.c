@@ -348,6 +348,23 @@ static int sg_find(struct prov_ctx *ctx, const char *vpc, const char *name, json
 	return *out ? PROV_OK : PROV_NOTFOUND;
 }
 
+/*
+ * The live form of a group as kiln just set it: EC2 answered the create and
+ * the authorize, so what a describe would say is known (the spec's rules;
+ * the self rule is the group's own and not among them).
+ */
+static json_t *sg_made(const struct prov_scope *scope, const char *address, const char *id,
+		       const char *vpc, const char *name, const json_t *ingress)
+{
+	json_t *rules = ingress ? json_deep_copy(ingress) : json_array();
+
+	aws_ingress_sort(rules);
+	return aws_live(
+	    "aws_security_group", id, "ready",
+	    json_pack("{s:o, s:s, s:s}", "ingress", rules, "vpc_id", vpc, "group_name", name),
+	    aws_scope_tags(scope, address, NULL));
+}
+
 int sg_create(struct prov_ctx *ctx, const struct prov_scope *scope, const struct prov_create *op,
 	      json_t **out, struct kiln_error *err)
 {
@@ -356,6 +373,7 @@ int sg_create(struct prov_ctx *ctx, const struct prov_scope *scope, const struct
 	struct aws_params p = {{0}};
 	json_t *resp = NULL;
 	const char *id;
+	bool again = false;
 	char *desc;
 	int rc;
 
@@ -379,21 +397,29 @@ int sg_create(struct prov_ctx *ctx, const struct prov_scope *scope, const struct
 		if (rc == PROV_OK) {
 			resp = json_pack("{s:O}", "groupId", json_object_get(found, "id"));
 			json_decref(found);
+			again = true;
 		}
 	}
-	free(name);
-	if (rc != PROV_OK)
+	if (rc != PROV_OK) {
+		free(name);
 		return rc;
+	}
 	id = awsxml_str(resp, "groupId");
 	if (!id) {
+		free(name);
 		json_decref(resp);
 		kiln_error_set(err, "aws: ec2 CreateSecurityGroup answered no groupId");
 		return PROV_ERROR;
 	}
 	rc = sg_authorize(ctx, "AuthorizeSecurityGroupIngress", id, id,
 			  json_object_get(op->attrs, "ingress"), err);
-	if (rc == PROV_OK)
+	/* A group made before (a retried create) may hold other rules too: read it. */
+	if (rc == PROV_OK && again)
 		rc = sg_read(ctx, id, out, err);
+	else if (rc == PROV_OK)
+		*out = sg_made(scope, op->address, id, vpc, name,
+			       json_object_get(op->attrs, "ingress"));
+	free(name);
 	json_decref(resp);
 	return rc;
 }
@@ -425,14 +451,20 @@ int sg_update(struct prov_ctx *ctx, const struct prov_scope *scope, const char *
 	drop = json_array();
 	json_array_foreach(want, i, r) if (!rule_in(r, have)) json_array_append(add, r);
 	json_array_foreach(have, i, r) if (!rule_in(r, want)) json_array_append(drop, r);
-	json_decref(live);
 	rc = sg_authorize(ctx, "RevokeSecurityGroupIngress", id, NULL, drop, err);
 	if (rc == PROV_OK)
 		rc = sg_authorize(ctx, "AuthorizeSecurityGroupIngress", id, NULL, add, err);
 	json_decref(add);
 	json_decref(drop);
-	if (rc == PROV_OK)
-		rc = sg_read(ctx, id, out, err);
+	/* What was read, less what was revoked, plus what was authorized: the rules wanted. */
+	if (rc == PROV_OK) {
+		json_t *rules = json_deep_copy(want);
+
+		aws_ingress_sort(rules);
+		json_object_set_new(json_object_get(live, "attrs"), "ingress", rules);
+		*out = json_incref(live);
+	}
+	json_decref(live);
 	return rc;
 }
 
@@ -557,64 +589,70 @@ static int igw_attach(struct prov_ctx *ctx, const char *action, const char *igw,
 	return rc;
 }
 
+/*
+ * Attaching and routing a gateway just made: what fails for a while (EC2
+ * not showing the new gateway yet, throttling past the call's own retries)
+ * is tried again here, never by making the gateway again.
+ */
+static int igw_finish(struct prov_ctx *ctx, const char *id, const char *vpc, struct kiln_error *err)
+{
+	int rc = PROV_RETRY, attempt;
+
+	for (attempt = 0; attempt < 8 && rc == PROV_RETRY; attempt++) {
+		if (attempt)
+			backoff_sleep(attempt - 1, 100, 5000);
+		rc = igw_attach(ctx, "AttachInternetGateway", id, vpc, err);
+		if (rc == PROV_OK)
+			rc = igw_route(ctx, "CreateRoute", vpc, id, err);
+	}
+	if (rc == PROV_RETRY) {
+		rc = PROV_ERROR;
+		kiln_error_hint(err,
+				"internet gateway %s is made but not attached to %s; "
+				"run kiln apply again",
+				id, vpc);
+	}
+	return rc;
+}
+
 int igw_create(struct prov_ctx *ctx, const struct prov_scope *scope, const struct prov_create *op,
 	       json_t **out, struct kiln_error *err)
 {
 	const char *vpc = aws_dep_attr(op->deps, "aws_vpc", "main", "id");
 	struct aws_params p = {{0}};
-	json_t *resp;
+	json_t *resp = NULL, *found = NULL;
 	const char *id;
 	int rc;
 
 	*out = NULL;
 	if (!vpc)
 		return missing_dep(op->address, "aws_vpc.main", err);
-	/*
-	 * Attaching and routing follow the create in this call: when one of
-	 * them failed, the engine calls again, and the gateway made the first
-	 * time is taken up instead of made twice.
-	 */
-	{
-		json_t *found = NULL;
-
-		rc = ec2_find_address(ctx, &igw_kind, scope, op->address, &found, err);
-		if (rc == PROV_OK) {
-			resp = json_pack("{s:{s:O}}", "internetGateway", "internetGatewayId",
-					 json_object_get(found, "id"));
-			json_decref(found);
-			goto made;
-		}
-		if (rc != PROV_NOTFOUND)
-			return rc;
-	}
 	aws_tag_spec(&p, 1, "internet-gateway", scope, op->address, NULL);
 	rc = aws_query_once(ctx, AWS_EC2, "CreateInternetGateway", &p, &resp, err);
 	aws_params_release(&p);
 	if (rc == PROV_RETRY) {
-		json_t *found = NULL;
-
+		/* Made, but maybe not attached and routed yet: carry on with it. */
 		rc = ec2_create_lost(ctx, &igw_kind, scope, op->address, &found, err);
 		if (rc != PROV_OK)
 			return rc;
-		/* Made, but maybe not attached and routed yet: carry on with it. */
 		resp = json_pack("{s:{s:O}}", "internetGateway", "internetGatewayId",
 				 json_object_get(found, "id"));
 		json_decref(found);
 	}
 	if (rc != PROV_OK)
 		return rc;
-made:
 	id = awsxml_str(resp, "internetGateway.internetGatewayId");
 	if (!id) {
 		json_decref(resp);
 		kiln_error_set(err, "aws: ec2 CreateInternetGateway answered no id");
 		return PROV_ERROR;
 	}
-	rc = igw_attach(ctx, "AttachInternetGateway", id, vpc, err);
+	rc = igw_finish(ctx, id, vpc, err);
+	/* Attached to the VPC, as a describe would say. */
 	if (rc == PROV_OK)
-		rc = igw_route(ctx, "CreateRoute", vpc, id, err);
-	if (rc == PROV_OK)
-		rc = igw_read(ctx, id, out, err);
+		*out =
+		    aws_live("aws_internet_gateway", id, "ready", json_pack("{s:s}", "vpc_id", vpc),
+			     aws_scope_tags(scope, op->address, NULL));
 	json_decref(resp);
 	return rc;
 }
@@ -691,14 +729,32 @@ int pg_create(struct prov_ctx *ctx, const struct prov_scope *scope, const struct
 {
 	char *name = aws_name(scope, op->name, 255);
 	struct aws_params p = {{0}};
+	json_t *resp = NULL;
 	int rc;
 
+	*out = NULL;
 	aws_param(&p, "GroupName", name);
 	aws_param(&p, "Strategy", json_string_value(json_object_get(op->attrs, "strategy")));
 	aws_tag_spec(&p, 1, "placement-group", scope, op->address, NULL);
-	rc = aws_query(ctx, AWS_EC2, "CreatePlacementGroup", &p, NULL, err);
+	rc = aws_query(ctx, AWS_EC2, "CreatePlacementGroup", &p, &resp, err);
 	aws_params_release(&p);
-	/* A retried create: the group of that name is there (tagged by the first call). */
+	/* EC2 answers the group it made (placementGroup): no call to read it back. */
+	if (rc == PROV_OK) {
+		*out = pg_live(awsxml_get(resp, "placementGroup"));
+		json_decref(resp);
+		if (*out) {
+			/* The answer may leave out the tags it was given; they are there. */
+			json_object_set_new(*out, "tags", aws_scope_tags(scope, op->address, NULL));
+			json_object_set_new(*out, "address", json_string(op->address));
+			free(name);
+			return PROV_OK;
+		}
+	}
+	/*
+	 * A retried create: the group of that name is there (tagged by the
+	 * first call, or another scope's, checked below); or an answer without
+	 * the group (an older API): read it.
+	 */
 	if (rc == PROV_ERROR && strstr(err->msg, "InvalidPlacementGroup.Duplicate"))
 		rc = PROV_OK;
 	if (rc == PROV_OK)
