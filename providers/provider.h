@@ -187,7 +187,9 @@ struct provider {
 	 * Checks with the cloud before anything is spent, over what a plan
 	 * creates (creates and replacements: {address: desired}): warnings
 	 * (strings) are added to warnings; PROV_OK, or an error with err that
-	 * stops the plan. NULL when the provider has nothing to check.
+	 * stops the plan. PROV_RETRY is retried like any call, so warnings are
+	 * added only once every call has answered. NULL when the provider has
+	 * nothing to check.
 	 */
 	int (*preflight)(struct prov_ctx *ctx, const json_t *creates, json_t *warnings,
 			 struct kiln_error *err);

@@ -299,8 +299,11 @@ static int run_preflight(struct run *r, struct kiln_error *err)
 	}
 	if (json_object_size(creates)) {
 		json_t *warnings = json_object_get(kn, "warnings");
+		int prc;
 
-		ret = r->e->prov->preflight(r->e->ctx, creates, warnings, err) == PROV_OK ? 0 : -1;
+		/* Transient failures are retried like every other provider call. */
+		ENGINE_CALL(prc, err, r->e->prov->preflight(r->e->ctx, creates, warnings, err));
+		ret = prc == PROV_OK ? 0 : -1;
 		log_debug("pre-flight checks in %.0f ms", lap_ms());
 	}
 	json_decref(creates);
