@@ -21,6 +21,19 @@ int ec2_describe(struct prov_ctx *ctx, const struct ec2_kind *k, struct aws_para
 		 char **next, struct kiln_error *err);
 int ec2_list(struct prov_ctx *ctx, const struct ec2_kind *k, const struct prov_scope *scope,
 	     const char *page, json_t **out, char **next, struct kiln_error *err);
+/*
+ * The scope's VPCs (all pages), one listing shared in a refresh by the
+ * lists of the VPC and of what lives in it: subnets, security group,
+ * internet gateway, instances (aws_net.c says why that is safe).
+ */
+int ec2_vpcs(struct prov_ctx *ctx, const struct prov_scope *scope, json_t **out,
+	     struct kiln_error *err);
+/*
+ * Whether a list of a type that lives in the scope's VPC may skip its call:
+ * one scope's first page, and the scope has no VPC (PROV_OK, *skip true).
+ */
+int ec2_outside_vpc(struct prov_ctx *ctx, const struct prov_scope *scope, const char *page,
+		    bool *skip, struct kiln_error *err);
 int ec2_read(struct prov_ctx *ctx, const struct ec2_kind *k, const char *id, json_t **out,
 	     struct kiln_error *err);
 int ec2_wait_now(struct prov_ctx *ctx, enum prov_wait_for what, struct prov_wait *ids, size_t n,

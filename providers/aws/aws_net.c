@@ -30,10 +30,90 @@ static json_t *vpc_live(json_t *item)
 static const struct ec2_kind vpc_kind = {"aws_vpc", "DescribeVpcs", "vpcSet",
 					 "VpcId.1", true,	    vpc_live};
 
+static int vpc_scoped(struct prov_ctx *ctx, const struct prov_scope *scope, json_t **out,
+		      struct kiln_error *err)
+{
+	char *page = NULL, *next = NULL;
+	json_t *items;
+	int rc;
+
+	*out = json_array();
+	do {
+		rc = ec2_list(ctx, &vpc_kind, scope, page, &items, &next, err);
+		free(page);
+		page = next;
+		next = NULL;
+		if (rc != PROV_OK)
+			break;
+		json_array_extend(*out, items);
+		json_decref(items);
+	} while (page);
+	free(page);
+	if (rc != PROV_OK) {
+		json_decref(*out);
+		*out = NULL;
+	}
+	return rc;
+}
+
+/*
+ * Subnets, security groups and instances live in a VPC, which EC2 will not
+ * delete while they are in it; kiln makes its internet gateway after the
+ * VPC and deletes it before. So without a VPC tagged for the scope, none of
+ * them can be the scope's, even after a killed apply: an empty workspace
+ * asks for its VPC once, and those lists make no call. (What is recorded
+ * is still read by id when no list returns it.)
+ */
+#define VPC_LISTING_USERS 5 /* the lists of VPC, subnet, security group, gateway, instances */
+
+int ec2_vpcs(struct prov_ctx *ctx, const struct prov_scope *scope, json_t **out,
+	     struct kiln_error *err)
+{
+	return aws_shared_listing(ctx, "vpc", VPC_LISTING_USERS, scope, vpc_scoped, out, err);
+}
+
+int ec2_outside_vpc(struct prov_ctx *ctx, const struct prov_scope *scope, const char *page,
+		    bool *skip, struct kiln_error *err)
+{
+	json_t *vpcs;
+	int rc;
+
+	*skip = false;
+	/* Every scope (kiln sprawl) lists everything; a later page had its VPC. */
+	if (!scope->cluster || page)
+		return PROV_OK;
+	rc = ec2_vpcs(ctx, scope, &vpcs, err);
+	*skip = rc == PROV_OK && json_array_size(vpcs) == 0;
+	json_decref(vpcs);
+	return rc;
+}
+
+/* Lists a type living in the VPC: nothing, with no call, when the scope has no VPC. */
+static int in_vpc_list(struct prov_ctx *ctx, const struct ec2_kind *k,
+		       const struct prov_scope *scope, const char *page, json_t **out, char **next,
+		       struct kiln_error *err)
+{
+	bool skip;
+	int rc = ec2_outside_vpc(ctx, scope, page, &skip, err);
+
+	*out = NULL;
+	*next = NULL;
+	if (rc != PROV_OK)
+		return rc;
+	if (skip) {
+		*out = json_array();
+		return PROV_OK;
+	}
+	return ec2_list(ctx, k, scope, page, out, next, err);
+}
+
 int vpc_list(struct prov_ctx *ctx, const struct prov_scope *scope, const char *page, json_t **out,
 	     char **next, struct kiln_error *err)
 {
-	return ec2_list(ctx, &vpc_kind, scope, page, out, next, err);
+	if (!scope->cluster)
+		return ec2_list(ctx, &vpc_kind, scope, page, out, next, err);
+	*next = NULL;
+	return ec2_vpcs(ctx, scope, out, err);
 }
 
 int vpc_read(struct prov_ctx *ctx, const char *id, json_t **out, struct kiln_error *err)
@@ -117,7 +197,7 @@ static const struct ec2_kind subnet_kind = {
 int subnet_list(struct prov_ctx *ctx, const struct prov_scope *scope, const char *page,
 		json_t **out, char **next, struct kiln_error *err)
 {
-	return ec2_list(ctx, &subnet_kind, scope, page, out, next, err);
+	return in_vpc_list(ctx, &subnet_kind, scope, page, out, next, err);
 }
 
 int subnet_read(struct prov_ctx *ctx, const char *id, json_t **out, struct kiln_error *err)
@@ -271,7 +351,7 @@ static const struct ec2_kind sg_kind = {"aws_security_group",
 int sg_list(struct prov_ctx *ctx, const struct prov_scope *scope, const char *page, json_t **out,
 	    char **next, struct kiln_error *err)
 {
-	return ec2_list(ctx, &sg_kind, scope, page, out, next, err);
+	return in_vpc_list(ctx, &sg_kind, scope, page, out, next, err);
 }
 
 int sg_read(struct prov_ctx *ctx, const char *id, json_t **out, struct kiln_error *err)
@@ -507,7 +587,7 @@ static const struct ec2_kind igw_kind = {"aws_internet_gateway",
 int igw_list(struct prov_ctx *ctx, const struct prov_scope *scope, const char *page, json_t **out,
 	     char **next, struct kiln_error *err)
 {
-	return ec2_list(ctx, &igw_kind, scope, page, out, next, err);
+	return in_vpc_list(ctx, &igw_kind, scope, page, out, next, err);
 }
 
 int igw_read(struct prov_ctx *ctx, const char *id, json_t **out, struct kiln_error *err)

@@ -285,11 +285,19 @@ int ig_list(struct prov_ctx *ctx, const struct prov_scope *scope, const char *pa
 	struct aws_params f = {{0}};
 	json_t *insts, *groups, *list;
 	const char *addr;
+	bool skip;
 	int rc;
 
-	(void)page;
 	*next = NULL;
 	*out = NULL;
+	/* Instances live in the scope's VPC: none without it, and no call. */
+	rc = ec2_outside_vpc(ctx, scope, page, &skip, err);
+	if (rc != PROV_OK)
+		return rc;
+	if (skip) {
+		*out = json_array();
+		return PROV_OK;
+	}
 	state_filter(&f, aws_scope_filters(&f, 1, scope));
 	rc = describe_all(ctx, &f, &insts, err);
 	aws_params_release(&f);
