@@ -367,22 +367,34 @@ int bucket_list(struct prov_ctx *ctx, const struct prov_scope *scope, const char
 	return PROV_OK;
 }
 
+/* What a bucket name holds for this scope, before or after a create. */
+enum bucket_found {
+	BUCKET_NONE,	 /* no such bucket */
+	BUCKET_UNTAGGED, /* there, without tags: a killed create of ours, ours by its name */
+	BUCKET_OURS,	 /* there, tagged for this scope */
+};
+
 /*
  * A bucket of this name may be another workspace's: names are made from
  * cluster and workspace with '_' and '.' turned into '-', so two scopes can
- * meet. One tagged for another scope is never taken over.
+ * meet. One tagged for another scope is never taken over (PROV_ERROR).
  */
-static int bucket_owned(struct prov_ctx *ctx, const struct prov_scope *scope, const char *name,
-			struct kiln_error *err)
+static int bucket_probe(struct prov_ctx *ctx, const struct prov_scope *scope, const char *name,
+			enum bucket_found *found, struct kiln_error *err)
 {
 	json_t *doc = NULL, *tags;
 	const char *c, *w;
 	int rc = s3(ctx, "GET", name, "tagging", NULL, "GetBucketTagging", &doc, err);
 
+	*found = BUCKET_NONE;
+	if (rc == PROV_NOTFOUND)
+		return PROV_OK;
+	*found = BUCKET_UNTAGGED;
 	if (rc == PROV_ERROR && strstr(err->msg, "NoSuchTagSet"))
-		return PROV_OK; /* a killed create of ours, or untagged: ours by its name */
+		return PROV_OK;
 	if (rc != PROV_OK)
 		return rc;
+	*found = BUCKET_OURS;
 	tags = awsxml_tags(doc, "TagSet");
 	c = json_string_value(json_object_get(tags, PROV_TAG_CLUSTER));
 	w = json_string_value(json_object_get(tags, PROV_TAG_WORKSPACE));
@@ -393,6 +405,8 @@ static int bucket_owned(struct prov_ctx *ctx, const struct prov_scope *scope, co
 		kiln_error_hint(err, "bucket names come from cluster, workspace and store with '_' "
 				     "and '.' made '-': rename this workspace or the store");
 		rc = PROV_ERROR;
+	} else if (!c || !w) {
+		*found = BUCKET_UNTAGGED;
 	}
 	json_decref(tags);
 	json_decref(doc);
@@ -409,45 +423,85 @@ static json_t *bucket_tags(const struct prov_scope *scope, const char *address,
 	return tags;
 }
 
-int bucket_create(struct prov_ctx *ctx, const struct prov_scope *scope,
-		  const struct prov_create *op, json_t **out, struct kiln_error *err)
+/*
+ * CreateBucket with the bucket's tags in it (CreateBucketConfiguration.Tags,
+ * which needs s3:TagResource), and its region outside us-east-1. *made says
+ * whether this call made it.
+ */
+static int create_bucket(struct prov_ctx *ctx, const char *name, const json_t *tags, bool *made,
+			 struct kiln_error *err)
 {
-	char *name = aws_name(scope, op->name, 63), *conf = NULL;
-	json_t *a = op->attrs, *tags;
+	struct strbuf sb = {0};
+	const char *k;
+	json_t *v;
 	int rc;
 
-	*out = NULL;
+	*made = false;
+	sb_adds(&sb,
+		"<CreateBucketConfiguration xmlns=\"http://s3.amazonaws.com/doc/2006-03-01/\">");
 	if (strcmp(ctx->region, "us-east-1") != 0)
-		conf = xasprintf("<CreateBucketConfiguration "
-				 "xmlns=\"http://s3.amazonaws.com/doc/2006-03-01/\"><"
-				 "LocationConstraint>%s</LocationConstraint></"
-				 "CreateBucketConfiguration>",
-				 ctx->region);
-	rc = s3(ctx, "PUT", name, NULL, conf, "CreateBucket", NULL, err);
-	free(conf);
-	/* Ours already: a retried create, or (us-east-1 answers 200) a bucket of that name. */
-	if (rc == PROV_ERROR && strstr(err->msg, "BucketAlreadyOwnedByYou"))
-		rc = PROV_OK;
-	if (rc == PROV_OK)
-		rc = bucket_owned(ctx, scope, name, err);
+		sb_addf(&sb, "<LocationConstraint>%s</LocationConstraint>", ctx->region);
+	sb_adds(&sb, "<Tags>");
+	json_object_foreach((json_t *)tags, k, v) tag_xml(&sb, k, json_string_value(v));
+	sb_adds(&sb, "</Tags></CreateBucketConfiguration>");
+	rc = s3(ctx, "PUT", name, NULL, sb.buf, "CreateBucket", NULL, err);
+	sb_release(&sb);
+	*made = rc == PROV_OK;
 	if (rc == PROV_ERROR && strstr(err->msg, "BucketAlreadyExists"))
 		kiln_error_hint(err,
 				"bucket names are global and '%s' belongs to another account; "
 				"rename the store or the cluster",
 				name);
-	/*
-	 * Tags first: a create killed after them leaves a bucket the next
-	 * refresh adopts (by name, even before them). Everything after is an
-	 * attribute refresh reads back, so a half-made bucket is finished by
-	 * the next apply as an update.
-	 */
+	return rc;
+}
+
+/*
+ * A new bucket is made with its tags, and S3 gives every new bucket SSE-S3
+ * default encryption (since January 2023) and all four public access blocks
+ * (since April 2023): when the spec wants exactly those, no call sets them
+ * (refresh still reads both, so drift on them shows). A bucket that was
+ * there already (a retried or killed create) gets every setting put.
+ *
+ * us-east-1 answers CreateBucket 200 for a bucket this account already has
+ * (and may put the tags on it), so there the name is looked at first;
+ * elsewhere 409 BucketAlreadyOwnedByYou says so, and the name is looked at
+ * then.
+ */
+int bucket_create(struct prov_ctx *ctx, const struct prov_scope *scope,
+		  const struct prov_create *op, json_t **out, struct kiln_error *err)
+{
+	char *name = aws_name(scope, op->name, 63);
+	json_t *a = op->attrs, *tags;
+	enum bucket_found found = BUCKET_NONE;
+	bool made = false;
+	int rc = PROV_OK;
+
+	*out = NULL;
 	tags = bucket_tags(scope, op->address, json_string_value(json_object_get(a, "deletion")));
-	if (rc == PROV_OK)
+	if (strcmp(ctx->region, "us-east-1") == 0)
+		rc = bucket_probe(ctx, scope, name, &found, err);
+	if (rc == PROV_OK && found == BUCKET_NONE) {
+		rc = create_bucket(ctx, name, tags, &made, err);
+		if (rc == PROV_ERROR && strstr(err->msg, "BucketAlreadyOwnedByYou"))
+			rc = bucket_probe(ctx, scope, name, &found, err);
+	}
+	/*
+	 * Tags first on a bucket that was there: a create killed after them
+	 * leaves a bucket the next refresh adopts (by name, even before them).
+	 * Everything after is an attribute refresh reads back, so a half-made
+	 * bucket is finished by the next apply as an update.
+	 */
+	if (rc == PROV_OK && !made)
 		rc = put_tags(ctx, name, tags, err);
-	if (rc == PROV_OK && json_is_true(json_object_get(a, "block_public_access")))
+	if (rc == PROV_OK && !made && json_is_true(json_object_get(a, "block_public_access")))
 		rc = put_public_access_block(ctx, name, true, err);
-	if (rc == PROV_OK && json_is_true(json_object_get(a, "encrypted")))
+	if (rc == PROV_OK && !made && json_is_true(json_object_get(a, "encrypted")))
 		rc = put_encryption(ctx, name, true, err);
+	/* A new bucket without them (allow_unencrypted, a public store) has them taken off. */
+	if (rc == PROV_OK && made && !json_is_true(json_object_get(a, "block_public_access")))
+		rc = put_public_access_block(ctx, name, false, err);
+	if (rc == PROV_OK && made && !json_is_true(json_object_get(a, "encrypted")))
+		rc = put_encryption(ctx, name, false, err);
 	if (rc == PROV_OK && json_is_true(json_object_get(a, "versioning")))
 		rc = put_versioning(ctx, name, true, err);
 	if (rc == PROV_OK && json_integer_value(json_object_get(a, "expire_noncurrent_after")) > 0)

@@ -172,7 +172,7 @@ static const struct type_actions actions[] = {
       A("ec2:DescribeInstances", "ec2:TerminateInstances")}},
     {"aws_s3_bucket",
      {A("s3:ListAllMyBuckets", S3_READS), A(S3_READS),
-      A("s3:CreateBucket", "s3:PutBucketTagging", "s3:PutBucketPublicAccessBlock",
+      A("s3:CreateBucket", "s3:TagResource", "s3:PutBucketTagging", "s3:PutBucketPublicAccessBlock",
 	"s3:PutEncryptionConfiguration", "s3:PutBucketVersioning", "s3:PutLifecycleConfiguration",
 	S3_READS),
       A("s3:PutBucketVersioning", "s3:PutLifecycleConfiguration", "s3:PutBucketTagging",

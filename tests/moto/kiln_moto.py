@@ -832,10 +832,65 @@ def patch_auth() -> None:
     IAMRequest.check_action_permitted = check_action_permitted
 
 
+def patch_s3() -> None:
+    import xmltodict
+    from moto.s3.models import S3Backend
+    from moto.s3.responses import S3Response
+
+    # --- (g) New buckets as AWS makes them: since January 2023 every new bucket has SSE-S3
+    # default encryption (GetBucketEncryption answers AES256), and since April 2023 all four
+    # bucket-level Block Public Access settings are on (GetPublicAccessBlock answers them
+    # true).  moto 5.2.1 makes a bucket with neither.  DeleteBucketEncryption and
+    # DeletePublicAccessBlock are left as moto has them.
+    orig_create_bucket = S3Backend.create_bucket
+
+    def create_bucket(self, bucket_name, *args, **kwargs):
+        bucket = orig_create_bucket(self, bucket_name, *args, **kwargs)
+        self.put_bucket_encryption(
+            bucket_name,
+            {"Rule": {"ApplyServerSideEncryptionByDefault": {"SSEAlgorithm": "AES256"},
+                      "BucketKeyEnabled": "false"}},
+        )
+        self.put_public_access_block(
+            bucket_name,
+            {"BlockPublicAcls": "true", "IgnorePublicAcls": "true",
+             "BlockPublicPolicy": "true", "RestrictPublicBuckets": "true"},
+        )
+        return bucket
+
+    S3Backend.create_bucket = create_bucket
+
+    # --- (h) CreateBucketConfiguration.Tags (in botocore's model; s3:TagResource): moto
+    # 5.2.1 ignores them.  Here a bucket the call makes gets them, as with
+    # PutBucketTagging; a bucket that was there already (us-east-1 answers 200) keeps its own.
+    orig_put = S3Response._bucket_response_put
+
+    def bucket_response_put(self, request, bucket_name, querystring):
+        tags = None
+        if not querystring and self.body:
+            try:
+                conf = xmltodict.parse(self.body).get("CreateBucketConfiguration") or {}
+                listed = (conf.get("Tags") or {}).get("Tag") or []
+                if isinstance(listed, dict):
+                    listed = [listed]
+                tags = {t["Key"]: t.get("Value") or "" for t in listed}
+            except Exception:  # moto answers a malformed body itself
+                tags = None
+        with LOCK:
+            existed = bucket_name in self.backend.buckets
+            result = orig_put(self, request, bucket_name, querystring)
+            if tags and not existed and bucket_name in self.backend.buckets:
+                self.backend.put_bucket_tagging(bucket_name, tags)
+        return result
+
+    S3Response._bucket_response_put = bucket_response_put
+
+
 def apply_patches() -> None:
     patch_ec2()
     patch_fsx()
     patch_efs()
+    patch_s3()
     patch_auth()
 
 
