@@ -116,16 +116,14 @@ static const char *profile_name(const char *arn)
 	return slash ? slash + 1 : arn;
 }
 
-/*
- * A group's live form from its instances (all with one address tag) and
- * their tags (stolen; NULL: the first instance's).
- */
-static json_t *group_live_tagged(const char *id, json_t *insts, json_t *tags)
+/* A group's live form from its instances (all with one address tag). */
+static json_t *group_live(const char *id, json_t *insts)
 {
-	json_t *first = json_array_get(insts, 0), *attrs, *zones, *ids = json_array(),
-	       *order = json_array(), *inst;
-	const char *ztag;
-	const char *disk, *gang;
+	json_t *first = json_array_get(insts, 0), *tags = ec2_item_tags(first), *attrs, *zones,
+	       *ids = json_array(), *order = json_array(), *inst;
+	const char *ztag = json_string_value(json_object_get(tags, TAG_ZONES));
+	const char *disk = json_string_value(json_object_get(tags, TAG_DISK));
+	const char *gang = json_string_value(json_object_get(tags, TAG_GANG));
 	const char *pg = awsxml_str(first, "placement.groupName");
 	const char *life = awsxml_str(first, "instanceLifecycle");
 	bool pending = false;
@@ -133,11 +131,6 @@ static json_t *group_live_tagged(const char *id, json_t *insts, json_t *tags)
 	long disk_gb = 0;
 	char disk_type[32] = "";
 
-	if (!tags)
-		tags = ec2_item_tags(first);
-	ztag = json_string_value(json_object_get(tags, TAG_ZONES));
-	disk = json_string_value(json_object_get(tags, TAG_DISK));
-	gang = json_string_value(json_object_get(tags, TAG_GANG));
 	json_array_foreach(insts, i, inst)
 	{
 		const char *state = awsxml_str(inst, "instanceState.name");
@@ -186,11 +179,6 @@ static json_t *group_live_tagged(const char *id, json_t *insts, json_t *tags)
 				    pg && *pg ? json_string(pg) : json_null());
 	}
 	return aws_live("aws_instance_group", id, pending ? "pending" : "ready", attrs, tags);
-}
-
-static json_t *group_live(const char *id, json_t *insts)
-{
-	return group_live_tagged(id, insts, NULL);
 }
 
 /*
@@ -500,22 +488,10 @@ struct launch {
 	char *zones; /* "a,b": the order of preference, kept in a tag */
 };
 
-/* The launch choices EC2 does not report, kept in tags on each instance. */
-static json_t *launch_tags(const struct launch *l)
-{
-	json_t *extra = json_object();
-
-	json_object_set_new(extra, TAG_ZONES, json_string(l->zones));
-	json_object_set_new(extra, TAG_GANG, json_string(l->gang ? "true" : "false"));
-	json_object_set_new(extra, TAG_DISK, json_sprintf("%ld/%s", l->disk_gb, l->disk_type));
-	json_object_set_new(extra, "kiln:role", json_string(l->role ? l->role : ""));
-	return extra;
-}
-
 static void launch_params(struct aws_params *p, const struct launch *l,
 			  const struct prov_scope *scope, long count, const char *token)
 {
-	json_t *extra = launch_tags(l);
+	json_t *extra = json_object();
 	int i;
 
 	aws_param(p, "ImageId", l->image);
@@ -569,6 +545,10 @@ static void launch_params(struct aws_params *p, const struct launch *l,
 		aws_param(p, "InstanceMarketOptions.MarketType", "spot");
 		aws_param(p, "InstanceMarketOptions.SpotOptions.SpotInstanceType", "one-time");
 	}
+	json_object_set_new(extra, TAG_ZONES, json_string(l->zones));
+	json_object_set_new(extra, TAG_GANG, json_string(l->gang ? "true" : "false"));
+	json_object_set_new(extra, TAG_DISK, json_sprintf("%ld/%s", l->disk_gb, l->disk_type));
+	json_object_set_new(extra, "kiln:role", json_string(l->role ? l->role : ""));
 	aws_tag_spec(p, 1, "instance", scope, l->address, extra);
 	aws_tag_spec(p, 2, "volume", scope, l->address, NULL);
 	json_decref(extra);
@@ -595,7 +575,7 @@ static void launch_token(const char *base, const char *zone, long count, char ou
  */
 static int run_instances(struct prov_ctx *ctx, const struct launch *l,
 			 const struct prov_scope *scope, long count, const char *token,
-			 long token_count, json_t **resp, struct kiln_error *err)
+			 long token_count, struct kiln_error *err)
 {
 	struct aws_params p = {{0}};
 	char tok[65];
@@ -603,7 +583,7 @@ static int run_instances(struct prov_ctx *ctx, const struct launch *l,
 
 	launch_token(token, l->zone, token_count, tok);
 	launch_params(&p, l, scope, count, tok);
-	rc = aws_query(ctx, AWS_EC2, "RunInstances", &p, resp, err);
+	rc = aws_query(ctx, AWS_EC2, "RunInstances", &p, NULL, err);
 	aws_params_release(&p);
 	/* A profile made a moment ago is not known to EC2 yet: that passes. */
 	if (rc == PROV_ERROR && l->profile && strstr(err->msg, "iamInstanceProfile"))
@@ -644,40 +624,16 @@ static int fabric_zone(struct prov_ctx *ctx, const struct prov_scope *scope, con
 	return PROV_OK;
 }
 
-/*
- * The group as RunInstances answered it: its reservation lists every
- * instance launched (pending, so the engine waits for them with one
- * DescribeInstances for all groups); the tags are the ones the launch gave,
- * which the answer need not repeat.
- */
-static json_t *group_launched(const struct prov_scope *scope, const char *address,
-			      const struct launch *l, json_t *resp)
-{
-	char *id = ig_id(scope->cluster, scope->workspace, address);
-	json_t *insts = awsxml_list(resp, "instancesSet"), *extra = launch_tags(l), *live;
-
-	if (json_array_size(insts) > 0)
-		live = group_live_tagged(id, insts, aws_scope_tags(scope, address, extra));
-	else
-		live = aws_live("aws_instance_group", id, "pending", json_object(),
-				aws_scope_tags(scope, address, extra));
-	/* Pending whatever the answer said: wait reads them as EC2 lists them. */
-	json_object_set_new(live, "status", json_string("pending"));
-	json_decref(extra);
-	json_decref(insts);
-	free(id);
-	return live;
-}
-
 int ig_create(struct prov_ctx *ctx, const struct prov_scope *scope, const struct prov_create *op,
 	      json_t **out, struct kiln_error *err)
 {
 	char *fabric = NULL;
-	json_t *a = op->attrs, *zones = json_object_get(a, "zones"), *z, *launched = NULL;
+	json_t *a = op->attrs, *zones = json_object_get(a, "zones"), *z;
 	const char *role = json_string_value(json_object_get(a, "role"));
 	struct launch l = {0};
 	struct strbuf zs = {0};
 	long count = (long)json_integer_value(json_object_get(a, "count"));
+	char *id;
 	size_t i;
 	int rc = PROV_ERROR;
 
@@ -744,9 +700,7 @@ int ig_create(struct prov_ctx *ctx, const struct prov_scope *scope, const struct
 			rc = PROV_ERROR;
 			break;
 		}
-		json_decref(launched);
-		launched = NULL;
-		rc = run_instances(ctx, &l, scope, count, op->token, count, &launched, err);
+		rc = run_instances(ctx, &l, scope, count, op->token, count, err);
 		if (rc != PROV_CAPACITY || i + 1 == json_array_size(zones))
 			break;
 		log_warn("%s: no capacity for %ld × %s in %s; the group moves to %s (%s)",
@@ -760,14 +714,23 @@ int ig_create(struct prov_ctx *ctx, const struct prov_scope *scope, const struct
 				"cannot span zones; to move the whole fabric, replace them too "
 				"(kiln apply --replace ADDRESS for each)",
 				fabric);
-	if (rc == PROV_OK)
-		*out = group_launched(scope, op->address, &l, launched);
 	free(l.root_dev);
 	free(l.zones);
 	free(fabric);
 	json_decref(zones);
-	json_decref(launched);
-	return rc;
+	if (rc != PROV_OK)
+		return rc;
+	/*
+	 * Launched: pending, with the inputs the launch asked for (what a
+	 * describe says of them once they run), and no call to read them back
+	 * (EC2 may not list them yet, and they are pending anyway). One
+	 * DescribeInstances for every waiting group records what EC2 chose.
+	 */
+	id = ig_id(scope->cluster, scope->workspace, op->address);
+	*out = aws_live("aws_instance_group", id, "pending", json_deep_copy(op->attrs),
+			aws_scope_tags(scope, op->address, NULL));
+	free(id);
+	return PROV_OK;
 }
 
 static int terminate(struct prov_ctx *ctx, json_t *ids, size_t from, size_t n,
@@ -871,7 +834,7 @@ int ig_update(struct prov_ctx *ctx, const struct prov_scope *scope, const char *
 				char *tok =
 				    xasprintf("%s:grow->%ld:%s", id, want, oldest ? oldest : "");
 
-				rc = run_instances(ctx, &l, &s, want - have, tok, 0, NULL, err);
+				rc = run_instances(ctx, &l, &s, want - have, tok, 0, err);
 				free(tok);
 			}
 			json_decref(user);
