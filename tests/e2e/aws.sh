@@ -30,6 +30,8 @@ aws: plan refuses an image the region lacks, before anything is spent
 aws: plan refuses a type offered in none of the zones
 aws: plan warns of a zone that does not offer a type
 aws: a public group on a multi-card EFA type is refused
+aws: the example's first apply makes at most 47 API calls, pre-flight included
+aws: the example's no-change plan makes at most 24 API calls
 aws: with no capacity in the first zone the gang lands in the second
 aws: with throttling and 5xx on a share of calls apply converges
 aws: after the faults boto3 finds no duplicate
@@ -191,6 +193,39 @@ aws_errors() {
 	cd "$E2E_ROOT" || exit 1
 }
 
+aws_calls_at_most() { # OUT WANT FILE MAX: OUT has WANT, and the moto extension counted
+	# at most MAX calls in FILE (all shown, by action, on failure)
+	grep -q "$2" "$1" || { cat "$1"; return 1; }
+	"$AWS_PY" -c '
+import json, sys
+c = json.load(open(sys.argv[1]))
+print(c["total"], "calls:", json.dumps(c["by_action"], sort_keys=True))
+sys.exit(0 if c["total"] <= int(sys.argv[2]) else 1)' "$3" "$4"
+}
+
+# The API calls the example costs (issue 5's targets; bench/bench.py prints them with
+# wall time). Counts, not timings: each is what the calls need, plus, for apply, one
+# DescribeInstances more when the two groups' launches fall in different wait polls.
+aws_calls() {
+	aws_dir=$(mktemp -d "$E2E_TMP/aws.XXXXXX")
+	cd "$aws_dir" || exit 1
+	sed 's/count: 16/count: 2/' "$E2E_ROOT/examples/llm-pretrain.yaml" >kiln.yaml
+	curl -sf -X POST "$AWS_ENDPOINT_URL/_kiln/calls/reset" >/dev/null
+	"$KILN" apply -w calls --auto-approve --var image=ami-1e749f67 >apply.out 2>&1
+	echo "exit $?" >>apply.out
+	curl -sf "$AWS_ENDPOINT_URL/_kiln/calls" >apply.calls.json
+	assert "aws: the example's first apply makes at most 47 API calls, pre-flight included" \
+		aws_calls_at_most apply.out "^exit 0" apply.calls.json 47
+	curl -sf -X POST "$AWS_ENDPOINT_URL/_kiln/calls/reset" >/dev/null
+	"$KILN" plan -w calls --detailed-exitcode --var image=ami-1e749f67 >plan.out 2>&1
+	echo "exit $?" >>plan.out
+	curl -sf "$AWS_ENDPOINT_URL/_kiln/calls" >plan.calls.json
+	assert "aws: the example's no-change plan makes at most 24 API calls" \
+		aws_calls_at_most plan.out "^exit 0" plan.calls.json 24
+	"$KILN" destroy -w calls --auto-approve --var image=ami-1e749f67 >/dev/null 2>&1
+	cd "$E2E_ROOT" || exit 1
+}
+
 aws_capacity() {
 	aws_new_dir
 	aws_ctl capacity '[{"instance_type": "p5.48xlarge", "zone": "us-east-1a", "max": 0}]'
@@ -331,6 +366,7 @@ aws_tests() {
 	aws_goldens
 	aws_lifecycle
 	aws_errors
+	aws_calls
 	aws_capacity
 	aws_faults
 	aws_crashes
