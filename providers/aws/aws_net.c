@@ -688,8 +688,9 @@ static int igw_finish(struct prov_ctx *ctx, const char *id, const char *vpc, str
 	if (rc == PROV_RETRY) {
 		rc = PROV_ERROR;
 		kiln_error_hint(err,
-				"internet gateway %s is made but not attached to %s; "
-				"run kiln apply again",
+				"internet gateway %s is made but not attached to %s; the next "
+				"plan adopts it: kiln apply --replace aws_internet_gateway.main "
+				"makes it afresh",
 				id, vpc);
 	}
 	return rc;

@@ -9,6 +9,20 @@ what `moto_server` serves) through a thin WSGI wrapper on 127.0.0.1.  Port 0 (th
 default) picks a free port.  The chosen port is written to FILE only once the server
 answers HTTP; SIGTERM/SIGINT stop it cleanly (exit status 0).
 
+Where moto and AWS differ in what kiln relies on, the extension does as AWS does (each
+patch below says what moto lacks).  For S3 buckets, which kiln's call counts depend on:
+  - Since January 2023 S3 encrypts every new bucket by default with SSE-S3 (AES256), and
+    GetBucketEncryption answers that configuration; since April 2023 every new bucket has
+    all four bucket-level Block Public Access settings on.  moto 5.2.1 makes buckets with
+    neither; here CreateBucket gives a new bucket both, so kiln can leave them as S3 made
+    them and still read them back.  (On AWS, DeleteBucketEncryption resets a bucket to
+    SSE-S3 rather than removing it; moto's removal is left as it is.)
+  - CreateBucketConfiguration.Tags (botocore's model; AWS needs s3:TagResource for it)
+    tags the bucket the call makes.  moto 5.2.1 ignores them; here a new bucket gets them,
+    and a bucket that was there already (us-east-1 answers CreateBucket 200 for a bucket
+    the account has) keeps its own: what AWS does with them then is not documented, which
+    is why kiln looks at the name first in us-east-1.
+
 INITIAL_NO_AUTH_ACTION_COUNT=N in the environment works as with moto_server (moto reads
 it at import): after N requests every request's SigV4 signature and IAM policy are
 checked.
