@@ -456,6 +456,32 @@ static int create_bucket(struct prov_ctx *ctx, const char *name, const json_t *t
 }
 
 /*
+ * The live form of a bucket whose every input is now as attrs says (tags
+ * stolen): a create or update has just set what differed, and the rest
+ * already was. Read back, the lifecycle rule says whole days: what a
+ * refresh will read is recorded.
+ */
+static const char *tag_or_delete(const char *deletion)
+{
+	return deletion ? deletion : "delete";
+}
+
+static json_t *bucket_as_set(const char *name, const json_t *a, json_t *tags)
+{
+	json_int_t secs = json_integer_value(json_object_get(a, "expire_noncurrent_after"));
+	json_t *attrs =
+	    json_pack("{s:b, s:I, s:b, s:b, s:b, s:s, s:s, s:s+}", "versioning",
+		      json_is_true(json_object_get(a, "versioning")), "expire_noncurrent_after",
+		      secs > 0 ? (secs + DAY - 1) / DAY * DAY : 0, "encrypted",
+		      json_is_true(json_object_get(a, "encrypted")), "block_public_access",
+		      json_is_true(json_object_get(a, "block_public_access")), "tagged", 1,
+		      "deletion", tag_or_delete(json_string_value(json_object_get(a, "deletion"))),
+		      "bucket", name, "arn", "arn:aws:s3:::", name);
+
+	return aws_live("aws_s3_bucket", name, "ready", attrs, tags);
+}
+
+/*
  * A new bucket is made with its tags, and S3 gives every new bucket SSE-S3
  * default encryption (since January 2023) and all four public access blocks
  * (since April 2023): when the spec wants exactly those, no call sets them
@@ -510,18 +536,7 @@ int bucket_create(struct prov_ctx *ctx, const struct prov_scope *scope,
 		    err);
 	/* What was just set is what is there: no call to read it back. */
 	if (rc == PROV_OK) {
-		json_int_t secs = json_integer_value(json_object_get(a, "expire_noncurrent_after"));
-		/* Read back, the rule says whole days: record what a refresh will read. */
-		json_t *attrs = json_pack(
-		    "{s:b, s:I, s:b, s:b, s:O, s:s, s:s+}", "versioning",
-		    json_is_true(json_object_get(a, "versioning")), "expire_noncurrent_after",
-		    secs > 0 ? (secs + DAY - 1) / DAY * DAY : 0, "encrypted",
-		    json_is_true(json_object_get(a, "encrypted")), "block_public_access",
-		    json_is_true(json_object_get(a, "block_public_access")), "deletion",
-		    json_object_get(a, "deletion"), "bucket", name, "arn", "arn:aws:s3:::", name);
-
-		json_object_set_new(attrs, "tagged", json_true());
-		*out = aws_live("aws_s3_bucket", name, "ready", attrs, tags);
+		*out = bucket_as_set(name, a, tags);
 		tags = NULL;
 	}
 	json_decref(tags);
@@ -584,8 +599,19 @@ int bucket_update(struct prov_ctx *ctx, const struct prov_scope *scope, const ch
 			rc = PROV_ERROR;
 		}
 	}
-	if (rc == PROV_OK)
-		rc = bucket_read(ctx, id, out, err);
+	/* Each input is now the spec's: the changed ones were just set, the others were. */
+	if (rc == PROV_OK) {
+		char *prefix = bucket_prefix(scope), *addr;
+
+		addr =
+		    xasprintf("aws_s3_bucket.%s", store_of(id, prefix) ? store_of(id, prefix) : id);
+		*out = bucket_as_set(
+		    id, attrs,
+		    bucket_tags(scope, addr,
+				json_string_value(json_object_get(attrs, "deletion"))));
+		free(addr);
+		free(prefix);
+	}
 	return rc;
 }
 
