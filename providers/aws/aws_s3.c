@@ -92,6 +92,24 @@ static void tag_xml(struct strbuf *sb, const char *k, const char *v)
 	sb_adds(sb, "</Value></Tag>");
 }
 
+/* A bucket's tags ({} when it has none: S3 answers NoSuchTagSet). */
+static int get_tags(struct prov_ctx *ctx, const char *bucket, json_t **out, struct kiln_error *err)
+{
+	json_t *doc = NULL;
+	int rc = s3(ctx, "GET", bucket, "tagging", NULL, "GetBucketTagging", &doc, err);
+
+	*out = NULL;
+	if (rc == PROV_ERROR && strstr(err->msg, "NoSuchTagSet")) {
+		*out = json_object();
+		return PROV_OK;
+	}
+	if (rc != PROV_OK)
+		return rc;
+	*out = awsxml_tags(doc, "TagSet");
+	json_decref(doc);
+	return PROV_OK;
+}
+
 static int put_tags(struct prov_ctx *ctx, const char *bucket, const json_t *tags,
 		    struct kiln_error *err)
 {
@@ -216,13 +234,9 @@ static int bucket_live(struct prov_ctx *ctx, const char *bucket, json_t **out,
 	int rc;
 
 	*out = NULL;
-	rc = s3(ctx, "GET", bucket, "tagging", NULL, "GetBucketTagging", &doc, err);
-	if (rc == PROV_ERROR && strstr(err->msg, "NoSuchTagSet"))
-		rc = PROV_OK;
+	rc = get_tags(ctx, bucket, &tags, err);
 	if (rc != PROV_OK)
 		return rc;
-	tags = awsxml_tags(doc, "TagSet");
-	json_decref(doc);
 	rc = s3(ctx, "GET", bucket, "versioning", NULL, "GetBucketVersioning", &doc, err);
 	if (rc != PROV_OK) {
 		json_decref(tags);
@@ -382,20 +396,16 @@ enum bucket_found {
 static int bucket_probe(struct prov_ctx *ctx, const struct prov_scope *scope, const char *name,
 			enum bucket_found *found, struct kiln_error *err)
 {
-	json_t *doc = NULL, *tags;
+	json_t *tags;
 	const char *c, *w;
-	int rc = s3(ctx, "GET", name, "tagging", NULL, "GetBucketTagging", &doc, err);
+	int rc = get_tags(ctx, name, &tags, err);
 
 	*found = BUCKET_NONE;
 	if (rc == PROV_NOTFOUND)
 		return PROV_OK;
-	*found = BUCKET_UNTAGGED;
-	if (rc == PROV_ERROR && strstr(err->msg, "NoSuchTagSet"))
-		return PROV_OK;
 	if (rc != PROV_OK)
 		return rc;
 	*found = BUCKET_OURS;
-	tags = awsxml_tags(doc, "TagSet");
 	c = json_string_value(json_object_get(tags, PROV_TAG_CLUSTER));
 	w = json_string_value(json_object_get(tags, PROV_TAG_WORKSPACE));
 	if ((c && strcmp(c, scope->cluster) != 0) || (w && strcmp(w, scope->workspace) != 0)) {
@@ -409,7 +419,6 @@ static int bucket_probe(struct prov_ctx *ctx, const struct prov_scope *scope, co
 		*found = BUCKET_UNTAGGED;
 	}
 	json_decref(tags);
-	json_decref(doc);
 	return rc;
 }
 
@@ -575,23 +584,21 @@ int bucket_update(struct prov_ctx *ctx, const struct prov_scope *scope, const ch
 			 * untagged gets them here) over whatever else it carries.
 			 */
 			char *prefix = bucket_prefix(scope), *addr;
-			json_t *live, *tags, *mine;
+			json_t *tags, *mine;
 
-			rc = bucket_read(ctx, id, &live, err);
+			rc = get_tags(ctx, id, &tags, err);
 			if (rc != PROV_OK) {
 				free(prefix);
 				break;
 			}
 			addr = xasprintf("aws_s3_bucket.%s",
 					 store_of(id, prefix) ? store_of(id, prefix) : id);
-			tags = json_deep_copy(json_object_get(live, "tags"));
 			mine = bucket_tags(scope, addr,
 					   json_string_value(json_object_get(attrs, "deletion")));
 			json_object_update(tags, mine);
 			rc = put_tags(ctx, id, tags, err);
 			json_decref(mine);
 			json_decref(tags);
-			json_decref(live);
 			free(addr);
 			free(prefix);
 		} else {
