@@ -1,0 +1,210 @@
+/*
+ * test_aws_shared.c - the aws provider's shared listings: the lists of a
+ * refresh that need one listing (EFS file systems for file systems and
+ * mount targets, a scope's VPCs for what lives in them) make one call for
+ * all their users, hand each a copy, and drop it once every user took it,
+ * so the next refresh asks again; a failed call is not shared and takes
+ * no user's turn.
+ */
+#include "testutil.h"
+
+#include <pthread.h>
+
+#include "aws/aws.h"
+#include "aws/aws_int.h"
+
+static const struct prov_scope scope = {"demo", "default", NULL, NULL};
+static const struct prov_scope other = {"demo", "other", NULL, NULL};
+
+static int fetches;
+static int fail_next;
+static pthread_mutex_t fetch_mu = PTHREAD_MUTEX_INITIALIZER;
+
+/* A listing that counts how often it was made, and says whose it was. */
+static int fetch(struct prov_ctx *ctx, const struct prov_scope *s, json_t **out,
+		 struct kiln_error *err)
+{
+	int n;
+
+	(void)ctx;
+	pthread_mutex_lock(&fetch_mu);
+	n = ++fetches;
+	pthread_mutex_unlock(&fetch_mu);
+	if (fail_next) {
+		fail_next = 0;
+		kiln_error_set(err, "aws: throttled");
+		*out = NULL;
+		return PROV_RETRY;
+	}
+	*out = json_pack("[{s:s, s:i}]", "workspace", s->workspace, "fetch", n);
+	return PROV_OK;
+}
+
+static struct prov_ctx *open_ctx(struct spec **spec, struct diags *d)
+{
+	struct prov_ctx *ctx = NULL;
+	struct kiln_error err = {{0}, {0}};
+
+	if (load_validate(spec,
+			  "kiln: 1\ncluster: demo\nprovider: {name: aws, region: us-east-1}\n",
+			  d) != 0) {
+		diags_dump(d);
+		fail_msg("the spec does not validate");
+	}
+	if (provider_aws.open(&ctx, *spec, &err) != 0)
+		fail_msg("open: %s", err.msg);
+	fetches = 0;
+	fail_next = 0;
+	return ctx;
+}
+
+static void take(struct prov_ctx *ctx, const struct prov_scope *s, int users, int want_fetch)
+{
+	struct kiln_error err = {{0}, {0}};
+	json_t *out = NULL;
+
+	assert_int_equal(aws_shared_listing(ctx, "efs", users, s, fetch, &out, &err), PROV_OK);
+	assert_string_equal(json_string_value(json_object_get(json_array_get(out, 0), "workspace")),
+			    s->workspace);
+	assert_int_equal(json_integer_value(json_object_get(json_array_get(out, 0), "fetch")),
+			 want_fetch);
+	json_decref(out);
+}
+
+static void test_a_listing_is_made_once_for_its_users_then_asked_again(void **state)
+{
+	struct diags d = {0};
+	struct spec *spec = NULL;
+	struct prov_ctx *ctx = open_ctx(&spec, &d);
+
+	(void)state;
+	take(ctx, &scope, 2, 1);
+	take(ctx, &scope, 2, 1);
+	assert_int_equal(fetches, 1);
+	/* Both users took it: the next refresh makes it again. */
+	take(ctx, &scope, 2, 2);
+	take(ctx, &scope, 2, 2);
+	assert_int_equal(fetches, 2);
+	provider_aws.close(ctx);
+	spec_free(spec);
+	diags_release(&d);
+}
+
+static void test_each_scope_has_its_own_listing(void **state)
+{
+	struct diags d = {0};
+	struct spec *spec = NULL;
+	struct prov_ctx *ctx = open_ctx(&spec, &d);
+
+	(void)state;
+	take(ctx, &scope, 2, 1);
+	take(ctx, &other, 2, 2);
+	take(ctx, &other, 2, 2);
+	take(ctx, &scope, 2, 1);
+	assert_int_equal(fetches, 2);
+	provider_aws.close(ctx);
+	spec_free(spec);
+	diags_release(&d);
+}
+
+static void test_a_failed_listing_is_not_shared(void **state)
+{
+	struct diags d = {0};
+	struct spec *spec = NULL;
+	struct prov_ctx *ctx = open_ctx(&spec, &d);
+	struct kiln_error err = {{0}, {0}};
+	json_t *out = NULL;
+
+	(void)state;
+	fail_next = 1;
+	assert_int_equal(aws_shared_listing(ctx, "efs", 2, &scope, fetch, &out, &err), PROV_RETRY);
+	assert_null(out);
+	/*
+	 * The failed call took no user's turn: the engine retries that list,
+	 * and it and the other user share the next answer.
+	 */
+	take(ctx, &scope, 2, 2);
+	take(ctx, &scope, 2, 2);
+	take(ctx, &scope, 2, 3);
+	take(ctx, &scope, 2, 3);
+	provider_aws.close(ctx);
+	spec_free(spec);
+	diags_release(&d);
+}
+
+static void test_each_user_gets_its_own_copy(void **state)
+{
+	struct diags d = {0};
+	struct spec *spec = NULL;
+	struct prov_ctx *ctx = open_ctx(&spec, &d);
+	struct kiln_error err = {{0}, {0}};
+	json_t *a = NULL, *b = NULL;
+
+	(void)state;
+	assert_int_equal(aws_shared_listing(ctx, "efs", 2, &scope, fetch, &a, &err), PROV_OK);
+	json_object_set_new(json_array_get(a, 0), "workspace", json_string("changed"));
+	assert_int_equal(aws_shared_listing(ctx, "efs", 2, &scope, fetch, &b, &err), PROV_OK);
+	assert_string_equal(json_string_value(json_object_get(json_array_get(b, 0), "workspace")),
+			    "default");
+	json_decref(a);
+	json_decref(b);
+	provider_aws.close(ctx);
+	spec_free(spec);
+	diags_release(&d);
+}
+
+struct racer {
+	struct prov_ctx *ctx;
+	int fetch;
+};
+
+static void *race(void *arg)
+{
+	struct racer *r = arg;
+	struct kiln_error err = {{0}, {0}};
+	json_t *out = NULL;
+
+	if (aws_shared_listing(r->ctx, "vpc", 5, &scope, fetch, &out, &err) == PROV_OK)
+		r->fetch =
+		    (int)json_integer_value(json_object_get(json_array_get(out, 0), "fetch"));
+	json_decref(out);
+	return NULL;
+}
+
+static void test_users_on_threads_of_their_own_share_one_call(void **state)
+{
+	struct diags d = {0};
+	struct spec *spec = NULL;
+	struct prov_ctx *ctx = open_ctx(&spec, &d);
+	struct racer r[5];
+	pthread_t th[5];
+	int i;
+
+	(void)state;
+	for (i = 0; i < 5; i++) {
+		r[i].ctx = ctx;
+		r[i].fetch = 0;
+		assert_int_equal(pthread_create(&th[i], NULL, race, &r[i]), 0);
+	}
+	for (i = 0; i < 5; i++) {
+		pthread_join(th[i], NULL);
+		assert_int_equal(r[i].fetch, 1);
+	}
+	assert_int_equal(fetches, 1);
+	provider_aws.close(ctx);
+	spec_free(spec);
+	diags_release(&d);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+	    cmocka_unit_test(test_a_listing_is_made_once_for_its_users_then_asked_again),
+	    cmocka_unit_test(test_each_scope_has_its_own_listing),
+	    cmocka_unit_test(test_a_failed_listing_is_not_shared),
+	    cmocka_unit_test(test_each_user_gets_its_own_copy),
+	    cmocka_unit_test(test_users_on_threads_of_their_own_share_one_call),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
