@@ -40,23 +40,42 @@ static int fetch(struct prov_ctx *ctx, const struct prov_scope *s, json_t **out,
 	return PROV_OK;
 }
 
-static struct prov_ctx *open_ctx(struct spec **spec, struct diags *d)
+struct sfx {
+	struct diags d;
+	struct spec *spec;
+	struct prov_ctx *ctx;
+};
+
+static int sfx_setup(void **state)
 {
-	struct prov_ctx *ctx = NULL;
+	struct sfx *f = xcalloc(1, sizeof(*f));
 	struct kiln_error err = {{0}, {0}};
 
-	if (load_validate(spec,
-			  "kiln: 1\ncluster: demo\nprovider: {name: aws, region: us-east-1}\n",
-			  d) != 0) {
-		diags_dump(d);
-		fail_msg("the spec does not validate");
-	}
-	if (provider_aws.open(&ctx, *spec, &err) != 0)
-		fail_msg("open: %s", err.msg);
+	*state = f;
 	fetches = 0;
 	fail_next = 0;
-	return ctx;
+	if (load_validate(&f->spec,
+			  "kiln: 1\ncluster: demo\nprovider: {name: aws, region: us-east-1}\n",
+			  &f->d) != 0) {
+		diags_dump(&f->d);
+		return -1;
+	}
+	return provider_aws.open(&f->ctx, f->spec, &err) == 0 ? 0 : -1;
 }
+
+static int sfx_teardown(void **state)
+{
+	struct sfx *f = *state;
+
+	if (f->ctx)
+		provider_aws.close(f->ctx);
+	spec_free(f->spec);
+	diags_release(&f->d);
+	free(f);
+	return 0;
+}
+
+#define shared_test(fn) cmocka_unit_test_setup_teardown(fn, sfx_setup, sfx_teardown)
 
 static void take(struct prov_ctx *ctx, const struct prov_scope *s, int users, int want_fetch)
 {
@@ -73,11 +92,8 @@ static void take(struct prov_ctx *ctx, const struct prov_scope *s, int users, in
 
 static void test_a_listing_is_made_once_for_its_users_then_asked_again(void **state)
 {
-	struct diags d = {0};
-	struct spec *spec = NULL;
-	struct prov_ctx *ctx = open_ctx(&spec, &d);
+	struct prov_ctx *ctx = ((struct sfx *)*state)->ctx;
 
-	(void)state;
 	take(ctx, &scope, 2, 1);
 	take(ctx, &scope, 2, 1);
 	assert_int_equal(fetches, 1);
@@ -85,37 +101,25 @@ static void test_a_listing_is_made_once_for_its_users_then_asked_again(void **st
 	take(ctx, &scope, 2, 2);
 	take(ctx, &scope, 2, 2);
 	assert_int_equal(fetches, 2);
-	provider_aws.close(ctx);
-	spec_free(spec);
-	diags_release(&d);
 }
 
 static void test_each_scope_has_its_own_listing(void **state)
 {
-	struct diags d = {0};
-	struct spec *spec = NULL;
-	struct prov_ctx *ctx = open_ctx(&spec, &d);
+	struct prov_ctx *ctx = ((struct sfx *)*state)->ctx;
 
-	(void)state;
 	take(ctx, &scope, 2, 1);
 	take(ctx, &other, 2, 2);
 	take(ctx, &other, 2, 2);
 	take(ctx, &scope, 2, 1);
 	assert_int_equal(fetches, 2);
-	provider_aws.close(ctx);
-	spec_free(spec);
-	diags_release(&d);
 }
 
 static void test_a_failed_listing_is_not_shared(void **state)
 {
-	struct diags d = {0};
-	struct spec *spec = NULL;
-	struct prov_ctx *ctx = open_ctx(&spec, &d);
+	struct prov_ctx *ctx = ((struct sfx *)*state)->ctx;
 	struct kiln_error err = {{0}, {0}};
 	json_t *out = NULL;
 
-	(void)state;
 	fail_next = 1;
 	assert_int_equal(aws_shared_listing(ctx, "efs", 2, &scope, fetch, &out, &err), PROV_RETRY);
 	assert_null(out);
@@ -127,20 +131,14 @@ static void test_a_failed_listing_is_not_shared(void **state)
 	take(ctx, &scope, 2, 2);
 	take(ctx, &scope, 2, 3);
 	take(ctx, &scope, 2, 3);
-	provider_aws.close(ctx);
-	spec_free(spec);
-	diags_release(&d);
 }
 
 static void test_each_user_gets_its_own_copy(void **state)
 {
-	struct diags d = {0};
-	struct spec *spec = NULL;
-	struct prov_ctx *ctx = open_ctx(&spec, &d);
+	struct prov_ctx *ctx = ((struct sfx *)*state)->ctx;
 	struct kiln_error err = {{0}, {0}};
 	json_t *a = NULL, *b = NULL;
 
-	(void)state;
 	assert_int_equal(aws_shared_listing(ctx, "efs", 2, &scope, fetch, &a, &err), PROV_OK);
 	json_object_set_new(json_array_get(a, 0), "workspace", json_string("changed"));
 	assert_int_equal(aws_shared_listing(ctx, "efs", 2, &scope, fetch, &b, &err), PROV_OK);
@@ -148,9 +146,6 @@ static void test_each_user_gets_its_own_copy(void **state)
 			    "default");
 	json_decref(a);
 	json_decref(b);
-	provider_aws.close(ctx);
-	spec_free(spec);
-	diags_release(&d);
 }
 
 struct racer {
@@ -173,14 +168,11 @@ static void *race(void *arg)
 
 static void test_users_on_threads_of_their_own_share_one_call(void **state)
 {
-	struct diags d = {0};
-	struct spec *spec = NULL;
-	struct prov_ctx *ctx = open_ctx(&spec, &d);
+	struct prov_ctx *ctx = ((struct sfx *)*state)->ctx;
 	struct racer r[5];
 	pthread_t th[5];
 	int i;
 
-	(void)state;
 	for (i = 0; i < 5; i++) {
 		r[i].ctx = ctx;
 		r[i].fetch = 0;
@@ -191,19 +183,16 @@ static void test_users_on_threads_of_their_own_share_one_call(void **state)
 		assert_int_equal(r[i].fetch, 1);
 	}
 	assert_int_equal(fetches, 1);
-	provider_aws.close(ctx);
-	spec_free(spec);
-	diags_release(&d);
 }
 
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-	    cmocka_unit_test(test_a_listing_is_made_once_for_its_users_then_asked_again),
-	    cmocka_unit_test(test_each_scope_has_its_own_listing),
-	    cmocka_unit_test(test_a_failed_listing_is_not_shared),
-	    cmocka_unit_test(test_each_user_gets_its_own_copy),
-	    cmocka_unit_test(test_users_on_threads_of_their_own_share_one_call),
+	    shared_test(test_a_listing_is_made_once_for_its_users_then_asked_again),
+	    shared_test(test_each_scope_has_its_own_listing),
+	    shared_test(test_a_failed_listing_is_not_shared),
+	    shared_test(test_each_user_gets_its_own_copy),
+	    shared_test(test_users_on_threads_of_their_own_share_one_call),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
