@@ -13,8 +13,9 @@
  *   aws_efs.STORE                  per nfs store,
  *   aws_efs_mount_target.STORE     with a mount target in the first zone's subnet
  *   aws_iam_role.ROLE              per IAM role: the role, its inline policy, its
- *                                  instance profile (read, write, and allow when
- *                                  the role has allow: statements)
+ *                                  instance profile (read and write name buckets;
+ *                                  nfs_read, nfs_write and allow when not empty;
+ *                                  after the EFS file systems it names)
  *
  * Subnets split the VPC's range: /20s of a /16 (four more prefix bits, at
  * most /28), the first to the first zone.
@@ -231,9 +232,12 @@ static void expand_store(json_t *all, const struct spec *spec, const struct prov
 	}
 }
 
-/* The names of refs that are object stores: the only tier an IAM policy opens. */
-static json_t *object_names(const struct spec *spec, const struct spec_ref *refs, size_t n,
-			    struct strbuf *others)
+/*
+ * The names of refs of one tier (sorted), and the others (lustre, which no
+ * IAM action opens) appended to others.
+ */
+static json_t *tier_names(const struct spec *spec, const struct spec_ref *refs, size_t n,
+			  enum spec_tier tier, struct strbuf *others)
 {
 	const char **v = xcalloc(n + 1, sizeof(*v));
 	size_t i, k = 0;
@@ -242,9 +246,9 @@ static json_t *object_names(const struct spec *spec, const struct spec_ref *refs
 	for (i = 0; i < n; i++) {
 		const struct spec_store *s = spec_store_find(spec, refs[i].name);
 
-		if (s && s->tier == TIER_OBJECT)
+		if (s && s->tier == tier)
 			v[k++] = refs[i].name;
-		else if (s)
+		else if (s && s->tier == TIER_LUSTRE && others)
 			sb_addf(others, "%s%s", others->len ? ", " : "", refs[i].name);
 	}
 	arr = pexp_sorted_strings(v, k);
@@ -302,12 +306,22 @@ static int policy_fits(const struct spec *spec, const struct spec_role *role, co
 {
 	char longest[72];
 	struct prov_scope worst = {spec->cluster, longest, NULL};
+	json_t *efs = json_object(), *v;
 	char *doc;
-	size_t size;
+	size_t size, i;
+	int pass;
 
 	memset(longest, 'w', sizeof(longest) - 1);
 	longest[sizeof(longest) - 1] = '\0';
-	doc = aws_role_policy_compile(&worst, attrs);
+	/* And every file system at the longest ARN EFS gives (a region name of 20). */
+	for (pass = 0; pass < 2; pass++)
+		json_array_foreach(json_object_get(attrs, pass ? "nfs_write" : "nfs_read"), i, v)
+		    json_object_set_new(efs, json_string_value(v),
+					json_string("arn:aws-us-gov:elasticfilesystem:"
+						    "wwwwwwwwwwwwwwwwwwww:123456789012:"
+						    "file-system/fs-0123456789abcdef0"));
+	doc = aws_role_policy_compile(&worst, attrs, efs);
+	json_decref(efs);
 	size = aws_policy_size(doc);
 	free(doc);
 	if (size <= AWS_ROLE_POLICY_MAX)
@@ -329,26 +343,40 @@ static int policy_fits(const struct spec *spec, const struct spec_role *role, co
 static int expand_role(json_t *all, const struct spec *spec, const struct spec_role *role,
 		       struct kiln_error *err)
 {
-	json_t *r = pexp_resource(all, "aws_iam_role", role->name);
+	json_t *r = pexp_resource(all, "aws_iam_role", role->name), *nfs;
 	struct strbuf others[2] = {{0}};
 	size_t i;
 
 	if (allow_check(spec, role, err) < 0)
 		return -1;
 
-	pexp_attr(r, "read", object_names(spec, role->read, role->nread, &others[0]));
-	pexp_attr(r, "write", object_names(spec, role->write, role->nwrite, &others[1]));
+	pexp_attr(r, "read", tier_names(spec, role->read, role->nread, TIER_OBJECT, &others[0]));
+	pexp_attr(r, "write", tier_names(spec, role->write, role->nwrite, TIER_OBJECT, &others[1]));
+	/* Like allow: no key for a role that mounts no EFS file system. */
+	nfs = tier_names(spec, role->read, role->nread, TIER_NFS, NULL);
+	if (json_array_size(nfs))
+		pexp_attr(r, "nfs_read", nfs);
+	else
+		json_decref(nfs);
+	nfs = tier_names(spec, role->write, role->nwrite, TIER_NFS, NULL);
+	if (json_array_size(nfs))
+		pexp_attr(r, "nfs_write", nfs);
+	else
+		json_decref(nfs);
 	if (role->nallow)
 		pexp_attr(r, "allow", pexp_role_allow(role));
 	for (i = 0; i < 2; i++) {
 		if (others[i].len)
-			pexp_why(r, i ? "write" : "read",
-				 xasprintf("%s: file systems are reached over the network (the "
-					   "security group), not through IAM, so the policy names "
-					   "object stores only",
-					   others[i].buf));
+			pexp_why(
+			    r, i ? "write" : "read",
+			    xasprintf("%s: Lustre clients mount over the network (the security "
+				      "group), not through IAM, and FSx cannot scope "
+				      "fsx:DescribeFileSystems to one file system, so the policy "
+				      "grants nothing for lustre stores",
+				      others[i].buf));
 		sb_release(&others[i]);
 	}
+	/* The policy names each store's exact ARN: the stores come first. */
 	for (i = 0; i < role->nread + role->nwrite; i++) {
 		const struct spec_ref *ref =
 		    i < role->nread ? &role->read[i] : &role->write[i - role->nread];
@@ -356,6 +384,8 @@ static int expand_role(json_t *all, const struct spec *spec, const struct spec_r
 
 		if (s && s->tier == TIER_OBJECT)
 			pexp_dep(r, "aws_s3_bucket", s->name);
+		if (s && s->tier == TIER_NFS)
+			pexp_dep(r, "aws_efs", s->name);
 	}
 	return policy_fits(spec, role, json_object_get(r, "attrs"), err);
 }

@@ -10,7 +10,8 @@
  *                          found through its file system's)
  *
  * Both are reached over the network (the security group admits all traffic
- * from itself), so no IAM action gives or takes them. deletion: retain and
+ * from itself); an EFS file system's ARN is remembered for the roles whose
+ * policy names it (aws_iam.c). deletion: retain and
  * the mount path ride in kiln:deletion and kiln:mount tags.
  */
 #include "aws_ec2.h"
@@ -579,6 +580,9 @@ static int efs_describe(struct prov_ctx *ctx, const char *id, json_t **out, stru
 		{
 			json_t *live = efs_live(fs);
 
+			/* A role's policy names the file system by its ARN. */
+			if (live)
+				aws_efs_remember(ctx, live);
 			if (live)
 				json_array_append_new(*out, live);
 		}
@@ -662,6 +666,7 @@ int efs_create(struct prov_ctx *ctx, const struct prov_scope *scope, const struc
 		kiln_error_set(err, "aws: efs CreateFileSystem answered no FileSystemId");
 		return PROV_ERROR;
 	}
+	aws_efs_remember(ctx, *out);
 	json_object_set_new(*out, "address", json_string(op->address));
 	return PROV_OK;
 }

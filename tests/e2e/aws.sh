@@ -38,6 +38,10 @@ aws: moto with IAM enforcement starts
 aws: examples/llm-pretrain.yaml applies with exactly the iam-policy permissions
 aws: boto3 finds the example's resources recorded, none twice, none untagged
 aws: and plans no changes with them
+aws: boto3 finds each role's exact statements: EFS mount actions on the file system's ARN, nothing for Lustre
+aws: a role's intent on an nfs store changes its policy in place
+aws: boto3 finds the role's new EFS statement
+aws: and plans no changes after it
 aws: and destroys with them, keeping the retained stores
 aws: without ec2:CreateVpc the error names the action that was denied
 aws: the moto servers are stopped"
@@ -273,6 +277,29 @@ aws_least_privilege() {
 		env "$lp_ep" $lp_admin "$AWS_PY" "$aws_py" agree .state.json llm-pretrain default
 	# shellcheck disable=SC2086
 	check "aws: and plans no changes with them" 0 --out-has "No changes." \
+		-- env "$lp_ep" $lp_keys "$KILN" plan --detailed-exitcode --var image=ami-1e749f67
+	# The trainer reads home (nfs) and writes scratch (lustre: no IAM action); login writes home.
+	lp_trainer='[[["s3:GetObject"], "objects:datasets"], [["s3:ListBucket"], "bucket:datasets"], [["s3:GetObject", "s3:PutObject", "s3:AbortMultipartUpload"], "objects:checkpoints"], [["s3:ListBucket"], "bucket:checkpoints"]'
+	lp_login='[[["s3:GetObject"], "objects:checkpoints"], [["s3:ListBucket"], "bucket:checkpoints"], [["elasticfilesystem:ClientMount", "elasticfilesystem:ClientWrite"], "efs:home"]]'
+	# shellcheck disable=SC2086
+	assert "aws: boto3 finds each role's exact statements: EFS mount actions on the file system's ARN, nothing for Lustre" \
+		env "$lp_ep" $lp_admin "$AWS_PY" "$aws_py" expect llm-pretrain default \
+		"role-exact=trainer=$lp_trainer, [[\"elasticfilesystem:ClientMount\"], \"efs:home\"]]" \
+		"role-exact=login=$lp_login"
+	sed -i 's/trainer: {read: \[datasets, home\], write: \[checkpoints, scratch\]}/trainer: {read: [datasets], write: [checkpoints, scratch, home]}/' kiln.yaml
+	# shellcheck disable=SC2086
+	check "aws: a role's intent on an nfs store changes its policy in place" 0 \
+		--out-has "~ aws_iam_role.trainer  update in place" \
+		--out-has 'nfs_write:  null → ["home"]' \
+		--out-has "+ elasticfilesystem:ClientWrite  arn:aws:elasticfilesystem:us-east-1:" \
+		--out-has "Apply complete: 0 created, 1 updated, 0 replaced, 0 deleted." \
+		-- env "$lp_ep" $lp_keys "$KILN" apply --auto-approve --var image=ami-1e749f67
+	# shellcheck disable=SC2086
+	assert "aws: boto3 finds the role's new EFS statement" \
+		env "$lp_ep" $lp_admin "$AWS_PY" "$aws_py" expect llm-pretrain default \
+		"role-exact=trainer=$lp_trainer, [[\"elasticfilesystem:ClientMount\", \"elasticfilesystem:ClientWrite\"], \"efs:home\"]]"
+	# shellcheck disable=SC2086
+	check "aws: and plans no changes after it" 0 --out-has "No changes." \
 		-- env "$lp_ep" $lp_keys "$KILN" plan --detailed-exitcode --var image=ami-1e749f67
 	# shellcheck disable=SC2086
 	check "aws: and destroys with them, keeping the retained stores" 0 \

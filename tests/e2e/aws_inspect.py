@@ -139,10 +139,17 @@ def instances(ec2, cluster, ws, group):
     return out
 
 
+def role_policy(iam, name):
+    """The role's inline policy "kiln" as a dict."""
+    doc = iam.get_role_policy(RoleName=name, PolicyName="kiln")["PolicyDocument"]
+    return json.loads(doc) if isinstance(doc, str) else doc
+
+
 def expect(cluster, ws, checks):
     """CHECKS: group=NAME:count=N[:efa][:pg][:profile][:public]; bucket=STORE:versioning=on|off
     [:expire=DAYS]; sg-ingress=PORT/CIDR,...; role=NAME:read=A+B:write=C;
-    role-allow=NAME=[[ACTIONS, RESOURCES], ...]; tags=K=V"""
+    role-allow=NAME=[[ACTIONS, RESOURCES], ...]; role-exact=NAME=[[ACTIONS, RESOURCE], ...];
+    tags=K=V"""
     c = clients()
     ec2, s3, iam = c["ec2"], c["s3"], c["iam"]
     prefix = "kiln-%s-%s-" % (cluster, ws)
@@ -234,9 +241,7 @@ def expect(cluster, ws, checks):
             r = iam.get_role(RoleName=name)["Role"]
             if r["Path"] != "/kiln/%s/%s/" % (cluster, ws):
                 faults.append("role %s path %s" % (name, r["Path"]))
-            doc = iam.get_role_policy(RoleName=name, PolicyName="kiln")["PolicyDocument"]
-            if isinstance(doc, str):
-                doc = json.loads(doc)
+            doc = role_policy(iam, name)
             acts = {}
             for s in doc["Statement"]:
                 if isinstance(s["Resource"], list):
@@ -263,9 +268,7 @@ def expect(cluster, ws, checks):
             # statements, which follow every store statement.
             name, _, want = rest.partition("=")
             name = prefix + name
-            doc = iam.get_role_policy(RoleName=name, PolicyName="kiln")["PolicyDocument"]
-            if isinstance(doc, str):
-                doc = json.loads(doc)
+            doc = role_policy(iam, name)
             kinds = [isinstance(s["Resource"], list) for s in doc["Statement"]]
             if kinds != sorted(kinds):
                 faults.append("role %s: a store statement follows an allow statement" % name)
@@ -275,6 +278,34 @@ def expect(cluster, ws, checks):
             want = sorted([sorted(a), sorted(r)] for a, r in json.loads(want))
             if got != want:
                 faults.append("role %s allow statements %s, want %s" % (name, got, want))
+        elif kind == "role-exact":
+            # role-exact=NAME=JSON: every statement of the role's policy, as
+            # [[ACTIONS], RESOURCE], nothing more; a RESOURCE of "bucket:S" or
+            # "objects:S" is store S's bucket or its objects, "efs:S" the ARN of
+            # the EFS file system tagged aws_efs.S (as EFS reports it).
+            name, _, want = rest.partition("=")
+            name = prefix + name
+            doc = role_policy(iam, name)
+            efs = {tags_of(f.get("Tags")).get("kiln:address"): f["FileSystemArn"]
+                   for f in c["efs"].describe_file_systems()["FileSystems"]
+                   if tags_of(f.get("Tags")).get("kiln:cluster") == cluster
+                   and tags_of(f.get("Tags")).get("kiln:workspace") == ws}
+
+            def where(r):
+                k, _, store = r.partition(":")
+                if k == "bucket":
+                    return "arn:aws:s3:::%s%s" % (prefix, store)
+                if k == "objects":
+                    return "arn:aws:s3:::%s%s/*" % (prefix, store)
+                if k == "efs":
+                    return efs.get("aws_efs." + store, "(no file system aws_efs.%s)" % store)
+                return r
+            got = sorted([sorted(st["Action"]), st["Resource"]] for st in doc["Statement"])
+            want = sorted([sorted(a), where(r)] for a, r in json.loads(want))
+            if got != want:
+                faults.append("role %s statements %s, want %s" % (name, got, want))
+            if any(st["Effect"] != "Allow" or st["Resource"] == "*" for st in doc["Statement"]):
+                faults.append("role %s has a statement that is not an Allow on exact ARNs" % name)
         else:
             faults.append("unknown check %s" % check)
     return faults, "aws: %d checks hold" % len(checks)
@@ -297,9 +328,7 @@ def drift(cluster, ws, what):
     elif what.startswith("policy-add="):
         # A statement added to a role's inline policy by hand.
         name = prefix + what.split("=", 1)[1]
-        doc = c["iam"].get_role_policy(RoleName=name, PolicyName="kiln")["PolicyDocument"]
-        if isinstance(doc, str):
-            doc = json.loads(doc)
+        doc = role_policy(c["iam"], name)
         doc["Statement"].append({"Effect": "Allow", "Action": "sts:GetCallerIdentity",
                                  "Resource": "*"})
         c["iam"].put_role_policy(RoleName=name, PolicyName="kiln", PolicyDocument=json.dumps(doc))
