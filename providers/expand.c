@@ -30,18 +30,33 @@ json_t *pexp_str(const char *s)
 	return s ? json_string(s) : json_null();
 }
 
-void pexp_dep(json_t *r, const char *type, const char *name)
+/* Add TYPE.NAME to r's list key ("deps", "after") once, making the list when it has none. */
+static void add_address(json_t *r, const char *key, const char *type, const char *name)
 {
-	json_t *deps = json_object_get(r, "deps");
+	json_t *deps = json_object_get(r, key);
 	char *addr = xasprintf("%s.%s", type, name);
 	size_t i;
 
+	if (!deps) {
+		deps = json_array();
+		json_object_set_new(r, key, deps);
+	}
 	for (i = 0; i < json_array_size(deps); i++)
 		if (strcmp(json_string_value(json_array_get(deps, i)), addr) == 0)
 			break;
 	if (i == json_array_size(deps))
 		json_array_append_new(deps, json_string(addr));
 	free(addr);
+}
+
+void pexp_dep(json_t *r, const char *type, const char *name)
+{
+	add_address(r, "deps", type, name);
+}
+
+void pexp_after(json_t *r, const char *type, const char *name)
+{
+	add_address(r, "after", type, name);
 }
 
 void pexp_why(json_t *r, const char *key, char *text)
@@ -76,18 +91,24 @@ json_t *pexp_sorted_strings(const char **v, size_t n)
 
 void pexp_sort_deps(json_t *all)
 {
+	static const char *const keys[] = {"deps", "after"};
 	const char *addr;
 	json_t *r;
+	size_t k;
 
-	json_object_foreach(all, addr, r)
+	json_object_foreach(all, addr, r) for (k = 0; k < 2; k++)
 	{
-		json_t *deps = json_object_get(r, "deps");
+		json_t *deps = json_object_get(r, keys[k]);
 		size_t n = json_array_size(deps), i;
-		const char **v = xcalloc(n + 1, sizeof(*v));
+		const char **v;
 
+		/* "after" only where expand put one: most resources have none. */
+		if (k == 1 && !deps)
+			continue;
+		v = xcalloc(n + 1, sizeof(*v));
 		for (i = 0; i < n; i++)
 			v[i] = json_string_value(json_array_get(deps, i));
-		json_object_set_new(r, "deps", pexp_sorted_strings(v, n));
+		json_object_set_new(r, keys[k], pexp_sorted_strings(v, n));
 		free(v);
 	}
 }

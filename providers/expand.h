@@ -21,6 +21,8 @@ void pexp_attr(json_t *r, const char *key, json_t *value);
 json_t *pexp_str(const char *s);
 /* Depend on "TYPE.NAME" (once). */
 void pexp_dep(json_t *r, const char *type, const char *name);
+/* Be made after "TYPE.NAME" (once) without depending on it (provider.h's "after"). */
+void pexp_after(json_t *r, const char *type, const char *name);
 /* Why an attribute has its value, for the plan (text is stolen). */
 void pexp_why(json_t *r, const char *key, char *text);
 /* A sorted, duplicate-free array of strings (v is sorted in place). */
