@@ -199,17 +199,52 @@ static int unknown_type(const char *prefix, const struct spec *spec, const struc
 	return PROV_ERROR;
 }
 
-json_t *pexp_store_names(const struct spec_ref *refs, size_t n)
+/* The sorted names of refs of one tier; a lustre one is appended to lustre. */
+static json_t *tier_names(const struct spec *spec, const struct spec_ref *refs, size_t n,
+			  enum spec_tier tier, struct strbuf *lustre)
 {
 	const char **v = xcalloc(n + 1, sizeof(*v));
+	size_t i, k = 0;
 	json_t *arr;
-	size_t i;
 
-	for (i = 0; i < n; i++)
-		v[i] = refs[i].name;
-	arr = pexp_sorted_strings(v, n);
+	for (i = 0; i < n; i++) {
+		const struct spec_store *s = spec_store_find(spec, refs[i].name);
+
+		if (s && s->tier == tier)
+			v[k++] = refs[i].name;
+		else if (s && s->tier == TIER_LUSTRE && lustre)
+			sb_addf(lustre, "%s%s", lustre->len ? ", " : "", refs[i].name);
+	}
+	arr = pexp_sorted_strings(v, k);
 	free(v);
 	return arr;
+}
+
+void pexp_role_policy_attrs(json_t *r, const struct spec *spec, const struct spec_role *role,
+			    const char *lustre_why)
+{
+	json_t *nfs;
+	int w;
+
+	for (w = 0; w < 2; w++) {
+		const struct spec_ref *refs = w ? role->write : role->read;
+		size_t n = w ? role->nwrite : role->nread;
+		struct strbuf lustre = {0};
+
+		pexp_attr(r, w ? "write" : "read", tier_names(spec, refs, n, TIER_OBJECT, &lustre));
+		/* Like allow: no key for a role that mounts no nfs store. */
+		nfs = tier_names(spec, refs, n, TIER_NFS, NULL);
+		if (json_array_size(nfs))
+			pexp_attr(r, w ? "nfs_write" : "nfs_read", nfs);
+		else
+			json_decref(nfs);
+		if (lustre.len)
+			pexp_why(r, w ? "write" : "read",
+				 xasprintf("%s: %s", lustre.buf, lustre_why));
+		sb_release(&lustre);
+	}
+	if (role->nallow)
+		pexp_attr(r, "allow", pexp_role_allow(role));
 }
 
 /* A JSON array of strings as a sorted, duplicate-free array (non-strings dropped). */

@@ -233,30 +233,6 @@ static void expand_store(json_t *all, const struct spec *spec, const struct prov
 }
 
 /*
- * The names of refs of one tier (sorted), and the others (lustre, which no
- * IAM action opens) appended to others.
- */
-static json_t *tier_names(const struct spec *spec, const struct spec_ref *refs, size_t n,
-			  enum spec_tier tier, struct strbuf *others)
-{
-	const char **v = xcalloc(n + 1, sizeof(*v));
-	size_t i, k = 0;
-	json_t *arr;
-
-	for (i = 0; i < n; i++) {
-		const struct spec_store *s = spec_store_find(spec, refs[i].name);
-
-		if (s && s->tier == tier)
-			v[k++] = refs[i].name;
-		else if (s && s->tier == TIER_LUSTRE && others)
-			sb_addf(others, "%s%s", others->len ? ", " : "", refs[i].name);
-	}
-	arr = pexp_sorted_strings(v, k);
-	free(v);
-	return arr;
-}
-
-/*
  * Partitions of AWS: an allow resource of another cloud (the sim's
  * arn:sim:...) or a sim: action is refused here rather than by IAM at apply.
  */
@@ -343,39 +319,16 @@ static int policy_fits(const struct spec *spec, const struct spec_role *role, co
 static int expand_role(json_t *all, const struct spec *spec, const struct spec_role *role,
 		       struct kiln_error *err)
 {
-	json_t *r = pexp_resource(all, "aws_iam_role", role->name), *nfs;
-	struct strbuf others[2] = {{0}};
+	json_t *r = pexp_resource(all, "aws_iam_role", role->name);
 	size_t i;
 
 	if (allow_check(spec, role, err) < 0)
 		return -1;
 
-	pexp_attr(r, "read", tier_names(spec, role->read, role->nread, TIER_OBJECT, &others[0]));
-	pexp_attr(r, "write", tier_names(spec, role->write, role->nwrite, TIER_OBJECT, &others[1]));
-	/* Like allow: no key for a role that mounts no EFS file system. */
-	nfs = tier_names(spec, role->read, role->nread, TIER_NFS, NULL);
-	if (json_array_size(nfs))
-		pexp_attr(r, "nfs_read", nfs);
-	else
-		json_decref(nfs);
-	nfs = tier_names(spec, role->write, role->nwrite, TIER_NFS, NULL);
-	if (json_array_size(nfs))
-		pexp_attr(r, "nfs_write", nfs);
-	else
-		json_decref(nfs);
-	if (role->nallow)
-		pexp_attr(r, "allow", pexp_role_allow(role));
-	for (i = 0; i < 2; i++) {
-		if (others[i].len)
-			pexp_why(
-			    r, i ? "write" : "read",
-			    xasprintf("%s: Lustre clients mount over the network (the security "
-				      "group), not through IAM, and FSx cannot scope "
-				      "fsx:DescribeFileSystems to one file system, so the policy "
-				      "grants nothing for lustre stores",
-				      others[i].buf));
-		sb_release(&others[i]);
-	}
+	pexp_role_policy_attrs(r, spec, role,
+			       "Lustre clients mount over the network (the security group), not "
+			       "through IAM, and FSx cannot scope fsx:DescribeFileSystems to one "
+			       "file system, so the policy grants nothing for lustre stores");
 	/* The policy names each store's exact ARN: the stores come first. */
 	for (i = 0; i < role->nread + role->nwrite; i++) {
 		const struct spec_ref *ref =
