@@ -64,6 +64,7 @@ static void aws_close(struct prov_ctx *ctx)
 	json_decref(ctx->images);
 	json_decref(ctx->efa);
 	json_decref(ctx->efs_arns);
+	json_decref(ctx->zoned);
 	pthread_mutex_destroy(&ctx->mu);
 	for (i = 0; i < AWS_NSERVICES; i++) {
 		free(ctx->ep[i].base);
@@ -85,6 +86,7 @@ static int aws_open(struct prov_ctx **out, const struct spec *spec, struct kiln_
 	ctx->images = json_object();
 	ctx->efa = json_object();
 	ctx->efs_arns = json_object();
+	ctx->zoned = json_object();
 
 	*out = NULL;
 	if (aws_region_resolve(spec->provider.region, &ctx->region, err) < 0)

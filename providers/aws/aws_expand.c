@@ -8,14 +8,19 @@
  *   aws_placement_group.fabric     a cluster placement group, when fabric is not none
  *   aws_instance_group.GROUP       one RunInstances gang per compute group
  *   aws_s3_bucket.STORE            per object store
- *   aws_fsx_lustre.STORE           per lustre store, in the first zone's subnet;
+ *   aws_fsx_lustre.STORE           per lustre store, in the nodes' zone's subnet;
  *   aws_fsx_import.STORE           and its import from an object store
  *   aws_efs.STORE                  per nfs store,
- *   aws_efs_mount_target.STORE     with a mount target in the first zone's subnet
+ *   aws_efs_mount_target.STORE     with a mount target in the nodes' zone's subnet
  *   aws_iam_role.ROLE              per IAM role: the role, its inline policy, its
  *                                  instance profile (read and write name buckets;
  *                                  nfs_read, nfs_write and allow when not empty;
  *                                  after the EFS file systems it names)
+ *
+ * With one zone, file systems come before the nodes that mount them. With
+ * a list of zones the node groups launch one after another in one zone
+ * (the first with capacity for all: aws_zones.c), and the zone-bound
+ * storage (lustre, mount targets) is made after them, in their zone.
  *
  * Subnets split the VPC's range: /20s of a /16 (four more prefix bits, at
  * most /28), the first to the first zone.
@@ -92,7 +97,7 @@ static int expand_network(json_t *all, const struct spec *spec, const struct pro
 }
 
 static int expand_group(json_t *all, const struct spec *spec, const struct prov_ctx *ctx,
-			const struct spec_group *g, const char **fabric_prev,
+			const struct spec_group *g, bool zoned, const char **prev,
 			struct kiln_error *err)
 {
 	const struct catalog_type *t;
@@ -158,16 +163,18 @@ static int expand_group(json_t *all, const struct spec *spec, const struct prov_
 	/*
 	 * The fabric's groups launch one after another: a cluster placement
 	 * group lives in one zone, and a group joins the zone the ones before
-	 * it landed in (after a capacity fallback, not the first listed).
+	 * it landed in (after a capacity fallback, not the first listed). With a
+	 * list of zones every group does, so the nodes and the storage they
+	 * mount share one zone.
 	 */
-	if (in_pg && *fabric_prev)
-		pexp_dep(r, "aws_instance_group", *fabric_prev);
-	if (in_pg)
-		*fabric_prev = g->name;
+	if ((in_pg || zoned) && *prev)
+		pexp_dep(r, "aws_instance_group", *prev);
+	if (in_pg || zoned)
+		*prev = g->name;
 	if (g->role.name && spec_role_find(spec, g->role.name))
 		pexp_dep(r, "aws_iam_role", g->role.name);
-	/* File systems are mounted on every node: they come first. */
-	for (i = 0; i < spec->nstores; i++) {
+	/* With one zone, file systems are mounted on every node: they come first. */
+	for (i = 0; !zoned && i < spec->nstores; i++) {
 		if (spec->stores[i].tier == TIER_LUSTRE)
 			pexp_dep(r, "aws_fsx_lustre", spec->stores[i].name);
 		if (spec->stores[i].tier == TIER_NFS)
@@ -182,10 +189,33 @@ static void store_common(json_t *r, const struct spec_store *s)
 	pexp_attr(r, "deletion", json_string(deletion_name(s->deletion)));
 }
 
+/*
+ * Where zone-bound storage (a Lustre file system, an EFS mount target) is
+ * made: with one zone, in its subnet; with a list, after every node group
+ * and in the subnet of the zone they landed in, chosen at apply.
+ */
+static void zone_bound(json_t *r, const struct spec *spec, const struct prov_ctx *ctx)
+{
+	size_t i;
+
+	if (ctx->nzones <= 1 || spec->ngroups == 0) {
+		pexp_dep(r, "aws_subnet", ctx->zones[0]);
+		return;
+	}
+	for (i = 0; i < ctx->nzones; i++)
+		pexp_dep(r, "aws_subnet", ctx->zones[i]);
+	/* Made after the nodes, not with them: a new image is no new file system. */
+	for (i = 0; i < spec->ngroups; i++)
+		pexp_after(r, "aws_instance_group", spec->groups[i].name);
+	pexp_why(r, "zone",
+		 xstrdup("made after the node groups, in the zone they land in: a zone without "
+			 "capacity moves the whole fabric, and nothing holding data is made in a "
+			 "zone the nodes leave"));
+}
+
 static void expand_store(json_t *all, const struct spec *spec, const struct prov_ctx *ctx,
 			 const struct spec_store *s)
 {
-	const char *zone = ctx->zones[0];
 	json_t *r;
 
 	switch (s->tier) {
@@ -211,7 +241,7 @@ static void expand_store(json_t *all, const struct spec *spec, const struct prov
 			    r, "encrypted",
 			    xstrdup(
 				"FSx encrypts every file system at rest, whatever the spec says"));
-		pexp_dep(r, "aws_subnet", zone);
+		zone_bound(r, spec, ctx);
 		pexp_dep(r, "aws_security_group", "main");
 		if (s->import.name && spec_store_find(spec, s->import.name)) {
 			r = pexp_resource(all, "aws_fsx_import", s->name);
@@ -226,7 +256,7 @@ static void expand_store(json_t *all, const struct spec *spec, const struct prov
 		store_common(r, s);
 		r = pexp_resource(all, "aws_efs_mount_target", s->name);
 		pexp_dep(r, "aws_efs", s->name);
-		pexp_dep(r, "aws_subnet", zone);
+		zone_bound(r, spec, ctx);
 		pexp_dep(r, "aws_security_group", "main");
 		return;
 	}
@@ -347,19 +377,44 @@ int aws_expand(struct prov_ctx *ctx, const struct spec *spec, json_t **out, stru
 {
 	json_t *all = json_object();
 	bool network = spec->network.node || spec->ngroups > 0;
-	const char *fabric_prev = NULL;
+	const char *prev = NULL;
+	bool zoned = ctx->nzones > 1 && spec->ngroups > 0;
 	size_t i;
 
 	*out = NULL;
 	for (i = 0; i < spec->nstores; i++)
 		network |= spec->stores[i].tier != TIER_OBJECT;
+	/* Nodes must join the zone such storage already holds data in (aws_zones.c). */
+	ctx->zone_bound = false;
+	for (i = 0; i < spec->nstores; i++)
+		ctx->zone_bound |= spec->stores[i].tier != TIER_OBJECT;
 	if (network && expand_network(all, spec, ctx, err) < 0)
 		goto fail;
 	for (i = 0; i < spec->nstores; i++)
 		expand_store(all, spec, ctx, &spec->stores[i]);
 	for (i = 0; i < spec->ngroups; i++)
-		if (expand_group(all, spec, ctx, &spec->groups[i], &fabric_prev, err) < 0)
+		if (expand_group(all, spec, ctx, &spec->groups[i], zoned, &prev, err) < 0)
 			goto fail;
+	if (zoned) {
+		struct strbuf order = {0};
+		char *first = xasprintf("aws_instance_group.%s", spec->groups[0].name);
+
+		for (i = 0; i < ctx->nzones; i++)
+			sb_addf(&order, "%s%s",
+				i == 0		       ? ""
+				: i + 1 == ctx->nzones ? " else "
+						       : ", ",
+				ctx->zones[i]);
+		pexp_why(
+		    json_object_get(all, first), "zones",
+		    xasprintf("the node groups launch one after another in one zone, the "
+			      "first with capacity for them all: %s; when a group finds none, "
+			      "the groups this apply launched move with it, and the zone-bound "
+			      "storage follows them",
+			      order.buf));
+		sb_release(&order);
+		free(first);
+	}
 	for (i = 0; i < spec->nroles; i++)
 		if (expand_role(all, spec, &spec->roles[i], err) < 0)
 			goto fail;

@@ -8,6 +8,7 @@
  *   aws_expand.c  spec -> desired resources
  *   aws_net.c     VPC, subnets, internet gateway, security group, placement group
  *   aws_nodes.c   instance groups (RunInstances gangs)
+ *   aws_zones.c   the one zone a workspace's nodes and zone-bound storage live in
  *   aws_s3.c      buckets
  *   aws_iam.c     roles with their instance profile and inline policy; the actions
  *                 each operation needs (iam_actions)
@@ -55,10 +56,12 @@ struct prov_ctx {
 	struct aws_endpoint ep[AWS_NSERVICES];
 	atomic_ulong calls; /* HTTP requests made, retries included */
 	bool have_creds;    /* else creds_err says why, at the first call */
-	pthread_mutex_t mu; /* guards images, efa and efs_arns */
+	pthread_mutex_t mu; /* guards images, efa, efs_arns and zoned */
 	json_t *images;	    /* image id -> root device name, as DescribeImages said */
 	json_t *efa;	    /* instance type -> maximum EFA interfaces, as EC2 said */
 	json_t *efs_arns;   /* "CLUSTER/WS/STORE" -> EFS file system ARN, as EFS said */
+	json_t *zoned;	    /* "CLUSTER/WS" -> the zone its nodes launched in (aws_zones.c) */
+	bool zone_bound;    /* the spec has zone-bound storage (lustre, nfs): set by expand */
 	struct kiln_error creds_err;
 };
 
@@ -160,6 +163,13 @@ void aws_efa_remember(struct prov_ctx *ctx, const char *type, int n);
 void aws_efs_remember(struct prov_ctx *ctx, const json_t *live);
 /* The ARN of the scope's nfs store name (malloc'd), or NULL when none was seen. */
 char *aws_efs_arn(struct prov_ctx *ctx, const struct prov_scope *scope, const char *name);
+
+/*
+ * The zone zone-bound storage of the scope is made in (malloc'd): where this
+ * apply launched its nodes, else where the workspace's nodes are (one
+ * DescribeInstances), else the first zone; with one zone, that zone.
+ */
+char *aws_storage_zone(struct prov_ctx *ctx, const struct prov_scope *scope);
 
 /* aws_preflight.c */
 int aws_preflight(struct prov_ctx *ctx, const json_t *creates, json_t *warnings,

@@ -1,7 +1,8 @@
 /*
  * aws_storage.c - the file tiers: lustre as FSx for Lustre (PERSISTENT_2)
  * with its S3 import as a data repository association, and nfs as EFS
- * with a mount target in the first zone's subnet.
+ * with a mount target; the file system and the mount target in the subnet
+ * of the zone the nodes are in (aws_storage_zone).
  *
  *   aws_fsx_lustre.STORE   CreateFileSystem (ClientRequestToken), AVAILABLE when ready
  *   aws_fsx_import.STORE   CreateDataRepositoryAssociation from the object store it imports
@@ -268,10 +269,24 @@ static int missing(const char *address, const char *what, struct kiln_error *err
 	return PROV_ERROR;
 }
 
+/*
+ * The subnet zone-bound storage is made in: the one of the zone the nodes
+ * are in (aws_zones.c), so a capacity fallback never leaves it behind.
+ */
+static const char *storage_subnet(struct prov_ctx *ctx, const struct prov_scope *scope,
+				  const json_t *deps)
+{
+	char *zone = aws_storage_zone(ctx, scope);
+	const char *subnet = aws_dep_attr(deps, "aws_subnet", zone, "id");
+
+	free(zone);
+	return subnet ? subnet : aws_dep_attr_any(deps, "aws_subnet", "id");
+}
+
 int lustre_create(struct prov_ctx *ctx, const struct prov_scope *scope,
 		  const struct prov_create *op, json_t **out, struct kiln_error *err)
 {
-	const char *subnet = aws_dep_attr_any(op->deps, "aws_subnet", "id");
+	const char *subnet = storage_subnet(ctx, scope, op->deps);
 	const char *sg = aws_dep_attr(op->deps, "aws_security_group", "main", "id");
 	char *token = short_token(op->token);
 	json_t *body, *resp;
@@ -837,12 +852,11 @@ int mt_create(struct prov_ctx *ctx, const struct prov_scope *scope, const struct
 	      json_t **out, struct kiln_error *err)
 {
 	const char *fs = aws_dep_attr(op->deps, "aws_efs", op->name, "id");
-	const char *subnet = aws_dep_attr_any(op->deps, "aws_subnet", "id");
+	const char *subnet = storage_subnet(ctx, scope, op->deps);
 	const char *sg = aws_dep_attr(op->deps, "aws_security_group", "main", "id");
 	json_t *resp = NULL, *fs_live = NULL;
 	int rc;
 
-	(void)scope;
 	*out = NULL;
 	if (!fs || !subnet || !sg)
 		return missing(op->address, "its file system, a subnet and the security group",

@@ -149,7 +149,7 @@ def expect(cluster, ws, checks):
     """CHECKS: group=NAME:count=N[:efa][:pg][:profile][:public]; bucket=STORE:versioning=on|off
     [:expire=DAYS]; sg-ingress=PORT/CIDR,...; role=NAME:read=A+B:write=C;
     role-allow=NAME=[[ACTIONS, RESOURCES], ...]; role-exact=NAME=[[ACTIONS, RESOURCE], ...];
-    tags=K=V"""
+    zone=ZONE[:no-storage]; tags=K=V"""
     c = clients()
     ec2, s3, iam = c["ec2"], c["s3"], c["iam"]
     prefix = "kiln-%s-%s-" % (cluster, ws)
@@ -278,6 +278,56 @@ def expect(cluster, ws, checks):
             want = sorted([sorted(a), sorted(r)] for a, r in json.loads(want))
             if got != want:
                 faults.append("role %s allow statements %s, want %s" % (name, got, want))
+        elif kind == "zone":
+            # zone=Z: every zone-bound thing of the workspace is in Z (instances and
+            # their subnets, the placement group's instances, FSx file systems' subnets,
+            # EFS mount targets, every network interface in its VPC), none elsewhere;
+            # zone=Z:no-storage: and no FSx file system or EFS mount target was made.
+            zone = parts[0]
+            scoped = [{"Name": "tag:kiln:cluster", "Values": [cluster]},
+                      {"Name": "tag:kiln:workspace", "Values": [ws]}]
+            subnet_zone = {sn["SubnetId"]: sn["AvailabilityZone"]
+                           for sn in ec2.describe_subnets()["Subnets"]}
+            alive = [i for r in ec2.describe_instances(Filters=scoped + [
+                {"Name": "instance-state-name", "Values": ["pending", "running"]}])["Reservations"]
+                for i in r["Instances"]]
+            if not alive:
+                faults.append("no instances of %s/%s are alive" % (cluster, ws))
+            for i in alive:
+                where = (i["Placement"]["AvailabilityZone"], subnet_zone.get(i.get("SubnetId")))
+                if where != (zone, zone):
+                    faults.append("%s (%s%s) is in %s, subnet in %s, want %s" % (
+                        i["InstanceId"], tags_of(i.get("Tags")).get("kiln:address"),
+                        ", placement group %s" % i["Placement"]["GroupName"]
+                        if i["Placement"].get("GroupName") else "", where[0], where[1], zone))
+            fss = [f for f in c["fsx"].describe_file_systems()["FileSystems"]
+                   if tags_of(f.get("Tags")).get("kiln:cluster") == cluster
+                   and tags_of(f.get("Tags")).get("kiln:workspace") == ws]
+            mts = [m for f in c["efs"].describe_file_systems()["FileSystems"]
+                   if tags_of(f.get("Tags")).get("kiln:cluster") == cluster
+                   and tags_of(f.get("Tags")).get("kiln:workspace") == ws
+                   for m in c["efs"].describe_mount_targets(FileSystemId=f["FileSystemId"])["MountTargets"]]
+            if "no-storage" in parts[1:] and (fss or mts):
+                faults.append("zone-bound storage was made: %s %s" % (
+                    [f["FileSystemId"] for f in fss], [m["MountTargetId"] for m in mts]))
+            if "no-storage" not in parts[1:] and not (fss and mts):
+                faults.append("want an FSx file system and an EFS mount target, found %d and %d"
+                              % (len(fss), len(mts)))
+            for f in fss:
+                zs = sorted({subnet_zone.get(x) for x in f.get("SubnetIds", [])})
+                if zs != [zone]:
+                    faults.append("FSx %s is in %s, want %s" % (f["FileSystemId"], zs, zone))
+            for m in mts:
+                if subnet_zone.get(m["SubnetId"]) != zone:
+                    faults.append("EFS mount target %s is in %s, want %s" % (
+                        m["MountTargetId"], subnet_zone.get(m["SubnetId"]), zone))
+            vpcs = [v["VpcId"] for v in ec2.describe_vpcs(Filters=scoped)["Vpcs"]]
+            left = collections.Counter(
+                n["AvailabilityZone"] for n in (ec2.describe_network_interfaces(
+                    Filters=[{"Name": "vpc-id", "Values": vpcs}])["NetworkInterfaces"]
+                    if vpcs else []) if n["AvailabilityZone"] != zone)
+            for z, n in sorted(left.items()):
+                faults.append("%d network interfaces are left in %s" % (n, z))
         elif kind == "role-exact":
             # role-exact=NAME=JSON: every statement of the role's policy, as
             # [[ACTIONS], RESOURCE], nothing more; a RESOURCE of "bucket:S" or
