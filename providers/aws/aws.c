@@ -65,6 +65,7 @@ static void aws_close(struct prov_ctx *ctx)
 	json_decref(ctx->efa);
 	json_decref(ctx->efs_arns);
 	json_decref(ctx->zoned);
+	json_decref(ctx->seen);
 	pthread_mutex_destroy(&ctx->mu);
 	for (i = 0; i < AWS_NSERVICES; i++) {
 		free(ctx->ep[i].base);
@@ -87,6 +88,7 @@ static int aws_open(struct prov_ctx **out, const struct spec *spec, struct kiln_
 	ctx->efa = json_object();
 	ctx->efs_arns = json_object();
 	ctx->zoned = json_object();
+	ctx->seen = json_object();
 
 	*out = NULL;
 	if (aws_region_resolve(spec->provider.region, &ctx->region, err) < 0)

@@ -56,12 +56,13 @@ struct prov_ctx {
 	struct aws_endpoint ep[AWS_NSERVICES];
 	atomic_ulong calls; /* HTTP requests made, retries included */
 	bool have_creds;    /* else creds_err says why, at the first call */
-	pthread_mutex_t mu; /* guards images, efa, efs_arns and zoned */
+	pthread_mutex_t mu; /* guards images, efa, efs_arns, zoned and seen */
 	json_t *images;	    /* image id -> root device name, as DescribeImages said */
 	json_t *efa;	    /* instance type -> maximum EFA interfaces, as EC2 said */
 	json_t *efs_arns;   /* "CLUSTER/WS/STORE" -> EFS file system ARN, as EFS said */
 	json_t *zoned;	    /* "CLUSTER/WS" -> the zone its nodes launched in (aws_zones.c) */
 	bool zone_bound;    /* the spec has zone-bound storage (lustre, nfs): set by expand */
+	json_t *seen;	    /* "CLUSTER/WS" -> {"aws_fsx_lustre": n, ...} as refresh listed them */
 	struct kiln_error creds_err;
 };
 
@@ -170,6 +171,13 @@ char *aws_efs_arn(struct prov_ctx *ctx, const struct prov_scope *scope, const ch
  * DescribeInstances), else the first zone; with one zone, that zone.
  */
 char *aws_storage_zone(struct prov_ctx *ctx, const struct prov_scope *scope);
+/*
+ * How many resources of a zone-bound type (aws_fsx_lustre,
+ * aws_efs_mount_target) a listing of one scope found: when refresh found
+ * none, launching nodes needs no look for them.
+ */
+void aws_storage_seen(struct prov_ctx *ctx, const struct prov_scope *scope, const char *type,
+		      size_t n);
 
 /* aws_preflight.c */
 int aws_preflight(struct prov_ctx *ctx, const json_t *creates, json_t *warnings,

@@ -239,7 +239,10 @@ int lustre_list(struct prov_ctx *ctx, const struct prov_scope *scope, const char
 	int rc = lustre_describe(ctx, NULL, &all, err);
 
 	(void)page;
-	return list_scoped(rc, all, scope, out, next);
+	rc = list_scoped(rc, all, scope, out, next);
+	if (rc == PROV_OK)
+		aws_storage_seen(ctx, scope, "aws_fsx_lustre", json_array_size(*out));
+	return rc;
 }
 
 int lustre_read(struct prov_ctx *ctx, const char *id, json_t **out, struct kiln_error *err)
@@ -811,6 +814,8 @@ int mt_list(struct prov_ctx *ctx, const struct prov_scope *scope, const char *pa
 			break;
 	}
 	json_decref(fss);
+	if (rc == PROV_OK)
+		aws_storage_seen(ctx, scope, "aws_efs_mount_target", json_array_size(*out));
 	if (rc != PROV_OK) {
 		json_decref(*out);
 		*out = NULL;

@@ -114,6 +114,39 @@ static int storage_zone(struct prov_ctx *ctx, const json_t *deps, char **out,
 	return PROV_OK;
 }
 
+void aws_storage_seen(struct prov_ctx *ctx, const struct prov_scope *scope, const char *type,
+		      size_t n)
+{
+	char *key;
+
+	if (!scope->cluster)
+		return;
+	key = zoned_key(scope);
+	pthread_mutex_lock(&ctx->mu);
+	if (!json_object_get(ctx->seen, key))
+		json_object_set_new(ctx->seen, key, json_object());
+	json_object_set_new(json_object_get(ctx->seen, key), type, json_integer((json_int_t)n));
+	pthread_mutex_unlock(&ctx->mu);
+	free(key);
+}
+
+/* Whether this context's refresh listed both zone-bound types of the scope and found none. */
+static bool storage_none(struct prov_ctx *ctx, const struct prov_scope *scope)
+{
+	char *key = zoned_key(scope);
+	json_t *seen, *lustre, *mt;
+	bool none;
+
+	pthread_mutex_lock(&ctx->mu);
+	seen = json_object_get(ctx->seen, key);
+	lustre = json_object_get(seen, "aws_fsx_lustre");
+	mt = json_object_get(seen, "aws_efs_mount_target");
+	none = lustre && mt && json_integer_value(lustre) == 0 && json_integer_value(mt) == 0;
+	pthread_mutex_unlock(&ctx->mu);
+	free(key);
+	return none;
+}
+
 /*
  * Where the workspace's nodes are before this apply launches any: the zone
  * of its placement group's instances (pg, may be NULL), else of any of its
@@ -161,7 +194,7 @@ static int zoned_load(struct prov_ctx *ctx, const struct prov_scope *scope, cons
 			json_array_append_new(before, json_string(addr));
 		json_decref(tags);
 	}
-	if (!zone && deps && ctx->zone_bound) {
+	if (!zone && deps && ctx->zone_bound && !storage_none(ctx, scope)) {
 		rc = storage_zone(ctx, deps, &held, err);
 		if (rc == PROV_OK && held)
 			json_array_append_new(before, json_string("storage"));
