@@ -219,6 +219,38 @@ static void test_a_file_system_not_made_yet_is_known_after_apply(void **state)
 	json_decref(attrs);
 }
 
+static void test_the_plan_names_a_file_system_refresh_saw_by_its_arn(void **state)
+{
+	struct rfx *f = *state;
+	struct kiln_error err = {{0}, {0}};
+	json_t *attrs = json_loads("{\"read\":[],\"write\":[],\"nfs_read\":[\"home\"]}", 0, NULL);
+	json_t *live = json_pack("{s:s, s:{s:s}, s:{s:s, s:s, s:s}}", "id", "fs-1", "attrs", "arn",
+				 FS_ARN, "tags", PROV_TAG_CLUSTER, "demo", PROV_TAG_WORKSPACE,
+				 "default", PROV_TAG_ADDRESS, "aws_efs.home");
+	json_t *other = json_pack("{s:s, s:{s:s}, s:{s:s, s:s, s:s}}", "id", "fs-2", "attrs", "arn",
+				  "arn:aws:elasticfilesystem:us-east-1:1:file-system/fs-2", "tags",
+				  PROV_TAG_CLUSTER, "demo", PROV_TAG_WORKSPACE, "other",
+				  PROV_TAG_ADDRESS, "aws_efs.home");
+
+	f->spec = NULL;
+	if (load_validate(&f->spec,
+			  "kiln: 1\ncluster: demo\nprovider: {name: aws, region: us-east-1}\n",
+			  &f->d) != 0 ||
+	    provider_aws.open(&f->ctx, f->spec, &err) != 0)
+		fail_msg("open: %s", err.msg);
+	/* Another workspace's file system of the same name is not this one's. */
+	aws_efs_remember(f->ctx, other);
+	f->text = provider_aws.role_policy(f->ctx, &scope, "aws_iam_role", attrs, false);
+	assert_non_null(strstr(f->text, "(known after apply: aws_efs.home)"));
+	free(f->text);
+	aws_efs_remember(f->ctx, live);
+	f->text = provider_aws.role_policy(f->ctx, &scope, "aws_iam_role", attrs, false);
+	assert_non_null(strstr(f->text, "\"Resource\":\"" FS_ARN "\""));
+	json_decref(attrs);
+	json_decref(live);
+	json_decref(other);
+}
+
 static void test_nfs_stores_read_back_by_name_beside_buckets_and_allow(void **state)
 {
 	assert_round_trip(*state, "{\"read\":[\"data\"],\"write\":[],\"nfs_read\":[\"home\"],"
@@ -401,6 +433,7 @@ int main(void)
 	    rp_test(test_an_nfs_read_is_client_mount_on_the_file_system_arn),
 	    rp_test(test_an_nfs_write_adds_client_write_and_the_sid_spells_dashes_x),
 	    rp_test(test_a_file_system_not_made_yet_is_known_after_apply),
+	    rp_test(test_the_plan_names_a_file_system_refresh_saw_by_its_arn),
 	    rp_test(test_nfs_stores_read_back_by_name_beside_buckets_and_allow),
 	    rp_test(test_an_nfs_statement_edited_outside_kiln_is_an_allow_entry),
 	    rp_test(test_expand_puts_nfs_stores_apart_and_lustre_nowhere_with_why),
