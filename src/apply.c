@@ -803,19 +803,22 @@ static int build(struct exec *x, struct kiln_error *err)
 			json_object_set_new(x->delete_index, addr, json_integer((json_int_t)j));
 		}
 	}
-	/* Creates and updates after what they need. */
+	/* Creates and updates after what they need, and after what the provider orders first. */
 	for (i = 0; i < x->n; i++) {
 		struct op *op = &x->ops[i];
+		static const char *const keys[] = {"deps", "after"};
+		size_t key;
 
 		if (op->kind != OP_CREATE && op->kind != OP_UPDATE && op->kind != OP_ADOPT)
 			continue;
-		json_array_foreach(json_object_get(json_object_get(op->change, "kiln"), "deps"), k,
-				   dep)
-		{
-			ix = json_object_get(x->apply_index, json_string_value(dep));
-			if (ix)
-				edge(x, (size_t)json_integer_value(ix), i);
-		}
+		for (key = 0; key < 2; key++)
+			json_array_foreach(
+			    json_object_get(json_object_get(op->change, "kiln"), keys[key]), k, dep)
+			{
+				ix = json_object_get(x->apply_index, json_string_value(dep));
+				if (ix)
+					edge(x, (size_t)json_integer_value(ix), i);
+			}
 	}
 	/* Deletes after whatever used the resource has gone or stopped using it. */
 	json_object_foreach(recorded(x), addr, r)

@@ -345,12 +345,13 @@ struct graph *engine_graph(const json_t *resources, struct kiln_error *err)
 	struct graph *g = graph_new();
 	const char *addr;
 	json_t *r, *dep;
-	size_t i;
+	size_t i, k;
 
 	json_object_foreach((json_t *)resources, addr, r) graph_add(g, addr);
-	json_object_foreach((json_t *)resources, addr, r)
+	/* What each resource uses, and what it is only made after (provider.h). */
+	json_object_foreach((json_t *)resources, addr, r) for (k = 0; k < 2; k++)
 	{
-		json_array_foreach(json_object_get(r, "deps"), i, dep)
+		json_array_foreach(json_object_get(r, k ? "after" : "deps"), i, dep)
 		{
 			const char *d = json_string_value(dep);
 

@@ -152,17 +152,18 @@ static void expand_role(json_t *all, const struct spec *spec, const struct spec_
 
 	pexp_attr(r, "service", json_string("ec2"));
 	r = pexp_resource(all, "sim_role_policy", role->name);
-	pexp_attr(r, "read", pexp_store_names(role->read, role->nread));
-	pexp_attr(r, "write", pexp_store_names(role->write, role->nwrite));
-	if (role->nallow)
-		pexp_attr(r, "allow", pexp_role_allow(role));
+	/* The same shape as aws's: buckets, nfs stores apart, lustre nowhere. */
+	pexp_role_policy_attrs(r, spec, role,
+			       "Lustre clients mount over the network (the network's security "
+			       "group), not through IAM, so the policy grants nothing for lustre "
+			       "stores, as on aws");
 	pexp_dep(r, "sim_role", role->name);
 	for (i = 0; i < role->nread + role->nwrite; i++) {
 		const struct spec_ref *ref =
 		    i < role->nread ? &role->read[i] : &role->write[i - role->nread];
 		const struct spec_store *s = spec_store_find(spec, ref->name);
 
-		if (s)
+		if (s && s->tier != TIER_LUSTRE)
 			pexp_dep(r, store_type(s->tier), s->name);
 	}
 }
