@@ -357,3 +357,15 @@ int pexp_group_type(const char *prefix, const struct spec *spec, const struct sp
 	*why = resolution(*t, next, g, fabric_efa);
 	return 0;
 }
+
+const struct spec_store **pexp_file_systems(const struct spec *spec, size_t *n)
+{
+	const struct spec_store **fs = xcalloc(spec->nstores + 1, sizeof(*fs));
+	size_t i;
+
+	*n = 0;
+	for (i = 0; i < spec->nstores; i++)
+		if (spec->stores[i].tier != TIER_OBJECT)
+			fs[(*n)++] = &spec->stores[i];
+	return fs;
+}

@@ -98,6 +98,7 @@ static int expand_network(json_t *all, const struct spec *spec, const struct pro
 
 static int expand_group(json_t *all, const struct spec *spec, const struct prov_ctx *ctx,
 			const struct spec_group *g, bool zoned, const char **prev,
+			const struct spec_store *const *fs, size_t nfs,
 			struct kiln_error *err)
 {
 	const struct catalog_type *t;
@@ -174,12 +175,9 @@ static int expand_group(json_t *all, const struct spec *spec, const struct prov_
 	if (g->role.name && spec_role_find(spec, g->role.name))
 		pexp_dep(r, "aws_iam_role", g->role.name);
 	/* With one zone, file systems are mounted on every node: they come first. */
-	for (i = 0; !zoned && i < spec->nstores; i++) {
-		if (spec->stores[i].tier == TIER_LUSTRE)
-			pexp_dep(r, "aws_fsx_lustre", spec->stores[i].name);
-		if (spec->stores[i].tier == TIER_NFS)
-			pexp_dep(r, "aws_efs_mount_target", spec->stores[i].name);
-	}
+	for (i = 0; !zoned && i < nfs; i++)
+		pexp_dep(r, fs[i]->tier == TIER_LUSTRE ? "aws_fsx_lustre" : "aws_efs_mount_target",
+			 fs[i]->name);
 	return 0;
 }
 
@@ -379,21 +377,19 @@ int aws_expand(struct prov_ctx *ctx, const struct spec *spec, json_t **out, stru
 	bool network = spec->network.node || spec->ngroups > 0;
 	const char *prev = NULL;
 	bool zoned = ctx->nzones > 1 && spec->ngroups > 0;
-	size_t i;
+	size_t i, nfs;
+	const struct spec_store **fs = pexp_file_systems(spec, &nfs);
 
 	*out = NULL;
-	for (i = 0; i < spec->nstores; i++)
-		network |= spec->stores[i].tier != TIER_OBJECT;
+	network |= nfs > 0;
 	/* Nodes must join the zone such storage already holds data in (aws_zones.c). */
-	ctx->zone_bound = false;
-	for (i = 0; i < spec->nstores; i++)
-		ctx->zone_bound |= spec->stores[i].tier != TIER_OBJECT;
+	ctx->zone_bound = nfs > 0;
 	if (network && expand_network(all, spec, ctx, err) < 0)
 		goto fail;
 	for (i = 0; i < spec->nstores; i++)
 		expand_store(all, spec, ctx, &spec->stores[i]);
 	for (i = 0; i < spec->ngroups; i++)
-		if (expand_group(all, spec, ctx, &spec->groups[i], zoned, &prev, err) < 0)
+		if (expand_group(all, spec, ctx, &spec->groups[i], zoned, &prev, fs, nfs, err) < 0)
 			goto fail;
 	if (zoned) {
 		struct strbuf order = {0};
@@ -419,9 +415,11 @@ int aws_expand(struct prov_ctx *ctx, const struct spec *spec, json_t **out, stru
 		if (expand_role(all, spec, &spec->roles[i], err) < 0)
 			goto fail;
 	pexp_sort_deps(all);
+	free(fs);
 	*out = all;
 	return PROV_OK;
 fail:
+	free(fs);
 	json_decref(all);
 	return PROV_ERROR;
 }

@@ -171,15 +171,11 @@ static void expand_role(json_t *all, const struct spec *spec, const struct spec_
 int sim_expand(struct prov_ctx *ctx, const struct spec *spec, json_t **out, struct kiln_error *err)
 {
 	json_t *all = json_object();
-	const struct spec_store **fs = xcalloc(spec->nstores + 1, sizeof(*fs));
-	size_t i, nfs = 0;
+	size_t i, nfs;
+	const struct spec_store **fs = pexp_file_systems(spec, &nfs);
 
 	(void)ctx;
 	*out = NULL;
-	/* Found once: a loop over the stores in each group was 25 million steps at 10,000. */
-	for (i = 0; i < spec->nstores; i++)
-		if (spec->stores[i].tier != TIER_OBJECT)
-			fs[nfs++] = &spec->stores[i];
 	if (spec->network.node || spec->ngroups > 0 || nfs > 0)
 		expand_network(all, spec);
 	for (i = 0; i < spec->ngroups; i++) {
