@@ -30,18 +30,33 @@ json_t *pexp_str(const char *s)
 	return s ? json_string(s) : json_null();
 }
 
-void pexp_dep(json_t *r, const char *type, const char *name)
+/* Add TYPE.NAME to r's list key ("deps", "after") once, making the list when it has none. */
+static void add_address(json_t *r, const char *key, const char *type, const char *name)
 {
-	json_t *deps = json_object_get(r, "deps");
+	json_t *deps = json_object_get(r, key);
 	char *addr = xasprintf("%s.%s", type, name);
 	size_t i;
 
+	if (!deps) {
+		deps = json_array();
+		json_object_set_new(r, key, deps);
+	}
 	for (i = 0; i < json_array_size(deps); i++)
 		if (strcmp(json_string_value(json_array_get(deps, i)), addr) == 0)
 			break;
 	if (i == json_array_size(deps))
 		json_array_append_new(deps, json_string(addr));
 	free(addr);
+}
+
+void pexp_dep(json_t *r, const char *type, const char *name)
+{
+	add_address(r, "deps", type, name);
+}
+
+void pexp_after(json_t *r, const char *type, const char *name)
+{
+	add_address(r, "after", type, name);
 }
 
 void pexp_why(json_t *r, const char *key, char *text)
@@ -76,18 +91,24 @@ json_t *pexp_sorted_strings(const char **v, size_t n)
 
 void pexp_sort_deps(json_t *all)
 {
+	static const char *const keys[] = {"deps", "after"};
 	const char *addr;
 	json_t *r;
+	size_t k;
 
-	json_object_foreach(all, addr, r)
+	json_object_foreach(all, addr, r) for (k = 0; k < 2; k++)
 	{
-		json_t *deps = json_object_get(r, "deps");
+		json_t *deps = json_object_get(r, keys[k]);
 		size_t n = json_array_size(deps), i;
-		const char **v = xcalloc(n + 1, sizeof(*v));
+		const char **v;
 
+		/* "after" only where expand put one: most resources have none. */
+		if (k == 1 && !deps)
+			continue;
+		v = xcalloc(n + 1, sizeof(*v));
 		for (i = 0; i < n; i++)
 			v[i] = json_string_value(json_array_get(deps, i));
-		json_object_set_new(r, "deps", pexp_sorted_strings(v, n));
+		json_object_set_new(r, keys[k], pexp_sorted_strings(v, n));
 		free(v);
 	}
 }
@@ -178,17 +199,52 @@ static int unknown_type(const char *prefix, const struct spec *spec, const struc
 	return PROV_ERROR;
 }
 
-json_t *pexp_store_names(const struct spec_ref *refs, size_t n)
+/* The sorted names of refs of one tier; a lustre one is appended to lustre. */
+static json_t *tier_names(const struct spec *spec, const struct spec_ref *refs, size_t n,
+			  enum spec_tier tier, struct strbuf *lustre)
 {
 	const char **v = xcalloc(n + 1, sizeof(*v));
+	size_t i, k = 0;
 	json_t *arr;
-	size_t i;
 
-	for (i = 0; i < n; i++)
-		v[i] = refs[i].name;
-	arr = pexp_sorted_strings(v, n);
+	for (i = 0; i < n; i++) {
+		const struct spec_store *s = spec_store_find(spec, refs[i].name);
+
+		if (s && s->tier == tier)
+			v[k++] = refs[i].name;
+		else if (s && s->tier == TIER_LUSTRE && lustre)
+			sb_addf(lustre, "%s%s", lustre->len ? ", " : "", refs[i].name);
+	}
+	arr = pexp_sorted_strings(v, k);
 	free(v);
 	return arr;
+}
+
+void pexp_role_policy_attrs(json_t *r, const struct spec *spec, const struct spec_role *role,
+			    const char *lustre_why)
+{
+	json_t *nfs;
+	int w;
+
+	for (w = 0; w < 2; w++) {
+		const struct spec_ref *refs = w ? role->write : role->read;
+		size_t n = w ? role->nwrite : role->nread;
+		struct strbuf lustre = {0};
+
+		pexp_attr(r, w ? "write" : "read", tier_names(spec, refs, n, TIER_OBJECT, &lustre));
+		/* Like allow: no key for a role that mounts no nfs store. */
+		nfs = tier_names(spec, refs, n, TIER_NFS, NULL);
+		if (json_array_size(nfs))
+			pexp_attr(r, w ? "nfs_write" : "nfs_read", nfs);
+		else
+			json_decref(nfs);
+		if (lustre.len)
+			pexp_why(r, w ? "write" : "read",
+				 xasprintf("%s: %s", lustre.buf, lustre_why));
+		sb_release(&lustre);
+	}
+	if (role->nallow)
+		pexp_attr(r, "allow", pexp_role_allow(role));
 }
 
 /* A JSON array of strings as a sorted, duplicate-free array (non-strings dropped). */
@@ -300,4 +356,16 @@ int pexp_group_type(const char *prefix, const struct spec *spec, const struct sp
 	}
 	*why = resolution(*t, next, g, fabric_efa);
 	return 0;
+}
+
+const struct spec_store **pexp_file_systems(const struct spec *spec, size_t *n)
+{
+	const struct spec_store **fs = xcalloc(spec->nstores + 1, sizeof(*fs));
+	size_t i;
+
+	*n = 0;
+	for (i = 0; i < spec->nstores; i++)
+		if (spec->stores[i].tier != TIER_OBJECT)
+			fs[(*n)++] = &spec->stores[i];
+	return fs;
 }

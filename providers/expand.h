@@ -21,6 +21,8 @@ void pexp_attr(json_t *r, const char *key, json_t *value);
 json_t *pexp_str(const char *s);
 /* Depend on "TYPE.NAME" (once). */
 void pexp_dep(json_t *r, const char *type, const char *name);
+/* Be made after "TYPE.NAME" (once) without depending on it (provider.h's "after"). */
+void pexp_after(json_t *r, const char *type, const char *name);
 /* Why an attribute has its value, for the plan (text is stolen). */
 void pexp_why(json_t *r, const char *key, char *text);
 /* A sorted, duplicate-free array of strings (v is sorted in place). */
@@ -29,8 +31,15 @@ json_t *pexp_sorted_strings(const char **v, size_t n);
 void pexp_sort_deps(json_t *all);
 /* "FILE:LINE:COL: " of a node, or "" when there is none. */
 char *pexp_where(const struct spec *spec, const struct ynode *n);
-/* The names of refs, sorted and unique. */
-json_t *pexp_store_names(const struct spec_ref *refs, size_t n);
+/*
+ * A role's intent as the attrs its policy compiles from, the same on every
+ * provider: "read" and "write" name object stores, "nfs_read" and
+ * "nfs_write" nfs stores, each sorted and unique, and "allow"; the last
+ * three only when not empty. Lustre stores, which no IAM action opens, get
+ * a plan note on read or write: "NAMES: " and lustre_why.
+ */
+void pexp_role_policy_attrs(json_t *r, const struct spec *spec, const struct spec_role *role,
+			    const char *lustre_why);
 /*
  * A role's allow: statements as the attribute "allow" holds them, or NULL
  * when it has none: [{"actions": [..], "resources": [..], "sid"?}], actions
@@ -43,6 +52,13 @@ json_t *pexp_role_allow(const struct spec_role *role);
  * other key a statement carries is kept): a new array.
  */
 json_t *pexp_allow_normalize(const json_t *stmts);
+/*
+ * The spec's file systems (lustre and nfs stores), which every node group
+ * mounts: a NULL-terminated array the caller frees, *n of them. Found once
+ * per expand: a walk of every store for each group was 25 million steps for
+ * a spec of 5,000 groups and 5,000 stores.
+ */
+const struct spec_store **pexp_file_systems(const struct spec *spec, size_t *n);
 /*
  * The catalog type of a compute group: the cheapest with its GPUs (and EFA
  * when the fabric is efa), or its instance_type. *why is the resolution the

@@ -10,7 +10,12 @@
  *
  *   desired (from expand), keyed by address "TYPE.NAME":
  *     {"type": T, "name": N, "attrs": {...}, "deps": [addr...],
+ *      "after": [addr...],                         (optional)
  *      "why": {"attr": "why this value"}}          ("why" is optional)
+ *   "deps" are what the resource uses: it is made after them, replaced
+ *   with them, and a retained store keeps them. "after" only orders the
+ *   creates and updates: made after those, using none of them (aws makes
+ *   zone-bound storage after the nodes, in the zone they landed in).
  *   live (from list, read, create, update, wait):
  *     {"type": T, "id": ID, "address": "T.N" | null, "status": S,
  *      "attrs": {...}, "tags": {"kiln:cluster": .., "kiln:workspace": ..,

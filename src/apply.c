@@ -57,7 +57,14 @@ struct exec {
 	struct apply_result *res;
 	struct engine *e;
 	pthread_mutex_t mu;
+	/*
+	 * Two conditions: the waiter hears every change on cond, but an idle
+	 * worker wakes on work only for an op made ready (one signal each) or
+	 * the end. A broadcast to every worker on every completion had a
+	 * hundred workers queue on the mutex for each finished operation.
+	 */
 	pthread_cond_t cond;
+	pthread_cond_t work;
 	struct op *ops;
 	size_t n;
 	size_t *ready; /* a FIFO of op indexes */
@@ -199,6 +206,13 @@ static void record_gone(struct exec *x, struct op *op)
 		x->o->checkpoint(x->o->checkpoint_arg, op->addr, NULL);
 }
 
+static bool all_settled(struct exec *x)
+{
+	if (x->stopping)
+		return x->running == 0 && x->waiting == 0;
+	return x->terminal == x->n;
+}
+
 static void push_ready(struct exec *x, size_t i)
 {
 	if (x->rtail == x->rcap) {
@@ -213,6 +227,14 @@ static void push_ready(struct exec *x, size_t i)
 	}
 	x->ready[x->rtail++] = i;
 	x->ops[i].state = OPS_READY;
+	pthread_cond_signal(&x->work);
+}
+
+/* With the mutex held: the run may have settled or stopped; everyone looks. */
+static void wake_all(struct exec *x)
+{
+	pthread_cond_broadcast(&x->cond);
+	pthread_cond_broadcast(&x->work);
 }
 
 static void skip_dependants(struct exec *x, struct op *op, const char *why)
@@ -313,7 +335,10 @@ static void finish(struct exec *x, struct op *op, bool ok, const char *error)
 		skip_dependants(x, op, why);
 		free(why);
 	}
-	pthread_cond_broadcast(&x->cond);
+	if (all_settled(x))
+		wake_all(x);
+	else
+		pthread_cond_broadcast(&x->cond);
 }
 
 static void token_for(struct exec *x, const char *addr, char out[41])
@@ -471,13 +496,6 @@ static void complete_call(struct exec *x, struct op *op, int rc, json_t *live,
 	finish(x, op, true, NULL);
 }
 
-static bool all_settled(struct exec *x)
-{
-	if (x->stopping)
-		return x->running == 0 && x->waiting == 0;
-	return x->terminal == x->n;
-}
-
 /* Nothing can run and nothing is in flight, yet work remains: a cycle. Skip it. */
 static void stall(struct exec *x)
 {
@@ -492,7 +510,7 @@ static void stall(struct exec *x)
 			     "its operations wait for each other in a cycle");
 		}
 	}
-	pthread_cond_broadcast(&x->cond);
+	wake_all(x);
 }
 
 static void *worker(void *arg)
@@ -523,7 +541,7 @@ static void *worker(void *arg)
 				ts.tv_sec++;
 				ts.tv_nsec -= 1000000000L;
 			}
-			pthread_cond_timedwait(&x->cond, &x->mu, &ts);
+			pthread_cond_timedwait(&x->work, &x->mu, &ts);
 			continue;
 		}
 		i = x->ready[x->rhead++];
@@ -543,7 +561,7 @@ static void *worker(void *arg)
 		complete_call(x, op, rc, live, &err);
 		json_decref(live);
 	}
-	pthread_cond_broadcast(&x->cond);
+	wake_all(x);
 	pthread_mutex_unlock(&x->mu);
 	return NULL;
 }
@@ -647,7 +665,7 @@ static void *waiter(void *arg)
 				}
 			}
 			x->waiting = 0;
-			pthread_cond_broadcast(&x->cond);
+			wake_all(x);
 		}
 		done = all_settled(x);
 		if (!done) {
@@ -785,19 +803,22 @@ static int build(struct exec *x, struct kiln_error *err)
 			json_object_set_new(x->delete_index, addr, json_integer((json_int_t)j));
 		}
 	}
-	/* Creates and updates after what they need. */
+	/* Creates and updates after what they need, and after what the provider orders first. */
 	for (i = 0; i < x->n; i++) {
 		struct op *op = &x->ops[i];
+		static const char *const keys[] = {"deps", "after"};
+		size_t key;
 
 		if (op->kind != OP_CREATE && op->kind != OP_UPDATE && op->kind != OP_ADOPT)
 			continue;
-		json_array_foreach(json_object_get(json_object_get(op->change, "kiln"), "deps"), k,
-				   dep)
-		{
-			ix = json_object_get(x->apply_index, json_string_value(dep));
-			if (ix)
-				edge(x, (size_t)json_integer_value(ix), i);
-		}
+		for (key = 0; key < 2; key++)
+			json_array_foreach(
+			    json_object_get(json_object_get(op->change, "kiln"), keys[key]), k, dep)
+			{
+				ix = json_object_get(x->apply_index, json_string_value(dep));
+				if (ix)
+					edge(x, (size_t)json_integer_value(ix), i);
+			}
 	}
 	/* Deletes after whatever used the resource has gone or stopped using it. */
 	json_object_foreach(recorded(x), addr, r)
@@ -870,6 +891,7 @@ int apply_run(const struct apply_options *o, struct apply_result *res)
 	res->warnings = json_array();
 	pthread_mutex_init(&x.mu, NULL);
 	pthread_cond_init(&x.cond, NULL);
+	pthread_cond_init(&x.work, NULL);
 	x.apply_index = json_object();
 	x.delete_index = json_object();
 	uuid_v4(x.run_id);
@@ -914,6 +936,7 @@ out:
 	json_decref(x.delete_index);
 	pthread_mutex_destroy(&x.mu);
 	pthread_cond_destroy(&x.cond);
+	pthread_cond_destroy(&x.work);
 	return (res->failed || res->skipped) ? -1 : 0;
 }
 

@@ -106,7 +106,7 @@ fail:
 static json_t *audit_spec(struct cli *cli, struct run_flags *f, const char *spec)
 {
 	struct kiln_error err = {0};
-	struct run r = {0};
+	struct run r = {.plan_only = true};
 	json_t *plan = NULL;
 
 	if (run_open(&r, cli, f, spec, false, "audit") < 0 || run_plan(&r) < 0)

@@ -40,7 +40,7 @@ int cmd_cost(int argc, char **argv, struct cli *cli)
 {
 	struct cli_parser p;
 	struct run_flags f;
-	struct run r = {0};
+	struct run r = {.plan_only = true};
 	struct kiln_error err = {0};
 	const char *spec;
 	json_t *plan = NULL;

@@ -48,7 +48,7 @@ int cmd_plan(int argc, char **argv, struct cli *cli)
 {
 	struct cli_parser p;
 	struct run_flags f;
-	struct run r = {0};
+	struct run r = {.plan_only = true};
 	struct kiln_error err = {0};
 	const char *spec;
 	int ret = KILN_EXIT_ERROR;
@@ -68,8 +68,7 @@ int cmd_plan(int argc, char **argv, struct cli *cli)
 		goto out;
 	}
 	if (f.json) {
-		json_dumpf(r.plan, stdout, JSON_INDENT(2) | JSON_SORT_KEYS | JSON_REAL_PRECISION(12));
-		fputc('\n', stdout);
+		run_print_json(r.plan, JSON_INDENT(2) | JSON_SORT_KEYS | JSON_REAL_PRECISION(12));
 	} else if (f.markdown) {
 		plan_render_markdown(stdout, r.plan);
 	} else {
@@ -84,7 +83,7 @@ int cmd_plan(int argc, char **argv, struct cli *cli)
 	if (f.detailed && json_is_true(json_object_get(json_object_get(r.plan, "kiln"), "changes")))
 		ret = KILN_EXIT_CHANGES;
 out:
-	run_close(&r);
+	run_finish(&r);
 	run_flags_release(&f);
 	cli_parser_release(&p);
 	return ret;

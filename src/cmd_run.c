@@ -235,9 +235,11 @@ int run_open(struct run *r, struct cli *cli, struct run_flags *f, const char *sp
 	struct lock_options lo = {.operation = operation, .timeout = f->store.lock_timeout};
 	struct kiln_error err = {0};
 	struct diags d = {0};
+	bool plan_only = r->plan_only;
 	int rc;
 
 	memset(r, 0, sizeof(*r));
+	r->plan_only = plan_only;
 	r->cli = cli;
 	r->f = f;
 	r->spec_path = spec_path;
@@ -327,7 +329,7 @@ int run_plan(struct run *r)
 	};
 
 	if (r->f->refresh) {
-		if (engine_refresh(r->e, state_resources(r->state), &live, &r->rs, &err) != 0) {
+		if (engine_refresh(r->e, state_resources(r->state), r->plan_only, &live, &r->rs, &err) != 0) {
 			cmd_report(r->cli, &err);
 			return -1;
 		}
@@ -342,6 +344,15 @@ int run_plan(struct run *r)
 	}
 	iam_delta_plan(r->e, r->plan, live, state_resources(r->state));
 	json_decref(live);
+	if (r->plan_only) {
+		/* It is shared with the workspace (load_state): both references go. */
+		json_decref(r->state);
+		r->state = NULL;
+		if (r->ws) {
+			json_decref(r->ws->state);
+			r->ws->state = NULL;
+		}
+	}
 	if (run_preflight(r, &err) != 0) {
 		cmd_report(r->cli, &err);
 		return -1;
@@ -360,18 +371,66 @@ int run_plan(struct run *r)
 	return 0;
 }
 
-void run_close(struct run *r)
+static void run_release(struct run *r, bool documents)
 {
 	struct kiln_error err;
 
-	json_decref(r->plan);
-	json_decref(r->state);
-	json_decref(r->overlay);
-	engine_free(r->e);
+	if (documents) {
+		json_decref(r->plan);
+		json_decref(r->state);
+		json_decref(r->overlay);
+		engine_free(r->e);
+	}
 	if (r->ws && workspace_close(r->ws, &err) < 0)
 		cmd_report(r->cli, &err);
 	store_free(r->store);
 	memset(r, 0, sizeof(*r));
+}
+
+void run_close(struct run *r)
+{
+	run_release(r, true);
+}
+
+void run_finish(struct run *r)
+{
+#if defined(__SANITIZE_ADDRESS__)
+	run_release(r, true);
+#else
+	run_release(r, false);
+#endif
+}
+
+struct json_out {
+	char buf[65536];
+	size_t len;
+};
+
+static int json_out_add(const char *s, size_t n, void *arg)
+{
+	struct json_out *o = arg;
+
+	if (o->len + n > sizeof(o->buf)) {
+		fwrite(o->buf, 1, o->len, stdout);
+		o->len = 0;
+	}
+	if (n > sizeof(o->buf)) {
+		fwrite(s, 1, n, stdout);
+		return 0;
+	}
+	memcpy(o->buf + o->len, s, n);
+	o->len += n;
+	return 0;
+}
+
+void run_print_json(const json_t *v, size_t flags)
+{
+	static struct json_out o;
+
+	o.len = 0;
+	json_dump_callback(v, json_out_add, &o, flags);
+	fwrite(o.buf, 1, o.len, stdout);
+	fputc('\n', stdout);
 }
 
 int run_seal_secrets(json_t *state, struct kiln_error *err)

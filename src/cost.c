@@ -104,8 +104,19 @@ void cost_plan(const struct engine *e, json_t *plan)
 
 		if (!e->prov->cost || !addr || !type)
 			continue;
-		hb = price(e, type, json_object_get(ch, "before"), &cb, &ub);
-		ha = price(e, type, json_object_get(ch, "after"), &ca, &ua);
+		/*
+		 * A no-op keeps what is there: priced once, from what is live. Its
+		 * inputs match the spec's (that is what makes it one), except for a
+		 * change --target leaves out, which does not happen either.
+		 */
+		if (strcmp(change_word(rc), "no-op") == 0) {
+			hb = ha = price(e, type, json_object_get(ch, "before"), &cb, &ub);
+			ca = json_incref(cb);
+			ua = json_incref(ub);
+		} else {
+			hb = price(e, type, json_object_get(ch, "before"), &cb, &ub);
+			ha = price(e, type, json_object_get(ch, "after"), &ca, &ua);
+		}
 		before += hb;
 		after += ha;
 		if (json_is_true(json_object_get(json_object_get(rc, "kiln"), "retain")) &&

@@ -589,6 +589,9 @@ static json_t *emit_change(const struct differ *df, const struct entry *en)
 	json_object_set_new(kn, "id", id_of(en->live) ? json_string(id_of(en->live)) : json_null());
 	json_object_set_new(kn, "deps",
 			    deps_of(df, en) ? json_incref(deps_of(df, en)) : json_array());
+	/* Creation order only (provider.h); not recorded, as nothing uses it. */
+	if (en->d && json_object_get(en->d, "after"))
+		json_object_set(kn, "after", json_object_get(en->d, "after"));
 	if (act == ACT_UPDATE || act == ACT_REPLACE)
 		json_object_set_new(kn, "attributes",
 				    attribute_rows(en, en->changed, before_attrs, after_attrs));

@@ -211,11 +211,34 @@ static bool going(const json_t *live)
 struct lister {
 	struct engine *e;
 	const struct prov_type *t;
+	const json_t *shared; /* the recorded resources to share attributes with, or NULL */
 	json_t *items; /* every live object of the type */
 	unsigned long calls;
 	int rc;
 	struct kiln_error err;
 };
+
+/*
+ * Live attributes equal to the recorded ones become the recorded object.
+ * Other threads read recorded too: lookups and json_equal only read, and
+ * jansson counts references atomically.
+ */
+static void share_recorded(json_t *items, const json_t *recorded)
+{
+	json_t *item, *r, *attrs;
+	size_t i;
+
+	json_array_foreach(items, i, item)
+	{
+		const char *addr = live_address(item);
+
+		r = addr ? json_object_get(recorded, addr) : NULL;
+		attrs = json_object_get(r, "attrs");
+		if (attrs && json_equal(json_object_get(r, "id"), json_object_get(item, "id")) &&
+		    json_equal(attrs, json_object_get(item, "attrs")))
+			json_object_set(item, "attrs", attrs);
+	}
+}
 
 static void *list_type(void *arg)
 {
@@ -234,6 +257,8 @@ static void *list_type(void *arg)
 		next = NULL;
 		if (l->rc != PROV_OK)
 			break;
+		if (l->shared)
+			share_recorded(page_items, l->shared);
 		json_array_extend(l->items, page_items);
 		json_decref(page_items);
 	} while (page);
@@ -241,7 +266,7 @@ static void *list_type(void *arg)
 	return NULL;
 }
 
-int engine_refresh(struct engine *e, const json_t *recorded, json_t **live,
+int engine_refresh(struct engine *e, const json_t *recorded, bool share, json_t **live,
 		   struct refresh_stats *stats, struct kiln_error *err)
 {
 	size_t n = e->prov->ntypes, i, k;
@@ -257,6 +282,7 @@ int engine_refresh(struct engine *e, const json_t *recorded, json_t **live,
 	for (i = 0; i < n; i++) {
 		ls[i].e = e;
 		ls[i].t = &e->prov->types[i];
+		ls[i].shared = share ? recorded : NULL;
 		started[i] = pthread_create(&th[i], NULL, list_type, &ls[i]) == 0;
 		if (!started[i])
 			list_type(&ls[i]);
@@ -319,12 +345,13 @@ struct graph *engine_graph(const json_t *resources, struct kiln_error *err)
 	struct graph *g = graph_new();
 	const char *addr;
 	json_t *r, *dep;
-	size_t i;
+	size_t i, k;
 
 	json_object_foreach((json_t *)resources, addr, r) graph_add(g, addr);
-	json_object_foreach((json_t *)resources, addr, r)
+	/* What each resource uses, and what it is only made after (provider.h). */
+	json_object_foreach((json_t *)resources, addr, r) for (k = 0; k < 2; k++)
 	{
-		json_array_foreach(json_object_get(r, "deps"), i, dep)
+		json_array_foreach(json_object_get(r, k ? "after" : "deps"), i, dep)
 		{
 			const char *d = json_string_value(dep);
 

@@ -53,8 +53,12 @@ struct refresh_stats {
  * Live state: every type listed by the workspace's tags, page by page, then
  * each recorded resource the lists did not return read by its id. *live maps
  * address -> [live...] (more than one when duplicates exist), sorted by id.
+ * With share, a live resource whose attributes equal its recorded ones holds
+ * the recorded object instead of its own copy, freed page by page: for a
+ * caller that changes neither (plan), a steady 10,000-resource workspace
+ * keeps one copy of its attributes, not two.
  */
-int engine_refresh(struct engine *e, const json_t *recorded, json_t **live,
+int engine_refresh(struct engine *e, const json_t *recorded, bool share, json_t **live,
 		   struct refresh_stats *stats, struct kiln_error *err);
 
 /* The DAG of a resource map (desired or recorded): every address, an edge per dep. */

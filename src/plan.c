@@ -235,6 +235,11 @@ static int check_change_kiln(struct shape *s, const char *where, const json_t *k
 		rc = check_strings(s, at, v);
 		free(at);
 	}
+	if (rc == 0 && (v = json_object_get(k, "after"))) {
+		at = xasprintf("%s.after", where);
+		rc = check_strings(s, at, v);
+		free(at);
+	}
 	if (rc == 0 && (v = json_object_get(k, "attributes"))) {
 		at = xasprintf("%s.attributes", where);
 		rc = check_attributes(s, at, v);

@@ -245,6 +245,27 @@ static void test_without_a_ttl_or_when_destroying_there_is_no_projection(void **
 	json_decref(plan);
 }
 
+static void test_a_change_targeting_leaves_out_costs_what_is_live_before_and_after(void **state)
+{
+	json_t *changes = json_array(), *plan;
+
+	(void)state;
+	/* --target elsewhere: 2 nodes stay 2 although the spec asks for 6. */
+	json_array_append_new(changes,
+			      change("t_group.a", "t_group", json_pack("[s]", "no-op"),
+				     group("g5.xlarge", 2, "on-demand", 0, "gp3", false),
+				     group("g5.xlarge", 6, "on-demand", 0, "gp3", false), false));
+	/* A create --target leaves out: nothing before, nothing after. */
+	json_array_append_new(changes,
+			      change("t_group.b", "t_group", json_pack("[s]", "no-op"), NULL,
+				     group("g5.xlarge", 1, "on-demand", 0, "gp3", false), false));
+	plan = cost_of(changes, 0, false);
+	assert_money(2 * 1.006, cost_num(plan, "hourly_before"));
+	assert_money(2 * 1.006, cost_num(plan, "hourly_after"));
+	assert_money(0, cost_num(plan, "hourly_delta"));
+	json_decref(plan);
+}
+
 static void test_a_released_retained_store_is_listed_as_still_costing(void **state)
 {
 	json_t *changes = json_array(), *plan, *retained;
@@ -297,6 +318,7 @@ int main(void)
 	    cmocka_unit_test(test_lustre_is_priced_by_the_gb_month_at_its_throughput),
 	    cmocka_unit_test(test_a_plan_totals_before_and_after_with_the_ttl_projection),
 	    cmocka_unit_test(test_without_a_ttl_or_when_destroying_there_is_no_projection),
+	    cmocka_unit_test(test_a_change_targeting_leaves_out_costs_what_is_live_before_and_after),
 	    cmocka_unit_test(test_a_released_retained_store_is_listed_as_still_costing),
 	    cmocka_unit_test(test_money_has_cents_and_thousands_separators),
 	};

@@ -2,8 +2,9 @@
  * test_role_policy.c - the aws provider's role policy: a role's intent
  * (read, write, allow) compiled into its inline policy and read back from
  * it, so an unchanged role shows no diff and a policy edited outside kiln
- * shows as drift; and what aws expand makes of allow: (normalised, checked
- * against IAM's size limit and AWS's partitions).
+ * shows as drift; EFS stores as mount-level actions on the file system's
+ * exact ARN; and what aws expand makes of allow: (normalised, checked
+ * against IAM's size limit and AWS's partitions) and of file stores.
  */
 #include "testutil.h"
 
@@ -61,7 +62,7 @@ static void assert_round_trip(struct rfx *f, const char *attrs_text)
 	json_t *attrs = json_loads(attrs_text, 0, NULL);
 
 	assert_non_null(attrs);
-	f->text = aws_role_policy_compile(&scope, attrs);
+	f->text = aws_role_policy_compile(&scope, attrs, NULL);
 	f->json = aws_role_policy_decompile(&scope, f->text);
 	if (!json_equal(f->json, attrs)) {
 		char *g = json_dumps(f->json, JSON_COMPACT | JSON_SORT_KEYS);
@@ -79,7 +80,7 @@ static void test_stores_and_allow_entries_compile_in_order(void **state)
 				   "\"resources\":[\"*\"],\"sid\":\"Auth\"}]}",
 				   0, NULL);
 
-	f->text = aws_role_policy_compile(&scope, attrs);
+	f->text = aws_role_policy_compile(&scope, attrs, NULL);
 	assert_string_equal(
 	    f->text,
 	    "{\"Version\":\"2012-10-17\",\"Statement\":["
@@ -172,6 +173,104 @@ static void test_an_empty_or_missing_policy_holds_nothing(void **state)
 	assert_json_is(f->json, "{\"read\":[],\"write\":[]}");
 }
 
+#define FS_ARN "arn:aws:elasticfilesystem:us-east-1:123456789012:file-system/fs-0123456789abcdef0"
+
+/* Compile attrs with one file system, store, at FS_ARN, and expect want. */
+static void assert_compiles_with_fs(struct rfx *f, const char *attrs_text, const char *store,
+				    const char *want)
+{
+	json_t *attrs = json_loads(attrs_text, 0, NULL);
+	json_t *efs = json_pack("{s:s}", store, FS_ARN);
+
+	f->text = aws_role_policy_compile(&scope, attrs, efs);
+	assert_string_equal(f->text, want);
+	json_decref(attrs);
+	json_decref(efs);
+}
+
+static void test_an_nfs_read_is_client_mount_on_the_file_system_arn(void **state)
+{
+	assert_compiles_with_fs(*state, "{\"read\":[],\"write\":[],\"nfs_read\":[\"home\"]}",
+				"home",
+				"{\"Version\":\"2012-10-17\",\"Statement\":["
+				"{\"Effect\":\"Allow\",\"Action\":[\"elasticfilesystem:"
+				"ClientMount\"],\"Resource\":\"" FS_ARN "\","
+				"\"Sid\":\"KilnNfsReadhome\"}]}");
+}
+
+static void test_an_nfs_write_adds_client_write_and_the_sid_spells_dashes_x(void **state)
+{
+	assert_compiles_with_fs(
+	    *state, "{\"read\":[],\"write\":[],\"nfs_write\":[\"shared-home\"]}", "shared-home",
+	    "{\"Version\":\"2012-10-17\",\"Statement\":["
+	    "{\"Effect\":\"Allow\",\"Action\":[\"elasticfilesystem:"
+	    "ClientMount\",\"elasticfilesystem:ClientWrite\"],"
+	    "\"Resource\":\"" FS_ARN "\","
+	    "\"Sid\":\"KilnNfsWritesharedXhome\"}]}");
+}
+
+static void test_a_file_system_not_made_yet_is_known_after_apply(void **state)
+{
+	struct rfx *f = *state;
+	json_t *attrs = json_loads("{\"read\":[],\"write\":[],\"nfs_read\":[\"home\"]}", 0, NULL);
+
+	f->text = aws_role_policy_compile(&scope, attrs, NULL);
+	assert_non_null(strstr(f->text, "\"Resource\":\"(known after apply: aws_efs.home)\""));
+	json_decref(attrs);
+}
+
+static void test_the_plan_names_a_file_system_refresh_saw_by_its_arn(void **state)
+{
+	struct rfx *f = *state;
+	struct kiln_error err = {{0}, {0}};
+	json_t *attrs = json_loads("{\"read\":[],\"write\":[],\"nfs_read\":[\"home\"]}", 0, NULL);
+	json_t *live = json_pack("{s:s, s:{s:s}, s:{s:s, s:s, s:s}}", "id", "fs-1", "attrs", "arn",
+				 FS_ARN, "tags", PROV_TAG_CLUSTER, "demo", PROV_TAG_WORKSPACE,
+				 "default", PROV_TAG_ADDRESS, "aws_efs.home");
+	json_t *other = json_pack("{s:s, s:{s:s}, s:{s:s, s:s, s:s}}", "id", "fs-2", "attrs", "arn",
+				  "arn:aws:elasticfilesystem:us-east-1:1:file-system/fs-2", "tags",
+				  PROV_TAG_CLUSTER, "demo", PROV_TAG_WORKSPACE, "other",
+				  PROV_TAG_ADDRESS, "aws_efs.home");
+
+	f->spec = NULL;
+	if (load_validate(&f->spec,
+			  "kiln: 1\ncluster: demo\nprovider: {name: aws, region: us-east-1}\n",
+			  &f->d) != 0 ||
+	    provider_aws.open(&f->ctx, f->spec, &err) != 0)
+		fail_msg("open: %s", err.msg);
+	/* Another workspace's file system of the same name is not this one's. */
+	aws_efs_remember(f->ctx, other);
+	f->text = provider_aws.role_policy(f->ctx, &scope, "aws_iam_role", attrs, false);
+	assert_non_null(strstr(f->text, "(known after apply: aws_efs.home)"));
+	free(f->text);
+	aws_efs_remember(f->ctx, live);
+	f->text = provider_aws.role_policy(f->ctx, &scope, "aws_iam_role", attrs, false);
+	assert_non_null(strstr(f->text, "\"Resource\":\"" FS_ARN "\""));
+	json_decref(attrs);
+	json_decref(live);
+	json_decref(other);
+}
+
+static void test_nfs_stores_read_back_by_name_beside_buckets_and_allow(void **state)
+{
+	assert_round_trip(*state, "{\"read\":[\"data\"],\"write\":[],\"nfs_read\":[\"home\"],"
+				  "\"nfs_write\":[\"my-scratch-2\"],\"allow\":[{\"actions\":[\"ecr:"
+				  "GetAuthorizationToken\"],\"resources\":[\"*\"]}]}");
+}
+
+static void test_an_nfs_statement_edited_outside_kiln_is_an_allow_entry(void **state)
+{
+	struct rfx *f = *state;
+
+	/* ClientRootAccess added by hand: no longer kiln's statement, so it shows as drift. */
+	f->json = aws_role_policy_decompile(
+	    &scope, "{\"Version\":\"2012-10-17\",\"Statement\":[{\"Sid\":\"KilnNfsReadhome\","
+		    "\"Effect\":\"Allow\",\"Action\":[\"elasticfilesystem:ClientMount\","
+		    "\"elasticfilesystem:ClientRootAccess\"],\"Resource\":\"" FS_ARN "\"}]}");
+	assert_null(json_object_get(f->json, "nfs_read"));
+	assert_int_equal(json_array_size(json_object_get(f->json, "allow")), 1);
+}
+
 /* --- expand --- */
 
 #define AWS_HEAD                                                                                   \
@@ -237,6 +336,38 @@ static void test_expand_of_a_role_without_allow_has_no_allow_attribute(void **st
 	assert_json_is(json_object_get(role_attrs(all), "read"), "[\"data\"]");
 }
 
+static void test_expand_puts_nfs_stores_apart_and_lustre_nowhere_with_why(void **state)
+{
+	struct rfx *f = *state;
+	struct kiln_error err = {{0}, {0}};
+	json_t *all = NULL, *role;
+
+	assert_int_equal(expand(f,
+				"kiln: 1\n"
+				"cluster: demo\n"
+				"provider: {name: aws, region: us-east-1}\n"
+				"storage:\n"
+				"  data: {tier: object}\n"
+				"  home: {tier: nfs, mount: /home}\n"
+				"  scratch: {tier: lustre, capacity_gb: 1200, mount: /fsx}\n"
+				"iam:\n"
+				"  roles:\n"
+				"    trainer: {read: [data, home], write: [scratch]}\n",
+				&all, &err),
+			 PROV_OK);
+	f->json = all;
+	role = json_object_get(all, "aws_iam_role.trainer");
+	assert_json_is(json_object_get(role_attrs(all), "read"), "[\"data\"]");
+	assert_json_is(json_object_get(role_attrs(all), "write"), "[]");
+	assert_json_is(json_object_get(role_attrs(all), "nfs_read"), "[\"home\"]");
+	assert_null(json_object_get(role_attrs(all), "nfs_write"));
+	/* The policy names the file system's ARN: the role comes after it. */
+	assert_json_is(json_object_get(role, "deps"), "[\"aws_efs.home\", \"aws_s3_bucket.data\"]");
+	assert_non_null(
+	    strstr(json_string_value(json_object_get(json_object_get(role, "why"), "write")),
+		   "scratch: Lustre clients mount over the network"));
+}
+
 static void test_expand_refuses_a_policy_over_iam_s_limit_naming_role_and_size(void **state)
 {
 	struct rfx *f = *state;
@@ -299,6 +430,13 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 	    rp_test(test_stores_and_allow_entries_compile_in_order),
 	    rp_test(test_a_role_without_allow_reads_back_without_the_key),
+	    rp_test(test_an_nfs_read_is_client_mount_on_the_file_system_arn),
+	    rp_test(test_an_nfs_write_adds_client_write_and_the_sid_spells_dashes_x),
+	    rp_test(test_a_file_system_not_made_yet_is_known_after_apply),
+	    rp_test(test_the_plan_names_a_file_system_refresh_saw_by_its_arn),
+	    rp_test(test_nfs_stores_read_back_by_name_beside_buckets_and_allow),
+	    rp_test(test_an_nfs_statement_edited_outside_kiln_is_an_allow_entry),
+	    rp_test(test_expand_puts_nfs_stores_apart_and_lustre_nowhere_with_why),
 	    rp_test(test_allow_entries_read_back_as_written),
 	    rp_test(test_an_allow_entry_that_looks_like_a_store_grant_stays_an_allow_entry),
 	    rp_test(test_a_policy_edited_outside_kiln_reads_back_as_allow_entries),

@@ -1089,14 +1089,18 @@ static bool inodes_trusted(const char *dir)
 	}
 }
 
-/* The policy of role trainer, created or updated to read stores; its document's text. */
-static int policy_reads(struct sfx *f, const char *id, json_t *read, char **policy, json_t **live,
-			struct kiln_error *err)
+/*
+ * The policy of role trainer, created or updated to read stores (under key:
+ * "read" for buckets, "nfs_read" for nfs stores); its document's text.
+ */
+static int policy_reads_as(struct sfx *f, const char *id, const char *key, json_t *read,
+			   char **policy, json_t **live, struct kiln_error *err)
 {
-	static const char *const changed[] = {"read"};
-	json_t *attrs = json_pack("{s:o, s:[]}", "read", read, "write");
+	const char *const changed[] = {key};
+	json_t *attrs = json_pack("{s:[], s:[]}", "read", "write");
 	int rc;
 
+	json_object_set_new(attrs, key, read);
 	*live = NULL;
 	if (id)
 		rc = type_of("sim_role_policy")
@@ -1109,18 +1113,30 @@ static int policy_reads(struct sfx *f, const char *id, json_t *read, char **poli
 	return rc;
 }
 
-static void assert_policy_reads(struct sfx *f, const char *id, const char *store, const char *arn)
+static int policy_reads(struct sfx *f, const char *id, json_t *read, char **policy, json_t **live,
+			struct kiln_error *err)
+{
+	return policy_reads_as(f, id, "read", read, policy, live, err);
+}
+
+static void assert_policy_reads_as(struct sfx *f, const char *id, const char *key,
+				   const char *store, const char *arn)
 {
 	struct kiln_error err = {{0}, {0}};
 	json_t *live;
 	char *policy;
 
-	if (policy_reads(f, id, json_pack("[s]", store), &policy, &live, &err) != PROV_OK)
+	if (policy_reads_as(f, id, key, json_pack("[s]", store), &policy, &live, &err) != PROV_OK)
 		fail_msg("policy reading %s: %s", store, err.msg);
 	if (!strstr(policy, arn))
 		fail_msg("the policy reading %s does not grant %s: %s", store, arn, policy);
 	free(policy);
 	json_decref(live);
+}
+
+static void assert_policy_reads(struct sfx *f, const char *id, const char *store, const char *arn)
+{
+	assert_policy_reads_as(f, id, "read", store, arn);
 }
 
 static void test_the_address_index_finds_a_store_and_falls_back_to_a_scan(void **state)
@@ -1229,14 +1245,13 @@ static void test_the_address_index_finds_a_store_and_falls_back_to_a_scan(void *
 	 * (it is first asked for as one): a corrupt bucket beside them does not
 	 * matter. Only where readdir's inode numbers are trusted (sim_store.c).
 	 */
-	free(create_ok(f, &scope_a, "sim_lustre", "scratch",
-		       json_pack("{s:i}", "capacity_gb", 1200)));
+	free(create_ok(f, &scope_a, "sim_nfs", "home", json_pack("{s:s}", "mount", "/home")));
 	if (inodes_trusted(f->dir)) {
 		text = doc_path(f, extra);
 		write_text(text, "{oops");
 		free(text);
 	}
-	assert_policy_reads(f, pol, "scratch", "arn:sim:fsx:");
+	assert_policy_reads_as(f, pol, "nfs_read", "home", "arn:sim:elasticfilesystem:");
 	free(extra);
 	free(arn);
 	free(pol);
@@ -1604,9 +1619,9 @@ static void test_expand_of_llm_pretrain_on_sim_gives_every_resource_and_dep(void
 	assert_deps(all, "sim_nfs.home", "sim_network.main");
 	assert_deps(all, "sim_bucket.datasets", "");
 	assert_deps(all, "sim_role.trainer", "");
+	/* Lustre grants nothing, so the policy does not wait for it. */
 	assert_deps(all, "sim_role_policy.trainer",
-		    "sim_bucket.checkpoints sim_bucket.datasets sim_lustre.scratch sim_nfs.home "
-		    "sim_role.trainer");
+		    "sim_bucket.checkpoints sim_bucket.datasets sim_nfs.home sim_role.trainer");
 	assert_deps(all, "sim_role_policy.login",
 		    "sim_bucket.checkpoints sim_nfs.home sim_role.login");
 	g = json_object_get(all, "sim_node_group.trainers");
@@ -1625,13 +1640,19 @@ static void test_expand_of_llm_pretrain_on_sim_gives_every_resource_and_dep(void
 			    "m7i.xlarge has no EFA: this group reaches the fabric's network over "
 			    "ENA and stays out of the placement group");
 	assert_true(json_is_true(json_object_get(json_object_get(g, "attrs"), "public")));
+	/* The same shape as aws's: buckets, nfs stores apart, lustre nowhere. */
 	g = json_object_get(all, "sim_role_policy.trainer");
+	assert_int_equal(json_array_size(json_object_get(json_object_get(g, "attrs"), "read")), 1);
 	assert_string_equal(json_string_value(json_array_get(
 				json_object_get(json_object_get(g, "attrs"), "read"), 0)),
 			    "datasets");
 	assert_string_equal(json_string_value(json_array_get(
-				json_object_get(json_object_get(g, "attrs"), "read"), 1)),
+				json_object_get(json_object_get(g, "attrs"), "nfs_read"), 0)),
 			    "home");
+	assert_string_equal(json_string_value(json_array_get(
+				json_object_get(json_object_get(g, "attrs"), "write"), 0)),
+			    "checkpoints");
+	assert_int_equal(json_array_size(json_object_get(json_object_get(g, "attrs"), "write")), 1);
 	g = json_object_get(all, "sim_lustre.scratch");
 	assert_string_equal(attr_str(g, "import"), "datasets");
 	assert_int_equal(attr_int(g, "throughput_per_tib"), 250);
@@ -1685,7 +1706,7 @@ static void test_every_expanded_resource_can_be_created_in_dependency_order(void
 	struct sfx *f = *state;
 	json_t *all = expand_file(f, "tests/specs/valid/sim-llm-pretrain.yaml");
 	json_t *live = f->live = json_object(), *policy, *doc, *stmts;
-	const char *bucket_arn, *lustre_arn;
+	const char *bucket_arn, *nfs_arn;
 	size_t i;
 
 	create_in_dependency_order(f, all, live);
@@ -1693,10 +1714,11 @@ static void test_every_expanded_resource_can_be_created_in_dependency_order(void
 	doc = json_loads(attr_str(policy, "policy_document"), 0, NULL);
 	assert_non_null(doc);
 	bucket_arn = attr_str(json_object_get(live, "sim_bucket.datasets"), "arn");
-	lustre_arn = attr_str(json_object_get(live, "sim_lustre.scratch"), "arn");
+	nfs_arn = attr_str(json_object_get(live, "sim_nfs.home"), "arn");
 	assert_true(str_starts_with(bucket_arn, "arn:sim:s3:::demo-datasets-"));
+	/* Buckets read and written, home mounted; scratch (lustre) grants nothing. */
 	stmts = json_object_get(doc, "Statement");
-	assert_int_equal(json_array_size(stmts), 4);
+	assert_int_equal(json_array_size(stmts), 3);
 	for (i = 0; i < json_array_size(stmts); i++) {
 		json_t *s = json_array_get(stmts, i);
 		const char *sid = json_string_value(json_object_get(s, "Sid"));
@@ -1705,8 +1727,9 @@ static void test_every_expanded_resource_can_be_created_in_dependency_order(void
 		if (strcmp(sid, "ObjectRead") == 0) {
 			assert_string_equal(json_string_value(json_array_get(res, 0)), bucket_arn);
 			assert_int_equal(json_array_size(res), 2);
-		} else if (strcmp(sid, "FileSystemWrite") == 0) {
-			assert_string_equal(json_string_value(json_array_get(res, 0)), lustre_arn);
+		} else if (strcmp(sid, "FileSystemRead") == 0) {
+			assert_string_equal(json_string_value(json_array_get(res, 0)), nfs_arn);
+			assert_int_equal(json_array_size(res), 1);
 		}
 	}
 	assert_string_equal(attr_str(policy, "role_arn"),
@@ -1865,6 +1888,48 @@ static void test_a_role_policy_holds_its_allow_statements_verbatim(void **state)
 	json_decref(attrs);
 }
 
+static void test_an_nfs_store_is_mounted_and_a_lustre_store_grants_nothing(void **state)
+{
+	struct sfx *f = *state;
+	struct kiln_error err = {{0}, {0}};
+	json_t *attrs =
+	    json_loads("{\"read\":[],\"write\":[\"scratch\"],\"nfs_write\":[\"home\"]}", 0, NULL);
+	json_t *live = NULL;
+	char *home, *want, *planned;
+
+	sim_open(f);
+	/* Planned before the stores exist: the file system is known after apply. */
+	json_object_set_new(attrs, "write", json_array());
+	planned = sim_role_policy_compile(f->ctx, &scope_a, attrs);
+	json_object_set_new(attrs, "write", json_pack("[s]", "scratch"));
+	assert_string_equal(planned, "{\"Statement\":[{\"Action\":[\"sim:ClientMount\","
+				     "\"sim:ClientWrite\"],\"Effect\":\"Allow\",\"Resource\":["
+				     "\"(known after apply: sim_nfs.home)\"],\"Sid\":"
+				     "\"FileSystemWrite\"}],\"Version\":\"2012-10-17\"}");
+	free(planned);
+	free(create_ok(f, &scope_a, "sim_lustre", "scratch",
+		       json_pack("{s:i}", "capacity_gb", 1200)));
+	home = create_ok(f, &scope_a, "sim_nfs", "home", json_pack("{s:s}", "mount", "/home"));
+	free(create_ok(f, &scope_a, "sim_role", "trainer", json_pack("{s:s}", "service", "ec2")));
+	assert_int_equal(read_id(f, "sim_nfs", home, &f->live, &err), PROV_OK);
+	assert_int_equal(create(f, &scope_a, "sim_role_policy", "trainer", json_incref(attrs), NULL,
+				&live, &err),
+			 PROV_OK);
+	/* The lustre store written to adds nothing: Lustre clients mount without IAM. */
+	want = xasprintf("{\"Statement\":[{\"Action\":[\"sim:ClientMount\",\"sim:ClientWrite\"],"
+			 "\"Effect\":\"Allow\",\"Resource\":[\"%s\"],\"Sid\":"
+			 "\"FileSystemWrite\"}],\"Version\":\"2012-10-17\"}",
+			 attr_str(f->live, "arn"));
+	assert_string_equal(attr_str(live, "policy_document"), want);
+	planned = sim_role_policy_compile(f->ctx, &scope_a, attrs);
+	assert_string_equal(planned, want);
+	free(planned);
+	free(want);
+	free(home);
+	json_decref(live);
+	json_decref(attrs);
+}
+
 static void test_a_malformed_allow_statement_is_refused_by_the_sim(void **state)
 {
 	struct sfx *f = *state;
@@ -1977,6 +2042,7 @@ int main(void)
 	    sim_test(test_expand_prices_a_spot_group_at_the_spot_price),
 	    sim_test(test_a_role_policy_holds_its_allow_statements_verbatim),
 	    sim_test(test_a_malformed_allow_statement_is_refused_by_the_sim),
+	    sim_test(test_an_nfs_store_is_mounted_and_a_lustre_store_grants_nothing),
 	    sim_test(test_expand_puts_a_role_s_allow_in_its_policy_sorted),
 	};
 

@@ -65,6 +65,9 @@ static void aws_close(struct prov_ctx *ctx)
 	json_decref(ctx->images);
 	json_decref(ctx->efa);
 	aws_shared_release(ctx);
+	json_decref(ctx->efs_arns);
+	json_decref(ctx->zoned);
+	json_decref(ctx->seen);
 	pthread_mutex_destroy(&ctx->mu);
 	for (i = 0; i < AWS_NSERVICES; i++) {
 		free(ctx->ep[i].base);
@@ -87,6 +90,9 @@ static int aws_open(struct prov_ctx **out, const struct spec *spec, struct kiln_
 	pthread_cond_init(&ctx->share_cond, NULL);
 	ctx->images = json_object();
 	ctx->efa = json_object();
+	ctx->efs_arns = json_object();
+	ctx->zoned = json_object();
+	ctx->seen = json_object();
 
 	*out = NULL;
 	if (aws_region_resolve(spec->provider.region, &ctx->region, err) < 0)
@@ -247,6 +253,42 @@ void aws_shared_release(struct prov_ctx *ctx)
 		share_drop(&ctx->shares);
 	pthread_cond_destroy(&ctx->share_cond);
 	pthread_mutex_destroy(&ctx->share_mu);
+}
+
+static char *efs_key(const char *cluster, const char *ws, const char *name)
+{
+	return xasprintf("%s/%s/%s", cluster, ws, name);
+}
+
+void aws_efs_remember(struct prov_ctx *ctx, const json_t *live)
+{
+	const json_t *tags = json_object_get(live, "tags");
+	const char *c = json_string_value(json_object_get(tags, PROV_TAG_CLUSTER));
+	const char *w = json_string_value(json_object_get(tags, PROV_TAG_WORKSPACE));
+	const char *addr = json_string_value(json_object_get(tags, PROV_TAG_ADDRESS));
+	const char *arn = json_string_value(json_object_get(json_object_get(live, "attrs"), "arn"));
+	char *key;
+
+	if (!c || !w || !addr || !arn || strncmp(addr, "aws_efs.", 8) != 0)
+		return;
+	key = efs_key(c, w, addr + 8);
+	pthread_mutex_lock(&ctx->mu);
+	json_object_set_new(ctx->efs_arns, key, json_string(arn));
+	pthread_mutex_unlock(&ctx->mu);
+	free(key);
+}
+
+char *aws_efs_arn(struct prov_ctx *ctx, const struct prov_scope *scope, const char *name)
+{
+	char *key = efs_key(scope->cluster, scope->workspace, name), *out;
+	const char *arn;
+
+	pthread_mutex_lock(&ctx->mu);
+	arn = json_string_value(json_object_get(ctx->efs_arns, key));
+	out = arn ? xstrdup(arn) : NULL;
+	pthread_mutex_unlock(&ctx->mu);
+	free(key);
+	return out;
 }
 
 static const struct catalog *aws_catalog(struct prov_ctx *ctx)

@@ -8,13 +8,19 @@
  *   aws_placement_group.fabric     a cluster placement group, when fabric is not none
  *   aws_instance_group.GROUP       one RunInstances gang per compute group
  *   aws_s3_bucket.STORE            per object store
- *   aws_fsx_lustre.STORE           per lustre store, in the first zone's subnet;
+ *   aws_fsx_lustre.STORE           per lustre store, in the nodes' zone's subnet;
  *   aws_fsx_import.STORE           and its import from an object store
  *   aws_efs.STORE                  per nfs store,
- *   aws_efs_mount_target.STORE     with a mount target in the first zone's subnet
+ *   aws_efs_mount_target.STORE     with a mount target in the nodes' zone's subnet
  *   aws_iam_role.ROLE              per IAM role: the role, its inline policy, its
- *                                  instance profile (read, write, and allow when
- *                                  the role has allow: statements)
+ *                                  instance profile (read and write name buckets;
+ *                                  nfs_read, nfs_write and allow when not empty;
+ *                                  after the EFS file systems it names)
+ *
+ * With one zone, file systems come before the nodes that mount them. With
+ * a list of zones the node groups launch one after another in one zone
+ * (the first with capacity for all: aws_zones.c), and the zone-bound
+ * storage (lustre, mount targets) is made after them, in their zone.
  *
  * Subnets split the VPC's range: /20s of a /16 (four more prefix bits, at
  * most /28), the first to the first zone.
@@ -91,7 +97,8 @@ static int expand_network(json_t *all, const struct spec *spec, const struct pro
 }
 
 static int expand_group(json_t *all, const struct spec *spec, const struct prov_ctx *ctx,
-			const struct spec_group *g, const char **fabric_prev,
+			const struct spec_group *g, bool zoned, const char **prev,
+			const struct spec_store *const *fs, size_t nfs,
 			struct kiln_error *err)
 {
 	const struct catalog_type *t;
@@ -157,21 +164,20 @@ static int expand_group(json_t *all, const struct spec *spec, const struct prov_
 	/*
 	 * The fabric's groups launch one after another: a cluster placement
 	 * group lives in one zone, and a group joins the zone the ones before
-	 * it landed in (after a capacity fallback, not the first listed).
+	 * it landed in (after a capacity fallback, not the first listed). With a
+	 * list of zones every group does, so the nodes and the storage they
+	 * mount share one zone.
 	 */
-	if (in_pg && *fabric_prev)
-		pexp_dep(r, "aws_instance_group", *fabric_prev);
-	if (in_pg)
-		*fabric_prev = g->name;
+	if ((in_pg || zoned) && *prev)
+		pexp_dep(r, "aws_instance_group", *prev);
+	if (in_pg || zoned)
+		*prev = g->name;
 	if (g->role.name && spec_role_find(spec, g->role.name))
 		pexp_dep(r, "aws_iam_role", g->role.name);
-	/* File systems are mounted on every node: they come first. */
-	for (i = 0; i < spec->nstores; i++) {
-		if (spec->stores[i].tier == TIER_LUSTRE)
-			pexp_dep(r, "aws_fsx_lustre", spec->stores[i].name);
-		if (spec->stores[i].tier == TIER_NFS)
-			pexp_dep(r, "aws_efs_mount_target", spec->stores[i].name);
-	}
+	/* With one zone, file systems are mounted on every node: they come first. */
+	for (i = 0; !zoned && i < nfs; i++)
+		pexp_dep(r, fs[i]->tier == TIER_LUSTRE ? "aws_fsx_lustre" : "aws_efs_mount_target",
+			 fs[i]->name);
 	return 0;
 }
 
@@ -181,10 +187,33 @@ static void store_common(json_t *r, const struct spec_store *s)
 	pexp_attr(r, "deletion", json_string(deletion_name(s->deletion)));
 }
 
+/*
+ * Where zone-bound storage (a Lustre file system, an EFS mount target) is
+ * made: with one zone, in its subnet; with a list, after every node group
+ * and in the subnet of the zone they landed in, chosen at apply.
+ */
+static void zone_bound(json_t *r, const struct spec *spec, const struct prov_ctx *ctx)
+{
+	size_t i;
+
+	if (ctx->nzones <= 1 || spec->ngroups == 0) {
+		pexp_dep(r, "aws_subnet", ctx->zones[0]);
+		return;
+	}
+	for (i = 0; i < ctx->nzones; i++)
+		pexp_dep(r, "aws_subnet", ctx->zones[i]);
+	/* Made after the nodes, not with them: a new image is no new file system. */
+	for (i = 0; i < spec->ngroups; i++)
+		pexp_after(r, "aws_instance_group", spec->groups[i].name);
+	pexp_why(r, "zone",
+		 xstrdup("made after the node groups, in the zone they land in: a zone without "
+			 "capacity moves the whole fabric, and nothing holding data is made in a "
+			 "zone the nodes leave"));
+}
+
 static void expand_store(json_t *all, const struct spec *spec, const struct prov_ctx *ctx,
 			 const struct spec_store *s)
 {
-	const char *zone = ctx->zones[0];
 	json_t *r;
 
 	switch (s->tier) {
@@ -210,7 +239,7 @@ static void expand_store(json_t *all, const struct spec *spec, const struct prov
 			    r, "encrypted",
 			    xstrdup(
 				"FSx encrypts every file system at rest, whatever the spec says"));
-		pexp_dep(r, "aws_subnet", zone);
+		zone_bound(r, spec, ctx);
 		pexp_dep(r, "aws_security_group", "main");
 		if (s->import.name && spec_store_find(spec, s->import.name)) {
 			r = pexp_resource(all, "aws_fsx_import", s->name);
@@ -225,31 +254,10 @@ static void expand_store(json_t *all, const struct spec *spec, const struct prov
 		store_common(r, s);
 		r = pexp_resource(all, "aws_efs_mount_target", s->name);
 		pexp_dep(r, "aws_efs", s->name);
-		pexp_dep(r, "aws_subnet", zone);
+		zone_bound(r, spec, ctx);
 		pexp_dep(r, "aws_security_group", "main");
 		return;
 	}
-}
-
-/* The names of refs that are object stores: the only tier an IAM policy opens. */
-static json_t *object_names(const struct spec *spec, const struct spec_ref *refs, size_t n,
-			    struct strbuf *others)
-{
-	const char **v = xcalloc(n + 1, sizeof(*v));
-	size_t i, k = 0;
-	json_t *arr;
-
-	for (i = 0; i < n; i++) {
-		const struct spec_store *s = spec_store_find(spec, refs[i].name);
-
-		if (s && s->tier == TIER_OBJECT)
-			v[k++] = refs[i].name;
-		else if (s)
-			sb_addf(others, "%s%s", others->len ? ", " : "", refs[i].name);
-	}
-	arr = pexp_sorted_strings(v, k);
-	free(v);
-	return arr;
 }
 
 /*
@@ -302,12 +310,22 @@ static int policy_fits(const struct spec *spec, const struct spec_role *role, co
 {
 	char longest[72];
 	struct prov_scope worst = {spec->cluster, longest, NULL};
+	json_t *efs = json_object(), *v;
 	char *doc;
-	size_t size;
+	size_t size, i;
+	int pass;
 
 	memset(longest, 'w', sizeof(longest) - 1);
 	longest[sizeof(longest) - 1] = '\0';
-	doc = aws_role_policy_compile(&worst, attrs);
+	/* And every file system at the longest ARN EFS gives (a region name of 20). */
+	for (pass = 0; pass < 2; pass++)
+		json_array_foreach(json_object_get(attrs, pass ? "nfs_write" : "nfs_read"), i, v)
+		    json_object_set_new(efs, json_string_value(v),
+					json_string("arn:aws-us-gov:elasticfilesystem:"
+						    "wwwwwwwwwwwwwwwwwwww:123456789012:"
+						    "file-system/fs-0123456789abcdef0"));
+	doc = aws_role_policy_compile(&worst, attrs, efs);
+	json_decref(efs);
 	size = aws_policy_size(doc);
 	free(doc);
 	if (size <= AWS_ROLE_POLICY_MAX)
@@ -330,25 +348,16 @@ static int expand_role(json_t *all, const struct spec *spec, const struct spec_r
 		       struct kiln_error *err)
 {
 	json_t *r = pexp_resource(all, "aws_iam_role", role->name);
-	struct strbuf others[2] = {{0}};
 	size_t i;
 
 	if (allow_check(spec, role, err) < 0)
 		return -1;
 
-	pexp_attr(r, "read", object_names(spec, role->read, role->nread, &others[0]));
-	pexp_attr(r, "write", object_names(spec, role->write, role->nwrite, &others[1]));
-	if (role->nallow)
-		pexp_attr(r, "allow", pexp_role_allow(role));
-	for (i = 0; i < 2; i++) {
-		if (others[i].len)
-			pexp_why(r, i ? "write" : "read",
-				 xasprintf("%s: file systems are reached over the network (the "
-					   "security group), not through IAM, so the policy names "
-					   "object stores only",
-					   others[i].buf));
-		sb_release(&others[i]);
-	}
+	pexp_role_policy_attrs(r, spec, role,
+			       "Lustre clients mount over the network (the security group), not "
+			       "through IAM, and FSx cannot scope fsx:DescribeFileSystems to one "
+			       "file system, so the policy grants nothing for lustre stores");
+	/* The policy names each store's exact ARN: the stores come first. */
 	for (i = 0; i < role->nread + role->nwrite; i++) {
 		const struct spec_ref *ref =
 		    i < role->nread ? &role->read[i] : &role->write[i - role->nread];
@@ -356,6 +365,8 @@ static int expand_role(json_t *all, const struct spec *spec, const struct spec_r
 
 		if (s && s->tier == TIER_OBJECT)
 			pexp_dep(r, "aws_s3_bucket", s->name);
+		if (s && s->tier == TIER_NFS)
+			pexp_dep(r, "aws_efs", s->name);
 	}
 	return policy_fits(spec, role, json_object_get(r, "attrs"), err);
 }
@@ -364,26 +375,51 @@ int aws_expand(struct prov_ctx *ctx, const struct spec *spec, json_t **out, stru
 {
 	json_t *all = json_object();
 	bool network = spec->network.node || spec->ngroups > 0;
-	const char *fabric_prev = NULL;
-	size_t i;
+	const char *prev = NULL;
+	bool zoned = ctx->nzones > 1 && spec->ngroups > 0;
+	size_t i, nfs;
+	const struct spec_store **fs = pexp_file_systems(spec, &nfs);
 
 	*out = NULL;
-	for (i = 0; i < spec->nstores; i++)
-		network |= spec->stores[i].tier != TIER_OBJECT;
+	network |= nfs > 0;
+	/* Nodes must join the zone such storage already holds data in (aws_zones.c). */
+	ctx->zone_bound = nfs > 0;
 	if (network && expand_network(all, spec, ctx, err) < 0)
 		goto fail;
 	for (i = 0; i < spec->nstores; i++)
 		expand_store(all, spec, ctx, &spec->stores[i]);
 	for (i = 0; i < spec->ngroups; i++)
-		if (expand_group(all, spec, ctx, &spec->groups[i], &fabric_prev, err) < 0)
+		if (expand_group(all, spec, ctx, &spec->groups[i], zoned, &prev, fs, nfs, err) < 0)
 			goto fail;
+	if (zoned) {
+		struct strbuf order = {0};
+		char *first = xasprintf("aws_instance_group.%s", spec->groups[0].name);
+
+		for (i = 0; i < ctx->nzones; i++)
+			sb_addf(&order, "%s%s",
+				i == 0		       ? ""
+				: i + 1 == ctx->nzones ? " else "
+						       : ", ",
+				ctx->zones[i]);
+		pexp_why(
+		    json_object_get(all, first), "zones",
+		    xasprintf("the node groups launch one after another in one zone, the "
+			      "first with capacity for them all: %s; when a group finds none, "
+			      "the groups this apply launched move with it, and the zone-bound "
+			      "storage follows them",
+			      order.buf));
+		sb_release(&order);
+		free(first);
+	}
 	for (i = 0; i < spec->nroles; i++)
 		if (expand_role(all, spec, &spec->roles[i], err) < 0)
 			goto fail;
 	pexp_sort_deps(all);
+	free(fs);
 	*out = all;
 	return PROV_OK;
 fail:
+	free(fs);
 	json_decref(all);
 	return PROV_ERROR;
 }

@@ -6,10 +6,20 @@
  * "kiln" compiled from the role's intent, and an instance profile of the
  * same name holding it. The policy names exact ARNs and the fewest actions:
  * reading a bucket is s3:GetObject on its objects and s3:ListBucket on the
- * bucket; writing adds s3:PutObject and s3:AbortMultipartUpload. No "*"
- * action and no "*" resource, ever, from the stores; the role's allow:
- * statements follow them as written (the one place a "*" can come from,
- * reviewed in the plan and flagged by the audit).
+ * bucket; writing adds s3:PutObject and s3:AbortMultipartUpload. Reading an
+ * nfs store (EFS) is elasticfilesystem:ClientMount on its file system;
+ * writing adds elasticfilesystem:ClientWrite (the mount-level actions EFS
+ * checks when a client mounts with IAM). A lustre store grants nothing:
+ * Lustre clients mount without IAM, and fsx:DescribeFileSystems cannot be
+ * scoped to one file system. No "*" action and no "*" resource, ever, from
+ * the stores; the role's allow: statements follow them as written (the one
+ * place a "*" can come from, reviewed in the plan and flagged by the audit).
+ *
+ * An EFS file system's ARN is known once it exists: a create takes it from
+ * the recorded file system (the role depends on it), an update and the plan
+ * from what refresh saw (aws_efs_arn); before then the plan writes it as
+ * "(known after apply: aws_efs.NAME)". Its statement carries the store's
+ * name in its Sid, so a policy reads back to the names without a lookup.
  *
  * list is one ListRoles by path; the role's store names and allow entries
  * are read back from its policy, so a policy edited outside kiln shows as
@@ -47,16 +57,61 @@ static const char *const obj_read[] = {"s3:GetObject", NULL};
 static const char *const obj_write[] = {"s3:GetObject", "s3:PutObject", "s3:AbortMultipartUpload",
 					NULL};
 static const char *const list_bucket[] = {"s3:ListBucket", NULL};
+static const char *const nfs_read[] = {"elasticfilesystem:ClientMount", NULL};
+static const char *const nfs_write[] = {"elasticfilesystem:ClientMount",
+					"elasticfilesystem:ClientWrite", NULL};
+
+#define NFS_SID_READ "KilnNfsRead"
+#define NFS_SID_WRITE "KilnNfsWrite"
 
 /*
- * The inline policy for a role's intent; bucket names come from the scope.
- * The store statements come first, each with one Resource string; then one
- * statement per allow entry, its Resource always a list: that difference is
- * how policy_decompile tells them apart, even when an allow entry names a
- * kiln bucket with the same actions a store statement has.
+ * The Sid of an nfs store's statement: IAM takes [A-Za-z0-9] there, store
+ * names are [a-z0-9-], so '-' is written 'X', which no store name holds.
  */
-static char *policy_compile(const struct prov_scope *scope, const json_t *read, const json_t *write,
-			    const json_t *allow)
+static char *nfs_sid(bool write, const char *name)
+{
+	char *sid = xasprintf("%s%s", write ? NFS_SID_WRITE : NFS_SID_READ, name), *c;
+
+	for (c = sid; *c; c++)
+		if (*c == '-')
+			*c = 'X';
+	return sid;
+}
+
+/* The store name back from an nfs statement's Sid (NULL when it is not one). */
+static char *nfs_sid_name(const char *sid, bool *write)
+{
+	const char *rest = NULL;
+	char *name, *c;
+
+	if (sid && strncmp(sid, NFS_SID_WRITE, strlen(NFS_SID_WRITE)) == 0)
+		rest = sid + strlen(NFS_SID_WRITE), *write = true;
+	else if (sid && strncmp(sid, NFS_SID_READ, strlen(NFS_SID_READ)) == 0)
+		rest = sid + strlen(NFS_SID_READ), *write = false;
+	if (!rest || !*rest)
+		return NULL;
+	name = xstrdup(rest);
+	for (c = name; *c; c++)
+		if (*c == 'X')
+			*c = '-';
+	return name;
+}
+
+char *aws_efs_pending_arn(const char *name)
+{
+	return xasprintf("(known after apply: aws_efs.%s)", name);
+}
+
+/*
+ * The inline policy for a role's intent; bucket names come from the scope,
+ * file system ARNs from efs ({store: arn}, may be NULL: a store not in it
+ * is written as known after apply). The store statements come first, each
+ * with one Resource string; then one statement per allow entry, its
+ * Resource always a list: that difference is how policy_decompile tells
+ * them apart, even when an allow entry names a kiln bucket with the same
+ * actions a store statement has.
+ */
+static char *policy_compile(const struct prov_scope *scope, const json_t *attrs, const json_t *efs)
 {
 	json_t *doc = json_pack("{s:s, s:[]}", "Version", "2012-10-17", "Statement"), *v;
 	json_t *stmts = json_object_get(doc, "Statement");
@@ -65,7 +120,7 @@ static char *policy_compile(const struct prov_scope *scope, const json_t *read, 
 	int pass;
 
 	for (pass = 0; pass < 2; pass++) {
-		const json_t *names = pass ? write : read;
+		const json_t *names = json_object_get(attrs, pass ? "write" : "read");
 
 		json_array_foreach((json_t *)names, i, v)
 		{
@@ -80,7 +135,24 @@ static char *policy_compile(const struct prov_scope *scope, const json_t *read, 
 			free(bucket);
 		}
 	}
-	json_array_foreach((json_t *)allow, i, v)
+	for (pass = 0; pass < 2; pass++) {
+		const json_t *names = json_object_get(attrs, pass ? "nfs_write" : "nfs_read");
+
+		json_array_foreach((json_t *)names, i, v)
+		{
+			const char *name = json_string_value(v);
+			const char *known = json_string_value(json_object_get(efs, name));
+			char *arn = known ? xstrdup(known) : aws_efs_pending_arn(name);
+			char *sid = nfs_sid(pass, name);
+
+			stmt(stmts, pass ? nfs_write : nfs_read, arn);
+			json_object_set_new(json_array_get(stmts, json_array_size(stmts) - 1),
+					    "Sid", json_string(sid));
+			free(sid);
+			free(arn);
+		}
+	}
+	json_array_foreach(json_object_get(attrs, "allow"), i, v)
 	{
 		json_t *st = json_object();
 		const char *sid = json_string_value(json_object_get(v, "sid"));
@@ -97,10 +169,10 @@ static char *policy_compile(const struct prov_scope *scope, const json_t *read, 
 	return out;
 }
 
-char *aws_role_policy_compile(const struct prov_scope *scope, const json_t *attrs)
+char *aws_role_policy_compile(const struct prov_scope *scope, const json_t *attrs,
+			      const json_t *efs)
 {
-	return policy_compile(scope, json_object_get(attrs, "read"),
-			      json_object_get(attrs, "write"), json_object_get(attrs, "allow"));
+	return policy_compile(scope, attrs, efs);
 }
 
 size_t aws_policy_size(const char *doc)
@@ -156,6 +228,26 @@ static int store_statement(const json_t *s, const char *prefix, char **name)
 	return 0;
 }
 
+/*
+ * One of kiln's nfs statements (as policy_compile writes them, nothing
+ * more): the store's name (malloc'd) and whether it grants writing, or NULL.
+ */
+static char *nfs_statement(const json_t *s, bool *write)
+{
+	const char *res = json_string_value(json_object_get(s, "Resource"));
+	const char *effect = json_string_value(json_object_get(s, "Effect"));
+	char *name;
+
+	if (json_object_size(s) != 4 || !effect || strcmp(effect, "Allow") != 0 || !res)
+		return NULL;
+	name = nfs_sid_name(json_string_value(json_object_get(s, "Sid")), write);
+	if (name && !actions_are(json_object_get(s, "Action"), *write ? nfs_write : nfs_read)) {
+		free(name);
+		name = NULL;
+	}
+	return name;
+}
+
 /* A string or a list of strings as a list (NULL when it is neither). */
 static json_t *as_list(const json_t *v)
 {
@@ -198,17 +290,19 @@ static json_t *allow_entry(const json_t *s)
 }
 
 /*
- * Store names back from a policy (write where s3:PutObject is allowed, else
- * read), and every other statement as an allow entry.
+ * Store names back from a policy (buckets under read and write, write where
+ * s3:PutObject is allowed; file systems under nfs_read and nfs_write), and
+ * every other statement as an allow entry; {"read", "write", "nfs_read"?,
+ * "nfs_write"?, "allow"?}, the optional keys only when not empty, like the
+ * desired attrs.
  */
-static void policy_decompile(const char *doc_text, const char *prefix, json_t **read,
-			     json_t **write, json_t **allow)
+static json_t *policy_decompile(const char *doc_text, const char *prefix)
 {
-	json_t *doc = doc_text ? json_loads(doc_text, 0, NULL) : NULL, *s, *stmts, *raw;
+	json_t *doc = doc_text ? json_loads(doc_text, 0, NULL) : NULL, *s, *stmts, *raw, *out;
+	json_t *nfs[2] = {json_array(), json_array()}, *allow;
 	size_t i;
 
-	*read = json_array();
-	*write = json_array();
+	out = json_pack("{s:[], s:[]}", "read", "write");
 	raw = json_array();
 	stmts = json_object_get(doc, "Statement");
 	/* A document edited by hand may hold one statement rather than a list. */
@@ -219,30 +313,43 @@ static void policy_decompile(const char *doc_text, const char *prefix, json_t **
 	json_array_foreach(stmts, i, s)
 	{
 		char *store;
-		int kind = store_statement(s, prefix, &store);
+		bool write = false;
+		int kind;
 
+		store = nfs_statement(s, &write);
+		if (store) {
+			json_array_append_new(nfs[write], json_string(store));
+			free(store);
+			continue;
+		}
+		kind = store_statement(s, prefix, &store);
 		if (kind < 0)
 			json_array_append_new(raw, allow_entry(s));
 		else if (kind > 0)
-			json_array_append_new(kind == 2 ? *write : *read, json_string(store));
+			json_array_append_new(json_object_get(out, kind == 2 ? "write" : "read"),
+					      json_string(store));
 		free(store);
 	}
-	*allow = pexp_allow_normalize(raw);
+	for (i = 0; i < 2; i++)
+		if (json_array_size(nfs[i]))
+			json_object_set(out, i ? "nfs_write" : "nfs_read", nfs[i]);
+	allow = pexp_allow_normalize(raw);
+	if (json_array_size(allow))
+		json_object_set(out, "allow", allow);
+	json_decref(allow);
+	json_decref(nfs[0]);
+	json_decref(nfs[1]);
 	json_decref(raw);
 	json_decref(stmts);
 	json_decref(doc);
+	return out;
 }
 
 json_t *aws_role_policy_decompile(const struct prov_scope *scope, const char *doc)
 {
 	char *prefix = aws_name(scope, "", 1000);
-	json_t *read, *write, *allow, *out;
+	json_t *out = policy_decompile(doc, prefix);
 
-	policy_decompile(doc, prefix, &read, &write, &allow);
-	out = json_pack("{s:o, s:o}", "read", read, "write", write);
-	if (json_array_size(allow))
-		json_object_set(out, "allow", allow);
-	json_decref(allow);
 	free(prefix);
 	return out;
 }
@@ -278,7 +385,7 @@ static int role_live(struct prov_ctx *ctx, json_t *role, const struct prov_scope
 {
 	const char *name = awsxml_str(role, "RoleName");
 	char *policy, *prefix;
-	json_t *read, *write, *allow, *attrs, *tags = awsxml_tags(role, "Tags");
+	json_t *attrs, *tags = awsxml_tags(role, "Tags");
 	int rc;
 
 	*out = NULL;
@@ -288,14 +395,11 @@ static int role_live(struct prov_ctx *ctx, json_t *role, const struct prov_scope
 		return rc;
 	}
 	prefix = aws_name(scope, "", 1000);
-	policy_decompile(policy, prefix, &read, &write, &allow);
-	attrs = json_pack("{s:o, s:o, s:s?, s:s, s:s?, s:s}", "read", read, "write", write, "arn",
-			  awsxml_str(role, "Arn"), "profile", name, "path",
-			  awsxml_str(role, "Path"), "policy", policy);
-	/* Like the desired attrs: no allow key for a role without allow statements. */
-	if (json_array_size(allow))
-		json_object_set(attrs, "allow", allow);
-	json_decref(allow);
+	attrs = policy_decompile(policy, prefix);
+	json_object_set_new(attrs, "arn", json_string(awsxml_str(role, "Arn")));
+	json_object_set_new(attrs, "profile", json_string(name));
+	json_object_set_new(attrs, "path", json_string(awsxml_str(role, "Path")));
+	json_object_set_new(attrs, "policy", json_string(policy));
 	*out = aws_live("aws_iam_role", name, "ready", attrs, tags);
 	free(prefix);
 	free(policy);
@@ -464,19 +568,70 @@ static void iam_tags(struct aws_params *p, const struct prov_scope *scope, const
 	json_decref(tags);
 }
 
-static int put_policy(struct prov_ctx *ctx, const char *name, const struct prov_scope *scope,
-		      json_t *attrs, struct kiln_error *err)
+/*
+ * The ARNs of the file systems a role's nfs stores name ({store: arn}): from
+ * its recorded dependencies (deps, a create), else from what this context
+ * saw of them, else (fetch) from one listing of the scope's file systems.
+ * Every store must be found: a policy is never put with an ARN unknown.
+ */
+static int efs_arns(struct prov_ctx *ctx, const struct prov_scope *scope, const json_t *attrs,
+		    const json_t *deps, bool fetch, json_t **out, struct kiln_error *err)
 {
-	char *doc = aws_role_policy_compile(scope, attrs);
+	bool listed = false;
+	int pass, rc = PROV_OK;
+	json_t *v;
+	size_t i;
+
+	*out = json_object();
+	for (pass = 0; pass < 2 && rc == PROV_OK; pass++)
+		json_array_foreach(json_object_get(attrs, pass ? "nfs_write" : "nfs_read"), i, v)
+		{
+			const char *name = json_string_value(v);
+			const char *dep = deps ? aws_dep_attr(deps, "aws_efs", name, "arn") : NULL;
+			char *arn = dep ? xstrdup(dep) : aws_efs_arn(ctx, scope, name);
+
+			if (!arn && fetch && !listed) {
+				json_t *page = NULL;
+				char *next = NULL;
+
+				listed = true;
+				rc = efs_list(ctx, scope, NULL, &page, &next, err);
+				json_decref(page);
+				free(next);
+				if (rc != PROV_OK)
+					break;
+				arn = aws_efs_arn(ctx, scope, name);
+			}
+			if (!arn && fetch) {
+				kiln_error_set(
+				    err,
+				    "aws: the role's policy names aws_efs.%s, whose file "
+				    "system does not exist",
+				    name);
+				kiln_error_hint(err, "run plan again: the file system comes first");
+				rc = PROV_ERROR;
+				break;
+			}
+			if (arn)
+				json_object_set_new(*out, name, json_string(arn));
+			free(arn);
+		}
+	if (rc != PROV_OK) {
+		json_decref(*out);
+		*out = NULL;
+	}
+	return rc;
+}
+
+static int put_policy(struct prov_ctx *ctx, const char *name, const char *doc,
+		      struct kiln_error *err)
+{
 	struct aws_params p = {{0}};
-	int rc;
 
 	aws_param(&p, "RoleName", name);
 	aws_param(&p, "PolicyName", POLICY_NAME);
 	aws_param(&p, "PolicyDocument", doc);
-	rc = iam(ctx, "PutRolePolicy", &p, NULL, err);
-	free(doc);
-	return rc;
+	return iam(ctx, "PutRolePolicy", &p, NULL, err);
 }
 
 /* The instance profile of a role, holding it: made, or found made. */
@@ -503,13 +658,22 @@ static int ensure_profile(struct prov_ctx *ctx, const char *name, const char *pa
 int role_create(struct prov_ctx *ctx, const struct prov_scope *scope, const struct prov_create *op,
 		json_t **out, struct kiln_error *err)
 {
-	char *name = aws_name(scope, op->name, 64), *path = role_path(scope);
+	char *name = aws_name(scope, op->name, 64), *path = role_path(scope), *policy = NULL;
 	struct aws_params p = {{0}};
-	json_t *resp = NULL;
+	json_t *resp = NULL, *efs = NULL;
 	bool retried = false;
 	int rc;
 
 	*out = NULL;
+	/* The file systems first: nothing is made for a policy that cannot be written. */
+	rc = efs_arns(ctx, scope, op->attrs, op->deps, true, &efs, err);
+	if (rc != PROV_OK) {
+		free(name);
+		free(path);
+		return rc;
+	}
+	policy = aws_role_policy_compile(scope, op->attrs, efs);
+	json_decref(efs);
 	aws_param(&p, "RoleName", name);
 	aws_param(&p, "Path", path);
 	aws_param(&p, "AssumeRolePolicyDocument", TRUST_EC2);
@@ -555,25 +719,28 @@ int role_create(struct prov_ctx *ctx, const struct prov_scope *scope, const stru
 	if (rc == PROV_OK)
 		rc = ensure_profile(ctx, name, path, scope, op->address, err);
 	if (rc == PROV_OK)
-		rc = put_policy(ctx, name, scope, op->attrs, err);
+		rc = put_policy(ctx, name, policy, err);
 	/* What was just made is what is there; a role found made is read. */
 	if (rc == PROV_OK && !retried && awsxml_str(resp, "CreateRoleResult.Role.Arn")) {
-		char *policy = aws_role_policy_compile(scope, op->attrs);
 		json_t *tags = aws_scope_tags(scope, op->address, NULL);
 		json_t *attrs = json_pack("{s:O, s:O, s:s, s:s, s:s, s:s}", "read",
 					  json_object_get(op->attrs, "read"), "write",
 					  json_object_get(op->attrs, "write"), "arn",
 					  awsxml_str(resp, "CreateRoleResult.Role.Arn"), "profile",
 					  name, "path", path, "policy", policy);
+		static const char *const optional[] = {"nfs_read", "nfs_write", "allow"};
+		size_t i;
 
-		if (json_array_size(json_object_get(op->attrs, "allow")))
-			json_object_set(attrs, "allow", json_object_get(op->attrs, "allow"));
+		for (i = 0; i < ARRAY_SIZE(optional); i++)
+			if (json_array_size(json_object_get(op->attrs, optional[i])))
+				json_object_set(attrs, optional[i],
+						json_object_get(op->attrs, optional[i]));
 		*out = aws_live("aws_iam_role", name, "ready", attrs, tags);
-		free(policy);
 	} else if (rc == PROV_OK) {
 		rc = role_read(ctx, name, out, err);
 	}
 	json_decref(resp);
+	free(policy);
 	free(name);
 	free(path);
 	return rc;
@@ -581,16 +748,23 @@ int role_create(struct prov_ctx *ctx, const struct prov_scope *scope, const stru
 int role_update(struct prov_ctx *ctx, const struct prov_scope *scope, const char *id, json_t *attrs,
 		const char *const *changed, size_t nchanged, json_t **out, struct kiln_error *err)
 {
-	char *path = role_path(scope), *addr = role_address(scope, id);
+	char *path = role_path(scope), *addr = role_address(scope, id), *policy = NULL;
+	json_t *efs = NULL;
 	int rc;
 
 	(void)changed;
 	(void)nchanged;
 	*out = NULL;
-	/* An update may finish a create that was killed before its profile. */
-	rc = ensure_profile(ctx, id, path, scope, addr ? addr : id, err);
+	rc = efs_arns(ctx, scope, attrs, NULL, true, &efs, err);
 	if (rc == PROV_OK)
-		rc = put_policy(ctx, id, scope, attrs, err);
+		policy = aws_role_policy_compile(scope, attrs, efs);
+	json_decref(efs);
+	/* An update may finish a create that was killed before its profile. */
+	if (rc == PROV_OK)
+		rc = ensure_profile(ctx, id, path, scope, addr ? addr : id, err);
+	if (rc == PROV_OK)
+		rc = put_policy(ctx, id, policy, err);
+	free(policy);
 	if (rc == PROV_OK)
 		rc = role_read(ctx, id, out, err);
 	free(path);
@@ -726,11 +900,19 @@ char *aws_role_policy(struct prov_ctx *ctx, const struct prov_scope *scope, cons
 {
 	const char *held;
 
-	(void)ctx;
 	if (strcmp(type, "aws_iam_role") != 0)
 		return NULL;
-	if (!live)
-		return aws_role_policy_compile(scope, attrs);
+	if (!live) {
+		/* What refresh saw of the file systems; the rest is known after apply. */
+		json_t *efs = NULL;
+		char *doc;
+		struct kiln_error err;
+
+		efs_arns(ctx, scope, attrs, NULL, false, &efs, &err);
+		doc = aws_role_policy_compile(scope, attrs, efs);
+		json_decref(efs);
+		return doc;
+	}
 	held = json_string_value(json_object_get(attrs, "policy"));
 	if (!held)
 		return NULL;

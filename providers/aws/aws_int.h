@@ -8,6 +8,7 @@
  *   aws_expand.c  spec -> desired resources
  *   aws_net.c     VPC, subnets, internet gateway, security group, placement group
  *   aws_nodes.c   instance groups (RunInstances gangs)
+ *   aws_zones.c   the one zone a workspace's nodes and zone-bound storage live in
  *   aws_s3.c      buckets
  *   aws_iam.c     roles with their instance profile and inline policy; the actions
  *                 each operation needs (iam_actions)
@@ -55,13 +56,17 @@ struct prov_ctx {
 	struct aws_endpoint ep[AWS_NSERVICES];
 	atomic_ulong calls; /* HTTP requests made, retries included */
 	bool have_creds;    /* else creds_err says why, at the first call */
-	pthread_mutex_t mu; /* guards images */
+	pthread_mutex_t mu; /* guards images, efa, efs_arns, zoned and seen */
 	json_t *images;	    /* image id -> root device name, as DescribeImages said */
 	json_t *efa;	    /* instance type -> maximum EFA interfaces, as EC2 said */
 	/* Listings several types' lists share within one refresh (aws_shared_listing). */
 	pthread_mutex_t share_mu;
 	pthread_cond_t share_cond;
 	struct aws_share *shares;
+	json_t *efs_arns; /* "CLUSTER/WS/STORE" -> EFS file system ARN, as EFS said */
+	json_t *zoned;	  /* "CLUSTER/WS" -> the zone its nodes launched in (aws_zones.c) */
+	bool zone_bound;  /* the spec has zone-bound storage (lustre, nfs): set by expand */
+	json_t *seen;	  /* "CLUSTER/WS" -> {"aws_fsx_lustre": n, ...} as refresh listed them */
 	struct kiln_error creds_err;
 };
 
@@ -177,6 +182,25 @@ void aws_image_remember(struct prov_ctx *ctx, const char *image, const char *roo
 int aws_efa_max(struct prov_ctx *ctx, const char *type);
 void aws_efa_remember(struct prov_ctx *ctx, const char *type, int n);
 
+/* An EFS file system's ARN, remembered from a live form EFS gave (its kiln tags say whose). */
+void aws_efs_remember(struct prov_ctx *ctx, const json_t *live);
+/* The ARN of the scope's nfs store name (malloc'd), or NULL when none was seen. */
+char *aws_efs_arn(struct prov_ctx *ctx, const struct prov_scope *scope, const char *name);
+
+/*
+ * The zone zone-bound storage of the scope is made in (malloc'd): where this
+ * apply launched its nodes, else where the workspace's nodes are (one
+ * DescribeInstances), else the first zone; with one zone, that zone.
+ */
+char *aws_storage_zone(struct prov_ctx *ctx, const struct prov_scope *scope);
+/*
+ * How many resources of a zone-bound type (aws_fsx_lustre,
+ * aws_efs_mount_target) a listing of one scope found: when refresh found
+ * none, launching nodes needs no look for them.
+ */
+void aws_storage_seen(struct prov_ctx *ctx, const struct prov_scope *scope, const char *type,
+		      size_t n);
+
 /* aws_preflight.c */
 int aws_preflight(struct prov_ctx *ctx, const json_t *creates, json_t *warnings,
 		  struct kiln_error *err);
@@ -188,11 +212,21 @@ char *aws_iam_policy(struct prov_ctx *ctx, const struct prov_scope *scope,
 /* provider.h's role_policy: an aws_iam_role's inline policy, compiled or held. */
 char *aws_role_policy(struct prov_ctx *ctx, const struct prov_scope *scope, const char *type,
 		      const json_t *attrs, bool live);
-/* The role's inline policy (JSON text, caller frees) from its attrs: read, write, allow. */
-char *aws_role_policy_compile(const struct prov_scope *scope, const json_t *attrs);
+/*
+ * The role's inline policy (JSON text, caller frees) from its attrs: read,
+ * write, nfs_read, nfs_write, allow; efs ({store: ARN}, may be NULL) says
+ * where the file systems are, the others written as aws_efs_pending_arn.
+ */
+char *aws_role_policy_compile(const struct prov_scope *scope, const json_t *attrs,
+			      const json_t *efs);
+/* "(known after apply: aws_efs.NAME)": a file system's ARN before it exists. */
+char *aws_efs_pending_arn(const char *name);
 /* GPU instances without kiln tags (aws_nodes.c), for kiln sprawl. */
 int aws_list_unmanaged(struct prov_ctx *ctx, json_t **out, struct kiln_error *err);
-/* The attrs a role's policy holds: {"read", "write", "allow"? (when any)}; new object. */
+/*
+ * The attrs a role's policy holds: {"read", "write", and "nfs_read",
+ * "nfs_write", "allow" when not empty}; new object.
+ */
 json_t *aws_role_policy_decompile(const struct prov_scope *scope, const char *doc);
 /* A policy's size as IAM counts it (whitespace left out). */
 size_t aws_policy_size(const char *doc);

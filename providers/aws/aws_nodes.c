@@ -9,10 +9,11 @@
  * What EC2 reports on an instance (type, image, zone, profile, EFA
  * interfaces, placement group, market) is read from it; the launch choices
  * it does not report (the zones in order, gang, the root volume) are kept
- * in kiln:* tags at launch. Capacity: when a zone has none, the same call
- * goes to the next zone of provider.zone, and the output says so.
+ * in kiln:* tags at launch. Which zone a new group launches in, and moving
+ * the groups of this apply when a zone has no capacity, is aws_zones.c's.
  */
 #include "aws_ec2.h"
+#include "aws_launch.h"
 
 #include "aws/awsxml.h"
 #include "log.h"
@@ -466,28 +467,6 @@ static int efa_interfaces(struct prov_ctx *ctx, const char *type, int *out, stru
 	return PROV_OK;
 }
 
-/* What a launch needs beside the count: from the spec's attrs and the dependencies' ids. */
-struct launch {
-	const char *address;
-	const char *type;
-	const char *image;
-	char *root_dev;
-	long disk_gb;
-	const char *disk_type;
-	const char *subnet;
-	const char *zone;
-	const char *sg;
-	const char *pg;	     /* placement group name, or NULL */
-	const char *profile; /* instance profile name, or NULL */
-	const char *role;
-	bool efa;
-	int efa_interfaces; /* with efa: one per network card, card 0 the primary */
-	bool public;
-	bool spot;
-	bool gang;
-	char *zones; /* "a,b": the order of preference, kept in a tag */
-};
-
 static void launch_params(struct aws_params *p, const struct launch *l,
 			  const struct prov_scope *scope, long count, const char *token)
 {
@@ -575,149 +554,135 @@ static void launch_token(const char *base, const char *zone, long count, char ou
  */
 static int run_instances(struct prov_ctx *ctx, const struct launch *l,
 			 const struct prov_scope *scope, long count, const char *token,
-			 long token_count, struct kiln_error *err)
+			 long token_count, json_t **ids, struct kiln_error *err)
 {
 	struct aws_params p = {{0}};
+	json_t *resp = NULL;
 	char tok[65];
 	int rc;
 
 	launch_token(token, l->zone, token_count, tok);
 	launch_params(&p, l, scope, count, tok);
-	rc = aws_query(ctx, AWS_EC2, "RunInstances", &p, NULL, err);
+	rc = aws_query(ctx, AWS_EC2, "RunInstances", &p, ids ? &resp : NULL, err);
 	aws_params_release(&p);
+	/* Only a launch made has ids: a refused one leaves *ids NULL. */
+	if (ids)
+		*ids = NULL;
+	if (ids && rc == PROV_OK) {
+		json_t *insts = awsxml_list(resp, "instancesSet"), *inst;
+		size_t i;
+
+		*ids = json_array();
+		json_array_foreach(insts, i, inst) if (awsxml_str(inst, "instanceId"))
+		    json_array_append_new(*ids, json_string(awsxml_str(inst, "instanceId")));
+		json_decref(insts);
+	}
+	json_decref(resp);
 	/* A profile made a moment ago is not known to EC2 yet: that passes. */
 	if (rc == PROV_ERROR && l->profile && strstr(err->msg, "iamInstanceProfile"))
 		rc = PROV_RETRY;
 	return rc;
 }
 
-/*
- * The zone the workspace's instances in placement group pg are in (*out
- * malloc'd), or NULL when it has none: one DescribeInstances over the
- * workspace, as a cluster placement group cannot span zones.
- */
-static int fabric_zone(struct prov_ctx *ctx, const struct prov_scope *scope, const char *pg,
-		       char **out, struct kiln_error *err)
+int launch_describe_scope(struct prov_ctx *ctx, const struct prov_scope *scope, json_t **out,
+			  struct kiln_error *err)
 {
 	struct aws_params f = {{0}};
-	json_t *insts, *inst;
-	size_t i;
 	int rc;
 
-	*out = NULL;
 	state_filter(&f, aws_scope_filters(&f, 1, scope));
-	rc = describe_all(ctx, &f, &insts, err);
+	rc = describe_all(ctx, &f, out, err);
 	aws_params_release(&f);
-	if (rc != PROV_OK)
-		return rc;
-	json_array_foreach(insts, i, inst)
-	{
-		const char *g = awsxml_str(inst, "placement.groupName");
-		const char *z = awsxml_str(inst, "placement.availabilityZone");
+	return rc;
+}
 
-		if (g && z && strcmp(g, pg) == 0) {
-			*out = xstrdup(z);
-			break;
-		}
+int launch_init(struct prov_ctx *ctx, struct launch *l, const char *address, const json_t *a,
+		const json_t *deps, struct kiln_error *err)
+{
+	const char *role = json_string_value(json_object_get(a, "role"));
+	bool in_pg = json_string_value(json_object_get(a, "placement_group")) != NULL;
+	struct strbuf zs = {0};
+	json_t *z;
+	size_t i;
+	int rc = PROV_OK;
+
+	memset(l, 0, sizeof(*l));
+	l->address = address;
+	l->type = json_string_value(json_object_get(a, "instance_type"));
+	l->image = json_string_value(json_object_get(a, "image"));
+	l->disk_gb = (long)json_integer_value(json_object_get(a, "disk_size_gb"));
+	l->disk_type = json_string_value(json_object_get(a, "disk_type"));
+	l->sg = aws_dep_attr(deps, "aws_security_group", "main", "id");
+	l->efa = json_is_true(json_object_get(a, "efa"));
+	l->public = json_is_true(json_object_get(a, "public"));
+	l->gang = json_is_true(json_object_get(a, "gang"));
+	l->spot = json_string_value(json_object_get(a, "market")) &&
+		  strcmp(json_string_value(json_object_get(a, "market")), "spot") == 0;
+	l->role = role;
+	if (in_pg)
+		l->pg = aws_dep_attr(deps, "aws_placement_group", "fabric", "group_name");
+	if (role)
+		l->profile = aws_dep_attr(deps, "aws_iam_role", role, "profile");
+	if (!l->image) {
+		kiln_error_set(err, "aws: %s has no image", address);
+		kiln_error_hint(err, "set compute.GROUP.image to an AMI id of region %s",
+				ctx->region);
+		return PROV_ERROR;
 	}
-	json_decref(insts);
-	return PROV_OK;
+	if (!l->sg || (role && !l->profile) || (in_pg && !l->pg)) {
+		kiln_error_set(err, "aws: %s needs its security group%s%s, which %s not recorded",
+			       address, role ? ", instance profile" : "",
+			       l->pg ? "" : " or placement group", "are");
+		kiln_error_hint(err, "run plan again: it refreshes what exists");
+		return PROV_ERROR;
+	}
+	json_array_foreach(json_object_get(a, "zones"), i, z)
+	    sb_addf(&zs, "%s%s", i ? "," : "", json_string_value(z));
+	l->zones = zs.buf ? zs.buf : xstrdup("");
+	rc = root_device(ctx, l->image, &l->root_dev, err);
+	if (rc == PROV_OK && l->efa)
+		rc = efa_interfaces(ctx, l->type, &l->efa_interfaces, err);
+	return rc;
+}
+
+void launch_release(struct launch *l)
+{
+	free(l->root_dev);
+	free(l->zones);
+	l->root_dev = NULL;
+	l->zones = NULL;
+}
+
+int launch_in(struct prov_ctx *ctx, struct launch *l, const struct prov_scope *scope,
+	      const json_t *deps, const char *zone, long count, const char *token, json_t **ids,
+	      struct kiln_error *err)
+{
+	if (ids)
+		*ids = NULL;
+	l->zone = zone;
+	l->subnet = aws_dep_attr(deps, "aws_subnet", zone, "id");
+	if (!l->subnet) {
+		kiln_error_set(err, "aws: %s needs aws_subnet.%s, which is not recorded",
+			       l->address, zone);
+		kiln_error_hint(err, "run plan again: it refreshes what exists");
+		return PROV_ERROR;
+	}
+	return run_instances(ctx, l, scope, count, token, count, ids, err);
 }
 
 int ig_create(struct prov_ctx *ctx, const struct prov_scope *scope, const struct prov_create *op,
 	      json_t **out, struct kiln_error *err)
 {
-	char *fabric = NULL;
-	json_t *a = op->attrs, *zones = json_object_get(a, "zones"), *z;
-	const char *role = json_string_value(json_object_get(a, "role"));
-	struct launch l = {0};
-	struct strbuf zs = {0};
-	long count = (long)json_integer_value(json_object_get(a, "count"));
+	long count = (long)json_integer_value(json_object_get(op->attrs, "count"));
+	struct launch l;
 	char *id;
-	size_t i;
-	int rc = PROV_ERROR;
+	int rc;
 
 	*out = NULL;
-	l.address = op->address;
-	l.type = json_string_value(json_object_get(a, "instance_type"));
-	l.image = json_string_value(json_object_get(a, "image"));
-	l.disk_gb = (long)json_integer_value(json_object_get(a, "disk_size_gb"));
-	l.disk_type = json_string_value(json_object_get(a, "disk_type"));
-	l.sg = aws_dep_attr(op->deps, "aws_security_group", "main", "id");
-	l.efa = json_is_true(json_object_get(a, "efa"));
-	l.public = json_is_true(json_object_get(a, "public"));
-	l.gang = json_is_true(json_object_get(a, "gang"));
-	l.spot = json_string_value(json_object_get(a, "market")) &&
-		 strcmp(json_string_value(json_object_get(a, "market")), "spot") == 0;
-	l.role = role;
-	if (json_string_value(json_object_get(a, "placement_group")))
-		l.pg = aws_dep_attr(op->deps, "aws_placement_group", "fabric", "group_name");
-	if (role)
-		l.profile = aws_dep_attr(op->deps, "aws_iam_role", role, "profile");
-	if (!l.image) {
-		kiln_error_set(err, "aws: %s has no image", op->address);
-		kiln_error_hint(err, "set compute.GROUP.image to an AMI id of region %s",
-				ctx->region);
-		return PROV_ERROR;
-	}
-	if (!l.sg || (role && !l.profile) ||
-	    (json_string_value(json_object_get(a, "placement_group")) && !l.pg)) {
-		kiln_error_set(err, "aws: %s needs its security group%s%s, which %s not recorded",
-			       op->address, role ? ", instance profile" : "",
-			       l.pg ? "" : " or placement group", "are");
-		kiln_error_hint(err, "run plan again: it refreshes what exists");
-		return PROV_ERROR;
-	}
-	json_array_foreach(zones, i, z) sb_addf(&zs, "%s%s", i ? "," : "", json_string_value(z));
-	l.zones = zs.buf ? zs.buf : xstrdup("");
-	rc = root_device(ctx, l.image, &l.root_dev, err);
-	if (rc == PROV_OK && l.efa)
-		rc = efa_interfaces(ctx, l.type, &l.efa_interfaces, err);
-	if (rc == PROV_OK && l.pg)
-		rc = fabric_zone(ctx, scope, l.pg, &fabric, err);
-	if (fabric) {
-		/* A cluster placement group lives in one zone: the group joins the fabric there. */
-		json_t *only = json_pack("[s]", fabric);
-
-		if (strcmp(fabric, json_string_value(json_array_get(zones, 0))
-				       ? json_string_value(json_array_get(zones, 0))
-				       : "") != 0)
-			log_warn("%s: the fabric is in %s; the group joins it there", op->address,
-				 fabric);
-		zones = only;
-	} else {
-		json_incref(zones);
-	}
-	json_array_foreach(zones, i, z)
-	{
-		if (rc != PROV_OK)
-			break;
-		l.zone = json_string_value(z);
-		l.subnet = aws_dep_attr(op->deps, "aws_subnet", l.zone, "id");
-		if (!l.subnet) {
-			kiln_error_set(err, "aws: %s needs aws_subnet.%s, which is not recorded",
-				       op->address, l.zone);
-			rc = PROV_ERROR;
-			break;
-		}
-		rc = run_instances(ctx, &l, scope, count, op->token, count, err);
-		if (rc != PROV_CAPACITY || i + 1 == json_array_size(zones))
-			break;
-		log_warn("%s: no capacity for %ld × %s in %s; the group moves to %s (%s)",
-			 op->address, count, l.type, l.zone,
-			 json_string_value(json_array_get(zones, i + 1)), err->msg);
-		rc = PROV_OK;
-	}
-	if (rc == PROV_CAPACITY && fabric)
-		kiln_error_hint(err,
-				"the fabric's other groups are in %s and a cluster placement group "
-				"cannot span zones; to move the whole fabric, replace them too "
-				"(kiln apply --replace ADDRESS for each)",
-				fabric);
-	free(l.root_dev);
-	free(l.zones);
-	free(fabric);
-	json_decref(zones);
+	rc = launch_init(ctx, &l, op->address, op->attrs, op->deps, err);
+	if (rc == PROV_OK)
+		rc = zones_launch(ctx, scope, op, &l, count, err);
+	launch_release(&l);
 	if (rc != PROV_OK)
 		return rc;
 	/*
@@ -733,7 +698,7 @@ int ig_create(struct prov_ctx *ctx, const struct prov_scope *scope, const struct
 	return PROV_OK;
 }
 
-static int terminate(struct prov_ctx *ctx, json_t *ids, size_t from, size_t n,
+static int terminate(struct prov_ctx *ctx, const json_t *ids, size_t from, size_t n,
 		     struct kiln_error *err)
 {
 	struct aws_params p = {{0}};
@@ -751,6 +716,11 @@ static int terminate(struct prov_ctx *ctx, json_t *ids, size_t from, size_t n,
 	rc = aws_query(ctx, AWS_EC2, "TerminateInstances", &p, NULL, err);
 	aws_params_release(&p);
 	return rc == PROV_NOTFOUND ? PROV_OK : rc;
+}
+
+int launch_terminate(struct prov_ctx *ctx, const json_t *ids, struct kiln_error *err)
+{
+	return terminate(ctx, ids, 0, json_array_size(ids), err);
 }
 
 int ig_update(struct prov_ctx *ctx, const struct prov_scope *scope, const char *id, json_t *attrs,
@@ -834,7 +804,7 @@ int ig_update(struct prov_ctx *ctx, const struct prov_scope *scope, const char *
 				char *tok =
 				    xasprintf("%s:grow->%ld:%s", id, want, oldest ? oldest : "");
 
-				rc = run_instances(ctx, &l, &s, want - have, tok, 0, err);
+				rc = run_instances(ctx, &l, &s, want - have, tok, 0, NULL, err);
 				free(tok);
 			}
 			json_decref(user);

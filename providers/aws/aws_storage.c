@@ -1,7 +1,8 @@
 /*
  * aws_storage.c - the file tiers: lustre as FSx for Lustre (PERSISTENT_2)
  * with its S3 import as a data repository association, and nfs as EFS
- * with a mount target in the first zone's subnet.
+ * with a mount target; the file system and the mount target in the subnet
+ * of the zone the nodes are in (aws_storage_zone).
  *
  *   aws_fsx_lustre.STORE   CreateFileSystem (ClientRequestToken), AVAILABLE when ready
  *   aws_fsx_import.STORE   CreateDataRepositoryAssociation from the object store it imports
@@ -10,7 +11,8 @@
  *                          found through its file system's)
  *
  * Both are reached over the network (the security group admits all traffic
- * from itself), so no IAM action gives or takes them. deletion: retain and
+ * from itself); an EFS file system's ARN is remembered for the roles whose
+ * policy names it (aws_iam.c). deletion: retain and
  * the mount path ride in kiln:deletion and kiln:mount tags.
  */
 #include "aws_ec2.h"
@@ -255,9 +257,14 @@ static int lustre_listing(struct prov_ctx *ctx, const struct prov_scope *scope, 
 int lustre_list(struct prov_ctx *ctx, const struct prov_scope *scope, const char *page,
 		json_t **out, char **next, struct kiln_error *err)
 {
+	int rc;
+
 	(void)page;
 	*next = NULL;
-	return lustre_listing(ctx, scope, out, err);
+	rc = lustre_listing(ctx, scope, out, err);
+	if (rc == PROV_OK)
+		aws_storage_seen(ctx, scope, "aws_fsx_lustre", json_array_size(*out));
+	return rc;
 }
 
 int lustre_read(struct prov_ctx *ctx, const char *id, json_t **out, struct kiln_error *err)
@@ -287,10 +294,24 @@ static int missing(const char *address, const char *what, struct kiln_error *err
 	return PROV_ERROR;
 }
 
+/*
+ * The subnet zone-bound storage is made in: the one of the zone the nodes
+ * are in (aws_zones.c), so a capacity fallback never leaves it behind.
+ */
+static const char *storage_subnet(struct prov_ctx *ctx, const struct prov_scope *scope,
+				  const json_t *deps)
+{
+	char *zone = aws_storage_zone(ctx, scope);
+	const char *subnet = aws_dep_attr(deps, "aws_subnet", zone, "id");
+
+	free(zone);
+	return subnet ? subnet : aws_dep_attr_any(deps, "aws_subnet", "id");
+}
+
 int lustre_create(struct prov_ctx *ctx, const struct prov_scope *scope,
 		  const struct prov_create *op, json_t **out, struct kiln_error *err)
 {
-	const char *subnet = aws_dep_attr_any(op->deps, "aws_subnet", "id");
+	const char *subnet = storage_subnet(ctx, scope, op->deps);
 	const char *sg = aws_dep_attr(op->deps, "aws_security_group", "main", "id");
 	char *token = short_token(op->token);
 	json_t *body, *resp;
@@ -639,6 +660,9 @@ static int efs_describe(struct prov_ctx *ctx, const char *id, json_t **out, stru
 		{
 			json_t *live = efs_live(fs);
 
+			/* A role's policy names the file system by its ARN. */
+			if (live)
+				aws_efs_remember(ctx, live);
 			if (live)
 				json_array_append_new(*out, live);
 		}
@@ -737,6 +761,7 @@ int efs_create(struct prov_ctx *ctx, const struct prov_scope *scope, const struc
 		kiln_error_set(err, "aws: efs CreateFileSystem answered no FileSystemId");
 		return PROV_ERROR;
 	}
+	aws_efs_remember(ctx, *out);
 	json_object_set_new(*out, "address", json_string(op->address));
 	return PROV_OK;
 }
@@ -866,6 +891,8 @@ int mt_list(struct prov_ctx *ctx, const struct prov_scope *scope, const char *pa
 			break;
 	}
 	json_decref(fss);
+	if (rc == PROV_OK)
+		aws_storage_seen(ctx, scope, "aws_efs_mount_target", json_array_size(*out));
 	if (rc != PROV_OK) {
 		json_decref(*out);
 		*out = NULL;
@@ -917,7 +944,7 @@ int mt_create(struct prov_ctx *ctx, const struct prov_scope *scope, const struct
 	      json_t **out, struct kiln_error *err)
 {
 	const char *fs = aws_dep_attr(op->deps, "aws_efs", op->name, "id");
-	const char *subnet = aws_dep_attr_any(op->deps, "aws_subnet", "id");
+	const char *subnet = storage_subnet(ctx, scope, op->deps);
 	const char *sg = aws_dep_attr(op->deps, "aws_security_group", "main", "id");
 	json_t *resp = NULL, *fs_tags;
 	int rc;

@@ -75,6 +75,8 @@ static const struct prov_attr efs_attrs[] = {
 static const struct prov_attr role_attrs[] = {
     {"read", POLICY_LIVE, false, "the role's inline policy is rewritten in place"},
     {"write", POLICY_LIVE, false, "the role's inline policy is rewritten in place"},
+    {"nfs_read", POLICY_LIVE, false, "the role's inline policy is rewritten in place"},
+    {"nfs_write", POLICY_LIVE, false, "the role's inline policy is rewritten in place"},
     {"allow", POLICY_LIVE, false, "the role's inline policy is rewritten in place"},
 };
 

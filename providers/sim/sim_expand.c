@@ -37,8 +37,9 @@ static const char *deletion_name(enum spec_deletion d)
 	return d == DELETION_DELETE ? "delete" : "retain";
 }
 
+/* fs: the spec's file systems (lustre, nfs), which every group mounts. */
 static int expand_group(json_t *all, const struct spec *spec, const struct spec_group *g,
-			struct kiln_error *err)
+			const struct spec_store *const *fs, size_t nfs, struct kiln_error *err)
 {
 	bool fabric_efa = spec->network.fabric == FABRIC_EFA, efa;
 	const struct catalog_type *t = NULL;
@@ -85,9 +86,8 @@ static int expand_group(json_t *all, const struct spec *spec, const struct spec_
 		pexp_dep(r, "sim_role", g->role.name);
 		pexp_dep(r, "sim_role_policy", g->role.name);
 	}
-	for (i = 0; i < spec->nstores; i++)
-		if (spec->stores[i].tier != TIER_OBJECT)
-			pexp_dep(r, store_type(spec->stores[i].tier), spec->stores[i].name);
+	for (i = 0; i < nfs; i++)
+		pexp_dep(r, store_type(fs[i]->tier), fs[i]->name);
 	return PROV_OK;
 }
 
@@ -152,17 +152,18 @@ static void expand_role(json_t *all, const struct spec *spec, const struct spec_
 
 	pexp_attr(r, "service", json_string("ec2"));
 	r = pexp_resource(all, "sim_role_policy", role->name);
-	pexp_attr(r, "read", pexp_store_names(role->read, role->nread));
-	pexp_attr(r, "write", pexp_store_names(role->write, role->nwrite));
-	if (role->nallow)
-		pexp_attr(r, "allow", pexp_role_allow(role));
+	/* The same shape as aws's: buckets, nfs stores apart, lustre nowhere. */
+	pexp_role_policy_attrs(r, spec, role,
+			       "Lustre clients mount over the network (the network's security "
+			       "group), not through IAM, so the policy grants nothing for lustre "
+			       "stores, as on aws");
 	pexp_dep(r, "sim_role", role->name);
 	for (i = 0; i < role->nread + role->nwrite; i++) {
 		const struct spec_ref *ref =
 		    i < role->nread ? &role->read[i] : &role->write[i - role->nread];
 		const struct spec_store *s = spec_store_find(spec, ref->name);
 
-		if (s)
+		if (s && s->tier != TIER_LUSTRE)
 			pexp_dep(r, store_type(s->tier), s->name);
 	}
 }
@@ -170,21 +171,21 @@ static void expand_role(json_t *all, const struct spec *spec, const struct spec_
 int sim_expand(struct prov_ctx *ctx, const struct spec *spec, json_t **out, struct kiln_error *err)
 {
 	json_t *all = json_object();
-	bool network = spec->network.node || spec->ngroups > 0;
-	size_t i;
+	size_t i, nfs;
+	const struct spec_store **fs = pexp_file_systems(spec, &nfs);
 
 	(void)ctx;
 	*out = NULL;
-	for (i = 0; i < spec->nstores; i++)
-		network |= spec->stores[i].tier != TIER_OBJECT;
-	if (network)
+	if (spec->network.node || spec->ngroups > 0 || nfs > 0)
 		expand_network(all, spec);
 	for (i = 0; i < spec->ngroups; i++) {
-		if (expand_group(all, spec, &spec->groups[i], err) != PROV_OK) {
+		if (expand_group(all, spec, &spec->groups[i], fs, nfs, err) != PROV_OK) {
+			free(fs);
 			json_decref(all);
 			return PROV_ERROR;
 		}
 	}
+	free(fs);
 	for (i = 0; i < spec->nstores; i++)
 		expand_store(all, spec, &spec->stores[i]);
 	for (i = 0; i < spec->nroles; i++)

@@ -80,6 +80,8 @@ static const struct prov_attr role_attrs[] = {
 static const struct prov_attr policy_attrs[] = {
     {"read", POLICY_LIVE, false, "a policy document is rewritten in place"},
     {"write", POLICY_LIVE, false, "a policy document is rewritten in place"},
+    {"nfs_read", POLICY_LIVE, false, "a policy document is rewritten in place"},
+    {"nfs_write", POLICY_LIVE, false, "a policy document is rewritten in place"},
     {"allow", POLICY_LIVE, false, "a policy document is rewritten in place"},
 };
 
@@ -227,19 +229,23 @@ struct policy_for {
 	/*
 	 * Compiling desired attrs for the plan: stores are looked up without the
 	 * lock, and one not made yet is named by the pattern its bucket ARN will
-	 * match (arn:sim:s3:::CLUSTER-NAME-*) rather than refused.
+	 * match (arn:sim:s3:::CLUSTER-NAME-*), or an nfs store as "(known after
+	 * apply: sim_nfs.NAME)", rather than refused.
 	 */
 	bool planning;
 };
 
-/* The ARN of store name in the policy's scope, and whether it is a bucket. */
-static int store_arn(const struct policy_for *pf, const char *name, char **arn, bool *bucket,
+/*
+ * The ARN of store name in the policy's scope, and its kind (K_BUCKET,
+ * K_LUSTRE, K_NFS); nfs: the name is one of nfs_read or nfs_write.
+ */
+static int store_arn(const struct policy_for *pf, const char *name, bool nfs, char **arn, int *kind,
 		     struct kiln_error *err)
 {
 	static const int kinds[] = {K_BUCKET, K_LUSTRE, K_NFS};
 	size_t i;
 
-	for (i = 0; i < ARRAY_SIZE(kinds); i++) {
+	for (i = nfs ? 2 : 0; i < ARRAY_SIZE(kinds); i++) {
 		const struct sim_kind *k = &sim_kinds[kinds[i]];
 		char *addr = xasprintf("%s.%s", k->type, name);
 		json_t *store = NULL;
@@ -259,13 +265,15 @@ static int store_arn(const struct policy_for *pf, const char *name, char **arn, 
 			return rc;
 		*arn = xstrdup(
 		    sim_doc_str(store, "attrs", "arn") ? sim_doc_str(store, "attrs", "arn") : "");
-		*bucket = kinds[i] == K_BUCKET;
+		*kind = kinds[i];
 		json_decref(store);
 		return PROV_OK;
 	}
+	/* Not made yet: a bucket by the pattern its ARN will match, a file system as aws says. */
 	if (pf->planning) {
-		*arn = xasprintf("arn:sim:s3:::%s-%s-*", pf->cluster, name);
-		*bucket = true;
+		*arn = nfs ? xasprintf("(known after apply: sim_nfs.%s)", name)
+			   : xasprintf("arn:sim:s3:::%s-%s-*", pf->cluster, name);
+		*kind = nfs ? K_NFS : K_BUCKET;
 		return PROV_OK;
 	}
 	kiln_error_set(err,
@@ -276,7 +284,7 @@ static int store_arn(const struct policy_for *pf, const char *name, char **arn, 
 }
 
 static int grant_all(const struct policy_for *pf, const json_t *attrs, const char *key, bool write,
-		     struct grants *g, struct kiln_error *err)
+		     bool nfs, struct grants *g, struct kiln_error *err)
 {
 	const json_t *names = json_object_get(attrs, key);
 	size_t i;
@@ -293,7 +301,8 @@ static int grant_all(const struct policy_for *pf, const json_t *attrs, const cha
 	for (i = 0; i < json_array_size(names); i++) {
 		const char *name = json_string_value(json_array_get(names, i));
 		char *arn = NULL;
-		bool bucket = false;
+		int kind = K_BUCKET;
+		bool bucket;
 		json_t *to;
 
 		if (!name) {
@@ -303,8 +312,14 @@ static int grant_all(const struct policy_for *pf, const json_t *attrs, const cha
 				       key);
 			return PROV_ERROR;
 		}
-		if (store_arn(pf, name, &arn, &bucket, err) != PROV_OK)
+		if (store_arn(pf, name, nfs, &arn, &kind, err) != PROV_OK)
 			return PROV_ERROR;
+		/* Lustre clients mount without IAM: nothing to grant, as on aws. */
+		if (kind == K_LUSTRE) {
+			free(arn);
+			continue;
+		}
+		bucket = kind == K_BUCKET;
 		to = bucket ? (write ? g->object_write : g->object_read)
 			    : (write ? g->fs_write : g->fs_read);
 		json_array_append_new(to, json_string(arn));
@@ -394,9 +409,13 @@ static int policy_text(const struct policy_for *pf, const json_t *attrs, char **
 	int rc;
 
 	*out = NULL;
-	rc = grant_all(pf, attrs, "read", false, &g, err);
+	rc = grant_all(pf, attrs, "read", false, false, &g, err);
 	if (rc == PROV_OK)
-		rc = grant_all(pf, attrs, "write", true, &g, err);
+		rc = grant_all(pf, attrs, "write", true, false, &g, err);
+	if (rc == PROV_OK)
+		rc = grant_all(pf, attrs, "nfs_read", false, true, &g, err);
+	if (rc == PROV_OK)
+		rc = grant_all(pf, attrs, "nfs_write", true, true, &g, err);
 	if (rc != PROV_OK) {
 		rc = PROV_ERROR;
 		goto out;

@@ -33,6 +33,16 @@ aws: a public group on a multi-card EFA type is refused
 aws: the example's first apply makes at most 47 API calls, pre-flight included
 aws: the example's no-change plan makes at most 24 API calls
 aws: with no capacity in the first zone the gang lands in the second
+aws: without capacity for the first group in the first zone, the fabric and its storage land in the second
+aws: boto3 finds the nodes, placement group, FSx and EFS mount target in the second zone, nothing in the first
+aws: replacing every group keeps the nodes in the zone of the storage they mount
+aws: boto3 finds the new nodes beside the storage in the second zone
+aws: a later group without capacity moves the groups this apply launched to the next zone
+aws: boto3 finds every node, the FSx and the EFS mount target in the second zone after the move, nothing in the first
+aws: and plans no changes after the move
+aws: a later group without capacity in any zone fails naming the zones, and keeps the others in place
+aws: boto3 finds no zone-bound storage made for nodes that could not all launch
+aws: a fabric without capacity in any zone fails naming the zones
 aws: with throttling and 5xx on a share of calls apply converges
 aws: after the faults boto3 finds no duplicate
 aws: 20 applies killed with SIGKILL converge with no duplicate or untagged resource
@@ -40,6 +50,10 @@ aws: moto with IAM enforcement starts
 aws: examples/llm-pretrain.yaml applies with exactly the iam-policy permissions
 aws: boto3 finds the example's resources recorded, none twice, none untagged
 aws: and plans no changes with them
+aws: boto3 finds each role's exact statements: EFS mount actions on the file system's ARN, nothing for Lustre
+aws: a role's intent on an nfs store changes its policy in place
+aws: boto3 finds the role's new EFS statement
+aws: and plans no changes after it
 aws: and destroys with them, keeping the retained stores
 aws: without ec2:CreateVpc the error names the action that was denied
 aws: the moto servers are stopped"
@@ -236,6 +250,56 @@ aws_capacity() {
 	aws_ctl capacity '[]'
 	"$KILN" destroy -w cap --auto-approve >/dev/null 2>&1
 	cd "$E2E_ROOT" || exit 1
+	aws_zones
+}
+
+# The whole fabric in one zone, storage included: the llm-pretrain example
+# (a Lustre file system and an EFS file system) with capacity taken away
+# from one type in a zone or everywhere.
+aws_zones() {
+	aws_dir=$(mktemp -d "$E2E_TMP/aws.XXXXXX")
+	cd "$aws_dir" || exit 1
+	sed 's/count: 16/count: 2/' "$E2E_ROOT/examples/llm-pretrain.yaml" >kiln.yaml
+	aws_ctl capacity '[{"instance_type": "p5.48xlarge", "zone": "us-east-1a", "max": 0}]'
+	check "aws: without capacity for the first group in the first zone, the fabric and its storage land in the second" 0 \
+		--out-has "Apply complete: 16 created" \
+		--err-has "aws_instance_group.trainers: no capacity for 2 × p5.48xlarge in us-east-1a; the group moves to us-east-1b" \
+		-- "$KILN" apply -w first --auto-approve --var image=ami-1e749f67
+	aws_inspect "aws: boto3 finds the nodes, placement group, FSx and EFS mount target in the second zone, nothing in the first" \
+		expect llm-pretrain first zone=us-east-1b group=trainers:count=2:pg:zone=us-east-1b group=login:count=1:zone=us-east-1b
+	# Capacity is back in the first zone, but the file systems hold data in the second.
+	aws_ctl capacity '[]'
+	check "aws: replacing every group keeps the nodes in the zone of the storage they mount" 0 \
+		--out-has "Apply complete: 0 created, 0 updated, 2 replaced, 0 deleted." \
+		-- "$KILN" apply -w first --auto-approve --var image=ami-12c6146b
+	aws_inspect "aws: boto3 finds the new nodes beside the storage in the second zone" \
+		expect llm-pretrain first zone=us-east-1b group=trainers:count=2:pg:zone=us-east-1b
+	aws_ctl capacity '[{"instance_type": "m7i.xlarge", "zone": "us-east-1a", "max": 0}]'
+	check "aws: a later group without capacity moves the groups this apply launched to the next zone" 0 \
+		--out-has "Apply complete: 16 created" \
+		--err-has "aws_instance_group.login: no capacity for 1 × m7i.xlarge in us-east-1a; the fabric moves to us-east-1b with aws_instance_group.trainers (launched by this apply)" \
+		--err-has "aws_instance_group.trainers: moved from us-east-1a to us-east-1b with aws_instance_group.login: its 2 instances in us-east-1a terminated" \
+		-- "$KILN" apply -w later --auto-approve --var image=ami-1e749f67
+	aws_inspect "aws: boto3 finds every node, the FSx and the EFS mount target in the second zone after the move, nothing in the first" \
+		expect llm-pretrain later zone=us-east-1b group=trainers:count=2:pg:zone=us-east-1b group=login:count=1:zone=us-east-1b
+	check "aws: and plans no changes after the move" 0 --out-has "No changes." \
+		-- "$KILN" plan -w later --detailed-exitcode --var image=ami-1e749f67
+	aws_ctl capacity '[{"instance_type": "m7i.xlarge", "max": 0}]'
+	check "aws: a later group without capacity in any zone fails naming the zones, and keeps the others in place" 1 \
+		--err-has "kiln: apply: aws_instance_group.login: create failed: aws: aws_instance_group.login: no capacity for 1 × m7i.xlarge in us-east-1a or us-east-1b; aws_instance_group.trainers (launched by this apply) stays in us-east-1a (try again later, add a zone to provider.zone, or choose another instance type)" \
+		-- "$KILN" apply -w nowhere --auto-approve --var image=ami-1e749f67
+	aws_inspect "aws: boto3 finds no zone-bound storage made for nodes that could not all launch" \
+		expect llm-pretrain nowhere zone=us-east-1a:no-storage group=trainers:count=2:zone=us-east-1a
+	aws_ctl capacity '[{"instance_type": "p5.48xlarge", "max": 0}]'
+	check "aws: a fabric without capacity in any zone fails naming the zones" 1 \
+		--err-has "kiln: apply: aws_instance_group.trainers: create failed: aws: aws_instance_group.trainers: no capacity for 2 × p5.48xlarge in us-east-1a or us-east-1b (try again later, add a zone to provider.zone, or choose another instance type)" \
+		-- "$KILN" apply -w none --auto-approve --var image=ami-1e749f67
+	aws_ctl capacity '[]'
+	"$KILN" destroy -w first --auto-approve --var image=ami-12c6146b >/dev/null 2>&1
+	for ws in later nowhere none; do
+		"$KILN" destroy -w "$ws" --auto-approve --var image=ami-1e749f67 >/dev/null 2>&1
+	done
+	cd "$E2E_ROOT" || exit 1
 }
 
 aws_faults() {
@@ -309,9 +373,32 @@ aws_least_privilege() {
 	# shellcheck disable=SC2086
 	check "aws: and plans no changes with them" 0 --out-has "No changes." \
 		-- env "$lp_ep" $lp_keys "$KILN" plan --detailed-exitcode --var image=ami-1e749f67
+	# The trainer reads home (nfs) and writes scratch (lustre: no IAM action); login writes home.
+	lp_trainer='[[["s3:GetObject"], "objects:datasets"], [["s3:ListBucket"], "bucket:datasets"], [["s3:GetObject", "s3:PutObject", "s3:AbortMultipartUpload"], "objects:checkpoints"], [["s3:ListBucket"], "bucket:checkpoints"]'
+	lp_login='[[["s3:GetObject"], "objects:checkpoints"], [["s3:ListBucket"], "bucket:checkpoints"], [["elasticfilesystem:ClientMount", "elasticfilesystem:ClientWrite"], "efs:home"]]'
+	# shellcheck disable=SC2086
+	assert "aws: boto3 finds each role's exact statements: EFS mount actions on the file system's ARN, nothing for Lustre" \
+		env "$lp_ep" $lp_admin "$AWS_PY" "$aws_py" expect llm-pretrain default \
+		"role-exact=trainer=$lp_trainer, [[\"elasticfilesystem:ClientMount\"], \"efs:home\"]]" \
+		"role-exact=login=$lp_login"
+	sed -i 's/trainer: {read: \[datasets, home\], write: \[checkpoints, scratch\]}/trainer: {read: [datasets], write: [checkpoints, scratch, home]}/' kiln.yaml
+	# shellcheck disable=SC2086
+	check "aws: a role's intent on an nfs store changes its policy in place" 0 \
+		--out-has "~ aws_iam_role.trainer  update in place" \
+		--out-has 'nfs_write:  null → ["home"]' \
+		--out-has "+ elasticfilesystem:ClientWrite  arn:aws:elasticfilesystem:us-east-1:" \
+		--out-has "Apply complete: 0 created, 1 updated, 0 replaced, 0 deleted." \
+		-- env "$lp_ep" $lp_keys "$KILN" apply --auto-approve --var image=ami-1e749f67
+	# shellcheck disable=SC2086
+	assert "aws: boto3 finds the role's new EFS statement" \
+		env "$lp_ep" $lp_admin "$AWS_PY" "$aws_py" expect llm-pretrain default \
+		"role-exact=trainer=$lp_trainer, [[\"elasticfilesystem:ClientMount\", \"elasticfilesystem:ClientWrite\"], \"efs:home\"]]"
+	# shellcheck disable=SC2086
+	check "aws: and plans no changes after it" 0 --out-has "No changes." \
+		-- env "$lp_ep" $lp_keys "$KILN" plan --detailed-exitcode --var image=ami-1e749f67
 	# shellcheck disable=SC2086
 	check "aws: and destroys with them, keeping the retained stores" 0 \
-		--out-has "Destroy complete: 0 created, 0 updated, 0 replaced, 9 deleted, 7 released" \
+		--out-has "Destroy complete: 0 created, 0 updated, 0 replaced, 8 deleted, 8 released" \
 		-- env "$lp_ep" $lp_keys "$KILN" destroy --auto-approve --var image=ami-1e749f67
 	# shellcheck disable=SC2086
 	lp_keys=$(env "$lp_ep" $lp_admin "$AWS_PY" "$aws_py" user kiln-ci-less policy.json ec2:CreateVpc)

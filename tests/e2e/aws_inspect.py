@@ -139,10 +139,17 @@ def instances(ec2, cluster, ws, group):
     return out
 
 
+def role_policy(iam, name):
+    """The role's inline policy "kiln" as a dict."""
+    doc = iam.get_role_policy(RoleName=name, PolicyName="kiln")["PolicyDocument"]
+    return json.loads(doc) if isinstance(doc, str) else doc
+
+
 def expect(cluster, ws, checks):
     """CHECKS: group=NAME:count=N[:efa][:pg][:profile][:public]; bucket=STORE:versioning=on|off
     [:expire=DAYS]; sg-ingress=PORT/CIDR,...; role=NAME:read=A+B:write=C;
-    role-allow=NAME=[[ACTIONS, RESOURCES], ...]; tags=K=V"""
+    role-allow=NAME=[[ACTIONS, RESOURCES], ...]; role-exact=NAME=[[ACTIONS, RESOURCE], ...];
+    zone=ZONE[:no-storage]; tags=K=V"""
     c = clients()
     ec2, s3, iam = c["ec2"], c["s3"], c["iam"]
     prefix = "kiln-%s-%s-" % (cluster, ws)
@@ -234,9 +241,7 @@ def expect(cluster, ws, checks):
             r = iam.get_role(RoleName=name)["Role"]
             if r["Path"] != "/kiln/%s/%s/" % (cluster, ws):
                 faults.append("role %s path %s" % (name, r["Path"]))
-            doc = iam.get_role_policy(RoleName=name, PolicyName="kiln")["PolicyDocument"]
-            if isinstance(doc, str):
-                doc = json.loads(doc)
+            doc = role_policy(iam, name)
             acts = {}
             for s in doc["Statement"]:
                 if isinstance(s["Resource"], list):
@@ -263,9 +268,7 @@ def expect(cluster, ws, checks):
             # statements, which follow every store statement.
             name, _, want = rest.partition("=")
             name = prefix + name
-            doc = iam.get_role_policy(RoleName=name, PolicyName="kiln")["PolicyDocument"]
-            if isinstance(doc, str):
-                doc = json.loads(doc)
+            doc = role_policy(iam, name)
             kinds = [isinstance(s["Resource"], list) for s in doc["Statement"]]
             if kinds != sorted(kinds):
                 faults.append("role %s: a store statement follows an allow statement" % name)
@@ -275,6 +278,84 @@ def expect(cluster, ws, checks):
             want = sorted([sorted(a), sorted(r)] for a, r in json.loads(want))
             if got != want:
                 faults.append("role %s allow statements %s, want %s" % (name, got, want))
+        elif kind == "zone":
+            # zone=Z: every zone-bound thing of the workspace is in Z (instances and
+            # their subnets, the placement group's instances, FSx file systems' subnets,
+            # EFS mount targets, every network interface in its VPC), none elsewhere;
+            # zone=Z:no-storage: and no FSx file system or EFS mount target was made.
+            zone = parts[0]
+            scoped = [{"Name": "tag:kiln:cluster", "Values": [cluster]},
+                      {"Name": "tag:kiln:workspace", "Values": [ws]}]
+            subnet_zone = {sn["SubnetId"]: sn["AvailabilityZone"]
+                           for sn in ec2.describe_subnets()["Subnets"]}
+            alive = [i for r in ec2.describe_instances(Filters=scoped + [
+                {"Name": "instance-state-name", "Values": ["pending", "running"]}])["Reservations"]
+                for i in r["Instances"]]
+            if not alive:
+                faults.append("no instances of %s/%s are alive" % (cluster, ws))
+            for i in alive:
+                where = (i["Placement"]["AvailabilityZone"], subnet_zone.get(i.get("SubnetId")))
+                if where != (zone, zone):
+                    faults.append("%s (%s%s) is in %s, subnet in %s, want %s" % (
+                        i["InstanceId"], tags_of(i.get("Tags")).get("kiln:address"),
+                        ", placement group %s" % i["Placement"]["GroupName"]
+                        if i["Placement"].get("GroupName") else "", where[0], where[1], zone))
+            fss = [f for f in c["fsx"].describe_file_systems()["FileSystems"]
+                   if tags_of(f.get("Tags")).get("kiln:cluster") == cluster
+                   and tags_of(f.get("Tags")).get("kiln:workspace") == ws]
+            mts = [m for f in c["efs"].describe_file_systems()["FileSystems"]
+                   if tags_of(f.get("Tags")).get("kiln:cluster") == cluster
+                   and tags_of(f.get("Tags")).get("kiln:workspace") == ws
+                   for m in c["efs"].describe_mount_targets(FileSystemId=f["FileSystemId"])["MountTargets"]]
+            if "no-storage" in parts[1:] and (fss or mts):
+                faults.append("zone-bound storage was made: %s %s" % (
+                    [f["FileSystemId"] for f in fss], [m["MountTargetId"] for m in mts]))
+            if "no-storage" not in parts[1:] and not (fss and mts):
+                faults.append("want an FSx file system and an EFS mount target, found %d and %d"
+                              % (len(fss), len(mts)))
+            for f in fss:
+                zs = sorted({subnet_zone.get(x) for x in f.get("SubnetIds", [])})
+                if zs != [zone]:
+                    faults.append("FSx %s is in %s, want %s" % (f["FileSystemId"], zs, zone))
+            for m in mts:
+                if subnet_zone.get(m["SubnetId"]) != zone:
+                    faults.append("EFS mount target %s is in %s, want %s" % (
+                        m["MountTargetId"], subnet_zone.get(m["SubnetId"]), zone))
+            vpcs = [v["VpcId"] for v in ec2.describe_vpcs(Filters=scoped)["Vpcs"]]
+            left = collections.Counter(
+                n["AvailabilityZone"] for n in (ec2.describe_network_interfaces(
+                    Filters=[{"Name": "vpc-id", "Values": vpcs}])["NetworkInterfaces"]
+                    if vpcs else []) if n["AvailabilityZone"] != zone)
+            for z, n in sorted(left.items()):
+                faults.append("%d network interfaces are left in %s" % (n, z))
+        elif kind == "role-exact":
+            # role-exact=NAME=JSON: every statement of the role's policy, as
+            # [[ACTIONS], RESOURCE], nothing more; a RESOURCE of "bucket:S" or
+            # "objects:S" is store S's bucket or its objects, "efs:S" the ARN of
+            # the EFS file system tagged aws_efs.S (as EFS reports it).
+            name, _, want = rest.partition("=")
+            name = prefix + name
+            doc = role_policy(iam, name)
+            efs = {tags_of(f.get("Tags")).get("kiln:address"): f["FileSystemArn"]
+                   for f in c["efs"].describe_file_systems()["FileSystems"]
+                   if tags_of(f.get("Tags")).get("kiln:cluster") == cluster
+                   and tags_of(f.get("Tags")).get("kiln:workspace") == ws}
+
+            def where(r):
+                k, _, store = r.partition(":")
+                if k == "bucket":
+                    return "arn:aws:s3:::%s%s" % (prefix, store)
+                if k == "objects":
+                    return "arn:aws:s3:::%s%s/*" % (prefix, store)
+                if k == "efs":
+                    return efs.get("aws_efs." + store, "(no file system aws_efs.%s)" % store)
+                return r
+            got = sorted([sorted(st["Action"]), st["Resource"]] for st in doc["Statement"])
+            want = sorted([sorted(a), where(r)] for a, r in json.loads(want))
+            if got != want:
+                faults.append("role %s statements %s, want %s" % (name, got, want))
+            if any(st["Effect"] != "Allow" or st["Resource"] == "*" for st in doc["Statement"]):
+                faults.append("role %s has a statement that is not an Allow on exact ARNs" % name)
         else:
             faults.append("unknown check %s" % check)
     return faults, "aws: %d checks hold" % len(checks)
@@ -297,9 +378,7 @@ def drift(cluster, ws, what):
     elif what.startswith("policy-add="):
         # A statement added to a role's inline policy by hand.
         name = prefix + what.split("=", 1)[1]
-        doc = c["iam"].get_role_policy(RoleName=name, PolicyName="kiln")["PolicyDocument"]
-        if isinstance(doc, str):
-            doc = json.loads(doc)
+        doc = role_policy(c["iam"], name)
         doc["Statement"].append({"Effect": "Allow", "Action": "sts:GetCallerIdentity",
                                  "Resource": "*"})
         c["iam"].put_role_policy(RoleName=name, PolicyName="kiln", PolicyDocument=json.dumps(doc))

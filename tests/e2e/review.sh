@@ -160,10 +160,11 @@ PY
 		-- "$KILN" plan --destroy
 
 	rv_new_dir examples/llm-pretrain.yaml
-	check "review: the aws roles' grants name exact bucket ARNs" 0 \
-		--out-has "  aws_iam_role.trainer (role trainer): 6 granted, 0 revoked" \
-		--out-has "    + s3:PutObject             arn:aws:s3:::kiln-llm-pretrain-default-checkpoints/*  (new role)" \
-		--out-has "    + s3:GetObject   arn:aws:s3:::kiln-llm-pretrain-default-checkpoints/*  (new role)" \
+	check "review: the aws roles' grants name exact bucket ARNs, and an EFS file system not made yet as known after apply" 0 \
+		--out-has "  aws_iam_role.trainer (role trainer): 7 granted, 0 revoked" \
+		--out-has "    + s3:PutObject                   arn:aws:s3:::kiln-llm-pretrain-default-checkpoints/*  (new role)" \
+		--out-has "    + s3:GetObject                   arn:aws:s3:::kiln-llm-pretrain-default-checkpoints/*  (new role)" \
+		--out-has "    + elasticfilesystem:ClientWrite  (known after apply: aws_efs.home)                     (new role)" \
 		-- env AWS_ACCESS_KEY_ID=unused AWS_SECRET_ACCESS_KEY=unused \
 		"$KILN" plan --refresh=false
 	cd "$E2E_ROOT" || exit 1

@@ -1,0 +1,63 @@
+/*
+ * aws_launch.h - one RunInstances launch of a node group, shared by
+ * aws_nodes.c (the group's create, grow and shrink) and aws_zones.c (which
+ * zone a workspace's groups launch in, and moving them there).
+ */
+#ifndef KILN_AWS_LAUNCH_H
+#define KILN_AWS_LAUNCH_H
+
+#include "aws_int.h"
+
+/* What a launch needs beside the count: from the spec's attrs and the dependencies' ids. */
+struct launch {
+	const char *address;
+	const char *type;
+	const char *image;
+	char *root_dev;
+	long disk_gb;
+	const char *disk_type;
+	const char *subnet;
+	const char *zone;
+	const char *sg;
+	const char *pg;	     /* placement group name, or NULL */
+	const char *profile; /* instance profile name, or NULL */
+	const char *role;
+	bool efa;
+	int efa_interfaces; /* with efa: one per network card, card 0 the primary */
+	bool public;
+	bool spot;
+	bool gang;
+	char *zones; /* "a,b": the order of preference, kept in a tag */
+};
+
+/*
+ * A create's launch from its desired attrs and recorded deps (borrowed:
+ * they must outlive l); zone and subnet are set by launch_in.
+ * launch_release frees what it holds.
+ */
+int launch_init(struct prov_ctx *ctx, struct launch *l, const char *address, const json_t *attrs,
+		const json_t *deps, struct kiln_error *err);
+void launch_release(struct launch *l);
+
+/*
+ * Launch count instances of l in zone (its subnet from deps): the
+ * ClientToken is made from token, the zone and count. *ids (may be NULL) is
+ * a new array of the instance ids EC2 answered. PROV_CAPACITY when the zone
+ * has no capacity for them: nothing was launched.
+ */
+int launch_in(struct prov_ctx *ctx, struct launch *l, const struct prov_scope *scope,
+	      const json_t *deps, const char *zone, long count, const char *token, json_t **ids,
+	      struct kiln_error *err);
+
+/* Terminate these instances (a JSON array of ids); gone already is done. */
+int launch_terminate(struct prov_ctx *ctx, const json_t *ids, struct kiln_error *err);
+
+/* Every live instance of the scope (one DescribeInstances, all pages): a new array. */
+int launch_describe_scope(struct prov_ctx *ctx, const struct prov_scope *scope, json_t **out,
+			  struct kiln_error *err);
+
+/* aws_zones.c: launch a new group in the workspace's zone, moving what this apply launched. */
+int zones_launch(struct prov_ctx *ctx, const struct prov_scope *scope, const struct prov_create *op,
+		 struct launch *l, long count, struct kiln_error *err);
+
+#endif
