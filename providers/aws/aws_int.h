@@ -194,11 +194,13 @@ char *aws_efs_arn(struct prov_ctx *ctx, const struct prov_scope *scope, const ch
  */
 char *aws_storage_zone(struct prov_ctx *ctx, const struct prov_scope *scope);
 /*
- * How many resources of a zone-bound type (aws_fsx_lustre,
- * aws_efs_mount_target) a listing of one scope found: when refresh found
- * none, launching nodes needs no look for them.
+ * How many resources of a type a listing of one scope found: zone-bound
+ * storage (aws_fsx_lustre, aws_efs_mount_target) and the instances of
+ * aws_instance_group. When this context's refresh found none, launching
+ * nodes needs no look for them (the workspace's lock keeps any other apply
+ * from making them meanwhile).
  */
-void aws_storage_seen(struct prov_ctx *ctx, const struct prov_scope *scope, const char *type,
+void aws_refresh_seen(struct prov_ctx *ctx, const struct prov_scope *scope, const char *type,
 		      size_t n);
 
 /* aws_preflight.c */

@@ -284,6 +284,7 @@ int ig_list(struct prov_ctx *ctx, const struct prov_scope *scope, const char *pa
 	if (rc != PROV_OK)
 		return rc;
 	if (skip) {
+		aws_refresh_seen(ctx, scope, "aws_instance_group", 0);
 		*out = json_array();
 		return PROV_OK;
 	}
@@ -292,6 +293,7 @@ int ig_list(struct prov_ctx *ctx, const struct prov_scope *scope, const char *pa
 	aws_params_release(&f);
 	if (rc != PROV_OK)
 		return rc;
+	aws_refresh_seen(ctx, scope, "aws_instance_group", json_array_size(insts));
 	if (!scope->cluster) {
 		groups = group_instances(insts, true);
 		*out = json_array();

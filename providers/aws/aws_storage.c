@@ -263,7 +263,7 @@ int lustre_list(struct prov_ctx *ctx, const struct prov_scope *scope, const char
 	*next = NULL;
 	rc = lustre_listing(ctx, scope, out, err);
 	if (rc == PROV_OK)
-		aws_storage_seen(ctx, scope, "aws_fsx_lustre", json_array_size(*out));
+		aws_refresh_seen(ctx, scope, "aws_fsx_lustre", json_array_size(*out));
 	return rc;
 }
 
@@ -892,7 +892,7 @@ int mt_list(struct prov_ctx *ctx, const struct prov_scope *scope, const char *pa
 	}
 	json_decref(fss);
 	if (rc == PROV_OK)
-		aws_storage_seen(ctx, scope, "aws_efs_mount_target", json_array_size(*out));
+		aws_refresh_seen(ctx, scope, "aws_efs_mount_target", json_array_size(*out));
 	if (rc != PROV_OK) {
 		json_decref(*out);
 		*out = NULL;

@@ -114,7 +114,7 @@ static int storage_zone(struct prov_ctx *ctx, const json_t *deps, char **out,
 	return PROV_OK;
 }
 
-void aws_storage_seen(struct prov_ctx *ctx, const struct prov_scope *scope, const char *type,
+void aws_refresh_seen(struct prov_ctx *ctx, const struct prov_scope *scope, const char *type,
 		      size_t n)
 {
 	char *key;
@@ -130,21 +130,31 @@ void aws_storage_seen(struct prov_ctx *ctx, const struct prov_scope *scope, cons
 	free(key);
 }
 
-/* Whether this context's refresh listed both zone-bound types of the scope and found none. */
-static bool storage_none(struct prov_ctx *ctx, const struct prov_scope *scope)
+/* Whether this context's refresh listed each of types (NULL-ended) for the scope and found none. */
+static bool seen_none(struct prov_ctx *ctx, const struct prov_scope *scope,
+		      const char *const *types)
 {
 	char *key = zoned_key(scope);
-	json_t *seen, *lustre, *mt;
-	bool none;
+	json_t *seen, *n;
+	bool none = true;
 
 	pthread_mutex_lock(&ctx->mu);
 	seen = json_object_get(ctx->seen, key);
-	lustre = json_object_get(seen, "aws_fsx_lustre");
-	mt = json_object_get(seen, "aws_efs_mount_target");
-	none = lustre && mt && json_integer_value(lustre) == 0 && json_integer_value(mt) == 0;
+	for (; *types && none; types++) {
+		n = json_object_get(seen, *types);
+		none = n && json_integer_value(n) == 0;
+	}
 	pthread_mutex_unlock(&ctx->mu);
 	free(key);
 	return none;
+}
+
+/* Whether this context's refresh listed both zone-bound types of the scope and found none. */
+static bool storage_none(struct prov_ctx *ctx, const struct prov_scope *scope)
+{
+	static const char *const types[] = {"aws_fsx_lustre", "aws_efs_mount_target", NULL};
+
+	return seen_none(ctx, scope, types);
 }
 
 /*
@@ -158,6 +168,7 @@ static bool storage_none(struct prov_ctx *ctx, const struct prov_scope *scope)
 static int zoned_load(struct prov_ctx *ctx, const struct prov_scope *scope, const char *pg,
 		      const json_t *deps, json_t **out, struct kiln_error *err)
 {
+	static const char *const nodes[] = {"aws_instance_group", NULL};
 	json_t *insts, *inst, *before = json_array();
 	const char *zone = NULL;
 	char *held = NULL;
@@ -165,7 +176,13 @@ static int zoned_load(struct prov_ctx *ctx, const struct prov_scope *scope, cons
 	int rc;
 
 	*out = NULL;
-	rc = launch_describe_scope(ctx, scope, &insts, err);
+	/* This context's refresh found no instance of the scope: none to look for. */
+	if (seen_none(ctx, scope, nodes)) {
+		insts = json_array();
+		rc = PROV_OK;
+	} else {
+		rc = launch_describe_scope(ctx, scope, &insts, err);
+	}
 	if (rc != PROV_OK) {
 		json_decref(before);
 		return rc;

@@ -30,7 +30,7 @@ aws: plan refuses an image the region lacks, before anything is spent
 aws: plan refuses a type offered in none of the zones
 aws: plan warns of a zone that does not offer a type
 aws: a public group on a multi-card EFA type is refused
-aws: the example's first apply makes at most 47 API calls, pre-flight included
+aws: the example's first apply makes at most 46 API calls, pre-flight included
 aws: the example's no-change plan makes at most 24 API calls
 aws: with no capacity in the first zone the gang lands in the second
 aws: without capacity for the first group in the first zone, the fabric and its storage land in the second
@@ -218,8 +218,7 @@ sys.exit(0 if c["total"] <= int(sys.argv[2]) else 1)' "$3" "$4"
 }
 
 # The API calls the example costs (issue 5's targets; bench/bench.py prints them with
-# wall time). Counts, not timings: each is what the calls need, plus, for apply, one
-# DescribeInstances more when the two groups' launches fall in different wait polls.
+# wall time, and README's bench section says what each is for). Counts, not timings.
 aws_calls() {
 	aws_dir=$(mktemp -d "$E2E_TMP/aws.XXXXXX")
 	cd "$aws_dir" || exit 1
@@ -228,8 +227,8 @@ aws_calls() {
 	"$KILN" apply -w calls --auto-approve --var image=ami-1e749f67 >apply.out 2>&1
 	echo "exit $?" >>apply.out
 	curl -sf "$AWS_ENDPOINT_URL/_kiln/calls" >apply.calls.json
-	assert "aws: the example's first apply makes at most 47 API calls, pre-flight included" \
-		aws_calls_at_most apply.out "^exit 0" apply.calls.json 47
+	assert "aws: the example's first apply makes at most 46 API calls, pre-flight included" \
+		aws_calls_at_most apply.out "^exit 0" apply.calls.json 46
 	curl -sf -X POST "$AWS_ENDPOINT_URL/_kiln/calls/reset" >/dev/null
 	"$KILN" plan -w calls --detailed-exitcode --var image=ami-1e749f67 >plan.out 2>&1
 	echo "exit $?" >>plan.out
