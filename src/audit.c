@@ -538,44 +538,62 @@ static int severity_rank(const json_t *f)
 	return !s ? 2 : strcmp(s, "error") == 0 ? 0 : strcmp(s, "warning") == 0 ? 1 : 2;
 }
 
-static int str_or_empty_cmp(const json_t *a, const json_t *b, const char *key)
-{
-	const char *x = json_string_value(json_object_get(a, key));
-	const char *y = json_string_value(json_object_get(b, key));
+/* A finding and what it sorts by, read once: 10,000 findings sort in some 140,000 steps. */
+struct finding_key {
+	json_t *f;
+	int waived, rank;
+	json_int_t line;
+	const char *rule, *spec, *address;
+};
 
-	return strcmp(x ? x : "", y ? y : "");
+static const char *str_or_empty(const json_t *f, const char *key)
+{
+	const char *s = json_string_value(json_object_get(f, key));
+
+	return s ? s : "";
 }
 
 /* What still counts first: errors, warnings, info, then the waived; by rule, then where. */
 static int finding_cmp(const void *pa, const void *pb)
 {
-	const json_t *a = *(const json_t *const *)pa, *b = *(const json_t *const *)pb;
-	int c = (json_object_get(a, "waived") != NULL) - (json_object_get(b, "waived") != NULL);
+	const struct finding_key *a = pa, *b = pb;
+	int c = a->waived - b->waived;
 
 	if (!c)
-		c = severity_rank(a) - severity_rank(b);
+		c = a->rank - b->rank;
 	if (!c)
-		c = str_or_empty_cmp(a, b, "rule");
+		c = strcmp(a->rule, b->rule);
 	if (!c)
-		c = (int)(json_integer_value(json_object_get(a, "line")) -
-			  json_integer_value(json_object_get(b, "line")));
+		c = a->line < b->line ? -1 : a->line > b->line;
 	if (!c)
-		c = str_or_empty_cmp(a, b, "spec");
+		c = strcmp(a->spec, b->spec);
 	if (!c)
-		c = str_or_empty_cmp(a, b, "address");
+		c = strcmp(a->address, b->address);
 	return c;
 }
 
 static json_t *sorted(json_t *findings)
 {
 	size_t n = json_array_size(findings), i;
-	json_t **v = xcalloc(n + 1, sizeof(*v)), *out = json_array();
+	struct finding_key *v = xcalloc(n + 1, sizeof(*v));
+	json_t *out = json_array();
 
-	for (i = 0; i < n; i++)
-		v[i] = json_array_get(findings, i);
+	for (i = 0; i < n; i++) {
+		json_t *f = json_array_get(findings, i);
+
+		v[i] = (struct finding_key){
+		    .f = f,
+		    .waived = json_object_get(f, "waived") != NULL,
+		    .rank = severity_rank(f),
+		    .line = json_integer_value(json_object_get(f, "line")),
+		    .rule = str_or_empty(f, "rule"),
+		    .spec = str_or_empty(f, "spec"),
+		    .address = str_or_empty(f, "address"),
+		};
+	}
 	qsort(v, n, sizeof(*v), finding_cmp);
 	for (i = 0; i < n; i++)
-		json_array_append(out, v[i]);
+		json_array_append(out, v[i].f);
 	free(v);
 	return out;
 }

@@ -176,11 +176,9 @@ fail:
  * fault costs more than the work done on the page: it was half of a large
  * plan's CPU time. glibc can back its heap with transparent huge pages and
  * grow it in 32 MiB steps, but only through GLIBC_TUNABLES, which it reads
- * at startup; so kiln sets that and executes itself once. It also keeps one
- * arena: kiln's threads (refresh lists, apply workers) wait on the provider,
- * not on malloc, and an arena per thread left a large plan holding some
- * 30 MB more. No fast bins (mxfast=0): merging them back (malloc_consolidate)
- * cost more than they saved over the many small frees of a plan. A GLIBC_TUNABLES
+ * at startup; so kiln sets that and executes itself once. (One arena for
+ * all threads saves some 10 MB on a large plan, but its refresh threads then
+ * queue on the arena's lock: a third more CPU on two cores.) A GLIBC_TUNABLES
  * the caller set is left alone (which also ends the loop), as is a run with
  * KILN_MALLOC_TUNING=0. Sanitizer builds bring their own allocator.
  */
@@ -198,7 +196,7 @@ static void tune_malloc(char **argv)
 			wanted = wanted || strcmp(argv[i], heavy[k]) == 0;
 	if (!wanted || getenv("GLIBC_TUNABLES") || (off && strcmp(off, "0") == 0))
 		return;
-	if (setenv("GLIBC_TUNABLES", "glibc.malloc.hugetlb=1:glibc.malloc.top_pad=33554432:glibc.malloc.arena_max=1:glibc.malloc.mxfast=0", 1))
+	if (setenv("GLIBC_TUNABLES", "glibc.malloc.hugetlb=1:glibc.malloc.top_pad=33554432", 1))
 		return;
 	execv("/proc/self/exe", argv);
 	unsetenv("GLIBC_TUNABLES"); /* no /proc: run untuned */
