@@ -51,7 +51,7 @@ const char *spec_market_name(enum spec_market m)
 static void load_vars(struct loader *ld, const struct ynode *vars)
 {
 	struct spec *spec = ld->spec;
-	size_t i, cap;
+	size_t i;
 
 	if (vars && ld_expect_map(ld, vars, "vars")) {
 		for (i = 0; i < vars->n; i++) {
@@ -70,8 +70,7 @@ static void load_vars(struct loader *ld, const struct ynode *vars)
 				       ynode_describe(v));
 				continue;
 			}
-			cap = spec->nvars;
-			var = ARRAY_PUSH(spec->vars, spec->nvars, cap);
+			var = ARRAY_PUSH(spec->vars, spec->nvars, spec->vars_cap);
 			memset(var, 0, sizeof(*var));
 			var->name = xstrdup(k->value);
 			/* `image:` with no value declares a variable that --var must set. */
@@ -86,8 +85,7 @@ static void load_vars(struct loader *ld, const struct ynode *vars)
 		struct spec_var *var = ld_var_find(spec, o->name, strlen(o->name));
 
 		if (!var) {
-			cap = spec->nvars;
-			var = ARRAY_PUSH(spec->vars, spec->nvars, cap);
+			var = ARRAY_PUSH(spec->vars, spec->nvars, spec->vars_cap);
 			memset(var, 0, sizeof(*var));
 			var->name = xstrdup(o->name);
 		} else {

@@ -186,7 +186,7 @@ struct spec {
 	struct spec_kv *tags;
 	size_t ntags;
 	struct spec_var *vars;
-	size_t nvars;
+	size_t nvars, vars_cap; /* *_cap: how many the loader's array has room for */
 	struct {
 		char *cidr;
 		enum spec_fabric fabric;
@@ -195,9 +195,9 @@ struct spec {
 		const struct ynode *node;
 	} network;
 	struct spec_group *groups;
-	size_t ngroups;
+	size_t ngroups, groups_cap;
 	struct spec_store *stores;
-	size_t nstores;
+	size_t nstores, stores_cap;
 	struct spec_role *roles;
 	size_t nroles;
 	struct spec_waiver *waivers;

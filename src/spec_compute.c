@@ -115,7 +115,6 @@ void ld_group(struct loader *ld, const struct ynode *key, const struct ynode *g)
 	char *path = xasprintf("compute.%s", key->value), *sub;
 	int market = MARKET_ON_DEMAND;
 	bool ok = true;
-	size_t cap = spec->ngroups;
 	char *where;
 
 	ok &= ld_check_name(ld, key, "compute group");
@@ -124,7 +123,7 @@ void ld_group(struct loader *ld, const struct ynode *key, const struct ynode *g)
 		free(path);
 		return;
 	}
-	grp = ARRAY_PUSH(spec->groups, spec->ngroups, cap);
+	grp = ARRAY_PUSH(spec->groups, spec->ngroups, spec->groups_cap);
 	memset(grp, 0, sizeof(*grp));
 	grp->name = xstrdup(key->value);
 	grp->key = key;

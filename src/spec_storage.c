@@ -75,7 +75,7 @@ void ld_store(struct loader *ld, const struct ynode *key, const struct ynode *s)
 	char *path = xasprintf("storage.%s", key->value), *sub;
 	int tier = -1, deletion = DELETION_RETAIN, tput = 1;
 	bool ok = true;
-	size_t cap = spec->nstores, i;
+	size_t i;
 	static const char *const tputs[] = {"125", "250", "500", "1000"};
 	static const int tput_values[] = {125, 250, 500, 1000};
 
@@ -93,7 +93,7 @@ void ld_store(struct loader *ld, const struct ynode *key, const struct ynode *s)
 		return;
 	}
 	free(sub);
-	st = ARRAY_PUSH(spec->stores, spec->nstores, cap);
+	st = ARRAY_PUSH(spec->stores, spec->nstores, spec->stores_cap);
 	memset(st, 0, sizeof(*st));
 	st->name = xstrdup(key->value);
 	st->key = key;
