@@ -380,6 +380,10 @@ static void run_release(struct run *r, bool documents)
 		json_decref(r->state);
 		json_decref(r->overlay);
 		engine_free(r->e);
+	} else if (r->e && r->e->ctx) {
+		/* The provider still closes: it wipes its credentials (OPENSSL_cleanse). */
+		r->e->prov->close(r->e->ctx);
+		r->e->ctx = NULL;
 	}
 	if (r->ws && workspace_close(r->ws, &err) < 0)
 		cmd_report(r->cli, &err);

@@ -125,8 +125,9 @@ int run_plan(struct run *r);
 void run_close(struct run *r);
 /*
  * run_close for a command whose process exits next (plan): the lock, the
- * workspace and the store are released, but in a release build the
- * documents (spec, state, live resources, plan) are left to the exit.
+ * workspace and the store are released and the provider closed (its
+ * credentials wiped), but in a release build the documents (spec, state,
+ * live resources, plan) are left to the exit.
  * Freeing a 10,000-resource plan node by node was a seventh of its CPU
  * time, for memory the kernel takes back at once. Sanitizer builds (the
  * test build) free everything, so LeakSanitizer still checks every owner.
