@@ -92,15 +92,19 @@ static void test_with_a_list_of_zones_storage_is_made_after_every_group_not_with
 	    json_object_get(json_object_get(all, "aws_fsx_lustre.scratch"), "why"), "zone"));
 }
 
-static void test_with_a_list_of_zones_every_group_follows_the_one_before(void **state)
+static void test_with_a_list_of_zones_every_group_is_made_after_the_one_before(void **state)
 {
 	const json_t *all = expand(*state, SPEC("[us-east-1a, us-east-1b]"));
 	const char *why;
 
-	/* login is no GPU group, outside the placement group, but joins the zone all the same. */
+	/*
+	 * login is no GPU group, outside the placement group, but joins the zone
+	 * all the same: made after trainers, without depending on it, so a new
+	 * image for trainers does not replace login too.
+	 */
+	assert_list(all, "aws_instance_group.login", "after", "[\"aws_instance_group.trainers\"]");
 	assert_list(all, "aws_instance_group.login", "deps",
-		    "[\"aws_instance_group.trainers\",\"aws_security_group.main\","
-		    "\"aws_subnet.us-east-1a\",\"aws_subnet.us-east-1b\"]");
+		    "[\"aws_security_group.main\",\"aws_subnet.us-east-1a\",\"aws_subnet.us-east-1b\"]");
 	why = json_string_value(json_object_get(
 	    json_object_get(json_object_get(all, "aws_instance_group.trainers"), "why"), "zones"));
 	assert_non_null(why);
@@ -128,7 +132,7 @@ int main(void)
 		test_with_a_list_of_zones_storage_is_made_after_every_group_not_with_them,
 		zfx_setup, zfx_teardown),
 	    cmocka_unit_test_setup_teardown(
-		test_with_a_list_of_zones_every_group_follows_the_one_before, zfx_setup,
+		test_with_a_list_of_zones_every_group_is_made_after_the_one_before, zfx_setup,
 		zfx_teardown),
 	    cmocka_unit_test_setup_teardown(
 		test_with_one_zone_the_file_systems_come_before_the_nodes, zfx_setup, zfx_teardown),

@@ -97,7 +97,7 @@ static int expand_network(json_t *all, const struct spec *spec, const struct pro
 }
 
 static int expand_group(json_t *all, const struct spec *spec, const struct prov_ctx *ctx,
-			const struct spec_group *g, bool zoned, const char **prev,
+			const struct spec_group *g, bool zoned, const char *prev[2],
 			const struct spec_store *const *fs, size_t nfs,
 			struct kiln_error *err)
 {
@@ -166,12 +166,18 @@ static int expand_group(json_t *all, const struct spec *spec, const struct prov_
 	 * group lives in one zone, and a group joins the zone the ones before
 	 * it landed in (after a capacity fallback, not the first listed). With a
 	 * list of zones every group does, so the nodes and the storage they
-	 * mount share one zone.
+	 * mount share one zone. Only placement group members depend on the one
+	 * before (prev[1]); other groups are only made after the last (prev[0]),
+	 * so replacing one group does not replace the rest.
 	 */
-	if ((in_pg || zoned) && *prev)
-		pexp_dep(r, "aws_instance_group", *prev);
+	if (in_pg && prev[1])
+		pexp_dep(r, "aws_instance_group", prev[1]);
+	else if (zoned && prev[0])
+		pexp_after(r, "aws_instance_group", prev[0]);
 	if (in_pg || zoned)
-		*prev = g->name;
+		prev[0] = g->name;
+	if (in_pg)
+		prev[1] = g->name;
 	if (g->role.name && spec_role_find(spec, g->role.name))
 		pexp_dep(r, "aws_iam_role", g->role.name);
 	/* With one zone, file systems are mounted on every node: they come first. */
@@ -375,7 +381,7 @@ int aws_expand(struct prov_ctx *ctx, const struct spec *spec, json_t **out, stru
 {
 	json_t *all = json_object();
 	bool network = spec->network.node || spec->ngroups > 0;
-	const char *prev = NULL;
+	const char *prev[2] = {NULL, NULL};
 	bool zoned = ctx->nzones > 1 && spec->ngroups > 0;
 	size_t i, nfs;
 	const struct spec_store **fs = pexp_file_systems(spec, &nfs);
@@ -389,7 +395,7 @@ int aws_expand(struct prov_ctx *ctx, const struct spec *spec, json_t **out, stru
 	for (i = 0; i < spec->nstores; i++)
 		expand_store(all, spec, ctx, &spec->stores[i]);
 	for (i = 0; i < spec->ngroups; i++)
-		if (expand_group(all, spec, ctx, &spec->groups[i], zoned, &prev, fs, nfs, err) < 0)
+		if (expand_group(all, spec, ctx, &spec->groups[i], zoned, prev, fs, nfs, err) < 0)
 			goto fail;
 	if (zoned) {
 		struct strbuf order = {0};

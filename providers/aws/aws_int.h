@@ -188,11 +188,14 @@ void aws_efs_remember(struct prov_ctx *ctx, const json_t *live);
 char *aws_efs_arn(struct prov_ctx *ctx, const struct prov_scope *scope, const char *name);
 
 /*
- * The zone zone-bound storage of the scope is made in (malloc'd): where this
- * apply launched its nodes, else where the workspace's nodes are (one
- * DescribeInstances), else the first zone; with one zone, that zone.
+ * The zone zone-bound storage of the scope is made in (*out, malloc'd):
+ * where this apply launched its nodes, else where the workspace's nodes are
+ * (one DescribeInstances), else the first zone; with one zone, that zone.
+ * A failed look is returned, never guessed past: storage made in the wrong
+ * zone would hold data there for good.
  */
-char *aws_storage_zone(struct prov_ctx *ctx, const struct prov_scope *scope);
+int aws_storage_zone(struct prov_ctx *ctx, const struct prov_scope *scope, char **out,
+		     struct kiln_error *err);
 /*
  * How many resources of a type a listing of one scope found: zone-bound
  * storage (aws_fsx_lustre, aws_efs_mount_target) and the instances of

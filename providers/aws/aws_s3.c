@@ -513,8 +513,22 @@ int bucket_create(struct prov_ctx *ctx, const struct prov_scope *scope,
 
 	*out = NULL;
 	tags = bucket_tags(scope, op->address, json_string_value(json_object_get(a, "deletion")));
-	if (strcmp(ctx->region, "us-east-1") == 0)
+	if (strcmp(ctx->region, "us-east-1") == 0) {
 		rc = bucket_probe(ctx, scope, name, &found, err);
+		/* Names are global: the look is refused for another account's bucket. */
+		if (rc == PROV_ERROR && strstr(err->msg, "AccessDenied"))
+			kiln_error_hint(err,
+					"bucket names are global across accounts: %s may be another "
+					"account's (rename this workspace or the store), or kiln's "
+					"credentials lack s3:GetBucketTagging (`kiln iam-policy` "
+					"prints what kiln needs)",
+					name);
+		else if (rc == PROV_ERROR && strstr(err->msg, "PermanentRedirect"))
+			kiln_error_hint(err,
+					"a bucket named %s is in another region: rename this "
+					"workspace or the store",
+					name);
+	}
 	if (rc == PROV_OK && found == BUCKET_NONE) {
 		rc = create_bucket(ctx, name, tags, &made, err);
 		if (rc == PROV_ERROR && strstr(err->msg, "BucketAlreadyOwnedByYou"))

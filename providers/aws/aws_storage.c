@@ -298,26 +298,30 @@ static int missing(const char *address, const char *what, struct kiln_error *err
  * The subnet zone-bound storage is made in: the one of the zone the nodes
  * are in (aws_zones.c), so a capacity fallback never leaves it behind.
  */
-static const char *storage_subnet(struct prov_ctx *ctx, const struct prov_scope *scope,
-				  const json_t *deps)
+static int storage_subnet(struct prov_ctx *ctx, const struct prov_scope *scope,
+			  const json_t *deps, const char **subnet, struct kiln_error *err)
 {
-	char *zone = aws_storage_zone(ctx, scope);
-	const char *subnet = aws_dep_attr(deps, "aws_subnet", zone, "id");
+	char *zone = NULL;
+	int rc = aws_storage_zone(ctx, scope, &zone, err);
 
+	*subnet = rc == PROV_OK ? aws_dep_attr(deps, "aws_subnet", zone, "id") : NULL;
 	free(zone);
-	return subnet ? subnet : aws_dep_attr_any(deps, "aws_subnet", "id");
+	return rc;
 }
 
 int lustre_create(struct prov_ctx *ctx, const struct prov_scope *scope,
 		  const struct prov_create *op, json_t **out, struct kiln_error *err)
 {
-	const char *subnet = storage_subnet(ctx, scope, op->deps);
+	const char *subnet = NULL;
 	const char *sg = aws_dep_attr(op->deps, "aws_security_group", "main", "id");
-	char *token = short_token(op->token);
+	char *token;
 	json_t *body, *resp;
-	int rc;
+	int rc = storage_subnet(ctx, scope, op->deps, &subnet, err);
 
 	*out = NULL;
+	if (rc != PROV_OK)
+		return rc;
+	token = short_token(op->token);
 	if (!subnet || !sg) {
 		free(token);
 		return missing(op->address, "the subnet and the security group", err);
@@ -944,12 +948,14 @@ int mt_create(struct prov_ctx *ctx, const struct prov_scope *scope, const struct
 	      json_t **out, struct kiln_error *err)
 {
 	const char *fs = aws_dep_attr(op->deps, "aws_efs", op->name, "id");
-	const char *subnet = storage_subnet(ctx, scope, op->deps);
+	const char *subnet = NULL;
 	const char *sg = aws_dep_attr(op->deps, "aws_security_group", "main", "id");
 	json_t *resp = NULL, *fs_tags;
-	int rc;
+	int rc = storage_subnet(ctx, scope, op->deps, &subnet, err);
 
 	*out = NULL;
+	if (rc != PROV_OK)
+		return rc;
 	if (!fs || !subnet || !sg)
 		return missing(op->address, "its file system, a subnet and the security group",
 			       err);

@@ -10,7 +10,9 @@
  * zone, the earlier ones are launched beside it, and only then are their
  * instances in the old zone terminated (never a moment without the
  * capacity already won). Instances that existed before this apply are
- * never terminated to move: the apply fails and names them.
+ * never terminated to move: the apply fails and names them. Nor do groups
+ * in the cluster placement group move: its running instances hold it to
+ * one zone, so a relaunch beside them in another zone would be refused.
  *
  * With more than one zone, expand orders the zone-bound storage (the FSx
  * for Lustre file system, the EFS mount target) after every group, and
@@ -392,6 +394,27 @@ static int move_fabric(struct prov_ctx *ctx, const struct prov_scope *scope,
 	return rc;
 }
 
+/*
+ * Whether the new group (l) or a group this apply launched is in the
+ * cluster placement group: EC2 keeps one zone for a cluster placement
+ * group's running instances, so moving them means relaunching into the
+ * same group in another zone while the old ones still run there.
+ */
+static bool in_placement_group(const struct launch *l, const json_t *st)
+{
+	const char *addr;
+	json_t *g;
+
+	if (l->pg)
+		return true;
+	json_object_foreach(json_object_get(st, "launched"), addr, g)
+	{
+		if (json_string_value(json_object_get(json_object_get(g, "attrs"), "placement_group")))
+			return true;
+	}
+	return false;
+}
+
 /* Launch in the first zone of zones with room; PROV_CAPACITY when none has. */
 static int first_with_room(struct prov_ctx *ctx, const struct prov_scope *scope,
 			   const struct prov_create *op, struct launch *l, long count,
@@ -471,6 +494,29 @@ int zones_launch(struct prov_ctx *ctx, const struct prov_scope *scope, const str
 					     "move the whole fabric (kiln apply --replace ADDRESS "
 					     "for each)");
 			free(there);
+		} else if (rc == PROV_CAPACITY && in_placement_group(l, st)) {
+			json_t *who = json_array();
+			const char *a;
+			json_t *g;
+			char *there;
+
+			json_object_foreach(json_object_get(st, "launched"), a, g)
+			    json_array_append_new(who, json_string(a));
+			there = join_list(who, "and");
+
+			kiln_error_set(err,
+				       "aws: %s: no capacity for %ld × %s in %s, where %s "
+				       "(launched by this apply) already run%s in the cluster "
+				       "placement group; a cluster placement group holds one zone, "
+				       "so the fabric cannot move while they run",
+				       op->address, count, l->type, zone, there,
+				       json_array_size(who) == 1 ? "s" : "");
+			json_decref(who);
+			kiln_error_hint(err, "try again later, or replace those groups together "
+					     "(kiln apply --replace ADDRESS for each): launched "
+					     "into an empty placement group, the fabric takes the "
+					     "first zone with room for it");
+			free(there);
 		} else if (rc == PROV_CAPACITY) {
 			rc = move_fabric(ctx, scope, op, l, count, st, &ids, err);
 		}
@@ -494,20 +540,27 @@ int zones_launch(struct prov_ctx *ctx, const struct prov_scope *scope, const str
 	return rc;
 }
 
-char *aws_storage_zone(struct prov_ctx *ctx, const struct prov_scope *scope)
+int aws_storage_zone(struct prov_ctx *ctx, const struct prov_scope *scope, char **out,
+		     struct kiln_error *err)
 {
 	json_t *st = ctx->nzones > 1 ? zoned_get(ctx, scope) : NULL;
-	struct kiln_error e = {{0}, {0}};
 	const char *zone;
-	char *out;
+	int rc;
 
-	if (ctx->nzones <= 1)
-		return xstrdup(ctx->zones[0]);
+	*out = NULL;
+	if (ctx->nzones <= 1) {
+		*out = xstrdup(ctx->zones[0]);
+		return PROV_OK;
+	}
 	/* No group launched by this apply: where the workspace's nodes already are. */
-	if (!st && zoned_load(ctx, scope, NULL, NULL, &st, &e) == PROV_OK)
+	if (!st) {
+		rc = zoned_load(ctx, scope, NULL, NULL, &st, err);
+		if (rc != PROV_OK)
+			return rc;
 		zoned_put(ctx, scope, st);
+	}
 	zone = json_string_value(json_object_get(st, "zone"));
-	out = xstrdup(zone ? zone : ctx->zones[0]);
+	*out = xstrdup(zone ? zone : ctx->zones[0]);
 	json_decref(st);
-	return out;
+	return PROV_OK;
 }

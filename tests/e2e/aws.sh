@@ -37,6 +37,7 @@ aws: without capacity for the first group in the first zone, the fabric and its 
 aws: boto3 finds the nodes, placement group, FSx and EFS mount target in the second zone, nothing in the first
 aws: replacing every group keeps the nodes in the zone of the storage they mount
 aws: boto3 finds the new nodes beside the storage in the second zone
+aws: a later group without capacity does not move groups running in the cluster placement group
 aws: a later group without capacity moves the groups this apply launched to the next zone
 aws: boto3 finds every node, the FSx and the EFS mount target in the second zone after the move, nothing in the first
 aws: and plans no changes after the move
@@ -274,13 +275,18 @@ aws_zones() {
 	aws_inspect "aws: boto3 finds the new nodes beside the storage in the second zone" \
 		expect llm-pretrain first zone=us-east-1b group=trainers:count=2:pg:zone=us-east-1b
 	aws_ctl capacity '[{"instance_type": "m7i.xlarge", "zone": "us-east-1a", "max": 0}]'
+	check "aws: a later group without capacity does not move groups running in the cluster placement group" 1 \
+		--err-has "aws: aws_instance_group.login: no capacity for 1 × m7i.xlarge in us-east-1a, where aws_instance_group.trainers (launched by this apply) already runs in the cluster placement group; a cluster placement group holds one zone, so the fabric cannot move while they run (try again later, or replace those groups together (kiln apply --replace ADDRESS for each): launched into an empty placement group, the fabric takes the first zone with room for it)" \
+		-- "$KILN" apply -w pinned --auto-approve --var image=ami-1e749f67
+	# Without a placement group (fabric: none) the groups this apply launched move.
+	sed -i "s/fabric: efa/fabric: none/" kiln.yaml
 	check "aws: a later group without capacity moves the groups this apply launched to the next zone" 0 \
-		--out-has "Apply complete: 16 created" \
+		--out-has "Apply complete: 15 created" \
 		--err-has "aws_instance_group.login: no capacity for 1 × m7i.xlarge in us-east-1a; the fabric moves to us-east-1b with aws_instance_group.trainers (launched by this apply)" \
 		--err-has "aws_instance_group.trainers: moved from us-east-1a to us-east-1b with aws_instance_group.login: its 2 instances in us-east-1a terminated" \
 		-- "$KILN" apply -w later --auto-approve --var image=ami-1e749f67
 	aws_inspect "aws: boto3 finds every node, the FSx and the EFS mount target in the second zone after the move, nothing in the first" \
-		expect llm-pretrain later zone=us-east-1b group=trainers:count=2:pg:zone=us-east-1b group=login:count=1:zone=us-east-1b
+		expect llm-pretrain later zone=us-east-1b group=trainers:count=2:zone=us-east-1b group=login:count=1:zone=us-east-1b
 	check "aws: and plans no changes after the move" 0 --out-has "No changes." \
 		-- "$KILN" plan -w later --detailed-exitcode --var image=ami-1e749f67
 	aws_ctl capacity '[{"instance_type": "m7i.xlarge", "max": 0}]'
@@ -295,7 +301,7 @@ aws_zones() {
 		-- "$KILN" apply -w none --auto-approve --var image=ami-1e749f67
 	aws_ctl capacity '[]'
 	"$KILN" destroy -w first --auto-approve --var image=ami-12c6146b >/dev/null 2>&1
-	for ws in later nowhere none; do
+	for ws in pinned later nowhere none; do
 		"$KILN" destroy -w "$ws" --auto-approve --var image=ami-1e749f67 >/dev/null 2>&1
 	done
 	cd "$E2E_ROOT" || exit 1
