@@ -47,6 +47,7 @@ aws: a fabric without capacity in any zone fails naming the zones
 aws: with throttling and 5xx on a share of calls apply converges
 aws: after the faults boto3 finds no duplicate
 aws: 20 applies killed with SIGKILL converge with no duplicate or untagged resource
+aws: the moto extension's own tests pass (tests/moto/test_harness.py)
 aws: moto with IAM enforcement starts
 aws: examples/llm-pretrain.yaml applies with exactly the iam-policy permissions
 aws: boto3 finds the example's resources recorded, none twice, none untagged
@@ -462,6 +463,9 @@ aws_tests() {
 	aws_capacity
 	aws_faults
 	aws_crashes
+	# The extension's own checks: each AWS behaviour it emulates, against boto3.
+	assert "aws: the moto extension's own tests pass (tests/moto/test_harness.py)" \
+		"$AWS_PY" "$E2E_ROOT/tests/moto/test_harness.py"
 	sh "$E2E_ROOT/tests/moto/server.sh" stop "$AWS_MOTO_DIR" >/dev/null 2>&1
 	aws_least_privilege
 	# Every server this run started is gone (CI must leave nothing running).

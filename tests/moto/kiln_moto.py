@@ -328,7 +328,8 @@ def patch_ec2() -> None:
     Instance.detach_eni = detach_eni
     Attachment.__init__ = attachment_init
 
-    # --- RunInstances: (a) Placement.GroupName/GroupId must name an existing group and
+    # --- RunInstances: (a) Placement.GroupName/GroupId must name an existing group (in
+    # the zone its running instances are in: a cluster placement group has one) and
     # shows up in DescribeInstances; (c) ClientToken idempotency (moto launches again on
     # every call); (d) injectable InsufficientInstanceCapacity (moto has unlimited capacity).
     orig_run_instances = InstanceResponse.run_instances
@@ -431,6 +432,24 @@ def patch_ec2() -> None:
                     group = next((g for g in groups.values() if g.group_id == group_id), None)
                 if group is None:
                     raise unknown_group(group_name or group_id)
+                # A cluster placement group is in one Availability Zone (EC2 user
+                # guide, "Placement group rules and limitations"): a launch into it
+                # in another zone than its running instances' is refused. The
+                # guide names no error code; this one is the extension's.
+                zone = requested_zone(self)
+                held = {
+                    i._placement.zone
+                    for i in backend.all_instances()
+                    if i._placement.group_name == group.group_name
+                    and i.state in ("pending", "running", "stopping", "stopped")
+                }
+                if held and zone not in held:
+                    raise EC2ClientError(
+                        "InvalidParameterCombination",
+                        f"The placement group '{group.group_name}' holds instances in "
+                        f"{', '.join(sorted(held))}; a cluster placement group cannot "
+                        f"span Availability Zones ({zone} requested).",
+                    )
             refused = capacity_error(self)
             if refused:
                 return refused

@@ -173,6 +173,13 @@ def t_placement_groups(s: Server):
     for i in ec2.describe_instances(InstanceIds=ids)["Reservations"][0]["Instances"]:
         eq(i["Placement"]["GroupName"], "kiln-ws1", "DescribeInstances placement.groupName")
         eq(i["Placement"]["AvailabilityZone"], "us-east-1a", "zone")
+    vpc_b = ec2.describe_subnets(SubnetIds=[subnet])["Subnets"][0]["VpcId"]
+    subnet_b = ec2.create_subnet(VpcId=vpc_b, CidrBlock="10.0.2.0/24",
+                                 AvailabilityZone="us-east-1b")["Subnet"]["SubnetId"]
+    eq(code(error_of(ec2.run_instances, ImageId="ami-12345678", MinCount=1, MaxCount=1,
+                     SubnetId=subnet_b, InstanceType="p5.48xlarge",
+                     Placement={"GroupName": "kiln-ws1"})),
+       "InvalidParameterCombination", "a cluster placement group keeps its running instances' zone")
     eq(code(error_of(ec2.delete_placement_group, GroupName="kiln-ws1")), "InvalidPlacementGroup.InUse", "delete in use")
     ec2.terminate_instances(InstanceIds=ids)
     ec2.delete_placement_group(GroupName="kiln-ws1")
