@@ -110,7 +110,7 @@ static json_t *commit_json(git_repository *repo, git_commit *c, bool patch)
 
 	git_oid_tostr(id, sizeof(id), git_commit_id(c));
 	o = json_pack("{s:s, s:s, s:s, s:s, s:s, s:s}", "id", id, "author", a->name, "email",
-		      a->email, "date", lock_time_format((int64_t)a->when.time, when), "summary",
+		      a->email, "date", time_format_rfc3339((int64_t)a->when.time, when), "summary",
 		      git_commit_summary(c) ? git_commit_summary(c) : "", "message",
 		      git_commit_message(c));
 	if (patch) {
@@ -210,8 +210,9 @@ int cmd_log(int argc, char **argv, struct cli *cli)
 			const git_signature *a = git_commit_author(c);
 			char when[32], sh[8];
 
-			printf("%s  %-20s %s  %s\n", lock_time_format((int64_t)a->when.time, when),
-			       a->name, git_commit_summary(c) ? git_commit_summary(c) : "",
+			printf("%s  %-20s %s  %s\n",
+			       time_format_rfc3339((int64_t)a->when.time, when), a->name,
+			       git_commit_summary(c) ? git_commit_summary(c) : "",
 			       store_short(&oid, sh));
 			if (patch) {
 				char *d = commit_patch(store_repo(s), c);
@@ -415,7 +416,7 @@ int cmd_show(int argc, char **argv, struct cli *cli)
 
 		git_oid_tostr(id, sizeof(id), &oid);
 		printf("commit %s\nAuthor: %s <%s>\nDate:   %s\n\n%s\n%s", id, a->name, a->email,
-		       lock_time_format((int64_t)a->when.time, when), git_commit_message(c), d);
+		       time_format_rfc3339((int64_t)a->when.time, when), git_commit_message(c), d);
 		free(d);
 	}
 	ret = KILN_EXIT_OK;

@@ -48,16 +48,6 @@ static pthread_mutex_t critical_mu = PTHREAD_MUTEX_INITIALIZER;
 static struct lock *held[MAX_HELD];
 static pthread_once_t signal_once = PTHREAD_ONCE_INIT;
 
-const char *lock_time_format(int64_t t, char buf[32])
-{
-	time_t tt = (time_t)t;
-	struct tm tm;
-
-	gmtime_r(&tt, &tm);
-	strftime(buf, 32, "%Y-%m-%dT%H:%M:%SZ", &tm);
-	return buf;
-}
-
 static int64_t parse_time(const char *s)
 {
 	struct tm tm = {0};
@@ -98,7 +88,7 @@ char *lock_info_describe(const struct lock_info *info)
 	char since[32];
 
 	return xasprintf("%s (pid %ld) for '%s' since %s, lock %s", info->holder, info->pid,
-			 info->operation, lock_time_format(info->created, since), info->id);
+			 info->operation, time_format_rfc3339(info->created, since), info->id);
 }
 
 static char *info_json(const struct lock_info *info)
@@ -107,8 +97,8 @@ static char *info_json(const struct lock_info *info)
 	json_t *o =
 	    json_pack("{s:s, s:s, s:I, s:s, s:s, s:s, s:s}", "id", info->id, "holder", info->holder,
 		      "pid", (json_int_t)info->pid, "operation", info->operation, "workspace",
-		      info->workspace, "created", lock_time_format(info->created, c), "expires",
-		      lock_time_format(info->expires, e));
+		      info->workspace, "created", time_format_rfc3339(info->created, c), "expires",
+		      time_format_rfc3339(info->expires, e));
 	char *s = json_dumps(o, JSON_SORT_KEYS | JSON_INDENT(2));
 
 	json_decref(o);
@@ -462,7 +452,7 @@ static int try_take(struct lock *l, bool take_stale, struct lock_info *cur, stru
 		    xasprintf("Kiln-Lock-Takeover: %s held by %s (pid %ld) for '%s', lease "
 			      "expired %s",
 			      cur->id, cur->holder, cur->pid, cur->operation,
-			      lock_time_format(cur->expires, exp));
+			      time_format_rfc3339(cur->expires, exp));
 	}
 	l->oid = commit;
 	return 0;
@@ -523,7 +513,7 @@ int lock_acquire(struct lock **out, struct store *s, const char *workspace,
 				    err,
 				    "workspace '%s' is locked by %s, but its lease expired "
 				    "at %s: the lock is stale",
-				    workspace, who, lock_time_format(cur.expires, exp));
+				    workspace, who, time_format_rfc3339(cur.expires, exp));
 				kiln_error_hint(
 				    err,
 				    "if that run is gone, `kiln force-unlock %s -w %s`, or "
@@ -683,7 +673,7 @@ int lock_force_unlock(struct store *s, const char *workspace, const char *id, bo
 		char exp[32];
 
 		kiln_error_set(err, "the lock of workspace '%s' is live: %s renews it until %s",
-			       workspace, who, lock_time_format(info.expires, exp));
+			       workspace, who, time_format_rfc3339(info.expires, exp));
 		kiln_error_hint(err, "that run may still be working; pass --force only if you know "
 				     "it is gone");
 		free(who);

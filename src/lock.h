@@ -91,7 +91,4 @@ char *lock_info_describe(const struct lock_info *info);
 int lock_force_unlock(struct store *s, const char *workspace, const char *id, bool force,
 		      struct kiln_error *err);
 
-/* ISO 8601 UTC for a unix time, into buf[32]. */
-const char *lock_time_format(int64_t t, char buf[32]);
-
 #endif
