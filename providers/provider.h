@@ -235,5 +235,10 @@ const struct provider *provider_find(const char *name);
 const struct prov_type *provider_type(const struct provider *p, const char *type);
 const struct prov_attr *prov_type_attr(const struct prov_type *t, const char *name);
 const char *prov_policy_name(enum prov_policy p);
+/*
+ * Sort a JSON array in place; cmp gets (json_t *const *) pointers. For the
+ * engine and the providers alike (live resources, listings, rules).
+ */
+void prov_json_sort(json_t *arr, int (*cmp)(const void *, const void *));
 
 #endif

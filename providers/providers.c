@@ -59,3 +59,17 @@ const char *prov_policy_name(enum prov_policy p)
 	}
 	return "unknown";
 }
+
+void prov_json_sort(json_t *arr, int (*cmp)(const void *, const void *))
+{
+	size_t n = json_array_size(arr), i;
+	json_t **v = xcalloc(n + 1, sizeof(*v));
+
+	for (i = 0; i < n; i++)
+		v[i] = json_incref(json_array_get(arr, i));
+	qsort(v, n, sizeof(*v), cmp);
+	json_array_clear(arr);
+	for (i = 0; i < n; i++)
+		json_array_append_new(arr, v[i]);
+	free(v);
+}

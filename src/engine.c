@@ -155,22 +155,12 @@ static int cmp_live_id(const void *a, const void *b)
 static void sort_live(json_t *live)
 {
 	const char *addr;
-	json_t *arr, **v;
-	size_t i, n;
+	json_t *arr;
 
 	json_object_foreach(live, addr, arr)
 	{
-		n = json_array_size(arr);
-		if (n < 2)
-			continue;
-		v = xcalloc(n, sizeof(*v));
-		for (i = 0; i < n; i++)
-			v[i] = json_incref(json_array_get(arr, i));
-		qsort(v, n, sizeof(*v), cmp_live_id);
-		json_array_clear(arr);
-		for (i = 0; i < n; i++)
-			json_array_append_new(arr, v[i]);
-		free(v);
+		if (json_array_size(arr) > 1)
+			prov_json_sort(arr, cmp_live_id);
 	}
 }
 
@@ -212,7 +202,7 @@ struct lister {
 	struct engine *e;
 	const struct prov_type *t;
 	const json_t *shared; /* the recorded resources to share attributes with, or NULL */
-	json_t *items; /* every live object of the type */
+	json_t *items;	      /* every live object of the type */
 	unsigned long calls;
 	int rc;
 	struct kiln_error err;

@@ -71,8 +71,8 @@ static int orphan_cmp(const void *a, const void *b)
 
 json_t *sprawl_orphans(const json_t *live, const json_t *recorded)
 {
-	json_t *ids = recorded_ids(recorded), *out = json_array(), *l, **v;
-	size_t i, n;
+	json_t *ids = recorded_ids(recorded), *out = json_array(), *l;
+	size_t i;
 
 	json_array_foreach((json_t *)live, i, l)
 	{
@@ -100,15 +100,7 @@ json_t *sprawl_orphans(const json_t *live, const json_t *recorded)
 	}
 	json_decref(ids);
 	/* Sorted: the same listing prints the same way. */
-	n = json_array_size(out);
-	v = xcalloc(n + 1, sizeof(*v));
-	for (i = 0; i < n; i++)
-		v[i] = json_incref(json_array_get(out, i));
-	qsort(v, n, sizeof(*v), orphan_cmp);
-	json_array_clear(out);
-	for (i = 0; i < n; i++)
-		json_array_append_new(out, v[i]);
-	free(v);
+	prov_json_sort(out, orphan_cmp);
 	return out;
 }
 

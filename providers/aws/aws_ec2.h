@@ -73,8 +73,6 @@ EC2_OPS(import)
 EC2_OPS(efs)
 EC2_OPS(mt)
 
-/* Sort a JSON array in place; cmp gets (json_t *const *) pointers. */
-void aws_json_sort(json_t *arr, int (*cmp)(const void *, const void *));
 /* Ingress rules in one order, so desired and live compare equal. */
 void aws_ingress_sort(json_t *rules);
 

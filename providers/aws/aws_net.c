@@ -273,23 +273,9 @@ static int rule_cmp(const void *a, const void *b)
 	return c;
 }
 
-void aws_json_sort(json_t *arr, int (*cmp)(const void *, const void *))
-{
-	size_t n = json_array_size(arr), i;
-	json_t **v = xcalloc(n + 1, sizeof(*v));
-
-	for (i = 0; i < n; i++)
-		v[i] = json_incref(json_array_get(arr, i));
-	qsort(v, n, sizeof(*v), cmp);
-	json_array_clear(arr);
-	for (i = 0; i < n; i++)
-		json_array_append_new(arr, v[i]);
-	free(v);
-}
-
 void aws_ingress_sort(json_t *rules)
 {
-	aws_json_sort(rules, rule_cmp);
+	prov_json_sort(rules, rule_cmp);
 }
 
 /* The spec's rules from a group's ipPermissions; the self rule is the group's own. */

@@ -141,7 +141,7 @@ static json_t *group_live(const char *id, json_t *insts)
 						       awsxml_str(inst, "instanceId"), "launched",
 						       awsxml_str(inst, "launchTime")));
 	}
-	aws_json_sort(order, newest_first);
+	prov_json_sort(order, newest_first);
 	json_array_foreach(order, i, inst) json_array_append(ids, json_object_get(inst, "id"));
 	json_decref(order);
 	zones = json_array();
