@@ -123,6 +123,18 @@ static char *spec_copy(const json_t *state)
 	return path;
 }
 
+/* Another holds the workspace's lock: the reap skips it (out says who). Releases info. */
+static bool skipped_locked(json_t *out, struct lock_info *info)
+{
+	char *who = lock_info_describe(info);
+
+	set_str(out, "outcome", "skipped");
+	json_object_set_new(out, "reason", json_sprintf("locked by %s", who));
+	free(who);
+	lock_info_release(info);
+	return true;
+}
+
 /* Destroy one expired workspace; fills out. Returns false when it failed. */
 static bool reap_one(struct cli *cli, struct store *s, const char *name, const json_t *state,
 		     int64_t now, const struct store_flags *sf, char **vars, size_t nvars,
@@ -140,15 +152,8 @@ static bool reap_one(struct cli *cli, struct store *s, const char *name, const j
 	size_t i;
 
 	rc = lock_read(s, name, &info, &oid, &err);
-	if (rc == 0 && !(sf->lock_timeout > 0)) {
-		char *who = lock_info_describe(&info);
-
-		set_str(out, "outcome", "skipped");
-		json_object_set_new(out, "reason", json_sprintf("locked by %s", who));
-		free(who);
-		lock_info_release(&info);
-		return true;
-	}
+	if (rc == 0 && !(sf->lock_timeout > 0))
+		return skipped_locked(out, &info);
 	if (rc == 0)
 		lock_info_release(&info);
 	if (!spec || access(spec, R_OK) != 0) {
@@ -203,15 +208,8 @@ static bool reap_one(struct cli *cli, struct store *s, const char *name, const j
 		return true;
 	}
 	/* Lost the race for the lock to another process: not a failure. */
-	if (h.open_failed && lock_read(s, name, &info, &oid, &err) == 0) {
-		char *who = lock_info_describe(&info);
-
-		set_str(out, "outcome", "skipped");
-		json_object_set_new(out, "reason", json_sprintf("locked by %s", who));
-		free(who);
-		lock_info_release(&info);
-		return true;
-	}
+	if (h.open_failed && lock_read(s, name, &info, &oid, &err) == 0)
+		return skipped_locked(out, &info);
 	set_str(out, "outcome", "failed");
 	set_str(out, "reason", "the destroy failed; see the errors above");
 	return false;
