@@ -430,9 +430,9 @@ static int run_op(struct exec *x, struct op *op, json_t **live, struct kiln_erro
 			return PROV_ERROR;
 		}
 		changed_names(op->change, &names, &n);
-		ENGINE_CALL(
-		    rc, err,
-		    t->update(x->e->ctx, &x->e->scope, op->id, json_object_get(d, "attrs"), names, n, live, err));
+		ENGINE_CALL(rc, err,
+			    t->update(x->e->ctx, &x->e->scope, op->id, json_object_get(d, "attrs"),
+				      names, n, live, err));
 		free(names);
 		return rc;
 	}

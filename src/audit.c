@@ -83,9 +83,9 @@ static json_t *add(struct audit *a, const char *rule_id, const char *address, co
 	char *msg;
 
 	if (!shared) {
-		shared = json_pack("{s:s, s:s, s:s, s:s?, s:s?}", "rule", r->id, "severity",
-				   r->severity, "fix", r->fix, "checkov", r->checkov, "trivy",
-				   r->trivy);
+		shared =
+		    json_pack("{s:s, s:s, s:s, s:s?, s:s?}", "rule", r->id, "severity", r->severity,
+			      "fix", r->fix, "checkov", r->checkov, "trivy", r->trivy);
 		json_object_set_new(a->rule_values, r->id, shared);
 	}
 	if (!at)

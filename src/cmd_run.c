@@ -329,7 +329,8 @@ int run_plan(struct run *r)
 	};
 
 	if (r->f->refresh) {
-		if (engine_refresh(r->e, state_resources(r->state), r->plan_only, &live, &r->rs, &err) != 0) {
+		if (engine_refresh(r->e, state_resources(r->state), r->plan_only, &live, &r->rs,
+				   &err) != 0) {
 			cmd_report(r->cli, &err);
 			return -1;
 		}

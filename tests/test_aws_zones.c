@@ -103,8 +103,9 @@ static void test_with_a_list_of_zones_every_group_is_made_after_the_one_before(v
 	 * image for trainers does not replace login too.
 	 */
 	assert_list(all, "aws_instance_group.login", "after", "[\"aws_instance_group.trainers\"]");
-	assert_list(all, "aws_instance_group.login", "deps",
-		    "[\"aws_security_group.main\",\"aws_subnet.us-east-1a\",\"aws_subnet.us-east-1b\"]");
+	assert_list(
+	    all, "aws_instance_group.login", "deps",
+	    "[\"aws_security_group.main\",\"aws_subnet.us-east-1a\",\"aws_subnet.us-east-1b\"]");
 	why = json_string_value(json_object_get(
 	    json_object_get(json_object_get(all, "aws_instance_group.trainers"), "why"), "zones"));
 	assert_non_null(why);

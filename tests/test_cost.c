@@ -318,7 +318,8 @@ int main(void)
 	    cmocka_unit_test(test_lustre_is_priced_by_the_gb_month_at_its_throughput),
 	    cmocka_unit_test(test_a_plan_totals_before_and_after_with_the_ttl_projection),
 	    cmocka_unit_test(test_without_a_ttl_or_when_destroying_there_is_no_projection),
-	    cmocka_unit_test(test_a_change_targeting_leaves_out_costs_what_is_live_before_and_after),
+	    cmocka_unit_test(
+		test_a_change_targeting_leaves_out_costs_what_is_live_before_and_after),
 	    cmocka_unit_test(test_a_released_retained_store_is_listed_as_still_costing),
 	    cmocka_unit_test(test_money_has_cents_and_thousands_separators),
 	};

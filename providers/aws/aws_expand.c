@@ -98,8 +98,7 @@ static int expand_network(json_t *all, const struct spec *spec, const struct pro
 
 static int expand_group(json_t *all, const struct spec *spec, const struct prov_ctx *ctx,
 			const struct spec_group *g, bool zoned, const char *prev[2],
-			const struct spec_store *const *fs, size_t nfs,
-			struct kiln_error *err)
+			const struct spec_store *const *fs, size_t nfs, struct kiln_error *err)
 {
 	const struct catalog_type *t;
 	bool efa, in_pg;

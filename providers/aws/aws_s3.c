@@ -517,12 +517,13 @@ int bucket_create(struct prov_ctx *ctx, const struct prov_scope *scope,
 		rc = bucket_probe(ctx, scope, name, &found, err);
 		/* Names are global: the look is refused for another account's bucket. */
 		if (rc == PROV_ERROR && strstr(err->msg, "AccessDenied"))
-			kiln_error_hint(err,
-					"bucket names are global across accounts: %s may be another "
-					"account's (rename this workspace or the store), or kiln's "
-					"credentials lack s3:GetBucketTagging (`kiln iam-policy` "
-					"prints what kiln needs)",
-					name);
+			kiln_error_hint(
+			    err,
+			    "bucket names are global across accounts: %s may be another "
+			    "account's (rename this workspace or the store), or kiln's "
+			    "credentials lack s3:GetBucketTagging (`kiln iam-policy` "
+			    "prints what kiln needs)",
+			    name);
 		else if (rc == PROV_ERROR && strstr(err->msg, "PermanentRedirect"))
 			kiln_error_hint(err,
 					"a bucket named %s is in another region: rename this "

@@ -298,8 +298,8 @@ static int missing(const char *address, const char *what, struct kiln_error *err
  * The subnet zone-bound storage is made in: the one of the zone the nodes
  * are in (aws_zones.c), so a capacity fallback never leaves it behind.
  */
-static int storage_subnet(struct prov_ctx *ctx, const struct prov_scope *scope,
-			  const json_t *deps, const char **subnet, struct kiln_error *err)
+static int storage_subnet(struct prov_ctx *ctx, const struct prov_scope *scope, const json_t *deps,
+			  const char **subnet, struct kiln_error *err)
 {
 	char *zone = NULL;
 	int rc = aws_storage_zone(ctx, scope, &zone, err);

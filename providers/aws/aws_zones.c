@@ -409,7 +409,8 @@ static bool in_placement_group(const struct launch *l, const json_t *st)
 		return true;
 	json_object_foreach(json_object_get(st, "launched"), addr, g)
 	{
-		if (json_string_value(json_object_get(json_object_get(g, "attrs"), "placement_group")))
+		if (json_string_value(
+			json_object_get(json_object_get(g, "attrs"), "placement_group")))
 			return true;
 	}
 	return false;
