@@ -4,6 +4,7 @@
 #include "expand.h"
 
 #include "provider.h"
+#include "jsonw.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -287,7 +288,7 @@ json_t *pexp_allow_normalize(const json_t *stmts)
 				    sorted_json_strings(json_object_get(st, "actions")));
 		json_object_set_new(norm, "resources",
 				    sorted_json_strings(json_object_get(st, "resources")));
-		dumped[k++] = json_dumps(norm, JSON_COMPACT | JSON_SORT_KEYS);
+		dumped[k++] = jsonw_dumps(norm, JSON_COMPACT | JSON_SORT_KEYS, NULL);
 		json_decref(norm);
 	}
 	qsort(dumped, k, sizeof(*dumped), cmp_dumped);

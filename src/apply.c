@@ -13,6 +13,7 @@
 
 #include "diff.h"
 #include "state.h"
+#include "jsonw.h"
 
 enum op_kind {
 	OP_CREATE,
@@ -268,8 +269,10 @@ static void check_landed(struct exec *x, struct op *op)
 	json_array_foreach(changed, i, name)
 	{
 		const char *k = json_string_value(name);
-		char *got = json_dumps(json_object_get(live, k), JSON_ENCODE_ANY | JSON_COMPACT);
-		char *asked = json_dumps(json_object_get(want, k), JSON_ENCODE_ANY | JSON_COMPACT);
+		char *got =
+		    jsonw_dumps(json_object_get(live, k), JSON_ENCODE_ANY | JSON_COMPACT, NULL);
+		char *asked =
+		    jsonw_dumps(json_object_get(want, k), JSON_ENCODE_ANY | JSON_COMPACT, NULL);
 
 		json_array_append_new(
 		    x->res->warnings,

@@ -21,6 +21,7 @@
 #include "log.h"
 #include "plan.h"
 #include "state.h"
+#include "jsonw.h"
 
 enum {
 	OPT_REQUIRE_APPROVALS = 980,
@@ -178,7 +179,7 @@ static void json_event(const char *type, const char *level, json_t *hook, const 
 		       "kiln", "@timestamp", ts, "type", type);
 	if (hook)
 		json_object_set_new(ev, "hook", hook);
-	json_dumpf(ev, stdout, JSON_COMPACT);
+	jsonw_dumpf(ev, stdout, JSON_COMPACT);
 	fputc('\n', stdout);
 	fflush(stdout);
 	json_decref(ev);

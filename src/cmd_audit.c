@@ -11,6 +11,7 @@
 #include "cmd_run.h"
 #include "cmds.h"
 #include "plan.h"
+#include "jsonw.h"
 
 enum {
 	OPT_AUDIT_FORMAT = 990,
@@ -190,13 +191,13 @@ int cmd_audit(int argc, char **argv, struct cli *cli)
 				json_object_get(json_object_get(plan, "kiln"), "findings"),
 				"findings_summary",
 				json_object_get(json_object_get(plan, "kiln"), "findings_summary"));
-		json_dumpf(out, stdout, JSON_INDENT(2) | JSON_SORT_KEYS);
+		jsonw_dumpf(out, stdout, JSON_INDENT(2) | JSON_SORT_KEYS);
 		fputc('\n', stdout);
 		json_decref(out);
 		break;
 	case FORMAT_SARIF:
 		out = audit_sarif(plan);
-		json_dumpf(out, stdout, JSON_INDENT(2));
+		jsonw_dumpf(out, stdout, JSON_INDENT(2));
 		fputc('\n', stdout);
 		json_decref(out);
 		break;

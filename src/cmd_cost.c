@@ -10,6 +10,7 @@
 #include "cmds.h"
 #include "cost.h"
 #include "plan.h"
+#include "jsonw.h"
 
 static const struct cli_option options[] = {
     CMD_OPT_WORKSPACE,
@@ -71,8 +72,8 @@ int cmd_cost(int argc, char **argv, struct cli *cli)
 		goto out;
 	}
 	if (f.json) {
-		json_dumpf(json_object_get(json_object_get(plan, "kiln"), "cost"), stdout,
-			   JSON_INDENT(2) | JSON_SORT_KEYS | JSON_REAL_PRECISION(12));
+		jsonw_dumpf(json_object_get(json_object_get(plan, "kiln"), "cost"), stdout,
+			    JSON_INDENT(2) | JSON_SORT_KEYS | JSON_REAL_PRECISION(12));
 		fputc('\n', stdout);
 	} else {
 		cost_render_table(stdout, plan, cli->color_out);

@@ -12,6 +12,7 @@
 #include "plan.h"
 #include "cmds.h"
 #include "lock.h"
+#include "jsonw.h"
 
 enum {
 	OPT_JSON = 1,
@@ -224,7 +225,7 @@ int cmd_log(int argc, char **argv, struct cli *cli)
 		git_commit_free(c);
 	}
 	if (json) {
-		json_dumpf(arr, stdout, JSON_INDENT(2));
+		jsonw_dumpf(arr, stdout, JSON_INDENT(2));
 		fputc('\n', stdout);
 	}
 	ret = KILN_EXIT_OK;
@@ -326,9 +327,9 @@ static int show_plan_file(struct cli *cli, const char *path, bool json, bool onl
 		json_t *o =
 		    only_approvals ? approvals_json(path, plan, &report, dir) : json_incref(plan);
 
-		json_dumpf(o, stdout,
-			   JSON_INDENT(2) |
-			       (only_approvals ? 0 : JSON_SORT_KEYS | JSON_REAL_PRECISION(12)));
+		jsonw_dumpf(o, stdout,
+			    JSON_INDENT(2) |
+				(only_approvals ? 0 : JSON_SORT_KEYS | JSON_REAL_PRECISION(12)));
 		fputc('\n', stdout);
 		json_decref(o);
 	} else {
@@ -406,7 +407,7 @@ int cmd_show(int argc, char **argv, struct cli *cli)
 	if (json) {
 		json_t *o = commit_json(store_repo(s), c, true);
 
-		json_dumpf(o, stdout, JSON_INDENT(2));
+		jsonw_dumpf(o, stdout, JSON_INDENT(2));
 		fputc('\n', stdout);
 		json_decref(o);
 	} else {

@@ -23,6 +23,7 @@
 #include "lock.h"
 #include "state.h"
 #include "workspace.h"
+#include "jsonw.h"
 
 enum {
 	OPT_DRY_RUN = 1,
@@ -347,7 +348,7 @@ int cmd_reap(int argc, char **argv, struct cli *cli)
 			      time_format_rfc3339(now, (char[21]){0}), "dry_run", dry, "workspaces",
 			      all, "reaped", (json_int_t)nreaped, "failed", (json_int_t)nfailed);
 
-		json_dumpf(doc, stdout, JSON_INDENT(2) | JSON_SORT_KEYS);
+		jsonw_dumpf(doc, stdout, JSON_INDENT(2) | JSON_SORT_KEYS);
 		putchar('\n');
 		json_decref(doc);
 	} else if (n == 0) {

@@ -16,6 +16,7 @@
 #include "journal.h"
 #include "log.h"
 #include "state.h"
+#include "jsonw.h"
 
 /* Milliseconds since the previous call, for --log-level debug timings. */
 static double lap_ms(void)
@@ -406,35 +407,9 @@ void run_finish(struct run *r)
 #endif
 }
 
-struct json_out {
-	char buf[65536];
-	size_t len;
-};
-
-static int json_out_add(const char *s, size_t n, void *arg)
-{
-	struct json_out *o = arg;
-
-	if (o->len + n > sizeof(o->buf)) {
-		fwrite(o->buf, 1, o->len, stdout);
-		o->len = 0;
-	}
-	if (n > sizeof(o->buf)) {
-		fwrite(s, 1, n, stdout);
-		return 0;
-	}
-	memcpy(o->buf + o->len, s, n);
-	o->len += n;
-	return 0;
-}
-
 void run_print_json(const json_t *v, size_t flags)
 {
-	static struct json_out o;
-
-	o.len = 0;
-	json_dump_callback(v, json_out_add, &o, flags);
-	fwrite(o.buf, 1, o.len, stdout);
+	jsonw_dumpf(v, stdout, flags);
 	fputc('\n', stdout);
 }
 

@@ -33,6 +33,7 @@
 #include "log.h"
 #include "sprawl.h"
 #include "state.h"
+#include "jsonw.h"
 
 enum {
 	OPT_PROVIDER = 1,
@@ -716,7 +717,7 @@ int cmd_sprawl(int argc, char **argv, struct cli *cli)
 			json_object_set(rep, "failed", d.failed);
 			json_object_set(rep, "skipped", skipped);
 			json_object_set(rep, "commits", commits);
-			text = json_dumps(rep, JSON_INDENT(2) | JSON_SORT_KEYS);
+			text = jsonw_dumps(rep, JSON_INDENT(2) | JSON_SORT_KEYS, NULL);
 			puts(text);
 			free(text);
 		} else {
@@ -734,7 +735,7 @@ int cmd_sprawl(int argc, char **argv, struct cli *cli)
 	}
 	if (!f.destroy) {
 		if (f.json) {
-			char *text = json_dumps(rep, JSON_INDENT(2) | JSON_SORT_KEYS);
+			char *text = jsonw_dumps(rep, JSON_INDENT(2) | JSON_SORT_KEYS, NULL);
 
 			puts(text);
 			free(text);
@@ -803,7 +804,7 @@ print_json:
 		    json_pack("{s:O, s:O, s:O, s:O}", "cluster", json_object_get(o, "cluster"),
 			      "workspace", json_object_get(o, "workspace"), "address",
 			      json_object_get(o, "address"), "id", json_object_get(o, "id")));
-		text = json_dumps(rep, JSON_INDENT(2) | JSON_SORT_KEYS);
+		text = jsonw_dumps(rep, JSON_INDENT(2) | JSON_SORT_KEYS, NULL);
 		puts(text);
 		free(text);
 	}

@@ -10,6 +10,7 @@
 #include "cmds.h"
 #include "crypt.h"
 #include "state.h"
+#include "jsonw.h"
 
 enum {
 	OPT_JSON = 1,
@@ -58,7 +59,7 @@ struct state_cmd {
 
 static void print_json(json_t *v)
 {
-	json_dumpf(v, stdout, JSON_INDENT(2) | JSON_SORT_KEYS);
+	jsonw_dumpf(v, stdout, JSON_INDENT(2) | JSON_SORT_KEYS);
 	fputc('\n', stdout);
 }
 
@@ -157,7 +158,8 @@ static int state_show(struct state_cmd *c, const char *addr)
 		printf("# %s\n", addr);
 		json_object_foreach(view, k, v)
 		{
-			char *s = json_dumps(v, JSON_ENCODE_ANY | JSON_SORT_KEYS | JSON_COMPACT);
+			char *s =
+			    jsonw_dumps(v, JSON_ENCODE_ANY | JSON_SORT_KEYS | JSON_COMPACT, NULL);
 
 			printf("%-10s %s\n", k, s);
 			free(s);

@@ -19,6 +19,7 @@
 #include "expiry.h"
 #include "plan.h"
 #include "state.h"
+#include "jsonw.h"
 
 static const struct cli_option options[] = {
     CMD_OPT_WORKSPACE,
@@ -217,7 +218,7 @@ int cmd_status(int argc, char **argv, struct cli *cli)
 	}
 	doc = build(&r, now);
 	if (f.json) {
-		json_dumpf(doc, stdout, JSON_INDENT(2) | JSON_SORT_KEYS | JSON_REAL_PRECISION(12));
+		jsonw_dumpf(doc, stdout, JSON_INDENT(2) | JSON_SORT_KEYS | JSON_REAL_PRECISION(12));
 		putchar('\n');
 	} else {
 		print_text(doc);

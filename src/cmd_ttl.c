@@ -11,6 +11,7 @@
 #include "expiry.h"
 #include "state.h"
 #include "workspace.h"
+#include "jsonw.h"
 
 enum {
 	OPT_JSON = 1,
@@ -50,7 +51,7 @@ static void show(const struct workspace *w, const json_t *x, int64_t now, bool j
 
 		if (has)
 			json_object_set_new(doc, "left_seconds", json_integer(t - now));
-		json_dumpf(doc, stdout, JSON_INDENT(2) | JSON_SORT_KEYS);
+		jsonw_dumpf(doc, stdout, JSON_INDENT(2) | JSON_SORT_KEYS);
 		putchar('\n');
 		json_decref(doc);
 	} else if (!has) {

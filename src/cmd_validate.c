@@ -9,6 +9,7 @@
 #include "cmds.h"
 #include "spec_opts.h"
 #include "validate.h"
+#include "jsonw.h"
 
 enum {
 	OPT_VAR = 1,
@@ -110,7 +111,7 @@ int cmd_validate(int argc, char **argv, struct cli *cli)
 	if (json) {
 		json_t *arr = diags_to_json(&all);
 
-		json_dumpf(arr, stdout, JSON_INDENT(2));
+		jsonw_dumpf(arr, stdout, JSON_INDENT(2));
 		fputc('\n', stdout);
 		json_decref(arr);
 	}

@@ -12,6 +12,7 @@
 
 #include "cmds.h"
 #include "util.h"
+#include "jsonw.h"
 
 enum {
 	OPT_JSON = 1,
@@ -62,7 +63,7 @@ int cmd_version(int argc, char **argv, struct cli *cli)
 		      OpenSSL_version(OPENSSL_VERSION), "jansson", JANSSON_VERSION, "libgit2", git,
 		      "libyaml", yaml_get_version_string(), "libxml2", LIBXML_DOTTED_VERSION);
 	if (json) {
-		json_dumpf(o, stdout, JSON_INDENT(2));
+		jsonw_dumpf(o, stdout, JSON_INDENT(2));
 		fputc('\n', stdout);
 	} else {
 		const char *k;

@@ -12,6 +12,7 @@
 
 #include "log.h"
 #include "state.h"
+#include "jsonw.h"
 
 struct journal {
 	FILE *f;
@@ -131,8 +132,8 @@ static void write_line(struct journal *j, const char *address, const json_t *res
 		    json_object_set_new(attrs, json_string_value(name), json_null());
 	}
 	rec = json_pack("{s:s, s:o}", "address", address, "resource", r ? r : json_null());
-	if (json_dumpf(rec, j->f, JSON_COMPACT | JSON_SORT_KEYS) != 0 || fputc('\n', j->f) == EOF ||
-	    fflush(j->f) != 0) {
+	if (jsonw_dumpf(rec, j->f, JSON_COMPACT | JSON_SORT_KEYS) != 0 ||
+	    fputc('\n', j->f) == EOF || fflush(j->f) != 0) {
 		if (!j->failed)
 			log_warn("cannot write the apply journal %s: %s", j->path, strerror(errno));
 		j->failed = true;
@@ -167,7 +168,7 @@ int journal_open(struct journal **out, const char *path, const char *head, const
 		goto fail;
 	hdr = json_pack("{s:i, s:o, s:i}", "kiln_journal", 1, "base",
 			head ? json_string(head) : json_null(), "pid", (int)getpid());
-	ok = json_dumpf(hdr, j->f, JSON_COMPACT | JSON_SORT_KEYS) == 0 && fputc('\n', j->f) != EOF;
+	ok = jsonw_dumpf(hdr, j->f, JSON_COMPACT | JSON_SORT_KEYS) == 0 && fputc('\n', j->f) != EOF;
 	json_decref(hdr);
 	json_object_foreach((json_t *)overlay, k, v) write_line(j, k, json_is_object(v) ? v : NULL);
 	if (!ok || j->failed || fflush(j->f) != 0 || fsync(fileno(j->f)) != 0 ||

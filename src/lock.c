@@ -8,6 +8,7 @@
 #include "lock.h"
 
 #include "log.h"
+#include "jsonw.h"
 
 #include <errno.h>
 #include <jansson.h>
@@ -99,7 +100,7 @@ static char *info_json(const struct lock_info *info)
 		      "pid", (json_int_t)info->pid, "operation", info->operation, "workspace",
 		      info->workspace, "created", time_format_rfc3339(info->created, c), "expires",
 		      time_format_rfc3339(info->expires, e));
-	char *s = json_dumps(o, JSON_SORT_KEYS | JSON_INDENT(2));
+	char *s = jsonw_dumps(o, JSON_SORT_KEYS | JSON_INDENT(2), NULL);
 
 	json_decref(o);
 	return s;

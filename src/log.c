@@ -3,6 +3,7 @@
  * (@level, @message, @timestamp) so one parser reads both tools' logs.
  */
 #include "log.h"
+#include "jsonw.h"
 
 #include <jansson.h>
 #include <stdio.h>
@@ -67,7 +68,7 @@ void log_msg(enum log_level level, const char *fmt, ...)
 			 (long)tv.tv_usec);
 		o = json_pack("{s:s, s:s, s:s}", "@level", level_names[level], "@message", msg,
 			      "@timestamp", ts);
-		line = json_dumps(o, JSON_COMPACT);
+		line = jsonw_dumps(o, JSON_COMPACT, NULL);
 		fprintf(stderr, "%s\n", line);
 		free(line);
 		json_decref(o);

@@ -13,6 +13,7 @@
 #include "audit.h"
 #include "cost.h"
 #include "iam.h"
+#include "jsonw.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -116,8 +117,8 @@ static char *value_text(const json_t *v)
 
 	if (!v)
 		return xstrdup("null");
-	raw = json_dumps(v,
-			 JSON_ENCODE_ANY | JSON_COMPACT | JSON_SORT_KEYS | JSON_REAL_PRECISION(15));
+	raw = jsonw_dumps(
+	    v, JSON_ENCODE_ANY | JSON_COMPACT | JSON_SORT_KEYS | JSON_REAL_PRECISION(15), NULL);
 	s = clean(raw ? raw : "?");
 	free(raw);
 	return s;

@@ -107,6 +107,8 @@ size_t text_offset(const char *buf, size_t len, int line, int col);
 
 /* Byte offset of the first invalid UTF-8 sequence, or len when the buffer is valid. */
 size_t utf8_invalid_offset(const unsigned char *s, size_t len);
+/* The code point UTF-8 encodes at s (len > 0 bytes left) and its length in *size, or -1. */
+int32_t utf8_decode(const unsigned char *s, size_t len, size_t *size);
 
 /*
  * Read a whole file (or standard input for "-") into a NUL-terminated buffer.

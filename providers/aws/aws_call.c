@@ -15,6 +15,7 @@
 #include "aws/awsxml.h"
 #include "http.h"
 #include "log.h"
+#include "jsonw.h"
 
 #include <ctype.h>
 #include <stdio.h>
@@ -375,7 +376,7 @@ static int query(struct prov_ctx *ctx, enum aws_service svc, const char *action,
 int aws_json(struct prov_ctx *ctx, enum aws_service svc, const char *target, const char *action,
 	     json_t *body, json_t **out, struct kiln_error *err)
 {
-	char *text = body ? json_dumps(body, JSON_COMPACT) : NULL;
+	char *text = body ? jsonw_dumps(body, JSON_COMPACT, NULL) : NULL;
 	char *th;
 	const char *fixed[] = {"Content-Type: application/x-amz-json-1.1", NULL, NULL};
 	struct signed_call c;

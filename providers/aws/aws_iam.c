@@ -29,6 +29,7 @@
 
 #include "aws/awsxml.h"
 #include "expand.h"
+#include "jsonw.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -164,7 +165,7 @@ static char *policy_compile(const struct prov_scope *scope, const json_t *attrs,
 		json_object_set(st, "Resource", json_object_get(v, "resources"));
 		json_array_append_new(stmts, st);
 	}
-	out = json_dumps(doc, JSON_COMPACT);
+	out = jsonw_dumps(doc, JSON_COMPACT, NULL);
 	json_decref(doc);
 	return out;
 }
@@ -885,7 +886,7 @@ char *aws_iam_policy(struct prov_ctx *ctx, const struct prov_scope *scope,
 			    json_pack("{s:s, s:[s], s:s, s:{s:{s:s}}}", "Effect", "Allow", "Action",
 				      "iam:PassRole", "Resource", roles, "Condition",
 				      "StringEquals", "iam:PassedToService", "ec2.amazonaws.com"));
-	out = json_dumps(doc, JSON_INDENT(2) | JSON_PRESERVE_ORDER);
+	out = jsonw_dumps(doc, JSON_INDENT(2) | JSON_PRESERVE_ORDER, NULL);
 	json_decref(doc);
 	json_decref(by_res);
 	free(buckets);

@@ -18,6 +18,7 @@
 #include "aws_ec2.h"
 
 #include "aws/awsxml.h"
+#include "jsonw.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -600,7 +601,7 @@ int import_wait(struct prov_ctx *ctx, enum prov_wait_for what, struct prov_wait 
 static int efs(struct prov_ctx *ctx, const char *method, const char *path, const char *query,
 	       json_t *body, const char *action, json_t **out, struct kiln_error *err)
 {
-	char *text = body ? json_dumps(body, JSON_COMPACT) : NULL;
+	char *text = body ? jsonw_dumps(body, JSON_COMPACT, NULL) : NULL;
 	struct aws_rest r = {
 	    .method = method,
 	    .path = path,

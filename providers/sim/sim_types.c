@@ -8,6 +8,7 @@
  * other live attribute is computed and only recorded.
  */
 #include "sim_int.h"
+#include "jsonw.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -433,7 +434,7 @@ static int policy_text(const struct policy_for *pf, const json_t *attrs, char **
 	if (rc != PROV_OK)
 		goto out;
 	policy = json_pack("{s:s, s:O}", "Version", "2012-10-17", "Statement", stmts);
-	*out = json_dumps(policy, JSON_COMPACT | JSON_SORT_KEYS);
+	*out = jsonw_dumps(policy, JSON_COMPACT | JSON_SORT_KEYS, NULL);
 	json_decref(policy);
 out:
 	json_decref(stmts);
