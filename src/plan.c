@@ -9,6 +9,8 @@
  * The renderings are in plan_render.c.
  */
 #include "plan.h"
+#include "jsonw.h"
+#include "jsonr.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -40,7 +42,7 @@ char *plan_canonical(const json_t *plan)
 {
 	if (!json_is_object(plan))
 		return NULL;
-	return json_dumps(plan, PLAN_DIGEST_FLAGS);
+	return jsonw_dumps(plan, PLAN_DIGEST_FLAGS, NULL);
 }
 
 char *plan_digest(const json_t *plan)
@@ -199,7 +201,7 @@ static int check_attributes(struct shape *s, const char *where, const json_t *at
 					"an object with a string \"name\"");
 		else if (policy && !json_is_null(policy) &&
 			 !(json_is_string(policy) && policy_known(json_string_value(policy)))) {
-			char *p = json_dumps(policy, JSON_ENCODE_ANY | JSON_COMPACT);
+			char *p = jsonw_dumps(policy, JSON_ENCODE_ANY | JSON_COMPACT, NULL);
 			char *what = xasprintf("has policy %s; kiln knows live, replace and stop",
 					       p ? p : "?");
 
@@ -271,7 +273,7 @@ static int check_change_body(struct shape *s, const char *where, const json_t *c
 		return shape_kind(s, where, c, "an object");
 	v = json_object_get(c, "actions");
 	if (!actions_known(v)) {
-		char *text = v ? json_dumps(v, JSON_ENCODE_ANY | JSON_COMPACT) : NULL;
+		char *text = v ? jsonw_dumps(v, JSON_ENCODE_ANY | JSON_COMPACT, NULL) : NULL;
 		char *what = v ? xasprintf("is %s, which is not an action list kiln knows",
 					   text ? text : "?")
 			       : xstrdup("is missing");
@@ -569,7 +571,7 @@ int plan_file_write_approvals(const char *path, const json_t *plan, const json_t
 		json_object_set(file, "approvals", (json_t *)approvals);
 	}
 	json_object_set(file, "plan", (json_t *)plan);
-	text = json_dumps(file, JSON_INDENT(2) | JSON_REAL_PRECISION(17));
+	text = jsonw_dumps(file, JSON_INDENT(2) | JSON_REAL_PRECISION(17), NULL);
 	if (!text) {
 		kiln_error_set(err, "cannot write plan file %s: the plan cannot be encoded", path);
 		goto out;
@@ -702,7 +704,7 @@ int plan_file_read_approvals(json_t **out, json_t **approvals, const char *path,
 		kiln_error_hint(err, "give the file that kiln plan --out FILE wrote");
 		goto out;
 	}
-	file = json_loadb(buf, len, JSON_REJECT_DUPLICATES, &jerr);
+	file = jsonr_loadb(buf, len, JSON_REJECT_DUPLICATES, &jerr);
 	if (!file) {
 		kiln_error_set(err, "%s is not a kiln plan file: line %d column %d: %s", path,
 			       jerr.line, jerr.column, jerr.text);

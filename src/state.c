@@ -6,6 +6,8 @@
  * document (`where`), the resource and the key, and says what was expected.
  */
 #include "state.h"
+#include "jsonw.h"
+#include "jsonr.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -288,7 +290,7 @@ int state_parse(json_t **out, const char *text, size_t len, const char *where,
 	json_t *doc;
 
 	*out = NULL;
-	doc = json_loadb(text, len, JSON_DECODE_ANY | JSON_REJECT_DUPLICATES, &jerr);
+	doc = jsonr_loadb(text, len, JSON_DECODE_ANY | JSON_REJECT_DUPLICATES, &jerr);
 	if (!doc) {
 		kiln_error_set(err, "%s: not JSON: line %d, column %d: %s", where, jerr.line,
 			       jerr.column, jerr.text);
@@ -328,17 +330,12 @@ json_t *state_new(const char *cluster, const char *workspace, const char *provid
 
 char *state_canonical(const json_t *doc)
 {
-	const size_t flags = JSON_SORT_KEYS | JSON_INDENT(2) | JSON_REAL_PRECISION(17);
-	size_t n = json_dumpb(doc, NULL, 0, flags);
-	char *buf;
+	size_t n;
+	char *buf = jsonw_dumps(doc, JSON_SORT_KEYS | JSON_INDENT(2) | JSON_REAL_PRECISION(17), &n);
 
-	if (n == 0)
+	if (!buf)
 		return NULL;
-	buf = xmalloc(n + 2);
-	if (json_dumpb(doc, buf, n, flags) != n) {
-		free(buf);
-		return NULL;
-	}
+	buf = xrealloc(buf, n + 2);
 	buf[n] = '\n';
 	buf[n + 1] = '\0';
 	return buf;

@@ -12,6 +12,8 @@
  * makes none; directories are made when a write finds them missing.
  */
 #include "sim_int.h"
+#include "jsonw.h"
+#include "jsonr.h"
 
 #include <dirent.h>
 #include <errno.h>
@@ -393,20 +395,19 @@ out:
 	return ret;
 }
 
-static int sb_dump(const char *buf, size_t size, void *data)
-{
-	sb_add(data, buf, size);
-	return 0;
-}
-
 static int json_text(const char *path, const json_t *doc, struct strbuf *sb, struct kiln_error *err)
 {
-	if (json_dump_callback(doc, sb_dump, sb, JSON_INDENT(2) | JSON_SORT_KEYS) < 0) {
+	size_t n;
+	char *text = jsonw_dumps(doc, JSON_INDENT(2) | JSON_SORT_KEYS, &n);
+
+	if (!text) {
 		sb_release(sb);
 		kiln_error_set(err, "sim: cannot encode %s", path);
 		return PROV_ERROR;
 	}
+	sb_add(sb, text, n);
 	sb_addc(sb, '\n');
+	free(text);
 	return PROV_OK;
 }
 
@@ -525,7 +526,7 @@ int sim_doc_load(struct prov_ctx *ctx, const struct sim_kind *k, const char *id,
 			       id);
 	if (rc != PROV_OK)
 		goto out;
-	doc = json_loadb(buf, len, JSON_REJECT_DUPLICATES, &jerr);
+	doc = jsonr_loadb(buf, len, JSON_REJECT_DUPLICATES, &jerr);
 	rc = PROV_ERROR;
 	if (!doc) {
 		kiln_error_set(err, "sim: %s is not valid JSON (line %d, column %d: %s)", path,
@@ -976,7 +977,7 @@ int sim_usage_load(struct prov_ctx *ctx, json_t **out, struct kiln_error *err)
 	if (rc != PROV_OK)
 		goto out;
 	rc = PROV_ERROR;
-	usage = json_loadb(buf, len, JSON_REJECT_DUPLICATES, &jerr);
+	usage = jsonr_loadb(buf, len, JSON_REJECT_DUPLICATES, &jerr);
 	if (!json_is_object(usage))
 		goto bad;
 	json_object_foreach(usage, model, zones)
