@@ -25,6 +25,7 @@ import os
 import re
 import resource
 import shutil
+import statistics
 import subprocess
 import sys
 import tempfile
@@ -79,6 +80,9 @@ def engine_spec(n):
     return "\n".join(lines) + "\n", 1 + groups + stores + 2 * roles
 
 
+PLAN_RUNS = 5
+
+
 def dag_levels(work):
     """How many resources sit at each depth of the DAG (`kiln graph`), shallowest first."""
     dot = subprocess.run([KILN, "graph"], cwd=work, capture_output=True, text=True,
@@ -118,6 +122,7 @@ def bench_engine(tmp):
           " no provisioning delay")
     print("  bound = DAG depth x latency; 'exec' is first operation start to last finish;")
     print("  P-bound = sum over DAG levels of ceil(level width / workers) x latency")
+    print(f"  plan rows: median of {PLAN_RUNS} runs (peak RSS: the largest)")
     print(f"  {'resources':>9} {'depth':>5} {'latency':>7} {'step':<17} {'wall s':>7} {'cpu s':>6} "
           f"{'RSS MiB':>8} {'calls':>6} {'wall/bound':>10} {'exec/bound':>10} {'exec/P-bound':>12}")
     for n in (100, 1000, 10000):
@@ -142,7 +147,19 @@ def bench_engine(tmp):
                 for k in ("KILN_STATE", "KILN_WORKSPACE", "KILN_SIM_DIR", "KILN_SIM_FAIL_RATE",
                           "KILN_SIM_CAPACITY", "KILN_STATE_KEY", "KILN_STATE_KEY_FILE"):
                     env.pop(k, None)
-                wall, cpu, rss, rc, out, err = measured(args, work, env)
+                if name == "plan (refresh)":
+                    # CPU time of one process moves by a third between runs on a
+                    # VM: the plan rows are the median of PLAN_RUNS, RSS the largest.
+                    rs = [measured(args, work, env) for _ in range(PLAN_RUNS)]
+                    bad = [r for r in rs if r[3] != 0]
+                    if bad:
+                        sys.exit(f"{name} of {n} failed: {bad[0][5][-800:]}")
+                    wall = statistics.median(r[0] for r in rs)
+                    cpu = statistics.median(r[1] for r in rs)
+                    rss = max(r[2] for r in rs)
+                    rc, out, err = 0, rs[-1][4], rs[-1][5]
+                else:
+                    wall, cpu, rss, rc, out, err = measured(args, work, env)
                 if rc != 0:
                     sys.exit(f"{name} of {n} failed: {err[-800:]}")
                 calls, ratio, ratio2, ratio3 = "-", "", "", ""
