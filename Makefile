@@ -5,6 +5,7 @@
 #   make quickstart   deps + build + the quickstart on the embedded sim provider
 #   make test         sanitizer build (ASan+UBSan+LSan), unit tests, end-to-end tests
 #   make fuzz         libFuzzer on the spec loader (clang), FUZZ_SECONDS long
+#   make fuzz-json    libFuzzer: kiln's JSON reader and writer against jansson's
 #   make install      PREFIX=/usr/local: the binary and the man pages
 
 PREFIX   ?= /usr/local
@@ -42,7 +43,7 @@ UNIT_BINS := $(UNIT_SRCS:tests/%.c=$(BUILD)/test/bin/%)
 MANPAGES  := $(wildcard man/*.1 man/*.5 man/*.7)
 DEPS_STAMP := $(BUILD)/.deps-ok
 
-.PHONY: all deps quickstart test unit e2e fuzz install uninstall clean bench format
+.PHONY: all deps quickstart test unit e2e fuzz fuzz-json install uninstall clean bench format
 
 all: kiln
 
@@ -104,11 +105,22 @@ $(BUILD)/fuzz/fuzz_spec: tests/fuzz/fuzz_spec.c $(LIB_SRCS) $(GEN_TEMPLATES) | $
 		$(PKG_CFLAGS) -o $@ tests/fuzz/fuzz_spec.c $(LIB_SRCS) $(GEN_TEMPLATES) $(PKG_LIBS) \
 		-lpthread -lm
 
+$(BUILD)/fuzz/fuzz_json: tests/fuzz/fuzz_json.c src/jsonr.c src/jsonw.c src/util.c src/log.c | $(DEPS_STAMP)
+	@mkdir -p $(dir $@)
+	$(FUZZ_CC) -std=c11 -D_GNU_SOURCE -g -O1 -Isrc -fsanitize=fuzzer,address,undefined \
+		$(PKG_CFLAGS) -o $@ $^ $(PKG_LIBS) -lpthread -lm
+
 fuzz: $(BUILD)/fuzz/fuzz_spec
 	@mkdir -p $(BUILD)/fuzz/corpus
 	$(BUILD)/fuzz/fuzz_spec -max_total_time=$(FUZZ_SECONDS) -max_len=16384 -timeout=10 \
 		-dict=tests/fuzz/spec.dict -artifact_prefix=$(BUILD)/fuzz/ \
 		$(BUILD)/fuzz/corpus tests/fuzz/seeds examples templates tests/specs/valid tests/specs/invalid
+
+# Differential: kiln's JSON reader and writer (jsonr, jsonw) against jansson's.
+fuzz-json: $(BUILD)/fuzz/fuzz_json
+	@mkdir -p $(BUILD)/fuzz/json-corpus
+	$(BUILD)/fuzz/fuzz_json -max_total_time=$(FUZZ_SECONDS) -max_len=4096 -timeout=10 \
+		-artifact_prefix=$(BUILD)/fuzz/json- $(BUILD)/fuzz/json-corpus tests/fuzz/json-seeds
 
 bench: kiln
 	@bench/run.sh ./kiln
