@@ -297,8 +297,9 @@ static json_t *read_object(struct reader *r, int depth)
 		} else {
 			v = NULL;
 		}
-		if (v)
-			json_object_setn_new_nocheck(obj, k, klen, v);
+		/* On failure (out of memory) the value is freed by jansson. */
+		if (v && json_object_setn_new_nocheck(obj, k, klen, v) < 0)
+			v = NULL;
 		if (copy != small)
 			free(copy);
 		if (!v)

@@ -6,6 +6,7 @@
 
 #include <locale.h>
 #include <pthread.h>
+#include <stdbool.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
@@ -29,6 +30,8 @@ struct writer {
 	size_t flags;
 	struct key *keys; /* one stack of sorted keys for every open object */
 	size_t nkeys, capkeys;
+	const json_t **open; /* the containers being written, outermost first */
+	size_t capopen;
 	int failed;
 };
 
@@ -346,11 +349,30 @@ static void put_array(struct writer *w, const json_t *v, size_t depth)
 	putc1(w, ']');
 }
 
+/* Whether v is one of the containers being written: a cycle. */
+static bool in_cycle(struct writer *w, const json_t *v, size_t depth)
+{
+	size_t i;
+
+	for (i = 0; i < depth; i++)
+		if (w->open[i] == v)
+			return true;
+	return false;
+}
+
 static void put_value(struct writer *w, const json_t *v, size_t depth)
 {
-	if (!v || depth > JSONW_MAX_DEPTH) {
+	if (!v) {
 		w->failed = 1;
 		return;
+	}
+	if (json_is_object(v) || json_is_array(v)) {
+		grow_array((void **)&w->open, &w->capopen, depth + 1, sizeof(*w->open));
+		w->open[depth] = v;
+		if (depth >= JSONW_CYCLE_CHECK && in_cycle(w, v, depth)) {
+			w->failed = 1;
+			return;
+		}
 	}
 	switch (json_typeof(v)) {
 	case JSON_OBJECT:
@@ -389,6 +411,7 @@ static int write_all(struct writer *w, const json_t *v, size_t flags)
 	else
 		put_value(w, v, 0);
 	free(w->keys);
+	free(w->open);
 	return w->failed ? -1 : 0;
 }
 

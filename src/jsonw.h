@@ -17,15 +17,21 @@
  * JSON_ENCODE_ANY, JSON_ESCAPE_SLASH, JSON_REAL_PRECISION(n) and
  * JSON_PRESERVE_ORDER (a no-op in jansson 2.14 too). JSON_EMBED is not
  * supported. Like jansson, a string that is not valid UTF-8 fails the whole
- * dump; so does nesting deeper than JSONW_MAX_DEPTH, which stands in for
- * jansson's cycle check (a cycle nests without end).
+ * dump, and so does a cycle (found by looking through the containers being
+ * written once nesting passes JSONW_CYCLE_CHECK, where jansson looks at
+ * every level). One difference: jansson writes a key that is not valid
+ * UTF-8 (only json_object_set*_nocheck makes one) as a broken string and
+ * reports success; jsonw fails.
  */
-#define JSONW_MAX_DEPTH 2048
+#define JSONW_CYCLE_CHECK 2048
 
 /* The text, NUL-terminated, and its length in *len when len is not NULL; NULL on failure. */
 char *jsonw_dumps(const json_t *v, size_t flags, size_t *len);
 
-/* Writes the text to f; 0, or -1 on failure (part of it may have been written). */
+/*
+ * Writes the text to f; 0, or -1 on failure, when nothing or (past the
+ * first 64 KiB) part of the text has been written.
+ */
 int jsonw_dumpf(const json_t *v, FILE *f, size_t flags);
 
 #endif

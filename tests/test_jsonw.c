@@ -225,8 +225,8 @@ static void test_a_cycle_fails_instead_of_recursing_forever(void **state)
 	json_array_clear(b);
 	json_decref(a);
 	json_decref(b);
-	/* Deep but finite nesting is written. */
-	for (i = 0; i < 500; i++) {
+	/* Deep but finite nesting is written, past the depth where cycles are looked for too. */
+	for (i = 0; i < JSONW_CYCLE_CHECK + 500; i++) {
 		json_t *next_arr = json_array();
 
 		json_array_append_new(cur, next_arr);
