@@ -45,6 +45,7 @@ struct op {
 	size_t *next; /* operations waiting for this one */
 	size_t nnext, capnext;
 	size_t blockers; /* operations this one still waits for */
+	size_t rank; /* operations on the longest path from this one to the end, itself included */
 	double started;
 	enum prov_wait_for wait_for;
 	int wait_errors; /* polls in a row that failed transiently */
@@ -68,8 +69,15 @@ struct exec {
 	pthread_cond_t work;
 	struct op *ops;
 	size_t n;
-	size_t *ready; /* a FIFO of op indexes */
-	size_t rhead, rtail, rcap;
+	/*
+	 * The ready operations, a heap: the longest remaining path first (then
+	 * plan order), so what the rest waits on starts before what nothing
+	 * waits on. With fewer workers than ready operations, plan order had a
+	 * hundred independent buckets run before the role that three levels of
+	 * the graph hang from.
+	 */
+	size_t *ready;
+	size_t nready, rcap;
 	size_t terminal; /* ops done, failed or skipped */
 	bool wait_kick;	 /* an operation started waiting to be gone: poll at once */
 	size_t running;
@@ -214,21 +222,81 @@ static bool all_settled(struct exec *x)
 	return x->terminal == x->n;
 }
 
+/* Whether ready op a goes before ready op b. */
+static bool ready_before(const struct exec *x, size_t a, size_t b)
+{
+	if (x->ops[a].rank != x->ops[b].rank)
+		return x->ops[a].rank > x->ops[b].rank;
+	return a < b;
+}
+
 static void push_ready(struct exec *x, size_t i)
 {
-	if (x->rtail == x->rcap) {
-		if (x->rhead > 0) {
-			memmove(x->ready, x->ready + x->rhead,
-				(x->rtail - x->rhead) * sizeof(size_t));
-			x->rtail -= x->rhead;
-			x->rhead = 0;
-		} else {
-			grow_array((void **)&x->ready, &x->rcap, x->rcap + 1, sizeof(size_t));
-		}
+	size_t at = x->nready;
+
+	grow_array((void **)&x->ready, &x->rcap, x->nready + 1, sizeof(size_t));
+	x->nready++;
+	while (at > 0 && ready_before(x, i, x->ready[(at - 1) / 2])) {
+		x->ready[at] = x->ready[(at - 1) / 2];
+		at = (at - 1) / 2;
 	}
-	x->ready[x->rtail++] = i;
+	x->ready[at] = i;
 	x->ops[i].state = OPS_READY;
 	pthread_cond_signal(&x->work);
+}
+
+static size_t pop_ready(struct exec *x)
+{
+	size_t top = x->ready[0], last = x->ready[--x->nready], at = 0, c;
+
+	for (;;) {
+		c = 2 * at + 1;
+		if (c >= x->nready)
+			break;
+		if (c + 1 < x->nready && ready_before(x, x->ready[c + 1], x->ready[c]))
+			c++;
+		if (!ready_before(x, x->ready[c], last))
+			break;
+		x->ready[at] = x->ready[c];
+		at = c;
+	}
+	if (x->nready)
+		x->ready[at] = last;
+	return top;
+}
+
+/*
+ * Each op's rank: 1 plus the largest rank of the ops waiting for it, over
+ * the graph in reverse topological order. An op on a cycle (which build
+ * refuses when nothing can start) keeps rank 1.
+ */
+static void rank_ops(struct exec *x)
+{
+	size_t *order = xcalloc(x->n + 1, sizeof(*order)), *left = xcalloc(x->n + 1, sizeof(*left));
+	size_t head = 0, tail = 0, i, k;
+
+	for (i = 0; i < x->n; i++) {
+		left[i] = x->ops[i].blockers;
+		x->ops[i].rank = 1;
+		if (left[i] == 0)
+			order[tail++] = i;
+	}
+	while (head < tail) {
+		struct op *op = &x->ops[order[head++]];
+
+		for (k = 0; k < op->nnext; k++)
+			if (--left[op->next[k]] == 0)
+				order[tail++] = op->next[k];
+	}
+	while (tail > 0) {
+		struct op *op = &x->ops[order[--tail]];
+
+		for (k = 0; k < op->nnext; k++)
+			if (x->ops[op->next[k]].rank + 1 > op->rank)
+				op->rank = x->ops[op->next[k]].rank + 1;
+	}
+	free(order);
+	free(left);
 }
 
 /* With the mutex held: the run may have settled or stopped; everyone looks. */
@@ -531,11 +599,11 @@ static void *worker(void *arg)
 			x->stopping = true;
 		if (all_settled(x))
 			break;
-		if (!x->stopping && x->rhead == x->rtail && x->running == 0 && x->waiting == 0) {
+		if (!x->stopping && x->nready == 0 && x->running == 0 && x->waiting == 0) {
 			stall(x);
 			continue;
 		}
-		if (x->stopping || x->rhead == x->rtail) {
+		if (x->stopping || x->nready == 0) {
 			struct timespec ts;
 
 			clock_gettime(CLOCK_REALTIME, &ts);
@@ -547,7 +615,7 @@ static void *worker(void *arg)
 			pthread_cond_timedwait(&x->work, &x->mu, &ts);
 			continue;
 		}
-		i = x->ready[x->rhead++];
+		i = pop_ready(x);
 		op = &x->ops[i];
 		op->state = OPS_RUNNING;
 		op->started = now_s();
@@ -856,10 +924,11 @@ static int build(struct exec *x, struct kiln_error *err)
 				edge(x, i, (size_t)json_integer_value(ix));
 		}
 	}
+	rank_ops(x);
 	for (i = 0; i < x->n; i++)
 		if (x->ops[i].blockers == 0)
 			push_ready(x, i);
-	if (x->rtail == 0 && x->n > 0) {
+	if (x->nready == 0 && x->n > 0) {
 		kiln_error_set(err, "the plan's operations wait for each other in a cycle");
 		return -1;
 	}

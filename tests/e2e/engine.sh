@@ -211,6 +211,25 @@ PY
 	cd "$E2E_ROOT" || exit 1
 }
 
+# With fewer workers than ready operations, the longest remaining path goes first.
+en_critical_path() {
+	en_new_dir tests/specs/critical-path.yaml
+	check "engine: apply --parallelism 1 of the critical-path spec" 0 \
+		-- "$KILN" apply --auto-approve --json --parallelism 1
+	cp "$E2E_OUT" events.jsonl
+	assert "engine: what the longest path hangs from starts first, what nothing waits on last" \
+		python3 - events.jsonl <<'PY'
+import json, sys
+evs = [json.loads(l) for l in open(sys.argv[1]).read().splitlines()]
+starts = [e["hook"]["resource"]["addr"] for e in evs if e["type"] == "apply_start"]
+want = ["sim_bucket.zdata", "sim_role.trainer", "sim_network.main", "sim_role_policy.trainer",
+        "sim_bucket.a1", "sim_bucket.a2", "sim_bucket.a3", "sim_bucket.a4", "sim_bucket.a5",
+        "sim_bucket.a6", "sim_node_group.trainers"]
+assert starts == want, starts
+PY
+	cd "$E2E_ROOT" || exit 1
+}
+
 en_faults() {
 	en_new_dir tests/specs/valid/sim-llm-pretrain.yaml
 	check "engine: with 30% transient failures apply converges through retries" 0 \
@@ -427,6 +446,7 @@ engine_tests() {
 		en_allow
 		en_errors
 		en_json_events
+		en_critical_path
 		en_tty
 		en_faults
 		en_interrupts
