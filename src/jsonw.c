@@ -410,6 +410,8 @@ static int write_all(struct writer *w, const json_t *v, size_t flags)
 		w->failed = 1;
 	else
 		put_value(w, v, 0);
+	if (!w->failed && (flags & JSONW_NEWLINE))
+		putc1(w, '\n');
 	free(w->keys);
 	free(w->open);
 	return w->failed ? -1 : 0;

@@ -25,6 +25,9 @@
  */
 #define JSONW_CYCLE_CHECK 2048
 
+/* kiln's own flag, above jansson's: end the text with a newline (a file's last line). */
+#define JSONW_NEWLINE 0x100000
+
 /* The text, NUL-terminated, and its length in *len when len is not NULL; NULL on failure. */
 char *jsonw_dumps(const json_t *v, size_t flags, size_t *len);
 

@@ -330,15 +330,8 @@ json_t *state_new(const char *cluster, const char *workspace, const char *provid
 
 char *state_canonical(const json_t *doc)
 {
-	size_t n;
-	char *buf = jsonw_dumps(doc, JSON_SORT_KEYS | JSON_INDENT(2) | JSON_REAL_PRECISION(17), &n);
-
-	if (!buf)
-		return NULL;
-	buf = xrealloc(buf, n + 2);
-	buf[n] = '\n';
-	buf[n + 1] = '\0';
-	return buf;
+	return jsonw_dumps(
+	    doc, JSON_SORT_KEYS | JSON_INDENT(2) | JSON_REAL_PRECISION(17) | JSONW_NEWLINE, NULL);
 }
 
 const char *state_cluster(const json_t *doc)

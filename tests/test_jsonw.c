@@ -236,6 +236,27 @@ static void test_a_cycle_fails_instead_of_recursing_forever(void **state)
 	json_decref(deep);
 }
 
+static void test_newline_ends_the_text_only_when_asked_and_only_on_success(void **state)
+{
+	json_t *o = json_pack("{s:i, s:[s]}", "b", 1, "a", "x"), *bad = json_array();
+	char *want = json_dumps(o, JSON_INDENT(2) | JSON_SORT_KEYS), *got, *line;
+	size_t len = 0;
+
+	(void)state;
+	got = jsonw_dumps(o, JSON_INDENT(2) | JSON_SORT_KEYS | JSONW_NEWLINE, &len);
+	assert_non_null(got);
+	line = xasprintf("%s\n", want);
+	assert_string_equal(got, line);
+	assert_int_equal(len, strlen(line));
+	json_array_append_new(bad, json_stringn_nocheck("\xff", 1));
+	assert_null(jsonw_dumps(bad, JSONW_NEWLINE, NULL));
+	free(want);
+	free(got);
+	free(line);
+	json_decref(o);
+	json_decref(bad);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -247,6 +268,7 @@ int main(void)
 	    cmocka_unit_test(test_random_documents_match_jansson),
 	    cmocka_unit_test(test_dumpf_streams_past_its_buffer),
 	    cmocka_unit_test(test_a_cycle_fails_instead_of_recursing_forever),
+	    cmocka_unit_test(test_newline_ends_the_text_only_when_asked_and_only_on_success),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

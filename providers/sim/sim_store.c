@@ -395,30 +395,23 @@ out:
 	return ret;
 }
 
-static int json_text(const char *path, const json_t *doc, struct strbuf *sb, struct kiln_error *err)
+/* doc's file text (sorted keys, a newline at the end), or NULL and err set. */
+static char *json_text(const char *path, const json_t *doc, size_t *len, struct kiln_error *err)
 {
-	size_t n;
-	char *text = jsonw_dumps(doc, JSON_INDENT(2) | JSON_SORT_KEYS, &n);
+	char *text = jsonw_dumps(doc, JSON_INDENT(2) | JSON_SORT_KEYS | JSONW_NEWLINE, len);
 
-	if (!text) {
-		sb_release(sb);
+	if (!text)
 		kiln_error_set(err, "sim: cannot encode %s", path);
-		return PROV_ERROR;
-	}
-	sb_add(sb, text, n);
-	sb_addc(sb, '\n');
-	free(text);
-	return PROV_OK;
+	return text;
 }
 
 static int json_write(const char *path, const json_t *doc, struct kiln_error *err)
 {
-	struct strbuf sb = {0};
-	int ret = json_text(path, doc, &sb, err);
+	size_t len;
+	char *text = json_text(path, doc, &len, err);
+	int ret = text ? file_write(path, text, len, err) : PROV_ERROR;
 
-	if (ret == PROV_OK)
-		ret = file_write(path, sb.buf, sb.len, err);
-	sb_release(&sb);
+	free(text);
 	return ret;
 }
 
@@ -1010,12 +1003,11 @@ out:
 int sim_usage_save(struct prov_ctx *ctx, const json_t *usage, struct kiln_error *err)
 {
 	char *path = xasprintf("%s/usage.json", ctx->dir);
-	struct strbuf sb = {0};
-	int rc = json_text(path, usage, &sb, err);
+	size_t len;
+	char *text = json_text(path, usage, &len, err);
+	int rc = text ? file_swap(path, text, len, err) : PROV_ERROR;
 
-	if (rc == PROV_OK)
-		rc = file_swap(path, sb.buf, sb.len, err);
-	sb_release(&sb);
+	free(text);
 	free(path);
 	return rc;
 }
