@@ -114,14 +114,6 @@ static int read_string(struct reader *r, const char **s, size_t *len)
 	size_t n = 0, sz;
 	int escaped = 0;
 
-	while (r->p < r->end && *r->p != '"' && *r->p != '\\' && *r->p >= 0x20 && *r->p < 0x80)
-		r->p++;
-	if (r->p < r->end && *r->p == '"') {
-		*s = (const char *)start;
-		*len = (size_t)(r->p - start);
-		r->p++;
-		return 0;
-	}
 	run = start;
 	while (r->p < r->end) {
 		unsigned char c = *r->p;
@@ -282,7 +274,7 @@ static json_t *read_object(struct reader *r, int depth)
 		if (r->p >= r->end || *r->p != '"' || read_string(r, &k, &klen) < 0 ||
 		    memchr(k, '\0', klen))
 			goto fail;
-		/* An unescaped key points into the input; an escaped one is copied out of the
+		/* An unescaped key points into the input; an escaped one is copied from the
 		 * scratch. */
 		if (k == r->scratch) {
 			copy = klen < sizeof(small) ? small : xmalloc(klen);
