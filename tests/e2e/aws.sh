@@ -219,22 +219,25 @@ print(c["total"], "calls:", json.dumps(c["by_action"], sort_keys=True))
 sys.exit(0 if c["total"] <= int(sys.argv[2]) else 1)' "$3" "$4"
 }
 
+aws_counted() { # STEP CMD...: run CMD into STEP.out (its exit status last), moto's count into STEP.calls.json
+	aws_step=$1
+	shift
+	curl -sf -X POST "$AWS_ENDPOINT_URL/_kiln/calls/reset" >/dev/null
+	"$@" >"$aws_step.out" 2>&1
+	echo "exit $?" >>"$aws_step.out"
+	curl -sf "$AWS_ENDPOINT_URL/_kiln/calls" >"$aws_step.calls.json"
+}
+
 # The API calls the example costs (issue 5's targets; bench/bench.py prints them with
 # wall time, and README's bench section says what each is for). Counts, not timings.
 aws_calls() {
 	aws_dir=$(mktemp -d "$E2E_TMP/aws.XXXXXX")
 	cd "$aws_dir" || exit 1
 	sed 's/count: 16/count: 2/' "$E2E_ROOT/examples/llm-pretrain.yaml" >kiln.yaml
-	curl -sf -X POST "$AWS_ENDPOINT_URL/_kiln/calls/reset" >/dev/null
-	"$KILN" apply -w calls --auto-approve --var image=ami-1e749f67 >apply.out 2>&1
-	echo "exit $?" >>apply.out
-	curl -sf "$AWS_ENDPOINT_URL/_kiln/calls" >apply.calls.json
+	aws_counted apply "$KILN" apply -w calls --auto-approve --var image=ami-1e749f67
 	assert "aws: the example's first apply makes at most 46 API calls, pre-flight included" \
 		aws_calls_at_most apply.out "^exit 0" apply.calls.json 46
-	curl -sf -X POST "$AWS_ENDPOINT_URL/_kiln/calls/reset" >/dev/null
-	"$KILN" plan -w calls --detailed-exitcode --var image=ami-1e749f67 >plan.out 2>&1
-	echo "exit $?" >>plan.out
-	curl -sf "$AWS_ENDPOINT_URL/_kiln/calls" >plan.calls.json
+	aws_counted plan "$KILN" plan -w calls --detailed-exitcode --var image=ami-1e749f67
 	assert "aws: the example's no-change plan makes at most 24 API calls" \
 		aws_calls_at_most plan.out "^exit 0" plan.calls.json 24
 	"$KILN" destroy -w calls --auto-approve --var image=ami-1e749f67 >/dev/null 2>&1
