@@ -70,6 +70,14 @@ struct prov_attr {
 #define PROV_TAG_WORKSPACE "kiln:workspace"
 #define PROV_TAG_ADDRESS "kiln:address"
 #define PROV_TAG_EXPIRES "kiln:expires"
+/*
+ * Which state owns the resource: its lineage (the uuid the workspace's
+ * state.json carries), and who made it from where, for people reading it
+ * in another state's plan. Refresh treats as its own only what carries its
+ * lineage (or, made before lineages, what its state records by id).
+ */
+#define PROV_TAG_LINEAGE "kiln:lineage"
+#define PROV_TAG_OWNER "kiln:owner"
 
 /*
  * Who is asking: list filters on cluster and workspace; create tags with them.
@@ -89,6 +97,12 @@ struct prov_scope {
 	 * tag it as kiln:expires. The expiry at creation; the state has the current one.
 	 */
 	const char *expires;
+	/*
+	 * The owning state's lineage and a readable owner ("NAME EMAIL STATE"),
+	 * tagged by creates when set (both NULL for kiln sprawl's every-scope lists).
+	 */
+	const char *lineage;
+	const char *owner;
 };
 
 /* One create call. */
@@ -226,9 +240,31 @@ struct provider {
 	 * from the catalog. NULL when the provider cannot hold such instances.
 	 */
 	int (*list_unmanaged)(struct prov_ctx *ctx, json_t **out, struct kiln_error *err);
+	/*
+	 * Take a resource over for the scope's state (kiln state takeover): set
+	 * its kiln:lineage and kiln:owner tags to the scope's, touching nothing
+	 * else, and answer its live object (*out, new; its id may change when
+	 * the id names the lineage). NULL when the provider cannot retag.
+	 */
+	int (*claim)(struct prov_ctx *ctx, const struct prov_scope *scope, const char *type,
+		     const char *id, json_t **out, struct kiln_error *err);
 	/* How many API calls this context has made (for bench and tests). */
 	unsigned long (*calls)(struct prov_ctx *ctx);
 };
+
+/*
+ * The tags a create puts on a resource at address: the scope's user tags,
+ * then kiln:cluster, kiln:workspace, kiln:address, and kiln:expires,
+ * kiln:lineage and kiln:owner when the scope has them. New object.
+ */
+json_t *prov_scope_tags(const struct prov_scope *scope, const char *address);
+/* A live object's kiln:lineage tag, or NULL (made before lineages, or not by kiln). */
+const char *prov_live_lineage(const json_t *live);
+/*
+ * A tag value made of what every cloud kiln tags accepts (letters, digits,
+ * spaces and _.:/=+-@), at most 256 characters: others become '_'. Caller frees.
+ */
+char *prov_tag_value(const char *s);
 
 /* The provider table (providers/providers.c); NULL when name is unknown. */
 const struct provider *provider_find(const char *name);

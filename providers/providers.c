@@ -7,6 +7,7 @@
  */
 #include "provider.h"
 
+#include <ctype.h>
 #include <string.h>
 
 #include "aws/aws.h"
@@ -72,4 +73,44 @@ void prov_json_sort(json_t *arr, int (*cmp)(const void *, const void *))
 	for (i = 0; i < n; i++)
 		json_array_append_new(arr, v[i]);
 	free(v);
+}
+
+json_t *prov_scope_tags(const struct prov_scope *scope, const char *address)
+{
+	json_t *tags = json_object(), *v;
+	const char *k;
+
+	json_object_foreach(scope->user_tags, k, v) json_object_set(tags, k, v);
+	json_object_set_new(tags, PROV_TAG_CLUSTER, json_string(scope->cluster));
+	json_object_set_new(tags, PROV_TAG_WORKSPACE, json_string(scope->workspace));
+	json_object_set_new(tags, PROV_TAG_ADDRESS, json_string(address));
+	if (scope->expires)
+		json_object_set_new(tags, PROV_TAG_EXPIRES, json_string(scope->expires));
+	if (scope->lineage)
+		json_object_set_new(tags, PROV_TAG_LINEAGE, json_string(scope->lineage));
+	if (scope->owner)
+		json_object_set_new(tags, PROV_TAG_OWNER, json_string(scope->owner));
+	return tags;
+}
+
+const char *prov_live_lineage(const json_t *live)
+{
+	const char *l =
+	    json_string_value(json_object_get(json_object_get(live, "tags"), PROV_TAG_LINEAGE));
+
+	return l && *l ? l : NULL;
+}
+
+char *prov_tag_value(const char *s)
+{
+	struct strbuf sb = {0};
+	size_t n = 0;
+
+	/* Byte by byte: a multi-byte character becomes one '_' per byte, still under 256. */
+	for (; s && *s && n < 256; s++, n++) {
+		unsigned char c = (unsigned char)*s;
+
+		sb_addc(&sb, isalnum(c) || strchr(" _.:/=+-@", c) ? (char)c : '_');
+	}
+	return sb.buf ? sb.buf : xstrdup("");
 }

@@ -918,7 +918,8 @@ int apply_command(int argc, char **argv, struct cli *cli, bool destroy, struct a
 		goto out;
 	}
 	jpath = journal_path(store_location(r.store), r.ws->name);
-	if (journal_open(&j, jpath, r.head[0] ? r.head : NULL, r.overlay, &err) < 0) {
+	if (journal_open(&j, jpath, r.head[0] ? r.head : NULL, state_lineage(r.state), r.overlay,
+			 &err) < 0) {
 		cmd_report(cli, &err);
 		goto out;
 	}

@@ -7,6 +7,7 @@
 #include "crypt.h"
 #include "iam.h"
 
+#include <limits.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
@@ -160,6 +161,59 @@ const char *run_spec_operand(const struct cli *cli, int argc, char **argv, int o
 	return "kiln.yaml";
 }
 
+/*
+ * Who creates, from which state, for the kiln:owner tag another state's
+ * plan shows: "NAME EMAIL STATE" with what a tag cannot hold as '_'. NULL
+ * when the author cannot be told (the tag is then left out).
+ */
+char *run_owner(struct store *s)
+{
+	struct kiln_error err = {0};
+	git_signature *sig = NULL;
+	char *raw, *loc, *out;
+
+	if (store_signature(s, &sig, &err) < 0)
+		return NULL;
+	if (store_is_remote(s)) {
+		loc = xstrdup(store_location(s)); /* without its credentials */
+	} else {
+		char host[256] = "", *abs = realpath(store_location(s), NULL);
+
+		gethostname(host, sizeof(host) - 1);
+		loc = xasprintf("%s:%s", host, abs ? abs : store_location(s));
+		free(abs);
+	}
+	raw = xasprintf("%s %s %s", sig->name, sig->email, loc);
+	out = prov_tag_value(raw);
+	git_signature_free(sig);
+	free(loc);
+	free(raw);
+	return out;
+}
+
+/*
+ * A workspace with no commit yet takes the lineage its lock records: ours
+ * (which took over a dead first apply's), or, for a plan, the holder's.
+ * Then what a first apply killed before its commit made is still its own.
+ */
+static void first_lineage(struct run *r)
+{
+	struct lock_info info;
+	struct kiln_error err;
+	git_oid oid;
+	const char *l = r->ws ? lock_lineage(r->ws->lock) : NULL;
+
+	if (l) {
+		json_object_set_new(r->state, "lineage", json_string(l));
+		return;
+	}
+	if (!r->ws || r->ws->lock || lock_read(r->store, r->ws->name, &info, &oid, &err) != 0)
+		return;
+	if (info.lineage)
+		json_object_set_new(r->state, "lineage", json_string(info.lineage));
+	lock_info_release(&info);
+}
+
 static int load_state(struct run *r)
 {
 	struct kiln_error err = {0};
@@ -174,6 +228,7 @@ static int load_state(struct run *r)
 		git_oid_tostr(r->head, sizeof(r->head), &r->ws->head);
 	} else {
 		r->state = state_new(r->e->spec->cluster, ws, r->e->prov->name);
+		first_lineage(r);
 	}
 	if (state_cluster(r->state) && strcmp(state_cluster(r->state), r->e->spec->cluster) != 0) {
 		kiln_error_set(&err,
@@ -194,6 +249,7 @@ static int load_state(struct run *r)
 		if (!json_is_string(json_object_get(r->state, "provider")))
 			json_object_set_new(r->state, "provider", json_string(r->e->prov->name));
 	}
+	r->e->scope.lineage = state_lineage(r->state);
 	if (!r->store)
 		return 0; /* no state repository yet: no apply has run here */
 	path = journal_path(store_location(r->store), ws);
@@ -214,6 +270,10 @@ static int load_state(struct run *r)
 		    "commits them",
 		    n, n == 1 ? "" : "s", path);
 	free(path);
+	/* The replay may have restored a first apply's lineage. */
+	r->e->scope.lineage = state_lineage(r->state);
+	r->owner = run_owner(r->store);
+	r->e->scope.owner = r->owner;
 	return 0;
 }
 
@@ -234,6 +294,7 @@ int run_open(struct run *r, struct cli *cli, struct run_flags *f, const char *sp
 {
 	struct spec_options opts = {f->vars.v, f->vars.n};
 	struct lock_options lo = {.operation = operation, .timeout = f->store.lock_timeout};
+	char lineage[37];
 	struct kiln_error err = {0};
 	struct diags d = {0};
 	bool plan_only = r->plan_only;
@@ -269,6 +330,10 @@ int run_open(struct run *r, struct cli *cli, struct run_flags *f, const char *sp
 	if (store_flags_open(&f->store, cli, lock, &r->store, &r->ws) < 0)
 		return -1;
 	log_debug("read workspace '%s' in %.0f ms", r->ws->name, lap_ms());
+	if (!r->ws->exists) {
+		uuid_v4(lineage);
+		lo.lineage = lineage;
+	}
 	if (lock && workspace_lock(r->ws, &lo, &err) < 0) {
 		cmd_report(cli, &err);
 		return -1;
@@ -316,7 +381,8 @@ static int run_preflight(struct run *r, struct kiln_error *err)
 int run_plan(struct run *r)
 {
 	struct kiln_error err = {0};
-	json_t *live = NULL;
+	json_t *live = NULL, *foreign = json_array();
+	int rc;
 	struct diff_input in = {
 	    .engine = r->e,
 	    .state = r->state,
@@ -330,8 +396,9 @@ int run_plan(struct run *r)
 	};
 
 	if (r->f->refresh) {
-		if (engine_refresh(r->e, state_resources(r->state), r->plan_only, &live, &r->rs,
-				   &err) != 0) {
+		if (engine_refresh(r->e, state_resources(r->state), r->plan_only, &live, foreign,
+				   &r->rs, &err) != 0) {
+			json_decref(foreign);
 			cmd_report(r->cli, &err);
 			return -1;
 		}
@@ -339,7 +406,10 @@ int run_plan(struct run *r)
 			 r->rs.live, r->rs.list_calls, r->rs.read_calls, lap_ms());
 	}
 	in.live = live;
-	if (diff_plan(&in, &r->plan, &err) != 0) {
+	in.foreign = foreign;
+	rc = diff_plan(&in, &r->plan, &err);
+	json_decref(foreign);
+	if (rc != 0) {
 		json_decref(live);
 		cmd_report(r->cli, &err);
 		return -1;
@@ -382,6 +452,7 @@ static void run_release(struct run *r, bool documents)
 		json_decref(r->state);
 		json_decref(r->overlay);
 		engine_free(r->e);
+		free(r->owner);
 	} else if (r->e && r->e->ctx) {
 		/* The provider still closes: it wipes its credentials (OPENSSL_cleanse). */
 		r->e->prov->close(r->e->ctx);

@@ -95,6 +95,7 @@ struct run {
 	json_t *overlay; /* what the journal replayed (address -> resource|null), or NULL */
 	char head[41];	 /* the workspace head the run read, "" when none */
 	json_t *plan;
+	char *owner; /* the kiln:owner tag of what this run creates, or NULL */
 	struct refresh_stats rs;
 	/*
 	 * Set by commands that only read the plan (plan, cost, audit): run_plan
@@ -120,6 +121,12 @@ struct engine *run_engine_only(struct cli *cli, const char *spec, const struct r
  */
 int run_open(struct run *r, struct cli *cli, struct run_flags *f, const char *spec_path, bool lock,
 	     const char *operation);
+/*
+ * The kiln:owner tag of what a run creates or claims: "NAME EMAIL STATE"
+ * (STATE the repository's URL, or HOST:PATH), with what a tag cannot hold
+ * as '_'; NULL when the author cannot be told. Caller frees.
+ */
+char *run_owner(struct store *s);
 /* Refresh (unless --refresh=false) and diff into r->plan. Reports errors. */
 int run_plan(struct run *r);
 void run_close(struct run *r);

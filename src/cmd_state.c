@@ -5,17 +5,22 @@
  */
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
+#include "cmd_run.h"
 #include "cmd_store.h"
 #include "cmds.h"
 #include "crypt.h"
 #include "state.h"
 #include "jsonw.h"
+#include "takeover.h"
 
 enum {
 	OPT_JSON = 1,
 	OPT_SHOW_SENSITIVE,
 	OPT_ALLOW_PLAINTEXT,
+	OPT_SPEC,
+	OPT_FROM,
 };
 
 static const struct cli_option options[] = {
@@ -27,11 +32,15 @@ static const struct cli_option options[] = {
      "show: decrypt sensitive values (needs KILN_STATE_KEY)"},
     {"allow-plaintext-secrets", 0, false, OPT_ALLOW_PLAINTEXT, NULL,
      "push: store sensitive values unencrypted when no key is set"},
+    {"spec", 0, true, OPT_SPEC, "FILE", "takeover: the spec of the cluster (default kiln.yaml)"},
+    {"from", 0, true, OPT_FROM, "LINEAGE",
+     "takeover: only what this state lineage owns (none: made before lineages)"},
 };
 
 const struct cmd_info cmd_state_info = {
     .name = "state",
-    .usage = "list | show ADDRESS | rm ADDRESS... | pull | push FILE  [OPTIONS]",
+    .usage = "list | show ADDRESS | rm ADDRESS... | pull | push FILE | takeover [ADDRESS...]  "
+	     "[OPTIONS]",
     .summary = "list, show, remove, pull and push recorded resources",
     .description = "Read and edit the state recorded for a workspace (a branch of the state\n"
 		   "repository holding state.json).\n\n"
@@ -40,8 +49,19 @@ const struct cmd_info cmd_state_info = {
 		   "  rm ADDRESS...   forget resources (the cloud is not touched); one commit\n"
 		   "  pull            print state.json as recorded\n"
 		   "  push FILE       record FILE as the new state: same lineage and cluster,\n"
-		   "                  a higher serial; sensitive values are encrypted\n\n"
-		   "rm and push take the workspace lock and commit on top of the head they read.",
+		   "                  a higher serial; sensitive values are encrypted\n"
+		   "  takeover [ADDRESS...]\n"
+		   "                  move into this workspace's state the resources of its\n"
+		   "                  cluster and workspace that another state owns (another\n"
+		   "                  lineage), or that no state records and carry no lineage:\n"
+		   "                  each is retagged with this state's lineage and recorded;\n"
+		   "                  one commit with a Kiln-Takeover trailer per resource.\n"
+		   "                  --spec FILE names the cluster's spec, --from LINEAGE\n"
+		   "                  takes only that state's (none: the untagged ones)\n\n"
+		   "rm, push and takeover take the workspace lock and commit on top of the head\n"
+		   "they read. Every resource kiln creates carries its state's lineage\n"
+		   "(kiln:lineage); plan, apply and destroy never change, adopt or delete what\n"
+		   "carries another's: takeover is the one way to move it.",
     .options = options,
     .noptions = sizeof(options) / sizeof(options[0]),
     .see_also = "kiln-state(1), kiln-log(1), kiln-workspace(1)",
@@ -335,9 +355,98 @@ out:
 	return ret;
 }
 
+/*
+ * kiln state takeover: refresh the spec's scope, retag what another state
+ * owns (takeover.c) and commit it with one trailer per resource. The state
+ * repository and the workspace are made when missing, as apply makes them.
+ */
+static int state_takeover(struct state_cmd *c, const char *spec, const char *from,
+			  const char *const *addrs, size_t naddrs)
+{
+	struct takeover_filter tf = {from, addrs, naddrs};
+	struct run_flags f;
+	struct run r;
+	struct kiln_error err = {0};
+	struct refresh_stats rs;
+	json_t *live = NULL, *foreign = json_array(), *taken = NULL, *t;
+	char **extra = NULL, *summary = NULL, *label;
+	size_t i, n = 0;
+	int rc, ret = KILN_EXIT_ERROR;
+
+	run_flags_init(&f);
+	f.store = c->flags;
+	if (run_open(&r, c->cli, &f, spec, true, "state takeover") != 0)
+		goto out;
+	if (engine_refresh(r.e, state_resources(r.state), false, &live, foreign, &rs, &err) != 0) {
+		cmd_report(c->cli, &err);
+		goto out;
+	}
+	if (!json_array_size(foreign) && !from && !naddrs) {
+		printf("Nothing to take over: every live resource of %s/%s is this state's.\n",
+		       r.e->spec->cluster, r.e->workspace);
+		ret = KILN_EXIT_OK;
+		goto out;
+	}
+	rc = takeover_run(r.e, r.state, foreign, &tf, &taken, &err);
+	if (rc != 0)
+		cmd_report(c->cli, &err);
+	n = json_array_size(taken);
+	if (n) {
+		extra = xcalloc(n, sizeof(*extra));
+		json_array_foreach(taken, i, t)
+		{
+			const char *fl = json_string_value(json_object_get(t, "from"));
+			const char *ow = json_string_value(json_object_get(t, "owner"));
+
+			extra[i] = xasprintf("Kiln-Takeover: %s %s from %s%s%s%s",
+					     json_string_value(json_object_get(t, "address")),
+					     json_string_value(json_object_get(t, "id")),
+					     fl ? "lineage " : "no lineage", fl ? fl : "",
+					     ow ? " by " : "", ow ? ow : "");
+		}
+		label = workspace_label(r.ws, r.state);
+		summary =
+		    xasprintf("state takeover: %zu resource%s %s", n, n == 1 ? "" : "s", label);
+		free(label);
+		if (run_seal_secrets(r.state, &err) < 0 ||
+		    workspace_commit(r.ws, r.state, false, summary, (const char *const *)extra, n,
+				     &err) < 0) {
+			cmd_report(c->cli, &err);
+			rc = -1;
+		} else {
+			json_array_foreach(taken, i, t)
+			{
+				const char *fl = json_string_value(json_object_get(t, "from"));
+
+				printf("took over %s (%s) from %s%s\n",
+				       json_string_value(json_object_get(t, "address")),
+				       json_string_value(json_object_get(t, "id")),
+				       fl ? "state lineage " : "no state (no lineage tag)",
+				       fl ? fl : "");
+			}
+			printf("State: commit %.12s in workspace '%s'.\n",
+			       git_oid_tostr_s(&r.ws->head), r.e->workspace);
+		}
+	}
+	ret = rc == 0 ? KILN_EXIT_OK : KILN_EXIT_ERROR;
+out:
+	for (i = 0; i < n && extra; i++)
+		free(extra[i]);
+	free(extra);
+	free(summary);
+	json_decref(taken);
+	json_decref(live);
+	json_decref(foreign);
+	f.store = (struct store_flags){0};
+	run_close(&r);
+	run_flags_release(&f);
+	return ret;
+}
+
 int cmd_state(int argc, char **argv, struct cli *cli)
 {
-	static const char *const subs[] = {"list", "show", "rm", "pull", "push"};
+	static const char *const subs[] = {"list", "show", "rm", "pull", "push", "takeover"};
+	const char *spec = NULL, *from = NULL;
 	struct state_cmd c = {.cli = cli};
 	struct cli_parser p;
 	struct kiln_error err;
@@ -361,14 +470,34 @@ int cmd_state(int argc, char **argv, struct cli *cli)
 		c.json |= opt == OPT_JSON;
 		c.show_sensitive |= opt == OPT_SHOW_SENSITIVE;
 		c.allow_plaintext |= opt == OPT_ALLOW_PLAINTEXT;
+		if (opt == OPT_SPEC)
+			spec = p.optarg;
+		if (opt == OPT_FROM)
+			from = p.optarg;
 	}
 	ops = argv + p.optind;
 	nops = argc - p.optind;
 	if (nops == 0) {
-		cli_error(cli, "see 'kiln help state'", "which one: list, show, rm, pull or push?");
+		cli_error(cli, "see 'kiln help state'",
+			  "which one: list, show, rm, pull, push or takeover?");
 		goto out;
 	}
 	sub = ops[0];
+	if ((spec || from) && strcmp(sub, "takeover") != 0) {
+		cli_error(cli, "see 'kiln help state'", "--%s is for kiln state takeover",
+			  spec ? "spec" : "from");
+		goto out;
+	}
+	if (strcmp(sub, "takeover") == 0) {
+		if (!spec && access("kiln.yaml", F_OK) != 0) {
+			cli_error(cli, "name the cluster's spec with --spec FILE",
+				  "no --spec given and ./kiln.yaml does not exist");
+			goto out;
+		}
+		ret = state_takeover(&c, spec ? spec : "kiln.yaml", from,
+				     (const char *const *)ops + 1, (size_t)(nops - 1));
+		goto out;
+	}
 	if (!(strcmp(sub, "show") == 0 && nops == 2) && !(strcmp(sub, "rm") == 0 && nops >= 2) &&
 	    !(strcmp(sub, "push") == 0 && nops == 2) &&
 	    !((strcmp(sub, "list") == 0 || strcmp(sub, "pull") == 0) && nops == 1)) {
@@ -388,7 +517,7 @@ int cmd_state(int argc, char **argv, struct cli *cli)
 			cli_error(cli, NULL, "'%s' is not a state command; did you mean '%s'?", sub,
 				  near);
 		else
-			cli_error(cli, "use list, show, rm, pull or push",
+			cli_error(cli, "use list, show, rm, pull, push or takeover",
 				  "'%s' is not a state command", sub);
 		goto out;
 	}

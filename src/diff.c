@@ -684,6 +684,116 @@ static void bump(json_t *summary, const char *key)
 			    json_integer(json_integer_value(json_object_get(summary, key)) + 1));
 }
 
+static int cmp_address(const void *a, const void *b)
+{
+	const char *x = json_string_value(json_object_get(*(json_t *const *)a, "address"));
+	const char *y = json_string_value(json_object_get(*(json_t *const *)b, "address"));
+	int c = strcmp(x ? x : "", y ? y : "");
+
+	if (c)
+		return c;
+	x = json_string_value(json_object_get(*(json_t *const *)a, "id"));
+	y = json_string_value(json_object_get(*(json_t *const *)b, "id"));
+	return strcmp(x ? x : "", y ? y : "");
+}
+
+/*
+ * kiln.foreign: what another state owns in this scope, by address:
+ * {"address", "type", "id", "lineage" | null, "owner" | null}. A null
+ * lineage is a resource made before lineages that no state here records.
+ */
+static json_t *foreign_list(const json_t *foreign)
+{
+	json_t *out = json_array(), *item;
+	size_t i;
+
+	json_array_foreach(foreign, i, item)
+	{
+		const json_t *tags = json_object_get(item, "tags");
+		const char *owner = json_string_value(json_object_get(tags, PROV_TAG_OWNER));
+		const char *lineage = prov_live_lineage(item);
+		const char *addr = json_string_value(json_object_get(item, "address"));
+
+		if (!addr)
+			addr = json_string_value(json_object_get(tags, PROV_TAG_ADDRESS));
+		json_array_append_new(
+		    out, json_pack("{s:s?, s:s?, s:s?, s:s?, s:s?}", "address", addr, "type",
+				   json_string_value(json_object_get(item, "type")), "id",
+				   json_string_value(json_object_get(item, "id")), "lineage",
+				   lineage, "owner", owner && *owner ? owner : NULL));
+	}
+	prov_json_sort(out, cmp_address);
+	return out;
+}
+
+/*
+ * A create where another state's resource stands would make a second copy
+ * of it (names collide on a real cloud, and two states would each think the
+ * cluster theirs): refuse the plan, naming what stands there and the ways out.
+ */
+static int check_foreign(const json_t *plan, struct kiln_error *err)
+{
+	const json_t *kn = json_object_get(plan, "kiln");
+	const json_t *foreign = json_object_get(kn, "foreign"), *f, *rc;
+	struct strbuf sb = {0};
+	size_t i, j, n = 0;
+	const char *lineage = NULL;
+
+	json_array_foreach(foreign, i, f)
+	{
+		const char *addr = json_string_value(json_object_get(f, "address"));
+		bool creates = false;
+
+		json_array_foreach(json_object_get(plan, "resource_changes"), j, rc)
+		{
+			const json_t *acts =
+			    json_object_get(json_object_get(rc, "change"), "actions");
+			const char *a = json_string_value(json_object_get(rc, "address"));
+			size_t k;
+			json_t *act;
+
+			if (!a || !addr || strcmp(a, addr) != 0)
+				continue;
+			json_array_foreach(acts, k, act) if (strcmp(json_string_value(act),
+								    "create") == 0) creates = true;
+		}
+		if (!creates)
+			continue;
+		if (n < 3)
+			sb_addf(&sb, "%s%s", n ? ", " : "", addr);
+		n++;
+		if (!lineage)
+			lineage = json_string_value(json_object_get(f, "lineage"));
+	}
+	if (!n)
+		return 0;
+	if (n > 3)
+		sb_addf(&sb, " and %zu more", n - 3);
+	if (lineage)
+		kiln_error_set(err,
+			       "%zu resource%s this plan would create already exist%s in cluster "
+			       "'%s', workspace '%s', owned by another state (lineage %s): %s",
+			       n, n == 1 ? "" : "s", n == 1 ? "s" : "",
+			       json_string_value(json_object_get(kn, "cluster")),
+			       json_string_value(json_object_get(kn, "workspace")), lineage,
+			       sb.buf);
+	else
+		kiln_error_set(err,
+			       "%zu resource%s this plan would create already exist%s in cluster "
+			       "'%s', workspace '%s', made before kiln tagged its state's lineage "
+			       "and recorded by no state here: %s",
+			       n, n == 1 ? "" : "s", n == 1 ? "s" : "",
+			       json_string_value(json_object_get(kn, "cluster")),
+			       json_string_value(json_object_get(kn, "workspace")), sb.buf);
+	kiln_error_hint(err,
+			"kiln never changes, adopts or deletes another state's resources: use the "
+			"state that owns them (--state URL, KILN_STATE), or another workspace (-w "
+			"NAME) or cluster name; to move them into this state, run kiln state "
+			"takeover (see kiln-state(1))");
+	sb_release(&sb);
+	return -1;
+}
+
 static json_t *emit_plan(struct differ *df)
 {
 	const struct diff_input *in = df->in;
@@ -763,6 +873,8 @@ static json_t *emit_plan(struct differ *df)
 	json_object_set_new(kn, "changes", json_boolean(any));
 	json_object_set(kn, "notes", df->notes);
 	json_object_set(kn, "warnings", df->warnings);
+	if (json_array_size(in->foreign))
+		json_object_set_new(kn, "foreign", foreign_list(in->foreign));
 	plan = json_pack("{s:s, s:s, s:o, s:o, s:b, s:o}", "format_version", PLAN_FORMAT_VERSION,
 			 "kiln_version", KILN_VERSION, "resource_changes", changes,
 			 "resource_drift", drift, "errored", 0, "kiln", kn);
@@ -859,6 +971,11 @@ int diff_plan(const struct diff_input *in, json_t **plan, struct kiln_error *err
 	if (in->ntargets)
 		widen_scope(&df);
 	*plan = emit_plan(&df);
+	if (check_foreign(*plan, err) != 0) {
+		json_decref(*plan);
+		*plan = NULL;
+		goto out;
+	}
 	rc = 0;
 out:
 	for (i = 0; i < df.n; i++) {

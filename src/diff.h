@@ -29,9 +29,17 @@ struct diff_input {
 	const char *const *replace; /* --replace */
 	size_t nreplace;
 	const char *spec_file;
+	/*
+	 * Live objects in the scope the workspace does not own (engine_refresh):
+	 * listed in the plan as kiln.foreign, never planned over. May be NULL.
+	 */
+	const json_t *foreign;
 };
 
-/* 0 and a new plan document, or -1 with err (unknown --target, retained store replaced...). */
+/*
+ * 0 and a new plan document, or -1 with err (unknown --target, retained store
+ * replaced, a create where another state's resource stands...).
+ */
 int diff_plan(const struct diff_input *in, json_t **plan, struct kiln_error *err);
 
 /* The changed inputs of a type between two attribute objects: a new array of names. */

@@ -256,8 +256,26 @@ static void *list_type(void *arg)
 	return NULL;
 }
 
+/*
+ * Whose a live object is. Ours: it carries our lineage, or it carries none
+ * (made before lineages) and our state records its id at its address.
+ * Anything else is another state's, or nobody's yet: never ours to change.
+ */
+static bool owned(const struct engine *e, const json_t *recorded, const char *addr,
+		  const json_t *item)
+{
+	const char *lineage = prov_live_lineage(item);
+	const char *id, *rid;
+
+	if (lineage)
+		return e->scope.lineage && strcmp(lineage, e->scope.lineage) == 0;
+	id = json_string_value(json_object_get(item, "id"));
+	rid = json_string_value(json_object_get(json_object_get(recorded, addr), "id"));
+	return id && rid && strcmp(id, rid) == 0;
+}
+
 int engine_refresh(struct engine *e, const json_t *recorded, bool share, json_t **live,
-		   struct refresh_stats *stats, struct kiln_error *err)
+		   json_t *foreign, struct refresh_stats *stats, struct kiln_error *err)
 {
 	size_t n = e->prov->ntypes, i, k;
 	struct lister *ls = xcalloc(n + 1, sizeof(*ls));
@@ -288,10 +306,15 @@ int engine_refresh(struct engine *e, const json_t *recorded, bool share, json_t 
 		json_array_foreach(ls[i].items, k, item)
 		{
 			addr = live_address(item);
-			if (addr && !going(item)) {
-				live_add(out, addr, item);
-				stats->live++;
+			if (!addr || going(item))
+				continue;
+			if (!owned(e, recorded, addr, item)) {
+				if (foreign)
+					json_array_append(foreign, item);
+				continue;
 			}
+			live_add(out, addr, item);
+			stats->live++;
 		}
 		json_decref(ls[i].items);
 	}
@@ -309,7 +332,8 @@ int engine_refresh(struct engine *e, const json_t *recorded, bool share, json_t 
 		const struct prov_type *t = engine_type(e, r);
 		json_t *obj = NULL, *arr = json_object_get(out, addr);
 
-		if (!id || !t || (arr && live_has_id(arr, id)))
+		if (!id || !t || (arr && live_has_id(arr, id)) ||
+		    (foreign && live_has_id(foreign, id)))
 			continue;
 		ENGINE_CALL(rc, err, t->read(e->ctx, id, &obj, err));
 		stats->read_calls++;
@@ -320,6 +344,13 @@ int engine_refresh(struct engine *e, const json_t *recorded, bool share, json_t 
 		if (rc != PROV_OK) {
 			json_decref(out);
 			return -1;
+		}
+		/* Recorded here, but since tagged by another state: taken over. */
+		if (prov_live_lineage(obj) && !owned(e, recorded, addr, obj)) {
+			if (foreign)
+				json_array_append(foreign, obj);
+			json_decref(obj);
+			continue;
 		}
 		live_add(out, addr, obj);
 		json_decref(obj);

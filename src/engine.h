@@ -57,9 +57,14 @@ struct refresh_stats {
  * the recorded object instead of its own copy, freed page by page: for a
  * caller that changes neither (plan), a steady 10,000-resource workspace
  * keeps one copy of its attributes, not two.
+ *
+ * Only what the workspace owns is live: what carries e->scope.lineage, or,
+ * made before lineages, what recorded holds by id. Every other object in
+ * the scope (another state's, or an untagged one no state records) is
+ * appended to foreign (when not NULL) and is never planned over.
  */
 int engine_refresh(struct engine *e, const json_t *recorded, bool share, json_t **live,
-		   struct refresh_stats *stats, struct kiln_error *err);
+		   json_t *foreign, struct refresh_stats *stats, struct kiln_error *err);
 
 /* The DAG of a resource map (desired or recorded): every address, an edge per dep. */
 struct graph *engine_graph(const json_t *resources, struct kiln_error *err);

@@ -89,6 +89,12 @@ int journal_replay(const char *path, const char *head, json_t *state, json_t **o
 		n = -2;
 		goto out;
 	}
+	/*
+	 * A first apply's resources carry the lineage it made up: the state
+	 * takes it again, so what that apply created is still its own.
+	 */
+	if (!head && json_string_length(json_object_get(hdr, "lineage")))
+		json_object_set(state, "lineage", json_object_get(hdr, "lineage"));
 	for (line = nl ? nl + 1 : NULL; line && *line; line = nl ? nl + 1 : NULL) {
 		nl = strchr(line, '\n');
 		if (!nl)
@@ -141,8 +147,8 @@ static void write_line(struct journal *j, const char *address, const json_t *res
 	json_decref(rec);
 }
 
-int journal_open(struct journal **out, const char *path, const char *head, const json_t *overlay,
-		 struct kiln_error *err)
+int journal_open(struct journal **out, const char *path, const char *head, const char *lineage,
+		 const json_t *overlay, struct kiln_error *err)
 {
 	struct journal *j = xcalloc(1, sizeof(*j));
 	json_t *hdr, *v;
@@ -166,8 +172,9 @@ int journal_open(struct journal **out, const char *path, const char *head, const
 	j->f = fopen(tmp, "w");
 	if (!j->f)
 		goto fail;
-	hdr = json_pack("{s:i, s:o, s:i}", "kiln_journal", 1, "base",
-			head ? json_string(head) : json_null(), "pid", (int)getpid());
+	hdr = json_pack("{s:i, s:o, s:i, s:s?}", "kiln_journal", 1, "base",
+			head ? json_string(head) : json_null(), "pid", (int)getpid(), "lineage",
+			lineage);
 	ok = jsonw_dumpf(hdr, j->f, JSON_COMPACT | JSON_SORT_KEYS) == 0 && fputc('\n', j->f) != EOF;
 	json_decref(hdr);
 	json_object_foreach((json_t *)overlay, k, v) write_line(j, k, json_is_object(v) ? v : NULL);

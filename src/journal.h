@@ -3,7 +3,8 @@
  * disk, so an apply killed before its commit loses nothing it learned.
  *
  * .kiln/journal/<workspace>-<store hash>.jsonl; the first line names the
- * state commit the apply started from, each later line is
+ * state commit the apply started from and the state's lineage (which a first
+ * apply, with no commit yet, made up: replay restores it), each later line is
  * {"address": A, "resource": R | null}. The next plan or apply on the same
  * head replays it over the recorded state (a torn last line is ignored); on
  * another head it is stale and dropped. Sensitive values are written as null:
@@ -35,8 +36,8 @@ int journal_replay(const char *path, const char *head, json_t *state, json_t **o
 		   struct kiln_error *err);
 
 /* Start a journal (replacing any), carrying over overlay's entries. */
-int journal_open(struct journal **out, const char *path, const char *head, const json_t *overlay,
-		 struct kiln_error *err);
+int journal_open(struct journal **out, const char *path, const char *head, const char *lineage,
+		 const json_t *overlay, struct kiln_error *err);
 /* Append one change; errors are reported once on stderr, not fatal. */
 void journal_record(struct journal *j, const char *address, const json_t *resource);
 /* Close; remove the file when the apply's commit landed. */

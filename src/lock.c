@@ -76,6 +76,7 @@ void lock_info_release(struct lock_info *info)
 	free(info->holder);
 	free(info->operation);
 	free(info->workspace);
+	free(info->lineage);
 	memset(info, 0, sizeof(*info));
 }
 
@@ -100,8 +101,11 @@ static char *info_json(const struct lock_info *info)
 		      "pid", (json_int_t)info->pid, "operation", info->operation, "workspace",
 		      info->workspace, "created", time_format_rfc3339(info->created, c), "expires",
 		      time_format_rfc3339(info->expires, e));
-	char *s = jsonw_dumps(o, JSON_SORT_KEYS | JSON_INDENT(2), NULL);
+	char *s;
 
+	if (info->lineage)
+		json_object_set_new(o, "lineage", json_string(info->lineage));
+	s = jsonw_dumps(o, JSON_SORT_KEYS | JSON_INDENT(2), NULL);
 	json_decref(o);
 	return s;
 }
@@ -130,6 +134,8 @@ static int info_parse(struct lock_info *info, const char *text)
 	info->workspace = xstrdup(ws);
 	info->created = parse_time(created);
 	info->expires = parse_time(expires);
+	if (json_string_length(json_object_get(o, "lineage")))
+		info->lineage = xstrdup(json_string_value(json_object_get(o, "lineage")));
 	json_decref(o);
 	return 0;
 }
@@ -375,7 +381,8 @@ static char *holder_name(void)
 	return xasprintf("%s@%s", user && *user ? user : "unknown", host);
 }
 
-static struct lock *lock_new(struct store *s, const char *workspace, const char *operation)
+static struct lock *lock_new(struct store *s, const char *workspace, const char *operation,
+			     const char *lineage)
 {
 	struct lock *l = xcalloc(1, sizeof(*l));
 	char id[37];
@@ -394,6 +401,7 @@ static struct lock *lock_new(struct store *s, const char *workspace, const char 
 	l->info.pid = (long)getpid();
 	l->info.operation = xstrdup(operation);
 	l->info.workspace = xstrdup(workspace);
+	l->info.lineage = lineage ? xstrdup(lineage) : NULL;
 	pthread_mutex_init(&l->mu, NULL);
 	pthread_cond_init(&l->cond, NULL);
 	return l;
@@ -439,6 +447,11 @@ static int try_take(struct lock *l, bool take_stale, struct lock_info *cur, stru
 		return 1;
 	/* Replace the stale lock; its commit becomes our parent, so the change is a fast-forward.
 	 */
+	if (l->info.lineage && cur->lineage) {
+		/* Its holder died before a first commit: what it made carries this lineage. */
+		free(l->info.lineage);
+		l->info.lineage = xstrdup(cur->lineage);
+	}
 	if (write_lock_commit(l->store, &l->info, &cur_oid, &commit, err) < 0)
 		return -1;
 	rc = store_ref_update(l->store, l->ref, &cur_oid, &commit, err);
@@ -484,7 +497,7 @@ int lock_acquire(struct lock **out, struct store *s, const char *workspace,
 	*out = NULL;
 	pthread_once(&signal_once, start_signal_thread);
 	srand((unsigned)getpid() ^ (unsigned)time(NULL));
-	l = lock_new(s, workspace, opts->operation);
+	l = lock_new(s, workspace, opts->operation, opts->lineage);
 	for (;;) {
 		lock_info_release(&cur);
 		lock_critical_enter();
@@ -694,4 +707,9 @@ remove:
 		return -1;
 	}
 	return rc;
+}
+
+const char *lock_lineage(const struct lock *l)
+{
+	return l ? l->info.lineage : NULL;
 }

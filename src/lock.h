@@ -30,11 +30,23 @@ struct lock_info {
 	char *workspace;
 	int64_t created; /* unix seconds */
 	int64_t expires;
+	/*
+	 * The lineage the holder gives a workspace that has no commit yet, or
+	 * NULL: what its first apply tags, kept where it outlives a killed one.
+	 */
+	char *lineage;
 };
 
 struct lock_options {
 	const char *operation; /* "state push", "apply", ... */
 	int64_t timeout;       /* seconds to wait for a held lock; 0 fails at once */
+	/*
+	 * For a workspace with no commit yet, a fresh lineage to record in the
+	 * lock; taking over a stale lock that records one keeps that one instead
+	 * (lock_lineage says which), so a first apply killed before its commit
+	 * is finished under the lineage its resources carry. NULL otherwise.
+	 */
+	const char *lineage;
 };
 
 struct lock;
@@ -56,6 +68,8 @@ int lock_verify(struct lock *l, struct kiln_error *err);
 /* True when renewal found the lock taken from us (the lease ran out and someone took over). */
 bool lock_lost(struct lock *l, struct kiln_error *err);
 const char *lock_id(const struct lock *l);
+/* The lineage the lock records (lock_options.lineage, or the stale lock's it replaced), or NULL. */
+const char *lock_lineage(const struct lock *l);
 /* A "Kiln-Lock-Takeover: ..." trailer when this lock replaced a stale one, else NULL. */
 const char *lock_takeover_note(const struct lock *l);
 

@@ -848,6 +848,45 @@ static bool text_list(FILE *out, const json_t *plan, const char *key, const char
 	return any;
 }
 
+/* What stands in kiln.foreign's entry f: "lineage L, by OWNER" or why it has none. Caller frees. */
+static char *foreign_whose(const json_t *f)
+{
+	const char *lineage = str_of(f, "lineage"), *owner = str_of(f, "owner");
+
+	if (!lineage)
+		return xstrdup("no lineage tag: made before kiln tagged lineages, and no state "
+			       "here records it");
+	return owner ? xasprintf("state lineage %s, by %s", lineage, owner)
+		     : xasprintf("state lineage %s", lineage);
+}
+
+#define FOREIGN_HEADING                                                                            \
+	"Another state's resources here (never changed, adopted or deleted by this one; "          \
+	"kiln state takeover moves them)"
+
+static void text_foreign(FILE *out, const json_t *plan, bool color)
+{
+	const json_t *list = json_object_get(json_object_get(plan, "kiln"), "foreign"), *f;
+	size_t i;
+
+	if (!json_array_size(list))
+		return;
+	put_heading(out, color, FOREIGN_HEADING);
+	json_array_foreach(list, i, f)
+	{
+		char *addr = clean(str_of(f, "address")), *id = clean(str_of(f, "id"));
+		char *whose = foreign_whose(f), *w = clean(whose);
+
+		fprintf(out, "  %s!%s %s %s (%s)\n", color ? YELLOW : "", color ? RESET : "", addr,
+			id, w);
+		free(addr);
+		free(id);
+		free(whose);
+		free(w);
+	}
+	fputc('\n', out);
+}
+
 void plan_render_text(FILE *out, const json_t *plan, bool color)
 {
 	struct header h;
@@ -875,6 +914,7 @@ void plan_render_text(FILE *out, const json_t *plan, bool color)
 		text_blocks(out, &changes, color);
 		fputc('\n', out);
 	}
+	text_foreign(out, plan, color);
 	text_list(out, plan, "notes", "Notes", color);
 	text_list(out, plan, "warnings", "Warnings", color);
 	audit_render_text(out, plan, color);
@@ -999,6 +1039,32 @@ static void md_list(FILE *out, const json_t *plan, const char *key, bool warning
 		fputc('\n', out);
 }
 
+static void md_foreign(FILE *out, const json_t *plan)
+{
+	const json_t *list = json_object_get(json_object_get(plan, "kiln"), "foreign"), *f;
+	size_t i;
+
+	if (!json_array_size(list))
+		return;
+	fputs("**", out);
+	plan_md_text(out, FOREIGN_HEADING);
+	fputs("**\n\n", out);
+	json_array_foreach(list, i, f)
+	{
+		char *whose = foreign_whose(f);
+
+		fputs("- ", out);
+		plan_md_text(out, str_of(f, "address"));
+		fputc(' ', out);
+		plan_md_text(out, str_of(f, "id"));
+		fputs(": ", out);
+		plan_md_text(out, whose);
+		fputc('\n', out);
+		free(whose);
+	}
+	fputc('\n', out);
+}
+
 static void md_row(FILE *out, const char *action, json_int_t n)
 {
 	fprintf(out, "| %s | %" JSON_INTEGER_FORMAT " |\n", action, n);
@@ -1064,6 +1130,7 @@ void plan_render_markdown(FILE *out, const json_t *plan)
 		md_blocks(out, &changes);
 		fputs("</details>\n\n", out);
 	}
+	md_foreign(out, plan);
 	md_list(out, plan, "notes", false);
 	md_list(out, plan, "warnings", true);
 	blocks_release(&drift);

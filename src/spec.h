@@ -21,6 +21,11 @@
 #define SPEC_MAX_BYTES (1024 * 1024)
 #define SPEC_MAX_COUNT 10000
 #define SPEC_MAX_NAME 32
+/*
+ * Clouds allow 50 tags a resource; kiln's own take the rest: at most ten on
+ * an instance (cluster, workspace, address, expires, lineage, owner, and the
+ * provider's zones, gang, disk and role).
+ */
 #define SPEC_MAX_USER_TAGS 40
 
 enum spec_fabric {

@@ -333,6 +333,52 @@ static void test_expired_lock_is_taken_over_when_waiting_is_allowed(void **state
 	lock_info_release(&info);
 }
 
+/*
+ * A first apply records the lineage its resources carry in its lock; one
+ * that takes over its dead lock keeps that lineage, not its own candidate.
+ */
+static void test_takeover_of_a_first_apply_s_lock_keeps_its_lineage(void **state)
+{
+	struct fx *f = *state;
+	struct kiln_error err = {{0}};
+	struct lock_options opts = {"apply", 5, "11111111-2222-4333-8444-555555555555"};
+	struct lock_info info;
+	git_oid now;
+	int64_t t = (int64_t)time(NULL);
+	char *body = lock_record(STALE_ID, t - 600, t - 300);
+	json_t *o = json_loads(body, 0, NULL);
+
+	json_object_set_new(o, "lineage", json_string("dead0000-0000-4000-8000-000000000000"));
+	free(body);
+	body = json_dumps(o, JSON_SORT_KEYS | JSON_INDENT(2));
+	json_decref(o);
+	plant_lock_message(f->other, body);
+	free(body);
+	if (lock_acquire(&f->lock, f->s, WS, &opts, &err) < 0)
+		fail_msg("lock_acquire: %s", err.msg);
+	assert_string_equal(lock_lineage(f->lock), "dead0000-0000-4000-8000-000000000000");
+	read_lock(f->other, &info, &now);
+	assert_string_equal(info.lineage, "dead0000-0000-4000-8000-000000000000");
+	lock_info_release(&info);
+}
+
+/* A lock taken where there was none records the candidate it was given. */
+static void test_first_apply_s_lock_records_its_lineage(void **state)
+{
+	struct fx *f = *state;
+	struct kiln_error err = {{0}};
+	struct lock_options opts = {"apply", 0, "11111111-2222-4333-8444-555555555555"};
+	struct lock_info info;
+	git_oid now;
+
+	if (lock_acquire(&f->lock, f->s, WS, &opts, &err) < 0)
+		fail_msg("lock_acquire: %s", err.msg);
+	assert_string_equal(lock_lineage(f->lock), "11111111-2222-4333-8444-555555555555");
+	read_lock(f->other, &info, &now);
+	assert_string_equal(info.lineage, "11111111-2222-4333-8444-555555555555");
+	lock_info_release(&info);
+}
+
 static void test_live_lock_is_not_taken_over_while_waiting(void **state)
 {
 	struct fx *f = *state;
@@ -694,6 +740,8 @@ int main(void)
 	    lock_test(test_held_lock_is_still_ours_after_a_refused_acquire),
 	    lock_test(test_expired_lock_is_reported_as_stale_with_the_force_unlock_hint),
 	    lock_test(test_expired_lock_is_taken_over_when_waiting_is_allowed),
+	    lock_test(test_takeover_of_a_first_apply_s_lock_keeps_its_lineage),
+	    lock_test(test_first_apply_s_lock_records_its_lineage),
 	    lock_test(test_live_lock_is_not_taken_over_while_waiting),
 	    lock_test(test_malformed_lock_record_is_named_as_not_kiln_s),
 	    lock_test(test_malformed_lock_record_error_names_the_workspace),

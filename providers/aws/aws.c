@@ -319,16 +319,20 @@ int aws_read_one(int rc, json_t *all, const char *what, const char *id, json_t *
 
 json_t *aws_scope_tags(const struct prov_scope *scope, const char *address, const json_t *extra)
 {
-	json_t *tags = json_object(), *v;
+	json_t *tags = prov_scope_tags(scope, address), *v;
 	const char *k;
 
-	json_object_foreach(scope->user_tags, k, v) json_object_set(tags, k, v);
+	/* The provider's own (kiln:zones, kiln:role...) never name a scope tag. */
 	json_object_foreach((json_t *)extra, k, v) json_object_set(tags, k, v);
-	json_object_set_new(tags, PROV_TAG_CLUSTER, json_string(scope->cluster));
-	json_object_set_new(tags, PROV_TAG_WORKSPACE, json_string(scope->workspace));
-	json_object_set_new(tags, PROV_TAG_ADDRESS, json_string(address));
-	if (scope->expires)
-		json_object_set_new(tags, PROV_TAG_EXPIRES, json_string(scope->expires));
+	return tags;
+}
+
+json_t *aws_claim_tags(const struct prov_scope *scope)
+{
+	json_t *tags = json_pack("{s:s}", PROV_TAG_LINEAGE, scope->lineage);
+
+	if (scope->owner)
+		json_object_set_new(tags, PROV_TAG_OWNER, json_string(scope->owner));
 	return tags;
 }
 
@@ -505,5 +509,6 @@ const struct provider provider_aws = {
     .cost = aws_cost,
     .role_policy = aws_role_policy,
     .list_unmanaged = aws_list_unmanaged,
+    .claim = aws_claim,
     .calls = aws_calls,
 };

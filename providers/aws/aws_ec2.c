@@ -143,3 +143,25 @@ const char *ec2_created_id(json_t *resp, const char *path)
 {
 	return awsxml_str(resp, path);
 }
+
+int ec2_claim_tags(struct prov_ctx *ctx, const struct prov_scope *scope, const json_t *ids,
+		   struct kiln_error *err)
+{
+	struct aws_params p = {{0}};
+	json_t *tags = aws_claim_tags(scope), *id;
+	size_t i;
+	int rc;
+
+	json_array_foreach((json_t *)ids, i, id)
+	{
+		char *k = xasprintf("ResourceId.%zu", i + 1);
+
+		aws_param(&p, k, json_string_value(id));
+		free(k);
+	}
+	aws_tag_params(&p, "Tag", tags);
+	json_decref(tags);
+	rc = aws_query(ctx, AWS_EC2, "CreateTags", &p, NULL, err);
+	aws_params_release(&p);
+	return rc;
+}

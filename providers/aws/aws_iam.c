@@ -380,6 +380,39 @@ static int get_policy(struct prov_ctx *ctx, const char *role, char **out, struct
 	return PROV_OK;
 }
 
+/*
+ * Description: "kiln C/W: ADDRESS", and " (state lineage L)" when the scope
+ * has one. ListRoles answers no tags (IAM's listing operations leave them
+ * out), so the lineage a refresh must see without a call per role is here
+ * too; UpdateRole changes it in place (kiln state takeover).
+ */
+#define LINEAGE_MARK " (state lineage "
+
+static void role_description(struct aws_params *p, const struct prov_scope *scope,
+			     const char *address)
+{
+	if (scope->lineage)
+		aws_paramf(p, "Description", "kiln %s/%s: %s" LINEAGE_MARK "%s)", scope->cluster,
+			   scope->workspace, address, scope->lineage);
+	else
+		aws_paramf(p, "Description", "kiln %s/%s: %s", scope->cluster, scope->workspace,
+			   address);
+}
+
+/* The lineage a role's Description names, as its kiln:lineage tag when it has none. */
+static void lineage_of_description(json_t *role, json_t *tags)
+{
+	const char *d = awsxml_str(role, "Description"), *at, *end;
+
+	at = d ? strstr(d, LINEAGE_MARK) : NULL;
+	if (!at || json_object_get(tags, PROV_TAG_LINEAGE))
+		return;
+	at += strlen(LINEAGE_MARK);
+	end = strchr(at, ')');
+	if (end && end > at)
+		json_object_set_new(tags, PROV_TAG_LINEAGE, json_stringn(at, (size_t)(end - at)));
+}
+
 /* The live form of a role from ListRoles/GetRole's Role element and its policy. */
 static int role_live(struct prov_ctx *ctx, json_t *role, const struct prov_scope *scope,
 		     json_t **out, struct kiln_error *err)
@@ -395,6 +428,7 @@ static int role_live(struct prov_ctx *ctx, json_t *role, const struct prov_scope
 		json_decref(tags);
 		return rc;
 	}
+	lineage_of_description(role, tags);
 	prefix = aws_name(scope, "", 1000);
 	attrs = policy_decompile(policy, prefix);
 	json_object_set_new(attrs, "arn", json_string(awsxml_str(role, "Arn")));
@@ -678,8 +712,7 @@ int role_create(struct prov_ctx *ctx, const struct prov_scope *scope, const stru
 	aws_param(&p, "RoleName", name);
 	aws_param(&p, "Path", path);
 	aws_param(&p, "AssumeRolePolicyDocument", TRUST_EC2);
-	aws_paramf(&p, "Description", "kiln %s/%s: %s", scope->cluster, scope->workspace,
-		   op->address);
+	role_description(&p, scope, op->address);
 	iam_tags(&p, scope, op->address);
 	rc = aws_query(ctx, AWS_IAM, "CreateRole", &p, &resp, err);
 	aws_params_release(&p);
@@ -707,6 +740,13 @@ int role_create(struct prov_ctx *ctx, const struct prov_scope *scope, const stru
 		} else if (rc == PROV_NOTFOUND) {
 			kiln_error_set(err, "aws: role %s exists but is not under a kiln path",
 				       name);
+			rc = PROV_ERROR;
+		} else if (rc == PROV_OK && scope->lineage && prov_live_lineage(found) &&
+			   strcmp(prov_live_lineage(found), scope->lineage) != 0) {
+			kiln_error_set(err,
+				       "aws: role %s exists, owned by another state (lineage %s)",
+				       name, prov_live_lineage(found));
+			kiln_error_hint(err, "kiln state takeover moves it into this state");
 			rc = PROV_ERROR;
 		}
 		json_decref(found);
@@ -919,4 +959,43 @@ char *aws_role_policy(struct prov_ctx *ctx, const struct prov_scope *scope, cons
 		return NULL;
 	/* A role whose policy was never put (a create killed before it) grants nothing. */
 	return xstrdup(*held ? held : "{\"Version\":\"2012-10-17\",\"Statement\":[]}");
+}
+
+/* The role and its instance profile (the same name) both say whose they are. */
+int role_claim(struct prov_ctx *ctx, const struct prov_scope *scope, const char *id, json_t **out,
+	       struct kiln_error *err)
+{
+	struct aws_params p = {{0}};
+	json_t *tags = aws_claim_tags(scope);
+	int rc;
+
+	*out = NULL;
+	rc = role_read(ctx, id, out, err);
+	if (rc == PROV_OK) {
+		struct aws_params d = {{0}};
+		const char *addr = json_string_value(
+		    json_object_get(json_object_get(*out, "tags"), PROV_TAG_ADDRESS));
+
+		aws_param(&d, "RoleName", id);
+		role_description(&d, scope, addr ? addr : id);
+		rc = iam(ctx, "UpdateRole", &d, NULL, err);
+	}
+	json_decref(*out);
+	*out = NULL;
+	aws_param(&p, "RoleName", id);
+	aws_tag_params(&p, "Tags.member", tags);
+	if (rc == PROV_OK)
+		rc = iam(ctx, "TagRole", &p, NULL, err);
+	else
+		aws_params_release(&p);
+	if (rc == PROV_OK) {
+		struct aws_params q = {{0}};
+
+		aws_param(&q, "InstanceProfileName", id);
+		aws_tag_params(&q, "Tags.member", tags);
+		/* A role whose profile a killed create never made has none to tag. */
+		rc = iam(ctx, "TagInstanceProfile", &q, "NoSuchEntity", err);
+	}
+	json_decref(tags);
+	return rc == PROV_OK ? role_read(ctx, id, out, err) : rc;
 }

@@ -128,6 +128,27 @@ int aws_rest_call(struct prov_ctx *ctx, enum aws_service svc, const struct aws_r
 json_t *aws_scope_tags(const struct prov_scope *scope, const char *address, const json_t *extra);
 /* Query parameters PREFIX.N.Key and PREFIX.N.Value for each tag ("Tags.member"). */
 void aws_tag_params(struct aws_params *p, const char *prefix, const json_t *tags);
+/*
+ * kiln state takeover (provider.h's claim): the tags a claim sets, kiln:lineage
+ * and kiln:owner as the scope has them ({key: value}, new).
+ */
+json_t *aws_claim_tags(const struct prov_scope *scope);
+int aws_claim(struct prov_ctx *ctx, const struct prov_scope *scope, const char *type,
+	      const char *id, json_t **out, struct kiln_error *err);
+/* EC2's CreateTags of the claim's tags on these resource ids. */
+int ec2_claim_tags(struct prov_ctx *ctx, const struct prov_scope *scope, const json_t *ids,
+		   struct kiln_error *err);
+/* Each service's claim of one resource: its tags set, then read back. */
+int ig_claim(struct prov_ctx *ctx, const struct prov_scope *scope, const char *id, json_t **out,
+	     struct kiln_error *err);
+int bucket_claim(struct prov_ctx *ctx, const struct prov_scope *scope, const char *id, json_t **out,
+		 struct kiln_error *err);
+int role_claim(struct prov_ctx *ctx, const struct prov_scope *scope, const char *id, json_t **out,
+	       struct kiln_error *err);
+int fsx_claim(struct prov_ctx *ctx, const struct prov_scope *scope, const char *type,
+	      const char *id, json_t **out, struct kiln_error *err);
+int efs_claim(struct prov_ctx *ctx, const struct prov_scope *scope, const char *type,
+	      const char *id, json_t **out, struct kiln_error *err);
 /* EC2 "TagSpecification.N": the scope's tags, the address, and extra (may be NULL). */
 void aws_tag_spec(struct aws_params *p, int n, const char *resource_type,
 		  const struct prov_scope *scope, const char *address, const json_t *extra);

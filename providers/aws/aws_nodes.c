@@ -27,10 +27,16 @@
 #define TAG_GANG "kiln:gang"
 #define TAG_DISK "kiln:disk"
 
-/* "ig/C/W/G" -> the three parts (malloc'd); false when id is not one. */
-static bool ig_id_parse(const char *id, char **cluster, char **ws, char **group)
+/*
+ * "ig/C/W/G", or "ig/C/W/G@LINEAGE" for a group made by a state with a
+ * lineage -> the parts (malloc'd; *lineage NULL for the first form, and
+ * lineage itself may be NULL); false when id is not one. The lineage is in
+ * the id so that a read, a wait or a delete of one state's group never
+ * counts another state's instances tagged with the same address.
+ */
+static bool ig_id_parse(const char *id, char **cluster, char **ws, char **group, char **lineage)
 {
-	const char *a, *b, *c;
+	const char *a, *b, *c, *at;
 
 	if (strncmp(id, "ig/", 3) != 0)
 		return false;
@@ -39,17 +45,23 @@ static bool ig_id_parse(const char *id, char **cluster, char **ws, char **group)
 	c = b ? strrchr(b + 1, '/') : NULL;
 	if (!b || !c || b == a || c == b + 1 || !c[1])
 		return false;
+	at = strchr(c + 1, '@');
+	if (at && (at == c + 1 || !at[1]))
+		return false;
 	*cluster = xstrndup(a, (size_t)(b - a));
 	*ws = xstrndup(b + 1, (size_t)(c - b - 1));
-	*group = xstrdup(c + 1);
+	*group = at ? xstrndup(c + 1, (size_t)(at - c - 1)) : xstrdup(c + 1);
+	if (lineage)
+		*lineage = at ? xstrdup(at + 1) : NULL;
 	return true;
 }
 
-static char *ig_id(const char *cluster, const char *ws, const char *address)
+static char *ig_id(const char *cluster, const char *ws, const char *address, const char *lineage)
 {
 	const char *dot = strchr(address, '.');
 
-	return xasprintf("ig/%s/%s/%s", cluster, ws, dot ? dot + 1 : address);
+	return lineage ? xasprintf("ig/%s/%s/%s@%s", cluster, ws, dot ? dot + 1 : address, lineage)
+		       : xasprintf("ig/%s/%s/%s", cluster, ws, dot ? dot + 1 : address);
 }
 
 /* The states of an instance that still counts as one of its group's. */
@@ -183,11 +195,10 @@ static json_t *group_live(const char *id, json_t *insts)
 }
 
 /*
- * Group live instances: within one scope by their address ({address:
- * [instances]}), or, across every scope (kiln sprawl), by the group id
- * their own tags make, ig/CLUSTER/WORKSPACE/GROUP.
+ * Group live instances by the group id their own tags make,
+ * ig/CLUSTER/WORKSPACE/GROUP[@LINEAGE]: {id: [instances]}.
  */
-static json_t *group_instances(json_t *insts, bool every_scope)
+static json_t *group_instances(json_t *insts)
 {
 	json_t *out = json_object(), *inst;
 	size_t i;
@@ -200,12 +211,13 @@ static json_t *group_instances(json_t *insts, bool every_scope)
 		const char *w = json_string_value(json_object_get(tags, PROV_TAG_WORKSPACE));
 		char *key;
 
-		if (!addr || (every_scope && (!c || !w)) ||
-		    !alive(awsxml_str(inst, "instanceState.name"))) {
+		const char *lineage = json_string_value(json_object_get(tags, PROV_TAG_LINEAGE));
+
+		if (!addr || !c || !w || !alive(awsxml_str(inst, "instanceState.name"))) {
 			json_decref(tags);
 			continue;
 		}
-		key = every_scope ? ig_id(c, w, addr) : xstrdup(addr);
+		key = ig_id(c, w, addr, lineage && *lineage ? lineage : NULL);
 		list = json_object_get(out, key);
 		if (!list) {
 			list = json_array();
@@ -273,7 +285,7 @@ int ig_list(struct prov_ctx *ctx, const struct prov_scope *scope, const char *pa
 {
 	struct aws_params f = {{0}};
 	json_t *insts, *groups, *list;
-	const char *addr;
+	const char *id;
 	bool skip;
 	int rc;
 
@@ -294,24 +306,9 @@ int ig_list(struct prov_ctx *ctx, const struct prov_scope *scope, const char *pa
 	if (rc != PROV_OK)
 		return rc;
 	aws_refresh_seen(ctx, scope, "aws_instance_group", json_array_size(insts));
-	if (!scope->cluster) {
-		groups = group_instances(insts, true);
-		*out = json_array();
-		json_object_foreach(groups, addr, list)
-		    json_array_append_new(*out, group_live(addr, list));
-		json_decref(groups);
-		json_decref(insts);
-		return PROV_OK;
-	}
-	groups = group_instances(insts, false);
+	groups = group_instances(insts);
 	*out = json_array();
-	json_object_foreach(groups, addr, list)
-	{
-		char *id = ig_id(scope->cluster, scope->workspace, addr);
-
-		json_array_append_new(*out, group_live(id, list));
-		free(id);
-	}
+	json_object_foreach(groups, id, list) json_array_append_new(*out, group_live(id, list));
 	json_decref(groups);
 	json_decref(insts);
 	return PROV_OK;
@@ -332,7 +329,7 @@ static int describe_groups(struct prov_ctx *ctx, const char *const *ids, size_t 
 		char *key;
 
 		free(cluster), free(ws), free(group);
-		if (!ig_id_parse(ids[i], &cluster, &ws, &group)) {
+		if (!ig_id_parse(ids[i], &cluster, &ws, &group, NULL)) {
 			aws_params_release(&f);
 			kiln_error_set(
 			    err,
@@ -364,7 +361,7 @@ static int describe_groups(struct prov_ctx *ctx, const char *const *ids, size_t 
 	free(cluster), free(ws), free(group);
 	if (rc != PROV_OK)
 		return rc;
-	*groups = group_instances(insts, false);
+	*groups = group_instances(insts);
 	json_decref(insts);
 	return PROV_OK;
 }
@@ -372,24 +369,23 @@ static int describe_groups(struct prov_ctx *ctx, const char *const *ids, size_t 
 static char *address_of(const char *id)
 {
 	const char *slash = strrchr(id, '/');
+	const char *name = slash ? slash + 1 : id, *at = strchr(name, '@');
 
-	return xasprintf("aws_instance_group.%s", slash ? slash + 1 : id);
+	return xasprintf("aws_instance_group.%.*s", at ? (int)(at - name) : (int)strlen(name),
+			 name);
 }
 
 int ig_read(struct prov_ctx *ctx, const char *id, json_t **out, struct kiln_error *err)
 {
 	json_t *groups, *list;
-	char *addr;
 	int rc = describe_groups(ctx, &id, 1, &groups, err);
 
 	*out = NULL;
 	if (rc != PROV_OK)
 		return rc;
-	addr = address_of(id);
-	list = json_object_get(groups, addr);
+	list = json_object_get(groups, id);
 	if (list && json_array_size(list))
 		*out = group_live(id, list);
-	free(addr);
 	json_decref(groups);
 	if (!*out) {
 		kiln_error_set(err, "aws: instance group %s has no instances", id);
@@ -693,7 +689,7 @@ int ig_create(struct prov_ctx *ctx, const struct prov_scope *scope, const struct
 	 * (EC2 may not list them yet, and they are pending anyway). One
 	 * DescribeInstances for every waiting group records what EC2 chose.
 	 */
-	id = ig_id(scope->cluster, scope->workspace, op->address);
+	id = ig_id(scope->cluster, scope->workspace, op->address, scope->lineage);
 	*out = aws_live("aws_instance_group", id, "pending", json_deep_copy(op->attrs),
 			aws_scope_tags(scope, op->address, NULL));
 	free(id);
@@ -747,11 +743,12 @@ int ig_update(struct prov_ctx *ctx, const struct prov_scope *scope, const char *
 		rc = terminate(ctx, ids, 0, (size_t)(have - want), err);
 	} else if (want > have) {
 		/* Grow: launch the difference beside the others, with their settings. */
-		char *cluster = NULL, *ws = NULL, *group = NULL, *addr = address_of(id);
+		char *cluster = NULL, *ws = NULL, *group = NULL, *lineage = NULL,
+		     *addr = address_of(id);
 		struct launch l = {0};
 		json_t *tags = json_object_get(live, "tags");
 
-		ig_id_parse(id, &cluster, &ws, &group);
+		ig_id_parse(id, &cluster, &ws, &group, &lineage);
 		{
 			struct prov_scope s = {cluster, ws, NULL};
 			json_t *user = json_object();
@@ -764,6 +761,9 @@ int ig_update(struct prov_ctx *ctx, const struct prov_scope *scope, const char *
 			s.user_tags = user;
 			/* New instances of a group carry the group's expiry tag. */
 			s.expires = json_string_value(json_object_get(tags, PROV_TAG_EXPIRES));
+			/* And the group's owner: its id names the lineage. */
+			s.lineage = lineage;
+			s.owner = json_string_value(json_object_get(tags, PROV_TAG_OWNER));
 			l.address = addr;
 			l.type = json_string_value(json_object_get(la, "instance_type"));
 			l.image = json_string_value(json_object_get(la, "image"));
@@ -813,7 +813,7 @@ int ig_update(struct prov_ctx *ctx, const struct prov_scope *scope, const char *
 		}
 		free(l.root_dev);
 		free(l.zones);
-		free(cluster), free(ws), free(group), free(addr);
+		free(cluster), free(ws), free(group), free(lineage), free(addr);
 	}
 	json_decref(live);
 	if (rc == PROV_OK)
@@ -896,10 +896,8 @@ int ig_wait(struct prov_ctx *ctx, enum prov_wait_for what, struct prov_wait *ids
 	if (rc != PROV_OK)
 		return rc;
 	for (i = 0; i < n; i++) {
-		char *addr = address_of(ids[i].id);
-		json_t *list = json_object_get(groups, addr);
+		json_t *list = json_object_get(groups, ids[i].id);
 
-		free(addr);
 		ids[i].state = WAIT_PENDING;
 		if (what == WAIT_GONE) {
 			if (json_array_size(list) == 0)
@@ -920,4 +918,37 @@ int ig_wait(struct prov_ctx *ctx, enum prov_wait_for what, struct prov_wait *ids
 	}
 	json_decref(groups);
 	return PROV_OK;
+}
+
+/*
+ * Every instance of the group gets the claim's tags; the group's id names
+ * the lineage, so the group is read back under its new id.
+ */
+int ig_claim(struct prov_ctx *ctx, const struct prov_scope *scope, const char *id, json_t **out,
+	     struct kiln_error *err)
+{
+	char *cluster = NULL, *ws = NULL, *group = NULL, *lineage = NULL, *addr, *next;
+	json_t *live = NULL;
+	int rc;
+
+	*out = NULL;
+	if (!ig_id_parse(id, &cluster, &ws, &group, &lineage)) {
+		kiln_error_set(
+		    err, "aws: '%s' is not an instance group id (ig/CLUSTER/WORKSPACE/GROUP)", id);
+		return PROV_ERROR;
+	}
+	rc = ig_read(ctx, id, &live, err);
+	if (rc == PROV_OK)
+		rc = ec2_claim_tags(ctx, scope,
+				    json_object_get(json_object_get(live, "attrs"), "instance_ids"),
+				    err);
+	json_decref(live);
+	addr = xasprintf("aws_instance_group.%s", group);
+	next = ig_id(cluster, ws, addr, scope->lineage);
+	if (rc == PROV_OK)
+		rc = ig_read(ctx, next, out, err);
+	free(next);
+	free(addr);
+	free(cluster), free(ws), free(group), free(lineage);
+	return rc;
 }

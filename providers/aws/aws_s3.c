@@ -656,3 +656,21 @@ int bucket_wait(struct prov_ctx *ctx, enum prov_wait_for what, struct prov_wait 
 {
 	return ec2_wait_now(ctx, what, ids, n, err);
 }
+
+/* PutBucketTagging replaces the whole set: the bucket's own tags, with the claim's over them. */
+int bucket_claim(struct prov_ctx *ctx, const struct prov_scope *scope, const char *id, json_t **out,
+		 struct kiln_error *err)
+{
+	json_t *tags = NULL, *claim;
+	int rc = get_tags(ctx, id, &tags, err);
+
+	*out = NULL;
+	if (rc != PROV_OK)
+		return rc;
+	claim = aws_claim_tags(scope);
+	json_object_update(tags, claim);
+	json_decref(claim);
+	rc = put_tags(ctx, id, tags, err);
+	json_decref(tags);
+	return rc == PROV_OK ? bucket_read(ctx, id, out, err) : rc;
+}

@@ -1028,3 +1028,80 @@ int mt_wait(struct prov_ctx *ctx, enum prov_wait_for what, struct prov_wait *ids
 	}
 	return PROV_OK;
 }
+
+/* [{Key, Value}] of the claim's tags, for FSx and EFS. */
+static json_t *claim_tag_list(const struct prov_scope *scope)
+{
+	json_t *map = aws_claim_tags(scope), *list = json_array(), *v;
+	const char *k;
+
+	json_object_foreach(map, k, v)
+	    json_array_append_new(list, json_pack("{s:s, s:O}", "Key", k, "Value", v));
+	json_decref(map);
+	return list;
+}
+
+/* A file system or an association: TagResource on its ARN, then read back. */
+int fsx_claim(struct prov_ctx *ctx, const struct prov_scope *scope, const char *type,
+	      const char *id, json_t **out, struct kiln_error *err)
+{
+	bool fs = strcmp(type, "aws_fsx_lustre") == 0;
+	json_t *resp = NULL;
+	const char *arn;
+	int rc;
+
+	*out = NULL;
+	rc = fs ? fsx(ctx, "DescribeFileSystems", json_pack("{s:[s]}", "FileSystemIds", id), &resp,
+		      err)
+		: fsx(ctx, "DescribeDataRepositoryAssociations",
+		      json_pack("{s:[s]}", "AssociationIds", id), &resp, err);
+	if (rc != PROV_OK)
+		return rc;
+	arn = json_string_value(json_object_get(
+	    json_array_get(json_object_get(resp, fs ? "FileSystems" : "Associations"), 0),
+	    "ResourceARN"));
+	if (!arn) {
+		kiln_error_set(err, "aws: FSx did not say the ARN of %s; cannot tag it", id);
+		json_decref(resp);
+		return PROV_ERROR;
+	}
+	rc = fsx(ctx, "TagResource",
+		 json_pack("{s:s, s:o}", "ResourceARN", arn, "Tags", claim_tag_list(scope)), NULL,
+		 err);
+	json_decref(resp);
+	if (rc != PROV_OK)
+		return rc;
+	return fs ? lustre_read(ctx, id, out, err) : import_read(ctx, id, out, err);
+}
+
+/* A file system, or a mount target through its file system (whose tags it shows). */
+int efs_claim(struct prov_ctx *ctx, const struct prov_scope *scope, const char *type,
+	      const char *id, json_t **out, struct kiln_error *err)
+{
+	bool mt = strcmp(type, "aws_efs_mount_target") == 0;
+	json_t *live = NULL;
+	const char *fs = id;
+	char *path;
+	int rc = PROV_OK;
+
+	*out = NULL;
+	if (mt) {
+		rc = mt_read(ctx, id, &live, err);
+		fs = json_string_value(
+		    json_object_get(json_object_get(live, "attrs"), "file_system_id"));
+		if (rc == PROV_OK && !fs) {
+			kiln_error_set(err, "aws: EFS did not say the file system of %s", id);
+			rc = PROV_ERROR;
+		}
+	}
+	if (rc == PROV_OK) {
+		path = xasprintf(EFS_API "/resource-tags/%s", fs);
+		rc = efs(ctx, "POST", path, NULL, json_pack("{s:o}", "Tags", claim_tag_list(scope)),
+			 "TagResource", NULL, err);
+		free(path);
+	}
+	json_decref(live);
+	if (rc != PROV_OK)
+		return rc;
+	return mt ? mt_read(ctx, id, out, err) : efs_read(ctx, id, out, err);
+}

@@ -226,3 +226,60 @@ const char *const *aws_iam_actions(const char *type, enum prov_verb verb)
 			return actions[i].verbs[verb] ? actions[i].verbs[verb] : none;
 	return none;
 }
+
+/*
+ * Set a resource's kiln:lineage and kiln:owner to the scope's (kiln state
+ * takeover), with the tagging call of its service, and read it back.
+ */
+int aws_claim(struct prov_ctx *ctx, const struct prov_scope *scope, const char *type,
+	      const char *id, json_t **out, struct kiln_error *err)
+{
+	static const char *const plain_ec2[] = {"aws_vpc", "aws_subnet", "aws_security_group",
+						"aws_internet_gateway"};
+	const struct prov_type *t = NULL;
+	json_t *ids, *live = NULL;
+	size_t i;
+	int rc;
+
+	*out = NULL;
+	for (i = 0; i < AWS_NTYPES; i++)
+		if (strcmp(aws_types[i].name, type) == 0)
+			t = &aws_types[i];
+	if (!t) {
+		kiln_error_set(err, "aws: no resource type %s", type);
+		return PROV_ERROR;
+	}
+	if (strcmp(type, "aws_instance_group") == 0)
+		return ig_claim(ctx, scope, id, out, err);
+	if (strcmp(type, "aws_s3_bucket") == 0)
+		return bucket_claim(ctx, scope, id, out, err);
+	if (strcmp(type, "aws_iam_role") == 0)
+		return role_claim(ctx, scope, id, out, err);
+	if (strncmp(type, "aws_fsx_", 8) == 0)
+		return fsx_claim(ctx, scope, type, id, out, err);
+	if (strncmp(type, "aws_efs", 7) == 0)
+		return efs_claim(ctx, scope, type, id, out, err);
+	for (i = 0; i < ARRAY_SIZE(plain_ec2); i++)
+		if (strcmp(type, plain_ec2[i]) == 0)
+			break;
+	if (i == ARRAY_SIZE(plain_ec2)) {
+		/* A placement group is named by its name; CreateTags wants its pg- id. */
+		rc = t->read(ctx, id, &live, err);
+		if (rc != PROV_OK)
+			return rc;
+		ids =
+		    json_pack("[O?]", json_object_get(json_object_get(live, "attrs"), "group_id"));
+		json_decref(live);
+		if (!json_array_size(ids)) {
+			json_decref(ids);
+			kiln_error_set(err, "aws: EC2 did not say the id of placement group %s",
+				       id);
+			return PROV_ERROR;
+		}
+	} else {
+		ids = json_pack("[s]", id);
+	}
+	rc = ec2_claim_tags(ctx, scope, ids, err);
+	json_decref(ids);
+	return rc == PROV_OK ? t->read(ctx, id, out, err) : rc;
+}

@@ -381,5 +381,6 @@ const struct provider provider_sim = {
     .cost = sim_cost,
     .role_policy = sim_role_policy,
     .list_unmanaged = sim_list_unmanaged,
+    .claim = sim_claim,
     .calls = sim_calls,
 };

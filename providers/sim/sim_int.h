@@ -172,6 +172,9 @@ int sim_op_update(struct prov_ctx *ctx, const struct sim_kind *k, const char *id
 		  struct kiln_error *err);
 int sim_op_delete(struct prov_ctx *ctx, const struct sim_kind *k, const char *id,
 		  struct kiln_error *err);
+/* provider.h's claim: kiln:lineage and kiln:owner set to the scope's. */
+int sim_claim(struct prov_ctx *ctx, const struct prov_scope *scope, const char *type,
+	      const char *id, json_t **out, struct kiln_error *err);
 int sim_op_wait(struct prov_ctx *ctx, const struct sim_kind *k, enum prov_wait_for what,
 		struct prov_wait *ids, size_t n, struct kiln_error *err);
 /* The live resource of one address in a scope (for references between resources). */

@@ -302,7 +302,7 @@ static json_t *create_inputs(const struct sim_kind *k, const json_t *attrs, stru
 static json_t *create_tags(const struct prov_scope *scope, const char *address,
 			   struct kiln_error *err)
 {
-	json_t *tags = json_object(), *v;
+	json_t *v;
 	const char *key;
 
 	json_object_foreach(scope->user_tags, key, v)
@@ -311,17 +311,10 @@ static json_t *create_tags(const struct prov_scope *scope, const char *address,
 			kiln_error_set(
 			    err, "sim: InvalidParameter (simulated): tag '%s' must be a string",
 			    key);
-			json_decref(tags);
 			return NULL;
 		}
-		json_object_set(tags, key, v);
 	}
-	json_object_set_new(tags, PROV_TAG_CLUSTER, json_string(scope->cluster));
-	json_object_set_new(tags, PROV_TAG_WORKSPACE, json_string(scope->workspace));
-	json_object_set_new(tags, PROV_TAG_ADDRESS, json_string(address));
-	if (scope->expires)
-		json_object_set_new(tags, PROV_TAG_EXPIRES, json_string(scope->expires));
-	return tags;
+	return prov_scope_tags(scope, address);
 }
 
 /* A create whose token was seen: the same resource again, unless the token was reused. */
@@ -553,6 +546,44 @@ int sim_op_delete(struct prov_ctx *ctx, const struct sim_kind *k, const char *id
 	json_object_set_new(json_object_get(doc, "sim"), "gone_at_ms",
 			    json_integer(sim_now_ms() + delay));
 	rc = sim_doc_save(ctx, doc, err);
+out:
+	sim_unlock(&lk);
+	json_decref(doc);
+	return rc;
+}
+
+int sim_claim(struct prov_ctx *ctx, const struct prov_scope *scope, const char *type,
+	      const char *id, json_t **out, struct kiln_error *err)
+{
+	const struct sim_kind *k = sim_kind_find(type);
+	json_t *doc = NULL, *tags;
+	struct sim_lock lk;
+	int rc;
+
+	*out = NULL;
+	if (!k) {
+		kiln_error_set(err, "sim: no resource type %s", type);
+		return PROV_ERROR;
+	}
+	if (sim_call(ctx, false) != SIM_FAULT_NONE)
+		return sim_retry(err);
+	if (!sim_id_ok(id, k->prefix))
+		return bad_id(k, id, err);
+	if (sim_lock(ctx, &lk, err) != PROV_OK)
+		return PROV_ERROR;
+	rc = sim_doc_load(ctx, k, id, &doc, err);
+	if (rc != PROV_OK)
+		goto out;
+	/* What a tagging call does: these two tags, and nothing else of the resource. */
+	tags = json_object_get(doc, "tags");
+	json_object_set_new(tags, PROV_TAG_LINEAGE, json_string(scope->lineage));
+	if (scope->owner)
+		json_object_set_new(tags, PROV_TAG_OWNER, json_string(scope->owner));
+	else
+		json_object_del(tags, PROV_TAG_OWNER);
+	rc = sim_doc_save(ctx, doc, err);
+	if (rc == PROV_OK)
+		*out = sim_doc_live(doc);
 out:
 	sim_unlock(&lk);
 	json_decref(doc);

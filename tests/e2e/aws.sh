@@ -47,6 +47,14 @@ aws: a fabric without capacity in any zone fails naming the zones
 aws: with throttling and 5xx on a share of calls apply converges
 aws: after the faults boto3 finds no duplicate
 aws: 20 applies killed with SIGKILL converge with no duplicate or untagged resource
+aws: a second state's plan refuses to create over the first one's cluster
+aws: its destroy deletes nothing
+aws: boto3 finds the first state's cluster whole after it
+aws: takeover moves the whole cluster into the second state
+aws: boto3 finds every resource recorded in the second state, under its lineage
+aws: the second state plans no changes after the takeover
+aws: the first state now refuses to plan over them
+aws: the second state destroys them, keeping the retained bucket
 aws: the moto extension's own tests pass (tests/moto/test_harness.py)
 aws: moto with IAM enforcement starts
 aws: examples/llm-pretrain.yaml applies with exactly the iam-policy permissions
@@ -122,7 +130,7 @@ aws_lifecycle() {
 		--out-has "Plan: 11 to create, 0 to update, 0 to replace, 0 to delete, 0 to adopt." \
 		-- "$KILN" plan --detailed-exitcode
 	check "aws: apply creates every resource" 0 \
-		--out-has "aws_instance_group.trainers: created [id ig/e2e/default/trainers]" \
+		--out-has "aws_instance_group.trainers: created [id ig/e2e/default/trainers@" \
 		--out-has "Apply complete: 11 created, 0 updated, 0 replaced, 0 deleted." \
 		-- "$KILN" apply --auto-approve
 	aws_agree "aws: boto3 finds every resource recorded, none twice, none untagged"
@@ -184,23 +192,25 @@ aws_errors() {
 		--err "kiln: plan: no AWS credentials found; looked in: the environment (AWS_ACCESS_KEY_ID, AWS_SECRET_ACCESS_KEY); profile 'default' in $aws_dir/.aws/credentials (no such file); profile 'default' in $aws_dir/.aws/config (no such file)
   hint: export AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY, or run 'aws configure' to write ~/.aws/credentials" \
 		-- env -u AWS_ACCESS_KEY_ID -u AWS_SECRET_ACCESS_KEY HOME="$aws_dir" "$KILN" plan
+	# A workspace of their own: the lifecycle's retained bucket is another
+	# state's (its lineage), and a plan over it would be refused for that.
 	check "aws: plan refuses an image the region lacks, before anything is spent" 1 \
 		--err "kiln: plan: aws: compute.login.image: ami-00000000 does not exist in region us-east-1
   hint: images are regional: use the AMI id of this region" \
-		-- "$KILN" plan --var image=ami-00000000
+		-- "$KILN" plan -w errors --var image=ami-00000000
 	sed 's/zone: \[us-east-1a, us-east-1b\]/zone: [us-east-1y, us-east-1z]/' kiln.yaml >nozone.yaml
 	check "aws: plan refuses a type offered in none of the zones" 1 \
 		--err-has "kiln: plan: aws: compute.login: m7i.xlarge is not offered in us-east-1y, us-east-1z (of those, none)" \
-		-- "$KILN" plan nozone.yaml
+		-- "$KILN" plan -w errors nozone.yaml
 	sed 's/zone: \[us-east-1a, us-east-1b\]/zone: [us-east-1a, us-east-1z]/' kiln.yaml >onezone.yaml
 	check "aws: plan warns of a zone that does not offer a type" 2 \
 		--out-has "aws_instance_group.trainers: p5.48xlarge is not offered in us-east-1z; a launch that falls back there will fail" \
-		-- "$KILN" plan --detailed-exitcode onezone.yaml
+		-- "$KILN" plan -w errors --detailed-exitcode onezone.yaml
 	sed 's/    role: trainer$/    role: trainer\n    public: true/' kiln.yaml >public.yaml
 	check "aws: a public group on a multi-card EFA type is refused" 1 \
 		--err "kiln: plan: aws: public.yaml:25:13: compute.trainers: public: true cannot go with EFA on the 32 network cards of p5.48xlarge (EC2 gives a public address only to an instance with one network interface)
   hint: reach the nodes through a public login group, as examples/llm-pretrain.yaml does" \
-		-- "$KILN" plan public.yaml
+		-- "$KILN" plan -w errors public.yaml
 	check "aws: iam-policy prints the minimal policy" 0 \
 		--out-has '"ec2:RunInstances"' \
 		--out-has '"Resource": "arn:aws:iam::*:role/kiln/e2e/default/*"' \
@@ -422,6 +432,47 @@ aws_least_privilege() {
 
 # The Python that has moto 5 and boto3: python3, or pyenv's when python3 is
 # the system's (CI runs as root with /root/.pyenv installed). Empty if none.
+# Two state repositories, one account (issue 20, item 1): each resource
+# names its state's lineage; the other state never adopts or deletes it;
+# kiln state takeover moves it, with the tagging call of its service.
+aws_ownership() {
+	aws_new_dir
+	aws_a=$aws_dir
+	"$KILN" apply -w own --auto-approve >/dev/null 2>&1
+	la=$("$KILN" state pull -w own | python3 -c 'import json, sys; print(json.load(sys.stdin)["lineage"])')
+	aws_new_dir
+	aws_b=$aws_dir
+	check "aws: a second state's plan refuses to create over the first one's cluster" 1 \
+		--err-has "kiln: plan: 11 resources this plan would create already exist in cluster 'e2e', workspace 'own', owned by another state (lineage $la): aws_iam_role.trainer, aws_instance_group.login, aws_instance_group.trainers and 8 more" \
+		-- "$KILN" plan -w own
+	check "aws: its destroy deletes nothing" 0 \
+		--out-has "  ! aws_instance_group.trainers ig/e2e/own/trainers@$la (state lineage $la, by " \
+		--out-has "Nothing to destroy." \
+		-- "$KILN" destroy -w own --auto-approve
+	cd "$aws_a" || exit 1
+	aws_agree "aws: boto3 finds the first state's cluster whole after it" own
+	cd "$aws_b" || exit 1
+	check "aws: takeover moves the whole cluster into the second state" 0 \
+		--out-has "took over aws_vpc.main (vpc-" \
+		--out-has "took over aws_instance_group.trainers (ig/e2e/own/trainers@" \
+		--out-has "took over aws_iam_role.trainer (kiln-e2e-own-trainer) from state lineage $la" \
+		--out-has "took over aws_s3_bucket.datasets (kiln-e2e-own-datasets)" \
+		-- "$KILN" state takeover -w own
+	aws_agree "aws: boto3 finds every resource recorded in the second state, under its lineage" own
+	check "aws: the second state plans no changes after the takeover" 0 \
+		--out-has "No changes." -- "$KILN" plan -w own
+	cd "$aws_a" || exit 1
+	check "aws: the first state now refuses to plan over them" 1 \
+		--err-has "11 resources this plan would create already exist in cluster 'e2e', workspace 'own', owned by another state" \
+		-- "$KILN" plan -w own
+	cd "$aws_b" || exit 1
+	"$KILN" destroy -w own --auto-approve >/dev/null 2>&1
+	assert "aws: the second state destroys them, keeping the retained bucket" \
+		sh -c '[ "$("$1" "$2" left e2e own)" = "aws_s3_bucket.datasets kiln-e2e-own-datasets" ]' \
+		sh "$AWS_PY" "$E2E_ROOT/tests/e2e/aws_inspect.py"
+	cd "$E2E_ROOT" || exit 1
+}
+
 aws_find_python() {
 	for py in python3 "${PYENV_ROOT:-$HOME/.pyenv}/shims/python3" \
 		"${PYENV_ROOT:-$HOME/.pyenv}"/versions/*/bin/python3 /root/.pyenv/versions/*/bin/python3; do
@@ -466,6 +517,7 @@ aws_tests() {
 	aws_capacity
 	aws_faults
 	aws_crashes
+	aws_ownership
 	# The extension's own checks: each AWS behaviour it emulates, against boto3.
 	assert "aws: the moto extension's own tests pass (tests/moto/test_harness.py)" \
 		"$AWS_PY" "$E2E_ROOT/tests/moto/test_harness.py"

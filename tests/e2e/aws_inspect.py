@@ -77,11 +77,15 @@ def live(c, cluster, ws):
             if "kiln:address" not in t:
                 untagged.append("instance %s" % i["InstanceId"])
                 continue
-            groups[(t.get("kiln:cluster"), t.get("kiln:workspace"), t["kiln:address"])].append(i)
-    for (c_, w_, addr), insts in groups.items():
-        name = addr.split(".", 1)[1]
-        out.append(("aws_instance_group", "ig/%s/%s/%s" % (c_, w_, name),
-                    {"kiln:cluster": c_, "kiln:workspace": w_, "kiln:address": addr}))
+            groups[(t.get("kiln:cluster"), t.get("kiln:workspace"), t["kiln:address"],
+                    t.get("kiln:lineage"))].append(i)
+    for (c_, w_, addr, lineage), insts in groups.items():
+        # kiln's group id: ig/C/W/G, and @LINEAGE for a state that tags one.
+        name = addr.split(".", 1)[1] + ("@" + lineage if lineage else "")
+        t = {"kiln:cluster": c_, "kiln:workspace": w_, "kiln:address": addr}
+        if lineage:
+            t["kiln:lineage"] = lineage
+        out.append(("aws_instance_group", "ig/%s/%s/%s" % (c_, w_, name), t))
     for b in s3.list_buckets()["Buckets"]:
         out.append(("aws_s3_bucket", b["Name"], bucket_tags(s3, b["Name"])))
     for r in iam.list_roles(PathPrefix="/kiln/")["Roles"]:
@@ -104,7 +108,7 @@ def live(c, cluster, ws):
     for typ, id_, t in out:
         if "kiln:address" not in t:
             untagged.append("%s %s" % (typ, desc.get(id_, id_)))
-    mine = [(t["kiln:address"], id_) for typ, id_, t in out
+    mine = [(t["kiln:address"], id_, t.get("kiln:lineage")) for typ, id_, t in out
             if t.get("kiln:cluster") == cluster and t.get("kiln:workspace") == ws]
     return mine, untagged
 
@@ -116,12 +120,16 @@ def agree(state_path, cluster, ws):
     recorded = {a: r["id"] for a, r in state.get("resources", {}).items()}
     mine, untagged = live(c, cluster, ws)
     faults = ["untagged: %s" % u for u in untagged]
-    seen = collections.Counter(a for a, _ in mine)
+    seen = collections.Counter(a for a, _, _ in mine)
     faults += ["%s is held %d times" % (a, n) for a, n in seen.items() if n > 1]
-    for a, id_ in mine:
+    for a, id_, lineage in mine:
         if recorded.get(a) != id_:
             faults.append("%s (%s) is not recorded (state has %s)" % (a, id_, recorded.get(a)))
-    live_ids = {id_ for _, id_ in mine}
+        # Every resource names the state that owns it (kiln:lineage).
+        if state.get("lineage") and lineage != state["lineage"]:
+            faults.append("%s (%s) carries lineage %s, the state is %s"
+                          % (a, id_, lineage, state["lineage"]))
+    live_ids = {id_ for _, id_, _ in mine}
     for a, id_ in recorded.items():
         if id_ not in live_ids:
             faults.append("%s (%s) is recorded but does not exist" % (a, id_))
@@ -389,7 +397,7 @@ def drift(cluster, ws, what):
 
 def left(cluster, ws):
     mine, _ = live(clients(), cluster, ws)
-    for addr, id_ in sorted(mine):
+    for addr, id_, _ in sorted(mine):
         print(addr, id_)
     return [], None
 

@@ -33,6 +33,7 @@ cd "$(dirname "$0")/../.." || exit 2
 . tests/e2e/lifecycle.sh
 . tests/e2e/sprawl.sh
 . tests/e2e/init.sh
+. tests/e2e/ownership.sh
 E2E_ROOT=$(pwd)
 T=$E2E_TMP
 NL='
@@ -41,7 +42,7 @@ ESC=$(printf '\033')
 HAVE_PY=false
 command -v python3 >/dev/null 2>&1 && HAVE_PY=true
 
-# E2E_ONLY=engine|state|aws|review|approve|audit|ci|sprawl|lifecycle|init runs one group, for working on it.
+# E2E_ONLY=engine|state|aws|review|approve|audit|ci|sprawl|lifecycle|init|ownership runs one group, for working on it.
 case ${E2E_ONLY:-} in
 engine) engine_tests; e2e_finish; exit $? ;;
 approve) approve_tests; e2e_finish; exit $? ;;
@@ -53,6 +54,7 @@ ci) ci_tests; e2e_finish; exit $? ;;
 lifecycle) lifecycle_tests; e2e_finish; exit $? ;;
 sprawl) sprawl_tests; e2e_finish; exit $? ;;
 init) init_tests; e2e_finish; exit $? ;;
+ownership) ownership_tests; e2e_finish; exit $? ;;
 esac
 
 # --- every spec under tests/specs, examples/ and templates/ against its golden ---
@@ -479,5 +481,6 @@ ci_tests
 lifecycle_tests
 sprawl_tests
 init_tests
+ownership_tests
 
 e2e_finish

@@ -12,6 +12,13 @@
   sim_inspect.py SIM_DIR untag ADDRESS   drop every kiln:* tag of a resource
                                       (a GPU group launched outside kiln)
   sim_inspect.py SIM_DIR ids          every resource as "ID ADDRESS", sorted
+  sim_inspect.py SIM_DIR lineages WS  every resource of workspace WS as
+                                      "ADDRESS LINEAGE OWNER", sorted
+  sim_inspect.py SIM_DIR unlineage WS drop kiln:lineage and kiln:owner from
+                                      every resource of workspace WS (made
+                                      before kiln tagged lineages)
+The STATE_JSON check also finds every recorded resource tagged with the
+state's lineage (kiln:lineage), when the state names one.
 """
 import collections
 import glob
@@ -38,6 +45,19 @@ def main():
         for _, d in res:
             print(d["id"], d.get("tags", {}).get("kiln:address", "-"))
         return 0
+    if cmd in ("lineages", "unlineage"):
+        mine = [(p, d) for p, d in res if d.get("tags", {}).get("kiln:workspace") == sys.argv[3]]
+        for path, doc in sorted(mine, key=lambda x: x[1]["tags"].get("kiln:address", "")):
+            t = doc["tags"]
+            if cmd == "lineages":
+                print(t.get("kiln:address"), t.get("kiln:lineage", "-"), t.get("kiln:owner", "-"))
+                continue
+            t.pop("kiln:lineage", None)
+            t.pop("kiln:owner", None)
+            with open(path + ".tmp", "w") as f:
+                json.dump(doc, f)
+            os.replace(path + ".tmp", path)
+        return 0
     if cmd in ("set", "rm", "untag"):
         addr = sys.argv[3]
         hits = [(p, d) for p, d in res if d.get("tags", {}).get("kiln:address") == addr]
@@ -60,8 +80,15 @@ def main():
         os.replace(path + ".tmp", path)
         return 0
     with open(cmd) as f:
-        state = json.load(f)["resources"]
+        doc = json.load(f)
+    state, lineage = doc["resources"], doc.get("lineage")
     faults = []
+    for _, d in res:
+        t = d.get("tags", {})
+        rec = state.get(t.get("kiln:address"))
+        if lineage and rec and rec.get("id") == d["id"] and t.get("kiln:lineage") != lineage:
+            faults.append(f"lineage: {t.get('kiln:address')} ({d['id']}) carries "
+                          f"{t.get('kiln:lineage')}, the state is {lineage}")
     by_addr = collections.defaultdict(list)
     for _, d in res:
         by_addr[d.get("tags", {}).get("kiln:address")].append(d["id"])
