@@ -151,6 +151,56 @@ static int read_workspaces(struct store *s, json_t **out, json_t *locked, struct
 	return 0;
 }
 
+/*
+ * {"LINEAGE": true} of every state this repository holds or held: each
+ * workspace's, each archived workspace's (a deleted workspace's resources
+ * are still this repository's orphans), and each lock's (a first apply has
+ * no commit yet). Unreadable archives are skipped: a resource they alone
+ * would claim is then reported as another state's, which is the safe side.
+ */
+static json_t *known_lineages(struct store *s, const json_t *recorded)
+{
+	json_t *known = json_object(), *st;
+	const char *ws;
+	char **names;
+	size_t n, i;
+	struct kiln_error err = {0};
+
+	json_object_foreach((json_t *)recorded, ws, st) if (state_lineage(st))
+	    json_object_set_new(known, state_lineage(st), json_true());
+	if (store_ref_list(s, "refs/kiln/archive/", &names, &n, &err) == 0) {
+		for (i = 0; i < n; i++) {
+			char *ref = xasprintf("refs/kiln/archive/%s", names[i]), *text = NULL;
+			json_t *doc = NULL;
+			git_oid oid;
+			size_t len;
+
+			if (store_ref_read(s, ref, &oid, &err) == 0 &&
+			    store_read_file(s, &oid, STORE_STATE_FILE, &text, &len, &err) == 0 &&
+			    state_parse(&doc, text, len, ref, &err) == 0 && state_lineage(doc))
+				json_object_set_new(known, state_lineage(doc), json_true());
+			json_decref(doc);
+			free(text);
+			free(ref);
+		}
+		store_names_free(names, n);
+	}
+	if (store_ref_list(s, "refs/kiln/locks/", &names, &n, &err) == 0) {
+		for (i = 0; i < n; i++) {
+			struct lock_info info;
+			git_oid oid;
+
+			if (lock_read(s, names[i], &info, &oid, &err) == 0) {
+				if (info.lineage)
+					json_object_set_new(known, info.lineage, json_true());
+				lock_info_release(&info);
+			}
+		}
+		store_names_free(names, n);
+	}
+	return known;
+}
+
 /* Every live resource of every type that carries the scope tags, all pages. */
 static int list_tagged(const struct provider *prov, struct prov_ctx *ctx, json_t **out,
 		       struct kiln_error *err)
@@ -241,6 +291,11 @@ static void print_report(const json_t *rep)
 	printf("\nOrphans (kiln tags, in no workspace's state): %zu, %s/hour\n",
 	       json_array_size(orphans), m);
 	free(m);
+	if (json_integer_value(json_object_get(rep, "other_states")))
+		printf("  (and %" JSON_INTEGER_FORMAT
+		       " owned by a state this repository does not hold, by their kiln:lineage: "
+		       "not orphans, left alone)\n",
+		       json_integer_value(json_object_get(rep, "other_states")));
 	json_array_foreach(orphans, i, o)
 	{
 		char *g = xasprintf("%s/%s", jstr(o, "cluster"), jstr(o, "workspace")), *h;
@@ -402,6 +457,48 @@ static int destroy(const struct provider *prov, struct prov_ctx *ctx, const json
 }
 
 /*
+ * What --adopt records becomes the workspace's by its lineage too: each
+ * orphan that carries another lineage (a deleted workspace's, or none) is
+ * retagged with the state's before the executor reads it, and the plan
+ * takes the id the claim answers (an aws group's id names its lineage).
+ */
+static int claim_adopted(struct store *s, const struct provider *prov, struct prov_ctx *ctx,
+			 const char *c, const char *w, const json_t *state, const json_t *group,
+			 json_t *plan, struct kiln_error *err)
+{
+	struct prov_scope scope = {c, w, NULL};
+	json_t *rc, *o;
+	size_t i, j;
+	int ret = 0;
+
+	scope.lineage = state_lineage(state);
+	scope.owner = run_owner(s);
+	json_array_foreach(json_object_get(plan, "resource_changes"), i, rc)
+	{
+		json_t *kn = json_object_get(rc, "kiln"), *live = NULL;
+		const char *id = jstr(kn, "id"), *lineage = NULL;
+		int prc;
+
+		json_array_foreach((json_t *)group, j,
+				   o) if (id && jstr(o, "id") && strcmp(jstr(o, "id"), id) == 0)
+		    lineage = jstr(o, "lineage");
+		if (!prov->claim || (lineage && strcmp(lineage, scope.lineage) == 0))
+			continue;
+		ENGINE_CALL(prc, err, prov->claim(ctx, &scope, jstr(rc, "type"), id, &live, err));
+		if (prc != PROV_OK) {
+			ret = -1;
+			break;
+		}
+		json_object_set(kn, "id", json_object_get(live, "id"));
+		json_object_set(json_object_get(json_object_get(rc, "change"), "importing"), "id",
+				json_object_get(live, "id"));
+		json_decref(live);
+	}
+	free((char *)scope.owner);
+	return ret;
+}
+
+/*
  * Adopt one workspace's orphans: lock it (creating the branch when it is
  * missing), let the executor read and record each one as the plan's
  * adoption does, and commit once. Reports per resource into d.
@@ -442,6 +539,8 @@ static int adopt_group(struct store *s, const struct provider *prov, struct prov
 		json_object_set_new(state, "cluster", json_string(c));
 	before = json_array_size(skipped);
 	plan = sprawl_adopt_plan(group, state, skipped);
+	if (claim_adopted(s, prov, ctx, c, w, state, group, plan, err) < 0)
+		goto out;
 	for (i = before; i < json_array_size(skipped); i++) {
 		o = json_array_get(skipped, i);
 		json_object_set_new(o, "cluster", json_string(c));
@@ -608,11 +707,11 @@ int cmd_sprawl(int argc, char **argv, struct cli *cli)
 	struct kiln_error err = {0};
 	struct spec sp = {0};
 	json_t *recorded = NULL, *locked = NULL, *live = NULL, *orphans = NULL, *un = NULL,
-	       *rep = NULL, *chosen = NULL, *kept = NULL, *o;
+	       *rep = NULL, *chosen = NULL, *kept = NULL, *known = NULL, *o;
 	struct destroy_ctx d = {.mu = PTHREAD_MUTEX_INITIALIZER};
 	double oh, uh;
 	const char *k;
-	size_t i;
+	size_t i, foreign = 0;
 	int ret = KILN_EXIT_ERROR;
 
 	if (parse(&f, &p, cli, argc, argv, &ret) < 0)
@@ -649,7 +748,8 @@ int cmd_sprawl(int argc, char **argv, struct cli *cli)
 			goto out;
 		}
 	}
-	orphans = sprawl_orphans(live, recorded);
+	known = known_lineages(s, recorded);
+	orphans = sprawl_orphans(live, recorded, known, &foreign);
 	/* A locked workspace may be mid-apply: its orphans may be its next commit. */
 	json_array_foreach(orphans, i, o)
 	{
@@ -693,6 +793,7 @@ int cmd_sprawl(int argc, char **argv, struct cli *cli)
 	}
 	json_object_set(rep, "unmanaged", un);
 	json_object_set_new(rep, "orphans_hourly", json_real(oh));
+	json_object_set_new(rep, "other_states", json_integer((json_int_t)foreign));
 	json_object_set_new(rep, "unmanaged_hourly", json_real(uh));
 	json_object_set_new(rep, "hourly_total", json_real(oh + uh));
 	json_object_set_new(rep, "monthly_total", json_real((oh + uh) * 730));
@@ -818,6 +919,7 @@ out:
 	json_decref(un);
 	json_decref(live);
 	json_decref(recorded);
+	json_decref(known);
 	json_decref(locked);
 	if (ctx)
 		prov->close(ctx);

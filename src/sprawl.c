@@ -69,11 +69,14 @@ static int orphan_cmp(const void *a, const void *b)
 	return 0;
 }
 
-json_t *sprawl_orphans(const json_t *live, const json_t *recorded)
+json_t *sprawl_orphans(const json_t *live, const json_t *recorded, const json_t *known,
+		       size_t *foreign)
 {
 	json_t *ids = recorded_ids(recorded), *out = json_array(), *l;
 	size_t i;
 
+	if (foreign)
+		*foreign = 0;
 	json_array_foreach((json_t *)live, i, l)
 	{
 		const char *id = json_string_value(json_object_get(l, "id"));
@@ -86,16 +89,22 @@ json_t *sprawl_orphans(const json_t *live, const json_t *recorded)
 			continue;
 		if (status && strcmp(status, "deleting") == 0)
 			continue;
+		if (prov_live_lineage(l) && !json_object_get(known, prov_live_lineage(l))) {
+			if (foreign)
+				(*foreign)++;
+			continue;
+		}
 		if (!addr)
 			addr = tag(l, PROV_TAG_ADDRESS);
 		why = reason(recorded, c, w, addr);
 		json_array_append_new(
-		    out, json_pack("{s:s, s:s, s:s?, s:s?, s:s, s:s?, s:s, s:O}", "cluster", c,
-				   "workspace", w, "address", addr, "type",
-				   json_string_value(json_object_get(l, "type")), "id", id,
-				   "status", status, "reason", why, "attrs",
-				   json_object_get(l, "attrs") ? json_object_get(l, "attrs")
-							       : json_null()));
+		    out,
+		    json_pack("{s:s, s:s, s:s?, s:s?, s:s, s:s?, s:s, s:s?, s:O}", "cluster", c,
+			      "workspace", w, "address", addr, "type",
+			      json_string_value(json_object_get(l, "type")), "id", id, "status",
+			      status, "reason", why, "lineage", prov_live_lineage(l), "attrs",
+			      json_object_get(l, "attrs") ? json_object_get(l, "attrs")
+							  : json_null()));
 		free(why);
 	}
 	json_decref(ids);

@@ -21,12 +21,19 @@
  * managed when any workspace records its id; one that is "deleting" is
  * left out. A new array of
  *   {"cluster", "workspace", "address", "type", "id", "status", "reason",
- *    "attrs"}
+ *    "lineage" (null before lineages), "attrs"}
  * sorted by cluster, workspace, address and id, where reason says why no
  * workspace holds it (the workspace does not exist, it records another
  * cluster, it records the address as another id, or it does not record it).
  */
-json_t *sprawl_orphans(const json_t *live, const json_t *recorded);
+/*
+ * known: {"LINEAGE": true} of every state this repository holds or held
+ * (workspaces, archived ones, first applies' locks). A resource that
+ * carries a lineage outside it is another state repository's, not an
+ * orphan: it is left out (and counted in *foreign when foreign is not NULL).
+ */
+json_t *sprawl_orphans(const json_t *live, const json_t *recorded, const json_t *known,
+		       size_t *foreign);
 
 /*
  * What one live resource costs per hour by the provider's cost hook (USD);

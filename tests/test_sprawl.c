@@ -81,7 +81,7 @@ static void test_sprawl_orphans_are_what_no_workspace_records_by_id(void **unuse
 	json_object_set_new(rec, "other-ws",
 			    state_with("demo", "other-ws", "sim_network.x", "vpc-9"));
 
-	out = sprawl_orphans(lives, rec);
+	out = sprawl_orphans(lives, rec, NULL, NULL);
 	assert_int_equal(json_array_size(out), 4);
 	/* Sorted by cluster, workspace, address. */
 	assert_string_equal(field(out, 1, "id"), "ng-1");
@@ -103,9 +103,43 @@ static void test_sprawl_orphans_are_what_no_workspace_records_by_id(void **unuse
 
 	/* Nothing recorded anywhere: every tagged, not-deleting resource is an orphan. */
 	json_object_clear(rec);
-	out = sprawl_orphans(lives, rec);
+	out = sprawl_orphans(lives, rec, NULL, NULL);
 	assert_int_equal(json_array_size(out), 6);
 	json_decref(out);
+	json_decref(lives);
+	json_decref(rec);
+}
+
+/*
+ * A resource tagged with a lineage no state here holds is another state
+ * repository's: never an orphan, so sprawl's --destroy and --adopt never
+ * reach it; one of a known lineage (a deleted workspace's) still is.
+ */
+static void test_sprawl_orphans_leave_out_other_state_repositories(void **unused)
+{
+	json_t *lives = json_array(), *rec = json_object(), *known = json_object(), *out, *l;
+	size_t foreign = 99;
+
+	(void)unused;
+	l = live("sim_network", "vpc-1", "demo", "default", "sim_network.main", "ready");
+	json_object_set_new(json_object_get(l, "tags"), "kiln:lineage", json_string("theirs"));
+	json_array_append_new(lives, l);
+	l = live("sim_network", "vpc-2", "demo", "gone", "sim_network.main", "ready");
+	json_object_set_new(json_object_get(l, "tags"), "kiln:lineage", json_string("archived"));
+	json_array_append_new(lives, l);
+	json_array_append_new(
+	    lives, live("sim_network", "vpc-3", "demo", "old", "sim_network.main", "ready"));
+	json_object_set_new(known, "archived", json_true());
+
+	out = sprawl_orphans(lives, rec, known, &foreign);
+	assert_int_equal(foreign, 1);
+	assert_int_equal(json_array_size(out), 2);
+	assert_string_equal(field(out, 0, "id"), "vpc-2");
+	assert_string_equal(field(out, 0, "lineage"), "archived");
+	assert_string_equal(field(out, 1, "id"), "vpc-3");
+	assert_true(json_is_null(json_object_get(json_array_get(out, 1), "lineage")));
+	json_decref(out);
+	json_decref(known);
 	json_decref(lives);
 	json_decref(rec);
 }
@@ -243,6 +277,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 #define T(f) cmocka_unit_test(f)
 	    T(test_sprawl_orphans_are_what_no_workspace_records_by_id),
+	    T(test_sprawl_orphans_leave_out_other_state_repositories),
 	    T(test_sprawl_hourly_uses_the_cost_hook_and_the_catalog),
 	    T(test_sprawl_stores_are_buckets_and_file_systems),
 	    T(test_sprawl_destroy_plan_deletes_users_before_what_they_use),

@@ -63,7 +63,8 @@ import json, sys
 r = json.load(open(sys.argv[1]))
 assert set(r) == {"provider", "simulated", "region", "state", "workspaces", "currency",
                   "catalog", "orphans", "unmanaged", "orphans_hourly", "unmanaged_hourly",
-                  "hourly_total", "monthly_total"}, sorted(r)
+                  "hourly_total", "monthly_total", "other_states"}, sorted(r)
+assert r["other_states"] == 0, r
 assert r["provider"] == "sim" and r["simulated"] is True and r["workspaces"] == ["default"]
 assert r["catalog"]["provider"] == "aws" and r["currency"] == "USD"
 [o] = r["orphans"]
