@@ -256,6 +256,65 @@ static void test_a_created_resource_reads_back_with_its_tags(void **state)
 	free(id);
 }
 
+/* A create names its state (kiln:lineage) and who made it (kiln:owner); claim retags only those. */
+static void test_a_create_tags_its_lineage_and_claim_retags_nothing_else(void **state)
+{
+	struct sfx *f = *state;
+	struct kiln_error err = {{0}, {0}};
+	struct prov_scope mine = {"demo", "default", json_pack("{s:s}", "team", "research")};
+	struct prov_scope theirs = {"demo", "default", NULL};
+	json_t *live = NULL, *claimed = NULL, *tags;
+
+	mine.lineage = "aaaaaaaa-0000-4000-8000-000000000001";
+	mine.owner = "Alice alice@example.com host:/a/.kiln/state.git";
+	theirs.lineage = "bbbbbbbb-0000-4000-8000-000000000002";
+	sim_open(f);
+	assert_int_equal(create(f, &mine, "sim_bucket", "data", bucket_attrs(), NULL, &live, &err),
+			 PROV_OK);
+	json_decref(mine.user_tags);
+	tags = json_object_get(live, "tags");
+	assert_string_equal(json_string_value(json_object_get(tags, "kiln:lineage")), mine.lineage);
+	assert_string_equal(json_string_value(json_object_get(tags, "kiln:owner")), mine.owner);
+	assert_string_equal(prov_live_lineage(live), mine.lineage);
+	assert_int_equal(provider_sim.claim(f->ctx, &theirs, "sim_bucket",
+					    json_string_value(json_object_get(live, "id")),
+					    &claimed, &err),
+			 PROV_OK);
+	tags = json_object_get(claimed, "tags");
+	assert_string_equal(prov_live_lineage(claimed), theirs.lineage);
+	/* No owner in the claiming scope: the old one is not left to mislead. */
+	assert_null(json_object_get(tags, "kiln:owner"));
+	assert_string_equal(json_string_value(json_object_get(tags, "team")), "research");
+	assert_string_equal(json_string_value(json_object_get(tags, "kiln:address")),
+			    "sim_bucket.data");
+	assert_true(json_equal(json_object_get(live, "attrs"), json_object_get(claimed, "attrs")));
+	json_decref(claimed);
+	assert_int_equal(provider_sim.claim(f->ctx, &theirs, "sim_nothing", "x", &claimed, &err),
+			 PROV_ERROR);
+	assert_string_equal(err.msg, "sim: no resource type sim_nothing");
+	json_decref(claimed);
+	json_decref(live);
+}
+
+/* What every cloud's tag values accept, at most 256 characters. */
+static void test_a_tag_value_keeps_only_what_every_cloud_accepts(void **unused)
+{
+	char *v = prov_tag_value("Ann <ann@x.org> h:/p a,b|c\n\xc3\xa9");
+	char long_in[400];
+
+	(void)unused;
+	assert_string_equal(v, "Ann _ann@x.org_ h:/p a_b_c___");
+	free(v);
+	memset(long_in, 'a', sizeof(long_in) - 1);
+	long_in[sizeof(long_in) - 1] = '\0';
+	v = prov_tag_value(long_in);
+	assert_int_equal(strlen(v), 256);
+	free(v);
+	v = prov_tag_value(NULL);
+	assert_string_equal(v, "");
+	free(v);
+}
+
 static void test_list_returns_only_the_resources_of_its_scope_and_type(void **state)
 {
 	struct sfx *f = *state;
@@ -2001,6 +2060,8 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 	    sim_test(test_a_created_resource_reads_back_with_its_tags),
+	    sim_test(test_a_create_tags_its_lineage_and_claim_retags_nothing_else),
+	    cmocka_unit_test(test_a_tag_value_keeps_only_what_every_cloud_accepts),
 	    sim_test(test_list_returns_only_the_resources_of_its_scope_and_type),
 	    sim_test(test_list_pages_through_five_resources_two_at_a_time),
 	    sim_test(test_a_page_token_that_the_sim_never_gave_is_refused),
