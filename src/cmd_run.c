@@ -162,15 +162,17 @@ const char *run_spec_operand(const struct cli *cli, int argc, char **argv, int o
 }
 
 /*
- * Who creates, from which state, for the kiln:owner tag another state's
- * plan shows: "NAME EMAIL STATE" with what a tag cannot hold as '_'. NULL
- * when the author cannot be told (the tag is then left out).
+ * Who creates, when, from which state, for the kiln:owner tag another
+ * state's plan shows: "NAME EMAIL at TIME from STATE", with what a tag
+ * cannot hold as '_'. NULL when the author cannot be told (the tag is then
+ * left out).
  */
 char *run_owner(struct store *s)
 {
 	struct kiln_error err = {0};
 	git_signature *sig = NULL;
-	char *raw, *loc, *out;
+	char *raw, *loc, *out, when[21];
+	int64_t now;
 
 	if (store_signature(s, &sig, &err) < 0)
 		return NULL;
@@ -183,7 +185,10 @@ char *run_owner(struct store *s)
 		loc = xasprintf("%s:%s", host, abs ? abs : store_location(s));
 		free(abs);
 	}
-	raw = xasprintf("%s %s %s", sig->name, sig->email, loc);
+	if (util_now(&now, &err) < 0)
+		now = (int64_t)time(NULL);
+	raw = xasprintf("%s %s at %s from %s", sig->name, sig->email,
+			time_format_rfc3339(now, when), loc);
 	out = prov_tag_value(raw);
 	git_signature_free(sig);
 	free(loc);

@@ -122,9 +122,9 @@ struct engine *run_engine_only(struct cli *cli, const char *spec, const struct r
 int run_open(struct run *r, struct cli *cli, struct run_flags *f, const char *spec_path, bool lock,
 	     const char *operation);
 /*
- * The kiln:owner tag of what a run creates or claims: "NAME EMAIL STATE"
- * (STATE the repository's URL, or HOST:PATH), with what a tag cannot hold
- * as '_'; NULL when the author cannot be told. Caller frees.
+ * The kiln:owner tag of what a run creates or claims: "NAME EMAIL at TIME
+ * from STATE" (STATE the repository's URL, or HOST:PATH), with what a tag
+ * cannot hold as '_'; NULL when the author cannot be told. Caller frees.
  */
 char *run_owner(struct store *s);
 /* Refresh (unless --refresh=false) and diff into r->plan. Reports errors. */
