@@ -457,6 +457,11 @@ else
 			-- env LC_ALL=C.UTF-8 MANWIDTH=80 man --warnings -l "$f"
 	done
 	[ $nman -gt 0 ] || skip "man pages" "none in man/ yet"
+	check "man: kiln-spec(5) says both providers plan and apply" 0 \
+		--out-has "act on it with one of the two providers built into this release: aws" \
+		-- env LC_ALL=C.UTF-8 MANWIDTH=2000 man -l man/kiln-spec.5
+	assert "man: no page says a provider is not planned or applied yet" sh -c \
+		'! grep -rn "not yet planned\|only provider that this release" man/' sh
 fi
 
 check "log: --log-level debug reports what was loaded, on stderr" 0 \
