@@ -30,10 +30,11 @@ const struct cmd_info cmd_validate_info = {
     .description =
 	"Check each SPEC (default ./kiln.yaml; - reads standard input) against the spec\n"
 	"format: unknown keys, wrong types, bad durations and CIDRs, names, references\n"
-	"between groups, roles and stores, and the fabric and encryption rules. Every\n"
-	"problem is printed, not only the first, as FILE:LINE:COL: error: MESSAGE with a\n"
-	"hint line when there is a fix. A valid spec prints `ok SPEC`. Nothing is sent\n"
-	"to any cloud.\n\n"
+	"between groups, roles and stores, and the fabric and encryption rules; and the\n"
+	"provider's own rules (tag keys and values as AWS takes them). Every problem is\n"
+	"printed, not only the first, as FILE:LINE:COL: error: MESSAGE with a hint line\n"
+	"when there is a fix. A valid spec prints `ok SPEC`. Nothing is sent to any\n"
+	"cloud.\n\n"
 	"Exit status: 0 when every spec is valid (warnings allowed), 1 otherwise.",
     .options = options,
     .noptions = sizeof(options) / sizeof(options[0]),

@@ -4,6 +4,7 @@
 #include "validate.h"
 
 #include "log.h"
+#include "provider.h"
 
 #include <ctype.h>
 #include <stdlib.h>
@@ -372,6 +373,18 @@ static void check_roles(struct checker *c)
 	free(names);
 }
 
+/* The provider's own rules (its tags): they live with the provider. */
+static void check_cloud(struct checker *c)
+{
+	const struct provider *p;
+
+	if (c->spec->broken & SPEC_BROKEN_PROVIDER)
+		return;
+	p = provider_find(c->spec->provider.name);
+	if (p && p->check_spec)
+		p->check_spec(c->spec, c->d);
+}
+
 int validate_spec(const struct spec *spec, struct diags *d)
 {
 	struct checker c = {spec, d};
@@ -384,6 +397,7 @@ int validate_spec(const struct spec *spec, struct diags *d)
 	check_groups(&c);
 	check_stores(&c);
 	check_roles(&c);
+	check_cloud(&c);
 	return d->errors > errors ? -1 : 0;
 }
 
