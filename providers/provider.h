@@ -182,7 +182,7 @@ struct provider {
 	/*
 	 * The cloud's own rules on a loaded spec, checked by `kiln validate`
 	 * (and so before every plan) with no context and no API call: tag keys
-	 * and values. Each problem
+	 * and values, the catalog's GPU models and instance types. Each problem
 	 * is an error added to d at its node. NULL when the cloud has none.
 	 */
 	void (*check_spec)(const struct spec *spec, struct diags *d);

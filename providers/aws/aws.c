@@ -8,6 +8,7 @@
  * workers use one context at once.
  */
 #include "aws_int.h"
+#include "expand.h"
 #include "pricing.h"
 #include "tags_aws.h"
 
@@ -471,10 +472,11 @@ static const char *aws_part_type(enum prov_part part)
 	return types[part];
 }
 
-/* Tags as strict as the strictest service kiln tags. */
+/* Tags as strict as the strictest service kiln tags; groups the catalog has. */
 static void aws_check_spec(const struct spec *spec, struct diags *d)
 {
 	tags_aws_check(spec, d);
+	pexp_check_groups(spec, d);
 }
 
 /*

@@ -70,6 +70,7 @@
  */
 #include "sim.h"
 #include "sim_int.h"
+#include "expand.h"
 #include "pricing.h"
 #include "tags_aws.h"
 
@@ -353,10 +354,11 @@ static const char *sim_part_type(enum prov_part part)
 	return types[part];
 }
 
-/* sim models AWS: AWS's rules for tags, as aws checks them. */
+/* sim models AWS: AWS's rules for tags, and its catalog, as aws checks them. */
 static void sim_check_spec(const struct spec *spec, struct diags *d)
 {
 	tags_aws_check(spec, d);
+	pexp_check_groups(spec, d);
 }
 
 /* sim prices what it simulates with AWS's catalog, as aws does. */
