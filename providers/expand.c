@@ -158,8 +158,7 @@ static char *resolution(const struct catalog_type *best, const struct catalog_ty
 	return text;
 }
 
-static int unknown_type(const char *prefix, const struct spec *spec, const struct spec_group *g,
-			struct kiln_error *err)
+static int unknown_type(const struct spec_group *g, struct kiln_error *err)
 {
 	const struct catalog *cat = &catalog_aws;
 	const char **names = xcalloc(cat->ntypes + 1, sizeof(*names));
@@ -167,7 +166,6 @@ static int unknown_type(const char *prefix, const struct spec *spec, const struc
 	size_t i, j, shown = 0;
 	struct strbuf close = {0};
 	const char *near;
-	char *at = pexp_where(spec, ynode_get(g->node, "instance_type"));
 
 	for (i = 0; i < cat->ntypes; i++) {
 		names[i] = cat->types[i].name;
@@ -184,17 +182,15 @@ static int unknown_type(const char *prefix, const struct spec *spec, const struc
 		dist[best] = (size_t)-1;
 	}
 	kiln_error_set(err,
-		       "%s%scompute.%s.instance_type: '%s' is not in the catalog (%s %s, prices "
+		       "compute.%s.instance_type: '%s' is not in the catalog (%s %s, prices "
 		       "of %s); close names: %s",
-		       prefix, at, g->name, g->instance_type, cat->provider, cat->region, cat->date,
-		       close.buf);
+		       g->name, g->instance_type, cat->provider, cat->region, cat->date, close.buf);
 	near = str_closest(g->instance_type, names, cat->ntypes);
 	if (near)
 		kiln_error_hint(err, "did you mean '%s'?", near);
 	else
 		kiln_error_hint(err, "name a type the catalog has, or ask for gpu: MODEL:COUNT");
 	sb_release(&close);
-	free(at);
 	free(dist);
 	free(names);
 	return PROV_ERROR;
@@ -329,34 +325,79 @@ json_t *pexp_role_allow(const struct spec_role *role)
 	return out;
 }
 
+/*
+ * The catalog type of a group, or -1 with err (no position in it) and *where
+ * the node the error is about.
+ */
+static int group_type(const struct spec *spec, const struct spec_group *g,
+		      const struct catalog_type **t, const struct catalog_type **next,
+		      const struct ynode **where, struct kiln_error *err)
+{
+	struct kiln_error cerr = {{0}, {0}};
+
+	*t = NULL;
+	*next = NULL;
+	if (!g->gpu_model) {
+		*where = ynode_get(g->node, "instance_type");
+		*t = catalog_find(&catalog_aws, g->instance_type);
+		return *t ? 0 : unknown_type(g, err);
+	}
+	*where = ynode_get(g->node, "gpu");
+	if (catalog_resolve(&catalog_aws, g->gpu_model, g->gpu_count,
+			    spec->network.fabric == FABRIC_EFA, t, next, &cerr) < 0) {
+		kiln_error_set(err, "compute.%s.gpu: %s", g->name, cerr.msg);
+		snprintf(err->hint, sizeof(err->hint), "%s", cerr.hint);
+		return -1;
+	}
+	return 0;
+}
+
 int pexp_group_type(const char *prefix, const struct spec *spec, const struct spec_group *g,
 		    const struct catalog_type **t, char **why, struct kiln_error *err)
 {
 	const struct catalog_type *next = NULL;
-	bool fabric_efa = spec->network.fabric == FABRIC_EFA;
+	const struct ynode *where = NULL;
+	struct kiln_error gerr = {{0}, {0}};
 
 	*why = NULL;
-	*t = NULL;
-	if (!g->gpu_model) {
-		*t = catalog_find(&catalog_aws, g->instance_type);
-		return *t ? 0 : unknown_type(prefix, spec, g, err);
-	}
-	{
-		struct kiln_error cerr = {{0}, {0}};
+	if (group_type(spec, g, t, &next, &where, &gerr) < 0) {
+		char *at = pexp_where(spec, where);
 
-		if (catalog_resolve(&catalog_aws, g->gpu_model, g->gpu_count, fabric_efa, t, &next,
-				    &cerr) < 0) {
-			char *at = pexp_where(spec, ynode_get(g->node, "gpu"));
-
-			kiln_error_set(err, "%s%scompute.%s.gpu: %s", prefix, at, g->name,
-				       cerr.msg);
-			snprintf(err->hint, sizeof(err->hint), "%s", cerr.hint);
-			free(at);
-			return -1;
-		}
+		kiln_error_set(err, "%s%s%s", prefix, at, gerr.msg);
+		snprintf(err->hint, sizeof(err->hint), "%s", gerr.hint);
+		free(at);
+		return PROV_ERROR;
 	}
-	*why = resolution(*t, next, g, fabric_efa);
+	if (g->gpu_model)
+		*why = resolution(*t, next, g, spec->network.fabric == FABRIC_EFA);
 	return 0;
+}
+
+void pexp_check_groups(const struct spec *spec, struct diags *d)
+{
+	size_t i;
+
+	/* A fabric that did not load may be the efa a type is chosen for. */
+	if (spec->broken & SPEC_BROKEN_NETWORK)
+		return;
+	for (i = 0; i < spec->ngroups; i++) {
+		const struct spec_group *g = &spec->groups[i];
+		const struct catalog_type *t, *next;
+		const struct ynode *where = NULL;
+		struct kiln_error err = {{0}, {0}};
+		struct diag *dg;
+
+		if (g->machine_bad || (!g->gpu_model && !g->instance_type))
+			continue; /* the loader has reported it */
+		if (group_type(spec, g, &t, &next, &where, &err) == 0)
+			continue;
+		if (!where)
+			where = g->key;
+		dg = diags_add(d, DIAG_ERROR, spec->file, where ? where->line : 1,
+			       where ? where->col : 1, "%s", err.msg);
+		if (err.hint[0])
+			diag_hint(dg, "%s", err.hint);
+	}
 }
 
 const struct spec_store **pexp_file_systems(const struct spec *spec, size_t *n)

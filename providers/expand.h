@@ -53,6 +53,12 @@ json_t *pexp_role_allow(const struct spec_role *role);
  */
 json_t *pexp_allow_normalize(const json_t *stmts);
 /*
+ * Every compute group the catalog cannot serve (an unknown GPU model or
+ * instance type, a GPU count or EFA no type has): an error in d at its gpu:
+ * or instance_type:, with the message and hint expand would fail with.
+ */
+void pexp_check_groups(const struct spec *spec, struct diags *d);
+/*
  * The spec's file systems (lustre and nfs stores), which every node group
  * mounts: a NULL-terminated array the caller frees, *n of them. Found once
  * per expand: a walk of every store for each group was 25 million steps for

@@ -193,6 +193,13 @@ struct provider {
 	int (*expand)(struct prov_ctx *ctx, const struct spec *spec, json_t **out,
 		      struct kiln_error *err);
 	const struct catalog *(*catalog)(struct prov_ctx *ctx);
+	/*
+	 * The cloud's own rules on a loaded spec, checked by `kiln validate`
+	 * (and so before every plan) with no context and no API call: tag keys
+	 * and values, the catalog's GPU models and instance types. Each problem
+	 * is an error added to d at its node. NULL when the cloud has none.
+	 */
+	void (*check_spec)(const struct spec *spec, struct diags *d);
 	/* NULL-terminated list of actions, e.g. {"ec2:RunInstances", NULL}. */
 	const char *const *(*iam_actions)(const char *type, enum prov_verb verb);
 	/*

@@ -471,44 +471,72 @@ static bool waiver_matches(const struct spec_waiver *w, const json_t *f)
 	       (path && strcmp(w->address, path) == 0);
 }
 
+/* Why a waiver waives nothing: KILN-WAIVE-001 to 003, each with its message and node. */
+struct waiver_problem {
+	const char *rule;
+	char *msg;
+	const struct ynode *at;
+};
+
+/* The problems of waiver i judged on today (at most 3, into p); their count. */
+static size_t waiver_problems(const struct spec *spec, size_t i, const char *today,
+			      struct waiver_problem p[3])
+{
+	const struct spec_waiver *w = &spec->waivers[i];
+	size_t n = 0;
+
+	if (!audit_rule_find(w->rule)) {
+		const char **ids = xcalloc(audit_nrules, sizeof(*ids));
+		const char *near;
+		size_t k;
+
+		for (k = 0; k < audit_nrules; k++)
+			ids[k] = audit_rules[k].id;
+		near = str_closest(w->rule, ids, audit_nrules);
+		p[n++] = (struct waiver_problem){
+		    "KILN-WAIVE-003",
+		    xasprintf("waive[%zu] waives rule '%s', which kiln does not have%s%s%s", i,
+			      w->rule, near ? " (did you mean " : "", near ? near : "",
+			      near ? "?)" : ""),
+		    spec_value_node(w->node, "rule")};
+		free(ids);
+	} else if (str_starts_with(w->rule, "KILN-WAIVE-")) {
+		p[n++] = (struct waiver_problem){
+		    "KILN-WAIVE-003",
+		    xasprintf("waive[%zu] waives %s: a waiver's own findings cannot be waived", i,
+			      w->rule),
+		    spec_value_node(w->node, "rule")};
+	}
+	if (!w->reason)
+		p[n++] = (struct waiver_problem){
+		    "KILN-WAIVE-001",
+		    xasprintf("waive[%zu] (%s) gives no reason, so it waives nothing", i, w->rule),
+		    w->node};
+	if (w->until && strcmp(w->until, today) < 0)
+		p[n++] = (struct waiver_problem){
+		    "KILN-WAIVE-002",
+		    xasprintf("waive[%zu] (%s) expired on %s, so it waives nothing", i, w->rule,
+			      w->until),
+		    spec_value_node(w->node, "until")};
+	return n;
+}
+
 static void check_waivers(struct audit *a, const char *today)
 {
-	const char **ids = xcalloc(audit_nrules, sizeof(*ids));
 	size_t i, j, nrules_found = json_array_size(a->findings);
 
-	for (i = 0; i < audit_nrules; i++)
-		ids[i] = audit_rules[i].id;
 	for (i = 0; i < a->spec->nwaivers; i++) {
 		const struct spec_waiver *w = &a->spec->waivers[i];
+		struct waiver_problem p[3];
+		size_t k, np = waiver_problems(a->spec, i, today, p), matched = 0;
 		char *path = xasprintf("waive[%zu]", i);
-		bool usable = true;
-		size_t matched = 0;
 		json_t *f;
 
-		if (!audit_rule_find(w->rule)) {
-			const char *near = str_closest(w->rule, ids, audit_nrules);
-
-			add(a, "KILN-WAIVE-003", NULL, path, spec_value_node(w->node, "rule"),
-			    "%s waives rule '%s', which kiln does not have%s%s%s", path, w->rule,
-			    near ? " (did you mean " : "", near ? near : "", near ? "?)" : "");
-			usable = false;
-		} else if (str_starts_with(w->rule, "KILN-WAIVE-")) {
-			add(a, "KILN-WAIVE-003", NULL, path, spec_value_node(w->node, "rule"),
-			    "%s waives %s: a waiver's own findings cannot be waived", path,
-			    w->rule);
-			usable = false;
+		for (k = 0; k < np; k++) {
+			add(a, p[k].rule, NULL, path, p[k].at, "%s", p[k].msg);
+			free(p[k].msg);
 		}
-		if (!w->reason) {
-			add(a, "KILN-WAIVE-001", NULL, path, w->node,
-			    "%s (%s) gives no reason, so it waives nothing", path, w->rule);
-			usable = false;
-		}
-		if (w->until && strcmp(w->until, today) < 0) {
-			add(a, "KILN-WAIVE-002", NULL, path, spec_value_node(w->node, "until"),
-			    "%s (%s) expired on %s, so it waives nothing", path, w->rule, w->until);
-			usable = false;
-		}
-		for (j = 0; usable && j < nrules_found; j++) {
+		for (j = 0; !np && j < nrules_found; j++) {
 			f = json_array_get(a->findings, j);
 			if (json_object_get(f, "waived") || !waiver_matches(w, f))
 				continue;
@@ -520,13 +548,37 @@ static void check_waivers(struct audit *a, const char *today)
 						    json_null());
 			matched++;
 		}
-		if (usable && !matched)
+		if (!np && !matched)
 			add(a, "KILN-WAIVE-004", NULL, path, w->node,
 			    "%s (%s%s%s) matches no finding", path, w->rule,
 			    w->address ? " at " : "", w->address ? w->address : "");
 		free(path);
 	}
-	free(ids);
+}
+
+int audit_check_waivers(const struct spec *spec, struct diags *d, struct kiln_error *err)
+{
+	char today[11];
+	size_t i, k, np;
+
+	if (audit_today(today, err) < 0)
+		return -1;
+	for (i = 0; i < spec->nwaivers; i++) {
+		struct waiver_problem p[3];
+
+		np = waiver_problems(spec, i, today, p);
+		for (k = 0; k < np; k++) {
+			const struct ynode *at = p[k].at ? p[k].at : spec->root;
+
+			diag_hint(diags_add(d, DIAG_ERROR, spec->file, at ? at->line : 1,
+					    at ? at->col : 1,
+					    "%s; kiln plan reports it as %s, an error", p[k].msg,
+					    p[k].rule),
+				  "%s", audit_rule_find(p[k].rule)->fix);
+			free(p[k].msg);
+		}
+	}
+	return 0;
 }
 
 /* ---- order and summary ---- */

@@ -74,6 +74,14 @@ size_t audit_errors(const json_t *plan);
 json_t *audit_sarif(const json_t *plan);
 
 /*
+ * What the plan's audit would report as errors about the spec's waivers
+ * alone (no reason, expired today, an unknown rule: KILN-WAIVE-001 to 003),
+ * as errors in d at each waiver, for `kiln validate`. -1 with err only
+ * when KILN_NOW is malformed.
+ */
+int audit_check_waivers(const struct spec *spec, struct diags *d, struct kiln_error *err);
+
+/*
  * Today (UTC) as "YYYY-MM-DD" into out: from KILN_NOW (an RFC 3339 time,
  * for tests) when set, else the clock. -1 with err when KILN_NOW is bad.
  */

@@ -245,13 +245,40 @@ static int load_state(struct run *r)
 		return -1;
 	}
 	/*
+	 * Resources recorded on one cloud are never asked about on another. An
+	 * empty state (a destroyed sim rehearsal) takes the spec's provider below.
+	 */
+	{
+		const char *sp = json_string_value(json_object_get(r->state, "provider"));
+		size_t nres = state_resource_count(r->state);
+
+		if (sp && strcmp(sp, r->e->prov->name) != 0 && nres > 0) {
+			kiln_error_set(&err,
+				       "workspace '%s' records %zu resource%s on provider '%s' "
+				       "(state.json of commit %.7s), but the spec names provider "
+				       "'%s'",
+				       ws, nres, nres == 1 ? "" : "s", sp, r->head,
+				       r->e->prov->name);
+			kiln_error_hint(
+			    &err,
+			    "use another workspace (-w NAME) for the cluster on '%s', or "
+			    "destroy this one first with a spec naming provider '%s'; "
+			    "`kiln log -p -w %s` shows who changed the state",
+			    r->e->prov->name, sp, ws);
+			cmd_report(r->cli, &err);
+			return -1;
+		}
+	}
+	/*
 	 * A workspace made empty (`kiln workspace new`, `kiln init`) names no
-	 * cluster or provider yet: the first apply's copy takes the spec's.
+	 * cluster or provider yet: the first apply's copy takes the spec's. One
+	 * that records nothing (destroyed) takes the spec's provider as well.
 	 */
 	if (!(r->ws && r->ws->exists && !r->ws->lock)) {
 		if (!state_cluster(r->state))
 			json_object_set_new(r->state, "cluster", json_string(r->e->spec->cluster));
-		if (!json_is_string(json_object_get(r->state, "provider")))
+		if (!json_is_string(json_object_get(r->state, "provider")) ||
+		    state_resource_count(r->state) == 0)
 			json_object_set_new(r->state, "provider", json_string(r->e->prov->name));
 	}
 	r->e->scope.lineage = state_lineage(r->state);

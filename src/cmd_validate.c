@@ -30,10 +30,13 @@ const struct cmd_info cmd_validate_info = {
     .description =
 	"Check each SPEC (default ./kiln.yaml; - reads standard input) against the spec\n"
 	"format: unknown keys, wrong types, bad durations and CIDRs, names, references\n"
-	"between groups, roles and stores, and the fabric and encryption rules. Every\n"
-	"problem is printed, not only the first, as FILE:LINE:COL: error: MESSAGE with a\n"
-	"hint line when there is a fix. A valid spec prints `ok SPEC`. Nothing is sent\n"
-	"to any cloud.\n\n"
+	"between groups, roles and stores, and the fabric and encryption rules; the\n"
+	"provider's own rules (tag keys and values as AWS takes them, GPU models and\n"
+	"instance types its catalog has); and, against today's date (KILN_NOW sets it,\n"
+	"for tests), the waivers a plan would count as errors (expired, no reason, an\n"
+	"unknown rule). Every problem is printed, not only the first, as\n"
+	"FILE:LINE:COL: error: MESSAGE with a hint line when there is a fix. A valid\n"
+	"spec prints `ok SPEC`. Nothing is sent to any cloud.\n\n"
 	"Exit status: 0 when every spec is valid (warnings allowed), 1 otherwise.",
     .options = options,
     .noptions = sizeof(options) / sizeof(options[0]),
@@ -89,7 +92,7 @@ int cmd_validate(int argc, char **argv, struct cli *cli)
 		struct spec_options opts = {vars.v, vars.n};
 		const char *name = strcmp(specs[i], "-") == 0 ? "<stdin>" : specs[i];
 
-		if (validate_load(&spec, specs[i], &opts, &d) < 0)
+		if (validate_load_today(&spec, specs[i], &opts, &d) < 0)
 			ret = KILN_EXIT_ERROR;
 		diags_sort(&d);
 		if (json) {

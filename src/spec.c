@@ -204,14 +204,13 @@ static void load_tags(struct loader *ld, const struct ynode *tags)
 		char *path = xasprintf("tags.%s", k->value);
 		char *v;
 
-		if (k->len > 128 || k->len == 0)
-			ld_err(ld, k, "tag key '%.40s%s' must be 1 to 128 characters", k->value,
-			       k->len > 40 ? "..." : "");
-		else if (!strncasecmp(k->value, "aws:", 4) || !strncasecmp(k->value, "kiln:", 5))
-			ld_err(ld, k,
-			       "tag key '%s' uses a reserved prefix (aws: and kiln: are not "
-			       "yours to set)",
-			       k->value);
+		/* The cloud's own rules (lengths, characters, its prefix) are the provider's. */
+		if (!strncasecmp(k->value, "kiln:", 5))
+			diag_hint(ld_err(ld, k,
+					 "tag key '%s' uses the reserved prefix kiln: (kiln sets "
+					 "those tags itself)",
+					 k->value),
+				  "name the key without kiln:, like '%s'", k->value + 5);
 		if (ynode_is_null(tags->vals[i])) {
 			diag_hint(ld_err(ld, tags->vals[i], "%s has no value", path),
 				  "write an empty value as \"\"");
@@ -219,10 +218,7 @@ static void load_tags(struct loader *ld, const struct ynode *tags)
 			continue;
 		}
 		v = ld_scalar(ld, tags->vals[i], path);
-		if (v && strlen(v) > 256) {
-			ld_err(ld, tags->vals[i], "%s: a tag value must be at most 256 characters",
-			       path);
-		} else if (v) {
+		if (v) {
 			struct spec_kv *kv = ARRAY_PUSH(spec->tags, spec->ntags, cap);
 
 			kv->key = xstrdup(k->value);

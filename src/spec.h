@@ -101,7 +101,8 @@ struct spec_group {
 	struct spec_disk disk;
 	struct spec_ref role; /* name NULL when the group has no role */
 	bool public;
-	bool public_bad; /* public: was there but not a boolean */
+	bool public_bad;  /* public: was there but not a boolean */
+	bool machine_bad; /* gpu or instance_type was reported: the catalog is not asked */
 };
 
 struct spec_store {

@@ -134,7 +134,7 @@ void ld_group(struct loader *ld, const struct ynode *key, const struct ynode *g)
 	free(where);
 
 	sub = xasprintf("%s.gpu", path);
-	ok &= load_gpu(ld, g, sub, grp);
+	grp->machine_bad = !load_gpu(ld, g, sub, grp);
 	free(sub);
 	sub = xasprintf("%s.instance_type", path);
 	if (ld_get_string(ld, g, "instance_type", sub, false, &grp->instance_type) == GOT_OK &&
@@ -144,7 +144,9 @@ void ld_group(struct loader *ld, const struct ynode *key, const struct ynode *g)
 			   "%s: '%s' is not an instance type name", sub, grp->instance_type);
 
 		diag_hint(dg, "write FAMILY.SIZE in lower case, like p5.48xlarge");
-		ok = false;
+		grp->machine_bad = true;
+	} else if (ynode_get(g, "instance_type") && !grp->instance_type) {
+		grp->machine_bad = true;
 	}
 	free(sub);
 	if (ynode_get(g, "gpu") && ynode_get(g, "instance_type")) {
@@ -152,13 +154,14 @@ void ld_group(struct loader *ld, const struct ynode *key, const struct ynode *g)
 					 "%s sets both gpu and instance_type", path);
 
 		diag_hint(dg, "keep one: gpu picks the cheapest instance type that has those GPUs");
-		ok = false;
+		grp->machine_bad = true;
 	} else if (!ynode_get(g, "gpu") && !ynode_get(g, "instance_type")) {
 		struct diag *dg = ld_err(ld, key, "%s needs gpu or instance_type", path);
 
 		diag_hint(dg, "add gpu: MODEL:COUNT (like H100:8) or instance_type: NAME");
-		ok = false;
+		grp->machine_bad = true;
 	}
+	ok &= !grp->machine_bad;
 	sub = xasprintf("%s.count", path);
 	ok &= ld_get_int(ld, g, "count", sub, false, 0, SPEC_MAX_COUNT, &grp->count) != GOT_BAD;
 	free(sub);

@@ -203,6 +203,89 @@ out:
 	return rc;
 }
 
+/*
+ * The deps of a state must have an order: apply creates a resource after
+ * what it uses and destroy deletes it first, so a resource that depends on
+ * itself, or a loop of them, would have a role deleted before the group
+ * that uses it. Deps naming no recorded resource are left alone. One walk
+ * over every resource and dep, iterative so a long chain cannot overflow.
+ */
+static int deps_cycle_check(const json_t *resources, const char *where, struct kiln_error *err)
+{
+	size_t n = json_object_size(resources), i = 0, top, k;
+	const char **addr = xcalloc(n + 1, sizeof(*addr));
+	const json_t **deps = xcalloc(n + 1, sizeof(*deps));
+	unsigned char *color = xcalloc(n + 1, 1); /* 0 new, 1 on the path, 2 done */
+	size_t *stack = xcalloc(n + 1, sizeof(*stack)), *next = xcalloc(n + 1, sizeof(*next));
+	json_t *index = json_object();
+	const char *a;
+	json_t *res;
+	int rc = 0;
+
+	json_object_foreach((json_t *)resources, a, res)
+	{
+		addr[i] = a;
+		deps[i] = json_object_get(res, "deps");
+		json_object_set_new(index, a, json_integer((json_int_t)i));
+		i++;
+	}
+	for (i = 0; i < n && rc == 0; i++) {
+		if (color[i])
+			continue;
+		top = 0;
+		stack[top] = i;
+		next[top] = 0;
+		color[i] = 1;
+		while (rc == 0) {
+			size_t cur = stack[top];
+			const json_t *d = json_array_get(deps[cur], next[top]++);
+			const json_t *to;
+
+			if (!d) {
+				color[cur] = 2;
+				if (top-- == 0)
+					break;
+				continue;
+			}
+			to = json_object_get(index, json_string_value(d));
+			if (!to)
+				continue;
+			k = (size_t)json_integer_value(to);
+			if (color[k] == 0) {
+				color[k] = 1;
+				stack[++top] = k;
+				next[top] = 0;
+			} else if (color[k] == 1 && k == cur) {
+				kiln_error_set(
+				    err, "%s: resource %s depends on itself (its deps list %s)",
+				    where, addr[k], addr[k]);
+				rc = -1;
+			} else if (color[k] == 1) {
+				struct strbuf path = {0};
+				size_t j = top;
+
+				while (stack[j] != k)
+					j--;
+				for (; j <= top; j++)
+					sb_addf(&path, "%s -> ", addr[stack[j]]);
+				sb_adds(&path, addr[k]);
+				kiln_error_set(err,
+					       "%s: resources depend on each other in a loop: %s",
+					       where, path.buf);
+				sb_release(&path);
+				rc = -1;
+			}
+		}
+	}
+	json_decref(index);
+	free(next);
+	free(stack);
+	free(color);
+	free(deps);
+	free(addr);
+	return rc;
+}
+
 int state_check(const json_t *doc, const char *where, struct kiln_error *err)
 {
 	const json_t *version, *serial, *lineage, *resources, *v;
@@ -280,7 +363,7 @@ int state_check(const json_t *doc, const char *where, struct kiln_error *err)
 			return -1;
 		}
 	}
-	return 0;
+	return deps_cycle_check(resources, where, err);
 }
 
 int state_parse(json_t **out, const char *text, size_t len, const char *where,

@@ -47,7 +47,11 @@ json_t *state_new(const char *cluster, const char *workspace, const char *provid
  */
 int state_parse(json_t **out, const char *text, size_t len, const char *where,
 		struct kiln_error *err);
-/* The checks state_parse makes, on a document already in memory. 0 or -1. */
+/*
+ * The checks state_parse makes, on a document already in memory: every key's
+ * type, and deps among the recorded resources that have an order (none lists
+ * itself, none loops). 0 or -1.
+ */
 int state_check(const json_t *doc, const char *where, struct kiln_error *err);
 
 /*

@@ -3,7 +3,9 @@
  */
 #include "validate.h"
 
+#include "audit.h"
 #include "log.h"
+#include "provider.h"
 
 #include <ctype.h>
 #include <stdlib.h>
@@ -372,6 +374,18 @@ static void check_roles(struct checker *c)
 	free(names);
 }
 
+/* The provider's own rules (tags, its catalog): they live with the provider. */
+static void check_cloud(struct checker *c)
+{
+	const struct provider *p;
+
+	if (c->spec->broken & SPEC_BROKEN_PROVIDER)
+		return;
+	p = provider_find(c->spec->provider.name);
+	if (p && p->check_spec)
+		p->check_spec(c->spec, c->d);
+}
+
 int validate_spec(const struct spec *spec, struct diags *d)
 {
 	struct checker c = {spec, d};
@@ -384,11 +398,12 @@ int validate_spec(const struct spec *spec, struct diags *d)
 	check_groups(&c);
 	check_stores(&c);
 	check_roles(&c);
+	check_cloud(&c);
 	return d->errors > errors ? -1 : 0;
 }
 
-int validate_load(struct spec **out, const char *path, const struct spec_options *opts,
-		  struct diags *d)
+static int load(struct spec **out, const char *path, const struct spec_options *opts,
+		struct diags *d, bool today)
 {
 	size_t errors = d->errors;
 	struct spec *spec = NULL;
@@ -397,6 +412,13 @@ int validate_load(struct spec **out, const char *path, const struct spec_options
 	spec_load_file(&spec, path, opts, d);
 	if (spec)
 		validate_spec(spec, d);
+	if (spec && today) {
+		struct kiln_error err = {{0}, {0}};
+
+		if (audit_check_waivers(spec, d, &err) < 0)
+			diag_hint(diags_add(d, DIAG_ERROR, spec->file, 0, 0, "%s", err.msg), "%s",
+				  err.hint);
+	}
 	if (spec)
 		log_debug("%s: %zu groups, %zu stores, %zu roles, %zu errors, %zu warnings",
 			  spec->file, spec->ngroups, spec->nstores, spec->nroles,
@@ -407,4 +429,16 @@ int validate_load(struct spec **out, const char *path, const struct spec_options
 	}
 	*out = spec;
 	return 0;
+}
+
+int validate_load(struct spec **out, const char *path, const struct spec_options *opts,
+		  struct diags *d)
+{
+	return load(out, path, opts, d, false);
+}
+
+int validate_load_today(struct spec **out, const char *path, const struct spec_options *opts,
+			struct diags *d)
+{
+	return load(out, path, opts, d, true);
 }

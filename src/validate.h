@@ -23,4 +23,13 @@ int validate_spec(const struct spec *spec, struct diags *d);
 int validate_load(struct spec **out, const char *path, const struct spec_options *opts,
 		  struct diags *d);
 
+/*
+ * validate_load() and the rules judged against today's date (KILN_NOW for
+ * tests): a waiver the plan would count as an error (expired, without a
+ * reason, of an unknown rule) is an error here too. What `kiln validate`
+ * runs; a plan reports these as audit findings instead, for its reviewer.
+ */
+int validate_load_today(struct spec **out, const char *path, const struct spec_options *opts,
+			struct diags *d);
+
 #endif

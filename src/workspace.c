@@ -9,7 +9,41 @@
 #include <time.h>
 
 #include "log.h"
+#include "provider.h"
 #include "state.h"
+
+/*
+ * A state names its provider, and every resource it records is of one of
+ * that provider's types: a hand edit of either would have the wrong cloud
+ * asked about (or told to delete) what the state records.
+ */
+static int provider_check(const json_t *doc, const char *where, struct kiln_error *err)
+{
+	const char *name = json_string_value(json_object_get(doc, "provider")), *addr;
+	const struct provider *p;
+	json_t *res;
+
+	if (!name)
+		return 0; /* a workspace no apply has written yet */
+	p = provider_find(name);
+	if (!p) {
+		kiln_error_set(err, "%s: provider '%s' is not built into this kiln", where, name);
+		return -1;
+	}
+	json_object_foreach(state_resources(doc), addr, res)
+	{
+		const char *type = json_string_value(json_object_get(res, "type"));
+
+		if (!provider_type(p, type)) {
+			kiln_error_set(err,
+				       "%s: the state names provider '%s', but resource %s is of "
+				       "type %s, which '%s' does not have",
+				       where, name, addr, type, name);
+			return -1;
+		}
+	}
+	return 0;
+}
 
 static int read_head(struct workspace *w, struct kiln_error *err)
 {
@@ -31,6 +65,11 @@ static int read_head(struct workspace *w, struct kiln_error *err)
 	where = xasprintf("state.json of workspace '%s' (commit %s)", w->name,
 			  store_short(&w->head, sh));
 	rc = state_parse(&w->state, text, len, where, err);
+	if (rc == 0 && provider_check(w->state, where, err) < 0) {
+		json_decref(w->state);
+		w->state = NULL;
+		rc = -1;
+	}
 	free(where);
 	free(text);
 	if (rc < 0) {

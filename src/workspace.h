@@ -27,7 +27,8 @@ struct workspace {
 	char *branch;
 	bool exists;   /* the branch exists */
 	git_oid head;  /* valid when exists */
-	json_t *state; /* the head's state.json, parsed and checked; NULL when !exists */
+	json_t *state; /* the head's state.json, parsed and checked (its provider's types
+			  too); NULL when !exists */
 	struct lock *lock;
 	char *archive; /* after workspace_delete_branch: the ref that keeps its history */
 };

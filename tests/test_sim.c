@@ -1830,19 +1830,71 @@ static int expand_text(struct sfx *f, const char *yaml, struct kiln_error *err)
 	return rc;
 }
 
+/*
+ * Expand what only loads: validate refuses a group the catalog lacks (see
+ * test_validate_refuses_*), and expand must still refuse it, not crash.
+ */
+static int expand_unvalidated(struct sfx *f, const char *yaml, struct kiln_error *err)
+{
+	json_t *out = NULL;
+	int rc;
+
+	if (load_spec_opts(&f->spec, yaml, NULL, &f->d) != 0) {
+		diags_dump(&f->d);
+		fail_msg("the spec does not load");
+	}
+	sim_open(f);
+	rc = provider_sim.expand(f->ctx, f->spec, &out, err);
+	f->json = out;
+	return rc;
+}
+
+static void test_validate_refuses_a_gpu_and_a_type_the_catalog_lacks(void **state)
+{
+	struct sfx *f = *state;
+
+	assert_int_equal(load_validate(&f->spec,
+				       "kiln: 1\n"
+				       "cluster: demo\n"
+				       "provider: {name: sim}\n"
+				       "compute:\n"
+				       "  trainers:\n"
+				       "    gpu: B300:8\n"
+				       "  login:\n"
+				       "    instance_type: m7i.xlarg\n",
+				       &f->d),
+			 -1);
+	assert_int_equal(f->d.errors, 2);
+	assert_int_equal(f->d.v[0].line, 6);
+	assert_int_equal(f->d.v[0].col, 10);
+	assert_string_equal(f->d.v[0].message,
+			    "compute.trainers.gpu: the catalog (aws us-east-1, prices of "
+			    "2026-11-01) has no GPU model 'B300'; it has: A10G, A100, H100, H200, "
+			    "L4, L40S, TRN1, V100");
+	assert_string_equal(f->d.v[0].hint, "write gpu: MODEL:COUNT with one of those models, "
+					    "or name an instance_type: instead");
+	assert_int_equal(f->d.v[1].line, 8);
+	assert_int_equal(f->d.v[1].col, 20);
+	assert_string_equal(f->d.v[1].message,
+			    "compute.login.instance_type: 'm7i.xlarg' is not in the catalog (aws "
+			    "us-east-1, prices of 2026-11-01); close names: m7i.xlarge, m7i.large, "
+			    "m7i.2xlarge");
+	assert_string_equal(f->d.v[1].hint, "did you mean 'm7i.xlarge'?");
+}
+
 static void test_expand_of_an_unknown_gpu_gives_the_catalog_message(void **state)
 {
 	struct sfx *f = *state;
 	struct kiln_error err = {{0}, {0}};
 
-	assert_int_equal(expand_text(f,
-				     "kiln: 1\n"
-				     "cluster: demo\n"
-				     "provider: {name: sim}\n"
-				     "compute:\n"
-				     "  trainers:\n"
-				     "    gpu: B200:8\n",
-				     &err),
+	assert_int_equal(expand_unvalidated(f,
+					    "kiln: 1\n"
+					    "cluster: demo\n"
+					    "provider: {name: sim}\n"
+					    "compute:\n"
+					    "  trainers:\n"
+					    "    gpu: B200:8\n",
+					    &err),
 			 PROV_ERROR);
 	assert_null(f->json);
 	assert_string_equal(err.msg, "sim: t.yaml:6:10: compute.trainers.gpu: the catalog (aws "
@@ -1856,14 +1908,14 @@ static void test_expand_of_an_unknown_instance_type_lists_close_names(void **sta
 	struct sfx *f = *state;
 	struct kiln_error err = {{0}, {0}};
 
-	assert_int_equal(expand_text(f,
-				     "kiln: 1\n"
-				     "cluster: demo\n"
-				     "provider: {name: sim}\n"
-				     "compute:\n"
-				     "  login:\n"
-				     "    instance_type: m7i.xlarg\n",
-				     &err),
+	assert_int_equal(expand_unvalidated(f,
+					    "kiln: 1\n"
+					    "cluster: demo\n"
+					    "provider: {name: sim}\n"
+					    "compute:\n"
+					    "  login:\n"
+					    "    instance_type: m7i.xlarg\n",
+					    &err),
 			 PROV_ERROR);
 	assert_string_equal(err.msg, "sim: t.yaml:6:20: compute.login.instance_type: 'm7i.xlarg' "
 				     "is not in the catalog (aws us-east-1, prices of 2026-11-01); "
@@ -2098,6 +2150,7 @@ int main(void)
 	    sim_test(test_expand_of_llm_pretrain_on_sim_gives_every_resource_and_dep),
 	    sim_test(test_every_expanded_resource_can_be_created_in_dependency_order),
 	    sim_test(test_a_policy_naming_a_store_that_does_not_exist_is_refused),
+	    sim_test(test_validate_refuses_a_gpu_and_a_type_the_catalog_lacks),
 	    sim_test(test_expand_of_an_unknown_gpu_gives_the_catalog_message),
 	    sim_test(test_expand_of_an_unknown_instance_type_lists_close_names),
 	    sim_test(test_expand_prices_a_spot_group_at_the_spot_price),

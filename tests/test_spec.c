@@ -776,9 +776,10 @@ static void test_tag_key_with_a_reserved_prefix_in_any_case_is_refused(void **st
 
 	load_bad(f, HEAD "tags:\n"
 			 "  Kiln:owner: me\n");
-	assert_error(
-	    &f->d, 5, 3,
-	    "tag key 'Kiln:owner' uses a reserved prefix (aws: and kiln: are not yours to set)");
+	assert_error(&f->d, 5, 3,
+		     "tag key 'Kiln:owner' uses the reserved prefix kiln: (kiln sets those tags "
+		     "itself)");
+	assert_hint(&f->d, 5, 3, "name the key without kiln:, like 'owner'");
 }
 
 static void test_empty_sections_are_ignored(void **state)

@@ -401,6 +401,62 @@ static void test_parse_rejects_a_sensitive_name_missing_from_attrs(void **state)
 				 "attrs");
 }
 
+static void test_parse_rejects_a_resource_that_depends_on_itself(void **state)
+{
+	(void)state;
+	assert_parse_error(
+	    DOC_RES("{\"type\": \"aws_db\", \"attrs\": {}, \"deps\": [\"aws_vpc.x\", "
+		    "\"aws_db.main\"]}"),
+	    WHERE ": resource aws_db.main depends on itself (its deps list aws_db.main)");
+}
+
+static void test_parse_rejects_resources_that_depend_on_each_other_in_a_loop(void **state)
+{
+	(void)state;
+	assert_parse_error(DOC("{\"r.a\": {\"type\": \"r\", \"attrs\": {}, \"deps\": [\"r.b\"]}, "
+			       "\"r.b\": {\"type\": \"r\", \"attrs\": {}, \"deps\": [\"r.c\"]}, "
+			       "\"r.c\": {\"type\": \"r\", \"attrs\": {}, \"deps\": [\"r.a\"]}, "
+			       "\"r.d\": {\"type\": \"r\", \"attrs\": {}, \"deps\": [\"r.a\"]}}"),
+			   WHERE
+			   ": resources depend on each other in a loop: r.a -> r.b -> r.c -> r.a");
+}
+
+static void test_parse_accepts_shared_deps_and_deps_on_unrecorded_addresses(void **state)
+{
+	json_t *doc;
+
+	(void)state;
+	/* A diamond is no loop, and a dep the state does not record is not one either. */
+	doc = parse_ok(DOC("{\"r.a\": {\"type\": \"r\", \"attrs\": {}, \"deps\": [\"r.b\", "
+			   "\"r.c\"]}, "
+			   "\"r.b\": {\"type\": \"r\", \"attrs\": {}, \"deps\": [\"r.d\"]}, "
+			   "\"r.c\": {\"type\": \"r\", \"attrs\": {}, \"deps\": [\"r.d\"]}, "
+			   "\"r.d\": {\"type\": \"r\", \"attrs\": {}, \"deps\": [\"r.gone\"]}}"));
+	json_decref(doc);
+}
+
+static void test_a_chain_of_ten_thousand_deps_is_checked_without_recursion(void **state)
+{
+	struct kiln_error err = {{0}};
+	json_t *doc = state_new(NULL, "default", "sim"), *res = state_resources(doc);
+	char addr[32], dep[32];
+	int i;
+
+	(void)state;
+	for (i = 0; i < 10000; i++) {
+		snprintf(addr, sizeof(addr), "r.n%d", i);
+		snprintf(dep, sizeof(dep), "r.n%d", i + 1);
+		json_object_set_new(res, addr,
+				    json_pack("{s:s, s:{}, s:[s]}", "type", "r", "attrs", "deps",
+					      i < 9999 ? dep : "r.n0"));
+	}
+	assert_int_equal(state_check(doc, "t", &err), -1);
+	assert_true(strstr(err.msg, "t: resources depend on each other in a loop: ") == err.msg);
+	json_object_set_new(json_object_get(res, "r.n9999"), "deps", json_array());
+	assert_int_equal(state_check(doc, "t", &err), 0);
+	json_decref(doc);
+}
+
 /* ---- sealing ---- */
 
 static void test_seal_seals_only_sensitive_attributes(void **state)
@@ -614,6 +670,10 @@ int main(void)
 	    cmocka_unit_test(test_parse_rejects_deps_holding_a_number),
 	    cmocka_unit_test(test_parse_rejects_sensitive_holding_a_non_string),
 	    cmocka_unit_test(test_parse_rejects_a_sensitive_name_missing_from_attrs),
+	    cmocka_unit_test(test_parse_rejects_a_resource_that_depends_on_itself),
+	    cmocka_unit_test(test_parse_rejects_resources_that_depend_on_each_other_in_a_loop),
+	    cmocka_unit_test(test_parse_accepts_shared_deps_and_deps_on_unrecorded_addresses),
+	    cmocka_unit_test(test_a_chain_of_ten_thousand_deps_is_checked_without_recursion),
 	    cmocka_unit_test(test_seal_seals_only_sensitive_attributes),
 	    cmocka_unit_test(test_seal_leaves_a_null_sensitive_value_alone),
 	    cmocka_unit_test(test_seal_a_second_time_seals_nothing),

@@ -402,6 +402,29 @@ static void test_reopening_reads_back_the_committed_state(void **state)
 	assert_true(json_equal(again->state, f->doc));
 }
 
+static void test_reopening_refuses_a_state_whose_resources_are_another_provider_s(void **state)
+{
+	struct fx *f = *state;
+	struct kiln_error err = {{0}};
+	struct workspace *w = open_ws(f, 0, f->s);
+	char sh[8], *want;
+
+	f->doc = state_new("prod", WS, "aws");
+	json_object_set_new(
+	    state_resources(f->doc), "sim_network.main",
+	    json_pack("{s:s, s:s, s:{}}", "type", "sim_network", "id", "vpc-1", "attrs"));
+	commit(w, f->doc, "create");
+	assert_int_equal(workspace_open(&f->w[1], f->other, WS, &err), -1);
+	assert_null(f->w[1]);
+	want = xasprintf("state.json of workspace '%s' (commit %s): the state names provider "
+			 "'aws', but resource sim_network.main is of type sim_network, which "
+			 "'aws' does not have",
+			 WS, store_short(&w->head, sh));
+	assert_string_equal(err.msg, want);
+	assert_true(strstr(err.hint, "back at the last good commit (git update-ref)") != NULL);
+	free(want);
+}
+
 static void test_commit_on_a_moved_head_fails_naming_both_commits(void **state)
 {
 	struct fx *f = *state;
@@ -636,6 +659,7 @@ int main(void)
 	    ws_test(test_extra_trailers_follow_the_kiln_ones),
 	    ws_test(test_stored_state_is_the_canonical_text_of_the_document),
 	    ws_test(test_reopening_reads_back_the_committed_state),
+	    ws_test(test_reopening_refuses_a_state_whose_resources_are_another_provider_s),
 	    ws_test(test_commit_on_a_moved_head_fails_naming_both_commits),
 	    ws_test(test_racing_first_commits_keep_the_winner),
 	    ws_test(test_open_of_a_corrupt_state_names_the_workspace_and_commit),

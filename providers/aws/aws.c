@@ -8,7 +8,9 @@
  * workers use one context at once.
  */
 #include "aws_int.h"
+#include "expand.h"
 #include "pricing.h"
+#include "tags_aws.h"
 
 #include "aws/aws.h"
 
@@ -474,6 +476,13 @@ static const char *aws_part_type(enum prov_part part)
 	return types[part];
 }
 
+/* Tags as strict as the strictest service kiln tags; groups the catalog has. */
+static void aws_check_spec(const struct spec *spec, struct diags *d)
+{
+	tags_aws_check(spec, d);
+	pexp_check_groups(spec, d);
+}
+
 /*
  * Instances, root volumes, public addresses and Lustre are priced from the
  * catalog; S3 and EFS are billed by use; the network, roles and the links
@@ -502,6 +511,7 @@ const struct provider provider_aws = {
     .close = aws_close,
     .expand = aws_expand,
     .catalog = aws_catalog,
+    .check_spec = aws_check_spec,
     .iam_actions = aws_iam_actions,
     .iam_policy = aws_iam_policy,
     .preflight = aws_preflight,

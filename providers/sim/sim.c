@@ -70,7 +70,9 @@
  */
 #include "sim.h"
 #include "sim_int.h"
+#include "expand.h"
 #include "pricing.h"
+#include "tags_aws.h"
 
 #include <errno.h>
 #include <stdio.h>
@@ -352,6 +354,13 @@ static const char *sim_part_type(enum prov_part part)
 	return types[part];
 }
 
+/* sim models AWS: AWS's rules for tags, and its catalog, as aws checks them. */
+static void sim_check_spec(const struct spec *spec, struct diags *d)
+{
+	tags_aws_check(spec, d);
+	pexp_check_groups(spec, d);
+}
+
 /* sim prices what it simulates with AWS's catalog, as aws does. */
 static void sim_cost(struct prov_ctx *ctx, const char *type, const json_t *attrs,
 		     json_t *components, json_t *unpriced)
@@ -376,6 +385,7 @@ const struct provider provider_sim = {
     .close = sim_close,
     .expand = sim_expand,
     .catalog = sim_catalog,
+    .check_spec = sim_check_spec,
     .iam_actions = sim_iam_actions,
     .part_type = sim_part_type,
     .cost = sim_cost,

@@ -151,6 +151,62 @@ en_lifecycle() {
 	cd "$E2E_ROOT" || exit 1
 }
 
+# A hand-edited state: its deps must have an order, and its resources its provider's types.
+en_state_shape() {
+	en_new_dir examples/quickstart.yaml
+	check "engine: state shape: the quickstart applies" 0 -- "$KILN" apply --auto-approve
+	"$KILN" state pull >good.json
+	en_count=$(python3 "$E2E_ROOT/tests/e2e/sim_inspect.py" .kiln/sim count)
+	en_edit() { # FILE PYTHON: good.json edited by PYTHON (d is the document), forged as the head
+		python3 -c 'import json, sys
+d = json.load(open("good.json"))
+exec(sys.argv[1])
+print(json.dumps(d))' "$2" >"$1"
+		st_forge_head .kiln/state.git "$(cat "$1")"
+		en_head=$(git --git-dir=.kiln/state.git rev-parse --short=7 refs/heads/default)
+	}
+	en_hint="  hint: \`kiln log -p -w default\` shows how it changed; point refs/heads/default in .kiln/state.git back at the last good commit (git update-ref)"
+	en_edit self.json 'd["resources"]["sim_role.trainer"]["deps"] = ["sim_role.trainer"]'
+	check "engine: state shape: destroy refuses a resource that depends on itself" 1 --out "" \
+		--err "kiln: destroy: state.json of workspace 'default' (commit $en_head): resource sim_role.trainer depends on itself (its deps list sim_role.trainer)
+$en_hint" \
+		-- "$KILN" destroy --auto-approve
+	assert "engine: state shape: the refused destroy deleted nothing" \
+		test "$(python3 "$E2E_ROOT/tests/e2e/sim_inspect.py" .kiln/sim count)" = "$en_count"
+	en_edit loop.json 'd["resources"]["sim_role.trainer"]["deps"] = ["sim_node_group.trainers"]'
+	check "engine: state shape: plan refuses resources that depend on each other in a loop" 1 \
+		--out "" \
+		--err "kiln: plan: state.json of workspace 'default' (commit $en_head): resources depend on each other in a loop: sim_node_group.trainers -> sim_role.trainer -> sim_node_group.trainers
+$en_hint" \
+		-- "$KILN" plan
+	en_edit provider.json 'd["provider"] = "aws"'
+	check "engine: state shape: a state naming another provider than its resources' is refused" 1 \
+		--out "" \
+		--err "kiln: destroy: state.json of workspace 'default' (commit $en_head): the state names provider 'aws', but resource sim_bucket.checkpoints is of type sim_bucket, which 'aws' does not have
+$en_hint" \
+		-- "$KILN" destroy --auto-approve
+	en_edit unknown.json 'd["provider"] = "gcp"'
+	check "engine: state shape: a state naming a provider kiln does not have is refused" 1 \
+		--out "" \
+		--err "kiln: state: state.json of workspace 'default' (commit $en_head): provider 'gcp' is not built into this kiln
+$en_hint" \
+		-- "$KILN" state list
+	assert "engine: state shape: nothing was deleted by any refused run" \
+		test "$(python3 "$E2E_ROOT/tests/e2e/sim_inspect.py" .kiln/sim count)" = "$en_count"
+	en_edit aws.json 'd["provider"] = "aws"; d["resources"] = {"aws_vpc.main": {"type": "aws_vpc", "id": "vpc-0123456789abcdef0", "attrs": {}}}'
+	check "engine: state shape: a spec on another provider than the recorded resources is refused" 1 \
+		--out "" \
+		--err "kiln: plan: workspace 'default' records 1 resource on provider 'aws' (state.json of commit $en_head), but the spec names provider 'sim'
+  hint: use another workspace (-w NAME) for the cluster on 'sim', or destroy this one first with a spec naming provider 'aws'; \`kiln log -p -w default\` shows who changed the state" \
+		-- "$KILN" plan
+	en_edit empty.json 'd["provider"] = "aws"; d["resources"] = {}'
+	check "engine: state shape: a state that records nothing takes the spec's provider" 0 \
+		-- "$KILN" apply --auto-approve
+	assert "engine: state shape: the apply recorded provider sim" sh -c \
+		'"$1" state pull | grep -qx "  \"provider\": \"sim\","' sh "$KILN"
+	cd "$E2E_ROOT" || exit 1
+}
+
 en_errors() {
 	en_new_dir examples/quickstart.yaml
 	sed -i 's/gpu: H100:8/gpu: B200:8/' kiln.yaml
@@ -445,6 +501,7 @@ engine_tests() {
 		en_lifecycle
 		en_allow
 		en_errors
+		en_state_shape
 		en_json_events
 		en_critical_path
 		en_tty

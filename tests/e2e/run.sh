@@ -186,6 +186,31 @@ check "file: a directory" 1 --out "" \
 	--err "tests/specs: error: cannot read tests/specs: Is a directory" \
 	-- "$KILN" validate tests/specs
 
+# --- waivers judged against the clock (KILN_NOW), as the plan's audit judges them ---
+cat >"$T/waive-clock.yaml" <<'EOF_SPEC'
+kiln: 1
+cluster: waivers
+provider: {name: sim}
+network:
+  ingress:
+    - {port: 22, from: 0.0.0.0/0}
+compute:
+  login: {instance_type: m7i.xlarge, public: true}
+waive:
+  - {rule: KILN-NET-002, reason: "bastion for the on-call", until: 2027-01-31}
+EOF_SPEC
+check "waive: validate accepts a waiver on its last day" 0 --err "" \
+	--out "ok $T/waive-clock.yaml" \
+	-- env KILN_NOW=2027-01-31T23:59:59Z "$KILN" validate "$T/waive-clock.yaml"
+check "waive: validate refuses a waiver the day after it expired" 1 --out "" \
+	--err "$T/waive-clock.yaml:10:68: error: waive[0] (KILN-NET-002) expired on 2027-01-31, so it waives nothing; kiln plan reports it as KILN-WAIVE-002, an error
+  hint: Fix what the waiver covered, or review it and move \`until:\` forward." \
+	-- env KILN_NOW=2027-02-01T00:00:00Z "$KILN" validate "$T/waive-clock.yaml"
+check "waive: validate with a malformed KILN_NOW says so" 1 --out "" \
+	--err "$T/waive-clock.yaml: error: KILN_NOW 'soon' is not an RFC 3339 time
+  hint: write it like 2027-01-31T12:00:00Z, or unset it" \
+	-- env KILN_NOW=soon "$KILN" validate "$T/waive-clock.yaml"
+
 # --- several specs in one run ---
 check "several: all valid" 0 --err "" \
 	--out "ok examples/quickstart.yaml${NL}ok tests/specs/valid/sim-defaults.yaml${NL}ok tests/specs/valid/every-tier.yaml" \
@@ -459,6 +484,11 @@ else
 			-- env LC_ALL=C.UTF-8 MANWIDTH=80 man --warnings -l "$f"
 	done
 	[ $nman -gt 0 ] || skip "man pages" "none in man/ yet"
+	check "man: kiln-spec(5) says both providers plan and apply" 0 \
+		--out-has "act on it with one of the two providers built into this release: aws" \
+		-- env LC_ALL=C.UTF-8 MANWIDTH=2000 man -l man/kiln-spec.5
+	assert "man: no page says a provider is not planned or applied yet" sh -c \
+		'! grep -rn "not yet planned\|only provider that this release" man/' sh
 fi
 
 check "log: --log-level debug reports what was loaded, on stderr" 0 \
