@@ -1029,19 +1029,21 @@ int store_read_file(struct store *s, const git_oid *commit, const char *name, ch
 	char sh[8];
 	int ret = -1;
 
+	/* Every message names the commit: its short id is made once, before any of them. */
+	store_short(commit, sh);
 	if (git_commit_lookup(&c, s->repo, commit) != 0 || git_commit_tree(&tree, c) != 0) {
-		kiln_error_set(err, "cannot read commit %s in %s: %s", store_short(commit, sh),
-			       s->location, store_git_error());
+		kiln_error_set(err, "cannot read commit %s in %s: %s", sh, s->location,
+			       store_git_error());
 		goto out;
 	}
 	if (git_tree_entry_bypath(&entry, tree, name) != 0 ||
 	    git_tree_entry_type(entry) != GIT_OBJECT_BLOB) {
-		kiln_error_set(err, "commit %s in %s has no %s", store_short(commit, sh),
-			       s->location, name);
+		kiln_error_set(err, "commit %s in %s has no %s", sh, s->location, name);
 		goto out;
 	}
 	if (git_blob_lookup(&blob, s->repo, git_tree_entry_id(entry)) != 0) {
-		kiln_error_set(err, "cannot read %s of commit %s: %s", name, sh, store_git_error());
+		kiln_error_set(err, "cannot read %s of commit %s in %s: %s", name, sh, s->location,
+			       store_git_error());
 		goto out;
 	}
 	*len = (size_t)git_blob_rawsize(blob);

@@ -499,6 +499,58 @@ static void test_ref_names_of_a_workspace(void **state)
 	free(lock);
 }
 
+/*
+ * A commit whose tree names state.json as a blob but points it at the empty
+ * tree: the blob read fails after the tree read succeeded (written through
+ * the object database, since libgit2 refuses to build such a tree).
+ */
+static git_oid commit_with_bad_blob_entry(struct store *s)
+{
+	static const char empty_tree[] = "4b825dc642cb6eb9a060e54bf8d69288fbee4904";
+	git_odb *odb = NULL;
+	git_oid target, tree_id, commit_id;
+	git_tree *tree = NULL;
+	git_signature *sig = NULL;
+	char raw[64];
+	size_t n;
+
+	git_oid_fromstr(&target, empty_tree);
+	n = (size_t)snprintf(raw, sizeof(raw), "100644 %s", STORE_STATE_FILE) + 1;
+	memcpy(raw + n, target.id, GIT_OID_RAWSZ);
+	if (git_repository_odb(&odb, store_repo(s)) != 0 ||
+	    git_odb_write(&target, odb, "", 0, GIT_OBJECT_TREE) != 0 ||
+	    git_odb_write(&tree_id, odb, raw, n + GIT_OID_RAWSZ, GIT_OBJECT_TREE) != 0 ||
+	    git_tree_lookup(&tree, store_repo(s), &tree_id) != 0 ||
+	    git_signature_now(&sig, "Test", "test@example.com") != 0 ||
+	    git_commit_create_v(&commit_id, store_repo(s), NULL, sig, sig, NULL, "bad entry", tree,
+				0) != 0)
+		fail_msg("cannot write the commit: %s", store_git_error());
+	git_signature_free(sig);
+	git_tree_free(tree);
+	git_odb_free(odb);
+	return commit_id;
+}
+
+static void test_read_file_of_an_unreadable_blob_names_the_commit(void **state)
+{
+	struct fx *f = *state;
+	struct kiln_error err = {{0}};
+	struct store *s = open_local(f);
+	git_oid c = commit_with_bad_blob_entry(s);
+	char *text = NULL, sh[8];
+	char *want;
+	size_t len = 0;
+
+	/* Garbage where the short id belongs, if it was never made. */
+	assert_int_equal(store_read_file(s, &c, STORE_STATE_FILE, &text, &len, &err), -1);
+	assert_null(text);
+	want = xasprintf("cannot read state.json of commit %s in %s: the requested type does "
+			 "not match the type in the ODB",
+			 store_short(&c, sh), store_location(s));
+	assert_string_equal(err.msg, want);
+	free(want);
+}
+
 /* ---- a file:// remote ---- */
 
 /* A bare remote.git in the test's directory, and its file:// URL; caller frees the URL. */
@@ -650,6 +702,7 @@ int main(void)
 	    store_test(test_open_without_a_location_uses_kiln_state),
 	    store_test(test_committed_file_reads_back_through_a_created_ref),
 	    store_test(test_read_file_of_a_missing_name_names_the_commit),
+	    store_test(test_read_file_of_an_unreadable_blob_names_the_commit),
 	    store_test(test_create_of_an_existing_ref_reports_exists_and_keeps_it),
 	    store_test(test_update_from_the_expected_value_moves_the_ref),
 	    store_test(test_update_from_a_stale_value_reports_moved_and_keeps_the_ref),
