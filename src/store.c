@@ -1222,22 +1222,36 @@ bool store_damaged(struct store *s, struct kiln_error *err)
 bool store_object_error(struct store *s, int rc, const char *kind, const git_oid *id,
 			struct kiln_error *err)
 {
+	const git_error *e = git_error_last();
 	char hex[GIT_OID_HEXSZ + 1];
-	char *what;
-
 	git_odb *odb = NULL;
+	char *what;
 	bool there;
 
 	if (store_damaged(s, err))
 		return true;
-	if (rc != GIT_ENOTFOUND || !id)
+	if (!id || rc == 0)
+		return false;
+	git_oid_tostr(hex, sizeof(hex), id);
+	/*
+	 * Every loose object went through odbcheck: an object that does not
+	 * inflate, or hashes to another name, is in a pack (libgit2 checks only
+	 * a pack's length and trailer against its index).
+	 */
+	if (rc != GIT_ENOTFOUND && e && e->message &&
+	    (e->klass == GIT_ERROR_ZLIB || strstr(e->message, "hash mismatch"))) {
+		what = xasprintf("%s %s cannot be read from its pack (%s)", kind, hex, e->message);
+		damage_set(s, err, what);
+		free(what);
+		return true;
+	}
+	if (rc != GIT_ENOTFOUND)
 		return false;
 	/* libgit2 says "not found" of an object of another kind than asked, too. */
 	there = git_repository_odb(&odb, s->repo) != 0 || git_odb_exists(odb, id);
 	git_odb_free(odb);
 	if (there)
 		return false;
-	git_oid_tostr(hex, sizeof(hex), id);
 	what = xasprintf("%s %s is missing (no loose object, and no pack that matches its "
 			 "index holds it)",
 			 kind, hex);

@@ -554,6 +554,19 @@ state_damaged() {
 	check "a cut pack: the head commit is named missing, with the repair" 1 \
 		--err "$(printf 'kiln: state: the state repository .kiln/state.git is damaged: commit %s is missing (no loose object, and no pack that matches its index holds it)\n  hint: %s' "$(git --git-dir=good.git rev-parse default)" "$st_hint")" \
 		-- timeout 20 "$KILN" state list
+	# Bytes changed inside the blob's data in a pack (its length and trailer still match the index).
+	rm -rf .kiln/state.git
+	cp -a good.git .kiln/state.git
+	git --git-dir=.kiln/state.git gc -q
+	st_pack=$(ls .kiln/state.git/objects/pack/*.pack)
+	st_oid=$(git --git-dir=good.git rev-parse default:state.json)
+	st_at=$(git verify-pack -v "${st_pack%.pack}.idx" | awk -v o="$st_oid" '$1 == o { print $5 + 40 }')
+	chmod u+w "$st_pack"
+	printf '\377\000\377\000' | dd of="$st_pack" bs=1 seek="$st_at" conv=notrunc 2>/dev/null
+	check "a pack changed inside the blob: it is named, with the repair" 1 \
+		--err-has "kiln: plan: the state repository .kiln/state.git is damaged: blob $st_oid cannot be read from its pack (" \
+		--err-has "  hint: $st_hint" \
+		-- timeout 20 "$KILN" plan
 	cd "$E2E_ROOT" || exit 1
 }
 
