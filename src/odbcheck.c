@@ -10,6 +10,7 @@
 
 #include "util.h"
 
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <git2/sys/odb_backend.h>
@@ -19,7 +20,6 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
-#include <dirent.h>
 #include <zlib.h>
 
 /* The longest header git writes: "commit 18446744073709551615\0". */
@@ -28,7 +28,7 @@
 struct odbcheck {
 	git_odb_backend parent; /* first: libgit2 hands this back to every callback */
 	char *gitdir;		/* the repository's directory, ending in '/' */
-	git_oid *sound;		/* open addressing: ids whose header reads are checked */
+	git_oid *sound;		/* ids checked sound (open addressing) */
 	size_t sound_cap;	/* a power of two, or 0 */
 	size_t sound_n;
 	bool damaged; /* the fields below describe the first damaged object */
@@ -164,8 +164,10 @@ static int load(struct odbcheck *c, const git_oid *id, const char *rel, void **d
 		free(file);
 		if (ret == 1)
 			return 1;
-		snprintf(why, sizeof(why), "cannot be read: %s", strerror(errno));
-		return damage(c, id, kind, rel, why);
+		/* Not damage: a file kiln may not read says so, through libgit2's error. */
+		snprintf(why, sizeof(why), "cannot read %s: %s", rel, strerror(errno));
+		git_error_set_str(GIT_ERROR_OS, why);
+		return GIT_ERROR;
 	}
 	memset(&zs, 0, sizeof(zs));
 	if (inflateInit(&zs) != Z_OK) {
