@@ -17,7 +17,7 @@ FUZZ_CC  ?= clang
 FUZZ_SECONDS ?= 600
 BUILD    ?= build
 
-PKGS      := libcurl openssl jansson libgit2 yaml-0.1 libxml-2.0
+PKGS      := libcurl openssl jansson libgit2 yaml-0.1 libxml-2.0 zlib
 PKG_CFLAGS = $(shell pkg-config --cflags $(PKGS) 2>/dev/null)
 PKG_LIBS   = $(shell pkg-config --libs $(PKGS) 2>/dev/null)
 CMOCKA     = $(shell pkg-config --cflags --libs cmocka 2>/dev/null)

@@ -83,27 +83,46 @@ static int print_line(const git_diff_delta *d, const git_diff_hunk *h, const git
 	return 0;
 }
 
-/* The patch a commit made to the state, as text. */
-static char *commit_patch(git_repository *repo, git_commit *c)
+/*
+ * The patch a commit made to the state, as text (*out, caller frees). A commit,
+ * tree or blob that cannot be read fails it: a patch with a part missing would
+ * read as a change that was never made.
+ */
+static int commit_patch(struct store *s, git_commit *c, char **out, struct kiln_error *err)
 {
 	git_commit *parent = NULL;
 	git_tree *a = NULL, *b = NULL;
 	git_diff *diff = NULL;
 	struct strbuf sb = {0};
+	int rc = -1;
 
-	if (git_commit_parentcount(c) > 0 && git_commit_parent(&parent, c, 0) == 0)
-		git_commit_tree(&a, parent);
-	git_commit_tree(&b, c);
-	if (git_diff_tree_to_tree(&diff, repo, a, b, NULL) == 0)
-		git_diff_print(diff, GIT_DIFF_FORMAT_PATCH, print_line, &sb);
+	*out = NULL;
+	if ((git_commit_parentcount(c) > 0 &&
+	     (git_commit_parent(&parent, c, 0) != 0 || git_commit_tree(&a, parent) != 0)) ||
+	    git_commit_tree(&b, c) != 0 ||
+	    git_diff_tree_to_tree(&diff, store_repo(s), a, b, NULL) != 0 ||
+	    git_diff_print(diff, GIT_DIFF_FORMAT_PATCH, print_line, &sb) != 0) {
+		char sh[8];
+
+		if (!store_damaged(s, err))
+			kiln_error_set(err, "cannot read the change of commit %s in %s: %s",
+				       store_short(git_commit_id(c), sh), store_location(s),
+				       store_git_error());
+		free(sb_detach(&sb));
+		goto out;
+	}
+	*out = sb_detach(&sb);
+	rc = 0;
+out:
 	git_diff_free(diff);
 	git_tree_free(a);
 	git_tree_free(b);
 	git_commit_free(parent);
-	return sb_detach(&sb);
+	return rc;
 }
 
-static json_t *commit_json(git_repository *repo, git_commit *c, bool patch)
+static int commit_json(struct store *s, git_commit *c, bool patch, json_t **out,
+		       struct kiln_error *err)
 {
 	const git_signature *a = git_commit_author(c);
 	char id[GIT_OID_HEXSZ + 1], when[32];
@@ -115,12 +134,17 @@ static json_t *commit_json(git_repository *repo, git_commit *c, bool patch)
 		      git_commit_summary(c) ? git_commit_summary(c) : "", "message",
 		      git_commit_message(c));
 	if (patch) {
-		char *p = commit_patch(repo, c);
+		char *p;
 
+		if (commit_patch(s, c, &p, err) < 0) {
+			json_decref(o);
+			return -1;
+		}
 		json_object_set_new(o, "patch", json_string(p));
 		free(p);
 	}
-	return o;
+	*out = o;
+	return 0;
 }
 
 int cmd_log(int argc, char **argv, struct cli *cli)
@@ -128,7 +152,7 @@ int cmd_log(int argc, char **argv, struct cli *cli)
 	struct store_flags flags = {0};
 	struct cli_parser p;
 	struct store *s = NULL;
-	struct kiln_error err;
+	struct kiln_error err = {0};
 	git_revwalk *walk = NULL;
 	git_oid oid, head;
 	const char *ws;
@@ -194,19 +218,34 @@ int cmd_log(int argc, char **argv, struct cli *cli)
 		cmd_report(cli, &err);
 		goto out;
 	}
-	if (git_revwalk_new(&walk, store_repo(s)) != 0 || git_revwalk_push(walk, &head) != 0) {
-		cli_error(cli, NULL, "cannot walk the history: %s", store_git_error());
+	if (git_revwalk_new(&walk, store_repo(s)) != 0 ||
+	    (rc = git_revwalk_push(walk, &head)) != 0 ||
+	    git_revwalk_sorting(walk, GIT_SORT_TOPOLOGICAL | GIT_SORT_TIME) != 0) {
+		if (!store_object_error(s, rc, "commit", &head, &err))
+			kiln_error_set(&err, "cannot walk the history: %s", store_git_error());
+		cmd_report(cli, &err);
 		goto out;
 	}
-	git_revwalk_sorting(walk, GIT_SORT_TOPOLOGICAL | GIT_SORT_TIME);
-	while ((max < 0 || n < max) && git_revwalk_next(&oid, walk) == 0) {
+	while ((max < 0 || n < max) && (rc = git_revwalk_next(&oid, walk)) != GIT_ITEROVER) {
 		git_commit *c = NULL;
+		json_t *o;
+		bool stepped = rc == 0; /* a failed step of the walk names no commit */
 
-		if (git_commit_lookup(&c, store_repo(s), &oid) != 0)
-			break;
+		if (rc != 0 || (rc = git_commit_lookup(&c, store_repo(s), &oid)) != 0) {
+			if (!store_object_error(s, rc, "commit", stepped ? &oid : NULL, &err))
+				kiln_error_set(&err, "cannot walk the history: %s",
+					       store_git_error());
+			cmd_report(cli, &err);
+			goto out;
+		}
 		n++;
 		if (json) {
-			json_array_append_new(arr, commit_json(store_repo(s), c, patch));
+			if (commit_json(s, c, patch, &o, &err) < 0) {
+				git_commit_free(c);
+				cmd_report(cli, &err);
+				goto out;
+			}
+			json_array_append_new(arr, o);
 		} else {
 			const git_signature *a = git_commit_author(c);
 			char when[32], sh[8];
@@ -216,8 +255,13 @@ int cmd_log(int argc, char **argv, struct cli *cli)
 			       git_commit_summary(c) ? git_commit_summary(c) : "",
 			       store_short(&oid, sh));
 			if (patch) {
-				char *d = commit_patch(store_repo(s), c);
+				char *d;
 
+				if (commit_patch(s, c, &d, &err) < 0) {
+					git_commit_free(c);
+					cmd_report(cli, &err);
+					goto out;
+				}
 				printf("%s\n", d);
 				free(d);
 			}
@@ -353,12 +397,12 @@ int cmd_show(int argc, char **argv, struct cli *cli)
 	struct store_flags flags = {0};
 	struct cli_parser p;
 	struct store *s = NULL;
-	struct kiln_error err;
+	struct kiln_error err = {0};
 	git_commit *c = NULL;
 	git_oid oid;
 	bool json = false, only_approvals = false;
 	const char *trusted = NULL;
-	int opt, ret = KILN_EXIT_ERROR;
+	int rc, opt, ret = KILN_EXIT_ERROR;
 
 	cli_parser_init(&p, cli, &cmd_show_info, argc, argv);
 	while ((opt = cli_next(&p)) != CLI_DONE) {
@@ -400,21 +444,31 @@ int cmd_show(int argc, char **argv, struct cli *cli)
 		cmd_report(cli, &err);
 		goto out;
 	}
-	if (git_commit_lookup(&c, store_repo(s), &oid) != 0) {
-		cli_error(cli, NULL, "cannot read commit: %s", store_git_error());
+	if ((rc = git_commit_lookup(&c, store_repo(s), &oid)) != 0) {
+		if (!store_object_error(s, rc, "commit", &oid, &err))
+			kiln_error_set(&err, "cannot read commit: %s", store_git_error());
+		cmd_report(cli, &err);
 		goto out;
 	}
 	if (json) {
-		json_t *o = commit_json(store_repo(s), c, true);
+		json_t *o;
 
+		if (commit_json(s, c, true, &o, &err) < 0) {
+			cmd_report(cli, &err);
+			goto out;
+		}
 		jsonw_dumpf(o, stdout, JSON_INDENT(2));
 		fputc('\n', stdout);
 		json_decref(o);
 	} else {
 		const git_signature *a = git_commit_author(c);
 		char id[GIT_OID_HEXSZ + 1], when[32];
-		char *d = commit_patch(store_repo(s), c);
+		char *d;
 
+		if (commit_patch(s, c, &d, &err) < 0) {
+			cmd_report(cli, &err);
+			goto out;
+		}
 		git_oid_tostr(id, sizeof(id), &oid);
 		printf("commit %s\nAuthor: %s <%s>\nDate:   %s\n\n%s\n%s", id, a->name, a->email,
 		       time_format_rfc3339((int64_t)a->when.time, when), git_commit_message(c), d);

@@ -85,7 +85,7 @@ static void print_json(json_t *v)
 
 static int state_list(struct state_cmd *c)
 {
-	struct kiln_error err;
+	struct kiln_error err = {0};
 	json_t *res, *arr;
 	const char *addr;
 	json_t *r;
@@ -135,7 +135,7 @@ static void no_such_resource(struct state_cmd *c, const char *addr)
 
 static int state_show(struct state_cmd *c, const char *addr)
 {
-	struct kiln_error err;
+	struct kiln_error err = {0};
 	struct crypt_key key;
 	int have_key = 0;
 	json_t *view;
@@ -192,7 +192,7 @@ static int state_show(struct state_cmd *c, const char *addr)
 
 static int state_pull(struct state_cmd *c)
 {
-	struct kiln_error err;
+	struct kiln_error err = {0};
 	char *text;
 
 	if (workspace_require(c->ws, &err) < 0) {
@@ -208,7 +208,7 @@ static int state_pull(struct state_cmd *c)
 static int lock_workspace(struct state_cmd *c, const char *operation)
 {
 	struct lock_options lo = {operation, c->flags.lock_timeout};
-	struct kiln_error err;
+	struct kiln_error err = {0};
 
 	if (workspace_lock(c->ws, &lo, &err) < 0) {
 		cmd_report(c->cli, &err);
@@ -219,7 +219,7 @@ static int lock_workspace(struct state_cmd *c, const char *operation)
 
 static int state_rm(struct state_cmd *c, char **addrs, int n)
 {
-	struct kiln_error err;
+	struct kiln_error err = {0};
 	struct strbuf summary = {0};
 	json_t *next;
 	char *label;
@@ -275,7 +275,7 @@ out:
 
 static int state_push(struct state_cmd *c, const char *file)
 {
-	struct kiln_error err;
+	struct kiln_error err = {0};
 	struct crypt_key key;
 	int have_key, ret = KILN_EXIT_ERROR;
 	char *text = NULL, *label = NULL, *summary = NULL;
@@ -449,7 +449,7 @@ int cmd_state(int argc, char **argv, struct cli *cli)
 	const char *spec = NULL, *from = NULL;
 	struct state_cmd c = {.cli = cli};
 	struct cli_parser p;
-	struct kiln_error err;
+	struct kiln_error err = {0};
 	const char *sub;
 	char **ops;
 	int opt, nops, ret = KILN_EXIT_ERROR;

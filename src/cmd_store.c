@@ -36,7 +36,7 @@ void cmd_report(const struct cli *cli, const struct kiln_error *err)
 int store_flags_open(const struct store_flags *f, const struct cli *cli, bool create,
 		     struct store **s, struct workspace **w)
 {
-	struct kiln_error err;
+	struct kiln_error err = {0};
 
 	*s = NULL;
 	if (w)

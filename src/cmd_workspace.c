@@ -55,7 +55,7 @@ const struct cmd_info cmd_force_unlock_info = {
 
 static int ws_list(struct store *s, const char *selected, const struct cli *cli)
 {
-	struct kiln_error err;
+	struct kiln_error err = {0};
 	char **names;
 	size_t n, i;
 
@@ -87,7 +87,7 @@ static int ws_list(struct store *s, const char *selected, const struct cli *cli)
 static int ws_new(struct store *s, const char *name, const struct cli *cli)
 {
 	struct workspace *w = NULL;
-	struct kiln_error err;
+	struct kiln_error err = {0};
 	char *summary = NULL;
 	int ret = KILN_EXIT_ERROR;
 
@@ -116,7 +116,7 @@ out:
 static int ws_delete(struct store *s, const char *name, int64_t timeout, const struct cli *cli)
 {
 	struct workspace *w = NULL;
-	struct kiln_error err;
+	struct kiln_error err = {0};
 	struct lock_options lo = {"workspace delete", timeout};
 	int ret = KILN_EXIT_ERROR;
 	size_t n;
@@ -190,7 +190,7 @@ int cmd_workspace(int argc, char **argv, struct cli *cli)
 	if (store_flags_open(&flags, cli, strcmp(sub, "new") == 0, &s, NULL) < 0)
 		goto out;
 	{
-		struct kiln_error err;
+		struct kiln_error err = {0};
 
 		if (store_sync(s, &err) < 0) {
 			cmd_report(cli, &err);
@@ -214,7 +214,7 @@ int cmd_force_unlock(int argc, char **argv, struct cli *cli)
 	struct store_flags flags = {0};
 	struct cli_parser p;
 	struct store *s = NULL;
-	struct kiln_error err;
+	struct kiln_error err = {0};
 	bool force = false;
 	const char *ws;
 	int opt, ret = KILN_EXIT_ERROR;

@@ -152,7 +152,9 @@ int lock_read(struct store *s, const char *workspace, struct lock_info *info, gi
 	free(ref);
 	if (rc != 0)
 		return rc;
-	if (git_commit_lookup(&c, store_repo(s), oid) != 0) {
+	if ((rc = git_commit_lookup(&c, store_repo(s), oid)) != 0) {
+		if (store_object_error(s, rc, "commit", oid, err))
+			return -1;
 		kiln_error_set(err, "cannot read the lock of workspace '%s': %s", workspace,
 			       store_git_error());
 		return -1;
@@ -244,7 +246,7 @@ static void *renew_main(void *arg)
 
 static void release_for_signal(struct lock *l)
 {
-	struct kiln_error err;
+	struct kiln_error err = {0};
 	struct store *s = NULL;
 
 	/* Our own handle: the main thread's may be in use. */

@@ -14,6 +14,7 @@
 #include "store.h"
 
 #include "log.h"
+#include "odbcheck.h"
 
 #include <errno.h>
 #include <limits.h>
@@ -31,12 +32,13 @@
 
 struct store {
 	git_repository *repo;
-	char *location; /* what the user gave, or the default */
-	char *path;	/* the repository on disk: the location, or the cache for a URL */
-	char *url;	/* NULL for a local store */
-	int cache_fd;	/* flock on the cache, -1 until first used */
-	int repo_fd;	/* flock on the repository whose refs change (local, or a file://
-			 * remote) while cache_lock() holds, else -1 */
+	struct odbcheck *check; /* reads loose objects before libgit2 does; owned by repo */
+	char *location;		/* what the user gave, or the default */
+	char *path;		/* the repository on disk: the location, or the cache for a URL */
+	char *url;		/* NULL for a local store */
+	int cache_fd;		/* flock on the cache, -1 until first used */
+	int repo_fd;		/* flock on the repository whose refs change (local, or a file://
+				 * remote) while cache_lock() holds, else -1 */
 };
 
 /*
@@ -147,8 +149,9 @@ static int mkdir_p(const char *path, struct kiln_error *err)
 	return ret;
 }
 
-static int open_or_init(git_repository **repo, const char *path, const char *what,
-			struct kiln_error *err)
+/* Open the bare repository at path, or create it; its loose objects are checked (odbcheck). */
+static int open_or_init(git_repository **repo, struct odbcheck **check, const char *path,
+			const char *what, struct kiln_error *err)
 {
 	struct stat st;
 
@@ -168,8 +171,10 @@ static int open_or_init(git_repository **repo, const char *path, const char *wha
 			return -1;
 		}
 		git_repository_free(r);
-		if (git_repository_open_bare(repo, path) == 0)
+		if (git_repository_open_bare(repo, path) == 0 && odbcheck_attach(check, *repo) == 0)
 			return 0;
+		git_repository_free(*repo);
+		*repo = NULL;
 		kiln_error_set(err, "%s %s cannot be opened as a bare git repository: %s", what,
 			       path, store_git_error());
 		kiln_error_hint(err, "check that it is one and that kiln may read and write it");
@@ -198,9 +203,11 @@ static int open_or_init(git_repository **repo, const char *path, const char *wha
 			       strerror(errno));
 		goto out;
 	}
-	if (git_repository_open_bare(repo, path) != 0) {
+	if (git_repository_open_bare(repo, path) != 0 || odbcheck_attach(check, *repo) != 0) {
 		kiln_error_set(err, "cannot open the state repository %s: %s", path,
 			       store_git_error());
+		git_repository_free(*repo);
+		*repo = NULL;
 		goto out;
 	}
 	rc = 0;
@@ -260,13 +267,14 @@ static int open_store(struct store **out, const char *location, bool create, str
 
 		cache_lock(s);
 		fresh = stat(s->path, &st) != 0;
-		rc = open_or_init(&s->repo, s->path, "the state cache", err);
+		rc = open_or_init(&s->repo, &s->check, s->path, "the state cache", err);
 		if (rc == 0)
 			rc = sync_locked(s, err);
 		/* A first fetch that failed leaves no empty cache behind. */
 		if (rc < 0 && fresh) {
 			git_repository_free(s->repo);
 			s->repo = NULL;
+			s->check = NULL;
 			remove_tree(s->path);
 		}
 		cache_unlock(s);
@@ -290,7 +298,8 @@ static int open_store(struct store **out, const char *location, bool create, str
 					;
 		}
 		if (rc == 0)
-			rc = open_or_init(&s->repo, s->path, "the state repository", err);
+			rc =
+			    open_or_init(&s->repo, &s->check, s->path, "the state repository", err);
 		if (fd >= 0)
 			close(fd);
 		free(parent);
@@ -395,6 +404,103 @@ static int remote_new(struct store *s, git_remote **remote, struct kiln_error *e
 	return 0;
 }
 
+static int remote_check_blob(const char *root, const git_tree_entry *entry, void *payload)
+{
+	git_object *obj = NULL;
+	int rc;
+
+	(void)root;
+	if (git_tree_entry_type(entry) != GIT_OBJECT_BLOB)
+		return 0;
+	rc = git_tree_entry_to_object(&obj, payload, entry);
+	git_object_free(obj);
+	return rc;
+}
+
+/* The tree of commit id in r, and with blobs every blob under it: 0 or libgit2's error. */
+static int remote_check_commit(git_repository *r, const git_oid *id, bool blobs)
+{
+	git_commit *c = NULL;
+	git_tree *tree = NULL;
+	int rc;
+
+	rc = git_commit_lookup(&c, r, id);
+	if (rc == 0)
+		rc = git_commit_tree(&tree, c);
+	if (rc == 0 && blobs)
+		rc = git_tree_walk(tree, GIT_TREEWALK_PRE, remote_check_blob, r);
+	git_tree_free(tree);
+	git_commit_free(c);
+	return rc;
+}
+
+/*
+ * libgit2's local transport reads a file:// remote through a repository of
+ * its own, with no odbcheck in front: one truncated loose object there would
+ * hang the fetch (libgit2 1.5.1). So read first, through a checked
+ * repository, what the fetch will read: every commit of the remote's refs
+ * that the cache lacks, with its tree and blobs, and the trees of the commits
+ * both have, where the walk stops. Other failures are left to the fetch to
+ * report.
+ */
+static int remote_check(struct store *s, struct kiln_error *err)
+{
+	static const char *const globs[] = {"refs/heads/*", "refs/kiln/*"};
+	const char *path = s->url + strlen("file://");
+	git_repository *r = NULL;
+	git_revwalk *walk = NULL;
+	git_odb *mine = NULL;
+	struct odbcheck *check = NULL;
+	const char *kind, *file, *why;
+	git_oid id;
+	size_t i;
+	int ret = 0;
+
+	if (git_repository_open_bare(&r, path) != 0 || odbcheck_attach(&check, r) != 0 ||
+	    git_repository_odb(&mine, s->repo) != 0 || git_revwalk_new(&walk, r) != 0)
+		goto out;
+	for (i = 0; i < ARRAY_SIZE(globs); i++) {
+		git_reference_iterator *it = NULL;
+		git_reference *ref;
+
+		if (git_reference_iterator_glob_new(&it, r, globs[i]) != 0)
+			continue;
+		while (git_reference_next(&ref, it) == 0) {
+			const git_oid *target = git_reference_target(ref);
+
+			/* Not a commit, or a bad ref: the fetch reports it. */
+			if (target && git_odb_exists(mine, target)) {
+				if (git_revwalk_hide(walk, target) == 0)
+					remote_check_commit(r, target, false);
+			} else if (target) {
+				git_revwalk_push(walk, target);
+			}
+			git_reference_free(ref);
+		}
+		git_reference_iterator_free(it);
+	}
+	while (!odbcheck_damage(check, &id, &kind, &file, &why) && git_revwalk_next(&id, walk) == 0)
+		remote_check_commit(r, &id, true);
+	if (odbcheck_damage(check, &id, &kind, &file, &why)) {
+		char hex[GIT_OID_HEXSZ + 1];
+
+		git_oid_tostr(hex, sizeof(hex), &id);
+		kiln_error_set(err, "the state remote %s is damaged: %s %s (%s) %s", s->location,
+			       kind, hex, file, why);
+		kiln_error_hint(err,
+				"`git --git-dir=%s fsck` lists every damaged object; restore "
+				"them from a backup, or from a kiln cache of this remote "
+				"(.kiln/cache/ in another checkout)",
+				path);
+		ret = -1;
+	}
+out:
+	git_revwalk_free(walk);
+	git_odb_free(mine);
+	git_repository_free(r);
+	return ret;
+}
+
 static int sync_locked(struct store *s, struct kiln_error *err)
 {
 	static char *specs[] = {"+refs/heads/*:refs/heads/*", "+refs/kiln/*:refs/kiln/*"};
@@ -412,10 +518,20 @@ static int sync_locked(struct store *s, struct kiln_error *err)
 	fo.update_fetchhead = 0;
 	fo.callbacks.credentials = credentials;
 	log_debug("fetching state from %s into %s", s->location, s->path);
+	if (str_starts_with(s->url, "file://") && remote_check(s, err) < 0)
+		goto out;
 	if (git_remote_fetch(remote, &arr, &fo, NULL) != 0) {
+		if (store_damaged(s, err))
+			goto out;
 		kiln_error_set(err, "cannot fetch state from %s: %s", s->location,
 			       store_git_error());
-		if (str_starts_with(s->url, "file://"))
+		if (str_starts_with(s->url, "file://") && strstr(store_git_error(), "not found"))
+			kiln_error_hint(err,
+					"the remote lacks an object its refs need: `git "
+					"--git-dir=%s fsck` lists what is damaged; restore it "
+					"from a backup",
+					s->url + strlen("file://"));
+		else if (str_starts_with(s->url, "file://"))
 			kiln_error_hint(err, "check the URL; a file:// remote must be a bare "
 					     "repository (git init --bare PATH)");
 		else
@@ -543,7 +659,7 @@ static int remote_push(struct store *s, const char *refspec, struct kiln_error *
 		if (strstr(msg, "already exists") || strstr(msg, "not present locally") ||
 		    strstr(msg, "fastforward"))
 			ret = STORE_MOVED;
-		else
+		else if (!store_damaged(s, err))
 			kiln_error_set(err, "cannot push %s to %s: %s", refspec, s->location, msg);
 	} else {
 		ret = 0;
@@ -609,8 +725,9 @@ static int ref_create_locked(struct store *s, const char *ref, const git_oid *oi
 	if (rc == GIT_ELOCKED)
 		return stale_ref_lock(s, ref, err);
 	if (rc != 0) {
-		kiln_error_set(err, "cannot create %s in %s: %s", ref, s->location,
-			       store_git_error());
+		if (!store_damaged(s, err))
+			kiln_error_set(err, "cannot create %s in %s: %s", ref, s->location,
+				       store_git_error());
 		return -1;
 	}
 	if (s->url) {
@@ -676,8 +793,9 @@ static int ref_update_locked(struct store *s, const char *ref, const git_oid *ex
 	if (rc == GIT_EMODIFIED || rc == GIT_ENOTFOUND)
 		return STORE_MOVED;
 	if (rc != 0) {
-		kiln_error_set(err, "cannot update %s in %s: %s", ref, s->location,
-			       store_git_error());
+		if (!store_damaged(s, err))
+			kiln_error_set(err, "cannot update %s in %s: %s", ref, s->location,
+				       store_git_error());
 		return -1;
 	}
 	if (s->url) {
@@ -987,7 +1105,8 @@ int store_commit_file(struct store *s, const git_oid *parent, const char *name, 
 	git_commit *pc = NULL;
 	git_signature *sig = NULL;
 	const git_commit *parents[1];
-	int ret = -1;
+	char sh[8];
+	int rc, ret = -1;
 
 	if (store_signature(s, &sig, err) < 0)
 		return -1;
@@ -996,11 +1115,15 @@ int store_commit_file(struct store *s, const git_oid *parent, const char *name, 
 	    (name && git_treebuilder_insert(NULL, tb, name, &blob, GIT_FILEMODE_BLOB) != 0) ||
 	    git_treebuilder_write(&tree_id, tb) != 0 ||
 	    git_tree_lookup(&tree, s->repo, &tree_id) != 0) {
-		kiln_error_set(err, "cannot write to %s: %s", s->location, store_git_error());
+		if (!store_damaged(s, err))
+			kiln_error_set(err, "cannot write to %s: %s", s->location,
+				       store_git_error());
 		goto out;
 	}
-	if (parent && git_commit_lookup(&pc, s->repo, parent) != 0) {
-		kiln_error_set(err, "cannot read commit in %s: %s", s->location, store_git_error());
+	if (parent && (rc = git_commit_lookup(&pc, s->repo, parent)) != 0) {
+		if (!store_object_error(s, rc, "commit", parent, err))
+			kiln_error_set(err, "cannot read commit %s in %s: %s",
+				       store_short(parent, sh), s->location, store_git_error());
 		goto out;
 	}
 	parents[0] = pc;
@@ -1027,21 +1150,27 @@ int store_read_file(struct store *s, const git_oid *commit, const char *name, ch
 	git_tree_entry *entry = NULL;
 	git_blob *blob = NULL;
 	char sh[8];
-	int ret = -1;
+	int rc, ret = -1;
 
-	if (git_commit_lookup(&c, s->repo, commit) != 0 || git_commit_tree(&tree, c) != 0) {
-		kiln_error_set(err, "cannot read commit %s in %s: %s", store_short(commit, sh),
-			       s->location, store_git_error());
+	/* Every message names the commit: its short id is made once, before any of them. */
+	store_short(commit, sh);
+	if ((rc = git_commit_lookup(&c, s->repo, commit)) != 0 ||
+	    (rc = git_commit_tree(&tree, c)) != 0) {
+		if (!store_object_error(s, rc, c ? "tree" : "commit",
+					c ? git_commit_tree_id(c) : commit, err))
+			kiln_error_set(err, "cannot read commit %s in %s: %s", sh, s->location,
+				       store_git_error());
 		goto out;
 	}
 	if (git_tree_entry_bypath(&entry, tree, name) != 0 ||
 	    git_tree_entry_type(entry) != GIT_OBJECT_BLOB) {
-		kiln_error_set(err, "commit %s in %s has no %s", store_short(commit, sh),
-			       s->location, name);
+		kiln_error_set(err, "commit %s in %s has no %s", sh, s->location, name);
 		goto out;
 	}
-	if (git_blob_lookup(&blob, s->repo, git_tree_entry_id(entry)) != 0) {
-		kiln_error_set(err, "cannot read %s of commit %s: %s", name, sh, store_git_error());
+	if ((rc = git_blob_lookup(&blob, s->repo, git_tree_entry_id(entry))) != 0) {
+		if (!store_object_error(s, rc, "blob", git_tree_entry_id(entry), err))
+			kiln_error_set(err, "cannot read %s of commit %s in %s: %s", name, sh,
+				       s->location, store_git_error());
 		goto out;
 	}
 	*len = (size_t)git_blob_rawsize(blob);
@@ -1053,6 +1182,82 @@ out:
 	git_tree_free(tree);
 	git_commit_free(c);
 	return ret;
+}
+
+/* "the state repository PATH" or "the state cache PATH of URL": what is damaged, and its repair. */
+static void damage_set(struct store *s, struct kiln_error *err, const char *what)
+{
+	if (s->url) {
+		kiln_error_set(err, "the state cache %s of %s is damaged: %s", s->path, s->location,
+			       what);
+		kiln_error_hint(err,
+				"remove the cache (rm -rf %s); the next run fetches it again "
+				"from %s",
+				s->path, s->location);
+	} else {
+		kiln_error_set(err, "the state repository %s is damaged: %s", s->path, what);
+		kiln_error_hint(err,
+				"`git --git-dir=%s fsck` lists every damaged object; restore "
+				"them from a backup or a clone of this repository",
+				s->path);
+	}
+}
+
+bool store_damaged(struct store *s, struct kiln_error *err)
+{
+	const char *kind, *file, *why;
+	char hex[GIT_OID_HEXSZ + 1];
+	git_oid id;
+	char *what;
+
+	if (!s || !odbcheck_damage(s->check, &id, &kind, &file, &why))
+		return false;
+	git_oid_tostr(hex, sizeof(hex), &id);
+	what = xasprintf("%s %s (%s) %s", kind, hex, file, why);
+	damage_set(s, err, what);
+	free(what);
+	return true;
+}
+
+bool store_object_error(struct store *s, int rc, const char *kind, const git_oid *id,
+			struct kiln_error *err)
+{
+	const git_error *e = git_error_last();
+	char hex[GIT_OID_HEXSZ + 1];
+	git_odb *odb = NULL;
+	char *what;
+	bool there;
+
+	if (store_damaged(s, err))
+		return true;
+	if (!id || rc == 0)
+		return false;
+	git_oid_tostr(hex, sizeof(hex), id);
+	/*
+	 * Every loose object went through odbcheck: an object that does not
+	 * inflate, or hashes to another name, is in a pack (libgit2 checks only
+	 * a pack's length and trailer against its index).
+	 */
+	if (rc != GIT_ENOTFOUND && e && e->message &&
+	    (e->klass == GIT_ERROR_ZLIB || strstr(e->message, "hash mismatch"))) {
+		what = xasprintf("%s %s cannot be read from its pack (%s)", kind, hex, e->message);
+		damage_set(s, err, what);
+		free(what);
+		return true;
+	}
+	if (rc != GIT_ENOTFOUND)
+		return false;
+	/* libgit2 says "not found" of an object of another kind than asked, too. */
+	there = git_repository_odb(&odb, s->repo) != 0 || git_odb_exists(odb, id);
+	git_odb_free(odb);
+	if (there)
+		return false;
+	what = xasprintf("%s %s is missing (no loose object, and no pack that matches its "
+			 "index holds it)",
+			 kind, hex);
+	damage_set(s, err, what);
+	free(what);
+	return true;
 }
 
 const char *store_short(const git_oid *oid, char buf[8])
@@ -1067,11 +1272,24 @@ int store_resolve(struct store *s, const char *spec, git_oid *out, struct kiln_e
 	int ret = -1;
 
 	if (git_revparse_single(&obj, s->repo, spec) != 0) {
+		git_reference *ref = NULL;
+		bool damaged = store_damaged(s, err);
+
+		/* A ref whose commit cannot be found: the repository lost it. */
+		if (!damaged && git_reference_dwim(&ref, s->repo, spec) == 0 &&
+		    git_reference_target(ref))
+			damaged = store_object_error(s, GIT_ENOTFOUND, "commit",
+						     git_reference_target(ref), err);
+		git_reference_free(ref);
+		if (damaged)
+			return -1;
 		kiln_error_set(err, "no commit '%s' in %s", spec, s->location);
 		kiln_error_hint(err, "`kiln log` lists the commits of a workspace");
 		return -1;
 	}
 	if (git_object_peel(&peeled, obj, GIT_OBJECT_COMMIT) != 0) {
+		if (store_damaged(s, err))
+			goto out;
 		kiln_error_set(err, "'%s' in %s is not a commit", spec, s->location);
 		goto out;
 	}

@@ -93,6 +93,20 @@ char *store_lock_ref(const char *workspace);
 /* Workspace names: 1-64 of [A-Za-z0-9._-], not starting with '.' or '-'. */
 bool store_workspace_name_ok(const char *name);
 
+/*
+ * A damaged object was met since the store was opened (a loose object that
+ * is truncated, does not inflate or does not hash to its name): fill err
+ * with the object, its file and the repair, and return true. Every failed
+ * read of the repository asks this first.
+ */
+bool store_damaged(struct store *s, struct kiln_error *err);
+/*
+ * The same after reading the object id of the given kind failed with rc; a
+ * missing object (GIT_ENOTFOUND: a truncated or removed pack) is damage too.
+ */
+bool store_object_error(struct store *s, int rc, const char *kind, const git_oid *id,
+			struct kiln_error *err);
+
 /* Last libgit2 error message, for kiln_error texts. */
 const char *store_git_error(void);
 

@@ -499,6 +499,246 @@ static void test_ref_names_of_a_workspace(void **state)
 	free(lock);
 }
 
+/*
+ * A commit whose tree names state.json as a blob but points it at the empty
+ * tree: the blob read fails after the tree read succeeded (written through
+ * the object database, since libgit2 refuses to build such a tree).
+ */
+static git_oid commit_with_bad_blob_entry(struct store *s)
+{
+	static const char empty_tree[] = "4b825dc642cb6eb9a060e54bf8d69288fbee4904";
+	git_odb *odb = NULL;
+	git_oid target, tree_id, commit_id;
+	git_tree *tree = NULL;
+	git_signature *sig = NULL;
+	char raw[64];
+	size_t n;
+
+	git_oid_fromstr(&target, empty_tree);
+	n = (size_t)snprintf(raw, sizeof(raw), "100644 %s", STORE_STATE_FILE) + 1;
+	memcpy(raw + n, target.id, GIT_OID_RAWSZ);
+	if (git_repository_odb(&odb, store_repo(s)) != 0 ||
+	    git_odb_write(&target, odb, "", 0, GIT_OBJECT_TREE) != 0 ||
+	    git_odb_write(&tree_id, odb, raw, n + GIT_OID_RAWSZ, GIT_OBJECT_TREE) != 0 ||
+	    git_tree_lookup(&tree, store_repo(s), &tree_id) != 0 ||
+	    git_signature_now(&sig, "Test", "test@example.com") != 0 ||
+	    git_commit_create_v(&commit_id, store_repo(s), NULL, sig, sig, NULL, "bad entry", tree,
+				0) != 0)
+		fail_msg("cannot write the commit: %s", store_git_error());
+	git_signature_free(sig);
+	git_tree_free(tree);
+	git_odb_free(odb);
+	return commit_id;
+}
+
+static void test_read_file_of_an_unreadable_blob_names_the_commit(void **state)
+{
+	struct fx *f = *state;
+	struct kiln_error err = {{0}};
+	struct store *s = open_local(f);
+	git_oid c = commit_with_bad_blob_entry(s);
+	char *text = NULL, sh[8];
+	char *want;
+	size_t len = 0;
+
+	/* Garbage where the short id belongs, if it was never made. */
+	assert_int_equal(store_read_file(s, &c, STORE_STATE_FILE, &text, &len, &err), -1);
+	assert_null(text);
+	want = xasprintf("cannot read state.json of commit %s in %s: the requested type does "
+			 "not match the type in the ODB",
+			 store_short(&c, sh), store_location(s));
+	assert_string_equal(err.msg, want);
+	free(want);
+}
+
+/* ---- damaged objects ---- */
+
+/* The loose file of object id in repo; caller frees. */
+static char *loose_file(git_repository *repo, const git_oid *id)
+{
+	char hex[GIT_OID_HEXSZ + 1];
+
+	git_oid_tostr(hex, sizeof(hex), id);
+	return xasprintf("%sobjects/%.2s/%s", git_repository_path(repo), hex, hex + 2);
+}
+
+/* Cut the loose file of id to size bytes (git writes them read-only). */
+static void truncate_object(git_repository *repo, const git_oid *id, off_t size)
+{
+	char *p = loose_file(repo, id);
+
+	if (chmod(p, 0644) != 0 || truncate(p, size) != 0)
+		fail_msg("cannot truncate %s", p);
+	free(p);
+}
+
+static off_t object_file_size(git_repository *repo, const git_oid *id)
+{
+	char *p = loose_file(repo, id);
+	struct stat st;
+
+	if (stat(p, &st) != 0)
+		fail_msg("no loose file %s", p);
+	free(p);
+	return st.st_size;
+}
+
+/* The blob of state.json in commit c. */
+static git_oid state_blob(git_repository *repo, const git_oid *c)
+{
+	git_commit *commit = NULL;
+	git_tree *tree = NULL;
+	git_oid id;
+
+	if (git_commit_lookup(&commit, repo, c) != 0 || git_commit_tree(&tree, commit) != 0)
+		fail_msg("cannot read the commit: %s", store_git_error());
+	git_oid_cpy(&id, git_tree_entry_id(git_tree_entry_byname(tree, STORE_STATE_FILE)));
+	git_tree_free(tree);
+	git_commit_free(commit);
+	return id;
+}
+
+/* Close slot 0 and open state.git again: nothing read before is cached. */
+static struct store *reopen_local(struct fx *f)
+{
+	store_free(f->stores[0]);
+	f->stores[0] = NULL;
+	return open_local(f);
+}
+
+/* What the repair hint of a local store says. */
+static char *local_hint(struct store *s)
+{
+	return xasprintf("`git --git-dir=%s fsck` lists every damaged object; restore them from a "
+			 "backup or a clone of this repository",
+			 store_location(s));
+}
+
+static const char big_state[] = "{\n  \"resources\": {\"sim_bucket.data\": {\"type\": "
+				"\"sim_bucket\", \"id\": \"b-1\"}},\n  \"serial\": 1\n}\n";
+
+static void test_a_truncated_blob_fails_at_once_naming_it_and_the_repair(void **state)
+{
+	struct fx *f = *state;
+	struct kiln_error err = {{0}};
+	struct store *s = open_local(f);
+	git_oid c = commit_text(s, NULL, big_state, "first"), blob;
+	char hex[GIT_OID_HEXSZ + 1], *text = NULL, *want, *hint;
+	size_t len = 0;
+	off_t size;
+
+	blob = state_blob(store_repo(s), &c);
+	size = object_file_size(store_repo(s), &blob) - 4; /* its checksum cut off */
+	truncate_object(store_repo(s), &blob, size);
+	s = reopen_local(f);
+	alarm(20); /* libgit2 1.5.1 alone loops forever here */
+	assert_int_equal(store_read_file(s, &c, STORE_STATE_FILE, &text, &len, &err), -1);
+	alarm(0);
+	git_oid_tostr(hex, sizeof(hex), &blob);
+	want = xasprintf("the state repository %s is damaged: blob %s (objects/%.2s/%s) is "
+			 "truncated: its file ends after %lld bytes, before the end of its "
+			 "compressed content (%zu bytes announced)",
+			 store_location(s), hex, hex, hex + 2, (long long)size, strlen(big_state));
+	hint = local_hint(s);
+	assert_string_equal(err.msg, want);
+	assert_string_equal(err.hint, hint);
+	assert_null(text);
+	free(hint);
+	free(want);
+}
+
+static void test_a_commit_cut_inside_its_header_is_an_object_of_unknown_kind(void **state)
+{
+	struct fx *f = *state;
+	struct kiln_error err = {{0}};
+	struct store *s = open_local(f);
+	git_oid c = commit_text(s, NULL, big_state, "first");
+	char hex[GIT_OID_HEXSZ + 1], *text = NULL, *want;
+	size_t len = 0;
+
+	truncate_object(store_repo(s), &c, 2); /* the zlib header alone */
+	s = reopen_local(f);
+	alarm(20);
+	assert_int_equal(store_read_file(s, &c, STORE_STATE_FILE, &text, &len, &err), -1);
+	alarm(0);
+	git_oid_tostr(hex, sizeof(hex), &c);
+	want = xasprintf("the state repository %s is damaged: object %s (objects/%.2s/%s) is "
+			 "truncated: its file ends after 2 bytes, inside the object header",
+			 store_location(s), hex, hex, hex + 2);
+	assert_string_equal(err.msg, want);
+	free(want);
+}
+
+static void test_an_object_whose_content_is_another_s_is_damaged(void **state)
+{
+	struct fx *f = *state;
+	struct kiln_error err = {{0}};
+	struct store *s = open_local(f);
+	git_oid a = commit_text(s, NULL, "{\"a\": 1}\n", "a");
+	git_oid b = commit_text(s, NULL, "{\"b\": 2}\n", "b");
+	git_oid blob_a = state_blob(store_repo(s), &a), blob_b = state_blob(store_repo(s), &b);
+	char *from = loose_file(store_repo(s), &blob_a), *to = loose_file(store_repo(s), &blob_b);
+	char hex[GIT_OID_HEXSZ + 1], *text = NULL, *want;
+	size_t len = 0;
+
+	if (chmod(to, 0644) != 0 || rename(from, to) != 0)
+		fail_msg("cannot move %s over %s", from, to);
+	s = reopen_local(f);
+	assert_int_equal(store_read_file(s, &b, STORE_STATE_FILE, &text, &len, &err), -1);
+	git_oid_tostr(hex, sizeof(hex), &blob_b);
+	want = xasprintf("the state repository %s is damaged: blob %s (objects/%.2s/%s) holds "
+			 "content whose SHA-1 is not its name",
+			 store_location(s), hex, hex, hex + 2);
+	assert_string_equal(err.msg, want);
+	free(want);
+	free(from);
+	free(to);
+}
+
+static void test_a_missing_commit_is_damage_with_the_repair(void **state)
+{
+	struct fx *f = *state;
+	struct kiln_error err = {{0}};
+	struct store *s = open_local(f);
+	git_oid c = commit_text(s, NULL, big_state, "first");
+	char hex[GIT_OID_HEXSZ + 1], *p = loose_file(store_repo(s), &c), *text = NULL, *want;
+	char *hint;
+	size_t len = 0;
+
+	assert_int_equal(unlink(p), 0);
+	s = reopen_local(f);
+	assert_int_equal(store_read_file(s, &c, STORE_STATE_FILE, &text, &len, &err), -1);
+	git_oid_tostr(hex, sizeof(hex), &c);
+	want = xasprintf("the state repository %s is damaged: commit %s is missing (no loose "
+			 "object, and no pack that matches its index holds it)",
+			 store_location(s), hex);
+	hint = local_hint(s);
+	assert_string_equal(err.msg, want);
+	assert_string_equal(err.hint, hint);
+	free(hint);
+	free(want);
+	free(p);
+}
+
+static void test_sound_objects_read_the_same_through_the_check(void **state)
+{
+	struct fx *f = *state;
+	struct kiln_error err = {{0}};
+	struct store *s = open_local(f);
+	git_oid c = commit_text(s, NULL, big_state, "first"), got;
+	char *text = NULL, sh[8];
+	size_t len = 0;
+
+	s = reopen_local(f);
+	/* An abbreviated id is checked too (read_prefix), then resolved by libgit2. */
+	assert_int_equal(store_resolve(s, store_short(&c, sh), &got, &err), 0);
+	assert_true(git_oid_equal(&got, &c));
+	assert_int_equal(store_read_file(s, &c, STORE_STATE_FILE, &text, &len, &err), 0);
+	assert_int_equal(len, strlen(big_state));
+	assert_string_equal(text, big_state);
+	free(text);
+}
+
 /* ---- a file:// remote ---- */
 
 /* A bare remote.git in the test's directory, and its file:// URL; caller frees the URL. */
@@ -641,6 +881,104 @@ static void test_remote_delete_from_the_expected_value_removes_it_there(void **s
 	free(url);
 }
 
+static void test_a_damaged_object_in_the_cache_says_to_remove_the_cache(void **state)
+{
+	struct fx *f = *state;
+	struct kiln_error err = {{0}};
+	char *url = make_remote(f);
+	struct store *s = open_as_machine(f, 0, url, "m1");
+	git_oid c = commit_text(s, NULL, big_state, "from m1"), blob;
+	char hex[GIT_OID_HEXSZ + 1], *cache, *want, *hint, *text = NULL;
+	size_t len = 0;
+	int rc;
+
+	create_ref(s, "refs/heads/default", &c);
+	blob = state_blob(store_repo(s), &c);
+	truncate_object(store_repo(s), &blob, object_file_size(store_repo(s), &blob) - 4);
+	cache = xstrdup(git_repository_path(store_repo(s)));
+	cache[strlen(cache) - 1] = '\0'; /* no trailing '/' */
+	store_free(s);
+	f->stores[0] = NULL;
+	alarm(20);
+	rc = store_open(&f->stores[0], url, &err);
+	if (rc == 0)
+		rc = store_read_file(f->stores[0], &c, STORE_STATE_FILE, &text, &len, &err);
+	alarm(0);
+	assert_int_equal(rc, -1);
+	git_oid_tostr(hex, sizeof(hex), &blob);
+	want = xasprintf("the state cache .kiln/cache/%s of %s is damaged: blob %s "
+			 "(objects/%.2s/%s) is truncated",
+			 strrchr(cache, '/') + 1, url, hex, hex, hex + 2);
+	hint = xasprintf("remove the cache (rm -rf .kiln/cache/%s); the next run fetches it "
+			 "again from %s",
+			 strrchr(cache, '/') + 1, url);
+	assert_contains(err.msg, want);
+	assert_string_equal(err.hint, hint);
+	free(hint);
+	free(want);
+	free(cache);
+	free(url);
+}
+
+/* A commit of one file written straight into repo (loose objects, as `git push` leaves them). */
+static git_oid commit_in(git_repository *repo, const char *content, git_oid *blob)
+{
+	git_treebuilder *tb = NULL;
+	git_signature *sig = NULL;
+	git_tree *tree = NULL;
+	git_oid tree_id, c;
+
+	if (git_blob_create_from_buffer(blob, repo, content, strlen(content)) != 0 ||
+	    git_treebuilder_new(&tb, repo, NULL) != 0 ||
+	    git_treebuilder_insert(NULL, tb, STORE_STATE_FILE, blob, GIT_FILEMODE_BLOB) != 0 ||
+	    git_treebuilder_write(&tree_id, tb) != 0 ||
+	    git_tree_lookup(&tree, repo, &tree_id) != 0 ||
+	    git_signature_now(&sig, "Test", "test@example.com") != 0 ||
+	    git_commit_create_v(&c, repo, "refs/heads/default", sig, sig, NULL, "seed", tree, 0) !=
+		0)
+		fail_msg("cannot write the commit: %s", store_git_error());
+	git_signature_free(sig);
+	git_tree_free(tree);
+	git_treebuilder_free(tb);
+	return c;
+}
+
+static void test_a_truncated_object_in_a_file_remote_fails_the_fetch_at_once(void **state)
+{
+	struct fx *f = *state;
+	struct kiln_error err = {{0}};
+	char *url = make_remote(f), *dir = path_in(f, "m1"), *want, *hint;
+	char hex[GIT_OID_HEXSZ + 1];
+	struct store *s = NULL;
+	git_oid blob;
+	off_t size;
+
+	commit_in(f->remote, big_state, &blob);
+	size = object_file_size(f->remote, &blob) - 4;
+	truncate_object(f->remote, &blob, size);
+	if (mkdir(dir, 0755) != 0 || chdir(dir) != 0)
+		fail_msg("cannot make %s", dir);
+	alarm(20); /* libgit2's local transport alone loops forever here */
+	assert_int_equal(store_open(&s, url, &err), -1);
+	alarm(0);
+	assert_null(s);
+	git_oid_tostr(hex, sizeof(hex), &blob);
+	want = xasprintf("the state remote %s is damaged: blob %s (objects/%.2s/%s) is truncated: "
+			 "its file ends after %lld bytes, before the end of its compressed content "
+			 "(%zu bytes announced)",
+			 url, hex, hex, hex + 2, (long long)size, strlen(big_state));
+	hint = xasprintf("`git --git-dir=%s fsck` lists every damaged object; restore them from a "
+			 "backup, or from a kiln cache of this remote (.kiln/cache/ in another "
+			 "checkout)",
+			 url + strlen("file://"));
+	assert_string_equal(err.msg, want);
+	assert_string_equal(err.hint, hint);
+	free(hint);
+	free(want);
+	free(dir);
+	free(url);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -650,6 +988,12 @@ int main(void)
 	    store_test(test_open_without_a_location_uses_kiln_state),
 	    store_test(test_committed_file_reads_back_through_a_created_ref),
 	    store_test(test_read_file_of_a_missing_name_names_the_commit),
+	    store_test(test_read_file_of_an_unreadable_blob_names_the_commit),
+	    store_test(test_a_truncated_blob_fails_at_once_naming_it_and_the_repair),
+	    store_test(test_a_commit_cut_inside_its_header_is_an_object_of_unknown_kind),
+	    store_test(test_an_object_whose_content_is_another_s_is_damaged),
+	    store_test(test_a_missing_commit_is_damage_with_the_repair),
+	    store_test(test_sound_objects_read_the_same_through_the_check),
 	    store_test(test_create_of_an_existing_ref_reports_exists_and_keeps_it),
 	    store_test(test_update_from_the_expected_value_moves_the_ref),
 	    store_test(test_update_from_a_stale_value_reports_moved_and_keeps_the_ref),
@@ -674,6 +1018,8 @@ int main(void)
 	    store_test(test_remote_update_from_a_stale_cache_reports_moved_and_resyncs),
 	    store_test(test_remote_delete_from_a_stale_value_reports_moved_and_keeps_it),
 	    store_test(test_remote_delete_from_the_expected_value_removes_it_there),
+	    store_test(test_a_damaged_object_in_the_cache_says_to_remove_the_cache),
+	    store_test(test_a_truncated_object_in_a_file_remote_fails_the_fetch_at_once),
 	};
 	int failed;
 

@@ -55,6 +55,10 @@ aws: boto3 finds every resource recorded in the second state, under its lineage
 aws: the second state plans no changes after the takeover
 aws: the first state now refuses to plan over them
 aws: the second state destroys them, keeping the retained bucket
+aws: a truncated state blob fails plan at once, naming it and the repair
+aws: a truncated state blob fails apply at once, naming it and the repair
+aws: a truncated state blob leaves no lock
+aws: with the blob restored, the plan has no changes and destroy completes
 aws: the moto extension's own tests pass (tests/moto/test_harness.py)
 aws: moto with IAM enforcement starts
 aws: examples/llm-pretrain.yaml applies with exactly the iam-policy permissions
@@ -356,6 +360,37 @@ aws_crashes() {
 	cd "$E2E_ROOT" || exit 1
 }
 
+# A truncated object in the state repository (libgit2 1.5.1 alone loops
+# forever on it) stops plan and apply at once, before any call to the cloud.
+aws_damaged() {
+	aws_new_dir
+	"$KILN" apply -w damaged --auto-approve >"$E2E_TMP/.damaged" 2>&1
+	cp -a .kiln/state.git good.git
+	oid=$(git --git-dir=good.git rev-parse damaged:state.json)
+	obj=objects/$(echo "$oid" | cut -c1-2)/$(echo "$oid" | cut -c3-)
+	size=$(($(wc -c <"good.git/$obj") - 4))
+	chmod u+w ".kiln/state.git/$obj"
+	truncate -s "$size" ".kiln/state.git/$obj"
+	msg="the state repository .kiln/state.git is damaged: blob $oid ($obj) is truncated: its file ends after $size bytes, before the end of its compressed content ($(git --git-dir=good.git cat-file -s "$oid") bytes announced)"
+	hint="\`git --git-dir=.kiln/state.git fsck\` lists every damaged object; restore them from a backup or a clone of this repository"
+	check "aws: a truncated state blob fails plan at once, naming it and the repair" 1 \
+		--err "$(printf 'kiln: plan: %s\n  hint: %s' "$msg" "$hint")" \
+		-- timeout 20 "$KILN" plan -w damaged
+	check "aws: a truncated state blob fails apply at once, naming it and the repair" 1 \
+		--err "$(printf 'kiln: apply: %s\n  hint: %s' "$msg" "$hint")" \
+		-- timeout 20 "$KILN" apply -w damaged --auto-approve
+	assert "aws: a truncated state blob leaves no lock" \
+		sh -c '! git --git-dir=.kiln/state.git rev-parse -q --verify refs/kiln/locks/damaged'
+	cp "good.git/$obj" ".kiln/state.git/$obj"
+	if "$KILN" plan -w damaged --detailed-exitcode >>"$E2E_TMP/.damaged" 2>&1 &&
+		"$KILN" destroy -w damaged --auto-approve >>"$E2E_TMP/.damaged" 2>&1; then
+		pass "aws: with the blob restored, the plan has no changes and destroy completes"
+	else
+		fail "aws: with the blob restored, the plan has no changes and destroy completes" "$E2E_TMP/.damaged"
+	fi
+	cd "$E2E_ROOT" || exit 1
+}
+
 # kiln's own least-privilege policy is enough, and every action in it is
 # needed: moto checks signatures and IAM policies after the first 3 requests
 # (the ones that make the user).
@@ -518,6 +553,7 @@ aws_tests() {
 	aws_faults
 	aws_crashes
 	aws_ownership
+	aws_damaged
 	# The extension's own checks: each AWS behaviour it emulates, against boto3.
 	assert "aws: the moto extension's own tests pass (tests/moto/test_harness.py)" \
 		"$AWS_PY" "$E2E_ROOT/tests/moto/test_harness.py"

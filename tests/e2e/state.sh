@@ -478,6 +478,134 @@ state_pipe() {
 	cd "$E2E_ROOT" || exit 1
 }
 
+# The message kiln gives for the loose object OID of REPO cut to SIZE bytes,
+# from what zlib makes of those bytes: its kind and size once the header
+# ("blob 123\0") is whole, else "object" (tests the file itself, not kiln).
+st_damage_msg() { # REPO OID SIZE GOOD_FILE
+	python3 - "$@" <<'EOF2'
+import sys, zlib
+repo, oid, size, good = sys.argv[1], sys.argv[2], int(sys.argv[3]), sys.argv[4]
+out = zlib.decompressobj().decompress(open(good, "rb").read()[:size])
+where = f"{oid} (objects/{oid[:2]}/{oid[2:]}) is truncated: its file ends after {size} bytes"
+if b"\0" in out:
+    kind, n = out[:out.index(b"\0")].decode().split(" ")
+    what = f"{kind} {where}, before the end of its compressed content ({n} bytes announced)"
+else:
+    what = f"object {where}, inside the object header"
+print(f"the state repository {repo} is damaged: {what}")
+EOF2
+}
+
+# One truncated loose object (a commit, its tree or its state.json blob, cut
+# to 10..1000 bytes) hung libgit2 1.5.1 at 100 % CPU: every command that
+# reads it fails at once, names the object and the repair, and leaves no lock.
+state_damaged() {
+	st_new_dir
+	cp "$E2E_ROOT/examples/quickstart.yaml" kiln.yaml
+	"$KILN" apply --auto-approve >/dev/null 2>&1
+	cp -a .kiln/state.git good.git
+	st_hint="\`git --git-dir=.kiln/state.git fsck\` lists every damaged object; restore them from a backup or a clone of this repository"
+	for st_kind in blob tree commit; do
+		case $st_kind in
+		blob) st_oid=$(git --git-dir=good.git rev-parse default:state.json) ;;
+		tree) st_oid=$(git --git-dir=good.git rev-parse 'default^{tree}') ;;
+		commit) st_oid=$(git --git-dir=good.git rev-parse default) ;;
+		esac
+		st_good=good.git/objects/$(echo "$st_oid" | cut -c1-2)/$(echo "$st_oid" | cut -c3-)
+		st_file=.kiln/state.git/objects/$(echo "$st_oid" | cut -c1-2)/$(echo "$st_oid" | cut -c3-)
+		for st_size in 10 40 100 1000; do
+			[ "$st_size" -lt "$(wc -c <"$st_good")" ] || continue
+			rm -rf .kiln/state.git
+			cp -a good.git .kiln/state.git
+			chmod u+w "$st_file"
+			truncate -s "$st_size" "$st_file"
+			st_msg=$(st_damage_msg .kiln/state.git "$st_oid" "$st_size" "$st_good")
+			for st_cmd in "state list" plan "apply --auto-approve"; do
+				# shellcheck disable=SC2086
+				check "$st_kind cut to $st_size bytes: $st_cmd fails at once naming it and the repair" 1 \
+					--err "$(printf 'kiln: %s: %s\n  hint: %s' "${st_cmd%% *}" "$st_msg" "$st_hint")" \
+					-- timeout 20 "$KILN" $st_cmd
+			done
+			assert "$st_kind cut to $st_size bytes: no lock is left" \
+				sh -c '! git --git-dir=.kiln/state.git rev-parse -q --verify refs/kiln/locks/default'
+		done
+	done
+	# The history commands read every object of a change: one cut blob fails them too.
+	rm -rf .kiln/state.git
+	cp -a good.git .kiln/state.git
+	st_oid=$(git --git-dir=good.git rev-parse default:state.json)
+	st_file=.kiln/state.git/objects/$(echo "$st_oid" | cut -c1-2)/$(echo "$st_oid" | cut -c3-)
+	chmod u+w "$st_file"
+	truncate -s 100 "$st_file"
+	st_msg=$(st_damage_msg .kiln/state.git "$st_oid" 100 "good.git/objects/$(echo "$st_oid" | cut -c1-2)/$(echo "$st_oid" | cut -c3-)")
+	check "log -p over a cut blob fails naming it" 1 \
+		--err "$(printf 'kiln: log: %s\n  hint: %s' "$st_msg" "$st_hint")" -- timeout 20 "$KILN" log -p
+	check "show of the commit whose blob is cut fails naming it" 1 \
+		--err "$(printf 'kiln: show: %s\n  hint: %s' "$st_msg" "$st_hint")" -- timeout 20 "$KILN" show default
+	check "log without -p reads no blob, so it still shows the history" 0 \
+		--out-has "apply" -- timeout 20 "$KILN" log
+	# A pack cut short (libgit2 checks it against its index): the objects it held are missing.
+	rm -rf .kiln/state.git
+	cp -a good.git .kiln/state.git
+	git --git-dir=.kiln/state.git gc -q
+	st_pack=$(ls .kiln/state.git/objects/pack/*.pack)
+	chmod u+w "$st_pack"
+	truncate -s 1000 "$st_pack"
+	check "a cut pack: the head commit is named missing, with the repair" 1 \
+		--err "$(printf 'kiln: state: the state repository .kiln/state.git is damaged: commit %s is missing (no loose object, and no pack that matches its index holds it)\n  hint: %s' "$(git --git-dir=good.git rev-parse default)" "$st_hint")" \
+		-- timeout 20 "$KILN" state list
+	# Bytes changed inside the blob's data in a pack (its length and trailer still match the index).
+	rm -rf .kiln/state.git
+	cp -a good.git .kiln/state.git
+	git --git-dir=.kiln/state.git gc -q
+	st_pack=$(ls .kiln/state.git/objects/pack/*.pack)
+	st_oid=$(git --git-dir=good.git rev-parse default:state.json)
+	st_at=$(git verify-pack -v "${st_pack%.pack}.idx" | awk -v o="$st_oid" '$1 == o { print $5 + 40 }')
+	chmod u+w "$st_pack"
+	printf '\377\000\377\000' | dd of="$st_pack" bs=1 seek="$st_at" conv=notrunc 2>/dev/null
+	check "a pack changed inside the blob: it is named, with the repair" 1 \
+		--err-has "kiln: plan: the state repository .kiln/state.git is damaged: blob $st_oid cannot be read from its pack (" \
+		--err-has "  hint: $st_hint" \
+		-- timeout 20 "$KILN" plan
+	cd "$E2E_ROOT" || exit 1
+}
+
+# The same through a file:// remote: a cut object in this machine's cache
+# says to remove the cache; one in the remote (loose, as `git push` leaves
+# objects) fails the fetch, which libgit2 would otherwise never finish.
+state_damaged_remote() {
+	st_new_dir
+	git init -q --bare remote.git
+	export KILN_STATE=file://$st_dir/remote.git
+	mkdir a b
+	cp "$E2E_ROOT/examples/quickstart.yaml" a/kiln.yaml
+	cp "$E2E_ROOT/examples/quickstart.yaml" b/kiln.yaml
+	(cd a && "$KILN" apply --auto-approve >/dev/null 2>&1)
+	st_cache=$(cd a && ls -d .kiln/cache/*.git)
+	st_oid=$(git --git-dir="a/$st_cache" rev-parse default:state.json)
+	st_obj=objects/$(echo "$st_oid" | cut -c1-2)/$(echo "$st_oid" | cut -c3-)
+	chmod u+w "a/$st_cache/$st_obj"
+	truncate -s 100 "a/$st_cache/$st_obj"
+	check "a cut object in the cache: plan says to remove the cache" 1 \
+		--err-has "kiln: plan: the state cache $st_cache of $KILN_STATE is damaged: blob $st_oid ($st_obj) is truncated" \
+		--err-has "hint: remove the cache (rm -rf $st_cache); the next run fetches it again from $KILN_STATE" \
+		-- sh -c "cd a && timeout 20 '$KILN' plan"
+	rm -rf "a/$st_cache"
+	check "with the cache removed, the next run fetches it again" 0 --out-has "sim_network.main" \
+		-- sh -c "cd a && timeout 20 '$KILN' state list"
+	# The remote's objects loose, one cut: a machine with no cache fetches it.
+	git init -q --bare loose.git
+	git --git-dir=remote.git push -q "$st_dir/loose.git" 'refs/*:refs/*'
+	st_size=$(($(wc -c <"loose.git/$st_obj") - 4))
+	chmod u+w "loose.git/$st_obj"
+	truncate -s "$st_size" "loose.git/$st_obj"
+	check "a cut object in a file:// remote fails the fetch at once, naming it and the repair" 1 \
+		--err "$(printf 'kiln: state: the state remote file://%s/loose.git is damaged: blob %s (%s) is truncated: its file ends after %s bytes, before the end of its compressed content (%s bytes announced)\n  hint: `git --git-dir=%s/loose.git fsck` lists every damaged object; restore them from a backup, or from a kiln cache of this remote (.kiln/cache/ in another checkout)' "$st_dir" "$st_oid" "$st_obj" "$st_size" "$(git --git-dir=remote.git cat-file -s "$st_oid")" "$st_dir")" \
+		-- sh -c "cd b && KILN_STATE=file://$st_dir/loose.git timeout 20 '$KILN' state list"
+	unset KILN_STATE
+	cd "$E2E_ROOT" || exit 1
+}
+
 state_tests() {
 	export KILN_AUTHOR="Test <test@example.com>"
 	unset KILN_STATE KILN_WORKSPACE KILN_STATE_KEY KILN_STATE_KEY_FILE
@@ -487,6 +615,8 @@ state_tests() {
 	state_races
 	state_remote_unlock
 	state_pipe
+	state_damaged
+	state_damaged_remote
 	state_crashes
 	unset KILN_AUTHOR
 }
