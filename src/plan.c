@@ -718,10 +718,14 @@ int plan_file_read_approvals(json_t **out, json_t **approvals, const char *path,
 	stored = json_string_value(json_object_get(file, "digest"));
 	digest = plan_digest(plan);
 	if (!digest || strcmp(digest, stored) != 0) {
+		/*
+		 * Neither digest is printed: the one that matches would be pasted
+		 * back. The digest is a check against damage, not a seal.
+		 */
 		kiln_error_set(err,
-			       "%s has been modified since kiln wrote it: digest %s does not "
-			       "match its contents %s",
-			       path, stored, digest ? digest : "(none)");
+			       "%s has been modified since kiln wrote it: its contents do not "
+			       "match its digest",
+			       path);
 		if (json_array_size(json_object_get(file, "approvals")) > 0)
 			kiln_error_hint(err,
 					"a plan file must not be edited, and its approvals are for "

@@ -128,6 +128,35 @@ en_lifecycle() {
 	printf 'x' >>p3.kiln
 	check "engine: a modified plan file is refused" 1 --err-has "p3.kiln" -- "$KILN" apply p3.kiln
 
+	# A plan file edited with its digest computed again: what it says must be
+	# what the spec and the state give, or nothing is done.
+	"$KILN" plan --out p4.kiln >/dev/null 2>&1
+	cp p4.kiln p5.kiln
+	sed '0,/"count": 2/s//"count": 3/' p4.kiln >p7.kiln
+	python3 "$E2E_ROOT/tests/e2e/approve_py.py" edit p4.kiln sim_role.trainer \
+		change.actions '["delete"]'
+	check "engine: a plan file edited to delete a resource the spec declares is refused" 1 \
+		--out "" \
+		--err "kiln: apply: p4.kiln does not match the plan its spec and state give now: in the change of sim_role.trainer, change.actions is [\"delete\"] in the file, but [\"no-op\"] now; nothing was changed
+  hint: kiln carries out a plan file only as kiln made it, and this one was edited or the cloud changed since it was made; make and review a new plan: kiln plan kiln.yaml --out p4.kiln" \
+		-- "$KILN" apply p4.kiln
+	assert "engine: the refused plan file deleted nothing" \
+		sh -c 'python3 "$0" .kiln/sim ids | grep -q " sim_role.trainer$"' \
+		"$E2E_ROOT/tests/e2e/sim_inspect.py"
+	python3 "$E2E_ROOT/tests/e2e/approve_py.py" edit p5.kiln sim_node_group.trainers \
+		change.after.count 7
+	check "engine: a plan file with an edited value is refused, naming the value" 1 \
+		--err-has "kiln: apply: p5.kiln does not match the plan its spec and state give now: in the change of sim_node_group.trainers, change.after.count is 7 in the file, but 2 now; nothing was changed" \
+		-- "$KILN" apply p5.kiln
+	check "engine: the refusal of an edited plan file does not print its digest" 1 \
+		--err "kiln: apply: p7.kiln has been modified since kiln wrote it: its contents do not match its digest
+  hint: a plan file must not be edited; make a new one with kiln plan --out FILE" \
+		-- "$KILN" apply p7.kiln
+	assert "engine: (no sha256 in the refusal)" sh -c '! grep -q sha256 "$0"' "$E2E_ERR"
+	"$KILN" plan --out p6.kiln >/dev/null 2>&1
+	check "engine: an unedited plan file made again from its spec and state applies" 0 \
+		--out-has "Apply complete: 0 created, 1 updated" -- "$KILN" apply p6.kiln
+
 	check "engine: graph prints the DAG in DOT" 0 \
 		--out-has 'digraph' --out-has '"sim_node_group.trainers" -> "sim_network.main"' \
 		-- "$KILN" graph
