@@ -894,12 +894,14 @@ int apply_command(int argc, char **argv, struct cli *cli, bool destroy, struct a
 		f.destroy = destroy = json_is_true(json_object_get(kn, "destroy"));
 		spec = json_string_value(json_object_get(json_object_get(kn, "spec"), "file"));
 	} else if (!f.auto_approve && !isatty(STDIN_FILENO)) {
-		cli_error(
-		    cli,
-		    "review with `kiln plan --out plan.kiln`, then `kiln apply plan.kiln`; or "
-		    "pass --auto-approve",
-		    "standard input is not a terminal, so kiln cannot ask for approval; "
-		    "nothing was changed");
+		/* The reviewed way to destroy is a destroy plan: a plain one would apply. */
+		cli_error(cli,
+			  destroy ? "review with `kiln plan --destroy --out destroy.kiln`, then "
+				    "`kiln apply destroy.kiln`; or pass --auto-approve"
+				  : "review with `kiln plan --out plan.kiln`, then `kiln apply "
+				    "plan.kiln`; or pass --auto-approve",
+			  "standard input is not a terminal, so kiln cannot ask for approval; "
+			  "nothing was changed");
 		goto out;
 	}
 	if (run_open(&r, cli, &f, spec, true, destroy ? "destroy" : "apply") < 0) {

@@ -34,6 +34,12 @@ en_lifecycle() {
 	check "engine: apply without a terminal and without --auto-approve refuses" 1 --out "" \
 		--err "kiln: apply: standard input is not a terminal, so kiln cannot ask for approval; nothing was changed; review with \`kiln plan --out plan.kiln\`, then \`kiln apply plan.kiln\`; or pass --auto-approve" \
 		-- "$KILN" apply
+	check "engine: destroy without a terminal hints a destroy plan, not a plain one" 1 --out "" \
+		--err "kiln: destroy: standard input is not a terminal, so kiln cannot ask for approval; nothing was changed; review with \`kiln plan --destroy --out destroy.kiln\`, then \`kiln apply destroy.kiln\`; or pass --auto-approve" \
+		-- "$KILN" destroy
+	check "engine: down without a terminal hints a destroy plan too" 1 --out "" \
+		--err "kiln: down: standard input is not a terminal, so kiln cannot ask for approval; nothing was changed; review with \`kiln plan --destroy --out destroy.kiln\`, then \`kiln apply destroy.kiln\`; or pass --auto-approve" \
+		-- "$KILN" down
 	check "engine: apply creates every resource in dependency order" 0 \
 		--out-has "sim_network.main: created [id vpc-" \
 		--out-has "sim_node_group.trainers: create: waiting for ng-" \
