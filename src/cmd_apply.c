@@ -880,12 +880,8 @@ int apply_command(int argc, char **argv, struct cli *cli, bool destroy, struct a
 			    "--target, --replace and --refresh cannot be used with a plan file");
 			goto out;
 		}
-		if (f.store.workspace && strcmp(f.store.workspace, ws) != 0) {
-			cli_error(cli, "drop -w, or make a plan for that workspace",
-				  "%s was made for workspace '%s', not '%s'", operand, ws,
-				  f.store.workspace);
+		if (store_flags_plan_workspace(&f.store, cli, operand, ws) < 0)
 			goto out;
-		}
 		/* Before the lock and before any call: a refusal spends nothing. */
 		if (ap.required > 0 &&
 		    approvals_check(cli, operand, saved, approvals, &ap, f.json, &approved) < 0)

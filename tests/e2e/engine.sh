@@ -160,6 +160,13 @@ en_lifecycle() {
 		-- "$KILN" apply p7.kiln
 	assert "engine: (no sha256 in the refusal)" sh -c '! grep -q sha256 "$0"' "$E2E_ERR"
 	"$KILN" plan --out p6.kiln >/dev/null 2>&1
+	check "engine: apply PLANFILE -w another workspace is refused" 1 --out "" \
+		--err "kiln: apply: p6.kiln was made for workspace 'default', not 'staging'; drop -w, or make a plan for that workspace" \
+		-- "$KILN" apply -w staging p6.kiln
+	check "engine: apply PLANFILE refuses KILN_WORKSPACE naming another workspace, as -w" 1 \
+		--out "" \
+		--err "kiln: apply: p6.kiln was made for workspace 'default', not 'staging' (KILN_WORKSPACE); unset KILN_WORKSPACE, or make a plan for that workspace" \
+		-- env KILN_WORKSPACE=staging "$KILN" apply p6.kiln
 	check "engine: an unedited plan file made again from its spec and state applies" 0 \
 		--out-has "Apply complete: 0 created, 1 updated" -- "$KILN" apply p6.kiln
 
