@@ -24,7 +24,7 @@ enum {
 #define CMD_OPT_WORKSPACE                                                                          \
 	{                                                                                          \
 		"workspace", 'w', true, OPT_WORKSPACE, "NAME",                                     \
-		    "workspace (default default; KILN_WORKSPACE)"                                  \
+		    "workspace, not empty (default default; KILN_WORKSPACE)"                       \
 	}
 #define CMD_OPT_LOCK_TIMEOUT                                                                       \
 	{                                                                                          \

@@ -549,8 +549,20 @@ int plan_file_write_approvals(const char *path, const json_t *plan, const json_t
 	char *tmp = xasprintf("%s.tmp.%ld", path, (long)getpid());
 	char *digest = NULL, *text = NULL;
 	json_t *file = NULL;
+	struct stat st;
 	int fd = -1, ret = -1;
 
+	/* rename() over a directory fails as EBUSY or EISDIR, which name neither cause nor fix. */
+	if (stat(path, &st) == 0 && S_ISDIR(st.st_mode)) {
+		size_t n = strlen(path);
+
+		while (n > 1 && path[n - 1] == '/')
+			n--;
+		kiln_error_set(err, "cannot write plan file %s: it is a directory", path);
+		kiln_error_hint(err, "give the name of a file, such as %.*s%splan.kiln", (int)n,
+				path, path[n - 1] == '/' ? "" : "/");
+		goto out;
+	}
 	if (plan_check(plan, prefix, prefix, "this is a bug in kiln: please report it", err) < 0)
 		goto out;
 	digest = plan_digest(plan);

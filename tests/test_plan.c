@@ -1085,6 +1085,20 @@ static void test_plan_file_write_names_a_missing_directory(void **state)
 	assert_string_equal(err.msg, want);
 }
 
+static void test_plan_file_write_refuses_a_directory(void **state)
+{
+	struct fx *f = *state;
+	struct kiln_error err = {{0}};
+	char *path = f->other = xasprintf("%s/", f->dir);
+
+	f->want = xasprintf("cannot write plan file %s: it is a directory", path);
+	f->more = xasprintf("give the name of a file, such as %s/plan.kiln", f->dir);
+	f->plan = first_plan();
+	assert_int_equal(plan_file_write(path, f->plan, &err), -1);
+	assert_string_equal(err.msg, f->want);
+	assert_string_equal(err.hint, f->more);
+}
+
 static void test_plan_file_is_true_for_a_plan_file(void **state)
 {
 	struct fx *f = *state;
@@ -1387,6 +1401,7 @@ int main(void)
 	    plan_test(test_plan_file_reads_a_later_minor_format_with_new_keys),
 	    plan_test(test_plan_file_write_refuses_an_invalid_plan),
 	    plan_test(test_plan_file_write_names_a_missing_directory),
+	    plan_test(test_plan_file_write_refuses_a_directory),
 	    plan_test(test_plan_file_is_true_for_a_plan_file),
 	    plan_test(test_plan_file_is_false_for_a_yaml_spec),
 	    plan_test(test_plan_file_is_false_for_other_json),

@@ -117,6 +117,21 @@ en_lifecycle() {
 	check "engine: plan --out saves a plan file" 0 --out-has "Saved the plan to p1.kiln" \
 		-- "$KILN" plan --out p1.kiln
 	assert "engine: the plan file is private (0600)" sh -c '[ "$(stat -c %a p1.kiln)" = 600 ]'
+	check "engine: plan --out a directory is refused, naming it and the fix" 1 --out "" \
+		--err "kiln: plan: cannot write plan file .: it is a directory
+  hint: give the name of a file, such as ./plan.kiln" \
+		-- "$KILN" plan --out .
+	check "engine: an empty -w is refused, not taken for default" 1 --out "" \
+		--err "kiln: plan: the workspace name given to -w is empty; give a workspace name, such as -w staging, or drop -w for the default workspace" \
+		-- "$KILN" plan -w ""
+	check "engine: an empty KILN_WORKSPACE is refused, not taken for default" 1 --out "" \
+		--err "kiln: plan: KILN_WORKSPACE is set but empty; set it to a workspace name, or unset it for the default workspace (unset KILN_WORKSPACE)" \
+		-- env KILN_WORKSPACE= "$KILN" plan
+	check "engine: an empty KILN_WORKSPACE is refused by apply PLANFILE too" 1 --out "" \
+		--err "kiln: apply: KILN_WORKSPACE is set but empty; set it to a workspace name, or unset it for the default workspace (unset KILN_WORKSPACE)" \
+		-- env KILN_WORKSPACE= "$KILN" apply p1.kiln
+	check "engine: an empty KILN_WORKSPACE still lets --help answer" 0 \
+		--out-has "Usage: kiln plan" -- env KILN_WORKSPACE= "$KILN" plan --help
 	check "engine: show renders a plan file" 0 \
 		--out-has "~ sim_node_group.trainers  update in place" -- "$KILN" show p1.kiln
 	cp p1.kiln p2.kiln
