@@ -44,14 +44,19 @@ static const struct {
 /* Of an attribute row, what the plan decides; "before" and "why" read the cloud. */
 static const char *const match_row_keys[] = {"name", "after", "policy", "sensitive"};
 
-/* Compact JSON of v, cut to MATCH_VALUE_MAX, or "absent". Caller frees. */
+/*
+ * Compact JSON of v, cut to MATCH_VALUE_MAX, or "absent". Caller frees.
+ * ASCII only: the cut never splits a character, and what a hostile file
+ * holds reaches the terminal escaped.
+ */
 static char *match_show(const json_t *v)
 {
 	char *text, *cut;
 
 	if (!v)
 		return xstrdup("absent");
-	text = jsonw_dumps(v, JSON_ENCODE_ANY | JSON_COMPACT | JSON_SORT_KEYS, NULL);
+	text = jsonw_dumps(v, JSON_ENCODE_ANY | JSON_COMPACT | JSON_SORT_KEYS | JSON_ENSURE_ASCII,
+			   NULL);
 	if (!text)
 		return xstrdup("?");
 	if (strlen(text) <= MATCH_VALUE_MAX)

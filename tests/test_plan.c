@@ -1280,6 +1280,25 @@ static void test_plan_match_refuses_an_edited_value_naming_it(void **state)
 			   "\"ops\" in the file, but \"ml\" now");
 }
 
+static void test_plan_match_shows_a_value_escaped_to_ascii(void **state)
+{
+	struct fx *f = *state;
+	json_t *file, *after;
+
+	f->plan = sample_plan();
+	file = json_deep_copy(f->plan);
+	after = json_object_get(
+	    json_object_get(change_at(file, "resource_changes", "sim_node_group.trainers"),
+			    "change"),
+	    "after");
+	json_object_set_new(json_object_get(after, "labels"), "team",
+			    json_string("\xc3\xa9\x1b[31m"));
+	assert_match_error(f, file,
+			   "p.kiln does not match the plan its spec and state give now: in the "
+			   "change of sim_node_group.trainers, change.after.labels.team is "
+			   "\"\\u00E9\\u001B[31m\" in the file, but \"ml\" now");
+}
+
 static void test_plan_match_refuses_another_id_to_delete(void **state)
 {
 	struct fx *f = *state;
@@ -1411,6 +1430,7 @@ int main(void)
 	    plan_test(test_plan_match_accepts_other_live_values),
 	    plan_test(test_plan_match_refuses_an_action_edited_to_delete),
 	    plan_test(test_plan_match_refuses_an_edited_value_naming_it),
+	    plan_test(test_plan_match_shows_a_value_escaped_to_ascii),
 	    plan_test(test_plan_match_refuses_another_id_to_delete),
 	    plan_test(test_plan_match_refuses_an_edited_attribute_policy),
 	    plan_test(test_plan_match_refuses_a_change_the_spec_does_not_give),
