@@ -266,6 +266,45 @@ out:
 	free(names);
 }
 
+/* True when the command takes an option of this name. */
+static bool takes_option(const struct cmd_info *info, const char *name)
+{
+	size_t i;
+
+	for (i = 0; i < info->noptions; i++)
+		if (strcmp(info->options[i].name, name) == 0)
+			return true;
+	return false;
+}
+
+/*
+ * An empty workspace name, from -w '' or KILN_WORKSPACE='', is refused
+ * here, once for every command that takes -w: it used to mean "default"
+ * silently, so a script whose variable came out empty worked on the
+ * default workspace. The environment is checked only once the options
+ * are read, so that --help still answers.
+ */
+static bool workspace_empty(struct cli_parser *p, const struct cli_option *o, const char *arg)
+{
+	const char *env = getenv("KILN_WORKSPACE");
+
+	if (o && strcmp(o->name, "workspace") == 0 && arg && !*arg) {
+		cli_error(p->cli,
+			  "give a workspace name, such as -w staging, or drop -w for the default "
+			  "workspace",
+			  "the workspace name given to -w is empty");
+		return true;
+	}
+	if (!o && takes_option(p->info, "workspace") && env && !*env) {
+		cli_error(p->cli,
+			  "set it to a workspace name, or unset it for the default workspace "
+			  "(unset KILN_WORKSPACE)",
+			  "KILN_WORKSPACE is set but empty");
+		return true;
+	}
+	return false;
+}
+
 int cli_next(struct cli_parser *p)
 {
 	struct parser_state *st = p->state;
@@ -276,6 +315,10 @@ int cli_next(struct cli_parser *p)
 		c = getopt_long(p->argc, p->argv, st->shortopts, st->longopts, &idx);
 		if (c == -1) {
 			p->optind = optind;
+			if (workspace_empty(p, NULL, NULL)) {
+				p->exit_code = KILN_EXIT_ERROR;
+				return CLI_EXIT;
+			}
 			return CLI_DONE;
 		}
 		if (c == '?' || c == ':') {
@@ -304,6 +347,10 @@ int cli_next(struct cli_parser *p)
 				return CLI_EXIT;
 			}
 			continue;
+		}
+		if (workspace_empty(p, o, optarg)) {
+			p->exit_code = KILN_EXIT_ERROR;
+			return CLI_EXIT;
 		}
 		return o->id;
 	}

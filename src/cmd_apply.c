@@ -54,20 +54,23 @@ const struct cmd_info cmd_apply_info = {
     .name = "apply",
     .usage = "[SPEC | PLANFILE] [OPTIONS]",
     .summary = "create, change and delete resources to match the spec",
-    .description = "Take the workspace lock, plan (or load PLANFILE from `kiln plan --out` and\n"
-		   "refuse it when the workspace or the spec has moved on), ask for approval,\n"
-		   "then carry out the changes over the dependency graph, up to --parallelism\n"
-		   "at once. Every create carries the kiln:cluster, kiln:workspace and\n"
-		   "kiln:address tags and an idempotency token. Each result is journaled as it\n"
-		   "lands and one commit records the apply. A failure stops what depends on it,\n"
-		   "lets the rest finish, commits what succeeded and exits 1; the next plan shows\n"
-		   "what remains. SIGINT or SIGTERM stops starting work and commits what was\n"
-		   "done; a second signal exits at once.\n\n"
+    .description = "Take the workspace lock, plan (or load PLANFILE from `kiln plan --out`,\n"
+		   "refuse it when the workspace or the spec has moved on, plan again from the\n"
+		   "same spec and state, and refuse it when its changes say anything else), ask\n"
+		   "for approval, then carry out the changes over the dependency graph, up to\n"
+		   "--parallelism at once. Every create carries the kiln:cluster, kiln:workspace\n"
+		   "and kiln:address tags and an idempotency token. Each result is journaled as\n"
+		   "it lands and one commit records the apply. A failure stops what depends on\n"
+		   "it, lets the rest finish, commits what succeeded and exits 1; the next plan\n"
+		   "shows what remains. SIGINT or SIGTERM stops starting work and commits what\n"
+		   "was done; a second signal exits at once.\n\n"
 		   "Without --auto-approve, apply asks on a terminal and refuses otherwise.\n"
 		   "A saved plan needs no approval: reviewing it was the approval. With\n"
 		   "--require-approvals N, a saved plan is applied only when it carries N valid\n"
 		   "approvals (`kiln approve`) from distinct keys in --trusted-keys DIR; it is\n"
-		   "refused before the lock is taken, naming each approval that does not count.\n\n"
+		   "refused before the lock is taken, naming each approval that does not count.\n"
+		   "A plan file's digest only detects damage; approvals are what protect it\n"
+		   "against a deliberate edit.\n\n"
 		   "A plan with an unwaived error-level audit finding (kiln-rules(7)) is refused\n"
 		   "before anything changes, with exit status 3.\n\n"
 		   "With a ttl (the spec's `ttl:` or --ttl), the state records when the cluster\n"
@@ -384,6 +387,57 @@ static int check_saved_plan(struct run *r, const json_t *plan, const char *file)
 	return 0;
 }
 
+/*
+ * The plan of the saved plan's inputs, made again into r->plan: its spec
+ * and state commit (checked current), and the destroy, refresh, targets and
+ * replace it was made with, refreshing as it did.
+ */
+static int rederive_saved_plan(struct run *r, const json_t *plan)
+{
+	const json_t *kn = json_object_get(plan, "kiln"), *v;
+	struct run_flags *f = r->f;
+	size_t i;
+
+	f->destroy = json_is_true(json_object_get(kn, "destroy"));
+	f->refresh = !json_is_false(json_object_get(kn, "refresh"));
+	/* The strings stay owned by plan, which outlives the run. */
+	json_array_foreach(json_object_get(kn, "targets"), i, v)
+	{
+		if (json_is_string(v))
+			*ARRAY_PUSH(f->targets, f->ntargets, f->captargets) = json_string_value(v);
+	}
+	json_array_foreach(json_object_get(kn, "replace"), i, v)
+	{
+		if (json_is_string(v))
+			*ARRAY_PUSH(f->replace, f->nreplace, f->capreplace) = json_string_value(v);
+	}
+	return run_plan(r);
+}
+
+/*
+ * What the file says against what its spec and state give now (plan_match):
+ * anything else, an edit or a cloud that changed since, is refused. The
+ * plan carried out is the one made now, which says the same; its "before"
+ * values are the cloud as it is.
+ */
+static int match_saved_plan(struct run *r, const json_t *plan, const char *file)
+{
+	struct kiln_error err = {0};
+
+	if (plan_match(plan, r->plan, file, &err) == 0)
+		return 0;
+	fprintf(stderr, "%s: %s: %s; nothing was changed\n", r->cli->prog, r->cli->cmd, err.msg);
+	fprintf(stderr,
+		"  hint: kiln carries out a plan file only as kiln made it, and this one was "
+		"edited or the cloud changed since it was made; make and review a new plan: kiln "
+		"plan %s%s --out %s\n",
+		json_is_true(json_object_get(json_object_get(plan, "kiln"), "destroy"))
+		    ? "--destroy "
+		    : "",
+		r->spec_path, file);
+	return -1;
+}
+
 static char *summary_counts(const struct apply_result *res)
 {
 	struct strbuf sb = {0};
@@ -406,7 +460,7 @@ static char *summary_counts(const struct apply_result *res)
  * the Kiln-Approval trailers of a plan applied under --require-approvals.
  */
 static int commit_state(struct run *r, const char *op, const struct apply_result *res,
-			const json_t *approved, char **commit_out)
+			const json_t *saved, const json_t *approved, char **commit_out)
 {
 	struct kiln_error err = {0};
 	char *before = r->ws->exists ? state_canonical(r->ws->state) : NULL;
@@ -434,7 +488,8 @@ static int commit_state(struct run *r, const char *op, const struct apply_result
 	else
 		summary = xasprintf("%s: %s (%s)", op, counts, label);
 	t_op = xasprintf("Kiln-Operation: %s", op);
-	t_res = plan_digest(r->plan);
+	/* A saved plan's file digest: the apply traces back to the plan reviewed. */
+	t_res = plan_digest(saved ? saved : r->plan);
 	t_plan = xasprintf("Kiln-Plan-Digest: %s", t_res);
 	free(t_res);
 	t_spec = xasprintf("Kiln-Spec-Digest: %s", r->e->spec_digest);
@@ -825,12 +880,8 @@ int apply_command(int argc, char **argv, struct cli *cli, bool destroy, struct a
 			    "--target, --replace and --refresh cannot be used with a plan file");
 			goto out;
 		}
-		if (f.store.workspace && strcmp(f.store.workspace, ws) != 0) {
-			cli_error(cli, "drop -w, or make a plan for that workspace",
-				  "%s was made for workspace '%s', not '%s'", operand, ws,
-				  f.store.workspace);
+		if (store_flags_plan_workspace(&f.store, cli, operand, ws) < 0)
 			goto out;
-		}
 		/* Before the lock and before any call: a refusal spends nothing. */
 		if (ap.required > 0 &&
 		    approvals_check(cli, operand, saved, approvals, &ap, f.json, &approved) < 0)
@@ -839,12 +890,14 @@ int apply_command(int argc, char **argv, struct cli *cli, bool destroy, struct a
 		f.destroy = destroy = json_is_true(json_object_get(kn, "destroy"));
 		spec = json_string_value(json_object_get(json_object_get(kn, "spec"), "file"));
 	} else if (!f.auto_approve && !isatty(STDIN_FILENO)) {
-		cli_error(
-		    cli,
-		    "review with `kiln plan --out plan.kiln`, then `kiln apply plan.kiln`; or "
-		    "pass --auto-approve",
-		    "standard input is not a terminal, so kiln cannot ask for approval; "
-		    "nothing was changed");
+		/* The reviewed way to destroy is a destroy plan: a plain one would apply. */
+		cli_error(cli,
+			  destroy ? "review with `kiln plan --destroy --out destroy.kiln`, then "
+				    "`kiln apply destroy.kiln`; or pass --auto-approve"
+				  : "review with `kiln plan --out plan.kiln`, then `kiln apply "
+				    "plan.kiln`; or pass --auto-approve",
+			  "standard input is not a terminal, so kiln cannot ask for approval; "
+			  "nothing was changed");
 		goto out;
 	}
 	if (run_open(&r, cli, &f, spec, true, destroy ? "destroy" : "apply") < 0) {
@@ -864,9 +917,9 @@ int apply_command(int argc, char **argv, struct cli *cli, bool destroy, struct a
 	if (!destroy && expiry_prepare(&r, ttl_flag) < 0)
 		goto out;
 	if (saved) {
-		if (check_saved_plan(&r, saved, operand) < 0)
+		if (check_saved_plan(&r, saved, operand) < 0 ||
+		    rederive_saved_plan(&r, saved) < 0 || match_saved_plan(&r, saved, operand) < 0)
 			goto out;
-		r.plan = json_incref(saved);
 	} else if (run_plan(&r) < 0) {
 		goto out;
 	}
@@ -893,7 +946,7 @@ int apply_command(int argc, char **argv, struct cli *cli, bool destroy, struct a
 		ret = KILN_EXIT_OK;
 		/* Nothing in the cloud to change, but a new --ttl is still recorded. */
 		if (moved && state_resource_count(r.state) > 0 &&
-		    commit_state(&r, "apply", &res, NULL, &commit) < 0)
+		    commit_state(&r, "apply", &res, saved, NULL, &commit) < 0)
 			ret = KILN_EXIT_ERROR;
 		if (!f.json && !quiet) {
 			printf("\nNothing to %s.\n", destroy ? "destroy" : "apply");
@@ -963,7 +1016,7 @@ int apply_command(int argc, char **argv, struct cli *cli, bool destroy, struct a
 			json_object_set_new(r.state, "created",
 					    json_string(time_format_rfc3339(now, buf)));
 	}
-	commit_rc = commit_state(&r, destroy ? "destroy" : "apply", &res, approved, &commit);
+	commit_rc = commit_state(&r, destroy ? "destroy" : "apply", &res, saved, approved, &commit);
 	journal_close(j, commit_rc == 0);
 	j = NULL;
 	{

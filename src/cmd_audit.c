@@ -73,11 +73,8 @@ static json_t *audit_plan_file(struct cli *cli, struct run_flags *f, const char 
 	spec = json_string_value(json_object_get(json_object_get(kn, "spec"), "file"));
 	digest = json_string_value(json_object_get(json_object_get(kn, "spec"), "digest"));
 	ws = json_string_value(json_object_get(kn, "workspace"));
-	if (f->store.workspace && ws && strcmp(f->store.workspace, ws) != 0) {
-		cli_error(cli, "drop -w, or make a plan for that workspace",
-			  "%s was made for workspace '%s', not '%s'", path, ws, f->store.workspace);
+	if (ws && store_flags_plan_workspace(&f->store, cli, path, ws) < 0)
 		goto fail;
-	}
 	if (json_is_array(json_object_get(kn, "findings")))
 		return plan;
 	f->store.workspace = ws;

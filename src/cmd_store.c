@@ -4,6 +4,8 @@
 #include "cmd_store.h"
 
 #include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
 
 int store_flags_handle(struct store_flags *f, const struct cli *cli, int id, const char *arg)
 {
@@ -24,6 +26,28 @@ int store_flags_handle(struct store_flags *f, const struct cli *cli, int id, con
 	default:
 		return 0;
 	}
+}
+
+int store_flags_plan_workspace(const struct store_flags *f, const struct cli *cli, const char *file,
+			       const char *ws)
+{
+	const char *env = getenv("KILN_WORKSPACE");
+
+	if (!ws)
+		return 0; /* a plan without one is stale against every state commit */
+	if (f->workspace && strcmp(f->workspace, ws) != 0) {
+		cli_error(cli, "drop -w, or make a plan for that workspace",
+			  "%s was made for workspace '%s', not '%s'", file, ws, f->workspace);
+		return -1;
+	}
+	/* The variable names a workspace exactly as -w does. */
+	if (!f->workspace && env && strcmp(env, ws) != 0) {
+		cli_error(cli, "unset KILN_WORKSPACE, or make a plan for that workspace",
+			  "%s was made for workspace '%s', not '%s' (KILN_WORKSPACE)", file, ws,
+			  env);
+		return -1;
+	}
+	return 0;
 }
 
 void cmd_report(const struct cli *cli, const struct kiln_error *err)

@@ -24,7 +24,7 @@ enum {
 #define CMD_OPT_WORKSPACE                                                                          \
 	{                                                                                          \
 		"workspace", 'w', true, OPT_WORKSPACE, "NAME",                                     \
-		    "workspace (default default; KILN_WORKSPACE)"                                  \
+		    "workspace, not empty (default default; KILN_WORKSPACE)"                       \
 	}
 #define CMD_OPT_LOCK_TIMEOUT                                                                       \
 	{                                                                                          \
@@ -47,6 +47,13 @@ int store_flags_handle(struct store_flags *f, const struct cli *cli, int id, con
  */
 int store_flags_open(const struct store_flags *f, const struct cli *cli, bool create,
 		     struct store **s, struct workspace **w);
+
+/*
+ * A plan file made for workspace ws is used only there: -w, or else
+ * KILN_WORKSPACE, when given, must name it. 0, or -1 after reporting.
+ */
+int store_flags_plan_workspace(const struct store_flags *f, const struct cli *cli, const char *file,
+			       const char *ws);
 
 /* "kiln CMD: error" plus its hint line, from a kiln_error. */
 void cmd_report(const struct cli *cli, const struct kiln_error *err);

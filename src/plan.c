@@ -549,8 +549,20 @@ int plan_file_write_approvals(const char *path, const json_t *plan, const json_t
 	char *tmp = xasprintf("%s.tmp.%ld", path, (long)getpid());
 	char *digest = NULL, *text = NULL;
 	json_t *file = NULL;
+	struct stat st;
 	int fd = -1, ret = -1;
 
+	/* rename() over a directory fails as EBUSY or EISDIR, which name neither cause nor fix. */
+	if (stat(path, &st) == 0 && S_ISDIR(st.st_mode)) {
+		size_t n = strlen(path);
+
+		while (n > 1 && path[n - 1] == '/')
+			n--;
+		kiln_error_set(err, "cannot write plan file %s: it is a directory", path);
+		kiln_error_hint(err, "give the name of a file, such as %.*s%splan.kiln", (int)n,
+				path, path[n - 1] == '/' ? "" : "/");
+		goto out;
+	}
 	if (plan_check(plan, prefix, prefix, "this is a bug in kiln: please report it", err) < 0)
 		goto out;
 	digest = plan_digest(plan);
@@ -718,10 +730,14 @@ int plan_file_read_approvals(json_t **out, json_t **approvals, const char *path,
 	stored = json_string_value(json_object_get(file, "digest"));
 	digest = plan_digest(plan);
 	if (!digest || strcmp(digest, stored) != 0) {
+		/*
+		 * Neither digest is printed: the one that matches would be pasted
+		 * back. The digest is a check against damage, not a seal.
+		 */
 		kiln_error_set(err,
-			       "%s has been modified since kiln wrote it: digest %s does not "
-			       "match its contents %s",
-			       path, stored, digest ? digest : "(none)");
+			       "%s has been modified since kiln wrote it: its contents do not "
+			       "match its digest",
+			       path);
 		if (json_array_size(json_object_get(file, "approvals")) > 0)
 			kiln_error_hint(err,
 					"a plan file must not be edited, and its approvals are for "

@@ -120,6 +120,14 @@ int plan_file_read(json_t **out, const char *path, struct kiln_error *err);
 /* The same, and *approvals (when not NULL) the approvals array, empty when there are none. */
 int plan_file_read_approvals(json_t **out, json_t **approvals, const char *path,
 			     struct kiln_error *err);
+/*
+ * Whether file (a plan read from the plan file path) says what derived, the
+ * plan made again from the same spec and state commit, says: the same
+ * changes and drift, and for each the same actions, values set, objects
+ * touched and dependencies (plan_match.c lists the fields). 0, or -1 with
+ * err naming the first address and field that differ and both values.
+ */
+int plan_match(const json_t *file, const json_t *derived, const char *path, struct kiln_error *err);
 /* True when path holds a plan file rather than a spec (peeks at the start). */
 bool plan_file_is(const char *path);
 

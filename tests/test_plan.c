@@ -863,13 +863,10 @@ static void test_plan_file_refuses_a_modified_plan(void **state)
 	assert_non_null(at);
 	at[strlen("\"serial\": ")] = '4';
 	write_text(f->path, f->text);
-	f->other = plan_digest(f->plan);
-	json_object_set_new(json_object_get(json_object_get(f->plan, "kiln"), "state"), "serial",
-			    json_integer(4));
-	f->more = plan_digest(f->plan);
-	f->want = xasprintf("%s has been modified since kiln wrote it: digest %s does not match "
-			    "its contents %s",
-			    f->path, f->other, f->more);
+	/* Neither digest is in the message: the matching one would be pasted back. */
+	f->want = xasprintf("%s has been modified since kiln wrote it: its contents do not match "
+			    "its digest",
+			    f->path);
 	assert_read_error(f->path, f->want,
 			  "a plan file must not be edited; make a new one with kiln plan --out "
 			  "FILE");
@@ -1088,6 +1085,20 @@ static void test_plan_file_write_names_a_missing_directory(void **state)
 	assert_string_equal(err.msg, want);
 }
 
+static void test_plan_file_write_refuses_a_directory(void **state)
+{
+	struct fx *f = *state;
+	struct kiln_error err = {{0}};
+	char *path = f->other = xasprintf("%s/", f->dir);
+
+	f->want = xasprintf("cannot write plan file %s: it is a directory", path);
+	f->more = xasprintf("give the name of a file, such as %s/plan.kiln", f->dir);
+	f->plan = first_plan();
+	assert_int_equal(plan_file_write(path, f->plan, &err), -1);
+	assert_string_equal(err.msg, f->want);
+	assert_string_equal(err.hint, f->more);
+}
+
 static void test_plan_file_is_true_for_a_plan_file(void **state)
 {
 	struct fx *f = *state;
@@ -1186,6 +1197,185 @@ static void test_schema_refuses_an_unknown_action_list(void **state)
 	assert_int_equal(check_schema(f, f->path, 1), 1);
 }
 
+/* ---- plan_match: a saved plan against the plan made again ---- */
+
+/* The change of address in plan's list (the first, when a duplicate follows). */
+static json_t *change_at(json_t *plan, const char *list, const char *address)
+{
+	json_t *rc;
+	size_t i;
+
+	json_array_foreach(json_object_get(plan, list), i, rc)
+	{
+		if (strcmp(json_string_value(json_object_get(rc, "address")), address) == 0)
+			return rc;
+	}
+	fail_msg("no %s in %s", address, list);
+	return NULL;
+}
+
+/* f->plan is the plan made again; the file is a copy edited by the test. */
+static void assert_match_error(struct fx *f, json_t *file, const char *want)
+{
+	struct kiln_error err = {{0}};
+
+	assert_int_equal(plan_match(file, f->plan, "p.kiln", &err), -1);
+	assert_string_equal(err.msg, want);
+	json_decref(file);
+}
+
+static void test_plan_match_accepts_other_live_values(void **state)
+{
+	struct fx *f = *state;
+	struct kiln_error err = {{0}};
+	json_t *file, *rc;
+
+	f->plan = sample_plan();
+	file = json_deep_copy(f->plan);
+	/* What the cloud reads now, not what the plan decides. */
+	rc = change_at(file, "resource_changes", "sim_node_group.trainers");
+	set_change(rc, "before", json_pack("{s:i}", "count", 3));
+	set_kiln(rc, "reason", json_string("another reason"));
+	json_object_set_new(
+	    json_array_get(json_object_get(json_object_get(rc, "kiln"), "attributes"), 1), "before",
+	    json_integer(3));
+	set_change(change_at(file, "resource_drift", "sim_node_group.trainers"), "after",
+		   json_pack("{s:i}", "count", 5));
+	json_object_set_new(json_object_get(file, "kiln"), "created",
+			    json_string("2026-12-01T00:00:00Z"));
+	assert_int_equal(plan_match(file, f->plan, "p.kiln", &err), 0);
+	json_decref(file);
+}
+
+static void test_plan_match_refuses_an_action_edited_to_delete(void **state)
+{
+	struct fx *f = *state;
+	json_t *file;
+
+	f->plan = sample_plan();
+	file = json_deep_copy(f->plan);
+	set_change(change_at(file, "resource_changes", "sim_node_group.login"), "actions",
+		   json_pack("[s]", "delete"));
+	assert_match_error(f, file,
+			   "p.kiln does not match the plan its spec and state give now: in the "
+			   "change of sim_node_group.login, change.actions is [\"delete\"] in the "
+			   "file, but [\"no-op\"] now");
+}
+
+static void test_plan_match_refuses_an_edited_value_naming_it(void **state)
+{
+	struct fx *f = *state;
+	json_t *file, *after;
+
+	f->plan = sample_plan();
+	file = json_deep_copy(f->plan);
+	after = json_object_get(
+	    json_object_get(change_at(file, "resource_changes", "sim_node_group.trainers"),
+			    "change"),
+	    "after");
+	json_object_set_new(json_object_get(after, "labels"), "team", json_string("ops"));
+	assert_match_error(f, file,
+			   "p.kiln does not match the plan its spec and state give now: in the "
+			   "change of sim_node_group.trainers, change.after.labels.team is "
+			   "\"ops\" in the file, but \"ml\" now");
+}
+
+static void test_plan_match_shows_a_value_escaped_to_ascii(void **state)
+{
+	struct fx *f = *state;
+	json_t *file, *after;
+
+	f->plan = sample_plan();
+	file = json_deep_copy(f->plan);
+	after = json_object_get(
+	    json_object_get(change_at(file, "resource_changes", "sim_node_group.trainers"),
+			    "change"),
+	    "after");
+	json_object_set_new(json_object_get(after, "labels"), "team",
+			    json_string("\xc3\xa9\x1b[31m"));
+	assert_match_error(f, file,
+			   "p.kiln does not match the plan its spec and state give now: in the "
+			   "change of sim_node_group.trainers, change.after.labels.team is "
+			   "\"\\u00E9\\u001B[31m\" in the file, but \"ml\" now");
+}
+
+static void test_plan_match_refuses_another_id_to_delete(void **state)
+{
+	struct fx *f = *state;
+	json_t *file;
+
+	f->plan = sample_plan();
+	file = json_deep_copy(f->plan);
+	set_kiln(change_at(file, "resource_changes", "sim_bucket.old"), "id",
+		 json_string("bkt-other"));
+	assert_match_error(f, file,
+			   "p.kiln does not match the plan its spec and state give now: in the "
+			   "change of sim_bucket.old, kiln.id is \"bkt-other\" in the file, but "
+			   "\"bkt-0007\" now");
+}
+
+static void test_plan_match_refuses_an_edited_attribute_policy(void **state)
+{
+	struct fx *f = *state;
+	json_t *file, *rows;
+
+	f->plan = sample_plan();
+	file = json_deep_copy(f->plan);
+	rows = json_object_get(
+	    json_object_get(change_at(file, "resource_changes", "sim_node_group.trainers"), "kiln"),
+	    "attributes");
+	json_object_set_new(json_array_get(rows, 2), "policy", json_string("live"));
+	assert_match_error(f, file,
+			   "p.kiln does not match the plan its spec and state give now: in the "
+			   "change of sim_node_group.trainers, kiln.attributes[2].policy is "
+			   "\"live\" in the file, but \"stop\" now");
+}
+
+static void test_plan_match_refuses_a_change_the_spec_does_not_give(void **state)
+{
+	struct fx *f = *state;
+	json_t *file, *rc;
+
+	f->plan = sample_plan();
+	file = json_deep_copy(f->plan);
+	rc = change_new("sim_bucket", "victim", "delete", json_pack("{s:s}", "name", "x"), NULL);
+	json_array_append_new(json_object_get(file, "resource_changes"), rc);
+	assert_match_error(f, file,
+			   "p.kiln does not match the plan its spec and state give now: the file "
+			   "has the change of sim_bucket.victim, which they do not give");
+}
+
+static void test_plan_match_refuses_a_file_that_drops_a_change(void **state)
+{
+	struct fx *f = *state;
+	json_t *file, *changes;
+
+	f->plan = sample_plan();
+	file = json_deep_copy(f->plan);
+	changes = json_object_get(file, "resource_changes");
+	/* The duplicate's delete: the file keeps the adoption of the same address. */
+	json_array_remove(changes, 1);
+	assert_match_error(f, file,
+			   "p.kiln does not match the plan its spec and state give now: the file "
+			   "lacks the change of sim_bucket.data (deposed bkt-0999), which they "
+			   "give");
+}
+
+static void test_plan_match_refuses_edited_drift_actions(void **state)
+{
+	struct fx *f = *state;
+	json_t *file;
+
+	f->plan = sample_plan();
+	file = json_deep_copy(f->plan);
+	set_change(change_at(file, "resource_drift", "sim_node_group.trainers"), "actions",
+		   json_pack("[s]", "delete"));
+	assert_match_error(f, file,
+			   "p.kiln does not match the plan its spec and state give now: in the "
+			   "drift of sim_node_group.trainers, change.actions is [\"delete\"] in "
+			   "the file, but [\"update\"] now");
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -1230,12 +1420,22 @@ int main(void)
 	    plan_test(test_plan_file_reads_a_later_minor_format_with_new_keys),
 	    plan_test(test_plan_file_write_refuses_an_invalid_plan),
 	    plan_test(test_plan_file_write_names_a_missing_directory),
+	    plan_test(test_plan_file_write_refuses_a_directory),
 	    plan_test(test_plan_file_is_true_for_a_plan_file),
 	    plan_test(test_plan_file_is_false_for_a_yaml_spec),
 	    plan_test(test_plan_file_is_false_for_other_json),
 	    plan_test(test_plan_file_is_false_for_a_missing_file),
 	    plan_test(test_schema_accepts_the_sample_and_a_written_plan_file),
 	    plan_test(test_schema_refuses_an_unknown_action_list),
+	    plan_test(test_plan_match_accepts_other_live_values),
+	    plan_test(test_plan_match_refuses_an_action_edited_to_delete),
+	    plan_test(test_plan_match_refuses_an_edited_value_naming_it),
+	    plan_test(test_plan_match_shows_a_value_escaped_to_ascii),
+	    plan_test(test_plan_match_refuses_another_id_to_delete),
+	    plan_test(test_plan_match_refuses_an_edited_attribute_policy),
+	    plan_test(test_plan_match_refuses_a_change_the_spec_does_not_give),
+	    plan_test(test_plan_match_refuses_a_file_that_drops_a_change),
+	    plan_test(test_plan_match_refuses_edited_drift_actions),
 	};
 
 	return cmocka_run_group_tests_name("plan", tests, NULL, NULL);

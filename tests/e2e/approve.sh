@@ -132,7 +132,7 @@ ap_apply() {
 	# One byte of the plan changed: the digest no longer matches.
 	sed -i '0,/"count": 2/s//"count": 3/' edited.kiln
 	check "apply: a plan with one byte changed after approval is refused" 1 --out "" \
-		--err-has "kiln: apply: edited.kiln has been modified since kiln wrote it: digest " \
+		--err-has "kiln: apply: edited.kiln has been modified since kiln wrote it: its contents do not match its digest" \
 		--err-has "  hint: a plan file must not be edited, and its approvals are for the plan as it was signed; make a new one with kiln plan --out FILE and have it approved again" \
 		-- "$KILN" apply edited.kiln $req
 	# The same change, written back with a digest that matches: the signatures do not.

@@ -10,6 +10,11 @@
                               as kiln computes it, approvals kept: a plan
                               changed after approval that passes the digest
                               check, so only the signatures can catch it
+  edit FILE ADDRESS PATH JSON set PATH (dotted, such as change.actions or
+                              change.after.count) of ADDRESS's change to the
+                              JSON value and write the file back with its
+                              digest recomputed: a deliberate edit that the
+                              digest cannot catch
   message FILE I MSG SIG      write the message approval I signs (kiln-approve(1),
                               WHAT IS SIGNED) to MSG and its raw signature to
                               SIG, for openssl pkeyutl -verify -rawin
@@ -87,6 +92,22 @@ def retamper(path):
     save(path, doc)
 
 
+def edit(path, address, where, value):
+    doc = load(path)
+    if kiln_digest(doc["plan"]) != doc["digest"]:
+        sys.exit("cannot reproduce kiln's digest of the untouched plan")
+    rc = [c for c in doc["plan"]["resource_changes"] if c["address"] == address]
+    if len(rc) != 1:
+        sys.exit("no change of %s in the plan" % address)
+    keys = where.split(".")
+    obj = rc[0]
+    for k in keys[:-1]:
+        obj = obj[k]
+    obj[keys[-1]] = json.loads(value)
+    doc["digest"] = kiln_digest(doc["plan"])
+    save(path, doc)
+
+
 def show_json(path, digest, id_valid, id_unknown):
     doc = load(path)
     assert doc["file"] == "p.kiln", doc["file"]
@@ -117,6 +138,8 @@ def main(argv):
         save(args[0], doc)
     elif cmd == "retamper":
         retamper(args[0])
+    elif cmd == "edit":
+        edit(*args)
     elif cmd == "message":
         doc = load(args[0])
         a = doc["approvals"][int(args[1])]

@@ -140,6 +140,9 @@ au_plan_files() {
 		--out-file "$E2E_ROOT/tests/golden/audit/insecure.txt" -- "$KILN" audit plan.kiln
 	check "audit: -w must match the plan's workspace" 1 --out "" \
 		--err "kiln: audit: plan.kiln was made for workspace 'default', not 'other'; drop -w, or make a plan for that workspace" -- "$KILN" audit -w other plan.kiln
+	check "audit: KILN_WORKSPACE must match the plan's workspace, as -w" 1 --out "" \
+		--err "kiln: audit: plan.kiln was made for workspace 'default', not 'other' (KILN_WORKSPACE); unset KILN_WORKSPACE, or make a plan for that workspace" \
+		-- env KILN_WORKSPACE=other "$KILN" audit plan.kiln
 	check "audit: --refresh is refused with a plan file" 1 --out "" \
 		--err "kiln: audit: --refresh cannot be used with a plan file; it was fixed when the plan was made" \
 		-- "$KILN" audit --refresh=false plan.kiln

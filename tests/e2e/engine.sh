@@ -34,6 +34,12 @@ en_lifecycle() {
 	check "engine: apply without a terminal and without --auto-approve refuses" 1 --out "" \
 		--err "kiln: apply: standard input is not a terminal, so kiln cannot ask for approval; nothing was changed; review with \`kiln plan --out plan.kiln\`, then \`kiln apply plan.kiln\`; or pass --auto-approve" \
 		-- "$KILN" apply
+	check "engine: destroy without a terminal hints a destroy plan, not a plain one" 1 --out "" \
+		--err "kiln: destroy: standard input is not a terminal, so kiln cannot ask for approval; nothing was changed; review with \`kiln plan --destroy --out destroy.kiln\`, then \`kiln apply destroy.kiln\`; or pass --auto-approve" \
+		-- "$KILN" destroy
+	check "engine: down without a terminal hints a destroy plan too" 1 --out "" \
+		--err "kiln: down: standard input is not a terminal, so kiln cannot ask for approval; nothing was changed; review with \`kiln plan --destroy --out destroy.kiln\`, then \`kiln apply destroy.kiln\`; or pass --auto-approve" \
+		-- "$KILN" down
 	check "engine: apply creates every resource in dependency order" 0 \
 		--out-has "sim_network.main: created [id vpc-" \
 		--out-has "sim_node_group.trainers: create: waiting for ng-" \
@@ -111,6 +117,21 @@ en_lifecycle() {
 	check "engine: plan --out saves a plan file" 0 --out-has "Saved the plan to p1.kiln" \
 		-- "$KILN" plan --out p1.kiln
 	assert "engine: the plan file is private (0600)" sh -c '[ "$(stat -c %a p1.kiln)" = 600 ]'
+	check "engine: plan --out a directory is refused, naming it and the fix" 1 --out "" \
+		--err "kiln: plan: cannot write plan file .: it is a directory
+  hint: give the name of a file, such as ./plan.kiln" \
+		-- "$KILN" plan --out .
+	check "engine: an empty -w is refused, not taken for default" 1 --out "" \
+		--err "kiln: plan: the workspace name given to -w is empty; give a workspace name, such as -w staging, or drop -w for the default workspace" \
+		-- "$KILN" plan -w ""
+	check "engine: an empty KILN_WORKSPACE is refused, not taken for default" 1 --out "" \
+		--err "kiln: plan: KILN_WORKSPACE is set but empty; set it to a workspace name, or unset it for the default workspace (unset KILN_WORKSPACE)" \
+		-- env KILN_WORKSPACE= "$KILN" plan
+	check "engine: an empty KILN_WORKSPACE is refused by apply PLANFILE too" 1 --out "" \
+		--err "kiln: apply: KILN_WORKSPACE is set but empty; set it to a workspace name, or unset it for the default workspace (unset KILN_WORKSPACE)" \
+		-- env KILN_WORKSPACE= "$KILN" apply p1.kiln
+	check "engine: an empty KILN_WORKSPACE still lets --help answer" 0 \
+		--out-has "Usage: kiln plan" -- env KILN_WORKSPACE= "$KILN" plan --help
 	check "engine: show renders a plan file" 0 \
 		--out-has "~ sim_node_group.trainers  update in place" -- "$KILN" show p1.kiln
 	cp p1.kiln p2.kiln
@@ -127,6 +148,42 @@ en_lifecycle() {
 		-- "$KILN" apply p3.kiln
 	printf 'x' >>p3.kiln
 	check "engine: a modified plan file is refused" 1 --err-has "p3.kiln" -- "$KILN" apply p3.kiln
+
+	# A plan file edited with its digest computed again: what it says must be
+	# what the spec and the state give, or nothing is done.
+	"$KILN" plan --out p4.kiln >/dev/null 2>&1
+	cp p4.kiln p5.kiln
+	sed '0,/"count": 2/s//"count": 3/' p4.kiln >p7.kiln
+	python3 "$E2E_ROOT/tests/e2e/approve_py.py" edit p4.kiln sim_role.trainer \
+		change.actions '["delete"]'
+	check "engine: a plan file edited to delete a resource the spec declares is refused" 1 \
+		--out "" \
+		--err "kiln: apply: p4.kiln does not match the plan its spec and state give now: in the change of sim_role.trainer, change.actions is [\"delete\"] in the file, but [\"no-op\"] now; nothing was changed
+  hint: kiln carries out a plan file only as kiln made it, and this one was edited or the cloud changed since it was made; make and review a new plan: kiln plan kiln.yaml --out p4.kiln" \
+		-- "$KILN" apply p4.kiln
+	assert "engine: the refused plan file deleted nothing" \
+		sh -c 'python3 "$0" .kiln/sim ids | grep -q " sim_role.trainer$"' \
+		"$E2E_ROOT/tests/e2e/sim_inspect.py"
+	python3 "$E2E_ROOT/tests/e2e/approve_py.py" edit p5.kiln sim_node_group.trainers \
+		change.after.count 7
+	check "engine: a plan file with an edited value is refused, naming the value" 1 \
+		--err-has "kiln: apply: p5.kiln does not match the plan its spec and state give now: in the change of sim_node_group.trainers, change.after.count is 7 in the file, but 2 now; nothing was changed" \
+		-- "$KILN" apply p5.kiln
+	check "engine: the refusal of an edited plan file does not print its digest" 1 \
+		--err "kiln: apply: p7.kiln has been modified since kiln wrote it: its contents do not match its digest
+  hint: a plan file must not be edited; make a new one with kiln plan --out FILE" \
+		-- "$KILN" apply p7.kiln
+	assert "engine: (no sha256 in the refusal)" sh -c '! grep -q sha256 "$0"' "$E2E_ERR"
+	"$KILN" plan --out p6.kiln >/dev/null 2>&1
+	check "engine: apply PLANFILE -w another workspace is refused" 1 --out "" \
+		--err "kiln: apply: p6.kiln was made for workspace 'default', not 'staging'; drop -w, or make a plan for that workspace" \
+		-- "$KILN" apply -w staging p6.kiln
+	check "engine: apply PLANFILE refuses KILN_WORKSPACE naming another workspace, as -w" 1 \
+		--out "" \
+		--err "kiln: apply: p6.kiln was made for workspace 'default', not 'staging' (KILN_WORKSPACE); unset KILN_WORKSPACE, or make a plan for that workspace" \
+		-- env KILN_WORKSPACE=staging "$KILN" apply p6.kiln
+	check "engine: an unedited plan file made again from its spec and state applies" 0 \
+		--out-has "Apply complete: 0 created, 1 updated" -- "$KILN" apply p6.kiln
 
 	check "engine: graph prints the DAG in DOT" 0 \
 		--out-has 'digraph' --out-has '"sim_node_group.trainers" -> "sim_network.main"' \
