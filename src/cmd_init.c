@@ -414,11 +414,11 @@ static void print_next_steps(const char *dir, const struct template_entry *t)
 	if (strcmp(dir, ".") != 0 && strcmp(dir, "./") != 0)
 		printf("  cd %s\n", dir);
 	if (strcmp(t->provider, "sim") != 0)
-		printf("  %-16s %s\n", "$EDITOR kiln.yaml",
+		printf("  %-17s  %s\n", "$EDITOR kiln.yaml",
 		       "its header says what to change (vars: image AMI, addresses)");
-	printf("  %-16s %s\n", "kiln validate", "check the spec");
-	printf("  %-16s %s\n", "kiln plan", "see what would be made and what it costs an hour");
-	printf("  %-16s %s\n", "kiln up", "create it (plan and apply); `kiln down` removes it");
+	printf("  %-17s  %s\n", "kiln validate", "check the spec");
+	printf("  %-17s  %s\n", "kiln plan", "see what would be made and what it costs an hour");
+	printf("  %-17s  %s\n", "kiln up", "create it (plan and apply); `kiln down` removes it");
 }
 
 int cmd_init(int argc, char **argv, struct cli *cli)

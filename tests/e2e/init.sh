@@ -138,9 +138,9 @@ created workspace 'default' in .kiln/state.git
 $in_key_made
 
 Next steps:
-  kiln validate    check the spec
-  kiln plan        see what would be made and what it costs an hour
-  kiln up          create it (plan and apply); \`kiln down\` removes it" \
+  kiln validate      check the spec
+  kiln plan          see what would be made and what it costs an hour
+  kiln up            create it (plan and apply); \`kiln down\` removes it" \
 		-- "$KILN" init
 	check "init: sim-demo: plan" 2 --out-has "Plan: 6 to create, 0 to update" \
 		-- "$KILN" plan --detailed-exitcode
@@ -175,10 +175,10 @@ $in_key_made
 
 Next steps:
   cd a
-  \$EDITOR kiln.yaml its header says what to change (vars: image AMI, addresses)
-  kiln validate    check the spec
-  kiln plan        see what would be made and what it costs an hour
-  kiln up          create it (plan and apply); \`kiln down\` removes it" \
+  \$EDITOR kiln.yaml  its header says what to change (vars: image AMI, addresses)
+  kiln validate      check the spec
+  kiln plan          see what would be made and what it costs an hour
+  kiln up            create it (plan and apply); \`kiln down\` removes it" \
 		-- "$KILN" init --provider aws a
 	compare "init: --provider aws wrote finetune" "$E2E_ROOT/templates/finetune.yaml" a/kiln.yaml
 	check "init: --provider sim starts from sim-demo" 0 --err "" \
