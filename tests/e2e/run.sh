@@ -455,6 +455,12 @@ else
 		nman=$((nman + 1))
 		check "man: $f renders without warnings" 0 --err "" \
 			-- env LC_ALL=C.UTF-8 MANWIDTH=80 man --warnings -l "$f"
+		# "(\%word" made the \% a hyphenation point: "(‐" at a line's end.
+		assert "man: $f never breaks a line right after a '('" sh -c '
+for w in 50 60 70 72 78 80 90 100 120; do
+	LC_ALL=C.UTF-8 MANWIDTH=$w man -l "$1" 2>/dev/null | grep -q "(‐\$" && exit 1
+done
+exit 0' sh "$f"
 	done
 	[ $nman -gt 0 ] || skip "man pages" "none in man/ yet"
 fi
