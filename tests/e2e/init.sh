@@ -142,6 +142,9 @@ Next steps:
   kiln plan          see what would be made and what it costs an hour
   kiln up            create it (plan and apply); \`kiln down\` removes it" \
 		-- "$KILN" init
+	check "init: sim-demo: status before the first apply says there is no cluster yet" 1 --out "" \
+		--err "kiln: status: workspace 'default' has no cluster yet: nothing has been applied; bring it up with \`kiln up\`" \
+		-- "$KILN" status
 	check "init: sim-demo: plan" 2 --out-has "Plan: 6 to create, 0 to update" \
 		-- "$KILN" plan --detailed-exitcode
 	assert "init: the state key is private to its owner" \
