@@ -354,6 +354,16 @@ static int check_saved_plan(struct run *r, const json_t *plan, const char *file)
 		    file, r->spec_path, digest ? digest : "none", r->e->spec_digest);
 		kiln_error_hint(&err, "make and review a new plan: kiln plan %s --out %s",
 				r->spec_path, file);
+	} else if (commit && strcmp(commit, r->head) != 0 && !store_has_object(r->store, commit)) {
+		/* Not a commit this repository ever had: nobody applied "since". */
+		kiln_error_set(&err,
+			       "%s was made with another state repository: its state commit %.12s "
+			       "is not in %s",
+			       file, commit, store_location(r->store));
+		kiln_error_hint(&err,
+				"apply it with the state it was made from (--state or KILN_STATE), "
+				"or make and review a plan here: kiln plan %s --out %s",
+				r->spec_path, file);
 	} else if ((commit == NULL) != (r->head[0] == '\0') ||
 		   (commit && strcmp(commit, r->head) != 0)) {
 		kiln_error_set(
@@ -362,9 +372,9 @@ static int check_saved_plan(struct run *r, const json_t *plan, const char *file)
 		    "is now at %.12s",
 		    file, commit ? commit : "(none: no workspace yet)", r->ws->name,
 		    r->head[0] ? r->head : "(none)");
-		kiln_error_hint(&err,
-				"someone applied since; make and review a new plan: kiln plan "
-				"%s --out %s",
+		kiln_error_hint(&err, "%s; make and review a new plan: kiln plan %s --out %s",
+				commit ? "someone applied since"
+				       : "the workspace was made or applied since",
 				r->spec_path, file);
 	} else if ((json_int_t)json_object_size(r->overlay) !=
 		   json_integer_value(json_object_get(json_object_get(kn, "state"), "journal"))) {

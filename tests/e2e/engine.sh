@@ -120,6 +120,15 @@ en_lifecycle() {
 		--err-has "kiln: apply: p2.kiln is stale: it was made from state commit " \
 		--err-has "but workspace 'default' is now at " \
 		-- "$KILN" apply p2.kiln
+	"$KILN" workspace new -w default --state other.git >/dev/null 2>&1
+	"$KILN" apply --auto-approve --state other.git >/dev/null 2>&1
+	"$KILN" plan --state other.git --out p5.kiln >/dev/null 2>&1
+	other=$(git --git-dir=other.git rev-parse refs/heads/default)
+	check "engine: a plan file made with another state repository says so, not \"applied since\"" 1 \
+		--out "" --err "kiln: apply: p5.kiln was made with another state repository: its state commit ${other%"${other#????????????}"} is not in .kiln/state.git
+  hint: apply it with the state it was made from (--state or KILN_STATE), or make and review a plan here: kiln plan kiln.yaml --out p5.kiln" \
+		-- "$KILN" apply p5.kiln
+	rm -rf other.git p5.kiln
 	"$KILN" plan --out p3.kiln >/dev/null 2>&1
 	sed -i 's/count: 1/count: 2/' kiln.yaml
 	check "engine: a plan file whose spec changed is refused as stale" 1 \
