@@ -4,6 +4,7 @@
  * journal as it lands, commit once, unlock.
  */
 #include <pthread.h>
+#include <signal.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
@@ -1029,10 +1030,19 @@ int apply_command(int argc, char **argv, struct cli *cli, bool destroy, struct a
 				    json_string_value(json_object_get(e, "address")),
 				    json_string_value(json_object_get(e, "op")),
 				    json_string_value(json_object_get(e, "error")));
-			if (!whole)
+			/* A user's own interrupt has no cause to fix. */
+			if (!whole && res.interrupted && !res.failed) {
+				int sig = atomic_load(&interrupted);
+
+				fprintf(stderr,
+					"  hint: stopped by SIG%s, as asked: what was done is "
+					"recorded; run `kiln plan` to see what remains\n",
+					sig > 0 && sigabbrev_np(sig) ? sigabbrev_np(sig) : "?");
+			} else if (!whole) {
 				fprintf(stderr,
 					"  hint: what succeeded is recorded; fix the cause and run "
 					"`kiln plan` to see what remains\n");
+			}
 		}
 		free(counts);
 	}

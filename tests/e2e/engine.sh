@@ -281,6 +281,9 @@ en_interrupts() {
 	rc=$?
 	assert "engine: SIGINT ends apply with exit 1" test $rc = 1
 	assert "engine: SIGINT says what it does" grep -q "starting nothing new" err.txt
+	assert "engine: after SIGINT the hint does not ask to fix a cause" \
+		grep -qx '  hint: stopped by SIGINT, as asked: what was done is recorded; run `kiln plan` to see what remains' err.txt
+	assert "engine: after SIGINT no \"fix the cause\"" sh -c '! grep -q "fix the cause" err.txt'
 	assert "engine: an interrupted apply commits what it did" sh -c \
 		'"$1" log | grep -q "apply: .*not done"' sh "$KILN"
 	check "engine: the lock is released after SIGINT" 0 --out-has "default" -- "$KILN" workspace list
