@@ -375,6 +375,23 @@ static char *holder_name(void)
 	return xasprintf("%s@%s", user && *user ? user : "unknown", host);
 }
 
+/*
+ * True when the holder ran on this host (its holder name is ours) and its
+ * process no longer exists: killed outright, it could not release the lock,
+ * which then waits out its lease. Another host's process cannot be checked.
+ */
+static bool holder_gone(const struct lock_info *info)
+{
+	char *me = holder_name();
+	const char *at = strchr(info->holder, '@'), *my_at = strchr(me, '@');
+	bool same_host = at && my_at && strcmp(at, my_at) == 0;
+
+	free(me);
+	if (!same_host || info->pid <= 0 || info->pid == (long)getpid())
+		return false;
+	return kill((pid_t)info->pid, 0) < 0 && errno == ESRCH;
+}
+
 static struct lock *lock_new(struct store *s, const char *workspace, const char *operation)
 {
 	struct lock *l = xcalloc(1, sizeof(*l));
@@ -520,6 +537,26 @@ int lock_acquire(struct lock **out, struct store *s, const char *workspace,
 				    "if that run is gone, `kiln force-unlock %s -w %s`, or "
 				    "retry with --lock-timeout to take the lock over",
 				    cur.id, workspace);
+			} else if (holder_gone(&cur)) {
+				int64_t left = cur.expires - (int64_t)time(NULL);
+				char *in = duration_format(left > 0 ? left : 0);
+				char *wait = duration_format(left > 0 ? left + 10 : 10);
+
+				kiln_error_set(
+				    err,
+				    "workspace '%s' is locked by %s, but pid %ld is no "
+				    "longer running on this host: the lock is stale, and its "
+				    "lease ends at %s (in %s)",
+				    workspace, who, cur.pid, time_format_rfc3339(cur.expires, exp),
+				    in);
+				kiln_error_hint(
+				    err,
+				    "retry with --lock-timeout %s to take it over once the "
+				    "lease ends, or remove it now: `kiln force-unlock --force "
+				    "%s -w %s`",
+				    wait, cur.id, workspace);
+				free(in);
+				free(wait);
 			} else {
 				kiln_error_set(err, "workspace '%s' is locked by %s", workspace,
 					       who);

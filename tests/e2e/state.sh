@@ -300,6 +300,12 @@ state_locks() {
 	st_id=$(st_lock_id)
 	kill -KILL "$st_pid"
 	wait "$st_pid" 2>/dev/null
+	check "a killed holder's lock, lease still running: says the holder is gone and when the lease ends" 1 \
+		--err-has "kiln: state: workspace 'default' is locked by " \
+		--err-has ", but pid $st_pid is no longer running on this host: the lock is stale, and its lease ends at " \
+		--err-has "  hint: retry with --lock-timeout " \
+		--err-has " to take it over once the lease ends, or remove it now: \`kiln force-unlock --force $st_id -w default\`" \
+		-- "$KILN" state push --allow-plaintext-secrets s3.json
 	check "force-unlock refuses a live lease without --force" 1 --err-has "is live" \
 		-- "$KILN" force-unlock "$st_id"
 	sleep 2.5
