@@ -331,6 +331,7 @@ static bool ask(struct run *r, const char *what)
 	fprintf(stderr, "\nDo you want to %s %s/%s? Only 'yes' is accepted: ", what,
 		r->e->spec->cluster, r->ws->name);
 	fflush(stderr);
+	log_stderr_end_line();
 	if (!fgets(line, sizeof(line), stdin))
 		return false;
 	line[strcspn(line, "\r\n")] = '\0';

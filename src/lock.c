@@ -66,7 +66,13 @@ static int64_t env_duration(const char *name, int64_t def)
 		return def;
 	if (duration_parse(v, &secs) == 0 && secs > 0)
 		return secs;
-	fprintf(stderr, "kiln: %s '%s' is not a duration like 30s or 2m; ignoring it\n", name, v);
+	{
+		char *msg = xasprintf("kiln: %s '%s' is not a duration like 30s or 2m; ignoring it",
+				      name, v);
+
+		log_report(LOG_WARN, msg, NULL);
+		free(msg);
+	}
 	return def;
 }
 
@@ -287,10 +293,15 @@ static void *signal_main(void *arg)
 		if (!flag)
 			break;
 		atomic_store(flag, sig);
-		fprintf(stderr,
-			"kiln: SIG%s: starting nothing new; the calls in flight finish and are "
-			"recorded (interrupt again to stop at once)\n",
-			sigabbrev_np(sig) ? sigabbrev_np(sig) : "?");
+		{
+			char *msg = xasprintf("kiln: SIG%s: starting nothing new; the calls in "
+					      "flight finish and are recorded (interrupt again to "
+					      "stop at once)",
+					      sigabbrev_np(sig) ? sigabbrev_np(sig) : "?");
+
+			log_report(LOG_WARN, msg, NULL);
+			free(msg);
+		}
 	}
 	pthread_mutex_lock(&critical_mu);
 	pthread_mutex_lock(&held_mu);
