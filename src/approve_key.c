@@ -167,15 +167,9 @@ int approve_key_load_private(struct approve_key **out, const char *path, struct 
 				     "applies; sign with the key it was made from");
 		goto out;
 	}
-	/* As OpenSSH does: a key others can read is not proof of anyone's approval. */
-	if (mode & 077) {
-		kiln_error_set(err,
-			       "signing key %s may be read by group or others (mode %04o); kiln "
-			       "signs only with a key that is private to its owner",
-			       path, mode);
-		kiln_error_hint(err, "chmod 600 %s", path);
+	/* A key others can read is not proof of anyone's approval. */
+	if (crypt_key_mode_check("signing key", path, mode, "signs", err) < 0)
 		goto out;
-	}
 	bio = BIO_new_mem_buf(buf, (int)len);
 	if (bio)
 		pkey = PEM_read_bio_PrivateKey(bio, NULL, no_passphrase, &asked);

@@ -149,7 +149,7 @@ static void check_store(struct audit *a, const struct spec_store *st)
 			sub = xasprintf("%s.versioning", path);
 			add(a, "KILN-S3-003", addr, sub, spec_value_node(st->node, "versioning"),
 			    "%s is written by role %s but keeps no versions: an overwritten or "
-			    "deleted checkpoint is gone",
+			    "deleted object is gone for good",
 			    path, who);
 			free(sub);
 		}

@@ -21,9 +21,10 @@ const struct audit_rule audit_rules[] = {
      "kiln turns the block on for every bucket it makes; plan again so the bucket's "
      "block_public_access returns to true, and find who turned it off.",
      "CKV2_AWS_6", "AVD-AWS-0094"},
-    {"KILN-S3-003", "warning", "A checkpoint store has no versioning",
-     "A store that a role writes to holds checkpoints or results; without versioning, one "
-     "bad write or delete loses them for good.",
+    {"KILN-S3-003", "warning", "A bucket that roles write to has no versioning",
+     "A bucket that a role writes to holds what its jobs produce (checkpoints, results, "
+     "weights, whatever they are); without versioning, one bad write or delete loses it for "
+     "good.",
      "Add `versioning: true` (and `expire_noncurrent_after: 30d` to bound the cost) to the "
      "store.",
      "CKV_AWS_21", "AVD-AWS-0090"},

@@ -26,7 +26,8 @@ const struct cli_option cli_global_options[] = {
     {"no-color", 0, false, GOPT_NO_COLOR, NULL, "never colour the output (NO_COLOR does the same)"},
     {"log-level", 0, true, GOPT_LOG_LEVEL, "LEVEL",
      "error, warn, info, debug or trace (default warn; KILN_LOG_LEVEL)"},
-    {"log-format", 0, true, GOPT_LOG_FORMAT, "FORMAT", "text or json (default text)"},
+    {"log-format", 0, true, GOPT_LOG_FORMAT, "FORMAT",
+     "text or json: every line on stderr one JSON object (default text)"},
     {"help", 'h', false, GOPT_HELP, NULL, "show this help"},
 };
 const size_t cli_global_noptions = ARRAY_SIZE(cli_global_options);
@@ -52,7 +53,8 @@ static bool color_wanted(struct cli *cli, int fd)
 static void update_color(struct cli *cli)
 {
 	cli->color_out = color_wanted(cli, STDOUT_FILENO);
-	cli->color_err = color_wanted(cli, STDERR_FILENO);
+	/* No escape sequence inside a JSON log line. */
+	cli->color_err = color_wanted(cli, STDERR_FILENO) && log_get_format() != LOG_JSON;
 }
 
 void cli_init(struct cli *cli)
@@ -63,11 +65,14 @@ void cli_init(struct cli *cli)
 	cli->prog = "kiln";
 	if (lvl && *lvl && log_level_parse(lvl) >= 0)
 		log_set_level((enum log_level)log_level_parse(lvl));
-	else if (lvl && *lvl)
-		fprintf(stderr,
-			"kiln: KILN_LOG_LEVEL '%s' is not a level (error, warn, info, debug, "
-			"trace); using warn\n",
-			lvl);
+	else if (lvl && *lvl) {
+		char *msg = xasprintf("kiln: KILN_LOG_LEVEL '%s' is not a level (error, warn, "
+				      "info, debug, trace); using warn",
+				      lvl);
+
+		log_report(LOG_WARN, msg, NULL);
+		free(msg);
+	}
 	update_color(cli);
 }
 
@@ -81,16 +86,23 @@ bool cli_in_automation(void)
 void cli_error(const struct cli *cli, const char *hint, const char *fmt, ...)
 {
 	va_list ap;
+	char *what, *msg;
 
-	fprintf(stderr, "%s: ", cli->prog);
-	if (cli->cmd)
-		fprintf(stderr, "%s: ", cli->cmd);
 	va_start(ap, fmt);
-	vfprintf(stderr, fmt, ap);
+	what = xvasprintf(fmt, ap);
 	va_end(ap);
-	if (hint)
-		fprintf(stderr, "; %s", hint);
-	fputc('\n', stderr);
+	if (log_get_format() == LOG_JSON) {
+		/* The hint in its own field, as a reader of JSON wants it. */
+		msg = cli->cmd ? xasprintf("%s: %s: %s", cli->prog, cli->cmd, what)
+			       : xasprintf("%s: %s", cli->prog, what);
+		log_report(LOG_ERROR, msg, hint);
+	} else {
+		msg = xasprintf("%s: %s%s%s%s%s\n", cli->prog, cli->cmd ? cli->cmd : "",
+				cli->cmd ? ": " : "", what, hint ? "; " : "", hint ? hint : "");
+		fputs(msg, stderr);
+	}
+	free(msg);
+	free(what);
 }
 
 int cli_global_option(struct cli *cli, const char *name, const char *arg)
@@ -127,6 +139,7 @@ int cli_global_option(struct cli *cli, const char *name, const char *arg)
 			log_set_format(LOG_TEXT);
 		} else if (strcmp(arg, "json") == 0) {
 			log_set_format(LOG_JSON);
+			update_color(cli);
 		} else {
 			cli_error(cli, "use text or json", "unknown log format '%s'", arg);
 			return -1;

@@ -4,6 +4,7 @@
  * journal as it lands, commit once, unlock.
  */
 #include <pthread.h>
+#include <signal.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
@@ -333,6 +334,7 @@ static bool ask(struct run *r, const char *what)
 	fprintf(stderr, "\nDo you want to %s %s/%s? Only 'yes' is accepted: ", what,
 		r->e->spec->cluster, r->ws->name);
 	fflush(stderr);
+	log_stderr_end_line();
 	if (!fgets(line, sizeof(line), stdin))
 		return false;
 	line[strcspn(line, "\r\n")] = '\0';
@@ -357,6 +359,16 @@ static int check_saved_plan(struct run *r, const json_t *plan, const char *file)
 		    file, r->spec_path, digest ? digest : "none", r->e->spec_digest);
 		kiln_error_hint(&err, "make and review a new plan: kiln plan %s --out %s",
 				r->spec_path, file);
+	} else if (commit && strcmp(commit, r->head) != 0 && !store_has_object(r->store, commit)) {
+		/* Not a commit this repository ever had: nobody applied "since". */
+		kiln_error_set(&err,
+			       "%s was made with another state repository: its state commit %.12s "
+			       "is not in %s",
+			       file, commit, store_location(r->store));
+		kiln_error_hint(&err,
+				"apply it with the state it was made from (--state or KILN_STATE), "
+				"or make and review a plan here: kiln plan %s --out %s",
+				r->spec_path, file);
 	} else if ((commit == NULL) != (r->head[0] == '\0') ||
 		   (commit && strcmp(commit, r->head) != 0)) {
 		kiln_error_set(
@@ -365,9 +377,9 @@ static int check_saved_plan(struct run *r, const json_t *plan, const char *file)
 		    "is now at %.12s",
 		    file, commit ? commit : "(none: no workspace yet)", r->ws->name,
 		    r->head[0] ? r->head : "(none)");
-		kiln_error_hint(&err,
-				"someone applied since; make and review a new plan: kiln plan "
-				"%s --out %s",
+		kiln_error_hint(&err, "%s; make and review a new plan: kiln plan %s --out %s",
+				commit ? "someone applied since"
+				       : "the workspace was made or applied since",
 				r->spec_path, file);
 	} else if ((json_int_t)json_object_size(r->overlay) !=
 		   json_integer_value(json_object_get(json_object_get(kn, "state"), "journal"))) {
@@ -1073,10 +1085,19 @@ int apply_command(int argc, char **argv, struct cli *cli, bool destroy, struct a
 				    json_string_value(json_object_get(e, "address")),
 				    json_string_value(json_object_get(e, "op")),
 				    json_string_value(json_object_get(e, "error")));
-			if (!whole)
+			/* A user's own interrupt has no cause to fix. */
+			if (!whole && res.interrupted && !res.failed) {
+				int sig = atomic_load(&interrupted);
+
+				fprintf(stderr,
+					"  hint: stopped by SIG%s, as asked: what was done is "
+					"recorded; run `kiln plan` to see what remains\n",
+					sig > 0 && sigabbrev_np(sig) ? sigabbrev_np(sig) : "?");
+			} else if (!whole) {
 				fprintf(stderr,
 					"  hint: what succeeded is recorded; fix the cause and run "
 					"`kiln plan` to see what remains\n");
+			}
 		}
 		free(counts);
 	}

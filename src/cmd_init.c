@@ -8,6 +8,12 @@
  * is written, and kiln.yaml, the one file that must not be clobbered, is
  * written last and only if it does not exist (O_EXCL), so a failed init can
  * simply be run again.
+ *
+ * It also leaves the user with a state key (crypt.h), outside the project
+ * and its state repository, in their own configuration directory, so the
+ * first apply records its secrets sealed instead of warning that it could
+ * not: a key named by KILN_STATE_KEY or KILN_STATE_KEY_FILE wins, and an
+ * existing key file is never replaced.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -18,6 +24,7 @@
 
 #include "cmd_store.h"
 #include "cmds.h"
+#include "crypt.h"
 #include "template.h"
 
 enum {
@@ -46,7 +53,10 @@ const struct cmd_info cmd_init_info = {
 	".kiln/ (created, or the line appended; no other line is touched), and create\n"
 	"the workspace (-w, default default) in the state repository (--state, else\n"
 	"KILN_STATE, else DIR/.kiln/state.git; paths are taken from DIR, as with -C).\n"
-	"An existing kiln.yaml is never overwritten: init refuses and writes nothing.\n\n"
+	"An existing kiln.yaml is never overwritten: init refuses and writes nothing.\n"
+	"Unless KILN_STATE_KEY or KILN_STATE_KEY_FILE is set, it also makes the state\n"
+	"key that seals secrets in the state, $XDG_CONFIG_HOME/kiln/state.key (else\n"
+	"~/.config/kiln/state.key), mode 0600; an existing key is never replaced.\n\n"
 	"Without --template: sim-demo (the simulated provider, no account needed), or\n"
 	"finetune with --provider aws, the cheapest training cluster (one node). A\n"
 	"template fixes its provider; --provider must then agree. Each template says at\n"
@@ -269,7 +279,8 @@ static int gitignore_write(const struct cli *cli, int how, const char *shown_pat
 
 /* The workspace, created unless it exists; *created says which. */
 static int state_init(const struct cli *cli, const struct store_flags *flags,
-		      const struct template_entry *t, const char *dir, bool *created, char **where)
+		      const struct template_entry *t, const char *dir, bool *created, char **where,
+		      char **local)
 {
 	struct store *s = NULL;
 	struct workspace *w = NULL;
@@ -279,8 +290,11 @@ static int state_init(const struct cli *cli, const struct store_flags *flags,
 
 	*created = false;
 	*where = NULL;
+	*local = NULL;
 	if (store_flags_open(flags, cli, true, &s, &w) < 0)
 		return -1;
+	if (!store_is_remote(s))
+		*local = realpath(store_location(s), NULL);
 	if (store_is_remote(s) || store_location(s)[0] == '/')
 		*where = xstrdup(store_location(s));
 	else
@@ -299,6 +313,74 @@ out:
 	workspace_close(w, NULL);
 	store_free(s);
 	return ret;
+}
+
+/* True when path (which may not exist yet) lies under directory top. */
+static bool path_is_under(const char *path, const char *top)
+{
+	char *copy = xstrdup(path), *real = NULL, *slash;
+	size_t n = strlen(top);
+	bool under = false;
+
+	/* The nearest ancestor that exists says where the path really goes. */
+	while (!real && (slash = strrchr(copy, '/')) != NULL && slash != copy) {
+		*slash = '\0';
+		real = realpath(copy, NULL);
+	}
+	if (real)
+		under = strncmp(real, top, n) == 0 && (real[n] == '/' || real[n] == '\0');
+	free(real);
+	free(copy);
+	return under;
+}
+
+/*
+ * Make the state key unless one is configured; *said is the line init prints
+ * about it. store_dir is the real path of a local state repository (or NULL),
+ * which the key must never be inside.
+ */
+static int key_init(const struct cli *cli, const char *store_dir, char **said)
+{
+	char kid[CRYPT_KID_LEN + 1] = "";
+	struct kiln_error err = {0};
+	char *path;
+	int rc;
+
+	/* The id is for tests and callers that want it; init names the file. */
+	*said = NULL;
+	if (getenv("KILN_STATE_KEY") || getenv("KILN_STATE_KEY_FILE")) {
+		*said =
+		    xasprintf("state key: %s is set, so kiln uses that key; no key file made",
+			      getenv("KILN_STATE_KEY") ? "KILN_STATE_KEY" : "KILN_STATE_KEY_FILE");
+		return 0;
+	}
+	path = crypt_key_default_path();
+	if (!path) {
+		*said = xstrdup("state key: none made, as neither XDG_CONFIG_HOME nor HOME is set; "
+				"set KILN_STATE_KEY_FILE to a key (openssl rand -base64 32)");
+		return 0;
+	}
+	if (store_dir && path_is_under(path, store_dir)) {
+		cli_error(cli,
+			  "point XDG_CONFIG_HOME elsewhere, or set KILN_STATE_KEY_FILE to a key "
+			  "outside it",
+			  "the state key %s would be inside the state repository %s, next to the "
+			  "secrets it seals",
+			  path, store_dir);
+		free(path);
+		return -1;
+	}
+	rc = crypt_key_create_file(path, kid, &err);
+	if (rc < 0)
+		cmd_report(cli, &err);
+	else if (rc == 0)
+		*said = xasprintf("state key %s already exists; left as it is", path);
+	else
+		*said = xasprintf("created state key %s (mode 0600); keep a copy: the secrets "
+				  "sealed in the state open only with it",
+				  path);
+	free(path);
+	return rc < 0 ? -1 : 0;
 }
 
 static int spec_write(const struct cli *cli, const struct template_entry *t, const char *shown_path)
@@ -332,11 +414,11 @@ static void print_next_steps(const char *dir, const struct template_entry *t)
 	if (strcmp(dir, ".") != 0 && strcmp(dir, "./") != 0)
 		printf("  cd %s\n", dir);
 	if (strcmp(t->provider, "sim") != 0)
-		printf("  %-16s %s\n", "$EDITOR kiln.yaml",
+		printf("  %-17s  %s\n", "$EDITOR kiln.yaml",
 		       "its header says what to change (vars: image AMI, addresses)");
-	printf("  %-16s %s\n", "kiln validate", "check the spec");
-	printf("  %-16s %s\n", "kiln plan", "see what would be made and what it costs an hour");
-	printf("  %-16s %s\n", "kiln up", "create it (plan and apply); `kiln down` removes it");
+	printf("  %-17s  %s\n", "kiln validate", "check the spec");
+	printf("  %-17s  %s\n", "kiln plan", "see what would be made and what it costs an hour");
+	printf("  %-17s  %s\n", "kiln up", "create it (plan and apply); `kiln down` removes it");
 }
 
 int cmd_init(int argc, char **argv, struct cli *cli)
@@ -345,7 +427,7 @@ int cmd_init(int argc, char **argv, struct cli *cli)
 	struct cli_parser p;
 	const struct template_entry *t;
 	const char *tname = NULL, *provider = NULL, *dir = ".";
-	char *spec_shown = NULL, *ign_shown = NULL, *where = NULL;
+	char *spec_shown = NULL, *ign_shown = NULL, *where = NULL, *local = NULL, *key_said = NULL;
 	bool list = false, created = false;
 	struct stat st;
 	int c, ign, ret = KILN_EXIT_ERROR;
@@ -443,8 +525,9 @@ int cmd_init(int argc, char **argv, struct cli *cli)
 		goto out;
 
 	/* kiln.yaml last: after a failure, running init again finds no spec in the way. */
-	if (state_init(cli, &flags, t, dir, &created, &where) < 0 ||
-	    gitignore_write(cli, ign, ign_shown) < 0 || spec_write(cli, t, spec_shown) < 0)
+	if (state_init(cli, &flags, t, dir, &created, &where, &local) < 0 ||
+	    key_init(cli, local, &key_said) < 0 || gitignore_write(cli, ign, ign_shown) < 0 ||
+	    spec_write(cli, t, spec_shown) < 0)
 		goto out;
 
 	printf("created %s from template '%s' (provider %s)\n", spec_shown, t->name, t->provider);
@@ -459,11 +542,15 @@ int cmd_init(int argc, char **argv, struct cli *cli)
 	else
 		printf("workspace '%s' already exists in %s; left as it is\n",
 		       workspace_name(flags.workspace), where);
+	if (key_said)
+		printf("%s\n", key_said);
 	if (!cli_in_automation())
 		print_next_steps(dir, t);
 	ret = KILN_EXIT_OK;
 out:
 	free(where);
+	free(local);
+	free(key_said);
 	free(spec_shown);
 	free(ign_shown);
 	cli_parser_release(&p);

@@ -384,6 +384,7 @@ static bool ask(size_t n)
 	fprintf(stderr, "\nDo you want to delete these %zu orphan%s? Only 'yes' is accepted: ", n,
 		n == 1 ? "" : "s");
 	fflush(stderr);
+	log_stderr_end_line();
 	if (!fgets(line, sizeof(line), stdin))
 		return false;
 	line[strcspn(line, "\r\n")] = '\0';

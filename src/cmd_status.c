@@ -210,7 +210,8 @@ int cmd_status(int argc, char **argv, struct cli *cli)
 	spec = run_spec_operand(cli, argc, argv, p.optind);
 	if (!spec || run_open(&r, cli, &f, spec, false, "status") < 0 || run_plan(&r) < 0)
 		goto out;
-	if (!r.ws || !r.ws->exists) {
+	/* kiln init makes the workspace with an empty state: no cluster until an apply. */
+	if (!r.ws || !r.ws->exists || !state_cluster(r.state)) {
 		cli_error(cli, "bring it up with `kiln up`",
 			  "workspace '%s' has no cluster yet: nothing has been applied",
 			  r.e->workspace);

@@ -2,6 +2,7 @@
  * cmd_store.c - see cmd_store.h.
  */
 #include "cmd_store.h"
+#include "log.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -52,9 +53,10 @@ int store_flags_plan_workspace(const struct store_flags *f, const struct cli *cl
 
 void cmd_report(const struct cli *cli, const struct kiln_error *err)
 {
-	fprintf(stderr, "%s: %s: %s\n", cli->prog, cli->cmd, err->msg);
-	if (err->hint[0])
-		fprintf(stderr, "  hint: %s\n", err->hint);
+	char *msg = xasprintf("%s: %s: %s", cli->prog, cli->cmd, err->msg);
+
+	log_report(LOG_ERROR, msg, err->hint);
+	free(msg);
 }
 
 int store_flags_open(const struct store_flags *f, const struct cli *cli, bool create,

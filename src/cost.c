@@ -267,7 +267,7 @@ static void text_unpriced(FILE *out, const json_t *cost)
 	{
 		if (i == 0)
 			fputs("  Not priced (not counted above):\n", out);
-		fprintf(out, "    - %s: %s: %s\n", json_string_value(json_object_get(u, "address")),
+		fprintf(out, "    • %s: %s: %s\n", json_string_value(json_object_get(u, "address")),
 			json_string_value(json_object_get(u, "name")),
 			json_string_value(json_object_get(u, "reason")));
 	}

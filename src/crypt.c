@@ -12,6 +12,7 @@
 #include <limits.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <openssl/crypto.h>
@@ -246,55 +247,196 @@ int crypt_secret_read(int fd, size_t limit, char **out, size_t *out_len)
 	return 0;
 }
 
-/* The whole key file, through crypt_secret_read: a pipe (<(vault read ...)) works too. */
-static int key_file_read(char **out, size_t *out_len, const char *path, struct kiln_error *err)
+int crypt_key_mode_check(const char *what, const char *path, unsigned mode, const char *use,
+			 struct kiln_error *err)
 {
+	/* As OpenSSH does: a key others can read is no longer a secret. */
+	if (!(mode & 077))
+		return 0;
+	kiln_error_set(err,
+		       "%s %s may be read by group or others (mode %04o); kiln %s only with a key "
+		       "that is private to its owner",
+		       what, path, mode, use);
+	kiln_error_hint(err, "chmod 600 %s", path);
+	return -1;
+}
+
+/*
+ * The whole key file, through crypt_secret_read: a pipe (<(vault read ...))
+ * works too. prefix starts each message ("KILN_STATE_KEY_FILE: " or "").
+ * Returns 0, -1 with err, or -2 when the file does not exist and missing_ok.
+ */
+static int key_file_read(char **out, size_t *out_len, const char *path, const char *prefix,
+			 bool missing_ok, struct kiln_error *err)
+{
+	struct stat st;
 	int fd, rc;
 
 	fd = open(path, O_RDONLY | O_CLOEXEC);
 	if (fd < 0) {
-		kiln_error_set(err, "KILN_STATE_KEY_FILE: cannot read %s: %s", path,
-			       strerror(errno));
+		if (missing_ok && (errno == ENOENT || errno == ENOTDIR))
+			return -2;
+		kiln_error_set(err, "%scannot read %s: %s", prefix, path, strerror(errno));
 		return -1;
+	}
+	if (fstat(fd, &st) == 0 && S_ISREG(st.st_mode)) {
+		char *what = xasprintf("%sstate key", prefix);
+
+		rc = crypt_key_mode_check(what, path, (unsigned)(st.st_mode & 07777), "seals state",
+					  err);
+		free(what);
+		if (rc < 0) {
+			close(fd);
+			return -1;
+		}
 	}
 	rc = crypt_secret_read(fd, KEY_FILE_LIMIT, out, out_len);
 	if (rc == -1)
-		kiln_error_set(err, "KILN_STATE_KEY_FILE: cannot read %s: %s", path,
-			       strerror(errno));
+		kiln_error_set(err, "%scannot read %s: %s", prefix, path, strerror(errno));
 	else if (rc == -2)
 		kiln_error_set(err,
-			       "KILN_STATE_KEY_FILE: %s is larger than %d bytes; a key "
-			       "file holds one line of base64",
-			       path, KEY_FILE_LIMIT);
+			       "%s%s is larger than %d bytes; a key file holds one line of base64",
+			       prefix, path, KEY_FILE_LIMIT);
 	close(fd);
 	return rc < 0 ? -1 : 0;
+}
+
+char *crypt_key_default_path(void)
+{
+	const char *xdg = getenv("XDG_CONFIG_HOME"), *home = getenv("HOME");
+
+	/* The XDG base directory spec: a relative XDG_CONFIG_HOME is ignored. */
+	if (xdg && xdg[0] == '/')
+		return xasprintf("%s/kiln/state.key", xdg);
+	if (home && home[0] == '/')
+		return xasprintf("%s/.config/kiln/state.key", home);
+	return NULL;
+}
+
+/* Decode the key text of a file; what names the source in errors. */
+static int key_file_load(struct crypt_key *k, const char *path, const char *prefix, bool missing_ok,
+			 const char *what, struct kiln_error *err)
+{
+	char *text = NULL;
+	size_t len = 0;
+	int ret;
+
+	ret = key_file_read(&text, &len, path, prefix, missing_ok, err);
+	if (ret == -2)
+		return 0;
+	if (ret < 0)
+		return -1;
+	ret = key_decode(k, text, len, what, err);
+	OPENSSL_cleanse(text, len);
+	free(text);
+	return ret;
 }
 
 int crypt_key_load(struct crypt_key *k, struct kiln_error *err)
 {
 	const char *env = getenv("KILN_STATE_KEY");
 	const char *path = getenv("KILN_STATE_KEY_FILE");
-	char *text = NULL, *what = NULL;
-	size_t len = 0;
+	char *what = NULL, *dflt;
 	int ret;
 
 	if (env)
 		return key_decode(k, env, strlen(env), "KILN_STATE_KEY", err);
-	if (!path)
-		return 0;
-	if (!*path) {
+	if (path && !*path) {
 		kiln_error_set(err, "KILN_STATE_KEY_FILE is empty");
 		kiln_error_hint(err, "set it to the path of a file holding the base64 key, or "
 				     "unset it");
 		return -1;
 	}
-	if (key_file_read(&text, &len, path, err) < 0)
-		return -1;
-	what = xasprintf("KILN_STATE_KEY_FILE (%s)", path);
-	ret = key_decode(k, text, len, what, err);
-	OPENSSL_cleanse(text, len);
-	free(text);
+	if (path) {
+		what = xasprintf("KILN_STATE_KEY_FILE (%s)", path);
+		ret = key_file_load(k, path, "KILN_STATE_KEY_FILE: ", false, what, err);
+		free(what);
+		return ret;
+	}
+	dflt = crypt_key_default_path();
+	if (!dflt)
+		return 0;
+	what = xasprintf("state key %s", dflt);
+	ret = key_file_load(k, dflt, "", true, what, err);
 	free(what);
+	free(dflt);
+	return ret;
+}
+
+/* mkdir -p with mode for each directory it makes; existing ones are left as they are. */
+static int make_dirs(char *path, mode_t mode)
+{
+	char *p;
+
+	for (p = path + 1; *p; p++) {
+		if (*p != '/')
+			continue;
+		*p = '\0';
+		if (mkdir(path, mode) < 0 && errno != EEXIST) {
+			*p = '/';
+			return -1;
+		}
+		*p = '/';
+	}
+	return 0;
+}
+
+int crypt_key_create_file(const char *path, char kid[CRYPT_KID_LEN + 1], struct kiln_error *err)
+{
+	struct crypt_key k;
+	char *dir = xstrdup(path), *b64 = NULL, *line = NULL;
+	size_t len;
+	int fd = -1, ret = -1;
+
+	if (make_dirs(dir, 0700) < 0) {
+		kiln_error_set(err, "cannot make the directory of the state key %s: %s", path,
+			       strerror(errno));
+		kiln_error_hint(err, "make it yourself, or set KILN_STATE_KEY_FILE to a key "
+				     "elsewhere");
+		goto out;
+	}
+	fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
+	if (fd < 0 && errno == EEXIST) {
+		ret = 0;
+		goto out;
+	}
+	if (fd < 0 || fchmod(fd, 0600) < 0) {
+		kiln_error_set(err, "cannot create the state key %s: %s", path, strerror(errno));
+		kiln_error_hint(err, "check that the directory is yours and writable, or set "
+				     "KILN_STATE_KEY_FILE to a key elsewhere");
+		goto out;
+	}
+	if (RAND_bytes(k.key, CRYPT_KEY_LEN) != 1 || key_id(k.kid, k.key) < 0) {
+		kiln_error_set(err, "cannot make a state key: %s", openssl_reason());
+		goto unlink;
+	}
+	b64 = crypt_base64_encode(k.key, CRYPT_KEY_LEN);
+	line = xasprintf("%s\n", b64);
+	len = strlen(line);
+	if (write(fd, line, len) != (ssize_t)len || fsync(fd) < 0) {
+		kiln_error_set(err, "cannot write the state key %s: %s", path, strerror(errno));
+		kiln_error_hint(err, "free some space, or set KILN_STATE_KEY_FILE to a key "
+				     "elsewhere");
+		goto unlink;
+	}
+	memcpy(kid, k.kid, CRYPT_KID_LEN + 1);
+	ret = 1;
+	goto out;
+unlink:
+	unlink(path);
+out:
+	if (fd >= 0)
+		close(fd);
+	if (b64) {
+		OPENSSL_cleanse(b64, strlen(b64));
+		free(b64);
+	}
+	if (line) {
+		OPENSSL_cleanse(line, strlen(line));
+		free(line);
+	}
+	crypt_key_wipe(&k);
+	free(dir);
 	return ret;
 }
 

@@ -28,15 +28,19 @@ struct crypt_key {
 };
 
 /*
- * Load from KILN_STATE_KEY (base64 of exactly 32 bytes) or KILN_STATE_KEY_FILE
- * (a file holding that base64 text, surrounding whitespace trimmed).
- * KILN_STATE_KEY wins when both are set; a variable set to the empty string
- * counts as set (and invalid), so a CI secret that did not arrive is reported
- * rather than silently ignored.
+ * Load the state key, looking in this order:
+ *   1. KILN_STATE_KEY (base64 of exactly 32 bytes);
+ *   2. KILN_STATE_KEY_FILE (a file holding that base64 text, surrounding
+ *      whitespace trimmed);
+ *   3. the key kiln init makes, crypt_key_default_path().
+ * The first that is set wins; a variable set to the empty string counts as
+ * set (and invalid), so a CI secret that did not arrive is reported rather
+ * than silently ignored. A key file that group or others may read is
+ * refused (crypt_key_mode_check).
  *
  * Returns 1 and fills k when a key is configured, 0 when neither variable is
- * set, -1 with err (naming the variable and the problem) when one is set but
- * invalid.
+ * set and the default file does not exist, -1 with err (naming the variable
+ * or file and the problem) when one is set but invalid.
  */
 int crypt_key_load(struct crypt_key *k, struct kiln_error *err);
 
@@ -51,6 +55,29 @@ int crypt_secret_read(int fd, size_t limit, char **out, size_t *out_len);
 
 /* Same from a base64 string (surrounding whitespace trimmed). 1 or -1. */
 int crypt_key_from_base64(struct crypt_key *k, const char *b64, struct kiln_error *err);
+
+/*
+ * Where kiln init makes the state key and crypt_key_load looks last:
+ * $XDG_CONFIG_HOME/kiln/state.key, or ~/.config/kiln/state.key when
+ * XDG_CONFIG_HOME is unset or relative. NULL when HOME is not set either.
+ */
+char *crypt_key_default_path(void);
+
+/*
+ * Make a new random key in path (mode 0600, directories made 0700), never
+ * replacing a file there. 1 and kid filled when made, 0 when path already
+ * exists (left as it is), -1 with err.
+ */
+int crypt_key_create_file(const char *path, char kid[CRYPT_KID_LEN + 1], struct kiln_error *err);
+
+/*
+ * The one check of a key file's permission bits, for state keys and
+ * approval signing keys alike: -1 with err (naming what, path and mode, and
+ * the chmod that fixes it) when group or others may read it. use says
+ * what kiln does with the key ("signs", "seals state").
+ */
+int crypt_key_mode_check(const char *what, const char *path, unsigned mode, const char *use,
+			 struct kiln_error *err);
 
 /* Overwrite the key (and its id) with zeros. */
 void crypt_key_wipe(struct crypt_key *k);

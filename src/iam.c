@@ -215,8 +215,16 @@ static json_t *role_delta(const struct engine *e, const json_t *rc, const json_t
 	const char *type = json_string_value(json_object_get(rc, "type"));
 	const json_t *after_attrs = json_object_get(json_object_get(rc, "change"), "after");
 	const json_t *ht = NULL, *held = held_attrs(live, recorded, addr, &ht);
+	const json_t *acts = json_object_get(json_object_get(rc, "change"), "actions");
+	/*
+	 * A no-op changes no policy: the role keeps what it holds, whatever
+	 * the desired attrs compile to now (a store the provider cannot find
+	 * must not show as a delta beside "No changes").
+	 */
+	bool noop = json_array_size(acts) == 1 &&
+		    strcmp(json_string_value(json_array_get(acts, 0)) ?: "", "no-op") == 0;
 	json_t *before = policy_pairs(e, type, held, true);
-	json_t *after = policy_pairs(e, type, after_attrs, false);
+	json_t *after = noop ? json_deep_copy(before) : policy_pairs(e, type, after_attrs, false);
 	json_t *granted, *revoked, *p, *out;
 	size_t i;
 

@@ -66,7 +66,13 @@ static int64_t env_duration(const char *name, int64_t def)
 		return def;
 	if (duration_parse(v, &secs) == 0 && secs > 0)
 		return secs;
-	fprintf(stderr, "kiln: %s '%s' is not a duration like 30s or 2m; ignoring it\n", name, v);
+	{
+		char *msg = xasprintf("kiln: %s '%s' is not a duration like 30s or 2m; ignoring it",
+				      name, v);
+
+		log_report(LOG_WARN, msg, NULL);
+		free(msg);
+	}
 	return def;
 }
 
@@ -295,10 +301,15 @@ static void *signal_main(void *arg)
 		if (!flag)
 			break;
 		atomic_store(flag, sig);
-		fprintf(stderr,
-			"kiln: SIG%s: starting nothing new; the calls in flight finish and are "
-			"recorded (interrupt again to stop at once)\n",
-			sigabbrev_np(sig) ? sigabbrev_np(sig) : "?");
+		{
+			char *msg = xasprintf("kiln: SIG%s: starting nothing new; the calls in "
+					      "flight finish and are recorded (interrupt again to "
+					      "stop at once)",
+					      sigabbrev_np(sig) ? sigabbrev_np(sig) : "?");
+
+			log_report(LOG_WARN, msg, NULL);
+			free(msg);
+		}
 	}
 	pthread_mutex_lock(&critical_mu);
 	pthread_mutex_lock(&held_mu);
@@ -381,6 +392,23 @@ static char *holder_name(void)
 	gethostname(host, sizeof(host) - 1);
 	host[sizeof(host) - 1] = '\0';
 	return xasprintf("%s@%s", user && *user ? user : "unknown", host);
+}
+
+/*
+ * True when the holder ran on this host (its holder name is ours) and its
+ * process no longer exists: killed outright, it could not release the lock,
+ * which then waits out its lease. Another host's process cannot be checked.
+ */
+static bool holder_gone(const struct lock_info *info)
+{
+	char *me = holder_name();
+	const char *at = strchr(info->holder, '@'), *my_at = strchr(me, '@');
+	bool same_host = at && my_at && strcmp(at, my_at) == 0;
+
+	free(me);
+	if (!same_host || info->pid <= 0 || info->pid == (long)getpid())
+		return false;
+	return kill((pid_t)info->pid, 0) < 0 && errno == ESRCH;
 }
 
 static struct lock *lock_new(struct store *s, const char *workspace, const char *operation,
@@ -535,6 +563,26 @@ int lock_acquire(struct lock **out, struct store *s, const char *workspace,
 				    "if that run is gone, `kiln force-unlock %s -w %s`, or "
 				    "retry with --lock-timeout to take the lock over",
 				    cur.id, workspace);
+			} else if (holder_gone(&cur)) {
+				int64_t left = cur.expires - (int64_t)time(NULL);
+				char *in = duration_format(left > 0 ? left : 0);
+				char *wait = duration_format(left > 0 ? left + 10 : 10);
+
+				kiln_error_set(
+				    err,
+				    "workspace '%s' is locked by %s, but pid %ld is no "
+				    "longer running on this host: the lock is stale, and its "
+				    "lease ends at %s (in %s)",
+				    workspace, who, cur.pid, time_format_rfc3339(cur.expires, exp),
+				    in);
+				kiln_error_hint(
+				    err,
+				    "retry with --lock-timeout %s to take it over once the "
+				    "lease ends, or remove it now: `kiln force-unlock --force "
+				    "%s -w %s`",
+				    wait, cur.id, workspace);
+				free(in);
+				free(wait);
 			} else {
 				kiln_error_set(err, "workspace '%s' is locked by %s", workspace,
 					       who);

@@ -25,7 +25,21 @@ enum log_format {
 /* -1 when name is not a level. */
 int log_level_parse(const char *name);
 void log_set_level(enum log_level level);
+/*
+ * LOG_JSON makes every line on stderr a JSON object, whoever writes it:
+ * stderr is replaced by a stream that wraps each line (see log.c).
+ */
 void log_set_format(enum log_format format);
+enum log_format log_get_format(void);
+
+/*
+ * An error or warning as the text it would print (msg, then "  hint: ..."),
+ * or in JSON mode one object whose "hint" holds the hint. hint may be NULL.
+ */
+void log_report(enum log_level level, const char *msg, const char *hint);
+
+/* A prompt written without a newline ends its line in JSON mode, so it is not held back. */
+void log_stderr_end_line(void);
 enum log_level log_get_level(void);
 
 void log_msg(enum log_level level, const char *fmt, ...) KILN_PRINTF(2, 3);

@@ -12,6 +12,7 @@
 
 #include "cli.h"
 #include "cmds.h"
+#include "log.h"
 #include "util.h"
 
 static const struct command {
@@ -205,6 +206,23 @@ static void tune_malloc(char **argv)
 #endif
 }
 
+/*
+ * --log-format json takes effect before anything is said, so that an error
+ * about an option written before it, or about KILN_LOG_LEVEL, is JSON too.
+ * parse_globals and the command's parser still check it where it stands.
+ */
+static void log_format_early(int argc, char **argv)
+{
+	int i;
+
+	for (i = 1; i < argc && strcmp(argv[i], "--") != 0; i++) {
+		if (strcmp(argv[i], "--log-format=json") == 0 ||
+		    (strcmp(argv[i], "--log-format") == 0 && i + 1 < argc &&
+		     strcmp(argv[i + 1], "json") == 0))
+			log_set_format(LOG_JSON);
+	}
+}
+
 int main(int argc, char **argv)
 {
 	struct cli cli;
@@ -219,6 +237,7 @@ int main(int argc, char **argv)
 	 * lock: writes fail with EPIPE instead, and every exit path unlocks.
 	 */
 	signal(SIGPIPE, SIG_IGN);
+	log_format_early(argc, argv);
 	cli_init(&cli);
 	at = parse_globals(&cli, argc, argv, &exit_code);
 	if (at < 0)

@@ -840,7 +840,7 @@ static bool text_list(FILE *out, const json_t *plan, const char *key, const char
 			put_heading(out, color, heading);
 		any = true;
 		c = clean(json_string_value(item));
-		fprintf(out, "  - %s\n", c);
+		fprintf(out, "  • %s\n", c);
 		free(c);
 	}
 	if (any)

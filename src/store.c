@@ -1266,6 +1266,21 @@ const char *store_short(const git_oid *oid, char buf[8])
 	return buf;
 }
 
+bool store_has_object(struct store *s, const char *hex)
+{
+	git_odb *odb = NULL;
+	git_oid oid;
+	bool has;
+
+	if (strlen(hex) != GIT_OID_HEXSZ || git_oid_fromstr(&oid, hex) != 0)
+		return false;
+	if (git_repository_odb(&odb, s->repo) != 0)
+		return true; /* cannot tell: say nothing about another repository */
+	has = git_odb_exists(odb, &oid) != 0;
+	git_odb_free(odb);
+	return has;
+}
+
 int store_resolve(struct store *s, const char *spec, git_oid *out, struct kiln_error *err)
 {
 	git_object *obj = NULL, *peeled = NULL;

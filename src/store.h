@@ -84,6 +84,12 @@ int store_signature(struct store *s, git_signature **out, struct kiln_error *err
 
 /* The short form of an oid (7 hex digits) into buf[8]. */
 const char *store_short(const git_oid *oid, char buf[8]);
+/*
+ * Whether the repository holds the object whose full hex id is hex: a plan's
+ * state commit that is not there was made with another state repository.
+ * Only the object's presence is looked at, never its content.
+ */
+bool store_has_object(struct store *s, const char *hex);
 /* Resolve a commit-ish (full or abbreviated id, ref name) to an oid. */
 int store_resolve(struct store *s, const char *spec, git_oid *out, struct kiln_error *err);
 

@@ -219,7 +219,7 @@ static void test_s3_003_fires_on_a_written_store_without_versioning(void **state
 	at_audit(t);
 	f = find(t, "KILN-S3-003",
 		 "storage.ckpt is written by role trainer, eval but keeps no versions: an "
-		 "overwritten or deleted checkpoint is gone");
+		 "overwritten or deleted object is gone for good");
 	assert_string_equal(sget(f, "severity"), "warning");
 	assert_int_equal(json_integer_value(json_object_get(f, "line")), 5);
 }

@@ -14,6 +14,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "crypt.h"
@@ -76,6 +77,8 @@ static int unset_key_env(void **state)
 	(void)state;
 	unsetenv("KILN_STATE_KEY");
 	unsetenv("KILN_STATE_KEY_FILE");
+	/* Never the key of whoever runs the tests. */
+	setenv("XDG_CONFIG_HOME", "/nonexistent/kiln-test-config", 1);
 	return 0;
 }
 
@@ -390,6 +393,136 @@ static void test_no_key_configured_loads_nothing(void **state)
 	assert_string_equal(err.msg, "");
 }
 
+static void test_group_readable_key_file_is_refused_as_a_signing_key_is(void **state)
+{
+	struct crypt_key k;
+	struct kiln_error err = {{0}};
+	char *path = key_file_write(KEY_A "\n"), *want;
+
+	(void)state;
+	assert_int_equal(chmod(path, 0640), 0);
+	setenv("KILN_STATE_KEY_FILE", path, 1);
+	assert_int_equal(crypt_key_load(&k, &err), -1);
+	want = xasprintf("KILN_STATE_KEY_FILE: state key %s may be read by group or others "
+			 "(mode 0640); kiln seals state only with a key that is private to its "
+			 "owner",
+			 path);
+	assert_string_equal(err.msg, want);
+	free(want);
+	want = xasprintf("chmod 600 %s", path);
+	assert_string_equal(err.hint, want);
+	free(want);
+	unlink(path);
+	free(path);
+}
+
+/* A fresh XDG_CONFIG_HOME; the caller removes it with config_dir_remove. */
+static char *config_dir_new(void)
+{
+	char *dir = strdup("/tmp/kiln-test-xdg-XXXXXX");
+
+	assert_non_null(mkdtemp(dir));
+	setenv("XDG_CONFIG_HOME", dir, 1);
+	return dir;
+}
+
+static void config_dir_remove(char *dir)
+{
+	char *key = xasprintf("%s/kiln/state.key", dir), *sub = xasprintf("%s/kiln", dir);
+
+	unlink(key);
+	rmdir(sub);
+	rmdir(dir);
+	free(key);
+	free(sub);
+	free(dir);
+}
+
+static void test_key_made_by_create_is_private_and_found_without_variables(void **state)
+{
+	struct crypt_key k;
+	struct kiln_error err = {{0}};
+	char *dir = config_dir_new(), *path = crypt_key_default_path(), *want;
+	char kid[CRYPT_KID_LEN + 1] = "";
+	struct stat st;
+
+	(void)state;
+	want = xasprintf("%s/kiln/state.key", dir);
+	assert_string_equal(path, want);
+	assert_int_equal(crypt_key_create_file(path, kid, &err), 1);
+	assert_int_equal(stat(path, &st), 0);
+	assert_int_equal(st.st_mode & 07777, 0600);
+	assert_int_equal(crypt_key_load(&k, &err), 1);
+	assert_string_equal(k.kid, kid);
+	crypt_key_wipe(&k);
+	free(want);
+	free(path);
+	config_dir_remove(dir);
+}
+
+static void test_create_never_replaces_an_existing_key(void **state)
+{
+	struct crypt_key k;
+	struct kiln_error err = {{0}};
+	char *dir = config_dir_new(), *path = crypt_key_default_path();
+	char kid[CRYPT_KID_LEN + 1] = "";
+	FILE *f;
+
+	(void)state;
+	assert_int_equal(crypt_key_create_file(path, kid, &err), 1);
+	f = fopen(path, "w");
+	assert_non_null(f);
+	fputs(KEY_A "\n", f);
+	fclose(f);
+	assert_int_equal(crypt_key_create_file(path, kid, &err), 0);
+	assert_int_equal(crypt_key_load(&k, &err), 1);
+	assert_string_equal(k.kid, KID_A);
+	free(path);
+	config_dir_remove(dir);
+}
+
+static void test_variables_win_over_the_default_key_file(void **state)
+{
+	struct crypt_key k;
+	struct kiln_error err = {{0}};
+	char *dir = config_dir_new(), *path = crypt_key_default_path(), *file;
+	char kid[CRYPT_KID_LEN + 1] = "";
+
+	(void)state;
+	assert_int_equal(crypt_key_create_file(path, kid, &err), 1);
+	file = key_file_write(KEY_A "\n");
+	setenv("KILN_STATE_KEY_FILE", file, 1);
+	assert_int_equal(crypt_key_load(&k, &err), 1);
+	assert_string_equal(k.kid, KID_A);
+	setenv("KILN_STATE_KEY", KEY_B, 1);
+	assert_int_equal(crypt_key_load(&k, &err), 1);
+	assert_string_equal(k.kid, KID_B);
+	unlink(file);
+	free(file);
+	free(path);
+	config_dir_remove(dir);
+}
+
+static void test_default_key_file_readable_by_others_is_refused(void **state)
+{
+	struct crypt_key k;
+	struct kiln_error err = {{0}};
+	char *dir = config_dir_new(), *path = crypt_key_default_path(), *want;
+	char kid[CRYPT_KID_LEN + 1] = "";
+
+	(void)state;
+	assert_int_equal(crypt_key_create_file(path, kid, &err), 1);
+	assert_int_equal(chmod(path, 0644), 0);
+	assert_int_equal(crypt_key_load(&k, &err), -1);
+	want = xasprintf("state key %s may be read by group or others (mode 0644); kiln seals "
+			 "state only with a key that is private to its owner",
+			 path);
+	assert_string_equal(err.msg, want);
+	free(want);
+	free(path);
+	config_dir_remove(dir);
+}
+
 static void test_wipe_zeroes_the_key(void **state)
 {
 	static const struct crypt_key zero;
@@ -447,6 +580,18 @@ int main(void)
 				      unset_key_env),
 	    cmocka_unit_test_teardown(test_env_key_wins_over_key_file, unset_key_env),
 	    cmocka_unit_test_setup(test_no_key_configured_loads_nothing, unset_key_env),
+	    cmocka_unit_test_setup_teardown(
+		test_group_readable_key_file_is_refused_as_a_signing_key_is, unset_key_env,
+		unset_key_env),
+	    cmocka_unit_test_setup_teardown(
+		test_key_made_by_create_is_private_and_found_without_variables, unset_key_env,
+		unset_key_env),
+	    cmocka_unit_test_setup_teardown(test_create_never_replaces_an_existing_key,
+					    unset_key_env, unset_key_env),
+	    cmocka_unit_test_setup_teardown(test_variables_win_over_the_default_key_file,
+					    unset_key_env, unset_key_env),
+	    cmocka_unit_test_setup_teardown(test_default_key_file_readable_by_others_is_refused,
+					    unset_key_env, unset_key_env),
 	    cmocka_unit_test(test_wipe_zeroes_the_key),
 	    cmocka_unit_test(test_is_sealed_recognises_envelopes_only),
 	};

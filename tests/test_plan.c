@@ -587,7 +587,7 @@ static void test_text_turns_control_characters_into_question_marks(void **state)
 	assert_null(strstr(f->text, "\xc2\x9b"));
 	assert_non_null(strstr(f->text, "+ sim_bucket.x?[2J  create"));
 	assert_non_null(strstr(f->text, "name:  \"a\\nb?\""));
-	assert_non_null(strstr(f->text, "  - bell? here"));
+	assert_non_null(strstr(f->text, "  • bell? here"));
 }
 
 static void test_text_does_not_truncate_long_values(void **state)

@@ -111,6 +111,13 @@ const char *sim_doc_str(const json_t *doc, const char *section, const char *key)
 /* Whether one scope and type has a marker for id. */
 bool sim_index_has(struct prov_ctx *ctx, const char *cluster, const char *workspace,
 		   const char *type, const char *id);
+/*
+ * A document of a scope whose index marker is missing: the sim never leaves
+ * one so (a create makes the marker before anyone learns the id, a delete
+ * removes the document first), so it is a damaged directory, and an error
+ * naming the document, the missing marker and the fix. PROV_OK otherwise.
+ */
+int sim_doc_check_indexed(struct prov_ctx *ctx, const json_t *doc, struct kiln_error *err);
 /* The ids marked in one scope and type, sorted; *ids is NULL-terminated. */
 int sim_index_ids(struct prov_ctx *ctx, const char *cluster, const char *workspace,
 		  const struct sim_kind *k, char ***ids, size_t *n, struct kiln_error *err);
@@ -188,6 +195,17 @@ int sim_find_address(struct prov_ctx *ctx, const struct sim_kind *k, const char 
  */
 json_t *sim_find_indexed(struct prov_ctx *ctx, const struct sim_kind *k, const char *cluster,
 			 const char *workspace, const char *address);
+
+/*
+ * For a plan (no lock, nothing written): the live resource of an address
+ * as sim_find_address finds it, the entry first, then the scope's unnamed
+ * documents, so a missing address entry does not make a store look unmade.
+ * PROV_NOTFOUND when there is none, PROV_ERROR when the index cannot be
+ * read.
+ */
+int sim_find_planned(struct prov_ctx *ctx, const struct sim_kind *k, const char *cluster,
+		     const char *workspace, const char *address, json_t **out,
+		     struct kiln_error *err);
 
 /* sim_types.c: a role policy's document (JSON text) from its attrs read, write, allow. */
 char *sim_role_policy_compile(struct prov_ctx *ctx, const struct prov_scope *scope,

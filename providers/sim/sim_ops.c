@@ -268,6 +268,8 @@ int sim_op_read(struct prov_ctx *ctx, const struct sim_kind *k, const char *id, 
 		return bad_id(k, id, err);
 	rc = doc_current(ctx, k, id, &doc, err);
 	if (rc == PROV_OK)
+		rc = sim_doc_check_indexed(ctx, doc, err);
+	if (rc == PROV_OK)
 		*out = sim_doc_live(doc);
 	json_decref(doc);
 	return rc;
@@ -672,6 +674,43 @@ json_t *sim_find_indexed(struct prov_ctx *ctx, const struct sim_kind *k, const c
 		return doc;
 	json_decref(doc);
 	return NULL;
+}
+
+int sim_find_planned(struct prov_ctx *ctx, const struct sim_kind *k, const char *cluster,
+		     const char *workspace, const char *address, json_t **out,
+		     struct kiln_error *err)
+{
+	struct kiln_error ignored;
+	char id[SIM_ID_MAX], **ids;
+	json_t *doc = NULL;
+	size_t n, i;
+	int rc = PROV_NOTFOUND;
+
+	*out = NULL;
+	if (sim_address_find(ctx, cluster, workspace, address, id) == PROV_OK &&
+	    sim_id_ok(id, k->prefix) && sim_doc_load(ctx, k, id, &doc, &ignored) == PROV_OK) {
+		/* Its marker may be missing (a damaged directory): the refresh says so. */
+		if (is_address(doc, cluster, workspace, address)) {
+			*out = doc;
+			return PROV_OK;
+		}
+		json_decref(doc);
+	}
+	/* The entry is missing or stale: the scope's documents no entry names, read only. */
+	if (sim_index_unnamed(ctx, cluster, workspace, k, address, &ids, &n, err) != PROV_OK)
+		return PROV_ERROR;
+	for (i = 0; i < n && rc == PROV_NOTFOUND; i++) {
+		if (sim_doc_load(ctx, k, ids[i], &doc, &ignored) != PROV_OK)
+			continue;
+		if (is_address(doc, cluster, workspace, address)) {
+			*out = doc;
+			rc = PROV_OK;
+		} else {
+			json_decref(doc);
+		}
+	}
+	sim_ids_free(ids);
+	return rc;
 }
 
 /*

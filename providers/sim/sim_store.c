@@ -713,6 +713,33 @@ bool sim_index_has(struct prov_ctx *ctx, const char *cluster, const char *worksp
 	return has;
 }
 
+int sim_doc_check_indexed(struct prov_ctx *ctx, const json_t *doc, struct kiln_error *err)
+{
+	const char *id = sim_doc_str(doc, NULL, "id"), *type = sim_doc_str(doc, NULL, "type");
+	const char *cluster = sim_doc_str(doc, "sim", "cluster");
+	const char *workspace = sim_doc_str(doc, "sim", "workspace");
+	const char *address = sim_doc_str(doc, "tags", PROV_TAG_ADDRESS);
+	char *marker, *path;
+
+	if (!id || !type || !cluster || !workspace ||
+	    sim_index_has(ctx, cluster, workspace, type, id))
+		return PROV_OK;
+	marker = marker_path(ctx, cluster, workspace, type, id);
+	path = doc_path(ctx, id);
+	kiln_error_set(err,
+		       "sim: the simulated cloud is damaged: %s %s (%s in %s/%s) has its document "
+		       "%s but no index marker %s, so no list would show it",
+		       type, id, address ? address : "no address", cluster, workspace, path,
+		       marker);
+	kiln_error_hint(err,
+			"put the marker back (an empty file will do): touch '%s'; or restore the "
+			"sim directory from a copy",
+			marker);
+	free(path);
+	free(marker);
+	return PROV_ERROR;
+}
+
 static int str_qsort(const void *a, const void *b)
 {
 	return strcmp(*(const char *const *)a, *(const char *const *)b);

@@ -253,8 +253,8 @@ static int store_arn(const struct policy_for *pf, const char *name, bool nfs, ch
 		int rc;
 
 		if (pf->planning) {
-			store = sim_find_indexed(pf->ctx, k, pf->cluster, pf->workspace, addr);
-			rc = store ? PROV_OK : PROV_NOTFOUND;
+			rc = sim_find_planned(pf->ctx, k, pf->cluster, pf->workspace, addr, &store,
+					      err);
 		} else {
 			rc = sim_find_address(pf->ctx, k, pf->cluster, pf->workspace, addr, &store,
 					      err);

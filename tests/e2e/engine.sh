@@ -141,6 +141,15 @@ en_lifecycle() {
 		--err-has "kiln: apply: p2.kiln is stale: it was made from state commit " \
 		--err-has "but workspace 'default' is now at " \
 		-- "$KILN" apply p2.kiln
+	"$KILN" workspace new -w default --state other.git >/dev/null 2>&1
+	"$KILN" apply --auto-approve --state other.git >/dev/null 2>&1
+	"$KILN" plan --state other.git --out p5.kiln >/dev/null 2>&1
+	other=$(git --git-dir=other.git rev-parse refs/heads/default)
+	check "engine: a plan file made with another state repository says so, not \"applied since\"" 1 \
+		--out "" --err "kiln: apply: p5.kiln was made with another state repository: its state commit ${other%"${other#????????????}"} is not in .kiln/state.git
+  hint: apply it with the state it was made from (--state or KILN_STATE), or make and review a plan here: kiln plan kiln.yaml --out p5.kiln" \
+		-- "$KILN" apply p5.kiln
+	rm -rf other.git p5.kiln
 	"$KILN" plan --out p3.kiln >/dev/null 2>&1
 	sed -i 's/count: 1/count: 2/' kiln.yaml
 	check "engine: a plan file whose spec changed is refused as stale" 1 \
@@ -385,6 +394,9 @@ en_interrupts() {
 	rc=$?
 	assert "engine: SIGINT ends apply with exit 1" test $rc = 1
 	assert "engine: SIGINT says what it does" grep -q "starting nothing new" err.txt
+	assert "engine: after SIGINT the hint does not ask to fix a cause" \
+		grep -qx '  hint: stopped by SIGINT, as asked: what was done is recorded; run `kiln plan` to see what remains' err.txt
+	assert "engine: after SIGINT no \"fix the cause\"" sh -c '! grep -q "fix the cause" err.txt'
 	assert "engine: an interrupted apply commits what it did" sh -c \
 		'"$1" log | grep -q "apply: .*not done"' sh "$KILN"
 	check "engine: the lock is released after SIGINT" 0 --out-has "default" -- "$KILN" workspace list
@@ -549,6 +561,41 @@ assert st[2] == {\"Action\": [\"ecr:GetAuthorizationToken\"], \"Effect\": \"Allo
 	cd "$E2E_ROOT" || exit 1
 }
 
+# A damaged sim directory: a document without its index marker is a clear
+# error naming both and the fix; an address entry missing (which the sim
+# repairs by design) or a document gone (deleted outside kiln) never leaves an
+# IAM delta beside "No changes".
+en_damaged_sim() {
+	en_new_dir examples/quickstart.yaml
+	"$KILN" apply --auto-approve >/dev/null 2>&1
+	bkt=$(cd .kiln/sim/idx/quickstart/default/sim_bucket && ls)
+	rm ".kiln/sim/idx/quickstart/default/sim_bucket/$bkt"
+	check "engine: a document without its index marker is a damaged sim, named with the fix" 1 --out "" \
+		--err "kiln: plan: sim: the simulated cloud is damaged: sim_bucket $bkt (sim_bucket.checkpoints in quickstart/default) has its document .kiln/sim/r/$bkt.json but no index marker .kiln/sim/idx/quickstart/default/sim_bucket/$bkt, so no list would show it
+  hint: put the marker back (an empty file will do): touch '.kiln/sim/idx/quickstart/default/sim_bucket/$bkt'; or restore the sim directory from a copy" \
+		-- "$KILN" plan
+	check "engine: damaged sim, --refresh=false: no changes and no IAM delta" 0 \
+		--out-has "No changes." -- "$KILN" plan --refresh=false --detailed-exitcode
+	assert "engine: damaged sim, --refresh=false: no role is said to gain or lose anything" \
+		sh -c '! grep -q "granted" "$1"' sh "$E2E_OUT"
+	touch ".kiln/sim/idx/quickstart/default/sim_bucket/$bkt"
+	check "engine: the hint's touch repairs it" 0 --out-has "No changes." \
+		-- "$KILN" plan --detailed-exitcode
+	rm .kiln/sim/a/quickstart/default/sim_bucket%2Echeckpoints
+	check "engine: a missing address entry: no changes" 0 --out-has "No changes." \
+		-- "$KILN" plan --detailed-exitcode
+	assert "engine: a missing address entry: no IAM delta" sh -c '! grep -q "granted" "$1"' sh "$E2E_OUT"
+	python3 "$E2E_ROOT/tests/e2e/sim_inspect.py" .kiln/sim rm sim_bucket.checkpoints
+	check "engine: a bucket deleted outside kiln, --refresh=false: no changes" 0 \
+		--out-has "No changes." -- "$KILN" plan --refresh=false --detailed-exitcode
+	assert "engine: ... and no IAM delta beside them" sh -c '! grep -q "granted" "$1"' sh "$E2E_OUT"
+	assert "engine: the free resources are counted alike with and without refresh" sh -c '
+		a=$("$1" plan 2>/dev/null | grep "free resources")
+		b=$("$1" plan --refresh=false 2>/dev/null | grep "free resources")
+		[ -n "$a" ] && [ "$a" = "$b" ]' sh "$KILN"
+	cd "$E2E_ROOT" || exit 1
+}
+
 engine_tests() {
 	(
 		unset KILN_SIM_DIR KILN_SIM_FAIL_RATE KILN_SIM_CAPACITY KILN_SIM_LATENCY_MS KILN_STATE \
@@ -564,6 +611,7 @@ engine_tests() {
 		en_tty
 		en_faults
 		en_interrupts
+		en_damaged_sim
 		echo "$E2E_PASSED $E2E_FAILED" >"$E2E_TMP/.engine-counts"
 	)
 	read -r E2E_PASSED E2E_FAILED <"$E2E_TMP/.engine-counts"

@@ -9,6 +9,11 @@
 in_new_dir() {
 	in_dir=$(mktemp -d "$E2E_TMP/init.XXXXXX")
 	cd "$in_dir" || exit 1
+	# Each directory its own user's configuration directory, for the state key.
+	XDG_CONFIG_HOME=$in_dir.config
+	in_key=$XDG_CONFIG_HOME/kiln/state.key
+	in_key_made="created state key $in_key (mode 0600); keep a copy: the secrets sealed in the state open only with it"
+	in_key_kept="state key $in_key already exists; left as it is"
 }
 
 # in_listing DIR: every path under DIR with its type and content digest, for
@@ -77,7 +82,8 @@ in_each_template() {
 		check "init: $t into a new directory" 0 --err "" \
 			--out "created proj/kiln.yaml from template '$t' (provider $p)
 created proj/.gitignore, which ignores .kiln/
-created workspace 'default' in proj/.kiln/state.git" \
+created workspace 'default' in proj/.kiln/state.git
+$in_key_made" \
 			-- env CI=true "$KILN" init --template "$t" proj
 		compare "init: $t: kiln.yaml is the template, byte for byte" "$f" proj/kiln.yaml
 		printf '.kiln/\n' >"$E2E_TMP/.want-ignore"
@@ -129,17 +135,29 @@ in_sim_demo_apply() {
 		--out "created kiln.yaml from template 'sim-demo' (provider sim)
 created .gitignore, which ignores .kiln/
 created workspace 'default' in .kiln/state.git
+$in_key_made
 
 Next steps:
-  kiln validate    check the spec
-  kiln plan        see what would be made and what it costs an hour
-  kiln up          create it (plan and apply); \`kiln down\` removes it" \
+  kiln validate      check the spec
+  kiln plan          see what would be made and what it costs an hour
+  kiln up            create it (plan and apply); \`kiln down\` removes it" \
 		-- "$KILN" init
+	check "init: sim-demo: status before the first apply says there is no cluster yet" 1 --out "" \
+		--err "kiln: status: workspace 'default' has no cluster yet: nothing has been applied; bring it up with \`kiln up\`" \
+		-- "$KILN" status
 	check "init: sim-demo: plan" 2 --out-has "Plan: 6 to create, 0 to update" \
 		-- "$KILN" plan --detailed-exitcode
-	check "init: sim-demo: apply --auto-approve creates it" 0 \
+	assert "init: the state key is private to its owner" \
+		sh -c '[ "$(stat -c %a "$1")" = 600 ]' sh "$in_key"
+	assert "init: the state key is outside the project" sh -c '! grep -rq "$(cat "$1")" .' sh "$in_key"
+	check "init: sim-demo: apply --auto-approve creates it, warning about nothing" 0 --err "" \
 		--out-has "Apply complete: 6 created, 0 updated, 0 replaced, 0 deleted." \
 		-- "$KILN" apply --auto-approve
+	check "init: sim-demo: the secret is recorded, sealed with init's key" 0 \
+		--out-has '"kiln_sealed": "AES-256-GCM"' -- "$KILN" state pull
+	check "init: sim-demo: the key init made opens it" 0 --err "" \
+		--out-has '"join_token":"' -- "$KILN" state show --show-sensitive sim_node_group.trainers
+	assert "init: sim-demo: that value is shown opened" sh -c '! grep -q "(sensitive)" "$1"' sh "$E2E_OUT"
 	check "init: sim-demo: then nothing is left to do" 0 \
 		--out-has "No changes." -- "$KILN" plan --detailed-exitcode
 	check "init: sim-demo: apply's commit follows init's" 0 \
@@ -156,19 +174,21 @@ in_defaults() {
 		--err "" --out "created a/kiln.yaml from template 'finetune' (provider aws)
 created a/.gitignore, which ignores .kiln/
 created workspace 'default' in a/.kiln/state.git
+$in_key_made
 
 Next steps:
   cd a
-  \$EDITOR kiln.yaml its header says what to change (vars: image AMI, addresses)
-  kiln validate    check the spec
-  kiln plan        see what would be made and what it costs an hour
-  kiln up          create it (plan and apply); \`kiln down\` removes it" \
+  \$EDITOR kiln.yaml  its header says what to change (vars: image AMI, addresses)
+  kiln validate      check the spec
+  kiln plan          see what would be made and what it costs an hour
+  kiln up            create it (plan and apply); \`kiln down\` removes it" \
 		-- "$KILN" init --provider aws a
 	compare "init: --provider aws wrote finetune" "$E2E_ROOT/templates/finetune.yaml" a/kiln.yaml
 	check "init: --provider sim starts from sim-demo" 0 --err "" \
 		--out "created s/kiln.yaml from template 'sim-demo' (provider sim)
 created s/.gitignore, which ignores .kiln/
-created workspace 'default' in s/.kiln/state.git" \
+created workspace 'default' in s/.kiln/state.git
+$in_key_kept" \
 		-- env KILN_IN_AUTOMATION=1 "$KILN" init --provider sim s
 	check "init: --template with an agreeing --provider" 0 --err "" \
 		--out-has "created l/kiln.yaml from template 'llm-pretrain' (provider aws)" \
@@ -186,6 +206,27 @@ created workspace 'default' in s/.kiln/state.git" \
 		--out-has "created kiln.yaml from template 'sim-demo' (provider sim)" \
 		-- env CI=true "$KILN" -C s2 init
 	assert "init: -C DIR wrote into DIR" test -f s2/kiln.yaml -a -d s2/.kiln/state.git
+	cd "$E2E_ROOT" || exit 1
+}
+
+in_key_choices() {
+	in_new_dir
+	check "init: KILN_STATE_KEY set: no key file is made" 0 --err "" \
+		--out-has "state key: KILN_STATE_KEY is set, so kiln uses that key; no key file made" \
+		-- env CI=true KILN_STATE_KEY="$(openssl rand -base64 32)" "$KILN" init
+	assert "init: KILN_STATE_KEY set: no key file" test ! -e "$in_key"
+	in_new_dir
+	check "init: KILN_STATE_KEY_FILE set: no key file is made" 0 --err "" \
+		--out-has "state key: KILN_STATE_KEY_FILE is set, so kiln uses that key; no key file made" \
+		-- env CI=true KILN_STATE_KEY_FILE=/nonexistent "$KILN" init
+	in_new_dir
+	env CI=true KILN_STATE_KEY_FILE=/nonexistent "$KILN" init >/dev/null
+	rm kiln.yaml
+	check "init: never a key inside the state repository" 1 --out "" \
+		--err "kiln: init: the state key $in_dir/.kiln/state.git/cfg/kiln/state.key would be inside the state repository $in_dir/.kiln/state.git, next to the secrets it seals; point XDG_CONFIG_HOME elsewhere, or set KILN_STATE_KEY_FILE to a key outside it" \
+		-- env XDG_CONFIG_HOME="$in_dir/.kiln/state.git/cfg" "$KILN" init
+	assert "init: no key was made there" test ! -e .kiln/state.git/cfg/kiln/state.key
+	assert "init: nor the spec" test ! -e kiln.yaml
 	cd "$E2E_ROOT" || exit 1
 }
 
@@ -250,7 +291,8 @@ in_gitignore() {
 	check "init: .kiln/ is appended to a .gitignore without it" 0 --err "" \
 		--out "created kiln.yaml from template 'sim-demo' (provider sim)
 added .kiln/ to .gitignore
-created workspace 'default' in .kiln/state.git" -- env CI=true "$KILN" init
+created workspace 'default' in .kiln/state.git
+$in_key_made" -- env CI=true "$KILN" init
 	printf 'node_modules/\n*.log\n.kiln/\n' >"$E2E_TMP/.want-ignore"
 	compare "init: the other lines are kept, a missing final newline added" \
 		"$E2E_TMP/.want-ignore" .gitignore
@@ -274,7 +316,8 @@ created workspace 'default' in .kiln/state.git" -- env CI=true "$KILN" init
 	check "init: an existing workspace is left as it is" 0 --err "" \
 		--out "created kiln.yaml from template 'sim-demo' (provider sim)
 .gitignore already ignores .kiln/
-workspace 'default' already exists in .kiln/state.git; left as it is" \
+workspace 'default' already exists in .kiln/state.git; left as it is
+$in_key_kept" \
 		-- env CI=true "$KILN" init
 	n=$("$KILN" log | grep -c "init: workspace default")
 	assert "init: a second init adds no commit" test "$n" = 1
@@ -293,11 +336,14 @@ in_help() {
 }
 
 init_tests() {
+	in_config=$XDG_CONFIG_HOME
 	in_list
 	in_each_template
 	in_sim_demo_apply
 	in_defaults
+	in_key_choices
 	in_refusals
 	in_gitignore
 	in_help
+	XDG_CONFIG_HOME=$in_config
 }

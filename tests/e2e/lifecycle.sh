@@ -281,6 +281,9 @@ lc_templates_flow() {
 	shift
 	lc_dir=$(mktemp -d "$E2E_TMP/template.XXXXXX")
 	cd "$lc_dir" || exit 1
+	# The state key init makes stays with this flow, not the tests after it.
+	lc_config=$XDG_CONFIG_HOME
+	XDG_CONFIG_HOME=$lc_dir.config
 	check "lifecycle: init --template $lc_t" 0 -- "$KILN" init --template "$lc_t"
 	"$KILN" plan --json -w tpl "$@" >plan.json 2>plan.err
 	check "lifecycle: $lc_t: up --ttl 2h creates it" 0 --out-has "Apply complete: " \
@@ -318,5 +321,6 @@ assert not rest or (files and all(a.split(".")[0] in network for a in rest)), so
 assert not any(a.split(".")[0] in ("aws_instance_group", "sim_node_group", "aws_iam_role",
     "sim_role", "aws_placement_group") for a in left), sorted(left)
 '
+	XDG_CONFIG_HOME=$lc_config
 	cd "$E2E_ROOT" || exit 1
 }

@@ -57,7 +57,7 @@ assert d["free"] == 10, d["free"]
 		--out-has "Total                                                                                                  \$1,576.52  \$1,150,863.14" \
 		--out-has "Change: +\$1,576.52/h (\$0.00 → \$1,576.52), \$1,150,863.14 a month" \
 		--out-has "  TTL 72h: \$113,509.79 if the cluster runs its whole TTL" \
-		--out-has "    - aws_s3_bucket.datasets: S3 storage and requests: billed by use (GB stored, requests), which the spec does not say" \
+		--out-has "    • aws_s3_bucket.datasets: S3 storage and requests: billed by use (GB stored, requests), which the spec does not say" \
 		-- env AWS_ACCESS_KEY_ID=unused AWS_SECRET_ACCESS_KEY=unused \
 		"$KILN" cost --refresh=false
 	rv_new_dir examples/finetune.yaml

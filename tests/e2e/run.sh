@@ -482,6 +482,12 @@ else
 		nman=$((nman + 1))
 		check "man: $f renders without warnings" 0 --err "" \
 			-- env LC_ALL=C.UTF-8 MANWIDTH=80 man --warnings -l "$f"
+		# "(\%word" made the \% a hyphenation point: "(‐" at a line's end.
+		assert "man: $f never breaks a line right after a '('" sh -c '
+for w in 50 60 70 72 78 80 90 100 120; do
+	LC_ALL=C.UTF-8 MANWIDTH=$w man -l "$1" 2>/dev/null | grep -q "(‐\$" && exit 1
+done
+exit 0' sh "$f"
 	done
 	[ $nman -gt 0 ] || skip "man pages" "none in man/ yet"
 	check "man: kiln-spec(5) says both providers plan and apply" 0 \
@@ -500,6 +506,54 @@ check "log: --log-format json writes one JSON object per line" 0 \
 	-- "$KILN" validate --log-level debug --log-format json examples/quickstart.yaml
 check "log: the default level stays quiet" 0 --out "ok examples/quickstart.yaml" --err "" \
 	-- "$KILN" validate examples/quickstart.yaml
+
+# --log-format json: every line on stderr is one JSON object, errors and hints included.
+if $HAVE_PY; then
+	cat >"$T/json-lines.py" <<'PY'
+import json, sys
+lines = open(sys.argv[1], encoding="utf-8").read().splitlines()
+assert lines, "nothing on stderr"
+for l in lines:
+    o = json.loads(l)
+    assert isinstance(o, dict), l
+    assert o["@level"] in ("error", "warn", "info", "debug", "trace"), l
+    assert isinstance(o["@message"], str) and isinstance(o["@timestamp"], str), l
+for want in sys.argv[2:]:
+    level, _, msg = want.partition("=")
+    assert any(json.loads(l)["@level"] == level and msg in json.loads(l)["@message"]
+               for l in lines), ("no", want, lines)
+PY
+	lj_dir=$(mktemp -d "$T/logjson.XXXXXX")
+	cp examples/quickstart.yaml "$lj_dir/kiln.yaml"
+	check "log json: validate's problems and their hints" 1 --out "" \
+		-- "$KILN" --log-format json validate tests/specs/invalid/several-errors.yaml
+	assert "log json: validate: every stderr line is JSON" python3 "$T/json-lines.py" "$E2E_ERR" \
+		"error=several-errors.yaml:7:6: error: ttl: '3 days' is not a duration" \
+		"error=  hint: write a number and a unit"
+	check "log json: an option error before --log-format json" 1 --out "" \
+		-- "$KILN" --bogus --log-format json validate
+	assert "log json: the option error is JSON" python3 "$T/json-lines.py" "$E2E_ERR" \
+		"error=kiln: unknown option '--bogus'; see 'kiln --help'"
+	check "log json: a bad KILN_LOG_LEVEL is a JSON warning" 0 --out "ok examples/quickstart.yaml" \
+		-- env KILN_LOG_LEVEL=loud "$KILN" validate --log-format=json examples/quickstart.yaml
+	assert "log json: KILN_LOG_LEVEL warning is JSON" python3 "$T/json-lines.py" "$E2E_ERR" \
+		"warn=kiln: KILN_LOG_LEVEL 'loud' is not a level"
+	check "log json: an error carries its hint in a field" 1 --out "" \
+		--err-has '"@message":"kiln: destroy: standard input is not a terminal, so kiln cannot ask for approval; nothing was changed"' \
+		--err-has '"hint":"' \
+		-- "$KILN" -C "$lj_dir" --log-format json destroy
+	assert "log json: destroy's refusal is JSON" python3 "$T/json-lines.py" "$E2E_ERR"
+	check "log json: apply's warnings and summary errors" 0 --out-has "Apply complete" \
+		-- "$KILN" -C "$lj_dir" --log-format json apply --auto-approve
+	assert "log json: apply: every stderr line is JSON" python3 "$T/json-lines.py" "$E2E_ERR" \
+		"warn=sensitive value was not recorded"
+	check "log json: a store error (cmd_report) with its hint" 1 --out "" \
+		-- "$KILN" -C "$lj_dir" --log-format json state show sim_bucket.nope
+	assert "log json: state's error is JSON" python3 "$T/json-lines.py" "$E2E_ERR" \
+		"error=kiln: state: no resource 'sim_bucket.nope'"
+else
+	skip "log json" "python3 is not installed"
+fi
 
 state_tests
 engine_tests

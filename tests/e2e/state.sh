@@ -119,6 +119,21 @@ state_commands() {
 	check "state show --show-sensitive without a key says what is missing" 1 \
 		--err "kiln: state: --show-sensitive needs the state key; set KILN_STATE_KEY or KILN_STATE_KEY_FILE" \
 		-- env -u KILN_STATE_KEY "$KILN" state show --show-sensitive sim_bucket.data
+	printf '%s\n' "$KILN_STATE_KEY" >open.key
+	chmod 644 open.key
+	check "state show: a key file others may read is refused, as a signing key is" 1 --out "" \
+		--err "kiln: state: KILN_STATE_KEY_FILE: state key open.key may be read by group or others (mode 0644); kiln seals state only with a key that is private to its owner
+  hint: chmod 600 open.key" \
+		-- env -u KILN_STATE_KEY KILN_STATE_KEY_FILE=open.key "$KILN" state show --show-sensitive sim_bucket.data
+	chmod 600 open.key
+	check "state show: the same key file, private, opens the value" 0 --out-has '"token":"s3cr3t-t0ken"' \
+		-- env -u KILN_STATE_KEY KILN_STATE_KEY_FILE=open.key "$KILN" state show --show-sensitive sim_bucket.data
+	mkdir -p "$XDG_CONFIG_HOME/kiln"
+	cp open.key "$XDG_CONFIG_HOME/kiln/state.key"
+	check "state show: with no variable, the key file kiln init makes is used" 0 \
+		--out-has '"token":"s3cr3t-t0ken"' \
+		-- env -u KILN_STATE_KEY "$KILN" state show --show-sensitive sim_bucket.data
+	rm -f "$XDG_CONFIG_HOME/kiln/state.key" open.key
 	check "state show of an unknown address suggests the closest" 1 \
 		--err "kiln: state: no resource 'sim_bucket.dta' in workspace 'default'; did you mean 'sim_bucket.data'?" \
 		-- "$KILN" state show sim_bucket.dta
@@ -285,6 +300,12 @@ state_locks() {
 	st_id=$(st_lock_id)
 	kill -KILL "$st_pid"
 	wait "$st_pid" 2>/dev/null
+	check "a killed holder's lock, lease still running: says the holder is gone and when the lease ends" 1 \
+		--err-has "kiln: state: workspace 'default' is locked by " \
+		--err-has ", but pid $st_pid is no longer running on this host: the lock is stale, and its lease ends at " \
+		--err-has "  hint: retry with --lock-timeout " \
+		--err-has " to take it over once the lease ends, or remove it now: \`kiln force-unlock --force $st_id -w default\`" \
+		-- "$KILN" state push --allow-plaintext-secrets s3.json
 	check "force-unlock refuses a live lease without --force" 1 --err-has "is live" \
 		-- "$KILN" force-unlock "$st_id"
 	sleep 2.5
