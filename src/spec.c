@@ -21,33 +21,6 @@ static const char *const budget_keys[] = {"max_hourly_usd"};
 static const char *const network_keys[] = {"cidr", "fabric", "ingress"};
 static const char *const ingress_keys[] = {"port", "from", "protocol", "description"};
 
-const char *const spec_fabric_names[3] = {"none", "ena", "efa"};
-const char *const spec_market_names[2] = {"on-demand", "spot"};
-const char *const spec_tier_names[3] = {"object", "lustre", "nfs"};
-const char *const spec_deletion_names[2] = {"retain", "delete"};
-
-const char *spec_fabric_name(enum spec_fabric f)
-{
-	return spec_fabric_names[f];
-}
-
-const char *spec_tier_name(enum spec_tier t)
-{
-	return spec_tier_names[t];
-}
-
-const char *spec_tier_with_article(enum spec_tier t)
-{
-	static const char *const with[] = {"an object", "a lustre", "an nfs"};
-
-	return with[t];
-}
-
-const char *spec_market_name(enum spec_market m)
-{
-	return spec_market_names[m];
-}
-
 static void load_vars(struct loader *ld, const struct ynode *vars)
 {
 	struct spec *spec = ld->spec;
