@@ -1,5 +1,7 @@
 /*
- * aws_iam.c - spec roles as IAM roles, and the actions kiln itself needs.
+ * aws_iam.c - spec roles as IAM roles. The policy text a role's intent
+ * compiles to is aws_policy.c's; the policy kiln itself needs,
+ * aws_kiln_policy.c's.
  *
  * A role is three IAM objects that live and die together: the role (EC2
  * may assume it) under the path /kiln/CLUSTER/WORKSPACE/, its inline policy
@@ -42,317 +44,6 @@
 static char *role_path(const struct prov_scope *scope)
 {
 	return xasprintf("/kiln/%s/%s/", scope->cluster, scope->workspace);
-}
-
-static void stmt(json_t *stmts, const char *const *actions, const char *resource)
-{
-	json_t *a = json_array();
-
-	for (; *actions; actions++)
-		json_array_append_new(a, json_string(*actions));
-	json_array_append_new(stmts, json_pack("{s:s, s:o, s:s}", "Effect", "Allow", "Action", a,
-					       "Resource", resource));
-}
-
-static const char *const obj_read[] = {"s3:GetObject", NULL};
-static const char *const obj_write[] = {"s3:GetObject", "s3:PutObject", "s3:AbortMultipartUpload",
-					NULL};
-static const char *const list_bucket[] = {"s3:ListBucket", NULL};
-static const char *const nfs_read[] = {"elasticfilesystem:ClientMount", NULL};
-static const char *const nfs_write[] = {"elasticfilesystem:ClientMount",
-					"elasticfilesystem:ClientWrite", NULL};
-
-#define NFS_SID_READ "KilnNfsRead"
-#define NFS_SID_WRITE "KilnNfsWrite"
-
-/*
- * The Sid of an nfs store's statement: IAM takes [A-Za-z0-9] there, store
- * names are [a-z0-9-], so '-' is written 'X', which no store name holds.
- */
-static char *nfs_sid(bool write, const char *name)
-{
-	char *sid = xasprintf("%s%s", write ? NFS_SID_WRITE : NFS_SID_READ, name), *c;
-
-	for (c = sid; *c; c++)
-		if (*c == '-')
-			*c = 'X';
-	return sid;
-}
-
-/* The store name back from an nfs statement's Sid (NULL when it is not one). */
-static char *nfs_sid_name(const char *sid, bool *write)
-{
-	const char *rest = NULL;
-	char *name, *c;
-
-	if (sid && strncmp(sid, NFS_SID_WRITE, strlen(NFS_SID_WRITE)) == 0)
-		rest = sid + strlen(NFS_SID_WRITE), *write = true;
-	else if (sid && strncmp(sid, NFS_SID_READ, strlen(NFS_SID_READ)) == 0)
-		rest = sid + strlen(NFS_SID_READ), *write = false;
-	if (!rest || !*rest)
-		return NULL;
-	name = xstrdup(rest);
-	for (c = name; *c; c++)
-		if (*c == 'X')
-			*c = '-';
-	return name;
-}
-
-char *aws_efs_pending_arn(const char *name)
-{
-	return xasprintf("(known after apply: aws_efs.%s)", name);
-}
-
-/*
- * The inline policy for a role's intent; bucket names come from the scope,
- * file system ARNs from efs ({store: arn}, may be NULL: a store not in it
- * is written as known after apply). The store statements come first, each
- * with one Resource string; then one statement per allow entry, its
- * Resource always a list: that difference is how policy_decompile tells
- * them apart, even when an allow entry names a kiln bucket with the same
- * actions a store statement has.
- */
-static char *policy_compile(const struct prov_scope *scope, const json_t *attrs, const json_t *efs)
-{
-	json_t *doc = json_pack("{s:s, s:[]}", "Version", "2012-10-17", "Statement"), *v;
-	json_t *stmts = json_object_get(doc, "Statement");
-	size_t i;
-	char *out;
-	int pass;
-
-	for (pass = 0; pass < 2; pass++) {
-		const json_t *names = json_object_get(attrs, pass ? "write" : "read");
-
-		json_array_foreach((json_t *)names, i, v)
-		{
-			char *bucket = aws_name(scope, json_string_value(v), 63);
-			char *arn = xasprintf("arn:aws:s3:::%s", bucket);
-			char *objs = xasprintf("arn:aws:s3:::%s/*", bucket);
-
-			stmt(stmts, pass ? obj_write : obj_read, objs);
-			stmt(stmts, list_bucket, arn);
-			free(objs);
-			free(arn);
-			free(bucket);
-		}
-	}
-	for (pass = 0; pass < 2; pass++) {
-		const json_t *names = json_object_get(attrs, pass ? "nfs_write" : "nfs_read");
-
-		json_array_foreach((json_t *)names, i, v)
-		{
-			const char *name = json_string_value(v);
-			const char *known = json_string_value(json_object_get(efs, name));
-			char *arn = known ? xstrdup(known) : aws_efs_pending_arn(name);
-			char *sid = nfs_sid(pass, name);
-
-			stmt(stmts, pass ? nfs_write : nfs_read, arn);
-			json_object_set_new(json_array_get(stmts, json_array_size(stmts) - 1),
-					    "Sid", json_string(sid));
-			free(sid);
-			free(arn);
-		}
-	}
-	json_array_foreach(json_object_get(attrs, "allow"), i, v)
-	{
-		json_t *st = json_object();
-		const char *sid = json_string_value(json_object_get(v, "sid"));
-
-		if (sid)
-			json_object_set_new(st, "Sid", json_string(sid));
-		json_object_set_new(st, "Effect", json_string("Allow"));
-		json_object_set(st, "Action", json_object_get(v, "actions"));
-		json_object_set(st, "Resource", json_object_get(v, "resources"));
-		json_array_append_new(stmts, st);
-	}
-	out = jsonw_dumps(doc, JSON_COMPACT, NULL);
-	json_decref(doc);
-	return out;
-}
-
-char *aws_role_policy_compile(const struct prov_scope *scope, const json_t *attrs,
-			      const json_t *efs)
-{
-	return policy_compile(scope, attrs, efs);
-}
-
-size_t aws_policy_size(const char *doc)
-{
-	size_t n = 0;
-
-	/* IAM counts a policy's characters without its whitespace. */
-	for (; *doc; doc++)
-		n += !(*doc == ' ' || *doc == '\t' || *doc == '\n' || *doc == '\r');
-	return n;
-}
-
-/* Whether a JSON array of strings is exactly the NULL-terminated list want. */
-static bool actions_are(const json_t *acts, const char *const *want)
-{
-	size_t i;
-
-	for (i = 0; want[i]; i++)
-		if (!json_is_string(json_array_get(acts, i)) ||
-		    strcmp(json_string_value(json_array_get(acts, i)), want[i]) != 0)
-			return false;
-	return json_is_array(acts) && json_array_size(acts) == i;
-}
-
-/*
- * One of kiln's store statements (as policy_compile writes them, nothing
- * more): 2 when it grants writing store *name, 1 reading, 0 when it is the
- * ListBucket half (nothing to record), -1 when it is not one.
- */
-static int store_statement(const json_t *s, const char *prefix, char **name)
-{
-	const char *res = json_string_value(json_object_get(s, "Resource"));
-	const json_t *acts = json_object_get(s, "Action");
-	const char *effect = json_string_value(json_object_get(s, "Effect"));
-	size_t n, plen = strlen(prefix);
-
-	*name = NULL;
-	if (json_object_size(s) != 3 || !effect || strcmp(effect, "Allow") != 0 || !res ||
-	    strncmp(res, "arn:aws:s3:::", 13) != 0)
-		return -1;
-	res += 13;
-	n = strlen(res);
-	if (strncmp(res, prefix, plen) != 0 || n <= plen)
-		return -1;
-	if (n > plen + 2 && strcmp(res + n - 2, "/*") == 0) {
-		if (!actions_are(acts, obj_write) && !actions_are(acts, obj_read))
-			return -1;
-		*name = xstrndup(res + plen, n - 2 - plen);
-		return actions_are(acts, obj_write) ? 2 : 1;
-	}
-	if (strchr(res, '/') || !actions_are(acts, list_bucket))
-		return -1;
-	return 0;
-}
-
-/*
- * One of kiln's nfs statements (as policy_compile writes them, nothing
- * more): the store's name (malloc'd) and whether it grants writing, or NULL.
- */
-static char *nfs_statement(const json_t *s, bool *write)
-{
-	const char *res = json_string_value(json_object_get(s, "Resource"));
-	const char *effect = json_string_value(json_object_get(s, "Effect"));
-	char *name;
-
-	if (json_object_size(s) != 4 || !effect || strcmp(effect, "Allow") != 0 || !res)
-		return NULL;
-	name = nfs_sid_name(json_string_value(json_object_get(s, "Sid")), write);
-	if (name && !actions_are(json_object_get(s, "Action"), *write ? nfs_write : nfs_read)) {
-		free(name);
-		name = NULL;
-	}
-	return name;
-}
-
-/* A string or a list of strings as a list (NULL when it is neither). */
-static json_t *as_list(const json_t *v)
-{
-	json_t *x;
-	size_t i;
-
-	if (json_is_string(v))
-		return json_pack("[O]", v);
-	if (!json_is_array(v))
-		return NULL;
-	json_array_foreach((json_t *)v, i, x)
-	{
-		if (!json_is_string(x))
-			return NULL;
-	}
-	return json_incref((json_t *)v);
-}
-
-/*
- * An allow entry back from a statement that is not a store statement. A
- * statement the spec cannot write (a Deny, a Condition, NotAction) keeps its
- * text under "statement", so it differs from every entry and shows as drift.
- */
-static json_t *allow_entry(const json_t *s)
-{
-	json_t *acts = as_list(json_object_get(s, "Action"));
-	json_t *res = as_list(json_object_get(s, "Resource"));
-	const char *effect = json_string_value(json_object_get(s, "Effect"));
-	json_t *e = json_pack("{s:o, s:o}", "actions", acts ? acts : json_array(), "resources",
-			      res ? res : json_array());
-	const char *sid = json_string_value(json_object_get(s, "Sid"));
-	size_t known = 2 + !!json_object_get(s, "Effect") + !!json_object_get(s, "Sid");
-
-	if (sid)
-		json_object_set_new(e, "sid", json_string(sid));
-	if (!acts || !res || !effect || strcmp(effect, "Allow") != 0 ||
-	    (json_object_get(s, "Sid") && !sid) || json_object_size(s) != known)
-		json_object_set(e, "statement", (json_t *)s);
-	return e;
-}
-
-/*
- * Store names back from a policy (buckets under read and write, write where
- * s3:PutObject is allowed; file systems under nfs_read and nfs_write), and
- * every other statement as an allow entry; {"read", "write", "nfs_read"?,
- * "nfs_write"?, "allow"?}, the optional keys only when not empty, like the
- * desired attrs.
- */
-static json_t *policy_decompile(const char *doc_text, const char *prefix)
-{
-	json_t *doc = doc_text ? json_loads(doc_text, 0, NULL) : NULL, *s, *stmts, *raw, *out;
-	json_t *nfs[2] = {json_array(), json_array()}, *allow;
-	size_t i;
-
-	out = json_pack("{s:[], s:[]}", "read", "write");
-	raw = json_array();
-	stmts = json_object_get(doc, "Statement");
-	/* A document edited by hand may hold one statement rather than a list. */
-	if (json_is_object(stmts))
-		stmts = json_pack("[O]", stmts);
-	else
-		json_incref(stmts);
-	json_array_foreach(stmts, i, s)
-	{
-		char *store;
-		bool write = false;
-		int kind;
-
-		store = nfs_statement(s, &write);
-		if (store) {
-			json_array_append_new(nfs[write], json_string(store));
-			free(store);
-			continue;
-		}
-		kind = store_statement(s, prefix, &store);
-		if (kind < 0)
-			json_array_append_new(raw, allow_entry(s));
-		else if (kind > 0)
-			json_array_append_new(json_object_get(out, kind == 2 ? "write" : "read"),
-					      json_string(store));
-		free(store);
-	}
-	for (i = 0; i < 2; i++)
-		if (json_array_size(nfs[i]))
-			json_object_set(out, i ? "nfs_write" : "nfs_read", nfs[i]);
-	allow = pexp_allow_normalize(raw);
-	if (json_array_size(allow))
-		json_object_set(out, "allow", allow);
-	json_decref(allow);
-	json_decref(nfs[0]);
-	json_decref(nfs[1]);
-	json_decref(raw);
-	json_decref(stmts);
-	json_decref(doc);
-	return out;
-}
-
-json_t *aws_role_policy_decompile(const struct prov_scope *scope, const char *doc)
-{
-	char *prefix = aws_name(scope, "", 1000);
-	json_t *out = policy_decompile(doc, prefix);
-
-	free(prefix);
-	return out;
 }
 
 /* The policy document of a role ("" when it has none); URL-decoded. */
@@ -418,7 +109,7 @@ static int role_live(struct prov_ctx *ctx, json_t *role, const struct prov_scope
 		     json_t **out, struct kiln_error *err)
 {
 	const char *name = awsxml_str(role, "RoleName");
-	char *policy, *prefix;
+	char *policy;
 	json_t *attrs, *tags = awsxml_tags(role, "Tags");
 	int rc;
 
@@ -429,14 +120,12 @@ static int role_live(struct prov_ctx *ctx, json_t *role, const struct prov_scope
 		return rc;
 	}
 	lineage_of_description(role, tags);
-	prefix = aws_name(scope, "", 1000);
-	attrs = policy_decompile(policy, prefix);
+	attrs = aws_role_policy_decompile(scope, policy);
 	json_object_set_new(attrs, "arn", json_string(awsxml_str(role, "Arn")));
 	json_object_set_new(attrs, "profile", json_string(name));
 	json_object_set_new(attrs, "path", json_string(awsxml_str(role, "Path")));
 	json_object_set_new(attrs, "policy", json_string(policy));
 	*out = aws_live("aws_iam_role", name, "ready", attrs, tags);
-	free(prefix);
 	free(policy);
 	return PROV_OK;
 }
@@ -843,99 +532,7 @@ int role_wait(struct prov_ctx *ctx, enum prov_wait_for what, struct prov_wait *i
 	return ec2_wait_now(ctx, what, ids, n, err);
 }
 
-/* Where an action may be scoped: the ARN patterns of this scope, or "*" when the API allows none.
- */
-static const char *action_resource(const char *action, const char *buckets, const char *roles,
-				   const char *profiles)
-{
-	static const char *const any[] = {
-	    /* No resource-level permissions in IAM's own reference for these. */
-	    "s3:ListAllMyBuckets", "iam:ListRoles", NULL};
-	size_t i;
-
-	for (i = 0; any[i]; i++)
-		if (strcmp(action, any[i]) == 0)
-			return "*";
-	if (strncmp(action, "s3:", 3) == 0)
-		return buckets;
-	/* FSx makes its own role the first time it links a bucket. */
-	if (strcmp(action, "iam:CreateServiceLinkedRole") == 0)
-		return "arn:aws:iam::*:role/aws-service-role/"
-		       "s3.data-source.lustre.fsx.amazonaws.com/*";
-	if (strstr(action, "InstanceProfile"))
-		return profiles;
-	if (strncmp(action, "iam:", 4) == 0)
-		return roles;
-	/* EC2 describes take no resource; kiln's creates make their resources. */
-	return "*";
-}
-
-char *aws_iam_policy(struct prov_ctx *ctx, const struct prov_scope *scope,
-		     const char *const *actions, size_t n)
-{
-	char *prefix = aws_name(scope, "", 1000);
-	char *buckets, *roles, *profiles, *out;
-	json_t *doc = json_pack("{s:s, s:[]}", "Version", "2012-10-17", "Statement");
-	json_t *stmts = json_object_get(doc, "Statement"), *by_res = json_object(), *acts;
-	const char *res;
-	size_t i;
-
-	(void)ctx;
-	/* Bucket names are shortened past 63 characters: the pattern keeps what is kept. */
-	if (strlen(prefix) > 54)
-		prefix[54] = '\0';
-	buckets = xasprintf("arn:aws:s3:::%s*", prefix);
-	roles = xasprintf("arn:aws:iam::*:role/kiln/%s/%s/*", scope->cluster, scope->workspace);
-	profiles = xasprintf("arn:aws:iam::*:instance-profile/kiln/%s/%s/*", scope->cluster,
-			     scope->workspace);
-	for (i = 0; i < n; i++) {
-		if (strcmp(actions[i], "iam:PassRole") == 0)
-			continue;
-		res = action_resource(actions[i], buckets, roles, profiles);
-		/* Putting a role in a profile (or taking it out) touches both. */
-		if (strstr(actions[i], "RoleToInstanceProfile") ||
-		    strstr(actions[i], "RoleFromInstanceProfile")) {
-			acts = json_object_get(by_res, roles);
-			if (!acts) {
-				acts = json_array();
-				json_object_set_new(by_res, roles, acts);
-			}
-			json_array_append_new(acts, json_string(actions[i]));
-		}
-		acts = json_object_get(by_res, res);
-		if (!acts) {
-			acts = json_array();
-			json_object_set_new(by_res, res, acts);
-		}
-		json_array_append_new(acts, json_string(actions[i]));
-	}
-	json_object_foreach(by_res, res, acts)
-	{
-		json_t *r = strcmp(res, "*") == 0 || strncmp(res, "arn:aws:s3", 10) != 0
-				? json_string(res)
-				: json_pack("[s, s+]", res, res, "/*");
-
-		json_array_append_new(stmts, json_pack("{s:s, s:O, s:o}", "Effect", "Allow",
-						       "Action", acts, "Resource", r));
-	}
-	for (i = 0; i < n; i++)
-		if (strcmp(actions[i], "iam:PassRole") == 0)
-			/* Only this workspace's roles, and only to EC2. */
-			json_array_append_new(
-			    stmts,
-			    json_pack("{s:s, s:[s], s:s, s:{s:{s:s}}}", "Effect", "Allow", "Action",
-				      "iam:PassRole", "Resource", roles, "Condition",
-				      "StringEquals", "iam:PassedToService", "ec2.amazonaws.com"));
-	out = jsonw_dumps(doc, JSON_INDENT(2) | JSON_PRESERVE_ORDER, NULL);
-	json_decref(doc);
-	json_decref(by_res);
-	free(buckets);
-	free(roles);
-	free(profiles);
-	free(prefix);
-	return out;
-}
-
+/* The role and its instance profile (the same name) both say whose they are. */
 char *aws_role_policy(struct prov_ctx *ctx, const struct prov_scope *scope, const char *type,
 		      const json_t *attrs, bool live)
 {
@@ -961,7 +558,6 @@ char *aws_role_policy(struct prov_ctx *ctx, const struct prov_scope *scope, cons
 	return xstrdup(*held ? held : "{\"Version\":\"2012-10-17\",\"Statement\":[]}");
 }
 
-/* The role and its instance profile (the same name) both say whose they are. */
 int role_claim(struct prov_ctx *ctx, const struct prov_scope *scope, const char *id, json_t **out,
 	       struct kiln_error *err)
 {
