@@ -411,3 +411,20 @@ const struct spec_store **pexp_file_systems(const struct spec *spec, size_t *n)
 			fs[(*n)++] = &spec->stores[i];
 	return fs;
 }
+
+void pexp_group_attrs(json_t *r, const struct spec_group *g, const char *type, json_t *zones,
+		      json_t *disk_type, bool efa, bool in_pg)
+{
+	pexp_attr(r, "instance_type", json_string(type));
+	pexp_attr(r, "count", json_integer(g->count));
+	pexp_attr(r, "gang", json_boolean(g->gang));
+	pexp_attr(r, "market", json_string(spec_market_name(g->market)));
+	pexp_attr(r, "image", pexp_str(g->image));
+	pexp_attr(r, "zones", zones);
+	pexp_attr(r, "disk_size_gb", json_integer(g->disk.size_gb));
+	pexp_attr(r, "disk_type", disk_type);
+	pexp_attr(r, "role", pexp_str(g->role.name));
+	pexp_attr(r, "public", json_boolean(g->public));
+	pexp_attr(r, "efa", json_boolean(efa));
+	pexp_attr(r, "placement_group", in_pg ? json_string("fabric") : json_null());
+}

@@ -19,6 +19,14 @@ json_t *pexp_resource(json_t *all, const char *type, const char *name);
 void pexp_attr(json_t *r, const char *key, json_t *value);
 /* A JSON string, or null for NULL. */
 json_t *pexp_str(const char *s);
+/*
+ * A node group's inputs, as every provider's node-group type has them:
+ * instance_type (type), count, gang, market, image, zones (stolen),
+ * disk_size_gb, disk_type (stolen: each provider has its own default), role,
+ * public, efa, and placement_group "fabric" when in_pg (else null).
+ */
+void pexp_group_attrs(json_t *r, const struct spec_group *g, const char *type, json_t *zones,
+		      json_t *disk_type, bool efa, bool in_pg);
 /* Depend on "TYPE.NAME" (once). */
 void pexp_dep(json_t *r, const char *type, const char *name);
 /* Be made after "TYPE.NAME" (once) without depending on it (provider.h's "after"). */

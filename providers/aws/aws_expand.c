@@ -134,18 +134,8 @@ static int expand_group(json_t *all, const struct spec *spec, const struct prov_
 	for (i = 0; i < ctx->nzones; i++)
 		json_array_append_new(zones, json_string(ctx->zones[i]));
 	r = pexp_resource(all, "aws_instance_group", g->name);
-	pexp_attr(r, "instance_type", json_string(t->name));
-	pexp_attr(r, "count", json_integer(g->count));
-	pexp_attr(r, "gang", json_boolean(g->gang));
-	pexp_attr(r, "market", json_string(spec_market_name(g->market)));
-	pexp_attr(r, "image", pexp_str(g->image));
-	pexp_attr(r, "zones", zones);
-	pexp_attr(r, "disk_size_gb", json_integer(g->disk.size_gb));
-	pexp_attr(r, "disk_type", json_string(g->disk.type ? g->disk.type : "gp3"));
-	pexp_attr(r, "role", pexp_str(g->role.name));
-	pexp_attr(r, "public", json_boolean(g->public));
-	pexp_attr(r, "efa", json_boolean(efa));
-	pexp_attr(r, "placement_group", in_pg ? json_string("fabric") : json_null());
+	pexp_group_attrs(r, g, t->name, zones, json_string(g->disk.type ? g->disk.type : "gp3"),
+			 efa, in_pg);
 	if (resolved)
 		pexp_why(r, "instance_type", resolved);
 	if (spec->network.fabric == FABRIC_EFA && !efa)

@@ -58,18 +58,7 @@ static int expand_group(json_t *all, const struct spec *spec, const struct spec_
 								     ? spec->provider.region
 								     : SIM_DEFAULT_REGION));
 	r = pexp_resource(all, "sim_node_group", g->name);
-	pexp_attr(r, "instance_type", json_string(t->name));
-	pexp_attr(r, "count", json_integer(g->count));
-	pexp_attr(r, "gang", json_boolean(g->gang));
-	pexp_attr(r, "market", json_string(spec_market_name(g->market)));
-	pexp_attr(r, "image", pexp_str(g->image));
-	pexp_attr(r, "zones", zones);
-	pexp_attr(r, "disk_size_gb", json_integer(g->disk.size_gb));
-	pexp_attr(r, "disk_type", pexp_str(g->disk.type));
-	pexp_attr(r, "role", pexp_str(g->role.name));
-	pexp_attr(r, "public", json_boolean(g->public));
-	pexp_attr(r, "efa", json_boolean(efa));
-	pexp_attr(r, "placement_group", efa ? json_string("fabric") : json_null());
+	pexp_group_attrs(r, g, t->name, zones, pexp_str(g->disk.type), efa, efa);
 	json_object_set_new(r, "sensitive", json_pack("[s]", "join_token"));
 	if (resolved)
 		pexp_why(r, "instance_type", resolved);
