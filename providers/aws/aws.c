@@ -480,7 +480,7 @@ static const char *aws_part_type(enum prov_part part)
 static void aws_check_spec(const struct spec *spec, struct diags *d)
 {
 	tags_aws_check(spec, d);
-	pexp_check_groups(spec, d);
+	pexp_check_groups(&catalog_aws, spec, d);
 }
 
 /*

@@ -27,6 +27,7 @@
 
 #include "aws/creds.h"
 #include "aws/sigv4.h"
+#include "catalog_aws.h"
 #include "provider.h"
 
 #define AWS_EC2_VERSION "2016-11-15"

@@ -358,7 +358,7 @@ static const char *sim_part_type(enum prov_part part)
 static void sim_check_spec(const struct spec *spec, struct diags *d)
 {
 	tags_aws_check(spec, d);
-	pexp_check_groups(spec, d);
+	pexp_check_groups(&catalog_aws, spec, d);
 }
 
 /* sim prices what it simulates with AWS's catalog, as aws does. */
