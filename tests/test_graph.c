@@ -1,6 +1,7 @@
 /*
  * test_graph.c - the resource DAG: waves in dependency order, stable order
- * inside a wave, cycles named by address, unknown dependencies, DOT output.
+ * inside a wave, cycles named by address, unknown dependencies, DOT output;
+ * ranks (critical path first) and walks.
  */
 #include <stdarg.h>
 #include <stddef.h>
@@ -244,6 +245,136 @@ static void test_dot_lists_nodes_and_edges_in_order_and_escapes_quotes(void **st
 	graph_free(g);
 }
 
+static void test_a_rank_is_one_more_than_the_largest_rank_waiting_on_it(void **state)
+{
+	static const char *const n[] = {"role", "bucket", "group", "policy", "lone"};
+	struct graph *g = graph_of(n, 5);
+	size_t rank[5];
+
+	(void)state;
+	depend(g, "policy", "role");
+	depend(g, "policy", "bucket");
+	depend(g, "group", "policy");
+	depend(g, "group", "role");
+	graph_ranks(g, rank);
+	assert_int_equal(rank[graph_find(g, "role")], 3);
+	assert_int_equal(rank[graph_find(g, "bucket")], 3);
+	assert_int_equal(rank[graph_find(g, "policy")], 2);
+	assert_int_equal(rank[graph_find(g, "group")], 1);
+	assert_int_equal(rank[graph_find(g, "lone")], 1);
+	graph_free(g);
+}
+
+static void test_a_node_on_a_cycle_or_waiting_on_one_keeps_rank_one(void **state)
+{
+	static const char *const n[] = {"a", "b", "c", "d"};
+	struct graph *g = graph_of(n, 4);
+	size_t rank[4];
+
+	(void)state;
+	depend(g, "a", "b");
+	depend(g, "b", "a");
+	depend(g, "c", "a"); /* waits on the cycle */
+	depend(g, "a", "d"); /* the cycle waits on it: one more than the cycle's 1 */
+	graph_ranks(g, rank);
+	assert_int_equal(rank[graph_find(g, "a")], 1);
+	assert_int_equal(rank[graph_find(g, "b")], 1);
+	assert_int_equal(rank[graph_find(g, "c")], 1);
+	assert_int_equal(rank[graph_find(g, "d")], 2);
+	graph_free(g);
+}
+
+static void test_users_and_deps_are_listed_in_the_order_linked(void **state)
+{
+	static const char *const n[] = {"net", "x", "y"};
+	struct graph *g = graph_of(n, 3);
+	const size_t *v;
+	size_t count;
+
+	(void)state;
+	graph_link(g, 2, 0);
+	graph_link(g, 1, 0);
+	graph_link(g, 1, 0);
+	v = graph_users(g, 0, &count);
+	assert_int_equal(count, 2);
+	assert_int_equal(v[0], 2);
+	assert_int_equal(v[1], 1);
+	v = graph_deps(g, 1, &count);
+	assert_int_equal(count, 1);
+	assert_int_equal(v[0], 0);
+	graph_free(g);
+}
+
+static bool mark(void *arg, size_t i)
+{
+	char *seen = arg;
+
+	if (seen[i])
+		return false;
+	seen[i] = 1;
+	return true;
+}
+
+static void test_a_walk_reaches_what_depends_on_a_node_and_stops_where_told(void **state)
+{
+	static const char *const n[] = {"net", "group", "policy", "other", "far"};
+	struct graph *g = graph_of(n, 5);
+	char seen[5] = {0};
+
+	(void)state;
+	depend(g, "group", "net");
+	depend(g, "policy", "group");
+	depend(g, "far", "other");
+	depend(g, "other", "policy");
+	seen[3] = 1; /* "other" is already seen: the walk goes no further than it */
+	graph_walk(g, 0, true, mark, seen);
+	assert_memory_equal(seen, ((char[]){1, 1, 1, 1, 0}), 5);
+	memset(seen, 0, sizeof(seen));
+	graph_walk(g, 2, false, mark, seen);
+	assert_memory_equal(seen, ((char[]){1, 1, 1, 0, 0}), 5);
+	graph_free(g);
+}
+
+static void test_graph_cycle_is_null_without_one_and_names_one_with_it(void **state)
+{
+	static const char *const n[] = {"a", "b", "c"};
+	struct graph *g = graph_of(n, 3);
+	char *cycle;
+
+	(void)state;
+	depend(g, "b", "a");
+	depend(g, "c", "b");
+	assert_null(graph_cycle(g));
+	depend(g, "a", "c");
+	cycle = graph_cycle(g);
+	assert_string_equal(cycle, "a -> c -> b -> a");
+	free(cycle);
+	graph_free(g);
+}
+
+static void test_a_chain_of_a_hundred_thousand_ranks_and_walks_without_recursion(void **state)
+{
+	struct graph *g = graph_new();
+	size_t i, n = 100000, *rank = calloc(n, sizeof(*rank));
+	char *seen = calloc(n, 1), name[32];
+
+	(void)state;
+	for (i = 0; i < n; i++) {
+		snprintf(name, sizeof(name), "r.%06zu", i);
+		graph_add(g, name);
+		if (i)
+			graph_link(g, i, i - 1);
+	}
+	graph_ranks(g, rank);
+	assert_int_equal(rank[0], n);
+	graph_walk(g, 0, true, mark, seen);
+	assert_int_equal(seen[n - 1], 1);
+	assert_null(graph_cycle(g));
+	free(seen);
+	free(rank);
+	graph_free(g);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -258,6 +389,12 @@ int main(void)
 	    cmocka_unit_test(test_a_resource_that_depends_on_itself_is_a_cycle),
 	    cmocka_unit_test(test_ten_thousand_resources_in_a_chain_make_ten_thousand_waves),
 	    cmocka_unit_test(test_dot_lists_nodes_and_edges_in_order_and_escapes_quotes),
+	    cmocka_unit_test(test_a_rank_is_one_more_than_the_largest_rank_waiting_on_it),
+	    cmocka_unit_test(test_a_node_on_a_cycle_or_waiting_on_one_keeps_rank_one),
+	    cmocka_unit_test(test_users_and_deps_are_listed_in_the_order_linked),
+	    cmocka_unit_test(test_a_walk_reaches_what_depends_on_a_node_and_stops_where_told),
+	    cmocka_unit_test(test_graph_cycle_is_null_without_one_and_names_one_with_it),
+	    cmocka_unit_test(test_a_chain_of_a_hundred_thousand_ranks_and_walks_without_recursion),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
