@@ -1,7 +1,9 @@
 /*
  * test_graph.c - the resource DAG: waves in dependency order, stable order
  * inside a wave, cycles named by address, unknown dependencies, DOT output;
- * ranks (critical path first) and walks.
+ * ranks (critical path first) and walks; and a plan's operations as a graph
+ * (graph_plan.c): the order apply runs them in, and the cycle a plan is
+ * refused for.
  */
 #include <stdarg.h>
 #include <stddef.h>
@@ -13,6 +15,7 @@
 #include <string.h>
 
 #include "graph.h"
+#include "graph_plan.h"
 
 /* "a b | c | d": the waves, addresses separated by spaces, waves by " | ". */
 static char *waves_text(const struct graph *g, struct kiln_error *err, int *rc)
@@ -375,6 +378,137 @@ static void test_a_chain_of_a_hundred_thousand_ranks_and_walks_without_recursion
 	graph_free(g);
 }
 
+/* The plan document of a JSON text; fails the test when it does not parse. */
+static json_t *doc(const char *text)
+{
+	json_error_t jerr;
+	json_t *v = json_loads(text, 0, &jerr);
+
+	if (!v)
+		fail_msg("bad test JSON: %s", jerr.text);
+	return v;
+}
+
+/* A resource_changes entry: ADDRESS, actions JSON, deps JSON. */
+#define CHANGE(addr, actions, deps)                                                                \
+	"{\"address\": \"" addr "\", \"change\": {\"actions\": " actions "}, "                     \
+	"\"kiln\": {\"id\": \"id-" addr "\", \"deps\": " deps "}}"
+
+/* The graph of a plan's operations, as "NODE <- WAITS-FOR, ...; ..." over every node. */
+static char *order_text(const json_t *plan, const json_t *recorded)
+{
+	const json_t *changes = json_object_get(plan, "resource_changes"), *rc;
+	struct plan_op *ops = calloc(2 * json_array_size(changes) + 1, sizeof(*ops));
+	struct strbuf sb = {0};
+	struct graph *g;
+	size_t i, j, n = 0, nd;
+	const size_t *d;
+
+	json_array_foreach(changes, i, rc) n += graph_plan_ops(rc, recorded, false, &ops[n]);
+	g = graph_plan_order(ops, n, recorded);
+	for (i = 0; i < graph_size(g); i++) {
+		sb_addf(&sb, "%s%s", i ? "; " : "", graph_address(g, i));
+		d = graph_deps(g, i, &nd);
+		for (j = 0; j < nd; j++)
+			sb_addf(&sb, "%s%s", j ? ", " : " <- ", graph_address(g, d[j]));
+	}
+	graph_free(g);
+	free(ops);
+	return sb_detach(&sb);
+}
+
+static void test_a_replace_creates_after_it_deletes_and_after_what_it_uses(void **state)
+{
+	json_t *plan = doc("{\"resource_changes\": [" CHANGE(
+	    "net.main", "[\"delete\", \"create\"]",
+	    "[]") ", " CHANGE("group.a", "[\"delete\", \"create\"]",
+			      "[\"net.main\"]") ", " CHANGE("role.r", "[\"no-op\"]", "[]") "]}");
+	json_t *recorded = doc("{\"net.main\": {\"deps\": []}, "
+			       "\"group.a\": {\"deps\": [\"net.main\"]}}");
+	char *got = order_text(plan, recorded);
+
+	(void)state;
+	assert_string_equal(
+	    got, "net.main (replace: delete old) <- group.a (replace: delete old); "
+		 "net.main (replace) <- net.main (replace: delete old); "
+		 "group.a (replace: delete old); "
+		 "group.a (replace) <- group.a (replace: delete old), net.main (replace)");
+	free(got);
+	json_decref(recorded);
+	json_decref(plan);
+}
+
+/*
+ * graph_plan_check of a plan replacing net.main and group.a, whose spec has
+ * the group use the network, over recorded (JSON text, or NULL for none).
+ */
+static int check_two_replacements(const char *recorded_text, struct kiln_error *err)
+{
+	json_t *plan = doc("{\"resource_changes\": [" CHANGE(
+	    "net.main", "[\"delete\", \"create\"]",
+	    "[]") ", " CHANGE("group.a", "[\"delete\", \"create\"]", "[\"net.main\"]") "]}");
+	json_t *recorded = recorded_text ? doc(recorded_text) : NULL;
+	int rc = graph_plan_check(plan, recorded, err);
+
+	json_decref(recorded);
+	json_decref(plan);
+	return rc;
+}
+
+static void test_a_plan_whose_deletes_wait_on_each_other_is_refused_naming_them(void **state)
+{
+	struct kiln_error err = {0};
+
+	(void)state;
+	/* The state says the network used the group. */
+	assert_int_equal(check_two_replacements("{\"net.main\": {\"deps\": [\"group.a\"]}, "
+						"\"group.a\": {\"deps\": []}}",
+						&err),
+			 -1);
+	assert_string_equal(err.msg,
+			    "the plan's operations wait for each other in a cycle (each "
+			    "waits for the next): group.a (replace: delete old) -> "
+			    "net.main (replace: delete old) -> group.a (replace: delete old)");
+	assert_string_equal(
+	    err.hint, "the deps the state records and the deps the spec gives order them "
+		      "both ways; `kiln log -p` shows how the state's deps changed: point the "
+		      "workspace back at its last good commit, or change the spec so one no "
+		      "longer needs the next");
+}
+
+static void test_a_plan_with_the_same_deps_both_sides_passes_the_check(void **state)
+{
+	struct kiln_error err = {0};
+
+	(void)state;
+	assert_int_equal(check_two_replacements("{\"net.main\": {\"deps\": []}, "
+						"\"group.a\": {\"deps\": [\"net.main\"]}}",
+						&err),
+			 0);
+	assert_int_equal(check_two_replacements(NULL, &err), 0);
+}
+
+static void test_a_drifted_away_resource_orders_nothing(void **state)
+{
+	/* The state's net.main deps would make the cycle, but it was deleted outside kiln. */
+	json_t *plan = doc("{\"resource_changes\": [" CHANGE(
+	    "group.a", "[\"delete\"]",
+	    "[\"net.main\"]") ", " CHANGE("net.main", "[\"delete\"]",
+					  "[]") "], "
+						"\"resource_drift\": [{\"address\": \"net.main\", "
+						"\"change\": {\"actions\": [\"delete\"]}}]}");
+	json_t *recorded = doc("{\"net.main\": {\"deps\": [\"group.a\"]}, "
+			       "\"group.a\": {\"deps\": []}}");
+	struct kiln_error err = {0};
+
+	(void)state;
+	assert_int_equal(graph_plan_check(plan, recorded, &err), 0);
+	/* The caller's recorded resources are left as they were. */
+	assert_non_null(json_object_get(recorded, "net.main"));
+	json_decref(recorded);
+	json_decref(plan);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -395,6 +529,10 @@ int main(void)
 	    cmocka_unit_test(test_a_walk_reaches_what_depends_on_a_node_and_stops_where_told),
 	    cmocka_unit_test(test_graph_cycle_is_null_without_one_and_names_one_with_it),
 	    cmocka_unit_test(test_a_chain_of_a_hundred_thousand_ranks_and_walks_without_recursion),
+	    cmocka_unit_test(test_a_replace_creates_after_it_deletes_and_after_what_it_uses),
+	    cmocka_unit_test(test_a_plan_whose_deletes_wait_on_each_other_is_refused_naming_them),
+	    cmocka_unit_test(test_a_plan_with_the_same_deps_both_sides_passes_the_check),
+	    cmocka_unit_test(test_a_drifted_away_resource_orders_nothing),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
