@@ -237,6 +237,24 @@ static size_t topo_order(const struct graph *g, size_t *order, size_t *left)
 	return tail;
 }
 
+/* The error for a cycle (text is freed). */
+static void cycle_error(char *text, struct kiln_error *err)
+{
+	kiln_error_set(err, "the resources depend on each other in a cycle: %s", text);
+	kiln_error_hint(err, "break the cycle: one of them must not depend on the next");
+	free(text);
+}
+
+int graph_check(const struct graph *g, struct kiln_error *err)
+{
+	char *cycle = graph_cycle(g);
+
+	if (!cycle)
+		return 0;
+	cycle_error(cycle, err);
+	return -1;
+}
+
 char *graph_cycle(const struct graph *g)
 {
 	size_t *order = xcalloc(g->n + 1, sizeof(*order)), *left = xcalloc(g->n + 1, sizeof(*left));
@@ -301,11 +319,7 @@ int graph_waves(const struct graph *g, size_t ***waves, size_t **nwave, size_t *
 	*nwave = NULL;
 	*count = 0;
 	if (placed < g->n) {
-		char *cycle = cycle_text(g, left);
-
-		kiln_error_set(err, "the resources depend on each other in a cycle: %s", cycle);
-		kiln_error_hint(err, "break the cycle: one of them must not depend on the next");
-		free(cycle);
+		cycle_error(cycle_text(g, left), err);
 		goto out;
 	}
 	/* A node's wave is one more than the latest wave of what it depends on. */

@@ -75,6 +75,8 @@ void graph_ranks(const struct graph *g, size_t *rank);
  * the caller frees.
  */
 char *graph_cycle(const struct graph *g);
+/* 0, or -1 with err naming the cycle as graph_waves does, and the fix. */
+int graph_check(const struct graph *g, struct kiln_error *err);
 
 /*
  * The waves: waves[i] holds nwave[i] node indexes. -1 with err naming a

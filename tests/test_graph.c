@@ -14,6 +14,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "engine.h"
 #include "graph.h"
 #include "graph_plan.h"
 
@@ -509,6 +510,28 @@ static void test_a_drifted_away_resource_orders_nothing(void **state)
 	json_decref(plan);
 }
 
+static void test_engine_graph_refuses_resources_whose_deps_and_after_make_a_cycle(void **state)
+{
+	/* The group uses the file system, which the provider orders after the group. */
+	json_t *resources = doc("{\"group.a\": {\"deps\": [\"fs.scratch\", \"net.main\"]}, "
+				"\"fs.scratch\": {\"deps\": [\"net.main\"], "
+				"\"after\": [\"group.a\"]}, \"net.main\": {\"deps\": []}}");
+	struct kiln_error err = {0};
+	struct graph *g;
+
+	(void)state;
+	assert_null(engine_graph(resources, &err));
+	assert_string_equal(err.msg, "the resources depend on each other in a cycle: "
+				     "fs.scratch -> group.a -> fs.scratch");
+	assert_string_equal(err.hint, "break the cycle: one of them must not depend on the next");
+	json_object_del(json_object_get(resources, "fs.scratch"), "after");
+	g = engine_graph(resources, &err);
+	assert_non_null(g);
+	assert_int_equal(graph_size(g), 3);
+	graph_free(g);
+	json_decref(resources);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -533,6 +556,7 @@ int main(void)
 	    cmocka_unit_test(test_a_plan_whose_deletes_wait_on_each_other_is_refused_naming_them),
 	    cmocka_unit_test(test_a_plan_with_the_same_deps_both_sides_passes_the_check),
 	    cmocka_unit_test(test_a_drifted_away_resource_orders_nothing),
+	    cmocka_unit_test(test_engine_graph_refuses_resources_whose_deps_and_after_make_a_cycle),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
