@@ -483,7 +483,9 @@ static void build_graphs(struct differ *df, bool with_used)
 		for (w = 0; w < (with_used ? 2u : 1u); w++)
 			json_array_foreach(lists[w], k, dep)
 			{
-				j = graph_find(df->uses, json_string_value(dep));
+				const char *a = json_string_value(dep);
+
+				j = a ? graph_find(df->uses, a) : (size_t)-1;
 				if (j == (size_t)-1)
 					continue;
 				if (w == 0)
