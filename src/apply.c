@@ -15,6 +15,7 @@
 #include "graph_plan.h"
 #include "state.h"
 #include "jsonw.h"
+#include "log.h"
 
 enum op_state {
 	OPS_BLOCKED,
