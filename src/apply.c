@@ -12,18 +12,10 @@
 #include <time.h>
 
 #include "diff.h"
+#include "graph_plan.h"
 #include "state.h"
 #include "jsonw.h"
 #include "log.h"
-
-enum op_kind {
-	OP_CREATE,
-	OP_UPDATE,
-	OP_ADOPT,
-	OP_DELETE,
-	OP_RELEASE,
-	OP_DELETE_DUP,
-};
 
 enum op_state {
 	OPS_BLOCKED,
@@ -36,15 +28,13 @@ enum op_state {
 };
 
 struct op {
-	enum op_kind kind;
+	enum plan_op_kind kind;
 	enum op_state state;
 	const char *addr;
 	const char *label;
 	const struct prov_type *t;
 	const json_t *change;
 	char *id;
-	size_t *next; /* operations waiting for this one */
-	size_t nnext, capnext;
 	size_t blockers; /* operations this one still waits for */
 	size_t rank; /* operations on the longest path from this one to the end, itself included */
 	double started;
@@ -70,6 +60,7 @@ struct exec {
 	pthread_cond_t work;
 	struct op *ops;
 	size_t n;
+	struct graph *order; /* node i is ops[i]; it depends on what it waits for */
 	/*
 	 * The ready operations, a heap: the longest remaining path first (then
 	 * plan order), so what the rest waits on starts before what nothing
@@ -85,9 +76,7 @@ struct exec {
 	size_t waiting;
 	bool stopping; /* interrupted: dispatch nothing more */
 	unsigned long calls0;
-	char run_id[37];      /* this run's uuid: idempotency tokens never repeat across runs */
-	json_t *apply_index;  /* address -> create/update/adopt op */
-	json_t *delete_index; /* address -> delete op */
+	char run_id[37]; /* this run's uuid: idempotency tokens never repeat across runs */
 };
 
 static double now_s(void)
@@ -114,32 +103,22 @@ static void emit(struct exec *x, struct op *op, enum apply_event_kind kind, cons
 		x->o->event(x->o->event_arg, &ev);
 }
 
-static void edge(struct exec *x, size_t from, size_t to)
+static void add_op(struct exec *x, const struct plan_op *p)
 {
-	struct op *f = &x->ops[from];
-	size_t i;
+	struct op *op = &x->ops[x->n++];
 
-	if (from == to)
-		return;
-	for (i = 0; i < f->nnext; i++)
-		if (f->next[i] == to)
-			return;
-	*ARRAY_PUSH(f->next, f->nnext, f->capnext) = to;
-	x->ops[to].blockers++;
+	op->kind = p->kind;
+	op->addr = p->addr;
+	op->change = p->change;
+	op->label = p->label;
+	op->t = engine_type(x->e, p->change);
+	op->id = p->id ? xstrdup(p->id) : NULL;
 }
 
-static size_t add_op(struct exec *x, enum op_kind kind, const json_t *rc, const char *label,
-		     const char *id)
+/* The operations waiting for op: n of them. */
+static const size_t *op_next(const struct exec *x, const struct op *op, size_t *n)
 {
-	struct op *op = &x->ops[x->n];
-
-	op->kind = kind;
-	op->addr = json_string_value(json_object_get(rc, "address"));
-	op->change = rc;
-	op->label = label;
-	op->t = engine_type(x->e, rc);
-	op->id = id ? xstrdup(id) : NULL;
-	return x->n++;
+	return graph_users(x->order, (size_t)(op - x->ops), n);
 }
 
 static json_t *recorded(struct exec *x)
@@ -209,7 +188,7 @@ static void record_gone(struct exec *x, struct op *op)
 	const char *rid = json_string_value(json_object_get(r, "id"));
 
 	/* A replace may already have recorded its new object at this address. */
-	if (!r || (op->kind != OP_RELEASE && rid && op->id && strcmp(rid, op->id) != 0))
+	if (!r || (op->kind != PLAN_OP_RELEASE && rid && op->id && strcmp(rid, op->id) != 0))
 		return;
 	json_object_del(recorded(x), op->addr);
 	if (x->o->checkpoint)
@@ -267,37 +246,18 @@ static size_t pop_ready(struct exec *x)
 }
 
 /*
- * Each op's rank: 1 plus the largest rank of the ops waiting for it, over
- * the graph in reverse topological order. An op on a cycle (which build
- * refuses when nothing can start) keeps rank 1.
+ * Each op's rank: 1 plus the largest rank of the ops waiting for it
+ * (graph_ranks). An op on a cycle (which build refuses when nothing can
+ * start) keeps rank 1.
  */
 static void rank_ops(struct exec *x)
 {
-	size_t *order = xcalloc(x->n + 1, sizeof(*order)), *left = xcalloc(x->n + 1, sizeof(*left));
-	size_t head = 0, tail = 0, i, k;
+	size_t *rank = xcalloc(x->n + 1, sizeof(*rank)), i;
 
-	for (i = 0; i < x->n; i++) {
-		left[i] = x->ops[i].blockers;
-		x->ops[i].rank = 1;
-		if (left[i] == 0)
-			order[tail++] = i;
-	}
-	while (head < tail) {
-		struct op *op = &x->ops[order[head++]];
-
-		for (k = 0; k < op->nnext; k++)
-			if (--left[op->next[k]] == 0)
-				order[tail++] = op->next[k];
-	}
-	while (tail > 0) {
-		struct op *op = &x->ops[order[--tail]];
-
-		for (k = 0; k < op->nnext; k++)
-			if (x->ops[op->next[k]].rank + 1 > op->rank)
-				op->rank = x->ops[op->next[k]].rank + 1;
-	}
-	free(order);
-	free(left);
+	graph_ranks(x->order, rank);
+	for (i = 0; i < x->n; i++)
+		x->ops[i].rank = rank[i];
+	free(rank);
 }
 
 /* With the mutex held: the run may have settled or stopped; everyone looks. */
@@ -309,10 +269,11 @@ static void wake_all(struct exec *x)
 
 static void skip_dependants(struct exec *x, struct op *op, const char *why)
 {
-	size_t i;
+	size_t i, nnext;
+	const size_t *next = op_next(x, op, &nnext);
 
-	for (i = 0; i < op->nnext; i++) {
-		struct op *n = &x->ops[op->next[i]];
+	for (i = 0; i < nnext; i++) {
+		struct op *n = &x->ops[next[i]];
 
 		if (n->state != OPS_BLOCKED && n->state != OPS_READY)
 			continue;
@@ -357,44 +318,46 @@ static void check_landed(struct exec *x, struct op *op)
 /* With the mutex held: op finished (ok or not); release or skip what waits for it. */
 static void finish(struct exec *x, struct op *op, bool ok, const char *error)
 {
-	size_t i;
+	const size_t *next;
+	size_t i, nnext;
 
 	op->state = ok ? OPS_DONE : OPS_FAILED;
 	x->terminal++;
 	if (ok) {
 		x->res->done++;
-		if (op->kind == OP_CREATE || op->kind == OP_UPDATE)
+		if (op->kind == PLAN_OP_CREATE || op->kind == PLAN_OP_UPDATE)
 			check_landed(x, op);
 		switch (op->kind) {
-		case OP_CREATE:
+		case PLAN_OP_CREATE:
 			if (strcmp(op->label, "replace") == 0)
 				x->res->replaced++;
 			else
 				x->res->created++;
 			break;
-		case OP_UPDATE:
+		case PLAN_OP_UPDATE:
 			x->res->updated++;
 			break;
-		case OP_ADOPT:
+		case PLAN_OP_ADOPT:
 			if (strcmp(op->label, "adopt") == 0)
 				x->res->adopted++;
 			break;
-		case OP_RELEASE:
+		case PLAN_OP_RELEASE:
 			x->res->released++;
 			break;
-		case OP_DELETE:
+		case PLAN_OP_DELETE:
 			if (strcmp(op->label, "delete") == 0)
 				x->res->deleted++;
 			break;
-		case OP_DELETE_DUP:
+		case PLAN_OP_DELETE_DUP:
 			x->res->deleted++;
 			break;
 		}
 		emit(x, op, APPLY_DONE, NULL);
-		for (i = 0; i < op->nnext; i++) {
-			struct op *n = &x->ops[op->next[i]];
+		next = op_next(x, op, &nnext);
+		for (i = 0; i < nnext; i++) {
+			struct op *n = &x->ops[next[i]];
 			if (n->state == OPS_BLOCKED && --n->blockers == 0)
-				push_ready(x, op->next[i]);
+				push_ready(x, next[i]);
 		}
 	} else {
 		char *why = xasprintf("%s failed", op->addr);
@@ -472,7 +435,7 @@ static int run_op(struct exec *x, struct op *op, json_t **live, struct kiln_erro
 
 	*live = NULL;
 	switch (op->kind) {
-	case OP_CREATE: {
+	case PLAN_OP_CREATE: {
 		char token[41];
 		json_t *deps = deps_recorded(x, d);
 		struct prov_create c = {
@@ -493,7 +456,7 @@ static int run_op(struct exec *x, struct op *op, json_t **live, struct kiln_erro
 		json_decref(deps);
 		return rc;
 	}
-	case OP_UPDATE: {
+	case PLAN_OP_UPDATE: {
 		const char **names;
 		size_t n;
 
@@ -508,15 +471,15 @@ static int run_op(struct exec *x, struct op *op, json_t **live, struct kiln_erro
 		free(names);
 		return rc;
 	}
-	case OP_ADOPT:
+	case PLAN_OP_ADOPT:
 		ENGINE_CALL(rc, err, t->read(x->e->ctx, op->id, live, err));
 		return rc;
-	case OP_DELETE:
-	case OP_DELETE_DUP:
+	case PLAN_OP_DELETE:
+	case PLAN_OP_DELETE_DUP:
 		ENGINE_CALL(rc, err, t->delete (x->e->ctx, op->id, err));
 		/* Already gone is what we wanted. */
 		return rc == PROV_NOTFOUND ? PROV_OK : rc;
-	case OP_RELEASE:
+	case PLAN_OP_RELEASE:
 		return PROV_OK;
 	}
 	return PROV_ERROR;
@@ -532,7 +495,7 @@ static bool live_pending(const json_t *live)
 static void complete_call(struct exec *x, struct op *op, int rc, json_t *live,
 			  const struct kiln_error *err)
 {
-	bool deleting = op->kind == OP_DELETE || op->kind == OP_DELETE_DUP;
+	bool deleting = op->kind == PLAN_OP_DELETE || op->kind == PLAN_OP_DELETE_DUP;
 
 	if (rc != PROV_OK) {
 		char *text =
@@ -542,9 +505,9 @@ static void complete_call(struct exec *x, struct op *op, int rc, json_t *live,
 		free(text);
 		return;
 	}
-	if (op->kind == OP_CREATE || op->kind == OP_UPDATE || op->kind == OP_ADOPT) {
+	if (op->kind == PLAN_OP_CREATE || op->kind == PLAN_OP_UPDATE || op->kind == PLAN_OP_ADOPT) {
 		record_live(x, op, live);
-		if (op->kind != OP_ADOPT && live_pending(live)) {
+		if (op->kind != PLAN_OP_ADOPT && live_pending(live)) {
 			op->state = OPS_WAITING;
 			op->wait_for = WAIT_READY;
 			x->waiting++;
@@ -562,7 +525,7 @@ static void complete_call(struct exec *x, struct op *op, int rc, json_t *live,
 		emit(x, op, APPLY_PENDING, "gone");
 		pthread_cond_broadcast(&x->cond);
 		return;
-	} else if (op->kind == OP_RELEASE) {
+	} else if (op->kind == PLAN_OP_RELEASE) {
 		record_gone(x, op);
 	}
 	finish(x, op, true, NULL);
@@ -787,144 +750,37 @@ static void refresh_recorded(struct exec *x, const json_t *rc)
 		json_object_set(r, "deps", deps);
 }
 
-/* A no-op whose live secret the state lacks (a replayed journal holds none): read it. */
-static bool secret_missing(struct exec *x, const json_t *rc)
-{
-	json_t *r = json_object_get(recorded(x), json_string_value(json_object_get(rc, "address")));
-	json_t *bs = json_object_get(json_object_get(rc, "change"), "before_sensitive");
-	json_t *v, *have;
-	const char *k;
-
-	json_object_foreach(bs, k, v)
-	{
-		have = json_object_get(json_object_get(r, "attrs"), k);
-		if (json_is_true(v) && (!have || json_is_null(have)))
-			return true;
-	}
-	return false;
-}
-
 static int build(struct exec *x, struct kiln_error *err)
 {
 	json_t *changes = json_object_get(x->o->plan, "resource_changes");
-	json_t *drift = json_object_get(x->o->plan, "resource_drift");
-	json_t *rc, *ix, *r, *dep;
-	const char *addr;
+	struct plan_op *steps;
+	json_t *rc;
 	size_t i, k, n = json_array_size(changes);
 
 	x->ops = xcalloc(2 * n + 1, sizeof(*x->ops));
-	/* Drifted away and not wanted: forget it. */
-	json_array_foreach(drift, i, rc)
-	{
-		addr = json_string_value(json_object_get(rc, "address"));
-		if (strcmp(json_string_value(json_array_get(
-			       json_object_get(json_object_get(rc, "change"), "actions"), 0)),
-			   "delete") == 0)
-			json_object_del(recorded(x), addr);
-	}
+	steps = xcalloc(2 * n + 1, sizeof(*steps));
+	graph_plan_forget_drifted(x->o->plan, recorded(x));
 	json_array_foreach(changes, i, rc)
 	{
-		json_t *ch = json_object_get(rc, "change"), *acts = json_object_get(ch, "actions");
-		const char *a0 = json_string_value(json_array_get(acts, 0));
-		const char *id =
-		    json_string_value(json_object_get(json_object_get(rc, "kiln"), "id"));
-		bool importing = json_object_get(ch, "importing") != NULL;
-		size_t j;
+		size_t got, at = x->n;
 
-		addr = json_string_value(json_object_get(rc, "address"));
 		if (!engine_type(x->e, rc)) {
 			kiln_error_set(err, "the plan names %s, whose type the %s provider lacks",
-				       addr, x->e->prov->name);
+				       json_string_value(json_object_get(rc, "address")),
+				       x->e->prov->name);
+			free(steps);
 			return -1;
 		}
-		if (json_object_get(rc, "deposed")) {
-			add_op(x, OP_DELETE_DUP, rc, "delete duplicate",
-			       json_string_value(json_object_get(rc, "deposed")));
-			continue;
-		}
-		if (strcmp(a0, "no-op") == 0) {
-			bool reread =
-			    !importing && id && x->o->keep_secrets && secret_missing(x, rc);
-
-			if (importing || reread)
-				json_object_set_new(
-				    x->apply_index, addr,
-				    json_integer((json_int_t)add_op(
-					x, OP_ADOPT, rc, reread ? "read secret" : "adopt", id)));
-			else
-				refresh_recorded(x, rc);
-		} else if (strcmp(a0, "create") == 0) {
-			json_object_set_new(
-			    x->apply_index, addr,
-			    json_integer((json_int_t)add_op(x, OP_CREATE, rc, "create", NULL)));
-		} else if (strcmp(a0, "update") == 0) {
-			json_object_set_new(
-			    x->apply_index, addr,
-			    json_integer((json_int_t)add_op(x, OP_UPDATE, rc, "update", id)));
-		} else if (json_array_size(acts) == 2) {
-			j = add_op(x, OP_DELETE, rc, "replace: delete old", id);
-			json_object_set_new(x->delete_index, addr, json_integer((json_int_t)j));
-			k = add_op(x, OP_CREATE, rc, "replace", NULL);
-			json_object_set_new(x->apply_index, addr, json_integer((json_int_t)k));
-			edge(x, j, k);
-		} else {
-			bool retain =
-			    json_is_true(json_object_get(json_object_get(rc, "kiln"), "retain"));
-			j = add_op(x, retain ? OP_RELEASE : OP_DELETE, rc,
-				   retain ? "release" : "delete", id);
-			json_object_set_new(x->delete_index, addr, json_integer((json_int_t)j));
-		}
+		got = graph_plan_ops(rc, recorded(x), x->o->keep_secrets, &steps[at]);
+		if (got == 0)
+			refresh_recorded(x, rc);
+		for (k = 0; k < got; k++)
+			add_op(x, &steps[at + k]);
 	}
-	/* Creates and updates after what they need, and after what the provider orders first. */
-	for (i = 0; i < x->n; i++) {
-		struct op *op = &x->ops[i];
-		static const char *const keys[] = {"deps", "after"};
-		size_t key;
-
-		if (op->kind != OP_CREATE && op->kind != OP_UPDATE && op->kind != OP_ADOPT)
-			continue;
-		for (key = 0; key < 2; key++)
-			json_array_foreach(
-			    json_object_get(json_object_get(op->change, "kiln"), keys[key]), k, dep)
-			{
-				ix = json_object_get(x->apply_index, json_string_value(dep));
-				if (ix)
-					edge(x, (size_t)json_integer_value(ix), i);
-			}
-	}
-	/* Deletes after whatever used the resource has gone or stopped using it. */
-	json_object_foreach(recorded(x), addr, r)
-	{
-		json_t *user_del = json_object_get(x->delete_index, addr);
-		json_t *user_upd = json_object_get(x->apply_index, addr);
-
-		json_array_foreach(json_object_get(r, "deps"), k, dep)
-		{
-			ix = json_object_get(x->delete_index, json_string_value(dep));
-			if (!ix)
-				continue;
-			if (user_del)
-				edge(x, (size_t)json_integer_value(user_del),
-				     (size_t)json_integer_value(ix));
-			if (user_upd && x->ops[json_integer_value(user_upd)].kind == OP_UPDATE)
-				edge(x, (size_t)json_integer_value(user_upd),
-				     (size_t)json_integer_value(ix));
-		}
-	}
-	/* And by the plan's deps, for what is live but was never recorded (orphans). */
-	for (i = 0; i < x->n; i++) {
-		struct op *op = &x->ops[i];
-
-		if (op->kind != OP_DELETE && op->kind != OP_DELETE_DUP && op->kind != OP_RELEASE)
-			continue;
-		json_array_foreach(json_object_get(json_object_get(op->change, "kiln"), "deps"), k,
-				   dep)
-		{
-			ix = json_object_get(x->delete_index, json_string_value(dep));
-			if (ix && (size_t)json_integer_value(ix) != i)
-				edge(x, i, (size_t)json_integer_value(ix));
-		}
-	}
+	x->order = graph_plan_order(steps, x->n, recorded(x));
+	free(steps);
+	for (i = 0; i < x->n; i++)
+		graph_deps(x->order, i, &x->ops[i].blockers);
 	rank_ops(x);
 	for (i = 0; i < x->n; i++)
 		if (x->ops[i].blockers == 0)
@@ -965,8 +821,6 @@ int apply_run(const struct apply_options *o, struct apply_result *res)
 	pthread_mutex_init(&x.mu, NULL);
 	pthread_cond_init(&x.cond, NULL);
 	pthread_cond_init(&x.work, NULL);
-	x.apply_index = json_object();
-	x.delete_index = json_object();
 	uuid_v4(x.run_id);
 	if (x.e->prov->calls)
 		x.calls0 = x.e->prov->calls(x.e->ctx);
@@ -998,15 +852,12 @@ int apply_run(const struct apply_options *o, struct apply_result *res)
 out:
 	if (x.e->prov->calls)
 		res->calls = x.e->prov->calls(x.e->ctx) - x.calls0;
-	for (i = 0; i < x.n; i++) {
+	for (i = 0; i < x.n; i++)
 		free(x.ops[i].id);
-		free(x.ops[i].next);
-	}
 	free(x.ops);
+	graph_free(x.order);
 	free(x.ready);
 	free(threads);
-	json_decref(x.apply_index);
-	json_decref(x.delete_index);
 	pthread_mutex_destroy(&x.mu);
 	pthread_cond_destroy(&x.cond);
 	pthread_cond_destroy(&x.work);

@@ -10,6 +10,8 @@
 #include <time.h>
 
 #include "crypt.h"
+#include "graph.h"
+#include "graph_plan.h"
 #include "plan.h"
 #include "state.h"
 
@@ -50,7 +52,10 @@ struct differ {
 	struct engine *e;
 	struct entry *v;
 	size_t n;
-	json_t *index; /* address -> entry index */
+	/* Node i is v[i]: its edges are deps_of(), what it uses now. */
+	struct graph *uses;
+	/* The same and what it used as recorded: what deleting a node takes along. */
+	struct graph *used;
 	json_t *warnings;
 	json_t *notes;
 };
@@ -301,9 +306,9 @@ static int classify(struct differ *df, struct entry *en, struct kiln_error *err)
 
 static struct entry *find(struct differ *df, const char *addr)
 {
-	json_t *ix = json_object_get(df->index, addr);
+	size_t ix = addr ? graph_find(df->uses, addr) : (size_t)-1;
 
-	return ix ? &df->v[json_integer_value(ix)] : NULL;
+	return ix != (size_t)-1 ? &df->v[ix] : NULL;
 }
 
 /*
@@ -321,8 +326,8 @@ static json_t *deps_of(const struct differ *df, const struct entry *en)
 static int widen_replacements(struct differ *df, struct kiln_error *err)
 {
 	bool again = true;
-	size_t i, k;
-	json_t *dep;
+	size_t i, k, ndeps;
+	const size_t *deps;
 
 	while (again) {
 		again = false;
@@ -331,14 +336,15 @@ static int widen_replacements(struct differ *df, struct kiln_error *err)
 
 			if (!en->d || !en->live || en->act == ACT_REPLACE || en->act == ACT_CREATE)
 				continue;
-			json_array_foreach(json_object_get(en->d, "deps"), k, dep)
-			{
-				struct entry *de = find(df, json_string_value(dep));
+			/* With en->d, what it uses is what the spec gives it. */
+			deps = graph_deps(df->uses, i, &ndeps);
+			for (k = 0; k < ndeps; k++) {
+				struct entry *de = &df->v[deps[k]];
 
 				/* A dependency replaced, or deleted outside kiln and created anew.
 				 */
-				if (!de || (de->act != ACT_REPLACE &&
-					    !(de->act == ACT_CREATE && de->drift == DRIFT_DELETED)))
+				if (de->act != ACT_REPLACE &&
+				    !(de->act == ACT_CREATE && de->drift == DRIFT_DELETED))
 					continue;
 				if (diff_retained(attrs_of(en->live))) {
 					kiln_error_set(
@@ -364,17 +370,6 @@ static int widen_replacements(struct differ *df, struct kiln_error *err)
 	return 0;
 }
 
-static bool depends_on(const struct differ *df, const struct entry *en, const char *addr)
-{
-	json_t *lists[2] = {deps_of(df, en), json_object_get(en->r, "deps")}, *dep;
-	size_t i, k;
-
-	for (i = 0; i < 2; i++)
-		json_array_foreach(lists[i], k,
-				   dep) if (strcmp(json_string_value(dep), addr) == 0) return true;
-	return false;
-}
-
 /*
  * A retained store stays in the cloud, so what it stands in (the network
  * of a file system) cannot be deleted under it: the cloud would refuse.
@@ -383,8 +378,8 @@ static bool depends_on(const struct differ *df, const struct entry *en, const ch
 static void keep_what_retained_stores_use(struct differ *df)
 {
 	bool again = true;
-	size_t i, k;
-	json_t *dep;
+	size_t i, k, ndeps;
+	const size_t *deps;
 
 	while (again) {
 		again = false;
@@ -393,11 +388,11 @@ static void keep_what_retained_stores_use(struct differ *df)
 
 			if (en->act != ACT_DELETE || !en->retain)
 				continue;
-			json_array_foreach(deps_of(df, en), k, dep)
-			{
-				struct entry *de = find(df, json_string_value(dep));
+			deps = graph_deps(df->uses, i, &ndeps);
+			for (k = 0; k < ndeps; k++) {
+				struct entry *de = &df->v[deps[k]];
 
-				if (!de || de->act != ACT_DELETE || de->retain || !de->r)
+				if (de->act != ACT_DELETE || de->retain || !de->r)
 					continue;
 				de->retain = true;
 				de->why_code = NULL;
@@ -412,36 +407,33 @@ static void keep_what_retained_stores_use(struct differ *df)
 	}
 }
 
-static void mark_scope(struct differ *df, struct entry *en, bool down)
+/* graph_walk's visit: bring an entry into scope, and go on past it only if it was out. */
+static bool into_scope(void *arg, size_t i)
 {
-	size_t i, k;
-	json_t *dep;
+	struct entry *en = &((struct differ *)arg)->v[i];
 
 	if (en->in_scope)
-		return;
+		return false;
 	en->in_scope = true;
-	if (!down) {
-		json_array_foreach(deps_of(df, en), k, dep)
-		{
-			struct entry *de = find(df, json_string_value(dep));
-			if (de)
-				mark_scope(df, de, down);
-		}
-		return;
-	}
-	/* Deleting: whatever depends (or depended, as recorded) on en goes first. */
-	for (i = 0; i < df->n; i++) {
-		if (depends_on(df, &df->v[i], en->addr))
-			mark_scope(df, &df->v[i], down);
-	}
+	return true;
+}
+
+/*
+ * en and what it uses, or (down: deleting) en and whatever uses or used it,
+ * as recorded: those go first. Past an entry already in scope it goes no
+ * further.
+ */
+static void mark_scope(struct differ *df, struct entry *en, bool down)
+{
+	graph_walk(down ? df->used : df->uses, (size_t)(en - df->v), down, into_scope, df);
 }
 
 /* Replacements forced by an in-scope one are in scope too, or they would point at nothing. */
 static void widen_scope(struct differ *df)
 {
 	bool again = true;
-	size_t i, k;
-	json_t *dep;
+	size_t i, k, ndeps;
+	const size_t *deps;
 
 	while (again) {
 		again = false;
@@ -451,11 +443,11 @@ static void widen_scope(struct differ *df)
 			if (en->in_scope || en->act != ACT_REPLACE || !en->why_code ||
 			    strcmp(en->why_code, "replace_because_dependency") != 0)
 				continue;
-			json_array_foreach(deps_of(df, en), k, dep)
-			{
-				struct entry *de = find(df, json_string_value(dep));
+			deps = graph_deps(df->uses, i, &ndeps);
+			for (k = 0; k < ndeps; k++) {
+				struct entry *de = &df->v[deps[k]];
 
-				if (de && de->in_scope &&
+				if (de->in_scope &&
 				    (de->act == ACT_REPLACE || de->act == ACT_CREATE)) {
 					mark_scope(df, en, false);
 					again = true;
@@ -463,6 +455,44 @@ static void widen_scope(struct differ *df)
 				}
 			}
 		}
+	}
+}
+
+/*
+ * The differ's graphs over its entries (sorted by address): uses, from
+ * deps_of(); and, for --target (where deleting a target takes along what
+ * used it), used, with what each recorded as its deps besides.
+ */
+static void build_graphs(struct differ *df, bool with_used)
+{
+	size_t i, k, j, w;
+	json_t *dep;
+
+	df->uses = graph_new();
+	for (i = 0; i < df->n; i++)
+		graph_add(df->uses, df->v[i].addr);
+	if (with_used) {
+		df->used = graph_new();
+		for (i = 0; i < df->n; i++)
+			graph_add_node(df->used, df->v[i].addr);
+	}
+	for (i = 0; i < df->n; i++) {
+		const json_t *lists[2] = {deps_of(df, &df->v[i]),
+					  json_object_get(df->v[i].r, "deps")};
+
+		for (w = 0; w < (with_used ? 2u : 1u); w++)
+			json_array_foreach(lists[w], k, dep)
+			{
+				const char *a = json_string_value(dep);
+
+				j = a ? graph_find(df->uses, a) : (size_t)-1;
+				if (j == (size_t)-1)
+					continue;
+				if (w == 0)
+					graph_link(df->uses, i, j);
+				if (with_used)
+					graph_link(df->used, i, j);
+			}
 	}
 }
 
@@ -899,7 +929,6 @@ int diff_plan(const struct diff_input *in, json_t **plan, struct kiln_error *err
 	if (live)
 		add_addresses(addrs, live);
 	df.v = xcalloc(json_object_size(addrs) + 1, sizeof(*df.v));
-	df.index = json_object();
 	df.warnings = json_array();
 	df.notes = json_array();
 	json_object_foreach(addrs, addr, v)
@@ -940,8 +969,7 @@ int diff_plan(const struct diff_input *in, json_t **plan, struct kiln_error *err
 		df.n++;
 	}
 	qsort(df.v, df.n, sizeof(*df.v), cmp_addr);
-	for (i = 0; i < df.n; i++)
-		json_object_set_new(df.index, df.v[i].addr, json_integer((json_int_t)i));
+	build_graphs(&df, in->ntargets > 0);
 	if (check_named(&df, in->targets, in->ntargets, "--target", err) != 0 ||
 	    check_named(&df, in->replace, in->nreplace, "--replace", err) != 0)
 		goto out;
@@ -971,7 +999,7 @@ int diff_plan(const struct diff_input *in, json_t **plan, struct kiln_error *err
 	if (in->ntargets)
 		widen_scope(&df);
 	*plan = emit_plan(&df);
-	if (check_foreign(*plan, err) != 0) {
+	if (check_foreign(*plan, err) != 0 || graph_plan_check(*plan, recorded, err) != 0) {
 		json_decref(*plan);
 		*plan = NULL;
 		goto out;
@@ -985,7 +1013,8 @@ out:
 		free(df.v[i].reason);
 	}
 	free(df.v);
-	json_decref(df.index);
+	graph_free(df.uses);
+	graph_free(df.used);
 	json_decref(df.warnings);
 	json_decref(df.notes);
 	json_decref(addrs);

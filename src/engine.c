@@ -388,6 +388,10 @@ struct graph *engine_graph(const json_t *resources, struct kiln_error *err)
 			}
 		}
 	}
+	if (graph_check(g, err) != 0) {
+		graph_free(g);
+		return NULL;
+	}
 	return g;
 }
 

@@ -66,7 +66,11 @@ struct refresh_stats {
 int engine_refresh(struct engine *e, const json_t *recorded, bool share, json_t **live,
 		   json_t *foreign, struct refresh_stats *stats, struct kiln_error *err);
 
-/* The DAG of a resource map (desired or recorded): every address, an edge per dep. */
+/*
+ * The DAG of a resource map (desired or recorded): every address, an edge
+ * per dep and per "after". NULL with err naming the resources when they
+ * depend on each other in a cycle.
+ */
 struct graph *engine_graph(const json_t *resources, struct kiln_error *err);
 
 /*

@@ -1,6 +1,8 @@
 /*
- * graph.c - see graph.h. Kahn's algorithm level by level; a cycle is found
- * by walking dependencies among the nodes Kahn could not place.
+ * graph.c - see graph.h. Each node keeps both directions of its edges (what
+ * it depends on, and what depends on it), so walks either way, Kahn's
+ * algorithm and the ranks need no reverse index built per call. A cycle is
+ * found by walking dependencies among the nodes Kahn could not place.
  */
 #include "graph.h"
 
@@ -10,9 +12,12 @@
 
 struct node {
 	char *address;
-	size_t *deps; /* indexes of what this node depends on */
+	size_t *deps; /* indexes of what this node depends on, in the order linked */
 	size_t ndeps;
 	size_t capdeps;
+	size_t *users; /* indexes of what depends on this node, in the order linked */
+	size_t nusers;
+	size_t capusers;
 };
 
 struct graph {
@@ -71,6 +76,7 @@ void graph_free(struct graph *g)
 	for (i = 0; i < g->n; i++) {
 		free(g->nodes[i].address);
 		free(g->nodes[i].deps);
+		free(g->nodes[i].users);
 	}
 	free(g->nodes);
 	free(g->slots);
@@ -84,20 +90,26 @@ size_t graph_find(const struct graph *g, const char *address)
 	return s ? s - 1 : NONE;
 }
 
+size_t graph_add_node(struct graph *g, const char *label)
+{
+	struct node *nd = ARRAY_PUSH(g->nodes, g->n, g->cap);
+
+	memset(nd, 0, sizeof(*nd));
+	nd->address = xstrdup(label);
+	return g->n - 1;
+}
+
 size_t graph_add(struct graph *g, const char *address)
 {
 	size_t i = graph_find(g, address);
-	struct node *nd;
 
 	if (i != NONE)
 		return i;
 	if ((g->n + 1) * 2 > g->nslots)
 		rehash(g);
-	nd = ARRAY_PUSH(g->nodes, g->n, g->cap);
-	memset(nd, 0, sizeof(*nd));
-	nd->address = xstrdup(address);
-	*slot_for(g, address) = g->n;
-	return g->n - 1;
+	i = graph_add_node(g, address);
+	*slot_for(g, address) = i + 1;
+	return i;
 }
 
 size_t graph_size(const struct graph *g)
@@ -110,10 +122,34 @@ const char *graph_address(const struct graph *g, size_t index)
 	return g->nodes[index].address;
 }
 
+void graph_link(struct graph *g, size_t node, size_t dependency)
+{
+	struct node *nd = &g->nodes[node], *dep = &g->nodes[dependency];
+	size_t i;
+
+	/* A node depends on few, while many may depend on one: look on the short side. */
+	for (i = 0; i < nd->ndeps; i++)
+		if (nd->deps[i] == dependency)
+			return;
+	*ARRAY_PUSH(nd->deps, nd->ndeps, nd->capdeps) = dependency;
+	*ARRAY_PUSH(dep->users, dep->nusers, dep->capusers) = node;
+}
+
+const size_t *graph_deps(const struct graph *g, size_t index, size_t *n)
+{
+	*n = g->nodes[index].ndeps;
+	return g->nodes[index].deps;
+}
+
+const size_t *graph_users(const struct graph *g, size_t index, size_t *n)
+{
+	*n = g->nodes[index].nusers;
+	return g->nodes[index].users;
+}
+
 int graph_depend(struct graph *g, const char *node, const char *dependency, struct kiln_error *err)
 {
-	size_t a = graph_find(g, node), b = graph_find(g, dependency), i;
-	struct node *nd;
+	size_t a = graph_find(g, node), b = graph_find(g, dependency);
 
 	if (a == NONE) {
 		kiln_error_set(err, "%s is not a resource of this graph", node);
@@ -123,11 +159,7 @@ int graph_depend(struct graph *g, const char *node, const char *dependency, stru
 		kiln_error_set(err, "%s depends on %s, which is not defined", node, dependency);
 		return -1;
 	}
-	nd = &g->nodes[a];
-	for (i = 0; i < nd->ndeps; i++)
-		if (nd->deps[i] == b)
-			return 0;
-	*ARRAY_PUSH(nd->deps, nd->ndeps, nd->capdeps) = b;
+	graph_link(g, a, b);
 	return 0;
 }
 
@@ -138,8 +170,8 @@ static int by_address(const void *a, const void *b, void *arg)
 	return strcmp(g->nodes[*(const size_t *)a].address, g->nodes[*(const size_t *)b].address);
 }
 
-/* A cycle among the unplaced nodes, as "a -> b -> ... -> a". */
-static void report_cycle(const struct graph *g, const size_t *indeg, struct kiln_error *err)
+/* A cycle among the unplaced nodes (left[i] > 0), as "a -> b -> ... -> a". */
+static char *cycle_text(const struct graph *g, const size_t *left)
 {
 	size_t *seen =
 	    xcalloc(g->n, sizeof(*seen)); /* step at which a node was visited, 0 = never */
@@ -149,7 +181,7 @@ static void report_cycle(const struct graph *g, const size_t *indeg, struct kiln
 
 	/* The smallest unplaced address, so the report is the same every time. */
 	for (i = 0; i < g->n; i++)
-		if (indeg[i] &&
+		if (left[i] &&
 		    (start == NONE || strcmp(g->nodes[i].address, g->nodes[start].address) < 0))
 			start = i;
 	/*
@@ -165,8 +197,8 @@ static void report_cycle(const struct graph *g, const size_t *indeg, struct kiln
 		for (i = 0; i < g->nodes[cur].ndeps; i++) {
 			size_t d = g->nodes[cur].deps[i];
 
-			if (indeg[d] && (next == NONE ||
-					 strcmp(g->nodes[d].address, g->nodes[next].address) < 0))
+			if (left[d] && (next == NONE ||
+					strcmp(g->nodes[d].address, g->nodes[next].address) < 0))
 				next = d;
 		}
 		cur = next;
@@ -175,83 +207,150 @@ static void report_cycle(const struct graph *g, const size_t *indeg, struct kiln
 	for (i = first; i < step; i++)
 		sb_addf(&sb, "%s -> ", g->nodes[path[i]].address);
 	sb_adds(&sb, g->nodes[cur].address);
-	kiln_error_set(err, "the resources depend on each other in a cycle: %s", sb.buf);
-	kiln_error_hint(err, "break the cycle: one of them must not depend on the next");
-	sb_release(&sb);
 	free(path);
 	free(seen);
+	return sb_detach(&sb);
+}
+
+/*
+ * Kahn's algorithm: order[] gets every node that can be placed, each after
+ * all it depends on, wave by wave (a wave is what the previous ones freed,
+ * in the order they freed it); left[i] is what i still waits for (0 for a
+ * placed node). Returns how many were placed: fewer than g->n on a cycle.
+ */
+static size_t topo_order(const struct graph *g, size_t *order, size_t *left)
+{
+	size_t head = 0, tail = 0, i, k;
+
+	for (i = 0; i < g->n; i++) {
+		left[i] = g->nodes[i].ndeps;
+		if (left[i] == 0)
+			order[tail++] = i;
+	}
+	while (head < tail) {
+		const struct node *nd = &g->nodes[order[head++]];
+
+		for (k = 0; k < nd->nusers; k++)
+			if (--left[nd->users[k]] == 0)
+				order[tail++] = nd->users[k];
+	}
+	return tail;
+}
+
+/* The error for a cycle (text is freed). */
+static void cycle_error(char *text, struct kiln_error *err)
+{
+	kiln_error_set(err, "the resources depend on each other in a cycle: %s", text);
+	kiln_error_hint(err, "break the cycle: one of them must not depend on the next");
+	free(text);
+}
+
+int graph_check(const struct graph *g, struct kiln_error *err)
+{
+	char *cycle = graph_cycle(g);
+
+	if (!cycle)
+		return 0;
+	cycle_error(cycle, err);
+	return -1;
+}
+
+char *graph_cycle(const struct graph *g)
+{
+	size_t *order = xcalloc(g->n + 1, sizeof(*order)), *left = xcalloc(g->n + 1, sizeof(*left));
+	char *text = NULL;
+
+	if (topo_order(g, order, left) < g->n)
+		text = cycle_text(g, left);
+	free(order);
+	free(left);
+	return text;
+}
+
+void graph_ranks(const struct graph *g, size_t *rank)
+{
+	size_t *order = xcalloc(g->n + 1, sizeof(*order)), *left = xcalloc(g->n + 1, sizeof(*left));
+	size_t tail = topo_order(g, order, left), i, k;
+
+	for (i = 0; i < g->n; i++)
+		rank[i] = 1;
+	/* Users before what they use: each rank is final when its node is reached. */
+	while (tail > 0) {
+		const struct node *nd = &g->nodes[order[--tail]];
+		size_t *r = &rank[order[tail]];
+
+		for (k = 0; k < nd->nusers; k++)
+			if (rank[nd->users[k]] + 1 > *r)
+				*r = rank[nd->users[k]] + 1;
+	}
+	free(order);
+	free(left);
+}
+
+void graph_walk(const struct graph *g, size_t start, bool to_users,
+		bool (*visit)(void *arg, size_t index), void *arg)
+{
+	size_t *stack = NULL, top = 0, cap = 0, k, n;
+	const size_t *next;
+
+	if (!visit(arg, start))
+		return;
+	*ARRAY_PUSH(stack, top, cap) = start;
+	while (top > 0) {
+		size_t cur = stack[--top];
+
+		next = to_users ? graph_users(g, cur, &n) : graph_deps(g, cur, &n);
+		for (k = 0; k < n; k++)
+			if (visit(arg, next[k]))
+				*ARRAY_PUSH(stack, top, cap) = next[k];
+	}
+	free(stack);
 }
 
 int graph_waves(const struct graph *g, size_t ***waves, size_t **nwave, size_t *count,
 		struct kiln_error *err)
 {
-	/* indeg[i]: dependencies of i not yet placed; rdeps: who depends on i. */
-	size_t *indeg = xcalloc(g->n + 1, sizeof(*indeg));
-	size_t *rstart = xcalloc(g->n + 1, sizeof(*rstart));
-	size_t *rdeps, *fill, *cur = xcalloc(g->n + 1, sizeof(*cur)), ncur = 0;
-	size_t placed = 0, i, j, cap = 0;
-	size_t total = 0;
+	size_t *order = xcalloc(g->n + 1, sizeof(*order)), *left = xcalloc(g->n + 1, sizeof(*left));
+	size_t placed = topo_order(g, order, left), *wave = xcalloc(g->n + 1, sizeof(*wave));
+	size_t i, k, cap = 0;
+	int rc = -1;
 
 	*waves = NULL;
 	*nwave = NULL;
 	*count = 0;
-	for (i = 0; i < g->n; i++) {
-		indeg[i] = g->nodes[i].ndeps;
-		total += g->nodes[i].ndeps;
-		for (j = 0; j < g->nodes[i].ndeps; j++)
-			rstart[g->nodes[i].deps[j]]++;
-	}
-	/* Reverse edges in one array: rdeps[rstart[i] .. rstart[i + 1]) depend on i. */
-	for (i = 0, j = 0; i <= g->n; i++) {
-		size_t c = rstart[i];
-
-		rstart[i] = j;
-		j += c;
-	}
-	rdeps = xcalloc(total + 1, sizeof(*rdeps));
-	fill = xcalloc(g->n + 1, sizeof(*fill));
-	for (i = 0; i < g->n; i++)
-		for (j = 0; j < g->nodes[i].ndeps; j++) {
-			size_t d = g->nodes[i].deps[j];
-
-			rdeps[rstart[d] + fill[d]++] = i;
-		}
-	for (i = 0; i < g->n; i++)
-		if (!indeg[i])
-			cur[ncur++] = i;
-	while (ncur) {
-		size_t *next = xcalloc(g->n + 1, sizeof(*next)), nnext = 0;
-		size_t nw = *count;
-
-		qsort_r(cur, ncur, sizeof(*cur), by_address, (void *)g);
-		grow_array((void **)waves, &cap, nw + 1, sizeof(**waves));
-		*nwave = xrealloc(*nwave, (nw + 1) * sizeof(**nwave));
-		(*waves)[nw] = cur;
-		(*nwave)[nw] = ncur;
-		(*count)++;
-		placed += ncur;
-		for (i = 0; i < ncur; i++)
-			for (j = rstart[cur[i]]; j < rstart[cur[i] + 1]; j++)
-				if (--indeg[rdeps[j]] == 0)
-					next[nnext++] = rdeps[j];
-		cur = next;
-		ncur = nnext;
-	}
-	free(cur);
-	free(fill);
-	free(rdeps);
-	free(rstart);
 	if (placed < g->n) {
-		report_cycle(g, indeg, err);
-		graph_waves_free(*waves, *nwave, *count);
-		*waves = NULL;
-		*nwave = NULL;
-		*count = 0;
-		free(indeg);
-		return -1;
+		cycle_error(cycle_text(g, left), err);
+		goto out;
 	}
-	free(indeg);
-	return 0;
+	/* A node's wave is one more than the latest wave of what it depends on. */
+	for (i = 0; i < g->n; i++) {
+		const struct node *nd = &g->nodes[order[i]];
+
+		for (k = 0; k < nd->ndeps; k++)
+			if (wave[nd->deps[k]] + 1 > wave[order[i]])
+				wave[order[i]] = wave[nd->deps[k]] + 1;
+	}
+	for (i = 0; i < g->n; i++)
+		if (wave[i] + 1 > *count)
+			*count = wave[i] + 1;
+	grow_array((void **)waves, &cap, *count + 1, sizeof(**waves));
+	*nwave = xcalloc(*count + 1, sizeof(**nwave));
+	for (i = 0; i < g->n; i++)
+		(*nwave)[wave[i]]++;
+	for (i = 0; i < *count; i++) {
+		(*waves)[i] = xcalloc((*nwave)[i] + 1, sizeof(***waves));
+		(*nwave)[i] = 0;
+	}
+	for (i = 0; i < g->n; i++)
+		(*waves)[wave[i]][(*nwave)[wave[i]]++] = i;
+	for (i = 0; i < *count; i++)
+		qsort_r((*waves)[i], (*nwave)[i], sizeof(***waves), by_address, (void *)g);
+	rc = 0;
+out:
+	free(wave);
+	free(order);
+	free(left);
+	return rc;
 }
 
 void graph_waves_free(size_t **waves, size_t *nwave, size_t count)

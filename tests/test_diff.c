@@ -461,6 +461,44 @@ static void test_diff_without_refresh_trusts_the_state(void **st)
 	assert_false(json_is_true(json_object_get(json_object_get(f->plan, "kiln"), "refresh")));
 }
 
+static void test_diff_refuses_replacements_whose_deletes_wait_on_each_other(void **st)
+{
+	struct fx *f = *st;
+
+	/* The spec has b use a; the state says a used b: deleting them has no order. */
+	want(f, "a", "{\"zone\": \"z2\"}", NULL);
+	want(f, "b", "{\"zone\": \"z1\"}", "[\"t_thing.a\"]");
+	record(f, "a", "t-1", "{\"zone\": \"z1\"}");
+	record(f, "b", "t-2", "{\"zone\": \"z1\"}");
+	json_object_set_new(json_object_get(state_resources(f->state), "t_thing.a"), "deps",
+			    json_pack("[s]", "t_thing.b"));
+	live(f, "a", "t-1", "{\"zone\": \"z1\"}");
+	live(f, "b", "t-2", "{\"zone\": \"z1\"}");
+	assert_int_equal(plan_with(f, false, NULL, 0, NULL, 0), -1);
+	assert_null(f->plan);
+	assert_string_equal(f->err.msg,
+			    "the plan's operations wait for each other in a cycle (each waits for "
+			    "the next): t_thing.a (replace: delete old) -> t_thing.b (replace: "
+			    "delete old) -> t_thing.a (replace: delete old)");
+	assert_string_equal(
+	    f->err.hint, "the deps the state records and the deps the spec gives order them both "
+			 "ways; `kiln log -p` shows how the state's deps changed: point the "
+			 "workspace back at its last good commit, or change the spec so one no "
+			 "longer needs the next");
+}
+
+static void test_diff_passes_over_a_dep_that_is_not_an_address(void **st)
+{
+	struct fx *f = *st;
+
+	record(f, "a", "t-1", "{\"zone\": \"z1\"}");
+	json_object_set_new(json_object_get(state_resources(f->state), "t_thing.a"), "deps",
+			    json_pack("[is]", 7, "t_thing.gone"));
+	live(f, "a", "t-1", "{\"zone\": \"z1\"}");
+	make_plan(f);
+	assert_actions(f, "t_thing.a", "[\"delete\"]");
+}
+
 static void test_diff_target_being_deleted_takes_its_dependants_along(void **st)
 {
 	struct fx *f = *st;
@@ -567,6 +605,8 @@ int main(void)
 	    T(test_diff_destroy_deletes_everything_recorded_or_tagged),
 	    T(test_diff_without_refresh_trusts_the_state),
 	    T(test_diff_target_being_deleted_takes_its_dependants_along),
+	    T(test_diff_refuses_replacements_whose_deletes_wait_on_each_other),
+	    T(test_diff_passes_over_a_dep_that_is_not_an_address),
 	    T(test_diff_target_takes_the_replacements_it_forces),
 	    T(test_diff_replaces_dependants_of_what_is_created_again),
 	    T(test_diff_orders_orphan_deletes_by_the_spec_deps),

@@ -1,6 +1,9 @@
 /*
  * test_graph.c - the resource DAG: waves in dependency order, stable order
- * inside a wave, cycles named by address, unknown dependencies, DOT output.
+ * inside a wave, cycles named by address, unknown dependencies, DOT output;
+ * ranks (critical path first) and walks; and a plan's operations as a graph
+ * (graph_plan.c): the order apply runs them in, and the cycle a plan is
+ * refused for.
  */
 #include <stdarg.h>
 #include <stddef.h>
@@ -11,7 +14,9 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "engine.h"
 #include "graph.h"
+#include "graph_plan.h"
 
 /* "a b | c | d": the waves, addresses separated by spaces, waves by " | ". */
 static char *waves_text(const struct graph *g, struct kiln_error *err, int *rc)
@@ -244,6 +249,289 @@ static void test_dot_lists_nodes_and_edges_in_order_and_escapes_quotes(void **st
 	graph_free(g);
 }
 
+static void test_a_rank_is_one_more_than_the_largest_rank_waiting_on_it(void **state)
+{
+	static const char *const n[] = {"role", "bucket", "group", "policy", "lone"};
+	struct graph *g = graph_of(n, 5);
+	size_t rank[5];
+
+	(void)state;
+	depend(g, "policy", "role");
+	depend(g, "policy", "bucket");
+	depend(g, "group", "policy");
+	depend(g, "group", "role");
+	graph_ranks(g, rank);
+	assert_int_equal(rank[graph_find(g, "role")], 3);
+	assert_int_equal(rank[graph_find(g, "bucket")], 3);
+	assert_int_equal(rank[graph_find(g, "policy")], 2);
+	assert_int_equal(rank[graph_find(g, "group")], 1);
+	assert_int_equal(rank[graph_find(g, "lone")], 1);
+	graph_free(g);
+}
+
+static void test_a_node_on_a_cycle_or_waiting_on_one_keeps_rank_one(void **state)
+{
+	static const char *const n[] = {"a", "b", "c", "d"};
+	struct graph *g = graph_of(n, 4);
+	size_t rank[4];
+
+	(void)state;
+	depend(g, "a", "b");
+	depend(g, "b", "a");
+	depend(g, "c", "a"); /* waits on the cycle */
+	depend(g, "a", "d"); /* the cycle waits on it: one more than the cycle's 1 */
+	graph_ranks(g, rank);
+	assert_int_equal(rank[graph_find(g, "a")], 1);
+	assert_int_equal(rank[graph_find(g, "b")], 1);
+	assert_int_equal(rank[graph_find(g, "c")], 1);
+	assert_int_equal(rank[graph_find(g, "d")], 2);
+	graph_free(g);
+}
+
+static void test_users_and_deps_are_listed_in_the_order_linked(void **state)
+{
+	static const char *const n[] = {"net", "x", "y"};
+	struct graph *g = graph_of(n, 3);
+	const size_t *v;
+	size_t count;
+
+	(void)state;
+	graph_link(g, 2, 0);
+	graph_link(g, 1, 0);
+	graph_link(g, 1, 0);
+	v = graph_users(g, 0, &count);
+	assert_int_equal(count, 2);
+	assert_int_equal(v[0], 2);
+	assert_int_equal(v[1], 1);
+	v = graph_deps(g, 1, &count);
+	assert_int_equal(count, 1);
+	assert_int_equal(v[0], 0);
+	graph_free(g);
+}
+
+static bool mark(void *arg, size_t i)
+{
+	char *seen = arg;
+
+	if (seen[i])
+		return false;
+	seen[i] = 1;
+	return true;
+}
+
+static void test_a_walk_reaches_what_depends_on_a_node_and_stops_where_told(void **state)
+{
+	static const char *const n[] = {"net", "group", "policy", "other", "far"};
+	struct graph *g = graph_of(n, 5);
+	char seen[5] = {0};
+
+	(void)state;
+	depend(g, "group", "net");
+	depend(g, "policy", "group");
+	depend(g, "far", "other");
+	depend(g, "other", "policy");
+	seen[3] = 1; /* "other" is already seen: the walk goes no further than it */
+	graph_walk(g, 0, true, mark, seen);
+	assert_memory_equal(seen, ((char[]){1, 1, 1, 1, 0}), 5);
+	memset(seen, 0, sizeof(seen));
+	graph_walk(g, 2, false, mark, seen);
+	assert_memory_equal(seen, ((char[]){1, 1, 1, 0, 0}), 5);
+	graph_free(g);
+}
+
+static void test_graph_cycle_is_null_without_one_and_names_one_with_it(void **state)
+{
+	static const char *const n[] = {"a", "b", "c"};
+	struct graph *g = graph_of(n, 3);
+	char *cycle;
+
+	(void)state;
+	depend(g, "b", "a");
+	depend(g, "c", "b");
+	assert_null(graph_cycle(g));
+	depend(g, "a", "c");
+	cycle = graph_cycle(g);
+	assert_string_equal(cycle, "a -> c -> b -> a");
+	free(cycle);
+	graph_free(g);
+}
+
+static void test_a_chain_of_a_hundred_thousand_ranks_and_walks_without_recursion(void **state)
+{
+	struct graph *g = graph_new();
+	size_t i, n = 100000, *rank = calloc(n, sizeof(*rank));
+	char *seen = calloc(n, 1), name[32];
+
+	(void)state;
+	for (i = 0; i < n; i++) {
+		snprintf(name, sizeof(name), "r.%06zu", i);
+		graph_add(g, name);
+		if (i)
+			graph_link(g, i, i - 1);
+	}
+	graph_ranks(g, rank);
+	assert_int_equal(rank[0], n);
+	graph_walk(g, 0, true, mark, seen);
+	assert_int_equal(seen[n - 1], 1);
+	assert_null(graph_cycle(g));
+	free(seen);
+	free(rank);
+	graph_free(g);
+}
+
+/* The plan document of a JSON text; fails the test when it does not parse. */
+static json_t *doc(const char *text)
+{
+	json_error_t jerr;
+	json_t *v = json_loads(text, 0, &jerr);
+
+	if (!v)
+		fail_msg("bad test JSON: %s", jerr.text);
+	return v;
+}
+
+/* A resource_changes entry: ADDRESS, actions JSON, deps JSON. */
+#define CHANGE(addr, actions, deps)                                                                \
+	"{\"address\": \"" addr "\", \"change\": {\"actions\": " actions "}, "                     \
+	"\"kiln\": {\"id\": \"id-" addr "\", \"deps\": " deps "}}"
+
+/* The graph of a plan's operations, as "NODE <- WAITS-FOR, ...; ..." over every node. */
+static char *order_text(const json_t *plan, const json_t *recorded)
+{
+	const json_t *changes = json_object_get(plan, "resource_changes"), *rc;
+	struct plan_op *ops = calloc(2 * json_array_size(changes) + 1, sizeof(*ops));
+	struct strbuf sb = {0};
+	struct graph *g;
+	size_t i, j, n = 0, nd;
+	const size_t *d;
+
+	json_array_foreach(changes, i, rc) n += graph_plan_ops(rc, recorded, false, &ops[n]);
+	g = graph_plan_order(ops, n, recorded);
+	for (i = 0; i < graph_size(g); i++) {
+		sb_addf(&sb, "%s%s", i ? "; " : "", graph_address(g, i));
+		d = graph_deps(g, i, &nd);
+		for (j = 0; j < nd; j++)
+			sb_addf(&sb, "%s%s", j ? ", " : " <- ", graph_address(g, d[j]));
+	}
+	graph_free(g);
+	free(ops);
+	return sb_detach(&sb);
+}
+
+static void test_a_replace_creates_after_it_deletes_and_after_what_it_uses(void **state)
+{
+	json_t *plan = doc("{\"resource_changes\": [" CHANGE(
+	    "net.main", "[\"delete\", \"create\"]",
+	    "[]") ", " CHANGE("group.a", "[\"delete\", \"create\"]",
+			      "[\"net.main\"]") ", " CHANGE("role.r", "[\"no-op\"]", "[]") "]}");
+	json_t *recorded = doc("{\"net.main\": {\"deps\": []}, "
+			       "\"group.a\": {\"deps\": [\"net.main\"]}}");
+	char *got = order_text(plan, recorded);
+
+	(void)state;
+	assert_string_equal(
+	    got, "net.main (replace: delete old) <- group.a (replace: delete old); "
+		 "net.main (replace) <- net.main (replace: delete old); "
+		 "group.a (replace: delete old); "
+		 "group.a (replace) <- group.a (replace: delete old), net.main (replace)");
+	free(got);
+	json_decref(recorded);
+	json_decref(plan);
+}
+
+/*
+ * graph_plan_check of a plan replacing net.main and group.a, whose spec has
+ * the group use the network, over recorded (JSON text, or NULL for none).
+ */
+static int check_two_replacements(const char *recorded_text, struct kiln_error *err)
+{
+	json_t *plan = doc("{\"resource_changes\": [" CHANGE(
+	    "net.main", "[\"delete\", \"create\"]",
+	    "[]") ", " CHANGE("group.a", "[\"delete\", \"create\"]", "[\"net.main\"]") "]}");
+	json_t *recorded = recorded_text ? doc(recorded_text) : NULL;
+	int rc = graph_plan_check(plan, recorded, err);
+
+	json_decref(recorded);
+	json_decref(plan);
+	return rc;
+}
+
+static void test_a_plan_whose_deletes_wait_on_each_other_is_refused_naming_them(void **state)
+{
+	struct kiln_error err = {0};
+
+	(void)state;
+	/* The state says the network used the group. */
+	assert_int_equal(check_two_replacements("{\"net.main\": {\"deps\": [\"group.a\"]}, "
+						"\"group.a\": {\"deps\": []}}",
+						&err),
+			 -1);
+	assert_string_equal(err.msg,
+			    "the plan's operations wait for each other in a cycle (each "
+			    "waits for the next): group.a (replace: delete old) -> "
+			    "net.main (replace: delete old) -> group.a (replace: delete old)");
+	assert_string_equal(
+	    err.hint, "the deps the state records and the deps the spec gives order them "
+		      "both ways; `kiln log -p` shows how the state's deps changed: point the "
+		      "workspace back at its last good commit, or change the spec so one no "
+		      "longer needs the next");
+}
+
+static void test_a_plan_with_the_same_deps_both_sides_passes_the_check(void **state)
+{
+	struct kiln_error err = {0};
+
+	(void)state;
+	assert_int_equal(check_two_replacements("{\"net.main\": {\"deps\": []}, "
+						"\"group.a\": {\"deps\": [\"net.main\"]}}",
+						&err),
+			 0);
+	assert_int_equal(check_two_replacements(NULL, &err), 0);
+}
+
+static void test_a_drifted_away_resource_orders_nothing(void **state)
+{
+	/* The state's net.main deps would make the cycle, but it was deleted outside kiln. */
+	json_t *plan = doc("{\"resource_changes\": [" CHANGE(
+	    "group.a", "[\"delete\"]",
+	    "[\"net.main\"]") ", " CHANGE("net.main", "[\"delete\"]",
+					  "[]") "], "
+						"\"resource_drift\": [{\"address\": \"net.main\", "
+						"\"change\": {\"actions\": [\"delete\"]}}]}");
+	json_t *recorded = doc("{\"net.main\": {\"deps\": [\"group.a\"]}, "
+			       "\"group.a\": {\"deps\": []}}");
+	struct kiln_error err = {0};
+
+	(void)state;
+	assert_int_equal(graph_plan_check(plan, recorded, &err), 0);
+	/* The caller's recorded resources are left as they were. */
+	assert_non_null(json_object_get(recorded, "net.main"));
+	json_decref(recorded);
+	json_decref(plan);
+}
+
+static void test_engine_graph_refuses_resources_whose_deps_and_after_make_a_cycle(void **state)
+{
+	/* The group uses the file system, which the provider orders after the group. */
+	json_t *resources = doc("{\"group.a\": {\"deps\": [\"fs.scratch\", \"net.main\"]}, "
+				"\"fs.scratch\": {\"deps\": [\"net.main\"], "
+				"\"after\": [\"group.a\"]}, \"net.main\": {\"deps\": []}}");
+	struct kiln_error err = {0};
+	struct graph *g;
+
+	(void)state;
+	assert_null(engine_graph(resources, &err));
+	assert_string_equal(err.msg, "the resources depend on each other in a cycle: "
+				     "fs.scratch -> group.a -> fs.scratch");
+	assert_string_equal(err.hint, "break the cycle: one of them must not depend on the next");
+	json_object_del(json_object_get(resources, "fs.scratch"), "after");
+	g = engine_graph(resources, &err);
+	assert_non_null(g);
+	assert_int_equal(graph_size(g), 3);
+	graph_free(g);
+	json_decref(resources);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -258,6 +546,17 @@ int main(void)
 	    cmocka_unit_test(test_a_resource_that_depends_on_itself_is_a_cycle),
 	    cmocka_unit_test(test_ten_thousand_resources_in_a_chain_make_ten_thousand_waves),
 	    cmocka_unit_test(test_dot_lists_nodes_and_edges_in_order_and_escapes_quotes),
+	    cmocka_unit_test(test_a_rank_is_one_more_than_the_largest_rank_waiting_on_it),
+	    cmocka_unit_test(test_a_node_on_a_cycle_or_waiting_on_one_keeps_rank_one),
+	    cmocka_unit_test(test_users_and_deps_are_listed_in_the_order_linked),
+	    cmocka_unit_test(test_a_walk_reaches_what_depends_on_a_node_and_stops_where_told),
+	    cmocka_unit_test(test_graph_cycle_is_null_without_one_and_names_one_with_it),
+	    cmocka_unit_test(test_a_chain_of_a_hundred_thousand_ranks_and_walks_without_recursion),
+	    cmocka_unit_test(test_a_replace_creates_after_it_deletes_and_after_what_it_uses),
+	    cmocka_unit_test(test_a_plan_whose_deletes_wait_on_each_other_is_refused_naming_them),
+	    cmocka_unit_test(test_a_plan_with_the_same_deps_both_sides_passes_the_check),
+	    cmocka_unit_test(test_a_drifted_away_resource_orders_nothing),
+	    cmocka_unit_test(test_engine_graph_refuses_resources_whose_deps_and_after_make_a_cycle),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

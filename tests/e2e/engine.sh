@@ -275,6 +275,35 @@ $en_hint" \
 	cd "$E2E_ROOT" || exit 1
 }
 
+# The spec's deps and the state's recorded deps that order two replacements both ways:
+# the plan is refused when it is made, naming them, and nothing is touched.
+en_plan_cycle() {
+	en_new_dir examples/quickstart.yaml
+	check "engine: plan cycle: the quickstart applies" 0 -- "$KILN" apply --auto-approve
+	"$KILN" state pull >good.json
+	en_count=$(python3 "$E2E_ROOT/tests/e2e/sim_inspect.py" .kiln/sim count)
+	python3 -c 'import json
+d = json.load(open("good.json"))
+r = d["resources"]
+r["sim_network.main"]["deps"] = ["sim_node_group.trainers"]
+r["sim_node_group.trainers"]["deps"] = ["sim_role.trainer", "sim_role_policy.trainer"]
+print(json.dumps(d))' >cycle.json
+	st_forge_head .kiln/state.git "$(cat cycle.json)"
+	en_cycle="the plan's operations wait for each other in a cycle (each waits for the next): sim_network.main (replace: delete old) -> sim_node_group.trainers (replace: delete old) -> sim_network.main (replace: delete old)
+  hint: the deps the state records and the deps the spec gives order them both ways; \`kiln log -p\` shows how the state's deps changed: point the workspace back at its last good commit, or change the spec so one no longer needs the next"
+	check "engine: plan cycle: plan refuses the plan, naming the operations in the cycle" 1 \
+		--out "" --err "kiln: plan: $en_cycle" \
+		-- "$KILN" plan --replace sim_network.main
+	check "engine: plan cycle: apply refuses it the same way" 1 \
+		--out "" --err "kiln: apply: $en_cycle" \
+		-- "$KILN" apply --auto-approve --replace sim_network.main
+	assert "engine: plan cycle: nothing was deleted or created" \
+		test "$(python3 "$E2E_ROOT/tests/e2e/sim_inspect.py" .kiln/sim count)" = "$en_count"
+	check "engine: plan cycle: without the replacement the same state plans no changes" 0 \
+		--out-has "No changes." -- "$KILN" plan --detailed-exitcode
+	cd "$E2E_ROOT" || exit 1
+}
+
 en_errors() {
 	en_new_dir examples/quickstart.yaml
 	sed -i 's/gpu: H100:8/gpu: B200:8/' kiln.yaml
@@ -608,6 +637,7 @@ engine_tests() {
 		en_allow
 		en_errors
 		en_state_shape
+		en_plan_cycle
 		en_json_events
 		en_critical_path
 		en_tty

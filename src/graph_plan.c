@@ -1,0 +1,236 @@
+/*
+ * graph_plan.c - see graph_plan.h. The executor used to keep these rules in
+ * its own build step, so a cycle among a plan's operations came to light
+ * only when an apply stalled on it; the differ now checks the same graph.
+ */
+#include "graph_plan.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+/* A no-op whose live secret the state lacks (a replayed journal holds none). */
+static bool secret_missing(const json_t *recorded, const json_t *rc, const char *addr)
+{
+	json_t *r = json_object_get(recorded, addr);
+	json_t *bs = json_object_get(json_object_get(rc, "change"), "before_sensitive");
+	json_t *v, *have;
+	const char *k;
+
+	json_object_foreach(bs, k, v)
+	{
+		have = json_object_get(json_object_get(r, "attrs"), k);
+		if (json_is_true(v) && (!have || json_is_null(have)))
+			return true;
+	}
+	return false;
+}
+
+static size_t one_op(struct plan_op *out, enum plan_op_kind kind, const char *label, const char *id)
+{
+	out->kind = kind;
+	out->label = label;
+	out->id = id;
+	return 1;
+}
+
+size_t graph_plan_ops(const json_t *rc, const json_t *recorded, bool reread_secrets,
+		      struct plan_op out[2])
+{
+	const json_t *ch = json_object_get(rc, "change"), *acts = json_object_get(ch, "actions");
+	const char *a0 = json_string_value(json_array_get(acts, 0));
+	const char *id = json_string_value(json_object_get(json_object_get(rc, "kiln"), "id"));
+	const char *addr = json_string_value(json_object_get(rc, "address"));
+	bool importing = json_object_get(ch, "importing") != NULL;
+	bool retain;
+
+	out[0].change = out[1].change = rc;
+	out[0].addr = out[1].addr = addr;
+	if (json_object_get(rc, "deposed"))
+		return one_op(&out[0], PLAN_OP_DELETE_DUP, "delete duplicate",
+			      json_string_value(json_object_get(rc, "deposed")));
+	if (!a0)
+		return 0;
+	if (strcmp(a0, "no-op") == 0) {
+		bool reread =
+		    !importing && id && reread_secrets && secret_missing(recorded, rc, addr);
+
+		if (!importing && !reread)
+			return 0;
+		return one_op(&out[0], PLAN_OP_ADOPT, reread ? "read secret" : "adopt", id);
+	}
+	if (strcmp(a0, "create") == 0)
+		return one_op(&out[0], PLAN_OP_CREATE, "create", NULL);
+	if (strcmp(a0, "update") == 0)
+		return one_op(&out[0], PLAN_OP_UPDATE, "update", id);
+	if (json_array_size(acts) == 2) {
+		one_op(&out[0], PLAN_OP_DELETE, "replace: delete old", id);
+		return 1 + one_op(&out[1], PLAN_OP_CREATE, "replace", NULL);
+	}
+	retain = json_is_true(json_object_get(json_object_get(rc, "kiln"), "retain"));
+	return one_op(&out[0], retain ? PLAN_OP_RELEASE : PLAN_OP_DELETE,
+		      retain ? "release" : "delete", id);
+}
+
+/* to waits for from. */
+static void edge(struct graph *g, size_t from, size_t to)
+{
+	if (from != to)
+		graph_link(g, to, from);
+}
+
+static bool applies(enum plan_op_kind k)
+{
+	return k == PLAN_OP_CREATE || k == PLAN_OP_UPDATE || k == PLAN_OP_ADOPT;
+}
+
+static bool deletes(enum plan_op_kind k)
+{
+	return k == PLAN_OP_DELETE || k == PLAN_OP_DELETE_DUP || k == PLAN_OP_RELEASE;
+}
+
+/* The index an address maps to in ix, or (size_t)-1. */
+static size_t index_of(const json_t *ix, const char *address)
+{
+	const json_t *v = address ? json_object_get(ix, address) : NULL;
+
+	return v ? (size_t)json_integer_value(v) : (size_t)-1;
+}
+
+#define NONE ((size_t)-1)
+
+/* Creates and updates after what they need, and after what the provider orders first. */
+static void order_applies(struct graph *g, const struct plan_op *ops, size_t n,
+			  const json_t *apply_index)
+{
+	static const char *const keys[] = {"deps", "after"};
+	size_t i, k, key, ix;
+	json_t *dep;
+
+	for (i = 0; i < n; i++) {
+		if (!applies(ops[i].kind))
+			continue;
+		for (key = 0; key < 2; key++)
+			json_array_foreach(
+			    json_object_get(json_object_get(ops[i].change, "kiln"), keys[key]), k,
+			    dep)
+			{
+				ix = index_of(apply_index, json_string_value(dep));
+				if (ix != NONE)
+					edge(g, ix, i);
+			}
+	}
+}
+
+/* Deletes after whatever used the resource has gone or stopped using it. */
+static void order_deletes(struct graph *g, const struct plan_op *ops, size_t n,
+			  const json_t *recorded, const json_t *apply_index,
+			  const json_t *delete_index)
+{
+	const char *addr;
+	json_t *r, *dep;
+	size_t i, k, ix;
+
+	json_object_foreach((json_t *)recorded, addr, r)
+	{
+		size_t user_del = index_of(delete_index, addr);
+		size_t user_upd = index_of(apply_index, addr);
+
+		json_array_foreach(json_object_get(r, "deps"), k, dep)
+		{
+			ix = index_of(delete_index, json_string_value(dep));
+			if (ix == NONE)
+				continue;
+			if (user_del != NONE)
+				edge(g, user_del, ix);
+			if (user_upd != NONE && ops[user_upd].kind == PLAN_OP_UPDATE)
+				edge(g, user_upd, ix);
+		}
+	}
+	/* And by the plan's deps, for what is live but was never recorded (orphans). */
+	for (i = 0; i < n; i++) {
+		if (!deletes(ops[i].kind))
+			continue;
+		json_array_foreach(json_object_get(json_object_get(ops[i].change, "kiln"), "deps"),
+				   k, dep)
+		{
+			ix = index_of(delete_index, json_string_value(dep));
+			if (ix != NONE && ix != i)
+				edge(g, i, ix);
+		}
+	}
+}
+
+void graph_plan_forget_drifted(const json_t *plan, json_t *recorded)
+{
+	const json_t *rc;
+	size_t i;
+
+	json_array_foreach(json_object_get(plan, "resource_drift"), i, rc)
+	{
+		const json_t *acts = json_object_get(json_object_get(rc, "change"), "actions");
+		const char *a0 = json_string_value(json_array_get(acts, 0));
+
+		if (a0 && strcmp(a0, "delete") == 0)
+			json_object_del(recorded,
+					json_string_value(json_object_get(rc, "address")));
+	}
+}
+
+struct graph *graph_plan_order(const struct plan_op *ops, size_t n, const json_t *recorded)
+{
+	struct graph *g = graph_new();
+	json_t *apply_index = json_object(), *delete_index = json_object();
+	size_t i;
+
+	for (i = 0; i < n; i++) {
+		char *label = xasprintf("%s (%s)", ops[i].addr, ops[i].label);
+
+		graph_add_node(g, label);
+		free(label);
+		if (ops[i].kind == PLAN_OP_DELETE || ops[i].kind == PLAN_OP_RELEASE)
+			json_object_set_new(delete_index, ops[i].addr, json_integer((json_int_t)i));
+		else if (applies(ops[i].kind))
+			json_object_set_new(apply_index, ops[i].addr, json_integer((json_int_t)i));
+		/* A replace creates the new one after the old one is gone. */
+		if (ops[i].kind == PLAN_OP_CREATE && i > 0 && ops[i - 1].change == ops[i].change)
+			edge(g, i - 1, i);
+	}
+	order_applies(g, ops, n, apply_index);
+	order_deletes(g, ops, n, recorded, apply_index, delete_index);
+	json_decref(apply_index);
+	json_decref(delete_index);
+	return g;
+}
+
+int graph_plan_check(const json_t *plan, const json_t *recorded, struct kiln_error *err)
+{
+	const json_t *changes = json_object_get(plan, "resource_changes"), *rc;
+	json_t *rec = recorded ? json_copy((json_t *)recorded) : json_object();
+	struct plan_op *ops = xcalloc(2 * json_array_size(changes) + 1, sizeof(*ops));
+	struct graph *g;
+	size_t i, n = 0;
+	char *cycle;
+	int ret = 0;
+
+	graph_plan_forget_drifted(plan, rec);
+	/* Every secret that could be read again is: the most operations apply can have. */
+	json_array_foreach(changes, i, rc) n += graph_plan_ops(rc, rec, true, &ops[n]);
+	g = graph_plan_order(ops, n, rec);
+	cycle = graph_cycle(g);
+	if (cycle) {
+		kiln_error_set(err,
+			       "the plan's operations wait for each other in a cycle (each waits "
+			       "for the next): %s",
+			       cycle);
+		kiln_error_hint(err, "the deps the state records and the deps the spec gives "
+				     "order them both ways; `kiln log -p` shows how the state's "
+				     "deps changed: point the workspace back at its last good "
+				     "commit, or change the spec so one no longer needs the next");
+		ret = -1;
+	}
+	free(cycle);
+	graph_free(g);
+	free(ops);
+	json_decref(rec);
+	return ret;
+}
