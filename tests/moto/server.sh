@@ -106,6 +106,14 @@ kiln_moto_stop() {
         fi
         sleep 0.1 2>/dev/null || sleep 1
     done
+    # An exiting process loses its command line (so it is no longer "ours")
+    # before it is gone: wait, bounded, until it is gone or only a zombie.
+    _km_i=0
+    while [ -r "/proc/$_km_pid/stat" ] && [ "$_km_i" -lt 50 ] &&
+        [ "$(sed 's/.*) //' "/proc/$_km_pid/stat" 2>/dev/null | cut -c1)" != Z ]; do
+        _km_i=$((_km_i + 1))
+        sleep 0.1 2>/dev/null || sleep 1
+    done
     return 0
 }
 
