@@ -7,6 +7,7 @@
 #   make fuzz         libFuzzer on the spec loader (clang), FUZZ_SECONDS long
 #   make fuzz-json    libFuzzer: kiln's JSON reader and writer against jansson's
 #   make install      PREFIX=/usr/local: the binary and the man pages
+#   make check-docs   every link of README.md, HACKING.md and docs/ resolves
 
 PREFIX   ?= /usr/local
 DESTDIR  ?=
