@@ -8,6 +8,7 @@
 #   make fuzz         libFuzzer on the spec loader (clang), FUZZ_SECONDS long
 #   make fuzz-json    libFuzzer: kiln's JSON reader and writer against jansson's
 #   make install      PREFIX=/usr/local: the binary and the man pages
+#   make check-docs   every link of README.md, HACKING.md and docs/ resolves
 
 PREFIX   ?= /usr/local
 DESTDIR  ?=
@@ -44,7 +45,7 @@ UNIT_BINS := $(UNIT_SRCS:tests/%.c=$(BUILD)/test/bin/%)
 MANPAGES  := $(wildcard man/*.1 man/*.5 man/*.7)
 DEPS_STAMP := $(BUILD)/.deps-ok
 
-.PHONY: all deps quickstart test check-clouds unit e2e fuzz fuzz-json install uninstall clean bench format
+.PHONY: all deps quickstart test check-clouds unit e2e fuzz fuzz-json install uninstall clean bench format check-docs
 
 all: kiln
 
@@ -129,6 +130,9 @@ fuzz-json: $(BUILD)/fuzz/fuzz_json
 	@mkdir -p $(BUILD)/fuzz/json-corpus
 	$(BUILD)/fuzz/fuzz_json -max_total_time=$(FUZZ_SECONDS) -max_len=4096 -timeout=10 \
 		-artifact_prefix=$(BUILD)/fuzz/json- $(BUILD)/fuzz/json-corpus tests/fuzz/json-seeds
+
+check-docs:
+	@scripts/check-docs.sh .
 
 bench: kiln
 	@bench/run.sh ./kiln

@@ -16,7 +16,7 @@
   server, retries included) and wall time for a first apply (pre-flight
   included), a no-change plan, and destroy; the calls by service, then
   by action. Targets (issue 5): apply in at most 30 calls, a no-change
-  plan in 20; the README's bench section says, call by call, why these
+  plan in 20; bench/README.md says, call by call, why these
   APIs need more (46 and 24).
 
 Figures only: timings belong here, not in tests.
@@ -298,7 +298,7 @@ def bench_aws(tmp):
             print(f"  {step:<18} {calls.get('total', 0):>6} {target or '-':>7} {wall:>8.2f}  "
                   f"{services}{'' if p.returncode == 0 else f'  (exit {p.returncode})'}")
             actions.append((step, calls.get("by_action", {})))
-        # What each call was: the floor the README's bench section explains.
+        # What each call was: the floor bench/README.md explains.
         for step, by_action in actions:
             print(f"  {step}, by action:")
             line = "   "

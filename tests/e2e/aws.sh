@@ -243,7 +243,7 @@ aws_counted() { # STEP CMD...: run CMD into STEP.out (its exit status last), mot
 }
 
 # The API calls the example costs (issue 5's targets; bench/bench.py prints them with
-# wall time, and README's bench section says what each is for). Counts, not timings.
+# wall time, and bench/README.md says what each is for). Counts, not timings.
 aws_calls() {
 	aws_dir=$(mktemp -d "$E2E_TMP/aws.XXXXXX")
 	cd "$aws_dir" || exit 1

@@ -34,6 +34,7 @@ cd "$(dirname "$0")/../.." || exit 2
 . tests/e2e/sprawl.sh
 . tests/e2e/init.sh
 . tests/e2e/ownership.sh
+. tests/e2e/docs.sh
 E2E_ROOT=$(pwd)
 T=$E2E_TMP
 NL='
@@ -42,7 +43,7 @@ ESC=$(printf '\033')
 HAVE_PY=false
 command -v python3 >/dev/null 2>&1 && HAVE_PY=true
 
-# E2E_ONLY=engine|state|aws|review|approve|audit|ci|sprawl|lifecycle|init|ownership runs one group, for working on it.
+# E2E_ONLY=engine|state|aws|review|approve|audit|ci|sprawl|lifecycle|init|ownership|docs runs one group, for working on it.
 case ${E2E_ONLY:-} in
 engine) engine_tests; e2e_finish; exit $? ;;
 approve) approve_tests; e2e_finish; exit $? ;;
@@ -55,6 +56,7 @@ lifecycle) lifecycle_tests; e2e_finish; exit $? ;;
 sprawl) sprawl_tests; e2e_finish; exit $? ;;
 init) init_tests; e2e_finish; exit $? ;;
 ownership) ownership_tests; e2e_finish; exit $? ;;
+docs) docs_tests; e2e_finish; exit $? ;;
 esac
 
 # --- every spec under tests/specs, examples/ and templates/ against its golden ---
@@ -566,5 +568,6 @@ lifecycle_tests
 sprawl_tests
 init_tests
 ownership_tests
+docs_tests
 
 e2e_finish
