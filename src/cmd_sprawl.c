@@ -473,7 +473,7 @@ static int claim_adopted(struct store *s, const struct provider *prov, struct pr
 	int ret = 0;
 
 	scope.lineage = state_lineage(state);
-	scope.owner = run_owner(s);
+	scope.owner = op_owner(s);
 	json_array_foreach(json_object_get(plan, "resource_changes"), i, rc)
 	{
 		json_t *kn = json_object_get(rc, "kiln"), *live = NULL;
@@ -557,7 +557,7 @@ static int adopt_group(struct store *s, const struct provider *prov, struct prov
 			kiln_error_set(err, "nothing of %s/%s could be read to adopt", c, w);
 		goto out;
 	}
-	if (run_seal_secrets(state, err) < 0) {
+	if (op_seal_secrets(state, err) < 0) {
 		ret = -1;
 		goto out;
 	}
