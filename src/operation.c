@@ -715,3 +715,50 @@ int op_destroy(struct op_run *r, const struct op_apply_options *ao,
 		return -1;
 	return 0;
 }
+
+static int str_cmp(const void *a, const void *b)
+{
+	return strcmp(*(const char *const *)a, *(const char *const *)b);
+}
+
+/* The actions of a verb of a type, added to *v. */
+static void add_actions(const struct provider *prov, const char *type, enum prov_verb verb,
+			const char ***v, size_t *n, size_t *cap)
+{
+	const char *const *a = prov->iam_actions(type, verb);
+
+	for (; a && *a; a++)
+		*ARRAY_PUSH(*v, *n, *cap) = *a;
+}
+
+char *op_iam_policy(struct engine *e)
+{
+	const struct provider *prov = e->prov;
+	const char **v = NULL, *addr;
+	size_t n = 0, cap = 0, i, u;
+	json_t *r;
+	char *doc = NULL;
+
+	/* Refresh lists and reads every type: a resource left from an older spec is found. */
+	for (i = 0; i < prov->ntypes; i++) {
+		add_actions(prov, prov->types[i].name, VERB_LIST, &v, &n, &cap);
+		add_actions(prov, prov->types[i].name, VERB_READ, &v, &n, &cap);
+		/* Destroying what an older spec made needs its delete too. */
+		add_actions(prov, prov->types[i].name, VERB_DELETE, &v, &n, &cap);
+	}
+	json_object_foreach(e->desired, addr, r)
+	{
+		const char *type = json_string_value(json_object_get(r, "type"));
+
+		add_actions(prov, type, VERB_CREATE, &v, &n, &cap);
+		add_actions(prov, type, VERB_UPDATE, &v, &n, &cap);
+	}
+	qsort(v, n, sizeof(*v), str_cmp);
+	for (i = 0, u = 0; i < n; i++)
+		if (u == 0 || strcmp(v[i], v[u - 1]) != 0)
+			v[u++] = v[i];
+	if (prov->iam_policy)
+		doc = prov->iam_policy(e->ctx, &e->scope, v, u);
+	free(v);
+	return doc;
+}

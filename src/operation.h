@@ -187,4 +187,13 @@ int op_destroy(struct op_run *r, const struct op_apply_options *ao,
 	       int (*locked)(struct op_run *r, void *arg), void *arg, struct op_apply_outcome *out,
 	       struct kiln_error *err);
 
+/*
+ * The least-privilege policy document kiln itself needs to plan, apply and
+ * destroy e's spec (kiln iam-policy): the list, read and delete actions of
+ * every type, the create and update actions of the types the spec uses, as
+ * the provider scopes them. NULL when the provider is simulated and needs
+ * no permissions. Caller frees.
+ */
+char *op_iam_policy(struct engine *e);
+
 #endif
