@@ -141,9 +141,11 @@ en_lifecycle() {
 		--err-has "kiln: apply: p2.kiln is stale: it was made from state commit " \
 		--err-has "but workspace 'default' is now at " \
 		-- "$KILN" apply p2.kiln
+	# Another state repository manages a cluster of its own (another sim
+	# cloud): over this one's resources it would be refused for ownership.
 	"$KILN" workspace new -w default --state other.git >/dev/null 2>&1
-	"$KILN" apply --auto-approve --state other.git >/dev/null 2>&1
-	"$KILN" plan --state other.git --out p5.kiln >/dev/null 2>&1
+	KILN_SIM_DIR=other-sim "$KILN" apply --auto-approve --state other.git >/dev/null 2>&1
+	KILN_SIM_DIR=other-sim "$KILN" plan --state other.git --out p5.kiln >/dev/null 2>&1
 	other=$(git --git-dir=other.git rev-parse refs/heads/default)
 	check "engine: a plan file made with another state repository says so, not \"applied since\"" 1 \
 		--out "" --err "kiln: apply: p5.kiln was made with another state repository: its state commit ${other%"${other#????????????}"} is not in .kiln/state.git
