@@ -14,6 +14,7 @@
 #include "diff.h"
 #include "state.h"
 #include "jsonw.h"
+#include "log.h"
 
 enum op_kind {
 	OP_CREATE,

@@ -19,6 +19,7 @@ void run_flags_init(struct run_flags *f)
 int run_flags_handle(struct run_flags *f, const struct cli *cli, int id, const char *arg)
 {
 	int rc = store_flags_handle(&f->store, cli, id, arg);
+	struct kiln_error err = {0};
 	char *end;
 	long n;
 
@@ -26,7 +27,11 @@ int run_flags_handle(struct run_flags *f, const struct cli *cli, int id, const c
 		return rc;
 	switch (id) {
 	case OPT_RUN_VAR:
-		return spec_vars_add(&f->vars, cli, arg) < 0 ? -1 : 1;
+		if (spec_vars_add(&f->vars, arg, &err) < 0) {
+			cli_error(cli, err.hint, "%s", err.msg);
+			return -1;
+		}
+		return 1;
 	case OPT_RUN_TARGET:
 		*ARRAY_PUSH(f->targets, f->ntargets, f->captargets) = arg;
 		return 1;

@@ -47,6 +47,7 @@ int cmd_validate(int argc, char **argv, struct cli *cli)
 {
 	struct cli_parser p;
 	struct spec_vars vars = {0};
+	struct kiln_error err = {0};
 	struct diags all = {0};
 	bool json = false, quiet = false;
 	int c, ret = KILN_EXIT_OK, i, nspecs;
@@ -60,7 +61,8 @@ int cmd_validate(int argc, char **argv, struct cli *cli)
 			ret = p.exit_code;
 			goto out;
 		case OPT_VAR:
-			if (spec_vars_add(&vars, cli, p.optarg) < 0) {
+			if (spec_vars_add(&vars, p.optarg, &err) < 0) {
+				cli_error(cli, err.hint, "%s", err.msg);
 				ret = KILN_EXIT_ERROR;
 				goto out;
 			}

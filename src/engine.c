@@ -61,10 +61,9 @@ int engine_open(struct engine **out, const char *spec_path, const struct spec_op
 	int rc = -1;
 
 	*out = NULL;
-	if (validate_load(&e->spec, spec_path, opts, d) != 0)
-		goto out;
-	/* Read again for the digest: the bytes the spec was made of. */
-	if (file_read_all(spec_path, SPEC_MAX_BYTES, &text, &len, err) != 0)
+	/* Read once: the plan is bound to the very bytes it was made from. */
+	if (spec_read_file(spec_path, &text, &len, d) != 0 ||
+	    validate_load_buffer(&e->spec, spec_path, text, len, opts, d) != 0)
 		goto out;
 	e->spec_digest = engine_spec_digest(text, len, opts);
 	e->spec_text = text;

@@ -409,3 +409,29 @@ json_t *jsonr_loadb(const char *buf, size_t len, size_t flags, json_error_t *err
 	json_decref(v);
 	return fallback(buf, len, flags, error);
 }
+
+/* What a JSON value is, for messages: "is a string, not an object". */
+const char *jsonr_kind(const json_t *v)
+{
+	if (!v)
+		return "missing";
+	switch (json_typeof(v)) {
+	case JSON_OBJECT:
+		return "an object";
+	case JSON_ARRAY:
+		return "an array";
+	case JSON_STRING:
+		return "a string";
+	case JSON_INTEGER:
+		return "an integer";
+	case JSON_REAL:
+		return "a real number";
+	case JSON_TRUE:
+		return "true";
+	case JSON_FALSE:
+		return "false";
+	case JSON_NULL:
+		return "null";
+	}
+	return "unknown";
+}

@@ -24,4 +24,12 @@ json_t *jsonr_loadb(const char *buf, size_t len, size_t flags, json_error_t *err
 /* How many calls so far went to json_loadb (the tests check which path a document took). */
 unsigned long jsonr_fallbacks(void);
 
+/*
+ * What a JSON value is, for messages ("is a string, not an object"): "an
+ * object", "an array", "a string", "an integer", "a real number", "true",
+ * "false", "null", or "missing" for NULL. The one list the plan's and the
+ * state's shape checks both name values with.
+ */
+const char *jsonr_kind(const json_t *v);
+
 #endif

@@ -11,6 +11,7 @@
 #include "jsonw.h"
 
 #include <jansson.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -209,4 +210,32 @@ void log_msg(enum log_level level, const char *fmt, ...)
 	else
 		fprintf(stderr, "kiln: %s: %s\n", level_names[level], msg);
 	free(msg);
+}
+
+long env_long(const char *name, long def, long max)
+{
+	const char *s = getenv(name);
+	char *end;
+	long v;
+
+	if (!s || !*s)
+		return def;
+	v = strtol(s, &end, 10);
+	if (*end || v < 0 || v > max) {
+		static pthread_mutex_t mu = PTHREAD_MUTEX_INITIALIZER;
+		static const char *warned[8];
+		size_t i;
+
+		pthread_mutex_lock(&mu);
+		for (i = 0; i < ARRAY_SIZE(warned) && warned[i] && strcmp(warned[i], name); i++)
+			;
+		if (i < ARRAY_SIZE(warned) && !warned[i]) {
+			warned[i] = name;
+			log_warn("%s '%s' is not a whole number from 0 to %ld; using %ld", name, s,
+				 max, def);
+		}
+		pthread_mutex_unlock(&mu);
+		return def;
+	}
+	return v;
 }

@@ -68,32 +68,6 @@ char *plan_digest(const json_t *plan)
 
 /* ---- the shape check ---- */
 
-/* What a JSON value is, for messages: "is a string, not an object". */
-static const char *json_kind(const json_t *v)
-{
-	if (!v)
-		return "missing";
-	switch (json_typeof(v)) {
-	case JSON_OBJECT:
-		return "an object";
-	case JSON_ARRAY:
-		return "an array";
-	case JSON_STRING:
-		return "a string";
-	case JSON_INTEGER:
-		return "an integer";
-	case JSON_REAL:
-		return "a real number";
-	case JSON_TRUE:
-		return "true";
-	case JSON_FALSE:
-		return "false";
-	case JSON_NULL:
-		return "null";
-	}
-	return "unknown";
-}
-
 /* The action lists kiln executes, as in Terraform's plan. */
 static const char *const plan_actions[][2] = {
     {"no-op", NULL},	  {"create", NULL},	{"update", NULL},
@@ -147,7 +121,7 @@ static int shape_fail(struct shape *s, const char *where, const char *what)
 
 static int shape_kind(struct shape *s, const char *where, const json_t *v, const char *want)
 {
-	char *what = v ? xasprintf("is %s, not %s", json_kind(v), want) : xstrdup("is missing");
+	char *what = v ? xasprintf("is %s, not %s", jsonr_kind(v), want) : xstrdup("is missing");
 
 	shape_fail(s, where, what);
 	free(what);
@@ -480,7 +454,7 @@ static int check_approvals(const json_t *approvals, const char *path, struct kil
 		kiln_error_set(err,
 			       "%s is not a valid kiln plan file: its \"approvals\" is %s, not an "
 			       "array",
-			       path, json_kind(approvals));
+			       path, jsonr_kind(approvals));
 		return -1;
 	}
 	if (json_array_size(approvals) > PLAN_APPROVALS_MAX) {
@@ -497,7 +471,7 @@ static int check_approvals(const json_t *approvals, const char *path, struct kil
 			    err,
 			    "%s is not a valid kiln plan file: approvals[%zu] is %s, not "
 			    "an object",
-			    path, i, json_kind(a));
+			    path, i, jsonr_kind(a));
 			return -1;
 		}
 		for (k = 0; k < ARRAY_SIZE(approval_members); k++) {
@@ -515,7 +489,7 @@ static int check_approvals(const json_t *approvals, const char *path, struct kil
 				    err,
 				    "%s is not a valid kiln plan file: approvals[%zu].%s "
 				    "is %s, not a string",
-				    path, i, approval_members[k], json_kind(v));
+				    path, i, approval_members[k], jsonr_kind(v));
 				return -1;
 			}
 		}
@@ -632,7 +606,7 @@ static int check_wrapper(const json_t *file, const char *path, struct kiln_error
 	if (!json_is_object(file)) {
 		kiln_error_set(err,
 			       "%s is not a kiln plan file: its top level is %s, not an object",
-			       path, json_kind(file));
+			       path, jsonr_kind(file));
 		goto not_plan;
 	}
 	if (!version) {
@@ -644,7 +618,7 @@ static int check_wrapper(const json_t *file, const char *path, struct kiln_error
 		kiln_error_set(err,
 			       "%s is not a kiln plan file: its \"kiln_plan_file\" is %s, not "
 			       "an integer",
-			       path, json_kind(version));
+			       path, jsonr_kind(version));
 		goto not_plan;
 	}
 	v = json_integer_value(version);
@@ -669,13 +643,13 @@ static int check_wrapper(const json_t *file, const char *path, struct kiln_error
 		kiln_error_set(err,
 			       "%s is not a kiln plan file: its \"digest\" is %s, not "
 			       "\"sha256:HEX\"",
-			       path, json_kind(digest));
+			       path, jsonr_kind(digest));
 		kiln_error_hint(err, REMAKE_HINT);
 		return -1;
 	}
 	if (!json_is_object(plan)) {
 		kiln_error_set(err, "%s is not a kiln plan file: its \"plan\" is %s, not an object",
-			       path, json_kind(plan));
+			       path, jsonr_kind(plan));
 		kiln_error_hint(err, REMAKE_HINT);
 		return -1;
 	}

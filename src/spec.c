@@ -21,33 +21,6 @@ static const char *const budget_keys[] = {"max_hourly_usd"};
 static const char *const network_keys[] = {"cidr", "fabric", "ingress"};
 static const char *const ingress_keys[] = {"port", "from", "protocol", "description"};
 
-const char *const spec_fabric_names[3] = {"none", "ena", "efa"};
-const char *const spec_market_names[2] = {"on-demand", "spot"};
-const char *const spec_tier_names[3] = {"object", "lustre", "nfs"};
-const char *const spec_deletion_names[2] = {"retain", "delete"};
-
-const char *spec_fabric_name(enum spec_fabric f)
-{
-	return spec_fabric_names[f];
-}
-
-const char *spec_tier_name(enum spec_tier t)
-{
-	return spec_tier_names[t];
-}
-
-const char *spec_tier_with_article(enum spec_tier t)
-{
-	static const char *const with[] = {"an object", "a lustre", "an nfs"};
-
-	return with[t];
-}
-
-const char *spec_market_name(enum spec_market m)
-{
-	return spec_market_names[m];
-}
-
 static void load_vars(struct loader *ld, const struct ynode *vars)
 {
 	struct spec *spec = ld->spec;
@@ -536,24 +509,40 @@ int spec_load_buffer(struct spec **out, const char *file, const char *buf, size_
 	return d->errors > errors ? -1 : 0;
 }
 
-int spec_load_file(struct spec **out, const char *path, const struct spec_options *opts,
-		   struct diags *d)
+int spec_read_file(const char *path, char **buf, size_t *len, struct diags *d)
 {
-	struct kiln_error err;
-	char *buf = NULL;
-	size_t len = 0;
+	struct kiln_error err = {0};
+	const char *name = spec_file_name(path);
 	int ret;
-	const char *name = strcmp(path, "-") == 0 ? "<stdin>" : path;
 
-	*out = NULL;
-	ret = file_read_all(path, SPEC_MAX_BYTES, &buf, &len, &err);
+	*buf = NULL;
+	*len = 0;
+	ret = file_read_all(path, SPEC_MAX_BYTES, buf, len, &err);
 	if (ret == -2)
 		return too_large(name, d);
 	if (ret < 0) {
 		diags_add(d, DIAG_ERROR, name, 0, 0, "%s", err.msg);
 		return -1;
 	}
-	ret = spec_load_buffer(out, name, buf, len, opts, d);
+	return 0;
+}
+
+const char *spec_file_name(const char *path)
+{
+	return strcmp(path, "-") == 0 ? "<stdin>" : path;
+}
+
+int spec_load_file(struct spec **out, const char *path, const struct spec_options *opts,
+		   struct diags *d)
+{
+	char *buf = NULL;
+	size_t len = 0;
+	int ret;
+
+	*out = NULL;
+	if (spec_read_file(path, &buf, &len, d) < 0)
+		return -1;
+	ret = spec_load_buffer(out, spec_file_name(path), buf, len, opts, d);
 	free(buf);
 	return ret;
 }

@@ -232,6 +232,14 @@ int spec_load_file(struct spec **out, const char *path, const struct spec_option
 		   struct diags *d);
 int spec_load_buffer(struct spec **out, const char *file, const char *buf, size_t len,
 		     const struct spec_options *opts, struct diags *d);
+/*
+ * The bytes of a spec file ("-": standard input), at most SPEC_MAX_BYTES,
+ * NUL-terminated (caller frees *buf); -1 with the problem in d, as
+ * spec_load_file() reports it.
+ */
+int spec_read_file(const char *path, char **buf, size_t *len, struct diags *d);
+/* The name messages give a spec file: the path, or "<stdin>" for "-". */
+const char *spec_file_name(const char *path);
 void spec_free(struct spec *spec);
 
 const char *spec_fabric_name(enum spec_fabric f);

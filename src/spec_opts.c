@@ -7,23 +7,25 @@
 #include <stdlib.h>
 #include <string.h>
 
-int spec_vars_add(struct spec_vars *vars, const struct cli *cli, const char *arg)
+int spec_vars_add(struct spec_vars *vars, const char *arg, struct kiln_error *err)
 {
 	const char *eq = strchr(arg, '=');
 	struct spec_var_override *o;
 	size_t i;
 
 	if (!eq || eq == arg) {
-		cli_error(cli, "write --var NAME=VALUE, like --var image=ami-0123456789abcdef0",
-			  "--var '%s' is not NAME=VALUE", arg);
+		kiln_error_set(err, "--var '%s' is not NAME=VALUE", arg);
+		kiln_error_hint(err,
+				"write --var NAME=VALUE, like --var image=ami-0123456789abcdef0");
 		return -1;
 	}
 	for (i = 0; i < (size_t)(eq - arg); i++) {
 		if (!(isalnum((unsigned char)arg[i]) || arg[i] == '_') ||
 		    (i == 0 && isdigit((unsigned char)arg[i]))) {
-			cli_error(cli,
-				  "names are letters, digits and '_', not starting with a digit",
-				  "--var '%.*s' is not a variable name", (int)(eq - arg), arg);
+			kiln_error_set(err, "--var '%.*s' is not a variable name", (int)(eq - arg),
+				       arg);
+			kiln_error_hint(
+			    err, "names are letters, digits and '_', not starting with a digit");
 			return -1;
 		}
 	}

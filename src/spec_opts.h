@@ -7,7 +7,6 @@
 #ifndef KILN_SPEC_OPTS_H
 #define KILN_SPEC_OPTS_H
 
-#include "cli.h"
 #include "spec.h"
 
 struct spec_vars {
@@ -16,8 +15,8 @@ struct spec_vars {
 	size_t cap;
 };
 
-/* Parse one NAME=VALUE; reports and returns -1 when malformed. */
-int spec_vars_add(struct spec_vars *vars, const struct cli *cli, const char *arg);
+/* Parse one NAME=VALUE; -1 with err (and its hint) when malformed. */
+int spec_vars_add(struct spec_vars *vars, const char *arg, struct kiln_error *err);
 void spec_vars_release(struct spec_vars *vars);
 
 #endif

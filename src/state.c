@@ -24,28 +24,6 @@ enum {
 	T_NULL = 1 << 4,
 };
 
-static const char *type_name(const json_t *v)
-{
-	switch (json_typeof(v)) {
-	case JSON_OBJECT:
-		return "an object";
-	case JSON_ARRAY:
-		return "an array";
-	case JSON_STRING:
-		return "a string";
-	case JSON_INTEGER:
-		return "an integer";
-	case JSON_REAL:
-		return "a real";
-	case JSON_TRUE:
-	case JSON_FALSE:
-		return "a boolean";
-	case JSON_NULL:
-		return "null";
-	}
-	return "an unknown value";
-}
-
 static bool type_in(const json_t *v, unsigned types)
 {
 	return ((types & T_OBJECT) && json_is_object(v)) ||
@@ -74,7 +52,7 @@ static int member_get(const json_t **out, const json_t *obj, const char *key, un
 	}
 	if (!type_in(v, types)) {
 		kiln_error_set(err, "%s: wrong type for '%s': expected %s, found %s", prefix, key,
-			       expected, type_name(v));
+			       expected, jsonr_kind(v));
 		return -1;
 	}
 	return 0;
@@ -94,7 +72,7 @@ static int string_array_check(const json_t **out, const json_t *res, const char 
 		if (!json_is_string(item)) {
 			kiln_error_set(err,
 				       "%s: wrong type for '%s[%zu]': expected a string, found %s",
-				       prefix, key, i, type_name(item));
+				       prefix, key, i, jsonr_kind(item));
 			return -1;
 		}
 	}
@@ -111,7 +89,7 @@ static int resource_check(const char *address, const json_t *res, const char *wh
 
 	if (!json_is_object(res)) {
 		kiln_error_set(err, "%s: resource %s is not an object (found %s)", where, address,
-			       type_name(res));
+			       jsonr_kind(res));
 		return -1;
 	}
 	prefix = xasprintf("%s: resource %s", where, address);
@@ -174,7 +152,7 @@ static int expiry_check(const json_t *doc, const char *where, struct kiln_error 
 		return 0;
 	if (!json_is_object(x)) {
 		kiln_error_set(err, "%s: wrong type for 'expiry': expected an object, found %s",
-			       where, type_name(x));
+			       where, jsonr_kind(x));
 		return -1;
 	}
 	prefix = xasprintf("%s: expiry", where);
@@ -294,7 +272,7 @@ int state_check(const json_t *doc, const char *where, struct kiln_error *err)
 	int64_t created;
 
 	if (!json_is_object(doc)) {
-		kiln_error_set(err, "%s: not a JSON object (found %s)", where, type_name(doc));
+		kiln_error_set(err, "%s: not a JSON object (found %s)", where, jsonr_kind(doc));
 		return -1;
 	}
 	/* First, so a newer layout is reported as newer rather than as broken. */

@@ -402,14 +402,17 @@ int validate_spec(const struct spec *spec, struct diags *d)
 	return d->errors > errors ? -1 : 0;
 }
 
-static int load(struct spec **out, const char *path, const struct spec_options *opts,
-		struct diags *d, bool today)
+static int load(struct spec **out, const char *path, const char *buf, size_t len,
+		const struct spec_options *opts, struct diags *d, bool today)
 {
 	size_t errors = d->errors;
 	struct spec *spec = NULL;
 
 	*out = NULL;
-	spec_load_file(&spec, path, opts, d);
+	if (buf)
+		spec_load_buffer(&spec, spec_file_name(path), buf, len, opts, d);
+	else
+		spec_load_file(&spec, path, opts, d);
 	if (spec)
 		validate_spec(spec, d);
 	if (spec && today) {
@@ -434,11 +437,17 @@ static int load(struct spec **out, const char *path, const struct spec_options *
 int validate_load(struct spec **out, const char *path, const struct spec_options *opts,
 		  struct diags *d)
 {
-	return load(out, path, opts, d, false);
+	return load(out, path, NULL, 0, opts, d, false);
+}
+
+int validate_load_buffer(struct spec **out, const char *path, const char *buf, size_t len,
+			 const struct spec_options *opts, struct diags *d)
+{
+	return load(out, path, buf, len, opts, d, false);
 }
 
 int validate_load_today(struct spec **out, const char *path, const struct spec_options *opts,
 			struct diags *d)
 {
-	return load(out, path, opts, d, true);
+	return load(out, path, NULL, 0, opts, d, true);
 }

@@ -23,6 +23,10 @@ int validate_spec(const struct spec *spec, struct diags *d);
 int validate_load(struct spec **out, const char *path, const struct spec_options *opts,
 		  struct diags *d);
 
+/* validate_load() of bytes already read from path (named in messages). */
+int validate_load_buffer(struct spec **out, const char *path, const char *buf, size_t len,
+			 const struct spec_options *opts, struct diags *d);
+
 /*
  * validate_load() and the rules judged against today's date (KILN_NOW for
  * tests): a waiver the plan would count as an error (expired, without a

@@ -1,0 +1,34 @@
+/*
+ * spec_names.c - the words of the spec's enumerations (fabric, market,
+ * tier, deletion), for the loader's checks and for messages. The loader's
+ * files (spec.c, spec_storage.c...) and the engine all read them here, so
+ * none of the loader's files needs another's for a name.
+ */
+#include "spec_load.h"
+
+const char *const spec_fabric_names[3] = {"none", "ena", "efa"};
+const char *const spec_market_names[2] = {"on-demand", "spot"};
+const char *const spec_tier_names[3] = {"object", "lustre", "nfs"};
+const char *const spec_deletion_names[2] = {"retain", "delete"};
+
+const char *spec_fabric_name(enum spec_fabric f)
+{
+	return spec_fabric_names[f];
+}
+
+const char *spec_tier_name(enum spec_tier t)
+{
+	return spec_tier_names[t];
+}
+
+const char *spec_tier_with_article(enum spec_tier t)
+{
+	static const char *const with[] = {"an object", "a lustre", "an nfs"};
+
+	return with[t];
+}
+
+const char *spec_market_name(enum spec_market m)
+{
+	return spec_market_names[m];
+}

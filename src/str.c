@@ -1,0 +1,173 @@
+/*
+ * str.c - see str.h.
+ */
+#include "str.h"
+
+#include <ctype.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "util.h"
+
+bool str_starts_with(const char *s, const char *prefix)
+{
+	return strncmp(s, prefix, strlen(prefix)) == 0;
+}
+
+bool str_ends_with(const char *s, const char *suffix)
+{
+	size_t a = strlen(s), b = strlen(suffix);
+
+	return a >= b && memcmp(s + a - b, suffix, b) == 0;
+}
+
+size_t str_edit_distance(const char *a, const char *b)
+{
+	size_t la = strlen(a), lb = strlen(b), i, j, d;
+	size_t *row0, *row1, *row2, *t;
+
+	/* Three rows suffice for transpositions (optimal string alignment). */
+	row0 = xcalloc(lb + 1, sizeof(*row0));
+	row1 = xcalloc(lb + 1, sizeof(*row1));
+	row2 = xcalloc(lb + 1, sizeof(*row2));
+	for (j = 0; j <= lb; j++)
+		row1[j] = j;
+	for (i = 1; i <= la; i++) {
+		row2[0] = i;
+		for (j = 1; j <= lb; j++) {
+			/* Case-blind: "EFA" is one step from nothing, it is 'efa'. */
+			size_t cost =
+			    tolower((unsigned char)a[i - 1]) != tolower((unsigned char)b[j - 1]);
+			size_t best = row1[j] + 1;
+
+			if (row2[j - 1] + 1 < best)
+				best = row2[j - 1] + 1;
+			if (row1[j - 1] + cost < best)
+				best = row1[j - 1] + cost;
+			if (i > 1 && j > 1 &&
+			    tolower((unsigned char)a[i - 1]) == tolower((unsigned char)b[j - 2]) &&
+			    tolower((unsigned char)a[i - 2]) == tolower((unsigned char)b[j - 1]) &&
+			    row0[j - 2] + 1 < best)
+				best = row0[j - 2] + 1;
+			row2[j] = best;
+		}
+		t = row0;
+		row0 = row1;
+		row1 = row2;
+		row2 = t;
+	}
+	d = row1[lb];
+	free(row0);
+	free(row1);
+	free(row2);
+	return d;
+}
+
+const char *str_closest(const char *word, const char *const *cands, size_t n)
+{
+	const char *best = NULL;
+	size_t best_d = (size_t)-1, limit, i, wl = strlen(word);
+
+	limit = wl / 3;
+	if (limit < 1)
+		limit = 1;
+	if (limit > 3)
+		limit = 3;
+	/* Long inputs are not typos of short keys; skip the quadratic work. */
+	if (wl > 64)
+		return NULL;
+	for (i = 0; i < n; i++) {
+		size_t d = str_edit_distance(word, cands[i]);
+
+		if (d < best_d) {
+			best_d = d;
+			best = cands[i];
+		}
+	}
+	return best_d <= limit ? best : NULL;
+}
+
+void text_position(const char *buf, size_t off, int *line, int *col)
+{
+	size_t i;
+
+	*line = 1;
+	*col = 1;
+	for (i = 0; i < off; i++) {
+		if (buf[i] == '\n') {
+			(*line)++;
+			*col = 1;
+		} else if (((unsigned char)buf[i] & 0xc0) != 0x80) {
+			(*col)++;
+		}
+	}
+}
+
+size_t text_offset(const char *buf, size_t len, int line, int col)
+{
+	size_t i = 0;
+	int l = 1, c = 1;
+
+	while (i < len && l < line)
+		if (buf[i++] == '\n')
+			l++;
+	while (i < len && c < col && buf[i] != '\n') {
+		i++;
+		while (i < len && ((unsigned char)buf[i] & 0xc0) == 0x80)
+			i++;
+		c++;
+	}
+	return i;
+}
+
+int32_t utf8_decode(const unsigned char *s, size_t len, size_t *size)
+{
+	unsigned char c = s[0];
+	size_t n, k;
+	uint32_t cp;
+
+	if (c < 0x80) {
+		*size = 1;
+		return c;
+	} else if ((c & 0xe0) == 0xc0) {
+		n = 1;
+		cp = c & 0x1f;
+	} else if ((c & 0xf0) == 0xe0) {
+		n = 2;
+		cp = c & 0x0f;
+	} else if ((c & 0xf8) == 0xf0) {
+		n = 3;
+		cp = c & 0x07;
+	} else {
+		return -1;
+	}
+	if (n >= len)
+		return -1;
+	for (k = 1; k <= n; k++) {
+		if ((s[k] & 0xc0) != 0x80)
+			return -1;
+		cp = (cp << 6) | (s[k] & 0x3f);
+	}
+	/* Overlong forms, surrogates and code points past U+10FFFF. */
+	if ((n == 1 && cp < 0x80) || (n == 2 && cp < 0x800) || (n == 3 && cp < 0x10000) ||
+	    (cp >= 0xd800 && cp <= 0xdfff) || cp > 0x10ffff)
+		return -1;
+	*size = n + 1;
+	return (int32_t)cp;
+}
+
+size_t utf8_invalid_offset(const unsigned char *s, size_t len)
+{
+	size_t i = 0, n;
+
+	while (i < len) {
+		if (s[i] < 0x80) {
+			i++;
+			continue;
+		}
+		if (utf8_decode(s + i, len - i, &n) < 0)
+			return i;
+		i += n;
+	}
+	return len;
+}

@@ -1,0 +1,33 @@
+/*
+ * str.h - string tests, "did you mean" distances, text positions and UTF-8.
+ */
+#ifndef KILN_STR_H
+#define KILN_STR_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+bool str_starts_with(const char *s, const char *prefix);
+bool str_ends_with(const char *s, const char *suffix);
+
+/* Damerau-Levenshtein (optimal string alignment) distance, ignoring case. */
+size_t str_edit_distance(const char *a, const char *b);
+/*
+ * The candidate closest to word, or NULL when none is close enough to be a
+ * plausible typo (distance at most a third of the word, and at least 1).
+ */
+const char *str_closest(const char *word, const char *const *cands, size_t n);
+
+/* The 1-based line and column (in characters) of byte offset off in buf. */
+void text_position(const char *buf, size_t off, int *line, int *col);
+
+/* The inverse: the byte offset of a 1-based line and column, or len past the end. */
+size_t text_offset(const char *buf, size_t len, int line, int col);
+
+/* Byte offset of the first invalid UTF-8 sequence, or len when the buffer is valid. */
+size_t utf8_invalid_offset(const unsigned char *s, size_t len);
+/* The code point UTF-8 encodes at s (len > 0 bytes left) and its length in *size, or -1. */
+int32_t utf8_decode(const unsigned char *s, size_t len, size_t *size);
+
+#endif
