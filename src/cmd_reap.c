@@ -179,7 +179,7 @@ static int reap_destroy(struct cli *cli, const char *spec, const char *name,
 	ao.parallelism = f.parallelism;
 	atomic_store(&interrupted, 0);
 	for (i = 0; i < nvars && i < 64; i++)
-		if (spec_vars_add(&f.vars, cli, vars[i]) < 0)
+		if (run_flags_handle(&f, cli, OPT_RUN_VAR, vars[i]) < 0)
 			goto out;
 	have_key = crypt_key_load(&key, &err);
 	crypt_key_wipe(&key);
