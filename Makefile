@@ -3,7 +3,8 @@
 #   make              build ./kiln
 #   make deps         install missing Debian -dev packages (as root), or print the line
 #   make quickstart   deps + build + the quickstart on the embedded sim provider
-#   make test         sanitizer build (ASan+UBSan+LSan), unit tests, end-to-end tests
+#   make test         sanitizer build (ASan+UBSan+LSan), check-clouds, unit and end-to-end tests
+#   make check-clouds no cloud named in the engine (tests/check-cloud-names.py)
 #   make fuzz         libFuzzer on the spec loader (clang), FUZZ_SECONDS long
 #   make fuzz-json    libFuzzer: kiln's JSON reader and writer against jansson's
 #   make install      PREFIX=/usr/local: the binary and the man pages
@@ -43,7 +44,7 @@ UNIT_BINS := $(UNIT_SRCS:tests/%.c=$(BUILD)/test/bin/%)
 MANPAGES  := $(wildcard man/*.1 man/*.5 man/*.7)
 DEPS_STAMP := $(BUILD)/.deps-ok
 
-.PHONY: all deps quickstart test unit e2e fuzz fuzz-json install uninstall clean bench format
+.PHONY: all deps quickstart test check-clouds unit e2e fuzz fuzz-json install uninstall clean bench format
 
 all: kiln
 
@@ -94,9 +95,15 @@ unit: $(UNIT_BINS)
 e2e: $(BUILD)/test/kiln
 	@tests/e2e/run.sh $(BUILD)/test/kiln
 
-# Both suites run even when the first fails; the exit status is the worse one.
+# The engine never names a cloud (DESIGN.md): src/ is read for cloud names
+# and service prefixes, after a self-test shows a planted one is caught.
+check-clouds:
+	@python3 tests/check-cloud-names.py --self-test && python3 tests/check-cloud-names.py
+
+# Every check and both suites run even when one fails; the exit status is the worst.
 test: $(UNIT_BINS) $(BUILD)/test/kiln
-	@status=0; scripts/run-unit.sh $(UNIT_BINS) || status=1; \
+	@status=0; $(MAKE) --no-print-directory check-clouds || status=1; \
+	scripts/run-unit.sh $(UNIT_BINS) || status=1; \
 	tests/e2e/run.sh $(BUILD)/test/kiln || status=1; exit $$status
 
 $(BUILD)/fuzz/fuzz_spec: tests/fuzz/fuzz_spec.c $(LIB_SRCS) $(GEN_TEMPLATES) | $(DEPS_STAMP)

@@ -20,7 +20,7 @@
  * provider asks EC2 at plan time and EC2's answer wins over this table for
  * everything but price.
  */
-#include "catalog.h"
+#include "catalog_aws.h"
 
 /* clang-format off */
 static const struct catalog_type aws_types[] = {

@@ -158,9 +158,9 @@ static char *resolution(const struct catalog_type *best, const struct catalog_ty
 	return text;
 }
 
-static int unknown_type(const struct spec_group *g, struct kiln_error *err)
+static int unknown_type(const struct catalog *cat, const struct spec_group *g,
+			struct kiln_error *err)
 {
-	const struct catalog *cat = &catalog_aws;
 	const char **names = xcalloc(cat->ntypes + 1, sizeof(*names));
 	size_t *dist = xcalloc(cat->ntypes + 1, sizeof(*dist));
 	size_t i, j, shown = 0;
@@ -329,9 +329,10 @@ json_t *pexp_role_allow(const struct spec_role *role)
  * The catalog type of a group, or -1 with err (no position in it) and *where
  * the node the error is about.
  */
-static int group_type(const struct spec *spec, const struct spec_group *g,
-		      const struct catalog_type **t, const struct catalog_type **next,
-		      const struct ynode **where, struct kiln_error *err)
+static int group_type(const struct catalog *cat, const struct spec *spec,
+		      const struct spec_group *g, const struct catalog_type **t,
+		      const struct catalog_type **next, const struct ynode **where,
+		      struct kiln_error *err)
 {
 	struct kiln_error cerr = {{0}, {0}};
 
@@ -339,12 +340,12 @@ static int group_type(const struct spec *spec, const struct spec_group *g,
 	*next = NULL;
 	if (!g->gpu_model) {
 		*where = ynode_get(g->node, "instance_type");
-		*t = catalog_find(&catalog_aws, g->instance_type);
-		return *t ? 0 : unknown_type(g, err);
+		*t = catalog_find(cat, g->instance_type);
+		return *t ? 0 : unknown_type(cat, g, err);
 	}
 	*where = ynode_get(g->node, "gpu");
-	if (catalog_resolve(&catalog_aws, g->gpu_model, g->gpu_count,
-			    spec->network.fabric == FABRIC_EFA, t, next, &cerr) < 0) {
+	if (catalog_resolve(cat, g->gpu_model, g->gpu_count, spec->network.fabric == FABRIC_EFA, t,
+			    next, &cerr) < 0) {
 		kiln_error_set(err, "compute.%s.gpu: %s", g->name, cerr.msg);
 		snprintf(err->hint, sizeof(err->hint), "%s", cerr.hint);
 		return -1;
@@ -352,15 +353,16 @@ static int group_type(const struct spec *spec, const struct spec_group *g,
 	return 0;
 }
 
-int pexp_group_type(const char *prefix, const struct spec *spec, const struct spec_group *g,
-		    const struct catalog_type **t, char **why, struct kiln_error *err)
+int pexp_group_type(const char *prefix, const struct catalog *cat, const struct spec *spec,
+		    const struct spec_group *g, const struct catalog_type **t, char **why,
+		    struct kiln_error *err)
 {
 	const struct catalog_type *next = NULL;
 	const struct ynode *where = NULL;
 	struct kiln_error gerr = {{0}, {0}};
 
 	*why = NULL;
-	if (group_type(spec, g, t, &next, &where, &gerr) < 0) {
+	if (group_type(cat, spec, g, t, &next, &where, &gerr) < 0) {
 		char *at = pexp_where(spec, where);
 
 		kiln_error_set(err, "%s%s%s", prefix, at, gerr.msg);
@@ -373,7 +375,7 @@ int pexp_group_type(const char *prefix, const struct spec *spec, const struct sp
 	return 0;
 }
 
-void pexp_check_groups(const struct spec *spec, struct diags *d)
+void pexp_check_groups(const struct catalog *cat, const struct spec *spec, struct diags *d)
 {
 	size_t i;
 
@@ -389,7 +391,7 @@ void pexp_check_groups(const struct spec *spec, struct diags *d)
 
 		if (g->machine_bad || (!g->gpu_model && !g->instance_type))
 			continue; /* the loader has reported it */
-		if (group_type(spec, g, &t, &next, &where, &err) == 0)
+		if (group_type(cat, spec, g, &t, &next, &where, &err) == 0)
 			continue;
 		if (!where)
 			where = g->key;

@@ -53,11 +53,11 @@ json_t *pexp_role_allow(const struct spec_role *role);
  */
 json_t *pexp_allow_normalize(const json_t *stmts);
 /*
- * Every compute group the catalog cannot serve (an unknown GPU model or
+ * Every compute group the catalog cat cannot serve (an unknown GPU model or
  * instance type, a GPU count or EFA no type has): an error in d at its gpu:
  * or instance_type:, with the message and hint expand would fail with.
  */
-void pexp_check_groups(const struct spec *spec, struct diags *d);
+void pexp_check_groups(const struct catalog *cat, const struct spec *spec, struct diags *d);
 /*
  * The spec's file systems (lustre and nfs stores), which every node group
  * mounts: a NULL-terminated array the caller frees, *n of them. Found once
@@ -66,12 +66,13 @@ void pexp_check_groups(const struct spec *spec, struct diags *d);
  */
 const struct spec_store **pexp_file_systems(const struct spec *spec, size_t *n);
 /*
- * The catalog type of a compute group: the cheapest with its GPUs (and EFA
+ * The type of cat a compute group runs on: the cheapest with its GPUs (and EFA
  * when the fabric is efa), or its instance_type. *why is the resolution the
  * plan prints for a GPU group (caller frees), else NULL. -1 with err, whose
  * message starts with prefix ("sim: ") and names the spec position.
  */
-int pexp_group_type(const char *prefix, const struct spec *spec, const struct spec_group *g,
-		    const struct catalog_type **t, char **why, struct kiln_error *err);
+int pexp_group_type(const char *prefix, const struct catalog *cat, const struct spec *spec,
+		    const struct spec_group *g, const struct catalog_type **t, char **why,
+		    struct kiln_error *err);
 
 #endif

@@ -139,6 +139,18 @@ struct prov_wait {
 
 struct prov_ctx; /* a provider's own connection state */
 
+/* How a cloud names the resources a role's allow: statements grant actions on. */
+struct prov_grammar {
+	/* NULL when resource is a name in the grammar, else the part at fault. */
+	const char *(*resource_fault)(const char *resource);
+	/* Whether resource (other than "*") names every resource there is, as "*" does. */
+	bool (*resource_is_any)(const char *resource);
+	/* For hints: the grammar's form, and an action and a resource it takes. */
+	const char *resource_form;    /* "arn:PARTITION:SERVICE:REGION:ACCOUNT:RESOURCE" */
+	const char *example_action;   /* "ecr:GetAuthorizationToken" */
+	const char *example_resource; /* "arn:aws:ecr:us-east-1:123456789012:repository/train" */
+};
+
 struct prov_type {
 	const char *name; /* "sim_node_group" */
 	const struct prov_attr *attrs;
@@ -257,6 +269,40 @@ struct provider {
 		     const char *id, json_t **out, struct kiln_error *err);
 	/* How many API calls this context has made (for bench and tests). */
 	unsigned long (*calls)(struct prov_ctx *ctx);
+
+	/*
+	 * The cloud's rules on a spec and its names, so the engine needs none
+	 * of its own. Each may be NULL: the cloud has no such rule.
+	 */
+	/* The template `kiln init` writes for this provider without --template. */
+	const char *default_template;
+	/* What to edit in such a spec before a plan, for init's next steps; NULL: nothing. */
+	const char *init_edit;
+	/*
+	 * Fill what the spec leaves to the cloud (sim: its region and zone),
+	 * while the spec loads; zone_given says the spec has a provider.zone.
+	 */
+	void (*defaults)(struct spec *spec, bool zone_given);
+	/* The region open() takes when none is given, for reports (kiln sprawl). */
+	const char *(*default_region)(void);
+	/*
+	 * Whether region is one of the cloud's region names, checked by `kiln
+	 * validate` before its zones; when not, an error added to d at the
+	 * region (or, when zone is set, the region was read off that zone: at
+	 * the zone) and false: the zones are not checked against it.
+	 */
+	bool (*check_region)(const struct spec *spec, const char *region,
+			     const struct spec_ref *zone, struct diags *d);
+	/* The cloud's rules on one compute group (its image): errors added to d. */
+	void (*check_group)(const struct spec *spec, const struct spec_group *g, struct diags *d);
+	/* How the spec's allow: statements name resources; NULL: any name. */
+	const struct prov_grammar *grammar;
+	/*
+	 * NULL-terminated patterns (fnmatch, case folded) of actions no policy
+	 * can scope to a resource: "*" is their only resource, so audit does
+	 * not flag them.
+	 */
+	const char *const *unscopable_actions;
 };
 
 /*
@@ -273,8 +319,22 @@ const char *prov_live_lineage(const json_t *live);
  */
 char *prov_tag_value(const char *s);
 
+/* The provider table (providers/providers.c) holds at most this many. */
+#define PROVIDERS_MAX 16
+
 /* The provider table (providers/providers.c); NULL when name is unknown. */
 const struct provider *provider_find(const char *name);
+/* How many providers the table holds, and each in the table's order. */
+size_t provider_count(void);
+const struct provider *provider_at(size_t i);
+/* The first provider of the table that is (or is not) simulated. */
+const struct provider *provider_first(bool simulated);
+/*
+ * The providers' names in the table's order, each after prefix, joined by
+ * sep and the last by last: ("--provider ", ", ", " or ") gives
+ * "--provider aws or --provider sim". Caller frees.
+ */
+char *provider_names_join(const char *prefix, const char *sep, const char *last);
 const struct prov_type *provider_type(const struct provider *p, const char *type);
 const struct prov_attr *prov_type_attr(const struct prov_type *t, const char *name);
 const char *prov_policy_name(enum prov_policy p);

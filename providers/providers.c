@@ -13,9 +13,10 @@
 #include "aws/aws.h"
 #include "sim/sim.h"
 
+/* In the order every list of providers shows them ("aws|sim"). */
 static const struct provider *const providers[] = {
-    &provider_sim,
     &provider_aws,
+    &provider_sim,
 };
 
 const struct provider *provider_find(const char *name)
@@ -26,6 +27,42 @@ const struct provider *provider_find(const char *name)
 		if (strcmp(providers[i]->name, name) == 0)
 			return providers[i];
 	return NULL;
+}
+
+_Static_assert(ARRAY_SIZE(providers) <= PROVIDERS_MAX, "raise PROVIDERS_MAX");
+
+size_t provider_count(void)
+{
+	return ARRAY_SIZE(providers);
+}
+
+const struct provider *provider_at(size_t i)
+{
+	return i < ARRAY_SIZE(providers) ? providers[i] : NULL;
+}
+
+const struct provider *provider_first(bool simulated)
+{
+	size_t i;
+
+	for (i = 0; i < ARRAY_SIZE(providers); i++)
+		if (providers[i]->simulated == simulated)
+			return providers[i];
+	return NULL;
+}
+
+char *provider_names_join(const char *prefix, const char *sep, const char *last)
+{
+	struct strbuf sb = {0};
+	size_t i, n = ARRAY_SIZE(providers);
+
+	for (i = 0; i < n; i++)
+		sb_addf(&sb, "%s%s%s",
+			i == 0	     ? ""
+			: i + 1 == n ? last
+				     : sep,
+			prefix, providers[i]->name);
+	return sb_detach(&sb);
 }
 
 const struct prov_type *provider_type(const struct provider *p, const char *type)

@@ -352,18 +352,20 @@ static void check_budget(struct audit *a)
 
 /* ---- IAM ---- */
 
-/* "*", or an ARN whose resource part is "*" (arn:aws:s3:::*). */
+/* "*", or what a provider of the table says names every resource (arn:aws:s3:::*). */
 static bool resource_is_star(const char *r)
 {
-	int colons = 0;
+	size_t i;
 
 	if (strcmp(r, "*") == 0)
 		return true;
-	if (!str_starts_with(r, "arn:"))
-		return false;
-	for (; *r && colons < 5; r++)
-		colons += *r == ':';
-	return colons == 5 && strcmp(r, "*") == 0;
+	for (i = 0; i < provider_count(); i++) {
+		const struct prov_grammar *g = provider_at(i)->grammar;
+
+		if (g && g->resource_is_any(r))
+			return true;
+	}
+	return false;
 }
 
 static bool action_matches(const char *pattern, const char *action)
@@ -372,31 +374,21 @@ static bool action_matches(const char *pattern, const char *action)
 }
 
 /*
- * Actions IAM lets no policy scope to a resource (the Service Authorization
- * Reference lists no resource type for them): "*" is their only resource,
- * so KILN-IAM-002 does not flag them, as Checkov's CKV_AWS_355 does not.
- * sim mirrors the AWS names of its read calls.
+ * Actions no policy can scope to a resource, as any provider of the table
+ * lists them (its unscopable_actions): "*" is their only resource, so
+ * KILN-IAM-002 does not flag them, as Checkov's CKV_AWS_355 does not.
  */
 static bool action_unscopable(const char *action)
 {
-	static const char *const unscopable[] = {
-	    "ecr:GetAuthorizationToken",
-	    "sts:GetCallerIdentity",
-	    "s3:ListAllMyBuckets",
-	    "ec2:Describe*",
-	    "cloudwatch:PutMetricData",
-	    "cloudwatch:GetMetricData",
-	    "cloudwatch:ListMetrics",
-	    "sim:Describe*",
-	    "sim:List*",
-	};
+	const char *const *u;
 	size_t i;
 
 	if (strchr(action, '*') || strchr(action, '?'))
 		return false; /* a pattern may cover scopable actions too */
-	for (i = 0; i < sizeof(unscopable) / sizeof(unscopable[0]); i++)
-		if (fnmatch(unscopable[i], action, FNM_CASEFOLD) == 0)
-			return true;
+	for (i = 0; i < provider_count(); i++)
+		for (u = provider_at(i)->unscopable_actions; u && *u; u++)
+			if (fnmatch(*u, action, FNM_CASEFOLD) == 0)
+				return true;
 	return false;
 }
 

@@ -2,9 +2,9 @@
  * catalog.h - instance types with their GPUs and prices, and resolving a
  * spec's `gpu: MODEL:COUNT` to the cheapest type that fits.
  *
- * The data is shipped with kiln (providers/catalog_aws.c, one table that the
- * aws and sim providers share) and dated; prices are on-demand and spot USD
- * per hour in one region. Providers and the engine may both include this.
+ * The data is shipped with kiln, one dated table per provider (each
+ * provider's catalog() answers it); prices are on-demand and spot USD per
+ * hour in one region. Providers and the engine may both include this.
  */
 #ifndef KILN_CATALOG_H
 #define KILN_CATALOG_H
@@ -65,8 +65,5 @@ const struct catalog_rate *catalog_rate(const struct catalog *c, const char *key
 
 /* The price per node-hour for a market ("spot" or anything else: on-demand). */
 double catalog_price(const struct catalog_type *t, bool spot);
-
-/* The shared AWS table (providers/catalog_aws.c). */
-extern const struct catalog catalog_aws;
 
 #endif

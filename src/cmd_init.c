@@ -25,6 +25,7 @@
 #include "cmd_store.h"
 #include "cmds.h"
 #include "crypt.h"
+#include "provider.h"
 #include "template.h"
 
 enum {
@@ -67,7 +68,30 @@ const struct cmd_info cmd_init_info = {
     .see_also = "kiln-init(1), kiln-spec(5), kiln-workspace(1)",
 };
 
-static const char *const providers[] = {"aws", "sim"};
+/* --provider names a provider of the table; else an error, with the nearest name. */
+static int known_provider(const struct cli *cli, const char *provider)
+{
+	const char *names[PROVIDERS_MAX], *near;
+	char *all, *hint;
+	size_t i, n = provider_count();
+
+	if (provider_find(provider))
+		return 0;
+	for (i = 0; i < n && i < PROVIDERS_MAX; i++)
+		names[i] = provider_at(i)->name;
+	near = str_closest(provider, names, i);
+	if (near) {
+		cli_error(cli, NULL, "--provider '%s' is not a provider; did you mean '%s'?",
+			  provider, near);
+		return -1;
+	}
+	all = provider_names_join("", ", ", " or ");
+	hint = xasprintf("use %s", all);
+	cli_error(cli, hint, "--provider '%s' is not a provider", provider);
+	free(hint);
+	free(all);
+	return -1;
+}
 
 /* "finetune, inference, llm-pretrain and sim-demo". Caller frees. */
 static char *template_names(void)
@@ -410,12 +434,13 @@ static int spec_write(const struct cli *cli, const struct template_entry *t, con
 
 static void print_next_steps(const char *dir, const struct template_entry *t)
 {
+	const struct provider *tp = provider_find(t->provider);
+
 	printf("\nNext steps:\n");
 	if (strcmp(dir, ".") != 0 && strcmp(dir, "./") != 0)
 		printf("  cd %s\n", dir);
-	if (strcmp(t->provider, "sim") != 0)
-		printf("  %-17s  %s\n", "$EDITOR kiln.yaml",
-		       "its header says what to change (vars: image AMI, addresses)");
+	if (tp && tp->init_edit)
+		printf("  %-17s  %s\n", "$EDITOR kiln.yaml", tp->init_edit);
 	printf("  %-17s  %s\n", "kiln validate", "check the spec");
 	printf("  %-17s  %s\n", "kiln plan", "see what would be made and what it costs an hour");
 	printf("  %-17s  %s\n", "kiln up", "create it (plan and apply); `kiln down` removes it");
@@ -486,22 +511,16 @@ int cmd_init(int argc, char **argv, struct cli *cli)
 		else if (c == OPT_LIST)
 			list = true;
 	}
-	if (provider && !(strcmp(provider, "aws") == 0 || strcmp(provider, "sim") == 0)) {
-		const char *near = str_closest(provider, providers, ARRAY_SIZE(providers));
-
-		if (near)
-			cli_error(cli, NULL,
-				  "--provider '%s' is not a provider; did you mean '%s'?", provider,
-				  near);
-		else
-			cli_error(cli, "use aws or sim", "--provider '%s' is not a provider",
-				  provider);
+	if (provider && known_provider(cli, provider) < 0)
 		goto out;
-	}
 	if (list) {
 		if (tname || argc - p.optind > 0) {
-			cli_error(cli, "use `kiln init --list [--provider aws|sim]`",
-				  "--list takes no --template and no DIR");
+			char *names = provider_names_join("", "|", "|");
+			char *hint = xasprintf("use `kiln init --list [--provider %s]`", names);
+
+			cli_error(cli, hint, "--list takes no --template and no DIR");
+			free(hint);
+			free(names);
 			goto out;
 		}
 		list_templates(provider);

@@ -354,8 +354,12 @@ static int parse(struct flags *f, struct cli_parser *p, struct cli *cli, int arg
 		return -1;
 	}
 	if (f->provider && !provider_find(f->provider)) {
-		cli_error(cli, "use --provider aws or --provider sim",
-			  "'%s' is not a provider kiln knows", f->provider);
+		char *names = provider_names_join("--provider ", ", ", " or ");
+		char *hint = xasprintf("use %s", names);
+
+		cli_error(cli, hint, "'%s' is not a provider kiln knows", f->provider);
+		free(hint);
+		free(names);
 		return -1;
 	}
 	return 0;
@@ -363,11 +367,12 @@ static int parse(struct flags *f, struct cli_parser *p, struct cli *cli, int arg
 
 /*
  * Without --provider: the one every workspace of the state repository
- * records, so sprawl next to a sim cluster looks in the sim; aws otherwise.
+ * records, so sprawl next to a sim cluster looks in the sim; otherwise the
+ * first real cloud of the provider table.
  */
 static const char *recorded_provider(const json_t *recorded)
 {
-	const char *name = NULL, *ws;
+	const char *name = NULL, *ws, *cloud = provider_first(false)->name;
 	const json_t *st;
 
 	json_object_foreach((json_t *)recorded, ws, st)
@@ -377,10 +382,10 @@ static const char *recorded_provider(const json_t *recorded)
 		if (!p)
 			continue;
 		if (name && strcmp(name, p) != 0)
-			return "aws";
+			return cloud;
 		name = p;
 	}
-	return name && provider_find(name) ? name : "aws";
+	return name && provider_find(name) ? name : cloud;
 }
 
 /* A deletion or adoption as it lands: a line on standard output, a failure on standard error. */
@@ -464,12 +469,7 @@ static json_t *build_report(const struct flags *f, struct store *s, const struct
 			cat ? cat->provider : NULL, "region", cat ? cat->region : NULL, "date",
 			cat ? cat->date : NULL);
 	if (!f->region)
-		json_object_set_new(rep, "region",
-				    json_string(strcmp(prov->name, "sim") == 0 ? "sim-local-1"
-						: getenv("AWS_REGION") ? getenv("AWS_REGION")
-						: getenv("AWS_DEFAULT_REGION")
-						    ? getenv("AWS_DEFAULT_REGION")
-						    : "us-east-1"));
+		json_object_set_new(rep, "region", json_string(sprawl_default_region(prov)));
 	json_object_foreach((json_t *)recorded, k, o)
 	    json_array_append_new(json_object_get(rep, "workspaces"), json_string(k));
 	/* Live attrs may hold secrets (a join token): the report names, never dumps. */

@@ -71,9 +71,13 @@ int engine_open(struct engine **out, const char *spec_path, const struct spec_op
 	text = NULL;
 	e->prov = provider_find(e->spec->provider.name);
 	if (!e->prov) {
+		char *names;
+
 		kiln_error_set(err, "%s: provider '%s' is not built into this kiln", spec_path,
 			       e->spec->provider.name);
-		kiln_error_hint(err, "kiln %s has the providers: sim", KILN_VERSION);
+		names = provider_names_join("", ", ", " and ");
+		kiln_error_hint(err, "kiln %s has the providers %s", KILN_VERSION, names);
+		free(names);
 		goto out;
 	}
 	if (e->prov->open(&e->ctx, e->spec, err) != 0)

@@ -145,8 +145,8 @@ static size_t on_header(char *data, size_t size, size_t n, void *arg)
  * another attempt may fare better; -2 when it cannot (a refused scheme, an
  * answer over the cap).
  */
-static int http_send(const struct http_request *req, struct http_response *resp,
-		     struct kiln_error *err)
+static int http_send(const struct http_request *req, const char *unreachable_hint,
+		     struct http_response *resp, struct kiln_error *err)
 {
 	struct curl_slist *hdrs = NULL;
 	struct sink s = {{0}, resp, false};
@@ -211,7 +211,9 @@ static int http_send(const struct http_request *req, struct http_response *resp,
 	} else {
 		kiln_error_set(err, "cannot reach %s: %s", req->url,
 			       *errbuf ? errbuf : curl_easy_strerror(cc));
-		kiln_error_hint(err, "check the endpoint (AWS_ENDPOINT_URL) and the network");
+		kiln_error_hint(err, "%s",
+				unreachable_hint ? unreachable_hint
+						 : "check the endpoint and the network");
 	}
 	if (ret < 0) {
 		free(s.body.buf);
@@ -259,7 +261,7 @@ int http_call_run(const struct http_call *call, struct http_response *resp, int 
 		}
 		memset(&req, 0, sizeof(req));
 		call->prepare(call->arg, attempt, &req);
-		rc = http_send(&req, resp, err);
+		rc = http_send(&req, call->unreachable_hint, resp, err);
 		again = (rc == -1 && !call->once) || (rc == 0 && call->transient(call->arg, resp));
 		if (rc == 0)
 			log_debug("http: %s %s -> %ld in %ld ms (attempt %d)%s%s", call->service,

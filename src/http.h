@@ -56,6 +56,11 @@ struct http_call {
 	 * the caller looks before it tries again.
 	 */
 	bool once;
+	/*
+	 * The hint when the endpoint cannot be reached, naming where the
+	 * caller's endpoint comes from; NULL: "check the endpoint and the network".
+	 */
+	const char *unreachable_hint;
 };
 
 /*

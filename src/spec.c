@@ -14,6 +14,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "provider.h"
+
 static const char *const top_keys[] = {"kiln", "cluster", "provider", "ttl",	 "budget", "tags",
 				       "vars", "network", "compute",  "storage", "iam",	   "waive"};
 static const char *const provider_keys[] = {"name", "region", "zone", "endpoint"};
@@ -73,17 +75,21 @@ static void load_provider(struct loader *ld, const struct ynode *root)
 {
 	struct spec *spec = ld->spec;
 	const struct ynode *p = ynode_get(root, "provider"), *zone;
-	static const char *const names[] = {"aws", "sim"};
+	const struct provider *prov;
+	const char *names[PROVIDERS_MAX];
+	size_t i, nnames = provider_count();
 	int which = -1;
-	size_t i;
 
 	if (!p) {
 		struct diag *dg = ld_err(ld, root, "missing required key 'provider'");
 
-		diag_hint(dg, "add `provider: {name: sim}` to try kiln without a cloud account");
+		diag_hint(dg, "add `provider: {name: %s}` to try kiln without a cloud account",
+			  provider_first(true)->name);
 		spec->broken |= SPEC_BROKEN_PROVIDER;
 		return;
 	}
+	for (i = 0; i < nnames && i < PROVIDERS_MAX; i++)
+		names[i] = provider_at(i)->name;
 	spec->provider.node = p;
 	if (!ld_expect_map(ld, p, "provider")) {
 		spec->broken |= SPEC_BROKEN_PROVIDER;
@@ -91,7 +97,7 @@ static void load_provider(struct loader *ld, const struct ynode *root)
 	}
 	if (!ld_check_keys(ld, p, "in provider", provider_keys, ARRAY_SIZE(provider_keys)))
 		spec->broken |= SPEC_BROKEN_PROVIDER;
-	if (ld_get_enum(ld, p, "name", "provider.name", true, names, 2, &which) == GOT_OK)
+	if (ld_get_enum(ld, p, "name", "provider.name", true, names, i, &which) == GOT_OK)
 		spec->provider.name = xstrdup(names[which]);
 	else
 		spec->broken |= SPEC_BROKEN_PROVIDER;
@@ -108,18 +114,12 @@ static void load_provider(struct loader *ld, const struct ynode *root)
 		       spec->provider.endpoint);
 		spec->broken |= SPEC_BROKEN_PROVIDER;
 	}
-	if (spec->provider.name && strcmp(spec->provider.name, "sim") == 0 &&
-	    !spec->provider.region)
-		spec->provider.region = xstrdup("sim-1");
 	zone = ynode_get(p, "zone");
-	if (!zone) {
-		if (spec->provider.name && strcmp(spec->provider.name, "sim") == 0) {
-			spec->provider.zones = xcalloc(1, sizeof(*spec->provider.zones));
-			spec->provider.zones[0].name = xasprintf("%sa", spec->provider.region);
-			spec->provider.nzones = 1;
-		}
+	prov = provider_find(spec->provider.name);
+	if (prov && prov->defaults)
+		prov->defaults(spec, zone != NULL);
+	if (!zone)
 		return;
-	}
 	if (zone->kind == YNODE_SCALAR && !ynode_is_null(zone)) {
 		char *z = ld_scalar(ld, zone, "provider.zone");
 

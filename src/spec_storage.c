@@ -12,6 +12,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "provider.h"
+
 static const char *const iam_keys[] = {"roles"};
 static const char *const role_keys[] = {"read", "write", "allow"};
 static const char *const allow_keys[] = {"actions", "resources", "sid"};
@@ -280,44 +282,18 @@ static bool action_ok(const char *a)
 }
 
 /*
- * "*", or arn:PARTITION:SERVICE:REGION:ACCOUNT:RESOURCE: partition and
- * service [a-z0-9-]+, region [a-z0-9-*?]* (empty for global services),
- * account [0-9*?]* or "aws" (AWS managed policies), resource any visible
- * ASCII (it may hold ':' and '/'). NULL when good, else the part at fault.
+ * The grammar an allow: statement follows: its provider's, or, while the
+ * spec names none kiln has (or one with no grammar), the table's first, so
+ * the statements are still checked in the same run and hints have examples.
  */
-static const char *arn_fault(const char *r)
+static const struct prov_grammar *grammar_of(const struct spec *spec)
 {
-	static const char *const faults[] = {
-	    "the partition must be a-z, 0-9 and '-'",
-	    "the service must be a-z, 0-9 and '-'",
-	    "the region must be a-z, 0-9, '-', '*' and '?'",
-	    "the account must be digits, '*' and '?', or aws",
-	};
-	const char *p, *end;
-	size_t i, n;
+	const struct provider *p = provider_find(spec->provider.name);
+	size_t i;
 
-	if (strcmp(r, "*") == 0)
-		return NULL;
-	if (strncmp(r, "arn:", 4) != 0)
-		return "it does not start with arn:";
-	p = r + 4;
-	for (i = 0; i < 4; i++) {
-		end = strchr(p, ':');
-		if (!end)
-			return "it has fewer than six ':'-separated parts";
-		n = (size_t)(end - p);
-		if ((i < 2 && (n == 0 || !all_of(p, n, "-", true))) ||
-		    (i == 2 && !all_of(p, n, "-*?", true)) ||
-		    (i == 3 && strspn(p, "0123456789*?") < n && !(n == 3 && !strncmp(p, "aws", 3))))
-			return faults[i];
-		p = end + 1;
-	}
-	if (!*p)
-		return "the resource after the fifth ':' is empty";
-	for (; *p; p++)
-		if ((unsigned char)*p <= ' ' || (unsigned char)*p >= 0x7f)
-			return "the resource holds a space or a character outside ASCII";
-	return NULL;
+	for (i = 0; (!p || !p->grammar) && i < provider_count(); i++)
+		p = provider_at(i);
+	return p->grammar;
 }
 
 /* A required, non-empty list of strings at key; every item passes check. */
@@ -325,18 +301,22 @@ static bool load_strings(struct loader *ld, const struct ynode *st, const char *
 			 const char *path, const char *what, char ***out, size_t *n)
 {
 	const struct ynode *list = ynode_get(st, key);
+	const struct prov_grammar *gr = grammar_of(ld->spec);
 	char *sub = xasprintf("%s.%s", path, key);
 	bool ok = true;
 	size_t i;
 
 	if (!list) {
-		diag_hint(ld_err(ld, st, "missing required key '%s' in %s", key, path),
-			  strcmp(key, "actions") == 0
-			      ? "list the API actions it allows, like actions: "
-				"[ecr:GetAuthorizationToken]"
-			      : "list the ARNs it applies to, like resources: "
-				"[\"arn:aws:ecr:us-east-1:123456789012:repository/train\"], or "
-				"[\"*\"] for an action that takes no resource");
+		struct diag *dg = ld_err(ld, st, "missing required key '%s' in %s", key, path);
+
+		if (strcmp(key, "actions") == 0)
+			diag_hint(dg, "list the API actions it allows, like actions: [%s]",
+				  gr->example_action);
+		else
+			diag_hint(dg,
+				  "list the ARNs it applies to, like resources: [\"%s\"], or "
+				  "[\"*\"] for an action that takes no resource",
+				  gr->example_resource);
 		ok = false;
 		goto out;
 	}
@@ -365,20 +345,18 @@ static bool load_strings(struct loader *ld, const struct ynode *st, const char *
 		const char *fault = NULL;
 
 		if (v && strcmp(key, "actions") == 0 && !action_ok(v)) {
-			diag_hint(
-			    ld_err(ld, item, "%s: '%s' is not an IAM action", ipath, v),
-			    "write SERVICE:Action (SERVICE of a-z, 0-9 and '-'; Action of "
-			    "letters, digits, '*' and '?'), like ecr:GetAuthorizationToken, or "
-			    "\"*\"");
+			diag_hint(ld_err(ld, item, "%s: '%s' is not an IAM action", ipath, v),
+				  "write SERVICE:Action (SERVICE of a-z, 0-9 and '-'; Action of "
+				  "letters, digits, '*' and '?'), like %s, or \"*\"",
+				  gr->example_action);
 			free(v);
 			v = NULL;
-		} else if (v && strcmp(key, "resources") == 0 && (fault = arn_fault(v))) {
+		} else if (v && strcmp(key, "resources") == 0 && (fault = gr->resource_fault(v))) {
 			struct diag *dg =
 			    ld_err(ld, item, "%s: '%s' is not an ARN: %s", ipath, v, fault);
 
-			diag_hint(dg,
-				  "write \"*\" or arn:PARTITION:SERVICE:REGION:ACCOUNT:RESOURCE, "
-				  "like arn:aws:ecr:us-east-1:123456789012:repository/train");
+			diag_hint(dg, "write \"*\" or %s, like %s", gr->resource_form,
+				  gr->example_resource);
 			free(v);
 			v = NULL;
 		}

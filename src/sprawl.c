@@ -317,6 +317,11 @@ void sprawl_provider_close(const struct provider *prov, struct prov_ctx *ctx)
 		prov->close(ctx);
 }
 
+const char *sprawl_default_region(const struct provider *prov)
+{
+	return prov->default_region ? prov->default_region() : NULL;
+}
+
 const struct catalog *sprawl_catalog(const struct provider *prov, struct prov_ctx *ctx)
 {
 	return prov->catalog ? prov->catalog(ctx) : NULL;

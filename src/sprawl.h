@@ -77,6 +77,8 @@ int sprawl_provider_open(const struct provider *prov, const char *region, struct
 			 struct kiln_error *err);
 /* Close what sprawl_provider_open opened (its credentials wiped); ctx may be NULL. */
 void sprawl_provider_close(const struct provider *prov, struct prov_ctx *ctx);
+/* The region an account-wide look without --region looks in, or NULL. */
+const char *sprawl_default_region(const struct provider *prov);
 /* The provider's price catalog (its provider, region and date), or NULL. */
 const struct catalog *sprawl_catalog(const struct provider *prov, struct prov_ctx *ctx);
 /* Every live resource of every type that carries the scope tags, all pages. */

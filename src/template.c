@@ -6,6 +6,8 @@
 
 #include <string.h>
 
+#include "provider.h"
+
 const struct template_entry *template_find(const char *name)
 {
 	size_t i;
@@ -18,9 +20,7 @@ const struct template_entry *template_find(const char *name)
 
 const struct template_entry *template_default(const char *provider)
 {
-	if (!provider || strcmp(provider, "sim") == 0)
-		return template_find(TEMPLATE_DEFAULT_SIM);
-	if (strcmp(provider, "aws") == 0)
-		return template_find(TEMPLATE_DEFAULT_AWS);
-	return NULL;
+	const struct provider *p = provider ? provider_find(provider) : provider_first(true);
+
+	return p && p->default_template ? template_find(p->default_template) : NULL;
 }

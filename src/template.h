@@ -23,18 +23,14 @@ struct template_entry {
 extern const struct template_entry template_table[];
 extern const size_t template_count;
 
-/*
- * What `kiln init` writes without --template: sim-demo on sim (and with no
- * flags at all, since it needs no account), finetune on aws, the cheapest
- * training cluster (one node, about $10 an hour), so that an init without a
- * choice never starts a multi-node bill.
- */
-#define TEMPLATE_DEFAULT_SIM "sim-demo"
-#define TEMPLATE_DEFAULT_AWS "finetune"
-
 /* The template called name, or NULL. */
 const struct template_entry *template_find(const char *name);
-/* The default template for provider (NULL: no --provider), or NULL for an unknown provider. */
+/*
+ * What `kiln init` writes without --template: the provider's default
+ * template (struct provider's default_template), and with no --provider
+ * (provider NULL) the simulated provider's, since it needs no account.
+ * NULL for an unknown provider.
+ */
 const struct template_entry *template_default(const char *provider);
 
 #endif

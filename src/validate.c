@@ -78,42 +78,6 @@ static size_t region_prefix(const char *z)
 	}
 }
 
-static bool aws_region_ok(const char *r)
-{
-	/* us-east-1, ap-southeast-2, us-gov-west-1, eu-central-2 */
-	const char *p = r;
-	int parts = 0;
-
-	while (*p) {
-		const char *start = p;
-
-		while (islower((unsigned char)*p))
-			p++;
-		if (p == start)
-			break;
-		parts++;
-		if (*p++ != '-')
-			return false;
-	}
-	if (parts < 2 || !isdigit((unsigned char)*p))
-		return false;
-	while (isdigit((unsigned char)*p))
-		p++;
-	return *p == '\0';
-}
-
-static bool ami_ok(const char *s)
-{
-	size_t n = strlen(s), i;
-
-	if (!str_starts_with(s, "ami-") || (n != 12 && n != 21))
-		return false;
-	for (i = 4; i < n; i++)
-		if (!isdigit((unsigned char)s[i]) && !(s[i] >= 'a' && s[i] <= 'f'))
-			return false;
-	return true;
-}
-
 /* A zone is its region and a letter (us-east-1a), or a local zone (us-west-2-lax-1a). */
 static bool zone_in_region(const char *zone, const char *region)
 {
@@ -132,31 +96,24 @@ static void check_provider(struct checker *c)
 	const struct spec *spec = c->spec;
 	const struct ynode *p = spec->provider.node;
 	const char *region = spec->provider.region;
+	const struct provider *prov;
 	char *derived = NULL;
-	bool aws;
 	size_t i;
 
 	if (!spec->provider.name)
 		return;
-	aws = strcmp(spec->provider.name, "aws") == 0;
-	if (aws && region && !aws_region_ok(region)) {
-		diag_hint(at(c, DIAG_ERROR, spec_value_node(p, "region"),
-			     "provider.region '%s' is not an AWS region name", region),
-			  "write a region like us-east-1 or eu-west-2");
+	prov = provider_find(spec->provider.name);
+	if (region && prov && prov->check_region && !prov->check_region(spec, region, NULL, c->d))
 		return;
-	}
-	/* Without a region (AWS_REGION decides at plan time) the zones still name one. */
+	/* Without a region (the environment decides at plan time) the zones still name one. */
 	if (!region && spec->provider.nzones > 0) {
 		const char *z = spec->provider.zones[0].name;
 
 		derived = xstrndup(z, region_prefix(z));
 		region = derived;
-		if (aws && !aws_region_ok(region)) {
-			diag_hint(at(c, DIAG_ERROR, spec->provider.zones[0].node,
-				     "provider.zone '%s' is not an AWS availability zone", z),
-				  "write a zone like us-east-1a, and set provider.region");
+		if (prov && prov->check_region &&
+		    !prov->check_region(spec, region, &spec->provider.zones[0], c->d))
 			goto out;
-		}
 	}
 	for (i = 0; region && i < spec->provider.nzones; i++) {
 		const struct spec_ref *z = &spec->provider.zones[i];
@@ -211,7 +168,7 @@ static void check_unencrypted(struct checker *c, const struct ynode *section, co
 static void check_groups(struct checker *c)
 {
 	const struct spec *spec = c->spec;
-	bool aws = spec->provider.name && strcmp(spec->provider.name, "aws") == 0;
+	const struct provider *prov = provider_find(spec->provider.name);
 	const char **roles = xcalloc(spec->nroles + 1, sizeof(*roles));
 	bool any_public = false, public_unknown = false;
 	size_t i;
@@ -232,15 +189,8 @@ static void check_groups(struct checker *c)
 				    "define it under iam.roles");
 			free(rpath);
 		}
-		if (aws && !ynode_get(g->node, "image") && !(spec->broken & SPEC_BROKEN_PROVIDER))
-			diag_hint(at(c, DIAG_ERROR, g->key, "%s needs an image on the aws provider",
-				     path),
-				  "add image: ami-... (an AMI in %s)",
-				  spec->provider.region ? spec->provider.region : "your region");
-		else if (aws && g->image && !ami_ok(g->image))
-			diag_hint(at(c, DIAG_ERROR, ynode_get(g->node, "image"),
-				     "%s.image '%s' is not an AMI id", path, g->image),
-				  "write ami- and 8 or 17 hex digits, like ami-0123456789abcdef0");
+		if (prov && prov->check_group)
+			prov->check_group(spec, g, c->d);
 		{
 			const struct ynode *disk = ynode_get(g->node, "disk");
 			char *dpath = xasprintf("%s.disk", path);

@@ -12,7 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "catalog.h"
+#include "catalog_aws.h"
 
 struct resolved {
 	int rc;

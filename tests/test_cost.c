@@ -14,6 +14,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "catalog_aws.h"
 #include "cost.h"
 #include "pricing.h"
 

@@ -437,6 +437,7 @@ struct client {
 	int ntransient; /* calls to transient() */
 	char attempt_header[48];
 	const char *sent[10]; /* headers, then attempt_header */
+	bool no_hint;	      /* the call names no unreachable_hint */
 };
 
 /* Every attempt says which it is, as a fresh signature would differ. */
@@ -472,7 +473,16 @@ static bool client_transient(void *arg, const struct http_response *resp)
 static int client_run(struct client *c, struct http_response *resp, int *attempts,
 		      struct kiln_error *err)
 {
-	const struct http_call call = {"test", "Call", client_prepare, client_transient, c};
+	/* Named as the aws provider names where its endpoint comes from. */
+	const struct http_call call = {
+	    "test",
+	    "Call",
+	    client_prepare,
+	    client_transient,
+	    c,
+	    .unreachable_hint =
+		c->no_hint ? NULL : "check the endpoint (AWS_ENDPOINT_URL) and the network",
+	};
 
 	return http_call_run(&call, resp, attempts, err);
 }
@@ -795,6 +805,20 @@ static void test_refused_connection_is_retried_then_names_the_url(void **state)
 	assert_int_equal(f->resp.status, 0);
 }
 
+static void test_unreachable_endpoint_without_a_hint_gets_the_plain_one(void **state)
+{
+	struct fx *f = *state;
+	int port;
+
+	f->dead_fd = loopback_socket(false, &port);
+	assert_true(f->dead_fd >= 0);
+	setenv("KILN_HTTP_ATTEMPTS", "1", 1);
+	snprintf(f->cl.url, sizeof(f->cl.url), "http://127.0.0.1:%d/nowhere", port);
+	f->cl.no_hint = true;
+	run(f, -1);
+	assert_string_equal(f->err.hint, "check the endpoint and the network");
+}
+
 static void test_connection_dropped_without_answer_is_retried(void **state)
 {
 	static const struct reply replies[] = {{0, .hangup = true}, {200, NULL, "second"}};
@@ -1089,6 +1113,7 @@ int main(void)
 	    http_test(test_retry_after_on_429_delays_the_next_attempt),
 	    http_test(test_retry_after_is_returned_with_the_last_answer),
 	    http_test(test_refused_connection_is_retried_then_names_the_url),
+	    http_test(test_unreachable_endpoint_without_a_hint_gets_the_plain_one),
 	    http_test(test_connection_dropped_without_answer_is_retried),
 	    http_test(test_timeout_is_a_transport_failure_naming_the_url),
 	    http_test(test_body_larger_than_the_cap_is_refused),

@@ -14,7 +14,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "catalog.h"
+#include "catalog_aws.h"
 #include "sprawl.h"
 #include "state.h"
 

@@ -8,6 +8,7 @@
  * workers use one context at once.
  */
 #include "aws_int.h"
+#include "arn_aws.h"
 #include "expand.h"
 #include "pricing.h"
 #include "tags_aws.h"
@@ -480,7 +481,7 @@ static const char *aws_part_type(enum prov_part part)
 static void aws_check_spec(const struct spec *spec, struct diags *d)
 {
 	tags_aws_check(spec, d);
-	pexp_check_groups(spec, d);
+	pexp_check_groups(&catalog_aws, spec, d);
 }
 
 /*
@@ -502,6 +503,17 @@ static void aws_cost(struct prov_ctx *ctx, const char *type, const json_t *attrs
 		pricing_by_use(unpriced, "EFS storage", "GB stored, throughput");
 }
 
+/*
+ * Actions IAM lets no policy scope to a resource (the Service Authorization
+ * Reference lists no resource type for them).
+ */
+static const char *const aws_unscopable[] = {
+    "ecr:GetAuthorizationToken", "sts:GetCallerIdentity",
+    "s3:ListAllMyBuckets",	 "ec2:Describe*",
+    "cloudwatch:PutMetricData",	 "cloudwatch:GetMetricData",
+    "cloudwatch:ListMetrics",	 NULL,
+};
+
 const struct provider provider_aws = {
     .name = "aws",
     .simulated = false,
@@ -521,4 +533,15 @@ const struct provider provider_aws = {
     .list_unmanaged = aws_list_unmanaged,
     .claim = aws_claim,
     .calls = aws_calls,
+    /*
+     * The cheapest training cluster (one node, about $10 an hour): an init
+     * without a choice never starts a multi-node bill.
+     */
+    .default_template = "finetune",
+    .init_edit = "its header says what to change (vars: image AMI, addresses)",
+    .default_region = aws_default_region,
+    .check_region = aws_check_region,
+    .check_group = aws_check_group,
+    .grammar = &arn_aws_grammar,
+    .unscopable_actions = aws_unscopable,
 };

@@ -242,6 +242,7 @@ static int run(struct signed_call *c, const char *action, struct http_response *
 	    .transient = transient,
 	    .arg = c,
 	    .once = c->once,
+	    .unreachable_hint = "check the endpoint (AWS_ENDPOINT_URL) and the network",
 	};
 	int attempts = 0, rc;
 

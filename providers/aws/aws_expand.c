@@ -106,7 +106,7 @@ static int expand_group(json_t *all, const struct spec *spec, const struct prov_
 	json_t *r, *zones = json_array();
 	size_t i;
 
-	if (pexp_group_type("aws: ", spec, g, &t, &resolved, err) < 0) {
+	if (pexp_group_type("aws: ", &catalog_aws, spec, g, &t, &resolved, err) < 0) {
 		json_decref(zones);
 		return -1;
 	}

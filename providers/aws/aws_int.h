@@ -13,6 +13,7 @@
  *   aws_iam.c     roles with their instance profile and inline policy; the actions
  *                 each operation needs (iam_actions)
  *   aws_types.c   the type table: attributes and policies
+ *   aws_spec.c    aws's rules on a spec (region, zone and AMI names)
  *
  * Every resource kiln creates carries the kiln:cluster, kiln:workspace and
  * kiln:address tags in the create call, and list finds them by those tags.
@@ -27,6 +28,7 @@
 
 #include "aws/creds.h"
 #include "aws/sigv4.h"
+#include "catalog_aws.h"
 #include "provider.h"
 
 #define AWS_EC2_VERSION "2016-11-15"
@@ -258,5 +260,11 @@ json_t *aws_role_policy_decompile(const struct prov_scope *scope, const char *do
 size_t aws_policy_size(const char *doc);
 /* IAM's limit on the inline policies of one role, in characters. */
 #define AWS_ROLE_POLICY_MAX 10240
+
+/* aws_spec.c: the provider table's check_region, check_group and default_region. */
+bool aws_check_region(const struct spec *spec, const char *region, const struct spec_ref *zone,
+		      struct diags *d);
+void aws_check_group(const struct spec *spec, const struct spec_group *g, struct diags *d);
+const char *aws_default_region(void);
 
 #endif

@@ -8,6 +8,11 @@
 
 #include "aws_int.h"
 
+/* Tags a group's instances carry beside the scope's: what its later launches repeat. */
+#define TAG_ZONES "kiln:zones"
+#define TAG_GANG "kiln:gang"
+#define TAG_DISK "kiln:disk"
+
 /* What a launch needs beside the count: from the spec's attrs and the dependencies' ids. */
 struct launch {
 	const char *address;
@@ -49,6 +54,27 @@ int launch_in(struct prov_ctx *ctx, struct launch *l, const struct prov_scope *s
 	      const json_t *deps, const char *zone, long count, const char *token, json_t **ids,
 	      struct kiln_error *err);
 
+/* An instance in this state still counts as one of its group's. */
+bool launch_alive(const char *state);
+/* Every live instance matching filters (all pages of DescribeInstances): a new array. */
+int launch_describe(struct prov_ctx *ctx, struct aws_params *filters, json_t **out,
+		    struct kiln_error *err);
+/* Filter.N: the instances that are alive (pending, running, stopping, stopped). */
+void launch_state_filter(struct aws_params *p, int n);
+/* The root device an image names (BlockDeviceMappings must): *out, caller frees. */
+int launch_root_device(struct prov_ctx *ctx, const char *image, char **out, struct kiln_error *err);
+/* The EFA interfaces a type takes (one per network card). */
+int launch_efa_interfaces(struct prov_ctx *ctx, const char *type, int *out, struct kiln_error *err);
+/*
+ * RunInstances of count instances of l for scope, its ClientToken made from
+ * token, l's zone and token_count; *ids (may be NULL) the launched ids.
+ */
+int launch_run(struct prov_ctx *ctx, const struct launch *l, const struct prov_scope *scope,
+	       long count, const char *token, long token_count, json_t **ids,
+	       struct kiln_error *err);
+/* Terminate n of ids from index from; gone already is done. */
+int launch_terminate_range(struct prov_ctx *ctx, const json_t *ids, size_t from, size_t n,
+			   struct kiln_error *err);
 /* Terminate these instances (a JSON array of ids); gone already is done. */
 int launch_terminate(struct prov_ctx *ctx, const json_t *ids, struct kiln_error *err);
 

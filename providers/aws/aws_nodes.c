@@ -18,14 +18,9 @@
 #include "aws/awsxml.h"
 #include "log.h"
 
-#include <openssl/sha.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-
-#define TAG_ZONES "kiln:zones"
-#define TAG_GANG "kiln:gang"
-#define TAG_DISK "kiln:disk"
 
 /*
  * "ig/C/W/G", or "ig/C/W/G@LINEAGE" for a group made by a state with a
@@ -64,19 +59,6 @@ static char *ig_id(const char *cluster, const char *ws, const char *address, con
 		       : xasprintf("ig/%s/%s/%s", cluster, ws, dot ? dot + 1 : address);
 }
 
-/* The states of an instance that still counts as one of its group's. */
-static const char *const live_states[] = {"pending", "running", "stopping", "stopped"};
-
-static bool alive(const char *state)
-{
-	size_t i;
-
-	for (i = 0; state && i < ARRAY_SIZE(live_states); i++)
-		if (strcmp(state, live_states[i]) == 0)
-			return true;
-	return false;
-}
-
 /* Newest first: launch time, then id. */
 static int newest_first(const void *a, const void *b)
 {
@@ -88,21 +70,6 @@ static int newest_first(const void *a, const void *b)
 	int c = strcmp(ly ? ly : "", lx ? lx : "");
 
 	return c ? c : strcmp(iy ? iy : "", ix ? ix : "");
-}
-
-/* The instances of a DescribeInstances answer (all its reservations), flattened. */
-static void instances_of(json_t *resp, json_t *into)
-{
-	json_t *res = awsxml_list(resp, "reservationSet"), *r, *insts, *i;
-	size_t a, b;
-
-	json_array_foreach(res, a, r)
-	{
-		insts = awsxml_list(r, "instancesSet");
-		json_array_foreach(insts, b, i) json_array_append(into, i);
-		json_decref(insts);
-	}
-	json_decref(res);
 }
 
 static bool has_efa(json_t *inst)
@@ -213,7 +180,7 @@ static json_t *group_instances(json_t *insts)
 
 		const char *lineage = json_string_value(json_object_get(tags, PROV_TAG_LINEAGE));
 
-		if (!addr || !c || !w || !alive(awsxml_str(inst, "instanceState.name"))) {
+		if (!addr || !c || !w || !launch_alive(awsxml_str(inst, "instanceState.name"))) {
 			json_decref(tags);
 			continue;
 		}
@@ -228,56 +195,6 @@ static json_t *group_instances(json_t *insts)
 		json_decref(tags);
 	}
 	return out;
-}
-
-/* Every live instance with these filters, all pages. */
-static int describe_all(struct prov_ctx *ctx, struct aws_params *filters, json_t **out,
-			struct kiln_error *err)
-{
-	char *token = NULL;
-	int rc;
-
-	*out = json_array();
-	do {
-		struct aws_params p = {{0}};
-		json_t *resp;
-
-		sb_adds(&p.sb, filters->sb.buf);
-		aws_param(&p, "MaxResults", "1000");
-		if (token)
-			aws_param(&p, "NextToken", token);
-		free(token);
-		token = NULL;
-		rc = aws_query(ctx, AWS_EC2, "DescribeInstances", &p, &resp, err);
-		aws_params_release(&p);
-		if (rc != PROV_OK)
-			break;
-		instances_of(resp, *out);
-		if (awsxml_str(resp, "nextToken") && *awsxml_str(resp, "nextToken"))
-			token = xstrdup(awsxml_str(resp, "nextToken"));
-		json_decref(resp);
-	} while (token);
-	free(token);
-	if (rc != PROV_OK) {
-		json_decref(*out);
-		*out = NULL;
-	}
-	return rc;
-}
-
-/* Filter.N: the instances that are alive (live_states). */
-static void state_filter(struct aws_params *p, int n)
-{
-	char *k = xasprintf("Filter.%d.Name", n);
-	size_t i;
-
-	aws_param(p, k, "instance-state-name");
-	free(k);
-	for (i = 0; i < ARRAY_SIZE(live_states); i++) {
-		k = xasprintf("Filter.%d.Value.%zu", n, i + 1);
-		aws_param(p, k, live_states[i]);
-		free(k);
-	}
 }
 
 int ig_list(struct prov_ctx *ctx, const struct prov_scope *scope, const char *page, json_t **out,
@@ -300,8 +217,8 @@ int ig_list(struct prov_ctx *ctx, const struct prov_scope *scope, const char *pa
 		*out = json_array();
 		return PROV_OK;
 	}
-	state_filter(&f, aws_scope_filters(&f, 1, scope));
-	rc = describe_all(ctx, &f, &insts, err);
+	launch_state_filter(&f, aws_scope_filters(&f, 1, scope));
+	rc = launch_describe(ctx, &f, &insts, err);
 	aws_params_release(&f);
 	if (rc != PROV_OK)
 		return rc;
@@ -353,8 +270,8 @@ static int describe_groups(struct prov_ctx *ctx, const char *const *ids, size_t 
 		aws_scope_filters(&all, 1, &s);
 		aws_paramf(&all, "Filter.3.Name", "tag:%s", PROV_TAG_ADDRESS);
 		sb_addf(&all.sb, "&%s", f.sb.buf);
-		state_filter(&all, 4);
-		rc = describe_all(ctx, &all, &insts, err);
+		launch_state_filter(&all, 4);
+		rc = launch_describe(ctx, &all, &insts, err);
 		aws_params_release(&all);
 	}
 	aws_params_release(&f);
@@ -394,280 +311,6 @@ int ig_read(struct prov_ctx *ctx, const char *id, json_t **out, struct kiln_erro
 	return PROV_OK;
 }
 
-/* The root device of an image, which BlockDeviceMappings must name. */
-static int root_device(struct prov_ctx *ctx, const char *image, char **out, struct kiln_error *err)
-{
-	struct aws_params p = {{0}};
-	json_t *resp, *images;
-	const char *dev;
-	int rc;
-
-	*out = aws_image_root(ctx, image);
-	if (*out)
-		return PROV_OK;
-	aws_param(&p, "ImageId.1", image);
-	rc = aws_query(ctx, AWS_EC2, "DescribeImages", &p, &resp, err);
-	aws_params_release(&p);
-	if (rc == PROV_NOTFOUND || (rc == PROV_ERROR && strstr(err->msg, "InvalidAMIID"))) {
-		kiln_error_set(err, "aws: image %s does not exist in region %s", image,
-			       ctx->region);
-		kiln_error_hint(err, "images are regional: use the AMI id of this region");
-		return PROV_ERROR;
-	}
-	if (rc != PROV_OK)
-		return rc;
-	images = awsxml_list(resp, "imagesSet");
-	dev = awsxml_str(json_array_get(images, 0), "rootDeviceName");
-	if (json_array_size(images) == 0) {
-		kiln_error_set(err, "aws: image %s does not exist in region %s", image,
-			       ctx->region);
-		kiln_error_hint(err, "images are regional: use the AMI id of this region");
-		rc = PROV_ERROR;
-	} else {
-		*out = xstrdup(dev ? dev : "/dev/xvda");
-		aws_image_remember(ctx, image, dev);
-	}
-	json_decref(images);
-	json_decref(resp);
-	return rc;
-}
-
-/*
- * How many EFA interfaces a type takes: EC2's answer remembered from
- * pre-flight, else the catalog's, else asked (one call).
- */
-static int efa_interfaces(struct prov_ctx *ctx, const char *type, int *out, struct kiln_error *err)
-{
-	struct aws_params p = {{0}};
-	json_t *resp;
-	const char *n;
-	int rc;
-
-	const struct catalog_type *cat = catalog_find(&catalog_aws, type);
-
-	*out = aws_efa_max(ctx, type);
-	if (*out > 0)
-		return PROV_OK;
-	/* Not asked at plan time (a saved plan): the shipped catalog knows most types. */
-	if (cat && cat->efa_interfaces > 0) {
-		*out = cat->efa_interfaces;
-		return PROV_OK;
-	}
-	aws_param(&p, "InstanceType.1", type);
-	rc = aws_query(ctx, AWS_EC2, "DescribeInstanceTypes", &p, &resp, err);
-	aws_params_release(&p);
-	if (rc != PROV_OK)
-		return rc;
-	n = awsxml_str(resp, "instanceTypeSet.0.networkInfo.efaInfo.maximumEfaInterfaces");
-	*out = n && atoi(n) > 0 ? atoi(n) : 1;
-	aws_efa_remember(ctx, type, *out);
-	json_decref(resp);
-	return PROV_OK;
-}
-
-static void launch_params(struct aws_params *p, const struct launch *l,
-			  const struct prov_scope *scope, long count, const char *token)
-{
-	json_t *extra = json_object();
-	int i;
-
-	aws_param(p, "ImageId", l->image);
-	aws_param(p, "InstanceType", l->type);
-	aws_paramf(p, "MinCount", "%ld", count);
-	aws_paramf(p, "MaxCount", "%ld", count);
-	aws_param(p, "ClientToken", token);
-	aws_param(p, "MetadataOptions.HttpTokens", "required");
-	aws_param(p, "MetadataOptions.HttpEndpoint", "enabled");
-	aws_param(p, "BlockDeviceMapping.1.DeviceName", l->root_dev);
-	aws_paramf(p, "BlockDeviceMapping.1.Ebs.VolumeSize", "%ld", l->disk_gb);
-	aws_param(p, "BlockDeviceMapping.1.Ebs.VolumeType", l->disk_type);
-	aws_param(p, "BlockDeviceMapping.1.Ebs.Encrypted", "true");
-	aws_param(p, "BlockDeviceMapping.1.Ebs.DeleteOnTermination", "true");
-	/*
-	 * Interfaces carry the subnet and the group; EFA is an interface type,
-	 * one per network card (card 0 the primary, device 0; the others
-	 * device 1), as many as the type has EFA interfaces.
-	 */
-	for (i = 0; i < (l->efa && l->efa_interfaces > 1 ? l->efa_interfaces : 1); i++) {
-		char *k = xasprintf("NetworkInterface.%d.", i + 1), *v;
-
-#define NIC(name, value)                                                                           \
-	do {                                                                                       \
-		v = xasprintf("%s%s", k, name);                                                    \
-		aws_param(p, v, value);                                                            \
-		free(v);                                                                           \
-	} while (0)
-		NIC("DeviceIndex", i == 0 ? "0" : "1");
-		if (l->efa_interfaces > 1) {
-			char card[16];
-
-			snprintf(card, sizeof(card), "%d", i);
-			NIC("NetworkCardIndex", card);
-		}
-		NIC("SubnetId", l->subnet);
-		NIC("SecurityGroupId.1", l->sg);
-		NIC("DeleteOnTermination", "true");
-		if (l->efa)
-			NIC("InterfaceType", "efa");
-		if (l->public && i == 0)
-			NIC("AssociatePublicIpAddress", "true");
-#undef NIC
-		free(k);
-	}
-	if (l->pg)
-		aws_param(p, "Placement.GroupName", l->pg);
-	if (l->profile)
-		aws_param(p, "IamInstanceProfile.Name", l->profile);
-	if (l->spot) {
-		aws_param(p, "InstanceMarketOptions.MarketType", "spot");
-		aws_param(p, "InstanceMarketOptions.SpotOptions.SpotInstanceType", "one-time");
-	}
-	json_object_set_new(extra, TAG_ZONES, json_string(l->zones));
-	json_object_set_new(extra, TAG_GANG, json_string(l->gang ? "true" : "false"));
-	json_object_set_new(extra, TAG_DISK, json_sprintf("%ld/%s", l->disk_gb, l->disk_type));
-	json_object_set_new(extra, "kiln:role", json_string(l->role ? l->role : ""));
-	aws_tag_spec(p, 1, "instance", scope, l->address, extra);
-	aws_tag_spec(p, 2, "volume", scope, l->address, NULL);
-	json_decref(extra);
-}
-
-/* A ClientToken (at most 64 characters) for one launch of count in zone. */
-static void launch_token(const char *base, const char *zone, long count, char out[65])
-{
-	unsigned char md[SHA256_DIGEST_LENGTH];
-	char *in = xasprintf("%s/%s/%ld", base, zone, count);
-	size_t i;
-
-	SHA256((const unsigned char *)in, strlen(in), md);
-	for (i = 0; i < 24; i++)
-		snprintf(out + 2 * i, 3, "%02x", md[i]);
-	free(in);
-}
-
-/*
- * Launch count instances. The ClientToken is made from token, the zone
- * and token_count (the count for a create; 0 for a grow, whose count may
- * be read differently on a retry while EC2 catches up: the same grow must
- * keep its token, or it would launch twice).
- */
-static int run_instances(struct prov_ctx *ctx, const struct launch *l,
-			 const struct prov_scope *scope, long count, const char *token,
-			 long token_count, json_t **ids, struct kiln_error *err)
-{
-	struct aws_params p = {{0}};
-	json_t *resp = NULL;
-	char tok[65];
-	int rc;
-
-	launch_token(token, l->zone, token_count, tok);
-	launch_params(&p, l, scope, count, tok);
-	rc = aws_query(ctx, AWS_EC2, "RunInstances", &p, ids ? &resp : NULL, err);
-	aws_params_release(&p);
-	/* Only a launch made has ids: a refused one leaves *ids NULL. */
-	if (ids)
-		*ids = NULL;
-	if (ids && rc == PROV_OK) {
-		json_t *insts = awsxml_list(resp, "instancesSet"), *inst;
-		size_t i;
-
-		*ids = json_array();
-		json_array_foreach(insts, i, inst) if (awsxml_str(inst, "instanceId"))
-		    json_array_append_new(*ids, json_string(awsxml_str(inst, "instanceId")));
-		json_decref(insts);
-	}
-	json_decref(resp);
-	/* A profile made a moment ago is not known to EC2 yet: that passes. */
-	if (rc == PROV_ERROR && l->profile && strstr(err->msg, "iamInstanceProfile"))
-		rc = PROV_RETRY;
-	return rc;
-}
-
-int launch_describe_scope(struct prov_ctx *ctx, const struct prov_scope *scope, json_t **out,
-			  struct kiln_error *err)
-{
-	struct aws_params f = {{0}};
-	int rc;
-
-	state_filter(&f, aws_scope_filters(&f, 1, scope));
-	rc = describe_all(ctx, &f, out, err);
-	aws_params_release(&f);
-	return rc;
-}
-
-int launch_init(struct prov_ctx *ctx, struct launch *l, const char *address, const json_t *a,
-		const json_t *deps, struct kiln_error *err)
-{
-	const char *role = json_string_value(json_object_get(a, "role"));
-	bool in_pg = json_string_value(json_object_get(a, "placement_group")) != NULL;
-	struct strbuf zs = {0};
-	json_t *z;
-	size_t i;
-	int rc = PROV_OK;
-
-	memset(l, 0, sizeof(*l));
-	l->address = address;
-	l->type = json_string_value(json_object_get(a, "instance_type"));
-	l->image = json_string_value(json_object_get(a, "image"));
-	l->disk_gb = (long)json_integer_value(json_object_get(a, "disk_size_gb"));
-	l->disk_type = json_string_value(json_object_get(a, "disk_type"));
-	l->sg = aws_dep_attr(deps, "aws_security_group", "main", "id");
-	l->efa = json_is_true(json_object_get(a, "efa"));
-	l->public = json_is_true(json_object_get(a, "public"));
-	l->gang = json_is_true(json_object_get(a, "gang"));
-	l->spot = json_string_value(json_object_get(a, "market")) &&
-		  strcmp(json_string_value(json_object_get(a, "market")), "spot") == 0;
-	l->role = role;
-	if (in_pg)
-		l->pg = aws_dep_attr(deps, "aws_placement_group", "fabric", "group_name");
-	if (role)
-		l->profile = aws_dep_attr(deps, "aws_iam_role", role, "profile");
-	if (!l->image) {
-		kiln_error_set(err, "aws: %s has no image", address);
-		kiln_error_hint(err, "set compute.GROUP.image to an AMI id of region %s",
-				ctx->region);
-		return PROV_ERROR;
-	}
-	if (!l->sg || (role && !l->profile) || (in_pg && !l->pg)) {
-		kiln_error_set(err, "aws: %s needs its security group%s%s, which %s not recorded",
-			       address, role ? ", instance profile" : "",
-			       l->pg ? "" : " or placement group", "are");
-		kiln_error_hint(err, "run plan again: it refreshes what exists");
-		return PROV_ERROR;
-	}
-	json_array_foreach(json_object_get(a, "zones"), i, z)
-	    sb_addf(&zs, "%s%s", i ? "," : "", json_string_value(z));
-	l->zones = zs.buf ? zs.buf : xstrdup("");
-	rc = root_device(ctx, l->image, &l->root_dev, err);
-	if (rc == PROV_OK && l->efa)
-		rc = efa_interfaces(ctx, l->type, &l->efa_interfaces, err);
-	return rc;
-}
-
-void launch_release(struct launch *l)
-{
-	free(l->root_dev);
-	free(l->zones);
-	l->root_dev = NULL;
-	l->zones = NULL;
-}
-
-int launch_in(struct prov_ctx *ctx, struct launch *l, const struct prov_scope *scope,
-	      const json_t *deps, const char *zone, long count, const char *token, json_t **ids,
-	      struct kiln_error *err)
-{
-	if (ids)
-		*ids = NULL;
-	l->zone = zone;
-	l->subnet = aws_dep_attr(deps, "aws_subnet", zone, "id");
-	if (!l->subnet) {
-		kiln_error_set(err, "aws: %s needs aws_subnet.%s, which is not recorded",
-			       l->address, zone);
-		kiln_error_hint(err, "run plan again: it refreshes what exists");
-		return PROV_ERROR;
-	}
-	return run_instances(ctx, l, scope, count, token, count, ids, err);
-}
-
 int ig_create(struct prov_ctx *ctx, const struct prov_scope *scope, const struct prov_create *op,
 	      json_t **out, struct kiln_error *err)
 {
@@ -696,31 +339,6 @@ int ig_create(struct prov_ctx *ctx, const struct prov_scope *scope, const struct
 	return PROV_OK;
 }
 
-static int terminate(struct prov_ctx *ctx, const json_t *ids, size_t from, size_t n,
-		     struct kiln_error *err)
-{
-	struct aws_params p = {{0}};
-	size_t i;
-	int rc;
-
-	if (n == 0)
-		return PROV_OK;
-	for (i = 0; i < n; i++) {
-		char *k = xasprintf("InstanceId.%zu", i + 1);
-
-		aws_param(&p, k, json_string_value(json_array_get(ids, from + i)));
-		free(k);
-	}
-	rc = aws_query(ctx, AWS_EC2, "TerminateInstances", &p, NULL, err);
-	aws_params_release(&p);
-	return rc == PROV_NOTFOUND ? PROV_OK : rc;
-}
-
-int launch_terminate(struct prov_ctx *ctx, const json_t *ids, struct kiln_error *err)
-{
-	return terminate(ctx, ids, 0, json_array_size(ids), err);
-}
-
 int ig_update(struct prov_ctx *ctx, const struct prov_scope *scope, const char *id, json_t *attrs,
 	      const char *const *changed, size_t nchanged, json_t **out, struct kiln_error *err)
 {
@@ -740,7 +358,7 @@ int ig_update(struct prov_ctx *ctx, const struct prov_scope *scope, const char *
 	have = (long)json_array_size(ids);
 	if (want < have) {
 		/* Shrink: the newest go first (ids are newest first). */
-		rc = terminate(ctx, ids, 0, (size_t)(have - want), err);
+		rc = launch_terminate_range(ctx, ids, 0, (size_t)(have - want), err);
 	} else if (want > have) {
 		/* Grow: launch the difference beside the others, with their settings. */
 		char *cluster = NULL, *ws = NULL, *group = NULL, *lineage = NULL,
@@ -793,10 +411,10 @@ int ig_update(struct prov_ctx *ctx, const struct prov_scope *scope, const char *
 						addr);
 				rc = PROV_ERROR;
 			} else {
-				rc = root_device(ctx, l.image, &l.root_dev, err);
+				rc = launch_root_device(ctx, l.image, &l.root_dev, err);
 			}
 			if (rc == PROV_OK && l.efa)
-				rc = efa_interfaces(ctx, l.type, &l.efa_interfaces, err);
+				rc = launch_efa_interfaces(ctx, l.type, &l.efa_interfaces, err);
 			if (rc == PROV_OK) {
 				/* The same grow retried is the same token: launched once. */
 				/* The oldest instance and the target: what a retry sees the same.
@@ -806,7 +424,7 @@ int ig_update(struct prov_ctx *ctx, const struct prov_scope *scope, const char *
 				char *tok =
 				    xasprintf("%s:grow->%ld:%s", id, want, oldest ? oldest : "");
 
-				rc = run_instances(ctx, &l, &s, want - have, tok, 0, NULL, err);
+				rc = launch_run(ctx, &l, &s, want - have, tok, 0, NULL, err);
 				free(tok);
 			}
 			json_decref(user);
@@ -833,8 +451,8 @@ int aws_list_unmanaged(struct prov_ctx *ctx, json_t **out, struct kiln_error *er
 	int rc;
 
 	*out = NULL;
-	state_filter(&f, 1);
-	rc = describe_all(ctx, &f, &insts, err);
+	launch_state_filter(&f, 1);
+	rc = launch_describe(ctx, &f, &insts, err);
 	aws_params_release(&f);
 	if (rc != PROV_OK)
 		return rc;
@@ -876,7 +494,7 @@ int ig_delete(struct prov_ctx *ctx, const char *id, struct kiln_error *err)
 	if (rc != PROV_OK)
 		return rc;
 	ids = json_object_get(json_object_get(live, "attrs"), "instance_ids");
-	rc = terminate(ctx, ids, 0, json_array_size(ids), err);
+	rc = launch_terminate_range(ctx, ids, 0, json_array_size(ids), err);
 	json_decref(live);
 	return rc;
 }

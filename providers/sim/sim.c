@@ -70,6 +70,7 @@
  */
 #include "sim.h"
 #include "sim_int.h"
+#include "arn_aws.h"
 #include "expand.h"
 #include "pricing.h"
 #include "tags_aws.h"
@@ -358,7 +359,27 @@ static const char *sim_part_type(enum prov_part part)
 static void sim_check_spec(const struct spec *spec, struct diags *d)
 {
 	tags_aws_check(spec, d);
-	pexp_check_groups(spec, d);
+	pexp_check_groups(&catalog_aws, spec, d);
+}
+
+/*
+ * A spec on sim may leave out where it runs: region sim-1 and, without a
+ * provider.zone, the region's zone a.
+ */
+static void sim_defaults(struct spec *spec, bool zone_given)
+{
+	if (!spec->provider.region)
+		spec->provider.region = xstrdup("sim-1");
+	if (zone_given)
+		return;
+	spec->provider.zones = xcalloc(1, sizeof(*spec->provider.zones));
+	spec->provider.zones[0].name = xasprintf("%sa", spec->provider.region);
+	spec->provider.nzones = 1;
+}
+
+static const char *sim_default_region(void)
+{
+	return SIM_DEFAULT_REGION;
 }
 
 /* sim prices what it simulates with AWS's catalog, as aws does. */
@@ -375,6 +396,9 @@ static void sim_cost(struct prov_ctx *ctx, const char *type, const json_t *attrs
 	else if (strcmp(type, "sim_nfs") == 0)
 		pricing_by_use(unpriced, "NFS storage", "GB stored, throughput");
 }
+
+/* sim mirrors the AWS names of its read calls, which no policy scopes either. */
+static const char *const sim_unscopable[] = {"sim:Describe*", "sim:List*", NULL};
 
 const struct provider provider_sim = {
     .name = "sim",
@@ -393,4 +417,10 @@ const struct provider provider_sim = {
     .list_unmanaged = sim_list_unmanaged,
     .claim = sim_claim,
     .calls = sim_calls,
+    .default_template = "sim-demo",
+    .defaults = sim_defaults,
+    .default_region = sim_default_region,
+    /* sim models AWS: its allow: statements name ARNs, as on aws. */
+    .grammar = &arn_aws_grammar,
+    .unscopable_actions = sim_unscopable,
 };

@@ -47,7 +47,7 @@ static int expand_group(json_t *all, const struct spec *spec, const struct spec_
 	json_t *r, *zones;
 	size_t i;
 
-	if (pexp_group_type("sim: ", spec, g, &t, &resolved, err) < 0)
+	if (pexp_group_type("sim: ", &catalog_aws, spec, g, &t, &resolved, err) < 0)
 		return PROV_ERROR;
 	zones = json_array();
 	efa = fabric_efa && t->efa;

@@ -19,6 +19,7 @@
 
 #include <jansson.h>
 
+#include "catalog_aws.h"
 #include "provider.h"
 
 #define SIM_NTYPES 8
