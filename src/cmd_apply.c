@@ -1,28 +1,25 @@
 /*
- * cmd_apply.c - `kiln apply` and `kiln destroy`: lock, plan (or load a saved
- * plan and check it is current), ask, execute, record every result in the
- * journal as it lands, commit once, unlock.
+ * cmd_apply.c - `kiln apply`, `kiln destroy`, `kiln up` and `kiln down`:
+ * the flags, the approval policy, asking, and what is shown. The run itself
+ * (lock, plan or a saved plan checked current, execute with every result
+ * journaled, commit once, unlock) is the operations layer's (operation.h).
  */
-#include <pthread.h>
 #include <signal.h>
+#include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 #include <unistd.h>
 
-#include "apply.h"
 #include "approve.h"
-#include "audit.h"
 #include "cmd_run.h"
 #include "cmds.h"
 #include "cost.h"
 #include "crypt.h"
 #include "expiry.h"
-#include "journal.h"
 #include "log.h"
 #include "plan.h"
+#include "progress.h"
 #include "state.h"
-#include "jsonw.h"
 
 enum {
 	OPT_REQUIRE_APPROVALS = 980,
@@ -137,197 +134,7 @@ const struct cmd_info cmd_down_info = {
     .see_also = "kiln-down(1), kiln-up(1), kiln-destroy(1)",
 };
 
-/* Progress: JSON events, live lines on a terminal, or a line per start and finish. */
-struct progress {
-	struct cli *cli;
-	bool json;
-	bool tty;
-	pthread_mutex_t mu;
-	json_t *inflight; /* address -> {"op", "t"} */
-	int drawn;
-	bool stop;
-	pthread_t ticker;
-	bool ticking;
-	const char *verb; /* "apply", "destroy" */
-	bool quiet;	  /* kiln reap: no per-resource lines */
-};
-
-static double mono(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
-}
-
-static void json_event(const char *type, const char *level, json_t *hook, const char *fmt, ...)
-    KILN_PRINTF(4, 5);
-
-static void json_event(const char *type, const char *level, json_t *hook, const char *fmt, ...)
-{
-	char ts[40];
-	struct timespec now;
-	struct tm tm;
-	va_list ap;
-	char *msg;
-	json_t *ev;
-
-	clock_gettime(CLOCK_REALTIME, &now);
-	gmtime_r(&now.tv_sec, &tm);
-	strftime(ts, 24, "%Y-%m-%dT%H:%M:%S", &tm);
-	snprintf(ts + 19, sizeof(ts) - 19, ".%06ldZ", now.tv_nsec / 1000);
-	va_start(ap, fmt);
-	msg = xvasprintf(fmt, ap);
-	va_end(ap);
-	ev = json_pack("{s:s, s:s, s:s, s:s, s:s}", "@level", level, "@message", msg, "@module",
-		       "kiln", "@timestamp", ts, "type", type);
-	if (hook)
-		json_object_set_new(ev, "hook", hook);
-	jsonw_dumpf(ev, stdout, JSON_COMPACT);
-	fputc('\n', stdout);
-	fflush(stdout);
-	json_decref(ev);
-	free(msg);
-}
-
-static void erase_live(struct progress *p)
-{
-	for (; p->drawn > 0; p->drawn--)
-		fputs("\033[1A\033[2K", stdout);
-}
-
-static void draw_live(struct progress *p)
-{
-	const char *addr;
-	json_t *v;
-	double now = mono();
-	int shown = 0, total = (int)json_object_size(p->inflight);
-
-	json_object_foreach(p->inflight, addr, v)
-	{
-		if (shown == 8) {
-			printf("  … and %d more in flight\n", total - shown);
-			p->drawn++;
-			break;
-		}
-		printf("  %s %s… %.1fs\n", json_string_value(json_object_get(v, "op")), addr,
-		       now - json_real_value(json_object_get(v, "t")));
-		shown++;
-		p->drawn++;
-	}
-	fflush(stdout);
-}
-
-static void *ticker(void *arg)
-{
-	struct progress *p = arg;
-	struct timespec ts = {0, 250 * 1000000L};
-
-	for (;;) {
-		nanosleep(&ts, NULL);
-		pthread_mutex_lock(&p->mu);
-		if (p->stop) {
-			pthread_mutex_unlock(&p->mu);
-			return NULL;
-		}
-		erase_live(p);
-		draw_live(p);
-		pthread_mutex_unlock(&p->mu);
-	}
-}
-
-static const char *past(const char *op)
-{
-	if (strcmp(op, "replace: delete old") == 0)
-		return "old object deleted, for the replacement";
-	if (strcmp(op, "read secret") == 0)
-		return "secret read back into the state";
-	if (strcmp(op, "create") == 0)
-		return "created";
-	if (strcmp(op, "update") == 0)
-		return "updated";
-	if (strcmp(op, "replace") == 0)
-		return "replaced";
-	if (strcmp(op, "adopt") == 0)
-		return "adopted";
-	if (strcmp(op, "release") == 0)
-		return "released from state (retained)";
-	return "deleted";
-}
-
-static const char *const event_types[] = {
-    [APPLY_START] = "apply_start",     [APPLY_PENDING] = "apply_progress",
-    [APPLY_DONE] = "apply_complete",   [APPLY_FAILED] = "apply_errored",
-    [APPLY_SKIPPED] = "apply_skipped",
-};
-
-static void on_event(void *arg, const struct apply_event *ev)
-{
-	struct progress *p = arg;
-	const char *name = strchr(ev->address, '.');
-
-	if (p->quiet)
-		return;
-	pthread_mutex_lock(&p->mu);
-	if (p->json) {
-		json_t *hook =
-		    json_pack("{s:{s:s, s:s, s:s}, s:s, s:f}", "resource", "addr", ev->address,
-			      "resource_type", "", "resource_name", name ? name + 1 : "", "action",
-			      ev->op, "elapsed_seconds", ev->elapsed);
-		json_object_set_new(json_object_get(hook, "resource"), "resource_type",
-				    json_stringn(ev->address, name ? (size_t)(name - ev->address)
-								   : strlen(ev->address)));
-		if (ev->id)
-			json_object_set_new(hook, "id_value", json_string(ev->id));
-		if (ev->error)
-			json_object_set_new(hook, "error", json_string(ev->error));
-		json_event(event_types[ev->kind], ev->kind == APPLY_FAILED ? "error" : "info", hook,
-			   "%s: %s%s%s", ev->address, ev->op, ev->error ? ": " : "",
-			   ev->error ? ev->error : "");
-		pthread_mutex_unlock(&p->mu);
-		return;
-	}
-	if (p->tty)
-		erase_live(p);
-	switch (ev->kind) {
-	case APPLY_START:
-		if (p->tty)
-			json_object_set_new(p->inflight, ev->address,
-					    json_pack("{s:s, s:f}", "op", ev->op, "t", mono()));
-		else
-			printf("%s: %s…\n", ev->address, ev->op);
-		break;
-	case APPLY_PENDING:
-		if (!p->tty)
-			printf("%s: %s: waiting for %s to be %s\n", ev->address, ev->op,
-			       ev->id ? ev->id : "it", ev->waiting_for);
-		break;
-	case APPLY_DONE:
-		json_object_del(p->inflight, ev->address);
-		printf("%s: %s%s%s%s (%.1fs)\n", ev->address, past(ev->op), ev->id ? " [id " : "",
-		       ev->id ? ev->id : "", ev->id ? "]" : "", ev->elapsed);
-		break;
-	case APPLY_FAILED:
-		json_object_del(p->inflight, ev->address);
-		printf("%s: %s FAILED: %s\n", ev->address, ev->op, ev->error);
-		break;
-	case APPLY_SKIPPED:
-		json_object_del(p->inflight, ev->address);
-		printf("%s: %s skipped: %s\n", ev->address, ev->op, ev->error);
-		break;
-	}
-	if (p->tty)
-		draw_live(p);
-	fflush(stdout);
-	pthread_mutex_unlock(&p->mu);
-}
-
-static void on_checkpoint(void *arg, const char *address, const json_t *resource)
-{
-	journal_record(arg, address, resource);
-}
-
-static bool ask(struct run *r, const char *what)
+static bool ask(struct op_run *r, const char *what)
 {
 	char line[64];
 
@@ -339,200 +146,6 @@ static bool ask(struct run *r, const char *what)
 		return false;
 	line[strcspn(line, "\r\n")] = '\0';
 	return strcmp(line, "yes") == 0;
-}
-
-/* A saved plan is applied only to the spec and the state it was made from. */
-static int check_saved_plan(struct run *r, const json_t *plan, const char *file)
-{
-	json_t *kn = json_object_get(plan, "kiln");
-	const char *digest =
-	    json_string_value(json_object_get(json_object_get(kn, "spec"), "digest"));
-	const char *commit =
-	    json_string_value(json_object_get(json_object_get(kn, "state"), "commit"));
-	struct kiln_error err = {0};
-
-	if (!digest || strcmp(digest, r->e->spec_digest) != 0) {
-		kiln_error_set(
-		    &err,
-		    "%s is stale: the spec %s changed since the plan was made (plan: %.19s, "
-		    "now: %.19s)",
-		    file, r->spec_path, digest ? digest : "none", r->e->spec_digest);
-		kiln_error_hint(&err, "make and review a new plan: kiln plan %s --out %s",
-				r->spec_path, file);
-	} else if (commit && strcmp(commit, r->head) != 0 && !store_has_object(r->store, commit)) {
-		/* Not a commit this repository ever had: nobody applied "since". */
-		kiln_error_set(&err,
-			       "%s was made with another state repository: its state commit %.12s "
-			       "is not in %s",
-			       file, commit, store_location(r->store));
-		kiln_error_hint(&err,
-				"apply it with the state it was made from (--state or KILN_STATE), "
-				"or make and review a plan here: kiln plan %s --out %s",
-				r->spec_path, file);
-	} else if ((commit == NULL) != (r->head[0] == '\0') ||
-		   (commit && strcmp(commit, r->head) != 0)) {
-		kiln_error_set(
-		    &err,
-		    "%s is stale: it was made from state commit %.12s, but workspace '%s' "
-		    "is now at %.12s",
-		    file, commit ? commit : "(none: no workspace yet)", r->ws->name,
-		    r->head[0] ? r->head : "(none)");
-		kiln_error_hint(&err, "%s; make and review a new plan: kiln plan %s --out %s",
-				commit ? "someone applied since"
-				       : "the workspace was made or applied since",
-				r->spec_path, file);
-	} else if ((json_int_t)json_object_size(r->overlay) !=
-		   json_integer_value(json_object_get(json_object_get(kn, "state"), "journal"))) {
-		/* Same head, but an apply was killed after changing the cloud: the plan predates
-		 * it. */
-		kiln_error_set(&err,
-			       "%s is stale: an interrupted apply changed workspace '%s' after the "
-			       "plan was made (%zu changes in its journal)",
-			       file, r->ws->name, json_object_size(r->overlay));
-		kiln_error_hint(&err, "make and review a new plan: kiln plan %s --out %s",
-				r->spec_path, file);
-	}
-	if (err.msg[0]) {
-		cmd_report(r->cli, &err);
-		return -1;
-	}
-	return 0;
-}
-
-/*
- * The plan of the saved plan's inputs, made again into r->plan: its spec
- * and state commit (checked current), and the destroy, refresh, targets and
- * replace it was made with, refreshing as it did.
- */
-static int rederive_saved_plan(struct run *r, const json_t *plan)
-{
-	const json_t *kn = json_object_get(plan, "kiln"), *v;
-	struct run_flags *f = r->f;
-	size_t i;
-
-	f->destroy = json_is_true(json_object_get(kn, "destroy"));
-	f->refresh = !json_is_false(json_object_get(kn, "refresh"));
-	/* The strings stay owned by plan, which outlives the run. */
-	json_array_foreach(json_object_get(kn, "targets"), i, v)
-	{
-		if (json_is_string(v))
-			*ARRAY_PUSH(f->targets, f->ntargets, f->captargets) = json_string_value(v);
-	}
-	json_array_foreach(json_object_get(kn, "replace"), i, v)
-	{
-		if (json_is_string(v))
-			*ARRAY_PUSH(f->replace, f->nreplace, f->capreplace) = json_string_value(v);
-	}
-	return run_plan(r);
-}
-
-/*
- * What the file says against what its spec and state give now (plan_match):
- * anything else, an edit or a cloud that changed since, is refused. The
- * plan carried out is the one made now, which says the same; its "before"
- * values are the cloud as it is.
- */
-static int match_saved_plan(struct run *r, const json_t *plan, const char *file)
-{
-	struct kiln_error err = {0};
-
-	if (plan_match(plan, r->plan, file, &err) == 0)
-		return 0;
-	fprintf(stderr, "%s: %s: %s; nothing was changed\n", r->cli->prog, r->cli->cmd, err.msg);
-	fprintf(stderr,
-		"  hint: kiln carries out a plan file only as kiln made it, and this one was "
-		"edited or the cloud changed since it was made; make and review a new plan: kiln "
-		"plan %s%s --out %s\n",
-		json_is_true(json_object_get(json_object_get(plan, "kiln"), "destroy"))
-		    ? "--destroy "
-		    : "",
-		r->spec_path, file);
-	return -1;
-}
-
-static char *summary_counts(const struct apply_result *res)
-{
-	struct strbuf sb = {0};
-
-	sb_addf(&sb, "%zu created, %zu updated, %zu replaced, %zu deleted", res->created,
-		res->updated, res->replaced, res->deleted);
-	if (res->adopted)
-		sb_addf(&sb, ", %zu adopted", res->adopted);
-	if (res->released)
-		sb_addf(&sb, ", %zu released (retained, not deleted)", res->released);
-	if (res->failed)
-		sb_addf(&sb, "; %zu failed", res->failed);
-	if (res->skipped)
-		sb_addf(&sb, "; %zu not done", res->skipped);
-	return sb_detach(&sb);
-}
-
-/*
- * One commit for the whole apply, when the state changed. approved holds
- * the Kiln-Approval trailers of a plan applied under --require-approvals.
- */
-static int commit_state(struct run *r, const char *op, const struct apply_result *res,
-			const json_t *saved, const json_t *approved, char **commit_out)
-{
-	struct kiln_error err = {0};
-	char *before = r->ws->exists ? state_canonical(r->ws->state) : NULL;
-	char *after, *counts, *summary, *label, *t_plan, *t_spec, *t_op, *t_res;
-	const char **extra;
-	size_t i, nextra = 4 + json_array_size(approved);
-	int rc = 0;
-
-	*commit_out = NULL;
-	if (run_seal_secrets(r->state, &err) < 0)
-		cmd_report(r->cli, &err);
-	after = state_canonical(r->state);
-	/* An apply that changed the cloud is logged even if the state reads the same. */
-	if ((before && strcmp(before, after) == 0 && res->done == 0) ||
-	    (!r->ws->exists && state_resource_count(r->state) == 0)) {
-		free(before);
-		free(after);
-		return 0;
-	}
-	counts = summary_counts(res);
-	label = workspace_label(r->ws, r->state);
-	if (json_object_size(r->overlay))
-		summary = xasprintf("%s: %s, %zu recorded from an interrupted apply's journal (%s)",
-				    op, counts, json_object_size(r->overlay), label);
-	else
-		summary = xasprintf("%s: %s (%s)", op, counts, label);
-	t_op = xasprintf("Kiln-Operation: %s", op);
-	/* A saved plan's file digest: the apply traces back to the plan reviewed. */
-	t_res = plan_digest(saved ? saved : r->plan);
-	t_plan = xasprintf("Kiln-Plan-Digest: %s", t_res);
-	free(t_res);
-	t_spec = xasprintf("Kiln-Spec-Digest: %s", r->e->spec_digest);
-	t_res = xasprintf("Kiln-Result: %s", res->failed	? "partial (operations failed)"
-					     : res->interrupted ? "partial (interrupted)"
-								: "complete");
-	extra = xcalloc(nextra, sizeof(*extra));
-	extra[0] = t_op;
-	extra[1] = t_plan;
-	extra[2] = t_spec;
-	for (i = 0; i < json_array_size(approved); i++)
-		extra[3 + i] = json_string_value(json_array_get(approved, i));
-	extra[nextra - 1] = t_res;
-	if (workspace_commit(r->ws, r->state, false, summary, extra, nextra, &err) < 0) {
-		cmd_report(r->cli, &err);
-		rc = -1;
-	} else {
-		*commit_out = xmalloc(41);
-		git_oid_tostr(*commit_out, 41, &r->ws->head);
-	}
-	free(extra);
-	free(before);
-	free(after);
-	free(counts);
-	free(label);
-	free(summary);
-	free(t_op);
-	free(t_plan);
-	free(t_spec);
-	free(t_res);
-	return rc;
 }
 
 /*
@@ -659,29 +272,28 @@ out:
 	return ret;
 }
 
-/* Static, not on the stack: the signal thread may write it a moment after we return. */
 /*
  * An apply never carries out a plan with an unwaived error-level finding
  * (an open SSH port, a plan over budget): it names each and exits 3, as
  * `kiln audit` does. A plan saved by a kiln without the audit is audited
  * now, against the spec it was checked to be made from.
  */
-static int findings_refuse(struct run *r, const char *file)
+static int findings_refuse(struct op_run *r, const struct cli *cli, const char *file)
 {
-	const json_t *kn = json_object_get(r->plan, "kiln"), *f;
+	const json_t *kn, *f;
 	struct kiln_error err = {0};
-	size_t n, i;
+	long n = op_plan_errors(r, &err);
+	size_t i;
 
-	if (!json_object_get(kn, "findings") &&
-	    audit_plan(r->e->spec, r->e->prov, r->plan, &err) != 0) {
-		cmd_report(r->cli, &err);
+	if (n < 0) {
+		cmd_report(cli, &err);
 		return KILN_EXIT_ERROR;
 	}
-	n = audit_errors(r->plan);
 	if (n == 0)
 		return 0;
-	fprintf(stderr, "%s: %s: %s has %zu error-level finding%s; nothing was changed\n",
-		r->cli->prog, r->cli->cmd, file ? file : "the plan", n, n == 1 ? "" : "s");
+	kn = json_object_get(r->plan, "kiln");
+	fprintf(stderr, "%s: %s: %s has %ld error-level finding%s; nothing was changed\n",
+		cli->prog, cli->cmd, file ? file : "the plan", n, n == 1 ? "" : "s");
 	json_array_foreach(json_object_get(kn, "findings"), i, f)
 	{
 		const json_t *addr = json_object_get(f, "address");
@@ -697,46 +309,6 @@ static int findings_refuse(struct run *r, const char *file)
 	fprintf(stderr, "  hint: fix the spec and plan again, or waive a finding with a reason and "
 			"an end date (waive: in kiln-spec(5)); kiln audit shows each fix\n");
 	return KILN_EXIT_FINDINGS;
-}
-
-static atomic_int interrupted;
-
-/*
- * The expiry this apply records (expiry.h), set in r->state and in the
- * scope that tags every create. 0, or -1 after reporting.
- */
-static int expiry_prepare(struct run *r, int64_t ttl_flag)
-{
-	struct kiln_error err = {0};
-	git_signature *sig = NULL;
-	char *author;
-	int64_t now;
-	json_t *x;
-
-	if (util_now(&now, &err) < 0) {
-		cmd_report(r->cli, &err);
-		return -1;
-	}
-	if (store_signature(r->store, &sig, &err) < 0) {
-		cmd_report(r->cli, &err);
-		return -1;
-	}
-	author = xasprintf("%s <%s>", sig->name, sig->email);
-	git_signature_free(sig);
-	x = expiry_at_apply(json_object_get(r->state, "expiry"),
-			    ttl_flag ? ttl_flag : r->e->spec->ttl, ttl_flag != 0, now, author,
-			    r->spec_path);
-	free(author);
-	if (x) {
-		/* A copy of the spec as digested, so reap can destroy once the file has gone. */
-		if (memchr(r->e->spec_text, '\0', r->e->spec_len) == NULL)
-			json_object_set_new(x, "spec_text",
-					    json_stringn(r->e->spec_text, r->e->spec_len));
-		json_object_set_new(r->state, "expiry", x);
-	} else
-		json_object_del(r->state, "expiry");
-	r->e->scope.expires = json_string_value(json_object_get(x, "expires"));
-	return 0;
 }
 
 /* "Expires: 2026-11-30T14:00:00Z (in 8h0m), set by --ttl." or nothing without a TTL. */
@@ -757,7 +329,7 @@ static void expiry_print(const json_t *state)
 }
 
 /* kiln up: what the cluster costs an hour, and when it ends. */
-static void up_summary(const struct run *r)
+static void up_summary(const struct op_run *r)
 {
 	const json_t *cost = json_object_get(json_object_get(r->plan, "kiln"), "cost");
 	const json_t *h = json_object_get(cost, "hourly_after");
@@ -774,374 +346,420 @@ static void up_summary(const struct run *r)
 		printf("Expires: never (no ttl): `kiln down` when done, or set --ttl.\n");
 }
 
-int apply_command(int argc, char **argv, struct cli *cli, bool destroy, struct apply_hooks *hooks)
-{
-	const struct cmd_info *info = hooks && hooks->info ? hooks->info
-				      : destroy		   ? &cmd_destroy_info
-							   : &cmd_apply_info;
-	int64_t ttl_flag = 0;
-	bool quiet = hooks && hooks->quiet;
-	struct cli_parser p;
-	struct run_flags f;
-	struct run r = {0};
-	struct kiln_error err = {0};
-	struct progress pg = {.cli = cli};
-	struct apply_result res = {0};
-	struct journal *j = NULL;
-	struct approval_policy ap = {0};
-	json_t *saved = NULL, *approvals = NULL, *approved = NULL, *hook, *expiry_before = NULL;
-	const char *operand, *spec;
-	char *jpath = NULL, *commit = NULL, *line;
-	int ret = KILN_EXIT_ERROR, commit_rc = 0, have_key, opt;
-	struct crypt_key key;
+/* Static, not on the stack: the signal thread may write it a moment after we return. */
+static atomic_int interrupted;
 
-	run_flags_init(&f);
-	f.destroy = destroy;
-	atomic_store(&interrupted, 0);
-	pthread_mutex_init(&pg.mu, NULL);
-	pg.inflight = json_object();
-	cli_parser_init(&p, cli, info, argc, argv);
-	while ((opt = cli_next(&p)) != CLI_DONE) {
+/* What apply, destroy, up and down were asked, and what they carry through a run. */
+struct apply_cmd {
+	struct cli *cli;
+	const struct cmd_info *info;
+	bool destroy;
+	bool up; /* end with the cost per hour and the expiry */
+	struct run_flags f;
+	struct approval_policy ap;
+	int64_t ttl; /* --ttl, 0 when not given */
+	const char *operand;
+	const char *spec;
+	json_t *saved;	   /* the plan file applied, or NULL */
+	json_t *approvals; /* its approvals */
+	json_t *approved;  /* the Kiln-Approval trailers of those that count */
+	int have_key;	   /* crypt_key_load: 1 a state key is set */
+};
+
+static int parse_ttl(const struct cli *cli, const char *arg, int64_t *ttl)
+{
+	if (duration_parse(arg, ttl) < 0) {
+		cli_error(cli, "write it like 8h, 90m or 2d", "--ttl '%s' is not a duration", arg);
+		return -1;
+	}
+	if (*ttl <= 0 || *ttl > 365LL * 86400) {
+		cli_error(cli,
+			  "drop --ttl (and ttl: in the spec) for a cluster that lives until `kiln "
+			  "down`",
+			  "--ttl must be longer than 0s and at most 365d, not '%s'", arg);
+		return -1;
+	}
+	return 0;
+}
+
+/* The options and the operand; -1 when the command should return *ret now. */
+static int apply_parse(struct apply_cmd *a, struct cli_parser *p, int argc, char **argv, int *ret)
+{
+	int opt;
+
+	cli_parser_init(p, a->cli, a->info, argc, argv);
+	while ((opt = cli_next(p)) != CLI_DONE) {
 		if (opt == CLI_EXIT) {
-			ret = p.exit_code;
-			goto out;
+			*ret = p->exit_code;
+			return -1;
 		}
 		if (opt == OPT_REQUIRE_APPROVALS)
-			ap.required_arg = p.optarg;
+			a->ap.required_arg = p->optarg;
 		else if (opt == OPT_TRUSTED_KEYS)
-			ap.dir_arg = p.optarg;
+			a->ap.dir_arg = p->optarg;
 		else if (opt == OPT_TTL) {
-			if (duration_parse(p.optarg, &ttl_flag) < 0) {
-				cli_error(cli, "write it like 8h, 90m or 2d",
-					  "--ttl '%s' is not a duration", p.optarg);
-				goto out;
-			}
-			if (ttl_flag <= 0 || ttl_flag > 365LL * 86400) {
-				cli_error(cli,
-					  "drop --ttl (and ttl: in the spec) for a cluster that "
-					  "lives until `kiln down`",
-					  "--ttl must be longer than 0s and at most 365d, not '%s'",
-					  p.optarg);
-				goto out;
-			}
-		} else if (run_flags_handle(&f, cli, opt, p.optarg) < 0)
-			goto out;
+			if (parse_ttl(a->cli, p->optarg, &a->ttl) < 0)
+				return -1;
+		} else if (run_flags_handle(&a->f, a->cli, opt, p->optarg) < 0)
+			return -1;
 	}
-	operand = run_spec_operand(cli, argc, argv, p.optind);
-	if (!operand)
-		goto out;
-	spec = operand;
-	if (destroy && plan_file_is(operand)) {
-		cli_error(cli, "apply a saved plan, destroy plans included, with `kiln apply FILE`",
-			  "%s is a plan file; destroy takes a spec", operand);
-		goto out;
+	a->operand = a->spec = run_spec_operand(a->cli, argc, argv, p->optind);
+	if (!a->operand)
+		return -1;
+	if (a->destroy && plan_file_is(a->operand)) {
+		cli_error(a->cli,
+			  "apply a saved plan, destroy plans included, with `kiln apply FILE`",
+			  "%s is a plan file; destroy takes a spec", a->operand);
+		return -1;
 	}
-	/*
-	 * reap carries out a destroy decided when the TTL was recorded: by an
-	 * apply, which the approval policy already governed (a TTL only grows
-	 * without one: ttl extend). Asking for signatures now would leave every
-	 * expired cluster running in a repository that requires approvals.
-	 */
-	if (!(hooks && hooks->ttl_expired) && approval_policy_resolve(&ap, cli) < 0)
-		goto out;
-	if (ap.required > 0 && (destroy || !plan_file_is(operand))) {
+	return 0;
+}
+
+/* Whether the approval policy lets this run go on at all; -1 after reporting. */
+static int apply_check_policy(struct apply_cmd *a)
+{
+	const char *op = a->operand, *file = a->destroy ? "destroy.kiln" : "plan.kiln";
+
+	if (approval_policy_resolve(&a->ap, a->cli) < 0)
+		return -1;
+	if (a->ap.required > 0 && (a->destroy || !plan_file_is(op))) {
 		/* A spec carries no approvals: applying it would step around the review. */
-		cli_error(cli, NULL,
+		cli_error(a->cli, NULL,
 			  "approvals are required (%s), and %s is a spec, which carries none; "
 			  "nothing was changed",
-			  ap.source, operand);
-		fprintf(
-		    stderr,
-		    "  hint: save the plan for review: kiln plan %s%s --out %s, have it "
-		    "approved (kiln approve %s --key KEY), then kiln apply %s\n",
-		    destroy ? "--destroy " : "", operand, destroy ? "destroy.kiln" : "plan.kiln",
-		    destroy ? "destroy.kiln" : "plan.kiln", destroy ? "destroy.kiln" : "plan.kiln");
-		goto out;
+			  a->ap.source, op);
+		fprintf(stderr,
+			"  hint: save the plan for review: kiln plan %s%s --out %s, have it "
+			"approved (kiln approve %s --key KEY), then kiln apply %s\n",
+			a->destroy ? "--destroy " : "", op, file, file, file);
+		return -1;
 	}
-	if (ap.required > 0 && !ap.dir) {
-		cli_error(cli,
+	if (a->ap.required > 0 && !a->ap.dir) {
+		cli_error(a->cli,
 			  "give --trusted-keys DIR, a directory of the approvers' *.pub keys "
 			  "(or set KILN_TRUSTED_KEYS)",
-			  "approvals are required (%s), but no trusted keys are given", ap.source);
-		goto out;
+			  "approvals are required (%s), but no trusted keys are given",
+			  a->ap.source);
+		return -1;
 	}
-	if (ap.dir_arg && ap.required == 0) {
-		cli_error(cli,
+	if (a->ap.dir_arg && a->ap.required == 0) {
+		cli_error(a->cli,
 			  "give the number of approvals required, such as --require-approvals 1",
 			  "--trusted-keys is used only with --require-approvals N");
-		goto out;
+		return -1;
 	}
-	have_key = crypt_key_load(&key, &err);
-	crypt_key_wipe(&key);
-	if (have_key < 0) {
-		/* Before anything changes: a secret that cannot be sealed would be lost. */
-		cmd_report(cli, &err);
-		goto out;
-	}
-	if (plan_file_is(operand)) {
-		if (plan_file_read_approvals(&saved, &approvals, operand, &err) < 0) {
-			cmd_report(cli, &err);
-			goto out;
-		}
-		json_t *kn = json_object_get(saved, "kiln");
-		const char *ws = json_string_value(json_object_get(kn, "workspace"));
+	return 0;
+}
 
-		if (f.ntargets || f.nreplace || !f.refresh) {
-			cli_error(
-			    cli, "they were fixed when the plan was made",
-			    "--target, --replace and --refresh cannot be used with a plan file");
-			goto out;
+/*
+ * Everything that can refuse before the lock is taken and before any call,
+ * so that a refusal spends nothing: the approval policy, the state key,
+ * the plan file (its workspace and approvals), an approval nobody can give.
+ */
+static int apply_admit(struct apply_cmd *a)
+{
+	struct kiln_error err = {0};
+	struct crypt_key key;
+
+	if (apply_check_policy(a) < 0)
+		return -1;
+	a->have_key = crypt_key_load(&key, &err);
+	crypt_key_wipe(&key);
+	if (a->have_key < 0) {
+		/* Before anything changes: a secret that cannot be sealed would be lost. */
+		cmd_report(a->cli, &err);
+		return -1;
+	}
+	if (plan_file_is(a->operand)) {
+		json_t *kn;
+		const char *ws;
+
+		if (plan_file_read_approvals(&a->saved, &a->approvals, a->operand, &err) < 0) {
+			cmd_report(a->cli, &err);
+			return -1;
 		}
-		if (store_flags_plan_workspace(&f.store, cli, operand, ws) < 0)
-			goto out;
-		/* Before the lock and before any call: a refusal spends nothing. */
-		if (ap.required > 0 &&
-		    approvals_check(cli, operand, saved, approvals, &ap, f.json, &approved) < 0)
-			goto out;
-		f.store.workspace = ws;
-		f.destroy = destroy = json_is_true(json_object_get(kn, "destroy"));
-		spec = json_string_value(json_object_get(json_object_get(kn, "spec"), "file"));
-	} else if (!f.auto_approve && !isatty(STDIN_FILENO)) {
+		kn = json_object_get(a->saved, "kiln");
+		ws = json_string_value(json_object_get(kn, "workspace"));
+		if (a->f.ntargets || a->f.nreplace || !a->f.refresh) {
+			cli_error(
+			    a->cli, "they were fixed when the plan was made",
+			    "--target, --replace and --refresh cannot be used with a plan file");
+			return -1;
+		}
+		if (store_flags_plan_workspace(&a->f.store, a->cli, a->operand, ws) < 0)
+			return -1;
+		if (a->ap.required > 0 &&
+		    approvals_check(a->cli, a->operand, a->saved, a->approvals, &a->ap, a->f.json,
+				    &a->approved) < 0)
+			return -1;
+		a->f.store.workspace = ws;
+		a->f.destroy = a->destroy = json_is_true(json_object_get(kn, "destroy"));
+		a->spec = json_string_value(json_object_get(json_object_get(kn, "spec"), "file"));
+	} else if (!a->f.auto_approve && !isatty(STDIN_FILENO)) {
 		/* The reviewed way to destroy is a destroy plan: a plain one would apply. */
-		cli_error(cli,
-			  destroy ? "review with `kiln plan --destroy --out destroy.kiln`, then "
-				    "`kiln apply destroy.kiln`; or pass --auto-approve"
-				  : "review with `kiln plan --out plan.kiln`, then `kiln apply "
-				    "plan.kiln`; or pass --auto-approve",
+		cli_error(a->cli,
+			  a->destroy ? "review with `kiln plan --destroy --out destroy.kiln`, then "
+				       "`kiln apply destroy.kiln`; or pass --auto-approve"
+				     : "review with `kiln plan --out plan.kiln`, then `kiln apply "
+				       "plan.kiln`; or pass --auto-approve",
 			  "standard input is not a terminal, so kiln cannot ask for approval; "
 			  "nothing was changed");
-		goto out;
+		return -1;
 	}
-	if (run_open(&r, cli, &f, spec, true, destroy ? "destroy" : "apply") < 0) {
-		if (hooks)
-			hooks->open_failed = true;
-		goto out;
-	}
-	if (hooks && hooks->locked) {
-		int h = hooks->locked(&r, hooks->arg);
+	return 0;
+}
 
-		if (h != 0) {
-			ret = h > 0 ? KILN_EXIT_OK : KILN_EXIT_ERROR;
-			goto out;
-		}
+/* A saved plan that no longer says what its spec and state give now is refused. */
+static void saved_refuse(const struct op_run *r, const struct cli *cli, const char *msg,
+			 const json_t *saved, const char *file)
+{
+	fprintf(stderr, "%s: %s: %s; nothing was changed\n", cli->prog, cli->cmd, msg);
+	fprintf(stderr,
+		"  hint: kiln carries out a plan file only as kiln made it, and this one was "
+		"edited or the cloud changed since it was made; make and review a new plan: kiln "
+		"plan %s%s --out %s\n",
+		json_is_true(json_object_get(json_object_get(saved, "kiln"), "destroy"))
+		    ? "--destroy "
+		    : "",
+		r->spec_path, file);
+}
+
+/* Under the lock: the expiry to record, then the plan (made again from a saved one). */
+static int apply_prepare(struct apply_cmd *a, struct op_run *r)
+{
+	struct kiln_error err = {0};
+	int rc;
+
+	if (!a->destroy && op_expiry_prepare(r, a->ttl, &err) < 0) {
+		cmd_report(a->cli, &err);
+		return -1;
 	}
-	expiry_before = json_deep_copy(json_object_get(r.state, "expiry"));
-	if (!destroy && expiry_prepare(&r, ttl_flag) < 0)
-		goto out;
-	if (saved) {
-		if (check_saved_plan(&r, saved, operand) < 0 ||
-		    rederive_saved_plan(&r, saved) < 0 || match_saved_plan(&r, saved, operand) < 0)
-			goto out;
-	} else if (run_plan(&r) < 0) {
-		goto out;
+	if (!a->saved)
+		return run_plan(r, a->cli);
+	if (op_saved_check(r, a->saved, a->operand, &err) < 0) {
+		cmd_report(a->cli, &err);
+		return -1;
 	}
-	pg.json = f.json;
-	pg.quiet = quiet;
-	pg.tty = !f.json && !quiet && isatty(STDOUT_FILENO);
-	if (f.json) {
-		json_event("version", "info", json_pack("{s:s}", "kiln", KILN_VERSION), "kiln %s",
-			   KILN_VERSION);
-		line = plan_summary_line(r.plan);
-		hook = json_deep_copy(json_object_get(json_object_get(r.plan, "kiln"), "summary"));
+	rc = op_saved_replan(r, a->saved, a->operand, &err);
+	if (rc < 0)
+		cmd_report(a->cli, &err);
+	else if (rc > 0)
+		saved_refuse(r, a->cli, err.msg, a->saved, a->operand);
+	return rc == 0 ? 0 : -1;
+}
+
+static void render_plan(const struct apply_cmd *a, const struct op_run *r)
+{
+	char *line;
+	json_t *hook;
+
+	if (a->f.json) {
+		progress_json_event("version", "info", json_pack("{s:s}", "kiln", KILN_VERSION),
+				    "kiln %s", KILN_VERSION);
+		line = plan_summary_line(r->plan);
+		hook = json_deep_copy(json_object_get(json_object_get(r->plan, "kiln"), "summary"));
 		json_object_set_new(hook, "operation", json_string("plan"));
-		json_event("change_summary", "info", hook, "%s", line);
+		progress_json_event("change_summary", "info", hook, "%s", line);
 		free(line);
-	} else if (!saved && !quiet) {
-		plan_render_text(stdout, r.plan, cli->color_out);
+	} else if (!a->saved) {
+		plan_render_text(stdout, r->plan, a->cli->color_out);
 	}
-	if (apply_count_ops(r.plan) == 0 &&
-	    json_array_size(json_object_get(r.plan, "resource_drift")) == 0 &&
-	    json_object_size(r.overlay) == 0) {
-		bool moved = !json_equal(expiry_before, json_object_get(r.state, "expiry")) &&
-			     (expiry_before || json_object_get(r.state, "expiry"));
+}
 
-		ret = KILN_EXIT_OK;
-		/* Nothing in the cloud to change, but a new --ttl is still recorded. */
-		if (moved && state_resource_count(r.state) > 0 &&
-		    commit_state(&r, "apply", &res, saved, NULL, &commit) < 0)
-			ret = KILN_EXIT_ERROR;
-		if (!f.json && !quiet) {
-			printf("\nNothing to %s.\n", destroy ? "destroy" : "apply");
-			if (commit)
-				printf("State: commit %.12s in workspace '%s' records the new "
-				       "expiry.\n",
-				       commit, r.ws->name);
-			if (hooks && hooks->up_summary)
-				up_summary(&r);
-			else if (!destroy && moved)
-				expiry_print(r.state);
-		}
+/* Nothing in the cloud to change, but a new --ttl is still recorded. */
+static int nothing_to_apply(const struct apply_cmd *a, struct op_run *r,
+			    const json_t *expiry_before)
+{
+	const json_t *after = json_object_get(r->state, "expiry");
+	bool moved = !json_equal(expiry_before, after) && (expiry_before || after);
+	struct apply_result none = {0};
+	struct kiln_error err = {0};
+	char *commit = NULL;
+	int ret = KILN_EXIT_OK;
+
+	if (moved && state_resource_count(r->state) > 0 &&
+	    op_commit(r, "apply", &none, a->saved, NULL, &commit, &err) < 0) {
+		cmd_report(a->cli, &err);
+		ret = KILN_EXIT_ERROR;
+	}
+	if (!a->f.json) {
+		printf("\nNothing to %s.\n", a->destroy ? "destroy" : "apply");
+		if (commit)
+			printf("State: commit %.12s in workspace '%s' records the new expiry.\n",
+			       commit, r->ws->name);
+		if (a->up)
+			up_summary(r);
+		else if (!a->destroy && moved)
+			expiry_print(r->state);
+	}
+	free(commit);
+	return ret;
+}
+
+static void render_outcome_json(const struct apply_cmd *a, const struct op_apply_outcome *o,
+				const char *counts, bool whole)
+{
+	const struct apply_result *res = &o->res;
+	size_t i;
+	json_t *e;
+
+	json_array_foreach(res->warnings, i, e)
+	    progress_json_event("diagnostic", "warn", NULL, "%s", json_string_value(e));
+	progress_json_event(
+	    "change_summary", whole ? "info" : "error",
+	    json_pack("{s:s, s:i, s:i, s:i, s:i, s:i, s:i, s:i, s:i, s:i, s:i, s:b, s:s*}",
+		      "operation", a->destroy ? "destroy" : "apply", "add", (int)res->created,
+		      "change", (int)res->updated, "replace", (int)res->replaced, "remove",
+		      (int)res->deleted, "adopt", (int)res->adopted, "release", (int)res->released,
+		      "done", (int)res->done, "failed", (int)res->failed, "skipped",
+		      (int)res->skipped, "calls", (int)res->calls, "interrupted", res->interrupted,
+		      "commit", o->commit),
+	    "%s %s: %s", a->destroy ? "Destroy" : "Apply", whole ? "complete" : "incomplete",
+	    counts);
+}
+
+/* The summary first, then why: in a CI log the two arrive in order. */
+static void render_outcome(const struct apply_cmd *a, const struct op_run *r,
+			   const struct op_apply_outcome *o)
+{
+	const struct apply_result *res = &o->res;
+	char *counts = op_summary_counts(res);
+	bool whole = !res->failed && !res->interrupted && !res->skipped;
+	size_t i;
+	json_t *e;
+
+	if (a->f.json) {
+		render_outcome_json(a, o, counts, whole);
+		free(counts);
+		return;
+	}
+	printf("\n%s %s: %s.\n", a->destroy ? "Destroy" : "Apply",
+	       whole ? "complete" : "incomplete", counts);
+	free(counts);
+	if (o->commit)
+		printf("State: commit %.12s in workspace '%s'.\n", o->commit, r->ws->name);
+	if (a->up)
+		up_summary(r);
+	else if (!a->destroy)
+		expiry_print(r->state);
+	fflush(stdout);
+	json_array_foreach(res->warnings, i, e) fprintf(
+	    stderr, "%s: %s: warning: %s\n", a->cli->prog, a->cli->cmd, json_string_value(e));
+	run_report_failures(a->cli, res->errors);
+	/* A user's own interrupt has no cause to fix. */
+	if (!whole && res->interrupted && !res->failed) {
+		int sig = atomic_load(&interrupted);
+
+		fprintf(stderr,
+			"  hint: stopped by SIG%s, as asked: what was done is recorded; run `kiln "
+			"plan` to see what remains\n",
+			sig > 0 && sigabbrev_np(sig) ? sigabbrev_np(sig) : "?");
+	} else if (!whole) {
+		fprintf(stderr, "  hint: what succeeded is recorded; fix the cause and run `kiln "
+				"plan` to see what remains\n");
+	}
+}
+
+/* Ask (unless approved already), carry out the plan, commit and say how it went. */
+static int apply_execute(struct apply_cmd *a, struct op_run *r)
+{
+	struct progress pg = {.json = a->f.json, .tty = !a->f.json && isatty(STDOUT_FILENO)};
+	struct op_apply_outcome o = {0};
+	struct kiln_error err = {0};
+	struct op_apply_options ao = {
+	    .parallelism = a->f.parallelism,
+	    .keep_secrets = a->have_key == 1,
+	    .interrupted = &interrupted,
+	    .event = progress_event,
+	    .event_arg = &pg,
+	    .started = progress_start,
+	    .finished = progress_stop,
+	    .saved = a->saved,
+	    .approved = a->approved,
+	};
+	int ret = KILN_EXIT_ERROR;
+
+	if (!a->saved && !a->f.auto_approve &&
+	    !ask(r, a->destroy ? "destroy everything in" : "apply this plan to")) {
+		fprintf(stderr, "%s: %s: not approved; nothing was changed\n", a->cli->prog,
+			a->cli->cmd);
+		return KILN_EXIT_ERROR;
+	}
+	progress_init(&pg);
+	if (op_apply(r, a->destroy ? "destroy" : "apply", &ao, &o, &err) < 0) {
+		cmd_report(a->cli, &err);
+		goto out;
+	}
+	if (o.commit_failed)
+		cmd_report(a->cli, &err);
+	render_outcome(a, r, &o);
+	ret = (o.res.failed || o.res.interrupted || o.res.skipped || o.commit_failed)
+		  ? KILN_EXIT_ERROR
+		  : KILN_EXIT_OK;
+out:
+	progress_release(&pg);
+	op_apply_outcome_release(&o);
+	return ret;
+}
+
+/* apply (destroy false) or destroy, as the commands run them; up: info of up, and its summary. */
+static int apply_main(int argc, char **argv, struct cli *cli, const struct cmd_info *info,
+		      bool destroy, bool up)
+{
+	struct apply_cmd a = {.cli = cli, .info = info, .destroy = destroy, .up = up};
+	struct cli_parser p;
+	struct op_run r = {0};
+	json_t *expiry_before = NULL;
+	int ret = KILN_EXIT_ERROR;
+
+	run_flags_init(&a.f);
+	a.f.destroy = destroy;
+	atomic_store(&interrupted, 0);
+	if (apply_parse(&a, &p, argc, argv, &ret) < 0 || apply_admit(&a) < 0)
+		goto out;
+	if (run_open(&r, cli, &a.f, a.spec, true, a.destroy ? "destroy" : "apply") < 0)
+		goto out;
+	expiry_before = json_deep_copy(json_object_get(r.state, "expiry"));
+	if (apply_prepare(&a, &r) < 0)
+		goto out;
+	render_plan(&a, &r);
+	if (op_plan_is_empty(&r)) {
+		ret = nothing_to_apply(&a, &r, expiry_before);
 		goto out;
 	}
 	/* Taking a cluster down is never held back by what is wrong with it. */
-	if (!destroy && (ret = findings_refuse(&r, saved ? operand : NULL)) != 0)
+	if (!a.destroy && (ret = findings_refuse(&r, cli, a.saved ? a.operand : NULL)) != 0)
 		goto out;
-	ret = KILN_EXIT_ERROR;
-	if (!saved && !f.auto_approve &&
-	    !ask(&r, destroy ? "destroy everything in" : "apply this plan to")) {
-		fprintf(stderr, "%s: %s: not approved; nothing was changed\n", cli->prog, cli->cmd);
-		goto out;
-	}
-	jpath = journal_path(store_location(r.store), r.ws->name);
-	if (journal_open(&j, jpath, r.head[0] ? r.head : NULL, state_lineage(r.state), r.overlay,
-			 &err) < 0) {
-		cmd_report(cli, &err);
-		goto out;
-	}
-	if (!f.json && !quiet)
-		printf("\n");
-	if (pg.tty && pthread_create(&pg.ticker, NULL, ticker, &pg) == 0)
-		pg.ticking = true;
-	lock_set_interrupt_flag(&interrupted);
-	struct apply_options ao = {
-	    .engine = r.e,
-	    .plan = r.plan,
-	    .state = r.state,
-	    .parallelism = f.parallelism,
-	    .interrupted = &interrupted,
-	    .keep_secrets = have_key == 1,
-	    .event = on_event,
-	    .event_arg = &pg,
-	    .checkpoint = on_checkpoint,
-	    .checkpoint_arg = j,
-	};
-	apply_run(&ao, &res);
-	if (pg.ticking) {
-		pthread_mutex_lock(&pg.mu);
-		pg.stop = true;
-		erase_live(&pg);
-		pthread_mutex_unlock(&pg.mu);
-		pthread_join(pg.ticker, NULL);
-	}
-	/* From here a signal exits at once; the journal keeps what the commit would have. */
-	lock_set_interrupt_flag(NULL);
-	/* Nothing left to expire: a later apply starts a new TTL. */
-	if (state_resource_count(r.state) == 0) {
-		json_object_del(r.state, "expiry");
-		json_object_del(r.state, "created");
-	} else if (!json_object_get(r.state, "created")) {
-		/* When the cluster came up: kiln status counts its cost from here. */
-		int64_t now;
-		char buf[21];
-
-		if (util_now(&now, &err) == 0)
-			json_object_set_new(r.state, "created",
-					    json_string(time_format_rfc3339(now, buf)));
-	}
-	commit_rc = commit_state(&r, destroy ? "destroy" : "apply", &res, saved, approved, &commit);
-	journal_close(j, commit_rc == 0);
-	j = NULL;
-	{
-		char *counts = summary_counts(&res);
-		const char *what = destroy ? "destroy" : "apply";
-		bool whole = !res.failed && !res.interrupted && !res.skipped;
-		size_t i;
-		json_t *e;
-
-		if (hooks) {
-			hooks->deleted = res.deleted;
-			hooks->released = res.released;
-			hooks->failed = res.failed + res.skipped + (res.interrupted ? 1 : 0);
-		}
-		if (quiet) {
-			json_array_foreach(res.errors, i, e)
-			    fprintf(stderr, "%s: %s: %s: %s failed: %s\n", cli->prog, cli->cmd,
-				    json_string_value(json_object_get(e, "address")),
-				    json_string_value(json_object_get(e, "op")),
-				    json_string_value(json_object_get(e, "error")));
-		} else if (f.json) {
-			json_array_foreach(res.warnings, i, e)
-			    json_event("diagnostic", "warn", NULL, "%s", json_string_value(e));
-			json_event(
-			    "change_summary", whole ? "info" : "error",
-			    json_pack("{s:s, s:i, s:i, s:i, s:i, s:i, s:i, s:i, s:i, s:i, s:i, "
-				      "s:b, s:s*}",
-				      "operation", what, "add", (int)res.created, "change",
-				      (int)res.updated, "replace", (int)res.replaced, "remove",
-				      (int)res.deleted, "adopt", (int)res.adopted, "release",
-				      (int)res.released, "done", (int)res.done, "failed",
-				      (int)res.failed, "skipped", (int)res.skipped, "calls",
-				      (int)res.calls, "interrupted", res.interrupted, "commit",
-				      commit),
-			    "%s %s: %s", destroy ? "Destroy" : "Apply",
-			    whole ? "complete" : "incomplete", counts);
-		} else {
-			printf("\n%s %s: %s.\n", destroy ? "Destroy" : "Apply",
-			       whole ? "complete" : "incomplete", counts);
-			if (commit)
-				printf("State: commit %.12s in workspace '%s'.\n", commit,
-				       r.ws->name);
-			if (hooks && hooks->up_summary)
-				up_summary(&r);
-			else if (!destroy)
-				expiry_print(r.state);
-			/* The summary first, then why: in a CI log the two arrive in order. */
-			fflush(stdout);
-			json_array_foreach(res.warnings, i, e)
-			    fprintf(stderr, "%s: %s: warning: %s\n", cli->prog, cli->cmd,
-				    json_string_value(e));
-			json_array_foreach(res.errors, i, e)
-			    fprintf(stderr, "%s: %s: %s: %s failed: %s\n", cli->prog, cli->cmd,
-				    json_string_value(json_object_get(e, "address")),
-				    json_string_value(json_object_get(e, "op")),
-				    json_string_value(json_object_get(e, "error")));
-			/* A user's own interrupt has no cause to fix. */
-			if (!whole && res.interrupted && !res.failed) {
-				int sig = atomic_load(&interrupted);
-
-				fprintf(stderr,
-					"  hint: stopped by SIG%s, as asked: what was done is "
-					"recorded; run `kiln plan` to see what remains\n",
-					sig > 0 && sigabbrev_np(sig) ? sigabbrev_np(sig) : "?");
-			} else if (!whole) {
-				fprintf(stderr,
-					"  hint: what succeeded is recorded; fix the cause and run "
-					"`kiln plan` to see what remains\n");
-			}
-		}
-		free(counts);
-	}
-	ret = (res.failed || res.interrupted || res.skipped || commit_rc < 0) ? KILN_EXIT_ERROR
-									      : KILN_EXIT_OK;
+	ret = apply_execute(&a, &r);
 out:
 	lock_set_interrupt_flag(NULL);
-	journal_close(j, 0);
-	apply_result_release(&res);
-	free(jpath);
-	free(commit);
-	json_decref(saved);
-	json_decref(approvals);
-	json_decref(approved);
+	json_decref(a.saved);
+	json_decref(a.approvals);
+	json_decref(a.approved);
 	json_decref(expiry_before);
-	free(ap.source);
-	json_decref(pg.inflight);
-	pthread_mutex_destroy(&pg.mu);
-	run_close(&r);
-	run_flags_release(&f);
+	free(a.ap.source);
+	op_close(&r);
+	run_flags_release(&a.f);
 	cli_parser_release(&p);
 	return ret;
 }
 
 int cmd_apply(int argc, char **argv, struct cli *cli)
 {
-	return apply_command(argc, argv, cli, false, NULL);
+	return apply_main(argc, argv, cli, &cmd_apply_info, false, false);
 }
 
 int cmd_destroy(int argc, char **argv, struct cli *cli)
 {
-	return apply_command(argc, argv, cli, true, NULL);
+	return apply_main(argc, argv, cli, &cmd_destroy_info, true, false);
 }
 
 int cmd_up(int argc, char **argv, struct cli *cli)
 {
-	struct apply_hooks h = {.info = &cmd_up_info, .up_summary = true};
-
-	return apply_command(argc, argv, cli, false, &h);
+	return apply_main(argc, argv, cli, &cmd_up_info, false, true);
 }
 
 int cmd_down(int argc, char **argv, struct cli *cli)
 {
-	struct apply_hooks h = {.info = &cmd_down_info};
-
-	return apply_command(argc, argv, cli, true, &h);
+	return apply_main(argc, argv, cli, &cmd_down_info, true, false);
 }

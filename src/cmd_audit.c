@@ -104,10 +104,10 @@ fail:
 static json_t *audit_spec(struct cli *cli, struct run_flags *f, const char *spec)
 {
 	struct kiln_error err = {0};
-	struct run r = {.plan_only = true};
+	struct op_run r = {.plan_only = true};
 	json_t *plan = NULL;
 
-	if (run_open(&r, cli, f, spec, false, "audit") < 0 || run_plan(&r) < 0)
+	if (run_open(&r, cli, f, spec, false, "audit") < 0 || run_plan(&r, cli) < 0)
 		goto out;
 	if (audit_plan(r.e->spec, r.e->prov, r.plan, &err) < 0) {
 		cmd_report(cli, &err);
@@ -115,7 +115,7 @@ static json_t *audit_spec(struct cli *cli, struct run_flags *f, const char *spec
 	}
 	plan = json_incref(r.plan);
 out:
-	run_close(&r);
+	op_close(&r);
 	return plan;
 }
 

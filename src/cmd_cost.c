@@ -41,7 +41,7 @@ int cmd_cost(int argc, char **argv, struct cli *cli)
 {
 	struct cli_parser p;
 	struct run_flags f;
-	struct run r = {.plan_only = true};
+	struct op_run r = {.plan_only = true};
 	struct kiln_error err = {0};
 	const char *spec;
 	json_t *plan = NULL;
@@ -59,7 +59,7 @@ int cmd_cost(int argc, char **argv, struct cli *cli)
 			goto out;
 		}
 	} else {
-		if (run_open(&r, cli, &f, spec, false, "cost") < 0 || run_plan(&r) < 0)
+		if (run_open(&r, cli, &f, spec, false, "cost") < 0 || run_plan(&r, cli) < 0)
 			goto out;
 		plan = json_incref(r.plan);
 	}
@@ -81,7 +81,7 @@ int cmd_cost(int argc, char **argv, struct cli *cli)
 	ret = KILN_EXIT_OK;
 out:
 	json_decref(plan);
-	run_close(&r);
+	op_close(&r);
 	run_flags_release(&f);
 	cli_parser_release(&p);
 	return ret;

@@ -33,29 +33,12 @@ const struct cmd_info cmd_iam_policy_info = {
     .see_also = "kiln-aws(7), kiln-apply(1)",
 };
 
-static int str_cmp(const void *a, const void *b)
-{
-	return strcmp(*(const char *const *)a, *(const char *const *)b);
-}
-
-/* The actions of a verb of a type, added to *v. */
-static void add_actions(const struct provider *prov, const char *type, enum prov_verb verb,
-			const char ***v, size_t *n, size_t *cap)
-{
-	const char *const *a = prov->iam_actions(type, verb);
-
-	for (; a && *a; a++)
-		*ARRAY_PUSH(*v, *n, *cap) = *a;
-}
-
 int cmd_iam_policy(int argc, char **argv, struct cli *cli)
 {
 	struct cli_parser p;
 	struct run_flags f;
 	struct engine *e = NULL;
-	const char **v = NULL, *spec, *addr;
-	size_t n = 0, cap = 0, i, u;
-	json_t *r;
+	const char *spec;
 	char *doc;
 	int ret = KILN_EXIT_ERROR;
 
@@ -68,35 +51,16 @@ int cmd_iam_policy(int argc, char **argv, struct cli *cli)
 	e = run_engine_only(cli, spec, &f);
 	if (!e)
 		goto out;
-	/* Refresh lists and reads every type: a resource left from an older spec is found. */
-	for (i = 0; i < e->prov->ntypes; i++) {
-		add_actions(e->prov, e->prov->types[i].name, VERB_LIST, &v, &n, &cap);
-		add_actions(e->prov, e->prov->types[i].name, VERB_READ, &v, &n, &cap);
-		/* Destroying what an older spec made needs its delete too. */
-		add_actions(e->prov, e->prov->types[i].name, VERB_DELETE, &v, &n, &cap);
-	}
-	json_object_foreach(e->desired, addr, r)
-	{
-		const char *type = json_string_value(json_object_get(r, "type"));
-
-		add_actions(e->prov, type, VERB_CREATE, &v, &n, &cap);
-		add_actions(e->prov, type, VERB_UPDATE, &v, &n, &cap);
-	}
-	qsort(v, n, sizeof(*v), str_cmp);
-	for (i = 0, u = 0; i < n; i++)
-		if (u == 0 || strcmp(v[i], v[u - 1]) != 0)
-			v[u++] = v[i];
-	if (!e->prov->iam_policy) {
+	doc = op_iam_policy(e);
+	if (!doc) {
 		printf("%s: simulated; no cloud permissions are needed\n", e->prov->name);
 		ret = KILN_EXIT_OK;
 		goto out;
 	}
-	doc = e->prov->iam_policy(e->ctx, &e->scope, v, u);
 	puts(doc);
 	free(doc);
 	ret = KILN_EXIT_OK;
 out:
-	free(v);
 	engine_free(e);
 	run_flags_release(&f);
 	cli_parser_release(&p);

@@ -446,6 +446,42 @@ static void print_next_steps(const char *dir, const struct template_entry *t)
 	printf("  %-17s  %s\n", "kiln up", "create it (plan and apply); `kiln down` removes it");
 }
 
+/*
+ * Go into dir (made when missing), refusing what is not a directory and a
+ * spec already there (spec_shown names it); -1 after reporting.
+ */
+static int enter_dir(const struct cli *cli, const char *dir, const char *spec_shown)
+{
+	struct stat st;
+
+	if (stat(dir, &st) == 0) {
+		if (!S_ISDIR(st.st_mode)) {
+			cli_error(cli, "pass a directory (kiln init creates a missing one)",
+				  "%s is not a directory", dir);
+			return -1;
+		}
+		if (chdir(dir) != 0) {
+			cli_error(cli, NULL, "cannot enter %s: %s", dir, strerror(errno));
+			return -1;
+		}
+		if (lstat("kiln.yaml", &st) == 0) {
+			cli_error(cli, "move it away first, or init another directory",
+				  "%s already exists, and init never overwrites a spec",
+				  spec_shown);
+			return -1;
+		}
+	} else if (errno != ENOENT) {
+		cli_error(cli, NULL, "cannot use %s: %s", dir, strerror(errno));
+		return -1;
+	} else if (make_dir(cli, dir) < 0) {
+		return -1;
+	} else if (chdir(dir) != 0) {
+		cli_error(cli, NULL, "cannot enter %s: %s", dir, strerror(errno));
+		return -1;
+	}
+	return 0;
+}
+
 int cmd_init(int argc, char **argv, struct cli *cli)
 {
 	struct store_flags flags = {0};
@@ -454,7 +490,6 @@ int cmd_init(int argc, char **argv, struct cli *cli)
 	const char *tname = NULL, *provider = NULL, *dir = ".";
 	char *spec_shown = NULL, *ign_shown = NULL, *where = NULL, *local = NULL, *key_said = NULL;
 	bool list = false, created = false;
-	struct stat st;
 	int c, ign, ret = KILN_EXIT_ERROR;
 
 	cli_parser_init(&p, cli, &cmd_init_info, argc, argv);
@@ -514,31 +549,8 @@ int cmd_init(int argc, char **argv, struct cli *cli)
 	ign_shown = shown(dir, ".gitignore");
 
 	/* Everything that can refuse, before anything is written. */
-	if (stat(dir, &st) == 0) {
-		if (!S_ISDIR(st.st_mode)) {
-			cli_error(cli, "pass a directory (kiln init creates a missing one)",
-				  "%s is not a directory", dir);
-			goto out;
-		}
-		if (chdir(dir) != 0) {
-			cli_error(cli, NULL, "cannot enter %s: %s", dir, strerror(errno));
-			goto out;
-		}
-		if (lstat("kiln.yaml", &st) == 0) {
-			cli_error(cli, "move it away first, or init another directory",
-				  "%s already exists, and init never overwrites a spec",
-				  spec_shown);
-			goto out;
-		}
-	} else if (errno != ENOENT) {
-		cli_error(cli, NULL, "cannot use %s: %s", dir, strerror(errno));
+	if (enter_dir(cli, dir, spec_shown) < 0)
 		goto out;
-	} else if (make_dir(cli, dir) < 0) {
-		goto out;
-	} else if (chdir(dir) != 0) {
-		cli_error(cli, NULL, "cannot enter %s: %s", dir, strerror(errno));
-		goto out;
-	}
 	ign = gitignore_check(cli, ign_shown);
 	if (ign < 0)
 		goto out;

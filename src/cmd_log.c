@@ -147,18 +147,81 @@ static int commit_json(struct store *s, git_commit *c, bool patch, json_t **out,
 	return 0;
 }
 
+/*
+ * Walk the history from head, newest first, at most max commits (-1: all):
+ * each printed as a line (and its patch), or appended to arr with json.
+ */
+static int log_walk(struct store *s, const git_oid *head, long max, bool json, bool patch,
+		    json_t *arr, struct kiln_error *err)
+{
+	git_revwalk *walk = NULL;
+	git_oid oid;
+	long n = 0;
+	int rc = 0, ret = -1; /* 0 when the walk cannot start: no object to name */
+
+	if (git_revwalk_new(&walk, store_repo(s)) != 0 ||
+	    (rc = git_revwalk_push(walk, head)) != 0 ||
+	    git_revwalk_sorting(walk, GIT_SORT_TOPOLOGICAL | GIT_SORT_TIME) != 0) {
+		if (!store_object_error(s, rc, "commit", head, err))
+			kiln_error_set(err, "cannot walk the history: %s", store_git_error());
+		goto out;
+	}
+	while ((max < 0 || n < max) && (rc = git_revwalk_next(&oid, walk)) != GIT_ITEROVER) {
+		git_commit *c = NULL;
+		json_t *o;
+		bool stepped = rc == 0; /* a failed step of the walk names no commit */
+
+		if (rc != 0 || (rc = git_commit_lookup(&c, store_repo(s), &oid)) != 0) {
+			if (!store_object_error(s, rc, "commit", stepped ? &oid : NULL, err))
+				kiln_error_set(err, "cannot walk the history: %s",
+					       store_git_error());
+			goto out;
+		}
+		n++;
+		if (json) {
+			if (commit_json(s, c, patch, &o, err) < 0) {
+				git_commit_free(c);
+				goto out;
+			}
+			json_array_append_new(arr, o);
+		} else {
+			const git_signature *a = git_commit_author(c);
+			char when[32], sh[8];
+
+			printf("%s  %-20s %s  %s\n",
+			       time_format_rfc3339((int64_t)a->when.time, when), a->name,
+			       git_commit_summary(c) ? git_commit_summary(c) : "",
+			       store_short(&oid, sh));
+			if (patch) {
+				char *d;
+
+				if (commit_patch(s, c, &d, err) < 0) {
+					git_commit_free(c);
+					goto out;
+				}
+				printf("%s\n", d);
+				free(d);
+			}
+		}
+		git_commit_free(c);
+	}
+	ret = 0;
+out:
+	git_revwalk_free(walk);
+	return ret;
+}
+
 int cmd_log(int argc, char **argv, struct cli *cli)
 {
 	struct store_flags flags = {0};
 	struct cli_parser p;
 	struct store *s = NULL;
 	struct kiln_error err = {0};
-	git_revwalk *walk = NULL;
-	git_oid oid, head;
+	git_oid head;
 	const char *ws;
 	char *branch = NULL;
 	int rc;
-	long max = -1, n = 0;
+	long max = -1;
 	bool json = false, patch = false;
 	json_t *arr = json_array();
 	int opt, ret = KILN_EXIT_ERROR;
@@ -218,55 +281,9 @@ int cmd_log(int argc, char **argv, struct cli *cli)
 		cmd_report(cli, &err);
 		goto out;
 	}
-	if (git_revwalk_new(&walk, store_repo(s)) != 0 ||
-	    (rc = git_revwalk_push(walk, &head)) != 0 ||
-	    git_revwalk_sorting(walk, GIT_SORT_TOPOLOGICAL | GIT_SORT_TIME) != 0) {
-		if (!store_object_error(s, rc, "commit", &head, &err))
-			kiln_error_set(&err, "cannot walk the history: %s", store_git_error());
+	if (log_walk(s, &head, max, json, patch, arr, &err) < 0) {
 		cmd_report(cli, &err);
 		goto out;
-	}
-	while ((max < 0 || n < max) && (rc = git_revwalk_next(&oid, walk)) != GIT_ITEROVER) {
-		git_commit *c = NULL;
-		json_t *o;
-		bool stepped = rc == 0; /* a failed step of the walk names no commit */
-
-		if (rc != 0 || (rc = git_commit_lookup(&c, store_repo(s), &oid)) != 0) {
-			if (!store_object_error(s, rc, "commit", stepped ? &oid : NULL, &err))
-				kiln_error_set(&err, "cannot walk the history: %s",
-					       store_git_error());
-			cmd_report(cli, &err);
-			goto out;
-		}
-		n++;
-		if (json) {
-			if (commit_json(s, c, patch, &o, &err) < 0) {
-				git_commit_free(c);
-				cmd_report(cli, &err);
-				goto out;
-			}
-			json_array_append_new(arr, o);
-		} else {
-			const git_signature *a = git_commit_author(c);
-			char when[32], sh[8];
-
-			printf("%s  %-20s %s  %s\n",
-			       time_format_rfc3339((int64_t)a->when.time, when), a->name,
-			       git_commit_summary(c) ? git_commit_summary(c) : "",
-			       store_short(&oid, sh));
-			if (patch) {
-				char *d;
-
-				if (commit_patch(s, c, &d, &err) < 0) {
-					git_commit_free(c);
-					cmd_report(cli, &err);
-					goto out;
-				}
-				printf("%s\n", d);
-				free(d);
-			}
-		}
-		git_commit_free(c);
 	}
 	if (json) {
 		jsonw_dumpf(arr, stdout, JSON_INDENT(2));
@@ -275,7 +292,6 @@ int cmd_log(int argc, char **argv, struct cli *cli)
 	ret = KILN_EXIT_OK;
 out:
 	json_decref(arr);
-	git_revwalk_free(walk);
 	free(branch);
 	store_free(s);
 	cli_parser_release(&p);

@@ -49,7 +49,7 @@ int cmd_plan(int argc, char **argv, struct cli *cli)
 {
 	struct cli_parser p;
 	struct run_flags f;
-	struct run r = {.plan_only = true};
+	struct op_run r = {.plan_only = true};
 	struct kiln_error err = {0};
 	const char *spec;
 	int ret = KILN_EXIT_ERROR;
@@ -62,7 +62,7 @@ int cmd_plan(int argc, char **argv, struct cli *cli)
 		goto out;
 	}
 	spec = run_spec_operand(cli, argc, argv, p.optind);
-	if (!spec || run_open(&r, cli, &f, spec, false, "plan") < 0 || run_plan(&r) < 0)
+	if (!spec || run_open(&r, cli, &f, spec, false, "plan") < 0 || run_plan(&r, cli) < 0)
 		goto out;
 	if (f.out && plan_file_write(f.out, r.plan, &err) < 0) {
 		cmd_report(cli, &err);
@@ -84,7 +84,7 @@ int cmd_plan(int argc, char **argv, struct cli *cli)
 	if (f.detailed && json_is_true(json_object_get(json_object_get(r.plan, "kiln"), "changes")))
 		ret = KILN_EXIT_CHANGES;
 out:
-	run_finish(&r);
+	op_finish(&r);
 	run_flags_release(&f);
 	cli_parser_release(&p);
 	return ret;

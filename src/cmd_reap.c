@@ -2,10 +2,10 @@
  * cmd_reap.c - `kiln reap`: destroy every workspace whose TTL has passed.
  *
  * Meant for a scheduled CI job. Each workspace branch of the state
- * repository is read; one past its expiry is destroyed through the normal
- * destroy (apply_command), which takes its lock. The expiry is checked again
- * under that lock, so two reaps at once destroy a workspace once: the second
- * finds the lock held (skipped) or the expiry gone (already reaped).
+ * repository is read; one past its expiry is destroyed through the
+ * operations layer (op_destroy), under its lock, as `kiln destroy` does. The expiry is checked
+ * again under that lock, so two reaps at once destroy a workspace once: the second finds the lock
+ * held (skipped) or the expiry gone (already reaped).
  *
  * The destroy needs the spec (the provider and its settings come from it):
  * the file recorded in the expiry by the last apply ("spec"), read relative
@@ -13,12 +13,14 @@
  * that has moved or gone, the copy of its text recorded beside it
  * ("spec_text").
  */
+#include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
 #include "cmd_run.h"
 #include "cmds.h"
+#include "crypt.h"
 #include "expiry.h"
 #include "lock.h"
 #include "state.h"
@@ -71,7 +73,7 @@ struct reap_ctx {
 };
 
 /* Under the lock: the expiry may have been extended, or another reap done it. */
-static int recheck(struct run *r, void *arg)
+static int recheck(struct op_run *r, void *arg)
 {
 	struct reap_ctx *c = arg;
 	int64_t left;
@@ -136,6 +138,80 @@ static bool skipped_locked(json_t *out, struct lock_info *info)
 	return true;
 }
 
+/* Why no spec can be read for the destroy; in out. */
+static bool no_spec(json_t *out, const char *spec, const char *name)
+{
+	set_str(out, "outcome", "failed");
+	json_object_set_new(
+	    out, "reason",
+	    spec ? json_sprintf("the spec %s recorded at apply is not readable here, and the state "
+				"holds no copy of it; run reap where apply runs, or kiln destroy "
+				"SPEC -w %s",
+				spec, name)
+		 : json_sprintf("no spec is recorded; kiln destroy SPEC -w %s", name));
+	return false;
+}
+
+/*
+ * The destroy of one expired workspace (op_destroy), as `kiln destroy
+ * --auto-approve` runs it, with nothing on standard output: 0 destroyed
+ * (*deleted, *released), 1 stopped under the lock, -1 failed (after
+ * reporting), with *open_failed when the spec, the store or the lock
+ * could not be opened.
+ */
+static int reap_destroy(struct cli *cli, const char *spec, const char *name,
+			const struct store_flags *sf, char **vars, size_t nvars, struct reap_ctx *c,
+			bool *open_failed, size_t *deleted, size_t *released)
+{
+	static atomic_int interrupted;
+	struct run_flags f;
+	struct op_run r = {0};
+	struct op_apply_outcome o = {0};
+	struct kiln_error err = {0};
+	struct crypt_key key;
+	struct op_apply_options ao = {.interrupted = &interrupted};
+	int rc = -1, have_key;
+	size_t i;
+
+	run_flags_init(&f);
+	f.store = (struct store_flags){sf->state, name, sf->lock_timeout};
+	f.destroy = true;
+	ao.parallelism = f.parallelism;
+	atomic_store(&interrupted, 0);
+	for (i = 0; i < nvars && i < 64; i++)
+		if (run_flags_handle(&f, cli, OPT_RUN_VAR, vars[i]) < 0)
+			goto out;
+	have_key = crypt_key_load(&key, &err);
+	crypt_key_wipe(&key);
+	if (have_key < 0) {
+		/* Before anything changes: a secret that cannot be sealed would be lost. */
+		cmd_report(cli, &err);
+		goto out;
+	}
+	ao.keep_secrets = have_key == 1;
+	if (run_open(&r, cli, &f, spec, true, "destroy") < 0) {
+		*open_failed = true;
+		goto out;
+	}
+	rc = op_destroy(&r, &ao, recheck, c, &o, &err);
+	if (rc < 0 && err.msg[0])
+		cmd_report(cli, &err);
+	if (rc == 0 || o.commit_failed) {
+		*deleted = o.res.deleted;
+		*released = o.res.released;
+		run_report_failures(cli, o.res.errors);
+		if (o.res.failed || o.res.interrupted || o.res.skipped)
+			rc = -1;
+	}
+out:
+	lock_set_interrupt_flag(NULL);
+	op_apply_outcome_release(&o);
+	op_close(&r);
+	f.store = (struct store_flags){0};
+	run_flags_release(&f);
+	return rc;
+}
+
 /* Destroy one expired workspace; fills out. Returns false when it failed. */
 static bool reap_one(struct cli *cli, struct store *s, const char *name, const json_t *state,
 		     int64_t now, const struct store_flags *sf, char **vars, size_t nvars,
@@ -144,13 +220,13 @@ static bool reap_one(struct cli *cli, struct store *s, const char *name, const j
 	const char *spec =
 	    json_string_value(json_object_get(json_object_get(state, "expiry"), "spec"));
 	struct reap_ctx c = {.now = now, .out = out};
-	struct apply_hooks h = {.locked = recheck, .arg = &c, .quiet = true, .ttl_expired = true};
 	struct kiln_error err = {0};
 	struct lock_info info;
 	git_oid oid;
-	char *argv[16 + 2 * 64], lt[32], *copy = NULL;
-	int argc = 0, rc;
-	size_t i;
+	char *copy = NULL;
+	bool open_failed = false;
+	size_t deleted = 0, released = 0;
+	int rc;
 
 	rc = lock_read(s, name, &info, &oid, &err);
 	if (rc == 0 && !(sf->lock_timeout > 0))
@@ -160,56 +236,28 @@ static bool reap_one(struct cli *cli, struct store *s, const char *name, const j
 	if (!spec || access(spec, R_OK) != 0) {
 		/* Moved or deleted since the apply: destroy with the copy the state holds. */
 		copy = spec_copy(state);
-		if (!copy) {
-			set_str(out, "outcome", "failed");
-			json_object_set_new(
-			    out, "reason",
-			    spec ? json_sprintf(
-				       "the spec %s recorded at apply is not readable here, "
-				       "and the state holds no copy of it; run reap where "
-				       "apply runs, or kiln destroy SPEC -w %s",
-				       spec, name)
-				 : json_sprintf("no spec is recorded; kiln destroy SPEC -w %s",
-						name));
-			return false;
-		}
+		if (!copy)
+			return no_spec(out, spec, name);
 		json_object_set_new(out, "spec",
 				    json_sprintf("the copy recorded at apply (%s is not here)",
 						 spec ? spec : "its file"));
 		spec = copy;
 	}
-	argv[argc++] = (char *)"reap";
-	argv[argc++] = (char *)spec;
-	argv[argc++] = (char *)"--auto-approve";
-	argv[argc++] = (char *)"-w";
-	argv[argc++] = (char *)name;
-	if (sf->state) {
-		argv[argc++] = (char *)"--state";
-		argv[argc++] = (char *)sf->state;
-	}
-	snprintf(lt, sizeof(lt), "%llds", (long long)sf->lock_timeout);
-	argv[argc++] = (char *)"--lock-timeout";
-	argv[argc++] = lt;
-	for (i = 0; i < nvars && i < 64; i++) {
-		argv[argc++] = (char *)"--var";
-		argv[argc++] = vars[i];
-	}
-	argv[argc] = NULL;
-	rc = apply_command(argc, argv, cli, true, &h);
+	rc = reap_destroy(cli, spec, name, sf, vars, nvars, &c, &open_failed, &deleted, &released);
 	if (copy) {
 		unlink(copy);
 		free(copy);
 	}
 	if (c.stopped)
 		return true;
-	if (rc == KILN_EXIT_OK) {
+	if (rc == 0) {
 		set_str(out, "outcome", "reaped");
-		json_object_set_new(out, "deleted", json_integer((json_int_t)h.deleted));
-		json_object_set_new(out, "retained", json_integer((json_int_t)h.released));
+		json_object_set_new(out, "deleted", json_integer((json_int_t)deleted));
+		json_object_set_new(out, "retained", json_integer((json_int_t)released));
 		return true;
 	}
 	/* Lost the race for the lock to another process: not a failure. */
-	if (h.open_failed && lock_read(s, name, &info, &oid, &err) == 0)
+	if (open_failed && lock_read(s, name, &info, &oid, &err) == 0)
 		return skipped_locked(out, &info);
 	set_str(out, "outcome", "failed");
 	set_str(out, "reason", "the destroy failed; see the errors above");

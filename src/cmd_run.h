@@ -1,14 +1,13 @@
 /*
- * cmd_run.h - what plan, apply, destroy and graph share: their flags, and a
- * run: the store and workspace, the engine (spec, provider, desired
- * resources), the recorded state with any interrupted apply's journal
- * replayed, and the plan made from them.
+ * cmd_run.h - what plan, apply, destroy and graph share: their flags, and
+ * opening an operation (operation.h) from them with its errors reported.
  */
 #ifndef KILN_CMD_RUN_H
 #define KILN_CMD_RUN_H
 
 #include "cmd_store.h"
 #include "engine.h"
+#include "operation.h"
 #include "spec_opts.h"
 
 enum {
@@ -84,27 +83,6 @@ void run_flags_release(struct run_flags *f);
 int run_flags_parse(struct run_flags *f, struct cli_parser *p, struct cli *cli,
 		    const struct cmd_info *info, int argc, char **argv, int *ret);
 
-struct run {
-	struct cli *cli;
-	struct run_flags *f;
-	const char *spec_path;
-	struct store *store;
-	struct workspace *ws;
-	struct engine *e;
-	json_t *state; /* recorded state, journal replayed; a new document before the first apply */
-	json_t *overlay; /* what the journal replayed (address -> resource|null), or NULL */
-	char head[41];	 /* the workspace head the run read, "" when none */
-	json_t *plan;
-	char *owner; /* the kiln:owner tag of what this run creates, or NULL */
-	struct refresh_stats rs;
-	/*
-	 * Set by commands that only read the plan (plan, cost, audit): run_plan
-	 * drops the recorded state once diffed, so the cost and the findings
-	 * reuse its memory (a tenth of a large plan's peak).
-	 */
-	bool plan_only;
-};
-
 /* The spec operand: argv's one operand, else ./kiln.yaml; NULL after reporting. */
 const char *run_spec_operand(const struct cli *cli, int argc, char **argv, int optind);
 
@@ -115,31 +93,14 @@ const char *run_spec_operand(const struct cli *cli, int argc, char **argv, int o
 struct engine *run_engine_only(struct cli *cli, const char *spec, const struct run_flags *f);
 
 /*
- * Open the store (creating it when lock), the workspace, take the lock when
- * lock is set, load and expand the spec, and read the recorded state with
- * the journal of an interrupted apply replayed. Reports errors; -1 on failure.
+ * op_load and op_open_state for a command: the spec "-" refused, the
+ * spec's diagnostics printed, errors reported (and, later, what goes wrong
+ * on the way out); -1 on failure. op_close or op_finish r after, either way.
  */
-int run_open(struct run *r, struct cli *cli, struct run_flags *f, const char *spec_path, bool lock,
-	     const char *operation);
-/*
- * The kiln:owner tag of what a run creates or claims: "NAME EMAIL at TIME
- * from STATE" (STATE the repository's URL, or HOST:PATH), with what a tag
- * cannot hold as '_'; NULL when the author cannot be told. Caller frees.
- */
-char *run_owner(struct store *s);
-/* Refresh (unless --refresh=false) and diff into r->plan. Reports errors. */
-int run_plan(struct run *r);
-void run_close(struct run *r);
-/*
- * run_close for a command whose process exits next (plan): the lock, the
- * workspace and the store are released and the provider closed (its
- * credentials wiped), but in a release build the documents (spec, state,
- * live resources, plan) are left to the exit.
- * Freeing a 10,000-resource plan node by node was a seventh of its CPU
- * time, for memory the kernel takes back at once. Sanitizer builds (the
- * test build) free everything, so LeakSanitizer still checks every owner.
- */
-void run_finish(struct run *r);
+int run_open(struct op_run *r, struct cli *cli, struct run_flags *f, const char *spec_path,
+	     bool lock, const char *operation);
+/* op_plan, its error reported. */
+int run_plan(struct op_run *r, struct cli *cli);
 
 /*
  * v as one JSON document on stdout and a newline, through a 64 KiB buffer:
@@ -148,32 +109,7 @@ void run_finish(struct run *r);
  */
 void run_print_json(const json_t *v, size_t flags);
 
-/*
- * Secrets go into state sealed with KILN_STATE_KEY; without a key they are
- * dropped, with a warning. -1 with err when the key is malformed or sealing
- * failed: the secrets are dropped then too, never kept in plaintext.
- */
-int run_seal_secrets(json_t *state, struct kiln_error *err);
-
-/*
- * How up, down and reap reuse apply and destroy (cmd_apply.c): their own
- * help, an check under the lock, and the results back.
- */
-struct apply_hooks {
-	const struct cmd_info *info; /* help and usage; NULL: apply's or destroy's */
-	/* Under the workspace lock, state read: 0 go on, 1 stop (exit 0), -1 stop (exit 1). */
-	int (*locked)(struct run *r, void *arg);
-	void *arg;
-	bool quiet;	 /* no plan, progress or summary on standard output */
-	bool up_summary; /* end with the cost per hour and the expiry */
-	/* kiln reap: the destroy of an expired TTL, which no approval policy holds back. */
-	bool ttl_expired;
-	/* Out. */
-	bool open_failed; /* the spec, the store or the lock could not be opened */
-	size_t deleted, released, failed;
-};
-
-/* apply (destroy false) or destroy, as the commands run them; hooks may be NULL. */
-int apply_command(int argc, char **argv, struct cli *cli, bool destroy, struct apply_hooks *hooks);
+/* "kiln CMD: ADDRESS: OP failed: ERROR" on standard error for each of an apply's errors. */
+void run_report_failures(const struct cli *cli, const json_t *errors);
 
 #endif

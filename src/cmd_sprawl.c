@@ -90,6 +90,7 @@ const struct cmd_info cmd_sprawl_info = {
 };
 
 struct flags {
+	struct cli *cli;
 	struct store_flags store;
 	const char *provider;
 	const char *region;
@@ -201,63 +202,9 @@ static json_t *known_lineages(struct store *s, const json_t *recorded)
 	return known;
 }
 
-/* Every live resource of every type that carries the scope tags, all pages. */
-static int list_tagged(const struct provider *prov, struct prov_ctx *ctx, json_t **out,
-		       struct kiln_error *err)
-{
-	const struct prov_scope any = {NULL, NULL, NULL};
-	size_t t;
-	int rc = PROV_OK;
-
-	*out = json_array();
-	for (t = 0; t < prov->ntypes && rc == PROV_OK; t++) {
-		char *page = NULL;
-
-		do {
-			json_t *arr = NULL;
-			char *next = NULL;
-
-			ENGINE_CALL(rc, err,
-				    prov->types[t].list(ctx, &any, page, &arr, &next, err));
-			free(page);
-			page = next;
-			if (rc == PROV_OK)
-				json_array_extend(*out, arr);
-			json_decref(arr);
-		} while (rc == PROV_OK && page);
-		free(page);
-	}
-	if (rc != PROV_OK) {
-		json_decref(*out);
-		*out = NULL;
-		return -1;
-	}
-	return 0;
-}
-
 static const char *jstr(const json_t *o, const char *k)
 {
 	return json_string_value(json_object_get(o, k));
-}
-
-/* Price each item ({"type", "attrs"}) into "hourly" and "unpriced"; the sum. */
-static double price_all(const struct provider *prov, struct prov_ctx *ctx, json_t *items)
-{
-	double sum = 0;
-	json_t *it;
-	size_t i;
-
-	json_array_foreach(items, i, it)
-	{
-		json_t *unpriced = json_array();
-		double h = sprawl_hourly(prov, ctx, jstr(it, "type"), json_object_get(it, "attrs"),
-					 unpriced);
-
-		json_object_set_new(it, "hourly", json_real(h));
-		json_object_set_new(it, "unpriced", unpriced);
-		sum += h;
-	}
-	return sum;
 }
 
 static char *hourly_text(const json_t *it)
@@ -338,45 +285,6 @@ static void print_report(const json_t *rep)
 	free(m);
 }
 
-struct destroy_ctx {
-	pthread_mutex_t mu;
-	bool json;
-	const char *cluster, *workspace;
-	json_t *destroyed;
-	json_t *failed;
-};
-
-static void on_event(void *arg, const struct apply_event *ev)
-{
-	struct destroy_ctx *d = arg;
-
-	if (ev->kind != APPLY_DONE && ev->kind != APPLY_FAILED)
-		return;
-	pthread_mutex_lock(&d->mu);
-	if (ev->kind == APPLY_DONE) {
-		json_array_append_new(d->destroyed,
-				      json_pack("{s:s, s:s, s:s, s:s?}", "cluster", d->cluster,
-						"workspace", d->workspace, "address", ev->address,
-						"id", ev->id));
-		if (!d->json)
-			printf("%s %s/%s %s (%s)\n",
-			       ev->op && strcmp(ev->op, "adopt") == 0 ? "adopted" : "deleted",
-			       d->cluster, d->workspace, ev->address, ev->id ? ev->id : "?");
-	} else {
-		json_array_append_new(d->failed,
-				      json_pack("{s:s, s:s, s:s, s:s?, s:s?}", "cluster",
-						d->cluster, "workspace", d->workspace, "address",
-						ev->address, "id", ev->id, "error", ev->error));
-		if (!d->json)
-			fprintf(stderr, "kiln sprawl: %s %s/%s %s failed: %s\n",
-				ev->op && strcmp(ev->op, "adopt") == 0 ? "adopting" : "deleting",
-				d->cluster, d->workspace, ev->address,
-				ev->error ? ev->error : "unknown error");
-	}
-	fflush(stdout);
-	pthread_mutex_unlock(&d->mu);
-}
-
 static bool ask(size_t n)
 {
 	char line[64];
@@ -389,228 +297,6 @@ static bool ask(size_t n)
 		return false;
 	line[strcspn(line, "\r\n")] = '\0';
 	return strcmp(line, "yes") == 0;
-}
-
-/*
- * One executor run of plan over cluster c and workspace w: an engine with
- * no desired resources (sprawl creates nothing), 8 operations at once.
- */
-static int sprawl_run(const struct provider *prov, struct prov_ctx *ctx, const char *c,
-		      const char *w, json_t *plan, json_t *state, struct destroy_ctx *d,
-		      struct apply_result *res)
-{
-	static atomic_int interrupted;
-	struct engine e = {0};
-	struct apply_options o = {0};
-	int rc;
-
-	e.prov = prov;
-	e.ctx = ctx;
-	e.scope.cluster = c;
-	e.scope.workspace = w;
-	e.workspace = (char *)w;
-	e.desired = json_object();
-	o.engine = &e;
-	o.plan = plan;
-	o.state = state;
-	o.parallelism = 8;
-	o.interrupted = &interrupted;
-	o.event = on_event;
-	o.event_arg = d;
-	d->cluster = c;
-	d->workspace = w;
-	rc = apply_run(&o, res);
-	json_decref(e.desired);
-	return rc;
-}
-
-/* Delete the chosen orphans, one executor run per cluster and workspace. */
-static int destroy(const struct provider *prov, struct prov_ctx *ctx, const json_t *chosen,
-		   struct destroy_ctx *d)
-{
-	size_t i = 0, n = json_array_size(chosen);
-	int ret = 0;
-
-	while (i < n) {
-		json_t *first = json_array_get(chosen, i), *group = json_array(), *plan, *st;
-		const char *c = jstr(first, "cluster"), *w = jstr(first, "workspace");
-		struct apply_result res;
-
-		/* The orphans are sorted by cluster and workspace: a group is a run of them. */
-		for (; i < n; i++) {
-			json_t *x = json_array_get(chosen, i);
-
-			if (strcmp(jstr(x, "cluster"), c) != 0 ||
-			    strcmp(jstr(x, "workspace"), w) != 0)
-				break;
-			json_array_append(group, x);
-		}
-		plan = sprawl_destroy_plan(prov, group);
-		st = state_new(c, w, prov->name);
-		if (sprawl_run(prov, ctx, c, w, plan, st, d, &res) != 0)
-			ret = -1;
-		apply_result_release(&res);
-		json_decref(st);
-		json_decref(plan);
-		json_decref(group);
-	}
-	return ret;
-}
-
-/*
- * What --adopt records becomes the workspace's by its lineage too: each
- * orphan that carries another lineage (a deleted workspace's, or none) is
- * retagged with the state's before the executor reads it, and the plan
- * takes the id the claim answers (an aws group's id names its lineage).
- */
-static int claim_adopted(struct store *s, const struct provider *prov, struct prov_ctx *ctx,
-			 const char *c, const char *w, const json_t *state, const json_t *group,
-			 json_t *plan, struct kiln_error *err)
-{
-	struct prov_scope scope = {c, w, NULL};
-	json_t *rc, *o;
-	size_t i, j;
-	int ret = 0;
-
-	scope.lineage = state_lineage(state);
-	scope.owner = run_owner(s);
-	json_array_foreach(json_object_get(plan, "resource_changes"), i, rc)
-	{
-		json_t *kn = json_object_get(rc, "kiln"), *live = NULL;
-		const char *id = jstr(kn, "id"), *lineage = NULL;
-		int prc;
-
-		json_array_foreach((json_t *)group, j,
-				   o) if (id && jstr(o, "id") && strcmp(jstr(o, "id"), id) == 0)
-		    lineage = jstr(o, "lineage");
-		if (!prov->claim || (lineage && strcmp(lineage, scope.lineage) == 0))
-			continue;
-		ENGINE_CALL(prc, err, prov->claim(ctx, &scope, jstr(rc, "type"), id, &live, err));
-		if (prc != PROV_OK) {
-			ret = -1;
-			break;
-		}
-		json_object_set(kn, "id", json_object_get(live, "id"));
-		json_object_set(json_object_get(json_object_get(rc, "change"), "importing"), "id",
-				json_object_get(live, "id"));
-		json_decref(live);
-	}
-	free((char *)scope.owner);
-	return ret;
-}
-
-/*
- * Adopt one workspace's orphans: lock it (creating the branch when it is
- * missing), let the executor read and record each one as the plan's
- * adoption does, and commit once. Reports per resource into d.
- */
-static int adopt_group(struct store *s, const struct provider *prov, struct prov_ctx *ctx,
-		       const json_t *group, struct destroy_ctx *d, json_t *skipped, json_t *commits,
-		       struct kiln_error *err)
-{
-	const char *c = jstr(json_array_get(group, 0), "cluster");
-	const char *w = jstr(json_array_get(group, 0), "workspace");
-	struct lock_options lo = {"sprawl adopt", 0};
-	struct workspace *ws = NULL;
-	json_t *state = NULL, *plan = NULL, *o;
-	struct apply_result res = {0};
-	char *summary = NULL, buf[8];
-	size_t i, before;
-	int ret = -1;
-
-	if (!store_workspace_name_ok(w)) {
-		json_array_foreach((json_t *)group, i, o) json_array_append_new(
-		    skipped,
-		    json_pack("{s:O, s:O, s:O, s:O, s:s}", "cluster", json_object_get(o, "cluster"),
-			      "workspace", json_object_get(o, "workspace"), "address",
-			      json_object_get(o, "address"), "id", json_object_get(o, "id"),
-			      "reason", "its kiln:workspace tag is not a workspace name"));
-		return 0;
-	}
-	if (workspace_open(&ws, s, w, err) < 0 || workspace_lock(ws, &lo, err) < 0)
-		goto out;
-	state = ws->exists ? json_deep_copy(ws->state) : state_new(c, w, prov->name);
-	if (state_cluster(state) && strcmp(state_cluster(state), c) != 0) {
-		kiln_error_set(err, "workspace '%s' holds cluster '%s', not '%s'", w,
-			       state_cluster(state), c);
-		kiln_error_hint(err, "adopt them by hand, or delete them with --destroy");
-		goto out;
-	}
-	if (!state_cluster(state))
-		json_object_set_new(state, "cluster", json_string(c));
-	before = json_array_size(skipped);
-	plan = sprawl_adopt_plan(group, state, skipped);
-	if (claim_adopted(s, prov, ctx, c, w, state, group, plan, err) < 0)
-		goto out;
-	for (i = before; i < json_array_size(skipped); i++) {
-		o = json_array_get(skipped, i);
-		json_object_set_new(o, "cluster", json_string(c));
-		json_object_set_new(o, "workspace", json_string(w));
-	}
-	if (json_array_size(json_object_get(plan, "resource_changes")) == 0) {
-		ret = 0;
-		goto out;
-	}
-	ret = sprawl_run(prov, ctx, c, w, plan, state, d, &res) == 0 ? 0 : -1;
-	if (res.done == 0) {
-		if (ret < 0)
-			kiln_error_set(err, "nothing of %s/%s could be read to adopt", c, w);
-		goto out;
-	}
-	if (run_seal_secrets(state, err) < 0) {
-		ret = -1;
-		goto out;
-	}
-	summary = xasprintf("sprawl adopt: %zu adopted (%s/%s)", res.done, c, w);
-	if (workspace_commit(ws, state, false, summary, NULL, 0, err) < 0) {
-		ret = -1;
-		goto out;
-	}
-	json_array_append_new(commits, json_pack("{s:s, s:s, s:s, s:I}", "cluster", c, "workspace",
-						 w, "commit", git_oid_tostr_s(&ws->head), "adopted",
-						 (json_int_t)res.done));
-	if (!d->json)
-		printf("recorded %zu in workspace '%s' (commit %s)\n", res.done, w,
-		       store_short(&ws->head, buf));
-out:
-	if (ret < 0 && !err->msg[0])
-		kiln_error_set(err, "adopting into workspace '%s' failed", w);
-	apply_result_release(&res);
-	json_decref(plan);
-	json_decref(state);
-	free(summary);
-	workspace_close(ws, NULL);
-	return ret;
-}
-
-/* Adopt the orphans, one commit per workspace. */
-static int adopt(struct store *s, const struct provider *prov, struct prov_ctx *ctx,
-		 const json_t *orphans, struct destroy_ctx *d, json_t *skipped, json_t *commits,
-		 const struct cli *cli)
-{
-	size_t i = 0, n = json_array_size(orphans);
-	int ret = 0;
-
-	while (i < n) {
-		json_t *first = json_array_get(orphans, i), *group = json_array();
-		const char *c = jstr(first, "cluster"), *w = jstr(first, "workspace");
-		struct kiln_error err = {0};
-
-		for (; i < n; i++) {
-			json_t *x = json_array_get(orphans, i);
-
-			if (strcmp(jstr(x, "cluster"), c) != 0 ||
-			    strcmp(jstr(x, "workspace"), w) != 0)
-				break;
-			json_array_append(group, x);
-		}
-		if (adopt_group(s, prov, ctx, group, d, skipped, commits, &err) < 0) {
-			cmd_report(cli, &err);
-			ret = -1;
-		}
-		json_decref(group);
-	}
-	return ret;
 }
 
 static int parse(struct flags *f, struct cli_parser *p, struct cli *cli, int argc, char **argv,
@@ -702,60 +388,64 @@ static const char *recorded_provider(const json_t *recorded)
 	return name && provider_find(name) ? name : cloud;
 }
 
-int cmd_sprawl(int argc, char **argv, struct cli *cli)
+/* A deletion or adoption as it lands: a line on standard output, a failure on standard error. */
+static void print_result(void *arg, const char *cluster, const char *workspace,
+			 const struct apply_event *ev)
 {
-	struct flags f = {.provider = NULL};
-	struct cli_parser p;
-	struct store *s = NULL;
-	struct prov_ctx *ctx = NULL;
-	const struct provider *prov = NULL;
-	const struct catalog *cat;
-	struct kiln_error err = {0};
-	struct spec sp = {0};
-	json_t *recorded = NULL, *locked = NULL, *live = NULL, *orphans = NULL, *un = NULL,
-	       *rep = NULL, *chosen = NULL, *kept = NULL, *known = NULL, *o;
-	struct destroy_ctx d = {.mu = PTHREAD_MUTEX_INITIALIZER};
+	const struct flags *f = arg;
+	bool adopt = ev->op && strcmp(ev->op, "adopt") == 0;
+
+	if (f->json)
+		return;
+	if (ev->kind == APPLY_DONE)
+		printf("%s %s/%s %s (%s)\n", adopt ? "adopted" : "deleted", cluster, workspace,
+		       ev->address, ev->id ? ev->id : "?");
+	else
+		fprintf(stderr, "kiln sprawl: %s %s/%s %s failed: %s\n",
+			adopt ? "adopting" : "deleting", cluster, workspace, ev->address,
+			ev->error ? ev->error : "unknown error");
+	fflush(stdout);
+}
+
+static void print_commit(void *arg, const char *workspace, size_t adopted, const git_oid *commit)
+{
+	const struct flags *f = arg;
+	char buf[8];
+
+	if (!f->json)
+		printf("recorded %zu in workspace '%s' (commit %s)\n", adopted, workspace,
+		       store_short(commit, buf));
+}
+
+static void report_error(void *arg, const struct kiln_error *err)
+{
+	const struct flags *f = arg;
+
+	cmd_report(f->cli, err);
+}
+
+static void print_json(const json_t *rep)
+{
+	char *text = jsonw_dumps(rep, JSON_INDENT(2) | JSON_SORT_KEYS, NULL);
+
+	puts(text);
+	free(text);
+}
+
+/*
+ * The report: where it looked, the orphans (each marked "locked" when its
+ * workspace's lock is held) and the unmanaged GPU instances, priced.
+ */
+static json_t *build_report(const struct flags *f, struct store *s, const struct provider *prov,
+			    struct prov_ctx *ctx, const json_t *recorded, const json_t *locked,
+			    json_t *orphans, json_t *un, size_t foreign)
+{
+	const struct catalog *cat = sprawl_catalog(prov, ctx);
 	double oh, uh;
 	const char *k;
-	size_t i, foreign = 0;
-	int ret = KILN_EXIT_ERROR;
+	json_t *rep, *o;
+	size_t i;
 
-	if (parse(&f, &p, cli, argc, argv, &ret) < 0)
-		goto out;
-	if (store_flags_open(&f.store, cli, false, &s, NULL) < 0)
-		goto out;
-	locked = json_object();
-	if (store_sync(s, &err) < 0 || read_workspaces(s, &recorded, locked, &err) < 0) {
-		cmd_report(cli, &err);
-		goto out;
-	}
-	if (!f.provider)
-		f.provider = recorded_provider(recorded);
-	prov = provider_find(f.provider);
-	sp.provider.name = (char *)prov->name;
-	sp.provider.region = (char *)f.region;
-	if (prov->open(&ctx, &sp, &err) < 0) {
-		cmd_report(cli, &err);
-		goto out;
-	}
-	if (list_tagged(prov, ctx, &live, &err) < 0) {
-		cmd_report(cli, &err);
-		goto out;
-	}
-	un = json_array();
-	if (prov->list_unmanaged) {
-		int rc;
-
-		json_decref(un);
-		un = NULL;
-		ENGINE_CALL(rc, &err, prov->list_unmanaged(ctx, &un, &err));
-		if (rc != PROV_OK) {
-			cmd_report(cli, &err);
-			goto out;
-		}
-	}
-	known = known_lineages(s, recorded);
-	orphans = sprawl_orphans(live, recorded, known, &foreign);
 	/* A locked workspace may be mid-apply: its orphans may be its next commit. */
 	json_array_foreach(orphans, i, o)
 	{
@@ -771,19 +461,16 @@ int cmd_sprawl(int argc, char **argv, struct cli *cli)
 			free(why);
 		}
 	}
-	oh = price_all(prov, ctx, orphans);
-	uh = price_all(prov, ctx, un);
-	cat = prov->catalog ? prov->catalog(ctx) : NULL;
+	oh = sprawl_price_all(prov, ctx, orphans);
+	uh = sprawl_price_all(prov, ctx, un);
 	rep = json_pack("{s:s, s:b, s:s?, s:s, s:[], s:s, s:{s:s?, s:s?, s:s?}}", "provider",
-			prov->name, "simulated", prov->simulated, "region", f.region, "state",
+			prov->name, "simulated", prov->simulated, "region", f->region, "state",
 			store_location(s), "workspaces", "currency", "USD", "catalog", "provider",
 			cat ? cat->provider : NULL, "region", cat ? cat->region : NULL, "date",
 			cat ? cat->date : NULL);
-	if (!f.region)
-		json_object_set_new(
-		    rep, "region",
-		    json_string(prov->default_region ? prov->default_region() : NULL));
-	json_object_foreach(recorded, k, o)
+	if (!f->region)
+		json_object_set_new(rep, "region", json_string(sprawl_default_region(prov)));
+	json_object_foreach((json_t *)recorded, k, o)
 	    json_array_append_new(json_object_get(rep, "workspaces"), json_string(k));
 	/* Live attrs may hold secrets (a join token): the report names, never dumps. */
 	json_object_set_new(rep, "orphans", json_array());
@@ -800,67 +487,63 @@ int cmd_sprawl(int argc, char **argv, struct cli *cli)
 	json_object_set_new(rep, "unmanaged_hourly", json_real(uh));
 	json_object_set_new(rep, "hourly_total", json_real(oh + uh));
 	json_object_set_new(rep, "monthly_total", json_real((oh + uh) * 730));
-	if (f.adopt) {
-		json_t *skipped = json_array(), *commits = json_array();
+	return rep;
+}
 
-		d.json = f.json;
-		d.destroyed = json_array();
-		d.failed = json_array();
-		if (!f.json) {
-			print_report(rep);
-			putchar('\n');
-		}
-		ret = adopt(s, prov, ctx, orphans, &d, skipped, commits, cli) == 0 &&
-			      json_array_size(d.failed) == 0
-			  ? KILN_EXIT_OK
-			  : KILN_EXIT_ERROR;
-		if (f.json) {
-			char *text;
+/* --adopt: the report, then each workspace's adoption and what was not adopted. */
+static int run_adopt(const struct flags *f, struct store *s, const struct provider *prov,
+		     struct prov_ctx *ctx, const json_t *orphans, json_t *rep,
+		     struct sprawl_results *d)
+{
+	json_t *skipped = json_array(), *commits = json_array(), *o;
+	size_t i;
+	int ret;
 
-			json_object_set(rep, "adopted", d.destroyed);
-			json_object_set(rep, "failed", d.failed);
-			json_object_set(rep, "skipped", skipped);
-			json_object_set(rep, "commits", commits);
-			text = jsonw_dumps(rep, JSON_INDENT(2) | JSON_SORT_KEYS, NULL);
-			puts(text);
-			free(text);
-		} else {
-			json_array_foreach(skipped, i, o) printf(
-			    "not adopted %s/%s %s (%s): %s\n", jstr(o, "cluster"),
-			    jstr(o, "workspace"), jstr(o, "address") ? jstr(o, "address") : "-",
-			    jstr(o, "id"), jstr(o, "reason"));
-			printf("\nsprawl: %zu adopted, %zu failed, %zu not adopted\n",
-			       json_array_size(d.destroyed), json_array_size(d.failed),
-			       json_array_size(skipped));
-		}
-		json_decref(skipped);
-		json_decref(commits);
-		goto out;
+	if (!f->json) {
+		print_report(rep);
+		putchar('\n');
 	}
-	if (!f.destroy) {
-		if (f.json) {
-			char *text = jsonw_dumps(rep, JSON_INDENT(2) | JSON_SORT_KEYS, NULL);
-
-			puts(text);
-			free(text);
-		} else {
-			print_report(rep);
-		}
-		ret = KILN_EXIT_OK;
-		goto out;
+	ret = sprawl_adopt(s, prov, ctx, orphans, d, skipped, commits) == 0 &&
+		      json_array_size(d->failed) == 0
+		  ? KILN_EXIT_OK
+		  : KILN_EXIT_ERROR;
+	if (f->json) {
+		json_object_set(rep, "adopted", d->done);
+		json_object_set(rep, "failed", d->failed);
+		json_object_set(rep, "skipped", skipped);
+		json_object_set(rep, "commits", commits);
+		print_json(rep);
+	} else {
+		json_array_foreach(skipped, i, o)
+		    printf("not adopted %s/%s %s (%s): %s\n", jstr(o, "cluster"),
+			   jstr(o, "workspace"), jstr(o, "address") ? jstr(o, "address") : "-",
+			   jstr(o, "id"), jstr(o, "reason"));
+		printf("\nsprawl: %zu adopted, %zu failed, %zu not adopted\n",
+		       json_array_size(d->done), json_array_size(d->failed),
+		       json_array_size(skipped));
 	}
-	/* --destroy: what goes, what stays. */
-	chosen = json_array();
-	kept = json_array();
+	json_decref(skipped);
+	json_decref(commits);
+	return ret;
+}
+
+/* --destroy: what goes, what stays, asking first; the orphans deleted. */
+static int run_destroy(const struct flags *f, const struct provider *prov, struct prov_ctx *ctx,
+		       const json_t *orphans, json_t *rep, struct sprawl_results *d)
+{
+	json_t *chosen = json_array(), *kept = json_array(), *o;
+	size_t i;
+	int ret = KILN_EXIT_ERROR;
+
 	json_array_foreach(orphans, i, o)
 	{
 		if (json_is_true(json_object_get(o, "locked")) ||
-		    (!f.include_stores && sprawl_is_store(prov, jstr(o, "type"))))
+		    (!f->include_stores && sprawl_is_store(prov, jstr(o, "type"))))
 			json_array_append(kept, o);
 		else
 			json_array_append(chosen, o);
 	}
-	if (!f.json) {
+	if (!f->json) {
 		print_report(rep);
 		json_array_foreach(kept, i, o)
 		    printf("keeping %s/%s %s (%s): %s\n", jstr(o, "cluster"), jstr(o, "workspace"),
@@ -869,54 +552,95 @@ int cmd_sprawl(int argc, char **argv, struct cli *cli)
 			       ? "its workspace is locked; run again when the lock is released"
 			       : "a store; --include-stores deletes it");
 	}
-	d.json = f.json;
-	d.destroyed = json_array();
-	d.failed = json_array();
 	if (json_array_size(chosen) == 0) {
-		if (!f.json)
+		if (!f->json)
 			printf("\nNo orphans to delete.\n");
-	} else if (!f.auto_approve && !isatty(STDIN_FILENO)) {
-		cli_error(cli, "review with `kiln sprawl`, then pass --destroy --auto-approve",
+		ret = KILN_EXIT_OK;
+	} else if (!f->auto_approve && !isatty(STDIN_FILENO)) {
+		cli_error(f->cli, "review with `kiln sprawl`, then pass --destroy --auto-approve",
 			  "standard input is not a terminal, so kiln cannot ask for approval; "
 			  "nothing was deleted");
 		goto out;
-	} else if (!f.auto_approve && !ask(json_array_size(chosen))) {
+	} else if (!f->auto_approve && !ask(json_array_size(chosen))) {
 		fprintf(stderr, "kiln sprawl: not confirmed; nothing was deleted\n");
 		goto out;
 	} else {
-		if (!f.json)
+		if (!f->json)
 			putchar('\n');
-		ret = destroy(prov, ctx, chosen, &d) == 0 ? KILN_EXIT_OK : KILN_EXIT_ERROR;
-		if (!f.json)
+		ret = sprawl_destroy(prov, ctx, chosen, d) == 0 ? KILN_EXIT_OK : KILN_EXIT_ERROR;
+		if (!f->json)
 			printf("\nsprawl: %zu deleted, %zu failed, %zu kept\n",
-			       json_array_size(d.destroyed), json_array_size(d.failed),
+			       json_array_size(d->done), json_array_size(d->failed),
 			       json_array_size(kept));
-		if (f.json)
-			goto print_json;
-		goto out;
 	}
-	ret = KILN_EXIT_OK;
-print_json:
-	if (f.json) {
-		char *text;
-
-		json_object_set(rep, "destroyed", d.destroyed);
-		json_object_set(rep, "failed", d.failed);
+	if (f->json) {
+		json_object_set(rep, "destroyed", d->done);
+		json_object_set(rep, "failed", d->failed);
 		json_object_set_new(rep, "kept", json_array());
 		json_array_foreach(kept, i, o) json_array_append_new(
 		    json_object_get(rep, "kept"),
 		    json_pack("{s:O, s:O, s:O, s:O}", "cluster", json_object_get(o, "cluster"),
 			      "workspace", json_object_get(o, "workspace"), "address",
 			      json_object_get(o, "address"), "id", json_object_get(o, "id")));
-		text = jsonw_dumps(rep, JSON_INDENT(2) | JSON_SORT_KEYS, NULL);
-		puts(text);
-		free(text);
+		print_json(rep);
 	}
 out:
-	json_decref(d.destroyed);
-	json_decref(d.failed);
 	json_decref(chosen);
 	json_decref(kept);
+	return ret;
+}
+
+int cmd_sprawl(int argc, char **argv, struct cli *cli)
+{
+	struct flags f = {.cli = cli};
+	struct cli_parser p;
+	struct store *s = NULL;
+	struct prov_ctx *ctx = NULL;
+	const struct provider *prov = NULL;
+	struct kiln_error err = {0};
+	json_t *recorded = NULL, *locked = NULL, *live = NULL, *orphans = NULL, *un = NULL,
+	       *rep = NULL, *known = NULL;
+	struct sprawl_results d = {.on_result = print_result,
+				   .on_commit = print_commit,
+				   .on_error = report_error,
+				   .arg = &f};
+	size_t foreign = 0;
+	int ret = KILN_EXIT_ERROR;
+
+	sprawl_results_init(&d);
+	if (parse(&f, &p, cli, argc, argv, &ret) < 0)
+		goto out;
+	if (store_flags_open(&f.store, cli, false, &s, NULL) < 0)
+		goto out;
+	locked = json_object();
+	if (store_sync(s, &err) < 0 || read_workspaces(s, &recorded, locked, &err) < 0)
+		goto report;
+	if (!f.provider)
+		f.provider = recorded_provider(recorded);
+	prov = provider_find(f.provider);
+	if (sprawl_provider_open(prov, f.region, &ctx, &err) < 0 ||
+	    sprawl_list_tagged(prov, ctx, &live, &err) < 0 ||
+	    sprawl_list_unmanaged(prov, ctx, &un, &err) < 0)
+		goto report;
+	known = known_lineages(s, recorded);
+	orphans = sprawl_orphans(live, recorded, known, &foreign);
+	rep = build_report(&f, s, prov, ctx, recorded, locked, orphans, un, foreign);
+	if (f.adopt) {
+		ret = run_adopt(&f, s, prov, ctx, orphans, rep, &d);
+	} else if (f.destroy) {
+		ret = run_destroy(&f, prov, ctx, orphans, rep, &d);
+	} else {
+		if (f.json)
+			print_json(rep);
+		else
+			print_report(rep);
+		ret = KILN_EXIT_OK;
+	}
+	goto out;
+report:
+	cmd_report(cli, &err);
+out:
+	sprawl_results_release(&d);
 	json_decref(rep);
 	json_decref(orphans);
 	json_decref(un);
@@ -924,8 +648,8 @@ out:
 	json_decref(recorded);
 	json_decref(known);
 	json_decref(locked);
-	if (ctx)
-		prov->close(ctx);
+	if (prov)
+		sprawl_provider_close(prov, ctx);
 	store_free(s);
 	cli_parser_release(&p);
 	return ret;

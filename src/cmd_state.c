@@ -365,7 +365,7 @@ static int state_takeover(struct state_cmd *c, const char *spec, const char *fro
 {
 	struct takeover_filter tf = {from, addrs, naddrs};
 	struct run_flags f;
-	struct run r;
+	struct op_run r = {0};
 	struct kiln_error err = {0};
 	struct refresh_stats rs;
 	json_t *live = NULL, *foreign = json_array(), *taken = NULL, *t;
@@ -408,7 +408,7 @@ static int state_takeover(struct state_cmd *c, const char *spec, const char *fro
 		summary =
 		    xasprintf("state takeover: %zu resource%s %s", n, n == 1 ? "" : "s", label);
 		free(label);
-		if (run_seal_secrets(r.state, &err) < 0 ||
+		if (op_seal_secrets(r.state, &err) < 0 ||
 		    workspace_commit(r.ws, r.state, false, summary, (const char *const *)extra, n,
 				     &err) < 0) {
 			cmd_report(c->cli, &err);
@@ -438,7 +438,7 @@ out:
 	json_decref(live);
 	json_decref(foreign);
 	f.store = (struct store_flags){0};
-	run_close(&r);
+	op_close(&r);
 	run_flags_release(&f);
 	return ret;
 }

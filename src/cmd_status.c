@@ -45,7 +45,7 @@ const struct cmd_info cmd_status_info = {
     .see_also = "kiln-status(1), kiln-up(1), kiln-ttl(1)",
 };
 
-static json_t *build(const struct run *r, int64_t now)
+static json_t *build(const struct op_run *r, int64_t now)
 {
 	const json_t *cost = json_object_get(json_object_get(r->plan, "kiln"), "cost");
 	const json_t *x = json_object_get(r->state, "expiry");
@@ -192,7 +192,7 @@ int cmd_status(int argc, char **argv, struct cli *cli)
 {
 	struct cli_parser p;
 	struct run_flags f;
-	struct run r = {0};
+	struct op_run r = {0};
 	struct kiln_error err = {0};
 	const char *spec;
 	int64_t now;
@@ -208,7 +208,7 @@ int cmd_status(int argc, char **argv, struct cli *cli)
 		goto out;
 	}
 	spec = run_spec_operand(cli, argc, argv, p.optind);
-	if (!spec || run_open(&r, cli, &f, spec, false, "status") < 0 || run_plan(&r) < 0)
+	if (!spec || run_open(&r, cli, &f, spec, false, "status") < 0 || run_plan(&r, cli) < 0)
 		goto out;
 	/* kiln init makes the workspace with an empty state: no cluster until an apply. */
 	if (!r.ws || !r.ws->exists || !state_cluster(r.state)) {
@@ -227,7 +227,7 @@ int cmd_status(int argc, char **argv, struct cli *cli)
 	json_decref(doc);
 	ret = KILN_EXIT_OK;
 out:
-	run_close(&r);
+	op_close(&r);
 	run_flags_release(&f);
 	cli_parser_release(&p);
 	return ret;

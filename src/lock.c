@@ -2,8 +2,11 @@
  * lock.c - leased workspace locks over store refs; see lock.h.
  *
  * Threads: the renewer of each held lock works on its own store handle
- * (libgit2 objects are not shared between threads), and one signal thread,
- * started with the first lock, turns SIGINT/SIGTERM into "release, then exit".
+ * (libgit2 objects are not shared between threads). The signal thread that
+ * turns SIGINT/SIGTERM into "release, then exit" is main's (main_signal.c):
+ * this file keeps what it needs (the held locks, the critical section, the
+ * interrupt flag) and starts it, through the hook main sets, with the first
+ * lock. Nothing here exits the process.
  */
 #include "lock.h"
 
@@ -14,7 +17,7 @@
 #include <jansson.h>
 #include <pthread.h>
 #include <pwd.h>
-#include <signal.h>
+#include <signal.h> /* kill(pid, 0): is a local holder alive */
 #include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -264,53 +267,39 @@ static void release_for_signal(struct lock *l)
 	}
 }
 
-/* The signals that end a run: each releases the held locks first. */
-static void exit_signals(sigset_t *set)
+static void (*signal_starter)(void);
+
+void lock_set_signal_starter(void (*start)(void))
 {
-	sigemptyset(set);
-	sigaddset(set, SIGINT);
-	sigaddset(set, SIGTERM);
-	sigaddset(set, SIGHUP);
-	sigaddset(set, SIGQUIT);
+	signal_starter = start;
 }
 
-static void start_signal_thread(void);
+/* Once, with the first lock or interrupt flag: main's signal thread, when it has one. */
+static void start_signals(void)
+{
+	if (signal_starter)
+		signal_starter();
+}
 
 /* Set during an apply: the first signal asks it to wind down instead of exiting. */
 static _Atomic(atomic_int *) graceful_flag;
 
 void lock_set_interrupt_flag(atomic_int *flag)
 {
-	pthread_once(&signal_once, start_signal_thread);
+	pthread_once(&signal_once, start_signals);
 	atomic_store(&graceful_flag, flag);
 }
 
-static void *signal_main(void *arg)
+atomic_int *lock_take_interrupt_flag(void)
 {
-	sigset_t set;
-	int sig = SIGTERM, i, released = 0;
+	return atomic_exchange(&graceful_flag, NULL);
+}
 
-	(void)arg;
-	exit_signals(&set);
-	for (;;) {
-		atomic_int *flag;
+int lock_release_all_for_exit(void)
+{
+	int i, released = 0;
 
-		if (sigwait(&set, &sig) != 0)
-			return NULL;
-		flag = atomic_exchange(&graceful_flag, NULL);
-		if (!flag)
-			break;
-		atomic_store(flag, sig);
-		{
-			char *msg = xasprintf("kiln: SIG%s: starting nothing new; the calls in "
-					      "flight finish and are recorded (interrupt again to "
-					      "stop at once)",
-					      sigabbrev_np(sig) ? sigabbrev_np(sig) : "?");
-
-			log_report(LOG_WARN, msg, NULL);
-			free(msg);
-		}
-	}
+	/* Never unlocked: the caller ends the process, and nothing may move a branch first. */
 	pthread_mutex_lock(&critical_mu);
 	pthread_mutex_lock(&held_mu);
 	for (i = 0; i < MAX_HELD; i++) {
@@ -319,22 +308,7 @@ static void *signal_main(void *arg)
 			released++;
 		}
 	}
-	fprintf(stderr, "kiln: interrupted by SIG%s%s\n",
-		sigabbrev_np(sig) ? sigabbrev_np(sig) : "?",
-		released ? "; the workspace lock was released" : "");
-	_exit(128 + sig);
-	return NULL;
-}
-
-static void start_signal_thread(void)
-{
-	sigset_t set;
-	pthread_t t;
-
-	exit_signals(&set);
-	pthread_sigmask(SIG_BLOCK, &set, NULL);
-	if (pthread_create(&t, NULL, signal_main, NULL) == 0)
-		pthread_detach(t);
+	return released;
 }
 
 void lock_critical_enter(void)
@@ -525,7 +499,7 @@ int lock_acquire(struct lock **out, struct store *s, const char *workspace,
 	int rc;
 
 	*out = NULL;
-	pthread_once(&signal_once, start_signal_thread);
+	pthread_once(&signal_once, start_signals);
 	srand((unsigned)getpid() ^ (unsigned)time(NULL));
 	l = lock_new(s, workspace, opts->operation, opts->lineage);
 	for (;;) {

@@ -88,6 +88,21 @@ void lock_critical_leave(void);
  */
 void lock_set_interrupt_flag(atomic_int *flag);
 
+/*
+ * For the process's signal thread (main_signal.c), which this library
+ * never starts itself: start is called once, with the first lock taken or
+ * interrupt flag set. Without it (unit tests) signals keep their default.
+ */
+void lock_set_signal_starter(void (*start)(void));
+/* The interrupt flag of lock_set_interrupt_flag, taken (it is NULL after), or NULL. */
+atomic_int *lock_take_interrupt_flag(void);
+/*
+ * Release every held lock for a process about to exit; the count released.
+ * It enters the critical section and never leaves it: nothing moves a
+ * branch after.
+ */
+int lock_release_all_for_exit(void);
+
 #define LOCK_MALFORMED (-2)
 
 /*

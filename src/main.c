@@ -12,7 +12,9 @@
 
 #include "cli.h"
 #include "cmds.h"
+#include "lock.h"
 #include "log.h"
+#include "main_signal.h"
 #include "util.h"
 
 static const struct command {
@@ -237,6 +239,8 @@ int main(int argc, char **argv)
 	 * lock: writes fail with EPIPE instead, and every exit path unlocks.
 	 */
 	signal(SIGPIPE, SIG_IGN);
+	/* Started with the first lock: until then a signal ends kiln as usual. */
+	lock_set_signal_starter(main_signal_start);
 	log_format_early(argc, argv);
 	cli_init(&cli);
 	at = parse_globals(&cli, argc, argv, &exit_code);

@@ -2,17 +2,21 @@
  * sprawl.h - what is running that no workspace records: live resources that
  * carry kiln's scope tags but whose id no workspace's state holds (orphans),
  * their hourly cost, and the destroy plan that removes them through the
- * normal executor (apply.c). Pure logic over jansson values: the command
- * (cmd_sprawl.c) does the listing, the store and the printing.
+ * normal executor (apply.c); and carrying out the destroy and the adoption
+ * (one commit per workspace). The command (cmd_sprawl.c) reads the
+ * workspaces, chooses and prints; nothing here prints.
  */
 #ifndef KILN_SPRAWL_H
 #define KILN_SPRAWL_H
 
+#include <pthread.h>
 #include <stdbool.h>
 
 #include <jansson.h>
 
+#include "apply.h"
 #include "provider.h"
+#include "store.h"
 
 /*
  * The orphans among live (an array of provider.h live objects from an
@@ -67,5 +71,54 @@ json_t *sprawl_destroy_plan(const struct provider *prov, const json_t *orphans);
  * reference.
  */
 json_t *sprawl_adopt_plan(const json_t *orphans, const json_t *state, json_t *skipped);
+
+/* Open prov for an account-wide look (no spec: only the region, NULL for its default). */
+int sprawl_provider_open(const struct provider *prov, const char *region, struct prov_ctx **ctx,
+			 struct kiln_error *err);
+/* Close what sprawl_provider_open opened (its credentials wiped); ctx may be NULL. */
+void sprawl_provider_close(const struct provider *prov, struct prov_ctx *ctx);
+/* The region an account-wide look without --region looks in, or NULL. */
+const char *sprawl_default_region(const struct provider *prov);
+/* The provider's price catalog (its provider, region and date), or NULL. */
+const struct catalog *sprawl_catalog(const struct provider *prov, struct prov_ctx *ctx);
+/* Every live resource of every type that carries the scope tags, all pages. */
+int sprawl_list_tagged(const struct provider *prov, struct prov_ctx *ctx, json_t **out,
+		       struct kiln_error *err);
+/* The GPU instances that carry no kiln tags (an empty array when prov cannot list them). */
+int sprawl_list_unmanaged(const struct provider *prov, struct prov_ctx *ctx, json_t **out,
+			  struct kiln_error *err);
+/* Price each item ({"type", "attrs"}) into its "hourly" and "unpriced"; the sum. */
+double sprawl_price_all(const struct provider *prov, struct prov_ctx *ctx, json_t *items);
+
+/* What a destroy or an adoption did, resource by resource, and who is told as it goes. */
+struct sprawl_results {
+	json_t *done;	/* {"cluster", "workspace", "address", "id"} deleted or adopted */
+	json_t *failed; /* the same, with "error" */
+	/* Each result as it lands, one at a time (the command's lines); may be NULL. */
+	void (*on_result)(void *arg, const char *cluster, const char *workspace,
+			  const struct apply_event *ev);
+	/* An adoption committed in workspace; may be NULL. */
+	void (*on_commit)(void *arg, const char *workspace, size_t adopted, const git_oid *commit);
+	/* A workspace whose adoption failed, and why; may be NULL. */
+	void (*on_error)(void *arg, const struct kiln_error *err);
+	void *arg;
+	/* Private: the run under way. */
+	pthread_mutex_t mu;
+	const char *cluster, *workspace;
+};
+
+void sprawl_results_init(struct sprawl_results *d);
+void sprawl_results_release(struct sprawl_results *d);
+/* Delete chosen (orphans), one executor run per cluster and workspace; -1 when one failed. */
+int sprawl_destroy(const struct provider *prov, struct prov_ctx *ctx, const json_t *chosen,
+		   struct sprawl_results *d);
+/*
+ * Record the orphans in the workspaces their tags name, each locked (and
+ * made when missing), one commit per workspace; what cannot be adopted is
+ * appended to skipped, each commit to commits ({"cluster", "workspace",
+ * "commit", "adopted"}). -1 when a workspace's adoption failed (on_error).
+ */
+int sprawl_adopt(struct store *s, const struct provider *prov, struct prov_ctx *ctx,
+		 const json_t *orphans, struct sprawl_results *d, json_t *skipped, json_t *commits);
 
 #endif

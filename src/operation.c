@@ -1,0 +1,764 @@
+/*
+ * operation.c - the operations layer; see operation.h.
+ *
+ * Owns the sequence of a run, not its parts: the engine (engine.c), the
+ * diff (diff.c), the executor (apply.c), the journal (journal.c) and the
+ * workspace and its lock (workspace.c) each keep their own work. Never
+ * prints: errors go back in a kiln_error.
+ */
+#include "operation.h"
+
+#include <limits.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "audit.h"
+#include "cost.h"
+#include "crypt.h"
+#include "diff.h"
+#include "expiry.h"
+#include "iam.h"
+#include "journal.h"
+#include "log.h"
+#include "plan.h"
+#include "state.h"
+
+/* Milliseconds since the previous call, for --log-level debug timings. */
+static double lap_ms(void)
+{
+	static struct timespec last;
+	struct timespec now;
+	double ms;
+
+	clock_gettime(CLOCK_MONOTONIC, &now);
+	ms = last.tv_sec ? (double)(now.tv_sec - last.tv_sec) * 1e3 +
+			       (double)(now.tv_nsec - last.tv_nsec) / 1e6
+			 : 0;
+	last = now;
+	return ms;
+}
+
+/*
+ * Who creates, when, from which state, for the kiln:owner tag another
+ * state's plan shows: "NAME EMAIL at TIME from STATE", with what a tag
+ * cannot hold as '_'. NULL when the author cannot be told (the tag is then
+ * left out).
+ */
+char *op_owner(struct store *s)
+{
+	struct kiln_error err = {0};
+	git_signature *sig = NULL;
+	char *raw, *loc, *out, when[21];
+	int64_t now;
+
+	if (store_signature(s, &sig, &err) < 0)
+		return NULL;
+	if (store_is_remote(s)) {
+		loc = xstrdup(store_location(s)); /* without its credentials */
+	} else {
+		char host[256] = "", *abs = realpath(store_location(s), NULL);
+
+		gethostname(host, sizeof(host) - 1);
+		loc = xasprintf("%s:%s", host, abs ? abs : store_location(s));
+		free(abs);
+	}
+	if (util_now(&now, &err) < 0)
+		now = (int64_t)time(NULL);
+	raw = xasprintf("%s %s at %s from %s", sig->name, sig->email,
+			time_format_rfc3339(now, when), loc);
+	out = prov_tag_value(raw);
+	git_signature_free(sig);
+	free(loc);
+	free(raw);
+	return out;
+}
+
+/*
+ * A workspace with no commit yet takes the lineage its lock records: ours
+ * (which took over a dead first apply's), or, for a plan, the holder's.
+ * Then what a first apply killed before its commit made is still its own.
+ */
+static void first_lineage(struct op_run *r)
+{
+	struct lock_info info;
+	struct kiln_error err;
+	git_oid oid;
+	const char *l = r->ws ? lock_lineage(r->ws->lock) : NULL;
+
+	if (l) {
+		json_object_set_new(r->state, "lineage", json_string(l));
+		return;
+	}
+	if (!r->ws || r->ws->lock || lock_read(r->store, r->ws->name, &info, &oid, &err) != 0)
+		return;
+	if (info.lineage)
+		json_object_set_new(r->state, "lineage", json_string(info.lineage));
+	lock_info_release(&info);
+}
+
+static int load_state(struct op_run *r, struct kiln_error *err)
+{
+	char *path;
+	int n;
+
+	const char *ws = r->e->workspace;
+
+	if (r->ws && r->ws->exists) {
+		/* apply changes its copy; plan only reads, so it shares the parsed head. */
+		r->state = r->ws->lock ? json_deep_copy(r->ws->state) : json_incref(r->ws->state);
+		git_oid_tostr(r->head, sizeof(r->head), &r->ws->head);
+	} else {
+		r->state = state_new(r->e->spec->cluster, ws, r->e->prov->name);
+		first_lineage(r);
+	}
+	if (state_cluster(r->state) && strcmp(state_cluster(r->state), r->e->spec->cluster) != 0) {
+		kiln_error_set(err,
+			       "workspace '%s' holds cluster '%s', but the spec describes cluster "
+			       "'%s'",
+			       ws, state_cluster(r->state), r->e->spec->cluster);
+		kiln_error_hint(err, "use another workspace (-w NAME) for this cluster");
+		return -1;
+	}
+	/*
+	 * Resources recorded on one cloud are never asked about on another. An
+	 * empty state (a destroyed sim rehearsal) takes the spec's provider below.
+	 */
+	{
+		const char *sp = json_string_value(json_object_get(r->state, "provider"));
+		size_t nres = state_resource_count(r->state);
+
+		if (sp && strcmp(sp, r->e->prov->name) != 0 && nres > 0) {
+			kiln_error_set(err,
+				       "workspace '%s' records %zu resource%s on provider '%s' "
+				       "(state.json of commit %.7s), but the spec names provider "
+				       "'%s'",
+				       ws, nres, nres == 1 ? "" : "s", sp, r->head,
+				       r->e->prov->name);
+			kiln_error_hint(
+			    err,
+			    "use another workspace (-w NAME) for the cluster on '%s', or "
+			    "destroy this one first with a spec naming provider '%s'; "
+			    "`kiln log -p -w %s` shows who changed the state",
+			    r->e->prov->name, sp, ws);
+			return -1;
+		}
+	}
+	/*
+	 * A workspace made empty (`kiln workspace new`, `kiln init`) names no
+	 * cluster or provider yet: the first apply's copy takes the spec's. One
+	 * that records nothing (destroyed) takes the spec's provider as well.
+	 */
+	if (!(r->ws && r->ws->exists && !r->ws->lock)) {
+		if (!state_cluster(r->state))
+			json_object_set_new(r->state, "cluster", json_string(r->e->spec->cluster));
+		if (!json_is_string(json_object_get(r->state, "provider")) ||
+		    state_resource_count(r->state) == 0)
+			json_object_set_new(r->state, "provider", json_string(r->e->prov->name));
+	}
+	r->e->scope.lineage = state_lineage(r->state);
+	if (!r->store)
+		return 0; /* no state repository yet: no apply has run here */
+	path = journal_path(store_location(r->store), ws);
+	n = journal_replay(path, r->head[0] ? r->head : NULL, r->state, &r->overlay, err);
+	if (n == -1) {
+		free(path);
+		return -1;
+	}
+	if (n == -2)
+		log_warn(
+		    "%s is the journal of an apply made from another state commit, or one torn "
+		    "while it was started; ignored (the next apply replaces it)",
+		    path);
+	else if (n > 0)
+		log_warn(
+		    "replayed %d change%s recorded by an interrupted apply (%s); the next apply "
+		    "commits them",
+		    n, n == 1 ? "" : "s", path);
+	free(path);
+	/* The replay may have restored a first apply's lineage. */
+	r->e->scope.lineage = state_lineage(r->state);
+	r->owner = op_owner(r->store);
+	r->e->scope.owner = r->owner;
+	return 0;
+}
+
+/* A local state repository that does not exist yet: plan against empty state. */
+static bool local_store_missing(const char *state)
+{
+	const char *loc = state ? state : getenv("KILN_STATE");
+
+	if (!loc || !*loc)
+		loc = ".kiln/state.git";
+	if (strstr(loc, "://"))
+		return false;
+	return access(loc, F_OK) != 0;
+}
+
+/*
+ * The provider's checks before any spend, over what the plan creates (and
+ * replaces); its warnings join the plan's. Not for --destroy, which creates
+ * nothing, nor with --refresh=false, which promises no API call.
+ */
+static int preflight(struct op_run *r, struct kiln_error *err)
+{
+	json_t *kn = json_object_get(r->plan, "kiln"), *creates, *rc;
+	size_t i;
+	int ret = 0;
+
+	if (!r->e->prov->preflight || r->o.destroy || !r->o.refresh)
+		return 0;
+	creates = json_object();
+	json_array_foreach(json_object_get(r->plan, "resource_changes"), i, rc)
+	{
+		json_t *actions = json_object_get(json_object_get(rc, "change"), "actions"), *a;
+		const char *addr = json_string_value(json_object_get(rc, "address"));
+		json_t *d = addr ? json_object_get(r->e->desired, addr) : NULL;
+		size_t j;
+
+		json_array_foreach(actions, j, a) if (d && strcmp(json_string_value(a), "create") ==
+							       0) json_object_set(creates, addr, d);
+	}
+	if (json_object_size(creates)) {
+		json_t *warnings = json_object_get(kn, "warnings");
+		int prc;
+
+		/* Transient failures are retried like every other provider call. */
+		ENGINE_CALL(prc, err, r->e->prov->preflight(r->e->ctx, creates, warnings, err));
+		ret = prc == PROV_OK ? 0 : -1;
+		log_debug("pre-flight checks in %.0f ms", lap_ms());
+	}
+	json_decref(creates);
+	return ret;
+}
+
+int op_plan(struct op_run *r, struct kiln_error *err)
+{
+	json_t *live = NULL, *foreign = json_array();
+	int rc;
+	struct diff_input in = {
+	    .engine = r->e,
+	    .state = r->state,
+	    .state_commit = r->head[0] ? r->head : NULL,
+	    .destroy = r->o.destroy,
+	    .targets = r->o.targets,
+	    .ntargets = r->o.ntargets,
+	    .replace = r->o.replace,
+	    .nreplace = r->o.nreplace,
+	    .spec_file = r->spec_path,
+	};
+
+	if (r->o.refresh) {
+		if (engine_refresh(r->e, state_resources(r->state), r->plan_only, &live, foreign,
+				   &r->rs, err) != 0) {
+			json_decref(foreign);
+			return -1;
+		}
+		log_info("refreshed %zu live resources with %lu list and %lu read calls in %.0f ms",
+			 r->rs.live, r->rs.list_calls, r->rs.read_calls, lap_ms());
+	}
+	in.live = live;
+	in.foreign = foreign;
+	rc = diff_plan(&in, &r->plan, err);
+	json_decref(foreign);
+	if (rc != 0) {
+		json_decref(live);
+		return -1;
+	}
+	iam_delta_plan(r->e, r->plan, live, state_resources(r->state));
+	json_decref(live);
+	if (r->plan_only) {
+		/* It is shared with the workspace (load_state): both references go. */
+		json_decref(r->state);
+		r->state = NULL;
+		if (r->ws) {
+			json_decref(r->ws->state);
+			r->ws->state = NULL;
+		}
+	}
+	if (preflight(r, err) != 0) {
+		return -1;
+	}
+	cost_plan(r->e, r->plan);
+	if (audit_plan(r->e->spec, r->e->prov, r->plan, err) != 0) {
+		return -1;
+	}
+	/* A saved plan made over a replayed journal is current only while that journal is. */
+	if (json_object_size(r->overlay))
+		json_object_set_new(json_object_get(json_object_get(r->plan, "kiln"), "state"),
+				    "journal",
+				    json_integer((json_int_t)json_object_size(r->overlay)));
+	log_debug("planned in %.0f ms", lap_ms());
+	return 0;
+}
+
+static void release(struct op_run *r, bool documents)
+{
+	struct kiln_error err = {0};
+
+	if (documents) {
+		json_decref(r->plan);
+		json_decref(r->state);
+		json_decref(r->overlay);
+		engine_free(r->e);
+		free(r->owner);
+		free(r->saved_addrs);
+	} else if (r->e && r->e->ctx) {
+		/* The provider still closes: it wipes its credentials (OPENSSL_cleanse). */
+		r->e->prov->close(r->e->ctx);
+		r->e->ctx = NULL;
+	}
+	if (r->ws && workspace_close(r->ws, &err) < 0 && r->report)
+		r->report(r->report_arg, &err);
+	store_free(r->store);
+	memset(r, 0, sizeof(*r));
+}
+
+void op_close(struct op_run *r)
+{
+	release(r, true);
+}
+
+void op_finish(struct op_run *r)
+{
+#if defined(__SANITIZE_ADDRESS__)
+	release(r, true);
+#else
+	release(r, false);
+#endif
+}
+
+int op_seal_secrets(json_t *state, struct kiln_error *err)
+{
+	struct crypt_key key;
+	int have = crypt_key_load(&key, err), dropped = 0, rc = 0;
+	const char *addr;
+	json_t *res, *name;
+	size_t i;
+
+	if (have == 1) {
+		rc = state_seal(state, &key, false, err);
+		crypt_key_wipe(&key);
+		if (rc >= 0)
+			return 0;
+	}
+	/* No key, or one that failed: the secrets are dropped, never kept in plaintext. */
+	json_object_foreach(state_resources(state), addr, res)
+	{
+		json_t *attrs = json_object_get(res, "attrs");
+
+		json_array_foreach(json_object_get(res, "sensitive"), i, name)
+		{
+			json_t *v = json_object_get(attrs, json_string_value(name));
+
+			if (v && !json_is_null(v) && !crypt_is_sealed(v)) {
+				json_object_set_new(attrs, json_string_value(name), json_null());
+				dropped++;
+			}
+		}
+	}
+	if (dropped)
+		log_warn("%d sensitive value%s not recorded: set KILN_STATE_KEY (or "
+			 "KILN_STATE_KEY_FILE) to keep them, encrypted, in the state",
+			 dropped, dropped == 1 ? " was" : "s were");
+	return have < 0 || rc < 0 ? -1 : 0;
+}
+
+/* A saved plan is applied only to the spec and the state it was made from. */
+int op_saved_check(struct op_run *r, const json_t *plan, const char *file, struct kiln_error *err)
+{
+	json_t *kn = json_object_get(plan, "kiln");
+	const char *digest =
+	    json_string_value(json_object_get(json_object_get(kn, "spec"), "digest"));
+	const char *commit =
+	    json_string_value(json_object_get(json_object_get(kn, "state"), "commit"));
+
+	if (!digest || strcmp(digest, r->e->spec_digest) != 0) {
+		kiln_error_set(
+		    err,
+		    "%s is stale: the spec %s changed since the plan was made (plan: %.19s, "
+		    "now: %.19s)",
+		    file, r->spec_path, digest ? digest : "none", r->e->spec_digest);
+		kiln_error_hint(err, "make and review a new plan: kiln plan %s --out %s",
+				r->spec_path, file);
+	} else if (commit && strcmp(commit, r->head) != 0 && !store_has_object(r->store, commit)) {
+		/* Not a commit this repository ever had: nobody applied "since". */
+		kiln_error_set(err,
+			       "%s was made with another state repository: its state commit %.12s "
+			       "is not in %s",
+			       file, commit, store_location(r->store));
+		kiln_error_hint(err,
+				"apply it with the state it was made from (--state or KILN_STATE), "
+				"or make and review a plan here: kiln plan %s --out %s",
+				r->spec_path, file);
+	} else if ((commit == NULL) != (r->head[0] == '\0') ||
+		   (commit && strcmp(commit, r->head) != 0)) {
+		kiln_error_set(
+		    err,
+		    "%s is stale: it was made from state commit %.12s, but workspace '%s' "
+		    "is now at %.12s",
+		    file, commit ? commit : "(none: no workspace yet)", r->ws->name,
+		    r->head[0] ? r->head : "(none)");
+		kiln_error_hint(err, "%s; make and review a new plan: kiln plan %s --out %s",
+				commit ? "someone applied since"
+				       : "the workspace was made or applied since",
+				r->spec_path, file);
+	} else if ((json_int_t)json_object_size(r->overlay) !=
+		   json_integer_value(json_object_get(json_object_get(kn, "state"), "journal"))) {
+		/* Same head, but an apply was killed after changing the cloud: the plan predates
+		 * it. */
+		kiln_error_set(err,
+			       "%s is stale: an interrupted apply changed workspace '%s' after the "
+			       "plan was made (%zu changes in its journal)",
+			       file, r->ws->name, json_object_size(r->overlay));
+		kiln_error_hint(err, "make and review a new plan: kiln plan %s --out %s",
+				r->spec_path, file);
+	}
+	return err->msg[0] ? -1 : 0;
+}
+
+char *op_summary_counts(const struct apply_result *res)
+{
+	struct strbuf sb = {0};
+
+	sb_addf(&sb, "%zu created, %zu updated, %zu replaced, %zu deleted", res->created,
+		res->updated, res->replaced, res->deleted);
+	if (res->adopted)
+		sb_addf(&sb, ", %zu adopted", res->adopted);
+	if (res->released)
+		sb_addf(&sb, ", %zu released (retained, not deleted)", res->released);
+	if (res->failed)
+		sb_addf(&sb, "; %zu failed", res->failed);
+	if (res->skipped)
+		sb_addf(&sb, "; %zu not done", res->skipped);
+	return sb_detach(&sb);
+}
+
+/*
+ * One commit for the whole apply, when the state changed. approved holds
+ * the Kiln-Approval trailers of a plan applied under --require-approvals.
+ */
+int op_commit(struct op_run *r, const char *op, const struct apply_result *res, const json_t *saved,
+	      const json_t *approved, char **commit_out, struct kiln_error *err)
+{
+	struct kiln_error seal = {0};
+	char *before = r->ws->exists ? state_canonical(r->ws->state) : NULL;
+	char *after, *counts, *summary, *label, *t_plan, *t_spec, *t_op, *t_res;
+	const char **extra;
+	size_t i, nextra = 4 + json_array_size(approved);
+	int rc = 0;
+
+	*commit_out = NULL;
+	if (op_seal_secrets(r->state, &seal) < 0 && r->report)
+		r->report(r->report_arg, &seal);
+	after = state_canonical(r->state);
+	/* An apply that changed the cloud is logged even if the state reads the same. */
+	if ((before && strcmp(before, after) == 0 && res->done == 0) ||
+	    (!r->ws->exists && state_resource_count(r->state) == 0)) {
+		free(before);
+		free(after);
+		return 0;
+	}
+	counts = op_summary_counts(res);
+	label = workspace_label(r->ws, r->state);
+	if (json_object_size(r->overlay))
+		summary = xasprintf("%s: %s, %zu recorded from an interrupted apply's journal (%s)",
+				    op, counts, json_object_size(r->overlay), label);
+	else
+		summary = xasprintf("%s: %s (%s)", op, counts, label);
+	t_op = xasprintf("Kiln-Operation: %s", op);
+	/* A saved plan's file digest: the apply traces back to the plan reviewed. */
+	t_res = plan_digest(saved ? saved : r->plan);
+	t_plan = xasprintf("Kiln-Plan-Digest: %s", t_res);
+	free(t_res);
+	t_spec = xasprintf("Kiln-Spec-Digest: %s", r->e->spec_digest);
+	t_res = xasprintf("Kiln-Result: %s", res->failed	? "partial (operations failed)"
+					     : res->interrupted ? "partial (interrupted)"
+								: "complete");
+	extra = xcalloc(nextra, sizeof(*extra));
+	extra[0] = t_op;
+	extra[1] = t_plan;
+	extra[2] = t_spec;
+	for (i = 0; i < json_array_size(approved); i++)
+		extra[3 + i] = json_string_value(json_array_get(approved, i));
+	extra[nextra - 1] = t_res;
+	if (workspace_commit(r->ws, r->state, false, summary, extra, nextra, err) < 0) {
+		rc = -1;
+	} else {
+		*commit_out = xmalloc(41);
+		git_oid_tostr(*commit_out, 41, &r->ws->head);
+	}
+	free(extra);
+	free(before);
+	free(after);
+	free(counts);
+	free(label);
+	free(summary);
+	free(t_op);
+	free(t_plan);
+	free(t_spec);
+	free(t_res);
+	return rc;
+}
+
+/*
+ * The expiry this apply records (expiry.h), set in r->state and in the
+ * scope that tags every create. 0, or -1 after reporting.
+ */
+int op_expiry_prepare(struct op_run *r, int64_t ttl_flag, struct kiln_error *err)
+{
+	git_signature *sig = NULL;
+	char *author;
+	int64_t now;
+	json_t *x;
+
+	if (util_now(&now, err) < 0) {
+		return -1;
+	}
+	if (store_signature(r->store, &sig, err) < 0) {
+		return -1;
+	}
+	author = xasprintf("%s <%s>", sig->name, sig->email);
+	git_signature_free(sig);
+	x = expiry_at_apply(json_object_get(r->state, "expiry"),
+			    ttl_flag ? ttl_flag : r->e->spec->ttl, ttl_flag != 0, now, author,
+			    r->spec_path);
+	free(author);
+	if (x) {
+		/* A copy of the spec as digested, so reap can destroy once the file has gone. */
+		if (memchr(r->e->spec_text, '\0', r->e->spec_len) == NULL)
+			json_object_set_new(x, "spec_text",
+					    json_stringn(r->e->spec_text, r->e->spec_len));
+		json_object_set_new(r->state, "expiry", x);
+	} else
+		json_object_del(r->state, "expiry");
+	r->e->scope.expires = json_string_value(json_object_get(x, "expires"));
+	return 0;
+}
+
+int op_load(struct op_run *r, const struct op_options *o, const char *spec_path, struct diags *d,
+	    struct kiln_error *err)
+{
+	bool plan_only = r->plan_only;
+	int rc;
+
+	memset(r, 0, sizeof(*r));
+	r->plan_only = plan_only;
+	r->o = *o;
+	r->spec_path = spec_path;
+	lap_ms();
+	rc = engine_open(&r->e, spec_path, &o->vars, workspace_name(o->workspace), d, err);
+	log_debug("loaded and expanded %s into %zu resources in %.0f ms", spec_path,
+		  r->e ? json_object_size(r->e->desired) : 0, lap_ms());
+	return rc != 0 ? -1 : 0;
+}
+
+int op_open_state(struct op_run *r, bool lock, const char *operation, struct kiln_error *err)
+{
+	struct lock_options lo = {.operation = operation, .timeout = r->o.lock_timeout};
+	char lineage[37];
+
+	if (!lock && local_store_missing(r->o.state))
+		return load_state(r, err); /* planning before the first apply: nothing recorded */
+	if ((lock ? store_open(&r->store, r->o.state, err)
+		  : store_open_existing(&r->store, r->o.state, err)) < 0)
+		return -1;
+	if (workspace_open(&r->ws, r->store, r->o.workspace, err) < 0) {
+		store_free(r->store);
+		r->store = NULL;
+		return -1;
+	}
+	log_debug("read workspace '%s' in %.0f ms", r->ws->name, lap_ms());
+	if (!r->ws->exists) {
+		uuid_v4(lineage);
+		lo.lineage = lineage;
+	}
+	if (lock && workspace_lock(r->ws, &lo, err) < 0)
+		return -1;
+	return load_state(r, err);
+}
+
+int op_saved_replan(struct op_run *r, const json_t *saved, const char *file, struct kiln_error *err)
+{
+	const json_t *kn = json_object_get(saved, "kiln"), *v;
+	const json_t *targets = json_object_get(kn, "targets");
+	const json_t *replace = json_object_get(kn, "replace");
+	size_t i, n = 0;
+
+	r->o.destroy = json_is_true(json_object_get(kn, "destroy"));
+	r->o.refresh = !json_is_false(json_object_get(kn, "refresh"));
+	/* The strings stay owned by saved, which outlives the run. */
+	free(r->saved_addrs);
+	r->saved_addrs =
+	    xcalloc(json_array_size(targets) + json_array_size(replace) + 1, sizeof(char *));
+	r->o.targets = r->saved_addrs;
+	json_array_foreach(targets, i, v)
+	{
+		if (json_is_string(v))
+			r->saved_addrs[n++] = json_string_value(v);
+	}
+	r->o.ntargets = n;
+	r->o.replace = r->saved_addrs + n;
+	json_array_foreach(replace, i, v)
+	{
+		if (json_is_string(v))
+			r->saved_addrs[n++] = json_string_value(v);
+	}
+	r->o.nreplace = n - r->o.ntargets;
+	if (op_plan(r, err) < 0)
+		return -1;
+	/*
+	 * What the file says against what its spec and state give now: anything
+	 * else, an edit or a cloud that changed since, is refused. The plan
+	 * carried out is the one made now, which says the same; its "before"
+	 * values are the cloud as it is.
+	 */
+	return plan_match(saved, r->plan, file, err) == 0 ? 0 : 1;
+}
+
+bool op_plan_is_empty(const struct op_run *r)
+{
+	return apply_count_ops(r->plan) == 0 &&
+	       json_array_size(json_object_get(r->plan, "resource_drift")) == 0 &&
+	       json_object_size(r->overlay) == 0;
+}
+
+long op_plan_errors(struct op_run *r, struct kiln_error *err)
+{
+	if (!json_object_get(json_object_get(r->plan, "kiln"), "findings") &&
+	    audit_plan(r->e->spec, r->e->prov, r->plan, err) != 0)
+		return -1;
+	return (long)audit_errors(r->plan);
+}
+
+static void on_checkpoint(void *arg, const char *address, const json_t *resource)
+{
+	journal_record(arg, address, resource);
+}
+
+/* Nothing left to expire: a later apply starts a new TTL; else when the cluster came up. */
+static void record_lifetime(json_t *state)
+{
+	struct kiln_error err = {0};
+	int64_t now;
+	char buf[21];
+
+	if (state_resource_count(state) == 0) {
+		json_object_del(state, "expiry");
+		json_object_del(state, "created");
+	} else if (!json_object_get(state, "created") && util_now(&now, &err) == 0) {
+		/* kiln status counts its cost from here. */
+		json_object_set_new(state, "created", json_string(time_format_rfc3339(now, buf)));
+	}
+}
+
+int op_apply(struct op_run *r, const char *op, const struct op_apply_options *ao,
+	     struct op_apply_outcome *out, struct kiln_error *err)
+{
+	struct journal *j = NULL;
+	char *jpath = journal_path(store_location(r->store), r->ws->name);
+	int rc;
+
+	memset(out, 0, sizeof(*out));
+	rc = journal_open(&j, jpath, r->head[0] ? r->head : NULL, state_lineage(r->state),
+			  r->overlay, err);
+	free(jpath);
+	if (rc < 0)
+		return -1;
+	if (ao->started)
+		ao->started(ao->event_arg);
+	lock_set_interrupt_flag(ao->interrupted);
+	struct apply_options o = {
+	    .engine = r->e,
+	    .plan = r->plan,
+	    .state = r->state,
+	    .parallelism = ao->parallelism,
+	    .interrupted = ao->interrupted,
+	    .keep_secrets = ao->keep_secrets,
+	    .event = ao->event,
+	    .event_arg = ao->event_arg,
+	    .checkpoint = on_checkpoint,
+	    .checkpoint_arg = j,
+	};
+	apply_run(&o, &out->res);
+	if (ao->finished)
+		ao->finished(ao->event_arg);
+	/* From here a signal exits at once; the journal keeps what the commit would have. */
+	lock_set_interrupt_flag(NULL);
+	record_lifetime(r->state);
+	rc = op_commit(r, op, &out->res, ao->saved, ao->approved, &out->commit, err);
+	journal_close(j, rc == 0);
+	out->commit_failed = rc < 0;
+	return 0;
+}
+
+void op_apply_outcome_release(struct op_apply_outcome *out)
+{
+	apply_result_release(&out->res);
+	free(out->commit);
+	memset(out, 0, sizeof(*out));
+}
+
+int op_destroy(struct op_run *r, const struct op_apply_options *ao,
+	       int (*locked)(struct op_run *r, void *arg), void *arg, struct op_apply_outcome *out,
+	       struct kiln_error *err)
+{
+	memset(out, 0, sizeof(*out));
+	if (locked && locked(r, arg) != 0)
+		return OP_STOPPED;
+	if (op_plan(r, err) < 0)
+		return -1;
+	if (op_plan_is_empty(r))
+		return 0;
+	if (op_apply(r, "destroy", ao, out, err) < 0 || out->commit_failed)
+		return -1;
+	return 0;
+}
+
+static int str_cmp(const void *a, const void *b)
+{
+	return strcmp(*(const char *const *)a, *(const char *const *)b);
+}
+
+/* The actions of a verb of a type, added to *v. */
+static void add_actions(const struct provider *prov, const char *type, enum prov_verb verb,
+			const char ***v, size_t *n, size_t *cap)
+{
+	const char *const *a = prov->iam_actions(type, verb);
+
+	for (; a && *a; a++)
+		*ARRAY_PUSH(*v, *n, *cap) = *a;
+}
+
+char *op_iam_policy(struct engine *e)
+{
+	const struct provider *prov = e->prov;
+	const char **v = NULL, *addr;
+	size_t n = 0, cap = 0, i, u;
+	json_t *r;
+	char *doc = NULL;
+
+	/* Refresh lists and reads every type: a resource left from an older spec is found. */
+	for (i = 0; i < prov->ntypes; i++) {
+		add_actions(prov, prov->types[i].name, VERB_LIST, &v, &n, &cap);
+		add_actions(prov, prov->types[i].name, VERB_READ, &v, &n, &cap);
+		/* Destroying what an older spec made needs its delete too. */
+		add_actions(prov, prov->types[i].name, VERB_DELETE, &v, &n, &cap);
+	}
+	json_object_foreach(e->desired, addr, r)
+	{
+		const char *type = json_string_value(json_object_get(r, "type"));
+
+		add_actions(prov, type, VERB_CREATE, &v, &n, &cap);
+		add_actions(prov, type, VERB_UPDATE, &v, &n, &cap);
+	}
+	qsort(v, n, sizeof(*v), str_cmp);
+	for (i = 0, u = 0; i < n; i++)
+		if (u == 0 || strcmp(v[i], v[u - 1]) != 0)
+			v[u++] = v[i];
+	if (prov->iam_policy)
+		doc = prov->iam_policy(e->ctx, &e->scope, v, u);
+	free(v);
+	return doc;
+}

@@ -1,0 +1,199 @@
+/*
+ * operation.h - the operations layer: the real work of a run (Terraform's
+ * backend/local, git's sequencer.c). Open the engine, read the recorded
+ * state with an interrupted apply's journal replayed, take the lock,
+ * refresh, diff, pre-flight, cost, audit, apply, seal secrets, commit and
+ * unlock. Commands (cmd_*.c) parse flags, call these, render what they
+ * return and choose the exit code.
+ *
+ * Nothing here prints or exits: a failure comes back in a kiln_error, and
+ * what goes wrong on the way out (a secret that cannot be sealed, a lock
+ * that cannot be released) goes to the run's report hook. Progress of the
+ * log kind (log_debug timings, a replayed journal's warning) goes through
+ * log.h, as everywhere in the engine.
+ */
+#ifndef KILN_OPERATION_H
+#define KILN_OPERATION_H
+
+#include <stdatomic.h>
+#include <stdbool.h>
+#include <stdint.h>
+
+#include <jansson.h>
+
+#include "apply.h"
+#include "engine.h"
+#include "workspace.h"
+
+/* What a run is asked to do: the spec, the state it reads and what it plans. */
+struct op_options {
+	struct spec_options vars; /* --var overrides */
+	const char *state;	  /* the state repository (--state), NULL for the default */
+	const char *workspace;	  /* -w, NULL for the default */
+	int64_t lock_timeout;	  /* seconds to wait for a held lock */
+	const char *const *targets;
+	size_t ntargets;
+	const char *const *replace;
+	size_t nreplace;
+	bool refresh; /* read live state first */
+	bool destroy; /* plan the deletion of everything */
+};
+
+struct op_run {
+	struct op_options o;
+	const char *spec_path;
+	struct store *store;
+	struct workspace *ws;
+	struct engine *e;
+	json_t *state; /* recorded state, journal replayed; a new document before the first apply */
+	json_t *overlay; /* what the journal replayed (address -> resource|null), or NULL */
+	char head[41];	 /* the workspace head the run read, "" when none */
+	json_t *plan;
+	char *owner; /* the kiln:owner tag of what this run creates, or NULL */
+	struct refresh_stats rs;
+	/*
+	 * Set by commands that only read the plan (plan, cost, audit): op_plan
+	 * drops the recorded state once diffed, so the cost and the findings
+	 * reuse its memory (a tenth of a large plan's peak).
+	 */
+	bool plan_only;
+	/* What goes wrong on the way (sealing, unlocking), for the caller to say; may be NULL. */
+	void (*report)(void *arg, const struct kiln_error *err);
+	void *report_arg;
+	/* The targets and replace of a saved plan (op_saved_replan), owned. */
+	const char **saved_addrs;
+};
+
+/*
+ * Load, validate and expand the spec into r (cleared first, plan_only
+ * kept). -1 on failure: with err, or with err empty and d holding why the
+ * spec is not valid. d is the caller's to print and release either way.
+ */
+int op_load(struct op_run *r, const struct op_options *o, const char *spec_path, struct diags *d,
+	    struct kiln_error *err);
+/*
+ * Open the store (creating a local one when lock), the workspace, take the
+ * lock when lock is set (for operation, "apply", "destroy"...), and read
+ * the recorded state with the journal of an interrupted apply replayed.
+ * Without lock and before any state repository exists, plans against an
+ * empty state.
+ */
+int op_open_state(struct op_run *r, bool lock, const char *operation, struct kiln_error *err);
+/* Refresh (unless refresh is off), diff, pre-flight, IAM delta, cost and audit into r->plan. */
+int op_plan(struct op_run *r, struct kiln_error *err);
+/* Close the provider, unlock and free; then r is zeroed. */
+void op_close(struct op_run *r);
+/*
+ * op_close for a command whose process exits next (plan): the lock, the
+ * workspace and the store are released and the provider closed (its
+ * credentials wiped), but in a release build the documents (spec, state,
+ * live resources, plan) are left to the exit.
+ * Freeing a 10,000-resource plan node by node was a seventh of its CPU
+ * time, for memory the kernel takes back at once. Sanitizer builds (the
+ * test build) free everything, so LeakSanitizer still checks every owner.
+ */
+void op_finish(struct op_run *r);
+
+/*
+ * The kiln:owner tag of what a run creates or claims: "NAME EMAIL at TIME
+ * from STATE" (STATE the repository's URL, or HOST:PATH), with what a tag
+ * cannot hold as '_'; NULL when the author cannot be told. Caller frees.
+ */
+char *op_owner(struct store *s);
+/*
+ * Secrets go into state sealed with KILN_STATE_KEY; without a key they are
+ * dropped, with a warning. -1 with err when the key is malformed or sealing
+ * failed: the secrets are dropped then too, never kept in plaintext.
+ */
+int op_seal_secrets(json_t *state, struct kiln_error *err);
+
+/* A saved plan is applied only to the spec and the state it was made from: -1 with err if not. */
+int op_saved_check(struct op_run *r, const json_t *saved, const char *file, struct kiln_error *err);
+/*
+ * The plan of the saved plan's inputs, made again into r->plan: the
+ * destroy, refresh, targets and replace it was made with, refreshing as it
+ * did. Then plan_match it against saved: -1 with err from op_plan, or 1
+ * with err from plan_match when the file says anything else.
+ */
+int op_saved_replan(struct op_run *r, const json_t *saved, const char *file,
+		    struct kiln_error *err);
+/*
+ * The expiry an apply records (expiry.h), from the spec's ttl or ttl_flag
+ * (seconds, 0 for none), set in r->state and in the scope that tags every
+ * create.
+ */
+int op_expiry_prepare(struct op_run *r, int64_t ttl_flag, struct kiln_error *err);
+/* No operation, no drift and no replayed journal: an apply would change nothing. */
+bool op_plan_is_empty(const struct op_run *r);
+/*
+ * The number of unwaived error-level findings of r->plan, auditing a plan
+ * saved by a kiln without the audit first; -1 with err.
+ */
+long op_plan_errors(struct op_run *r, struct kiln_error *err);
+
+/* "N created, N updated, N replaced, N deleted[, ...]" of an apply. Caller frees. */
+char *op_summary_counts(const struct apply_result *res);
+/*
+ * One commit for the whole apply, when the state changed (*commit its id,
+ * caller frees; NULL when nothing was committed). saved: the plan file
+ * applied, whose digest the commit names; approved: its Kiln-Approval
+ * trailers. Sealing problems go to the report hook.
+ */
+int op_commit(struct op_run *r, const char *op, const struct apply_result *res, const json_t *saved,
+	      const json_t *approved, char **commit, struct kiln_error *err);
+
+struct op_apply_options {
+	int parallelism;
+	bool keep_secrets; /* a state key is set: secrets are read back and sealed */
+	/* Set while the executor runs: the first signal stops it starting work. */
+	atomic_int *interrupted;
+	void (*event)(void *arg, const struct apply_event *ev);
+	void *event_arg;
+	/* Around the executor, after the journal opened: the caller's display. */
+	void (*started)(void *arg);
+	void (*finished)(void *arg);
+	const json_t *saved;	/* the plan file applied, or NULL */
+	const json_t *approved; /* its Kiln-Approval trailers, or NULL */
+};
+
+struct op_apply_outcome {
+	struct apply_result res;
+	char *commit;	    /* the commit made, or NULL */
+	bool commit_failed; /* the executor ran, but its commit failed: err says why */
+};
+
+/*
+ * Carry out r->plan: open the journal, run the executor over the plan
+ * with every result journaled as it lands, then record "created" (or drop
+ * the expiry of an empty state), commit (op "apply" or "destroy") and close
+ * the journal. -1 with err when nothing ran (the journal did not open);
+ * else 0, with out->commit_failed and err when the commit failed. Release
+ * out with op_apply_outcome_release.
+ */
+int op_apply(struct op_run *r, const char *op, const struct op_apply_options *ao,
+	     struct op_apply_outcome *out, struct kiln_error *err);
+void op_apply_outcome_release(struct op_apply_outcome *out);
+
+/* op_destroy: the locked check said stop. */
+#define OP_STOPPED 1
+
+/*
+ * An unattended destroy of r, opened with its lock (kiln reap): ask locked
+ * (0 go on, else stop: OP_STOPPED), plan and, when there is anything to
+ * do, apply. 0 with out filled (all zero when there was nothing to do);
+ * OP_STOPPED; or -1 with err (out->commit_failed when the executor ran).
+ */
+int op_destroy(struct op_run *r, const struct op_apply_options *ao,
+	       int (*locked)(struct op_run *r, void *arg), void *arg, struct op_apply_outcome *out,
+	       struct kiln_error *err);
+
+/*
+ * The least-privilege policy document kiln itself needs to plan, apply and
+ * destroy e's spec (kiln iam-policy): the list, read and delete actions of
+ * every type, the create and update actions of the types the spec uses, as
+ * the provider scopes them. NULL when the provider is simulated and needs
+ * no permissions. Caller frees.
+ */
+char *op_iam_policy(struct engine *e);
+
+#endif
