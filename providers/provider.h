@@ -311,6 +311,8 @@ struct provider {
  * kiln:lineage and kiln:owner when the scope has them. New object.
  */
 json_t *prov_scope_tags(const struct prov_scope *scope, const char *address);
+/* A live object's address, else its kiln:address tag; NULL when it has neither. */
+const char *prov_live_address(const json_t *live);
 /* A live object's kiln:lineage tag, or NULL (made before lineages, or not by kiln). */
 const char *prov_live_lineage(const json_t *live);
 /*

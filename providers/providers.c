@@ -130,6 +130,15 @@ json_t *prov_scope_tags(const struct prov_scope *scope, const char *address)
 	return tags;
 }
 
+const char *prov_live_address(const json_t *live)
+{
+	const char *a = json_string_value(json_object_get(live, "address"));
+
+	return a ? a
+		 : json_string_value(
+		       json_object_get(json_object_get(live, "tags"), PROV_TAG_ADDRESS));
+}
+
 const char *prov_live_lineage(const json_t *live)
 {
 	const char *l =

@@ -742,10 +742,8 @@ static json_t *foreign_list(const json_t *foreign)
 		const json_t *tags = json_object_get(item, "tags");
 		const char *owner = json_string_value(json_object_get(tags, PROV_TAG_OWNER));
 		const char *lineage = prov_live_lineage(item);
-		const char *addr = json_string_value(json_object_get(item, "address"));
+		const char *addr = prov_live_address(item);
 
-		if (!addr)
-			addr = json_string_value(json_object_get(tags, PROV_TAG_ADDRESS));
 		json_array_append_new(
 		    out, json_pack("{s:s?, s:s?, s:s?, s:s?, s:s?}", "address", addr, "type",
 				   json_string_value(json_object_get(item, "type")), "id",
@@ -764,30 +762,33 @@ static json_t *foreign_list(const json_t *foreign)
 static int check_foreign(const json_t *plan, struct kiln_error *err)
 {
 	const json_t *kn = json_object_get(plan, "kiln");
-	const json_t *foreign = json_object_get(kn, "foreign"), *f, *rc;
+	const json_t *foreign = json_object_get(kn, "foreign"), *f, *rc, *act;
+	json_t *creates;
 	struct strbuf sb = {0};
 	size_t i, j, n = 0;
 	const char *lineage = NULL;
 
+	if (!json_array_size(foreign))
+		return 0;
+	/* The addresses the plan creates, once: a whole foreign cluster is thousands. */
+	creates = json_object();
+	json_array_foreach(json_object_get(plan, "resource_changes"), i, rc)
+	{
+		const char *a = json_string_value(json_object_get(rc, "address"));
+
+		json_array_foreach(json_object_get(json_object_get(rc, "change"), "actions"), j,
+				   act)
+		{
+			if (a && json_string_value(act) &&
+			    strcmp(json_string_value(act), "create") == 0)
+				json_object_set_new(creates, a, json_true());
+		}
+	}
 	json_array_foreach(foreign, i, f)
 	{
 		const char *addr = json_string_value(json_object_get(f, "address"));
-		bool creates = false;
 
-		json_array_foreach(json_object_get(plan, "resource_changes"), j, rc)
-		{
-			const json_t *acts =
-			    json_object_get(json_object_get(rc, "change"), "actions");
-			const char *a = json_string_value(json_object_get(rc, "address"));
-			size_t k;
-			json_t *act;
-
-			if (!a || !addr || strcmp(a, addr) != 0)
-				continue;
-			json_array_foreach(acts, k, act) if (strcmp(json_string_value(act),
-								    "create") == 0) creates = true;
-		}
-		if (!creates)
+		if (!addr || !json_object_get(creates, addr))
 			continue;
 		if (n < 3)
 			sb_addf(&sb, "%s%s", n ? ", " : "", addr);
@@ -795,6 +796,7 @@ static int check_foreign(const json_t *plan, struct kiln_error *err)
 		if (!lineage)
 			lineage = json_string_value(json_object_get(f, "lineage"));
 	}
+	json_decref(creates);
 	if (!n)
 		return 0;
 	if (n > 3)

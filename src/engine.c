@@ -136,16 +136,6 @@ json_t *engine_inputs(const struct prov_type *t, const json_t *attrs)
 	return out;
 }
 
-static const char *live_address(const json_t *live)
-{
-	const char *a = json_string_value(json_object_get(live, "address"));
-
-	if (!a)
-		a = json_string_value(
-		    json_object_get(json_object_get(live, "tags"), PROV_TAG_ADDRESS));
-	return a;
-}
-
 static int cmp_live_id(const void *a, const void *b)
 {
 	const char *x = json_string_value(json_object_get(*(json_t *const *)a, "id"));
@@ -223,7 +213,7 @@ static void share_recorded(json_t *items, const json_t *recorded)
 
 	json_array_foreach(items, i, item)
 	{
-		const char *addr = live_address(item);
+		const char *addr = prov_live_address(item);
 
 		r = addr ? json_object_get(recorded, addr) : NULL;
 		attrs = json_object_get(r, "attrs");
@@ -308,7 +298,7 @@ int engine_refresh(struct engine *e, const json_t *recorded, bool share, json_t 
 		}
 		json_array_foreach(ls[i].items, k, item)
 		{
-			addr = live_address(item);
+			addr = prov_live_address(item);
 			if (!addr || going(item))
 				continue;
 			if (!owned(e, recorded, addr, item)) {

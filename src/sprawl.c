@@ -94,7 +94,7 @@ json_t *sprawl_orphans(const json_t *live, const json_t *recorded, const json_t 
 		const char *id = json_string_value(json_object_get(l, "id"));
 		const char *status = json_string_value(json_object_get(l, "status"));
 		const char *c = tag(l, PROV_TAG_CLUSTER), *w = tag(l, PROV_TAG_WORKSPACE);
-		const char *addr = json_string_value(json_object_get(l, "address"));
+		const char *addr = prov_live_address(l);
 		char *why;
 
 		if (!id || !c || !w || json_object_get(ids, id))
@@ -106,8 +106,6 @@ json_t *sprawl_orphans(const json_t *live, const json_t *recorded, const json_t 
 				(*foreign)++;
 			continue;
 		}
-		if (!addr)
-			addr = tag(l, PROV_TAG_ADDRESS);
 		why = reason(recorded, c, w, addr);
 		json_array_append_new(
 		    out,

@@ -14,16 +14,9 @@ static const char *str_of(const json_t *o, const char *k)
 	return json_string_value(json_object_get(o, k));
 }
 
-static const char *address_of(const json_t *live)
-{
-	const char *a = str_of(live, "address");
-
-	return a ? a : str_of(json_object_get(live, "tags"), PROV_TAG_ADDRESS);
-}
-
 static bool matches(const json_t *live, const struct takeover_filter *f)
 {
-	const char *lineage = prov_live_lineage(live), *addr = address_of(live);
+	const char *lineage = prov_live_lineage(live), *addr = prov_live_address(live);
 	size_t i;
 
 	if (f->from && strcmp(f->from, "none") == 0 ? lineage != NULL
@@ -49,7 +42,7 @@ static int select_foreign(const json_t *state, const json_t *foreign,
 
 	json_array_foreach((json_t *)foreign, i, live)
 	{
-		const char *addr = address_of(live), *rid;
+		const char *addr = prov_live_address(live), *rid;
 
 		if (!addr || !matches(live, f))
 			continue;
@@ -136,7 +129,7 @@ int takeover_run(struct engine *e, json_t *state, const json_t *foreign,
 	json_array_foreach(chosen, i, live)
 	{
 		const struct prov_type *t = engine_type(e, live);
-		const char *addr = address_of(live), *id = str_of(live, "id");
+		const char *addr = prov_live_address(live), *id = str_of(live, "id");
 		json_t *now = NULL;
 
 		if (!t) {
