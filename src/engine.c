@@ -274,7 +274,7 @@ int engine_refresh(struct engine *e, const json_t *recorded, bool share, json_t 
 	struct lister *ls = xcalloc(n + 1, sizeof(*ls));
 	pthread_t *th = xcalloc(n + 1, sizeof(*th));
 	bool *started = xcalloc(n + 1, sizeof(*started));
-	json_t *out = json_object(), *item, *r;
+	json_t *out = json_object(), *item, *r, *foreign_ids;
 	const char *addr;
 	int rc = 0;
 
@@ -318,6 +318,15 @@ int engine_refresh(struct engine *e, const json_t *recorded, bool share, json_t 
 		json_decref(out);
 		return -1;
 	}
+	/* The ids another state holds, once: a state taken over is thousands of them. */
+	foreign_ids = json_object();
+	json_array_foreach(foreign, k, item)
+	{
+		const char *id = json_string_value(json_object_get(item, "id"));
+
+		if (id)
+			json_object_set_new(foreign_ids, id, json_true());
+	}
 	/* What the lists did not return may have lost its tags: read it by id. */
 	json_object_foreach((json_t *)recorded, addr, r)
 	{
@@ -325,8 +334,7 @@ int engine_refresh(struct engine *e, const json_t *recorded, bool share, json_t 
 		const struct prov_type *t = engine_type(e, r);
 		json_t *obj = NULL, *arr = json_object_get(out, addr);
 
-		if (!id || !t || (arr && live_has_id(arr, id)) ||
-		    (foreign && live_has_id(foreign, id)))
+		if (!id || !t || (arr && live_has_id(arr, id)) || json_object_get(foreign_ids, id))
 			continue;
 		ENGINE_CALL(rc, err, t->read(e->ctx, id, &obj, err));
 		stats->read_calls++;
@@ -335,6 +343,7 @@ int engine_refresh(struct engine *e, const json_t *recorded, bool share, json_t 
 			continue;
 		}
 		if (rc != PROV_OK) {
+			json_decref(foreign_ids);
 			json_decref(out);
 			return -1;
 		}
@@ -349,6 +358,7 @@ int engine_refresh(struct engine *e, const json_t *recorded, bool share, json_t 
 		json_decref(obj);
 		stats->live++;
 	}
+	json_decref(foreign_ids);
 	sort_live(out);
 	*live = out;
 	return 0;
