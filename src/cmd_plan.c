@@ -81,7 +81,7 @@ int cmd_plan(int argc, char **argv, struct cli *cli)
 			       f.out, f.out);
 	}
 	ret = KILN_EXIT_OK;
-	if (f.detailed && json_is_true(json_object_get(json_object_get(r.plan, "kiln"), "changes")))
+	if (f.detailed && json_is_true(plan_kiln(r.plan, "changes")))
 		ret = KILN_EXIT_CHANGES;
 out:
 	op_finish(&r);

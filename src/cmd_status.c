@@ -47,7 +47,7 @@ const struct cmd_info cmd_status_info = {
 
 static json_t *build(const struct op_run *r, int64_t now)
 {
-	const json_t *cost = json_object_get(json_object_get(r->plan, "kiln"), "cost");
+	const json_t *cost = plan_kiln(r->plan, "cost");
 	const json_t *x = json_object_get(r->state, "expiry");
 	const char *created = json_string_value(json_object_get(r->state, "created"));
 	json_t *doc, *groups = json_array(), *storage = json_array(), *res, *ids;
@@ -56,18 +56,12 @@ static json_t *build(const struct op_run *r, int64_t now)
 	int64_t t;
 	size_t nodes = 0;
 
-	json_t *live = json_object(), *rc;
+	json_t *live = json_object();
 	size_t i;
 
 	/* What the refresh found changed or gone outside kiln wins over the record. */
-	json_array_foreach(json_object_get(r->plan, "resource_drift"), i, rc)
-	{
-		const json_t *ch = json_object_get(rc, "change");
-		const char *a = json_string_value(json_object_get(rc, "address"));
-
-		if (a)
-			json_object_set(live, a, json_object_get(ch, "after"));
-	}
+	for (i = 0; i < r->view.ndrift; i++)
+		json_object_set(live, r->view.drift[i].address, (json_t *)r->view.drift[i].after);
 	json_object_foreach(state_resources(r->state), addr, res)
 	{
 		json_t *a = json_object_get(res, "attrs");
@@ -123,7 +117,7 @@ static json_t *build(const struct op_run *r, int64_t now)
 		json_object_set_new(doc, "expires", json_null());
 	}
 	json_object_set_new(doc, "pending_changes",
-			    json_integer((json_int_t)apply_count_ops(r->plan)));
+			    json_integer((json_int_t)apply_count_ops(&r->view)));
 	return doc;
 }
 

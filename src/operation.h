@@ -49,7 +49,8 @@ struct op_run {
 	json_t *overlay; /* what the journal replayed (address -> resource|null), or NULL */
 	char head[41];	 /* the workspace head the run read, "" when none */
 	json_t *plan;
-	char *owner; /* the kiln:owner tag of what this run creates, or NULL */
+	struct plan_view view; /* plan's typed view (plan.h), built once by op_plan */
+	char *owner;	       /* the kiln:owner tag of what this run creates, or NULL */
 	struct refresh_stats rs;
 	/*
 	 * Set by commands that only read the plan (plan, cost, audit): op_plan
