@@ -106,18 +106,13 @@ fail:
 
 static json_t *audit_spec(struct cli *cli, struct run_flags *f, const char *spec)
 {
-	struct kiln_error err = {0};
 	struct op_run r = {.plan_only = true};
 	json_t *plan = NULL;
 
-	if (run_open(&r, cli, f, spec, false, "audit") < 0 || run_plan(&r, cli) < 0)
-		goto out;
-	if (audit_plan(r.e->spec, r.e->prov, r.plan, &r.view, &err) < 0) {
-		cmd_report(cli, &err);
-		goto out;
-	}
-	plan = json_incref(r.plan);
-out:
+	/* The plan carries its findings: op_plan audits every plan it makes. */
+	if (run_plan_spec(&r, cli, f, spec) == 0)
+		plan = json_incref(r.plan);
+
 	op_close(&r);
 	return plan;
 }

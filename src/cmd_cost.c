@@ -59,7 +59,7 @@ int cmd_cost(int argc, char **argv, struct cli *cli)
 			goto out;
 		}
 	} else {
-		if (run_open(&r, cli, &f, spec, false, "cost") < 0 || run_plan(&r, cli) < 0)
+		if (run_plan_spec(&r, cli, &f, spec) < 0)
 			goto out;
 		plan = json_incref(r.plan);
 	}

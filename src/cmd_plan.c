@@ -62,7 +62,7 @@ int cmd_plan(int argc, char **argv, struct cli *cli)
 		goto out;
 	}
 	spec = run_spec_operand(cli, argc, argv, p.optind);
-	if (!spec || run_open(&r, cli, &f, spec, false, "plan") < 0 || run_plan(&r, cli) < 0)
+	if (!spec || run_plan_spec(&r, cli, &f, spec) < 0)
 		goto out;
 	if (f.out && plan_file_write(f.out, r.plan, &err) < 0) {
 		cmd_report(cli, &err);

@@ -3,7 +3,7 @@
  * groups and nodes, its storage, what it has cost since it came up, and the
  * time left before its TTL ends.
  *
- * Made from a plan (run_open, run_plan; no lock): the refresh reads what is
+ * Made from a plan (run_plan_spec; no lock): the refresh reads what is
  * live, and the plan's cost section prices what runs now (hourly_before).
  * Cost so far is that hourly cost times the hours since "created" in the
  * state: an estimate that assumes the cluster kept its current size.
@@ -202,7 +202,7 @@ int cmd_status(int argc, char **argv, struct cli *cli)
 		goto out;
 	}
 	spec = run_spec_operand(cli, argc, argv, p.optind);
-	if (!spec || run_open(&r, cli, &f, spec, false, "status") < 0 || run_plan(&r, cli) < 0)
+	if (!spec || run_plan_spec(&r, cli, &f, spec) < 0)
 		goto out;
 	/* kiln init makes the workspace with an empty state: no cluster until an apply. */
 	if (!r.ws || !r.ws->exists || !state_cluster(r.state)) {

@@ -293,6 +293,93 @@ int op_plan(struct op_run *r, struct kiln_error *err)
 	return 0;
 }
 
+int op_plan_spec(struct op_run *r, const struct op_options *o, const char *spec_path,
+		 struct kiln_error *err)
+{
+	struct diags d = {0};
+	int rc = op_load(r, o, spec_path, &d, err);
+
+	if (r->loaded)
+		r->loaded(r->report_arg, &d);
+	diags_release(&d);
+	if (rc != 0)
+		return -1;
+	return op_open_state(r, false, "plan", err) < 0 || op_plan(r, err) < 0 ? -1 : 0;
+}
+
+/* "Kiln-Takeover: ADDRESS ID from lineage L by OWNER" of each resource taken: n of them. */
+static char **takeover_trailers(const json_t *taken, size_t *n)
+{
+	char **extra;
+	json_t *t;
+	size_t i;
+
+	*n = json_array_size(taken);
+	extra = xcalloc(*n + 1, sizeof(*extra));
+	json_array_foreach(taken, i, t)
+	{
+		const char *fl = json_string_value(json_object_get(t, "from"));
+		const char *ow = json_string_value(json_object_get(t, "owner"));
+
+		extra[i] = xasprintf("Kiln-Takeover: %s %s from %s%s%s%s",
+				     json_string_value(json_object_get(t, "address")),
+				     json_string_value(json_object_get(t, "id")),
+				     fl ? "lineage " : "no lineage", fl ? fl : "", ow ? " by " : "",
+				     ow ? ow : "");
+	}
+	return extra;
+}
+
+int op_takeover(struct op_run *r, const struct takeover_filter *f, struct op_takeover_result *out,
+		struct kiln_error *err)
+{
+	struct refresh_stats rs;
+	json_t *live = NULL, *foreign = json_array();
+	char **extra, *summary, *label;
+	size_t i, n;
+
+	memset(out, 0, sizeof(*out));
+	if (engine_refresh(r->e, state_resources(r->state), false, &live, foreign, &rs, err) != 0) {
+		json_decref(foreign);
+		return -1;
+	}
+	json_decref(live);
+	if (!json_array_size(foreign) && !f->from && !f->naddrs) {
+		json_decref(foreign);
+		out->nothing = true;
+		return 0;
+	}
+	out->take_failed =
+	    takeover_run(r->e, r->state, foreign, f, &out->taken, &out->take_err) != 0;
+	json_decref(foreign);
+	/* Said now: what was taken before a claim failed is still sealed and committed. */
+	if (out->take_failed && r->report)
+		r->report(r->report_arg, &out->take_err);
+	if (!json_array_size(out->taken))
+		return 0;
+	extra = takeover_trailers(out->taken, &n);
+	label = workspace_label(r->ws, r->state);
+	summary = xasprintf("state takeover: %zu resource%s %s", n, n == 1 ? "" : "s", label);
+	free(label);
+	if (op_seal_secrets(r->state, &out->commit_err) < 0 ||
+	    workspace_commit(r->ws, r->state, false, summary, (const char *const *)extra, n,
+			     &out->commit_err) < 0)
+		out->commit_failed = true;
+	else
+		git_oid_tostr(out->commit, sizeof(out->commit), &r->ws->head);
+	for (i = 0; i < n; i++)
+		free(extra[i]);
+	free(extra);
+	free(summary);
+	return 0;
+}
+
+void op_takeover_result_release(struct op_takeover_result *out)
+{
+	json_decref(out->taken);
+	memset(out, 0, sizeof(*out));
+}
+
 static void release(struct op_run *r, bool documents)
 {
 	struct kiln_error err = {0};
@@ -540,10 +627,16 @@ int op_load(struct op_run *r, const struct op_options *o, const char *spec_path,
 	    struct kiln_error *err)
 {
 	bool plan_only = r->plan_only;
+	void (*report)(void *, const struct kiln_error *) = r->report;
+	void (*loaded)(void *, struct diags *) = r->loaded;
+	void *arg = r->report_arg;
 	int rc;
 
 	memset(r, 0, sizeof(*r));
 	r->plan_only = plan_only;
+	r->report = report;
+	r->loaded = loaded;
+	r->report_arg = arg;
 	r->o = *o;
 	r->spec_path = spec_path;
 	lap_ms();
