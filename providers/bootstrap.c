@@ -712,7 +712,7 @@ int boot_group_attrs(json_t *r, const char *prefix, const struct spec *spec,
 	}
 	digest = boot_digest(doc);
 	pexp_attr(r, "user_data", json_string(digest));
-	pexp_attr(r, "user_data_document", json_string(doc));
+	pexp_attr(r, "user_data_text", json_string(doc));
 	if (note)
 		pexp_why(r, "user_data", xasprintf("mounts %s", note));
 	free(note);

@@ -131,7 +131,7 @@ char *boot_group_document(const struct spec *spec, const struct spec_group *g, c
 int boot_efa_devices(const struct catalog_type *t, bool efa);
 /*
  * A node group resource r's user data: the input user_data (the digest), the
- * document as user_data_document (which the create launches with), and the
+ * document as user_data_text (which the create launches with), and the
  * plan's note on what it mounts. -1 with err (prefix, "aws: ", and the
  * group's FILE:LINE:COL before the message) when it would not fit.
  */

@@ -119,8 +119,9 @@ static void aws_boot_source(const struct spec *spec, const struct spec_store *s,
 		    "\"FileSystems[?Lifecycle=='AVAILABLE' && Tags[?Key=='kiln:cluster' && "
 		    "Value=='%s'] && Tags[?Key=='kiln:workspace' && Value=='%s'] && "
 		    "Tags[?Key=='kiln:address' && Value=='aws_fsx_lustre.%s']] | "
-		    "[0].[DNSName, LustreConfiguration.MountName]\" | awk '$2 != \"\" && $1 != "
-		    "\"None\" { print $1 \"@tcp:/\" $2 }'",
+		    "[0].[DNSName, LustreConfiguration.MountName]\" | { read -r dns name && [ -n "
+		    "\"$name\" ] && [ \"$dns\" != None ] && printf '%%s@tcp:/%%s\\n' \"$dns\" "
+		    "\"$name\"; }",
 		    spec->provider.region, spec->cluster, ws, s->name);
 		*why = xstrdup("FSx for Lustre made after the nodes, in their zone: found at boot "
 			       "by its kiln tags once AVAILABLE");

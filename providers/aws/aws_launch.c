@@ -416,7 +416,7 @@ int launch_init(struct prov_ctx *ctx, struct launch *l, const char *address, con
 		  strcmp(json_string_value(json_object_get(a, "market")), "spot") == 0;
 	l->role = role;
 	l->deps = deps;
-	l->user_data_doc = json_string_value(json_object_get(a, "user_data_document"));
+	l->user_data_doc = json_string_value(json_object_get(a, "user_data_text"));
 	l->user_data_digest = json_string_value(json_object_get(a, "user_data"));
 	if (in_pg)
 		l->pg = aws_dep_attr(deps, "aws_placement_group", "fabric", "group_name");
