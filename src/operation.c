@@ -19,6 +19,7 @@
 #include "crypt.h"
 #include "diff.h"
 #include "expiry.h"
+#include "health.h"
 #include "iam.h"
 #include "journal.h"
 #include "log.h"
@@ -761,4 +762,11 @@ char *op_iam_policy(struct engine *e)
 		doc = prov->iam_policy(e->ctx, &e->scope, v, u);
 	free(v);
 	return doc;
+}
+
+int op_health_wait(struct op_run *r, const json_t *addresses, int64_t timeout_s,
+		   atomic_int *interrupted, json_t **groups, struct kiln_error *err)
+{
+	return health_wait(r->e, r->state, addresses, timeout_s, r->e->prov->simulated ? 100 : 5000,
+			   interrupted, groups, err);
 }

@@ -174,6 +174,16 @@ int op_apply(struct op_run *r, const char *op, const struct op_apply_options *ao
 	     struct op_apply_outcome *out, struct kiln_error *err);
 void op_apply_outcome_release(struct op_apply_outcome *out);
 
+/*
+ * After an apply (committed): wait up to timeout_s for the nodes of the
+ * node groups at addresses (health_touched: those r->plan created, updated
+ * or replaced) to report their health, polling through their type's wait
+ * (every 5 s; 100 ms on a simulated provider). *groups: health.h's
+ * objects, one per group. -1 with err when a provider call failed.
+ */
+int op_health_wait(struct op_run *r, const json_t *addresses, int64_t timeout_s,
+		   atomic_int *interrupted, json_t **groups, struct kiln_error *err);
+
 /* op_destroy: the locked check said stop. */
 #define OP_STOPPED 1
 
