@@ -268,6 +268,8 @@ int op_plan(struct op_run *r, struct kiln_error *err)
 		return -1;
 	}
 	iam_delta_plan(r->e, r->plan, live, state_resources(r->state));
+	if (r->keep_live)
+		r->live = json_incref(live);
 	json_decref(live);
 	if (r->plan_only) {
 		/* It is shared with the workspace (load_state): both references go. */
@@ -302,6 +304,7 @@ static void release(struct op_run *r, bool documents)
 		json_decref(r->plan);
 		json_decref(r->state);
 		json_decref(r->overlay);
+		json_decref(r->live);
 		engine_free(r->e);
 		free(r->owner);
 		free(r->saved_addrs);
@@ -541,11 +544,12 @@ int op_expiry_prepare(struct op_run *r, int64_t ttl_flag, struct kiln_error *err
 int op_load(struct op_run *r, const struct op_options *o, const char *spec_path, struct diags *d,
 	    struct kiln_error *err)
 {
-	bool plan_only = r->plan_only;
+	bool plan_only = r->plan_only, keep_live = r->keep_live;
 	int rc;
 
 	memset(r, 0, sizeof(*r));
 	r->plan_only = plan_only;
+	r->keep_live = keep_live;
 	r->o = *o;
 	r->spec_path = spec_path;
 	lap_ms();

@@ -57,6 +57,13 @@ struct op_run {
 	 * reuse its memory (a tenth of a large plan's peak).
 	 */
 	bool plan_only;
+	/*
+	 * Set by commands that show what runs (status): op_plan keeps the
+	 * refresh's live map in live (address -> [live...]), NULL without a
+	 * refresh; the plan holds only what differs from the record.
+	 */
+	bool keep_live;
+	json_t *live;
 	/* What goes wrong on the way (sealing, unlocking), for the caller to say; may be NULL. */
 	void (*report)(void *arg, const struct kiln_error *err);
 	void *report_arg;

@@ -73,6 +73,21 @@ he_sim_wait() {
 	late=$(he_sim_id trainers 3)
 	assert "health: the line names the node that did not report" \
 		grep -qx "  trainers: 2 of 4 nodes healthy, 1 unhealthy: $bad (7 of 8 GPUs (nvidia-smi lists 7; p5.48xlarge has 8)), 1 not reported after 1s: $late" "$E2E_OUT"
+	check "health: status shows each node with its health and reason" 0 \
+		--out-has "    0 $bad  10.42.0." \
+		--out-has "  sim-1a  running  unhealthy: 7 of 8 GPUs (nvidia-smi lists 7; p5.48xlarge has 8)" \
+		--out-has "  sim-1a  running  healthy: 8/8 GPUs" \
+		--out-has "    3 $late  10.42.0." \
+		-- "$KILN" status
+	assert "health: and says which node has not reported" \
+		grep -q "^    3 $late  10\.42\.0\.[0-9]* (simulated)  sim-1a  running  not reported$" "$E2E_OUT"
+	check "health: status --json gives each group's members and health" 0 \
+		--out-has '"not_reported": [
+          "'"$late"'"
+        ],' \
+		--out-has '"reason": "7 of 8 GPUs (nvidia-smi lists 7; p5.48xlarge has 8)"' \
+		--out-has '"members": [' --out-has '"health_reason": "8/8 GPUs",' \
+		-- "$KILN" status --json
 	sed -i 's/count: 4/count: 5/' kiln.yaml
 	check "health: --json gives the groups' health in one health event" 4 \
 		--out-has '"@message":"trainers: 3 of 5 nodes healthy, 1 unhealthy: '"$bad"' (7 of 8 GPUs (nvidia-smi lists 7; p5.48xlarge has 8)), 1 not reported after 2s: '"$late"'"' \
@@ -96,6 +111,13 @@ he_sim_wait() {
 	check "health: a group without a role is said to be unable to report, not waited for" 0 \
 		--out-has "  trainers: 2 nodes cannot report their health: the group has no role, so its nodes have no credentials to tag themselves with their health" \
 		-- env KILN_SIM_HEALTH_MS=600000 "$KILN" apply --auto-approve --health-timeout 1m
+	python3 "$E2E_ROOT/tests/e2e/sim_inspect.py" .kiln/sim report sim_node_group.trainers 0 \
+		"$(printf 'all good\033[2J')"
+	check "health: a report that is neither healthy nor unhealthy is shown unreadable, escapes removed" 0 \
+		--out-has "    health not reported: the group has no role, so its nodes have no credentials to tag themselves with their health" \
+		--out-has "  running  unhealthy: unreadable health report: \"all good?[2J\"" \
+		--out-has "  running  not reported (cannot report)" \
+		-- "$KILN" status
 	cd "$E2E_ROOT" || exit 1
 }
 
