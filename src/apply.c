@@ -40,6 +40,7 @@ struct op {
 	double started;
 	enum prov_wait_for wait_for;
 	int wait_errors; /* polls in a row that failed transiently */
+	bool released;	 /* its create or update answered: what needs it only created went on */
 };
 
 /* A wait poll that keeps failing after its own retries fails the operations it covers. */
@@ -315,12 +316,34 @@ static void check_landed(struct exec *x, struct op *op)
 	json_decref(changed);
 }
 
+/*
+ * With the mutex held: one fewer blocker for each operation waiting for op,
+ * those that need it only created (created true: its call answered) or the
+ * rest (false: it is done), pushing those now free to start.
+ */
+static void release_users(struct exec *x, struct op *op, bool created)
+{
+	size_t i, nnext, me = (size_t)(op - x->ops);
+	const size_t *next = op_next(x, op, &nnext);
+
+	for (i = 0; i < nnext; i++) {
+		struct op *n = &x->ops[next[i]];
+		bool early = graph_edge_kind(x->order, next[i], me) == GRAPH_EDGE_CREATED;
+
+		if (created && !early)
+			continue;
+		if (!created && early && op->released)
+			continue; /* let go when its call answered */
+		if (n->state == OPS_BLOCKED && --n->blockers == 0)
+			push_ready(x, next[i]);
+	}
+	if (created)
+		op->released = true;
+}
+
 /* With the mutex held: op finished (ok or not); release or skip what waits for it. */
 static void finish(struct exec *x, struct op *op, bool ok, const char *error)
 {
-	const size_t *next;
-	size_t i, nnext;
-
 	op->state = ok ? OPS_DONE : OPS_FAILED;
 	x->terminal++;
 	if (ok) {
@@ -353,12 +376,7 @@ static void finish(struct exec *x, struct op *op, bool ok, const char *error)
 			break;
 		}
 		emit(x, op, APPLY_DONE, NULL);
-		next = op_next(x, op, &nnext);
-		for (i = 0; i < nnext; i++) {
-			struct op *n = &x->ops[next[i]];
-			if (n->state == OPS_BLOCKED && --n->blockers == 0)
-				push_ready(x, next[i]);
-		}
+		release_users(x, op, false);
 	} else {
 		char *why = xasprintf("%s failed", op->addr);
 
@@ -512,6 +530,8 @@ static void complete_call(struct exec *x, struct op *op, int rc, json_t *live,
 			op->wait_for = WAIT_READY;
 			x->waiting++;
 			emit(x, op, APPLY_PENDING, "ready");
+			/* Created: what needs no more of it starts now, during its wait. */
+			release_users(x, op, true);
 			pthread_cond_broadcast(&x->cond);
 			return;
 		}

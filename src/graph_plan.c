@@ -98,7 +98,25 @@ static size_t index_of(const json_t *ix, const char *address)
 
 #define NONE ((size_t)-1)
 
-/* Creates and updates after what they need, and after what the provider orders first. */
+/* Whether the plan's change rc needs the resource at dep only created (kiln.created_only). */
+static bool needs_created(const json_t *rc, const char *dep)
+{
+	const json_t *a;
+	size_t i;
+
+	json_array_foreach(json_object_get(json_object_get(rc, "kiln"), "created_only"), i, a)
+	{
+		if (strcmp(json_string_value(a), dep) == 0)
+			return true;
+	}
+	return false;
+}
+
+/*
+ * Creates and updates after what they need, and after what the provider
+ * orders first: once it is created where that is all they need, else once
+ * it is ready.
+ */
 static void order_applies(struct graph *g, const struct plan_op *ops, size_t n,
 			  const json_t *apply_index)
 {
@@ -114,9 +132,14 @@ static void order_applies(struct graph *g, const struct plan_op *ops, size_t n,
 			    json_object_get(json_object_get(ops[i].change, "kiln"), keys[key]), k,
 			    dep)
 			{
-				ix = index_of(apply_index, json_string_value(dep));
-				if (ix != NONE)
-					edge(g, ix, i);
+				const char *d = json_string_value(dep);
+
+				ix = index_of(apply_index, d);
+				if (ix == NONE || ix == i)
+					continue;
+				graph_link_kind(g, i, ix,
+						needs_created(ops[i].change, d) ? GRAPH_EDGE_CREATED
+										: GRAPH_EDGE_READY);
 			}
 	}
 }

@@ -405,6 +405,23 @@ static void sim_cost(struct prov_ctx *ctx, const char *type, const json_t *attrs
 /* sim mirrors the AWS names of its read calls, which no policy scopes either. */
 static const char *const sim_unscopable[] = {"sim:Describe*", "sim:List*", NULL};
 
+/*
+ * What a dependant needs only created (provider.h): an ARN, a DNS name,
+ * known when the create call answers. Every other pair needs ready.
+ */
+static const struct prov_need sim_needs[] = {
+    {"sim_role_policy", "sim_bucket", "the bucket's ARN, which the policy names"},
+    {"sim_role_policy", "sim_lustre", "the file system's ARN, which the policy names"},
+    {"sim_role_policy", "sim_nfs", "the file system's ARN, which the policy names"},
+    {"sim_lustre", "sim_bucket", "the bucket's name, which the import reads"},
+    {"sim_node_group", "sim_lustre",
+     "dns_name and mount_name for the boot's mount, which retries until the file system "
+     "answers"},
+    {"sim_node_group", "sim_nfs",
+     "dns_name for the boot's mount, which retries until the file system answers"},
+    {NULL, NULL, NULL},
+};
+
 const struct provider provider_sim = {
     .name = "sim",
     .simulated = true,
@@ -428,4 +445,5 @@ const struct provider provider_sim = {
     /* sim models AWS: its allow: statements name ARNs, as on aws. */
     .grammar = &arn_aws_grammar,
     .unscopable_actions = sim_unscopable,
+    .needs = sim_needs,
 };
