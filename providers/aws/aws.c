@@ -532,6 +532,9 @@ static const struct prov_need aws_needs[] = {
     {"aws_instance_group", "aws_fsx_lustre",
      "DNSName and MountName for the boot's mount, which retries until the file system is "
      "AVAILABLE"},
+    {"aws_instance_group", "aws_efs_mount_target",
+     "the mount target's file system for the boot's mount, which retries until the mount "
+     "target answers"},
     {"aws_instance_group", "aws_instance_group",
      "the zone the group before launched in, which RunInstances answered"},
     {"aws_fsx_lustre", "aws_instance_group",
