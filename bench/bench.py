@@ -350,6 +350,12 @@ def bench_ready(tmp):
               f"{(chain / READY_SCALE + wall - chain) / (chain / READY_SCALE) if chain else 0:>9.3f}x")
 
 
+def moto_reset(port):
+    import urllib.request
+    req = urllib.request.Request(f"http://127.0.0.1:{port}/_kiln/reset", method="POST", data=b"")
+    urllib.request.urlopen(req).read()
+
+
 def moto_calls(port, reset=False):
     import urllib.request
     url = f"http://127.0.0.1:{port}/_kiln/calls" + ("/reset" if reset else "")
@@ -379,6 +385,16 @@ def bench_aws(tmp):
                    AWS_ACCESS_KEY_ID="AKIAKILNBENCH0000000", AWS_SECRET_ACCESS_KEY="bench",
                    AWS_REGION="us-east-1", KILN_HEALTH_TIMEOUT="0")
         var = ["--var", "image=ami-1e749f67"]
+        # The yardstick (issue 18): the fewest-call boto3 sequence making the same
+        # resources, on a server warmed up by one such run, as kiln's apply is next.
+        yard = os.path.join(root, "bench", "boto3_first_apply.py")
+        endpoint = f"http://127.0.0.1:{port}"
+        boto = None
+        for _ in range(2):
+            moto_reset(port)
+            p = subprocess.run([sys.executable, yard, endpoint], capture_output=True, text=True)
+            boto = json.loads(p.stdout) if p.returncode == 0 else None
+        moto_reset(port)
         print("\naws: examples/llm-pretrain.yaml (count 2) against moto on loopback")
         print(f"  {'step':<18} {'calls':>6} {'target':>7} {'wall s':>8}  by service")
         actions = []
@@ -395,6 +411,14 @@ def bench_aws(tmp):
             print(f"  {step:<18} {calls.get('total', 0):>6} {target or '-':>7} {wall:>8.2f}  "
                   f"{services}{'' if p.returncode == 0 else f'  (exit {p.returncode})'}")
             actions.append((step, calls.get("by_action", {})))
+            if step == "apply (first)":
+                first_wall = wall
+        if boto:
+            print(f"  fewest-call boto3 sequence (bench/boto3_first_apply.py): {boto['calls']} calls,"
+                  f" {boto['wall']:.2f} s; kiln's first apply {first_wall / boto['wall']:.2f}x"
+                  " of it (target 1.5x)")
+        else:
+            print("  fewest-call boto3 sequence: failed (bench/boto3_first_apply.py)")
         # What each call was: the floor bench/README.md explains.
         for step, by_action in actions:
             print(f"  {step}, by action:")
