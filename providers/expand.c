@@ -375,6 +375,32 @@ int pexp_group_type(const char *prefix, const struct catalog *cat, const struct 
 	return 0;
 }
 
+/* A Capacity Block only for a type EC2 sells them for (the catalog's flag). */
+static void check_block_type(const struct catalog *cat, const struct spec *spec,
+			     const struct spec_group *g, const struct catalog_type *t,
+			     struct diags *d)
+{
+	const struct ynode *where;
+	struct strbuf types = {0};
+	struct diag *dg;
+	size_t i;
+
+	if (g->capacity.kind != CAPACITY_BLOCK || !t || t->capacity_block)
+		return;
+	for (i = 0; i < cat->ntypes; i++)
+		if (cat->types[i].capacity_block)
+			sb_addf(&types, "%s%s", types.len ? ", " : "", cat->types[i].name);
+	where = ynode_key(g->capacity.node, "block");
+	if (!where)
+		where = g->key;
+	dg = diags_add(d, DIAG_ERROR, spec->file, where->line, where->col,
+		       "compute.%s.capacity.block: %s is not sold as Capacity Blocks", g->name,
+		       t->name);
+	diag_hint(dg, "Capacity Blocks are sold for %s; or use on-demand, spot or a reservation",
+		  types.buf ? types.buf : "no type of this catalog");
+	sb_release(&types);
+}
+
 void pexp_check_groups(const struct catalog *cat, const struct spec *spec, struct diags *d)
 {
 	size_t i;
@@ -391,8 +417,10 @@ void pexp_check_groups(const struct catalog *cat, const struct spec *spec, struc
 
 		if (g->machine_bad || (!g->gpu_model && !g->instance_type))
 			continue; /* the loader has reported it */
-		if (group_type(cat, spec, g, &t, &next, &where, &err) == 0)
+		if (group_type(cat, spec, g, &t, &next, &where, &err) == 0) {
+			check_block_type(cat, spec, g, t, d);
 			continue;
+		}
 		if (!where)
 			where = g->key;
 		dg = diags_add(d, DIAG_ERROR, spec->file, where ? where->line : 1,

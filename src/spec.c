@@ -590,6 +590,7 @@ void spec_free(struct spec *spec)
 		free(g->gpu_model);
 		free(g->instance_type);
 		free(g->image);
+		free(g->capacity.reservation);
 		free(g->disk.type);
 		free(g->role.name);
 	}
