@@ -5,6 +5,7 @@
 
 #include "provider.h"
 #include "jsonw.h"
+#include "timefmt.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -457,4 +458,40 @@ void pexp_group_attrs(json_t *r, const struct spec_group *g, const char *type, j
 	pexp_attr(r, "public", json_boolean(g->public));
 	pexp_attr(r, "efa", json_boolean(efa));
 	pexp_attr(r, "placement_group", in_pg ? json_string("fabric") : json_null());
+	pexp_group_capacity(r, g);
+}
+
+/*
+ * Where the group's capacity comes from, only when the spec says: a group
+ * that does not keeps the attributes (and the plans) it always had.
+ */
+void pexp_group_capacity(json_t *r, const struct spec_group *g)
+{
+	const struct spec_capacity *c = &g->capacity;
+
+	if (!c->node || c->kind == CAPACITY_ON_DEMAND)
+		return;
+	pexp_attr(r, "capacity", json_string(spec_capacity_name(c->kind)));
+	if (c->reservation)
+		pexp_attr(r, "capacity_reservation", json_string(c->reservation));
+	if (c->spot_fallback)
+		pexp_attr(r, "spot_fallback", json_true());
+}
+
+json_t *pexp_capacity_block(json_t *all, const char *type, const struct spec_group *g,
+			    const char *instance_type, json_t *zones)
+{
+	const struct spec_capacity *c = &g->capacity;
+	json_t *r = pexp_resource(all, type, g->name);
+	char at[21];
+
+	pexp_attr(r, "instance_type", json_string(instance_type));
+	pexp_attr(r, "count", json_integer(g->count));
+	pexp_attr(r, "duration_hours", json_integer(c->block_duration / 3600));
+	pexp_attr(r, "start_after",
+		  c->block_start_after ? json_string(time_format_rfc3339(c->block_start_after, at))
+				       : json_null());
+	pexp_attr(r, "max_upfront_usd", json_real(c->max_upfront_usd));
+	pexp_attr(r, "zones", zones);
+	return r;
 }

@@ -25,6 +25,7 @@ enum {
 	OPT_REQUIRE_APPROVALS = 980,
 	OPT_TRUSTED_KEYS,
 	OPT_TTL,
+	OPT_ALLOW_PURCHASE,
 };
 
 static const struct cli_option apply_options[] = {
@@ -46,6 +47,10 @@ static const struct cli_option apply_options[] = {
     {"ttl", 0, true, OPT_TTL, "DURATION",
      "the cluster expires DURATION from now (overrides the spec's ttl); kiln reap destroys it "
      "after"},
+    {"allow-purchase", 0, false, OPT_ALLOW_PURCHASE, NULL,
+     "let this apply buy what its plan buys up front (a Capacity Block), which otherwise "
+     "only a saved plan applied with --require-approvals may; the commit names each "
+     "purchase (Kiln-Purchase: ID FEE)"},
 };
 
 const struct cmd_info cmd_apply_info = {
@@ -360,10 +365,11 @@ struct apply_cmd {
 	int64_t ttl; /* --ttl, 0 when not given */
 	const char *operand;
 	const char *spec;
-	json_t *saved;	   /* the plan file applied, or NULL */
-	json_t *approvals; /* its approvals */
-	json_t *approved;  /* the Kiln-Approval trailers of those that count */
-	int have_key;	   /* crypt_key_load: 1 a state key is set */
+	json_t *saved;	     /* the plan file applied, or NULL */
+	json_t *approvals;   /* its approvals */
+	json_t *approved;    /* the Kiln-Approval trailers of those that count */
+	int have_key;	     /* crypt_key_load: 1 a state key is set */
+	bool allow_purchase; /* --allow-purchase */
 };
 
 static int parse_ttl(const struct cli *cli, const char *arg, int64_t *ttl)
@@ -397,6 +403,8 @@ static int apply_parse(struct apply_cmd *a, struct cli_parser *p, int argc, char
 			a->ap.required_arg = p->optarg;
 		else if (opt == OPT_TRUSTED_KEYS)
 			a->ap.dir_arg = p->optarg;
+		else if (opt == OPT_ALLOW_PURCHASE)
+			a->allow_purchase = true;
 		else if (opt == OPT_TTL) {
 			if (parse_ttl(a->cli, p->optarg, &a->ttl) < 0)
 				return -1;
@@ -660,6 +668,31 @@ static void render_outcome(const struct apply_cmd *a, const struct op_run *r,
 	}
 }
 
+/*
+ * A purchase (capacity paid up front, which cannot be undone) only when the
+ * plan that shows it is applied with approvals that count, or with
+ * --allow-purchase; -1 after saying so.
+ */
+static int purchase_check(const struct apply_cmd *a, const struct op_run *r)
+{
+	double upfront = op_plan_upfront(r->plan);
+	char *m;
+
+	if (upfront <= 0 || a->allow_purchase || json_array_size(a->approved) > 0)
+		return 0;
+	m = cost_money(upfront);
+	fprintf(stderr,
+		"%s: %s: this plan buys capacity up front (%s, which cannot be undone), and no "
+		"approval covers it; nothing was changed\n",
+		a->cli->prog, a->cli->cmd, m);
+	fprintf(stderr,
+		"  hint: save the plan (kiln plan %s --out plan.kiln), have it approved and apply "
+		"it with --require-approvals N, or pass --allow-purchase\n",
+		r->spec_path);
+	free(m);
+	return -1;
+}
+
 /* Ask (unless approved already), carry out the plan, commit and say how it went. */
 static int apply_execute(struct apply_cmd *a, struct op_run *r)
 {
@@ -679,6 +712,8 @@ static int apply_execute(struct apply_cmd *a, struct op_run *r)
 	};
 	int ret = KILN_EXIT_ERROR;
 
+	if (!a->destroy && purchase_check(a, r) < 0)
+		return KILN_EXIT_ERROR;
 	if (!a->saved && !a->f.auto_approve &&
 	    !ask(r, a->destroy ? "destroy everything in" : "apply this plan to")) {
 		fprintf(stderr, "%s: %s: not approved; nothing was changed\n", a->cli->prog,
