@@ -1102,6 +1102,8 @@ def patch_capacity() -> None:
                 for name, values in (filters or {}).items():
                     if name.startswith("tag:"):
                         ok &= tags.get(name[4:]) in values
+                    elif name == "tag-key":
+                        ok &= any(k in tags for k in values)
                     elif name == "state":
                         ok &= v["State"] in values
                     elif name == "instance-type":
