@@ -77,6 +77,10 @@ static json_t *cr_live(json_t *item)
 				   : "0"),
 			  "reservation_type", awsxml_str(item, "reservationType"), "upfront_fee",
 			  json_string_value(json_object_get(tags, TAG_FEE)));
+	/* A block's end ends the cluster (expiry.h); a plain reservation's does not. */
+	if (end && awsxml_str(item, "reservationType") &&
+	    strcmp(awsxml_str(item, "reservationType"), "capacity-block") == 0)
+		json_object_set_new(attrs, "capacity_end", json_string(eb));
 	return aws_live("aws_capacity_block", id,
 			state && strcmp(state, "payment-pending") == 0 ? "pending" : "ready", attrs,
 			tags);

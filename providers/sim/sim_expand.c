@@ -37,6 +37,24 @@ static const char *deletion_name(enum spec_deletion d)
 	return d == DELETION_DELETE ? "delete" : "retain";
 }
 
+/* A group's Capacity Block, with the window the sim would sell it for now in its notes. */
+static void expand_block(json_t *all, const struct spec_group *g, const char *type,
+			 const json_t *zones)
+{
+	json_t *b = pexp_capacity_block(all, "sim_capacity_block", g, type, json_deep_copy(zones));
+	struct kiln_error err = {0};
+	struct sim_block w;
+	int64_t now;
+
+	if (util_now(&now, &err) == 0 &&
+	    sim_block_window(json_object_get(b, "attrs"), now, &w) == 0) {
+		char *line = sim_block_line(&w);
+
+		pexp_why(b, "duration_hours", xasprintf("buys the block on offer now: %s", line));
+		free(line);
+	}
+}
+
 /* fs: the spec's file systems (lustre, nfs), which every group mounts. */
 static int expand_group(json_t *all, const struct spec *spec, const struct spec_group *g,
 			const struct spec_store *const *fs, size_t nfs, struct kiln_error *err)
@@ -77,6 +95,10 @@ static int expand_group(json_t *all, const struct spec *spec, const struct spec_
 	}
 	for (i = 0; i < nfs; i++)
 		pexp_dep(r, store_type(fs[i]->tier), fs[i]->name);
+	if (g->capacity.kind == CAPACITY_BLOCK) {
+		expand_block(all, g, t->name, zones);
+		pexp_dep(r, "sim_capacity_block", g->name);
+	}
 	return PROV_OK;
 }
 

@@ -27,6 +27,10 @@ capacity: a later apply before the start buys nothing more
 capacity: once the block is active, apply launches the gang into it
 capacity: boto3 finds the gang in the block, as capacity-block instances
 capacity: and plans no changes in the block
+capacity: status shows the block's window and when reap takes the cluster down
+capacity: ttl extend cannot go past the block's end
+capacity: an hour before the block ends, reap takes the cluster down
+capacity: boto3 finds no instance left in the block after the reap
 capacity: an apply killed by SIGKILL at the purchase bought the block once
 capacity: the next apply adopts the block and buys nothing
 capacity: boto3 finds one purchase after the kill
@@ -146,6 +150,8 @@ CAP_BLOCK='    capacity:
 cap_block() {
 	cap_windows
 	cap_dir block "$CAP_BLOCK"
+	# A TTL longer than the block: the block's end is the harder limit.
+	printf 'ttl: 72h\n' >>kiln.yaml
 	check "capacity: plan shows the block it would buy and the runner-up, with fees, and the upfront cost" 0 \
 		--out-has "+ aws_capacity_block.trainers  create" \
 		--out-has "aws_capacity_block.trainers: buys the Capacity Block cb-f014fe44dea1ba96d in us-east-1a, 2026-12-03T11:30:00Z to 2026-12-04T11:30:00Z, \$1510.27 up front (\$3.93/GPU-hour)" \
@@ -187,6 +193,18 @@ cap_block() {
 		in-reservation cluster:block 2 capacity-block
 	check "capacity: and plans no changes in the block" 0 --out-has "No changes." \
 		-- "$KILN" plan --detailed-exitcode
+	check "capacity: status shows the block's window and when reap takes the cluster down" 0 \
+		--out-has "Capacity: aws_capacity_block.trainers cr-" \
+		--out-has ", active 2026-12-03T11:30:00Z to 2026-12-04T11:30:00Z; kiln reap takes the cluster down at 2026-12-04T10:30:00Z (22h30m left), an hour before it ends." \
+		-- env KILN_NOW=2026-12-03T12:00:00Z "$KILN" status
+	check "capacity: ttl extend cannot go past the block's end" 1 \
+		--err-has "the TTL cannot go past 2026-12-04T10:30:00Z, when kiln reap takes the cluster down: an hour before aws_capacity_block.trainers ends at 2026-12-04T11:30:00Z" \
+		-- env KILN_NOW=2026-12-03T12:00:00Z "$KILN" ttl extend 48h
+	check "capacity: an hour before the block ends, reap takes the cluster down" 0 \
+		--out-has "reaped" \
+		-- env KILN_NOW=2026-12-04T10:31:00Z "$KILN" reap
+	cap_inspect "capacity: boto3 finds no instance left in the block after the reap" \
+		in-reservation cluster:block 0
 	cd "$E2E_ROOT" || exit 1
 }
 
