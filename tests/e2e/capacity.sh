@@ -90,6 +90,30 @@ kiln.yaml:10:29: error: compute.odcr.capacity.reservation: 'cr-12345' is not a c
 	cd "$E2E_ROOT" || exit 1
 }
 
+# The same model on sim (examples/capacity-block.yaml), no account needed.
+cap_sim() {
+	cap_d=$(mktemp -d "$E2E_TMP/cap.XXXXXX")
+	cd "$cap_d" || exit 1
+	cp "$E2E_ROOT/examples/capacity-block.yaml" kiln.yaml
+	cap_at="env KILN_SIM_READY_MS=20 KILN_NOW"
+	check "capacity: on sim, the plan shows the block on offer and its fee up front" 0 \
+		--out-has "+ sim_capacity_block.trainers  create" \
+		--out-has "sim_capacity_block.trainers: duration_hours: buys the block on offer now: sim-1a, 2026-12-02T11:30:00Z to 2026-12-03T11:30:00Z, \$4719.36 up front (\$12.29/GPU-hour; simulated)" \
+		--out-has "  Up front: \$4,719.36, paid once when bought (a Capacity Block cannot be cancelled)" \
+		-- $cap_at=2026-12-02T00:00:00Z "$KILN" plan
+	check "capacity: on sim, apply buys it with --allow-purchase; the nodes wait for its start" 1 \
+		--out-has "sim_capacity_block.trainers: created [id cr-" \
+		--err-has "compute.trainers waits for its Capacity Block cr-" \
+		-- $cap_at=2026-12-02T00:00:00Z "$KILN" apply --auto-approve --allow-purchase
+	check "capacity: on sim, once the block starts the nodes launch into it" 0 \
+		--out-has "Apply complete: 1 created, 0 updated, 0 replaced, 0 deleted." \
+		-- $cap_at=2026-12-02T12:00:00Z "$KILN" apply --auto-approve
+	check "capacity: on sim, reap takes the cluster down an hour before the block ends" 0 \
+		--out-has "default: reaped:" \
+		-- $cap_at=2026-12-03T10:30:00Z "$KILN" reap
+	cd "$E2E_ROOT" || exit 1
+}
+
 cap_odcr() {
 	cap_ctl reset '{}'
 	odcr=$("$AWS_PY" "$E2E_ROOT/tests/e2e/capacity_inspect.py" odcr p5.48xlarge us-east-1c 2)
@@ -268,6 +292,7 @@ cap_least_privilege() {
 
 capacity_tests() {
 	cap_bad_input
+	cap_sim
 	if ! AWS_PY=$(aws_find_python); then
 		printf '%s\n' "$CAP_MOTO_TESTS" | while IFS= read -r t; do
 			skip "$t" "no python3 here has moto 5 and boto3"
