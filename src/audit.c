@@ -350,6 +350,25 @@ static void check_budget(struct audit *a)
 	free(budget);
 }
 
+/* What a plan buys up front (Capacity Blocks) against budget.max_upfront_usd. */
+static void check_upfront_budget(struct audit *a)
+{
+	const json_t *up = json_object_get(json_object_get(kiln_obj(a->plan), "cost"), "upfront");
+	const struct ynode *root = a->spec->root;
+	char *cost, *budget;
+
+	if (!json_is_number(up) || a->spec->max_upfront_usd <= 0 ||
+	    json_number_value(up) <= a->spec->max_upfront_usd)
+		return;
+	cost = cost_money(json_number_value(up));
+	budget = cost_money(a->spec->max_upfront_usd);
+	add(a, "KILN-COST-002", NULL, "budget.max_upfront_usd",
+	    spec_value_node(ynode_get(root, "budget"), "max_upfront_usd"),
+	    "the plan buys %s up front, above budget.max_upfront_usd %s", cost, budget);
+	free(cost);
+	free(budget);
+}
+
 /* ---- IAM ---- */
 
 /* "*", or what a provider of the table says names every resource (arn:aws:s3:::*). */
@@ -698,6 +717,7 @@ int audit_plan(const struct spec *spec, const struct provider *prov, json_t *pla
 		check_group(&a, &spec->groups[i]);
 	check_network(&a);
 	check_budget(&a);
+	check_upfront_budget(&a);
 	json_array_foreach(json_object_get(kn, "iam_delta"), i, entry) check_role(&a, entry);
 	check_waivers(&a, today);
 	list = sorted(a.findings);

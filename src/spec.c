@@ -19,7 +19,7 @@
 static const char *const top_keys[] = {"kiln", "cluster", "provider", "ttl",	 "budget", "tags",
 				       "vars", "network", "compute",  "storage", "iam",	   "waive"};
 static const char *const provider_keys[] = {"name", "region", "zone", "endpoint"};
-static const char *const budget_keys[] = {"max_hourly_usd"};
+static const char *const budget_keys[] = {"max_hourly_usd", "max_upfront_usd"};
 static const char *const network_keys[] = {"cidr", "fabric", "ingress"};
 static const char *const ingress_keys[] = {"port", "from", "protocol", "description"};
 
@@ -417,6 +417,11 @@ static void load_root(struct loader *ld, const struct ynode *root)
 		    spec->max_hourly_usd <= 0)
 			ld_err(ld, ynode_get(budget, "max_hourly_usd"),
 			       "budget.max_hourly_usd must be more than 0");
+		if (ld_get_number(ld, budget, "max_upfront_usd", "budget.max_upfront_usd",
+				  &spec->max_upfront_usd) == GOT_OK &&
+		    spec->max_upfront_usd <= 0)
+			ld_err(ld, ynode_get(budget, "max_upfront_usd"),
+			       "budget.max_upfront_usd must be more than 0");
 	}
 	load_tags(ld, section(root, "tags"));
 	load_network(ld, section(root, "network"));

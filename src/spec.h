@@ -211,8 +211,9 @@ struct spec {
 		char *endpoint;
 		const struct ynode *node;
 	} provider;
-	int64_t ttl;	       /* seconds; 0 = no TTL */
-	double max_hourly_usd; /* 0 = no budget */
+	int64_t ttl;		/* seconds; 0 = no TTL */
+	double max_hourly_usd;	/* 0 = no budget */
+	double max_upfront_usd; /* what a plan may buy up front (Capacity Blocks); 0 = no limit */
 	struct spec_kv *tags;
 	size_t ntags;
 	struct spec_var *vars;

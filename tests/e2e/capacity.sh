@@ -111,6 +111,15 @@ cap_sim() {
 	check "capacity: on sim, reap takes the cluster down an hour before the block ends" 0 \
 		--out-has "default: reaped:" \
 		-- $cap_at=2026-12-03T10:30:00Z "$KILN" reap
+	cap_d=$(mktemp -d "$E2E_TMP/cap.XXXXXX")
+	cd "$cap_d" || exit 1
+	sed 's/^budget: {max_hourly_usd: 400}/budget: {max_hourly_usd: 400, max_upfront_usd: 1000}/' \
+		"$E2E_ROOT/examples/capacity-block.yaml" >kiln.yaml
+	check "capacity: the budget gate refuses a purchase above budget.max_upfront_usd, exactly" 3 \
+		--err "kiln: apply: the plan has 1 error-level finding; nothing was changed
+  KILN-COST-002 budget.max_upfront_usd: the plan buys \$4,719.36 up front, above budget.max_upfront_usd \$1,000.00
+  hint: fix the spec and plan again, or waive a finding with a reason and an end date (waive: in kiln-spec(5)); kiln audit shows each fix" \
+		-- $cap_at=2026-12-02T00:00:00Z "$KILN" apply --auto-approve --allow-purchase
 	cd "$E2E_ROOT" || exit 1
 }
 
