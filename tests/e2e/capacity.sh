@@ -37,6 +37,7 @@ capacity: boto3 finds one purchase after the kill
 capacity: no offering after the start asked names the dates that exist
 capacity: iam-policy names no capacity action for a spec without capacity
 capacity: iam-policy names the block actions for a spec that buys one
+capacity: iam-policy names the reservation read for a spec that targets one, and nothing to buy
 capacity: a spec that buys a block applies with exactly the iam-policy permissions
 capacity: boto3 finds the block bought under the least-privilege policy"
 
@@ -268,6 +269,11 @@ cap_least_privilege() {
 	"$KILN" iam-policy >policy.json 2>/dev/null
 	check "capacity: iam-policy names the block actions for a spec that buys one" 0 \
 		-- sh -c 'grep -q "ec2:PurchaseCapacityBlock" policy.json && grep -q "ec2:DescribeCapacityBlockOfferings" policy.json && grep -q "ec2:DescribeCapacityReservations" policy.json'
+	cap_dir odcr "    capacity: {reservation: cr-0123456789abcdef0}"
+	check "capacity: iam-policy names the reservation read for a spec that targets one, and nothing to buy" 0 \
+		-- sh -c '"$1" iam-policy >p.json && grep -q "ec2:DescribeCapacityReservations" p.json && ! grep -q "ec2:PurchaseCapacityBlock" p.json' sh "$KILN"
+	cap_dir block "$CAP_BLOCK"
+	"$KILN" iam-policy >policy.json 2>/dev/null
 	lp_moto=$E2E_TMP/moto-cap-iam
 	mkdir -p "$lp_moto"
 	if ! out=$(INITIAL_NO_AUTH_ACTION_COUNT=3 sh "$E2E_ROOT/tests/moto/server.sh" start "$lp_moto" 2>&1); then
