@@ -35,6 +35,8 @@ capacity: an apply killed by SIGKILL at the purchase bought the block once
 capacity: the next apply adopts the block and buys nothing
 capacity: boto3 finds one purchase after the kill
 capacity: no offering after the start asked names the dates that exist
+capacity: kiln up --wait buys the block, waits for its start and launches the gang into it
+capacity: boto3 finds the gang kiln up --wait launched in the block
 capacity: iam-policy names no capacity action for a spec without capacity
 capacity: iam-policy names the block actions for a spec that buys one
 capacity: iam-policy names the reservation read for a spec that targets one, and nothing to buy
@@ -261,6 +263,29 @@ cap_kill() {
 	cd "$E2E_ROOT" || exit 1
 }
 
+cap_wait() {
+	cap_windows
+	cap_dir waited "$CAP_BLOCK"
+	KILN_WAIT_POLL_MS=300 "$KILN" up --auto-approve --allow-purchase --wait >up.out 2>up.err &
+	cap_pid=$!
+	# Until the block is bought and the gang found waiting, then the block starts.
+	n=0
+	while [ $n -lt 100 ] && ! grep -q "applying again" up.err; do
+		sleep 0.2
+		n=$((n + 1))
+	done
+	cap_ctl clock '{"now": "2026-12-03T12:00:00Z"}'
+	wait $cap_pid
+	printf '%s\n' "$?" >up.rc
+	check "capacity: kiln up --wait buys the block, waits for its start and launches the gang into it" 0 \
+		--out-has "0" \
+		-- sh -c 'cat up.rc; grep -q "waiting for aws_capacity_block.trainers (from 2026-12-03T11:30:00Z): applying again" up.err &&
+			grep -q "Apply complete: 1 created, 0 updated, 0 replaced, 0 deleted." up.out'
+	cap_inspect "capacity: boto3 finds the gang kiln up --wait launched in the block" \
+		in-reservation cluster:waited 2 capacity-block
+	cd "$E2E_ROOT" || exit 1
+}
+
 cap_least_privilege() {
 	cap_dir plain
 	check "capacity: iam-policy names no capacity action for a spec without capacity" 0 \
@@ -336,6 +361,7 @@ capacity_tests() {
 		cap_spot
 		cap_block
 		cap_kill
+		cap_wait
 		cap_least_privilege
 		echo "$E2E_PASSED $E2E_FAILED" >"$E2E_TMP/.capacity-counts"
 	)
