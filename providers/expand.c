@@ -376,6 +376,44 @@ int pexp_group_type(const char *prefix, const struct catalog *cat, const struct 
 	return 0;
 }
 
+/* arn:PARTITION:resource-groups:REGION:ACCOUNT:group/NAME */
+static bool group_arn_ok(const char *s)
+{
+	const char *p = s;
+	int field;
+
+	if (strncmp(p, "arn:", 4) != 0)
+		return false;
+	p += 4;
+	for (field = 0; field < 4; field++) {
+		const char *colon = strchr(p, ':');
+
+		if (!colon || (field != 2 && colon == p))
+			return false;
+		if (field == 1 && strncmp(p, "resource-groups:", 16) != 0)
+			return false;
+		p = colon + 1;
+	}
+	return strncmp(p, "group/", 6) == 0 && p[6];
+}
+
+/* A reservation_group names a resource group by its ARN. */
+static void check_reservation_group(const struct spec *spec, const struct spec_group *g,
+				    struct diags *d)
+{
+	const struct ynode *at;
+	struct diag *dg;
+
+	if (g->capacity.kind != CAPACITY_RESERVATION_GROUP || !g->capacity.reservation ||
+	    group_arn_ok(g->capacity.reservation))
+		return;
+	at = ynode_get(g->capacity.node, "reservation_group");
+	dg = diags_add(d, DIAG_ERROR, spec->file, at ? at->line : 1, at ? at->col : 1,
+		       "compute.%s.capacity.reservation_group: '%s' is not a resource group ARN",
+		       g->name, g->capacity.reservation);
+	diag_hint(dg, "write arn:aws:resource-groups:REGION:ACCOUNT:group/NAME");
+}
+
 /* A Capacity Block only for a type EC2 sells them for (the catalog's flag). */
 static void check_block_type(const struct catalog *cat, const struct spec *spec,
 			     const struct spec_group *g, const struct catalog_type *t,
@@ -416,6 +454,7 @@ void pexp_check_groups(const struct catalog *cat, const struct spec *spec, struc
 		struct kiln_error err = {{0}, {0}};
 		struct diag *dg;
 
+		check_reservation_group(spec, g, d);
 		if (g->machine_bad || (!g->gpu_model && !g->instance_type))
 			continue; /* the loader has reported it */
 		if (group_type(cat, spec, g, &t, &next, &where, &err) == 0) {

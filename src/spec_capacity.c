@@ -9,9 +9,10 @@
  *   capacity: {reservation_group: arn:aws:resource-groups:REGION:ACCOUNT:group/NAME}
  *   capacity: {block: {duration: 24h, start: asap | after TIME, max_upfront_usd: N}}
  *
- * Shapes only: whether the group's instance type is sold as Capacity Blocks
- * is the catalog's to say (providers/expand.c), whether the reservation
- * exists and fits is the provider's pre-flight.
+ * Shapes only: whether the group's instance type is sold as Capacity Blocks,
+ * and what a reservation group's name looks like, are the provider's to say
+ * (providers/expand.c), whether the reservation exists and fits is the
+ * provider's pre-flight.
  */
 #include "spec_load.h"
 
@@ -53,27 +54,6 @@ static bool reservation_id_ok(const char *s)
 		if (!isxdigit((unsigned char)s[i]) || isupper((unsigned char)s[i]))
 			return false;
 	return true;
-}
-
-/* arn:PARTITION:resource-groups:REGION:ACCOUNT:group/NAME */
-static bool group_arn_ok(const char *s)
-{
-	const char *p = s;
-	int field;
-
-	if (strncmp(p, "arn:", 4) != 0)
-		return false;
-	p += 4;
-	for (field = 0; field < 4; field++) {
-		const char *colon = strchr(p, ':');
-
-		if (!colon || (field != 2 && colon == p))
-			return false;
-		if (field == 1 && strncmp(p, "resource-groups:", 16) != 0)
-			return false;
-		p = colon + 1;
-	}
-	return strncmp(p, "group/", 6) == 0 && p[6];
 }
 
 /* "asap", or "after TIME" with TIME in RFC 3339 (seconds may be left out). */
@@ -122,7 +102,7 @@ static bool load_block(struct loader *ld, const struct ynode *bn, const char *pa
 		char *d = duration_format(c->block_duration);
 
 		dg = ld_err(ld, ynode_get(bn, "duration"),
-			    "%s: EC2 sells Capacity Blocks of 1 to 14 days, then whole weeks up to "
+			    "%s: Capacity Blocks are sold for 1 to 14 days, then whole weeks up to "
 			    "182 days; got %s",
 			    sub, d);
 		diag_hint(dg, "use whole days (24h, 2d ... 14d) or weeks (21d, 28d ... 182d)");
@@ -284,11 +264,6 @@ bool ld_capacity(struct loader *ld, const struct ynode *g, const char *gpath,
 				    "%s: '%s' is not a capacity reservation id", sub,
 				    c->reservation);
 			diag_hint(dg, "write cr- and 17 hex digits, like cr-0123456789abcdef0");
-			ok = false;
-		} else if (which == 1 && !group_arn_ok(c->reservation)) {
-			dg = ld_err(ld, ynode_get(cn, key->value),
-				    "%s: '%s' is not a resource group ARN", sub, c->reservation);
-			diag_hint(dg, "write arn:aws:resource-groups:REGION:ACCOUNT:group/NAME");
 			ok = false;
 		}
 		break;

@@ -116,7 +116,7 @@ static void test_block_duration_ec2_does_not_sell_is_refused(void **state)
 
 	bad(f, GROUP("2") "    capacity: {block: {duration: 15d, max_upfront_usd: 5}}\n");
 	assert_error(&f->d, 8, 34,
-		     "compute.trainers.capacity.block.duration: EC2 sells Capacity Blocks of 1 to "
+		     "compute.trainers.capacity.block.duration: Capacity Blocks are sold for 1 to "
 		     "14 days, then whole weeks up to 182 days; got 15d");
 	assert_hint(&f->d, 8, 34, "use whole days (24h, 2d ... 14d) or weeks (21d, 28d ... 182d)");
 }

@@ -77,7 +77,7 @@ cap_bad_input() {
 		--out "" \
 		--err "kiln.yaml:9:14: error: compute.trainers.capacity.block needs max_upfront_usd
   hint: a purchase cannot be undone: set the most you will pay up front, in US dollars
-kiln.yaml:9:25: error: compute.trainers.capacity.block.duration: EC2 sells Capacity Blocks of 1 to 14 days, then whole weeks up to 182 days; got 1d12h
+kiln.yaml:9:25: error: compute.trainers.capacity.block.duration: Capacity Blocks are sold for 1 to 14 days, then whole weeks up to 182 days; got 1d12h
   hint: use whole days (24h, 2d ... 14d) or weeks (21d, 28d ... 182d)
 kiln.yaml:9:37: error: compute.trainers.capacity.block.start must be asap or after TIME, got 'soon'
   hint: like start: after 2026-12-03T00:00Z (UTC), or start: asap" \
