@@ -54,6 +54,8 @@ static const struct prov_attr nodes_attrs[] = {
     {"capacity", POLICY_REPLACE, false, "nodes are launched into their capacity"},
     {"capacity_reservation", POLICY_REPLACE, false, "nodes are launched into their capacity"},
     {"spot_fallback", POLICY_LIVE, false, "it only decides how later launches are made"},
+    {"user_data", POLICY_REPLACE, false,
+     "as on EC2: user data runs once, at a node's first boot, so new user data is new nodes"},
 };
 
 static const struct prov_attr bucket_attrs[] = {
