@@ -15,7 +15,10 @@
  * Per-type facts: GPUs per node and memory per GPU (GiB), vCPUs, memory
  * (GiB), EFA support, local NVMe (GB), and the most EFA interfaces an
  * instance takes (one per network card; from EC2's DescribeInstanceTypes
- * answer, NetworkInfo.EfaInfo.MaximumEfaInterfaces, as of the same date).
+ * answer, NetworkInfo.EfaInfo.MaximumEfaInterfaces, as of the same date),
+ * and whether EC2 sells the type as Capacity Blocks for ML (the EC2 user
+ * guide's "Capacity Blocks for ML" lists the supported types: of this
+ * table, p5, p5e, p5en, p4d and trn1.32xlarge).
  * CPU-only types, for login and head nodes, have gpu NULL. The aws
  * provider asks EC2 at plan time and EC2's answer wins over this table for
  * everything but price.
@@ -24,11 +27,11 @@
 
 /* clang-format off */
 static const struct catalog_type aws_types[] = {
-	/* name            gpu     gpus mem vcpu  mem_gib efa   nvme    on-demand  spot   efa_max */
-	{"p5.48xlarge",   "H100",  8,  80, 192,  2048, true,  30720,  98.32,    41.30, 32},
-	{"p5e.48xlarge",  "H200",  8, 141, 192,  2048, true,  30720, 108.32,    47.66, 32},
-	{"p5en.48xlarge", "H200",  8, 141, 192,  2048, true,  30720, 113.79,    50.07, 16},
-	{"p4d.24xlarge",  "A100",  8,  40,  96,  1152, true,   8000,  32.7726,  13.11,  4},
+	/* name            gpu     gpus mem vcpu  mem_gib efa   nvme    on-demand  spot   efa_max block */
+	{"p5.48xlarge",   "H100",  8,  80, 192,  2048, true,  30720,  98.32,    41.30, 32, true},
+	{"p5e.48xlarge",  "H200",  8, 141, 192,  2048, true,  30720, 108.32,    47.66, 32, true},
+	{"p5en.48xlarge", "H200",  8, 141, 192,  2048, true,  30720, 113.79,    50.07, 16, true},
+	{"p4d.24xlarge",  "A100",  8,  40,  96,  1152, true,   8000,  32.7726,  13.11,  4, true},
 	{"p4de.24xlarge", "A100",  8,  80,  96,  1152, true,   8000,  40.9657,  16.39,  4},
 	{"p3.2xlarge",    "V100",  1,  16,   8,    61, false,     0,   3.06,     0.92,  0},
 	{"p3.8xlarge",    "V100",  4,  16,  32,   244, false,     0,  12.24,     3.67,  0},
@@ -59,7 +62,7 @@ static const struct catalog_type aws_types[] = {
 	{"g5.24xlarge",   "A10G",  4,  24,  96,   384, true,   3800,   8.144,    3.26,  1},
 	{"g5.48xlarge",   "A10G",  8,  24, 192,   768, true,   7600,  16.288,    6.52,  1},
 	{"trn1.2xlarge",  "TRN1",  1,  32,   8,    32, false,   475,   1.34375,  0.54,  0},
-	{"trn1.32xlarge", "TRN1", 16,  32, 128,   512, true,   7600,  21.50,     8.60,  8},
+	{"trn1.32xlarge", "TRN1", 16,  32, 128,   512, true,   7600,  21.50,     8.60,  8, true},
 	{"m7i.large",     NULL,    0,   0,   2,     8, false,     0,   0.1008,   0.040,  0},
 	{"m7i.xlarge",    NULL,    0,   0,   4,    16, false,     0,   0.2016,   0.080,  0},
 	{"m7i.2xlarge",   NULL,    0,   0,   8,    32, false,     0,   0.4032,   0.160,  0},

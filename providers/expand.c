@@ -5,6 +5,7 @@
 
 #include "provider.h"
 #include "jsonw.h"
+#include "timefmt.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -375,6 +376,70 @@ int pexp_group_type(const char *prefix, const struct catalog *cat, const struct 
 	return 0;
 }
 
+/* arn:PARTITION:resource-groups:REGION:ACCOUNT:group/NAME */
+static bool group_arn_ok(const char *s)
+{
+	const char *p = s;
+	int field;
+
+	if (strncmp(p, "arn:", 4) != 0)
+		return false;
+	p += 4;
+	for (field = 0; field < 4; field++) {
+		const char *colon = strchr(p, ':');
+
+		if (!colon || (field != 2 && colon == p))
+			return false;
+		if (field == 1 && strncmp(p, "resource-groups:", 16) != 0)
+			return false;
+		p = colon + 1;
+	}
+	return strncmp(p, "group/", 6) == 0 && p[6];
+}
+
+/* A reservation_group names a resource group by its ARN. */
+static void check_reservation_group(const struct spec *spec, const struct spec_group *g,
+				    struct diags *d)
+{
+	const struct ynode *at;
+	struct diag *dg;
+
+	if (g->capacity.kind != CAPACITY_RESERVATION_GROUP || !g->capacity.reservation ||
+	    group_arn_ok(g->capacity.reservation))
+		return;
+	at = ynode_get(g->capacity.node, "reservation_group");
+	dg = diags_add(d, DIAG_ERROR, spec->file, at ? at->line : 1, at ? at->col : 1,
+		       "compute.%s.capacity.reservation_group: '%s' is not a resource group ARN",
+		       g->name, g->capacity.reservation);
+	diag_hint(dg, "write arn:aws:resource-groups:REGION:ACCOUNT:group/NAME");
+}
+
+/* A Capacity Block only for a type EC2 sells them for (the catalog's flag). */
+static void check_block_type(const struct catalog *cat, const struct spec *spec,
+			     const struct spec_group *g, const struct catalog_type *t,
+			     struct diags *d)
+{
+	const struct ynode *where;
+	struct strbuf types = {0};
+	struct diag *dg;
+	size_t i;
+
+	if (g->capacity.kind != CAPACITY_BLOCK || !t || t->capacity_block)
+		return;
+	for (i = 0; i < cat->ntypes; i++)
+		if (cat->types[i].capacity_block)
+			sb_addf(&types, "%s%s", types.len ? ", " : "", cat->types[i].name);
+	where = ynode_key(g->capacity.node, "block");
+	if (!where)
+		where = g->key;
+	dg = diags_add(d, DIAG_ERROR, spec->file, where->line, where->col,
+		       "compute.%s.capacity.block: %s is not sold as Capacity Blocks", g->name,
+		       t->name);
+	diag_hint(dg, "Capacity Blocks are sold for %s; or use on-demand, spot or a reservation",
+		  types.buf ? types.buf : "no type of this catalog");
+	sb_release(&types);
+}
+
 void pexp_check_groups(const struct catalog *cat, const struct spec *spec, struct diags *d)
 {
 	size_t i;
@@ -389,10 +454,13 @@ void pexp_check_groups(const struct catalog *cat, const struct spec *spec, struc
 		struct kiln_error err = {{0}, {0}};
 		struct diag *dg;
 
+		check_reservation_group(spec, g, d);
 		if (g->machine_bad || (!g->gpu_model && !g->instance_type))
 			continue; /* the loader has reported it */
-		if (group_type(cat, spec, g, &t, &next, &where, &err) == 0)
+		if (group_type(cat, spec, g, &t, &next, &where, &err) == 0) {
+			check_block_type(cat, spec, g, t, d);
 			continue;
+		}
 		if (!where)
 			where = g->key;
 		dg = diags_add(d, DIAG_ERROR, spec->file, where ? where->line : 1,
@@ -429,4 +497,40 @@ void pexp_group_attrs(json_t *r, const struct spec_group *g, const char *type, j
 	pexp_attr(r, "public", json_boolean(g->public));
 	pexp_attr(r, "efa", json_boolean(efa));
 	pexp_attr(r, "placement_group", in_pg ? json_string("fabric") : json_null());
+	pexp_group_capacity(r, g);
+}
+
+/*
+ * Where the group's capacity comes from, only when the spec says: a group
+ * that does not keeps the attributes (and the plans) it always had.
+ */
+void pexp_group_capacity(json_t *r, const struct spec_group *g)
+{
+	const struct spec_capacity *c = &g->capacity;
+
+	if (!c->node || c->kind == CAPACITY_ON_DEMAND)
+		return;
+	pexp_attr(r, "capacity", json_string(spec_capacity_name(c->kind)));
+	if (c->reservation)
+		pexp_attr(r, "capacity_reservation", json_string(c->reservation));
+	if (c->spot_fallback)
+		pexp_attr(r, "spot_fallback", json_true());
+}
+
+json_t *pexp_capacity_block(json_t *all, const char *type, const struct spec_group *g,
+			    const char *instance_type, json_t *zones)
+{
+	const struct spec_capacity *c = &g->capacity;
+	json_t *r = pexp_resource(all, type, g->name);
+	char at[21];
+
+	pexp_attr(r, "instance_type", json_string(instance_type));
+	pexp_attr(r, "count", json_integer(g->count));
+	pexp_attr(r, "duration_hours", json_integer(c->block_duration / 3600));
+	pexp_attr(r, "start_after",
+		  c->block_start_after ? json_string(time_format_rfc3339(c->block_start_after, at))
+				       : json_null());
+	pexp_attr(r, "max_upfront_usd", json_real(c->max_upfront_usd));
+	pexp_attr(r, "zones", zones);
+	return r;
 }

@@ -25,6 +25,15 @@ json_t *pexp_str(const char *s);
  * disk_size_gb, disk_type (stolen: each provider has its own default), role,
  * public, efa, and placement_group "fabric" when in_pg (else null).
  */
+/* The group's capacity: attributes (aws_capacity.c and sim_nodes.c read them). */
+void pexp_group_capacity(json_t *r, const struct spec_group *g);
+/*
+ * A group's Capacity Block as a resource TYPE.GROUP (zones stolen): the
+ * type, count and duration it is bought for, the earliest start, the most
+ * it may cost up front and the zones it may be in.
+ */
+json_t *pexp_capacity_block(json_t *all, const char *type, const struct spec_group *g,
+			    const char *instance_type, json_t *zones);
 void pexp_group_attrs(json_t *r, const struct spec_group *g, const char *type, json_t *zones,
 		      json_t *disk_type, bool efa, bool in_pg);
 /* Depend on "TYPE.NAME" (once). */

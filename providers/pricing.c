@@ -52,6 +52,7 @@ void pricing_group(const struct catalog *c, const json_t *attrs, json_t *compone
 	double count = (double)json_integer_value(count_v);
 	double disk_gb = (double)json_integer_value(json_object_get(attrs, "disk_size_gb"));
 	bool spot = market && strcmp(market, "spot") == 0;
+	const char *capacity = json_string_value(json_object_get(attrs, "capacity"));
 	const struct catalog_type *t = catalog_find(c, type);
 	char *key;
 
@@ -62,7 +63,14 @@ void pricing_group(const struct catalog *c, const json_t *attrs, json_t *compone
 	}
 	if (count == 0)
 		return;
-	if (t)
+	/* A Capacity Block's fee covers its instances: they cost nothing by the hour. */
+	if (t && capacity && strcmp(capacity, "block") == 0)
+		component(components,
+			  xasprintf("Instance usage (%s, in a Capacity Block: its fee is paid up "
+				    "front)",
+				    type),
+			  "instance-hour", count, 0, 0);
+	else if (t)
 		component(components,
 			  xasprintf("Instance usage (%s, %s%s)", type, spot ? "spot" : "on-demand",
 				    spot ? ", typical price" : ""),
@@ -72,6 +80,14 @@ void pricing_group(const struct catalog *c, const json_t *attrs, json_t *compone
 		not_priced(
 		    unpriced, xasprintf("Instance usage (%s)", type),
 		    xasprintf("%s is not in the %s catalog (%s)", type, c->provider, c->date));
+	/* Both prices: spot first, and what the group costs when it falls back. */
+	if (t && spot && json_is_true(json_object_get(attrs, "spot_fallback")))
+		not_priced(unpriced,
+			   xasprintf("On-demand fallback (%s, %.0f × $%.4g/h = $%.2f/h)", type,
+				     count, catalog_price(t, false),
+				     count * catalog_price(t, false)),
+			   xstrdup("what the group costs if EC2 has no spot capacity and it "
+				   "launches on demand instead"));
 	if (disk_gb > 0) {
 		key = xasprintf("ebs:%s", disk ? disk : "gp3");
 		by_gb_month(c, key, count * disk_gb,

@@ -238,6 +238,13 @@ struct provider {
 	/* NULL-terminated list of actions, e.g. {"ec2:RunInstances", NULL}. */
 	const char *const *(*iam_actions)(const char *type, enum prov_verb verb);
 	/*
+	 * The actions one desired resource ({"type", "attrs", ...}) needs
+	 * beyond its type's, when its attrs ask for more (a group that
+	 * targets a capacity reservation reads it): NULL-terminated, or NULL.
+	 * NULL when no resource ever needs more than its type.
+	 */
+	const char *const *(*iam_resource_actions)(const json_t *desired, enum prov_verb verb);
+	/*
 	 * The policy document (JSON text, caller frees) that allows exactly the
 	 * sorted, unique actions for this scope, each on resources as narrow as
 	 * the cloud allows; NULL when the provider needs no permissions (sim).

@@ -471,20 +471,25 @@ static void check_network(struct audit *a)
 
 /* ---- cost ---- */
 
-static void check_budget(struct audit *a)
+/*
+ * A budget of the spec (budget.KEY, 0: none) against the plan's cost.COST:
+ * rule fires above it, "the plan costs $X/h, above budget.max_hourly_usd
+ * $Y/h" (what and unit say how the figures read).
+ */
+static void check_budget(struct audit *a, const char *rule, const char *cost_key, double limit,
+			 const char *key, const char *what, const char *unit, const char *per)
 {
-	const json_t *after = json_object_get(plan_kiln(a->plan, "cost"), "hourly_after");
-	const struct ynode *root = a->spec->root;
-	char *cost, *budget;
+	const json_t *v = json_object_get(plan_kiln(a->plan, "cost"), cost_key);
+	char *cost, *budget, *path;
 
-	if (!json_is_number(after) || a->spec->max_hourly_usd <= 0 ||
-	    json_number_value(after) <= a->spec->max_hourly_usd)
+	if (!json_is_number(v) || limit <= 0 || json_number_value(v) <= limit)
 		return;
-	cost = cost_money(json_number_value(after));
-	budget = cost_money(a->spec->max_hourly_usd);
-	add(a, "KILN-COST-001", NULL, "budget.max_hourly_usd",
-	    spec_value_node(ynode_get(root, "budget"), "max_hourly_usd"),
-	    "the plan costs %s/h, above budget.max_hourly_usd %s/h", cost, budget);
+	cost = cost_money(json_number_value(v));
+	budget = cost_money(limit);
+	path = xasprintf("budget.%s", key);
+	add(a, rule, NULL, path, spec_value_node(ynode_get(a->spec->root, "budget"), key),
+	    "the plan %s %s%s, above %s %s%s", what, cost, unit, path, budget, per);
+	free(path);
 	free(cost);
 	free(budget);
 }
@@ -836,7 +841,11 @@ int audit_plan(const struct spec *spec, const struct provider *prov, json_t *pla
 		check_group(&a, &spec->groups[i]);
 	check_boot(&a);
 	check_network(&a);
-	check_budget(&a);
+	check_budget(&a, "KILN-COST-001", "hourly_after", a.spec->max_hourly_usd, "max_hourly_usd",
+		     "costs", "/h", "/h");
+	/* What a plan buys up front (Capacity Blocks), once. */
+	check_budget(&a, "KILN-COST-002", "upfront", a.spec->max_upfront_usd, "max_upfront_usd",
+		     "buys", " up front", "");
 	json_array_foreach(plan_kiln(plan, "iam_delta"), i, entry) check_role(&a, entry);
 	check_waivers(&a, today);
 	list = sorted(a.findings);

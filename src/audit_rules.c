@@ -106,6 +106,10 @@ const struct audit_rule audit_rules[] = {
     {"KILN-COST-001", "error", "The plan's hourly cost is above the budget",
      "budget.max_hourly_usd is the most the spec's owner agreed to spend per hour.",
      "Lower the node count or choose cheaper types, or raise budget.max_hourly_usd.", NULL, NULL},
+    {"KILN-COST-002", "error", "The plan buys more up front than the budget allows",
+     "budget.max_upfront_usd is the most the spec's owner agreed to pay up front, for "
+     "capacity bought for a window (Capacity Blocks), which cannot be undone.",
+     "Ask for a shorter or smaller block, or raise budget.max_upfront_usd.", NULL, NULL},
     {"KILN-STORE-001", "warning", "A store that holds data is deleted with the cluster",
      "With deletion: delete, kiln destroy and a replacement delete the store and "
      "everything in it.",

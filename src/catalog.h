@@ -26,6 +26,7 @@ struct catalog_type {
 	double on_demand_usd; /* per hour */
 	double spot_usd;      /* per hour, typical */
 	int efa_interfaces;   /* the most EFA interfaces (one per network card); 0 without EFA */
+	bool capacity_block;  /* sold as Capacity Blocks for ML */
 };
 
 /*

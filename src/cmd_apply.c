@@ -8,6 +8,7 @@
 #include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "approve.h"
@@ -27,6 +28,8 @@ enum {
 	OPT_TRUSTED_KEYS,
 	OPT_TTL,
 	OPT_HEALTH_TIMEOUT,
+	OPT_ALLOW_PURCHASE,
+	OPT_WAIT,
 };
 
 static const struct cli_option apply_options[] = {
@@ -51,6 +54,14 @@ static const struct cli_option apply_options[] = {
     {"health-timeout", 0, true, OPT_HEALTH_TIMEOUT, "DURATION",
      "wait this long for the nodes of the groups launched to report their health; 0 does not "
      "wait (default 20m; KILN_HEALTH_TIMEOUT)"},
+    {"allow-purchase", 0, false, OPT_ALLOW_PURCHASE, NULL,
+     "let this apply buy what its plan buys up front (a Capacity Block), which otherwise "
+     "only a saved plan applied with --require-approvals may; the commit names each "
+     "purchase (Kiln-Purchase: ID FEE)"},
+    {"wait", 0, false, OPT_WAIT, NULL,
+     "when capacity bought for a window (a Capacity Block) has not started, keep going: "
+     "apply again every KILN_WAIT_POLL_MS (default 60000) until the nodes launch into it, "
+     "or it ends"},
 };
 
 const struct cmd_info cmd_apply_info = {
@@ -370,10 +381,12 @@ struct apply_cmd {
 	int64_t health_timeout; /* seconds; 0: do not wait */
 	const char *operand;
 	const char *spec;
-	json_t *saved;	   /* the plan file applied, or NULL */
-	json_t *approvals; /* its approvals */
-	json_t *approved;  /* the Kiln-Approval trailers of those that count */
-	int have_key;	   /* crypt_key_load: 1 a state key is set */
+	json_t *saved;	     /* the plan file applied, or NULL */
+	json_t *approvals;   /* its approvals */
+	json_t *approved;    /* the Kiln-Approval trailers of those that count */
+	int have_key;	     /* crypt_key_load: 1 a state key is set */
+	bool allow_purchase; /* --allow-purchase */
+	bool wait;	     /* --wait */
 };
 
 static int parse_ttl(const struct cli *cli, const char *arg, int64_t *ttl)
@@ -432,6 +445,10 @@ static int apply_parse(struct apply_cmd *a, struct cli_parser *p, int argc, char
 			a->ap.dir_arg = p->optarg;
 		else if (opt == OPT_HEALTH_TIMEOUT)
 			a->health_arg = p->optarg;
+		else if (opt == OPT_ALLOW_PURCHASE)
+			a->allow_purchase = true;
+		else if (opt == OPT_WAIT)
+			a->wait = true;
 		else if (opt == OPT_TTL) {
 			if (parse_ttl(a->cli, p->optarg, &a->ttl) < 0)
 				return -1;
@@ -752,6 +769,31 @@ static int health_report(const struct apply_cmd *a, struct op_run *r)
 	return ret;
 }
 
+/*
+ * A purchase (capacity paid up front, which cannot be undone) only when the
+ * plan that shows it is applied with approvals that count, or with
+ * --allow-purchase; -1 after saying so.
+ */
+static int purchase_check(const struct apply_cmd *a, const struct op_run *r)
+{
+	double upfront = op_plan_upfront(r->plan);
+	char *m;
+
+	if (upfront <= 0 || a->allow_purchase || json_array_size(a->approved) > 0)
+		return 0;
+	m = cost_money(upfront);
+	fprintf(stderr,
+		"%s: %s: this plan buys capacity up front (%s, which cannot be undone), and no "
+		"approval covers it; nothing was changed\n",
+		a->cli->prog, a->cli->cmd, m);
+	fprintf(stderr,
+		"  hint: save the plan (kiln plan %s --out plan.kiln), have it approved and apply "
+		"it with --require-approvals N, or pass --allow-purchase\n",
+		r->spec_path);
+	free(m);
+	return -1;
+}
+
 /* Ask (unless approved already), carry out the plan, commit and say how it went. */
 static int apply_execute(struct apply_cmd *a, struct op_run *r)
 {
@@ -771,6 +813,8 @@ static int apply_execute(struct apply_cmd *a, struct op_run *r)
 	};
 	int ret = KILN_EXIT_ERROR;
 
+	if (!a->destroy && purchase_check(a, r) < 0)
+		return KILN_EXIT_ERROR;
 	if (!a->saved && !a->f.auto_approve &&
 	    !ask(r, a->destroy ? "destroy everything in" : "apply this plan to")) {
 		fprintf(stderr, "%s: %s: not approved; nothing was changed\n", a->cli->prog,
@@ -796,6 +840,53 @@ out:
 	return ret;
 }
 
+/*
+ * --wait: after an apply that did not finish, whether capacity bought for a
+ * window is still to come (the state records one that has not ended); then
+ * sleep one poll and say so. The next round plans again from the spec: it
+ * buys nothing new without --allow-purchase, and asks nothing.
+ */
+static bool wait_for_window(struct apply_cmd *a, const struct op_run *r)
+{
+	struct kiln_error err = {0};
+	json_t *windows, *w;
+	const char *addr = NULL, *start = NULL;
+	long ms = env_long("KILN_WAIT_POLL_MS", 60000, 3600000);
+	int64_t now;
+	size_t i;
+	struct timespec ts;
+
+	if (!a->wait || a->destroy || !r->state || util_now(&now, &err) < 0)
+		return false;
+	windows = expiry_windows(r->state, now);
+	json_array_foreach(windows, i, w)
+	{
+		if (strcmp(json_string_value(json_object_get(w, "state")), "ended") == 0)
+			continue;
+		addr = json_string_value(json_object_get(w, "address"));
+		start = json_string_value(json_object_get(w, "start"));
+		break;
+	}
+	if (addr)
+		fprintf(stderr,
+			"%s: %s: waiting for %s (from %s): applying again in %lds (--wait)\n",
+			a->cli->prog, a->cli->cmd, addr, start ? start : "?", (ms + 999) / 1000);
+	json_decref(windows);
+	if (!addr)
+		return false;
+	ts.tv_sec = ms / 1000;
+	ts.tv_nsec = (ms % 1000) * 1000000L;
+	nanosleep(&ts, NULL);
+	/* The next round is the spec's plan, approved by asking for --wait. */
+	json_decref(a->saved);
+	json_decref(a->approvals);
+	json_decref(a->approved);
+	a->saved = a->approvals = a->approved = NULL;
+	a->operand = a->spec;
+	a->f.auto_approve = true;
+	return true;
+}
+
 /* apply (destroy false) or destroy, as the commands run them; up: info of up, and its summary. */
 static int apply_main(int argc, char **argv, struct cli *cli, const struct cmd_info *info,
 		      bool destroy, bool up)
@@ -811,6 +902,7 @@ static int apply_main(int argc, char **argv, struct cli *cli, const struct cmd_i
 	atomic_store(&interrupted, 0);
 	if (apply_parse(&a, &p, argc, argv, &ret) < 0 || apply_admit(&a) < 0)
 		goto out;
+again:
 	if (run_open(&r, cli, &a.f, a.spec, true, a.destroy ? "destroy" : "apply") < 0)
 		goto out;
 	expiry_before = json_deep_copy(json_object_get(r.state, "expiry"));
@@ -825,6 +917,14 @@ static int apply_main(int argc, char **argv, struct cli *cli, const struct cmd_i
 	if (!a.destroy && (ret = findings_refuse(&r, cli, a.saved ? a.operand : NULL)) != 0)
 		goto out;
 	ret = apply_execute(&a, &r);
+	if (ret != KILN_EXIT_OK && !atomic_load(&interrupted) && wait_for_window(&a, &r)) {
+		lock_set_interrupt_flag(NULL);
+		op_close(&r);
+		memset(&r, 0, sizeof(r));
+		json_decref(expiry_before);
+		expiry_before = NULL;
+		goto again;
+	}
 out:
 	lock_set_interrupt_flag(NULL);
 	json_decref(a.saved);

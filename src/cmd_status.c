@@ -142,6 +142,7 @@ static json_t *build(const struct op_run *r, int64_t now)
 	} else {
 		json_object_set_new(doc, "expires", json_null());
 	}
+	json_object_set_new(doc, "capacity_windows", expiry_windows(r->state, now));
 	json_object_set_new(doc, "pending_changes",
 			    json_integer((json_int_t)apply_count_ops(&r->view)));
 	return doc;
@@ -173,6 +174,35 @@ static void print_members(const json_t *g)
 			printf("%s%s%s\n", health, why ? ": " : "", why ? why : "");
 		else
 			printf("not reported%s\n", can ? "" : " (cannot report)");
+	}
+}
+
+/* Capacity bought for a window: when it starts and ends, and when reap takes the cluster down. */
+static void print_windows(const json_t *d)
+{
+	const json_t *w;
+	size_t i;
+
+	json_array_foreach(json_object_get(d, "capacity_windows"), i, w)
+	{
+		json_int_t left = json_integer_value(json_object_get(w, "left_seconds"));
+		char *l = expiry_left_format(left);
+
+		printf("Capacity: %s %s, %s %s to %s; ",
+		       json_string_value(json_object_get(w, "address")),
+		       json_string_value(json_object_get(w, "id")),
+		       json_string_value(json_object_get(w, "state")),
+		       json_string_value(json_object_get(w, "start")) ?: "?",
+		       json_string_value(json_object_get(w, "end")));
+		if (left > 0)
+			printf(
+			    "kiln reap takes the cluster down at %s (%s left), an hour before it "
+			    "ends.\n",
+			    json_string_value(json_object_get(w, "reap_at")), l);
+		else
+			printf("past %s, when kiln reap takes the cluster down.\n",
+			       json_string_value(json_object_get(w, "reap_at")));
+		free(l);
 	}
 }
 
@@ -236,6 +266,7 @@ static void print_text(const json_t *d)
 	} else {
 		printf("Expires: never (no ttl).\n");
 	}
+	print_windows(d);
 	if (json_integer_value(json_object_get(d, "pending_changes")))
 		printf("Pending: %" JSON_INTEGER_FORMAT
 		       " changes between the spec and what runs; `kiln plan` shows them.\n",

@@ -85,6 +85,10 @@ static int extend(struct workspace *w, struct store *s, int64_t by, int64_t now,
 	}
 	author = xasprintf("%s <%s>", sig->name, sig->email);
 	x = expiry_extend(json_object_get(w->state, "expiry"), by, now, author, w->name, &err);
+	if (x && expiry_within_windows(w->state, x, &err) < 0) {
+		json_decref(x);
+		x = NULL;
+	}
 	if (!x) {
 		cmd_report(cli, &err);
 		goto out;

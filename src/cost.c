@@ -59,6 +59,18 @@ static double price(const struct engine *e, const char *type, const json_t *attr
 	return hourly_sum(*components);
 }
 
+/* What components charge once, up front (capacity bought for a window). */
+static double upfront_sum(const json_t *components)
+{
+	const json_t *c;
+	double sum = 0;
+	size_t i;
+
+	json_array_foreach(components, i, c) sum +=
+	    json_number_value(json_object_get(c, "upfront"));
+	return sum;
+}
+
 /* Stamp each entry of from with the address and append it to to. */
 static void append_with_address(json_t *to, json_t *from, const char *address, bool monthly)
 {
@@ -83,7 +95,7 @@ void cost_plan(const struct engine *e, json_t *plan, const struct plan_view *v)
 	const struct catalog *cat = e->prov->catalog ? e->prov->catalog(e->ctx) : NULL;
 	json_t *resources = json_array(), *components = json_array(), *unpriced = json_array();
 	json_t *retained = json_array(), *cost;
-	double before = 0, after = 0;
+	double before = 0, after = 0, upfront = 0;
 	bool destroy = plan_is_destroy(plan);
 	json_int_t free_count = 0;
 	size_t i;
@@ -111,6 +123,10 @@ void cost_plan(const struct engine *e, json_t *plan, const struct plan_view *v)
 		}
 		before += hb;
 		after += ha;
+		/* Paid when made: a create or a replacement pays, what is there paid already. */
+		if (c->action == PLAN_CREATE || c->action == PLAN_DELETE_CREATE ||
+		    c->action == PLAN_CREATE_DELETE)
+			upfront += upfront_sum(ca);
 		if (c->retain && json_is_null(c->after) && hb > 0)
 			json_array_append_new(
 			    retained, json_pack("{s:s, s:f}", "address", addr, "hourly", r4(hb)));
@@ -135,6 +151,9 @@ void cost_plan(const struct engine *e, json_t *plan, const struct plan_view *v)
 			 r4(before * HOURS_PER_MONTH), "monthly_after", r4(after * HOURS_PER_MONTH),
 			 "resources", resources, "components", components, "unpriced", unpriced,
 			 "retained", retained, "free", free_count);
+	/* Only a plan that buys something up front says so: the others read as they did. */
+	if (upfront > 0)
+		json_object_set_new(cost, "upfront", json_real(r4(upfront)));
 	if (cat)
 		json_object_set_new(cost, "catalog",
 				    json_pack("{s:s, s:s, s:s}", "provider", cat->provider,

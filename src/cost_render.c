@@ -93,6 +93,21 @@ static const json_t *plan_cost(const json_t *plan)
 	return plan_kiln(plan, "cost");
 }
 
+/* A purchase paid once, beside the hourly figures; nothing when the plan buys none. */
+static void text_upfront(FILE *out, const json_t *cost)
+{
+	char *m;
+
+	if (num(cost, "upfront") <= 0)
+		return;
+	m = cost_money(num(cost, "upfront"));
+	fprintf(out,
+		"  Up front: %s, paid once when bought (a Capacity Block cannot be "
+		"cancelled)\n",
+		m);
+	free(m);
+}
+
 static void text_ttl(FILE *out, const json_t *plan, const json_t *cost)
 {
 	const json_t *ttl = json_object_get(cost, "ttl_hours");
@@ -144,6 +159,7 @@ void cost_render_text(FILE *out, const json_t *plan, bool color)
 	src = source_text(cost);
 	fprintf(out, "%sCost%s (USD; %s)\n", color ? BOLD : "", color ? RESET : "", src);
 	fprintf(out, "  %s, %s a month\n", delta, month);
+	text_upfront(out, cost);
 	text_ttl(out, plan, cost);
 	json_array_foreach(json_object_get(cost, "resources"), i, r)
 	{
@@ -238,6 +254,7 @@ void cost_render_table(FILE *out, const json_t *plan, bool color)
 	delta = cost_delta_text(cost);
 	month = cost_money(num(cost, "monthly_after"));
 	fprintf(out, "\nChange: %s, %s a month\n", delta, month);
+	text_upfront(out, cost);
 	text_ttl(out, plan, cost);
 	text_unpriced(out, cost);
 	if (json_integer_value(json_object_get(cost, "free")))

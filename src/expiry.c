@@ -73,12 +73,92 @@ json_t *expiry_extend(const json_t *recorded, int64_t by, int64_t now, const cha
 	return x;
 }
 
+int expiry_window_end(const json_t *state, int64_t *t, const char **address)
+{
+	const char *addr;
+	json_t *r;
+	int found = 0;
+
+	json_object_foreach(state_resources(state), addr, r)
+	{
+		const char *end =
+		    json_string_value(json_object_get(json_object_get(r, "attrs"), "capacity_end"));
+		int64_t e;
+
+		if (end && time_parse_rfc3339(end, &e) == 0 && (!found || e < *t)) {
+			*t = e;
+			if (address)
+				*address = addr;
+			found = 1;
+		}
+	}
+	return found;
+}
+
+json_t *expiry_windows(const json_t *state, int64_t now)
+{
+	json_t *out = json_array(), *r;
+	const char *addr;
+
+	json_object_foreach(state_resources(state), addr, r)
+	{
+		json_t *a = json_object_get(r, "attrs");
+		const char *start = json_string_value(json_object_get(a, "start"));
+		const char *end = json_string_value(json_object_get(a, "capacity_end"));
+		int64_t s = 0, e;
+		char at[21];
+
+		if (!end || time_parse_rfc3339(end, &e) < 0)
+			continue;
+		if (start && time_parse_rfc3339(start, &s) < 0)
+			s = 0;
+		json_array_append_new(
+		    out, json_pack("{s:s, s:O, s:s?, s:s, s:s, s:s, s:I}", "address", addr, "id",
+				   json_object_get(r, "id"), "start", start, "end", end, "state",
+				   now < s   ? "scheduled"
+				   : now < e ? "active"
+					     : "ended",
+				   "reap_at", time_format_rfc3339(e - EXPIRY_WINDOW_MARGIN, at),
+				   "left_seconds", (json_int_t)(e - EXPIRY_WINDOW_MARGIN - now)));
+	}
+	return out;
+}
+
+int expiry_within_windows(const json_t *state, const json_t *x, struct kiln_error *err)
+{
+	const char *addr = NULL;
+	int64_t end, t;
+	char at[21];
+
+	if (!expiry_window_end(state, &end, &addr) || !expiry_time(x, &t) ||
+	    t <= end - EXPIRY_WINDOW_MARGIN)
+		return 0;
+	kiln_error_set(err,
+		       "the TTL cannot go past %s, when kiln reap takes the cluster down: an hour "
+		       "before %s ends at %s",
+		       time_format_rfc3339(end - EXPIRY_WINDOW_MARGIN, at), addr,
+		       json_string_value(json_object_get(
+			   json_object_get(json_object_get(state_resources(state), addr), "attrs"),
+			   "capacity_end")));
+	kiln_error_hint(err, "the capacity is bought for its window only: extend by less, or buy "
+			     "a later block");
+	return -1;
+}
+
 enum reap_decision expiry_reap_decision(const json_t *state, int64_t now, int64_t *left)
 {
-	int64_t t;
+	int64_t t, end;
+	bool ttl;
 
 	*left = 0;
-	if (!state || !expiry_time(json_object_get(state, "expiry"), &t))
+	ttl = state && expiry_time(json_object_get(state, "expiry"), &t);
+	/* A window's end is a hard expiry, earlier than the TTL or without one. */
+	if (state && expiry_window_end(state, &end, NULL) &&
+	    (!ttl || end - EXPIRY_WINDOW_MARGIN < t)) {
+		t = end - EXPIRY_WINDOW_MARGIN;
+		ttl = true;
+	}
+	if (!ttl)
 		return REAP_NO_TTL;
 	*left = t - now;
 	if (t > now)

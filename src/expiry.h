@@ -54,6 +54,27 @@ enum reap_decision {
 /* What reap does with a workspace's state (NULL: no state); *left = expires - now. */
 enum reap_decision expiry_reap_decision(const json_t *state, int64_t now, int64_t *left);
 
+/*
+ * Capacity bought for a window (a Capacity Block) ends the cluster with it:
+ * a resource whose attrs hold "capacity_end" (RFC 3339) is a hard expiry.
+ * kiln reap takes the cluster down EXPIRY_WINDOW_MARGIN before the earliest
+ * such end: EC2 starts terminating a block's instances 30 minutes before
+ * its end (EC2 user guide, "Monitor Capacity Blocks"), and checkpoints need
+ * the half hour before that to land.
+ */
+#define EXPIRY_WINDOW_MARGIN (60 * 60)
+
+/* The earliest capacity_end of the state's resources: 1, *t and its address; 0 when none. */
+int expiry_window_end(const json_t *state, int64_t *t, const char **address);
+/*
+ * The windows, for kiln status: a new array of {"address", "id", "start",
+ * "end", "state" (scheduled, active or ended, by the clock), "reap_at",
+ * "left_seconds" (to reap_at)}.
+ */
+json_t *expiry_windows(const json_t *state, int64_t now);
+/* 0 when the expiry x ends no later than the windows allow, else -1 with err. */
+int expiry_within_windows(const json_t *state, const json_t *x, struct kiln_error *err);
+
 /* "3h20m" or "expired 5m ago" style left time: "2h0m", rounded down to minutes. Caller frees. */
 char *expiry_left_format(int64_t left);
 

@@ -526,6 +526,42 @@ char *op_summary_counts(const struct apply_result *res)
 }
 
 /*
+ * "Kiln-Purchase: ID FEE" for each resource this apply bought up front: a
+ * resource the plan creates (or adopts: an apply killed after buying it)
+ * whose recorded attrs name an upfront_fee.
+ */
+static json_t *purchase_trailers(const struct op_run *r)
+{
+	json_t *out = json_array(), *rc, *res = state_resources(r->state);
+	size_t i;
+
+	json_array_foreach(json_object_get(r->plan, "resource_changes"), i, rc)
+	{
+		const json_t *ch = json_object_get(rc, "change");
+		const char *first =
+		    json_string_value(json_array_get(json_object_get(ch, "actions"), 0));
+		const char *addr = json_string_value(json_object_get(rc, "address"));
+		const json_t *got = addr ? json_object_get(res, addr) : NULL;
+		const char *fee = json_string_value(
+		    json_object_get(json_object_get(got, "attrs"), "upfront_fee"));
+		bool made = first && (strcmp(first, "create") == 0 ||
+				      json_object_get(ch, "importing") != NULL);
+
+		if (made && fee)
+			json_array_append_new(
+			    out, json_sprintf("Kiln-Purchase: %s %s",
+					      json_string_value(json_object_get(got, "id")), fee));
+	}
+	return out;
+}
+
+double op_plan_upfront(const json_t *plan)
+{
+	return json_number_value(
+	    json_object_get(json_object_get(json_object_get(plan, "kiln"), "cost"), "upfront"));
+}
+
+/*
  * One commit for the whole apply, when the state changed. approved holds
  * the Kiln-Approval trailers of a plan applied under --require-approvals.
  */
@@ -536,7 +572,8 @@ int op_commit(struct op_run *r, const char *op, const struct apply_result *res, 
 	char *before = r->ws->exists ? state_canonical(r->ws->state) : NULL;
 	char *after, *counts, *summary, *label, *t_plan, *t_spec, *t_op, *t_res;
 	const char **extra;
-	size_t i, nextra = 4 + json_array_size(approved);
+	json_t *bought;
+	size_t i, nextra;
 	int rc = 0;
 
 	*commit_out = NULL;
@@ -550,6 +587,8 @@ int op_commit(struct op_run *r, const char *op, const struct apply_result *res, 
 		free(after);
 		return 0;
 	}
+	bought = purchase_trailers(r);
+	nextra = 4 + json_array_size(approved) + json_array_size(bought);
 	counts = op_summary_counts(res);
 	label = workspace_label(r->ws, r->state);
 	if (json_object_size(r->overlay))
@@ -572,6 +611,9 @@ int op_commit(struct op_run *r, const char *op, const struct apply_result *res, 
 	extra[2] = t_spec;
 	for (i = 0; i < json_array_size(approved); i++)
 		extra[3 + i] = json_string_value(json_array_get(approved, i));
+	for (i = 0; i < json_array_size(bought); i++)
+		extra[3 + json_array_size(approved) + i] =
+		    json_string_value(json_array_get(bought, i));
 	extra[nextra - 1] = t_res;
 	if (workspace_commit(r->ws, r->state, false, summary, extra, nextra, err) < 0) {
 		rc = -1;
@@ -580,6 +622,7 @@ int op_commit(struct op_run *r, const char *op, const struct apply_result *res, 
 		git_oid_tostr(*commit_out, 41, &r->ws->head);
 	}
 	free(extra);
+	json_decref(bought);
 	free(before);
 	free(after);
 	free(counts);
@@ -847,6 +890,12 @@ char *op_iam_policy(struct engine *e)
 
 		add_actions(prov, type, VERB_CREATE, &v, &n, &cap);
 		add_actions(prov, type, VERB_UPDATE, &v, &n, &cap);
+		if (prov->iam_resource_actions) {
+			const char *const *a = prov->iam_resource_actions(r, VERB_CREATE);
+
+			for (; a && *a; a++)
+				*ARRAY_PUSH(v, n, cap) = *a;
+		}
 	}
 	qsort(v, n, sizeof(*v), str_cmp);
 	for (i = 0, u = 0; i < n; i++)

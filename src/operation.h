@@ -197,6 +197,9 @@ char *op_summary_counts(const struct apply_result *res);
 int op_commit(struct op_run *r, const char *op, const struct apply_result *res, const json_t *saved,
 	      const json_t *approved, char **commit, struct kiln_error *err);
 
+/* What the plan buys up front (its cost's "upfront"), 0 when nothing. */
+double op_plan_upfront(const json_t *plan);
+
 struct op_apply_options {
 	int parallelism;
 	bool keep_secrets; /* a state key is set: secrets are read back and sealed */

@@ -20,7 +20,7 @@ static const char *const top_keys[] = {"kiln", "cluster", "provider", "ttl",	 "b
 				       "tags", "vars",	  "network",  "compute", "storage",
 				       "iam",  "waive",	  "bootstrap"};
 static const char *const provider_keys[] = {"name", "region", "zone", "endpoint"};
-static const char *const budget_keys[] = {"max_hourly_usd"};
+static const char *const budget_keys[] = {"max_hourly_usd", "max_upfront_usd"};
 static const char *const network_keys[] = {"cidr", "fabric", "ingress"};
 static const char *const ingress_keys[] = {"port", "from", "protocol", "description"};
 
@@ -418,6 +418,11 @@ static void load_root(struct loader *ld, const struct ynode *root)
 		    spec->max_hourly_usd <= 0)
 			ld_err(ld, ynode_get(budget, "max_hourly_usd"),
 			       "budget.max_hourly_usd must be more than 0");
+		if (ld_get_number(ld, budget, "max_upfront_usd", "budget.max_upfront_usd",
+				  &spec->max_upfront_usd) == GOT_OK &&
+		    spec->max_upfront_usd <= 0)
+			ld_err(ld, ynode_get(budget, "max_upfront_usd"),
+			       "budget.max_upfront_usd must be more than 0");
 	}
 	load_tags(ld, section(root, "tags"));
 	load_network(ld, section(root, "network"));
@@ -593,6 +598,7 @@ void spec_free(struct spec *spec)
 		free(g->gpu_model);
 		free(g->instance_type);
 		free(g->image);
+		free(g->capacity.reservation);
 		free(g->disk.type);
 		free(g->role.name);
 		spec_steps_free(g->bootstrap, g->nbootstrap);

@@ -40,6 +40,29 @@ enum spec_market {
 	MARKET_SPOT,
 };
 
+/* Where a node group's capacity comes from (compute.GROUP.capacity). */
+enum spec_capacity_kind {
+	CAPACITY_ON_DEMAND, /* the default: launch on demand */
+	CAPACITY_SPOT,
+	CAPACITY_RESERVATION,	    /* a targeted On-Demand Capacity Reservation */
+	CAPACITY_RESERVATION_GROUP, /* a resource group of reservations */
+	CAPACITY_BLOCK,		    /* find and buy a Capacity Block */
+};
+
+/* The most instances one Capacity Block holds (EC2 user guide, Capacity Blocks). */
+#define SPEC_BLOCK_MAX_COUNT 64
+
+struct spec_capacity {
+	enum spec_capacity_kind kind;
+	char *reservation;	   /* cr-... or the resource group's ARN */
+	bool spot_fallback;	   /* spot: {fallback: on-demand} */
+	int64_t block_duration;	   /* seconds, whole days */
+	int64_t block_start_after; /* unix seconds; 0 = as soon as possible */
+	double max_upfront_usd;
+	const struct ynode *node;  /* the capacity: value; NULL when not written */
+	const struct ynode *block; /* the block: map */
+};
+
 enum spec_tier {
 	TIER_OBJECT,
 	TIER_LUSTRE,
@@ -123,6 +146,7 @@ struct spec_group {
 	bool gang;
 	bool gang_set;
 	enum spec_market market;
+	struct spec_capacity capacity;
 	char *image;
 	struct spec_disk disk;
 	struct spec_ref role; /* name NULL when the group has no role */
@@ -221,8 +245,9 @@ struct spec {
 		char *endpoint;
 		const struct ynode *node;
 	} provider;
-	int64_t ttl;	       /* seconds; 0 = no TTL */
-	double max_hourly_usd; /* 0 = no budget */
+	int64_t ttl;		/* seconds; 0 = no TTL */
+	double max_hourly_usd;	/* 0 = no budget */
+	double max_upfront_usd; /* what a plan may buy up front (Capacity Blocks); 0 = no limit */
 	struct spec_kv *tags;
 	size_t ntags;
 	struct spec_var *vars;
@@ -281,6 +306,10 @@ void spec_free(struct spec *spec);
 const char *spec_fabric_name(enum spec_fabric f);
 const char *spec_tier_name(enum spec_tier t);
 const char *spec_market_name(enum spec_market m);
+/* Whether EC2 sells a Capacity Block this long (seconds): 1-14 days, then weeks to 182. */
+bool spec_block_duration_ok(int64_t seconds);
+/* "on-demand", "spot", "reservation", "reservation-group", "block". */
+const char *spec_capacity_name(enum spec_capacity_kind k);
 /* "an object", "a lustre", "an nfs": for messages. */
 const char *spec_tier_with_article(enum spec_tier t);
 

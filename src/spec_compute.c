@@ -10,9 +10,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-static const char *const group_keys[] = {"gpu",	   "instance_type", "count", "gang",
-					 "market", "image",	    "disk",  "role",
-					 "public", "bootstrap",	    "health"};
+static const char *const group_keys[] = {"gpu",	   "instance_type", "count",	 "gang",
+					 "market", "capacity",	    "image",	 "disk",
+					 "role",   "public",	    "bootstrap", "health"};
 static const char *const disk_keys[] = {"size_gb", "type", "encrypted", "allow_unencrypted"};
 
 static bool load_gpu(struct loader *ld, const struct ynode *g, const char *path,
@@ -181,6 +181,7 @@ void ld_group(struct loader *ld, const struct ynode *key, const struct ynode *g)
 	ok &= ld_get_enum(ld, g, "market", sub, false, spec_market_names, 2, &market) != GOT_BAD;
 	grp->market = (enum spec_market)market;
 	free(sub);
+	ok &= ld_capacity(ld, g, path, grp);
 	sub = xasprintf("%s.image", path);
 	ok &= ld_get_string(ld, g, "image", sub, false, &grp->image) != GOT_BAD;
 	free(sub);

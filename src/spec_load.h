@@ -66,6 +66,9 @@ bool ld_check_name(struct loader *ld, const struct ynode *key, const char *what)
 
 /* Section loaders, one per file. */
 void ld_group(struct loader *ld, const struct ynode *key, const struct ynode *g);
+/* spec_capacity.c: compute.GROUP.capacity, into grp->capacity. */
+bool ld_capacity(struct loader *ld, const struct ynode *g, const char *gpath,
+		 struct spec_group *grp);
 void ld_store(struct loader *ld, const struct ynode *key, const struct ynode *s);
 void ld_iam(struct loader *ld, const struct ynode *iam);
 /* spec_storage.c: the statements of a role's allow: list. */

@@ -33,3 +33,11 @@ const char *spec_market_name(enum spec_market m)
 {
 	return spec_market_names[m];
 }
+
+const char *spec_capacity_name(enum spec_capacity_kind k)
+{
+	static const char *const names[] = {"on-demand", "spot", "reservation", "reservation-group",
+					    "block"};
+
+	return names[k];
+}

@@ -689,6 +689,31 @@ static void test_cost_001_is_silent_within_budget_or_without_cost(void **state)
 	assert_int_equal(count(t, "KILN-COST-001"), 0);
 }
 
+static void test_cost_002_fires_when_the_upfront_purchase_is_above_the_budget(void **state)
+{
+	struct at *t = *state;
+	const json_t *f;
+
+	at_load(
+	    t, HEAD "budget: {max_upfront_usd: 1000}\n", NULL,
+	    "{\"cost\": {\"currency\": \"USD\", \"hourly_after\": 0.04, \"upfront\": 1510.27}}");
+	at_audit(t);
+	f = find(t, "KILN-COST-002",
+		 "the plan buys $1,510.27 up front, above budget.max_upfront_usd $1,000.00");
+	assert_string_equal(sget(f, "spec"), "budget.max_upfront_usd");
+	assert_int_equal(audit_errors(t->plan), 1);
+}
+
+static void test_cost_002_is_silent_within_the_upfront_budget(void **state)
+{
+	struct at *t = *state;
+
+	at_load(t, HEAD "budget: {max_upfront_usd: 2000}\n", NULL,
+		"{\"cost\": {\"currency\": \"USD\", \"upfront\": 1510.27}}");
+	at_audit(t);
+	assert_int_equal(count(t, "KILN-COST-002"), 0);
+}
+
 /* ---- IAM ---- */
 
 #define ROLE_SPEC HEAD "storage:\n  b: {tier: object}\niam:\n  roles:\n    trainer: {read: [b]}\n"
@@ -1253,6 +1278,8 @@ int main(void)
 	    audit_test(test_net_003_is_silent_when_every_world_rule_is_declared),
 	    audit_test(test_cost_001_fires_above_the_budget),
 	    audit_test(test_cost_001_is_silent_within_budget_or_without_cost),
+	    audit_test(test_cost_002_fires_when_the_upfront_purchase_is_above_the_budget),
+	    audit_test(test_cost_002_is_silent_within_the_upfront_budget),
 	    audit_test(test_iam_001_fires_on_a_wildcard_action),
 	    audit_test(test_iam_findings_name_three_pairs_and_say_there_are_more),
 	    audit_test(test_iam_001_is_silent_on_named_actions),

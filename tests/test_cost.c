@@ -81,6 +81,48 @@ static void test_spot_is_named_and_priced_at_the_spot_column(void **state)
 	json_decref(unpriced);
 }
 
+static void test_nodes_in_a_capacity_block_cost_nothing_by_the_hour(void **state)
+{
+	json_t *g = group("p5.48xlarge", 2, "on-demand", 0, "gp3", false);
+	json_t *comps = json_array(), *unpriced = json_array();
+	const json_t *c;
+
+	(void)state;
+	json_object_set_new(g, "capacity", json_string("block"));
+	pricing_group(&catalog_aws, g, comps, unpriced);
+	assert_int_equal(json_array_size(comps), 1);
+	c = json_array_get(comps, 0);
+	assert_string_equal(
+	    json_string_value(json_object_get(c, "name")),
+	    "Instance usage (p5.48xlarge, in a Capacity Block: its fee is paid up front)");
+	assert_money(0, json_real_value(json_object_get(c, "hourly")));
+	json_decref(g);
+	json_decref(comps);
+	json_decref(unpriced);
+}
+
+static void test_spot_with_fallback_lists_the_on_demand_price_too(void **state)
+{
+	json_t *g = group("p5.48xlarge", 2, "spot", 0, "gp3", false);
+	json_t *comps = json_array(), *unpriced = json_array();
+	const json_t *u;
+
+	(void)state;
+	json_object_set_new(g, "spot_fallback", json_true());
+	pricing_group(&catalog_aws, g, comps, unpriced);
+	assert_money(2 * 41.30, sum(comps));
+	assert_int_equal(json_array_size(unpriced), 1);
+	u = json_array_get(unpriced, 0);
+	assert_string_equal(json_string_value(json_object_get(u, "name")),
+			    "On-demand fallback (p5.48xlarge, 2 × $98.32/h = $196.64/h)");
+	assert_string_equal(json_string_value(json_object_get(u, "reason")),
+			    "what the group costs if EC2 has no spot capacity and it launches on "
+			    "demand instead");
+	json_decref(g);
+	json_decref(comps);
+	json_decref(unpriced);
+}
+
 static void test_a_public_group_pays_for_one_ipv4_address_per_node(void **state)
 {
 	json_t *g = group("m7i.xlarge", 2, "on-demand", 100, "gp2", true);
@@ -319,6 +361,8 @@ int main(void)
 	    cmocka_unit_test(
 		test_sixteen_p5_nodes_cost_sixteen_times_the_catalog_price_plus_volumes),
 	    cmocka_unit_test(test_spot_is_named_and_priced_at_the_spot_column),
+	    cmocka_unit_test(test_nodes_in_a_capacity_block_cost_nothing_by_the_hour),
+	    cmocka_unit_test(test_spot_with_fallback_lists_the_on_demand_price_too),
 	    cmocka_unit_test(test_a_public_group_pays_for_one_ipv4_address_per_node),
 	    cmocka_unit_test(test_a_type_the_catalog_lacks_is_listed_not_priced_at_zero),
 	    cmocka_unit_test(test_io2_volumes_list_their_iops_as_not_priced),

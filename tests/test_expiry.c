@@ -209,6 +209,81 @@ static void test_reap_decisions(void **state)
 	json_decref(empty);
 }
 
+/* A state whose Capacity Block ends at end (and a TTL of ttl from T0, 0 for none). */
+static json_t *state_with_block(int64_t ttl, int64_t end)
+{
+	json_t *s = state_with(ttl, T0, true);
+	char e[21];
+
+	json_object_set_new(state_resources(s), "sim_capacity_block.trainers",
+			    json_pack("{s:s, s:s, s:{s:s, s:s}}", "type", "sim_capacity_block",
+				      "id", "cr-1", "attrs", "start", "2026-12-01T11:30:00Z",
+				      "capacity_end", time_format_rfc3339(end, e)));
+	return s;
+}
+
+static void test_a_block_end_is_a_hard_expiry_an_hour_early(void **state)
+{
+	json_t *no_ttl = state_with_block(0, T0 + 10 * 3600);
+	json_t *long_ttl = state_with_block(72 * 3600, T0 + 10 * 3600);
+	json_t *short_ttl = state_with_block(3600, T0 + 10 * 3600);
+	int64_t left;
+
+	(void)state;
+	assert_int_equal(expiry_reap_decision(no_ttl, T0 + 9 * 3600 - 1, &left), REAP_KEEP);
+	assert_int_equal(left, 1);
+	assert_int_equal(expiry_reap_decision(no_ttl, T0 + 9 * 3600, &left), REAP_DESTROY);
+	assert_int_equal(expiry_reap_decision(long_ttl, T0 + 9 * 3600, &left), REAP_DESTROY);
+	/* A TTL shorter than the block still comes first. */
+	assert_int_equal(expiry_reap_decision(short_ttl, T0 + 3600, &left), REAP_DESTROY);
+	json_decref(no_ttl);
+	json_decref(long_ttl);
+	json_decref(short_ttl);
+}
+
+static void test_ttl_extend_past_a_block_names_when_reap_comes(void **state)
+{
+	json_t *s = state_with_block(3600, T0 + 10 * 3600), *x;
+	struct kiln_error err = {0};
+	char want[21], end[21];
+
+	(void)state;
+	x = expiry_extend(json_object_get(s, "expiry"), 3 * 3600, T0, "B", "default", &err);
+	assert_int_equal(expiry_within_windows(s, x, &err), 0);
+	json_decref(x);
+	x = expiry_extend(json_object_get(s, "expiry"), 9 * 3600, T0, "B", "default", &err);
+	assert_int_equal(expiry_within_windows(s, x, &err), -1);
+	time_format_rfc3339(T0 + 9 * 3600, want);
+	time_format_rfc3339(T0 + 10 * 3600, end);
+	{
+		char *msg = xasprintf("the TTL cannot go past %s, when kiln reap takes the cluster "
+				      "down: an hour before sim_capacity_block.trainers ends at %s",
+				      want, end);
+
+		assert_string_equal(err.msg, msg);
+		free(msg);
+	}
+	assert_string_equal(err.hint, "the capacity is bought for its window only: extend by "
+				      "less, or buy a later block");
+	json_decref(x);
+	json_decref(s);
+}
+
+static void test_windows_say_their_state_by_the_clock(void **state)
+{
+	json_t *s = state_with_block(0, T0 + 10 * 3600), *w;
+
+	(void)state;
+	w = expiry_windows(s, T0);
+	assert_int_equal(json_array_size(w), 1);
+	assert_string_equal(json_string_value(json_object_get(json_array_get(w, 0), "state")),
+			    "scheduled");
+	assert_int_equal(json_integer_value(json_object_get(json_array_get(w, 0), "left_seconds")),
+			 9 * 3600);
+	json_decref(w);
+	json_decref(s);
+}
+
 static void test_left_format(void **state)
 {
 	char *s;
@@ -275,6 +350,9 @@ int main(void)
 	    cmocka_unit_test(test_later_apply_keeps_the_expiry),
 	    cmocka_unit_test(test_flag_or_changed_ttl_resets_from_now),
 	    cmocka_unit_test(test_no_ttl_removes_the_expiry),
+	    cmocka_unit_test(test_a_block_end_is_a_hard_expiry_an_hour_early),
+	    cmocka_unit_test(test_ttl_extend_past_a_block_names_when_reap_comes),
+	    cmocka_unit_test(test_windows_say_their_state_by_the_clock),
 	    cmocka_unit_test(test_extend_pushes_out_from_the_expiry_or_from_now),
 	    cmocka_unit_test(test_extend_without_expiry_names_the_fix),
 	    cmocka_unit_test(test_reap_decisions),

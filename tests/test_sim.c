@@ -1705,7 +1705,7 @@ static void test_the_provider_table_finds_sim_and_its_types_and_policies(void **
 	assert_true(p->simulated);
 	assert_null(provider_find("gcp"));
 	assert_null(provider_find(NULL));
-	assert_int_equal(p->ntypes, 8);
+	assert_int_equal(p->ntypes, 9); /* sim_capacity_block is the ninth */
 	t = provider_type(p, "sim_node_group");
 	assert_non_null(t);
 	assert_null(provider_type(p, "aws_vpc"));

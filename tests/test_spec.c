@@ -1000,7 +1000,7 @@ static void test_unknown_key_far_from_every_key_lists_them(void **state)
 
 	load_bad(f, HEAD "budget: {dollars: 5}\n");
 	assert_error(&f->d, 4, 10, "unknown key 'dollars' in budget");
-	assert_hint(&f->d, 4, 10, "expected max_hourly_usd");
+	assert_hint(&f->d, 4, 10, "expected max_hourly_usd or max_upfront_usd");
 }
 
 /* Stores. */

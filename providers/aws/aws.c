@@ -7,6 +7,7 @@
  * threads, and everything here is read-only after open, so the executor's
  * workers use one context at once.
  */
+#include "aws_capacity.h"
 #include "aws_int.h"
 #include "arn_aws.h"
 #include "expand.h"
@@ -67,6 +68,7 @@ static void aws_close(struct prov_ctx *ctx)
 	aws_creds_release(&ctx->creds);
 	json_decref(ctx->images);
 	json_decref(ctx->efa);
+	json_decref(ctx->offers);
 	aws_shared_release(ctx);
 	json_decref(ctx->efs_arns);
 	json_decref(ctx->zoned);
@@ -93,6 +95,7 @@ static int aws_open(struct prov_ctx **out, const struct spec *spec, struct kiln_
 	pthread_cond_init(&ctx->share_cond, NULL);
 	ctx->images = json_object();
 	ctx->efa = json_object();
+	ctx->offers = json_object();
 	ctx->efs_arns = json_object();
 	ctx->zoned = json_object();
 	ctx->seen = json_object();
@@ -493,9 +496,10 @@ static void aws_check_spec(const struct spec *spec, struct diags *d)
 static void aws_cost(struct prov_ctx *ctx, const char *type, const json_t *attrs,
 		     json_t *components, json_t *unpriced)
 {
-	(void)ctx;
 	if (strcmp(type, "aws_instance_group") == 0)
 		pricing_group(&catalog_aws, attrs, components, unpriced);
+	else if (strcmp(type, "aws_capacity_block") == 0)
+		capacity_block_cost(ctx, attrs, components, unpriced);
 	else if (strcmp(type, "aws_fsx_lustre") == 0)
 		pricing_lustre(&catalog_aws, attrs, components, unpriced);
 	else if (strcmp(type, "aws_s3_bucket") == 0)
@@ -560,6 +564,7 @@ const struct provider provider_aws = {
     .catalog = aws_catalog,
     .check_spec = aws_check_spec,
     .iam_actions = aws_iam_actions,
+    .iam_resource_actions = aws_iam_resource_actions,
     .iam_policy = aws_iam_policy,
     .preflight = aws_preflight,
     .part_type = aws_part_type,

@@ -267,6 +267,14 @@ static int expand_group(json_t *all, const struct spec *spec, const struct prov_
 		prev[1] = g->name;
 	if (g->role.name && spec_role_find(spec, g->role.name))
 		pexp_dep(r, "aws_iam_role", g->role.name);
+	if (g->capacity.kind == CAPACITY_BLOCK) {
+		json_t *bz = json_array();
+
+		for (i = 0; i < ctx->nzones; i++)
+			json_array_append_new(bz, json_string(ctx->zones[i]));
+		pexp_capacity_block(all, "aws_capacity_block", g, t->name, bz);
+		pexp_dep(r, "aws_capacity_block", g->name);
+	}
 	/*
 	 * A group mounts the file systems its role reaches. With one zone they
 	 * come first, and their names go into its user data; with a list, an
@@ -532,6 +540,9 @@ int aws_expand(struct prov_ctx *ctx, const struct spec *spec, json_t **out, stru
 	network |= nfs > 0;
 	/* Nodes must join the zone such storage already holds data in (aws_zones.c). */
 	ctx->zone_bound = nfs > 0;
+	ctx->capacity_blocks = false;
+	for (i = 0; i < spec->ngroups; i++)
+		ctx->capacity_blocks |= spec->groups[i].capacity.kind == CAPACITY_BLOCK;
 	if (network && expand_network(all, spec, ctx, err) < 0)
 		goto fail;
 	for (i = 0; i < spec->nstores; i++)

@@ -61,14 +61,16 @@ struct prov_ctx {
 	pthread_mutex_t mu; /* guards images, efa, efs_arns, zoned and seen */
 	json_t *images;	    /* image id -> root device name, as DescribeImages said */
 	json_t *efa;	    /* instance type -> maximum EFA interfaces, as EC2 said */
+	json_t *offers;	    /* a Capacity Block's ask -> the fee of the offering pre-flight chose */
 	/* Listings several types' lists share within one refresh (aws_shared_listing). */
 	pthread_mutex_t share_mu;
 	pthread_cond_t share_cond;
 	struct aws_share *shares;
-	json_t *efs_arns; /* "CLUSTER/WS/STORE" -> EFS file system ARN, as EFS said */
-	json_t *zoned;	  /* "CLUSTER/WS" -> the zone its nodes launched in (aws_zones.c) */
-	bool zone_bound;  /* the spec has zone-bound storage (lustre, nfs): set by expand */
-	json_t *seen;	  /* "CLUSTER/WS" -> {"aws_fsx_lustre": n, ...} as refresh listed them */
+	json_t *efs_arns;     /* "CLUSTER/WS/STORE" -> EFS file system ARN, as EFS said */
+	json_t *zoned;	      /* "CLUSTER/WS" -> the zone its nodes launched in (aws_zones.c) */
+	bool zone_bound;      /* the spec has zone-bound storage (lustre, nfs): set by expand */
+	bool capacity_blocks; /* the spec buys Capacity Blocks: set by expand */
+	json_t *seen; /* "CLUSTER/WS" -> {"aws_fsx_lustre": n, ...} as refresh listed them */
 	struct kiln_error creds_err;
 };
 
@@ -193,7 +195,9 @@ const char *aws_dep_attr_any(const json_t *deps, const char *type, const char *k
 char *aws_name(const struct prov_scope *scope, const char *name, size_t max);
 
 /* aws_types.c */
-#define AWS_NTYPES 12
+#define AWS_NTYPES 13
+/* The actions a desired resource needs beyond its type's (provider.h). */
+const char *const *aws_iam_resource_actions(const json_t *desired, enum prov_verb verb);
 extern const struct prov_type aws_types[AWS_NTYPES];
 
 /* aws_expand.c */

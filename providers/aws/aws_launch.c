@@ -8,6 +8,8 @@
  */
 #include "aws_launch.h"
 
+#include "aws_capacity.h"
+
 #include "aws/awsxml.h"
 #include "bootstrap.h"
 #include "log.h"
@@ -315,10 +317,7 @@ static void launch_params(struct aws_params *p, const struct launch *l,
 		aws_param(p, "IamInstanceProfile.Name", l->profile);
 	if (user_data)
 		aws_param(p, "UserData", user_data);
-	if (l->spot) {
-		aws_param(p, "InstanceMarketOptions.MarketType", "spot");
-		aws_param(p, "InstanceMarketOptions.SpotOptions.SpotInstanceType", "one-time");
-	}
+	capacity_launch_params(p, l);
 	json_object_set_new(extra, TAG_ZONES, json_string(l->zones));
 	json_object_set_new(extra, TAG_GANG, json_string(l->gang ? "true" : "false"));
 	json_object_set_new(extra, TAG_DISK, json_sprintf("%ld/%s", l->disk_gb, l->disk_type));
@@ -330,16 +329,21 @@ static void launch_params(struct aws_params *p, const struct launch *l,
 	json_decref(extra);
 }
 
-/* A ClientToken (at most 64 characters) for one launch of count in zone. */
-static void launch_token(const char *base, const char *zone, long count, char out[65])
+/*
+ * A ClientToken (at most 64 characters) for one launch of count in zone;
+ * spot's on-demand stand-in has its own, which says so (aws_capacity.h).
+ */
+static void launch_token(const char *base, const char *zone, long count, char out[65],
+			 bool fallback)
 {
 	unsigned char md[SHA256_DIGEST_LENGTH];
 	char *in = xasprintf("%s/%s/%ld", base, zone, count);
-	size_t i;
+	size_t i, at = fallback ? strlen(CAPACITY_FALLBACK_TOKEN) : 0;
 
 	SHA256((const unsigned char *)in, strlen(in), md);
+	memcpy(out, CAPACITY_FALLBACK_TOKEN, at);
 	for (i = 0; i < 24; i++)
-		snprintf(out + 2 * i, 3, "%02x", md[i]);
+		snprintf(out + at + 2 * i, 3, "%02x", md[i]);
 	free(in);
 }
 
@@ -384,7 +388,7 @@ int launch_run(struct prov_ctx *ctx, const struct launch *l, const struct prov_s
 	rc = launch_user_data(ctx, l, scope, &user_data, err);
 	if (rc != PROV_OK)
 		return rc;
-	launch_token(token, l->zone, token_count, tok);
+	launch_token(token, l->zone, token_count, tok, l->fallback);
 	launch_params(&p, l, scope, count, tok, user_data);
 	free(user_data);
 	/*
@@ -422,6 +426,15 @@ int launch_run(struct prov_ctx *ctx, const struct launch *l, const struct prov_s
 				"IAM is eventually consistent, and slower at times; apply again in "
 				"a few minutes",
 				l->profile, PROFILE_UNSEEN_MAX_S);
+	if (capacity_fall_back(l, rc, err)) {
+		struct launch od = *l;
+
+		log_warn("%s: no spot capacity for %ld × %s in %s (%s); launching on demand",
+			 l->address, count, l->type, l->zone, err->msg);
+		od.fallback = true;
+		memset(err, 0, sizeof(*err));
+		return launch_run(ctx, &od, scope, count, token, token_count, ids, err);
+	}
 	return rc;
 }
 
@@ -483,7 +496,9 @@ int launch_init(struct prov_ctx *ctx, struct launch *l, const char *address, con
 	json_array_foreach(json_object_get(a, "zones"), i, z)
 	    sb_addf(&zs, "%s%s", i ? "," : "", json_string_value(z));
 	l->zones = zs.buf ? zs.buf : xstrdup("");
-	rc = launch_root_device(ctx, l->image, &l->root_dev, err);
+	rc = capacity_launch_init(ctx, l, a, deps, err);
+	if (rc == PROV_OK)
+		rc = launch_root_device(ctx, l->image, &l->root_dev, err);
 	if (rc == PROV_OK && l->efa)
 		rc = launch_efa_interfaces(ctx, l->type, &l->efa_interfaces, err);
 	return rc;
@@ -493,9 +508,11 @@ void launch_release(struct launch *l)
 {
 	free(l->root_dev);
 	free(l->zones);
+	free(l->reservation_zone);
 	free(l->user_data_b64);
 	l->root_dev = NULL;
 	l->zones = NULL;
+	l->reservation_zone = NULL;
 	l->user_data_b64 = NULL;
 }
 
@@ -506,6 +523,8 @@ int launch_in(struct prov_ctx *ctx, struct launch *l, const struct prov_scope *s
 	if (ids)
 		*ids = NULL;
 	l->zone = zone;
+	if (capacity_launch_zone(l, zone, err) != PROV_OK)
+		return PROV_CAPACITY;
 	l->subnet = aws_dep_attr(deps, "aws_subnet", zone, "id");
 	if (!l->subnet) {
 		kiln_error_set(err, "aws: %s needs aws_subnet.%s, which is not recorded",

@@ -35,6 +35,13 @@ struct launch {
 	bool spot;
 	bool gang;
 	char *zones; /* "a,b": the order of preference, kept in a tag */
+	/* Capacity (aws_capacity.c): what the launch targets and how it is bought. */
+	const char *reservation;       /* cr-... targeted, or NULL */
+	const char *reservation_group; /* a resource group's ARN, or NULL */
+	char *reservation_zone;	       /* the reservation's zone, or NULL */
+	bool block;		       /* into a Capacity Block (MarketType capacity-block) */
+	bool spot_fallback;	       /* spot, else on demand */
+	bool fallback;		       /* this launch is spot's on-demand stand-in */
 	/*
 	 * The user data: the document with its placeholders (bootstrap.h),
 	 * filled at launch from deps and the scope; or, for a grow, the group's

@@ -13,6 +13,7 @@
  * the groups of this apply when a zone has no capacity, is aws_zones.c's.
  */
 #include "aws_ec2.h"
+#include "aws_capacity.h"
 #include "aws_launch.h"
 
 #include "aws/awsxml.h"
@@ -107,7 +108,6 @@ static json_t *group_live(const char *id, json_t *insts)
 	const char *disk = json_string_value(json_object_get(tags, TAG_DISK));
 	const char *gang = json_string_value(json_object_get(tags, TAG_GANG));
 	const char *pg = awsxml_str(first, "placement.groupName");
-	const char *life = awsxml_str(first, "instanceLifecycle");
 	bool pending = false;
 	size_t i;
 	long disk_gb = 0;
@@ -141,12 +141,11 @@ static json_t *group_live(const char *id, json_t *insts)
 	    "s:s?, s:s?}",
 	    "instance_type", awsxml_str(first, "instanceType"), "count",
 	    (json_int_t)json_array_size(insts), "gang", gang && strcmp(gang, "true") == 0, "market",
-	    life && strcmp(life, "spot") == 0 ? "spot" : "on-demand", "image",
-	    awsxml_str(first, "imageId"), "zones", zones, "disk_size_gb", (json_int_t)disk_gb,
-	    "disk_type", disk_type, "role", NULL, "public", awsxml_str(first, "ipAddress") != NULL,
-	    "efa", has_efa(first), "placement_group", NULL, "instance_ids", ids, "zone",
-	    awsxml_str(first, "placement.availabilityZone"), "subnet_id",
-	    awsxml_str(first, "subnetId"), "security_group_id",
+	    capacity_market(first), "image", awsxml_str(first, "imageId"), "zones", zones,
+	    "disk_size_gb", (json_int_t)disk_gb, "disk_type", disk_type, "role", NULL, "public",
+	    awsxml_str(first, "ipAddress") != NULL, "efa", has_efa(first), "placement_group", NULL,
+	    "instance_ids", ids, "zone", awsxml_str(first, "placement.availabilityZone"),
+	    "subnet_id", awsxml_str(first, "subnetId"), "security_group_id",
 	    awsxml_str(first, "groupSet.0.groupId")
 		? awsxml_str(first, "groupSet.0.groupId")
 		: awsxml_str(first, "networkInterfaceSet.0.groupSet.0.groupId"),
@@ -481,7 +480,6 @@ int aws_list_unmanaged(struct prov_ctx *ctx, json_t **out, struct kiln_error *er
 		json_t *tags = ec2_item_tags(inst), *attrs;
 		const char *type = awsxml_str(inst, "instanceType");
 		const struct catalog_type *t = catalog_find(&catalog_aws, type);
-		const char *life = awsxml_str(inst, "instanceLifecycle");
 		const char *state = awsxml_str(inst, "instanceState.name");
 
 		if (json_object_get(tags, PROV_TAG_CLUSTER) || !t || t->gpus == 0 ||
@@ -489,11 +487,11 @@ int aws_list_unmanaged(struct prov_ctx *ctx, json_t **out, struct kiln_error *er
 			json_decref(tags);
 			continue;
 		}
-		attrs = json_pack(
-		    "{s:s, s:i, s:s, s:s, s:i, s:s?, s:s?}", "instance_type", type, "count", 1,
-		    "market", life && strcmp(life, "spot") == 0 ? "spot" : "on-demand", "gpu",
-		    t->gpu, "gpus", t->gpus, "zone", awsxml_str(inst, "placement.availabilityZone"),
-		    "launched", awsxml_str(inst, "launchTime"));
+		attrs =
+		    json_pack("{s:s, s:i, s:s, s:s, s:i, s:s?, s:s?}", "instance_type", type,
+			      "count", 1, "market", capacity_market(inst), "gpu", t->gpu, "gpus",
+			      t->gpus, "zone", awsxml_str(inst, "placement.availabilityZone"),
+			      "launched", awsxml_str(inst, "launchTime"));
 		json_array_append_new(
 		    *out, aws_live("aws_instance_group", awsxml_str(inst, "instanceId"),
 				   state && strcmp(state, "running") == 0 ? "ready" : "pending",

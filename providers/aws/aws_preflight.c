@@ -7,7 +7,7 @@
  * exists. Three calls whatever the number of groups: DescribeInstanceTypes,
  * DescribeInstanceTypeOfferings and DescribeImages, each over all of them.
  */
-#include "aws_int.h"
+#include "aws_capacity.h"
 
 #include "aws/awsxml.h"
 
@@ -300,8 +300,10 @@ int aws_preflight(struct prov_ctx *ctx, const json_t *creates, json_t *warnings,
 		json_array_foreach(json_object_get(a, "zones"), i, z)
 		    add_unique(zones, json_string_value(z));
 	}
-	if (json_array_size(types) == 0)
+	if (json_array_size(types) == 0) {
+		rc = capacity_preflight(ctx, creates, warnings, err);
 		goto out;
+	}
 	rc = describe_types(ctx, types, &tinfo, err);
 	if (rc == PROV_OK)
 		rc = describe_offerings(ctx, types, zones, &offers, err);
@@ -320,6 +322,8 @@ int aws_preflight(struct prov_ctx *ctx, const json_t *creates, json_t *warnings,
 			break;
 		}
 	}
+	if (rc == PROV_OK)
+		rc = capacity_preflight(ctx, creates, warnings, err);
 out:
 	json_decref(types);
 	json_decref(zones);

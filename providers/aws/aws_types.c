@@ -6,6 +6,7 @@
  * other live attribute (ids, ARNs, the chosen zone) is computed and only
  * recorded.
  */
+#include "aws_capacity.h"
 #include "aws_ec2.h"
 
 #include <string.h>
@@ -46,6 +47,12 @@ static const struct prov_attr ig_attrs[] = {
     {"user_data", POLICY_REPLACE, false,
      "EC2 changes user data only on a stopped instance and cloud-init runs it once, at the "
      "first boot: new user data is new nodes (a stop and start would not run it)"},
+};
+
+static const struct prov_attr block_attrs[] = {
+    {"instance_type", POLICY_REPLACE, false, "a Capacity Block is bought for one instance type"},
+    {"count", POLICY_REPLACE, false, "a Capacity Block holds the instances it was bought for"},
+    {"duration_hours", POLICY_REPLACE, false, "a Capacity Block's window is fixed when bought"},
 };
 
 static const struct prov_attr bucket_attrs[] = {
@@ -124,6 +131,7 @@ const struct prov_type aws_types[AWS_NTYPES] = {
     AWS_TYPE_FIXED(aws_fsx_import, import, import_attrs, ARRAY_SIZE(import_attrs)),
     AWS_TYPE(aws_efs, efs, efs_attrs),
     AWS_TYPE_FIXED(aws_efs_mount_target, mt, no_attrs, 0),
+    AWS_TYPE(aws_capacity_block, cb, block_attrs),
 };
 
 /*
@@ -200,6 +208,16 @@ static const struct type_actions actions[] = {
       A("elasticfilesystem:CreateFileSystem", "elasticfilesystem:TagResource"),
       A("elasticfilesystem:TagResource", "elasticfilesystem:DescribeFileSystems"),
       A("elasticfilesystem:DeleteFileSystem", "elasticfilesystem:DescribeFileSystems")}},
+    /*
+     * Listing and reading blocks is part of the create's actions: refresh
+     * asks EC2 only when the spec buys blocks (aws_capacity.c), so a spec
+     * that buys none needs none of these.
+     */
+    {"aws_capacity_block",
+     {NULL, NULL,
+      A("ec2:DescribeCapacityReservations", "ec2:DescribeCapacityBlockOfferings",
+	"ec2:PurchaseCapacityBlock", "ec2:CreateTags"),
+      NULL, NULL}},
     {"aws_efs_mount_target",
      {A("elasticfilesystem:DescribeFileSystems", "elasticfilesystem:DescribeMountTargets"),
       A("elasticfilesystem:DescribeMountTargets", "elasticfilesystem:DescribeFileSystems"),
@@ -219,6 +237,21 @@ static const struct type_actions actions[] = {
       A("iam:RemoveRoleFromInstanceProfile", "iam:DeleteInstanceProfile", "iam:DeleteRolePolicy",
 	"iam:DeleteRole")}},
 };
+
+/*
+ * A group that targets a capacity reservation reads it (pre-flight and the
+ * launch): only such a spec's policy has the action.
+ */
+const char *const *aws_iam_resource_actions(const json_t *desired, enum prov_verb verb)
+{
+	static const char *const reads[] = {"ec2:DescribeCapacityReservations", NULL};
+	const char *kind =
+	    json_string_value(json_object_get(json_object_get(desired, "attrs"), "capacity"));
+
+	if (verb == VERB_CREATE && kind && strcmp(kind, "reservation") == 0)
+		return reads;
+	return NULL;
+}
 
 const char *const *aws_iam_actions(const char *type, enum prov_verb verb)
 {

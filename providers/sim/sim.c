@@ -503,6 +503,8 @@ static void sim_cost(struct prov_ctx *ctx, const char *type, const json_t *attrs
 		pricing_by_use(unpriced, "Object storage and requests", "GB stored, requests");
 	else if (strcmp(type, "sim_nfs") == 0)
 		pricing_by_use(unpriced, "NFS storage", "GB stored, throughput");
+	else if (strcmp(type, "sim_capacity_block") == 0)
+		sim_block_cost(attrs, components, unpriced);
 }
 
 /* sim mirrors the AWS names of its read calls, which no policy scopes either. */

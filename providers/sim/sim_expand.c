@@ -60,6 +60,24 @@ static const char *deletion_name(enum spec_deletion d)
 	return d == DELETION_DELETE ? "delete" : "retain";
 }
 
+/* A group's Capacity Block, with the window the sim would sell it for now in its notes. */
+static void expand_block(json_t *all, const struct spec_group *g, const char *type,
+			 const json_t *zones)
+{
+	json_t *b = pexp_capacity_block(all, "sim_capacity_block", g, type, json_deep_copy(zones));
+	struct kiln_error err = {0};
+	struct sim_block w;
+	int64_t now;
+
+	if (util_now(&now, &err) == 0 &&
+	    sim_block_window(json_object_get(b, "attrs"), now, &w) == 0) {
+		char *line = sim_block_line(&w);
+
+		pexp_why(b, "duration_hours", xasprintf("buys the block on offer now: %s", line));
+		free(line);
+	}
+}
+
 void sim_boot_check(const struct spec *spec, struct diags *d)
 {
 	boot_check_spec(&catalog_aws, spec, &sim_boot, false, d);
@@ -113,6 +131,10 @@ static int expand_group(json_t *all, const struct spec *spec, const struct spec_
 		free(addr);
 		if (rc < 0)
 			return PROV_ERROR;
+	}
+	if (g->capacity.kind == CAPACITY_BLOCK) {
+		expand_block(all, g, t->name, zones);
+		pexp_dep(r, "sim_capacity_block", g->name);
 	}
 	return PROV_OK;
 }

@@ -52,6 +52,11 @@ static const struct iam_row iam_rows[] = {
 	      "sim:AddRoleToInstanceProfile"),
       ACTIONS("sim:UpdateAssumeRolePolicy"),
       ACTIONS("sim:RemoveRoleFromInstanceProfile", "sim:DeleteInstanceProfile", "sim:DeleteRole")}},
+    {"sim_capacity_block",
+     {ACTIONS("sim:DescribeCapacityReservations"), ACTIONS("sim:DescribeCapacityReservations"),
+      ACTIONS("sim:DescribeCapacityBlockOfferings", "sim:PurchaseCapacityBlock", "sim:CreateTags"),
+      /* Nothing changes a block in place, and none is cancelled: a delete only reads it. */
+      ACTIONS("sim:CreateTags"), ACTIONS("sim:DescribeCapacityReservations")}},
     {"sim_role_policy",
      {ACTIONS("sim:ListRolePolicies"), ACTIONS("sim:GetRolePolicy"), ACTIONS("sim:PutRolePolicy"),
       ACTIONS("sim:PutRolePolicy"), ACTIONS("sim:DeleteRolePolicy")}},

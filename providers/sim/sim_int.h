@@ -22,7 +22,7 @@
 #include "catalog_aws.h"
 #include "provider.h"
 
-#define SIM_NTYPES 8
+#define SIM_NTYPES 9
 #define SIM_ID_HEX 17 /* hex digits after the prefix, as AWS ids have */
 #define SIM_ID_MAX 32 /* "prefix-" + 17 hex digits + NUL, with room */
 #define SIM_ACCOUNT "000000000000"
@@ -91,6 +91,24 @@ struct sim_kind {
 };
 
 extern const struct sim_kind sim_kinds[SIM_NTYPES];
+
+/* sim_capacity.c: a Capacity Block's window, as the sim sells it. */
+struct sim_block {
+	int64_t start, end; /* unix seconds */
+	long hours, count;
+	double fee, gpu_hours;
+	const char *zone; /* borrowed from the attrs */
+};
+int sim_block_window(const json_t *attrs, int64_t now, struct sim_block *b);
+const char *sim_block_state(int64_t start, int64_t end, int64_t now);
+/* "ZONE, START to END, $FEE up front ($X/GPU-hour; simulated)": caller frees. */
+char *sim_block_line(const struct sim_block *b);
+int sim_block_created(struct prov_ctx *ctx, const struct prov_scope *scope, json_t *doc,
+		      struct kiln_error *err);
+/* PROV_OK when group's block is active now; else an error saying when it is. */
+int sim_block_check(struct prov_ctx *ctx, const struct prov_scope *scope, const char *group,
+		    struct kiln_error *err);
+void sim_block_cost(const json_t *attrs, json_t *components, json_t *unpriced);
 extern const struct prov_type sim_types[SIM_NTYPES];
 
 /* sim.c */

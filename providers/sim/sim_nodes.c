@@ -394,6 +394,15 @@ bad:
 	return NULL;
 }
 
+/* NAME of the group's address sim_node_group.NAME. */
+static const char *group_name(const json_t *doc)
+{
+	const char *addr = sim_doc_str(doc, "tags", PROV_TAG_ADDRESS);
+	const char *dot = addr ? strchr(addr, '.') : NULL;
+
+	return dot ? dot + 1 : "unnamed";
+}
+
 int sim_nodes_created(struct prov_ctx *ctx, const struct prov_scope *scope, json_t *doc,
 		      struct kiln_error *err)
 {
@@ -405,8 +414,12 @@ int sim_nodes_created(struct prov_ctx *ctx, const struct prov_scope *scope, json
 	long count, nodes;
 	int rc = PROV_ERROR;
 
-	(void)scope;
 	if (!t || !group_count(attrs, &count, err))
+		return PROV_ERROR;
+	/* Into its Capacity Block, only while the block is active. */
+	if (json_string_value(json_object_get(attrs, "capacity")) &&
+	    strcmp(json_string_value(json_object_get(attrs, "capacity")), "block") == 0 &&
+	    sim_block_check(ctx, scope, group_name(doc), err) != PROV_OK)
 		return PROV_ERROR;
 	if (json_is_true(json_object_get(attrs, "efa")) && !t->efa) {
 		kiln_error_set(err,

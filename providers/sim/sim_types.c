@@ -22,6 +22,7 @@ enum {
 	K_NFS,
 	K_ROLE,
 	K_POLICY,
+	K_BLOCK,
 };
 
 static const char *const retain_why = "kiln's own rule, what destroy does with the data";
@@ -50,6 +51,9 @@ static const struct prov_attr nodes_attrs[] = {
     {"public", POLICY_REPLACE, false, "a public address is given to a node at launch"},
     {"efa", POLICY_REPLACE, false, "EFA interfaces are attached at launch"},
     {"placement_group", POLICY_REPLACE, false, "nodes join a placement group at launch"},
+    {"capacity", POLICY_REPLACE, false, "nodes are launched into their capacity"},
+    {"capacity_reservation", POLICY_REPLACE, false, "nodes are launched into their capacity"},
+    {"spot_fallback", POLICY_LIVE, false, "it only decides how later launches are made"},
     {"user_data", POLICY_REPLACE, false,
      "as on EC2: user data runs once, at a node's first boot, so new user data is new nodes"},
 };
@@ -78,6 +82,15 @@ static const struct prov_attr nfs_attrs[] = {
 
 static const struct prov_attr role_attrs[] = {
     {"service", POLICY_REPLACE, false, "a role's trust policy names its service at creation"},
+};
+
+static const struct prov_attr block_attrs[] = {
+    {"instance_type", POLICY_REPLACE, false, "a Capacity Block is bought for one instance type"},
+    {"count", POLICY_REPLACE, false, "a Capacity Block holds the instances it was bought for"},
+    {"duration_hours", POLICY_REPLACE, false, "a Capacity Block's window is fixed when bought"},
+    {"start_after", POLICY_LIVE, false, "it only decided which block was bought"},
+    {"max_upfront_usd", POLICY_LIVE, false, "it only decided which block was bought"},
+    {"zones", POLICY_LIVE, false, "it only decided which block was bought"},
 };
 
 static const struct prov_attr policy_attrs[] = {
@@ -529,6 +542,8 @@ const struct sim_kind sim_kinds[SIM_NTYPES] = {
 		NULL},
     [K_POLICY] = {"sim_role_policy", "pol", false, policy_attrs, ARRAY_SIZE(policy_attrs),
 		  policy_created, policy_updated, NULL},
+    [K_BLOCK] = {"sim_capacity_block", "cr", false, block_attrs, ARRAY_SIZE(block_attrs),
+		 sim_block_created, NULL, NULL},
 };
 
 /*
@@ -582,6 +597,7 @@ SIM_OPS(sim_lustre, K_LUSTRE)
 SIM_OPS(sim_nfs, K_NFS)
 SIM_OPS(sim_role, K_ROLE)
 SIM_OPS(sim_role_policy, K_POLICY)
+SIM_OPS(sim_capacity_block, K_BLOCK)
 
 const struct prov_type sim_types[SIM_NTYPES] = {
     SIM_TYPE(sim_network, K_NETWORK, network_attrs),
@@ -592,4 +608,5 @@ const struct prov_type sim_types[SIM_NTYPES] = {
     SIM_TYPE(sim_nfs, K_NFS, nfs_attrs),
     SIM_TYPE(sim_role, K_ROLE, role_attrs),
     SIM_TYPE(sim_role_policy, K_POLICY, policy_attrs),
+    SIM_TYPE(sim_capacity_block, K_BLOCK, block_attrs),
 };

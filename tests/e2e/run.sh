@@ -35,6 +35,7 @@ cd "$(dirname "$0")/../.." || exit 2
 . tests/e2e/init.sh
 . tests/e2e/ownership.sh
 . tests/e2e/docs.sh
+. tests/e2e/capacity.sh
 . tests/e2e/boot.sh
 . tests/e2e/health.sh
 . tests/e2e/timing.sh
@@ -46,7 +47,7 @@ ESC=$(printf '\033')
 HAVE_PY=false
 command -v python3 >/dev/null 2>&1 && HAVE_PY=true
 
-# E2E_ONLY=engine|state|aws|review|approve|audit|ci|sprawl|lifecycle|init|ownership|docs|boot|health|timing runs one group, for working on it.
+# E2E_ONLY=engine|state|aws|review|approve|audit|ci|sprawl|lifecycle|init|ownership|docs|boot|health|timing|capacity runs one group, for working on it.
 case ${E2E_ONLY:-} in
 engine) engine_tests; e2e_finish; exit $? ;;
 approve) approve_tests; e2e_finish; exit $? ;;
@@ -60,6 +61,7 @@ sprawl) sprawl_tests; e2e_finish; exit $? ;;
 init) init_tests; e2e_finish; exit $? ;;
 ownership) ownership_tests; e2e_finish; exit $? ;;
 docs) docs_tests; e2e_finish; exit $? ;;
+capacity) capacity_tests; e2e_finish; exit $? ;;
 boot) boot_tests; e2e_finish; exit $? ;;
 health) health_tests; e2e_finish; exit $? ;;
 timing) timing_tests; e2e_finish; exit $? ;;
@@ -574,6 +576,7 @@ lifecycle_tests
 sprawl_tests
 init_tests
 ownership_tests
+capacity_tests
 docs_tests
 boot_tests
 health_tests

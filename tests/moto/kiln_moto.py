@@ -52,7 +52,18 @@ faulted, never authenticated):
                               InvalidParameterValue "... Invalid IAM Instance Profile name",
                               as EC2 does before IAM's change reaches it; {} clears (moto
                               sees a new profile at once). GET also reports
-                              "refused": how many launches were refused so
+                              "refused": how many launches were refused so far
+  GET|POST /_kiln/clock       {"now": "2026-12-03T00:00:00Z"}: the time the capacity
+                              reservations' states and the offerings are computed at
+                              ({} or {"now": null}: the real time)
+  GET|POST /_kiln/capacity-blocks  [{"instance_type": "p5.48xlarge", "zone": "us-east-1a",
+                              "start": "2026-12-03T11:30:00Z", "count": 64,
+                              "hourly_usd": 31.464}, ...]: Capacity Block windows on offer
+                              (an offering of D hours starts at "start", holds up to
+                              "count" instances, costs hourly_usd x count x D); GET also
+                              lists "purchases" (offering, reservation, fee)
+  GET|POST /_kiln/spot        {"available": false}: every spot launch is refused with
+                              InsufficientInstanceCapacity (true, the default: moto's)
   POST /_kiln/reset           moto's backends (as /moto-api/reset), moto's count of
                               unauthenticated requests, and all of the above
 """
@@ -100,6 +111,10 @@ class KilnState:
         self.fsx = dict(DEFAULT_FSX)
         self.iam: dict = {}
         self.iam_refused = 0
+        self.clock = None  # a fixed datetime for the capacity states, or None: real time
+        self.blocks: list[dict] = []  # the Capacity Block windows on offer
+        self.spot = True  # spot capacity available
+        self.purchases: list[dict] = []  # every PurchaseCapacityBlock that bought
 
 
 STATE = KilnState()
@@ -124,6 +139,25 @@ def ec2_error_body(code: str, message: str) -> str:
 
 def _xml(s: str) -> str:
     return s.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
+
+
+def requested_zone(self) -> str:
+    """The zone a RunInstances request launches in (its placement, else its subnet's)."""
+    zone = self._get_param("Placement.AvailabilityZone")
+    if zone:
+        return zone
+    subnet_id = self._get_param("SubnetId")
+    if not subnet_id:
+        for nic in self._get_param("NetworkInterfaces", []) or []:
+            if nic.get("SubnetId"):
+                subnet_id = nic["SubnetId"]
+                break
+    if subnet_id:
+        try:
+            return self.ec2_backend.get_subnet(subnet_id).availability_zone
+        except Exception:  # moto raises its own InvalidSubnetID later
+            pass
+    return self.region + "a"
 
 
 # ---------------------------------------------------------------------------------------
@@ -349,23 +383,6 @@ def patch_ec2() -> None:
     def fingerprint(params) -> str:
         p = {k: v for k, v in dict(params).items() if k not in ("ClientToken", "DryRun")}
         return json.dumps(p, sort_keys=True, default=str)
-
-    def requested_zone(self) -> str:
-        zone = self._get_param("Placement.AvailabilityZone")
-        if zone:
-            return zone
-        subnet_id = self._get_param("SubnetId")
-        if not subnet_id:
-            for nic in self._get_param("NetworkInterfaces", []) or []:
-                if nic.get("SubnetId"):
-                    subnet_id = nic["SubnetId"]
-                    break
-        if subnet_id:
-            try:
-                return self.ec2_backend.get_subnet(subnet_id).availability_zone
-            except Exception:  # moto raises its own InvalidSubnetID later
-                pass
-        return self.region + "a"
 
     def capacity_error(self):
         """The EC2 error document for the first capacity rule this launch breaks, or None."""
@@ -956,8 +973,423 @@ def patch_s3() -> None:
     S3Response._bucket_response_put = bucket_response_put
 
 
+# ---------------------------------------------------------------------------------------
+# Capacity: On-Demand Capacity Reservations, Capacity Blocks for ML, spot on/off.
+# moto 5.2.1 implements none of DescribeCapacityReservations, CreateCapacityReservation,
+# DescribeCapacityBlockOfferings or PurchaseCapacityBlock (its IMPLEMENTATION_COVERAGE
+# lists them unimplemented), ignores RunInstances' CapacityReservationSpecification and
+# treats every InstanceMarketOptions.MarketType as spot.  Every request and answer field
+# below is a member of botocore's ec2 service model (shapes CapacityReservation,
+# CapacityBlockOffering, CapacityReservationSpecification, InstanceMarketOptionsRequest).
+# ---------------------------------------------------------------------------------------
+
+
+def _now():
+    """The emulator's clock: fixed by POST /_kiln/clock, else the real UTC time."""
+    import datetime as dt
+
+    if STATE.clock:
+        return STATE.clock
+    return dt.datetime.now(dt.timezone.utc).replace(microsecond=0)
+
+
+def _parse_time(s: str):
+    import datetime as dt
+
+    if isinstance(s, dt.datetime):
+        return s if s.tzinfo else s.replace(tzinfo=dt.timezone.utc)
+    t = dt.datetime.fromisoformat(str(s).replace("Z", "+00:00"))
+    return t if t.tzinfo else t.replace(tzinfo=dt.timezone.utc)
+
+
+def _offering_id(w: dict, count: int, hours: int) -> str:
+    import hashlib
+
+    key = f"{w['instance_type']}/{w['zone']}/{w['start']}/{count}/{hours}"
+    return "cb-" + hashlib.sha256(key.encode()).hexdigest()[:17]
+
+
+def patch_capacity() -> None:
+    import datetime as dt
+
+    from moto.core.responses import ActionResult
+    from moto.ec2 import utils as ec2_utils
+    from moto.ec2.exceptions import EC2ClientError
+    from moto.ec2.responses import EC2Response
+    from moto.ec2.responses.instances import InstanceResponse
+
+    ec2_utils.EC2_RESOURCE_TO_PREFIX["capacity-reservation"] = "cr"
+    ec2_utils.EC2_PREFIX_TO_RESOURCE["cr"] = "capacity-reservation"
+
+    def reservations(backend) -> dict:
+        # On the backend object, so moto's reset clears them with everything else.
+        return backend.__dict__.setdefault("kiln_capacity_reservations", {})
+
+    def state_of(cr) -> str:
+        """A reservation's state now.  An ODCR is active from creation until its EndDate
+        (EndDateType limited), then expired.  A Capacity Block stays payment-pending until
+        its payment is processed (here: the first describe after the purchase), then is
+        scheduled until its start, active until its end, expired after ("Capacity Blocks
+        for ML", EC2 user guide: "View Capacity Blocks" lists these states)."""
+        if cr["State"] in ("cancelled", "payment-failed"):
+            return cr["State"]
+        if cr.get("kiln_payment_pending"):
+            return "payment-pending"
+        now = _now()
+        if cr.get("EndDate") and now >= cr["EndDate"]:
+            return "expired"
+        if cr.get("StartDate") and now < cr["StartDate"]:
+            return "scheduled"
+        return "active"
+
+    def used(backend, cr) -> int:
+        return sum(
+            1
+            for i in backend.all_instances()
+            if getattr(i, "capacity_reservation_id", None) == cr["CapacityReservationId"]
+            and i.state in ("pending", "running", "stopping", "stopped")
+        )
+
+    def view(backend, cr) -> dict:
+        out = {k: v for k, v in cr.items() if not k.startswith("kiln_")}
+        out["State"] = state_of(cr)
+        n = used(backend, cr)
+        out["AvailableInstanceCount"] = (
+            max(0, cr["TotalInstanceCount"] - n) if out["State"] == "active" else 0
+        )
+        out["Tags"] = [
+            {"Key": k, "Value": v}
+            for k, v in backend.tags.get(cr["CapacityReservationId"], {}).items()
+        ]
+        return out
+
+    def new_reservation(backend, itype, zone, count, start, end, rtype, criteria, tags):
+        cr_id = "cr-" + _hex(17)
+        region = backend.region_name
+        cr = {
+            "CapacityReservationId": cr_id,
+            "OwnerId": backend.account_id,
+            "CapacityReservationArn": f"arn:aws:ec2:{region}:{backend.account_id}"
+            f":capacity-reservation/{cr_id}",
+            "InstanceType": itype,
+            "InstancePlatform": "Linux/UNIX",
+            "AvailabilityZone": zone,
+            "Tenancy": "default",
+            "TotalInstanceCount": count,
+            "EbsOptimized": True,
+            "EphemeralStorage": False,
+            "State": "active",
+            "StartDate": start,
+            "EndDateType": "limited" if end else "unlimited",
+            "InstanceMatchCriteria": criteria,
+            "CreateDate": _now(),
+            "ReservationType": rtype,
+        }
+        if end:
+            cr["EndDate"] = end
+        reservations(backend)[cr_id] = cr
+        for k, v in tags.items():
+            backend.tags.setdefault(cr_id, {})[k] = v
+        return cr
+
+    def tags_from(self, kind) -> dict:
+        return self._parse_tag_specification().get(kind, {})
+
+    def create_capacity_reservation(self):
+        itype = self._get_param("InstanceType")
+        zone = self._get_param("AvailabilityZone")
+        count = self._get_int_param("InstanceCount")
+        end = self._get_param("EndDate")
+        self.error_on_dryrun()
+        if not itype or not zone or not count:
+            raise EC2ClientError(
+                "MissingParameter",
+                "The request must contain the parameters instanceType, availabilityZone "
+                "and instanceCount",
+            )
+        with LOCK:
+            cr = new_reservation(
+                self.ec2_backend, itype, zone, count, _now(),
+                _parse_time(end) if end else None, "default",
+                self._get_param("InstanceMatchCriteria") or "open",
+                tags_from(self, "capacity-reservation"),
+            )
+            return ActionResult({"CapacityReservation": view(self.ec2_backend, cr)})
+
+    def describe_capacity_reservations(self):
+        ids = self._get_param("CapacityReservationIds", []) or []
+        filters = self._filters_from_querystring()
+        self.error_on_dryrun()
+        backend = self.ec2_backend
+        with LOCK:
+            all_cr = reservations(backend)
+            for i in ids:
+                if i not in all_cr:
+                    raise EC2ClientError(
+                        "InvalidCapacityReservationId.NotFound",
+                        f"The capacity reservation ID '{i}' does not exist",
+                    )
+            out = []
+            for cr in all_cr.values():
+                if ids and cr["CapacityReservationId"] not in ids:
+                    continue
+                v = view(backend, cr)
+                tags = {t["Key"]: t["Value"] for t in v["Tags"]}
+                ok = True
+                for name, values in (filters or {}).items():
+                    if name.startswith("tag:"):
+                        ok &= tags.get(name[4:]) in values
+                    elif name == "tag-key":
+                        ok &= any(k in tags for k in values)
+                    elif name == "state":
+                        ok &= v["State"] in values
+                    elif name == "instance-type":
+                        ok &= v["InstanceType"] in values
+                    elif name == "availability-zone":
+                        ok &= v["AvailabilityZone"] in values
+                    elif name == "reservation-type":
+                        ok &= v["ReservationType"] in values
+                    else:
+                        raise EC2ClientError(
+                            "InvalidParameterValue", f"The filter '{name}' is invalid"
+                        )
+                if ok:
+                    out.append(v)
+                # A describe is what settles a purchase's payment here.
+                cr.pop("kiln_payment_pending", None)
+        return ActionResult({"CapacityReservations": out})
+
+    def windows_for(itype, count, hours, start_from, end_by):
+        now = _now()
+        out = []
+        for w in STATE.blocks:
+            start = _parse_time(w["start"])
+            end = start + dt.timedelta(hours=hours)
+            if w["instance_type"] != itype or w["count"] < count or start < now:
+                continue
+            if start_from and start < start_from:
+                continue
+            if end_by and end > end_by:
+                continue
+            out.append((start, end, w))
+        out.sort(key=lambda x: (x[0], x[2]["zone"]))
+        # "we provide the details of up to 6 available blocks" (EC2 user guide, "Find and
+        # purchase Capacity Blocks").
+        return out[:6]
+
+    def offering(w, start, end, count, hours) -> dict:
+        fee = float(w["hourly_usd"]) * count * hours
+        return {
+            "CapacityBlockOfferingId": _offering_id(w, count, hours),
+            "InstanceType": w["instance_type"],
+            "AvailabilityZone": w["zone"],
+            "InstanceCount": count,
+            "StartDate": start,
+            "EndDate": end,
+            "CapacityBlockDurationHours": hours,
+            "UpfrontFee": f"{fee:.2f}",
+            "CurrencyCode": "USD",
+            "Tenancy": "default",
+        }
+
+    def duration_ok(hours: int) -> bool:
+        # "You must specify reservation durations in 1-day increments up to 14 days, and
+        # in 7-day increments up to 182 days" (EC2 user guide, "Find and purchase Capacity
+        # Blocks"; DescribeCapacityBlockOfferings, CapacityDurationHours).
+        if hours <= 0 or hours % 24:
+            return False
+        days = hours // 24
+        return days <= 14 or (days % 7 == 0 and days <= 182)
+
+    def describe_capacity_block_offerings(self):
+        itype = self._get_param("InstanceType")
+        count = self._get_int_param("InstanceCount")
+        hours = self._get_int_param("CapacityDurationHours")
+        start_from = self._get_param("StartDateRange")
+        end_by = self._get_param("EndDateRange")
+        self.error_on_dryrun()
+        if hours is None:
+            raise EC2ClientError(
+                "MissingParameter",
+                "The request must contain the parameter CapacityDurationHours",
+            )
+        if not duration_ok(hours):
+            raise EC2ClientError(
+                "InvalidParameterValue",
+                f"Value ({hours}) for parameter CapacityDurationHours is invalid. Specify "
+                "1-day increments up to 14 days, and 7-day increments up to 182 days.",
+            )
+        count = count or 1
+        with LOCK:
+            found = windows_for(
+                itype, count, hours,
+                _parse_time(start_from) if start_from else None,
+                _parse_time(end_by) if end_by else None,
+            )
+            return ActionResult({
+                "CapacityBlockOfferings": [offering(w, s, e, count, hours) for s, e, w in found]
+            })
+
+    def purchase_capacity_block(self):
+        oid = self._get_param("CapacityBlockOfferingId")
+        platform = self._get_param("InstancePlatform")
+        self.error_on_dryrun()
+        if not oid or not platform:
+            raise EC2ClientError(
+                "MissingParameter",
+                "The request must contain the parameters CapacityBlockOfferingId and "
+                "InstancePlatform",
+            )
+        backend = self.ec2_backend
+        with LOCK:
+            hit = None
+            for w in STATE.blocks:
+                start = _parse_time(w["start"])
+                for count in range(1, w["count"] + 1):
+                    for hours in w.get("kiln_hours", []):
+                        if _offering_id(w, count, hours) == oid:
+                            hit = (w, start, count, hours)
+            if hit is None:
+                # The extension's code: the EC2 error list names none for an offering
+                # that is gone; InvalidParameterValue is EC2's generic one.
+                raise EC2ClientError(
+                    "InvalidParameterValue",
+                    f"The Capacity Block offering '{oid}' does not exist or is no longer "
+                    "available",
+                )
+            w, start, count, hours = hit
+            w["count"] -= count
+            tags = tags_from(self, "capacity-reservation")
+            cr = new_reservation(
+                backend, w["instance_type"], w["zone"], count, start,
+                start + dt.timedelta(hours=hours), "capacity-block", "targeted", tags,
+            )
+            cr["CapacityBlockId"] = "cb-" + _hex(17)
+            cr["kiln_payment_pending"] = True
+            cr["kiln_fee"] = float(w["hourly_usd"]) * count * hours
+            STATE.purchases.append(
+                {"offering": oid, "reservation": cr["CapacityReservationId"],
+                 "fee": f"{cr['kiln_fee']:.2f}"}
+            )
+            return ActionResult({"CapacityReservation": view(backend, cr)})
+
+    # The offerings a describe answered must be purchasable by their id: remember which
+    # durations were asked for each window.
+    orig_describe_offerings = describe_capacity_block_offerings
+
+    def describe_offerings_remembering(self):
+        hours = self._get_int_param("CapacityDurationHours")
+        with LOCK:
+            for w in STATE.blocks:
+                if hours and hours not in w.setdefault("kiln_hours", []):
+                    w["kiln_hours"].append(hours)
+        return orig_describe_offerings(self)
+
+    EC2Response.create_capacity_reservation = create_capacity_reservation
+    EC2Response.describe_capacity_reservations = describe_capacity_reservations
+    EC2Response.describe_capacity_block_offerings = describe_offerings_remembering
+    EC2Response.purchase_capacity_block = purchase_capacity_block
+
+    # --- RunInstances with CapacityReservationSpecification and InstanceMarketOptions.
+    orig_run = InstanceResponse.run_instances
+
+    def bad(msg):
+        return EC2ClientError("InvalidParameterValue", msg)
+
+    def check_target(self, cr_id, market, itype, count):
+        backend = self.ec2_backend
+        if not re.fullmatch(r"cr-[0-9a-f]{17}", cr_id or ""):
+            # EC2 API error codes: "The ID for the Capacity Reservation is malformed".
+            raise EC2ClientError(
+                "InvalidCapacityReservationId.Malformed",
+                f"Invalid id: \"{cr_id}\" (expecting \"cr-...\")",
+            )
+        cr = reservations(backend).get(cr_id)
+        if cr is None:
+            # EC2 API error codes: "The specified Capacity Reservation ID does not exist".
+            raise EC2ClientError(
+                "InvalidCapacityReservationId.NotFound",
+                f"The capacity reservation ID '{cr_id}' does not exist",
+            )
+        state = state_of(cr)
+        # A Capacity Block takes launches only while active and only with MarketType
+        # capacity-block ("Launch instances using Capacity Blocks", EC2 user guide); the
+        # error list names no code for these, so EC2's generic InvalidParameterValue.
+        if cr["ReservationType"] == "capacity-block" and market != "capacity-block":
+            raise bad(
+                f"The Capacity Reservation {cr_id} is a Capacity Block: launch into it with "
+                "InstanceMarketOptions.MarketType capacity-block"
+            )
+        if cr["ReservationType"] != "capacity-block" and market == "capacity-block":
+            raise bad(f"The Capacity Reservation {cr_id} is not a Capacity Block")
+        if state != "active":
+            raise bad(f"The Capacity Reservation {cr_id} is {state}, not active")
+        if cr["InstanceType"] != itype:
+            raise bad(
+                f"The Capacity Reservation {cr_id} is for {cr['InstanceType']}, not {itype}"
+            )
+        zone = requested_zone(self)
+        if cr["AvailabilityZone"] != zone:
+            raise bad(
+                f"The Capacity Reservation {cr_id} is in {cr['AvailabilityZone']}, not {zone}"
+            )
+        free = cr["TotalInstanceCount"] - used(backend, cr)
+        if count > free:
+            # EC2 API error codes: "The targeted Capacity Reservation does not have enough
+            # available instance capacity to fulfill your request."
+            raise EC2ClientError(
+                "ReservationCapacityExceeded",
+                f"The Capacity Reservation {cr_id} has {free} available instances; "
+                f"{count} were requested",
+            )
+
+    def run_instances(self):
+        market = self._get_param("InstanceMarketOptions.MarketType")
+        cr_id = self._get_param(
+            "CapacityReservationSpecification.CapacityReservationTarget.CapacityReservationId"
+        )
+        itype = self._get_param("InstanceType") or "m1.small"
+        count = int(self._get_param("MinCount") or 1)
+        if market and market not in ("spot", "capacity-block"):
+            raise bad(f"Value ({market}) for parameter MarketType is invalid")
+        with LOCK:
+            if market == "capacity-block" and not cr_id:
+                raise EC2ClientError(
+                    "MissingParameter",
+                    "MarketType capacity-block needs "
+                    "CapacityReservationSpecification.CapacityReservationTarget",
+                )
+            if cr_id:
+                check_target(self, cr_id, market, itype, count)
+            if market == "spot" and not STATE.spot:
+                # The error EC2 answers a one-time spot request it cannot fill now (EC2
+                # user guide, "Spot Instance request states": capacity-not-available).
+                return ec2_error_body(
+                    "InsufficientInstanceCapacity",
+                    "There is no Spot capacity available that matches your request.",
+                ), {"status": 500, "Content-Type": "text/xml"}
+            result = orig_run(self)
+            if not isinstance(result, ActionResult):
+                return result
+            for inst in result.result.instances:
+                if market == "capacity-block":
+                    inst.lifecycle = "capacity-block"
+                if cr_id and getattr(inst, "capacity_reservation_id", None) is None:
+                    inst.capacity_reservation_id = cr_id
+                    inst.capacity_reservation_specification = {
+                        "CapacityReservationPreference": self._get_param(
+                            "CapacityReservationSpecification.CapacityReservationPreference"
+                        ) or "capacity-reservations-only",
+                        "CapacityReservationTarget": {"CapacityReservationId": cr_id},
+                    }
+        return result
+
+    InstanceResponse.run_instances = run_instances
+
+
 def apply_patches() -> None:
     patch_ec2()
+    patch_capacity()
     patch_fsx()
     patch_efs()
     patch_s3()
@@ -1262,6 +1694,23 @@ class KilnApp:
             if method == "POST":
                 STATE.iam = validate_iam(data or {})
             return _json(start_response, 200, dict(STATE.iam, refused=STATE.iam_refused))
+        if path == "/_kiln/clock":
+            if method == "POST":
+                STATE.clock = _parse_time(data["now"]) if data and data.get("now") else None
+            return _json(start_response, 200,
+                         {"now": STATE.clock.isoformat() if STATE.clock else None})
+        if path == "/_kiln/capacity-blocks":
+            if method == "POST":
+                STATE.blocks = validate_blocks(data if data is not None else [])
+            return _json(start_response, 200, {
+                "windows": [{k: v for k, v in w.items() if not k.startswith("kiln_")}
+                            for w in STATE.blocks],
+                "purchases": STATE.purchases,
+            })
+        if path == "/_kiln/spot":
+            if method == "POST":
+                STATE.spot = bool((data or {}).get("available", True))
+            return _json(start_response, 200, {"available": STATE.spot})
         if path == "/_kiln/reset" and method == "POST":
             from moto.core.responses import ActionAuthenticatorMixin
             from moto.moto_api._internal.models import moto_api_backend
@@ -1283,6 +1732,19 @@ def validate_capacity(rules) -> list:
         if not isinstance(r, dict) or not r.get("instance_type") or not isinstance(r.get("max"), int):
             raise ValueError(f"capacity rule needs instance_type and an integer max: {r!r}")
         out.append({k: r[k] for k in ("instance_type", "zone", "max") if r.get(k) is not None})
+    return out
+
+
+def validate_blocks(windows) -> list:
+    if not isinstance(windows, list):
+        raise ValueError("capacity-blocks: expected a JSON list of windows")
+    out = []
+    for w in windows:
+        need = ("instance_type", "zone", "start", "count", "hourly_usd")
+        if not isinstance(w, dict) or any(w.get(k) is None for k in need):
+            raise ValueError(f"capacity-blocks: a window needs {', '.join(need)}: {w!r}")
+        _parse_time(w["start"])
+        out.append({k: w[k] for k in need})
     return out
 
 

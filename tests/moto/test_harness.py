@@ -273,6 +273,122 @@ def t_capacity(s: Server):
     ec2.run_instances(ImageId="ami-12345678", MinCount=4, MaxCount=4, InstanceType="p5.48xlarge", SubnetId=subnet_a)
 
 
+P5 = dict(ImageId="ami-12345678", InstanceType="p5.48xlarge")
+
+
+def target(cr_id, market=None) -> dict:
+    kw = {"CapacityReservationSpecification": {"CapacityReservationTarget": {"CapacityReservationId": cr_id}}}
+    if market:
+        kw["InstanceMarketOptions"] = {"MarketType": market}
+    return kw
+
+
+def t_odcr(s: Server):
+    s.control("/_kiln/reset", {})
+    ec2 = s.client("ec2")
+    vpc, subnet_a = network(ec2)
+    subnet_b = ec2.create_subnet(VpcId=vpc, CidrBlock="10.0.2.0/24", AvailabilityZone="us-east-1b")["Subnet"]["SubnetId"]
+    cr = ec2.create_capacity_reservation(
+        InstanceType="p5.48xlarge", InstancePlatform="Linux/UNIX", AvailabilityZone="us-east-1a",
+        InstanceCount=2, InstanceMatchCriteria="targeted",
+        TagSpecifications=[{"ResourceType": "capacity-reservation", "Tags": WS}])["CapacityReservation"]
+    cr_id = cr["CapacityReservationId"]
+    eq((cr["State"], cr["AvailableInstanceCount"], cr["ReservationType"]), ("active", 2, "default"), "new ODCR")
+    eq(code(error_of(ec2.run_instances, MinCount=1, MaxCount=1, SubnetId=subnet_b, **P5, **target(cr_id))),
+       "InvalidParameterValue", "wrong zone")
+    eq(code(error_of(ec2.run_instances, ImageId="ami-12345678", InstanceType="p4d.24xlarge", MinCount=1, MaxCount=1,
+                     SubnetId=subnet_a, **target(cr_id))), "InvalidParameterValue", "wrong type")
+    eq(code(error_of(ec2.run_instances, MinCount=3, MaxCount=3, SubnetId=subnet_a, **P5, **target(cr_id))),
+       "ReservationCapacityExceeded", "too many")
+    eq(code(error_of(ec2.run_instances, MinCount=1, MaxCount=1, SubnetId=subnet_a, **P5,
+                     **target("cr-0123456789abcdef0"))), "InvalidCapacityReservationId.NotFound", "unknown id")
+    eq(code(error_of(ec2.run_instances, MinCount=1, MaxCount=1, SubnetId=subnet_a, **P5, **target("cr-1"))),
+       "InvalidCapacityReservationId.Malformed", "malformed id")
+    ids = [i["InstanceId"] for i in ec2.run_instances(MinCount=2, MaxCount=2, SubnetId=subnet_a, **P5,
+                                                       **target(cr_id))["Instances"]]
+    inst = ec2.describe_instances(InstanceIds=ids)["Reservations"][0]["Instances"]
+    eq({i["CapacityReservationId"] for i in inst}, {cr_id}, "instances in the reservation")
+    got = ec2.describe_capacity_reservations(Filters=WS_FILTER)["CapacityReservations"]
+    eq([(c["CapacityReservationId"], c["AvailableInstanceCount"]) for c in got], [(cr_id, 0)], "by tag, used")
+    ec2.terminate_instances(InstanceIds=ids[:1])
+    eq(ec2.describe_capacity_reservations(CapacityReservationIds=[cr_id])["CapacityReservations"][0]
+       ["AvailableInstanceCount"], 1, "a terminated instance frees its place")
+    eq(code(error_of(ec2.describe_capacity_reservations, CapacityReservationIds=["cr-0123456789abcdef0"])),
+       "InvalidCapacityReservationId.NotFound", "describe unknown")
+
+
+def t_capacity_blocks(s: Server):
+    s.control("/_kiln/reset", {})
+    ec2 = s.client("ec2")
+    vpc, subnet_a = network(ec2)
+    s.control("/_kiln/clock", {"now": "2026-12-02T00:00:00Z"})
+    s.control("/_kiln/capacity-blocks", [
+        {"instance_type": "p5.48xlarge", "zone": "us-east-1b", "start": "2026-12-04T11:30:00Z", "count": 4,
+         "hourly_usd": 30},
+        {"instance_type": "p5.48xlarge", "zone": "us-east-1a", "start": "2026-12-03T11:30:00Z", "count": 4,
+         "hourly_usd": 31.464},
+        {"instance_type": "p5.48xlarge", "zone": "us-east-1a", "start": "2026-12-01T11:30:00Z", "count": 4,
+         "hourly_usd": 1},
+    ])
+    eq(code(error_of(ec2.describe_capacity_block_offerings, InstanceType="p5.48xlarge", InstanceCount=2,
+                     CapacityDurationHours=25)), "InvalidParameterValue", "25 hours")
+    eq(code(error_of(ec2.describe_capacity_block_offerings, InstanceType="p5.48xlarge", InstanceCount=2,
+                     CapacityDurationHours=15 * 24)), "InvalidParameterValue", "15 days")
+    ec2.describe_capacity_block_offerings(InstanceType="p5.48xlarge", InstanceCount=2, CapacityDurationHours=21 * 24)
+    offers = ec2.describe_capacity_block_offerings(InstanceType="p5.48xlarge", InstanceCount=2,
+                                                   CapacityDurationHours=24)["CapacityBlockOfferings"]
+    eq([(o["AvailabilityZone"], o["StartDate"].isoformat(), o["UpfrontFee"]) for o in offers],
+       [("us-east-1a", "2026-12-03T11:30:00+00:00", "1510.27"), ("us-east-1b", "2026-12-04T11:30:00+00:00", "1440.00")],
+       "offerings from now on, earliest first, fee = hourly x count x hours")
+    late = ec2.describe_capacity_block_offerings(InstanceType="p5.48xlarge", InstanceCount=2, CapacityDurationHours=24,
+                                                 StartDateRange="2026-12-04T00:00:00Z")["CapacityBlockOfferings"]
+    eq([o["AvailabilityZone"] for o in late], ["us-east-1b"], "StartDateRange")
+    eq(ec2.describe_capacity_block_offerings(InstanceType="p5.48xlarge", InstanceCount=5,
+                                             CapacityDurationHours=24)["CapacityBlockOfferings"], [], "too many")
+    tags = [{"ResourceType": "capacity-reservation", "Tags": WS}]
+    cr = ec2.purchase_capacity_block(CapacityBlockOfferingId=offers[0]["CapacityBlockOfferingId"],
+                                     InstancePlatform="Linux/UNIX", TagSpecifications=tags)["CapacityReservation"]
+    cr_id = cr["CapacityReservationId"]
+    eq((cr["State"], cr["ReservationType"], cr["TotalInstanceCount"]), ("payment-pending", "capacity-block", 2),
+       "purchased")
+    eq([(c["CapacityReservationId"], c["State"]) for c in
+        ec2.describe_capacity_reservations(Filters=WS_FILTER)["CapacityReservations"]],
+       [(cr_id, "payment-pending")], "found by tag")
+    eq(ec2.describe_capacity_reservations(CapacityReservationIds=[cr_id])["CapacityReservations"][0]["State"],
+       "scheduled", "paid, before its start")
+    eq(code(error_of(ec2.run_instances, MinCount=2, MaxCount=2, SubnetId=subnet_a, **P5,
+                     **target(cr_id, "capacity-block"))), "InvalidParameterValue", "not active yet")
+    s.control("/_kiln/clock", {"now": "2026-12-03T12:00:00Z"})
+    eq(code(error_of(ec2.run_instances, MinCount=2, MaxCount=2, SubnetId=subnet_a, **P5, **target(cr_id))),
+       "InvalidParameterValue", "a block needs MarketType capacity-block")
+    ids = [i["InstanceId"] for i in ec2.run_instances(MinCount=2, MaxCount=2, SubnetId=subnet_a, **P5,
+                                                       **target(cr_id, "capacity-block"))["Instances"]]
+    inst = ec2.describe_instances(InstanceIds=ids)["Reservations"][0]["Instances"][0]
+    eq((inst["CapacityReservationId"], inst["InstanceLifecycle"]), (cr_id, "capacity-block"), "launched into it")
+    s.control("/_kiln/clock", {"now": "2026-12-04T11:30:00Z"})
+    eq(ec2.describe_capacity_reservations(CapacityReservationIds=[cr_id])["CapacityReservations"][0]["State"],
+       "expired", "at its end")
+    purchases = s.control("/_kiln/capacity-blocks")["purchases"]
+    eq([(p["reservation"], p["fee"]) for p in purchases], [(cr_id, "1510.27")], "purchases")
+    eq(code(error_of(ec2.purchase_capacity_block, CapacityBlockOfferingId="cb-0123456789abcdef0",
+                     InstancePlatform="Linux/UNIX")), "InvalidParameterValue", "unknown offering")
+    s.control("/_kiln/clock", {})
+
+
+def t_spot(s: Server):
+    s.control("/_kiln/reset", {})
+    ec2 = s.client("ec2")
+    _, subnet = network(ec2)
+    spot = {"InstanceMarketOptions": {"MarketType": "spot"}}
+    ec2.run_instances(MinCount=1, MaxCount=1, SubnetId=subnet, **P5, **spot)
+    eq(s.control("/_kiln/spot", {"available": False}), {"available": False}, "switched off")
+    e = error_of(ec2.run_instances, MinCount=1, MaxCount=1, SubnetId=subnet, **P5, **spot)
+    eq((code(e), status(e)), ("InsufficientInstanceCapacity", 500), "spot refused")
+    ec2.run_instances(MinCount=1, MaxCount=1, SubnetId=subnet, **P5)  # on-demand still launches
+    s.control("/_kiln/reset", {})
+    eq(s.control("/_kiln/spot"), {"available": True}, "reset")
+
+
 def fsx_setup(s: Server):
     ec2 = s.client("ec2")
     vpc, subnet = network(ec2)
@@ -704,6 +820,9 @@ def main() -> int:
         check("EFA: InterfaceType efa and NetworkCardIndex kept per NIC in DescribeInstances", t_efa, s)
         check("RunInstances ClientToken idempotency", t_client_token, s)
         check("capacity rule: InsufficientInstanceCapacity (HTTP 500), nothing launched", t_capacity, s)
+        check("capacity reservations: targeted launches, wrong zone/type, full, unknown, by tag", t_odcr, s)
+        check("capacity blocks: offerings, durations, purchase with tags, states over the clock, launch", t_capacity_blocks, s)
+        check("spot capacity switched off: InsufficientInstanceCapacity, on-demand unaffected", t_spot, s)
         check("FSx: CREATING -> AVAILABLE -> DELETING -> FileSystemNotFound; ClientRequestToken; configurable", t_fsx_lifecycle, s)
         check("FSx data repository associations: create/describe/delete", t_fsx_dra, s)
         check("EFS: CreationToken, mount targets", t_efs, s)

@@ -1,0 +1,44 @@
+/*
+ * aws_capacity.h - where a node group's capacity comes from on EC2: a
+ * targeted On-Demand Capacity Reservation (or a resource group of them), a
+ * Capacity Block for ML kiln finds and buys, or spot with an on-demand
+ * fallback. Used by aws_launch.c (the launch's parameters), aws_nodes.c
+ * (the live market), aws_preflight.c (the plan's checks and offerings),
+ * aws.c (the cost hook) and aws_types.c (the aws_capacity_block type).
+ */
+#ifndef KILN_AWS_CAPACITY_H
+#define KILN_AWS_CAPACITY_H
+
+#include "aws_ec2.h"
+#include "aws_launch.h"
+
+/* A ClientToken that starts so marks the on-demand launch standing in for spot. */
+#define CAPACITY_FALLBACK_TOKEN "fallback-"
+
+/*
+ * The capacity part of a launch from the group's attrs and recorded deps:
+ * the reservation it targets (whose zone and state EC2 is asked for: a
+ * block that is not active yet is an error saying when it starts), spot
+ * and its fallback.
+ */
+int capacity_launch_init(struct prov_ctx *ctx, struct launch *l, const json_t *attrs,
+			 const json_t *deps, struct kiln_error *err);
+/* RunInstances' CapacityReservationSpecification and InstanceMarketOptions for l. */
+void capacity_launch_params(struct aws_params *p, const struct launch *l);
+/* PROV_CAPACITY (with err) when l's reservation is in another zone than zone. */
+int capacity_launch_zone(const struct launch *l, const char *zone, struct kiln_error *err);
+/* Whether a refused launch of l (rc, err) is retried on demand (spot's fallback). */
+bool capacity_fall_back(const struct launch *l, int rc, const struct kiln_error *err);
+/* "spot" or "on-demand": what an instance was launched as (a fallback counts as spot). */
+const char *capacity_market(json_t *inst);
+
+/* Pre-flight of what a plan creates: reservations read, block offerings found. */
+int capacity_preflight(struct prov_ctx *ctx, const json_t *creates, json_t *warnings,
+		       struct kiln_error *err);
+/* The cost of an aws_capacity_block's attrs: its upfront fee (as pre-flight found it). */
+void capacity_block_cost(struct prov_ctx *ctx, const json_t *attrs, json_t *components,
+			 json_t *unpriced);
+
+EC2_OPS(cb)
+
+#endif

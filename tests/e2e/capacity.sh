@@ -1,0 +1,370 @@
+# capacity.sh - end-to-end tests of GPU capacity (issue 16): bad capacity: input
+# with its exact messages, a launch targeted at an On-Demand Capacity Reservation,
+# spot with an on-demand fallback, a Capacity Block found, shown with its fee,
+# refused without approval, bought once with it (also across a SIGKILL at the
+# purchase), launched when active, and kiln iam-policy proven sufficient for a
+# spec that buys one. Against moto with kiln's extension (tests/moto), boto3
+# (capacity_inspect.py) checking what was really made. Sourced by run.sh after
+# lib.sh and aws.sh; $KILN is the binary under test.
+
+CAP_MOTO_TESTS="capacity: plan names a reservation in a zone the spec does not list, with the fix
+capacity: plan names a reservation with too few instances available
+capacity: apply launches the gang into the targeted reservation
+capacity: boto3 finds the gang in the reservation
+capacity: and plans no changes
+capacity: the plan prices spot and shows the on-demand fallback
+capacity: with spot capacity switched off the gang launches on demand
+capacity: boto3 finds the gang on demand
+capacity: and plans no changes after the fallback
+capacity: plan shows the block it would buy and the runner-up, with fees, and the upfront cost
+capacity: the plan JSON has the upfront cost and validates against the schema
+capacity: apply refuses to buy without approval, naming the fee
+capacity: boto3 finds nothing bought after the refusal
+capacity: a saved plan with a trusted approval buys the block; the nodes wait for its start
+capacity: the commit records the purchase in a Kiln-Purchase trailer
+capacity: boto3 finds one block, scheduled, tagged for the workspace
+capacity: a later apply before the start buys nothing more
+capacity: once the block is active, apply launches the gang into it
+capacity: boto3 finds the gang in the block, as capacity-block instances
+capacity: and plans no changes in the block
+capacity: status shows the block's window and when reap takes the cluster down
+capacity: ttl extend cannot go past the block's end
+capacity: an hour before the block ends, reap takes the cluster down
+capacity: boto3 finds no instance left in the block after the reap
+capacity: an apply killed by SIGKILL at the purchase bought the block once
+capacity: the next apply adopts the block and buys nothing
+capacity: boto3 finds one purchase after the kill
+capacity: no offering after the start asked names the dates that exist
+capacity: kiln up --wait buys the block, waits for its start and launches the gang into it
+capacity: boto3 finds the gang kiln up --wait launched in the block
+capacity: iam-policy names no capacity action for a spec without capacity
+capacity: iam-policy names the block actions for a spec that buys one
+capacity: iam-policy names the reservation read for a spec that targets one, and nothing to buy
+capacity: a spec that buys a block applies with exactly the iam-policy permissions
+capacity: boto3 finds the block bought under the least-privilege policy"
+
+cap_ctl() { # PATH JSON: the moto extension's control endpoint
+	curl -sf -X POST -H 'Content-Type: application/json' -d "$2" \
+		"$AWS_ENDPOINT_URL/_kiln/$1" >/dev/null
+}
+
+cap_inspect() { # NAME ARGS...
+	cap_name=$1
+	shift
+	assert "$cap_name" "$AWS_PY" "$E2E_ROOT/tests/e2e/capacity_inspect.py" "$@"
+}
+
+cap_dir() { # CLUSTER CAPACITY-LINES...: a fresh directory with a one-group spec
+	cap_d=$(mktemp -d "$E2E_TMP/cap.XXXXXX")
+	cd "$cap_d" || exit 1
+	cap_cluster=$1
+	shift
+	{
+		printf 'kiln: 1\ncluster: %s\n' "$cap_cluster"
+		printf 'provider: {name: aws, region: us-east-1, zone: [us-east-1a, us-east-1b]}\n'
+		printf 'network: {cidr: 10.42.0.0/16, fabric: efa}\n'
+		printf 'compute:\n  trainers:\n    gpu: H100:8\n    count: 2\n    image: ami-1e749f67\n'
+		for l in "$@"; do printf '%s\n' "$l"; done
+	} >kiln.yaml
+}
+
+# Bad input: the exact messages (no cloud needed; sim validates them the same).
+cap_bad_input() {
+	cap_d=$(mktemp -d "$E2E_TMP/cap.XXXXXX")
+	cd "$cap_d" || exit 1
+	printf 'kiln: 1\ncluster: c\nprovider: {name: sim}\ncompute:\n  trainers:\n    gpu: H100:8\n    count: 2\n    capacity:\n      block: {duration: 36h, start: soon}\n' >kiln.yaml
+	check "capacity: validate names a block without max_upfront_usd, a duration EC2 does not sell and a bad start, exactly" 1 \
+		--out "" \
+		--err "kiln.yaml:9:14: error: compute.trainers.capacity.block needs max_upfront_usd
+  hint: a purchase cannot be undone: set the most you will pay up front, in US dollars
+kiln.yaml:9:25: error: compute.trainers.capacity.block.duration: Capacity Blocks are sold for 1 to 14 days, then whole weeks up to 182 days; got 1d12h
+  hint: use whole days (24h, 2d ... 14d) or weeks (21d, 28d ... 182d)
+kiln.yaml:9:37: error: compute.trainers.capacity.block.start must be asap or after TIME, got 'soon'
+  hint: like start: after 2026-12-03T00:00Z (UTC), or start: asap" \
+		-- "$KILN" validate kiln.yaml
+	printf 'kiln: 1\ncluster: c\nprovider: {name: sim}\ncompute:\n  web:\n    instance_type: g6e.xlarge\n    capacity: {block: {duration: 7d, max_upfront_usd: 100}}\n  odcr:\n    instance_type: p5.48xlarge\n    capacity: {reservation: cr-12345}\n' >kiln.yaml
+	check "capacity: validate refuses a block for a type not sold as blocks and a malformed reservation id, exactly" 1 \
+		--out "" \
+		--err "kiln.yaml:7:16: error: compute.web.capacity.block: g6e.xlarge is not sold as Capacity Blocks
+  hint: Capacity Blocks are sold for p5.48xlarge, p5e.48xlarge, p5en.48xlarge, p4d.24xlarge, trn1.32xlarge; or use on-demand, spot or a reservation
+kiln.yaml:10:29: error: compute.odcr.capacity.reservation: 'cr-12345' is not a capacity reservation id
+  hint: write cr- and 17 hex digits, like cr-0123456789abcdef0" \
+		-- "$KILN" validate kiln.yaml
+	cd "$E2E_ROOT" || exit 1
+}
+
+# The same model on sim (examples/capacity-block.yaml), no account needed.
+cap_sim() {
+	cap_d=$(mktemp -d "$E2E_TMP/cap.XXXXXX")
+	cd "$cap_d" || exit 1
+	cp "$E2E_ROOT/examples/capacity-block.yaml" kiln.yaml
+	cap_at="env KILN_SIM_READY_MS=20 KILN_NOW"
+	check "capacity: on sim, the plan shows the block on offer and its fee up front" 0 \
+		--out-has "+ sim_capacity_block.trainers  create" \
+		--out-has "sim_capacity_block.trainers: duration_hours: buys the block on offer now: sim-1a, 2026-12-02T11:30:00Z to 2026-12-03T11:30:00Z, \$4719.36 up front (\$12.29/GPU-hour; simulated)" \
+		--out-has "  Up front: \$4,719.36, paid once when bought (a Capacity Block cannot be cancelled)" \
+		-- $cap_at=2026-12-02T00:00:00Z "$KILN" plan
+	check "capacity: on sim, apply buys it with --allow-purchase; the nodes wait for its start" 1 \
+		--out-has "sim_capacity_block.trainers: created [id cr-" \
+		--err-has "compute.trainers waits for its Capacity Block cr-" \
+		-- $cap_at=2026-12-02T00:00:00Z "$KILN" apply --auto-approve --allow-purchase
+	check "capacity: on sim, once the block starts the nodes launch into it" 0 \
+		--out-has "Apply complete: 1 created, 0 updated, 0 replaced, 0 deleted." \
+		-- $cap_at=2026-12-02T12:00:00Z "$KILN" apply --auto-approve
+	check "capacity: on sim, reap takes the cluster down an hour before the block ends" 0 \
+		--out-has "default: reaped:" \
+		-- $cap_at=2026-12-03T10:30:00Z "$KILN" reap
+	cap_d=$(mktemp -d "$E2E_TMP/cap.XXXXXX")
+	cd "$cap_d" || exit 1
+	sed 's/^budget: {max_hourly_usd: 400}/budget: {max_hourly_usd: 400, max_upfront_usd: 1000}/' \
+		"$E2E_ROOT/examples/capacity-block.yaml" >kiln.yaml
+	check "capacity: the budget gate refuses a purchase above budget.max_upfront_usd, exactly" 3 \
+		--err "kiln: apply: the plan has 1 error-level finding; nothing was changed
+  KILN-COST-002 budget.max_upfront_usd: the plan buys \$4,719.36 up front, above budget.max_upfront_usd \$1,000.00
+  hint: fix the spec and plan again, or waive a finding with a reason and an end date (waive: in kiln-spec(5)); kiln audit shows each fix" \
+		-- $cap_at=2026-12-02T00:00:00Z "$KILN" apply --auto-approve --allow-purchase
+	cd "$E2E_ROOT" || exit 1
+}
+
+cap_odcr() {
+	cap_ctl reset '{}'
+	odcr=$("$AWS_PY" "$E2E_ROOT/tests/e2e/capacity_inspect.py" odcr p5.48xlarge us-east-1c 2)
+	cap_dir odcr "    capacity: {reservation: $odcr}"
+	check "capacity: plan names a reservation in a zone the spec does not list, with the fix" 1 \
+		--err "kiln: plan: aws: compute.trainers.capacity.reservation: $odcr is in us-east-1c, which is not one of the spec's zones
+  hint: set provider.zone: us-east-1c (the fabric and the nodes move to the reservation's zone)" \
+		-- "$KILN" plan
+	odcr=$("$AWS_PY" "$E2E_ROOT/tests/e2e/capacity_inspect.py" odcr p5.48xlarge us-east-1b 1)
+	cap_dir odcr "    capacity: {reservation: $odcr}"
+	check "capacity: plan names a reservation with too few instances available" 1 \
+		--err "kiln: plan: aws: compute.trainers.capacity.reservation: $odcr has 1 instances available; the group needs 2
+  hint: lower compute.trainers.count to 1, or free instances in the reservation" \
+		-- "$KILN" plan
+	odcr=$("$AWS_PY" "$E2E_ROOT/tests/e2e/capacity_inspect.py" odcr p5.48xlarge us-east-1b 2)
+	cap_dir odcr "    capacity: {reservation: $odcr}"
+	check "capacity: apply launches the gang into the targeted reservation" 0 \
+		--out-has "aws_instance_group.trainers: created" \
+		--out-has "Apply complete: 6 created, 0 updated, 0 replaced, 0 deleted." \
+		-- "$KILN" apply --auto-approve
+	cap_inspect "capacity: boto3 finds the gang in the reservation" in-reservation "$odcr" 2 none
+	check "capacity: and plans no changes" 0 --out-has "No changes." -- "$KILN" plan --detailed-exitcode
+	"$KILN" destroy --auto-approve >/dev/null 2>&1
+	cd "$E2E_ROOT" || exit 1
+}
+
+cap_spot() {
+	cap_ctl reset '{}'
+	cap_dir spot "    capacity:" "      spot: {fallback: on-demand}"
+	check "capacity: the plan prices spot and shows the on-demand fallback" 0 \
+		--out-has "Instance usage (p5.48xlarge, spot, typical price)" \
+		--out-has "aws_instance_group.trainers: On-demand fallback (p5.48xlarge, 2 × \$98.32/h = \$196.64/h): what the group costs if EC2 has no spot capacity and it launches on demand instead" \
+		-- "$KILN" cost
+	cap_ctl spot '{"available": false}'
+	check "capacity: with spot capacity switched off the gang launches on demand" 0 \
+		--err-has "no spot capacity for 2 × p5.48xlarge in us-east-1a" \
+		--err-has "launching on demand" \
+		--out-has "Apply complete: 6 created, 0 updated, 0 replaced, 0 deleted." \
+		-- "$KILN" apply --auto-approve
+	cap_inspect "capacity: boto3 finds the gang on demand" market spot none 2
+	check "capacity: and plans no changes after the fallback" 0 --out-has "No changes." \
+		-- "$KILN" plan --detailed-exitcode
+	"$KILN" destroy --auto-approve >/dev/null 2>&1
+	cap_ctl spot '{"available": true}'
+	cd "$E2E_ROOT" || exit 1
+}
+
+cap_windows() { # the two windows on offer: us-east-1a from Dec 3, us-east-1b from Dec 4
+	cap_ctl reset '{}'
+	cap_ctl clock '{"now": "2026-12-02T00:00:00Z"}'
+	cap_ctl capacity-blocks '[{"instance_type": "p5.48xlarge", "zone": "us-east-1b", "start": "2026-12-04T11:30:00Z", "count": 4, "hourly_usd": 30},
+		{"instance_type": "p5.48xlarge", "zone": "us-east-1a", "start": "2026-12-03T11:30:00Z", "count": 4, "hourly_usd": 31.464}]'
+}
+
+CAP_BLOCK='    capacity:
+      block: {duration: 24h, start: after 2026-12-03T00:00Z, max_upfront_usd: 2000}'
+
+cap_block() {
+	cap_windows
+	cap_dir block "$CAP_BLOCK"
+	# A TTL longer than the block: the block's end is the harder limit.
+	printf 'ttl: 72h\n' >>kiln.yaml
+	check "capacity: plan shows the block it would buy and the runner-up, with fees, and the upfront cost" 0 \
+		--out-has "+ aws_capacity_block.trainers  create" \
+		--out-has "aws_capacity_block.trainers: buys the Capacity Block cb-f014fe44dea1ba96d in us-east-1a, 2026-12-03T11:30:00Z to 2026-12-04T11:30:00Z, \$1510.27 up front (\$3.93/GPU-hour)" \
+		--out-has "aws_capacity_block.trainers: runner-up: cb-310c1acd32fae2003 in us-east-1b, 2026-12-04T11:30:00Z to 2026-12-05T11:30:00Z, \$1440.00 up front (\$3.75/GPU-hour)" \
+		--out-has "  Up front: \$1,510.27, paid once when bought (a Capacity Block cannot be cancelled)" \
+		-- "$KILN" plan
+	"$KILN" plan --json >plan.json 2>/dev/null
+	assert "capacity: the plan JSON has the upfront cost and validates against the schema" \
+		sh -c 'python3 "$1/tests/check-plan-schema.py" plan.json &&
+			python3 -c "import json,sys; c=json.load(open(\"plan.json\"))[\"kiln\"][\"cost\"]; sys.exit(c[\"upfront\"] != 1510.27)"' \
+		sh "$E2E_ROOT"
+	check "capacity: apply refuses to buy without approval, naming the fee" 1 \
+		--err "kiln: apply: this plan buys capacity up front (\$1,510.27, which cannot be undone), and no approval covers it; nothing was changed
+  hint: save the plan (kiln plan kiln.yaml --out plan.kiln), have it approved and apply it with --require-approvals N, or pass --allow-purchase" \
+		-- "$KILN" apply --auto-approve
+	cap_inspect "capacity: boto3 finds nothing bought after the refusal" purchases 0
+	mkdir trusted
+	openssl genpkey -algorithm ed25519 -out alice.key 2>/dev/null
+	openssl pkey -in alice.key -pubout -out trusted/alice.pub 2>/dev/null
+	"$KILN" plan --out plan.kiln >/dev/null 2>&1
+	"$KILN" approve plan.kiln --key alice.key --signer alice >/dev/null 2>&1
+	check "capacity: a saved plan with a trusted approval buys the block; the nodes wait for its start" 1 \
+		--out-has "aws_capacity_block.trainers: created [id cr-" \
+		--err-has "aws_instance_group.trainers waits for its Capacity Block cr-" \
+		--err-has ", which is scheduled from 2026-12-03T11:30:00Z" \
+		-- "$KILN" apply plan.kiln --require-approvals 1 --trusted-keys trusted
+	assert "capacity: the commit records the purchase in a Kiln-Purchase trailer" \
+		sh -c 'git --git-dir=.kiln/state.git log --all --format=%B | grep -qE "^Kiln-Purchase: cr-[0-9a-f]{17} 1510.27 USD$"'
+	cap_inspect "capacity: boto3 finds one block, scheduled, tagged for the workspace" reservations default 1 scheduled
+	check "capacity: a later apply before the start buys nothing more" 1 \
+		--err-has "waits for its Capacity Block" \
+		-- "$KILN" apply --auto-approve
+	cap_ctl clock '{"now": "2026-12-03T12:00:00Z"}'
+	check "capacity: once the block is active, apply launches the gang into it" 0 \
+		--out-has "aws_instance_group.trainers: created" \
+		--out-has "Apply complete: 1 created, 0 updated, 0 replaced, 0 deleted." \
+		-- "$KILN" apply --auto-approve
+	cap_inspect "capacity: boto3 finds the gang in the block, as capacity-block instances" \
+		in-reservation cluster:block 2 capacity-block
+	check "capacity: and plans no changes in the block" 0 --out-has "No changes." \
+		-- "$KILN" plan --detailed-exitcode
+	check "capacity: status shows the block's window and when reap takes the cluster down" 0 \
+		--out-has "Capacity: aws_capacity_block.trainers cr-" \
+		--out-has ", active 2026-12-03T11:30:00Z to 2026-12-04T11:30:00Z; kiln reap takes the cluster down at 2026-12-04T10:30:00Z (22h30m left), an hour before it ends." \
+		-- env KILN_NOW=2026-12-03T12:00:00Z "$KILN" status
+	check "capacity: ttl extend cannot go past the block's end" 1 \
+		--err-has "the TTL cannot go past 2026-12-04T10:30:00Z, when kiln reap takes the cluster down: an hour before aws_capacity_block.trainers ends at 2026-12-04T11:30:00Z" \
+		-- env KILN_NOW=2026-12-03T12:00:00Z "$KILN" ttl extend 48h
+	check "capacity: an hour before the block ends, reap takes the cluster down" 0 \
+		--out-has "reaped" \
+		-- env KILN_NOW=2026-12-04T10:31:00Z "$KILN" reap
+	cap_inspect "capacity: boto3 finds no instance left in the block after the reap" \
+		in-reservation cluster:block 0
+	cd "$E2E_ROOT" || exit 1
+}
+
+cap_kill() {
+	cap_windows
+	cap_dir killed "$CAP_BLOCK"
+	check "capacity: an apply killed by SIGKILL at the purchase bought the block once" 137 \
+		-- env KILN_TEST_KILL_AT=purchase KILN_LOCK_LEASE=1s "$KILN" apply --auto-approve --allow-purchase
+	check "capacity: the next apply adopts the block and buys nothing" 1 \
+		--out-has "aws_capacity_block.trainers" \
+		--err-has "waits for its Capacity Block" \
+		-- "$KILN" apply --auto-approve --lock-timeout 10s
+	cap_inspect "capacity: boto3 finds one purchase after the kill" purchases 1
+	cap_dir late "$CAP_BLOCK"
+	sed -i 's/after 2026-12-03T00:00Z/after 2026-12-10T00:00Z/' kiln.yaml
+	check "capacity: no offering after the start asked names the dates that exist" 1 \
+		--err "kiln: plan: aws: aws_capacity_block.trainers: no Capacity Block of 2 × p5.48xlarge for 24h after 2026-12-10T00:00:00Z in the spec's zones; offerings start at: 2026-12-03T11:30:00Z in us-east-1a, 2026-12-04T11:30:00Z in us-east-1b
+  hint: move start: to one of those dates, list more zones under provider.zone, or change count or duration" \
+		-- "$KILN" plan
+	cd "$E2E_ROOT" || exit 1
+}
+
+cap_wait() {
+	cap_windows
+	cap_dir waited "$CAP_BLOCK"
+	KILN_WAIT_POLL_MS=300 "$KILN" up --auto-approve --allow-purchase --wait >up.out 2>up.err &
+	cap_pid=$!
+	# Until the block is bought and the gang found waiting, then the block starts.
+	n=0
+	while [ $n -lt 100 ] && ! grep -q "applying again" up.err; do
+		sleep 0.2
+		n=$((n + 1))
+	done
+	cap_ctl clock '{"now": "2026-12-03T12:00:00Z"}'
+	wait $cap_pid
+	printf '%s\n' "$?" >up.rc
+	check "capacity: kiln up --wait buys the block, waits for its start and launches the gang into it" 0 \
+		--out-has "0" \
+		-- sh -c 'cat up.rc; grep -q "waiting for aws_capacity_block.trainers (from 2026-12-03T11:30:00Z): applying again" up.err &&
+			grep -q "Apply complete: 1 created, 0 updated, 0 replaced, 0 deleted." up.out'
+	cap_inspect "capacity: boto3 finds the gang kiln up --wait launched in the block" \
+		in-reservation cluster:waited 2 capacity-block
+	cd "$E2E_ROOT" || exit 1
+}
+
+cap_least_privilege() {
+	cap_dir plain
+	check "capacity: iam-policy names no capacity action for a spec without capacity" 0 \
+		-- sh -c '"$1" iam-policy >p.json && ! grep -q Capacity p.json' sh "$KILN"
+	cap_dir block "$CAP_BLOCK"
+	"$KILN" iam-policy >policy.json 2>/dev/null
+	check "capacity: iam-policy names the block actions for a spec that buys one" 0 \
+		-- sh -c 'grep -q "ec2:PurchaseCapacityBlock" policy.json && grep -q "ec2:DescribeCapacityBlockOfferings" policy.json && grep -q "ec2:DescribeCapacityReservations" policy.json'
+	cap_dir odcr "    capacity: {reservation: cr-0123456789abcdef0}"
+	check "capacity: iam-policy names the reservation read for a spec that targets one, and nothing to buy" 0 \
+		-- sh -c '"$1" iam-policy >p.json && grep -q "ec2:DescribeCapacityReservations" p.json && ! grep -q "ec2:PurchaseCapacityBlock" p.json' sh "$KILN"
+	cap_dir block "$CAP_BLOCK"
+	"$KILN" iam-policy >policy.json 2>/dev/null
+	lp_moto=$E2E_TMP/moto-cap-iam
+	mkdir -p "$lp_moto"
+	if ! out=$(INITIAL_NO_AUTH_ACTION_COUNT=3 sh "$E2E_ROOT/tests/moto/server.sh" start "$lp_moto" 2>&1); then
+		printf '%s\n' "$out" >"$E2E_TMP/.moto"
+		fail "capacity: a spec that buys a block applies with exactly the iam-policy permissions" "$E2E_TMP/.moto"
+		return 0
+	fi
+	lp_ep=AWS_ENDPOINT_URL=http://127.0.0.1:$(cat "$lp_moto/moto.port")
+	aws_py=$E2E_ROOT/tests/e2e/aws_inspect.py
+	echo '{"Version": "2012-10-17", "Statement": [{"Effect": "Allow", "Action": "*", "Resource": "*"}]}' >admin.json
+	lp_admin=$(env "$lp_ep" "$AWS_PY" "$aws_py" user admin admin.json)
+	# shellcheck disable=SC2086
+	lp_keys=$(env "$lp_ep" $lp_admin "$AWS_PY" "$aws_py" user kiln-ci policy.json)
+	# The control endpoint is never authenticated: the windows and the clock.
+	(
+		AWS_ENDPOINT_URL=${lp_ep#AWS_ENDPOINT_URL=}
+		cap_ctl clock '{"now": "2026-12-03T12:00:00Z"}'
+		cap_ctl capacity-blocks '[{"instance_type": "p5.48xlarge", "zone": "us-east-1a", "start": "2026-12-04T11:30:00Z", "count": 4, "hourly_usd": 30}]'
+	)
+	# shellcheck disable=SC2086
+	check "capacity: a spec that buys a block applies with exactly the iam-policy permissions" 1 \
+		--out-has "aws_capacity_block.trainers: created [id cr-" \
+		--err-has "waits for its Capacity Block" \
+		-- env "$lp_ep" $lp_keys "$KILN" apply --auto-approve --allow-purchase
+	# shellcheck disable=SC2086
+	assert "capacity: boto3 finds the block bought under the least-privilege policy" \
+		env "$lp_ep" $lp_admin "$AWS_PY" "$E2E_ROOT/tests/e2e/capacity_inspect.py" reservations default 1 scheduled
+	sh "$E2E_ROOT/tests/moto/server.sh" stop "$lp_moto" >/dev/null 2>&1
+	cd "$E2E_ROOT" || exit 1
+}
+
+capacity_tests() {
+	cap_bad_input
+	cap_sim
+	if ! AWS_PY=$(aws_find_python); then
+		printf '%s\n' "$CAP_MOTO_TESTS" | while IFS= read -r t; do
+			skip "$t" "no python3 here has moto 5 and boto3"
+		done
+		return 0
+	fi
+	PYTHON=$AWS_PY
+	export PYTHON
+	cap_moto=$E2E_TMP/moto-cap
+	mkdir -p "$cap_moto"
+	if ! out=$(sh "$E2E_ROOT/tests/moto/server.sh" start "$cap_moto" 2>&1); then
+		printf '%s\n' "$out" >"$E2E_TMP/.moto"
+		fail "capacity: moto's server starts on loopback" "$E2E_TMP/.moto"
+		return 0
+	fi
+	eval "$out"
+	(
+		AWS_ENDPOINT_URL=http://127.0.0.1:$MOTO_PORT
+		AWS_ACCESS_KEY_ID=AKIAKILNTESTKEY00000
+		AWS_SECRET_ACCESS_KEY=kiln-e2e-secret
+		AWS_REGION=us-east-1
+		export AWS_ENDPOINT_URL AWS_ACCESS_KEY_ID AWS_SECRET_ACCESS_KEY AWS_REGION
+		unset AWS_PROFILE AWS_SESSION_TOKEN AWS_DEFAULT_REGION KILN_STATE KILN_WORKSPACE
+		export KILN_AUTHOR="E2E <e2e@example.com>"
+		cap_odcr
+		cap_spot
+		cap_block
+		cap_kill
+		cap_wait
+		cap_least_privilege
+		echo "$E2E_PASSED $E2E_FAILED" >"$E2E_TMP/.capacity-counts"
+	)
+	read -r E2E_PASSED E2E_FAILED <"$E2E_TMP/.capacity-counts"
+	sh "$E2E_ROOT/tests/moto/server.sh" stop "$cap_moto" >/dev/null 2>&1
+}

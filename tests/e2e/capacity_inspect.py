@@ -1,0 +1,101 @@
+#!/usr/bin/env python3
+"""What EC2 (moto with kiln's extension) really holds, for tests/e2e/capacity.sh: an
+independent client (boto3), as tests/e2e/aws_inspect.py is for the rest.
+
+  capacity_inspect.py odcr TYPE ZONE COUNT          create a targeted reservation; print its id
+  capacity_inspect.py in-reservation CR_ID|cluster:NAME N [LIFECYCLE]
+                                                    exactly N live instances run in CR_ID (with
+                                                    InstanceLifecycle LIFECYCLE, if given)
+  capacity_inspect.py reservations TAG_WS N [STATE]  exactly N reservations carry kiln:workspace
+                                                    TAG_WS (all in STATE, if given)
+  capacity_inspect.py purchases N                   the extension saw exactly N purchases
+  capacity_inspect.py market CLUSTER LIFECYCLE N    exactly N live instances of the cluster, each
+                                                    with InstanceLifecycle LIFECYCLE ("none": none)
+
+Exit status 0 when it holds; otherwise the difference is printed and the status is 1.
+AWS_ENDPOINT_URL, AWS_REGION and the credentials come from the environment.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+import urllib.request
+
+import boto3
+
+
+def ec2():
+    return boto3.client("ec2", endpoint_url=os.environ["AWS_ENDPOINT_URL"],
+                        region_name=os.environ.get("AWS_REGION", "us-east-1"))
+
+
+def live_instances(filters):
+    out = []
+    for r in ec2().describe_instances(Filters=filters)["Reservations"]:
+        out += [i for i in r["Instances"] if i["State"]["Name"] in ("pending", "running")]
+    return out
+
+
+def want(got, expected, what) -> int:
+    if got != expected:
+        print(f"{what}: got {got!r}, want {expected!r}")
+        return 1
+    return 0
+
+
+def main(argv) -> int:
+    cmd, args = argv[1], argv[2:]
+    if cmd == "odcr":
+        itype, zone, count = args
+        cr = ec2().create_capacity_reservation(
+            InstanceType=itype, InstancePlatform="Linux/UNIX", AvailabilityZone=zone,
+            InstanceCount=int(count), InstanceMatchCriteria="targeted")["CapacityReservation"]
+        print(cr["CapacityReservationId"])
+        return 0
+    if cmd == "in-reservation":
+        cr_id, n = args[0], int(args[1])
+        if cr_id.startswith("cluster:"):  # the one reservation that cluster's tags name
+            got = ec2().describe_capacity_reservations(Filters=[
+                {"Name": "tag:kiln:cluster", "Values": [cr_id[8:]]}])["CapacityReservations"]
+            if len(got) != 1:
+                print(f"reservations of cluster {cr_id[8:]}: {len(got)}, want 1")
+                return 1
+            cr_id = got[0]["CapacityReservationId"]
+        insts = [i for i in live_instances([]) if i.get("CapacityReservationId") == cr_id]
+        rc = want(len(insts), n, f"live instances in {cr_id}")
+        if len(args) > 2:
+            rc |= want(sorted({i.get("InstanceLifecycle", "none") for i in insts}), [args[2]],
+                       "their lifecycle")
+        cr = ec2().describe_capacity_reservations(CapacityReservationIds=[cr_id])
+        avail = cr["CapacityReservations"][0]
+        rc |= want(avail["AvailableInstanceCount"], avail["TotalInstanceCount"] - n,
+                   "AvailableInstanceCount")
+        return rc
+    if cmd == "reservations":
+        ws, n = args[0], int(args[1])
+        got = ec2().describe_capacity_reservations(
+            Filters=[{"Name": "tag:kiln:workspace", "Values": [ws]}])["CapacityReservations"]
+        rc = want(len(got), n, f"reservations of workspace {ws}")
+        if len(args) > 2:
+            rc |= want(sorted({c["State"] for c in got}), [args[2]], "their state")
+        return rc
+    if cmd == "purchases":
+        url = os.environ["AWS_ENDPOINT_URL"] + "/_kiln/capacity-blocks"
+        with urllib.request.urlopen(url, timeout=10) as r:
+            purchases = json.load(r)["purchases"]
+        return want(len(purchases), int(args[0]), f"purchases ({purchases})")
+    if cmd == "market":
+        cluster, life, n = args[0], args[1], int(args[2])
+        insts = live_instances([{"Name": "tag:kiln:cluster", "Values": [cluster]}])
+        rc = want(len(insts), n, f"live instances of {cluster}")
+        rc |= want(sorted({i.get("InstanceLifecycle", "none") for i in insts}), [life],
+                   "their lifecycle")
+        return rc
+    print(f"unknown command {cmd}", file=sys.stderr)
+    return 2
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv))
