@@ -16,8 +16,9 @@
 
 #include "provider.h"
 
-static const char *const top_keys[] = {"kiln", "cluster", "provider", "ttl",	 "budget", "tags",
-				       "vars", "network", "compute",  "storage", "iam",	   "waive"};
+static const char *const top_keys[] = {"kiln", "cluster", "provider", "ttl",	 "budget",
+				       "tags", "vars",	  "network",  "compute", "storage",
+				       "iam",  "waive",	  "scheduler"};
 static const char *const provider_keys[] = {"name", "region", "zone", "endpoint"};
 static const char *const budget_keys[] = {"max_hourly_usd"};
 static const char *const network_keys[] = {"cidr", "fabric", "ingress"};
@@ -424,6 +425,7 @@ static void load_root(struct loader *ld, const struct ynode *root)
 	load_section_map(ld, root, "storage", SPEC_BROKEN_STORAGE, ld_store);
 	ld_iam(ld, section(root, "iam"));
 	ld_waive(ld, section(root, "waive"));
+	ld_scheduler(ld, section(root, "scheduler"));
 
 	for (i = 0; i < spec->nvars; i++) {
 		struct spec_var *v = &spec->vars[i];
@@ -592,6 +594,7 @@ void spec_free(struct spec *spec)
 		free(g->image);
 		free(g->disk.type);
 		free(g->role.name);
+		free(g->partition);
 	}
 	free(spec->groups);
 	for (i = 0; i < spec->nstores; i++) {
@@ -614,6 +617,7 @@ void spec_free(struct spec *spec)
 		free(spec->waivers[i].address);
 	}
 	free(spec->waivers);
+	free(spec->scheduler.controller.name);
 	free(spec->cluster);
 	free(spec->file);
 	ydoc_free(spec->doc);

@@ -50,6 +50,11 @@ enum spec_deletion {
 	DELETION_DELETE,
 };
 
+enum spec_scheduler_type {
+	SCHEDULER_NONE,
+	SCHEDULER_SLURM,
+};
+
 /* A name used to refer to another part of the spec, with where it was written. */
 struct spec_ref {
 	char *name;
@@ -103,6 +108,11 @@ struct spec_group {
 	bool public;
 	bool public_bad;  /* public: was there but not a boolean */
 	bool machine_bad; /* gpu or instance_type was reported: the catalog is not asked */
+	/* scheduler: the group's partition (NULL: the group's name) and default: true */
+	char *partition;
+	const struct ynode *partition_node; /* NULL when not written */
+	bool partition_default;
+	const struct ynode *default_node; /* NULL when not written */
 };
 
 struct spec_store {
@@ -202,6 +212,12 @@ struct spec {
 	} network;
 	struct spec_group *groups;
 	size_t ngroups, groups_cap;
+	/* scheduler: {type: slurm, controller: GROUP} (spec_scheduler.c) */
+	struct {
+		enum spec_scheduler_type type; /* SCHEDULER_NONE when absent */
+		struct spec_ref controller;
+		const struct ynode *node; /* NULL when absent */
+	} scheduler;
 	struct spec_store *stores;
 	size_t nstores, stores_cap;
 	struct spec_role *roles;
@@ -247,6 +263,14 @@ const char *spec_tier_name(enum spec_tier t);
 const char *spec_market_name(enum spec_market m);
 /* "an object", "a lustre", "an nfs": for messages. */
 const char *spec_tier_with_article(enum spec_tier t);
+
+/*
+ * The Slurm partition a group's nodes join: its partition:, else its name;
+ * NULL for the controller group and when the spec has no scheduler.
+ */
+const char *spec_group_partition(const struct spec *spec, const struct spec_group *g);
+/* The default partition's group: the one with default: true, else the first partition. */
+const struct spec_group *spec_default_partition(const struct spec *spec);
 
 const struct spec_group *spec_group_find(const struct spec *spec, const char *name);
 const struct spec_store *spec_store_find(const struct spec *spec, const char *name);
