@@ -94,6 +94,42 @@ static void test_stores_and_allow_entries_compile_in_order(void **state)
 	json_decref(attrs);
 }
 
+static void test_ssm_reads_compile_to_get_parameter_on_each_exact_arn(void **state)
+{
+	struct rfx *f = *state;
+	json_t *attrs = json_loads("{\"read\":[],\"write\":[],\"ssm_read\":{\"region\":"
+				   "\"us-east-1\",\"leaves\":[\"slurm/munge-key\"]}}",
+				   0, NULL);
+
+	f->text = aws_role_policy_compile(&scope, attrs, NULL);
+	assert_string_equal(f->text,
+			    "{\"Version\":\"2012-10-17\",\"Statement\":["
+			    "{\"Sid\":\"KilnSsmRead\",\"Effect\":\"Allow\",\"Action\":"
+			    "[\"ssm:GetParameter\"],\"Resource\":[\"arn:aws:ssm:us-east-1:*:"
+			    "parameter/kiln/demo/default/slurm/munge-key\"]}]}");
+	json_decref(attrs);
+}
+
+static void test_ssm_reads_read_back_beside_stores_and_allow(void **state)
+{
+	assert_round_trip(
+	    *state, "{\"read\":[\"data\"],\"write\":[],\"ssm_read\":{\"region\":"
+		    "\"eu-west-1\",\"leaves\":[\"slurm/gres.conf\",\"slurm/munge-key\"]},"
+		    "\"allow\":[{\"actions\":[\"ssm:GetParameter\"],\"resources\":[\"*\"]}]}");
+}
+
+static void test_an_ssm_statement_of_another_workspace_reads_back_as_allow(void **state)
+{
+	struct rfx *f = *state;
+
+	f->json = aws_role_policy_decompile(
+	    &scope, "{\"Version\":\"2012-10-17\",\"Statement\":[{\"Sid\":\"KilnSsmRead\","
+		    "\"Effect\":\"Allow\",\"Action\":[\"ssm:GetParameter\"],\"Resource\":["
+		    "\"arn:aws:ssm:us-east-1:*:parameter/kiln/demo/other/slurm/munge-key\"]}]}");
+	assert_null(json_object_get(f->json, "ssm_read"));
+	assert_int_equal(json_array_size(json_object_get(f->json, "allow")), 1);
+}
+
 static void test_a_role_without_allow_reads_back_without_the_key(void **state)
 {
 	assert_round_trip(*state, "{\"read\":[\"data\"],\"write\":[\"ckpt\"]}");
@@ -428,6 +464,9 @@ static void test_expand_refuses_a_sim_action(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
+	    rp_test(test_ssm_reads_compile_to_get_parameter_on_each_exact_arn),
+	    rp_test(test_ssm_reads_read_back_beside_stores_and_allow),
+	    rp_test(test_an_ssm_statement_of_another_workspace_reads_back_as_allow),
 	    rp_test(test_stores_and_allow_entries_compile_in_order),
 	    rp_test(test_a_role_without_allow_reads_back_without_the_key),
 	    rp_test(test_an_nfs_read_is_client_mount_on_the_file_system_arn),

@@ -16,6 +16,8 @@
  *                                  instance profile (read and write name buckets;
  *                                  nfs_read, nfs_write and allow when not empty;
  *                                  after the EFS file systems it names)
+ *   aws_ssm_parameter.NAME         with scheduler: slurm, what the nodes read at
+ *                                  boot (aws_slurm.c)
  *
  * With one zone, file systems come before the nodes that mount them. With
  * a list of zones the node groups launch one after another in one zone
@@ -409,6 +411,8 @@ int aws_expand(struct prov_ctx *ctx, const struct spec *spec, json_t **out, stru
 	for (i = 0; i < spec->nroles; i++)
 		if (expand_role(all, spec, &spec->roles[i], err) < 0)
 			goto fail;
+	if (aws_expand_slurm(all, spec, err) < 0)
+		goto fail;
 	pexp_sort_deps(all);
 	free(fs);
 	*out = all;

@@ -33,7 +33,11 @@ static const char *const nfs_read[] = {"elasticfilesystem:ClientMount", NULL};
 static const char *const nfs_write[] = {"elasticfilesystem:ClientMount",
 					"elasticfilesystem:ClientWrite", NULL};
 
+static const char *const ssm_read[] = {"ssm:GetParameter", NULL};
+
 #define NFS_SID_READ "KilnNfsRead"
+/* The statement naming the parameters the role's nodes read at boot (aws_ssm.c). */
+#define SSM_SID_READ "KilnSsmRead"
 #define NFS_SID_WRITE "KilnNfsWrite"
 
 /*
@@ -72,6 +76,82 @@ static char *nfs_sid_name(const char *sid, bool *write)
 char *aws_efs_pending_arn(const char *name)
 {
 	return xasprintf("(known after apply: aws_efs.%s)", name);
+}
+
+static bool actions_are(const json_t *acts, const char *const *want);
+
+/* "arn:aws:ssm:REGION:*:parameter/kiln/CLUSTER/WORKSPACE/": a parameter's ARN but its leaf. */
+static char *ssm_arn_prefix(const struct prov_scope *scope, const char *region)
+{
+	return xasprintf("arn:aws:ssm:%s:*:parameter/kiln/%s/%s/", region, scope->cluster,
+			 scope->workspace);
+}
+
+/*
+ * ssm_read ({"region", "leaves"}): ssm:GetParameter on each parameter by its
+ * ARN, the account left as '*' (a role reads its own account's parameters).
+ * With the aws/ssm key a SecureString needs no kms:Decrypt in the policy:
+ * that key's policy lets every principal of the account decrypt through SSM.
+ */
+static void ssm_statement(json_t *stmts, const struct prov_scope *scope, const json_t *read)
+{
+	const char *region = json_string_value(json_object_get(read, "region"));
+	json_t *res, *v;
+	char *prefix;
+	size_t i;
+
+	if (!region || !json_array_size(json_object_get(read, "leaves")))
+		return;
+	prefix = ssm_arn_prefix(scope, region);
+	res = json_array();
+	json_array_foreach(json_object_get(read, "leaves"), i, v)
+	    json_array_append_new(res, json_sprintf("%s%s", prefix, json_string_value(v)));
+	json_array_append_new(stmts,
+			      json_pack("{s:s, s:s, s:[s], s:o}", "Sid", SSM_SID_READ, "Effect",
+					"Allow", "Action", ssm_read[0], "Resource", res));
+	free(prefix);
+}
+
+/*
+ * The ssm_read attribute back from kiln's statement (as ssm_statement
+ * writes it, nothing more), or NULL when s is not that statement.
+ */
+static json_t *ssm_statement_read(const json_t *s, const struct prov_scope *scope)
+{
+	const char *effect = json_string_value(json_object_get(s, "Effect"));
+	const char *sid = json_string_value(json_object_get(s, "Sid"));
+	json_t *res = json_object_get(s, "Resource"), *leaves, *v;
+	char *prefix = NULL, *region = NULL;
+	size_t i;
+
+	if (!sid || strcmp(sid, SSM_SID_READ) != 0 || json_object_size(s) != 4 || !effect ||
+	    strcmp(effect, "Allow") != 0 || !actions_are(json_object_get(s, "Action"), ssm_read) ||
+	    !json_array_size(res))
+		return NULL;
+	leaves = json_array();
+	json_array_foreach(res, i, v)
+	{
+		const char *arn = json_string_value(v), *rest;
+
+		if (!arn || strncmp(arn, "arn:aws:ssm:", 12) != 0 || !strchr(arn + 12, ':'))
+			break;
+		if (!region) {
+			region = xstrndup(arn + 12, (size_t)(strchr(arn + 12, ':') - arn - 12));
+			prefix = ssm_arn_prefix(scope, region);
+		}
+		if (strncmp(arn, prefix, strlen(prefix)) != 0)
+			break;
+		rest = arn + strlen(prefix);
+		json_array_append_new(leaves, json_string(rest));
+	}
+	if (i != json_array_size(res)) {
+		json_decref(leaves);
+		leaves = NULL;
+	}
+	v = leaves ? json_pack("{s:s, s:o}", "region", region, "leaves", leaves) : NULL;
+	free(prefix);
+	free(region);
+	return v;
 }
 
 /*
@@ -124,6 +204,7 @@ static char *policy_compile(const struct prov_scope *scope, const json_t *attrs,
 			free(arn);
 		}
 	}
+	ssm_statement(stmts, scope, json_object_get(attrs, "ssm_read"));
 	json_array_foreach(json_object_get(attrs, "allow"), i, v)
 	{
 		json_t *st = json_object();
@@ -268,7 +349,8 @@ static json_t *allow_entry(const json_t *s)
  * "nfs_write"?, "allow"?}, the optional keys only when not empty, like the
  * desired attrs.
  */
-static json_t *policy_decompile(const char *doc_text, const char *prefix)
+static json_t *policy_decompile(const char *doc_text, const char *prefix,
+				const struct prov_scope *scope)
 {
 	json_t *doc = doc_text ? json_loads(doc_text, 0, NULL) : NULL, *s, *stmts, *raw, *out;
 	json_t *nfs[2] = {json_array(), json_array()}, *allow;
@@ -287,7 +369,12 @@ static json_t *policy_decompile(const char *doc_text, const char *prefix)
 		char *store;
 		bool write = false;
 		int kind;
+		json_t *ssm = ssm_statement_read(s, scope);
 
+		if (ssm) {
+			json_object_set_new(out, "ssm_read", ssm);
+			continue;
+		}
 		store = nfs_statement(s, &write);
 		if (store) {
 			json_array_append_new(nfs[write], json_string(store));
@@ -320,7 +407,7 @@ static json_t *policy_decompile(const char *doc_text, const char *prefix)
 json_t *aws_role_policy_decompile(const struct prov_scope *scope, const char *doc)
 {
 	char *prefix = aws_name(scope, "", 1000);
-	json_t *out = policy_decompile(doc, prefix);
+	json_t *out = policy_decompile(doc, prefix, scope);
 
 	free(prefix);
 	return out;

@@ -857,9 +857,27 @@ def patch_auth() -> None:
             return f"arn:aws:iam::{acct}:{kind}{path}{name}"
         return "*"
 
+    # The same for SSM (JSON 1.1): the parameter the request names, or the path it lists,
+    # as IAM's reference for Systems Manager gives them
+    # (arn:aws:ssm:REGION:ACCOUNT:parameter/NAME, the name without its leading '/').
+    def ssm_resource(self) -> str:
+        try:
+            raw = self._body.decode() if isinstance(self._body, bytes) else (self._body or "")
+            params = json.loads(raw or "{}")
+        except ValueError:
+            return "*"
+        name = params.get("Name") or params.get("Path") or params.get("ResourceId")
+        if not name and params.get("Names"):
+            name = params["Names"][0]
+        if not name:
+            return "*"
+        return f"arn:aws:ssm:{self._region}:{self.account_id}:parameter/{name.lstrip('/')}"
+
     def check_action_permitted(self, resource: str) -> None:
         if resource == "*" and self._service == "iam":
             resource = iam_resource(self)
+        elif resource == "*" and self._service == "ssm":
+            resource = ssm_resource(self)
         orig_permitted(self, resource)
 
     IAMRequest.check_action_permitted = check_action_permitted
