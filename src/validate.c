@@ -395,6 +395,17 @@ static void check_partitions(struct checker *c, const struct spec_group *ctl)
 			}
 		}
 	}
+	/* The munge key reaches a node through its role, never through its user data. */
+	for (i = 0; i < spec->ngroups; i++) {
+		const struct spec_group *g = &spec->groups[i];
+
+		if ((g == ctl || spec_group_partition(spec, g)) && !g->role.name)
+			diag_hint(at(c, DIAG_ERROR, g->key,
+				     "compute.%s: the nodes of a Slurm cluster read the munge key "
+				     "with their group's role, and this group has none",
+				     g->name),
+				  "set role: NAME (an iam.roles entry; {} grants nothing more)");
+	}
 	if (npart == 0 && ctl)
 		diag_hint(at(c, DIAG_ERROR, spec->scheduler.node,
 			     "scheduler: no compute group besides the controller '%s' runs jobs",

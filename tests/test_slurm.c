@@ -19,11 +19,12 @@
 #define CLUSTER                                                                                    \
 	AWS "scheduler: {type: slurm, controller: login}\n"                                        \
 	    "compute:\n"                                                                           \
-	    "  trainers: {gpu: H100:8, count: 16, image: \"${var.i}\"}\n"                          \
+	    "  trainers: {gpu: H100:8, count: 16, image: \"${var.i}\", role: r}\n"                 \
 	    "  evals: {gpu: L4:1, count: 2, image: \"${var.i}\", partition: eval, default: "       \
-	    "true}\n"                                                                              \
-	    "  cpu: {instance_type: m7i.xlarge, count: 3, image: \"${var.i}\"}\n"                  \
-	    "  login: {instance_type: m7i.xlarge, image: \"${var.i}\"}\n"
+	    "true, role: r}\n"                                                                     \
+	    "  cpu: {instance_type: m7i.xlarge, count: 3, image: \"${var.i}\", role: r}\n"         \
+	    "  login: {instance_type: m7i.xlarge, image: \"${var.i}\", role: r}\n"                 \
+	    "iam: {roles: {r: {}}}\n"
 
 static const struct slurm_fetch fetch = {
     .command = "aws ssm get-parameter --name %s --with-decryption",
@@ -47,7 +48,7 @@ static void test_controller_group_of_two_nodes_is_refused(void **state)
 	assert_failed_with_errors(
 	    &f->d, fx_validate(f, AWS "scheduler: {type: slurm, controller: login}\n"
 				      "compute:\n"
-				      "  g: {gpu: H100:8, image: \"${var.i}\"}\n"
+				      "  g: {gpu: H100:8, image: \"${var.i}\", role: r}\n"
 				      "  login: {instance_type: m7i.xlarge, count: 2, "
 				      "image: \"${var.i}\"}\n"));
 	assert_error(&f->d, 5, 38,
@@ -62,12 +63,12 @@ static void test_unknown_controller_group_suggests_the_closest(void **state)
 {
 	struct fx *f = *state;
 
-	assert_failed_with_errors(&f->d,
-				  fx_validate(f, AWS "scheduler: {type: slurm, controller: logni}\n"
-						     "compute:\n"
-						     "  g: {gpu: H100:8, image: \"${var.i}\"}\n"
-						     "  login: {instance_type: m7i.xlarge, image: "
-						     "\"${var.i}\"}\n"));
+	assert_failed_with_errors(
+	    &f->d, fx_validate(f, AWS "scheduler: {type: slurm, controller: logni}\n"
+				      "compute:\n"
+				      "  g: {gpu: H100:8, image: \"${var.i}\", role: r}\n"
+				      "  login: {instance_type: m7i.xlarge, image: "
+				      "\"${var.i}\"}\n"));
 	assert_error(&f->d, 5, 38, "scheduler.controller: compute group 'logni' is not defined");
 	assert_hint(&f->d, 5, 38, "did you mean 'login'?");
 }
@@ -78,11 +79,12 @@ static void test_two_default_partitions_are_refused_at_the_second(void **state)
 
 	assert_failed_with_errors(
 	    &f->d,
-	    fx_validate(f, AWS "scheduler: {type: slurm, controller: login}\n"
-			       "compute:\n"
-			       "  a: {gpu: H100:8, image: \"${var.i}\", default: true}\n"
-			       "  b: {gpu: H100:8, image: \"${var.i}\", default: true}\n"
-			       "  login: {instance_type: m7i.xlarge, image: \"${var.i}\"}\n"));
+	    fx_validate(f, AWS
+			"scheduler: {type: slurm, controller: login}\n"
+			"compute:\n"
+			"  a: {gpu: H100:8, image: \"${var.i}\", default: true, role: r}\n"
+			"  b: {gpu: H100:8, image: \"${var.i}\", default: true, role: r}\n"
+			"  login: {instance_type: m7i.xlarge, image: \"${var.i}\", role: r}\n"));
 	assert_error(&f->d, 8, 39,
 		     "compute.b.default: 'a' is already the default partition (compute.a, line 7)");
 	assert_hint(&f->d, 8, 39, "keep default: true on one group");
@@ -93,8 +95,10 @@ static void test_partition_without_a_scheduler_is_refused(void **state)
 	struct fx *f = *state;
 
 	assert_failed_with_errors(
-	    &f->d, fx_validate(f, AWS "compute:\n"
-				      "  a: {gpu: H100:8, image: \"${var.i}\", partition: big}\n"));
+	    &f->d,
+	    fx_validate(f,
+			AWS "compute:\n"
+			    "  a: {gpu: H100:8, image: \"${var.i}\", partition: big, role: r}\n"));
 	assert_error(&f->d, 6, 39, "compute.a: partition and default need a scheduler");
 	assert_hint(&f->d, 6, 39,
 		    "add scheduler: {type: slurm, controller: GROUP}, or remove them");
@@ -104,18 +108,35 @@ static void test_scheduler_on_sim_says_what_sim_simulates(void **state)
 {
 	struct fx *f = *state;
 
-	assert_failed_with_errors(&f->d,
-				  fx_validate(f, "kiln: 1\n"
-						 "cluster: c\n"
-						 "provider: {name: sim}\n"
-						 "scheduler: {type: slurm, controller: login}\n"
-						 "compute:\n"
-						 "  g: {gpu: H100:8}\n"
-						 "  login: {instance_type: m7i.xlarge}\n"));
+	assert_failed_with_errors(
+	    &f->d, fx_validate(f, "kiln: 1\n"
+				  "cluster: c\n"
+				  "provider: {name: sim}\n"
+				  "scheduler: {type: slurm, controller: login}\n"
+				  "compute:\n"
+				  "  g: {gpu: H100:8, role: r}\n"
+				  "  login: {instance_type: m7i.xlarge, role: r}\n"));
 	assert_error(&f->d, 4, 12,
 		     "scheduler: sim simulates the cloud's API (instances, networks, stores, "
 		     "roles), not the software on the nodes: no node boots, so no Slurm "
 		     "controller or slurmd could run");
+}
+
+static void test_a_group_without_a_role_is_refused(void **state)
+{
+	struct fx *f = *state;
+
+	assert_failed_with_errors(&f->d,
+				  fx_validate(f, AWS "scheduler: {type: slurm, controller: login}\n"
+						     "compute:\n"
+						     "  g: {gpu: H100:8, image: \"${var.i}\"}\n"
+						     "  login: {instance_type: m7i.xlarge, image: "
+						     "\"${var.i}\", role: r}\n"
+						     "iam: {roles: {r: {}}}\n"));
+	assert_error(&f->d, 7, 3,
+		     "compute.g: the nodes of a Slurm cluster read the munge key with their "
+		     "group's role, and this group has none");
+	assert_hint(&f->d, 7, 3, "set role: NAME (an iam.roles entry; {} grants nothing more)");
 }
 
 static void test_a_slurm_cluster_validates_clean(void **state)
@@ -268,6 +289,7 @@ int main(void)
 	    kiln_test(test_two_default_partitions_are_refused_at_the_second),
 	    kiln_test(test_partition_without_a_scheduler_is_refused),
 	    kiln_test(test_scheduler_on_sim_says_what_sim_simulates),
+	    kiln_test(test_a_group_without_a_role_is_refused),
 	    kiln_test(test_a_slurm_cluster_validates_clean),
 	    kiln_test(test_every_group_but_the_controller_is_a_partition),
 	    kiln_test(test_slurm_conf_is_configless_with_dynamic_node_partitions),
