@@ -373,6 +373,7 @@ static void sim_check_spec(const struct spec *spec, struct diags *d)
 				    "node boots, so no Slurm controller or slurmd could run"),
 			  "plan a Slurm cluster with provider: aws (moto runs it locally, "
 			  "see kiln-aws(7)), or remove scheduler: to try the rest on sim");
+	sim_boot_check(spec, d);
 }
 
 /*
