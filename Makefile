@@ -93,10 +93,7 @@ quickstart: deps kiln
 unit: $(UNIT_BINS)
 	@scripts/run-unit.sh $(UNIT_BINS)
 
-# Programs the end-to-end tests run beside kiln (tests/NAME.c, not cmocka tests).
-E2E_TOOLS := $(BUILD)/test/bin/slurm_render
-
-e2e: $(BUILD)/test/kiln $(E2E_TOOLS)
+e2e: $(BUILD)/test/kiln
 	@tests/e2e/run.sh $(BUILD)/test/kiln
 
 # The engine never names a cloud (DESIGN.md): src/ is read for cloud names
@@ -105,7 +102,7 @@ check-clouds:
 	@python3 tests/check-cloud-names.py --self-test && python3 tests/check-cloud-names.py
 
 # Every check and both suites run even when one fails; the exit status is the worst.
-test: $(UNIT_BINS) $(BUILD)/test/kiln $(E2E_TOOLS)
+test: $(UNIT_BINS) $(BUILD)/test/kiln
 	@status=0; $(MAKE) --no-print-directory check-clouds || status=1; \
 	scripts/run-unit.sh $(UNIT_BINS) || status=1; \
 	tests/e2e/run.sh $(BUILD)/test/kiln || status=1; exit $$status

@@ -283,7 +283,7 @@ char *slurm_controller_script(const struct slurm_cluster *c, const struct slurm_
 }
 
 char *slurm_node_script(const struct slurm_partition *p, const struct slurm_fetch *f,
-			const char *ctl_expr)
+			const char *ctl_find)
 {
 	struct strbuf sb = {0};
 	char *name = slurm_node_name_expr(p), *args = slurm_slurmd_args(p, "\"$ctl\"");
@@ -291,13 +291,28 @@ char *slurm_node_script(const struct slurm_partition *p, const struct slurm_fetc
 	sb_addf(
 	    &sb,
 	    "#!/bin/sh\n"
-	    "# kiln: a node of group %s joins Slurm partition %s as a dynamic node.\n"
+	    "# kiln: a node of group %s joins the Slurm controller as a dynamic node, in\n"
+	    "# its group's partition (slurm.conf, which the controller serves, says which:\n"
+	    "# a new partition name changes no node).\n"
 	    "# Needs slurmd and munge on the image (Debian and Ubuntu packages of those names).\n",
-	    p->group, p->name);
+	    p->group);
 	script_common(&sb, f);
 	sb_addf(
 	    &sb,
-	    "ctl=%s\n"
+	    "# kiln_controller: the controller's address, looked up while it is not\n"
+	    "# running yet (10 minutes at most).\n"
+	    "kiln_controller() {\n"
+	    "\t%s\n"
+	    "}\n"
+	    "n=0\n"
+	    "until ctl=$(kiln_controller) && [ -n \"$ctl\" ] && [ \"$ctl\" != None ]; do\n"
+	    "\tn=$((n + 1))\n"
+	    "\tif [ \"$n\" -ge 60 ]; then\n"
+	    "\t\techo \"kiln-slurm: no Slurm controller found\" >&2\n"
+	    "\t\texit 1\n"
+	    "\tfi\n"
+	    "\tsleep 10\n"
+	    "done\n"
 	    "# The name gres.conf knows this node's GPUs by: GROUP-C-D of its address A.B.C.D.\n"
 	    "addr=$(ip -4 -o route get \"$ctl\" | sed -n 's/.* src \\([0-9.]*\\).*/\\1/p')\n"
 	    "name=\"%s\"\n"
@@ -307,7 +322,7 @@ char *slurm_node_script(const struct slurm_partition *p, const struct slurm_fetc
 	    "kiln_munge\n"
 	    "install -d -m 0755 /var/spool/slurmd /var/log/slurm\n"
 	    "slurmd %s\n",
-	    ctl_expr, name, args);
+	    ctl_find, name, args);
 	free(name);
 	free(args);
 	return sb_detach(&sb);

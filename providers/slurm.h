@@ -92,11 +92,11 @@ char *slurm_slurmd_args(const struct slurm_partition *p, const char *ctl);
 char *slurm_controller_script(const struct slurm_cluster *c, const struct slurm_fetch *f);
 /*
  * The POSIX shell script a node of partition p runs at boot: fetch the
- * munge key, take its node name, start munged and slurmd -Z against the
- * controller at ctl_expr (a shell word: an address, or a command
- * substitution that finds it).
+ * munge key, find the controller with ctl_find (a shell command printing
+ * its address, retried while it prints nothing or "None"), take its node
+ * name, start munged and slurmd -Z against the controller.
  */
 char *slurm_node_script(const struct slurm_partition *p, const struct slurm_fetch *f,
-			const char *ctl_expr);
+			const char *ctl_find);
 
 #endif

@@ -114,7 +114,8 @@ static void test_ssm_reads_read_back_beside_stores_and_allow(void **state)
 {
 	assert_round_trip(
 	    *state, "{\"read\":[\"data\"],\"write\":[],\"ssm_read\":{\"region\":"
-		    "\"eu-west-1\",\"leaves\":[\"slurm/gres.conf\",\"slurm/munge-key\"]},"
+		    "\"eu-west-1\",\"leaves\":[\"slurm/gres.conf\",\"slurm/"
+		    "munge-key\"],\"find_controller\":true},"
 		    "\"allow\":[{\"actions\":[\"ssm:GetParameter\"],\"resources\":[\"*\"]}]}");
 }
 

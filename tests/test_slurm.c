@@ -252,11 +252,13 @@ static void test_node_script_fetches_the_key_and_starts_slurmd(void **state)
 	char *s;
 
 	cluster_of(*state, &c);
-	s = slurm_node_script(&c.parts[0], &fetch, "10.0.0.5");
+	s = slurm_node_script(&c.parts[0], &fetch, "echo 10.0.0.5");
 	assert_true(strncmp(s, "#!/bin/sh\n", 10) == 0);
 	assert_has(s, "until aws ssm get-parameter --name \"$1\" --with-decryption >\"$2\"; do\n");
 	assert_has(s, "\tkiln_fetch /kiln/c/default/slurm/munge-key /etc/munge/.munge.key.b64\n");
-	assert_has(s, "\nctl=10.0.0.5\n");
+	assert_has(s, "kiln_controller() {\n\techo 10.0.0.5\n}\n");
+	assert_has(
+	    s, "\nuntil ctl=$(kiln_controller) && [ -n \"$ctl\" ] && [ \"$ctl\" != None ]; do\n");
 	assert_has(s, "\nname=\"trainers-$(echo \"$addr\" | cut -d. -f3)-$(echo \"$addr\" | cut "
 		      "-d. -f4)\"\n");
 	assert_has(s, "\nslurmd -Z --conf-server \"$ctl\" --conf \"Gres=gpu:h100:8 "

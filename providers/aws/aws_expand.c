@@ -154,7 +154,7 @@ static char *aws_boot_report(const char *region)
 
 void aws_boot_check(const struct spec *spec, struct diags *d)
 {
-	struct boot_cloud cloud = {NULL, aws_boot_source};
+	struct boot_cloud cloud = {NULL, aws_boot_source, aws_slurm_group_script};
 
 	cloud.report = aws_boot_report(spec->provider.region ? spec->provider.region : "us-east-1");
 	boot_check_spec(&catalog_aws, spec, &cloud, spec->provider.nzones > 1 && spec->ngroups > 0,
@@ -168,7 +168,7 @@ static int group_user_data(json_t *r, const struct spec *spec, const struct prov
 			   bool zoned, struct kiln_error *err)
 {
 	char *addr = xasprintf("aws_instance_group.%s", g->name);
-	struct boot_cloud cloud = {NULL, aws_boot_source};
+	struct boot_cloud cloud = {NULL, aws_boot_source, aws_slurm_group_script};
 	int rc;
 
 	cloud.report = aws_boot_report(ctx->region);

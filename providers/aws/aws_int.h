@@ -237,13 +237,15 @@ int aws_expand_slurm(json_t *all, const struct spec *spec, struct kiln_error *er
 struct slurm_cluster;
 /*
  * The boot script of group's nodes (the controller's, or a partition's
- * nodes' with the controller at ctl_expr, a shell word), reading the
+ * nodes', which find the controller with ctl_find), reading the
  * scope's parameters with the AWS CLI and the node's role; NULL for a group
  * that is neither. Caller frees.
  */
 char *aws_slurm_boot_script(const struct slurm_cluster *c, const char *group,
 			    const struct prov_scope *scope, const char *region,
-			    const char *ctl_expr);
+			    const char *ctl_find);
+/* boot_cloud's scheduler hook: group g's script, with the workspace a placeholder. */
+char *aws_slurm_group_script(const struct spec *spec, const struct spec_group *g);
 /* aws_ssm.c: a workspace's parameters live under /kiln/CLUSTER/WORKSPACE (malloc'd). */
 char *aws_ssm_path(const struct prov_scope *scope);
 char *aws_ssm_name(const struct prov_scope *scope, const char *leaf);

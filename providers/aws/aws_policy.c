@@ -38,6 +38,9 @@ static const char *const ssm_read[] = {"ssm:GetParameter", NULL};
 #define NFS_SID_READ "KilnNfsRead"
 /* The statement naming the parameters the role's nodes read at boot (aws_ssm.c). */
 #define SSM_SID_READ "KilnSsmRead"
+/* The statement letting a Slurm node look its controller up (aws_slurm.c). */
+#define SSM_SID_FIND "KilnSlurmFind"
+static const char *const find_controller[] = {"ec2:DescribeInstances", NULL};
 #define NFS_SID_WRITE "KilnNfsWrite"
 
 /*
@@ -109,7 +112,24 @@ static void ssm_statement(json_t *stmts, const struct prov_scope *scope, const j
 	json_array_append_new(stmts,
 			      json_pack("{s:s, s:s, s:[s], s:o}", "Sid", SSM_SID_READ, "Effect",
 					"Allow", "Action", ssm_read[0], "Resource", res));
+	/* EC2 scopes no Describe call to a resource. */
+	if (json_is_true(json_object_get(read, "find_controller")))
+		json_array_append_new(stmts, json_pack("{s:s, s:s, s:[s], s:s}", "Sid",
+						       SSM_SID_FIND, "Effect", "Allow", "Action",
+						       find_controller[0], "Resource", "*"));
 	free(prefix);
+}
+
+/* Whether s is ssm_statement's KilnSlurmFind statement, as it writes it. */
+static bool find_statement(const json_t *s)
+{
+	const char *sid = json_string_value(json_object_get(s, "Sid"));
+	const char *effect = json_string_value(json_object_get(s, "Effect"));
+	const char *res = json_string_value(json_object_get(s, "Resource"));
+
+	return sid && strcmp(sid, SSM_SID_FIND) == 0 && json_object_size(s) == 4 && effect &&
+	       strcmp(effect, "Allow") == 0 && res && strcmp(res, "*") == 0 &&
+	       actions_are(json_object_get(s, "Action"), find_controller);
 }
 
 /*
@@ -148,7 +168,9 @@ static json_t *ssm_statement_read(const json_t *s, const struct prov_scope *scop
 		json_decref(leaves);
 		leaves = NULL;
 	}
-	v = leaves ? json_pack("{s:s, s:o}", "region", region, "leaves", leaves) : NULL;
+	v = leaves ? json_pack("{s:s, s:o, s:b}", "region", region, "leaves", leaves,
+			       "find_controller", 0)
+		   : NULL;
 	free(prefix);
 	free(region);
 	return v;
@@ -353,7 +375,8 @@ static json_t *policy_decompile(const char *doc_text, const char *prefix,
 				const struct prov_scope *scope)
 {
 	json_t *doc = doc_text ? json_loads(doc_text, 0, NULL) : NULL, *s, *stmts, *raw, *out;
-	json_t *nfs[2] = {json_array(), json_array()}, *allow;
+	json_t *nfs[2] = {json_array(), json_array()}, *allow, *ssm = NULL;
+	bool finds = false;
 	size_t i;
 
 	out = json_pack("{s:[], s:[]}", "read", "write");
@@ -369,10 +392,14 @@ static json_t *policy_decompile(const char *doc_text, const char *prefix,
 		char *store;
 		bool write = false;
 		int kind;
-		json_t *ssm = ssm_statement_read(s, scope);
+		json_t *read = ssm ? NULL : ssm_statement_read(s, scope);
 
-		if (ssm) {
-			json_object_set_new(out, "ssm_read", ssm);
+		if (read) {
+			ssm = read;
+			continue;
+		}
+		if (ssm && !finds && find_statement(s)) {
+			finds = true;
 			continue;
 		}
 		store = nfs_statement(s, &write);
@@ -392,6 +419,10 @@ static json_t *policy_decompile(const char *doc_text, const char *prefix,
 	for (i = 0; i < 2; i++)
 		if (json_array_size(nfs[i]))
 			json_object_set(out, i ? "nfs_write" : "nfs_read", nfs[i]);
+	if (ssm) {
+		json_object_set_new(ssm, "find_controller", json_boolean(finds));
+		json_object_set_new(out, "ssm_read", ssm);
+	}
 	allow = pexp_allow_normalize(raw);
 	if (json_array_size(allow))
 		json_object_set(out, "allow", allow);

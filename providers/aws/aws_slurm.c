@@ -14,6 +14,7 @@
  */
 #include "aws_int.h"
 
+#include "bootstrap.h"
 #include "expand.h"
 #include "slurm.h"
 
@@ -58,6 +59,7 @@ static void role_reads(json_t *all, const struct spec *spec)
 		const struct spec_role *role = &spec->roles[i];
 		const char *leaves[4];
 		size_t n = 0;
+		bool finds = false;
 		char *addr = xasprintf("aws_iam_role.%s", role->name);
 		json_t *r = json_object_get(all, addr);
 
@@ -69,6 +71,7 @@ static void role_reads(json_t *all, const struct spec *spec)
 
 			if (!g->role.name || strcmp(g->role.name, role->name) != 0)
 				continue;
+			finds |= strcmp(g->name, spec->scheduler.controller.name) != 0;
 			for (k = 0; reads[k]; k++) {
 				for (m = 0; m < n && strcmp(leaves[m], reads[k]) != 0; m++)
 					;
@@ -78,15 +81,16 @@ static void role_reads(json_t *all, const struct spec *spec)
 		}
 		if (!r || n == 0)
 			continue;
+		/* A partition's nodes look their controller up (controller_find). */
 		pexp_attr(r, "ssm_read",
-			  json_pack("{s:s, s:o}", "region", spec->provider.region, "leaves",
-				    pexp_sorted_strings(leaves, n)));
+			  json_pack("{s:s, s:o, s:b}", "region", spec->provider.region, "leaves",
+				    pexp_sorted_strings(leaves, n), "find_controller", finds));
 	}
 }
 
 char *aws_slurm_boot_script(const struct slurm_cluster *c, const char *group,
 			    const struct prov_scope *scope, const char *region,
-			    const char *ctl_expr)
+			    const char *ctl_find)
 {
 	char *cmd = xasprintf("aws ssm get-parameter --region %s --name %%s --with-decryption "
 			      "--query Parameter.Value --output text",
@@ -99,11 +103,49 @@ char *aws_slurm_boot_script(const struct slurm_cluster *c, const char *group,
 	if (strcmp(group, c->controller) == 0)
 		out = slurm_controller_script(c, &f);
 	else if (p)
-		out = slurm_node_script(p, &f, ctl_expr);
+		out = slurm_node_script(p, &f, ctl_find);
 	free(cmd);
 	free(munge);
 	free(conf);
 	free(gres);
+	return out;
+}
+
+/*
+ * How a node finds its controller at boot: the running instance of the
+ * controller's group, by kiln's tags (ec2:DescribeInstances, which its role
+ * is given). Looked up, not written in at launch, so a new controller
+ * needs no new GPU nodes.
+ */
+static char *controller_find(const struct spec *spec, const char *region, const char *workspace)
+{
+	return xasprintf("aws ec2 describe-instances --region %s --filters "
+			 "Name=tag:kiln:cluster,Values=%s Name=tag:kiln:workspace,Values=%s "
+			 "Name=tag:kiln:address,Values=aws_instance_group.%s "
+			 "Name=instance-state-name,Values=running --query "
+			 "'Reservations[0].Instances[0].PrivateIpAddress' --output text",
+			 region, spec->cluster, workspace, spec->scheduler.controller.name);
+}
+
+char *aws_slurm_group_script(const struct spec *spec, const struct spec_group *g)
+{
+	struct slurm_cluster c;
+	struct kiln_error err = {{0}, {0}};
+	char *ws, *find, *out;
+	const char *region = spec->provider.region ? spec->provider.region : "us-east-1";
+	struct prov_scope scope = {0};
+
+	if (spec->scheduler.type != SCHEDULER_SLURM ||
+	    slurm_cluster_from_spec(&c, spec, &catalog_aws, &err) < 0)
+		return NULL; /* a type the catalog lacks: expand reports it */
+	ws = boot_placeholder("workspace");
+	find = controller_find(spec, region, ws);
+	scope.cluster = spec->cluster;
+	scope.workspace = ws;
+	out = aws_slurm_boot_script(&c, g->name, &scope, region, find);
+	free(find);
+	free(ws);
+	slurm_cluster_free(&c);
 	return out;
 }
 

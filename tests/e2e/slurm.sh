@@ -6,7 +6,8 @@
 # slurmctld on a "controller", slurmd on two "nodes" and then a third, each a
 # network namespace this test makes (a veth on a bridge of its own, a private
 # subnet), with its own mounts and host name (tests/e2e/slurm_node.sh), each
-# started by the boot script kiln generates for its group.
+# running the scheduler part of the user data kiln launched its group with
+# (read back from moto with boto3), the AWS CLI answered by a stand-in.
 #
 # GPUs are faked as Slurm allows on nodes without them: gres.conf's File=
 # names /dev/nvidia0..7, which the node's private /dev holds as character
@@ -88,12 +89,19 @@ slurm_boot() {
 	# The stand-in for the AWS CLI: the parameters boto3 read from moto.
 	cat >"$sl_dir/stub/aws" <<EOF
 #!/bin/sh
-# aws ssm get-parameter, as the boot script calls it, answered from moto's values.
-[ "\$1 \$2 \$3 \$4 \$5" = "ssm get-parameter --region us-east-1 --name" ] || { echo "aws stand-in: unexpected: \$*" >&2; exit 2; }
-[ "\$7 \$8 \$9 \${10} \${11}" = "--with-decryption --query Parameter.Value --output text" ] || { echo "aws stand-in: unexpected: \$*" >&2; exit 2; }
-case \$6 in
-/kiln/llm-pretrain/default/slurm/*) cat "$SLURM_DIR/params/\${6##*/}" && echo ;;
-*) echo "An error occurred (ParameterNotFound) when calling the GetParameter operation" >&2; exit 254 ;;
+# The AWS CLI as the boot script calls it: the parameters boto3 read from
+# moto, and the controller's address, for exactly the calls kiln generates.
+case "\$1 \$2 \$3 \$4" in
+"ssm get-parameter --region us-east-1")
+	[ "\$5 \$7 \$8 \$9 \${10} \${11}" = "--name --with-decryption --query Parameter.Value --output text" ] || { echo "aws stand-in: unexpected: \$*" >&2; exit 2; }
+	case \$6 in
+	/kiln/llm-pretrain/default/slurm/*) cat "$SLURM_DIR/params/\${6##*/}" && echo ;;
+	*) echo "An error occurred (ParameterNotFound) when calling the GetParameter operation" >&2; exit 254 ;;
+	esac ;;
+"ec2 describe-instances --region us-east-1")
+	[ "\$*" = "ec2 describe-instances --region us-east-1 --filters Name=tag:kiln:cluster,Values=llm-pretrain Name=tag:kiln:workspace,Values=default Name=tag:kiln:address,Values=aws_instance_group.login Name=instance-state-name,Values=running --query Reservations[0].Instances[0].PrivateIpAddress --output text" ] || { echo "aws stand-in: unexpected: \$*" >&2; exit 2; }
+	echo "$SLURM_CTL" ;;
+*) echo "aws stand-in: unexpected: \$*" >&2; exit 2 ;;
 esac
 EOF
 	chmod +x "$sl_dir/stub/aws"
@@ -192,9 +200,15 @@ slurm_kiln_tests() {
 	sed 's/^    gang: true/    gang: true\n    partition: gpu/' kiln.yaml >kiln.next.yaml
 	check "slurm: a new partition name is an update of slurm.conf in place, and no node is replaced" 2 \
 		--out-has "  ~ aws_ssm_parameter.slurm_conf  update" \
-		--out-has "PartitionName=gpu Nodes=trainers-nodes" \
+		--out-has "(live: PutParameter overwrites it in place; the Slurm controller reads it again within a minute and runs scontrol reconfigure: no node is replaced)" \
 		--out-has "Plan: 0 to create, 1 to update, 0 to replace, 0 to delete" \
 		-- "$KILN" plan --detailed-exitcode --var image=$SLURM_SPEC_IMAGE kiln.next.yaml
+	"$KILN" plan --json --var image=$SLURM_SPEC_IMAGE kiln.next.yaml >next.json 2>/dev/null
+	assert "slurm: and the new slurm.conf names partition gpu" \
+		"$AWS_PY" -c 'import json, sys
+p = json.load(open(sys.argv[1]))
+c = [r for r in p["resource_changes"] if r["address"] == "aws_ssm_parameter.slurm_conf"][0]
+sys.exit(0 if "PartitionName=gpu Nodes=trainers-nodes" in c["change"]["after"]["content"] else 1)' next.json
 }
 
 slurm_daemon_tests() {
@@ -204,8 +218,9 @@ slurm_daemon_tests() {
 	fi
 	pass "slurm: the test's bridge and namespaces are made"
 	for sl_g in login trainers; do
-		"$(dirname "$KILN")/bin/slurm_render" "$SLURM_DIR/kiln.yaml" default \
-			"$sl_g" "$SLURM_CTL" >"$SLURM_DIR/boot-$sl_g.sh"
+		check "slurm: the user data of $sl_g's nodes holds their scheduler part" 0 \
+			-- "$AWS_PY" "$E2E_ROOT/tests/e2e/slurm_inspect.py" scheduler-script \
+			llm-pretrain default "$sl_g" "$SLURM_DIR/boot-$sl_g.sh"
 	done
 	check "slurm: the boot scripts pass shellcheck" 0 \
 		-- shellcheck -s sh "$SLURM_DIR/boot-login.sh" "$SLURM_DIR/boot-trainers.sh"
@@ -217,6 +232,11 @@ slurm_daemon_tests() {
 			"$SLURM_DIR/nodes/ctl/sandbox.log" "$SLURM_DIR/nodes/ctl/boot.log"
 		return
 	fi
+	sl_i=0
+	until slurm_on_ctl scontrol ping 2>/dev/null | grep -q "is UP" || [ "$sl_i" -ge 100 ]; do
+		sleep 0.2
+		sl_i=$((sl_i + 1))
+	done
 	check "slurm: the controller boots: munged and slurmctld start with kiln's slurm.conf" 0 \
 		--out-has "is UP" -- slurm_on_ctl scontrol ping
 	sl_ctld=$(slurm_on_ctl cat /run/slurmctld.pid)

@@ -11,6 +11,9 @@
       names, one "ROLE ARN,ARN..." line per role
   slurm_inspect.py user-data CLUSTER WS
       the decoded user data of each of the workspace's instances
+  slurm_inspect.py scheduler-script CLUSTER WS GROUP OUT
+      the scheduler part of the boot script in the user data GROUP's first
+      instance was launched with (cloud-config write_files), into OUT
 Exit 0 when every check holds; otherwise the faults are printed, exit 1.
 """
 import base64
@@ -83,11 +86,42 @@ def user_data(cluster, ws):
     return []
 
 
+def scheduler_script(cluster, ws, group, out):
+    import yaml
+    ec2 = client("ec2")
+    filters = [{"Name": "tag:kiln:cluster", "Values": [cluster]},
+               {"Name": "tag:kiln:workspace", "Values": [ws]},
+               {"Name": "tag:kiln:address", "Values": [f"aws_instance_group.{group}"]}]
+    insts = [i for r in ec2.describe_instances(Filters=filters)["Reservations"]
+             for i in r["Instances"]]
+    if not insts:
+        return [f"no instance of aws_instance_group.{group}"]
+    a = ec2.describe_instance_attribute(InstanceId=insts[0]["InstanceId"], Attribute="userData")
+    doc = base64.b64decode(a["UserData"]["Value"]).decode()
+    if not doc.startswith("#cloud-config\n"):
+        return ["the user data is not a #cloud-config document"]
+    files = {f["path"]: f["content"] for f in yaml.safe_load(doc).get("write_files", [])}
+    boot = files.get("/var/lib/kiln/boot.sh", "")
+    lines = boot.split("\n")
+    head = [i for i, l in enumerate(lines) if l.startswith("cat >/var/lib/kiln/scheduler.sh <<'")]
+    if len(head) != 1:
+        return ["the boot script writes no scheduler part"]
+    end = lines[head[0]].split("<<'")[1].rstrip("'")
+    body = lines[head[0] + 1:]
+    if end not in body:
+        return ["the scheduler part has no end"]
+    with open(out, "w") as f:
+        f.write("\n".join(body[:body.index(end)]) + "\n")
+    return []
+
+
 def main(argv):
     if len(argv) == 5 and argv[1] == "params":
         faults = params(argv[2], argv[3], argv[4])
     elif len(argv) == 4 and argv[1] == "ssm-resources":
         faults = ssm_resources(argv[2], argv[3])
+    elif len(argv) == 6 and argv[1] == "scheduler-script":
+        faults = scheduler_script(argv[2], argv[3], argv[4], argv[5])
     elif len(argv) == 4 and argv[1] == "user-data":
         faults = user_data(argv[2], argv[3])
     else:
