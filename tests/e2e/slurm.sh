@@ -53,6 +53,10 @@ slurm_cleanup() {
 	SLURM_NETNS=""
 	[ -n "${SLURM_BRIDGE:-}" ] && ip link delete "$SLURM_BRIDGE" 2>/dev/null
 	SLURM_BRIDGE=""
+	if [ -n "${SLURM_MOTO_LP:-}" ]; then
+		sh "$E2E_ROOT/tests/moto/server.sh" stop "$SLURM_MOTO_LP" >/dev/null 2>&1
+		SLURM_MOTO_LP=""
+	fi
 	if [ -n "${SLURM_MOTO:-}" ]; then
 		sh "$E2E_ROOT/tests/moto/server.sh" stop "$SLURM_MOTO" >/dev/null 2>&1
 		SLURM_MOTO=""
@@ -211,6 +215,44 @@ c = [r for r in p["resource_changes"] if r["address"] == "aws_ssm_parameter.slur
 sys.exit(0 if "PartitionName=gpu Nodes=trainers-nodes" in c["change"]["after"]["content"] else 1)' next.json
 }
 
+# With moto's IAM enforcement on after the first 3 requests (the ones that
+# make the users): kiln iam-policy's policy is enough for the parameters too.
+slurm_least_privilege() {
+	sl_lp=$SLURM_DIR/moto-iam
+	if ! sl_out=$(INITIAL_NO_AUTH_ACTION_COUNT=3 sh "$E2E_ROOT/tests/moto/server.sh" start "$sl_lp" 2>&1); then
+		printf '%s\n' "$sl_out" >"$E2E_TMP/.slurm-moto"
+		fail "slurm: moto with IAM enforcement starts" "$E2E_TMP/.slurm-moto"
+		return
+	fi
+	SLURM_MOTO_LP=$sl_lp
+	sl_dir=$SLURM_DIR/lp
+	mkdir -p "$sl_dir"
+	cd "$sl_dir" || exit 1
+	sed 's/count: 16/count: 2/' "$SLURM_DIR/kiln.yaml" >kiln.yaml
+	"$KILN" iam-policy --var image=$SLURM_SPEC_IMAGE >policy.json
+	sl_ep=AWS_ENDPOINT_URL=http://127.0.0.1:$(cat "$sl_lp/moto.port")
+	sl_py=$E2E_ROOT/tests/e2e/aws_inspect.py
+	echo '{"Version": "2012-10-17", "Statement": [{"Effect": "Allow", "Action": "*", "Resource": "*"}]}' >admin.json
+	sl_admin=$(env "$sl_ep" "$AWS_PY" "$sl_py" user admin admin.json)
+	# shellcheck disable=SC2086
+	sl_keys=$(env "$sl_ep" $sl_admin "$AWS_PY" "$sl_py" user kiln-ci policy.json)
+	# shellcheck disable=SC2086
+	check "slurm: the cluster applies with exactly the iam-policy permissions, parameters included" 0 \
+		--out-has "aws_ssm_parameter.munge_key: created" \
+		--out-has "Apply complete: 19 created, 0 updated, 0 replaced, 0 deleted." \
+		-- env "$sl_ep" $sl_keys "$KILN" apply --auto-approve --var image=$SLURM_SPEC_IMAGE
+	# shellcheck disable=SC2086
+	check "slurm: and plans no changes with them" 0 --out-has "No changes." \
+		-- env "$sl_ep" $sl_keys "$KILN" plan --detailed-exitcode --var image=$SLURM_SPEC_IMAGE
+	# shellcheck disable=SC2086
+	check "slurm: and destroys with them, the parameters deleted" 0 \
+		--out-has "aws_ssm_parameter.munge_key: deleted" \
+		-- env "$sl_ep" $sl_keys "$KILN" destroy --auto-approve --var image=$SLURM_SPEC_IMAGE
+	sh "$E2E_ROOT/tests/moto/server.sh" stop "$sl_lp" >/dev/null 2>&1
+	SLURM_MOTO_LP=""
+	cd "$E2E_ROOT" || exit 1
+}
+
 slurm_daemon_tests() {
 	if ! slurm_net >"$E2E_TMP/.slurm-net" 2>&1; then
 		fail "slurm: the test's bridge and namespaces are made" "$E2E_TMP/.slurm-net"
@@ -312,6 +354,7 @@ slurm_tests() {
 	KILN_STATE_KEY=$(head -c 32 /dev/urandom | base64)
 	export AWS_ENDPOINT_URL AWS_ACCESS_KEY_ID AWS_SECRET_ACCESS_KEY KILN_STATE_KEY
 	slurm_kiln_tests
+	slurm_least_privilege
 	slurm_daemon_tests
 	cd "$E2E_ROOT" || exit 1
 	slurm_cleanup
