@@ -449,6 +449,10 @@ static int expand_role(json_t *all, const struct spec *spec, const struct spec_r
 			       "Lustre clients mount over the network (the security group), not "
 			       "through IAM, and FSx cannot scope fsx:DescribeFileSystems to one "
 			       "file system, so the policy grants nothing for lustre stores");
+	pexp_attr(r, "node_health", json_true());
+	pexp_why(r, "node_health",
+		 xstrdup("a node puts its health report on itself: ec2:CreateTags on its own "
+			 "instance (aws:ARN = ${ec2:SourceInstanceARN}), key kiln:health only"));
 	/* The policy names each store's exact ARN: the stores come first. */
 	for (i = 0; i < role->nread + role->nwrite; i++) {
 		const struct spec_ref *ref =

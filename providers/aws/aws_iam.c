@@ -461,6 +461,9 @@ int role_create(struct prov_ctx *ctx, const struct prov_scope *scope, const stru
 		static const char *const optional[] = {"nfs_read", "nfs_write", "allow"};
 		size_t i;
 
+		json_object_set_new(
+		    attrs, "node_health",
+		    json_boolean(json_is_true(json_object_get(op->attrs, "node_health"))));
 		for (i = 0; i < ARRAY_SIZE(optional); i++)
 			if (json_array_size(json_object_get(op->attrs, optional[i])))
 				json_object_set(attrs, optional[i],

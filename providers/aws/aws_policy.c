@@ -5,6 +5,19 @@
  * Sid names it, so the policy reads back to names without a lookup), then
  * the role's allow: statements as written; and the policy a plan shows for
  * a role (role_policy).
+ *
+ * Every role is a node role (its trust names ec2.amazonaws.com), and with
+ * node_health its policy ends with the one statement that lets a node put
+ * its health report on itself (issue 14): ec2:CreateTags on an instance
+ * only when that instance is the caller (the resource's ARN, aws:ARN,
+ * equals ${ec2:SourceInstanceARN}, the ARN of the instance whose role
+ * credentials signed the request: "Condition keys for Amazon EC2" and
+ * "AWS global condition context keys", Service Authorization Reference)
+ * and only for the key kiln:health (ForAllValues:StringEquals on
+ * aws:TagKeys, "Controlling access during AWS requests" in the IAM User
+ * Guide). Its Resource leaves region and account as wildcards: the
+ * condition already confines it to the caller's own instance, which has
+ * one of each, and the account is not known before the first call.
  */
 #include "aws_ec2.h"
 
@@ -34,6 +47,18 @@ static const char *const nfs_write[] = {"elasticfilesystem:ClientMount",
 					"elasticfilesystem:ClientWrite", NULL};
 
 static const char *const ssm_read[] = {"ssm:GetParameter", NULL};
+#define HEALTH_SID "KilnNodeHealth"
+#define HEALTH_STATEMENT                                                                           \
+	"{\"Sid\":\"" HEALTH_SID "\",\"Effect\":\"Allow\",\"Action\":\"ec2:CreateTags\","          \
+	"\"Resource\":\"arn:aws:ec2:*:*:instance/*\",\"Condition\":{\"StringEquals\":"             \
+	"{\"aws:ARN\":\"${ec2:SourceInstanceARN}\"},\"ForAllValues:StringEquals\":"                \
+	"{\"aws:TagKeys\":[\"kiln:health\"]}}}"
+
+/* The node-health statement, as policy_compile writes it; new reference. */
+static json_t *health_statement(void)
+{
+	return json_loads(HEALTH_STATEMENT, 0, NULL);
+}
 
 #define NFS_SID_READ "KilnNfsRead"
 /* The statement naming the parameters the role's nodes read at boot (aws_ssm.c). */
@@ -239,6 +264,8 @@ static char *policy_compile(const struct prov_scope *scope, const json_t *attrs,
 		json_object_set(st, "Resource", json_object_get(v, "resources"));
 		json_array_append_new(stmts, st);
 	}
+	if (json_is_true(json_object_get(attrs, "node_health")))
+		json_array_append_new(stmts, health_statement());
 	out = jsonw_dumps(doc, JSON_COMPACT, NULL);
 	json_decref(doc);
 	return out;
@@ -366,16 +393,18 @@ static json_t *allow_entry(const json_t *s)
 
 /*
  * Store names back from a policy (buckets under read and write, write where
- * s3:PutObject is allowed; file systems under nfs_read and nfs_write), and
- * every other statement as an allow entry; {"read", "write", "nfs_read"?,
- * "nfs_write"?, "allow"?}, the optional keys only when not empty, like the
- * desired attrs.
+ * s3:PutObject is allowed; file systems under nfs_read and nfs_write), the
+ * node-health statement as node_health true, and every other statement as
+ * an allow entry; {"read", "write", "nfs_read"?, "nfs_write"?, "allow"?,
+ * "node_health"?}, the optional keys only when not empty, like the desired
+ * attrs.
  */
 static json_t *policy_decompile(const char *doc_text, const char *prefix,
 				const struct prov_scope *scope)
 {
 	json_t *doc = doc_text ? json_loads(doc_text, 0, NULL) : NULL, *s, *stmts, *raw, *out;
 	json_t *nfs[2] = {json_array(), json_array()}, *allow, *ssm = NULL;
+	json_t *health = health_statement();
 	bool finds = false;
 	size_t i;
 
@@ -400,6 +429,10 @@ static json_t *policy_decompile(const char *doc_text, const char *prefix,
 		}
 		if (ssm && !finds && find_statement(s)) {
 			finds = true;
+			continue;
+		}
+		if (json_equal(s, health)) {
+			json_object_set_new(out, "node_health", json_true());
 			continue;
 		}
 		store = nfs_statement(s, &write);
@@ -432,6 +465,7 @@ static json_t *policy_decompile(const char *doc_text, const char *prefix,
 	json_decref(raw);
 	json_decref(stmts);
 	json_decref(doc);
+	json_decref(health);
 	return out;
 }
 

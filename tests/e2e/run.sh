@@ -37,6 +37,7 @@ cd "$(dirname "$0")/../.." || exit 2
 . tests/e2e/docs.sh
 . tests/e2e/slurm.sh
 . tests/e2e/boot.sh
+. tests/e2e/health.sh
 E2E_ROOT=$(pwd)
 T=$E2E_TMP
 NL='
@@ -45,7 +46,7 @@ ESC=$(printf '\033')
 HAVE_PY=false
 command -v python3 >/dev/null 2>&1 && HAVE_PY=true
 
-# E2E_ONLY=engine|state|aws|review|approve|audit|ci|sprawl|lifecycle|init|ownership|docs|boot|slurm runs one group, for working on it.
+# E2E_ONLY=engine|state|aws|review|approve|audit|ci|sprawl|lifecycle|init|ownership|docs|boot|health|slurm runs one group, for working on it.
 case ${E2E_ONLY:-} in
 engine) engine_tests; e2e_finish; exit $? ;;
 approve) approve_tests; e2e_finish; exit $? ;;
@@ -61,6 +62,7 @@ ownership) ownership_tests; e2e_finish; exit $? ;;
 docs) docs_tests; e2e_finish; exit $? ;;
 slurm) slurm_tests; e2e_finish; exit $? ;;
 boot) boot_tests; e2e_finish; exit $? ;;
+health) health_tests; e2e_finish; exit $? ;;
 esac
 
 # --- every spec under tests/specs, examples/ and templates/ against its golden ---
@@ -575,5 +577,6 @@ ownership_tests
 docs_tests
 slurm_tests
 boot_tests
+health_tests
 
 e2e_finish
