@@ -199,6 +199,17 @@ slurm_kiln_tests() {
 		>user-data.txt 2>&1
 	assert "slurm: no instance's user data holds the munge key" \
 		sh -c '[ -s user-data.txt ] && ! grep -q -F "$1" user-data.txt' sh "$sl_key"
+	check "slurm: status says the login node is the controller and no trainer joined yet" 0 \
+		--out-has "    slurm controller (slurmctld)" \
+		--out-has "    slurm partition trainers (default): 0 of 16 nodes joined (reported healthy, slurmd started)" \
+		-- "$KILN" status --var image=$SLURM_SPEC_IMAGE
+	"$AWS_PY" "$E2E_ROOT/tests/e2e/slurm_inspect.py" report-healthy llm-pretrain default trainers 3
+	check "slurm: status counts the nodes that reported healthy as joined" 0 \
+		--out-has "    slurm partition trainers (default): 3 of 16 nodes joined (reported healthy, slurmd started)" \
+		-- "$KILN" status --var image=$SLURM_SPEC_IMAGE
+	check "slurm: and --json has the partition's count" 0 \
+		--out-has '"slurm":{"default":true,"joined":3,"nodes":16,"partition":"trainers","role":"partition"}' \
+		-- sh -c '"$1" status --json --var image=$2 | python3 -c "import json,sys; d=json.load(sys.stdin); print(json.dumps([g[\"slurm\"] for g in d[\"groups\"] if g[\"name\"]==\"trainers\"][0], sort_keys=True, separators=(\",\",\":\")))" | sed "s/^/\"slurm\":/"' sh "$KILN" "$SLURM_SPEC_IMAGE"
 	check "slurm: a second plan has no changes" 0 \
 		--out-has "No changes." -- "$KILN" plan --var image=$SLURM_SPEC_IMAGE
 	sed 's/^    gang: true/    gang: true\n    partition: gpu/' kiln.yaml >kiln.next.yaml

@@ -11,6 +11,9 @@
       names, one "ROLE ARN,ARN..." line per role
   slurm_inspect.py user-data CLUSTER WS
       the decoded user data of each of the workspace's instances
+  slurm_inspect.py report-healthy CLUSTER WS GROUP N
+      N of GROUP's instances put kiln:health "healthy: ..." on themselves, as
+      a node does at the end of its boot (contract 2 of issue 14)
   slurm_inspect.py scheduler-script CLUSTER WS GROUP OUT
       the scheduler part of the boot script in the user data GROUP's first
       instance was launched with (cloud-config write_files), into OUT
@@ -86,6 +89,23 @@ def user_data(cluster, ws):
     return []
 
 
+def group_instances(ec2, cluster, ws, group):
+    filters = [{"Name": "tag:kiln:cluster", "Values": [cluster]},
+               {"Name": "tag:kiln:workspace", "Values": [ws]},
+               {"Name": "tag:kiln:address", "Values": [f"aws_instance_group.{group}"]}]
+    return sorted((i for r in ec2.describe_instances(Filters=filters)["Reservations"]
+                   for i in r["Instances"]), key=lambda i: i["InstanceId"])
+
+
+def report_healthy(cluster, ws, group, n):
+    ec2 = client("ec2")
+    insts = group_instances(ec2, cluster, ws, group)[:n]
+    for i in insts:
+        ec2.create_tags(Resources=[i["InstanceId"]],
+                        Tags=[{"Key": "kiln:health", "Value": "healthy: 8/8 GPUs, 32/32 EFA"}])
+    return [] if len(insts) == n else [f"only {len(insts)} instances"]
+
+
 def scheduler_script(cluster, ws, group, out):
     import yaml
     ec2 = client("ec2")
@@ -120,6 +140,8 @@ def main(argv):
         faults = params(argv[2], argv[3], argv[4])
     elif len(argv) == 4 and argv[1] == "ssm-resources":
         faults = ssm_resources(argv[2], argv[3])
+    elif len(argv) == 6 and argv[1] == "report-healthy":
+        faults = report_healthy(argv[2], argv[3], argv[4], int(argv[5]))
     elif len(argv) == 6 and argv[1] == "scheduler-script":
         faults = scheduler_script(argv[2], argv[3], argv[4], argv[5])
     elif len(argv) == 4 and argv[1] == "user-data":
