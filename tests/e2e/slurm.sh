@@ -218,12 +218,12 @@ slurm_kiln_tests() {
 		--out-has "(live: PutParameter overwrites it in place; the Slurm controller reads it again within a minute and runs scontrol reconfigure: no node is replaced)" \
 		--out-has "Plan: 0 to create, 1 to update, 0 to replace, 0 to delete" \
 		-- "$KILN" plan --detailed-exitcode --var image=$SLURM_SPEC_IMAGE kiln.next.yaml
-	"$KILN" plan --json --var image=$SLURM_SPEC_IMAGE kiln.next.yaml >next.json 2>/dev/null
+	"$KILN" plan --json --var image=$SLURM_SPEC_IMAGE kiln.next.yaml >"$SLURM_DIR/next.json" 2>/dev/null
 	assert "slurm: and the new slurm.conf names partition gpu" \
 		"$AWS_PY" -c 'import json, sys
 p = json.load(open(sys.argv[1]))
 c = [r for r in p["resource_changes"] if r["address"] == "aws_ssm_parameter.slurm_conf"][0]
-sys.exit(0 if "PartitionName=gpu Nodes=trainers-nodes" in c["change"]["after"]["content"] else 1)' next.json
+sys.exit(0 if "PartitionName=gpu Nodes=trainers-nodes" in c["change"]["after"]["content"] else 1)' "$SLURM_DIR/next.json"
 }
 
 # With moto's IAM enforcement on after the first 3 requests (the ones that
@@ -278,7 +278,8 @@ slurm_daemon_tests() {
 	check "slurm: the boot scripts pass shellcheck" 0 \
 		-- shellcheck -s sh "$SLURM_DIR/boot-login.sh" "$SLURM_DIR/boot-trainers.sh"
 	sl_net=${SLURM_CTL%.1}
-	slurm_boot ctl "$SLURM_DIR/boot-login.sh" 0 "$SLURM_CTL"
+	# The controller looks for new files every 2 s here (60 s on a real node).
+	KILN_SLURM_SYNC_SECONDS=2 slurm_boot ctl "$SLURM_DIR/boot-login.sh" 0 "$SLURM_CTL"
 	if ! slurm_wait "$SLURM_DIR/nodes/ctl/pid" 60 ||
 		[ "$(cat "$SLURM_DIR/nodes/ctl/booted")" != ok ]; then
 		fail "slurm: the controller boots: munged and slurmctld start with kiln's slurm.conf" \
@@ -327,6 +328,24 @@ slurm_daemon_tests() {
 		--out "3 $sl_ctld" \
 		-- sh -c 'n=$(nsenter -t "$1" -m -n -u timeout 60 srun -N 3 -p trainers hostname | sort -u | wc -l); echo "$n $(nsenter -t "$1" -m -n -u cat /run/slurmctld.pid)"' \
 		sh "$(cat "$SLURM_DIR/nodes/ctl/pid")"
+	# The plan that renamed the partition (slurm_kiln_tests): its slurm.conf,
+	# as the parameter holds it once applied, reaches the running controller.
+	"$AWS_PY" -c 'import json, sys
+p = json.load(open(sys.argv[1]))
+c = [r for r in p["resource_changes"] if r["address"] == "aws_ssm_parameter.slurm_conf"][0]
+open(sys.argv[2], "w").write(c["change"]["after"]["content"])' "$SLURM_DIR/next.json" "$SLURM_DIR/params/slurm.conf.next"
+	mv "$SLURM_DIR/params/slurm.conf.next" "$SLURM_DIR/params/slurm.conf"
+	sl_i=0
+	until [ "$(slurm_on_ctl sinfo -h -o %P 2>/dev/null)" = "gpu*" ] || [ "$sl_i" -ge 150 ]; do
+		sleep 0.2
+		sl_i=$((sl_i + 1))
+	done
+	check "slurm: a renamed partition reaches the running controller (scontrol reconfigure), its nodes kept" 0 \
+		--out "gpu* 3 gpu:h100:8 idle $sl_ctld" \
+		-- sh -c 'echo "$(nsenter -t "$1" -m -n -u sinfo -h -o "%P %D %G %T") $(nsenter -t "$1" -m -n -u cat /run/slurmctld.pid)"' \
+		sh "$(cat "$SLURM_DIR/nodes/ctl/pid")"
+	check "slurm: the controller logged the reconfigure" 0 --out-has "kiln-slurm: reconfigured" \
+		-- cat "$SLURM_DIR/nodes/ctl/log/slurm/kiln-sync.log"
 }
 
 slurm_tests() {
