@@ -219,6 +219,8 @@ slurm_kiln_tests() {
 		--out-has "Plan: 0 to create, 1 to update, 0 to replace, 0 to delete" \
 		-- "$KILN" plan --detailed-exitcode --var image=$SLURM_SPEC_IMAGE kiln.next.yaml
 	"$KILN" plan --json --var image=$SLURM_SPEC_IMAGE kiln.next.yaml >"$SLURM_DIR/next.json" 2>/dev/null
+	assert "slurm: the JSON plan of a partition rename validates against the schema" \
+		python3 "$E2E_ROOT/tests/check-plan-schema.py" "$SLURM_DIR/next.json"
 	assert "slurm: and the new slurm.conf names partition gpu" \
 		"$AWS_PY" -c 'import json, sys
 p = json.load(open(sys.argv[1]))
