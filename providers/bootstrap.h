@@ -49,6 +49,11 @@ struct boot_mount {
 	/* With source NULL: a shell command printing the source, retried until it does. */
 	const char *find;
 	const char *why; /* one line, written as a comment: where the source comes from */
+	/*
+	 * Used instead when the image has the mount helper alt_helper (NULL:
+	 * none): amazon-efs-utils' mount.efs mounts EFS by id, over TLS.
+	 */
+	const char *alt_source, *alt_fstype, *alt_options, *alt_helper;
 };
 
 struct boot_input {
@@ -122,6 +127,14 @@ struct boot_cloud {
 	 */
 	void (*source)(const struct spec *spec, const struct spec_store *s, bool zoned,
 		       char **source, char **find, char **why);
+	/*
+	 * An nfs store's mount through a helper, when the image has it
+	 * (nfs_helper, NULL: none): its source (a new string), type and options.
+	 */
+	const char *nfs_helper;
+	char *(*nfs_helper_source)(const struct spec_store *s);
+	const char *nfs_helper_fstype;
+	const char *nfs_helper_options;
 	/*
 	 * Group g's scheduler script (boot_input's scheduler, caller frees), or
 	 * NULL; the hook itself is NULL when the cloud runs no scheduler.

@@ -140,21 +140,39 @@ static void aws_boot_source(const struct spec *spec, const struct spec_store *s,
 	free(key);
 }
 
+/* amazon-efs-utils mounts an EFS file system by its id, with TLS in transit. */
+static char *aws_efs_helper_source(const struct spec_store *s)
+{
+	char *key = xasprintf("efs:%s", s->name), *p = boot_placeholder(key), *out;
+
+	out = xasprintf("%s:/", p);
+	free(p);
+	free(key);
+	return out;
+}
+
+#define AWS_BOOT_CLOUD                                                                             \
+	{                                                                                          \
+		NULL, aws_boot_source, "mount.efs", aws_efs_helper_source, "efs",                  \
+		    "tls,_netdev,nofail", aws_slurm_group_script                                   \
+	}
+
 static char *aws_boot_report(const char *region)
 {
-	return xasprintf("local tok iid\n"
-			 "\ttok=$(curl -sS -X PUT -H 'X-aws-ec2-metadata-token-ttl-seconds: 300' "
-			 "http://169.254.169.254/latest/api/token) || return 1\n"
-			 "\tiid=$(curl -sS -H \"X-aws-ec2-metadata-token: $tok\" "
-			 "http://169.254.169.254/latest/meta-data/instance-id) || return 1\n"
-			 "\taws ec2 create-tags --region %s --resources \"$iid\" --tags "
-			 "\"[{\\\"Key\\\":\\\"kiln:health\\\",\\\"Value\\\":\\\"$1\\\"}]\"",
-			 region);
+	return xasprintf(
+	    "local tok iid\n"
+	    "\ttok=$(curl -fsS --retry 5 -X PUT -H 'X-aws-ec2-metadata-token-ttl-seconds: 300' "
+	    "http://169.254.169.254/latest/api/token) || return 1\n"
+	    "\tiid=$(curl -fsS --retry 5 -H \"X-aws-ec2-metadata-token: $tok\" "
+	    "http://169.254.169.254/latest/meta-data/instance-id) || return 1\n"
+	    "\taws ec2 create-tags --region %s --resources \"$iid\" --tags "
+	    "\"[{\\\"Key\\\":\\\"kiln:health\\\",\\\"Value\\\":\\\"$1\\\"}]\"",
+	    region);
 }
 
 void aws_boot_check(const struct spec *spec, struct diags *d)
 {
-	struct boot_cloud cloud = {NULL, aws_boot_source, aws_slurm_group_script};
+	struct boot_cloud cloud = AWS_BOOT_CLOUD;
 
 	cloud.report = aws_boot_report(spec->provider.region ? spec->provider.region : "us-east-1");
 	boot_check_spec(&catalog_aws, spec, &cloud, spec->provider.nzones > 1 && spec->ngroups > 0,
@@ -168,7 +186,7 @@ static int group_user_data(json_t *r, const struct spec *spec, const struct prov
 			   bool zoned, struct kiln_error *err)
 {
 	char *addr = xasprintf("aws_instance_group.%s", g->name);
-	struct boot_cloud cloud = {NULL, aws_boot_source, aws_slurm_group_script};
+	struct boot_cloud cloud = AWS_BOOT_CLOUD;
 	int rc;
 
 	cloud.report = aws_boot_report(ctx->region);
@@ -436,8 +454,47 @@ static int policy_fits(const struct spec *spec, const struct spec_role *role, co
 	return -1;
 }
 
+/*
+ * With a list of zones a Lustre file system is made after the nodes, and a
+ * node finds it at boot (aws_boot_source): the roles of the groups that mount
+ * one may describe file systems. FSx cannot scope fsx:DescribeFileSystems to
+ * one file system, so the statement names "*"; it reads names, not data.
+ */
+static void lustre_lookup(json_t *r, const struct spec *spec, const struct spec_role *role,
+			  bool zoned)
+{
+	json_t *attrs = json_object_get(r, "attrs"), *all, *norm;
+	const char *store = NULL;
+	size_t i, j;
+
+	for (i = 0; zoned && !store && i < spec->ngroups; i++) {
+		const struct spec_group *g = &spec->groups[i];
+
+		if (!g->role.name || strcmp(g->role.name, role->name) != 0)
+			continue;
+		for (j = 0; !store && j < spec->nstores; j++)
+			if (spec->stores[j].tier == TIER_LUSTRE &&
+			    boot_mounts_store(spec, g, &spec->stores[j]))
+				store = spec->stores[j].name;
+	}
+	if (!store)
+		return;
+	all = json_is_array(json_object_get(attrs, "allow"))
+		  ? json_deep_copy(json_object_get(attrs, "allow"))
+		  : json_array();
+	json_array_append_new(all, json_pack("{s:[s], s:[s]}", "actions", "fsx:DescribeFileSystems",
+					     "resources", "*"));
+	norm = pexp_allow_normalize(all);
+	json_decref(all);
+	pexp_attr(r, "allow", norm);
+	pexp_why(r, "allow",
+		 xasprintf("fsx:DescribeFileSystems on \"*\": its nodes find %s, made after them "
+			   "in their zone, at boot (FSx cannot scope the call to one file system)",
+			   store));
+}
+
 static int expand_role(json_t *all, const struct spec *spec, const struct spec_role *role,
-		       struct kiln_error *err)
+		       bool zoned, struct kiln_error *err)
 {
 	json_t *r = pexp_resource(all, "aws_iam_role", role->name);
 	size_t i;
@@ -453,6 +510,7 @@ static int expand_role(json_t *all, const struct spec *spec, const struct spec_r
 	pexp_why(r, "node_health",
 		 xstrdup("a node puts its health report on itself: ec2:CreateTags on its own "
 			 "instance (aws:ARN = ${ec2:SourceInstanceARN}), key kiln:health only"));
+	lustre_lookup(r, spec, role, zoned);
 	/* The policy names each store's exact ARN: the stores come first. */
 	for (i = 0; i < role->nread + role->nwrite; i++) {
 		const struct spec_ref *ref =
@@ -508,7 +566,7 @@ int aws_expand(struct prov_ctx *ctx, const struct spec *spec, json_t **out, stru
 		free(first);
 	}
 	for (i = 0; i < spec->nroles; i++)
-		if (expand_role(all, spec, &spec->roles[i], err) < 0)
+		if (expand_role(all, spec, &spec->roles[i], zoned, err) < 0)
 			goto fail;
 	if (aws_expand_slurm(all, spec, err) < 0)
 		goto fail;

@@ -195,6 +195,10 @@ static json_t *user_data_values(const struct prov_ctx *ctx, const struct launch 
 			key = xasprintf("nfs:%s", addr + 8);
 			json_object_set_new(
 			    v, key, json_sprintf("%s.efs.%s.amazonaws.com:/", id, ctx->region));
+			free(key);
+			/* amazon-efs-utils' mount.efs takes the id (bootstrap.h's alt_source). */
+			key = xasprintf("efs:%s", addr + 8);
+			json_object_set_new(v, key, json_string(id));
 		}
 		free(key);
 	}

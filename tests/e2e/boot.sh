@@ -25,6 +25,7 @@ open(sys.argv[2], "w").write([f["content"] for f in d["write_files"] if f["path"
 bo_filled() {
 	"$KILN" user-data -g "$1" "$2" | sed \
 		-e 's|{{kiln:nfs:home}}|fs-0aa11bb22cc33dd44.efs.us-east-1.amazonaws.com:/|' \
+		-e 's|{{kiln:efs:home}}|fs-0aa11bb22cc33dd44|' \
 		-e 's|{{kiln:workspace}}|default|' >"$3"
 }
 
@@ -54,6 +55,8 @@ boot_tests() {
 		bo_docs "$spec"
 	done
 
+	check "boot: kiln help user-data" 0 --out-has "Usage: kiln user-data --group NAME [SPEC] [--digest] [OPTIONS]" \
+		--out-has "Calls no cloud API." --err "" -- "$KILN" help user-data
 	check "boot: user-data needs --group" 1 --out "" \
 		--err "kiln: user-data: --group is required; name the group: kiln user-data --group NAME [SPEC]" \
 		-- "$KILN" user-data examples/llm-pretrain.yaml
@@ -69,6 +72,17 @@ print([r for r in p["resource_changes"] if r["address"] == "sim_node_group.train
 	"$KILN" user-data -g trainers --digest examples/quickstart.yaml >"$T/boot-cmd-digest"
 	compare "boot: the digest kiln user-data prints is the one in the plan" \
 		"$T/boot-plan-digest" "$T/boot-cmd-digest"
+
+	# A secret in a bootstrap step: an audit error that never repeats the secret.
+	check "boot: audit refuses a bootstrap step holding a secret, naming the kind, not the secret" 3 \
+		--out-has "  error    KILN-BOOT-001   compute.trainers.bootstrap[0] looks like it holds a key, secret or token: user data can be read back by anyone allowed to describe the node, and is kept in the plan" \
+		--out-has "at tests/e2e/specs/boot-secret.yaml:11:9 (sim_node_group.trainers)" \
+		-- "$KILN" audit tests/e2e/specs/boot-secret.yaml
+	assert "boot: the finding does not print the secret" \
+		sh -c '! grep -q wJalrXUtnFEMI "$1"' sh "$E2E_OUT"
+	check "boot: the SARIF output carries the finding" 3 --out-has '"ruleId": "KILN-BOOT-001"' \
+		-- "$KILN" audit --format sarif tests/e2e/specs/boot-secret.yaml
+	assert "boot: ... without the secret either" sh -c '! grep -q wJalrXUtnFEMI "$1"' sh "$E2E_OUT"
 
 	# llm-pretrain's trainers: local NVMe, Lustre found at boot (a zone list), EFS, EFA.
 	bo_filled trainers examples/llm-pretrain.yaml "$T/boot-trainers.yaml"
@@ -121,6 +135,10 @@ EOF
 	bo_report login "healthy: booted"
 	assert "boot: sandbox login: no EFA environment off the fabric" \
 		test ! -e "$BO_ROOT/etc/profile.d/kiln-efa.sh"
+	bo_run efs-utils "$T/boot-login.yaml" SB_EFS_UTILS=1
+	printf 'fs-0aa11bb22cc33dd44:/ /home efs tls,_netdev,nofail 0 0\n' >"$T/boot-want"
+	compare "boot: sandbox efs-utils: with amazon-efs-utils on the image, EFS is mounted by id over TLS" \
+		"$T/boot-want" "$BO_ROOT/etc/fstab"
 
 	# Bootstrap steps, top level first, in order; a failing step stops the rest.
 	"$KILN" user-data -g trainers tests/e2e/specs/boot-steps.yaml >"$T/boot-steps.yaml"

@@ -14,6 +14,7 @@
 #   SB_EFA=32         EFA devices fi_info lists
 #   SB_NVME=8         instance-store NVMe devices (nvme1..N; nvme0 is the EBS root)
 #   SB_MOUNT_FAILS=0  how many times each network mount fails before it succeeds
+#   SB_EFS_UTILS=     1: amazon-efs-utils is installed (a mount.efs helper on PATH)
 set -eu
 
 doc=$1
@@ -115,6 +116,7 @@ case $* in
 *) echo "aws: unexpected call" >&2; exit 2 ;;
 esac'
 
+[ "${SB_EFS_UTILS:-}" = 1 ] && stub mount.efs ''
 uid=$$
 # The namespace: /usr read-only, /dev/null and /proc (bash's <(...) needs /dev/fd).
 if ! unshare --mount --propagation private sh -eu -c '
