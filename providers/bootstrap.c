@@ -15,6 +15,7 @@
 
 #define BOOT_SCRIPT "/var/lib/kiln/boot.sh"
 #define BOOT_LOG "/var/log/kiln-boot.log"
+#define BOOT_SCHEDULER "/var/lib/kiln/scheduler.sh"
 
 /* s as one shell word in single quotes. */
 static void sh_quote(struct strbuf *sb, const char *s)
@@ -379,6 +380,27 @@ static void script_build(struct strbuf *s, const struct boot_input *in)
 		script_steps(s, in->group->bootstrap, in->group->nbootstrap, where, &n);
 	}
 	free(where);
+	if (in->scheduler) {
+		char *end = heredoc_end(in->scheduler, "KILN_SCHEDULER");
+
+		sb_addf(s,
+			"\n# The scheduler (scheduler: in the spec): this node's part, written\n"
+			"# out and run; a failure is a health problem.\n"
+			"mkdir -p /var/lib/kiln\n"
+			"cat >" BOOT_SCHEDULER " <<'%s'\n",
+			end);
+		sb_adds(s, in->scheduler);
+		if (s->len && s->buf[s->len - 1] != '\n')
+			sb_addc(s, '\n');
+		sb_addf(s,
+			"%s\n"
+			"say \"scheduler: " BOOT_SCHEDULER "\"\n"
+			"if ! sh " BOOT_SCHEDULER "; then\n"
+			"\tproblem \"the scheduler did not start (" BOOT_SCHEDULER " failed)\"\n"
+			"fi\n",
+			end);
+		free(end);
+	}
 	script_health(s, in);
 }
 
@@ -575,7 +597,7 @@ char *boot_group_document(const struct spec *spec, const struct spec_group *g, c
 	struct boot_input in = {0};
 	struct strbuf note = {0};
 	size_t i, n = 0, no = 0;
-	char *doc;
+	char *doc, *sched;
 
 	for (i = 0; i < spec->nstores; i++) {
 		const struct spec_store *s = &spec->stores[i];
@@ -621,7 +643,9 @@ char *boot_group_document(const struct spec *spec, const struct spec_group *g, c
 	in.efa = efa;
 	in.efa_rdma = type_has_rdma(t->name);
 	in.report = cloud->report;
+	in.scheduler = sched = cloud->scheduler ? cloud->scheduler(spec, g) : NULL;
 	doc = boot_document(&in);
+	free(sched);
 	for (i = 0; i < no; i++)
 		free(owned[i]);
 	free(owned);

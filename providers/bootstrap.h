@@ -73,6 +73,12 @@ struct boot_input {
 	 * instance kiln:health; sim writes a file. Must not be NULL.
 	 */
 	const char *report;
+	/*
+	 * The node's part in the cluster's scheduler (issue 19): a POSIX shell
+	 * script run after the bootstrap steps, before the health report (a
+	 * failure is a health problem); NULL without a scheduler.
+	 */
+	const char *scheduler;
 	/* The login user and its keys (s-access, issue 15): none while NULL / 0. */
 	const char *login_user;
 	const char *const *authorized_keys;
@@ -129,6 +135,11 @@ struct boot_cloud {
 	char *(*nfs_helper_source)(const struct spec_store *s);
 	const char *nfs_helper_fstype;
 	const char *nfs_helper_options;
+	/*
+	 * Group g's scheduler script (boot_input's scheduler, caller frees), or
+	 * NULL; the hook itself is NULL when the cloud runs no scheduler.
+	 */
+	char *(*scheduler)(const struct spec *spec, const struct spec_group *g);
 };
 
 /*

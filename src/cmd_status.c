@@ -41,7 +41,9 @@ const struct cmd_info cmd_status_info = {
 		   "the cost so far (that hourly cost times the time since the apply that\n"
 		   "brought the cluster up: an estimate that assumes the cluster kept its\n"
 		   "size), and the time left before its TTL ends. Changes a plan would make are\n"
-		   "counted. Nothing is changed and no lock is taken.",
+		   "counted. With scheduler: slurm, the Slurm controller's group, and how many\n"
+		   "nodes of each partition joined (reported healthy: slurmd started). Nothing\n"
+		   "is changed and no lock is taken.",
     .options = options,
     .noptions = sizeof(options) / sizeof(options[0]),
     .see_also = "kiln-status(1), kiln-up(1), kiln-ttl(1)",
@@ -67,6 +69,34 @@ static void group_nodes(const struct op_run *r, const char *addr, const json_t *
 	json_object_del(h, "id");
 	json_object_del(h, "nodes");
 	json_object_set_new(g, "health", h);
+}
+
+/*
+ * scheduler: slurm: the controller group says so; a partition's group how
+ * many of its running nodes joined. A node's boot reports it unhealthy when
+ * its scheduler part failed (providers/bootstrap.c), so a healthy node has
+ * started its slurmd: "joined" is that count, from the nodes' own reports.
+ */
+static void group_scheduler(const struct spec *spec, const char *name, json_t *g)
+{
+	const struct spec_group *sg = spec ? spec_group_find(spec, name) : NULL;
+	const char *part;
+
+	if (!sg || spec->scheduler.type != SCHEDULER_SLURM)
+		return;
+	if (spec->scheduler.controller.name && strcmp(spec->scheduler.controller.name, name) == 0) {
+		json_object_set_new(g, "slurm", json_pack("{s:s}", "role", "controller"));
+		return;
+	}
+	part = spec_group_partition(spec, sg);
+	if (!part)
+		return;
+	json_object_set_new(g, "slurm",
+			    json_pack("{s:s, s:s, s:b, s:O?, s:O?}", "role", "partition",
+				      "partition", part, "default",
+				      spec_default_partition(spec) == sg, "joined",
+				      json_object_get(json_object_get(g, "health"), "healthy"),
+				      "nodes", json_object_get(g, "nodes")));
 }
 
 static json_t *build(const struct op_run *r, int64_t now)
@@ -113,6 +143,7 @@ static json_t *build(const struct op_run *r, int64_t now)
 				      json_integer_value(json_object_get(a, "count")));
 
 			group_nodes(r, addr, res, a, g);
+			group_scheduler(r->e->spec, name, g);
 			json_array_append_new(groups, g);
 			nodes += json_array_size(ids);
 		} else if (json_object_get(a, "deletion")) {
@@ -146,6 +177,26 @@ static json_t *build(const struct op_run *r, int64_t now)
 	json_object_set_new(doc, "pending_changes",
 			    json_integer((json_int_t)apply_count_ops(&r->view)));
 	return doc;
+}
+
+/* The group's part in Slurm: the controller, or its partition and how many nodes joined. */
+static void print_scheduler(const json_t *g)
+{
+	const json_t *sl = json_object_get(g, "slurm");
+	const char *role = json_string_value(json_object_get(sl, "role"));
+
+	if (!role)
+		return;
+	if (strcmp(role, "controller") == 0) {
+		printf("    slurm controller (slurmctld)\n");
+		return;
+	}
+	printf("    slurm partition %s%s: %" JSON_INTEGER_FORMAT " of %" JSON_INTEGER_FORMAT
+	       " nodes joined (reported healthy, slurmd started)\n",
+	       json_string_value(json_object_get(sl, "partition")),
+	       json_is_true(json_object_get(sl, "default")) ? " (default)" : "",
+	       json_integer_value(json_object_get(sl, "joined")),
+	       json_integer_value(json_object_get(sl, "nodes")));
 }
 
 /* One line per node: index, id, address, zone, state, and its health with the reason. */
@@ -231,6 +282,7 @@ static void print_text(const json_t *d)
 		       json_string_value(json_object_get(g, "instance_type"))
 			   ?: "deleted outside kiln",
 		       json_string_value(json_object_get(g, "address")));
+		print_scheduler(g);
 		print_members(g);
 	}
 	if (json_array_size(json_object_get(d, "storage")))

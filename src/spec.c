@@ -16,9 +16,9 @@
 
 #include "provider.h"
 
-static const char *const top_keys[] = {"kiln", "cluster", "provider", "ttl",	 "budget",
-				       "tags", "vars",	  "network",  "compute", "storage",
-				       "iam",  "waive",	  "bootstrap"};
+static const char *const top_keys[] = {"kiln", "cluster", "provider",  "ttl",	   "budget",
+				       "tags", "vars",	  "network",   "compute",  "storage",
+				       "iam",  "waive",	  "bootstrap", "scheduler"};
 static const char *const provider_keys[] = {"name", "region", "zone", "endpoint"};
 static const char *const budget_keys[] = {"max_hourly_usd", "max_upfront_usd"};
 static const char *const network_keys[] = {"cidr", "fabric", "ingress"};
@@ -430,6 +430,7 @@ static void load_root(struct loader *ld, const struct ynode *root)
 	load_section_map(ld, root, "storage", SPEC_BROKEN_STORAGE, ld_store);
 	ld_iam(ld, section(root, "iam"));
 	ld_waive(ld, section(root, "waive"));
+	ld_scheduler(ld, section(root, "scheduler"));
 	ld_bootstrap(ld, section(root, "bootstrap"), "bootstrap", &spec->bootstrap,
 		     &spec->nbootstrap);
 
@@ -601,6 +602,7 @@ void spec_free(struct spec *spec)
 		free(g->capacity.reservation);
 		free(g->disk.type);
 		free(g->role.name);
+		free(g->partition);
 		spec_steps_free(g->bootstrap, g->nbootstrap);
 		free(g->bootstrap);
 	}
@@ -626,6 +628,7 @@ void spec_free(struct spec *spec)
 		free(spec->waivers[i].address);
 	}
 	free(spec->waivers);
+	free(spec->scheduler.controller.name);
 	spec_steps_free(spec->bootstrap, spec->nbootstrap);
 	free(spec->bootstrap);
 	free(spec->cluster);

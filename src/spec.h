@@ -75,6 +75,11 @@ enum spec_deletion {
 	DELETION_DELETE,
 };
 
+enum spec_scheduler_type {
+	SCHEDULER_NONE,
+	SCHEDULER_SLURM,
+};
+
 /* A name used to refer to another part of the spec, with where it was written. */
 struct spec_ref {
 	char *name;
@@ -153,7 +158,12 @@ struct spec_group {
 	bool public;
 	bool public_bad;  /* public: was there but not a boolean */
 	bool machine_bad; /* gpu or instance_type was reported: the catalog is not asked */
-	struct spec_step *bootstrap; /* run after the top-level steps, in order */
+	/* scheduler: the group's partition (NULL: the group's name) and default: true */
+	char *partition;
+	const struct ynode *partition_node; /* NULL when not written */
+	bool partition_default;
+	const struct ynode *default_node; /* NULL when not written */
+	struct spec_step *bootstrap;	  /* run after the top-level steps, in order */
 	size_t nbootstrap;
 	enum spec_health_gpu health_gpu;
 	const struct ynode *health_node; /* the health: mapping, NULL when absent */
@@ -261,6 +271,12 @@ struct spec {
 	} network;
 	struct spec_group *groups;
 	size_t ngroups, groups_cap;
+	/* scheduler: {type: slurm, controller: GROUP} (spec_scheduler.c) */
+	struct {
+		enum spec_scheduler_type type; /* SCHEDULER_NONE when absent */
+		struct spec_ref controller;
+		const struct ynode *node; /* NULL when absent */
+	} scheduler;
 	struct spec_store *stores;
 	size_t nstores, stores_cap;
 	struct spec_role *roles;
@@ -312,6 +328,14 @@ bool spec_block_duration_ok(int64_t seconds);
 const char *spec_capacity_name(enum spec_capacity_kind k);
 /* "an object", "a lustre", "an nfs": for messages. */
 const char *spec_tier_with_article(enum spec_tier t);
+
+/*
+ * The Slurm partition a group's nodes join: its partition:, else its name;
+ * NULL for the controller group and when the spec has no scheduler.
+ */
+const char *spec_group_partition(const struct spec *spec, const struct spec_group *g);
+/* The default partition's group: the one with default: true, else the first partition. */
+const struct spec_group *spec_default_partition(const struct spec *spec);
 
 const struct spec_group *spec_group_find(const struct spec *spec, const char *name);
 const struct spec_store *spec_store_find(const struct spec *spec, const char *name);

@@ -74,6 +74,10 @@ void ld_iam(struct loader *ld, const struct ynode *iam);
 /* spec_storage.c: the statements of a role's allow: list. */
 void spec_allow_free(struct spec_allow *allow, size_t n);
 void ld_waive(struct loader *ld, const struct ynode *waive);
+/* spec_scheduler.c: the scheduler: section, and a group's partition: and default:. */
+void ld_scheduler(struct loader *ld, const struct ynode *sched);
+bool ld_group_partition(struct loader *ld, const struct ynode *g, const char *path,
+			struct spec_group *grp);
 /* spec_boot.c: a bootstrap: list at path ("bootstrap", "compute.G.bootstrap"). */
 void ld_bootstrap(struct loader *ld, const struct ynode *list, const char *path,
 		  struct spec_step **out, size_t *n);

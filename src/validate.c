@@ -368,6 +368,128 @@ static void check_roles(struct checker *c)
 	free(names);
 }
 
+/* Where a partition: or default: key sits, for messages: the key, else the group. */
+static const struct ynode *partition_at(const struct spec_group *g)
+{
+	if (g->partition_node)
+		return ynode_key(g->node, "partition");
+	return g->default_node ? ynode_key(g->node, "default") : g->key;
+}
+
+/* partition: and default: on groups, which only mean something under a scheduler. */
+static void check_partitions(struct checker *c, const struct spec_group *ctl)
+{
+	const struct spec *spec = c->spec;
+	const struct spec_group *dflt = NULL;
+	size_t i, j, npart = 0;
+
+	for (i = 0; i < spec->ngroups; i++) {
+		const struct spec_group *g = &spec->groups[i];
+
+		if (!g->partition_node && !g->default_node)
+			continue;
+		if (spec->scheduler.type == SCHEDULER_NONE) {
+			if (spec->scheduler.node)
+				continue; /* scheduler: was there and reported */
+			diag_hint(
+			    at(c, DIAG_ERROR, partition_at(g),
+			       "compute.%s: partition and default need a scheduler", g->name),
+			    "add scheduler: {type: slurm, controller: GROUP}, or remove them");
+			continue;
+		}
+		if (g == ctl) {
+			diag_hint(at(c, DIAG_ERROR, partition_at(g),
+				     "compute.%s: the controller group runs slurmctld and is no "
+				     "partition",
+				     g->name),
+				  "remove partition and default here; every other group is a "
+				  "partition");
+			continue;
+		}
+		if (!g->partition_default)
+			continue;
+		if (dflt) {
+			diag_hint(at(c, DIAG_ERROR, ynode_key(g->node, "default"),
+				     "compute.%s.default: '%s' is already the default partition "
+				     "(compute.%s, line %d)",
+				     g->name, spec_group_partition(spec, dflt), dflt->name,
+				     dflt->default_node->line),
+				  "keep default: true on one group");
+			continue;
+		}
+		dflt = g;
+	}
+	if (spec->scheduler.type == SCHEDULER_NONE)
+		return;
+	for (i = 0; i < spec->ngroups; i++) {
+		const char *part = spec_group_partition(spec, &spec->groups[i]);
+
+		if (!part)
+			continue;
+		npart++;
+		for (j = 0; j < i; j++) {
+			const char *other = spec_group_partition(spec, &spec->groups[j]);
+
+			if (other && strcmp(other, part) == 0) {
+				diag_hint(at(c, DIAG_ERROR, partition_at(&spec->groups[i]),
+					     "compute.%s: partition '%s' is already compute.%s's",
+					     spec->groups[i].name, part, spec->groups[j].name),
+					  "a partition is one group: give each group its own name");
+				break;
+			}
+		}
+	}
+	/* The munge key reaches a node through its role, never through its user data. */
+	for (i = 0; i < spec->ngroups; i++) {
+		const struct spec_group *g = &spec->groups[i];
+
+		if ((g == ctl || spec_group_partition(spec, g)) && !g->role.name)
+			diag_hint(at(c, DIAG_ERROR, g->key,
+				     "compute.%s: the nodes of a Slurm cluster read the munge key "
+				     "with their group's role, and this group has none",
+				     g->name),
+				  "set role: NAME (an iam.roles entry; {} grants nothing more)");
+	}
+	if (npart == 0 && ctl)
+		diag_hint(at(c, DIAG_ERROR, spec->scheduler.node,
+			     "scheduler: no compute group besides the controller '%s' runs jobs",
+			     ctl->name),
+			  "add a compute group: each group but the controller is a partition");
+}
+
+/* scheduler: its controller is one node of a group of the spec. */
+static void check_scheduler(struct checker *c)
+{
+	const struct spec *spec = c->spec;
+	const struct spec_ref *ref = &spec->scheduler.controller;
+	const struct spec_group *ctl = NULL;
+
+	if (spec->broken & SPEC_BROKEN_COMPUTE)
+		return;
+	if (spec->scheduler.type != SCHEDULER_NONE && ref->name) {
+		ctl = spec_group_find(spec, ref->name);
+		if (!ctl) {
+			const char **names = xcalloc(spec->ngroups + 1, sizeof(*names));
+			size_t i;
+
+			for (i = 0; i < spec->ngroups; i++)
+				names[i] = spec->groups[i].name;
+			unknown_ref(c, ref, "scheduler.controller", "compute group", names,
+				    spec->ngroups, "define it under compute: (a login group)");
+			free(names);
+		} else if (ctl->count != 1) {
+			diag_hint(at(c, DIAG_ERROR, ref->node,
+				     "scheduler.controller: group '%s' has count %d; the Slurm "
+				     "controller is a single node",
+				     ctl->name, ctl->count),
+				  "set count: 1 on compute.%s, or name a one-node group (a public "
+				  "login group is the usual choice)",
+				  ctl->name);
+		}
+	}
+	check_partitions(c, ctl);
+}
+
 /* The provider's own rules (tags, its catalog): they live with the provider. */
 static void check_cloud(struct checker *c)
 {
@@ -392,6 +514,7 @@ int validate_spec(const struct spec *spec, struct diags *d)
 	check_groups(&c);
 	check_stores(&c);
 	check_roles(&c);
+	check_scheduler(&c);
 	check_cloud(&c);
 	return d->errors > errors ? -1 : 0;
 }

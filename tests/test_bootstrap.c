@@ -244,6 +244,49 @@ static void test_document_runs_steps_top_level_first_in_order(void **state)
 	free(doc);
 }
 
+static char *scheduler_of(const struct spec *spec, const struct spec_group *g)
+{
+	(void)spec;
+	return strcmp(g->name, "trainers") == 0 ? xstrdup("#!/bin/sh\nslurmd -Z\n") : NULL;
+}
+
+static void test_document_runs_the_scheduler_part_after_the_steps_before_health(void **state)
+{
+	struct fx *f = *state;
+	const struct spec_group *g;
+	const struct catalog_type *t;
+	struct boot_cloud with = cloud;
+	struct kiln_error err = {{0}, {0}};
+	char *why = NULL, *doc, *login;
+	const char *c, *sched, *h;
+
+	assert_int_equal(fx_validate(f, cluster), 0);
+	with.scheduler = scheduler_of;
+	g = spec_group_find(f->spec, "trainers");
+	assert_int_equal(pexp_group_type("", &catalog_aws, f->spec, g, &t, &why, &err), 0);
+	free(why);
+	doc = boot_group_document(f->spec, g, "trainers", t, 0, &with, false, NULL, &err);
+	assert_non_null(doc);
+	assert_has(doc, "      cat >/var/lib/kiln/scheduler.sh <<'KILN_SCHEDULER'\n"
+			"      #!/bin/sh\n      slurmd -Z\n      KILN_SCHEDULER\n"
+			"      say \"scheduler: /var/lib/kiln/scheduler.sh\"\n"
+			"      if ! sh /var/lib/kiln/scheduler.sh; then\n"
+			"      \tproblem \"the scheduler did not start (/var/lib/kiln/scheduler.sh "
+			"failed)\"\n");
+	c = strstr(doc, "echo second");
+	sched = strstr(doc, "scheduler.sh <<");
+	h = strstr(doc, "# Health:");
+	assert_true(c < sched && sched < h);
+	g = spec_group_find(f->spec, "login");
+	assert_int_equal(pexp_group_type("", &catalog_aws, f->spec, g, &t, &why, &err), 0);
+	free(why);
+	login = boot_group_document(f->spec, g, "login", t, 0, &with, false, NULL, &err);
+	assert_non_null(login);
+	assert_null(strstr(login, "scheduler.sh"));
+	free(login);
+	free(doc);
+}
+
 static void test_document_sets_the_efa_environment_only_on_the_fabric(void **state)
 {
 	struct fx *f = *state;
@@ -416,6 +459,7 @@ int main(void)
 	    kiln_test(test_local_store_is_reached_by_no_role),
 	    kiln_test(test_document_mounts_what_the_role_reaches_with_retries),
 	    kiln_test(test_document_runs_steps_top_level_first_in_order),
+	    kiln_test(test_document_runs_the_scheduler_part_after_the_steps_before_health),
 	    kiln_test(test_document_sets_the_efa_environment_only_on_the_fabric),
 	    kiln_test(test_document_quick_health_runs_a_diagnostic_and_none_does_not),
 	    kiln_test(test_document_finds_a_file_system_made_after_the_nodes),

@@ -94,6 +94,43 @@ static void test_stores_and_allow_entries_compile_in_order(void **state)
 	json_decref(attrs);
 }
 
+static void test_ssm_reads_compile_to_get_parameter_on_each_exact_arn(void **state)
+{
+	struct rfx *f = *state;
+	json_t *attrs = json_loads("{\"read\":[],\"write\":[],\"ssm_read\":{\"region\":"
+				   "\"us-east-1\",\"leaves\":[\"slurm/munge-key\"]}}",
+				   0, NULL);
+
+	f->text = aws_role_policy_compile(&scope, attrs, NULL);
+	assert_string_equal(f->text,
+			    "{\"Version\":\"2012-10-17\",\"Statement\":["
+			    "{\"Sid\":\"KilnSsmRead\",\"Effect\":\"Allow\",\"Action\":"
+			    "[\"ssm:GetParameter\"],\"Resource\":[\"arn:aws:ssm:us-east-1:*:"
+			    "parameter/kiln/demo/default/slurm/munge-key\"]}]}");
+	json_decref(attrs);
+}
+
+static void test_ssm_reads_read_back_beside_stores_and_allow(void **state)
+{
+	assert_round_trip(
+	    *state, "{\"read\":[\"data\"],\"write\":[],\"ssm_read\":{\"region\":"
+		    "\"eu-west-1\",\"leaves\":[\"slurm/gres.conf\",\"slurm/"
+		    "munge-key\"],\"find_controller\":true},"
+		    "\"allow\":[{\"actions\":[\"ssm:GetParameter\"],\"resources\":[\"*\"]}]}");
+}
+
+static void test_an_ssm_statement_of_another_workspace_reads_back_as_allow(void **state)
+{
+	struct rfx *f = *state;
+
+	f->json = aws_role_policy_decompile(
+	    &scope, "{\"Version\":\"2012-10-17\",\"Statement\":[{\"Sid\":\"KilnSsmRead\","
+		    "\"Effect\":\"Allow\",\"Action\":[\"ssm:GetParameter\"],\"Resource\":["
+		    "\"arn:aws:ssm:us-east-1:*:parameter/kiln/demo/other/slurm/munge-key\"]}]}");
+	assert_null(json_object_get(f->json, "ssm_read"));
+	assert_int_equal(json_array_size(json_object_get(f->json, "allow")), 1);
+}
+
 static void test_a_role_without_allow_reads_back_without_the_key(void **state)
 {
 	assert_round_trip(*state, "{\"read\":[\"data\"],\"write\":[\"ckpt\"]}");
@@ -117,6 +154,44 @@ static void test_an_allow_entry_that_looks_like_a_store_grant_stays_an_allow_ent
 				  "\"resources\":[\"arn:aws:s3:::kiln-demo-default-data/*\"]},"
 				  "{\"actions\":[\"s3:ListBucket\"],"
 				  "\"resources\":[\"arn:aws:s3:::kiln-demo-default-data\"]}]}");
+}
+
+static void
+test_the_node_health_statement_lets_a_node_tag_only_itself_with_only_its_key(void **state)
+{
+	struct rfx *f = *state;
+	json_t *doc, *last;
+	char *text;
+
+	assert_round_trip(*state, "{\"read\":[\"data\"],\"write\":[],\"node_health\":true,"
+				  "\"allow\":[{\"actions\":[\"ecr:GetAuthorizationToken\"],"
+				  "\"resources\":[\"*\"]}]}");
+	doc = json_loads(f->text, 0, NULL);
+	last = json_array_get(json_object_get(doc, "Statement"), 3);
+	text = json_dumps(last, JSON_COMPACT | JSON_SORT_KEYS);
+	assert_string_equal(text,
+			    "{\"Action\":\"ec2:CreateTags\",\"Condition\":{"
+			    "\"ForAllValues:StringEquals\":{\"aws:TagKeys\":[\"kiln:health\"]},"
+			    "\"StringEquals\":{\"aws:ARN\":\"${ec2:SourceInstanceARN}\"}},"
+			    "\"Effect\":\"Allow\",\"Resource\":\"arn:aws:ec2:*:*:instance/*\","
+			    "\"Sid\":\"KilnNodeHealth\"}");
+	free(text);
+	json_decref(doc);
+}
+
+static void test_the_node_health_statement_changed_outside_kiln_is_an_allow_entry(void **state)
+{
+	struct rfx *f = *state;
+
+	/* Widened to every key: not kiln's statement any more, so it shows as drift. */
+	f->json = aws_role_policy_decompile(
+	    &scope, "{\"Version\":\"2012-10-17\",\"Statement\":[{\"Sid\":\"KilnNodeHealth\","
+		    "\"Effect\":\"Allow\",\"Action\":\"ec2:CreateTags\",\"Resource\":"
+		    "\"arn:aws:ec2:*:*:instance/*\"}]}");
+	assert_json_is(f->json,
+		       "{\"read\":[],\"write\":[],\"allow\":[{\"actions\":"
+		       "[\"ec2:CreateTags\"],\"resources\":[\"arn:aws:ec2:*:*:instance/*\"],"
+		       "\"sid\":\"KilnNodeHealth\"}]}");
 }
 
 static void test_a_policy_edited_outside_kiln_reads_back_as_allow_entries(void **state)
@@ -386,7 +461,7 @@ static void test_expand_refuses_a_policy_over_iam_s_limit_naming_role_and_size(v
 	assert_int_equal(expand(f, f->text, &all, &err), PROV_ERROR);
 	assert_null(all);
 	assert_string_equal(err.msg, "aws: t.yaml:8:5: iam.roles.trainer: the role's inline policy "
-				     "would be up to 12411 characters; IAM allows at most 10240");
+				     "would be up to 12647 characters; IAM allows at most 10240");
 	assert_string_equal(err.hint, "merge allow statements that share resources or actions, or "
 				      "split the stores between two roles");
 }
@@ -428,6 +503,9 @@ static void test_expand_refuses_a_sim_action(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
+	    rp_test(test_ssm_reads_compile_to_get_parameter_on_each_exact_arn),
+	    rp_test(test_ssm_reads_read_back_beside_stores_and_allow),
+	    rp_test(test_an_ssm_statement_of_another_workspace_reads_back_as_allow),
 	    rp_test(test_stores_and_allow_entries_compile_in_order),
 	    rp_test(test_a_role_without_allow_reads_back_without_the_key),
 	    rp_test(test_an_nfs_read_is_client_mount_on_the_file_system_arn),
@@ -439,6 +517,8 @@ int main(void)
 	    rp_test(test_expand_puts_nfs_stores_apart_and_lustre_nowhere_with_why),
 	    rp_test(test_allow_entries_read_back_as_written),
 	    rp_test(test_an_allow_entry_that_looks_like_a_store_grant_stays_an_allow_entry),
+	    rp_test(test_the_node_health_statement_lets_a_node_tag_only_itself_with_only_its_key),
+	    rp_test(test_the_node_health_statement_changed_outside_kiln_is_an_allow_entry),
 	    rp_test(test_a_policy_edited_outside_kiln_reads_back_as_allow_entries),
 	    rp_test(test_a_statement_the_spec_cannot_write_keeps_its_text),
 	    rp_test(test_another_scope_s_bucket_is_not_read_back_as_a_store),

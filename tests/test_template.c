@@ -8,7 +8,8 @@
 
 #include "template.h"
 
-static const char *const promised[] = {"finetune", "inference", "llm-pretrain", "sim-demo"};
+static const char *const promised[] = {"finetune", "inference", "llm-pretrain", "sim-demo",
+				       "slurm-pretrain"};
 
 static void test_every_promised_template_is_present(void **state)
 {

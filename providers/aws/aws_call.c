@@ -26,9 +26,10 @@
 /* The largest response parsed as XML or JSON. */
 #define AWS_MAX_DOC (64u << 20)
 
-static const char *const service_ids[AWS_NSERVICES] = {"ec2", "s3", "iam", "fsx", "efs", "sts"};
+static const char *const service_ids[AWS_NSERVICES] = {"ec2", "s3",  "iam", "fsx",
+						       "efs", "sts", "ssm"};
 static const char *const iam_prefixes[AWS_NSERVICES] = {
-    "ec2", "s3", "iam", "fsx", "elasticfilesystem", "sts"};
+    "ec2", "s3", "iam", "fsx", "elasticfilesystem", "sts", "ssm"};
 
 const char *aws_service_id(enum aws_service s)
 {

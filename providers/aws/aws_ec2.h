@@ -72,6 +72,7 @@ EC2_OPS(lustre)
 EC2_OPS(import)
 EC2_OPS(efs)
 EC2_OPS(mt)
+EC2_OPS(ssmp)
 
 /* Ingress rules in one order, so desired and live compare equal. */
 void aws_ingress_sort(json_t *rules);

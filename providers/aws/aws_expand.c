@@ -16,6 +16,8 @@
  *                                  instance profile (read and write name buckets;
  *                                  nfs_read, nfs_write and allow when not empty;
  *                                  after the EFS file systems it names)
+ *   aws_ssm_parameter.NAME         with scheduler: slurm, what the nodes read at
+ *                                  boot (aws_slurm.c)
  *
  * With one zone, file systems come before the nodes that mount them. With
  * a list of zones the node groups launch one after another in one zone
@@ -152,7 +154,7 @@ static char *aws_efs_helper_source(const struct spec_store *s)
 #define AWS_BOOT_CLOUD                                                                             \
 	{                                                                                          \
 		NULL, aws_boot_source, "mount.efs", aws_efs_helper_source, "efs",                  \
-		    "tls,_netdev,nofail"                                                           \
+		    "tls,_netdev,nofail", aws_slurm_group_script                                   \
 	}
 
 static char *aws_boot_report(const char *region)
@@ -512,6 +514,10 @@ static int expand_role(json_t *all, const struct spec *spec, const struct spec_r
 			       "Lustre clients mount over the network (the security group), not "
 			       "through IAM, and FSx cannot scope fsx:DescribeFileSystems to one "
 			       "file system, so the policy grants nothing for lustre stores");
+	pexp_attr(r, "node_health", json_true());
+	pexp_why(r, "node_health",
+		 xstrdup("a node puts its health report on itself: ec2:CreateTags on its own "
+			 "instance (aws:ARN = ${ec2:SourceInstanceARN}), key kiln:health only"));
 	lustre_lookup(r, spec, role, zoned);
 	/* The policy names each store's exact ARN: the stores come first. */
 	for (i = 0; i < role->nread + role->nwrite; i++) {
@@ -573,6 +579,8 @@ int aws_expand(struct prov_ctx *ctx, const struct spec *spec, json_t **out, stru
 	for (i = 0; i < spec->nroles; i++)
 		if (expand_role(all, spec, &spec->roles[i], zoned, err) < 0)
 			goto fail;
+	if (aws_expand_slurm(all, spec, err) < 0)
+		goto fail;
 	pexp_sort_deps(all);
 	free(fs);
 	*out = all;

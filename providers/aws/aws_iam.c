@@ -461,10 +461,15 @@ int role_create(struct prov_ctx *ctx, const struct prov_scope *scope, const stru
 		static const char *const optional[] = {"nfs_read", "nfs_write", "allow"};
 		size_t i;
 
+		json_object_set_new(
+		    attrs, "node_health",
+		    json_boolean(json_is_true(json_object_get(op->attrs, "node_health"))));
 		for (i = 0; i < ARRAY_SIZE(optional); i++)
 			if (json_array_size(json_object_get(op->attrs, optional[i])))
 				json_object_set(attrs, optional[i],
 						json_object_get(op->attrs, optional[i]));
+		if (json_object_get(op->attrs, "ssm_read"))
+			json_object_set(attrs, "ssm_read", json_object_get(op->attrs, "ssm_read"));
 		*out = aws_live("aws_iam_role", name, "ready", attrs, tags);
 	} else if (rc == PROV_OK) {
 		rc = role_read(ctx, name, out, err);

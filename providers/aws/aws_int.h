@@ -41,6 +41,7 @@ enum aws_service {
 	AWS_FSX,
 	AWS_EFS,
 	AWS_STS,
+	AWS_SSM,
 	AWS_NSERVICES,
 };
 
@@ -195,7 +196,7 @@ const char *aws_dep_attr_any(const json_t *deps, const char *type, const char *k
 char *aws_name(const struct prov_scope *scope, const char *name, size_t max);
 
 /* aws_types.c */
-#define AWS_NTYPES 13
+#define AWS_NTYPES 14
 /* The actions a desired resource needs beyond its type's (provider.h). */
 const char *const *aws_iam_resource_actions(const json_t *desired, enum prov_verb verb);
 extern const struct prov_type aws_types[AWS_NTYPES];
@@ -236,6 +237,28 @@ int aws_storage_zone(struct prov_ctx *ctx, const struct prov_scope *scope, char 
 void aws_refresh_seen(struct prov_ctx *ctx, const struct prov_scope *scope, const char *type,
 		      size_t n);
 
+/* aws_slurm.c: scheduler: slurm's parameters, and each role's ssm_read (expand). */
+int aws_expand_slurm(json_t *all, const struct spec *spec, struct kiln_error *err);
+struct slurm_cluster;
+/*
+ * The boot script of group's nodes (the controller's, or a partition's
+ * nodes', which find the controller with ctl_find), reading the
+ * scope's parameters with the AWS CLI and the node's role; NULL for a group
+ * that is neither. Caller frees.
+ */
+char *aws_slurm_boot_script(const struct slurm_cluster *c, const char *group,
+			    const struct prov_scope *scope, const char *region,
+			    const char *ctl_find);
+/* boot_cloud's scheduler hook: group g's script, with the workspace a placeholder. */
+char *aws_slurm_group_script(const struct spec *spec, const struct spec_group *g);
+/* aws_ssm.c: a workspace's parameters live under /kiln/CLUSTER/WORKSPACE (malloc'd). */
+char *aws_ssm_path(const struct prov_scope *scope);
+char *aws_ssm_name(const struct prov_scope *scope, const char *leaf);
+/* The tags that say what a parameter is: its leaf, and what kiln generated into it. */
+#define AWS_SSM_TAG_LEAF "kiln:leaf"
+#define AWS_SSM_TAG_GENERATED "kiln:generated"
+int ssmp_claim(struct prov_ctx *ctx, const struct prov_scope *scope, const char *id, json_t **out,
+	       struct kiln_error *err);
 /* aws_preflight.c */
 int aws_preflight(struct prov_ctx *ctx, const json_t *creates, json_t *warnings,
 		  struct kiln_error *err);

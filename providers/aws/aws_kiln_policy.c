@@ -15,7 +15,7 @@
 /* Where an action may be scoped: the ARN patterns of this scope, or "*" when the API allows none.
  */
 static const char *action_resource(const char *action, const char *buckets, const char *roles,
-				   const char *profiles)
+				   const char *profiles, const char *params)
 {
 	static const char *const any[] = {
 	    /* No resource-level permissions in IAM's own reference for these. */
@@ -27,6 +27,9 @@ static const char *action_resource(const char *action, const char *buckets, cons
 			return "*";
 	if (strncmp(action, "s3:", 3) == 0)
 		return buckets;
+	/* The workspace's parameters, and their path (GetParametersByPath). */
+	if (strncmp(action, "ssm:", 4) == 0)
+		return params;
 	/* FSx makes its own role the first time it links a bucket. */
 	if (strcmp(action, "iam:CreateServiceLinkedRole") == 0)
 		return "arn:aws:iam::*:role/aws-service-role/"
@@ -43,7 +46,7 @@ char *aws_iam_policy(struct prov_ctx *ctx, const struct prov_scope *scope,
 		     const char *const *actions, size_t n)
 {
 	char *prefix = aws_name(scope, "", 1000);
-	char *buckets, *roles, *profiles, *out;
+	char *buckets, *roles, *profiles, *params, *out;
 	json_t *doc = json_pack("{s:s, s:[]}", "Version", "2012-10-17", "Statement");
 	json_t *stmts = json_object_get(doc, "Statement"), *by_res = json_object(), *acts;
 	const char *res;
@@ -57,10 +60,12 @@ char *aws_iam_policy(struct prov_ctx *ctx, const struct prov_scope *scope,
 	roles = xasprintf("arn:aws:iam::*:role/kiln/%s/%s/*", scope->cluster, scope->workspace);
 	profiles = xasprintf("arn:aws:iam::*:instance-profile/kiln/%s/%s/*", scope->cluster,
 			     scope->workspace);
+	params =
+	    xasprintf("arn:aws:ssm:*:*:parameter/kiln/%s/%s", scope->cluster, scope->workspace);
 	for (i = 0; i < n; i++) {
 		if (strcmp(actions[i], "iam:PassRole") == 0)
 			continue;
-		res = action_resource(actions[i], buckets, roles, profiles);
+		res = action_resource(actions[i], buckets, roles, profiles, params);
 		/* Putting a role in a profile (or taking it out) touches both. */
 		if (strstr(actions[i], "RoleToInstanceProfile") ||
 		    strstr(actions[i], "RoleFromInstanceProfile")) {
@@ -80,9 +85,10 @@ char *aws_iam_policy(struct prov_ctx *ctx, const struct prov_scope *scope,
 	}
 	json_object_foreach(by_res, res, acts)
 	{
-		json_t *r = strcmp(res, "*") == 0 || strncmp(res, "arn:aws:s3", 10) != 0
-				? json_string(res)
-				: json_pack("[s, s+]", res, res, "/*");
+		/* A bucket and its objects; a parameter path and what is under it. */
+		bool tree =
+		    strncmp(res, "arn:aws:s3", 10) == 0 || strncmp(res, "arn:aws:ssm", 11) == 0;
+		json_t *r = tree ? json_pack("[s, s+]", res, res, "/*") : json_string(res);
 
 		json_array_append_new(stmts, json_pack("{s:s, s:O, s:o}", "Effect", "Allow",
 						       "Action", acts, "Resource", r));
@@ -101,6 +107,7 @@ char *aws_iam_policy(struct prov_ctx *ctx, const struct prov_scope *scope,
 	free(buckets);
 	free(roles);
 	free(profiles);
+	free(params);
 	free(prefix);
 	return out;
 }

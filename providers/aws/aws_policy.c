@@ -5,6 +5,19 @@
  * Sid names it, so the policy reads back to names without a lookup), then
  * the role's allow: statements as written; and the policy a plan shows for
  * a role (role_policy).
+ *
+ * Every role is a node role (its trust names ec2.amazonaws.com), and with
+ * node_health its policy ends with the one statement that lets a node put
+ * its health report on itself (issue 14): ec2:CreateTags on an instance
+ * only when that instance is the caller (the resource's ARN, aws:ARN,
+ * equals ${ec2:SourceInstanceARN}, the ARN of the instance whose role
+ * credentials signed the request: "Condition keys for Amazon EC2" and
+ * "AWS global condition context keys", Service Authorization Reference)
+ * and only for the key kiln:health (ForAllValues:StringEquals on
+ * aws:TagKeys, "Controlling access during AWS requests" in the IAM User
+ * Guide). Its Resource leaves region and account as wildcards: the
+ * condition already confines it to the caller's own instance, which has
+ * one of each, and the account is not known before the first call.
  */
 #include "aws_ec2.h"
 
@@ -33,7 +46,26 @@ static const char *const nfs_read[] = {"elasticfilesystem:ClientMount", NULL};
 static const char *const nfs_write[] = {"elasticfilesystem:ClientMount",
 					"elasticfilesystem:ClientWrite", NULL};
 
+static const char *const ssm_read[] = {"ssm:GetParameter", NULL};
+#define HEALTH_SID "KilnNodeHealth"
+#define HEALTH_STATEMENT                                                                           \
+	"{\"Sid\":\"" HEALTH_SID "\",\"Effect\":\"Allow\",\"Action\":\"ec2:CreateTags\","          \
+	"\"Resource\":\"arn:aws:ec2:*:*:instance/*\",\"Condition\":{\"StringEquals\":"             \
+	"{\"aws:ARN\":\"${ec2:SourceInstanceARN}\"},\"ForAllValues:StringEquals\":"                \
+	"{\"aws:TagKeys\":[\"kiln:health\"]}}}"
+
+/* The node-health statement, as policy_compile writes it; new reference. */
+static json_t *health_statement(void)
+{
+	return json_loads(HEALTH_STATEMENT, 0, NULL);
+}
+
 #define NFS_SID_READ "KilnNfsRead"
+/* The statement naming the parameters the role's nodes read at boot (aws_ssm.c). */
+#define SSM_SID_READ "KilnSsmRead"
+/* The statement letting a Slurm node look its controller up (aws_slurm.c). */
+#define SSM_SID_FIND "KilnSlurmFind"
+static const char *const find_controller[] = {"ec2:DescribeInstances", NULL};
 #define NFS_SID_WRITE "KilnNfsWrite"
 
 /*
@@ -72,6 +104,101 @@ static char *nfs_sid_name(const char *sid, bool *write)
 char *aws_efs_pending_arn(const char *name)
 {
 	return xasprintf("(known after apply: aws_efs.%s)", name);
+}
+
+static bool actions_are(const json_t *acts, const char *const *want);
+
+/* "arn:aws:ssm:REGION:*:parameter/kiln/CLUSTER/WORKSPACE/": a parameter's ARN but its leaf. */
+static char *ssm_arn_prefix(const struct prov_scope *scope, const char *region)
+{
+	return xasprintf("arn:aws:ssm:%s:*:parameter/kiln/%s/%s/", region, scope->cluster,
+			 scope->workspace);
+}
+
+/*
+ * ssm_read ({"region", "leaves"}): ssm:GetParameter on each parameter by its
+ * ARN, the account left as '*' (a role reads its own account's parameters).
+ * With the aws/ssm key a SecureString needs no kms:Decrypt in the policy:
+ * that key's policy lets every principal of the account decrypt through SSM.
+ */
+static void ssm_statement(json_t *stmts, const struct prov_scope *scope, const json_t *read)
+{
+	const char *region = json_string_value(json_object_get(read, "region"));
+	json_t *res, *v;
+	char *prefix;
+	size_t i;
+
+	if (!region || !json_array_size(json_object_get(read, "leaves")))
+		return;
+	prefix = ssm_arn_prefix(scope, region);
+	res = json_array();
+	json_array_foreach(json_object_get(read, "leaves"), i, v)
+	    json_array_append_new(res, json_sprintf("%s%s", prefix, json_string_value(v)));
+	json_array_append_new(stmts,
+			      json_pack("{s:s, s:s, s:[s], s:o}", "Sid", SSM_SID_READ, "Effect",
+					"Allow", "Action", ssm_read[0], "Resource", res));
+	/* EC2 scopes no Describe call to a resource. */
+	if (json_is_true(json_object_get(read, "find_controller")))
+		json_array_append_new(stmts, json_pack("{s:s, s:s, s:[s], s:s}", "Sid",
+						       SSM_SID_FIND, "Effect", "Allow", "Action",
+						       find_controller[0], "Resource", "*"));
+	free(prefix);
+}
+
+/* Whether s is ssm_statement's KilnSlurmFind statement, as it writes it. */
+static bool find_statement(const json_t *s)
+{
+	const char *sid = json_string_value(json_object_get(s, "Sid"));
+	const char *effect = json_string_value(json_object_get(s, "Effect"));
+	const char *res = json_string_value(json_object_get(s, "Resource"));
+
+	return sid && strcmp(sid, SSM_SID_FIND) == 0 && json_object_size(s) == 4 && effect &&
+	       strcmp(effect, "Allow") == 0 && res && strcmp(res, "*") == 0 &&
+	       actions_are(json_object_get(s, "Action"), find_controller);
+}
+
+/*
+ * The ssm_read attribute back from kiln's statement (as ssm_statement
+ * writes it, nothing more), or NULL when s is not that statement.
+ */
+static json_t *ssm_statement_read(const json_t *s, const struct prov_scope *scope)
+{
+	const char *effect = json_string_value(json_object_get(s, "Effect"));
+	const char *sid = json_string_value(json_object_get(s, "Sid"));
+	json_t *res = json_object_get(s, "Resource"), *leaves, *v;
+	char *prefix = NULL, *region = NULL;
+	size_t i;
+
+	if (!sid || strcmp(sid, SSM_SID_READ) != 0 || json_object_size(s) != 4 || !effect ||
+	    strcmp(effect, "Allow") != 0 || !actions_are(json_object_get(s, "Action"), ssm_read) ||
+	    !json_array_size(res))
+		return NULL;
+	leaves = json_array();
+	json_array_foreach(res, i, v)
+	{
+		const char *arn = json_string_value(v), *rest;
+
+		if (!arn || strncmp(arn, "arn:aws:ssm:", 12) != 0 || !strchr(arn + 12, ':'))
+			break;
+		if (!region) {
+			region = xstrndup(arn + 12, (size_t)(strchr(arn + 12, ':') - arn - 12));
+			prefix = ssm_arn_prefix(scope, region);
+		}
+		if (strncmp(arn, prefix, strlen(prefix)) != 0)
+			break;
+		rest = arn + strlen(prefix);
+		json_array_append_new(leaves, json_string(rest));
+	}
+	if (i != json_array_size(res)) {
+		json_decref(leaves);
+		leaves = NULL;
+	}
+	v = leaves ? json_pack("{s:s, s:o, s:b}", "region", region, "leaves", leaves,
+			       "find_controller", 0)
+		   : NULL;
+	free(prefix);
+	free(region);
+	return v;
 }
 
 /*
@@ -124,6 +251,7 @@ static char *policy_compile(const struct prov_scope *scope, const json_t *attrs,
 			free(arn);
 		}
 	}
+	ssm_statement(stmts, scope, json_object_get(attrs, "ssm_read"));
 	json_array_foreach(json_object_get(attrs, "allow"), i, v)
 	{
 		json_t *st = json_object();
@@ -136,6 +264,8 @@ static char *policy_compile(const struct prov_scope *scope, const json_t *attrs,
 		json_object_set(st, "Resource", json_object_get(v, "resources"));
 		json_array_append_new(stmts, st);
 	}
+	if (json_is_true(json_object_get(attrs, "node_health")))
+		json_array_append_new(stmts, health_statement());
 	out = jsonw_dumps(doc, JSON_COMPACT, NULL);
 	json_decref(doc);
 	return out;
@@ -263,15 +393,19 @@ static json_t *allow_entry(const json_t *s)
 
 /*
  * Store names back from a policy (buckets under read and write, write where
- * s3:PutObject is allowed; file systems under nfs_read and nfs_write), and
- * every other statement as an allow entry; {"read", "write", "nfs_read"?,
- * "nfs_write"?, "allow"?}, the optional keys only when not empty, like the
- * desired attrs.
+ * s3:PutObject is allowed; file systems under nfs_read and nfs_write), the
+ * node-health statement as node_health true, and every other statement as
+ * an allow entry; {"read", "write", "nfs_read"?, "nfs_write"?, "allow"?,
+ * "node_health"?}, the optional keys only when not empty, like the desired
+ * attrs.
  */
-static json_t *policy_decompile(const char *doc_text, const char *prefix)
+static json_t *policy_decompile(const char *doc_text, const char *prefix,
+				const struct prov_scope *scope)
 {
 	json_t *doc = doc_text ? json_loads(doc_text, 0, NULL) : NULL, *s, *stmts, *raw, *out;
-	json_t *nfs[2] = {json_array(), json_array()}, *allow;
+	json_t *nfs[2] = {json_array(), json_array()}, *allow, *ssm = NULL;
+	json_t *health = health_statement();
+	bool finds = false;
 	size_t i;
 
 	out = json_pack("{s:[], s:[]}", "read", "write");
@@ -287,7 +421,20 @@ static json_t *policy_decompile(const char *doc_text, const char *prefix)
 		char *store;
 		bool write = false;
 		int kind;
+		json_t *read = ssm ? NULL : ssm_statement_read(s, scope);
 
+		if (read) {
+			ssm = read;
+			continue;
+		}
+		if (ssm && !finds && find_statement(s)) {
+			finds = true;
+			continue;
+		}
+		if (json_equal(s, health)) {
+			json_object_set_new(out, "node_health", json_true());
+			continue;
+		}
 		store = nfs_statement(s, &write);
 		if (store) {
 			json_array_append_new(nfs[write], json_string(store));
@@ -305,6 +452,10 @@ static json_t *policy_decompile(const char *doc_text, const char *prefix)
 	for (i = 0; i < 2; i++)
 		if (json_array_size(nfs[i]))
 			json_object_set(out, i ? "nfs_write" : "nfs_read", nfs[i]);
+	if (ssm) {
+		json_object_set_new(ssm, "find_controller", json_boolean(finds));
+		json_object_set_new(out, "ssm_read", ssm);
+	}
 	allow = pexp_allow_normalize(raw);
 	if (json_array_size(allow))
 		json_object_set(out, "allow", allow);
@@ -314,13 +465,14 @@ static json_t *policy_decompile(const char *doc_text, const char *prefix)
 	json_decref(raw);
 	json_decref(stmts);
 	json_decref(doc);
+	json_decref(health);
 	return out;
 }
 
 json_t *aws_role_policy_decompile(const struct prov_scope *scope, const char *doc)
 {
 	char *prefix = aws_name(scope, "", 1000);
-	json_t *out = policy_decompile(doc, prefix);
+	json_t *out = policy_decompile(doc, prefix, scope);
 
 	free(prefix);
 	return out;

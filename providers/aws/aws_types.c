@@ -88,6 +88,19 @@ static const struct prov_attr role_attrs[] = {
     {"nfs_read", POLICY_LIVE, false, "the role's inline policy is rewritten in place"},
     {"nfs_write", POLICY_LIVE, false, "the role's inline policy is rewritten in place"},
     {"allow", POLICY_LIVE, false, "the role's inline policy is rewritten in place"},
+    {"node_health", POLICY_LIVE, false, "the role's inline policy is rewritten in place"},
+    {"ssm_read", POLICY_LIVE, false, "the role's inline policy is rewritten in place"},
+};
+
+static const struct prov_attr ssm_attrs[] = {
+    {"leaf", POLICY_REPLACE, false, "a parameter's name is fixed when it is made"},
+    {"kind", POLICY_REPLACE, false,
+     "kiln never rewrites a secret as plain text, nor plain text as a secret"},
+    {"content", POLICY_LIVE, false,
+     "PutParameter overwrites it in place; the Slurm controller reads it again within a "
+     "minute and runs scontrol reconfigure: no node is replaced"},
+    {"generated", POLICY_REPLACE, false,
+     "kiln makes a new secret only with a new parameter; nodes read it when they boot"},
 };
 
 /*
@@ -132,6 +145,7 @@ const struct prov_type aws_types[AWS_NTYPES] = {
     AWS_TYPE(aws_efs, efs, efs_attrs),
     AWS_TYPE_FIXED(aws_efs_mount_target, mt, no_attrs, 0),
     AWS_TYPE(aws_capacity_block, cb, block_attrs),
+    AWS_TYPE(aws_ssm_parameter, ssmp, ssm_attrs),
 };
 
 /*
@@ -227,6 +241,13 @@ static const struct type_actions actions[] = {
       NULL,
       A("elasticfilesystem:DeleteMountTarget", "elasticfilesystem:DescribeMountTargets",
 	"elasticfilesystem:DescribeFileSystems", "ec2:DeleteNetworkInterface")}},
+    {"aws_ssm_parameter",
+     {A("ssm:GetParametersByPath", "ssm:ListTagsForResource"),
+      A("ssm:GetParameters", "ssm:ListTagsForResource"),
+      A("ssm:PutParameter", "ssm:AddTagsToResource", "ssm:GetParameters",
+	"ssm:ListTagsForResource"),
+      A("ssm:PutParameter", "ssm:GetParameters", "ssm:ListTagsForResource"),
+      A("ssm:DeleteParameter")}},
     {"aws_iam_role",
      {A("iam:ListRoles", "iam:GetRolePolicy"), A("iam:GetRole", "iam:GetRolePolicy"),
       A("iam:CreateRole", "iam:TagRole", "iam:PutRolePolicy", "iam:CreateInstanceProfile",
@@ -296,6 +317,8 @@ int aws_claim(struct prov_ctx *ctx, const struct prov_scope *scope, const char *
 		return fsx_claim(ctx, scope, type, id, out, err);
 	if (strncmp(type, "aws_efs", 7) == 0)
 		return efs_claim(ctx, scope, type, id, out, err);
+	if (strcmp(type, "aws_ssm_parameter") == 0)
+		return ssmp_claim(ctx, scope, id, out, err);
 	for (i = 0; i < ARRAY_SIZE(plain_ec2); i++)
 		if (strcmp(type, plain_ec2[i]) == 0)
 			break;

@@ -292,6 +292,7 @@ bool aws_error_is_notfound(const struct aws_error *e)
 	    "NoSuchEntity",	   "NoSuchBucket",
 	    "FileSystemNotFound",  "DataRepositoryAssociationNotFound",
 	    "MountTargetNotFound", "NotFound",
+	    "ParameterNotFound",
 	};
 	const char *code = code_of(e);
 	char generic[32];

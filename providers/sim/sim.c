@@ -462,11 +462,24 @@ static const char *sim_part_type(enum prov_part part)
 	return types[part];
 }
 
-/* sim models AWS: AWS's rules for tags, and its catalog, as aws checks them. */
+/*
+ * sim models AWS: AWS's rules for tags, and its catalog, as aws checks them.
+ * It simulates the cloud's API, not what runs on the nodes: nothing boots
+ * there, so no scheduler could run.
+ */
 static void sim_check_spec(const struct spec *spec, struct diags *d)
 {
+	const struct ynode *sched = spec->scheduler.node;
+
 	tags_aws_check(spec, d);
 	pexp_check_groups(&catalog_aws, spec, d);
+	if (sched)
+		diag_hint(diags_add(d, DIAG_ERROR, spec->file, sched->line, sched->col,
+				    "scheduler: sim simulates the cloud's API (instances, "
+				    "networks, stores, roles), not the software on the nodes: no "
+				    "node boots, so no Slurm controller or slurmd could run"),
+			  "plan a Slurm cluster with provider: aws (moto runs it locally, "
+			  "see kiln-aws(7)), or remove scheduler: to try the rest on sim");
 	sim_boot_check(spec, d);
 }
 

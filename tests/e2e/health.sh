@@ -136,9 +136,72 @@ he_aws_nodes() {
 	cd "$E2E_ROOT" || exit 1
 }
 
+# Against moto with IAM enforcement: a python "node" (health_node.py) tags its
+# own instance with the credentials EC2 would give it, as the boot script does.
+he_aws_reports() {
+	he_im=$E2E_TMP/moto-health-iam
+	mkdir -p "$he_im"
+	if ! out=$(INITIAL_NO_AUTH_ACTION_COUNT=3 sh "$E2E_ROOT/tests/moto/server.sh" start "$he_im" 2>&1); then
+		printf '%s\n' "$out" >"$E2E_TMP/.moto"
+		fail "health: moto with IAM enforcement starts" "$E2E_TMP/.moto"
+		return 0
+	fi
+	# shellcheck disable=SC2064
+	trap "sh '$E2E_ROOT/tests/moto/server.sh' stop '$E2E_TMP/moto-health' >/dev/null 2>&1; sh '$E2E_ROOT/tests/moto/server.sh' stop '$he_im' >/dev/null 2>&1; rm -rf '$E2E_TMP'" EXIT
+	he_new_dir tests/e2e/specs/aws-cluster.yaml
+	he_ep=AWS_ENDPOINT_URL=http://127.0.0.1:$(cat "$he_im/moto.port")
+	echo '{"Version": "2012-10-17", "Statement": [{"Effect": "Allow", "Action": "*", "Resource": "*"}]}' >admin.json
+	he_admin=$(env "$he_ep" "$AWS_PY" "$E2E_ROOT/tests/e2e/aws_inspect.py" user admin admin.json)
+	he_node="$AWS_PY $E2E_ROOT/tests/e2e/health_node.py"
+	# The nodes report while apply waits: one healthy, one missing a GPU.
+	# shellcheck disable=SC2086
+	env "$he_ep" $he_admin $he_node tag e2e default trainers 0 "healthy: 8/8 GPUs, 32/32 EFA" >good.id 2>node0.err &
+	he_pid0=$!
+	# shellcheck disable=SC2086
+	env "$he_ep" $he_admin $he_node tag e2e default trainers 1 \
+		"unhealthy: 7 of 8 GPUs (nvidia-smi lists 7; p5.48xlarge has 8)" >bad.id 2>node1.err &
+	he_pid1=$!
+	# shellcheck disable=SC2086
+	check "health: aws apply waits for the nodes' own reports and names the unhealthy one, exit 4" 4 \
+		--out-has "Health: waiting up to 1m for the nodes to report (--health-timeout)." \
+		--out-has "  login: 1 node cannot report its health: the group has no role, so its nodes have no credentials to tag themselves with their health" \
+		--out-has "  trainers: 1 of 2 nodes healthy, 1 unhealthy: " \
+		-- env "$he_ep" $he_admin "$KILN" apply --auto-approve --health-timeout 1m
+	wait "$he_pid0" "$he_pid1"
+	bad=$(cat bad.id)
+	assert "health: the line names the instance that reported unhealthy, with its reason" \
+		grep -qx "  trainers: 1 of 2 nodes healthy, 1 unhealthy: $bad (7 of 8 GPUs (nvidia-smi lists 7; p5.48xlarge has 8))" "$E2E_OUT"
+	# shellcheck disable=SC2086
+	assert "health: with its role's credentials a node tags itself kiln:health, and neither another instance nor another key" \
+		env "$he_ep" $he_admin $he_node limits e2e default trainers
+	# shellcheck disable=SC2086
+	check "health: aws status shows each node's report" 0 \
+		--out-has "  us-east-1a  running  unhealthy: 7 of 8 GPUs (nvidia-smi lists 7; p5.48xlarge has 8)" \
+		--out-has "  us-east-1a  running  healthy: 8/8 GPUs" \
+		--out-has "    health not reported: the group has no role, so its nodes have no credentials to tag themselves with their health" \
+		-- env "$he_ep" $he_admin "$KILN" status
+	# shellcheck disable=SC2086
+	env "$he_ep" $he_admin "$KILN" state pull >.state.json 2>/dev/null
+	# shellcheck disable=SC2086
+	assert "health: boto3 finds the reports recorded on the right nodes" \
+		env "$he_ep" $he_admin "$AWS_PY" "$E2E_ROOT/tests/e2e/aws_inspect.py" nodes .state.json e2e default trainers
+	sed -i 's/count: 2/count: 3/' kiln.yaml
+	# shellcheck disable=SC2086
+	check "health: a node that never reports is named after --health-timeout 5s, exit 4" 4 \
+		--out-has "Health: waiting up to 5s for the nodes to report (--health-timeout)." \
+		-- env "$he_ep" $he_admin "$KILN" apply --auto-approve --health-timeout 5s
+	# shellcheck disable=SC2086
+	late=$(env "$he_ep" $he_admin $he_node newest e2e default trainers)
+	assert "health: the timeout line is exact" \
+		grep -qx "  trainers: 1 of 3 nodes healthy, 1 unhealthy: $bad (7 of 8 GPUs (nvidia-smi lists 7; p5.48xlarge has 8)), 1 not reported after 5s: $late" "$E2E_OUT"
+	sh "$E2E_ROOT/tests/moto/server.sh" stop "$he_im" >/dev/null 2>&1
+	cd "$E2E_ROOT" || exit 1
+}
+
 he_aws() {
 	aws_moto_up "health: the aws tests" "$E2E_TMP/moto-health" || return 0
 	he_aws_nodes
+	he_aws_reports
 	aws_moto_down "$E2E_TMP/moto-health"
 }
 

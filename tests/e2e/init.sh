@@ -54,10 +54,11 @@ in_aws() {
 in_list() {
 	in_new_dir
 	check "init: --list prints each template, its provider and its summary" 0 --err "" \
-		--out "finetune      aws  Fine-tuning on AWS: one node of 4 x L40S, a bucket for datasets and one for the tuned weights
-inference     aws  Inference on AWS: 2 nodes of 1 x L4, no fabric, model weights read from a bucket
-llm-pretrain  aws  Multi-node LLM pre-training on AWS: 4 x 8 H100 on EFA, Lustre scratch over the dataset bucket
-sim-demo      sim  A first cluster on the simulated sim provider: 2 x 8 H100 on EFA and a checkpoint bucket" \
+		--out "finetune        aws  Fine-tuning on AWS: one node of 4 x L40S, a bucket for datasets and one for the tuned weights
+inference       aws  Inference on AWS: 2 nodes of 1 x L4, no fabric, model weights read from a bucket
+llm-pretrain    aws  Multi-node LLM pre-training on AWS: 4 x 8 H100 on EFA, Lustre scratch over the dataset bucket
+sim-demo        sim  A first cluster on the simulated sim provider: 2 x 8 H100 on EFA and a checkpoint bucket
+slurm-pretrain  aws  Multi-node LLM pre-training under Slurm on AWS: 4 x 8 H100 on EFA, sbatch from the login node" \
 		-- "$KILN" init --list
 	cp "$E2E_OUT" "$E2E_TMP/.init-list"
 	# The summaries are the templates' first lines, whatever the list's layout.
@@ -68,7 +69,7 @@ sim-demo      sim  A first cluster on the simulated sim provider: 2 x 8 H100 on 
 			grep -qF "$(sed -n '1s/^# //p' "$f")" "$E2E_TMP/.init-list"
 	done
 	check "init: --list --provider sim lists the sim templates only" 0 --err "" \
-		--out "sim-demo      sim  A first cluster on the simulated sim provider: 2 x 8 H100 on EFA and a checkpoint bucket" \
+		--out "sim-demo        sim  A first cluster on the simulated sim provider: 2 x 8 H100 on EFA and a checkpoint bucket" \
 		-- "$KILN" init --list --provider sim
 	assert "init: --list writes nothing" sh -c '[ -z "$(ls -A)" ]'
 }
@@ -245,16 +246,16 @@ in_refusals() {
 
 	in_new_dir
 	in_refuses "init: a misspelled template suggests the closest and lists them all" \
-		"kiln: init: there is no template 'llm-pretrian'; did you mean 'llm-pretrain'? The templates are finetune, inference, llm-pretrain and sim-demo (kiln init --list)" \
+		"kiln: init: there is no template 'llm-pretrian'; did you mean 'llm-pretrain'? The templates are finetune, inference, llm-pretrain, sim-demo and slurm-pretrain (kiln init --list)" \
 		--template llm-pretrian
 	in_refuses "init: an unknown template lists them all" \
-		"kiln: init: there is no template 'gpt'; the templates are finetune, inference, llm-pretrain and sim-demo (kiln init --list)" \
+		"kiln: init: there is no template 'gpt'; the templates are finetune, inference, llm-pretrain, sim-demo and slurm-pretrain (kiln init --list)" \
 		--template gpt proj
 	in_refuses "init: an aws template with --provider sim names both" \
 		"kiln: init: template 'llm-pretrain' is for provider aws, not sim; drop --provider sim, or choose one of the sim templates: sim-demo" \
 		--template llm-pretrain --provider sim
 	in_refuses "init: the sim template with --provider aws names both" \
-		"kiln: init: template 'sim-demo' is for provider sim, not aws; drop --provider aws, or choose one of the aws templates: finetune, inference, llm-pretrain" \
+		"kiln: init: template 'sim-demo' is for provider sim, not aws; drop --provider aws, or choose one of the aws templates: finetune, inference, llm-pretrain, slurm-pretrain" \
 		--provider aws --template sim-demo proj
 	in_refuses "init: an unknown provider" \
 		"kiln: init: --provider 'gcp' is not a provider; use aws or sim" --provider gcp

@@ -39,6 +39,7 @@ cd "$(dirname "$0")/../.." || exit 2
 . tests/e2e/boot.sh
 . tests/e2e/health.sh
 . tests/e2e/timing.sh
+. tests/e2e/slurm.sh
 E2E_ROOT=$(pwd)
 T=$E2E_TMP
 NL='
@@ -47,7 +48,7 @@ ESC=$(printf '\033')
 HAVE_PY=false
 command -v python3 >/dev/null 2>&1 && HAVE_PY=true
 
-# E2E_ONLY=engine|state|aws|review|approve|audit|ci|sprawl|lifecycle|init|ownership|docs|boot|health|timing|capacity runs one group, for working on it.
+# E2E_ONLY=engine|state|aws|review|approve|audit|ci|sprawl|lifecycle|init|ownership|docs|boot|health|timing|capacity|slurm runs one group, for working on it.
 case ${E2E_ONLY:-} in
 engine) engine_tests; e2e_finish; exit $? ;;
 approve) approve_tests; e2e_finish; exit $? ;;
@@ -65,6 +66,7 @@ capacity) capacity_tests; e2e_finish; exit $? ;;
 boot) boot_tests; e2e_finish; exit $? ;;
 health) health_tests; e2e_finish; exit $? ;;
 timing) timing_tests; e2e_finish; exit $? ;;
+slurm) slurm_tests; e2e_finish; exit $? ;;
 esac
 
 # --- every spec under tests/specs, examples/ and templates/ against its golden ---
@@ -581,5 +583,6 @@ docs_tests
 boot_tests
 health_tests
 timing_tests
+slurm_tests
 
 e2e_finish

@@ -25,7 +25,8 @@ patch below says what moto lacks).  For S3 buckets, which kiln's call counts dep
 
 INITIAL_NO_AUTH_ACTION_COUNT=N in the environment works as with moto_server (moto reads
 it at import): after N requests every request's SigV4 signature and IAM policy are
-checked.
+checked; ec2:CreateTags is checked per resource ARN with its condition keys
+(aws:TagKeys, ec2:SourceInstanceARN, aws:ARN), as IAM evaluates them (patch_auth).
 
 The wrapper adds a control API under /_kiln/ (never seen by moto, never counted, never
 faulted, never authenticated):
@@ -64,6 +65,12 @@ faulted, never authenticated):
                               lists "purchases" (offering, reservation, fee)
   GET|POST /_kiln/spot        {"available": false}: every spot launch is refused with
                               InsufficientInstanceCapacity (true, the default: moto's)
+  POST /_kiln/instance-credentials  {"instance_id": "i-...", "region": "us-east-1"} ->
+                              {"AccessKeyId", "SecretAccessKey", "SessionToken"}: the
+                              credentials EC2 serves to that instance (IMDS
+                              iam/security-credentials), its instance profile's role
+                              assumed with the instance id as the session name, as EC2
+                              does; 404 when the instance has no profile
   POST /_kiln/reset           moto's backends (as /moto-api/reset), moto's count of
                               unauthenticated requests, and all of the above
 """
@@ -911,12 +918,167 @@ def patch_auth() -> None:
             return f"arn:aws:iam::{acct}:{kind}{path}{name}"
         return "*"
 
+    # The same for SSM (JSON 1.1): the parameter the request names, or the path it lists,
+    # as IAM's reference for Systems Manager gives them
+    # (arn:aws:ssm:REGION:ACCOUNT:parameter/NAME, the name without its leading '/').
+    def ssm_resource(self) -> str:
+        try:
+            raw = self._body.decode() if isinstance(self._body, bytes) else (self._body or "")
+            params = json.loads(raw or "{}")
+        except ValueError:
+            return "*"
+        name = params.get("Name") or params.get("Path") or params.get("ResourceId")
+        if not name and params.get("Names"):
+            name = params["Names"][0]
+        if not name:
+            return "*"
+        return f"arn:aws:ssm:{self._region}:{self.account_id}:parameter/{name.lstrip('/')}"
+
     def check_action_permitted(self, resource: str) -> None:
+        if self._action == "ec2:CreateTags":
+            return check_create_tags(self)
         if resource == "*" and self._service == "iam":
             resource = iam_resource(self)
+        elif resource == "*" and self._service == "ssm":
+            resource = ssm_resource(self)
         orig_permitted(self, resource)
 
     IAMRequest.check_action_permitted = check_action_permitted
+
+    # --- ec2:CreateTags as IAM evaluates it: per resource ARN, with the request's
+    # condition keys (moto checks it against "*" and fails every Condition it cannot
+    # fill, Allow statements included). Keys, as the Service Authorization Reference
+    # ("Condition keys for Amazon EC2", "AWS global condition context keys") defines
+    # them: aws:TagKeys, the tag keys in the request; ec2:SourceInstanceARN, the
+    # instance whose role credentials signed it (a session named by an instance id
+    # that has the role, see /_kiln/instance-credentials); aws:ARN, the resource's
+    # ARN. Operators as the IAM User Guide documents them ("IAM JSON policy elements:
+    # Condition operators", "Single-valued vs. multivalued context keys"): a missing
+    # key fails String* and Arn*, ForAllValues holds over no value, a policy variable
+    # with no value makes its condition fail. An explicit Deny wins; no Allow denies.
+    def request_params(self) -> dict:
+        from urllib.parse import parse_qs
+
+        if self._body:
+            raw = self._body.decode() if isinstance(self._body, bytes) else self._body
+            return {k: v[0] for k, v in parse_qs(raw).items()}
+        return {k: (v[0] if isinstance(v, list) else v) for k, v in (self._data or {}).items()}
+
+    ec2_arn_kinds = {"i": "instance", "vpc": "vpc", "subnet": "subnet",
+                     "sg": "security-group", "igw": "internet-gateway",
+                     "rtb": "route-table", "vol": "volume", "eni": "network-interface"}
+
+    def create_tags_context(self) -> tuple[list, dict]:
+        import re as _re
+
+        params = request_params(self)
+        ids = [v for k, v in sorted(params.items()) if _re.fullmatch(r"ResourceId\.\d+", k)]
+        keys = [v for k, v in sorted(params.items()) if _re.fullmatch(r"Tag\.\d+\.Key", k)]
+        ctx = {"aws:TagKeys": keys}
+        session = getattr(self._access_key, "_session_name", None)
+        role = getattr(self._access_key, "_owner_role_name", None)
+        if session and role and session.startswith("i-"):
+            arn = instance_role_arn(session, self._region)
+            if arn and arn.split("/")[-1] == role:
+                ctx["ec2:SourceInstanceARN"] = (
+                    f"arn:aws:ec2:{self._region}:{self.account_id}:instance/{session}")
+        arns = []
+        for rid in ids:
+            kind = ec2_arn_kinds.get(rid.split("-")[0], rid.split("-")[0])
+            arns.append(f"arn:aws:ec2:{self._region}:{self.account_id}:{kind}/{rid}")
+        return arns, ctx
+
+    def wild(pattern: str, value: str, case: bool = True) -> bool:
+        import fnmatch
+
+        if not case:
+            pattern, value = pattern.lower(), value.lower()
+        return fnmatch.fnmatchcase(value, pattern.replace("[", "[[]"))
+
+    def as_list(v) -> list:
+        return v if isinstance(v, list) else [v]
+
+    def substitute(value: str, ctx: dict):
+        import re as _re
+
+        missing = []
+
+        def var(m):
+            got = ctx.get(m.group(1))
+            if not isinstance(got, str):
+                missing.append(m.group(1))
+                return ""
+            return got
+
+        out = _re.sub(r"\$\{([^}]+)\}", var, value)
+        return None if missing else out
+
+    def condition_holds(op: str, key: str, wanted, ctx: dict) -> bool:
+        qualifier, _, base = op.rpartition(":")
+        if op.endswith("IfExists"):
+            return False  # not used by kiln; fail closed
+        values = [substitute(w, ctx) if isinstance(w, str) else str(w).lower()
+                  for w in as_list(wanted)]
+        if any(v is None for v in values):
+            return False
+        have = ctx.get(key)
+        if base == "Null":
+            return (have is None) == (values[0] == "true")
+        if base in ("StringEquals", "ArnEquals"):
+            test = lambda h: any(h == v for v in values)
+        elif base in ("StringLike", "ArnLike"):
+            test = lambda h: any(wild(v, h) for v in values)
+        elif base == "StringEqualsIgnoreCase":
+            test = lambda h: any(h.lower() == v.lower() for v in values)
+        elif base in ("StringNotEquals", "ArnNotEquals"):
+            test = lambda h: all(h != v for v in values)
+        elif base in ("StringNotLike", "ArnNotLike"):
+            test = lambda h: not any(wild(v, h) for v in values)
+        else:
+            return False  # an operator this emulation does not know: fail closed
+        if qualifier == "ForAllValues":
+            return all(test(h) for h in as_list(have or []))
+        if qualifier == "ForAnyValue":
+            return any(test(h) for h in as_list(have or []))
+        if have is None or isinstance(have, list):
+            return base in ("StringNotEquals", "ArnNotEquals", "StringNotLike", "ArnNotLike") \
+                and have is None
+        return test(have)
+
+    def statement_applies(st: dict, action: str, arn: str, ctx: dict) -> bool:
+        if "NotAction" in st:
+            if any(wild(a, action, case=False) for a in as_list(st["NotAction"])):
+                return False
+        elif not any(wild(a, action, case=False) for a in as_list(st.get("Action", []))):
+            return False
+        if "NotResource" in st:
+            if any(wild(r, arn) for r in as_list(st["NotResource"])):
+                return False
+        elif not any(wild(r, arn) for r in as_list(st.get("Resource", []))):
+            return False
+        for op, keys in (st.get("Condition") or {}).items():
+            for key, wanted in keys.items():
+                if not condition_holds(op, key, wanted, ctx):
+                    return False
+        return True
+
+    def check_create_tags(self) -> None:
+        from moto.iam.access_control import IAMPolicy
+
+        arns, ctx = create_tags_context(self)
+        docs = [IAMPolicy(p)._policy_json for p in self._access_key.collect_policies()]
+        for arn in arns or ["*"]:
+            here = dict(ctx, **{"aws:ARN": arn})
+            allowed = False
+            for doc in docs:
+                for st in as_list(doc.get("Statement", [])):
+                    if not statement_applies(st, "ec2:CreateTags", arn, here):
+                        continue
+                    if st.get("Effect") == "Deny":
+                        self._raise_access_denied()
+                    allowed = True
+            if not allowed:
+                self._raise_access_denied()
 
 
 def patch_s3() -> None:
@@ -1711,6 +1873,8 @@ class KilnApp:
             if method == "POST":
                 STATE.spot = bool((data or {}).get("available", True))
             return _json(start_response, 200, {"available": STATE.spot})
+        if path == "/_kiln/instance-credentials" and method == "POST":
+            return instance_credentials(start_response, data or {})
         if path == "/_kiln/reset" and method == "POST":
             from moto.core.responses import ActionAuthenticatorMixin
             from moto.moto_api._internal.models import moto_api_backend
@@ -1722,6 +1886,46 @@ class KilnApp:
             STATE.reset()
             return _json(start_response, 200, {"ok": True})
         return _json(start_response, 404, {"error": f"no control endpoint {method} {path}"})
+
+
+def instance_role_arn(instance_id: str, region: str) -> str | None:
+    """The role of an instance's instance profile (moto's association), or None."""
+    from moto.ec2.models import ec2_backends
+
+    for acct in list(ec2_backends.keys()):
+        backend = ec2_backends[acct][region]
+        assoc = backend.iam_instance_profile_associations.get(instance_id)
+        if assoc is None:
+            continue
+        roles = getattr(assoc.iam_instance_profile, "roles", None) or []
+        if roles:
+            return roles[0].arn
+    return None
+
+
+def instance_credentials(start_response, data):
+    # EC2 gives an instance the credentials of its instance profile's role through
+    # IMDS (iam/security-credentials/ROLE): EC2 assumes the role (its trust names
+    # ec2.amazonaws.com) in a session named by the instance id, so the session's ARN is
+    # arn:aws:sts::ACCOUNT:assumed-role/ROLE/i-... ("Use an IAM role to grant
+    # permissions to applications running on Amazon EC2 instances", IAM User Guide).
+    # moto serves no per-instance IMDS: this endpoint is that hand-over.
+    from moto.sts.models import sts_backends
+
+    iid = data.get("instance_id")
+    region = data.get("region") or "us-east-1"
+    if not isinstance(iid, str) or not iid.startswith("i-"):
+        raise ValueError("instance-credentials: give {\"instance_id\": \"i-...\"}")
+    role_arn = instance_role_arn(iid, region)
+    if role_arn is None:
+        return _json(start_response, 404, {"error": f"{iid} has no instance profile role"})
+    acct = role_arn.split(":")[4]
+    role = sts_backends[acct]["aws"].assume_role(
+        region_name=region, role_session_name=iid, role_arn=role_arn, policy=None,
+        duration=3600, external_id=None)
+    return _json(start_response, 200, {"AccessKeyId": role.access_key_id,
+                                       "SecretAccessKey": role.secret_access_key,
+                                       "SessionToken": role.session_token})
 
 
 def validate_capacity(rules) -> list:
