@@ -21,6 +21,7 @@
 #include "expiry.h"
 #include "iam.h"
 #include "journal.h"
+#include "ledger.h"
 #include "log.h"
 #include "plan.h"
 #include "state.h"
@@ -304,6 +305,7 @@ static void release(struct op_run *r, bool documents)
 		engine_free(r->e);
 		free(r->owner);
 		free(r->saved_addrs);
+		json_decref(r->trailers);
 	} else if (r->e && r->e->ctx) {
 		/* The provider still closes: it wipes its credentials (OPENSSL_cleanse). */
 		r->e->prov->close(r->e->ctx);
@@ -443,10 +445,12 @@ int op_commit(struct op_run *r, const char *op, const struct apply_result *res, 
 	      const json_t *approved, char **commit_out, struct kiln_error *err)
 {
 	struct kiln_error seal = {0};
+	const json_t *cost = json_object_get(json_object_get(r->plan, "kiln"), "cost");
 	char *before = r->ws->exists ? state_canonical(r->ws->state) : NULL;
-	char *after, *counts, *summary, *label, *t_plan, *t_spec, *t_op, *t_res;
+	char *after, *counts, *summary, *label, *t_res;
+	json_t *trailers, *t;
 	const char **extra;
-	size_t i, nextra = 4 + json_array_size(approved);
+	size_t i, nextra;
 	int rc = 0;
 
 	*commit_out = NULL;
@@ -467,22 +471,27 @@ int op_commit(struct op_run *r, const char *op, const struct apply_result *res, 
 				    op, counts, json_object_size(r->overlay), label);
 	else
 		summary = xasprintf("%s: %s (%s)", op, counts, label);
-	t_op = xasprintf("Kiln-Operation: %s", op);
+	trailers = json_array();
+	json_array_append_new(trailers, json_sprintf("Kiln-Operation: %s", op));
 	/* A saved plan's file digest: the apply traces back to the plan reviewed. */
 	t_res = plan_digest(saved ? saved : r->plan);
-	t_plan = xasprintf("Kiln-Plan-Digest: %s", t_res);
+	json_array_append_new(trailers, json_sprintf("Kiln-Plan-Digest: %s", t_res));
 	free(t_res);
-	t_spec = xasprintf("Kiln-Spec-Digest: %s", r->e->spec_digest);
-	t_res = xasprintf("Kiln-Result: %s", res->failed	? "partial (operations failed)"
-					     : res->interrupted ? "partial (interrupted)"
-								: "complete");
+	json_array_append_new(trailers, json_sprintf("Kiln-Spec-Digest: %s", r->e->spec_digest));
+	json_array_extend(trailers, (json_t *)approved);
+	json_array_append_new(
+	    trailers, json_sprintf("Kiln-Result: %s", res->failed ? "partial (operations failed)"
+						      : res->interrupted ? "partial (interrupted)"
+									 : "complete"));
+	/* The cost ledger (ledger.h): what burns after this commit, from what it records. */
+	ledger_trailers(r->e, r->state,
+			res->done ? json_number_value(json_object_get(cost, "upfront")) : 0,
+			r->has_gpu_util ? r->gpu_util : -1, trailers);
+	if (r->trailers)
+		json_array_extend(trailers, r->trailers);
+	nextra = json_array_size(trailers);
 	extra = xcalloc(nextra, sizeof(*extra));
-	extra[0] = t_op;
-	extra[1] = t_plan;
-	extra[2] = t_spec;
-	for (i = 0; i < json_array_size(approved); i++)
-		extra[3 + i] = json_string_value(json_array_get(approved, i));
-	extra[nextra - 1] = t_res;
+	json_array_foreach(trailers, i, t) extra[i] = json_string_value(t);
 	if (workspace_commit(r->ws, r->state, false, summary, extra, nextra, err) < 0) {
 		rc = -1;
 	} else {
@@ -490,15 +499,12 @@ int op_commit(struct op_run *r, const char *op, const struct apply_result *res, 
 		git_oid_tostr(*commit_out, 41, &r->ws->head);
 	}
 	free(extra);
+	json_decref(trailers);
 	free(before);
 	free(after);
 	free(counts);
 	free(label);
 	free(summary);
-	free(t_op);
-	free(t_plan);
-	free(t_spec);
-	free(t_res);
 	return rc;
 }
 

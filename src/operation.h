@@ -62,6 +62,12 @@ struct op_run {
 	void *report_arg;
 	/* The targets and replace of a saved plan (op_saved_replan), owned. */
 	const char **saved_addrs;
+	/* Trailers (strings) op_commit adds after the ledger's ("Kiln-Reap-Reason: idle"), or NULL.
+	 */
+	json_t *trailers;
+	/* Mean GPU utilization (%) since the head, for the ledger, when measured. */
+	bool has_gpu_util;
+	double gpu_util;
 };
 
 /*
