@@ -11,9 +11,10 @@ mode=${1:---check}
 # pkg-config module -> Debian package
 libs="libcurl:libcurl4-openssl-dev openssl:libssl-dev jansson:libjansson-dev
 libgit2:libgit2-dev yaml-0.1:libyaml-dev libxml-2.0:libxml2-dev zlib:zlib1g-dev cmocka:libcmocka-dev"
-# command -> Debian package (jq and node: the CI examples' jobs, run by tests/e2e/ci.sh)
+# command -> Debian package (jq and node: the CI examples' jobs, run by tests/e2e/ci.sh;
+# chromium: kiln report's HTML page, loaded headless by tests/e2e/report.sh)
 tools="cc:gcc make:make pkg-config:pkg-config groff:groff-base git:git man:man-db
-python3:python3 openssl:openssl shuf:coreutils jq:jq node:nodejs"
+python3:python3 openssl:openssl shuf:coreutils jq:jq node:nodejs chromium:chromium"
 
 missing=""
 for pair in $tools; do
