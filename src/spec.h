@@ -86,6 +86,21 @@ struct spec_disk {
 	bool allow_unencrypted;
 };
 
+/*
+ * idle: {gpu_below: 10%, for: 30m, action: down}, at the top level or in a
+ * group: `kiln reap` takes the workspace down once its GPUs have stayed
+ * under gpu_below for that long (spec_idle.c).
+ */
+struct spec_idle {
+	bool set;
+	double gpu_below;    /* percent, more than 0, at most 100; default 10 */
+	int64_t for_seconds; /* at least SPEC_METRIC_PERIOD; default 30m */
+	/* action: down, the only one: the workspace is destroyed, as by kiln down */
+};
+
+/* Seconds between two utilization samples (the CloudWatch agent's default interval). */
+#define SPEC_METRIC_PERIOD 60
+
 struct spec_group {
 	char *name;
 	const struct ynode *key; /* the group's name in the spec */
@@ -101,8 +116,9 @@ struct spec_group {
 	struct spec_disk disk;
 	struct spec_ref role; /* name NULL when the group has no role */
 	bool public;
-	bool public_bad;  /* public: was there but not a boolean */
-	bool machine_bad; /* gpu or instance_type was reported: the catalog is not asked */
+	bool public_bad;       /* public: was there but not a boolean */
+	bool machine_bad;      /* gpu or instance_type was reported: the catalog is not asked */
+	struct spec_idle idle; /* the group's own, else the top level's applies */
 };
 
 struct spec_store {
@@ -189,6 +205,7 @@ struct spec {
 	} provider;
 	int64_t ttl;	       /* seconds; 0 = no TTL */
 	double max_hourly_usd; /* 0 = no budget */
+	struct spec_idle idle;
 	struct spec_kv *tags;
 	size_t ntags;
 	struct spec_var *vars;

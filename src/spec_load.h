@@ -70,5 +70,7 @@ void ld_iam(struct loader *ld, const struct ynode *iam);
 /* spec_storage.c: the statements of a role's allow: list. */
 void spec_allow_free(struct spec_allow *allow, size_t n);
 void ld_waive(struct loader *ld, const struct ynode *waive);
+/* spec_idle.c: an idle: mapping at path ("idle", "compute.NAME.idle") into *out. */
+void ld_idle(struct loader *ld, const struct ynode *n, const char *path, struct spec_idle *out);
 
 #endif
