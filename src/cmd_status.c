@@ -20,6 +20,10 @@
 #include "plan.h"
 #include "state.h"
 #include "jsonw.h"
+#include "timefmt.h"
+#include "utilization.h"
+
+enum { OPT_WINDOW = 1 };
 
 static const struct cli_option options[] = {
     CMD_OPT_WORKSPACE,
@@ -27,6 +31,8 @@ static const struct cli_option options[] = {
     RUN_OPT_VAR,
     RUN_OPT_REFRESH,
     {"json", 0, false, OPT_RUN_JSON, NULL, "print the status as one JSON document"},
+    {"window", 0, true, OPT_WINDOW, "DURATION",
+     "measure GPU utilization and storage throughput over the last DURATION (default 15m)"},
 };
 
 const struct cmd_info cmd_status_info = {
@@ -39,7 +45,14 @@ const struct cmd_info cmd_status_info = {
 		   "cost times the time since the apply that brought the cluster up: an\n"
 		   "estimate that assumes the cluster kept its size), and the time left before\n"
 		   "its TTL ends. Changes a plan would make are counted. Nothing is changed and\n"
-		   "no lock is taken.",
+		   "no lock is taken.\n\n"
+		   "Utilization, over the last --window: per node group the GPU utilization\n"
+		   "(mean, lowest and highest node) and GPU memory, per Lustre store its\n"
+		   "throughput against what the spec provisioned, and a diagnosis with the\n"
+		   "figures behind it: busy, idle, imbalanced, storage-bound (with the fix and\n"
+		   "its cost) or no data (the agent is missing or its metrics are not\n"
+		   "arriving). On sim, KILN_SIM_GPU_UTIL and KILN_SIM_LUSTRE_LOAD simulate it\n"
+		   "(kiln-sim(7)).",
     .options = options,
     .noptions = sizeof(options) / sizeof(options[0]),
     .see_also = "kiln-status(1), kiln-up(1), kiln-ttl(1)",
@@ -127,6 +140,42 @@ static json_t *build(const struct op_run *r, int64_t now)
 	return doc;
 }
 
+static void print_utilization(const json_t *u)
+{
+	const json_t *g, *st;
+	char *w = duration_format(json_integer_value(json_object_get(u, "window_seconds")));
+	size_t i;
+
+	printf("Utilization (last %s%s):\n", w,
+	       json_is_true(json_object_get(u, "simulated")) ? ", simulated" : "");
+	free(w);
+	json_array_foreach(json_object_get(u, "groups"), i, g)
+	{
+		printf("  %-16s %s: %s", json_string_value(json_object_get(g, "name")),
+		       json_string_value(json_object_get(g, "diagnosis")),
+		       json_string_value(json_object_get(g, "why")));
+		if (json_is_number(json_object_get(g, "gpu_util")))
+			printf("; GPU %.1f%% mean, %.1f%% to %.1f%%",
+			       json_number_value(json_object_get(g, "gpu_util")),
+			       json_number_value(json_object_get(g, "gpu_util_min")),
+			       json_number_value(json_object_get(g, "gpu_util_max")));
+		if (json_is_number(json_object_get(g, "gpu_memory")))
+			printf(", memory %.1f%%",
+			       json_number_value(json_object_get(g, "gpu_memory")));
+		printf(".\n");
+		if (json_is_string(json_object_get(g, "fix")))
+			printf("  %-16s fix: %s.\n", "",
+			       json_string_value(json_object_get(g, "fix")));
+	}
+	json_array_foreach(json_object_get(u, "stores"), i, st) printf(
+	    "  %-16s Lustre %.1f MB/s read, %.1f MB/s written of %.1f provisioned (%.0f%%).\n",
+	    strchr(json_string_value(json_object_get(st, "address")), '.') + 1,
+	    json_number_value(json_object_get(st, "read_mbps")),
+	    json_number_value(json_object_get(st, "write_mbps")),
+	    json_number_value(json_object_get(st, "provisioned_mbps")),
+	    json_number_value(json_object_get(st, "load")));
+}
+
 static void print_text(const json_t *d)
 {
 	const json_t *g, *v;
@@ -182,6 +231,8 @@ static void print_text(const json_t *d)
 	} else {
 		printf("Expires: never (no ttl).\n");
 	}
+	if (json_object_get(d, "utilization"))
+		print_utilization(json_object_get(d, "utilization"));
 	if (json_integer_value(json_object_get(d, "pending_changes")))
 		printf("Pending: %" JSON_INTEGER_FORMAT
 		       " changes between the spec and what runs; `kiln plan` shows them.\n",
@@ -195,14 +246,31 @@ int cmd_status(int argc, char **argv, struct cli *cli)
 	struct op_run r = {0};
 	struct kiln_error err = {0};
 	const char *spec;
-	int64_t now;
-	int ret = KILN_EXIT_ERROR;
-	json_t *doc;
+	int64_t now, window = UTIL_DEFAULT_WINDOW;
+	int c, ret = KILN_EXIT_ERROR;
+	json_t *doc, *util = NULL;
 
 	run_flags_init(&f);
-	if (run_flags_parse(&f, &p, cli, &cmd_status_info, argc, argv, &ret) < 0)
-		goto out;
-	ret = KILN_EXIT_ERROR;
+	cli_parser_init(&p, cli, &cmd_status_info, argc, argv);
+	while ((c = cli_next(&p)) != CLI_DONE) {
+		if (c == CLI_EXIT) {
+			ret = p.exit_code;
+			goto out;
+		}
+		if (c == OPT_WINDOW) {
+			if (duration_parse(p.optarg, &window) < 0) {
+				cli_error(cli, "write it like 15m, 1h or 90s",
+					  "--window '%s' is not a duration", p.optarg);
+				goto out;
+			}
+			if (util_window_check(window, &err) < 0) {
+				cmd_report(cli, &err);
+				goto out;
+			}
+		} else if (run_flags_handle(&f, cli, c, p.optarg) < 0) {
+			goto out;
+		}
+	}
 	if (util_now(&now, &err) < 0) {
 		cmd_report(cli, &err);
 		goto out;
@@ -217,7 +285,13 @@ int cmd_status(int argc, char **argv, struct cli *cli)
 			  r.e->workspace);
 		goto out;
 	}
+	if (util_measure(r.e, state_resources(r.state), now, window, &util, &err) < 0) {
+		cmd_report(cli, &err);
+		goto out;
+	}
 	doc = build(&r, now);
+	if (util)
+		json_object_set_new(doc, "utilization", util);
 	if (f.json) {
 		jsonw_dumpf(doc, stdout, JSON_INDENT(2) | JSON_SORT_KEYS | JSON_REAL_PRECISION(12));
 		putchar('\n');

@@ -26,6 +26,8 @@
  *                        create or change, and "deleting" after a delete; other
  *                        types are immediate; 0..600000, default 200
  *   KILN_SIM_PAGE_SIZE   resources per list page, 1..10000; default 500
+ *   KILN_SIM_GPU_UTIL, KILN_SIM_LUSTRE_LOAD
+ *                        simulated utilization, read when measured (sim_metrics.c)
  *
  * The directory:
  *
@@ -417,6 +419,7 @@ const struct provider provider_sim = {
     .list_unmanaged = sim_list_unmanaged,
     .claim = sim_claim,
     .calls = sim_calls,
+    .metrics = sim_metrics,
     .default_template = "sim-demo",
     .defaults = sim_defaults,
     .default_region = sim_default_region,

@@ -73,7 +73,9 @@ Node groups:
 Storage:
   checkpoints      sim_bucket.checkpoints, deletion: retain
 Cost: \$196.68 an hour; \$295.03 so far, up 1h30m since 2026-11-30T00:00:00Z.
-Expires: 2026-11-30T08:00:00Z (6h30m left)." \
+Expires: 2026-11-30T08:00:00Z (6h30m left).
+Utilization (last 15m, simulated):
+  trainers         no data: sim publishes no GPU metrics unless KILN_SIM_GPU_UTIL is set (kiln-sim(7))." \
 		-- env KILN_NOW=2026-11-30T01:30:00Z "$KILN" status
 	check "lifecycle: status --json" 0 \
 		--out-has '"left_seconds": 23400' --out-has '"cost_so_far": 295.0257' \

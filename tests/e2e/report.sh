@@ -169,6 +169,52 @@ assert (w, h) == (390, 1400) and len(b) > 10000, (w, h, len(b))
 '
 	fi
 
+	# --- utilization in kiln status (sim: KILN_SIM_GPU_UTIL, KILN_SIM_LUSTRE_LOAD) ---
+	rp_dir=$(mktemp -d "$E2E_TMP/report.XXXXXX")
+	cd "$rp_dir" || return
+	sed 's/^  checkpoints: .*/  scratch: {tier: lustre, capacity_gb: 4800, throughput_per_tib: 250}/; /^iam:/,$d; /role: trainer/d' \
+		"$E2E_ROOT/examples/quickstart.yaml" >kiln.yaml
+	KILN_SIM_READY_MS=0 "$KILN" apply --auto-approve >/dev/null 2>&1
+	check "report: status without simulated metrics says no data, and why" 0 \
+		--out-has "Utilization (last 15m, simulated):
+  trainers         no data: sim publishes no GPU metrics unless KILN_SIM_GPU_UTIL is set (kiln-sim(7))." \
+		-- "$KILN" status
+	check "report: status with busy GPUs says busy, with the mean" 0 \
+		--out-has "  trainers         busy: GPU utilization 92.5% (mean) over 2 nodes; GPU 92.5% mean, 90.0% to 95.0%." \
+		-- env KILN_SIM_GPU_UTIL=95,90 "$KILN" status
+	check "report: status with every node under 10% says idle" 0 \
+		--out-has "  trainers         idle: every node under 10% GPU utilization for the last 1h (highest 4.0%," \
+		-- env KILN_SIM_GPU_UTIL=4,2 "$KILN" status --window 1h
+	check "report: status with one busy and one idle node says imbalanced" 0 \
+		--out-has "  trainers         imbalanced: 1 of 2 nodes at 50% or more, 1 under 10% (" \
+		--out-has "; GPU 48.5% mean, 2.0% to 95.0%." \
+		-- env KILN_SIM_GPU_UTIL=95,2 "$KILN" status
+	# 250 MB/s/TiB × 4800 GB / 1024 = 1171.875 MB/s provisioned; 95% of it is 1113.28.
+	check "report: status with low GPUs and a saturated Lustre store says storage-bound, with the fix" 0 \
+		--out-has "  trainers         storage-bound: GPU utilization 25.0% (mean) while sim_lustre.scratch moves 1113.3 of the 1171.9 MB/s the spec provisioned (95%); GPU 25.0% mean, 20.0% to 30.0%." \
+		--out-has "fix: raise storage.scratch.throughput_per_tib from 250 to 500 (+\$" \
+		--out-has "  scratch          Lustre 1113.3 MB/s read, 0.0 MB/s written of 1171.9 provisioned (95%)." \
+		-- env KILN_SIM_GPU_UTIL=20,30 KILN_SIM_LUSTRE_LOAD=95 "$KILN" status
+	"$KILN" status --json >status.json 2>&1
+	KILN_SIM_GPU_UTIL=95,2 "$KILN" status --json >status2.json 2>&1
+	assert "report: status --json carries the utilization and its diagnosis" python3 -c '
+import json
+u = json.load(open("status.json"))["utilization"]
+assert u["simulated"] is True and u["window_seconds"] == 900, u
+assert u["groups"][0]["diagnosis"] == "no data" and u["groups"][0]["gpu_util"] is None, u
+g = json.load(open("status2.json"))["utilization"]["groups"][0]
+assert (g["gpu_util"], g["gpu_util_min"], g["gpu_util_max"], g["diagnosis"]) == (48.5, 2.0, 95.0, "imbalanced"), g
+assert [n["gpu_util"] for n in g["per_node"]] == [95.0, 2.0], g
+'
+	check "report: status refuses a window shorter than the metric period" 1 --out "" \
+		--err "kiln: status: --window 30s is shorter than the metric period (1m): utilization is sampled once a minute
+  hint: write 1m or more; the default is 15m" \
+		-- "$KILN" status --window 30s
+	check "report: a malformed KILN_SIM_GPU_UTIL is named" 1 --out "" \
+		--err "kiln: status: KILN_SIM_GPU_UTIL '9x' is not a list of percentages (sim)
+  hint: write it like 90,85,3: one per node, in launch order, each 0 to 100" \
+		-- env KILN_SIM_GPU_UTIL=9x "$KILN" status
+
 	# --- a history from before the ledger ---
 	rp_dir=$(mktemp -d "$E2E_TMP/report.XXXXXX")
 	cd "$rp_dir" || return
