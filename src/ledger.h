@@ -9,8 +9,9 @@
  *   Kiln-Burn: 196.6400 USD/h            the hourly cost of what the state holds after it
  *   Kiln-GPUs: 16                        the GPUs its node groups hold after it
  *   Kiln-Upfront: 1200.00 USD            one-off fees its changes carried (only when any)
- *   Kiln-GPU-Util: 41.5                  mean GPU utilization (%) since the previous
- *                                        commit, where the provider measured it
+ *   Kiln-GPU-Util: 41.5                  mean GPU utilization (%) the commit measured
+ *                                        (reap: over the idle window), applied by the
+ *                                        report to the stretch the commit ends
  *   Kiln-Tag: team=research              one per spec tag, for `kiln report --by tag:KEY`
  *
  * The burn counts what the provider's catalog prices; parts billed by use
@@ -50,7 +51,7 @@ void ledger_measure(const struct engine *e, const json_t *state, double *burn, l
 /*
  * Append to out (an array of strings) the ledger trailers of a commit
  * recording state; upfront: one-off fees its changes carried (0:
- * none); util: the mean GPU utilization since the last commit, or < 0
+ * none); util: the mean GPU utilization the commit measured, or < 0
  * when not measured.
  */
 void ledger_trailers(const struct engine *e, const json_t *state, double upfront, double util,

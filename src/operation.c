@@ -540,7 +540,27 @@ int op_expiry_prepare(struct op_run *r, int64_t ttl_flag, struct kiln_error *err
 	} else
 		json_object_del(r->state, "expiry");
 	r->e->scope.expires = json_string_value(json_object_get(x, "expires"));
+	op_idle_prepare(r);
 	return 0;
+}
+
+void op_idle_prepare(struct op_run *r)
+{
+	const struct spec *spec = r->e->spec;
+	bool any = spec->idle.set;
+	size_t i;
+
+	for (i = 0; i < spec->ngroups; i++)
+		any |= spec->groups[i].idle.set;
+	if (!any) {
+		json_object_del(r->state, "idle");
+		return;
+	}
+	/* kiln reap measures against this spec's policy, the file or, once gone, the copy. */
+	json_object_set_new(r->state, "idle", json_pack("{s:s}", "spec", r->spec_path));
+	if (memchr(r->e->spec_text, '\0', r->e->spec_len) == NULL)
+		json_object_set_new(json_object_get(r->state, "idle"), "spec_text",
+				    json_stringn(r->e->spec_text, r->e->spec_len));
 }
 
 int op_load(struct op_run *r, const struct op_options *o, const char *spec_path, struct diags *d,
@@ -652,6 +672,7 @@ static void record_lifetime(json_t *state)
 
 	if (state_resource_count(state) == 0) {
 		json_object_del(state, "expiry");
+		json_object_del(state, "idle");
 		json_object_del(state, "created");
 	} else if (!json_object_get(state, "created") && util_now(&now, &err) == 0) {
 		/* kiln status counts its cost from here. */

@@ -65,7 +65,8 @@ struct op_run {
 	/* Trailers (strings) op_commit adds after the ledger's ("Kiln-Reap-Reason: idle"), or NULL.
 	 */
 	json_t *trailers;
-	/* Mean GPU utilization (%) since the head, for the ledger, when measured. */
+	/* Mean GPU utilization (%) this run measured (reap: over the idle window), for the ledger.
+	 */
 	bool has_gpu_util;
 	double gpu_util;
 };
@@ -129,6 +130,11 @@ int op_saved_replan(struct op_run *r, const json_t *saved, const char *file,
  * create.
  */
 int op_expiry_prepare(struct op_run *r, int64_t ttl_flag, struct kiln_error *err);
+/*
+ * Record in r->state the spec whose idle: policy kiln reap measures against
+ * ("idle": {"spec", "spec_text"}), or remove it when the spec has none.
+ */
+void op_idle_prepare(struct op_run *r);
 /* No operation, no drift and no replayed journal: an apply would change nothing. */
 bool op_plan_is_empty(const struct op_run *r);
 /*

@@ -215,6 +215,36 @@ assert [n["gpu_util"] for n in g["per_node"]] == [95.0, 2.0], g
   hint: write it like 90,85,3: one per node, in launch order, each 0 to 100" \
 		-- env KILN_SIM_GPU_UTIL=9x "$KILN" status
 
+	# --- kiln reap by idleness (sim) ---
+	rp_dir=$(mktemp -d "$E2E_TMP/report.XXXXXX")
+	cd "$rp_dir" || return
+	sed 's/^ttl: 8h$/idle: {gpu_below: 10%, for: 30m, action: down}/' \
+		"$E2E_ROOT/examples/quickstart.yaml" >kiln.yaml
+	KILN_NOW=2027-01-01T00:00:00Z "$KILN" apply --auto-approve >/dev/null 2>&1
+	check "report: reap never reaps on missing data, and says so" 0 \
+		--out "default: kept: no utilization data for trainers (sim publishes no GPU metrics unless KILN_SIM_GPU_UTIL is set (kiln-sim(7))); reap never reaps on missing data" \
+		-- env KILN_NOW=2027-01-01T03:00:00Z "$KILN" reap
+	check "report: reap keeps a workspace whose GPUs are busy on some nodes" 0 \
+		--out-has "default: kept: trainers is not idle (imbalanced: 1 of 2 nodes at 50% or more, 1 under 10% (" \
+		-- env KILN_NOW=2027-01-01T03:00:00Z KILN_SIM_GPU_UTIL=95,3 "$KILN" reap
+	check "report: reap --dry-run lists the idle workspace and why" 0 \
+		--out-has "default: would reap: 5 resources (idle: trainers: every node under 10% GPU utilization for the last 30m (highest 4.0%, " \
+		-- env KILN_NOW=2027-01-01T03:00:00Z KILN_SIM_GPU_UTIL=3,4 "$KILN" reap --dry-run
+	assert "report: the dry run changed nothing" sh -c \
+		'[ "$(git --git-dir=.kiln/state.git rev-list --count default)" = 1 ]'
+	check "report: reap takes the idle workspace down" 0 \
+		--out-has "default: reaped: 4 deleted, 1 retained (idle: trainers: every node under 10% GPU utilization for the last 30m" \
+		-- env KILN_NOW=2027-01-01T03:00:00Z KILN_SIM_GPU_UTIL=3,4 "$KILN" reap
+	check "report: the reap's commit says why, with the utilization measured" 0 \
+		--out-has "Kiln-Operation: destroy" --out-has "Kiln-Reap-Reason: idle" \
+		--out-has "Kiln-GPU-Util: 3.5" --out-has "Kiln-Time: 2027-01-01T03:00:00Z" \
+		-- git --git-dir=.kiln/state.git log -1 --format=%B default
+	# 3 h at 196.6838: 590.0514; 16 GPUs × 3 h = 48 GPU-hours, 3.5% useful: 1.68;
+	# 590.0514 / 1.68 = 351.2211 per useful GPU-hour.
+	check "report: the report gives the idle cluster's useful GPU-hours and their cost" 0 \
+		--out-has "Total: 1 lifetime, 3.00 hours, 48.00 GPU-hours, \$590.05, 1.68 useful GPU-hours at \$351.22 each." \
+		-- env KILN_NOW=2027-01-02T00:00:00Z "$KILN" report
+
 	# --- a history from before the ledger ---
 	rp_dir=$(mktemp -d "$E2E_TMP/report.XXXXXX")
 	cd "$rp_dir" || return
