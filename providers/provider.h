@@ -278,7 +278,8 @@ struct provider {
 	 * "net_out"}]}}, "stores": {ADDRESS: {"read_mbps", "write_mbps",
 	 * "provisioned_mbps"}}} for the node groups and Lustre stores; a figure
 	 * not reported is null (gpu_* in percent, net_* in bytes a second, the
-	 * means over the window; gpu_util_max the highest sample). As few API
+	 * means over the window; gpu_util_max the highest sample); a group whose
+	 * type has no GPUs is left out. As few API
 	 * calls as the cloud allows, never one per node. NULL when the
 	 * provider cannot measure.
 	 */

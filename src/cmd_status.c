@@ -146,6 +146,12 @@ static void print_utilization(const json_t *u)
 	char *w = duration_format(json_integer_value(json_object_get(u, "window_seconds")));
 	size_t i;
 
+	if (json_is_string(json_object_get(u, "error"))) {
+		printf("Utilization: not measured: %s\n",
+		       json_string_value(json_object_get(u, "error")));
+		free(w);
+		return;
+	}
 	printf("Utilization (last %s%s):\n", w,
 	       json_is_true(json_object_get(u, "simulated")) ? ", simulated" : "");
 	free(w);
@@ -285,10 +291,10 @@ int cmd_status(int argc, char **argv, struct cli *cli)
 			  r.e->workspace);
 		goto out;
 	}
-	if (util_measure(r.e, state_resources(r.state), now, window, &util, &err) < 0) {
-		cmd_report(cli, &err);
-		goto out;
-	}
+	/* A cluster whose metrics cannot be read (a denied call) still has a status. */
+	if (util_measure(r.e, state_resources(r.state), now, window, &util, &err) < 0)
+		util = json_pack("{s:s, s:s?}", "error", err.msg, "hint",
+				 err.hint[0] ? err.hint : NULL);
 	doc = build(&r, now);
 	if (util)
 		json_object_set_new(doc, "utilization", util);

@@ -426,6 +426,7 @@ static const struct aws_service {
     {"fsx", "FSX", "fsx", false},
     {"efs", "EFS", "elasticfilesystem", false},
     {"sts", "STS", "sts", false},
+    {"monitoring", "CLOUDWATCH", "monitoring", false},
 };
 
 static const struct aws_service *service_find(const char *id)

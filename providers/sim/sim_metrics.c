@@ -100,7 +100,13 @@ int sim_metrics(struct prov_ctx *ctx, const json_t *resources, int64_t start, in
 		if (!type || !json_is_object(attrs))
 			continue;
 		if (strcmp(type, "sim_node_group") == 0) {
-			json_object_set_new(groups, addr, group_metrics(attrs, util));
+			const struct catalog_type *t = catalog_find(
+			    &catalog_aws,
+			    json_string_value(json_object_get(attrs, "instance_type")));
+
+			/* A type without GPUs has no GPU utilization to simulate. */
+			if (!t || t->gpus > 0)
+				json_object_set_new(groups, addr, group_metrics(attrs, util));
 		} else if (strcmp(type, "sim_lustre") == 0) {
 			/* MB/s per TiB of capacity, as FSx for Lustre provisions it. */
 			double prov =

@@ -36,6 +36,7 @@ cd "$(dirname "$0")/../.." || exit 2
 . tests/e2e/ownership.sh
 . tests/e2e/docs.sh
 . tests/e2e/report.sh
+. tests/e2e/report_aws.sh
 E2E_ROOT=$(pwd)
 T=$E2E_TMP
 NL='
