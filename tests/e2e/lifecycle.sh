@@ -214,21 +214,9 @@ lifecycle_moto() {
 	PYTHON=$AWS_PY
 	export PYTHON
 	lc_moto=$E2E_TMP/moto-lifecycle
-	mkdir -p "$lc_moto"
-	if ! out=$(sh "$E2E_ROOT/tests/moto/server.sh" start "$lc_moto" 2>&1); then
-		printf '%s\n' "$out" >"$E2E_TMP/.moto"
-		fail "lifecycle: aws: moto's server starts on loopback" "$E2E_TMP/.moto"
-		return 0
-	fi
-	eval "$out"
-	trap 'sh "$E2E_ROOT/tests/moto/server.sh" stop "$lc_moto" >/dev/null 2>&1; rm -rf "$E2E_TMP"' EXIT
-	AWS_ENDPOINT_URL=http://127.0.0.1:$MOTO_PORT
-	AWS_ACCESS_KEY_ID=AKIAKILNTESTKEY00000
-	AWS_SECRET_ACCESS_KEY=kiln-e2e-secret
-	AWS_REGION=us-east-1
+	aws_moto_up "$lc_moto" "lifecycle: aws" || return 0
 	KILN_POLL_MS=100
-	export AWS_ENDPOINT_URL AWS_ACCESS_KEY_ID AWS_SECRET_ACCESS_KEY AWS_REGION KILN_POLL_MS
-	unset AWS_PROFILE AWS_SESSION_TOKEN AWS_DEFAULT_REGION
+	export KILN_POLL_MS
 	lc_new_dir tests/e2e/specs/aws-cluster.yaml
 	check "lifecycle: aws: up --ttl 2h creates the cluster with its expiry" 0 \
 		--out-has "Apply complete: 11 created, 0 updated, 0 replaced, 0 deleted." \
