@@ -29,14 +29,9 @@ int report_by_check(const char *by, struct kiln_error *err)
 
 int report_since_parse(const char *s, int64_t *out, struct kiln_error *err)
 {
-	char *t = NULL;
-	int rc;
+	char *t = strlen(s) == 10 ? xasprintf("%sT00:00:00Z", s) : NULL;
+	int rc = time_parse_rfc3339(t ? t : s, out);
 
-	if (strlen(s) == 10) {
-		t = xasprintf("%sT00:00:00Z", s);
-		s = t;
-	}
-	rc = time_parse_rfc3339(s, out);
 	free(t);
 	if (rc == 0)
 		return 0;

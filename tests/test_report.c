@@ -373,6 +373,8 @@ static void test_report_since_takes_a_date_or_a_time(void **state)
 	assert_int_equal(report_since_parse("2027-01-31T12:00:00Z", &t, &err), 0);
 	assert_int_equal(report_since_parse("last week", &t, &err), -1);
 	assert_string_equal(err.msg, "--since 'last week' is not a date");
+	assert_int_equal(report_since_parse("2027-13-45", &t, &err), -1);
+	assert_string_equal(err.msg, "--since '2027-13-45' is not a date");
 }
 
 int main(void)
