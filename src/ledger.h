@@ -9,9 +9,9 @@
  *   Kiln-Burn: 196.6400 USD/h            the hourly cost of what the state holds after it
  *   Kiln-GPUs: 16                        the GPUs its node groups hold after it
  *   Kiln-Upfront: 1200.00 USD            one-off fees its changes carried (only when any)
- *   Kiln-GPU-Util: 41.5                  mean GPU utilization (%) the commit measured
- *                                        (reap: over the idle window), applied by the
- *                                        report to the stretch the commit ends
+ *   Kiln-GPU-Util: 41.5                  mean GPU utilization (%) over the stretch the
+ *                                        commit ends (an apply: since the head's
+ *                                        Kiln-Time; reap: over the idle window)
  *   Kiln-Tag: team=research              one per spec tag, for `kiln report --by tag:KEY`
  *
  * The burn counts what the provider's catalog prices; parts billed by use

@@ -25,6 +25,7 @@
 #include "log.h"
 #include "plan.h"
 #include "state.h"
+#include "utilization.h"
 
 /* Milliseconds since the previous call, for --log-level debug timings. */
 static double lap_ms(void)
@@ -438,6 +439,34 @@ char *op_summary_counts(const struct apply_result *res)
 }
 
 /*
+ * The GPU utilization of the stretch this commit ends, for the ledger: the
+ * nodes the head recorded, from the head's Kiln-Time to now. Never fails
+ * the commit: a cluster whose metrics cannot be read records none.
+ */
+static void ledger_measure_stretch(struct op_run *r)
+{
+	struct kiln_error err = {0};
+	struct ledger_entry le;
+	git_commit *c = NULL;
+	int64_t now;
+	double mean;
+
+	if (r->has_gpu_util || !r->ws->exists || !r->e->prov->metrics || util_now(&now, &err) < 0 ||
+	    git_commit_lookup(&c, store_repo(r->store), &r->ws->head) != 0)
+		return;
+	ledger_parse(git_commit_message(c), &le);
+	git_commit_free(c);
+	if (le.has_time &&
+	    util_mean(r->e, state_resources(r->ws->state), le.time, now, &mean, &err) == 0) {
+		r->has_gpu_util = true;
+		r->gpu_util = mean;
+	} else if (err.msg[0]) {
+		log_debug("the ledger records no GPU utilization: %s", err.msg);
+	}
+	ledger_entry_release(&le);
+}
+
+/*
  * One commit for the whole apply, when the state changed. approved holds
  * the Kiln-Approval trailers of a plan applied under --require-approvals.
  */
@@ -483,6 +512,7 @@ int op_commit(struct op_run *r, const char *op, const struct apply_result *res, 
 	    trailers, json_sprintf("Kiln-Result: %s", res->failed ? "partial (operations failed)"
 						      : res->interrupted ? "partial (interrupted)"
 									 : "complete"));
+	ledger_measure_stretch(r);
 	/* The cost ledger (ledger.h): what burns after this commit, from what it records. */
 	ledger_trailers(r->e, r->state,
 			res->done ? json_number_value(json_object_get(cost, "upfront")) : 0,

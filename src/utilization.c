@@ -269,3 +269,34 @@ int util_measure(const struct engine *e, const json_t *resources, int64_t now, i
 	json_decref(m);
 	return 0;
 }
+
+int util_mean(const struct engine *e, const json_t *resources, int64_t start, int64_t end,
+	      double *mean, struct kiln_error *err)
+{
+	/* A whole number of minutes covering the stretch: one sample a node, its mean. */
+	int64_t span = end - start,
+		period = (span + SPEC_METRIC_PERIOD - 1) / SPEC_METRIC_PERIOD * SPEC_METRIC_PERIOD;
+	const json_t *g, *node, *v;
+	const char *addr;
+	json_t *m = NULL;
+	double sum = 0;
+	size_t n = 0, i;
+
+	if (!e->prov->metrics || span < SPEC_METRIC_PERIOD || period > INT32_MAX)
+		return 1;
+	if (e->prov->metrics(e->ctx, resources, start, end, (int)period, &m, err) < 0)
+		return -1;
+	json_object_foreach(json_object_get(m, "groups"), addr, g)
+	    json_array_foreach(json_object_get(g, "nodes"), i, node)
+	{
+		if (json_is_number(v = json_object_get(node, "gpu_util"))) {
+			sum += json_number_value(v);
+			n++;
+		}
+	}
+	json_decref(m);
+	if (!n)
+		return 1;
+	*mean = sum / (double)n;
+	return 0;
+}

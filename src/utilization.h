@@ -39,6 +39,15 @@ int util_measure(const struct engine *e, const json_t *resources, int64_t now, i
  */
 json_t *util_diagnose(const struct engine *e, const json_t *measured, int64_t window);
 
+/*
+ * The mean GPU utilization of resources' GPU nodes over [start, end), one
+ * sample a node spanning the stretch (the ledger's Kiln-GPU-Util): 0 with
+ * *mean when any node reported, 1 when none did or the provider cannot
+ * measure, -1 with err when a call failed.
+ */
+int util_mean(const struct engine *e, const json_t *resources, int64_t start, int64_t end,
+	      double *mean, struct kiln_error *err);
+
 /* The idle policy of the group at address: its own, else the spec's, else NULL. */
 const struct spec_idle *util_idle_policy(const struct spec *spec, const char *address);
 

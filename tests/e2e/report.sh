@@ -245,6 +245,23 @@ assert [n["gpu_util"] for n in g["per_node"]] == [95.0, 2.0], g
 		--out-has "Total: 1 lifetime, 3.00 hours, 48.00 GPU-hours, \$590.05, 1.68 useful GPU-hours at \$351.22 each." \
 		-- env KILN_NOW=2027-01-02T00:00:00Z "$KILN" report
 
+	# --- an apply records the utilization of the stretch it ends ---
+	rp_dir=$(mktemp -d "$E2E_TMP/report.XXXXXX")
+	cd "$rp_dir" || return
+	rp_apply 2027-01-01T00:00:00Z 2
+	export KILN_SIM_GPU_UTIL=50
+	rp_apply 2027-01-01T02:00:00Z 4
+	unset KILN_SIM_GPU_UTIL
+	KILN_NOW=2027-01-01T03:00:00Z "$KILN" destroy --auto-approve >/dev/null 2>&1
+	check "report: the scaling apply records the GPU utilization since the first" 0 \
+		--out-has "Kiln-GPU-Util: 50.0" \
+		-- git --git-dir=.kiln/state.git log -1 --skip=1 --format=%B default
+	# 0:00-2:00: 16 GPUs × 2 h = 32 GPU-hours at 50%: 16 useful, costing 2 × 196.6838 =
+	# 393.3676, 24.5855 each; 2:00-3:00 (no utilization recorded): 32 GPU-hours, 393.3677.
+	check "report: useful GPU-hours and their cost come from the stretches with utilization" 0 \
+		--out-has "Total: 1 lifetime, 3.00 hours, 64.00 GPU-hours, \$786.74, 16.00 useful GPU-hours at \$24.59 each." \
+		-- env KILN_NOW=2027-01-02T00:00:00Z "$KILN" report
+
 	# --- a history from before the ledger ---
 	rp_dir=$(mktemp -d "$E2E_TMP/report.XXXXXX")
 	cd "$rp_dir" || return
