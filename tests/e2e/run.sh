@@ -37,6 +37,7 @@ cd "$(dirname "$0")/../.." || exit 2
 . tests/e2e/docs.sh
 . tests/e2e/report.sh
 . tests/e2e/report_aws.sh
+. tests/e2e/boot.sh
 E2E_ROOT=$(pwd)
 T=$E2E_TMP
 NL='
@@ -45,7 +46,7 @@ ESC=$(printf '\033')
 HAVE_PY=false
 command -v python3 >/dev/null 2>&1 && HAVE_PY=true
 
-# E2E_ONLY=engine|state|aws|review|approve|audit|ci|sprawl|lifecycle|init|ownership|docs|report runs one group, for working on it.
+# E2E_ONLY=engine|state|aws|review|approve|audit|ci|sprawl|lifecycle|init|ownership|docs|boot|report runs one group, for working on it.
 case ${E2E_ONLY:-} in
 engine) engine_tests; e2e_finish; exit $? ;;
 approve) approve_tests; e2e_finish; exit $? ;;
@@ -59,6 +60,7 @@ sprawl) sprawl_tests; e2e_finish; exit $? ;;
 init) init_tests; e2e_finish; exit $? ;;
 ownership) ownership_tests; e2e_finish; exit $? ;;
 docs) docs_tests; e2e_finish; exit $? ;;
+boot) boot_tests; e2e_finish; exit $? ;;
 report) report_tests; e2e_finish; exit $? ;;
 esac
 
@@ -572,6 +574,7 @@ sprawl_tests
 init_tests
 ownership_tests
 docs_tests
+boot_tests
 report_tests
 
 e2e_finish
