@@ -19,6 +19,7 @@
 #include "crypt.h"
 #include "diff.h"
 #include "expiry.h"
+#include "health.h"
 #include "iam.h"
 #include "journal.h"
 #include "ledger.h"
@@ -270,6 +271,8 @@ int op_plan(struct op_run *r, struct kiln_error *err)
 		return -1;
 	}
 	iam_delta_plan(r->e, r->plan, &r->view, live, state_resources(r->state));
+	if (r->keep_live)
+		r->live = json_incref(live);
 	json_decref(live);
 	if (r->plan_only) {
 		/* It is shared with the workspace (load_state): both references go. */
@@ -391,6 +394,7 @@ static void release(struct op_run *r, bool documents)
 		json_decref(r->plan);
 		json_decref(r->state);
 		json_decref(r->overlay);
+		json_decref(r->live);
 		engine_free(r->e);
 		free(r->owner);
 		free(r->saved_addrs);
@@ -682,7 +686,7 @@ void op_idle_prepare(struct op_run *r)
 int op_load(struct op_run *r, const struct op_options *o, const char *spec_path, struct diags *d,
 	    struct kiln_error *err)
 {
-	bool plan_only = r->plan_only;
+	bool plan_only = r->plan_only, keep_live = r->keep_live;
 	void (*report)(void *, const struct kiln_error *) = r->report;
 	void (*loaded)(void *, struct diags *) = r->loaded;
 	void *arg = r->report_arg;
@@ -690,6 +694,7 @@ int op_load(struct op_run *r, const struct op_options *o, const char *spec_path,
 
 	memset(r, 0, sizeof(*r));
 	r->plan_only = plan_only;
+	r->keep_live = keep_live;
 	r->report = report;
 	r->loaded = loaded;
 	r->report_arg = arg;
@@ -908,4 +913,11 @@ char *op_iam_policy(struct engine *e)
 		doc = prov->iam_policy(e->ctx, &e->scope, v, u);
 	free(v);
 	return doc;
+}
+
+int op_health_wait(struct op_run *r, const json_t *addresses, int64_t timeout_s,
+		   atomic_int *interrupted, json_t **groups, struct kiln_error *err)
+{
+	return health_wait(r->e, r->state, addresses, timeout_s, r->e->prov->simulated ? 100 : 5000,
+			   interrupted, groups, err);
 }

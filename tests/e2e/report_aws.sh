@@ -52,7 +52,7 @@ report_moto() {
 	PYTHON=$AWS_PY
 	export PYTHON
 	rp_moto=$E2E_TMP/moto-report
-	aws_moto_up "$rp_moto" "report: aws" || return 0
+	aws_moto_up "report: aws" "$rp_moto" || return 0
 	KILN_POLL_MS=100
 	export KILN_POLL_MS
 	rp_dir=$(mktemp -d "$E2E_TMP/report.XXXXXX")
@@ -97,6 +97,5 @@ assert two["groups"][0]["nodes"] == 2 and many["groups"][0]["nodes"] == 64, (two
 assert many["groups"][0]["reporting"] == 64 and many["groups"][0]["diagnosis"] == "busy", many["groups"][0]
 assert two["calls"] == 1 and many["calls"] == 1, (two["calls"], many["calls"])
 '
-	sh "$E2E_ROOT/tests/moto/server.sh" stop "$rp_moto" >/dev/null 2>&1
-	trap 'rm -rf "$E2E_TMP"' EXIT
+	aws_moto_down "$rp_moto"
 }

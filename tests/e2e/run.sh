@@ -38,6 +38,8 @@ cd "$(dirname "$0")/../.." || exit 2
 . tests/e2e/report.sh
 . tests/e2e/report_aws.sh
 . tests/e2e/boot.sh
+. tests/e2e/health.sh
+. tests/e2e/timing.sh
 E2E_ROOT=$(pwd)
 T=$E2E_TMP
 NL='
@@ -46,7 +48,7 @@ ESC=$(printf '\033')
 HAVE_PY=false
 command -v python3 >/dev/null 2>&1 && HAVE_PY=true
 
-# E2E_ONLY=engine|state|aws|review|approve|audit|ci|sprawl|lifecycle|init|ownership|docs|boot|report runs one group, for working on it.
+# E2E_ONLY=engine|state|aws|review|approve|audit|ci|sprawl|lifecycle|init|ownership|docs|boot|health|timing|report runs one group, for working on it.
 case ${E2E_ONLY:-} in
 engine) engine_tests; e2e_finish; exit $? ;;
 approve) approve_tests; e2e_finish; exit $? ;;
@@ -61,6 +63,8 @@ init) init_tests; e2e_finish; exit $? ;;
 ownership) ownership_tests; e2e_finish; exit $? ;;
 docs) docs_tests; e2e_finish; exit $? ;;
 boot) boot_tests; e2e_finish; exit $? ;;
+health) health_tests; e2e_finish; exit $? ;;
+timing) timing_tests; e2e_finish; exit $? ;;
 report) report_tests; e2e_finish; exit $? ;;
 esac
 
@@ -575,6 +579,8 @@ init_tests
 ownership_tests
 docs_tests
 boot_tests
+health_tests
+timing_tests
 report_tests
 
 e2e_finish

@@ -226,7 +226,7 @@ sp_aws() {
 	PYTHON=$AWS_PY
 	export PYTHON
 	sp_moto=$E2E_TMP/sprawl-moto
-	aws_moto_up "$sp_moto" sprawl || return 0
+	aws_moto_up sprawl "$sp_moto" || return 0
 	sp_dir=$(mktemp -d "$E2E_TMP/sprawl.XXXXXX")
 	cd "$sp_dir" || exit 1
 	"$KILN" workspace new default >/dev/null 2>&1
