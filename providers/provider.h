@@ -299,6 +299,22 @@ struct provider {
 		     const char *id, json_t **out, struct kiln_error *err);
 	/* How many API calls this context has made (for bench and tests). */
 	unsigned long (*calls)(struct prov_ctx *ctx);
+	/*
+	 * What the nodes and stores did over [start, end), in samples of
+	 * period seconds (kiln status, kiln reap's idle policy). resources:
+	 * {address: resource} as recorded, attrs live where refreshed. *out is
+	 * a new {"groups": {ADDRESS: {"agent": "why no data" or null, "nodes":
+	 * [{"id", "gpu_util", "gpu_util_max", "gpu_memory", "net_in",
+	 * "net_out"}]}}, "stores": {ADDRESS: {"read_mbps", "write_mbps",
+	 * "provisioned_mbps"}}} for the node groups and Lustre stores; a figure
+	 * not reported is null (gpu_* in percent, net_* in bytes a second, the
+	 * means over the window; gpu_util_max the highest sample); a group whose
+	 * type has no GPUs is left out. As few API
+	 * calls as the cloud allows, never one per node. NULL when the
+	 * provider cannot measure.
+	 */
+	int (*metrics)(struct prov_ctx *ctx, const json_t *resources, int64_t start, int64_t end,
+		       int period, json_t **out, struct kiln_error *err);
 
 	/*
 	 * The cloud's rules on a spec and its names, so the engine needs none

@@ -11,12 +11,16 @@ mode=${1:---check}
 # pkg-config module -> Debian package
 libs="libcurl:libcurl4-openssl-dev openssl:libssl-dev jansson:libjansson-dev
 libgit2:libgit2-dev yaml-0.1:libyaml-dev libxml-2.0:libxml2-dev zlib:zlib1g-dev cmocka:libcmocka-dev"
-# command -> Debian package (jq and node: the CI examples' jobs, run by tests/e2e/ci.sh;
-# Slurm, munge, iproute2 and shellcheck: the real-Slurm test, tests/e2e/slurm.sh)
+# command -> Debian package. jq and node: the CI examples' jobs (tests/e2e/ci.sh);
+# cloud-init and shellcheck: every generated boot configuration is checked with them
+# (tests/e2e/boot.sh); ssh and ssh-keygen: kiln ssh and exec, tests/e2e/access.sh;
+# chromium: kiln report's HTML page, loaded headless (tests/e2e/report.sh); Slurm,
+# munge and ip: the real-Slurm test in network namespaces (tests/e2e/slurm.sh)
 tools="cc:gcc make:make pkg-config:pkg-config groff:groff-base git:git man:man-db
 python3:python3 openssl:openssl shuf:coreutils jq:jq node:nodejs
-slurmctld:slurmctld slurmd:slurmd sinfo:slurm-client munged:munge ip:iproute2
-shellcheck:shellcheck"
+cloud-init:cloud-init shellcheck:shellcheck ssh:openssh-client ssh-keygen:openssh-client
+chromium:chromium slurmctld:slurmctld slurmd:slurmd sinfo:slurm-client munged:munge
+ip:iproute2 unshare:util-linux"
 
 missing=""
 for pair in $tools; do
@@ -28,6 +32,10 @@ if command -v python3 >/dev/null 2>&1 && ! python3 -c 'import jsonschema' 2>/dev
 	! /usr/bin/python3 -c 'import jsonschema' 2>/dev/null; then
 	missing="$missing python3-jsonschema"
 fi
+# tests/e2e/access.sh starts a real sshd, which lives outside a user's PATH
+[ -x /usr/sbin/sshd ] || missing="$missing openssh-server"
+# the e2e tests' python reads specs and cloud-configs with python3-yaml
+/usr/bin/python3 -c 'import yaml' 2>/dev/null || missing="$missing python3-yaml"
 if command -v pkg-config >/dev/null 2>&1; then
 	for pair in $libs; do
 		mod=${pair%%:*}; pkg=${pair#*:}

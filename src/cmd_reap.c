@@ -24,6 +24,7 @@
 #include "expiry.h"
 #include "lock.h"
 #include "state.h"
+#include "utilization.h"
 #include "workspace.h"
 #include "jsonw.h"
 
@@ -45,7 +46,7 @@ static const struct cli_option options[] = {
 const struct cmd_info cmd_reap_info = {
     .name = "reap",
     .usage = "[--dry-run] [--state URL] [OPTIONS]",
-    .summary = "destroy workspaces whose TTL has passed",
+    .summary = "destroy workspaces whose TTL has passed or whose GPUs sat idle",
     .description = "Walk every workspace of the state repository and destroy those whose recorded\n"
 		   "expiry (the spec's ttl or apply --ttl; see kiln-ttl(1)) has passed, each\n"
 		   "through `kiln destroy` with its own lock and one commit. Stores with\n"
@@ -60,6 +61,10 @@ const struct cmd_info cmd_reap_info = {
 		   "the approval policy governed, and `kiln ttl extend` only moves it later.\n\n"
 		   "One line per workspace: kept, reaped, would reap (--dry-run), skipped or\n"
 		   "failed. KILN_NOW (RFC 3339) sets the clock, for tests.\n\n"
+		   "A workspace whose spec has an idle: policy is also destroyed once the GPUs\n"
+		   "of every group under it stayed below gpu_below for its whole `for`, as\n"
+		   "measured by the provider; never on missing data, which it says instead.\n"
+		   "The commit records Kiln-Reap-Reason: idle (or ttl).\n\n"
 		   "Exit status: 0 when nothing failed, 1 otherwise.",
     .options = options,
     .noptions = sizeof(options) / sizeof(options[0]),
@@ -70,6 +75,8 @@ struct reap_ctx {
 	int64_t now;
 	json_t *out; /* the workspace's outcome object */
 	bool stopped;
+	bool idle;   /* reaping for idleness: the expiry is not rechecked */
+	double util; /* the idle GPUs' mean utilization, for the ledger */
 };
 
 /* Under the lock: the expiry may have been extended, or another reap done it. */
@@ -79,7 +86,15 @@ static int recheck(struct op_run *r, void *arg)
 	int64_t left;
 	enum reap_decision d = expiry_reap_decision(r->state, c->now, &left);
 
-	if (d == REAP_DESTROY)
+	/* The ledger says why (kiln-report(1)): Kiln-Reap-Reason, and the idle GPUs' utilization.
+	 */
+	r->trailers =
+	    json_pack("[s]", c->idle ? "Kiln-Reap-Reason: idle" : "Kiln-Reap-Reason: ttl");
+	if (c->idle) {
+		r->has_gpu_util = true;
+		r->gpu_util = c->util;
+	}
+	if (d == REAP_DESTROY || (c->idle && state_resource_count(r->state) > 0))
 		return 0;
 	c->stopped = true;
 	json_object_set_new(c->out, "outcome", json_string(d == REAP_KEEP ? "kept" : "skipped"));
@@ -100,9 +115,9 @@ static void set_str(json_t *o, const char *k, const char *v)
  * private temporary file for the destroy (caller unlinks and frees the
  * path); NULL when the state holds none or the file cannot be written.
  */
-static char *spec_copy(const json_t *state)
+static char *spec_copy(const json_t *state, const char *member)
 {
-	const json_t *t = json_object_get(json_object_get(state, "expiry"), "spec_text");
+	const json_t *t = json_object_get(json_object_get(state, member), "spec_text");
 	const char *dir = getenv("TMPDIR");
 	char *path;
 	int fd;
@@ -214,12 +229,12 @@ out:
 
 /* Destroy one expired workspace; fills out. Returns false when it failed. */
 static bool reap_one(struct cli *cli, struct store *s, const char *name, const json_t *state,
-		     int64_t now, const struct store_flags *sf, char **vars, size_t nvars,
+		     struct reap_ctx c, const struct store_flags *sf, char **vars, size_t nvars,
 		     json_t *out)
 {
+	const char *member = c.idle ? "idle" : "expiry";
 	const char *spec =
-	    json_string_value(json_object_get(json_object_get(state, "expiry"), "spec"));
-	struct reap_ctx c = {.now = now, .out = out};
+	    json_string_value(json_object_get(json_object_get(state, member), "spec"));
 	struct kiln_error err = {0};
 	struct lock_info info;
 	git_oid oid;
@@ -235,7 +250,7 @@ static bool reap_one(struct cli *cli, struct store *s, const char *name, const j
 		lock_info_release(&info);
 	if (!spec || access(spec, R_OK) != 0) {
 		/* Moved or deleted since the apply: destroy with the copy the state holds. */
-		copy = spec_copy(state);
+		copy = spec_copy(state, member);
 		if (!copy)
 			return no_spec(out, spec, name);
 		json_object_set_new(out, "spec",
@@ -264,6 +279,119 @@ static bool reap_one(struct cli *cli, struct store *s, const char *name, const j
 	return false;
 }
 
+/*
+ * Whether the workspace's GPUs have been idle as its spec's idle: policy
+ * says, measured through its provider: 1 idle (*util: their mean), 0 not or
+ * not known (out says why: never reaped on missing data), -1 failed.
+ */
+static int idle_decide(struct cli *cli, const char *name, const json_t *state, int64_t now,
+		       const struct store_flags *sf, char **vars, size_t nvars, json_t *out,
+		       double *util)
+{
+	const char *spec =
+	    json_string_value(json_object_get(json_object_get(state, "idle"), "spec"));
+	struct run_flags f;
+	struct op_run r = {0};
+	struct kiln_error err = {0};
+	struct strbuf why = {0};
+	char *copy = NULL;
+	const char *addr;
+	json_t *res;
+	double sum = 0;
+	size_t nodes = 0, i;
+	int rc = -1;
+
+	run_flags_init(&f);
+	f.store = (struct store_flags){sf->state, name, 0};
+	for (i = 0; i < nvars && i < 64; i++)
+		if (run_flags_handle(&f, cli, OPT_RUN_VAR, vars[i]) < 0)
+			goto out;
+	if (!spec || access(spec, R_OK) != 0) {
+		if (!(copy = spec_copy(state, "idle"))) {
+			no_spec(out, spec, name);
+			goto out;
+		}
+		spec = copy;
+	}
+	if (run_open(&r, cli, &f, spec, false, "reap") < 0) {
+		set_str(out, "outcome", "failed");
+		set_str(out, "reason", "its spec could not be opened; see the errors above");
+		goto out;
+	}
+	rc = 1;
+	json_object_foreach(state_resources(r.state), addr, res)
+	{
+		const struct spec_idle *p = util_idle_policy(r.e->spec, addr);
+		const char *grp = r.e->prov->part_type ? r.e->prov->part_type(PART_GROUP) : NULL;
+		json_t *one, *u = NULL, *g;
+		const char *diag;
+
+		if (!p || !grp || strcmp(json_string_value(json_object_get(res, "type")), grp) != 0)
+			continue;
+		one = json_pack("{s:O}", addr, res);
+		if (util_measure(r.e, one, now, p->for_seconds, &u, &err) < 0 || !u) {
+			json_decref(one);
+			set_str(out, "outcome", "failed");
+			set_str(out, "reason",
+				err.msg[0] ? err.msg : "its provider cannot measure");
+			rc = -1;
+			goto out;
+		}
+		json_decref(one);
+		g = json_array_get(json_object_get(u, "groups"), 0);
+		diag = json_string_value(json_object_get(g, "diagnosis"));
+		if (diag && strcmp(diag, "idle") == 0 &&
+		    json_integer_value(json_object_get(g, "reporting")) ==
+			json_integer_value(json_object_get(g, "nodes"))) {
+			sb_addf(&why, "%s%s: %s", why.len ? "; " : "",
+				json_string_value(json_object_get(g, "name")),
+				json_string_value(json_object_get(g, "why")));
+			sum += json_number_value(json_object_get(g, "gpu_util")) *
+			       (double)json_integer_value(json_object_get(g, "nodes"));
+			nodes += (size_t)json_integer_value(json_object_get(g, "nodes"));
+		} else {
+			set_str(out, "outcome", "kept");
+			if (diag && strcmp(diag, "idle") != 0 && strcmp(diag, "no data") != 0)
+				json_object_set_new(
+				    out, "reason",
+				    json_sprintf("%s is not idle (%s: %s)",
+						 json_string_value(json_object_get(g, "name")),
+						 diag,
+						 json_string_value(json_object_get(g, "why"))));
+			else
+				json_object_set_new(
+				    out, "reason",
+				    json_sprintf(
+					"no utilization data for %s (%s); reap never reaps "
+					"on missing data",
+					json_string_value(json_object_get(g, "name")),
+					json_string_value(json_object_get(g, "why"))));
+			rc = 0;
+		}
+		json_decref(u);
+		if (rc == 0)
+			goto out;
+	}
+	if (!nodes) {
+		set_str(out, "outcome", "kept");
+		set_str(out, "reason", "no node group under an idle policy to measure");
+		rc = 0;
+		goto out;
+	}
+	*util = sum / (double)nodes;
+	json_object_set_new(out, "idle", json_string(why.buf));
+out:
+	if (copy) {
+		unlink(copy);
+		free(copy);
+	}
+	sb_release(&why);
+	op_close(&r);
+	f.store = (struct store_flags){0};
+	run_flags_release(&f);
+	return rc;
+}
+
 static void print_line(const json_t *o)
 {
 	const char *ws = json_string_value(json_object_get(o, "workspace"));
@@ -274,7 +402,19 @@ static void print_line(const json_t *o)
 	char *l = expiry_left_format(left);
 
 	printf("%s: %s", ws, outcome);
-	if (strcmp(outcome, "reaped") == 0) {
+	if (json_is_string(json_object_get(o, "idle")) &&
+	    (strcmp(outcome, "reaped") == 0 || strcmp(outcome, "would reap") == 0)) {
+		if (strcmp(outcome, "reaped") == 0)
+			printf(": %" JSON_INTEGER_FORMAT " deleted, %" JSON_INTEGER_FORMAT
+			       " retained (idle: %s)",
+			       json_integer_value(json_object_get(o, "deleted")),
+			       json_integer_value(json_object_get(o, "retained")),
+			       json_string_value(json_object_get(o, "idle")));
+		else
+			printf(": %" JSON_INTEGER_FORMAT " resources (idle: %s)",
+			       json_integer_value(json_object_get(o, "resources")),
+			       json_string_value(json_object_get(o, "idle")));
+	} else if (strcmp(outcome, "reaped") == 0) {
 		printf(": %" JSON_INTEGER_FORMAT " deleted, %" JSON_INTEGER_FORMAT
 		       " retained (expired %s ago)",
 		       json_integer_value(json_object_get(o, "deleted")),
@@ -352,6 +492,7 @@ int cmd_reap(int argc, char **argv, struct cli *cli)
 	for (i = 0; i < n; i++) {
 		struct workspace *w = NULL;
 		json_t *o = json_pack("{s:s}", "workspace", names[i]), *state = NULL;
+		struct reap_ctx rc = {.now = now, .out = o};
 		const json_t *x;
 		int64_t left;
 		enum reap_decision d;
@@ -373,17 +514,26 @@ int cmd_reap(int argc, char **argv, struct cli *cli)
 			json_object_set(o, "expires", json_object_get(x, "expires"));
 			json_object_set_new(o, "left_seconds", json_integer(left));
 		}
-		if (d == REAP_DESTROY && dry) {
+		if (d != REAP_DESTROY && json_object_get(state, "idle") &&
+		    state_resource_count(state) > 0) {
+			int idle =
+			    idle_decide(cli, names[i], state, now, &sf, vars, nvars, o, &rc.util);
+
+			if (idle < 0)
+				nfailed++;
+			rc.idle = idle == 1;
+		}
+		if ((d == REAP_DESTROY || rc.idle) && dry) {
 			set_str(o, "outcome", "would reap");
 			json_object_set_new(o, "resources",
 					    json_integer((json_int_t)state_resource_count(state)));
-		} else if (d == REAP_DESTROY) {
-			if (!reap_one(cli, s, names[i], state, now, &sf, vars, nvars, o))
+		} else if (d == REAP_DESTROY || rc.idle) {
+			if (!reap_one(cli, s, names[i], state, rc, &sf, vars, nvars, o))
 				nfailed++;
 			else if (strcmp(json_string_value(json_object_get(o, "outcome")),
 					"reaped") == 0)
 				nreaped++;
-		} else {
+		} else if (!json_object_get(o, "outcome")) {
 			set_str(o, "outcome", "kept");
 		}
 		json_decref(state);

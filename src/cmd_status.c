@@ -21,6 +21,10 @@
 #include "plan.h"
 #include "state.h"
 #include "jsonw.h"
+#include "timefmt.h"
+#include "utilization.h"
+
+enum { OPT_WINDOW = 1 };
 
 static const struct cli_option options[] = {
     CMD_OPT_WORKSPACE,
@@ -28,6 +32,8 @@ static const struct cli_option options[] = {
     RUN_OPT_VAR,
     RUN_OPT_REFRESH,
     {"json", 0, false, OPT_RUN_JSON, NULL, "print the status as one JSON document"},
+    {"window", 0, true, OPT_WINDOW, "DURATION",
+     "measure GPU utilization and storage throughput over the last DURATION (default 15m)"},
 };
 
 const struct cmd_info cmd_status_info = {
@@ -43,7 +49,14 @@ const struct cmd_info cmd_status_info = {
 		   "size), and the time left before its TTL ends. Changes a plan would make are\n"
 		   "counted. With scheduler: slurm, the Slurm controller's group, and how many\n"
 		   "nodes of each partition joined (reported healthy: slurmd started). Nothing\n"
-		   "is changed and no lock is taken.",
+		   "is changed and no lock is taken.\n\n"
+		   "Utilization, over the last --window: per node group the GPU utilization\n"
+		   "(mean, lowest and highest node) and GPU memory, per Lustre store its\n"
+		   "throughput against what the spec provisioned, and a diagnosis with the\n"
+		   "figures behind it: busy, idle, imbalanced, storage-bound (with the fix and\n"
+		   "its cost) or no data (the agent is missing or its metrics are not\n"
+		   "arriving). On sim, KILN_SIM_GPU_UTIL and KILN_SIM_LUSTRE_LOAD simulate it\n"
+		   "(kiln-sim(7)).",
     .options = options,
     .noptions = sizeof(options) / sizeof(options[0]),
     .see_also = "kiln-status(1), kiln-up(1), kiln-ttl(1)",
@@ -199,6 +212,48 @@ static void print_scheduler(const json_t *g)
 	       json_integer_value(json_object_get(sl, "nodes")));
 }
 
+static void print_utilization(const json_t *u)
+{
+	const json_t *g, *st;
+	char *w = duration_format(json_integer_value(json_object_get(u, "window_seconds")));
+	size_t i;
+
+	if (json_is_string(json_object_get(u, "error"))) {
+		printf("Utilization: not measured: %s\n",
+		       json_string_value(json_object_get(u, "error")));
+		free(w);
+		return;
+	}
+	printf("Utilization (last %s%s):\n", w,
+	       json_is_true(json_object_get(u, "simulated")) ? ", simulated" : "");
+	free(w);
+	json_array_foreach(json_object_get(u, "groups"), i, g)
+	{
+		printf("  %-16s %s: %s", json_string_value(json_object_get(g, "name")),
+		       json_string_value(json_object_get(g, "diagnosis")),
+		       json_string_value(json_object_get(g, "why")));
+		if (json_is_number(json_object_get(g, "gpu_util")))
+			printf("; GPU %.1f%% mean, %.1f%% to %.1f%%",
+			       json_number_value(json_object_get(g, "gpu_util")),
+			       json_number_value(json_object_get(g, "gpu_util_min")),
+			       json_number_value(json_object_get(g, "gpu_util_max")));
+		if (json_is_number(json_object_get(g, "gpu_memory")))
+			printf(", memory %.1f%%",
+			       json_number_value(json_object_get(g, "gpu_memory")));
+		printf(".\n");
+		if (json_is_string(json_object_get(g, "fix")))
+			printf("  %-16s fix: %s.\n", "",
+			       json_string_value(json_object_get(g, "fix")));
+	}
+	json_array_foreach(json_object_get(u, "stores"), i, st) printf(
+	    "  %-16s Lustre %.1f MB/s read, %.1f MB/s written of %.1f provisioned (%.0f%%).\n",
+	    strchr(json_string_value(json_object_get(st, "address")), '.') + 1,
+	    json_number_value(json_object_get(st, "read_mbps")),
+	    json_number_value(json_object_get(st, "write_mbps")),
+	    json_number_value(json_object_get(st, "provisioned_mbps")),
+	    json_number_value(json_object_get(st, "load")));
+}
+
 /* One line per node: index, id, address, zone, state, and its health with the reason. */
 static void print_members(const json_t *g)
 {
@@ -319,6 +374,8 @@ static void print_text(const json_t *d)
 		printf("Expires: never (no ttl).\n");
 	}
 	print_windows(d);
+	if (json_object_get(d, "utilization"))
+		print_utilization(json_object_get(d, "utilization"));
 	if (json_integer_value(json_object_get(d, "pending_changes")))
 		printf("Pending: %" JSON_INTEGER_FORMAT
 		       " changes between the spec and what runs; `kiln plan` shows them.\n",
@@ -332,14 +389,31 @@ int cmd_status(int argc, char **argv, struct cli *cli)
 	struct op_run r = {0};
 	struct kiln_error err = {0};
 	const char *spec;
-	int64_t now;
-	int ret = KILN_EXIT_ERROR;
-	json_t *doc;
+	int64_t now, window = UTIL_DEFAULT_WINDOW;
+	int c, ret = KILN_EXIT_ERROR;
+	json_t *doc, *util = NULL;
 
 	run_flags_init(&f);
-	if (run_flags_parse(&f, &p, cli, &cmd_status_info, argc, argv, &ret) < 0)
-		goto out;
-	ret = KILN_EXIT_ERROR;
+	cli_parser_init(&p, cli, &cmd_status_info, argc, argv);
+	while ((c = cli_next(&p)) != CLI_DONE) {
+		if (c == CLI_EXIT) {
+			ret = p.exit_code;
+			goto out;
+		}
+		if (c == OPT_WINDOW) {
+			if (duration_parse(p.optarg, &window) < 0) {
+				cli_error(cli, "write it like 15m, 1h or 90s",
+					  "--window '%s' is not a duration", p.optarg);
+				goto out;
+			}
+			if (util_window_check(window, &err) < 0) {
+				cmd_report(cli, &err);
+				goto out;
+			}
+		} else if (run_flags_handle(&f, cli, c, p.optarg) < 0) {
+			goto out;
+		}
+	}
 	if (util_now(&now, &err) < 0) {
 		cmd_report(cli, &err);
 		goto out;
@@ -355,7 +429,13 @@ int cmd_status(int argc, char **argv, struct cli *cli)
 			  r.e->workspace);
 		goto out;
 	}
+	/* A cluster whose metrics cannot be read (a denied call) still has a status. */
+	if (util_measure(r.e, state_resources(r.state), now, window, &util, &err) < 0)
+		util = json_pack("{s:s, s:s?}", "error", err.msg, "hint",
+				 err.hint[0] ? err.hint : NULL);
 	doc = build(&r, now);
+	if (util)
+		json_object_set_new(doc, "utilization", util);
 	if (f.json) {
 		jsonw_dumpf(doc, stdout, JSON_INDENT(2) | JSON_SORT_KEYS | JSON_REAL_PRECISION(12));
 		putchar('\n');

@@ -43,6 +43,7 @@ static const struct command {
     {"workspace", cmd_workspace, &cmd_workspace_info},
     {"force-unlock", cmd_force_unlock, &cmd_force_unlock_info},
     {"reap", cmd_reap, &cmd_reap_info},
+    {"report", cmd_report_costs, &cmd_report_info},
     {"ttl", cmd_ttl, &cmd_ttl_info},
     {"version", cmd_version, &cmd_version_info},
     {"help", cmd_help, &cmd_help_info},

@@ -22,9 +22,11 @@
 #include "health.h"
 #include "iam.h"
 #include "journal.h"
+#include "ledger.h"
 #include "log.h"
 #include "plan.h"
 #include "state.h"
+#include "utilization.h"
 
 /* Milliseconds since the previous call, for --log-level debug timings. */
 static double lap_ms(void)
@@ -396,6 +398,7 @@ static void release(struct op_run *r, bool documents)
 		engine_free(r->e);
 		free(r->owner);
 		free(r->saved_addrs);
+		json_decref(r->trailers);
 	} else if (r->e && r->e->ctx) {
 		/* The provider still closes: it wipes its credentials (OPENSSL_cleanse). */
 		r->e->prov->close(r->e->ctx);
@@ -562,6 +565,34 @@ double op_plan_upfront(const json_t *plan)
 }
 
 /*
+ * The GPU utilization of the stretch this commit ends, for the ledger: the
+ * nodes the head recorded, from the head's Kiln-Time to now. Never fails
+ * the commit: a cluster whose metrics cannot be read records none.
+ */
+static void ledger_measure_stretch(struct op_run *r)
+{
+	struct kiln_error err = {0};
+	struct ledger_entry le;
+	git_commit *c = NULL;
+	int64_t now;
+	double mean;
+
+	if (r->has_gpu_util || !r->ws->exists || !r->e->prov->metrics || util_now(&now, &err) < 0 ||
+	    git_commit_lookup(&c, store_repo(r->store), &r->ws->head) != 0)
+		return;
+	ledger_parse(git_commit_message(c), &le);
+	git_commit_free(c);
+	if (le.has_time &&
+	    util_mean(r->e, state_resources(r->ws->state), le.time, now, &mean, &err) == 0) {
+		r->has_gpu_util = true;
+		r->gpu_util = mean;
+	} else if (err.msg[0]) {
+		log_debug("the ledger records no GPU utilization: %s", err.msg);
+	}
+	ledger_entry_release(&le);
+}
+
+/*
  * One commit for the whole apply, when the state changed. approved holds
  * the Kiln-Approval trailers of a plan applied under --require-approvals.
  */
@@ -569,10 +600,11 @@ int op_commit(struct op_run *r, const char *op, const struct apply_result *res, 
 	      const json_t *approved, char **commit_out, struct kiln_error *err)
 {
 	struct kiln_error seal = {0};
+	const json_t *cost = json_object_get(json_object_get(r->plan, "kiln"), "cost");
 	char *before = r->ws->exists ? state_canonical(r->ws->state) : NULL;
-	char *after, *counts, *summary, *label, *t_plan, *t_spec, *t_op, *t_res;
+	char *after, *counts, *summary, *label, *t_res;
+	json_t *trailers, *t, *bought;
 	const char **extra;
-	json_t *bought;
 	size_t i, nextra;
 	int rc = 0;
 
@@ -587,8 +619,6 @@ int op_commit(struct op_run *r, const char *op, const struct apply_result *res, 
 		free(after);
 		return 0;
 	}
-	bought = purchase_trailers(r);
-	nextra = 4 + json_array_size(approved) + json_array_size(bought);
 	counts = op_summary_counts(res);
 	label = workspace_label(r->ws, r->state);
 	if (json_object_size(r->overlay))
@@ -596,25 +626,31 @@ int op_commit(struct op_run *r, const char *op, const struct apply_result *res, 
 				    op, counts, json_object_size(r->overlay), label);
 	else
 		summary = xasprintf("%s: %s (%s)", op, counts, label);
-	t_op = xasprintf("Kiln-Operation: %s", op);
+	trailers = json_array();
+	json_array_append_new(trailers, json_sprintf("Kiln-Operation: %s", op));
 	/* A saved plan's file digest: the apply traces back to the plan reviewed. */
 	t_res = plan_digest(saved ? saved : r->plan);
-	t_plan = xasprintf("Kiln-Plan-Digest: %s", t_res);
+	json_array_append_new(trailers, json_sprintf("Kiln-Plan-Digest: %s", t_res));
 	free(t_res);
-	t_spec = xasprintf("Kiln-Spec-Digest: %s", r->e->spec_digest);
-	t_res = xasprintf("Kiln-Result: %s", res->failed	? "partial (operations failed)"
-					     : res->interrupted ? "partial (interrupted)"
-								: "complete");
+	json_array_append_new(trailers, json_sprintf("Kiln-Spec-Digest: %s", r->e->spec_digest));
+	json_array_extend(trailers, (json_t *)approved);
+	bought = purchase_trailers(r);
+	json_array_extend(trailers, bought);
+	json_decref(bought);
+	json_array_append_new(
+	    trailers, json_sprintf("Kiln-Result: %s", res->failed ? "partial (operations failed)"
+						      : res->interrupted ? "partial (interrupted)"
+									 : "complete"));
+	ledger_measure_stretch(r);
+	/* The cost ledger (ledger.h): what burns after this commit, from what it records. */
+	ledger_trailers(r->e, r->state,
+			res->done ? json_number_value(json_object_get(cost, "upfront")) : 0,
+			r->has_gpu_util ? r->gpu_util : -1, trailers);
+	if (r->trailers)
+		json_array_extend(trailers, r->trailers);
+	nextra = json_array_size(trailers);
 	extra = xcalloc(nextra, sizeof(*extra));
-	extra[0] = t_op;
-	extra[1] = t_plan;
-	extra[2] = t_spec;
-	for (i = 0; i < json_array_size(approved); i++)
-		extra[3 + i] = json_string_value(json_array_get(approved, i));
-	for (i = 0; i < json_array_size(bought); i++)
-		extra[3 + json_array_size(approved) + i] =
-		    json_string_value(json_array_get(bought, i));
-	extra[nextra - 1] = t_res;
+	json_array_foreach(trailers, i, t) extra[i] = json_string_value(t);
 	if (workspace_commit(r->ws, r->state, false, summary, extra, nextra, err) < 0) {
 		rc = -1;
 	} else {
@@ -622,16 +658,12 @@ int op_commit(struct op_run *r, const char *op, const struct apply_result *res, 
 		git_oid_tostr(*commit_out, 41, &r->ws->head);
 	}
 	free(extra);
-	json_decref(bought);
+	json_decref(trailers);
 	free(before);
 	free(after);
 	free(counts);
 	free(label);
 	free(summary);
-	free(t_op);
-	free(t_plan);
-	free(t_spec);
-	free(t_res);
 	return rc;
 }
 
@@ -667,7 +699,27 @@ int op_expiry_prepare(struct op_run *r, int64_t ttl_flag, struct kiln_error *err
 	} else
 		json_object_del(r->state, "expiry");
 	r->e->scope.expires = json_string_value(json_object_get(x, "expires"));
+	op_idle_prepare(r);
 	return 0;
+}
+
+void op_idle_prepare(struct op_run *r)
+{
+	const struct spec *spec = r->e->spec;
+	bool any = spec->idle.set;
+	size_t i;
+
+	for (i = 0; i < spec->ngroups; i++)
+		any |= spec->groups[i].idle.set;
+	if (!any) {
+		json_object_del(r->state, "idle");
+		return;
+	}
+	/* kiln reap measures against this spec's policy, the file or, once gone, the copy. */
+	json_object_set_new(r->state, "idle", json_pack("{s:s}", "spec", r->spec_path));
+	if (memchr(r->e->spec_text, '\0', r->e->spec_len) == NULL)
+		json_object_set_new(json_object_get(r->state, "idle"), "spec_text",
+				    json_stringn(r->e->spec_text, r->e->spec_len));
 }
 
 int op_load(struct op_run *r, const struct op_options *o, const char *spec_path, struct diags *d,
@@ -784,6 +836,7 @@ static void record_lifetime(json_t *state)
 
 	if (state_resource_count(state) == 0) {
 		json_object_del(state, "expiry");
+		json_object_del(state, "idle");
 		json_object_del(state, "created");
 	} else if (!json_object_get(state, "created") && util_now(&now, &err) == 0) {
 		/* kiln status counts its cost from here. */

@@ -76,6 +76,13 @@ struct op_run {
 	void (*loaded)(void *arg, struct diags *d);
 	/* The targets and replace of a saved plan (op_saved_replan), owned. */
 	const char **saved_addrs;
+	/* Trailers (strings) op_commit adds after the ledger's ("Kiln-Reap-Reason: idle"), or NULL.
+	 */
+	json_t *trailers;
+	/* Mean GPU utilization (%) this run measured (reap: over the idle window), for the ledger.
+	 */
+	bool has_gpu_util;
+	double gpu_util;
 };
 
 /*
@@ -178,6 +185,11 @@ int op_saved_replan(struct op_run *r, const json_t *saved, const char *file,
  * create.
  */
 int op_expiry_prepare(struct op_run *r, int64_t ttl_flag, struct kiln_error *err);
+/*
+ * Record in r->state the spec whose idle: policy kiln reap measures against
+ * ("idle": {"spec", "spec_text"}), or remove it when the spec has none.
+ */
+void op_idle_prepare(struct op_run *r);
 /* No operation, no drift and no replayed journal: an apply would change nothing. */
 bool op_plan_is_empty(const struct op_run *r);
 /*

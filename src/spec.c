@@ -16,9 +16,9 @@
 
 #include "provider.h"
 
-static const char *const top_keys[] = {"kiln", "cluster", "provider",  "ttl",	   "budget",
-				       "tags", "vars",	  "network",   "compute",  "storage",
-				       "iam",  "waive",	  "bootstrap", "scheduler"};
+static const char *const top_keys[] = {"kiln",	  "cluster", "provider", "ttl",	      "budget",
+				       "idle",	  "tags",    "vars",	 "network",   "compute",
+				       "storage", "iam",     "waive",	 "bootstrap", "scheduler"};
 static const char *const provider_keys[] = {"name", "region", "zone", "endpoint"};
 static const char *const budget_keys[] = {"max_hourly_usd", "max_upfront_usd"};
 static const char *const network_keys[] = {"cidr", "fabric", "ingress"};
@@ -424,6 +424,7 @@ static void load_root(struct loader *ld, const struct ynode *root)
 			ld_err(ld, ynode_get(budget, "max_upfront_usd"),
 			       "budget.max_upfront_usd must be more than 0");
 	}
+	ld_idle(ld, section(root, "idle"), "idle", &spec->idle);
 	load_tags(ld, section(root, "tags"));
 	load_network(ld, section(root, "network"));
 	load_section_map(ld, root, "compute", SPEC_BROKEN_COMPUTE, ld_group);

@@ -140,6 +140,21 @@ struct spec_disk {
 	bool allow_unencrypted;
 };
 
+/*
+ * idle: {gpu_below: 10%, for: 30m, action: down}, at the top level or in a
+ * group: `kiln reap` takes the workspace down once its GPUs have stayed
+ * under gpu_below for that long (spec_idle.c).
+ */
+struct spec_idle {
+	bool set;
+	double gpu_below;    /* percent, more than 0, at most 100; default 10 */
+	int64_t for_seconds; /* at least SPEC_METRIC_PERIOD; default 30m */
+	/* action: down, the only one: the workspace is destroyed, as by kiln down */
+};
+
+/* Seconds between two utilization samples (the CloudWatch agent's default interval). */
+#define SPEC_METRIC_PERIOD 60
+
 struct spec_group {
 	char *name;
 	const struct ynode *key; /* the group's name in the spec */
@@ -167,6 +182,7 @@ struct spec_group {
 	size_t nbootstrap;
 	enum spec_health_gpu health_gpu;
 	const struct ynode *health_node; /* the health: mapping, NULL when absent */
+	struct spec_idle idle;		 /* the group's own, else the top level's applies */
 };
 
 struct spec_store {
@@ -258,6 +274,7 @@ struct spec {
 	int64_t ttl;		/* seconds; 0 = no TTL */
 	double max_hourly_usd;	/* 0 = no budget */
 	double max_upfront_usd; /* what a plan may buy up front (Capacity Blocks); 0 = no limit */
+	struct spec_idle idle;
 	struct spec_kv *tags;
 	size_t ntags;
 	struct spec_var *vars;

@@ -11,8 +11,8 @@
 #include <string.h>
 
 static const char *const group_keys[] = {
-    "gpu",  "instance_type", "count",  "gang",	    "market", "capacity",  "image",
-    "disk", "role",	     "public", "bootstrap", "health", "partition", "default"};
+    "gpu",  "instance_type", "count",	  "gang",   "market",	 "capacity", "image", "disk",
+    "role", "public",	     "bootstrap", "health", "partition", "default",  "idle"};
 static const char *const disk_keys[] = {"size_gb", "type", "encrypted", "allow_unencrypted"};
 
 static bool load_gpu(struct loader *ld, const struct ynode *g, const char *path,
@@ -134,6 +134,9 @@ void ld_group(struct loader *ld, const struct ynode *key, const struct ynode *g)
 	ok &= ld_check_keys(ld, g, where, group_keys, ARRAY_SIZE(group_keys));
 	free(where);
 
+	sub = xasprintf("%s.idle", path);
+	ld_idle(ld, ynode_get(g, "idle"), sub, &grp->idle);
+	free(sub);
 	sub = xasprintf("%s.gpu", path);
 	grp->machine_bad = !load_gpu(ld, g, sub, grp);
 	free(sub);

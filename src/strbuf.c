@@ -54,3 +54,28 @@ void sb_release(struct strbuf *sb)
 	sb->buf = NULL;
 	sb->len = sb->cap = 0;
 }
+
+void sb_add_xml(struct strbuf *sb, const char *s)
+{
+	for (; s && *s; s++) {
+		switch (*s) {
+		case '&':
+			sb_adds(sb, "&amp;");
+			break;
+		case '<':
+			sb_adds(sb, "&lt;");
+			break;
+		case '>':
+			sb_adds(sb, "&gt;");
+			break;
+		case '"':
+			sb_adds(sb, "&quot;");
+			break;
+		case '\'':
+			sb_adds(sb, "&#39;");
+			break;
+		default:
+			sb_addc(sb, *s);
+		}
+	}
+}

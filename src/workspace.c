@@ -11,6 +11,7 @@
 #include "log.h"
 #include "provider.h"
 #include "state.h"
+#include "timefmt.h"
 
 /*
  * A state names its provider, and every resource it records is of one of
@@ -159,6 +160,8 @@ int workspace_commit(struct workspace *w, json_t *state, bool keep_serial, const
 	char *text = NULL, old[8], now[8];
 	const char *takeover = w->lock ? lock_takeover_note(w->lock) : NULL;
 	git_oid commit, latest;
+	char when[21];
+	int64_t t;
 	size_t i;
 	int rc, ret = -1;
 
@@ -167,7 +170,7 @@ int workspace_commit(struct workspace *w, json_t *state, bool keep_serial, const
 	if (!keep_serial)
 		state_set_serial(state, w->exists ? state_serial(w->state) + 1 : 0);
 	json_object_set_new(state, "workspace", json_string(w->name));
-	if (state_check(state, "the new state", err) < 0)
+	if (state_check(state, "the new state", err) < 0 || util_now(&t, err) < 0)
 		return -1;
 	text = state_canonical(state);
 	{
@@ -182,9 +185,9 @@ int workspace_commit(struct workspace *w, json_t *state, bool keep_serial, const
 			snprintf(hex + 2 * k, 3, "%02x", md[k]);
 		sb_addf(&msg,
 			"%s\n\nKiln-Serial: %lld\nKiln-Lineage: %s\nKiln-State-Digest: sha256:%s\n"
-			"Kiln-Version: %s\n",
+			"Kiln-Version: %s\nKiln-Time: %s\n",
 			summary, (long long)state_serial(state), state_lineage(state), hex,
-			KILN_VERSION);
+			KILN_VERSION, time_format_rfc3339(t, when));
 	}
 	if (takeover)
 		sb_addf(&msg, "%s\n", takeover);

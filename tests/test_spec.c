@@ -744,6 +744,35 @@ static void test_ttl_above_a_year_is_refused(void **state)
 	assert_error(&f->d, 4, 6, "ttl must be at most 365d");
 }
 
+static void test_idle_policy_loads_with_its_defaults(void **state)
+{
+	struct fx *f = *state;
+	const struct spec *spec = load_clean(f, HEAD "idle: {gpu_below: 7.5%}\n");
+
+	assert_true(spec->idle.set);
+	assert_true(spec->idle.gpu_below == 7.5);
+	assert_int_equal(spec->idle.for_seconds, 30 * 60);
+}
+
+static void test_idle_threshold_over_100_percent_is_refused(void **state)
+{
+	struct fx *f = *state;
+
+	load_bad(f, HEAD "idle: {gpu_below: 150%}\n");
+	assert_error(&f->d, 4, 19, "idle.gpu_below must be at most 100%, not 150%");
+}
+
+static void test_idle_window_shorter_than_the_metric_period_is_refused(void **state)
+{
+	struct fx *f = *state;
+
+	load_bad(f, HEAD "idle: {for: 30s}\n");
+	assert_error(&f->d, 4, 13,
+		     "idle.for 30s is shorter than the metric period (1m): utilization is sampled "
+		     "once a minute");
+	assert_hint(&f->d, 4, 13, "write 1m or more; 30m is usual");
+}
+
 static void test_budget_that_is_not_a_number_is_refused(void **state)
 {
 	struct fx *f = *state;
@@ -1504,6 +1533,9 @@ int main(void)
 	    kiln_test(test_duration_without_unit_is_refused_with_a_hint),
 	    kiln_test(test_ttl_of_zero_is_refused),
 	    kiln_test(test_ttl_above_a_year_is_refused),
+	    kiln_test(test_idle_policy_loads_with_its_defaults),
+	    kiln_test(test_idle_threshold_over_100_percent_is_refused),
+	    kiln_test(test_idle_window_shorter_than_the_metric_period_is_refused),
 	    kiln_test(test_budget_that_is_not_a_number_is_refused),
 	    kiln_test(test_budget_in_hex_is_refused),
 	    kiln_test(test_tag_with_no_value_suggests_an_empty_string),

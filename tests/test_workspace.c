@@ -357,11 +357,14 @@ static void test_extra_trailers_follow_the_kiln_ones(void **state)
 	const char *const extra[] = {"Kiln-Plan: 1a2b3c", "Kiln-Operation: apply"};
 	git_oid head;
 
+	/* Kiln-Time is the clock kiln reads (KILN_NOW), for the cost ledger, not git's. */
+	setenv("KILN_NOW", "2027-01-01T00:00:00Z", 1);
 	f->doc = state_new(NULL, WS, "sim");
 	assert_int_equal(workspace_commit(w, f->doc, false, "apply", extra, 2, &err), 0);
+	unsetenv("KILN_NOW");
 	head = branch_head(f->other);
 	f->text = commit_message(f->other, &head);
-	assert_contains(f->text, "Kiln-Version: " KILN_VERSION
+	assert_contains(f->text, "Kiln-Version: " KILN_VERSION "\nKiln-Time: 2027-01-01T00:00:00Z"
 				 "\nKiln-Plan: 1a2b3c\nKiln-Operation: apply\n");
 }
 

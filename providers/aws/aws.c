@@ -573,6 +573,7 @@ const struct provider provider_aws = {
     .list_unmanaged = aws_list_unmanaged,
     .claim = aws_claim,
     .calls = aws_calls,
+    .metrics = aws_metrics,
     /*
      * The cheapest training cluster (one node, about $10 an hour): an init
      * without a choice never starts a multi-node bill.

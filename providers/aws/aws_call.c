@@ -27,9 +27,9 @@
 #define AWS_MAX_DOC (64u << 20)
 
 static const char *const service_ids[AWS_NSERVICES] = {"ec2", "s3",  "iam", "fsx",
-						       "efs", "sts", "ssm"};
+						       "efs", "sts", "ssm", "monitoring"};
 static const char *const iam_prefixes[AWS_NSERVICES] = {
-    "ec2", "s3", "iam", "fsx", "elasticfilesystem", "sts", "ssm"};
+    "ec2", "s3", "iam", "fsx", "elasticfilesystem", "sts", "ssm", "cloudwatch"};
 
 const char *aws_service_id(enum aws_service s)
 {
@@ -352,7 +352,10 @@ static int query(struct prov_ctx *ctx, enum aws_service svc, const char *action,
 	if (out)
 		*out = NULL;
 	aws_param(&all, "Action", action);
-	aws_param(&all, "Version", svc == AWS_EC2 ? AWS_EC2_VERSION : AWS_IAM_VERSION);
+	aws_param(&all, "Version",
+		  svc == AWS_EC2  ? AWS_EC2_VERSION
+		  : svc == AWS_CW ? AWS_CW_VERSION
+				  : AWS_IAM_VERSION);
 	if (p && p->sb.len)
 		sb_addf(&all.sb, "&%s", p->sb.buf);
 	call_init(&c, ctx, svc, "POST", "/", NULL);

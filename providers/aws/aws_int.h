@@ -33,6 +33,7 @@
 
 #define AWS_EC2_VERSION "2016-11-15"
 #define AWS_IAM_VERSION "2010-05-08"
+#define AWS_CW_VERSION "2010-08-01"
 
 enum aws_service {
 	AWS_EC2,
@@ -42,6 +43,7 @@ enum aws_service {
 	AWS_EFS,
 	AWS_STS,
 	AWS_SSM,
+	AWS_CW, /* CloudWatch: metrics for kiln status and reap's idle policy */
 	AWS_NSERVICES,
 };
 
@@ -140,6 +142,9 @@ void aws_tag_params(struct aws_params *p, const char *prefix, const json_t *tags
 json_t *aws_claim_tags(const struct prov_scope *scope);
 int aws_claim(struct prov_ctx *ctx, const struct prov_scope *scope, const char *type,
 	      const char *id, json_t **out, struct kiln_error *err);
+/* aws_metrics.c: the metrics hook, from CloudWatch's GetMetricData (batched). */
+int aws_metrics(struct prov_ctx *ctx, const json_t *resources, int64_t start, int64_t end,
+		int period, json_t **out, struct kiln_error *err);
 /* EC2's CreateTags of the claim's tags on these resource ids. */
 int ec2_claim_tags(struct prov_ctx *ctx, const struct prov_scope *scope, const json_t *ids,
 		   struct kiln_error *err);

@@ -61,34 +61,12 @@ static const char *store_of(const char *bucket, const char *prefix)
 	return strncmp(bucket, prefix, n) == 0 && bucket[n] ? bucket + n : NULL;
 }
 
-static void xml_escape(struct strbuf *sb, const char *s)
-{
-	for (; s && *s; s++) {
-		switch (*s) {
-		case '&':
-			sb_adds(sb, "&amp;");
-			break;
-		case '<':
-			sb_adds(sb, "&lt;");
-			break;
-		case '>':
-			sb_adds(sb, "&gt;");
-			break;
-		case '"':
-			sb_adds(sb, "&quot;");
-			break;
-		default:
-			sb_addc(sb, *s);
-		}
-	}
-}
-
 static void tag_xml(struct strbuf *sb, const char *k, const char *v)
 {
 	sb_adds(sb, "<Tag><Key>");
-	xml_escape(sb, k);
+	sb_add_xml(sb, k);
 	sb_adds(sb, "</Key><Value>");
-	xml_escape(sb, v);
+	sb_add_xml(sb, v);
 	sb_adds(sb, "</Value></Tag>");
 }
 

@@ -190,7 +190,9 @@ static const struct type_actions actions[] = {
       A("ec2:CreatePlacementGroup", "ec2:CreateTags", "ec2:DescribePlacementGroups"), NULL,
       A("ec2:DeletePlacementGroup")}},
     {"aws_instance_group",
-     {A("ec2:DescribeVpcs", "ec2:DescribeInstances"), A("ec2:DescribeInstances"),
+     /* Reading a group includes its GPUs' metrics (kiln status, reap's idle policy). */
+     {A("ec2:DescribeVpcs", "ec2:DescribeInstances"),
+      A("ec2:DescribeInstances", "cloudwatch:GetMetricData"),
       A("ec2:DescribeInstanceTypes", "ec2:DescribeInstanceTypeOfferings", "ec2:DescribeImages",
 	"ec2:RunInstances", "ec2:CreateTags", "ec2:DescribeInstances", "iam:PassRole"),
       A("ec2:DescribeInstances", "ec2:DescribeImages", "ec2:DescribeInstanceTypes",

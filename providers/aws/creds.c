@@ -427,6 +427,7 @@ static const struct aws_service {
     {"efs", "EFS", "elasticfilesystem", false},
     {"sts", "STS", "sts", false},
     {"ssm", "SSM", "ssm", false},
+    {"monitoring", "CLOUDWATCH", "monitoring", false},
 };
 
 static const struct aws_service *service_find(const char *id)

@@ -35,6 +35,8 @@
  *   KILN_SIM_TIME_SCALE  multiplies the profile's durations (0.01: a 10-minute file
  *                        system in 6 s); a number from 0.0001 to 100, default 1
  *   KILN_SIM_PAGE_SIZE   resources per list page, 1..10000; default 500
+ *   KILN_SIM_GPU_UTIL, KILN_SIM_LUSTRE_LOAD
+ *                        simulated utilization, read when measured (sim_metrics.c)
  *
  * The directory:
  *
@@ -557,6 +559,7 @@ const struct provider provider_sim = {
     .list_unmanaged = sim_list_unmanaged,
     .claim = sim_claim,
     .calls = sim_calls,
+    .metrics = sim_metrics,
     .default_template = "sim-demo",
     .defaults = sim_defaults,
     .default_region = sim_default_region,

@@ -216,6 +216,9 @@ int sim_op_list(struct prov_ctx *ctx, const struct sim_kind *k, const struct pro
 		const char *page, json_t **out, char **next, struct kiln_error *err);
 /* sim_node_group resources without kiln tags (provider.h list_unmanaged). */
 int sim_list_unmanaged(struct prov_ctx *ctx, json_t **out, struct kiln_error *err);
+/* sim_metrics.c: the provider's metrics hook, from KILN_SIM_GPU_UTIL and KILN_SIM_LUSTRE_LOAD. */
+int sim_metrics(struct prov_ctx *ctx, const json_t *resources, int64_t start, int64_t end,
+		int period, json_t **out, struct kiln_error *err);
 int sim_op_read(struct prov_ctx *ctx, const struct sim_kind *k, const char *id, json_t **out,
 		struct kiln_error *err);
 int sim_op_create(struct prov_ctx *ctx, const struct sim_kind *k, const struct prov_scope *scope,

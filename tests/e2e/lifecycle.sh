@@ -76,7 +76,9 @@ $lc_nodes
 Storage:
   checkpoints      sim_bucket.checkpoints, deletion: retain
 Cost: \$196.68 an hour; \$295.03 so far, up 1h30m since 2026-11-30T00:00:00Z.
-Expires: 2026-11-30T08:00:00Z (6h30m left)." \
+Expires: 2026-11-30T08:00:00Z (6h30m left).
+Utilization (last 15m, simulated):
+  trainers         no data: sim publishes no GPU metrics unless KILN_SIM_GPU_UTIL is set (kiln-sim(7))." \
 		-- env KILN_NOW=2026-11-30T01:30:00Z "$KILN" status
 	check "lifecycle: status --json" 0 \
 		--out-has '"left_seconds": 23400' --out-has '"cost_so_far": 295.0257' \
@@ -215,21 +217,9 @@ lifecycle_moto() {
 	PYTHON=$AWS_PY
 	export PYTHON
 	lc_moto=$E2E_TMP/moto-lifecycle
-	mkdir -p "$lc_moto"
-	if ! out=$(sh "$E2E_ROOT/tests/moto/server.sh" start "$lc_moto" 2>&1); then
-		printf '%s\n' "$out" >"$E2E_TMP/.moto"
-		fail "lifecycle: aws: moto's server starts on loopback" "$E2E_TMP/.moto"
-		return 0
-	fi
-	eval "$out"
-	trap 'sh "$E2E_ROOT/tests/moto/server.sh" stop "$lc_moto" >/dev/null 2>&1; rm -rf "$E2E_TMP"' EXIT
-	AWS_ENDPOINT_URL=http://127.0.0.1:$MOTO_PORT
-	AWS_ACCESS_KEY_ID=AKIAKILNTESTKEY00000
-	AWS_SECRET_ACCESS_KEY=kiln-e2e-secret
-	AWS_REGION=us-east-1
+	aws_moto_up "lifecycle: aws" "$lc_moto" || return 0
 	KILN_POLL_MS=100
-	export AWS_ENDPOINT_URL AWS_ACCESS_KEY_ID AWS_SECRET_ACCESS_KEY AWS_REGION KILN_POLL_MS
-	unset AWS_PROFILE AWS_SESSION_TOKEN AWS_DEFAULT_REGION
+	export KILN_POLL_MS
 	lc_new_dir tests/e2e/specs/aws-cluster.yaml
 	check "lifecycle: aws: up --ttl 2h creates the cluster with its expiry" 0 \
 		--out-has "Apply complete: 11 created, 0 updated, 0 replaced, 0 deleted." \

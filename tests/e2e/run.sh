@@ -36,6 +36,8 @@ cd "$(dirname "$0")/../.." || exit 2
 . tests/e2e/ownership.sh
 . tests/e2e/docs.sh
 . tests/e2e/capacity.sh
+. tests/e2e/report.sh
+. tests/e2e/report_aws.sh
 . tests/e2e/boot.sh
 . tests/e2e/health.sh
 . tests/e2e/timing.sh
@@ -48,7 +50,7 @@ ESC=$(printf '\033')
 HAVE_PY=false
 command -v python3 >/dev/null 2>&1 && HAVE_PY=true
 
-# E2E_ONLY=engine|state|aws|review|approve|audit|ci|sprawl|lifecycle|init|ownership|docs|boot|health|timing|capacity|slurm runs one group, for working on it.
+# E2E_ONLY=engine|state|aws|review|approve|audit|ci|sprawl|lifecycle|init|ownership|docs|boot|health|timing|capacity|slurm|report runs one group, for working on it.
 case ${E2E_ONLY:-} in
 engine) engine_tests; e2e_finish; exit $? ;;
 approve) approve_tests; e2e_finish; exit $? ;;
@@ -67,6 +69,7 @@ boot) boot_tests; e2e_finish; exit $? ;;
 health) health_tests; e2e_finish; exit $? ;;
 timing) timing_tests; e2e_finish; exit $? ;;
 slurm) slurm_tests; e2e_finish; exit $? ;;
+report) report_tests; e2e_finish; exit $? ;;
 esac
 
 # --- every spec under tests/specs, examples/ and templates/ against its golden ---
@@ -584,5 +587,6 @@ boot_tests
 health_tests
 timing_tests
 slurm_tests
+report_tests
 
 e2e_finish

@@ -226,19 +226,7 @@ sp_aws() {
 	PYTHON=$AWS_PY
 	export PYTHON
 	sp_moto=$E2E_TMP/sprawl-moto
-	mkdir -p "$sp_moto"
-	if ! out=$(sh "$E2E_ROOT/tests/moto/server.sh" start "$sp_moto" 2>&1); then
-		printf '%s\n' "$out" >"$E2E_TMP/.moto"
-		fail "sprawl: moto's server starts on loopback" "$E2E_TMP/.moto"
-		return 0
-	fi
-	eval "$out"
-	trap 'sh "$E2E_ROOT/tests/moto/server.sh" stop "$E2E_TMP/sprawl-moto" >/dev/null 2>&1; rm -rf "$E2E_TMP"' EXIT
-	AWS_ENDPOINT_URL=http://127.0.0.1:$MOTO_PORT
-	AWS_ACCESS_KEY_ID=AKIAKILNTESTKEY00000
-	AWS_SECRET_ACCESS_KEY=kiln-e2e-secret
-	AWS_REGION=us-east-1
-	export AWS_ENDPOINT_URL AWS_ACCESS_KEY_ID AWS_SECRET_ACCESS_KEY AWS_REGION
+	aws_moto_up sprawl "$sp_moto" || return 0
 	sp_dir=$(mktemp -d "$E2E_TMP/sprawl.XXXXXX")
 	cd "$sp_dir" || exit 1
 	"$KILN" workspace new default >/dev/null 2>&1

@@ -1,0 +1,171 @@
+/*
+ * ledger.c - the cost ledger's trailers: written from a state and its
+ * provider's prices, read back from a commit message; see ledger.h.
+ *
+ * Prices come only through the provider's cost hook and catalog: this file
+ * names no cloud and no price.
+ */
+#include "ledger.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "catalog.h"
+#include "state.h"
+#include "strbuf.h"
+#include "timefmt.h"
+#include "util.h"
+
+void ledger_measure(const struct engine *e, const json_t *state, double *burn, long *gpus,
+		    size_t *by_use)
+{
+	const struct catalog *cat = e->prov->catalog ? e->prov->catalog(e->ctx) : NULL;
+	const char *group = e->prov->part_type ? e->prov->part_type(PART_GROUP) : NULL;
+	const char *addr;
+	json_t *res;
+
+	*burn = 0;
+	*gpus = 0;
+	*by_use = 0;
+	json_object_foreach(state_resources(state), addr, res)
+	{
+		const char *type = json_string_value(json_object_get(res, "type"));
+		const json_t *attrs = json_object_get(res, "attrs");
+		json_t *components, *unpriced, *c;
+		size_t i;
+
+		if (!type || !json_is_object(attrs))
+			continue;
+		if (e->prov->cost) {
+			components = json_array();
+			unpriced = json_array();
+			e->prov->cost(e->ctx, type, attrs, components, unpriced);
+			json_array_foreach(components, i, c) *burn +=
+			    json_number_value(json_object_get(c, "hourly"));
+			*by_use += json_array_size(unpriced);
+			json_decref(components);
+			json_decref(unpriced);
+		}
+		if (group && cat && strcmp(type, group) == 0) {
+			const struct catalog_type *t = catalog_find(
+			    cat, json_string_value(json_object_get(attrs, "instance_type")));
+
+			if (t)
+				*gpus += (long)t->gpus *
+					 (long)json_integer_value(json_object_get(attrs, "count"));
+		}
+	}
+	*burn = round(*burn * 10000.0) / 10000.0;
+}
+
+void ledger_trailers(const struct engine *e, const json_t *state, double upfront, double util,
+		     json_t *out)
+{
+	double burn;
+	long gpus;
+	size_t by_use;
+	const char *k;
+	json_t *v;
+
+	ledger_measure(e, state, &burn, &gpus, &by_use);
+	if (by_use)
+		json_array_append_new(
+		    out,
+		    json_sprintf("Kiln-Burn: %.4f USD/h (%zu part%s billed by use, not counted)",
+				 burn, by_use, by_use == 1 ? "" : "s"));
+	else
+		json_array_append_new(out, json_sprintf("Kiln-Burn: %.4f USD/h", burn));
+	json_array_append_new(out, json_sprintf("Kiln-GPUs: %ld", gpus));
+	if (upfront > 0)
+		json_array_append_new(out, json_sprintf("Kiln-Upfront: %.2f USD", upfront));
+	if (util >= 0)
+		json_array_append_new(out, json_sprintf("Kiln-GPU-Util: %.1f", util));
+	json_object_foreach(e->user_tags, k, v)
+	{
+		/* A tag that would break the trailer line is left out of the ledger. */
+		if (json_is_string(v) && !strpbrk(k, "=\n") && !strchr(json_string_value(v), '\n'))
+			json_array_append_new(
+			    out, json_sprintf("Kiln-Tag: %s=%s", k, json_string_value(v)));
+	}
+}
+
+/* The value of "KEY: value" at line (len bytes) as a new string, or NULL. */
+static char *trailer_value(const char *line, size_t len, const char *key)
+{
+	size_t k = strlen(key);
+
+	if (len < k + 2 || strncmp(line, key, k) != 0 || line[k] != ':' || line[k + 1] != ' ')
+		return NULL;
+	return xstrndup(line + k + 2, len - k - 2);
+}
+
+static bool number(const char *s, double *out)
+{
+	char *end;
+	double v;
+
+	if (!s || !*s)
+		return false;
+	v = strtod(s, &end);
+	if (end == s || !isfinite(v) || v < 0)
+		return false;
+	*out = v;
+	return true;
+}
+
+void ledger_parse(const char *message, struct ledger_entry *le)
+{
+	const char *p = message;
+
+	memset(le, 0, sizeof(*le));
+	le->tags = json_object();
+	while (p && *p) {
+		const char *nl = strchr(p, '\n');
+		size_t len = nl ? (size_t)(nl - p) : strlen(p);
+		char *v;
+		double d;
+
+		if ((v = trailer_value(p, len, "Kiln-Time"))) {
+			le->has_time = time_parse_rfc3339(v, &le->time) == 0;
+		} else if ((v = trailer_value(p, len, "Kiln-Burn"))) {
+			le->has_burn = number(v, &le->burn);
+		} else if ((v = trailer_value(p, len, "Kiln-GPUs"))) {
+			if (number(v, &d))
+				le->gpus = (long)d;
+		} else if ((v = trailer_value(p, len, "Kiln-Upfront"))) {
+			if (number(v, &d))
+				le->upfront = d;
+		} else if ((v = trailer_value(p, len, "Kiln-GPU-Util"))) {
+			le->has_util = number(v, &le->util) && le->util <= 100;
+		} else if ((v = trailer_value(p, len, "Kiln-Tag"))) {
+			char *eq = strchr(v, '=');
+
+			if (eq && eq != v) {
+				*eq = '\0';
+				json_object_set_new(le->tags, v, json_string(eq + 1));
+			}
+		} else if ((v = trailer_value(p, len, "Kiln-Operation"))) {
+			free(le->operation);
+			le->operation = v;
+			v = NULL;
+		} else if ((v = trailer_value(p, len, "Kiln-Reap-Reason"))) {
+			free(le->reap_reason);
+			le->reap_reason = v;
+			v = NULL;
+		}
+		free(v);
+		p = nl ? nl + 1 : NULL;
+	}
+	/* A burn without its time cannot be placed on the timeline. */
+	if (!le->has_time)
+		le->has_burn = false;
+}
+
+void ledger_entry_release(struct ledger_entry *le)
+{
+	json_decref(le->tags);
+	free(le->operation);
+	free(le->reap_reason);
+	memset(le, 0, sizeof(*le));
+}

@@ -1,0 +1,431 @@
+/*
+ * report.c - the figures of `kiln report`; see report.h. Reads the state
+ * repository's history (every workspace branch and archive ref), never
+ * the cloud, and never prints: report_render.c renders what this builds.
+ */
+#include "report.h"
+
+#include <git2.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "ledger.h"
+#include "state.h"
+#include "timefmt.h"
+#include "util.h"
+
+#define ARCHIVE_PREFIX "refs/kiln/archive/"
+
+int report_by_check(const char *by, struct kiln_error *err)
+{
+	if (strcmp(by, "workspace") == 0 || strcmp(by, "cluster") == 0 ||
+	    (strncmp(by, "tag:", 4) == 0 && by[4]))
+		return 0;
+	kiln_error_set(err, "unknown --by key '%s'", by);
+	kiln_error_hint(err, "use --by workspace, --by cluster or --by tag:KEY (a spec tag)");
+	return -1;
+}
+
+int report_since_parse(const char *s, int64_t *out, struct kiln_error *err)
+{
+	char *t = strlen(s) == 10 ? xasprintf("%sT00:00:00Z", s) : NULL;
+	int rc = time_parse_rfc3339(t ? t : s, out);
+
+	free(t);
+	if (rc == 0)
+		return 0;
+	kiln_error_set(err, "--since '%s' is not a date", s);
+	kiln_error_hint(err, "write it as 2027-01-31 or 2027-01-31T12:00:00Z");
+	return -1;
+}
+
+static double r4(double v)
+{
+	return round(v * 10000.0) / 10000.0;
+}
+
+/* One commit of a workspace's history, oldest first. */
+struct point {
+	int64_t time;
+	size_t resources;
+	char *cluster;
+	struct ledger_entry le;
+	bool burn_known; /* its own burn, or one a ttl extend carried over */
+	double burn;
+	long gpus;
+};
+
+/* What a lifetime adds up to while its stretches are walked. */
+struct sums {
+	double hours, gpu_hours, cost, upfront;
+	bool unknown;
+	double util_gpu_hours, useful_gpu_hours, util_cost;
+};
+
+static void points_release(struct point *p, size_t n)
+{
+	size_t i;
+
+	for (i = 0; i < n; i++) {
+		free(p[i].cluster);
+		ledger_entry_release(&p[i].le);
+	}
+	free(p);
+}
+
+/*
+ * The history behind ref, oldest first, skipping commits already seen
+ * under another ref (seen: {oid: true}). *out NULL-terminated by n.
+ */
+static int history(struct store *s, const char *ref, json_t *seen, struct point **out, size_t *n,
+		   struct kiln_error *err)
+{
+	git_repository *repo = store_repo(s);
+	git_revwalk *walk = NULL;
+	git_oid head, oid;
+	struct point *v = NULL;
+	size_t cap = 0;
+	int ret = -1;
+
+	*out = NULL;
+	*n = 0;
+	if (store_ref_read(s, ref, &head, err) != 0)
+		return -1;
+	if (git_revwalk_new(&walk, repo) != 0 || git_revwalk_push(walk, &head) != 0 ||
+	    git_revwalk_sorting(walk, GIT_SORT_TOPOLOGICAL | GIT_SORT_REVERSE) != 0) {
+		kiln_error_set(err, "cannot walk the history of %s: %s", ref, store_git_error());
+		goto out;
+	}
+	while (git_revwalk_next(&oid, walk) == 0) {
+		char hex[41], *text = NULL;
+		git_commit *c = NULL;
+		json_t *doc = NULL;
+		struct point *p;
+		size_t len;
+
+		git_oid_tostr(hex, sizeof(hex), &oid);
+		if (json_object_get(seen, hex))
+			continue;
+		json_object_set_new(seen, hex, json_true());
+		if (git_commit_lookup(&c, repo, &oid) != 0) {
+			kiln_error_set(err, "cannot read commit %.12s of %s: %s", hex, ref,
+				       store_git_error());
+			goto out;
+		}
+		if (*n == cap) {
+			cap = cap ? 2 * cap : 16;
+			v = xrealloc(v, cap * sizeof(*v));
+		}
+		p = &v[(*n)++];
+		memset(p, 0, sizeof(*p));
+		ledger_parse(git_commit_message(c), &p->le);
+		p->time = p->le.has_time ? p->le.time : (int64_t)git_commit_time(c);
+		git_commit_free(c);
+		if (store_read_file(s, &oid, STORE_STATE_FILE, &text, &len, err) < 0 ||
+		    state_parse(&doc, text, len, hex, err) < 0) {
+			free(text);
+			goto out;
+		}
+		p->resources = state_resource_count(doc);
+		p->cluster = state_cluster(doc) ? xstrdup(state_cluster(doc)) : NULL;
+		json_decref(doc);
+		free(text);
+	}
+	ret = 0;
+out:
+	git_revwalk_free(walk);
+	if (ret < 0) {
+		points_release(v, *n);
+		*n = 0;
+	} else {
+		*out = v;
+	}
+	return ret;
+}
+
+/* Each point's burn: its own, carried over a ttl extend (which changes nothing that burns). */
+static void points_burn(struct point *p, size_t n)
+{
+	size_t i;
+
+	for (i = 0; i < n; i++) {
+		if (p[i].le.has_burn) {
+			p[i].burn_known = true;
+			p[i].burn = p[i].le.burn;
+			p[i].gpus = p[i].le.gpus;
+		} else if (i > 0 && p[i - 1].burn_known && p[i].le.operation &&
+			   strcmp(p[i].le.operation, "ttl extend") == 0) {
+			p[i].burn_known = true;
+			p[i].burn = p[i - 1].burn;
+			p[i].gpus = p[i - 1].gpus;
+		}
+	}
+}
+
+static json_t *num_or_null(bool known, double v)
+{
+	return known ? json_real(r4(v)) : json_null();
+}
+
+/*
+ * The stretch [a, b) after point from, clipped to since, added to sums;
+ * util: the utilization recorded at the point that ends it (NULL: none).
+ */
+static void stretch(const struct report_options *o, const struct point *from, int64_t a, int64_t b,
+		    const struct ledger_entry *end, struct sums *sm, json_t *series, json_t *utils)
+{
+	char ta[21], tb[21];
+	double h, cost;
+
+	if (o->has_since && a < o->since)
+		a = o->since;
+	/* Unrecorded burn makes the whole unknown, however short (commits in one second). */
+	if (!from->burn_known && b >= a)
+		sm->unknown = true;
+	if (b <= a)
+		return;
+	h = (double)(b - a) / 3600.0;
+	sm->hours += h;
+	if (!from->burn_known)
+		return;
+	cost = from->burn * h;
+	sm->gpu_hours += (double)from->gpus * h;
+	sm->cost += cost;
+	json_array_append_new(
+	    series, json_pack("[s, f]", time_format_rfc3339(b, tb), r4(sm->cost + sm->upfront)));
+	if (end && end->has_util) {
+		sm->util_gpu_hours += (double)from->gpus * h;
+		sm->useful_gpu_hours += (double)from->gpus * h * end->util / 100.0;
+		sm->util_cost += cost;
+		json_array_append_new(utils, json_pack("[s, s, f]", time_format_rfc3339(a, ta),
+						       time_format_rfc3339(b, tb), end->util));
+	}
+}
+
+static void set_figures(json_t *o, const struct sums *sm)
+{
+	json_object_set_new(o, "hours", json_real(r4(sm->hours)));
+	json_object_set_new(o, "gpu_hours", num_or_null(!sm->unknown, sm->gpu_hours));
+	json_object_set_new(o, "cost", num_or_null(!sm->unknown, sm->cost + sm->upfront));
+	json_object_set_new(o, "upfront", json_real(r4(sm->upfront)));
+	json_object_set_new(o, "useful_gpu_hours",
+			    num_or_null(sm->util_gpu_hours > 0, sm->useful_gpu_hours));
+	json_object_set_new(
+	    o, "mean_gpu_util",
+	    num_or_null(sm->util_gpu_hours > 0, 100.0 * sm->useful_gpu_hours / sm->util_gpu_hours));
+	json_object_set_new(
+	    o, "cost_per_useful_gpu_hour",
+	    num_or_null(sm->useful_gpu_hours > 0,
+			sm->useful_gpu_hours > 0 ? sm->util_cost / sm->useful_gpu_hours : 0));
+}
+
+/* The group key of a lifetime: its workspace, cluster or tag value ("(none)" when untagged). */
+static const char *group_key(const char *by, const char *ws, const char *cluster,
+			     const json_t *tags)
+{
+	const char *v;
+
+	if (strcmp(by, "cluster") == 0)
+		return cluster ? cluster : "(none)";
+	if (strncmp(by, "tag:", 4) == 0)
+		return (v = json_string_value(json_object_get(tags, by + 4))) ? v : "(untagged)";
+	return ws;
+}
+
+/* The lifetimes in one workspace's history, appended to out. */
+static void lifetimes(const struct report_options *o, const char *ws, bool archived,
+		      struct point *p, size_t n, json_t *out)
+{
+	size_t i = 0, j;
+
+	while (i < n) {
+		struct sums sm = {0};
+		json_t *series, *utils, *lt;
+		const json_t *tags = NULL;
+		bool ended = false;
+		int64_t end;
+		char t0[21], t1[21];
+		size_t start;
+
+		while (i < n && p[i].resources == 0)
+			i++;
+		if (i == n)
+			break;
+		start = i;
+		series = json_array();
+		utils = json_array();
+		for (j = start; j < n; j++) {
+			if (p[j].le.has_burn && json_object_size(p[j].le.tags))
+				tags = p[j].le.tags;
+			if (!o->has_since || p[j].time >= o->since)
+				sm.upfront += p[j].le.upfront;
+			if (j == start && p[j].burn_known)
+				json_array_append_new(
+				    series,
+				    json_pack("[s, f]",
+					      time_format_rfc3339(
+						  o->has_since && p[j].time < o->since ? o->since
+										       : p[j].time,
+						  t0),
+					      r4(sm.upfront)));
+			if (j > start)
+				stretch(o, &p[j - 1], p[j - 1].time, p[j].time, &p[j].le, &sm,
+					series, utils);
+			if (p[j].resources == 0) {
+				ended = true;
+				break;
+			}
+		}
+		if (!ended)
+			stretch(o, &p[j - 1], p[j - 1].time, o->now, NULL, &sm, series, utils);
+		end = ended ? p[j].time : o->now;
+		i = ended ? j + 1 : n;
+		if (o->has_since && end <= o->since && ended) {
+			json_decref(series);
+			json_decref(utils);
+			continue;
+		}
+		lt = json_pack("{s:s, s:b, s:s?, s:s, s:o, s:s?, s:o, s:o}", "workspace", ws,
+			       "archived", archived, "cluster", p[start].cluster, "start",
+			       time_format_rfc3339(p[start].time, t0), "end",
+			       ended ? json_string(time_format_rfc3339(end, t1)) : json_null(),
+			       "reap_reason", ended ? p[j].le.reap_reason : NULL, "series", series,
+			       "utilization", utils);
+		json_object_set_new(lt, "group",
+				    json_string(group_key(o->by, ws, p[start].cluster, tags)));
+		json_object_set_new(lt, "tags", tags ? json_deep_copy(tags) : json_object());
+		json_object_set_new(lt, "cost_known", json_boolean(!sm.unknown));
+		set_figures(lt, &sm);
+		/* The raw sums, for the totals; dropped before the document is returned. */
+		json_object_set_new(lt, "_sums",
+				    json_pack("{s:f, s:f, s:f, s:f, s:b, s:f, s:f, s:f}", "hours",
+					      sm.hours, "gpu_hours", sm.gpu_hours, "cost", sm.cost,
+					      "upfront", sm.upfront, "unknown", sm.unknown,
+					      "util_gpu_hours", sm.util_gpu_hours, "useful",
+					      sm.useful_gpu_hours, "util_cost", sm.util_cost));
+		json_array_append_new(out, lt);
+	}
+}
+
+static void sums_add(struct sums *to, const json_t *raw)
+{
+	to->hours += json_number_value(json_object_get(raw, "hours"));
+	to->gpu_hours += json_number_value(json_object_get(raw, "gpu_hours"));
+	to->cost += json_number_value(json_object_get(raw, "cost"));
+	to->upfront += json_number_value(json_object_get(raw, "upfront"));
+	to->unknown |= json_is_true(json_object_get(raw, "unknown"));
+	to->util_gpu_hours += json_number_value(json_object_get(raw, "util_gpu_hours"));
+	to->useful_gpu_hours += json_number_value(json_object_get(raw, "useful"));
+	to->util_cost += json_number_value(json_object_get(raw, "util_cost"));
+}
+
+static int by_group_then_start(const void *a, const void *b)
+{
+	const json_t *x = *(json_t *const *)a, *y = *(json_t *const *)b;
+	int c = strcmp(json_string_value(json_object_get(x, "group")),
+		       json_string_value(json_object_get(y, "group")));
+
+	if (c == 0)
+		c = strcmp(json_string_value(json_object_get(x, "start")),
+			   json_string_value(json_object_get(y, "start")));
+	if (c == 0)
+		c = strcmp(json_string_value(json_object_get(x, "workspace")),
+			   json_string_value(json_object_get(y, "workspace")));
+	return c;
+}
+
+/* Sort the lifetimes, and add up each group and the whole. */
+static json_t *summarise(const struct report_options *o, json_t *all)
+{
+	size_t n = json_array_size(all), i;
+	json_t **v = xcalloc(n ? n : 1, sizeof(*v)), *sorted = json_array(), *groups = json_array();
+	json_t *doc, *g = NULL, *tot;
+	struct sums total = {0}, gs = {0};
+	char now[21], since[21];
+
+	for (i = 0; i < n; i++)
+		v[i] = json_array_get(all, i);
+	qsort(v, n, sizeof(*v), by_group_then_start);
+	for (i = 0; i < n; i++) {
+		const char *key = json_string_value(json_object_get(v[i], "group"));
+		json_t *raw = json_object_get(v[i], "_sums");
+
+		if (!g || strcmp(json_string_value(json_object_get(g, "key")), key) != 0) {
+			if (g)
+				set_figures(g, &gs);
+			memset(&gs, 0, sizeof(gs));
+			g = json_pack("{s:s, s:i}", "key", key, "lifetimes", 0);
+			json_array_append_new(groups, g);
+		}
+		json_object_set_new(
+		    g, "lifetimes",
+		    json_integer(json_integer_value(json_object_get(g, "lifetimes")) + 1));
+		sums_add(&gs, raw);
+		sums_add(&total, raw);
+		json_array_append(sorted, v[i]);
+	}
+	if (g)
+		set_figures(g, &gs);
+	json_array_foreach(sorted, i, g) json_object_del(g, "_sums");
+	free(v);
+	tot = json_pack("{s:I}", "lifetimes", (json_int_t)n);
+	set_figures(tot, &total);
+	doc = json_pack("{s:s, s:s, s:s, s:o, s:o, s:o}", "currency", "USD", "now",
+			time_format_rfc3339(o->now, now), "by", o->by, "lifetimes", sorted,
+			"groups", groups, "total", tot);
+	json_object_set_new(doc, "since",
+			    o->has_since ? json_string(time_format_rfc3339(o->since, since))
+					 : json_null());
+	return doc;
+}
+
+int report_build(struct store *s, const struct report_options *o, json_t **out,
+		 struct kiln_error *err)
+{
+	static const char *const prefixes[] = {"refs/heads/", ARCHIVE_PREFIX};
+	json_t *seen = json_object(), *all = json_array();
+	size_t k, i;
+	int ret = -1;
+
+	*out = NULL;
+	if (store_sync(s, err) < 0)
+		goto out;
+	for (k = 0; k < ARRAY_SIZE(prefixes); k++) {
+		char **names;
+		size_t n;
+
+		if (store_ref_list(s, prefixes[k], &names, &n, err) < 0)
+			goto out;
+		for (i = 0; i < n; i++) {
+			char *ref = xasprintf("%s%s", prefixes[k], names[i]);
+			char *ws = xstrdup(names[i]), *slash;
+			struct point *p;
+			size_t np;
+			int rc;
+
+			/* An archive ref is refs/kiln/archive/WORKSPACE/TIME. */
+			if (k == 1 && (slash = strrchr(ws, '/')))
+				*slash = '\0';
+			rc = history(s, ref, seen, &p, &np, err);
+			free(ref);
+			if (rc == 0) {
+				points_burn(p, np);
+				lifetimes(o, ws, k == 1, p, np, all);
+				points_release(p, np);
+			}
+			free(ws);
+			if (rc < 0) {
+				store_names_free(names, n);
+				goto out;
+			}
+		}
+		store_names_free(names, n);
+	}
+	*out = summarise(o, all);
+	ret = 0;
+out:
+	json_decref(all);
+	json_decref(seen);
+	return ret;
+}

@@ -1,0 +1,285 @@
+# report.sh - end-to-end tests of the cost ledger and `kiln report` on the
+# sim provider: a workspace applied, scaled up, scaled down and destroyed at
+# set clock times (KILN_NOW), an archived workspace, a running cluster, a
+# history from before the ledger, --since, --by, the four formats, bad input
+# with the exact messages, and the HTML page loaded by headless Chromium
+# (Debian's chromium; scripts/deps.sh installs it) whose totals must equal
+# the text report's. Sourced by run.sh after lib.sh; $KILN is the binary
+# under test.
+
+rp_apply() { # TIME COUNT [ARGS...]: apply the quickstart with COUNT nodes at TIME
+	rp_t=$1 rp_n=$2
+	shift 2
+	sed "s/count: 2/count: $rp_n/" "$E2E_ROOT/examples/quickstart.yaml" >kiln.yaml
+	KILN_NOW=$rp_t "$KILN" apply --auto-approve "$@" >/dev/null 2>&1
+}
+
+# The ledger trailers of every commit, written out: what an older kiln made.
+rp_strip_ledger() { # WORKSPACE
+	python3 - "$1" <<'EOF'
+import subprocess, sys
+git = ["git", "--git-dir=.kiln/state.git"]
+ref = "refs/heads/" + sys.argv[1]
+commits = subprocess.check_output(git + ["rev-list", "--reverse", ref], text=True).split()
+parent = None
+for c in commits:
+    raw = subprocess.check_output(git + ["cat-file", "commit", c], text=True)
+    head, _, msg = raw.partition("\n\n")
+    lines = [l for l in head.split("\n") if not l.startswith("parent ")]
+    if parent:
+        lines.insert(1, "parent " + parent)
+    msg = "".join(l + "\n" for l in msg.splitlines()
+                  if not l.startswith(("Kiln-Time:", "Kiln-Burn:", "Kiln-GPUs:", "Kiln-Tag:")))
+    parent = subprocess.run(git + ["hash-object", "-t", "commit", "-w", "--stdin"],
+                            input="\n".join(lines) + "\n\n" + msg, text=True,
+                            capture_output=True, check=True).stdout.strip()
+subprocess.check_call(git + ["update-ref", ref, parent])
+EOF
+}
+
+rp_chromium() { # URL ARGS...: headless, offline, a profile of its own
+	chromium --headless --no-sandbox --disable-gpu --no-first-run \
+		--disable-background-networking --disable-component-update --disable-sync \
+		--user-data-dir="$rp_dir/.chromium" "$@" 2>/dev/null
+}
+
+report_tests() {
+	rp_saved_dir=$PWD
+	export KILN_AUTHOR="Ann Ops <ann@example.com>"
+	rp_dir=$(mktemp -d "$E2E_TMP/report.XXXXXX")
+	cd "$rp_dir" || return
+
+	# --- bad input ---
+	check "report: an unknown --by key is refused, naming the keys" 1 --out "" \
+		--err "kiln: report: unknown --by key 'owner'
+  hint: use --by workspace, --by cluster or --by tag:KEY (a spec tag)" \
+		-- "$KILN" report --by owner
+	check "report: --by tag: without a key is refused" 1 --out "" \
+		--err "kiln: report: unknown --by key 'tag:'
+  hint: use --by workspace, --by cluster or --by tag:KEY (a spec tag)" \
+		-- "$KILN" report --by tag:
+	check "report: --since must be a date" 1 --out "" \
+		--err "kiln: report: --since 'yesterday' is not a date
+  hint: write it as 2027-01-31 or 2027-01-31T12:00:00Z" \
+		-- "$KILN" report --since yesterday
+	check "report: an unknown --format is refused" 1 --out "" \
+		--err "kiln: report: unknown --format 'pdf'; use text, json, csv or html" \
+		-- "$KILN" report --format pdf
+
+	# --- a history at set clock times ---
+	# train: 2 nodes at 00:00, 4 at 02:00, 1 at 05:00, destroyed at 06:00; again 2 nodes
+	# at 20:00, running at 24:00. scratch: 1 node 01:00-02:00, then the workspace deleted.
+	rp_apply 2027-01-01T00:00:00Z 2 -w train
+	rp_apply 2027-01-01T01:00:00Z 1 -w scratch
+	rp_apply 2027-01-01T02:00:00Z 4 -w train
+	KILN_NOW=2027-01-01T02:00:00Z "$KILN" destroy --auto-approve -w scratch >/dev/null 2>&1
+	"$KILN" workspace delete scratch >/dev/null 2>&1
+	rp_apply 2027-01-01T05:00:00Z 1 -w train
+	KILN_NOW=2027-01-01T06:00:00Z "$KILN" destroy --auto-approve -w train >/dev/null 2>&1
+	rp_apply 2027-01-01T20:00:00Z 2 -w train
+	check "report: each apply and destroy commit records the burn after it and the GPUs" 0 \
+		--out-has "Kiln-Time: 2027-01-01T20:00:00Z" \
+		--out-has "Kiln-Burn: 196.6838 USD/h (1 part billed by use, not counted)" \
+		--out-has "Kiln-GPUs: 16" --out-has "Kiln-Tag: team=getting-started" \
+		-- git --git-dir=.kiln/state.git log -1 --format=%B train
+
+	# The burns the commits record (USD/h): a p5.48xlarge node is 98.32 on-demand and
+	# its 200 GB gp3 root volume 200 × 0.08 / 730 = 0.021918; 1 node 98.3419, 2 nodes
+	# 196.6838, 4 nodes 393.3677 (each rounded to 4 places), 8 GPUs a node.
+	#   train, first lifetime: 2 h × 196.6838 + 3 h × 393.3677 + 1 h × 98.3419
+	#     = 393.3676 + 1180.1031 + 98.3419 = 1671.8126; GPU-hours 2×16 + 3×32 + 1×8 = 136
+	#   train, running since 20:00, now 24:00: 4 h × 196.6838 = 786.7352; GPU-hours 64
+	#   scratch (archived): 1 h × 98.3419 = 98.3419; GPU-hours 8
+	#   total: 2556.8897 over 11 hours, 208 GPU-hours
+	export KILN_NOW=2027-01-02T00:00:00Z
+	check "report: the text report gives each lifetime the hand-computed cost" 0 \
+		--out-has "Cost of each cluster lifetime, by workspace, from the first commit to 2027-01-02T00:00:00Z" \
+		--out-has "scratch (archived)       quickstart       2027-01-01T01:00:00Z 2027-01-01T02:00:00Z      1.00       8.00       \$98.34" \
+		--out-has "train                    quickstart       2027-01-01T00:00:00Z 2027-01-01T06:00:00Z      6.00     136.00    \$1,671.81" \
+		--out-has "train                    quickstart       2027-01-01T20:00:00Z running                   4.00      64.00      \$786.74" \
+		--out-has "  train                    2 lifetimes, 10.00 hours, 200.00 GPU-hours, \$2,458.55" \
+		--out-has "Total: 3 lifetimes, 11.00 hours, 208.00 GPU-hours, \$2,556.89." \
+		-- "$KILN" report
+	"$KILN" report --format json >report.json 2>&1
+	assert "report: --format json carries the exact figures" python3 -c '
+import json
+d = json.load(open("report.json"))
+lt = {(l["workspace"], l["start"]): l for l in d["lifetimes"]}
+first = lt[("train", "2027-01-01T00:00:00Z")]
+assert first["cost"] == round(2 * 196.6838 + 3 * 393.3677 + 1 * 98.3419, 4) == 1671.8126, first
+assert first["gpu_hours"] == 2 * 16 + 3 * 32 + 8 and first["hours"] == 6, first
+assert first["end"] == "2027-01-01T06:00:00Z" and first["useful_gpu_hours"] is None, first
+run = lt[("train", "2027-01-01T20:00:00Z")]
+assert run["end"] is None and run["cost"] == round(4 * 196.6838, 4), run
+old = lt[("scratch", "2027-01-01T01:00:00Z")]
+assert old["archived"] is True and old["cost"] == 98.3419, old
+assert d["total"]["cost"] == round(1671.8126 + 786.7352 + 98.3419, 4), d["total"]
+assert [p[1] for p in first["series"]] == [0.0, 393.3676, 1573.4707, 1671.8126], first["series"]
+'
+	check "report: --by cluster adds up the workspaces of a cluster" 0 \
+		--out-has "  quickstart               3 lifetimes, 11.00 hours, 208.00 GPU-hours, \$2,556.89" \
+		-- "$KILN" report --by cluster
+	check "report: --by tag:team groups by the spec's tag" 0 \
+		--out-has "  getting-started          3 lifetimes, 11.00 hours, 208.00 GPU-hours, \$2,556.89" \
+		-- "$KILN" report --by tag:team
+	# --since 04:00: train's first lifetime 1 h × 393.3677 + 1 h × 98.3419 = 491.7096,
+	# scratch (ended at 02:00) left out, the running one 786.7352: 1278.4448.
+	check "report: --since counts only what burned from then on" 0 \
+		--out-has "Total: 2 lifetimes, 6.00 hours, 104.00 GPU-hours, \$1,278.44." \
+		-- "$KILN" report --since 2027-01-01T04:00:00Z
+	check "report: --format csv has a header and a row per lifetime" 0 \
+		--out-has "group,workspace,archived,cluster,start,end,hours,gpu_hours,cost_usd,upfront_usd,useful_gpu_hours,mean_gpu_util,cost_per_useful_gpu_hour_usd" \
+		--out-has "train,train,no,quickstart,2027-01-01T00:00:00Z,2027-01-01T06:00:00Z,6.0000,136.0000,1671.8126,0.0000,,," \
+		--out-has "scratch,scratch,yes,quickstart,2027-01-01T01:00:00Z,2027-01-01T02:00:00Z,1.0000,8.0000,98.3419,0.0000,,," \
+		-- "$KILN" report --format csv
+
+	# --- the HTML page in a real browser ---
+	"$KILN" report --format html >report.html 2>&1
+	assert "report: the HTML page fetches nothing (no script, link, src or url())" sh -c \
+		'! grep -Eiq "<script|<link|src=|url\\(|@import|https?:" report.html'
+	if ! command -v chromium >/dev/null 2>&1; then
+		fail "report: chromium is installed (scripts/deps.sh --install adds it)" /dev/null
+	else
+		rp_chromium --dump-dom "file://$rp_dir/report.html" >dom.html
+		rp_text_total=$("$KILN" report | sed -n 's/^Total: .*GPU-hours, \(.*\)\.$/\1/p')
+		assert "report: Chromium's DOM holds the text report's totals" python3 -c '
+import html.parser, sys
+class P(html.parser.HTMLParser):
+    def __init__(s):
+        super().__init__(); s.cells = {}; s.id = None
+    def handle_starttag(s, tag, attrs):
+        s.id = dict(attrs).get("id")
+    def handle_data(s, data):
+        if s.id: s.cells[s.id] = s.cells.get(s.id, "") + data
+p = P(); p.feed(open("dom.html").read())
+want = {"total-cost": sys.argv[1], "total-hours": "11.00", "total-gpu-hours": "208.00"}
+got = {k: p.cells.get(k) for k in want}
+assert got == want, (got, want)
+assert "<svg" in open("dom.html").read() and "polyline" in open("dom.html").read()
+' "$rp_text_total"
+		rp_chromium --screenshot="$rp_dir/phone.png" --window-size=390,1400 \
+			"file://$rp_dir/report.html" >/dev/null
+		assert "report: Chromium renders the page at a phone's width (a PNG screenshot)" \
+			python3 -c '
+import struct
+b = open("phone.png", "rb").read()
+assert b[:8] == b"\x89PNG\r\n\x1a\n", "not a PNG"
+w, h = struct.unpack(">II", b[16:24])
+assert (w, h) == (390, 1400) and len(b) > 10000, (w, h, len(b))
+'
+	fi
+
+	# --- utilization in kiln status (sim: KILN_SIM_GPU_UTIL, KILN_SIM_LUSTRE_LOAD) ---
+	rp_dir=$(mktemp -d "$E2E_TMP/report.XXXXXX")
+	cd "$rp_dir" || return
+	sed 's/^  checkpoints: .*/  scratch: {tier: lustre, capacity_gb: 4800, throughput_per_tib: 250}/; /^iam:/,$d; /role: trainer/d' \
+		"$E2E_ROOT/examples/quickstart.yaml" >kiln.yaml
+	KILN_SIM_READY_MS=0 "$KILN" apply --auto-approve >/dev/null 2>&1
+	check "report: status without simulated metrics says no data, and why" 0 \
+		--out-has "Utilization (last 15m, simulated):
+  trainers         no data: sim publishes no GPU metrics unless KILN_SIM_GPU_UTIL is set (kiln-sim(7))." \
+		-- "$KILN" status
+	check "report: status with busy GPUs says busy, with the mean" 0 \
+		--out-has "  trainers         busy: GPU utilization 92.5% (mean) over 2 nodes; GPU 92.5% mean, 90.0% to 95.0%." \
+		-- env KILN_SIM_GPU_UTIL=95,90 "$KILN" status
+	check "report: status with every node under 10% says idle" 0 \
+		--out-has "  trainers         idle: every node under 10% GPU utilization for the last 1h (highest 4.0%," \
+		-- env KILN_SIM_GPU_UTIL=4,2 "$KILN" status --window 1h
+	check "report: status with one busy and one idle node says imbalanced" 0 \
+		--out-has "  trainers         imbalanced: 1 of 2 nodes at 50% or more, 1 under 10% (" \
+		--out-has "; GPU 48.5% mean, 2.0% to 95.0%." \
+		-- env KILN_SIM_GPU_UTIL=95,2 "$KILN" status
+	# 250 MB/s/TiB × 4800 GB / 1024 = 1171.875 MB/s provisioned; 95% of it is 1113.28.
+	check "report: status with low GPUs and a saturated Lustre store says storage-bound, with the fix" 0 \
+		--out-has "  trainers         storage-bound: GPU utilization 25.0% (mean) while sim_lustre.scratch moves 1113.3 of the 1171.9 MB/s the spec provisioned (95%); GPU 25.0% mean, 20.0% to 30.0%." \
+		--out-has "fix: raise storage.scratch.throughput_per_tib from 250 to 500 (+\$" \
+		--out-has "  scratch          Lustre 1113.3 MB/s read, 0.0 MB/s written of 1171.9 provisioned (95%)." \
+		-- env KILN_SIM_GPU_UTIL=20,30 KILN_SIM_LUSTRE_LOAD=95 "$KILN" status
+	"$KILN" status --json >status.json 2>&1
+	KILN_SIM_GPU_UTIL=95,2 "$KILN" status --json >status2.json 2>&1
+	assert "report: status --json carries the utilization and its diagnosis" python3 -c '
+import json
+u = json.load(open("status.json"))["utilization"]
+assert u["simulated"] is True and u["window_seconds"] == 900, u
+assert u["groups"][0]["diagnosis"] == "no data" and u["groups"][0]["gpu_util"] is None, u
+g = json.load(open("status2.json"))["utilization"]["groups"][0]
+assert (g["gpu_util"], g["gpu_util_min"], g["gpu_util_max"], g["diagnosis"]) == (48.5, 2.0, 95.0, "imbalanced"), g
+assert [n["gpu_util"] for n in g["per_node"]] == [95.0, 2.0], g
+'
+	check "report: status refuses a window shorter than the metric period" 1 --out "" \
+		--err "kiln: status: --window 30s is shorter than the metric period (1m): utilization is sampled once a minute
+  hint: write 1m or more; the default is 15m" \
+		-- "$KILN" status --window 30s
+	check "report: metrics that cannot be read leave the rest of the status, saying why" 0 \
+		--out-has "Utilization: not measured: KILN_SIM_GPU_UTIL '9x' is not a list of percentages (sim)" \
+		--out-has "Node groups:" \
+		-- env KILN_SIM_GPU_UTIL=9x "$KILN" status
+
+	# --- kiln reap by idleness (sim) ---
+	rp_dir=$(mktemp -d "$E2E_TMP/report.XXXXXX")
+	cd "$rp_dir" || return
+	sed 's/^ttl: 8h$/idle: {gpu_below: 10%, for: 30m, action: down}/' \
+		"$E2E_ROOT/examples/quickstart.yaml" >kiln.yaml
+	KILN_NOW=2027-01-01T00:00:00Z "$KILN" apply --auto-approve >/dev/null 2>&1
+	check "report: reap never reaps on missing data, and says so" 0 \
+		--out "default: kept: no utilization data for trainers (sim publishes no GPU metrics unless KILN_SIM_GPU_UTIL is set (kiln-sim(7))); reap never reaps on missing data" \
+		-- env KILN_NOW=2027-01-01T03:00:00Z "$KILN" reap
+	check "report: reap keeps a workspace whose GPUs are busy on some nodes" 0 \
+		--out-has "default: kept: trainers is not idle (imbalanced: 1 of 2 nodes at 50% or more, 1 under 10% (" \
+		-- env KILN_NOW=2027-01-01T03:00:00Z KILN_SIM_GPU_UTIL=95,3 "$KILN" reap
+	check "report: reap --dry-run lists the idle workspace and why" 0 \
+		--out-has "default: would reap: 5 resources (idle: trainers: every node under 10% GPU utilization for the last 30m (highest 4.0%, " \
+		-- env KILN_NOW=2027-01-01T03:00:00Z KILN_SIM_GPU_UTIL=3,4 "$KILN" reap --dry-run
+	assert "report: the dry run changed nothing" sh -c \
+		'[ "$(git --git-dir=.kiln/state.git rev-list --count default)" = 1 ]'
+	check "report: reap takes the idle workspace down" 0 \
+		--out-has "default: reaped: 4 deleted, 1 retained (idle: trainers: every node under 10% GPU utilization for the last 30m" \
+		-- env KILN_NOW=2027-01-01T03:00:00Z KILN_SIM_GPU_UTIL=3,4 "$KILN" reap
+	check "report: the reap's commit says why, with the utilization measured" 0 \
+		--out-has "Kiln-Operation: destroy" --out-has "Kiln-Reap-Reason: idle" \
+		--out-has "Kiln-GPU-Util: 3.5" --out-has "Kiln-Time: 2027-01-01T03:00:00Z" \
+		-- git --git-dir=.kiln/state.git log -1 --format=%B default
+	# 3 h at 196.6838: 590.0514; 16 GPUs × 3 h = 48 GPU-hours, 3.5% useful: 1.68;
+	# 590.0514 / 1.68 = 351.2211 per useful GPU-hour.
+	check "report: the report gives the idle cluster's useful GPU-hours and their cost" 0 \
+		--out-has "Total: 1 lifetime, 3.00 hours, 48.00 GPU-hours, \$590.05, 1.68 useful GPU-hours at \$351.22 each." \
+		-- env KILN_NOW=2027-01-02T00:00:00Z "$KILN" report
+
+	# --- an apply records the utilization of the stretch it ends ---
+	rp_dir=$(mktemp -d "$E2E_TMP/report.XXXXXX")
+	cd "$rp_dir" || return
+	rp_apply 2027-01-01T00:00:00Z 2
+	export KILN_SIM_GPU_UTIL=50
+	rp_apply 2027-01-01T02:00:00Z 4
+	unset KILN_SIM_GPU_UTIL
+	KILN_NOW=2027-01-01T03:00:00Z "$KILN" destroy --auto-approve >/dev/null 2>&1
+	check "report: the scaling apply records the GPU utilization since the first" 0 \
+		--out-has "Kiln-GPU-Util: 50.0" \
+		-- git --git-dir=.kiln/state.git log -1 --skip=1 --format=%B default
+	# 0:00-2:00: 16 GPUs × 2 h = 32 GPU-hours at 50%: 16 useful, costing 2 × 196.6838 =
+	# 393.3676, 24.5855 each; 2:00-3:00 (no utilization recorded): 32 GPU-hours, 393.3677.
+	check "report: useful GPU-hours and their cost come from the stretches with utilization" 0 \
+		--out-has "Total: 1 lifetime, 3.00 hours, 64.00 GPU-hours, \$786.74, 16.00 useful GPU-hours at \$24.59 each." \
+		-- env KILN_NOW=2027-01-02T00:00:00Z "$KILN" report
+
+	# --- a history from before the ledger ---
+	rp_dir=$(mktemp -d "$E2E_TMP/report.XXXXXX")
+	cd "$rp_dir" || return
+	rp_apply 2027-01-01T00:00:00Z 2
+	rp_strip_ledger default
+	check "report: a history without the ledger has its cost unknown, never \$0" 0 \
+		--out-has " unknown      unknown " \
+		--out-has "Cost unknown: part of the history was recorded before the cost ledger" \
+		-- "$KILN" report
+	"$KILN" report --format json >old.json 2>&1
+	assert "report: its JSON cost and GPU-hours are null" python3 -c '
+import json
+d = json.load(open("old.json"))
+l = d["lifetimes"][0]
+assert l["cost"] is None and l["gpu_hours"] is None and l["cost_known"] is False, l
+assert d["total"]["cost"] is None, d["total"]
+'
+	unset KILN_NOW
+	report_moto
+	cd "$rp_saved_dir" || return
+}
