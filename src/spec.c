@@ -17,7 +17,7 @@
 #include "provider.h"
 
 static const char *const top_keys[] = {"kiln", "cluster", "provider", "ttl",	 "budget", "tags",
-				       "vars", "network", "compute",  "storage", "iam",	   "waive"};
+				       "vars", "network", "compute",  "storage", "iam",	   "waive", "access"};
 static const char *const provider_keys[] = {"name", "region", "zone", "endpoint"};
 static const char *const budget_keys[] = {"max_hourly_usd"};
 static const char *const network_keys[] = {"cidr", "fabric", "ingress"};
@@ -424,6 +424,7 @@ static void load_root(struct loader *ld, const struct ynode *root)
 	load_section_map(ld, root, "storage", SPEC_BROKEN_STORAGE, ld_store);
 	ld_iam(ld, section(root, "iam"));
 	ld_waive(ld, section(root, "waive"));
+	ld_access(ld, section(root, "access"));
 
 	for (i = 0; i < spec->nvars; i++) {
 		struct spec_var *v = &spec->vars[i];
@@ -614,6 +615,7 @@ void spec_free(struct spec *spec)
 		free(spec->waivers[i].address);
 	}
 	free(spec->waivers);
+	spec_access_free(spec);
 	free(spec->cluster);
 	free(spec->file);
 	ydoc_free(spec->doc);

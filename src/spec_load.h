@@ -70,5 +70,7 @@ void ld_iam(struct loader *ld, const struct ynode *iam);
 /* spec_storage.c: the statements of a role's allow: list. */
 void spec_allow_free(struct spec_allow *allow, size_t n);
 void ld_waive(struct loader *ld, const struct ynode *waive);
+void ld_access(struct loader *ld, const struct ynode *access);
+void spec_access_free(struct spec *spec);
 
 #endif
