@@ -176,6 +176,8 @@ static void launch_params(struct aws_params *p, const struct launch *l,
 	aws_paramf(p, "MinCount", "%ld", count);
 	aws_paramf(p, "MaxCount", "%ld", count);
 	aws_param(p, "ClientToken", token);
+	if (l->key_pair)
+		aws_param(p, "KeyName", l->key_pair);
 	aws_param(p, "MetadataOptions.HttpTokens", "required");
 	aws_param(p, "MetadataOptions.HttpEndpoint", "enabled");
 	aws_param(p, "BlockDeviceMapping.1.DeviceName", l->root_dev);
@@ -317,6 +319,7 @@ int launch_init(struct prov_ctx *ctx, struct launch *l, const char *address, con
 	l->spot = json_string_value(json_object_get(a, "market")) &&
 		  strcmp(json_string_value(json_object_get(a, "market")), "spot") == 0;
 	l->role = role;
+	l->key_pair = json_string_value(json_object_get(a, "key_pair"));
 	if (in_pg)
 		l->pg = aws_dep_attr(deps, "aws_placement_group", "fabric", "group_name");
 	if (role)

@@ -32,7 +32,8 @@ struct launch {
 	bool public;
 	bool spot;
 	bool gang;
-	char *zones; /* "a,b": the order of preference, kept in a tag */
+	char *zones;	      /* "a,b": the order of preference, kept in a tag */
+	const char *key_pair; /* KeyName (access.key_pair), or NULL */
 };
 
 /*

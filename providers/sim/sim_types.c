@@ -50,6 +50,7 @@ static const struct prov_attr nodes_attrs[] = {
     {"public", POLICY_REPLACE, false, "a public address is given to a node at launch"},
     {"efa", POLICY_REPLACE, false, "EFA interfaces are attached at launch"},
     {"placement_group", POLICY_REPLACE, false, "nodes join a placement group at launch"},
+    {"key_pair", POLICY_REPLACE, false, "a node is given its key pair at launch"},
 };
 
 static const struct prov_attr bucket_attrs[] = {
