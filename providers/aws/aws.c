@@ -533,6 +533,7 @@ const struct provider provider_aws = {
     .list_unmanaged = aws_list_unmanaged,
     .claim = aws_claim,
     .calls = aws_calls,
+    .login_user = aws_login_user,
     /*
      * The cheapest training cluster (one node, about $10 an hour): an init
      * without a choice never starts a multi-node bill.
