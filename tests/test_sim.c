@@ -24,7 +24,7 @@
 
 static const char *const knobs[] = {
     "KILN_SIM_DIR",	 "KILN_SIM_LATENCY_MS", "KILN_SIM_FAIL_RATE", "KILN_SIM_SEED",
-    "KILN_SIM_CAPACITY", "KILN_SIM_READY_MS",	"KILN_SIM_PAGE_SIZE",
+    "KILN_SIM_CAPACITY", "KILN_SIM_READY_MS",	"KILN_SIM_PAGE_SIZE", "KILN_SIM_HEALTH_MS",
 };
 
 struct sfx {
@@ -603,6 +603,118 @@ static void test_update_grows_and_shrinks_a_group_within_capacity(void **state)
 	free(usage);
 	free(usage_path);
 	json_decref(first_ids);
+	free(id);
+}
+
+static const json_t *nodes_of(const json_t *live)
+{
+	return json_object_get(json_object_get(live, "attrs"), "nodes");
+}
+
+static const char *node_str(const json_t *live, size_t i, const char *key)
+{
+	return json_string_value(json_object_get(json_array_get(nodes_of(live), i), key));
+}
+
+static void test_a_group_lists_its_nodes_with_simulated_addresses_from_the_network(void **state)
+{
+	struct sfx *f = *state;
+	struct kiln_error err = {{0}, {0}};
+	static const char *const count[] = {"count"};
+	json_t *live = NULL, *attrs, *ids;
+	char *id;
+	size_t i;
+
+	sim_open(f);
+	free(create_ok(f, &scope_a, "sim_network", "main",
+		       json_pack("{s:s, s:b, s:[], s:s}", "cidr", "10.42.0.0/16", "fabric", 0,
+				 "ingress", "region", "sim-1")));
+	id = create_ok(f, &scope_a, "sim_node_group", "trainers",
+		       group_attrs("p5.48xlarge", 2, true, "sim-1a"));
+	assert_int_equal(read_id(f, "sim_node_group", id, &live, &err), PROV_OK);
+	ids = json_object_get(json_object_get(live, "attrs"), "instance_ids");
+	assert_int_equal(json_array_size(nodes_of(live)), 2);
+	/* Launched in one call: in the order of their ids, numbered from 0. */
+	{
+		const char *a = json_string_value(json_array_get(ids, 0));
+		const char *b = json_string_value(json_array_get(ids, 1));
+
+		assert_string_equal(node_str(live, 0, "id"), strcmp(a, b) < 0 ? a : b);
+		assert_string_equal(node_str(live, 1, "id"), strcmp(a, b) < 0 ? b : a);
+	}
+	for (i = 0; i < 2; i++) {
+		const json_t *n = json_array_get(nodes_of(live), i);
+
+		assert_int_equal(json_integer_value(json_object_get(n, "index")), (json_int_t)i);
+		assert_string_equal(node_str(live, i, "zone"), "sim-1a");
+		assert_string_equal(node_str(live, i, "state"), "running");
+		assert_string_equal(node_str(live, i, "health"), "healthy");
+		assert_string_equal(node_str(live, i, "health_reason"), "8/8 GPUs");
+		assert_true(json_is_null(json_object_get(n, "public_ip")));
+		assert_true(json_is_true(json_object_get(n, "simulated")));
+		assert_non_null(node_str(live, i, "launched"));
+	}
+	/* The first hosts of the network's block, past the four AWS keeps. */
+	assert_true((strcmp(node_str(live, 0, "private_ip"), "10.42.0.4") == 0 &&
+		     strcmp(node_str(live, 1, "private_ip"), "10.42.0.5") == 0) ||
+		    (strcmp(node_str(live, 0, "private_ip"), "10.42.0.5") == 0 &&
+		     strcmp(node_str(live, 1, "private_ip"), "10.42.0.4") == 0));
+	json_decref(live);
+	live = NULL;
+	/* Another group of the network never gets an address already given. */
+	{
+		char *other = create_ok(f, &scope_a, "sim_node_group", "login",
+					group_attrs("m7i.xlarge", 1, false, "sim-1a"));
+
+		assert_int_equal(read_id(f, "sim_node_group", other, &live, &err), PROV_OK);
+		assert_string_equal(node_str(live, 0, "private_ip"), "10.42.0.6");
+		json_decref(live);
+		live = NULL;
+		free(other);
+	}
+	/* Grown: the new node comes last with the next address; shrunk: its record goes. */
+	attrs = json_pack("{s:i}", "count", 3);
+	assert_int_equal(
+	    type_of("sim_node_group")->update(f->ctx, &scope_a, id, attrs, count, 1, &live, &err),
+	    PROV_OK);
+	json_decref(attrs);
+	assert_int_equal(json_array_size(nodes_of(live)), 3);
+	assert_string_equal(node_str(live, 2, "private_ip"), "10.42.0.7");
+	json_decref(live);
+	live = NULL;
+	attrs = json_pack("{s:i}", "count", 1);
+	assert_int_equal(
+	    type_of("sim_node_group")->update(f->ctx, &scope_a, id, attrs, count, 1, &live, &err),
+	    PROV_OK);
+	json_decref(attrs);
+	assert_int_equal(json_array_size(nodes_of(live)), 1);
+	json_decref(live);
+	free(id);
+}
+
+static void test_a_node_reports_no_health_until_it_has_booted(void **state)
+{
+	struct sfx *f = *state;
+	struct kiln_error err = {{0}, {0}};
+	json_t *live = NULL;
+	char *id;
+
+	setenv("KILN_SIM_HEALTH_MS", "150", 1);
+	sim_open(f);
+	id = create_ok(f, &scope_a, "sim_node_group", "trainers",
+		       group_attrs("g5.xlarge", 1, false, "sim-1a"));
+	assert_int_equal(read_id(f, "sim_node_group", id, &live, &err), PROV_OK);
+	assert_string_equal(node_str(live, 0, "state"), "running");
+	assert_true(json_is_null(json_object_get(json_array_get(nodes_of(live), 0), "health")));
+	/* Without a network, an address of 10.0.0.0/16. */
+	assert_string_equal(node_str(live, 0, "private_ip"), "10.0.0.4");
+	json_decref(live);
+	live = NULL;
+	sleep_ms(200);
+	assert_int_equal(read_id(f, "sim_node_group", id, &live, &err), PROV_OK);
+	assert_string_equal(node_str(live, 0, "health"), "healthy");
+	assert_string_equal(node_str(live, 0, "health_reason"), "1/1 GPUs");
+	json_decref(live);
 	free(id);
 }
 
@@ -2128,6 +2240,8 @@ int main(void)
 	    sim_test(test_volumes_and_lustre_never_shrink_and_efa_needs_a_type_with_it),
 	    sim_test(test_changing_only_the_role_keeps_the_nodes_where_they_are),
 	    sim_test(test_a_node_group_is_pending_until_its_delay_has_passed),
+	    sim_test(test_a_group_lists_its_nodes_with_simulated_addresses_from_the_network),
+	    sim_test(test_a_node_reports_no_health_until_it_has_booted),
 	    sim_test(test_delete_then_wait_reports_the_group_gone_and_frees_its_nodes),
 	    sim_test(test_a_type_without_delay_is_deleted_at_once),
 	    sim_test(test_waiting_for_a_resource_that_does_not_exist_fails_it_alone),

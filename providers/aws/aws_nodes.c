@@ -17,6 +17,7 @@
 
 #include "aws/awsxml.h"
 #include "log.h"
+#include "nodes.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -59,19 +60,6 @@ static char *ig_id(const char *cluster, const char *ws, const char *address, con
 		       : xasprintf("ig/%s/%s/%s", cluster, ws, dot ? dot + 1 : address);
 }
 
-/* Newest first: launch time, then id. */
-static int newest_first(const void *a, const void *b)
-{
-	json_t *x = *(json_t *const *)a, *y = *(json_t *const *)b;
-	const char *lx = json_string_value(json_object_get(x, "launched"));
-	const char *ly = json_string_value(json_object_get(y, "launched"));
-	const char *ix = json_string_value(json_object_get(x, "id"));
-	const char *iy = json_string_value(json_object_get(y, "id"));
-	int c = strcmp(ly ? ly : "", lx ? lx : "");
-
-	return c ? c : strcmp(iy ? iy : "", ix ? ix : "");
-}
-
 static bool has_efa(json_t *inst)
 {
 	json_t *nics = awsxml_list(inst, "networkInterfaceSet"), *nic;
@@ -96,11 +84,25 @@ static const char *profile_name(const char *arn)
 	return slash ? slash + 1 : arn;
 }
 
+/* One instance as a node of the group's live view (nodes.h). */
+static json_t *node_of(json_t *inst)
+{
+	json_t *tags = ec2_item_tags(inst), *node;
+
+	node = prov_node_new(awsxml_str(inst, "instanceId"),
+			     awsxml_str(inst, "placement.availabilityZone"),
+			     awsxml_str(inst, "privateIpAddress"), awsxml_str(inst, "ipAddress"),
+			     awsxml_str(inst, "instanceState.name"), awsxml_str(inst, "launchTime"),
+			     json_string_value(json_object_get(tags, PROV_TAG_HEALTH)));
+	json_decref(tags);
+	return node;
+}
+
 /* A group's live form from its instances (all with one address tag). */
 static json_t *group_live(const char *id, json_t *insts)
 {
 	json_t *first = json_array_get(insts, 0), *tags = ec2_item_tags(first), *attrs, *zones,
-	       *ids = json_array(), *order = json_array(), *inst;
+	       *ids = json_array(), *nodes = json_array(), *inst;
 	const char *ztag = json_string_value(json_object_get(tags, TAG_ZONES));
 	const char *disk = json_string_value(json_object_get(tags, TAG_DISK));
 	const char *gang = json_string_value(json_object_get(tags, TAG_GANG));
@@ -116,13 +118,14 @@ static json_t *group_live(const char *id, json_t *insts)
 		const char *state = awsxml_str(inst, "instanceState.name");
 
 		pending |= !state || strcmp(state, "running") != 0;
-		json_array_append_new(order, json_pack("{s:s?, s:s?}", "id",
-						       awsxml_str(inst, "instanceId"), "launched",
-						       awsxml_str(inst, "launchTime")));
+		json_array_append_new(nodes, node_of(inst));
 	}
-	prov_json_sort(order, newest_first);
-	json_array_foreach(order, i, inst) json_array_append(ids, json_object_get(inst, "id"));
-	json_decref(order);
+	prov_nodes_order(nodes);
+	/* instance_ids: newest first (a shrink takes the first ones), the nodes reversed. */
+	for (i = json_array_size(nodes); i-- > 0;)
+		json_array_append(ids, json_object_get(json_array_get(nodes, i), "id"));
+	/* One node's report, not the group's. */
+	json_object_del(tags, PROV_TAG_HEALTH);
 	zones = json_array();
 	if (ztag) {
 		char *copy = xstrdup(ztag), *save = NULL, *z;
@@ -162,6 +165,7 @@ static json_t *group_live(const char *id, json_t *insts)
 			json_object_set_new(attrs, "key_pair",
 					    json_string(awsxml_str(first, "keyName")));
 	}
+	json_object_set_new(attrs, "nodes", nodes);
 	return aws_live("aws_instance_group", id, pending ? "pending" : "ready", attrs, tags);
 }
 

@@ -25,6 +25,9 @@
  *   KILN_SIM_READY_MS    how long node groups, lustre and nfs stay "pending" after a
  *                        create or change, and "deleting" after a delete; other
  *                        types are immediate; 0..600000, default 200
+ *   KILN_SIM_HEALTH_MS   how long a node, once running, takes to report its health
+ *                        (the kiln:health report a booted node gives); 0..600000,
+ *                        default 0
  *   KILN_SIM_PAGE_SIZE   resources per list page, 1..10000; default 500
  *
  * The directory:
@@ -268,6 +271,7 @@ static int sim_open(struct prov_ctx **out, const struct spec *spec, struct kiln_
 	}
 	if (knob_long("KILN_SIM_LATENCY_MS", 0, 600000, 0, ms, &ctx->latency_ms, err) < 0 ||
 	    knob_long("KILN_SIM_READY_MS", 0, 600000, 200, ms, &ctx->ready_ms, err) < 0 ||
+	    knob_long("KILN_SIM_HEALTH_MS", 0, 600000, 0, ms, &ctx->health_ms, err) < 0 ||
 	    knob_long("KILN_SIM_PAGE_SIZE", 1, 10000, 500, "a whole number from 1 to 10000",
 		      &ctx->page_size, err) < 0 ||
 	    knob_rate(&ctx->fail_rate, err) < 0 || knob_seed(&seed, err) < 0 ||

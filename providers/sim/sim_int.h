@@ -41,6 +41,7 @@ struct prov_ctx {
 	size_t nzones;
 	long latency_ms;      /* KILN_SIM_LATENCY_MS */
 	long ready_ms;	      /* KILN_SIM_READY_MS */
+	long health_ms;	      /* KILN_SIM_HEALTH_MS */
 	long page_size;	      /* KILN_SIM_PAGE_SIZE */
 	double fail_rate;     /* KILN_SIM_FAIL_RATE */
 	struct sim_cap *caps; /* KILN_SIM_CAPACITY */
@@ -165,6 +166,8 @@ int sim_nodes_created(struct prov_ctx *ctx, const struct prov_scope *scope, json
 int sim_nodes_updated(struct prov_ctx *ctx, json_t *doc, const json_t *before,
 		      const char *const *changed, size_t n, struct kiln_error *err);
 int sim_nodes_removed(struct prov_ctx *ctx, json_t *doc, struct kiln_error *err);
+/* A node group's per-node view (nodes.h) from its document, as of now; a new array. */
+json_t *sim_nodes_view(const json_t *doc);
 
 /* sim_ops.c: the generic operations, given the type's kind. */
 int sim_op_list(struct prov_ctx *ctx, const struct sim_kind *k, const struct prov_scope *scope,

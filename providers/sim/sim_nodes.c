@@ -12,8 +12,19 @@
  * a gang takes the first zone where it fits, else as many nodes as the
  * roomiest zone has (at least one). Growing follows the same rules inside
  * the group's zone.
+ *
+ * Each node has its own record in the document's sim.nodes (by instance
+ * id): when it launched, when it runs (KILN_SIM_READY_MS after), when it
+ * reports its health (KILN_SIM_HEALTH_MS after that), the report it gives
+ * (a healthy one, unless tests/e2e/sim_inspect.py's `report` put another
+ * there) and its simulated addresses: the next host of the network's CIDR
+ * (counted in the network's sim.next_host, so two groups never share one),
+ * and one in 198.51.100.0/24 (TEST-NET-2, documentation only) when public.
  */
+#include "cidr.h"
+#include "nodes.h"
 #include "sim_int.h"
+#include "timefmt.h"
 
 #include <limits.h>
 #include <stdlib.h>
@@ -155,26 +166,170 @@ out:
 	return rc;
 }
 
-/* Make the instance ids as many as nodes: keep the first ones, add new ones. */
-static void instance_ids(json_t *attrs, long nodes)
+/* The network the group's nodes take addresses from: its document, or NULL. */
+static json_t *group_network(struct prov_ctx *ctx, const json_t *doc)
 {
+	const char *cluster = sim_doc_str(doc, "sim", "cluster");
+	const char *ws = sim_doc_str(doc, "sim", "workspace");
+	json_t *net = NULL;
+	struct kiln_error ignored = {0};
+
+	if (cluster && ws &&
+	    sim_find_address(ctx, sim_kind_find("sim_network"), cluster, ws, "sim_network.main",
+			     &net, &ignored) != PROV_OK)
+		net = NULL;
+	return net;
+}
+
+/*
+ * The host'th address of cidr (or of 10.0.0.0/16 when it is not one), past
+ * the first four and the last one, which AWS keeps for itself in a subnet.
+ */
+static char *host_address(const char *cidr, long host)
+{
+	uint32_t base = 0x0a000000u, a;
+	int prefix = 16;
+	bool ignored;
+	uint64_t size;
+
+	if (!cidr || cidr_parse(cidr, &base, &prefix, &ignored) < 0 || prefix > 28) {
+		base = 0x0a000000u;
+		prefix = 16;
+	}
+	size = (uint64_t)1 << (32 - prefix);
+	a = (base & (uint32_t) ~(size - 1)) + 4u + (uint32_t)((uint64_t)host % (size - 5));
+	return xasprintf("%u.%u.%u.%u", a >> 24, (a >> 16) & 255, (a >> 8) & 255, a & 255);
+}
+
+/* What a node of type t says when it finds what it was bought for. */
+static char *healthy_report(const struct catalog_type *t, bool efa)
+{
+	if (efa && t->efa_interfaces)
+		return xasprintf("healthy: %d/%d GPUs, %d/%d EFA", t->gpus, t->gpus,
+				 t->efa_interfaces, t->efa_interfaces);
+	return xasprintf("healthy: %d/%d GPUs", t->gpus, t->gpus);
+}
+
+/* A new node's record in sim.nodes: times, addresses, report. */
+static void node_record(struct prov_ctx *ctx, json_t *doc, json_t *net, const char *id,
+			const struct catalog_type *t)
+{
+	json_t *attrs = json_object_get(doc, "attrs"), *sim = json_object_get(doc, "sim");
+	json_t *nodes = json_object_get(sim, "nodes");
+	json_t *counter = net ? json_object_get(net, "sim") : sim;
+	long long now = sim_now_ms();
+	long host = (long)json_integer_value(json_object_get(counter, "next_host"));
+	char *ip = host_address(net ? sim_doc_str(net, "attrs", "cidr") : NULL, host);
+	char *pub = json_is_true(json_object_get(attrs, "public"))
+			? host_address("198.51.100.0/24", host)
+			: NULL;
+	char *report = healthy_report(t, json_is_true(json_object_get(attrs, "efa")));
+
+	json_object_set_new(counter, "next_host", json_integer(host + 1));
+	if (!json_is_object(nodes)) {
+		nodes = json_object();
+		json_object_set_new(sim, "nodes", nodes);
+	}
+	json_object_set_new(nodes, id,
+			    json_pack("{s:I, s:I, s:I, s:s, s:s?, s:s}", "launched_ms",
+				      (json_int_t)now, "ready_at_ms",
+				      (json_int_t)(now + ctx->ready_ms), "report_at_ms",
+				      (json_int_t)(now + ctx->ready_ms + ctx->health_ms),
+				      "private_ip", ip, "public_ip", pub, "report", report));
+	free(ip);
+	free(pub);
+	free(report);
+}
+
+/*
+ * Make the instance ids as many as nodes: keep the first ones, add new ones
+ * (each with its record in sim.nodes), forget the records of those dropped.
+ */
+static int instance_ids(struct prov_ctx *ctx, json_t *doc, const struct catalog_type *t, long nodes,
+			struct kiln_error *err)
+{
+	json_t *attrs = json_object_get(doc, "attrs");
 	json_t *ids = json_object_get(attrs, "instance_ids");
+	json_t *recs = json_object_get(json_object_get(doc, "sim"), "nodes"), *net;
 	char id[SIM_ID_MAX];
+	int rc = PROV_OK;
 
 	if (!json_is_array(ids)) {
 		ids = json_array();
 		json_object_set_new(attrs, "instance_ids", ids);
 	}
-	while ((long)json_array_size(ids) > nodes)
+	while ((long)json_array_size(ids) > nodes) {
+		const char *gone = json_string_value(json_array_get(ids, json_array_size(ids) - 1));
+
+		if (json_is_object(recs) && gone)
+			json_object_del(recs, gone);
 		json_array_remove(ids, json_array_size(ids) - 1);
+	}
+	if ((long)json_array_size(ids) >= nodes)
+		return PROV_OK;
+	net = group_network(ctx, doc);
 	while ((long)json_array_size(ids) < nodes) {
 		sim_new_id("i", id);
 		json_array_append_new(ids, json_string(id));
+		node_record(ctx, doc, net, id, t);
 	}
+	if (net)
+		rc = sim_doc_save(ctx, net, err);
+	json_decref(net);
+	return rc;
+}
+
+/* "YYYY-MM-DDTHH:MM:SS.mmmZ", as EC2 gives a launch time: nodes launched apart sort apart. */
+static char *launch_time(long long ms)
+{
+	char when[21];
+
+	time_format_rfc3339(ms / 1000, when);
+	when[19] = '\0';
+	return xasprintf("%s.%03lldZ", when, ms % 1000);
+}
+
+json_t *sim_nodes_view(const json_t *doc)
+{
+	const json_t *attrs = json_object_get(doc, "attrs");
+	const json_t *recs = json_object_get(json_object_get(doc, "sim"), "nodes");
+	const json_t *ids = json_object_get(attrs, "instance_ids"), *idv;
+	const char *zone = json_string_value(json_object_get(attrs, "zone"));
+	long long now = sim_now_ms();
+	json_t *nodes = json_array();
+	size_t i;
+
+	json_array_foreach(ids, i, idv)
+	{
+		const json_t *r = json_object_get(recs, json_string_value(idv));
+		const json_t *ms = json_object_get(r, "launched_ms");
+		char *when = json_is_integer(ms) ? launch_time(json_integer_value(ms)) : NULL;
+		bool up = json_integer_value(json_object_get(r, "ready_at_ms")) <= now;
+		bool told = json_integer_value(json_object_get(r, "report_at_ms")) <= now;
+		json_t *node;
+
+		if (!json_string_value(idv)) {
+			free(when);
+			continue;
+		}
+		node = prov_node_new(
+		    json_string_value(idv), zone,
+		    json_string_value(json_object_get(r, "private_ip")),
+		    json_string_value(json_object_get(r, "public_ip")),
+		    !r || up ? "running" : "pending", when,
+		    r && up && told ? json_string_value(json_object_get(r, "report")) : NULL);
+		/* Said wherever shown: nothing of it is a real machine. */
+		json_object_set_new(node, "simulated", json_true());
+		free(when);
+		json_array_append_new(nodes, node);
+	}
+	prov_nodes_order(nodes);
+	return nodes;
 }
 
 /* attrs and sim.reserved after placing nodes of t in zone. */
-static void record(json_t *doc, const struct catalog_type *t, const char *where, long nodes)
+static int record(struct prov_ctx *ctx, json_t *doc, const struct catalog_type *t,
+		  const char *where, long nodes, struct kiln_error *err)
 {
 	json_t *attrs = json_object_get(doc, "attrs");
 	json_t *sim = json_object_get(doc, "sim");
@@ -184,7 +339,6 @@ static void record(json_t *doc, const struct catalog_type *t, const char *where,
 	json_object_set_new(attrs, "zone", json_string(zone));
 	json_object_set_new(attrs, "gpu_model", t->gpu ? json_string(t->gpu) : json_null());
 	json_object_set_new(attrs, "gpus_per_node", json_integer(t->gpus));
-	instance_ids(attrs, nodes);
 	if (t->gpu && nodes > 0)
 		json_object_set_new(sim, "reserved",
 				    json_pack("{s:s, s:s, s:I}", "gpu", t->gpu, "zone", zone,
@@ -192,6 +346,7 @@ static void record(json_t *doc, const struct catalog_type *t, const char *where,
 	else
 		json_object_del(sim, "reserved");
 	free(zone);
+	return instance_ids(ctx, doc, t, nodes, err);
 }
 
 static struct held held_of(const json_t *doc)
@@ -273,7 +428,9 @@ int sim_nodes_created(struct prov_ctx *ctx, const struct prov_scope *scope, json
 		if (rc != PROV_OK)
 			goto out;
 	}
-	record(doc, t, zones[zone], nodes);
+	rc = record(ctx, doc, t, zones[zone], nodes, err);
+	if (rc != PROV_OK)
+		goto out;
 	/* What nodes use to join each other, like a munge key: sensitive. */
 	sim_random_hex(token, 64);
 	json_object_set_new(attrs, "join_token", json_string(token));
@@ -339,7 +496,7 @@ int sim_nodes_updated(struct prov_ctx *ctx, json_t *doc, const json_t *before,
 	}
 	rc = h.gpu || t->gpu ? sim_usage_save(ctx, usage, err) : PROV_OK;
 	if (rc == PROV_OK)
-		record(doc, t, zone, got);
+		rc = record(ctx, doc, t, zone, got, err);
 out:
 	json_decref(usage);
 	return rc;

@@ -617,12 +617,22 @@ json_t *sim_doc_live(const json_t *doc)
 	const json_t *tags = json_object_get(doc, "tags");
 	const char *addr = json_string_value(json_object_get(tags, PROV_TAG_ADDRESS));
 
+	const char *type = json_string_value(json_object_get(doc, "type"));
+	json_t *attrs = json_object_get(doc, "attrs");
+
+	/* A node group's nodes are computed as of now, beside a copy of its attrs. */
+	if (type && strcmp(type, "sim_node_group") == 0 && json_is_object(attrs)) {
+		attrs = json_copy(attrs);
+		json_object_set_new(attrs, "nodes", sim_nodes_view(doc));
+	} else {
+		json_incref(attrs);
+	}
 	/* Shared, not copied: every caller drops the document right after (10,000-resource lists).
 	 */
-	return json_pack(
-	    "{s:O, s:O, s:o, s:O, s:O, s:O}", "type", json_object_get(doc, "type"), "id",
-	    json_object_get(doc, "id"), "address", addr ? json_string(addr) : json_null(), "status",
-	    json_object_get(doc, "status"), "attrs", json_object_get(doc, "attrs"), "tags", tags);
+	return json_pack("{s:O, s:O, s:o, s:O, s:o, s:O}", "type", json_object_get(doc, "type"),
+			 "id", json_object_get(doc, "id"), "address",
+			 addr ? json_string(addr) : json_null(), "status",
+			 json_object_get(doc, "status"), "attrs", attrs, "tags", tags);
 }
 
 /* --- the index: markers, tokens, addresses --- */

@@ -521,30 +521,49 @@ aws_find_python() {
 	return 1
 }
 
-aws_tests() {
+# aws_moto_up LABEL DIR: moto's server started in DIR (stopped on exit) and
+# the AWS_* environment pointing at it, with AWS_PY and PYTHON set; returns 1
+# after reporting "LABEL" skipped or failed when it cannot be. aws_moto_down
+# DIR stops it and unsets what aws_moto_up set.
+aws_moto_up() {
 	if ! AWS_PY=$(aws_find_python); then
-		aws_skip_all "no python3 here has moto 5 and boto3: $(sh tests/moto/server.sh available 2>&1)"
-		return 0
+		skip "$1" "no python3 here has moto 5 and boto3"
+		return 1
 	fi
-	# server.sh runs the extension with it.
 	PYTHON=$AWS_PY
 	export PYTHON
-	AWS_MOTO_DIR=$E2E_TMP/moto
-	mkdir -p "$AWS_MOTO_DIR"
-	if ! out=$(sh "$E2E_ROOT/tests/moto/server.sh" start "$AWS_MOTO_DIR" 2>&1); then
+	mkdir -p "$2"
+	if ! out=$(sh "$E2E_ROOT/tests/moto/server.sh" start "$2" 2>&1); then
 		printf '%s\n' "$out" >"$E2E_TMP/.moto"
-		fail "aws: moto's server starts on loopback" "$E2E_TMP/.moto"
-		return 0
+		fail "$1: moto's server starts on loopback" "$E2E_TMP/.moto"
+		return 1
 	fi
 	eval "$out"
-	# Stop the server whatever happens; nothing but loopback is ever called.
-	trap 'sh "$E2E_ROOT/tests/moto/server.sh" stop "$AWS_MOTO_DIR" >/dev/null 2>&1; sh "$E2E_ROOT/tests/moto/server.sh" stop "$E2E_TMP/moto-iam" >/dev/null 2>&1; rm -rf "$E2E_TMP"' EXIT
+	# shellcheck disable=SC2064
+	trap "sh '$E2E_ROOT/tests/moto/server.sh' stop '$2' >/dev/null 2>&1; rm -rf '$E2E_TMP'" EXIT
 	AWS_ENDPOINT_URL=http://127.0.0.1:$MOTO_PORT
 	AWS_ACCESS_KEY_ID=AKIAKILNTESTKEY00000
 	AWS_SECRET_ACCESS_KEY=kiln-e2e-secret
 	AWS_REGION=us-east-1
 	export AWS_ENDPOINT_URL AWS_ACCESS_KEY_ID AWS_SECRET_ACCESS_KEY AWS_REGION
 	unset AWS_PROFILE AWS_SESSION_TOKEN AWS_DEFAULT_REGION
+}
+
+aws_moto_down() {
+	sh "$E2E_ROOT/tests/moto/server.sh" stop "$1" >/dev/null 2>&1
+	trap 'rm -rf "$E2E_TMP"' EXIT
+	unset AWS_ENDPOINT_URL AWS_ACCESS_KEY_ID AWS_SECRET_ACCESS_KEY AWS_REGION PYTHON
+}
+
+aws_tests() {
+	if ! AWS_PY=$(aws_find_python); then
+		aws_skip_all "no python3 here has moto 5 and boto3: $(sh tests/moto/server.sh available 2>&1)"
+		return 0
+	fi
+	AWS_MOTO_DIR=$E2E_TMP/moto
+	aws_moto_up "aws" "$AWS_MOTO_DIR" || return 0
+	# Stop the servers whatever happens; nothing but loopback is ever called.
+	trap 'sh "$E2E_ROOT/tests/moto/server.sh" stop "$AWS_MOTO_DIR" >/dev/null 2>&1; sh "$E2E_ROOT/tests/moto/server.sh" stop "$E2E_TMP/moto-iam" >/dev/null 2>&1; rm -rf "$E2E_TMP"' EXIT
 	aws_goldens
 	aws_lifecycle
 	aws_errors

@@ -12,6 +12,11 @@ client), for the e2e tests against moto. AWS_ENDPOINT_URL names the server.
       change something behind kiln's back: versioning-off, ingress-add
   aws_inspect.py left CLUSTER WS
       print what is left of CLUSTER/WS, one "TYPE NAME" per line
+  aws_inspect.py nodes STATE_JSON CLUSTER WS GROUP
+      the group's recorded `nodes` are its running instances as
+      DescribeInstances gives them: ids oldest launch first (ties by id),
+      index, zone, private and public address, state, and health as the
+      kiln:health tag says (null without one); prints "nodes: N"
   aws_inspect.py user NAME POLICY_JSON [ACTION]
       make an IAM user whose one policy is POLICY_JSON (less ACTION, when
       given) and print "AWS_ACCESS_KEY_ID=... AWS_SECRET_ACCESS_KEY=..."
@@ -402,6 +407,41 @@ def left(cluster, ws):
     return [], None
 
 
+def nodes(state_path, cluster, ws, group):
+    with open(state_path) as f:
+        state = json.load(f)
+    res = state["resources"].get("aws_instance_group." + group)
+    if not res:
+        return ["aws_instance_group.%s is not recorded" % group], None
+    got = res["attrs"].get("nodes")
+    insts = instances(clients()["ec2"], cluster, ws, group)
+    insts.sort(key=lambda i: (i["LaunchTime"], i["InstanceId"]))
+    want = []
+    for n, i in enumerate(insts):
+        report = tags_of(i.get("Tags")).get("kiln:health")
+        health = None
+        if report is not None:
+            word = report.split(":", 1)[0]
+            health = word if word in ("healthy", "unhealthy") else "unhealthy"
+        want.append({
+            "id": i["InstanceId"], "index": n,
+            "zone": i["Placement"]["AvailabilityZone"],
+            "private_ip": i.get("PrivateIpAddress"), "public_ip": i.get("PublicIpAddress"),
+            "state": i["State"]["Name"], "health": health})
+    faults = []
+    if not isinstance(got, list):
+        return ["aws_instance_group.%s records no nodes array: %r" % (group, got)], None
+    keys = ("id", "index", "zone", "private_ip", "public_ip", "state", "health")
+    trimmed = [{k: n.get(k) for k in keys} for n in got]
+    if trimmed != want:
+        faults.append("recorded nodes %s, DescribeInstances says %s" % (
+            json.dumps(trimmed), json.dumps(want)))
+    for n in got:
+        if not n.get("private_ip"):
+            faults.append("node %s has no private address" % n.get("id"))
+    return faults, "nodes: %d" % len(got)
+
+
 def user(name, policy_path, drop=None):
     with open(policy_path) as f:
         doc = json.load(f)
@@ -430,6 +470,8 @@ def main():
         faults, ok = drift(sys.argv[2], sys.argv[3], sys.argv[4])
     elif cmd == "left":
         faults, ok = left(sys.argv[2], sys.argv[3])
+    elif cmd == "nodes":
+        faults, ok = nodes(sys.argv[2], sys.argv[3], sys.argv[4], sys.argv[5])
     elif cmd == "user":
         faults, ok = user(sys.argv[2], sys.argv[3], sys.argv[4] if len(sys.argv) > 4 else None)
     else:

@@ -35,6 +35,7 @@ cd "$(dirname "$0")/../.." || exit 2
 . tests/e2e/init.sh
 . tests/e2e/ownership.sh
 . tests/e2e/docs.sh
+. tests/e2e/health.sh
 E2E_ROOT=$(pwd)
 T=$E2E_TMP
 NL='
@@ -43,7 +44,7 @@ ESC=$(printf '\033')
 HAVE_PY=false
 command -v python3 >/dev/null 2>&1 && HAVE_PY=true
 
-# E2E_ONLY=engine|state|aws|review|approve|audit|ci|sprawl|lifecycle|init|ownership|docs runs one group, for working on it.
+# E2E_ONLY=engine|state|aws|review|approve|audit|ci|sprawl|lifecycle|init|ownership|docs|health runs one group, for working on it.
 case ${E2E_ONLY:-} in
 engine) engine_tests; e2e_finish; exit $? ;;
 approve) approve_tests; e2e_finish; exit $? ;;
@@ -57,6 +58,7 @@ sprawl) sprawl_tests; e2e_finish; exit $? ;;
 init) init_tests; e2e_finish; exit $? ;;
 ownership) ownership_tests; e2e_finish; exit $? ;;
 docs) docs_tests; e2e_finish; exit $? ;;
+health) health_tests; e2e_finish; exit $? ;;
 esac
 
 # --- every spec under tests/specs, examples/ and templates/ against its golden ---
@@ -569,5 +571,6 @@ sprawl_tests
 init_tests
 ownership_tests
 docs_tests
+health_tests
 
 e2e_finish

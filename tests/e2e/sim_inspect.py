@@ -17,6 +17,12 @@
   sim_inspect.py SIM_DIR unlineage WS drop kiln:lineage and kiln:owner from
                                       every resource of workspace WS (made
                                       before kiln tagged lineages)
+  sim_inspect.py SIM_DIR report ADDRESS INDEX VALUE   the node at INDEX of a
+                                      node group (oldest launch first, ties by
+                                      id) reports VALUE as its kiln:health tag
+                                      from now on, as a booted node would
+  sim_inspect.py SIM_DIR nodes ADDRESS   the group's nodes, one "ID PRIVATE_IP"
+                                      a line, oldest launch first
 The STATE_JSON check also finds every recorded resource tagged with the
 state's lineage (kiln:lineage), when the state names one.
 """
@@ -58,7 +64,7 @@ def main():
                 json.dump(doc, f)
             os.replace(path + ".tmp", path)
         return 0
-    if cmd in ("set", "rm", "untag"):
+    if cmd in ("set", "rm", "untag", "report", "nodes"):
         addr = sys.argv[3]
         hits = [(p, d) for p, d in res if d.get("tags", {}).get("kiln:address") == addr]
         if len(hits) != 1:
@@ -67,6 +73,21 @@ def main():
         path, doc = hits[0]
         if cmd == "rm":
             os.unlink(path)
+            return 0
+        if cmd in ("report", "nodes"):
+            recs = doc.get("sim", {}).get("nodes", {})
+            order = sorted(doc["attrs"].get("instance_ids", []),
+                           key=lambda i: (recs.get(i, {}).get("launched_ms", 0), i))
+            if cmd == "nodes":
+                for i in order:
+                    print(i, recs.get(i, {}).get("private_ip", "-"))
+                return 0
+            rec = recs[order[int(sys.argv[4])]]
+            rec["report"] = sys.argv[5]
+            rec["report_at_ms"] = 0
+            with open(path + ".tmp", "w") as f:
+                json.dump(doc, f)
+            os.replace(path + ".tmp", path)
             return 0
         if cmd == "untag":
             doc["tags"] = {k: v for k, v in doc.get("tags", {}).items() if not k.startswith("kiln:")}
