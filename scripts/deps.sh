@@ -11,15 +11,19 @@ mode=${1:---check}
 # pkg-config module -> Debian package
 libs="libcurl:libcurl4-openssl-dev openssl:libssl-dev jansson:libjansson-dev
 libgit2:libgit2-dev yaml-0.1:libyaml-dev libxml-2.0:libxml2-dev zlib:zlib1g-dev cmocka:libcmocka-dev"
-# command -> Debian package (jq and node: the CI examples' jobs, run by tests/e2e/ci.sh)
+# command -> Debian package (jq and node: the CI examples' jobs, run by tests/e2e/ci.sh;
+# ssh and ssh-keygen: kiln ssh and exec, and tests/e2e/access.sh)
 tools="cc:gcc make:make pkg-config:pkg-config groff:groff-base git:git man:man-db
-python3:python3 openssl:openssl shuf:coreutils jq:jq node:nodejs"
+python3:python3 openssl:openssl shuf:coreutils jq:jq node:nodejs ssh:openssh-client
+ssh-keygen:openssh-client"
 
 missing=""
 for pair in $tools; do
 	cmd=${pair%%:*}; pkg=${pair#*:}
 	command -v "$cmd" >/dev/null 2>&1 || missing="$missing $pkg"
 done
+# tests/e2e/access.sh starts a real sshd, which lives outside a user's PATH
+[ -x /usr/sbin/sshd ] || missing="$missing openssh-server"
 # python3 module -> Debian package (the e2e tests check JSON plans against their schema)
 if command -v python3 >/dev/null 2>&1 && ! python3 -c 'import jsonschema' 2>/dev/null &&
 	! /usr/bin/python3 -c 'import jsonschema' 2>/dev/null; then

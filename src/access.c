@@ -361,7 +361,7 @@ char *access_ssh_config(const json_t *hosts, const struct spec *spec, const char
 					spec->access.keys[k].identity);
 		sb_adds(&sb, "  StrictHostKeyChecking accept-new\n");
 		if (endpoint)
-			sb_adds(&sb, "  UserKnownHostsFile /dev/null\n");
+			sb_adds(&sb, "  UserKnownHostsFile /dev/null\n  LogLevel ERROR\n");
 	}
 	return sb_detach(&sb);
 }

@@ -38,8 +38,9 @@ json_t *access_hosts(struct engine *e, const json_t *resources, const char *grou
  * OpenSSH Host blocks for every node of hosts (ssh_config(5)): HostName,
  * User, ProxyJump, IdentityFile (the spec's key files), StrictHostKeyChecking
  * accept-new. endpoint ("HOST:PORT", from KILN_TEST_SSH_ENDPOINT, else NULL)
- * sends every node to one test sshd: HostName and Port rewritten, and host
- * keys kept out of the user's known_hosts. Caller frees.
+ * sends every node to one test sshd: HostName and Port rewritten, host keys
+ * kept out of the user's known_hosts (and ssh's note of each, LogLevel
+ * ERROR). Caller frees.
  */
 char *access_ssh_config(const json_t *hosts, const struct spec *spec, const char *endpoint);
 

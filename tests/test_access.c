@@ -396,7 +396,8 @@ static void test_test_endpoint_sends_every_node_to_one_sshd(void **state)
 				     "  User alice\n"
 				     "  ProxyJump kiln-c-ws-login-0\n"
 				     "  StrictHostKeyChecking accept-new\n"
-				     "  UserKnownHostsFile /dev/null\n"));
+				     "  UserKnownHostsFile /dev/null\n"
+				     "  LogLevel ERROR\n"));
 	assert_null(strstr(text, "Host kiln-c-ws-login-0"));
 	free(text);
 }
