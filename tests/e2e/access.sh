@@ -172,11 +172,42 @@ ac_aws_cluster() {
 			--out-has "kiln-e2e-default-trainers-1: up" \
 			--err "kiln: exec: all 3 nodes succeeded" \
 			-- "$KILN" exec -- echo up
+		ac_private "$(id -un)"
 		unset KILN_TEST_SSH_ENDPOINT
 		ac_sshd_stop
 	fi
 	"$KILN" destroy --auto-approve >/dev/null 2>&1
 	cd "$E2E_ROOT" || exit 1
+}
+
+# A cluster of private GPU nodes only: the plan and kiln ssh say they are
+# reachable only from inside the VPC, with the fix (kiln ssh still tries:
+# kiln may run inside the VPC; here the test sshd stands for the node).
+ac_private() { # USER
+	ac_priv_dir=$(mktemp -d "$E2E_TMP/access-private.XXXXXX")
+	cp "$ac_dir/user" "$ac_dir/user.pub" "$ac_priv_dir/"
+	cd "$ac_priv_dir" || exit 1
+	cat >kiln.yaml <<-SPEC
+		kiln: 1
+		cluster: priv
+		provider: {name: aws, region: us-east-1, zone: us-east-1a}
+		network: {cidr: 10.43.0.0/16, fabric: ena}
+		compute:
+		  trainers: {gpu: H100:8, count: 1, image: ami-dca37ea5}
+		access:
+		  ssh_keys: [{file: user.pub}]
+		  user: $1
+	SPEC
+	check "access: a spec of private groups only: the plan says the VPC alone reaches them" 2 \
+		--out-has "access: compute.trainers is private and no group is public: reachable only from inside the VPC; add a login group with public: true (a small instance) to jump through, or run kiln from inside the VPC" \
+		-- "$KILN" plan --detailed-exitcode
+	"$KILN" apply --auto-approve >/dev/null 2>&1
+	check "access: kiln ssh to a private node with no login node warns, with the fix, and tries" 0 \
+		--out "in the VPC" \
+		--err "kiln: ssh: warning: compute.trainers is private and no group is public: reachable only from inside the VPC${NL}  hint: add a login group with public: true (a small instance) to jump through, or run kiln from inside the VPC" \
+		-- "$KILN" ssh trainers -- echo in the VPC
+	"$KILN" destroy --auto-approve >/dev/null 2>&1
+	cd "$ac_dir" || exit 1
 }
 
 ac_aws() {
