@@ -117,6 +117,10 @@ static char *value_text(const json_t *v)
 
 	if (!v)
 		return xstrdup("null");
+	/* A document (a node group's user data) is too long for a row: the JSON plan has it. */
+	if (json_is_string(v) && json_string_length(v) > 512 && strchr(json_string_value(v), '\n'))
+		return xasprintf("(a document of %zu bytes: kiln plan --json has it)",
+				 json_string_length(v));
 	raw = jsonw_dumps(
 	    v, JSON_ENCODE_ANY | JSON_COMPACT | JSON_SORT_KEYS | JSON_REAL_PRECISION(15), NULL);
 	s = clean(raw ? raw : "?");

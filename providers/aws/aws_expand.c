@@ -27,6 +27,7 @@
  */
 #include "aws_int.h"
 
+#include "bootstrap.h"
 #include "expand.h"
 
 #include <stdio.h>
@@ -94,6 +95,84 @@ static int expand_network(json_t *all, const struct spec *spec, const struct pro
 		pexp_attr(r, "strategy", json_string("cluster"));
 	}
 	return 0;
+}
+
+/*
+ * Where a node finds a file system it mounts. With one zone the file
+ * systems are made first: their names go into the document (placeholders
+ * filled at launch from the recorded dependencies). With a list of zones a
+ * Lustre file system is made after the nodes: the node finds it at boot by
+ * kiln's tags, once it is AVAILABLE (fsx:DescribeFileSystems, which its role
+ * is given). An EFS file system is regional and made before the nodes; only
+ * its mount target follows them, so its name is known and the mount retries.
+ */
+static void aws_boot_source(const struct spec *spec, const struct spec_store *s, bool zoned,
+			    char **source, char **find, char **why)
+{
+	char *key = xasprintf("%s:%s", s->tier == TIER_LUSTRE ? "lustre" : "nfs", s->name);
+
+	if (s->tier == TIER_LUSTRE && zoned) {
+		char *ws = boot_placeholder("workspace");
+
+		*find = xasprintf(
+		    "aws fsx describe-file-systems --region %s --output text --query "
+		    "\"FileSystems[?Lifecycle=='AVAILABLE' && Tags[?Key=='kiln:cluster' && "
+		    "Value=='%s'] && Tags[?Key=='kiln:workspace' && Value=='%s'] && "
+		    "Tags[?Key=='kiln:address' && Value=='aws_fsx_lustre.%s']] | "
+		    "[0].[DNSName, LustreConfiguration.MountName]\" | awk '$2 != \"\" && $1 != "
+		    "\"None\" { print $1 \"@tcp:/\" $2 }'",
+		    spec->provider.region, spec->cluster, ws, s->name);
+		*why = xstrdup("FSx for Lustre made after the nodes, in their zone: found at boot "
+			       "by its kiln tags once AVAILABLE");
+		free(ws);
+	} else {
+		*source = boot_placeholder(key);
+		*why = xstrdup(s->tier == TIER_LUSTRE
+				   ? "FSx for Lustre DNSName@tcp:/MountName, made before the nodes"
+			       : zoned ? "EFS FILE_SYSTEM.efs.REGION.amazonaws.com, its mount "
+					 "target made after the nodes: the mount retries"
+				       : "EFS FILE_SYSTEM.efs.REGION.amazonaws.com, made before "
+					 "the nodes");
+	}
+	free(key);
+}
+
+static char *aws_boot_report(const char *region)
+{
+	return xasprintf("local tok iid\n"
+			 "\ttok=$(curl -sS -X PUT -H 'X-aws-ec2-metadata-token-ttl-seconds: 300' "
+			 "http://169.254.169.254/latest/api/token) || return 1\n"
+			 "\tiid=$(curl -sS -H \"X-aws-ec2-metadata-token: $tok\" "
+			 "http://169.254.169.254/latest/meta-data/instance-id) || return 1\n"
+			 "\taws ec2 create-tags --region %s --resources \"$iid\" --tags "
+			 "\"[{\\\"Key\\\":\\\"kiln:health\\\",\\\"Value\\\":\\\"$1\\\"}]\"",
+			 region);
+}
+
+void aws_boot_check(const struct spec *spec, struct diags *d)
+{
+	struct boot_cloud cloud = {NULL, aws_boot_source};
+
+	cloud.report = aws_boot_report(spec->provider.region ? spec->provider.region : "us-east-1");
+	boot_check_spec(&catalog_aws, spec, &cloud, spec->provider.nzones > 1 && spec->ngroups > 0,
+			d);
+	free((char *)cloud.report);
+}
+
+/* The group's user data: its digest (an input), the document, and the plan's note. */
+static int group_user_data(json_t *r, const struct spec *spec, const struct prov_ctx *ctx,
+			   const struct spec_group *g, const struct catalog_type *t, bool efa,
+			   bool zoned, struct kiln_error *err)
+{
+	char *addr = xasprintf("aws_instance_group.%s", g->name);
+	struct boot_cloud cloud = {NULL, aws_boot_source};
+	int rc;
+
+	cloud.report = aws_boot_report(ctx->region);
+	rc = boot_group_attrs(r, "aws: ", spec, g, addr, t, efa, &cloud, zoned, err);
+	free((char *)cloud.report);
+	free(addr);
+	return rc;
 }
 
 static int expand_group(json_t *all, const struct spec *spec, const struct prov_ctx *ctx,
@@ -170,11 +249,24 @@ static int expand_group(json_t *all, const struct spec *spec, const struct prov_
 		prev[1] = g->name;
 	if (g->role.name && spec_role_find(spec, g->role.name))
 		pexp_dep(r, "aws_iam_role", g->role.name);
-	/* With one zone, file systems are mounted on every node: they come first. */
-	for (i = 0; !zoned && i < nfs; i++)
-		pexp_dep(r, fs[i]->tier == TIER_LUSTRE ? "aws_fsx_lustre" : "aws_efs_mount_target",
-			 fs[i]->name);
-	return 0;
+	/*
+	 * A group mounts the file systems its role reaches. With one zone they
+	 * come first, and their names go into its user data; with a list, an
+	 * EFS file system (regional) still does, its mount target and Lustre
+	 * come after (zone_bound).
+	 */
+	for (i = 0; i < nfs; i++) {
+		if (!boot_mounts_store(spec, g, fs[i]))
+			continue;
+		if (fs[i]->tier == TIER_NFS)
+			pexp_dep(r, "aws_efs", fs[i]->name);
+		if (!zoned)
+			pexp_dep(r,
+				 fs[i]->tier == TIER_LUSTRE ? "aws_fsx_lustre"
+							    : "aws_efs_mount_target",
+				 fs[i]->name);
+	}
+	return group_user_data(r, spec, ctx, g, t, efa, zoned, err);
 }
 
 static void store_common(json_t *r, const struct spec_store *s)
@@ -244,6 +336,8 @@ static void expand_store(json_t *all, const struct spec *spec, const struct prov
 			pexp_dep(r, "aws_s3_bucket", s->import.name);
 		}
 		return;
+	case TIER_LOCAL:
+		return; /* the nodes' own disks: nothing to make */
 	case TIER_NFS:
 		r = pexp_resource(all, "aws_efs", s->name);
 		pexp_attr(r, "mount", pexp_str(s->mount));

@@ -197,6 +197,8 @@ extern const struct prov_type aws_types[AWS_NTYPES];
 
 /* aws_expand.c */
 int aws_expand(struct prov_ctx *ctx, const struct spec *spec, json_t **out, struct kiln_error *err);
+/* aws_expand.c: the user data rules at validate time (bootstrap.h's boot_check_spec). */
+void aws_boot_check(const struct spec *spec, struct diags *d);
 
 /* The root device of an image, remembered from a DescribeImages (NULL when unknown). */
 char *aws_image_root(struct prov_ctx *ctx, const char *image);

@@ -164,6 +164,12 @@ static json_t *group_live(const char *id, json_t *insts)
 		if (awsxml_str(first, "keyName"))
 			json_object_set_new(attrs, "key_pair",
 					    json_string(awsxml_str(first, "keyName")));
+		/* The digest of the user data it was launched with (null: launched without). */
+		json_object_set_new(
+		    attrs, "user_data",
+		    json_string_value(json_object_get(tags, TAG_USER_DATA))
+			? json_string(json_string_value(json_object_get(tags, TAG_USER_DATA)))
+			: json_null());
 	}
 	json_object_set_new(attrs, "nodes", nodes);
 	return aws_live("aws_instance_group", id, pending ? "pending" : "ready", attrs, tags);
@@ -407,6 +413,7 @@ int ig_update(struct prov_ctx *ctx, const struct prov_scope *scope, const char *
 			l.gang = json_is_true(json_object_get(la, "gang"));
 			l.spot =
 			    strcmp(json_string_value(json_object_get(la, "market")), "spot") == 0;
+			l.user_data_digest = json_string_value(json_object_get(la, "user_data"));
 			l.zones = xstrdup(json_string_value(json_object_get(tags, TAG_ZONES))
 					      ? json_string_value(json_object_get(tags, TAG_ZONES))
 					      : "");
@@ -422,6 +429,13 @@ int ig_update(struct prov_ctx *ctx, const struct prov_scope *scope, const char *
 			} else {
 				rc = launch_root_device(ctx, l.image, &l.root_dev, err);
 			}
+			/* New nodes boot as the others did: with the user data EC2 holds for them.
+			 */
+			if (rc == PROV_OK)
+				rc = launch_user_data_of(ctx,
+							 json_string_value(json_array_get(
+							     ids, json_array_size(ids) - 1)),
+							 &l.user_data_b64, err);
 			if (rc == PROV_OK && l.efa)
 				rc = launch_efa_interfaces(ctx, l.type, &l.efa_interfaces, err);
 			if (rc == PROV_OK) {
@@ -440,6 +454,7 @@ int ig_update(struct prov_ctx *ctx, const struct prov_scope *scope, const char *
 		}
 		free(l.root_dev);
 		free(l.zones);
+		free(l.user_data_b64);
 		free(cluster), free(ws), free(group), free(lineage), free(addr);
 	}
 	json_decref(live);
