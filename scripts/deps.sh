@@ -12,10 +12,11 @@ mode=${1:---check}
 libs="libcurl:libcurl4-openssl-dev openssl:libssl-dev jansson:libjansson-dev
 libgit2:libgit2-dev yaml-0.1:libyaml-dev libxml-2.0:libxml2-dev zlib:zlib1g-dev cmocka:libcmocka-dev"
 # command -> Debian package (jq and node: the CI examples' jobs, run by tests/e2e/ci.sh;
-# ssh and ssh-keygen: kiln ssh and exec, and tests/e2e/access.sh)
+# ssh and ssh-keygen: kiln ssh and exec, and tests/e2e/access.sh; cloud-init: its schema
+# checks the user data kiln generates)
 tools="cc:gcc make:make pkg-config:pkg-config groff:groff-base git:git man:man-db
 python3:python3 openssl:openssl shuf:coreutils jq:jq node:nodejs ssh:openssh-client
-ssh-keygen:openssh-client"
+ssh-keygen:openssh-client cloud-init:cloud-init"
 
 missing=""
 for pair in $tools; do

@@ -8,6 +8,8 @@
 #include <unistd.h>
 
 #include "access.h"
+#include "bootstrap.h"
+#include "catalog_aws.h"
 #include "sshkey.h"
 
 #define HEAD                                                                                       \
@@ -443,6 +445,47 @@ static void test_private_groups_without_a_public_one_are_unreachable(void **stat
 	free(why);
 }
 
+/* The user data of the spec's only group, on m7i.xlarge. */
+static char *group_user_data(const struct spec *spec)
+{
+	static const struct boot_cloud cloud = {"true", NULL};
+	struct kiln_error err = {0};
+	char *doc = boot_group_document(spec, &spec->groups[0], "sim_node_group.g",
+					catalog_find(&catalog_aws, "m7i.xlarge"), 0, &cloud, false,
+					NULL, &err);
+
+	assert_non_null(doc);
+	return doc;
+}
+
+static void test_user_data_authorizes_the_keys_for_the_default_user(void **state)
+{
+	struct fx *f = *state;
+	char *doc;
+
+	assert_int_equal(fx_load(f, HEAD "compute: {g: {instance_type: m7i.xlarge}}\n"
+					 "access: {ssh_keys: [" ED25519 "]}\n"),
+			 0);
+	doc = group_user_data(f->spec);
+	assert_non_null(strstr(doc, "\nssh_authorized_keys:\n  - \"" ED25519 "\"\n"));
+	assert_null(strstr(doc, "users:"));
+	free(doc);
+}
+
+static void test_user_data_makes_access_user_with_the_keys(void **state)
+{
+	struct fx *f = *state;
+	char *doc;
+
+	assert_int_equal(fx_load(f, HEAD "compute: {g: {instance_type: m7i.xlarge}}\n"
+					 "access: {user: alice, ssh_keys: [" ED25519 "]}\n"),
+			 0);
+	doc = group_user_data(f->spec);
+	assert_non_null(strstr(doc, "users:\n  - default\n  - name: \"alice\"\n"));
+	assert_non_null(strstr(doc, "    ssh_authorized_keys:\n      - \"" ED25519 "\"\n"));
+	free(doc);
+}
+
 #define hosts_test(fn) cmocka_unit_test_setup_teardown(fn, hosts_setup, hosts_teardown)
 
 int main(void)
@@ -459,6 +502,8 @@ int main(void)
 	    kiln_test(test_private_key_file_is_refused),
 	    kiln_test(test_missing_key_file_is_refused),
 	    kiln_test(test_bad_user_and_unknown_key_are_refused),
+	    kiln_test(test_user_data_authorizes_the_keys_for_the_default_user),
+	    kiln_test(test_user_data_makes_access_user_with_the_keys),
 	    hosts_test(test_hosts_name_every_node_and_jump_through_the_login_node),
 	    hosts_test(test_ssh_config_has_a_block_per_addressed_node),
 	    hosts_test(test_test_endpoint_sends_every_node_to_one_sshd),

@@ -132,6 +132,14 @@ ac_aws_cluster() {
 		-- "$KILN" apply --auto-approve
 	assert "access: boto3 finds every node launched with the spec's key pair" \
 		"$AWS_PY" "$E2E_ROOT/tests/e2e/access_inspect.py" key-name e2e default trainers e2e-team
+	assert "access: boto3 finds the key in every trainer's user data (DescribeInstanceAttribute)" \
+		"$AWS_PY" "$E2E_ROOT/tests/e2e/access_inspect.py" user-data e2e default trainers user.pub ud.yaml
+	if command -v cloud-init >/dev/null 2>&1; then
+		check "access: cloud-init's own schema accepts the user data the nodes got" 0 \
+			--out "Valid cloud-config: ud.yaml" -- cloud-init schema --config-file ud.yaml
+	else
+		fail "access: cloud-init's own schema accepts the user data (cloud-init is not installed: scripts/deps.sh --install)"
+	fi
 	"$KILN" hosts --format json >hosts.json 2>hosts.err
 	assert "access: kiln hosts --format json agrees with boto3's DescribeInstances" \
 		"$AWS_PY" "$E2E_ROOT/tests/e2e/access_inspect.py" hosts hosts.json e2e default

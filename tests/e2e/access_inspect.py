@@ -8,6 +8,10 @@
       private and public address, zone and GPU count; nothing else is.
   access_inspect.py key-name CLUSTER WS GROUP NAME
       every instance of GROUP was launched with the key pair NAME.
+  access_inspect.py user-data CLUSTER WS GROUP PUBFILE OUT
+      every instance of GROUP was launched with user data
+      (DescribeInstanceAttribute) whose ssh_authorized_keys hold the key of
+      PUBFILE; the first one's is written to OUT, for cloud-init schema.
   access_inspect.py import-key NAME PUBFILE
       ImportKeyPair, as an account that requires a key pair would have one.
 
@@ -98,12 +102,39 @@ def key_name(cluster, ws, group, name):
     return bad
 
 
+def user_data(cluster, ws, group, pubfile, out):
+    import base64
+    with open(pubfile) as f:
+        key = f.read().strip()
+    c = ec2()
+    bad = []
+    insts = [i for i in instances(c, cluster, ws)
+             if {t["Key"]: t["Value"] for t in i.get("Tags", [])}.get("kiln:address")
+             == "aws_instance_group." + group]
+    if not insts:
+        bad.append("no instance of %s" % group)
+    for n, i in enumerate(insts):
+        got = c.describe_instance_attribute(InstanceId=i["InstanceId"], Attribute="userData")
+        doc = base64.b64decode(got.get("UserData", {}).get("Value", "")).decode()
+        if n == 0:
+            with open(out, "w") as f:
+                f.write(doc)
+        lines = doc.splitlines()
+        if "ssh_authorized_keys:" not in lines or '  - "%s"' % key not in lines:
+            bad.append("%s: the user data does not authorize %s" % (i["InstanceId"], key))
+    if not bad:
+        print("user-data: %d instances authorize the key" % len(insts))
+    return bad
+
+
 def main():
     cmd = sys.argv[1]
     if cmd == "hosts":
         bad = hosts(*sys.argv[2:5])
     elif cmd == "key-name":
         bad = key_name(*sys.argv[2:6])
+    elif cmd == "user-data":
+        bad = user_data(*sys.argv[2:7])
     elif cmd == "import-key":
         with open(sys.argv[3]) as f:
             ec2().import_key_pair(KeyName=sys.argv[2], PublicKeyMaterial=f.read().encode())
