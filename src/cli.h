@@ -18,7 +18,8 @@ enum kiln_exit {
 	KILN_EXIT_OK = 0,
 	KILN_EXIT_ERROR = 1,
 	KILN_EXIT_CHANGES = 2,
-	KILN_EXIT_FINDINGS = 3, /* kiln audit: an unwaived error-level finding */
+	KILN_EXIT_FINDINGS = 3,	 /* kiln audit: an unwaived error-level finding */
+	KILN_EXIT_UNHEALTHY = 4, /* apply, up, repair: done, but a node is unhealthy or silent */
 };
 
 struct cli {

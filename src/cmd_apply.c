@@ -16,6 +16,7 @@
 #include "cost.h"
 #include "crypt.h"
 #include "expiry.h"
+#include "health.h"
 #include "log.h"
 #include "plan.h"
 #include "progress.h"
@@ -25,6 +26,7 @@ enum {
 	OPT_REQUIRE_APPROVALS = 980,
 	OPT_TRUSTED_KEYS,
 	OPT_TTL,
+	OPT_HEALTH_TIMEOUT,
 };
 
 static const struct cli_option apply_options[] = {
@@ -46,6 +48,9 @@ static const struct cli_option apply_options[] = {
     {"ttl", 0, true, OPT_TTL, "DURATION",
      "the cluster expires DURATION from now (overrides the spec's ttl); kiln reap destroys it "
      "after"},
+    {"health-timeout", 0, true, OPT_HEALTH_TIMEOUT, "DURATION",
+     "wait this long for the nodes of the groups launched to report their health; 0 does not "
+     "wait (default 20m; KILN_HEALTH_TIMEOUT)"},
 };
 
 const struct cmd_info cmd_apply_info = {
@@ -71,6 +76,10 @@ const struct cmd_info cmd_apply_info = {
 		   "against a deliberate edit.\n\n"
 		   "A plan with an unwaived error-level audit finding (kiln-rules(7)) is refused\n"
 		   "before anything changes, with exit status 3.\n\n"
+		   "After the commit, apply waits up to --health-timeout (default 20m) for the\n"
+		   "nodes of the groups it launched to report their health (the kiln:health tag\n"
+		   "a node puts on itself), prints one line per group, and exits 4 when a node\n"
+		   "is unhealthy or did not report in time; `kiln repair` replaces bad nodes.\n\n"
 		   "With a ttl (the spec's `ttl:` or --ttl), the state records when the cluster\n"
 		   "expires, and every resource created carries a kiln:expires tag. The first\n"
 		   "apply sets it to now + ttl; later applies keep it; --ttl, or a changed spec\n"
@@ -357,7 +366,9 @@ struct apply_cmd {
 	bool up; /* end with the cost per hour and the expiry */
 	struct run_flags f;
 	struct approval_policy ap;
-	int64_t ttl; /* --ttl, 0 when not given */
+	int64_t ttl;		/* --ttl, 0 when not given */
+	const char *health_arg; /* --health-timeout, or NULL */
+	int64_t health_timeout; /* seconds; 0: do not wait */
 	const char *operand;
 	const char *spec;
 	json_t *saved;	   /* the plan file applied, or NULL */
@@ -382,6 +393,29 @@ static int parse_ttl(const struct cli *cli, const char *arg, int64_t *ttl)
 	return 0;
 }
 
+/* --health-timeout, else KILN_HEALTH_TIMEOUT, else the default; -1 after reporting. */
+static int parse_health_timeout(struct apply_cmd *a)
+{
+	const char *env = getenv("KILN_HEALTH_TIMEOUT");
+	const char *text = a->health_arg ? a->health_arg : env && *env ? env : NULL;
+
+	a->health_timeout = HEALTH_TIMEOUT_DEFAULT;
+	if (!text)
+		return 0;
+	if (strcmp(text, "0") == 0) {
+		a->health_timeout = 0;
+		return 0;
+	}
+	if (duration_parse(text, &a->health_timeout) < 0 || a->health_timeout > 86400) {
+		cli_error(a->cli,
+			  "write a duration of at most 24h like 20m, 90s or 1h, or 0 not to wait",
+			  "%s '%s' is not a duration",
+			  a->health_arg ? "--health-timeout" : "KILN_HEALTH_TIMEOUT", text);
+		return -1;
+	}
+	return 0;
+}
+
 /* The options and the operand; -1 when the command should return *ret now. */
 static int apply_parse(struct apply_cmd *a, struct cli_parser *p, int argc, char **argv, int *ret)
 {
@@ -397,6 +431,8 @@ static int apply_parse(struct apply_cmd *a, struct cli_parser *p, int argc, char
 			a->ap.required_arg = p->optarg;
 		else if (opt == OPT_TRUSTED_KEYS)
 			a->ap.dir_arg = p->optarg;
+		else if (opt == OPT_HEALTH_TIMEOUT)
+			a->health_arg = p->optarg;
 		else if (opt == OPT_TTL) {
 			if (parse_ttl(a->cli, p->optarg, &a->ttl) < 0)
 				return -1;
@@ -404,7 +440,7 @@ static int apply_parse(struct apply_cmd *a, struct cli_parser *p, int argc, char
 			return -1;
 	}
 	a->operand = a->spec = run_spec_operand(a->cli, argc, argv, p->optind);
-	if (!a->operand)
+	if (!a->operand || (!a->destroy && parse_health_timeout(a) < 0))
 		return -1;
 	if (a->destroy && plan_file_is(a->operand)) {
 		cli_error(a->cli,
@@ -660,6 +696,68 @@ static void render_outcome(const struct apply_cmd *a, const struct op_run *r,
 	}
 }
 
+/*
+ * After the commit: wait for the nodes of the groups this apply launched
+ * to report, then one line per group (one "health" event with --json).
+ * KILN_EXIT_UNHEALTHY when a node is unhealthy or did not report in time.
+ */
+static int health_report(const struct apply_cmd *a, struct op_run *r)
+{
+	struct kiln_error err = {0};
+	json_t *touched = health_touched(r->e, r->plan), *groups = NULL, *g;
+	struct strbuf lines = {0};
+	char *waited;
+	bool bad = false;
+	size_t i;
+	int ret = KILN_EXIT_OK, rc;
+
+	if (json_array_size(touched) == 0) {
+		json_decref(touched);
+		return KILN_EXIT_OK;
+	}
+	waited = duration_format(a->health_timeout);
+	if (!a->f.json) {
+		printf("Health: waiting up to %s for the nodes to report (--health-timeout).\n",
+		       waited);
+		fflush(stdout);
+	}
+	rc = op_health_wait(r, touched, a->health_timeout, &interrupted, &groups, &err);
+	json_decref(touched);
+	if (rc < 0) {
+		cmd_report(a->cli, &err);
+		free(waited);
+		return KILN_EXIT_ERROR;
+	}
+	json_array_foreach(groups, i, g) bad |= health_group_bad(g);
+	json_array_foreach(groups, i, g)
+	{
+		char *line = health_line(g, waited);
+
+		if (!a->f.json)
+			printf("  %s\n", line);
+		sb_addf(&lines, "%s%s", i ? "; " : "", line);
+		free(line);
+	}
+	if (a->f.json)
+		progress_json_event("health", bad ? "warn" : "info",
+				    json_pack("{s:O, s:s, s:b}", "groups", groups, "timeout",
+					      waited, "healthy", !bad),
+				    "%s", lines.buf ? lines.buf : "");
+	sb_release(&lines);
+	if (bad) {
+		fflush(stdout);
+		fprintf(stderr,
+			"%s: %s: the apply is recorded, but not every node is healthy (exit status "
+			"%d)\n  hint: `kiln status` shows each node; `kiln repair` replaces the "
+			"unhealthy ones\n",
+			a->cli->prog, a->cli->cmd, KILN_EXIT_UNHEALTHY);
+		ret = KILN_EXIT_UNHEALTHY;
+	}
+	json_decref(groups);
+	free(waited);
+	return ret;
+}
+
 /* Ask (unless approved already), carry out the plan, commit and say how it went. */
 static int apply_execute(struct apply_cmd *a, struct op_run *r)
 {
@@ -696,6 +794,8 @@ static int apply_execute(struct apply_cmd *a, struct op_run *r)
 	ret = (o.res.failed || o.res.interrupted || o.res.skipped || o.commit_failed)
 		  ? KILN_EXIT_ERROR
 		  : KILN_EXIT_OK;
+	if (ret == KILN_EXIT_OK && !a->destroy && a->health_timeout > 0)
+		ret = health_report(a, r);
 out:
 	progress_release(&pg);
 	op_apply_outcome_release(&o);

@@ -17,6 +17,7 @@
 #include "cmds.h"
 #include "cost.h"
 #include "expiry.h"
+#include "health.h"
 #include "plan.h"
 #include "state.h"
 #include "jsonw.h"
@@ -34,16 +35,39 @@ const struct cmd_info cmd_status_info = {
     .usage = "[SPEC] [-w WS] [OPTIONS]",
     .summary = "show the live cluster: groups, nodes, storage, cost so far, time left",
     .description = "Read the workspace's state, refresh it from the cloud (unless\n"
-		   "--refresh=false), and show each node group with its running nodes, each\n"
-		   "store, the cost per hour of what runs now, the cost so far (that hourly\n"
-		   "cost times the time since the apply that brought the cluster up: an\n"
-		   "estimate that assumes the cluster kept its size), and the time left before\n"
-		   "its TTL ends. Changes a plan would make are counted. Nothing is changed and\n"
-		   "no lock is taken.",
+		   "--refresh=false), and show each node group with its running nodes (one line\n"
+		   "each: address, zone, state, and the health the node reported with the\n"
+		   "reason, or not reported), each store, the cost per hour of what runs now,\n"
+		   "the cost so far (that hourly cost times the time since the apply that\n"
+		   "brought the cluster up: an estimate that assumes the cluster kept its\n"
+		   "size), and the time left before its TTL ends. Changes a plan would make are\n"
+		   "counted. Nothing is changed and no lock is taken.",
     .options = options,
     .noptions = sizeof(options) / sizeof(options[0]),
     .see_also = "kiln-status(1), kiln-up(1), kiln-ttl(1)",
 };
+
+/*
+ * A group's nodes as the refresh found them (the recorded ones with
+ * --refresh=false) and their health: "members" and "health" beside the
+ * group's counts.
+ */
+static void group_nodes(const struct op_run *r, const char *addr, const json_t *res,
+			const json_t *attrs, json_t *g)
+{
+	const json_t *found = json_array_get(json_object_get(r->live, addr), 0);
+	const json_t *a = found ? json_object_get(found, "attrs") : attrs;
+	const json_t *nodes = json_object_get(a, "nodes");
+	json_t *h = health_group(addr, json_string_value(json_object_get(res, "id")), a);
+
+	json_object_set_new(g, "members",
+			    json_is_array(nodes) ? json_deep_copy(nodes) : json_array());
+	json_object_del(h, "group");
+	json_object_del(h, "address");
+	json_object_del(h, "id");
+	json_object_del(h, "nodes");
+	json_object_set_new(g, "health", h);
+}
 
 static json_t *build(const struct op_run *r, int64_t now)
 {
@@ -88,12 +112,14 @@ static json_t *build(const struct op_run *r, int64_t now)
 		}
 
 		if ((ids = json_object_get(a, "instance_ids")) && json_is_array(ids)) {
-			json_array_append_new(
-			    groups,
+			json_t *g =
 			    json_pack("{s:s, s:s, s:O?, s:I, s:I}", "name", name, "address", addr,
 				      "instance_type", json_object_get(a, "instance_type"), "nodes",
 				      (json_int_t)json_array_size(ids), "count",
-				      json_integer_value(json_object_get(a, "count"))));
+				      json_integer_value(json_object_get(a, "count")));
+
+			group_nodes(r, addr, res, a, g);
+			json_array_append_new(groups, g);
 			nodes += json_array_size(ids);
 		} else if (json_object_get(a, "deletion")) {
 			json_array_append_new(
@@ -127,6 +153,35 @@ static json_t *build(const struct op_run *r, int64_t now)
 	return doc;
 }
 
+/* One line per node: index, id, address, zone, state, and its health with the reason. */
+static void print_members(const json_t *g)
+{
+	const json_t *h = json_object_get(g, "health"), *n;
+	bool can = json_is_true(json_object_get(h, "can_report"));
+	size_t i;
+
+	if (!can && json_object_get(h, "why_not"))
+		printf("    health not reported: %s\n",
+		       json_string_value(json_object_get(h, "why_not")));
+	json_array_foreach(json_object_get(g, "members"), i, n)
+	{
+		const char *health = json_string_value(json_object_get(n, "health"));
+		const char *why = json_string_value(json_object_get(n, "health_reason"));
+		const char *ip = json_string_value(json_object_get(n, "private_ip"));
+
+		printf("    %" JSON_INTEGER_FORMAT " %s  %s%s  %s  %s  ",
+		       json_integer_value(json_object_get(n, "index")),
+		       json_string_value(json_object_get(n, "id")) ?: "-", ip ? ip : "-",
+		       ip && json_is_true(json_object_get(n, "simulated")) ? " (simulated)" : "",
+		       json_string_value(json_object_get(n, "zone")) ?: "-",
+		       json_string_value(json_object_get(n, "state")) ?: "-");
+		if (health)
+			printf("%s%s%s\n", health, why ? ": " : "", why ? why : "");
+		else
+			printf("not reported%s\n", can ? "" : " (cannot report)");
+	}
+}
+
 static void print_text(const json_t *d)
 {
 	const json_t *g, *v;
@@ -142,13 +197,18 @@ static void print_text(const json_t *d)
 	printf(".\n");
 	if (json_array_size(json_object_get(d, "groups")))
 		printf("Node groups:\n");
-	json_array_foreach(json_object_get(d, "groups"), i, g) printf(
-	    "  %-16s %" JSON_INTEGER_FORMAT " of %" JSON_INTEGER_FORMAT " nodes running, %s (%s)\n",
-	    json_string_value(json_object_get(g, "name")),
-	    json_integer_value(json_object_get(g, "nodes")),
-	    json_integer_value(json_object_get(g, "count")),
-	    json_string_value(json_object_get(g, "instance_type")) ?: "deleted outside kiln",
-	    json_string_value(json_object_get(g, "address")));
+	json_array_foreach(json_object_get(d, "groups"), i, g)
+	{
+		printf("  %-16s %" JSON_INTEGER_FORMAT " of %" JSON_INTEGER_FORMAT
+		       " nodes running, %s (%s)\n",
+		       json_string_value(json_object_get(g, "name")),
+		       json_integer_value(json_object_get(g, "nodes")),
+		       json_integer_value(json_object_get(g, "count")),
+		       json_string_value(json_object_get(g, "instance_type"))
+			   ?: "deleted outside kiln",
+		       json_string_value(json_object_get(g, "address")));
+		print_members(g);
+	}
 	if (json_array_size(json_object_get(d, "storage")))
 		printf("Storage:\n");
 	json_array_foreach(json_object_get(d, "storage"), i, g)
@@ -208,6 +268,7 @@ int cmd_status(int argc, char **argv, struct cli *cli)
 		goto out;
 	}
 	spec = run_spec_operand(cli, argc, argv, p.optind);
+	r.keep_live = true;
 	if (!spec || run_open(&r, cli, &f, spec, false, "status") < 0 || run_plan(&r, cli) < 0)
 		goto out;
 	/* kiln init makes the workspace with an empty state: no cluster until an apply. */

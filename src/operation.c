@@ -20,6 +20,7 @@
 #include "crypt.h"
 #include "diff.h"
 #include "expiry.h"
+#include "health.h"
 #include "iam.h"
 #include "journal.h"
 #include "log.h"
@@ -272,6 +273,8 @@ int op_plan(struct op_run *r, struct kiln_error *err)
 		return -1;
 	}
 	iam_delta_plan(r->e, r->plan, live, state_resources(r->state));
+	if (r->keep_live)
+		r->live = json_incref(live);
 	json_decref(live);
 	if (r->plan_only) {
 		/* It is shared with the workspace (load_state): both references go. */
@@ -306,6 +309,7 @@ static void release(struct op_run *r, bool documents)
 		json_decref(r->plan);
 		json_decref(r->state);
 		json_decref(r->overlay);
+		json_decref(r->live);
 		engine_free(r->e);
 		free(r->owner);
 		free(r->saved_addrs);
@@ -545,11 +549,12 @@ int op_expiry_prepare(struct op_run *r, int64_t ttl_flag, struct kiln_error *err
 int op_load(struct op_run *r, const struct op_options *o, const char *spec_path, struct diags *d,
 	    struct kiln_error *err)
 {
-	bool plan_only = r->plan_only;
+	bool plan_only = r->plan_only, keep_live = r->keep_live;
 	int rc;
 
 	memset(r, 0, sizeof(*r));
 	r->plan_only = plan_only;
+	r->keep_live = keep_live;
 	r->o = *o;
 	r->spec_path = spec_path;
 	lap_ms();
@@ -766,4 +771,11 @@ char *op_iam_policy(struct engine *e)
 		doc = prov->iam_policy(e->ctx, &e->scope, v, u);
 	free(v);
 	return doc;
+}
+
+int op_health_wait(struct op_run *r, const json_t *addresses, int64_t timeout_s,
+		   atomic_int *interrupted, json_t **groups, struct kiln_error *err)
+{
+	return health_wait(r->e, r->state, addresses, timeout_s, r->e->prov->simulated ? 100 : 5000,
+			   interrupted, groups, err);
 }

@@ -57,6 +57,13 @@ struct op_run {
 	 * reuse its memory (a tenth of a large plan's peak).
 	 */
 	bool plan_only;
+	/*
+	 * Set by commands that show what runs (status): op_plan keeps the
+	 * refresh's live map in live (address -> [live...]), NULL without a
+	 * refresh; the plan holds only what differs from the record.
+	 */
+	bool keep_live;
+	json_t *live;
 	/* What goes wrong on the way (sealing, unlocking), for the caller to say; may be NULL. */
 	void (*report)(void *arg, const struct kiln_error *err);
 	void *report_arg;
@@ -173,6 +180,16 @@ struct op_apply_outcome {
 int op_apply(struct op_run *r, const char *op, const struct op_apply_options *ao,
 	     struct op_apply_outcome *out, struct kiln_error *err);
 void op_apply_outcome_release(struct op_apply_outcome *out);
+
+/*
+ * After an apply (committed): wait up to timeout_s for the nodes of the
+ * node groups at addresses (health_touched: those r->plan created, updated
+ * or replaced) to report their health, polling through their type's wait
+ * (every 5 s; 100 ms on a simulated provider). *groups: health.h's
+ * objects, one per group. -1 with err when a provider call failed.
+ */
+int op_health_wait(struct op_run *r, const json_t *addresses, int64_t timeout_s,
+		   atomic_int *interrupted, json_t **groups, struct kiln_error *err);
 
 /* op_destroy: the locked check said stop. */
 #define OP_STOPPED 1

@@ -38,6 +38,10 @@ UBSAN_OPTIONS=halt_on_error=1:exitcode=87:print_stacktrace=1
 export ASAN_OPTIONS LSAN_OPTIONS UBSAN_OPTIONS
 # Output must not depend on the caller's terminal or environment.
 unset KILN_LOG_LEVEL KILN_IN_AUTOMATION CI
+# Applies do not wait for their nodes' health reports (nothing boots on moto,
+# and other groups' outputs stay as they are); health.sh turns it back on.
+KILN_HEALTH_TIMEOUT=0
+export KILN_HEALTH_TIMEOUT
 # The state key kiln init makes, and kiln finds when no variable names one,
 # lives here: never the key of whoever runs the tests, nor one of theirs used.
 XDG_CONFIG_HOME=$E2E_TMP/.config

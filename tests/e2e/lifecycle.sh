@@ -66,10 +66,13 @@ Set by Ann Ops <ann@example.com> at 2026-11-30T00:00:00Z (--ttl)." \
 		-- env KILN_NOW=2026-11-30T01:00:00Z "$KILN" ttl show
 
 	# --- status ---
+	lc_nodes=$(python3 "$E2E_ROOT/tests/e2e/sim_inspect.py" .kiln/sim nodes sim_node_group.trainers |
+		awk '{ printf "    %d %s  %s (simulated)  sim-1a  running  healthy: 8/8 GPUs\n", NR - 1, $1, $2 }')
 	check "lifecycle: status shows groups, nodes, storage, cost so far and time left" 0 \
 		--out "Cluster quickstart/default: 5 resources (state commit $(git -C .kiln/state.git rev-parse refs/heads/default | cut -c1-12)).
 Node groups:
   trainers         2 of 2 nodes running, p5.48xlarge (sim_node_group.trainers)
+$lc_nodes
 Storage:
   checkpoints      sim_bucket.checkpoints, deletion: retain
 Cost: \$196.68 an hour; \$295.03 so far, up 1h30m since 2026-11-30T00:00:00Z.
