@@ -40,6 +40,11 @@ for n in json.load(sys.stdin)["resources"]["sim_node_group.trainers"]["attrs"]["
 	sed 's/ slots=8$//' want.mpi >want.hostfile
 	check "access: hosts --format hostfile is one address a line" 0 --out-file want.hostfile \
 		-- "$KILN" hosts trainers --format hostfile
+	check "access: hosts --refresh reads the same nodes live" 0 --out-file want.hostfile \
+		-- "$KILN" hosts trainers --format hostfile --refresh
+	check "access: kiln help hosts shows the formats" 0 \
+		--out-has "Usage: kiln hosts [GROUP] [--format plain|mpi|hostfile|json] [OPTIONS]" \
+		-- "$KILN" help hosts
 	"$KILN" ssh-config >sim.cfg 2>&1
 	ip0=$(sed -n 1p want.hostfile)
 	assert "access: ssh -G resolves a sim node to its simulated address, user and key" \
