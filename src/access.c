@@ -309,8 +309,7 @@ const json_t *access_find(const json_t *hosts, const char *target, struct kiln_e
 	return hit;
 }
 
-/* The address a node is reached at: public for a public node, else private. */
-static const char *node_host(const json_t *node)
+const char *access_node_host(const json_t *node)
 {
 	const char *pub = json_string_value(json_object_get(node, "public_ip"));
 
@@ -338,7 +337,7 @@ char *access_ssh_config(const json_t *hosts, const struct spec *spec, const char
 	json_array_foreach(json_object_get(hosts, "nodes"), i, node)
 	{
 		const char *name = json_string_value(json_object_get(node, "name"));
-		const char *host = node_host(node);
+		const char *host = access_node_host(node);
 		const char *jump = json_string_value(json_object_get(node, "proxy_jump"));
 
 		if (!host && !endpoint) {

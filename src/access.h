@@ -53,6 +53,9 @@ const json_t *access_find(const json_t *hosts, const char *target, struct kiln_e
 /* The nodes of GROUP (all when NULL), new array; NULL with err for an unknown group. */
 json_t *access_select(const json_t *hosts, const char *group, struct kiln_error *err);
 
+/* The address ssh reaches node at (public for a public node, else private), or NULL. */
+const char *access_node_host(const json_t *node);
+
 /* Why hosts has private nodes no one outside the VPC reaches, or NULL. Caller frees. */
 #define ACCESS_UNREACHABLE_FIX                                                                     \
 	"add a login group with public: true (a small instance) to jump through, or run kiln "     \

@@ -371,6 +371,22 @@ static bool refuse_simulated(const struct access_cmd *c, struct cli *cli)
 	return true;
 }
 
+/*
+ * A node ssh can be pointed at: one with an address (or any, with the test
+ * endpoint). -1 after saying why not.
+ */
+static int require_address(const struct cli *cli, const json_t *node)
+{
+	if (access_node_host(node) || getenv(ENDPOINT_ENV))
+		return 0;
+	cli_error(cli, "kiln hosts --refresh shows it once the cloud has given it one",
+		  "node %s (%s) has no address yet (state %s)",
+		  json_string_value(json_object_get(node, "name")),
+		  json_string_value(json_object_get(node, "id")) ?: "no id",
+		  json_string_value(json_object_get(node, "state")) ?: "unknown");
+	return -1;
+}
+
 /* The hosts' configuration in a private temporary file (*path, caller unlinks and frees). */
 static int write_config(const struct access_cmd *c, struct cli *cli, char **path)
 {
@@ -480,6 +496,8 @@ int cmd_ssh(int argc, char **argv, struct cli *cli)
 		cmd_report(cli, &err);
 		goto out;
 	}
+	if (require_address(cli, node) < 0)
+		goto out;
 	if (!json_is_true(json_object_get(node, "public")) &&
 	    json_is_null(json_object_get(node, "proxy_jump")) &&
 	    (why = access_unreachable(c.hosts))) {
@@ -612,6 +630,14 @@ static int exec_all(struct cli *cli, const json_t *nodes, const char *config, ch
 
 			j->name =
 			    json_string_value(json_object_get(json_array_get(nodes, next), "name"));
+			if (require_address(cli, json_array_get(nodes, next)) < 0) {
+				/* ssh's own status for a host it cannot reach. */
+				j->code = 255;
+				j->pid = -1;
+				j->fd[0] = j->fd[1] = -1;
+				next++;
+				continue;
+			}
 			av = ssh_argv(config, j->name, command, ncommand, true);
 			if (job_start(j, cli, av) < 0) {
 				fprintf(stderr, "%s: %s: cannot start ssh for %s: %s\n", cli->prog,
