@@ -46,6 +46,19 @@ static bool has_line(const char *text, const char *word)
 	return false;
 }
 
+/* " 'a' 'b' 'c'[ 'd']": up to four more words, each quoted. */
+static void sh_words(struct strbuf *sb, const char *a, const char *b, const char *c,
+		     const char *d)
+{
+	const char *w[] = {a, b, c, d};
+	size_t i;
+
+	for (i = 0; i < ARRAY_SIZE(w) && w[i]; i++) {
+		sb_addc(sb, ' ');
+		sh_quote(sb, w[i]);
+	}
+}
+
 /* A heredoc delimiter that is no line of text: BASE, else BASE_, BASE__... */
 static char *heredoc_end(const char *text, const char *base)
 {
@@ -161,8 +174,13 @@ static void script_mounts(struct strbuf *s, const struct boot_input *in)
 	sb_adds(s,
 		"\n# The file systems this group's role reaches: an fstab line each\n"
 		"# (_netdev,nofail: a boot never waits on them), mounted with retries.\n"
+		"# With a mount helper on the image (argument 9), its own source, type and\n"
+		"# options (6 to 8) are used instead.\n"
 		"mount_fs() {\n"
 		"\tlocal store=$1 src=$2 mnt=$3 type=$4 opts=$5 i=0\n"
+		"\tif [ $# -ge 9 ] && command -v \"$9\" >/dev/null 2>&1; then\n"
+		"\t\tsrc=$6 type=$7 opts=$8\n"
+		"\tfi\n"
 		"\tmkdir -p \"$mnt\"\n"
 		"\tprintf '%s %s %s %s 0 0\\n' \"$src\" \"$mnt\" \"$type\" \"$opts\" >>/etc/fstab\n"
 		"\tuntil mount \"$mnt\"; do\n"
@@ -211,12 +229,9 @@ static void script_mounts(struct strbuf *s, const struct boot_input *in)
 			sb_adds(s, " \"$found\"");
 			free(fn);
 		}
-		sb_addc(s, ' ');
-		sh_quote(s, m->path);
-		sb_addc(s, ' ');
-		sh_quote(s, m->fstype);
-		sb_addc(s, ' ');
-		sh_quote(s, m->options);
+		sh_words(s, m->path, m->fstype, m->options, NULL);
+		if (m->alt_source)
+			sh_words(s, m->alt_source, m->alt_fstype, m->alt_options, m->alt_helper);
 		sb_addc(s, '\n');
 	}
 }
@@ -555,7 +570,7 @@ char *boot_group_document(const struct spec *spec, const struct spec_group *g, c
 			  bool zoned, char **mounts, struct kiln_error *err)
 {
 	struct boot_mount *m = xcalloc(spec->nstores + 1, sizeof(*m));
-	char **owned = xcalloc(3 * spec->nstores + 1, sizeof(*owned));
+	char **owned = xcalloc(4 * spec->nstores + 1, sizeof(*owned));
 	const struct spec_store *local = boot_local_store(spec, g);
 	struct boot_input in = {0};
 	struct strbuf note = {0};
@@ -573,6 +588,12 @@ char *boot_group_document(const struct spec *spec, const struct spec_group *g, c
 		owned[no++] = src;
 		owned[no++] = find;
 		owned[no++] = why;
+		if (s->tier == TIER_NFS && cloud->nfs_helper) {
+			m[n].alt_source = owned[no++] = cloud->nfs_helper_source(s);
+			m[n].alt_fstype = cloud->nfs_helper_fstype;
+			m[n].alt_options = cloud->nfs_helper_options;
+			m[n].alt_helper = cloud->nfs_helper;
+		}
 		m[n].store = s->name;
 		m[n].path = s->mount;
 		m[n].fstype = s->tier == TIER_LUSTRE ? "lustre" : "nfs4";
@@ -745,7 +766,7 @@ int boot_group_attrs(json_t *r, const char *prefix, const struct spec *spec,
 	}
 	digest = boot_digest(doc);
 	pexp_attr(r, "user_data", json_string(digest));
-	pexp_attr(r, "user_data_document", json_string(doc));
+	pexp_attr(r, "user_data_text", json_string(doc));
 	access = boot_access_note(spec);
 	if (note || access)
 		pexp_why(r, "user_data",

@@ -49,6 +49,11 @@ struct boot_mount {
 	/* With source NULL: a shell command printing the source, retried until it does. */
 	const char *find;
 	const char *why; /* one line, written as a comment: where the source comes from */
+	/*
+	 * Used instead when the image has the mount helper alt_helper (NULL:
+	 * none): amazon-efs-utils' mount.efs mounts EFS by id, over TLS.
+	 */
+	const char *alt_source, *alt_fstype, *alt_options, *alt_helper;
 };
 
 struct boot_input {
@@ -116,6 +121,14 @@ struct boot_cloud {
 	 */
 	void (*source)(const struct spec *spec, const struct spec_store *s, bool zoned,
 		       char **source, char **find, char **why);
+	/*
+	 * An nfs store's mount through a helper, when the image has it
+	 * (nfs_helper, NULL: none): its source (a new string), type and options.
+	 */
+	const char *nfs_helper;
+	char *(*nfs_helper_source)(const struct spec_store *s);
+	const char *nfs_helper_fstype;
+	const char *nfs_helper_options;
 };
 
 /*
@@ -131,7 +144,7 @@ char *boot_group_document(const struct spec *spec, const struct spec_group *g, c
 int boot_efa_devices(const struct catalog_type *t, bool efa);
 /*
  * A node group resource r's user data: the input user_data (the digest), the
- * document as user_data_document (which the create launches with), and the
+ * document as user_data_text (which the create launches with), and the
  * plan's note on what it mounts. -1 with err (prefix, "aws: ", and the
  * group's FILE:LINE:COL before the message) when it would not fit.
  */

@@ -136,7 +136,7 @@ static void test_with_one_zone_the_file_systems_come_before_the_nodes(void **sta
 static const char *doc_of(const json_t *all, const char *addr)
 {
 	return json_string_value(json_object_get(
-	    json_object_get(json_object_get(all, addr), "attrs"), "user_data_document"));
+	    json_object_get(json_object_get(all, addr), "attrs"), "user_data_text"));
 }
 
 static void test_with_one_zone_user_data_names_the_file_systems_to_fill_at_launch(void **state)

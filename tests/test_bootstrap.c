@@ -295,6 +295,37 @@ static void test_document_finds_a_file_system_made_after_the_nodes(void **state)
 	free(doc);
 }
 
+static char *helper_source(const struct spec_store *s)
+{
+	return xasprintf("id-of-%s:/", s->name);
+}
+
+static void test_nfs_mounts_through_a_helper_where_the_image_has_it(void **state)
+{
+	struct fx *f = *state;
+	struct boot_cloud with = cloud;
+	const struct spec_group *g;
+	const struct catalog_type *t;
+	struct kiln_error err = {{0}, {0}};
+	char *why = NULL, *doc;
+
+	with.nfs_helper = "mount.efs";
+	with.nfs_helper_source = helper_source;
+	with.nfs_helper_fstype = "efs";
+	with.nfs_helper_options = "tls,_netdev,nofail";
+	assert_int_equal(fx_validate(f, cluster), 0);
+	g = spec_group_find(f->spec, "login");
+	assert_int_equal(pexp_group_type("", &catalog_aws, f->spec, g, &t, &why, &err), 0);
+	doc = boot_group_document(f->spec, g, "login", t, 0, &with, false, NULL, &err);
+	assert_non_null(doc);
+	assert_has(doc, "mount_fs 'home' '{{kiln:nfs:home}}' '/home' 'nfs4' "
+			"'nfsvers=4.1,rsize=1048576,wsize=1048576,hard,timeo=600,retrans=2,"
+			"noresvport,_netdev,nofail' 'id-of-home:/' 'efs' 'tls,_netdev,nofail' "
+			"'mount.efs'\n");
+	assert_has(doc, "if [ $# -ge 9 ] && command -v \"$9\" >/dev/null 2>&1; then\n");
+	free(doc);
+}
+
 static void test_heredoc_delimiter_is_no_line_of_the_content(void **state)
 {
 	struct fx *f = *state;
@@ -388,6 +419,7 @@ int main(void)
 	    kiln_test(test_document_sets_the_efa_environment_only_on_the_fabric),
 	    kiln_test(test_document_quick_health_runs_a_diagnostic_and_none_does_not),
 	    kiln_test(test_document_finds_a_file_system_made_after_the_nodes),
+	    kiln_test(test_nfs_mounts_through_a_helper_where_the_image_has_it),
 	    kiln_test(test_heredoc_delimiter_is_no_line_of_the_content),
 	    kiln_test(test_fill_puts_the_values_in),
 	    kiln_test(test_fill_names_a_value_it_lacks),

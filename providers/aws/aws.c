@@ -509,10 +509,15 @@ static void aws_cost(struct prov_ctx *ctx, const char *type, const json_t *attrs
  * Reference lists no resource type for them).
  */
 static const char *const aws_unscopable[] = {
-    "ecr:GetAuthorizationToken", "sts:GetCallerIdentity",
-    "s3:ListAllMyBuckets",	 "ec2:Describe*",
-    "cloudwatch:PutMetricData",	 "cloudwatch:GetMetricData",
-    "cloudwatch:ListMetrics",	 NULL,
+    "ecr:GetAuthorizationToken",
+    "sts:GetCallerIdentity",
+    "s3:ListAllMyBuckets",
+    "ec2:Describe*",
+    "cloudwatch:PutMetricData",
+    "cloudwatch:GetMetricData",
+    "cloudwatch:ListMetrics",
+    "fsx:DescribeFileSystems",
+    NULL,
 };
 
 const struct provider provider_aws = {

@@ -119,8 +119,9 @@ static void aws_boot_source(const struct spec *spec, const struct spec_store *s,
 		    "\"FileSystems[?Lifecycle=='AVAILABLE' && Tags[?Key=='kiln:cluster' && "
 		    "Value=='%s'] && Tags[?Key=='kiln:workspace' && Value=='%s'] && "
 		    "Tags[?Key=='kiln:address' && Value=='aws_fsx_lustre.%s']] | "
-		    "[0].[DNSName, LustreConfiguration.MountName]\" | awk '$2 != \"\" && $1 != "
-		    "\"None\" { print $1 \"@tcp:/\" $2 }'",
+		    "[0].[DNSName, LustreConfiguration.MountName]\" | { read -r dns name && [ -n "
+		    "\"$name\" ] && [ \"$dns\" != None ] && printf '%%s@tcp:/%%s\\n' \"$dns\" "
+		    "\"$name\"; }",
 		    spec->provider.region, spec->cluster, ws, s->name);
 		*why = xstrdup("FSx for Lustre made after the nodes, in their zone: found at boot "
 			       "by its kiln tags once AVAILABLE");
@@ -137,6 +138,23 @@ static void aws_boot_source(const struct spec *spec, const struct spec_store *s,
 	free(key);
 }
 
+/* amazon-efs-utils mounts an EFS file system by its id, with TLS in transit. */
+static char *aws_efs_helper_source(const struct spec_store *s)
+{
+	char *key = xasprintf("efs:%s", s->name), *p = boot_placeholder(key), *out;
+
+	out = xasprintf("%s:/", p);
+	free(p);
+	free(key);
+	return out;
+}
+
+#define AWS_BOOT_CLOUD                                                                             \
+	{                                                                                          \
+		NULL, aws_boot_source, "mount.efs", aws_efs_helper_source, "efs",                  \
+		    "tls,_netdev,nofail"                                                           \
+	}
+
 static char *aws_boot_report(const char *region)
 {
 	return xasprintf("local tok iid\n"
@@ -151,7 +169,7 @@ static char *aws_boot_report(const char *region)
 
 void aws_boot_check(const struct spec *spec, struct diags *d)
 {
-	struct boot_cloud cloud = {NULL, aws_boot_source};
+	struct boot_cloud cloud = AWS_BOOT_CLOUD;
 
 	cloud.report = aws_boot_report(spec->provider.region ? spec->provider.region : "us-east-1");
 	boot_check_spec(&catalog_aws, spec, &cloud, spec->provider.nzones > 1 && spec->ngroups > 0,
@@ -165,7 +183,7 @@ static int group_user_data(json_t *r, const struct spec *spec, const struct prov
 			   bool zoned, struct kiln_error *err)
 {
 	char *addr = xasprintf("aws_instance_group.%s", g->name);
-	struct boot_cloud cloud = {NULL, aws_boot_source};
+	struct boot_cloud cloud = AWS_BOOT_CLOUD;
 	int rc;
 
 	cloud.report = aws_boot_report(ctx->region);
@@ -434,8 +452,47 @@ static int policy_fits(const struct spec *spec, const struct spec_role *role, co
 	return -1;
 }
 
+/*
+ * With a list of zones a Lustre file system is made after the nodes, and a
+ * node finds it at boot (aws_boot_source): the roles of the groups that mount
+ * one may describe file systems. FSx cannot scope fsx:DescribeFileSystems to
+ * one file system, so the statement names "*"; it reads names, not data.
+ */
+static void lustre_lookup(json_t *r, const struct spec *spec, const struct spec_role *role,
+			  bool zoned)
+{
+	json_t *attrs = json_object_get(r, "attrs"), *all, *norm;
+	const char *store = NULL;
+	size_t i, j;
+
+	for (i = 0; zoned && !store && i < spec->ngroups; i++) {
+		const struct spec_group *g = &spec->groups[i];
+
+		if (!g->role.name || strcmp(g->role.name, role->name) != 0)
+			continue;
+		for (j = 0; !store && j < spec->nstores; j++)
+			if (spec->stores[j].tier == TIER_LUSTRE &&
+			    boot_mounts_store(spec, g, &spec->stores[j]))
+				store = spec->stores[j].name;
+	}
+	if (!store)
+		return;
+	all = json_is_array(json_object_get(attrs, "allow"))
+		  ? json_deep_copy(json_object_get(attrs, "allow"))
+		  : json_array();
+	json_array_append_new(all, json_pack("{s:[s], s:[s]}", "actions", "fsx:DescribeFileSystems",
+					     "resources", "*"));
+	norm = pexp_allow_normalize(all);
+	json_decref(all);
+	pexp_attr(r, "allow", norm);
+	pexp_why(r, "allow",
+		 xasprintf("fsx:DescribeFileSystems on \"*\": its nodes find %s, made after them "
+			   "in their zone, at boot (FSx cannot scope the call to one file system)",
+			   store));
+}
+
 static int expand_role(json_t *all, const struct spec *spec, const struct spec_role *role,
-		       struct kiln_error *err)
+		       bool zoned, struct kiln_error *err)
 {
 	json_t *r = pexp_resource(all, "aws_iam_role", role->name);
 	size_t i;
@@ -447,6 +504,7 @@ static int expand_role(json_t *all, const struct spec *spec, const struct spec_r
 			       "Lustre clients mount over the network (the security group), not "
 			       "through IAM, and FSx cannot scope fsx:DescribeFileSystems to one "
 			       "file system, so the policy grants nothing for lustre stores");
+	lustre_lookup(r, spec, role, zoned);
 	/* The policy names each store's exact ARN: the stores come first. */
 	for (i = 0; i < role->nread + role->nwrite; i++) {
 		const struct spec_ref *ref =
@@ -502,7 +560,7 @@ int aws_expand(struct prov_ctx *ctx, const struct spec *spec, json_t **out, stru
 		free(first);
 	}
 	for (i = 0; i < spec->nroles; i++)
-		if (expand_role(all, spec, &spec->roles[i], err) < 0)
+		if (expand_role(all, spec, &spec->roles[i], zoned, err) < 0)
 			goto fail;
 	pexp_sort_deps(all);
 	free(fs);

@@ -195,6 +195,10 @@ static json_t *user_data_values(const struct prov_ctx *ctx, const struct launch 
 			key = xasprintf("nfs:%s", addr + 8);
 			json_object_set_new(
 			    v, key, json_sprintf("%s.efs.%s.amazonaws.com:/", id, ctx->region));
+			free(key);
+			/* amazon-efs-utils' mount.efs takes the id (bootstrap.h's alt_source). */
+			key = xasprintf("efs:%s", addr + 8);
+			json_object_set_new(v, key, json_string(id));
 		}
 		free(key);
 	}
@@ -419,7 +423,7 @@ int launch_init(struct prov_ctx *ctx, struct launch *l, const char *address, con
 	l->role = role;
 	l->key_pair = json_string_value(json_object_get(a, "key_pair"));
 	l->deps = deps;
-	l->user_data_doc = json_string_value(json_object_get(a, "user_data_document"));
+	l->user_data_doc = json_string_value(json_object_get(a, "user_data_text"));
 	l->user_data_digest = json_string_value(json_object_get(a, "user_data"));
 	if (in_pg)
 		l->pg = aws_dep_attr(deps, "aws_placement_group", "fabric", "group_name");

@@ -35,8 +35,9 @@ cd "$(dirname "$0")/../.." || exit 2
 . tests/e2e/init.sh
 . tests/e2e/ownership.sh
 . tests/e2e/docs.sh
-. tests/e2e/access.sh
 . tests/e2e/health.sh
+. tests/e2e/access.sh
+. tests/e2e/boot.sh
 E2E_ROOT=$(pwd)
 T=$E2E_TMP
 NL='
@@ -45,7 +46,7 @@ ESC=$(printf '\033')
 HAVE_PY=false
 command -v python3 >/dev/null 2>&1 && HAVE_PY=true
 
-# E2E_ONLY=engine|state|aws|review|approve|audit|ci|sprawl|lifecycle|init|ownership|docs|health|access runs one group, for working on it.
+# E2E_ONLY=engine|state|aws|review|approve|audit|ci|sprawl|lifecycle|init|ownership|docs|health|access|boot runs one group, for working on it.
 case ${E2E_ONLY:-} in
 engine) engine_tests; e2e_finish; exit $? ;;
 approve) approve_tests; e2e_finish; exit $? ;;
@@ -61,6 +62,7 @@ ownership) ownership_tests; e2e_finish; exit $? ;;
 docs) docs_tests; e2e_finish; exit $? ;;
 health) health_tests; e2e_finish; exit $? ;;
 access) access_tests; e2e_finish; exit $? ;;
+boot) boot_tests; e2e_finish; exit $? ;;
 esac
 
 # --- every spec under tests/specs, examples/ and templates/ against its golden ---
@@ -575,5 +577,6 @@ ownership_tests
 docs_tests
 health_tests
 access_tests
+boot_tests
 
 e2e_finish
