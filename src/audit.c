@@ -26,7 +26,7 @@ struct audit {
 	const struct spec *spec;
 	const struct provider *prov;
 	json_t *plan;
-	json_t *changes; /* address -> its resource change */
+	json_t *changes; /* address -> its change's after (an object, or null) */
 	json_t *findings;
 	/*
 	 * What every finding of a rule repeats (id, severity, fix, the Checkov
@@ -37,16 +37,10 @@ struct audit {
 	json_t *file;
 };
 
-static const json_t *kiln_obj(const json_t *plan)
-{
-	return json_object_get(plan, "kiln");
-}
-
 /* The desired attributes of a resource in the plan, or NULL (absent, or deleted). */
 static const json_t *after_of(const struct audit *a, const char *addr)
 {
-	const json_t *ch = addr ? json_object_get(a->changes, addr) : NULL;
-	const json_t *after = json_object_get(json_object_get(ch, "change"), "after");
+	const json_t *after = addr ? json_object_get(a->changes, addr) : NULL;
 
 	return json_is_object(after) ? after : NULL;
 }
@@ -397,12 +391,10 @@ static bool world(const char *cidr)
 static const char *ingress_address(const struct audit *a, const json_t **rules)
 {
 	const char *addr;
-	json_t *ch;
+	json_t *after;
 
-	json_object_foreach(a->changes, addr, ch)
+	json_object_foreach(a->changes, addr, after)
 	{
-		const json_t *after = json_object_get(json_object_get(ch, "change"), "after");
-
 		if (json_is_array(json_object_get(after, "ingress"))) {
 			*rules = json_object_get(after, "ingress");
 			return addr;
@@ -502,8 +494,7 @@ static void check_network(struct audit *a)
 
 static void check_budget(struct audit *a)
 {
-	const json_t *after =
-	    json_object_get(json_object_get(kiln_obj(a->plan), "cost"), "hourly_after");
+	const json_t *after = json_object_get(plan_kiln(a->plan, "cost"), "hourly_after");
 	const struct ynode *root = a->spec->root;
 	char *cost, *budget;
 
@@ -841,10 +832,10 @@ int audit_today(char out[11], struct kiln_error *err)
 }
 
 int audit_plan(const struct spec *spec, const struct provider *prov, json_t *plan,
-	       struct kiln_error *err)
+	       const struct plan_view *v, struct kiln_error *err)
 {
 	struct audit a = {.spec = spec, .prov = prov, .plan = plan};
-	json_t *kn = json_object_get(plan, "kiln"), *rc, *entry, *list;
+	json_t *entry, *list;
 	char today[11];
 	size_t i;
 
@@ -854,13 +845,12 @@ int audit_plan(const struct spec *spec, const struct provider *prov, json_t *pla
 	a.findings = json_array();
 	a.rule_values = json_object();
 	a.file = json_string(spec->file ? spec->file : "");
-	json_array_foreach(json_object_get(plan, "resource_changes"), i, rc)
-	{
-		const char *addr = json_string_value(json_object_get(rc, "address"));
-
-		if (addr && !json_object_get(rc, "deposed"))
-			json_object_set(a.changes, addr, rc);
-	}
+	for (i = 0; i < v->nchanges; i++)
+		if (!v->changes[i].deposed)
+			json_object_set_new(a.changes, v->changes[i].address,
+					    v->changes[i].after
+						? json_incref((json_t *)v->changes[i].after)
+						: json_null());
 	for (i = 0; i < spec->nstores; i++)
 		check_store(&a, &spec->stores[i]);
 	for (i = 0; i < spec->ngroups; i++)
@@ -869,15 +859,11 @@ int audit_plan(const struct spec *spec, const struct provider *prov, json_t *pla
 	check_network(&a);
 	check_access(&a);
 	check_budget(&a);
-	json_array_foreach(json_object_get(kn, "iam_delta"), i, entry) check_role(&a, entry);
+	json_array_foreach(plan_kiln(plan, "iam_delta"), i, entry) check_role(&a, entry);
 	check_waivers(&a, today);
 	list = sorted(a.findings);
-	if (json_is_object(kn)) {
-		json_object_set_new(kn, "findings_summary", summary(list));
-		json_object_set_new(kn, "findings", list);
-	} else {
-		json_decref(list);
-	}
+	plan_kiln_set(plan, "findings_summary", summary(list));
+	plan_kiln_set(plan, "findings", list);
 	json_decref(a.findings);
 	json_decref(a.changes);
 	json_decref(a.rule_values);
@@ -890,7 +876,7 @@ size_t audit_errors(const json_t *plan)
 	const json_t *f;
 	size_t i, n = 0;
 
-	json_array_foreach(json_object_get(kiln_obj(plan), "findings"), i, f)
+	json_array_foreach(plan_kiln(plan, "findings"), i, f)
 	{
 		const char *sev = json_string_value(json_object_get(f, "severity"));
 

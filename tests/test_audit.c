@@ -85,11 +85,23 @@ static void at_load(struct at *t, const char *yaml, const char *changes, const c
 	assert_non_null(t->plan);
 }
 
+/* audit_plan over t's plan and its view. */
+static int at_audit_plan(struct at *t, struct kiln_error *err)
+{
+	struct plan_view v;
+	int rc;
+
+	assert_int_equal(plan_view_build(&v, t->plan, err), 0);
+	rc = audit_plan(t->spec, t->prov, t->plan, &v, err);
+	plan_view_release(&v);
+	return rc;
+}
+
 static void at_audit(struct at *t)
 {
 	struct kiln_error err = {0};
 
-	assert_int_equal(audit_plan(t->spec, t->prov, t->plan, &err), 0);
+	assert_int_equal(at_audit_plan(t, &err), 0);
 }
 
 static const json_t *findings(const struct at *t)
@@ -991,7 +1003,7 @@ static void test_a_malformed_kiln_now_is_an_error(void **state)
 
 	setenv("KILN_NOW", "yesterday", 1);
 	at_load(t, HEAD, NULL, NULL);
-	assert_int_equal(audit_plan(t->spec, t->prov, t->plan, &err), -1);
+	assert_int_equal(at_audit_plan(t, &err), -1);
 	assert_string_equal(err.msg, "KILN_NOW 'yesterday' is not an RFC 3339 time");
 }
 

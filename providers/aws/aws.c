@@ -198,8 +198,8 @@ static bool share_stale(const struct aws_share *s)
 int aws_shared_listing(struct prov_ctx *ctx, const char *key, int users,
 		       const struct prov_scope *scope,
 		       int (*fetch)(struct prov_ctx *ctx, const struct prov_scope *scope,
-				    json_t **out, struct kiln_error *err),
-		       json_t **out, struct kiln_error *err)
+				    const void *arg, json_t **out, struct kiln_error *err),
+		       const void *arg, json_t **out, struct kiln_error *err)
 {
 	char *full = scope->cluster ? xasprintf("%s/%s/%s", key, scope->cluster, scope->workspace)
 				    : xasprintf("%s/-", key);
@@ -235,7 +235,7 @@ int aws_shared_listing(struct prov_ctx *ctx, const char *key, int users,
 	ctx->shares = s;
 	pthread_mutex_unlock(&ctx->share_mu);
 
-	rc = fetch(ctx, scope, out, err);
+	rc = fetch(ctx, scope, arg, out, err);
 
 	pthread_mutex_lock(&ctx->share_mu);
 	p = share_find(ctx, full);

@@ -157,14 +157,15 @@ static char *aws_efs_helper_source(const struct spec_store *s)
 
 static char *aws_boot_report(const char *region)
 {
-	return xasprintf("local tok iid\n"
-			 "\ttok=$(curl -sS -X PUT -H 'X-aws-ec2-metadata-token-ttl-seconds: 300' "
-			 "http://169.254.169.254/latest/api/token) || return 1\n"
-			 "\tiid=$(curl -sS -H \"X-aws-ec2-metadata-token: $tok\" "
-			 "http://169.254.169.254/latest/meta-data/instance-id) || return 1\n"
-			 "\taws ec2 create-tags --region %s --resources \"$iid\" --tags "
-			 "\"[{\\\"Key\\\":\\\"kiln:health\\\",\\\"Value\\\":\\\"$1\\\"}]\"",
-			 region);
+	return xasprintf(
+	    "local tok iid\n"
+	    "\ttok=$(curl -fsS --retry 5 -X PUT -H 'X-aws-ec2-metadata-token-ttl-seconds: 300' "
+	    "http://169.254.169.254/latest/api/token) || return 1\n"
+	    "\tiid=$(curl -fsS --retry 5 -H \"X-aws-ec2-metadata-token: $tok\" "
+	    "http://169.254.169.254/latest/meta-data/instance-id) || return 1\n"
+	    "\taws ec2 create-tags --region %s --resources \"$iid\" --tags "
+	    "\"[{\\\"Key\\\":\\\"kiln:health\\\",\\\"Value\\\":\\\"$1\\\"}]\"",
+	    region);
 }
 
 void aws_boot_check(const struct spec *spec, struct diags *d)

@@ -73,6 +73,17 @@ print([r for r in p["resource_changes"] if r["address"] == "sim_node_group.train
 	compare "boot: the digest kiln user-data prints is the one in the plan" \
 		"$T/boot-plan-digest" "$T/boot-cmd-digest"
 
+	# A secret in a bootstrap step: an audit error that never repeats the secret.
+	check "boot: audit refuses a bootstrap step holding a secret, naming the kind, not the secret" 3 \
+		--out-has "  error    KILN-BOOT-001   compute.trainers.bootstrap[0] looks like it holds a key, secret or token: user data can be read back by anyone allowed to describe the node, and is kept in the plan" \
+		--out-has "at tests/e2e/specs/boot-secret.yaml:11:9 (sim_node_group.trainers)" \
+		-- "$KILN" audit tests/e2e/specs/boot-secret.yaml
+	assert "boot: the finding does not print the secret" \
+		sh -c '! grep -q wJalrXUtnFEMI "$1"' sh "$E2E_OUT"
+	check "boot: the SARIF output carries the finding" 3 --out-has '"ruleId": "KILN-BOOT-001"' \
+		-- "$KILN" audit --format sarif tests/e2e/specs/boot-secret.yaml
+	assert "boot: ... without the secret either" sh -c '! grep -q wJalrXUtnFEMI "$1"' sh "$E2E_OUT"
+
 	# llm-pretrain's trainers: local NVMe, Lustre found at boot (a zone list), EFS, EFA.
 	bo_filled trainers examples/llm-pretrain.yaml "$T/boot-trainers.yaml"
 	bo_run healthy "$T/boot-trainers.yaml"
