@@ -48,8 +48,7 @@ static bool has_line(const char *text, const char *word)
 }
 
 /* " 'a' 'b' 'c'[ 'd']": up to four more words, each quoted. */
-static void sh_words(struct strbuf *sb, const char *a, const char *b, const char *c,
-		     const char *d)
+static void sh_words(struct strbuf *sb, const char *a, const char *b, const char *c, const char *d)
 {
 	const char *w[] = {a, b, c, d};
 	size_t i;
@@ -597,6 +596,7 @@ char *boot_group_document(const struct spec *spec, const struct spec_group *g, c
 	struct boot_input in = {0};
 	struct strbuf note = {0};
 	size_t i, n = 0, no = 0;
+	const char **keys;
 	char *doc, *sched;
 
 	for (i = 0; i < spec->nstores; i++) {
@@ -643,9 +643,17 @@ char *boot_group_document(const struct spec *spec, const struct spec_group *g, c
 	in.efa = efa;
 	in.efa_rdma = type_has_rdma(t->name);
 	in.report = cloud->report;
+	/* access: (issue 15): the keys go to access.user, else to the image's default user. */
+	in.login_user = spec->access.user;
+	in.nkeys = spec->access.nkeys;
+	keys = xcalloc(spec->access.nkeys + 1, sizeof(*keys));
+	for (i = 0; i < spec->access.nkeys; i++)
+		keys[i] = spec->access.keys[i].line;
+	in.authorized_keys = keys;
 	in.scheduler = sched = cloud->scheduler ? cloud->scheduler(spec, g) : NULL;
 	doc = boot_document(&in);
 	free(sched);
+	free(keys);
 	for (i = 0; i < no; i++)
 		free(owned[i]);
 	free(owned);
@@ -738,11 +746,35 @@ int boot_efa_devices(const struct catalog_type *t, bool efa)
 	return t->efa_interfaces > 1 ? t->efa_interfaces : 1;
 }
 
+/*
+ * What the user data gives from access: (issue 15), with the real policy of
+ * a change: NULL when the spec has no keys. Caller frees.
+ */
+static char *boot_access_note(const struct spec *spec)
+{
+	struct strbuf sb = {0};
+	size_t i;
+
+	if (!spec->access.nkeys)
+		return NULL;
+	sb_addf(&sb, "authorizes %zu ssh key%s (", spec->access.nkeys,
+		spec->access.nkeys == 1 ? "" : "s");
+	for (i = 0; i < spec->access.nkeys; i++)
+		sb_addf(&sb, "%s%s", i ? ", " : "", spec->access.keys[i].fingerprint);
+	if (spec->access.user)
+		sb_addf(&sb, ") for user %s", spec->access.user);
+	else
+		sb_adds(&sb, ") for the image's default user");
+	sb_adds(&sb, "; a key change is new user data, so new nodes: cloud-init writes "
+		     "authorized_keys once, at a node's first boot");
+	return sb_detach(&sb);
+}
+
 int boot_group_attrs(json_t *r, const char *prefix, const struct spec *spec,
 		     const struct spec_group *g, const char *address, const struct catalog_type *t,
 		     bool efa, const struct boot_cloud *cloud, bool zoned, struct kiln_error *err)
 {
-	char *note = NULL, *doc, *digest;
+	char *note = NULL, *doc, *digest, *access;
 
 	doc = boot_group_document(spec, g, address, t, boot_efa_devices(t, efa), cloud, zoned,
 				  &note, err);
@@ -758,8 +790,12 @@ int boot_group_attrs(json_t *r, const char *prefix, const struct spec *spec,
 	digest = boot_digest(doc);
 	pexp_attr(r, "user_data", json_string(digest));
 	pexp_attr(r, "user_data_text", json_string(doc));
-	if (note)
-		pexp_why(r, "user_data", xasprintf("mounts %s", note));
+	access = boot_access_note(spec);
+	if (note || access)
+		pexp_why(r, "user_data",
+			 xasprintf("%s%s%s%s", note ? "mounts " : "", note ? note : "",
+				   note && access ? "; " : "", access ? access : ""));
+	free(access);
 	free(note);
 	free(digest);
 	free(doc);

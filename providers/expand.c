@@ -482,6 +482,12 @@ const struct spec_store **pexp_file_systems(const struct spec *spec, size_t *n)
 	return fs;
 }
 
+void pexp_access_attrs(json_t *r, const struct spec *spec)
+{
+	if (spec->access.key_pair)
+		pexp_attr(r, "key_pair", json_string(spec->access.key_pair));
+}
+
 void pexp_group_attrs(json_t *r, const struct spec_group *g, const char *type, json_t *zones,
 		      json_t *disk_type, bool efa, bool in_pg)
 {

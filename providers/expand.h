@@ -36,6 +36,11 @@ json_t *pexp_capacity_block(json_t *all, const char *type, const struct spec_gro
 			    const char *instance_type, json_t *zones);
 void pexp_group_attrs(json_t *r, const struct spec_group *g, const char *type, json_t *zones,
 		      json_t *disk_type, bool efa, bool in_pg);
+/*
+ * What a node group takes from the spec's access: section: key_pair, only
+ * when the spec names one (so groups made before it existed diff equal).
+ */
+void pexp_access_attrs(json_t *r, const struct spec *spec);
 /* Depend on "TYPE.NAME" (once). */
 void pexp_dep(json_t *r, const char *type, const char *name);
 /* Be made after "TYPE.NAME" (once) without depending on it (provider.h's "after"). */

@@ -315,6 +315,15 @@ struct provider {
 	 */
 	int (*metrics)(struct prov_ctx *ctx, const json_t *resources, int64_t start, int64_t end,
 		       int period, json_t **out, struct kiln_error *err);
+	/*
+	 * The user an image's nodes are logged in as when access.user names
+	 * none (kiln ssh, ssh-config, the plan's note): *user and *why (which
+	 * image it is, and whose default that user is; for the plan) new
+	 * strings. image may be NULL (the group names none). PROV_OK, or an
+	 * error with err. NULL when the cloud has no default user.
+	 */
+	int (*login_user)(struct prov_ctx *ctx, const char *image, char **user, char **why,
+			  struct kiln_error *err);
 
 	/*
 	 * The cloud's rules on a spec and its names, so the engine needs none

@@ -428,6 +428,27 @@ static char *port_text(json_int_t from, json_int_t to)
 		   : xasprintf("ports %" JSON_INTEGER_FORMAT "-%" JSON_INTEGER_FORMAT, from, to);
 }
 
+/* The spec's login keys: a weak type is a finding at the key. */
+static void check_access(struct audit *a)
+{
+	size_t i;
+
+	for (i = 0; i < a->spec->access.nkeys; i++) {
+		const struct spec_ssh_key *k = &a->spec->access.keys[i];
+		char *path = xasprintf("access.ssh_keys[%zu]", i);
+
+		if (strcmp(k->type, "ssh-dss") == 0)
+			add(a, "KILN-SSH-001", NULL, path, k->node,
+			    "%s (%s) is an ssh-dss key: %d-bit DSA, which OpenSSH refuses", path,
+			    k->fingerprint, k->bits);
+		else if (strcmp(k->type, "ssh-rsa") == 0 && k->bits < 3072)
+			add(a, "KILN-SSH-001", NULL, path, k->node,
+			    "%s (%s) is a %d-bit RSA key: under 3072 bits", path, k->fingerprint,
+			    k->bits);
+		free(path);
+	}
+}
+
 static void check_network(struct audit *a)
 {
 	const json_t *rules, *r;
@@ -841,6 +862,7 @@ int audit_plan(const struct spec *spec, const struct provider *prov, json_t *pla
 		check_group(&a, &spec->groups[i]);
 	check_boot(&a);
 	check_network(&a);
+	check_access(&a);
 	check_budget(&a, "KILN-COST-001", "hourly_after", a.spec->max_hourly_usd, "max_hourly_usd",
 		     "costs", "/h", "/h");
 	/* What a plan buys up front (Capacity Blocks), once. */

@@ -91,6 +91,13 @@ const struct audit_rule audit_rules[] = {
      "kiln builds the security group from network.ingress; a world-open rule that the spec "
      "does not declare was added some other way and nobody reviewed it.",
      "Declare the rule under network.ingress if it is wanted, or find what added it.", NULL, NULL},
+    {"KILN-SSH-001", "warning", "A login key is of a weak type",
+     "ssh-dss keys are 1024-bit DSA, which OpenSSH 7.0 and later refuse; ssh-rsa keys under "
+     "3072 bits fall short of the 128-bit security level NIST SP 800-57 asks of keys used "
+     "past 2030. A node that accepts one trusts a key an attacker can hope to break.",
+     "Make a new key with `ssh-keygen -t ed25519` and list its .pub instead under "
+     "access.ssh_keys.",
+     NULL, NULL},
     {"KILN-GPU-001", "warning", "A GPU group has neither a TTL nor a budget",
      "GPU nodes cost tens of dollars an hour each; a cluster with neither a TTL nor a "
      "budget runs, and bills, until someone remembers it.",

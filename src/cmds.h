@@ -34,6 +34,10 @@ int cmd_ttl(int argc, char **argv, struct cli *cli);
 int cmd_up(int argc, char **argv, struct cli *cli);
 int cmd_down(int argc, char **argv, struct cli *cli);
 int cmd_status(int argc, char **argv, struct cli *cli);
+int cmd_hosts(int argc, char **argv, struct cli *cli);
+int cmd_ssh_config(int argc, char **argv, struct cli *cli);
+int cmd_ssh(int argc, char **argv, struct cli *cli);
+int cmd_exec(int argc, char **argv, struct cli *cli);
 
 extern const struct cmd_info cmd_init_info;
 extern const struct cmd_info cmd_validate_info;
@@ -60,6 +64,10 @@ extern const struct cmd_info cmd_ttl_info;
 extern const struct cmd_info cmd_up_info;
 extern const struct cmd_info cmd_down_info;
 extern const struct cmd_info cmd_status_info;
+extern const struct cmd_info cmd_hosts_info;
+extern const struct cmd_info cmd_ssh_config_info;
+extern const struct cmd_info cmd_ssh_info;
+extern const struct cmd_info cmd_exec_info;
 
 /* From main.c, for `kiln help`. */
 const struct cmd_info *cmd_find_info(const char *name);

@@ -14,6 +14,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "access.h"
 #include "audit.h"
 #include "cost.h"
 #include "crypt.h"
@@ -267,6 +268,10 @@ int op_plan(struct op_run *r, struct kiln_error *err)
 	rc = diff_plan(&in, &r->plan, err);
 	json_decref(foreign);
 	if (rc != 0) {
+		json_decref(live);
+		return -1;
+	}
+	if (!r->o.destroy && access_plan_notes(r->e, r->plan, err) < 0) {
 		json_decref(live);
 		return -1;
 	}

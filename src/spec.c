@@ -16,9 +16,9 @@
 
 #include "provider.h"
 
-static const char *const top_keys[] = {"kiln",	  "cluster", "provider", "ttl",	      "budget",
-				       "idle",	  "tags",    "vars",	 "network",   "compute",
-				       "storage", "iam",     "waive",	 "bootstrap", "scheduler"};
+static const char *const top_keys[] = {
+    "kiln",    "cluster", "provider", "ttl", "budget", "idle",	    "tags",	 "vars",
+    "network", "compute", "storage",  "iam", "waive",  "bootstrap", "scheduler", "access"};
 static const char *const provider_keys[] = {"name", "region", "zone", "endpoint"};
 static const char *const budget_keys[] = {"max_hourly_usd", "max_upfront_usd"};
 static const char *const network_keys[] = {"cidr", "fabric", "ingress"};
@@ -432,6 +432,7 @@ static void load_root(struct loader *ld, const struct ynode *root)
 	ld_iam(ld, section(root, "iam"));
 	ld_waive(ld, section(root, "waive"));
 	ld_scheduler(ld, section(root, "scheduler"));
+	ld_access(ld, section(root, "access"));
 	ld_bootstrap(ld, section(root, "bootstrap"), "bootstrap", &spec->bootstrap,
 		     &spec->nbootstrap);
 
@@ -630,6 +631,7 @@ void spec_free(struct spec *spec)
 	}
 	free(spec->waivers);
 	free(spec->scheduler.controller.name);
+	spec_access_free(spec);
 	spec_steps_free(spec->bootstrap, spec->nbootstrap);
 	free(spec->bootstrap);
 	free(spec->cluster);

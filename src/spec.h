@@ -246,6 +246,21 @@ struct spec_waiver {
 	const struct ynode *node;
 };
 
+/*
+ * One public key of access.ssh_keys: written inline, or read from a file
+ * (relative to the spec) when the spec is loaded. Only public keys: a file
+ * holding a private key is refused from its first line, never kept.
+ */
+struct spec_ssh_key {
+	char *line;	   /* "TYPE BASE64 [COMMENT]", as authorized_keys takes it */
+	char *type;	   /* "ssh-ed25519", "ssh-rsa"... */
+	char *fingerprint; /* "SHA256:..." */
+	int bits;
+	char *file;	/* the file: as written, NULL for an inline key */
+	char *identity; /* the absolute path of the private key beside the .pub file, or NULL */
+	const struct ynode *node;
+};
+
 /* Sections whose shape was wrong: cross-checks that rely on them are skipped. */
 enum spec_broken {
 	SPEC_BROKEN_PROVIDER = 1 << 0,
@@ -298,6 +313,13 @@ struct spec {
 	size_t nstores, stores_cap;
 	struct spec_role *roles;
 	size_t nroles;
+	struct {
+		struct spec_ssh_key *keys;
+		size_t nkeys;
+		char *user;	/* NULL: the image's default user */
+		char *key_pair; /* NULL: none */
+		const struct ynode *node; /* NULL when the spec has no access: */
+	} access;
 	struct spec_waiver *waivers;
 	size_t nwaivers;
 	const struct ynode *waive_node; /* the waive: list, NULL when absent */

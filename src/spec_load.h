@@ -80,6 +80,8 @@ bool ld_group_partition(struct loader *ld, const struct ynode *g, const char *pa
 			struct spec_group *grp);
 /* spec_idle.c: an idle: mapping at path ("idle", "compute.NAME.idle") into *out. */
 void ld_idle(struct loader *ld, const struct ynode *n, const char *path, struct spec_idle *out);
+void ld_access(struct loader *ld, const struct ynode *access);
+void spec_access_free(struct spec *spec);
 /* spec_boot.c: a bootstrap: list at path ("bootstrap", "compute.G.bootstrap"). */
 void ld_bootstrap(struct loader *ld, const struct ynode *list, const char *path,
 		  struct spec_step **out, size_t *n);

@@ -605,6 +605,33 @@ static void test_net_002_is_silent_for_ssh_from_a_known_range_or_udp(void **stat
 	     "network.ingress[1] admits port 22 udp from 0.0.0.0/0, the whole internet");
 }
 
+/* ---- access ---- */
+
+/* ssh-keygen -t rsa -b 1024 and -t ed25519 (both -C t). */
+#define RSA1024                                                                                    \
+	"ssh-rsa "                                                                                 \
+	"AAAAB3NzaC1yc2EAAAADAQABAAAAgQC51i2oP5jO7ShYA3B3uIb8//cax2SjdFNk8oJg7tHWblsE0ZLn"         \
+	"8yaYPuNRsyC5vHkrROyPhxDRNeiqSbnYsqVXwWwxoW7wUr1VfZXVbFaejbETKtCL6668CtcVqF0OkdY7"         \
+	"g9JxhXtSaKPHlZIjL0S6u5Ek/iYcARSs8r/okrRO+Q=="                                             \
+	" t"
+#define ED25519 "ssh-ed25519 AAAAC3NzaC1lZDI1NTE5AAAAIMp+IDOhbPVQFnyUw8nUxuixIUxIEHWNIdDSUTQOpd31 t"
+
+static void test_ssh_001_fires_on_a_short_rsa_key_only(void **state)
+{
+	struct at *t = *state;
+	const json_t *f;
+
+	at_load(t, HEAD "access:\n  ssh_keys:\n    - " ED25519 "\n    - " RSA1024 "\n", NULL, NULL);
+	at_audit(t);
+	assert_int_equal(count(t, "KILN-SSH-001"), 1);
+	f = find(t, "KILN-SSH-001",
+		 "access.ssh_keys[1] (SHA256:S7lsuHPSknZgOcNlxlaM1shQhkAn51aoKikVkxB876Q) is a "
+		 "1024-bit RSA key: under 3072 bits");
+	assert_string_equal(sget(f, "severity"), "warning");
+	assert_int_equal(json_integer_value(json_object_get(f, "line")), 7);
+	assert_int_equal(json_integer_value(json_object_get(f, "column")), 7);
+}
+
 static void test_net_001_fires_on_another_port_open_to_the_world(void **state)
 {
 	struct at *t = *state;
@@ -1272,6 +1299,7 @@ int main(void)
 	    audit_test(test_gpu_002_is_silent_with_efa_or_one_node),
 	    audit_test(test_net_002_fires_on_ssh_open_to_the_world),
 	    audit_test(test_net_002_is_silent_for_ssh_from_a_known_range_or_udp),
+	    audit_test(test_ssh_001_fires_on_a_short_rsa_key_only),
 	    audit_test(test_net_001_fires_on_another_port_open_to_the_world),
 	    audit_test(test_net_001_is_silent_for_a_narrow_range),
 	    audit_test(test_net_003_fires_on_an_undeclared_world_rule_in_the_plan),

@@ -574,6 +574,7 @@ const struct provider provider_aws = {
     .claim = aws_claim,
     .calls = aws_calls,
     .metrics = aws_metrics,
+    .login_user = aws_login_user,
     /*
      * The cheapest training cluster (one node, about $10 an hour): an init
      * without a choice never starts a multi-node bill.

@@ -236,6 +236,7 @@ static int expand_group(json_t *all, const struct spec *spec, const struct prov_
 	r = pexp_resource(all, "aws_instance_group", g->name);
 	pexp_group_attrs(r, g, t->name, zones, json_string(g->disk.type ? g->disk.type : "gp3"),
 			 efa, in_pg);
+	pexp_access_attrs(r, spec);
 	if (resolved)
 		pexp_why(r, "instance_type", resolved);
 	if (spec->network.fabric == FABRIC_EFA && !efa)

@@ -268,6 +268,10 @@ int ssmp_claim(struct prov_ctx *ctx, const struct prov_scope *scope, const char 
 int aws_preflight(struct prov_ctx *ctx, const json_t *creates, json_t *warnings,
 		  struct kiln_error *err);
 
+/* aws_access.c: provider.h's login_user, from the AMI's name and description. */
+int aws_login_user(struct prov_ctx *ctx, const char *image, char **user, char **why,
+		   struct kiln_error *err);
+
 /* aws_iam.c */
 const char *const *aws_iam_actions(const char *type, enum prov_verb verb);
 char *aws_iam_policy(struct prov_ctx *ctx, const struct prov_scope *scope,

@@ -273,6 +273,8 @@ static void launch_params(struct aws_params *p, const struct launch *l,
 	aws_paramf(p, "MinCount", "%ld", count);
 	aws_paramf(p, "MaxCount", "%ld", count);
 	aws_param(p, "ClientToken", token);
+	if (l->key_pair)
+		aws_param(p, "KeyName", l->key_pair);
 	aws_param(p, "MetadataOptions.HttpTokens", "required");
 	aws_param(p, "MetadataOptions.HttpEndpoint", "enabled");
 	aws_param(p, "BlockDeviceMapping.1.DeviceName", l->root_dev);
@@ -473,6 +475,7 @@ int launch_init(struct prov_ctx *ctx, struct launch *l, const char *address, con
 	l->spot = json_string_value(json_object_get(a, "market")) &&
 		  strcmp(json_string_value(json_object_get(a, "market")), "spot") == 0;
 	l->role = role;
+	l->key_pair = json_string_value(json_object_get(a, "key_pair"));
 	l->deps = deps;
 	l->user_data_doc = json_string_value(json_object_get(a, "user_data_text"));
 	l->user_data_digest = json_string_value(json_object_get(a, "user_data"));

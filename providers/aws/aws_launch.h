@@ -42,6 +42,7 @@ struct launch {
 	bool block;		       /* into a Capacity Block (MarketType capacity-block) */
 	bool spot_fallback;	       /* spot, else on demand */
 	bool fallback;		       /* this launch is spot's on-demand stand-in */
+	const char *key_pair;	       /* KeyName (access.key_pair), or NULL */
 	/*
 	 * The user data: the document with its placeholders (bootstrap.h),
 	 * filled at launch from deps and the scope; or, for a grow, the group's

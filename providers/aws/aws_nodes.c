@@ -159,6 +159,10 @@ static json_t *group_live(const char *id, json_t *insts)
 				    pg && *pg ? json_string("fabric") : json_null());
 		json_object_set_new(attrs, "placement_group_name",
 				    pg && *pg ? json_string(pg) : json_null());
+		/* Only when set, as the spec's access.key_pair is (pexp_access_attrs). */
+		if (awsxml_str(first, "keyName"))
+			json_object_set_new(attrs, "key_pair",
+					    json_string(awsxml_str(first, "keyName")));
 		/* The digest of the user data it was launched with (null: launched without). */
 		json_object_set_new(
 		    attrs, "user_data",
@@ -402,6 +406,7 @@ int ig_update(struct prov_ctx *ctx, const struct prov_scope *scope, const char *
 			l.pg = json_string_value(json_object_get(la, "placement_group_name"));
 			l.profile = json_string_value(json_object_get(la, "profile"));
 			l.role = json_string_value(json_object_get(la, "role"));
+			l.key_pair = json_string_value(json_object_get(la, "key_pair"));
 			l.efa = json_is_true(json_object_get(la, "efa"));
 			l.public = json_is_true(json_object_get(la, "public"));
 			l.gang = json_is_true(json_object_get(la, "gang"));

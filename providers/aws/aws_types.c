@@ -44,6 +44,7 @@ static const struct prov_attr ig_attrs[] = {
     {"public", POLICY_REPLACE, false, "a public address is given to an interface at launch"},
     {"efa", POLICY_REPLACE, false, "EFA interfaces are attached at launch"},
     {"placement_group", POLICY_REPLACE, false, "instances join a placement group at launch"},
+    {"key_pair", POLICY_REPLACE, false, "EC2 gives an instance its key pair (KeyName) at launch"},
     {"user_data", POLICY_REPLACE, false,
      "EC2 changes user data only on a stopped instance and cloud-init runs it once, at the "
      "first boot: new user data is new nodes (a stop and start would not run it)"},

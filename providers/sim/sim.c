@@ -390,6 +390,18 @@ static int sim_open(struct prov_ctx **out, const struct spec *spec, struct kiln_
 	return PROV_OK;
 }
 
+/* sim boots no image: its nodes stand for a cloud image whose default user is "kiln". */
+static int sim_login_user(struct prov_ctx *ctx, const char *image, char **user, char **why,
+			  struct kiln_error *err)
+{
+	(void)ctx;
+	(void)image;
+	(void)err;
+	*user = xstrdup("kiln");
+	*why = xstrdup("sim nodes boot no image; 'kiln' stands for an image's default user");
+	return PROV_OK;
+}
+
 static unsigned long sim_calls(struct prov_ctx *ctx)
 {
 	return atomic_load(&ctx->calls);
@@ -560,6 +572,7 @@ const struct provider provider_sim = {
     .claim = sim_claim,
     .calls = sim_calls,
     .metrics = sim_metrics,
+    .login_user = sim_login_user,
     .default_template = "sim-demo",
     .defaults = sim_defaults,
     .default_region = sim_default_region,

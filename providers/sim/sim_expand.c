@@ -105,6 +105,7 @@ static int expand_group(json_t *all, const struct spec *spec, const struct spec_
 								     : SIM_DEFAULT_REGION));
 	r = pexp_resource(all, "sim_node_group", g->name);
 	pexp_group_attrs(r, g, t->name, zones, pexp_str(g->disk.type), efa, efa);
+	pexp_access_attrs(r, spec);
 	json_object_set_new(r, "sensitive", json_pack("[s]", "join_token"));
 	if (resolved)
 		pexp_why(r, "instance_type", resolved);

@@ -54,6 +54,7 @@ static const struct prov_attr nodes_attrs[] = {
     {"capacity", POLICY_REPLACE, false, "nodes are launched into their capacity"},
     {"capacity_reservation", POLICY_REPLACE, false, "nodes are launched into their capacity"},
     {"spot_fallback", POLICY_LIVE, false, "it only decides how later launches are made"},
+    {"key_pair", POLICY_REPLACE, false, "a node is given its key pair at launch"},
     {"user_data", POLICY_REPLACE, false,
      "as on EC2: user data runs once, at a node's first boot, so new user data is new nodes"},
 };

@@ -42,6 +42,7 @@ cd "$(dirname "$0")/../.." || exit 2
 . tests/e2e/health.sh
 . tests/e2e/timing.sh
 . tests/e2e/slurm.sh
+. tests/e2e/access.sh
 E2E_ROOT=$(pwd)
 T=$E2E_TMP
 NL='
@@ -50,7 +51,7 @@ ESC=$(printf '\033')
 HAVE_PY=false
 command -v python3 >/dev/null 2>&1 && HAVE_PY=true
 
-# E2E_ONLY=engine|state|aws|review|approve|audit|ci|sprawl|lifecycle|init|ownership|docs|boot|health|timing|capacity|slurm|report runs one group, for working on it.
+# E2E_ONLY=engine|state|aws|review|approve|audit|ci|sprawl|lifecycle|init|ownership|docs|boot|health|timing|capacity|slurm|report|access runs one group, for working on it.
 case ${E2E_ONLY:-} in
 engine) engine_tests; e2e_finish; exit $? ;;
 approve) approve_tests; e2e_finish; exit $? ;;
@@ -70,6 +71,7 @@ health) health_tests; e2e_finish; exit $? ;;
 timing) timing_tests; e2e_finish; exit $? ;;
 slurm) slurm_tests; e2e_finish; exit $? ;;
 report) report_tests; e2e_finish; exit $? ;;
+access) access_tests; e2e_finish; exit $? ;;
 esac
 
 # --- every spec under tests/specs, examples/ and templates/ against its golden ---
@@ -588,5 +590,6 @@ health_tests
 timing_tests
 slurm_tests
 report_tests
+access_tests
 
 e2e_finish
