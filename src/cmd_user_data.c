@@ -35,7 +35,7 @@ const struct cmd_info cmd_user_data_info = {
 		   "With --digest, print the sha256 digest instead. Calls no cloud API.",
     .options = options,
     .noptions = sizeof(options) / sizeof(options[0]),
-    .see_also = "kiln-spec(5), kiln-aws(7), kiln-plan(1)",
+    .see_also = "kiln-user-data(1), kiln-spec(5), kiln-aws(7), kiln-plan(1)",
 };
 
 int cmd_user_data(int argc, char **argv, struct cli *cli)
