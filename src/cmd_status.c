@@ -271,13 +271,8 @@ int cmd_status(int argc, char **argv, struct cli *cli)
 	r.keep_live = true;
 	if (!spec || run_open(&r, cli, &f, spec, false, "status") < 0 || run_plan(&r, cli) < 0)
 		goto out;
-	/* kiln init makes the workspace with an empty state: no cluster until an apply. */
-	if (!r.ws || !r.ws->exists || !state_cluster(r.state)) {
-		cli_error(cli, "bring it up with `kiln up`",
-			  "workspace '%s' has no cluster yet: nothing has been applied",
-			  r.e->workspace);
+	if (run_need_cluster(cli, &r) < 0)
 		goto out;
-	}
 	doc = build(&r, now);
 	if (f.json) {
 		jsonw_dumpf(doc, stdout, JSON_INDENT(2) | JSON_SORT_KEYS | JSON_REAL_PRECISION(12));

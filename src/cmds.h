@@ -32,6 +32,7 @@ int cmd_ttl(int argc, char **argv, struct cli *cli);
 int cmd_up(int argc, char **argv, struct cli *cli);
 int cmd_down(int argc, char **argv, struct cli *cli);
 int cmd_status(int argc, char **argv, struct cli *cli);
+int cmd_repair(int argc, char **argv, struct cli *cli);
 
 extern const struct cmd_info cmd_init_info;
 extern const struct cmd_info cmd_validate_info;
@@ -56,6 +57,7 @@ extern const struct cmd_info cmd_ttl_info;
 extern const struct cmd_info cmd_up_info;
 extern const struct cmd_info cmd_down_info;
 extern const struct cmd_info cmd_status_info;
+extern const struct cmd_info cmd_repair_info;
 
 /* From main.c, for `kiln help`. */
 const struct cmd_info *cmd_find_info(const char *name);

@@ -31,6 +31,7 @@ static const struct command {
     {"up", cmd_up, &cmd_up_info},
     {"down", cmd_down, &cmd_down_info},
     {"status", cmd_status, &cmd_status_info},
+    {"repair", cmd_repair, &cmd_repair_info},
     {"graph", cmd_graph, &cmd_graph_info},
     {"iam-policy", cmd_iam_policy, &cmd_iam_policy_info},
     {"cost", cmd_cost, &cmd_cost_info},
