@@ -33,6 +33,12 @@ static bool named(const char *address, const char *const *names, size_t n)
 	return n == 0;
 }
 
+static int by_name(const void *a, const void *b)
+{
+	return strcmp(json_string_value(*(json_t *const *)a),
+		      json_string_value(*(json_t *const *)b));
+}
+
 /* Every name is a node group of the state; else err lists the ones there are. */
 static int names_check(const struct engine *e, const json_t *resources, const char *const *names,
 		       size_t n, struct kiln_error *err)
@@ -53,8 +59,21 @@ static int names_check(const struct engine *e, const json_t *resources, const ch
 		}
 		if (found)
 			continue;
-		json_object_foreach((json_t *)resources, addr, res) if (is_group(e, addr))
-		    sb_addf(&there, "%s%s", there.len ? ", " : "", strchr(addr, '.') + 1);
+		{
+			json_t *groups = json_array(), *g;
+			size_t j;
+
+			json_object_foreach((json_t *)resources, addr, res)
+			{
+				if (is_group(e, addr))
+					json_array_append_new(groups,
+							      json_string(strchr(addr, '.') + 1));
+			}
+			prov_json_sort(groups, by_name);
+			json_array_foreach(groups, j, g)
+			    sb_addf(&there, "%s%s", j ? ", " : "", json_string_value(g));
+			json_decref(groups);
+		}
 		kiln_error_set(err,
 			       "'%s' is not a node group of this workspace; its node groups: %s",
 			       names[i], there.len ? there.buf : "(none)");
@@ -63,6 +82,12 @@ static int names_check(const struct engine *e, const json_t *resources, const ch
 		return -1;
 	}
 	return 0;
+}
+
+static int by_address(const void *a, const void *b)
+{
+	return strcmp(json_string_value(json_object_get(*(json_t *const *)a, "address")),
+		      json_string_value(json_object_get(*(json_t *const *)b, "address")));
 }
 
 json_t *repair_targets(const struct engine *e, const json_t *state, const json_t *live,
@@ -88,12 +113,13 @@ json_t *repair_targets(const struct engine *e, const json_t *state, const json_t
 		bad = json_object_get(g, "unhealthy");
 		if (json_array_size(bad))
 			json_array_append_new(
-			    out, json_pack("{s:O, s:s, s:s, s:O, s:O, s:O}", "group",
+			    out, json_pack("{s:O, s:s, s:s, s:O, s:O, s:O?}", "group",
 					   json_object_get(g, "group"), "address", addr, "id", id,
 					   "nodes", json_object_get(g, "nodes"), "replace", bad,
 					   "instance_ids", json_object_get(attrs, "instance_ids")));
 		json_decref(g);
 	}
+	prov_json_sort(out, by_address);
 	return out;
 }
 
