@@ -159,10 +159,32 @@ def role_policy(iam, name):
     return json.loads(doc) if isinstance(doc, str) else doc
 
 
+# The statement every node role ends with (issue 14): a node may put only the
+# kiln:health tag, and only on its own instance.
+NODE_HEALTH = {
+    "Sid": "KilnNodeHealth", "Effect": "Allow", "Action": "ec2:CreateTags",
+    "Resource": "arn:aws:ec2:*:*:instance/*",
+    "Condition": {"StringEquals": {"aws:ARN": "${ec2:SourceInstanceARN}"},
+                  "ForAllValues:StringEquals": {"aws:TagKeys": ["kiln:health"]}}}
+
+
+def without_node_health(name, doc, faults):
+    """The role's statements but its last, which must be NODE_HEALTH."""
+    stmts = doc["Statement"]
+    if not stmts or stmts[-1] != NODE_HEALTH:
+        faults.append("role %s does not end with the node-health statement: %s" % (name, stmts))
+        return stmts
+    rest = stmts[:-1]
+    if NODE_HEALTH in rest:
+        faults.append("role %s has the node-health statement twice" % name)
+    return rest
+
+
 def expect(cluster, ws, checks):
     """CHECKS: group=NAME:count=N[:efa][:pg][:profile][:public]; bucket=STORE:versioning=on|off
     [:expire=DAYS]; sg-ingress=PORT/CIDR,...; role=NAME:read=A+B:write=C;
-    role-allow=NAME=[[ACTIONS, RESOURCES], ...]; role-exact=NAME=[[ACTIONS, RESOURCE], ...];
+    role-allow=NAME=[[ACTIONS, RESOURCES], ...]; role-exact=NAME=[[ACTIONS, RESOURCE], ...]
+    (both: the policy ends with NODE_HEALTH, checked exactly, and these come before it);
     zone=ZONE[:no-storage]; tags=K=V"""
     c = clients()
     ec2, s3, iam = c["ec2"], c["s3"], c["iam"]
@@ -282,12 +304,12 @@ def expect(cluster, ws, checks):
             # statements, which follow every store statement.
             name, _, want = rest.partition("=")
             name = prefix + name
-            doc = role_policy(iam, name)
-            kinds = [isinstance(s["Resource"], list) for s in doc["Statement"]]
+            stmts = without_node_health(name, role_policy(iam, name), faults)
+            kinds = [isinstance(s["Resource"], list) for s in stmts]
             if kinds != sorted(kinds):
                 faults.append("role %s: a store statement follows an allow statement" % name)
             got = sorted([sorted(s["Action"]), sorted(s["Resource"])]
-                         for s in doc["Statement"] if isinstance(s["Resource"], list)
+                         for s in stmts if isinstance(s["Resource"], list)
                          and s["Effect"] == "Allow")
             want = sorted([sorted(a), sorted(r)] for a, r in json.loads(want))
             if got != want:
@@ -364,11 +386,12 @@ def expect(cluster, ws, checks):
                 if k == "efs":
                     return efs.get("aws_efs." + store, "(no file system aws_efs.%s)" % store)
                 return r
-            got = sorted([sorted(st["Action"]), st["Resource"]] for st in doc["Statement"])
+            stmts = without_node_health(name, doc, faults)
+            got = sorted([sorted(st["Action"]), st["Resource"]] for st in stmts)
             want = sorted([sorted(a), where(r)] for a, r in json.loads(want))
             if got != want:
                 faults.append("role %s statements %s, want %s" % (name, got, want))
-            if any(st["Effect"] != "Allow" or st["Resource"] == "*" for st in doc["Statement"]):
+            if any(st["Effect"] != "Allow" or st["Resource"] == "*" for st in stmts):
                 faults.append("role %s has a statement that is not an Allow on exact ARNs" % name)
         else:
             faults.append("unknown check %s" % check)
