@@ -409,7 +409,7 @@ const struct spec_store **pexp_file_systems(const struct spec *spec, size_t *n)
 
 	*n = 0;
 	for (i = 0; i < spec->nstores; i++)
-		if (spec->stores[i].tier != TIER_OBJECT)
+		if (spec->stores[i].tier == TIER_LUSTRE || spec->stores[i].tier == TIER_NFS)
 			fs[(*n)++] = &spec->stores[i];
 	return fs;
 }

@@ -33,7 +33,7 @@ struct op {
 	const char *addr;
 	const char *label;
 	const struct prov_type *t;
-	const json_t *change;
+	const struct plan_change *change;
 	char *id;
 	size_t blockers; /* operations this one still waits for */
 	size_t rank; /* operations on the longest path from this one to the end, itself included */
@@ -111,7 +111,7 @@ static void add_op(struct exec *x, const struct plan_op *p)
 	op->addr = p->addr;
 	op->change = p->change;
 	op->label = p->label;
-	op->t = engine_type(x->e, p->change);
+	op->t = provider_type(x->e->prov, p->change->type);
 	op->id = p->id ? xstrdup(p->id) : NULL;
 }
 
@@ -150,8 +150,7 @@ static json_t *sensitive_names(const struct prov_type *t, const json_t *attrs, c
 /* Called with the mutex held: write a live object into the state and checkpoint. */
 static void record_live(struct exec *x, struct op *op, const json_t *live)
 {
-	const json_t *rc = op->change;
-	json_t *deps = json_object_get(json_object_get(rc, "kiln"), "deps");
+	json_t *deps = (json_t *)op->change->deps;
 	json_t *attrs = json_object_get(live, "attrs"), *r;
 	const struct prov_type *t = op->t;
 	size_t i;
@@ -414,9 +413,9 @@ static json_t *deps_recorded(struct exec *x, const json_t *desired)
 	return out;
 }
 
-static json_t *changed_names(const json_t *rc, const char ***names, size_t *n)
+static json_t *changed_names(const struct plan_change *c, const char ***names, size_t *n)
 {
-	json_t *rows = json_object_get(json_object_get(rc, "kiln"), "attributes"), *row;
+	json_t *rows = (json_t *)c->attributes, *row;
 	size_t i;
 
 	*n = json_array_size(rows);
@@ -440,7 +439,7 @@ static int run_op(struct exec *x, struct op *op, json_t **live, struct kiln_erro
 		json_t *deps = deps_recorded(x, d);
 		struct prov_create c = {
 		    .address = op->addr,
-		    .name = json_string_value(json_object_get(op->change, "name")),
+		    .name = op->change->name,
 		    .attrs = json_object_get(d, "attrs"),
 		    .token = token,
 		    .deps = deps,
@@ -727,10 +726,10 @@ static void *waiter(void *arg)
 }
 
 /* No-ops need no call: the refreshed attributes replace the recorded ones. */
-static void refresh_recorded(struct exec *x, const json_t *rc)
+static void refresh_recorded(struct exec *x, const struct plan_change *c)
 {
-	json_t *r = json_object_get(recorded(x), json_string_value(json_object_get(rc, "address")));
-	json_t *before = json_object_get(json_object_get(rc, "change"), "before");
+	json_t *r = json_object_get(recorded(x), c->address);
+	json_t *before = (json_t *)c->before;
 	json_t *attrs, *v, *deps;
 	const char *k;
 
@@ -745,29 +744,27 @@ static void refresh_recorded(struct exec *x, const json_t *rc)
 	json_object_foreach(before, k, v) if (!json_is_null(v) || !json_object_get(attrs, k))
 	    json_object_set(attrs, k, v);
 	/* Nothing changes, so what it depends on does not either: keep the recorded deps. */
-	deps = json_object_get(json_object_get(rc, "kiln"), "deps");
+	deps = (json_t *)c->deps;
 	if (deps && !json_object_get(r, "deps"))
 		json_object_set(r, "deps", deps);
 }
 
 static int build(struct exec *x, struct kiln_error *err)
 {
-	json_t *changes = json_object_get(x->o->plan, "resource_changes");
+	const struct plan_view *plan = x->o->plan;
 	struct plan_op *steps;
-	json_t *rc;
-	size_t i, k, n = json_array_size(changes);
+	size_t i, k, n = plan->nchanges;
 
 	x->ops = xcalloc(2 * n + 1, sizeof(*x->ops));
 	steps = xcalloc(2 * n + 1, sizeof(*steps));
 	graph_plan_forget_drifted(x->o->plan, recorded(x));
-	json_array_foreach(changes, i, rc)
-	{
+	for (i = 0; i < n; i++) {
+		const struct plan_change *rc = &plan->changes[i];
 		size_t got, at = x->n;
 
-		if (!engine_type(x->e, rc)) {
+		if (!provider_type(x->e->prov, rc->type)) {
 			kiln_error_set(err, "the plan names %s, whose type the %s provider lacks",
-				       json_string_value(json_object_get(rc, "address")),
-				       x->e->prov->name);
+				       rc->address, x->e->prov->name);
 			free(steps);
 			return -1;
 		}
@@ -792,19 +789,13 @@ static int build(struct exec *x, struct kiln_error *err)
 	return 0;
 }
 
-size_t apply_count_ops(const json_t *plan)
+size_t apply_count_ops(const struct plan_view *plan)
 {
-	json_t *rc, *ch;
 	size_t i, n = 0;
 
-	json_array_foreach(json_object_get(plan, "resource_changes"), i, rc)
-	{
-		ch = json_object_get(rc, "change");
-		if (strcmp(json_string_value(json_array_get(json_object_get(ch, "actions"), 0)),
-			   "no-op") != 0 ||
-		    json_object_get(ch, "importing"))
+	for (i = 0; i < plan->nchanges; i++)
+		if (plan->changes[i].action != PLAN_NO_OP || plan->changes[i].importing)
 			n++;
-	}
 	return n;
 }
 

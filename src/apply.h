@@ -19,6 +19,7 @@
 #include <jansson.h>
 
 #include "engine.h"
+#include "plan.h"
 
 enum apply_event_kind {
 	APPLY_START,   /* an operation begins */
@@ -42,8 +43,8 @@ struct apply_event {
 
 struct apply_options {
 	struct engine *engine;
-	const json_t *plan;
-	json_t *state; /* the recorded state document, changed in place */
+	const struct plan_view *plan; /* the plan's view (plan.h) */
+	json_t *state;		      /* the recorded state document, changed in place */
 	int parallelism;
 	atomic_int *interrupted; /* non-zero: start nothing new */
 	bool keep_secrets;	 /* a state key is set: read secrets the state lacks */
@@ -70,7 +71,7 @@ struct apply_result {
 int apply_run(const struct apply_options *o, struct apply_result *res);
 void apply_result_release(struct apply_result *res);
 
-/* The operations a plan asks for (not counting no-ops): for "nothing to do". */
-size_t apply_count_ops(const json_t *plan);
+/* The operations a plan (its view) asks for (not counting no-ops): for "nothing to do". */
+size_t apply_count_ops(const struct plan_view *plan);
 
 #endif

@@ -13,7 +13,9 @@
 
 #include "cost.h"
 
+#include <ctype.h>
 #include <fnmatch.h>
+#include <math.h>
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
@@ -24,7 +26,7 @@ struct audit {
 	const struct spec *spec;
 	const struct provider *prov;
 	json_t *plan;
-	json_t *changes; /* address -> its resource change */
+	json_t *changes; /* address -> its change's after (an object, or null) */
 	json_t *findings;
 	/*
 	 * What every finding of a rule repeats (id, severity, fix, the Checkov
@@ -35,16 +37,10 @@ struct audit {
 	json_t *file;
 };
 
-static const json_t *kiln_obj(const json_t *plan)
-{
-	return json_object_get(plan, "kiln");
-}
-
 /* The desired attributes of a resource in the plan, or NULL (absent, or deleted). */
 static const json_t *after_of(const struct audit *a, const char *addr)
 {
-	const json_t *ch = addr ? json_object_get(a->changes, addr) : NULL;
-	const json_t *after = json_object_get(json_object_get(ch, "change"), "after");
+	const json_t *after = addr ? json_object_get(a->changes, addr) : NULL;
 
 	return json_is_object(after) ? after : NULL;
 }
@@ -119,13 +115,159 @@ static char *writers(const struct spec *spec, const char *store)
 	return sb.len ? sb_detach(&sb) : NULL;
 }
 
+/* A local store: the nodes' instance store, whose data does not outlive them. */
+static void check_local(struct audit *a, const struct spec_store *st)
+{
+	struct strbuf on = {0};
+	size_t i;
+
+	for (i = 0; i < a->spec->ngroups; i++)
+		if (spec_local_on(st, &a->spec->groups[i]))
+			sb_addf(&on, "%s%s", on.len ? ", " : "", a->spec->groups[i].name);
+	add(a, "KILN-LOCAL-001", NULL, st->key->value, st->key,
+	    "storage.%s is the instance store of compute.%s: its data is lost when a node "
+	    "stops, fails or is replaced",
+	    st->name, on.len ? on.buf : "(no group)");
+	sb_release(&on);
+}
+
+/* Whether the n bytes at s end with suffix. */
+static bool ends_with_n(const char *s, size_t n, const char *suffix)
+{
+	size_t l = strlen(suffix);
+
+	return n >= l && strncmp(s + n - l, suffix, l) == 0;
+}
+
+/* Shannon entropy of s in bits per character. */
+static double entropy(const char *s, size_t n)
+{
+	size_t count[256] = {0}, i;
+	double h = 0;
+
+	for (i = 0; i < n; i++)
+		count[(unsigned char)s[i]]++;
+	for (i = 0; i < 256; i++)
+		if (count[i]) {
+			double p = (double)count[i] / (double)n;
+
+			h -= p * log2(p);
+		}
+	return h;
+}
+
+/* The length of the literal value at v (up to a space, quote or ';'); 0 for $VAR and $(...). */
+static size_t literal_len(const char *v)
+{
+	size_t n;
+
+	if (*v == '"' || *v == '\'')
+		v++;
+	if (*v == '$' || *v == '<')
+		return 0;
+	for (n = 0; v[n] && !strchr(" \t\n\"';&|)", v[n]); n++)
+		;
+	return n;
+}
+
+/*
+ * What secret text looks like it holds, or NULL: an access key id, a
+ * private key block, password=/token=/secret= with a literal value, or a
+ * long high-entropy literal assigned to a *_KEY, *_SECRET or *_TOKEN name.
+ * Only the kind is returned: the finding never repeats the secret.
+ */
+static const char *secret_kind(const char *text)
+{
+	static const char *const words[] = {"password=", "passwd=", "token=", "secret="};
+	const char *p;
+	size_t i;
+
+	for (p = text; *p; p++) {
+		if ((strncmp(p, "AKIA", 4) == 0 || strncmp(p, "ASIA", 4) == 0) &&
+		    (p == text || !isalnum((unsigned char)p[-1]))) {
+			for (i = 4; i < 20 &&
+				    (isupper((unsigned char)p[i]) || isdigit((unsigned char)p[i]));
+			     i++)
+				;
+			if (i == 20 && !isalnum((unsigned char)p[20]))
+				return "an access key id";
+		}
+		if (strncmp(p, "-----BEGIN ", 11) == 0 && strstr(p, "PRIVATE KEY-----"))
+			return "a private key";
+		for (i = 0; i < ARRAY_SIZE(words); i++)
+			if (strncasecmp(p, words[i], strlen(words[i])) == 0 &&
+			    (p == text || !isalnum((unsigned char)p[-1]) || p[-1] == '_') &&
+			    literal_len(p + strlen(words[i])) > 0)
+				return "a password or token";
+		if (*p == '=' && p > text) {
+			const char *name = p;
+			size_t n = literal_len(p + 1);
+			const char *v = p[1] == '"' || p[1] == '\'' ? p + 2 : p + 1;
+
+			while (name > text && (isalnum((unsigned char)name[-1]) || name[-1] == '_'))
+				name--;
+			if (n >= 16 && entropy(v, n) >= 3.5 &&
+			    (ends_with_n(name, (size_t)(p - name), "_KEY") ||
+			     ends_with_n(name, (size_t)(p - name), "_SECRET") ||
+			     ends_with_n(name, (size_t)(p - name), "_TOKEN")))
+				return "a key, secret or token";
+		}
+	}
+	return NULL;
+}
+
+static void check_steps(struct audit *a, const struct spec_step *steps, size_t n, const char *where,
+			const char *addr)
+{
+	size_t i;
+
+	for (i = 0; i < n; i++) {
+		const char *text = steps[i].kind == STEP_RUN ? steps[i].run : steps[i].content;
+		const char *kind = text ? secret_kind(text) : NULL;
+		char *path;
+
+		if (!kind)
+			continue;
+		path = xasprintf("%s[%zu]", where, i);
+		add(a, "KILN-BOOT-001", addr, path, steps[i].node,
+		    "%s looks like it holds %s: user data can be read back by anyone allowed to "
+		    "describe the node, and is kept in the plan",
+		    path, kind);
+		free(path);
+	}
+}
+
+static void check_boot(struct audit *a)
+{
+	size_t i;
+
+	check_steps(a, a->spec->bootstrap, a->spec->nbootstrap, "bootstrap", NULL);
+	for (i = 0; i < a->spec->ngroups; i++) {
+		const struct spec_group *g = &a->spec->groups[i];
+		char *where = xasprintf("compute.%s.bootstrap", g->name);
+		char *addr = part_address(a, PART_GROUP, g->name);
+
+		check_steps(a, g->bootstrap, g->nbootstrap, where, addr);
+		free(addr);
+		free(where);
+	}
+}
+
 static void check_store(struct audit *a, const struct spec_store *st)
 {
-	static const enum prov_part parts[] = {PART_OBJECT, PART_LUSTRE, PART_NFS};
-	static const char *const unencrypted[] = {"KILN-S3-001", "KILN-FSX-001", "KILN-EFS-001"};
-	char *path = xasprintf("storage.%s", st->name), *sub;
-	char *addr = part_address(a, parts[st->tier], st->name), *who;
-	const json_t *after = after_of(a, addr);
+	static const enum prov_part parts[] = {PART_OBJECT, PART_LUSTRE, PART_NFS, PART_OBJECT};
+	static const char *const unencrypted[] = {"KILN-S3-001", "KILN-FSX-001", "KILN-EFS-001",
+						  NULL};
+	char *path, *sub, *addr, *who;
+	const json_t *after;
+
+	if (st->tier == TIER_LOCAL) {
+		check_local(a, st);
+		return;
+	}
+	path = xasprintf("storage.%s", st->name);
+	addr = part_address(a, parts[st->tier], st->name);
+	after = after_of(a, addr);
 
 	if (!attr_bool(after, "encrypted", st->encrypted)) {
 		sub = xasprintf("%s.encrypted", path);
@@ -249,12 +391,10 @@ static bool world(const char *cidr)
 static const char *ingress_address(const struct audit *a, const json_t **rules)
 {
 	const char *addr;
-	json_t *ch;
+	json_t *after;
 
-	json_object_foreach(a->changes, addr, ch)
+	json_object_foreach(a->changes, addr, after)
 	{
-		const json_t *after = json_object_get(json_object_get(ch, "change"), "after");
-
 		if (json_is_array(json_object_get(after, "ingress"))) {
 			*rules = json_object_get(after, "ingress");
 			return addr;
@@ -333,8 +473,7 @@ static void check_network(struct audit *a)
 
 static void check_budget(struct audit *a)
 {
-	const json_t *after =
-	    json_object_get(json_object_get(kiln_obj(a->plan), "cost"), "hourly_after");
+	const json_t *after = json_object_get(plan_kiln(a->plan, "cost"), "hourly_after");
 	const struct ynode *root = a->spec->root;
 	char *cost, *budget;
 
@@ -672,10 +811,10 @@ int audit_today(char out[11], struct kiln_error *err)
 }
 
 int audit_plan(const struct spec *spec, const struct provider *prov, json_t *plan,
-	       struct kiln_error *err)
+	       const struct plan_view *v, struct kiln_error *err)
 {
 	struct audit a = {.spec = spec, .prov = prov, .plan = plan};
-	json_t *kn = json_object_get(plan, "kiln"), *rc, *entry, *list;
+	json_t *entry, *list;
 	char today[11];
 	size_t i;
 
@@ -685,28 +824,24 @@ int audit_plan(const struct spec *spec, const struct provider *prov, json_t *pla
 	a.findings = json_array();
 	a.rule_values = json_object();
 	a.file = json_string(spec->file ? spec->file : "");
-	json_array_foreach(json_object_get(plan, "resource_changes"), i, rc)
-	{
-		const char *addr = json_string_value(json_object_get(rc, "address"));
-
-		if (addr && !json_object_get(rc, "deposed"))
-			json_object_set(a.changes, addr, rc);
-	}
+	for (i = 0; i < v->nchanges; i++)
+		if (!v->changes[i].deposed)
+			json_object_set_new(a.changes, v->changes[i].address,
+					    v->changes[i].after
+						? json_incref((json_t *)v->changes[i].after)
+						: json_null());
 	for (i = 0; i < spec->nstores; i++)
 		check_store(&a, &spec->stores[i]);
 	for (i = 0; i < spec->ngroups; i++)
 		check_group(&a, &spec->groups[i]);
+	check_boot(&a);
 	check_network(&a);
 	check_budget(&a);
-	json_array_foreach(json_object_get(kn, "iam_delta"), i, entry) check_role(&a, entry);
+	json_array_foreach(plan_kiln(plan, "iam_delta"), i, entry) check_role(&a, entry);
 	check_waivers(&a, today);
 	list = sorted(a.findings);
-	if (json_is_object(kn)) {
-		json_object_set_new(kn, "findings_summary", summary(list));
-		json_object_set_new(kn, "findings", list);
-	} else {
-		json_decref(list);
-	}
+	plan_kiln_set(plan, "findings_summary", summary(list));
+	plan_kiln_set(plan, "findings", list);
 	json_decref(a.findings);
 	json_decref(a.changes);
 	json_decref(a.rule_values);
@@ -719,7 +854,7 @@ size_t audit_errors(const json_t *plan)
 	const json_t *f;
 	size_t i, n = 0;
 
-	json_array_foreach(json_object_get(kiln_obj(plan), "findings"), i, f)
+	json_array_foreach(plan_kiln(plan, "findings"), i, f)
 	{
 		const char *sev = json_string_value(json_object_get(f, "severity"));
 

@@ -27,6 +27,7 @@
 
 #include <jansson.h>
 
+#include "plan.h"
 #include "provider.h"
 #include "spec.h"
 #include "util.h"
@@ -49,12 +50,13 @@ const struct audit_rule *audit_rule_find(const char *id);
 
 /*
  * Add "findings" and "findings_summary" to plan's "kiln" object from the
- * spec and the plan (its resource_changes, kiln.cost, kiln.iam_delta).
+ * spec and the plan (its resource_changes through v, its view; kiln.cost,
+ * kiln.iam_delta).
  * Replaces any findings already there. -1 with err only when KILN_NOW (the
  * clock waivers are judged by, for tests) is malformed.
  */
 int audit_plan(const struct spec *spec, const struct provider *prov, json_t *plan,
-	       struct kiln_error *err);
+	       const struct plan_view *v, struct kiln_error *err);
 
 /*
  * Text block for `kiln plan` / `kiln show` ("Findings" section; nothing when

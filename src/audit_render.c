@@ -29,7 +29,7 @@ static const char *str(const json_t *f, const char *key)
 
 static const json_t *findings_of(const json_t *plan)
 {
-	return json_object_get(json_object_get(plan, "kiln"), "findings");
+	return plan_kiln(plan, "findings");
 }
 
 static json_int_t count_of(const json_t *plan, const char *key)

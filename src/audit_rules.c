@@ -110,6 +110,19 @@ const struct audit_rule audit_rules[] = {
      "With deletion: delete, kiln destroy and a replacement delete the store and "
      "everything in it.",
      "Use `deletion: retain` (the default) unless the data is disposable.", NULL, NULL},
+    {"KILN-LOCAL-001", "info", "A local store loses its data with its node",
+     "A local store is the nodes' instance-store NVMe: fast scratch whose data is gone "
+     "when a node stops, fails or is replaced, and which no backup or snapshot covers.",
+     "Keep only what can be rebuilt there (caches, shards staged from an object store); "
+     "write checkpoints to an object or lustre store.",
+     NULL, NULL},
+    {"KILN-BOOT-001", "error", "A bootstrap step looks like it holds a secret",
+     "Bootstrap steps go into the nodes' user data, which anyone allowed to describe an "
+     "instance (ec2:DescribeInstanceAttribute) reads back in plain text, and into the plan.",
+     "Keep the secret in SSM Parameter Store (SecureString) or Secrets Manager, allow the "
+     "group's role to read it, and fetch it in the step (aws ssm get-parameter "
+     "--with-decryption) instead of writing it there.",
+     NULL, NULL},
     {"KILN-WAIVE-001", "error", "A waiver has no reason",
      "A waiver is an accepted risk; without the reason nobody can judge it later.",
      "Add `reason:` saying why the finding is accepted and who accepted it.", NULL, NULL},

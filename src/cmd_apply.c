@@ -275,7 +275,7 @@ out:
  */
 static int findings_refuse(struct op_run *r, const struct cli *cli, const char *file)
 {
-	const json_t *kn, *f;
+	const json_t *f;
 	struct kiln_error err = {0};
 	long n = op_plan_errors(r, &err);
 	size_t i;
@@ -286,10 +286,9 @@ static int findings_refuse(struct op_run *r, const struct cli *cli, const char *
 	}
 	if (n == 0)
 		return 0;
-	kn = json_object_get(r->plan, "kiln");
 	fprintf(stderr, "%s: %s: %s has %ld error-level finding%s; nothing was changed\n",
 		cli->prog, cli->cmd, file ? file : "the plan", n, n == 1 ? "" : "s");
-	json_array_foreach(json_object_get(kn, "findings"), i, f)
+	json_array_foreach(plan_kiln(r->plan, "findings"), i, f)
 	{
 		const json_t *addr = json_object_get(f, "address");
 
@@ -326,7 +325,7 @@ static void expiry_print(const json_t *state)
 /* kiln up: what the cluster costs an hour, and when it ends. */
 static void up_summary(const struct op_run *r)
 {
-	const json_t *cost = json_object_get(json_object_get(r->plan, "kiln"), "cost");
+	const json_t *cost = plan_kiln(r->plan, "cost");
 	const json_t *h = json_object_get(cost, "hourly_after");
 
 	if (json_is_number(h)) {
@@ -471,15 +470,13 @@ static int apply_admit(struct apply_cmd *a)
 		return -1;
 	}
 	if (plan_file_is(a->operand)) {
-		json_t *kn;
 		const char *ws;
 
 		if (plan_file_read_approvals(&a->saved, &a->approvals, a->operand, &err) < 0) {
 			cmd_report(a->cli, &err);
 			return -1;
 		}
-		kn = json_object_get(a->saved, "kiln");
-		ws = json_string_value(json_object_get(kn, "workspace"));
+		ws = json_string_value(plan_kiln(a->saved, "workspace"));
 		if (a->f.ntargets || a->f.nreplace || !a->f.refresh) {
 			cli_error(
 			    a->cli, "they were fixed when the plan was made",
@@ -493,8 +490,8 @@ static int apply_admit(struct apply_cmd *a)
 				    &a->approved) < 0)
 			return -1;
 		a->f.store.workspace = ws;
-		a->f.destroy = a->destroy = json_is_true(json_object_get(kn, "destroy"));
-		a->spec = json_string_value(json_object_get(json_object_get(kn, "spec"), "file"));
+		a->f.destroy = a->destroy = plan_is_destroy(a->saved);
+		a->spec = json_string_value(json_object_get(plan_kiln(a->saved, "spec"), "file"));
 	} else if (!a->f.auto_approve && !isatty(STDIN_FILENO)) {
 		/* The reviewed way to destroy is a destroy plan: a plain one would apply. */
 		cli_error(a->cli,
@@ -518,10 +515,7 @@ static void saved_refuse(const struct op_run *r, const struct cli *cli, const ch
 		"  hint: kiln carries out a plan file only as kiln made it, and this one was "
 		"edited or the cloud changed since it was made; make and review a new plan: kiln "
 		"plan %s%s --out %s\n",
-		json_is_true(json_object_get(json_object_get(saved, "kiln"), "destroy"))
-		    ? "--destroy "
-		    : "",
-		r->spec_path, file);
+		plan_is_destroy(saved) ? "--destroy " : "", r->spec_path, file);
 }
 
 /* Under the lock: the expiry to record, then the plan (made again from a saved one). */
@@ -557,7 +551,7 @@ static void render_plan(const struct apply_cmd *a, const struct op_run *r)
 		progress_json_event("version", "info", json_pack("{s:s}", "kiln", KILN_VERSION),
 				    "kiln %s", KILN_VERSION);
 		line = plan_summary_line(r->plan);
-		hook = json_deep_copy(json_object_get(json_object_get(r->plan, "kiln"), "summary"));
+		hook = json_deep_copy(plan_kiln(r->plan, "summary"));
 		json_object_set_new(hook, "operation", json_string("plan"));
 		progress_json_event("change_summary", "info", hook, "%s", line);
 		free(line);

@@ -62,20 +62,20 @@ static json_t *audit_plan_file(struct cli *cli, struct run_flags *f, const char 
 {
 	struct kiln_error err = {0};
 	struct engine *e = NULL;
-	json_t *plan = NULL, *kn;
+	struct plan_view v = {0};
+	json_t *plan = NULL;
 	const char *spec, *digest, *ws;
 
 	if (plan_file_read(&plan, path, &err) < 0) {
 		cmd_report(cli, &err);
 		return NULL;
 	}
-	kn = json_object_get(plan, "kiln");
-	spec = json_string_value(json_object_get(json_object_get(kn, "spec"), "file"));
-	digest = json_string_value(json_object_get(json_object_get(kn, "spec"), "digest"));
-	ws = json_string_value(json_object_get(kn, "workspace"));
+	spec = json_string_value(json_object_get(plan_kiln(plan, "spec"), "file"));
+	digest = json_string_value(json_object_get(plan_kiln(plan, "spec"), "digest"));
+	ws = json_string_value(plan_kiln(plan, "workspace"));
 	if (ws && store_flags_plan_workspace(&f->store, cli, path, ws) < 0)
 		goto fail;
-	if (json_is_array(json_object_get(kn, "findings")))
+	if (json_is_array(plan_kiln(plan, "findings")))
 		return plan;
 	f->store.workspace = ws;
 	e = spec ? run_engine_only(cli, spec, f) : NULL;
@@ -89,13 +89,16 @@ static json_t *audit_plan_file(struct cli *cli, struct run_flags *f, const char 
 			  spec, path);
 		goto fail;
 	}
-	if (audit_plan(e->spec, e->prov, plan, &err) < 0) {
+	if (plan_view_build(&v, plan, &err) < 0 ||
+	    audit_plan(e->spec, e->prov, plan, &v, &err) < 0) {
 		cmd_report(cli, &err);
 		goto fail;
 	}
+	plan_view_release(&v);
 	engine_free(e);
 	return plan;
 fail:
+	plan_view_release(&v);
 	engine_free(e);
 	json_decref(plan);
 	return NULL;
@@ -103,18 +106,13 @@ fail:
 
 static json_t *audit_spec(struct cli *cli, struct run_flags *f, const char *spec)
 {
-	struct kiln_error err = {0};
 	struct op_run r = {.plan_only = true};
 	json_t *plan = NULL;
 
-	if (run_open(&r, cli, f, spec, false, "audit") < 0 || run_plan(&r, cli) < 0)
-		goto out;
-	if (audit_plan(r.e->spec, r.e->prov, r.plan, &err) < 0) {
-		cmd_report(cli, &err);
-		goto out;
-	}
-	plan = json_incref(r.plan);
-out:
+	/* The plan carries its findings: op_plan audits every plan it makes. */
+	if (run_plan_spec(&r, cli, f, spec) == 0)
+		plan = json_incref(r.plan);
+
 	op_close(&r);
 	return plan;
 }
@@ -123,7 +121,7 @@ static void print_text(const struct cli *cli, const json_t *plan, const char *op
 {
 	size_t errors = audit_errors(plan);
 
-	if (!json_array_size(json_object_get(json_object_get(plan, "kiln"), "findings"))) {
+	if (!json_array_size(plan_kiln(plan, "findings"))) {
 		printf("No findings: %s passes every rule in kiln-rules(7).\n", operand);
 		return;
 	}
@@ -184,10 +182,8 @@ int cmd_audit(int argc, char **argv, struct cli *cli)
 		print_text(cli, plan, operand);
 		break;
 	case FORMAT_JSON:
-		out = json_pack("{s:O?, s:O?}", "findings",
-				json_object_get(json_object_get(plan, "kiln"), "findings"),
-				"findings_summary",
-				json_object_get(json_object_get(plan, "kiln"), "findings_summary"));
+		out = json_pack("{s:O?, s:O?}", "findings", plan_kiln(plan, "findings"),
+				"findings_summary", plan_kiln(plan, "findings_summary"));
 		jsonw_dumpf(out, stdout, JSON_INDENT(2) | JSON_SORT_KEYS);
 		fputc('\n', stdout);
 		json_decref(out);

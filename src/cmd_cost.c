@@ -59,11 +59,11 @@ int cmd_cost(int argc, char **argv, struct cli *cli)
 			goto out;
 		}
 	} else {
-		if (run_open(&r, cli, &f, spec, false, "cost") < 0 || run_plan(&r, cli) < 0)
+		if (run_plan_spec(&r, cli, &f, spec) < 0)
 			goto out;
 		plan = json_incref(r.plan);
 	}
-	if (!json_is_object(json_object_get(json_object_get(plan, "kiln"), "cost"))) {
+	if (!json_is_object(plan_kiln(plan, "cost"))) {
 		kiln_error_set(&err,
 			       "%s holds no cost: it was saved by a kiln older than `kiln cost`; "
 			       "make the plan again with `kiln plan --out`",
@@ -72,7 +72,7 @@ int cmd_cost(int argc, char **argv, struct cli *cli)
 		goto out;
 	}
 	if (f.json) {
-		jsonw_dumpf(json_object_get(json_object_get(plan, "kiln"), "cost"), stdout,
+		jsonw_dumpf(plan_kiln(plan, "cost"), stdout,
 			    JSON_INDENT(2) | JSON_SORT_KEYS | JSON_REAL_PRECISION(12));
 		fputc('\n', stdout);
 	} else {

@@ -62,7 +62,7 @@ int cmd_plan(int argc, char **argv, struct cli *cli)
 		goto out;
 	}
 	spec = run_spec_operand(cli, argc, argv, p.optind);
-	if (!spec || run_open(&r, cli, &f, spec, false, "plan") < 0 || run_plan(&r, cli) < 0)
+	if (!spec || run_plan_spec(&r, cli, &f, spec) < 0)
 		goto out;
 	if (f.out && plan_file_write(f.out, r.plan, &err) < 0) {
 		cmd_report(cli, &err);
@@ -81,7 +81,7 @@ int cmd_plan(int argc, char **argv, struct cli *cli)
 			       f.out, f.out);
 	}
 	ret = KILN_EXIT_OK;
-	if (f.detailed && json_is_true(json_object_get(json_object_get(r.plan, "kiln"), "changes")))
+	if (f.detailed && json_is_true(plan_kiln(r.plan, "changes")))
 		ret = KILN_EXIT_CHANGES;
 out:
 	op_finish(&r);

@@ -151,10 +151,23 @@ static void run_report(void *arg, const struct kiln_error *err)
 	cmd_report(arg, err);
 }
 
-int run_open(struct op_run *r, struct cli *cli, struct run_flags *f, const char *spec_path,
-	     bool lock, const char *operation)
+/* The spec's diagnostics, sorted, on standard error. */
+static void run_loaded(void *arg, struct diags *d)
 {
-	struct op_options o = {
+	const struct cli *cli = arg;
+
+	diags_sort(d);
+	diags_print(d, stderr, cli->color_err);
+}
+
+/*
+ * The options of a run from f, and r's hooks; the spec "-" refused (-1
+ * after reporting, r zeroed).
+ */
+static int run_prepare(struct op_run *r, struct op_options *o, struct cli *cli,
+		       const struct run_flags *f, const char *spec_path)
+{
+	*o = (struct op_options){
 	    .vars = {f->vars.v, f->vars.n},
 	    .state = f->store.state,
 	    .workspace = f->store.workspace,
@@ -166,34 +179,56 @@ int run_open(struct op_run *r, struct cli *cli, struct run_flags *f, const char 
 	    .refresh = f->refresh,
 	    .destroy = f->destroy,
 	};
-	struct kiln_error err = {0};
-	struct diags d = {0};
-	int rc;
-
 	if (strcmp(spec_path, "-") == 0) {
 		memset(r, 0, sizeof(*r));
 		cli_error(cli, "write the spec to a file: plans are bound to the file's digest",
 			  "%s reads a spec file, not standard input", cli->cmd);
 		return -1;
 	}
-	rc = op_load(r, &o, spec_path, &d, &err);
 	r->report = run_report;
+	r->loaded = run_loaded;
 	r->report_arg = cli;
-	diags_sort(&d);
-	diags_print(&d, stderr, cli->color_err);
+	return 0;
+}
+
+/* An operation's failure: err, or with err empty, the spec not valid (its diagnostics shown). */
+static int run_failed(const struct cli *cli, const struct kiln_error *err, const char *spec_path)
+{
+	if (err->msg[0])
+		cmd_report(cli, err);
+	else
+		fprintf(stderr, "%s: %s: %s is not valid; nothing was planned\n", cli->prog,
+			cli->cmd, spec_path);
+	return -1;
+}
+
+int run_open(struct op_run *r, struct cli *cli, struct run_flags *f, const char *spec_path,
+	     bool lock, const char *operation)
+{
+	struct op_options o;
+	struct kiln_error err = {0};
+	struct diags d = {0};
+	int rc;
+
+	if (run_prepare(r, &o, cli, f, spec_path) < 0)
+		return -1;
+	rc = op_load(r, &o, spec_path, &d, &err);
+	run_loaded(cli, &d);
 	diags_release(&d);
-	if (rc != 0) {
-		if (err.msg[0])
-			cmd_report(cli, &err);
-		else
-			fprintf(stderr, "%s: %s: %s is not valid; nothing was planned\n", cli->prog,
-				cli->cmd, spec_path);
+	if (rc != 0 || op_open_state(r, lock, operation, &err) < 0)
+		return run_failed(cli, &err, spec_path);
+	return 0;
+}
+
+int run_plan_spec(struct op_run *r, struct cli *cli, struct run_flags *f, const char *spec_path)
+{
+	struct op_options o;
+	struct kiln_error err = {0};
+
+	if (run_prepare(r, &o, cli, f, spec_path) < 0)
 		return -1;
-	}
-	if (op_open_state(r, lock, operation, &err) < 0) {
-		cmd_report(cli, &err);
-		return -1;
-	}
+	if (op_plan_spec(r, &o, spec_path, &err) < 0)
+		return run_failed(cli, &err, spec_path);
 	return 0;
 }
 

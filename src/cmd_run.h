@@ -101,6 +101,13 @@ int run_open(struct op_run *r, struct cli *cli, struct run_flags *f, const char 
 	     bool lock, const char *operation);
 /* op_plan, its error reported. */
 int run_plan(struct op_run *r, struct cli *cli);
+/*
+ * The one operation of a command that only reads a plan (plan, cost,
+ * audit, status): op_plan_spec from f, the spec "-" refused, its
+ * diagnostics printed and its errors reported; -1 on failure. op_close or
+ * op_finish r after, either way.
+ */
+int run_plan_spec(struct op_run *r, struct cli *cli, struct run_flags *f, const char *spec_path);
 
 /*
  * v as one JSON document on stdout and a newline, through a 64 KiB buffer:

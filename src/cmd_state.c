@@ -356,87 +356,55 @@ out:
 }
 
 /*
- * kiln state takeover: refresh the spec's scope, retag what another state
- * owns (takeover.c) and commit it with one trailer per resource. The state
- * repository and the workspace are made when missing, as apply makes them.
+ * kiln state takeover: the operation (op_takeover) over the spec's
+ * workspace, opened with its lock (the state repository and the workspace
+ * are made when missing, as apply makes them); then what it took over, or
+ * why not.
  */
 static int state_takeover(struct state_cmd *c, const char *spec, const char *from,
 			  const char *const *addrs, size_t naddrs)
 {
 	struct takeover_filter tf = {from, addrs, naddrs};
+	struct op_takeover_result res = {0};
 	struct run_flags f;
 	struct op_run r = {0};
 	struct kiln_error err = {0};
-	struct refresh_stats rs;
-	json_t *live = NULL, *foreign = json_array(), *taken = NULL, *t;
-	char **extra = NULL, *summary = NULL, *label;
-	size_t i, n = 0;
-	int rc, ret = KILN_EXIT_ERROR;
+	const json_t *t;
+	size_t i;
+	int ret = KILN_EXIT_ERROR;
 
 	run_flags_init(&f);
 	f.store = c->flags;
 	if (run_open(&r, c->cli, &f, spec, true, "state takeover") != 0)
 		goto out;
-	if (engine_refresh(r.e, state_resources(r.state), false, &live, foreign, &rs, &err) != 0) {
+	if (op_takeover(&r, &tf, &res, &err) < 0) {
 		cmd_report(c->cli, &err);
 		goto out;
 	}
-	if (!json_array_size(foreign) && !from && !naddrs) {
+	if (res.nothing) {
 		printf("Nothing to take over: every live resource of %s/%s is this state's.\n",
 		       r.e->spec->cluster, r.e->workspace);
 		ret = KILN_EXIT_OK;
 		goto out;
 	}
-	rc = takeover_run(r.e, r.state, foreign, &tf, &taken, &err);
-	if (rc != 0)
-		cmd_report(c->cli, &err);
-	n = json_array_size(taken);
-	if (n) {
-		extra = xcalloc(n, sizeof(*extra));
-		json_array_foreach(taken, i, t)
+	/* A failed check or claim was reported (run_open's hook) when it happened. */
+	if (res.commit_failed) {
+		cmd_report(c->cli, &res.commit_err);
+	} else if (res.commit[0]) {
+		json_array_foreach(res.taken, i, t)
 		{
 			const char *fl = json_string_value(json_object_get(t, "from"));
-			const char *ow = json_string_value(json_object_get(t, "owner"));
 
-			extra[i] = xasprintf("Kiln-Takeover: %s %s from %s%s%s%s",
-					     json_string_value(json_object_get(t, "address")),
-					     json_string_value(json_object_get(t, "id")),
-					     fl ? "lineage " : "no lineage", fl ? fl : "",
-					     ow ? " by " : "", ow ? ow : "");
+			printf("took over %s (%s) from %s%s\n",
+			       json_string_value(json_object_get(t, "address")),
+			       json_string_value(json_object_get(t, "id")),
+			       fl ? "state lineage " : "no state (no lineage tag)", fl ? fl : "");
 		}
-		label = workspace_label(r.ws, r.state);
-		summary =
-		    xasprintf("state takeover: %zu resource%s %s", n, n == 1 ? "" : "s", label);
-		free(label);
-		if (op_seal_secrets(r.state, &err) < 0 ||
-		    workspace_commit(r.ws, r.state, false, summary, (const char *const *)extra, n,
-				     &err) < 0) {
-			cmd_report(c->cli, &err);
-			rc = -1;
-		} else {
-			json_array_foreach(taken, i, t)
-			{
-				const char *fl = json_string_value(json_object_get(t, "from"));
-
-				printf("took over %s (%s) from %s%s\n",
-				       json_string_value(json_object_get(t, "address")),
-				       json_string_value(json_object_get(t, "id")),
-				       fl ? "state lineage " : "no state (no lineage tag)",
-				       fl ? fl : "");
-			}
-			printf("State: commit %.12s in workspace '%s'.\n",
-			       git_oid_tostr_s(&r.ws->head), r.e->workspace);
-		}
+		printf("State: commit %.12s in workspace '%s'.\n", res.commit, r.e->workspace);
 	}
-	ret = rc == 0 ? KILN_EXIT_OK : KILN_EXIT_ERROR;
+	ret = res.take_failed || res.commit_failed ? KILN_EXIT_ERROR : KILN_EXIT_OK;
 out:
-	for (i = 0; i < n && extra; i++)
-		free(extra[i]);
-	free(extra);
-	free(summary);
-	json_decref(taken);
-	json_decref(live);
-	json_decref(foreign);
+	op_takeover_result_release(&res);
 	f.store = (struct store_flags){0};
 	op_close(&r);
 	run_flags_release(&f);

@@ -3,7 +3,7 @@
  * groups and nodes, its storage, what it has cost since it came up, and the
  * time left before its TTL ends.
  *
- * Made from a plan (run_open, run_plan; no lock): the refresh reads what is
+ * Made from a plan (run_plan_spec; no lock): the refresh reads what is
  * live, and the plan's cost section prices what runs now (hourly_before).
  * Cost so far is that hourly cost times the hours since "created" in the
  * state: an estimate that assumes the cluster kept its current size.
@@ -71,7 +71,7 @@ static void group_nodes(const struct op_run *r, const char *addr, const json_t *
 
 static json_t *build(const struct op_run *r, int64_t now)
 {
-	const json_t *cost = json_object_get(json_object_get(r->plan, "kiln"), "cost");
+	const json_t *cost = plan_kiln(r->plan, "cost");
 	const json_t *x = json_object_get(r->state, "expiry");
 	const char *created = json_string_value(json_object_get(r->state, "created"));
 	json_t *doc, *groups = json_array(), *storage = json_array(), *res, *ids;
@@ -80,18 +80,12 @@ static json_t *build(const struct op_run *r, int64_t now)
 	int64_t t;
 	size_t nodes = 0;
 
-	json_t *live = json_object(), *rc;
+	json_t *live = json_object();
 	size_t i;
 
 	/* What the refresh found changed or gone outside kiln wins over the record. */
-	json_array_foreach(json_object_get(r->plan, "resource_drift"), i, rc)
-	{
-		const json_t *ch = json_object_get(rc, "change");
-		const char *a = json_string_value(json_object_get(rc, "address"));
-
-		if (a)
-			json_object_set(live, a, json_object_get(ch, "after"));
-	}
+	for (i = 0; i < r->view.ndrift; i++)
+		json_object_set(live, r->view.drift[i].address, (json_t *)r->view.drift[i].after);
 	json_object_foreach(state_resources(r->state), addr, res)
 	{
 		json_t *a = json_object_get(res, "attrs");
@@ -149,7 +143,7 @@ static json_t *build(const struct op_run *r, int64_t now)
 		json_object_set_new(doc, "expires", json_null());
 	}
 	json_object_set_new(doc, "pending_changes",
-			    json_integer((json_int_t)apply_count_ops(r->plan)));
+			    json_integer((json_int_t)apply_count_ops(&r->view)));
 	return doc;
 }
 
@@ -269,7 +263,7 @@ int cmd_status(int argc, char **argv, struct cli *cli)
 	}
 	spec = run_spec_operand(cli, argc, argv, p.optind);
 	r.keep_live = true;
-	if (!spec || run_open(&r, cli, &f, spec, false, "status") < 0 || run_plan(&r, cli) < 0)
+	if (!spec || run_plan_spec(&r, cli, &f, spec) < 0)
 		goto out;
 	if (run_need_cluster(cli, &r) < 0)
 		goto out;

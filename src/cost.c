@@ -36,15 +36,16 @@ static double hourly_sum(const json_t *components)
 	return sum;
 }
 
-/* "create", "update", "replace", "delete", "no-op" from a change's actions. */
-static const char *change_word(const json_t *rc)
+/* "create", "update", "replace", "delete", "no-op" from a change's action. */
+static const char *change_word(enum plan_action a)
 {
-	const json_t *acts = json_object_get(json_object_get(rc, "change"), "actions");
-	const char *first = json_string_value(json_array_get(acts, 0));
+	static const char *const words[] = {
+	    [PLAN_NO_OP] = "no-op",	      [PLAN_CREATE] = "create",
+	    [PLAN_UPDATE] = "update",	      [PLAN_DELETE_CREATE] = "replace",
+	    [PLAN_CREATE_DELETE] = "replace", [PLAN_DELETE] = "delete",
+	};
 
-	if (json_array_size(acts) == 2)
-		return "replace";
-	return first ? first : "no-op";
+	return words[a];
 }
 
 /* Price attrs (an object, else nothing) into new arrays. */
@@ -77,53 +78,49 @@ static void append_with_address(json_t *to, json_t *from, const char *address, b
 	}
 }
 
-void cost_plan(const struct engine *e, json_t *plan)
+void cost_plan(const struct engine *e, json_t *plan, const struct plan_view *v)
 {
-	json_t *kn = json_object_get(plan, "kiln"), *rc;
 	const struct catalog *cat = e->prov->catalog ? e->prov->catalog(e->ctx) : NULL;
 	json_t *resources = json_array(), *components = json_array(), *unpriced = json_array();
 	json_t *retained = json_array(), *cost;
 	double before = 0, after = 0;
-	bool destroy = json_is_true(json_object_get(kn, "destroy"));
+	bool destroy = plan_is_destroy(plan);
 	json_int_t free_count = 0;
 	size_t i;
 
-	json_array_foreach(json_object_get(plan, "resource_changes"), i, rc)
-	{
-		const json_t *ch = json_object_get(rc, "change");
-		const char *addr = json_string_value(json_object_get(rc, "address"));
-		const char *type = json_string_value(json_object_get(rc, "type"));
+	for (i = 0; i < v->nchanges; i++) {
+		const struct plan_change *c = &v->changes[i];
+		const char *addr = c->address, *type = c->type;
 		json_t *cb, *ub, *ca, *ua;
 		double hb, ha;
 
-		if (!e->prov->cost || !addr || !type)
+		if (!e->prov->cost)
 			continue;
 		/*
 		 * A no-op keeps what is there: priced once, from what is live. Its
 		 * inputs match the spec's (that is what makes it one), except for a
 		 * change --target leaves out, which does not happen either.
 		 */
-		if (strcmp(change_word(rc), "no-op") == 0) {
-			hb = ha = price(e, type, json_object_get(ch, "before"), &cb, &ub);
+		if (c->action == PLAN_NO_OP) {
+			hb = ha = price(e, type, c->before, &cb, &ub);
 			ca = json_incref(cb);
 			ua = json_incref(ub);
 		} else {
-			hb = price(e, type, json_object_get(ch, "before"), &cb, &ub);
-			ha = price(e, type, json_object_get(ch, "after"), &ca, &ua);
+			hb = price(e, type, c->before, &cb, &ub);
+			ha = price(e, type, c->after, &ca, &ua);
 		}
 		before += hb;
 		after += ha;
-		if (json_is_true(json_object_get(json_object_get(rc, "kiln"), "retain")) &&
-		    json_is_null(json_object_get(ch, "after")) && hb > 0)
+		if (c->retain && json_is_null(c->after) && hb > 0)
 			json_array_append_new(
 			    retained, json_pack("{s:s, s:f}", "address", addr, "hourly", r4(hb)));
 		if (json_array_size(cb) || json_array_size(ca) || json_array_size(ub) ||
 		    json_array_size(ua))
-			json_array_append_new(resources,
-					      json_pack("{s:s, s:s, s:f, s:f}", "address", addr,
-							"change", change_word(rc), "hourly_before",
-							r4(hb), "hourly_after", r4(ha)));
-		else if (json_is_object(json_object_get(ch, "after")))
+			json_array_append_new(
+			    resources, json_pack("{s:s, s:s, s:f, s:f}", "address", addr, "change",
+						 change_word(c->action), "hourly_before", r4(hb),
+						 "hourly_after", r4(ha)));
+		else if (json_is_object(c->after))
 			free_count++;
 		append_with_address(components, ca, addr, true);
 		append_with_address(unpriced, ua, addr, false);
@@ -157,7 +154,7 @@ void cost_plan(const struct engine *e, json_t *plan)
 		json_object_set_new(cost, "ttl_hours", json_null());
 		json_object_set_new(cost, "ttl_projected", json_null());
 	}
-	json_object_set_new(kn, "cost", cost);
+	plan_kiln_set(plan, "cost", cost);
 }
 
 /* ---- text ---- */

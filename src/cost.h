@@ -13,9 +13,10 @@
 #include <jansson.h>
 
 #include "engine.h"
+#include "plan.h"
 
-/* Add "cost" to the plan's "kiln" object. */
-void cost_plan(const struct engine *e, json_t *plan);
+/* Add "cost" to the plan's "kiln" object; v is plan's view (plan.h). */
+void cost_plan(const struct engine *e, json_t *plan, const struct plan_view *v);
 
 /* "$1,574.13": dollars to the cent, with thousands separators. Caller frees. */
 char *cost_money(double usd);

@@ -90,7 +90,7 @@ static char *source_text(const json_t *cost)
 
 static const json_t *plan_cost(const json_t *plan)
 {
-	return json_object_get(json_object_get(plan, "kiln"), "cost");
+	return plan_kiln(plan, "cost");
 }
 
 static void text_ttl(FILE *out, const json_t *plan, const json_t *cost)
@@ -103,7 +103,7 @@ static void text_ttl(FILE *out, const json_t *plan, const json_t *cost)
 		fprintf(out, "  TTL %gh: %s if the cluster runs its whole TTL\n",
 			json_number_value(ttl), p);
 		free(p);
-	} else if (!json_is_true(json_object_get(json_object_get(plan, "kiln"), "destroy"))) {
+	} else if (!plan_is_destroy(plan)) {
 		fputs("  No TTL: the cost runs until the cluster is destroyed\n", out);
 	}
 }

@@ -759,31 +759,21 @@ static json_t *foreign_list(const json_t *foreign)
  * of it (names collide on a real cloud, and two states would each think the
  * cluster theirs): refuse the plan, naming what stands there and the ways out.
  */
-static int check_foreign(const json_t *plan, struct kiln_error *err)
+static int check_foreign(const json_t *plan, const struct plan_view *v, struct kiln_error *err)
 {
-	const json_t *kn = json_object_get(plan, "kiln");
-	const json_t *foreign = json_object_get(kn, "foreign"), *f, *rc, *act;
+	const json_t *foreign = plan_kiln(plan, "foreign"), *f;
 	json_t *creates;
 	struct strbuf sb = {0};
-	size_t i, j, n = 0;
+	size_t i, n = 0;
 	const char *lineage = NULL;
 
 	if (!json_array_size(foreign))
 		return 0;
 	/* The addresses the plan creates, once: a whole foreign cluster is thousands. */
 	creates = json_object();
-	json_array_foreach(json_object_get(plan, "resource_changes"), i, rc)
-	{
-		const char *a = json_string_value(json_object_get(rc, "address"));
-
-		json_array_foreach(json_object_get(json_object_get(rc, "change"), "actions"), j,
-				   act)
-		{
-			if (a && json_string_value(act) &&
-			    strcmp(json_string_value(act), "create") == 0)
-				json_object_set_new(creates, a, json_true());
-		}
-	}
+	for (i = 0; i < v->nchanges; i++)
+		if (plan_action_creates(v->changes[i].action))
+			json_object_set_new(creates, v->changes[i].address, json_true());
 	json_array_foreach(foreign, i, f)
 	{
 		const char *addr = json_string_value(json_object_get(f, "address"));
@@ -806,17 +796,16 @@ static int check_foreign(const json_t *plan, struct kiln_error *err)
 			       "%zu resource%s this plan would create already exist%s in cluster "
 			       "'%s', workspace '%s', owned by another state (lineage %s): %s",
 			       n, n == 1 ? "" : "s", n == 1 ? "s" : "",
-			       json_string_value(json_object_get(kn, "cluster")),
-			       json_string_value(json_object_get(kn, "workspace")), lineage,
-			       sb.buf);
+			       json_string_value(plan_kiln(plan, "cluster")),
+			       json_string_value(plan_kiln(plan, "workspace")), lineage, sb.buf);
 	else
 		kiln_error_set(err,
 			       "%zu resource%s this plan would create already exist%s in cluster "
 			       "'%s', workspace '%s', made before kiln tagged its state's lineage "
 			       "and recorded by no state here: %s",
 			       n, n == 1 ? "" : "s", n == 1 ? "s" : "",
-			       json_string_value(json_object_get(kn, "cluster")),
-			       json_string_value(json_object_get(kn, "workspace")), sb.buf);
+			       json_string_value(plan_kiln(plan, "cluster")),
+			       json_string_value(plan_kiln(plan, "workspace")), sb.buf);
 	kiln_error_hint(err,
 			"kiln never changes, adopts or deletes another state's resources: use the "
 			"state that owns them (--state URL, KILN_STATE), or another workspace (-w "
@@ -916,6 +905,7 @@ static json_t *emit_plan(struct differ *df)
 int diff_plan(const struct diff_input *in, json_t **plan, struct kiln_error *err)
 {
 	struct differ df = {.in = in, .e = in->engine};
+	struct plan_view view;
 	json_t *addrs = json_object(), *recorded, *none = json_object(), *desired, *live;
 	const char *addr;
 	json_t *v;
@@ -1001,11 +991,17 @@ int diff_plan(const struct diff_input *in, json_t **plan, struct kiln_error *err
 	if (in->ntargets)
 		widen_scope(&df);
 	*plan = emit_plan(&df);
-	if (check_foreign(*plan, err) != 0 || graph_plan_check(*plan, recorded, err) != 0) {
+	if (plan_view_build(&view, *plan, err) != 0 || check_foreign(*plan, &view, err) != 0 ||
+	    graph_plan_check(&view, recorded, err) != 0) {
+		plan_view_release(&view);
 		json_decref(*plan);
 		*plan = NULL;
 		goto out;
 	}
+	if (in->view)
+		*in->view = view;
+	else
+		plan_view_release(&view);
 	rc = 0;
 out:
 	for (i = 0; i < df.n; i++) {

@@ -17,6 +17,7 @@
 #include <jansson.h>
 
 #include "engine.h"
+#include "plan.h"
 
 struct diff_input {
 	struct engine *engine;
@@ -34,6 +35,12 @@ struct diff_input {
 	 * listed in the plan as kiln.foreign, never planned over. May be NULL.
 	 */
 	const json_t *foreign;
+	/*
+	 * Where the plan's view (plan.h), built for the checks the plan passes
+	 * before it is handed out, is kept for the caller, who releases it; NULL:
+	 * released here.
+	 */
+	struct plan_view *view;
 };
 
 /*

@@ -9,10 +9,10 @@
 #include <string.h>
 
 /* A no-op whose live secret the state lacks (a replayed journal holds none). */
-static bool secret_missing(const json_t *recorded, const json_t *rc, const char *addr)
+static bool secret_missing(const json_t *recorded, const struct plan_change *c)
 {
-	json_t *r = json_object_get(recorded, addr);
-	json_t *bs = json_object_get(json_object_get(rc, "change"), "before_sensitive");
+	json_t *r = json_object_get(recorded, c->address);
+	json_t *bs = (json_t *)c->before_sensitive;
 	json_t *v, *have;
 	const char *k;
 
@@ -33,42 +33,37 @@ static size_t one_op(struct plan_op *out, enum plan_op_kind kind, const char *la
 	return 1;
 }
 
-size_t graph_plan_ops(const json_t *rc, const json_t *recorded, bool reread_secrets,
+size_t graph_plan_ops(const struct plan_change *c, const json_t *recorded, bool reread_secrets,
 		      struct plan_op out[2])
 {
-	const json_t *ch = json_object_get(rc, "change"), *acts = json_object_get(ch, "actions");
-	const char *a0 = json_string_value(json_array_get(acts, 0));
-	const char *id = json_string_value(json_object_get(json_object_get(rc, "kiln"), "id"));
-	const char *addr = json_string_value(json_object_get(rc, "address"));
-	bool importing = json_object_get(ch, "importing") != NULL;
-	bool retain;
+	const char *id = c->id;
+	bool importing = c->importing != NULL;
 
-	out[0].change = out[1].change = rc;
-	out[0].addr = out[1].addr = addr;
-	if (json_object_get(rc, "deposed"))
-		return one_op(&out[0], PLAN_OP_DELETE_DUP, "delete duplicate",
-			      json_string_value(json_object_get(rc, "deposed")));
-	if (!a0)
-		return 0;
-	if (strcmp(a0, "no-op") == 0) {
-		bool reread =
-		    !importing && id && reread_secrets && secret_missing(recorded, rc, addr);
+	out[0].change = out[1].change = c;
+	out[0].addr = out[1].addr = c->address;
+	if (c->deposed)
+		return one_op(&out[0], PLAN_OP_DELETE_DUP, "delete duplicate", c->deposed);
+	switch (c->action) {
+	case PLAN_NO_OP: {
+		bool reread = !importing && id && reread_secrets && secret_missing(recorded, c);
 
 		if (!importing && !reread)
 			return 0;
 		return one_op(&out[0], PLAN_OP_ADOPT, reread ? "read secret" : "adopt", id);
 	}
-	if (strcmp(a0, "create") == 0)
+	case PLAN_CREATE:
 		return one_op(&out[0], PLAN_OP_CREATE, "create", NULL);
-	if (strcmp(a0, "update") == 0)
+	case PLAN_UPDATE:
 		return one_op(&out[0], PLAN_OP_UPDATE, "update", id);
-	if (json_array_size(acts) == 2) {
+	case PLAN_DELETE_CREATE:
+	case PLAN_CREATE_DELETE:
 		one_op(&out[0], PLAN_OP_DELETE, "replace: delete old", id);
 		return 1 + one_op(&out[1], PLAN_OP_CREATE, "replace", NULL);
+	case PLAN_DELETE:
+		break;
 	}
-	retain = json_is_true(json_object_get(json_object_get(rc, "kiln"), "retain"));
-	return one_op(&out[0], retain ? PLAN_OP_RELEASE : PLAN_OP_DELETE,
-		      retain ? "release" : "delete", id);
+	return one_op(&out[0], c->retain ? PLAN_OP_RELEASE : PLAN_OP_DELETE,
+		      c->retain ? "release" : "delete", id);
 }
 
 /* to waits for from. */
@@ -102,7 +97,6 @@ static size_t index_of(const json_t *ix, const char *address)
 static void order_applies(struct graph *g, const struct plan_op *ops, size_t n,
 			  const json_t *apply_index)
 {
-	static const char *const keys[] = {"deps", "after"};
 	size_t i, k, key, ix;
 	json_t *dep;
 
@@ -110,9 +104,8 @@ static void order_applies(struct graph *g, const struct plan_op *ops, size_t n,
 		if (!applies(ops[i].kind))
 			continue;
 		for (key = 0; key < 2; key++)
-			json_array_foreach(
-			    json_object_get(json_object_get(ops[i].change, "kiln"), keys[key]), k,
-			    dep)
+			json_array_foreach(key ? ops[i].change->kiln_after : ops[i].change->deps, k,
+					   dep)
 			{
 				ix = index_of(apply_index, json_string_value(dep));
 				if (ix != NONE)
@@ -150,8 +143,7 @@ static void order_deletes(struct graph *g, const struct plan_op *ops, size_t n,
 	for (i = 0; i < n; i++) {
 		if (!deletes(ops[i].kind))
 			continue;
-		json_array_foreach(json_object_get(json_object_get(ops[i].change, "kiln"), "deps"),
-				   k, dep)
+		json_array_foreach(ops[i].change->deps, k, dep)
 		{
 			ix = index_of(delete_index, json_string_value(dep));
 			if (ix != NONE && ix != i)
@@ -160,20 +152,13 @@ static void order_deletes(struct graph *g, const struct plan_op *ops, size_t n,
 	}
 }
 
-void graph_plan_forget_drifted(const json_t *plan, json_t *recorded)
+void graph_plan_forget_drifted(const struct plan_view *plan, json_t *recorded)
 {
-	const json_t *rc;
 	size_t i;
 
-	json_array_foreach(json_object_get(plan, "resource_drift"), i, rc)
-	{
-		const json_t *acts = json_object_get(json_object_get(rc, "change"), "actions");
-		const char *a0 = json_string_value(json_array_get(acts, 0));
-
-		if (a0 && strcmp(a0, "delete") == 0)
-			json_object_del(recorded,
-					json_string_value(json_object_get(rc, "address")));
-	}
+	for (i = 0; i < plan->ndrift; i++)
+		if (plan->drift[i].action == PLAN_DELETE)
+			json_object_del(recorded, plan->drift[i].address);
 }
 
 struct graph *graph_plan_order(const struct plan_op *ops, size_t n, const json_t *recorded)
@@ -202,11 +187,10 @@ struct graph *graph_plan_order(const struct plan_op *ops, size_t n, const json_t
 	return g;
 }
 
-int graph_plan_check(const json_t *plan, const json_t *recorded, struct kiln_error *err)
+int graph_plan_check(const struct plan_view *plan, const json_t *recorded, struct kiln_error *err)
 {
-	const json_t *changes = json_object_get(plan, "resource_changes"), *rc;
 	json_t *rec = recorded ? json_copy((json_t *)recorded) : json_object();
-	struct plan_op *ops = xcalloc(2 * json_array_size(changes) + 1, sizeof(*ops));
+	struct plan_op *ops = xcalloc(2 * plan->nchanges + 1, sizeof(*ops));
 	struct graph *g;
 	size_t i, n = 0;
 	char *cycle;
@@ -214,7 +198,8 @@ int graph_plan_check(const json_t *plan, const json_t *recorded, struct kiln_err
 
 	graph_plan_forget_drifted(plan, rec);
 	/* Every secret that could be read again is: the most operations apply can have. */
-	json_array_foreach(changes, i, rc) n += graph_plan_ops(rc, rec, true, &ops[n]);
+	for (i = 0; i < plan->nchanges; i++)
+		n += graph_plan_ops(&plan->changes[i], rec, true, &ops[n]);
 	g = graph_plan_order(ops, n, rec);
 	cycle = graph_cycle(g);
 	if (cycle) {

@@ -5,7 +5,7 @@
  * refused when it is made, not halfway through an apply.
  *
  * Owns the rules of order only; running the operations is apply.c's, and
- * deciding the changes diff.c's. It reads the plan document (plan.h) and the
+ * deciding the changes diff.c's. It reads the plan's view (plan.h) and the
  * recorded resources of a state; it calls no provider and changes nothing.
  */
 #ifndef KILN_GRAPH_PLAN_H
@@ -17,6 +17,7 @@
 #include <jansson.h>
 
 #include "graph.h"
+#include "plan.h"
 #include "util.h"
 
 enum plan_op_kind {
@@ -28,10 +29,10 @@ enum plan_op_kind {
 	PLAN_OP_DELETE_DUP,
 };
 
-/* One provider operation a change asks for. Everything is borrowed from the plan. */
+/* One provider operation a change asks for. Everything is borrowed from the plan's view. */
 struct plan_op {
 	enum plan_op_kind kind;
-	const json_t *change; /* its entry of resource_changes */
+	const struct plan_change *change; /* its entry of resource_changes */
 	const char *addr;
 	/* As apply_event.op says it: "create", "replace: delete old", "read secret"... */
 	const char *label;
@@ -45,7 +46,7 @@ struct plan_op {
  * read again (an adopt labelled "read secret") when reread_secrets is set
  * and recorded lacks a secret the live resource holds.
  */
-size_t graph_plan_ops(const json_t *change, const json_t *recorded, bool reread_secrets,
+size_t graph_plan_ops(const struct plan_change *change, const json_t *recorded, bool reread_secrets,
 		      struct plan_op out[2]);
 
 /*
@@ -53,7 +54,7 @@ size_t graph_plan_ops(const json_t *change, const json_t *recorded, bool reread_
  * (resource_drift says delete): forgotten from recorded, before its
  * operations are made and ordered.
  */
-void graph_plan_forget_drifted(const json_t *plan, json_t *recorded);
+void graph_plan_forget_drifted(const struct plan_view *plan, json_t *recorded);
 
 /*
  * The order of ops[0..n): node i is ops[i], labelled "ADDRESS (LABEL)", and
@@ -66,10 +67,10 @@ void graph_plan_forget_drifted(const json_t *plan, json_t *recorded);
 struct graph *graph_plan_order(const struct plan_op *ops, size_t n, const json_t *recorded);
 
 /*
- * 0 when the operations of plan, over the resources state records
+ * 0 when the operations of plan (its view), over the resources state records
  * (state_resources(); NULL for none), can all run; -1 with err naming the
  * operations that wait for each other in a cycle, and the fix.
  */
-int graph_plan_check(const json_t *plan, const json_t *recorded, struct kiln_error *err);
+int graph_plan_check(const struct plan_view *plan, const json_t *recorded, struct kiln_error *err);
 
 #endif

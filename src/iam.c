@@ -202,23 +202,19 @@ static json_t *policy_pairs(const struct engine *e, const char *type, const json
 	return pairs;
 }
 
-static json_t *role_delta(const struct engine *e, const json_t *rc, const json_t *live,
+static json_t *role_delta(const struct engine *e, const struct plan_change *c, const json_t *live,
 			  const json_t *recorded)
 {
-	const char *addr = json_string_value(json_object_get(rc, "address"));
-	const char *type = json_string_value(json_object_get(rc, "type"));
-	const json_t *after_attrs = json_object_get(json_object_get(rc, "change"), "after");
+	const char *addr = c->address, *type = c->type;
 	const json_t *ht = NULL, *held = held_attrs(live, recorded, addr, &ht);
-	const json_t *acts = json_object_get(json_object_get(rc, "change"), "actions");
 	/*
 	 * A no-op changes no policy: the role keeps what it holds, whatever
 	 * the desired attrs compile to now (a store the provider cannot find
 	 * must not show as a delta beside "No changes").
 	 */
-	bool noop = json_array_size(acts) == 1 &&
-		    strcmp(json_string_value(json_array_get(acts, 0)) ?: "", "no-op") == 0;
+	bool noop = c->action == PLAN_NO_OP;
 	json_t *before = policy_pairs(e, type, held, true);
-	json_t *after = noop ? json_deep_copy(before) : policy_pairs(e, type, after_attrs, false);
+	json_t *after = noop ? json_deep_copy(before) : policy_pairs(e, type, c->after, false);
 	json_t *granted, *revoked, *p, *out;
 	size_t i;
 
@@ -231,29 +227,26 @@ static json_t *role_delta(const struct engine *e, const json_t *rc, const json_t
 	    json_pack("{s:O, s:O, s:s}", "action", json_object_get(p, "action"), "resource",
 		      json_object_get(p, "resource"), "widening", widening(before, p)));
 	json_array_foreach(before, i, p) if (!pair_in(after, p)) json_array_append(revoked, p);
-	out = json_pack("{s:s, s:s, s:o, s:o, s:o}", "address", addr, "role",
-			json_string_value(json_object_get(rc, "name")) ?: "", "granted", granted,
-			"revoked", revoked, "after", after ? after : json_array());
+	out = json_pack("{s:s, s:s, s:o, s:o, s:o}", "address", addr, "role", c->name, "granted",
+			granted, "revoked", revoked, "after", after ? after : json_array());
 	json_decref(before);
 	return out;
 }
 
-void iam_delta_plan(const struct engine *e, json_t *plan, const json_t *live,
-		    const json_t *recorded)
+void iam_delta_plan(const struct engine *e, json_t *plan, const struct plan_view *v,
+		    const json_t *live, const json_t *recorded)
 {
-	json_t *delta = json_array(), *rc;
+	json_t *delta = json_array();
 	size_t i;
 
-	json_array_foreach(json_object_get(plan, "resource_changes"), i, rc)
-	{
-		const char *type = json_string_value(json_object_get(rc, "type"));
+	for (i = 0; i < v->nchanges; i++) {
 		json_t *d;
 
-		if (!e->prov->role_policy || !type || json_object_get(rc, "deposed"))
+		if (!e->prov->role_policy || v->changes[i].deposed)
 			continue;
-		d = role_delta(e, rc, live, recorded);
+		d = role_delta(e, &v->changes[i], live, recorded);
 		if (d)
 			json_array_append_new(delta, d);
 	}
-	json_object_set_new(json_object_get(plan, "kiln"), "iam_delta", delta);
+	plan_kiln_set(plan, "iam_delta", delta);
 }

@@ -17,6 +17,7 @@
 #include <jansson.h>
 
 #include "engine.h"
+#include "plan.h"
 
 /*
  * The Allow pairs of a policy document: a new sorted, duplicate-free array
@@ -37,8 +38,8 @@ bool iam_pattern_covers(const char *pattern, const char *value, bool fold_case);
  * resource; the policy held before the plan is the first live object's,
  * else the recorded one's.
  */
-void iam_delta_plan(const struct engine *e, json_t *plan, const json_t *live,
-		    const json_t *recorded);
+void iam_delta_plan(const struct engine *e, json_t *plan, const struct plan_view *v,
+		    const json_t *live, const json_t *recorded);
 
 /* The plan's "IAM permissions" section; nothing when no role changes. */
 void iam_render_text(FILE *out, const json_t *plan, bool color);

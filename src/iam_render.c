@@ -24,7 +24,7 @@ static bool role_changes(const json_t *d)
 
 static const json_t *plan_delta(const json_t *plan)
 {
-	return json_object_get(json_object_get(plan, "kiln"), "iam_delta");
+	return plan_kiln(plan, "iam_delta");
 }
 
 static const char *str(const json_t *o, const char *key)

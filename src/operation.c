@@ -205,25 +205,22 @@ static bool local_store_missing(const char *state)
  */
 static int preflight(struct op_run *r, struct kiln_error *err)
 {
-	json_t *kn = json_object_get(r->plan, "kiln"), *creates, *rc;
+	json_t *creates;
 	size_t i;
 	int ret = 0;
 
 	if (!r->e->prov->preflight || r->o.destroy || !r->o.refresh)
 		return 0;
 	creates = json_object();
-	json_array_foreach(json_object_get(r->plan, "resource_changes"), i, rc)
-	{
-		json_t *actions = json_object_get(json_object_get(rc, "change"), "actions"), *a;
-		const char *addr = json_string_value(json_object_get(rc, "address"));
-		json_t *d = addr ? json_object_get(r->e->desired, addr) : NULL;
-		size_t j;
+	for (i = 0; i < r->view.nchanges; i++) {
+		const struct plan_change *c = &r->view.changes[i];
+		json_t *d = json_object_get(r->e->desired, c->address);
 
-		json_array_foreach(actions, j, a) if (d && strcmp(json_string_value(a), "create") ==
-							       0) json_object_set(creates, addr, d);
+		if (d && plan_action_creates(c->action))
+			json_object_set(creates, c->address, d);
 	}
 	if (json_object_size(creates)) {
-		json_t *warnings = json_object_get(kn, "warnings");
+		json_t *warnings = (json_t *)plan_kiln(r->plan, "warnings");
 		int prc;
 
 		/* Transient failures are retried like every other provider call. */
@@ -262,13 +259,17 @@ int op_plan(struct op_run *r, struct kiln_error *err)
 	}
 	in.live = live;
 	in.foreign = foreign;
+	in.view = &r->view;
+	json_decref(r->plan);
+	r->plan = NULL;
+	plan_view_release(&r->view);
 	rc = diff_plan(&in, &r->plan, err);
 	json_decref(foreign);
 	if (rc != 0) {
 		json_decref(live);
 		return -1;
 	}
-	iam_delta_plan(r->e, r->plan, live, state_resources(r->state));
+	iam_delta_plan(r->e, r->plan, &r->view, live, state_resources(r->state));
 	if (r->keep_live)
 		r->live = json_incref(live);
 	json_decref(live);
@@ -284,23 +285,110 @@ int op_plan(struct op_run *r, struct kiln_error *err)
 	if (preflight(r, err) != 0) {
 		return -1;
 	}
-	cost_plan(r->e, r->plan);
-	if (audit_plan(r->e->spec, r->e->prov, r->plan, err) != 0) {
+	cost_plan(r->e, r->plan, &r->view);
+	if (audit_plan(r->e->spec, r->e->prov, r->plan, &r->view, err) != 0) {
 		return -1;
 	}
 	/* A saved plan made over a replayed journal is current only while that journal is. */
 	if (json_object_size(r->overlay))
-		json_object_set_new(json_object_get(json_object_get(r->plan, "kiln"), "state"),
-				    "journal",
+		json_object_set_new((json_t *)plan_kiln(r->plan, "state"), "journal",
 				    json_integer((json_int_t)json_object_size(r->overlay)));
 	log_debug("planned in %.0f ms", lap_ms());
 	return 0;
+}
+
+int op_plan_spec(struct op_run *r, const struct op_options *o, const char *spec_path,
+		 struct kiln_error *err)
+{
+	struct diags d = {0};
+	int rc = op_load(r, o, spec_path, &d, err);
+
+	if (r->loaded)
+		r->loaded(r->report_arg, &d);
+	diags_release(&d);
+	if (rc != 0)
+		return -1;
+	return op_open_state(r, false, "plan", err) < 0 || op_plan(r, err) < 0 ? -1 : 0;
+}
+
+/* "Kiln-Takeover: ADDRESS ID from lineage L by OWNER" of each resource taken: n of them. */
+static char **takeover_trailers(const json_t *taken, size_t *n)
+{
+	char **extra;
+	json_t *t;
+	size_t i;
+
+	*n = json_array_size(taken);
+	extra = xcalloc(*n + 1, sizeof(*extra));
+	json_array_foreach(taken, i, t)
+	{
+		const char *fl = json_string_value(json_object_get(t, "from"));
+		const char *ow = json_string_value(json_object_get(t, "owner"));
+
+		extra[i] = xasprintf("Kiln-Takeover: %s %s from %s%s%s%s",
+				     json_string_value(json_object_get(t, "address")),
+				     json_string_value(json_object_get(t, "id")),
+				     fl ? "lineage " : "no lineage", fl ? fl : "", ow ? " by " : "",
+				     ow ? ow : "");
+	}
+	return extra;
+}
+
+int op_takeover(struct op_run *r, const struct takeover_filter *f, struct op_takeover_result *out,
+		struct kiln_error *err)
+{
+	struct refresh_stats rs;
+	json_t *live = NULL, *foreign = json_array();
+	char **extra, *summary, *label;
+	size_t i, n;
+
+	memset(out, 0, sizeof(*out));
+	if (engine_refresh(r->e, state_resources(r->state), false, &live, foreign, &rs, err) != 0) {
+		json_decref(foreign);
+		return -1;
+	}
+	json_decref(live);
+	if (!json_array_size(foreign) && !f->from && !f->naddrs) {
+		json_decref(foreign);
+		out->nothing = true;
+		return 0;
+	}
+	out->take_failed =
+	    takeover_run(r->e, r->state, foreign, f, &out->taken, &out->take_err) != 0;
+	json_decref(foreign);
+	/* Said now: what was taken before a claim failed is still sealed and committed. */
+	if (out->take_failed && r->report)
+		r->report(r->report_arg, &out->take_err);
+	if (!json_array_size(out->taken))
+		return 0;
+	extra = takeover_trailers(out->taken, &n);
+	label = workspace_label(r->ws, r->state);
+	summary = xasprintf("state takeover: %zu resource%s %s", n, n == 1 ? "" : "s", label);
+	free(label);
+	if (op_seal_secrets(r->state, &out->commit_err) < 0 ||
+	    workspace_commit(r->ws, r->state, false, summary, (const char *const *)extra, n,
+			     &out->commit_err) < 0)
+		out->commit_failed = true;
+	else
+		git_oid_tostr(out->commit, sizeof(out->commit), &r->ws->head);
+	for (i = 0; i < n; i++)
+		free(extra[i]);
+	free(extra);
+	free(summary);
+	return 0;
+}
+
+void op_takeover_result_release(struct op_takeover_result *out)
+{
+	json_decref(out->taken);
+	memset(out, 0, sizeof(*out));
 }
 
 static void release(struct op_run *r, bool documents)
 {
 	struct kiln_error err = {0};
 
+	plan_view_release(&r->view);
 	if (documents) {
 		json_decref(r->plan);
 		json_decref(r->state);
@@ -373,11 +461,9 @@ int op_seal_secrets(json_t *state, struct kiln_error *err)
 /* A saved plan is applied only to the spec and the state it was made from. */
 int op_saved_check(struct op_run *r, const json_t *plan, const char *file, struct kiln_error *err)
 {
-	json_t *kn = json_object_get(plan, "kiln");
-	const char *digest =
-	    json_string_value(json_object_get(json_object_get(kn, "spec"), "digest"));
-	const char *commit =
-	    json_string_value(json_object_get(json_object_get(kn, "state"), "commit"));
+	const json_t *state = plan_kiln(plan, "state");
+	const char *digest = json_string_value(json_object_get(plan_kiln(plan, "spec"), "digest"));
+	const char *commit = json_string_value(json_object_get(state, "commit"));
 
 	if (!digest || strcmp(digest, r->e->spec_digest) != 0) {
 		kiln_error_set(
@@ -410,7 +496,7 @@ int op_saved_check(struct op_run *r, const json_t *plan, const char *file, struc
 				       : "the workspace was made or applied since",
 				r->spec_path, file);
 	} else if ((json_int_t)json_object_size(r->overlay) !=
-		   json_integer_value(json_object_get(json_object_get(kn, "state"), "journal"))) {
+		   json_integer_value(json_object_get(state, "journal"))) {
 		/* Same head, but an apply was killed after changing the cloud: the plan predates
 		 * it. */
 		kiln_error_set(err,
@@ -546,11 +632,17 @@ int op_load(struct op_run *r, const struct op_options *o, const char *spec_path,
 	    struct kiln_error *err)
 {
 	bool plan_only = r->plan_only, keep_live = r->keep_live;
+	void (*report)(void *, const struct kiln_error *) = r->report;
+	void (*loaded)(void *, struct diags *) = r->loaded;
+	void *arg = r->report_arg;
 	int rc;
 
 	memset(r, 0, sizeof(*r));
 	r->plan_only = plan_only;
 	r->keep_live = keep_live;
+	r->report = report;
+	r->loaded = loaded;
+	r->report_arg = arg;
 	r->o = *o;
 	r->spec_path = spec_path;
 	lap_ms();
@@ -587,13 +679,12 @@ int op_open_state(struct op_run *r, bool lock, const char *operation, struct kil
 
 int op_saved_replan(struct op_run *r, const json_t *saved, const char *file, struct kiln_error *err)
 {
-	const json_t *kn = json_object_get(saved, "kiln"), *v;
-	const json_t *targets = json_object_get(kn, "targets");
-	const json_t *replace = json_object_get(kn, "replace");
+	const json_t *targets = plan_kiln(saved, "targets"), *v;
+	const json_t *replace = plan_kiln(saved, "replace");
 	size_t i, n = 0;
 
-	r->o.destroy = json_is_true(json_object_get(kn, "destroy"));
-	r->o.refresh = !json_is_false(json_object_get(kn, "refresh"));
+	r->o.destroy = plan_is_destroy(saved);
+	r->o.refresh = !json_is_false(plan_kiln(saved, "refresh"));
 	/* The strings stay owned by saved, which outlives the run. */
 	free(r->saved_addrs);
 	r->saved_addrs =
@@ -625,15 +716,14 @@ int op_saved_replan(struct op_run *r, const json_t *saved, const char *file, str
 
 bool op_plan_is_empty(const struct op_run *r)
 {
-	return apply_count_ops(r->plan) == 0 &&
-	       json_array_size(json_object_get(r->plan, "resource_drift")) == 0 &&
+	return apply_count_ops(&r->view) == 0 && r->view.ndrift == 0 &&
 	       json_object_size(r->overlay) == 0;
 }
 
 long op_plan_errors(struct op_run *r, struct kiln_error *err)
 {
-	if (!json_object_get(json_object_get(r->plan, "kiln"), "findings") &&
-	    audit_plan(r->e->spec, r->e->prov, r->plan, err) != 0)
+	if (!plan_kiln(r->plan, "findings") &&
+	    audit_plan(r->e->spec, r->e->prov, r->plan, &r->view, err) != 0)
 		return -1;
 	return (long)audit_errors(r->plan);
 }
@@ -677,7 +767,7 @@ int op_apply(struct op_run *r, const char *op, const struct op_apply_options *ao
 	lock_set_interrupt_flag(ao->interrupted);
 	struct apply_options o = {
 	    .engine = r->e,
-	    .plan = r->plan,
+	    .plan = &r->view,
 	    .state = r->state,
 	    .parallelism = ao->parallelism,
 	    .interrupted = ao->interrupted,

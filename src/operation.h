@@ -23,6 +23,7 @@
 
 #include "apply.h"
 #include "engine.h"
+#include "takeover.h"
 #include "workspace.h"
 
 /* What a run is asked to do: the spec, the state it reads and what it plans. */
@@ -49,7 +50,8 @@ struct op_run {
 	json_t *overlay; /* what the journal replayed (address -> resource|null), or NULL */
 	char head[41];	 /* the workspace head the run read, "" when none */
 	json_t *plan;
-	char *owner; /* the kiln:owner tag of what this run creates, or NULL */
+	struct plan_view view; /* plan's typed view (plan.h), built once by op_plan */
+	char *owner;	       /* the kiln:owner tag of what this run creates, or NULL */
 	struct refresh_stats rs;
 	/*
 	 * Set by commands that only read the plan (plan, cost, audit): op_plan
@@ -67,14 +69,20 @@ struct op_run {
 	/* What goes wrong on the way (sealing, unlocking), for the caller to say; may be NULL. */
 	void (*report)(void *arg, const struct kiln_error *err);
 	void *report_arg;
+	/*
+	 * The spec's diagnostics once op_plan_spec loaded it (warnings, or why
+	 * it is not valid), for the caller to show, with report_arg; may be NULL.
+	 */
+	void (*loaded)(void *arg, struct diags *d);
 	/* The targets and replace of a saved plan (op_saved_replan), owned. */
 	const char **saved_addrs;
 };
 
 /*
- * Load, validate and expand the spec into r (cleared first, plan_only
- * kept). -1 on failure: with err, or with err empty and d holding why the
- * spec is not valid. d is the caller's to print and release either way.
+ * Load, validate and expand the spec into r (cleared first; plan_only and
+ * the hooks kept). -1 on failure: with err, or with err empty and d holding
+ * why the spec is not valid. d is the caller's to print and release either
+ * way.
  */
 int op_load(struct op_run *r, const struct op_options *o, const char *spec_path, struct diags *d,
 	    struct kiln_error *err);
@@ -88,6 +96,46 @@ int op_load(struct op_run *r, const struct op_options *o, const char *spec_path,
 int op_open_state(struct op_run *r, bool lock, const char *operation, struct kiln_error *err);
 /* Refresh (unless refresh is off), diff, pre-flight, IAM delta, cost and audit into r->plan. */
 int op_plan(struct op_run *r, struct kiln_error *err);
+/*
+ * The plan of a command that changes nothing (plan, cost, audit, status):
+ * op_load (its diagnostics to r->loaded), op_open_state without the lock,
+ * op_plan. -1 on failure: with err, or with err empty when the spec is not
+ * valid (as r->loaded was shown). op_close or op_finish r after, either way.
+ */
+int op_plan_spec(struct op_run *r, const struct op_options *o, const char *spec_path,
+		 struct kiln_error *err);
+
+/* What op_takeover did. */
+struct op_takeover_result {
+	bool nothing; /* every live resource of the scope is this state's: nothing was done */
+	/*
+	 * {"address", "id", "type", "from", "owner"} of each resource taken
+	 * over and recorded (takeover.h), committed unless commit_failed; a
+	 * new reference, or NULL.
+	 */
+	json_t *taken;
+	/*
+	 * A check or a claim failed: take_err says why, as r->report was told
+	 * when it happened (what was taken before a claim failed is still
+	 * committed).
+	 */
+	bool take_failed;
+	struct kiln_error take_err;
+	bool commit_failed; /* sealing or the commit failed: commit_err says why */
+	struct kiln_error commit_err;
+	char commit[41]; /* the commit made, "" when none */
+};
+
+/*
+ * kiln state takeover over r, opened with its lock: refresh the spec's
+ * scope, take over what another state owns that f picks (takeover.h), seal
+ * the secrets and commit it, one Kiln-Takeover trailer per resource. -1
+ * with err when the refresh failed (nothing done); else 0 with out saying
+ * what happened. Release out with op_takeover_result_release.
+ */
+int op_takeover(struct op_run *r, const struct takeover_filter *f, struct op_takeover_result *out,
+		struct kiln_error *err);
+void op_takeover_result_release(struct op_takeover_result *out);
 /* Close the provider, unlock and free; then r is zeroed. */
 void op_close(struct op_run *r);
 /*

@@ -402,6 +402,134 @@ static int plan_check(const json_t *plan, const char *prefix, const char *versio
 	return 0;
 }
 
+/* ---- the typed view ---- */
+
+enum plan_action plan_action_of(const json_t *actions)
+{
+	size_t i, n = json_array_size(actions);
+	const char *a = json_string_value(json_array_get(actions, 0));
+	const char *b = json_string_value(json_array_get(actions, 1));
+
+	for (i = 0; a && i < ARRAY_SIZE(plan_actions); i++)
+		if (n == (plan_actions[i][1] ? 2u : 1u) && strcmp(a, plan_actions[i][0]) == 0 &&
+		    (n == 1 || (b && strcmp(b, plan_actions[i][1]) == 0)))
+			return (enum plan_action)i;
+	return PLAN_NO_OP;
+}
+
+bool plan_action_deletes(enum plan_action a)
+{
+	return a == PLAN_DELETE || a == PLAN_DELETE_CREATE || a == PLAN_CREATE_DELETE;
+}
+
+bool plan_action_creates(enum plan_action a)
+{
+	return a == PLAN_CREATE || a == PLAN_DELETE_CREATE || a == PLAN_CREATE_DELETE;
+}
+
+const json_t *plan_kiln(const json_t *plan, const char *key)
+{
+	return json_object_get(json_object_get(plan, "kiln"), key);
+}
+
+void plan_kiln_set(json_t *plan, const char *key, json_t *value)
+{
+	json_t *k = json_object_get(plan, "kiln");
+
+	if (k)
+		json_object_set_new(k, key, value);
+	else
+		json_decref(value);
+}
+
+bool plan_is_destroy(const json_t *plan)
+{
+	return json_is_true(plan_kiln(plan, "destroy"));
+}
+
+static const char *nonempty(const json_t *v)
+{
+	const char *s = json_string_value(v);
+
+	return s && *s ? s : NULL;
+}
+
+/* One change's view; false when what the view needs is malformed. */
+static bool change_view(struct plan_change *c, const json_t *rc)
+{
+	const json_t *k;
+
+	c->json = rc;
+	c->address = nonempty(json_object_get(rc, "address"));
+	c->type = nonempty(json_object_get(rc, "type"));
+	c->name = nonempty(json_object_get(rc, "name"));
+	c->deposed = json_string_value(json_object_get(rc, "deposed"));
+	c->action_reason = json_string_value(json_object_get(rc, "action_reason"));
+	c->body = json_object_get(rc, "change");
+	c->actions = json_object_get(c->body, "actions");
+	if (!c->address || !c->type || !c->name || !json_is_object(c->body) ||
+	    !actions_known(c->actions))
+		return false;
+	c->action = plan_action_of(c->actions);
+	c->before = json_object_get(c->body, "before");
+	c->after = json_object_get(c->body, "after");
+	c->after_unknown = json_object_get(c->body, "after_unknown");
+	c->before_sensitive = json_object_get(c->body, "before_sensitive");
+	c->after_sensitive = json_object_get(c->body, "after_sensitive");
+	c->replace_paths = json_object_get(c->body, "replace_paths");
+	c->importing = json_object_get(c->body, "importing");
+	c->kiln = k = json_object_get(rc, "kiln");
+	c->id = json_string_value(json_object_get(k, "id"));
+	c->deps = json_object_get(k, "deps");
+	c->kiln_after = json_object_get(k, "after");
+	c->attributes = json_object_get(k, "attributes");
+	c->reason = json_string_value(json_object_get(k, "reason"));
+	c->retain = json_is_true(json_object_get(k, "retain"));
+	return true;
+}
+
+static int view_list(struct plan_change **out, size_t *n, const json_t *plan, const char *key,
+		     struct kiln_error *err)
+{
+	const json_t *list = json_object_get(plan, key), *rc;
+	struct shape s = {"the plan is not valid", err};
+	size_t i;
+
+	*n = json_array_size(list);
+	*out = *n ? xcalloc(*n, sizeof(**out)) : NULL;
+	json_array_foreach(list, i, rc)
+	{
+		if (change_view(&(*out)[i], rc))
+			continue;
+		if (check_change(&s, key, i, rc) == 0)
+			kiln_error_set(err, "%s: %s[%zu] is not a change kiln reads", s.prefix, key,
+				       i);
+		if (!err->hint[0])
+			kiln_error_hint(err, "a plan comes from kiln plan and is not edited: make "
+					     "it again with kiln plan");
+		return -1;
+	}
+	return 0;
+}
+
+int plan_view_build(struct plan_view *v, const json_t *plan, struct kiln_error *err)
+{
+	memset(v, 0, sizeof(*v));
+	if (view_list(&v->changes, &v->nchanges, plan, "resource_changes", err) < 0 ||
+	    view_list(&v->drift, &v->ndrift, plan, "resource_drift", err) < 0) {
+		plan_view_release(v);
+		return -1;
+	}
+	return 0;
+}
+
+void plan_view_release(struct plan_view *v)
+{
+	free(v->changes);
+	free(v->drift);
+	memset(v, 0, sizeof(*v));
+}
+
 /* ---- plan files ---- */
 
 static int write_all(int fd, const char *buf, size_t len)

@@ -78,6 +78,66 @@
 #define PLAN_FORMAT_VERSION "1.2"
 #define PLAN_VERSION 1
 
+/* change.actions, one value per action list kiln executes. */
+enum plan_action {
+	PLAN_NO_OP,	    /* ["no-op"] */
+	PLAN_CREATE,	    /* ["create"] */
+	PLAN_UPDATE,	    /* ["update"] */
+	PLAN_DELETE_CREATE, /* ["delete", "create"]: a replace */
+	PLAN_CREATE_DELETE, /* ["create", "delete"]: a replace, the new one made first */
+	PLAN_DELETE,	    /* ["delete"] */
+};
+
+/*
+ * The typed view of one CHANGE: its members as the plan holds them,
+ * borrowed (valid while the plan holds the change and the member is not
+ * set again). A member absent from the plan is NULL; before and after are
+ * the plan's values, JSON null included.
+ */
+struct plan_change {
+	const json_t *json; /* the CHANGE object itself */
+	const char *address, *type, *name;
+	const char *deposed;	   /* another live object carrying the address, or NULL */
+	const char *action_reason; /* or NULL */
+	enum plan_action action;
+	const json_t *body; /* "change" */
+	const json_t *actions, *before, *after, *after_unknown, *before_sensitive, *after_sensitive,
+	    *replace_paths, *importing;
+	const json_t *kiln;			      /* the change's "kiln" object, or NULL */
+	const char *id;				      /* kiln.id, NULL when null or absent */
+	const json_t *deps, *kiln_after, *attributes; /* kiln.deps, kiln.after, kiln.attributes */
+	const char *reason;			      /* kiln.reason */
+	bool retain;				      /* kiln.retain */
+};
+
+/* The typed view of a plan's changes: resource_changes, then resource_drift. */
+struct plan_view {
+	struct plan_change *changes;
+	size_t nchanges;
+	struct plan_change *drift;
+	size_t ndrift;
+};
+
+/*
+ * Build v over plan (zeroed first): every change's address, type and name a
+ * non-empty string and its actions a list kiln knows, else -1 with err
+ * naming the change's JSON path and the fault, as a plan file's check does.
+ * v borrows from plan: release it before plan.
+ */
+int plan_view_build(struct plan_view *v, const json_t *plan, struct kiln_error *err);
+void plan_view_release(struct plan_view *v);
+/* The action of a known action list; a list plan_view_build refuses is PLAN_NO_OP. */
+enum plan_action plan_action_of(const json_t *actions);
+/* The action deletes (a delete or a replace) / creates (a create or a replace). */
+bool plan_action_deletes(enum plan_action a);
+bool plan_action_creates(enum plan_action a);
+/* A member of the plan's own "kiln" object (cost, findings, summary...), or NULL. */
+const json_t *plan_kiln(const json_t *plan, const char *key);
+/* Set a member of the plan's own "kiln" object to value (stolen). */
+void plan_kiln_set(json_t *plan, const char *key, json_t *value);
+/* kiln.destroy: a plan of the deletion of everything. */
+bool plan_is_destroy(const json_t *plan);
+
 /* Human text: one block per changed resource, drift, notes, summary line. */
 void plan_render_text(FILE *out, const json_t *plan, bool color);
 /* A pull-request comment: summary table, collapsible details, warnings. */

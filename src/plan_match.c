@@ -15,31 +15,43 @@
 #include "plan.h"
 #include "jsonw.h"
 
+#include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
 
 /* A value printed in a message is cut here: an "after" object can be long. */
 #define MATCH_VALUE_MAX 80
 
-/* The fields compared, by the object of the change that holds them (NULL: the change). */
+/*
+ * The fields compared, by the object of the change that holds them: the
+ * member of the change's view (plan.h) that is that object, and its name
+ * in a message (NULL: the change itself).
+ */
 static const struct {
+	size_t member; /* offsetof a const json_t * of struct plan_change */
 	const char *object;
 	const char *key;
 } match_fields[] = {
-    {NULL, "type"},
-    {NULL, "name"},
-    {NULL, "action_reason"},
-    {"change", "actions"},
-    {"change", "after"},
-    {"change", "after_unknown"},
-    {"change", "after_sensitive"},
-    {"change", "importing"},
-    {"change", "replace_paths"},
-    {"kiln", "id"},
-    {"kiln", "deps"},
-    {"kiln", "after"},
-    {"kiln", "retain"},
+    {offsetof(struct plan_change, json), NULL, "type"},
+    {offsetof(struct plan_change, json), NULL, "name"},
+    {offsetof(struct plan_change, json), NULL, "action_reason"},
+    {offsetof(struct plan_change, body), "change", "actions"},
+    {offsetof(struct plan_change, body), "change", "after"},
+    {offsetof(struct plan_change, body), "change", "after_unknown"},
+    {offsetof(struct plan_change, body), "change", "after_sensitive"},
+    {offsetof(struct plan_change, body), "change", "importing"},
+    {offsetof(struct plan_change, body), "change", "replace_paths"},
+    {offsetof(struct plan_change, kiln), "kiln", "id"},
+    {offsetof(struct plan_change, kiln), "kiln", "deps"},
+    {offsetof(struct plan_change, kiln), "kiln", "after"},
+    {offsetof(struct plan_change, kiln), "kiln", "retain"},
 };
+
+/* The object of the change that holds match_fields[i]. */
+static const json_t *match_object(const struct plan_change *c, size_t i)
+{
+	return *(const json_t *const *)((const char *)c + match_fields[i].member);
+}
 
 /* Of an attribute row, what the plan decides; "before" and "why" read the cloud. */
 static const char *const match_row_keys[] = {"name", "after", "policy", "sensitive"};
@@ -147,14 +159,11 @@ static json_t *match_rows(const json_t *rows)
 }
 
 /* "sim_node_group.trainers", or with its deposed object "ADDR (deposed ID)". Caller frees. */
-static char *match_key(const json_t *rc)
+static char *match_key(const struct plan_change *c)
 {
-	const char *addr = json_string_value(json_object_get(rc, "address"));
-	const char *deposed = json_string_value(json_object_get(rc, "deposed"));
-
-	if (deposed)
-		return xasprintf("%s (deposed %s)", addr ? addr : "?", deposed);
-	return xstrdup(addr ? addr : "?");
+	if (c->deposed)
+		return xasprintf("%s (deposed %s)", c->address, c->deposed);
+	return xstrdup(c->address);
 }
 
 /* f and d differ at diff: say where, and both values. */
@@ -176,8 +185,8 @@ static void match_report(const char *path, const char *what, const char *key, co
  * entry (full false) is compared on its actions and id only: its values are
  * what the cloud reads, and the executor acts on its actions alone.
  */
-static int match_change(const json_t *f, const json_t *d, bool full, const char *path,
-			const char *what, const char *key, struct kiln_error *err)
+static int match_change(const struct plan_change *f, const struct plan_change *d, bool full,
+			const char *path, const char *what, const char *key, struct kiln_error *err)
 {
 	const json_t *fv = NULL, *dv = NULL;
 	json_t *fr, *dr;
@@ -186,8 +195,7 @@ static int match_change(const json_t *f, const json_t *d, bool full, const char 
 
 	for (i = 0; i < ARRAY_SIZE(match_fields) && !diff; i++) {
 		const char *obj = match_fields[i].object, *k = match_fields[i].key;
-		const json_t *fo = obj ? json_object_get(f, obj) : f;
-		const json_t *dobj = obj ? json_object_get(d, obj) : d;
+		const json_t *fo = match_object(f, i), *dobj = match_object(d, i);
 
 		if (!full && strcmp(k, "actions") != 0 && strcmp(k, "id") != 0)
 			continue;
@@ -197,8 +205,8 @@ static int match_change(const json_t *f, const json_t *d, bool full, const char 
 		free(where);
 	}
 	if (!diff && full) {
-		fr = match_rows(json_object_get(json_object_get(f, "kiln"), "attributes"));
-		dr = match_rows(json_object_get(json_object_get(d, "kiln"), "attributes"));
+		fr = match_rows(f->attributes);
+		dr = match_rows(d->attributes);
 		diff = match_first_diff(fr, dr, "kiln.attributes", &fv, &dv);
 		if (diff)
 			match_report(path, what, key, diff, fv, dv, err);
@@ -212,26 +220,25 @@ static int match_change(const json_t *f, const json_t *d, bool full, const char 
 	return i ? -1 : 0;
 }
 
-/* One list (resource_changes or resource_drift) of both plans. */
-static int match_list(const json_t *file, const json_t *derived, const char *list, bool full,
-		      const char *what, const char *path, struct kiln_error *err)
+/* One list (resource_changes or resource_drift) of both plans: file's nf changes, derived's nd. */
+static int match_list(const struct plan_change *file, size_t nf, const struct plan_change *derived,
+		      size_t nd, bool full, const char *what, const char *path,
+		      struct kiln_error *err)
 {
-	json_t *index = json_object(), *rc;
+	json_t *index = json_object(), *at;
 	const char *key;
 	size_t i;
 	int ret = -1;
 
-	json_array_foreach(json_object_get(derived, list), i, rc)
-	{
-		char *k = match_key(rc);
+	for (i = 0; i < nd; i++) {
+		char *k = match_key(&derived[i]);
 
-		json_object_set(index, k, rc);
+		json_object_set_new(index, k, json_integer((json_int_t)i));
 		free(k);
 	}
-	json_array_foreach(json_object_get(file, list), i, rc)
-	{
-		char *k = match_key(rc);
-		json_t *d = json_object_get(index, k);
+	for (i = 0; i < nf; i++) {
+		char *k = match_key(&file[i]);
+		const json_t *d = json_object_get(index, k);
 		int m;
 
 		if (!d) {
@@ -242,13 +249,14 @@ static int match_list(const json_t *file, const json_t *derived, const char *lis
 			free(k);
 			goto out;
 		}
-		m = match_change(rc, d, full, path, what, k, err);
+		m = match_change(&file[i], &derived[json_integer_value(d)], full, path, what, k,
+				 err);
 		json_object_del(index, k);
 		free(k);
 		if (m < 0)
 			goto out;
 	}
-	json_object_foreach(index, key, rc)
+	json_object_foreach(index, key, at)
 	{
 		kiln_error_set(err,
 			       "%s does not match the plan its spec and state give now: the "
@@ -264,8 +272,17 @@ out:
 
 int plan_match(const json_t *file, const json_t *derived, const char *path, struct kiln_error *err)
 {
-	if (match_list(file, derived, "resource_changes", true, "the change of", path, err) < 0 ||
-	    match_list(file, derived, "resource_drift", false, "the drift of", path, err) < 0)
+	struct plan_view f, d = {0};
+	int ret = -1;
+
+	if (plan_view_build(&f, file, err) < 0)
 		return -1;
-	return 0;
+	if (plan_view_build(&d, derived, err) == 0 &&
+	    match_list(f.changes, f.nchanges, d.changes, d.nchanges, true, "the change of", path,
+		       err) == 0 &&
+	    match_list(f.drift, f.ndrift, d.drift, d.ndrift, false, "the drift of", path, err) == 0)
+		ret = 0;
+	plan_view_release(&f);
+	plan_view_release(&d);
+	return ret;
 }

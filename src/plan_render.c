@@ -14,6 +14,7 @@
 #include "cost.h"
 #include "iam.h"
 #include "jsonw.h"
+#include "log.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -30,16 +31,6 @@
 #define VALUE_ALIGN_MAX 40
 
 #define ARROW "\xe2\x86\x92"
-
-enum act {
-	ACT_UNKNOWN,
-	ACT_NOOP,
-	ACT_CREATE,
-	ACT_UPDATE,
-	ACT_REPLACE,	 /* delete, then create */
-	ACT_REPLACE_CBD, /* create, then delete */
-	ACT_DELETE,
-};
 
 /* One attribute line: "name:  value   (note)". */
 struct row {
@@ -117,6 +108,10 @@ static char *value_text(const json_t *v)
 
 	if (!v)
 		return xstrdup("null");
+	/* A document (a node group's user data) is too long for a row: the JSON plan has it. */
+	if (json_is_string(v) && json_string_length(v) > 512 && strchr(json_string_value(v), '\n'))
+		return xasprintf("(a document of %zu bytes: kiln plan --json has it)",
+				 json_string_length(v));
 	raw = jsonw_dumps(
 	    v, JSON_ENCODE_ANY | JSON_COMPACT | JSON_SORT_KEYS | JSON_REAL_PRECISION(15), NULL);
 	s = clean(raw ? raw : "?");
@@ -141,42 +136,9 @@ static char *digest_short(const char *d)
 
 /* ---- reading a change ---- */
 
-static enum act change_act(const json_t *rc)
+static const json_t *importing_of(const struct plan_change *c)
 {
-	const json_t *a = json_object_get(json_object_get(rc, "change"), "actions");
-	const char *x = json_string_value(json_array_get(a, 0));
-	const char *y = json_string_value(json_array_get(a, 1));
-
-	if (!x || json_array_size(a) > 2)
-		return ACT_UNKNOWN;
-	if (y) {
-		if (strcmp(x, "delete") == 0 && strcmp(y, "create") == 0)
-			return ACT_REPLACE;
-		if (strcmp(x, "create") == 0 && strcmp(y, "delete") == 0)
-			return ACT_REPLACE_CBD;
-		return ACT_UNKNOWN;
-	}
-	if (strcmp(x, "no-op") == 0)
-		return ACT_NOOP;
-	if (strcmp(x, "create") == 0)
-		return ACT_CREATE;
-	if (strcmp(x, "update") == 0)
-		return ACT_UPDATE;
-	if (strcmp(x, "delete") == 0)
-		return ACT_DELETE;
-	return ACT_UNKNOWN;
-}
-
-static const json_t *importing_of(const json_t *rc)
-{
-	const json_t *imp = json_object_get(json_object_get(rc, "change"), "importing");
-
-	return json_is_object(imp) ? imp : NULL;
-}
-
-static bool retained(const json_t *rc)
-{
-	return json_is_true(json_object_get(json_object_get(rc, "kiln"), "retain"));
+	return json_is_object(c->importing) ? c->importing : NULL;
 }
 
 /*
@@ -194,14 +156,12 @@ static bool marked(const json_t *sens, const char *name)
 }
 
 /* One side of an attribute as printed; caller frees. */
-static char *side_text(const json_t *change, bool after, const char *name, const json_t *value,
-		       bool sensitive)
+static char *side_text(const struct plan_change *c, bool after, const char *name,
+		       const json_t *value, bool sensitive)
 {
-	const char *sens_key = after ? "after_sensitive" : "before_sensitive";
-
-	if (after && json_is_true(json_object_get(json_object_get(change, "after_unknown"), name)))
+	if (after && json_is_true(json_object_get(c->after_unknown, name)))
 		return xstrdup("(known after apply)");
-	if (sensitive || marked(json_object_get(change, sens_key), name))
+	if (sensitive || marked(after ? c->after_sensitive : c->before_sensitive, name))
 		return xstrdup("(sensitive)");
 	return value_text(value);
 }
@@ -209,7 +169,7 @@ static char *side_text(const json_t *change, bool after, const char *name, const
 /* ---- building blocks ---- */
 
 static struct block *block_add(struct blocks *bs, const char *sym, const char *color, char mark,
-			       const json_t *rc, char *headline)
+			       const struct plan_change *c, char *headline)
 {
 	struct block *b = ARRAY_PUSH(bs->v, bs->n, bs->cap);
 
@@ -217,14 +177,13 @@ static struct block *block_add(struct blocks *bs, const char *sym, const char *c
 	b->sym = sym;
 	b->color = color;
 	b->mark = mark;
-	if (str_of(rc, "deposed")) {
-		char *both =
-		    xasprintf("%s (deposed %s)", str_of(rc, "address"), str_of(rc, "deposed"));
+	if (c->deposed) {
+		char *both = xasprintf("%s (deposed %s)", c->address, c->deposed);
 
 		b->address = clean(both);
 		free(both);
 	} else {
-		b->address = clean(str_of(rc, "address"));
+		b->address = clean(c->address);
 	}
 	b->headline = headline;
 	return b;
@@ -286,16 +245,15 @@ static const char **names_of(const json_t *obj, const json_t *flags, size_t *n)
 }
 
 /* A create: every attribute it will have. */
-static void rows_create(struct block *b, const json_t *change)
+static void rows_create(struct block *b, const struct plan_change *c)
 {
-	const json_t *after = json_object_get(change, "after");
 	const char **names;
 	size_t i, n;
 
-	names = names_of(after, json_object_get(change, "after_unknown"), &n);
+	names = names_of(c->after, c->after_unknown, &n);
 	for (i = 0; i < n; i++)
 		row_add(b, names[i],
-			side_text(change, true, names[i], json_object_get(after, names[i]), false),
+			side_text(c, true, names[i], json_object_get(c->after, names[i]), false),
 			NULL);
 	free(names);
 }
@@ -314,11 +272,11 @@ static char *policy_note(const json_t *attr)
 	return c;
 }
 
-static void row_change(struct block *b, const json_t *change, const char *name,
+static void row_change(struct block *b, const struct plan_change *c, const char *name,
 		       const json_t *before, const json_t *after, bool sensitive, char *note)
 {
-	char *l = side_text(change, false, name, before, sensitive);
-	char *r = side_text(change, true, name, after, sensitive);
+	char *l = side_text(c, false, name, before, sensitive);
+	char *r = side_text(c, true, name, after, sensitive);
 
 	row_add(b, name, xasprintf("%s " ARROW " %s", l, r), note);
 	free(l);
@@ -330,13 +288,10 @@ static void row_change(struct block *b, const json_t *change, const char *name,
  * listed them in kiln.attributes, or (for a document without that list)
  * every attribute whose before and after differ. Drift has no policy.
  */
-static void rows_changed(struct block *b, const json_t *rc, bool drift)
+static void rows_changed(struct block *b, const struct plan_change *c, bool drift)
 {
-	const json_t *change = json_object_get(rc, "change");
-	const json_t *attrs = json_object_get(json_object_get(rc, "kiln"), "attributes");
-	const json_t *before = json_object_get(change, "before");
-	const json_t *after = json_object_get(change, "after");
-	const json_t *unknown = json_object_get(change, "after_unknown");
+	const json_t *attrs = c->attributes, *before = c->before, *after = c->after;
+	const json_t *unknown = c->after_unknown;
 	const json_t *a;
 	const char **names;
 	json_t *all;
@@ -348,7 +303,7 @@ static void rows_changed(struct block *b, const json_t *rc, bool drift)
 			const char *name = str_of(a, "name");
 
 			if (name)
-				row_change(b, change, name, json_object_get(a, "before"),
+				row_change(b, c, name, json_object_get(a, "before"),
 					   json_object_get(a, "after"),
 					   json_is_true(json_object_get(a, "sensitive")),
 					   drift ? NULL : policy_note(a));
@@ -365,23 +320,21 @@ static void rows_changed(struct block *b, const json_t *rc, bool drift)
 
 		if (json_is_true(json_object_get(unknown, names[i])) || !l || !r ||
 		    !json_equal((json_t *)l, (json_t *)r))
-			row_change(b, change, names[i], l, r, false, NULL);
+			row_change(b, c, names[i], l, r, false, NULL);
 	}
 	free(names);
 	json_decref(all);
 }
 
 /* "a forces replacement", "a and b force replacement", "a, b and c force replacement". */
-static char *forces_text(const json_t *rc)
+static char *forces_text(const struct plan_change *c)
 {
-	const json_t *change = json_object_get(rc, "change");
-	const json_t *paths = json_object_get(change, "replace_paths");
-	const json_t *attrs = json_object_get(json_object_get(rc, "kiln"), "attributes");
+	const json_t *paths = c->replace_paths, *attrs = c->attributes;
 	const char **names = NULL;
 	const json_t *p;
 	struct strbuf sb = {0};
 	size_t i, n = 0, cap = 0;
-	char *c;
+	char *text;
 
 	json_array_foreach(paths, i, p) if (json_string_value(json_array_get(p, 0))) *
 	    ARRAY_PUSH(names, n, cap) = json_string_value(json_array_get(p, 0));
@@ -400,17 +353,17 @@ static char *forces_text(const json_t *rc)
 	}
 	sb_adds(&sb, n == 1 ? " forces replacement" : " force replacement");
 	free(names);
-	c = clean(sb.buf);
+	text = clean(sb.buf);
 	sb_release(&sb);
-	return c;
+	return text;
 }
 
 /* Why a replace or delete happens, from action_reason; NULL when nothing is worth saying. */
-static char *derived_reason(const json_t *rc, enum act act)
+static char *derived_reason(const struct plan_change *c)
 {
-	const char *why = str_of(rc, "action_reason");
+	const char *why = c->action_reason;
 
-	if (act == ACT_DELETE) {
+	if (c->action == PLAN_DELETE) {
 		if (why && strcmp(why, "delete_because_no_resource_config") == 0)
 			return xstrdup("not in the spec");
 		if (why && strcmp(why, "delete_because_duplicate") == 0)
@@ -421,7 +374,7 @@ static char *derived_reason(const json_t *rc, enum act act)
 		return xstrdup("replacement requested");
 	if (why && strcmp(why, "replace_because_dependency") == 0)
 		return xstrdup("a resource it depends on is replaced");
-	return forces_text(rc);
+	return forces_text(c);
 }
 
 /*
@@ -454,15 +407,14 @@ static char *headline(const char *words, const char *first, char *reason)
 }
 
 /* kiln.reason, cleaned, or NULL. */
-static char *kiln_reason(const json_t *rc)
+static char *kiln_reason(const struct plan_change *c)
 {
-	const char *r = str_of(json_object_get(rc, "kiln"), "reason");
-
-	return r && *r ? clean(r) : NULL;
+	return c->reason && *c->reason ? clean(c->reason) : NULL;
 }
 
 /* The "<=" line of an adoption; takes why. */
-static void block_adopt(struct blocks *bs, const json_t *rc, const json_t *imp, char *why)
+static void block_adopt(struct blocks *bs, const struct plan_change *rc, const json_t *imp,
+			char *why)
 {
 	char *id;
 
@@ -478,68 +430,65 @@ static void block_adopt(struct blocks *bs, const json_t *rc, const json_t *imp, 
 }
 
 /* The block of one resource change; takes why (kiln.reason, when it is this block's). */
-static void block_change(struct blocks *bs, const json_t *rc, enum act act, char *why)
+static void block_change(struct blocks *bs, const struct plan_change *rc, char *why)
 {
-	const json_t *change = json_object_get(rc, "change");
 	struct block *b;
 
-	switch (act) {
-	case ACT_CREATE:
+	switch (rc->action) {
+	case PLAN_CREATE:
 		b = block_add(bs, "+", GREEN, '+', rc, headline("create", "create", why));
-		rows_create(b, change);
+		rows_create(b, rc);
 		break;
-	case ACT_UPDATE:
+	case PLAN_UPDATE:
 		b = block_add(bs, "~", YELLOW, '!', rc, headline("update in place", "update", why));
 		rows_changed(b, rc, false);
 		break;
-	case ACT_REPLACE:
-	case ACT_REPLACE_CBD:
+	case PLAN_DELETE_CREATE:
+	case PLAN_CREATE_DELETE:
 		if (!why)
-			why = derived_reason(rc, act);
-		b = block_add(bs, act == ACT_REPLACE ? "-/+" : "+/-", MAGENTA, '!', rc,
-			      headline("replace", "replace", why));
+			why = derived_reason(rc);
+		b = block_add(bs, rc->action == PLAN_DELETE_CREATE ? "-/+" : "+/-", MAGENTA, '!',
+			      rc, headline("replace", "replace", why));
 		rows_changed(b, rc, false);
 		break;
-	case ACT_DELETE:
-		if (retained(rc) && begins_with_word(why, "release")) {
+	case PLAN_DELETE:
+		if (rc->retain && begins_with_word(why, "release")) {
 			block_add(bs, "-", RED, '-', rc, why);
-		} else if (retained(rc)) {
+		} else if (rc->retain) {
 			block_add(bs, "-", RED, '-', rc,
 				  xasprintf("release from state; retained, not deleted (%s)",
 					    why ? why : "deletion: retain"));
 			free(why);
 		} else {
 			if (!why)
-				why = derived_reason(rc, act);
+				why = derived_reason(rc);
 			block_add(bs, "-", RED, '-', rc, headline("delete", "delete", why));
 		}
 		break;
-	case ACT_NOOP:
-	case ACT_UNKNOWN:
+	case PLAN_NO_OP:
 		free(why);
 		break;
 	}
 }
 
-static void block_drift(struct blocks *bs, const json_t *rc)
+static void block_drift(struct blocks *bs, const struct plan_change *rc)
 {
-	enum act act = change_act(rc);
 	char *why = kiln_reason(rc);
 	struct block *b;
 
-	switch (act) {
-	case ACT_DELETE:
+	switch (rc->action) {
+	case PLAN_DELETE:
 		block_add(bs, "-", RED, '-', rc, why ? why : xstrdup("deleted outside kiln"));
 		return;
-	case ACT_CREATE:
+	case PLAN_CREATE:
 		b = block_add(bs, "+", GREEN, '+', rc, why ? why : xstrdup("created outside kiln"));
 		break;
-	case ACT_REPLACE:
-	case ACT_REPLACE_CBD:
+	case PLAN_DELETE_CREATE:
+	case PLAN_CREATE_DELETE:
 		b = block_add(bs, "-/+", MAGENTA, '!', rc,
 			      why ? why : xstrdup("replaced outside kiln"));
 		break;
-	case ACT_NOOP:
+	case PLAN_NO_OP:
 		free(why);
 		return;
 	default:
@@ -556,16 +505,14 @@ static void block_drift(struct blocks *bs, const json_t *rc)
  * "adopt" or when nothing else happens to the resource; otherwise it is the
  * reason of the action that follows.
  */
-static void blocks_collect(struct blocks *bs, const json_t *plan, bool drift)
+static void blocks_collect(struct blocks *bs, const struct plan_view *v, bool drift)
 {
-	const json_t *list = json_object_get(plan, drift ? "resource_drift" : "resource_changes");
-	const json_t *rc;
-	size_t i;
+	const struct plan_change *list = drift ? v->drift : v->changes;
+	size_t i, n = drift ? v->ndrift : v->nchanges;
 
-	json_array_foreach(list, i, rc)
-	{
+	for (i = 0; i < n; i++) {
+		const struct plan_change *rc = &list[i];
 		const json_t *imp = drift ? NULL : importing_of(rc);
-		enum act act = change_act(rc);
 		size_t before = bs->n;
 		char *why;
 
@@ -574,14 +521,13 @@ static void blocks_collect(struct blocks *bs, const json_t *plan, bool drift)
 			continue;
 		}
 		why = kiln_reason(rc);
-		if (imp &&
-		    (begins_with_word(why, "adopt") || act == ACT_NOOP || act == ACT_UNKNOWN)) {
+		if (imp && (begins_with_word(why, "adopt") || rc->action == PLAN_NO_OP)) {
 			block_adopt(bs, rc, imp, why);
 			why = NULL;
 		} else if (imp) {
 			block_adopt(bs, rc, imp, NULL);
 		}
-		block_change(bs, rc, act, why);
+		block_change(bs, rc, why);
 		if (imp && bs->n == before + 2)
 			bs->v[before + 1].same = true;
 	}
@@ -637,18 +583,15 @@ static json_int_t count_of(const json_t *summary, const char *key)
 }
 
 /* kiln.summary, as diff.c counted; counted here for a document without one. */
-static void plan_counts(const json_t *plan, struct counts *c)
+static void plan_counts(const json_t *plan, const struct plan_view *v, struct counts *c)
 {
-	const json_t *summary = json_object_get(json_object_get(plan, "kiln"), "summary");
-	const json_t *rc;
+	const json_t *summary = plan_kiln(plan, "summary");
 	size_t i;
 
 	memset(c, 0, sizeof(*c));
-	json_array_foreach(json_object_get(plan, "resource_changes"), i, rc)
-	{
-		if (json_is_true(json_object_get(json_object_get(rc, "kiln"), "retain")))
+	for (i = 0; i < v->nchanges; i++)
+		if (v->changes[i].retain)
 			c->release++;
-	}
 	if (json_is_object(summary)) {
 		c->create = count_of(summary, "create");
 		c->update = count_of(summary, "update");
@@ -658,38 +601,51 @@ static void plan_counts(const json_t *plan, struct counts *c)
 		c->drift = count_of(summary, "drift");
 		return;
 	}
-	json_array_foreach(json_object_get(plan, "resource_changes"), i, rc)
-	{
+	for (i = 0; i < v->nchanges; i++) {
+		const struct plan_change *rc = &v->changes[i];
+
 		if (importing_of(rc))
 			c->adopt++;
-		switch (change_act(rc)) {
-		case ACT_CREATE:
+		switch (rc->action) {
+		case PLAN_CREATE:
 			c->create++;
 			break;
-		case ACT_UPDATE:
+		case PLAN_UPDATE:
 			c->update++;
 			break;
-		case ACT_REPLACE:
-		case ACT_REPLACE_CBD:
+		case PLAN_DELETE_CREATE:
+		case PLAN_CREATE_DELETE:
 			c->replace++;
 			break;
-		case ACT_DELETE:
-			if (!retained(rc))
+		case PLAN_DELETE:
+			if (!rc->retain)
 				c->del++;
 			break;
 		default:
 			break;
 		}
 	}
-	c->drift = (json_int_t)json_array_size(json_object_get(plan, "resource_drift"));
+	c->drift = (json_int_t)v->ndrift;
 }
 
-char *plan_summary_line(const json_t *plan)
+/*
+ * The view of a plan to render: a plan made here or read from a file was
+ * checked, so a fault is a bug; what is malformed then renders as no change.
+ */
+static void render_view(struct plan_view *v, const json_t *plan)
+{
+	struct kiln_error err = {{0}, {0}};
+
+	if (plan_view_build(v, plan, &err) < 0)
+		log_debug("plan: rendered without its changes: %s", err.msg);
+}
+
+static char *summary_line(const json_t *plan, const struct plan_view *v)
 {
 	struct counts c;
 	struct strbuf sb = {0};
 
-	plan_counts(plan, &c);
+	plan_counts(plan, v, &c);
 	if (!c.create && !c.update && !c.replace && !c.del && !c.adopt && !c.drift && !c.release)
 		return xstrdup("No changes.");
 	sb_addf(&sb,
@@ -704,6 +660,17 @@ char *plan_summary_line(const json_t *plan)
 		sb_addf(&sb, "; %" JSON_INTEGER_FORMAT " drifted", c.drift);
 	sb_addc(&sb, '.');
 	return sb_detach(&sb);
+}
+
+char *plan_summary_line(const json_t *plan)
+{
+	struct plan_view v;
+	char *line;
+
+	render_view(&v, plan);
+	line = summary_line(plan, &v);
+	plan_view_release(&v);
+	return line;
 }
 
 /* ---- the header both renderings share ---- */
@@ -721,22 +688,22 @@ struct header {
 /* What narrows or turns the plan: --destroy, --target, --replace, --refresh=false. */
 static void text_scope(FILE *out, const json_t *plan)
 {
-	const json_t *k = json_object_get(plan, "kiln"), *v;
+	const json_t *v;
 	const char *keys[] = {"targets", "replace"};
 	const char *names[] = {"Only (--target, with what it needs or what needs it)",
 			       "Replacing on request (--replace)"};
 	size_t i, j;
 
-	if (json_is_true(json_object_get(k, "destroy")))
+	if (plan_is_destroy(plan))
 		fputs("Destroying (--destroy)\n", out);
-	if (json_is_false(json_object_get(k, "refresh")))
+	if (json_is_false(plan_kiln(plan, "refresh")))
 		fputs("Live state not read (--refresh=false): the recorded state is trusted\n",
 		      out);
 	for (i = 0; i < 2; i++) {
-		if (!json_array_size(json_object_get(k, keys[i])))
+		if (!json_array_size(plan_kiln(plan, keys[i])))
 			continue;
 		fprintf(out, "%s:", names[i]);
-		json_array_foreach(json_object_get(k, keys[i]), j, v)
+		json_array_foreach(plan_kiln(plan, keys[i]), j, v)
 		{
 			char *c = clean(json_string_value(v));
 
@@ -749,15 +716,16 @@ static void text_scope(FILE *out, const json_t *plan)
 
 static void header_read(struct header *h, const json_t *plan)
 {
-	const json_t *k = json_object_get(plan, "kiln");
-	const json_t *state = json_object_get(k, "state");
-	const json_t *spec = json_object_get(k, "spec");
+	const json_t *state = plan_kiln(plan, "state"), *spec = plan_kiln(plan, "spec");
 	const char *commit = str_of(state, "commit");
+	const char *cluster = json_string_value(plan_kiln(plan, "cluster"));
+	const char *workspace = json_string_value(plan_kiln(plan, "workspace"));
+	const char *provider = json_string_value(plan_kiln(plan, "provider"));
 
-	h->cluster = clean(str_of(k, "cluster") ? str_of(k, "cluster") : "?");
-	h->workspace = clean(str_of(k, "workspace") ? str_of(k, "workspace") : "?");
-	h->provider = clean(str_of(k, "provider") ? str_of(k, "provider") : "?");
-	h->simulated = json_is_true(json_object_get(k, "simulated"));
+	h->cluster = clean(cluster ? cluster : "?");
+	h->workspace = clean(workspace ? workspace : "?");
+	h->provider = clean(provider ? provider : "?");
+	h->simulated = json_is_true(plan_kiln(plan, "simulated"));
 	if (commit) {
 		char *c = clean(commit);
 
@@ -825,7 +793,7 @@ static void text_blocks(FILE *out, const struct blocks *bs, bool color)
 static bool text_list(FILE *out, const json_t *plan, const char *key, const char *heading,
 		      bool color)
 {
-	const json_t *list = json_object_get(json_object_get(plan, "kiln"), key);
+	const json_t *list = plan_kiln(plan, key);
 	const json_t *item;
 	bool any = false;
 	size_t i;
@@ -866,7 +834,7 @@ static char *foreign_whose(const json_t *f)
 
 static void text_foreign(FILE *out, const json_t *plan, bool color)
 {
-	const json_t *list = json_object_get(json_object_get(plan, "kiln"), "foreign"), *f;
+	const json_t *list = plan_kiln(plan, "foreign"), *f;
 	size_t i;
 
 	if (!json_array_size(list))
@@ -891,10 +859,12 @@ void plan_render_text(FILE *out, const json_t *plan, bool color)
 {
 	struct header h;
 	struct blocks drift = {0}, changes = {0};
+	struct plan_view v;
 
+	render_view(&v, plan);
 	header_read(&h, plan);
-	blocks_collect(&drift, plan, true);
-	blocks_collect(&changes, plan, false);
+	blocks_collect(&drift, &v, true);
+	blocks_collect(&changes, &v, false);
 	fprintf(out, "kiln plan: %s/%s on %s%s\n", h.cluster, h.workspace, h.provider,
 		h.simulated ? " \xe2\x80\x94 " SIMULATION : "");
 	fprintf(out, "State: %s", h.state);
@@ -923,7 +893,7 @@ void plan_render_text(FILE *out, const json_t *plan, bool color)
 	if (!drift.n && !changes.n) {
 		fputs(NO_CHANGES "\n", out);
 	} else {
-		char *line = plan_summary_line(plan);
+		char *line = summary_line(plan, &v);
 
 		fprintf(out, "%s\n", line);
 		free(line);
@@ -931,6 +901,7 @@ void plan_render_text(FILE *out, const json_t *plan, bool color)
 	blocks_release(&drift);
 	blocks_release(&changes);
 	header_release(&h);
+	plan_view_release(&v);
 }
 
 /* ---- Markdown ---- */
@@ -1013,7 +984,7 @@ static void md_blocks(FILE *out, const struct blocks *bs)
 
 static void md_list(FILE *out, const json_t *plan, const char *key, bool warning)
 {
-	const json_t *list = json_object_get(json_object_get(plan, "kiln"), key);
+	const json_t *list = plan_kiln(plan, key);
 	const json_t *item;
 	bool any = false;
 	size_t i;
@@ -1041,7 +1012,7 @@ static void md_list(FILE *out, const json_t *plan, const char *key, bool warning
 
 static void md_foreign(FILE *out, const json_t *plan)
 {
-	const json_t *list = json_object_get(json_object_get(plan, "kiln"), "foreign"), *f;
+	const json_t *list = plan_kiln(plan, "foreign"), *f;
 	size_t i;
 
 	if (!json_array_size(list))
@@ -1075,12 +1046,14 @@ void plan_render_markdown(FILE *out, const json_t *plan)
 	struct header h;
 	struct blocks drift = {0}, changes = {0};
 	struct counts c;
+	struct plan_view v;
 	size_t n;
 
+	render_view(&v, plan);
 	header_read(&h, plan);
-	plan_counts(plan, &c);
-	blocks_collect(&drift, plan, true);
-	blocks_collect(&changes, plan, false);
+	plan_counts(plan, &v, &c);
+	blocks_collect(&drift, &v, true);
+	blocks_collect(&changes, &v, false);
 	fputs("### kiln plan: ", out);
 	plan_md_text(out, h.cluster);
 	fputc('/', out);
@@ -1100,7 +1073,7 @@ void plan_render_markdown(FILE *out, const json_t *plan)
 	if (!drift.n && !changes.n) {
 		fputs(NO_CHANGES "\n\n", out);
 	} else {
-		char *line = plan_summary_line(plan);
+		char *line = summary_line(plan, &v);
 
 		fputs("| Action | Count |\n| --- | ---: |\n", out);
 		md_row(out, "create", c.create);
@@ -1136,4 +1109,5 @@ void plan_render_markdown(FILE *out, const json_t *plan)
 	blocks_release(&drift);
 	blocks_release(&changes);
 	header_release(&h);
+	plan_view_release(&v);
 }

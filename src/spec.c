@@ -16,8 +16,9 @@
 
 #include "provider.h"
 
-static const char *const top_keys[] = {"kiln", "cluster", "provider", "ttl",	 "budget", "tags",
-				       "vars", "network", "compute",  "storage", "iam",	   "waive"};
+static const char *const top_keys[] = {"kiln", "cluster", "provider", "ttl",	 "budget",
+				       "tags", "vars",	  "network",  "compute", "storage",
+				       "iam",  "waive",	  "bootstrap"};
 static const char *const provider_keys[] = {"name", "region", "zone", "endpoint"};
 static const char *const budget_keys[] = {"max_hourly_usd"};
 static const char *const network_keys[] = {"cidr", "fabric", "ingress"};
@@ -424,6 +425,8 @@ static void load_root(struct loader *ld, const struct ynode *root)
 	load_section_map(ld, root, "storage", SPEC_BROKEN_STORAGE, ld_store);
 	ld_iam(ld, section(root, "iam"));
 	ld_waive(ld, section(root, "waive"));
+	ld_bootstrap(ld, section(root, "bootstrap"), "bootstrap", &spec->bootstrap,
+		     &spec->nbootstrap);
 
 	for (i = 0; i < spec->nvars; i++) {
 		struct spec_var *v = &spec->vars[i];
@@ -592,12 +595,15 @@ void spec_free(struct spec *spec)
 		free(g->image);
 		free(g->disk.type);
 		free(g->role.name);
+		spec_steps_free(g->bootstrap, g->nbootstrap);
+		free(g->bootstrap);
 	}
 	free(spec->groups);
 	for (i = 0; i < spec->nstores; i++) {
 		free(spec->stores[i].name);
 		free(spec->stores[i].import.name);
 		free(spec->stores[i].mount);
+		refs_free(spec->stores[i].groups, spec->stores[i].ngroups);
 	}
 	free(spec->stores);
 	for (i = 0; i < spec->nroles; i++) {
@@ -614,6 +620,8 @@ void spec_free(struct spec *spec)
 		free(spec->waivers[i].address);
 	}
 	free(spec->waivers);
+	spec_steps_free(spec->bootstrap, spec->nbootstrap);
+	free(spec->bootstrap);
 	free(spec->cluster);
 	free(spec->file);
 	ydoc_free(spec->doc);
@@ -648,6 +656,20 @@ const struct spec_role *spec_role_find(const struct spec *spec, const char *name
 		if (strcmp(spec->roles[i].name, name) == 0)
 			return &spec->roles[i];
 	return NULL;
+}
+
+bool spec_local_on(const struct spec_store *s, const struct spec_group *g)
+{
+	size_t i;
+
+	if (s->tier != TIER_LOCAL)
+		return false;
+	if (!s->groups_node)
+		return true;
+	for (i = 0; i < s->ngroups; i++)
+		if (strcmp(s->groups[i].name, g->name) == 0)
+			return true;
+	return false;
 }
 
 const struct ynode *spec_value_node(const struct ynode *section, const char *key)

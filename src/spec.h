@@ -22,11 +22,12 @@
 #define SPEC_MAX_COUNT 10000
 #define SPEC_MAX_NAME 32
 /*
- * Clouds allow 50 tags a resource; kiln's own take the rest: at most ten on
- * an instance (cluster, workspace, address, expires, lineage, owner, and the
- * provider's zones, gang, disk and role).
+ * Clouds allow 50 tags a resource; kiln's own take the rest: at most twelve
+ * on an instance (cluster, workspace, address, expires, lineage, owner, and
+ * the provider's zones, gang, disk, role, user-data, and the health report
+ * the node puts on itself).
  */
-#define SPEC_MAX_USER_TAGS 40
+#define SPEC_MAX_USER_TAGS 38
 
 enum spec_fabric {
 	FABRIC_NONE,
@@ -43,6 +44,7 @@ enum spec_tier {
 	TIER_OBJECT,
 	TIER_LUSTRE,
 	TIER_NFS,
+	TIER_LOCAL, /* the nodes' instance-store NVMe: no cloud resource */
 };
 
 enum spec_deletion {
@@ -79,6 +81,30 @@ struct spec_ingress {
 	const struct ynode *node;
 };
 
+/*
+ * One entry of a bootstrap: list (top level, or a group's): a shell command
+ * (a string, or {run: CMD}) or a file kiln writes ({file, content, mode}).
+ */
+enum spec_step_kind {
+	STEP_RUN,
+	STEP_FILE,
+};
+
+struct spec_step {
+	enum spec_step_kind kind;
+	char *run;     /* STEP_RUN: the command, run by bash */
+	char *path;    /* STEP_FILE: an absolute path */
+	char *content; /* STEP_FILE */
+	char *mode;    /* STEP_FILE: octal, "0644" when not given */
+	const struct ynode *node;
+};
+
+/* health.gpu: what a node runs over its GPUs at the end of boot, besides counting them. */
+enum spec_health_gpu {
+	HEALTH_GPU_QUICK, /* a short diagnostic (dcgmi diag -r 1, else nvidia-smi's query) */
+	HEALTH_GPU_NONE,  /* count them only */
+};
+
 struct spec_disk {
 	int size_gb;
 	char *type;
@@ -103,6 +129,10 @@ struct spec_group {
 	bool public;
 	bool public_bad;  /* public: was there but not a boolean */
 	bool machine_bad; /* gpu or instance_type was reported: the catalog is not asked */
+	struct spec_step *bootstrap; /* run after the top-level steps, in order */
+	size_t nbootstrap;
+	enum spec_health_gpu health_gpu;
+	const struct ynode *health_node; /* the health: mapping, NULL when absent */
 };
 
 struct spec_store {
@@ -119,6 +149,10 @@ struct spec_store {
 	char *mount;
 	bool encrypted;
 	bool allow_unencrypted;
+	/* local: the groups whose nodes assemble it; none listed = every group */
+	struct spec_ref *groups;
+	size_t ngroups;
+	const struct ynode *groups_node; /* NULL when not given */
 };
 
 /*
@@ -209,6 +243,8 @@ struct spec {
 	struct spec_waiver *waivers;
 	size_t nwaivers;
 	const struct ynode *waive_node; /* the waive: list, NULL when absent */
+	struct spec_step *bootstrap;	/* top level: every group runs these first */
+	size_t nbootstrap;
 };
 
 /* A --var NAME=VALUE from the command line. */
@@ -251,6 +287,8 @@ const char *spec_tier_with_article(enum spec_tier t);
 const struct spec_group *spec_group_find(const struct spec *spec, const char *name);
 const struct spec_store *spec_store_find(const struct spec *spec, const char *name);
 const struct spec_role *spec_role_find(const struct spec *spec, const char *name);
+/* Whether the local store s is assembled on group g (its groups:, or every group). */
+bool spec_local_on(const struct spec_store *s, const struct spec_group *g);
 
 /* Position of a key's value in a section (or of the section), for diagnostics. */
 const struct ynode *spec_value_node(const struct ynode *section, const char *key);

@@ -10,8 +10,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-static const char *const group_keys[] = {"gpu",	  "instance_type", "count", "gang",  "market",
-					 "image", "disk",	   "role",  "public"};
+static const char *const group_keys[] = {"gpu",	   "instance_type", "count", "gang",
+					 "market", "image",	    "disk",  "role",
+					 "public", "bootstrap",	    "health"};
 static const char *const disk_keys[] = {"size_gb", "type", "encrypted", "allow_unencrypted"};
 
 static bool load_gpu(struct loader *ld, const struct ynode *g, const char *path,
@@ -194,6 +195,10 @@ void ld_group(struct loader *ld, const struct ynode *key, const struct ynode *g)
 	grp->public_bad = ld_get_bool(ld, g, "public", sub, &grp->public) == GOT_BAD;
 	ok &= !grp->public_bad;
 	free(sub);
+	sub = xasprintf("%s.bootstrap", path);
+	ld_bootstrap(ld, ynode_get(g, "bootstrap"), sub, &grp->bootstrap, &grp->nbootstrap);
+	free(sub);
+	ld_health(ld, g, path, grp);
 	(void)ok; /* the group is in the spec either way: references to it still resolve */
 	free(path);
 }

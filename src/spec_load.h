@@ -28,8 +28,9 @@ enum got {
 	GOT_OK = 1,
 };
 
-extern const char *const spec_tier_names[3];
+extern const char *const spec_tier_names[4];
 extern const char *const spec_market_names[2];
+extern const char *const spec_health_gpu_names[2];
 extern const char *const spec_fabric_names[3];
 extern const char *const spec_deletion_names[2];
 
@@ -70,5 +71,12 @@ void ld_iam(struct loader *ld, const struct ynode *iam);
 /* spec_storage.c: the statements of a role's allow: list. */
 void spec_allow_free(struct spec_allow *allow, size_t n);
 void ld_waive(struct loader *ld, const struct ynode *waive);
+/* spec_boot.c: a bootstrap: list at path ("bootstrap", "compute.G.bootstrap"). */
+void ld_bootstrap(struct loader *ld, const struct ynode *list, const char *path,
+		  struct spec_step **out, size_t *n);
+/* spec_boot.c: a group's health: section (default gpu: quick). */
+void ld_health(struct loader *ld, const struct ynode *g, const char *gpath, struct spec_group *grp);
+/* Free what n steps hold (not the array). */
+void spec_steps_free(struct spec_step *steps, size_t n);
 
 #endif

@@ -8,7 +8,8 @@
 
 const char *const spec_fabric_names[3] = {"none", "ena", "efa"};
 const char *const spec_market_names[2] = {"on-demand", "spot"};
-const char *const spec_tier_names[3] = {"object", "lustre", "nfs"};
+const char *const spec_health_gpu_names[2] = {"quick", "none"};
+const char *const spec_tier_names[4] = {"object", "lustre", "nfs", "local"};
 const char *const spec_deletion_names[2] = {"retain", "delete"};
 
 const char *spec_fabric_name(enum spec_fabric f)
@@ -23,7 +24,7 @@ const char *spec_tier_name(enum spec_tier t)
 
 const char *spec_tier_with_article(enum spec_tier t)
 {
-	static const char *const with[] = {"an object", "a lustre", "an nfs"};
+	static const char *const with[] = {"an object", "a lustre", "an nfs", "a local"};
 
 	return with[t];
 }

@@ -23,14 +23,15 @@ static const struct {
 	const char *key;
 	unsigned tiers; /* 1 << enum spec_tier */
 } store_keys[] = {
-    {"tier", 7},
+    {"tier", 15},
     {"deletion", 7},
     {"versioning", 1 << TIER_OBJECT},
     {"expire_noncurrent_after", 1 << TIER_OBJECT},
     {"capacity_gb", 1 << TIER_LUSTRE},
     {"throughput_per_tib", 1 << TIER_LUSTRE},
     {"import", 1 << TIER_LUSTRE},
-    {"mount", (1 << TIER_LUSTRE) | (1 << TIER_NFS)},
+    {"mount", (1 << TIER_LUSTRE) | (1 << TIER_NFS) | (1 << TIER_LOCAL)},
+    {"groups", 1 << TIER_LOCAL},
     {"encrypted", (1 << TIER_OBJECT) | (1 << TIER_NFS)},
     {"allow_unencrypted", (1 << TIER_OBJECT) | (1 << TIER_NFS)},
 };
@@ -70,6 +71,42 @@ static bool mount_ok(struct loader *ld, const struct ynode *n, const char *path,
 	return true;
 }
 
+/* A list of names at key (store names under a role, group names under a local store). */
+static bool load_refs(struct loader *ld, const struct ynode *role, const char *key,
+		      const char *path, const char *what, struct spec_ref **out, size_t *n)
+{
+	const struct ynode *list = ynode_get(role, key);
+	char *sub = xasprintf("%s.%s", path, key);
+	bool ok = true;
+	size_t i;
+
+	if (!list)
+		goto out;
+	if (list->kind != YNODE_SEQ) {
+		struct diag *dg = ld_err(ld, list, "%s must be a list of %s, got %s", sub, what,
+					 ynode_describe(list));
+
+		if (list->kind == YNODE_SCALAR && !ynode_is_null(list))
+			diag_hint(dg, "write %s: [%s]", key, list->value);
+		ok = false;
+		goto out;
+	}
+	*out = xcalloc(list->n, sizeof(**out));
+	for (i = 0; i < list->n; i++) {
+		char *name = ld_scalar(ld, list->vals[i], sub);
+
+		if (!name) {
+			ok = false;
+			continue;
+		}
+		(*out)[*n].name = name;
+		(*out)[(*n)++].node = list->vals[i];
+	}
+out:
+	free(sub);
+	return ok;
+}
+
 void ld_store(struct loader *ld, const struct ynode *key, const struct ynode *s)
 {
 	struct spec *spec = ld->spec;
@@ -88,7 +125,7 @@ void ld_store(struct loader *ld, const struct ynode *key, const struct ynode *s)
 		return;
 	}
 	sub = xasprintf("%s.tier", path);
-	if (ld_get_enum(ld, s, "tier", sub, true, spec_tier_names, 3, &tier) != GOT_OK) {
+	if (ld_get_enum(ld, s, "tier", sub, true, spec_tier_names, 4, &tier) != GOT_OK) {
 		free(sub);
 		free(path);
 		spec->broken |= SPEC_BROKEN_STORAGE;
@@ -125,7 +162,7 @@ void ld_store(struct loader *ld, const struct ynode *key, const struct ynode *s)
 			struct strbuf tiers = {0};
 			struct diag *dg;
 
-			for (j = 0; j < 3; j++) {
+			for (j = 0; j < 4; j++) {
 				if (store_keys[found].tiers & (1u << j)) {
 					if (tiers.len)
 						sb_adds(&tiers, " and ");
@@ -202,43 +239,12 @@ void ld_store(struct loader *ld, const struct ynode *key, const struct ynode *s)
 	sub = xasprintf("%s.allow_unencrypted", path);
 	ok &= ld_get_bool(ld, s, "allow_unencrypted", sub, &st->allow_unencrypted) != GOT_BAD;
 	free(sub);
+	if (tier == TIER_LOCAL) {
+		st->groups_node = ynode_get(s, "groups");
+		ok &= load_refs(ld, s, "groups", path, "group names", &st->groups, &st->ngroups);
+	}
 	(void)ok; /* the store is in the spec either way: references to it still resolve */
 	free(path);
-}
-
-static bool load_refs(struct loader *ld, const struct ynode *role, const char *key,
-		      const char *path, struct spec_ref **out, size_t *n)
-{
-	const struct ynode *list = ynode_get(role, key);
-	char *sub = xasprintf("%s.%s", path, key);
-	bool ok = true;
-	size_t i;
-
-	if (!list)
-		goto out;
-	if (list->kind != YNODE_SEQ) {
-		struct diag *dg = ld_err(ld, list, "%s must be a list of store names, got %s", sub,
-					 ynode_describe(list));
-
-		if (list->kind == YNODE_SCALAR && !ynode_is_null(list))
-			diag_hint(dg, "write %s: [%s]", key, list->value);
-		ok = false;
-		goto out;
-	}
-	*out = xcalloc(list->n, sizeof(**out));
-	for (i = 0; i < list->n; i++) {
-		char *name = ld_scalar(ld, list->vals[i], sub);
-
-		if (!name) {
-			ok = false;
-			continue;
-		}
-		(*out)[*n].name = name;
-		(*out)[(*n)++].node = list->vals[i];
-	}
-out:
-	free(sub);
-	return ok;
 }
 
 void spec_allow_free(struct spec_allow *allow, size_t n)
@@ -484,8 +490,10 @@ void ld_iam(struct loader *ld, const struct ynode *iam)
 			where = xasprintf("in role '%s'", k->value);
 			ok &= ld_check_keys(ld, r, where, role_keys, ARRAY_SIZE(role_keys));
 			free(where);
-			ok &= load_refs(ld, r, "read", path, &role->read, &role->nread);
-			ok &= load_refs(ld, r, "write", path, &role->write, &role->nwrite);
+			ok &= load_refs(ld, r, "read", path, "store names", &role->read,
+					&role->nread);
+			ok &= load_refs(ld, r, "write", path, "store names", &role->write,
+					&role->nwrite);
 			ok &= load_allow(ld, r, path, role);
 		}
 		(void)ok;

@@ -162,6 +162,14 @@ static size_t type_rank(const struct provider *prov, const char *type)
 	return prov->ntypes;
 }
 
+/* A change's name (plan.h): what follows the type in its address. */
+static const char *change_name(const char *address)
+{
+	const char *dot = strchr(address, '.');
+
+	return dot && dot[1] ? dot + 1 : address;
+}
+
 json_t *sprawl_adopt_plan(const json_t *orphans, const json_t *state, json_t *skipped)
 {
 	json_t *changes = json_array(), *count = json_object(), *o, *n;
@@ -200,11 +208,12 @@ json_t *sprawl_adopt_plan(const json_t *orphans, const json_t *state, json_t *sk
 			free(why);
 			continue;
 		}
-		json_array_append_new(changes,
-				      json_pack("{s:s, s:O, s:{s:[s], s:{s:s}}, s:{s:s, s:[]}}",
-						"address", addr, "type", json_object_get(o, "type"),
-						"change", "actions", "no-op", "importing", "id", id,
-						"kiln", "id", id, "deps"));
+		json_array_append_new(
+		    changes,
+		    json_pack("{s:s, s:O, s:s, s:{s:[s], s:n, s:n, s:{s:s}}, s:{s:s, s:[]}}",
+			      "address", addr, "type", json_object_get(o, "type"), "name",
+			      change_name(addr), "change", "actions", "no-op", "before", "after",
+			      "importing", "id", id, "kiln", "id", id, "deps"));
 	}
 	json_decref(count);
 	return json_pack("{s:o}", "resource_changes", changes);
@@ -252,10 +261,12 @@ json_t *sprawl_destroy_plan(const struct provider *prov, const json_t *orphans)
 				json_array_append(deps, json_array_get(names, j));
 		}
 		json_array_append_new(
-		    changes, json_pack("{s:O, s:s?, s:{s:[s], s:O?, s:n}, s:{s:O, s:o}}", "address",
-				       json_array_get(names, i), "type", type, "change", "actions",
-				       "delete", "before", json_object_get(o, "attrs"), "after",
-				       "kiln", "id", json_object_get(o, "id"), "deps", deps));
+		    changes,
+		    json_pack("{s:O, s:s?, s:s, s:{s:[s], s:O?, s:n}, s:{s:O, s:o}}", "address",
+			      json_array_get(names, i), "type", type, "name",
+			      change_name(json_string_value(json_array_get(names, i))), "change",
+			      "actions", "delete", "before", json_object_get(o, "attrs"), "after",
+			      "kiln", "id", json_object_get(o, "id"), "deps", deps));
 	}
 	json_decref(names);
 	json_decref(seen);
@@ -402,8 +413,19 @@ static int sprawl_run(const struct provider *prov, struct prov_ctx *ctx, const c
 	static atomic_int interrupted;
 	struct engine e = {0};
 	struct apply_options o = {0};
+	struct plan_view view;
+	struct kiln_error err = {0};
 	int rc;
 
+	if (plan_view_build(&view, plan, &err) < 0) {
+		/* As the executor reports a plan it cannot run. */
+		memset(res, 0, sizeof(*res));
+		res->errors =
+		    json_pack("[{s:s, s:s, s:s}]", "address", "", "op", "plan", "error", err.msg);
+		res->warnings = json_array();
+		res->failed = 1;
+		return -1;
+	}
 	e.prov = prov;
 	e.ctx = ctx;
 	e.scope.cluster = c;
@@ -411,7 +433,7 @@ static int sprawl_run(const struct provider *prov, struct prov_ctx *ctx, const c
 	e.workspace = (char *)w;
 	e.desired = json_object();
 	o.engine = &e;
-	o.plan = plan;
+	o.plan = &view;
 	o.state = state;
 	o.parallelism = 8;
 	o.interrupted = &interrupted;
@@ -421,6 +443,7 @@ static int sprawl_run(const struct provider *prov, struct prov_ctx *ctx, const c
 	d->workspace = w;
 	rc = apply_run(&o, res);
 	json_decref(e.desired);
+	plan_view_release(&view);
 	return rc;
 }
 

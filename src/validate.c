@@ -221,6 +221,39 @@ static void check_groups(struct checker *c)
 			  "set public: true on the group that should be reachable");
 }
 
+/* A local store's groups: each a compute group; only one local store per group. */
+static void check_local(struct checker *c, const struct spec_store *s)
+{
+	const struct spec *spec = c->spec;
+	const char **names = xcalloc(spec->ngroups + 1, sizeof(*names));
+	char *path = xasprintf("storage.%s.groups", s->name);
+	size_t i, j;
+
+	for (i = 0; i < spec->ngroups; i++)
+		names[i] = spec->groups[i].name;
+	for (i = 0; i < s->ngroups && !(spec->broken & SPEC_BROKEN_COMPUTE); i++)
+		if (!spec_group_find(spec, s->groups[i].name))
+			unknown_ref(c, &s->groups[i], path, "compute group", names, spec->ngroups,
+				    "define it under compute:");
+	for (i = 0; i < spec->ngroups; i++) {
+		const struct spec_group *g = &spec->groups[i];
+
+		for (j = 0; j < spec->nstores && &spec->stores[j] != s; j++)
+			if (spec_local_on(&spec->stores[j], g) && spec_local_on(s, g)) {
+				diag_hint(
+				    at(c, DIAG_ERROR, s->key,
+				       "storage.%s: compute.%s already has the local store "
+				       "'%s'",
+				       s->name, g->name, spec->stores[j].name),
+				    "a node's instance store makes one local store: list each "
+				    "group under one local store's groups:");
+				break;
+			}
+	}
+	free(path);
+	free(names);
+}
+
 static void check_stores(struct checker *c)
 {
 	const struct spec *spec = c->spec;
@@ -253,7 +286,9 @@ static void check_stores(struct checker *c)
 			diag_hint(at(c, DIAG_ERROR, ynode_get(s->node, "expire_noncurrent_after"),
 				     "%s.expire_noncurrent_after needs versioning: true", path),
 				  "add versioning: true, or remove expire_noncurrent_after");
-		if (s->tier != TIER_LUSTRE)
+		if (s->tier == TIER_LOCAL)
+			check_local(c, s);
+		else if (s->tier != TIER_LUSTRE)
 			check_unencrypted(c, s->node, path, s->encrypted, s->allow_unencrypted);
 		for (j = 0; j < i && s->mount; j++) {
 			const struct spec_store *o = &spec->stores[j];
@@ -276,7 +311,16 @@ static void check_role_refs(struct checker *c, const struct spec_role *r, const 
 	size_t i, j;
 
 	for (i = 0; i < n; i++) {
-		if (!spec_store_find(c->spec, refs[i].name)) {
+		const struct spec_store *s = spec_store_find(c->spec, refs[i].name);
+
+		if (s && s->tier == TIER_LOCAL)
+			diag_hint(
+			    at(c, DIAG_ERROR, refs[i].node,
+			       "iam.roles.%s.%s: '%s' is a local store, the nodes' own disks, "
+			       "which no role reaches",
+			       r->name, key, s->name),
+			    "remove it here; storage.%s.groups says which groups have it", s->name);
+		if (!s) {
 			char *path = xasprintf("iam.roles.%s.%s", r->name, key);
 
 			unknown_ref(c, &refs[i], path, "store", names, c->spec->nstores,

@@ -85,11 +85,23 @@ static void at_load(struct at *t, const char *yaml, const char *changes, const c
 	assert_non_null(t->plan);
 }
 
+/* audit_plan over t's plan and its view. */
+static int at_audit_plan(struct at *t, struct kiln_error *err)
+{
+	struct plan_view v;
+	int rc;
+
+	assert_int_equal(plan_view_build(&v, t->plan, err), 0);
+	rc = audit_plan(t->spec, t->prov, t->plan, &v, err);
+	plan_view_release(&v);
+	return rc;
+}
+
 static void at_audit(struct at *t)
 {
 	struct kiln_error err = {0};
 
-	assert_int_equal(audit_plan(t->spec, t->prov, t->plan, &err), 0);
+	assert_int_equal(at_audit_plan(t, &err), 0);
 }
 
 static const json_t *findings(const struct at *t)
@@ -317,6 +329,93 @@ static void test_store_001_is_silent_on_retain(void **state)
 	at_load(t, HEAD "storage:\n  data: {tier: object, deletion: retain}\n", NULL, NULL);
 	at_audit(t);
 	assert_int_equal(count(t, "KILN-STORE-001"), 0);
+}
+
+static void test_local_001_says_the_data_goes_with_the_node(void **state)
+{
+	struct at *t = *state;
+
+	at_load(t,
+		HEAD "compute:\n  t: {instance_type: p5.48xlarge}\n"
+		     "storage:\n  nvme: {tier: local, mount: /scratch}\n",
+		NULL, NULL);
+	at_audit(t);
+	find(t, "KILN-LOCAL-001",
+	     "storage.nvme is the instance store of compute.t: its data is lost when a node "
+	     "stops, fails or is replaced");
+}
+
+/* The step's text as the spec says it, and whether KILN-BOOT-001 fires on it. */
+static void boot_step(struct at *t, const char *step, const char *kind)
+{
+	char *yaml = xasprintf(HEAD "compute:\n  t:\n    instance_type: m7i.xlarge\n"
+				    "    bootstrap:\n      - %s\n",
+			       step);
+
+	at_load(t, yaml, NULL, NULL);
+	free(yaml);
+	at_audit(t);
+	if (!kind) {
+		assert_int_equal(count(t, "KILN-BOOT-001"), 0);
+	} else {
+		char *msg =
+		    xasprintf("compute.t.bootstrap[0] looks like it holds %s: user data can "
+			      "be read back by anyone allowed to describe the node, and is "
+			      "kept in the plan",
+			      kind);
+		const json_t *f = find(t, "KILN-BOOT-001", msg);
+
+		free(msg);
+		assert_int_equal(json_integer_value(json_object_get(f, "line")), 8);
+	}
+}
+
+static void test_boot_001_fires_on_an_access_key_id_and_never_repeats_it(void **state)
+{
+	struct at *t = *state;
+	char *all;
+
+	boot_step(t, "\"export AWS_ACCESS_KEY_ID=AKIAIOSFODNN7EXAMPLE\"", "an access key id");
+	all = json_dumps(findings(t), 0);
+	assert_null(strstr(all, "AKIAIOSFODNN7EXAMPLE"));
+	free(all);
+}
+
+static void test_boot_001_fires_on_a_password_and_a_private_key(void **state)
+{
+	struct at *t = *state;
+
+	boot_step(t, "\"mysql -u root --password=hunter2 -e 'select 1'\"", "a password or token");
+	json_decref(t->plan);
+	t->plan = NULL;
+	spec_free(t->spec);
+	t->spec = NULL;
+	boot_step(t,
+		  "{file: /root/.ssh/id_ed25519, content: \"-----BEGIN OPENSSH PRIVATE "
+		  "KEY-----\\nb3Blbg==\\n\", "
+		  "mode: \"0600\"}",
+		  "a private key");
+}
+
+static void test_boot_001_fires_on_a_high_entropy_secret_assignment(void **state)
+{
+	boot_step(*state,
+		  "\"WANDB_API_KEY=8f3a9c2e7b1d4f6a0e5c9b8d7a6f5e4d3c2b1a09 python train.py\"",
+		  "a key, secret or token");
+}
+
+static void test_boot_001_is_silent_on_secrets_read_at_boot(void **state)
+{
+	boot_step(*state,
+		  "\"WANDB_API_KEY=$(aws ssm get-parameter --name /team/wandb --with-decryption "
+		  "--query Parameter.Value --output text) python train.py\"",
+		  NULL);
+}
+
+static void test_boot_001_is_silent_on_low_entropy_and_plain_commands(void **state)
+{
+	boot_step(*state, "\"CACHE_KEY=aaaaaaaaaaaaaaaaaaaa pip install -r requirements.txt\"",
+		  NULL);
 }
 
 /* ---- compute ---- */
@@ -877,7 +976,7 @@ static void test_a_malformed_kiln_now_is_an_error(void **state)
 
 	setenv("KILN_NOW", "yesterday", 1);
 	at_load(t, HEAD, NULL, NULL);
-	assert_int_equal(audit_plan(t->spec, t->prov, t->plan, &err), -1);
+	assert_int_equal(at_audit_plan(t, &err), -1);
 	assert_string_equal(err.msg, "KILN_NOW 'yesterday' is not an RFC 3339 time");
 }
 
@@ -1130,6 +1229,12 @@ int main(void)
 	    audit_test(test_enc_001_is_silent_without_allow_unencrypted),
 	    audit_test(test_store_001_fires_on_deletion_delete),
 	    audit_test(test_store_001_is_silent_on_retain),
+	    audit_test(test_local_001_says_the_data_goes_with_the_node),
+	    audit_test(test_boot_001_fires_on_an_access_key_id_and_never_repeats_it),
+	    audit_test(test_boot_001_fires_on_a_password_and_a_private_key),
+	    audit_test(test_boot_001_fires_on_a_high_entropy_secret_assignment),
+	    audit_test(test_boot_001_is_silent_on_secrets_read_at_boot),
+	    audit_test(test_boot_001_is_silent_on_low_entropy_and_plain_commands),
 	    audit_test(test_ebs_001_fires_on_an_unencrypted_root_disk),
 	    audit_test(test_ebs_001_reads_the_plans_attribute_when_there_is_one),
 	    audit_test(test_ebs_001_is_silent_for_a_default_disk),

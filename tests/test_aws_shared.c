@@ -12,6 +12,7 @@
 
 #include "aws/aws.h"
 #include "aws/aws_int.h"
+#include "aws/aws_storage.h"
 
 static const struct prov_scope scope = {"demo", "default", NULL, NULL};
 static const struct prov_scope other = {"demo", "other", NULL, NULL};
@@ -21,12 +22,13 @@ static int fail_next;
 static pthread_mutex_t fetch_mu = PTHREAD_MUTEX_INITIALIZER;
 
 /* A listing that counts how often it was made, and says whose it was. */
-static int fetch(struct prov_ctx *ctx, const struct prov_scope *s, json_t **out,
+static int fetch(struct prov_ctx *ctx, const struct prov_scope *s, const void *arg, json_t **out,
 		 struct kiln_error *err)
 {
 	int n;
 
 	(void)ctx;
+	(void)arg;
 	pthread_mutex_lock(&fetch_mu);
 	n = ++fetches;
 	pthread_mutex_unlock(&fetch_mu);
@@ -82,7 +84,8 @@ static void take(struct prov_ctx *ctx, const struct prov_scope *s, int users, in
 	struct kiln_error err = {{0}, {0}};
 	json_t *out = NULL;
 
-	assert_int_equal(aws_shared_listing(ctx, "efs", users, s, fetch, &out, &err), PROV_OK);
+	assert_int_equal(aws_shared_listing(ctx, "efs", users, s, fetch, NULL, &out, &err),
+			 PROV_OK);
 	assert_string_equal(json_string_value(json_object_get(json_array_get(out, 0), "workspace")),
 			    s->workspace);
 	assert_int_equal(json_integer_value(json_object_get(json_array_get(out, 0), "fetch")),
@@ -121,7 +124,8 @@ static void test_a_failed_listing_is_not_shared(void **state)
 	json_t *out = NULL;
 
 	fail_next = 1;
-	assert_int_equal(aws_shared_listing(ctx, "efs", 2, &scope, fetch, &out, &err), PROV_RETRY);
+	assert_int_equal(aws_shared_listing(ctx, "efs", 2, &scope, fetch, NULL, &out, &err),
+			 PROV_RETRY);
 	assert_null(out);
 	/*
 	 * The failed call took no user's turn: the engine retries that list,
@@ -139,11 +143,43 @@ static void test_each_user_gets_its_own_copy(void **state)
 	struct kiln_error err = {{0}, {0}};
 	json_t *a = NULL, *b = NULL;
 
-	assert_int_equal(aws_shared_listing(ctx, "efs", 2, &scope, fetch, &a, &err), PROV_OK);
+	assert_int_equal(aws_shared_listing(ctx, "efs", 2, &scope, fetch, NULL, &a, &err), PROV_OK);
 	json_object_set_new(json_array_get(a, 0), "workspace", json_string("changed"));
-	assert_int_equal(aws_shared_listing(ctx, "efs", 2, &scope, fetch, &b, &err), PROV_OK);
+	assert_int_equal(aws_shared_listing(ctx, "efs", 2, &scope, fetch, NULL, &b, &err), PROV_OK);
 	assert_string_equal(json_string_value(json_object_get(json_array_get(b, 0), "workspace")),
 			    "default");
+	json_decref(a);
+	json_decref(b);
+}
+
+static int describes;
+
+/* Every file system of a made-up type: one of the scope's, one of another workspace's. */
+static int describe(struct prov_ctx *ctx, const char *id, json_t **out, struct kiln_error *err)
+{
+	(void)ctx;
+	(void)err;
+	assert_null(id);
+	describes++;
+	*out = json_pack("[{s:s, s:{s:s, s:s}}, {s:s, s:{s:s, s:s}}]", "id", "fs-1", "tags",
+			 PROV_TAG_CLUSTER, "demo", PROV_TAG_WORKSPACE, "default", "id", "fs-2",
+			 "tags", PROV_TAG_CLUSTER, "demo", PROV_TAG_WORKSPACE, "other");
+	return PROV_OK;
+}
+
+static void test_a_storage_listing_keeps_the_scopes_items_for_both_its_types(void **state)
+{
+	struct prov_ctx *ctx = ((struct sfx *)*state)->ctx;
+	struct kiln_error err = {{0}, {0}};
+	json_t *a = NULL, *b = NULL;
+
+	describes = 0;
+	assert_int_equal(aws_storage_listing(ctx, "test", &scope, describe, &a, &err), PROV_OK);
+	assert_int_equal(aws_storage_listing(ctx, "test", &scope, describe, &b, &err), PROV_OK);
+	assert_int_equal(describes, 1);
+	assert_int_equal(json_array_size(a), 1);
+	assert_string_equal(json_string_value(json_object_get(json_array_get(a, 0), "id")), "fs-1");
+	assert_true(json_equal(a, b));
 	json_decref(a);
 	json_decref(b);
 }
@@ -159,7 +195,7 @@ static void *race(void *arg)
 	struct kiln_error err = {{0}, {0}};
 	json_t *out = NULL;
 
-	if (aws_shared_listing(r->ctx, "vpc", 5, &scope, fetch, &out, &err) == PROV_OK)
+	if (aws_shared_listing(r->ctx, "vpc", 5, &scope, fetch, NULL, &out, &err) == PROV_OK)
 		r->fetch =
 		    (int)json_integer_value(json_object_get(json_array_get(out, 0), "fetch"));
 	json_decref(out);
@@ -192,6 +228,7 @@ int main(void)
 	    shared_test(test_each_scope_has_its_own_listing),
 	    shared_test(test_a_failed_listing_is_not_shared),
 	    shared_test(test_each_user_gets_its_own_copy),
+	    shared_test(test_a_storage_listing_keeps_the_scopes_items_for_both_its_types),
 	    shared_test(test_users_on_threads_of_their_own_share_one_call),
 	};
 

@@ -177,9 +177,10 @@ static const struct provider fake = {
 static json_t *change(const char *address, const char *type, json_t *actions, json_t *before,
 		      json_t *after, bool retain)
 {
-	return json_pack("{s:s, s:s, s:{s:o, s:o, s:o}, s:{s:b}}", "address", address, "type", type,
-			 "change", "actions", actions, "before", before ? before : json_null(),
-			 "after", after ? after : json_null(), "kiln", "retain", retain);
+	return json_pack("{s:s, s:s, s:s, s:{s:o, s:o, s:o}, s:{s:b}}", "address", address, "type",
+			 type, "name", strchr(address, '.') + 1, "change", "actions", actions,
+			 "before", before ? before : json_null(), "after",
+			 after ? after : json_null(), "kiln", "retain", retain);
 }
 
 static json_t *cost_of(json_t *changes, int64_t ttl, bool destroy)
@@ -189,8 +190,13 @@ static json_t *cost_of(json_t *changes, int64_t ttl, bool destroy)
 	json_t *plan =
 	    json_pack("{s:o, s:{s:b}}", "resource_changes", changes, "kiln", "destroy", destroy);
 
+	struct plan_view v;
+	struct kiln_error err = {{0}, {0}};
+
 	spec.provider.region = "us-east-1";
-	cost_plan(&e, plan);
+	assert_int_equal(plan_view_build(&v, plan, &err), 0);
+	cost_plan(&e, plan, &v);
+	plan_view_release(&v);
 	return plan;
 }
 

@@ -392,20 +392,25 @@ static json_t *doc(const char *text)
 
 /* A resource_changes entry: ADDRESS, actions JSON, deps JSON. */
 #define CHANGE(addr, actions, deps)                                                                \
-	"{\"address\": \"" addr "\", \"change\": {\"actions\": " actions "}, "                     \
+	"{\"address\": \"" addr "\", \"type\": \"t\", \"name\": \"" addr "\", "                    \
+	"\"change\": {\"actions\": " actions "}, "                                                 \
 	"\"kiln\": {\"id\": \"id-" addr "\", \"deps\": " deps "}}"
 
 /* The graph of a plan's operations, as "NODE <- WAITS-FOR, ...; ..." over every node. */
 static char *order_text(const json_t *plan, const json_t *recorded)
 {
-	const json_t *changes = json_object_get(plan, "resource_changes"), *rc;
-	struct plan_op *ops = calloc(2 * json_array_size(changes) + 1, sizeof(*ops));
+	struct kiln_error err = {{0}, {0}};
+	struct plan_view v;
+	struct plan_op *ops;
 	struct strbuf sb = {0};
 	struct graph *g;
 	size_t i, j, n = 0, nd;
 	const size_t *d;
 
-	json_array_foreach(changes, i, rc) n += graph_plan_ops(rc, recorded, false, &ops[n]);
+	assert_int_equal(plan_view_build(&v, plan, &err), 0);
+	ops = calloc(2 * v.nchanges + 1, sizeof(*ops));
+	for (i = 0; i < v.nchanges; i++)
+		n += graph_plan_ops(&v.changes[i], recorded, false, &ops[n]);
 	g = graph_plan_order(ops, n, recorded);
 	for (i = 0; i < graph_size(g); i++) {
 		sb_addf(&sb, "%s%s", i ? "; " : "", graph_address(g, i));
@@ -415,6 +420,7 @@ static char *order_text(const json_t *plan, const json_t *recorded)
 	}
 	graph_free(g);
 	free(ops);
+	plan_view_release(&v);
 	return sb_detach(&sb);
 }
 
@@ -439,6 +445,18 @@ static void test_a_replace_creates_after_it_deletes_and_after_what_it_uses(void 
 	json_decref(plan);
 }
 
+/* graph_plan_check of plan, through its view. */
+static int check_plan(const json_t *plan, const json_t *recorded, struct kiln_error *err)
+{
+	struct plan_view v;
+	int rc;
+
+	assert_int_equal(plan_view_build(&v, plan, err), 0);
+	rc = graph_plan_check(&v, recorded, err);
+	plan_view_release(&v);
+	return rc;
+}
+
 /*
  * graph_plan_check of a plan replacing net.main and group.a, whose spec has
  * the group use the network, over recorded (JSON text, or NULL for none).
@@ -449,7 +467,7 @@ static int check_two_replacements(const char *recorded_text, struct kiln_error *
 	    "net.main", "[\"delete\", \"create\"]",
 	    "[]") ", " CHANGE("group.a", "[\"delete\", \"create\"]", "[\"net.main\"]") "]}");
 	json_t *recorded = recorded_text ? doc(recorded_text) : NULL;
-	int rc = graph_plan_check(plan, recorded, err);
+	int rc = check_plan(plan, recorded, err);
 
 	json_decref(recorded);
 	json_decref(plan);
@@ -497,13 +515,14 @@ static void test_a_drifted_away_resource_orders_nothing(void **state)
 	    "[\"net.main\"]") ", " CHANGE("net.main", "[\"delete\"]",
 					  "[]") "], "
 						"\"resource_drift\": [{\"address\": \"net.main\", "
+						"\"type\": \"t\", \"name\": \"main\", "
 						"\"change\": {\"actions\": [\"delete\"]}}]}");
 	json_t *recorded = doc("{\"net.main\": {\"deps\": [\"group.a\"]}, "
 			       "\"group.a\": {\"deps\": []}}");
 	struct kiln_error err = {0};
 
 	(void)state;
-	assert_int_equal(graph_plan_check(plan, recorded, &err), 0);
+	assert_int_equal(check_plan(plan, recorded, &err), 0);
 	/* The caller's recorded resources are left as they were. */
 	assert_non_null(json_object_get(recorded, "net.main"));
 	json_decref(recorded);

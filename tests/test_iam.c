@@ -103,18 +103,23 @@ static const struct provider fake = {.name = "fake", .role_policy = fake_policy}
 static json_t *delta(const char *before, const char *after)
 {
 	struct engine e = {.prov = &fake, .desired = json_object()};
+	struct plan_view v;
+	struct kiln_error err = {{0}, {0}};
 	json_t *plan, *recorded, *out;
 
 	policy_before = before;
 	policy_after = after;
-	plan = json_pack("{s:[{s:s, s:s, s:s, s:{s:o, s:o}}, {s:s, s:s, s:s, s:{s:{}, s:{}}}], "
-			 "s:{}}",
+	plan = json_pack("{s:[{s:s, s:s, s:s, s:{s:[s], s:o, s:o}}, "
+			 "{s:s, s:s, s:s, s:{s:[s], s:{}, s:{}}}], s:{}}",
 			 "resource_changes", "address", "t_role.r", "type", "t_role", "name", "r",
-			 "change", "before", before ? json_object() : json_null(), "after",
+			 "change", "actions", "update", "before",
+			 before ? json_object() : json_null(), "after",
 			 after ? json_object() : json_null(), "address", "t_net.n", "type", "t_net",
-			 "name", "n", "change", "before", "after", "kiln");
+			 "name", "n", "change", "actions", "update", "before", "after", "kiln");
 	recorded = json_pack("{s:{s:s, s:{}}}", "t_role.r", "type", "t_role", "attrs");
-	iam_delta_plan(&e, plan, NULL, before ? recorded : NULL);
+	assert_int_equal(plan_view_build(&v, plan, &err), 0);
+	iam_delta_plan(&e, plan, &v, NULL, before ? recorded : NULL);
+	plan_view_release(&v);
 	out = json_incref(json_object_get(json_object_get(plan, "kiln"), "iam_delta"));
 	json_decref(plan);
 	json_decref(recorded);

@@ -16,6 +16,7 @@
 #include <unistd.h>
 
 #include "operation.h"
+#include "plan.h"
 
 static const char quickstart[] = "kiln: 1\n"
 				 "cluster: quickstart\n"
@@ -192,12 +193,103 @@ static void test_a_destroy_stopped_under_the_lock_plans_nothing(void **state)
 	op_apply_outcome_release(&out);
 }
 
+/* r->loaded: the diagnostics' counts, and the hook's argument. */
+static void on_loaded(void *arg, struct diags *d)
+{
+	struct fx *f = arg;
+
+	f->d.errors += d->errors;
+	f->d.warnings += d->warnings + 1; /* + 1: the hook ran */
+}
+
+static void test_a_plan_of_a_spec_is_one_operation_that_shows_its_diagnostics(void **state)
+{
+	struct fx *f = *state;
+	struct kiln_error err = {0};
+
+	write_spec(quickstart);
+	f->r.plan_only = true;
+	f->r.loaded = on_loaded;
+	f->r.report_arg = f;
+	capture_start(f);
+	assert_int_equal(op_plan_spec(&f->r, &defaults, "kiln.yaml", &err), 0);
+	assert_int_equal(capture_end(f), 0);
+	assert_int_equal(f->d.warnings, 1);
+	assert_int_equal(f->d.errors, 0);
+	/* The hooks and plan_only outlive op_load's clearing of the run. */
+	assert_true(f->r.plan_only);
+	assert_ptr_equal(f->r.loaded, on_loaded);
+	assert_int_equal(f->r.view.nchanges,
+			 json_array_size(json_object_get(f->r.plan, "resource_changes")));
+	assert_true(json_is_object(plan_kiln(f->r.plan, "cost")));
+	assert_true(json_is_array(plan_kiln(f->r.plan, "findings")));
+}
+
+static void test_a_plan_of_an_invalid_spec_fails_with_no_error_of_its_own(void **state)
+{
+	struct fx *f = *state;
+	struct kiln_error err = {0};
+
+	write_spec("kiln: 1\ncluster: quickstart\nprovider: {name: sim}\nnetwork: {cidr: nope}\n");
+	f->r.loaded = on_loaded;
+	f->r.report_arg = f;
+	assert_int_equal(op_plan_spec(&f->r, &defaults, "kiln.yaml", &err), -1);
+	assert_string_equal(err.msg, "");
+	assert_true(f->d.errors > 0);
+	assert_null(f->r.plan);
+}
+
+static void test_a_takeover_with_nothing_foreign_does_nothing(void **state)
+{
+	struct fx *f = *state;
+	struct kiln_error err = {0};
+	struct takeover_filter tf = {NULL, NULL, 0};
+	struct op_takeover_result res;
+
+	write_spec(quickstart);
+	assert_int_equal(op_load(&f->r, &defaults, "kiln.yaml", &f->d, &err), 0);
+	assert_int_equal(op_open_state(&f->r, true, "state takeover", &err), 0);
+	capture_start(f);
+	assert_int_equal(op_takeover(&f->r, &tf, &res, &err), 0);
+	assert_int_equal(capture_end(f), 0);
+	assert_true(res.nothing);
+	assert_null(res.taken);
+	assert_string_equal(res.commit, "");
+	assert_false(res.take_failed || res.commit_failed);
+	op_takeover_result_release(&res);
+}
+
+static void test_a_takeover_of_an_address_nobody_holds_is_refused(void **state)
+{
+	struct fx *f = *state;
+	struct kiln_error err = {0};
+	const char *addrs[] = {"sim_bucket.nope"};
+	struct takeover_filter tf = {NULL, addrs, 1};
+	struct op_takeover_result res;
+
+	write_spec(quickstart);
+	assert_int_equal(op_load(&f->r, &defaults, "kiln.yaml", &f->d, &err), 0);
+	assert_int_equal(op_open_state(&f->r, true, "state takeover", &err), 0);
+	assert_int_equal(op_takeover(&f->r, &tf, &res, &err), 0);
+	assert_false(res.nothing);
+	assert_true(res.take_failed);
+	assert_non_null(strstr(res.take_err.msg, "sim_bucket.nope"));
+	/* Nothing was taken, so nothing is committed. */
+	assert_false(res.commit_failed);
+	assert_string_equal(res.commit, "");
+	op_takeover_result_release(&res);
+}
+
 #define op_test(fn) cmocka_unit_test_setup_teardown(fn, fx_setup, fx_teardown)
 
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 	    op_test(test_an_invalid_spec_comes_back_as_diagnostics),
+	    op_test(test_a_plan_of_a_spec_is_one_operation_that_shows_its_diagnostics),
+	    op_test(test_a_plan_of_an_invalid_spec_fails_with_no_error_of_its_own),
+	    op_test(test_a_takeover_with_nothing_foreign_does_nothing),
+	    op_test(test_a_takeover_of_an_address_nobody_holds_is_refused),
 	    op_test(test_a_first_plan_creates_everything_and_prints_nothing),
 	    op_test(test_a_saved_plan_of_another_spec_is_refused_as_stale),
 	    op_test(test_a_destroy_stopped_under_the_lock_plans_nothing),

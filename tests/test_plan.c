@@ -1197,6 +1197,124 @@ static void test_schema_refuses_an_unknown_action_list(void **state)
 	assert_int_equal(check_schema(f, f->path, 1), 1);
 }
 
+/* ---- the typed view ---- */
+
+static void test_plan_view_types_every_change_of_both_lists(void **state)
+{
+	struct fx *f = *state;
+	struct kiln_error err = {{0}, {0}};
+	struct plan_view v;
+	const struct plan_change *c;
+
+	f->plan = sample_plan();
+	assert_int_equal(plan_view_build(&v, f->plan, &err), 0);
+	assert_int_equal(v.nchanges, 11);
+	assert_int_equal(v.ndrift, 2);
+	/* An adoption: a no-op importing bkt-0123. */
+	c = &v.changes[0];
+	assert_ptr_equal(c->json, json_array_get(json_object_get(f->plan, "resource_changes"), 0));
+	assert_string_equal(c->address, "sim_bucket.data");
+	assert_string_equal(c->type, "sim_bucket");
+	assert_string_equal(c->name, "data");
+	assert_int_equal(c->action, PLAN_NO_OP);
+	assert_string_equal(json_string_value(json_object_get(c->importing, "id")), "bkt-0123");
+	assert_string_equal(c->id, "bkt-0123");
+	assert_null(c->deposed);
+	/* The duplicate, deleted. */
+	c = &v.changes[1];
+	assert_int_equal(c->action, PLAN_DELETE);
+	assert_string_equal(c->deposed, "bkt-0999");
+	assert_string_equal(c->action_reason, "delete_because_duplicate");
+	assert_true(json_is_null(c->after));
+	assert_false(c->retain);
+	/* A retained store, released. */
+	c = &v.changes[2];
+	assert_true(c->retain);
+	assert_string_equal(c->reason,
+			    "release from state; retained, not deleted (deletion: retain)");
+	/* A replace, and its attribute rows and replace paths. */
+	c = &v.changes[6];
+	assert_int_equal(c->action, PLAN_DELETE_CREATE);
+	assert_true(plan_action_deletes(c->action) && plan_action_creates(c->action));
+	assert_int_equal(json_array_size(c->replace_paths), 1);
+	assert_int_equal(json_array_size(c->attributes), 1);
+	assert_int_equal(json_integer_value(json_object_get(c->after, "throughput_per_tib")), 250);
+	/* A create: no id yet, what is known after apply. */
+	c = &v.changes[7];
+	assert_int_equal(c->action, PLAN_CREATE);
+	assert_false(plan_action_deletes(c->action));
+	assert_null(c->id);
+	assert_true(json_is_true(json_object_get(c->after_unknown, "arn")));
+	/* Drift. */
+	assert_string_equal(v.drift[0].address, "sim_bucket.logs");
+	assert_int_equal(v.drift[0].action, PLAN_DELETE);
+	assert_int_equal(v.drift[1].action, PLAN_UPDATE);
+	plan_view_release(&v);
+	assert_null(v.changes);
+	assert_int_equal(v.nchanges, 0);
+}
+
+static void test_plan_view_reads_the_plans_own_fields(void **state)
+{
+	struct fx *f = *state;
+
+	f->plan = sample_plan();
+	assert_false(plan_is_destroy(f->plan));
+	assert_true(json_is_true(plan_kiln(f->plan, "changes")));
+	assert_null(plan_kiln(f->plan, "cost"));
+	plan_kiln_set(f->plan, "destroy", json_true());
+	assert_true(plan_is_destroy(f->plan));
+}
+
+static void test_plan_view_refuses_a_change_without_an_address(void **state)
+{
+	struct fx *f = *state;
+	struct kiln_error err = {{0}, {0}};
+	struct plan_view v;
+
+	f->plan = sample_plan();
+	json_object_del(json_array_get(json_object_get(f->plan, "resource_changes"), 3), "address");
+	assert_int_equal(plan_view_build(&v, f->plan, &err), -1);
+	assert_string_equal(err.msg,
+			    "the plan is not valid: resource_changes[3].address is missing");
+	assert_string_equal(err.hint, "a plan comes from kiln plan and is not edited: make it "
+				      "again with kiln plan");
+	assert_null(v.changes);
+	assert_null(v.drift);
+}
+
+static void test_plan_view_refuses_an_unknown_action(void **state)
+{
+	struct fx *f = *state;
+	struct kiln_error err = {{0}, {0}};
+	struct plan_view v;
+
+	f->plan = sample_plan();
+	set_change(json_array_get(json_object_get(f->plan, "resource_drift"), 1), "actions",
+		   json_pack("[s]", "reboot"));
+	assert_int_equal(plan_view_build(&v, f->plan, &err), -1);
+	assert_string_equal(err.msg, "the plan is not valid: resource_drift[1].change.actions is "
+				     "[\"reboot\"], which is not an action list kiln knows");
+	assert_string_equal(err.hint, "actions are [\"no-op\"], [\"create\"], [\"update\"], "
+				      "[\"delete\", \"create\"], [\"create\", \"delete\"] or "
+				      "[\"delete\"]");
+	assert_null(v.changes);
+}
+
+static void test_plan_view_refuses_a_change_with_an_empty_type(void **state)
+{
+	struct fx *f = *state;
+	struct kiln_error err = {{0}, {0}};
+	struct plan_view v;
+
+	f->plan = sample_plan();
+	json_object_set_new(json_array_get(json_object_get(f->plan, "resource_changes"), 0), "type",
+			    json_string(""));
+	assert_int_equal(plan_view_build(&v, f->plan, &err), -1);
+	assert_string_equal(err.msg, "the plan is not valid: resource_changes[0].type is a string, "
+				     "not a non-empty string");
+}
+
 /* ---- plan_match: a saved plan against the plan made again ---- */
 
 /* The change of address in plan's list (the first, when a duplicate follows). */
@@ -1436,6 +1554,11 @@ int main(void)
 	    plan_test(test_plan_match_refuses_a_change_the_spec_does_not_give),
 	    plan_test(test_plan_match_refuses_a_file_that_drops_a_change),
 	    plan_test(test_plan_match_refuses_edited_drift_actions),
+	    plan_test(test_plan_view_types_every_change_of_both_lists),
+	    plan_test(test_plan_view_reads_the_plans_own_fields),
+	    plan_test(test_plan_view_refuses_a_change_without_an_address),
+	    plan_test(test_plan_view_refuses_an_unknown_action),
+	    plan_test(test_plan_view_refuses_a_change_with_an_empty_type),
 	};
 
 	return cmocka_run_group_tests_name("plan", tests, NULL, NULL);

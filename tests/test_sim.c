@@ -1837,9 +1837,9 @@ static void test_expand_of_llm_pretrain_on_sim_gives_every_resource_and_dep(void
 	assert_deps(all, "sim_node_group.trainers",
 		    "sim_lustre.scratch sim_network.main sim_nfs.home sim_placement_group.fabric "
 		    "sim_role.trainer sim_role_policy.trainer");
+	/* login's role reaches home, not scratch: it mounts home only. */
 	assert_deps(all, "sim_node_group.login",
-		    "sim_lustre.scratch sim_network.main sim_nfs.home sim_role.login "
-		    "sim_role_policy.login");
+		    "sim_network.main sim_nfs.home sim_role.login sim_role_policy.login");
 	assert_deps(all, "sim_lustre.scratch", "sim_bucket.datasets sim_network.main");
 	assert_deps(all, "sim_nfs.home", "sim_network.main");
 	assert_deps(all, "sim_bucket.datasets", "");

@@ -1022,7 +1022,7 @@ static void test_store_key_of_another_tier_names_every_tier_it_applies_to(void *
 	load_bad(f, HEAD "storage:\n"
 			 "  data: {tier: object, mount: /data}\n");
 	assert_error(&f->d, 5, 24, "storage.data.mount does not apply to an object store");
-	assert_hint(&f->d, 5, 24, "mount applies to lustre and nfs stores");
+	assert_hint(&f->d, 5, 24, "mount applies to lustre and nfs and local stores");
 }
 
 static void test_store_key_of_another_tier_uses_an_before_nfs(void **state)

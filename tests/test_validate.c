@@ -587,7 +587,8 @@ static void test_broken_store_does_not_make_role_stores_undefined(void **state)
 		       "    r: {read: [data]}\n"
 		       "compute:\n"
 		       "  g: {gpu: \"A100:8\", role: r}\n");
-	assert_error(&f->d, 5, 16, "storage.data.tier must be object, lustre or nfs, got 'objcet'");
+	assert_error(&f->d, 5, 16,
+		     "storage.data.tier must be object, lustre, nfs or local, got 'objcet'");
 	assert_hint(&f->d, 5, 16, "did you mean 'object'?");
 	assert_no_message(&f->d, "is not defined");
 	assert_int_equal(f->d.n, 1);

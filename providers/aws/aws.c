@@ -198,8 +198,8 @@ static bool share_stale(const struct aws_share *s)
 int aws_shared_listing(struct prov_ctx *ctx, const char *key, int users,
 		       const struct prov_scope *scope,
 		       int (*fetch)(struct prov_ctx *ctx, const struct prov_scope *scope,
-				    json_t **out, struct kiln_error *err),
-		       json_t **out, struct kiln_error *err)
+				    const void *arg, json_t **out, struct kiln_error *err),
+		       const void *arg, json_t **out, struct kiln_error *err)
 {
 	char *full = scope->cluster ? xasprintf("%s/%s/%s", key, scope->cluster, scope->workspace)
 				    : xasprintf("%s/-", key);
@@ -235,7 +235,7 @@ int aws_shared_listing(struct prov_ctx *ctx, const char *key, int users,
 	ctx->shares = s;
 	pthread_mutex_unlock(&ctx->share_mu);
 
-	rc = fetch(ctx, scope, out, err);
+	rc = fetch(ctx, scope, arg, out, err);
 
 	pthread_mutex_lock(&ctx->share_mu);
 	p = share_find(ctx, full);
@@ -482,6 +482,7 @@ static void aws_check_spec(const struct spec *spec, struct diags *d)
 {
 	tags_aws_check(spec, d);
 	pexp_check_groups(&catalog_aws, spec, d);
+	aws_boot_check(spec, d);
 }
 
 /*
@@ -508,10 +509,15 @@ static void aws_cost(struct prov_ctx *ctx, const char *type, const json_t *attrs
  * Reference lists no resource type for them).
  */
 static const char *const aws_unscopable[] = {
-    "ecr:GetAuthorizationToken", "sts:GetCallerIdentity",
-    "s3:ListAllMyBuckets",	 "ec2:Describe*",
-    "cloudwatch:PutMetricData",	 "cloudwatch:GetMetricData",
-    "cloudwatch:ListMetrics",	 NULL,
+    "ecr:GetAuthorizationToken",
+    "sts:GetCallerIdentity",
+    "s3:ListAllMyBuckets",
+    "ec2:Describe*",
+    "cloudwatch:PutMetricData",
+    "cloudwatch:GetMetricData",
+    "cloudwatch:ListMetrics",
+    "fsx:DescribeFileSystems",
+    NULL,
 };
 
 const struct provider provider_aws = {

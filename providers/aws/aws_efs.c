@@ -114,29 +114,12 @@ static int efs_describe(struct prov_ctx *ctx, const char *id, json_t **out, stru
 	return rc;
 }
 
-static int efs_scoped(struct prov_ctx *ctx, const struct prov_scope *scope, json_t **out,
-		      struct kiln_error *err)
-{
-	json_t *all = NULL;
-	char *next = NULL;
-	int rc = efs_describe(ctx, NULL, &all, err);
-
-	return aws_storage_list_scoped(rc, all, scope, out, &next);
-}
-
-/* The scope's file systems: one listing for both types (file systems and mount targets). */
-static int efs_listing(struct prov_ctx *ctx, const struct prov_scope *scope, json_t **out,
-		       struct kiln_error *err)
-{
-	return aws_shared_listing(ctx, "efs", 2, scope, efs_scoped, out, err);
-}
-
 int efs_list(struct prov_ctx *ctx, const struct prov_scope *scope, const char *page, json_t **out,
 	     char **next, struct kiln_error *err)
 {
 	(void)page;
 	*next = NULL;
-	return efs_listing(ctx, scope, out, err);
+	return aws_storage_listing(ctx, "efs", scope, efs_describe, out, err);
 }
 
 int efs_read(struct prov_ctx *ctx, const char *id, json_t **out, struct kiln_error *err)
@@ -310,7 +293,8 @@ int mt_list(struct prov_ctx *ctx, const struct prov_scope *scope, const char *pa
 	(void)page;
 	*next = NULL;
 	*out = NULL;
-	rc = efs_listing(ctx, scope, &fss, err);
+	/* One listing for both types (file systems and mount targets). */
+	rc = aws_storage_listing(ctx, "efs", scope, efs_describe, &fss, err);
 	if (rc != PROV_OK)
 		return rc;
 	*out = json_array();

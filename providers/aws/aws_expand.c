@@ -27,6 +27,7 @@
  */
 #include "aws_int.h"
 
+#include "bootstrap.h"
 #include "expand.h"
 
 #include <stdio.h>
@@ -94,6 +95,103 @@ static int expand_network(json_t *all, const struct spec *spec, const struct pro
 		pexp_attr(r, "strategy", json_string("cluster"));
 	}
 	return 0;
+}
+
+/*
+ * Where a node finds a file system it mounts. With one zone the file
+ * systems are made first: their names go into the document (placeholders
+ * filled at launch from the recorded dependencies). With a list of zones a
+ * Lustre file system is made after the nodes: the node finds it at boot by
+ * kiln's tags, once it is AVAILABLE (fsx:DescribeFileSystems, which its role
+ * is given). An EFS file system is regional and made before the nodes; only
+ * its mount target follows them, so its name is known and the mount retries.
+ */
+static void aws_boot_source(const struct spec *spec, const struct spec_store *s, bool zoned,
+			    char **source, char **find, char **why)
+{
+	char *key = xasprintf("%s:%s", s->tier == TIER_LUSTRE ? "lustre" : "nfs", s->name);
+
+	if (s->tier == TIER_LUSTRE && zoned) {
+		char *ws = boot_placeholder("workspace");
+
+		*find = xasprintf(
+		    "aws fsx describe-file-systems --region %s --output text --query "
+		    "\"FileSystems[?Lifecycle=='AVAILABLE' && Tags[?Key=='kiln:cluster' && "
+		    "Value=='%s'] && Tags[?Key=='kiln:workspace' && Value=='%s'] && "
+		    "Tags[?Key=='kiln:address' && Value=='aws_fsx_lustre.%s']] | "
+		    "[0].[DNSName, LustreConfiguration.MountName]\" | { read -r dns name && [ -n "
+		    "\"$name\" ] && [ \"$dns\" != None ] && printf '%%s@tcp:/%%s\\n' \"$dns\" "
+		    "\"$name\"; }",
+		    spec->provider.region, spec->cluster, ws, s->name);
+		*why = xstrdup("FSx for Lustre made after the nodes, in their zone: found at boot "
+			       "by its kiln tags once AVAILABLE");
+		free(ws);
+	} else {
+		*source = boot_placeholder(key);
+		*why = xstrdup(s->tier == TIER_LUSTRE
+				   ? "FSx for Lustre DNSName@tcp:/MountName, made before the nodes"
+			       : zoned ? "EFS FILE_SYSTEM.efs.REGION.amazonaws.com, its mount "
+					 "target made after the nodes: the mount retries"
+				       : "EFS FILE_SYSTEM.efs.REGION.amazonaws.com, made before "
+					 "the nodes");
+	}
+	free(key);
+}
+
+/* amazon-efs-utils mounts an EFS file system by its id, with TLS in transit. */
+static char *aws_efs_helper_source(const struct spec_store *s)
+{
+	char *key = xasprintf("efs:%s", s->name), *p = boot_placeholder(key), *out;
+
+	out = xasprintf("%s:/", p);
+	free(p);
+	free(key);
+	return out;
+}
+
+#define AWS_BOOT_CLOUD                                                                             \
+	{                                                                                          \
+		NULL, aws_boot_source, "mount.efs", aws_efs_helper_source, "efs",                  \
+		    "tls,_netdev,nofail"                                                           \
+	}
+
+static char *aws_boot_report(const char *region)
+{
+	return xasprintf(
+	    "local tok iid\n"
+	    "\ttok=$(curl -fsS --retry 5 -X PUT -H 'X-aws-ec2-metadata-token-ttl-seconds: 300' "
+	    "http://169.254.169.254/latest/api/token) || return 1\n"
+	    "\tiid=$(curl -fsS --retry 5 -H \"X-aws-ec2-metadata-token: $tok\" "
+	    "http://169.254.169.254/latest/meta-data/instance-id) || return 1\n"
+	    "\taws ec2 create-tags --region %s --resources \"$iid\" --tags "
+	    "\"[{\\\"Key\\\":\\\"kiln:health\\\",\\\"Value\\\":\\\"$1\\\"}]\"",
+	    region);
+}
+
+void aws_boot_check(const struct spec *spec, struct diags *d)
+{
+	struct boot_cloud cloud = AWS_BOOT_CLOUD;
+
+	cloud.report = aws_boot_report(spec->provider.region ? spec->provider.region : "us-east-1");
+	boot_check_spec(&catalog_aws, spec, &cloud, spec->provider.nzones > 1 && spec->ngroups > 0,
+			d);
+	free((char *)cloud.report);
+}
+
+/* The group's user data: its digest (an input), the document, and the plan's note. */
+static int group_user_data(json_t *r, const struct spec *spec, const struct prov_ctx *ctx,
+			   const struct spec_group *g, const struct catalog_type *t, bool efa,
+			   bool zoned, struct kiln_error *err)
+{
+	char *addr = xasprintf("aws_instance_group.%s", g->name);
+	struct boot_cloud cloud = AWS_BOOT_CLOUD;
+	int rc;
+
+	cloud.report = aws_boot_report(ctx->region);
+	rc = boot_group_attrs(r, "aws: ", spec, g, addr, t, efa, &cloud, zoned, err);
+	free((char *)cloud.report);
+	free(addr);
+	return rc;
 }
 
 static int expand_group(json_t *all, const struct spec *spec, const struct prov_ctx *ctx,
@@ -169,11 +267,24 @@ static int expand_group(json_t *all, const struct spec *spec, const struct prov_
 		prev[1] = g->name;
 	if (g->role.name && spec_role_find(spec, g->role.name))
 		pexp_dep(r, "aws_iam_role", g->role.name);
-	/* With one zone, file systems are mounted on every node: they come first. */
-	for (i = 0; !zoned && i < nfs; i++)
-		pexp_dep(r, fs[i]->tier == TIER_LUSTRE ? "aws_fsx_lustre" : "aws_efs_mount_target",
-			 fs[i]->name);
-	return 0;
+	/*
+	 * A group mounts the file systems its role reaches. With one zone they
+	 * come first, and their names go into its user data; with a list, an
+	 * EFS file system (regional) still does, its mount target and Lustre
+	 * come after (zone_bound).
+	 */
+	for (i = 0; i < nfs; i++) {
+		if (!boot_mounts_store(spec, g, fs[i]))
+			continue;
+		if (fs[i]->tier == TIER_NFS)
+			pexp_dep(r, "aws_efs", fs[i]->name);
+		if (!zoned)
+			pexp_dep(r,
+				 fs[i]->tier == TIER_LUSTRE ? "aws_fsx_lustre"
+							    : "aws_efs_mount_target",
+				 fs[i]->name);
+	}
+	return group_user_data(r, spec, ctx, g, t, efa, zoned, err);
 }
 
 static void store_common(json_t *r, const struct spec_store *s)
@@ -243,6 +354,8 @@ static void expand_store(json_t *all, const struct spec *spec, const struct prov
 			pexp_dep(r, "aws_s3_bucket", s->import.name);
 		}
 		return;
+	case TIER_LOCAL:
+		return; /* the nodes' own disks: nothing to make */
 	case TIER_NFS:
 		r = pexp_resource(all, "aws_efs", s->name);
 		pexp_attr(r, "mount", pexp_str(s->mount));
@@ -339,8 +452,47 @@ static int policy_fits(const struct spec *spec, const struct spec_role *role, co
 	return -1;
 }
 
+/*
+ * With a list of zones a Lustre file system is made after the nodes, and a
+ * node finds it at boot (aws_boot_source): the roles of the groups that mount
+ * one may describe file systems. FSx cannot scope fsx:DescribeFileSystems to
+ * one file system, so the statement names "*"; it reads names, not data.
+ */
+static void lustre_lookup(json_t *r, const struct spec *spec, const struct spec_role *role,
+			  bool zoned)
+{
+	json_t *attrs = json_object_get(r, "attrs"), *all, *norm;
+	const char *store = NULL;
+	size_t i, j;
+
+	for (i = 0; zoned && !store && i < spec->ngroups; i++) {
+		const struct spec_group *g = &spec->groups[i];
+
+		if (!g->role.name || strcmp(g->role.name, role->name) != 0)
+			continue;
+		for (j = 0; !store && j < spec->nstores; j++)
+			if (spec->stores[j].tier == TIER_LUSTRE &&
+			    boot_mounts_store(spec, g, &spec->stores[j]))
+				store = spec->stores[j].name;
+	}
+	if (!store)
+		return;
+	all = json_is_array(json_object_get(attrs, "allow"))
+		  ? json_deep_copy(json_object_get(attrs, "allow"))
+		  : json_array();
+	json_array_append_new(all, json_pack("{s:[s], s:[s]}", "actions", "fsx:DescribeFileSystems",
+					     "resources", "*"));
+	norm = pexp_allow_normalize(all);
+	json_decref(all);
+	pexp_attr(r, "allow", norm);
+	pexp_why(r, "allow",
+		 xasprintf("fsx:DescribeFileSystems on \"*\": its nodes find %s, made after them "
+			   "in their zone, at boot (FSx cannot scope the call to one file system)",
+			   store));
+}
+
 static int expand_role(json_t *all, const struct spec *spec, const struct spec_role *role,
-		       struct kiln_error *err)
+		       bool zoned, struct kiln_error *err)
 {
 	json_t *r = pexp_resource(all, "aws_iam_role", role->name);
 	size_t i;
@@ -356,6 +508,7 @@ static int expand_role(json_t *all, const struct spec *spec, const struct spec_r
 	pexp_why(r, "node_health",
 		 xstrdup("a node puts its health report on itself: ec2:CreateTags on its own "
 			 "instance (aws:ARN = ${ec2:SourceInstanceARN}), key kiln:health only"));
+	lustre_lookup(r, spec, role, zoned);
 	/* The policy names each store's exact ARN: the stores come first. */
 	for (i = 0; i < role->nread + role->nwrite; i++) {
 		const struct spec_ref *ref =
@@ -411,7 +564,7 @@ int aws_expand(struct prov_ctx *ctx, const struct spec *spec, json_t **out, stru
 		free(first);
 	}
 	for (i = 0; i < spec->nroles; i++)
-		if (expand_role(all, spec, &spec->roles[i], err) < 0)
+		if (expand_role(all, spec, &spec->roles[i], zoned, err) < 0)
 			goto fail;
 	pexp_sort_deps(all);
 	free(fs);

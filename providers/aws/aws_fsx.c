@@ -114,9 +114,10 @@ static json_t *lustre_item(json_t *fs)
 	return type && strcmp(type, "LUSTRE") == 0 ? lustre_live(fs) : NULL;
 }
 
-static int lustre_describe(struct prov_ctx *ctx, json_t *ids, json_t **out, struct kiln_error *err)
+static int lustre_describe(struct prov_ctx *ctx, const char *id, json_t **out,
+			   struct kiln_error *err)
 {
-	json_t *req = ids ? json_pack("{s:O}", "FileSystemIds", ids) : NULL;
+	json_t *req = id ? json_pack("{s:[s]}", "FileSystemIds", id) : NULL;
 	int rc;
 
 	*out = NULL;
@@ -126,23 +127,6 @@ static int lustre_describe(struct prov_ctx *ctx, json_t *ids, json_t **out, stru
 	return rc;
 }
 
-static int lustre_scoped(struct prov_ctx *ctx, const struct prov_scope *scope, json_t **out,
-			 struct kiln_error *err)
-{
-	json_t *all = NULL;
-	char *next = NULL;
-	int rc = lustre_describe(ctx, NULL, &all, err);
-
-	return aws_storage_list_scoped(rc, all, scope, out, &next);
-}
-
-/* The scope's file systems: one listing for them and for their imports. */
-static int lustre_listing(struct prov_ctx *ctx, const struct prov_scope *scope, json_t **out,
-			  struct kiln_error *err)
-{
-	return aws_shared_listing(ctx, "fsx", 2, scope, lustre_scoped, out, err);
-}
-
 int lustre_list(struct prov_ctx *ctx, const struct prov_scope *scope, const char *page,
 		json_t **out, char **next, struct kiln_error *err)
 {
@@ -150,7 +134,7 @@ int lustre_list(struct prov_ctx *ctx, const struct prov_scope *scope, const char
 
 	(void)page;
 	*next = NULL;
-	rc = lustre_listing(ctx, scope, out, err);
+	rc = aws_storage_listing(ctx, "fsx", scope, lustre_describe, out, err);
 	if (rc == PROV_OK)
 		aws_refresh_seen(ctx, scope, "aws_fsx_lustre", json_array_size(*out));
 	return rc;
@@ -158,10 +142,9 @@ int lustre_list(struct prov_ctx *ctx, const struct prov_scope *scope, const char
 
 int lustre_read(struct prov_ctx *ctx, const char *id, json_t **out, struct kiln_error *err)
 {
-	json_t *ids = json_pack("[s]", id), *all;
-	int rc = lustre_describe(ctx, ids, &all, err);
+	json_t *all;
+	int rc = lustre_describe(ctx, id, &all, err);
 
-	json_decref(ids);
 	return aws_read_one(rc, all, "FSx file system", id, out, err);
 }
 
@@ -358,7 +341,8 @@ int import_list(struct prov_ctx *ctx, const struct prov_scope *scope, const char
 	(void)page;
 	*next = NULL;
 	*out = NULL;
-	rc = lustre_listing(ctx, scope, &fss, err);
+	/* One listing for the file systems and their imports. */
+	rc = aws_storage_listing(ctx, "fsx", scope, lustre_describe, &fss, err);
 	n = json_array_size(fss);
 	for (i = 0; rc == PROV_OK && i < n; i += FSX_FILTER_VALUES) {
 		json_t *values = json_array(), *req;

@@ -161,7 +161,8 @@ int aws_scope_filters(struct aws_params *p, int n, const struct prov_scope *scop
  * One listing that several types' lists need (EFS file systems for both
  * file systems and mount targets, say), made once per refresh: the engine
  * lists every type once per refresh, each on a thread of its own. The
- * first of the users listing key for scope makes the call (fetch); the
+ * first of the users listing key for scope makes the call (fetch, given
+ * arg: what to list, say); the
  * others wait for it and take its answer, and once all users took it, it
  * is dropped, so the next refresh asks again. *out is a new reference. An
  * answer not taken within a minute is not given out any more: a listing
@@ -171,8 +172,8 @@ int aws_scope_filters(struct aws_params *p, int n, const struct prov_scope *scop
 int aws_shared_listing(struct prov_ctx *ctx, const char *key, int users,
 		       const struct prov_scope *scope,
 		       int (*fetch)(struct prov_ctx *ctx, const struct prov_scope *scope,
-				    json_t **out, struct kiln_error *err),
-		       json_t **out, struct kiln_error *err);
+				    const void *arg, json_t **out, struct kiln_error *err),
+		       const void *arg, json_t **out, struct kiln_error *err);
 void aws_shared_release(struct prov_ctx *ctx);
 
 /* The live form (provider.h) from an id, the kiln tags and attrs (stolen). */
@@ -197,6 +198,8 @@ extern const struct prov_type aws_types[AWS_NTYPES];
 
 /* aws_expand.c */
 int aws_expand(struct prov_ctx *ctx, const struct spec *spec, json_t **out, struct kiln_error *err);
+/* aws_expand.c: the user data rules at validate time (bootstrap.h's boot_check_spec). */
+void aws_boot_check(const struct spec *spec, struct diags *d);
 
 /* The root device of an image, remembered from a DescribeImages (NULL when unknown). */
 char *aws_image_root(struct prov_ctx *ctx, const char *image);

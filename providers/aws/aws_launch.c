@@ -9,8 +9,10 @@
 #include "aws_launch.h"
 
 #include "aws/awsxml.h"
+#include "bootstrap.h"
 #include "log.h"
 
+#include <openssl/evp.h>
 #include <openssl/sha.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -165,8 +167,100 @@ int launch_efa_interfaces(struct prov_ctx *ctx, const char *type, int *out, stru
 	return PROV_OK;
 }
 
+/*
+ * The values a document's placeholders take at launch: the scope, and the
+ * file systems among the group's recorded dependencies (FSx for Lustre as
+ * DNSName@tcp:/MountName, EFS by its regional DNS name).
+ */
+static json_t *user_data_values(const struct prov_ctx *ctx, const struct launch *l,
+				const struct prov_scope *scope)
+{
+	json_t *v = json_object(), *d;
+	const char *addr;
+
+	json_object_set_new(v, "cluster", json_string(scope->cluster));
+	json_object_set_new(v, "workspace", json_string(scope->workspace));
+	json_object_foreach((json_t *)l->deps, addr, d)
+	{
+		const json_t *a = json_object_get(d, "attrs");
+		const char *id = json_string_value(json_object_get(d, "id"));
+		const char *dns = json_string_value(json_object_get(a, "dns_name"));
+		const char *mount = json_string_value(json_object_get(a, "mount_name"));
+		char *key = NULL;
+
+		if (strncmp(addr, "aws_fsx_lustre.", 15) == 0 && dns && mount) {
+			key = xasprintf("lustre:%s", addr + 15);
+			json_object_set_new(v, key, json_sprintf("%s@tcp:/%s", dns, mount));
+		} else if (strncmp(addr, "aws_efs.", 8) == 0 && id) {
+			key = xasprintf("nfs:%s", addr + 8);
+			json_object_set_new(
+			    v, key, json_sprintf("%s.efs.%s.amazonaws.com:/", id, ctx->region));
+			free(key);
+			/* amazon-efs-utils' mount.efs takes the id (bootstrap.h's alt_source). */
+			key = xasprintf("efs:%s", addr + 8);
+			json_object_set_new(v, key, json_string(id));
+		}
+		free(key);
+	}
+	return v;
+}
+
+/* The user data of a launch, filled and in base64 (*out NULL: none). */
+static int launch_user_data(const struct prov_ctx *ctx, const struct launch *l,
+			    const struct prov_scope *scope, char **out, struct kiln_error *err)
+{
+	json_t *values;
+	char *doc;
+	size_t n;
+
+	*out = NULL;
+	if (l->user_data_b64) {
+		*out = xstrdup(l->user_data_b64);
+		return PROV_OK;
+	}
+	if (!l->user_data_doc)
+		return PROV_OK;
+	values = user_data_values(ctx, l, scope);
+	doc = boot_fill(l->user_data_doc, values, err);
+	json_decref(values);
+	if (!doc) {
+		char *msg = xasprintf("aws: %s: %s", l->address, err->msg);
+
+		snprintf(err->msg, sizeof(err->msg), "%s", msg);
+		free(msg);
+		return PROV_ERROR;
+	}
+	n = strlen(doc);
+	*out = xcalloc(4 * ((n + 2) / 3) + 1, 1);
+	EVP_EncodeBlock((unsigned char *)*out, (const unsigned char *)doc, (int)n);
+	free(doc);
+	return PROV_OK;
+}
+
+int launch_user_data_of(struct prov_ctx *ctx, const char *id, char **out, struct kiln_error *err)
+{
+	struct aws_params p = {{0}};
+	json_t *resp;
+	const char *v;
+	int rc;
+
+	*out = NULL;
+	aws_param(&p, "InstanceId", id);
+	aws_param(&p, "Attribute", "userData");
+	rc = aws_query(ctx, AWS_EC2, "DescribeInstanceAttribute", &p, &resp, err);
+	aws_params_release(&p);
+	if (rc != PROV_OK)
+		return rc;
+	v = awsxml_str(resp, "userData.value");
+	if (v && *v)
+		*out = xstrdup(v);
+	json_decref(resp);
+	return PROV_OK;
+}
+
 static void launch_params(struct aws_params *p, const struct launch *l,
-			  const struct prov_scope *scope, long count, const char *token)
+			  const struct prov_scope *scope, long count, const char *token,
+			  const char *user_data)
 {
 	json_t *extra = json_object();
 	int i;
@@ -218,6 +312,8 @@ static void launch_params(struct aws_params *p, const struct launch *l,
 		aws_param(p, "Placement.GroupName", l->pg);
 	if (l->profile)
 		aws_param(p, "IamInstanceProfile.Name", l->profile);
+	if (user_data)
+		aws_param(p, "UserData", user_data);
 	if (l->spot) {
 		aws_param(p, "InstanceMarketOptions.MarketType", "spot");
 		aws_param(p, "InstanceMarketOptions.SpotOptions.SpotInstanceType", "one-time");
@@ -226,6 +322,8 @@ static void launch_params(struct aws_params *p, const struct launch *l,
 	json_object_set_new(extra, TAG_GANG, json_string(l->gang ? "true" : "false"));
 	json_object_set_new(extra, TAG_DISK, json_sprintf("%ld/%s", l->disk_gb, l->disk_type));
 	json_object_set_new(extra, "kiln:role", json_string(l->role ? l->role : ""));
+	if (l->user_data_digest)
+		json_object_set_new(extra, TAG_USER_DATA, json_string(l->user_data_digest));
 	aws_tag_spec(p, 1, "instance", scope, l->address, extra);
 	aws_tag_spec(p, 2, "volume", scope, l->address, NULL);
 	json_decref(extra);
@@ -256,11 +354,15 @@ int launch_run(struct prov_ctx *ctx, const struct launch *l, const struct prov_s
 {
 	struct aws_params p = {{0}};
 	json_t *resp = NULL;
-	char tok[65];
+	char tok[65], *user_data;
 	int rc;
 
+	rc = launch_user_data(ctx, l, scope, &user_data, err);
+	if (rc != PROV_OK)
+		return rc;
 	launch_token(token, l->zone, token_count, tok);
-	launch_params(&p, l, scope, count, tok);
+	launch_params(&p, l, scope, count, tok, user_data);
+	free(user_data);
 	rc = aws_query(ctx, AWS_EC2, "RunInstances", &p, ids ? &resp : NULL, err);
 	aws_params_release(&p);
 	/* Only a launch made has ids: a refused one leaves *ids NULL. */
@@ -317,6 +419,9 @@ int launch_init(struct prov_ctx *ctx, struct launch *l, const char *address, con
 	l->spot = json_string_value(json_object_get(a, "market")) &&
 		  strcmp(json_string_value(json_object_get(a, "market")), "spot") == 0;
 	l->role = role;
+	l->deps = deps;
+	l->user_data_doc = json_string_value(json_object_get(a, "user_data_text"));
+	l->user_data_digest = json_string_value(json_object_get(a, "user_data"));
 	if (in_pg)
 		l->pg = aws_dep_attr(deps, "aws_placement_group", "fabric", "group_name");
 	if (role)
@@ -347,8 +452,10 @@ void launch_release(struct launch *l)
 {
 	free(l->root_dev);
 	free(l->zones);
+	free(l->user_data_b64);
 	l->root_dev = NULL;
 	l->zones = NULL;
+	l->user_data_b64 = NULL;
 }
 
 int launch_in(struct prov_ctx *ctx, struct launch *l, const struct prov_scope *scope,

@@ -12,6 +12,8 @@
 #define TAG_ZONES "kiln:zones"
 #define TAG_GANG "kiln:gang"
 #define TAG_DISK "kiln:disk"
+/* The digest of the user data the instance was launched with (the input user_data). */
+#define TAG_USER_DATA "kiln:user-data"
 
 /* What a launch needs beside the count: from the spec's attrs and the dependencies' ids. */
 struct launch {
@@ -33,6 +35,15 @@ struct launch {
 	bool spot;
 	bool gang;
 	char *zones; /* "a,b": the order of preference, kept in a tag */
+	/*
+	 * The user data: the document with its placeholders (bootstrap.h),
+	 * filled at launch from deps and the scope; or, for a grow, the group's
+	 * own as EC2 holds it (base64, owned). NULL: none.
+	 */
+	const char *user_data_doc;
+	const json_t *deps;
+	char *user_data_b64;
+	const char *user_data_digest; /* the kiln:user-data tag; NULL: none */
 };
 
 /*
@@ -72,6 +83,8 @@ int launch_efa_interfaces(struct prov_ctx *ctx, const char *type, int *out, stru
 int launch_run(struct prov_ctx *ctx, const struct launch *l, const struct prov_scope *scope,
 	       long count, const char *token, long token_count, json_t **ids,
 	       struct kiln_error *err);
+/* The user data EC2 holds for instance id (base64, as launched): *out, caller frees. */
+int launch_user_data_of(struct prov_ctx *ctx, const char *id, char **out, struct kiln_error *err);
 /* Terminate n of ids from index from; gone already is done. */
 int launch_terminate_range(struct prov_ctx *ctx, const json_t *ids, size_t from, size_t n,
 			   struct kiln_error *err);

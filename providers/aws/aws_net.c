@@ -30,13 +30,14 @@ static json_t *vpc_live(json_t *item)
 static const struct ec2_kind vpc_kind = {"aws_vpc", "DescribeVpcs", "vpcSet",
 					 "VpcId.1", true,	    vpc_live};
 
-static int vpc_scoped(struct prov_ctx *ctx, const struct prov_scope *scope, json_t **out,
-		      struct kiln_error *err)
+static int vpc_scoped(struct prov_ctx *ctx, const struct prov_scope *scope, const void *arg,
+		      json_t **out, struct kiln_error *err)
 {
 	char *page = NULL, *next = NULL;
 	json_t *items;
 	int rc;
 
+	(void)arg;
 	*out = json_array();
 	do {
 		rc = ec2_list(ctx, &vpc_kind, scope, page, &items, &next, err);
@@ -69,7 +70,7 @@ static int vpc_scoped(struct prov_ctx *ctx, const struct prov_scope *scope, json
 int ec2_vpcs(struct prov_ctx *ctx, const struct prov_scope *scope, json_t **out,
 	     struct kiln_error *err)
 {
-	return aws_shared_listing(ctx, "vpc", VPC_LISTING_USERS, scope, vpc_scoped, out, err);
+	return aws_shared_listing(ctx, "vpc", VPC_LISTING_USERS, scope, vpc_scoped, NULL, out, err);
 }
 
 int ec2_outside_vpc(struct prov_ctx *ctx, const struct prov_scope *scope, const char *page,

@@ -160,6 +160,12 @@ static json_t *group_live(const char *id, json_t *insts)
 				    pg && *pg ? json_string("fabric") : json_null());
 		json_object_set_new(attrs, "placement_group_name",
 				    pg && *pg ? json_string(pg) : json_null());
+		/* The digest of the user data it was launched with (null: launched without). */
+		json_object_set_new(
+		    attrs, "user_data",
+		    json_string_value(json_object_get(tags, TAG_USER_DATA))
+			? json_string(json_string_value(json_object_get(tags, TAG_USER_DATA)))
+			: json_null());
 	}
 	json_object_set_new(attrs, "nodes", nodes);
 	return aws_live("aws_instance_group", id, pending ? "pending" : "ready", attrs, tags);
@@ -401,6 +407,14 @@ static int launch_beside(struct prov_ctx *ctx, const char *id, json_t *live, lon
 		} else {
 			rc = launch_root_device(ctx, l.image, &l.root_dev, err);
 		}
+		/* New nodes boot as the others did: with the user data EC2 holds for them. */
+		if (rc == PROV_OK)
+			rc = launch_user_data_of(
+			    ctx,
+			    json_string_value(json_array_get(
+				json_object_get(la, "instance_ids"),
+				json_array_size(json_object_get(la, "instance_ids")) - 1)),
+			    &l.user_data_b64, err);
 		if (rc == PROV_OK && l.efa)
 			rc = launch_efa_interfaces(ctx, l.type, &l.efa_interfaces, err);
 		if (rc == PROV_OK)
@@ -409,6 +423,7 @@ static int launch_beside(struct prov_ctx *ctx, const char *id, json_t *live, lon
 	}
 	free(l.root_dev);
 	free(l.zones);
+	free(l.user_data_b64);
 	free(cluster), free(ws), free(group), free(lineage), free(addr);
 	return rc;
 }

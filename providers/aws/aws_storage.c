@@ -114,6 +114,29 @@ int aws_storage_list_scoped(int rc, json_t *all, const struct prov_scope *scope,
 	return rc;
 }
 
+struct storage_describe {
+	aws_storage_describe_fn fn;
+};
+
+static int storage_scoped(struct prov_ctx *ctx, const struct prov_scope *scope, const void *arg,
+			  json_t **out, struct kiln_error *err)
+{
+	const struct storage_describe *describe = arg;
+	json_t *all = NULL;
+	int rc = describe->fn(ctx, NULL, &all, err);
+
+	*out = rc == PROV_OK ? aws_storage_scoped(all, scope) : NULL;
+	return rc;
+}
+
+int aws_storage_listing(struct prov_ctx *ctx, const char *key, const struct prov_scope *scope,
+			aws_storage_describe_fn describe, json_t **out, struct kiln_error *err)
+{
+	struct storage_describe d = {describe};
+
+	return aws_shared_listing(ctx, key, 2, scope, storage_scoped, &d, out, err);
+}
+
 json_t *aws_storage_tags(json_t *attrs)
 {
 	json_t *extra = json_object();

@@ -32,6 +32,16 @@ json_t *aws_storage_scoped(json_t *all, const struct prov_scope *scope);
 /* One page (the only one) of a type's listing: what of all (stolen) is the scope's. */
 int aws_storage_list_scoped(int rc, json_t *all, const struct prov_scope *scope, json_t **out,
 			    char **next);
+/* Every file system of a type (id NULL), or the one with id (none: an empty array). */
+typedef int (*aws_storage_describe_fn)(struct prov_ctx *ctx, const char *id, json_t **out,
+				       struct kiln_error *err);
+/*
+ * The scope's file systems that describe lists: one listing shared
+ * (aws_shared_listing, under key) by the two types that need it, the file
+ * systems and what hangs on them (EFS mount targets, FSx imports).
+ */
+int aws_storage_listing(struct prov_ctx *ctx, const char *key, const struct prov_scope *scope,
+			aws_storage_describe_fn describe, json_t **out, struct kiln_error *err);
 /* kiln:deletion and kiln:mount of a store's attrs. */
 json_t *aws_storage_tags(json_t *attrs);
 /* PROV_ERROR: address needs what, which the state does not record. */

@@ -43,6 +43,9 @@ static const struct prov_attr ig_attrs[] = {
     {"public", POLICY_REPLACE, false, "a public address is given to an interface at launch"},
     {"efa", POLICY_REPLACE, false, "EFA interfaces are attached at launch"},
     {"placement_group", POLICY_REPLACE, false, "instances join a placement group at launch"},
+    {"user_data", POLICY_REPLACE, false,
+     "EC2 changes user data only on a stopped instance and cloud-init runs it once, at the "
+     "first boot: new user data is new nodes (a stop and start would not run it)"},
 };
 
 static const struct prov_attr bucket_attrs[] = {
@@ -171,7 +174,8 @@ static const struct type_actions actions[] = {
       A("ec2:DescribeInstanceTypes", "ec2:DescribeInstanceTypeOfferings", "ec2:DescribeImages",
 	"ec2:RunInstances", "ec2:CreateTags", "ec2:DescribeInstances", "iam:PassRole"),
       A("ec2:DescribeInstances", "ec2:DescribeImages", "ec2:DescribeInstanceTypes",
-	"ec2:RunInstances", "ec2:CreateTags", "ec2:TerminateInstances", "iam:PassRole"),
+	"ec2:DescribeInstanceAttribute", "ec2:RunInstances", "ec2:CreateTags",
+	"ec2:TerminateInstances", "iam:PassRole"),
       A("ec2:DescribeInstances", "ec2:TerminateInstances")}},
     {"aws_s3_bucket",
      {A("s3:ListAllMyBuckets", S3_READS), A(S3_READS),

@@ -364,6 +364,7 @@ static void sim_check_spec(const struct spec *spec, struct diags *d)
 {
 	tags_aws_check(spec, d);
 	pexp_check_groups(&catalog_aws, spec, d);
+	sim_boot_check(spec, d);
 }
 
 /*

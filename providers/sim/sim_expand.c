@@ -13,6 +13,7 @@
  */
 #include "sim_int.h"
 
+#include "bootstrap.h"
 #include "expand.h"
 
 #include <stdio.h>
@@ -26,15 +27,42 @@ static const char *store_type(enum spec_tier t)
 		return "sim_lustre";
 	case TIER_NFS:
 		return "sim_nfs";
+	case TIER_LOCAL:
 	case TIER_OBJECT:
 		break;
 	}
 	return "sim_bucket";
 }
 
+/*
+ * The sim's file systems have simulated names, under the reserved .invalid
+ * domain so that no real node could ever mount one by mistake.
+ */
+static void sim_boot_source(const struct spec *spec, const struct spec_store *s, bool zoned,
+			    char **source, char **find, char **why)
+{
+	(void)zoned;
+	(void)find;
+	if (s->tier == TIER_LUSTRE)
+		*source =
+		    xasprintf("%s.lustre.%s.sim.invalid@tcp:/%s", s->name, spec->cluster, s->name);
+	else
+		*source = xasprintf("%s.nfs.%s.sim.invalid:/", s->name, spec->cluster);
+	*why = xstrdup("simulated: the sim's name for it");
+}
+
+/* The sim's nodes boot nothing: the report a real node would tag goes to a file. */
+static const struct boot_cloud sim_boot = {"printf '%s\\n' \"$1\" >/var/lib/kiln/health",
+					   sim_boot_source};
+
 static const char *deletion_name(enum spec_deletion d)
 {
 	return d == DELETION_DELETE ? "delete" : "retain";
+}
+
+void sim_boot_check(const struct spec *spec, struct diags *d)
+{
+	boot_check_spec(&catalog_aws, spec, &sim_boot, false, d);
 }
 
 /* fs: the spec's file systems (lustre, nfs), which every group mounts. */
@@ -76,7 +104,16 @@ static int expand_group(json_t *all, const struct spec *spec, const struct spec_
 		pexp_dep(r, "sim_role_policy", g->role.name);
 	}
 	for (i = 0; i < nfs; i++)
-		pexp_dep(r, store_type(fs[i]->tier), fs[i]->name);
+		if (boot_mounts_store(spec, g, fs[i]))
+			pexp_dep(r, store_type(fs[i]->tier), fs[i]->name);
+	{
+		char *addr = xasprintf("sim_node_group.%s", g->name);
+		int rc = boot_group_attrs(r, "sim: ", spec, g, addr, t, efa, &sim_boot, false, err);
+
+		free(addr);
+		if (rc < 0)
+			return PROV_ERROR;
+	}
 	return PROV_OK;
 }
 
@@ -129,6 +166,8 @@ static void expand_store(json_t *all, const struct spec *spec, const struct spec
 		pexp_attr(r, "mount", pexp_str(s->mount));
 		pexp_dep(r, "sim_network", "main");
 		break;
+	case TIER_LOCAL:
+		break;
 	}
 	pexp_attr(r, "encrypted", json_boolean(s->encrypted));
 	pexp_attr(r, "deletion", json_string(deletion_name(s->deletion)));
@@ -176,7 +215,8 @@ int sim_expand(struct prov_ctx *ctx, const struct spec *spec, json_t **out, stru
 	}
 	free(fs);
 	for (i = 0; i < spec->nstores; i++)
-		expand_store(all, spec, &spec->stores[i]);
+		if (spec->stores[i].tier != TIER_LOCAL)
+			expand_store(all, spec, &spec->stores[i]);
 	for (i = 0; i < spec->nroles; i++)
 		expand_role(all, spec, &spec->roles[i]);
 	pexp_sort_deps(all);

@@ -284,6 +284,13 @@ static json_t *create_inputs(const struct sim_kind *k, const json_t *attrs, stru
 
 	json_object_foreach((json_t *)attrs, key, v)
 	{
+		/*
+		 * A node group's user data document is a parameter of the launch,
+		 * as RunInstances' UserData is, not an input: its digest (user_data) is.
+		 */
+		if (strcmp(k->type, "sim_node_group") == 0 &&
+		    strcmp(key, "user_data_text") == 0)
+			continue;
 		for (i = 0; i < k->nattrs && strcmp(k->attrs[i].name, key) != 0; i++)
 			;
 		if (i == k->nattrs) {

@@ -50,6 +50,8 @@ static const struct prov_attr nodes_attrs[] = {
     {"public", POLICY_REPLACE, false, "a public address is given to a node at launch"},
     {"efa", POLICY_REPLACE, false, "EFA interfaces are attached at launch"},
     {"placement_group", POLICY_REPLACE, false, "nodes join a placement group at launch"},
+    {"user_data", POLICY_REPLACE, false,
+     "as on EC2: user data runs once, at a node's first boot, so new user data is new nodes"},
 };
 
 static const struct prov_attr bucket_attrs[] = {

@@ -184,10 +184,14 @@ au_examples() {
 	set -- env -u AWS_ACCESS_KEY_ID -u AWS_SECRET_ACCESS_KEY -u AWS_SESSION_TOKEN -u AWS_PROFILE \
 		AWS_CONFIG_FILE=/nonexistent AWS_SHARED_CREDENTIALS_FILE=/nonexistent "$KILN" audit \
 		--refresh=false
-	check "audit: examples/llm-pretrain.yaml has no finding (--refresh=false: no credentials)" 0 \
+	check "audit: examples/llm-pretrain.yaml has only the note that its local store is lost with its nodes (--refresh=false: no credentials)" 0 \
 		--err "" \
-		--out "No findings: $E2E_ROOT/examples/llm-pretrain.yaml passes every rule in kiln-rules(7)." \
-		-- "$@" "$E2E_ROOT/examples/llm-pretrain.yaml"
+		--out "Findings: 0 errors, 0 warnings, 1 info, 0 waived
+
+  info     KILN-LOCAL-001  storage.nvme is the instance store of compute.trainers: its data is lost when a node stops, fails or is replaced
+           at $E2E_ROOT/examples/llm-pretrain.yaml:46:3
+           fix: Keep only what can be rebuilt there (caches, shards staged from an object store); write checkpoints to an object or lustre store.
+" -- "$@" "$E2E_ROOT/examples/llm-pretrain.yaml"
 	check "audit: examples/finetune.yaml warns that its two GPU nodes have no fabric" 0 --err "" \
 		--out "Findings: 0 errors, 1 warning, 0 info, 0 waived
 

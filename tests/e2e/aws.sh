@@ -124,6 +124,19 @@ aws_goldens() {
 	done
 }
 
+# With one zone the file systems come before the nodes: both names are in
+# the user data the nodes launch with.
+aws_user_data_one_zone() {
+	sed 's/zone: \[us-east-1a, us-east-1b\].*/zone: us-east-1a/' kiln.yaml >one-zone.yaml
+	sed -i 's/fabric: none/fabric: efa/' one-zone.yaml
+	check "aws: llm-pretrain in one zone applies" 0 --out-has "Apply complete: 15 created" \
+		-- "$KILN" apply -w onezone --auto-approve --var image=ami-1e749f67 one-zone.yaml
+	aws_inspect "aws: boto3 decodes the user data: Lustre and EFS by the names of the file systems kiln made" \
+		expect llm-pretrain onezone user-data=trainers:mounts=scratch+home:local=/scratch:efa \
+		user-data=login:mounts=home
+	"$KILN" destroy -w onezone --auto-approve --var image=ami-1e749f67 one-zone.yaml >/dev/null 2>&1
+}
+
 aws_lifecycle() {
 	aws_new_dir
 	check "aws: plan of a fresh cluster lists every create" 2 \
@@ -154,7 +167,7 @@ aws_lifecycle() {
 		--out-has "Apply complete: 0 created, 4 updated, 0 replaced, 0 deleted." \
 		-- "$KILN" apply --auto-approve
 	aws_inspect "aws: boto3 finds the changed settings" expect e2e default \
-		group=trainers:count=3:efa:pg:profile bucket=checkpoints:versioning=off \
+		group=trainers:count=3:efa:pg:profile user-data=trainers:efa bucket=checkpoints:versioning=off \
 		sg-ingress=2222/198.51.100.0/24 role=trainer:read=datasets+checkpoints
 	aws_inspect "aws: boto3 finds the role's allow statements after its store statements" \
 		expect e2e default 'role-allow=trainer=[[["ecr:GetAuthorizationToken"], ["*"]], [["ecr:BatchGetImage", "ecr:GetDownloadUrlForLayer"], ["arn:aws:ecr:us-east-1:123456789012:repository/train"]]]'
@@ -285,6 +298,9 @@ aws_zones() {
 		-- "$KILN" apply -w first --auto-approve --var image=ami-1e749f67
 	aws_inspect "aws: boto3 finds the nodes, placement group, FSx and EFS mount target in the second zone, nothing in the first" \
 		expect llm-pretrain first zone=us-east-1b group=trainers:count=2:pg:zone=us-east-1b group=login:count=1:zone=us-east-1b
+	aws_inspect "aws: boto3 decodes the user data: EFS by the name of the file system kiln made, Lustre (made after the nodes) looked up at boot, the local NVMe, EFA" \
+		expect llm-pretrain first user-data=trainers:mounts=scratch+home:find=scratch:local=/scratch:efa \
+		user-data=login:mounts=home
 	# Capacity is back in the first zone, but the file systems hold data in the second.
 	aws_ctl capacity '[]'
 	check "aws: replacing every group keeps the nodes in the zone of the storage they mount" 0 \
@@ -305,6 +321,9 @@ aws_zones() {
 		-- "$KILN" apply -w later --auto-approve --var image=ami-1e749f67
 	aws_inspect "aws: boto3 finds every node, the FSx and the EFS mount target in the second zone after the move, nothing in the first" \
 		expect llm-pretrain later zone=us-east-1b group=trainers:count=2:zone=us-east-1b group=login:count=1:zone=us-east-1b
+	aws_inspect "aws: boto3 finds the moved nodes launched with the same user data (no EFA environment without the fabric)" \
+		expect llm-pretrain later user-data=trainers:mounts=scratch+home:find=scratch:local=/scratch \
+		user-data=login:mounts=home
 	check "aws: and plans no changes after the move" 0 --out-has "No changes." \
 		-- "$KILN" plan -w later --detailed-exitcode --var image=ami-1e749f67
 	aws_ctl capacity '[{"instance_type": "m7i.xlarge", "max": 0}]'
@@ -313,6 +332,8 @@ aws_zones() {
 		-- "$KILN" apply -w nowhere --auto-approve --var image=ami-1e749f67
 	aws_inspect "aws: boto3 finds no zone-bound storage made for nodes that could not all launch" \
 		expect llm-pretrain nowhere zone=us-east-1a:no-storage group=trainers:count=2:zone=us-east-1a
+	aws_ctl capacity '[]'
+	aws_user_data_one_zone
 	aws_ctl capacity '[{"instance_type": "p5.48xlarge", "max": 0}]'
 	check "aws: a fabric without capacity in any zone fails naming the zones" 1 \
 		--err-has "kiln: apply: aws_instance_group.trainers: create failed: aws: aws_instance_group.trainers: no capacity for 2 × p5.48xlarge in us-east-1a or us-east-1b (try again later, add a zone to provider.zone, or choose another instance type)" \
@@ -427,11 +448,12 @@ aws_least_privilege() {
 	# shellcheck disable=SC2086
 	check "aws: and plans no changes with them" 0 --out-has "No changes." \
 		-- env "$lp_ep" $lp_keys "$KILN" plan --detailed-exitcode --var image=ami-1e749f67
-	# The trainer reads home (nfs) and writes scratch (lustre: no IAM action); login writes home.
-	lp_trainer='[[["s3:GetObject"], "objects:datasets"], [["s3:ListBucket"], "bucket:datasets"], [["s3:GetObject", "s3:PutObject", "s3:AbortMultipartUpload"], "objects:checkpoints"], [["s3:ListBucket"], "bucket:checkpoints"]'
+	# The trainer reads home (nfs) and writes scratch (lustre: no IAM action, but
+	# its nodes find the file system, made after them, at boot); login writes home.
+	lp_trainer='[[["s3:GetObject"], "objects:datasets"], [["s3:ListBucket"], "bucket:datasets"], [["s3:GetObject", "s3:PutObject", "s3:AbortMultipartUpload"], "objects:checkpoints"], [["s3:ListBucket"], "bucket:checkpoints"], [["fsx:DescribeFileSystems"], ["*"]]'
 	lp_login='[[["s3:GetObject"], "objects:checkpoints"], [["s3:ListBucket"], "bucket:checkpoints"], [["elasticfilesystem:ClientMount", "elasticfilesystem:ClientWrite"], "efs:home"]]'
 	# shellcheck disable=SC2086
-	assert "aws: boto3 finds each role's exact statements: EFS mount actions on the file system's ARN, nothing for Lustre" \
+	assert "aws: boto3 finds each role's exact statements: EFS mount actions on the file system's ARN, for Lustre only the lookup at boot" \
 		env "$lp_ep" $lp_admin "$AWS_PY" "$aws_py" expect llm-pretrain default \
 		"role-exact=trainer=$lp_trainer, [[\"elasticfilesystem:ClientMount\"], \"efs:home\"]]" \
 		"role-exact=login=$lp_login"

@@ -180,12 +180,82 @@ def without_node_health(name, doc, faults):
     return rest
 
 
+def user_data_faults(c, cluster, ws, parts):
+    """The user-data= check of expect: what the nodes of group parts[0] boot with."""
+    import base64
+    import re
+    import yaml
+    ec2, fsx, efs = c["ec2"], c["fsx"], c["efs"]
+    region = os.environ.get("AWS_REGION", "us-east-1")
+    name, faults = parts[0], []
+    opts = dict(p.partition("=")[::2] for p in parts[1:])
+    mounts = [m for m in opts.get("mounts", "").split("+") if m]
+    finds = [m for m in opts.get("find", "").split("+") if m]
+
+    def ours(tags, addr):
+        return (tags.get("kiln:cluster") == cluster and tags.get("kiln:workspace") == ws
+                and tags.get("kiln:address") == addr)
+    sources = {}
+    for f in fsx.describe_file_systems()["FileSystems"]:
+        for m in mounts:
+            if ours(tags_of(f.get("Tags")), "aws_fsx_lustre." + m):
+                sources[m] = "%s@tcp:/%s" % (f["DNSName"], f["LustreConfiguration"]["MountName"])
+    for f in efs.describe_file_systems()["FileSystems"]:
+        for m in mounts:
+            if ours(tags_of(f.get("Tags")), "aws_efs." + m):
+                sources[m] = "%s.efs.%s.amazonaws.com:/" % (f["FileSystemId"], region)
+    insts = instances(ec2, cluster, ws, name)
+    if not insts:
+        faults.append("group %s has no instances" % name)
+    for i in insts:
+        iid = i["InstanceId"]
+        ud = ec2.describe_instance_attribute(InstanceId=iid, Attribute="userData")
+        raw = ud.get("UserData", {}).get("Value")
+        if not raw:
+            faults.append("%s has no user data" % iid)
+            continue
+        text = base64.b64decode(raw).decode()
+        if not text.startswith("#cloud-config\n"):
+            faults.append("%s user data is not cloud-config: %r" % (iid, text[:40]))
+            continue
+        doc = yaml.safe_load(text)
+        files = {f["path"]: f["content"] for f in doc.get("write_files", [])}
+        script = files.get("/var/lib/kiln/boot.sh", "")
+        if "{{kiln:" in text:
+            faults.append("%s user data still holds a placeholder" % iid)
+        for m in mounts:
+            if m in finds:
+                continue
+            src = sources.get(m)
+            if not src:
+                faults.append("no file system tagged for store %s" % m)
+            elif not re.search(r"mount_fs '%s' '%s' " % (re.escape(m), re.escape(src)), script):
+                faults.append("%s does not mount %s from %s" % (iid, m, src))
+            elif src.endswith(".amazonaws.com:/") and ("'%s:/' 'efs' 'tls,_netdev,nofail' 'mount.efs'" % src.split(".")[0]) not in script:
+                faults.append("%s does not mount %s by id with amazon-efs-utils where present" % (iid, m))
+        for m in finds:
+            if ("Value=='aws_fsx_lustre.%s'" % m) not in script or ("Value=='%s'" % ws) not in script:
+                faults.append("%s does not look %s up by its kiln tags at boot" % (iid, m))
+        if "local" in opts and ("local_nvme '%s'" % opts["local"]) not in script:
+            faults.append("%s does not assemble its local NVMe at %s" % (iid, opts["local"]))
+        if ("efa" in opts) != ("/etc/profile.d/kiln-efa.sh" in files):
+            faults.append("%s EFA environment file: %s" % (iid, "missing" if "efa" in opts else "unexpected"))
+        if not re.fullmatch(r"sha256:[0-9a-f]{64}", tags_of(i.get("Tags")).get("kiln:user-data", "")):
+            faults.append("%s lacks its kiln:user-data tag" % iid)
+    return faults
+
+
 def expect(cluster, ws, checks):
     """CHECKS: group=NAME:count=N[:efa][:pg][:profile][:public]; bucket=STORE:versioning=on|off
     [:expire=DAYS]; sg-ingress=PORT/CIDR,...; role=NAME:read=A+B:write=C;
     role-allow=NAME=[[ACTIONS, RESOURCES], ...]; role-exact=NAME=[[ACTIONS, RESOURCE], ...]
     (both: the policy ends with NODE_HEALTH, checked exactly, and these come before it);
-    zone=ZONE[:no-storage]; tags=K=V"""
+    zone=ZONE[:no-storage]; tags=K=V;
+    user-data=GROUP:mounts=STORE+STORE[:local=PATH][:efa][:find=STORE]: every node's
+    UserData (DescribeInstanceAttribute), decoded, is cloud-config whose boot script
+    mounts each STORE from the file system kiln made for it (FSx: DNSName@tcp:/MountName;
+    EFS: ID.efs.REGION.amazonaws.com:/), or, with find=, looks the Lustre store up
+    at boot by its kiln tags; and the instance carries kiln:user-data"""
     c = clients()
     ec2, s3, iam = c["ec2"], c["s3"], c["iam"]
     prefix = "kiln-%s-%s-" % (cluster, ws)
@@ -227,6 +297,8 @@ def expect(cluster, ws, checks):
                         faults.append("%s lacks tag %s" % (i["InstanceId"], k))
                 if not i.get("ClientToken"):
                     faults.append("%s was launched without a ClientToken" % i["InstanceId"])
+        elif kind == "user-data":
+            faults += user_data_faults(c, cluster, ws, parts)
         elif kind == "bucket":
             b = prefix + parts[0]
             v = s3.get_bucket_versioning(Bucket=b).get("Status", "Off")
@@ -378,6 +450,8 @@ def expect(cluster, ws, checks):
                    and tags_of(f.get("Tags")).get("kiln:workspace") == ws}
 
             def where(r):
+                if not isinstance(r, str):
+                    return r  # a list, as an allow statement's Resource is written
                 k, _, store = r.partition(":")
                 if k == "bucket":
                     return "arn:aws:s3:::%s%s" % (prefix, store)

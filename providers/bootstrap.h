@@ -1,0 +1,162 @@
+/*
+ * bootstrap.h - a node group's user data: one #cloud-config document,
+ * generated from the spec, a group and what its provider knows (mount
+ * sources, expected GPU and EFA counts, how a node reports its health).
+ * Shared by aws and sim like expand.h; pure: no I/O, no cloud calls.
+ *
+ * The document writes one bash script (write_files, /var/lib/kiln/boot.sh)
+ * and runs it once (runcmd); on a fabric group it also writes
+ * /etc/profile.d/kiln-efa.sh. The script, in order: assembles the local
+ * NVMe store (RAID 0 of the instance-store devices found by model), mounts
+ * the file systems (fstab with _netdev,nofail, retried), runs the
+ * top-level then the group's bootstrap steps, then counts GPUs and EFA
+ * devices and reports "healthy: ..." or "unhealthy: REASON" through the
+ * provider's report command (kiln:health, contract 2 of issue 14).
+ *
+ * Values a provider learns only at create (a file system's DNS name, the
+ * workspace) are written as placeholders {{kiln:KEY}}: the plan's digest
+ * is taken over the document with them, and boot_fill() puts the values in
+ * before the launch.
+ */
+#ifndef KILN_BOOTSTRAP_H
+#define KILN_BOOTSTRAP_H
+
+#include <stdbool.h>
+#include <stddef.h>
+
+#include <jansson.h>
+
+#include "catalog.h"
+#include "spec.h"
+#include "util.h"
+
+/* EC2's limit on user data, before base64. */
+#define BOOT_MAX_BYTES 16384
+/* What a placeholder may grow to when filled (a DNS name and a mount name). */
+#define BOOT_PLACEHOLDER_MAX 160
+
+/* One file system a group mounts. */
+struct boot_mount {
+	const char *store;   /* the store's name */
+	const char *path;    /* the mount point */
+	const char *fstype;  /* "lustre", "nfs4", "efs" */
+	const char *options; /* mount options, _netdev and nofail included */
+	/*
+	 * What fstab's first field is ("DNS@tcp:/NAME", "fs-1.efs.R.amazonaws.com:/",
+	 * or a placeholder); NULL when the node finds it at boot with find.
+	 */
+	const char *source;
+	/* With source NULL: a shell command printing the source, retried until it does. */
+	const char *find;
+	const char *why; /* one line, written as a comment: where the source comes from */
+	/*
+	 * Used instead when the image has the mount helper alt_helper (NULL:
+	 * none): amazon-efs-utils' mount.efs mounts EFS by id, over TLS.
+	 */
+	const char *alt_source, *alt_fstype, *alt_options, *alt_helper;
+};
+
+struct boot_input {
+	const struct spec *spec;
+	const struct spec_group *group;
+	const char *address;	   /* "aws_instance_group.trainers", for the header */
+	const char *instance_type; /* resolved */
+	const struct boot_mount *mounts;
+	size_t nmounts;
+	const char *local_mount; /* the local store's mount point on this group, or NULL */
+	const char *local_store; /* its name */
+	int gpus;		 /* GPUs the type has (catalog) */
+	int efa;		 /* EFA devices kiln attaches; 0 off the fabric */
+	bool efa_rdma;		 /* FI_EFA_USE_DEVICE_RDMA=1: the type's EFA has RDMA */
+	/*
+	 * Shell run last with the report as "$1" (contract 2): aws tags the
+	 * instance kiln:health; sim writes a file. Must not be NULL.
+	 */
+	const char *report;
+	/* The login user and its keys (s-access, issue 15): none while NULL / 0. */
+	const char *login_user;
+	const char *const *authorized_keys;
+	size_t nkeys;
+};
+
+/* The document (caller frees). Never fails: the size is boot_check_size's. */
+char *boot_document(const struct boot_input *in);
+/* "sha256:HEX" of a document (caller frees). */
+char *boot_digest(const char *doc);
+/*
+ * The size a document may reach once filled: its length plus what each
+ * placeholder may grow by. -1 with err (naming the group at FILE:LINE:COL)
+ * when that is over BOOT_MAX_BYTES.
+ */
+int boot_check_size(const struct spec *spec, const struct spec_group *g, const char *doc,
+		    struct kiln_error *err);
+/*
+ * doc with every {{kiln:KEY}} replaced by values[KEY] (a JSON object of
+ * strings); NULL with err naming the first placeholder without a value.
+ */
+char *boot_fill(const char *doc, const json_t *values, struct kiln_error *err);
+/* The placeholder text for KEY: "{{kiln:KEY}}" (caller frees). */
+char *boot_placeholder(const char *key);
+
+/* The local store assembled on g (spec_local_on), or NULL. */
+const struct spec_store *boot_local_store(const struct spec *spec, const struct spec_group *g);
+/*
+ * Whether g mounts the file system s: g's role reads or writes it (a
+ * store is mounted where the role can reach it).
+ */
+bool boot_mounts_store(const struct spec *spec, const struct spec_group *g,
+		       const struct spec_store *s);
+
+#endif
+
+/*
+ * How a cloud fills a group's document: its health report command, and
+ * each file system's source (or finder) on a group, for expand.
+ */
+struct boot_cloud {
+	const char *report;
+	/*
+	 * m->source or m->find (and m->why) for store s, as new strings the
+	 * caller frees; zoned: the store is made after the nodes.
+	 */
+	void (*source)(const struct spec *spec, const struct spec_store *s, bool zoned,
+		       char **source, char **find, char **why);
+	/*
+	 * An nfs store's mount through a helper, when the image has it
+	 * (nfs_helper, NULL: none): its source (a new string), type and options.
+	 */
+	const char *nfs_helper;
+	char *(*nfs_helper_source)(const struct spec_store *s);
+	const char *nfs_helper_fstype;
+	const char *nfs_helper_options;
+};
+
+/*
+ * The document of group g (caller frees) at address, on type t, with efa
+ * EFA devices attached (0 off the fabric), or NULL with err when it would
+ * not fit EC2's limit. *mounts (may be NULL) is a new plan note naming what
+ * the group mounts and how each source is known, NULL when nothing.
+ */
+char *boot_group_document(const struct spec *spec, const struct spec_group *g, const char *address,
+			  const struct catalog_type *t, int efa, const struct boot_cloud *cloud,
+			  bool zoned, char **mounts, struct kiln_error *err);
+/* The EFA devices a node of type t gets: one per network card on the fabric, else 0. */
+int boot_efa_devices(const struct catalog_type *t, bool efa);
+/*
+ * A node group resource r's user data: the input user_data (the digest), the
+ * document as user_data_text (which the create launches with), and the
+ * plan's note on what it mounts. -1 with err (prefix, "aws: ", and the
+ * group's FILE:LINE:COL before the message) when it would not fit.
+ */
+int boot_group_attrs(json_t *r, const char *prefix, const struct spec *spec,
+		     const struct spec_group *g, const char *address, const struct catalog_type *t,
+		     bool efa, const struct boot_cloud *cloud, bool zoned, struct kiln_error *err);
+/*
+ * The spec's boot rules, at validate time: a local store on a group whose
+ * type has no instance store, a document over EC2's limit; errors in d.
+ */
+void boot_check_spec(const struct catalog *cat, const struct spec *spec,
+		     const struct boot_cloud *cloud, bool zoned, struct diags *d);
+/* NFS 4.1 with the options AWS recommends for EFS, and lustre's, both with _netdev,nofail. */
+extern const char boot_nfs_options[];
+extern const char boot_lustre_options[];

@@ -1,0 +1,160 @@
+/*
+ * spec_boot.c - what a node does at boot, as the spec says it: the
+ * bootstrap: lists (top level and per compute group) and a group's health:
+ * section. Shape only; providers/bootstrap.c turns them into user data.
+ */
+#include "spec_load.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+static const char *const step_keys[] = {"run", "file", "content", "mode"};
+static const char *const health_keys[] = {"gpu"};
+
+static const char step_forms[] = "write a command as a string, {run: CMD}, or {file: PATH, "
+				 "content: TEXT, mode: \"0644\"}";
+
+/* mode: three or four octal digits. */
+static bool mode_ok(const char *m)
+{
+	size_t n = strlen(m), i;
+
+	if (n < 3 || n > 4)
+		return false;
+	for (i = 0; i < n; i++)
+		if (m[i] < '0' || m[i] > '7')
+			return false;
+	return true;
+}
+
+/* One {run} or {file, content, mode} mapping; false when it was reported. */
+static bool load_step_map(struct loader *ld, const struct ynode *n, const char *path,
+			  struct spec_step *st)
+{
+	bool run = ynode_get(n, "run") != NULL, file = ynode_get(n, "file") != NULL, ok;
+	char *sub;
+
+	ok = ld_check_keys(ld, n, "in a bootstrap entry", step_keys, ARRAY_SIZE(step_keys));
+	if (run == file) {
+		diag_hint(ld_err(ld, n, "%s must have either run or file", path), "%s", step_forms);
+		return false;
+	}
+	if (run) {
+		if (ynode_get(n, "content") || ynode_get(n, "mode")) {
+			diag_hint(ld_err(ld,
+					 ynode_key(n, ynode_get(n, "content") ? "content" : "mode"),
+					 "%s: content and mode go with file, not run", path),
+				  "%s", step_forms);
+			return false;
+		}
+		st->kind = STEP_RUN;
+		sub = xasprintf("%s.run", path);
+		ok &= ld_get_string(ld, n, "run", sub, true, &st->run) == GOT_OK;
+		free(sub);
+		return ok;
+	}
+	st->kind = STEP_FILE;
+	sub = xasprintf("%s.file", path);
+	if (ld_get_string(ld, n, "file", sub, true, &st->path) == GOT_OK &&
+	    (st->path[0] != '/' || strstr(st->path, "/../") || strchr(st->path, '\n'))) {
+		diag_hint(ld_err(ld, ynode_get(n, "file"), "%s: '%s' is not an absolute path", sub,
+				 st->path),
+			  "write where the file goes on the node, like /etc/profile.d/team.sh");
+		ok = false;
+	} else if (!st->path) {
+		ok = false;
+	}
+	free(sub);
+	sub = xasprintf("%s.content", path);
+	ok &= ld_get_string(ld, n, "content", sub, true, &st->content) == GOT_OK;
+	free(sub);
+	sub = xasprintf("%s.mode", path);
+	if (ld_get_string(ld, n, "mode", sub, false, &st->mode) == GOT_BAD) {
+		ok = false;
+	} else if (st->mode && !mode_ok(st->mode)) {
+		diag_hint(ld_err(ld, ynode_get(n, "mode"),
+				 "%s must be an octal file mode, got '%s'", sub, st->mode),
+			  "quote it so YAML keeps the digits: mode: \"0644\"");
+		ok = false;
+	}
+	if (!st->mode)
+		st->mode = xstrdup("0644");
+	free(sub);
+	return ok;
+}
+
+void ld_bootstrap(struct loader *ld, const struct ynode *list, const char *path,
+		  struct spec_step **out, size_t *n)
+{
+	size_t i;
+
+	*out = NULL;
+	*n = 0;
+	if (!list || ynode_is_null(list))
+		return;
+	if (list->kind != YNODE_SEQ) {
+		diag_hint(ld_err(ld, list, "%s must be a list of steps, got %s", path,
+				 ynode_describe(list)),
+			  "%s, one per list item", step_forms);
+		return;
+	}
+	*out = xcalloc(list->n + 1, sizeof(**out));
+	for (i = 0; i < list->n; i++) {
+		const struct ynode *item = list->vals[i];
+		char *ipath = xasprintf("%s[%zu]", path, i);
+		struct spec_step *st = &(*out)[*n];
+		bool ok;
+
+		memset(st, 0, sizeof(*st));
+		st->node = item;
+		if (item->kind == YNODE_SCALAR && !ynode_is_null(item)) {
+			st->kind = STEP_RUN;
+			st->run = ld_scalar(ld, item, ipath);
+			ok = st->run != NULL;
+		} else if (item->kind == YNODE_MAP) {
+			ok = load_step_map(ld, item, ipath, st);
+		} else {
+			diag_hint(ld_err(ld, item, "%s must be a command or a mapping, got %s",
+					 ipath, ynode_describe(item)),
+				  "%s", step_forms);
+			ok = false;
+		}
+		free(ipath);
+		if (ok)
+			(*n)++;
+		else
+			spec_steps_free(st, 1);
+	}
+}
+
+void ld_health(struct loader *ld, const struct ynode *g, const char *gpath, struct spec_group *grp)
+{
+	const struct ynode *h = ynode_get(g, "health");
+	char *path = xasprintf("%s.health", gpath), *sub;
+	int gpu = HEALTH_GPU_QUICK;
+
+	grp->health_gpu = HEALTH_GPU_QUICK;
+	grp->health_node = h;
+	if (!h || !ld_expect_map(ld, h, path))
+		goto out;
+	ld_check_keys(ld, h, "in a compute group's health", health_keys, ARRAY_SIZE(health_keys));
+	sub = xasprintf("%s.gpu", path);
+	if (ld_get_enum(ld, h, "gpu", sub, false, spec_health_gpu_names, 2, &gpu) == GOT_OK)
+		grp->health_gpu = (enum spec_health_gpu)gpu;
+	free(sub);
+out:
+	free(path);
+}
+
+void spec_steps_free(struct spec_step *steps, size_t n)
+{
+	size_t i;
+
+	for (i = 0; i < n; i++) {
+		free(steps[i].run);
+		free(steps[i].path);
+		free(steps[i].content);
+		free(steps[i].mode);
+		memset(&steps[i], 0, sizeof(steps[i]));
+	}
+}

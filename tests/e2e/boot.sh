@@ -1,0 +1,155 @@
+# boot.sh - the nodes' boot configuration (issue 14), end to end: every
+# example's and template's user data through the real cloud-init schema check
+# and shellcheck, and the boot script run for real in a sandbox
+# (boot_sandbox.sh) for a healthy node, a node with a GPU missing, one
+# without EFA devices, a slow file system, one NVMe device, and bootstrap
+# steps; kiln user-data's errors.
+
+# bo_docs SPEC: each compute group's document, checked by cloud-init and shellcheck.
+bo_docs() {
+	for g in $(python3 -c 'import sys, yaml; print(" ".join(yaml.safe_load(open(sys.argv[1])).get("compute") or {}))' "$1"); do
+		check "boot: $1: kiln user-data -g $g" 0 -- "$KILN" user-data -g "$g" "$1"
+		cp "$E2E_OUT" "$T/boot-doc.yaml"
+		check "boot: $1: $g: cloud-init accepts the document" 0 \
+			--out "Valid cloud-config: $T/boot-doc.yaml" -- cloud-init schema --config-file "$T/boot-doc.yaml"
+		python3 -c 'import sys, yaml
+d = yaml.safe_load(open(sys.argv[1]))
+open(sys.argv[2], "w").write([f["content"] for f in d["write_files"] if f["path"] == "/var/lib/kiln/boot.sh"][0])' \
+			"$T/boot-doc.yaml" "$T/boot-script.sh"
+		check "boot: $1: $g: shellcheck passes the boot script" 0 --out "" --err "" \
+			-- shellcheck "$T/boot-script.sh"
+	done
+}
+
+# bo_filled GROUP SPEC OUT: the document as the launch fills it (aws_launch.c).
+bo_filled() {
+	"$KILN" user-data -g "$1" "$2" | sed \
+		-e 's|{{kiln:nfs:home}}|fs-0aa11bb22cc33dd44.efs.us-east-1.amazonaws.com:/|' \
+		-e 's|{{kiln:efs:home}}|fs-0aa11bb22cc33dd44|' \
+		-e 's|{{kiln:workspace}}|default|' >"$3"
+}
+
+# bo_run NAME DOC [VAR=VALUE...]: run DOC's script in a fresh sandbox root $T/sb/NAME.
+bo_run() {
+	bo_name=$1
+	bo_doc=$2
+	shift 2
+	check "boot: sandbox $bo_name: the boot script runs" 0 \
+		-- env "$@" tests/e2e/boot_sandbox.sh "$bo_doc" "$T/sb/$bo_name/root"
+	BO_ROOT=$T/sb/$bo_name/root
+}
+
+# bo_report NAME WANT: the kiln:health tag the node put on itself, exactly.
+bo_report() {
+	printf 'aws ec2 create-tags --region us-east-1 --resources i-0123456789abcdef0 --tags [{"Key":"kiln:health","Value":"%s"}]\n' "$2" >"$T/boot-want"
+	grep '^aws ec2 create-tags' "$BO_ROOT/var/log/calls" >"$T/boot-got"
+	compare "boot: sandbox $1: the node tags itself kiln:health: $2" "$T/boot-want" "$T/boot-got"
+}
+
+boot_tests() {
+	if ! command -v cloud-init >/dev/null 2>&1 || ! command -v shellcheck >/dev/null 2>&1; then
+		fail "boot: cloud-init and shellcheck are installed (scripts/deps.sh installs them)"
+		return
+	fi
+	for spec in examples/*.yaml templates/*.yaml; do
+		bo_docs "$spec"
+	done
+
+	check "boot: kiln help user-data" 0 --out-has "Usage: kiln user-data --group NAME [SPEC] [--digest] [OPTIONS]" \
+		--out-has "Calls no cloud API." --err "" -- "$KILN" help user-data
+	check "boot: user-data needs --group" 1 --out "" \
+		--err "kiln: user-data: --group is required; name the group: kiln user-data --group NAME [SPEC]" \
+		-- "$KILN" user-data examples/llm-pretrain.yaml
+	check "boot: user-data of a group the spec has not" 1 --out "" \
+		--err "kiln: user-data: examples/llm-pretrain.yaml has no compute group 'nope'; name a group under compute: in the spec" \
+		-- "$KILN" user-data -g nope examples/llm-pretrain.yaml
+	check "boot: user-data --digest is the plan's user_data" 0 \
+		--out-has "sha256:" -- "$KILN" user-data -g trainers --digest examples/quickstart.yaml
+	"$KILN" plan --json examples/quickstart.yaml 2>/dev/null |
+		python3 -c 'import json, sys
+p = json.load(sys.stdin)
+print([r for r in p["resource_changes"] if r["address"] == "sim_node_group.trainers"][0]["change"]["after"]["user_data"])' >"$T/boot-plan-digest"
+	"$KILN" user-data -g trainers --digest examples/quickstart.yaml >"$T/boot-cmd-digest"
+	compare "boot: the digest kiln user-data prints is the one in the plan" \
+		"$T/boot-plan-digest" "$T/boot-cmd-digest"
+
+	# A secret in a bootstrap step: an audit error that never repeats the secret.
+	check "boot: audit refuses a bootstrap step holding a secret, naming the kind, not the secret" 3 \
+		--out-has "  error    KILN-BOOT-001   compute.trainers.bootstrap[0] looks like it holds a key, secret or token: user data can be read back by anyone allowed to describe the node, and is kept in the plan" \
+		--out-has "at tests/e2e/specs/boot-secret.yaml:11:9 (sim_node_group.trainers)" \
+		-- "$KILN" audit tests/e2e/specs/boot-secret.yaml
+	assert "boot: the finding does not print the secret" \
+		sh -c '! grep -q wJalrXUtnFEMI "$1"' sh "$E2E_OUT"
+	check "boot: the SARIF output carries the finding" 3 --out-has '"ruleId": "KILN-BOOT-001"' \
+		-- "$KILN" audit --format sarif tests/e2e/specs/boot-secret.yaml
+	assert "boot: ... without the secret either" sh -c '! grep -q wJalrXUtnFEMI "$1"' sh "$E2E_OUT"
+
+	# llm-pretrain's trainers: local NVMe, Lustre found at boot (a zone list), EFS, EFA.
+	bo_filled trainers examples/llm-pretrain.yaml "$T/boot-trainers.yaml"
+	bo_run healthy "$T/boot-trainers.yaml"
+	cat >"$T/boot-want" <<'EOF'
+LABEL=kiln-local /scratch ext4 defaults,noatime,nofail 0 2
+fs-0123456789abcdef0.fsx.us-east-1.amazonaws.com@tcp:/abcdefgh /fsx lustre relatime,flock,_netdev,nofail 0 0
+fs-0aa11bb22cc33dd44.efs.us-east-1.amazonaws.com:/ /home nfs4 nfsvers=4.1,rsize=1048576,wsize=1048576,hard,timeo=600,retrans=2,noresvport,_netdev,nofail 0 0
+EOF
+	compare "boot: sandbox healthy: fstab holds the three tiers" "$T/boot-want" "$BO_ROOT/etc/fstab"
+	cat >"$T/boot-want" <<'EOF'
+mdadm --create /dev/md/kiln-local --run --level=0 --raid-devices=8 /dev/nvme1n1 /dev/nvme2n1 /dev/nvme3n1 /dev/nvme4n1 /dev/nvme5n1 /dev/nvme6n1 /dev/nvme7n1 /dev/nvme8n1
+mkfs.ext4 -F -q -L kiln-local /dev/md/kiln-local
+mount /scratch
+mount /fsx
+mount /home
+EOF
+	grep -E '^(mdadm|mkfs\.ext4|mount) ' "$BO_ROOT/var/log/calls" >"$T/boot-got"
+	compare "boot: sandbox healthy: RAID 0 of the 8 instance-store devices (not the EBS root), then the mounts" \
+		"$T/boot-want" "$T/boot-got"
+	cat >"$T/boot-want" <<'EOF'
+# NCCL over EFA (kiln: this group is on the fabric).
+export FI_PROVIDER=efa
+export FI_EFA_FORK_SAFE=1
+export FI_EFA_USE_DEVICE_RDMA=1
+EOF
+	compare "boot: sandbox healthy: the EFA environment for login shells" \
+		"$T/boot-want" "$BO_ROOT/etc/profile.d/kiln-efa.sh"
+	assert "boot: sandbox healthy: the Lustre file system was looked up by its kiln tags" \
+		grep -qF "Tags[?Key=='kiln:address' && Value=='aws_fsx_lustre.scratch']" "$BO_ROOT/var/log/calls"
+	assert "boot: sandbox healthy: the log names each mount" \
+		grep -qF "kiln: mounted home (fs-0aa11bb22cc33dd44.efs.us-east-1.amazonaws.com:/) at /home" "$BO_ROOT/var/log/kiln-boot.log"
+	bo_report healthy "healthy: 8/8 GPUs, 32/32 EFA"
+
+	bo_run gpu-missing "$T/boot-trainers.yaml" SB_GPUS=7
+	bo_report gpu-missing "unhealthy: 7 of 8 GPUs (nvidia-smi lists 7; p5.48xlarge has 8)"
+	bo_run no-efa "$T/boot-trainers.yaml" SB_EFA=0
+	bo_report no-efa "unhealthy: 0 of 32 EFA devices (fi_info lists 0; kiln attached 32 to p5.48xlarge)"
+	bo_run slow-fs "$T/boot-trainers.yaml" SB_MOUNT_FAILS=2
+	assert "boot: sandbox slow-fs: /home was mounted on the third try" \
+		test "$(grep -c '^mount /home$' "$BO_ROOT/var/log/calls")" = 3
+	bo_report slow-fs "healthy: 8/8 GPUs, 32/32 EFA"
+	bo_run one-nvme "$T/boot-trainers.yaml" SB_NVME=1
+	assert "boot: sandbox one-nvme: one device is no RAID" \
+		sh -c "! grep -q '^mdadm' '$BO_ROOT/var/log/calls' && grep -qx 'mkfs.ext4 -F -q -L kiln-local /dev/nvme1n1' '$BO_ROOT/var/log/calls'"
+
+	# The login group: no GPUs, no EFA, no local store; home only.
+	bo_filled login examples/llm-pretrain.yaml "$T/boot-login.yaml"
+	bo_run login "$T/boot-login.yaml"
+	bo_report login "healthy: booted"
+	assert "boot: sandbox login: no EFA environment off the fabric" \
+		test ! -e "$BO_ROOT/etc/profile.d/kiln-efa.sh"
+	bo_run efs-utils "$T/boot-login.yaml" SB_EFS_UTILS=1
+	printf 'fs-0aa11bb22cc33dd44:/ /home efs tls,_netdev,nofail 0 0\n' >"$T/boot-want"
+	compare "boot: sandbox efs-utils: with amazon-efs-utils on the image, EFS is mounted by id over TLS" \
+		"$T/boot-want" "$BO_ROOT/etc/fstab"
+
+	# Bootstrap steps, top level first, in order; a failing step stops the rest.
+	"$KILN" user-data -g trainers tests/e2e/specs/boot-steps.yaml >"$T/boot-steps.yaml"
+	bo_run steps "$T/boot-steps.yaml"
+	printf 'top\ngroup 1\n' >"$T/boot-want"
+	compare "boot: sandbox steps: the steps ran in order" "$T/boot-want" "$BO_ROOT/tmp/order"
+	printf 'unhealthy: bootstrap step 4 (compute.trainers.bootstrap[2]) failed; the steps after it did not run\n' >"$T/boot-want"
+	compare "boot: sandbox steps: the failed step is the report (sim writes it to a file)" \
+		"$T/boot-want" "$BO_ROOT/var/lib/kiln/health"
+	assert "boot: sandbox steps: a file step is written with its mode" \
+		test "$(stat -c %a "$BO_ROOT/etc/team/env.sh")" = 640
+	assert "boot: sandbox steps: the step after the failed one did not run" \
+		test ! -e "$BO_ROOT/tmp/after"
+}
