@@ -393,6 +393,7 @@ static int launch_beside(struct prov_ctx *ctx, const char *id, json_t *live, lon
 		l.public = json_is_true(json_object_get(la, "public"));
 		l.gang = json_is_true(json_object_get(la, "gang"));
 		l.spot = strcmp(json_string_value(json_object_get(la, "market")), "spot") == 0;
+		l.user_data_digest = json_string_value(json_object_get(la, "user_data"));
 		l.zones = xstrdup(json_string_value(json_object_get(tags, TAG_ZONES))
 				      ? json_string_value(json_object_get(tags, TAG_ZONES))
 				      : "");

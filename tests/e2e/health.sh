@@ -273,6 +273,9 @@ he_aws_reports() {
 	assert "health: the others are untouched" \
 		sh -c 'env "$1" $2 $3 show "$4" | grep -q "^running " && env "$1" $2 $3 show "$5" | grep -q "^running "' sh "$he_ep" "$he_admin" "$he_node" "$good" "$late"
 	# shellcheck disable=SC2086
+	assert "health: the new node boots with the group's user data and carries its kiln:user-data tag" \
+		env "$he_ep" $he_admin "$AWS_PY" "$E2E_ROOT/tests/e2e/aws_inspect.py" expect e2e default user-data=trainers:efa
+	# shellcheck disable=SC2086
 	env "$he_ep" $he_admin "$KILN" state pull >.state.json 2>/dev/null
 	# shellcheck disable=SC2086
 	assert "health: boto3 finds the repaired group recorded as it is (health as of the commit)" \
