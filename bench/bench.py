@@ -19,6 +19,17 @@
   plan in 20; bench/README.md says, call by call, why these
   APIs need more (46 and 24).
 
+- ready: "time to ready" of examples/llm-pretrain.yaml and the templates,
+  each on sim under KILN_SIM_PROFILE=aws (every type takes the create, ready
+  and delete durations of its AWS counterpart, kiln-sim(7)) compressed by
+  KILN_SIM_TIME_SCALE: the apply's wall time against the longest chain of
+  those durations through the DAG as the plan's edges have it (a dependant
+  that needs only created starts when its dependency's create call
+  answered), the bound no schedule can beat; and the same chain with every
+  edge treated as ready, which is what an executor that waits for each
+  dependency to be ready (Terraform's) cannot beat. Target (issue 18):
+  apply within 1.1x of the chain.
+
 Figures only: timings belong here, not in tests.
 """
 import collections
@@ -253,6 +264,98 @@ def bench_state(tmp):
         print(f"  {name:<20} wall {best[0] * 1000:.1f} ms, cpu {best[1] * 1000:.1f} ms")
 
 
+READY_SCALE = 0.01
+READY_SPECS = ("examples/llm-pretrain", "templates/finetune", "templates/inference",
+               "templates/llm-pretrain", "templates/sim-demo")
+
+
+def sim_spec(path):
+    """An aws spec as the same cluster on sim: the provider, its region and zones."""
+    with open(path) as f:
+        text = f.read()
+    text = re.sub(r"\bname: aws\b", "name: sim", text)
+    text = re.sub(r"us-east-1([a-f])", r"sim-1\1", text)
+    return text.replace("region: us-east-1", "region: sim-1")
+
+
+def chains(plan, sim_dir):
+    """(longest chain, the same with every edge ready), in seconds: the durations the
+    sim gave each resource (its documents' call_ms and ready_at_ms - created_ms) through
+    the plan's edges (kiln.deps and kiln.after; kiln.created_only: created is enough)."""
+    took = {}
+    for name in os.listdir(os.path.join(sim_dir, "r")):
+        with open(os.path.join(sim_dir, "r", name)) as f:
+            doc = json.load(f)
+        sim = doc.get("sim", {})
+        addr = doc.get("tags", {}).get("kiln:address")
+        took[addr] = (sim.get("call_ms", 0) / 1000.0,
+                      (sim.get("ready_at_ms", 0) - sim.get("created_ms", 0)) / 1000.0)
+    edges = {}
+    for rc in plan["resource_changes"]:
+        k = rc["kiln"]
+        created = set(k.get("created_only", []))
+        edges[rc["address"]] = [(d, d in created) for d in k.get("deps", []) + k.get("after", [])
+                                if d != rc["address"]]
+
+    def longest(ready_only):
+        memo = {}
+
+        def done(a):  # (created at, ready at) of a, from the start of the apply
+            if a not in memo:
+                start = 0.0
+                for d, early in edges.get(a, []):
+                    if d in edges:
+                        c, r = done(d)
+                        start = max(start, c if early and not ready_only else r)
+                call, ready = took.get(a, (0.0, 0.0))
+                memo[a] = (start + call, start + call + ready)
+            return memo[a]
+
+        return max((done(a)[1] for a in edges), default=0.0)
+
+    return longest(False), longest(True)
+
+
+def bench_ready(tmp):
+    root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+    print(f"\ntime to ready: sim with KILN_SIM_PROFILE=aws, KILN_SIM_TIME_SCALE={READY_SCALE}"
+          " (seconds at that scale; 'real' is the chain at scale 1)")
+    print("  chain = longest path of the profile's durations through the DAG, created edges"
+          " as created;")
+    print("  ready-everywhere = the same with every edge waiting for ready (a Terraform-style"
+          " executor's bound)")
+    print("  at scale 1: the apply's own time (wall - chain: start, refresh, plan, commit, poll"
+          " lag) added to the real chain")
+    print(f"  {'spec':<24} {'res':>4} {'apply s':>8} {'exec s':>7} {'chain s':>8} "
+          f"{'apply/chain':>11} {'ready-everywhere s':>18} {'real chain':>10} {'real saved':>10} "
+          f"{'at scale 1':>10}")
+    for spec in READY_SPECS:
+        work = os.path.join(tmp, "ready-" + spec.replace("/", "-"))
+        os.makedirs(work)
+        with open(os.path.join(work, "kiln.yaml"), "w") as f:
+            f.write(sim_spec(os.path.join(root, spec + ".yaml")))
+        env = dict(os.environ, KILN_SIM_PROFILE="aws", KILN_SIM_TIME_SCALE=str(READY_SCALE),
+                   KILN_HEALTH_TIMEOUT="0")
+        plan = json.loads(run([KILN, "plan", "--json"], cwd=work, env=env)[3].stdout)
+        wall, _, _, p = run([KILN, "apply", "--auto-approve", "--json"], cwd=work, env=env)
+        if p.returncode != 0:
+            print(f"  {spec:<24} apply failed (exit {p.returncode}): "
+                  f"{p.stderr.decode().strip().splitlines()[-1:]}")
+            continue
+        chain, ready_all = chains(plan, os.path.join(work, ".kiln", "sim"))
+        span = exec_span(p.stdout.decode())
+        print(f"  {spec:<24} {len(plan['resource_changes']):>4} {wall:>8.2f} {span:>7.2f} "
+              f"{chain:>8.2f} {wall / chain if chain else 0:>10.2f}x {ready_all:>18.2f} "
+              f"{chain / READY_SCALE / 60:>9.1f}m {(ready_all - chain) / READY_SCALE / 60:>9.1f}m "
+              f"{(chain / READY_SCALE + wall - chain) / (chain / READY_SCALE) if chain else 0:>9.3f}x")
+
+
+def moto_reset(port):
+    import urllib.request
+    req = urllib.request.Request(f"http://127.0.0.1:{port}/_kiln/reset", method="POST", data=b"")
+    urllib.request.urlopen(req).read()
+
+
 def moto_calls(port, reset=False):
     import urllib.request
     url = f"http://127.0.0.1:{port}/_kiln/calls" + ("/reset" if reset else "")
@@ -280,8 +383,18 @@ def bench_aws(tmp):
             f.write(spec)
         env = dict(os.environ, AWS_ENDPOINT_URL=f"http://127.0.0.1:{port}",
                    AWS_ACCESS_KEY_ID="AKIAKILNBENCH0000000", AWS_SECRET_ACCESS_KEY="bench",
-                   AWS_REGION="us-east-1")
+                   AWS_REGION="us-east-1", KILN_HEALTH_TIMEOUT="0")
         var = ["--var", "image=ami-1e749f67"]
+        # The yardstick (issue 18): the fewest-call boto3 sequence making the same
+        # resources, on a server warmed up by one such run, as kiln's apply is next.
+        yard = os.path.join(root, "bench", "boto3_first_apply.py")
+        endpoint = f"http://127.0.0.1:{port}"
+        boto = None
+        for _ in range(2):
+            moto_reset(port)
+            p = subprocess.run([sys.executable, yard, endpoint], capture_output=True, text=True)
+            boto = json.loads(p.stdout) if p.returncode == 0 else None
+        moto_reset(port)
         print("\naws: examples/llm-pretrain.yaml (count 2) against moto on loopback")
         print(f"  {'step':<18} {'calls':>6} {'target':>7} {'wall s':>8}  by service")
         actions = []
@@ -298,6 +411,14 @@ def bench_aws(tmp):
             print(f"  {step:<18} {calls.get('total', 0):>6} {target or '-':>7} {wall:>8.2f}  "
                   f"{services}{'' if p.returncode == 0 else f'  (exit {p.returncode})'}")
             actions.append((step, calls.get("by_action", {})))
+            if step == "apply (first)":
+                first_wall = wall
+        if boto:
+            print(f"  fewest-call boto3 sequence (bench/boto3_first_apply.py): {boto['calls']} calls,"
+                  f" {boto['wall']:.2f} s; kiln's first apply {first_wall / boto['wall']:.2f}x"
+                  " of it (target 1.5x)")
+        else:
+            print("  fewest-call boto3 sequence: failed (bench/boto3_first_apply.py)")
         # What each call was: the floor bench/README.md explains.
         for step, by_action in actions:
             print(f"  {step}, by action:")
@@ -319,13 +440,15 @@ def main():
     tmp = tempfile.mkdtemp(prefix="kiln-bench.")
     try:
         print(f"kiln benchmarks: {KILN}")
-        which = os.environ.get("KILN_BENCH", "validate,state,engine,aws").split(",")
+        which = os.environ.get("KILN_BENCH", "validate,state,engine,ready,aws").split(",")
         if "validate" in which:
             bench_validate(tmp)
         if "state" in which:
             bench_state(tmp)
         if "engine" in which:
             bench_engine(tmp)
+        if "ready" in which:
+            bench_ready(tmp)
         if "aws" in which:
             bench_aws(tmp)
     finally:

@@ -15,7 +15,17 @@
  *   "deps" are what the resource uses: it is made after them, replaced
  *   with them, and a retained store keeps them. "after" only orders the
  *   creates and updates: made after those, using none of them (aws makes
- *   zone-bound storage after the nodes, in the zone they landed in).
+ *   zone-bound storage after the nodes' launch, in the zone they landed in).
+ *   The engine adds "created_only": [addr...], the deps and afters this
+ *   resource needs only created (the provider's needs table); it needs
+ *   every other one ready.
+ *
+ * Created and ready: a resource is created when its create (or update)
+ * call has answered: its id, ARN and every attribute the call returned are
+ * known and recorded. It is ready when its wait is done as well (status
+ * "ready"). A dependant starts once each dependency holds what it needs:
+ * ready unless the provider's needs table says created will do (an IAM
+ * policy naming a file system's ARN), so the waits of both run at once.
  *   live (from list, read, create, update, wait):
  *     {"type": T, "id": ID, "address": "T.N" | null, "status": S,
  *      "attrs": {...}, "tags": {"kiln:cluster": .., "kiln:workspace": ..,
@@ -185,6 +195,19 @@ struct prov_type {
 			     size_t n, json_t **out, struct kiln_error *err);
 };
 
+/*
+ * A dependant of type `type` that needs a dependency of type `dep_type`
+ * only created, not ready: `uses` names what it takes of it (the attributes
+ * the create call answered) and why that is enough, for kiln-plan-json(5),
+ * `kiln graph` and the man pages. A pair not listed needs the dependency
+ * ready, the safe default.
+ */
+struct prov_need {
+	const char *type;
+	const char *dep_type;
+	const char *uses;
+};
+
 /* The API operations a type's verb needs, for iam-policy and the plan's IAM delta. */
 enum prov_verb {
 	VERB_LIST,
@@ -312,6 +335,11 @@ struct provider {
 	 * not flag them.
 	 */
 	const char *const *unscopable_actions;
+	/*
+	 * The pairs of types whose edge needs only created (struct prov_need),
+	 * ended by an entry whose type is NULL; NULL: every edge needs ready.
+	 */
+	const struct prov_need *needs;
 };
 
 /*
@@ -349,6 +377,9 @@ char *provider_names_join(const char *prefix, const char *sep, const char *last)
 const struct prov_type *provider_type(const struct provider *p, const char *type);
 const struct prov_attr *prov_type_attr(const struct prov_type *t, const char *name);
 const char *prov_policy_name(enum prov_policy p);
+/* The entry of p's needs table for (type, dep_type), or NULL: it needs the dependency ready. */
+const struct prov_need *prov_need_created(const struct provider *p, const char *type,
+					  const char *dep_type);
 /*
  * Sort a JSON array in place; cmp gets (json_t *const *) pointers. For the
  * engine and the providers alike (live resources, listings, rules).

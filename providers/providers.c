@@ -85,6 +85,17 @@ const struct prov_attr *prov_type_attr(const struct prov_type *t, const char *na
 	return NULL;
 }
 
+const struct prov_need *prov_need_created(const struct provider *p, const char *type,
+					  const char *dep_type)
+{
+	const struct prov_need *n;
+
+	for (n = p ? p->needs : NULL; n && n->type && type && dep_type; n++)
+		if (strcmp(n->type, type) == 0 && strcmp(n->dep_type, dep_type) == 0)
+			return n;
+	return NULL;
+}
+
 const char *prov_policy_name(enum prov_policy p)
 {
 	switch (p) {

@@ -39,7 +39,12 @@ struct op {
 	size_t rank; /* operations on the longest path from this one to the end, itself included */
 	double started;
 	enum prov_wait_for wait_for;
-	int wait_errors; /* polls in a row that failed transiently */
+	int wait_errors;  /* polls in a row that failed transiently */
+	double waited;	  /* when its wait began (monotonic seconds) */
+	double next_poll; /* when its wait is next due a poll */
+	long interval_ms; /* the gap before that poll: doubles to the cap */
+	int polls;	  /* polls its wait took */
+	bool released;	  /* its create or update answered: what needs it only created went on */
 };
 
 /* A wait poll that keeps failing after its own retries fails the operations it covers. */
@@ -70,8 +75,11 @@ struct exec {
 	 */
 	size_t *ready;
 	size_t nready, rcap;
-	size_t terminal; /* ops done, failed or skipped */
-	bool wait_kick;	 /* an operation started waiting to be gone: poll at once */
+	size_t terminal;    /* ops done, failed or skipped */
+	bool wait_kick;	    /* an operation started waiting to be gone: poll at once */
+	bool wait_new;	    /* an operation started waiting to be ready: see when it is due */
+	long poll_first_ms; /* the first poll of a wait, this long after its call */
+	long poll_cap_ms;   /* the longest gap between two polls (KILN_POLL_MS) */
 	size_t running;
 	size_t waiting;
 	bool stopping; /* interrupted: dispatch nothing more */
@@ -314,12 +322,34 @@ static void check_landed(struct exec *x, struct op *op)
 	json_decref(changed);
 }
 
+/*
+ * With the mutex held: one fewer blocker for each operation waiting for op,
+ * those that need it only created (created true: its call answered) or the
+ * rest (false: it is done), pushing those now free to start.
+ */
+static void release_users(struct exec *x, struct op *op, bool created)
+{
+	size_t i, nnext, me = (size_t)(op - x->ops);
+	const size_t *next = op_next(x, op, &nnext);
+
+	for (i = 0; i < nnext; i++) {
+		struct op *n = &x->ops[next[i]];
+		bool early = graph_edge_kind(x->order, next[i], me) == GRAPH_EDGE_CREATED;
+
+		if (created && !early)
+			continue;
+		if (!created && early && op->released)
+			continue; /* let go when its call answered */
+		if (n->state == OPS_BLOCKED && --n->blockers == 0)
+			push_ready(x, next[i]);
+	}
+	if (created)
+		op->released = true;
+}
+
 /* With the mutex held: op finished (ok or not); release or skip what waits for it. */
 static void finish(struct exec *x, struct op *op, bool ok, const char *error)
 {
-	const size_t *next;
-	size_t i, nnext;
-
 	op->state = ok ? OPS_DONE : OPS_FAILED;
 	x->terminal++;
 	if (ok) {
@@ -352,12 +382,7 @@ static void finish(struct exec *x, struct op *op, bool ok, const char *error)
 			break;
 		}
 		emit(x, op, APPLY_DONE, NULL);
-		next = op_next(x, op, &nnext);
-		for (i = 0; i < nnext; i++) {
-			struct op *n = &x->ops[next[i]];
-			if (n->state == OPS_BLOCKED && --n->blockers == 0)
-				push_ready(x, next[i]);
-		}
+		release_users(x, op, false);
 	} else {
 		char *why = xasprintf("%s failed", op->addr);
 
@@ -491,6 +516,29 @@ static bool live_pending(const json_t *live)
 	return s && strcmp(s, "ready") != 0;
 }
 
+/*
+ * With the mutex held: op starts waiting (to be ready, or gone). Its first
+ * poll comes soon after the call (most of what a cloud makes is ready
+ * within a second or two, and a delete is confirmed at once), the gap then
+ * doubles up to the cap (KILN_POLL_MS).
+ */
+static void start_wait(struct exec *x, struct op *op, enum prov_wait_for what)
+{
+	op->state = OPS_WAITING;
+	op->wait_for = what;
+	op->waited = now_s();
+	op->polls = 0;
+	op->interval_ms = what == WAIT_GONE ? 0 : x->poll_first_ms;
+	op->next_poll = op->waited + (double)op->interval_ms / 1000.0;
+	x->waiting++;
+	/* A delete is confirmed now; a new wait may be due before the waiter's next poll. */
+	if (what == WAIT_GONE)
+		x->wait_kick = true;
+	else
+		x->wait_new = true;
+	emit(x, op, APPLY_PENDING, what == WAIT_GONE ? "gone" : "ready");
+}
+
 static void complete_call(struct exec *x, struct op *op, int rc, json_t *live,
 			  const struct kiln_error *err)
 {
@@ -507,21 +555,19 @@ static void complete_call(struct exec *x, struct op *op, int rc, json_t *live,
 	if (op->kind == PLAN_OP_CREATE || op->kind == PLAN_OP_UPDATE || op->kind == PLAN_OP_ADOPT) {
 		record_live(x, op, live);
 		if (op->kind != PLAN_OP_ADOPT && live_pending(live)) {
-			op->state = OPS_WAITING;
-			op->wait_for = WAIT_READY;
-			x->waiting++;
-			emit(x, op, APPLY_PENDING, "ready");
+			start_wait(x, op, WAIT_READY);
+			/* Created: what needs no more of it starts now, during its wait. */
+			release_users(x, op, true);
 			pthread_cond_broadcast(&x->cond);
 			return;
 		}
 	} else if (deleting) {
-		/* Gone or going: wait until it is gone, so what it used can go next. */
-		op->state = OPS_WAITING;
-		op->wait_for = WAIT_GONE;
-		x->waiting++;
-		/* Most deletes are done when the call returns: confirm it now, not a poll later. */
-		x->wait_kick = true;
-		emit(x, op, APPLY_PENDING, "gone");
+		/*
+		 * Gone or going: wait until it is gone, so what it used can go
+		 * next. Most deletes are done when the call returns: start_wait
+		 * confirms it now, not a poll later.
+		 */
+		start_wait(x, op, WAIT_GONE);
 		pthread_cond_broadcast(&x->cond);
 		return;
 	} else if (op->kind == PLAN_OP_RELEASE) {
@@ -600,17 +646,85 @@ static void *worker(void *arg)
 	return NULL;
 }
 
-static long poll_ms(struct exec *x)
+/*
+ * The polling schedule: a wait's first poll comes poll_first_ms after its
+ * call (KILN_POLL_FIRST_MS: default an eighth of the cap, at least 10 ms),
+ * each next one twice as long after, up to KILN_POLL_MS.
+ */
+static void poll_schedule(struct exec *x)
 {
-	return env_long("KILN_POLL_MS", x->e->prov->simulated ? 25 : 2000, 600000);
+	long cap = env_long("KILN_POLL_MS", x->e->prov->simulated ? 25 : 2000, 600000);
+	long first = cap / 8 > 10 ? cap / 8 : 10;
+
+	x->poll_cap_ms = cap;
+	x->poll_first_ms = env_long("KILN_POLL_FIRST_MS", first < cap ? first : cap, 600000);
+	if (x->poll_first_ms > cap)
+		x->poll_first_ms = cap;
 }
 
-/* One batched wait per type and direction over every waiting operation. */
+/* With the mutex held: op stays pending after a poll; it is next due a longer gap later. */
+static void back_off(struct exec *x, struct op *op, bool throttled)
+{
+	long next = op->interval_ms ? op->interval_ms * 2 : x->poll_first_ms;
+
+	/* A throttled or failing poll waits the longest gap: the API asked for less. */
+	op->interval_ms = throttled || next > x->poll_cap_ms ? x->poll_cap_ms : next;
+	op->next_poll = now_s() + (double)op->interval_ms / 1000.0;
+}
+
+/* With the mutex held: the wait is over; say in the debug trace how long it took. */
+static void wait_over(struct exec *x, struct op *op)
+{
+	x->waiting--;
+	log_debug("%s: %s after %d poll%s in %.1fs", op->addr,
+		  op->wait_for == WAIT_GONE ? "gone" : "ready", op->polls,
+		  op->polls == 1 ? "" : "s", now_s() - op->waited);
+}
+
+/*
+ * With the mutex held: which types and directions have a waiting op due a
+ * poll, due[2 * type index + direction] (one pass over the ops).
+ */
+static bool *due_polls(struct exec *x, double now)
+{
+	bool *due = xcalloc(2 * x->e->prov->ntypes + 1, sizeof(*due));
+	size_t i;
+
+	for (i = 0; i < x->n; i++) {
+		struct op *op = &x->ops[i];
+
+		if (op->state == OPS_WAITING && op->next_poll <= now)
+			due[2 * (size_t)(op->t - x->e->prov->types) + (size_t)op->wait_for] = true;
+	}
+	return due;
+}
+
+/* With the mutex held: the earliest time a waiting op is due a poll, or 0 with none. */
+static double next_due(struct exec *x)
+{
+	double at = 0;
+	size_t i;
+
+	for (i = 0; i < x->n; i++)
+		if (x->ops[i].state == OPS_WAITING && (at == 0 || x->ops[i].next_poll < at))
+			at = x->ops[i].next_poll;
+	return at;
+}
+
+/*
+ * One batched wait per type and direction that has an operation due a
+ * poll, over every operation of that type and direction waiting (due or
+ * not: the call costs the same).
+ */
 static void poll_waiting(struct exec *x)
 {
 	size_t ti, i, n;
+	bool *due;
 	int dir;
 
+	pthread_mutex_lock(&x->mu);
+	due = due_polls(x, now_s());
+	pthread_mutex_unlock(&x->mu);
 	for (ti = 0; ti < x->e->prov->ntypes; ti++) {
 		const struct prov_type *t = &x->e->prov->types[ti];
 
@@ -620,6 +734,8 @@ static void poll_waiting(struct exec *x)
 			struct kiln_error err = {0};
 			int rc;
 
+			if (!due[2 * ti + (size_t)dir])
+				continue;
 			pthread_mutex_lock(&x->mu);
 			w = xcalloc(x->waiting + 1, sizeof(*w));
 			which = xcalloc(x->waiting + 1, sizeof(*which));
@@ -645,18 +761,25 @@ static void poll_waiting(struct exec *x)
 
 				if (op->state != OPS_WAITING)
 					continue;
-				if (rc == PROV_RETRY && ++op->wait_errors < WAIT_ERRORS_MAX)
-					continue; /* the poll failed, not the operation: poll again
-						   */
+				op->polls++;
+				if (rc == PROV_RETRY && ++op->wait_errors < WAIT_ERRORS_MAX) {
+					/* the poll failed (throttled), not the operation: later */
+					log_debug("%s: poll %d failed (%s); next in %lds", op->addr,
+						  op->polls, err.msg, x->poll_cap_ms / 1000);
+					back_off(x, op, true);
+					continue;
+				}
 				if (rc != PROV_OK) {
-					x->waiting--;
+					wait_over(x, op);
 					finish(x, op, false, err.msg);
 					continue;
 				}
 				op->wait_errors = 0;
-				if (w[i].state == WAIT_PENDING)
+				if (w[i].state == WAIT_PENDING) {
+					back_off(x, op, false);
 					continue;
-				x->waiting--;
+				}
+				wait_over(x, op);
 				if (w[i].state == WAIT_FAILED) {
 					finish(x, op, false, w[i].err.msg);
 				} else {
@@ -674,12 +797,12 @@ static void poll_waiting(struct exec *x)
 			free(which);
 		}
 	}
+	free(due);
 }
 
 static void *waiter(void *arg)
 {
 	struct exec *x = arg;
-	long ms = poll_ms(x);
 	bool done;
 
 	for (;;) {
@@ -704,6 +827,11 @@ static void *waiter(void *arg)
 		done = all_settled(x);
 		if (!done) {
 			struct timespec until;
+			double due = next_due(x), now = now_s();
+			/* Until the next poll is due; none waiting: a cap's gap, or a wake. */
+			long ms = due == 0     ? x->poll_cap_ms
+				  : due <= now ? 0
+					       : (long)((due - now) * 1000.0) + 1;
 
 			clock_gettime(CLOCK_REALTIME, &until);
 			until.tv_sec += ms / 1000;
@@ -712,11 +840,17 @@ static void *waiter(void *arg)
 				until.tv_sec++;
 				until.tv_nsec -= 1000000000L;
 			}
-			while (!x->wait_kick && !all_settled(x) &&
+			while (!x->wait_kick && !x->wait_new && !all_settled(x) &&
 			       pthread_cond_timedwait(&x->cond, &x->mu, &until) != ETIMEDOUT)
 				;
 			x->wait_kick = false;
 			done = all_settled(x);
+			if (!done && x->wait_new) {
+				/* Look again at when the next poll is due, before polling. */
+				x->wait_new = false;
+				pthread_mutex_unlock(&x->mu);
+				continue;
+			}
 		}
 		pthread_mutex_unlock(&x->mu);
 		if (done)
@@ -813,6 +947,7 @@ int apply_run(const struct apply_options *o, struct apply_result *res)
 	pthread_cond_init(&x.cond, NULL);
 	pthread_cond_init(&x.work, NULL);
 	uuid_v4(x.run_id);
+	poll_schedule(&x);
 	if (x.e->prov->calls)
 		x.calls0 = x.e->prov->calls(x.e->ctx);
 	if (build(&x, &err) != 0) {

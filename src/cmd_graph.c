@@ -18,8 +18,9 @@ const struct cmd_info cmd_graph_info = {
     .summary = "print the resource dependency graph (Graphviz DOT)",
     .description = "Expand the spec into resources and print their dependency graph in\n"
 		   "Graphviz DOT: one node per address, an edge from each resource to what it\n"
-		   "needs. Render it with `kiln graph | dot -Tsvg > graph.svg`. Reads no state\n"
-		   "and calls no cloud API.",
+		   "needs; a dashed edge labelled \"created\" needs it only created (its create\n"
+		   "call answered), a plain one needs it ready. Render it with\n"
+		   "`kiln graph | dot -Tsvg > graph.svg`. Reads no state and calls no cloud API.",
     .options = options,
     .noptions = sizeof(options) / sizeof(options[0]),
     .see_also = "kiln-graph(1), kiln-plan(1)",

@@ -622,6 +622,9 @@ static json_t *emit_change(const struct differ *df, const struct entry *en)
 	/* Creation order only (provider.h); not recorded, as nothing uses it. */
 	if (en->d && json_object_get(en->d, "after"))
 		json_object_set(kn, "after", json_object_get(en->d, "after"));
+	/* Of those, what it needs only created (provider.h): it starts when their call answers. */
+	if (en->d && json_object_get(en->d, "created_only"))
+		json_object_set(kn, "created_only", json_object_get(en->d, "created_only"));
 	if (act == ACT_UPDATE || act == ACT_REPLACE)
 		json_object_set_new(kn, "attributes",
 				    attribute_rows(en, en->changed, before_attrs, after_attrs));

@@ -92,6 +92,7 @@ int engine_open(struct engine **out, const char *spec_path, const struct spec_op
 	e->scope.user_tags = e->user_tags;
 	if (e->prov->expand(e->ctx, e->spec, &e->desired, err) != 0)
 		goto out;
+	engine_mark_created(e->prov, e->desired);
 	rc = 0;
 out:
 	free(text);
@@ -364,6 +365,57 @@ int engine_refresh(struct engine *e, const json_t *recorded, bool share, json_t 
 	return 0;
 }
 
+/* The type of the resource at address in desired, else the address's TYPE part. */
+static char *type_at(const json_t *desired, const char *address)
+{
+	const char *t =
+	    json_string_value(json_object_get(json_object_get(desired, address), "type"));
+	const char *dot = strchr(address, '.');
+
+	if (t)
+		return xstrdup(t);
+	return dot ? xstrndup(address, (size_t)(dot - address)) : xstrdup(address);
+}
+
+void engine_mark_created(const struct provider *prov, json_t *desired)
+{
+	static const char *const keys[] = {"deps", "after"};
+	const char *addr;
+	json_t *r, *dep;
+	size_t i, k;
+
+	json_object_foreach(desired, addr, r)
+	{
+		const char *type = json_string_value(json_object_get(r, "type"));
+		json_t *created = json_array();
+
+		for (k = 0; k < 2; k++)
+			json_array_foreach(json_object_get(r, keys[k]), i, dep)
+			{
+				char *dt = type_at(desired, json_string_value(dep));
+
+				if (prov_need_created(prov, type, dt))
+					json_array_append(created, dep);
+				free(dt);
+			}
+		if (json_array_size(created))
+			json_object_set(r, "created_only", created);
+		else
+			json_object_del(r, "created_only");
+		json_decref(created);
+	}
+}
+
+static bool is_created(const json_t *r, const char *dep)
+{
+	const json_t *a;
+	size_t i;
+
+	json_array_foreach(json_object_get(r, "created_only"), i,
+			   a) if (strcmp(json_string_value(a), dep) == 0) return true;
+	return false;
+}
+
 struct graph *engine_graph(const json_t *resources, struct kiln_error *err)
 {
 	struct graph *g = graph_new();
@@ -382,6 +434,11 @@ struct graph *engine_graph(const json_t *resources, struct kiln_error *err)
 			/* A dependency outside the map is already in place (or gone): no edge. */
 			if (!d || graph_find(g, d) == (size_t)-1)
 				continue;
+			if (is_created(r, d)) {
+				graph_link_kind(g, graph_find(g, addr), graph_find(g, d),
+						GRAPH_EDGE_CREATED);
+				continue;
+			}
 			if (graph_depend(g, addr, d, err) != 0) {
 				graph_free(g);
 				return NULL;

@@ -72,6 +72,12 @@ int engine_refresh(struct engine *e, const json_t *recorded, bool share, json_t 
  * depend on each other in a cycle.
  */
 struct graph *engine_graph(const json_t *resources, struct kiln_error *err);
+/*
+ * Each desired resource's "created_only": the addresses of its deps and afters
+ * that the provider's needs table says it needs only created (provider.h);
+ * none: no "created_only" key.
+ */
+void engine_mark_created(const struct provider *prov, json_t *desired);
 
 /*
  * Retries for PROV_RETRY: up to KILN_RETRY_MAX attempts in all (default 8),

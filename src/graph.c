@@ -12,7 +12,9 @@
 
 struct node {
 	char *address;
-	size_t *deps; /* indexes of what this node depends on, in the order linked */
+	size_t *deps;	      /* indexes of what this node depends on, in the order linked */
+	unsigned char *kinds; /* enum graph_edge of each of deps, NULL while all are ready */
+	size_t capkinds;
 	size_t ndeps;
 	size_t capdeps;
 	size_t *users; /* indexes of what depends on this node, in the order linked */
@@ -76,6 +78,7 @@ void graph_free(struct graph *g)
 	for (i = 0; i < g->n; i++) {
 		free(g->nodes[i].address);
 		free(g->nodes[i].deps);
+		free(g->nodes[i].kinds);
 		free(g->nodes[i].users);
 	}
 	free(g->nodes);
@@ -122,7 +125,7 @@ const char *graph_address(const struct graph *g, size_t index)
 	return g->nodes[index].address;
 }
 
-void graph_link(struct graph *g, size_t node, size_t dependency)
+void graph_link_kind(struct graph *g, size_t node, size_t dependency, enum graph_edge kind)
 {
 	struct node *nd = &g->nodes[node], *dep = &g->nodes[dependency];
 	size_t i;
@@ -130,9 +133,39 @@ void graph_link(struct graph *g, size_t node, size_t dependency)
 	/* A node depends on few, while many may depend on one: look on the short side. */
 	for (i = 0; i < nd->ndeps; i++)
 		if (nd->deps[i] == dependency)
-			return;
-	*ARRAY_PUSH(nd->deps, nd->ndeps, nd->capdeps) = dependency;
-	*ARRAY_PUSH(dep->users, dep->nusers, dep->capusers) = node;
+			break;
+	if (i == nd->ndeps) {
+		*ARRAY_PUSH(nd->deps, nd->ndeps, nd->capdeps) = dependency;
+		*ARRAY_PUSH(dep->users, dep->nusers, dep->capusers) = node;
+	} else if (kind == GRAPH_EDGE_CREATED || !nd->kinds) {
+		return; /* linked before, and ready wins: nothing changes */
+	}
+	if (kind == GRAPH_EDGE_READY && !nd->kinds)
+		return;
+	/* kinds grows with deps, zeroed: every edge linked before it was made is ready. */
+	{
+		size_t old = nd->capkinds;
+
+		grow_array((void **)&nd->kinds, &nd->capkinds, nd->ndeps, 1);
+		memset(nd->kinds + old, 0, nd->capkinds - old);
+	}
+	nd->kinds[i] = (unsigned char)kind;
+}
+
+void graph_link(struct graph *g, size_t node, size_t dependency)
+{
+	graph_link_kind(g, node, dependency, GRAPH_EDGE_READY);
+}
+
+enum graph_edge graph_edge_kind(const struct graph *g, size_t node, size_t dependency)
+{
+	const struct node *nd = &g->nodes[node];
+	size_t i;
+
+	for (i = 0; nd->kinds && i < nd->ndeps; i++)
+		if (nd->deps[i] == dependency)
+			return (enum graph_edge)nd->kinds[i];
+	return GRAPH_EDGE_READY;
 }
 
 const size_t *graph_deps(const struct graph *g, size_t index, size_t *n)
@@ -403,6 +436,8 @@ char *graph_dot(const struct graph *g, const char *name)
 			dot_quote(&sb, nd->address);
 			sb_adds(&sb, " -> ");
 			dot_quote(&sb, g->nodes[deps[j]].address);
+			if (graph_edge_kind(g, order[i], deps[j]) == GRAPH_EDGE_CREATED)
+				sb_adds(&sb, " [label = \"created\", style = \"dashed\"]");
 			sb_adds(&sb, ";\n");
 		}
 		free(deps);

@@ -47,6 +47,24 @@ size_t graph_find(const struct graph *g, const char *address);
 int graph_depend(struct graph *g, const char *node, const char *dependency, struct kiln_error *err);
 /* The same by index (both in range); a repeated edge is a no-op. */
 void graph_link(struct graph *g, size_t node, size_t dependency);
+
+/*
+ * What node needs of a dependency before it may start: the dependency
+ * ready (its own wait done; every edge unless said otherwise), or only
+ * created (its create call answered: its id, ARN and what the call
+ * returned are known).
+ */
+enum graph_edge {
+	GRAPH_EDGE_READY = 0,
+	GRAPH_EDGE_CREATED = 1,
+};
+/*
+ * graph_link with the edge's kind. Linked twice, ready wins: a node that
+ * needs a dependency ready one way needs it ready.
+ */
+void graph_link_kind(struct graph *g, size_t node, size_t dependency, enum graph_edge kind);
+/* The kind of the edge node -> dependency (ready when there is none). */
+enum graph_edge graph_edge_kind(const struct graph *g, size_t node, size_t dependency);
 /* What a node depends on, and what depends on it, in the order linked: n of them. */
 const size_t *graph_deps(const struct graph *g, size_t index, size_t *n);
 const size_t *graph_users(const struct graph *g, size_t index, size_t *n);
@@ -87,7 +105,11 @@ int graph_waves(const struct graph *g, size_t ***waves, size_t **nwave, size_t *
 		struct kiln_error *err);
 void graph_waves_free(size_t **waves, size_t *nwave, size_t count);
 
-/* Graphviz DOT, one edge per dependency, pointing from a node to what it depends on. */
+/*
+ * Graphviz DOT, one edge per dependency, pointing from a node to what it
+ * depends on; an edge that needs the dependency only created is dashed and
+ * labelled "created".
+ */
 char *graph_dot(const struct graph *g, const char *name);
 
 #endif

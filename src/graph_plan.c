@@ -93,7 +93,25 @@ static size_t index_of(const json_t *ix, const char *address)
 
 #define NONE ((size_t)-1)
 
-/* Creates and updates after what they need, and after what the provider orders first. */
+/* Whether the plan's change c needs the resource at dep only created (kiln.created_only). */
+static bool needs_created(const struct plan_change *c, const char *dep)
+{
+	const json_t *a;
+	size_t i;
+
+	json_array_foreach(c->created_only, i, a)
+	{
+		if (strcmp(json_string_value(a), dep) == 0)
+			return true;
+	}
+	return false;
+}
+
+/*
+ * Creates and updates after what they need, and after what the provider
+ * orders first: once it is created where that is all they need, else once
+ * it is ready.
+ */
 static void order_applies(struct graph *g, const struct plan_op *ops, size_t n,
 			  const json_t *apply_index)
 {
@@ -107,9 +125,14 @@ static void order_applies(struct graph *g, const struct plan_op *ops, size_t n,
 			json_array_foreach(key ? ops[i].change->kiln_after : ops[i].change->deps, k,
 					   dep)
 			{
-				ix = index_of(apply_index, json_string_value(dep));
-				if (ix != NONE)
-					edge(g, ix, i);
+				const char *d = json_string_value(dep);
+
+				ix = index_of(apply_index, d);
+				if (ix == NONE || ix == i)
+					continue;
+				graph_link_kind(g, i, ix,
+						needs_created(ops[i].change, d) ? GRAPH_EDGE_CREATED
+										: GRAPH_EDGE_READY);
 			}
 	}
 }

@@ -482,6 +482,7 @@ static bool change_view(struct plan_change *c, const json_t *rc)
 	c->id = json_string_value(json_object_get(k, "id"));
 	c->deps = json_object_get(k, "deps");
 	c->kiln_after = json_object_get(k, "after");
+	c->created_only = json_object_get(k, "created_only");
 	c->attributes = json_object_get(k, "attributes");
 	c->reason = json_string_value(json_object_get(k, "reason"));
 	c->retain = json_is_true(json_object_get(k, "retain"));

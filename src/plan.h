@@ -106,8 +106,9 @@ struct plan_change {
 	const json_t *kiln;			      /* the change's "kiln" object, or NULL */
 	const char *id;				      /* kiln.id, NULL when null or absent */
 	const json_t *deps, *kiln_after, *attributes; /* kiln.deps, kiln.after, kiln.attributes */
-	const char *reason;			      /* kiln.reason */
-	bool retain;				      /* kiln.retain */
+	const json_t *created_only; /* kiln.created_only: deps and afters needed only created */
+	const char *reason;	    /* kiln.reason */
+	bool retain;		    /* kiln.retain */
 };
 
 /* The typed view of a plan's changes: resource_changes, then resource_drift. */

@@ -551,6 +551,85 @@ static void test_engine_graph_refuses_resources_whose_deps_and_after_make_a_cycl
 	json_decref(resources);
 }
 
+static void test_an_edge_linked_created_and_ready_needs_its_dependency_ready(void **state)
+{
+	struct graph *g = graph_new();
+	size_t fs = graph_add(g, "fs.scratch"), pol = graph_add(g, "policy.p"),
+	       mt = graph_add(g, "mount.m"), n;
+
+	(void)state;
+	graph_link_kind(g, pol, fs, GRAPH_EDGE_CREATED);
+	graph_link(g, mt, fs);
+	assert_int_equal(graph_edge_kind(g, pol, fs), GRAPH_EDGE_CREATED);
+	assert_int_equal(graph_edge_kind(g, mt, fs), GRAPH_EDGE_READY);
+	/* Linked again: created again changes nothing, ready wins. */
+	graph_link_kind(g, pol, fs, GRAPH_EDGE_CREATED);
+	assert_int_equal(graph_edge_kind(g, pol, fs), GRAPH_EDGE_CREATED);
+	graph_link_kind(g, mt, fs, GRAPH_EDGE_CREATED);
+	assert_int_equal(graph_edge_kind(g, mt, fs), GRAPH_EDGE_READY);
+	graph_link(g, pol, fs);
+	assert_int_equal(graph_edge_kind(g, pol, fs), GRAPH_EDGE_READY);
+	graph_deps(g, pol, &n);
+	assert_int_equal(n, 1);
+	/* No edge at all is ready too: nothing starts early by default. */
+	assert_int_equal(graph_edge_kind(g, fs, pol), GRAPH_EDGE_READY);
+	graph_free(g);
+}
+
+static void test_dot_dashes_and_labels_an_edge_that_needs_only_created(void **state)
+{
+	struct graph *g = graph_new();
+	char *dot;
+
+	(void)state;
+	graph_add(g, "fs.scratch");
+	graph_add(g, "policy.p");
+	graph_add(g, "mount.m");
+	graph_link_kind(g, graph_find(g, "policy.p"), graph_find(g, "fs.scratch"),
+			GRAPH_EDGE_CREATED);
+	graph_link(g, graph_find(g, "mount.m"), graph_find(g, "fs.scratch"));
+	dot = graph_dot(g, "c");
+	assert_string_equal(dot, "digraph \"c\" {\n  rankdir = \"RL\";\n  \"fs.scratch\";\n"
+				 "  \"mount.m\";\n  \"policy.p\";\n"
+				 "  \"mount.m\" -> \"fs.scratch\";\n"
+				 "  \"policy.p\" -> \"fs.scratch\" [label = \"created\", style = "
+				 "\"dashed\"];\n}\n");
+	free(dot);
+	graph_free(g);
+}
+
+static void test_a_plan_operation_needs_what_its_change_lists_as_created_only_created(void **state)
+{
+	json_t *plan =
+	    doc("{\"resource_changes\": ["
+		"{\"address\": \"fs.a\", \"type\": \"fs\", \"name\": \"a\", "
+		"\"change\": {\"actions\": [\"create\"]}, \"kiln\": {\"id\": null, \"deps\": []}}, "
+		"{\"address\": \"policy.p\", \"type\": \"policy\", \"name\": \"p\", "
+		"\"change\": {\"actions\": [\"create\"]}, \"kiln\": {\"id\": null, "
+		"\"deps\": [\"fs.a\"], \"created_only\": [\"fs.a\"]}}, "
+		"{\"address\": \"mount.m\", \"type\": \"mount\", \"name\": \"m\", "
+		"\"change\": {\"actions\": [\"create\"]}, \"kiln\": {\"id\": null, "
+		"\"deps\": [\"fs.a\"]}}]}");
+	json_t *recorded = json_object();
+	struct kiln_error err = {{0}, {0}};
+	struct plan_view v;
+	struct plan_op ops[6];
+	struct graph *g;
+	size_t i, n = 0;
+
+	(void)state;
+	assert_int_equal(plan_view_build(&v, plan, &err), 0);
+	for (i = 0; i < v.nchanges; i++)
+		n += graph_plan_ops(&v.changes[i], recorded, false, &ops[n]);
+	g = graph_plan_order(ops, n, recorded);
+	assert_int_equal(graph_edge_kind(g, 1, 0), GRAPH_EDGE_CREATED);
+	assert_int_equal(graph_edge_kind(g, 2, 0), GRAPH_EDGE_READY);
+	graph_free(g);
+	plan_view_release(&v);
+	json_decref(recorded);
+	json_decref(plan);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -576,6 +655,10 @@ int main(void)
 	    cmocka_unit_test(test_a_plan_with_the_same_deps_both_sides_passes_the_check),
 	    cmocka_unit_test(test_a_drifted_away_resource_orders_nothing),
 	    cmocka_unit_test(test_engine_graph_refuses_resources_whose_deps_and_after_make_a_cycle),
+	    cmocka_unit_test(test_an_edge_linked_created_and_ready_needs_its_dependency_ready),
+	    cmocka_unit_test(test_dot_dashes_and_labels_an_edge_that_needs_only_created),
+	    cmocka_unit_test(
+		test_a_plan_operation_needs_what_its_change_lists_as_created_only_created),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

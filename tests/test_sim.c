@@ -25,6 +25,7 @@
 static const char *const knobs[] = {
     "KILN_SIM_DIR",	 "KILN_SIM_LATENCY_MS", "KILN_SIM_FAIL_RATE", "KILN_SIM_SEED",
     "KILN_SIM_CAPACITY", "KILN_SIM_READY_MS",	"KILN_SIM_PAGE_SIZE", "KILN_SIM_HEALTH_MS",
+    "KILN_SIM_PROFILE",	 "KILN_SIM_TIME_SCALE",
 };
 
 struct sfx {
@@ -1684,6 +1685,64 @@ static void test_a_malformed_knob_fails_open_naming_the_variable_and_its_form(vo
 	assert_open_fails(f, "KILN_SIM_CAPACITY", "B200=4",
 			  "sim: KILN_SIM_CAPACITY names GPU model 'B200', which the catalog does "
 			  "not have");
+	assert_open_fails(f, "KILN_SIM_PROFILE", "gcp",
+			  "sim: KILN_SIM_PROFILE must be 'aws' or empty, got 'gcp'");
+	assert_open_fails(f, "KILN_SIM_TIME_SCALE", "0",
+			  "sim: KILN_SIM_TIME_SCALE must be a number from 0.0001 to 100, like "
+			  "0.01, got '0'");
+}
+
+static void test_the_aws_profile_times_each_type_scaled_and_leaves_ready_ms_alone(void **state)
+{
+	struct sfx *f = *state;
+	const struct sim_kind *lustre = sim_kind_find("sim_lustre");
+	const struct sim_kind *bucket = sim_kind_find("sim_bucket");
+	const struct sim_kind *nodes = sim_kind_find("sim_node_group");
+
+	/* Without a profile: KILN_SIM_READY_MS for the delayed types, nothing for the rest. */
+	setenv("KILN_SIM_READY_MS", "150", 1);
+	sim_open(f);
+	assert_int_equal(sim_ready_ms(f->ctx, lustre), 150);
+	assert_int_equal(sim_delete_ms(f->ctx, lustre), 150);
+	assert_int_equal(sim_ready_ms(f->ctx, bucket), 0);
+	assert_int_equal(sim_create_ms(f->ctx, lustre), 0);
+	assert_int_equal(f->ctx->health_ms, 0);
+	/* FSx for Lustre: ten minutes to AVAILABLE, five to delete, a second to answer. */
+	setenv("KILN_SIM_PROFILE", "aws", 1);
+	setenv("KILN_SIM_TIME_SCALE", "0.01", 1);
+	sim_open(f);
+	assert_int_equal(sim_ready_ms(f->ctx, lustre), 6000);
+	assert_int_equal(sim_delete_ms(f->ctx, lustre), 3000);
+	assert_int_equal(sim_create_ms(f->ctx, lustre), 10);
+	assert_int_equal(sim_ready_ms(f->ctx, nodes), 600);
+	assert_int_equal(sim_ready_ms(f->ctx, bucket), 0);
+	assert_int_equal(f->ctx->health_ms, 1800);
+	/* A health delay given outright wins over the profile's. */
+	setenv("KILN_SIM_HEALTH_MS", "7", 1);
+	sim_open(f);
+	assert_int_equal(f->ctx->health_ms, 7);
+}
+
+static void test_under_the_profile_a_create_answers_pending_with_its_dns_name(void **state)
+{
+	struct sfx *f = *state;
+	struct kiln_error err = {{0}, {0}};
+	json_t *live = NULL;
+
+	setenv("KILN_SIM_PROFILE", "aws", 1);
+	setenv("KILN_SIM_TIME_SCALE", "0.001", 1);
+	sim_open(f);
+	assert_int_equal(create(f, &scope_a, "sim_lustre", "scratch",
+				json_pack("{s:i, s:i, s:n, s:s, s:b, s:s}", "capacity_gb", 1200,
+					  "throughput_per_tib", 125, "import", "mount", "/fsx",
+					  "encrypted", 1, "deletion", "delete"),
+				NULL, &live, &err),
+			 PROV_OK);
+	/* Created, not ready: what a dependant that needs only created reads is there. */
+	assert_string_equal(json_string_value(json_object_get(live, "status")), "pending");
+	assert_non_null(
+	    json_string_value(json_object_get(json_object_get(live, "attrs"), "dns_name")));
+	json_decref(live);
 }
 
 /* --- the provider table --- */
@@ -2314,6 +2373,8 @@ int main(void)
 	    sim_test(test_concurrent_creates_lose_nothing_and_duplicate_nothing),
 	    sim_test(test_concurrent_processes_share_the_directory_safely),
 	    sim_test(test_a_malformed_knob_fails_open_naming_the_variable_and_its_form),
+	    sim_test(test_the_aws_profile_times_each_type_scaled_and_leaves_ready_ms_alone),
+	    sim_test(test_under_the_profile_a_create_answers_pending_with_its_dns_name),
 	    sim_test(test_the_provider_table_finds_sim_and_its_types_and_policies),
 	    sim_test(test_expand_of_the_quickstart_gives_its_addresses_and_deps),
 	    sim_test(test_expand_of_llm_pretrain_on_sim_gives_every_resource_and_dep),

@@ -520,6 +520,35 @@ static const char *const aws_unscopable[] = {
     NULL,
 };
 
+/*
+ * What a dependant needs only created (provider.h): what the create call
+ * answered (an ARN, an id, the zone RunInstances launched in). Every other
+ * pair needs ready: a mount target needs its EFS file system available, a
+ * data repository association its FSx file system available.
+ */
+static const struct prov_need aws_needs[] = {
+    {"aws_iam_role", "aws_s3_bucket", "the bucket's ARN, which the role's policy names"},
+    {"aws_iam_role", "aws_efs", "the file system's ARN, which the role's policy names"},
+    {"aws_iam_role", "aws_fsx_lustre", "the file system's ARN, which the role's policy names"},
+    {"aws_fsx_import", "aws_s3_bucket", "the bucket's name, which the association names"},
+    {"aws_instance_group", "aws_efs",
+     "the file system's id for the boot's mount, which retries until its mount target "
+     "answers"},
+    {"aws_instance_group", "aws_fsx_lustre",
+     "DNSName and MountName for the boot's mount, which retries until the file system is "
+     "AVAILABLE"},
+    {"aws_instance_group", "aws_efs_mount_target",
+     "the mount target's file system for the boot's mount, which retries until the mount "
+     "target answers"},
+    {"aws_instance_group", "aws_instance_group",
+     "the zone the group before launched in, which RunInstances answered"},
+    {"aws_fsx_lustre", "aws_instance_group",
+     "the zone the nodes launched in, which RunInstances answered"},
+    {"aws_efs_mount_target", "aws_instance_group",
+     "the zone the nodes launched in, which RunInstances answered"},
+    {NULL, NULL, NULL},
+};
+
 const struct provider provider_aws = {
     .name = "aws",
     .simulated = false,
@@ -550,4 +579,5 @@ const struct provider provider_aws = {
     .check_group = aws_check_group,
     .grammar = &arn_aws_grammar,
     .unscopable_actions = aws_unscopable,
+    .needs = aws_needs,
 };

@@ -17,6 +17,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 /* The states of an instance that still counts as one of its group's. */
 static const char *const live_states[] = {"pending", "running", "stopping", "stopped"};
@@ -343,6 +344,28 @@ static void launch_token(const char *base, const char *zone, long count, char ou
 }
 
 /*
+ * How long RunInstances is retried while EC2 does not see a new instance
+ * profile yet: IAM is eventually consistent (IAM User Guide, "Changes that
+ * I make are not always immediately visible"); Terraform's AWS provider
+ * retries the same error for two minutes.
+ */
+#define PROFILE_UNSEEN_MAX_S 120
+
+/* Whether a refused RunInstances says EC2 does not know the launch's instance profile yet. */
+static bool profile_unseen(const struct launch *l, int rc, const struct kiln_error *err)
+{
+	return rc == PROV_ERROR && l->profile && strstr(err->msg, "iamInstanceProfile");
+}
+
+static double mono_s(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+/*
  * Launch count instances. The ClientToken is made from token, the zone
  * and token_count (the count for a create; 0 for a grow, whose count may
  * be read differently on a retry while EC2 catches up: the same grow must
@@ -355,7 +378,8 @@ int launch_run(struct prov_ctx *ctx, const struct launch *l, const struct prov_s
 	struct aws_params p = {{0}};
 	json_t *resp = NULL;
 	char tok[65], *user_data;
-	int rc;
+	double since;
+	int rc, attempt;
 
 	rc = launch_user_data(ctx, l, scope, &user_data, err);
 	if (rc != PROV_OK)
@@ -363,7 +387,21 @@ int launch_run(struct prov_ctx *ctx, const struct launch *l, const struct prov_s
 	launch_token(token, l->zone, token_count, tok);
 	launch_params(&p, l, scope, count, tok, user_data);
 	free(user_data);
-	rc = aws_query(ctx, AWS_EC2, "RunInstances", &p, ids ? &resp : NULL, err);
+	/*
+	 * A profile made a moment ago that EC2 does not see yet: the launch was
+	 * refused and made nothing, so the same call (same ClientToken) is made
+	 * again, bounded, each time with the reason in the debug trace.
+	 */
+	for (attempt = 0, since = mono_s();; attempt++) {
+		memset(err, 0, sizeof(*err));
+		rc = aws_query(ctx, AWS_EC2, "RunInstances", &p, ids ? &resp : NULL, err);
+		if (!profile_unseen(l, rc, err) || mono_s() - since >= PROFILE_UNSEEN_MAX_S)
+			break;
+		log_debug("%s: RunInstances refused: %s: instance profile %s is not visible to "
+			  "EC2 yet (IAM is eventually consistent); retry %d after %.1fs",
+			  l->address, err->msg, l->profile, attempt + 1, mono_s() - since);
+		backoff_sleep(attempt, 500, 8000);
+	}
 	aws_params_release(&p);
 	/* Only a launch made has ids: a refused one leaves *ids NULL. */
 	if (ids)
@@ -378,9 +416,12 @@ int launch_run(struct prov_ctx *ctx, const struct launch *l, const struct prov_s
 		json_decref(insts);
 	}
 	json_decref(resp);
-	/* A profile made a moment ago is not known to EC2 yet: that passes. */
-	if (rc == PROV_ERROR && l->profile && strstr(err->msg, "iamInstanceProfile"))
-		rc = PROV_RETRY;
+	if (profile_unseen(l, rc, err))
+		kiln_error_hint(err,
+				"EC2 has not seen instance profile %s for %d s after kiln made it: "
+				"IAM is eventually consistent, and slower at times; apply again in "
+				"a few minutes",
+				l->profile, PROFILE_UNSEEN_MAX_S);
 	return rc;
 }
 

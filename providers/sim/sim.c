@@ -27,7 +27,13 @@
  *                        types are immediate; 0..600000, default 200
  *   KILN_SIM_HEALTH_MS   how long a node, once running, takes to report its health
  *                        (the kiln:health report a booted node gives); 0..600000,
- *                        default 0
+ *                        default 0 (the profile's, with KILN_SIM_PROFILE)
+ *   KILN_SIM_PROFILE     "aws": every type takes the create, ready and delete
+ *                        durations of the AWS resource it stands for (sim_profile_aws
+ *                        below; their sources are in kiln-sim(7)) instead of
+ *                        KILN_SIM_READY_MS; default "" (no profile)
+ *   KILN_SIM_TIME_SCALE  multiplies the profile's durations (0.01: a 10-minute file
+ *                        system in 6 s); a number from 0.0001 to 100, default 1
  *   KILN_SIM_PAGE_SIZE   resources per list page, 1..10000; default 500
  *
  * The directory:
@@ -86,6 +92,26 @@
 #include <sys/random.h>
 #include <time.h>
 
+/*
+ * KILN_SIM_PROFILE=aws, in seconds: the create call, pending after it, and
+ * deleting after a delete. Each figure's source, or "no published figure",
+ * is in man/kiln-sim.7 (keep the two together). sim_network stands for a
+ * VPC with its subnets, security group and gateway; sim_nfs for an EFS file
+ * system with its mount target; sim_lustre for FSx for Lustre (its data
+ * repository association is not a separate type in the sim).
+ */
+static const struct {
+	const char *type;
+	double create_s, ready_s, delete_s;
+} sim_profile_aws[] = {
+    {"sim_network", 2, 0, 5},	   {"sim_placement_group", 0.5, 0, 0.5},
+    {"sim_node_group", 2, 60, 60}, {"sim_bucket", 0.5, 0, 0.5},
+    {"sim_lustre", 1, 600, 300},   {"sim_nfs", 1, 90, 60},
+    {"sim_role", 1, 10, 1},	   {"sim_role_policy", 0.5, 10, 0.5},
+};
+/* Booted and running, how long a node takes to report its health (GPU, EFA checks). */
+#define SIM_PROFILE_AWS_HEALTH_S 180
+
 /* --- knobs --- */
 
 static const char *knob(const char *name)
@@ -115,26 +141,31 @@ static int knob_long(const char *name, long min, long max, long def, const char 
 	return 0;
 }
 
-static int knob_rate(double *out, struct kiln_error *err)
+/* A number from min to max, like the example form gives; def when unset. */
+static int knob_double(const char *name, double min, double max, double def, const char *form,
+		       double *out, struct kiln_error *err)
 {
-	const char *v = knob("KILN_SIM_FAIL_RATE");
+	const char *v = knob(name);
 	char *end;
 	double r;
 
-	*out = 0;
+	*out = def;
 	if (!v)
 		return 0;
 	errno = 0;
 	r = strtod(v, &end);
-	if (errno || end == v || *end || !(r >= 0 && r <= 1)) {
-		kiln_error_set(err,
-			       "sim: KILN_SIM_FAIL_RATE must be a probability from 0 to 1, like "
-			       "0.05, got '%s'",
-			       v);
+	if (errno || end == v || *end || !(r >= min && r <= max)) {
+		kiln_error_set(err, "sim: %s must be %s, got '%s'", name, form, v);
 		return -1;
 	}
 	*out = r;
 	return 0;
+}
+
+static int knob_rate(double *out, struct kiln_error *err)
+{
+	return knob_double("KILN_SIM_FAIL_RATE", 0, 1, 0, "a probability from 0 to 1, like 0.05",
+			   out, err);
 }
 
 static uint64_t system_seed(void)
@@ -144,6 +175,77 @@ static uint64_t system_seed(void)
 	if (getrandom(&s, sizeof(s), 0) != (ssize_t)sizeof(s))
 		s = (uint64_t)time(NULL) ^ ((uint64_t)clock() << 32);
 	return s;
+}
+
+static int knob_scale(double *out, struct kiln_error *err)
+{
+	return knob_double("KILN_SIM_TIME_SCALE", 0.0001, 100, 1,
+			   "a number from 0.0001 to 100, like 0.01", out, err);
+}
+
+static long scaled_ms(double seconds, double scale)
+{
+	return (long)(seconds * scale * 1000.0 + 0.5);
+}
+
+/* KILN_SIM_PROFILE: the durations of each type, scaled; health_ms too unless it was given. */
+static int knob_profile(struct prov_ctx *ctx, struct kiln_error *err)
+{
+	const char *v = knob("KILN_SIM_PROFILE");
+	size_t i;
+
+	if (knob_scale(&ctx->time_scale, err) < 0)
+		return -1;
+	if (!v)
+		return 0;
+	if (strcmp(v, "aws") != 0) {
+		kiln_error_set(err, "sim: KILN_SIM_PROFILE must be 'aws' or empty, got '%s'", v);
+		kiln_error_hint(err, "aws takes each type's durations from AWS's documented or "
+				     "widely reported figures (kiln-sim(7)); empty keeps "
+				     "KILN_SIM_READY_MS");
+		return -1;
+	}
+	ctx->timing = xcalloc(ARRAY_SIZE(sim_profile_aws), sizeof(*ctx->timing));
+	for (i = 0; i < ARRAY_SIZE(sim_profile_aws); i++) {
+		ctx->timing[i].type = sim_profile_aws[i].type;
+		ctx->timing[i].create_ms = scaled_ms(sim_profile_aws[i].create_s, ctx->time_scale);
+		ctx->timing[i].ready_ms = scaled_ms(sim_profile_aws[i].ready_s, ctx->time_scale);
+		ctx->timing[i].delete_ms = scaled_ms(sim_profile_aws[i].delete_s, ctx->time_scale);
+	}
+	if (!knob("KILN_SIM_HEALTH_MS"))
+		ctx->health_ms = scaled_ms(SIM_PROFILE_AWS_HEALTH_S, ctx->time_scale);
+	return 0;
+}
+
+static const struct sim_timing *timing_of(const struct prov_ctx *ctx, const struct sim_kind *k)
+{
+	size_t i;
+
+	for (i = 0; ctx->timing && i < ARRAY_SIZE(sim_profile_aws); i++)
+		if (strcmp(ctx->timing[i].type, k->type) == 0)
+			return &ctx->timing[i];
+	return NULL;
+}
+
+long sim_ready_ms(const struct prov_ctx *ctx, const struct sim_kind *k)
+{
+	const struct sim_timing *t = timing_of(ctx, k);
+
+	return t ? t->ready_ms : k->delayed ? ctx->ready_ms : 0;
+}
+
+long sim_delete_ms(const struct prov_ctx *ctx, const struct sim_kind *k)
+{
+	const struct sim_timing *t = timing_of(ctx, k);
+
+	return t ? t->delete_ms : k->delayed ? ctx->ready_ms : 0;
+}
+
+long sim_create_ms(const struct prov_ctx *ctx, const struct sim_kind *k)
+{
+	const struct sim_timing *t = timing_of(ctx, k);
+
+	return t ? t->create_ms : 0;
 }
 
 static int knob_seed(uint64_t *out, struct kiln_error *err)
@@ -241,6 +343,7 @@ static void sim_close(struct prov_ctx *ctx)
 	for (i = 0; i < ctx->nzones; i++)
 		free(ctx->zones[i]);
 	free(ctx->caps);
+	free(ctx->timing);
 	free(ctx->zones);
 	free(ctx->region);
 	free(ctx->dir);
@@ -275,7 +378,7 @@ static int sim_open(struct prov_ctx **out, const struct spec *spec, struct kiln_
 	    knob_long("KILN_SIM_PAGE_SIZE", 1, 10000, 500, "a whole number from 1 to 10000",
 		      &ctx->page_size, err) < 0 ||
 	    knob_rate(&ctx->fail_rate, err) < 0 || knob_seed(&seed, err) < 0 ||
-	    knob_capacity(ctx, err) < 0) {
+	    knob_profile(ctx, err) < 0 || knob_capacity(ctx, err) < 0) {
 		sim_close(ctx);
 		return PROV_ERROR;
 	}
@@ -303,7 +406,7 @@ static double sim_uniform(struct prov_ctx *ctx)
 	return (double)(z >> 11) * (1.0 / 9007199254740992.0);
 }
 
-static void sleep_ms(long ms)
+void sim_sleep_ms(long ms)
 {
 	struct timespec ts = {ms / 1000, (ms % 1000) * 1000000L};
 
@@ -319,7 +422,7 @@ static void sleep_ms(long ms)
 enum sim_fault sim_call(struct prov_ctx *ctx, bool create)
 {
 	atomic_fetch_add(&ctx->calls, 1);
-	sleep_ms(ctx->latency_ms);
+	sim_sleep_ms(ctx->latency_ms);
 	if (ctx->fail_rate <= 0 || sim_uniform(ctx) >= ctx->fail_rate)
 		return SIM_FAULT_NONE;
 	if (create && sim_uniform(ctx) < 0.5)
@@ -405,6 +508,23 @@ static void sim_cost(struct prov_ctx *ctx, const char *type, const json_t *attrs
 /* sim mirrors the AWS names of its read calls, which no policy scopes either. */
 static const char *const sim_unscopable[] = {"sim:Describe*", "sim:List*", NULL};
 
+/*
+ * What a dependant needs only created (provider.h): an ARN, a DNS name,
+ * known when the create call answers. Every other pair needs ready.
+ */
+static const struct prov_need sim_needs[] = {
+    {"sim_role_policy", "sim_bucket", "the bucket's ARN, which the policy names"},
+    {"sim_role_policy", "sim_lustre", "the file system's ARN, which the policy names"},
+    {"sim_role_policy", "sim_nfs", "the file system's ARN, which the policy names"},
+    {"sim_lustre", "sim_bucket", "the bucket's name, which the import reads"},
+    {"sim_node_group", "sim_lustre",
+     "dns_name and mount_name for the boot's mount, which retries until the file system "
+     "answers"},
+    {"sim_node_group", "sim_nfs",
+     "dns_name for the boot's mount, which retries until the file system answers"},
+    {NULL, NULL, NULL},
+};
+
 const struct provider provider_sim = {
     .name = "sim",
     .simulated = true,
@@ -428,4 +548,5 @@ const struct provider provider_sim = {
     /* sim models AWS: its allow: statements name ARNs, as on aws. */
     .grammar = &arn_aws_grammar,
     .unscopable_actions = sim_unscopable,
+    .needs = sim_needs,
 };

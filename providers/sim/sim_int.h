@@ -34,14 +34,30 @@ struct sim_cap {
 	long nodes;
 };
 
+/*
+ * One type's durations under a timing profile (KILN_SIM_PROFILE), in
+ * milliseconds, already scaled by KILN_SIM_TIME_SCALE: how long its create
+ * call takes to answer, how long it then stays pending (and again after a
+ * change), and how long it stays deleting.
+ */
+struct sim_timing {
+	const char *type;
+	long create_ms;
+	long ready_ms;
+	long delete_ms;
+};
+
 struct prov_ctx {
 	char *dir;    /* KILN_SIM_DIR, or .kiln/sim */
 	char *region; /* the spec's provider.region */
 	char **zones; /* the spec's zones, or region + "a" */
 	size_t nzones;
-	long latency_ms;      /* KILN_SIM_LATENCY_MS */
-	long ready_ms;	      /* KILN_SIM_READY_MS */
-	long health_ms;	      /* KILN_SIM_HEALTH_MS */
+	long latency_ms; /* KILN_SIM_LATENCY_MS */
+	long ready_ms;	 /* KILN_SIM_READY_MS */
+	long health_ms;	 /* KILN_SIM_HEALTH_MS, or the profile's when unset */
+	/* KILN_SIM_PROFILE's durations per type (SIM_NTYPES of them), or NULL: READY_MS */
+	struct sim_timing *timing;
+	double time_scale;    /* KILN_SIM_TIME_SCALE */
 	long page_size;	      /* KILN_SIM_PAGE_SIZE */
 	double fail_rate;     /* KILN_SIM_FAIL_RATE */
 	struct sim_cap *caps; /* KILN_SIM_CAPACITY */
@@ -81,6 +97,14 @@ extern const struct prov_type sim_types[SIM_NTYPES];
 enum sim_fault sim_call(struct prov_ctx *ctx, bool create);
 int sim_retry(struct kiln_error *err);
 const struct sim_kind *sim_kind_find(const char *type);
+/* How long a resource of kind k stays pending after a create or change, in ms. */
+long sim_ready_ms(const struct prov_ctx *ctx, const struct sim_kind *k);
+/* How long it stays deleting after a delete, in ms. */
+long sim_delete_ms(const struct prov_ctx *ctx, const struct sim_kind *k);
+/* How long its create call takes to answer (0 without a profile), in ms. */
+long sim_create_ms(const struct prov_ctx *ctx, const struct sim_kind *k);
+/* Sleep ms milliseconds (0 or less: not at all), holding no lock. */
+void sim_sleep_ms(long ms);
 
 /* sim_store.c: a lock held around every change to the directory. */
 struct sim_lock {

@@ -218,6 +218,7 @@ static void node_record(struct prov_ctx *ctx, json_t *doc, json_t *net, const ch
 	json_t *nodes = json_object_get(sim, "nodes");
 	json_t *counter = net ? json_object_get(net, "sim") : sim;
 	long long now = sim_now_ms();
+	long running = sim_ready_ms(ctx, sim_kind_find("sim_node_group"));
 	long host = (long)json_integer_value(json_object_get(counter, "next_host"));
 	char *ip = host_address(net ? sim_doc_str(net, "attrs", "cidr") : NULL, host);
 	char *pub = json_is_true(json_object_get(attrs, "public"))
@@ -232,9 +233,8 @@ static void node_record(struct prov_ctx *ctx, json_t *doc, json_t *net, const ch
 	}
 	json_object_set_new(nodes, id,
 			    json_pack("{s:I, s:I, s:I, s:s, s:s?, s:s}", "launched_ms",
-				      (json_int_t)now, "ready_at_ms",
-				      (json_int_t)(now + ctx->ready_ms), "report_at_ms",
-				      (json_int_t)(now + ctx->ready_ms + ctx->health_ms),
+				      (json_int_t)now, "ready_at_ms", (json_int_t)(now + running),
+				      "report_at_ms", (json_int_t)(now + running + ctx->health_ms),
 				      "private_ip", ip, "public_ip", pub, "report", report));
 	free(ip);
 	free(pub);

@@ -41,11 +41,6 @@ static bool scope_ok(const struct prov_scope *scope, struct kiln_error *err)
 	return true;
 }
 
-static long delay_ms(struct prov_ctx *ctx, const struct sim_kind *k)
-{
-	return k->delayed ? ctx->ready_ms : 0;
-}
-
 /* True when doc is in status and its deadline (when) has passed. */
 static bool due(const json_t *doc, const char *status, const char *when, long long now)
 {
@@ -288,8 +283,7 @@ static json_t *create_inputs(const struct sim_kind *k, const json_t *attrs, stru
 		 * A node group's user data document is a parameter of the launch,
 		 * as RunInstances' UserData is, not an input: its digest (user_data) is.
 		 */
-		if (strcmp(k->type, "sim_node_group") == 0 &&
-		    strcmp(key, "user_data_text") == 0)
+		if (strcmp(k->type, "sim_node_group") == 0 && strcmp(key, "user_data_text") == 0)
 			continue;
 		for (i = 0; i < k->nattrs && strcmp(k->attrs[i].name, key) != 0; i++)
 			;
@@ -373,8 +367,8 @@ int sim_op_create(struct prov_ctx *ctx, const struct sim_kind *k, const struct p
 	enum sim_fault fault = sim_call(ctx, true);
 	const char *tok = op && op->token && *op->token ? op->token : NULL;
 	json_t *inputs = NULL, *tags = NULL, *doc = NULL;
-	long long now = sim_now_ms();
-	long delay = delay_ms(ctx, k);
+	long call = sim_create_ms(ctx, k), delay = sim_ready_ms(ctx, k);
+	long long now;
 	char id[SIM_ID_MAX], seen[SIM_ID_MAX];
 	struct sim_lock lk;
 	int rc = PROV_ERROR;
@@ -382,6 +376,9 @@ int sim_op_create(struct prov_ctx *ctx, const struct sim_kind *k, const struct p
 	*out = NULL;
 	if (fault == SIM_FAULT_BEFORE)
 		return sim_retry(err);
+	/* The profile's create call: it answers this much later, pending from then on. */
+	sim_sleep_ms(call);
+	now = sim_now_ms();
 	if (!scope_ok(scope, err))
 		return PROV_ERROR;
 	if (!op || !op->address || !op->name || !json_is_object(op->attrs) ||
@@ -412,11 +409,12 @@ int sim_op_create(struct prov_ctx *ctx, const struct sim_kind *k, const struct p
 		}
 	}
 	sim_new_id(k->prefix, id);
-	doc = json_pack("{s:s, s:s, s:s, s:o, s:o, s:{s:s, s:s, s:o, s:I, s:I}}", "type", k->type,
-			"id", id, "status", delay > 0 ? "pending" : "ready", "attrs", inputs,
-			"tags", tags, "sim", "cluster", scope->cluster, "workspace",
-			scope->workspace, "token", tok ? json_string(tok) : json_null(),
-			"created_ms", (json_int_t)now, "ready_at_ms", (json_int_t)(now + delay));
+	doc =
+	    json_pack("{s:s, s:s, s:s, s:o, s:o, s:{s:s, s:s, s:o, s:I, s:I, s:I}}", "type",
+		      k->type, "id", id, "status", delay > 0 ? "pending" : "ready", "attrs", inputs,
+		      "tags", tags, "sim", "cluster", scope->cluster, "workspace", scope->workspace,
+		      "token", tok ? json_string(tok) : json_null(), "created_ms", (json_int_t)now,
+		      "ready_at_ms", (json_int_t)(now + delay), "call_ms", (json_int_t)call);
 	rc = k->created ? k->created(ctx, scope, doc, err) : PROV_OK;
 	/* Marker, token, address, then the document: a crash in between leaves nothing listed. */
 	if (rc == PROV_OK)
@@ -481,7 +479,7 @@ int sim_op_update(struct prov_ctx *ctx, const struct sim_kind *k, const char *id
 {
 	json_t *doc = NULL, *dattrs, *before = NULL;
 	struct sim_lock lk;
-	long delay = delay_ms(ctx, k);
+	long delay = sim_ready_ms(ctx, k);
 	size_t i;
 	int rc;
 
@@ -580,7 +578,7 @@ int sim_op_delete(struct prov_ctx *ctx, const struct sim_kind *k, const char *id
 {
 	json_t *doc = NULL;
 	struct sim_lock lk;
-	long delay = delay_ms(ctx, k);
+	long delay = sim_delete_ms(ctx, k);
 	bool locked;
 	int rc;
 

@@ -35,8 +35,9 @@ cd "$(dirname "$0")/../.." || exit 2
 . tests/e2e/init.sh
 . tests/e2e/ownership.sh
 . tests/e2e/docs.sh
-. tests/e2e/health.sh
 . tests/e2e/boot.sh
+. tests/e2e/health.sh
+. tests/e2e/timing.sh
 E2E_ROOT=$(pwd)
 T=$E2E_TMP
 NL='
@@ -45,7 +46,7 @@ ESC=$(printf '\033')
 HAVE_PY=false
 command -v python3 >/dev/null 2>&1 && HAVE_PY=true
 
-# E2E_ONLY=engine|state|aws|review|approve|audit|ci|sprawl|lifecycle|init|ownership|docs|health|boot runs one group, for working on it.
+# E2E_ONLY=engine|state|aws|review|approve|audit|ci|sprawl|lifecycle|init|ownership|docs|boot|health|timing runs one group, for working on it.
 case ${E2E_ONLY:-} in
 engine) engine_tests; e2e_finish; exit $? ;;
 approve) approve_tests; e2e_finish; exit $? ;;
@@ -59,8 +60,9 @@ sprawl) sprawl_tests; e2e_finish; exit $? ;;
 init) init_tests; e2e_finish; exit $? ;;
 ownership) ownership_tests; e2e_finish; exit $? ;;
 docs) docs_tests; e2e_finish; exit $? ;;
-health) health_tests; e2e_finish; exit $? ;;
 boot) boot_tests; e2e_finish; exit $? ;;
+health) health_tests; e2e_finish; exit $? ;;
+timing) timing_tests; e2e_finish; exit $? ;;
 esac
 
 # --- every spec under tests/specs, examples/ and templates/ against its golden ---
@@ -573,7 +575,8 @@ sprawl_tests
 init_tests
 ownership_tests
 docs_tests
-health_tests
 boot_tests
+health_tests
+timing_tests
 
 e2e_finish

@@ -54,6 +54,12 @@ faulted, never authenticated):
                               iam/security-credentials), its instance profile's role
                               assumed with the instance id as the session name, as EC2
                               does; 404 when the instance has no profile
+  GET|POST /_kiln/iam         {"profile_visible_after_seconds": 3}: for that long after an
+                              instance profile is made, RunInstances naming it answers 400
+                              InvalidParameterValue "... Invalid IAM Instance Profile name",
+                              as EC2 does before IAM's change reaches it; {} clears (moto
+                              sees a new profile at once). GET also reports
+                              "refused": how many launches were refused so
   POST /_kiln/reset           moto's backends (as /moto-api/reset), moto's count of
                               unauthenticated requests, and all of the above
 """
@@ -61,6 +67,7 @@ faulted, never authenticated):
 from __future__ import annotations
 
 import argparse
+import datetime
 import http.client
 import io
 import json
@@ -98,6 +105,8 @@ class KilnState:
         self.faults: dict = {}
         self.rng = random.Random()
         self.fsx = dict(DEFAULT_FSX)
+        self.iam: dict = {}
+        self.iam_refused = 0
 
 
 STATE = KilnState()
@@ -410,6 +419,33 @@ def patch_ec2() -> None:
             "Content-Type": "text/xml",
         }
 
+    def profile_unseen(self) -> None:
+        """IAM is eventually consistent (IAM User Guide, "Changes that I make are not
+        always immediately visible"): EC2 refuses a launch naming an instance profile it
+        does not see yet with 400 InvalidParameterValue, "Value (NAME) for parameter
+        iamInstanceProfile.name is invalid. Invalid IAM Instance Profile name" (the
+        message AWS gives; the code is in EC2's error-code list). moto sees a new
+        profile at once: /_kiln/iam makes it unseen for a while after it is made."""
+        after = STATE.iam.get("profile_visible_after_seconds")
+        name = self._get_param("IamInstanceProfile.Name")
+        if not after or not name:
+            return
+        from moto.iam.models import iam_backends
+
+        try:
+            iam = iam_backends[self.current_account][self.partition]
+            made = iam.get_instance_profile(name).create_date
+        except Exception:
+            return  # moto's own answer for a profile that does not exist
+        age = (datetime.datetime.now(made.tzinfo) - made).total_seconds()
+        if age < after:
+            STATE.iam_refused += 1
+            raise EC2ClientError(
+                "InvalidParameterValue",
+                f"Value ({name}) for parameter iamInstanceProfile.name is invalid. "
+                "Invalid IAM Instance Profile name",
+            )
+
     def run_instances(self):
         backend = self.ec2_backend
         token = self._get_param("ClientToken")
@@ -460,6 +496,7 @@ def patch_ec2() -> None:
             refused = capacity_error(self)
             if refused:
                 return refused
+            profile_unseen(self)
             result = orig_run_instances(self)
             reservation = result.result
             if group is not None:
@@ -1367,6 +1404,10 @@ class KilnApp:
             return _json(start_response, 200, STATE.fsx)
         if path == "/_kiln/instance-credentials" and method == "POST":
             return instance_credentials(start_response, data or {})
+        if path == "/_kiln/iam":
+            if method == "POST":
+                STATE.iam = validate_iam(data or {})
+            return _json(start_response, 200, dict(STATE.iam, refused=STATE.iam_refused))
         if path == "/_kiln/reset" and method == "POST":
             from moto.core.responses import ActionAuthenticatorMixin
             from moto.moto_api._internal.models import moto_api_backend
@@ -1442,6 +1483,15 @@ def validate_faults(cfg) -> dict:
             raise ValueError(f"faults: {k} must be a share between 0 and 1")
     if float(cfg.get("throttle", 0)) + float(cfg.get("error5xx", 0)) > 1:
         raise ValueError("faults: throttle + error5xx must not exceed 1")
+    return dict(cfg)
+
+
+def validate_iam(cfg) -> dict:
+    if not isinstance(cfg, dict) or set(cfg) - {"profile_visible_after_seconds"}:
+        raise ValueError('iam: expected {"profile_visible_after_seconds": N} or {}')
+    v = cfg.get("profile_visible_after_seconds")
+    if v is not None and (not isinstance(v, (int, float)) or isinstance(v, bool) or v < 0):
+        raise ValueError("iam: profile_visible_after_seconds must be a number of seconds >= 0")
     return dict(cfg)
 
 
