@@ -184,6 +184,15 @@ struct prov_type {
 	/* One poll over many ids; the engine calls it again while any is pending. */
 	int (*wait)(struct prov_ctx *ctx, enum prov_wait_for what, struct prov_wait *ids, size_t n,
 		    struct kiln_error *err);
+	/*
+	 * A node group's: replace the nodes named (instance ids of its `nodes`)
+	 * by as many new ones with the group's settings, launched first, all or
+	 * nothing (a gang's into its placement group); only when they launched
+	 * are the named ones terminated, so a failed launch touches nothing.
+	 * *out: the group's live object after. NULL for types without nodes.
+	 */
+	int (*replace_nodes)(struct prov_ctx *ctx, const char *id, const char *const *nodes,
+			     size_t n, json_t **out, struct kiln_error *err);
 };
 
 /*

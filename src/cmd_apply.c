@@ -154,20 +154,6 @@ const struct cmd_info cmd_down_info = {
     .see_also = "kiln-down(1), kiln-up(1), kiln-destroy(1)",
 };
 
-static bool ask(struct op_run *r, const char *what)
-{
-	char line[64];
-
-	fprintf(stderr, "\nDo you want to %s %s/%s? Only 'yes' is accepted: ", what,
-		r->e->spec->cluster, r->ws->name);
-	fflush(stderr);
-	log_stderr_end_line();
-	if (!fgets(line, sizeof(line), stdin))
-		return false;
-	line[strcspn(line, "\r\n")] = '\0';
-	return strcmp(line, "yes") == 0;
-}
-
 /*
  * What --require-approvals and --trusted-keys ask for, or, when they are
  * not given, KILN_REQUIRE_APPROVALS and KILN_TRUSTED_KEYS: so that a CI
@@ -405,29 +391,6 @@ static int parse_ttl(const struct cli *cli, const char *arg, int64_t *ttl)
 	return 0;
 }
 
-/* --health-timeout, else KILN_HEALTH_TIMEOUT, else the default; -1 after reporting. */
-static int parse_health_timeout(struct apply_cmd *a)
-{
-	const char *env = getenv("KILN_HEALTH_TIMEOUT");
-	const char *text = a->health_arg ? a->health_arg : env && *env ? env : NULL;
-
-	a->health_timeout = HEALTH_TIMEOUT_DEFAULT;
-	if (!text)
-		return 0;
-	if (strcmp(text, "0") == 0) {
-		a->health_timeout = 0;
-		return 0;
-	}
-	if (duration_parse(text, &a->health_timeout) < 0 || a->health_timeout > 86400) {
-		cli_error(a->cli,
-			  "write a duration of at most 24h like 20m, 90s or 1h, or 0 not to wait",
-			  "%s '%s' is not a duration",
-			  a->health_arg ? "--health-timeout" : "KILN_HEALTH_TIMEOUT", text);
-		return -1;
-	}
-	return 0;
-}
-
 /* The options and the operand; -1 when the command should return *ret now. */
 static int apply_parse(struct apply_cmd *a, struct cli_parser *p, int argc, char **argv, int *ret)
 {
@@ -456,7 +419,8 @@ static int apply_parse(struct apply_cmd *a, struct cli_parser *p, int argc, char
 			return -1;
 	}
 	a->operand = a->spec = run_spec_operand(a->cli, argc, argv, p->optind);
-	if (!a->operand || (!a->destroy && parse_health_timeout(a) < 0))
+	if (!a->operand ||
+	    (!a->destroy && run_health_timeout(a->cli, a->health_arg, &a->health_timeout) < 0))
 		return -1;
 	if (a->destroy && plan_file_is(a->operand)) {
 		cli_error(a->cli,
@@ -708,68 +672,6 @@ static void render_outcome(const struct apply_cmd *a, const struct op_run *r,
 }
 
 /*
- * After the commit: wait for the nodes of the groups this apply launched
- * to report, then one line per group (one "health" event with --json).
- * KILN_EXIT_UNHEALTHY when a node is unhealthy or did not report in time.
- */
-static int health_report(const struct apply_cmd *a, struct op_run *r)
-{
-	struct kiln_error err = {0};
-	json_t *touched = health_touched(r->e, r->plan), *groups = NULL, *g;
-	struct strbuf lines = {0};
-	char *waited;
-	bool bad = false;
-	size_t i;
-	int ret = KILN_EXIT_OK, rc;
-
-	if (json_array_size(touched) == 0) {
-		json_decref(touched);
-		return KILN_EXIT_OK;
-	}
-	waited = duration_format(a->health_timeout);
-	if (!a->f.json) {
-		printf("Health: waiting up to %s for the nodes to report (--health-timeout).\n",
-		       waited);
-		fflush(stdout);
-	}
-	rc = op_health_wait(r, touched, a->health_timeout, &interrupted, &groups, &err);
-	json_decref(touched);
-	if (rc < 0) {
-		cmd_report(a->cli, &err);
-		free(waited);
-		return KILN_EXIT_ERROR;
-	}
-	json_array_foreach(groups, i, g) bad |= health_group_bad(g);
-	json_array_foreach(groups, i, g)
-	{
-		char *line = health_line(g, waited);
-
-		if (!a->f.json)
-			printf("  %s\n", line);
-		sb_addf(&lines, "%s%s", i ? "; " : "", line);
-		free(line);
-	}
-	if (a->f.json)
-		progress_json_event("health", bad ? "warn" : "info",
-				    json_pack("{s:O, s:s, s:b}", "groups", groups, "timeout",
-					      waited, "healthy", !bad),
-				    "%s", lines.buf ? lines.buf : "");
-	sb_release(&lines);
-	if (bad) {
-		fflush(stdout);
-		fprintf(stderr,
-			"%s: %s: the apply is recorded, but not every node is healthy (exit status "
-			"%d)\n  hint: `kiln status` shows each node; `kiln repair` replaces the "
-			"unhealthy ones\n",
-			a->cli->prog, a->cli->cmd, KILN_EXIT_UNHEALTHY);
-		ret = KILN_EXIT_UNHEALTHY;
-	}
-	json_decref(groups);
-	free(waited);
-	return ret;
-}
-
-/*
  * A purchase (capacity paid up front, which cannot be undone) only when the
  * plan that shows it is applied with approvals that count, or with
  * --allow-purchase; -1 after saying so.
@@ -816,7 +718,7 @@ static int apply_execute(struct apply_cmd *a, struct op_run *r)
 	if (!a->destroy && purchase_check(a, r) < 0)
 		return KILN_EXIT_ERROR;
 	if (!a->saved && !a->f.auto_approve &&
-	    !ask(r, a->destroy ? "destroy everything in" : "apply this plan to")) {
+	    !run_ask(r, a->destroy ? "destroy everything in" : "apply this plan to")) {
 		fprintf(stderr, "%s: %s: not approved; nothing was changed\n", a->cli->prog,
 			a->cli->cmd);
 		return KILN_EXIT_ERROR;
@@ -832,8 +734,13 @@ static int apply_execute(struct apply_cmd *a, struct op_run *r)
 	ret = (o.res.failed || o.res.interrupted || o.res.skipped || o.commit_failed)
 		  ? KILN_EXIT_ERROR
 		  : KILN_EXIT_OK;
-	if (ret == KILN_EXIT_OK && !a->destroy && a->health_timeout > 0)
-		ret = health_report(a, r);
+	if (ret == KILN_EXIT_OK && !a->destroy && a->health_timeout > 0) {
+		json_t *touched = health_touched(r->e, r->plan);
+
+		ret = run_health_report(a->cli, r, touched, a->health_timeout, a->f.json,
+					&interrupted);
+		json_decref(touched);
+	}
 out:
 	progress_release(&pg);
 	op_apply_outcome_release(&o);

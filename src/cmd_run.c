@@ -7,7 +7,12 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "health.h"
 #include "jsonw.h"
+#include "log.h"
+#include "progress.h"
+#include "state.h"
+#include "timefmt.h"
 
 void run_flags_init(struct run_flags *f)
 {
@@ -254,4 +259,113 @@ void run_report_failures(const struct cli *cli, const json_t *errors)
 		    json_string_value(json_object_get(e, "address")),
 		    json_string_value(json_object_get(e, "op")),
 		    json_string_value(json_object_get(e, "error")));
+}
+
+bool run_confirm(const char *question)
+{
+	char line[64];
+
+	fprintf(stderr, "\n%s Only 'yes' is accepted: ", question);
+	fflush(stderr);
+	log_stderr_end_line();
+	if (!fgets(line, sizeof(line), stdin))
+		return false;
+	line[strcspn(line, "\r\n")] = '\0';
+	return strcmp(line, "yes") == 0;
+}
+
+bool run_ask(struct op_run *r, const char *what)
+{
+	char *q = xasprintf("Do you want to %s %s/%s?", what, r->e->spec->cluster, r->ws->name);
+	bool yes = run_confirm(q);
+
+	free(q);
+	return yes;
+}
+
+int run_need_cluster(const struct cli *cli, const struct op_run *r)
+{
+	/* kiln init makes the workspace with an empty state: no cluster until an apply. */
+	if (r->ws && r->ws->exists && state_cluster(r->state))
+		return 0;
+	cli_error(cli, "bring it up with `kiln up`",
+		  "workspace '%s' has no cluster yet: nothing has been applied", r->e->workspace);
+	return -1;
+}
+
+int run_health_timeout(const struct cli *cli, const char *arg, int64_t *timeout)
+{
+	const char *env = getenv("KILN_HEALTH_TIMEOUT");
+	const char *text = arg ? arg : env && *env ? env : NULL;
+
+	*timeout = HEALTH_TIMEOUT_DEFAULT;
+	if (!text)
+		return 0;
+	if (strcmp(text, "0") == 0) {
+		*timeout = 0;
+		return 0;
+	}
+	if (duration_parse(text, timeout) < 0 || *timeout > 86400) {
+		cli_error(cli,
+			  "write a duration of at most 24h like 20m, 90s or 1h, or 0 not to wait",
+			  "%s '%s' is not a duration",
+			  arg ? "--health-timeout" : "KILN_HEALTH_TIMEOUT", text);
+		return -1;
+	}
+	return 0;
+}
+
+int run_health_report(const struct cli *cli, struct op_run *r, const json_t *addresses,
+		      int64_t timeout, bool json, atomic_int *interrupted)
+{
+	struct kiln_error err = {0};
+	struct strbuf lines = {0};
+	json_t *groups = NULL, *g;
+	char *waited;
+	bool bad = false;
+	size_t i;
+	int ret = KILN_EXIT_OK;
+
+	if (json_array_size(addresses) == 0)
+		return KILN_EXIT_OK;
+	waited = duration_format(timeout);
+	if (!json) {
+		printf("Health: waiting up to %s for the nodes to report (--health-timeout).\n",
+		       waited);
+		fflush(stdout);
+	}
+	if (op_health_wait(r, addresses, timeout, interrupted, &groups, &err) < 0) {
+		cmd_report(cli, &err);
+		free(waited);
+		return KILN_EXIT_ERROR;
+	}
+	json_array_foreach(groups, i, g) bad |= health_group_bad(g);
+	json_array_foreach(groups, i, g)
+	{
+		char *line = health_line(g, waited);
+
+		if (!json)
+			printf("  %s\n", line);
+		sb_addf(&lines, "%s%s", i ? "; " : "", line);
+		free(line);
+	}
+	if (json)
+		progress_json_event("health", bad ? "warn" : "info",
+				    json_pack("{s:O, s:s, s:b}", "groups", groups, "timeout",
+					      waited, "healthy", !bad),
+				    "%s", lines.buf ? lines.buf : "");
+	sb_release(&lines);
+	if (bad) {
+		fflush(stdout);
+		fprintf(stderr,
+			"%s: %s: the %s is recorded, but not every node is healthy (exit status "
+			"%d)\n  hint: `kiln status` shows each node; `kiln repair` replaces the "
+			"unhealthy ones\n",
+			cli->prog, cli->cmd, strcmp(cli->cmd, "repair") == 0 ? "repair" : "apply",
+			KILN_EXIT_UNHEALTHY);
+		ret = KILN_EXIT_UNHEALTHY;
+	}
+	json_decref(groups);
+	free(waited);
+	return ret;
 }

@@ -116,6 +116,27 @@ int run_plan_spec(struct op_run *r, struct cli *cli, struct run_flags *f, const 
  */
 void run_print_json(const json_t *v, size_t flags);
 
+/* Ask question on the terminal (standard error); true only for the answer "yes". */
+bool run_confirm(const char *question);
+/* run_confirm("Do you want to WHAT CLUSTER/WS?"). */
+bool run_ask(struct op_run *r, const char *what);
+/* 0 when the workspace has a cluster; else -1 after saying nothing was applied yet. */
+int run_need_cluster(const struct cli *cli, const struct op_run *r);
+/*
+ * The wait for node health: arg (--health-timeout), else
+ * KILN_HEALTH_TIMEOUT, else 20m, in seconds ("0": no wait); -1 after
+ * reporting a value that is not a duration of at most 24h.
+ */
+int run_health_timeout(const struct cli *cli, const char *arg, int64_t *timeout);
+/*
+ * After a committed apply or repair: wait up to timeout for the nodes of
+ * the groups at addresses to report (op_health_wait), one line per group
+ * (one "health" event with json). KILN_EXIT_UNHEALTHY when a node is
+ * unhealthy or did not report, KILN_EXIT_ERROR when a call failed.
+ */
+int run_health_report(const struct cli *cli, struct op_run *r, const json_t *addresses,
+		      int64_t timeout, bool json, atomic_int *interrupted);
+
 /* "kiln CMD: ADDRESS: OP failed: ERROR" on standard error for each of an apply's errors. */
 void run_report_failures(const struct cli *cli, const json_t *errors);
 

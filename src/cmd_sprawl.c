@@ -287,16 +287,11 @@ static void print_report(const json_t *rep)
 
 static bool ask(size_t n)
 {
-	char line[64];
+	char *q = xasprintf("Do you want to delete these %zu orphan%s?", n, n == 1 ? "" : "s");
+	bool yes = run_confirm(q);
 
-	fprintf(stderr, "\nDo you want to delete these %zu orphan%s? Only 'yes' is accepted: ", n,
-		n == 1 ? "" : "s");
-	fflush(stderr);
-	log_stderr_end_line();
-	if (!fgets(line, sizeof(line), stdin))
-		return false;
-	line[strcspn(line, "\r\n")] = '\0';
-	return strcmp(line, "yes") == 0;
+	free(q);
+	return yes;
 }
 
 static int parse(struct flags *f, struct cli_parser *p, struct cli *cli, int argc, char **argv,

@@ -422,13 +422,8 @@ int cmd_status(int argc, char **argv, struct cli *cli)
 	r.keep_live = true;
 	if (!spec || run_plan_spec(&r, cli, &f, spec) < 0)
 		goto out;
-	/* kiln init makes the workspace with an empty state: no cluster until an apply. */
-	if (!r.ws || !r.ws->exists || !state_cluster(r.state)) {
-		cli_error(cli, "bring it up with `kiln up`",
-			  "workspace '%s' has no cluster yet: nothing has been applied",
-			  r.e->workspace);
+	if (run_need_cluster(cli, &r) < 0)
 		goto out;
-	}
 	/* A cluster whose metrics cannot be read (a denied call) still has a status. */
 	if (util_measure(r.e, state_resources(r.state), now, window, &util, &err) < 0)
 		util = json_pack("{s:s, s:s?}", "error", err.msg, "hint",

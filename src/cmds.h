@@ -38,6 +38,7 @@ int cmd_hosts(int argc, char **argv, struct cli *cli);
 int cmd_ssh_config(int argc, char **argv, struct cli *cli);
 int cmd_ssh(int argc, char **argv, struct cli *cli);
 int cmd_exec(int argc, char **argv, struct cli *cli);
+int cmd_repair(int argc, char **argv, struct cli *cli);
 
 extern const struct cmd_info cmd_init_info;
 extern const struct cmd_info cmd_validate_info;
@@ -68,6 +69,7 @@ extern const struct cmd_info cmd_hosts_info;
 extern const struct cmd_info cmd_ssh_config_info;
 extern const struct cmd_info cmd_ssh_info;
 extern const struct cmd_info cmd_exec_info;
+extern const struct cmd_info cmd_repair_info;
 
 /* From main.c, for `kiln help`. */
 const struct cmd_info *cmd_find_info(const char *name);

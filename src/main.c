@@ -35,6 +35,7 @@ static const struct command {
     {"ssh-config", cmd_ssh_config, &cmd_ssh_config_info},
     {"ssh", cmd_ssh, &cmd_ssh_info},
     {"exec", cmd_exec, &cmd_exec_info},
+    {"repair", cmd_repair, &cmd_repair_info},
     {"graph", cmd_graph, &cmd_graph_info},
     {"iam-policy", cmd_iam_policy, &cmd_iam_policy_info},
     {"user-data", cmd_user_data, &cmd_user_data_info},

@@ -21,6 +21,7 @@
 #include "diff.h"
 #include "expiry.h"
 #include "health.h"
+#include "repair.h"
 #include "iam.h"
 #include "journal.h"
 #include "ledger.h"
@@ -970,4 +971,61 @@ int op_health_wait(struct op_run *r, const json_t *addresses, int64_t timeout_s,
 {
 	return health_wait(r->e, r->state, addresses, timeout_s, r->e->prov->simulated ? 100 : 5000,
 			   interrupted, groups, err);
+}
+
+int op_repair(struct op_run *r, const json_t *targets, struct op_repair_outcome *out,
+	      struct kiln_error *err)
+{
+	struct apply_result res = {0};
+	json_t *trailers = json_array(), *t;
+	size_t i;
+	int rc = 0;
+
+	memset(out, 0, sizeof(*out));
+	out->done = json_array();
+	json_array_foreach((json_t *)targets, i, t)
+	{
+		json_t *added = NULL, *ids = json_array(), *b;
+		struct strbuf line = {0};
+		size_t j;
+
+		if (repair_group(r->e, r->state, t, &added, err) < 0) {
+			out->failed = true;
+			res.failed++;
+			json_decref(ids);
+			break;
+		}
+		sb_addf(&line, "Kiln-Replaced: %s",
+			json_string_value(json_object_get(t, "address")));
+		json_array_foreach(json_object_get(t, "replace"), j, b)
+		{
+			json_array_append(ids, json_object_get(b, "id"));
+			sb_addf(&line, " %s", json_string_value(json_object_get(b, "id")));
+		}
+		json_array_append_new(trailers, json_string(line.buf));
+		sb_release(&line);
+		json_array_append_new(out->done, json_pack("{s:O, s:o, s:o}", "address",
+							   json_object_get(t, "address"),
+							   "replaced", ids, "added", added));
+		res.updated++;
+		res.done++;
+	}
+	if (res.done) {
+		struct kiln_error cerr = {0};
+
+		if (op_commit(r, "repair", &res, NULL, trailers, &out->commit, &cerr) < 0) {
+			out->commit_failed = true;
+			if (!out->failed)
+				*err = cerr;
+		}
+	}
+	json_decref(trailers);
+	return rc;
+}
+
+void op_repair_outcome_release(struct op_repair_outcome *out)
+{
+	json_decref(out->done);
+	free(out->commit);
+	memset(out, 0, sizeof(*out));
 }

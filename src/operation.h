@@ -254,6 +254,24 @@ void op_apply_outcome_release(struct op_apply_outcome *out);
 int op_health_wait(struct op_run *r, const json_t *addresses, int64_t timeout_s,
 		   atomic_int *interrupted, json_t **groups, struct kiln_error *err);
 
+struct op_repair_outcome {
+	json_t *done; /* per target repaired: {"address", "replaced": [ids], "added": [ids]} */
+	char *commit; /* the commit made, or NULL */
+	bool failed;  /* a group's replacement failed: err says why; the others are kept */
+	bool commit_failed; /* the replacements ran, but the commit failed: err says why */
+};
+
+/*
+ * kiln repair, under the lock: replace the unhealthy nodes of each target
+ * (repair.h) in turn, stopping at the first that fails, then one commit
+ * (op "repair") naming the replaced ids in a Kiln-Replaced trailer per
+ * group. 0 with out filled (out->failed, out->commit_failed with err);
+ * release out with op_repair_outcome_release.
+ */
+int op_repair(struct op_run *r, const json_t *targets, struct op_repair_outcome *out,
+	      struct kiln_error *err);
+void op_repair_outcome_release(struct op_repair_outcome *out);
+
 /* op_destroy: the locked check said stop. */
 #define OP_STOPPED 1
 

@@ -85,6 +85,13 @@ static void sim_open(struct sfx *f)
 		fail_msg("open: %s", err.msg);
 }
 
+/* Open the sim again with another KILN_SIM_CAPACITY. */
+static void sim_close_open(struct sfx *f, const char *capacity)
+{
+	setenv("KILN_SIM_CAPACITY", capacity, 1);
+	sim_open(f);
+}
+
 static const struct prov_type *type_of(const char *name)
 {
 	const struct prov_type *t = provider_type(&provider_sim, name);
@@ -716,6 +723,53 @@ static void test_a_node_reports_no_health_until_it_has_booted(void **state)
 	assert_string_equal(node_str(live, 0, "health"), "healthy");
 	assert_string_equal(node_str(live, 0, "health_reason"), "1/1 GPUs");
 	json_decref(live);
+	free(id);
+}
+
+static void test_replacing_a_node_launches_one_first_and_fails_whole_without_room(void **state)
+{
+	struct sfx *f = *state;
+	struct kiln_error err = {{0}, {0}};
+	const struct prov_type *t = type_of("sim_node_group");
+	json_t *live = NULL, *ids;
+	char *id, *bad, *kept;
+	const char *nodes[1];
+
+	setenv("KILN_SIM_CAPACITY", "H100=2", 1);
+	sim_open(f);
+	id = create_ok(f, &scope_a, "sim_node_group", "trainers",
+		       group_attrs("p5.48xlarge", 2, true, "sim-1a"));
+	assert_int_equal(read_id(f, "sim_node_group", id, &live, &err), PROV_OK);
+	bad = xstrdup(node_str(live, 0, "id"));
+	kept = xstrdup(node_str(live, 1, "id"));
+	json_decref(live);
+	live = NULL;
+	nodes[0] = bad;
+	/* No room for the new node beside the two: nothing changes. */
+	assert_int_equal(t->replace_nodes(f->ctx, id, nodes, 1, &live, &err), PROV_CAPACITY);
+	assert_string_equal(err.msg, "sim: InsufficientInstanceCapacity (simulated): 1 more × "
+				     "p5.48xlarge (H100) requested, 0 free in sim-1a");
+	assert_null(live);
+	assert_int_equal(read_id(f, "sim_node_group", id, &live, &err), PROV_OK);
+	assert_string_equal(node_str(live, 0, "id"), bad);
+	assert_int_equal(json_array_size(nodes_of(live)), 2);
+	json_decref(live);
+	live = NULL;
+	/* With room: the bad node goes, the other stays, a new one comes. */
+	sim_close_open(f, "H100=3");
+	assert_int_equal(t->replace_nodes(f->ctx, id, nodes, 1, &live, &err), PROV_OK);
+	ids = json_object_get(json_object_get(live, "attrs"), "instance_ids");
+	assert_int_equal(json_array_size(ids), 2);
+	assert_string_equal(json_string_value(json_array_get(ids, 0)), kept);
+	assert_string_not_equal(json_string_value(json_array_get(ids, 1)), bad);
+	assert_string_equal(node_str(live, 1, "private_ip"), "10.0.0.6");
+	json_decref(live);
+	live = NULL;
+	/* An id that is not one of its nodes is refused. */
+	assert_int_equal(t->replace_nodes(f->ctx, id, nodes, 1, &live, &err), PROV_ERROR);
+	assert_non_null(strstr(err.msg, "is not a node of"));
+	free(bad);
+	free(kept);
 	free(id);
 }
 
@@ -2301,6 +2355,7 @@ int main(void)
 	    sim_test(test_a_node_group_is_pending_until_its_delay_has_passed),
 	    sim_test(test_a_group_lists_its_nodes_with_simulated_addresses_from_the_network),
 	    sim_test(test_a_node_reports_no_health_until_it_has_booted),
+	    sim_test(test_replacing_a_node_launches_one_first_and_fails_whole_without_room),
 	    sim_test(test_delete_then_wait_reports_the_group_gone_and_frees_its_nodes),
 	    sim_test(test_a_type_without_delay_is_deleted_at_once),
 	    sim_test(test_waiting_for_a_resource_that_does_not_exist_fails_it_alone),

@@ -74,6 +74,10 @@ EC2_OPS(efs)
 EC2_OPS(mt)
 EC2_OPS(ssmp)
 
+/* An instance group's nodes replaced (provider.h, replace_nodes). */
+int ig_replace_nodes(struct prov_ctx *ctx, const char *id, const char *const *nodes, size_t n,
+		     json_t **out, struct kiln_error *err);
+
 /* Ingress rules in one order, so desired and live compare equal. */
 void aws_ingress_sort(json_t *rules);
 

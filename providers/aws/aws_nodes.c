@@ -352,6 +352,87 @@ int ig_create(struct prov_ctx *ctx, const struct prov_scope *scope, const struct
 	return PROV_OK;
 }
 
+/*
+ * Launch count more instances beside a group's live ones (live: its live
+ * object), with their settings, tags and owner, in one all-or-nothing call
+ * whose idempotency token is tok.
+ */
+static int launch_beside(struct prov_ctx *ctx, const char *id, json_t *live, long count,
+			 const char *tok, struct kiln_error *err)
+{
+	json_t *la = json_object_get(live, "attrs");
+	char *cluster = NULL, *ws = NULL, *group = NULL, *lineage = NULL, *addr = address_of(id);
+	struct launch l = {0};
+	json_t *tags = json_object_get(live, "tags");
+	int rc;
+
+	ig_id_parse(id, &cluster, &ws, &group, &lineage);
+	{
+		struct prov_scope s = {cluster, ws, NULL};
+		json_t *user = json_object();
+		const char *k;
+		json_t *v;
+		json_object_foreach(tags, k, v) if (strncmp(k, "kiln:", 5) != 0 &&
+						    strncmp(k, "aws:", 4) != 0)
+		    json_object_set(user, k, v);
+		s.user_tags = user;
+		/* New instances of a group carry the group's expiry tag. */
+		s.expires = json_string_value(json_object_get(tags, PROV_TAG_EXPIRES));
+		/* And the group's owner: its id names the lineage. */
+		s.lineage = lineage;
+		s.owner = json_string_value(json_object_get(tags, PROV_TAG_OWNER));
+		l.address = addr;
+		l.type = json_string_value(json_object_get(la, "instance_type"));
+		l.image = json_string_value(json_object_get(la, "image"));
+		l.disk_gb = (long)json_integer_value(json_object_get(la, "disk_size_gb"));
+		l.disk_type = json_string_value(json_object_get(la, "disk_type"));
+		l.subnet = json_string_value(json_object_get(la, "subnet_id"));
+		l.zone = json_string_value(json_object_get(la, "zone"));
+		l.sg = json_string_value(json_object_get(la, "security_group_id"));
+		l.pg = json_string_value(json_object_get(la, "placement_group_name"));
+		l.profile = json_string_value(json_object_get(la, "profile"));
+		l.role = json_string_value(json_object_get(la, "role"));
+		l.key_pair = json_string_value(json_object_get(la, "key_pair"));
+		l.efa = json_is_true(json_object_get(la, "efa"));
+		l.public = json_is_true(json_object_get(la, "public"));
+		l.gang = json_is_true(json_object_get(la, "gang"));
+		l.spot = strcmp(json_string_value(json_object_get(la, "market")), "spot") == 0;
+		l.user_data_digest = json_string_value(json_object_get(la, "user_data"));
+		l.zones = xstrdup(json_string_value(json_object_get(tags, TAG_ZONES))
+				      ? json_string_value(json_object_get(tags, TAG_ZONES))
+				      : "");
+		if (!l.subnet || !l.sg || !l.type || !l.image) {
+			kiln_error_set(err,
+				       "aws: %s: its instances do not say their subnet, "
+				       "security group, type and image; cannot launch more "
+				       "beside them",
+				       id);
+			kiln_error_hint(err, "replace the group: kiln apply --replace %s", addr);
+			rc = PROV_ERROR;
+		} else {
+			rc = launch_root_device(ctx, l.image, &l.root_dev, err);
+		}
+		/* New nodes boot as the others did: with the user data EC2 holds for them. */
+		if (rc == PROV_OK)
+			rc = launch_user_data_of(
+			    ctx,
+			    json_string_value(json_array_get(
+				json_object_get(la, "instance_ids"),
+				json_array_size(json_object_get(la, "instance_ids")) - 1)),
+			    &l.user_data_b64, err);
+		if (rc == PROV_OK && l.efa)
+			rc = launch_efa_interfaces(ctx, l.type, &l.efa_interfaces, err);
+		if (rc == PROV_OK)
+			rc = launch_run(ctx, &l, &s, count, tok, 0, NULL, err);
+		json_decref(user);
+	}
+	free(l.root_dev);
+	free(l.zones);
+	free(l.user_data_b64);
+	free(cluster), free(ws), free(group), free(lineage), free(addr);
+	return rc;
+}
+
 int ig_update(struct prov_ctx *ctx, const struct prov_scope *scope, const char *id, json_t *attrs,
 	      const char *const *changed, size_t nchanged, json_t **out, struct kiln_error *err)
 {
@@ -373,92 +454,60 @@ int ig_update(struct prov_ctx *ctx, const struct prov_scope *scope, const char *
 		/* Shrink: the newest go first (ids are newest first). */
 		rc = launch_terminate_range(ctx, ids, 0, (size_t)(have - want), err);
 	} else if (want > have) {
-		/* Grow: launch the difference beside the others, with their settings. */
-		char *cluster = NULL, *ws = NULL, *group = NULL, *lineage = NULL,
-		     *addr = address_of(id);
-		struct launch l = {0};
-		json_t *tags = json_object_get(live, "tags");
+		/* Grow: launch the difference beside the others; a retry is the same token. */
+		const char *oldest =
+		    json_string_value(json_array_get(ids, json_array_size(ids) - 1));
+		char *tok = xasprintf("%s:grow->%ld:%s", id, want, oldest ? oldest : "");
 
-		ig_id_parse(id, &cluster, &ws, &group, &lineage);
-		{
-			struct prov_scope s = {cluster, ws, NULL};
-			json_t *user = json_object();
-			const char *k;
-			json_t *v;
-
-			json_object_foreach(tags, k, v) if (strncmp(k, "kiln:", 5) != 0 &&
-							    strncmp(k, "aws:", 4) != 0)
-			    json_object_set(user, k, v);
-			s.user_tags = user;
-			/* New instances of a group carry the group's expiry tag. */
-			s.expires = json_string_value(json_object_get(tags, PROV_TAG_EXPIRES));
-			/* And the group's owner: its id names the lineage. */
-			s.lineage = lineage;
-			s.owner = json_string_value(json_object_get(tags, PROV_TAG_OWNER));
-			l.address = addr;
-			l.type = json_string_value(json_object_get(la, "instance_type"));
-			l.image = json_string_value(json_object_get(la, "image"));
-			l.disk_gb = (long)json_integer_value(json_object_get(la, "disk_size_gb"));
-			l.disk_type = json_string_value(json_object_get(la, "disk_type"));
-			l.subnet = json_string_value(json_object_get(la, "subnet_id"));
-			l.zone = json_string_value(json_object_get(la, "zone"));
-			l.sg = json_string_value(json_object_get(la, "security_group_id"));
-			l.pg = json_string_value(json_object_get(la, "placement_group_name"));
-			l.profile = json_string_value(json_object_get(la, "profile"));
-			l.role = json_string_value(json_object_get(la, "role"));
-			l.key_pair = json_string_value(json_object_get(la, "key_pair"));
-			l.efa = json_is_true(json_object_get(la, "efa"));
-			l.public = json_is_true(json_object_get(la, "public"));
-			l.gang = json_is_true(json_object_get(la, "gang"));
-			l.spot =
-			    strcmp(json_string_value(json_object_get(la, "market")), "spot") == 0;
-			l.user_data_digest = json_string_value(json_object_get(la, "user_data"));
-			l.zones = xstrdup(json_string_value(json_object_get(tags, TAG_ZONES))
-					      ? json_string_value(json_object_get(tags, TAG_ZONES))
-					      : "");
-			if (!l.subnet || !l.sg || !l.type || !l.image) {
-				kiln_error_set(err,
-					       "aws: %s: its instances do not say their subnet, "
-					       "security group, type and image; cannot launch more "
-					       "beside them",
-					       id);
-				kiln_error_hint(err, "replace the group: kiln apply --replace %s",
-						addr);
-				rc = PROV_ERROR;
-			} else {
-				rc = launch_root_device(ctx, l.image, &l.root_dev, err);
-			}
-			/* New nodes boot as the others did: with the user data EC2 holds for them.
-			 */
-			if (rc == PROV_OK)
-				rc = launch_user_data_of(ctx,
-							 json_string_value(json_array_get(
-							     ids, json_array_size(ids) - 1)),
-							 &l.user_data_b64, err);
-			if (rc == PROV_OK && l.efa)
-				rc = launch_efa_interfaces(ctx, l.type, &l.efa_interfaces, err);
-			if (rc == PROV_OK) {
-				/* The same grow retried is the same token: launched once. */
-				/* The oldest instance and the target: what a retry sees the same.
-				 */
-				const char *oldest = json_string_value(
-				    json_array_get(ids, json_array_size(ids) - 1));
-				char *tok =
-				    xasprintf("%s:grow->%ld:%s", id, want, oldest ? oldest : "");
-
-				rc = launch_run(ctx, &l, &s, want - have, tok, 0, NULL, err);
-				free(tok);
-			}
-			json_decref(user);
-		}
-		free(l.root_dev);
-		free(l.zones);
-		free(l.user_data_b64);
-		free(cluster), free(ws), free(group), free(lineage), free(addr);
+		rc = launch_beside(ctx, id, live, want - have, tok, err);
+		free(tok);
 	}
 	json_decref(live);
 	if (rc == PROV_OK)
 		rc = ig_read(ctx, id, out, err);
+	return rc;
+}
+
+int ig_replace_nodes(struct prov_ctx *ctx, const char *id, const char *const *nodes, size_t n,
+		     json_t **out, struct kiln_error *err)
+{
+	json_t *live, *ids, *bad = json_array();
+	struct strbuf tok = {0};
+	size_t i, j;
+	int rc;
+
+	*out = NULL;
+	rc = ig_read(ctx, id, &live, err);
+	if (rc != PROV_OK) {
+		json_decref(bad);
+		return rc;
+	}
+	ids = json_object_get(json_object_get(live, "attrs"), "instance_ids");
+	sb_addf(&tok, "%s:replace", id);
+	for (i = 0; i < n; i++) {
+		for (j = 0; j < json_array_size(ids); j++)
+			if (strcmp(json_string_value(json_array_get(ids, j)) ?: "", nodes[i]) == 0)
+				break;
+		if (j == json_array_size(ids)) {
+			kiln_error_set(err, "aws: %s is not a running instance of %s", nodes[i],
+				       id);
+			kiln_error_hint(err, "kiln status lists the group's nodes");
+			rc = PROV_ERROR;
+			goto out;
+		}
+		json_array_append_new(bad, json_string(nodes[i]));
+		sb_addf(&tok, ":%s", nodes[i]);
+	}
+	/* The new ones first, all or nothing: a launch that fails leaves the group as it was. */
+	rc = launch_beside(ctx, id, live, (long)n, tok.buf, err);
+	if (rc == PROV_OK)
+		rc = launch_terminate(ctx, bad, err);
+	if (rc == PROV_OK)
+		rc = ig_read(ctx, id, out, err);
+out:
+	sb_release(&tok);
+	json_decref(bad);
+	json_decref(live);
 	return rc;
 }
 

@@ -208,6 +208,14 @@ int sim_nodes_created(struct prov_ctx *ctx, const struct prov_scope *scope, json
 int sim_nodes_updated(struct prov_ctx *ctx, json_t *doc, const json_t *before,
 		      const char *const *changed, size_t n, struct kiln_error *err);
 int sim_nodes_removed(struct prov_ctx *ctx, json_t *doc, struct kiln_error *err);
+/*
+ * Replace the nodes named (with the lock held): as many new ones first,
+ * all or none (PROV_CAPACITY, nothing changed), then the named ones go.
+ */
+int sim_nodes_replaced(struct prov_ctx *ctx, json_t *doc, const char *const *nodes, size_t n,
+		       struct kiln_error *err);
+int sim_op_replace_nodes(struct prov_ctx *ctx, const struct sim_kind *k, const char *id,
+			 const char *const *nodes, size_t n, json_t **out, struct kiln_error *err);
 /* A node group's per-node view (nodes.h) from its document, as of now; a new array. */
 json_t *sim_nodes_view(const json_t *doc);
 

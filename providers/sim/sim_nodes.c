@@ -530,3 +530,59 @@ int sim_nodes_removed(struct prov_ctx *ctx, json_t *doc, struct kiln_error *err)
 	json_decref(usage);
 	return rc;
 }
+
+int sim_nodes_replaced(struct prov_ctx *ctx, json_t *doc, const char *const *nodes, size_t n,
+		       struct kiln_error *err)
+{
+	json_t *attrs = json_object_get(doc, "attrs"), *usage = NULL;
+	json_t *ids = json_object_get(attrs, "instance_ids");
+	json_t *recs = json_object_get(json_object_get(doc, "sim"), "nodes");
+	const struct catalog_type *t = group_type(attrs, err);
+	const char *zone = json_string_value(json_object_get(attrs, "zone"));
+	long keep = (long)json_array_size(ids);
+	size_t i, j;
+	int rc;
+
+	if (!t)
+		return PROV_ERROR;
+	for (i = 0; i < n; i++) {
+		for (j = 0; j < json_array_size(ids); j++)
+			if (strcmp(json_string_value(json_array_get(ids, j)) ?: "", nodes[i]) == 0)
+				break;
+		if (j == json_array_size(ids)) {
+			kiln_error_set(
+			    err,
+			    "sim: InvalidInstanceID.NotFound (simulated): %s is not a node "
+			    "of %s",
+			    nodes[i], sim_doc_str(doc, NULL, "id"));
+			return PROV_ERROR;
+		}
+	}
+	/* The new nodes first, all of them or none: they need room beside the old ones. */
+	if (t->gpu && zone) {
+		long avail;
+
+		if (sim_usage_load(ctx, &usage, err) != PROV_OK)
+			return PROV_ERROR;
+		avail = free_nodes(ctx, usage, t->gpu, zone);
+		json_decref(usage);
+		if (avail < (long)n) {
+			capacity_error(err, " more", (long)n, t, &zone, &avail, 1, true);
+			return PROV_CAPACITY;
+		}
+	}
+	rc = instance_ids(ctx, doc, t, keep + (long)n, err);
+	if (rc != PROV_OK)
+		return rc;
+	/* Then the bad ones go; the group holds as many nodes as before. */
+	for (i = 0; i < n; i++)
+		for (j = 0; j < json_array_size(ids); j++)
+			if (strcmp(json_string_value(json_array_get(ids, j)) ?: "", nodes[i]) ==
+			    0) {
+				if (json_is_object(recs))
+					json_object_del(recs, nodes[i]);
+				json_array_remove(ids, j);
+				break;
+			}
+	return PROV_OK;
+}

@@ -526,23 +526,63 @@ out:
 	return rc;
 }
 
+/*
+ * One call that changes the document of id: the id checked, the lock taken
+ * (*locked says so: release it with sim_unlock, and *doc with json_decref,
+ * whatever the result), the document loaded and settled.
+ */
+static int doc_change(struct prov_ctx *ctx, const struct sim_kind *k, const char *id, bool create,
+		      struct sim_lock *lk, bool *locked, json_t **doc, struct kiln_error *err)
+{
+	int rc;
+
+	*doc = NULL;
+	*locked = false;
+	if (sim_call(ctx, create) != SIM_FAULT_NONE)
+		return sim_retry(err);
+	if (!sim_id_ok(id, k->prefix))
+		return bad_id(k, id, err);
+	if (sim_lock(ctx, lk, err) != PROV_OK)
+		return PROV_ERROR;
+	*locked = true;
+	rc = sim_doc_load(ctx, k, id, doc, err);
+	if (rc == PROV_OK)
+		rc = settle_locked(ctx, k, doc, err);
+	return rc;
+}
+
+int sim_op_replace_nodes(struct prov_ctx *ctx, const struct sim_kind *k, const char *id,
+			 const char *const *nodes, size_t n, json_t **out, struct kiln_error *err)
+{
+	json_t *doc = NULL;
+	struct sim_lock lk;
+	bool locked;
+	int rc;
+
+	*out = NULL;
+	rc = doc_change(ctx, k, id, true, &lk, &locked, &doc, err);
+	if (rc == PROV_OK)
+		rc = sim_nodes_replaced(ctx, doc, nodes, n, err);
+	if (rc == PROV_OK)
+		rc = sim_doc_save(ctx, doc, err);
+	if (rc == PROV_OK)
+		*out = sim_doc_live(doc);
+	if (locked)
+		sim_unlock(&lk);
+	json_decref(doc);
+	return rc;
+}
+
 int sim_op_delete(struct prov_ctx *ctx, const struct sim_kind *k, const char *id,
 		  struct kiln_error *err)
 {
 	json_t *doc = NULL;
 	struct sim_lock lk;
 	long delay = sim_delete_ms(ctx, k);
+	bool locked;
 	int rc;
 
-	if (sim_call(ctx, false) != SIM_FAULT_NONE)
-		return sim_retry(err);
-	if (!sim_id_ok(id, k->prefix))
-		return bad_id(k, id, err);
-	if (sim_lock(ctx, &lk, err) != PROV_OK)
-		return PROV_ERROR;
-	rc = sim_doc_load(ctx, k, id, &doc, err);
-	if (rc == PROV_OK)
-		rc = settle_locked(ctx, k, &doc, err);
+	rc = doc_change(ctx, k, id, false, &lk, &locked, &doc, err);
 	if (rc != PROV_OK || strcmp(sim_doc_str(doc, NULL, "status"), "deleting") == 0)
 		goto out;
 	if (delay == 0) {
@@ -554,7 +594,8 @@ int sim_op_delete(struct prov_ctx *ctx, const struct sim_kind *k, const char *id
 			    json_integer(sim_now_ms() + delay));
 	rc = sim_doc_save(ctx, doc, err);
 out:
-	sim_unlock(&lk);
+	if (locked)
+		sim_unlock(&lk);
 	json_decref(doc);
 	return rc;
 }

@@ -600,10 +600,18 @@ SIM_OPS(sim_role, K_ROLE)
 SIM_OPS(sim_role_policy, K_POLICY)
 SIM_OPS(sim_capacity_block, K_BLOCK)
 
+static int sim_node_group_replace(struct prov_ctx *c, const char *id, const char *const *nodes,
+				  size_t n, json_t **o, struct kiln_error *e)
+{
+	return sim_op_replace_nodes(c, &sim_kinds[K_NODES], id, nodes, n, o, e);
+}
+
 const struct prov_type sim_types[SIM_NTYPES] = {
     SIM_TYPE(sim_network, K_NETWORK, network_attrs),
     SIM_TYPE(sim_placement_group, K_PLACEMENT, placement_attrs),
-    SIM_TYPE(sim_node_group, K_NODES, nodes_attrs),
+    [K_NODES] = {"sim_node_group", nodes_attrs, ARRAY_SIZE(nodes_attrs), sim_node_group_list,
+		 sim_node_group_read, sim_node_group_create, sim_node_group_update,
+		 sim_node_group_delete, sim_node_group_wait, sim_node_group_replace},
     SIM_TYPE(sim_bucket, K_BUCKET, bucket_attrs),
     SIM_TYPE(sim_lustre, K_LUSTRE, lustre_attrs),
     SIM_TYPE(sim_nfs, K_NFS, nfs_attrs),

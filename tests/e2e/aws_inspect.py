@@ -12,11 +12,12 @@ client), for the e2e tests against moto. AWS_ENDPOINT_URL names the server.
       change something behind kiln's back: versioning-off, ingress-add
   aws_inspect.py left CLUSTER WS
       print what is left of CLUSTER/WS, one "TYPE NAME" per line
-  aws_inspect.py nodes STATE_JSON CLUSTER WS GROUP
+  aws_inspect.py nodes STATE_JSON CLUSTER WS GROUP [no-health]
       the group's recorded `nodes` are its running instances as
       DescribeInstances gives them: ids oldest launch first (ties by id),
       index, zone, private and public address, state, and health as the
-      kiln:health tag says (null without one); prints "nodes: N"
+      kiln:health tag says (null without one; not compared with no-health:
+      a report that came after the commit); prints "nodes: N"
   aws_inspect.py user NAME POLICY_JSON [ACTION]
       make an IAM user whose one policy is POLICY_JSON (less ACTION, when
       given) and print "AWS_ACCESS_KEY_ID=... AWS_SECRET_ACCESS_KEY=..."
@@ -158,6 +159,27 @@ def role_policy(iam, name):
     return json.loads(doc) if isinstance(doc, str) else doc
 
 
+# The statement every node role ends with (issue 14): a node may put only the
+# kiln:health tag, and only on its own instance.
+NODE_HEALTH = {
+    "Sid": "KilnNodeHealth", "Effect": "Allow", "Action": "ec2:CreateTags",
+    "Resource": "arn:aws:ec2:*:*:instance/*",
+    "Condition": {"StringEquals": {"aws:ARN": "${ec2:SourceInstanceARN}"},
+                  "ForAllValues:StringEquals": {"aws:TagKeys": ["kiln:health"]}}}
+
+
+def without_node_health(name, doc, faults):
+    """The role's statements but its last, which must be NODE_HEALTH."""
+    stmts = doc["Statement"]
+    if not stmts or stmts[-1] != NODE_HEALTH:
+        faults.append("role %s does not end with the node-health statement: %s" % (name, stmts))
+        return stmts
+    rest = stmts[:-1]
+    if NODE_HEALTH in rest:
+        faults.append("role %s has the node-health statement twice" % name)
+    return rest
+
+
 def user_data_faults(c, cluster, ws, parts):
     """The user-data= check of expect: what the nodes of group parts[0] boot with."""
     import base64
@@ -226,7 +248,8 @@ def user_data_faults(c, cluster, ws, parts):
 def expect(cluster, ws, checks):
     """CHECKS: group=NAME:count=N[:efa][:pg][:profile][:public]; bucket=STORE:versioning=on|off
     [:expire=DAYS]; sg-ingress=PORT/CIDR,...; role=NAME:read=A+B:write=C;
-    role-allow=NAME=[[ACTIONS, RESOURCES], ...]; role-exact=NAME=[[ACTIONS, RESOURCE], ...];
+    role-allow=NAME=[[ACTIONS, RESOURCES], ...]; role-exact=NAME=[[ACTIONS, RESOURCE], ...]
+    (both: the policy ends with NODE_HEALTH, checked exactly, and these come before it);
     zone=ZONE[:no-storage]; tags=K=V;
     user-data=GROUP:mounts=STORE+STORE[:local=PATH][:efa][:find=STORE]: every node's
     UserData (DescribeInstanceAttribute), decoded, is cloud-config whose boot script
@@ -353,16 +376,15 @@ def expect(cluster, ws, checks):
             # statements, which follow every store statement.
             name, _, want = rest.partition("=")
             name = prefix + name
-            doc = role_policy(iam, name)
-            # kiln's own statements for the nodes (their health, the Slurm
-            # parameters) are neither the stores' nor the spec's allow entries.
-            own = ("KilnNodeHealth", "KilnSsmRead", "KilnSlurmFind")
-            kinds = [isinstance(s["Resource"], list) for s in doc["Statement"]
-                     if s.get("Sid") not in own]
+            stmts = without_node_health(name, role_policy(iam, name), faults)
+            # kiln's own statements for the Slurm parameters are neither the
+            # stores' nor the spec's allow entries.
+            kinds = [isinstance(s["Resource"], list) for s in stmts
+                     if s.get("Sid") not in ("KilnSsmRead", "KilnSlurmFind")]
             if kinds != sorted(kinds):
                 faults.append("role %s: a store statement follows an allow statement" % name)
             got = sorted([sorted(s["Action"]), sorted(s["Resource"])]
-                         for s in doc["Statement"] if isinstance(s["Resource"], list)
+                         for s in stmts if isinstance(s["Resource"], list)
                          and s["Effect"] == "Allow")
             want = sorted([sorted(a), sorted(r)] for a, r in json.loads(want))
             if got != want:
@@ -441,11 +463,12 @@ def expect(cluster, ws, checks):
                 if k == "efs":
                     return efs.get("aws_efs." + store, "(no file system aws_efs.%s)" % store)
                 return r
-            got = sorted([sorted(st["Action"]), st["Resource"]] for st in doc["Statement"])
+            stmts = without_node_health(name, doc, faults)
+            got = sorted([sorted(st["Action"]), st["Resource"]] for st in stmts)
             want = sorted([sorted(a), where(r)] for a, r in json.loads(want))
             if got != want:
                 faults.append("role %s statements %s, want %s" % (name, got, want))
-            if any(st["Effect"] != "Allow" or st["Resource"] == "*" for st in doc["Statement"]):
+            if any(st["Effect"] != "Allow" or st["Resource"] == "*" for st in stmts):
                 faults.append("role %s has a statement that is not an Allow on exact ARNs" % name)
         else:
             faults.append("unknown check %s" % check)
@@ -485,7 +508,7 @@ def left(cluster, ws):
     return [], None
 
 
-def nodes(state_path, cluster, ws, group):
+def nodes(state_path, cluster, ws, group, with_health=True):
     with open(state_path) as f:
         state = json.load(f)
     res = state["resources"].get("aws_instance_group." + group)
@@ -510,6 +533,9 @@ def nodes(state_path, cluster, ws, group):
     if not isinstance(got, list):
         return ["aws_instance_group.%s records no nodes array: %r" % (group, got)], None
     keys = ("id", "index", "zone", "private_ip", "public_ip", "state", "health")
+    if not with_health:
+        keys = keys[:-1]
+        want = [{k: n[k] for k in keys} for n in want]
     trimmed = [{k: n.get(k) for k in keys} for n in got]
     if trimmed != want:
         faults.append("recorded nodes %s, DescribeInstances says %s" % (
@@ -549,7 +575,8 @@ def main():
     elif cmd == "left":
         faults, ok = left(sys.argv[2], sys.argv[3])
     elif cmd == "nodes":
-        faults, ok = nodes(sys.argv[2], sys.argv[3], sys.argv[4], sys.argv[5])
+        faults, ok = nodes(sys.argv[2], sys.argv[3], sys.argv[4], sys.argv[5],
+                           sys.argv[6:] != ["no-health"])
     elif cmd == "user":
         faults, ok = user(sys.argv[2], sys.argv[3], sys.argv[4] if len(sys.argv) > 4 else None)
     else:

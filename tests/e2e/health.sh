@@ -121,6 +121,59 @@ he_sim_wait() {
 	cd "$E2E_ROOT" || exit 1
 }
 
+# kiln repair on sim: just the unhealthy node, all or nothing, one commit.
+he_sim_repair() {
+	he_new_dir examples/quickstart.yaml
+	"$KILN" apply --auto-approve >/dev/null 2>&1
+	python3 "$E2E_ROOT/tests/e2e/sim_inspect.py" .kiln/sim report sim_node_group.trainers 0 \
+		"unhealthy: 7 of 8 GPUs (nvidia-smi lists 7; p5.48xlarge has 8)"
+	bad=$(he_sim_id trainers 0)
+	good=$(he_sim_id trainers 1)
+	check "health: repair nosuchgroup names the groups there are" 1 --out "" \
+		--err "kiln: repair: 'nosuchgroup' is not a node group of this workspace; its node groups: trainers
+  hint: name one of them, or none to repair every group" \
+		-- "$KILN" repair nosuchgroup --auto-approve
+	check "health: repair without a terminal and without --auto-approve refuses" 1 --out "" \
+		--err "kiln: repair: standard input is not a terminal, so kiln cannot ask for approval; nothing was changed; pass --auto-approve" \
+		-- "$KILN" repair
+	python3 "$E2E_ROOT/tests/e2e/sim_inspect.py" .kiln/sim nodes sim_node_group.trainers >before.txt
+	head=$(git -C .kiln/state.git rev-parse refs/heads/default)
+	check "health: a gang's replacement without capacity fails and touches nothing" 1 \
+		--out-has "  ~ sim_node_group.trainers  replace 1 of 2 nodes" \
+		--out-has "Repair incomplete: 0 nodes replaced in 0 groups." \
+		--err-has "sim: InsufficientInstanceCapacity (simulated): 1 more × p5.48xlarge (H100) requested, 0 free in sim-1a" \
+		-- env KILN_SIM_CAPACITY=H100=2 "$KILN" repair --auto-approve
+	python3 "$E2E_ROOT/tests/e2e/sim_inspect.py" .kiln/sim nodes sim_node_group.trainers >after.txt
+	compare "health: and the group keeps its nodes" before.txt after.txt
+	assert "health: and nothing is committed" \
+		test "$(git -C .kiln/state.git rev-parse refs/heads/default)" = "$head"
+	check "health: repair replaces just the unhealthy node and waits for the new one" 0 \
+		--out-has "kiln repair: quickstart/default
+  ~ sim_node_group.trainers  replace 1 of 2 nodes
+      - $bad  unhealthy: 7 of 8 GPUs (nvidia-smi lists 7; p5.48xlarge has 8)
+
+Repair: 1 node to replace in 1 group." \
+		--out-has "sim_node_group.trainers: replaced $bad with i-" \
+		--out-has "Repair complete: 1 node replaced in 1 group." \
+		--out-has "  trainers: 2 of 2 nodes healthy" \
+		-- env KILN_SIM_CAPACITY=H100=3 "$KILN" repair --auto-approve --health-timeout 1m
+	python3 "$E2E_ROOT/tests/e2e/sim_inspect.py" .kiln/sim nodes sim_node_group.trainers | cut -d' ' -f1 >now.txt
+	assert "health: the sim holds the healthy node and a new one, not the bad one" \
+		sh -c 'grep -qx "$1" now.txt && ! grep -qx "$2" now.txt && [ "$(wc -l <now.txt)" = 2 ]' sh "$good" "$bad"
+	assert "health: the commit names the replaced id in a trailer" \
+		sh -c 'git -C .kiln/state.git log -1 --format=%B refs/heads/default | grep -qx "Kiln-Replaced: sim_node_group.trainers $1"' sh "$bad"
+	en_inspect "health: the sim and the state agree after the repair"
+	head=$(git -C .kiln/state.git rev-parse refs/heads/default)
+	check "health: with nothing unhealthy repair says so, exits 0" 0 \
+		--out "Nothing to repair: no node of any group reported itself unhealthy." \
+		-- "$KILN" repair --auto-approve
+	assert "health: and commits nothing" \
+		test "$(git -C .kiln/state.git rev-parse refs/heads/default)" = "$head"
+	check "health: a plan after the repair has no changes" 0 --out-has "No changes." \
+		-- "$KILN" plan --detailed-exitcode
+	cd "$E2E_ROOT" || exit 1
+}
+
 he_aws_nodes() {
 	he_new_dir tests/e2e/specs/aws-cluster.yaml
 	check "health: aws apply records each instance of the groups" 0 \
@@ -183,8 +236,8 @@ he_aws_reports() {
 	# shellcheck disable=SC2086
 	env "$he_ep" $he_admin "$KILN" state pull >.state.json 2>/dev/null
 	# shellcheck disable=SC2086
-	assert "health: boto3 finds the reports recorded on the right nodes" \
-		env "$he_ep" $he_admin "$AWS_PY" "$E2E_ROOT/tests/e2e/aws_inspect.py" nodes .state.json e2e default trainers
+	assert "health: boto3 finds the nodes recorded: ids, order, addresses (health as of the commit)" \
+		env "$he_ep" $he_admin "$AWS_PY" "$E2E_ROOT/tests/e2e/aws_inspect.py" nodes .state.json e2e default trainers no-health
 	sed -i 's/count: 2/count: 3/' kiln.yaml
 	# shellcheck disable=SC2086
 	check "health: a node that never reports is named after --health-timeout 5s, exit 4" 4 \
@@ -194,6 +247,42 @@ he_aws_reports() {
 	late=$(env "$he_ep" $he_admin $he_node newest e2e default trainers)
 	assert "health: the timeout line is exact" \
 		grep -qx "  trainers: 1 of 3 nodes healthy, 1 unhealthy: $bad (7 of 8 GPUs (nvidia-smi lists 7; p5.48xlarge has 8)), 1 not reported after 5s: $late" "$E2E_OUT"
+	good=$(cat good.id)
+	# The replacement reports healthy as soon as it runs; the silent node stays silent.
+	# shellcheck disable=SC2086
+	env "$he_ep" $he_admin $he_node tag-new e2e default trainers "healthy: 8/8 GPUs, 32/32 EFA" \
+		"$good" "$bad" "$late" >new.id 2>new.err &
+	he_pid2=$!
+	# shellcheck disable=SC2086
+	check "health: aws repair replaces just the unhealthy instance; the silent one is named after the wait, exit 4" 4 \
+		--out-has "      - $bad  unhealthy: 7 of 8 GPUs (nvidia-smi lists 7; p5.48xlarge has 8)" \
+		--out-has "aws_instance_group.trainers: replaced $bad with i-" \
+		--out-has "Repair complete: 1 node replaced in 1 group." \
+		--out-has "  trainers: 2 of 3 nodes healthy, 1 not reported after 10s: $late" \
+		--err-has "kiln: repair: the repair is recorded, but not every node is healthy (exit status 4)" \
+		-- env "$he_ep" $he_admin "$KILN" repair --auto-approve --health-timeout 10s
+	wait "$he_pid2"
+	new=$(cat new.id)
+	# shellcheck disable=SC2086
+	assert "health: boto3 finds the unhealthy instance terminated" \
+		sh -c 'env "$1" $2 $3 show "$4" | grep -Eq "^(shutting-down|terminated) "' sh "$he_ep" "$he_admin" "$he_node" "$bad"
+	# shellcheck disable=SC2086
+	assert "health: and the new one running with the group's tags" \
+		sh -c 'env "$1" $2 $3 show "$4" | grep -qx "running kiln:address=aws_instance_group.trainers kiln:cluster=e2e kiln:workspace=default"' sh "$he_ep" "$he_admin" "$he_node" "$new"
+	# shellcheck disable=SC2086
+	assert "health: the others are untouched" \
+		sh -c 'env "$1" $2 $3 show "$4" | grep -q "^running " && env "$1" $2 $3 show "$5" | grep -q "^running "' sh "$he_ep" "$he_admin" "$he_node" "$good" "$late"
+	# shellcheck disable=SC2086
+	assert "health: the new node boots with the group's user data and carries its kiln:user-data tag" \
+		env "$he_ep" $he_admin "$AWS_PY" "$E2E_ROOT/tests/e2e/aws_inspect.py" expect e2e default user-data=trainers:efa
+	# shellcheck disable=SC2086
+	env "$he_ep" $he_admin "$KILN" state pull >.state.json 2>/dev/null
+	# shellcheck disable=SC2086
+	assert "health: boto3 finds the repaired group recorded as it is (health as of the commit)" \
+		env "$he_ep" $he_admin "$AWS_PY" "$E2E_ROOT/tests/e2e/aws_inspect.py" nodes .state.json e2e default trainers no-health
+	# shellcheck disable=SC2086
+	check "health: and the next aws plan has no changes" 0 --out-has "No changes." \
+		-- env "$he_ep" $he_admin "$KILN" plan --detailed-exitcode
 	sh "$E2E_ROOT/tests/moto/server.sh" stop "$he_im" >/dev/null 2>&1
 	cd "$E2E_ROOT" || exit 1
 }
@@ -208,5 +297,6 @@ he_aws() {
 health_tests() {
 	he_sim_nodes
 	he_sim_wait
+	he_sim_repair
 	he_aws
 }

@@ -11,6 +11,11 @@ the instances.
       wait (60 s at most) for the group's INDEX-th running instance (oldest launch
       first, ties by id), then tag it kiln:health=VALUE with its own credentials;
       prints its id
+  health_node.py tag-new CLUSTER WS GROUP VALUE KNOWN_ID...
+      wait (60 s at most) for a running instance of the group that is none of the
+      known ones, then tag it kiln:health=VALUE with its own credentials; prints its id
+  health_node.py show IID
+      "STATE kiln:address=... kiln:cluster=..." of any instance, terminated included
   health_node.py newest CLUSTER WS GROUP
       the id of the group's newest running instance
   health_node.py limits CLUSTER WS GROUP
@@ -71,6 +76,14 @@ def tag(creds, iid, key, value):
 
 
 def main():
+    if sys.argv[1] == "show":
+        for r in ec2().describe_instances(InstanceIds=[sys.argv[2]])["Reservations"]:
+            for i in r["Instances"]:
+                tags = {t["Key"]: t["Value"] for t in i.get("Tags", [])}
+                print(i["State"]["Name"], " ".join(
+                    f"{k}={tags[k]}" for k in ("kiln:address", "kiln:cluster", "kiln:workspace")
+                    if k in tags))
+        return 0
     cmd, cluster, ws, group = sys.argv[1:5]
     if cmd == "tag":
         index, value = int(sys.argv[5]), sys.argv[6]
@@ -84,6 +97,24 @@ def main():
             print(f"{group}: no instance {index} after 60 s", file=sys.stderr)
             return 1
         iid = found[index]["InstanceId"]
+        got = tag(credentials(iid), iid, "kiln:health", value)
+        if got != "allowed":
+            print(f"{iid}: tagging itself: {got}", file=sys.stderr)
+            return 1
+        print(iid)
+        return 0
+    if cmd == "tag-new":
+        value, known = sys.argv[5], set(sys.argv[6:])
+        deadline = time.time() + 60
+        while True:
+            new = [i for i in instances(cluster, ws, group) if i["InstanceId"] not in known]
+            if new or time.time() > deadline:
+                break
+            time.sleep(0.5)
+        if not new:
+            print(f"{group}: no new instance after 60 s", file=sys.stderr)
+            return 1
+        iid = new[0]["InstanceId"]
         got = tag(credentials(iid), iid, "kiln:health", value)
         if got != "allowed":
             print(f"{iid}: tagging itself: {got}", file=sys.stderr)

@@ -786,6 +786,61 @@ def t_auth_two():
     s.stop()
 
 
+def t_create_tags_conditions():
+    # ec2:CreateTags evaluated per resource with aws:TagKeys, ec2:SourceInstanceARN and
+    # aws:ARN (kiln_moto.patch_auth), with the credentials EC2 hands an instance
+    # (/_kiln/instance-credentials): a node may tag itself with one key, nothing else.
+    s = Server("tags", env={"INITIAL_NO_AUTH_ACTION_COUNT": "3"})
+    iam = s.client("iam")
+    iam.create_user(UserName="admin")
+    key = iam.create_access_key(UserName="admin")["AccessKey"]
+    iam.put_user_policy(UserName="admin", PolicyName="all", PolicyDocument=json.dumps(
+        {"Version": "2012-10-17", "Statement": [{"Effect": "Allow", "Action": "*", "Resource": "*"}]}))
+    iam = s.client("iam", key["AccessKeyId"], key["SecretAccessKey"])
+    ec2 = s.client("ec2", key["AccessKeyId"], key["SecretAccessKey"])
+    trust = {"Version": "2012-10-17", "Statement": [{"Effect": "Allow", "Principal": {
+        "Service": "ec2.amazonaws.com"}, "Action": "sts:AssumeRole"}]}
+    iam.create_role(RoleName="node", AssumeRolePolicyDocument=json.dumps(trust))
+    iam.put_role_policy(RoleName="node", PolicyName="kiln", PolicyDocument=json.dumps(
+        {"Version": "2012-10-17", "Statement": [{
+            "Effect": "Allow", "Action": "ec2:CreateTags", "Resource": "arn:aws:ec2:*:*:instance/*",
+            "Condition": {"StringEquals": {"aws:ARN": "${ec2:SourceInstanceARN}"},
+                          "ForAllValues:StringEquals": {"aws:TagKeys": ["kiln:health"]}}}]}))
+    iam.create_instance_profile(InstanceProfileName="node")
+    iam.add_role_to_instance_profile(InstanceProfileName="node", RoleName="node")
+    ami = ec2.describe_images()["Images"][0]["ImageId"]
+    ids = [i["InstanceId"] for i in ec2.run_instances(
+        ImageId=ami, MinCount=2, MaxCount=2, IamInstanceProfile={"Name": "node"})["Instances"]]
+    creds = s.control("/_kiln/instance-credentials", {"instance_id": ids[0], "region": REGION})
+    node = boto3.client("ec2", region_name=REGION, endpoint_url=s.url, config=NO_RETRY,
+                        aws_access_key_id=creds["AccessKeyId"],
+                        aws_secret_access_key=creds["SecretAccessKey"],
+                        aws_session_token=creds["SessionToken"])
+    node.create_tags(Resources=[ids[0]], Tags=[{"Key": "kiln:health", "Value": "healthy: 8/8 GPUs"}])
+    eq(code(error_of(node.create_tags, Resources=[ids[1]],
+                     Tags=[{"Key": "kiln:health", "Value": "healthy: 8/8 GPUs"}])),
+       "UnauthorizedOperation", "another instance")
+    eq(code(error_of(node.create_tags, Resources=[ids[0]], Tags=[{"Key": "Name", "Value": "x"}])),
+       "UnauthorizedOperation", "another key")
+    eq(code(error_of(node.create_tags, Resources=[ids[0]],
+                     Tags=[{"Key": "kiln:health", "Value": "ok"}, {"Key": "Name", "Value": "x"}])),
+       "UnauthorizedOperation", "the key beside another")
+    # Without the condition the same credentials may tag any instance: the check is real.
+    iam.put_role_policy(RoleName="node", PolicyName="kiln", PolicyDocument=json.dumps(
+        {"Version": "2012-10-17", "Statement": [{
+            "Effect": "Allow", "Action": "ec2:CreateTags", "Resource": "arn:aws:ec2:*:*:instance/*"}]}))
+    node.create_tags(Resources=[ids[1]], Tags=[{"Key": "Name", "Value": "x"}])
+    # Credentials that are no instance's (a user) never match ec2:SourceInstanceARN.
+    iam.put_user_policy(UserName="admin", PolicyName="all", PolicyDocument=json.dumps(
+        {"Version": "2012-10-17", "Statement": [
+            {"Effect": "Allow", "Action": "iam:*", "Resource": "*"},
+            {"Effect": "Allow", "Action": "ec2:CreateTags", "Resource": "*",
+             "Condition": {"StringEquals": {"aws:ARN": "${ec2:SourceInstanceARN}"}}}]}))
+    eq(code(error_of(ec2.create_tags, Resources=[ids[0]], Tags=[{"Key": "kiln:health", "Value": "x"}])),
+       "UnauthorizedOperation", "a user is no instance")
+    s.stop()
+
+
 def t_server_sh():
     out = subprocess.run(["sh", SERVER_SH, "available"], capture_output=True, text=True)
     eq(out.returncode, 0, f"available: {out.stderr}")
@@ -836,6 +891,7 @@ def main() -> int:
         check("POST /_kiln/reset", t_reset, s)
         check("INITIAL_NO_AUTH_ACTION_COUNT: signatures and IAM policy enforced; --port; clean stop", t_auth, free_port())
         check("INITIAL_NO_AUTH_ACTION_COUNT=2: the third request is checked", t_auth_two)
+        check("ec2:CreateTags conditions (aws:TagKeys, ec2:SourceInstanceARN, aws:ARN); instance credentials", t_create_tags_conditions)
         check("server.sh available / start failure", t_server_sh)
     finally:
         for srv in SERVERS:

@@ -1,0 +1,199 @@
+/*
+ * cmd_repair.c - `kiln repair [GROUP...]`: replace just the nodes of the
+ * node groups that reported themselves unhealthy. The flags, what is
+ * shown, asking and the exit code; finding the nodes and replacing them is
+ * repair.c's, the run (lock, refresh, replace, one commit) operation.c's.
+ */
+#include <signal.h>
+#include <stdatomic.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "cmd_run.h"
+#include "cmds.h"
+#include "health.h"
+#include "repair.h"
+#include "state.h"
+
+enum {
+	OPT_SPEC = 990,
+	OPT_HEALTH_TIMEOUT,
+};
+
+static const struct cli_option options[] = {
+    CMD_OPT_WORKSPACE,
+    CMD_OPT_STATE,
+    CMD_OPT_LOCK_TIMEOUT,
+    RUN_OPT_VAR,
+    RUN_OPT_AUTO_APPROVE,
+    {"spec", 0, true, OPT_SPEC, "FILE", "the spec (default ./kiln.yaml)"},
+    {"health-timeout", 0, true, OPT_HEALTH_TIMEOUT, "DURATION",
+     "wait this long for the new nodes to report their health; 0 does not wait (default 20m; "
+     "KILN_HEALTH_TIMEOUT)"},
+};
+
+const struct cmd_info cmd_repair_info = {
+    .name = "repair",
+    .usage = "[GROUP...] [--spec FILE] [OPTIONS]",
+    .summary = "replace the nodes that reported themselves unhealthy",
+    .description = "Take the workspace lock, read the nodes of the node groups named (every group\n"
+		   "without a name) and their health, the kiln:health report each node puts on\n"
+		   "itself, and replace just the unhealthy ones: as many new nodes are launched\n"
+		   "first, all or nothing (a gang's into its placement group), and only then are\n"
+		   "the unhealthy ones terminated, so a launch that fails changes nothing. The\n"
+		   "plan is shown first; without --auto-approve repair asks on a terminal and\n"
+		   "refuses otherwise. One commit records it, with a Kiln-Replaced trailer naming\n"
+		   "the replaced ids; then repair waits for the new nodes to report, as apply\n"
+		   "does, and exits 4 when one is unhealthy or silent. Nothing unhealthy: it says\n"
+		   "so, exits 0 and commits nothing. To replace a whole group, use `kiln apply\n"
+		   "--replace ADDRESS`.",
+    .options = options,
+    .noptions = sizeof(options) / sizeof(options[0]),
+    .see_also = "kiln-repair(1), kiln-status(1), kiln-apply(1)",
+};
+
+/* Static, not on the stack: the signal thread may write it a moment after we return. */
+static atomic_int interrupted;
+
+static void render_plan(const struct op_run *r, const json_t *targets)
+{
+	const json_t *t, *b;
+	size_t i, j, n = 0;
+
+	printf("kiln repair: %s/%s\n", r->e->spec->cluster, r->ws->name);
+	json_array_foreach(targets, i, t)
+	{
+		const json_t *bad = json_object_get(t, "replace");
+
+		printf("  ~ %s  replace %zu of %" JSON_INTEGER_FORMAT " nodes\n",
+		       json_string_value(json_object_get(t, "address")), json_array_size(bad),
+		       json_integer_value(json_object_get(t, "nodes")));
+		json_array_foreach(bad, j, b)
+		{
+			const char *why = json_string_value(json_object_get(b, "reason"));
+
+			printf("      - %s  unhealthy: %s\n",
+			       json_string_value(json_object_get(b, "id")),
+			       why ? why : "no reason given");
+		}
+		n += json_array_size(bad);
+	}
+	printf("\nRepair: %zu node%s to replace in %zu group%s.\n", n, n == 1 ? "" : "s",
+	       json_array_size(targets), json_array_size(targets) == 1 ? "" : "s");
+}
+
+static void ids_print(const json_t *ids)
+{
+	const json_t *v;
+	size_t i;
+
+	json_array_foreach(ids, i, v) printf("%s%s", i ? ", " : "", json_string_value(v));
+}
+
+static int render_outcome(const struct cli *cli, const struct op_run *r,
+			  const struct op_repair_outcome *o, const struct kiln_error *err)
+{
+	const json_t *d;
+	size_t i, n = 0;
+
+	json_array_foreach(o->done, i, d)
+	{
+		printf("%s: replaced ", json_string_value(json_object_get(d, "address")));
+		ids_print(json_object_get(d, "replaced"));
+		printf(" with ");
+		ids_print(json_object_get(d, "added"));
+		printf("\n");
+		n += json_array_size(json_object_get(d, "replaced"));
+	}
+	printf("\nRepair %s: %zu node%s replaced in %zu group%s.\n",
+	       o->failed ? "incomplete" : "complete", n, n == 1 ? "" : "s",
+	       json_array_size(o->done), json_array_size(o->done) == 1 ? "" : "s");
+	if (o->commit)
+		printf("State: commit %.12s in workspace '%s'.\n", o->commit, r->ws->name);
+	fflush(stdout);
+	if (o->failed || o->commit_failed) {
+		cmd_report(cli, err);
+		return KILN_EXIT_ERROR;
+	}
+	return KILN_EXIT_OK;
+}
+
+int cmd_repair(int argc, char **argv, struct cli *cli)
+{
+	struct cli_parser p;
+	struct run_flags f;
+	struct op_run r = {0};
+	struct op_repair_outcome o = {0};
+	struct kiln_error err = {0};
+	const char *spec = NULL, *health_arg = NULL;
+	int64_t health_timeout = 0;
+	json_t *targets = NULL;
+	int ret = KILN_EXIT_ERROR, opt;
+
+	run_flags_init(&f);
+	atomic_store(&interrupted, 0);
+	cli_parser_init(&p, cli, &cmd_repair_info, argc, argv);
+	while ((opt = cli_next(&p)) != CLI_DONE) {
+		if (opt == CLI_EXIT) {
+			ret = p.exit_code;
+			goto out;
+		}
+		if (opt == OPT_SPEC)
+			spec = p.optarg;
+		else if (opt == OPT_HEALTH_TIMEOUT)
+			health_arg = p.optarg;
+		else if (run_flags_handle(&f, cli, opt, p.optarg) < 0)
+			goto out;
+	}
+	if (run_health_timeout(cli, health_arg, &health_timeout) < 0)
+		goto out;
+	if (!spec && !(spec = run_spec_operand(cli, 0, argv, 0)))
+		goto out;
+	if (!f.auto_approve && !isatty(STDIN_FILENO)) {
+		cli_error(cli, "pass --auto-approve",
+			  "standard input is not a terminal, so kiln cannot ask for approval; "
+			  "nothing was changed");
+		goto out;
+	}
+	r.keep_live = true;
+	if (run_open(&r, cli, &f, spec, true, "repair") < 0 || run_plan(&r, cli) < 0)
+		goto out;
+	if (run_need_cluster(cli, &r) < 0)
+		goto out;
+	targets = repair_targets(r.e, r.state, r.live, (const char *const *)argv + p.optind,
+				 (size_t)(argc - p.optind), &err);
+	if (!targets) {
+		cmd_report(cli, &err);
+		goto out;
+	}
+	if (json_array_size(targets) == 0) {
+		printf("Nothing to repair: no node of %s reported itself unhealthy.\n",
+		       argc > p.optind ? "the groups named" : "any group");
+		ret = KILN_EXIT_OK;
+		goto out;
+	}
+	render_plan(&r, targets);
+	if (!f.auto_approve && !run_ask(&r, "replace these nodes of")) {
+		fprintf(stderr, "%s: %s: not approved; nothing was changed\n", cli->prog, cli->cmd);
+		goto out;
+	}
+	op_repair(&r, targets, &o, &err);
+	ret = render_outcome(cli, &r, &o, &err);
+	if (ret == KILN_EXIT_OK && health_timeout > 0) {
+		json_t *addrs = json_array(), *d;
+		size_t i;
+
+		json_array_foreach(o.done, i, d)
+		    json_array_append(addrs, json_object_get(d, "address"));
+		ret = run_health_report(cli, &r, addrs, health_timeout, false, &interrupted);
+		json_decref(addrs);
+	}
+out:
+	json_decref(targets);
+	op_repair_outcome_release(&o);
+	op_close(&r);
+	run_flags_release(&f);
+	cli_parser_release(&p);
+	return ret;
+}
