@@ -567,10 +567,14 @@ const struct spec_store *boot_local_store(const struct spec *spec, const struct 
 bool boot_mounts_store(const struct spec *spec, const struct spec_group *g,
 		       const struct spec_store *s)
 {
-	const struct spec_role *r = g->role.name ? spec_role_find(spec, g->role.name) : NULL;
+	const struct spec_role *r;
 	size_t i;
 
-	if (!r || (s->tier != TIER_LUSTRE && s->tier != TIER_NFS))
+	/* The tier first: a spec may hold thousands of object stores, and roles. */
+	if (s->tier != TIER_LUSTRE && s->tier != TIER_NFS)
+		return false;
+	r = g->role.name ? spec_role_find(spec, g->role.name) : NULL;
+	if (!r)
 		return false;
 	for (i = 0; i < r->nread; i++)
 		if (strcmp(r->read[i].name, s->name) == 0)
