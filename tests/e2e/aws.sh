@@ -304,6 +304,20 @@ aws_zones() {
 	aws_inspect "aws: boto3 decodes the user data: EFS by the name of the file system kiln made, Lustre (made after the nodes) looked up at boot, the local NVMe, EFA" \
 		expect llm-pretrain first user-data=trainers:mounts=scratch+home:find=scratch:local=/scratch:efa \
 		user-data=login:mounts=home
+	# Issue 14's "done when": the very document EC2 holds for a trainer node,
+	# read back with boto3, is accepted by cloud-init and, run in the boot
+	# sandbox (tests/e2e/boot_sandbox.sh), mounts the three tiers and reports
+	# the node healthy.
+	"$AWS_PY" "$E2E_ROOT/tests/e2e/aws_inspect.py" user-data llm-pretrain first trainers >"$aws_dir/ud.yaml"
+	check "aws: cloud-init accepts the user data EC2 holds for a trainer" 0 \
+		-- cloud-init schema --config-file "$aws_dir/ud.yaml"
+	check "aws: the user data EC2 holds for a trainer boots in the sandbox" 0 \
+		-- "$E2E_ROOT/tests/e2e/boot_sandbox.sh" "$aws_dir/ud.yaml" "$aws_dir/sb"
+	assert "aws: ... it mounts the local NVMe, the Lustre and the EFS file system kiln made" \
+		sh -c 'test "$(cut -d" " -f2 "$1/etc/fstab" | tr "\n" " ")" = "/scratch /fsx /home " &&
+			grep -q "^fs-[0-9a-f]*\.efs\.us-east-1\.amazonaws\.com:/ /home nfs4 " "$1/etc/fstab"' sh "$aws_dir/sb"
+	assert "aws: ... and the node reports itself healthy" \
+		grep -qF '"Value":"healthy: 8/8 GPUs, 32/32 EFA"' "$aws_dir/sb/var/log/calls"
 	# Capacity is back in the first zone, but the file systems hold data in the second.
 	aws_ctl capacity '[]'
 	check "aws: replacing every group keeps the nodes in the zone of the storage they mount" 0 \

@@ -564,6 +564,27 @@ def user(name, policy_path, drop=None):
     return [], None
 
 
+def user_data_doc(cluster, ws, group):
+    """The user data EC2 holds for the oldest running node of a group, decoded, on stdout."""
+    import base64
+    ec2 = clients()["ec2"]
+    addr = "aws_instance_group." + group
+    insts = [i for r in ec2.describe_instances()["Reservations"] for i in r["Instances"]
+             if i["State"]["Name"] in ("pending", "running")
+             and tags_of(i.get("Tags")).get("kiln:cluster") == cluster
+             and tags_of(i.get("Tags")).get("kiln:workspace") == ws
+             and tags_of(i.get("Tags")).get("kiln:address") == addr]
+    if not insts:
+        return ["no running node of %s in %s/%s" % (addr, cluster, ws)], None
+    oldest = min(insts, key=lambda i: (i["LaunchTime"], i["InstanceId"]))
+    ud = ec2.describe_instance_attribute(InstanceId=oldest["InstanceId"], Attribute="userData")
+    value = ud.get("UserData", {}).get("Value")
+    if not value:
+        return ["%s has no user data" % oldest["InstanceId"]], None
+    sys.stdout.write(base64.b64decode(value).decode())
+    return [], None
+
+
 def main():
     cmd = sys.argv[1]
     if cmd == "agree":
@@ -577,6 +598,8 @@ def main():
     elif cmd == "nodes":
         faults, ok = nodes(sys.argv[2], sys.argv[3], sys.argv[4], sys.argv[5],
                            sys.argv[6:] != ["no-health"])
+    elif cmd == "user-data":
+        faults, ok = user_data_doc(sys.argv[2], sys.argv[3], sys.argv[4])
     elif cmd == "user":
         faults, ok = user(sys.argv[2], sys.argv[3], sys.argv[4] if len(sys.argv) > 4 else None)
     else:
