@@ -337,6 +337,23 @@ static void script_health(struct strbuf *s, const struct boot_input *in)
 		   "report_health \"$report_text\" || say 'the health report failed'\n");
 }
 
+/* Start the metrics agent where the image has it; either way no health problem. */
+static void script_agent(struct strbuf *s, const struct boot_agent *a)
+{
+	sb_addf(s,
+		"\n# GPU metrics: %s publishes each GPU's utilization and memory,\n"
+		"# configured by %s, where the image has it;\n"
+		"# without it there are no GPU metrics, which is no health problem.\n"
+		"if %s; then\n"
+		"\tsay \"starting %s (%s)\"\n"
+		"\t%s || say '%s did not start: no GPU metrics'\n"
+		"else\n"
+		"\tsay '%s is not installed: no GPU metrics'\n"
+		"fi\n",
+		a->name, a->config_path, a->installed, a->name, a->config_path, a->start, a->name,
+		a->name);
+}
+
 static void script_build(struct strbuf *s, const struct boot_input *in)
 {
 	size_t n = 0, total = in->spec->nbootstrap + in->group->nbootstrap;
@@ -400,6 +417,8 @@ static void script_build(struct strbuf *s, const struct boot_input *in)
 			end);
 		free(end);
 	}
+	if (in->gpu_metrics)
+		script_agent(s, in->gpu_metrics);
 	script_health(s, in);
 }
 
@@ -475,6 +494,13 @@ char *boot_document(const struct boot_input *in)
 			    "      export FI_EFA_FORK_SAFE=1\n");
 		if (in->efa_rdma || type_has_rdma(in->instance_type))
 			sb_adds(&d, "      export FI_EFA_USE_DEVICE_RDMA=1\n");
+	}
+	if (in->gpu_metrics) {
+		sb_adds(&d, "  - path: ");
+		yaml_quote(&d, in->gpu_metrics->config_path);
+		sb_adds(&d, "\n    permissions: \"0644\"\n"
+			    "    content: |\n");
+		yaml_block(&d, in->gpu_metrics->config, 6);
 	}
 	sb_adds(&d, "  - path: " BOOT_SCRIPT "\n"
 		    "    permissions: \"0700\"\n"
@@ -655,6 +681,7 @@ char *boot_group_document(const struct spec *spec, const struct spec_group *g, c
 		keys[i] = spec->access.keys[i].line;
 	in.authorized_keys = keys;
 	in.scheduler = sched = cloud->scheduler ? cloud->scheduler(spec, g) : NULL;
+	in.gpu_metrics = t->gpus > 0 ? cloud->gpu_metrics : NULL;
 	doc = boot_document(&in);
 	free(sched);
 	free(keys);

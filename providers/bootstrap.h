@@ -6,7 +6,8 @@
  *
  * The document writes one bash script (write_files, /var/lib/kiln/boot.sh)
  * and runs it once (runcmd); on a fabric group it also writes
- * /etc/profile.d/kiln-efa.sh. The script, in order: assembles the local
+ * /etc/profile.d/kiln-efa.sh, and on a GPU group of a cloud with a metrics
+ * agent that agent's configuration. The script, in order: assembles the local
  * NVMe store (RAID 0 of the instance-store devices found by model), mounts
  * the file systems (fstab with _netdev,nofail, retried), runs the
  * top-level then the group's bootstrap steps, then counts GPUs and EFA
@@ -56,6 +57,20 @@ struct boot_mount {
 	const char *alt_source, *alt_fstype, *alt_options, *alt_helper;
 };
 
+/*
+ * A metrics agent a cloud starts on GPU nodes (issue 17): its configuration
+ * written as a file, and started at boot where the image has it; where it
+ * has not, the boot log says so and the node is no less healthy.
+ */
+struct boot_agent {
+	const char *name;	 /* "the CloudWatch agent", for the log */
+	const char *config_path; /* where the configuration is written */
+	const char *config;	 /* its text (a JSON document) */
+	/* A POSIX shell test true when the image has the agent. */
+	const char *installed;
+	const char *start; /* shell that starts it from config_path */
+};
+
 struct boot_input {
 	const struct spec *spec;
 	const struct spec_group *group;
@@ -79,6 +94,8 @@ struct boot_input {
 	 * failure is a health problem); NULL without a scheduler.
 	 */
 	const char *scheduler;
+	/* The GPU metrics agent (a GPU group on a cloud that has one), or NULL. */
+	const struct boot_agent *gpu_metrics;
 	/* The login user and its keys (s-access, issue 15): none while NULL / 0. */
 	const char *login_user;
 	const char *const *authorized_keys;
@@ -140,6 +157,8 @@ struct boot_cloud {
 	 * NULL; the hook itself is NULL when the cloud runs no scheduler.
 	 */
 	char *(*scheduler)(const struct spec *spec, const struct spec_group *g);
+	/* The agent publishing GPU metrics on a group with GPUs, or NULL (sim: none). */
+	const struct boot_agent *gpu_metrics;
 };
 
 /*

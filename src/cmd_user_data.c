@@ -29,8 +29,9 @@ const struct cmd_info cmd_user_data_info = {
 		   "as `kiln plan` has it (its user_data input is this document's digest, and\n"
 		   "`kiln plan --json` holds it as user_data_text): the boot script that\n"
 		   "assembles the local NVMe store, mounts the file systems the group's role\n"
-		   "reaches, sets the EFA environment, runs the bootstrap steps and reports the\n"
-		   "node's health. Values known only at launch are written {{kiln:KEY}}: the\n"
+		   "reaches, sets the EFA environment, runs the bootstrap steps, starts the\n"
+		   "CloudWatch agent on an aws GPU group where the image has it, and reports\n"
+		   "the node's health. Values known only at launch are written {{kiln:KEY}}: the\n"
 		   "DNS name of a file system (lustre:NAME, nfs:NAME) and the workspace.\n"
 		   "With --digest, print the sha256 digest instead. Calls no cloud API.",
     .options = options,

@@ -92,6 +92,21 @@ static void assert_lacks(const char *doc, const char *part)
 		fail_msg("document has: %s", part);
 }
 
+/* The document of group name with cloud c (caller frees). */
+static char *doc_with(const struct spec *spec, const char *name, const struct boot_cloud *c)
+{
+	const struct spec_group *g = spec_group_find(spec, name);
+	const struct catalog_type *t;
+	struct kiln_error err = {{0}, {0}};
+	char *why = NULL, *doc;
+
+	assert_int_equal(pexp_group_type("", &catalog_aws, spec, g, &t, &why, &err), 0);
+	free(why);
+	doc = boot_group_document(spec, g, name, t, 0, c, false, NULL, &err);
+	assert_non_null(doc);
+	return doc;
+}
+
 static void test_bootstrap_loads_steps_in_order_with_their_kinds(void **state)
 {
 	struct fx *f = *state;
@@ -253,20 +268,13 @@ static char *scheduler_of(const struct spec *spec, const struct spec_group *g)
 static void test_document_runs_the_scheduler_part_after_the_steps_before_health(void **state)
 {
 	struct fx *f = *state;
-	const struct spec_group *g;
-	const struct catalog_type *t;
 	struct boot_cloud with = cloud;
-	struct kiln_error err = {{0}, {0}};
-	char *why = NULL, *doc, *login;
+	char *doc, *login;
 	const char *c, *sched, *h;
 
 	assert_int_equal(fx_validate(f, cluster), 0);
 	with.scheduler = scheduler_of;
-	g = spec_group_find(f->spec, "trainers");
-	assert_int_equal(pexp_group_type("", &catalog_aws, f->spec, g, &t, &why, &err), 0);
-	free(why);
-	doc = boot_group_document(f->spec, g, "trainers", t, 0, &with, false, NULL, &err);
-	assert_non_null(doc);
+	doc = doc_with(f->spec, "trainers", &with);
 	assert_has(doc, "      cat >/var/lib/kiln/scheduler.sh <<'KILN_SCHEDULER'\n"
 			"      #!/bin/sh\n      slurmd -Z\n      KILN_SCHEDULER\n"
 			"      say \"scheduler: /var/lib/kiln/scheduler.sh\"\n"
@@ -277,11 +285,7 @@ static void test_document_runs_the_scheduler_part_after_the_steps_before_health(
 	sched = strstr(doc, "scheduler.sh <<");
 	h = strstr(doc, "# Health:");
 	assert_true(c < sched && sched < h);
-	g = spec_group_find(f->spec, "login");
-	assert_int_equal(pexp_group_type("", &catalog_aws, f->spec, g, &t, &why, &err), 0);
-	free(why);
-	login = boot_group_document(f->spec, g, "login", t, 0, &with, false, NULL, &err);
-	assert_non_null(login);
+	login = doc_with(f->spec, "login", &with);
 	assert_null(strstr(login, "scheduler.sh"));
 	free(login);
 	free(doc);
@@ -366,6 +370,48 @@ static void test_nfs_mounts_through_a_helper_where_the_image_has_it(void **state
 			"noresvport,_netdev,nofail' 'id-of-home:/' 'efs' 'tls,_netdev,nofail' "
 			"'mount.efs'\n");
 	assert_has(doc, "if [ $# -ge 9 ] && command -v \"$9\" >/dev/null 2>&1; then\n");
+	free(doc);
+}
+
+static const struct boot_agent test_agent = {"the test agent", "/etc/agent/kiln.json",
+					     "{\"metrics\": {}}\n", "command -v agentctl",
+					     "agentctl start /etc/agent/kiln.json"};
+
+static void test_gpu_metrics_agent_starts_on_gpu_groups_where_the_image_has_it(void **state)
+{
+	struct fx *f = *state;
+	struct boot_cloud with = cloud;
+	char *doc, *login, *plain;
+	const char *agent, *h;
+
+	with.gpu_metrics = &test_agent;
+	assert_int_equal(fx_validate(f, cluster), 0);
+	doc = doc_with(f->spec, "trainers", &with);
+	assert_has(doc, "  - path: \"/etc/agent/kiln.json\"\n"
+			"    permissions: \"0644\"\n"
+			"    content: |\n"
+			"      {\"metrics\": {}}\n");
+	assert_has(doc,
+		   "      if command -v agentctl; then\n"
+		   "      \tsay \"starting the test agent (/etc/agent/kiln.json)\"\n"
+		   "      \tagentctl start /etc/agent/kiln.json || say 'the test agent did not "
+		   "start: no GPU metrics'\n"
+		   "      else\n"
+		   "      \tsay 'the test agent is not installed: no GPU metrics'\n"
+		   "      fi\n");
+	/* Before the health report, and never a problem(). */
+	agent = strstr(doc, "if command -v agentctl");
+	h = strstr(doc, "# Health:");
+	assert_true(agent && h && agent < h);
+	assert_lacks(doc, "problem \"the test agent");
+	/* No GPUs, no agent. */
+	login = doc_with(f->spec, "login", &with);
+	assert_lacks(login, "agent");
+	/* A cloud without an agent (sim): the GPU group's document has none. */
+	plain = doc_with(f->spec, "trainers", &cloud);
+	assert_lacks(plain, "agent");
+	free(plain);
+	free(login);
 	free(doc);
 }
 
@@ -464,6 +510,7 @@ int main(void)
 	    kiln_test(test_document_quick_health_runs_a_diagnostic_and_none_does_not),
 	    kiln_test(test_document_finds_a_file_system_made_after_the_nodes),
 	    kiln_test(test_nfs_mounts_through_a_helper_where_the_image_has_it),
+	    kiln_test(test_gpu_metrics_agent_starts_on_gpu_groups_where_the_image_has_it),
 	    kiln_test(test_heredoc_delimiter_is_no_line_of_the_content),
 	    kiln_test(test_fill_puts_the_values_in),
 	    kiln_test(test_fill_names_a_value_it_lacks),

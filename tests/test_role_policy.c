@@ -194,6 +194,40 @@ static void test_the_node_health_statement_changed_outside_kiln_is_an_allow_entr
 		       "\"sid\":\"KilnNodeHealth\"}]}");
 }
 
+static void test_the_gpu_metrics_statement_puts_metrics_only_into_the_agents_namespace(void **state)
+{
+	struct rfx *f = *state;
+	json_t *doc, *last;
+	char *text;
+
+	assert_round_trip(*state, "{\"read\":[],\"write\":[],\"node_health\":true,"
+				  "\"gpu_metrics\":true}");
+	doc = json_loads(f->text, 0, NULL);
+	assert_int_equal(json_array_size(json_object_get(doc, "Statement")), 2);
+	last = json_array_get(json_object_get(doc, "Statement"), 1);
+	text = json_dumps(last, JSON_COMPACT | JSON_SORT_KEYS);
+	assert_string_equal(text, "{\"Action\":\"cloudwatch:PutMetricData\",\"Condition\":{"
+				  "\"StringEquals\":{\"cloudwatch:namespace\":\"CWAgent\"}},"
+				  "\"Effect\":\"Allow\",\"Resource\":\"*\","
+				  "\"Sid\":\"KilnGpuMetrics\"}");
+	free(text);
+	json_decref(doc);
+}
+
+static void test_the_gpu_metrics_statement_without_its_condition_is_an_allow_entry(void **state)
+{
+	struct rfx *f = *state;
+
+	/* Its namespace condition dropped: any namespace, so not kiln's statement: drift. */
+	f->json = aws_role_policy_decompile(
+	    &scope, "{\"Version\":\"2012-10-17\",\"Statement\":[{\"Sid\":\"KilnGpuMetrics\","
+		    "\"Effect\":\"Allow\",\"Action\":\"cloudwatch:PutMetricData\",\"Resource\":"
+		    "\"*\"}]}");
+	assert_json_is(f->json, "{\"read\":[],\"write\":[],\"allow\":[{\"actions\":"
+				"[\"cloudwatch:PutMetricData\"],\"resources\":[\"*\"],"
+				"\"sid\":\"KilnGpuMetrics\"}]}");
+}
+
 static void test_a_policy_edited_outside_kiln_reads_back_as_allow_entries(void **state)
 {
 	struct rfx *f = *state;
@@ -519,6 +553,8 @@ int main(void)
 	    rp_test(test_an_allow_entry_that_looks_like_a_store_grant_stays_an_allow_entry),
 	    rp_test(test_the_node_health_statement_lets_a_node_tag_only_itself_with_only_its_key),
 	    rp_test(test_the_node_health_statement_changed_outside_kiln_is_an_allow_entry),
+	    rp_test(test_the_gpu_metrics_statement_puts_metrics_only_into_the_agents_namespace),
+	    rp_test(test_the_gpu_metrics_statement_without_its_condition_is_an_allow_entry),
 	    rp_test(test_a_policy_edited_outside_kiln_reads_back_as_allow_entries),
 	    rp_test(test_a_statement_the_spec_cannot_write_keeps_its_text),
 	    rp_test(test_another_scope_s_bucket_is_not_read_back_as_a_store),

@@ -151,10 +151,47 @@ static char *aws_efs_helper_source(const struct spec_store *s)
 	return out;
 }
 
+/*
+ * The CloudWatch agent on a GPU group (issue 17): each GPU's utilization
+ * and memory, per device, as CWAgent's nvidia_smi_* metrics, with the
+ * InstanceId dimension and aggregated by it (what aws_metrics.c reads for
+ * kiln status). The schema is the agent's: "Manually create or edit the
+ * CloudWatch agent configuration file" (metrics.namespace,
+ * append_dimensions, aggregation_dimensions, metrics_collection_interval)
+ * and "Collect NVIDIA GPU metrics" (metrics_collected.nvidia_gpu and its
+ * measurement names), Amazon CloudWatch User Guide. Started as that guide's
+ * "Start the CloudWatch agent using the command line" does, where the
+ * package installs amazon-cloudwatch-agent-ctl. PutMetricData is allowed
+ * into CWAgent only (aws_policy.c, KilnGpuMetrics).
+ */
+#define AWS_CWAGENT_DIR "/opt/aws/amazon-cloudwatch-agent"
+#define AWS_CWAGENT_CONFIG AWS_CWAGENT_DIR "/etc/kiln.json"
+static const struct boot_agent aws_cwagent = {
+    "the CloudWatch agent", AWS_CWAGENT_CONFIG,
+    "{\n"
+    "  \"agent\": {\"metrics_collection_interval\": 60},\n"
+    "  \"metrics\": {\n"
+    "    \"namespace\": \"" AWS_GPU_METRICS_NAMESPACE "\",\n"
+    "    \"append_dimensions\": {\"InstanceId\": \"${aws:InstanceId}\"},\n"
+    "    \"aggregation_dimensions\": [[\"InstanceId\"]],\n"
+    "    \"metrics_collected\": {\n"
+    "      \"nvidia_gpu\": {\n"
+    "        \"measurement\": [\"utilization_gpu\", \"utilization_memory\", "
+    "\"memory_used\", \"memory_total\"],\n"
+    "        \"metrics_collection_interval\": 60\n"
+    "      }\n"
+    "    }\n"
+    "  }\n"
+    "}\n",
+    "command -v amazon-cloudwatch-agent-ctl >/dev/null 2>&1 || [ -x " AWS_CWAGENT_DIR
+    "/bin/amazon-cloudwatch-agent-ctl ]",
+    "PATH=\"$PATH:" AWS_CWAGENT_DIR "/bin\" amazon-cloudwatch-agent-ctl -a fetch-config -m ec2 "
+    "-s -c file:" AWS_CWAGENT_CONFIG};
+
 #define AWS_BOOT_CLOUD                                                                             \
 	{                                                                                          \
 		NULL, aws_boot_source, "mount.efs", aws_efs_helper_source, "efs",                  \
-		    "tls,_netdev,nofail", aws_slurm_group_script                                   \
+		    "tls,_netdev,nofail", aws_slurm_group_script, &aws_cwagent                     \
 	}
 
 static char *aws_boot_report(const char *region)
@@ -502,6 +539,39 @@ static void lustre_lookup(json_t *r, const struct spec *spec, const struct spec_
 			   store));
 }
 
+/*
+ * A role of a group whose type has GPUs lets its nodes' CloudWatch agent
+ * publish their GPU metrics (aws_cwagent), into its namespace only.
+ */
+static void gpu_metrics(json_t *r, const struct spec *spec, const struct spec_role *role)
+{
+	size_t i;
+
+	for (i = 0; i < spec->ngroups; i++) {
+		const struct spec_group *g = &spec->groups[i];
+		const struct catalog_type *t = NULL;
+		struct kiln_error ignored = {{0}, {0}};
+		char *why = NULL;
+		bool gpus;
+
+		if (!g->role.name || strcmp(g->role.name, role->name) != 0)
+			continue;
+		/* A type that does not resolve is the group's error, reported there. */
+		gpus = pexp_group_type("", &catalog_aws, spec, g, &t, &why, &ignored) == 0 &&
+		       t->gpus > 0;
+		free(why);
+		if (gpus) {
+			pexp_attr(r, "gpu_metrics", json_true());
+			pexp_why(r, "gpu_metrics",
+				 xasprintf("its nodes' CloudWatch agent publishes GPU metrics "
+					   "(group %s): cloudwatch:PutMetricData, namespace "
+					   "%s only",
+					   g->name, AWS_GPU_METRICS_NAMESPACE));
+			return;
+		}
+	}
+}
+
 static int expand_role(json_t *all, const struct spec *spec, const struct spec_role *role,
 		       bool zoned, struct kiln_error *err)
 {
@@ -519,6 +589,7 @@ static int expand_role(json_t *all, const struct spec *spec, const struct spec_r
 	pexp_why(r, "node_health",
 		 xstrdup("a node puts its health report on itself: ec2:CreateTags on its own "
 			 "instance (aws:ARN = ${ec2:SourceInstanceARN}), key kiln:health only"));
+	gpu_metrics(r, spec, role);
 	lustre_lookup(r, spec, role, zoned);
 	/* The policy names each store's exact ARN: the stores come first. */
 	for (i = 0; i < role->nread + role->nwrite; i++) {

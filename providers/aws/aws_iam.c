@@ -464,6 +464,8 @@ int role_create(struct prov_ctx *ctx, const struct prov_scope *scope, const stru
 		json_object_set_new(
 		    attrs, "node_health",
 		    json_boolean(json_is_true(json_object_get(op->attrs, "node_health"))));
+		if (json_is_true(json_object_get(op->attrs, "gpu_metrics")))
+			json_object_set_new(attrs, "gpu_metrics", json_true());
 		for (i = 0; i < ARRAY_SIZE(optional); i++)
 			if (json_array_size(json_object_get(op->attrs, optional[i])))
 				json_object_set(attrs, optional[i],

@@ -31,6 +31,13 @@
 #include "catalog_aws.h"
 #include "provider.h"
 
+/*
+ * The CloudWatch namespace of the nodes' GPU metrics: the agent publishes
+ * there (aws_expand.c), the role may put metrics there only (aws_policy.c),
+ * kiln status reads them from there (aws_metrics.c).
+ */
+#define AWS_GPU_METRICS_NAMESPACE "CWAgent"
+
 #define AWS_EC2_VERSION "2016-11-15"
 #define AWS_IAM_VERSION "2010-05-08"
 #define AWS_CW_VERSION "2010-08-01"

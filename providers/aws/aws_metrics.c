@@ -196,10 +196,12 @@ int aws_metrics(struct prov_ctx *ctx, const json_t *resources, int64_t start, in
 				json_array_append_new(nodes, node);
 				if (!iid)
 					continue;
-				add(&qs, &n, "CWAgent", "nvidia_smi_utilization_gpu", "InstanceId",
-				    iid, "Average", node, "gpu_util");
-				add(&qs, &n, "CWAgent", "nvidia_smi_utilization_memory",
-				    "InstanceId", iid, "Average", node, "gpu_memory");
+				add(&qs, &n, AWS_GPU_METRICS_NAMESPACE,
+				    "nvidia_smi_utilization_gpu", "InstanceId", iid, "Average",
+				    node, "gpu_util");
+				add(&qs, &n, AWS_GPU_METRICS_NAMESPACE,
+				    "nvidia_smi_utilization_memory", "InstanceId", iid, "Average",
+				    node, "gpu_memory");
 				add(&qs, &n, "AWS/EC2", "NetworkIn", "InstanceId", iid, "Sum", node,
 				    "net_in");
 				add(&qs, &n, "AWS/EC2", "NetworkOut", "InstanceId", iid, "Sum",
@@ -248,7 +250,8 @@ int aws_metrics(struct prov_ctx *ctx, const json_t *resources, int64_t start, in
 			    res, "agent",
 			    json_string("no CWAgent nvidia_smi_utilization_gpu by InstanceId in "
 					"CloudWatch for its nodes: the image has no CloudWatch "
-					"agent, or it is not publishing"));
+					"agent (a node's /var/log/kiln-boot.log says so), or it "
+					"is not publishing"));
 	}
 	*out = json_pack("{s:o, s:o, s:b}", "groups", groups, "stores", stores, "simulated", false);
 	return 0;

@@ -18,6 +18,14 @@
  * Guide). Its Resource leaves region and account as wildcards: the
  * condition already confines it to the caller's own instance, which has
  * one of each, and the account is not known before the first call.
+ *
+ * With gpu_metrics (a role of a group whose type has GPUs, issue 17) one
+ * more statement lets the node's CloudWatch agent publish its GPU metrics:
+ * cloudwatch:PutMetricData, which has no resource-level permission (its
+ * Resource is "*"), narrowed by the cloudwatch:namespace condition key to
+ * the agent's namespace ("Amazon CloudWatch condition keys", Service
+ * Authorization Reference, and "Using condition keys to limit access to
+ * CloudWatch namespaces", CloudWatch User Guide).
  */
 #include "aws_ec2.h"
 
@@ -54,10 +62,22 @@ static const char *const ssm_read[] = {"ssm:GetParameter", NULL};
 	"{\"aws:ARN\":\"${ec2:SourceInstanceARN}\"},\"ForAllValues:StringEquals\":"                \
 	"{\"aws:TagKeys\":[\"kiln:health\"]}}}"
 
+#define GPU_METRICS_SID "KilnGpuMetrics"
+#define GPU_METRICS_STATEMENT                                                                      \
+	"{\"Sid\":\"" GPU_METRICS_SID "\",\"Effect\":\"Allow\","                                   \
+	"\"Action\":\"cloudwatch:PutMetricData\",\"Resource\":\"*\",\"Condition\":"                \
+	"{\"StringEquals\":{\"cloudwatch:namespace\":\"" AWS_GPU_METRICS_NAMESPACE "\"}}}"
+
 /* The node-health statement, as policy_compile writes it; new reference. */
 static json_t *health_statement(void)
 {
 	return json_loads(HEALTH_STATEMENT, 0, NULL);
+}
+
+/* The GPU-metrics statement, as policy_compile writes it; new reference. */
+static json_t *gpu_metrics_statement(void)
+{
+	return json_loads(GPU_METRICS_STATEMENT, 0, NULL);
 }
 
 #define NFS_SID_READ "KilnNfsRead"
@@ -266,6 +286,8 @@ static char *policy_compile(const struct prov_scope *scope, const json_t *attrs,
 	}
 	if (json_is_true(json_object_get(attrs, "node_health")))
 		json_array_append_new(stmts, health_statement());
+	if (json_is_true(json_object_get(attrs, "gpu_metrics")))
+		json_array_append_new(stmts, gpu_metrics_statement());
 	out = jsonw_dumps(doc, JSON_COMPACT, NULL);
 	json_decref(doc);
 	return out;
@@ -394,9 +416,10 @@ static json_t *allow_entry(const json_t *s)
 /*
  * Store names back from a policy (buckets under read and write, write where
  * s3:PutObject is allowed; file systems under nfs_read and nfs_write), the
- * node-health statement as node_health true, and every other statement as
- * an allow entry; {"read", "write", "nfs_read"?, "nfs_write"?, "allow"?,
- * "node_health"?}, the optional keys only when not empty, like the desired
+ * node-health statement as node_health true, the GPU-metrics statement as
+ * gpu_metrics true, and every other statement as an allow entry; {"read",
+ * "write", "nfs_read"?, "nfs_write"?, "allow"?, "node_health"?,
+ * "gpu_metrics"?}, the optional keys only when not empty, like the desired
  * attrs.
  */
 static json_t *policy_decompile(const char *doc_text, const char *prefix,
@@ -404,7 +427,7 @@ static json_t *policy_decompile(const char *doc_text, const char *prefix,
 {
 	json_t *doc = doc_text ? json_loads(doc_text, 0, NULL) : NULL, *s, *stmts, *raw, *out;
 	json_t *nfs[2] = {json_array(), json_array()}, *allow, *ssm = NULL;
-	json_t *health = health_statement();
+	json_t *health = health_statement(), *metrics = gpu_metrics_statement();
 	bool finds = false;
 	size_t i;
 
@@ -433,6 +456,10 @@ static json_t *policy_decompile(const char *doc_text, const char *prefix,
 		}
 		if (json_equal(s, health)) {
 			json_object_set_new(out, "node_health", json_true());
+			continue;
+		}
+		if (json_equal(s, metrics)) {
+			json_object_set_new(out, "gpu_metrics", json_true());
 			continue;
 		}
 		store = nfs_statement(s, &write);
@@ -466,6 +493,7 @@ static json_t *policy_decompile(const char *doc_text, const char *prefix,
 	json_decref(stmts);
 	json_decref(doc);
 	json_decref(health);
+	json_decref(metrics);
 	return out;
 }
 

@@ -90,6 +90,7 @@ static const struct prov_attr role_attrs[] = {
     {"nfs_write", POLICY_LIVE, false, "the role's inline policy is rewritten in place"},
     {"allow", POLICY_LIVE, false, "the role's inline policy is rewritten in place"},
     {"node_health", POLICY_LIVE, false, "the role's inline policy is rewritten in place"},
+    {"gpu_metrics", POLICY_LIVE, false, "the role's inline policy is rewritten in place"},
     {"ssm_read", POLICY_LIVE, false, "the role's inline policy is rewritten in place"},
 };
 

@@ -168,9 +168,40 @@ NODE_HEALTH = {
                   "ForAllValues:StringEquals": {"aws:TagKeys": ["kiln:health"]}}}
 
 
-def without_node_health(name, doc, faults):
-    """The role's statements but its last, which must be NODE_HEALTH."""
+# The statement a GPU group's role ends with (issue 17): its nodes' CloudWatch agent may
+# put metrics into CWAgent only (PutMetricData has no resource-level permission).
+GPU_METRICS = {
+    "Sid": "KilnGpuMetrics", "Effect": "Allow", "Action": "cloudwatch:PutMetricData",
+    "Resource": "*", "Condition": {"StringEquals": {"cloudwatch:namespace": "CWAgent"}}}
+
+
+def role_runs_gpus(ec2, name):
+    """Whether a live instance with instance profile NAME has a type with GPUs (as EC2
+    describes the type)."""
+    types = set()
+    for r in ec2.describe_instances(Filters=[
+            {"Name": "instance-state-name", "Values": ["pending", "running"]}])["Reservations"]:
+        for i in r["Instances"]:
+            if i.get("IamInstanceProfile", {}).get("Arn", "").endswith("/" + name):
+                types.add(i["InstanceType"])
+    if not types:
+        return False
+    return any(t.get("GpuInfo", {}).get("Gpus")
+               for t in ec2.describe_instance_types(InstanceTypes=sorted(types))["InstanceTypes"])
+
+
+def without_node_health(name, doc, faults, gpus):
+    """The role's statements but its last: NODE_HEALTH, then GPU_METRICS when the role's
+    nodes have GPUs (gpus), and GPU_METRICS nowhere else."""
     stmts = doc["Statement"]
+    if gpus:
+        if not stmts or stmts[-1] != GPU_METRICS:
+            faults.append("role %s of GPU nodes does not end with the GPU-metrics statement: %s"
+                          % (name, stmts))
+            return stmts
+        stmts = stmts[:-1]
+    if GPU_METRICS in stmts or any(s.get("Sid") == "KilnGpuMetrics" for s in stmts):
+        faults.append("role %s has a GPU-metrics statement it should not: %s" % (name, stmts))
     if not stmts or stmts[-1] != NODE_HEALTH:
         faults.append("role %s does not end with the node-health statement: %s" % (name, stmts))
         return stmts
@@ -349,9 +380,11 @@ def expect(cluster, ws, checks):
             r = iam.get_role(RoleName=name)["Role"]
             if r["Path"] != "/kiln/%s/%s/" % (cluster, ws):
                 faults.append("role %s path %s" % (name, r["Path"]))
-            doc = role_policy(iam, name)
+            # kiln's node statements (health, GPU metrics) are checked exactly there.
+            stmts = without_node_health(name, role_policy(iam, name), faults,
+                                        role_runs_gpus(c["ec2"], name))
             acts = {}
-            for s in doc["Statement"]:
+            for s in stmts:
                 if isinstance(s["Resource"], list):
                     continue  # an allow: statement, as written (role-allow= checks them)
                 a = s["Action"] if isinstance(s["Action"], list) else [s["Action"]]
@@ -376,7 +409,8 @@ def expect(cluster, ws, checks):
             # statements, which follow every store statement.
             name, _, want = rest.partition("=")
             name = prefix + name
-            stmts = without_node_health(name, role_policy(iam, name), faults)
+            stmts = without_node_health(name, role_policy(iam, name), faults,
+                                        role_runs_gpus(c["ec2"], name))
             # kiln's own statements for the Slurm parameters are neither the
             # stores' nor the spec's allow entries.
             kinds = [isinstance(s["Resource"], list) for s in stmts
@@ -463,7 +497,7 @@ def expect(cluster, ws, checks):
                 if k == "efs":
                     return efs.get("aws_efs." + store, "(no file system aws_efs.%s)" % store)
                 return r
-            stmts = without_node_health(name, doc, faults)
+            stmts = without_node_health(name, doc, faults, role_runs_gpus(c["ec2"], name))
             got = sorted([sorted(st["Action"]), st["Resource"]] for st in stmts)
             want = sorted([sorted(a), where(r)] for a, r in json.loads(want))
             if got != want:

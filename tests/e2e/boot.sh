@@ -56,6 +56,7 @@ boot_tests() {
 	done
 
 	check "boot: kiln help user-data" 0 --out-has "Usage: kiln user-data --group NAME [SPEC] [--digest] [OPTIONS]" \
+		--out-has "CloudWatch agent on an aws GPU group where the image has it, and reports" \
 		--out-has "Calls no cloud API." --err "" -- "$KILN" help user-data
 	check "boot: user-data needs --group" 1 --out "" \
 		--err "kiln: user-data: --group is required; name the group: kiln user-data --group NAME [SPEC]" \
@@ -117,6 +118,29 @@ EOF
 		grep -qF "kiln: mounted home (fs-0aa11bb22cc33dd44.efs.us-east-1.amazonaws.com:/) at /home" "$BO_ROOT/var/log/kiln-boot.log"
 	bo_report healthy "healthy: 8/8 GPUs, 32/32 EFA"
 
+	# GPU metrics (issue 17): without the CloudWatch agent on the image, the log says so
+	# and the node is healthy; with it, the agent is started from the configuration the
+	# document wrote, which holds the nvidia_gpu section.
+	assert "boot: sandbox healthy: no CloudWatch agent on the image is logged" \
+		grep -qxF "kiln: the CloudWatch agent is not installed: no GPU metrics" "$BO_ROOT/var/log/kiln-boot.log"
+	assert "boot: sandbox healthy: no agent, no agent call" \
+		sh -c "! grep -q '^amazon-cloudwatch-agent-ctl' '$BO_ROOT/var/log/calls'"
+	bo_run cwagent "$T/boot-trainers.yaml" SB_CWAGENT=1
+	printf 'amazon-cloudwatch-agent-ctl -a fetch-config -m ec2 -s -c file:/opt/aws/amazon-cloudwatch-agent/etc/kiln.json\n' >"$T/boot-want"
+	grep '^amazon-cloudwatch-agent-ctl' "$BO_ROOT/var/log/calls" >"$T/boot-got"
+	compare "boot: sandbox cwagent: the agent is started from kiln's configuration" "$T/boot-want" "$T/boot-got"
+	check "boot: sandbox cwagent: the configuration is JSON publishing each GPU's utilization and memory into CWAgent by InstanceId" 0 \
+		--out '{"namespace": "CWAgent", "nvidia_gpu": ["utilization_gpu", "utilization_memory", "memory_used", "memory_total"], "append": {"InstanceId": "${aws:InstanceId}"}, "aggregation": [["InstanceId"]], "interval": 60}' \
+		-- python3 -c 'import json, sys
+m = json.load(open(sys.argv[1]))["metrics"]
+print(json.dumps({"namespace": m["namespace"], "nvidia_gpu": m["metrics_collected"]["nvidia_gpu"]["measurement"],
+                  "append": m["append_dimensions"], "aggregation": m["aggregation_dimensions"],
+                  "interval": m["metrics_collected"]["nvidia_gpu"]["metrics_collection_interval"]}))' \
+		"$BO_ROOT/opt/aws/amazon-cloudwatch-agent/etc/kiln.json"
+	assert "boot: sandbox cwagent: the log says the agent started" \
+		grep -qxF "kiln: starting the CloudWatch agent (/opt/aws/amazon-cloudwatch-agent/etc/kiln.json)" "$BO_ROOT/var/log/kiln-boot.log"
+	bo_report cwagent "healthy: 8/8 GPUs, 32/32 EFA"
+
 	bo_run gpu-missing "$T/boot-trainers.yaml" SB_GPUS=7
 	bo_report gpu-missing "unhealthy: 7 of 8 GPUs (nvidia-smi lists 7; p5.48xlarge has 8)"
 	bo_run no-efa "$T/boot-trainers.yaml" SB_EFA=0
@@ -135,6 +159,8 @@ EOF
 	bo_report login "healthy: booted"
 	assert "boot: sandbox login: no EFA environment off the fabric" \
 		test ! -e "$BO_ROOT/etc/profile.d/kiln-efa.sh"
+	assert "boot: sandbox login: no GPUs, no CloudWatch agent configuration or step" \
+		sh -c "test ! -e '$BO_ROOT/opt/aws/amazon-cloudwatch-agent/etc/kiln.json' && ! grep -q 'CloudWatch agent' '$BO_ROOT/var/log/kiln-boot.log'"
 	bo_run efs-utils "$T/boot-login.yaml" SB_EFS_UTILS=1
 	printf 'fs-0aa11bb22cc33dd44:/ /home efs tls,_netdev,nofail 0 0\n' >"$T/boot-want"
 	compare "boot: sandbox efs-utils: with amazon-efs-utils on the image, EFS is mounted by id over TLS" \

@@ -15,6 +15,7 @@
 #   SB_NVME=8         instance-store NVMe devices (nvme1..N; nvme0 is the EBS root)
 #   SB_MOUNT_FAILS=0  how many times each network mount fails before it succeeds
 #   SB_EFS_UTILS=     1: amazon-efs-utils is installed (a mount.efs helper on PATH)
+#   SB_CWAGENT=       1: the CloudWatch agent is installed (amazon-cloudwatch-agent-ctl on PATH)
 set -eu
 
 doc=$1
@@ -117,6 +118,11 @@ case $* in
 esac'
 
 [ "${SB_EFS_UTILS:-}" = 1 ] && stub mount.efs ''
+# The agent's control script answers fetch-config with a config it can read, as the real one
+# refuses a missing file.
+[ "${SB_CWAGENT:-}" = 1 ] && stub amazon-cloudwatch-agent-ctl '
+for a in "$@"; do c=$a; done
+[ -r "${c#file:}" ] || { echo "amazon-cloudwatch-agent-ctl: cannot read ${c#file:}" >&2; exit 1; }'
 uid=$$
 # The namespace: /usr read-only, /dev/null and /proc (bash's <(...) needs /dev/fd).
 if ! unshare --mount --propagation private sh -eu -c '

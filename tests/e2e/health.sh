@@ -227,6 +227,19 @@ he_aws_reports() {
 	# shellcheck disable=SC2086
 	assert "health: with its role's credentials a node tags itself kiln:health, and neither another instance nor another key" \
 		env "$he_ep" $he_admin $he_node limits e2e default trainers
+	# GPU metrics (issue 17): the trainers' role lets their CloudWatch agent publish
+	# into CWAgent and nowhere else.
+	# shellcheck disable=SC2086
+	check "health: with its role's credentials a GPU node puts metrics into CWAgent and into no other namespace" 0 \
+		--out "PutMetricData into CWAgent: allowed
+PutMetricData into KilnOther: AccessDeniedException" -- env "$he_ep" $he_admin $he_node metrics e2e default trainers
+	# The harness's own proof: the refusal is the namespace condition's, not the
+	# emulation's (the same action without the condition may put anywhere).
+	echo '{"Version": "2012-10-17", "Statement": [{"Effect": "Allow", "Action": "cloudwatch:PutMetricData", "Resource": "*"}]}' >wide.json
+	he_wide=$(env "$he_ep" $he_admin "$AWS_PY" "$E2E_ROOT/tests/e2e/aws_inspect.py" user wide wide.json)
+	# shellcheck disable=SC2086
+	check "health: moto's IAM emulation: PutMetricData without the namespace condition puts into any namespace" 0 \
+		--out "allowed" -- env "$he_ep" $he_wide $he_node put-metric KilnOther
 	# shellcheck disable=SC2086
 	check "health: aws status shows each node's report" 0 \
 		--out-has "  us-east-1a  running  unhealthy: 7 of 8 GPUs (nvidia-smi lists 7; p5.48xlarge has 8)" \

@@ -23,6 +23,14 @@ the instances.
       is allowed; tagging the second instance, or itself with another key, is refused
       with UnauthorizedOperation; prints one line per try, exit 1 when one went
       otherwise
+  health_node.py metrics CLUSTER WS GROUP
+      with the credentials of the group's first instance, as its CloudWatch agent
+      publishes (issue 17): PutMetricData into CWAgent is allowed, into another
+      namespace refused with AccessDeniedException; one line per try, exit 1 when one went
+      otherwise
+  health_node.py put-metric NAMESPACE
+      PutMetricData into NAMESPACE with the environment's credentials: "allowed" or
+      the error code
 """
 import json
 import os
@@ -35,7 +43,7 @@ import botocore.config
 import botocore.exceptions
 
 
-def ec2(creds=None):
+def client(service, creds=None):
     kw = dict(endpoint_url=os.environ["AWS_ENDPOINT_URL"],
               region_name=os.environ.get("AWS_REGION", "us-east-1"),
               config=botocore.config.Config(retries={"total_max_attempts": 1}))
@@ -43,7 +51,11 @@ def ec2(creds=None):
         kw.update(aws_access_key_id=creds["AccessKeyId"],
                   aws_secret_access_key=creds["SecretAccessKey"],
                   aws_session_token=creds["SessionToken"])
-    return boto3.client("ec2", **kw)
+    return boto3.client(service, **kw)
+
+
+def ec2(creds=None):
+    return client("ec2", creds)
 
 
 def instances(cluster, ws, group):
@@ -67,6 +79,16 @@ def credentials(iid):
         return json.load(resp)
 
 
+def put_metric(creds, namespace):
+    try:
+        client("cloudwatch", creds).put_metric_data(Namespace=namespace, MetricData=[{
+            "MetricName": "nvidia_smi_utilization_gpu", "Unit": "Percent", "Value": 97.0,
+            "Dimensions": [{"Name": "InstanceId", "Value": "i-0123456789abcdef0"}]}])
+        return "allowed"
+    except botocore.exceptions.ClientError as e:
+        return e.response["Error"]["Code"]
+
+
 def tag(creds, iid, key, value):
     try:
         ec2(creds).create_tags(Resources=[iid], Tags=[{"Key": key, "Value": value}])
@@ -83,6 +105,9 @@ def main():
                 print(i["State"]["Name"], " ".join(
                     f"{k}={tags[k]}" for k in ("kiln:address", "kiln:cluster", "kiln:workspace")
                     if k in tags))
+        return 0
+    if sys.argv[1] == "put-metric":
+        print(put_metric(None, sys.argv[2]))
         return 0
     cmd, cluster, ws, group = sys.argv[1:5]
     if cmd == "tag":
@@ -137,6 +162,15 @@ def main():
         bad = 0
         for what, got, want in tries:
             print(f"{what}: {got}")
+            bad += got != want
+        return 1 if bad else 0
+    if cmd == "metrics":
+        creds = credentials(instances(cluster, ws, group)[0]["InstanceId"])
+        tries = [("CWAgent", put_metric(creds, "CWAgent"), "allowed"),
+                 ("KilnOther", put_metric(creds, "KilnOther"), "AccessDeniedException")]
+        bad = 0
+        for what, got, want in tries:
+            print(f"PutMetricData into {what}: {got}")
             bad += got != want
         return 1 if bad else 0
     print(__doc__, file=sys.stderr)

@@ -66,7 +66,7 @@ report_moto() {
 	"$KILN" up big.yaml -w big --auto-approve >/dev/null 2>&1
 
 	check "report: aws: no series published: no data, naming the agent" 0 \
-		--out-has "  trainers         no data: no CWAgent nvidia_smi_utilization_gpu by InstanceId in CloudWatch for its nodes: the image has no CloudWatch agent, or it is not publishing." \
+		--out-has "  trainers         no data: no CWAgent nvidia_smi_utilization_gpu by InstanceId in CloudWatch for its nodes: the image has no CloudWatch agent (a node's /var/log/kiln-boot.log says so), or it is not publishing." \
 		-- env KILN_NOW=2026-11-30T00:30:00Z "$KILN" status -w m
 	rp_put m 2026-11-30T01:00:00Z 95,90
 	check "report: aws: busy" 0 \

@@ -161,7 +161,8 @@ PY
 
 	rv_new_dir examples/llm-pretrain.yaml
 	check "review: the aws roles' grants name exact bucket ARNs, and an EFS file system not made yet as known after apply" 0 \
-		--out-has "  aws_iam_role.trainer (role trainer): 9 granted, 0 revoked" \
+		--out-has "  aws_iam_role.trainer (role trainer): 10 granted, 0 revoked" \
+		--out-has "    + cloudwatch:PutMetricData       *                                                     (new role)" \
 		--out-has "    + ec2:CreateTags                 arn:aws:ec2:*:*:instance/*                            (new role)" \
 		--out-has "    + fsx:DescribeFileSystems        *                                                     (new role)" \
 		--out-has "    + s3:PutObject                   arn:aws:s3:::kiln-llm-pretrain-default-checkpoints/*  (new role)" \

@@ -26,7 +26,8 @@ patch below says what moto lacks).  For S3 buckets, which kiln's call counts dep
 INITIAL_NO_AUTH_ACTION_COUNT=N in the environment works as with moto_server (moto reads
 it at import): after N requests every request's SigV4 signature and IAM policy are
 checked; ec2:CreateTags is checked per resource ARN with its condition keys
-(aws:TagKeys, ec2:SourceInstanceARN, aws:ARN), as IAM evaluates them (patch_auth).
+(aws:TagKeys, ec2:SourceInstanceARN, aws:ARN), as IAM evaluates them, and
+cloudwatch:PutMetricData with its cloudwatch:namespace condition key (patch_auth).
 
 The wrapper adds a control API under /_kiln/ (never seen by moto, never counted, never
 faulted, never authenticated):
@@ -935,8 +936,15 @@ def patch_auth() -> None:
         return f"arn:aws:ssm:{self._region}:{self.account_id}:parameter/{name.lstrip('/')}"
 
     def check_action_permitted(self, resource: str) -> None:
+        # CloudWatch's requests are signed for "monitoring" but IAM names its actions
+        # "cloudwatch:..." ("Actions, resources, and condition keys for Amazon
+        # CloudWatch", Service Authorization Reference); moto takes the signing name.
+        if self._service == "monitoring":
+            self._action = "cloudwatch:" + self._action.split(":", 1)[1]
         if self._action == "ec2:CreateTags":
             return check_create_tags(self)
+        if self._action == "cloudwatch:PutMetricData":
+            return check_put_metric_data(self)
         if resource == "*" and self._service == "iam":
             resource = iam_resource(self)
         elif resource == "*" and self._service == "ssm":
@@ -1062,23 +1070,69 @@ def patch_auth() -> None:
                     return False
         return True
 
-    def check_create_tags(self) -> None:
+    # An action on each ARN with its context: an explicit Deny wins, no Allow denies.
+    def check_statements(self, action: str, arns: list, ctx: dict, deny=None) -> None:
         from moto.iam.access_control import IAMPolicy
 
-        arns, ctx = create_tags_context(self)
+        deny = deny or self._raise_access_denied
+
         docs = [IAMPolicy(p)._policy_json for p in self._access_key.collect_policies()]
         for arn in arns or ["*"]:
             here = dict(ctx, **{"aws:ARN": arn})
             allowed = False
             for doc in docs:
                 for st in as_list(doc.get("Statement", [])):
-                    if not statement_applies(st, "ec2:CreateTags", arn, here):
+                    if not statement_applies(st, action, arn, here):
                         continue
                     if st.get("Effect") == "Deny":
-                        self._raise_access_denied()
+                        deny()
                     allowed = True
             if not allowed:
-                self._raise_access_denied()
+                deny()
+
+    def check_create_tags(self) -> None:
+        arns, ctx = create_tags_context(self)
+        check_statements(self, "ec2:CreateTags", arns, ctx)
+
+    # --- cloudwatch:PutMetricData as IAM evaluates it: the action has no resource-level
+    # permission (Resource "*") and one condition key, cloudwatch:namespace, the request's
+    # Namespace ("Actions, resources, and condition keys for Amazon CloudWatch", Service
+    # Authorization Reference; "Using condition keys to limit access to CloudWatch
+    # namespaces", CloudWatch User Guide). moto checks it against "*" and fails the
+    # Condition. The Namespace is read from the request as botocore's model sends it:
+    # the awsJson1_0 body (boto3's choice) or the query protocol's parameters.
+    def check_put_metric_data(self) -> None:
+        namespace = None
+        raw = self._body.decode() if isinstance(self._body, bytes) else (self._body or "")
+        try:
+            body = json.loads(raw) if raw.lstrip().startswith("{") else None
+        except ValueError:
+            body = None
+        if isinstance(body, dict):
+            namespace = body.get("Namespace")
+        else:
+            namespace = request_params(self).get("Namespace")
+        ctx = {"cloudwatch:namespace": namespace} if isinstance(namespace, str) else {}
+
+        # Refused in the awsJson1_0 protocol the request came in (moto's AccessDeniedError
+        # is XML, which a JSON client cannot read): a JSON body whose __type is
+        # AccessDeniedException. AWS's model for CloudWatch has the awsQueryCompatible
+        # trait, so AWS also sends the query-era code in x-amzn-query-error and boto3
+        # then reports AccessDenied; moto gives an authorization failure only its own
+        # headers, so here boto3 reports AccessDeniedException.
+        def deny():
+            from moto.core.exceptions import JsonRESTError
+
+            class JsonAccessDenied(JsonRESTError):
+                code = 403
+
+            raise JsonAccessDenied(
+                "AccessDeniedException",
+                f"User: {self._access_key.arn} is not authorized to perform: "
+                f"cloudwatch:PutMetricData")
+
+        check_statements(self, "cloudwatch:PutMetricData", ["*"], ctx,
+                         deny if isinstance(body, dict) else None)
 
 
 def patch_s3() -> None:
