@@ -31,6 +31,12 @@ ti_profile() {
 	KILN_SIM_PROFILE=aws KILN_SIM_TIME_SCALE=0.005 KILN_HEALTH_TIMEOUT=0 "$@"
 }
 
+# The same settings exported into the current (sub)shell.
+ti_profile_env() {
+	KILN_SIM_PROFILE=aws KILN_SIM_TIME_SCALE=0.005 KILN_HEALTH_TIMEOUT=0
+	export KILN_SIM_PROFILE KILN_SIM_TIME_SCALE KILN_HEALTH_TIMEOUT
+}
+
 ti_order() {
 	ti_new_dir tests/specs/valid/sim-llm-pretrain.yaml
 	check "timing: an apply under the aws profile completes" 0 \
@@ -80,15 +86,25 @@ assert \"created_only\" not in rc[\"sim_network.main\"]
 # coming up: the next apply replays the journal and makes nothing twice.
 ti_kill() {
 	ti_new_dir tests/specs/valid/sim-llm-pretrain.yaml
-	ti_profile env KILN_LOCK_LEASE=1s "$KILN" apply --auto-approve --json >events.json 2>&1 &
+	# exec: $! is kiln itself, not a subshell around it, so the SIGKILL
+	# below reaches kiln (killing only the subshell left kiln to finish the
+	# apply, and the next one found nothing to do).
+	(
+		KILN_LOCK_LEASE=1s
+		export KILN_LOCK_LEASE
+		ti_profile_env
+		exec "$KILN" apply --auto-approve --json >events.json 2>&1
+	) &
 	pid=$!
 	i=0
 	while ! grep -q '"apply_start".*sim_node_group.trainers' events.json && [ $i -lt 400 ]; do
 		sleep 0.02
 		i=$((i + 1))
 	done
+	comm=$(cat "/proc/$pid/comm" 2>/dev/null)
 	kill -KILL $pid 2>/dev/null
 	wait $pid 2>/dev/null
+	assert "timing: the SIGKILL went to kiln itself (not a shell around it)" test "$comm" = kiln
 	assert "timing: the apply was killed after the node launch started, before Lustre was ready" \
 		ti_events events.json '
 seq("apply_start", "sim_node_group.trainers")
