@@ -541,20 +541,16 @@ char *op_summary_counts(const struct apply_result *res)
  */
 static json_t *purchase_trailers(const struct op_run *r)
 {
-	json_t *out = json_array(), *rc, *res = state_resources(r->state);
+	json_t *out = json_array(), *res = state_resources(r->state);
 	size_t i;
 
-	json_array_foreach(json_object_get(r->plan, "resource_changes"), i, rc)
-	{
-		const json_t *ch = json_object_get(rc, "change");
-		const char *first =
-		    json_string_value(json_array_get(json_object_get(ch, "actions"), 0));
-		const char *addr = json_string_value(json_object_get(rc, "address"));
-		const json_t *got = addr ? json_object_get(res, addr) : NULL;
+	for (i = 0; i < r->view.nchanges; i++) {
+		const struct plan_change *c = &r->view.changes[i];
+		const json_t *got = json_object_get(res, c->address);
 		const char *fee = json_string_value(
 		    json_object_get(json_object_get(got, "attrs"), "upfront_fee"));
-		bool made = first && (strcmp(first, "create") == 0 ||
-				      json_object_get(ch, "importing") != NULL);
+		bool made = c->action == PLAN_CREATE || c->action == PLAN_CREATE_DELETE ||
+			    c->importing != NULL;
 
 		if (made && fee)
 			json_array_append_new(
@@ -566,8 +562,7 @@ static json_t *purchase_trailers(const struct op_run *r)
 
 double op_plan_upfront(const json_t *plan)
 {
-	return json_number_value(
-	    json_object_get(json_object_get(json_object_get(plan, "kiln"), "cost"), "upfront"));
+	return json_number_value(json_object_get(plan_kiln(plan, "cost"), "upfront"));
 }
 
 /*
@@ -606,7 +601,7 @@ int op_commit(struct op_run *r, const char *op, const struct apply_result *res, 
 	      const json_t *approved, char **commit_out, struct kiln_error *err)
 {
 	struct kiln_error seal = {0};
-	const json_t *cost = json_object_get(json_object_get(r->plan, "kiln"), "cost");
+	const json_t *cost = plan_kiln(r->plan, "cost");
 	char *before = r->ws->exists ? state_canonical(r->ws->state) : NULL;
 	char *after, *counts, *summary, *label, *t_res;
 	json_t *trailers, *t, *bought;
