@@ -80,6 +80,7 @@ struct prov_ctx {
 	json_t *zoned;	      /* "CLUSTER/WS" -> the zone its nodes launched in (aws_zones.c) */
 	bool zone_bound;      /* the spec has zone-bound storage (lustre, nfs): set by expand */
 	bool capacity_blocks; /* the spec buys Capacity Blocks: set by expand */
+	bool ssm_parameters;  /* the spec has SSM parameters (a scheduler): set by expand */
 	json_t *seen; /* "CLUSTER/WS" -> {"aws_fsx_lustre": n, ...} as refresh listed them */
 	struct kiln_error creds_err;
 };
@@ -249,8 +250,12 @@ int aws_storage_zone(struct prov_ctx *ctx, const struct prov_scope *scope, char 
 void aws_refresh_seen(struct prov_ctx *ctx, const struct prov_scope *scope, const char *type,
 		      size_t n);
 
-/* aws_slurm.c: scheduler: slurm's parameters, and each role's ssm_read (expand). */
-int aws_expand_slurm(json_t *all, const struct spec *spec, struct kiln_error *err);
+/*
+ * aws_slurm.c: scheduler: slurm's parameters, and each role's ssm_read
+ * (expand); sets ctx->ssm_parameters.
+ */
+int aws_expand_slurm(struct prov_ctx *ctx, json_t *all, const struct spec *spec,
+		     struct kiln_error *err);
 struct slurm_cluster;
 /*
  * The boot script of group's nodes (the controller's, or a partition's

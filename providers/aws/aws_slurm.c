@@ -149,13 +149,15 @@ char *aws_slurm_group_script(const struct spec *spec, const struct spec_group *g
 	return out;
 }
 
-int aws_expand_slurm(json_t *all, const struct spec *spec, struct kiln_error *err)
+int aws_expand_slurm(struct prov_ctx *ctx, json_t *all, const struct spec *spec,
+		     struct kiln_error *err)
 {
 	struct slurm_cluster c;
 	char *conf, *gres;
 	size_t i;
 
-	if (spec->scheduler.type != SCHEDULER_SLURM)
+	ctx->ssm_parameters = spec->scheduler.type == SCHEDULER_SLURM;
+	if (!ctx->ssm_parameters)
 		return 0;
 	if (slurm_cluster_from_spec(&c, spec, &catalog_aws, err) < 0)
 		return -1;

@@ -11,7 +11,10 @@
  * into the create's live form once, where the state seals it, and into SSM
  * encrypted with the account's aws/ssm key. Every parameter of a workspace
  * is under one path, so one GetParametersByPath lists them; their kiln tags
- * come from ListTagsForResource (PutParameter tags in the call itself).
+ * come from ListTagsForResource (PutParameter tags in the call itself). A
+ * spec without parameters (no scheduler) lists none: the parameters its
+ * state still records are read by id (engine_refresh reads what a list did
+ * not return), so a spec that dropped its scheduler still deletes them.
  */
 #include "aws_ec2.h"
 
@@ -127,14 +130,19 @@ static int params_live(struct prov_ctx *ctx, const json_t *params, json_t *out,
 int ssmp_list(struct prov_ctx *ctx, const struct prov_scope *scope, const char *page, json_t **out,
 	      char **next, struct kiln_error *err)
 {
-	char *path = scope->cluster ? aws_ssm_path(scope) : xstrdup("/kiln");
-	json_t *body =
-		   json_pack("{s:s, s:b, s:b}", "Path", path, "Recursive", 1, "WithDecryption", 0),
-	       *resp;
+	char *path;
+	json_t *body, *resp;
 	int rc;
 
 	*out = NULL;
 	*next = NULL;
+	/* kiln sprawl (no cluster) lists every workspace's. */
+	if (scope->cluster && !ctx->ssm_parameters) {
+		*out = json_array();
+		return PROV_OK;
+	}
+	path = scope->cluster ? aws_ssm_path(scope) : xstrdup("/kiln");
+	body = json_pack("{s:s, s:b, s:b}", "Path", path, "Recursive", 1, "WithDecryption", 0);
 	free(path);
 	if (page)
 		json_object_set_new(body, "NextToken", json_string(page));
