@@ -7,7 +7,9 @@
 # network namespace this test makes (a veth on a bridge of its own, a private
 # subnet), with its own mounts and host name (tests/e2e/slurm_node.sh), each
 # running the scheduler part of the user data kiln launched its group with
-# (read back from moto with boto3), the AWS CLI answered by a stand-in.
+# (read back from moto with boto3), the AWS CLI answered by a stand-in. An
+# sshd on the controller node (KILN_TEST_SSH_ENDPOINT) takes kiln status's
+# ssh, whose sinfo counts the nodes the real slurmctld has.
 #
 # GPUs are faked as Slurm allows on nodes without them: gres.conf's File=
 # names /dev/nvidia0..7, which the node's private /dev holds as character
@@ -29,6 +31,7 @@ slurm_fail_all() { # WHY
 
 # The namespaces and bridge of this run, and stopping what runs in them.
 slurm_cleanup() {
+	slurm_sshd_stop
 	for sl_ns in $SLURM_NETNS; do
 		sl_pids=$(ip netns pids "$sl_ns" 2>/dev/null)
 		# shellcheck disable=SC2086
@@ -149,10 +152,23 @@ slurm_nodes_idle() {
 	return 1
 }
 
+# slurm_status_json FLAGS...: kiln status --json's slurm object of the
+# trainers group and its scheduler object, on one line.
+slurm_status_json() {
+	"$KILN" status --json --var image=$SLURM_SPEC_IMAGE "$@" | python3 -c 'import json, sys
+d = json.load(sys.stdin)
+dump = lambda o: json.dumps(o, sort_keys=True, separators=(",", ":"))
+print(dump([g["slurm"] for g in d["groups"] if g["name"] == "trainers"][0]), dump(d["scheduler"]))'
+}
+
 slurm_kiln_tests() {
 	cd "$SLURM_DIR" || exit 1
 	sed 's/^compute:/scheduler: {type: slurm, controller: login}\n\ncompute:/' \
 		"$E2E_ROOT/examples/llm-pretrain.yaml" >kiln.yaml
+	# The key kiln status's ssh logs in to the controller with (the test sshd
+	# in the controller's namespaces, slurm_status_tests), as root there.
+	ssh-keygen -q -t ed25519 -N '' -C e2e@kiln -f "$SLURM_DIR/user"
+	printf 'access:\n  user: root\n  ssh_keys:\n    - {file: %s}\n' "$SLURM_DIR/user.pub" >>kiln.yaml
 	check "slurm: llm-pretrain with a scheduler validates" 0 \
 		--out "ok kiln.yaml" -- "$KILN" validate kiln.yaml
 	check "slurm: the plan makes the munge key, slurm.conf and gres.conf parameters, each role reading its own" 2 \
@@ -199,17 +215,17 @@ slurm_kiln_tests() {
 		>user-data.txt 2>&1
 	assert "slurm: no instance's user data holds the munge key" \
 		sh -c '[ -s user-data.txt ] && ! grep -q -F "$1" user-data.txt' sh "$sl_key"
-	check "slurm: status says the login node is the controller and no trainer joined yet" 0 \
+	check "slurm: status --no-ssh says the login node is the controller and no trainer joined yet" 0 \
 		--out-has "    slurm controller (slurmctld)" \
-		--out-has "    slurm partition trainers (default): 0 of 16 nodes joined (reported healthy, slurmd started)" \
-		-- "$KILN" status --var image=$SLURM_SPEC_IMAGE
+		--out-has "    slurm partition trainers (default): 0 of 16 nodes joined (from health tags, reported healthy: controller not asked: --no-ssh)" \
+		-- "$KILN" status --no-ssh --var image=$SLURM_SPEC_IMAGE
 	"$AWS_PY" "$E2E_ROOT/tests/e2e/slurm_inspect.py" report-healthy llm-pretrain default trainers 3
-	check "slurm: status counts the nodes that reported healthy as joined" 0 \
-		--out-has "    slurm partition trainers (default): 3 of 16 nodes joined (reported healthy, slurmd started)" \
-		-- "$KILN" status --var image=$SLURM_SPEC_IMAGE
-	check "slurm: and --json has the partition's count" 0 \
-		--out-has '"slurm":{"default":true,"joined":3,"nodes":16,"partition":"trainers","role":"partition"}' \
-		-- sh -c '"$1" status --json --var image=$2 | python3 -c "import json,sys; d=json.load(sys.stdin); print(json.dumps([g[\"slurm\"] for g in d[\"groups\"] if g[\"name\"]==\"trainers\"][0], sort_keys=True, separators=(\",\",\":\")))" | sed "s/^/\"slurm\":/"' sh "$KILN" "$SLURM_SPEC_IMAGE"
+	check "slurm: status --no-ssh counts the nodes that reported healthy as joined" 0 \
+		--out-has "    slurm partition trainers (default): 3 of 16 nodes joined (from health tags, reported healthy: controller not asked: --no-ssh)" \
+		-- "$KILN" status --no-ssh --var image=$SLURM_SPEC_IMAGE
+	check "slurm: and --json has the partition's count, its source and why" 0 \
+		--out '{"default":true,"joined":3,"nodes":16,"partition":"trainers","role":"partition","source":"health"} {"asked":false,"reason":"--no-ssh","source":"health","type":"slurm"}' \
+		-- slurm_status_json --no-ssh
 	check "slurm: a second plan has no changes" 0 \
 		--out-has "No changes." -- "$KILN" plan --var image=$SLURM_SPEC_IMAGE
 	sed 's/^    gang: true/    gang: true\n    partition: gpu/' kiln.yaml >kiln.next.yaml
@@ -266,6 +282,41 @@ slurm_least_privilege() {
 	cd "$E2E_ROOT" || exit 1
 }
 
+# slurm_sshd_start: an sshd on the controller node (in its namespaces, so
+# what it runs sees the controller's slurm.conf and munge socket) at
+# $SLURM_CTL and a free port, taking $SLURM_DIR/user.pub for root. Sets
+# SLURM_SSHD (its pid) and KILN_TEST_SSH_ENDPOINT; 1 when it does not answer.
+slurm_sshd_start() {
+	sl_port=$(python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
+	sl_d=$SLURM_DIR/sshd
+	mkdir -p "$sl_d"
+	sshd_files "$sl_d" "$SLURM_CTL" "$sl_port" "$SLURM_DIR/user.pub"
+	slurm_on_ctl mkdir -p /run/sshd
+	nsenter -t "$(cat "$SLURM_DIR/nodes/ctl/pid")" -m -n -u \
+		/usr/sbin/sshd -D -f "$sl_d/sshd_config" -E "$sl_d/sshd.log" &
+	SLURM_SSHD=$!
+	KILN_TEST_SSH_ENDPOINT=$SLURM_CTL:$sl_port
+	export KILN_TEST_SSH_ENDPOINT
+	sshd_answers "$SLURM_DIR/user" root "$SLURM_CTL" "$sl_port"
+}
+
+slurm_sshd_stop() {
+	[ -n "${SLURM_SSHD:-}" ] || return 0
+	kill "$SLURM_SSHD" 2>/dev/null
+	wait "$SLURM_SSHD" 2>/dev/null
+	SLURM_SSHD=""
+}
+
+# kiln status asks slurmctld itself (sinfo over kiln's ssh) how many nodes
+# of each partition joined: N, as sinfo on the controller says.
+slurm_status_joined() { # N NAME
+	cd "$SLURM_DIR" || exit 1
+	check "$2" 0 \
+		--out-has "    slurm partition trainers (default): $1 of 16 nodes joined: $1 idle, 0 allocated, 0 down (from slurmctld on kiln-llm-pretrain-default-login-0)" \
+		-- "$KILN" status --var image=$SLURM_SPEC_IMAGE
+	cd "$E2E_ROOT" || exit 1
+}
+
 slurm_daemon_tests() {
 	if ! slurm_net >"$E2E_TMP/.slurm-net" 2>&1; then
 		fail "slurm: the test's bridge and namespaces are made" "$E2E_TMP/.slurm-net"
@@ -304,6 +355,12 @@ slurm_daemon_tests() {
 			"$SLURM_DIR/nodes/n1/log/slurm/slurmd.log" "$SLURM_DIR/nodes/ctl/log/slurm/slurmctld.log"
 		return
 	fi
+	if slurm_sshd_start; then
+		pass "slurm: an sshd answers on the controller node"
+		slurm_status_joined 2 "slurm: status asks slurmctld over ssh: the 2 trainers that joined, idle"
+	else
+		fail "slurm: an sshd answers on the controller node" "$SLURM_DIR/sshd/sshd.log"
+	fi
 	sl_c=${sl_net#10.199.}
 	check "slurm: sinfo shows the trainers partition with its GPUs as GRES" 0 \
 		--out "trainers* 2 gpu:h100:8 trainers idle" \
@@ -326,6 +383,17 @@ slurm_daemon_tests() {
 		fail "slurm: a third node joins with no change to the controller" \
 			"$SLURM_DIR/nodes/n3/boot.log" "$SLURM_DIR/nodes/n3/log/slurm/slurmd.log"
 	fi
+	slurm_status_joined 3 "slurm: status asks slurmctld again: 3 joined after the group grew"
+	cd "$SLURM_DIR" || exit 1
+	check "slurm: and --json says the counts came from the controller" 0 \
+		--out '{"allocated":0,"default":true,"down":0,"idle":3,"joined":3,"nodes":16,"other":0,"partition":"trainers","role":"partition","source":"controller"} {"controller":"kiln-llm-pretrain-default-login-0","source":"controller","type":"slurm"}' \
+		-- slurm_status_json
+	slurm_sshd_stop
+	check "slurm: with the controller's sshd stopped, status counts health tags and says why" 0 \
+		--out-has "    slurm partition trainers (default): 3 of 16 nodes joined (from health tags, reported healthy: controller not reachable: ssh: connect to host $SLURM_CTL port ${KILN_TEST_SSH_ENDPOINT##*:}: Connection refused)" \
+		-- "$KILN" status --var image=$SLURM_SPEC_IMAGE
+	unset KILN_TEST_SSH_ENDPOINT
+	cd "$E2E_ROOT" || exit 1
 	check "slurm: and a job runs on all three, the controller never restarted" 0 \
 		--out "3 $sl_ctld" \
 		-- sh -c 'n=$(nsenter -t "$1" -m -n -u timeout 60 srun -N 3 -p trainers hostname | sort -u | wc -l); echo "$n $(nsenter -t "$1" -m -n -u cat /run/slurmctld.pid)"' \
