@@ -261,8 +261,14 @@ static void test_node_script_fetches_the_key_and_starts_slurmd(void **state)
 	    s, "\nuntil ctl=$(kiln_controller) && [ -n \"$ctl\" ] && [ \"$ctl\" != None ]; do\n");
 	assert_has(s, "\nname=\"trainers-$(echo \"$addr\" | cut -d. -f3)-$(echo \"$addr\" | cut "
 		      "-d. -f4)\"\n");
-	assert_has(s, "\nslurmd -Z --conf-server \"$ctl\" --conf \"Gres=gpu:h100:8 "
-		      "Feature=trainers\"\n");
+	/* slurmd runs from the package's unit with kiln's drop-in, now and after a reboot. */
+	assert_has(s,
+		   "\nkiln_dropin slurmd \"/usr/sbin/slurmd -D -s -N $name -Z --conf-server $ctl "
+		   "--conf \\\"Gres=gpu:h100:8 Feature=trainers\\\"\"\n"
+		   "kiln_unit slurmd /etc/systemd/system/slurmd.service.d/kiln.conf\n");
+	assert_has(s, "\t\tsystemctl enable \"$1.service\"\n");
+	assert_has(s, "\t\tsystemctl enable munge.service\n");
+	assert_null(strstr(s, "\nslurmd "));
 	free(s);
 	slurm_cluster_free(&c);
 }
@@ -278,7 +284,14 @@ static void test_controller_script_adds_its_host_and_syncs_changes(void **state)
 	assert_has(s, "\tkiln_fetch /kiln/c/default/slurm/slurm.conf /etc/slurm/.slurm.conf.new\n");
 	assert_has(s, "\tkiln_fetch /kiln/c/default/slurm/gres.conf /etc/slurm/.gres.conf.new\n");
 	assert_has(s, "scontrol reconfigure");
-	assert_has(s, "\nslurmctld\n");
+	assert_has(s, "\nkiln_dropin slurmctld \"/usr/sbin/slurmctld -D -s\"\n"
+		      "kiln_unit slurmctld /etc/systemd/system/slurmctld.service.d/kiln.conf\n");
+	/* The reconfigure loop is a unit too, running this very script with "sync". */
+	assert_has(s, "\nif [ \"${1:-}\" = sync ]; then\n\tkiln_sync\n");
+	assert_has(s, "ExecStart=/bin/sh -c \"exec /bin/sh %s sync >>/var/log/slurm/kiln-sync.log "
+		      "2>&1\"");
+	assert_has(s, "\nkiln_unit kiln-slurm-sync \"$u\"\n");
+	assert_null(strstr(s, "\nslurmctld\n"));
 	free(s);
 	slurm_cluster_free(&c);
 }

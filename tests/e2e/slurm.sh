@@ -317,6 +317,57 @@ slurm_status_joined() { # N NAME
 	cd "$E2E_ROOT" || exit 1
 }
 
+# slurm_cmdline NODE COMM: the command line of NODE's process COMM, its
+# words joined by spaces.
+slurm_cmdline() {
+	for sl_p in $(ip netns pids "ksl$$-$1"); do
+		if [ "$(cat "/proc/$sl_p/comm" 2>/dev/null)" = "$2" ]; then
+			tr '\0' ' ' <"/proc/$sl_p/cmdline" | sed 's/ $//'
+			echo
+			return 0
+		fi
+	done
+	echo "no $2 runs on $1" >&2
+	return 1
+}
+
+# slurm_verify NODE UNIT...: systemd-analyze verify each UNIT as NODE's boot
+# script left it: Debian's unit (when there is one) with kiln's drop-in.
+slurm_verify() {
+	sl_n=$1
+	shift
+	for sl_u in "$@"; do
+		sl_v=$SLURM_DIR/verify/$sl_n/$sl_u
+		mkdir -p "$sl_v"
+		if [ -f "/lib/systemd/system/$sl_u.service" ]; then
+			cp "/lib/systemd/system/$sl_u.service" "$sl_v/"
+		fi
+		cp -R "$SLURM_DIR/nodes/$sl_n/etc-systemd/$sl_u.service"* "$sl_v/" || return 1
+		SYSTEMD_UNIT_PATH=$sl_v: systemd-analyze verify "$sl_v/$sl_u.service" || return 1
+	done
+}
+
+# The daemons run from the units the boot scripts wrote: no systemd runs in
+# the test's namespaces, so kiln_unit ran each unit's ExecStart as systemd
+# would; on a node with systemd they are enabled and come back after a reboot.
+slurm_unit_tests() { # C: the third byte of the test's subnet
+	printf '%s\n' '[Unit]' 'ConditionPathExists=' '' '[Service]' 'ExecStart=' \
+		"ExecStart=/usr/sbin/slurmd -D -s -N trainers-$1-2 -Z --conf-server $SLURM_CTL --conf \"Gres=gpu:h100:8 Feature=trainers\"" \
+		'Restart=on-failure' 'RestartSec=5' >"$SLURM_DIR/slurmd-dropin.want"
+	compare "slurm: a node's boot script writes a drop-in for Debian's slurmd.service: slurmd -Z against the controller, restarted on failure" \
+		"$SLURM_DIR/slurmd-dropin.want" "$SLURM_DIR/nodes/n1/etc-systemd/slurmd.service.d/kiln.conf"
+	check "slurm: and the node's slurmd runs that ExecStart, word for word" 0 \
+		--out "/usr/sbin/slurmd -D -s -N trainers-$1-2 -Z --conf-server $SLURM_CTL --conf Gres=gpu:h100:8 Feature=trainers" \
+		-- slurm_cmdline n1 slurmd
+	check "slurm: the controller's slurmctld runs its drop-in's ExecStart" 0 \
+		--out "/usr/sbin/slurmctld -D -s" -- slurm_cmdline ctl slurmctld
+	check "slurm: and its reconfigure loop runs kiln-slurm-sync.service's ExecStart" 0 \
+		--out "/bin/sh $SLURM_DIR/boot-login.sh sync" -- slurm_cmdline ctl sh
+	check "slurm: systemd-analyze verify accepts every unit and drop-in the boot scripts wrote" 0 \
+		-- slurm_verify ctl slurmctld kiln-slurm-sync
+	check "slurm: and the node's" 0 -- slurm_verify n1 slurmd
+}
+
 slurm_daemon_tests() {
 	if ! slurm_net >"$E2E_TMP/.slurm-net" 2>&1; then
 		fail "slurm: the test's bridge and namespaces are made" "$E2E_TMP/.slurm-net"
@@ -362,6 +413,7 @@ slurm_daemon_tests() {
 		fail "slurm: an sshd answers on the controller node" "$SLURM_DIR/sshd/sshd.log"
 	fi
 	sl_c=${sl_net#10.199.}
+	slurm_unit_tests "$sl_c"
 	check "slurm: sinfo shows the trainers partition with its GPUs as GRES" 0 \
 		--out "trainers* 2 gpu:h100:8 trainers idle" \
 		-- slurm_on_ctl sinfo -h -o "%P %D %G %f %T"
@@ -420,7 +472,8 @@ open(sys.argv[2], "w").write(c["change"]["after"]["content"])' "$SLURM_DIR/next.
 
 slurm_tests() {
 	sl_missing=""
-	for sl_cmd in slurmctld slurmd sinfo srun scontrol munged ip unshare nsenter mknod shellcheck; do
+	for sl_cmd in slurmctld slurmd sinfo srun scontrol munged ip unshare nsenter mknod shellcheck \
+		systemd-analyze; do
 		command -v "$sl_cmd" >/dev/null 2>&1 || sl_missing="$sl_missing $sl_cmd"
 	done
 	if [ "$(id -u)" != 0 ]; then
