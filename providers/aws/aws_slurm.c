@@ -85,6 +85,11 @@ static void role_reads(json_t *all, const struct spec *spec)
 		pexp_attr(r, "ssm_read",
 			  json_pack("{s:s, s:o, s:b}", "region", spec->provider.region, "leaves",
 				    pexp_sorted_strings(leaves, n), "find_controller", finds));
+		/* Every node reads the munge key: every role decrypts it. */
+		if (spec->scheduler.kms_key.name)
+			json_object_set_new(
+			    json_object_get(json_object_get(r, "attrs"), "ssm_read"), "kms_key",
+			    json_string(spec->scheduler.kms_key.name));
 	}
 }
 
@@ -157,6 +162,8 @@ int aws_expand_slurm(struct prov_ctx *ctx, json_t *all, const struct spec *spec,
 	size_t i;
 
 	ctx->ssm_parameters = spec->scheduler.type == SCHEDULER_SLURM;
+	ctx->kms_key = ctx->ssm_parameters ? spec->scheduler.kms_key.name : NULL;
+	ctx->kms_region = spec->provider.region;
 	if (!ctx->ssm_parameters)
 		return 0;
 	if (slurm_cluster_from_spec(&c, spec, &catalog_aws, err) < 0)
@@ -166,6 +173,14 @@ int aws_expand_slurm(struct prov_ctx *ctx, json_t *all, const struct spec *spec,
 	param(all, "munge_key", LEAF_MUNGE, "SecureString", NULL,
 	      xstrdup("munged's shared key: kiln makes it at apply and seals it in the state; "
 		      "the nodes read it with their role at boot, never from user data"));
+	if (ctx->kms_key) {
+		json_t *r = json_object_get(all, "aws_ssm_parameter.munge_key");
+
+		pexp_attr(r, "key_id", pexp_str(ctx->kms_key));
+		pexp_why(r, "key_id",
+			 xstrdup("scheduler.kms_key: SSM encrypts the key with it, and only the "
+				 "cluster's roles may decrypt with it, through SSM"));
+	}
 	param(all, "slurm_conf", LEAF_CONF, "String", conf,
 	      xasprintf("slurm.conf for the controller on compute.%s (configless: every slurmd "
 			"fetches it from there)",

@@ -169,6 +169,14 @@ slurm_kiln_tests() {
 	# in the controller's namespaces, slurm_status_tests), as root there.
 	ssh-keygen -q -t ed25519 -N '' -C e2e@kiln -f "$SLURM_DIR/user"
 	printf 'access:\n  user: root\n  ssh_keys:\n    - {file: %s}\n' "$SLURM_DIR/user.pub" >>kiln.yaml
+	# The munge key's SecureString under a customer managed key the test
+	# makes (moto's KMS), not the account's aws/ssm.
+	SLURM_KMS=$("$AWS_PY" "$E2E_ROOT/tests/e2e/slurm_inspect.py" kms-key alias/kiln-munge)
+	sed -i "s|^scheduler: {type: slurm, controller: login}|scheduler: {type: slurm, controller: login, kms_key: \"$SLURM_KMS\"}|" kiln.yaml
+	sed 's|kms_key: "[^"]*"|kms_key: alias/aws/ssm|' kiln.yaml >bad-kms.yaml
+	check "slurm: an AWS managed key as kms_key is refused at its line and column" 1 \
+		--err "bad-kms.yaml:25:54: error: scheduler.kms_key 'alias/aws/ssm' is an AWS managed key, whose policy lets every principal of the account decrypt through SSM${NL}  hint: name a customer managed key, or leave kms_key out for aws/ssm" \
+		-- "$KILN" validate bad-kms.yaml
 	check "slurm: llm-pretrain with a scheduler validates" 0 \
 		--out "ok kiln.yaml" -- "$KILN" validate kiln.yaml
 	check "slurm: the plan makes the munge key, slurm.conf and gres.conf parameters, each role reading its own" 2 \
@@ -179,6 +187,9 @@ slurm_kiln_tests() {
 		--out-has "  • aws_ssm_parameter.munge_key: generated: munged's shared key: kiln makes it at apply and seals it in the state; the nodes read it with their role at boot, never from user data" \
 		--out-has "    + ssm:GetParameter               arn:aws:ssm:us-east-1:*:parameter/kiln/llm-pretrain/default/slurm/munge-key  (new role)" \
 		--out-has "    + ssm:GetParameter               arn:aws:ssm:us-east-1:*:parameter/kiln/llm-pretrain/default/slurm/slurm.conf  (new role)" \
+		--out-has "      key_id:     \"$SLURM_KMS\"" \
+		--out-has "  • aws_ssm_parameter.munge_key: key_id: scheduler.kms_key: SSM encrypts the key with it, and only the cluster's roles may decrypt with it, through SSM" \
+		--out-has "    + kms:Decrypt                    $SLURM_KMS   (new role)" \
 		-- "$KILN" plan --detailed-exitcode --var image=$SLURM_SPEC_IMAGE
 	check "slurm: apply makes them" 0 \
 		--out-has "aws_ssm_parameter.munge_key: created [id /kiln/llm-pretrain/default/slurm/munge-key]" \
@@ -195,6 +206,14 @@ slurm_kiln_tests() {
 		"kiln-llm-pretrain-default-trainer $sl_arn/munge-key" >ssm-resources.want
 	compare "slurm: the munge key's ARN is the only SSM resource of the trainers' role; the controller's reads the files too" \
 		ssm-resources.want ssm-resources.txt
+	sl_via='"Condition":{"StringEquals":{"kms:ViaService":"ssm.us-east-1.amazonaws.com"}}'
+	printf '%s\n' "munge-key $SLURM_KMS" \
+		"kiln-llm-pretrain-default-login {\"Action\":[\"kms:Decrypt\"],$sl_via,\"Effect\":\"Allow\",\"Resource\":\"$SLURM_KMS\",\"Sid\":\"KilnSlurmKey\"}" \
+		"kiln-llm-pretrain-default-trainer {\"Action\":[\"kms:Decrypt\"],$sl_via,\"Effect\":\"Allow\",\"Resource\":\"$SLURM_KMS\",\"Sid\":\"KilnSlurmKey\"}" \
+		>kms-use.want
+	"$AWS_PY" "$E2E_ROOT/tests/e2e/slurm_inspect.py" kms-use llm-pretrain default >kms-use.txt 2>&1
+	compare "slurm: boto3 finds the munge key encrypted with kms_key, and each role may decrypt with exactly that key, through SSM only" \
+		kms-use.want kms-use.txt
 	sl_key=$(cat params/munge-key)
 	assert "slurm: the munge key is 128 random bytes" \
 		sh -c '[ "$(printf %s "$1" | base64 -d | wc -c)" -eq 128 ]' sh "$sl_key"
@@ -259,6 +278,9 @@ slurm_least_privilege() {
 	cd "$sl_dir" || exit 1
 	sed 's/count: 16/count: 2/' "$SLURM_DIR/kiln.yaml" >kiln.yaml
 	"$KILN" iam-policy --var image=$SLURM_SPEC_IMAGE >policy.json
+	check "slurm: kiln's own policy may encrypt with kms_key, through SSM only" 0 \
+		--out "[{\"Action\": [\"kms:Encrypt\"], \"Condition\": {\"StringEquals\": {\"kms:ViaService\": \"ssm.us-east-1.amazonaws.com\"}}, \"Effect\": \"Allow\", \"Resource\": \"$SLURM_KMS\", \"Sid\": \"KilnSlurmKey\"}]" \
+		-- python3 -c 'import json, sys; print(json.dumps([s for s in json.load(open(sys.argv[1]))["Statement"] if s.get("Sid") == "KilnSlurmKey"], sort_keys=True))' policy.json
 	sl_ep=AWS_ENDPOINT_URL=http://127.0.0.1:$(cat "$sl_lp/moto.port")
 	sl_py=$E2E_ROOT/tests/e2e/aws_inspect.py
 	echo '{"Version": "2012-10-17", "Statement": [{"Effect": "Allow", "Action": "*", "Resource": "*"}]}' >admin.json
