@@ -202,17 +202,54 @@ bool capacity_fall_back(const struct launch *l, int rc, const struct kiln_error 
 	return rc == PROV_CAPACITY && l->spot && l->spot_fallback && !l->fallback;
 }
 
+/* Whether inst is the on-demand stand-in of a spot launch (its ClientToken says so). */
+static bool fell_back(json_t *inst)
+{
+	const char *token = awsxml_str(inst, "clientToken");
+
+	return token &&
+	       strncmp(token, CAPACITY_FALLBACK_TOKEN, strlen(CAPACITY_FALLBACK_TOKEN)) == 0;
+}
+
 const char *capacity_market(json_t *inst)
 {
 	const char *life = awsxml_str(inst, "instanceLifecycle");
-	const char *token = awsxml_str(inst, "clientToken");
 
 	if (life && strcmp(life, "spot") == 0)
 		return "spot";
 	/* The on-demand stand-in of a spot group is still the spot group's. */
-	if (token && strncmp(token, CAPACITY_FALLBACK_TOKEN, strlen(CAPACITY_FALLBACK_TOKEN)) == 0)
+	if (fell_back(inst))
 		return "spot";
 	return "on-demand";
+}
+
+/*
+ * What EC2 reports of where inst was launched, as the inputs the expander
+ * writes (pexp_group_capacity): a Capacity Block's instance has the
+ * lifecycle capacity-block; a targeted launch keeps its target in
+ * capacityReservationSpecification (an instance an open reservation took
+ * has only capacityReservationId, and is still on demand). So a group
+ * launched before kiln tagged anything reads back as it was launched.
+ */
+void capacity_live(json_t *inst, const json_t *tags, json_t *attrs)
+{
+#define TARGET "capacityReservationSpecification.capacityReservationTarget."
+	const char *id = awsxml_str(inst, TARGET "capacityReservationId");
+	const char *arn = awsxml_str(inst, TARGET "capacityReservationResourceGroupArn");
+#undef TARGET
+	const char *life = awsxml_str(inst, "instanceLifecycle");
+	const char *fb = json_string_value(json_object_get(tags, TAG_SPOT_FALLBACK));
+
+	if (life && strcmp(life, "capacity-block") == 0) {
+		json_object_set_new(attrs, "capacity", json_string("block"));
+	} else if (id || arn) {
+		json_object_set_new(attrs, "capacity",
+				    json_string(id ? "reservation" : "reservation-group"));
+		json_object_set_new(attrs, "capacity_reservation", json_string(id ? id : arn));
+	}
+	/* A group that fell back says it had a fallback, tagged or not. */
+	if ((fb && strcmp(fb, "true") == 0) || fell_back(inst))
+		json_object_set_new(attrs, "spot_fallback", json_true());
 }
 
 /* ---- Capacity Block offerings ---- */

@@ -12,6 +12,14 @@ capacity: plan names a reservation with too few instances available
 capacity: apply launches the gang into the targeted reservation
 capacity: boto3 finds the gang in the reservation
 capacity: and plans no changes
+capacity: an on-demand group moved into a reservation plans a replace, with the reason
+capacity: apply launches the group again into the reservation
+capacity: boto3 finds the new gang in the reservation and the old one gone
+capacity: and plans no changes in the reservation
+capacity: another reservation plans a replace of capacity_reservation alone
+capacity: spot with a fallback instead plans a replace by market, capacity unset
+capacity: a spot group whose fallback is dropped plans an update in place, no replace
+capacity: the update retags the instances and plans no changes after
 capacity: the plan prices spot and shows the on-demand fallback
 capacity: with spot capacity switched off the gang launches on demand
 capacity: boto3 finds the gang on demand
@@ -126,6 +134,33 @@ cap_sim() {
 	cd "$E2E_ROOT" || exit 1
 }
 
+# A change of capacity: on sim, as on EC2: a new reservation or market replaces
+# the group, a fallback changes in place, and nothing flaps after.
+cap_sim_change() {
+	cap_d=$(mktemp -d "$E2E_TMP/cap.XXXXXX")
+	cd "$cap_d" || exit 1
+	printf 'kiln: 1\ncluster: moved\nprovider: {name: sim}\ncompute:\n  trainers:\n    gpu: H100:8\n    count: 2\n' >kiln.yaml
+	KILN_SIM_READY_MS=20 "$KILN" apply --auto-approve >/dev/null 2>&1
+	printf '    capacity: {reservation: cr-0123456789abcdef0}\n' >>kiln.yaml
+	check "capacity: on sim, a group moved into a reservation plans a replace, with the reason" 2 \
+		--out-has "  -/+ sim_node_group.trainers  replace: capacity forces replacement
+      capacity:              null → \"reservation\"            (replace: as on EC2: a node goes into a reservation, a Capacity Block or the spot market only when it is launched, so the group is launched again into its new capacity)
+      capacity_reservation:  null → \"cr-0123456789abcdef0\"   (replace: as on EC2: a node goes into a reservation only when it is launched, so the group is launched again into the new reservation)" \
+		-- "$KILN" plan --detailed-exitcode
+	check "capacity: on sim, apply replaces the group and plans no changes after" 0 \
+		--out-has "No changes." \
+		-- sh -c 'KILN_SIM_READY_MS=20 "$1" apply --auto-approve >/dev/null 2>&1 && "$1" plan --detailed-exitcode' sh "$KILN"
+	sed -i 's/^    capacity: .*/    capacity: {spot: {fallback: on-demand}}/' kiln.yaml
+	KILN_SIM_READY_MS=20 "$KILN" apply --auto-approve >/dev/null 2>&1
+	sed -i 's/^    capacity: .*/    capacity: spot/' kiln.yaml
+	check "capacity: on sim, dropping the fallback is an update in place that settles" 0 \
+		--out-has "No changes." \
+		-- sh -c '"$1" plan | grep -qx "      spot_fallback:  true → null   (live: it only decides how later launches are made)" &&
+			KILN_SIM_READY_MS=20 "$1" apply --auto-approve | grep -q "Apply complete: 0 created, 1 updated, 0 replaced, 0 deleted." &&
+			"$1" plan --detailed-exitcode' sh "$KILN"
+	cd "$E2E_ROOT" || exit 1
+}
+
 cap_odcr() {
 	cap_ctl reset '{}'
 	odcr=$("$AWS_PY" "$E2E_ROOT/tests/e2e/capacity_inspect.py" odcr p5.48xlarge us-east-1c 2)
@@ -148,6 +183,59 @@ cap_odcr() {
 		-- "$KILN" apply --auto-approve
 	cap_inspect "capacity: boto3 finds the gang in the reservation" in-reservation "$odcr" 2 none
 	check "capacity: and plans no changes" 0 --out-has "No changes." -- "$KILN" plan --detailed-exitcode
+	"$KILN" destroy --auto-approve >/dev/null 2>&1
+	cd "$E2E_ROOT" || exit 1
+}
+
+# A change of capacity: on a group that runs (issue 16): a node goes into its
+# reservation or market only at launch, so the group is replaced, and the live
+# view reads back what the instances were launched into.
+cap_change() {
+	cap_ctl reset '{}'
+	cap_dir moved
+	"$KILN" apply --auto-approve >/dev/null 2>&1
+	odcr=$("$AWS_PY" "$E2E_ROOT/tests/e2e/capacity_inspect.py" odcr p5.48xlarge us-east-1a 2)
+	printf '    capacity: {reservation: %s}\n' "$odcr" >>kiln.yaml
+	check "capacity: an on-demand group moved into a reservation plans a replace, with the reason" 2 \
+		--out-has "  -/+ aws_instance_group.trainers  replace: capacity forces replacement
+      capacity:              null → \"reservation\"            (replace: EC2 puts an instance in a capacity reservation or a Capacity Block only when it launches it (RunInstances): the group is launched again into its new capacity)
+      capacity_reservation:  null → \"$odcr\"   (replace: EC2 puts an instance in a capacity reservation only when it launches it (RunInstances): the group is launched again into the new reservation)" \
+		--out-has "Plan: 0 to create, 0 to update, 1 to replace, 0 to delete, 0 to adopt." \
+		-- "$KILN" plan --detailed-exitcode
+	check "capacity: apply launches the group again into the reservation" 0 \
+		--out-has "Apply complete: 0 created, 0 updated, 1 replaced, 0 deleted." \
+		-- "$KILN" apply --auto-approve
+	cap_inspect "capacity: boto3 finds the new gang in the reservation and the old one gone" \
+		cluster-in moved 2 "$odcr"
+	check "capacity: and plans no changes in the reservation" 0 --out-has "No changes." \
+		-- "$KILN" plan --detailed-exitcode
+	odcr2=$("$AWS_PY" "$E2E_ROOT/tests/e2e/capacity_inspect.py" odcr p5.48xlarge us-east-1a 2)
+	sed -i "s/$odcr/$odcr2/" kiln.yaml
+	check "capacity: another reservation plans a replace of capacity_reservation alone" 2 \
+		--out-has "  -/+ aws_instance_group.trainers  replace: capacity_reservation forces replacement
+      capacity_reservation:  \"$odcr\" → \"$odcr2\"   (replace: EC2 puts an instance in a capacity reservation only when it launches it (RunInstances): the group is launched again into the new reservation)
+
+" \
+		-- "$KILN" plan --detailed-exitcode
+	sed -i 's/^    capacity: .*/    capacity: {spot: {fallback: on-demand}}/' kiln.yaml
+	check "capacity: spot with a fallback instead plans a replace by market, capacity unset" 2 \
+		--out-has "  -/+ aws_instance_group.trainers  replace: market forces replacement
+      market:                \"on-demand\" → \"spot\"           (replace: a node is bought on-demand or spot when it launches)
+      capacity:              \"reservation\" → null           (replace: EC2 puts an instance in a capacity reservation or a Capacity Block only when it launches it (RunInstances): the group is launched again into its new capacity)
+      capacity_reservation:  \"$odcr\" → null   (replace: EC2 puts an instance in a capacity reservation only when it launches it (RunInstances): the group is launched again into the new reservation)
+      spot_fallback:         null → true                    (live: it only decides how later launches are made (a tag on the instances))" \
+		-- "$KILN" plan --detailed-exitcode
+	"$KILN" apply --auto-approve >/dev/null 2>&1
+	sed -i 's/^    capacity: .*/    capacity: spot/' kiln.yaml
+	check "capacity: a spot group whose fallback is dropped plans an update in place, no replace" 2 \
+		--out-has "  ~ aws_instance_group.trainers  update in place
+      spot_fallback:  true → null   (live: it only decides how later launches are made (a tag on the instances))" \
+		--out-has "Plan: 0 to create, 1 to update, 0 to replace, 0 to delete, 0 to adopt." \
+		-- "$KILN" plan --detailed-exitcode
+	"$KILN" apply --auto-approve >/dev/null 2>&1
+	check "capacity: the update retags the instances and plans no changes after" 0 \
+		--out-has "No changes." \
+		-- "$KILN" plan --detailed-exitcode
 	"$KILN" destroy --auto-approve >/dev/null 2>&1
 	cd "$E2E_ROOT" || exit 1
 }
@@ -333,6 +421,7 @@ cap_least_privilege() {
 capacity_tests() {
 	cap_bad_input
 	cap_sim
+	cap_sim_change
 	if ! AWS_PY=$(aws_find_python); then
 		printf '%s\n' "$CAP_MOTO_TESTS" | while IFS= read -r t; do
 			skip "$t" "no python3 here has moto 5 and boto3"
@@ -358,6 +447,7 @@ capacity_tests() {
 		unset AWS_PROFILE AWS_SESSION_TOKEN AWS_DEFAULT_REGION KILN_STATE KILN_WORKSPACE
 		export KILN_AUTHOR="E2E <e2e@example.com>"
 		cap_odcr
+		cap_change
 		cap_spot
 		cap_block
 		cap_kill
