@@ -529,8 +529,31 @@ static void remember_offer(struct prov_ctx *ctx, const struct block_ask *b, json
 	free(key);
 }
 
+/* An offering as the plan carries it (provider.h, preflight); JSON null for none. */
+static json_t *offer_json(json_t *o, const struct block_ask *b)
+{
+	const struct catalog_type *t = catalog_find(&catalog_aws, b->type);
+	double fee, gpu_hours = (double)(t ? t->gpus : 0) * b->count * b->hours;
+	int64_t start, end;
+	char sb[21], eb[21];
+
+	if (!o)
+		return json_null();
+	fee = fee_of(o);
+	start = when(o, "startDate");
+	end = when(o, "endDate");
+	return json_pack("{s:s?, s:s?, s:s, s:i, s:s?, s:s?, s:i, s:f, s:o}", "id",
+			 awsxml_str(o, "capacityBlockOfferingId"), "zone",
+			 awsxml_str(o, "availabilityZone"), "instance_type", b->type, "count",
+			 (int)b->count, "start", start ? time_format_rfc3339(start, sb) : NULL,
+			 "end", end ? time_format_rfc3339(end, eb) : NULL, "duration_hours",
+			 (int)b->hours, "upfront_usd", fee, "usd_per_gpu_hour",
+			 gpu_hours > 0 ? json_real(round(fee / gpu_hours * 1e4) / 1e4)
+				       : json_null());
+}
+
 static int preflight_block(struct prov_ctx *ctx, const char *address, json_t *a, json_t *warnings,
-			   struct kiln_error *err)
+			   json_t *offers, struct kiln_error *err)
 {
 	struct block_ask b;
 	json_t *chosen, *runner;
@@ -542,6 +565,9 @@ static int preflight_block(struct prov_ctx *ctx, const char *address, json_t *a,
 	if (rc != PROV_OK)
 		return rc;
 	remember_offer(ctx, &b, chosen);
+	json_object_set_new(offers, address,
+			    json_pack("{s:o, s:o}", "offering", offer_json(chosen, &b), "runner_up",
+				      offer_json(runner, &b)));
 	line = offering_line(chosen, &b);
 	json_array_append_new(warnings,
 			      json_sprintf("%s: buys the Capacity Block %s in %s", address,
@@ -560,7 +586,7 @@ static int preflight_block(struct prov_ctx *ctx, const char *address, json_t *a,
 }
 
 int capacity_preflight(struct prov_ctx *ctx, const json_t *creates, json_t *warnings,
-		       struct kiln_error *err)
+		       json_t *offers, struct kiln_error *err)
 {
 	const char *addr;
 	json_t *r;
@@ -573,7 +599,7 @@ int capacity_preflight(struct prov_ctx *ctx, const json_t *creates, json_t *warn
 		const char *kind = json_string_value(json_object_get(a, "capacity"));
 
 		if (type && strcmp(type, "aws_capacity_block") == 0)
-			rc = preflight_block(ctx, addr, a, warnings, err);
+			rc = preflight_block(ctx, addr, a, warnings, offers, err);
 		else if (type && strcmp(type, "aws_instance_group") == 0 && kind &&
 			 strcmp(kind, "reservation") == 0)
 			rc = preflight_reservation(ctx, addr, a, warnings, err);

@@ -39,9 +39,12 @@ const char *capacity_market(json_t *inst);
  */
 void capacity_live(json_t *inst, const json_t *tags, json_t *attrs);
 
-/* Pre-flight of what a plan creates: reservations read, block offerings found. */
+/*
+ * Pre-flight of what a plan creates: reservations read, block offerings
+ * found (the chosen one and the runner-up into offers, provider.h).
+ */
 int capacity_preflight(struct prov_ctx *ctx, const json_t *creates, json_t *warnings,
-		       struct kiln_error *err);
+		       json_t *offers, struct kiln_error *err);
 /* The cost of an aws_capacity_block's attrs: its upfront fee (as pre-flight found it). */
 void capacity_block_cost(struct prov_ctx *ctx, const json_t *attrs, json_t *components,
 			 json_t *unpriced);

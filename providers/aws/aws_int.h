@@ -275,7 +275,7 @@ char *aws_ssm_name(const struct prov_scope *scope, const char *leaf);
 int ssmp_claim(struct prov_ctx *ctx, const struct prov_scope *scope, const char *id, json_t **out,
 	       struct kiln_error *err);
 /* aws_preflight.c */
-int aws_preflight(struct prov_ctx *ctx, const json_t *creates, json_t *warnings,
+int aws_preflight(struct prov_ctx *ctx, const json_t *creates, json_t *warnings, json_t *offers,
 		  struct kiln_error *err);
 
 /* aws_access.c: provider.h's login_user, from the AMI's name and description. */
