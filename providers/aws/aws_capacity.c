@@ -519,14 +519,53 @@ static int preflight_reservation(struct prov_ctx *ctx, const char *address, json
 	return rc;
 }
 
+/*
+ * What pre-flight chose for b: its fee (the cost hook's) under ask_key, and
+ * its id under ask_key#id (the purchase's, which buys that one or none).
+ */
 static void remember_offer(struct prov_ctx *ctx, const struct block_ask *b, json_t *o)
 {
-	char *key = ask_key(b);
+	char *key = ask_key(b), *idkey = xasprintf("%s#id", key);
+	const char *id = awsxml_str(o, "capacityBlockOfferingId");
 
 	pthread_mutex_lock(&ctx->mu);
 	json_object_set_new(ctx->offers, key, json_real(fee_of(o)));
+	if (id)
+		json_object_set_new(ctx->offers, idkey, json_string(id));
 	pthread_mutex_unlock(&ctx->mu);
+	free(idkey);
 	free(key);
+}
+
+/*
+ * The purchase buys the offering the plan showed (and a saved plan was
+ * held to), never another one found since: PROV_ERROR when chosen is not it.
+ */
+static int offer_as_planned(struct prov_ctx *ctx, const char *address, const struct block_ask *b,
+			    json_t *chosen, struct kiln_error *err)
+{
+	char *key = ask_key(b), *idkey = xasprintf("%s#id", key);
+	const char *now = awsxml_str(chosen, "capacityBlockOfferingId");
+	char *planned;
+
+	pthread_mutex_lock(&ctx->mu);
+	planned = json_string_value(json_object_get(ctx->offers, idkey))
+		      ? xstrdup(json_string_value(json_object_get(ctx->offers, idkey)))
+		      : NULL;
+	pthread_mutex_unlock(&ctx->mu);
+	free(idkey);
+	free(key);
+	if (!planned || (now && strcmp(planned, now) == 0)) {
+		free(planned);
+		return PROV_OK;
+	}
+	kiln_error_set(err,
+		       "aws: %s: the Capacity Block offering the plan showed (%s) is no longer "
+		       "the one on offer (%s is); nothing was bought",
+		       address, planned, now ? now : "none");
+	kiln_error_hint(err, "plan again and review the offering it shows: kiln plan");
+	free(planned);
+	return PROV_ERROR;
 }
 
 /* An offering as the plan carries it (provider.h, preflight); JSON null for none. */
@@ -706,8 +745,12 @@ int cb_create(struct prov_ctx *ctx, const struct prov_scope *scope, const struct
 	block_ask(op->attrs, &b);
 	rc = choose(ctx, op->address, &b, &chosen, &runner, err);
 	json_decref(runner);
-	if (rc != PROV_OK)
+	if (rc == PROV_OK)
+		rc = offer_as_planned(ctx, op->address, &b, chosen, err);
+	if (rc != PROV_OK) {
+		json_decref(chosen);
 		return rc;
+	}
 	snprintf(fee, sizeof(fee), "%.2f USD", fee_of(chosen));
 	extra = json_pack("{s:s, s:s?}", TAG_FEE, fee, TAG_OFFERING,
 			  awsxml_str(chosen, "capacityBlockOfferingId"));
