@@ -16,6 +16,8 @@ capacity: an on-demand group moved into a reservation plans a replace, with the 
 capacity: apply launches the group again into the reservation
 capacity: boto3 finds the new gang in the reservation and the old one gone
 capacity: and plans no changes in the reservation
+capacity: a larger count grows the group in place
+capacity: boto3 finds the new node in the group's reservation too
 capacity: another reservation plans a replace of capacity_reservation alone
 capacity: spot with a fallback instead plans a replace by market, capacity unset
 capacity: a spot group whose fallback is dropped plans an update in place, no replace
@@ -241,7 +243,7 @@ cap_change() {
 	cap_ctl reset '{}'
 	cap_dir moved
 	"$KILN" apply --auto-approve >/dev/null 2>&1
-	odcr=$("$AWS_PY" "$E2E_ROOT/tests/e2e/capacity_inspect.py" odcr p5.48xlarge us-east-1a 2)
+	odcr=$("$AWS_PY" "$E2E_ROOT/tests/e2e/capacity_inspect.py" odcr p5.48xlarge us-east-1a 3)
 	printf '    capacity: {reservation: %s}\n' "$odcr" >>kiln.yaml
 	assert "capacity: an on-demand group moved into a reservation plans a replace, with the reason" \
 		cap_shows 2 "  -/+ aws_instance_group.trainers  replace: capacity forces replacement
@@ -257,7 +259,13 @@ cap_change() {
 		cluster-in moved 2 "$odcr"
 	check "capacity: and plans no changes in the reservation" 0 --out-has "No changes." \
 		-- "$KILN" plan --detailed-exitcode
-	odcr2=$("$AWS_PY" "$E2E_ROOT/tests/e2e/capacity_inspect.py" odcr p5.48xlarge us-east-1a 2)
+	sed -i 's/^    count: 2/    count: 3/' kiln.yaml
+	check "capacity: a larger count grows the group in place" 0 \
+		--out-has "Apply complete: 0 created, 1 updated, 0 replaced, 0 deleted." \
+		-- "$KILN" apply --auto-approve
+	cap_inspect "capacity: boto3 finds the new node in the group's reservation too" \
+		cluster-in moved 3 "$odcr"
+	odcr2=$("$AWS_PY" "$E2E_ROOT/tests/e2e/capacity_inspect.py" odcr p5.48xlarge us-east-1a 3)
 	sed -i "s/$odcr/$odcr2/" kiln.yaml
 	assert "capacity: another reservation plans a replace of capacity_reservation alone" \
 		cap_shows 2 "  -/+ aws_instance_group.trainers  replace: capacity_reservation forces replacement
