@@ -31,10 +31,20 @@ int capacity_launch_zone(const struct launch *l, const char *zone, struct kiln_e
 bool capacity_fall_back(const struct launch *l, int rc, const struct kiln_error *err);
 /* "spot" or "on-demand": what an instance was launched as (a fallback counts as spot). */
 const char *capacity_market(json_t *inst);
+/*
+ * The group's capacity inputs as EC2 reports them on inst (one of its
+ * instances, whose tags are tags) set on attrs: capacity and
+ * capacity_reservation for a reservation, a resource group or a block,
+ * spot_fallback when set. On demand and spot set none (market says spot).
+ */
+void capacity_live(json_t *inst, const json_t *tags, json_t *attrs);
 
-/* Pre-flight of what a plan creates: reservations read, block offerings found. */
+/*
+ * Pre-flight of what a plan creates: reservations read, block offerings
+ * found (the chosen one and the runner-up into offers, provider.h).
+ */
 int capacity_preflight(struct prov_ctx *ctx, const json_t *creates, json_t *warnings,
-		       struct kiln_error *err);
+		       json_t *offers, struct kiln_error *err);
 /* The cost of an aws_capacity_block's attrs: its upfront fee (as pre-flight found it). */
 void capacity_block_cost(struct prov_ctx *ctx, const json_t *attrs, json_t *components,
 			 json_t *unpriced);

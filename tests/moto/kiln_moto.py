@@ -1564,6 +1564,10 @@ def patch_capacity() -> None:
         cr_id = self._get_param(
             "CapacityReservationSpecification.CapacityReservationTarget.CapacityReservationId"
         )
+        group_arn = self._get_param(
+            "CapacityReservationSpecification.CapacityReservationTarget."
+            "CapacityReservationResourceGroupArn"
+        )
         itype = self._get_param("InstanceType") or "m1.small"
         count = int(self._get_param("MinCount") or 1)
         if market and market not in ("spot", "capacity-block"):
@@ -1590,6 +1594,19 @@ def patch_capacity() -> None:
             for inst in result.result.instances:
                 if market == "capacity-block":
                     inst.lifecycle = "capacity-block"
+                if group_arn and not cr_id:
+                    # An instance launched into a resource group of reservations reports
+                    # the group it targeted (DescribeInstances: Instance.
+                    # CapacityReservationSpecification.CapacityReservationTarget.
+                    # CapacityReservationResourceGroupArn, botocore's ec2 model); the
+                    # reservation EC2 picks from the group is not modelled here.
+                    inst.capacity_reservation_specification = {
+                        "CapacityReservationPreference": self._get_param(
+                            "CapacityReservationSpecification.CapacityReservationPreference"
+                        ) or "capacity-reservations-only",
+                        "CapacityReservationTarget": {
+                            "CapacityReservationResourceGroupArn": group_arn},
+                    }
                 if cr_id and getattr(inst, "capacity_reservation_id", None) is None:
                     inst.capacity_reservation_id = cr_id
                     inst.capacity_reservation_specification = {
