@@ -37,6 +37,10 @@ capacity: boto3 finds one purchase after the kill
 capacity: no offering after the start asked names the dates that exist
 capacity: kiln up --wait buys the block, waits for its start and launches the gang into it
 capacity: boto3 finds the gang kiln up --wait launched in the block
+capacity: without a ttl, reap leaves the cluster before the margin, exactly
+capacity: boto3 still finds the gang in the block before the margin
+capacity: without a ttl, reap takes the cluster down inside the margin, exactly
+capacity: boto3 finds no instance left in the block reaped without a ttl
 capacity: iam-policy names no capacity action for a spec without capacity
 capacity: iam-policy names the block actions for a spec that buys one
 capacity: iam-policy names the reservation read for a spec that targets one, and nothing to buy
@@ -114,6 +118,22 @@ cap_sim() {
 	check "capacity: on sim, reap takes the cluster down an hour before the block ends" 0 \
 		--out-has "default: reaped:" \
 		-- $cap_at=2026-12-03T10:30:00Z "$KILN" reap
+	# Without a ttl the block's end is still the hard expiry; the spec file gone, reap
+	# destroys with the copy the apply recorded.
+	cap_d=$(mktemp -d "$E2E_TMP/cap.XXXXXX")
+	cd "$cap_d" || exit 1
+	sed '/^ttl: /d' "$E2E_ROOT/examples/capacity-block.yaml" >kiln.yaml
+	$cap_at=2026-12-02T00:00:00Z "$KILN" apply --auto-approve --allow-purchase >/dev/null 2>&1
+	$cap_at=2026-12-02T12:00:00Z "$KILN" apply --auto-approve >/dev/null 2>&1
+	mv kiln.yaml moved.yaml
+	check "capacity: on sim without a ttl, reap keeps the cluster until an hour before the block ends, exactly" 0 \
+		--out "default: kept: expires in 1m (2026-12-03T10:30:00Z, an hour before sim_capacity_block.trainers ends)" \
+		-- $cap_at=2026-12-03T10:29:00Z "$KILN" reap
+	check "capacity: on sim without a ttl, reap takes the cluster down an hour before the block ends, exactly" 0 \
+		--out "default: reaped: 4 deleted, 1 retained (expired 30s ago, an hour before sim_capacity_block.trainers ends), with the copy recorded at apply (kiln.yaml is not here)" \
+		-- $cap_at=2026-12-03T10:30:30Z "$KILN" reap
+	check "capacity: on sim, the state holds nothing after the reap without a ttl" 0 \
+		--out "" -- "$KILN" state list
 	cap_d=$(mktemp -d "$E2E_TMP/cap.XXXXXX")
 	cd "$cap_d" || exit 1
 	sed 's/^budget: {max_hourly_usd: 400}/budget: {max_hourly_usd: 400, max_upfront_usd: 1000}/' \
@@ -283,6 +303,19 @@ cap_wait() {
 			grep -q "Apply complete: 1 created, 0 updated, 0 replaced, 0 deleted." up.out'
 	cap_inspect "capacity: boto3 finds the gang kiln up --wait launched in the block" \
 		in-reservation cluster:waited 2 capacity-block
+	# The spec sets no ttl: the block's end (2026-12-04T11:30:00Z) is the hard expiry.
+	cap_ctl clock '{"now": "2026-12-04T10:29:00Z"}'
+	check "capacity: without a ttl, reap leaves the cluster before the margin, exactly" 0 \
+		--out "default: kept: expires in 1m (2026-12-04T10:30:00Z, an hour before aws_capacity_block.trainers ends)" \
+		-- env KILN_NOW=2026-12-04T10:29:00Z "$KILN" reap
+	cap_inspect "capacity: boto3 still finds the gang in the block before the margin" \
+		in-reservation cluster:waited 2 capacity-block
+	cap_ctl clock '{"now": "2026-12-04T10:31:00Z"}'
+	check "capacity: without a ttl, reap takes the cluster down inside the margin, exactly" 0 \
+		--out "default: reaped: 7 deleted, 0 retained (expired 1m ago, an hour before aws_capacity_block.trainers ends)" \
+		-- env KILN_NOW=2026-12-04T10:31:00Z "$KILN" reap
+	cap_inspect "capacity: boto3 finds no instance left in the block reaped without a ttl" \
+		in-reservation cluster:waited 0
 	cd "$E2E_ROOT" || exit 1
 }
 
