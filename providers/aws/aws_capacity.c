@@ -107,6 +107,10 @@ static const char *live_attr(const json_t *live, const char *key)
 
 /* ---- launches ---- */
 
+/* The fix for a launch into a reservation that has not started. */
+#define NOT_ACTIVE_HINT                                                                            \
+	"nodes launch into it once it is active: run kiln apply again then, or kiln up --wait"
+
 int capacity_launch_init(struct prov_ctx *ctx, struct launch *l, const json_t *a,
 			 const json_t *deps, struct kiln_error *err)
 {
@@ -157,8 +161,7 @@ int capacity_launch_init(struct prov_ctx *ctx, struct launch *l, const json_t *a
 		    err, state && strcmp(state, "expired") == 0
 			     ? "the reservation is over: remove capacity: from the group, or "
 			       "buy another"
-			     : "nodes launch into it once it is active: run kiln apply again "
-			       "then, or kiln up --wait");
+			     : NOT_ACTIVE_HINT);
 		rc = PROV_ERROR;
 	}
 	json_decref(live);
@@ -194,6 +197,24 @@ int capacity_launch_zone(const struct launch *l, const char *zone, struct kiln_e
 	kiln_error_hint(err, "list %s under provider.zone: the group launches there",
 			l->reservation_zone);
 	return PROV_CAPACITY;
+}
+
+void capacity_launch_refused(const struct launch *l, int rc, struct kiln_error *err)
+{
+	char was[sizeof(err->msg)];
+
+	/* EC2's code for it: InvalidCapacityReservationState.PendingActivation. */
+	if (rc != PROV_ERROR || !strstr(err->msg, "InvalidCapacityReservationState"))
+		return;
+	snprintf(was, sizeof(was), "%s",
+		 strncmp(err->msg, "aws: ", 5) == 0 ? err->msg + 5 : err->msg);
+	kiln_error_set(err, "aws: %s: %s %s is not active yet, and EC2 refused the launch (%s)",
+		       l->address, l->block ? "its Capacity Block" : "capacity reservation",
+		       l->reservation	      ? l->reservation
+		       : l->reservation_group ? l->reservation_group
+					      : "?",
+		       was);
+	kiln_error_hint(err, NOT_ACTIVE_HINT);
 }
 
 bool capacity_fall_back(const struct launch *l, int rc, const struct kiln_error *err)

@@ -27,6 +27,13 @@ int capacity_launch_init(struct prov_ctx *ctx, struct launch *l, const json_t *a
 void capacity_launch_params(struct aws_params *p, const struct launch *l);
 /* PROV_CAPACITY (with err) when l's reservation is in another zone than zone. */
 int capacity_launch_zone(const struct launch *l, const char *zone, struct kiln_error *err);
+/*
+ * A launch of l refused (rc, err) because its reservation is not active
+ * yet (a block bought but not started: EC2 answers
+ * InvalidCapacityReservationState.PendingActivation): err rewritten to
+ * say which reservation and what to do. Anything else is left alone.
+ */
+void capacity_launch_refused(const struct launch *l, int rc, struct kiln_error *err);
 /* Whether a refused launch of l (rc, err) is retried on demand (spot's fallback). */
 bool capacity_fall_back(const struct launch *l, int rc, const struct kiln_error *err);
 /* "spot" or "on-demand": what an instance was launched as (a fallback counts as spot). */

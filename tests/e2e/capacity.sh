@@ -24,6 +24,7 @@ capacity: a saved plan with a trusted approval buys the block; the nodes wait fo
 capacity: the commit records the purchase in a Kiln-Purchase trailer
 capacity: boto3 finds one block, scheduled, tagged for the workspace
 capacity: a later apply before the start buys nothing more
+capacity: the emulator refuses a launch into the scheduled block as EC2 documents it
 capacity: once the block is active, apply launches the gang into it
 capacity: boto3 finds the gang in the block, as capacity-block instances
 capacity: and plans no changes in the block
@@ -240,6 +241,8 @@ cap_block() {
 	check "capacity: a later apply before the start buys nothing more" 1 \
 		--err-has "waits for its Capacity Block" \
 		-- "$KILN" apply --auto-approve
+	cap_inspect "capacity: the emulator refuses a launch into the scheduled block as EC2 documents it" \
+		launch-refused cluster:block InvalidCapacityReservationState.PendingActivation
 	cap_ctl clock '{"now": "2026-12-03T12:00:00Z"}'
 	check "capacity: once the block is active, apply launches the gang into it" 0 \
 		--out-has "aws_instance_group.trainers: created" \

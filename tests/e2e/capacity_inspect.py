@@ -8,6 +8,9 @@ independent client (boto3), as tests/e2e/aws_inspect.py is for the rest.
                                                     InstanceLifecycle LIFECYCLE, if given)
   capacity_inspect.py reservations TAG_WS N [STATE]  exactly N reservations carry kiln:workspace
                                                     TAG_WS (all in STATE, if given)
+  capacity_inspect.py launch-refused CR_ID|cluster:NAME CODE
+                                                    a capacity-block launch into CR_ID is
+                                                    refused with error CODE (message printed)
   capacity_inspect.py purchases N                   the extension saw exactly N purchases
   capacity_inspect.py market CLUSTER LIFECYCLE N    exactly N live instances of the cluster, each
                                                     with InstanceLifecycle LIFECYCLE ("none": none)
@@ -54,8 +57,8 @@ def main(argv) -> int:
             InstanceCount=int(count), InstanceMatchCriteria="targeted")["CapacityReservation"]
         print(cr["CapacityReservationId"])
         return 0
-    if cmd == "in-reservation":
-        cr_id, n = args[0], int(args[1])
+    if cmd in ("in-reservation", "launch-refused"):
+        cr_id = args[0]
         if cr_id.startswith("cluster:"):  # the one reservation that cluster's tags name
             got = ec2().describe_capacity_reservations(Filters=[
                 {"Name": "tag:kiln:cluster", "Values": [cr_id[8:]]}])["CapacityReservations"]
@@ -63,6 +66,22 @@ def main(argv) -> int:
                 print(f"reservations of cluster {cr_id[8:]}: {len(got)}, want 1")
                 return 1
             cr_id = got[0]["CapacityReservationId"]
+    if cmd == "launch-refused":
+        from botocore.exceptions import ClientError
+
+        try:
+            ec2().run_instances(
+                ImageId="ami-1e749f67", InstanceType="p5.48xlarge", MinCount=1, MaxCount=1,
+                InstanceMarketOptions={"MarketType": "capacity-block"},
+                CapacityReservationSpecification={
+                    "CapacityReservationTarget": {"CapacityReservationId": cr_id}})
+        except ClientError as e:
+            print(e.response["Error"]["Message"])
+            return want(e.response["Error"]["Code"], args[1], "the launch's error code")
+        print(f"a launch into {cr_id} was not refused")
+        return 1
+    if cmd == "in-reservation":
+        n = int(args[1])
         insts = [i for i in live_instances([]) if i.get("CapacityReservationId") == cr_id]
         rc = want(len(insts), n, f"live instances in {cr_id}")
         if len(args) > 2:

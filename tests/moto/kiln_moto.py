@@ -1538,7 +1538,18 @@ def patch_capacity() -> None:
             )
         if cr["ReservationType"] != "capacity-block" and market == "capacity-block":
             raise bad(f"The Capacity Reservation {cr_id} is not a Capacity Block")
+        if state in ("scheduled", "payment-pending"):
+            # "InvalidCapacityReservationState.PendingActivation: Your Capacity Block is not
+            # active yet" (EC2 API Reference, "Error codes for the Amazon EC2 API", client
+            # error codes for specific actions).
+            raise EC2ClientError(
+                "InvalidCapacityReservationState.PendingActivation",
+                f"Your Capacity Block {cr_id} is not active yet: it is {state} and starts at "
+                f"{cr['StartDate'].strftime('%Y-%m-%dT%H:%M:%SZ')}",
+            )
         if state != "active":
+            # The error list names no code for a launch into an expired or cancelled
+            # reservation: EC2's generic InvalidParameterValue, the closest documented one.
             raise bad(f"The Capacity Reservation {cr_id} is {state}, not active")
         if cr["InstanceType"] != itype:
             raise bad(
