@@ -36,8 +36,13 @@ capacity: an apply killed by SIGKILL at the purchase bought the block once
 capacity: the next apply adopts the block and buys nothing
 capacity: boto3 finds one purchase after the kill
 capacity: no offering after the start asked names the dates that exist
+capacity: kiln up --wait-timeout buys the block and exits 5 at once when it starts after the bound
+capacity: the state records the block bought before the bound passed
+capacity: boto3 finds the bounded block bought, no instance in it
+capacity: boto3 finds the bounded block scheduled, the only one
 capacity: kiln up --wait buys the block, waits for its start and launches the gang into it
 capacity: boto3 finds the gang kiln up --wait launched in the block
+capacity: once the block is active, a later apply launches what --wait-timeout left
 capacity: without a ttl, reap leaves the cluster before the margin, exactly
 capacity: boto3 still finds the gang in the block before the margin
 capacity: without a ttl, reap takes the cluster down inside the margin, exactly
@@ -119,6 +124,26 @@ cap_sim() {
 	check "capacity: on sim, reap takes the cluster down an hour before the block ends" 0 \
 		--out-has "default: reaped:" \
 		-- $cap_at=2026-12-03T10:30:00Z "$KILN" reap
+	# --wait has a bound a CI job can rely on (--wait-timeout, default 6h), exit 5 past it.
+	cap_d=$(mktemp -d "$E2E_TMP/cap.XXXXXX")
+	cd "$cap_d" || exit 1
+	cp "$E2E_ROOT/examples/capacity-block.yaml" kiln.yaml
+	check "capacity: on sim, up --wait-timeout exits 5 at once when the block starts after the bound, exactly" 5 \
+		--out-has "sim_capacity_block.trainers: created [id cr-" \
+		--err-has "kiln: up: sim_capacity_block.trainers (cr-" \
+		--err-has ") starts at 2026-12-02T11:30:00Z, after the --wait-timeout of 1h: not waiting for it; it is bought and recorded in the state: run kiln apply (or kiln up --wait) again once it has started, or give --wait-timeout a longer bound" \
+		-- $cap_at=2026-12-02T00:00:00Z "$KILN" up --auto-approve --allow-purchase --wait-timeout 1h
+	check "capacity: on sim, up --wait-timeout exits 5 when the bound runs out before the nodes launch, exactly" 5 \
+		--err-has "kiln: up: waiting for sim_capacity_block.trainers (from 2026-12-02T11:30:00Z): applying again in 1s (--wait)" \
+		--err-has ", from 2026-12-02T11:30:00Z) within the --wait-timeout of 2s; it is bought and recorded in the state" \
+		-- env KILN_WAIT_POLL_MS=300 $cap_at=2026-12-02T11:29:58Z "$KILN" up --auto-approve --wait-timeout 2s
+	check "capacity: on sim, after the bound passed, a later apply launches the nodes into the recorded block" 0 \
+		--out-has "Apply complete: 1 created, 0 updated, 0 replaced, 0 deleted." \
+		-- $cap_at=2026-12-02T12:00:00Z "$KILN" apply --auto-approve
+	check "capacity: a --wait-timeout that is not a duration is refused, exactly" 1 \
+		--out "" \
+		--err "kiln: up: --wait-timeout '5x' is not a duration; write a duration of at most 182d like 30m, 6h or 2d, or 0 to wait until the window ends" \
+		-- "$KILN" up --wait-timeout 5x
 	# Without a ttl the block's end is still the hard expiry; the spec file gone, reap
 	# destroys with the copy the apply recorded.
 	cap_d=$(mktemp -d "$E2E_TMP/cap.XXXXXX")
@@ -288,8 +313,22 @@ cap_kill() {
 
 cap_wait() {
 	cap_windows
+	# The bound: this block starts 2026-12-03T11:30, past 1h from kiln's clock.
+	cap_dir bounded "$CAP_BLOCK"
+	cap_bounded=$cap_d
+	check "capacity: kiln up --wait-timeout buys the block and exits 5 at once when it starts after the bound" 5 \
+		--out-has "aws_capacity_block.trainers: created [id cr-" \
+		--err-has ") starts at 2026-12-03T11:30:00Z, after the --wait-timeout of 1h: not waiting for it; it is bought and recorded in the state: run kiln apply (or kiln up --wait) again once it has started, or give --wait-timeout a longer bound" \
+		-- env KILN_NOW=2026-12-02T00:00:00Z "$KILN" up --auto-approve --allow-purchase --wait-timeout 1h
+	check "capacity: the state records the block bought before the bound passed" 0 \
+		--out-has "aws_capacity_block.trainers" -- "$KILN" state list
+	cap_inspect "capacity: boto3 finds the bounded block bought, no instance in it" \
+		in-reservation cluster:bounded 0
+	cap_inspect "capacity: boto3 finds the bounded block scheduled, the only one" \
+		reservations default 1 scheduled
 	cap_dir waited "$CAP_BLOCK"
-	KILN_WAIT_POLL_MS=300 "$KILN" up --auto-approve --allow-purchase --wait >up.out 2>up.err &
+	# Within the default bound (6h) of kiln's clock: it waits and launches.
+	KILN_NOW=2026-12-03T11:00:00Z KILN_WAIT_POLL_MS=300 "$KILN" up --auto-approve --allow-purchase --wait >up.out 2>up.err &
 	cap_pid=$!
 	# Until the block is bought and the gang found waiting, then the block starts.
 	n=0
@@ -306,6 +345,12 @@ cap_wait() {
 			grep -q "Apply complete: 1 created, 0 updated, 0 replaced, 0 deleted." up.out'
 	cap_inspect "capacity: boto3 finds the gang kiln up --wait launched in the block" \
 		in-reservation cluster:waited 2 capacity-block
+	cap_waited=$cap_d
+	cd "$cap_bounded" || exit 1
+	check "capacity: once the block is active, a later apply launches what --wait-timeout left" 0 \
+		--out-has "Apply complete: 1 created, 0 updated, 0 replaced, 0 deleted." \
+		-- "$KILN" apply --auto-approve
+	cd "$cap_waited" || exit 1
 	# The spec sets no ttl: the block's end (2026-12-04T11:30:00Z) is the hard expiry.
 	cap_ctl clock '{"now": "2026-12-04T10:29:00Z"}'
 	check "capacity: without a ttl, reap leaves the cluster before the margin, exactly" 0 \

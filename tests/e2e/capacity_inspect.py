@@ -89,8 +89,10 @@ def main(argv) -> int:
                        "their lifecycle")
         cr = ec2().describe_capacity_reservations(CapacityReservationIds=[cr_id])
         avail = cr["CapacityReservations"][0]
-        rc |= want(avail["AvailableInstanceCount"], avail["TotalInstanceCount"] - n,
-                   "AvailableInstanceCount")
+        # Only an active reservation has instances available (a scheduled block has none).
+        if avail["State"] == "active":
+            rc |= want(avail["AvailableInstanceCount"], avail["TotalInstanceCount"] - n,
+                       "AvailableInstanceCount")
         return rc
     if cmd == "reservations":
         ws, n = args[0], int(args[1])
