@@ -1570,6 +1570,27 @@ def patch_capacity() -> None:
                 f"{count} were requested",
             )
 
+    def group_member(self, group_arn, itype, count):
+        """The member of a Capacity Reservation group a launch goes into: one with the
+        launch's type and zone, active, with room for it; None (on demand) when there is
+        none ("Instances that target a group of Capacity Reservations match with any
+        Capacity Reservation in the group that has matching attributes ... and available
+        capacity. If the group does not have [one], the instances run using On-Demand
+        capacity": EC2 user guide, "Capacity Reservation groups")."""
+        from moto.resourcegroups.models import resourcegroups_backends
+
+        backend = self.ec2_backend
+        groups = resourcegroups_backends[backend.account_id][backend.region_name].groups
+        group = groups.by_arn.get(group_arn)
+        zone = requested_zone(self)
+        for arn in (group.__dict__.get("kiln_members", []) if group else []):
+            cr = reservations(backend).get(arn.split("/")[-1])
+            if (cr and state_of(cr) == "active" and cr["InstanceType"] == itype
+                    and cr["AvailabilityZone"] == zone
+                    and cr["TotalInstanceCount"] - used(backend, cr) >= count):
+                return cr["CapacityReservationId"]
+        return None
+
     def run_instances(self):
         market = self._get_param("InstanceMarketOptions.MarketType")
         cr_id = self._get_param(
@@ -1577,9 +1598,15 @@ def patch_capacity() -> None:
         )
         itype = self._get_param("InstanceType") or "m1.small"
         count = int(self._get_param("MinCount") or 1)
+        group_arn = self._get_param(
+            "CapacityReservationSpecification.CapacityReservationTarget."
+            "CapacityReservationResourceGroupArn"
+        )
         if market and market not in ("spot", "capacity-block"):
             raise bad(f"Value ({market}) for parameter MarketType is invalid")
         with LOCK:
+            if group_arn and not cr_id:
+                cr_id = group_member(self, group_arn, itype, count)
             if market == "capacity-block" and not cr_id:
                 raise EC2ClientError(
                     "MissingParameter",
@@ -1614,9 +1641,92 @@ def patch_capacity() -> None:
     InstanceResponse.run_instances = run_instances
 
 
+def patch_resource_groups() -> None:
+    """Capacity Reservation groups: AWS Resource Groups whose members are reservations
+    ("Capacity Reservation groups", EC2 user guide).  moto 5.2.1 routes neither
+    GroupResources nor ListGroupResources (its ListGroupResources raises
+    NotImplementedError), and names every group's ARN with region us-west-1.  Request and
+    answer shapes are botocore's resource-groups model (GroupResourcesInput/Output,
+    ListGroupResourcesInput/Output, ListGroupResourcesItem, ResourceIdentifier)."""
+    from moto.resourcegroups import urls as rg_urls
+    from moto.resourcegroups.exceptions import NotFoundException
+    from moto.resourcegroups.models import resourcegroups_backends
+    from moto.resourcegroups.responses import ResourceGroupsResponse
+
+    rg_urls.url_paths["{0}/group-resources$"] = ResourceGroupsResponse.dispatch
+    rg_urls.url_paths["{0}/list-group-resources$"] = ResourceGroupsResponse.dispatch
+
+    def find(self, ref):
+        """A group by name or ARN; its ARN in the backend's region, as AWS names it
+        ("arn:aws:resource-groups:REGION:ACCOUNT:group/NAME")."""
+        backend = resourcegroups_backends[self.current_account][self.region]
+        name = ref.split(":group/")[-1] if ref else ref
+        group = backend.groups.by_name.get(name)
+        if group is None or (ref.startswith("arn:") and ref.split(":")[3] != self.region):
+            # ListGroupResources' NotFoundException, HTTP 404 (Resource Groups API
+            # Reference, ListGroupResources, Errors).
+            raise NotFoundException(f"Cannot find group {ref}.")
+        want = f"arn:aws:resource-groups:{self.region}:{self.current_account}:group/{group.name}"
+        if group.arn != want:
+            backend.groups.by_arn.pop(group.arn, None)
+            group.arn = want
+            backend.groups.by_arn[want] = group
+        return group
+
+    def group_resources(self):
+        group = find(self, self._get_param("Group"))
+        arns = self._get_param("ResourceArns") or []
+        with LOCK:
+            members = group.__dict__.setdefault("kiln_members", [])
+            for a in arns:
+                if a not in members:
+                    members.append(a)
+        return json.dumps({"Succeeded": arns, "Failed": [], "Pending": []})
+
+    def list_group_resources(self):
+        group = find(self, self._get_param("Group") or self._get_param("GroupName"))
+        types = None
+        for f in self._get_param("Filters") or []:
+            if f.get("Name") == "resource-type":
+                types = set(f.get("Values") or [])
+
+        def rtype(arn):
+            # EC2 reservations are AWS::EC2::CapacityReservation (the group's
+            # allowed-resource-types in "Capacity Reservation groups").
+            return ("AWS::EC2::CapacityReservation" if ":capacity-reservation/" in arn
+                    else "AWS::Unknown")
+
+        with LOCK:
+            arns = [a for a in group.__dict__.get("kiln_members", [])
+                    if types is None or rtype(a) in types]
+        ids = [{"ResourceArn": a, "ResourceType": rtype(a)} for a in arns]
+        return json.dumps({"Resources": [{"Identifier": i} for i in ids],
+                           "ResourceIdentifiers": ids, "QueryErrors": []})
+
+    orig_create = ResourceGroupsResponse.create_group
+
+    def create_group(self):
+        # The group's ARN names this region, as AWS names it.
+        name = self._get_param("Name")
+        backend = resourcegroups_backends[self.current_account][self.region]
+        with LOCK:
+            orig_create(self)
+            find(self, name)
+        return json.dumps({
+            "Group": {"GroupArn": backend.groups.by_name[name].arn, "Name": name,
+                      "Description": backend.groups.by_name[name].description},
+            "GroupConfiguration": {"Configuration": self._get_param("Configuration") or []},
+        })
+
+    ResourceGroupsResponse.create_group = create_group
+    ResourceGroupsResponse.group_resources = group_resources
+    ResourceGroupsResponse.list_group_resources = list_group_resources
+
+
 def apply_patches() -> None:
     patch_ec2()
     patch_capacity()
+    patch_resource_groups()
     patch_fsx()
     patch_efs()
     patch_s3()
@@ -1757,8 +1867,8 @@ def classify(environ) -> tuple[str, str]:
     if not action and service == "s3":
         headers = {k[5:].lower().replace("_", "-"): v for k, v in environ.items() if k.startswith("HTTP_")}
         action = s3_action(method, path, query, headers, environ.get("HTTP_HOST", ""))
-    if not action and service == "efs":
-        action = rest_action("efs", method, path)
+    if not action and service in ("efs", "resource-groups"):
+        action = rest_action(service, method, path)
     return service, action or f"{method} {path}"
 
 
