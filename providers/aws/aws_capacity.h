@@ -39,6 +39,23 @@ bool capacity_fall_back(const struct launch *l, int rc, const struct kiln_error 
 /* "spot" or "on-demand": what an instance was launched as (a fallback counts as spot). */
 const char *capacity_market(json_t *inst);
 
+/* Whether zone is one of zones (a JSON array of zone names). */
+bool capacity_zone_listed(const json_t *zones, const char *zone);
+/* One capacity reservation by id, as its live form: PROV_NOTFOUND when EC2 knows none. */
+int capacity_reservation_read(struct prov_ctx *ctx, const char *id, json_t **out,
+			      struct kiln_error *err);
+/*
+ * aws_capacity_group.c: the member of the reservation group an instance
+ * group's attrs name (capacity_reservation) that its gang fits in (type,
+ * one of its zones, a state that takes launches, room): *fit its live form
+ * (new), or an error naming each member's mismatch, an empty group or a
+ * group that does not exist.
+ */
+int capacity_group_fit(struct prov_ctx *ctx, const char *address, const json_t *attrs, json_t **fit,
+		       struct kiln_error *err);
+/* The plan's check of a group's reservation group: the fit, named in a warning. */
+int capacity_preflight_group(struct prov_ctx *ctx, const char *address, const json_t *attrs,
+			     json_t *warnings, struct kiln_error *err);
 /* Pre-flight of what a plan creates: reservations read, block offerings found. */
 int capacity_preflight(struct prov_ctx *ctx, const json_t *creates, json_t *warnings,
 		       struct kiln_error *err);

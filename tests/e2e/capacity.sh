@@ -12,6 +12,12 @@ capacity: plan names a reservation with too few instances available
 capacity: apply launches the gang into the targeted reservation
 capacity: boto3 finds the gang in the reservation
 capacity: and plans no changes
+capacity: plan names each member of a reservation group that does not fit (type, zone, expired), exactly
+capacity: plan names a reservation group that does not exist, exactly
+capacity: plan names the member of the reservation group the gang launches into
+capacity: apply launches the gang into the reservation group, in the member's zone
+capacity: boto3 finds the gang in the group's member reservation
+capacity: and plans no changes in the reservation group
 capacity: the plan prices spot and shows the on-demand fallback
 capacity: with spot capacity switched off the gang launches on demand
 capacity: boto3 finds the gang on demand
@@ -50,6 +56,8 @@ capacity: boto3 finds no instance left in the block reaped without a ttl
 capacity: iam-policy names no capacity action for a spec without capacity
 capacity: iam-policy names the block actions for a spec that buys one
 capacity: iam-policy names the reservation read for a spec that targets one, and nothing to buy
+capacity: iam-policy names the group's reads for a spec that targets a reservation group, and nothing to buy
+capacity: iam-policy names no Resource Groups action for a spec that targets one reservation
 capacity: a spec that buys a block applies with exactly the iam-policy permissions
 capacity: boto3 finds the block bought under the least-privilege policy"
 
@@ -194,6 +202,44 @@ cap_odcr() {
 		-- "$KILN" apply --auto-approve
 	cap_inspect "capacity: boto3 finds the gang in the reservation" in-reservation "$odcr" 2 none
 	check "capacity: and plans no changes" 0 --out-has "No changes." -- "$KILN" plan --detailed-exitcode
+	"$KILN" destroy --auto-approve >/dev/null 2>&1
+	cd "$E2E_ROOT" || exit 1
+}
+
+cap_group() { # a Capacity Reservation group (reservation_group: ARN)
+	cap_ctl reset '{}'
+	cap_ctl clock '{"now": "2026-12-02T00:00:00Z"}'
+	ci="$AWS_PY $E2E_ROOT/tests/e2e/capacity_inspect.py"
+	wrong_type=$($ci odcr p4d.24xlarge us-east-1a 2)
+	wrong_zone=$($ci odcr p5.48xlarge us-east-1c 2)
+	ending=$($ci odcr p5.48xlarge us-east-1a 2 2026-12-02T01:00:00Z)
+	cap_ctl clock '{"now": "2026-12-02T02:00:00Z"}'
+	grp=$($ci group misfits "$wrong_type" "$wrong_zone" "$ending")
+	cap_dir group "    capacity: {reservation_group: $grp}"
+	check "capacity: plan names each member of a reservation group that does not fit (type, zone, expired), exactly" 1 \
+		--out "" \
+		--err "kiln: plan: aws: compute.trainers.capacity.reservation_group: no reservation in arn:aws:resource-groups:us-east-1:123456789012:group/misfits takes 2 × p5.48xlarge in the spec's zones: $wrong_type is for p4d.24xlarge; $wrong_zone is in us-east-1c; $ending is expired
+  hint: add a reservation for 2 × p5.48xlarge in one of the spec's zones to the group, or change compute.trainers.instance_type, its count or provider.zone" \
+		-- "$KILN" plan
+	cap_dir group "    capacity: {reservation_group: arn:aws:resource-groups:us-east-1:123456789012:group/nowhere}"
+	check "capacity: plan names a reservation group that does not exist, exactly" 1 \
+		--out "" \
+		--err "kiln: plan: aws: compute.trainers.capacity.reservation_group: resource group arn:aws:resource-groups:us-east-1:123456789012:group/nowhere does not exist in us-east-1
+  hint: check the ARN (aws resource-groups list-groups); resource groups are regional" \
+		-- "$KILN" plan
+	fits=$($ci odcr p5.48xlarge us-east-1b 2)
+	grp=$($ci group pool "$wrong_type" "$fits")
+	cap_dir group "    capacity: {reservation_group: $grp}"
+	check "capacity: plan names the member of the reservation group the gang launches into" 0 \
+		--out-has "aws_instance_group.trainers: reservation group $grp: the nodes launch into $fits (p5.48xlarge in us-east-1b)" \
+		-- "$KILN" plan
+	check "capacity: apply launches the gang into the reservation group, in the member's zone" 0 \
+		--out-has "aws_instance_group.trainers: created" \
+		--out-has "Apply complete: 6 created, 0 updated, 0 replaced, 0 deleted." \
+		-- "$KILN" apply --auto-approve
+	cap_inspect "capacity: boto3 finds the gang in the group's member reservation" in-reservation "$fits" 2 none
+	check "capacity: and plans no changes in the reservation group" 0 --out-has "No changes." \
+		-- "$KILN" plan --detailed-exitcode
 	"$KILN" destroy --auto-approve >/dev/null 2>&1
 	cd "$E2E_ROOT" || exit 1
 }
@@ -378,6 +424,12 @@ cap_least_privilege() {
 	cap_dir odcr "    capacity: {reservation: cr-0123456789abcdef0}"
 	check "capacity: iam-policy names the reservation read for a spec that targets one, and nothing to buy" 0 \
 		-- sh -c '"$1" iam-policy >p.json && grep -q "ec2:DescribeCapacityReservations" p.json && ! grep -q "ec2:PurchaseCapacityBlock" p.json' sh "$KILN"
+	cap_dir group "    capacity: {reservation_group: arn:aws:resource-groups:us-east-1:123456789012:group/pool}"
+	check "capacity: iam-policy names the group's reads for a spec that targets a reservation group, and nothing to buy" 0 \
+		-- sh -c '"$1" iam-policy >p.json && grep -q "resource-groups:ListGroupResources" p.json && grep -q "ec2:DescribeCapacityReservations" p.json && ! grep -q "ec2:PurchaseCapacityBlock" p.json' sh "$KILN"
+	cap_dir odcr "    capacity: {reservation: cr-0123456789abcdef0}"
+	check "capacity: iam-policy names no Resource Groups action for a spec that targets one reservation" 0 \
+		-- sh -c '"$1" iam-policy >p.json && ! grep -q "resource-groups:" p.json' sh "$KILN"
 	cap_dir block "$CAP_BLOCK"
 	"$KILN" iam-policy >policy.json 2>/dev/null
 	lp_moto=$E2E_TMP/moto-cap-iam
@@ -439,6 +491,7 @@ capacity_tests() {
 		unset AWS_PROFILE AWS_SESSION_TOKEN AWS_DEFAULT_REGION KILN_STATE KILN_WORKSPACE
 		export KILN_AUTHOR="E2E <e2e@example.com>"
 		cap_odcr
+		cap_group
 		cap_spot
 		cap_block
 		cap_kill

@@ -2,7 +2,10 @@
 """What EC2 (moto with kiln's extension) really holds, for tests/e2e/capacity.sh: an
 independent client (boto3), as tests/e2e/aws_inspect.py is for the rest.
 
-  capacity_inspect.py odcr TYPE ZONE COUNT          create a targeted reservation; print its id
+  capacity_inspect.py odcr TYPE ZONE COUNT [END]    create a targeted reservation (ending at END,
+                                                    RFC 3339, if given); print its id
+  capacity_inspect.py group NAME CR_ID...           make a Capacity Reservation group of those
+                                                    reservations; print its ARN
   capacity_inspect.py in-reservation CR_ID|cluster:NAME N [LIFECYCLE]
                                                     exactly N live instances run in CR_ID (with
                                                     InstanceLifecycle LIFECYCLE, if given)
@@ -51,11 +54,34 @@ def want(got, expected, what) -> int:
 def main(argv) -> int:
     cmd, args = argv[1], argv[2:]
     if cmd == "odcr":
-        itype, zone, count = args
+        itype, zone, count = args[:3]
+        end = {"EndDateType": "limited", "EndDate": args[3]} if len(args) > 3 else {}
         cr = ec2().create_capacity_reservation(
             InstanceType=itype, InstancePlatform="Linux/UNIX", AvailabilityZone=zone,
-            InstanceCount=int(count), InstanceMatchCriteria="targeted")["CapacityReservation"]
+            InstanceCount=int(count), InstanceMatchCriteria="targeted",
+            **end)["CapacityReservation"]
         print(cr["CapacityReservationId"])
+        return 0
+    if cmd == "group":
+        # As "Capacity Reservation groups" (EC2 user guide) makes one: a group whose
+        # configuration is a capacity reservation pool, then its members added.
+        rg = boto3.client("resource-groups", endpoint_url=os.environ["AWS_ENDPOINT_URL"],
+                          region_name=os.environ.get("AWS_REGION", "us-east-1"))
+        arn = rg.create_group(Name=args[0], Configuration=[
+            {"Type": "AWS::EC2::CapacityReservationPool"},
+            {"Type": "AWS::ResourceGroups::Generic", "Parameters": [
+                {"Name": "allowed-resource-types",
+                 "Values": ["AWS::EC2::CapacityReservation"]}]}])["Group"]["GroupArn"]
+        crs = ec2().describe_capacity_reservations(
+            CapacityReservationIds=args[1:])["CapacityReservations"] if args[1:] else []
+        if crs:
+            rg.group_resources(Group=args[0],
+                               ResourceArns=[c["CapacityReservationArn"] for c in crs])
+        got = rg.list_group_resources(Group=args[0])["Resources"]
+        if len(got) != len(crs):
+            print(f"group {args[0]}: {len(got)} members, want {len(crs)}", file=sys.stderr)
+            return 1
+        print(arn)
         return 0
     if cmd in ("in-reservation", "launch-refused"):
         cr_id = args[0]
