@@ -59,7 +59,9 @@ capacity: iam-policy names the reservation read for a spec that targets one, and
 capacity: iam-policy names the group's reads for a spec that targets a reservation group, and nothing to buy
 capacity: iam-policy names no Resource Groups action for a spec that targets one reservation
 capacity: a spec that buys a block applies with exactly the iam-policy permissions
-capacity: boto3 finds the block bought under the least-privilege policy"
+capacity: boto3 finds the block bought under the least-privilege policy
+capacity: a spec that targets a reservation group applies with exactly the iam-policy permissions
+capacity: boto3 finds the gang in the group's reservation under the least-privilege policy"
 
 cap_ctl() { # PATH JSON: the moto extension's control endpoint
 	curl -sf -X POST -H 'Content-Type: application/json' -d "$2" \
@@ -459,6 +461,22 @@ cap_least_privilege() {
 	# shellcheck disable=SC2086
 	assert "capacity: boto3 finds the block bought under the least-privilege policy" \
 		env "$lp_ep" $lp_admin "$AWS_PY" "$E2E_ROOT/tests/e2e/capacity_inspect.py" reservations default 1 scheduled
+	# A reservation group, read and launched into with exactly its spec's policy.
+	# shellcheck disable=SC2086
+	lp_cr=$(env "$lp_ep" $lp_admin "$AWS_PY" "$E2E_ROOT/tests/e2e/capacity_inspect.py" odcr p5.48xlarge us-east-1a 2)
+	# shellcheck disable=SC2086
+	lp_grp=$(env "$lp_ep" $lp_admin "$AWS_PY" "$E2E_ROOT/tests/e2e/capacity_inspect.py" group pool "$lp_cr")
+	cap_dir grouped "    capacity: {reservation_group: $lp_grp}"
+	"$KILN" iam-policy >policy.json 2>/dev/null
+	# shellcheck disable=SC2086
+	lp_keys=$(env "$lp_ep" $lp_admin "$AWS_PY" "$aws_py" user kiln-group policy.json)
+	# shellcheck disable=SC2086
+	check "capacity: a spec that targets a reservation group applies with exactly the iam-policy permissions" 0 \
+		--out-has "Apply complete: 6 created, 0 updated, 0 replaced, 0 deleted." \
+		-- env "$lp_ep" $lp_keys "$KILN" apply --auto-approve
+	# shellcheck disable=SC2086
+	assert "capacity: boto3 finds the gang in the group's reservation under the least-privilege policy" \
+		env "$lp_ep" $lp_admin "$AWS_PY" "$E2E_ROOT/tests/e2e/capacity_inspect.py" in-reservation "$lp_cr" 2 none
 	sh "$E2E_ROOT/tests/moto/server.sh" stop "$lp_moto" >/dev/null 2>&1
 	cd "$E2E_ROOT" || exit 1
 }

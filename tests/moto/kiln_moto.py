@@ -1466,10 +1466,11 @@ def patch_capacity() -> None:
                         if _offering_id(w, count, hours) == oid:
                             hit = (w, start, count, hours)
             if hit is None:
-                # The extension's code: the EC2 error list names none for an offering
-                # that is gone; InvalidParameterValue is EC2's generic one.
+                # "InvalidCapacityBlockOfferingIdNotFound: The Capacity Block offering ID
+                # cannot be found for this account" (EC2 API Reference, "Error codes for
+                # the Amazon EC2 API").
                 raise EC2ClientError(
-                    "InvalidParameterValue",
+                    "InvalidCapacityBlockOfferingIdNotFound",
                     f"The Capacity Block offering '{oid}' does not exist or is no longer "
                     "available",
                 )
