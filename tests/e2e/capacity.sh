@@ -170,6 +170,15 @@ cap_sim() {
 		-- $cap_at=2026-12-03T10:30:30Z "$KILN" reap
 	check "capacity: on sim, the state holds nothing after the reap without a ttl" 0 \
 		--out "" -- "$KILN" state list
+	# sim holds no reservations: a reservation and a reservation group launch alike.
+	cap_d=$(mktemp -d "$E2E_TMP/cap.XXXXXX")
+	cd "$cap_d" || exit 1
+	printf 'kiln: 1\ncluster: c\nprovider: {name: sim}\ncompute:\n  one:\n    gpu: H100:8\n    count: 2\n    capacity: {reservation: cr-0123456789abcdef0}\n  pool:\n    gpu: H100:8\n    count: 2\n    capacity: {reservation_group: arn:aws:resource-groups:us-east-1:123456789012:group/pool}\n' >kiln.yaml
+	check "capacity: on sim, a reservation and a reservation group launch alike" 0 \
+		--out-has "sim_node_group.one: created" \
+		--out-has "sim_node_group.pool: created" \
+		--out-has "Apply complete: 3 created, 0 updated, 0 replaced, 0 deleted." \
+		-- env KILN_SIM_READY_MS=20 "$KILN" apply --auto-approve
 	cap_d=$(mktemp -d "$E2E_TMP/cap.XXXXXX")
 	cd "$cap_d" || exit 1
 	sed 's/^budget: {max_hourly_usd: 400}/budget: {max_hourly_usd: 400, max_upfront_usd: 1000}/' \
