@@ -353,10 +353,15 @@ static void up_summary(const struct op_run *r)
 		printf("Cost: %s an hour.\n", m);
 		free(m);
 	}
+	char *window = expiry_window_sentence(r->state);
+
 	if (json_object_get(r->state, "expiry"))
 		expiry_print(r->state);
+	else if (window)
+		printf("Expires: no ttl, but %s.\n", window);
 	else
 		printf("Expires: never (no ttl): `kiln down` when done, or set --ttl.\n");
+	free(window);
 }
 
 /* Static, not on the stack: the signal thread may write it a moment after we return. */

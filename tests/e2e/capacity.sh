@@ -160,7 +160,16 @@ cap_sim() {
 	cd "$cap_d" || exit 1
 	sed '/^ttl: /d' "$E2E_ROOT/examples/capacity-block.yaml" >kiln.yaml
 	$cap_at=2026-12-02T00:00:00Z "$KILN" apply --auto-approve --allow-purchase >/dev/null 2>&1
-	$cap_at=2026-12-02T12:00:00Z "$KILN" apply --auto-approve >/dev/null 2>&1
+	check "capacity: on sim without a ttl, up says when the block's end takes the cluster down" 0 \
+		--out-has "Expires: no ttl, but kiln reap takes it down at 2026-12-03T10:30:00Z, an hour before sim_capacity_block.trainers ends." \
+		-- $cap_at=2026-12-02T12:00:00Z "$KILN" up --auto-approve
+	check "capacity: on sim without a ttl, ttl show names the block's end, exactly" 0 \
+		--out "Workspace 'default' has no TTL, but kiln reap takes it down at 2026-12-03T10:30:00Z, an hour before sim_capacity_block.trainers ends." \
+		-- $cap_at=2026-12-02T12:00:00Z "$KILN" ttl show
+	check "capacity: on sim without a ttl, status points at the block's window" 0 \
+		--out-has "Expires: no ttl; the capacity window below ends the cluster." \
+		--out-has "kiln reap takes the cluster down at 2026-12-03T10:30:00Z (22h30m left), an hour before it ends." \
+		-- $cap_at=2026-12-02T12:00:00Z "$KILN" status
 	mv kiln.yaml moved.yaml
 	check "capacity: on sim without a ttl, reap keeps the cluster until an hour before the block ends, exactly" 0 \
 		--out "default: kept: expires in 1m (2026-12-03T10:30:00Z, an hour before sim_capacity_block.trainers ends)" \
