@@ -134,6 +134,17 @@ int capacity_launch_init(struct prov_ctx *ctx, struct launch *l, const json_t *a
 		if (rc == PROV_OK)
 			l->reservation_zone =
 			    xstrdup(live_attr(live, "zone") ? live_attr(live, "zone") : "");
+		state = rc == PROV_OK ? live_attr(live, "state") : NULL;
+		/* Not active yet: EC2 would launch the gang on demand instead. */
+		if (state && strcmp(state, "active") != 0) {
+			kiln_error_set(
+			    err, "aws: %s waits for %s of its reservation group, which is %s%s%s",
+			    l->address, json_string_value(json_object_get(live, "id")), state,
+			    live_attr(live, "start") ? " from " : "",
+			    live_attr(live, "start") ? live_attr(live, "start") : "");
+			kiln_error_hint(err, NOT_ACTIVE_HINT);
+			rc = PROV_ERROR;
+		}
 		json_decref(live);
 		return rc;
 	}

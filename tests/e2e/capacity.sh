@@ -18,6 +18,11 @@ capacity: plan names the member of the reservation group the gang launches into
 capacity: apply launches the gang into the reservation group, in the member's zone
 capacity: boto3 finds the gang in the group's member reservation
 capacity: and plans no changes in the reservation group
+capacity: plan names a scheduled member of the reservation group
+capacity: apply waits for the group's member to be active instead of launching on demand, exactly
+capacity: boto3 finds no instance launched on demand for the waiting group
+capacity: once the member is active, apply launches the gang into it
+capacity: boto3 finds the gang in the member that became active
 capacity: the plan prices spot and shows the on-demand fallback
 capacity: with spot capacity switched off the gang launches on demand
 capacity: boto3 finds the gang on demand
@@ -260,6 +265,23 @@ cap_group() { # a Capacity Reservation group (reservation_group: ARN)
 	cap_inspect "capacity: boto3 finds the gang in the group's member reservation" in-reservation "$fits" 2 none
 	check "capacity: and plans no changes in the reservation group" 0 --out-has "No changes." \
 		-- "$KILN" plan --detailed-exitcode
+	"$KILN" destroy --auto-approve >/dev/null 2>&1
+	# A member not active yet: EC2 would launch the gang on demand, so kiln waits.
+	later=$($ci odcr p5.48xlarge us-east-1a 2 - 2026-12-03T00:00:00Z)
+	grp=$($ci group later "$later")
+	cap_dir group "    capacity: {reservation_group: $grp}"
+	check "capacity: plan names a scheduled member of the reservation group" 0 \
+		--out-has "aws_instance_group.trainers: reservation group $grp: the nodes launch into $later (p5.48xlarge in us-east-1a, scheduled)" \
+		-- "$KILN" plan
+	check "capacity: apply waits for the group's member to be active instead of launching on demand, exactly" 1 \
+		--err-has "kiln: apply: aws_instance_group.trainers: create failed: aws: aws_instance_group.trainers waits for $later of its reservation group, which is scheduled from 2026-12-03T00:00:00Z (nodes launch into it once it is active: run kiln apply again then, or kiln up --wait)" \
+		-- "$KILN" apply --auto-approve
+	cap_inspect "capacity: boto3 finds no instance launched on demand for the waiting group" market group none 0
+	cap_ctl clock '{"now": "2026-12-03T01:00:00Z"}'
+	check "capacity: once the member is active, apply launches the gang into it" 0 \
+		--out-has "Apply complete: 1 created, 0 updated, 0 replaced, 0 deleted." \
+		-- "$KILN" apply --auto-approve
+	cap_inspect "capacity: boto3 finds the gang in the member that became active" in-reservation "$later" 2 none
 	"$KILN" destroy --auto-approve >/dev/null 2>&1
 	cd "$E2E_ROOT" || exit 1
 }

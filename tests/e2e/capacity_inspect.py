@@ -2,8 +2,10 @@
 """What EC2 (moto with kiln's extension) really holds, for tests/e2e/capacity.sh: an
 independent client (boto3), as tests/e2e/aws_inspect.py is for the rest.
 
-  capacity_inspect.py odcr TYPE ZONE COUNT [END]    create a targeted reservation (ending at END,
-                                                    RFC 3339, if given); print its id
+  capacity_inspect.py odcr TYPE ZONE COUNT [END|- [START]]
+                                                    create a targeted reservation (ending at END,
+                                                    future-dated from START, RFC 3339, if given);
+                                                    print its id
   capacity_inspect.py group NAME CR_ID...           make a Capacity Reservation group of those
                                                     reservations; print its ARN
   capacity_inspect.py in-reservation CR_ID|cluster:NAME N [LIFECYCLE]
@@ -55,7 +57,9 @@ def main(argv) -> int:
     cmd, args = argv[1], argv[2:]
     if cmd == "odcr":
         itype, zone, count = args[:3]
-        end = {"EndDateType": "limited", "EndDate": args[3]} if len(args) > 3 else {}
+        end = {"EndDateType": "limited", "EndDate": args[3]} if len(args) > 3 and args[3] != "-" else {}
+        if len(args) > 4:
+            end["StartDate"] = args[4]
         cr = ec2().create_capacity_reservation(
             InstanceType=itype, InstancePlatform="Linux/UNIX", AvailabilityZone=zone,
             InstanceCount=int(count), InstanceMatchCriteria="targeted",
@@ -137,8 +141,9 @@ def main(argv) -> int:
         cluster, life, n = args[0], args[1], int(args[2])
         insts = live_instances([{"Name": "tag:kiln:cluster", "Values": [cluster]}])
         rc = want(len(insts), n, f"live instances of {cluster}")
-        rc |= want(sorted({i.get("InstanceLifecycle", "none") for i in insts}), [life],
-                   "their lifecycle")
+        if n:
+            rc |= want(sorted({i.get("InstanceLifecycle", "none") for i in insts}), [life],
+                       "their lifecycle")
         return rc
     print(f"unknown command {cmd}", file=sys.stderr)
     return 2
