@@ -265,11 +265,16 @@ struct provider {
 	 * creates (creates and replacements: {address: desired}): warnings
 	 * (strings) are added to warnings; PROV_OK, or an error with err that
 	 * stops the plan. PROV_RETRY is retried like any call, so warnings are
-	 * added only once every call has answered. NULL when the provider has
-	 * nothing to check.
+	 * added only once every call has answered. For a resource whose
+	 * create buys something chosen among offerings (a Capacity Block),
+	 * offers gets {address: {"offering": OFFER, "runner_up": OFFER or
+	 * null}}, OFFER being {"id", "zone", "instance_type", "count", "start",
+	 * "end", "duration_hours", "upfront_usd", "usd_per_gpu_hour"}: the plan
+	 * carries them in the change (kiln-plan-json(5)). NULL when the
+	 * provider has nothing to check.
 	 */
 	int (*preflight)(struct prov_ctx *ctx, const json_t *creates, json_t *warnings,
-			 struct kiln_error *err);
+			 json_t *offers, struct kiln_error *err);
 	/* The type of the resource named NAME that carries a spec part (TYPE.NAME). */
 	const char *(*part_type)(enum prov_part part);
 	/*

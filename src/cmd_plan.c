@@ -20,7 +20,9 @@ static const struct cli_option options[] = {
      "exit 0 with no changes, 2 with changes, 1 on error"},
     {"json", 0, false, OPT_RUN_JSON, NULL,
      "print the plan as one JSON document (kiln-plan-json(5))"},
-    {"markdown", 0, false, OPT_RUN_MARKDOWN, NULL, "print the plan as a pull-request comment"},
+    {"markdown", 0, false, OPT_RUN_MARKDOWN, NULL,
+     "print the plan as a pull-request comment (with a table of any Capacity Block offering "
+     "it buys and the runner-up)"},
     RUN_OPT_REFRESH,
     RUN_OPT_TARGET,
     RUN_OPT_REPLACE,
@@ -39,7 +41,9 @@ const struct cmd_info cmd_plan_info = {
 		   "Drift, where live resources differ from the recorded state, is shown even\n"
 		   "when the spec did not change. Nothing is created and no lock is taken.\n\n"
 		   "SPEC defaults to ./kiln.yaml. --out saves the plan; `kiln apply FILE` applies\n"
-		   "exactly that plan, and refuses it once the workspace has moved on.",
+		   "exactly that plan, and refuses it once the workspace has moved on, or once\n"
+		   "an offering it buys (a Capacity Block: kiln.offering in the JSON) is gone or\n"
+		   "costs another fee.",
     .options = options,
     .noptions = sizeof(options) / sizeof(options[0]),
     .see_also = "kiln-plan(1), kiln-apply(1), kiln-plan-json(5)",

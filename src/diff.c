@@ -603,10 +603,15 @@ static json_t *emit_change(const struct differ *df, const struct entry *en)
 				json_array_append_new(paths, json_pack("[O]", name));
 		}
 		json_object_set_new(ch, "replace_paths", paths);
-		/* What the provider computes (ids, names) is known only after the create. */
+		/*
+		 * What the provider computes (ids, names) is known only after the
+		 * create; an input the spec no longer sets (a group's capacity
+		 * back to on demand) is known now: unset.
+		 */
 		json_t *v;
 		const char *k;
-		json_object_foreach(before_attrs, k, v) if (!json_object_get(after_attrs, k))
+		json_object_foreach(before_attrs, k, v) if (!json_object_get(after_attrs, k) &&
+							    !prov_type_attr(en->t, k))
 		    json_object_set_new(json_object_get(ch, "after_unknown"), k, json_true());
 	}
 	if (en->importing && en->in_scope)

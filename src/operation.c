@@ -202,18 +202,41 @@ static bool local_store_missing(const char *state)
 }
 
 /*
+ * The offerings pre-flight chose ({address: {"offering", "runner_up"}})
+ * into the changes that buy them, as kiln.offering and kiln.runner_up:
+ * what CI and FinOps read, and what a saved plan is held to (plan_match.c).
+ */
+static void preflight_offers(struct op_run *r, const json_t *offers)
+{
+	size_t i;
+
+	for (i = 0; i < r->view.nchanges; i++) {
+		const struct plan_change *c = &r->view.changes[i];
+		const json_t *o = json_object_get(offers, c->address);
+
+		if (!o || !json_is_object(c->kiln) || !plan_action_creates(c->action))
+			continue;
+		json_object_set((json_t *)c->kiln, "offering", json_object_get(o, "offering"));
+		json_object_set((json_t *)c->kiln, "runner_up", json_object_get(o, "runner_up"));
+	}
+}
+
+/*
  * The provider's checks before any spend, over what the plan creates (and
- * replaces); its warnings join the plan's. Not for --destroy, which creates
- * nothing, nor with --refresh=false, which promises no API call.
+ * replaces); its warnings join the plan's, its offerings the changes'. Not
+ * for --destroy, which creates nothing, nor with --refresh=false, which
+ * promises no API call.
  */
 static int preflight(struct op_run *r, struct kiln_error *err)
 {
-	json_t *creates;
+	json_t *creates, *offers = json_object();
 	size_t i;
 	int ret = 0;
 
-	if (!r->e->prov->preflight || r->o.destroy || !r->o.refresh)
+	if (!r->e->prov->preflight || r->o.destroy || !r->o.refresh) {
+		json_decref(offers);
 		return 0;
+	}
 	creates = json_object();
 	for (i = 0; i < r->view.nchanges; i++) {
 		const struct plan_change *c = &r->view.changes[i];
@@ -227,11 +250,15 @@ static int preflight(struct op_run *r, struct kiln_error *err)
 		int prc;
 
 		/* Transient failures are retried like every other provider call. */
-		ENGINE_CALL(prc, err, r->e->prov->preflight(r->e->ctx, creates, warnings, err));
+		ENGINE_CALL(prc, err,
+			    r->e->prov->preflight(r->e->ctx, creates, warnings, offers, err));
 		ret = prc == PROV_OK ? 0 : -1;
+		if (ret == 0)
+			preflight_offers(r, offers);
 		log_debug("pre-flight checks in %.0f ms", lap_ms());
 	}
 	json_decref(creates);
+	json_decref(offers);
 	return ret;
 }
 

@@ -6,7 +6,9 @@
  * and the state commit the file is bound to (cmd_apply.c), and this check
  * compares the file with that plan on every field the executor acts on or
  * a reviewer reads as a promise: which changes there are, their actions,
- * the values they set and the objects they touch. Live values ("before",
+ * the values they set, the objects they touch and the offering a purchase
+ * buys (so a Capacity Block offering that vanished or changed its fee
+ * since the plan was made refuses the file). Live values ("before",
  * reasons, attribute explanations) are left out: they are what the cloud
  * reads now, not what the plan decides. What the file may still choose
  * (destroy, targets, replace) is the input of a plan anyone could make;
@@ -45,6 +47,8 @@ static const struct {
     {offsetof(struct plan_change, kiln), "kiln", "deps"},
     {offsetof(struct plan_change, kiln), "kiln", "after"},
     {offsetof(struct plan_change, kiln), "kiln", "retain"},
+    /* What a purchase buys and its fee: a promise, unlike the runner-up beside it. */
+    {offsetof(struct plan_change, kiln), "kiln", "offering"},
 };
 
 /* The object of the change that holds match_fields[i]. */

@@ -1036,6 +1036,67 @@ static void md_foreign(FILE *out, const json_t *plan)
 	fputc('\n', out);
 }
 
+/* One row of the offerings table: the change's "offering" or "runner_up". */
+static void md_offer_row(FILE *out, const char *address, const char *role, const json_t *o)
+{
+	char *fee = cost_money(json_number_value(json_object_get(o, "upfront_usd")));
+	const json_t *per = json_object_get(o, "usd_per_gpu_hour");
+
+	fputs("| ", out);
+	if (*address) {
+		plan_md_text(out, address);
+		fputc(' ', out);
+	}
+	fprintf(out, "| %s | ", role);
+	plan_md_text(out, str_of(o, "id"));
+	fputs(" | ", out);
+	plan_md_text(out, str_of(o, "zone"));
+	fprintf(out, " | %" JSON_INTEGER_FORMAT " × ",
+		json_integer_value(json_object_get(o, "count")));
+	plan_md_text(out, str_of(o, "instance_type"));
+	fputs(" | ", out);
+	plan_md_text(out, str_of(o, "start"));
+	fputs(" | ", out);
+	plan_md_text(out, str_of(o, "end"));
+	fprintf(out, " | %" JSON_INTEGER_FORMAT " | %s | ",
+		json_integer_value(json_object_get(o, "duration_hours")), fee);
+	if (json_is_number(per))
+		fprintf(out, "$%.2f |\n", json_number_value(per));
+	else
+		fputs("\u2014 |\n", out);
+	free(fee);
+}
+
+/* What the plan buys among offerings (kiln.offering) and the runner-up, as a table. */
+static void md_offerings(FILE *out, const struct plan_view *v)
+{
+	bool any = false;
+	size_t i;
+
+	for (i = 0; i < v->nchanges; i++) {
+		const struct plan_change *c = &v->changes[i];
+		const json_t *o = json_object_get(c->kiln, "offering");
+		const json_t *r = json_object_get(c->kiln, "runner_up");
+
+		if (!json_is_object(o))
+			continue;
+		if (!any)
+			fputs(
+			    "**Capacity Blocks**\n\n| Resource | | Offering | Zone | Instances | "
+			    "Start | End | Hours | Up front | Per GPU-hour |\n| --- | --- | --- | "
+			    "--- | --- | --- | --- | ---: | ---: | ---: |\n",
+			    out);
+		any = true;
+		md_offer_row(out, c->address, "buys", o);
+		if (json_is_object(r))
+			md_offer_row(out, "", "runner-up", r);
+		else
+			fputs("| | runner-up | none | | | | | | | |\n", out);
+	}
+	if (any)
+		fputc('\n', out);
+}
+
 static void md_row(FILE *out, const char *action, json_int_t n)
 {
 	fprintf(out, "| %s | %" JSON_INTEGER_FORMAT " |\n", action, n);
@@ -1089,6 +1150,7 @@ void plan_render_markdown(FILE *out, const json_t *plan)
 	}
 	audit_render_markdown(out, plan);
 	cost_render_markdown(out, plan);
+	md_offerings(out, &v);
 	iam_render_markdown(out, plan);
 	if (drift.n) {
 		n = blocks_resources(&drift);

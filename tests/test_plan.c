@@ -1494,6 +1494,146 @@ static void test_plan_match_refuses_edited_drift_actions(void **state)
 			   "the file, but [\"update\"] now");
 }
 
+/* ---- offerings: what a purchase buys, in the change and the Markdown ---- */
+
+static json_t *offer(const char *id, const char *zone, const char *start, const char *end,
+		     double fee, double per)
+{
+	return json_pack("{s:s, s:s, s:s, s:i, s:s, s:s, s:i, s:f, s:f}", "id", id, "zone", zone,
+			 "instance_type", "p5.48xlarge", "count", 2, "start", start, "end", end,
+			 "duration_hours", 24, "upfront_usd", fee, "usd_per_gpu_hour", per);
+}
+
+/* text holds want; print text when it does not. */
+static void assert_has(const char *text, const char *want)
+{
+	if (!strstr(text, want))
+		fail_msg("missing:\n%s\nin:\n%s", want, text);
+}
+
+/* sample_plan with a block bought: its offering and the runner-up in the change. */
+static json_t *plan_buying_a_block(bool runner_up)
+{
+	json_t *plan = sample_plan(), *rc;
+
+	rc = change_new("sim_capacity_block", "trainers", "create", NULL,
+			json_pack("{s:s}", "instance_type", "p5.48xlarge"));
+	set_kiln(rc, "offering",
+		 offer("cb-0a", "us-east-1a", "2026-12-03T11:30:00Z", "2026-12-04T11:30:00Z",
+		       1510.27, 3.933));
+	set_kiln(rc, "runner_up",
+		 runner_up ? offer("cb-0b", "us-east-1b", "2026-12-04T11:30:00Z",
+				   "2026-12-05T11:30:00Z", 1440, 3.75)
+			   : json_null());
+	{
+		/* In its place: addresses are sorted. */
+		json_t *changes = json_object_get(plan, "resource_changes"), *c;
+		size_t i, at = json_array_size(changes);
+
+		json_array_foreach(changes, i, c)
+		{
+			if (strcmp(json_string_value(json_object_get(c, "address")),
+				   "sim_capacity_block.trainers") > 0) {
+				at = i;
+				break;
+			}
+		}
+		json_array_insert_new(changes, at, rc);
+	}
+	return plan;
+}
+
+static void test_markdown_shows_the_offering_bought_and_the_runner_up_as_a_table(void **state)
+{
+	struct fx *f = *state;
+
+	f->plan = plan_buying_a_block(true);
+	f->text = render_markdown(f->plan);
+	assert_has(
+	    f->text,
+	    "**Capacity Blocks**\n\n| Resource | | Offering | Zone | Instances | Start | End | "
+	    "Hours | Up front | Per GPU-hour |\n| --- | --- | --- | --- | --- | --- | --- | ---: | "
+	    "---: | ---: |\n| sim_capacity_block.trainers | buys | cb-0a | us-east-1a | 2 × "
+	    "p5.48xlarge | 2026-12-03T11:30:00Z | 2026-12-04T11:30:00Z | 24 | $1,510.27 | $3.93 "
+	    "|\n| | runner-up | cb-0b | us-east-1b | 2 × p5.48xlarge | 2026-12-04T11:30:00Z | "
+	    "2026-12-05T11:30:00Z | 24 | $1,440.00 | $3.75 |\n\n");
+}
+
+static void test_markdown_says_when_there_is_no_runner_up(void **state)
+{
+	struct fx *f = *state;
+
+	f->plan = plan_buying_a_block(false);
+	f->text = render_markdown(f->plan);
+	assert_has(f->text, "| | runner-up | none | | | | | | | |\n");
+}
+
+static void test_markdown_of_a_plan_buying_nothing_has_no_offerings_table(void **state)
+{
+	struct fx *f = *state;
+
+	f->plan = sample_plan();
+	f->text = render_markdown(f->plan);
+	assert_null(strstr(f->text, "Capacity Blocks"));
+}
+
+static void test_schema_accepts_offerings_and_refuses_one_without_its_fee(void **state)
+{
+	struct fx *f = *state;
+	json_t *o;
+
+	if (!have_jsonschema())
+		skip();
+	f->plan = plan_buying_a_block(true);
+	assert_int_equal(json_dump_file(f->plan, f->path, JSON_INDENT(2)), 0);
+	assert_int_equal(check_schema(f, f->path, 0), 0);
+	json_decref(f->plan);
+	f->plan = plan_buying_a_block(false);
+	assert_int_equal(json_dump_file(f->plan, f->path, JSON_INDENT(2)), 0);
+	assert_int_equal(check_schema(f, f->path, 0), 0);
+	o = json_object_get(
+	    json_object_get(change_at(f->plan, "resource_changes", "sim_capacity_block.trainers"),
+			    "kiln"),
+	    "offering");
+	json_object_del(o, "upfront_usd");
+	assert_int_equal(json_dump_file(f->plan, f->path, JSON_INDENT(2)), 0);
+	assert_int_equal(check_schema(f, f->path, 1), 1);
+}
+
+static void test_plan_match_refuses_an_offering_whose_fee_changed(void **state)
+{
+	struct fx *f = *state;
+	json_t *file;
+
+	f->plan = plan_buying_a_block(true);
+	file = json_deep_copy(f->plan);
+	json_object_set_new(
+	    json_object_get(
+		json_object_get(change_at(file, "resource_changes", "sim_capacity_block.trainers"),
+				"kiln"),
+		"offering"),
+	    "upfront_usd", json_real(1400));
+	assert_match_error(f, file,
+			   "p.kiln does not match the plan its spec and state give now: in the "
+			   "change of sim_capacity_block.trainers, kiln.offering.upfront_usd is "
+			   "1400.0 in the file, but 1510.27 now");
+}
+
+/* The runner-up is what the plan would not buy: it may change. */
+static void test_plan_match_accepts_another_runner_up(void **state)
+{
+	struct fx *f = *state;
+	struct kiln_error err = {{0}};
+	json_t *file;
+
+	f->plan = plan_buying_a_block(true);
+	file = json_deep_copy(f->plan);
+	set_kiln(change_at(file, "resource_changes", "sim_capacity_block.trainers"), "runner_up",
+		 json_null());
+	assert_int_equal(plan_match(file, f->plan, "p.kiln", &err), 0);
+	json_decref(file);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -1554,6 +1694,12 @@ int main(void)
 	    plan_test(test_plan_match_refuses_a_change_the_spec_does_not_give),
 	    plan_test(test_plan_match_refuses_a_file_that_drops_a_change),
 	    plan_test(test_plan_match_refuses_edited_drift_actions),
+	    plan_test(test_markdown_shows_the_offering_bought_and_the_runner_up_as_a_table),
+	    plan_test(test_markdown_says_when_there_is_no_runner_up),
+	    plan_test(test_markdown_of_a_plan_buying_nothing_has_no_offerings_table),
+	    plan_test(test_schema_accepts_offerings_and_refuses_one_without_its_fee),
+	    plan_test(test_plan_match_refuses_an_offering_whose_fee_changed),
+	    plan_test(test_plan_match_accepts_another_runner_up),
 	    plan_test(test_plan_view_types_every_change_of_both_lists),
 	    plan_test(test_plan_view_reads_the_plans_own_fields),
 	    plan_test(test_plan_view_refuses_a_change_without_an_address),

@@ -248,17 +248,54 @@ bool capacity_fall_back(const struct launch *l, int rc, const struct kiln_error 
 	return rc == PROV_CAPACITY && l->spot && l->spot_fallback && !l->fallback;
 }
 
+/* Whether inst is the on-demand stand-in of a spot launch (its ClientToken says so). */
+static bool fell_back(json_t *inst)
+{
+	const char *token = awsxml_str(inst, "clientToken");
+
+	return token &&
+	       strncmp(token, CAPACITY_FALLBACK_TOKEN, strlen(CAPACITY_FALLBACK_TOKEN)) == 0;
+}
+
 const char *capacity_market(json_t *inst)
 {
 	const char *life = awsxml_str(inst, "instanceLifecycle");
-	const char *token = awsxml_str(inst, "clientToken");
 
 	if (life && strcmp(life, "spot") == 0)
 		return "spot";
 	/* The on-demand stand-in of a spot group is still the spot group's. */
-	if (token && strncmp(token, CAPACITY_FALLBACK_TOKEN, strlen(CAPACITY_FALLBACK_TOKEN)) == 0)
+	if (fell_back(inst))
 		return "spot";
 	return "on-demand";
+}
+
+/*
+ * What EC2 reports of where inst was launched, as the inputs the expander
+ * writes (pexp_group_capacity): a Capacity Block's instance has the
+ * lifecycle capacity-block; a targeted launch keeps its target in
+ * capacityReservationSpecification (an instance an open reservation took
+ * has only capacityReservationId, and is still on demand). So a group
+ * launched before kiln tagged anything reads back as it was launched.
+ */
+void capacity_live(json_t *inst, const json_t *tags, json_t *attrs)
+{
+#define TARGET "capacityReservationSpecification.capacityReservationTarget."
+	const char *id = awsxml_str(inst, TARGET "capacityReservationId");
+	const char *arn = awsxml_str(inst, TARGET "capacityReservationResourceGroupArn");
+#undef TARGET
+	const char *life = awsxml_str(inst, "instanceLifecycle");
+	const char *fb = json_string_value(json_object_get(tags, TAG_SPOT_FALLBACK));
+
+	if (life && strcmp(life, "capacity-block") == 0) {
+		json_object_set_new(attrs, "capacity", json_string("block"));
+	} else if (id || arn) {
+		json_object_set_new(attrs, "capacity",
+				    json_string(id ? "reservation" : "reservation-group"));
+		json_object_set_new(attrs, "capacity_reservation", json_string(id ? id : arn));
+	}
+	/* A group that fell back says it had a fallback, tagged or not. */
+	if ((fb && strcmp(fb, "true") == 0) || fell_back(inst))
+		json_object_set_new(attrs, "spot_fallback", json_true());
 }
 
 /* ---- Capacity Block offerings ---- */
@@ -533,18 +570,80 @@ static int preflight_reservation(struct prov_ctx *ctx, const char *address, json
 	return rc;
 }
 
+/*
+ * What pre-flight chose for b: its fee (the cost hook's) under ask_key, and
+ * its id under ask_key#id (the purchase's, which buys that one or none).
+ */
 static void remember_offer(struct prov_ctx *ctx, const struct block_ask *b, json_t *o)
 {
-	char *key = ask_key(b);
+	char *key = ask_key(b), *idkey = xasprintf("%s#id", key);
+	const char *id = awsxml_str(o, "capacityBlockOfferingId");
 
 	pthread_mutex_lock(&ctx->mu);
 	json_object_set_new(ctx->offers, key, json_real(fee_of(o)));
+	if (id)
+		json_object_set_new(ctx->offers, idkey, json_string(id));
 	pthread_mutex_unlock(&ctx->mu);
+	free(idkey);
 	free(key);
 }
 
+/*
+ * The purchase buys the offering the plan showed (and a saved plan was
+ * held to), never another one found since: PROV_ERROR when chosen is not it.
+ */
+static int offer_as_planned(struct prov_ctx *ctx, const char *address, const struct block_ask *b,
+			    json_t *chosen, struct kiln_error *err)
+{
+	char *key = ask_key(b), *idkey = xasprintf("%s#id", key);
+	const char *now = awsxml_str(chosen, "capacityBlockOfferingId");
+	char *planned;
+
+	pthread_mutex_lock(&ctx->mu);
+	planned = json_string_value(json_object_get(ctx->offers, idkey))
+		      ? xstrdup(json_string_value(json_object_get(ctx->offers, idkey)))
+		      : NULL;
+	pthread_mutex_unlock(&ctx->mu);
+	free(idkey);
+	free(key);
+	if (!planned || (now && strcmp(planned, now) == 0)) {
+		free(planned);
+		return PROV_OK;
+	}
+	kiln_error_set(err,
+		       "aws: %s: the Capacity Block offering the plan showed (%s) is no longer "
+		       "the one on offer (%s is); nothing was bought",
+		       address, planned, now ? now : "none");
+	kiln_error_hint(err, "plan again and review the offering it shows: kiln plan");
+	free(planned);
+	return PROV_ERROR;
+}
+
+/* An offering as the plan carries it (provider.h, preflight); JSON null for none. */
+static json_t *offer_json(json_t *o, const struct block_ask *b)
+{
+	const struct catalog_type *t = catalog_find(&catalog_aws, b->type);
+	double fee, gpu_hours = (double)(t ? t->gpus : 0) * b->count * b->hours;
+	int64_t start, end;
+	char sb[21], eb[21];
+
+	if (!o)
+		return json_null();
+	fee = fee_of(o);
+	start = when(o, "startDate");
+	end = when(o, "endDate");
+	return json_pack("{s:s?, s:s?, s:s, s:i, s:s?, s:s?, s:i, s:f, s:o}", "id",
+			 awsxml_str(o, "capacityBlockOfferingId"), "zone",
+			 awsxml_str(o, "availabilityZone"), "instance_type", b->type, "count",
+			 (int)b->count, "start", start ? time_format_rfc3339(start, sb) : NULL,
+			 "end", end ? time_format_rfc3339(end, eb) : NULL, "duration_hours",
+			 (int)b->hours, "upfront_usd", fee, "usd_per_gpu_hour",
+			 gpu_hours > 0 ? json_real(round(fee / gpu_hours * 1e4) / 1e4)
+				       : json_null());
+}
+
 static int preflight_block(struct prov_ctx *ctx, const char *address, json_t *a, json_t *warnings,
-			   struct kiln_error *err)
+			   json_t *offers, struct kiln_error *err)
 {
 	struct block_ask b;
 	json_t *chosen, *runner;
@@ -556,6 +655,9 @@ static int preflight_block(struct prov_ctx *ctx, const char *address, json_t *a,
 	if (rc != PROV_OK)
 		return rc;
 	remember_offer(ctx, &b, chosen);
+	json_object_set_new(offers, address,
+			    json_pack("{s:o, s:o}", "offering", offer_json(chosen, &b), "runner_up",
+				      offer_json(runner, &b)));
 	line = offering_line(chosen, &b);
 	json_array_append_new(warnings,
 			      json_sprintf("%s: buys the Capacity Block %s in %s", address,
@@ -574,7 +676,7 @@ static int preflight_block(struct prov_ctx *ctx, const char *address, json_t *a,
 }
 
 int capacity_preflight(struct prov_ctx *ctx, const json_t *creates, json_t *warnings,
-		       struct kiln_error *err)
+		       json_t *offers, struct kiln_error *err)
 {
 	const char *addr;
 	json_t *r;
@@ -587,7 +689,7 @@ int capacity_preflight(struct prov_ctx *ctx, const json_t *creates, json_t *warn
 		const char *kind = json_string_value(json_object_get(a, "capacity"));
 
 		if (type && strcmp(type, "aws_capacity_block") == 0)
-			rc = preflight_block(ctx, addr, a, warnings, err);
+			rc = preflight_block(ctx, addr, a, warnings, offers, err);
 		else if (type && strcmp(type, "aws_instance_group") == 0 && kind &&
 			 strcmp(kind, "reservation") == 0)
 			rc = preflight_reservation(ctx, addr, a, warnings, err);
@@ -697,8 +799,12 @@ int cb_create(struct prov_ctx *ctx, const struct prov_scope *scope, const struct
 	block_ask(op->attrs, &b);
 	rc = choose(ctx, op->address, &b, &chosen, &runner, err);
 	json_decref(runner);
-	if (rc != PROV_OK)
+	if (rc == PROV_OK)
+		rc = offer_as_planned(ctx, op->address, &b, chosen, err);
+	if (rc != PROV_OK) {
+		json_decref(chosen);
 		return rc;
+	}
 	snprintf(fee, sizeof(fee), "%.2f USD", fee_of(chosen));
 	extra = json_pack("{s:s, s:s?}", TAG_FEE, fee, TAG_OFFERING,
 			  awsxml_str(chosen, "capacityBlockOfferingId"));

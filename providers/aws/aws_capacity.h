@@ -38,6 +38,13 @@ void capacity_launch_refused(const struct launch *l, int rc, struct kiln_error *
 bool capacity_fall_back(const struct launch *l, int rc, const struct kiln_error *err);
 /* "spot" or "on-demand": what an instance was launched as (a fallback counts as spot). */
 const char *capacity_market(json_t *inst);
+/*
+ * The group's capacity inputs as EC2 reports them on inst (one of its
+ * instances, whose tags are tags) set on attrs: capacity and
+ * capacity_reservation for a reservation, a resource group or a block,
+ * spot_fallback when set. On demand and spot set none (market says spot).
+ */
+void capacity_live(json_t *inst, const json_t *tags, json_t *attrs);
 
 /* Whether zone is one of zones (a JSON array of zone names). */
 bool capacity_zone_listed(const json_t *zones, const char *zone);
@@ -56,9 +63,12 @@ int capacity_group_fit(struct prov_ctx *ctx, const char *address, const json_t *
 /* The plan's check of a group's reservation group: the fit, named in a warning. */
 int capacity_preflight_group(struct prov_ctx *ctx, const char *address, const json_t *attrs,
 			     json_t *warnings, struct kiln_error *err);
-/* Pre-flight of what a plan creates: reservations read, block offerings found. */
+/*
+ * Pre-flight of what a plan creates: reservations read, block offerings
+ * found (the chosen one and the runner-up into offers, provider.h).
+ */
 int capacity_preflight(struct prov_ctx *ctx, const json_t *creates, json_t *warnings,
-		       struct kiln_error *err);
+		       json_t *offers, struct kiln_error *err);
 /* The cost of an aws_capacity_block's attrs: its upfront fee (as pre-flight found it). */
 void capacity_block_cost(struct prov_ctx *ctx, const json_t *attrs, json_t *components,
 			 json_t *unpriced);

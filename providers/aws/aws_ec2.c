@@ -144,11 +144,11 @@ const char *ec2_created_id(json_t *resp, const char *path)
 	return awsxml_str(resp, path);
 }
 
-int ec2_claim_tags(struct prov_ctx *ctx, const struct prov_scope *scope, const json_t *ids,
-		   struct kiln_error *err)
+int ec2_put_tags(struct prov_ctx *ctx, const json_t *ids, const json_t *tags,
+		 struct kiln_error *err)
 {
 	struct aws_params p = {{0}};
-	json_t *tags = aws_claim_tags(scope), *id;
+	json_t *id;
 	size_t i;
 	int rc;
 
@@ -160,8 +160,17 @@ int ec2_claim_tags(struct prov_ctx *ctx, const struct prov_scope *scope, const j
 		free(k);
 	}
 	aws_tag_params(&p, "Tag", tags);
-	json_decref(tags);
 	rc = aws_query(ctx, AWS_EC2, "CreateTags", &p, NULL, err);
 	aws_params_release(&p);
+	return rc;
+}
+
+int ec2_claim_tags(struct prov_ctx *ctx, const struct prov_scope *scope, const json_t *ids,
+		   struct kiln_error *err)
+{
+	json_t *tags = aws_claim_tags(scope);
+	int rc = ec2_put_tags(ctx, ids, tags, err);
+
+	json_decref(tags);
 	return rc;
 }

@@ -274,6 +274,14 @@ static int expand_group(json_t *all, const struct spec *spec, const struct prov_
 	pexp_group_attrs(r, g, t->name, zones, json_string(g->disk.type ? g->disk.type : "gp3"),
 			 efa, in_pg);
 	pexp_access_attrs(r, spec);
+	/*
+	 * Spot is the market's to say (market: spot and capacity: spot are one
+	 * launch): EC2 reports it as the instance's lifecycle, which the live
+	 * view reads back as market, so capacity names only a reservation, a
+	 * resource group of them or a block (aws_capacity.c, capacity_live).
+	 */
+	if (g->capacity.kind == CAPACITY_SPOT)
+		json_object_del(json_object_get(r, "attrs"), "capacity");
 	if (resolved)
 		pexp_why(r, "instance_type", resolved);
 	if (spec->network.fabric == FABRIC_EFA && !efa)

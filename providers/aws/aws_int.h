@@ -153,6 +153,9 @@ int aws_claim(struct prov_ctx *ctx, const struct prov_scope *scope, const char *
 /* aws_metrics.c: the metrics hook, from CloudWatch's GetMetricData (batched). */
 int aws_metrics(struct prov_ctx *ctx, const json_t *resources, int64_t start, int64_t end,
 		int period, json_t **out, struct kiln_error *err);
+/* EC2's CreateTags of tags ({key: value}) on these resource ids. */
+int ec2_put_tags(struct prov_ctx *ctx, const json_t *ids, const json_t *tags,
+		 struct kiln_error *err);
 /* EC2's CreateTags of the claim's tags on these resource ids. */
 int ec2_claim_tags(struct prov_ctx *ctx, const struct prov_scope *scope, const json_t *ids,
 		   struct kiln_error *err);
@@ -273,7 +276,7 @@ char *aws_ssm_name(const struct prov_scope *scope, const char *leaf);
 int ssmp_claim(struct prov_ctx *ctx, const struct prov_scope *scope, const char *id, json_t **out,
 	       struct kiln_error *err);
 /* aws_preflight.c */
-int aws_preflight(struct prov_ctx *ctx, const json_t *creates, json_t *warnings,
+int aws_preflight(struct prov_ctx *ctx, const json_t *creates, json_t *warnings, json_t *offers,
 		  struct kiln_error *err);
 
 /* aws_access.c: provider.h's login_user, from the AMI's name and description. */

@@ -322,6 +322,9 @@ static void launch_params(struct aws_params *p, const struct launch *l,
 	capacity_launch_params(p, l);
 	json_object_set_new(extra, TAG_ZONES, json_string(l->zones));
 	json_object_set_new(extra, TAG_GANG, json_string(l->gang ? "true" : "false"));
+	if (l->spot)
+		json_object_set_new(extra, TAG_SPOT_FALLBACK,
+				    json_string(l->spot_fallback ? "true" : "false"));
 	json_object_set_new(extra, TAG_DISK, json_sprintf("%ld/%s", l->disk_gb, l->disk_type));
 	json_object_set_new(extra, "kiln:role", json_string(l->role ? l->role : ""));
 	if (l->user_data_digest)

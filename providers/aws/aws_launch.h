@@ -14,6 +14,8 @@
 #define TAG_DISK "kiln:disk"
 /* The digest of the user data the instance was launched with (the input user_data). */
 #define TAG_USER_DATA "kiln:user-data"
+/* On a spot group's instances: "true" when a launch falls back on demand (spot_fallback). */
+#define TAG_SPOT_FALLBACK "kiln:spot-fallback"
 
 /* What a launch needs beside the count: from the spec's attrs and the dependencies' ids. */
 struct launch {

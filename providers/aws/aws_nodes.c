@@ -170,6 +170,7 @@ static json_t *group_live(const char *id, json_t *insts)
 			? json_string(json_string_value(json_object_get(tags, TAG_USER_DATA)))
 			: json_null());
 	}
+	capacity_live(first, tags, attrs);
 	json_object_set_new(attrs, "nodes", nodes);
 	return aws_live("aws_instance_group", id, pending ? "pending" : "ready", attrs, tags);
 }
@@ -357,6 +358,18 @@ int ig_create(struct prov_ctx *ctx, const struct prov_scope *scope, const struct
  * object), with their settings, tags and owner, in one all-or-nothing call
  * whose idempotency token is tok.
  */
+/* A grow targets the reservation (or resource group) its group's instances run in. */
+static void launch_beside_capacity(struct launch *l, const json_t *la)
+{
+	const char *kind = json_string_value(json_object_get(la, "capacity"));
+	const char *target = json_string_value(json_object_get(la, "capacity_reservation"));
+
+	if (kind && strcmp(kind, "reservation") == 0)
+		l->reservation = target;
+	else if (kind && strcmp(kind, "reservation-group") == 0)
+		l->reservation_group = target;
+}
+
 static int launch_beside(struct prov_ctx *ctx, const char *id, json_t *live, long count,
 			 const char *tok, struct kiln_error *err)
 {
@@ -397,6 +410,8 @@ static int launch_beside(struct prov_ctx *ctx, const char *id, json_t *live, lon
 		l.public = json_is_true(json_object_get(la, "public"));
 		l.gang = json_is_true(json_object_get(la, "gang"));
 		l.spot = strcmp(json_string_value(json_object_get(la, "market")), "spot") == 0;
+		l.spot_fallback = json_is_true(json_object_get(la, "spot_fallback"));
+		launch_beside_capacity(&l, la);
 		l.user_data_digest = json_string_value(json_object_get(la, "user_data"));
 		l.zones = xstrdup(json_string_value(json_object_get(tags, TAG_ZONES))
 				      ? json_string_value(json_object_get(tags, TAG_ZONES))
@@ -433,6 +448,35 @@ static int launch_beside(struct prov_ctx *ctx, const char *id, json_t *live, lon
 	return rc;
 }
 
+/*
+ * The tags of a group's instances that say how its later launches are made
+ * (kiln:gang, kiln:spot-fallback), set to the desired attrs when one of
+ * changed is theirs.
+ */
+static int retag(struct prov_ctx *ctx, const json_t *ids, const json_t *attrs,
+		 const char *const *changed, size_t nchanged, struct kiln_error *err)
+{
+	const char *market = json_string_value(json_object_get(attrs, "market"));
+	json_t *tags = json_object();
+	size_t i;
+	int rc = PROV_OK;
+
+	for (i = 0; i < nchanged; i++) {
+		bool on = json_is_true(json_object_get(attrs, changed[i]));
+
+		if (strcmp(changed[i], "gang") == 0)
+			json_object_set_new(tags, TAG_GANG, json_string(on ? "true" : "false"));
+		else if (strcmp(changed[i], "spot_fallback") == 0 && market &&
+			 strcmp(market, "spot") == 0)
+			json_object_set_new(tags, TAG_SPOT_FALLBACK,
+					    json_string(on ? "true" : "false"));
+	}
+	if (json_object_size(tags) && json_array_size(ids))
+		rc = ec2_put_tags(ctx, ids, tags, err);
+	json_decref(tags);
+	return rc;
+}
+
 int ig_update(struct prov_ctx *ctx, const struct prov_scope *scope, const char *id, json_t *attrs,
 	      const char *const *changed, size_t nchanged, json_t **out, struct kiln_error *err)
 {
@@ -441,8 +485,6 @@ int ig_update(struct prov_ctx *ctx, const struct prov_scope *scope, const char *
 	int rc;
 
 	(void)scope; /* the group's own tags say whose the new nodes are */
-	(void)changed;
-	(void)nchanged;
 	*out = NULL;
 	rc = ig_read(ctx, id, &live, err);
 	if (rc != PROV_OK)
@@ -450,6 +492,12 @@ int ig_update(struct prov_ctx *ctx, const struct prov_scope *scope, const char *
 	la = json_object_get(live, "attrs");
 	ids = json_object_get(la, "instance_ids");
 	have = (long)json_array_size(ids);
+	/* How later launches are made lives in the instances' tags: rewrite them. */
+	rc = retag(ctx, ids, attrs, changed, nchanged, err);
+	if (rc != PROV_OK) {
+		json_decref(live);
+		return rc;
+	}
 	if (want < have) {
 		/* Shrink: the newest go first (ids are newest first). */
 		rc = launch_terminate_range(ctx, ids, 0, (size_t)(have - want), err);

@@ -279,7 +279,7 @@ out:
 	return rc;
 }
 
-int aws_preflight(struct prov_ctx *ctx, const json_t *creates, json_t *warnings,
+int aws_preflight(struct prov_ctx *ctx, const json_t *creates, json_t *warnings, json_t *offerings,
 		  struct kiln_error *err)
 {
 	json_t *types = json_array(), *zones = json_array(), *images = json_array();
@@ -301,7 +301,7 @@ int aws_preflight(struct prov_ctx *ctx, const json_t *creates, json_t *warnings,
 		    add_unique(zones, json_string_value(z));
 	}
 	if (json_array_size(types) == 0) {
-		rc = capacity_preflight(ctx, creates, warnings, err);
+		rc = capacity_preflight(ctx, creates, warnings, offerings, err);
 		goto out;
 	}
 	rc = describe_types(ctx, types, &tinfo, err);
@@ -323,7 +323,7 @@ int aws_preflight(struct prov_ctx *ctx, const json_t *creates, json_t *warnings,
 		}
 	}
 	if (rc == PROV_OK)
-		rc = capacity_preflight(ctx, creates, warnings, err);
+		rc = capacity_preflight(ctx, creates, warnings, offerings, err);
 out:
 	json_decref(types);
 	json_decref(zones);

@@ -45,6 +45,14 @@ static const struct prov_attr ig_attrs[] = {
     {"efa", POLICY_REPLACE, false, "EFA interfaces are attached at launch"},
     {"placement_group", POLICY_REPLACE, false, "instances join a placement group at launch"},
     {"key_pair", POLICY_REPLACE, false, "EC2 gives an instance its key pair (KeyName) at launch"},
+    {"capacity", POLICY_REPLACE, false,
+     "EC2 puts an instance in a capacity reservation or a Capacity Block only when it launches "
+     "it (RunInstances): the group is launched again into its new capacity"},
+    {"capacity_reservation", POLICY_REPLACE, false,
+     "EC2 puts an instance in a capacity reservation only when it launches it (RunInstances): "
+     "the group is launched again into the new reservation"},
+    {"spot_fallback", POLICY_LIVE, false,
+     "it only decides how later launches are made (a tag on the instances)"},
     {"user_data", POLICY_REPLACE, false,
      "EC2 changes user data only on a stopped instance and cloud-init runs it once, at the "
      "first boot: new user data is new nodes (a stop and start would not run it)"},

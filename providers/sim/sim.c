@@ -567,6 +567,7 @@ const struct provider provider_sim = {
     .iam_actions = sim_iam_actions,
     .part_type = sim_part_type,
     .cost = sim_cost,
+    .preflight = sim_preflight,
     .role_policy = sim_role_policy,
     .list_unmanaged = sim_list_unmanaged,
     .claim = sim_claim,

@@ -16,6 +16,7 @@
 #include "expand.h"
 #include "timefmt.h"
 
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -135,6 +136,49 @@ int sim_block_check(struct prov_ctx *ctx, const struct prov_scope *scope, const 
 	}
 	json_decref(doc);
 	return rc;
+}
+
+/*
+ * The one offering of a block as the plan carries it (provider.h,
+ * preflight): the sim sells one window, so there is no runner-up. Its id
+ * names the window, so a later plan that would buy another window says a
+ * different id.
+ */
+int sim_preflight(struct prov_ctx *ctx, const json_t *creates, json_t *warnings, json_t *offers,
+		  struct kiln_error *err)
+{
+	const char *addr;
+	json_t *r;
+	int64_t now;
+
+	(void)ctx, (void)warnings;
+	if (util_now(&now, err) < 0)
+		return PROV_ERROR;
+	json_object_foreach((json_t *)creates, addr, r)
+	{
+		json_t *attrs = json_object_get(r, "attrs");
+		const char *type = json_string_value(json_object_get(attrs, "instance_type"));
+		struct sim_block b;
+		char s[21], e[21], id[64];
+
+		if (strcmp(json_string_value(json_object_get(r, "type")) ?: "",
+			   "sim_capacity_block") != 0 ||
+		    sim_block_window(attrs, now, &b) < 0)
+			continue;
+		time_format_rfc3339(b.start, s);
+		time_format_rfc3339(b.end, e);
+		snprintf(id, sizeof(id), "sim-cbo-%s-%.4s%.2s%.2sT%.2s%.2s-%ldh",
+			 b.zone ? b.zone : "none", s, s + 5, s + 8, s + 11, s + 14, b.hours);
+		json_object_set_new(
+		    offers, addr,
+		    json_pack("{s:{s:s, s:s?, s:s?, s:i, s:s, s:s, s:i, s:f, s:f}, s:n}",
+			      "offering", "id", id, "zone", b.zone, "instance_type", type, "count",
+			      (int)b.count, "start", s, "end", e, "duration_hours", (int)b.hours,
+			      "upfront_usd", round(b.fee * 100) / 100, "usd_per_gpu_hour",
+			      b.gpu_hours > 0 ? round(b.fee / b.gpu_hours * 1e4) / 1e4 : 0.0,
+			      "runner_up"));
+	}
+	return PROV_OK;
 }
 
 void sim_block_cost(const json_t *attrs, json_t *components, json_t *unpriced)

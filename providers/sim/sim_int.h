@@ -109,6 +109,9 @@ int sim_block_created(struct prov_ctx *ctx, const struct prov_scope *scope, json
 int sim_block_check(struct prov_ctx *ctx, const struct prov_scope *scope, const char *group,
 		    struct kiln_error *err);
 void sim_block_cost(const json_t *attrs, json_t *components, json_t *unpriced);
+/* The provider's preflight: each block's offering, for the plan (provider.h). */
+int sim_preflight(struct prov_ctx *ctx, const json_t *creates, json_t *warnings, json_t *offers,
+		  struct kiln_error *err);
 extern const struct prov_type sim_types[SIM_NTYPES];
 
 /* sim.c */

@@ -463,13 +463,6 @@ static int check_changes(const struct sim_kind *k, const json_t *attrs, const ch
 				       k->type, a->name, a->why);
 			return PROV_ERROR;
 		}
-		if (!json_object_get(attrs, a->name)) {
-			kiln_error_set(err,
-				       "sim: InvalidParameter (simulated): the update changes '%s' "
-				       "but gives no value for it",
-				       a->name);
-			return PROV_ERROR;
-		}
 	}
 	return PROV_OK;
 }
@@ -504,9 +497,13 @@ int sim_op_update(struct prov_ctx *ctx, const struct sim_kind *k, const char *id
 	}
 	dattrs = json_object_get(doc, "attrs");
 	before = json_deep_copy(dattrs);
+	/* An input the update gives no value for is one the spec no longer sets: unset. */
 	for (i = 0; i < nchanged; i++)
-		json_object_set_new(dattrs, changed[i],
-				    json_deep_copy(json_object_get(attrs, changed[i])));
+		if (json_object_get(attrs, changed[i]))
+			json_object_set_new(dattrs, changed[i],
+					    json_deep_copy(json_object_get(attrs, changed[i])));
+		else
+			json_object_del(dattrs, changed[i]);
 	rc =
 	    k->updated && nchanged ? k->updated(ctx, doc, before, changed, nchanged, err) : PROV_OK;
 	if (rc != PROV_OK)

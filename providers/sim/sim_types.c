@@ -51,8 +51,12 @@ static const struct prov_attr nodes_attrs[] = {
     {"public", POLICY_REPLACE, false, "a public address is given to a node at launch"},
     {"efa", POLICY_REPLACE, false, "EFA interfaces are attached at launch"},
     {"placement_group", POLICY_REPLACE, false, "nodes join a placement group at launch"},
-    {"capacity", POLICY_REPLACE, false, "nodes are launched into their capacity"},
-    {"capacity_reservation", POLICY_REPLACE, false, "nodes are launched into their capacity"},
+    {"capacity", POLICY_REPLACE, false,
+     "as on EC2: a node goes into a reservation, a Capacity Block or the spot market only when "
+     "it is launched, so the group is launched again into its new capacity"},
+    {"capacity_reservation", POLICY_REPLACE, false,
+     "as on EC2: a node goes into a reservation only when it is launched, so the group is "
+     "launched again into the new reservation"},
     {"spot_fallback", POLICY_LIVE, false, "it only decides how later launches are made"},
     {"key_pair", POLICY_REPLACE, false, "a node is given its key pair at launch"},
     {"user_data", POLICY_REPLACE, false,

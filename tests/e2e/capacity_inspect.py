@@ -19,6 +19,8 @@ independent client (boto3), as tests/e2e/aws_inspect.py is for the rest.
   capacity_inspect.py purchases N                   the extension saw exactly N purchases
   capacity_inspect.py market CLUSTER LIFECYCLE N    exactly N live instances of the cluster, each
                                                     with InstanceLifecycle LIFECYCLE ("none": none)
+  capacity_inspect.py cluster-in CLUSTER N CR_ID    exactly N live instances of the cluster, all
+                                                    launched into CR_ID (so none left outside it)
 
 Exit status 0 when it holds; otherwise the difference is printed and the status is 1.
 AWS_ENDPOINT_URL, AWS_REGION and the credentials come from the environment.
@@ -144,6 +146,17 @@ def main(argv) -> int:
         if n:
             rc |= want(sorted({i.get("InstanceLifecycle", "none") for i in insts}), [life],
                        "their lifecycle")
+        return rc
+    if cmd == "cluster-in":
+        cluster, n, cr_id = args[0], int(args[1]), args[2]
+        insts = live_instances([{"Name": "tag:kiln:cluster", "Values": [cluster]}])
+        rc = want(len(insts), n, f"live instances of {cluster}")
+        rc |= want(sorted({i.get("CapacityReservationId", "none") for i in insts}), [cr_id],
+                   "the reservations they run in")
+        rc |= want(sorted({i.get("CapacityReservationSpecification", {})
+                           .get("CapacityReservationTarget", {})
+                           .get("CapacityReservationId", "none") for i in insts}), [cr_id],
+                   "the reservation they target")
         return rc
     print(f"unknown command {cmd}", file=sys.stderr)
     return 2

@@ -1601,25 +1601,26 @@ def patch_capacity() -> None:
         cr_id = self._get_param(
             "CapacityReservationSpecification.CapacityReservationTarget.CapacityReservationId"
         )
-        itype = self._get_param("InstanceType") or "m1.small"
-        count = int(self._get_param("MinCount") or 1)
         group_arn = self._get_param(
             "CapacityReservationSpecification.CapacityReservationTarget."
             "CapacityReservationResourceGroupArn"
         )
+        itype = self._get_param("InstanceType") or "m1.small"
+        count = int(self._get_param("MinCount") or 1)
+        member = None
         if market and market not in ("spot", "capacity-block"):
             raise bad(f"Value ({market}) for parameter MarketType is invalid")
         with LOCK:
             if group_arn and not cr_id:
-                cr_id = group_member(self, group_arn, itype, count)
+                member = group_member(self, group_arn, itype, count)
             if market == "capacity-block" and not cr_id:
                 raise EC2ClientError(
                     "MissingParameter",
                     "MarketType capacity-block needs "
                     "CapacityReservationSpecification.CapacityReservationTarget",
                 )
-            if cr_id:
-                check_target(self, cr_id, market, itype, count)
+            if cr_id or member:
+                check_target(self, cr_id or member, market, itype, count)
             if market == "spot" and not STATE.spot:
                 # The error EC2 answers a one-time spot request it cannot fill now (EC2
                 # user guide, "Spot Instance request states": capacity-not-available).
@@ -1633,6 +1634,21 @@ def patch_capacity() -> None:
             for inst in result.result.instances:
                 if market == "capacity-block":
                     inst.lifecycle = "capacity-block"
+                if group_arn and not cr_id:
+                    # An instance launched into a resource group of reservations reports
+                    # the group it targeted (DescribeInstances: Instance.
+                    # CapacityReservationSpecification.CapacityReservationTarget.
+                    # CapacityReservationResourceGroupArn, botocore's ec2 model), and
+                    # runs in the member EC2 picked (group_member), or on demand.
+                    if member:
+                        inst.capacity_reservation_id = member
+                    inst.capacity_reservation_specification = {
+                        "CapacityReservationPreference": self._get_param(
+                            "CapacityReservationSpecification.CapacityReservationPreference"
+                        ) or "capacity-reservations-only",
+                        "CapacityReservationTarget": {
+                            "CapacityReservationResourceGroupArn": group_arn},
+                    }
                 if cr_id and getattr(inst, "capacity_reservation_id", None) is None:
                     inst.capacity_reservation_id = cr_id
                     inst.capacity_reservation_specification = {
