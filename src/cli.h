@@ -18,8 +18,9 @@ enum kiln_exit {
 	KILN_EXIT_OK = 0,
 	KILN_EXIT_ERROR = 1,
 	KILN_EXIT_CHANGES = 2,
-	KILN_EXIT_FINDINGS = 3,	 /* kiln audit: an unwaived error-level finding */
-	KILN_EXIT_UNHEALTHY = 4, /* apply, up, repair: done, but a node is unhealthy or silent */
+	KILN_EXIT_FINDINGS = 3,	    /* kiln audit: an unwaived error-level finding */
+	KILN_EXIT_UNHEALTHY = 4,    /* apply, up, repair: done, but a node is unhealthy or silent */
+	KILN_EXIT_WAIT_TIMEOUT = 5, /* apply, up --wait: the window did not start in the bound */
 };
 
 struct cli {

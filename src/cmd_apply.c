@@ -30,7 +30,11 @@ enum {
 	OPT_HEALTH_TIMEOUT,
 	OPT_ALLOW_PURCHASE,
 	OPT_WAIT,
+	OPT_WAIT_TIMEOUT,
 };
+
+/* --wait's default bound: a CI job's usual ceiling (GitHub Actions stops a job at 6 h). */
+#define WAIT_TIMEOUT_DEFAULT (6 * 3600)
 
 static const struct cli_option apply_options[] = {
     CMD_OPT_WORKSPACE,
@@ -61,7 +65,11 @@ static const struct cli_option apply_options[] = {
     {"wait", 0, false, OPT_WAIT, NULL,
      "when capacity bought for a window (a Capacity Block) has not started, keep going: "
      "apply again every KILN_WAIT_POLL_MS (default 60000) until the nodes launch into it, "
-     "or it ends"},
+     "up to --wait-timeout"},
+    {"wait-timeout", 0, true, OPT_WAIT_TIMEOUT, "DURATION",
+     "wait (implies --wait) at most this long for the window to start; past it, or when the "
+     "window starts later than that, exit 5 with what was done committed (default 6h; "
+     "KILN_WAIT_TIMEOUT; 0: until the window ends)"},
 };
 
 const struct cmd_info cmd_apply_info = {
@@ -345,10 +353,15 @@ static void up_summary(const struct op_run *r)
 		printf("Cost: %s an hour.\n", m);
 		free(m);
 	}
+	char *window = expiry_window_sentence(r->state);
+
 	if (json_object_get(r->state, "expiry"))
 		expiry_print(r->state);
+	else if (window)
+		printf("Expires: no ttl, but %s.\n", window);
 	else
 		printf("Expires: never (no ttl): `kiln down` when done, or set --ttl.\n");
+	free(window);
 }
 
 /* Static, not on the stack: the signal thread may write it a moment after we return. */
@@ -367,12 +380,16 @@ struct apply_cmd {
 	int64_t health_timeout; /* seconds; 0: do not wait */
 	const char *operand;
 	const char *spec;
-	json_t *saved;	     /* the plan file applied, or NULL */
-	json_t *approvals;   /* its approvals */
-	json_t *approved;    /* the Kiln-Approval trailers of those that count */
-	int have_key;	     /* crypt_key_load: 1 a state key is set */
-	bool allow_purchase; /* --allow-purchase */
-	bool wait;	     /* --wait */
+	json_t *saved;		/* the plan file applied, or NULL */
+	json_t *approvals;	/* its approvals */
+	json_t *approved;	/* the Kiln-Approval trailers of those that count */
+	int have_key;		/* crypt_key_load: 1 a state key is set */
+	bool allow_purchase;	/* --allow-purchase */
+	bool wait;		/* --wait */
+	const char *wait_arg;	/* --wait-timeout, or NULL */
+	int64_t wait_timeout;	/* seconds; 0: until the window ends */
+	struct timespec waited; /* when the first round ended (CLOCK_MONOTONIC) */
+	int64_t wait_until;	/* then, on the wall clock, plus wait_timeout */
 };
 
 static int parse_ttl(const struct cli *cli, const char *arg, int64_t *ttl)
@@ -386,6 +403,31 @@ static int parse_ttl(const struct cli *cli, const char *arg, int64_t *ttl)
 			  "drop --ttl (and ttl: in the spec) for a cluster that lives until `kiln "
 			  "down`",
 			  "--ttl must be longer than 0s and at most 365d, not '%s'", arg);
+		return -1;
+	}
+	return 0;
+}
+
+/* --wait-timeout, else KILN_WAIT_TIMEOUT, else 6h; "0": until the window ends. */
+static int wait_timeout_parse(struct apply_cmd *a)
+{
+	const char *env = getenv("KILN_WAIT_TIMEOUT");
+	const char *text = a->wait_arg ? a->wait_arg : env && *env ? env : NULL;
+
+	a->wait_timeout = WAIT_TIMEOUT_DEFAULT;
+	if (!text)
+		return 0;
+	if (strcmp(text, "0") == 0) {
+		a->wait_timeout = 0;
+		return 0;
+	}
+	if (duration_parse(text, &a->wait_timeout) < 0 || a->wait_timeout <= 0 ||
+	    a->wait_timeout > 182LL * 86400) {
+		cli_error(a->cli,
+			  "write a duration of at most 182d like 30m, 6h or 2d, or 0 to wait until "
+			  "the window ends",
+			  "%s '%s' is not a duration",
+			  a->wait_arg ? "--wait-timeout" : "KILN_WAIT_TIMEOUT", text);
 		return -1;
 	}
 	return 0;
@@ -412,6 +454,8 @@ static int apply_parse(struct apply_cmd *a, struct cli_parser *p, int argc, char
 			a->allow_purchase = true;
 		else if (opt == OPT_WAIT)
 			a->wait = true;
+		else if (opt == OPT_WAIT_TIMEOUT)
+			a->wait = true, a->wait_arg = p->optarg;
 		else if (opt == OPT_TTL) {
 			if (parse_ttl(a->cli, p->optarg, &a->ttl) < 0)
 				return -1;
@@ -420,7 +464,8 @@ static int apply_parse(struct apply_cmd *a, struct cli_parser *p, int argc, char
 	}
 	a->operand = a->spec = run_spec_operand(a->cli, argc, argv, p->optind);
 	if (!a->operand ||
-	    (!a->destroy && run_health_timeout(a->cli, a->health_arg, &a->health_timeout) < 0))
+	    (!a->destroy && run_health_timeout(a->cli, a->health_arg, &a->health_timeout) < 0) ||
+	    (a->wait && wait_timeout_parse(a) < 0))
 		return -1;
 	if (a->destroy && plan_file_is(a->operand)) {
 		cli_error(a->cli,
@@ -747,40 +792,97 @@ out:
 	return ret;
 }
 
+/* Seconds since the first round of --wait ended (now, on the wall clock, then). */
+static int64_t wait_elapsed(struct apply_cmd *a, int64_t now)
+{
+	struct timespec t;
+
+	clock_gettime(CLOCK_MONOTONIC, &t);
+	if (a->waited.tv_sec == 0 && a->waited.tv_nsec == 0) {
+		a->waited = t;
+		a->wait_until = now + a->wait_timeout;
+	}
+	return (int64_t)(t.tv_sec - a->waited.tv_sec);
+}
+
+#define WAIT_HINT                                                                                  \
+	"it is bought and recorded in the state: run kiln apply (or kiln up --wait) again once "   \
+	"it has started, or give --wait-timeout a longer bound"
+
+/*
+ * --wait-timeout: whether the window w can still start in time. When it
+ * starts past the bound, or the bound ran out, say so, what is kept and
+ * the fix, and return false.
+ */
+static bool wait_in_bound(struct apply_cmd *a, const json_t *w, int64_t now)
+{
+	const char *addr = json_string_value(json_object_get(w, "address"));
+	const char *id = json_string_value(json_object_get(w, "id"));
+	const char *start = json_string_value(json_object_get(w, "start"));
+	int64_t left = a->wait_timeout - wait_elapsed(a, now), s = 0;
+	char *bound;
+
+	if (a->wait_timeout == 0 ||
+	    (left > 0 && !(start && time_parse_rfc3339(start, &s) == 0 && s > a->wait_until)))
+		return true;
+	bound = duration_format(a->wait_timeout);
+	if (left > 0)
+		cli_error(a->cli, WAIT_HINT,
+			  "%s (%s) starts at %s, after the --wait-timeout of %s: not waiting for "
+			  "it",
+			  addr, id ? id : "?", start, bound);
+	else
+		cli_error(
+		    a->cli, WAIT_HINT,
+		    "the nodes did not launch into %s (%s, from %s) within the --wait-timeout "
+		    "of %s",
+		    addr, id ? id : "?", start ? start : "?", bound);
+	free(bound);
+	return false;
+}
+
 /*
  * --wait: after an apply that did not finish, whether capacity bought for a
- * window is still to come (the state records one that has not ended); then
- * sleep one poll and say so. The next round plans again from the spec: it
- * buys nothing new without --allow-purchase, and asks nothing.
+ * window is still to come (the state records one that has not ended) and
+ * starts within --wait-timeout; then sleep one poll and say so (1). The
+ * next round plans again from the spec: it buys nothing new without
+ * --allow-purchase, and asks nothing. 0: nothing to wait for; -1: the
+ * window starts past the bound, or the bound ran out (said).
  */
-static bool wait_for_window(struct apply_cmd *a, const struct op_run *r)
+static int wait_for_window(struct apply_cmd *a, const struct op_run *r)
 {
 	struct kiln_error err = {0};
-	json_t *windows, *w;
-	const char *addr = NULL, *start = NULL;
+	json_t *windows, *w, *next = NULL;
 	long ms = env_long("KILN_WAIT_POLL_MS", 60000, 3600000);
 	int64_t now;
 	size_t i;
 	struct timespec ts;
 
 	if (!a->wait || a->destroy || !r->state || util_now(&now, &err) < 0)
-		return false;
+		return 0;
 	windows = expiry_windows(r->state, now);
 	json_array_foreach(windows, i, w)
 	{
 		if (strcmp(json_string_value(json_object_get(w, "state")), "ended") == 0)
 			continue;
-		addr = json_string_value(json_object_get(w, "address"));
-		start = json_string_value(json_object_get(w, "start"));
+		next = w;
 		break;
 	}
-	if (addr)
-		fprintf(stderr,
-			"%s: %s: waiting for %s (from %s): applying again in %lds (--wait)\n",
-			a->cli->prog, a->cli->cmd, addr, start ? start : "?", (ms + 999) / 1000);
+	if (next && !wait_in_bound(a, next, now)) {
+		json_decref(windows);
+		return -1;
+	}
+	if (next)
+		fprintf(
+		    stderr, "%s: %s: waiting for %s (from %s): applying again in %lds (--wait)\n",
+		    a->cli->prog, a->cli->cmd, json_string_value(json_object_get(next, "address")),
+		    json_string_value(json_object_get(next, "start"))
+			? json_string_value(json_object_get(next, "start"))
+			: "?",
+		    (ms + 999) / 1000);
 	json_decref(windows);
-	if (!addr)
-		return false;
+	if (!next)
+		return 0;
 	ts.tv_sec = ms / 1000;
 	ts.tv_nsec = (ms % 1000) * 1000000L;
 	nanosleep(&ts, NULL);
@@ -791,7 +893,7 @@ static bool wait_for_window(struct apply_cmd *a, const struct op_run *r)
 	a->saved = a->approvals = a->approved = NULL;
 	a->operand = a->spec;
 	a->f.auto_approve = true;
-	return true;
+	return 1;
 }
 
 /* apply (destroy false) or destroy, as the commands run them; up: info of up, and its summary. */
@@ -802,7 +904,7 @@ static int apply_main(int argc, char **argv, struct cli *cli, const struct cmd_i
 	struct cli_parser p;
 	struct op_run r = {0};
 	json_t *expiry_before = NULL;
-	int ret = KILN_EXIT_ERROR;
+	int ret = KILN_EXIT_ERROR, waiting = 0;
 
 	run_flags_init(&a.f);
 	a.f.destroy = destroy;
@@ -824,7 +926,10 @@ again:
 	if (!a.destroy && (ret = findings_refuse(&r, cli, a.saved ? a.operand : NULL)) != 0)
 		goto out;
 	ret = apply_execute(&a, &r);
-	if (ret != KILN_EXIT_OK && !atomic_load(&interrupted) && wait_for_window(&a, &r)) {
+	waiting = ret != KILN_EXIT_OK && !atomic_load(&interrupted) ? wait_for_window(&a, &r) : 0;
+	if (waiting < 0)
+		ret = KILN_EXIT_WAIT_TIMEOUT;
+	if (waiting > 0) {
 		lock_set_interrupt_flag(NULL);
 		op_close(&r);
 		memset(&r, 0, sizeof(r));

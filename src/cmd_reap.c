@@ -227,12 +227,28 @@ out:
 	return rc;
 }
 
+/*
+ * Where the spec the destroy uses is recorded: the idle policy's, the
+ * TTL's, or, with no TTL, the capacity window's (op_window_prepare).
+ */
+static const char *reap_member(const json_t *state, bool idle)
+{
+	const json_t *x = json_object_get(state, "expiry");
+
+	if (idle)
+		return "idle";
+	if (!json_object_get(x, "spec") && !json_object_get(x, "spec_text") &&
+	    json_object_get(state, "window"))
+		return "window";
+	return "expiry";
+}
+
 /* Destroy one expired workspace; fills out. Returns false when it failed. */
 static bool reap_one(struct cli *cli, struct store *s, const char *name, const json_t *state,
 		     struct reap_ctx c, const struct store_flags *sf, char **vars, size_t nvars,
 		     json_t *out)
 {
-	const char *member = c.idle ? "idle" : "expiry";
+	const char *member = reap_member(state, c.idle);
 	const char *spec =
 	    json_string_value(json_object_get(json_object_get(state, member), "spec"));
 	struct kiln_error err = {0};
@@ -392,6 +408,23 @@ out:
 	return rc;
 }
 
+/*
+ * When the workspace expires, as reap decided it: the TTL's expiry, or an
+ * hour before a capacity window ends when that comes first ("window" names
+ * the block).
+ */
+static void reap_when(json_t *o, const json_t *state, int64_t now, int64_t left)
+{
+	const char *addr = NULL;
+	int64_t end;
+	char at[21];
+
+	json_object_set_new(o, "expires", json_string(time_format_rfc3339(now + left, at)));
+	json_object_set_new(o, "left_seconds", json_integer(left));
+	if (expiry_window_end(state, &end, &addr) && end - EXPIRY_WINDOW_MARGIN == now + left)
+		json_object_set_new(o, "window", json_string(addr));
+}
+
 static void print_line(const json_t *o)
 {
 	const char *ws = json_string_value(json_object_get(o, "workspace"));
@@ -399,7 +432,9 @@ static void print_line(const json_t *o)
 	const char *reason = json_string_value(json_object_get(o, "reason"));
 	const char *expires = json_string_value(json_object_get(o, "expires"));
 	json_int_t left = json_integer_value(json_object_get(o, "left_seconds"));
+	const char *window = json_string_value(json_object_get(o, "window"));
 	char *l = expiry_left_format(left);
+	char *why = window ? xasprintf(", an hour before %s ends", window) : xstrdup("");
 
 	printf("%s: %s", ws, outcome);
 	if (json_is_string(json_object_get(o, "idle")) &&
@@ -416,18 +451,18 @@ static void print_line(const json_t *o)
 			       json_string_value(json_object_get(o, "idle")));
 	} else if (strcmp(outcome, "reaped") == 0) {
 		printf(": %" JSON_INTEGER_FORMAT " deleted, %" JSON_INTEGER_FORMAT
-		       " retained (expired %s ago)",
+		       " retained (expired %s ago%s)",
 		       json_integer_value(json_object_get(o, "deleted")),
-		       json_integer_value(json_object_get(o, "retained")), l);
+		       json_integer_value(json_object_get(o, "retained")), l, why);
 		if (json_is_string(json_object_get(o, "spec")))
 			printf(", with %s", json_string_value(json_object_get(o, "spec")));
 	} else if (strcmp(outcome, "would reap") == 0)
-		printf(": %" JSON_INTEGER_FORMAT " resources (expired %s ago)",
-		       json_integer_value(json_object_get(o, "resources")), l);
+		printf(": %" JSON_INTEGER_FORMAT " resources (expired %s ago%s)",
+		       json_integer_value(json_object_get(o, "resources")), l, why);
 	else if (reason)
 		printf(": %s", reason);
 	else if (expires && left > 0)
-		printf(": expires in %s (%s)", l, expires);
+		printf(": expires in %s (%s%s)", l, expires, why);
 	else if (expires)
 		printf(": expired %s ago, nothing left to destroy", l);
 	else
@@ -435,6 +470,7 @@ static void print_line(const json_t *o)
 	putchar('\n');
 	fflush(stdout);
 	free(l);
+	free(why);
 }
 
 int cmd_reap(int argc, char **argv, struct cli *cli)
@@ -510,10 +546,10 @@ int cmd_reap(int argc, char **argv, struct cli *cli)
 		workspace_close(w, &err);
 		d = expiry_reap_decision(state, now, &left);
 		x = json_object_get(state, "expiry");
-		if (x) {
+		if (x)
 			json_object_set(o, "expires", json_object_get(x, "expires"));
-			json_object_set_new(o, "left_seconds", json_integer(left));
-		}
+		if (d != REAP_NO_TTL)
+			reap_when(o, state, now, left);
 		if (d != REAP_DESTROY && json_object_get(state, "idle") &&
 		    state_resource_count(state) > 0) {
 			int idle =

@@ -464,6 +464,8 @@ static void print_text(const json_t *d)
 			printf("Expired: %s (%s ago); the next `kiln reap` destroys it.\n",
 			       json_string_value(json_object_get(d, "expires")), l);
 		free(l);
+	} else if (json_array_size(json_object_get(d, "capacity_windows"))) {
+		printf("Expires: no ttl; the capacity window below ends the cluster.\n");
 	} else {
 		printf("Expires: never (no ttl).\n");
 	}

@@ -45,6 +45,7 @@ static void show(const struct workspace *w, const json_t *x, int64_t now, bool j
 	int64_t t = 0;
 	bool has = expiry_time(x, &t);
 	char *left = expiry_left_format(t - now);
+	char *window = expiry_window_sentence(w->state);
 
 	if (json) {
 		json_t *doc = json_pack("{s:s, s:O?}", "workspace", w->name, "expiry", x);
@@ -54,6 +55,8 @@ static void show(const struct workspace *w, const json_t *x, int64_t now, bool j
 		jsonw_dumpf(doc, stdout, JSON_INDENT(2) | JSON_SORT_KEYS);
 		putchar('\n');
 		json_decref(doc);
+	} else if (!has && window) {
+		printf("Workspace '%s' has no TTL, but %s.\n", w->name, window);
 	} else if (!has) {
 		printf("Workspace '%s' has no TTL: it lives until `kiln destroy`.\n", w->name);
 	} else {
@@ -64,6 +67,7 @@ static void show(const struct workspace *w, const json_t *x, int64_t now, bool j
 		       json_string_value(json_object_get(x, "set_at")),
 		       json_string_value(json_object_get(x, "set_how")) ?: "spec ttl");
 	}
+	free(window);
 	free(left);
 }
 

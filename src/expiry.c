@@ -124,6 +124,18 @@ json_t *expiry_windows(const json_t *state, int64_t now)
 	return out;
 }
 
+char *expiry_window_sentence(const json_t *state)
+{
+	const char *addr = NULL;
+	int64_t end;
+	char at[21];
+
+	if (!expiry_window_end(state, &end, &addr))
+		return NULL;
+	return xasprintf("kiln reap takes it down at %s, an hour before %s ends",
+			 time_format_rfc3339(end - EXPIRY_WINDOW_MARGIN, at), addr);
+}
+
 int expiry_within_windows(const json_t *state, const json_t *x, struct kiln_error *err)
 {
 	const char *addr = NULL;

@@ -72,6 +72,11 @@ int expiry_window_end(const json_t *state, int64_t *t, const char **address);
  * "left_seconds" (to reap_at)}.
  */
 json_t *expiry_windows(const json_t *state, int64_t now);
+/*
+ * For a workspace without a TTL that holds a window: "kiln reap takes it
+ * down at TIME, an hour before ADDRESS ends" (new), or NULL without one.
+ */
+char *expiry_window_sentence(const json_t *state);
 /* 0 when the expiry x ends no later than the windows allow, else -1 with err. */
 int expiry_within_windows(const json_t *state, const json_t *x, struct kiln_error *err);
 

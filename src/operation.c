@@ -695,6 +695,13 @@ int op_commit(struct op_run *r, const char *op, const struct apply_result *res, 
 	return rc;
 }
 
+/* A copy of the spec as digested in o, so reap can destroy once the file has gone. */
+static void spec_text_record(struct op_run *r, json_t *o)
+{
+	if (memchr(r->e->spec_text, '\0', r->e->spec_len) == NULL)
+		json_object_set_new(o, "spec_text", json_stringn(r->e->spec_text, r->e->spec_len));
+}
+
 /*
  * The expiry this apply records (expiry.h), set in r->state and in the
  * scope that tags every create. 0, or -1 after reporting.
@@ -719,15 +726,13 @@ int op_expiry_prepare(struct op_run *r, int64_t ttl_flag, struct kiln_error *err
 			    r->spec_path);
 	free(author);
 	if (x) {
-		/* A copy of the spec as digested, so reap can destroy once the file has gone. */
-		if (memchr(r->e->spec_text, '\0', r->e->spec_len) == NULL)
-			json_object_set_new(x, "spec_text",
-					    json_stringn(r->e->spec_text, r->e->spec_len));
+		spec_text_record(r, x);
 		json_object_set_new(r->state, "expiry", x);
 	} else
 		json_object_del(r->state, "expiry");
 	r->e->scope.expires = json_string_value(json_object_get(x, "expires"));
 	op_idle_prepare(r);
+	op_window_prepare(r);
 	return 0;
 }
 
@@ -745,9 +750,24 @@ void op_idle_prepare(struct op_run *r)
 	}
 	/* kiln reap measures against this spec's policy, the file or, once gone, the copy. */
 	json_object_set_new(r->state, "idle", json_pack("{s:s}", "spec", r->spec_path));
-	if (memchr(r->e->spec_text, '\0', r->e->spec_len) == NULL)
-		json_object_set_new(json_object_get(r->state, "idle"), "spec_text",
-				    json_stringn(r->e->spec_text, r->e->spec_len));
+	spec_text_record(r, json_object_get(r->state, "idle"));
+}
+
+void op_window_prepare(struct op_run *r)
+{
+	const struct spec *spec = r->e->spec;
+	bool any = false;
+	size_t i;
+
+	for (i = 0; i < spec->ngroups; i++)
+		any |= spec->groups[i].capacity.kind == CAPACITY_BLOCK;
+	if (!any) {
+		json_object_del(r->state, "window");
+		return;
+	}
+	/* A block's end is a hard expiry even without a ttl: reap destroys with this spec. */
+	json_object_set_new(r->state, "window", json_pack("{s:s}", "spec", r->spec_path));
+	spec_text_record(r, json_object_get(r->state, "window"));
 }
 
 int op_load(struct op_run *r, const struct op_options *o, const char *spec_path, struct diags *d,
@@ -865,6 +885,7 @@ static void record_lifetime(json_t *state)
 	if (state_resource_count(state) == 0) {
 		json_object_del(state, "expiry");
 		json_object_del(state, "idle");
+		json_object_del(state, "window");
 		json_object_del(state, "created");
 	} else if (!json_object_get(state, "created") && util_now(&now, &err) == 0) {
 		/* kiln status counts its cost from here. */

@@ -190,6 +190,13 @@ int op_expiry_prepare(struct op_run *r, int64_t ttl_flag, struct kiln_error *err
  * ("idle": {"spec", "spec_text"}), or remove it when the spec has none.
  */
 void op_idle_prepare(struct op_run *r);
+/*
+ * Record in r->state the spec kiln reap destroys with when a capacity
+ * window (a Capacity Block) ends the cluster ("window": {"spec",
+ * "spec_text"}): with no ttl, "expiry" holds none. Removed when the spec
+ * buys no block.
+ */
+void op_window_prepare(struct op_run *r);
 /* No operation, no drift and no replayed journal: an apply would change nothing. */
 bool op_plan_is_empty(const struct op_run *r);
 /*

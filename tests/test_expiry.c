@@ -284,6 +284,25 @@ static void test_windows_say_their_state_by_the_clock(void **state)
 	json_decref(s);
 }
 
+static void test_the_window_sentence_names_when_reap_comes(void **state)
+{
+	json_t *s = state_with_block(0, T0 + 10 * 3600), *none = state_with(3600, T0, true);
+	char at[21], *want, *got;
+
+	(void)state;
+	time_format_rfc3339(T0 + 9 * 3600, at);
+	want = xasprintf("kiln reap takes it down at %s, an hour before "
+			 "sim_capacity_block.trainers ends",
+			 at);
+	got = expiry_window_sentence(s);
+	assert_string_equal(got, want);
+	assert_null(expiry_window_sentence(none));
+	free(got);
+	free(want);
+	json_decref(s);
+	json_decref(none);
+}
+
 static void test_left_format(void **state)
 {
 	char *s;
@@ -353,6 +372,7 @@ int main(void)
 	    cmocka_unit_test(test_a_block_end_is_a_hard_expiry_an_hour_early),
 	    cmocka_unit_test(test_ttl_extend_past_a_block_names_when_reap_comes),
 	    cmocka_unit_test(test_windows_say_their_state_by_the_clock),
+	    cmocka_unit_test(test_the_window_sentence_names_when_reap_comes),
 	    cmocka_unit_test(test_extend_pushes_out_from_the_expiry_or_from_now),
 	    cmocka_unit_test(test_extend_without_expiry_names_the_fix),
 	    cmocka_unit_test(test_reap_decisions),

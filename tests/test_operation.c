@@ -1,8 +1,9 @@
 /*
  * test_operation.c - the operations layer (operation.c) on the sim: a run's
  * errors and diagnostics come back to the caller, nothing is printed on
- * standard output, a saved plan of another spec is refused, and a destroy
- * stopped under the lock stops there.
+ * standard output, a saved plan of another spec is refused, a destroy
+ * stopped under the lock stops there, and an apply of a Capacity Block
+ * without a ttl records the spec reap destroys with.
  */
 #include <stdarg.h>
 #include <stddef.h>
@@ -280,6 +281,48 @@ static void test_a_takeover_of_an_address_nobody_holds_is_refused(void **state)
 	op_takeover_result_release(&res);
 }
 
+static const char block_no_ttl[] =
+    "kiln: 1\n"
+    "cluster: block\n"
+    "provider: {name: sim}\n"
+    "network: {cidr: 10.42.0.0/16, fabric: efa}\n"
+    "compute:\n"
+    "  trainers:\n"
+    "    gpu: H100:8\n"
+    "    count: 2\n"
+    "    capacity:\n"
+    "      block: {duration: 24h, start: asap, max_upfront_usd: 6000}\n";
+
+static void test_a_block_without_a_ttl_records_the_spec_reap_destroys_with(void **state)
+{
+	struct fx *f = *state;
+	struct kiln_error err = {0};
+	const json_t *w;
+
+	write_spec(block_no_ttl);
+	assert_int_equal(op_load(&f->r, &defaults, "kiln.yaml", &f->d, &err), 0);
+	assert_int_equal(op_open_state(&f->r, true, "apply", &err), 0);
+	assert_int_equal(op_expiry_prepare(&f->r, 0, &err), 0);
+	/* No ttl: no expiry, but the block's end needs the spec to destroy with. */
+	assert_null(json_object_get(f->r.state, "expiry"));
+	w = json_object_get(f->r.state, "window");
+	assert_string_equal(json_string_value(json_object_get(w, "spec")), "kiln.yaml");
+	assert_string_equal(json_string_value(json_object_get(w, "spec_text")), block_no_ttl);
+}
+
+static void test_a_spec_without_a_block_records_no_window(void **state)
+{
+	struct fx *f = *state;
+	struct kiln_error err = {0};
+
+	write_spec(quickstart);
+	assert_int_equal(op_load(&f->r, &defaults, "kiln.yaml", &f->d, &err), 0);
+	assert_int_equal(op_open_state(&f->r, true, "apply", &err), 0);
+	json_object_set_new(f->r.state, "window", json_pack("{s:s}", "spec", "old.yaml"));
+	assert_int_equal(op_expiry_prepare(&f->r, 0, &err), 0);
+	assert_null(json_object_get(f->r.state, "window"));
+}
+
 #define op_test(fn) cmocka_unit_test_setup_teardown(fn, fx_setup, fx_teardown)
 
 int main(void)
@@ -293,6 +336,8 @@ int main(void)
 	    op_test(test_a_first_plan_creates_everything_and_prints_nothing),
 	    op_test(test_a_saved_plan_of_another_spec_is_refused_as_stale),
 	    op_test(test_a_destroy_stopped_under_the_lock_plans_nothing),
+	    op_test(test_a_block_without_a_ttl_records_the_spec_reap_destroys_with),
+	    op_test(test_a_spec_without_a_block_records_no_window),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

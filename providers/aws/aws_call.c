@@ -26,10 +26,10 @@
 /* The largest response parsed as XML or JSON. */
 #define AWS_MAX_DOC (64u << 20)
 
-static const char *const service_ids[AWS_NSERVICES] = {"ec2", "s3",  "iam", "fsx",
-						       "efs", "sts", "ssm", "monitoring"};
+static const char *const service_ids[AWS_NSERVICES] = {
+    "ec2", "s3", "iam", "fsx", "efs", "sts", "ssm", "monitoring", "resource-groups"};
 static const char *const iam_prefixes[AWS_NSERVICES] = {
-    "ec2", "s3", "iam", "fsx", "elasticfilesystem", "sts", "ssm", "cloudwatch"};
+    "ec2", "s3", "iam", "fsx", "elasticfilesystem", "sts", "ssm", "cloudwatch", "resource-groups"};
 
 const char *aws_service_id(enum aws_service s)
 {

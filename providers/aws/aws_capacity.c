@@ -100,12 +100,22 @@ static int reservation_read(struct prov_ctx *ctx, const char *id, json_t **out,
 	return ec2_read(ctx, &cr_kind, id, out, err);
 }
 
+int capacity_reservation_read(struct prov_ctx *ctx, const char *id, json_t **out,
+			      struct kiln_error *err)
+{
+	return reservation_read(ctx, id, out, err);
+}
+
 static const char *live_attr(const json_t *live, const char *key)
 {
 	return json_string_value(json_object_get(json_object_get(live, "attrs"), key));
 }
 
 /* ---- launches ---- */
+
+/* The fix for a launch into a reservation that has not started. */
+#define NOT_ACTIVE_HINT                                                                            \
+	"nodes launch into it once it is active: run kiln apply again then, or kiln up --wait"
 
 int capacity_launch_init(struct prov_ctx *ctx, struct launch *l, const json_t *a,
 			 const json_t *deps, struct kiln_error *err)
@@ -117,11 +127,29 @@ int capacity_launch_init(struct prov_ctx *ctx, struct launch *l, const json_t *a
 	int rc;
 
 	l->spot_fallback = json_is_true(json_object_get(a, "spot_fallback"));
-	if (!kind || (strcmp(kind, "reservation") != 0 && strcmp(kind, "block") != 0)) {
-		if (kind && strcmp(kind, "reservation-group") == 0)
-			l->reservation_group = target;
-		return PROV_OK;
+	if (kind && strcmp(kind, "reservation-group") == 0) {
+		/* EC2 launches a target no member fits on demand: launch where one fits. */
+		l->reservation_group = target;
+		rc = capacity_group_fit(ctx, l->address, a, &live, err);
+		if (rc == PROV_OK)
+			l->reservation_zone =
+			    xstrdup(live_attr(live, "zone") ? live_attr(live, "zone") : "");
+		state = rc == PROV_OK ? live_attr(live, "state") : NULL;
+		/* Not active yet: EC2 would launch the gang on demand instead. */
+		if (state && strcmp(state, "active") != 0) {
+			kiln_error_set(
+			    err, "aws: %s waits for %s of its reservation group, which is %s%s%s",
+			    l->address, json_string_value(json_object_get(live, "id")), state,
+			    live_attr(live, "start") ? " from " : "",
+			    live_attr(live, "start") ? live_attr(live, "start") : "");
+			kiln_error_hint(err, NOT_ACTIVE_HINT);
+			rc = PROV_ERROR;
+		}
+		json_decref(live);
+		return rc;
 	}
+	if (!kind || (strcmp(kind, "reservation") != 0 && strcmp(kind, "block") != 0))
+		return PROV_OK;
 	l->block = strcmp(kind, "block") == 0;
 	if (l->block)
 		target = aws_dep_attr_any(deps, "aws_capacity_block", "reservation_id");
@@ -157,8 +185,7 @@ int capacity_launch_init(struct prov_ctx *ctx, struct launch *l, const json_t *a
 		    err, state && strcmp(state, "expired") == 0
 			     ? "the reservation is over: remove capacity: from the group, or "
 			       "buy another"
-			     : "nodes launch into it once it is active: run kiln apply again "
-			       "then, or kiln up --wait");
+			     : NOT_ACTIVE_HINT);
 		rc = PROV_ERROR;
 	}
 	json_decref(live);
@@ -190,10 +217,29 @@ int capacity_launch_zone(const struct launch *l, const char *zone, struct kiln_e
 	if (!l->reservation_zone || !*l->reservation_zone || strcmp(zone, l->reservation_zone) == 0)
 		return PROV_OK;
 	kiln_error_set(err, "aws: %s: its reservation %s is in %s, not %s", l->address,
-		       l->reservation, l->reservation_zone, zone);
+		       l->reservation ? l->reservation : l->reservation_group, l->reservation_zone,
+		       zone);
 	kiln_error_hint(err, "list %s under provider.zone: the group launches there",
 			l->reservation_zone);
 	return PROV_CAPACITY;
+}
+
+void capacity_launch_refused(const struct launch *l, int rc, struct kiln_error *err)
+{
+	char was[sizeof(err->msg)];
+
+	/* EC2's code for it: InvalidCapacityReservationState.PendingActivation. */
+	if (rc != PROV_ERROR || !strstr(err->msg, "InvalidCapacityReservationState"))
+		return;
+	snprintf(was, sizeof(was), "%s",
+		 strncmp(err->msg, "aws: ", 5) == 0 ? err->msg + 5 : err->msg);
+	kiln_error_set(err, "aws: %s: %s %s is not active yet, and EC2 refused the launch (%s)",
+		       l->address, l->block ? "its Capacity Block" : "capacity reservation",
+		       l->reservation	      ? l->reservation
+		       : l->reservation_group ? l->reservation_group
+					      : "?",
+		       was);
+	kiln_error_hint(err, NOT_ACTIVE_HINT);
 }
 
 bool capacity_fall_back(const struct launch *l, int rc, const struct kiln_error *err)
@@ -290,6 +336,11 @@ static bool zone_listed(const json_t *zones, const char *zone)
 			   z) if (zone && json_string_value(z) &&
 				  strcmp(json_string_value(z), zone) == 0) return true;
 	return false;
+}
+
+bool capacity_zone_listed(const json_t *zones, const char *zone)
+{
+	return zone_listed(zones, zone);
 }
 
 /* Every offering for b (any zone, from start_after on unless !ranged). */
@@ -642,6 +693,9 @@ int capacity_preflight(struct prov_ctx *ctx, const json_t *creates, json_t *warn
 		else if (type && strcmp(type, "aws_instance_group") == 0 && kind &&
 			 strcmp(kind, "reservation") == 0)
 			rc = preflight_reservation(ctx, addr, a, warnings, err);
+		else if (type && strcmp(type, "aws_instance_group") == 0 && kind &&
+			 strcmp(kind, "reservation-group") == 0)
+			rc = capacity_preflight_group(ctx, addr, a, warnings, err);
 		if (rc != PROV_OK)
 			break;
 	}

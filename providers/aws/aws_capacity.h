@@ -27,6 +27,13 @@ int capacity_launch_init(struct prov_ctx *ctx, struct launch *l, const json_t *a
 void capacity_launch_params(struct aws_params *p, const struct launch *l);
 /* PROV_CAPACITY (with err) when l's reservation is in another zone than zone. */
 int capacity_launch_zone(const struct launch *l, const char *zone, struct kiln_error *err);
+/*
+ * A launch of l refused (rc, err) because its reservation is not active
+ * yet (a block bought but not started: EC2 answers
+ * InvalidCapacityReservationState.PendingActivation): err rewritten to
+ * say which reservation and what to do. Anything else is left alone.
+ */
+void capacity_launch_refused(const struct launch *l, int rc, struct kiln_error *err);
 /* Whether a refused launch of l (rc, err) is retried on demand (spot's fallback). */
 bool capacity_fall_back(const struct launch *l, int rc, const struct kiln_error *err);
 /* "spot" or "on-demand": what an instance was launched as (a fallback counts as spot). */
@@ -39,6 +46,23 @@ const char *capacity_market(json_t *inst);
  */
 void capacity_live(json_t *inst, const json_t *tags, json_t *attrs);
 
+/* Whether zone is one of zones (a JSON array of zone names). */
+bool capacity_zone_listed(const json_t *zones, const char *zone);
+/* One capacity reservation by id, as its live form: PROV_NOTFOUND when EC2 knows none. */
+int capacity_reservation_read(struct prov_ctx *ctx, const char *id, json_t **out,
+			      struct kiln_error *err);
+/*
+ * aws_capacity_group.c: the member of the reservation group an instance
+ * group's attrs name (capacity_reservation) that its gang fits in (type,
+ * one of its zones, a state that takes launches, room): *fit its live form
+ * (new), or an error naming each member's mismatch, an empty group or a
+ * group that does not exist.
+ */
+int capacity_group_fit(struct prov_ctx *ctx, const char *address, const json_t *attrs, json_t **fit,
+		       struct kiln_error *err);
+/* The plan's check of a group's reservation group: the fit, named in a warning. */
+int capacity_preflight_group(struct prov_ctx *ctx, const char *address, const json_t *attrs,
+			     json_t *warnings, struct kiln_error *err);
 /*
  * Pre-flight of what a plan creates: reservations read, block offerings
  * found (the chosen one and the runner-up into offers, provider.h).

@@ -51,6 +51,7 @@ enum aws_service {
 	AWS_STS,
 	AWS_SSM,
 	AWS_CW, /* CloudWatch: metrics for kiln status and reap's idle policy */
+	AWS_RG, /* Resource Groups: the members of a capacity reservation group */
 	AWS_NSERVICES,
 };
 

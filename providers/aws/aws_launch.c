@@ -431,6 +431,7 @@ int launch_run(struct prov_ctx *ctx, const struct launch *l, const struct prov_s
 				"IAM is eventually consistent, and slower at times; apply again in "
 				"a few minutes",
 				l->profile, PROFILE_UNSEEN_MAX_S);
+	capacity_launch_refused(l, rc, err);
 	if (capacity_fall_back(l, rc, err)) {
 		struct launch od = *l;
 

@@ -276,17 +276,22 @@ static const struct type_actions actions[] = {
 };
 
 /*
- * A group that targets a capacity reservation reads it (pre-flight and the
- * launch): only such a spec's policy has the action.
+ * A group that targets a capacity reservation (or a group of them) reads it
+ * (pre-flight and the launch): only such a spec's policy has the actions.
  */
 const char *const *aws_iam_resource_actions(const json_t *desired, enum prov_verb verb)
 {
 	static const char *const reads[] = {"ec2:DescribeCapacityReservations", NULL};
+	static const char *const group_reads[] = {"resource-groups:ListGroupResources",
+						  "ec2:DescribeCapacityReservations", NULL};
 	const char *kind =
 	    json_string_value(json_object_get(json_object_get(desired, "attrs"), "capacity"));
 
 	if (verb == VERB_CREATE && kind && strcmp(kind, "reservation") == 0)
 		return reads;
+	/* A reservation group's members are read from Resource Groups, then from EC2. */
+	if (verb == VERB_CREATE && kind && strcmp(kind, "reservation-group") == 0)
+		return group_reads;
 	return NULL;
 }
 

@@ -428,6 +428,7 @@ static const struct aws_service {
     {"sts", "STS", "sts", false},
     {"ssm", "SSM", "ssm", false},
     {"monitoring", "CLOUDWATCH", "monitoring", false},
+    {"resource-groups", "RESOURCE_GROUPS", "resource-groups", false},
 };
 
 static const struct aws_service *service_find(const char *id)

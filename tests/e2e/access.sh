@@ -65,17 +65,23 @@ for n in json.load(sys.stdin)["resources"]["sim_node_group.trainers"]["attrs"]["
 ac_bad_keys() {
 	ac_new_dir examples/quickstart.yaml
 	cp kiln.yaml base.yaml
-	{ cat base.yaml; printf 'access:\n  ssh_keys:\n    - ssh-ed25519 AAAAC3NzaC1lZDI1NTE5 me\n'; } >kiln.yaml
+	# The spec's own lines: the key sits three lines below the quickstart's last.
+	ac_line=$(($(wc -l <base.yaml) + 3))
+	{ cat base.yaml; printf 'access:\n  ssh_keys:\n    - ssh-ed25519 AAAA!!!!C3NzaC1lZDI1NTE5 me\n'; } >kiln.yaml
 	check "access: a malformed key is refused at its line and column" 1 \
-		--err-has "kiln.yaml:28:7: error: access.ssh_keys[0]: the ssh-ed25519 key's data is not valid base64${NL}  hint: copy the whole line from the .pub file again" \
+		--err-has "kiln.yaml:$ac_line:7: error: access.ssh_keys[0]: the ssh-ed25519 key's data is not valid base64${NL}  hint: copy the whole line from the .pub file again" \
+		-- "$KILN" validate kiln.yaml
+	{ cat base.yaml; printf 'access:\n  ssh_keys:\n    - ssh-ed25519 AAAAC3NzaC1lZDI1NTE5 me\n'; } >kiln.yaml
+	check "access: a key cut short is refused: its data holds no 32-byte key" 1 \
+		--err-has "kiln.yaml:$ac_line:7: error: access.ssh_keys[0]: the ssh-ed25519 key's data does not hold a 32-byte key${NL}  hint: copy the whole line from the .pub file again" \
 		-- "$KILN" validate kiln.yaml
 	{ cat base.yaml; printf 'access:\n  ssh_keys:\n    - {file: nope.pub}\n'; } >kiln.yaml
 	check "access: a key file that does not exist is refused" 1 \
-		--err-has "kiln.yaml:28:14: error: access.ssh_keys[0].file: cannot read 'nope.pub': No such file or directory${NL}  hint: give the path of a public key file (.pub), relative to the spec's directory" \
+		--err-has "kiln.yaml:$ac_line:14: error: access.ssh_keys[0].file: cannot read 'nope.pub': No such file or directory${NL}  hint: give the path of a public key file (.pub), relative to the spec's directory" \
 		-- "$KILN" validate kiln.yaml
 	{ cat base.yaml; printf 'access:\n  ssh_keys:\n    - {file: user}\n'; } >kiln.yaml
 	check "access: a private key file is refused without being read" 1 \
-		--err-has "kiln.yaml:28:14: error: access.ssh_keys[0].file: 'user' is a private key; kiln takes public keys only and did not read it${NL}  hint: name the public half instead (ssh-keygen -y -f user > user.pub makes it)" \
+		--err-has "kiln.yaml:$ac_line:14: error: access.ssh_keys[0].file: 'user' is a private key; kiln takes public keys only and did not read it${NL}  hint: name the public half instead (ssh-keygen -y -f user > user.pub makes it)" \
 		-- "$KILN" validate kiln.yaml
 	ssh-keygen -q -t rsa -b 2048 -N '' -C weak -f weak
 	{ cat base.yaml; printf 'access:\n  ssh_keys:\n    - {file: weak.pub}\n'; } >kiln.yaml

@@ -12,6 +12,17 @@ capacity: plan names a reservation with too few instances available
 capacity: apply launches the gang into the targeted reservation
 capacity: boto3 finds the gang in the reservation
 capacity: and plans no changes
+capacity: plan names each member of a reservation group that does not fit (type, zone, expired), exactly
+capacity: plan names a reservation group that does not exist, exactly
+capacity: plan names the member of the reservation group the gang launches into
+capacity: apply launches the gang into the reservation group, in the member's zone
+capacity: boto3 finds the gang in the group's member reservation
+capacity: and plans no changes in the reservation group
+capacity: plan names a scheduled member of the reservation group
+capacity: apply waits for the group's member to be active instead of launching on demand, exactly
+capacity: boto3 finds no instance launched on demand for the waiting group
+capacity: once the member is active, apply launches the gang into it
+capacity: boto3 finds the gang in the member that became active
 capacity: an on-demand group moved into a reservation plans a replace, with the reason
 capacity: apply launches the group again into the reservation
 capacity: boto3 finds the new gang in the reservation and the old one gone
@@ -36,6 +47,7 @@ capacity: a saved plan with a trusted approval buys the block; the nodes wait fo
 capacity: the commit records the purchase in a Kiln-Purchase trailer
 capacity: boto3 finds one block, scheduled, tagged for the workspace
 capacity: a later apply before the start buys nothing more
+capacity: the emulator refuses a launch into the scheduled block as EC2 documents it
 capacity: once the block is active, apply launches the gang into it
 capacity: boto3 finds the gang in the block, as capacity-block instances
 capacity: and plans no changes in the block
@@ -50,13 +62,26 @@ capacity: no offering after the start asked names the dates that exist
 capacity: a saved plan whose offering's fee changed since is refused as stale, exactly
 capacity: a saved plan whose offering vanished since is refused as stale, exactly
 capacity: boto3 finds nothing bought after the stale plans
+capacity: kiln up --wait-timeout buys the block and exits 5 at once when it starts after the bound
+capacity: the state records the block bought before the bound passed
+capacity: boto3 finds the bounded block bought, no instance in it
+capacity: boto3 finds the bounded block scheduled, the only one
 capacity: kiln up --wait buys the block, waits for its start and launches the gang into it
 capacity: boto3 finds the gang kiln up --wait launched in the block
+capacity: once the block is active, a later apply launches what --wait-timeout left
+capacity: without a ttl, reap leaves the cluster before the margin, exactly
+capacity: boto3 still finds the gang in the block before the margin
+capacity: without a ttl, reap takes the cluster down inside the margin, exactly
+capacity: boto3 finds no instance left in the block reaped without a ttl
 capacity: iam-policy names no capacity action for a spec without capacity
 capacity: iam-policy names the block actions for a spec that buys one
 capacity: iam-policy names the reservation read for a spec that targets one, and nothing to buy
+capacity: iam-policy names the group's reads for a spec that targets a reservation group, and nothing to buy
+capacity: iam-policy names no Resource Groups action for a spec that targets one reservation
 capacity: a spec that buys a block applies with exactly the iam-policy permissions
-capacity: boto3 finds the block bought under the least-privilege policy"
+capacity: boto3 finds the block bought under the least-privilege policy
+capacity: a spec that targets a reservation group applies with exactly the iam-policy permissions
+capacity: boto3 finds the gang in the group's reservation under the least-privilege policy"
 
 cap_ctl() { # PATH JSON: the moto extension's control endpoint
 	curl -sf -X POST -H 'Content-Type: application/json' -d "$2" \
@@ -169,6 +194,60 @@ sys.exit(got != want)'
 	check "capacity: on sim, reap takes the cluster down an hour before the block ends" 0 \
 		--out-has "default: reaped:" \
 		-- $cap_at=2026-12-03T10:30:00Z "$KILN" reap
+	# --wait has a bound a CI job can rely on (--wait-timeout, default 6h), exit 5 past it.
+	cap_d=$(mktemp -d "$E2E_TMP/cap.XXXXXX")
+	cd "$cap_d" || exit 1
+	cp "$E2E_ROOT/examples/capacity-block.yaml" kiln.yaml
+	check "capacity: on sim, up --wait-timeout exits 5 at once when the block starts after the bound, exactly" 5 \
+		--out-has "sim_capacity_block.trainers: created [id cr-" \
+		--err-has "kiln: up: sim_capacity_block.trainers (cr-" \
+		--err-has ") starts at 2026-12-02T11:30:00Z, after the --wait-timeout of 1h: not waiting for it; it is bought and recorded in the state: run kiln apply (or kiln up --wait) again once it has started, or give --wait-timeout a longer bound" \
+		-- $cap_at=2026-12-02T00:00:00Z "$KILN" up --auto-approve --allow-purchase --wait-timeout 1h
+	check "capacity: on sim, up --wait-timeout exits 5 when the bound runs out before the nodes launch, exactly" 5 \
+		--err-has "kiln: up: waiting for sim_capacity_block.trainers (from 2026-12-02T11:30:00Z): applying again in 1s (--wait)" \
+		--err-has ", from 2026-12-02T11:30:00Z) within the --wait-timeout of 2s; it is bought and recorded in the state" \
+		-- env KILN_WAIT_POLL_MS=300 $cap_at=2026-12-02T11:29:58Z "$KILN" up --auto-approve --wait-timeout 2s
+	check "capacity: on sim, after the bound passed, a later apply launches the nodes into the recorded block" 0 \
+		--out-has "Apply complete: 1 created, 0 updated, 0 replaced, 0 deleted." \
+		-- $cap_at=2026-12-02T12:00:00Z "$KILN" apply --auto-approve
+	check "capacity: a --wait-timeout that is not a duration is refused, exactly" 1 \
+		--out "" \
+		--err "kiln: up: --wait-timeout '5x' is not a duration; write a duration of at most 182d like 30m, 6h or 2d, or 0 to wait until the window ends" \
+		-- "$KILN" up --wait-timeout 5x
+	# Without a ttl the block's end is still the hard expiry; the spec file gone, reap
+	# destroys with the copy the apply recorded.
+	cap_d=$(mktemp -d "$E2E_TMP/cap.XXXXXX")
+	cd "$cap_d" || exit 1
+	sed '/^ttl: /d' "$E2E_ROOT/examples/capacity-block.yaml" >kiln.yaml
+	$cap_at=2026-12-02T00:00:00Z "$KILN" apply --auto-approve --allow-purchase >/dev/null 2>&1
+	check "capacity: on sim without a ttl, up says when the block's end takes the cluster down" 0 \
+		--out-has "Expires: no ttl, but kiln reap takes it down at 2026-12-03T10:30:00Z, an hour before sim_capacity_block.trainers ends." \
+		-- $cap_at=2026-12-02T12:00:00Z "$KILN" up --auto-approve
+	check "capacity: on sim without a ttl, ttl show names the block's end, exactly" 0 \
+		--out "Workspace 'default' has no TTL, but kiln reap takes it down at 2026-12-03T10:30:00Z, an hour before sim_capacity_block.trainers ends." \
+		-- $cap_at=2026-12-02T12:00:00Z "$KILN" ttl show
+	check "capacity: on sim without a ttl, status points at the block's window" 0 \
+		--out-has "Expires: no ttl; the capacity window below ends the cluster." \
+		--out-has "kiln reap takes the cluster down at 2026-12-03T10:30:00Z (22h30m left), an hour before it ends." \
+		-- $cap_at=2026-12-02T12:00:00Z "$KILN" status
+	mv kiln.yaml moved.yaml
+	check "capacity: on sim without a ttl, reap keeps the cluster until an hour before the block ends, exactly" 0 \
+		--out "default: kept: expires in 1m (2026-12-03T10:30:00Z, an hour before sim_capacity_block.trainers ends)" \
+		-- $cap_at=2026-12-03T10:29:00Z "$KILN" reap
+	check "capacity: on sim without a ttl, reap takes the cluster down an hour before the block ends, exactly" 0 \
+		--out "default: reaped: 4 deleted, 1 retained (expired 30s ago, an hour before sim_capacity_block.trainers ends), with the copy recorded at apply (kiln.yaml is not here)" \
+		-- $cap_at=2026-12-03T10:30:30Z "$KILN" reap
+	check "capacity: on sim, the state holds nothing after the reap without a ttl" 0 \
+		--out "" -- "$KILN" state list
+	# sim holds no reservations: a reservation and a reservation group launch alike.
+	cap_d=$(mktemp -d "$E2E_TMP/cap.XXXXXX")
+	cd "$cap_d" || exit 1
+	printf 'kiln: 1\ncluster: c\nprovider: {name: sim}\ncompute:\n  one:\n    gpu: H100:8\n    count: 2\n    capacity: {reservation: cr-0123456789abcdef0}\n  pool:\n    gpu: H100:8\n    count: 2\n    capacity: {reservation_group: arn:aws:resource-groups:us-east-1:123456789012:group/pool}\n' >kiln.yaml
+	check "capacity: on sim, a reservation and a reservation group launch alike" 0 \
+		--out-has "sim_node_group.one: created" \
+		--out-has "sim_node_group.pool: created" \
+		--out-has "Apply complete: 3 created, 0 updated, 0 replaced, 0 deleted." \
+		-- env KILN_SIM_READY_MS=20 "$KILN" apply --auto-approve
 	cap_d=$(mktemp -d "$E2E_TMP/cap.XXXXXX")
 	cd "$cap_d" || exit 1
 	sed 's/^budget: {max_hourly_usd: 400}/budget: {max_hourly_usd: 400, max_upfront_usd: 1000}/' \
@@ -232,6 +311,61 @@ cap_odcr() {
 		-- "$KILN" apply --auto-approve
 	cap_inspect "capacity: boto3 finds the gang in the reservation" in-reservation "$odcr" 2 none
 	check "capacity: and plans no changes" 0 --out-has "No changes." -- "$KILN" plan --detailed-exitcode
+	"$KILN" destroy --auto-approve >/dev/null 2>&1
+	cd "$E2E_ROOT" || exit 1
+}
+
+cap_group() { # a Capacity Reservation group (reservation_group: ARN)
+	cap_ctl reset '{}'
+	cap_ctl clock '{"now": "2026-12-02T00:00:00Z"}'
+	ci="$AWS_PY $E2E_ROOT/tests/e2e/capacity_inspect.py"
+	wrong_type=$($ci odcr p4d.24xlarge us-east-1a 2)
+	wrong_zone=$($ci odcr p5.48xlarge us-east-1c 2)
+	ending=$($ci odcr p5.48xlarge us-east-1a 2 2026-12-02T01:00:00Z)
+	cap_ctl clock '{"now": "2026-12-02T02:00:00Z"}'
+	grp=$($ci group misfits "$wrong_type" "$wrong_zone" "$ending")
+	cap_dir group "    capacity: {reservation_group: $grp}"
+	check "capacity: plan names each member of a reservation group that does not fit (type, zone, expired), exactly" 1 \
+		--out "" \
+		--err "kiln: plan: aws: compute.trainers.capacity.reservation_group: no reservation in arn:aws:resource-groups:us-east-1:123456789012:group/misfits takes 2 × p5.48xlarge in the spec's zones: $wrong_type is for p4d.24xlarge; $wrong_zone is in us-east-1c; $ending is expired
+  hint: add a reservation for 2 × p5.48xlarge in one of the spec's zones to the group, or change compute.trainers.instance_type, its count or provider.zone" \
+		-- "$KILN" plan
+	cap_dir group "    capacity: {reservation_group: arn:aws:resource-groups:us-east-1:123456789012:group/nowhere}"
+	check "capacity: plan names a reservation group that does not exist, exactly" 1 \
+		--out "" \
+		--err "kiln: plan: aws: compute.trainers.capacity.reservation_group: resource group arn:aws:resource-groups:us-east-1:123456789012:group/nowhere does not exist in us-east-1
+  hint: check the ARN (aws resource-groups list-groups); resource groups are regional" \
+		-- "$KILN" plan
+	fits=$($ci odcr p5.48xlarge us-east-1b 2)
+	grp=$($ci group pool "$wrong_type" "$fits")
+	cap_dir group "    capacity: {reservation_group: $grp}"
+	check "capacity: plan names the member of the reservation group the gang launches into" 0 \
+		--out-has "aws_instance_group.trainers: reservation group $grp: the nodes launch into $fits (p5.48xlarge in us-east-1b)" \
+		-- "$KILN" plan
+	check "capacity: apply launches the gang into the reservation group, in the member's zone" 0 \
+		--out-has "aws_instance_group.trainers: created" \
+		--out-has "Apply complete: 6 created, 0 updated, 0 replaced, 0 deleted." \
+		-- "$KILN" apply --auto-approve
+	cap_inspect "capacity: boto3 finds the gang in the group's member reservation" in-reservation "$fits" 2 none
+	check "capacity: and plans no changes in the reservation group" 0 --out-has "No changes." \
+		-- "$KILN" plan --detailed-exitcode
+	"$KILN" destroy --auto-approve >/dev/null 2>&1
+	# A member not active yet: EC2 would launch the gang on demand, so kiln waits.
+	later=$($ci odcr p5.48xlarge us-east-1a 2 - 2026-12-03T00:00:00Z)
+	grp=$($ci group later "$later")
+	cap_dir group "    capacity: {reservation_group: $grp}"
+	check "capacity: plan names a scheduled member of the reservation group" 0 \
+		--out-has "aws_instance_group.trainers: reservation group $grp: the nodes launch into $later (p5.48xlarge in us-east-1a, scheduled)" \
+		-- "$KILN" plan
+	check "capacity: apply waits for the group's member to be active instead of launching on demand, exactly" 1 \
+		--err-has "kiln: apply: aws_instance_group.trainers: create failed: aws: aws_instance_group.trainers waits for $later of its reservation group, which is scheduled from 2026-12-03T00:00:00Z (nodes launch into it once it is active: run kiln apply again then, or kiln up --wait)" \
+		-- "$KILN" apply --auto-approve
+	cap_inspect "capacity: boto3 finds no instance launched on demand for the waiting group" market group none 0
+	cap_ctl clock '{"now": "2026-12-03T01:00:00Z"}'
+	check "capacity: once the member is active, apply launches the gang into it" 0 \
+		--out-has "Apply complete: 1 created, 0 updated, 0 replaced, 0 deleted." \
+		-- "$KILN" apply --auto-approve
+	cap_inspect "capacity: boto3 finds the gang in the member that became active" in-reservation "$later" 2 none
 	"$KILN" destroy --auto-approve >/dev/null 2>&1
 	cd "$E2E_ROOT" || exit 1
 }
@@ -388,6 +522,8 @@ sys.exit(got != want)'
 	check "capacity: a later apply before the start buys nothing more" 1 \
 		--err-has "waits for its Capacity Block" \
 		-- "$KILN" apply --auto-approve
+	cap_inspect "capacity: the emulator refuses a launch into the scheduled block as EC2 documents it" \
+		launch-refused cluster:block InvalidCapacityReservationState.PendingActivation
 	cap_ctl clock '{"now": "2026-12-03T12:00:00Z"}'
 	check "capacity: once the block is active, apply launches the gang into it" 0 \
 		--out-has "aws_instance_group.trainers: created" \
@@ -454,8 +590,22 @@ cap_stale() {
 
 cap_wait() {
 	cap_windows
+	# The bound: this block starts 2026-12-03T11:30, past 1h from kiln's clock.
+	cap_dir bounded "$CAP_BLOCK"
+	cap_bounded=$cap_d
+	check "capacity: kiln up --wait-timeout buys the block and exits 5 at once when it starts after the bound" 5 \
+		--out-has "aws_capacity_block.trainers: created [id cr-" \
+		--err-has ") starts at 2026-12-03T11:30:00Z, after the --wait-timeout of 1h: not waiting for it; it is bought and recorded in the state: run kiln apply (or kiln up --wait) again once it has started, or give --wait-timeout a longer bound" \
+		-- env KILN_NOW=2026-12-02T00:00:00Z "$KILN" up --auto-approve --allow-purchase --wait-timeout 1h
+	check "capacity: the state records the block bought before the bound passed" 0 \
+		--out-has "aws_capacity_block.trainers" -- "$KILN" state list
+	cap_inspect "capacity: boto3 finds the bounded block bought, no instance in it" \
+		in-reservation cluster:bounded 0
+	cap_inspect "capacity: boto3 finds the bounded block scheduled, the only one" \
+		reservations default 1 scheduled
 	cap_dir waited "$CAP_BLOCK"
-	KILN_WAIT_POLL_MS=300 "$KILN" up --auto-approve --allow-purchase --wait >up.out 2>up.err &
+	# Within the default bound (6h) of kiln's clock: it waits and launches.
+	KILN_NOW=2026-12-03T11:00:00Z KILN_WAIT_POLL_MS=300 "$KILN" up --auto-approve --allow-purchase --wait >up.out 2>up.err &
 	cap_pid=$!
 	# Until the block is bought and the gang found waiting, then the block starts.
 	n=0
@@ -472,6 +622,25 @@ cap_wait() {
 			grep -q "Apply complete: 1 created, 0 updated, 0 replaced, 0 deleted." up.out'
 	cap_inspect "capacity: boto3 finds the gang kiln up --wait launched in the block" \
 		in-reservation cluster:waited 2 capacity-block
+	cap_waited=$cap_d
+	cd "$cap_bounded" || exit 1
+	check "capacity: once the block is active, a later apply launches what --wait-timeout left" 0 \
+		--out-has "Apply complete: 1 created, 0 updated, 0 replaced, 0 deleted." \
+		-- "$KILN" apply --auto-approve
+	cd "$cap_waited" || exit 1
+	# The spec sets no ttl: the block's end (2026-12-04T11:30:00Z) is the hard expiry.
+	cap_ctl clock '{"now": "2026-12-04T10:29:00Z"}'
+	check "capacity: without a ttl, reap leaves the cluster before the margin, exactly" 0 \
+		--out "default: kept: expires in 1m (2026-12-04T10:30:00Z, an hour before aws_capacity_block.trainers ends)" \
+		-- env KILN_NOW=2026-12-04T10:29:00Z "$KILN" reap
+	cap_inspect "capacity: boto3 still finds the gang in the block before the margin" \
+		in-reservation cluster:waited 2 capacity-block
+	cap_ctl clock '{"now": "2026-12-04T10:31:00Z"}'
+	check "capacity: without a ttl, reap takes the cluster down inside the margin, exactly" 0 \
+		--out "default: reaped: 7 deleted, 0 retained (expired 1m ago, an hour before aws_capacity_block.trainers ends)" \
+		-- env KILN_NOW=2026-12-04T10:31:00Z "$KILN" reap
+	cap_inspect "capacity: boto3 finds no instance left in the block reaped without a ttl" \
+		in-reservation cluster:waited 0
 	cd "$E2E_ROOT" || exit 1
 }
 
@@ -486,6 +655,12 @@ cap_least_privilege() {
 	cap_dir odcr "    capacity: {reservation: cr-0123456789abcdef0}"
 	check "capacity: iam-policy names the reservation read for a spec that targets one, and nothing to buy" 0 \
 		-- sh -c '"$1" iam-policy >p.json && grep -q "ec2:DescribeCapacityReservations" p.json && ! grep -q "ec2:PurchaseCapacityBlock" p.json' sh "$KILN"
+	cap_dir group "    capacity: {reservation_group: arn:aws:resource-groups:us-east-1:123456789012:group/pool}"
+	check "capacity: iam-policy names the group's reads for a spec that targets a reservation group, and nothing to buy" 0 \
+		-- sh -c '"$1" iam-policy >p.json && grep -q "resource-groups:ListGroupResources" p.json && grep -q "ec2:DescribeCapacityReservations" p.json && ! grep -q "ec2:PurchaseCapacityBlock" p.json' sh "$KILN"
+	cap_dir odcr "    capacity: {reservation: cr-0123456789abcdef0}"
+	check "capacity: iam-policy names no Resource Groups action for a spec that targets one reservation" 0 \
+		-- sh -c '"$1" iam-policy >p.json && ! grep -q "resource-groups:" p.json' sh "$KILN"
 	cap_dir block "$CAP_BLOCK"
 	"$KILN" iam-policy >policy.json 2>/dev/null
 	lp_moto=$E2E_TMP/moto-cap-iam
@@ -515,6 +690,22 @@ cap_least_privilege() {
 	# shellcheck disable=SC2086
 	assert "capacity: boto3 finds the block bought under the least-privilege policy" \
 		env "$lp_ep" $lp_admin "$AWS_PY" "$E2E_ROOT/tests/e2e/capacity_inspect.py" reservations default 1 scheduled
+	# A reservation group, read and launched into with exactly its spec's policy.
+	# shellcheck disable=SC2086
+	lp_cr=$(env "$lp_ep" $lp_admin "$AWS_PY" "$E2E_ROOT/tests/e2e/capacity_inspect.py" odcr p5.48xlarge us-east-1a 2)
+	# shellcheck disable=SC2086
+	lp_grp=$(env "$lp_ep" $lp_admin "$AWS_PY" "$E2E_ROOT/tests/e2e/capacity_inspect.py" group pool "$lp_cr")
+	cap_dir grouped "    capacity: {reservation_group: $lp_grp}"
+	"$KILN" iam-policy >policy.json 2>/dev/null
+	# shellcheck disable=SC2086
+	lp_keys=$(env "$lp_ep" $lp_admin "$AWS_PY" "$aws_py" user kiln-group policy.json)
+	# shellcheck disable=SC2086
+	check "capacity: a spec that targets a reservation group applies with exactly the iam-policy permissions" 0 \
+		--out-has "Apply complete: 6 created, 0 updated, 0 replaced, 0 deleted." \
+		-- env "$lp_ep" $lp_keys "$KILN" apply --auto-approve
+	# shellcheck disable=SC2086
+	assert "capacity: boto3 finds the gang in the group's reservation under the least-privilege policy" \
+		env "$lp_ep" $lp_admin "$AWS_PY" "$E2E_ROOT/tests/e2e/capacity_inspect.py" in-reservation "$lp_cr" 2 none
 	sh "$E2E_ROOT/tests/moto/server.sh" stop "$lp_moto" >/dev/null 2>&1
 	cd "$E2E_ROOT" || exit 1
 }
@@ -548,6 +739,7 @@ capacity_tests() {
 		unset AWS_PROFILE AWS_SESSION_TOKEN AWS_DEFAULT_REGION KILN_STATE KILN_WORKSPACE
 		export KILN_AUTHOR="E2E <e2e@example.com>"
 		cap_odcr
+		cap_group
 		cap_change
 		cap_spot
 		cap_block

@@ -1323,9 +1323,13 @@ def patch_capacity() -> None:
                 "The request must contain the parameters instanceType, availabilityZone "
                 "and instanceCount",
             )
+        # A future-dated reservation (StartDate) is scheduled until its start, then active
+        # (botocore's ec2 model, CapacityReservation.State "scheduled"; the assessing step
+        # before it is left out).
+        start = self._get_param("StartDate")
         with LOCK:
             cr = new_reservation(
-                self.ec2_backend, itype, zone, count, _now(),
+                self.ec2_backend, itype, zone, count, _parse_time(start) if start else _now(),
                 _parse_time(end) if end else None, "default",
                 self._get_param("InstanceMatchCriteria") or "open",
                 tags_from(self, "capacity-reservation"),
@@ -1466,10 +1470,11 @@ def patch_capacity() -> None:
                         if _offering_id(w, count, hours) == oid:
                             hit = (w, start, count, hours)
             if hit is None:
-                # The extension's code: the EC2 error list names none for an offering
-                # that is gone; InvalidParameterValue is EC2's generic one.
+                # "InvalidCapacityBlockOfferingIdNotFound: The Capacity Block offering ID
+                # cannot be found for this account" (EC2 API Reference, "Error codes for
+                # the Amazon EC2 API").
                 raise EC2ClientError(
-                    "InvalidParameterValue",
+                    "InvalidCapacityBlockOfferingIdNotFound",
                     f"The Capacity Block offering '{oid}' does not exist or is no longer "
                     "available",
                 )
@@ -1538,7 +1543,18 @@ def patch_capacity() -> None:
             )
         if cr["ReservationType"] != "capacity-block" and market == "capacity-block":
             raise bad(f"The Capacity Reservation {cr_id} is not a Capacity Block")
+        if state in ("scheduled", "payment-pending"):
+            # "InvalidCapacityReservationState.PendingActivation: Your Capacity Block is not
+            # active yet" (EC2 API Reference, "Error codes for the Amazon EC2 API", client
+            # error codes for specific actions).
+            raise EC2ClientError(
+                "InvalidCapacityReservationState.PendingActivation",
+                f"Your Capacity Block {cr_id} is not active yet: it is {state} and starts at "
+                f"{cr['StartDate'].strftime('%Y-%m-%dT%H:%M:%SZ')}",
+            )
         if state != "active":
+            # The error list names no code for a launch into an expired or cancelled
+            # reservation: EC2's generic InvalidParameterValue, the closest documented one.
             raise bad(f"The Capacity Reservation {cr_id} is {state}, not active")
         if cr["InstanceType"] != itype:
             raise bad(
@@ -1559,6 +1575,27 @@ def patch_capacity() -> None:
                 f"{count} were requested",
             )
 
+    def group_member(self, group_arn, itype, count):
+        """The member of a Capacity Reservation group a launch goes into: one with the
+        launch's type and zone, active, with room for it; None (on demand) when there is
+        none ("Instances that target a group of Capacity Reservations match with any
+        Capacity Reservation in the group that has matching attributes ... and available
+        capacity. If the group does not have [one], the instances run using On-Demand
+        capacity": EC2 user guide, "Capacity Reservation groups")."""
+        from moto.resourcegroups.models import resourcegroups_backends
+
+        backend = self.ec2_backend
+        groups = resourcegroups_backends[backend.account_id][backend.region_name].groups
+        group = groups.by_arn.get(group_arn)
+        zone = requested_zone(self)
+        for arn in (group.__dict__.get("kiln_members", []) if group else []):
+            cr = reservations(backend).get(arn.split("/")[-1])
+            if (cr and state_of(cr) == "active" and cr["InstanceType"] == itype
+                    and cr["AvailabilityZone"] == zone
+                    and cr["TotalInstanceCount"] - used(backend, cr) >= count):
+                return cr["CapacityReservationId"]
+        return None
+
     def run_instances(self):
         market = self._get_param("InstanceMarketOptions.MarketType")
         cr_id = self._get_param(
@@ -1570,17 +1607,20 @@ def patch_capacity() -> None:
         )
         itype = self._get_param("InstanceType") or "m1.small"
         count = int(self._get_param("MinCount") or 1)
+        member = None
         if market and market not in ("spot", "capacity-block"):
             raise bad(f"Value ({market}) for parameter MarketType is invalid")
         with LOCK:
+            if group_arn and not cr_id:
+                member = group_member(self, group_arn, itype, count)
             if market == "capacity-block" and not cr_id:
                 raise EC2ClientError(
                     "MissingParameter",
                     "MarketType capacity-block needs "
                     "CapacityReservationSpecification.CapacityReservationTarget",
                 )
-            if cr_id:
-                check_target(self, cr_id, market, itype, count)
+            if cr_id or member:
+                check_target(self, cr_id or member, market, itype, count)
             if market == "spot" and not STATE.spot:
                 # The error EC2 answers a one-time spot request it cannot fill now (EC2
                 # user guide, "Spot Instance request states": capacity-not-available).
@@ -1598,8 +1638,10 @@ def patch_capacity() -> None:
                     # An instance launched into a resource group of reservations reports
                     # the group it targeted (DescribeInstances: Instance.
                     # CapacityReservationSpecification.CapacityReservationTarget.
-                    # CapacityReservationResourceGroupArn, botocore's ec2 model); the
-                    # reservation EC2 picks from the group is not modelled here.
+                    # CapacityReservationResourceGroupArn, botocore's ec2 model), and
+                    # runs in the member EC2 picked (group_member), or on demand.
+                    if member:
+                        inst.capacity_reservation_id = member
                     inst.capacity_reservation_specification = {
                         "CapacityReservationPreference": self._get_param(
                             "CapacityReservationSpecification.CapacityReservationPreference"
@@ -1620,9 +1662,92 @@ def patch_capacity() -> None:
     InstanceResponse.run_instances = run_instances
 
 
+def patch_resource_groups() -> None:
+    """Capacity Reservation groups: AWS Resource Groups whose members are reservations
+    ("Capacity Reservation groups", EC2 user guide).  moto 5.2.1 routes neither
+    GroupResources nor ListGroupResources (its ListGroupResources raises
+    NotImplementedError), and names every group's ARN with region us-west-1.  Request and
+    answer shapes are botocore's resource-groups model (GroupResourcesInput/Output,
+    ListGroupResourcesInput/Output, ListGroupResourcesItem, ResourceIdentifier)."""
+    from moto.resourcegroups import urls as rg_urls
+    from moto.resourcegroups.exceptions import NotFoundException
+    from moto.resourcegroups.models import resourcegroups_backends
+    from moto.resourcegroups.responses import ResourceGroupsResponse
+
+    rg_urls.url_paths["{0}/group-resources$"] = ResourceGroupsResponse.dispatch
+    rg_urls.url_paths["{0}/list-group-resources$"] = ResourceGroupsResponse.dispatch
+
+    def find(self, ref):
+        """A group by name or ARN; its ARN in the backend's region, as AWS names it
+        ("arn:aws:resource-groups:REGION:ACCOUNT:group/NAME")."""
+        backend = resourcegroups_backends[self.current_account][self.region]
+        name = ref.split(":group/")[-1] if ref else ref
+        group = backend.groups.by_name.get(name)
+        if group is None or (ref.startswith("arn:") and ref.split(":")[3] != self.region):
+            # ListGroupResources' NotFoundException, HTTP 404 (Resource Groups API
+            # Reference, ListGroupResources, Errors).
+            raise NotFoundException(f"Cannot find group {ref}.")
+        want = f"arn:aws:resource-groups:{self.region}:{self.current_account}:group/{group.name}"
+        if group.arn != want:
+            backend.groups.by_arn.pop(group.arn, None)
+            group.arn = want
+            backend.groups.by_arn[want] = group
+        return group
+
+    def group_resources(self):
+        group = find(self, self._get_param("Group"))
+        arns = self._get_param("ResourceArns") or []
+        with LOCK:
+            members = group.__dict__.setdefault("kiln_members", [])
+            for a in arns:
+                if a not in members:
+                    members.append(a)
+        return json.dumps({"Succeeded": arns, "Failed": [], "Pending": []})
+
+    def list_group_resources(self):
+        group = find(self, self._get_param("Group") or self._get_param("GroupName"))
+        types = None
+        for f in self._get_param("Filters") or []:
+            if f.get("Name") == "resource-type":
+                types = set(f.get("Values") or [])
+
+        def rtype(arn):
+            # EC2 reservations are AWS::EC2::CapacityReservation (the group's
+            # allowed-resource-types in "Capacity Reservation groups").
+            return ("AWS::EC2::CapacityReservation" if ":capacity-reservation/" in arn
+                    else "AWS::Unknown")
+
+        with LOCK:
+            arns = [a for a in group.__dict__.get("kiln_members", [])
+                    if types is None or rtype(a) in types]
+        ids = [{"ResourceArn": a, "ResourceType": rtype(a)} for a in arns]
+        return json.dumps({"Resources": [{"Identifier": i} for i in ids],
+                           "ResourceIdentifiers": ids, "QueryErrors": []})
+
+    orig_create = ResourceGroupsResponse.create_group
+
+    def create_group(self):
+        # The group's ARN names this region, as AWS names it.
+        name = self._get_param("Name")
+        backend = resourcegroups_backends[self.current_account][self.region]
+        with LOCK:
+            orig_create(self)
+            find(self, name)
+        return json.dumps({
+            "Group": {"GroupArn": backend.groups.by_name[name].arn, "Name": name,
+                      "Description": backend.groups.by_name[name].description},
+            "GroupConfiguration": {"Configuration": self._get_param("Configuration") or []},
+        })
+
+    ResourceGroupsResponse.create_group = create_group
+    ResourceGroupsResponse.group_resources = group_resources
+    ResourceGroupsResponse.list_group_resources = list_group_resources
+
+
 def apply_patches() -> None:
     patch_ec2()
     patch_capacity()
+    patch_resource_groups()
     patch_fsx()
     patch_efs()
     patch_s3()
@@ -1763,8 +1888,8 @@ def classify(environ) -> tuple[str, str]:
     if not action and service == "s3":
         headers = {k[5:].lower().replace("_", "-"): v for k, v in environ.items() if k.startswith("HTTP_")}
         action = s3_action(method, path, query, headers, environ.get("HTTP_HOST", ""))
-    if not action and service == "efs":
-        action = rest_action("efs", method, path)
+    if not action and service in ("efs", "resource-groups"):
+        action = rest_action(service, method, path)
     return service, action or f"{method} {path}"
 
 

@@ -317,6 +317,40 @@ def t_odcr(s: Server):
        "InvalidCapacityReservationId.NotFound", "describe unknown")
 
 
+def t_capacity_groups(s: Server):
+    s.control("/_kiln/reset", {})
+    ec2, rg = s.client("ec2"), s.client("resource-groups")
+    vpc, subnet_a = network(ec2)
+    subnet_b = ec2.create_subnet(VpcId=vpc, CidrBlock="10.0.2.0/24", AvailabilityZone="us-east-1b")["Subnet"]["SubnetId"]
+
+    def odcr(itype, zone):
+        return ec2.create_capacity_reservation(
+            InstanceType=itype, InstancePlatform="Linux/UNIX", AvailabilityZone=zone, InstanceCount=2,
+            InstanceMatchCriteria="targeted")["CapacityReservation"]
+    other, fits = odcr("p4d.24xlarge", "us-east-1a"), odcr("p5.48xlarge", "us-east-1b")
+    arn = rg.create_group(Name="pool", Configuration=[{"Type": "AWS::EC2::CapacityReservationPool"}])["Group"]["GroupArn"]
+    eq(arn, f"arn:aws:resource-groups:{REGION}:123456789012:group/pool", "the group's ARN names the region")
+    got = rg.group_resources(Group=arn, ResourceArns=[other["CapacityReservationArn"], fits["CapacityReservationArn"]])
+    eq(len(got["Succeeded"]), 2, "members added")
+    listed = rg.list_group_resources(Group=arn, Filters=[
+        {"Name": "resource-type", "Values": ["AWS::EC2::CapacityReservation"]}])["Resources"]
+    eq([r["Identifier"]["ResourceArn"] for r in listed],
+       [other["CapacityReservationArn"], fits["CapacityReservationArn"]], "members listed by ARN")
+    eq({r["Identifier"]["ResourceType"] for r in listed}, {"AWS::EC2::CapacityReservation"}, "their type")
+    e = error_of(rg.list_group_resources, Group=arn.replace("pool", "nowhere"))
+    eq((code(e), status(e)), ("NotFoundException", 404), "unknown group")
+    by_group = {"CapacityReservationSpecification": {"CapacityReservationTarget": {
+        "CapacityReservationResourceGroupArn": arn}}}
+    ids = [i["InstanceId"] for i in ec2.run_instances(MinCount=2, MaxCount=2, SubnetId=subnet_b, **P5,
+                                                       **by_group)["Instances"]]
+    inst = ec2.describe_instances(InstanceIds=ids)["Reservations"][0]["Instances"]
+    eq({i.get("CapacityReservationId") for i in inst}, {fits["CapacityReservationId"]}, "into the member that fits")
+    ids = [i["InstanceId"] for i in ec2.run_instances(MinCount=1, MaxCount=1, SubnetId=subnet_a, **P5,
+                                                       **by_group)["Instances"]]
+    inst = ec2.describe_instances(InstanceIds=ids)["Reservations"][0]["Instances"]
+    eq({i.get("CapacityReservationId") for i in inst}, {None}, "no member fits: on demand")
+
+
 def t_capacity_blocks(s: Server):
     s.control("/_kiln/reset", {})
     ec2 = s.client("ec2")
@@ -357,7 +391,8 @@ def t_capacity_blocks(s: Server):
     eq(ec2.describe_capacity_reservations(CapacityReservationIds=[cr_id])["CapacityReservations"][0]["State"],
        "scheduled", "paid, before its start")
     eq(code(error_of(ec2.run_instances, MinCount=2, MaxCount=2, SubnetId=subnet_a, **P5,
-                     **target(cr_id, "capacity-block"))), "InvalidParameterValue", "not active yet")
+                     **target(cr_id, "capacity-block"))), "InvalidCapacityReservationState.PendingActivation",
+       "not active yet")
     s.control("/_kiln/clock", {"now": "2026-12-03T12:00:00Z"})
     eq(code(error_of(ec2.run_instances, MinCount=2, MaxCount=2, SubnetId=subnet_a, **P5, **target(cr_id))),
        "InvalidParameterValue", "a block needs MarketType capacity-block")
@@ -371,7 +406,8 @@ def t_capacity_blocks(s: Server):
     purchases = s.control("/_kiln/capacity-blocks")["purchases"]
     eq([(p["reservation"], p["fee"]) for p in purchases], [(cr_id, "1510.27")], "purchases")
     eq(code(error_of(ec2.purchase_capacity_block, CapacityBlockOfferingId="cb-0123456789abcdef0",
-                     InstancePlatform="Linux/UNIX")), "InvalidParameterValue", "unknown offering")
+                     InstancePlatform="Linux/UNIX")), "InvalidCapacityBlockOfferingIdNotFound",
+       "unknown offering")
     s.control("/_kiln/clock", {})
 
 
@@ -876,6 +912,8 @@ def main() -> int:
         check("RunInstances ClientToken idempotency", t_client_token, s)
         check("capacity rule: InsufficientInstanceCapacity (HTTP 500), nothing launched", t_capacity, s)
         check("capacity reservations: targeted launches, wrong zone/type, full, unknown, by tag", t_odcr, s)
+        check("capacity reservation groups: members, ListGroupResources, launches into a member or on demand",
+              t_capacity_groups, s)
         check("capacity blocks: offerings, durations, purchase with tags, states over the clock, launch", t_capacity_blocks, s)
         check("spot capacity switched off: InsufficientInstanceCapacity, on-demand unaffected", t_spot, s)
         check("FSx: CREATING -> AVAILABLE -> DELETING -> FileSystemNotFound; ClientRequestToken; configurable", t_fsx_lifecycle, s)
