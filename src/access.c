@@ -10,6 +10,8 @@
  */
 #include "access.h"
 
+#include <arpa/inet.h>
+#include <ctype.h>
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
@@ -211,15 +213,43 @@ out:
 	return doc;
 }
 
+/*
+ * A directory whose path goes into a shell command as it is: ssh runs a
+ * ProxyJump as `ssh -F PATH ...` through /bin/sh, unquoted.
+ */
+static bool dir_ok(const char *s)
+{
+	if (*s != '/')
+		return false;
+	for (; *s; s++)
+		if (!isalnum((unsigned char)*s) && !strchr("/._-", *s))
+			return false;
+	return true;
+}
+
 int access_ssh_config_file(const json_t *hosts, const struct spec *spec, const char *endpoint,
-			   char **path, struct kiln_error *err)
+			   int batch, char **path, struct kiln_error *err)
 {
 	const char *tmp = getenv("TMPDIR");
-	char *text = access_ssh_config(hosts, spec, endpoint);
-	size_t len = strlen(text), off = 0;
+	char *text = access_ssh_config(hosts, spec, endpoint, err);
+	size_t len, off = 0;
 	int fd;
 
-	if (!tmp || !*tmp)
+	*path = NULL;
+	if (!text)
+		return -1;
+	if (batch >= 0) {
+		/* Last, so every Host takes it; in the file, so a jump's ssh (-F) does too. */
+		struct strbuf sb = {0};
+
+		sb_addf(&sb, "%s\nHost *\n  BatchMode yes\n", text);
+		if (batch > 0)
+			sb_addf(&sb, "  ConnectTimeout %d\n", batch);
+		free(text);
+		text = sb_detach(&sb);
+	}
+	len = strlen(text);
+	if (!tmp || !dir_ok(tmp))
 		tmp = "/tmp";
 	*path = xasprintf("%s/kiln-ssh-config.XXXXXX", tmp);
 	if ((fd = mkstemp(*path)) < 0) {
@@ -364,12 +394,100 @@ const char *access_node_host(const json_t *node)
 	return json_string_value(json_object_get(node, "private_ip"));
 }
 
-char *access_ssh_config(const json_t *hosts, const struct spec *spec, const char *endpoint)
+/* An IPv4 or IPv6 address, or a DNS name (RFC 1123 labels): what HostName may say. */
+static bool host_ok(const char *s)
+{
+	unsigned char buf[sizeof(struct in6_addr)];
+	size_t label = 0, len = strlen(s);
+
+	if (inet_pton(AF_INET, s, buf) == 1 || inet_pton(AF_INET6, s, buf) == 1)
+		return true;
+	if (len == 0 || len > 253)
+		return false;
+	for (const char *p = s; *p; p++) {
+		if (*p == '.') {
+			if (label == 0 || p[-1] == '-')
+				return false;
+			label = 0;
+		} else if (isalnum((unsigned char)*p) || (*p == '-' && label > 0)) {
+			if (++label > 63)
+				return false;
+		} else {
+			return false;
+		}
+	}
+	return label > 0 && s[len - 1] != '-';
+}
+
+/* A value ssh_config(5) reads as one argument inside double quotes: no control byte, no '"'. */
+static bool value_ok(const char *s)
+{
+	for (; *s; s++)
+		if ((unsigned char)*s < 0x20 || *s == 0x7f || *s == '"')
+			return false;
+	return true;
+}
+
+/* A node's block; -1 with err when a value would not be read back as written. */
+static int host_block(struct strbuf *sb, const json_t *node, const struct spec *spec,
+		      const char *endpoint, struct kiln_error *err)
+{
+	const char *name = json_string_value(json_object_get(node, "name"));
+	const char *host = access_node_host(node);
+	const char *user = json_string_value(json_object_get(node, "user"));
+	const char *jump = json_string_value(json_object_get(node, "proxy_jump"));
+	const char *colon = endpoint ? strrchr(endpoint, ':') : NULL;
+
+	if (!endpoint && !host_ok(host)) {
+		kiln_error_set(err, "%s's address '%s' is not an IP address or a DNS name", name,
+			       host);
+		kiln_error_hint(err, "kiln hosts --refresh shows what the cloud reports for it; "
+				     "kiln writes no ssh configuration for such an address");
+		return -1;
+	}
+	if (!user || !*user || strchr(user, ' ') || !value_ok(user)) {
+		kiln_error_set(err, "%s's login user '%s' has a space, a control character or '\"'",
+			       name, user ? user : "");
+		kiln_error_hint(err, "set access.user in the spec to the image's login name");
+		return -1;
+	}
+	sb_addf(sb, "\nHost %s\n", name);
+	if (endpoint && colon)
+		sb_addf(sb, "  HostName %.*s\n  Port %s\n", (int)(colon - endpoint), endpoint,
+			colon + 1);
+	else
+		sb_addf(sb, "  HostName %s\n", endpoint ? endpoint : host);
+	sb_addf(sb, "  User %s\n", user);
+	if (jump)
+		sb_addf(sb, "  ProxyJump %s\n", jump);
+	for (size_t k = 0; k < spec->access.nkeys; k++) {
+		const char *id = spec->access.keys[k].identity;
+
+		if (!id)
+			continue;
+		if (!value_ok(id)) {
+			kiln_error_set(err,
+				       "the key file '%s' has a control character or '\"' in its "
+				       "name, which ssh_config cannot quote",
+				       id);
+			kiln_error_hint(err, "rename the key pair (and its .pub) and name the new "
+					     "file in access.ssh_keys");
+			return -1;
+		}
+		sb_addf(sb, "  IdentityFile \"%s\"\n", id);
+	}
+	sb_adds(sb, "  StrictHostKeyChecking accept-new\n");
+	if (endpoint)
+		sb_adds(sb, "  UserKnownHostsFile /dev/null\n  LogLevel ERROR\n");
+	return 0;
+}
+
+char *access_ssh_config(const json_t *hosts, const struct spec *spec, const char *endpoint,
+			struct kiln_error *err)
 {
 	struct strbuf sb = {0};
 	const json_t *node;
-	const char *colon = endpoint ? strrchr(endpoint, ':') : NULL;
-	size_t i, k;
+	size_t i;
 
 	sb_addf(&sb, "# kiln %s/%s: OpenSSH configuration written by `kiln ssh-config`\n",
 		json_string_value(json_object_get(hosts, "cluster")),
@@ -382,31 +500,16 @@ char *access_ssh_config(const json_t *hosts, const struct spec *spec, const char
 			endpoint);
 	json_array_foreach(json_object_get(hosts, "nodes"), i, node)
 	{
-		const char *name = json_string_value(json_object_get(node, "name"));
-		const char *host = access_node_host(node);
-		const char *jump = json_string_value(json_object_get(node, "proxy_jump"));
-
-		if (!host && !endpoint) {
-			sb_addf(&sb, "\n# %s (%s): no address yet\n", name,
+		if (!access_node_host(node) && !endpoint) {
+			sb_addf(&sb, "\n# %s (%s): no address yet\n",
+				json_string_value(json_object_get(node, "name")),
 				json_string_value(json_object_get(node, "id")) ?: "no id");
 			continue;
 		}
-		sb_addf(&sb, "\nHost %s\n", name);
-		if (endpoint && colon)
-			sb_addf(&sb, "  HostName %.*s\n  Port %s\n", (int)(colon - endpoint),
-				endpoint, colon + 1);
-		else
-			sb_addf(&sb, "  HostName %s\n", endpoint ? endpoint : host);
-		sb_addf(&sb, "  User %s\n", json_string_value(json_object_get(node, "user")));
-		if (jump)
-			sb_addf(&sb, "  ProxyJump %s\n", jump);
-		for (k = 0; k < spec->access.nkeys; k++)
-			if (spec->access.keys[k].identity)
-				sb_addf(&sb, "  IdentityFile \"%s\"\n",
-					spec->access.keys[k].identity);
-		sb_adds(&sb, "  StrictHostKeyChecking accept-new\n");
-		if (endpoint)
-			sb_adds(&sb, "  UserKnownHostsFile /dev/null\n  LogLevel ERROR\n");
+		if (host_block(&sb, node, spec, endpoint, err) < 0) {
+			sb_release(&sb);
+			return NULL;
+		}
 	}
 	return sb_detach(&sb);
 }

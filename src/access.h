@@ -40,20 +40,28 @@ json_t *access_hosts(struct engine *e, const json_t *resources, const char *grou
  * accept-new. endpoint ("HOST:PORT", from KILN_TEST_SSH_ENDPOINT, else NULL)
  * sends every node to one test sshd: HostName and Port rewritten, host keys
  * kept out of the user's known_hosts (and ssh's note of each, LogLevel
- * ERROR). Caller frees.
+ * ERROR). Caller frees. NULL with err when a value would not be read back
+ * as written: an address that is neither an IP address nor a DNS name, a
+ * user with a space, a control character or '"', a key file name with a
+ * control character or '"' (IdentityFile is written quoted).
  */
-char *access_ssh_config(const json_t *hosts, const struct spec *spec, const char *endpoint);
+char *access_ssh_config(const json_t *hosts, const struct spec *spec, const char *endpoint,
+			struct kiln_error *err);
 
 /* The test-only variable that sends every node to one sshd (kiln-ssh(1)). */
 #define ACCESS_ENDPOINT_ENV "KILN_TEST_SSH_ENDPOINT"
 
 /*
  * access_ssh_config(hosts, spec, endpoint) in a private temporary file
- * (mode 0600, under TMPDIR or /tmp): *path, which the caller unlinks and
- * frees. -1 with err when it cannot be written.
+ * (mode 0600, under TMPDIR, or /tmp when TMPDIR's path has a character
+ * outside [A-Za-z0-9/._-]: ssh hands the path to a ProxyJump's ssh through
+ * /bin/sh unquoted): *path, which the caller unlinks and frees. batch >= 0
+ * ends it with a `Host *` block of BatchMode yes (and ConnectTimeout batch
+ * when > 0), which the jump's ssh reads too (-o options do not reach it);
+ * batch < 0 for an interactive ssh. -1 with err when it cannot be written.
  */
 int access_ssh_config_file(const json_t *hosts, const struct spec *spec, const char *endpoint,
-			   char **path, struct kiln_error *err);
+			   int batch, char **path, struct kiln_error *err);
 
 /*
  * The node "GROUP" (its first) or "GROUP/N" names; with target NULL, the

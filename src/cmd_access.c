@@ -344,7 +344,13 @@ int cmd_ssh_config(int argc, char **argv, struct cli *cli)
 		goto out;
 	}
 	if (load(&c, cli, NULL) == 0) {
-		text = access_ssh_config(c.hosts, c.r.e->spec, getenv(ACCESS_ENDPOINT_ENV));
+		struct kiln_error err = {0};
+
+		text = access_ssh_config(c.hosts, c.r.e->spec, getenv(ACCESS_ENDPOINT_ENV), &err);
+		if (!text) {
+			cmd_report(cli, &err);
+			goto out;
+		}
 		fputs(text, stdout);
 		free(text);
 		ret = KILN_EXIT_OK;
@@ -384,13 +390,16 @@ static int require_address(const struct cli *cli, const json_t *node)
 	return -1;
 }
 
-/* The hosts' configuration in a private temporary file (*path, caller unlinks and frees). */
-static int write_config(const struct access_cmd *c, struct cli *cli, char **path)
+/*
+ * The hosts' configuration in a private temporary file (*path, caller
+ * unlinks and frees); batch: BatchMode for every ssh, a jump's too.
+ */
+static int write_config(const struct access_cmd *c, struct cli *cli, bool batch, char **path)
 {
 	struct kiln_error err = {0};
 
-	if (access_ssh_config_file(c->hosts, c->r.e->spec, getenv(ACCESS_ENDPOINT_ENV), path,
-				   &err) == 0)
+	if (access_ssh_config_file(c->hosts, c->r.e->spec, getenv(ACCESS_ENDPOINT_ENV),
+				   batch ? 0 : -1, path, &err) == 0)
 		return 0;
 	cmd_report(cli, &err);
 	return -1;
@@ -474,7 +483,7 @@ int cmd_ssh(int argc, char **argv, struct cli *cli)
 			ACCESS_UNREACHABLE_FIX);
 		free(why);
 	}
-	if (write_config(&c, cli, &config) < 0)
+	if (write_config(&c, cli, false, &config) < 0)
 		goto out;
 	av = ssh_argv(config, json_string_value(json_object_get(node, "name")), c.command,
 		      c.ncommand, false);
@@ -696,7 +705,7 @@ int cmd_exec(int argc, char **argv, struct cli *cli)
 			  c.r.e->workspace);
 		goto out;
 	}
-	if (write_config(&c, cli, &config) < 0)
+	if (write_config(&c, cli, true, &config) < 0)
 		goto out;
 	ret = exec_all(cli, nodes, config, c.command, c.ncommand, c.parallelism);
 out:

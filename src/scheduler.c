@@ -11,6 +11,7 @@
 
 #include <ctype.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <poll.h>
 #include <signal.h>
 #include <stdlib.h>
@@ -23,8 +24,6 @@
 #include "strbuf.h"
 #include "util.h"
 
-#define STR_(x) #x
-#define STR(x) STR_(x)
 #define PARTITION_MAX 64
 #define STATE_MAX 48
 #define LINES_MAX 4096
@@ -218,13 +217,25 @@ struct run {
 	bool too_big;  /* more than SCHED_OUTPUT_MAX on a stream: killed */
 };
 
-/* In the child: the signals main_signal.c blocks unblocked (a blocked mask survives exec). */
+/*
+ * In the child: the signals main_signal.c blocks unblocked (a blocked mask
+ * survives exec); no terminal to prompt on (a session of its own, so no
+ * /dev/tty, and ssh told never to run an askpass) and standard input
+ * /dev/null, whatever the config or a jump's ssh would do.
+ */
 static void child(int out, int errfd, char **av)
 {
 	sigset_t none;
+	int in = open("/dev/null", O_RDONLY);
 
 	sigemptyset(&none);
 	sigprocmask(SIG_SETMASK, &none, NULL);
+	setsid();
+	setenv("SSH_ASKPASS_REQUIRE", "never", 1);
+	if (in >= 0 && in != 0) {
+		dup2(in, 0);
+		close(in);
+	}
 	dup2(out, 1);
 	dup2(errfd, 2);
 	execvp(av[0], av);
@@ -361,18 +372,7 @@ int sched_ask_controller(struct engine *e, const json_t *resources, const char *
 	const json_t *n;
 	const char *name;
 	char *config = NULL;
-	char *av[] = {"ssh",
-		      "-F",
-		      NULL,
-		      "-n",
-		      "-o",
-		      "BatchMode=yes",
-		      "-o",
-		      "ConnectTimeout=" STR(SCHED_CONNECT_TIMEOUT),
-		      "--",
-		      NULL,
-		      SCHED_SINFO_COMMAND,
-		      NULL};
+	char *av[] = {"ssh", "-F", NULL, "-n", "--", NULL, SCHED_SINFO_COMMAND, NULL};
 	struct run r = {0};
 	struct kiln_error none = {0}; /* access_select's: no node is said below */
 	int rc = -1;
@@ -405,10 +405,12 @@ int sched_ask_controller(struct engine *e, const json_t *resources, const char *
 				"kiln hosts --refresh shows it once the cloud has given it one");
 		goto out;
 	}
-	if (access_ssh_config_file(hosts, e->spec, endpoint, &config, err) < 0)
+	/* BatchMode and ConnectTimeout in the file: a ProxyJump's ssh reads them too. */
+	if (access_ssh_config_file(hosts, e->spec, endpoint, SCHED_CONNECT_TIMEOUT, &config, err) <
+	    0)
 		goto out;
 	av[2] = config;
-	av[9] = (char *)name;
+	av[5] = (char *)name;
 	if (run_bounded(av, &r, err) < 0 || run_verdict(&r, name, group, err) < 0)
 		goto out;
 	if ((*counts = sched_parse_sinfo(r.out.buf ? r.out.buf : "", r.out.len, err)))

@@ -363,7 +363,7 @@ static void test_ssh_config_has_a_block_per_addressed_node(void **state)
 	char *text;
 
 	h->hosts = access_hosts(&h->e, h->res, NULL, &err);
-	text = access_ssh_config(h->hosts, h->e.spec, NULL);
+	text = access_ssh_config(h->hosts, h->e.spec, NULL, &err);
 	assert_string_equal(text,
 			    "# kiln c/ws: OpenSSH configuration written by `kiln ssh-config`\n"
 			    "# simulated addresses (sim provider): no host listens at them\n"
@@ -391,7 +391,7 @@ static void test_test_endpoint_sends_every_node_to_one_sshd(void **state)
 
 	h->hosts = access_hosts(&h->e, h->res, "trainers", &err);
 	assert_non_null(h->hosts);
-	text = access_ssh_config(h->hosts, h->e.spec, "127.0.0.1:2222");
+	text = access_ssh_config(h->hosts, h->e.spec, "127.0.0.1:2222", &err);
 	assert_non_null(strstr(text, "Host kiln-c-ws-trainers-1\n"
 				     "  HostName 127.0.0.1\n"
 				     "  Port 2222\n"
@@ -488,6 +488,99 @@ static void test_user_data_makes_access_user_with_the_keys(void **state)
 
 #define hosts_test(fn) cmocka_unit_test_setup_teardown(fn, hosts_setup, hosts_teardown)
 
+/* A node's values as a hostile cloud or image could give them: each refused, naming it. */
+static void assert_config_refused(struct hosts_fx *h, const char *msg, const char *hint)
+{
+	struct kiln_error err = {0};
+
+	assert_null(access_ssh_config(h->hosts, h->e.spec, NULL, &err));
+	assert_string_equal(err.msg, msg);
+	assert_string_equal(err.hint, hint);
+}
+
+static void test_ssh_config_refuses_what_ssh_would_read_otherwise(void **state)
+{
+	struct hosts_fx *h = *state;
+	struct kiln_error err = {0};
+	json_t *login;
+	char *text;
+
+	h->hosts = access_hosts(&h->e, h->res, NULL, &err);
+	login = json_array_get(json_object_get(h->hosts, "nodes"), 0);
+	json_object_set_new(login, "public_ip", json_string("203.0.113.7\n  ProxyCommand sh"));
+	assert_config_refused(h,
+			      "kiln-c-ws-login-0's address '203.0.113.7\n  ProxyCommand sh' is "
+			      "not an IP address or a DNS name",
+			      "kiln hosts --refresh shows what the cloud reports for it; kiln "
+			      "writes no ssh configuration for such an address");
+	json_object_set_new(login, "public_ip", json_string("-oProxyCommand=x"));
+	assert_config_refused(h,
+			      "kiln-c-ws-login-0's address '-oProxyCommand=x' is not an IP "
+			      "address or a DNS name",
+			      "kiln hosts --refresh shows what the cloud reports for it; kiln "
+			      "writes no ssh configuration for such an address");
+	json_object_set_new(login, "public_ip", json_string("login.example.org"));
+	json_object_set_new(login, "user", json_string("ubuntu\"x"));
+	assert_config_refused(h,
+			      "kiln-c-ws-login-0's login user 'ubuntu\"x' has a space, a control "
+			      "character or '\"'",
+			      "set access.user in the spec to the image's login name");
+	json_object_set_new(login, "user", json_string("alice"));
+	h->base.spec->access.keys[0].identity = xstrdup("/home/a/id\"\n  Include /x");
+	assert_config_refused(h,
+			      "the key file '/home/a/id\"\n  Include /x' has a control character "
+			      "or '\"' in its name, which ssh_config cannot quote",
+			      "rename the key pair (and its .pub) and name the new file in "
+			      "access.ssh_keys");
+	free(h->base.spec->access.keys[0].identity);
+	h->base.spec->access.keys[0].identity = xstrdup("/home/a b/id");
+	text = access_ssh_config(h->hosts, h->e.spec, NULL, &err);
+	assert_non_null(text);
+	assert_non_null(strstr(text, "Host kiln-c-ws-login-0\n"
+				     "  HostName login.example.org\n"
+				     "  User alice\n"
+				     "  IdentityFile \"/home/a b/id\"\n"));
+	free(text);
+}
+
+/* The temporary configuration's text in buf; the file removed, path freed. */
+static void slurp_config(char *path, char *buf, size_t size)
+{
+	FILE *f = fopen(path, "r");
+	size_t n;
+
+	assert_non_null(f);
+	n = fread(buf, 1, size - 1, f);
+	buf[n] = '\0';
+	fclose(f);
+	unlink(path);
+	free(path);
+}
+
+static void test_ssh_config_file_ends_with_batch_mode_for_every_host(void **state)
+{
+	struct hosts_fx *h = *state;
+	struct kiln_error err = {0};
+	char *path = NULL, buf[4096];
+
+	h->hosts = access_hosts(&h->e, h->res, NULL, &err);
+	setenv("TMPDIR", "/tmp/a b;touch x", 1);
+	assert_int_equal(access_ssh_config_file(h->hosts, h->e.spec, NULL, 5, &path, &err), 0);
+	unsetenv("TMPDIR");
+	assert_int_equal(strncmp(path, "/tmp/kiln-ssh-config.", 21), 0);
+	slurp_config(path, buf, sizeof(buf));
+	assert_non_null(strstr(buf, "  StrictHostKeyChecking accept-new\n"
+				    "\n"
+				    "# kiln-c-ws-trainers-1 (i-3): no address yet\n"
+				    "\n"
+				    "Host *\n"
+				    "  BatchMode yes\n"
+				    "  ConnectTimeout 5\n"));
+	assert_int_equal(access_ssh_config_file(h->hosts, h->e.spec, NULL, -1, &path, &err), 0);
+	slurp_config(path, buf, sizeof(buf));
+	assert_null(strstr(buf, "Host *"));
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -509,6 +602,8 @@ int main(void)
 	    hosts_test(test_test_endpoint_sends_every_node_to_one_sshd),
 	    hosts_test(test_find_names_the_groups_and_indexes_there_are),
 	    hosts_test(test_private_groups_without_a_public_one_are_unreachable),
+	    hosts_test(test_ssh_config_refuses_what_ssh_would_read_otherwise),
+	    hosts_test(test_ssh_config_file_ends_with_batch_mode_for_every_host),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

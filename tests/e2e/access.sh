@@ -59,6 +59,13 @@ for n in json.load(sys.stdin)["resources"]["sim_node_group.trainers"]["attrs"]["
 	check "access: kiln hosts of a group that does not exist names the groups" 1 \
 		--err "kiln: hosts: workspace 'default' has no node group 'gpu' with nodes${NL}  hint: the groups with nodes are: trainers (kiln hosts lists them)" \
 		-- "$KILN" hosts gpu
+	# A key file whose name ssh_config could not read back inside quotes.
+	ssh-keygen -q -t ed25519 -N '' -C e2e@kiln -f 'we"ird'
+	sed -i 's/{file: user.pub}/{file: '"'"'we"ird.pub'"'"'}/' kiln.yaml
+	check "access: ssh-config refuses a key file name with a '\"', naming it, and writes nothing" 1 \
+		--out "" \
+		--err "kiln: ssh-config: the key file '$ac_dir/we\"ird' has a control character or '\"' in its name, which ssh_config cannot quote${NL}  hint: rename the key pair (and its .pub) and name the new file in access.ssh_keys" \
+		-- "$KILN" ssh-config
 	cd "$E2E_ROOT" || exit 1
 }
 
@@ -172,6 +179,14 @@ ac_aws_cluster() {
 			--out-has "kiln-e2e-default-trainers-1: up" \
 			--err "kiln: exec: all 3 nodes succeeded" \
 			-- "$KILN" exec -- echo up
+		# ssh hands the configuration's path to the jump's ssh through
+		# /bin/sh: a TMPDIR with a space or a shell character must not reach it.
+		ac_tmp="$ac_dir/a b;touch ac-pwned;"
+		mkdir -p "$ac_tmp"
+		check "access: kiln ssh jumps through the login node with a TMPDIR holding a space and a ';'" 0 \
+			--out "through the jump" \
+			-- env TMPDIR="$ac_tmp" "$KILN" ssh trainers/1 -- echo through the jump
+		assert "access: no shell ran the rest of TMPDIR's path" test ! -e ac-pwned
 		ac_private "$(id -un)"
 		unset KILN_TEST_SSH_ENDPOINT
 		ac_sshd_stop
@@ -210,9 +225,65 @@ ac_private() { # USER
 	cd "$ac_dir" || exit 1
 }
 
+# kiln status asks a private Slurm controller through the login node, whose
+# sshd (the test sshd, standing for both) takes passwords only: under a
+# terminal (script(1)), neither ssh nor the jump's ssh may prompt; status
+# counts health tags and says why, within its bound.
+ac_status_jump() {
+	ac_new_dir tests/e2e/specs/aws-cluster.yaml
+	cat >kiln.yaml <<-SPEC
+		kiln: 1
+		cluster: sj
+		provider: {name: aws, region: us-east-1, zone: us-east-1a}
+		network:
+		  cidr: 10.44.0.0/16
+		  fabric: ena
+		  ingress: [{port: 22, from: 203.0.113.0/24}]
+		scheduler: {type: slurm, controller: ctl}
+		compute:
+		  login: {instance_type: m7i.xlarge, count: 1, image: ami-1e749f67, public: true, role: node}
+		  ctl: {instance_type: m7i.xlarge, count: 1, image: ami-1e749f67, role: node}
+		  trainers: {gpu: H100:8, count: 1, image: ami-1e749f67, role: node, default: true}
+		iam:
+		  roles: {node: {}}
+		access:
+		  ssh_keys: [{file: user.pub}]
+		  user: $(id -un)
+	SPEC
+	check "access: a cluster whose Slurm controller is private, behind the login node" 0 \
+		--out-has "Apply complete:" -- "$KILN" apply --auto-approve
+	ac_port=$(python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
+	mkdir pw
+	sshd_files "$ac_dir/pw" 127.0.0.1 "$ac_port" "$ac_dir/user.pub"
+	sed -i 's/^PasswordAuthentication no/PasswordAuthentication yes/; s/^KbdInteractiveAuthentication no/KbdInteractiveAuthentication yes/' pw/sshd_config
+	printf 'PubkeyAuthentication no\n' >>pw/sshd_config
+	[ "$(id -u)" = 0 ] && mkdir -p /run/sshd
+	/usr/sbin/sshd -D -f "$ac_dir/pw/sshd_config" -E "$ac_dir/pw/sshd.log" &
+	ac_pw_pid=$!
+	# Up when it answers ssh-keyscan (no login: it takes passwords only).
+	for _ in 1 2 3 4 5 6 7 8 9 10; do
+		ssh-keyscan -p "$ac_port" 127.0.0.1 >/dev/null 2>&1 && break
+		sleep 0.3
+	done
+	KILN_TEST_SSH_ENDPOINT=127.0.0.1:$ac_port script -q -e -c "$KILN status" status.typescript \
+		</dev/null >/dev/null 2>&1
+	echo "exit $?" >>status.typescript
+	tr -d '\r' <status.typescript >status.txt
+	check "access: status under a terminal: no password prompt through the jump, health tags and ssh's reason" 0 \
+		--out-has "    slurm partition trainers (default): 0 of 1 nodes joined (from health tags, reported healthy: controller not reachable: kex_exchange_identification: Connection closed by remote host)" \
+		--out-has "exit 0" \
+		-- cat status.txt
+	assert "access: nothing asked for a password" sh -c '! grep -qi "password:" status.txt'
+	kill "$ac_pw_pid" 2>/dev/null
+	wait "$ac_pw_pid" 2>/dev/null
+	"$KILN" destroy --auto-approve >/dev/null 2>&1
+	cd "$E2E_ROOT" || exit 1
+}
+
 ac_aws() {
 	aws_moto_up "access: the aws tests" "$E2E_TMP/moto-access" || return 0
 	ac_aws_cluster
+	ac_status_jump
 	aws_moto_down "$E2E_TMP/moto-access"
 }
 
