@@ -120,17 +120,27 @@ static void group_scheduler(const struct spec *spec, const char *name, json_t *g
 				      "nodes", json_object_get(g, "nodes")));
 }
 
-/* The resources hosts are read from: each recorded one as the refresh found it. */
-static json_t *refreshed(const struct op_run *r)
+/*
+ * The resources hosts are read from: each recorded one as the refresh found
+ * it; one the refresh did not find is left out (its recorded address may be
+ * someone else's now), and *gone is its address when it is the controller's
+ * group. The recorded ones only with --refresh=false.
+ */
+static json_t *refreshed(const struct op_run *r, const char *controller, const char **gone)
 {
 	json_t *out = json_object(), *res;
-	const char *addr;
+	const char *addr, *dot;
 
+	*gone = NULL;
 	json_object_foreach(state_resources(r->state), addr, res)
 	{
 		const json_t *found = json_array_get(json_object_get(r->live, addr), 0);
 
-		json_object_set(out, addr, found ? (json_t *)found : res);
+		if (found || !r->live)
+			json_object_set(out, addr, found ? (json_t *)found : res);
+		else if ((dot = strchr(addr, '.')) && strcmp(dot + 1, controller) == 0 &&
+			 json_object_get(json_object_get(res, "attrs"), "instance_ids"))
+			*gone = addr;
 	}
 	return out;
 }
@@ -152,9 +162,18 @@ static void status_scheduler(const struct op_run *r, bool ask, json_t *doc)
 	if (!r->e->spec || r->e->spec->scheduler.type != SCHEDULER_SLURM)
 		return;
 	if (ask) {
-		resources = refreshed(r);
-		sched_ask_controller(r->e, resources, getenv(ACCESS_ENDPOINT_ENV), &counts, &node,
-				     &err);
+		const char *gone;
+
+		resources = refreshed(r, r->e->spec->scheduler.controller.name ?: "", &gone);
+		if (gone) {
+			kiln_error_set(
+			    &err, "controller deleted outside kiln: the refresh did not find %s",
+			    gone);
+			kiln_error_hint(&err, "kiln up makes it again (kiln plan shows it)");
+		} else {
+			sched_ask_controller(r->e, resources, getenv(ACCESS_ENDPOINT_ENV), &counts,
+					     &node, &err);
+		}
 		json_decref(resources);
 	} else {
 		kiln_error_set(&err, "--no-ssh");

@@ -274,6 +274,12 @@ ac_status_jump() {
 		--out-has "exit 0" \
 		-- cat status.txt
 	assert "access: nothing asked for a password" sh -c '! grep -qi "password:" status.txt'
+	# The controller deleted outside kiln: status says so and asks no one at
+	# the address the state recorded (which may be someone else's now).
+	"$AWS_PY" "$E2E_ROOT/tests/e2e/access_inspect.py" terminate sj default ctl >/dev/null
+	check "access: a controller deleted outside kiln is said so, and not asked at its old address" 0 \
+		--out-has "    slurm partition trainers (default): 0 of 1 nodes joined (from health tags, reported healthy: controller not reachable: controller deleted outside kiln: the refresh did not find aws_instance_group.ctl)" \
+		-- env KILN_TEST_SSH_ENDPOINT=127.0.0.1:$ac_port "$KILN" status
 	kill "$ac_pw_pid" 2>/dev/null
 	wait "$ac_pw_pid" 2>/dev/null
 	"$KILN" destroy --auto-approve >/dev/null 2>&1

@@ -127,6 +127,19 @@ def user_data(cluster, ws, group, pubfile, out):
     return bad
 
 
+def terminate(cluster, ws, group):
+    """Deletes a group's instances outside kiln, as someone with the console would."""
+    c = ec2()
+    ids = [i["InstanceId"] for i in instances(c, cluster, ws)
+           if {t["Key"]: t["Value"] for t in i.get("Tags", [])}.get("kiln:address")
+           == "aws_instance_group." + group]
+    if not ids:
+        return ["no instance of %s" % group]
+    c.terminate_instances(InstanceIds=ids)
+    print("terminate: %d instances of %s" % (len(ids), group))
+    return []
+
+
 def main():
     cmd = sys.argv[1]
     if cmd == "hosts":
@@ -135,6 +148,8 @@ def main():
         bad = key_name(*sys.argv[2:6])
     elif cmd == "user-data":
         bad = user_data(*sys.argv[2:7])
+    elif cmd == "terminate":
+        bad = terminate(*sys.argv[2:5])
     elif cmd == "import-key":
         with open(sys.argv[3]) as f:
             ec2().import_key_pair(KeyName=sys.argv[2], PublicKeyMaterial=f.read().encode())
