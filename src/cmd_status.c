@@ -153,7 +153,8 @@ static json_t *refreshed(const struct op_run *r, const char *controller, const c
  */
 static void status_scheduler(const struct op_run *r, bool ask, json_t *doc)
 {
-	static const char *const count_keys[] = {"joined", "idle", "allocated", "down", "other"};
+	static const char *const count_keys[] = {"joined", "idle",  "allocated",
+						 "down",   "other", "not_responding"};
 	struct kiln_error err = {0};
 	json_t *counts = NULL, *resources, *g, *sc;
 	char *node = NULL;
@@ -316,6 +317,9 @@ static void print_scheduler(const json_t *d, const json_t *g)
 		if (json_integer_value(json_object_get(sl, "other")))
 			printf(", %" JSON_INTEGER_FORMAT " other",
 			       json_integer_value(json_object_get(sl, "other")));
+		if (json_integer_value(json_object_get(sl, "not_responding")))
+			printf(", %" JSON_INTEGER_FORMAT " not responding",
+			       json_integer_value(json_object_get(sl, "not_responding")));
 		printf(" (from slurmctld on %s)\n",
 		       json_string_value(json_object_get(sc, "controller")));
 		return;
@@ -453,6 +457,9 @@ static void print_text(const json_t *d)
 		print_scheduler(d, g);
 		print_members(g);
 	}
+	/* Once, after the groups: what to do about the reason the partition lines give. */
+	if ((v = json_object_get(json_object_get(d, "scheduler"), "hint")))
+		printf("  slurm hint: %s\n", json_string_value(v));
 	if (json_array_size(json_object_get(d, "storage")))
 		printf("Storage:\n");
 	json_array_foreach(json_object_get(d, "storage"), i, g)

@@ -43,11 +43,18 @@ static bool in(const char *word, size_t len, const char *const *set, size_t n)
 	return false;
 }
 
-/* Which count a state adds to: "idle", "allocated", "down" or "other". */
+/*
+ * Which count a state adds to: "not_responding" (a '*' after it: slurmctld
+ * has not heard from the node, such as a dynamic node that left in a shrink
+ * and stays listed as down*), else "idle", "allocated", "down" or "other".
+ */
 static const char *state_class(const char *state)
 {
 	const char *p = state, *flags = state + strspn(state, "abcdefghijklmnopqrstuvwxyz_+");
-	bool down = strchr(flags, '*') != NULL, busy = false, idle = false;
+	bool down = false, busy = false, idle = false;
+
+	if (strchr(flags, '*'))
+		return "not_responding";
 
 	/* "mixed+drain": every part counts; down wins, then busy. */
 	while (p < flags) {
@@ -166,11 +173,14 @@ json_t *sched_parse_sinfo(const char *text, size_t len, struct kiln_error *err)
 		memcpy(state, f[2], flen[2]);
 		state[flen[2]] = '\0';
 		if (!(part = json_object_get(out, name))) {
-			part = json_pack("{s:i, s:i, s:i, s:i, s:i}", "joined", 0, "idle", 0,
-					 "allocated", 0, "down", 0, "other", 0);
+			part =
+			    json_pack("{s:i, s:i, s:i, s:i, s:i, s:i}", "joined", 0, "idle", 0,
+				      "allocated", 0, "down", 0, "other", 0, "not_responding", 0);
 			json_object_set_new(out, name, part);
 		}
-		add(part, "joined", count);
+		/* A node slurmctld does not hear from has not joined (or has left). */
+		if (strcmp(state_class(state), "not_responding") != 0)
+			add(part, "joined", count);
 		add(part, state_class(state), count);
 	}
 	return out;
@@ -209,14 +219,6 @@ static int64_t now_ms(void)
 	return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
 }
 
-/* What one bounded run of ssh gave back. */
-struct run {
-	struct strbuf out, errs;
-	int status;    /* waitpid's */
-	bool too_long; /* past SCHED_DEADLINE: killed */
-	bool too_big;  /* more than SCHED_OUTPUT_MAX on a stream: killed */
-};
-
 /*
  * In the child: the signals main_signal.c blocks unblocked (a blocked mask
  * survives exec); no terminal to prompt on (a session of its own, so no
@@ -243,21 +245,55 @@ static void child(int out, int errfd, char **av)
 	_exit(127);
 }
 
-/* Run av with both streams read into r, within the deadline and the size bound. */
-static int run_bounded(char **av, struct run *r, struct kiln_error *err)
+/*
+ * Until pid ends: at kill_at (ms, now_ms's clock) SIGTERM to its process
+ * group (the child made its own session, so a jump's ssh goes too), a
+ * second later SIGKILL. killed: whether it had to be.
+ */
+static void reap(pid_t pid, int64_t kill_at, struct sched_run *r, bool *killed)
+{
+	int64_t term = 0;
+
+	*killed = false;
+	for (;;) {
+		pid_t w = waitpid(pid, &r->status, WNOHANG);
+		int64_t t = now_ms();
+
+		if (w == pid || (w < 0 && errno != EINTR))
+			return;
+		if (!term && t >= kill_at) {
+			kill(-pid, SIGTERM);
+			kill(pid, SIGTERM);
+			term = t;
+			*killed = true;
+		} else if (term && t >= term + 1000) {
+			kill(-pid, SIGKILL);
+			kill(pid, SIGKILL);
+			while (waitpid(pid, &r->status, 0) < 0 && errno == EINTR)
+				;
+			return;
+		}
+		nanosleep(&(struct timespec){.tv_nsec = 20 * 1000000}, NULL);
+	}
+}
+
+int sched_run_bounded(char **av, int deadline_ms, struct sched_run *r, struct kiln_error *err)
 {
 	int po[2] = {-1, -1}, pe[2] = {-1, -1}, fd[2];
-	int64_t deadline = now_ms() + SCHED_DEADLINE * 1000;
+	int64_t deadline = now_ms() + deadline_ms;
 	struct strbuf *sb[2] = {&r->out, &r->errs};
+	bool killed;
 	pid_t pid;
 
 	if (pipe(po) < 0 || pipe(pe) < 0) {
-		kiln_error_set(err, "cannot start ssh: %s", strerror(errno));
+		kiln_error_set(err, "cannot start %s: %s", av[0], strerror(errno));
+		kiln_error_hint(err, "too many open files? close some, or raise ulimit -n");
 		goto fail;
 	}
 	fflush(NULL);
 	if ((pid = fork()) < 0) {
-		kiln_error_set(err, "cannot start ssh: %s", strerror(errno));
+		kiln_error_set(err, "cannot start %s: %s", av[0], strerror(errno));
+		kiln_error_hint(err, "too many processes? try again when fewer run");
 		goto fail;
 	}
 	if (pid == 0) {
@@ -269,22 +305,24 @@ static int run_bounded(char **av, struct run *r, struct kiln_error *err)
 	close(pe[1]);
 	fd[0] = po[0];
 	fd[1] = pe[0];
-	while (fd[0] >= 0 || fd[1] >= 0) {
+	while ((fd[0] >= 0 || fd[1] >= 0) && !r->too_big && !r->poll_failed) {
 		struct pollfd p[2];
 		int64_t left = deadline - now_ms();
 		nfds_t n = 0;
 		char buf[4096];
+		int ready;
 
-		if (left <= 0) {
-			r->too_long = true;
+		if (left <= 0)
 			break;
-		}
 		for (int k = 0; k < 2; k++)
 			if (fd[k] >= 0)
 				p[n++] = (struct pollfd){.fd = fd[k], .events = POLLIN};
-		if (poll(p, n, (int)left) < 0 && errno != EINTR)
-			break;
-		for (nfds_t q = 0; q < n; q++) {
+		if ((ready = poll(p, n, (int)left)) < 0) {
+			r->poll_failed = errno != EINTR;
+			r->poll_errno = errno;
+			continue;
+		}
+		for (nfds_t q = 0; q < n && !r->too_big; q++) {
 			int k = p[q].fd == fd[0] ? 0 : 1;
 			ssize_t got;
 
@@ -298,22 +336,19 @@ static int run_bounded(char **av, struct run *r, struct kiln_error *err)
 				fd[k] = -1;
 				continue;
 			}
-			if (sb[k]->len + (size_t)got > SCHED_OUTPUT_MAX) {
+			if (sb[k]->len + (size_t)got > SCHED_OUTPUT_MAX)
 				r->too_big = true;
-				break;
-			}
-			sb_add(sb[k], buf, (size_t)got);
+			else
+				sb_add(sb[k], buf, (size_t)got);
 		}
-		if (r->too_big)
-			break;
 	}
-	if (r->too_long || r->too_big)
-		kill(pid, SIGTERM);
 	for (int k = 0; k < 2; k++)
 		if (fd[k] >= 0)
 			close(fd[k]);
-	while (waitpid(pid, &r->status, 0) < 0 && errno == EINTR)
-		;
+	/* Ended streams, not yet an ended process: the deadline still holds. */
+	reap(pid, r->too_big || r->poll_failed ? now_ms() : deadline, r, &killed);
+	r->too_long = killed && !r->too_big && !r->poll_failed;
+	r->deadline_ms = deadline_ms;
 	return 0;
 fail:
 	for (int k = 0; k < 2; k++) {
@@ -325,15 +360,26 @@ fail:
 	return -1;
 }
 
-/* Why the run gave no counts, in err; 0 when it exited 0. */
-static int run_verdict(const struct run *r, const char *node, const char *group,
-		       struct kiln_error *err)
+int sched_run_verdict(const struct sched_run *r, const char *node, const char *group,
+		      struct kiln_error *err)
 {
 	int code = WIFEXITED(r->status) ? WEXITSTATUS(r->status) : -1;
 	char *why;
 
+	if (r->poll_failed) {
+		kiln_error_set(err, "cannot read ssh's answer from %s: poll: %s", node,
+			       strerror(r->poll_errno));
+		kiln_error_hint(err, "run kiln status again; --no-ssh skips asking");
+		return -1;
+	}
+
 	if (r->too_long) {
-		kiln_error_set(err, "sinfo on %s did not answer within %d s", node, SCHED_DEADLINE);
+		if (r->deadline_ms % 1000)
+			kiln_error_set(err, "sinfo on %s did not answer within %d ms", node,
+				       r->deadline_ms);
+		else
+			kiln_error_set(err, "sinfo on %s did not answer within %d s", node,
+				       r->deadline_ms / 1000);
 		kiln_error_hint(err,
 				"check that slurmctld runs there (kiln ssh, then scontrol ping)");
 		return -1;
@@ -342,6 +388,13 @@ static int run_verdict(const struct run *r, const char *node, const char *group,
 		kiln_error_set(err, "sinfo on %s wrote more than %d bytes", node, SCHED_OUTPUT_MAX);
 		kiln_error_hint(err, "run %s there (kiln ssh) to see what it answers",
 				SCHED_SINFO_COMMAND);
+		return -1;
+	}
+	if (WIFSIGNALED(r->status)) {
+		kiln_error_set(err, "ssh to %s was killed by signal %d (%s)", node,
+			       WTERMSIG(r->status), strsignal(WTERMSIG(r->status)));
+		kiln_error_hint(err, "kiln ssh %s shows what ssh does; --no-ssh skips asking",
+				group);
 		return -1;
 	}
 	if (code == 0)
@@ -373,7 +426,7 @@ int sched_ask_controller(struct engine *e, const json_t *resources, const char *
 	const char *name;
 	char *config = NULL;
 	char *av[] = {"ssh", "-F", NULL, "-n", "--", NULL, SCHED_SINFO_COMMAND, NULL};
-	struct run r = {0};
+	struct sched_run r = {0};
 	struct kiln_error none = {0}; /* access_select's: no node is said below */
 	int rc = -1;
 
@@ -411,7 +464,8 @@ int sched_ask_controller(struct engine *e, const json_t *resources, const char *
 		goto out;
 	av[2] = config;
 	av[5] = (char *)name;
-	if (run_bounded(av, &r, err) < 0 || run_verdict(&r, name, group, err) < 0)
+	if (sched_run_bounded(av, SCHED_DEADLINE * 1000, &r, err) < 0 ||
+	    sched_run_verdict(&r, name, group, err) < 0)
 		goto out;
 	if ((*counts = sched_parse_sinfo(r.out.buf ? r.out.buf : "", r.out.len, err)))
 		rc = 0;

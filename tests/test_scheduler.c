@@ -10,12 +10,15 @@
 #include "scheduler.h"
 #include "strbuf.h"
 
+#include <signal.h>
+#include <sys/wait.h>
+
 static json_t *parse(const char *text, struct kiln_error *err)
 {
 	return sched_parse_sinfo(text, strlen(text), err);
 }
 
-/* The partition's counts as "joined idle allocated down other". */
+/* The partition's counts as "joined idle allocated down other not_responding". */
 static void counts_are(const json_t *out, const char *part, const char *want)
 {
 	const json_t *p = json_object_get(out, part);
@@ -24,12 +27,13 @@ static void counts_are(const json_t *out, const char *part, const char *want)
 	assert_non_null(p);
 	snprintf(got, sizeof(got),
 		 "%" JSON_INTEGER_FORMAT " %" JSON_INTEGER_FORMAT " %" JSON_INTEGER_FORMAT
-		 " %" JSON_INTEGER_FORMAT " %" JSON_INTEGER_FORMAT,
+		 " %" JSON_INTEGER_FORMAT " %" JSON_INTEGER_FORMAT " %" JSON_INTEGER_FORMAT,
 		 json_integer_value(json_object_get(p, "joined")),
 		 json_integer_value(json_object_get(p, "idle")),
 		 json_integer_value(json_object_get(p, "allocated")),
 		 json_integer_value(json_object_get(p, "down")),
-		 json_integer_value(json_object_get(p, "other")));
+		 json_integer_value(json_object_get(p, "other")),
+		 json_integer_value(json_object_get(p, "not_responding")));
 	assert_string_equal(got, want);
 }
 
@@ -52,7 +56,7 @@ static void test_two_idle_dynamic_nodes_have_joined(void **unused)
 	(void)unused;
 	assert_non_null(out);
 	assert_int_equal(json_object_size(out), 1);
-	counts_are(out, "trainers", "2 2 0 0 0");
+	counts_are(out, "trainers", "2 2 0 0 0 0");
 	json_decref(out);
 }
 
@@ -71,9 +75,9 @@ static void test_states_of_one_partition_add_up(void **unused)
 
 	(void)unused;
 	assert_non_null(out);
-	/* Not responding ('*') is down whatever the state; reserved is other. */
-	counts_are(out, "trainers", "10 3 2 4 1");
-	counts_are(out, "login", "1 0 1 0 0");
+	/* Not responding ('*') has not joined, whatever the state; reserved is other. */
+	counts_are(out, "trainers", "8 3 2 2 1 2");
+	counts_are(out, "login", "1 0 1 0 0 0");
 	json_decref(out);
 }
 
@@ -84,8 +88,87 @@ static void test_power_flags_and_combined_states_are_read(void **unused)
 
 	(void)unused;
 	assert_non_null(out);
-	counts_are(out, "gpu", "7 4 1 2 0");
+	counts_are(out, "gpu", "7 4 1 2 0 0");
 	json_decref(out);
+}
+
+/*
+ * After a shrink from 16 to 8, the 8 dynamic nodes that left stay listed,
+ * down and not responding ('*'), until they are deleted: 8 joined, not 16.
+ */
+static void test_nodes_that_left_in_a_shrink_have_not_joined(void **unused)
+{
+	struct kiln_error err = {0};
+	json_t *out = parse("trainers 8 idle\ntrainers 8 down*\n", &err);
+
+	(void)unused;
+	assert_non_null(out);
+	counts_are(out, "trainers", "8 8 0 0 0 8");
+	json_decref(out);
+}
+
+/* sh -c SCRIPT run within deadline_ms; r's verdict in err. */
+static void run_sh(const char *script, int deadline_ms, struct sched_run *r, struct kiln_error *err)
+{
+	char *av[] = {"sh", "-c", (char *)script, NULL};
+	struct kiln_error none = {0};
+
+	assert_int_equal(sched_run_bounded(av, deadline_ms, r, &none), 0);
+	assert_int_equal(sched_run_verdict(r, "ctl-0", "ctl", err), -1);
+	sb_release(&r->out);
+	sb_release(&r->errs);
+}
+
+static void test_a_command_that_never_ends_is_killed_at_the_deadline(void **unused)
+{
+	struct sched_run r = {0};
+	struct kiln_error err = {0};
+
+	(void)unused;
+	run_sh("echo started; sleep 30", 300, &r, &err);
+	assert_true(r.too_long);
+	assert_true(WIFSIGNALED(r.status) && WTERMSIG(r.status) == SIGTERM);
+	assert_string_equal(err.msg, "sinfo on ctl-0 did not answer within 300 ms");
+	assert_string_equal(err.hint,
+			    "check that slurmctld runs there (kiln ssh, then scontrol ping)");
+}
+
+static void test_one_that_closes_its_streams_and_ignores_sigterm_is_killed(void **unused)
+{
+	struct sched_run r = {0};
+	struct kiln_error err = {0};
+
+	(void)unused;
+	/* No end of file to wait for, and SIGTERM ignored: SIGKILL a second later. */
+	run_sh("trap '' TERM; exec >/dev/null 2>&1; sleep 30", 300, &r, &err);
+	assert_true(r.too_long);
+	assert_true(WIFSIGNALED(r.status) && WTERMSIG(r.status) == SIGKILL);
+	assert_string_equal(err.msg, "sinfo on ctl-0 did not answer within 300 ms");
+}
+
+static void test_output_over_64_kib_is_refused_and_the_command_killed(void **unused)
+{
+	struct sched_run r = {0};
+	struct kiln_error err = {0};
+
+	(void)unused;
+	run_sh("yes sinfo", 10000, &r, &err);
+	assert_true(r.too_big);
+	assert_false(r.too_long);
+	assert_true(WIFSIGNALED(r.status));
+	assert_string_equal(err.msg, "sinfo on ctl-0 wrote more than 65536 bytes");
+}
+
+static void test_a_signal_death_is_named(void **unused)
+{
+	struct sched_run r = {0};
+	struct kiln_error err = {0};
+
+	(void)unused;
+	run_sh("kill -SEGV $$", 10000, &r, &err);
+	assert_false(r.too_long);
+	assert_string_equal(err.msg, "ssh to ctl-0 was killed by signal 11 (Segmentation fault)");
+	assert_string_equal(err.hint, "kiln ssh ctl shows what ssh does; --no-ssh skips asking");
 }
 
 static void test_no_partition_at_all_is_an_empty_answer(void **unused)
@@ -150,7 +233,7 @@ static void test_blank_lines_and_crlf_are_tolerated(void **unused)
 
 	(void)unused;
 	assert_non_null(out);
-	counts_are(out, "trainers", "2 2 0 0 0");
+	counts_are(out, "trainers", "2 2 0 0 0 0");
 	json_decref(out);
 }
 
@@ -160,7 +243,12 @@ int main(void)
 	    cmocka_unit_test(test_two_idle_dynamic_nodes_have_joined),
 	    cmocka_unit_test(test_states_of_one_partition_add_up),
 	    cmocka_unit_test(test_power_flags_and_combined_states_are_read),
+	    cmocka_unit_test(test_nodes_that_left_in_a_shrink_have_not_joined),
 	    cmocka_unit_test(test_no_partition_at_all_is_an_empty_answer),
+	    cmocka_unit_test(test_a_command_that_never_ends_is_killed_at_the_deadline),
+	    cmocka_unit_test(test_one_that_closes_its_streams_and_ignores_sigterm_is_killed),
+	    cmocka_unit_test(test_output_over_64_kib_is_refused_and_the_command_killed),
+	    cmocka_unit_test(test_a_signal_death_is_named),
 	    cmocka_unit_test(test_a_line_that_is_not_three_fields_is_refused),
 	    cmocka_unit_test(test_hostile_names_counts_and_states_are_refused),
 	    cmocka_unit_test(test_output_past_the_bounds_is_refused),

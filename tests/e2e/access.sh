@@ -274,6 +274,27 @@ ac_status_jump() {
 		--out-has "exit 0" \
 		-- cat status.txt
 	assert "access: nothing asked for a password" sh -c '! grep -qi "password:" status.txt'
+	check "access: status prints the hint for the reason once, after the node groups" 0 \
+		--out "1${NL}  slurm hint: kiln ssh ctl shows what ssh does; --no-ssh skips asking" \
+		-- sh -c 'grep -c "^  slurm hint: " status.txt; grep -B1 "^Cost: " status.txt | head -n 1'
+	# A listener that takes the connection and never speaks: status ends
+	# within its bound (ssh's ConnectTimeout covers the banner) with why.
+	python3 -c 'import socket, sys, time
+s = socket.socket(); s.bind(("127.0.0.1", 0)); s.listen(8)
+print(s.getsockname()[1], flush=True)
+held = []
+while True:
+    held.append(s.accept()[0])' >mute.port &
+	ac_mute_pid=$!
+	for _ in 1 2 3 4 5 6 7 8 9 10; do
+		[ -s mute.port ] && break
+		sleep 0.2
+	done
+	check "access: a controller that accepts and never speaks: status counts health tags and says why" 0 \
+		--out-has "    slurm partition trainers (default): 0 of 1 nodes joined (from health tags, reported healthy: controller not reachable: Connection timed out during banner exchange)" \
+		-- env KILN_TEST_SSH_ENDPOINT="127.0.0.1:$(cat mute.port)" "$KILN" status
+	kill "$ac_mute_pid" 2>/dev/null
+	wait "$ac_mute_pid" 2>/dev/null
 	# The controller deleted outside kiln: status says so and asks no one at
 	# the address the state recorded (which may be someone else's now).
 	"$AWS_PY" "$E2E_ROOT/tests/e2e/access_inspect.py" terminate sj default ctl >/dev/null

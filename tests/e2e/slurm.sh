@@ -460,7 +460,7 @@ slurm_daemon_tests() {
 	slurm_status_joined 3 "slurm: status asks slurmctld again: 3 joined after the group grew"
 	cd "$SLURM_DIR" || exit 1
 	check "slurm: and --json says the counts came from the controller" 0 \
-		--out '{"allocated":0,"default":true,"down":0,"idle":3,"joined":3,"nodes":16,"other":0,"partition":"trainers","role":"partition","source":"controller"} {"controller":"kiln-llm-pretrain-default-login-0","source":"controller","type":"slurm"}' \
+		--out '{"allocated":0,"default":true,"down":0,"idle":3,"joined":3,"nodes":16,"not_responding":0,"other":0,"partition":"trainers","role":"partition","source":"controller"} {"controller":"kiln-llm-pretrain-default-login-0","source":"controller","type":"slurm"}' \
 		-- slurm_status_json
 	slurm_sshd_stop
 	check "slurm: with the controller's sshd stopped, status counts health tags and says why" 0 \
