@@ -144,14 +144,19 @@ static void test_a_kms_key_arn_is_decrypt_on_exactly_that_key_through_ssm(void *
 	    "\"kms:ViaService\":\"ssm.us-east-1.amazonaws.com\"}}}");
 }
 
+/*
+ * A bare alias reaches the policy as its alias ARN in the caller's account
+ * (aws_slurm.c kms_scope): the account's keys only, never '*'.
+ */
 static void test_a_kms_alias_is_decrypt_on_the_key_it_names_through_ssm(void **state)
 {
 	assert_compiles_with(
 	    *state,
 	    "{\"read\":[],\"write\":[],\"ssm_read\":{\"region\":\"eu-west-1\",\"leaves\":["
-	    "\"slurm/munge-key\"],\"kms_key\":\"alias/kiln-munge\"}}",
+	    "\"slurm/munge-key\"],\"kms_key\":\"arn:aws:kms:eu-west-1:123456789012:alias/"
+	    "kiln-munge\"}}",
 	    "{\"Sid\":\"KilnSlurmKey\",\"Effect\":\"Allow\",\"Action\":[\"kms:Decrypt\"],"
-	    "\"Resource\":\"arn:aws:kms:eu-west-1:*:key/*\",\"Condition\":{"
+	    "\"Resource\":\"arn:aws:kms:eu-west-1:123456789012:key/*\",\"Condition\":{"
 	    "\"StringEquals\":{\"kms:ViaService\":\"ssm.eu-west-1.amazonaws.com\"},"
 	    "\"ForAnyValue:StringEquals\":{\"kms:ResourceAliases\":\"alias/kiln-munge\"}}}");
 }

@@ -66,6 +66,7 @@ static void aws_close(struct prov_ctx *ctx)
 	if (!ctx)
 		return;
 	aws_creds_release(&ctx->creds);
+	free(ctx->kms_scoped);
 	json_decref(ctx->images);
 	json_decref(ctx->efa);
 	json_decref(ctx->offers);

@@ -82,8 +82,13 @@ struct prov_ctx {
 	bool zone_bound;      /* the spec has zone-bound storage (lustre, nfs): set by expand */
 	bool capacity_blocks; /* the spec buys Capacity Blocks: set by expand */
 	bool ssm_parameters;  /* the spec has SSM parameters (a scheduler): set by expand */
-	/* scheduler.kms_key and the spec's region (kiln iam-policy's kms:Encrypt): set by expand */
+	/*
+	 * scheduler.kms_key as policies name it and the spec's region (kiln
+	 * iam-policy's kms:Encrypt): set by expand. A bare alias/NAME is
+	 * kms_scoped, its alias ARN in the caller's account (owned).
+	 */
 	const char *kms_key, *kms_region;
+	char *kms_scoped;
 	json_t *seen; /* "CLUSTER/WS" -> {"aws_fsx_lustre": n, ...} as refresh listed them */
 	struct kiln_error creds_err;
 };

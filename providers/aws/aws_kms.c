@@ -20,8 +20,12 @@
  * on exactly that key, only when SSM of the cluster's region calls KMS for
  * the principal (kms:ViaService = ssm.REGION.amazonaws.com). A key ARN is
  * the Resource; an alias names no key ARN before it is resolved, so its
- * Resource is the region's (and, for an alias ARN, the account's) keys and
- * kms:ResourceAliases narrows it to the key the alias points at.
+ * Resource is the account's keys in the region and kms:ResourceAliases
+ * narrows it to the key the alias points at. A bare alias/NAME comes here
+ * as its alias ARN in the caller's account (aws_slurm.c kms_scope, STS
+ * GetCallerIdentity): a Resource of every account's keys would admit
+ * another account's key of that alias name. A state written before that
+ * reads back as the bare alias, so the plan updates the policy.
  */
 #include "aws_int.h"
 

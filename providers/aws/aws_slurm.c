@@ -14,6 +14,7 @@
  */
 #include "aws_int.h"
 
+#include "aws/awsxml.h"
 #include "bootstrap.h"
 #include "expand.h"
 #include "slurm.h"
@@ -51,7 +52,7 @@ static const char *const *group_reads(const struct spec *spec, const struct spec
 }
 
 /* Each role's ssm_read: the leaves its groups' nodes read, sorted, in the spec's region. */
-static void role_reads(json_t *all, const struct spec *spec)
+static void role_reads(json_t *all, const struct spec *spec, const char *kms_key)
 {
 	size_t i, j;
 
@@ -86,10 +87,10 @@ static void role_reads(json_t *all, const struct spec *spec)
 			  json_pack("{s:s, s:o, s:b}", "region", spec->provider.region, "leaves",
 				    pexp_sorted_strings(leaves, n), "find_controller", finds));
 		/* Every node reads the munge key: every role decrypts it. */
-		if (spec->scheduler.kms_key.name)
+		if (kms_key)
 			json_object_set_new(
 			    json_object_get(json_object_get(r, "attrs"), "ssm_read"), "kms_key",
-			    json_string(spec->scheduler.kms_key.name));
+			    json_string(kms_key));
 	}
 }
 
@@ -154,6 +155,56 @@ char *aws_slurm_group_script(const struct spec *spec, const struct spec_group *g
 	return out;
 }
 
+/*
+ * A bare alias/NAME names a key of no account in particular: a policy on
+ * every account's keys the alias name matches ("kms:ResourceAliases" takes
+ * any account's alias of that name) would let the roles decrypt with
+ * another account's key that its key policy opens to them. Scoped to the
+ * caller's own account, as KMS resolves a bare alias ("Aliases in AWS
+ * KMS": an alias name refers to a key in the caller's account and
+ * Region): its alias ARN, the account from STS GetCallerIdentity. Any
+ * other form is kept.
+ */
+static int kms_scope(struct prov_ctx *ctx, const char *key, const char *region,
+		     struct kiln_error *err)
+{
+	struct aws_params p = {0};
+	const char *acct;
+	json_t *resp = NULL;
+	int rc;
+
+	free(ctx->kms_scoped);
+	ctx->kms_scoped = NULL;
+	ctx->kms_key = key;
+	if (!key || strncmp(key, "alias/", 6) != 0)
+		return 0;
+	rc = aws_query(ctx, AWS_STS, "GetCallerIdentity", &p, &resp, err);
+	aws_params_release(&p);
+	if (rc != PROV_OK) {
+		kiln_error_hint(err,
+				"scheduler.kms_key %s is scoped to your account, which "
+				"sts:GetCallerIdentity names; or write its alias ARN, "
+				"arn:aws:kms:%s:ACCOUNT:%s",
+				key, region, key);
+		return -1;
+	}
+	acct = awsxml_str(resp, "GetCallerIdentityResult.Account");
+	if (!acct || strlen(acct) != 12 || strspn(acct, "0123456789") != 12) {
+		kiln_error_set(err, "STS GetCallerIdentity answered no 12-digit account ('%s')",
+			       acct ? acct : "");
+		kiln_error_hint(err,
+				"write scheduler.kms_key as its alias ARN, "
+				"arn:aws:kms:%s:ACCOUNT:%s",
+				region, key);
+		json_decref(resp);
+		return -1;
+	}
+	ctx->kms_scoped = xasprintf("arn:aws:kms:%s:%s:%s", region, acct, key);
+	ctx->kms_key = ctx->kms_scoped;
+	json_decref(resp);
+	return 0;
+}
+
 int aws_expand_slurm(struct prov_ctx *ctx, json_t *all, const struct spec *spec,
 		     struct kiln_error *err)
 {
@@ -162,8 +213,10 @@ int aws_expand_slurm(struct prov_ctx *ctx, json_t *all, const struct spec *spec,
 	size_t i;
 
 	ctx->ssm_parameters = spec->scheduler.type == SCHEDULER_SLURM;
-	ctx->kms_key = ctx->ssm_parameters ? spec->scheduler.kms_key.name : NULL;
 	ctx->kms_region = spec->provider.region;
+	if (kms_scope(ctx, ctx->ssm_parameters ? spec->scheduler.kms_key.name : NULL,
+		      spec->provider.region, err) < 0)
+		return -1;
 	if (!ctx->ssm_parameters)
 		return 0;
 	if (slurm_cluster_from_spec(&c, spec, &catalog_aws, err) < 0)
@@ -176,7 +229,7 @@ int aws_expand_slurm(struct prov_ctx *ctx, json_t *all, const struct spec *spec,
 	if (ctx->kms_key) {
 		json_t *r = json_object_get(all, "aws_ssm_parameter.munge_key");
 
-		pexp_attr(r, "key_id", pexp_str(ctx->kms_key));
+		pexp_attr(r, "key_id", pexp_str(spec->scheduler.kms_key.name));
 		pexp_why(r, "key_id",
 			 xstrdup("scheduler.kms_key: SSM encrypts the key with it, and only the "
 				 "cluster's roles may decrypt with it, through SSM"));
@@ -203,7 +256,7 @@ int aws_expand_slurm(struct prov_ctx *ctx, json_t *all, const struct spec *spec,
 				   : strcmp(reads[k], LEAF_CONF) == 0 ? "slurm_conf"
 								      : "gres_conf");
 	}
-	role_reads(all, spec);
+	role_reads(all, spec, ctx->kms_key);
 	slurm_cluster_free(&c);
 	return 0;
 }

@@ -239,7 +239,7 @@ ac_status_jump() {
 		  cidr: 10.44.0.0/16
 		  fabric: ena
 		  ingress: [{port: 22, from: 203.0.113.0/24}]
-		scheduler: {type: slurm, controller: ctl}
+		scheduler: {type: slurm, controller: ctl, kms_key: alias/kiln-sj}
 		compute:
 		  login: {instance_type: m7i.xlarge, count: 1, image: ami-1e749f67, public: true, role: node}
 		  ctl: {instance_type: m7i.xlarge, count: 1, image: ami-1e749f67, role: node}
@@ -250,8 +250,18 @@ ac_status_jump() {
 		  ssh_keys: [{file: user.pub}]
 		  user: $(id -un)
 	SPEC
+	"$AWS_PY" "$E2E_ROOT/tests/e2e/slurm_inspect.py" kms-key alias/kiln-sj >kms.arn
 	check "access: a cluster whose Slurm controller is private, behind the login node" 0 \
 		--out-has "Apply complete:" -- "$KILN" apply --auto-approve
+	# scheduler.kms_key a bare alias: the roles may decrypt with the key of
+	# that alias in this account only (moto's account, STS GetCallerIdentity).
+	ac_via='"Condition":{"ForAnyValue:StringEquals":{"kms:ResourceAliases":"alias/kiln-sj"},"StringEquals":{"kms:ViaService":"ssm.us-east-1.amazonaws.com"}}'
+	printf '%s\n' "munge-key alias/kiln-sj" \
+		"kiln-sj-default-node {\"Action\":[\"kms:Decrypt\"],$ac_via,\"Effect\":\"Allow\",\"Resource\":\"arn:aws:kms:us-east-1:123456789012:key/*\",\"Sid\":\"KilnSlurmKey\"}" \
+		>kms-use.want
+	"$AWS_PY" "$E2E_ROOT/tests/e2e/slurm_inspect.py" kms-use sj default >kms-use.txt 2>&1
+	compare "access: boto3 reads a bare kms_key alias scoped to the caller's account in the role policy, not every account's keys" \
+		kms-use.want kms-use.txt
 	ac_port=$(python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
 	mkdir pw
 	sshd_files "$ac_dir/pw" 127.0.0.1 "$ac_port" "$ac_dir/user.pub"
