@@ -21,7 +21,11 @@
  *   the package's systemd unit, enabled, slurmd and slurmctld with a drop-in
  *   (their options, Restart=on-failure, and no condition on a local
  *   slurm.conf, which configless nodes lack); without systemd (a container,
- *   the e2e test) the script runs the units' ExecStart lines itself;
+ *   the e2e test) the script runs the units' ExecStart lines itself. A
+ *   node's slurmd drop-in runs the boot script again in its "slurmd" mode,
+ *   which looks the controller up (and checks it is an IPv4 address) before
+ *   it execs slurmd: a node rebooted after its controller was replaced
+ *   joins the new one;
  * - GPU partitions give whole nodes (OverSubscribe=EXCLUSIVE): a training
  *   job owns its nodes, and no cgroup device confinement is needed
  *   (ProctrackType=proctrack/linuxproc).
@@ -330,26 +334,11 @@ char *slurm_controller_script(const struct slurm_cluster *c, const struct slurm_
 	return sb_detach(&sb);
 }
 
-/* s with every '"' as '\"', for inside a double-quoted shell word. Caller frees. */
-static char *dq_escape(const char *s)
-{
-	struct strbuf sb = {0};
-
-	for (; *s; s++) {
-		if (*s == '"')
-			sb_addc(&sb, '\\');
-		sb_addc(&sb, *s);
-	}
-	return sb_detach(&sb);
-}
-
 char *slurm_node_script(const struct slurm_partition *p, const struct slurm_fetch *f,
 			const char *ctl_find)
 {
 	struct strbuf sb = {0};
-	char *name = slurm_node_name_expr(p), *raw = slurm_slurmd_args(p, "$ctl");
-	/* The options inside the drop-in's double-quoted command line. */
-	char *args = dq_escape(raw);
+	char *name = slurm_node_name_expr(p), *args = slurm_slurmd_args(p, "\"$ctl\"");
 
 	sb_addf(
 	    &sb,
@@ -360,35 +349,65 @@ char *slurm_node_script(const struct slurm_partition *p, const struct slurm_fetc
 	    "# Needs slurmd and munge on the image (Debian and Ubuntu packages of those names).\n",
 	    p->group);
 	script_common(&sb, f);
-	sb_addf(
-	    &sb,
-	    "# kiln_controller: the controller's address, looked up while it is not\n"
-	    "# running yet (10 minutes at most).\n"
-	    "kiln_controller() {\n"
-	    "\t%s\n"
-	    "}\n"
-	    "n=0\n"
-	    "until ctl=$(kiln_controller) && [ -n \"$ctl\" ] && [ \"$ctl\" != None ]; do\n"
-	    "\tn=$((n + 1))\n"
-	    "\tif [ \"$n\" -ge 60 ]; then\n"
-	    "\t\techo \"kiln-slurm: no Slurm controller found\" >&2\n"
-	    "\t\texit 1\n"
-	    "\tfi\n"
-	    "\tsleep 10\n"
-	    "done\n"
-	    "# The name gres.conf knows this node's GPUs by: GROUP-C-D of its address A.B.C.D.\n"
-	    "addr=$(ip -4 -o route get \"$ctl\" | sed -n 's/.* src \\([0-9.]*\\).*/\\1/p')\n"
-	    "name=\"%s\"\n"
-	    "hostname \"$name\"\n"
-	    "echo \"$name\" >/etc/hostname\n"
-	    "grep -q \" $name\\$\" /etc/hosts || echo \"$addr $name\" >>/etc/hosts\n"
-	    "kiln_munge\n"
-	    "install -d -m 0755 /var/spool/slurmd /var/log/slurm\n"
-	    "kiln_dropin slurmd \"/usr/sbin/slurmd -D -s -N $name %s\"\n"
-	    "kiln_unit slurmd /etc/systemd/system/slurmd.service.d/kiln.conf\n",
-	    ctl_find, name, args);
+	sb_addf(&sb,
+		"# kiln_controller: the controller's address as the cloud reports it.\n"
+		"kiln_controller() {\n"
+		"\t%s\n"
+		"}\n"
+		"\n"
+		"# kiln_ipv4 A: whether A is a dotted-quad IPv4 address (it goes on\n"
+		"# slurmd's command line and into /etc/hosts).\n"
+		"kiln_ipv4() {\n"
+		"\tcase $1 in\n"
+		"\t'' | *[!0-9.]* | .* | *. | *..*) return 1 ;;\n"
+		"\tesac\n"
+		"\tset -f\n"
+		"\told_ifs=$IFS\n"
+		"\tIFS=.\n"
+		"\t# shellcheck disable=SC2086 # split on the dots\n"
+		"\tset -- $1\n"
+		"\tIFS=$old_ifs\n"
+		"\tset +f\n"
+		"\t[ \"$#\" -eq 4 ] || return 1\n"
+		"\tfor o; do\n"
+		"\t\t[ \"${#o}\" -le 3 ] && [ \"$o\" -le 255 ] || return 1\n"
+		"\tdone\n"
+		"}\n"
+		"\n"
+		"# kiln_find: ctl, the controller's address, looked up while it is not\n"
+		"# running yet (10 minutes at most), at every start of slurmd: a\n"
+		"# controller replaced since the last boot has a new one. name: the name\n"
+		"# gres.conf knows this node's GPUs by, GROUP-C-D of its address A.B.C.D.\n"
+		"kiln_find() {\n"
+		"\tn=0\n"
+		"\tuntil ctl=$(kiln_controller) && kiln_ipv4 \"$ctl\"; do\n"
+		"\t\tn=$((n + 1))\n"
+		"\t\tif [ \"$n\" -ge 60 ]; then\n"
+		"\t\t\techo \"kiln-slurm: no Slurm controller found\" >&2\n"
+		"\t\t\texit 1\n"
+		"\t\tfi\n"
+		"\t\tsleep 10\n"
+		"\tdone\n"
+		"\taddr=$(ip -4 -o route get \"$ctl\" | sed -n 's/.* src \\([0-9.]*\\).*/\\1/p')\n"
+		"\tname=\"%s\"\n"
+		"}\n"
+		"\n"
+		"# slurmd's unit runs this script with \"slurmd\": the controller looked up\n"
+		"# again, then slurmd.\n"
+		"if [ \"${1:-}\" = slurmd ]; then\n"
+		"\tkiln_find\n"
+		"\texec /usr/sbin/slurmd -D -s -N \"$name\" %s\n"
+		"fi\n"
+		"kiln_find\n"
+		"hostname \"$name\"\n"
+		"echo \"$name\" >/etc/hostname\n"
+		"grep -q \" $name\\$\" /etc/hosts || echo \"$addr $name\" >>/etc/hosts\n"
+		"kiln_munge\n"
+		"install -d -m 0755 /var/spool/slurmd /var/log/slurm\n"
+		"kiln_dropin slurmd \"/bin/sh $(readlink -f \"$0\") slurmd\"\n"
+		"kiln_unit slurmd /etc/systemd/system/slurmd.service.d/kiln.conf\n",
+		ctl_find, name, args);
 	free(name);
-	free(raw);
 	free(args);
 	return sb_detach(&sb);
 }

@@ -9,6 +9,9 @@
 #include "catalog_aws.h"
 #include "slurm.h"
 
+#include <stdlib.h>
+#include <sys/wait.h>
+
 #define AWS                                                                                        \
 	"kiln: 1\n"                                                                                \
 	"cluster: c\n"                                                                             \
@@ -330,18 +333,65 @@ static void test_node_script_fetches_the_key_and_starts_slurmd(void **state)
 	assert_has(s, "until aws ssm get-parameter --name \"$1\" --with-decryption >\"$2\"; do\n");
 	assert_has(s, "\tkiln_fetch /kiln/c/default/slurm/munge-key /etc/munge/.munge.key.b64\n");
 	assert_has(s, "kiln_controller() {\n\techo 10.0.0.5\n}\n");
-	assert_has(
-	    s, "\nuntil ctl=$(kiln_controller) && [ -n \"$ctl\" ] && [ \"$ctl\" != None ]; do\n");
-	assert_has(s, "\nname=\"trainers-$(echo \"$addr\" | cut -d. -f3)-$(echo \"$addr\" | cut "
+	assert_has(s, "\tuntil ctl=$(kiln_controller) && kiln_ipv4 \"$ctl\"; do\n");
+	assert_has(s, "\tname=\"trainers-$(echo \"$addr\" | cut -d. -f3)-$(echo \"$addr\" | cut "
 		      "-d. -f4)\"\n");
-	/* slurmd runs from the package's unit with kiln's drop-in, now and after a reboot. */
-	assert_has(s,
-		   "\nkiln_dropin slurmd \"/usr/sbin/slurmd -D -s -N $name -Z --conf-server $ctl "
-		   "--conf \\\"Gres=gpu:h100:8 Feature=trainers\\\"\"\n"
-		   "kiln_unit slurmd /etc/systemd/system/slurmd.service.d/kiln.conf\n");
+	/*
+	 * slurmd runs from the package's unit with kiln's drop-in, now and after
+	 * a reboot: the script again, which looks the controller up each time.
+	 */
+	assert_has(s, "if [ \"${1:-}\" = slurmd ]; then\n"
+		      "\tkiln_find\n"
+		      "\texec /usr/sbin/slurmd -D -s -N \"$name\" -Z --conf-server \"$ctl\" "
+		      "--conf \"Gres=gpu:h100:8 Feature=trainers\"\n"
+		      "fi\n");
+	assert_has(s, "\nkiln_dropin slurmd \"/bin/sh $(readlink -f \"$0\") slurmd\"\n"
+		      "kiln_unit slurmd /etc/systemd/system/slurmd.service.d/kiln.conf\n");
 	assert_has(s, "\t\tsystemctl enable \"$1.service\"\n");
 	assert_has(s, "\t\tsystemctl enable munge.service\n");
 	assert_null(strstr(s, "\nslurmd "));
+	free(s);
+	slurm_cluster_free(&c);
+}
+
+/* The node script's kiln_ipv4, run by sh on A: its exit status. */
+static int ipv4_check(const char *script, const char *a)
+{
+	const char *from = strstr(script, "kiln_ipv4() {\n"),
+		   *to = from ? strstr(from, "\n}\n") : NULL;
+	char *fn;
+	int st;
+
+	assert_non_null(to);
+	fn = xasprintf("%.*s\n}\nkiln_ipv4 \"$1\"", (int)(to - from), from);
+	setenv("KILN_TEST_FN", fn, 1);
+	setenv("KILN_TEST_ARG", a, 1);
+	st = system("sh -c \"$KILN_TEST_FN\" sh \"$KILN_TEST_ARG\"");
+	unsetenv("KILN_TEST_FN");
+	unsetenv("KILN_TEST_ARG");
+	free(fn);
+	return WIFEXITED(st) ? WEXITSTATUS(st) : -1;
+}
+
+/* What the cloud answers is checked before it reaches slurmd and /etc/hosts. */
+static void test_node_script_takes_only_an_ipv4_controller_address(void **state)
+{
+	struct slurm_cluster c;
+	char *s;
+
+	cluster_of(*state, &c);
+	s = slurm_node_script(&c.parts[0], &fetch, "echo 10.0.0.5");
+	assert_int_equal(ipv4_check(s, "10.0.0.5"), 0);
+	assert_int_equal(ipv4_check(s, "255.255.255.255"), 0);
+	assert_int_equal(ipv4_check(s, "None"), 1);
+	assert_int_equal(ipv4_check(s, ""), 1);
+	assert_int_equal(ipv4_check(s, "10.0.0"), 1);
+	assert_int_equal(ipv4_check(s, "10.0.0.5.6"), 1);
+	assert_int_equal(ipv4_check(s, "10.0.0.256"), 1);
+	assert_int_equal(ipv4_check(s, "10..0.5"), 1);
+	assert_int_equal(ipv4_check(s, ".10.0.0"), 1);
+	assert_int_equal(ipv4_check(s, "10.0.0.1;reboot"), 1);
+	assert_int_equal(ipv4_check(s, "1000.0.0.1"), 1);
 	free(s);
 	slurm_cluster_free(&c);
 }
@@ -389,6 +439,7 @@ int main(void)
 	    kiln_test(test_gres_conf_names_each_gpu_groups_devices),
 	    kiln_test(test_slurmd_joins_with_its_gres_and_group_feature),
 	    kiln_test(test_node_script_fetches_the_key_and_starts_slurmd),
+	    kiln_test(test_node_script_takes_only_an_ipv4_controller_address),
 	    kiln_test(test_controller_script_adds_its_host_and_syncs_changes),
 	};
 

@@ -374,11 +374,11 @@ slurm_verify() {
 # would; on a node with systemd they are enabled and come back after a reboot.
 slurm_unit_tests() { # C: the third byte of the test's subnet
 	printf '%s\n' '[Unit]' 'ConditionPathExists=' '' '[Service]' 'ExecStart=' \
-		"ExecStart=/usr/sbin/slurmd -D -s -N trainers-$1-2 -Z --conf-server $SLURM_CTL --conf \"Gres=gpu:h100:8 Feature=trainers\"" \
+		"ExecStart=/bin/sh $SLURM_DIR/boot-trainers.sh slurmd" \
 		'Restart=on-failure' 'RestartSec=5' >"$SLURM_DIR/slurmd-dropin.want"
-	compare "slurm: a node's boot script writes a drop-in for Debian's slurmd.service: slurmd -Z against the controller, restarted on failure" \
+	compare "slurm: a node's boot script writes a drop-in for Debian's slurmd.service: the script again, which looks the controller up, restarted on failure" \
 		"$SLURM_DIR/slurmd-dropin.want" "$SLURM_DIR/nodes/n1/etc-systemd/slurmd.service.d/kiln.conf"
-	check "slurm: and the node's slurmd runs that ExecStart, word for word" 0 \
+	check "slurm: and the node's slurmd is what that ExecStart execs: slurmd -Z against the controller it looked up" 0 \
 		--out "/usr/sbin/slurmd -D -s -N trainers-$1-2 -Z --conf-server $SLURM_CTL --conf Gres=gpu:h100:8 Feature=trainers" \
 		-- slurm_cmdline n1 slurmd
 	check "slurm: the controller's slurmctld runs its drop-in's ExecStart" 0 \
