@@ -193,6 +193,12 @@ struct prov_type {
 	 */
 	int (*replace_nodes)(struct prov_ctx *ctx, const char *id, const char *const *nodes,
 			     size_t n, json_t **out, struct kiln_error *err);
+	/*
+	 * Creating one buys something up front that cannot be undone (capacity
+	 * for a window): apply buys it only as a refreshed plan showed it, with
+	 * approvals or --allow-purchase.
+	 */
+	bool purchase;
 };
 
 /*

@@ -719,14 +719,35 @@ static void render_outcome(const struct apply_cmd *a, const struct op_run *r,
 /*
  * A purchase (capacity paid up front, which cannot be undone) only when the
  * plan that shows it is applied with approvals that count, or with
- * --allow-purchase; -1 after saying so.
+ * --allow-purchase; and only as a refreshed plan showed it, offering and
+ * fee: a plan made with --refresh=false read no offering. Keyed on what the
+ * plan creates, not on a fee, which such a plan does not know. -1 after
+ * saying so.
  */
 static int purchase_check(const struct apply_cmd *a, const struct op_run *r)
 {
+	const struct plan_change *c = op_plan_purchase(r);
+	const json_t *plan = a->saved ? a->saved : r->plan;
 	double upfront = op_plan_upfront(r->plan);
 	char *m;
 
-	if (upfront <= 0 || a->allow_purchase || json_array_size(a->approved) > 0)
+	if (!c)
+		return 0;
+	if (json_is_false(plan_kiln(plan, "refresh")) ||
+	    !json_is_object(json_object_get(c->kiln, "offering"))) {
+		fprintf(stderr,
+			"%s: %s: this plan buys %s up front (which cannot be undone), but it was "
+			"made with --refresh=false, so it read no offering and shows no fee; "
+			"nothing was changed\n",
+			a->cli->prog, a->cli->cmd, c->address);
+		fprintf(
+		    stderr,
+		    "  hint: plan without --refresh=false (kiln plan %s --out plan.kiln), review "
+		    "the offering and fee it shows, then apply that plan\n",
+		    r->spec_path);
+		return -1;
+	}
+	if (a->allow_purchase || json_array_size(a->approved) > 0)
 		return 0;
 	m = cost_money(upfront);
 	fprintf(stderr,

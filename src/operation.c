@@ -592,6 +592,20 @@ double op_plan_upfront(const json_t *plan)
 	return json_number_value(json_object_get(plan_kiln(plan, "cost"), "upfront"));
 }
 
+const struct plan_change *op_plan_purchase(const struct op_run *r)
+{
+	size_t i;
+
+	for (i = 0; i < r->view.nchanges; i++) {
+		const struct plan_change *c = &r->view.changes[i];
+		const struct prov_type *t = provider_type(r->e->prov, c->type);
+
+		if (t && t->purchase && plan_action_creates(c->action) && !c->importing)
+			return &r->view.changes[i];
+	}
+	return NULL;
+}
+
 /*
  * The GPU utilization of the stretch this commit ends, for the ledger: the
  * nodes the head recorded, from the head's Kiln-Time to now. Never fails

@@ -590,7 +590,8 @@ static void remember_offer(struct prov_ctx *ctx, const struct block_ask *b, json
 
 /*
  * The purchase buys the offering the plan showed (and a saved plan was
- * held to), never another one found since: PROV_ERROR when chosen is not it.
+ * held to), never another one found since: PROV_ERROR when chosen is not it,
+ * or when no plan showed one (made without a refresh).
  */
 static int offer_as_planned(struct prov_ctx *ctx, const char *address, const struct block_ask *b,
 			    json_t *chosen, struct kiln_error *err)
@@ -606,7 +607,16 @@ static int offer_as_planned(struct prov_ctx *ctx, const char *address, const str
 	pthread_mutex_unlock(&ctx->mu);
 	free(idkey);
 	free(key);
-	if (!planned || (now && strcmp(planned, now) == 0)) {
+	if (!planned) {
+		kiln_error_set(err,
+			       "aws: %s: no plan showed a Capacity Block offering for this block "
+			       "(the plan was made without a refresh); nothing was bought",
+			       address);
+		kiln_error_hint(err, "plan without --refresh=false and review the offering it "
+				     "shows: kiln plan");
+		return PROV_ERROR;
+	}
+	if (now && strcmp(planned, now) == 0) {
 		free(planned);
 		return PROV_OK;
 	}
