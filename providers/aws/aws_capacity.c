@@ -293,8 +293,11 @@ void capacity_live(json_t *inst, const json_t *tags, json_t *attrs)
 				    json_string(id ? "reservation" : "reservation-group"));
 		json_object_set_new(attrs, "capacity_reservation", json_string(id ? id : arn));
 	}
-	/* A group that fell back says it had a fallback, tagged or not. */
-	if ((fb && strcmp(fb, "true") == 0) || fell_back(inst))
+	/*
+	 * The tag says what the spec asked last (an update retags it); an
+	 * untagged group that fell back says it had a fallback by its token.
+	 */
+	if (fb ? strcmp(fb, "true") == 0 : fell_back(inst))
 		json_object_set_new(attrs, "spot_fallback", json_true());
 }
 

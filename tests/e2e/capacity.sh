@@ -37,6 +37,8 @@ capacity: the plan prices spot and shows the on-demand fallback
 capacity: with spot capacity switched off the gang launches on demand
 capacity: boto3 finds the gang on demand
 capacity: and plans no changes after the fallback
+capacity: a fallen-back group whose fallback is dropped updates its tags in place
+capacity: and plans no changes after the fallback is dropped
 capacity: plan shows the block it would buy and the runner-up, with fees, and the upfront cost
 capacity: the plan JSON has the upfront cost and validates against the schema
 capacity: the plan JSON carries the offering it buys and the runner-up, exactly
@@ -451,6 +453,13 @@ cap_spot() {
 		-- "$KILN" apply --auto-approve
 	cap_inspect "capacity: boto3 finds the gang on demand" market spot none 2
 	check "capacity: and plans no changes after the fallback" 0 --out-has "No changes." \
+		-- "$KILN" plan --detailed-exitcode
+	sed -i 's/^    capacity:$/    capacity: spot/; /spot: {fallback/d' kiln.yaml
+	check "capacity: a fallen-back group whose fallback is dropped updates its tags in place" 0 \
+		--out-has "Apply complete: 0 created, 1 updated, 0 replaced, 0 deleted." \
+		-- "$KILN" apply --auto-approve
+	check "capacity: and plans no changes after the fallback is dropped" 0 \
+		--out-has "No changes." \
 		-- "$KILN" plan --detailed-exitcode
 	"$KILN" destroy --auto-approve >/dev/null 2>&1
 	cap_ctl spot '{"available": true}'
