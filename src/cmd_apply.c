@@ -408,11 +408,12 @@ static int parse_ttl(const struct cli *cli, const char *arg, int64_t *ttl)
 	return 0;
 }
 
-/* --wait-timeout, else KILN_WAIT_TIMEOUT, else 6h; "0": until the window ends. */
+/* --wait-timeout, else KILN_WAIT_TIMEOUT, else 6h; 0 (0s, 0m...): until the window ends. */
 static int wait_timeout_parse(struct apply_cmd *a)
 {
 	const char *env = getenv("KILN_WAIT_TIMEOUT");
 	const char *text = a->wait_arg ? a->wait_arg : env && *env ? env : NULL;
+	const char *name = a->wait_arg ? "--wait-timeout" : "KILN_WAIT_TIMEOUT";
 
 	a->wait_timeout = WAIT_TIMEOUT_DEFAULT;
 	if (!text)
@@ -421,13 +422,17 @@ static int wait_timeout_parse(struct apply_cmd *a)
 		a->wait_timeout = 0;
 		return 0;
 	}
-	if (duration_parse(text, &a->wait_timeout) < 0 || a->wait_timeout <= 0 ||
-	    a->wait_timeout > 182LL * 86400) {
+	if (duration_parse(text, &a->wait_timeout) < 0 || a->wait_timeout < 0) {
 		cli_error(a->cli,
 			  "write a duration of at most 182d like 30m, 6h or 2d, or 0 to wait until "
 			  "the window ends",
-			  "%s '%s' is not a duration",
-			  a->wait_arg ? "--wait-timeout" : "KILN_WAIT_TIMEOUT", text);
+			  "%s '%s' is not a duration", name, text);
+		return -1;
+	}
+	if (a->wait_timeout > 182LL * 86400) {
+		cli_error(a->cli, "write at most 182d, or 0 to wait until the window ends",
+			  "%s '%s' is longer than 182d, the longest a Capacity Block runs", name,
+			  text);
 		return -1;
 	}
 	return 0;

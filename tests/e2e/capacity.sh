@@ -219,6 +219,13 @@ sys.exit(got != want)'
 		--out "" \
 		--err "kiln: up: --wait-timeout '5x' is not a duration; write a duration of at most 182d like 30m, 6h or 2d, or 0 to wait until the window ends" \
 		-- "$KILN" up --wait-timeout 5x
+	check "capacity: a --wait-timeout past the longest block names the limit, exactly" 1 \
+		--out "" \
+		--err "kiln: up: --wait-timeout '200d' is longer than 182d, the longest a Capacity Block runs; write at most 182d, or 0 to wait until the window ends" \
+		-- "$KILN" up --wait-timeout 200d
+	check "capacity: --wait-timeout 0s waits until the window ends, as 0 does" 0 \
+		--out-has "Apply complete: 1 created, 0 updated, 0 replaced, 0 deleted." \
+		-- env KILN_WAIT_POLL_MS=300 $cap_at=2026-12-02T12:00:00Z "$KILN" up --auto-approve --wait-timeout 0s
 	# Without a ttl the block's end is still the hard expiry; the spec file gone, reap
 	# destroys with the copy the apply recorded.
 	cap_d=$(mktemp -d "$E2E_TMP/cap.XXXXXX")
