@@ -818,8 +818,11 @@ out:
 	return ret;
 }
 
-/* Seconds since the first round of --wait ended (now, on the wall clock, then). */
-static int64_t wait_elapsed(struct apply_cmd *a, int64_t now)
+/*
+ * Milliseconds of --wait-timeout left since the first round of --wait
+ * ended (now, on the wall clock, then).
+ */
+static int64_t wait_left_ms(struct apply_cmd *a, int64_t now)
 {
 	struct timespec t;
 
@@ -828,7 +831,8 @@ static int64_t wait_elapsed(struct apply_cmd *a, int64_t now)
 		a->waited = t;
 		a->wait_until = now + a->wait_timeout;
 	}
-	return (int64_t)(t.tv_sec - a->waited.tv_sec);
+	return a->wait_timeout * 1000 - ((int64_t)(t.tv_sec - a->waited.tv_sec) * 1000 +
+					 (t.tv_nsec - a->waited.tv_nsec) / 1000000);
 }
 
 #define WAIT_HINT                                                                                  \
@@ -845,7 +849,7 @@ static bool wait_in_bound(struct apply_cmd *a, const json_t *w, int64_t now)
 	const char *addr = json_string_value(json_object_get(w, "address"));
 	const char *id = json_string_value(json_object_get(w, "id"));
 	const char *start = json_string_value(json_object_get(w, "start"));
-	int64_t left = a->wait_timeout - wait_elapsed(a, now), s = 0;
+	int64_t left = wait_left_ms(a, now), s = 0;
 	char *bound;
 
 	if (a->wait_timeout == 0 ||
@@ -898,20 +902,28 @@ static int wait_for_window(struct apply_cmd *a, const struct op_run *r)
 		json_decref(windows);
 		return -1;
 	}
-	if (next)
-		fprintf(
-		    stderr, "%s: %s: waiting for %s (from %s): applying again in %lds (--wait)\n",
-		    a->cli->prog, a->cli->cmd, json_string_value(json_object_get(next, "address")),
-		    json_string_value(json_object_get(next, "start"))
-			? json_string_value(json_object_get(next, "start"))
-			: "?",
-		    (ms + 999) / 1000);
-	json_decref(windows);
-	if (!next)
+	if (!next) {
+		json_decref(windows);
 		return 0;
+	}
+	/* Never past the bound: sleep what is left of it when that is less than a poll. */
+	if (a->wait_timeout > 0 && wait_left_ms(a, now) < ms)
+		ms = (long)wait_left_ms(a, now);
+	fprintf(stderr, "%s: %s: waiting for %s (from %s): applying again in %lds (--wait)\n",
+		a->cli->prog, a->cli->cmd, json_string_value(json_object_get(next, "address")),
+		json_string_value(json_object_get(next, "start"))
+		    ? json_string_value(json_object_get(next, "start"))
+		    : "?",
+		(ms + 999) / 1000);
 	ts.tv_sec = ms / 1000;
 	ts.tv_nsec = (ms % 1000) * 1000000L;
 	nanosleep(&ts, NULL);
+	/* The bound ran out while asleep: exit 5 without another round. */
+	if (!wait_in_bound(a, next, now)) {
+		json_decref(windows);
+		return -1;
+	}
+	json_decref(windows);
 	/* The next round is the spec's plan, approved by asking for --wait. */
 	json_decref(a->saved);
 	json_decref(a->approvals);

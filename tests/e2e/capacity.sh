@@ -223,6 +223,19 @@ sys.exit(got != want)'
 		--out "" \
 		--err "kiln: up: --wait-timeout '200d' is longer than 182d, the longest a Capacity Block runs; write at most 182d, or 0 to wait until the window ends" \
 		-- "$KILN" up --wait-timeout 200d
+	# A poll longer than the bound: one round, then exit 5 when the bound runs
+	# out, not another apply after a whole poll.
+	cap_d=$(mktemp -d "$E2E_TMP/cap.XXXXXX")
+	cd "$cap_d" || exit 1
+	cp "$E2E_ROOT/examples/capacity-block.yaml" kiln.yaml
+	$cap_at=2026-12-02T00:00:00Z "$KILN" up --auto-approve --allow-purchase --wait-timeout 1h >/dev/null 2>&1
+	check "capacity: on sim, --wait-timeout 2s with an 8s poll exits 5 when the bound runs out, exactly" 5 \
+		--err-has "kiln: up: waiting for sim_capacity_block.trainers (from 2026-12-02T11:30:00Z): applying again in 2s (--wait)" \
+		--err-has ", from 2026-12-02T11:30:00Z) within the --wait-timeout of 2s; it is bought and recorded in the state" \
+		-- env KILN_WAIT_POLL_MS=8000 $cap_at=2026-12-02T11:29:58Z "$KILN" up --auto-approve --wait-timeout 2s
+	cp "$E2E_OUT" wait.out
+	assert "capacity: on sim, no second apply round ran after the bound" \
+		sh -c '[ "$(grep -c "^Apply incomplete" wait.out)" -eq 1 ]'
 	check "capacity: --wait-timeout 0s waits until the window ends, as 0 does" 0 \
 		--out-has "Apply complete: 1 created, 0 updated, 0 replaced, 0 deleted." \
 		-- env KILN_WAIT_POLL_MS=300 $cap_at=2026-12-02T12:00:00Z "$KILN" up --auto-approve --wait-timeout 0s
