@@ -109,8 +109,8 @@ static char *misfit(const json_t *live, const char *id, const char *type, long c
 {
 	const char *st = attr(live, "state"), *rt = attr(live, "instance_type");
 	const char *rz = attr(live, "zone");
-	long avail =
-	    (long)json_integer_value(json_object_get(json_object_get(live, "attrs"), "available"));
+	const json_t *a = json_object_get(live, "attrs");
+	long avail = (long)json_integer_value(json_object_get(a, "available"));
 
 	if (!st || (strcmp(st, "active") != 0 && strcmp(st, "scheduled") != 0 &&
 		    strcmp(st, "payment-pending") != 0))
@@ -124,6 +124,10 @@ static char *misfit(const json_t *live, const char *id, const char *type, long c
 	return NULL;
 }
 
+/*
+ * The member the gang launches into: an active one that fits, else one that
+ * fits once active (scheduled, payment-pending), the first listed of each.
+ */
 int capacity_group_fit(struct prov_ctx *ctx, const char *address, const json_t *attrs, json_t **fit,
 		       struct kiln_error *err)
 {
@@ -133,7 +137,7 @@ int capacity_group_fit(struct prov_ctx *ctx, const char *address, const json_t *
 	const json_t *zones = json_object_get(attrs, "zones");
 	const char *g = group_of(address);
 	struct strbuf why = {0};
-	json_t *ids = NULL, *v;
+	json_t *ids = NULL, *v, *later = NULL;
 	size_t i;
 	int rc;
 
@@ -168,11 +172,18 @@ int capacity_group_fit(struct prov_ctx *ctx, const char *address, const json_t *
 		if (bad) {
 			sb_addf(&why, "%s%s", why.len ? "; " : "", bad);
 			json_decref(live);
-		} else {
+		} else if (strcmp(attr(live, "state"), "active") == 0) {
 			*fit = live;
+		} else if (!later) {
+			later = live;
+		} else {
+			json_decref(live);
 		}
 		free(bad);
 	}
+	if (rc == PROV_OK && !*fit)
+		*fit = json_incref(later);
+	json_decref(later);
 	if (rc == PROV_OK && !*fit) {
 		kiln_error_set(err,
 			       "aws: compute.%s.capacity.reservation_group: no reservation in %s "

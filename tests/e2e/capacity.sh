@@ -23,6 +23,9 @@ capacity: apply waits for the group's member to be active instead of launching o
 capacity: boto3 finds no instance launched on demand for the waiting group
 capacity: once the member is active, apply launches the gang into it
 capacity: boto3 finds the gang in the member that became active
+capacity: plan picks the group's active member over a scheduled one listed first
+capacity: apply launches the gang into the group's active member
+capacity: boto3 finds the gang in the active member, not the scheduled one
 capacity: an on-demand group moved into a reservation plans a replace, with the reason
 capacity: apply launches the group again into the reservation
 capacity: boto3 finds the new gang in the reservation and the old one gone
@@ -391,6 +394,20 @@ cap_group() { # a Capacity Reservation group (reservation_group: ARN)
 		--out-has "Apply complete: 1 created, 0 updated, 0 replaced, 0 deleted." \
 		-- "$KILN" apply --auto-approve
 	cap_inspect "capacity: boto3 finds the gang in the member that became active" in-reservation "$later" 2 none
+	"$KILN" destroy --auto-approve >/dev/null 2>&1
+	# An active member that fits wins over a scheduled one listed first.
+	sched=$($ci odcr p5.48xlarge us-east-1a 2 - 2026-12-09T00:00:00Z)
+	active=$($ci odcr p5.48xlarge us-east-1b 2)
+	grp=$($ci group mixed "$sched" "$active")
+	cap_dir mixed "    capacity: {reservation_group: $grp}"
+	check "capacity: plan picks the group's active member over a scheduled one listed first" 0 \
+		--out-has "aws_instance_group.trainers: reservation group $grp: the nodes launch into $active (p5.48xlarge in us-east-1b)" \
+		-- "$KILN" plan
+	check "capacity: apply launches the gang into the group's active member" 0 \
+		--out-has "Apply complete: 6 created, 0 updated, 0 replaced, 0 deleted." \
+		-- "$KILN" apply --auto-approve
+	cap_inspect "capacity: boto3 finds the gang in the active member, not the scheduled one" \
+		in-reservation "$active" 2 none
 	"$KILN" destroy --auto-approve >/dev/null 2>&1
 	cd "$E2E_ROOT" || exit 1
 }
