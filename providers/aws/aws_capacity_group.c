@@ -111,6 +111,7 @@ static char *misfit(const json_t *live, const char *id, const char *type, long c
 	const char *rz = attr(live, "zone");
 	const json_t *a = json_object_get(live, "attrs");
 	long avail = (long)json_integer_value(json_object_get(a, "available"));
+	long total = (long)json_integer_value(json_object_get(a, "count"));
 
 	if (!st || (strcmp(st, "active") != 0 && strcmp(st, "scheduled") != 0 &&
 		    strcmp(st, "payment-pending") != 0))
@@ -121,6 +122,9 @@ static char *misfit(const json_t *live, const char *id, const char *type, long c
 		return xasprintf("%s is in %s", id, rz);
 	if (strcmp(st, "active") == 0 && avail < count)
 		return xasprintf("%s has %ld instances available", id, avail);
+	/* Not active yet: what it will hold, all of it free then. */
+	if (strcmp(st, "active") != 0 && total < count)
+		return xasprintf("%s is %s with room for %ld", id, st, total);
 	return NULL;
 }
 

@@ -26,6 +26,7 @@ capacity: boto3 finds the gang in the member that became active
 capacity: plan picks the group's active member over a scheduled one listed first
 capacity: apply launches the gang into the group's active member
 capacity: boto3 finds the gang in the active member, not the scheduled one
+capacity: plan names a scheduled member too small for the gang, exactly
 capacity: an on-demand group moved into a reservation plans a replace, with the reason
 capacity: apply launches the group again into the reservation
 capacity: boto3 finds the new gang in the reservation and the old one gone
@@ -409,6 +410,15 @@ cap_group() { # a Capacity Reservation group (reservation_group: ARN)
 	cap_inspect "capacity: boto3 finds the gang in the active member, not the scheduled one" \
 		in-reservation "$active" 2 none
 	"$KILN" destroy --auto-approve >/dev/null 2>&1
+	# A member not active yet must be large enough for the gang too.
+	small=$($ci odcr p5.48xlarge us-east-1a 1 - 2026-12-09T00:00:00Z)
+	grp=$($ci group small "$small")
+	cap_dir small "    capacity: {reservation_group: $grp}"
+	check "capacity: plan names a scheduled member too small for the gang, exactly" 1 \
+		--out "" \
+		--err "kiln: plan: aws: compute.trainers.capacity.reservation_group: no reservation in $grp takes 2 × p5.48xlarge in the spec's zones: $small is scheduled with room for 1
+  hint: add a reservation for 2 × p5.48xlarge in one of the spec's zones to the group, or change compute.trainers.instance_type, its count or provider.zone" \
+		-- "$KILN" plan
 	cd "$E2E_ROOT" || exit 1
 }
 
