@@ -130,7 +130,7 @@ int capacity_launch_init(struct prov_ctx *ctx, struct launch *l, const json_t *a
 	if (kind && strcmp(kind, "reservation-group") == 0) {
 		/* EC2 launches a target no member fits on demand: launch where one fits. */
 		l->reservation_group = target;
-		rc = capacity_group_fit(ctx, l->address, a, &live, err);
+		rc = capacity_group_fit(ctx, l->address, a, NULL, &live, err);
 		if (rc == PROV_OK)
 			l->reservation_zone =
 			    xstrdup(live_attr(live, "zone") ? live_attr(live, "zone") : "");
@@ -501,8 +501,9 @@ static int choose(struct prov_ctx *ctx, const char *address, const struct block_
 
 /* ---- pre-flight ---- */
 
+/* held: as capacity_preflight_group's, the slots a replace frees before it launches. */
 static int preflight_reservation(struct prov_ctx *ctx, const char *address, json_t *a,
-				 json_t *warnings, struct kiln_error *err)
+				 const json_t *held, json_t *warnings, struct kiln_error *err)
 {
 	const char *id = json_string_value(json_object_get(a, "capacity_reservation"));
 	const char *type = json_string_value(json_object_get(a, "instance_type"));
@@ -526,7 +527,8 @@ static int preflight_reservation(struct prov_ctx *ctx, const char *address, json
 	rz = live_attr(live, "zone");
 	st = live_attr(live, "state");
 	avail =
-	    (long)json_integer_value(json_object_get(json_object_get(live, "attrs"), "available"));
+	    (long)json_integer_value(json_object_get(json_object_get(live, "attrs"), "available")) +
+	    (long)json_integer_value(json_object_get(held, id));
 	rc = PROV_ERROR;
 	if (!st || (strcmp(st, "active") != 0 && strcmp(st, "scheduled") != 0 &&
 		    strcmp(st, "payment-pending") != 0)) {
@@ -554,10 +556,16 @@ static int preflight_reservation(struct prov_ctx *ctx, const char *address, json
 			       "aws: compute.%s.capacity.reservation: %s has %ld instances "
 			       "available; the group needs %ld",
 			       g, id, avail, count);
-		kiln_error_hint(err,
-				"lower compute.%s.count to %ld, or free instances in the "
-				"reservation",
-				g, avail);
+		if (avail > 0)
+			kiln_error_hint(err,
+					"lower compute.%s.count to %ld, or free instances in the "
+					"reservation",
+					g, avail);
+		else
+			kiln_error_hint(err,
+					"free instances in the reservation, or name one with %ld "
+					"available",
+					count);
 	} else {
 		if (strcmp(st, "active") != 0)
 			json_array_append_new(
@@ -700,15 +708,17 @@ int capacity_preflight(struct prov_ctx *ctx, const json_t *creates, json_t *warn
 		const char *type = json_string_value(json_object_get(r, "type"));
 		json_t *a = json_object_get(r, "attrs");
 		const char *kind = json_string_value(json_object_get(a, "capacity"));
+		const json_t *held =
+		    json_object_get(json_object_get(r, "replacing"), "reservations_held");
 
 		if (type && strcmp(type, "aws_capacity_block") == 0)
 			rc = preflight_block(ctx, addr, a, warnings, offers, err);
 		else if (type && strcmp(type, "aws_instance_group") == 0 && kind &&
 			 strcmp(kind, "reservation") == 0)
-			rc = preflight_reservation(ctx, addr, a, warnings, err);
+			rc = preflight_reservation(ctx, addr, a, held, warnings, err);
 		else if (type && strcmp(type, "aws_instance_group") == 0 && kind &&
 			 strcmp(kind, "reservation-group") == 0)
-			rc = capacity_preflight_group(ctx, addr, a, warnings, err);
+			rc = capacity_preflight_group(ctx, addr, a, held, warnings, err);
 		if (rc != PROV_OK)
 			break;
 	}

@@ -105,12 +105,13 @@ static int group_members(struct prov_ctx *ctx, const char *g, const char *arn, j
 
 /* Why member live does not take the gang, or NULL when it does. */
 static char *misfit(const json_t *live, const char *id, const char *type, long count,
-		    const json_t *zones)
+		    const json_t *zones, const json_t *held)
 {
 	const char *st = attr(live, "state"), *rt = attr(live, "instance_type");
 	const char *rz = attr(live, "zone");
 	const json_t *a = json_object_get(live, "attrs");
-	long avail = (long)json_integer_value(json_object_get(a, "available"));
+	long avail = (long)json_integer_value(json_object_get(a, "available")) +
+		     (long)json_integer_value(json_object_get(held, id));
 	long total = (long)json_integer_value(json_object_get(a, "count"));
 
 	if (!st || (strcmp(st, "active") != 0 && strcmp(st, "scheduled") != 0 &&
@@ -132,8 +133,8 @@ static char *misfit(const json_t *live, const char *id, const char *type, long c
  * The member the gang launches into: an active one that fits, else one that
  * fits once active (scheduled, payment-pending), the first listed of each.
  */
-int capacity_group_fit(struct prov_ctx *ctx, const char *address, const json_t *attrs, json_t **fit,
-		       struct kiln_error *err)
+int capacity_group_fit(struct prov_ctx *ctx, const char *address, const json_t *attrs,
+		       const json_t *held, json_t **fit, struct kiln_error *err)
 {
 	const char *arn = json_string_value(json_object_get(attrs, "capacity_reservation"));
 	const char *type = json_string_value(json_object_get(attrs, "instance_type"));
@@ -172,7 +173,7 @@ int capacity_group_fit(struct prov_ctx *ctx, const char *address, const json_t *
 		}
 		if (rc != PROV_OK)
 			break;
-		bad = misfit(live, id, type, count, zones);
+		bad = misfit(live, id, type, count, zones, held);
 		if (bad) {
 			sb_addf(&why, "%s%s", why.len ? "; " : "", bad);
 			json_decref(live);
@@ -206,12 +207,12 @@ int capacity_group_fit(struct prov_ctx *ctx, const char *address, const json_t *
 }
 
 int capacity_preflight_group(struct prov_ctx *ctx, const char *address, const json_t *attrs,
-			     json_t *warnings, struct kiln_error *err)
+			     const json_t *held, json_t *warnings, struct kiln_error *err)
 {
 	const char *arn = json_string_value(json_object_get(attrs, "capacity_reservation"));
 	json_t *fit = NULL;
 	const char *st;
-	int rc = capacity_group_fit(ctx, address, attrs, &fit, err);
+	int rc = capacity_group_fit(ctx, address, attrs, held, &fit, err);
 
 	if (rc != PROV_OK)
 		return rc;

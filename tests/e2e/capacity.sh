@@ -37,6 +37,14 @@ capacity: another reservation plans a replace of capacity_reservation alone
 capacity: spot with a fallback instead plans a replace by market, capacity unset
 capacity: a spot group whose fallback is dropped plans an update in place, no replace
 capacity: the update retags the instances and plans no changes after
+capacity: a group that fills its reservation plans a replace, its own nodes' room counted
+capacity: apply replaces the group inside its full reservation
+capacity: boto3 finds the 2 nodes in the reservation
+capacity: boto3 finds new instances in the reservation, not the old ones
+capacity: a group that fills its reservation group plans a replace, its own nodes' room counted
+capacity: apply replaces the group inside its full reservation group
+capacity: boto3 finds the 2 nodes in the reservation group
+capacity: boto3 finds new instances in the reservation group, not the old ones
 capacity: the plan prices spot and shows the on-demand fallback
 capacity: with spot capacity switched off the gang launches on demand
 capacity: boto3 finds the gang on demand
@@ -485,6 +493,37 @@ cap_change() {
 	cd "$E2E_ROOT" || exit 1
 }
 
+# A group that fills its reservation, replaced: the replace deletes the old
+# nodes first, so their slots count free at plan time (one reservation, then
+# a reservation group).
+cap_replace_full() { # CLUSTER CAPACITY-LINE RESERVATION WHAT
+	cap_dir "$1" "$2"
+	"$KILN" apply --auto-approve >/dev/null 2>&1
+	rf_old=$("$AWS_PY" "$E2E_ROOT/tests/e2e/capacity_inspect.py" ids "$1")
+	printf '    disk: {size_gb: 300}\n' >>kiln.yaml
+	check "capacity: a group that fills its $4 plans a replace, its own nodes' room counted" 2 \
+		--out-has "  -/+ aws_instance_group.trainers  replace: disk_size_gb forces replacement" \
+		-- "$KILN" plan --detailed-exitcode
+	check "capacity: apply replaces the group inside its full $4" 0 \
+		--out-has "Apply complete: 0 created, 0 updated, 1 replaced, 0 deleted." \
+		-- "$KILN" apply --auto-approve
+	cap_inspect "capacity: boto3 finds the 2 nodes in the $4" in-reservation "$3" 2 none
+	assert "capacity: boto3 finds new instances in the $4, not the old ones" \
+		sh -c '[ -n "$1" ] && [ "$1" != "$("$2" "$3" ids "$4")" ]' sh "$rf_old" "$AWS_PY" \
+		"$E2E_ROOT/tests/e2e/capacity_inspect.py" "$1"
+	"$KILN" destroy --auto-approve >/dev/null 2>&1
+	cd "$E2E_ROOT" || exit 1
+}
+
+cap_replace() {
+	cap_ctl reset '{}'
+	rp_cr=$("$AWS_PY" "$E2E_ROOT/tests/e2e/capacity_inspect.py" odcr p5.48xlarge us-east-1a 2)
+	cap_replace_full full "    capacity: {reservation: $rp_cr}" "$rp_cr" reservation
+	rp_cr=$("$AWS_PY" "$E2E_ROOT/tests/e2e/capacity_inspect.py" odcr p5.48xlarge us-east-1a 2)
+	rp_grp=$("$AWS_PY" "$E2E_ROOT/tests/e2e/capacity_inspect.py" group full "$rp_cr")
+	cap_replace_full fullgroup "    capacity: {reservation_group: $rp_grp}" "$rp_cr" "reservation group"
+}
+
 cap_spot() {
 	cap_ctl reset '{}'
 	cap_dir spot "    capacity:" "      spot: {fallback: on-demand}"
@@ -808,7 +847,7 @@ capacity_tests() {
 		unset AWS_PROFILE AWS_SESSION_TOKEN AWS_DEFAULT_REGION KILN_STATE KILN_WORKSPACE
 		export KILN_AUTHOR="E2E <e2e@example.com>"
 		# CAP_ONLY="cap_spot cap_block" runs some of them, for working on them.
-		for cap_fn in ${CAP_ONLY:-cap_odcr cap_group cap_change cap_spot cap_block cap_kill cap_stale cap_wait cap_least_privilege}; do
+		for cap_fn in ${CAP_ONLY:-cap_odcr cap_group cap_change cap_replace cap_spot cap_block cap_kill cap_stale cap_wait cap_least_privilege}; do
 			"$cap_fn"
 		done
 		echo "$E2E_PASSED $E2E_FAILED" >"$E2E_TMP/.capacity-counts"

@@ -158,6 +158,11 @@ def main(argv) -> int:
                            .get("CapacityReservationId", "none") for i in insts}), [cr_id],
                    "the reservation they target")
         return rc
+    if cmd == "ids":
+        # The live instance ids of a cluster, sorted, one line: to tell a new gang from the old.
+        insts = live_instances([{"Name": "tag:kiln:cluster", "Values": [args[0]]}])
+        print(" ".join(sorted(i["InstanceId"] for i in insts)))
+        return 0
     print(f"unknown command {cmd}", file=sys.stderr)
     return 2
 
