@@ -192,6 +192,13 @@ int capacity_launch_init(struct prov_ctx *ctx, struct launch *l, const json_t *a
 	return rc;
 }
 
+/*
+ * A launch with a target asks for it only (capacity-reservations-only, the
+ * one preference EC2 takes beside a target): a gang none of a reservation
+ * group's members has room for then fails to launch instead of running on
+ * demand, unreserved, without a word ("If capacity isn't available, the
+ * instance will fail to launch": CapacityReservationPreference, EC2 API).
+ */
 void capacity_launch_params(struct aws_params *p, const struct launch *l)
 {
 	if (l->reservation)
@@ -204,6 +211,9 @@ void capacity_launch_params(struct aws_params *p, const struct launch *l)
 			  "CapacityReservationSpecification.CapacityReservationTarget."
 			  "CapacityReservationResourceGroupArn",
 			  l->reservation_group);
+	if (l->reservation || l->reservation_group)
+		aws_param(p, "CapacityReservationSpecification.CapacityReservationPreference",
+			  "capacity-reservations-only");
 	if (l->block) {
 		aws_param(p, "InstanceMarketOptions.MarketType", "capacity-block");
 	} else if (l->spot && !l->fallback) {

@@ -17,6 +17,9 @@ capacity: plan names a reservation group that does not exist, exactly
 capacity: plan names the member of the reservation group the gang launches into
 capacity: apply launches the gang into the reservation group, in the member's zone
 capacity: boto3 finds the gang in the group's member reservation
+capacity: kiln asks EC2 to launch the group's gang in its reservations only
+capacity: the emulator refuses a reservations-only launch no group member fits, as EC2 does
+capacity: the emulator launches on demand, echoing no preference, when none was sent
 capacity: and plans no changes in the reservation group
 capacity: plan names a scheduled member of the reservation group
 capacity: apply waits for the group's member to be active instead of launching on demand, exactly
@@ -361,6 +364,7 @@ cap_group() { # a Capacity Reservation group (reservation_group: ARN)
 	ending=$($ci odcr p5.48xlarge us-east-1a 2 2026-12-02T01:00:00Z)
 	cap_ctl clock '{"now": "2026-12-02T02:00:00Z"}'
 	grp=$($ci group misfits "$wrong_type" "$wrong_zone" "$ending")
+	grp_bad=$grp
 	cap_dir group "    capacity: {reservation_group: $grp}"
 	check "capacity: plan names each member of a reservation group that does not fit (type, zone, expired), exactly" 1 \
 		--out "" \
@@ -384,6 +388,12 @@ cap_group() { # a Capacity Reservation group (reservation_group: ARN)
 		--out-has "Apply complete: 6 created, 0 updated, 0 replaced, 0 deleted." \
 		-- "$KILN" apply --auto-approve
 	cap_inspect "capacity: boto3 finds the gang in the group's member reservation" in-reservation "$fits" 2 none
+	cap_inspect "capacity: kiln asks EC2 to launch the group's gang in its reservations only" \
+		preference group capacity-reservations-only
+	cap_inspect "capacity: the emulator refuses a reservations-only launch no group member fits, as EC2 does" \
+		group-launch "$grp_bad" capacity-reservations-only ReservationCapacityExceeded
+	cap_inspect "capacity: the emulator launches on demand, echoing no preference, when none was sent" \
+		group-launch "$grp_bad" -
 	check "capacity: and plans no changes in the reservation group" 0 --out-has "No changes." \
 		-- "$KILN" plan --detailed-exitcode
 	"$KILN" destroy --auto-approve >/dev/null 2>&1
