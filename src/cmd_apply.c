@@ -390,6 +390,11 @@ struct apply_cmd {
 	int64_t wait_timeout;	/* seconds; 0: until the window ends */
 	struct timespec waited; /* when the first round ended (CLOCK_MONOTONIC) */
 	int64_t wait_until;	/* then, on the wall clock, plus wait_timeout */
+	/*
+	 * --wait after a saved plan: the plan file, the spec digest it was made
+	 * from, its spec file and workspace, which later rounds keep to.
+	 */
+	char *held_plan, *held_digest, *held_spec, *held_ws;
 };
 
 static int parse_ttl(const struct cli *cli, const char *arg, int64_t *ttl)
@@ -924,7 +929,22 @@ static int wait_for_window(struct apply_cmd *a, const struct op_run *r)
 		return -1;
 	}
 	json_decref(windows);
-	/* The next round is the spec's plan, approved by asking for --wait. */
+	/*
+	 * The next round is the spec's plan, approved by asking for --wait; after
+	 * a saved plan, only while the spec is still the one it was made from
+	 * (held_check), and the plan's spec file and workspace outlive it.
+	 */
+	if (a->saved) {
+		const char *digest =
+		    json_string_value(json_object_get(plan_kiln(a->saved, "spec"), "digest"));
+
+		a->held_plan = xstrdup(a->operand);
+		a->held_digest = xstrdup(digest ? digest : "");
+		a->held_spec = a->spec ? xstrdup(a->spec) : NULL;
+		a->held_ws = a->f.store.workspace ? xstrdup(a->f.store.workspace) : NULL;
+		a->spec = a->held_spec;
+		a->f.store.workspace = a->held_ws;
+	}
 	json_decref(a->saved);
 	json_decref(a->approvals);
 	json_decref(a->approved);
@@ -932,6 +952,28 @@ static int wait_for_window(struct apply_cmd *a, const struct op_run *r)
 	a->operand = a->spec;
 	a->f.auto_approve = true;
 	return 1;
+}
+
+/*
+ * A later round of --wait after a saved plan: -1 (said) when the spec is not
+ * the one the plan was made from any more, as an edit made while waiting
+ * would be applied unreviewed.
+ */
+static int held_check(const struct apply_cmd *a, const struct op_run *r)
+{
+	if (!a->held_digest || strcmp(a->held_digest, r->e->spec_digest) == 0)
+		return 0;
+	fprintf(stderr,
+		"%s: %s: %s changed while --wait waited: %s was made from %.19s, it is now "
+		"%.19s; --wait applies again only what that plan covered; nothing more was "
+		"changed\n",
+		a->cli->prog, a->cli->cmd, r->spec_path, a->held_plan, a->held_digest,
+		r->e->spec_digest);
+	fprintf(stderr,
+		"  hint: what %s did is recorded: review the change (kiln plan %s --out %s) and "
+		"apply that plan, with --wait\n",
+		a->held_plan, r->spec_path, a->held_plan);
+	return -1;
 }
 
 /* apply (destroy false) or destroy, as the commands run them; up: info of up, and its summary. */
@@ -950,7 +992,8 @@ static int apply_main(int argc, char **argv, struct cli *cli, const struct cmd_i
 	if (apply_parse(&a, &p, argc, argv, &ret) < 0 || apply_admit(&a) < 0)
 		goto out;
 again:
-	if (run_open(&r, cli, &a.f, a.spec, true, a.destroy ? "destroy" : "apply") < 0)
+	if (run_open(&r, cli, &a.f, a.spec, true, a.destroy ? "destroy" : "apply") < 0 ||
+	    held_check(&a, &r) < 0)
 		goto out;
 	expiry_before = json_deep_copy(json_object_get(r.state, "expiry"));
 	if (apply_prepare(&a, &r) < 0)
@@ -982,6 +1025,10 @@ out:
 	json_decref(a.approved);
 	json_decref(expiry_before);
 	free(a.ap.source);
+	free(a.held_plan);
+	free(a.held_digest);
+	free(a.held_spec);
+	free(a.held_ws);
 	op_close(&r);
 	run_flags_release(&a.f);
 	cli_parser_release(&p);

@@ -254,6 +254,40 @@ sys.exit(got != want)'
 	check "capacity: --wait-timeout 0s waits until the window ends, as 0 does" 0 \
 		--out-has "Apply complete: 1 created, 0 updated, 0 replaced, 0 deleted." \
 		-- env KILN_WAIT_POLL_MS=300 $cap_at=2026-12-02T12:00:00Z "$KILN" up --auto-approve --wait-timeout 0s
+	# A saved plan's --wait applies again only what the plan covered: an edit of
+	# the spec made while it waits stops it, unapplied.
+	cap_d=$(mktemp -d "$E2E_TMP/cap.XXXXXX")
+	cd "$cap_d" || exit 1
+	cp "$E2E_ROOT/examples/capacity-block.yaml" kiln.yaml
+	$cap_at=2026-12-02T00:00:00Z "$KILN" plan --out plan.kiln >/dev/null 2>&1
+	KILN_WAIT_POLL_MS=2000 KILN_SIM_READY_MS=20 KILN_NOW=2026-12-02T00:00:00Z \
+		"$KILN" apply plan.kiln --allow-purchase --wait-timeout 12h >wait.out 2>wait.err &
+	cw_pid=$!
+	n=0
+	while [ $n -lt 100 ] && ! grep -q "applying again" wait.err; do
+		sleep 0.1
+		n=$((n + 1))
+	done
+	printf '  scratch: {tier: object}\n' >>kiln.yaml
+	n=0
+	while [ $n -lt 100 ] && kill -0 "$cw_pid" 2>/dev/null; do
+		sleep 0.1
+		n=$((n + 1))
+	done
+	kill "$cw_pid" 2>/dev/null
+	wait "$cw_pid"
+	printf '%s\n' "$?" >wait.rc
+	check "capacity: a saved plan's --wait stops when the spec changed while it waited, exactly" 0 \
+		--out-has "kiln: apply: waiting for sim_capacity_block.trainers (from 2026-12-02T11:30:00Z): applying again in 2s (--wait)
+kiln: apply: kiln.yaml changed while --wait waited: plan.kiln was made from " \
+		--out-has "; --wait applies again only what that plan covered; nothing more was changed
+  hint: what plan.kiln did is recorded: review the change (kiln plan kiln.yaml --out plan.kiln) and apply that plan, with --wait" \
+		-- cat wait.err
+	assert "capacity: and exits 1 without another round" sh -c '[ "$(cat wait.rc)" = 1 ] &&
+		[ "$(grep -c "^Apply incomplete" wait.out)" -eq 1 ]'
+	check "capacity: the edit made during the wait is not applied" 0 \
+		--out-has "sim_capacity_block.trainers" \
+		-- sh -c '"$1" state list && ! "$1" state list | grep -q scratch' sh "$KILN"
 	# Without a ttl the block's end is still the hard expiry; the spec file gone, reap
 	# destroys with the copy the apply recorded.
 	cap_d=$(mktemp -d "$E2E_TMP/cap.XXXXXX")
