@@ -128,6 +128,14 @@ if block not in text:
     sys.exit(1)' "$E2E_TMP/.cap.out" "$cs_block"
 }
 
+cap_poll() { # CMD...: until CMD succeeds, every 0.1s, for 20s at most
+	cp_n=0
+	while [ $cp_n -lt 200 ] && ! "$@"; do
+		sleep 0.1
+		cp_n=$((cp_n + 1))
+	done
+}
+
 cap_inspect() { # NAME ARGS...
 	cap_name=$1
 	shift
@@ -263,17 +271,9 @@ sys.exit(got != want)'
 	KILN_WAIT_POLL_MS=2000 KILN_SIM_READY_MS=20 KILN_NOW=2026-12-02T00:00:00Z \
 		"$KILN" apply plan.kiln --allow-purchase --wait-timeout 12h >wait.out 2>wait.err &
 	cw_pid=$!
-	n=0
-	while [ $n -lt 100 ] && ! grep -q "applying again" wait.err; do
-		sleep 0.1
-		n=$((n + 1))
-	done
+	cap_poll grep -q "applying again" wait.err
 	printf '  scratch: {tier: object}\n' >>kiln.yaml
-	n=0
-	while [ $n -lt 100 ] && kill -0 "$cw_pid" 2>/dev/null; do
-		sleep 0.1
-		n=$((n + 1))
-	done
+	cap_poll sh -c '! kill -0 "$1" 2>/dev/null' sh "$cw_pid"
 	kill "$cw_pid" 2>/dev/null
 	wait "$cw_pid"
 	printf '%s\n' "$?" >wait.rc
@@ -760,11 +760,7 @@ cap_wait() {
 	KILN_NOW=2026-12-03T11:00:00Z KILN_WAIT_POLL_MS=300 "$KILN" up --auto-approve --allow-purchase --wait >up.out 2>up.err &
 	cap_pid=$!
 	# Until the block is bought and the gang found waiting, then the block starts.
-	n=0
-	while [ $n -lt 100 ] && ! grep -q "applying again" up.err; do
-		sleep 0.2
-		n=$((n + 1))
-	done
+	cap_poll grep -q "applying again" up.err
 	cap_ctl clock '{"now": "2026-12-03T12:00:00Z"}'
 	wait $cap_pid
 	printf '%s\n' "$?" >up.rc
