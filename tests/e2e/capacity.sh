@@ -44,6 +44,7 @@ capacity: a group that fills its reservation plans a replace, its own nodes' roo
 capacity: apply replaces the group inside its full reservation
 capacity: boto3 finds the 2 nodes in the reservation
 capacity: boto3 finds new instances in the reservation, not the old ones
+capacity: plan names a reservation another cluster fills, with a fix that is not count 0, exactly
 capacity: a group that fills its reservation group plans a replace, its own nodes' room counted
 capacity: apply replaces the group inside its full reservation group
 capacity: boto3 finds the 2 nodes in the reservation group
@@ -563,6 +564,19 @@ cap_replace() {
 	cap_ctl reset '{}'
 	rp_cr=$("$AWS_PY" "$E2E_ROOT/tests/e2e/capacity_inspect.py" odcr p5.48xlarge us-east-1a 2)
 	cap_replace_full full "    capacity: {reservation: $rp_cr}" "$rp_cr" reservation
+	# Another cluster's nodes fill it: nothing of them counts free, and the fix is not count 0.
+	cap_dir taken "    capacity: {reservation: $rp_cr}"
+	rp_taken=$cap_d
+	"$KILN" apply --auto-approve >/dev/null 2>&1
+	cap_dir other "    capacity: {reservation: $rp_cr}"
+	check "capacity: plan names a reservation another cluster fills, with a fix that is not count 0, exactly" 1 \
+		--out "" \
+		--err "kiln: plan: aws: compute.trainers.capacity.reservation: $rp_cr has 0 instances available; the group needs 2
+  hint: free instances in the reservation, or name one with 2 available" \
+		-- "$KILN" plan
+	cd "$rp_taken" || exit 1
+	"$KILN" destroy --auto-approve >/dev/null 2>&1
+	cd "$E2E_ROOT" || exit 1
 	rp_cr=$("$AWS_PY" "$E2E_ROOT/tests/e2e/capacity_inspect.py" odcr p5.48xlarge us-east-1a 2)
 	rp_grp=$("$AWS_PY" "$E2E_ROOT/tests/e2e/capacity_inspect.py" group full "$rp_cr")
 	cap_replace_full fullgroup "    capacity: {reservation_group: $rp_grp}" "$rp_cr" "reservation group"
