@@ -17,6 +17,11 @@
  * - gres.conf is one file for every node: its lines name the nodes by the
  *   names kiln gives them at boot, GROUP-C-D from the address A.B.C.D
  *   (unique in a VPC of /16 or smaller), so each group gets its own GPUs;
+ * - the daemons survive a reboot (cloud-init runs the script once): each is
+ *   the package's systemd unit, enabled, slurmd and slurmctld with a drop-in
+ *   (their options, Restart=on-failure, and no condition on a local
+ *   slurm.conf, which configless nodes lack); without systemd (a container,
+ *   the e2e test) the script runs the units' ExecStart lines itself;
  * - GPU partitions give whole nodes (OverSubscribe=EXCLUSIVE): a training
  *   job owns its nodes, and no cgroup device confinement is needed
  *   (ProctrackType=proctrack/linuxproc).
@@ -196,39 +201,69 @@ static void script_common(struct strbuf *sb, const struct slurm_fetch *f)
 {
 	char *cmd = xasprintf(f->command, "\"$1\"");
 
-	sb_addf(sb,
-		"set -eu\n"
-		"umask 022\n"
-		"\n"
-		"# kiln_fetch NAME FILE: a parameter's value into FILE, retried while the\n"
-		"# node's role or the network is not ready yet (5 minutes at most).\n"
-		"kiln_fetch() {\n"
-		"\tn=0\n"
-		"\tuntil %s >\"$2\"; do\n"
-		"\t\tn=$((n + 1))\n"
-		"\t\tif [ \"$n\" -ge 30 ]; then\n"
-		"\t\t\techo \"kiln-slurm: cannot read parameter $1\" >&2\n"
-		"\t\t\treturn 1\n"
-		"\t\tfi\n"
-		"\t\tsleep 10\n"
-		"\tdone\n"
-		"}\n"
-		"\n"
-		"# The munge key is read with the node's role at boot: it is never in user data.\n"
-		"kiln_munge() {\n"
-		"\tinstall -d -o munge -g munge -m 0700 /etc/munge /var/lib/munge /var/log/munge\n"
-		"\tinstall -d -o munge -g munge -m 0755 /run/munge\n"
-		"\tumask 077\n"
-		"\tkiln_fetch %s /etc/munge/.munge.key.b64\n"
-		"\tbase64 -d /etc/munge/.munge.key.b64 >/etc/munge/munge.key\n"
-		"\trm -f /etc/munge/.munge.key.b64\n"
-		"\tumask 022\n"
-		"\tchown munge:munge /etc/munge/munge.key\n"
-		"\tchmod 0400 /etc/munge/munge.key\n"
-		"\trunuser -u munge -- munged\n"
-		"}\n"
-		"\n",
-		cmd, f->munge_key);
+	sb_addf(
+	    sb,
+	    "set -eu\n"
+	    "umask 022\n"
+	    "\n"
+	    "# kiln_fetch NAME FILE: a parameter's value into FILE, retried while the\n"
+	    "# node's role or the network is not ready yet (5 minutes at most).\n"
+	    "kiln_fetch() {\n"
+	    "\tn=0\n"
+	    "\tuntil %s >\"$2\"; do\n"
+	    "\t\tn=$((n + 1))\n"
+	    "\t\tif [ \"$n\" -ge 30 ]; then\n"
+	    "\t\t\techo \"kiln-slurm: cannot read parameter $1\" >&2\n"
+	    "\t\t\treturn 1\n"
+	    "\t\tfi\n"
+	    "\t\tsleep 10\n"
+	    "\tdone\n"
+	    "}\n"
+	    "\n"
+	    "# The munge key is read with the node's role at boot: it is never in user data.\n"
+	    "kiln_munge() {\n"
+	    "\tinstall -d -o munge -g munge -m 0700 /etc/munge /var/lib/munge /var/log/munge\n"
+	    "\tinstall -d -o munge -g munge -m 0755 /run/munge\n"
+	    "\tumask 077\n"
+	    "\tkiln_fetch %s /etc/munge/.munge.key.b64\n"
+	    "\tbase64 -d /etc/munge/.munge.key.b64 >/etc/munge/munge.key\n"
+	    "\trm -f /etc/munge/.munge.key.b64\n"
+	    "\tumask 022\n"
+	    "\tchown munge:munge /etc/munge/munge.key\n"
+	    "\tchmod 0400 /etc/munge/munge.key\n"
+	    "\tif [ -d /run/systemd/system ]; then\n"
+	    "\t\tsystemctl enable munge.service\n"
+	    "\t\tsystemctl restart munge.service\n"
+	    "\telse\n"
+	    "\t\trunuser -u munge -- munged\n"
+	    "\tfi\n"
+	    "}\n"
+	    "\n"
+	    "# kiln_dropin NAME CMD: the package's NAME.service runs CMD, restarted when\n"
+	    "# it fails, and without the package's condition on a local slurm.conf\n"
+	    "# (configless nodes have none).\n"
+	    "kiln_dropin() {\n"
+	    "\tinstall -d -m 0755 \"/etc/systemd/system/$1.service.d\"\n"
+	    "\tprintf '[Unit]\\nConditionPathExists=\\n\\n[Service]\\nExecStart=\\nExecStart=%%s\\n"
+	    "Restart=on-failure\\nRestartSec=5\\n' \"$2\" "
+	    ">\"/etc/systemd/system/$1.service.d/kiln.conf\"\n"
+	    "}\n"
+	    "\n"
+	    "# kiln_unit NAME FILE: NAME.service runs now and at every boot, as FILE (a\n"
+	    "# unit or kiln's drop-in) says. Without systemd (a container), FILE's\n"
+	    "# command line runs as systemd would run it.\n"
+	    "kiln_unit() {\n"
+	    "\tif [ -d /run/systemd/system ]; then\n"
+	    "\t\tsystemctl daemon-reload\n"
+	    "\t\tsystemctl enable \"$1.service\"\n"
+	    "\t\tsystemctl restart \"$1.service\"\n"
+	    "\telse\n"
+	    "\t\tcmd=$(sed -n 's/^ExecStart=\\(..*\\)$/\\1/p' \"$2\")\n"
+	    "\t\teval \"exec $cmd\" &\n"
+	    "\tfi\n"
+	    "}\n"
+	    "\n",
+	    cmd, f->munge_key);
 	free(cmd);
 }
 
@@ -243,42 +278,68 @@ char *slurm_controller_script(const struct slurm_cluster *c, const struct slurm_
 		"# packages of those names).\n",
 		c->name, c->controller);
 	script_common(&sb, f);
-	sb_addf(&sb,
-		"# kiln_files: slurm.conf (with this host as SlurmctldHost) and gres.conf\n"
-		"# from the parameters kiln keeps them in.\n"
-		"kiln_files() {\n"
-		"\tkiln_fetch %s /etc/slurm/.slurm.conf.new\n"
-		"\tkiln_fetch %s /etc/slurm/.gres.conf.new\n"
-		"\t{\n"
-		"\t\techo \"SlurmctldHost=$(hostname -s)($addr)\"\n"
-		"\t\tcat /etc/slurm/.slurm.conf.new\n"
-		"\t} >/etc/slurm/slurm.conf\n"
-		"\tmv /etc/slurm/.gres.conf.new /etc/slurm/gres.conf\n"
-		"\tmv /etc/slurm/.slurm.conf.new /etc/slurm/.slurm.conf.kiln\n"
-		"}\n"
-		"\n"
-		"# kiln_sync: a changed partition or GRES reaches the running controller:\n"
-		"# new files, then scontrol reconfigure, which pushes them to every node.\n"
-		"kiln_sync() {\n"
-		"\twhile sleep \"${KILN_SLURM_SYNC_SECONDS:-60}\"; do\n"
-		"\t\tkiln_fetch %s /etc/slurm/.slurm.conf.next || continue\n"
-		"\t\tkiln_fetch %s /etc/slurm/.gres.conf.next || continue\n"
-		"\t\tif cmp -s /etc/slurm/.slurm.conf.next /etc/slurm/.slurm.conf.kiln &&\n"
-		"\t\t\tcmp -s /etc/slurm/.gres.conf.next /etc/slurm/gres.conf; then\n"
-		"\t\t\tcontinue\n"
-		"\t\tfi\n"
-		"\t\tkiln_files && scontrol reconfigure && echo \"kiln-slurm: reconfigured\"\n"
-		"\tdone\n"
-		"}\n"
-		"\n"
-		"addr=$(hostname -I | cut -d' ' -f1)\n"
-		"install -d -m 0755 /etc/slurm\n"
-		"kiln_files\n"
-		"kiln_munge\n"
-		"install -d -o slurm -g slurm -m 0755 /var/spool/slurmctld /var/log/slurm\n"
-		"slurmctld\n"
-		"kiln_sync >>/var/log/slurm/kiln-sync.log 2>&1 &\n",
-		f->slurm_conf, f->gres_conf, f->slurm_conf, f->gres_conf);
+	sb_addf(
+	    &sb,
+	    "# kiln_files: slurm.conf (with this host as SlurmctldHost) and gres.conf\n"
+	    "# from the parameters kiln keeps them in.\n"
+	    "kiln_files() {\n"
+	    "\tkiln_fetch %s /etc/slurm/.slurm.conf.new\n"
+	    "\tkiln_fetch %s /etc/slurm/.gres.conf.new\n"
+	    "\t{\n"
+	    "\t\techo \"SlurmctldHost=$(hostname -s)($addr)\"\n"
+	    "\t\tcat /etc/slurm/.slurm.conf.new\n"
+	    "\t} >/etc/slurm/.slurm.conf.tmp\n"
+	    "\tmv /etc/slurm/.slurm.conf.tmp /etc/slurm/slurm.conf\n"
+	    "\tmv /etc/slurm/.gres.conf.new /etc/slurm/gres.conf\n"
+	    "\tmv /etc/slurm/.slurm.conf.new /etc/slurm/.slurm.conf.kiln\n"
+	    "}\n"
+	    "\n"
+	    "# kiln_sync: a changed partition or GRES reaches the running controller:\n"
+	    "# new files, then scontrol reconfigure, which pushes them to every node.\n"
+	    "kiln_sync() {\n"
+	    "\twhile sleep \"${KILN_SLURM_SYNC_SECONDS:-60}\"; do\n"
+	    "\t\tkiln_fetch %s /etc/slurm/.slurm.conf.next || continue\n"
+	    "\t\tkiln_fetch %s /etc/slurm/.gres.conf.next || continue\n"
+	    "\t\tif cmp -s /etc/slurm/.slurm.conf.next /etc/slurm/.slurm.conf.kiln &&\n"
+	    "\t\t\tcmp -s /etc/slurm/.gres.conf.next /etc/slurm/gres.conf; then\n"
+	    "\t\t\tcontinue\n"
+	    "\t\tfi\n"
+	    "\t\tkiln_files && scontrol reconfigure && echo \"kiln-slurm: reconfigured\"\n"
+	    "\tdone\n"
+	    "}\n"
+	    "\n"
+	    "addr=$(hostname -I | cut -d' ' -f1)\n"
+	    "# The sync loop's own unit runs this script with \"sync\".\n"
+	    "if [ \"${1:-}\" = sync ]; then\n"
+	    "\tkiln_sync\n"
+	    "\texit 1\n"
+	    "fi\n"
+	    "install -d -m 0755 /etc/slurm\n"
+	    "kiln_files\n"
+	    "kiln_munge\n"
+	    "install -d -o slurm -g slurm -m 0755 /var/spool/slurmctld /var/log/slurm\n"
+	    "kiln_dropin slurmctld \"/usr/sbin/slurmctld -D -s\"\n"
+	    "kiln_unit slurmctld /etc/systemd/system/slurmctld.service.d/kiln.conf\n"
+	    "u=/etc/systemd/system/kiln-slurm-sync.service\n"
+	    "printf '[Unit]\\nDescription=kiln: new slurm.conf and gres.conf reach slurmctld\\n"
+	    "After=slurmctld.service\\n\\n[Service]\\nExecStart=/bin/sh -c \"exec /bin/sh %%s sync "
+	    ">>/var/log/slurm/kiln-sync.log 2>&1\"\\nRestart=always\\nRestartSec=60\\n\\n"
+	    "[Install]\\nWantedBy=multi-user.target\\n' \"$(readlink -f \"$0\")\" >\"$u\"\n"
+	    "kiln_unit kiln-slurm-sync \"$u\"\n",
+	    f->slurm_conf, f->gres_conf, f->slurm_conf, f->gres_conf);
+	return sb_detach(&sb);
+}
+
+/* s with every '"' as '\"', for inside a double-quoted shell word. Caller frees. */
+static char *dq_escape(const char *s)
+{
+	struct strbuf sb = {0};
+
+	for (; *s; s++) {
+		if (*s == '"')
+			sb_addc(&sb, '\\');
+		sb_addc(&sb, *s);
+	}
 	return sb_detach(&sb);
 }
 
@@ -286,7 +347,9 @@ char *slurm_node_script(const struct slurm_partition *p, const struct slurm_fetc
 			const char *ctl_find)
 {
 	struct strbuf sb = {0};
-	char *name = slurm_node_name_expr(p), *args = slurm_slurmd_args(p, "\"$ctl\"");
+	char *name = slurm_node_name_expr(p), *raw = slurm_slurmd_args(p, "$ctl");
+	/* The options inside the drop-in's double-quoted command line. */
+	char *args = dq_escape(raw);
 
 	sb_addf(
 	    &sb,
@@ -321,9 +384,11 @@ char *slurm_node_script(const struct slurm_partition *p, const struct slurm_fetc
 	    "grep -q \" $name\\$\" /etc/hosts || echo \"$addr $name\" >>/etc/hosts\n"
 	    "kiln_munge\n"
 	    "install -d -m 0755 /var/spool/slurmd /var/log/slurm\n"
-	    "slurmd %s\n",
+	    "kiln_dropin slurmd \"/usr/sbin/slurmd -D -s -N $name %s\"\n"
+	    "kiln_unit slurmd /etc/systemd/system/slurmd.service.d/kiln.conf\n",
 	    ctl_find, name, args);
 	free(name);
+	free(raw);
 	free(args);
 	return sb_detach(&sb);
 }

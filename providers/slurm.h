@@ -87,14 +87,18 @@ char *slurm_slurmd_args(const struct slurm_partition *p, const char *ctl);
 /*
  * The POSIX shell script (#!/bin/sh) the controller runs at boot: fetch the
  * munge key and both files, add SlurmctldHost, start munged and slurmctld,
- * and a loop that reconfigures when the files' parameters change.
+ * and a loop that reconfigures when the files' parameters change. Each runs
+ * from a systemd unit it enables (the package's, with a drop-in for
+ * slurmctld; kiln-slurm-sync.service runs this script with "sync"), so a
+ * reboot brings them back; without systemd, the units' ExecStart lines run.
  */
 char *slurm_controller_script(const struct slurm_cluster *c, const struct slurm_fetch *f);
 /*
  * The POSIX shell script a node of partition p runs at boot: fetch the
  * munge key, find the controller with ctl_find (a shell command printing
  * its address, retried while it prints nothing or "None"), take its node
- * name, start munged and slurmd -Z against the controller.
+ * name, start munged and slurmd -Z against the controller: slurmd from the
+ * package's unit with a drop-in naming its options, enabled for every boot.
  */
 char *slurm_node_script(const struct slurm_partition *p, const struct slurm_fetch *f,
 			const char *ctl_find);

@@ -10,8 +10,10 @@
  */
 #include "access.h"
 
+#include <errno.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "catalog.h"
 #include "log.h"
@@ -207,6 +209,50 @@ out:
 	json_decref(nodes);
 	free(addrs);
 	return doc;
+}
+
+int access_ssh_config_file(const json_t *hosts, const struct spec *spec, const char *endpoint,
+			   char **path, struct kiln_error *err)
+{
+	const char *tmp = getenv("TMPDIR");
+	char *text = access_ssh_config(hosts, spec, endpoint);
+	size_t len = strlen(text), off = 0;
+	int fd;
+
+	if (!tmp || !*tmp)
+		tmp = "/tmp";
+	*path = xasprintf("%s/kiln-ssh-config.XXXXXX", tmp);
+	if ((fd = mkstemp(*path)) < 0) {
+		kiln_error_set(err,
+			       "cannot create a temporary file for ssh's configuration in %s: %s",
+			       tmp, strerror(errno));
+		kiln_error_hint(err, "set TMPDIR to a writable directory");
+		goto fail;
+	}
+	while (off < len) {
+		ssize_t w = write(fd, text + off, len - off);
+
+		if (w < 0 && errno == EINTR)
+			continue;
+		if (w <= 0)
+			break;
+		off += (size_t)w;
+	}
+	close(fd);
+	if (off < len) {
+		kiln_error_set(err, "cannot write ssh's configuration to %s: %s", *path,
+			       strerror(errno));
+		kiln_error_hint(err, "free some space in TMPDIR");
+		unlink(*path);
+		goto fail;
+	}
+	free(text);
+	return 0;
+fail:
+	free(text);
+	free(*path);
+	*path = NULL;
+	return -1;
 }
 
 /* The distinct group names of hosts' nodes, "a, b" ("none" when none). Caller frees. */

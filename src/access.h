@@ -44,6 +44,17 @@ json_t *access_hosts(struct engine *e, const json_t *resources, const char *grou
  */
 char *access_ssh_config(const json_t *hosts, const struct spec *spec, const char *endpoint);
 
+/* The test-only variable that sends every node to one sshd (kiln-ssh(1)). */
+#define ACCESS_ENDPOINT_ENV "KILN_TEST_SSH_ENDPOINT"
+
+/*
+ * access_ssh_config(hosts, spec, endpoint) in a private temporary file
+ * (mode 0600, under TMPDIR or /tmp): *path, which the caller unlinks and
+ * frees. -1 with err when it cannot be written.
+ */
+int access_ssh_config_file(const json_t *hosts, const struct spec *spec, const char *endpoint,
+			   char **path, struct kiln_error *err);
+
 /*
  * The node "GROUP" (its first) or "GROUP/N" names; with target NULL, the
  * login node (or, without a public group, the first node). Borrowed from

@@ -41,9 +41,6 @@ enum {
 		    "read the nodes live from the cloud, not from the last refresh in state"       \
 	}
 
-/* The test-only variable that sends every node to one sshd (kiln-ssh(1)). */
-#define ENDPOINT_ENV "KILN_TEST_SSH_ENDPOINT"
-
 static const struct cli_option hosts_options[] = {
     OPT_SPEC_FILE,
     CMD_OPT_WORKSPACE,
@@ -347,7 +344,7 @@ int cmd_ssh_config(int argc, char **argv, struct cli *cli)
 		goto out;
 	}
 	if (load(&c, cli, NULL) == 0) {
-		text = access_ssh_config(c.hosts, c.r.e->spec, getenv(ENDPOINT_ENV));
+		text = access_ssh_config(c.hosts, c.r.e->spec, getenv(ACCESS_ENDPOINT_ENV));
 		fputs(text, stdout);
 		free(text);
 		ret = KILN_EXIT_OK;
@@ -377,7 +374,7 @@ static bool refuse_simulated(const struct access_cmd *c, struct cli *cli)
  */
 static int require_address(const struct cli *cli, const json_t *node)
 {
-	if (access_node_host(node) || getenv(ENDPOINT_ENV))
+	if (access_node_host(node) || getenv(ACCESS_ENDPOINT_ENV))
 		return 0;
 	cli_error(cli, "kiln hosts --refresh shows it once the cloud has given it one",
 		  "node %s (%s) has no address yet (state %s)",
@@ -390,41 +387,13 @@ static int require_address(const struct cli *cli, const json_t *node)
 /* The hosts' configuration in a private temporary file (*path, caller unlinks and frees). */
 static int write_config(const struct access_cmd *c, struct cli *cli, char **path)
 {
-	const char *tmp = getenv("TMPDIR");
-	char *text = access_ssh_config(c->hosts, c->r.e->spec, getenv(ENDPOINT_ENV));
-	size_t len = strlen(text), off = 0;
-	int fd;
+	struct kiln_error err = {0};
 
-	*path = xasprintf("%s/kiln-ssh-config.XXXXXX", tmp && *tmp ? tmp : "/tmp");
-	if ((fd = mkstemp(*path)) < 0) {
-		cli_error(cli, "set TMPDIR to a writable directory",
-			  "cannot create a temporary file for ssh's configuration in %s: %s",
-			  tmp && *tmp ? tmp : "/tmp", strerror(errno));
-		free(text);
-		free(*path);
-		*path = NULL;
-		return -1;
-	}
-	while (off < len) {
-		ssize_t w = write(fd, text + off, len - off);
-
-		if (w < 0 && errno == EINTR)
-			continue;
-		if (w <= 0)
-			break;
-		off += (size_t)w;
-	}
-	close(fd);
-	free(text);
-	if (off < len) {
-		cli_error(cli, "free some space in TMPDIR",
-			  "cannot write ssh's configuration to %s: %s", *path, strerror(errno));
-		unlink(*path);
-		free(*path);
-		*path = NULL;
-		return -1;
-	}
-	return 0;
+	if (access_ssh_config_file(c->hosts, c->r.e->spec, getenv(ACCESS_ENDPOINT_ENV), path,
+				   &err) == 0)
+		return 0;
+	cmd_report(cli, &err);
+	return -1;
 }
 
 /* ssh -F config [extra...] -- HOST [command...], as a NULL-terminated argv. Caller frees. */

@@ -12,6 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "access.h"
 #include "apply.h"
 #include "cmd_run.h"
 #include "cmds.h"
@@ -19,12 +20,13 @@
 #include "expiry.h"
 #include "health.h"
 #include "plan.h"
+#include "scheduler.h"
 #include "state.h"
 #include "jsonw.h"
 #include "timefmt.h"
 #include "utilization.h"
 
-enum { OPT_WINDOW = 1 };
+enum { OPT_WINDOW = 1, OPT_NO_SSH };
 
 static const struct cli_option options[] = {
     CMD_OPT_WORKSPACE,
@@ -34,6 +36,8 @@ static const struct cli_option options[] = {
     {"json", 0, false, OPT_RUN_JSON, NULL, "print the status as one JSON document"},
     {"window", 0, true, OPT_WINDOW, "DURATION",
      "measure GPU utilization and storage throughput over the last DURATION (default 15m)"},
+    {"no-ssh", 0, false, OPT_NO_SSH, NULL,
+     "do not ask the Slurm controller over ssh; count joined nodes from their health reports"},
 };
 
 const struct cmd_info cmd_status_info = {
@@ -47,9 +51,13 @@ const struct cmd_info cmd_status_info = {
 		   "the cost so far (that hourly cost times the time since the apply that\n"
 		   "brought the cluster up: an estimate that assumes the cluster kept its\n"
 		   "size), and the time left before its TTL ends. Changes a plan would make are\n"
-		   "counted. With scheduler: slurm, the Slurm controller's group, and how many\n"
-		   "nodes of each partition joined (reported healthy: slurmd started). Nothing\n"
-		   "is changed and no lock is taken.\n\n"
+		   "counted. Nothing is changed and no lock is taken.\n\n"
+		   "With scheduler: slurm, the Slurm controller's group, and per partition how\n"
+		   "many nodes joined, asked from slurmctld itself: sinfo runs on the controller\n"
+		   "node over the ssh kiln ssh uses (batch mode, a 5 s connect timeout, 15 s in\n"
+		   "all), giving joined, idle, allocated and down. When the controller cannot\n"
+		   "be asked, or with --no-ssh, the count comes from the nodes' health reports\n"
+		   "(healthy: slurmd started) and the line says why.\n\n"
 		   "Utilization, over the last --window: per node group the GPU utilization\n"
 		   "(mean, lowest and highest node) and GPU memory, per Lustre store its\n"
 		   "throughput against what the spec provisioned, and a diagnosis with the\n"
@@ -110,6 +118,75 @@ static void group_scheduler(const struct spec *spec, const char *name, json_t *g
 				      spec_default_partition(spec) == sg, "joined",
 				      json_object_get(json_object_get(g, "health"), "healthy"),
 				      "nodes", json_object_get(g, "nodes")));
+}
+
+/* The resources hosts are read from: each recorded one as the refresh found it. */
+static json_t *refreshed(const struct op_run *r)
+{
+	json_t *out = json_object(), *res;
+	const char *addr;
+
+	json_object_foreach(state_resources(r->state), addr, res)
+	{
+		const json_t *found = json_array_get(json_object_get(r->live, addr), 0);
+
+		json_object_set(out, addr, found ? (json_t *)found : res);
+	}
+	return out;
+}
+
+/*
+ * scheduler: slurm: each partition's counts from slurmctld itself when the
+ * controller answers over ssh (ask), else the health count already there,
+ * and why. doc's "scheduler" says which: {"type", "source": "controller",
+ * "controller": NODE} or {"type", "source": "health", "asked", "reason", "hint"}.
+ */
+static void status_scheduler(const struct op_run *r, bool ask, json_t *doc)
+{
+	static const char *const count_keys[] = {"joined", "idle", "allocated", "down", "other"};
+	struct kiln_error err = {0};
+	json_t *counts = NULL, *resources, *g, *sc;
+	char *node = NULL;
+	size_t i;
+
+	if (!r->e->spec || r->e->spec->scheduler.type != SCHEDULER_SLURM)
+		return;
+	if (ask) {
+		resources = refreshed(r);
+		sched_ask_controller(r->e, resources, getenv(ACCESS_ENDPOINT_ENV), &counts, &node,
+				     &err);
+		json_decref(resources);
+	} else {
+		kiln_error_set(&err, "--no-ssh");
+	}
+	if (counts) {
+		sc = json_pack("{s:s, s:s, s:s}", "type", "slurm", "source", "controller",
+			       "controller", node);
+	} else {
+		sc = json_pack("{s:s, s:s, s:b, s:s}", "type", "slurm", "source", "health", "asked",
+			       ask, "reason", err.msg);
+		if (err.hint[0])
+			json_object_set_new(sc, "hint", json_string(err.hint));
+	}
+	json_object_set_new(doc, "scheduler", sc);
+	json_array_foreach(json_object_get(doc, "groups"), i, g)
+	{
+		json_t *sl = json_object_get(g, "slurm");
+		const json_t *c;
+
+		if (!json_is_string(json_object_get(sl, "partition")))
+			continue;
+		json_object_set_new(sl, "source", json_string(counts ? "controller" : "health"));
+		if (!counts)
+			continue;
+		c = json_object_get(counts, json_string_value(json_object_get(sl, "partition")));
+		for (size_t k = 0; k < ARRAY_SIZE(count_keys); k++)
+			json_object_set_new(
+			    sl, count_keys[k],
+			    json_integer(json_integer_value(json_object_get(c, count_keys[k]))));
+	}
+	json_decref(counts);
+	free(node);
 }
 
 static json_t *build(const struct op_run *r, int64_t now)
@@ -193,10 +270,11 @@ static json_t *build(const struct op_run *r, int64_t now)
 }
 
 /* The group's part in Slurm: the controller, or its partition and how many nodes joined. */
-static void print_scheduler(const json_t *g)
+static void print_scheduler(const json_t *d, const json_t *g)
 {
-	const json_t *sl = json_object_get(g, "slurm");
+	const json_t *sl = json_object_get(g, "slurm"), *sc = json_object_get(d, "scheduler");
 	const char *role = json_string_value(json_object_get(sl, "role"));
+	const char *source = json_string_value(json_object_get(sc, "source"));
 
 	if (!role)
 		return;
@@ -205,11 +283,27 @@ static void print_scheduler(const json_t *g)
 		return;
 	}
 	printf("    slurm partition %s%s: %" JSON_INTEGER_FORMAT " of %" JSON_INTEGER_FORMAT
-	       " nodes joined (reported healthy, slurmd started)\n",
+	       " nodes joined",
 	       json_string_value(json_object_get(sl, "partition")),
 	       json_is_true(json_object_get(sl, "default")) ? " (default)" : "",
 	       json_integer_value(json_object_get(sl, "joined")),
 	       json_integer_value(json_object_get(sl, "nodes")));
+	if (source && strcmp(source, "controller") == 0) {
+		printf(": %" JSON_INTEGER_FORMAT " idle, %" JSON_INTEGER_FORMAT
+		       " allocated, %" JSON_INTEGER_FORMAT " down",
+		       json_integer_value(json_object_get(sl, "idle")),
+		       json_integer_value(json_object_get(sl, "allocated")),
+		       json_integer_value(json_object_get(sl, "down")));
+		if (json_integer_value(json_object_get(sl, "other")))
+			printf(", %" JSON_INTEGER_FORMAT " other",
+			       json_integer_value(json_object_get(sl, "other")));
+		printf(" (from slurmctld on %s)\n",
+		       json_string_value(json_object_get(sc, "controller")));
+		return;
+	}
+	printf(" (from health tags, reported healthy: controller not %s: %s)\n",
+	       json_is_true(json_object_get(sc, "asked")) ? "reachable" : "asked",
+	       json_string_value(json_object_get(sc, "reason")));
 }
 
 static void print_utilization(const json_t *u)
@@ -337,7 +431,7 @@ static void print_text(const json_t *d)
 		       json_string_value(json_object_get(g, "instance_type"))
 			   ?: "deleted outside kiln",
 		       json_string_value(json_object_get(g, "address")));
-		print_scheduler(g);
+		print_scheduler(d, g);
 		print_members(g);
 	}
 	if (json_array_size(json_object_get(d, "storage")))
@@ -393,6 +487,7 @@ int cmd_status(int argc, char **argv, struct cli *cli)
 	const char *spec;
 	int64_t now, window = UTIL_DEFAULT_WINDOW;
 	int c, ret = KILN_EXIT_ERROR;
+	bool ssh = true;
 	json_t *doc, *util = NULL;
 
 	run_flags_init(&f);
@@ -402,7 +497,9 @@ int cmd_status(int argc, char **argv, struct cli *cli)
 			ret = p.exit_code;
 			goto out;
 		}
-		if (c == OPT_WINDOW) {
+		if (c == OPT_NO_SSH) {
+			ssh = false;
+		} else if (c == OPT_WINDOW) {
 			if (duration_parse(p.optarg, &window) < 0) {
 				cli_error(cli, "write it like 15m, 1h or 90s",
 					  "--window '%s' is not a duration", p.optarg);
@@ -431,6 +528,7 @@ int cmd_status(int argc, char **argv, struct cli *cli)
 		util = json_pack("{s:s, s:s?}", "error", err.msg, "hint",
 				 err.hint[0] ? err.hint : NULL);
 	doc = build(&r, now);
+	status_scheduler(&r, ssh, doc);
 	if (util)
 		json_object_set_new(doc, "utilization", util);
 	if (f.json) {

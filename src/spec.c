@@ -631,6 +631,7 @@ void spec_free(struct spec *spec)
 	}
 	free(spec->waivers);
 	free(spec->scheduler.controller.name);
+	free(spec->scheduler.kms_key.name);
 	spec_access_free(spec);
 	spec_steps_free(spec->bootstrap, spec->nbootstrap);
 	free(spec->bootstrap);

@@ -303,10 +303,12 @@ struct spec {
 	} network;
 	struct spec_group *groups;
 	size_t ngroups, groups_cap;
-	/* scheduler: {type: slurm, controller: GROUP} (spec_scheduler.c) */
+	/* scheduler: {type: slurm, controller: GROUP, kms_key: KEY} (spec_scheduler.c) */
 	struct {
 		enum spec_scheduler_type type; /* SCHEDULER_NONE when absent */
 		struct spec_ref controller;
+		/* The key the provider encrypts the scheduler's secrets with, or NULL. */
+		struct spec_ref kms_key;
 		const struct ynode *node; /* NULL when absent */
 	} scheduler;
 	struct spec_store *stores;
@@ -316,8 +318,8 @@ struct spec {
 	struct {
 		struct spec_ssh_key *keys;
 		size_t nkeys;
-		char *user;	/* NULL: the image's default user */
-		char *key_pair; /* NULL: none */
+		char *user;		  /* NULL: the image's default user */
+		char *key_pair;		  /* NULL: none */
 		const struct ynode *node; /* NULL when the spec has no access: */
 	} access;
 	struct spec_waiver *waivers;

@@ -10,7 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-static const char *const scheduler_keys[] = {"type", "controller"};
+static const char *const scheduler_keys[] = {"type", "controller", "kms_key"};
 static const char *const scheduler_types[] = {"slurm"};
 
 void ld_scheduler(struct loader *ld, const struct ynode *sched)
@@ -30,6 +30,10 @@ void ld_scheduler(struct loader *ld, const struct ynode *sched)
 	if (ld_get_string(ld, sched, "controller", "scheduler.controller", true,
 			  &spec->scheduler.controller.name) == GOT_OK)
 		spec->scheduler.controller.node = ynode_get(sched, "controller");
+	/* Its form is the provider's to check (check_spec). */
+	if (ld_get_string(ld, sched, "kms_key", "scheduler.kms_key", false,
+			  &spec->scheduler.kms_key.name) == GOT_OK)
+		spec->scheduler.kms_key.node = ynode_get(sched, "kms_key");
 }
 
 bool ld_group_partition(struct loader *ld, const struct ynode *g, const char *path,

@@ -119,6 +119,79 @@ static void test_ssm_reads_read_back_beside_stores_and_allow(void **state)
 		    "\"allow\":[{\"actions\":[\"ssm:GetParameter\"],\"resources\":[\"*\"]}]}");
 }
 
+/* Compile attrs_text; the policy holds the statement want, to the letter. */
+static void assert_compiles_with(struct rfx *f, const char *attrs_text, const char *want)
+{
+	json_t *attrs = json_loads(attrs_text, 0, NULL);
+
+	assert_non_null(attrs);
+	f->text = aws_role_policy_compile(&scope, attrs, NULL);
+	if (!strstr(f->text, want))
+		fail_msg("policy %s\nlacks %s", f->text, want);
+	json_decref(attrs);
+}
+
+static void test_a_kms_key_arn_is_decrypt_on_exactly_that_key_through_ssm(void **state)
+{
+	assert_compiles_with(
+	    *state,
+	    "{\"read\":[],\"write\":[],\"ssm_read\":{\"region\":\"us-east-1\",\"leaves\":["
+	    "\"slurm/munge-key\"],\"kms_key\":\"arn:aws:kms:us-east-1:123456789012:key/"
+	    "1234abcd-12ab-34cd-56ef-1234567890ab\"}}",
+	    "{\"Sid\":\"KilnSlurmKey\",\"Effect\":\"Allow\",\"Action\":[\"kms:Decrypt\"],"
+	    "\"Resource\":\"arn:aws:kms:us-east-1:123456789012:key/"
+	    "1234abcd-12ab-34cd-56ef-1234567890ab\",\"Condition\":{\"StringEquals\":{"
+	    "\"kms:ViaService\":\"ssm.us-east-1.amazonaws.com\"}}}");
+}
+
+static void test_a_kms_alias_is_decrypt_on_the_key_it_names_through_ssm(void **state)
+{
+	assert_compiles_with(
+	    *state,
+	    "{\"read\":[],\"write\":[],\"ssm_read\":{\"region\":\"eu-west-1\",\"leaves\":["
+	    "\"slurm/munge-key\"],\"kms_key\":\"alias/kiln-munge\"}}",
+	    "{\"Sid\":\"KilnSlurmKey\",\"Effect\":\"Allow\",\"Action\":[\"kms:Decrypt\"],"
+	    "\"Resource\":\"arn:aws:kms:eu-west-1:*:key/*\",\"Condition\":{"
+	    "\"StringEquals\":{\"kms:ViaService\":\"ssm.eu-west-1.amazonaws.com\"},"
+	    "\"ForAnyValue:StringEquals\":{\"kms:ResourceAliases\":\"alias/kiln-munge\"}}}");
+}
+
+static void test_each_kms_key_form_reads_back_as_written(void **state)
+{
+	struct rfx *f = *state;
+	static const char *const keys[] = {
+	    "arn:aws:kms:us-east-1:123456789012:key/1234abcd-12ab-34cd-56ef-1234567890ab",
+	    "arn:aws:kms:us-east-1:123456789012:alias/kiln/munge", "alias/kiln-munge"};
+
+	for (size_t i = 0; i < ARRAY_SIZE(keys); i++) {
+		char *attrs = xasprintf("{\"read\":[],\"write\":[],\"ssm_read\":{\"region\":"
+					"\"us-east-1\",\"leaves\":[\"slurm/munge-key\"],"
+					"\"find_controller\":true,\"kms_key\":\"%s\"}}",
+					keys[i]);
+
+		assert_round_trip(f, attrs);
+		free(f->text);
+		json_decref(f->json);
+		f->text = NULL;
+		f->json = NULL;
+		free(attrs);
+	}
+}
+
+static void test_a_kms_statement_without_its_condition_is_an_allow_entry(void **state)
+{
+	struct rfx *f = *state;
+
+	f->json = aws_role_policy_decompile(
+	    &scope, "{\"Version\":\"2012-10-17\",\"Statement\":[{\"Sid\":\"KilnSsmRead\","
+		    "\"Effect\":\"Allow\",\"Action\":[\"ssm:GetParameter\"],\"Resource\":["
+		    "\"arn:aws:ssm:us-east-1:*:parameter/kiln/demo/default/slurm/munge-key\"]},"
+		    "{\"Sid\":\"KilnSlurmKey\",\"Effect\":\"Allow\",\"Action\":[\"kms:Decrypt\"],"
+		    "\"Resource\":\"arn:aws:kms:us-east-1:*:key/*\"}]}");
+	assert_null(json_object_get(json_object_get(f->json, "ssm_read"), "kms_key"));
+	assert_int_equal(json_array_size(json_object_get(f->json, "allow")), 1);
+}
+
 static void test_an_ssm_statement_of_another_workspace_reads_back_as_allow(void **state)
 {
 	struct rfx *f = *state;
@@ -539,6 +612,10 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 	    rp_test(test_ssm_reads_compile_to_get_parameter_on_each_exact_arn),
 	    rp_test(test_ssm_reads_read_back_beside_stores_and_allow),
+	    rp_test(test_a_kms_key_arn_is_decrypt_on_exactly_that_key_through_ssm),
+	    rp_test(test_a_kms_alias_is_decrypt_on_the_key_it_names_through_ssm),
+	    rp_test(test_each_kms_key_form_reads_back_as_written),
+	    rp_test(test_a_kms_statement_without_its_condition_is_an_allow_entry),
 	    rp_test(test_an_ssm_statement_of_another_workspace_reads_back_as_allow),
 	    rp_test(test_stores_and_allow_entries_compile_in_order),
 	    rp_test(test_a_role_without_allow_reads_back_without_the_key),

@@ -59,6 +59,79 @@ static void test_controller_group_of_two_nodes_is_refused(void **state)
 		    "group is the usual choice)");
 }
 
+/* A spec of CLUSTER's groups whose scheduler line (5) names kms_key: KEY. */
+static int validate_kms(struct fx *f, const char *key)
+{
+	char *text =
+	    xasprintf(AWS "scheduler: {type: slurm, controller: login, kms_key: %s}\n"
+			  "compute:\n"
+			  "  g: {gpu: H100:8, image: \"${var.i}\", role: r}\n"
+			  "  login: {instance_type: m7i.xlarge, image: \"${var.i}\", role: r}\n"
+			  "iam: {roles: {r: {}}}\n",
+		      key);
+	int got = fx_validate(f, text);
+
+	free(text);
+	return got;
+}
+
+static void test_a_kms_key_in_each_accepted_form_validates(void **state)
+{
+	struct fx *f = *state;
+	static const char *const keys[] = {
+	    "arn:aws:kms:us-east-1:123456789012:key/1234abcd-12ab-34cd-56ef-1234567890ab",
+	    "arn:aws:kms:us-east-1:123456789012:key/mrk-1234abcd12ab34cd56ef1234567890ab",
+	    "arn:aws:kms:us-east-1:123456789012:alias/kiln/munge", "alias/kiln-munge"};
+
+	for (size_t i = 0; i < ARRAY_SIZE(keys); i++) {
+		diags_release(&f->d);
+		memset(&f->d, 0, sizeof(f->d));
+		spec_free(f->spec);
+		f->spec = NULL;
+		validate_kms(f, keys[i]);
+		assert_no_errors(&f->d);
+	}
+}
+
+static void test_a_kms_key_of_no_accepted_form_is_refused(void **state)
+{
+	struct fx *f = *state;
+
+	assert_failed_with_errors(&f->d, validate_kms(f, "1234abcd-12ab-34cd-56ef-1234567890ab"));
+	assert_error(
+	    &f->d, 5, 54,
+	    "scheduler.kms_key '1234abcd-12ab-34cd-56ef-1234567890ab' is not a KMS key ARN "
+	    "or alias");
+	assert_hint(
+	    &f->d, 5, 54,
+	    "write arn:aws:kms:REGION:ACCOUNT:key/ID, arn:aws:kms:REGION:ACCOUNT:alias/NAME "
+	    "or alias/NAME");
+}
+
+static void test_an_aws_managed_kms_key_is_refused(void **state)
+{
+	struct fx *f = *state;
+
+	assert_failed_with_errors(&f->d, validate_kms(f, "alias/aws/ssm"));
+	assert_error(&f->d, 5, 54,
+		     "scheduler.kms_key 'alias/aws/ssm' is an AWS managed key, whose policy lets "
+		     "every principal of the account decrypt through SSM");
+	assert_hint(&f->d, 5, 54, "name a customer managed key, or leave kms_key out for aws/ssm");
+}
+
+static void test_a_kms_key_of_another_region_is_refused(void **state)
+{
+	struct fx *f = *state;
+
+	assert_failed_with_errors(&f->d, validate_kms(f, "arn:aws:kms:eu-west-1:123456789012:key/"
+							 "1234abcd-12ab-34cd-56ef-1234567890ab"));
+	assert_error(&f->d, 5, 54,
+		     "scheduler.kms_key is a key in eu-west-1; the cluster's parameters are in "
+		     "us-east-1");
+	assert_hint(&f->d, 5, 54,
+		    "SSM encrypts with a key of its own region: name a key in us-east-1");
+}
+
 static void test_unknown_controller_group_suggests_the_closest(void **state)
 {
 	struct fx *f = *state;
@@ -261,8 +334,14 @@ static void test_node_script_fetches_the_key_and_starts_slurmd(void **state)
 	    s, "\nuntil ctl=$(kiln_controller) && [ -n \"$ctl\" ] && [ \"$ctl\" != None ]; do\n");
 	assert_has(s, "\nname=\"trainers-$(echo \"$addr\" | cut -d. -f3)-$(echo \"$addr\" | cut "
 		      "-d. -f4)\"\n");
-	assert_has(s, "\nslurmd -Z --conf-server \"$ctl\" --conf \"Gres=gpu:h100:8 "
-		      "Feature=trainers\"\n");
+	/* slurmd runs from the package's unit with kiln's drop-in, now and after a reboot. */
+	assert_has(s,
+		   "\nkiln_dropin slurmd \"/usr/sbin/slurmd -D -s -N $name -Z --conf-server $ctl "
+		   "--conf \\\"Gres=gpu:h100:8 Feature=trainers\\\"\"\n"
+		   "kiln_unit slurmd /etc/systemd/system/slurmd.service.d/kiln.conf\n");
+	assert_has(s, "\t\tsystemctl enable \"$1.service\"\n");
+	assert_has(s, "\t\tsystemctl enable munge.service\n");
+	assert_null(strstr(s, "\nslurmd "));
 	free(s);
 	slurm_cluster_free(&c);
 }
@@ -278,7 +357,14 @@ static void test_controller_script_adds_its_host_and_syncs_changes(void **state)
 	assert_has(s, "\tkiln_fetch /kiln/c/default/slurm/slurm.conf /etc/slurm/.slurm.conf.new\n");
 	assert_has(s, "\tkiln_fetch /kiln/c/default/slurm/gres.conf /etc/slurm/.gres.conf.new\n");
 	assert_has(s, "scontrol reconfigure");
-	assert_has(s, "\nslurmctld\n");
+	assert_has(s, "\nkiln_dropin slurmctld \"/usr/sbin/slurmctld -D -s\"\n"
+		      "kiln_unit slurmctld /etc/systemd/system/slurmctld.service.d/kiln.conf\n");
+	/* The reconfigure loop is a unit too, running this very script with "sync". */
+	assert_has(s, "\nif [ \"${1:-}\" = sync ]; then\n\tkiln_sync\n");
+	assert_has(s, "ExecStart=/bin/sh -c \"exec /bin/sh %s sync >>/var/log/slurm/kiln-sync.log "
+		      "2>&1\"");
+	assert_has(s, "\nkiln_unit kiln-slurm-sync \"$u\"\n");
+	assert_null(strstr(s, "\nslurmctld\n"));
 	free(s);
 	slurm_cluster_free(&c);
 }
@@ -288,6 +374,10 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 	    kiln_test(test_controller_group_of_two_nodes_is_refused),
 	    kiln_test(test_unknown_controller_group_suggests_the_closest),
+	    kiln_test(test_a_kms_key_in_each_accepted_form_validates),
+	    kiln_test(test_a_kms_key_of_no_accepted_form_is_refused),
+	    kiln_test(test_an_aws_managed_kms_key_is_refused),
+	    kiln_test(test_a_kms_key_of_another_region_is_refused),
 	    kiln_test(test_two_default_partitions_are_refused_at_the_second),
 	    kiln_test(test_partition_without_a_scheduler_is_refused),
 	    kiln_test(test_scheduler_on_sim_says_what_sim_simulates),

@@ -486,6 +486,7 @@ static void aws_check_spec(const struct spec *spec, struct diags *d)
 	tags_aws_check(spec, d);
 	pexp_check_groups(&catalog_aws, spec, d);
 	aws_boot_check(spec, d);
+	aws_kms_check(spec, d);
 }
 
 /*

@@ -659,7 +659,7 @@ int aws_expand(struct prov_ctx *ctx, const struct spec *spec, json_t **out, stru
 	for (i = 0; i < spec->nroles; i++)
 		if (expand_role(all, spec, &spec->roles[i], zoned, err) < 0)
 			goto fail;
-	if (aws_expand_slurm(all, spec, err) < 0)
+	if (aws_expand_slurm(ctx, all, spec, err) < 0)
 		goto fail;
 	pexp_sort_deps(all);
 	free(fs);

@@ -81,6 +81,9 @@ struct prov_ctx {
 	json_t *zoned;	      /* "CLUSTER/WS" -> the zone its nodes launched in (aws_zones.c) */
 	bool zone_bound;      /* the spec has zone-bound storage (lustre, nfs): set by expand */
 	bool capacity_blocks; /* the spec buys Capacity Blocks: set by expand */
+	bool ssm_parameters;  /* the spec has SSM parameters (a scheduler): set by expand */
+	/* scheduler.kms_key and the spec's region (kiln iam-policy's kms:Encrypt): set by expand */
+	const char *kms_key, *kms_region;
 	json_t *seen; /* "CLUSTER/WS" -> {"aws_fsx_lustre": n, ...} as refresh listed them */
 	struct kiln_error creds_err;
 };
@@ -253,8 +256,24 @@ int aws_storage_zone(struct prov_ctx *ctx, const struct prov_scope *scope, char 
 void aws_refresh_seen(struct prov_ctx *ctx, const struct prov_scope *scope, const char *type,
 		      size_t n);
 
-/* aws_slurm.c: scheduler: slurm's parameters, and each role's ssm_read (expand). */
-int aws_expand_slurm(json_t *all, const struct spec *spec, struct kiln_error *err);
+/*
+ * aws_kms.c: scheduler.kms_key. aws_kms_check: its form and region, at
+ * validate time. aws_kms_statement: the policy statement allowing action
+ * (kms:Decrypt, kms:Encrypt) on that key through SSM of region only, Sid
+ * sid; NULL for a key of no accepted form. aws_kms_statement_key: the key
+ * back from such a statement (exactly as written), else NULL; caller frees.
+ */
+void aws_kms_check(const struct spec *spec, struct diags *d);
+json_t *aws_kms_statement(const char *key, const char *region, const char *sid, const char *action);
+char *aws_kms_statement_key(const json_t *s, const char *region, const char *sid,
+			    const char *action);
+
+/*
+ * aws_slurm.c: scheduler: slurm's parameters, and each role's ssm_read
+ * (expand); sets ctx->ssm_parameters.
+ */
+int aws_expand_slurm(struct prov_ctx *ctx, json_t *all, const struct spec *spec,
+		     struct kiln_error *err);
 struct slurm_cluster;
 /*
  * The boot script of group's nodes (the controller's, or a partition's
@@ -273,6 +292,10 @@ char *aws_ssm_name(const struct prov_scope *scope, const char *leaf);
 /* The tags that say what a parameter is: its leaf, and what kiln generated into it. */
 #define AWS_SSM_TAG_LEAF "kiln:leaf"
 #define AWS_SSM_TAG_GENERATED "kiln:generated"
+/* The KMS key kiln asked SSM to encrypt a SecureString with (scheduler.kms_key). */
+#define AWS_SSM_TAG_KEY "kiln:kms-key"
+/* The Sid of a role's (and kiln's own) statement on scheduler.kms_key. */
+#define AWS_KMS_SID "KilnSlurmKey"
 int ssmp_claim(struct prov_ctx *ctx, const struct prov_scope *scope, const char *id, json_t **out,
 	       struct kiln_error *err);
 /* aws_preflight.c */

@@ -52,7 +52,6 @@ char *aws_iam_policy(struct prov_ctx *ctx, const struct prov_scope *scope,
 	const char *res;
 	size_t i;
 
-	(void)ctx;
 	/* Bucket names are shortened past 63 characters: the pattern keeps what is kept. */
 	if (strlen(prefix) > 54)
 		prefix[54] = '\0';
@@ -101,6 +100,16 @@ char *aws_iam_policy(struct prov_ctx *ctx, const struct prov_scope *scope,
 			    json_pack("{s:s, s:[s], s:s, s:{s:{s:s}}}", "Effect", "Allow", "Action",
 				      "iam:PassRole", "Resource", roles, "Condition",
 				      "StringEquals", "iam:PassedToService", "ec2.amazonaws.com"));
+	/* SSM encrypts a SecureString with scheduler.kms_key for kiln (aws_kms.c). */
+	for (i = 0; ctx->kms_key && i < n; i++)
+		if (strcmp(actions[i], "ssm:PutParameter") == 0) {
+			json_t *k = aws_kms_statement(ctx->kms_key, ctx->kms_region, AWS_KMS_SID,
+						      "kms:Encrypt");
+
+			if (k)
+				json_array_append_new(stmts, k);
+			break;
+		}
 	out = jsonw_dumps(doc, JSON_INDENT(2) | JSON_PRESERVE_ORDER, NULL);
 	json_decref(doc);
 	json_decref(by_res);

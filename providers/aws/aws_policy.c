@@ -136,10 +136,12 @@ static char *ssm_arn_prefix(const struct prov_scope *scope, const char *region)
 }
 
 /*
- * ssm_read ({"region", "leaves"}): ssm:GetParameter on each parameter by its
- * ARN, the account left as '*' (a role reads its own account's parameters).
- * With the aws/ssm key a SecureString needs no kms:Decrypt in the policy:
- * that key's policy lets every principal of the account decrypt through SSM.
+ * ssm_read ({"region", "leaves", "kms_key"?}): ssm:GetParameter on each
+ * parameter by its ARN, the account left as '*' (a role reads its own
+ * account's parameters). With the aws/ssm key a SecureString needs no
+ * kms:Decrypt in the policy: that key's policy lets every principal of the
+ * account decrypt through SSM. With kms_key, a customer managed key, the
+ * role gets kms:Decrypt on that key through SSM (KilnSlurmKey, aws_kms.c).
  */
 static void ssm_statement(json_t *stmts, const struct prov_scope *scope, const json_t *read)
 {
@@ -157,6 +159,14 @@ static void ssm_statement(json_t *stmts, const struct prov_scope *scope, const j
 	json_array_append_new(stmts,
 			      json_pack("{s:s, s:s, s:[s], s:o}", "Sid", SSM_SID_READ, "Effect",
 					"Allow", "Action", ssm_read[0], "Resource", res));
+	/* scheduler.kms_key: decrypting with it, through SSM only (aws_kms.c). */
+	if (json_is_string(json_object_get(read, "kms_key"))) {
+		json_t *k = aws_kms_statement(json_string_value(json_object_get(read, "kms_key")),
+					      region, AWS_KMS_SID, "kms:Decrypt");
+
+		if (k)
+			json_array_append_new(stmts, k);
+	}
 	/* EC2 scopes no Describe call to a resource. */
 	if (json_is_true(json_object_get(read, "find_controller")))
 		json_array_append_new(stmts, json_pack("{s:s, s:s, s:[s], s:s}", "Sid",
@@ -428,6 +438,7 @@ static json_t *policy_decompile(const char *doc_text, const char *prefix,
 	json_t *doc = doc_text ? json_loads(doc_text, 0, NULL) : NULL, *s, *stmts, *raw, *out;
 	json_t *nfs[2] = {json_array(), json_array()}, *allow, *ssm = NULL;
 	json_t *health = health_statement(), *metrics = gpu_metrics_statement();
+	char *kms = NULL;
 	bool finds = false;
 	size_t i;
 
@@ -454,6 +465,11 @@ static json_t *policy_decompile(const char *doc_text, const char *prefix,
 			finds = true;
 			continue;
 		}
+		if (ssm && !kms &&
+		    (kms =
+			 aws_kms_statement_key(s, json_string_value(json_object_get(ssm, "region")),
+					       AWS_KMS_SID, "kms:Decrypt")))
+			continue;
 		if (json_equal(s, health)) {
 			json_object_set_new(out, "node_health", json_true());
 			continue;
@@ -481,8 +497,11 @@ static json_t *policy_decompile(const char *doc_text, const char *prefix,
 			json_object_set(out, i ? "nfs_write" : "nfs_read", nfs[i]);
 	if (ssm) {
 		json_object_set_new(ssm, "find_controller", json_boolean(finds));
+		if (kms)
+			json_object_set_new(ssm, "kms_key", json_string(kms));
 		json_object_set_new(out, "ssm_read", ssm);
 	}
+	free(kms);
 	allow = pexp_allow_normalize(raw);
 	if (json_array_size(allow))
 		json_object_set(out, "allow", allow);

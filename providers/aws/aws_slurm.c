@@ -85,6 +85,11 @@ static void role_reads(json_t *all, const struct spec *spec)
 		pexp_attr(r, "ssm_read",
 			  json_pack("{s:s, s:o, s:b}", "region", spec->provider.region, "leaves",
 				    pexp_sorted_strings(leaves, n), "find_controller", finds));
+		/* Every node reads the munge key: every role decrypts it. */
+		if (spec->scheduler.kms_key.name)
+			json_object_set_new(
+			    json_object_get(json_object_get(r, "attrs"), "ssm_read"), "kms_key",
+			    json_string(spec->scheduler.kms_key.name));
 	}
 }
 
@@ -149,13 +154,17 @@ char *aws_slurm_group_script(const struct spec *spec, const struct spec_group *g
 	return out;
 }
 
-int aws_expand_slurm(json_t *all, const struct spec *spec, struct kiln_error *err)
+int aws_expand_slurm(struct prov_ctx *ctx, json_t *all, const struct spec *spec,
+		     struct kiln_error *err)
 {
 	struct slurm_cluster c;
 	char *conf, *gres;
 	size_t i;
 
-	if (spec->scheduler.type != SCHEDULER_SLURM)
+	ctx->ssm_parameters = spec->scheduler.type == SCHEDULER_SLURM;
+	ctx->kms_key = ctx->ssm_parameters ? spec->scheduler.kms_key.name : NULL;
+	ctx->kms_region = spec->provider.region;
+	if (!ctx->ssm_parameters)
 		return 0;
 	if (slurm_cluster_from_spec(&c, spec, &catalog_aws, err) < 0)
 		return -1;
@@ -164,6 +173,14 @@ int aws_expand_slurm(json_t *all, const struct spec *spec, struct kiln_error *er
 	param(all, "munge_key", LEAF_MUNGE, "SecureString", NULL,
 	      xstrdup("munged's shared key: kiln makes it at apply and seals it in the state; "
 		      "the nodes read it with their role at boot, never from user data"));
+	if (ctx->kms_key) {
+		json_t *r = json_object_get(all, "aws_ssm_parameter.munge_key");
+
+		pexp_attr(r, "key_id", pexp_str(ctx->kms_key));
+		pexp_why(r, "key_id",
+			 xstrdup("scheduler.kms_key: SSM encrypts the key with it, and only the "
+				 "cluster's roles may decrypt with it, through SSM"));
+	}
 	param(all, "slurm_conf", LEAF_CONF, "String", conf,
 	      xasprintf("slurm.conf for the controller on compute.%s (configless: every slurmd "
 			"fetches it from there)",

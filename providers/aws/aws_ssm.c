@@ -9,9 +9,14 @@
  * change is an overwrite in place) or a SecureString whose value kiln
  * generates at create and never reads back (the munge key): the value goes
  * into the create's live form once, where the state seals it, and into SSM
- * encrypted with the account's aws/ssm key. Every parameter of a workspace
+ * encrypted with the account's aws/ssm key, or with scheduler.kms_key
+ * (aws_kms.c; tagged kiln:kms-key, as SSM's reads do not answer the key
+ * id). Every parameter of a workspace
  * is under one path, so one GetParametersByPath lists them; their kiln tags
- * come from ListTagsForResource (PutParameter tags in the call itself).
+ * come from ListTagsForResource (PutParameter tags in the call itself). A
+ * spec without parameters (no scheduler) lists none: the parameters its
+ * state still records are read by id (engine_refresh reads what a list did
+ * not return), so a spec that dropped its scheduler still deletes them.
  */
 #include "aws_ec2.h"
 
@@ -53,14 +58,15 @@ static json_t *param_live(const json_t *p, json_t *tags)
 	const char *type = json_string_value(json_object_get(p, "Type"));
 	const char *gen = json_string_value(json_object_get(tags, AWS_SSM_TAG_GENERATED));
 	const char *leaf = json_string_value(json_object_get(tags, AWS_SSM_TAG_LEAF));
+	const char *key = json_string_value(json_object_get(tags, AWS_SSM_TAG_KEY));
 	json_t *attrs;
 
 	if (!name || !type) {
 		json_decref(tags);
 		return NULL;
 	}
-	attrs = json_pack("{s:s, s:s?, s:O?, s:s, s:s?}", "kind", type, "leaf", leaf, "arn",
-			  json_object_get(p, "ARN"), "name", name, "generated", gen);
+	attrs = json_pack("{s:s, s:s?, s:O?, s:s, s:s?, s:s*}", "kind", type, "leaf", leaf, "arn",
+			  json_object_get(p, "ARN"), "name", name, "generated", gen, "key_id", key);
 	/* A String's content is what kiln compares; a secret is never read back. */
 	if (strcmp(type, "String") == 0)
 		json_object_set(attrs, "content", json_object_get(p, "Value"));
@@ -127,14 +133,19 @@ static int params_live(struct prov_ctx *ctx, const json_t *params, json_t *out,
 int ssmp_list(struct prov_ctx *ctx, const struct prov_scope *scope, const char *page, json_t **out,
 	      char **next, struct kiln_error *err)
 {
-	char *path = scope->cluster ? aws_ssm_path(scope) : xstrdup("/kiln");
-	json_t *body =
-		   json_pack("{s:s, s:b, s:b}", "Path", path, "Recursive", 1, "WithDecryption", 0),
-	       *resp;
+	char *path;
+	json_t *body, *resp;
 	int rc;
 
 	*out = NULL;
 	*next = NULL;
+	/* kiln sprawl (no cluster) lists every workspace's. */
+	if (scope->cluster && !ctx->ssm_parameters) {
+		*out = json_array();
+		return PROV_OK;
+	}
+	path = scope->cluster ? aws_ssm_path(scope) : xstrdup("/kiln");
+	body = json_pack("{s:s, s:b, s:b}", "Path", path, "Recursive", 1, "WithDecryption", 0);
 	free(path);
 	if (page)
 		json_object_set_new(body, "NextToken", json_string(page));
@@ -189,8 +200,10 @@ int ssmp_create(struct prov_ctx *ctx, const struct prov_scope *scope, const stru
 	const char *kind = json_string_value(json_object_get(op->attrs, "kind"));
 	const char *leaf = json_string_value(json_object_get(op->attrs, "leaf"));
 	const char *gen = json_string_value(json_object_get(op->attrs, "generated"));
+	const char *key = json_string_value(json_object_get(op->attrs, "key_id"));
 	char *name, *secret = NULL;
-	json_t *extra = json_pack("{s:s?}", AWS_SSM_TAG_LEAF, leaf), *tags, *list, *v, *body;
+	json_t *extra = json_pack("{s:s?, s:s*}", AWS_SSM_TAG_LEAF, leaf, AWS_SSM_TAG_KEY, key);
+	json_t *tags, *list, *v, *body;
 	const char *k;
 	int rc;
 
@@ -220,6 +233,9 @@ int ssmp_create(struct prov_ctx *ctx, const struct prov_scope *scope, const stru
 	body = json_pack("{s:s, s:s, s:s, s:s, s:o}", "Name", name, "Type", kind, "Value",
 			 secret ? secret : json_string_value(json_object_get(op->attrs, "content")),
 			 "Description", "kiln: read by the cluster's nodes at boot", "Tags", list);
+	/* The key is recorded in a tag too: SSM's reads do not answer it. */
+	if (key)
+		json_object_set_new(body, "KeyId", json_string(key));
 	/*
 	 * PutParameter has no idempotency token: a parameter that exists already
 	 * (a create that ran but was not recorded) answers ParameterAlreadyExists,

@@ -111,6 +111,9 @@ static const struct prov_attr ssm_attrs[] = {
      "minute and runs scontrol reconfigure: no node is replaced"},
     {"generated", POLICY_REPLACE, false,
      "kiln makes a new secret only with a new parameter; nodes read it when they boot"},
+    {"key_id", POLICY_REPLACE, false,
+     "SSM encrypts a secret with its key when kiln makes it: a new key is a new parameter "
+     "with a new munge key, which running nodes read only when they boot again"},
 };
 
 /*

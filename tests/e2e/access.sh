@@ -97,32 +97,13 @@ ac_bad_keys() {
 # current user; sets ac_sshd_pid and ac_port. Returns 1 when it cannot.
 ac_sshd_start() { # DIR
 	ac_port=$(python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
-	ssh-keygen -q -t ed25519 -N '' -f "$1/hostkey"
-	cp "$1/user.pub" "$1/authorized_keys"
-	cat >"$1/sshd_config" <<-CFG
-		Port $ac_port
-		ListenAddress 127.0.0.1
-		HostKey $1/hostkey
-		PidFile $1/sshd.pid
-		AuthorizedKeysFile $1/authorized_keys
-		PasswordAuthentication no
-		KbdInteractiveAuthentication no
-		UsePAM no
-		StrictModes no
-		PermitRootLogin prohibit-password
-		AllowTcpForwarding yes
-	CFG
+	sshd_files "$1" 127.0.0.1 "$ac_port" "$1/user.pub"
 	# As root, sshd wants its privilege separation directory (the package's
 	# service unit makes it at start).
 	[ "$(id -u)" = 0 ] && mkdir -p /run/sshd
 	/usr/sbin/sshd -D -f "$1/sshd_config" -E "$1/sshd.log" &
 	ac_sshd_pid=$!
-	for _ in 1 2 3 4 5 6 7 8 9 10; do
-		ssh -F /dev/null -o BatchMode=yes -o StrictHostKeyChecking=no \
-			-o UserKnownHostsFile=/dev/null -i "$1/user" -p "$ac_port" \
-			"$(id -un)@127.0.0.1" true 2>/dev/null && return 0
-		sleep 0.3
-	done
+	sshd_answers "$1/user" "$(id -un)" 127.0.0.1 "$ac_port" && return 0
 	fail "access: the test sshd answers on 127.0.0.1:$ac_port" "$1/sshd.log"
 	return 1
 }

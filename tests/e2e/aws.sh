@@ -30,8 +30,11 @@ aws: plan refuses an image the region lacks, before anything is spent
 aws: plan refuses a type offered in none of the zones
 aws: plan warns of a zone that does not offer a type
 aws: a public group on a multi-card EFA type is refused
-aws: the example's first apply makes at most 47 API calls, pre-flight included
-aws: the example's no-change plan makes at most 25 API calls
+aws: the example's first apply makes at most 46 API calls, pre-flight included
+aws: the example's no-change plan makes at most 24 API calls
+aws: without a scheduler, neither the apply nor the plan calls SSM
+aws: with a scheduler, the plan's refresh lists the workspace's parameters in one call, and their tags
+aws: a spec that dropped its scheduler still finds its parameters, and deletes them
 aws: with no capacity in the first zone the gang lands in the second
 aws: without capacity for the first group in the first zone, the fabric and its storage land in the second
 aws: boto3 finds the nodes, placement group, FSx and EFS mount target in the second zone, nothing in the first
@@ -246,6 +249,14 @@ print(c["total"], "calls:", json.dumps(c["by_action"], sort_keys=True))
 sys.exit(0 if c["total"] <= int(sys.argv[2]) else 1)' "$3" "$4"
 }
 
+aws_ssm_calls() { # STEP...: each STEP's SSM calls by action, as JSON
+	for aws_s in "$@"; do
+		"$AWS_PY" -c 'import json, sys
+c = json.load(open(sys.argv[1] + ".calls.json"))["by_action"]
+print(sys.argv[1], json.dumps({a: n for a, n in sorted(c.items()) if a.startswith("ssm:")}))' "$aws_s"
+	done
+}
+
 aws_counted() { # STEP CMD...: run CMD into STEP.out (its exit status last), moto's count into STEP.calls.json
 	aws_step=$1
 	shift
@@ -256,20 +267,33 @@ aws_counted() { # STEP CMD...: run CMD into STEP.out (its exit status last), mot
 }
 
 # The API calls the example costs (issue 5's targets; bench/bench.py prints them with
-# wall time, and bench/README.md says what each is for). Counts, not timings. Since
-# issue 19 a refresh also lists the workspace's SSM parameters (one
-# GetParametersByPath), with or without a scheduler: a spec that drops its
-# scheduler must still find them to delete them.
+# wall time, and bench/README.md says what each is for). Counts, not timings. A
+# spec without a scheduler asks SSM nothing; one with a scheduler lists its
+# parameters (one GetParametersByPath), and a state that still records them
+# after the spec dropped its scheduler reads them by id, to delete them.
 aws_calls() {
 	aws_dir=$(mktemp -d "$E2E_TMP/aws.XXXXXX")
 	cd "$aws_dir" || exit 1
 	sed 's/count: 16/count: 2/' "$E2E_ROOT/examples/llm-pretrain.yaml" >kiln.yaml
 	aws_counted apply "$KILN" apply -w calls --auto-approve --var image=ami-1e749f67
-	assert "aws: the example's first apply makes at most 47 API calls, pre-flight included" \
-		aws_calls_at_most apply.out "^exit 0" apply.calls.json 47
+	assert "aws: the example's first apply makes at most 46 API calls, pre-flight included" \
+		aws_calls_at_most apply.out "^exit 0" apply.calls.json 46
 	aws_counted plan "$KILN" plan -w calls --detailed-exitcode --var image=ami-1e749f67
-	assert "aws: the example's no-change plan makes at most 25 API calls" \
-		aws_calls_at_most plan.out "^exit 0" plan.calls.json 25
+	assert "aws: the example's no-change plan makes at most 24 API calls" \
+		aws_calls_at_most plan.out "^exit 0" plan.calls.json 24
+	check "aws: without a scheduler, neither the apply nor the plan calls SSM" 0 \
+		--out "apply {}${NL}plan {}" -- aws_ssm_calls apply plan
+	sed 's/^compute:/scheduler: {type: slurm, controller: login}\n\ncompute:/' kiln.yaml >slurm.yaml
+	"$KILN" apply -w calls --auto-approve --var image=ami-1e749f67 slurm.yaml >slurm-apply.out 2>&1
+	aws_counted slurm-plan "$KILN" plan -w calls --detailed-exitcode --var image=ami-1e749f67 slurm.yaml
+	check "aws: with a scheduler, the plan's refresh lists the workspace's parameters in one call, and their tags" 0 \
+		--out "slurm-plan {\"ssm:GetParametersByPath\": 1, \"ssm:ListTagsForResource\": 3}" \
+		-- aws_ssm_calls slurm-plan
+	check "aws: a spec that dropped its scheduler still finds its parameters, and deletes them" 0 \
+		--out-has "aws_ssm_parameter.munge_key: deleted" \
+		--out-has "aws_ssm_parameter.slurm_conf: deleted" \
+		--out-has "aws_ssm_parameter.gres_conf: deleted" \
+		-- "$KILN" apply -w calls --auto-approve --var image=ami-1e749f67 kiln.yaml
 	"$KILN" destroy -w calls --auto-approve --var image=ami-1e749f67 >/dev/null 2>&1
 	cd "$E2E_ROOT" || exit 1
 }

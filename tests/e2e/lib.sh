@@ -205,3 +205,35 @@ e2e_finish() {
 	printf 'e2e: %d passed, %d failed\n' "$E2E_PASSED" "$E2E_FAILED"
 	[ "$E2E_FAILED" -eq 0 ]
 }
+
+# A test sshd's files in DIR: a host key, authorized_keys holding PUBKEY, and
+# an sshd_config listening on ADDR:PORT (public keys only, no PAM), for
+# `/usr/sbin/sshd -D -f DIR/sshd_config -E DIR/sshd.log` (access.sh, slurm.sh).
+sshd_files() { # DIR ADDR PORT PUBKEY
+	ssh-keygen -q -t ed25519 -N '' -f "$1/hostkey"
+	cp "$4" "$1/authorized_keys"
+	cat >"$1/sshd_config" <<-CFG
+		Port $3
+		ListenAddress $2
+		HostKey $1/hostkey
+		PidFile $1/sshd.pid
+		AuthorizedKeysFile $1/authorized_keys
+		PasswordAuthentication no
+		KbdInteractiveAuthentication no
+		UsePAM no
+		StrictModes no
+		PermitRootLogin prohibit-password
+		AllowTcpForwarding yes
+	CFG
+}
+
+# Until ssh logs in to USER@ADDR:PORT with KEY (3 s at most); 1 when it never does.
+sshd_answers() { # KEY USER ADDR PORT
+	for _ in 1 2 3 4 5 6 7 8 9 10; do
+		ssh -F /dev/null -o BatchMode=yes -o StrictHostKeyChecking=no \
+			-o UserKnownHostsFile=/dev/null -i "$1" -p "$4" "$2@$3" true 2>/dev/null &&
+			return 0
+		sleep 0.3
+	done
+	return 1
+}

@@ -7,7 +7,9 @@
 # network namespace this test makes (a veth on a bridge of its own, a private
 # subnet), with its own mounts and host name (tests/e2e/slurm_node.sh), each
 # running the scheduler part of the user data kiln launched its group with
-# (read back from moto with boto3), the AWS CLI answered by a stand-in.
+# (read back from moto with boto3), the AWS CLI answered by a stand-in. An
+# sshd on the controller node (KILN_TEST_SSH_ENDPOINT) takes kiln status's
+# ssh, whose sinfo counts the nodes the real slurmctld has.
 #
 # GPUs are faked as Slurm allows on nodes without them: gres.conf's File=
 # names /dev/nvidia0..7, which the node's private /dev holds as character
@@ -29,6 +31,7 @@ slurm_fail_all() { # WHY
 
 # The namespaces and bridge of this run, and stopping what runs in them.
 slurm_cleanup() {
+	slurm_sshd_stop
 	for sl_ns in $SLURM_NETNS; do
 		sl_pids=$(ip netns pids "$sl_ns" 2>/dev/null)
 		# shellcheck disable=SC2086
@@ -149,10 +152,31 @@ slurm_nodes_idle() {
 	return 1
 }
 
+# slurm_status_json FLAGS...: kiln status --json's slurm object of the
+# trainers group and its scheduler object, on one line.
+slurm_status_json() {
+	"$KILN" status --json --var image=$SLURM_SPEC_IMAGE "$@" | python3 -c 'import json, sys
+d = json.load(sys.stdin)
+dump = lambda o: json.dumps(o, sort_keys=True, separators=(",", ":"))
+print(dump([g["slurm"] for g in d["groups"] if g["name"] == "trainers"][0]), dump(d["scheduler"]))'
+}
+
 slurm_kiln_tests() {
 	cd "$SLURM_DIR" || exit 1
 	sed 's/^compute:/scheduler: {type: slurm, controller: login}\n\ncompute:/' \
 		"$E2E_ROOT/examples/llm-pretrain.yaml" >kiln.yaml
+	# The key kiln status's ssh logs in to the controller with (the test sshd
+	# in the controller's namespaces, slurm_status_tests), as root there.
+	ssh-keygen -q -t ed25519 -N '' -C e2e@kiln -f "$SLURM_DIR/user"
+	printf 'access:\n  user: root\n  ssh_keys:\n    - {file: %s}\n' "$SLURM_DIR/user.pub" >>kiln.yaml
+	# The munge key's SecureString under a customer managed key the test
+	# makes (moto's KMS), not the account's aws/ssm.
+	SLURM_KMS=$("$AWS_PY" "$E2E_ROOT/tests/e2e/slurm_inspect.py" kms-key alias/kiln-munge)
+	sed -i "s|^scheduler: {type: slurm, controller: login}|scheduler: {type: slurm, controller: login, kms_key: \"$SLURM_KMS\"}|" kiln.yaml
+	sed 's|kms_key: "[^"]*"|kms_key: alias/aws/ssm|' kiln.yaml >bad-kms.yaml
+	check "slurm: an AWS managed key as kms_key is refused at its line and column" 1 \
+		--err "bad-kms.yaml:25:54: error: scheduler.kms_key 'alias/aws/ssm' is an AWS managed key, whose policy lets every principal of the account decrypt through SSM${NL}  hint: name a customer managed key, or leave kms_key out for aws/ssm" \
+		-- "$KILN" validate bad-kms.yaml
 	check "slurm: llm-pretrain with a scheduler validates" 0 \
 		--out "ok kiln.yaml" -- "$KILN" validate kiln.yaml
 	check "slurm: the plan makes the munge key, slurm.conf and gres.conf parameters, each role reading its own" 2 \
@@ -163,6 +187,9 @@ slurm_kiln_tests() {
 		--out-has "  • aws_ssm_parameter.munge_key: generated: munged's shared key: kiln makes it at apply and seals it in the state; the nodes read it with their role at boot, never from user data" \
 		--out-has "    + ssm:GetParameter               arn:aws:ssm:us-east-1:*:parameter/kiln/llm-pretrain/default/slurm/munge-key  (new role)" \
 		--out-has "    + ssm:GetParameter               arn:aws:ssm:us-east-1:*:parameter/kiln/llm-pretrain/default/slurm/slurm.conf  (new role)" \
+		--out-has "      key_id:     \"$SLURM_KMS\"" \
+		--out-has "  • aws_ssm_parameter.munge_key: key_id: scheduler.kms_key: SSM encrypts the key with it, and only the cluster's roles may decrypt with it, through SSM" \
+		--out-has "    + kms:Decrypt                    $SLURM_KMS   (new role)" \
 		-- "$KILN" plan --detailed-exitcode --var image=$SLURM_SPEC_IMAGE
 	check "slurm: apply makes them" 0 \
 		--out-has "aws_ssm_parameter.munge_key: created [id /kiln/llm-pretrain/default/slurm/munge-key]" \
@@ -179,6 +206,14 @@ slurm_kiln_tests() {
 		"kiln-llm-pretrain-default-trainer $sl_arn/munge-key" >ssm-resources.want
 	compare "slurm: the munge key's ARN is the only SSM resource of the trainers' role; the controller's reads the files too" \
 		ssm-resources.want ssm-resources.txt
+	sl_via='"Condition":{"StringEquals":{"kms:ViaService":"ssm.us-east-1.amazonaws.com"}}'
+	printf '%s\n' "munge-key $SLURM_KMS" \
+		"kiln-llm-pretrain-default-login {\"Action\":[\"kms:Decrypt\"],$sl_via,\"Effect\":\"Allow\",\"Resource\":\"$SLURM_KMS\",\"Sid\":\"KilnSlurmKey\"}" \
+		"kiln-llm-pretrain-default-trainer {\"Action\":[\"kms:Decrypt\"],$sl_via,\"Effect\":\"Allow\",\"Resource\":\"$SLURM_KMS\",\"Sid\":\"KilnSlurmKey\"}" \
+		>kms-use.want
+	"$AWS_PY" "$E2E_ROOT/tests/e2e/slurm_inspect.py" kms-use llm-pretrain default >kms-use.txt 2>&1
+	compare "slurm: boto3 finds the munge key encrypted with kms_key, and each role may decrypt with exactly that key, through SSM only" \
+		kms-use.want kms-use.txt
 	sl_key=$(cat params/munge-key)
 	assert "slurm: the munge key is 128 random bytes" \
 		sh -c '[ "$(printf %s "$1" | base64 -d | wc -c)" -eq 128 ]' sh "$sl_key"
@@ -199,17 +234,17 @@ slurm_kiln_tests() {
 		>user-data.txt 2>&1
 	assert "slurm: no instance's user data holds the munge key" \
 		sh -c '[ -s user-data.txt ] && ! grep -q -F "$1" user-data.txt' sh "$sl_key"
-	check "slurm: status says the login node is the controller and no trainer joined yet" 0 \
+	check "slurm: status --no-ssh says the login node is the controller and no trainer joined yet" 0 \
 		--out-has "    slurm controller (slurmctld)" \
-		--out-has "    slurm partition trainers (default): 0 of 16 nodes joined (reported healthy, slurmd started)" \
-		-- "$KILN" status --var image=$SLURM_SPEC_IMAGE
+		--out-has "    slurm partition trainers (default): 0 of 16 nodes joined (from health tags, reported healthy: controller not asked: --no-ssh)" \
+		-- "$KILN" status --no-ssh --var image=$SLURM_SPEC_IMAGE
 	"$AWS_PY" "$E2E_ROOT/tests/e2e/slurm_inspect.py" report-healthy llm-pretrain default trainers 3
-	check "slurm: status counts the nodes that reported healthy as joined" 0 \
-		--out-has "    slurm partition trainers (default): 3 of 16 nodes joined (reported healthy, slurmd started)" \
-		-- "$KILN" status --var image=$SLURM_SPEC_IMAGE
-	check "slurm: and --json has the partition's count" 0 \
-		--out-has '"slurm":{"default":true,"joined":3,"nodes":16,"partition":"trainers","role":"partition"}' \
-		-- sh -c '"$1" status --json --var image=$2 | python3 -c "import json,sys; d=json.load(sys.stdin); print(json.dumps([g[\"slurm\"] for g in d[\"groups\"] if g[\"name\"]==\"trainers\"][0], sort_keys=True, separators=(\",\",\":\")))" | sed "s/^/\"slurm\":/"' sh "$KILN" "$SLURM_SPEC_IMAGE"
+	check "slurm: status --no-ssh counts the nodes that reported healthy as joined" 0 \
+		--out-has "    slurm partition trainers (default): 3 of 16 nodes joined (from health tags, reported healthy: controller not asked: --no-ssh)" \
+		-- "$KILN" status --no-ssh --var image=$SLURM_SPEC_IMAGE
+	check "slurm: and --json has the partition's count, its source and why" 0 \
+		--out '{"default":true,"joined":3,"nodes":16,"partition":"trainers","role":"partition","source":"health"} {"asked":false,"reason":"--no-ssh","source":"health","type":"slurm"}' \
+		-- slurm_status_json --no-ssh
 	check "slurm: a second plan has no changes" 0 \
 		--out-has "No changes." -- "$KILN" plan --var image=$SLURM_SPEC_IMAGE
 	sed 's/^    gang: true/    gang: true\n    partition: gpu/' kiln.yaml >kiln.next.yaml
@@ -243,6 +278,9 @@ slurm_least_privilege() {
 	cd "$sl_dir" || exit 1
 	sed 's/count: 16/count: 2/' "$SLURM_DIR/kiln.yaml" >kiln.yaml
 	"$KILN" iam-policy --var image=$SLURM_SPEC_IMAGE >policy.json
+	check "slurm: kiln's own policy may encrypt with kms_key, through SSM only" 0 \
+		--out "[{\"Action\": [\"kms:Encrypt\"], \"Condition\": {\"StringEquals\": {\"kms:ViaService\": \"ssm.us-east-1.amazonaws.com\"}}, \"Effect\": \"Allow\", \"Resource\": \"$SLURM_KMS\", \"Sid\": \"KilnSlurmKey\"}]" \
+		-- python3 -c 'import json, sys; print(json.dumps([s for s in json.load(open(sys.argv[1]))["Statement"] if s.get("Sid") == "KilnSlurmKey"], sort_keys=True))' policy.json
 	sl_ep=AWS_ENDPOINT_URL=http://127.0.0.1:$(cat "$sl_lp/moto.port")
 	sl_py=$E2E_ROOT/tests/e2e/aws_inspect.py
 	echo '{"Version": "2012-10-17", "Statement": [{"Effect": "Allow", "Action": "*", "Resource": "*"}]}' >admin.json
@@ -264,6 +302,92 @@ slurm_least_privilege() {
 	sh "$E2E_ROOT/tests/moto/server.sh" stop "$sl_lp" >/dev/null 2>&1
 	SLURM_MOTO_LP=""
 	cd "$E2E_ROOT" || exit 1
+}
+
+# slurm_sshd_start: an sshd on the controller node (in its namespaces, so
+# what it runs sees the controller's slurm.conf and munge socket) at
+# $SLURM_CTL and a free port, taking $SLURM_DIR/user.pub for root. Sets
+# SLURM_SSHD (its pid) and KILN_TEST_SSH_ENDPOINT; 1 when it does not answer.
+slurm_sshd_start() {
+	sl_port=$(python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
+	sl_d=$SLURM_DIR/sshd
+	mkdir -p "$sl_d"
+	sshd_files "$sl_d" "$SLURM_CTL" "$sl_port" "$SLURM_DIR/user.pub"
+	slurm_on_ctl mkdir -p /run/sshd
+	nsenter -t "$(cat "$SLURM_DIR/nodes/ctl/pid")" -m -n -u \
+		/usr/sbin/sshd -D -f "$sl_d/sshd_config" -E "$sl_d/sshd.log" &
+	SLURM_SSHD=$!
+	KILN_TEST_SSH_ENDPOINT=$SLURM_CTL:$sl_port
+	export KILN_TEST_SSH_ENDPOINT
+	sshd_answers "$SLURM_DIR/user" root "$SLURM_CTL" "$sl_port"
+}
+
+slurm_sshd_stop() {
+	[ -n "${SLURM_SSHD:-}" ] || return 0
+	kill "$SLURM_SSHD" 2>/dev/null
+	wait "$SLURM_SSHD" 2>/dev/null
+	SLURM_SSHD=""
+}
+
+# kiln status asks slurmctld itself (sinfo over kiln's ssh) how many nodes
+# of each partition joined: N, as sinfo on the controller says.
+slurm_status_joined() { # N NAME
+	cd "$SLURM_DIR" || exit 1
+	check "$2" 0 \
+		--out-has "    slurm partition trainers (default): $1 of 16 nodes joined: $1 idle, 0 allocated, 0 down (from slurmctld on kiln-llm-pretrain-default-login-0)" \
+		-- "$KILN" status --var image=$SLURM_SPEC_IMAGE
+	cd "$E2E_ROOT" || exit 1
+}
+
+# slurm_cmdline NODE COMM: the command line of NODE's process COMM, its
+# words joined by spaces.
+slurm_cmdline() {
+	for sl_p in $(ip netns pids "ksl$$-$1"); do
+		if [ "$(cat "/proc/$sl_p/comm" 2>/dev/null)" = "$2" ]; then
+			tr '\0' ' ' <"/proc/$sl_p/cmdline" | sed 's/ $//'
+			echo
+			return 0
+		fi
+	done
+	echo "no $2 runs on $1" >&2
+	return 1
+}
+
+# slurm_verify NODE UNIT...: systemd-analyze verify each UNIT as NODE's boot
+# script left it: Debian's unit (when there is one) with kiln's drop-in.
+slurm_verify() {
+	sl_n=$1
+	shift
+	for sl_u in "$@"; do
+		sl_v=$SLURM_DIR/verify/$sl_n/$sl_u
+		mkdir -p "$sl_v"
+		if [ -f "/lib/systemd/system/$sl_u.service" ]; then
+			cp "/lib/systemd/system/$sl_u.service" "$sl_v/"
+		fi
+		cp -R "$SLURM_DIR/nodes/$sl_n/etc-systemd/$sl_u.service"* "$sl_v/" || return 1
+		SYSTEMD_UNIT_PATH=$sl_v: systemd-analyze verify "$sl_v/$sl_u.service" || return 1
+	done
+}
+
+# The daemons run from the units the boot scripts wrote: no systemd runs in
+# the test's namespaces, so kiln_unit ran each unit's ExecStart as systemd
+# would; on a node with systemd they are enabled and come back after a reboot.
+slurm_unit_tests() { # C: the third byte of the test's subnet
+	printf '%s\n' '[Unit]' 'ConditionPathExists=' '' '[Service]' 'ExecStart=' \
+		"ExecStart=/usr/sbin/slurmd -D -s -N trainers-$1-2 -Z --conf-server $SLURM_CTL --conf \"Gres=gpu:h100:8 Feature=trainers\"" \
+		'Restart=on-failure' 'RestartSec=5' >"$SLURM_DIR/slurmd-dropin.want"
+	compare "slurm: a node's boot script writes a drop-in for Debian's slurmd.service: slurmd -Z against the controller, restarted on failure" \
+		"$SLURM_DIR/slurmd-dropin.want" "$SLURM_DIR/nodes/n1/etc-systemd/slurmd.service.d/kiln.conf"
+	check "slurm: and the node's slurmd runs that ExecStart, word for word" 0 \
+		--out "/usr/sbin/slurmd -D -s -N trainers-$1-2 -Z --conf-server $SLURM_CTL --conf Gres=gpu:h100:8 Feature=trainers" \
+		-- slurm_cmdline n1 slurmd
+	check "slurm: the controller's slurmctld runs its drop-in's ExecStart" 0 \
+		--out "/usr/sbin/slurmctld -D -s" -- slurm_cmdline ctl slurmctld
+	check "slurm: and its reconfigure loop runs kiln-slurm-sync.service's ExecStart" 0 \
+		--out "/bin/sh $SLURM_DIR/boot-login.sh sync" -- slurm_cmdline ctl sh
+	check "slurm: systemd-analyze verify accepts every unit and drop-in the boot scripts wrote" 0 \
+		-- slurm_verify ctl slurmctld kiln-slurm-sync
+	check "slurm: and the node's" 0 -- slurm_verify n1 slurmd
 }
 
 slurm_daemon_tests() {
@@ -304,7 +428,14 @@ slurm_daemon_tests() {
 			"$SLURM_DIR/nodes/n1/log/slurm/slurmd.log" "$SLURM_DIR/nodes/ctl/log/slurm/slurmctld.log"
 		return
 	fi
+	if slurm_sshd_start; then
+		pass "slurm: an sshd answers on the controller node"
+		slurm_status_joined 2 "slurm: status asks slurmctld over ssh: the 2 trainers that joined, idle"
+	else
+		fail "slurm: an sshd answers on the controller node" "$SLURM_DIR/sshd/sshd.log"
+	fi
 	sl_c=${sl_net#10.199.}
+	slurm_unit_tests "$sl_c"
 	check "slurm: sinfo shows the trainers partition with its GPUs as GRES" 0 \
 		--out "trainers* 2 gpu:h100:8 trainers idle" \
 		-- slurm_on_ctl sinfo -h -o "%P %D %G %f %T"
@@ -326,6 +457,17 @@ slurm_daemon_tests() {
 		fail "slurm: a third node joins with no change to the controller" \
 			"$SLURM_DIR/nodes/n3/boot.log" "$SLURM_DIR/nodes/n3/log/slurm/slurmd.log"
 	fi
+	slurm_status_joined 3 "slurm: status asks slurmctld again: 3 joined after the group grew"
+	cd "$SLURM_DIR" || exit 1
+	check "slurm: and --json says the counts came from the controller" 0 \
+		--out '{"allocated":0,"default":true,"down":0,"idle":3,"joined":3,"nodes":16,"other":0,"partition":"trainers","role":"partition","source":"controller"} {"controller":"kiln-llm-pretrain-default-login-0","source":"controller","type":"slurm"}' \
+		-- slurm_status_json
+	slurm_sshd_stop
+	check "slurm: with the controller's sshd stopped, status counts health tags and says why" 0 \
+		--out-has "    slurm partition trainers (default): 3 of 16 nodes joined (from health tags, reported healthy: controller not reachable: ssh: connect to host $SLURM_CTL port ${KILN_TEST_SSH_ENDPOINT##*:}: Connection refused)" \
+		-- "$KILN" status --var image=$SLURM_SPEC_IMAGE
+	unset KILN_TEST_SSH_ENDPOINT
+	cd "$E2E_ROOT" || exit 1
 	check "slurm: and a job runs on all three, the controller never restarted" 0 \
 		--out "3 $sl_ctld" \
 		-- sh -c 'n=$(nsenter -t "$1" -m -n -u timeout 60 srun -N 3 -p trainers hostname | sort -u | wc -l); echo "$n $(nsenter -t "$1" -m -n -u cat /run/slurmctld.pid)"' \
@@ -352,7 +494,8 @@ open(sys.argv[2], "w").write(c["change"]["after"]["content"])' "$SLURM_DIR/next.
 
 slurm_tests() {
 	sl_missing=""
-	for sl_cmd in slurmctld slurmd sinfo srun scontrol munged ip unshare nsenter mknod shellcheck; do
+	for sl_cmd in slurmctld slurmd sinfo srun scontrol munged ip unshare nsenter mknod shellcheck \
+		systemd-analyze; do
 		command -v "$sl_cmd" >/dev/null 2>&1 || sl_missing="$sl_missing $sl_cmd"
 	done
 	if [ "$(id -u)" != 0 ]; then

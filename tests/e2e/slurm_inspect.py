@@ -9,6 +9,12 @@
   slurm_inspect.py ssm-resources CLUSTER WS
       each of the workspace's roles and the SSM resources its inline policy
       names, one "ROLE ARN,ARN..." line per role
+  slurm_inspect.py kms-key ALIAS
+      a symmetric KMS key with ALIAS (what a user makes for scheduler.kms_key);
+      prints its key ARN
+  slurm_inspect.py kms-use CLUSTER WS
+      the KeyId SSM encrypts the munge key with (DescribeParameters), then
+      each role's KilnSlurmKey statement, "ROLE JSON" (compact, sorted keys)
   slurm_inspect.py user-data CLUSTER WS
       the decoded user data of each of the workspace's instances
   slurm_inspect.py report-healthy CLUSTER WS GROUP N
@@ -71,6 +77,34 @@ def ssm_resources(cluster, ws):
             if any(a.startswith("ssm:") for a in acts) or any(":ssm:" in r for r in res):
                 found += res
         print(role["RoleName"], ",".join(sorted(found)))
+    return []
+
+
+def kms_key(alias):
+    kms = client("kms")
+    key = kms.create_key(Description="munge key of a kiln cluster")["KeyMetadata"]
+    kms.create_alias(AliasName=alias, TargetKeyId=key["KeyId"])
+    print(key["Arn"])
+    return []
+
+
+def kms_use(cluster, ws):
+    ssm = client("ssm")
+    name = f"/kiln/{cluster}/{ws}/slurm/munge-key"
+    ps = ssm.describe_parameters(
+        ParameterFilters=[{"Key": "Name", "Option": "Equals", "Values": [name]}])["Parameters"]
+    if len(ps) != 1:
+        return [f"no parameter {name}"]
+    print("munge-key", ps[0].get("KeyId"))
+    iam = client("iam")
+    for role in sorted(iam.list_roles(PathPrefix=f"/kiln/{cluster}/{ws}/")["Roles"],
+                       key=lambda r: r["RoleName"]):
+        doc = iam.get_role_policy(RoleName=role["RoleName"], PolicyName="kiln")["PolicyDocument"]
+        if isinstance(doc, str):
+            doc = json.loads(doc)
+        for st in doc["Statement"]:
+            if st.get("Sid") == "KilnSlurmKey":
+                print(role["RoleName"], json.dumps(st, sort_keys=True, separators=(",", ":")))
     return []
 
 
@@ -144,6 +178,10 @@ def main(argv):
         faults = report_healthy(argv[2], argv[3], argv[4], int(argv[5]))
     elif len(argv) == 6 and argv[1] == "scheduler-script":
         faults = scheduler_script(argv[2], argv[3], argv[4], argv[5])
+    elif len(argv) == 3 and argv[1] == "kms-key":
+        faults = kms_key(argv[2])
+    elif len(argv) == 4 and argv[1] == "kms-use":
+        faults = kms_use(argv[2], argv[3])
     elif len(argv) == 4 and argv[1] == "user-data":
         faults = user_data(argv[2], argv[3])
     else:

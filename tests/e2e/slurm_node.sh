@@ -7,8 +7,9 @@
 #       nsenter --net=/run/netns/NETNS sh slurm_node.sh DIR SCRIPT GPUS HOSTNAME
 #
 # so the node has its own network (a veth on the test's bridge), host name and
-# mounts: /etc/slurm, /etc/munge, /etc/hosts, /etc/hostname, /run, /var/spool,
-# /var/log and /var/lib/munge are its own (under DIR, or tmpfs), so the
+# mounts: /etc/slurm, /etc/munge, /etc/systemd/system, /etc/hosts,
+# /etc/hostname, /run, /var/spool, /var/log and /var/lib/munge are its own
+# (under DIR, or tmpfs; no /run/systemd/system: no systemd runs), so the
 # generated script writes where it writes on a real node and nothing of the
 # host is touched. /dev is a tmpfs with the usual devices and GPUS fake GPUs:
 # /dev/nvidia0.. are character devices with /dev/null's numbers, which is all
@@ -22,12 +23,13 @@ script=$2
 gpus=$3
 hostname "$4"
 
-mkdir -p "$dir/etc-slurm" "$dir/etc-munge" "$dir/dev"
+mkdir -p "$dir/etc-slurm" "$dir/etc-munge" "$dir/etc-systemd" "$dir/dev"
 : >"$dir/hosts"
 : >"$dir/hostname"
 printf '127.0.0.1 localhost\n' >"$dir/hosts"
 mount --bind "$dir/etc-slurm" /etc/slurm
 mount --bind "$dir/etc-munge" /etc/munge
+mount --bind "$dir/etc-systemd" /etc/systemd/system
 mount --bind "$dir/hosts" /etc/hosts
 mount --bind "$dir/hostname" /etc/hostname
 mkdir -p "$dir/log"
