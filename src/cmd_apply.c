@@ -65,11 +65,13 @@ static const struct cli_option apply_options[] = {
     {"wait", 0, false, OPT_WAIT, NULL,
      "when capacity bought for a window (a Capacity Block) has not started, keep going: "
      "apply again every KILN_WAIT_POLL_MS (default 60000) until the nodes launch into it, "
-     "up to --wait-timeout"},
+     "up to --wait-timeout; after a plan file, only while the spec is the one it was made "
+     "from"},
     {"wait-timeout", 0, true, OPT_WAIT_TIMEOUT, "DURATION",
      "wait (implies --wait) at most this long for the window to start; past it, or when the "
-     "window starts later than that, exit 5 with what was done committed (default 6h; "
-     "KILN_WAIT_TIMEOUT; 0: until the window ends)"},
+     "window starts later than that, exit 5 with what was done committed, no round run "
+     "after it (default 6h; KILN_WAIT_TIMEOUT; at most 182d; 0 or 0s: until the window "
+     "ends)"},
 };
 
 const struct cmd_info cmd_apply_info = {
