@@ -193,6 +193,12 @@ struct prov_type {
 	 */
 	int (*replace_nodes)(struct prov_ctx *ctx, const char *id, const char *const *nodes,
 			     size_t n, json_t **out, struct kiln_error *err);
+	/*
+	 * Creating one buys something up front that cannot be undone (capacity
+	 * for a window): apply buys it only as a refreshed plan showed it, with
+	 * approvals or --allow-purchase.
+	 */
+	bool purchase;
 };
 
 /*
@@ -262,7 +268,9 @@ struct provider {
 			    const char *const *actions, size_t n);
 	/*
 	 * Checks with the cloud before anything is spent, over what a plan
-	 * creates (creates and replacements: {address: desired}): warnings
+	 * creates (creates and replacements: {address: desired}; a
+	 * replacement's also carries "replacing": the live attributes of what
+	 * it replaces, which the apply deletes first): warnings
 	 * (strings) are added to warnings; PROV_OK, or an error with err that
 	 * stops the plan. PROV_RETRY is retried like any call, so warnings are
 	 * added only once every call has answered. For a resource whose

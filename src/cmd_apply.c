@@ -65,11 +65,13 @@ static const struct cli_option apply_options[] = {
     {"wait", 0, false, OPT_WAIT, NULL,
      "when capacity bought for a window (a Capacity Block) has not started, keep going: "
      "apply again every KILN_WAIT_POLL_MS (default 60000) until the nodes launch into it, "
-     "up to --wait-timeout"},
+     "up to --wait-timeout; after a plan file, only while the spec is the one it was made "
+     "from"},
     {"wait-timeout", 0, true, OPT_WAIT_TIMEOUT, "DURATION",
      "wait (implies --wait) at most this long for the window to start; past it, or when the "
-     "window starts later than that, exit 5 with what was done committed (default 6h; "
-     "KILN_WAIT_TIMEOUT; 0: until the window ends)"},
+     "window starts later than that, exit 5 with what was done committed, no round run "
+     "after it (default 6h; KILN_WAIT_TIMEOUT; at most 182d; 0 or 0s: until the window "
+     "ends)"},
 };
 
 const struct cmd_info cmd_apply_info = {
@@ -390,6 +392,11 @@ struct apply_cmd {
 	int64_t wait_timeout;	/* seconds; 0: until the window ends */
 	struct timespec waited; /* when the first round ended (CLOCK_MONOTONIC) */
 	int64_t wait_until;	/* then, on the wall clock, plus wait_timeout */
+	/*
+	 * --wait after a saved plan: the plan file, the spec digest it was made
+	 * from, its spec file and workspace, which later rounds keep to.
+	 */
+	char *held_plan, *held_digest, *held_spec, *held_ws;
 };
 
 static int parse_ttl(const struct cli *cli, const char *arg, int64_t *ttl)
@@ -408,11 +415,12 @@ static int parse_ttl(const struct cli *cli, const char *arg, int64_t *ttl)
 	return 0;
 }
 
-/* --wait-timeout, else KILN_WAIT_TIMEOUT, else 6h; "0": until the window ends. */
+/* --wait-timeout, else KILN_WAIT_TIMEOUT, else 6h; 0 (0s, 0m...): until the window ends. */
 static int wait_timeout_parse(struct apply_cmd *a)
 {
 	const char *env = getenv("KILN_WAIT_TIMEOUT");
 	const char *text = a->wait_arg ? a->wait_arg : env && *env ? env : NULL;
+	const char *name = a->wait_arg ? "--wait-timeout" : "KILN_WAIT_TIMEOUT";
 
 	a->wait_timeout = WAIT_TIMEOUT_DEFAULT;
 	if (!text)
@@ -421,13 +429,17 @@ static int wait_timeout_parse(struct apply_cmd *a)
 		a->wait_timeout = 0;
 		return 0;
 	}
-	if (duration_parse(text, &a->wait_timeout) < 0 || a->wait_timeout <= 0 ||
-	    a->wait_timeout > 182LL * 86400) {
+	if (duration_parse(text, &a->wait_timeout) < 0 || a->wait_timeout < 0) {
 		cli_error(a->cli,
 			  "write a duration of at most 182d like 30m, 6h or 2d, or 0 to wait until "
 			  "the window ends",
-			  "%s '%s' is not a duration",
-			  a->wait_arg ? "--wait-timeout" : "KILN_WAIT_TIMEOUT", text);
+			  "%s '%s' is not a duration", name, text);
+		return -1;
+	}
+	if (a->wait_timeout > 182LL * 86400) {
+		cli_error(a->cli, "write at most 182d, or 0 to wait until the window ends",
+			  "%s '%s' is longer than 182d, the longest a Capacity Block runs", name,
+			  text);
 		return -1;
 	}
 	return 0;
@@ -719,14 +731,35 @@ static void render_outcome(const struct apply_cmd *a, const struct op_run *r,
 /*
  * A purchase (capacity paid up front, which cannot be undone) only when the
  * plan that shows it is applied with approvals that count, or with
- * --allow-purchase; -1 after saying so.
+ * --allow-purchase; and only as a refreshed plan showed it, offering and
+ * fee: a plan made with --refresh=false read no offering. Keyed on what the
+ * plan creates, not on a fee, which such a plan does not know. -1 after
+ * saying so.
  */
 static int purchase_check(const struct apply_cmd *a, const struct op_run *r)
 {
+	const struct plan_change *c = op_plan_purchase(r);
+	const json_t *plan = a->saved ? a->saved : r->plan;
 	double upfront = op_plan_upfront(r->plan);
 	char *m;
 
-	if (upfront <= 0 || a->allow_purchase || json_array_size(a->approved) > 0)
+	if (!c)
+		return 0;
+	if (json_is_false(plan_kiln(plan, "refresh")) ||
+	    !json_is_object(json_object_get(c->kiln, "offering"))) {
+		fprintf(stderr,
+			"%s: %s: this plan buys %s up front (which cannot be undone), but it was "
+			"made with --refresh=false, so it read no offering and shows no fee; "
+			"nothing was changed\n",
+			a->cli->prog, a->cli->cmd, c->address);
+		fprintf(
+		    stderr,
+		    "  hint: plan without --refresh=false (kiln plan %s --out plan.kiln), review "
+		    "the offering and fee it shows, then apply that plan\n",
+		    r->spec_path);
+		return -1;
+	}
+	if (a->allow_purchase || json_array_size(a->approved) > 0)
 		return 0;
 	m = cost_money(upfront);
 	fprintf(stderr,
@@ -792,8 +825,11 @@ out:
 	return ret;
 }
 
-/* Seconds since the first round of --wait ended (now, on the wall clock, then). */
-static int64_t wait_elapsed(struct apply_cmd *a, int64_t now)
+/*
+ * Milliseconds of --wait-timeout left since the first round of --wait
+ * ended (now, on the wall clock, then).
+ */
+static int64_t wait_left_ms(struct apply_cmd *a, int64_t now)
 {
 	struct timespec t;
 
@@ -802,7 +838,8 @@ static int64_t wait_elapsed(struct apply_cmd *a, int64_t now)
 		a->waited = t;
 		a->wait_until = now + a->wait_timeout;
 	}
-	return (int64_t)(t.tv_sec - a->waited.tv_sec);
+	return a->wait_timeout * 1000 - ((int64_t)(t.tv_sec - a->waited.tv_sec) * 1000 +
+					 (t.tv_nsec - a->waited.tv_nsec) / 1000000);
 }
 
 #define WAIT_HINT                                                                                  \
@@ -819,7 +856,7 @@ static bool wait_in_bound(struct apply_cmd *a, const json_t *w, int64_t now)
 	const char *addr = json_string_value(json_object_get(w, "address"));
 	const char *id = json_string_value(json_object_get(w, "id"));
 	const char *start = json_string_value(json_object_get(w, "start"));
-	int64_t left = a->wait_timeout - wait_elapsed(a, now), s = 0;
+	int64_t left = wait_left_ms(a, now), s = 0;
 	char *bound;
 
 	if (a->wait_timeout == 0 ||
@@ -872,21 +909,44 @@ static int wait_for_window(struct apply_cmd *a, const struct op_run *r)
 		json_decref(windows);
 		return -1;
 	}
-	if (next)
-		fprintf(
-		    stderr, "%s: %s: waiting for %s (from %s): applying again in %lds (--wait)\n",
-		    a->cli->prog, a->cli->cmd, json_string_value(json_object_get(next, "address")),
-		    json_string_value(json_object_get(next, "start"))
-			? json_string_value(json_object_get(next, "start"))
-			: "?",
-		    (ms + 999) / 1000);
-	json_decref(windows);
-	if (!next)
+	if (!next) {
+		json_decref(windows);
 		return 0;
+	}
+	/* Never past the bound: sleep what is left of it when that is less than a poll. */
+	if (a->wait_timeout > 0 && wait_left_ms(a, now) < ms)
+		ms = (long)wait_left_ms(a, now);
+	fprintf(stderr, "%s: %s: waiting for %s (from %s): applying again in %lds (--wait)\n",
+		a->cli->prog, a->cli->cmd, json_string_value(json_object_get(next, "address")),
+		json_string_value(json_object_get(next, "start"))
+		    ? json_string_value(json_object_get(next, "start"))
+		    : "?",
+		(ms + 999) / 1000);
 	ts.tv_sec = ms / 1000;
 	ts.tv_nsec = (ms % 1000) * 1000000L;
 	nanosleep(&ts, NULL);
-	/* The next round is the spec's plan, approved by asking for --wait. */
+	/* The bound ran out while asleep: exit 5 without another round. */
+	if (!wait_in_bound(a, next, now)) {
+		json_decref(windows);
+		return -1;
+	}
+	json_decref(windows);
+	/*
+	 * The next round is the spec's plan, approved by asking for --wait; after
+	 * a saved plan, only while the spec is still the one it was made from
+	 * (held_check), and the plan's spec file and workspace outlive it.
+	 */
+	if (a->saved) {
+		const char *digest =
+		    json_string_value(json_object_get(plan_kiln(a->saved, "spec"), "digest"));
+
+		a->held_plan = xstrdup(a->operand);
+		a->held_digest = xstrdup(digest ? digest : "");
+		a->held_spec = a->spec ? xstrdup(a->spec) : NULL;
+		a->held_ws = a->f.store.workspace ? xstrdup(a->f.store.workspace) : NULL;
+		a->spec = a->held_spec;
+		a->f.store.workspace = a->held_ws;
+	}
 	json_decref(a->saved);
 	json_decref(a->approvals);
 	json_decref(a->approved);
@@ -894,6 +954,28 @@ static int wait_for_window(struct apply_cmd *a, const struct op_run *r)
 	a->operand = a->spec;
 	a->f.auto_approve = true;
 	return 1;
+}
+
+/*
+ * A later round of --wait after a saved plan: -1 (said) when the spec is not
+ * the one the plan was made from any more, as an edit made while waiting
+ * would be applied unreviewed.
+ */
+static int held_check(const struct apply_cmd *a, const struct op_run *r)
+{
+	if (!a->held_digest || strcmp(a->held_digest, r->e->spec_digest) == 0)
+		return 0;
+	fprintf(stderr,
+		"%s: %s: %s changed while --wait waited: %s was made from %.19s, it is now "
+		"%.19s; --wait applies again only what that plan covered; nothing more was "
+		"changed\n",
+		a->cli->prog, a->cli->cmd, r->spec_path, a->held_plan, a->held_digest,
+		r->e->spec_digest);
+	fprintf(stderr,
+		"  hint: what %s did is recorded: review the change (kiln plan %s --out %s) and "
+		"apply that plan, with --wait\n",
+		a->held_plan, r->spec_path, a->held_plan);
+	return -1;
 }
 
 /* apply (destroy false) or destroy, as the commands run them; up: info of up, and its summary. */
@@ -912,7 +994,8 @@ static int apply_main(int argc, char **argv, struct cli *cli, const struct cmd_i
 	if (apply_parse(&a, &p, argc, argv, &ret) < 0 || apply_admit(&a) < 0)
 		goto out;
 again:
-	if (run_open(&r, cli, &a.f, a.spec, true, a.destroy ? "destroy" : "apply") < 0)
+	if (run_open(&r, cli, &a.f, a.spec, true, a.destroy ? "destroy" : "apply") < 0 ||
+	    held_check(&a, &r) < 0)
 		goto out;
 	expiry_before = json_deep_copy(json_object_get(r.state, "expiry"));
 	if (apply_prepare(&a, &r) < 0)
@@ -944,6 +1027,10 @@ out:
 	json_decref(a.approved);
 	json_decref(expiry_before);
 	free(a.ap.source);
+	free(a.held_plan);
+	free(a.held_digest);
+	free(a.held_spec);
+	free(a.held_ws);
 	op_close(&r);
 	run_flags_release(&a.f);
 	cli_parser_release(&p);

@@ -242,8 +242,16 @@ static int preflight(struct op_run *r, struct kiln_error *err)
 		const struct plan_change *c = &r->view.changes[i];
 		json_t *d = json_object_get(r->e->desired, c->address);
 
-		if (d && plan_action_creates(c->action))
+		/* A replace deletes first (graph_plan.c): what the old one holds is freed. */
+		if (d && plan_action_creates(c->action) && c->action != PLAN_CREATE &&
+		    json_is_object(c->before)) {
+			json_t *with = json_copy(d);
+
+			json_object_set(with, "replacing", (json_t *)c->before);
+			json_object_set_new(creates, c->address, with);
+		} else if (d && plan_action_creates(c->action)) {
 			json_object_set(creates, c->address, d);
+		}
 	}
 	if (json_object_size(creates)) {
 		json_t *warnings = (json_t *)plan_kiln(r->plan, "warnings");
@@ -590,6 +598,20 @@ static json_t *purchase_trailers(const struct op_run *r)
 double op_plan_upfront(const json_t *plan)
 {
 	return json_number_value(json_object_get(plan_kiln(plan, "cost"), "upfront"));
+}
+
+const struct plan_change *op_plan_purchase(const struct op_run *r)
+{
+	size_t i;
+
+	for (i = 0; i < r->view.nchanges; i++) {
+		const struct plan_change *c = &r->view.changes[i];
+		const struct prov_type *t = provider_type(r->e->prov, c->type);
+
+		if (t && t->purchase && plan_action_creates(c->action) && !c->importing)
+			return &r->view.changes[i];
+	}
+	return NULL;
 }
 
 /*

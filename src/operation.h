@@ -219,6 +219,13 @@ int op_commit(struct op_run *r, const char *op, const struct apply_result *res, 
 /* What the plan buys up front (its cost's "upfront"), 0 when nothing. */
 double op_plan_upfront(const json_t *plan);
 
+/*
+ * The first change of r's plan that buys something up front (creates a
+ * type the provider marks purchase, provider.h; not one it adopts, bought
+ * already), or NULL.
+ */
+const struct plan_change *op_plan_purchase(const struct op_run *r);
+
 struct op_apply_options {
 	int parallelism;
 	bool keep_secrets; /* a state key is set: secrets are read back and sealed */

@@ -120,13 +120,19 @@ static void test_capacity_live_reads_spot_fallback_from_its_tag(void **st)
 		    "{\"kiln:spot-fallback\":\"false\"}", "{}");
 }
 
-/* A group launched before the tag, that fell back, says so by its ClientToken. */
-static void test_capacity_live_reads_a_fallback_launch_as_spot_fallback_without_the_tag(void **st)
+/*
+ * A group launched before the tag, that fell back, says so by its
+ * ClientToken; the tag, once there, says what the spec asks now: a spec
+ * that dropped the fallback retags the nodes false, which must settle.
+ */
+static void test_capacity_live_reads_a_fallback_launch_by_its_tag_first(void **st)
 {
 	(void)st;
 	assert_live("<clientToken>" CAPACITY_FALLBACK_TOKEN "0123abcd</clientToken>", NULL,
 		    "{\"spot_fallback\":true}");
 	assert_live("<clientToken>0123abcd</clientToken>", NULL, "{}");
+	assert_live("<clientToken>" CAPACITY_FALLBACK_TOKEN "0123abcd</clientToken>",
+		    "{\"kiln:spot-fallback\":\"false\"}", "{}");
 }
 
 static const struct prov_type *group_type(const char *provider, const char *type)
@@ -272,8 +278,7 @@ int main(void)
 	    cmocka_unit_test(
 		test_capacity_live_leaves_an_instance_an_open_reservation_took_on_demand),
 	    cmocka_unit_test(test_capacity_live_reads_spot_fallback_from_its_tag),
-	    cmocka_unit_test(
-		test_capacity_live_reads_a_fallback_launch_as_spot_fallback_without_the_tag),
+	    cmocka_unit_test(test_capacity_live_reads_a_fallback_launch_by_its_tag_first),
 	    cmocka_unit_test(
 		test_a_capacity_change_replaces_an_aws_group_and_a_fallback_change_does_not),
 	    cmocka_unit_test(

@@ -130,7 +130,7 @@ int capacity_launch_init(struct prov_ctx *ctx, struct launch *l, const json_t *a
 	if (kind && strcmp(kind, "reservation-group") == 0) {
 		/* EC2 launches a target no member fits on demand: launch where one fits. */
 		l->reservation_group = target;
-		rc = capacity_group_fit(ctx, l->address, a, &live, err);
+		rc = capacity_group_fit(ctx, l->address, a, NULL, &live, err);
 		if (rc == PROV_OK)
 			l->reservation_zone =
 			    xstrdup(live_attr(live, "zone") ? live_attr(live, "zone") : "");
@@ -192,6 +192,13 @@ int capacity_launch_init(struct prov_ctx *ctx, struct launch *l, const json_t *a
 	return rc;
 }
 
+/*
+ * A launch with a target asks for it only (capacity-reservations-only, the
+ * one preference EC2 takes beside a target): a gang none of a reservation
+ * group's members has room for then fails to launch instead of running on
+ * demand, unreserved, without a word ("If capacity isn't available, the
+ * instance will fail to launch": CapacityReservationPreference, EC2 API).
+ */
 void capacity_launch_params(struct aws_params *p, const struct launch *l)
 {
 	if (l->reservation)
@@ -204,6 +211,9 @@ void capacity_launch_params(struct aws_params *p, const struct launch *l)
 			  "CapacityReservationSpecification.CapacityReservationTarget."
 			  "CapacityReservationResourceGroupArn",
 			  l->reservation_group);
+	if (l->reservation || l->reservation_group)
+		aws_param(p, "CapacityReservationSpecification.CapacityReservationPreference",
+			  "capacity-reservations-only");
 	if (l->block) {
 		aws_param(p, "InstanceMarketOptions.MarketType", "capacity-block");
 	} else if (l->spot && !l->fallback) {
@@ -293,8 +303,11 @@ void capacity_live(json_t *inst, const json_t *tags, json_t *attrs)
 				    json_string(id ? "reservation" : "reservation-group"));
 		json_object_set_new(attrs, "capacity_reservation", json_string(id ? id : arn));
 	}
-	/* A group that fell back says it had a fallback, tagged or not. */
-	if ((fb && strcmp(fb, "true") == 0) || fell_back(inst))
+	/*
+	 * The tag says what the spec asked last (an update retags it); an
+	 * untagged group that fell back says it had a fallback by its token.
+	 */
+	if (fb ? strcmp(fb, "true") == 0 : fell_back(inst))
 		json_object_set_new(attrs, "spot_fallback", json_true());
 }
 
@@ -498,8 +511,9 @@ static int choose(struct prov_ctx *ctx, const char *address, const struct block_
 
 /* ---- pre-flight ---- */
 
+/* held: as capacity_preflight_group's, the slots a replace frees before it launches. */
 static int preflight_reservation(struct prov_ctx *ctx, const char *address, json_t *a,
-				 json_t *warnings, struct kiln_error *err)
+				 const json_t *held, json_t *warnings, struct kiln_error *err)
 {
 	const char *id = json_string_value(json_object_get(a, "capacity_reservation"));
 	const char *type = json_string_value(json_object_get(a, "instance_type"));
@@ -523,7 +537,8 @@ static int preflight_reservation(struct prov_ctx *ctx, const char *address, json
 	rz = live_attr(live, "zone");
 	st = live_attr(live, "state");
 	avail =
-	    (long)json_integer_value(json_object_get(json_object_get(live, "attrs"), "available"));
+	    (long)json_integer_value(json_object_get(json_object_get(live, "attrs"), "available")) +
+	    (long)json_integer_value(json_object_get(held, id));
 	rc = PROV_ERROR;
 	if (!st || (strcmp(st, "active") != 0 && strcmp(st, "scheduled") != 0 &&
 		    strcmp(st, "payment-pending") != 0)) {
@@ -551,10 +566,16 @@ static int preflight_reservation(struct prov_ctx *ctx, const char *address, json
 			       "aws: compute.%s.capacity.reservation: %s has %ld instances "
 			       "available; the group needs %ld",
 			       g, id, avail, count);
-		kiln_error_hint(err,
-				"lower compute.%s.count to %ld, or free instances in the "
-				"reservation",
-				g, avail);
+		if (avail > 0)
+			kiln_error_hint(err,
+					"lower compute.%s.count to %ld, or free instances in the "
+					"reservation",
+					g, avail);
+		else
+			kiln_error_hint(err,
+					"free instances in the reservation, or name one with %ld "
+					"available",
+					count);
 	} else {
 		if (strcmp(st, "active") != 0)
 			json_array_append_new(
@@ -590,7 +611,8 @@ static void remember_offer(struct prov_ctx *ctx, const struct block_ask *b, json
 
 /*
  * The purchase buys the offering the plan showed (and a saved plan was
- * held to), never another one found since: PROV_ERROR when chosen is not it.
+ * held to), never another one found since: PROV_ERROR when chosen is not it,
+ * or when no plan showed one (made without a refresh).
  */
 static int offer_as_planned(struct prov_ctx *ctx, const char *address, const struct block_ask *b,
 			    json_t *chosen, struct kiln_error *err)
@@ -606,7 +628,16 @@ static int offer_as_planned(struct prov_ctx *ctx, const char *address, const str
 	pthread_mutex_unlock(&ctx->mu);
 	free(idkey);
 	free(key);
-	if (!planned || (now && strcmp(planned, now) == 0)) {
+	if (!planned) {
+		kiln_error_set(err,
+			       "aws: %s: no plan showed a Capacity Block offering for this block "
+			       "(the plan was made without a refresh); nothing was bought",
+			       address);
+		kiln_error_hint(err, "plan without --refresh=false and review the offering it "
+				     "shows: kiln plan");
+		return PROV_ERROR;
+	}
+	if (now && strcmp(planned, now) == 0) {
 		free(planned);
 		return PROV_OK;
 	}
@@ -687,15 +718,17 @@ int capacity_preflight(struct prov_ctx *ctx, const json_t *creates, json_t *warn
 		const char *type = json_string_value(json_object_get(r, "type"));
 		json_t *a = json_object_get(r, "attrs");
 		const char *kind = json_string_value(json_object_get(a, "capacity"));
+		const json_t *held =
+		    json_object_get(json_object_get(r, "replacing"), "reservations_held");
 
 		if (type && strcmp(type, "aws_capacity_block") == 0)
 			rc = preflight_block(ctx, addr, a, warnings, offers, err);
 		else if (type && strcmp(type, "aws_instance_group") == 0 && kind &&
 			 strcmp(kind, "reservation") == 0)
-			rc = preflight_reservation(ctx, addr, a, warnings, err);
+			rc = preflight_reservation(ctx, addr, a, held, warnings, err);
 		else if (type && strcmp(type, "aws_instance_group") == 0 && kind &&
 			 strcmp(kind, "reservation-group") == 0)
-			rc = capacity_preflight_group(ctx, addr, a, warnings, err);
+			rc = capacity_preflight_group(ctx, addr, a, held, warnings, err);
 		if (rc != PROV_OK)
 			break;
 	}

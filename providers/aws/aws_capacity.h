@@ -58,11 +58,15 @@ int capacity_reservation_read(struct prov_ctx *ctx, const char *id, json_t **out
  * (new), or an error naming each member's mismatch, an empty group or a
  * group that does not exist.
  */
-int capacity_group_fit(struct prov_ctx *ctx, const char *address, const json_t *attrs, json_t **fit,
-		       struct kiln_error *err);
-/* The plan's check of a group's reservation group: the fit, named in a warning. */
+int capacity_group_fit(struct prov_ctx *ctx, const char *address, const json_t *attrs,
+		       const json_t *held, json_t **fit, struct kiln_error *err);
+/*
+ * The plan's check of a group's reservation group: the fit, named in a
+ * warning. held: what the nodes a replace deletes first hold, {id: n}
+ * (their reservations_held), counted free; NULL for none.
+ */
 int capacity_preflight_group(struct prov_ctx *ctx, const char *address, const json_t *attrs,
-			     json_t *warnings, struct kiln_error *err);
+			     const json_t *held, json_t *warnings, struct kiln_error *err);
 /*
  * Pre-flight of what a plan creates: reservations read, block offerings
  * found (the chosen one and the runner-up into offers, provider.h).

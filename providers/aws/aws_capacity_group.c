@@ -105,12 +105,14 @@ static int group_members(struct prov_ctx *ctx, const char *g, const char *arn, j
 
 /* Why member live does not take the gang, or NULL when it does. */
 static char *misfit(const json_t *live, const char *id, const char *type, long count,
-		    const json_t *zones)
+		    const json_t *zones, const json_t *held)
 {
 	const char *st = attr(live, "state"), *rt = attr(live, "instance_type");
 	const char *rz = attr(live, "zone");
-	long avail =
-	    (long)json_integer_value(json_object_get(json_object_get(live, "attrs"), "available"));
+	const json_t *a = json_object_get(live, "attrs");
+	long avail = (long)json_integer_value(json_object_get(a, "available")) +
+		     (long)json_integer_value(json_object_get(held, id));
+	long total = (long)json_integer_value(json_object_get(a, "count"));
 
 	if (!st || (strcmp(st, "active") != 0 && strcmp(st, "scheduled") != 0 &&
 		    strcmp(st, "payment-pending") != 0))
@@ -121,11 +123,18 @@ static char *misfit(const json_t *live, const char *id, const char *type, long c
 		return xasprintf("%s is in %s", id, rz);
 	if (strcmp(st, "active") == 0 && avail < count)
 		return xasprintf("%s has %ld instances available", id, avail);
+	/* Not active yet: what it will hold, all of it free then. */
+	if (strcmp(st, "active") != 0 && total < count)
+		return xasprintf("%s is %s with room for %ld", id, st, total);
 	return NULL;
 }
 
-int capacity_group_fit(struct prov_ctx *ctx, const char *address, const json_t *attrs, json_t **fit,
-		       struct kiln_error *err)
+/*
+ * The member the gang launches into: an active one that fits, else one that
+ * fits once active (scheduled, payment-pending), the first listed of each.
+ */
+int capacity_group_fit(struct prov_ctx *ctx, const char *address, const json_t *attrs,
+		       const json_t *held, json_t **fit, struct kiln_error *err)
 {
 	const char *arn = json_string_value(json_object_get(attrs, "capacity_reservation"));
 	const char *type = json_string_value(json_object_get(attrs, "instance_type"));
@@ -133,7 +142,7 @@ int capacity_group_fit(struct prov_ctx *ctx, const char *address, const json_t *
 	const json_t *zones = json_object_get(attrs, "zones");
 	const char *g = group_of(address);
 	struct strbuf why = {0};
-	json_t *ids = NULL, *v;
+	json_t *ids = NULL, *v, *later = NULL;
 	size_t i;
 	int rc;
 
@@ -164,15 +173,22 @@ int capacity_group_fit(struct prov_ctx *ctx, const char *address, const json_t *
 		}
 		if (rc != PROV_OK)
 			break;
-		bad = misfit(live, id, type, count, zones);
+		bad = misfit(live, id, type, count, zones, held);
 		if (bad) {
 			sb_addf(&why, "%s%s", why.len ? "; " : "", bad);
 			json_decref(live);
-		} else {
+		} else if (strcmp(attr(live, "state"), "active") == 0) {
 			*fit = live;
+		} else if (!later) {
+			later = live;
+		} else {
+			json_decref(live);
 		}
 		free(bad);
 	}
+	if (rc == PROV_OK && !*fit)
+		*fit = json_incref(later);
+	json_decref(later);
 	if (rc == PROV_OK && !*fit) {
 		kiln_error_set(err,
 			       "aws: compute.%s.capacity.reservation_group: no reservation in %s "
@@ -191,12 +207,12 @@ int capacity_group_fit(struct prov_ctx *ctx, const char *address, const json_t *
 }
 
 int capacity_preflight_group(struct prov_ctx *ctx, const char *address, const json_t *attrs,
-			     json_t *warnings, struct kiln_error *err)
+			     const json_t *held, json_t *warnings, struct kiln_error *err)
 {
 	const char *arn = json_string_value(json_object_get(attrs, "capacity_reservation"));
 	json_t *fit = NULL;
 	const char *st;
-	int rc = capacity_group_fit(ctx, address, attrs, &fit, err);
+	int rc = capacity_group_fit(ctx, address, attrs, held, &fit, err);
 
 	if (rc != PROV_OK)
 		return rc;

@@ -103,7 +103,7 @@ static json_t *node_of(json_t *inst)
 static json_t *group_live(const char *id, json_t *insts)
 {
 	json_t *first = json_array_get(insts, 0), *tags = ec2_item_tags(first), *attrs, *zones,
-	       *ids = json_array(), *nodes = json_array(), *inst;
+	       *ids = json_array(), *nodes = json_array(), *held = json_object(), *inst;
 	const char *ztag = json_string_value(json_object_get(tags, TAG_ZONES));
 	const char *disk = json_string_value(json_object_get(tags, TAG_DISK));
 	const char *gang = json_string_value(json_object_get(tags, TAG_GANG));
@@ -117,8 +117,14 @@ static json_t *group_live(const char *id, json_t *insts)
 	{
 		const char *state = awsxml_str(inst, "instanceState.name");
 
+		const char *cr = awsxml_str(inst, "capacityReservationId");
+
 		pending |= !state || strcmp(state, "running") != 0;
 		json_array_append_new(nodes, node_of(inst));
+		if (cr)
+			json_object_set_new(
+			    held, cr,
+			    json_integer(json_integer_value(json_object_get(held, cr)) + 1));
 	}
 	prov_nodes_order(nodes);
 	/* instance_ids: newest first (a shrink takes the first ones), the nodes reversed. */
@@ -171,6 +177,13 @@ static json_t *group_live(const char *id, json_t *insts)
 			: json_null());
 	}
 	capacity_live(first, tags, attrs);
+	/*
+	 * Read only, not an input: the slots its nodes take in each reservation
+	 * ({id: n}), which a replace frees before it launches (preflight).
+	 */
+	if (json_object_size(held))
+		json_object_set(attrs, "reservations_held", held);
+	json_decref(held);
 	json_object_set_new(attrs, "nodes", nodes);
 	return aws_live("aws_instance_group", id, pending ? "pending" : "ready", attrs, tags);
 }

@@ -158,7 +158,8 @@ const struct prov_type aws_types[AWS_NTYPES] = {
     AWS_TYPE_FIXED(aws_fsx_import, import, import_attrs, ARRAY_SIZE(import_attrs)),
     AWS_TYPE(aws_efs, efs, efs_attrs),
     AWS_TYPE_FIXED(aws_efs_mount_target, mt, no_attrs, 0),
-    AWS_TYPE(aws_capacity_block, cb, block_attrs),
+    {"aws_capacity_block", block_attrs, ARRAY_SIZE(block_attrs), cb_list, cb_read, cb_create,
+     cb_update, cb_delete, cb_wait, NULL, true},
     AWS_TYPE(aws_ssm_parameter, ssmp, ssm_attrs),
 };
 

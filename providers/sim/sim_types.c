@@ -621,5 +621,8 @@ const struct prov_type sim_types[SIM_NTYPES] = {
     SIM_TYPE(sim_nfs, K_NFS, nfs_attrs),
     SIM_TYPE(sim_role, K_ROLE, role_attrs),
     SIM_TYPE(sim_role_policy, K_POLICY, policy_attrs),
-    SIM_TYPE(sim_capacity_block, K_BLOCK, block_attrs),
+    [K_BLOCK] = {"sim_capacity_block", block_attrs, ARRAY_SIZE(block_attrs),
+		 sim_capacity_block_list, sim_capacity_block_read, sim_capacity_block_create,
+		 sim_capacity_block_update, sim_capacity_block_delete, sim_capacity_block_wait,
+		 NULL, true},
 };

@@ -158,6 +158,44 @@ def main(argv) -> int:
                            .get("CapacityReservationId", "none") for i in insts}), [cr_id],
                    "the reservation they target")
         return rc
+    if cmd == "preference":
+        # How the cluster's instances were asked to use capacity reservations, as EC2 reports it.
+        cluster, pref = args[0], args[1]
+        insts = live_instances([{"Name": "tag:kiln:cluster", "Values": [cluster]}])
+        return want(sorted({i.get("CapacityReservationSpecification", {})
+                            .get("CapacityReservationPreference", "unset") for i in insts}),
+                    [pref], f"the capacity reservation preference of {cluster}'s instances")
+    if cmd == "group-launch":
+        # A launch targeting a reservation group no member fits: PREF "-" sends no
+        # preference (EC2 launches on demand), else it is sent and CODE is the refusal.
+        arn, pref = args[0], args[1]
+        spec = {"CapacityReservationTarget": {"CapacityReservationResourceGroupArn": arn}}
+        if pref != "-":
+            spec["CapacityReservationPreference"] = pref
+        from botocore.exceptions import ClientError
+
+        try:
+            got = ec2().run_instances(ImageId="ami-1e749f67", InstanceType="p5.48xlarge",
+                                      MinCount=1, MaxCount=1,
+                                      Placement={"AvailabilityZone": "us-east-1a"},
+                                      CapacityReservationSpecification=spec)
+        except ClientError as e:
+            print(e.response["Error"]["Message"])
+            return want(e.response["Error"]["Code"], args[2] if len(args) > 2 else None,
+                        "the launch's error code")
+        inst = got["Instances"][0]
+        ec2().terminate_instances(InstanceIds=[inst["InstanceId"]])
+        if len(args) > 2:
+            print(f"a launch into {arn} was not refused")
+            return 1
+        return (want(inst.get("CapacityReservationId"), None, "the reservation it runs in")
+                | want(inst.get("CapacityReservationSpecification", {})
+                       .get("CapacityReservationPreference"), None, "the preference echoed"))
+    if cmd == "ids":
+        # The live instance ids of a cluster, sorted, one line: to tell a new gang from the old.
+        insts = live_instances([{"Name": "tag:kiln:cluster", "Values": [args[0]]}])
+        print(" ".join(sorted(i["InstanceId"] for i in insts)))
+        return 0
     print(f"unknown command {cmd}", file=sys.stderr)
     return 2
 

@@ -1610,9 +1610,23 @@ def patch_capacity() -> None:
         member = None
         if market and market not in ("spot", "capacity-block"):
             raise bad(f"Value ({market}) for parameter MarketType is invalid")
+        preference = self._get_param(
+            "CapacityReservationSpecification.CapacityReservationPreference")
         with LOCK:
             if group_arn and not cr_id:
                 member = group_member(self, group_arn, itype, count)
+                if member is None and preference == "capacity-reservations-only":
+                    # "capacity-reservations-only - The instance will only run in a
+                    # Capacity Reservation or Capacity Reservation group. If capacity
+                    # isn't available, the instance will fail to launch" (botocore's ec2
+                    # model, CapacityReservationSpecification.CapacityReservationPreference);
+                    # the code is EC2's for a target without room (EC2 API error codes,
+                    # ReservationCapacityExceeded).
+                    raise EC2ClientError(
+                        "ReservationCapacityExceeded",
+                        f"No Capacity Reservation in the group {group_arn} has available "
+                        f"capacity for {count} {itype} instances",
+                    )
             if market == "capacity-block" and not cr_id:
                 raise EC2ClientError(
                     "MissingParameter",
@@ -1640,23 +1654,24 @@ def patch_capacity() -> None:
                     # CapacityReservationSpecification.CapacityReservationTarget.
                     # CapacityReservationResourceGroupArn, botocore's ec2 model), and
                     # runs in the member EC2 picked (group_member), or on demand.
+                    # The preference is reported as the launch gave it, and only then.
                     if member:
                         inst.capacity_reservation_id = member
                     inst.capacity_reservation_specification = {
-                        "CapacityReservationPreference": self._get_param(
-                            "CapacityReservationSpecification.CapacityReservationPreference"
-                        ) or "capacity-reservations-only",
                         "CapacityReservationTarget": {
                             "CapacityReservationResourceGroupArn": group_arn},
                     }
+                    if preference:
+                        inst.capacity_reservation_specification[
+                            "CapacityReservationPreference"] = preference
                 if cr_id and getattr(inst, "capacity_reservation_id", None) is None:
                     inst.capacity_reservation_id = cr_id
                     inst.capacity_reservation_specification = {
-                        "CapacityReservationPreference": self._get_param(
-                            "CapacityReservationSpecification.CapacityReservationPreference"
-                        ) or "capacity-reservations-only",
                         "CapacityReservationTarget": {"CapacityReservationId": cr_id},
                     }
+                    if preference:
+                        inst.capacity_reservation_specification[
+                            "CapacityReservationPreference"] = preference
         return result
 
     InstanceResponse.run_instances = run_instances
