@@ -747,11 +747,15 @@ static int purchase_check(const struct apply_cmd *a, const struct op_run *r)
 		return 0;
 	if (json_is_false(plan_kiln(plan, "refresh")) ||
 	    !json_is_object(json_object_get(c->kiln, "offering"))) {
+		/* Bought only from a plan that read the live offering it shows. */
 		fprintf(stderr,
-			"%s: %s: this plan buys %s up front (which cannot be undone), but it was "
-			"made with --refresh=false, so it read no offering and shows no fee; "
-			"nothing was changed\n",
-			a->cli->prog, a->cli->cmd, c->address);
+			"%s: %s: this plan buys %s up front (which cannot be undone), but %s; "
+			"kiln buys only from a plan that read the offering and its fee from the "
+			"cloud; nothing was changed\n",
+			a->cli->prog, a->cli->cmd, c->address,
+			json_is_false(plan_kiln(plan, "refresh"))
+			    ? "it was made with --refresh=false"
+			    : "it shows no offering");
 		fprintf(
 		    stderr,
 		    "  hint: plan without --refresh=false (kiln plan %s --out plan.kiln), review "

@@ -213,6 +213,10 @@ sys.exit(got != want)'
 	check "capacity: on sim, a saved plan made before the window moved is refused as stale" 1 \
 		--err-has "kiln.offering.id is \"sim-cbo-sim-1a-20261202T1130-24h\" in the file, but \"sim-cbo-sim-1a-20261203T1130-24h\" now; nothing was changed" \
 		-- sh -c 'KILN_NOW=2026-12-02T00:00:00Z "$1" plan --out plan.kiln >/dev/null 2>&1; KILN_NOW=2026-12-02T12:00:00Z "$1" apply plan.kiln --allow-purchase' sh "$KILN"
+	check "capacity: on sim too, apply --refresh=false buys nothing, even allowed, exactly" 1 \
+		--err "kiln: apply: this plan buys sim_capacity_block.trainers up front (which cannot be undone), but it was made with --refresh=false; kiln buys only from a plan that read the offering and its fee from the cloud; nothing was changed
+  hint: plan without --refresh=false (kiln plan kiln.yaml --out plan.kiln), review the offering and fee it shows, then apply that plan" \
+		-- $cap_at=2026-12-02T00:00:00Z "$KILN" apply --auto-approve --allow-purchase --refresh=false
 	check "capacity: on sim, apply buys it with --allow-purchase; the nodes wait for its start" 1 \
 		--out-has "sim_capacity_block.trainers: created [id cr-" \
 		--err-has "compute.trainers waits for its Capacity Block cr-" \
@@ -663,12 +667,12 @@ sys.exit(got != want)'
 		-- "$KILN" apply --auto-approve
 	cap_inspect "capacity: boto3 finds nothing bought after the refusal" purchases 0
 	check "capacity: apply --refresh=false refuses a purchase it read no offering for, even allowed, exactly" 1 \
-		--err "kiln: apply: this plan buys aws_capacity_block.trainers up front (which cannot be undone), but it was made with --refresh=false, so it read no offering and shows no fee; nothing was changed
+		--err "kiln: apply: this plan buys aws_capacity_block.trainers up front (which cannot be undone), but it was made with --refresh=false; kiln buys only from a plan that read the offering and its fee from the cloud; nothing was changed
   hint: plan without --refresh=false (kiln plan kiln.yaml --out plan.kiln), review the offering and fee it shows, then apply that plan" \
 		-- "$KILN" apply --auto-approve --refresh=false --allow-purchase
 	"$KILN" plan --refresh=false --out stale.kiln >/dev/null 2>&1
 	check "capacity: a saved plan made with --refresh=false buys nothing, exactly" 1 \
-		--err "kiln: apply: this plan buys aws_capacity_block.trainers up front (which cannot be undone), but it was made with --refresh=false, so it read no offering and shows no fee; nothing was changed
+		--err "kiln: apply: this plan buys aws_capacity_block.trainers up front (which cannot be undone), but it was made with --refresh=false; kiln buys only from a plan that read the offering and its fee from the cloud; nothing was changed
   hint: plan without --refresh=false (kiln plan kiln.yaml --out plan.kiln), review the offering and fee it shows, then apply that plan" \
 		-- "$KILN" apply stale.kiln --allow-purchase
 	cap_inspect "capacity: boto3 finds nothing bought without a refresh" purchases 0
