@@ -339,6 +339,7 @@ st_race() { # LABEL STATE SHARED_CACHE(yes|no) EXTRA_FLAGS
 	st_before=$(KILN_STATE=$st_state st_serial)
 	st_total=0
 	for st_round in 1 2 3; do
+		rm -f "$E2E_TMP"/.race.ready.* "$E2E_TMP/.race.go"
 		for st_i in 1 2 3 4 5 6 7 8; do
 			(
 				if [ "$st_shared" = no ]; then
@@ -348,11 +349,25 @@ st_race() { # LABEL STATE SHARED_CACHE(yes|no) EXTRA_FLAGS
 				"$KILN" state pull >"pull.$st_i.json" 2>/dev/null || exit 8
 				python3 -c "
 import json; d=json.load(open('pull.$st_i.json')); d['serial']+=1; json.dump(d, open('push.$st_i.json','w'))"
+				# Every writer has pulled before any pushes: all race from the
+				# same serial (under load a late pull would see the winner's
+				# push and rightly win too).
+				: >"$E2E_TMP/.race.ready.$st_i"
+				while [ ! -e "$E2E_TMP/.race.go" ]; do sleep 0.02; done
 				# shellcheck disable=SC2086
 				"$KILN" state push $st_flags "push.$st_i.json" >/dev/null 2>"err.$st_i"
 				echo $? >"rc.$st_i"
 			) &
 		done
+		# At most 30 s: a writer whose pull failed (exit 8) never gets ready,
+		# and the round then fails on its odd exit.
+		st_n=0
+		while [ "$st_n" -lt 1500 ] &&
+			[ "$(find "$E2E_TMP" -maxdepth 1 -name '.race.ready.*' | wc -l)" -lt 8 ]; do
+			st_n=$((st_n + 1))
+			sleep 0.02
+		done
+		: >"$E2E_TMP/.race.go"
 		wait
 		st_wins=$(cat rc.* p*/rc.* 2>/dev/null | grep -c '^0$')
 		st_bad=$(cat rc.* p*/rc.* 2>/dev/null | grep -vc '^[01]$')
