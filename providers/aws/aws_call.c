@@ -30,6 +30,9 @@ static const char *const service_ids[AWS_NSERVICES] = {
     "ec2", "s3", "iam", "fsx", "efs", "sts", "ssm", "monitoring", "resource-groups"};
 static const char *const iam_prefixes[AWS_NSERVICES] = {
     "ec2", "s3", "iam", "fsx", "elasticfilesystem", "sts", "ssm", "cloudwatch", "resource-groups"};
+/* The X-Amz-Target prefix of the services kiln calls with JSON 1.1 (aws_json). */
+static const char *const json_targets[AWS_NSERVICES] = {
+    [AWS_FSX] = "AWSSimbaAPIService_v20180301", [AWS_SSM] = "AmazonSSM"};
 
 const char *aws_service_id(enum aws_service s)
 {
@@ -378,8 +381,8 @@ static int query(struct prov_ctx *ctx, enum aws_service svc, const char *action,
 	return rc;
 }
 
-int aws_json(struct prov_ctx *ctx, enum aws_service svc, const char *target, const char *action,
-	     json_t *body, json_t **out, struct kiln_error *err)
+int aws_json(struct prov_ctx *ctx, enum aws_service svc, const char *action, json_t *body,
+	     json_t **out, struct kiln_error *err)
 {
 	char *text = body ? jsonw_dumps(body, JSON_COMPACT, NULL) : NULL;
 	char *th;
@@ -388,6 +391,7 @@ int aws_json(struct prov_ctx *ctx, enum aws_service svc, const char *target, con
 	struct http_response resp;
 	int rc;
 
+	json_decref(body);
 	if (out)
 		*out = NULL;
 	if (!text) {
@@ -398,7 +402,7 @@ int aws_json(struct prov_ctx *ctx, enum aws_service svc, const char *target, con
 			       service_ids[svc], action);
 		return PROV_ERROR;
 	}
-	th = xasprintf("X-Amz-Target: %s", target);
+	th = xasprintf("X-Amz-Target: %s.%s", json_targets[svc], action);
 	fixed[1] = th;
 	call_init(&c, ctx, svc, "POST", "/", NULL);
 	c.body = text;

@@ -18,17 +18,10 @@
 #include <stdlib.h>
 #include <string.h>
 
-#define FSX_TARGET "AWSSimbaAPIService_v20180301."
-
 static int fsx(struct prov_ctx *ctx, const char *action, json_t *body, json_t **out,
 	       struct kiln_error *err)
 {
-	char *target = xasprintf(FSX_TARGET "%s", action);
-	int rc = aws_json(ctx, AWS_FSX, target, action, body, out, err);
-
-	free(target);
-	json_decref(body);
-	return rc;
+	return aws_json(ctx, AWS_FSX, action, body, out, err);
 }
 
 /* --- FSx for Lustre ------------------------------------------------------------ */

@@ -122,9 +122,13 @@ int aws_query(struct prov_ctx *ctx, enum aws_service svc, const char *action, st
  */
 int aws_query_once(struct prov_ctx *ctx, enum aws_service svc, const char *action,
 		   struct aws_params *p, json_t **out, struct kiln_error *err);
-/* A JSON 1.1 call (FSx): target "AWSSimbaAPIService_v20180301.CreateFileSystem". */
-int aws_json(struct prov_ctx *ctx, enum aws_service svc, const char *target, const char *action,
-	     json_t *body, json_t **out, struct kiln_error *err);
+/*
+ * A JSON 1.1 call (FSx, SSM) to the service's target, e.g.
+ * "AWSSimbaAPIService_v20180301.CreateFileSystem"; it takes body (NULL: a
+ * value the request needed was missing, an error).
+ */
+int aws_json(struct prov_ctx *ctx, enum aws_service svc, const char *action, json_t *body,
+	     json_t **out, struct kiln_error *err);
 /*
  * A REST call (S3, EFS). path starts with '/' and is already encoded; for S3
  * bucket is the bucket (NULL for ListBuckets) and addressing follows the

@@ -26,19 +26,13 @@
 #include <stdlib.h>
 #include <string.h>
 
-#define SSM_TARGET "AmazonSSM."
 /* Bytes of a generated munge key: mungekey(8)'s default is 1024 bits. */
 #define MUNGE_KEY_BYTES 128
 
 static int ssm(struct prov_ctx *ctx, const char *action, json_t *body, json_t **out,
 	       struct kiln_error *err)
 {
-	char *target = xasprintf(SSM_TARGET "%s", action);
-	int rc = aws_json(ctx, AWS_SSM, target, action, body, out, err);
-
-	free(target);
-	json_decref(body);
-	return rc;
+	return aws_json(ctx, AWS_SSM, action, body, out, err);
 }
 
 char *aws_ssm_path(const struct prov_scope *scope)
