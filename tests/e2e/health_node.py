@@ -97,6 +97,16 @@ def tag(creds, iid, key, value):
         return e.response["Error"]["Code"]
 
 
+def report(iid, value):
+    """The node iid tags itself kiln:health VALUE with its own credentials."""
+    got = tag(credentials(iid), iid, "kiln:health", value)
+    if got != "allowed":
+        print(f"{iid}: tagging itself: {got}", file=sys.stderr)
+        return 1
+    print(iid)
+    return 0
+
+
 def main():
     if sys.argv[1] == "show":
         for r in ec2().describe_instances(InstanceIds=[sys.argv[2]])["Reservations"]:
@@ -121,13 +131,7 @@ def main():
         if len(found) <= index:
             print(f"{group}: no instance {index} after 60 s", file=sys.stderr)
             return 1
-        iid = found[index]["InstanceId"]
-        got = tag(credentials(iid), iid, "kiln:health", value)
-        if got != "allowed":
-            print(f"{iid}: tagging itself: {got}", file=sys.stderr)
-            return 1
-        print(iid)
-        return 0
+        return report(found[index]["InstanceId"], value)
     if cmd == "tag-new":
         value, known = sys.argv[5], set(sys.argv[6:])
         deadline = time.time() + 60
@@ -139,13 +143,7 @@ def main():
         if not new:
             print(f"{group}: no new instance after 60 s", file=sys.stderr)
             return 1
-        iid = new[0]["InstanceId"]
-        got = tag(credentials(iid), iid, "kiln:health", value)
-        if got != "allowed":
-            print(f"{iid}: tagging itself: {got}", file=sys.stderr)
-            return 1
-        print(iid)
-        return 0
+        return report(new[0]["InstanceId"], value)
     if cmd == "newest":
         print(instances(cluster, ws, group)[-1]["InstanceId"])
         return 0
