@@ -214,8 +214,7 @@ lifecycle_moto() {
 		fail "lifecycle: aws: a python3 with moto 5 and boto3 is installed"
 		return 0
 	fi
-	PYTHON=$AWS_PY
-	export PYTHON
+	# aws_moto_up sets PYTHON to it.
 	lc_moto=$E2E_TMP/moto-lifecycle
 	aws_moto_up "lifecycle: aws" "$lc_moto" || return 0
 	KILN_POLL_MS=100

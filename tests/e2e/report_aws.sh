@@ -49,8 +49,7 @@ report_moto() {
 		fail "report: aws: a python3 with moto 5 and boto3 is installed"
 		return 0
 	fi
-	PYTHON=$AWS_PY
-	export PYTHON
+	# aws_moto_up sets PYTHON to it.
 	rp_moto=$E2E_TMP/moto-report
 	aws_moto_up "report: aws" "$rp_moto" || return 0
 	KILN_POLL_MS=100
