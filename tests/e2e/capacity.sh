@@ -109,26 +109,6 @@ cap_ctl() { # PATH JSON: the moto extension's control endpoint
 		"$AWS_ENDPOINT_URL/_kiln/$1" >/dev/null
 }
 
-# CMD exits RC and its stdout holds BLOCK, its lines in a row (check's
-# --out-has takes each line of a text on its own).
-cap_shows() { # RC BLOCK CMD...
-	cs_rc=$1
-	cs_block=$2
-	shift 2
-	"$@" >"$E2E_TMP/.cap.out" 2>"$E2E_TMP/.cap.err"
-	cs_got=$?
-	if [ "$cs_got" -ne "$cs_rc" ]; then
-		printf 'exit %s, want %s\n' "$cs_got" "$cs_rc"
-		cat "$E2E_TMP/.cap.err"
-		return 1
-	fi
-	python3 -c 'import sys
-text, block = open(sys.argv[1], encoding="utf-8").read(), sys.argv[2]
-if block not in text:
-    print("stdout lacks, in a row:\n" + block + "\n--- stdout:\n" + text)
-    sys.exit(1)' "$E2E_TMP/.cap.out" "$cs_block"
-}
-
 cap_poll() { # CMD...: until CMD succeeds, every 0.1s, for 20s at most
 	cp_n=0
 	while [ $cp_n -lt 200 ] && ! "$@"; do
@@ -203,13 +183,13 @@ want = {"offering": {"id": "sim-cbo-sim-1a-20261202T1130-24h", "zone": "sim-1a",
 got = {k: c.get(k, "absent") for k in want}
 print(got) if got != want else None
 sys.exit(got != want)'
-	assert "capacity: on sim, the Markdown plan shows the offering in a table" \
-		cap_shows 0 "| Resource | | Offering | Zone | Instances | Start | End | Hours | Up front | Per GPU-hour |
+	check "capacity: on sim, the Markdown plan shows the offering in a table" 0 \
+		--out-has "| Resource | | Offering | Zone | Instances | Start | End | Hours | Up front | Per GPU-hour |
 | --- | --- | --- | --- | --- | --- | --- | ---: | ---: | ---: |
 | sim_capacity_block.trainers | buys | sim-cbo-sim-1a-20261202T1130-24h | sim-1a | 2 × p5.48xlarge | 2026-12-02T11:30:00Z | 2026-12-03T11:30:00Z | 24 | \$4,719.36 | \$12.29 |
 | | runner-up | none | | | | | | | |
 " \
-		env KILN_NOW=2026-12-02T00:00:00Z "$KILN" plan --markdown
+		-- env KILN_NOW=2026-12-02T00:00:00Z "$KILN" plan --markdown
 	check "capacity: on sim, a saved plan made before the window moved is refused as stale" 1 \
 		--err-has "kiln.offering.id is \"sim-cbo-sim-1a-20261202T1130-24h\" in the file, but \"sim-cbo-sim-1a-20261203T1130-24h\" now; nothing was changed" \
 		-- sh -c 'KILN_NOW=2026-12-02T00:00:00Z "$1" plan --out plan.kiln >/dev/null 2>&1; KILN_NOW=2026-12-02T12:00:00Z "$1" apply plan.kiln --allow-purchase' sh "$KILN"
@@ -347,13 +327,13 @@ cap_sim_change() {
 	printf 'kiln: 1\ncluster: moved\nprovider: {name: sim}\ncompute:\n  trainers:\n    gpu: H100:8\n    count: 2\n' >kiln.yaml
 	KILN_SIM_READY_MS=20 "$KILN" apply --auto-approve >/dev/null 2>&1
 	printf '    capacity: {reservation: cr-0123456789abcdef0}\n' >>kiln.yaml
-	assert "capacity: on sim, a group moved into a reservation plans a replace, with the reason" \
-		cap_shows 2 "  -/+ sim_node_group.trainers  replace: capacity forces replacement
+	check "capacity: on sim, a group moved into a reservation plans a replace, with the reason" 2 \
+		--out-has "  -/+ sim_node_group.trainers  replace: capacity forces replacement
       capacity:              null → \"reservation\"            (replace: as on EC2: a node goes into a reservation, a Capacity Block or the spot market only when it is launched, so the group is launched again into its new capacity)
       capacity_reservation:  null → \"cr-0123456789abcdef0\"   (replace: as on EC2: a node goes into a reservation only when it is launched, so the group is launched again into the new reservation)
 
 " \
-		"$KILN" plan --detailed-exitcode
+		-- "$KILN" plan --detailed-exitcode
 	check "capacity: on sim, apply replaces the group and plans no changes after" 0 \
 		--out-has "No changes." \
 		-- sh -c 'KILN_SIM_READY_MS=20 "$1" apply --auto-approve >/dev/null 2>&1 && "$1" plan --detailed-exitcode' sh "$KILN"
@@ -488,13 +468,13 @@ cap_change() {
 	"$KILN" apply --auto-approve >/dev/null 2>&1
 	odcr=$("$AWS_PY" "$E2E_ROOT/tests/e2e/capacity_inspect.py" odcr p5.48xlarge us-east-1a 3)
 	printf '    capacity: {reservation: %s}\n' "$odcr" >>kiln.yaml
-	assert "capacity: an on-demand group moved into a reservation plans a replace, with the reason" \
-		cap_shows 2 "  -/+ aws_instance_group.trainers  replace: capacity forces replacement
+	check "capacity: an on-demand group moved into a reservation plans a replace, with the reason" 2 \
+		--out-has "  -/+ aws_instance_group.trainers  replace: capacity forces replacement
       capacity:              null → \"reservation\"            (replace: EC2 puts an instance in a capacity reservation or a Capacity Block only when it launches it (RunInstances): the group is launched again into its new capacity)
       capacity_reservation:  null → \"$odcr\"   (replace: EC2 puts an instance in a capacity reservation only when it launches it (RunInstances): the group is launched again into the new reservation)
 
 " \
-		"$KILN" plan --detailed-exitcode
+		-- "$KILN" plan --detailed-exitcode
 	check "capacity: apply launches the group again into the reservation" 0 \
 		--out-has "Apply complete: 0 created, 0 updated, 1 replaced, 0 deleted." \
 		-- "$KILN" apply --auto-approve
@@ -510,30 +490,30 @@ cap_change() {
 		cluster-in moved 3 "$odcr"
 	odcr2=$("$AWS_PY" "$E2E_ROOT/tests/e2e/capacity_inspect.py" odcr p5.48xlarge us-east-1a 3)
 	sed -i "s/$odcr/$odcr2/" kiln.yaml
-	assert "capacity: another reservation plans a replace of capacity_reservation alone" \
-		cap_shows 2 "  -/+ aws_instance_group.trainers  replace: capacity_reservation forces replacement
+	check "capacity: another reservation plans a replace of capacity_reservation alone" 2 \
+		--out-has "  -/+ aws_instance_group.trainers  replace: capacity_reservation forces replacement
       capacity_reservation:  \"$odcr\" → \"$odcr2\"   (replace: EC2 puts an instance in a capacity reservation only when it launches it (RunInstances): the group is launched again into the new reservation)
 
 " \
-		"$KILN" plan --detailed-exitcode
+		-- "$KILN" plan --detailed-exitcode
 	sed -i 's/^    capacity: .*/    capacity: {spot: {fallback: on-demand}}/' kiln.yaml
-	assert "capacity: spot with a fallback instead plans a replace by market, capacity unset" \
-		cap_shows 2 "  -/+ aws_instance_group.trainers  replace: market forces replacement
+	check "capacity: spot with a fallback instead plans a replace by market, capacity unset" 2 \
+		--out-has "  -/+ aws_instance_group.trainers  replace: market forces replacement
       market:                \"on-demand\" → \"spot\"            (replace: a node is bought on-demand or spot when it launches)
       capacity:              \"reservation\" → null            (replace: EC2 puts an instance in a capacity reservation or a Capacity Block only when it launches it (RunInstances): the group is launched again into its new capacity)
       capacity_reservation:  \"$odcr\" → null   (replace: EC2 puts an instance in a capacity reservation only when it launches it (RunInstances): the group is launched again into the new reservation)
       spot_fallback:         null → true                     (live: it only decides how later launches are made (a tag on the instances))
 
 " \
-		"$KILN" plan --detailed-exitcode
+		-- "$KILN" plan --detailed-exitcode
 	"$KILN" apply --auto-approve >/dev/null 2>&1
 	sed -i 's/^    capacity: .*/    capacity: spot/' kiln.yaml
-	assert "capacity: a spot group whose fallback is dropped plans an update in place, no replace" \
-		cap_shows 2 "  ~ aws_instance_group.trainers  update in place
+	check "capacity: a spot group whose fallback is dropped plans an update in place, no replace" 2 \
+		--out-has "  ~ aws_instance_group.trainers  update in place
       spot_fallback:  true → null   (live: it only decides how later launches are made (a tag on the instances))
 
 " \
-		"$KILN" plan --detailed-exitcode
+		-- "$KILN" plan --detailed-exitcode
 	"$KILN" apply --auto-approve >/dev/null 2>&1
 	check "capacity: the update retags the instances and plans no changes after" 0 \
 		--out-has "No changes." \
@@ -652,15 +632,15 @@ want = {"offering": {"id": "cb-f014fe44dea1ba96d", "zone": "us-east-1a", "instan
 got = {k: c.get(k) for k in want}
 print(got) if got != want else None
 sys.exit(got != want)'
-	assert "capacity: the Markdown plan shows both offerings in a table" \
-		cap_shows 0 "**Capacity Blocks**
+	check "capacity: the Markdown plan shows both offerings in a table" 0 \
+		--out-has "**Capacity Blocks**
 
 | Resource | | Offering | Zone | Instances | Start | End | Hours | Up front | Per GPU-hour |
 | --- | --- | --- | --- | --- | --- | --- | ---: | ---: | ---: |
 | aws_capacity_block.trainers | buys | cb-f014fe44dea1ba96d | us-east-1a | 2 × p5.48xlarge | 2026-12-03T11:30:00Z | 2026-12-04T11:30:00Z | 24 | \$1,510.27 | \$3.93 |
 | | runner-up | cb-310c1acd32fae2003 | us-east-1b | 2 × p5.48xlarge | 2026-12-04T11:30:00Z | 2026-12-05T11:30:00Z | 24 | \$1,440.00 | \$3.75 |
 " \
-		"$KILN" plan --markdown
+		-- "$KILN" plan --markdown
 	check "capacity: apply refuses to buy without approval, naming the fee" 1 \
 		--err "kiln: apply: this plan buys capacity up front (\$1,510.27, which cannot be undone), and no approval covers it; nothing was changed
   hint: save the plan (kiln plan kiln.yaml --out plan.kiln), have it approved and apply it with --require-approvals N, or pass --allow-purchase" \
