@@ -113,7 +113,7 @@ $(BUILD)/fuzz/fuzz_spec: tests/fuzz/fuzz_spec.c $(LIB_SRCS) $(GEN_TEMPLATES) | $
 		$(PKG_CFLAGS) -o $@ tests/fuzz/fuzz_spec.c $(LIB_SRCS) $(GEN_TEMPLATES) $(PKG_LIBS) \
 		-lpthread -lm
 
-$(BUILD)/fuzz/fuzz_json: tests/fuzz/fuzz_json.c src/jsonr.c src/jsonw.c src/util.c src/str.c src/strbuf.c \
+$(BUILD)/fuzz/fuzz_json: tests/fuzz/fuzz_json.c src/jsonr.c src/jsonw.c src/base.c src/util.c src/str.c src/strbuf.c \
 		src/timefmt.c src/cidr.c src/log.c | $(DEPS_STAMP)
 	@mkdir -p $(dir $@)
 	$(FUZZ_CC) -std=c11 -D_GNU_SOURCE -g -O1 -Isrc -fsanitize=fuzzer,address,undefined \

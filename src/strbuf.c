@@ -7,7 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "util.h"
+#include "base.h"
 
 void sb_add(struct strbuf *sb, const char *s, size_t n)
 {

@@ -9,7 +9,8 @@
 #include <string.h>
 #include <time.h>
 
-#include "util.h"
+#include "base.h"
+#include "strbuf.h"
 
 int time_parse_rfc3339(const char *s, int64_t *t)
 {

@@ -1,9 +1,9 @@
 /*
- * util.h - errors, memory, files, uuids and retries; and, for the modules
- * that use them all, the headers of the other small helpers: strbuf.h,
- * str.h, timefmt.h and cidr.h, each its own file.
+ * util.h - files, uuids, sizes and retries; and, for the modules that use
+ * them all, the headers of the other small helpers: base.h (errors and
+ * allocation), strbuf.h, str.h, timefmt.h and cidr.h, each its own file.
  *
- * Nothing here knows about specs, plans or clouds. Allocation failure aborts (as git does): a CLI
+ * Nothing here knows about specs, plans or clouds. Allocation (base.h) aborts on failure (as git does): a CLI
  * that cannot allocate a few bytes has nothing sensible left to do.
  */
 #ifndef KILN_UTIL_H
@@ -15,19 +15,6 @@
 #include <stdint.h>
 
 #include "base.h"
-
-void *xmalloc(size_t n);
-void *xcalloc(size_t nmemb, size_t size);
-void *xrealloc(void *p, size_t n);
-char *xstrdup(const char *s);
-char *xstrndup(const char *s, size_t n);
-char *xasprintf(const char *fmt, ...) KILN_PRINTF(1, 2);
-char *xvasprintf(const char *fmt, va_list ap);
-
-/* Grow *v (of *cap elements of size elem) so that it holds at least need. */
-void grow_array(void **v, size_t *cap, size_t need, size_t elem);
-#define ARRAY_PUSH(v, n, cap)                                                                      \
-	(grow_array((void **)&(v), &(cap), (n) + 1, sizeof(*(v))), &(v)[(n)++])
 
 /*
  * Read a whole file (or standard input for "-") into a NUL-terminated buffer.
