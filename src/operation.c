@@ -103,6 +103,35 @@ static void first_lineage(struct op_run *r)
 	lock_info_release(&info);
 }
 
+/*
+ * A reader (plan, status: no lock of its own) of a workspace whose lock a
+ * live holder keeps renewing: that holder's journal is the record of an apply
+ * under way, not of an interrupted one, so it is not replayed, and the reader
+ * says that what it shows is the state from before that apply. A lease run
+ * out means the holder died: its journal is replayed, as after any crash.
+ */
+static bool journal_writer_alive(const struct op_run *r, const char *ws)
+{
+	struct lock_info info;
+	struct kiln_error lerr = {0};
+	git_oid oid;
+	char *who;
+
+	if ((r->ws && r->ws->lock) || lock_read(r->store, ws, &info, &oid, &lerr) != 0)
+		return false;
+	if (lock_info_expired(&info)) {
+		lock_info_release(&info);
+		return false;
+	}
+	who = lock_info_describe(&info);
+	log_warn("workspace '%s' is locked by %s: its journal is the record of a run under "
+		 "way, not replayed; this shows the state before that run",
+		 ws, who);
+	free(who);
+	lock_info_release(&info);
+	return true;
+}
+
 static int load_state(struct op_run *r, struct kiln_error *err)
 {
 	char *path;
@@ -166,6 +195,10 @@ static int load_state(struct op_run *r, struct kiln_error *err)
 	if (!r->store)
 		return 0; /* no state repository yet: no apply has run here */
 	path = journal_path(store_location(r->store), ws);
+	if (access(path, F_OK) == 0 && journal_writer_alive(r, ws)) {
+		free(path);
+		goto owner;
+	}
 	n = journal_replay(path, r->head[0] ? r->head : NULL, r->state, &r->overlay, err);
 	if (n == -1) {
 		free(path);
@@ -184,6 +217,7 @@ static int load_state(struct op_run *r, struct kiln_error *err)
 	free(path);
 	/* The replay may have restored a first apply's lineage. */
 	r->e->scope.lineage = state_lineage(r->state);
+owner:
 	r->owner = op_owner(r->store);
 	r->e->scope.owner = r->owner;
 	return 0;

@@ -410,6 +410,39 @@ en_faults() {
 	cd "$E2E_ROOT" || exit 1
 }
 
+# A reader (plan, status) beside an apply under way must not replay that
+# apply's journal as an interrupted one's (issue 32): it says the workspace is
+# locked and shows the state from before that apply.
+en_reader_beside_apply() {
+	en_new_dir tests/specs/valid/sim-llm-pretrain.yaml
+	KILN_SIM_LATENCY_MS=300 "$KILN" apply --auto-approve >out.txt 2>err.txt &
+	pid=$!
+	i=0
+	while ! grep -qs "created \[id" out.txt && [ $i -lt 300 ]; do
+		sleep 0.05
+		i=$((i + 1))
+	done
+	assert "engine: the slow apply has a journal while it runs" \
+		sh -c 'ls .kiln/journal/default-*.jsonl >/dev/null'
+	# A first apply: until it commits, the workspace has no cluster to show.
+	check "engine: status beside an apply under way says its journal is not replayed" 1 \
+		--err-has "its journal is the record of a run under way, not replayed; this shows the state before that run" \
+		--err-has "kiln: status: workspace 'default' has no cluster yet: nothing has been applied" \
+		-- "$KILN" status --no-ssh
+	assert "engine: status beside an apply under way replays nothing" \
+		sh -c '! grep -q "recorded by an interrupted apply" "$1"' sh "$E2E_ERR"
+	check "engine: plan beside an apply under way names the lock's holder" 0 \
+		--err-has "kiln: warn: workspace 'default' is locked by " \
+		-- "$KILN" plan
+	assert "engine: plan beside an apply under way replays nothing" \
+		sh -c '! grep -q "recorded by an interrupted apply" "$1"' sh "$E2E_ERR"
+	wait $pid
+	rc=$?
+	assert "engine: the apply beside the readers completes" test $rc = 0
+	en_inspect "engine: after readers beside an apply the sim and the state agree"
+	cd "$E2E_ROOT" || exit 1
+}
+
 en_interrupts() {
 	en_new_dir tests/specs/valid/sim-llm-pretrain.yaml
 	KILN_SIM_LATENCY_MS=150 "$KILN" apply --auto-approve >out.txt 2>err.txt &
@@ -643,6 +676,7 @@ engine_tests() {
 		en_tty
 		en_faults
 		en_interrupts
+		en_reader_beside_apply
 		en_damaged_sim
 		echo "$E2E_PASSED $E2E_FAILED" >"$E2E_TMP/.engine-counts"
 	)
