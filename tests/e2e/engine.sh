@@ -11,6 +11,14 @@ en_new_dir() { # SPEC: a fresh working directory holding SPEC as kiln.yaml
 	cp "$E2E_ROOT/$1" kiln.yaml
 }
 
+en_await_create() { # TRIES: until a background apply's out.txt shows a create (0.05 s a try)
+	i=0
+	while ! grep -qs "created \[id" out.txt && [ $i -lt "$1" ]; do
+		sleep 0.05
+		i=$((i + 1))
+	done
+}
+
 en_inspect() { # NAME: the sim and the state agree, with no duplicate
 	"$KILN" state pull >.state.json 2>/dev/null || echo '{"resources": {}}' >.state.json
 	assert "$1" python3 "$E2E_ROOT/tests/e2e/sim_inspect.py" .kiln/sim .state.json
@@ -417,11 +425,7 @@ en_reader_beside_apply() {
 	en_new_dir tests/specs/valid/sim-llm-pretrain.yaml
 	KILN_SIM_LATENCY_MS=300 "$KILN" apply --auto-approve >out.txt 2>err.txt &
 	pid=$!
-	i=0
-	while ! grep -qs "created \[id" out.txt && [ $i -lt 300 ]; do
-		sleep 0.05
-		i=$((i + 1))
-	done
+	en_await_create 300
 	assert "engine: the slow apply has a journal while it runs" \
 		sh -c 'ls .kiln/journal/default-*.jsonl >/dev/null'
 	# A first apply: until it commits, the workspace has no cluster to show.
@@ -448,11 +452,7 @@ en_interrupts() {
 	KILN_SIM_LATENCY_MS=150 "$KILN" apply --auto-approve >out.txt 2>err.txt &
 	pid=$!
 	# Interrupt once the first operations are under way (the refresh comes before).
-	i=0
-	while ! grep -q "created \[id" out.txt && [ $i -lt 200 ]; do
-		sleep 0.05
-		i=$((i + 1))
-	done
+	en_await_create 200
 	kill -INT $pid
 	wait $pid
 	rc=$?
