@@ -1,12 +1,16 @@
 /*
- * store_int.h - what store.c and store_remote.c share, and nothing outside
- * them includes: the store itself, the flocks around every ref change, and
- * the remote's fetch, ls and push.
+ * store_int.h - what store.c, store_remote.c and store_repo.c share, and
+ * nothing outside them includes: the store itself, the flocks around every
+ * ref change (store_repo.c), and the remote's fetch, ls and push
+ * (store_remote.c). It includes no kiln header but base.h, so the three
+ * files stand on it without a circle through store.h.
  */
 #ifndef KILN_STORE_INT_H
 #define KILN_STORE_INT_H
 
-#include "store.h"
+#include <git2.h>
+
+#include "base.h"
 
 struct store {
 	git_repository *repo;
