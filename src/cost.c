@@ -15,6 +15,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "provider.h"
+#include "spec.h"
 #include "util.h"
 
 /* The month AWS's calculator and Infracost use. */
@@ -49,13 +51,13 @@ static const char *change_word(enum plan_action a)
 }
 
 /* Price attrs (an object, else nothing) into new arrays. */
-static double price(const struct engine *e, const char *type, const json_t *attrs,
+static double price(const struct cost_source *src, const char *type, const json_t *attrs,
 		    json_t **components, json_t **unpriced)
 {
 	*components = json_array();
 	*unpriced = json_array();
 	if (json_is_object(attrs))
-		e->prov->cost(e->ctx, type, attrs, *components, *unpriced);
+		src->prov->cost(src->ctx, type, attrs, *components, *unpriced);
 	return hourly_sum(*components);
 }
 
@@ -90,9 +92,9 @@ static void append_with_address(json_t *to, json_t *from, const char *address, b
 	}
 }
 
-void cost_plan(const struct engine *e, json_t *plan, const struct plan_view *v)
+void cost_plan(const struct cost_source *src, json_t *plan, const struct plan_view *v)
 {
-	const struct catalog *cat = e->prov->catalog ? e->prov->catalog(e->ctx) : NULL;
+	const struct catalog *cat = src->prov->catalog ? src->prov->catalog(src->ctx) : NULL;
 	json_t *resources = json_array(), *components = json_array(), *unpriced = json_array();
 	json_t *retained = json_array(), *cost;
 	double before = 0, after = 0, upfront = 0;
@@ -106,7 +108,7 @@ void cost_plan(const struct engine *e, json_t *plan, const struct plan_view *v)
 		json_t *cb, *ub, *ca, *ua;
 		double hb, ha;
 
-		if (!e->prov->cost)
+		if (!src->prov->cost)
 			continue;
 		/*
 		 * A no-op keeps what is there: priced once, from what is live. Its
@@ -114,12 +116,12 @@ void cost_plan(const struct engine *e, json_t *plan, const struct plan_view *v)
 		 * change --target leaves out, which does not happen either.
 		 */
 		if (c->action == PLAN_NO_OP) {
-			hb = ha = price(e, type, c->before, &cb, &ub);
+			hb = ha = price(src, type, c->before, &cb, &ub);
 			ca = json_incref(cb);
 			ua = json_incref(ub);
 		} else {
-			hb = price(e, type, c->before, &cb, &ub);
-			ha = price(e, type, c->after, &ca, &ua);
+			hb = price(src, type, c->before, &cb, &ub);
+			ha = price(src, type, c->after, &ca, &ua);
 		}
 		before += hb;
 		after += ha;
@@ -160,12 +162,12 @@ void cost_plan(const struct engine *e, json_t *plan, const struct plan_view *v)
 					      "region", cat->region, "date", cat->date));
 	else
 		json_object_set_new(cost, "catalog", json_null());
-	json_object_set_new(cost, "provider", json_string(e->prov->name));
+	json_object_set_new(cost, "provider", json_string(src->prov->name));
 	json_object_set_new(cost, "region",
-			    e->spec->provider.region ? json_string(e->spec->provider.region)
+			    src->spec->provider.region ? json_string(src->spec->provider.region)
 						     : json_null());
-	if (e->spec->ttl > 0 && !destroy) {
-		double hours = (double)e->spec->ttl / 3600.0;
+	if (src->spec->ttl > 0 && !destroy) {
+		double hours = (double)src->spec->ttl / 3600.0;
 
 		json_object_set_new(cost, "ttl_hours", json_real(r4(hours)));
 		json_object_set_new(cost, "ttl_projected", json_real(r4(after * hours)));

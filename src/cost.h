@@ -12,11 +12,22 @@
 
 #include <jansson.h>
 
-#include "engine.h"
 #include "plan.h"
 
+struct provider;
+struct prov_ctx;
+struct spec;
+
+/* What prices a plan: the provider's cost hook and catalog, and the spec's
+ * region and TTL. The engine holds all three; cost does not need the rest. */
+struct cost_source {
+	const struct provider *prov;
+	struct prov_ctx *ctx;
+	const struct spec *spec;
+};
+
 /* Add "cost" to the plan's "kiln" object; v is plan's view (plan.h). */
-void cost_plan(const struct engine *e, json_t *plan, const struct plan_view *v);
+void cost_plan(const struct cost_source *src, json_t *plan, const struct plan_view *v);
 
 /* "$1,574.13": dollars to the cent, with thousands separators. Caller frees. */
 char *cost_money(double usd);

@@ -361,7 +361,7 @@ int op_plan(struct op_run *r, struct kiln_error *err)
 	if (preflight(r, err) != 0) {
 		return -1;
 	}
-	cost_plan(r->e, r->plan, &r->view);
+	cost_plan(&(struct cost_source){r->e->prov, r->e->ctx, r->e->spec}, r->plan, &r->view);
 	if (audit_plan(r->e->spec, r->e->prov, r->plan, &r->view, err) != 0) {
 		return -1;
 	}

@@ -6,6 +6,7 @@
  * and names the dotted path in its errors) and keeps going after an error, so
  * one run reports every problem. Cross-section rules are validate.c's.
  */
+#include "spec.h"
 #include "spec_load.h"
 
 #include <ctype.h>

@@ -14,6 +14,7 @@
  * starts a private key is refused from that line alone, and the bytes read
  * to tell are wiped: a private key never reaches the spec, a plan or state.
  */
+#include "spec.h"
 #include "spec_load.h"
 
 #include <errno.h>

@@ -3,6 +3,7 @@
  * bootstrap: lists (top level and per compute group) and a group's health:
  * section. Shape only; providers/bootstrap.c turns them into user data.
  */
+#include "spec.h"
 #include "spec_load.h"
 
 #include <stdlib.h>

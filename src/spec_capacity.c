@@ -14,6 +14,7 @@
  * (providers/expand.c), whether the reservation exists and fits is the
  * provider's pre-flight.
  */
+#include "spec.h"
 #include "spec_load.h"
 
 #include "timefmt.h"

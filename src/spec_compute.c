@@ -2,6 +2,7 @@
  * spec_compute.c - the compute section: node groups, their GPUs or instance
  * type, count, market, image, disk and role.
  */
+#include "spec.h"
 #include "spec_load.h"
 
 #include <ctype.h>

@@ -2,6 +2,7 @@
  * spec_get.c - the typed getters every section loader reads values with;
  * see spec_load.h.
  */
+#include "spec.h"
 #include "spec_load.h"
 
 #include <ctype.h>

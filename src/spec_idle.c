@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "spec.h"
 #include "spec_load.h"
 #include "timefmt.h"
 

@@ -11,7 +11,25 @@
 #ifndef KILN_SPEC_LOAD_H
 #define KILN_SPEC_LOAD_H
 
-#include "spec.h"
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "base.h"
+
+/* Only pointers to the spec's types pass through here: spec.h stands above
+ * the loader, which is what keeps spec.c (the entry) and its sections from
+ * including each other. Each section file includes spec.h itself. */
+struct diag;
+struct diags;
+struct spec;
+struct spec_allow;
+struct spec_group;
+struct spec_idle;
+struct spec_options;
+struct spec_step;
+struct spec_var;
+struct ynode;
 
 struct loader {
 	struct spec *spec;

@@ -4,6 +4,7 @@
  * files (spec.c, spec_storage.c...) and the engine all read them here, so
  * none of the loader's files needs another's for a name.
  */
+#include "spec.h"
 #include "spec_load.h"
 
 const char *const spec_fabric_names[3] = {"none", "ena", "efa"};

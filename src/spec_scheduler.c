@@ -5,6 +5,7 @@
  * collide, and whether the provider can run a scheduler at all are
  * validate.c's and the provider's checks.
  */
+#include "spec.h"
 #include "spec_load.h"
 
 #include <stdlib.h>

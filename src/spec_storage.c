@@ -4,6 +4,7 @@
  * allow: statements a role holds beyond them, checked for shape only (the
  * provider compiles them; an ARN of another cloud is not the loader's call).
  */
+#include "spec.h"
 #include "spec_load.h"
 
 #include <ctype.h>

@@ -11,6 +11,7 @@
  * each problem as a finding of its own so that it shows in the plan a
  * reviewer reads, not only in `kiln validate`.
  */
+#include "spec.h"
 #include "spec_load.h"
 
 #include <ctype.h>

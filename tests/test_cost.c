@@ -17,6 +17,8 @@
 #include "catalog_aws.h"
 #include "cost.h"
 #include "pricing.h"
+#include "provider.h"
+#include "spec.h"
 
 #define assert_money(want, got) assert_true(fabs((double)(want) - (double)(got)) < 0.00005)
 
@@ -228,7 +230,7 @@ static json_t *change(const char *address, const char *type, json_t *actions, js
 static json_t *cost_of(json_t *changes, int64_t ttl, bool destroy)
 {
 	struct spec spec = {.ttl = ttl};
-	struct engine e = {.spec = &spec, .prov = &fake};
+	struct cost_source e = {.spec = &spec, .prov = &fake};
 	json_t *plan =
 	    json_pack("{s:o, s:{s:b}}", "resource_changes", changes, "kiln", "destroy", destroy);
 
