@@ -476,7 +476,10 @@ static int run_op(struct exec *x, struct op *op, json_t **live, struct kiln_erro
 			return PROV_ERROR;
 		}
 		token_for(x, op->addr, token);
-		ENGINE_CALL(rc, err, t->create(x->e->ctx, &x->e->scope, &c, live, err));
+		if (engine_call_retried(t, VERB_CREATE))
+			ENGINE_CALL(rc, err, t->create(x->e->ctx, &x->e->scope, &c, live, err));
+		else
+			rc = t->create(x->e->ctx, &x->e->scope, &c, live, err);
 		json_decref(deps);
 		return rc;
 	}
