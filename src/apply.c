@@ -468,6 +468,8 @@ static int run_op(struct exec *x, struct op *op, json_t **live, struct kiln_erro
 		    .attrs = json_object_get(d, "attrs"),
 		    .token = token,
 		    .deps = deps,
+		    .guard = x->o->guard,
+		    .guard_arg = x->o->guard_arg,
 		};
 
 		if (!d) {

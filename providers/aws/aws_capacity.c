@@ -836,6 +836,19 @@ static void test_kill_at(const char *point)
 		raise(SIGKILL);
 }
 
+/*
+ * KILN_TEST_STOP_AT=purchase: the apply stops itself (SIGSTOP) after its
+ * first look for the block and before the purchase, so a test can let its
+ * lease run out, have another apply take over, then continue it.
+ */
+static void test_stop_at(const char *point)
+{
+	const char *at = getenv("KILN_TEST_STOP_AT");
+
+	if (at && strcmp(at, point) == 0)
+		raise(SIGSTOP);
+}
+
 /* A block as its purchase (or the look for it) found it, with what kiln tagged it with. */
 static void block_bought(json_t *live, const struct prov_scope *scope, const char *address,
 			 const json_t *extra, const char *fee)
@@ -948,8 +961,15 @@ int cb_create(struct prov_ctx *ctx, const struct prov_scope *scope, const struct
 	json_decref(runner);
 	if (rc == PROV_OK)
 		rc = offer_as_planned(ctx, op->address, &b, chosen, err);
-	if (rc == PROV_OK)
-		rc = purchase(ctx, scope, op, chosen, out, err);
+	test_stop_at("purchase");
+	/* Still this run's to buy (its lock), and still not bought: then, at once, buy. */
+	if (rc == PROV_OK && op->guard && op->guard(op->guard_arg, err) < 0)
+		rc = PROV_ERROR;
+	if (rc == PROV_OK) {
+		rc = block_tagged(ctx, scope, PROV_TAG_ADDRESS, op->address, out, err);
+		if (rc == PROV_NOTFOUND)
+			rc = purchase(ctx, scope, op, chosen, out, err);
+	}
 	json_decref(chosen);
 	return rc;
 }

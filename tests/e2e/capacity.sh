@@ -86,6 +86,9 @@ capacity: the state and the Kiln-Purchase trailer name the block the lost answer
 capacity: a purchase whose answer is lost before EC2 bought anything fails, outcome unknown, exactly
 capacity: boto3 finds no purchase after the unknown outcome
 capacity: sprawl lists a kiln-tagged block no state records as an orphan
+capacity: an apply stopped before its purchase, its lock taken over, buys nothing and names the new holder
+capacity: boto3 finds one purchase after the paused holder
+capacity: the next apply adopts the one block and buys nothing
 capacity: a saved plan whose offering's fee changed since is refused as stale, exactly
 capacity: a saved plan whose offering vanished since is refused as stale, exactly
 capacity: boto3 finds nothing bought after the stale plans
@@ -848,6 +851,38 @@ PY
 	cd "$E2E_ROOT" || exit 1
 }
 
+cap_stopped() { # PID: the process is stopped (SIGSTOP)
+	[ "$(awk '{print $3}' "/proc/$1/stat" 2>/dev/null)" = T ]
+}
+
+# Apply A stops (SIGSTOP) between its look for the block and its purchase;
+# its lease runs out; B takes the lock over and buys the block (killed
+# right after, still holding the lock); A goes on: it renews and checks its
+# lock before buying, finds it taken and buys nothing.
+cap_paused() {
+	cap_windows
+	cap_dir paused "$CAP_BLOCK"
+	KILN_TEST_STOP_AT=purchase KILN_LOCK_LEASE=1s "$KILN" apply --auto-approve --allow-purchase >a.out 2>a.err &
+	cap_a=$!
+	cap_poll cap_stopped "$cap_a"
+	sleep 2
+	KILN_TEST_KILL_AT=purchase KILN_LOCK_LEASE=1s "$KILN" apply --auto-approve --allow-purchase --lock-timeout 20s >b.out 2>b.err
+	kill -CONT "$cap_a"
+	wait "$cap_a"
+	printf '%s\n' "$?" >a.rc
+	check "capacity: an apply stopped before its purchase, its lock taken over, buys nothing and names the new holder" 0 \
+		--out-has "1" \
+		--out-has "kiln: apply: aws_capacity_block.trainers: create failed: the lock on workspace 'default' was removed or taken over while this run held it: " \
+		--out-has " holds it now (nothing was bought: the run that holds the lock now buys what the spec asks; see kiln log once it ends)" \
+		-- sh -c 'cat a.rc a.err'
+	cap_inspect "capacity: boto3 finds one purchase after the paused holder" purchases 1
+	sleep 1
+	check "capacity: the next apply adopts the one block and buys nothing" 1 \
+		--err-has "waits for its Capacity Block" \
+		-- sh -c '"$1" apply --auto-approve --lock-timeout 10s && exit 9; "$2" "$3/tests/e2e/capacity_inspect.py" purchases 1 >&2 || exit 9; exit 1' sh "$KILN" "$AWS_PY" "$E2E_ROOT"
+	cd "$E2E_ROOT" || exit 1
+}
+
 cap_least_privilege() {
 	cap_dir plain
 	check "capacity: iam-policy names no capacity action for a spec without capacity" 0 \
@@ -943,7 +978,7 @@ capacity_tests() {
 		unset AWS_PROFILE AWS_SESSION_TOKEN AWS_DEFAULT_REGION KILN_STATE KILN_WORKSPACE
 		export KILN_AUTHOR="E2E <e2e@example.com>"
 		# CAP_ONLY="cap_spot cap_block" runs some of them, for working on them.
-		for cap_fn in ${CAP_ONLY:-cap_odcr cap_group cap_change cap_replace cap_spot cap_block cap_kill cap_lost cap_stale cap_wait cap_least_privilege}; do
+		for cap_fn in ${CAP_ONLY:-cap_odcr cap_group cap_change cap_replace cap_spot cap_block cap_kill cap_lost cap_paused cap_stale cap_wait cap_least_privilege}; do
 			"$cap_fn"
 		done
 		echo "$E2E_PASSED $E2E_FAILED" >"$E2E_TMP/.capacity-counts"
