@@ -126,6 +126,14 @@ struct prov_create {
 	 * "attrs"}} (a subnet finds its VPC's id here). Borrowed.
 	 */
 	const json_t *deps;
+	/*
+	 * Called immediately before a call that cannot be undone (a purchase):
+	 * 0 while the run still holds its workspace (its lock renewed and
+	 * checked); -1 with err when it does not, and the call is not made.
+	 * NULL: nothing to check.
+	 */
+	int (*guard)(void *arg, struct kiln_error *err);
+	void *guard_arg;
 };
 
 enum prov_wait_for {

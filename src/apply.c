@@ -468,6 +468,8 @@ static int run_op(struct exec *x, struct op *op, json_t **live, struct kiln_erro
 		    .attrs = json_object_get(d, "attrs"),
 		    .token = token,
 		    .deps = deps,
+		    .guard = x->o->guard,
+		    .guard_arg = x->o->guard_arg,
 		};
 
 		if (!d) {
@@ -476,7 +478,10 @@ static int run_op(struct exec *x, struct op *op, json_t **live, struct kiln_erro
 			return PROV_ERROR;
 		}
 		token_for(x, op->addr, token);
-		ENGINE_CALL(rc, err, t->create(x->e->ctx, &x->e->scope, &c, live, err));
+		if (engine_call_retried(t, VERB_CREATE))
+			ENGINE_CALL(rc, err, t->create(x->e->ctx, &x->e->scope, &c, live, err));
+		else
+			rc = t->create(x->e->ctx, &x->e->scope, &c, live, err);
 		json_decref(deps);
 		return rc;
 	}

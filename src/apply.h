@@ -53,6 +53,9 @@ struct apply_options {
 	/* After each recorded change: resource is the new record, or NULL when removed. */
 	void (*checkpoint)(void *arg, const char *address, const json_t *resource);
 	void *checkpoint_arg;
+	/* Before a call that cannot be undone (prov_create.guard); may be NULL. */
+	int (*guard)(void *arg, struct kiln_error *err);
+	void *guard_arg;
 };
 
 struct apply_result {

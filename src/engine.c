@@ -461,6 +461,11 @@ void engine_retry_gave_up(int rc, int attempts, struct kiln_error *err)
 			 attempts);
 }
 
+bool engine_call_retried(const struct prov_type *t, enum prov_verb verb)
+{
+	return !(verb == VERB_CREATE && t && t->purchase);
+}
+
 bool engine_retry_wait(int attempt)
 {
 	long max = env_long("KILN_RETRY_MAX", 8, 1000);

@@ -87,6 +87,12 @@ void engine_mark_created(const struct provider *prov, json_t *desired);
 bool engine_retry_wait(int attempt);
 /* After the last attempt failed transiently: say so in err. */
 void engine_retry_gave_up(int rc, int attempts, struct kiln_error *err);
+/*
+ * Whether a call of verb on type t is made again after PROV_RETRY: never a
+ * create that buys something up front (t->purchase), whose lost answer may
+ * hide a purchase made; its provider looks for what it bought instead.
+ */
+bool engine_call_retried(const struct prov_type *t, enum prov_verb verb);
 #define ENGINE_CALL(rc, err, call)                                                                 \
 	do {                                                                                       \
 		int attempt_ = 0;                                                                  \

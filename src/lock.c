@@ -37,7 +37,8 @@ struct lock {
 	int64_t lease;
 	int64_t renew;
 
-	pthread_mutex_t mu; /* guards oid, lost, stop */
+	pthread_mutex_t renew_mu; /* one renewal at a time: the renewer's or lock_renew_check's */
+	pthread_mutex_t mu;	  /* guards oid, lost, stop */
 	pthread_cond_t cond;
 	git_oid oid;
 	bool lost;
@@ -197,6 +198,52 @@ static int write_lock_commit(struct store *s, const struct lock_info *info, cons
 	return rc;
 }
 
+/* Why the lock is lost, naming who holds it now when someone does (s: a handle of ours). */
+static void lost_to(struct lock *l, struct store *s)
+{
+	struct kiln_error ignored = {0};
+	struct lock_info cur;
+	git_oid oid;
+	char *who;
+
+	if (!s || lock_read(s, l->workspace, &cur, &oid, &ignored) != 0) {
+		snprintf(l->lost_why, sizeof(l->lost_why),
+			 "the lock on workspace '%s' was removed or taken over while this run held "
+			 "it",
+			 l->workspace);
+		return;
+	}
+	who = lock_info_describe(&cur);
+	snprintf(l->lost_why, sizeof(l->lost_why),
+		 "the lock on workspace '%s' was removed or taken over while this run held it: "
+		 "%s holds it now",
+		 l->workspace, who);
+	free(who);
+	lock_info_release(&cur);
+}
+
+/* One renewal: a lock commit on cur (our record), the ref moved to it only from cur. */
+static int renew_on(struct lock *l, struct store *s, const struct lock_info *info,
+		    const git_oid *cur, git_oid *next, struct kiln_error *err)
+{
+	int rc = write_lock_commit(s, info, cur, next, err);
+
+	return rc == 0 ? store_ref_update(s, l->ref, cur, next, err) : rc;
+}
+
+/* With l->mu held: what a renewal (rc) found, kept; s names the new holder when lost. */
+static void renewed(struct lock *l, int rc, const git_oid *next, int64_t expires,
+		    struct store *s)
+{
+	if (rc == 0) {
+		l->oid = *next;
+		l->info.expires = expires;
+	} else if (rc == STORE_MOVED) {
+		l->lost = true;
+		lost_to(l, s);
+	}
+}
+
 static void *renew_main(void *arg)
 {
 	struct lock *l = arg;
@@ -214,6 +261,9 @@ static void *renew_main(void *arg)
 		ts.tv_sec += l->renew;
 		if (pthread_cond_timedwait(&l->cond, &l->mu, &ts) != ETIMEDOUT || l->stop)
 			continue;
+		pthread_mutex_unlock(&l->mu);
+		pthread_mutex_lock(&l->renew_mu);
+		pthread_mutex_lock(&l->mu);
 		cur = l->oid;
 		info = l->info;
 		info.expires = (int64_t)time(NULL) + l->lease;
@@ -222,31 +272,27 @@ static void *renew_main(void *arg)
 		 * failure. */
 		rc = s || store_open(&s, l->location, &err) == 0 ? 0 : -1;
 		if (rc == 0)
-			rc = write_lock_commit(s, &info, &cur, &next, &err);
-		if (rc == 0)
-			rc = store_ref_update(s, l->ref, &cur, &next, &err);
+			rc = renew_on(l, s, &info, &cur, &next, &err);
+		pthread_mutex_lock(&l->mu);
+		renewed(l, rc, &next, info.expires, s);
 		if (rc < 0) {
 			store_free(s);
 			s = NULL;
 		}
-		pthread_mutex_lock(&l->mu);
-		if (rc == 0) {
-			l->oid = next;
-			l->info.expires = info.expires;
-		} else if (rc == STORE_MOVED) {
-			l->lost = true;
-			snprintf(l->lost_why, sizeof(l->lost_why),
-				 "the lock on workspace '%s' was removed or taken over while this "
-				 "run held it",
-				 l->workspace);
+		if (rc == STORE_MOVED) {
+			pthread_mutex_unlock(&l->renew_mu);
 			break;
-		} else if ((int64_t)time(NULL) >= l->info.expires) {
+		} else if (rc < 0 && (int64_t)time(NULL) >= l->info.expires) {
 			/* Could not renew before the lease ran out: someone may take it now. */
 			l->lost = true;
 			snprintf(l->lost_why, sizeof(l->lost_why), "the lease ran out: %s",
 				 err.msg);
+			pthread_mutex_unlock(&l->renew_mu);
 			break;
 		}
+		pthread_mutex_unlock(&l->renew_mu);
+		if (l->lost)
+			break;
 	}
 	pthread_mutex_unlock(&l->mu);
 	store_free(s);
@@ -406,6 +452,7 @@ static struct lock *lock_new(struct store *s, const char *workspace, const char 
 	l->info.operation = xstrdup(operation);
 	l->info.workspace = xstrdup(workspace);
 	l->info.lineage = lineage ? xstrdup(lineage) : NULL;
+	pthread_mutex_init(&l->renew_mu, NULL);
 	pthread_mutex_init(&l->mu, NULL);
 	pthread_cond_init(&l->cond, NULL);
 	return l;
@@ -418,6 +465,7 @@ static void lock_destroy(struct lock *l)
 	free(l->workspace);
 	free(l->ref);
 	free(l->takeover);
+	pthread_mutex_destroy(&l->renew_mu);
 	pthread_mutex_destroy(&l->mu);
 	pthread_cond_destroy(&l->cond);
 	free(l);
@@ -619,6 +667,37 @@ int lock_verify(struct lock *l, struct kiln_error *err)
 		return -1;
 	}
 	return 0;
+}
+
+int lock_renew_check(struct lock *l, struct kiln_error *err)
+{
+	struct store *s = NULL;
+	struct lock_info info;
+	git_oid mine, next;
+	int rc;
+
+	pthread_mutex_lock(&l->renew_mu);
+	pthread_mutex_lock(&l->mu);
+	mine = l->oid;
+	info = l->info;
+	info.expires = (int64_t)time(NULL) + l->lease;
+	rc = l->lost ? STORE_MOVED : 0;
+	pthread_mutex_unlock(&l->mu);
+	/* Our own handle: this runs on a worker thread. */
+	if (store_open(&s, l->location, err) < 0) {
+		pthread_mutex_unlock(&l->renew_mu);
+		return -1;
+	}
+	if (rc == 0)
+		rc = renew_on(l, s, &info, &mine, &next, err);
+	pthread_mutex_lock(&l->mu);
+	renewed(l, rc, &next, info.expires, s);
+	if (rc == STORE_MOVED)
+		kiln_error_set(err, "%s", l->lost_why);
+	pthread_mutex_unlock(&l->mu);
+	pthread_mutex_unlock(&l->renew_mu);
+	store_free(s);
+	return rc == 0 ? 0 : -1;
 }
 
 bool lock_lost(struct lock *l, struct kiln_error *err)

@@ -65,6 +65,13 @@ int lock_release(struct lock *l, struct kiln_error *err);
  * force-unlock (or a takeover) that renewal has not noticed yet.
  */
 int lock_verify(struct lock *l, struct kiln_error *err);
+/*
+ * Before a call that cannot be undone: renew the lease now, against the
+ * lock's record (a commit whose parent is our lock commit, moved only if
+ * the ref still points at ours). -1 with err naming the holder that took
+ * it over (or saying it was removed) when it is not ours any more.
+ */
+int lock_renew_check(struct lock *l, struct kiln_error *err);
 /* True when renewal found the lock taken from us (the lease ran out and someone took over). */
 bool lock_lost(struct lock *l, struct kiln_error *err);
 const char *lock_id(const struct lock *l);

@@ -949,6 +949,20 @@ static void record_lifetime(json_t *state)
 	}
 }
 
+/* prov_create.guard: the workspace's lock renewed and checked before a purchase. */
+static int still_held(void *arg, struct kiln_error *err)
+{
+	struct op_run *r = arg;
+
+	if (!r->ws || !r->ws->lock)
+		return 0;
+	if (lock_renew_check(r->ws->lock, err) == 0)
+		return 0;
+	kiln_error_hint(err, "nothing was bought: the run that holds the lock now buys what the "
+			     "spec asks; see kiln log once it ends");
+	return -1;
+}
+
 int op_apply(struct op_run *r, const char *op, const struct op_apply_options *ao,
 	     struct op_apply_outcome *out, struct kiln_error *err)
 {
@@ -976,6 +990,8 @@ int op_apply(struct op_run *r, const char *op, const struct op_apply_options *ao
 	    .event_arg = ao->event_arg,
 	    .checkpoint = on_checkpoint,
 	    .checkpoint_arg = j,
+	    .guard = still_held,
+	    .guard_arg = r,
 	};
 	apply_run(&o, &out->res);
 	if (ao->finished)

@@ -16,6 +16,7 @@
 #include "aws/aws_int.h"
 #include "aws/awsxml.h"
 #include "diff.h"
+#include "engine.h"
 #include "provider.h"
 #include "strbuf.h"
 
@@ -269,6 +270,31 @@ static void test_only_a_reservation_group_needs_the_resource_groups_read(void **
 	json_decref(one);
 }
 
+/* A purchase is sent once: never again on a 5xx or a lost answer (issue 33). */
+static void test_a_capacity_block_purchase_is_the_irreversible_action(void **state)
+{
+	(void)state;
+	assert_true(aws_action_irreversible("PurchaseCapacityBlock"));
+	assert_false(aws_action_irreversible("DescribeCapacityReservations"));
+	assert_false(aws_action_irreversible("RunInstances"));
+	assert_false(aws_action_irreversible(NULL));
+}
+
+/* The engine makes no create of a type that buys up front twice; every other call it retries. */
+static void test_the_engine_never_retries_a_purchase_create(void **state)
+{
+	const struct prov_type *block = provider_type(provider_find("aws"), "aws_capacity_block");
+	const struct prov_type *vpc = provider_type(provider_find("aws"), "aws_vpc");
+
+	(void)state;
+	assert_non_null(block);
+	assert_non_null(vpc);
+	assert_false(engine_call_retried(block, VERB_CREATE));
+	assert_true(engine_call_retried(block, VERB_READ));
+	assert_true(engine_call_retried(block, VERB_DELETE));
+	assert_true(engine_call_retried(vpc, VERB_CREATE));
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -286,6 +312,8 @@ int main(void)
 	    kiln_test(test_a_launch_into_a_block_not_active_yet_names_it_and_the_fix),
 	    kiln_test(test_other_refusals_of_a_launch_are_left_alone),
 	    kiln_test(test_only_a_reservation_group_needs_the_resource_groups_read),
+	    cmocka_unit_test(test_a_capacity_block_purchase_is_the_irreversible_action),
+	    cmocka_unit_test(test_the_engine_never_retries_a_purchase_create),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -585,6 +585,46 @@ static void test_lock_replaced_behind_its_back_is_lost(void **state)
 	assert_true(git_oid_equal(&after, &theirs));
 }
 
+/* Before a purchase: the lease renewed at once, as a commit on our own lock commit. */
+static void test_renew_check_of_a_held_lock_renews_it_on_its_own_record(void **state)
+{
+	struct fx *f = *state;
+	struct kiln_error err = {{0}};
+	git_oid before, after, parent;
+
+	acquire(f, "apply", 0);
+	before = lock_oid(f->other);
+	assert_int_equal(lock_renew_check(f->lock, &err), 0);
+	after = lock_oid(f->other);
+	assert_false(git_oid_equal(&before, &after));
+	parent = parent_of(f->other, &after);
+	assert_true(git_oid_equal(&parent, &before));
+}
+
+/* A run paused past its lease whose lock was taken over learns it before it buys. */
+static void test_renew_check_of_a_lock_taken_over_fails_naming_the_new_holder(void **state)
+{
+	struct fx *f = *state;
+	struct kiln_error err = {{0}};
+	int64_t now = (int64_t)time(NULL);
+	char *record = lock_record("5ca1ab1e-0000-4000-8000-000000000003", now, now + 120);
+	git_oid cur, theirs, after;
+
+	acquire(f, "apply", 0);
+	theirs = lock_commit(f->other, record);
+	free(record);
+	cur = lock_oid(f->other);
+	assert_int_equal(store_ref_update(f->other, LOCK_REF, &cur, &theirs, &err), 0);
+	assert_int_equal(lock_renew_check(f->lock, &err), -1);
+	assert_contains(err.msg, "the lock on workspace '" WS "' was removed or taken over while "
+				 "this run held it: ghost@ci-runner-7 (pid 4242) for 'apply' since ");
+	assert_contains(err.msg, ", lock 5ca1ab1e-0000-4000-8000-000000000003 holds it now");
+	assert_true(lock_lost(f->lock, NULL));
+	after = lock_oid(f->other);
+	assert_true(git_oid_equal(&after, &theirs));
+	release(f, 0, &err);
+}
+
 static void test_lock_removed_behind_its_back_makes_release_fail(void **state)
 {
 	struct fx *f = *state;
@@ -755,6 +795,8 @@ int main(void)
 	    lock_test(test_held_lock_is_renewed_before_its_lease_runs_out),
 	    lock_test(test_lock_replaced_behind_its_back_is_lost),
 	    lock_test(test_lock_removed_behind_its_back_makes_release_fail),
+	    lock_test(test_renew_check_of_a_held_lock_renews_it_on_its_own_record),
+	    lock_test(test_renew_check_of_a_lock_taken_over_fails_naming_the_new_holder),
 	    lock_test(test_lock_on_a_remote_is_held_there),
 	    lock_test(test_lock_on_a_remote_is_refused_to_another_machine),
 	    lock_test(test_renewal_on_a_remote_pushes_the_new_lease),

@@ -329,6 +329,18 @@ static void call_init(struct signed_call *c, struct prov_ctx *ctx, enum aws_serv
 static int query(struct prov_ctx *ctx, enum aws_service svc, const char *action,
 		 struct aws_params *p, bool once, json_t **out, struct kiln_error *err);
 
+bool aws_action_irreversible(const char *action)
+{
+	/* Bought up front, refunded never ("Capacity Blocks for ML", EC2 user guide). */
+	static const char *const irreversible[] = {"PurchaseCapacityBlock"};
+	size_t i;
+
+	for (i = 0; action && i < ARRAY_SIZE(irreversible); i++)
+		if (strcmp(action, irreversible[i]) == 0)
+			return true;
+	return false;
+}
+
 int aws_query(struct prov_ctx *ctx, enum aws_service svc, const char *action, struct aws_params *p,
 	      json_t **out, struct kiln_error *err)
 {
@@ -365,7 +377,7 @@ static int query(struct prov_ctx *ctx, enum aws_service svc, const char *action,
 	c.body = all.sb.buf;
 	c.body_len = all.sb.len;
 	c.fixed = fixed;
-	c.once = once;
+	c.once = once || aws_action_irreversible(action);
 	rc = run(&c, action, &resp, err);
 	if (rc == PROV_OK) {
 		rc = parse_body(svc, action, &resp, true, &doc, err);

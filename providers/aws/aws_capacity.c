@@ -31,6 +31,8 @@
 /* Tags a purchased block carries beside the scope's: what it cost, from which offering. */
 #define TAG_FEE "kiln:upfront-fee"
 #define TAG_OFFERING "kiln:offering"
+/* The purchase's own token: what an unclear answer is looked for by. */
+#define TAG_PURCHASE "kiln:purchase"
 
 /* ---- reservations ---- */
 
@@ -775,8 +777,12 @@ void capacity_block_cost(struct prov_ctx *ctx, const json_t *attrs, json_t *comp
 int cb_list(struct prov_ctx *ctx, const struct prov_scope *scope, const char *page, json_t **out,
 	    char **next, struct kiln_error *err)
 {
-	/* A spec that buys no block asks EC2 nothing (and its policy allows nothing) here. */
-	if (!ctx->capacity_blocks) {
+	/*
+	 * A spec that buys no block asks EC2 nothing (and its policy allows
+	 * nothing) here; kiln sprawl (every scope) always asks: a block kiln
+	 * bought and no state records is the costliest orphan there is.
+	 */
+	if (!ctx->capacity_blocks && scope->cluster) {
 		*out = json_array();
 		*next = NULL;
 		return PROV_OK;
@@ -799,6 +805,25 @@ static bool block_current(const json_t *live)
 }
 
 /*
+ * The current block of this scope whose tag key is value (the address, or
+ * one purchase's token): PROV_OK with *out, PROV_NOTFOUND, or an error.
+ */
+static int block_tagged(struct prov_ctx *ctx, const struct prov_scope *scope, const char *key,
+			const char *value, json_t **out, struct kiln_error *err)
+{
+	json_t *all = NULL, *b;
+	size_t i;
+	int rc = ec2_find_tagged(ctx, &cr_kind, scope, key, value, &all, err);
+
+	*out = NULL;
+	json_array_foreach(all, i, b) if (!*out && block_current(b)) *out = json_incref(b);
+	json_decref(all);
+	if (rc != PROV_OK)
+		return rc;
+	return *out ? PROV_OK : PROV_NOTFOUND;
+}
+
+/*
  * KILN_TEST_KILL_AT=purchase: the apply kills itself with SIGKILL right
  * after EC2 answered the purchase, before anything recorded it (for the
  * test that a killed apply never buys twice). Documented in kiln-aws(7).
@@ -811,62 +836,141 @@ static void test_kill_at(const char *point)
 		raise(SIGKILL);
 }
 
+/*
+ * KILN_TEST_STOP_AT=purchase: the apply stops itself (SIGSTOP) after its
+ * first look for the block and before the purchase, so a test can let its
+ * lease run out, have another apply take over, then continue it.
+ */
+static void test_stop_at(const char *point)
+{
+	const char *at = getenv("KILN_TEST_STOP_AT");
+
+	if (at && strcmp(at, point) == 0)
+		raise(SIGSTOP);
+}
+
+/* A block as its purchase (or the look for it) found it, with what kiln tagged it with. */
+static void block_bought(json_t *live, const struct prov_scope *scope, const char *address,
+			 const json_t *extra, const char *fee)
+{
+	json_object_set_new(live, "tags", aws_scope_tags(scope, address, extra));
+	json_object_set_new(json_object_get(live, "attrs"), "upfront_fee", json_string(fee));
+	json_object_set_new(live, "address", json_string(address));
+}
+
+/* How often a purchase whose answer was lost is looked for: a new block may show late. */
+#define LOST_LOOKS 5
+
+/*
+ * After a purchase whose answer was lost (a 5xx, a timeout, a reset: EC2
+ * may have bought the block all the same), the block it made, found by the
+ * token it was tagged with (kiln:purchase): PROV_OK with *out; otherwise
+ * PROV_ERROR saying the outcome is unknown. Never PROV_RETRY, which would
+ * buy again.
+ */
+static int purchase_lost(struct prov_ctx *ctx, const struct prov_scope *scope,
+			 const char *address, const char *token, json_t **out,
+			 struct kiln_error *err)
+{
+	struct kiln_error lerr = {{0}, {0}};
+	char why[sizeof(err->msg)];
+	int rc = PROV_NOTFOUND, attempt;
+
+	snprintf(why, sizeof(why), "%s", strncmp(err->msg, "aws: ", 5) == 0 ? err->msg + 5 : err->msg);
+	for (attempt = 0; attempt < LOST_LOOKS && rc != PROV_OK; attempt++) {
+		if (attempt)
+			backoff_sleep(attempt - 1, env_long("KILN_RETRY_BASE_MS", 100, 60000), 5000);
+		rc = block_tagged(ctx, scope, TAG_PURCHASE, token, out, &lerr);
+	}
+	if (rc == PROV_OK) {
+		log_warn("%s: the answer to PurchaseCapacityBlock was lost (%s); the block it bought, "
+			 "%s, is found by its %s tag and recorded: nothing was bought twice",
+			 address, why, json_string_value(json_object_get(*out, "id")), TAG_PURCHASE);
+		return PROV_OK;
+	}
+	kiln_error_set(err,
+		       "aws: %s: the answer to PurchaseCapacityBlock was lost (%s), and no block "
+		       "tagged %s %s is found%s%s: whether it was bought is unknown; kiln buys "
+		       "nothing more in this run",
+		       address, why, TAG_PURCHASE, token, rc == PROV_NOTFOUND ? "" : ": ",
+		       rc == PROV_NOTFOUND ? "" : lerr.msg);
+	kiln_error_hint(err, "wait a few minutes, then run kiln plan: it adopts a block bought for "
+			     "this address (kiln sprawl lists one no state records); apply again "
+			     "only when neither shows one");
+	return PROV_ERROR;
+}
+
+/*
+ * One PurchaseCapacityBlock of chosen, tagged with the purchase's token:
+ * sent once (aws_query never sends it again), and an unclear answer is
+ * looked for, never bought again.
+ */
+static int purchase(struct prov_ctx *ctx, const struct prov_scope *scope,
+		    const struct prov_create *op, json_t *chosen, json_t **out,
+		    struct kiln_error *err)
+{
+	struct aws_params p = {{0}};
+	json_t *resp = NULL, *extra;
+	const char *oid = awsxml_str(chosen, "capacityBlockOfferingId");
+	char fee[32];
+	int rc;
+
+	snprintf(fee, sizeof(fee), "%.2f USD", fee_of(chosen));
+	extra = json_pack("{s:s, s:s?, s:s}", TAG_FEE, fee, TAG_OFFERING, oid, TAG_PURCHASE,
+			  op->token);
+	aws_param(&p, "CapacityBlockOfferingId", oid);
+	aws_param(&p, "InstancePlatform", "Linux/UNIX");
+	aws_tag_spec(&p, 1, "capacity-reservation", scope, op->address, extra);
+	log_info("%s: buying Capacity Block %s (%s)", op->address, oid, fee);
+	rc = aws_query(ctx, AWS_EC2, "PurchaseCapacityBlock", &p, &resp, err);
+	aws_params_release(&p);
+	if (rc == PROV_OK) {
+		test_kill_at("purchase");
+		*out = cr_live(awsxml_get(resp, "capacityReservation"));
+		if (!*out) {
+			kiln_error_set(err,
+				       "aws: %s: PurchaseCapacityBlock answered no reservation",
+				       op->address);
+			rc = PROV_RETRY;
+		}
+	}
+	/* A 5xx, a timeout, a reset or an answer without the block: it may have been bought. */
+	if (rc == PROV_RETRY)
+		rc = purchase_lost(ctx, scope, op->address, op->token, out, err);
+	if (rc == PROV_OK)
+		block_bought(*out, scope, op->address, extra, fee);
+	json_decref(extra);
+	json_decref(resp);
+	return rc;
+}
+
 int cb_create(struct prov_ctx *ctx, const struct prov_scope *scope, const struct prov_create *op,
 	      json_t **out, struct kiln_error *err)
 {
-	struct aws_params p = {{0}};
 	struct block_ask b;
-	json_t *chosen = NULL, *runner = NULL, *resp = NULL, *extra;
-	char fee[32];
+	json_t *chosen = NULL, *runner = NULL;
 	int rc;
 
 	*out = NULL;
 	/* Bought before (an apply killed after the purchase): that one, never a second. */
-	rc = ec2_find_address(ctx, &cr_kind, scope, op->address, out, err);
-	if (rc == PROV_OK && block_current(*out))
-		return PROV_OK;
-	json_decref(*out);
-	*out = NULL;
-	if (rc != PROV_OK && rc != PROV_NOTFOUND)
+	rc = block_tagged(ctx, scope, PROV_TAG_ADDRESS, op->address, out, err);
+	if (rc != PROV_NOTFOUND)
 		return rc;
 	block_ask(op->attrs, &b);
 	rc = choose(ctx, op->address, &b, &chosen, &runner, err);
 	json_decref(runner);
 	if (rc == PROV_OK)
 		rc = offer_as_planned(ctx, op->address, &b, chosen, err);
-	if (rc != PROV_OK) {
-		json_decref(chosen);
-		return rc;
-	}
-	snprintf(fee, sizeof(fee), "%.2f USD", fee_of(chosen));
-	extra = json_pack("{s:s, s:s?}", TAG_FEE, fee, TAG_OFFERING,
-			  awsxml_str(chosen, "capacityBlockOfferingId"));
-	aws_param(&p, "CapacityBlockOfferingId", awsxml_str(chosen, "capacityBlockOfferingId"));
-	aws_param(&p, "InstancePlatform", "Linux/UNIX");
-	aws_tag_spec(&p, 1, "capacity-reservation", scope, op->address, extra);
-	log_info("%s: buying Capacity Block %s (%s)", op->address,
-		 awsxml_str(chosen, "capacityBlockOfferingId"), fee);
-	rc = aws_query(ctx, AWS_EC2, "PurchaseCapacityBlock", &p, &resp, err);
-	aws_params_release(&p);
-	json_decref(chosen);
+	test_stop_at("purchase");
+	/* Still this run's to buy (its lock), and still not bought: then, at once, buy. */
+	if (rc == PROV_OK && op->guard && op->guard(op->guard_arg, err) < 0)
+		rc = PROV_ERROR;
 	if (rc == PROV_OK) {
-		test_kill_at("purchase");
-		*out = cr_live(awsxml_get(resp, "capacityReservation"));
-		if (*out) {
-			json_object_set_new(*out, "tags",
-					    aws_scope_tags(scope, op->address, extra));
-			json_object_set_new(json_object_get(*out, "attrs"), "upfront_fee",
-					    json_string(fee));
-			json_object_set_new(*out, "address", json_string(op->address));
-		} else {
-			kiln_error_set(err,
-				       "aws: %s: PurchaseCapacityBlock answered no reservation",
-				       op->address);
-			rc = PROV_ERROR;
-		}
+		rc = block_tagged(ctx, scope, PROV_TAG_ADDRESS, op->address, out, err);
+		if (rc == PROV_NOTFOUND)
+			rc = purchase(ctx, scope, op, chosen, out, err);
 	}
-	json_decref(extra);
-	json_decref(resp);
+	json_decref(chosen);
 	return rc;
 }
 

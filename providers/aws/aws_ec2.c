@@ -77,20 +77,29 @@ int ec2_read(struct prov_ctx *ctx, const struct ec2_kind *k, const char *id, jso
 	return aws_read_one(rc, arr, k->type, id, out, err);
 }
 
-int ec2_find_address(struct prov_ctx *ctx, const struct ec2_kind *k, const struct prov_scope *scope,
-		     const char *address, json_t **out, struct kiln_error *err)
+int ec2_find_tagged(struct prov_ctx *ctx, const struct ec2_kind *k, const struct prov_scope *scope,
+		    const char *key, const char *value, json_t **out, struct kiln_error *err)
 {
 	struct aws_params p = {{0}};
-	json_t *arr;
 	int rc, n;
 
 	*out = NULL;
 	n = aws_scope_filters(&p, 1, scope);
-	aws_paramf(&p, "Filter.3.Name", "tag:%s", PROV_TAG_ADDRESS);
-	aws_param(&p, "Filter.3.Value.1", address);
+	aws_paramf(&p, "Filter.3.Name", "tag:%s", key);
+	aws_param(&p, "Filter.3.Value.1", value);
 	(void)n;
-	rc = ec2_describe(ctx, k, &p, &arr, NULL, err);
+	rc = ec2_describe(ctx, k, &p, out, NULL, err);
 	aws_params_release(&p);
+	return rc;
+}
+
+int ec2_find_address(struct prov_ctx *ctx, const struct ec2_kind *k, const struct prov_scope *scope,
+		     const char *address, json_t **out, struct kiln_error *err)
+{
+	json_t *arr;
+	int rc = ec2_find_tagged(ctx, k, scope, PROV_TAG_ADDRESS, address, &arr, err);
+
+	*out = NULL;
 	if (rc != PROV_OK)
 		return rc;
 	*out = json_incref(json_array_get(arr, 0));

@@ -39,6 +39,9 @@ int ec2_read(struct prov_ctx *ctx, const struct ec2_kind *k, const char *id, jso
 int ec2_wait_now(struct prov_ctx *ctx, enum prov_wait_for what, struct prov_wait *ids, size_t n,
 		 struct kiln_error *err);
 const char *ec2_created_id(json_t *resp, const char *path);
+/* Every live resource of this scope whose tag key is value: *out a new array. */
+int ec2_find_tagged(struct prov_ctx *ctx, const struct ec2_kind *k, const struct prov_scope *scope,
+		    const char *key, const char *value, json_t **out, struct kiln_error *err);
 /* The live resource of this scope carrying address (PROV_NOTFOUND when none). */
 int ec2_find_address(struct prov_ctx *ctx, const struct ec2_kind *k, const struct prov_scope *scope,
 		     const char *address, json_t **out, struct kiln_error *err);

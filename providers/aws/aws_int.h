@@ -123,6 +123,12 @@ int aws_query(struct prov_ctx *ctx, enum aws_service svc, const char *action, st
 int aws_query_once(struct prov_ctx *ctx, enum aws_service svc, const char *action,
 		   struct aws_params *p, json_t **out, struct kiln_error *err);
 /*
+ * Whether an action cannot be undone once done (PurchaseCapacityBlock):
+ * aws_query sends it as aws_query_once does, whoever calls it, so a 5xx or
+ * a lost answer never sends it again; the caller looks for what it made.
+ */
+bool aws_action_irreversible(const char *action);
+/*
  * A JSON 1.1 call (FSx, SSM) to the service's target, e.g.
  * "AWSSimbaAPIService_v20180301.CreateFileSystem"; it takes body (NULL: a
  * value the request needed was missing, an error).

@@ -80,6 +80,15 @@ capacity: an apply killed by SIGKILL at the purchase bought the block once
 capacity: the next apply adopts the block and buys nothing
 capacity: boto3 finds one purchase after the kill
 capacity: no offering after the start asked names the dates that exist
+capacity: a purchase whose answer is lost after EC2 bought the block is found and recorded, not bought again
+capacity: boto3 finds one purchase and one block after the lost answer
+capacity: the state and the Kiln-Purchase trailer name the block the lost answer bought
+capacity: a purchase whose answer is lost before EC2 bought anything fails, outcome unknown, exactly
+capacity: boto3 finds no purchase after the unknown outcome
+capacity: sprawl lists a kiln-tagged block no state records as an orphan
+capacity: an apply stopped before its purchase, its lock taken over, buys nothing and names the new holder
+capacity: boto3 finds one purchase after the paused holder
+capacity: the next apply adopts the one block and buys nothing
 capacity: a saved plan whose offering's fee changed since is refused as stale, exactly
 capacity: a saved plan whose offering vanished since is refused as stale, exactly
 capacity: boto3 finds nothing bought after the stale plans
@@ -790,6 +799,90 @@ cap_wait() {
 	cd "$E2E_ROOT" || exit 1
 }
 
+# A purchase whose answer is lost (a 5xx after EC2 did it) is sent once and
+# the block it bought found by its kiln:purchase tag; lost before it was
+# done, the outcome is unknown and nothing is bought again in the run.
+cap_lost() {
+	cap_windows
+	cap_dir lost "$CAP_BLOCK"
+	cap_ctl lost-answer '{"ec2:PurchaseCapacityBlock": "after"}'
+	check "capacity: a purchase whose answer is lost after EC2 bought the block is found and recorded, not bought again" 1 \
+		--out-has "aws_capacity_block.trainers: created [id cr-" \
+		--err-has "kiln: warn: aws_capacity_block.trainers: the answer to PurchaseCapacityBlock was lost (ec2 PurchaseCapacityBlock: InternalError: " \
+		--err-has "is found by its kiln:purchase tag and recorded: nothing was bought twice" \
+		--err-has "waits for its Capacity Block" \
+		-- "$KILN" apply --auto-approve --allow-purchase
+	cap_inspect "capacity: boto3 finds one purchase and one block after the lost answer" purchases 1
+	cap_lost_id=$("$AWS_PY" -c 'import json, os, urllib.request
+print(json.load(urllib.request.urlopen(os.environ["AWS_ENDPOINT_URL"] + "/_kiln/capacity-blocks"))["purchases"][0]["reservation"])')
+	check "capacity: the state and the Kiln-Purchase trailer name the block the lost answer bought" 0 \
+		--out-has "Kiln-Purchase: $cap_lost_id 1510.27 USD" \
+		-- sh -c '"$1" state show aws_capacity_block.trainers | grep -q "$2" && git --git-dir=.kiln/state.git log --all --format=%B' sh "$KILN" "$cap_lost_id"
+	cap_windows
+	cap_dir unknown "$CAP_BLOCK"
+	cap_ctl lost-answer '{"ec2:PurchaseCapacityBlock": "before"}'
+	check "capacity: a purchase whose answer is lost before EC2 bought anything fails, outcome unknown, exactly" 1 \
+		--err-has "kiln: apply: aws_capacity_block.trainers: create failed: aws: aws_capacity_block.trainers: the answer to PurchaseCapacityBlock was lost (ec2 PurchaseCapacityBlock: InternalError: " \
+		--err-has "), and no block tagged kiln:purchase kiln-" \
+		--err-has " is found: whether it was bought is unknown; kiln buys nothing more in this run (wait a few minutes, then run kiln plan: it adopts a block bought for this address (kiln sprawl lists one no state records); apply again only when neither shows one)" \
+		-- "$KILN" apply --auto-approve --allow-purchase
+	cap_inspect "capacity: boto3 finds no purchase after the unknown outcome" purchases 0
+	# A block kiln bought (its tags) that no state records: an orphan for sprawl.
+	cap_windows
+	cap_dir planted
+	"$KILN" workspace new default >/dev/null 2>&1
+	cap_planted=$("$AWS_PY" - <<'PY'
+import os, boto3
+ec2 = boto3.client("ec2", endpoint_url=os.environ["AWS_ENDPOINT_URL"], region_name="us-east-1")
+o = ec2.describe_capacity_block_offerings(InstanceType="p5.48xlarge", InstanceCount=2,
+                                         CapacityDurationHours=24)["CapacityBlockOfferings"][0]
+tags = [{"Key": k, "Value": v} for k, v in {"kiln:cluster": "lost", "kiln:workspace": "default",
+        "kiln:address": "aws_capacity_block.trainers", "kiln:upfront-fee": "1510.27 USD"}.items()]
+print(ec2.purchase_capacity_block(CapacityBlockOfferingId=o["CapacityBlockOfferingId"],
+      InstancePlatform="Linux/UNIX", TagSpecifications=[{"ResourceType": "capacity-reservation",
+      "Tags": tags}])["CapacityReservation"]["CapacityReservationId"])
+PY
+)
+	check "capacity: sprawl lists a kiln-tagged block no state records as an orphan" 0 \
+		--out-has "Orphans (kiln tags, in no workspace's state): 1," \
+		--out-has "  lost/default" \
+		--out-has "    aws_capacity_block.trainers          $cap_planted" \
+		-- "$KILN" sprawl --provider aws
+	cd "$E2E_ROOT" || exit 1
+}
+
+cap_stopped() { # PID: the process is stopped (SIGSTOP)
+	[ "$(awk '{print $3}' "/proc/$1/stat" 2>/dev/null)" = T ]
+}
+
+# Apply A stops (SIGSTOP) between its look for the block and its purchase;
+# its lease runs out; B takes the lock over and buys the block (killed
+# right after, still holding the lock); A goes on: it renews and checks its
+# lock before buying, finds it taken and buys nothing.
+cap_paused() {
+	cap_windows
+	cap_dir paused "$CAP_BLOCK"
+	KILN_TEST_STOP_AT=purchase KILN_LOCK_LEASE=1s "$KILN" apply --auto-approve --allow-purchase >a.out 2>a.err &
+	cap_a=$!
+	cap_poll cap_stopped "$cap_a"
+	sleep 2
+	KILN_TEST_KILL_AT=purchase KILN_LOCK_LEASE=1s "$KILN" apply --auto-approve --allow-purchase --lock-timeout 20s >b.out 2>b.err
+	kill -CONT "$cap_a"
+	wait "$cap_a"
+	printf '%s\n' "$?" >a.rc
+	check "capacity: an apply stopped before its purchase, its lock taken over, buys nothing and names the new holder" 0 \
+		--out-has "1" \
+		--out-has "kiln: apply: aws_capacity_block.trainers: create failed: the lock on workspace 'default' was removed or taken over while this run held it: " \
+		--out-has " holds it now (nothing was bought: the run that holds the lock now buys what the spec asks; see kiln log once it ends)" \
+		-- sh -c 'cat a.rc a.err'
+	cap_inspect "capacity: boto3 finds one purchase after the paused holder" purchases 1
+	sleep 1
+	check "capacity: the next apply adopts the one block and buys nothing" 1 \
+		--err-has "waits for its Capacity Block" \
+		-- sh -c '"$1" apply --auto-approve --lock-timeout 10s && exit 9; "$2" "$3/tests/e2e/capacity_inspect.py" purchases 1 >&2 || exit 9; exit 1' sh "$KILN" "$AWS_PY" "$E2E_ROOT"
+	cd "$E2E_ROOT" || exit 1
+}
+
 cap_least_privilege() {
 	cap_dir plain
 	check "capacity: iam-policy names no capacity action for a spec without capacity" 0 \
@@ -885,7 +978,7 @@ capacity_tests() {
 		unset AWS_PROFILE AWS_SESSION_TOKEN AWS_DEFAULT_REGION KILN_STATE KILN_WORKSPACE
 		export KILN_AUTHOR="E2E <e2e@example.com>"
 		# CAP_ONLY="cap_spot cap_block" runs some of them, for working on them.
-		for cap_fn in ${CAP_ONLY:-cap_odcr cap_group cap_change cap_replace cap_spot cap_block cap_kill cap_stale cap_wait cap_least_privilege}; do
+		for cap_fn in ${CAP_ONLY:-cap_odcr cap_group cap_change cap_replace cap_spot cap_block cap_kill cap_lost cap_paused cap_stale cap_wait cap_least_privilege}; do
 			"$cap_fn"
 		done
 		echo "$E2E_PASSED $E2E_FAILED" >"$E2E_TMP/.capacity-counts"

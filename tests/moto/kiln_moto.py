@@ -47,6 +47,11 @@ faulted, never authenticated):
                               ServiceFailure, FSx/EFS InternalServerError); error5xx_after:
                               moto performs the action, then the client gets that 500.
                               "services" defaults to all five.
+  GET|POST /_kiln/lost-answer {"ec2:PurchaseCapacityBlock": "after"}: the next request of
+                              that action is answered EC2's 500 InternalError once, after
+                              moto performed it ("after": a proxy or a connection lost the
+                              answer of a call that was done, as AWS warns a 5xx may mean)
+                              or without performing it ("before"); {} clears
   GET|POST /_kiln/fsx         {"available_after_describes": 2} or {"available_after_seconds": 1.5};
                               {} restores the default (AVAILABLE on the 2nd describe)
   GET|POST /_kiln/iam         {"profile_visible_after_seconds": 3}: for that long after an
@@ -123,6 +128,7 @@ class KilnState:
         self.blocks: list[dict] = []  # the Capacity Block windows on offer
         self.spot = True  # spot capacity available
         self.purchases: list[dict] = []  # every PurchaseCapacityBlock that bought
+        self.lost: dict[str, str] = {}  # "ec2:Action" -> "after" | "before": its next answer lost
 
 
 STATE = KilnState()
@@ -2003,6 +2009,9 @@ class KilnApp:
             key = f"{service}:{action}"
             STATE.by_action[key] = STATE.by_action.get(key, 0) + 1
             fault = pick_fault(service)
+            lost = STATE.lost.pop(key, None)
+            if lost:
+                fault = "error5xx_after" if lost == "after" else "error5xx"
             if fault:
                 STATE.faults_injected[fault] += 1
         if fault in ("throttle", "error5xx"):
@@ -2059,6 +2068,10 @@ class KilnApp:
                 STATE.faults = validate_faults(data or {})
                 STATE.rng = random.Random(STATE.faults.get("seed"))
             return _json(start_response, 200, STATE.faults)
+        if path == "/_kiln/lost-answer":
+            if method == "POST":
+                STATE.lost = validate_lost(data or {})
+            return _json(start_response, 200, STATE.lost)
         if path == "/_kiln/fsx":
             if method == "POST":
                 STATE.fsx = validate_fsx(data or {})
@@ -2174,6 +2187,12 @@ def validate_faults(cfg) -> dict:
             raise ValueError(f"faults: {k} must be a share between 0 and 1")
     if float(cfg.get("throttle", 0)) + float(cfg.get("error5xx", 0)) > 1:
         raise ValueError("faults: throttle + error5xx must not exceed 1")
+    return dict(cfg)
+
+
+def validate_lost(cfg) -> dict:
+    if not isinstance(cfg, dict) or any(v not in ("after", "before") for v in cfg.values()):
+        raise ValueError('lost-answer: expected {"ec2:Action": "after" | "before"}')
     return dict(cfg)
 
 
