@@ -64,17 +64,12 @@ char *aws_iam_policy(struct prov_ctx *ctx, const struct prov_scope *scope,
 	for (i = 0; i < n; i++) {
 		if (strcmp(actions[i], "iam:PassRole") == 0)
 			continue;
+		/*
+		 * iam:AddRoleToInstanceProfile and RemoveRoleFromInstanceProfile are
+		 * authorized on the instance profile alone: the Service Authorization
+		 * Reference lists no other resource type for them.
+		 */
 		res = action_resource(actions[i], buckets, roles, profiles, params);
-		/* Putting a role in a profile (or taking it out) touches both. */
-		if (strstr(actions[i], "RoleToInstanceProfile") ||
-		    strstr(actions[i], "RoleFromInstanceProfile")) {
-			acts = json_object_get(by_res, roles);
-			if (!acts) {
-				acts = json_array();
-				json_object_set_new(by_res, roles, acts);
-			}
-			json_array_append_new(acts, json_string(actions[i]));
-		}
 		acts = json_object_get(by_res, res);
 		if (!acts) {
 			acts = json_array();

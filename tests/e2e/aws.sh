@@ -26,6 +26,7 @@ aws: drift made with boto3 is shown
 aws: destroy leaves only the retained bucket
 aws: no credentials is an error naming where kiln looked
 aws: iam-policy prints the minimal policy
+aws: iam-policy grants the role-in-profile actions on the instance profile alone
 aws: plan refuses an image the region lacks, before anything is spent
 aws: plan refuses a type offered in none of the zones
 aws: plan warns of a zone that does not offer a type
@@ -236,6 +237,13 @@ aws_errors() {
 		--out-has '"Resource": "arn:aws:iam::*:role/kiln/e2e/default/*"' \
 		--out-has '"iam:PassedToService": "ec2.amazonaws.com"' \
 		-- env -u AWS_ACCESS_KEY_ID -u AWS_SECRET_ACCESS_KEY HOME="$aws_dir" "$KILN" iam-policy
+	# IAM authorizes putting a role in a profile on the profile alone (issue 33, finding 9).
+	check "aws: iam-policy grants the role-in-profile actions on the instance profile alone" 0 \
+		--out "arn:aws:iam::*:instance-profile/kiln/e2e/default/*" \
+		-- sh -c '"$1" iam-policy | python3 -c "import json, sys
+for s in json.load(sys.stdin)[\"Statement\"]:
+    if \"iam:AddRoleToInstanceProfile\" in s[\"Action\"] or \"iam:RemoveRoleFromInstanceProfile\" in s[\"Action\"]:
+        print(s[\"Resource\"])"' sh "$KILN"
 	cd "$E2E_ROOT" || exit 1
 }
 

