@@ -56,13 +56,31 @@ static void assert_json_is(const json_t *got, const char *want_text)
 	json_decref(want);
 }
 
+/* Compile attrs_text into f->text, the SSM parameters in account (NULL: "*"). */
+static void compile_in(struct rfx *f, const char *attrs_text, const char *account)
+{
+	json_t *attrs = json_loads(attrs_text, 0, NULL);
+
+	assert_non_null(attrs);
+	f->text = aws_role_policy_compile(&scope, attrs, NULL, account);
+	json_decref(attrs);
+}
+
+/* Compile attrs_text; the policy holds the statement want, to the letter. */
+static void assert_compiles_with(struct rfx *f, const char *attrs_text, const char *want)
+{
+	compile_in(f, attrs_text, NULL);
+	if (!strstr(f->text, want))
+		fail_msg("policy %s\nlacks %s", f->text, want);
+}
+
 /* Compile attrs, read them back, and expect exactly them. */
 static void assert_round_trip(struct rfx *f, const char *attrs_text)
 {
 	json_t *attrs = json_loads(attrs_text, 0, NULL);
 
 	assert_non_null(attrs);
-	f->text = aws_role_policy_compile(&scope, attrs, NULL);
+	f->text = aws_role_policy_compile(&scope, attrs, NULL, NULL);
 	f->json = aws_role_policy_decompile(&scope, f->text);
 	if (!json_equal(f->json, attrs)) {
 		char *g = json_dumps(f->json, JSON_COMPACT | JSON_SORT_KEYS);
@@ -80,7 +98,7 @@ static void test_stores_and_allow_entries_compile_in_order(void **state)
 				   "\"resources\":[\"*\"],\"sid\":\"Auth\"}]}",
 				   0, NULL);
 
-	f->text = aws_role_policy_compile(&scope, attrs, NULL);
+	f->text = aws_role_policy_compile(&scope, attrs, NULL, NULL);
 	assert_string_equal(
 	    f->text,
 	    "{\"Version\":\"2012-10-17\",\"Statement\":["
@@ -101,13 +119,34 @@ static void test_ssm_reads_compile_to_get_parameter_on_each_exact_arn(void **sta
 				   "\"us-east-1\",\"leaves\":[\"slurm/munge-key\"]}}",
 				   0, NULL);
 
-	f->text = aws_role_policy_compile(&scope, attrs, NULL);
+	f->text = aws_role_policy_compile(&scope, attrs, NULL, NULL);
 	assert_string_equal(f->text,
 			    "{\"Version\":\"2012-10-17\",\"Statement\":["
 			    "{\"Sid\":\"KilnSsmRead\",\"Effect\":\"Allow\",\"Action\":"
 			    "[\"ssm:GetParameter\"],\"Resource\":[\"arn:aws:ssm:us-east-1:*:"
 			    "parameter/kiln/demo/default/slurm/munge-key\"]}]}");
 	json_decref(attrs);
+}
+
+/* Issue 33, finding 11: the account kiln read from IAM, not any account. */
+static void test_ssm_reads_name_the_known_account(void **state)
+{
+	struct rfx *f = *state;
+
+	compile_in(f,
+		   "{\"read\":[],\"write\":[],\"ssm_read\":{\"region\":\"us-east-1\","
+		   "\"leaves\":[\"slurm/munge-key\"],\"find_controller\":false}}",
+		   "123456789012");
+	assert_string_equal(f->text,
+			    "{\"Version\":\"2012-10-17\",\"Statement\":["
+			    "{\"Sid\":\"KilnSsmRead\",\"Effect\":\"Allow\",\"Action\":"
+			    "[\"ssm:GetParameter\"],\"Resource\":[\"arn:aws:ssm:us-east-1:"
+			    "123456789012:parameter/kiln/demo/default/slurm/munge-key\"]}]}");
+	/* And it reads back to the same intent as the policy with "*" did. */
+	f->json = aws_role_policy_decompile(&scope, f->text);
+	assert_json_is(json_object_get(f->json, "ssm_read"),
+		       "{\"region\":\"us-east-1\",\"leaves\":[\"slurm/munge-key\"],"
+		       "\"find_controller\":false}");
 }
 
 static void test_ssm_reads_read_back_beside_stores_and_allow(void **state)
@@ -119,17 +158,6 @@ static void test_ssm_reads_read_back_beside_stores_and_allow(void **state)
 		    "\"allow\":[{\"actions\":[\"ssm:GetParameter\"],\"resources\":[\"*\"]}]}");
 }
 
-/* Compile attrs_text; the policy holds the statement want, to the letter. */
-static void assert_compiles_with(struct rfx *f, const char *attrs_text, const char *want)
-{
-	json_t *attrs = json_loads(attrs_text, 0, NULL);
-
-	assert_non_null(attrs);
-	f->text = aws_role_policy_compile(&scope, attrs, NULL);
-	if (!strstr(f->text, want))
-		fail_msg("policy %s\nlacks %s", f->text, want);
-	json_decref(attrs);
-}
 
 static void test_a_kms_key_arn_is_decrypt_on_exactly_that_key_through_ssm(void **state)
 {
@@ -369,7 +397,7 @@ static void assert_compiles_with_fs(struct rfx *f, const char *attrs_text, const
 	json_t *attrs = json_loads(attrs_text, 0, NULL);
 	json_t *efs = json_pack("{s:s}", store, FS_ARN);
 
-	f->text = aws_role_policy_compile(&scope, attrs, efs);
+	f->text = aws_role_policy_compile(&scope, attrs, efs, NULL);
 	assert_string_equal(f->text, want);
 	json_decref(attrs);
 	json_decref(efs);
@@ -401,7 +429,7 @@ static void test_a_file_system_not_made_yet_is_known_after_apply(void **state)
 	struct rfx *f = *state;
 	json_t *attrs = json_loads("{\"read\":[],\"write\":[],\"nfs_read\":[\"home\"]}", 0, NULL);
 
-	f->text = aws_role_policy_compile(&scope, attrs, NULL);
+	f->text = aws_role_policy_compile(&scope, attrs, NULL, NULL);
 	assert_non_null(strstr(f->text, "\"Resource\":\"(known after apply: aws_efs.home)\""));
 	json_decref(attrs);
 }
@@ -616,6 +644,7 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 	    rp_test(test_ssm_reads_compile_to_get_parameter_on_each_exact_arn),
+	    rp_test(test_ssm_reads_name_the_known_account),
 	    rp_test(test_ssm_reads_read_back_beside_stores_and_allow),
 	    rp_test(test_a_kms_key_arn_is_decrypt_on_exactly_that_key_through_ssm),
 	    rp_test(test_a_kms_alias_is_decrypt_on_the_key_it_names_through_ssm),

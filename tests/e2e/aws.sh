@@ -34,6 +34,7 @@ aws: a public group on a multi-card EFA type is refused
 aws: the example's first apply makes at most 46 API calls, pre-flight included
 aws: the example's no-change plan makes at most 24 API calls
 aws: without a scheduler, neither the apply nor the plan calls SSM
+aws: a role's munge key ARN names the account IAM gave the role, not any account
 aws: with a scheduler, the plan's refresh lists the workspace's parameters in one call, and their tags
 aws: a spec that dropped its scheduler still finds its parameters, and deletes them
 aws: with no capacity in the first zone the gang lands in the second
@@ -293,6 +294,12 @@ aws_calls() {
 		--out "apply {}${NL}plan {}" -- aws_ssm_calls apply plan
 	sed 's/^compute:/scheduler: {type: slurm, controller: login}\n\ncompute:/' kiln.yaml >slurm.yaml
 	"$KILN" apply -w calls --auto-approve --var image=ami-1e749f67 slurm.yaml >slurm-apply.out 2>&1
+	# The role's ARN said the account: the munge key's ARN names it (issue 33, finding 11).
+	check "aws: a role's munge key ARN names the account IAM gave the role, not any account" 0 \
+		--out "arn:aws:ssm:us-east-1:123456789012:parameter/kiln/llm-pretrain/calls/slurm/munge-key" \
+		-- "$AWS_PY" -c 'import boto3
+d = boto3.client("iam", region_name="us-east-1").get_role_policy(RoleName="kiln-llm-pretrain-calls-trainer", PolicyName="kiln")["PolicyDocument"]
+print(*[r for s in d["Statement"] if s.get("Sid") == "KilnSsmRead" for r in s["Resource"]])'
 	aws_counted slurm-plan "$KILN" plan -w calls --detailed-exitcode --var image=ami-1e749f67 slurm.yaml
 	check "aws: with a scheduler, the plan's refresh lists the workspace's parameters in one call, and their tags" 0 \
 		--out "slurm-plan {\"ssm:GetParametersByPath\": 1, \"ssm:ListTagsForResource\": 3}" \
