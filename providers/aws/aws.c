@@ -598,6 +598,7 @@ const struct provider provider_aws = {
     .iam_actions = aws_iam_actions,
     .iam_resource_actions = aws_iam_resource_actions,
     .iam_policy = aws_iam_policy,
+    .iam_grant_note = aws_iam_grant_note,
     .preflight = aws_preflight,
     .part_type = aws_part_type,
     .cost = aws_cost,

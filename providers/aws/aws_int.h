@@ -226,6 +226,8 @@ char *aws_name(const struct prov_scope *scope, const char *name, size_t max);
 
 /* aws_types.c */
 #define AWS_NTYPES 14
+/* Why a granted action needs a reviewer's eye, or NULL (provider.h; aws_kiln_policy.c). */
+const char *aws_iam_grant_note(const char *action);
 /* The actions a desired resource needs beyond its type's (provider.h). */
 const char *const *aws_iam_resource_actions(const json_t *desired, enum prov_verb verb);
 extern const struct prov_type aws_types[AWS_NTYPES];

@@ -7,6 +7,7 @@
 
 #include "aws/awsxml.h"
 #include "expand.h"
+#include "iam.h"
 #include "jsonw.h"
 
 #include <stdlib.h>
@@ -40,6 +41,37 @@ static const char *action_resource(const char *action, const char *buckets, cons
 		return roles;
 	/* EC2 describes take no resource; kiln's creates make their resources. */
 	return "*";
+}
+
+/*
+ * Actions that rewrite who may use a resource (Parliament's
+ * RESOURCE_POLICY_PRIVILEGE_ESCALATION): whoever holds one can grant
+ * itself what its own policy does not. kiln writes no bucket policy and no
+ * ACL, so neither kiln iam-policy nor a store ever grants them; a role's
+ * allow: entry can, and the plan's IAM delta says why that matters.
+ */
+static const struct {
+	const char *action, *note;
+} grant_notes[] = {
+    {"s3:PutBucketPolicy",
+     "rewrites the bucket's policy: the role can grant itself, or anyone, every object in the "
+     "bucket (a privilege escalation path); kiln writes no bucket policy"},
+    {"s3:PutBucketAcl",
+     "rewrites the bucket's ACL: the role can grant itself, or anyone, the bucket (a privilege "
+     "escalation path); kiln writes no ACL"},
+    {"s3:PutObjectAcl",
+     "rewrites an object's ACL: the role can grant anyone the object (a privilege escalation "
+     "path); kiln writes no ACL"},
+};
+
+const char *aws_iam_grant_note(const char *action)
+{
+	size_t i;
+
+	for (i = 0; i < ARRAY_SIZE(grant_notes); i++)
+		if (iam_pattern_covers(action, grant_notes[i].action, true))
+			return grant_notes[i].note;
+	return NULL;
 }
 
 char *aws_iam_policy(struct prov_ctx *ctx, const struct prov_scope *scope,
