@@ -640,11 +640,69 @@ static void test_expand_refuses_a_sim_action(void **state)
 			    "'sim:GetObject' is an action of the sim provider, not of AWS");
 }
 
+/* The statement of kiln's policy that allows action on resource (NULL when none). */
+static const json_t *kiln_statement(const json_t *doc, const char *action, const char *resource)
+{
+	const json_t *st, *v;
+	size_t i, j;
+	bool act;
+
+	json_array_foreach(json_object_get(doc, "Statement"), i, st)
+	{
+		act = false;
+		json_array_foreach(json_object_get(st, "Action"), j, v) act |=
+		    strcmp(json_string_value(v), action) == 0;
+		if (!act)
+			continue;
+		v = json_object_get(st, "Resource");
+		if (json_is_string(v) && strcmp(json_string_value(v), resource) == 0)
+			return st;
+		json_array_foreach(v, j, v) if (strcmp(json_string_value(v), resource) == 0) return st;
+	}
+	return NULL;
+}
+
+/* Issue 33, finding 8: each action on its resource type, in the region, by kiln's tags. */
+static void test_kiln_policy_scopes_each_action_to_its_type_and_tags(void **state)
+{
+	struct rfx *f = *state;
+	struct prov_ctx ctx = {.region = "us-east-1"};
+	static const char *const actions[] = {"ec2:DescribeVpcs", "ec2:RunInstances",
+					      "ec2:TerminateInstances"};
+	const json_t *st;
+
+	f->text = aws_iam_policy(&ctx, &scope, actions, 3);
+	f->json = json_loads(f->text, 0, NULL);
+	assert_non_null(f->json);
+	st = kiln_statement(f->json, "ec2:TerminateInstances", "arn:aws:ec2:us-east-1:*:instance/*");
+	assert_non_null(st);
+	assert_json_is(json_object_get(st, "Condition"),
+		       "{\"StringEquals\":{\"aws:ResourceTag/kiln:cluster\":\"demo\","
+		       "\"aws:ResourceTag/kiln:workspace\":\"default\"}}");
+	st = kiln_statement(f->json, "ec2:RunInstances", "arn:aws:ec2:us-east-1:*:instance/*");
+	assert_non_null(st);
+	assert_json_is(json_object_get(st, "Condition"),
+		       "{\"StringEquals\":{\"aws:RequestTag/kiln:cluster\":\"demo\","
+		       "\"aws:RequestTag/kiln:workspace\":\"default\"},"
+		       "\"ForAllValues:StringLike\":{\"aws:TagKeys\":[\"kiln:*\"]}}");
+	/* The interfaces a launch makes are untagged: their type in the region, no condition. */
+	st = kiln_statement(f->json, "ec2:RunInstances",
+			    "arn:aws:ec2:us-east-1:*:network-interface/*");
+	assert_non_null(st);
+	assert_null(json_object_get(st, "Condition"));
+	st = kiln_statement(f->json, "ec2:DescribeVpcs", "*");
+	assert_non_null(st);
+	assert_string_equal(json_string_value(json_object_get(st, "Sid")), "KilnNoResourceType");
+	assert_null(kiln_statement(f->json, "ec2:RunInstances", "*"));
+	assert_null(kiln_statement(f->json, "ec2:TerminateInstances", "*"));
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 	    rp_test(test_ssm_reads_compile_to_get_parameter_on_each_exact_arn),
 	    rp_test(test_ssm_reads_name_the_known_account),
+	    rp_test(test_kiln_policy_scopes_each_action_to_its_type_and_tags),
 	    rp_test(test_ssm_reads_read_back_beside_stores_and_allow),
 	    rp_test(test_a_kms_key_arn_is_decrypt_on_exactly_that_key_through_ssm),
 	    rp_test(test_a_kms_alias_is_decrypt_on_the_key_it_names_through_ssm),

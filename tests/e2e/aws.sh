@@ -26,6 +26,7 @@ aws: drift made with boto3 is shown
 aws: destroy leaves only the retained bucket
 aws: no credentials is an error naming where kiln looked
 aws: iam-policy prints the minimal policy
+aws: iam-policy of every example and template passes the Parliament-style checks against AWS's service authorization data
 aws: iam-policy grants no s3:PutBucketPolicy, since kiln writes no bucket policy
 aws: iam-policy grants the role-in-profile actions on the instance profile alone
 aws: plan refuses an image the region lacks, before anything is spent
@@ -239,6 +240,10 @@ aws_errors() {
 		--out-has '"Resource": "arn:aws:iam::*:role/kiln/e2e/default/*"' \
 		--out-has '"iam:PassedToService": "ec2.amazonaws.com"' \
 		-- env -u AWS_ACCESS_KEY_ID -u AWS_SECRET_ACCESS_KEY HOME="$aws_dir" "$KILN" iam-policy
+	# Every action on the resource types AWS lists for it, "*" only where it lists none
+	# (issue 33, finding 8): tests/check-iam-policy.py reads tests/iam-data.
+	assert "aws: iam-policy of every example and template passes the Parliament-style checks against AWS's service authorization data" \
+		python3 "$E2E_ROOT/tests/check-iam-policy.py" "$KILN"
 	# kiln writes no bucket policy: its policy never lets CI rewrite one (issue 33, finding 10).
 	check "aws: iam-policy grants no s3:PutBucketPolicy, since kiln writes no bucket policy" 0 \
 		-- sh -c '! "$1" iam-policy "$2" | grep -q "s3:PutBucketPolicy"' sh "$KILN" "$E2E_ROOT/examples/llm-pretrain.yaml"

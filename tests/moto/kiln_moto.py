@@ -862,6 +862,19 @@ def service_data(service: str) -> dict:
         return _IAM_DATA[service]
 
 
+# The services whose actions are authorized on the resource types the data lists.
+TYPED_SERVICES = ("ec2", "fsx", "elasticfilesystem", "resource-groups")
+
+
+def required_resource_types(action: str) -> list:
+    """The resource types an action must be authorized on (the data's required ones)."""
+    service, _, name = action.partition(":")
+    acts = service_data(service)["actions"]
+    entry = acts.get(name) or next((v for k, v in acts.items() if k.lower() == name.lower()),
+                                   None)
+    return [r["name"] for r in entry["resourceTypes"] if r["required"]] if entry else []
+
+
 def action_resource_types(action: str) -> list:
     """The resource types an action ("iam:AddRoleToInstanceProfile") may be authorized on,
     as the Service Authorization Reference lists them (required ones first)."""
@@ -981,6 +994,9 @@ def patch_auth() -> None:
             return check_create_tags(self)
         if self._action == "cloudwatch:PutMetricData":
             return check_put_metric_data(self)
+        if resource == "*" and self._service in TYPED_SERVICES and \
+                required_resource_types(self._action):
+            return check_resource_types(self)
         if self._service == "iam":
             # moto names the role for some profile actions: the data's type decides.
             resource = iam_resource(self) if action_resource_types(self._action) \
@@ -992,6 +1008,45 @@ def patch_auth() -> None:
         orig_permitted(self, resource)
 
     IAMRequest.check_action_permitted = check_action_permitted
+
+    # --- EC2, FSx, EFS and Resource Groups actions that need a resource type (AWS's
+    # service authorization data, tests/iam-data): moto checks them against "*", which
+    # a policy scoped to resource ARNs never matches. Each resource type the action
+    # requires is named by an ARN of the request's region and account (an id of
+    # "kiln-emulated"), and the action must be allowed on every one of them, as IAM
+    # authorizes each resource of a request. Only the resource types are emulated: a
+    # statement's tag conditions (aws:RequestTag, aws:ResourceTag) are not evaluated
+    # here, so a policy granting an action only on the wrong resource type, or in
+    # another region, is denied; one scoped to the right type but other tags is not.
+    def type_arns(self) -> list:
+        data = service_data(self._service)
+        arns = []
+        for kind in required_resource_types(self._action):
+            fmt = data["resourceTypes"].get(kind, {}).get("arn")
+            if fmt:
+                arns.append(re.sub(r"\$\{([^}]+)\}", lambda m: {
+                    "Partition": "aws", "Region": self._region,
+                    "Account": self.account_id}.get(m.group(1), "kiln-emulated"), fmt))
+        return arns
+
+    def check_resource_types(self) -> None:
+        from moto.iam.access_control import IAMPolicy
+
+        docs = [IAMPolicy(p)._policy_json for p in self._access_key.collect_policies()]
+        for arn in type_arns(self):
+            allowed = False
+            for doc in docs:
+                for st in as_list(doc.get("Statement", [])):
+                    if not any(wild(a, self._action, case=False)
+                               for a in as_list(st.get("Action", []))):
+                        continue
+                    if not any(wild(r, arn) for r in as_list(st.get("Resource", []))):
+                        continue
+                    if st.get("Effect") == "Deny":
+                        self._raise_access_denied()
+                    allowed = True
+            if not allowed:
+                self._raise_access_denied()
 
     # --- ec2:CreateTags as IAM evaluates it: per resource ARN, with the request's
     # condition keys (moto checks it against "*" and fails every Condition it cannot
@@ -1130,9 +1185,17 @@ def patch_auth() -> None:
             if not allowed:
                 deny()
 
+    # Each resource's own tags as aws:ResourceTag/KEY (kiln's policy tags only its own).
     def check_create_tags(self) -> None:
+        from moto.ec2.models import ec2_backends
+
         arns, ctx = create_tags_context(self)
-        check_statements(self, "ec2:CreateTags", arns, ctx)
+        tags = ec2_backends[self.account_id][self._region].tags
+        for arn in arns:
+            rid = arn.rsplit("/", 1)[1]
+            here = dict(ctx, **{f"aws:ResourceTag/{k}": v
+                                for k, v in tags.get(rid, {}).items()})
+            check_statements(self, "ec2:CreateTags", [arn], here)
 
     # --- cloudwatch:PutMetricData as IAM evaluates it: the action has no resource-level
     # permission (Resource "*") and one condition key, cloudwatch:namespace, the request's

@@ -911,6 +911,18 @@ def t_iam_resource_types():
     grant(f"arn:aws:iam::{acct}:instance-profile{path}*")
     ci.add_role_to_instance_profile(InstanceProfileName="node", RoleName="node")
     ci.remove_role_from_instance_profile(InstanceProfileName="node", RoleName="node")
+    # EC2 the same: ec2:CreateVpc is authorized on the vpc type, not on a subnet's ARN.
+    ec2 = s.client("ec2", ci_key["AccessKeyId"], ci_key["SecretAccessKey"])
+    for kind, ok in (("subnet", False), ("vpc", True)):
+        admin.put_user_policy(UserName="ci", PolicyName="kiln", PolicyDocument=json.dumps(
+            {"Version": "2012-10-17", "Statement": [{
+                "Effect": "Allow", "Action": "ec2:CreateVpc",
+                "Resource": f"arn:aws:ec2:{REGION}:*:{kind}/*"}]}))
+        if ok:
+            ec2.create_vpc(CidrBlock="10.9.0.0/16")
+        else:
+            eq(code(error_of(ec2.create_vpc, CidrBlock="10.9.0.0/16")),
+               "UnauthorizedOperation", "CreateVpc granted on a subnet ARN only")
     s.stop()
 
 
@@ -967,7 +979,7 @@ def main() -> int:
         check("INITIAL_NO_AUTH_ACTION_COUNT: signatures and IAM policy enforced; --port; clean stop", t_auth, free_port())
         check("INITIAL_NO_AUTH_ACTION_COUNT=2: the third request is checked", t_auth_two)
         check("ec2:CreateTags conditions (aws:TagKeys, ec2:SourceInstanceARN, aws:ARN); instance credentials", t_create_tags_conditions)
-        check("IAM actions authorized on the resource type of AWS's service authorization data",
+        check("IAM and EC2 actions authorized on the resource type of AWS's service authorization data",
               t_iam_resource_types)
         check("server.sh available / start failure", t_server_sh)
     finally:
