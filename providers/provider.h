@@ -275,6 +275,13 @@ struct provider {
 	char *(*iam_policy)(struct prov_ctx *ctx, const struct prov_scope *scope,
 			    const char *const *actions, size_t n);
 	/*
+	 * Why a reviewer must look at a role granted action (an IAM pattern:
+	 * "s3:*" covers what it names), for the plan's IAM delta: the action
+	 * lets its holder widen its own access (it rewrites a resource
+	 * policy); NULL when there is nothing to say, or the hook is NULL.
+	 */
+	const char *(*iam_grant_note)(const char *action);
+	/*
 	 * Checks with the cloud before anything is spent, over what a plan
 	 * creates (creates and replacements: {address: desired}; a
 	 * replacement's also carries "replacing": the live attributes of what

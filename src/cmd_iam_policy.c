@@ -24,9 +24,10 @@ const struct cmd_info cmd_iam_policy_info = {
 	"and destroy the spec in the workspace (-w): the list and read calls of refresh\n"
 	"for every resource type, and the create, update and delete calls of the types\n"
 	"the spec uses. Bucket, role and instance-profile actions are limited to this\n"
-	"cluster's and workspace's names, iam:PassRole to its roles and to EC2; actions\n"
-	"the API lets no policy scope (EC2 describes, s3:ListAllMyBuckets,\n"
-	"iam:ListRoles) name \"*\". Attach it to the user or role CI runs kiln as.\n"
+	"cluster's and workspace's names, iam:PassRole to its roles and to EC2, EC2,\n"
+	"FSx and EFS actions to their resource types in the region and to kiln's tags;\n"
+	"only actions with no resource type (EC2 describes, s3:ListAllMyBuckets,\n"
+	"iam:ListRoles...) name \"*\". Attach it to the user or role CI runs kiln as.\n"
 	"Calls no cloud API and needs no credentials.",
     .options = options,
     .noptions = sizeof(options) / sizeof(options[0]),

@@ -222,10 +222,19 @@ static json_t *role_delta(const struct engine *e, const struct plan_change *c, c
 		return NULL; /* a type that grants nothing */
 	granted = json_array();
 	revoked = json_array();
-	json_array_foreach(after, i, p) if (!pair_in(before, p)) json_array_append_new(
-	    granted,
-	    json_pack("{s:O, s:O, s:s}", "action", json_object_get(p, "action"), "resource",
-		      json_object_get(p, "resource"), "widening", widening(before, p)));
+	json_array_foreach(after, i, p) if (!pair_in(before, p))
+	{
+		const char *action = json_string_value(json_object_get(p, "action"));
+		const char *note = e->prov->iam_grant_note ? e->prov->iam_grant_note(action) : NULL;
+		json_t *g = json_pack("{s:O, s:O, s:s}", "action", json_object_get(p, "action"),
+				      "resource", json_object_get(p, "resource"), "widening",
+				      widening(before, p));
+
+		/* An action that lets the role widen its own access says so. */
+		if (note)
+			json_object_set_new(g, "note", json_string(note));
+		json_array_append_new(granted, g);
+	}
 	json_array_foreach(before, i, p) if (!pair_in(after, p)) json_array_append(revoked, p);
 	out = json_pack("{s:s, s:s, s:o, s:o, s:o}", "address", addr, "role", c->name, "granted",
 			granted, "revoked", revoked, "after", after ? after : json_array());

@@ -90,6 +90,9 @@ void iam_render_text(FILE *out, const json_t *plan, bool color)
 				color ? RESET : "", w, str(p, "action"), rw, str(p, "resource"),
 				color && widen ? YELLOW : "", str(p, "widening"),
 				color && widen ? RESET : "");
+			if (*str(p, "note"))
+				fprintf(out, "      %s!%s %s %s\n", color ? YELLOW : "",
+					color ? RESET : "", str(p, "action"), str(p, "note"));
 		}
 		json_array_foreach(json_object_get(d, "revoked"), j, p)
 		    fprintf(out, "    %s-%s %-*s  %s\n", color ? RED : "", color ? RESET : "", w,
@@ -134,6 +137,10 @@ void iam_render_markdown(FILE *out, const json_t *plan)
 			md_code(out, str(p, "resource"));
 			fputs(" | ", out);
 			plan_md_text(out, str(p, "widening"));
+			if (*str(p, "note")) {
+				fputs(": ", out);
+				plan_md_text(out, str(p, "note"));
+			}
 			fputs(" |\n", out);
 		}
 		json_array_foreach(json_object_get(d, "revoked"), j, p)

@@ -94,7 +94,15 @@ static char *fake_policy(struct prov_ctx *ctx, const struct prov_scope *scope, c
 	return strdup(p);
 }
 
-static const struct provider fake = {.name = "fake", .role_policy = fake_policy};
+/* The fake cloud's one action that rewrites a resource policy. */
+static const char *fake_note(const char *action)
+{
+	return iam_pattern_covers(action, "s3:PutBucketPolicy", true) ? "rewrites the policy"
+								       : NULL;
+}
+
+static const struct provider fake = {
+    .name = "fake", .role_policy = fake_policy, .iam_grant_note = fake_note};
 
 #define ALLOW(a, r) "{\"Effect\":\"Allow\",\"Action\":\"" a "\",\"Resource\":\"" r "\"}"
 #define POLICY(...) "{\"Statement\":[" __VA_ARGS__ "]}"
@@ -219,18 +227,27 @@ static void test_an_unchanged_policy_grants_and_revokes_nothing(void **state)
 	json_decref(d);
 }
 
-static void test_the_text_section_lists_grants_with_widening_and_revocations(void **state)
+/* The plan's IAM section, as text, for the delta d. */
+static char *section_text(json_t *d)
 {
-	json_t *d = delta(POLICY(ALLOW("s3:GetObject", "arn:a")),
-			  POLICY(ALLOW("s3:GetObject", "arn:*") "," ALLOW("iam:PassRole", "*")));
 	json_t *plan = json_pack("{s:{s:O}}", "kiln", "iam_delta", d);
 	char *buf = NULL;
 	size_t len = 0;
 	FILE *f = open_memstream(&buf, &len);
 
-	(void)state;
 	iam_render_text(f, plan, false);
 	fclose(f);
+	json_decref(plan);
+	return buf;
+}
+
+static void test_the_text_section_lists_grants_with_widening_and_revocations(void **state)
+{
+	json_t *d = delta(POLICY(ALLOW("s3:GetObject", "arn:a")),
+			  POLICY(ALLOW("s3:GetObject", "arn:*") "," ALLOW("iam:PassRole", "*")));
+	char *buf = section_text(d);
+
+	(void)state;
 	assert_string_equal(buf, "IAM permissions (granted + and revoked -)\n"
 				 "  t_role.r (role r): 2 granted, 1 revoked; widens the role\n"
 				 "    + iam:PassRole  *      (new action)\n"
@@ -238,7 +255,24 @@ static void test_the_text_section_lists_grants_with_widening_and_revocations(voi
 				 "    - s3:GetObject  arn:a\n"
 				 "\n");
 	free(buf);
-	json_decref(plan);
+	json_decref(d);
+}
+
+/* Issue 33, finding 10: the delta says why an escalation path is one. */
+static void test_a_grant_that_rewrites_a_resource_policy_says_why(void **state)
+{
+	json_t *d = delta(POLICY(ALLOW("s3:GetObject", "arn:b/*")),
+			  POLICY(ALLOW("s3:GetObject", "arn:b/*") "," ALLOW("s3:Put*", "arn:b")));
+	char *buf = section_text(d);
+
+	(void)state;
+	assert_string_equal(granted(d, 0, "note"), "rewrites the policy");
+	assert_string_equal(buf, "IAM permissions (granted + and revoked -)\n"
+				 "  t_role.r (role r): 1 granted, 0 revoked; widens the role\n"
+				 "    + s3:Put*  arn:b  (new action)\n"
+				 "      ! s3:Put* rewrites the policy\n"
+				 "\n");
+	free(buf);
 	json_decref(d);
 }
 
@@ -257,6 +291,7 @@ int main(void)
 	    cmocka_unit_test(test_a_deleted_role_revokes_everything),
 	    cmocka_unit_test(test_an_unchanged_policy_grants_and_revokes_nothing),
 	    cmocka_unit_test(test_the_text_section_lists_grants_with_widening_and_revocations),
+	    cmocka_unit_test(test_a_grant_that_rewrites_a_resource_policy_says_why),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -56,13 +56,31 @@ static void assert_json_is(const json_t *got, const char *want_text)
 	json_decref(want);
 }
 
+/* Compile attrs_text into f->text, the SSM parameters in account (NULL: "*"). */
+static void compile_in(struct rfx *f, const char *attrs_text, const char *account)
+{
+	json_t *attrs = json_loads(attrs_text, 0, NULL);
+
+	assert_non_null(attrs);
+	f->text = aws_role_policy_compile(&scope, attrs, NULL, account);
+	json_decref(attrs);
+}
+
+/* Compile attrs_text; the policy holds the statement want, to the letter. */
+static void assert_compiles_with(struct rfx *f, const char *attrs_text, const char *want)
+{
+	compile_in(f, attrs_text, NULL);
+	if (!strstr(f->text, want))
+		fail_msg("policy %s\nlacks %s", f->text, want);
+}
+
 /* Compile attrs, read them back, and expect exactly them. */
 static void assert_round_trip(struct rfx *f, const char *attrs_text)
 {
 	json_t *attrs = json_loads(attrs_text, 0, NULL);
 
 	assert_non_null(attrs);
-	f->text = aws_role_policy_compile(&scope, attrs, NULL);
+	f->text = aws_role_policy_compile(&scope, attrs, NULL, NULL);
 	f->json = aws_role_policy_decompile(&scope, f->text);
 	if (!json_equal(f->json, attrs)) {
 		char *g = json_dumps(f->json, JSON_COMPACT | JSON_SORT_KEYS);
@@ -80,7 +98,7 @@ static void test_stores_and_allow_entries_compile_in_order(void **state)
 				   "\"resources\":[\"*\"],\"sid\":\"Auth\"}]}",
 				   0, NULL);
 
-	f->text = aws_role_policy_compile(&scope, attrs, NULL);
+	f->text = aws_role_policy_compile(&scope, attrs, NULL, NULL);
 	assert_string_equal(
 	    f->text,
 	    "{\"Version\":\"2012-10-17\",\"Statement\":["
@@ -101,13 +119,34 @@ static void test_ssm_reads_compile_to_get_parameter_on_each_exact_arn(void **sta
 				   "\"us-east-1\",\"leaves\":[\"slurm/munge-key\"]}}",
 				   0, NULL);
 
-	f->text = aws_role_policy_compile(&scope, attrs, NULL);
+	f->text = aws_role_policy_compile(&scope, attrs, NULL, NULL);
 	assert_string_equal(f->text,
 			    "{\"Version\":\"2012-10-17\",\"Statement\":["
 			    "{\"Sid\":\"KilnSsmRead\",\"Effect\":\"Allow\",\"Action\":"
 			    "[\"ssm:GetParameter\"],\"Resource\":[\"arn:aws:ssm:us-east-1:*:"
 			    "parameter/kiln/demo/default/slurm/munge-key\"]}]}");
 	json_decref(attrs);
+}
+
+/* Issue 33, finding 11: the account kiln read from IAM, not any account. */
+static void test_ssm_reads_name_the_known_account(void **state)
+{
+	struct rfx *f = *state;
+
+	compile_in(f,
+		   "{\"read\":[],\"write\":[],\"ssm_read\":{\"region\":\"us-east-1\","
+		   "\"leaves\":[\"slurm/munge-key\"],\"find_controller\":false}}",
+		   "123456789012");
+	assert_string_equal(f->text,
+			    "{\"Version\":\"2012-10-17\",\"Statement\":["
+			    "{\"Sid\":\"KilnSsmRead\",\"Effect\":\"Allow\",\"Action\":"
+			    "[\"ssm:GetParameter\"],\"Resource\":[\"arn:aws:ssm:us-east-1:"
+			    "123456789012:parameter/kiln/demo/default/slurm/munge-key\"]}]}");
+	/* And it reads back to the same intent as the policy with "*" did. */
+	f->json = aws_role_policy_decompile(&scope, f->text);
+	assert_json_is(json_object_get(f->json, "ssm_read"),
+		       "{\"region\":\"us-east-1\",\"leaves\":[\"slurm/munge-key\"],"
+		       "\"find_controller\":false}");
 }
 
 static void test_ssm_reads_read_back_beside_stores_and_allow(void **state)
@@ -119,17 +158,6 @@ static void test_ssm_reads_read_back_beside_stores_and_allow(void **state)
 		    "\"allow\":[{\"actions\":[\"ssm:GetParameter\"],\"resources\":[\"*\"]}]}");
 }
 
-/* Compile attrs_text; the policy holds the statement want, to the letter. */
-static void assert_compiles_with(struct rfx *f, const char *attrs_text, const char *want)
-{
-	json_t *attrs = json_loads(attrs_text, 0, NULL);
-
-	assert_non_null(attrs);
-	f->text = aws_role_policy_compile(&scope, attrs, NULL);
-	if (!strstr(f->text, want))
-		fail_msg("policy %s\nlacks %s", f->text, want);
-	json_decref(attrs);
-}
 
 static void test_a_kms_key_arn_is_decrypt_on_exactly_that_key_through_ssm(void **state)
 {
@@ -369,7 +397,7 @@ static void assert_compiles_with_fs(struct rfx *f, const char *attrs_text, const
 	json_t *attrs = json_loads(attrs_text, 0, NULL);
 	json_t *efs = json_pack("{s:s}", store, FS_ARN);
 
-	f->text = aws_role_policy_compile(&scope, attrs, efs);
+	f->text = aws_role_policy_compile(&scope, attrs, efs, NULL);
 	assert_string_equal(f->text, want);
 	json_decref(attrs);
 	json_decref(efs);
@@ -401,7 +429,7 @@ static void test_a_file_system_not_made_yet_is_known_after_apply(void **state)
 	struct rfx *f = *state;
 	json_t *attrs = json_loads("{\"read\":[],\"write\":[],\"nfs_read\":[\"home\"]}", 0, NULL);
 
-	f->text = aws_role_policy_compile(&scope, attrs, NULL);
+	f->text = aws_role_policy_compile(&scope, attrs, NULL, NULL);
 	assert_non_null(strstr(f->text, "\"Resource\":\"(known after apply: aws_efs.home)\""));
 	json_decref(attrs);
 }
@@ -612,10 +640,69 @@ static void test_expand_refuses_a_sim_action(void **state)
 			    "'sim:GetObject' is an action of the sim provider, not of AWS");
 }
 
+/* The statement of kiln's policy that allows action on resource (NULL when none). */
+static const json_t *kiln_statement(const json_t *doc, const char *action, const char *resource)
+{
+	const json_t *st, *v;
+	size_t i, j;
+	bool act;
+
+	json_array_foreach(json_object_get(doc, "Statement"), i, st)
+	{
+		act = false;
+		json_array_foreach(json_object_get(st, "Action"), j, v) act |=
+		    strcmp(json_string_value(v), action) == 0;
+		if (!act)
+			continue;
+		v = json_object_get(st, "Resource");
+		if (json_is_string(v) && strcmp(json_string_value(v), resource) == 0)
+			return st;
+		json_array_foreach(v, j, v) if (strcmp(json_string_value(v), resource) == 0) return st;
+	}
+	return NULL;
+}
+
+/* Issue 33, finding 8: each action on its resource type, in the region, by kiln's tags. */
+static void test_kiln_policy_scopes_each_action_to_its_type_and_tags(void **state)
+{
+	struct rfx *f = *state;
+	struct prov_ctx ctx = {.region = "us-east-1"};
+	static const char *const actions[] = {"ec2:DescribeVpcs", "ec2:RunInstances",
+					      "ec2:TerminateInstances"};
+	const json_t *st;
+
+	f->text = aws_iam_policy(&ctx, &scope, actions, 3);
+	f->json = json_loads(f->text, 0, NULL);
+	assert_non_null(f->json);
+	st = kiln_statement(f->json, "ec2:TerminateInstances", "arn:aws:ec2:us-east-1:*:instance/*");
+	assert_non_null(st);
+	assert_json_is(json_object_get(st, "Condition"),
+		       "{\"StringEquals\":{\"aws:ResourceTag/kiln:cluster\":\"demo\","
+		       "\"aws:ResourceTag/kiln:workspace\":\"default\"}}");
+	st = kiln_statement(f->json, "ec2:RunInstances", "arn:aws:ec2:us-east-1:*:instance/*");
+	assert_non_null(st);
+	assert_json_is(json_object_get(st, "Condition"),
+		       "{\"StringEquals\":{\"aws:RequestTag/kiln:cluster\":\"demo\","
+		       "\"aws:RequestTag/kiln:workspace\":\"default\"},"
+		       "\"ForAllValues:StringLike\":{\"aws:TagKeys\":[\"kiln:*\"]}}");
+	/* The interfaces a launch makes are untagged: their type in the region, no condition. */
+	st = kiln_statement(f->json, "ec2:RunInstances",
+			    "arn:aws:ec2:us-east-1:*:network-interface/*");
+	assert_non_null(st);
+	assert_null(json_object_get(st, "Condition"));
+	st = kiln_statement(f->json, "ec2:DescribeVpcs", "*");
+	assert_non_null(st);
+	assert_string_equal(json_string_value(json_object_get(st, "Sid")), "KilnNoResourceType");
+	assert_null(kiln_statement(f->json, "ec2:RunInstances", "*"));
+	assert_null(kiln_statement(f->json, "ec2:TerminateInstances", "*"));
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 	    rp_test(test_ssm_reads_compile_to_get_parameter_on_each_exact_arn),
+	    rp_test(test_ssm_reads_name_the_known_account),
+	    rp_test(test_kiln_policy_scopes_each_action_to_its_type_and_tags),
 	    rp_test(test_ssm_reads_read_back_beside_stores_and_allow),
 	    rp_test(test_a_kms_key_arn_is_decrypt_on_exactly_that_key_through_ssm),
 	    rp_test(test_a_kms_alias_is_decrypt_on_the_key_it_names_through_ssm),

@@ -72,6 +72,7 @@ static void aws_close(struct prov_ctx *ctx)
 	json_decref(ctx->offers);
 	aws_shared_release(ctx);
 	json_decref(ctx->efs_arns);
+	free(ctx->account);
 	json_decref(ctx->zoned);
 	json_decref(ctx->seen);
 	pthread_mutex_destroy(&ctx->mu);
@@ -295,6 +296,35 @@ char *aws_efs_arn(struct prov_ctx *ctx, const struct prov_scope *scope, const ch
 	out = arn ? xstrdup(arn) : NULL;
 	pthread_mutex_unlock(&ctx->mu);
 	free(key);
+	return out;
+}
+
+void aws_account_remember(struct prov_ctx *ctx, const char *arn)
+{
+	/* arn:PARTITION:SERVICE:REGION:ACCOUNT:RESOURCE; an account is 12 digits. */
+	const char *at = arn;
+	size_t i, n;
+
+	for (i = 0; at && i < 4; i++)
+		at = strchr(at, ':') ? strchr(at, ':') + 1 : NULL;
+	if (!at || strncmp(arn, "arn:", 4) != 0)
+		return;
+	n = strspn(at, "0123456789");
+	if (n != 12 || at[n] != ':')
+		return;
+	pthread_mutex_lock(&ctx->mu);
+	if (!ctx->account)
+		ctx->account = xstrndup(at, n);
+	pthread_mutex_unlock(&ctx->mu);
+}
+
+char *aws_account(struct prov_ctx *ctx)
+{
+	char *out;
+
+	pthread_mutex_lock(&ctx->mu);
+	out = ctx->account ? xstrdup(ctx->account) : NULL;
+	pthread_mutex_unlock(&ctx->mu);
 	return out;
 }
 
@@ -568,6 +598,7 @@ const struct provider provider_aws = {
     .iam_actions = aws_iam_actions,
     .iam_resource_actions = aws_iam_resource_actions,
     .iam_policy = aws_iam_policy,
+    .iam_grant_note = aws_iam_grant_note,
     .preflight = aws_preflight,
     .part_type = aws_part_type,
     .cost = aws_cost,

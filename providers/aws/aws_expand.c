@@ -488,7 +488,8 @@ static int policy_fits(const struct spec *spec, const struct spec_role *role, co
 					json_string("arn:aws-us-gov:elasticfilesystem:"
 						    "wwwwwwwwwwwwwwwwwwww:123456789012:"
 						    "file-system/fs-0123456789abcdef0"));
-	doc = aws_role_policy_compile(&worst, attrs, efs);
+	/* And the SSM parameters in an account of 12 digits, as AWS's are. */
+	doc = aws_role_policy_compile(&worst, attrs, efs, "123456789012");
 	json_decref(efs);
 	size = aws_policy_size(doc);
 	free(doc);

@@ -121,6 +121,7 @@ static int role_live(struct prov_ctx *ctx, json_t *role, const struct prov_scope
 	}
 	lineage_of_description(role, tags);
 	attrs = aws_role_policy_decompile(scope, policy);
+	aws_account_remember(ctx, awsxml_str(role, "Arn"));
 	json_object_set_new(attrs, "arn", json_string(awsxml_str(role, "Arn")));
 	json_object_set_new(attrs, "profile", json_string(name));
 	json_object_set_new(attrs, "path", json_string(awsxml_str(role, "Path")));
@@ -396,8 +397,7 @@ int role_create(struct prov_ctx *ctx, const struct prov_scope *scope, const stru
 		free(path);
 		return rc;
 	}
-	policy = aws_role_policy_compile(scope, op->attrs, efs);
-	json_decref(efs);
+	policy = aws_role_policy_compile(scope, op->attrs, efs, NULL);
 	aws_param(&p, "RoleName", name);
 	aws_param(&p, "Path", path);
 	aws_param(&p, "AssumeRolePolicyDocument", TRUST_EC2);
@@ -441,6 +441,21 @@ int role_create(struct prov_ctx *ctx, const struct prov_scope *scope, const stru
 		json_decref(found);
 		retried = true;
 	}
+	/*
+	 * The role's ARN (made, or found made) names the account: the policy's
+	 * SSM parameter ARNs name it too, rather than any account.
+	 */
+	if (rc == PROV_OK) {
+		char *account;
+
+		if (awsxml_str(resp, "CreateRoleResult.Role.Arn"))
+			aws_account_remember(ctx, awsxml_str(resp, "CreateRoleResult.Role.Arn"));
+		account = aws_account(ctx);
+		free(policy);
+		policy = aws_role_policy_compile(scope, op->attrs, efs, account);
+		free(account);
+	}
+	json_decref(efs);
 	/*
 	 * The policy last: a create killed before it leaves a role whose store
 	 * lists read back empty, so the next apply updates it, and the update
@@ -493,8 +508,13 @@ int role_update(struct prov_ctx *ctx, const struct prov_scope *scope, const char
 	(void)nchanged;
 	*out = NULL;
 	rc = efs_arns(ctx, scope, attrs, NULL, true, &efs, err);
-	if (rc == PROV_OK)
-		policy = aws_role_policy_compile(scope, attrs, efs);
+	if (rc == PROV_OK) {
+		/* Refresh read the role: its ARN said the account. */
+		char *account = aws_account(ctx);
+
+		policy = aws_role_policy_compile(scope, attrs, efs, account);
+		free(account);
+	}
 	json_decref(efs);
 	/* An update may finish a create that was killed before its profile. */
 	if (rc == PROV_OK)
@@ -550,12 +570,13 @@ char *aws_role_policy(struct prov_ctx *ctx, const struct prov_scope *scope, cons
 	if (!live) {
 		/* What refresh saw of the file systems; the rest is known after apply. */
 		json_t *efs = NULL;
-		char *doc;
+		char *doc, *account = aws_account(ctx);
 		struct kiln_error err;
 
 		efs_arns(ctx, scope, attrs, NULL, false, &efs, &err);
-		doc = aws_role_policy_compile(scope, attrs, efs);
+		doc = aws_role_policy_compile(scope, attrs, efs, account);
 		json_decref(efs);
+		free(account);
 		return doc;
 	}
 	held = json_string_value(json_object_get(attrs, "policy"));

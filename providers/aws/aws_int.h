@@ -69,7 +69,7 @@ struct prov_ctx {
 	struct aws_endpoint ep[AWS_NSERVICES];
 	atomic_ulong calls; /* HTTP requests made, retries included */
 	bool have_creds;    /* else creds_err says why, at the first call */
-	pthread_mutex_t mu; /* guards images, efa, efs_arns, zoned and seen */
+	pthread_mutex_t mu; /* guards images, efa, efs_arns, account, zoned and seen */
 	json_t *images;	    /* image id -> root device name, as DescribeImages said */
 	json_t *efa;	    /* instance type -> maximum EFA interfaces, as EC2 said */
 	json_t *offers;	    /* a Capacity Block's ask -> the fee of the offering pre-flight chose */
@@ -78,6 +78,7 @@ struct prov_ctx {
 	pthread_cond_t share_cond;
 	struct aws_share *shares;
 	json_t *efs_arns;     /* "CLUSTER/WS/STORE" -> EFS file system ARN, as EFS said */
+	char *account;	      /* the credentials' account, from an ARN IAM gave (NULL: unknown) */
 	json_t *zoned;	      /* "CLUSTER/WS" -> the zone its nodes launched in (aws_zones.c) */
 	bool zone_bound;      /* the spec has zone-bound storage (lustre, nfs): set by expand */
 	bool capacity_blocks; /* the spec buys Capacity Blocks: set by expand */
@@ -231,6 +232,8 @@ char *aws_name(const struct prov_scope *scope, const char *name, size_t max);
 
 /* aws_types.c */
 #define AWS_NTYPES 14
+/* Why a granted action needs a reviewer's eye, or NULL (provider.h; aws_kiln_policy.c). */
+const char *aws_iam_grant_note(const char *action);
 /* The actions a desired resource needs beyond its type's (provider.h). */
 const char *const *aws_iam_resource_actions(const json_t *desired, enum prov_verb verb);
 extern const struct prov_type aws_types[AWS_NTYPES];
@@ -251,6 +254,14 @@ void aws_efa_remember(struct prov_ctx *ctx, const char *type, int n);
 void aws_efs_remember(struct prov_ctx *ctx, const json_t *live);
 /* The ARN of the scope's nfs store name (malloc'd), or NULL when none was seen. */
 char *aws_efs_arn(struct prov_ctx *ctx, const struct prov_scope *scope, const char *name);
+
+/*
+ * The account of arn ("arn:aws:iam::123456789012:role/..."), remembered as
+ * the credentials' account: kiln reads it from the ARNs IAM gives its roles.
+ */
+void aws_account_remember(struct prov_ctx *ctx, const char *arn);
+/* The credentials' account (malloc'd), or NULL when no ARN has said it yet. */
+char *aws_account(struct prov_ctx *ctx);
 
 /*
  * The zone zone-bound storage of the scope is made in (*out, malloc'd):
@@ -331,10 +342,11 @@ char *aws_role_policy(struct prov_ctx *ctx, const struct prov_scope *scope, cons
 /*
  * The role's inline policy (JSON text, caller frees) from its attrs: read,
  * write, nfs_read, nfs_write, allow; efs ({store: ARN}, may be NULL) says
- * where the file systems are, the others written as aws_efs_pending_arn.
+ * where the file systems are, the others written as aws_efs_pending_arn;
+ * account (may be NULL: "*") is the account the SSM parameters' ARNs name.
  */
 char *aws_role_policy_compile(const struct prov_scope *scope, const json_t *attrs,
-			      const json_t *efs);
+			      const json_t *efs, const char *account);
 /* "(known after apply: aws_efs.NAME)": a file system's ARN before it exists. */
 char *aws_efs_pending_arn(const char *name);
 /* GPU instances without kiln tags (aws_nodes.c), for kiln sprawl. */

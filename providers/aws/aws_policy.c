@@ -128,22 +128,28 @@ char *aws_efs_pending_arn(const char *name)
 
 static bool actions_are(const json_t *acts, const char *const *want);
 
-/* "arn:aws:ssm:REGION:*:parameter/kiln/CLUSTER/WORKSPACE/": a parameter's ARN but its leaf. */
-static char *ssm_arn_prefix(const struct prov_scope *scope, const char *region)
+/*
+ * "arn:aws:ssm:REGION:ACCOUNT:parameter/kiln/CLUSTER/WORKSPACE/": a
+ * parameter's ARN but its leaf; ACCOUNT "*" while it is not known.
+ */
+static char *ssm_arn_prefix(const struct prov_scope *scope, const char *region,
+			    const char *account)
 {
-	return xasprintf("arn:aws:ssm:%s:*:parameter/kiln/%s/%s/", region, scope->cluster,
-			 scope->workspace);
+	return xasprintf("arn:aws:ssm:%s:%s:parameter/kiln/%s/%s/", region, account ? account : "*",
+			 scope->cluster, scope->workspace);
 }
 
 /*
  * ssm_read ({"region", "leaves", "kms_key"?}): ssm:GetParameter on each
- * parameter by its ARN, the account left as '*' (a role reads its own
- * account's parameters). With the aws/ssm key a SecureString needs no
+ * parameter by its ARN, in the account kiln read from IAM's ARNs (the
+ * role's own, which CreateRole answers before the policy is put), '*' only
+ * before any is known (the plan of a first apply). With the aws/ssm key a SecureString needs no
  * kms:Decrypt in the policy: that key's policy lets every principal of the
  * account decrypt through SSM. With kms_key, a customer managed key, the
  * role gets kms:Decrypt on that key through SSM (KilnSlurmKey, aws_kms.c).
  */
-static void ssm_statement(json_t *stmts, const struct prov_scope *scope, const json_t *read)
+static void ssm_statement(json_t *stmts, const struct prov_scope *scope, const json_t *read,
+			  const char *account)
 {
 	const char *region = json_string_value(json_object_get(read, "region"));
 	json_t *res, *v;
@@ -152,7 +158,7 @@ static void ssm_statement(json_t *stmts, const struct prov_scope *scope, const j
 
 	if (!region || !json_array_size(json_object_get(read, "leaves")))
 		return;
-	prefix = ssm_arn_prefix(scope, region);
+	prefix = ssm_arn_prefix(scope, region, account);
 	res = json_array();
 	json_array_foreach(json_object_get(read, "leaves"), i, v)
 	    json_array_append_new(res, json_sprintf("%s%s", prefix, json_string_value(v)));
@@ -196,7 +202,7 @@ static json_t *ssm_statement_read(const json_t *s, const struct prov_scope *scop
 	const char *effect = json_string_value(json_object_get(s, "Effect"));
 	const char *sid = json_string_value(json_object_get(s, "Sid"));
 	json_t *res = json_object_get(s, "Resource"), *leaves, *v;
-	char *prefix = NULL, *region = NULL;
+	char *prefix = NULL, *region = NULL, *account = NULL;
 	size_t i;
 
 	if (!sid || strcmp(sid, SSM_SID_READ) != 0 || json_object_size(s) != 4 || !effect ||
@@ -211,8 +217,12 @@ static json_t *ssm_statement_read(const json_t *s, const struct prov_scope *scop
 		if (!arn || strncmp(arn, "arn:aws:ssm:", 12) != 0 || !strchr(arn + 12, ':'))
 			break;
 		if (!region) {
-			region = xstrndup(arn + 12, (size_t)(strchr(arn + 12, ':') - arn - 12));
-			prefix = ssm_arn_prefix(scope, region);
+			const char *acct = strchr(arn + 12, ':') + 1;
+
+			region = xstrndup(arn + 12, (size_t)(acct - 1 - arn - 12));
+			/* The account as written: "*" or the one the policy was put with. */
+			account = xstrndup(acct, strcspn(acct, ":"));
+			prefix = ssm_arn_prefix(scope, region, account);
 		}
 		if (strncmp(arn, prefix, strlen(prefix)) != 0)
 			break;
@@ -228,6 +238,7 @@ static json_t *ssm_statement_read(const json_t *s, const struct prov_scope *scop
 		   : NULL;
 	free(prefix);
 	free(region);
+	free(account);
 	return v;
 }
 
@@ -240,7 +251,8 @@ static json_t *ssm_statement_read(const json_t *s, const struct prov_scope *scop
  * them apart, even when an allow entry names a kiln bucket with the same
  * actions a store statement has.
  */
-static char *policy_compile(const struct prov_scope *scope, const json_t *attrs, const json_t *efs)
+static char *policy_compile(const struct prov_scope *scope, const json_t *attrs, const json_t *efs,
+			    const char *account)
 {
 	json_t *doc = json_pack("{s:s, s:[]}", "Version", "2012-10-17", "Statement"), *v;
 	json_t *stmts = json_object_get(doc, "Statement");
@@ -281,7 +293,7 @@ static char *policy_compile(const struct prov_scope *scope, const json_t *attrs,
 			free(arn);
 		}
 	}
-	ssm_statement(stmts, scope, json_object_get(attrs, "ssm_read"));
+	ssm_statement(stmts, scope, json_object_get(attrs, "ssm_read"), account);
 	json_array_foreach(json_object_get(attrs, "allow"), i, v)
 	{
 		json_t *st = json_object();
@@ -304,9 +316,9 @@ static char *policy_compile(const struct prov_scope *scope, const json_t *attrs,
 }
 
 char *aws_role_policy_compile(const struct prov_scope *scope, const json_t *attrs,
-			      const json_t *efs)
+			      const json_t *efs, const char *account)
 {
-	return policy_compile(scope, attrs, efs);
+	return policy_compile(scope, attrs, efs, account);
 }
 
 size_t aws_policy_size(const char *doc)

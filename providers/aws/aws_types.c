@@ -232,7 +232,7 @@ static const struct type_actions actions[] = {
      {A("fsx:DescribeFileSystems", "fsx:DescribeDataRepositoryAssociations"),
       A("fsx:DescribeDataRepositoryAssociations"),
       A("fsx:CreateDataRepositoryAssociation", "fsx:TagResource", "s3:ListBucket",
-	"s3:GetBucketPolicy", "s3:PutBucketPolicy", "iam:CreateServiceLinkedRole"),
+	"s3:GetBucketPolicy", "iam:CreateServiceLinkedRole"),
       NULL, A("fsx:DeleteDataRepositoryAssociation", "fsx:DescribeDataRepositoryAssociations")}},
     {"aws_efs",
      {A("elasticfilesystem:DescribeFileSystems"), A("elasticfilesystem:DescribeFileSystems"),

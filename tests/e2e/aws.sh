@@ -26,6 +26,9 @@ aws: drift made with boto3 is shown
 aws: destroy leaves only the retained bucket
 aws: no credentials is an error naming where kiln looked
 aws: iam-policy prints the minimal policy
+aws: iam-policy of every example and template passes the Parliament-style checks against AWS's service authorization data
+aws: iam-policy grants no s3:PutBucketPolicy, since kiln writes no bucket policy
+aws: iam-policy grants the role-in-profile actions on the instance profile alone
 aws: plan refuses an image the region lacks, before anything is spent
 aws: plan refuses a type offered in none of the zones
 aws: plan warns of a zone that does not offer a type
@@ -33,6 +36,7 @@ aws: a public group on a multi-card EFA type is refused
 aws: the example's first apply makes at most 46 API calls, pre-flight included
 aws: the example's no-change plan makes at most 24 API calls
 aws: without a scheduler, neither the apply nor the plan calls SSM
+aws: a role's munge key ARN names the account IAM gave the role, not any account
 aws: with a scheduler, the plan's refresh lists the workspace's parameters in one call, and their tags
 aws: a spec that dropped its scheduler still finds its parameters, and deletes them
 aws: with no capacity in the first zone the gang lands in the second
@@ -236,6 +240,20 @@ aws_errors() {
 		--out-has '"Resource": "arn:aws:iam::*:role/kiln/e2e/default/*"' \
 		--out-has '"iam:PassedToService": "ec2.amazonaws.com"' \
 		-- env -u AWS_ACCESS_KEY_ID -u AWS_SECRET_ACCESS_KEY HOME="$aws_dir" "$KILN" iam-policy
+	# Every action on the resource types AWS lists for it, "*" only where it lists none
+	# (issue 33, finding 8): tests/check-iam-policy.py reads tests/iam-data.
+	assert "aws: iam-policy of every example and template passes the Parliament-style checks against AWS's service authorization data" \
+		python3 "$E2E_ROOT/tests/check-iam-policy.py" "$KILN"
+	# kiln writes no bucket policy: its policy never lets CI rewrite one (issue 33, finding 10).
+	check "aws: iam-policy grants no s3:PutBucketPolicy, since kiln writes no bucket policy" 0 \
+		-- sh -c '! "$1" iam-policy "$2" | grep -q "s3:PutBucketPolicy"' sh "$KILN" "$E2E_ROOT/examples/llm-pretrain.yaml"
+	# IAM authorizes putting a role in a profile on the profile alone (issue 33, finding 9).
+	check "aws: iam-policy grants the role-in-profile actions on the instance profile alone" 0 \
+		--out "arn:aws:iam::*:instance-profile/kiln/e2e/default/*" \
+		-- sh -c '"$1" iam-policy | python3 -c "import json, sys
+for s in json.load(sys.stdin)[\"Statement\"]:
+    if \"iam:AddRoleToInstanceProfile\" in s[\"Action\"] or \"iam:RemoveRoleFromInstanceProfile\" in s[\"Action\"]:
+        print(s[\"Resource\"])"' sh "$KILN"
 	cd "$E2E_ROOT" || exit 1
 }
 
@@ -285,6 +303,12 @@ aws_calls() {
 		--out "apply {}${NL}plan {}" -- aws_ssm_calls apply plan
 	sed 's/^compute:/scheduler: {type: slurm, controller: login}\n\ncompute:/' kiln.yaml >slurm.yaml
 	"$KILN" apply -w calls --auto-approve --var image=ami-1e749f67 slurm.yaml >slurm-apply.out 2>&1
+	# The role's ARN said the account: the munge key's ARN names it (issue 33, finding 11).
+	check "aws: a role's munge key ARN names the account IAM gave the role, not any account" 0 \
+		--out "arn:aws:ssm:us-east-1:123456789012:parameter/kiln/llm-pretrain/calls/slurm/munge-key" \
+		-- "$AWS_PY" -c 'import boto3
+d = boto3.client("iam", region_name="us-east-1").get_role_policy(RoleName="kiln-llm-pretrain-calls-trainer", PolicyName="kiln")["PolicyDocument"]
+print(*[r for s in d["Statement"] if s.get("Sid") == "KilnSsmRead" for r in s["Resource"]])'
 	aws_counted slurm-plan "$KILN" plan -w calls --detailed-exitcode --var image=ami-1e749f67 slurm.yaml
 	check "aws: with a scheduler, the plan's refresh lists the workspace's parameters in one call, and their tags" 0 \
 		--out "slurm-plan {\"ssm:GetParametersByPath\": 1, \"ssm:ListTagsForResource\": 3}" \

@@ -200,7 +200,7 @@ slurm_kiln_tests() {
 		"$AWS_PY" "$E2E_ROOT/tests/e2e/slurm_inspect.py" params llm-pretrain default params
 	"$AWS_PY" "$E2E_ROOT/tests/e2e/slurm_inspect.py" ssm-resources llm-pretrain default \
 		>ssm-resources.txt 2>&1
-	sl_arn='arn:aws:ssm:us-east-1:*:parameter/kiln/llm-pretrain/default/slurm'
+	sl_arn='arn:aws:ssm:us-east-1:123456789012:parameter/kiln/llm-pretrain/default/slurm'
 	printf '%s\n' \
 		"kiln-llm-pretrain-default-login $sl_arn/gres.conf,$sl_arn/munge-key,$sl_arn/slurm.conf" \
 		"kiln-llm-pretrain-default-trainer $sl_arn/munge-key" >ssm-resources.want

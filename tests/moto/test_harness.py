@@ -822,16 +822,23 @@ def t_auth_two():
     s.stop()
 
 
-def t_create_tags_conditions():
-    # ec2:CreateTags evaluated per resource with aws:TagKeys, ec2:SourceInstanceARN and
-    # aws:ARN (kiln_moto.patch_auth), with the credentials EC2 hands an instance
-    # (/_kiln/instance-credentials): a node may tag itself with one key, nothing else.
-    s = Server("tags", env={"INITIAL_NO_AUTH_ACTION_COUNT": "3"})
+def enforcing_server(name: str):
+    """A server that checks IAM policies after its first three requests, which make the
+    user "admin" allowed everything: the server and admin's access key."""
+    s = Server(name, env={"INITIAL_NO_AUTH_ACTION_COUNT": "3"})
     iam = s.client("iam")
     iam.create_user(UserName="admin")
     key = iam.create_access_key(UserName="admin")["AccessKey"]
     iam.put_user_policy(UserName="admin", PolicyName="all", PolicyDocument=json.dumps(
         {"Version": "2012-10-17", "Statement": [{"Effect": "Allow", "Action": "*", "Resource": "*"}]}))
+    return s, key
+
+
+def t_create_tags_conditions():
+    # ec2:CreateTags evaluated per resource with aws:TagKeys, ec2:SourceInstanceARN and
+    # aws:ARN (kiln_moto.patch_auth), with the credentials EC2 hands an instance
+    # (/_kiln/instance-credentials): a node may tag itself with one key, nothing else.
+    s, key = enforcing_server("tags")
     iam = s.client("iam", key["AccessKeyId"], key["SecretAccessKey"])
     ec2 = s.client("ec2", key["AccessKeyId"], key["SecretAccessKey"])
     trust = {"Version": "2012-10-17", "Statement": [{"Effect": "Allow", "Principal": {
@@ -874,6 +881,48 @@ def t_create_tags_conditions():
              "Condition": {"StringEquals": {"aws:ARN": "${ec2:SourceInstanceARN}"}}}]}))
     eq(code(error_of(ec2.create_tags, Resources=[ids[0]], Tags=[{"Key": "kiln:health", "Value": "x"}])),
        "UnauthorizedOperation", "a user is no instance")
+    s.stop()
+
+
+def t_iam_resource_types():
+    # IAM actions are authorized on the resource type AWS's service authorization data
+    # (tests/iam-data) lists for them: iam:AddRoleToInstanceProfile on the instance
+    # profile alone, so a grant on the role ARN only is denied, one on the profile allowed.
+    s, key = enforcing_server("iamtypes")
+    admin = s.client("iam", key["AccessKeyId"], key["SecretAccessKey"])
+    path = "/kiln/c1/ws1/"
+    admin.create_role(RoleName="node", Path=path, AssumeRolePolicyDocument=TRUST)
+    admin.create_instance_profile(InstanceProfileName="node", Path=path)
+    admin.create_user(UserName="ci")
+    ci_key = admin.create_access_key(UserName="ci")["AccessKey"]
+    ci = s.client("iam", ci_key["AccessKeyId"], ci_key["SecretAccessKey"])
+    acct = "123456789012"
+
+    def grant(resource):
+        admin.put_user_policy(UserName="ci", PolicyName="kiln", PolicyDocument=json.dumps(
+            {"Version": "2012-10-17", "Statement": [{
+                "Effect": "Allow",
+                "Action": ["iam:AddRoleToInstanceProfile", "iam:RemoveRoleFromInstanceProfile"],
+                "Resource": resource}]}))
+
+    grant(f"arn:aws:iam::{acct}:role{path}*")
+    eq(code(error_of(ci.add_role_to_instance_profile, InstanceProfileName="node", RoleName="node")),
+       "AccessDenied", "AddRoleToInstanceProfile granted on the role ARN only")
+    grant(f"arn:aws:iam::{acct}:instance-profile{path}*")
+    ci.add_role_to_instance_profile(InstanceProfileName="node", RoleName="node")
+    ci.remove_role_from_instance_profile(InstanceProfileName="node", RoleName="node")
+    # EC2 the same: ec2:CreateVpc is authorized on the vpc type, not on a subnet's ARN.
+    ec2 = s.client("ec2", ci_key["AccessKeyId"], ci_key["SecretAccessKey"])
+    for kind, ok in (("subnet", False), ("vpc", True)):
+        admin.put_user_policy(UserName="ci", PolicyName="kiln", PolicyDocument=json.dumps(
+            {"Version": "2012-10-17", "Statement": [{
+                "Effect": "Allow", "Action": "ec2:CreateVpc",
+                "Resource": f"arn:aws:ec2:{REGION}:*:{kind}/*"}]}))
+        if ok:
+            ec2.create_vpc(CidrBlock="10.9.0.0/16")
+        else:
+            eq(code(error_of(ec2.create_vpc, CidrBlock="10.9.0.0/16")),
+               "UnauthorizedOperation", "CreateVpc granted on a subnet ARN only")
     s.stop()
 
 
@@ -930,6 +979,8 @@ def main() -> int:
         check("INITIAL_NO_AUTH_ACTION_COUNT: signatures and IAM policy enforced; --port; clean stop", t_auth, free_port())
         check("INITIAL_NO_AUTH_ACTION_COUNT=2: the third request is checked", t_auth_two)
         check("ec2:CreateTags conditions (aws:TagKeys, ec2:SourceInstanceARN, aws:ARN); instance credentials", t_create_tags_conditions)
+        check("IAM and EC2 actions authorized on the resource type of AWS's service authorization data",
+              t_iam_resource_types)
         check("server.sh available / start failure", t_server_sh)
     finally:
         for srv in SERVERS:
