@@ -105,6 +105,7 @@ static void add_key(struct loader *ld, const struct ynode *n, const char *path, 
 	struct kiln_error err = {0};
 	struct sshkey k;
 	struct spec_ssh_key *sk;
+	struct text_flaw flaw;
 
 	if (sshkey_parse(&k, line, &err) < 0) {
 		struct diag *dg = file ? ld_err(ld, n, "%s: %s: %s", path, file, err.msg)
@@ -112,6 +113,18 @@ static void add_key(struct loader *ld, const struct ynode *n, const char *path, 
 
 		if (err.hint[0])
 			diag_hint(dg, "%s", err.hint);
+		return;
+	}
+	if (text_flaw_find(k.comment, false, &flaw)) {
+		/* The line is written into the user data and authorized_keys as text. */
+		struct diag *dg =
+		    ld_err(ld, n,
+			   "%s: %s%sthe comment of the %s key holds %s at byte %zu; a "
+			   "comment must be UTF-8 text with no control character but tab",
+			   path, file ? file : "", file ? ": " : "", k.type, flaw.name, flaw.byte);
+
+		diag_hint(dg, "edit the comment, the text after the key's data");
+		sshkey_release(&k);
 		return;
 	}
 	sk = ARRAY_PUSH(spec->access.keys, spec->access.nkeys, *cap);
