@@ -74,11 +74,12 @@ static int refuse_private(struct loader *ld, const struct ynode *n, const char *
 {
 	char head[64];
 	size_t got;
-	FILE *f = fopen(file, "rb");
+	struct kiln_error err = {0};
+	FILE *f = file_open_regular(file, &err);
 	bool priv;
 
 	if (!f) {
-		diag_hint(ld_err(ld, n, "%s: cannot read '%s': %s", path, file, strerror(errno)),
+		diag_hint(ld_err(ld, n, "%s: cannot read '%s': %s", path, file, err.msg),
 			  "give the path of a public key file (.pub), relative to the spec's "
 			  "directory");
 		return -1;
@@ -152,7 +153,7 @@ static void load_key_file(struct loader *ld, const struct ynode *n, const char *
 
 	if (refuse_private(ld, n, path, resolved) < 0)
 		goto out;
-	if ((rc = file_read_all(resolved, KEY_FILE_MAX, &buf, &len, &err)) < 0) {
+	if ((rc = file_read_regular(resolved, KEY_FILE_MAX, &buf, &len, &err)) < 0) {
 		if (rc == -2)
 			ld_err(ld, n, "%s: '%s' is larger than %d KiB: not a public key file", path,
 			       file, KEY_FILE_MAX / 1024);
