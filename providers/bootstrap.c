@@ -5,7 +5,9 @@
  */
 #include "bootstrap.h"
 
+#include "crypt.h"
 #include "expand.h"
+#include "str.h"
 #include "strbuf.h"
 
 #include <openssl/sha.h>
@@ -13,7 +15,10 @@
 #include <stdlib.h>
 #include <string.h>
 
-#define BOOT_SCRIPT "/var/lib/kiln/boot.sh"
+#define BOOT_DIR "/var/lib/kiln"
+#define BOOT_SCRIPT BOOT_DIR "/boot.sh"
+/* Step N's text, as the document writes it: N, then "sh" or "content". */
+#define BOOT_STEP_FILE BOOT_DIR "/step-%zu."
 #define BOOT_LOG "/var/log/kiln-boot.log"
 #define BOOT_SCHEDULER "/var/lib/kiln/scheduler.sh"
 
@@ -70,12 +75,20 @@ static char *heredoc_end(const char *text, const char *base)
 	return sb_detach(&end);
 }
 
-/* The first line of a command, at most 60 bytes, for the log line naming a step. */
+/*
+ * The first line of a command, at most 60 bytes, for the log line naming a
+ * step; cut between two UTF-8 characters, never inside one.
+ */
 static char *step_title(const char *cmd)
 {
 	size_t n = strcspn(cmd, "\n");
 
-	return n > 60 ? xasprintf("%.57s...", cmd) : xasprintf("%.*s", (int)n, cmd);
+	if (n <= 60)
+		return xasprintf("%.*s", (int)n, cmd);
+	n = 57;
+	while (n > 0 && ((unsigned char)cmd[n] & 0xc0) == 0x80)
+		n--;
+	return xasprintf("%.*s...", (int)n, cmd);
 }
 
 /* Types whose EFA does RDMA reads, where AWS documents FI_EFA_USE_DEVICE_RDMA=1. */
@@ -236,30 +249,56 @@ static void script_mounts(struct strbuf *s, const struct boot_input *in)
 	}
 }
 
-/* The steps of one bootstrap: list, numbered from *n on, each with its text on stdin. */
-static void script_steps(struct strbuf *s, const struct spec_step *steps, size_t nsteps,
-			 const char *where, size_t *n)
+/* The spec's bootstrap steps, top level first: how many. */
+static size_t step_count(const struct boot_input *in)
 {
-	size_t i;
+	return in->spec->nbootstrap + in->group->nbootstrap;
+}
 
-	for (i = 0; i < nsteps; i++) {
-		const struct spec_step *st = &steps[i];
-		const char *text = st->kind == STEP_RUN ? st->run : st->content;
-		char *end = heredoc_end(text, "KILN_STEP_END");
-		char *title = st->kind == STEP_RUN ? step_title(st->run) : xstrdup(st->path);
-		char *at = xasprintf("%s[%zu]", where, i);
+/* Step i of step_count (0-based), and where the spec has it (caller frees *where). */
+static const struct spec_step *step_at(const struct boot_input *in, size_t i, char **where)
+{
+	size_t top = in->spec->nbootstrap;
 
-		sb_addf(s, "%s %zu ", st->kind == STEP_RUN ? "run_step" : "put_file", ++*n);
-		sh_quote(s, at);
+	if (i < top) {
+		*where = xasprintf("bootstrap[%zu]", i);
+		return &in->spec->bootstrap[i];
+	}
+	*where = xasprintf("compute.%s.bootstrap[%zu]", in->group->name, i - top);
+	return &in->group->bootstrap[i - top];
+}
+
+/*
+ * The file cloud-init writes step i's text to (run_step and put_file read
+ * it by its number, i + 1): a command to run, or a file's content to copy.
+ */
+static char *step_file(const struct spec_step *st, size_t i)
+{
+	return xasprintf(BOOT_STEP_FILE "%s", i + 1, st->kind == STEP_RUN ? "sh" : "content");
+}
+
+/*
+ * The steps, in order: each runs its command, or copies its file, from the
+ * file the document wrote it to; a command's first line names it in the log.
+ */
+static void script_steps(struct strbuf *s, const struct boot_input *in)
+{
+	size_t i, total = step_count(in);
+
+	for (i = 0; i < total; i++) {
+		char *where;
+		const struct spec_step *st = step_at(in, i, &where);
+		char *title = st->kind == STEP_RUN ? step_title(st->run) : NULL;
+
+		sb_addf(s, "%s %zu ", st->kind == STEP_RUN ? "run_step" : "put_file", i + 1);
+		sh_quote(s, where);
 		sb_addc(s, ' ');
 		sh_quote(s, st->kind == STEP_RUN ? title : st->path);
 		if (st->kind == STEP_FILE)
 			sb_addf(s, " %s", st->mode ? st->mode : "0644");
-		sb_addf(s, " <<'%s'\n%s%s%s\n", end, text,
-			*text && text[strlen(text) - 1] != '\n' ? "\n" : "", end);
-		free(at);
+		sb_addc(s, '\n');
 		free(title);
-		free(end);
+		free(where);
 	}
 }
 
@@ -356,46 +395,38 @@ static void script_agent(struct strbuf *s, const struct boot_agent *a)
 
 static void script_build(struct strbuf *s, const struct boot_input *in)
 {
-	size_t n = 0, total = in->spec->nbootstrap + in->group->nbootstrap;
-	char *where = xasprintf("compute.%s.bootstrap", in->group->name);
+	size_t total = step_count(in);
 
 	script_head(s, in);
 	script_local(s, in);
 	script_mounts(s, in);
 	if (total > 0) {
-		sb_addf(s,
-			"\n# The spec's %zu bootstrap steps, top level first, in order, each\n"
-			"# given on stdin; a failed step stops the rest.\n"
-			"step_failed=\n"
-			"run_step() {\n"
-			"\tif [ -n \"$step_failed\" ]; then\n"
-			"\t\tcat >/dev/null\n"
-			"\t\treturn\n"
-			"\tfi\n"
-			"\tsay \"step $1 ($2): $3\"\n"
-			"\tmkdir -p /var/lib/kiln\n"
-			"\tcat >\"/var/lib/kiln/step-$1.sh\"\n"
-			"\tif ! bash \"/var/lib/kiln/step-$1.sh\"; then\n"
-			"\t\tstep_failed=$1\n"
-			"\t\tproblem \"bootstrap step $1 ($2) failed; the steps after it did not "
-			"run\"\n"
-			"\tfi\n"
-			"}\n"
-			"put_file() {\n"
-			"\tif [ -n \"$step_failed\" ]; then\n"
-			"\t\tcat >/dev/null\n"
-			"\t\treturn\n"
-			"\tfi\n"
-			"\tsay \"step $1 ($2): file $3\"\n"
-			"\tmkdir -p \"$(dirname \"$3\")\"\n"
-			"\tcat >\"$3\"\n"
-			"\tchmod \"$4\" \"$3\"\n"
-			"}\n",
-			total);
-		script_steps(s, in->spec->bootstrap, in->spec->nbootstrap, "bootstrap", &n);
-		script_steps(s, in->group->bootstrap, in->group->nbootstrap, where, &n);
+		sb_addf(
+		    s,
+		    "\n# The spec's %zu bootstrap steps, top level first, in order; the document\n"
+		    "# wrote each one's text to " BOOT_DIR "/step-N.sh (a command) or\n"
+		    "# step-N.content (a file's content, copied byte for byte). A failed step\n"
+		    "# stops the rest.\n"
+		    "step_failed=\n"
+		    "run_step() {\n"
+		    "\t[ -z \"$step_failed\" ] || return 0\n"
+		    "\tsay \"step $1 ($2): $3\"\n"
+		    "\tif ! bash \"" BOOT_DIR "/step-$1.sh\" </dev/null; then\n"
+		    "\t\tstep_failed=$1\n"
+		    "\t\tproblem \"bootstrap step $1 ($2) failed; the steps after it did not "
+		    "run\"\n"
+		    "\tfi\n"
+		    "}\n"
+		    "put_file() {\n"
+		    "\t[ -z \"$step_failed\" ] || return 0\n"
+		    "\tsay \"step $1 ($2): file $3\"\n"
+		    "\tmkdir -p \"$(dirname \"$3\")\"\n"
+		    "\tcat \"" BOOT_DIR "/step-$1.content\" >\"$3\"\n"
+		    "\tchmod \"$4\" \"$3\"\n"
+		    "}\n",
+		    total);
+		script_steps(s, in);
 	}
-	free(where);
 	if (in->scheduler) {
 		char *end = heredoc_end(in->scheduler, "KILN_SCHEDULER");
 
@@ -438,16 +469,69 @@ static void yaml_block(struct strbuf *d, const char *text, int indent)
 	}
 }
 
-/* s as a YAML double-quoted scalar. */
+/*
+ * s as a YAML double-quoted scalar: what YAML would not take as it is (a
+ * control character, NEL, U+2028, U+2029) escaped. Validation refuses text
+ * that is not UTF-8 where it reaches here (a key's comment); should some
+ * get through, its bytes become U+FFFD rather than a broken document.
+ */
 static void yaml_quote(struct strbuf *d, const char *s)
 {
+	const unsigned char *u = (const unsigned char *)s;
+	size_t len = strlen(s), i = 0, n;
+
 	sb_addc(d, '"');
-	for (; *s; s++) {
-		if (*s == '"' || *s == '\\')
+	while (i < len) {
+		int32_t cp = utf8_decode(u + i, len - i, &n);
+
+		if (cp < 0) {
+			sb_adds(d, "\\uFFFD");
+			n = 1;
+		} else if (cp == '"' || cp == '\\') {
 			sb_addc(d, '\\');
-		sb_addc(d, *s);
+			sb_addc(d, (char)cp);
+		} else if (cp < 0x20 || (cp >= 0x7f && cp < 0xa0) || cp == 0x2028 || cp == 0x2029) {
+			sb_addf(d, "\\u%04X", (unsigned)cp);
+		} else {
+			sb_add(d, s + i, n);
+		}
+		i += n;
 	}
 	sb_addc(d, '"');
+}
+
+/*
+ * A write_files entry whose content is text base64-encoded: no byte of it
+ * reaches the document as YAML (a CR or U+2028 would end a block scalar
+ * there), and cloud-init writes it back byte for byte.
+ */
+static void yaml_encoded_file(struct strbuf *d, const char *path, const char *text)
+{
+	char *b64 = crypt_base64_encode((const unsigned char *)text, strlen(text));
+
+	sb_addf(d,
+		"  - path: %s\n"
+		"    permissions: \"0600\"\n"
+		"    encoding: b64\n"
+		"    content: \"%s\"\n",
+		path, b64);
+	free(b64);
+}
+
+/* Each bootstrap step's text (a command, a file's content) as its encoded file. */
+static void yaml_step_files(struct strbuf *d, const struct boot_input *in)
+{
+	size_t i, total = step_count(in);
+
+	for (i = 0; i < total; i++) {
+		char *where;
+		const struct spec_step *st = step_at(in, i, &where);
+		char *path = step_file(st, i);
+
+		yaml_encoded_file(d, path, st->kind == STEP_RUN ? st->run : st->content);
+		free(path);
+		free(where);
+	}
 }
 
 char *boot_document(const struct boot_input *in)
@@ -506,6 +590,7 @@ char *boot_document(const struct boot_input *in)
 		    "    permissions: \"0700\"\n"
 		    "    content: |\n");
 	yaml_block(&d, script.buf, 6);
+	yaml_step_files(&d, in);
 	sb_adds(&d, "runcmd:\n"
 		    "  - [sh, -c, \"bash " BOOT_SCRIPT " 2>&1 | tee -a " BOOT_LOG "\"]\n");
 	sb_release(&script);

@@ -75,11 +75,12 @@ static int refuse_private(struct loader *ld, const struct ynode *n, const char *
 {
 	char head[64];
 	size_t got;
-	FILE *f = fopen(file, "rb");
+	struct kiln_error err = {0};
+	FILE *f = file_open_regular(file, &err);
 	bool priv;
 
 	if (!f) {
-		diag_hint(ld_err(ld, n, "%s: cannot read '%s': %s", path, file, strerror(errno)),
+		diag_hint(ld_err(ld, n, "%s: cannot read '%s': %s", path, file, err.msg),
 			  "give the path of a public key file (.pub), relative to the spec's "
 			  "directory");
 		return -1;
@@ -106,6 +107,7 @@ static void add_key(struct loader *ld, const struct ynode *n, const char *path, 
 	struct kiln_error err = {0};
 	struct sshkey k;
 	struct spec_ssh_key *sk;
+	struct text_flaw flaw;
 
 	if (sshkey_parse(&k, line, &err) < 0) {
 		struct diag *dg = file ? ld_err(ld, n, "%s: %s: %s", path, file, err.msg)
@@ -113,6 +115,18 @@ static void add_key(struct loader *ld, const struct ynode *n, const char *path, 
 
 		if (err.hint[0])
 			diag_hint(dg, "%s", err.hint);
+		return;
+	}
+	if (text_flaw_find(k.comment, false, &flaw)) {
+		/* The line is written into the user data and authorized_keys as text. */
+		struct diag *dg =
+		    ld_err(ld, n,
+			   "%s: %s%sthe comment of the %s key holds %s at byte %zu; a "
+			   "comment must be UTF-8 text with no control character but tab",
+			   path, file ? file : "", file ? ": " : "", k.type, flaw.name, flaw.byte);
+
+		diag_hint(dg, "edit the comment, the text after the key's data");
+		sshkey_release(&k);
 		return;
 	}
 	sk = ARRAY_PUSH(spec->access.keys, spec->access.nkeys, *cap);
@@ -140,7 +154,7 @@ static void load_key_file(struct loader *ld, const struct ynode *n, const char *
 
 	if (refuse_private(ld, n, path, resolved) < 0)
 		goto out;
-	if ((rc = file_read_all(resolved, KEY_FILE_MAX, &buf, &len, &err)) < 0) {
+	if ((rc = file_read_regular(resolved, KEY_FILE_MAX, &buf, &len, &err)) < 0) {
 		if (rc == -2)
 			ld_err(ld, n, "%s: '%s' is larger than %d KiB: not a public key file", path,
 			       file, KEY_FILE_MAX / 1024);

@@ -28,6 +28,35 @@ static bool mode_ok(const char *m)
 	return true;
 }
 
+/*
+ * A command or a file's path stays text in the user data (the boot script
+ * names the path, and logs the command's first line): refuse what YAML or
+ * a shell line cannot carry as it is (text_flaw_find). A file's content is
+ * carried encoded, byte for byte, and takes any byte but NUL.
+ */
+static bool step_text_ok(struct loader *ld, const struct ynode *n, const char *path,
+			 const char *text, bool command)
+{
+	struct text_flaw f;
+	struct diag *dg;
+
+	if (!text || !text_flaw_find(text, command, &f))
+		return true;
+	dg = ld_err(ld, n,
+		    "%s holds %s at byte %zu; a %s must be UTF-8 text with no control character "
+		    "but %s",
+		    path, f.name, f.byte, command ? "command" : "path",
+		    command ? "tab and newline" : "tab");
+	if (command)
+		diag_hint(dg,
+			  "remove it; bytes "
+			  "that are not text go in a file step's content:, which reaches the node "
+			  "byte for byte");
+	else
+		diag_hint(dg, "write where the file goes on the node, like /etc/profile.d/team.sh");
+	return false;
+}
+
 /* One {run} or {file, content, mode} mapping; false when it was reported. */
 static bool load_step_map(struct loader *ld, const struct ynode *n, const char *path,
 			  struct spec_step *st)
@@ -50,7 +79,8 @@ static bool load_step_map(struct loader *ld, const struct ynode *n, const char *
 		}
 		st->kind = STEP_RUN;
 		sub = xasprintf("%s.run", path);
-		ok &= ld_get_string(ld, n, "run", sub, true, &st->run) == GOT_OK;
+		ok &= ld_get_string(ld, n, "run", sub, true, &st->run) == GOT_OK &&
+		      step_text_ok(ld, ynode_get(n, "run"), sub, st->run, true);
 		free(sub);
 		return ok;
 	}
@@ -62,7 +92,7 @@ static bool load_step_map(struct loader *ld, const struct ynode *n, const char *
 				 st->path),
 			  "write where the file goes on the node, like /etc/profile.d/team.sh");
 		ok = false;
-	} else if (!st->path) {
+	} else if (!st->path || !step_text_ok(ld, ynode_get(n, "file"), sub, st->path, false)) {
 		ok = false;
 	}
 	free(sub);
@@ -111,7 +141,7 @@ void ld_bootstrap(struct loader *ld, const struct ynode *list, const char *path,
 		if (item->kind == YNODE_SCALAR && !ynode_is_null(item)) {
 			st->kind = STEP_RUN;
 			st->run = ld_scalar(ld, item, ipath);
-			ok = st->run != NULL;
+			ok = st->run != NULL && step_text_ok(ld, item, ipath, st->run, true);
 		} else if (item->kind == YNODE_MAP) {
 			ok = load_step_map(ld, item, ipath, st);
 		} else {

@@ -4,6 +4,7 @@
 #include "str.h"
 
 #include <ctype.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -170,4 +171,49 @@ size_t utf8_invalid_offset(const unsigned char *s, size_t len)
 		i += n;
 	}
 	return len;
+}
+
+/* The name of code point cp, one that text_flaw_find refuses. */
+static void flaw_name(int32_t cp, char *out, size_t size)
+{
+	static const struct {
+		int32_t cp;
+		const char *name;
+	} named[] = {{0x0a, "a newline"},	   {0x0d, "a carriage return"},
+		     {0x1b, "an escape"},	   {0x85, "a next-line character"},
+		     {0x2028, "a line separator"}, {0x2029, "a paragraph separator"}};
+	const char *name = cp >= 0x80 && cp < 0xa0 ? "a C1 control character"
+			   : cp >= 0xfffe	   ? "a noncharacter"
+						   : "a control character";
+	size_t i;
+
+	for (i = 0; i < sizeof(named) / sizeof(named[0]); i++)
+		if (named[i].cp == cp)
+			name = named[i].name;
+	snprintf(out, size, "%s (U+%04X)", name, (unsigned)cp);
+}
+
+bool text_flaw_find(const char *s, bool newlines, struct text_flaw *f)
+{
+	const unsigned char *u = (const unsigned char *)s;
+	size_t len = strlen(s), i = 0, n;
+
+	while (i < len) {
+		int32_t cp = utf8_decode(u + i, len - i, &n);
+
+		f->byte = i + 1;
+		if (cp < 0) {
+			snprintf(f->name, sizeof(f->name), "a byte that is not UTF-8 (0x%02X)",
+				 u[i]);
+			return true;
+		}
+		if ((cp < 0x20 && cp != '\t' && !(cp == '\n' && newlines)) ||
+		    (cp >= 0x7f && cp < 0xa0) || cp == 0x2028 || cp == 0x2029 || cp == 0xfffe ||
+		    cp == 0xffff) {
+			flaw_name(cp, f->name, sizeof(f->name));
+			return true;
+		}
+		i += n;
+	}
+	return false;
 }

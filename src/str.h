@@ -30,4 +30,19 @@ size_t utf8_invalid_offset(const unsigned char *s, size_t len);
 /* The code point UTF-8 encodes at s (len > 0 bytes left) and its length in *size, or -1. */
 int32_t utf8_decode(const unsigned char *s, size_t len, size_t *size);
 
+/*
+ * What text that must stay text (a command, a path, a key line: written
+ * into a YAML document and a shell script as they are) may not hold: a byte
+ * that is not UTF-8, a C0 control character but tab (and newline when
+ * newlines), DEL, a C1 control character (U+0085 among them), U+2028,
+ * U+2029, U+FFFE or U+FFFF. YAML ends a line at CR, NEL, U+2028 and U+2029
+ * and takes none of the others. The first such character of s: true with
+ * its 1-based byte offset and its name ("a carriage return (U+000D)").
+ */
+struct text_flaw {
+	size_t byte;
+	char name[48];
+};
+bool text_flaw_find(const char *s, bool newlines, struct text_flaw *f);
+
 #endif

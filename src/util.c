@@ -4,50 +4,115 @@
 #include "util.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <ftw.h>
 #include <openssl/rand.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
-int file_read_all(const char *path, size_t limit, char **out, size_t *len, struct kiln_error *err)
+/* Read f to its end (name for messages): file_read_all's result; f is not closed. */
+static int read_stream(FILE *f, const char *name, size_t limit, char **out, size_t *len,
+		       struct kiln_error *err)
 {
-	FILE *f;
 	struct strbuf sb = {0};
 	char chunk[65536];
 	size_t n;
-	bool is_stdin = strcmp(path, "-") == 0;
-	int ret = -1;
 
-	f = is_stdin ? stdin : fopen(path, "rb");
-	if (!f) {
-		kiln_error_set(err, "cannot read %s: %s", path, strerror(errno));
-		return -1;
-	}
 	while ((n = fread(chunk, 1, sizeof(chunk), f)) > 0) {
 		if (sb.len + n > limit) {
 			char *lim = size_format(limit);
 
-			kiln_error_set(err, "%s is larger than %s, the most kiln reads",
-				       is_stdin ? "standard input" : path, lim);
+			kiln_error_set(err, "%s is larger than %s, the most kiln reads", name, lim);
 			free(lim);
-			ret = -2;
-			goto out;
+			sb_release(&sb);
+			return -2;
 		}
 		sb_add(&sb, chunk, n);
 	}
 	if (ferror(f)) {
-		kiln_error_set(err, "cannot read %s: %s", path, strerror(errno));
-		goto out;
+		kiln_error_set(err, "cannot read %s: %s", name, strerror(errno));
+		sb_release(&sb);
+		return -1;
 	}
 	*len = sb.len;
 	*out = sb_detach(&sb);
-	ret = 0;
-out:
-	sb_release(&sb);
+	return 0;
+}
+
+int file_read_all(const char *path, size_t limit, char **out, size_t *len, struct kiln_error *err)
+{
+	bool is_stdin = strcmp(path, "-") == 0;
+	FILE *f = is_stdin ? stdin : fopen(path, "rb");
+	int ret;
+
+	if (!f) {
+		kiln_error_set(err, "cannot read %s: %s", path, strerror(errno));
+		return -1;
+	}
+	ret = read_stream(f, is_stdin ? "standard input" : path, limit, out, len, err);
 	if (!is_stdin)
 		fclose(f);
+	return ret;
+}
+
+/* What a file that is not a regular file is, for the message. */
+static const char *file_kind(mode_t m)
+{
+	if (S_ISFIFO(m))
+		return "a FIFO (named pipe)";
+	if (S_ISDIR(m))
+		return "a directory";
+	if (S_ISCHR(m))
+		return "a character device";
+	if (S_ISBLK(m))
+		return "a block device";
+	if (S_ISSOCK(m))
+		return "a socket";
+	return "not a file";
+}
+
+FILE *file_open_regular(const char *path, struct kiln_error *err)
+{
+	int fd = open(path, O_RDONLY | O_NONBLOCK | O_NOCTTY | O_CLOEXEC);
+	struct stat st;
+	FILE *f;
+
+	if (fd < 0) {
+		kiln_error_set(err, "%s", strerror(errno));
+		return NULL;
+	}
+	if (fstat(fd, &st) < 0) {
+		kiln_error_set(err, "%s", strerror(errno));
+		close(fd);
+		return NULL;
+	}
+	if (!S_ISREG(st.st_mode)) {
+		kiln_error_set(err, "it is %s, not a regular file", file_kind(st.st_mode));
+		close(fd);
+		return NULL;
+	}
+	if (fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) & ~O_NONBLOCK) < 0 || !(f = fdopen(fd, "rb"))) {
+		kiln_error_set(err, "%s", strerror(errno));
+		close(fd);
+		return NULL;
+	}
+	return f;
+}
+
+int file_read_regular(const char *path, size_t limit, char **out, size_t *len,
+		      struct kiln_error *err)
+{
+	FILE *f = file_open_regular(path, err);
+	int ret;
+
+	if (!f)
+		return -1;
+	ret = read_stream(f, path, limit, out, len, err);
+	fclose(f);
 	return ret;
 }
 

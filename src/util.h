@@ -14,6 +14,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include <stdio.h>
+
 #include "base.h"
 
 /*
@@ -21,6 +23,16 @@
  * Returns 0, -1 when it cannot be read, -2 when it is larger than limit bytes.
  */
 int file_read_all(const char *path, size_t limit, char **out, size_t *len, struct kiln_error *err);
+/*
+ * A file a spec names (an ssh key file), opened for reading only when it is
+ * a regular file: opened without blocking, so a FIFO cannot hang kiln, and
+ * checked on the open descriptor, so it cannot be swapped after the check.
+ * NULL with err ("it is a FIFO (named pipe), not a regular file") else.
+ */
+FILE *file_open_regular(const char *path, struct kiln_error *err);
+/* file_read_all of a file_open_regular file. */
+int file_read_regular(const char *path, size_t limit, char **out, size_t *len,
+		      struct kiln_error *err);
 
 /* A random (version 4) UUID, lower case, into out[37]. */
 void uuid_v4(char out[37]);

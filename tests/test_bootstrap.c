@@ -9,6 +9,7 @@
 
 #include "bootstrap.h"
 #include "catalog_aws.h"
+#include "crypt.h"
 #include "expand.h"
 
 #define HEAD                                                                                       \
@@ -251,11 +252,18 @@ static void test_document_runs_steps_top_level_first_in_order(void **state)
 	h = strstr(doc, "# Health:");
 	assert_non_null(a);
 	assert_true(a < b && b < c && c < h);
-	assert_has(doc, "run_step 1 'bootstrap[0]' 'echo first' <<'KILN_STEP_END'\n"
-			"      echo first\n      KILN_STEP_END\n");
-	assert_has(doc, "put_file 2 'compute.trainers.bootstrap[0]' '/etc/team.conf' 0600 "
-			"<<'KILN_STEP_END'\n      x=1\n      KILN_STEP_END\n");
-	assert_has(doc, "run_step 3 'compute.trainers.bootstrap[1]' 'echo second'");
+	assert_has(doc, "      run_step 1 'bootstrap[0]' 'echo first'\n"
+			"      put_file 2 'compute.trainers.bootstrap[0]' '/etc/team.conf' 0600\n"
+			"      run_step 3 'compute.trainers.bootstrap[1]' 'echo second'\n");
+	/* Each step's text is its own encoded file, the number its script uses. */
+	assert_has(doc, "  - path: /var/lib/kiln/step-1.sh\n"
+			"    permissions: \"0600\"\n"
+			"    encoding: b64\n"
+			"    content: \"ZWNobyBmaXJzdA==\"\n");
+	assert_has(doc, "  - path: /var/lib/kiln/step-2.content\n"
+			"    permissions: \"0600\"\n"
+			"    encoding: b64\n"
+			"    content: \"eD0xCg==\"\n");
 	free(doc);
 }
 
@@ -415,20 +423,139 @@ static void test_gpu_metrics_agent_starts_on_gpu_groups_where_the_image_has_it(v
 	free(doc);
 }
 
-static void test_heredoc_delimiter_is_no_line_of_the_content(void **state)
+/* The bytes cloud-init writes to path: the entry's content, base64-decoded (caller frees). */
+static char *written(const char *doc, const char *path)
+{
+	char *head = xasprintf("  - path: %s\n    permissions: \"0600\"\n    encoding: b64\n"
+			       "    content: \"",
+			       path);
+	const char *at = strstr(doc, head), *end;
+	unsigned char *out = NULL;
+	size_t n = 0;
+	char *text;
+
+	if (!at)
+		fail_msg("no encoded entry for %s", path);
+	at += strlen(head);
+	end = strchr(at, '"');
+	assert_int_equal(crypt_base64_decode(&out, &n, at, (size_t)(end - at)), 0);
+	text = xstrndup((const char *)out, n);
+	free(out);
+	free(head);
+	return text;
+}
+
+/*
+ * A CR, ESC, DEL, C1 control, NEL, U+2028 and U+2029 in a file's content
+ * (issue 33, finding 3): never in the document's text, where a CR would end
+ * the block scalar and start a key of cloud-init's own; written back exactly.
+ */
+static void test_file_content_reaches_the_node_encoded_whatever_it_holds(void **state)
 {
 	struct fx *f = *state;
-	char *doc;
+	const char *hostile = "x\rbootcmd: [[touch, /tmp/INJECTED]]\rzz: |\n"
+			      "\x1b[31m \x7f \xc2\x9b \xc2\x85 \xe2\x80\xa8 \xe2\x80\xa9\n";
+	char *doc, *got;
+
+	assert_int_equal(fx_validate(f,
+				     HEAD "compute:\n"
+					  "  a:\n"
+					  "    instance_type: m7i.xlarge\n"
+					  "    bootstrap:\n"
+					  "      - {file: /etc/x, content: \"x\\rbootcmd: [[touch, "
+					  "/tmp/INJECTED]]\\rzz: |\\n\\e[31m \\x7f \\x9b \\N \\L "
+					  "\\P\\n\"}\n"),
+			 0);
+	doc = doc_of(f->spec, "a", false, NULL);
+	assert_lacks(doc, "bootcmd");
+	assert_lacks(doc, "\r");
+	assert_lacks(doc, "\x1b");
+	assert_lacks(doc, "\xe2\x80\xa8");
+	got = written(doc, "/var/lib/kiln/step-1.content");
+	assert_string_equal(got, hostile);
+	free(got);
+	free(doc);
+}
+
+/* Finding 4: a content without a trailing newline is written without one. */
+static void test_file_content_is_written_byte_for_byte(void **state)
+{
+	struct fx *f = *state;
+	char *doc, *a, *b, *c;
 
 	assert_int_equal(fx_validate(f, HEAD "compute:\n"
 					     "  a:\n"
 					     "    instance_type: m7i.xlarge\n"
 					     "    bootstrap:\n"
-					     "      - \"echo a\\nKILN_STEP_END\\necho b\"\n"),
+					     "      - {file: /etc/a, content: \"no newline\"}\n"
+					     "      - {file: /etc/b, content: \"one newline\\n\"}\n"
+					     "      - {file: /etc/c, content: \"\"}\n"),
 			 0);
 	doc = doc_of(f->spec, "a", false, NULL);
-	assert_has(doc, "<<'KILN_STEP_END_'\n");
+	a = written(doc, "/var/lib/kiln/step-1.content");
+	b = written(doc, "/var/lib/kiln/step-2.content");
+	c = written(doc, "/var/lib/kiln/step-3.content");
+	assert_string_equal(a, "no newline");
+	assert_string_equal(b, "one newline\n");
+	assert_string_equal(c, "");
+	assert_has(doc, "      \tcat \"/var/lib/kiln/step-$1.content\" >\"$3\"\n");
+	free(a);
+	free(b);
+	free(c);
 	free(doc);
+}
+
+/* A step's title is cut between UTF-8 characters: the document stays UTF-8. */
+static void test_step_title_is_cut_between_characters(void **state)
+{
+	struct fx *f = *state;
+	char *doc;
+
+	/* "echo x" and two-byte characters: byte 57 (0-based) is inside the 26th. */
+	assert_int_equal(fx_validate(f, HEAD "compute:\n"
+					     "  a:\n"
+					     "    instance_type: m7i.xlarge\n"
+					     "    bootstrap:\n"
+					     "      - echo xéééééééééééééééééééééééééééééé\n"),
+			 0);
+	doc = doc_of(f->spec, "a", false, NULL);
+	assert_int_equal(utf8_invalid_offset((const unsigned char *)doc, strlen(doc)), strlen(doc));
+	assert_has(doc,
+		   "run_step 1 'compute.a.bootstrap[0]' 'echo xééééééééééééééééééééééééé...'\n");
+	free(doc);
+}
+
+/* What must stay text (a command, a path, a key's comment) is refused with a control in it. */
+static void test_step_text_with_a_control_character_is_refused(void **state)
+{
+	struct fx *f = *state;
+
+	assert_failed_with_errors(
+	    &f->d, fx_load(f, HEAD "bootstrap:\n"
+				   "  - \"echo x\\rbootcmd: []\"\n"
+				   "  - {run: \"printf \\e[2J\"}\n"
+				   "  - {run: \"echo \\u2028\"}\n"
+				   "  - {file: \"/etc/a\\x9b\", content: x}\n"
+				   "  - {file: /etc/b, content: \"\\r\\e\\x7f\\N\"}\n"));
+	assert_error(&f->d, 5, 5,
+		     "bootstrap[0] holds a carriage return (U+000D) at byte 7; a command must be "
+		     "UTF-8 text with no control character but tab and newline");
+	assert_hint(&f->d, 5, 5,
+		    "remove it; bytes that are not text go "
+		    "in a file step's content:, which reaches the node byte for byte");
+	assert_error(&f->d, 6, 11,
+		     "bootstrap[1].run holds an escape (U+001B) at byte 8; a command must be UTF-8 "
+		     "text with no control character but tab and newline");
+	assert_error(
+	    &f->d, 7, 11,
+	    "bootstrap[2].run holds a line separator (U+2028) at byte 6; a command must be "
+	    "UTF-8 text with no control character but tab and newline");
+	assert_error(&f->d, 8, 12,
+		     "bootstrap[3].file holds a C1 control character (U+009B) at byte 7; a path "
+		     "must be UTF-8 text with no control character but tab");
+	assert_hint(&f->d, 8, 12,
+		    "write where the file goes on the node, like /etc/profile.d/team.sh");
+	assert_int_equal(f->d.errors, 4);
 }
 
 static void test_fill_puts_the_values_in(void **state)
@@ -485,7 +612,7 @@ static void test_document_over_the_limit_is_refused_at_the_group(void **state)
 	f->text = sb_detach(&y);
 	assert_failed_with_errors(&f->d, fx_validate(f, f->text));
 	assert_error(&f->d, 5, 3,
-		     "compute.big: its user data would be 49517 bytes; EC2 takes at most 16384 "
+		     "compute.big: its user data would be 64422 bytes; EC2 takes at most 16384 "
 		     "before base64");
 	assert_hint(&f->d, 5, 3,
 		    "move long bootstrap steps into a script on the image, or in an object store "
@@ -511,7 +638,10 @@ int main(void)
 	    kiln_test(test_document_finds_a_file_system_made_after_the_nodes),
 	    kiln_test(test_nfs_mounts_through_a_helper_where_the_image_has_it),
 	    kiln_test(test_gpu_metrics_agent_starts_on_gpu_groups_where_the_image_has_it),
-	    kiln_test(test_heredoc_delimiter_is_no_line_of_the_content),
+	    kiln_test(test_file_content_reaches_the_node_encoded_whatever_it_holds),
+	    kiln_test(test_file_content_is_written_byte_for_byte),
+	    kiln_test(test_step_title_is_cut_between_characters),
+	    kiln_test(test_step_text_with_a_control_character_is_refused),
 	    kiln_test(test_fill_puts_the_values_in),
 	    kiln_test(test_fill_names_a_value_it_lacks),
 	    kiln_test(test_digest_is_stable_and_changes_with_the_document),

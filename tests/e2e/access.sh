@@ -90,6 +90,15 @@ ac_bad_keys() {
 	check "access: a private key file is refused without being read" 1 \
 		--err-has "kiln.yaml:$ac_line:14: error: access.ssh_keys[0].file: 'user' is a private key; kiln takes public keys only and did not read it${NL}  hint: name the public half instead (ssh-keygen -y -f user > user.pub makes it)" \
 		-- "$KILN" validate kiln.yaml
+	# Issue 33, finding 12: a FIFO is refused before it is read (reading one would
+	# wait for a writer forever: timeout makes a hang a failure), and so is a directory.
+	mkfifo fifo.pub
+	mkdir dir.pub
+	{ cat base.yaml; printf 'access:\n  ssh_keys:\n    - {file: fifo.pub}\n    - {file: dir.pub}\n'; } >kiln.yaml
+	check "access: a FIFO or a directory given as a key file is refused, not read" 1 --out "" \
+		--err-has "kiln.yaml:$ac_line:14: error: access.ssh_keys[0].file: cannot read 'fifo.pub': it is a FIFO (named pipe), not a regular file${NL}  hint: give the path of a public key file (.pub), relative to the spec's directory" \
+		--err-has "kiln.yaml:$((ac_line + 1)):14: error: access.ssh_keys[1].file: cannot read 'dir.pub': it is a directory, not a regular file${NL}  hint: give the path of a public key file (.pub), relative to the spec's directory" \
+		-- timeout 20 "$KILN" validate kiln.yaml
 	ssh-keygen -q -t rsa -b 2048 -N '' -C weak -f weak
 	{ cat base.yaml; printf 'access:\n  ssh_keys:\n    - {file: weak.pub}\n'; } >kiln.yaml
 	fp=$(ssh-keygen -lf weak.pub | awk '{print $2}')

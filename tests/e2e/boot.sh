@@ -178,4 +178,56 @@ print(json.dumps({"namespace": m["namespace"], "nvidia_gpu": m["metrics_collecte
 		test "$(stat -c %a "$BO_ROOT/etc/team/env.sh")" = 640
 	assert "boot: sandbox steps: the step after the failed one did not run" \
 		test ! -e "$BO_ROOT/tmp/after"
+	bo_hostile
+}
+
+# bo_hostile: file contents with CR, ESC, DEL, C1 (U+009B and a raw 0x9B byte),
+# NEL, U+2028 and U+2029, with and without a trailing newline (issue 33,
+# findings 3 and 4): the document is YAML with no key but kiln's, cloud-init
+# takes it, every content decodes to its bytes, and the sandbox writes them;
+# a command holding one is refused at its value.
+bo_hostile() {
+	bo_raw=$(printf '\233')
+	check "boot: hostile contents validate" 0 --out "ok tests/e2e/specs/boot-hostile.yaml" --err "" \
+		-- "$KILN" validate --var raw="$bo_raw" tests/e2e/specs/boot-hostile.yaml
+	"$KILN" user-data -g trainers --var raw="$bo_raw" tests/e2e/specs/boot-hostile.yaml >"$T/boot-hostile.yaml"
+	check "boot: hostile contents: cloud-init accepts the document" 0 \
+		--out "Valid cloud-config: $T/boot-hostile.yaml" -- cloud-init schema --config-file "$T/boot-hostile.yaml"
+	cat >"$T/boot-want" <<'EOF'
+keys: ['runcmd', 'write_files']
+/var/lib/kiln/step-1.content b'x\rbootcmd: [[touch, /tmp/INJECTED]]\rzz: |'
+/var/lib/kiln/step-2.content b'a\x1b[31mb\n'
+/var/lib/kiln/step-3.content b'a\x7fb\n'
+/var/lib/kiln/step-4.content b'a\xc2\x9bb\n'
+/var/lib/kiln/step-5.content b'a\xc2\x85b\n'
+/var/lib/kiln/step-6.content b'a\xe2\x80\xa8b\n'
+/var/lib/kiln/step-7.content b'a\xe2\x80\xa9b\n'
+/var/lib/kiln/step-8.content b'a\x9bb\n'
+/var/lib/kiln/step-9.content b'no newline'
+/var/lib/kiln/step-10.content b'one newline\n'
+EOF
+	python3 tests/e2e/boot_inspect.py "$T/boot-hostile.yaml" >"$T/boot-got" 2>&1
+	compare "boot: hostile contents: PyYAML reads kiln's keys only, and each content decodes to its bytes" \
+		"$T/boot-want" "$T/boot-got"
+	bo_run hostile "$T/boot-hostile.yaml"
+	printf 'x\rbootcmd: [[touch, /tmp/INJECTED]]\rzz: |' >"$T/boot-want"
+	compare "boot: sandbox hostile: a content with CRs is written byte for byte" "$T/boot-want" "$BO_ROOT/etc/k/cr"
+	printf 'a\302\233b\n' >"$T/boot-want"
+	compare "boot: sandbox hostile: U+009B is written as its UTF-8" "$T/boot-want" "$BO_ROOT/etc/k/c1"
+	printf 'a\233b\n' >"$T/boot-want"
+	compare "boot: sandbox hostile: a raw 0x9B byte is written as it is" "$T/boot-want" "$BO_ROOT/etc/k/raw"
+	printf 'no newline' >"$T/boot-want"
+	compare "boot: sandbox hostile: a content without a trailing newline gets none" "$T/boot-want" "$BO_ROOT/etc/k/no-newline"
+	printf 'one newline\n' >"$T/boot-want"
+	compare "boot: sandbox hostile: a content with one keeps exactly one" "$T/boot-want" "$BO_ROOT/etc/k/newline"
+	printf 'healthy: booted\n' >"$T/boot-want"
+	compare "boot: sandbox hostile: the node is healthy (sim writes its report to a file)" \
+		"$T/boot-want" "$BO_ROOT/var/lib/kiln/health"
+
+	# A command keeps to text: the raw byte through a variable is refused where it is used.
+	printf 'kiln: 1\ncluster: t\nprovider: {name: sim}\nvars: {c: x}\nbootstrap:\n  - {run: "echo ${var.c}"}\n' >"$T/boot-raw-run.yaml"
+	check "boot: a command holding a byte that is not UTF-8 is refused at its value" 1 --out "" \
+		--err "$T/boot-raw-run.yaml:6:11: error: bootstrap[0].run holds a byte that is not UTF-8 (0x9B) at byte 6; a command must be UTF-8 text with no control character but tab and newline
+  hint: remove it; bytes that are not text go in a file step's content:, which reaches the node byte for byte" \
+		-- "$KILN" validate --var c="$bo_raw" "$T/boot-raw-run.yaml"
 }

@@ -59,9 +59,9 @@ while [ "$i" -le "${SB_NVME:-8}" ]; do
 	i=$((i + 1))
 done
 
-# cloud-init's write_files, and the command runcmd runs.
+# cloud-init's write_files (b64 entries decoded), and the command runcmd runs.
 python3 - "$doc" "$root" <<'EOF'
-import os, shlex, sys, yaml
+import base64, os, shlex, sys, yaml
 doc, root = sys.argv[1], sys.argv[2]
 text = open(doc).read()
 assert text.startswith("#cloud-config\n"), "not a cloud-config document"
@@ -69,8 +69,13 @@ d = yaml.safe_load(text)
 for f in d.get("write_files", []):
     path = root + f["path"]
     os.makedirs(os.path.dirname(path), exist_ok=True)
-    with open(path, "w") as out:
-        out.write(f["content"])
+    # cloud-init's encodings: b64 (or base64) decoded, else the text as UTF-8.
+    if f.get("encoding") in ("b64", "base64"):
+        data = base64.b64decode(f["content"], validate=True)
+    else:
+        data = f["content"].encode()
+    with open(path, "wb") as out:
+        out.write(data)
     os.chmod(path, int(f.get("permissions", "0644"), 8))
 with open(root + "/stub/runcmd", "w") as out:
     out.write("\n".join(c if isinstance(c, str) else shlex.join(c) for c in d.get("runcmd", [])) + "\n")
