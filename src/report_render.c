@@ -136,11 +136,29 @@ void report_render_text(FILE *out, const json_t *doc)
 	cells_free(c);
 }
 
-/* RFC 4180: a field with a comma, quote or line break is quoted, quotes doubled. */
-static void csv_field(FILE *out, const char *s, bool last)
+/*
+ * A cell a spreadsheet would read as a formula (OWASP's CSV injection rule:
+ * it starts with =, +, -, @, a tab or a carriage return). Only text cells
+ * are checked: kiln's own figures are numbers and must stay numbers.
+ */
+static bool csv_formula_like(const char *s)
 {
-	if (s && strpbrk(s, ",\"\r\n")) {
+	return s && *s && strchr("=+-@\t\r", *s);
+}
+
+/*
+ * RFC 4180: a field with a comma, quote or line break is quoted, quotes
+ * doubled. A text cell that looks like a formula is written as text, with
+ * a leading ' (which spreadsheets hide) and quoted.
+ */
+static void csv_field(FILE *out, const char *s, bool text, bool last)
+{
+	bool neutralise = text && csv_formula_like(s);
+
+	if (s && (neutralise || strpbrk(s, ",\"\r\n"))) {
 		fputc('"', out);
+		if (neutralise)
+			fputc('\'', out);
 		for (; *s; s++) {
 			if (*s == '"')
 				fputc('"', out);
@@ -177,16 +195,17 @@ void report_render_csv(FILE *out, const json_t *doc)
 	      out);
 	json_array_foreach(json_object_get(doc, "lifetimes"), i, lt)
 	{
-		csv_field(out, str(lt, "group"), false);
-		csv_field(out, str(lt, "workspace"), false);
-		csv_field(out, json_is_true(json_object_get(lt, "archived")) ? "yes" : "no", false);
-		csv_field(out, str(lt, "cluster"), false);
-		csv_field(out, str(lt, "start"), false);
-		csv_field(out, str(lt, "end"), false);
+		csv_field(out, str(lt, "group"), true, false);
+		csv_field(out, str(lt, "workspace"), true, false);
+		csv_field(out, json_is_true(json_object_get(lt, "archived")) ? "yes" : "no", true,
+			  false);
+		csv_field(out, str(lt, "cluster"), true, false);
+		csv_field(out, str(lt, "start"), true, false);
+		csv_field(out, str(lt, "end"), true, false);
 		for (k = 0; k < ARRAY_SIZE(nums); k++) {
 			char *v = csv_number(lt, nums[k]);
 
-			csv_field(out, v, k + 1 == ARRAY_SIZE(nums));
+			csv_field(out, v, false, k + 1 == ARRAY_SIZE(nums));
 			free(v);
 		}
 	}

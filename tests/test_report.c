@@ -16,6 +16,7 @@
 
 #include "ledger.h"
 #include "report.h"
+#include "report_render.h"
 #include "state.h"
 #include "store.h"
 #include "timefmt.h"
@@ -347,6 +348,51 @@ static void test_report_groups_by_tag(void **state)
 	assert_true(num(json_object_get(doc, "total"), "cost") == 70.0);
 }
 
+/* The CSV of the report f's history makes, grouped by, as one string (caller frees). */
+static char *csv_of(struct rfx *f, const char *by)
+{
+	char *text = NULL;
+	size_t len = 0;
+	FILE *out = open_memstream(&text, &len);
+
+	assert_non_null(out);
+	report_render_csv(out, build(f, "2027-01-01T10:00:00Z", NULL, by));
+	fclose(out);
+	return text;
+}
+
+static void test_report_csv_writes_formula_like_text_as_text(void **state)
+{
+	struct rfx *f = *state;
+	char *csv;
+
+	commit(f, "refs/heads/a", 1,
+	       "Kiln-Time: 2027-01-01T00:00:00Z\nKiln-Burn: 1.0000 USD/h\nKiln-GPUs: 0\n"
+	       "Kiln-Tag: team==HYPERLINK(\"http://x.example/\",\"y\")");
+	commit(f, "refs/heads/b", 1,
+	       "Kiln-Time: 2027-01-01T00:00:00Z\nKiln-Burn: 1.0000 USD/h\nKiln-GPUs: 0\n"
+	       "Kiln-Tag: team=+1");
+	commit(f, "refs/heads/c", 1,
+	       "Kiln-Time: 2027-01-01T00:00:00Z\nKiln-Burn: 1.0000 USD/h\nKiln-GPUs: 0\n"
+	       "Kiln-Tag: team=-2");
+	commit(f, "refs/heads/d", 1,
+	       "Kiln-Time: 2027-01-01T00:00:00Z\nKiln-Burn: 1.0000 USD/h\nKiln-GPUs: 0\n"
+	       "Kiln-Tag: team=@SUM(A1)");
+	commit(f, "refs/heads/e", 1,
+	       "Kiln-Time: 2027-01-01T00:00:00Z\nKiln-Burn: 1.0000 USD/h\nKiln-GPUs: 0\n"
+	       "Kiln-Tag: team=\tx");
+	csv = csv_of(f, "tag:team");
+	/* Each hostile cell quoted with a leading '; the figures stay numbers. */
+	assert_non_null(strstr(csv, "\"'+1\",b,no,train,"));
+	assert_non_null(strstr(csv, "\"'-2\",c,no,train,"));
+	assert_non_null(strstr(csv, "\"'=HYPERLINK(\"\"http://x.example/\"\",\"\"y\"\")\",a,no,"));
+	assert_non_null(strstr(csv, "\"'@SUM(A1)\",d,no,train,"));
+	assert_non_null(strstr(csv, "\"'\tx\",e,no,train,"));
+	assert_non_null(
+	    strstr(csv, ",2027-01-01T00:00:00Z,,10.0000,0.0000,10.0000,0.0000,,,\r\n"));
+	free(csv);
+}
+
 static void test_report_refuses_an_unknown_by_key(void **state)
 {
 	struct kiln_error err = {0};
@@ -391,6 +437,7 @@ int main(void)
 	    rtest(test_report_upfront_fees_add_to_the_cost),
 	    rtest(test_report_a_ttl_extend_keeps_the_burn),
 	    rtest(test_report_groups_by_tag),
+	    rtest(test_report_csv_writes_formula_like_text_as_text),
 	    cmocka_unit_test(test_report_refuses_an_unknown_by_key),
 	    cmocka_unit_test(test_report_since_takes_a_date_or_a_time),
 	};

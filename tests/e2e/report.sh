@@ -37,10 +37,61 @@ subprocess.check_call(git + ["update-ref", ref, parent])
 EOF
 }
 
+# Rewrite commit N (0 the oldest) of WORKSPACE's history with the trailers given
+# ("Key: value" replaces every Key: line, or is added), re-parenting the
+# commits after it: a ledger forged by hand.
+rp_forge() { # WORKSPACE N TRAILER...
+	python3 - "$@" <<'EOF2'
+import os, subprocess, sys
+git = ["git", "--git-dir=.kiln/state.git"]
+ref, n = "refs/heads/" + sys.argv[1], int(sys.argv[2])
+new = [os.fsencode(t) for t in sys.argv[3:]]
+commits = subprocess.check_output(git + ["rev-list", "--reverse", ref]).split()
+parent = subprocess.check_output(git + ["rev-parse", commits[n] + b"^"]).strip() if n else None
+for i, c in enumerate(commits[n:], n):
+    raw = subprocess.check_output(git + ["cat-file", "commit", c])
+    head, _, msg = raw.partition(b"\n\n")
+    lines = [l for l in head.split(b"\n") if not l.startswith(b"parent ")]
+    if parent:
+        lines.insert(1, b"parent " + parent)
+    if i == n:
+        body = msg.rstrip(b"\n").split(b"\n")
+        for t in new:
+            key = t.split(b":", 1)[0] + b":"
+            at = [k for k, l in enumerate(body) if l.startswith(key)]
+            if at:
+                body[at[0]] = t
+                body = [l for k, l in enumerate(body) if k not in at[1:]]
+            else:
+                body.append(t)
+        msg = b"\n".join(body) + b"\n"
+    parent = subprocess.run(git + ["hash-object", "-t", "commit", "-w", "--stdin"],
+                            input=b"\n".join(lines) + b"\n\n" + msg,
+                            capture_output=True, check=True).stdout.strip()
+subprocess.check_call(git + ["update-ref", ref, parent])
+EOF2
+}
+
 rp_chromium() { # URL ARGS...: headless, offline, a profile of its own
 	chromium --headless --no-sandbox --disable-gpu --no-first-run \
 		--disable-background-networking --disable-component-update --disable-sync \
 		--user-data-dir="$rp_dir/.chromium" "$@" 2>/dev/null
+}
+
+# Hostile text in a ledger: a spec tag and forged trailers (issue 33).
+rp_hostile() {
+	rp_hostile_saved=$PWD
+	rp_dir=$(mktemp -d "$E2E_TMP/report.XXXXXX")
+	cd "$rp_dir" || return
+	rp_apply 2027-01-01T00:00:00Z 1 -w forged
+	rp_forge forged 0 'Kiln-Tag: team==HYPERLINK("http://evil.example/","x")'
+	sed -i 's/^tags: .*/tags: {team: "=1+2"}/' kiln.yaml
+	KILN_NOW=2027-01-01T00:00:00Z "$KILN" apply --auto-approve -w formula >/dev/null 2>&1
+	check "report: csv writes a formula-like tag and a forged one as text, quoted after a '" 0 \
+		--out-has "\"'=1+2\",formula,no,quickstart,2027-01-01T00:00:00Z,,10.0000,80.0000,983.4190,0.0000,,," \
+		--out-has "\"'=HYPERLINK(\"\"http://evil.example/\"\",\"\"x\"\")\",forged,no,quickstart,2027-01-01T00:00:00Z,,10.0000,80.0000,983.4190,0.0000,,," \
+		-- env KILN_NOW=2027-01-01T10:00:00Z "$KILN" report --by tag:team --format csv
+	cd "$rp_hostile_saved" || return
 }
 
 report_tests() {
@@ -280,6 +331,7 @@ assert l["cost"] is None and l["gpu_hours"] is None and l["cost_known"] is False
 assert d["total"]["cost"] is None, d["total"]
 '
 	unset KILN_NOW
+	rp_hostile
 	report_moto
 	cd "$rp_saved_dir" || return
 }
