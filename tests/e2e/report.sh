@@ -265,6 +265,9 @@ assert [n["gpu_util"] for n in g["per_node"]] == [95.0, 2.0], g
 		--out-has "Utilization: not measured: KILN_SIM_GPU_UTIL '9x' is not a list of percentages (sim)" \
 		--out-has "Node groups:" \
 		-- env KILN_SIM_GPU_UTIL=9x "$KILN" status
+	check "report: KILN_SIM_GPU_UTIL with nan is refused, not taken for idle" 0 \
+		--out-has "Utilization: not measured: KILN_SIM_GPU_UTIL '5,nan' is not a list of percentages (sim)" \
+		-- env KILN_SIM_GPU_UTIL=5,nan "$KILN" status
 
 	# --- kiln reap by idleness (sim) ---
 	rp_dir=$(mktemp -d "$E2E_TMP/report.XXXXXX")
