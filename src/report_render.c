@@ -129,8 +129,11 @@ void report_render_text(FILE *out, const json_t *doc)
 	if (json_is_number(json_object_get(tot, "useful_gpu_hours")))
 		fprintf(out, ", %s useful GPU-hours at %s each", c[C_USEFUL], c[C_PER]);
 	fprintf(out, ".\n");
-	if (!json_is_true(json_object_get(tot, "cost_known")) &&
-	    !json_is_number(json_object_get(tot, "cost")))
+	if (json_array_size(json_object_get(doc, "ledger_errors")))
+		fprintf(out, "Cost unknown: part of the ledger is malformed (each commit is named "
+			     "on standard error), so its burn is not counted.\n");
+	else if (!json_is_true(json_object_get(tot, "cost_known")) &&
+		 !json_is_number(json_object_get(tot, "cost")))
 		fprintf(out, "Cost unknown: part of the history was recorded before the cost "
 			     "ledger (or by a state edit), so its burn is not known.\n");
 	cells_free(c);

@@ -91,7 +91,45 @@ rp_hostile() {
 		--out-has "\"'=1+2\",formula,no,quickstart,2027-01-01T00:00:00Z,,10.0000,80.0000,983.4190,0.0000,,," \
 		--out-has "\"'=HYPERLINK(\"\"http://evil.example/\"\",\"\"x\"\")\",forged,no,quickstart,2027-01-01T00:00:00Z,,10.0000,80.0000,983.4190,0.0000,,," \
 		-- env KILN_NOW=2027-01-01T10:00:00Z "$KILN" report --by tag:team --format csv
+	rp_ledger_forged
 	cd "$rp_hostile_saved" || return
+}
+
+# Malformed ledger trailers, forged one at a time into the second commit of a
+# history (00:00 2 nodes, 02:00 4 nodes, now 03:00): each is named with its
+# commit and field, none is counted as money, and report exits 1.
+rp_ledger_case() { # TRAILER MESSAGE
+	rp_forge default 1 "$1"
+	rp_h=$(git --git-dir=.kiln/state.git rev-parse refs/heads/default | cut -c1-7)
+	check "report: a forged '$1' is named with its commit, never counted as money" 1 \
+		--out-has "Total: 1 lifetime, 3.00 hours, unknown GPU-hours, unknown." \
+		--out-has "Cost unknown: part of the ledger is malformed (each commit is named on standard error), so its burn is not counted." \
+		--err "kiln: report: error: ledger commit $rp_h: $2
+kiln: report: the report is incomplete: 1 malformed ledger commit is not counted, so the cost of its lifetime is unknown" \
+		-- env KILN_NOW=2027-01-01T03:00:00Z "$KILN" report
+	rp_forge default 1 "Kiln-Time: 2027-01-01T02:00:00Z" \
+		"Kiln-Burn: 393.3677 USD/h (1 part billed by use, not counted)" "Kiln-GPUs: 32"
+}
+
+rp_ledger_forged() {
+	rp_dir=$(mktemp -d "$E2E_TMP/report.XXXXXX")
+	cd "$rp_dir" || return
+	rp_apply 2027-01-01T00:00:00Z 2
+	rp_apply 2027-01-01T02:00:00Z 4
+	check "report: the unforged history is counted" 0 \
+		--out-has "Total: 1 lifetime, 3.00 hours, 64.00 GPU-hours, \$786.74." \
+		-- env KILN_NOW=2027-01-01T03:00:00Z "$KILN" report
+	rp_ledger_case "Kiln-Burn: 12abc" 'Kiln-Burn "12abc" is not a number of USD per hour'
+	rp_ledger_case "Kiln-Burn: nan USD/h" 'Kiln-Burn "nan USD/h" is not a number of USD per hour'
+	rp_ledger_case "Kiln-Burn: inf USD/h" 'Kiln-Burn "inf USD/h" is not a number of USD per hour'
+	rp_ledger_case "Kiln-Burn: 1e400 USD/h" 'Kiln-Burn "1e400 USD/h" is not a number of USD per hour'
+	rp_ledger_case "Kiln-Burn: " 'Kiln-Burn "" is not a number of USD per hour'
+	rp_ledger_case "Kiln-GPUs: -3" 'Kiln-GPUs "-3" is not a whole number of GPUs'
+	rp_ledger_case "Kiln-Time: 1900-01-01T00:00:00Z" \
+		"Kiln-Time \"1900-01-01T00:00:00Z\" is before its parent's (2027-01-01T00:00:00Z)"
+	check "report: the restored history is counted again" 0 \
+		--out-has "Total: 1 lifetime, 3.00 hours, 64.00 GPU-hours, \$786.74." \
+		-- env KILN_NOW=2027-01-01T03:00:00Z "$KILN" report
 }
 
 report_tests() {
