@@ -11,6 +11,7 @@
 #include <string.h>
 
 #include "cost.h"
+#include "str.h"
 #include "strbuf.h"
 #include "timefmt.h"
 #include "util.h"
@@ -99,27 +100,35 @@ void report_render_text(FILE *out, const json_t *doc)
 		"START", "END", "HOURS", "GPU-HOURS", "COST", "USEFUL-GH", "$/USEFUL");
 	json_array_foreach(json_object_get(doc, "lifetimes"), i, lt)
 	{
+		char *shown, *cluster = str_for_terminal(str(lt, "cluster") ? str(lt, "cluster") : "-", 0);
+
 		cells(lt, c);
 		ws = workspace_text(lt);
-		fprintf(out, "%-24s %-16s %-20s %-20s %9s %10s %12s %10s %10s\n", ws,
-			str(lt, "cluster") ? str(lt, "cluster") : "-", str(lt, "start"),
-			end_text(lt), c[C_HOURS], c[C_GPUH], c[C_COST], c[C_USEFUL], c[C_PER]);
+		shown = str_for_terminal(ws, 0);
+		fprintf(out, "%-24s %-16s %-20s %-20s %9s %10s %12s %10s %10s\n", shown, cluster,
+			str(lt, "start"), end_text(lt), c[C_HOURS], c[C_GPUH], c[C_COST], c[C_USEFUL],
+			c[C_PER]);
+		free(shown);
+		free(cluster);
 		free(ws);
 		cells_free(c);
 	}
 	fprintf(out, "\nBy %s:\n", str(doc, "by"));
 	json_array_foreach(json_object_get(doc, "groups"), i, g)
 	{
+		char *key = str_for_terminal(str(g, "key"), 0);
+
 		cells(g, c);
 		fprintf(out,
 			"  %-24s %" JSON_INTEGER_FORMAT " lifetime%s, %s hours, %s GPU-hours, %s",
-			str(g, "key"), json_integer_value(json_object_get(g, "lifetimes")),
+			key, json_integer_value(json_object_get(g, "lifetimes")),
 			json_integer_value(json_object_get(g, "lifetimes")) == 1 ? "" : "s",
 			c[C_HOURS], c[C_GPUH], c[C_COST]);
 		if (json_is_number(json_object_get(g, "useful_gpu_hours")))
 			fprintf(out, ", %s useful GPU-hours at %s each", c[C_USEFUL], c[C_PER]);
 		fprintf(out, "\n");
 		cells_free(c);
+		free(key);
 	}
 	cells(tot, c);
 	fprintf(out, "Total: %" JSON_INTEGER_FORMAT " lifetime%s, %s hours, %s GPU-hours, %s",

@@ -30,4 +30,14 @@ size_t utf8_invalid_offset(const unsigned char *s, size_t len);
 /* The code point UTF-8 encodes at s (len > 0 bytes left) and its length in *size, or -1. */
 int32_t utf8_decode(const unsigned char *s, size_t len, size_t *size);
 
+/*
+ * s (NULL: "") as text safe to show on a terminal, a new string: every
+ * C0 control (tab, CR and LF too), DEL, C1 control (U+0080-U+009F), bidi
+ * control (U+061C, U+200E, U+200F, U+202A-U+202E, U+2066-U+2069) and byte
+ * that is not UTF-8 becomes '?'. max > 0: at most max bytes, cut at a
+ * character, "..." after. The one filter for cloud, ledger and user text
+ * that reaches a terminal.
+ */
+char *str_for_terminal(const char *s, size_t max);
+
 #endif

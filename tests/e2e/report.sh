@@ -91,6 +91,13 @@ rp_hostile() {
 		--out-has "\"'=1+2\",formula,no,quickstart,2027-01-01T00:00:00Z,,10.0000,80.0000,983.4190,0.0000,,," \
 		--out-has "\"'=HYPERLINK(\"\"http://evil.example/\"\",\"\"x\"\")\",forged,no,quickstart,2027-01-01T00:00:00Z,,10.0000,80.0000,983.4190,0.0000,,," \
 		-- env KILN_NOW=2027-01-01T10:00:00Z "$KILN" report --by tag:team --format csv
+	rp_apply 2027-01-01T00:00:00Z 1 -w ctl
+	rp_forge ctl 0 "Kiln-Tag: team=$(printf 'a\033[2Jb\007c\rd\342\200\256e')"
+	check "report: a forged tag's ESC, BEL, CR and U+202E reach the terminal as '?'" 0 \
+		--out-has "  a?[2Jb?c?d?e             1 lifetime, 10.00 hours, 80.00 GPU-hours, \$983.42" \
+		-- env KILN_NOW=2027-01-01T10:00:00Z "$KILN" report --by tag:team
+	assert "report: and no control byte or bidi override is printed raw" sh -c \
+		'! LC_ALL=C grep -q "$(printf "[\033\007\r]")" "$1" && ! grep -q "$(printf "\342\200\256")" "$1"' sh "$E2E_OUT"
 	rp_ledger_forged
 	cd "$rp_hostile_saved" || return
 }
