@@ -801,9 +801,11 @@ static bool block_current(const json_t *live)
 /*
  * KILN_TEST_KILL_AT=purchase: the apply kills itself with SIGKILL right
  * after EC2 answered the purchase, before anything recorded it (for the
- * test that a killed apply never buys twice). Documented in kiln-aws(7).
+ * test that a killed apply never buys twice); =replace: repair kills
+ * itself once the new nodes launched, before the bad ones are terminated
+ * (aws_nodes.c). Documented in kiln-aws(7).
  */
-static void test_kill_at(const char *point)
+void test_kill_at(const char *point)
 {
 	const char *at = getenv("KILN_TEST_KILL_AT");
 
