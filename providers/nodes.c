@@ -12,30 +12,14 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* At most max bytes of s, control characters and quotes as '?', cut at a character. */
+/* At most max bytes of s for a terminal (str_for_terminal), quotes as '?' too. */
 static char *printable(const char *s, size_t max)
 {
-	size_t n = strlen(s), i = 0, len;
-	struct strbuf sb = {0};
+	char *out = str_for_terminal(s, max), *q;
 
-	sb_adds(&sb, "");
-	while (i < n && sb.len < max) {
-		int32_t cp = utf8_decode((const unsigned char *)s + i, n - i, &len);
-
-		if (cp < 0) {
-			sb_addc(&sb, '?');
-			i++;
-			continue;
-		}
-		if (cp < 0x20 || cp == 0x7f || cp == '"' || (cp >= 0x80 && cp < 0xa0))
-			sb_addc(&sb, '?');
-		else
-			sb_add(&sb, s + i, len);
-		i += len;
-	}
-	if (i < n)
-		sb_adds(&sb, "...");
-	return sb_detach(&sb);
+	for (q = out; (q = strchr(q, '"')); q++)
+		*q = '?';
+	return out;
 }
 
 /* The text after "WORD:", blanks trimmed; NULL when empty. */

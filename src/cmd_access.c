@@ -20,6 +20,7 @@
 #include "access.h"
 #include "cmd_run.h"
 #include "cmds.h"
+#include "str.h"
 #include "jsonw.h"
 #include "state.h"
 #include "strbuf.h"
@@ -292,11 +293,14 @@ static int cmd_hosts_print(struct access_cmd *c, struct cli *cli)
 			skipped++;
 			continue;
 		}
+		char *shown = str_for_terminal(ip, 0);
+
 		if (c->format == FMT_MPI)
-			printf("%s slots=%" JSON_INTEGER_FORMAT "\n", ip,
+			printf("%s slots=%" JSON_INTEGER_FORMAT "\n", shown,
 			       json_integer_value(json_object_get(n, "gpus")));
 		else
-			printf("%s\n", ip);
+			printf("%s\n", shown);
+		free(shown);
 	}
 	if (skipped)
 		fprintf(stderr, "%s: %s: %zu node%s without an address yet left out\n", cli->prog,

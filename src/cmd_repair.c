@@ -14,6 +14,7 @@
 #include "cmds.h"
 #include "health.h"
 #include "repair.h"
+#include "str.h"
 #include "state.h"
 
 enum {
@@ -72,10 +73,12 @@ static void render_plan(const struct op_run *r, const json_t *targets)
 		json_array_foreach(bad, j, b)
 		{
 			const char *why = json_string_value(json_object_get(b, "reason"));
+			char *id = str_for_terminal(json_string_value(json_object_get(b, "id")), 0);
+			char *shown = str_for_terminal(why ? why : "no reason given", 0);
 
-			printf("      - %s  unhealthy: %s\n",
-			       json_string_value(json_object_get(b, "id")),
-			       why ? why : "no reason given");
+			printf("      - %s  unhealthy: %s\n", id, shown);
+			free(shown);
+			free(id);
 		}
 		n += json_array_size(bad);
 	}
@@ -88,7 +91,13 @@ static void ids_print(const json_t *ids)
 	const json_t *v;
 	size_t i;
 
-	json_array_foreach(ids, i, v) printf("%s%s", i ? ", " : "", json_string_value(v));
+	json_array_foreach(ids, i, v)
+	{
+		char *shown = str_for_terminal(json_string_value(v), 0);
+
+		printf("%s%s", i ? ", " : "", shown);
+		free(shown);
+	}
 }
 
 static int render_outcome(const struct cli *cli, const struct op_run *r,

@@ -48,6 +48,29 @@ const struct cmd_info cmd_report_info = {
     .see_also = "kiln-report(1), kiln-state(1), kiln-status(1)",
 };
 
+/*
+ * Each malformed ledger commit, on standard error: the report is written,
+ * with the figures they touch unknown, and the exit status says it is
+ * incomplete, so an auditor never takes a silent wrong total.
+ */
+static int ledger_errors_report(const struct cli *cli, const json_t *bad)
+{
+	const json_t *v;
+	size_t i;
+
+	fflush(stdout);
+	json_array_foreach(bad, i, v)
+	    fprintf(stderr, "%s: %s: error: %s\n", cli->prog, cli->cmd, json_string_value(v));
+	if (!json_array_size(bad))
+		return KILN_EXIT_OK;
+	fprintf(stderr,
+		"%s: %s: the report is incomplete: %zu malformed ledger commit%s not counted, so "
+		"the cost of %s lifetime%s unknown\n",
+		cli->prog, cli->cmd, json_array_size(bad), json_array_size(bad) == 1 ? " is" : "s are",
+		json_array_size(bad) == 1 ? "its" : "their", json_array_size(bad) == 1 ? " is" : "s are");
+	return KILN_EXIT_ERROR;
+}
+
 int cmd_report_costs(int argc, char **argv, struct cli *cli)
 {
 	struct store_flags flags = {0};
@@ -118,7 +141,7 @@ int cmd_report_costs(int argc, char **argv, struct cli *cli)
 	} else {
 		report_render_text(stdout, doc);
 	}
-	ret = KILN_EXIT_OK;
+	ret = ledger_errors_report(cli, json_object_get(doc, "ledger_errors"));
 out:
 	json_decref(doc);
 	store_free(s);

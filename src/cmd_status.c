@@ -16,6 +16,7 @@
 #include "apply.h"
 #include "cmd_run.h"
 #include "cmds.h"
+#include "str.h"
 #include "cost.h"
 #include "expiry.h"
 #include "health.h"
@@ -389,17 +390,21 @@ static void print_members(const json_t *g)
 		const char *health = json_string_value(json_object_get(n, "health"));
 		const char *why = json_string_value(json_object_get(n, "health_reason"));
 		const char *ip = json_string_value(json_object_get(n, "private_ip"));
+		char *id = str_for_terminal(json_string_value(json_object_get(n, "id")) ?: "-", 0);
+		char *at = str_for_terminal(ip ? ip : "-", 0);
+		char *zone = str_for_terminal(json_string_value(json_object_get(n, "zone")) ?: "-", 0);
+		char *st = str_for_terminal(json_string_value(json_object_get(n, "state")) ?: "-", 0);
+		char *shown = str_for_terminal(why, 0);
 
 		printf("    %" JSON_INTEGER_FORMAT " %s  %s%s  %s  %s  ",
-		       json_integer_value(json_object_get(n, "index")),
-		       json_string_value(json_object_get(n, "id")) ?: "-", ip ? ip : "-",
-		       ip && json_is_true(json_object_get(n, "simulated")) ? " (simulated)" : "",
-		       json_string_value(json_object_get(n, "zone")) ?: "-",
-		       json_string_value(json_object_get(n, "state")) ?: "-");
+		       json_integer_value(json_object_get(n, "index")), id, at,
+		       ip && json_is_true(json_object_get(n, "simulated")) ? " (simulated)" : "", zone,
+		       st);
 		if (health)
-			printf("%s%s%s\n", health, why ? ": " : "", why ? why : "");
+			printf("%s%s%s\n", health, why ? ": " : "", why ? shown : "");
 		else
 			printf("not reported%s\n", can ? "" : " (cannot report)");
+		free(id), free(at), free(zone), free(st), free(shown);
 	}
 }
 

@@ -100,18 +100,52 @@ static char *trailer_value(const char *line, size_t len, const char *key)
 	return xstrndup(line + k + 2, len - k - 2);
 }
 
-static bool number(const char *s, double *out)
+/*
+ * A plain decimal number at the start of s: digits, at most one '.', no
+ * sign, exponent, "nan" or "inf" (what kiln writes, and nothing strtod
+ * would read as something else). *end: the first byte after it.
+ */
+static bool decimal(const char *s, double *out, const char **end)
 {
-	char *end;
-	double v;
+	const char *p = s;
+	bool dot = false;
 
-	if (!s || !*s)
+	if (!s || !(*p >= '0' && *p <= '9'))
 		return false;
-	v = strtod(s, &end);
-	if (end == s || !isfinite(v) || v < 0)
+	for (; (*p >= '0' && *p <= '9') || (*p == '.' && !dot); p++)
+		dot |= *p == '.';
+	*out = strtod(s, NULL);
+	*end = p;
+	return isfinite(*out);
+}
+
+/* A decimal number followed by exactly unit (or nothing else when unit is ""). */
+static bool number_in(const char *s, const char *unit, double *out)
+{
+	const char *end;
+
+	return decimal(s, out, &end) && strcmp(end, unit) == 0;
+}
+
+/* Kiln-Burn: "196.6400 USD/h", maybe followed by " (N parts billed by use, not counted)". */
+static bool burn_value(const char *s, double *out)
+{
+	const char *end;
+	size_t n;
+
+	if (!decimal(s, out, &end) || strncmp(end, " USD/h", 6) != 0)
 		return false;
-	*out = v;
-	return true;
+	end += 6;
+	n = strlen(end);
+	return n == 0 || (end[0] == ' ' && end[1] == '(' && end[n - 1] == ')');
+}
+
+/* Record the first malformed trailer of le: its field, value and what it should be. */
+static void malformed(struct ledger_entry *le, const char *field, const char *value,
+		      const char *should)
+{
+	if (!le->bad)
+		le->bad = xasprintf("%s \"%s\" is not %s", field, value, should);
 }
 
 void ledger_parse(const char *message, struct ledger_entry *le)
@@ -128,16 +162,26 @@ void ledger_parse(const char *message, struct ledger_entry *le)
 
 		if ((v = trailer_value(p, len, "Kiln-Time"))) {
 			le->has_time = time_parse_rfc3339(v, &le->time) == 0;
+			if (!le->has_time)
+				malformed(le, "Kiln-Time", v, "an RFC 3339 time");
 		} else if ((v = trailer_value(p, len, "Kiln-Burn"))) {
-			le->has_burn = number(v, &le->burn);
+			le->has_burn = burn_value(v, &le->burn);
+			if (!le->has_burn)
+				malformed(le, "Kiln-Burn", v, "a number of USD per hour");
 		} else if ((v = trailer_value(p, len, "Kiln-GPUs"))) {
-			if (number(v, &d))
+			if (number_in(v, "", &d) && d == floor(d) && d <= 1e9)
 				le->gpus = (long)d;
+			else
+				malformed(le, "Kiln-GPUs", v, "a whole number of GPUs");
 		} else if ((v = trailer_value(p, len, "Kiln-Upfront"))) {
-			if (number(v, &d))
+			if (number_in(v, " USD", &d))
 				le->upfront = d;
+			else
+				malformed(le, "Kiln-Upfront", v, "a number of USD");
 		} else if ((v = trailer_value(p, len, "Kiln-GPU-Util"))) {
-			le->has_util = number(v, &le->util) && le->util <= 100;
+			le->has_util = number_in(v, "", &le->util) && le->util <= 100;
+			if (!le->has_util)
+				malformed(le, "Kiln-GPU-Util", v, "a percentage from 0 to 100");
 		} else if ((v = trailer_value(p, len, "Kiln-Tag"))) {
 			char *eq = strchr(v, '=');
 
@@ -160,11 +204,23 @@ void ledger_parse(const char *message, struct ledger_entry *le)
 	/* A burn without its time cannot be placed on the timeline. */
 	if (!le->has_time)
 		le->has_burn = false;
+	ledger_distrust(le);
+}
+
+void ledger_distrust(struct ledger_entry *le)
+{
+	/* A malformed commit's figures are never money: its burn becomes unknown. */
+	if (le->bad) {
+		le->has_burn = false;
+		le->upfront = 0;
+		le->has_util = false;
+	}
 }
 
 void ledger_entry_release(struct ledger_entry *le)
 {
 	json_decref(le->tags);
+	free(le->bad);
 	free(le->operation);
 	free(le->reap_reason);
 	memset(le, 0, sizeof(*le));

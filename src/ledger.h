@@ -42,6 +42,7 @@ struct ledger_entry {
 	json_t *tags;	   /* {KEY: VALUE} from Kiln-Tag, new reference (maybe empty) */
 	char *operation;   /* Kiln-Operation, or NULL */
 	char *reap_reason; /* Kiln-Reap-Reason, or NULL */
+	char *bad;	   /* the first malformed trailer ("Kiln-Burn \"12abc\" is not ..."), or NULL */
 };
 
 /* The hourly burn (USD) and GPU count of what state holds, priced by e's provider. */
@@ -57,8 +58,14 @@ void ledger_measure(const struct engine *e, const json_t *state, double *burn, l
 void ledger_trailers(const struct engine *e, const json_t *state, double upfront, double util,
 		     json_t *out);
 
-/* Read the ledger trailers of a commit message into *le (zeroed first). */
+/*
+ * Read the ledger trailers of a commit message into *le (zeroed first).
+ * Every value is parsed whole: a malformed one (12abc, -3, nan, inf, 1e400,
+ * empty) is named in le->bad, and then none of the commit's figures count.
+ */
 void ledger_parse(const char *message, struct ledger_entry *le);
+/* Drop le's figures when le->bad is set (ledger_parse does; for a bad found later). */
+void ledger_distrust(struct ledger_entry *le);
 void ledger_entry_release(struct ledger_entry *le);
 
 #endif

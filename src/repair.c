@@ -151,8 +151,7 @@ int repair_group(struct engine *e, json_t *state, const json_t *target, json_t *
 	json_t *v;
 	const struct prov_type *t = engine_type(e, res);
 	const char **ids = xcalloc(json_array_size(bad) + 1, sizeof(*ids));
-	const json_t *before = json_object_get(target, "instance_ids");
-	json_t *live = NULL;
+	json_t *before, *live = NULL;
 	size_t i, j;
 	int rc;
 
@@ -171,6 +170,14 @@ int repair_group(struct engine *e, json_t *state, const json_t *target, json_t *
 	free(ids);
 	if (rc != PROV_OK)
 		return -1;
+	/*
+	 * The nodes before are those the state recorded, not those found: a
+	 * node a killed repair launched is found (and adopted by the launch's
+	 * client token) but was never recorded, and it is the one added.
+	 */
+	before = json_incref(json_object_get(json_object_get(res, "attrs"), "instance_ids"));
+	if (!before)
+		before = json_incref(json_object_get(target, "instance_ids"));
 	record(state, addr, live);
 	/* The new ones: in the group now, and neither there before nor replaced. */
 	*added = json_array();
@@ -183,6 +190,7 @@ int repair_group(struct engine *e, json_t *state, const json_t *target, json_t *
 		if (!old)
 			json_array_append(*added, v);
 	}
+	json_decref(before);
 	json_decref(live);
 	return 0;
 }

@@ -75,11 +75,31 @@ static void points_release(struct point *p, size_t n)
 }
 
 /*
- * The history behind ref, oldest first, skipping commits already seen
- * under another ref (seen: {oid: true}). *out NULL-terminated by n.
+ * A Kiln-Time before its parent's would make the stretch after it span
+ * back to it (a million hours): the time is malformed, the commit placed at
+ * its parent's time, and its figures not counted.
  */
-static int history(struct store *s, const char *ref, json_t *seen, struct point **out, size_t *n,
-		   struct kiln_error *err)
+static void time_after_parent(struct point *p, const struct point *parent)
+{
+	char t[21], tp[21];
+
+	if (!parent || p->time >= parent->time)
+		return;
+	if (!p->le.bad)
+		p->le.bad = xasprintf("Kiln-Time \"%s\" is before its parent's (%s)",
+				      time_format_rfc3339(p->time, t),
+				      time_format_rfc3339(parent->time, tp));
+	p->time = parent->time;
+	ledger_distrust(&p->le);
+}
+
+/*
+ * The history behind ref, oldest first, skipping commits already seen
+ * under another ref (seen: {oid: true}); each malformed ledger commit
+ * named in bad. *out NULL-terminated by n.
+ */
+static int history(struct store *s, const char *ref, json_t *seen, json_t *bad,
+		   struct point **out, size_t *n, struct kiln_error *err)
 {
 	git_repository *repo = store_repo(s);
 	git_revwalk *walk = NULL;
@@ -122,6 +142,10 @@ static int history(struct store *s, const char *ref, json_t *seen, struct point 
 		ledger_parse(git_commit_message(c), &p->le);
 		p->time = p->le.has_time ? p->le.time : (int64_t)git_commit_time(c);
 		git_commit_free(c);
+		time_after_parent(p, *n > 1 ? &v[*n - 2] : NULL);
+		if (p->le.bad)
+			json_array_append_new(bad,
+					      json_sprintf("ledger commit %.7s: %s", hex, p->le.bad));
 		if (store_read_file(s, &oid, STORE_STATE_FILE, &text, &len, err) < 0 ||
 		    state_parse(&doc, text, len, hex, err) < 0) {
 			free(text);
@@ -258,6 +282,9 @@ static void lifetimes(const struct report_options *o, const char *ws, bool archi
 		for (j = start; j < n; j++) {
 			if (p[j].le.has_burn && json_object_size(p[j].le.tags))
 				tags = p[j].le.tags;
+			/* A malformed commit's figures are not counted: the whole is unknown. */
+			if (p[j].le.bad)
+				sm.unknown = true;
 			if (!o->has_since || p[j].time >= o->since)
 				sm.upfront += p[j].le.upfront;
 			if (j == start && p[j].burn_known)
@@ -336,7 +363,7 @@ static int by_group_then_start(const void *a, const void *b)
 }
 
 /* Sort the lifetimes, and add up each group and the whole. */
-static json_t *summarise(const struct report_options *o, json_t *all)
+static json_t *summarise(const struct report_options *o, json_t *all, json_t *bad)
 {
 	size_t n = json_array_size(all), i;
 	json_t **v = xcalloc(n ? n : 1, sizeof(*v)), *sorted = json_array(), *groups = json_array();
@@ -374,6 +401,7 @@ static json_t *summarise(const struct report_options *o, json_t *all)
 	doc = json_pack("{s:s, s:s, s:s, s:o, s:o, s:o}", "currency", "USD", "now",
 			time_format_rfc3339(o->now, now), "by", o->by, "lifetimes", sorted,
 			"groups", groups, "total", tot);
+	json_object_set(doc, "ledger_errors", bad);
 	json_object_set_new(doc, "since",
 			    o->has_since ? json_string(time_format_rfc3339(o->since, since))
 					 : json_null());
@@ -384,7 +412,7 @@ int report_build(struct store *s, const struct report_options *o, json_t **out,
 		 struct kiln_error *err)
 {
 	static const char *const prefixes[] = {"refs/heads/", ARCHIVE_PREFIX};
-	json_t *seen = json_object(), *all = json_array();
+	json_t *seen = json_object(), *all = json_array(), *bad = json_array();
 	size_t k, i;
 	int ret = -1;
 
@@ -407,7 +435,7 @@ int report_build(struct store *s, const struct report_options *o, json_t **out,
 			/* An archive ref is refs/kiln/archive/WORKSPACE/TIME. */
 			if (k == 1 && (slash = strrchr(ws, '/')))
 				*slash = '\0';
-			rc = history(s, ref, seen, &p, &np, err);
+			rc = history(s, ref, seen, bad, &p, &np, err);
 			free(ref);
 			if (rc == 0) {
 				points_burn(p, np);
@@ -422,10 +450,11 @@ int report_build(struct store *s, const struct report_options *o, json_t **out,
 		}
 		store_names_free(names, n);
 	}
-	*out = summarise(o, all);
+	*out = summarise(o, all, bad);
 	ret = 0;
 out:
 	json_decref(all);
+	json_decref(bad);
 	json_decref(seen);
 	return ret;
 }

@@ -11,6 +11,7 @@
 #include <string.h>
 
 #include "cost.h"
+#include "str.h"
 #include "strbuf.h"
 #include "timefmt.h"
 #include "util.h"
@@ -99,27 +100,35 @@ void report_render_text(FILE *out, const json_t *doc)
 		"START", "END", "HOURS", "GPU-HOURS", "COST", "USEFUL-GH", "$/USEFUL");
 	json_array_foreach(json_object_get(doc, "lifetimes"), i, lt)
 	{
+		char *shown, *cluster = str_for_terminal(str(lt, "cluster") ? str(lt, "cluster") : "-", 0);
+
 		cells(lt, c);
 		ws = workspace_text(lt);
-		fprintf(out, "%-24s %-16s %-20s %-20s %9s %10s %12s %10s %10s\n", ws,
-			str(lt, "cluster") ? str(lt, "cluster") : "-", str(lt, "start"),
-			end_text(lt), c[C_HOURS], c[C_GPUH], c[C_COST], c[C_USEFUL], c[C_PER]);
+		shown = str_for_terminal(ws, 0);
+		fprintf(out, "%-24s %-16s %-20s %-20s %9s %10s %12s %10s %10s\n", shown, cluster,
+			str(lt, "start"), end_text(lt), c[C_HOURS], c[C_GPUH], c[C_COST], c[C_USEFUL],
+			c[C_PER]);
+		free(shown);
+		free(cluster);
 		free(ws);
 		cells_free(c);
 	}
 	fprintf(out, "\nBy %s:\n", str(doc, "by"));
 	json_array_foreach(json_object_get(doc, "groups"), i, g)
 	{
+		char *key = str_for_terminal(str(g, "key"), 0);
+
 		cells(g, c);
 		fprintf(out,
 			"  %-24s %" JSON_INTEGER_FORMAT " lifetime%s, %s hours, %s GPU-hours, %s",
-			str(g, "key"), json_integer_value(json_object_get(g, "lifetimes")),
+			key, json_integer_value(json_object_get(g, "lifetimes")),
 			json_integer_value(json_object_get(g, "lifetimes")) == 1 ? "" : "s",
 			c[C_HOURS], c[C_GPUH], c[C_COST]);
 		if (json_is_number(json_object_get(g, "useful_gpu_hours")))
 			fprintf(out, ", %s useful GPU-hours at %s each", c[C_USEFUL], c[C_PER]);
 		fprintf(out, "\n");
 		cells_free(c);
+		free(key);
 	}
 	cells(tot, c);
 	fprintf(out, "Total: %" JSON_INTEGER_FORMAT " lifetime%s, %s hours, %s GPU-hours, %s",
@@ -129,18 +138,39 @@ void report_render_text(FILE *out, const json_t *doc)
 	if (json_is_number(json_object_get(tot, "useful_gpu_hours")))
 		fprintf(out, ", %s useful GPU-hours at %s each", c[C_USEFUL], c[C_PER]);
 	fprintf(out, ".\n");
-	if (!json_is_true(json_object_get(tot, "cost_known")) &&
-	    !json_is_number(json_object_get(tot, "cost")))
+	if (json_array_size(json_object_get(doc, "ledger_errors")))
+		fprintf(out, "Cost unknown: part of the ledger is malformed (each commit is named "
+			     "on standard error), so its burn is not counted.\n");
+	else if (!json_is_true(json_object_get(tot, "cost_known")) &&
+		 !json_is_number(json_object_get(tot, "cost")))
 		fprintf(out, "Cost unknown: part of the history was recorded before the cost "
 			     "ledger (or by a state edit), so its burn is not known.\n");
 	cells_free(c);
 }
 
-/* RFC 4180: a field with a comma, quote or line break is quoted, quotes doubled. */
-static void csv_field(FILE *out, const char *s, bool last)
+/*
+ * A cell a spreadsheet would read as a formula (OWASP's CSV injection rule:
+ * it starts with =, +, -, @, a tab or a carriage return). Only text cells
+ * are checked: kiln's own figures are numbers and must stay numbers.
+ */
+static bool csv_formula_like(const char *s)
 {
-	if (s && strpbrk(s, ",\"\r\n")) {
+	return s && *s && strchr("=+-@\t\r", *s);
+}
+
+/*
+ * RFC 4180: a field with a comma, quote or line break is quoted, quotes
+ * doubled. A text cell that looks like a formula is written as text, with
+ * a leading ' (which spreadsheets hide) and quoted.
+ */
+static void csv_field(FILE *out, const char *s, bool text, bool last)
+{
+	bool neutralise = text && csv_formula_like(s);
+
+	if (s && (neutralise || strpbrk(s, ",\"\r\n"))) {
 		fputc('"', out);
+		if (neutralise)
+			fputc('\'', out);
 		for (; *s; s++) {
 			if (*s == '"')
 				fputc('"', out);
@@ -177,16 +207,17 @@ void report_render_csv(FILE *out, const json_t *doc)
 	      out);
 	json_array_foreach(json_object_get(doc, "lifetimes"), i, lt)
 	{
-		csv_field(out, str(lt, "group"), false);
-		csv_field(out, str(lt, "workspace"), false);
-		csv_field(out, json_is_true(json_object_get(lt, "archived")) ? "yes" : "no", false);
-		csv_field(out, str(lt, "cluster"), false);
-		csv_field(out, str(lt, "start"), false);
-		csv_field(out, str(lt, "end"), false);
+		csv_field(out, str(lt, "group"), true, false);
+		csv_field(out, str(lt, "workspace"), true, false);
+		csv_field(out, json_is_true(json_object_get(lt, "archived")) ? "yes" : "no", true,
+			  false);
+		csv_field(out, str(lt, "cluster"), true, false);
+		csv_field(out, str(lt, "start"), true, false);
+		csv_field(out, str(lt, "end"), true, false);
 		for (k = 0; k < ARRAY_SIZE(nums); k++) {
 			char *v = csv_number(lt, nums[k]);
 
-			csv_field(out, v, k + 1 == ARRAY_SIZE(nums));
+			csv_field(out, v, false, k + 1 == ARRAY_SIZE(nums));
 			free(v);
 		}
 	}

@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "base.h"
+#include "strbuf.h"
 
 bool str_starts_with(const char *s, const char *prefix)
 {
@@ -216,4 +217,40 @@ bool text_flaw_find(const char *s, bool newlines, struct text_flaw *f)
 		i += n;
 	}
 	return false;
+}
+
+/*
+ * What a terminal acts on, or what reorders the text around it (a Trojan
+ * Source): C0 controls, DEL, C1 controls and the bidi controls.
+ */
+static bool terminal_control(int32_t cp)
+{
+	return cp < 0x20 || (cp >= 0x7f && cp < 0xa0) || cp == 0x061c || cp == 0x200e ||
+	       cp == 0x200f || (cp >= 0x202a && cp <= 0x202e) || (cp >= 0x2066 && cp <= 0x2069);
+}
+
+char *str_for_terminal(const char *s, size_t max)
+{
+	const unsigned char *u = (const unsigned char *)(s ? s : "");
+	size_t n = strlen((const char *)u), i = 0, len;
+	struct strbuf sb = {0};
+
+	sb_adds(&sb, "");
+	while (i < n && (!max || sb.len < max)) {
+		int32_t cp = utf8_decode(u + i, n - i, &len);
+
+		if (cp < 0) {
+			sb_addc(&sb, '?');
+			i++;
+			continue;
+		}
+		if (terminal_control(cp))
+			sb_addc(&sb, '?');
+		else
+			sb_add(&sb, (const char *)u + i, len);
+		i += len;
+	}
+	if (i < n)
+		sb_adds(&sb, "...");
+	return sb_detach(&sb);
 }

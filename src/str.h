@@ -45,4 +45,14 @@ struct text_flaw {
 };
 bool text_flaw_find(const char *s, bool newlines, struct text_flaw *f);
 
+/*
+ * s (NULL: "") as text safe to show on a terminal, a new string: every
+ * C0 control (tab, CR and LF too), DEL, C1 control (U+0080-U+009F), bidi
+ * control (U+061C, U+200E, U+200F, U+202A-U+202E, U+2066-U+2069) and byte
+ * that is not UTF-8 becomes '?'. max > 0: at most max bytes, cut at a
+ * character, "..." after. The one filter for cloud, ledger and user text
+ * that reaches a terminal.
+ */
+char *str_for_terminal(const char *s, size_t max);
+
 #endif

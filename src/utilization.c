@@ -139,6 +139,19 @@ static char *storage_fix(const struct engine *e, const char *addr)
 	return out;
 }
 
+/* The id of the first node that reported no GPU utilization ("-" when none). */
+static const char *first_silent(const json_t *nodes)
+{
+	const json_t *node;
+	size_t i;
+
+	json_array_foreach(nodes, i, node) if (!json_is_number(json_object_get(node, "gpu_util")))
+	    return json_string_value(json_object_get(node, "id"))
+		       ? json_string_value(json_object_get(node, "id"))
+		       : "-";
+	return "-";
+}
+
 static json_t *diagnose_group(const struct engine *e, const char *addr, const json_t *g,
 			      const json_t *stores, int64_t window)
 {
@@ -183,6 +196,13 @@ static json_t *diagnose_group(const struct engine *e, const char *addr, const js
 			  : xasprintf("no GPU utilization arrived from its %zu nodes in "
 				      "the last %s: is the metrics agent running on them?",
 				      json_array_size(nodes), d);
+	} else if (n < json_array_size(nodes)) {
+		/* A node without data may be the busy one: no verdict, and so no reap. */
+		diag = "no data";
+		why = xasprintf("no GPU utilization arrived from %zu of its %zu nodes (%s) in the "
+				"last %s: is the metrics agent running on them?",
+				json_array_size(nodes) - n, json_array_size(nodes),
+				first_silent(nodes), d);
 	} else if (mean < UTIL_BUSY && store && load >= UTIL_SATURATED) {
 		diag = "storage-bound";
 		why =

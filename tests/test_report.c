@@ -16,6 +16,7 @@
 
 #include "ledger.h"
 #include "report.h"
+#include "report_render.h"
 #include "state.h"
 #include "store.h"
 #include "timefmt.h"
@@ -168,6 +169,77 @@ static void test_ledger_parse_needs_a_time_for_a_burn(void **state)
 	assert_false(le.has_burn);
 	assert_false(le.has_util); /* over 100%: not a utilization */
 	ledger_entry_release(&le);
+}
+
+/* The complaint ledger_parse makes of a commit whose trailers are base plus extra. */
+static void assert_malformed(const char *extra, const char *want)
+{
+	struct ledger_entry le;
+	char *msg = xasprintf("apply: x\n\nKiln-Time: 2027-01-01T00:00:00Z\nKiln-Burn: 2.0000 "
+			      "USD/h\nKiln-GPUs: 8\n%s\n",
+			      extra);
+
+	ledger_parse(msg, &le);
+	assert_non_null(le.bad);
+	assert_string_equal(le.bad, want);
+	assert_false(le.has_burn);
+	assert_true(le.upfront == 0);
+	free(msg);
+	ledger_entry_release(&le);
+}
+
+static void test_ledger_parse_names_every_malformed_value(void **state)
+{
+	(void)state;
+	assert_malformed("Kiln-Burn: 12abc",
+			 "Kiln-Burn \"12abc\" is not a number of USD per hour");
+	assert_malformed("Kiln-Burn: nan USD/h", "Kiln-Burn \"nan USD/h\" is not a number of USD per hour");
+	assert_malformed("Kiln-Burn: inf USD/h", "Kiln-Burn \"inf USD/h\" is not a number of USD per hour");
+	assert_malformed("Kiln-Burn: 1e400 USD/h",
+			 "Kiln-Burn \"1e400 USD/h\" is not a number of USD per hour");
+	assert_malformed("Kiln-Burn: -1.0000 USD/h",
+			 "Kiln-Burn \"-1.0000 USD/h\" is not a number of USD per hour");
+	assert_malformed("Kiln-Burn: ", "Kiln-Burn \"\" is not a number of USD per hour");
+	assert_malformed("Kiln-GPUs: -3", "Kiln-GPUs \"-3\" is not a whole number of GPUs");
+	assert_malformed("Kiln-GPUs: 2.5", "Kiln-GPUs \"2.5\" is not a whole number of GPUs");
+	assert_malformed("Kiln-Upfront: 12abc USD", "Kiln-Upfront \"12abc USD\" is not a number of USD");
+	assert_malformed("Kiln-GPU-Util: 101", "Kiln-GPU-Util \"101\" is not a percentage from 0 to 100");
+	assert_malformed("Kiln-Time: yesterday", "Kiln-Time \"yesterday\" is not an RFC 3339 time");
+}
+
+static void test_ledger_parse_takes_what_kiln_writes(void **state)
+{
+	struct ledger_entry le;
+
+	(void)state;
+	ledger_parse("apply: x\n\nKiln-Time: 2027-01-01T00:00:00Z\nKiln-Burn: 196.6838 USD/h (1 "
+		     "part billed by use, not counted)\nKiln-GPUs: 16\nKiln-Upfront: 1200.00 "
+		     "USD\nKiln-GPU-Util: 41.5\n",
+		     &le);
+	assert_null(le.bad);
+	assert_true(le.has_burn && le.burn == 196.6838 && le.gpus == 16 && le.upfront == 1200);
+	assert_true(le.has_util && le.util == 41.5);
+	ledger_entry_release(&le);
+}
+
+static void test_report_a_time_before_its_parent_counts_no_money(void **state)
+{
+	struct rfx *f = *state;
+	const json_t *doc, *bad;
+
+	commit(f, "refs/heads/a", 1,
+	       "Kiln-Time: 2027-01-01T00:00:00Z\nKiln-Burn: 196.6838 USD/h\nKiln-GPUs: 16");
+	commit(f, "refs/heads/a", 1,
+	       "Kiln-Time: 1900-01-01T00:00:00Z\nKiln-Burn: 196.6838 USD/h\nKiln-GPUs: 16");
+	doc = build(f, "2027-01-02T00:00:00Z", NULL, NULL);
+	bad = json_object_get(doc, "ledger_errors");
+	assert_int_equal(json_array_size(bad), 1);
+	assert_non_null(strstr(json_string_value(json_array_get(bad, 0)),
+			       ": Kiln-Time \"1900-01-01T00:00:00Z\" is before its parent's "
+			       "(2027-01-01T00:00:00Z)"));
+	assert_true(json_is_null(json_object_get(lifetime(doc, 0), "cost")));
+	assert_true(num(lifetime(doc, 0), "hours") == 24.0);
+	assert_true(json_is_null(json_object_get(json_object_get(doc, "total"), "cost")));
 }
 
 static void test_report_integrates_burn_between_commits(void **state)
@@ -347,6 +419,51 @@ static void test_report_groups_by_tag(void **state)
 	assert_true(num(json_object_get(doc, "total"), "cost") == 70.0);
 }
 
+/* The CSV of the report f's history makes, grouped by, as one string (caller frees). */
+static char *csv_of(struct rfx *f, const char *by)
+{
+	char *text = NULL;
+	size_t len = 0;
+	FILE *out = open_memstream(&text, &len);
+
+	assert_non_null(out);
+	report_render_csv(out, build(f, "2027-01-01T10:00:00Z", NULL, by));
+	fclose(out);
+	return text;
+}
+
+static void test_report_csv_writes_formula_like_text_as_text(void **state)
+{
+	struct rfx *f = *state;
+	char *csv;
+
+	commit(f, "refs/heads/a", 1,
+	       "Kiln-Time: 2027-01-01T00:00:00Z\nKiln-Burn: 1.0000 USD/h\nKiln-GPUs: 0\n"
+	       "Kiln-Tag: team==HYPERLINK(\"http://x.example/\",\"y\")");
+	commit(f, "refs/heads/b", 1,
+	       "Kiln-Time: 2027-01-01T00:00:00Z\nKiln-Burn: 1.0000 USD/h\nKiln-GPUs: 0\n"
+	       "Kiln-Tag: team=+1");
+	commit(f, "refs/heads/c", 1,
+	       "Kiln-Time: 2027-01-01T00:00:00Z\nKiln-Burn: 1.0000 USD/h\nKiln-GPUs: 0\n"
+	       "Kiln-Tag: team=-2");
+	commit(f, "refs/heads/d", 1,
+	       "Kiln-Time: 2027-01-01T00:00:00Z\nKiln-Burn: 1.0000 USD/h\nKiln-GPUs: 0\n"
+	       "Kiln-Tag: team=@SUM(A1)");
+	commit(f, "refs/heads/e", 1,
+	       "Kiln-Time: 2027-01-01T00:00:00Z\nKiln-Burn: 1.0000 USD/h\nKiln-GPUs: 0\n"
+	       "Kiln-Tag: team=\tx");
+	csv = csv_of(f, "tag:team");
+	/* Each hostile cell quoted with a leading '; the figures stay numbers. */
+	assert_non_null(strstr(csv, "\"'+1\",b,no,train,"));
+	assert_non_null(strstr(csv, "\"'-2\",c,no,train,"));
+	assert_non_null(strstr(csv, "\"'=HYPERLINK(\"\"http://x.example/\"\",\"\"y\"\")\",a,no,"));
+	assert_non_null(strstr(csv, "\"'@SUM(A1)\",d,no,train,"));
+	assert_non_null(strstr(csv, "\"'\tx\",e,no,train,"));
+	assert_non_null(
+	    strstr(csv, ",2027-01-01T00:00:00Z,,10.0000,0.0000,10.0000,0.0000,,,\r\n"));
+	free(csv);
+}
+
 static void test_report_refuses_an_unknown_by_key(void **state)
 {
 	struct kiln_error err = {0};
@@ -382,6 +499,9 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 	    cmocka_unit_test(test_ledger_parse_reads_every_trailer),
 	    cmocka_unit_test(test_ledger_parse_needs_a_time_for_a_burn),
+	    cmocka_unit_test(test_ledger_parse_names_every_malformed_value),
+	    cmocka_unit_test(test_ledger_parse_takes_what_kiln_writes),
+	    rtest(test_report_a_time_before_its_parent_counts_no_money),
 	    rtest(test_report_integrates_burn_between_commits),
 	    rtest(test_report_counts_a_running_cluster_to_now),
 	    rtest(test_report_marks_history_before_the_ledger_unknown),
@@ -391,6 +511,7 @@ int main(void)
 	    rtest(test_report_upfront_fees_add_to_the_cost),
 	    rtest(test_report_a_ttl_extend_keeps_the_burn),
 	    rtest(test_report_groups_by_tag),
+	    rtest(test_report_csv_writes_formula_like_text_as_text),
 	    cmocka_unit_test(test_report_refuses_an_unknown_by_key),
 	    cmocka_unit_test(test_report_since_takes_a_date_or_a_time),
 	};

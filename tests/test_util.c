@@ -737,6 +737,41 @@ static void test_size_format_stops_at_tib(void **state)
 	assert_size_formats(2048ULL << 40, "2048 TiB");
 }
 
+static void assert_for_terminal(const char *in, size_t max, const char *want)
+{
+	char *got = str_for_terminal(in, max);
+
+	assert_string_equal(got, want);
+	free(got);
+}
+
+static void test_str_for_terminal_turns_every_control_into_a_question_mark(void **state)
+{
+	(void)state;
+	/* C0 (ESC, BEL, CR, LF, tab), DEL, raw C1 bytes and C1 in UTF-8. */
+	assert_for_terminal("a\033[2Jb\007c\rd\ne\tf\177g", 0, "a?[2Jb?c?d?e?f?g");
+	assert_for_terminal("x\x9by", 0, "x?y");
+	assert_for_terminal("x\xc2\x9b[31my\xc2\x85", 0, "x?[31my?");
+	/* Bidi controls: U+202A-U+202E, U+2066-U+2069, U+200E, U+200F, U+061C. */
+	assert_for_terminal("team\xe2\x80\xae" "evil", 0, "team?evil");
+	assert_for_terminal("\xe2\x80\xaa\xe2\x80\xab\xe2\x80\xac\xe2\x80\xad", 0, "????");
+	assert_for_terminal("\xe2\x81\xa6\xe2\x81\xa7\xe2\x81\xa8\xe2\x81\xa9", 0, "????");
+	assert_for_terminal("\xe2\x80\x8e\xe2\x80\x8f\xd8\x9c", 0, "???");
+	/* Bytes that are not UTF-8: a stray continuation, an overlong form, a cut sequence. */
+	assert_for_terminal("a\x80" "b\xc0\xafz\xe2\x80", 0, "a?b??z??");
+	assert_for_terminal(NULL, 0, "");
+}
+
+static void test_str_for_terminal_keeps_text_and_cuts_at_a_character(void **state)
+{
+	(void)state;
+	assert_for_terminal("caf\xc3\xa9 \xe2\x86\x92 \xf0\x9f\x94\xa5 (ok)", 0,
+			    "caf\xc3\xa9 \xe2\x86\x92 \xf0\x9f\x94\xa5 (ok)");
+	assert_for_terminal("abcdef", 3, "abc...");
+	assert_for_terminal("ab\xc3\xa9z", 3, "ab\xc3\xa9...");
+	assert_for_terminal("abc", 3, "abc");
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -785,6 +820,8 @@ int main(void)
 	    cmocka_unit_test(test_closest_allows_one_edit_in_a_short_word),
 	    cmocka_unit_test(test_closest_allows_at_most_a_third_of_the_word),
 	    cmocka_unit_test(test_utf8_accepts_ascii_and_multibyte),
+	    cmocka_unit_test(test_str_for_terminal_turns_every_control_into_a_question_mark),
+	    cmocka_unit_test(test_str_for_terminal_keeps_text_and_cuts_at_a_character),
 	    cmocka_unit_test(test_utf8_reports_a_sequence_truncated_at_the_end),
 	    cmocka_unit_test(test_utf8_reports_a_sequence_cut_by_an_ascii_byte),
 	    cmocka_unit_test(test_utf8_reports_an_overlong_encoding),

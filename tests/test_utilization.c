@@ -129,6 +129,19 @@ static void test_nodes_without_metrics_are_no_data(void **state)
 	json_decref(d);
 }
 
+static void test_a_node_without_metrics_makes_the_group_no_data_not_idle(void **state)
+{
+	const double u[] = {4, -1};
+	json_t *d = diagnose(u, 2, -1);
+
+	(void)state;
+	assert_string_equal(field(d, "diagnosis"), "no data");
+	assert_string_equal(field(d, "why"), "no GPU utilization arrived from 1 of its 2 nodes "
+					     "(i-1) in the last 15m: is the metrics agent running "
+					     "on them?");
+	json_decref(d);
+}
+
 static void test_a_window_shorter_than_the_metric_period_is_refused(void **state)
 {
 	struct kiln_error err = {0};
@@ -150,6 +163,7 @@ int main(void)
 	    cmocka_unit_test(test_low_gpus_beside_a_saturated_lustre_store_are_storage_bound),
 	    cmocka_unit_test(test_low_gpus_beside_an_idle_store_are_only_idle),
 	    cmocka_unit_test(test_nodes_without_metrics_are_no_data),
+	    cmocka_unit_test(test_a_node_without_metrics_makes_the_group_no_data_not_idle),
 	    cmocka_unit_test(test_a_window_shorter_than_the_metric_period_is_refused),
 	};
 

@@ -826,9 +826,11 @@ static int block_tagged(struct prov_ctx *ctx, const struct prov_scope *scope, co
 /*
  * KILN_TEST_KILL_AT=purchase: the apply kills itself with SIGKILL right
  * after EC2 answered the purchase, before anything recorded it (for the
- * test that a killed apply never buys twice). Documented in kiln-aws(7).
+ * test that a killed apply never buys twice); =replace: repair kills
+ * itself once the new nodes launched, before the bad ones are terminated
+ * (aws_nodes.c). Documented in kiln-aws(7).
  */
-static void test_kill_at(const char *point)
+void test_kill_at(const char *point)
 {
 	const char *at = getenv("KILN_TEST_KILL_AT");
 

@@ -77,6 +77,8 @@ EC2_OPS(efs)
 EC2_OPS(mt)
 EC2_OPS(ssmp)
 
+/* SIGKILL this process when KILN_TEST_KILL_AT names point (tests only; aws_capacity.c). */
+void test_kill_at(const char *point);
 /* An instance group's nodes replaced (provider.h, replace_nodes). */
 int ig_replace_nodes(struct prov_ctx *ctx, const char *id, const char *const *nodes, size_t n,
 		     json_t **out, struct kiln_error *err);

@@ -562,6 +562,8 @@ int ig_replace_nodes(struct prov_ctx *ctx, const char *id, const char *const *no
 	/* The new ones first, all or nothing: a launch that fails leaves the group as it was. */
 	rc = launch_beside(ctx, id, live, (long)n, tok.buf, err);
 	if (rc == PROV_OK)
+		test_kill_at("replace");
+	if (rc == PROV_OK)
 		rc = launch_terminate(ctx, bad, err);
 	if (rc == PROV_OK)
 		rc = ig_read(ctx, id, out, err);

@@ -26,7 +26,8 @@ static json_t *percent_list(const char *name, const char *v, struct kiln_error *
 		char *end;
 		double d = strtod(p, &end);
 
-		if (end == p || d < 0 || d > 100 || (*end && *end != ',')) {
+		/* !(0 <= d <= 100) refuses nan and inf too: reap must not act on them. */
+		if (end == p || !(d >= 0 && d <= 100) || (*end && *end != ',')) {
 			json_decref(arr);
 			kiln_error_set(err, "%s '%s' is not a list of percentages (sim)", name, v);
 			kiln_error_hint(err,

@@ -296,6 +296,23 @@ PutMetricData into KilnOther: AccessDeniedException" -- env "$he_ep" $he_admin $
 	# shellcheck disable=SC2086
 	check "health: and the next aws plan has no changes" 0 --out-has "No changes." \
 		-- env "$he_ep" $he_admin "$KILN" plan --detailed-exitcode
+	# A repair killed with SIGKILL once the replacement launched, before the bad
+	# node is terminated: the next repair adopts that launch (same client token)
+	# and names it (issue 33, finding 14).
+	# shellcheck disable=SC2086
+	env "$he_ep" $he_admin $he_node tag-new e2e default trainers "unhealthy: 6 of 8 GPUs" \
+		"$good" "$late" "$bad" >/dev/null 2>&1
+	# shellcheck disable=SC2086
+	check "health: a repair killed by SIGKILL after its launch" 137 \
+		-- env "$he_ep" $he_admin KILN_TEST_KILL_AT=replace KILN_LOCK_LEASE=1s "$KILN" repair --auto-approve --health-timeout 0
+	# shellcheck disable=SC2086
+	he_adopted=$(env "$he_ep" $he_admin $he_node newest e2e default trainers)
+	# shellcheck disable=SC2086
+	check "health: the next repair adopts the launch and names the node it adopted" 0 \
+		--out-has "Repair complete: 1 node replaced in 1 group." \
+		-- env "$he_ep" $he_admin "$KILN" repair --auto-approve --health-timeout 0 --lock-timeout 10s
+	assert "health: the line names the replaced and the adopted instance" \
+		grep -qx "aws_instance_group.trainers: replaced $new with $he_adopted" "$E2E_OUT"
 	sh "$E2E_ROOT/tests/moto/server.sh" stop "$he_im" >/dev/null 2>&1
 	cd "$E2E_ROOT" || exit 1
 }

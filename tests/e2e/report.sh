@@ -37,10 +37,106 @@ subprocess.check_call(git + ["update-ref", ref, parent])
 EOF
 }
 
+# Rewrite commit N (0 the oldest) of WORKSPACE's history with the trailers given
+# ("Key: value" replaces every Key: line, or is added), re-parenting the
+# commits after it: a ledger forged by hand.
+rp_forge() { # WORKSPACE N TRAILER...
+	python3 - "$@" <<'EOF2'
+import os, subprocess, sys
+git = ["git", "--git-dir=.kiln/state.git"]
+ref, n = "refs/heads/" + sys.argv[1], int(sys.argv[2])
+new = [os.fsencode(t) for t in sys.argv[3:]]
+commits = subprocess.check_output(git + ["rev-list", "--reverse", ref]).split()
+parent = subprocess.check_output(git + ["rev-parse", commits[n] + b"^"]).strip() if n else None
+for i, c in enumerate(commits[n:], n):
+    raw = subprocess.check_output(git + ["cat-file", "commit", c])
+    head, _, msg = raw.partition(b"\n\n")
+    lines = [l for l in head.split(b"\n") if not l.startswith(b"parent ")]
+    if parent:
+        lines.insert(1, b"parent " + parent)
+    if i == n:
+        body = msg.rstrip(b"\n").split(b"\n")
+        for t in new:
+            key = t.split(b":", 1)[0] + b":"
+            at = [k for k, l in enumerate(body) if l.startswith(key)]
+            if at:
+                body[at[0]] = t
+                body = [l for k, l in enumerate(body) if k not in at[1:]]
+            else:
+                body.append(t)
+        msg = b"\n".join(body) + b"\n"
+    parent = subprocess.run(git + ["hash-object", "-t", "commit", "-w", "--stdin"],
+                            input=b"\n".join(lines) + b"\n\n" + msg,
+                            capture_output=True, check=True).stdout.strip()
+subprocess.check_call(git + ["update-ref", ref, parent])
+EOF2
+}
+
 rp_chromium() { # URL ARGS...: headless, offline, a profile of its own
 	chromium --headless --no-sandbox --disable-gpu --no-first-run \
 		--disable-background-networking --disable-component-update --disable-sync \
 		--user-data-dir="$rp_dir/.chromium" "$@" 2>/dev/null
+}
+
+# Hostile text in a ledger: a spec tag and forged trailers (issue 33).
+rp_hostile() {
+	rp_hostile_saved=$PWD
+	rp_dir=$(mktemp -d "$E2E_TMP/report.XXXXXX")
+	cd "$rp_dir" || return
+	rp_apply 2027-01-01T00:00:00Z 1 -w forged
+	rp_forge forged 0 'Kiln-Tag: team==HYPERLINK("http://evil.example/","x")'
+	sed -i 's/^tags: .*/tags: {team: "=1+2"}/' kiln.yaml
+	KILN_NOW=2027-01-01T00:00:00Z "$KILN" apply --auto-approve -w formula >/dev/null 2>&1
+	check "report: csv writes a formula-like tag and a forged one as text, quoted after a '" 0 \
+		--out-has "\"'=1+2\",formula,no,quickstart,2027-01-01T00:00:00Z,,10.0000,80.0000,983.4190,0.0000,,," \
+		--out-has "\"'=HYPERLINK(\"\"http://evil.example/\"\",\"\"x\"\")\",forged,no,quickstart,2027-01-01T00:00:00Z,,10.0000,80.0000,983.4190,0.0000,,," \
+		-- env KILN_NOW=2027-01-01T10:00:00Z "$KILN" report --by tag:team --format csv
+	rp_apply 2027-01-01T00:00:00Z 1 -w ctl
+	rp_forge ctl 0 "Kiln-Tag: team=$(printf 'a\033[2Jb\007c\rd\342\200\256e')"
+	check "report: a forged tag's ESC, BEL, CR and U+202E reach the terminal as '?'" 0 \
+		--out-has "  a?[2Jb?c?d?e             1 lifetime, 10.00 hours, 80.00 GPU-hours, \$983.42" \
+		-- env KILN_NOW=2027-01-01T10:00:00Z "$KILN" report --by tag:team
+	assert "report: and no control byte or bidi override is printed raw" sh -c \
+		'! LC_ALL=C grep -q "$(printf "[\033\007\r]")" "$1" && ! grep -q "$(printf "\342\200\256")" "$1"' sh "$E2E_OUT"
+	rp_ledger_forged
+	cd "$rp_hostile_saved" || return
+}
+
+# Malformed ledger trailers, forged one at a time into the second commit of a
+# history (00:00 2 nodes, 02:00 4 nodes, now 03:00): each is named with its
+# commit and field, none is counted as money, and report exits 1.
+rp_ledger_case() { # TRAILER MESSAGE
+	rp_forge default 1 "$1"
+	rp_h=$(git --git-dir=.kiln/state.git rev-parse refs/heads/default | cut -c1-7)
+	check "report: a forged '$1' is named with its commit, never counted as money" 1 \
+		--out-has "Total: 1 lifetime, 3.00 hours, unknown GPU-hours, unknown." \
+		--out-has "Cost unknown: part of the ledger is malformed (each commit is named on standard error), so its burn is not counted." \
+		--err "kiln: report: error: ledger commit $rp_h: $2
+kiln: report: the report is incomplete: 1 malformed ledger commit is not counted, so the cost of its lifetime is unknown" \
+		-- env KILN_NOW=2027-01-01T03:00:00Z "$KILN" report
+	rp_forge default 1 "Kiln-Time: 2027-01-01T02:00:00Z" \
+		"Kiln-Burn: 393.3677 USD/h (1 part billed by use, not counted)" "Kiln-GPUs: 32"
+}
+
+rp_ledger_forged() {
+	rp_dir=$(mktemp -d "$E2E_TMP/report.XXXXXX")
+	cd "$rp_dir" || return
+	rp_apply 2027-01-01T00:00:00Z 2
+	rp_apply 2027-01-01T02:00:00Z 4
+	check "report: the unforged history is counted" 0 \
+		--out-has "Total: 1 lifetime, 3.00 hours, 64.00 GPU-hours, \$786.74." \
+		-- env KILN_NOW=2027-01-01T03:00:00Z "$KILN" report
+	rp_ledger_case "Kiln-Burn: 12abc" 'Kiln-Burn "12abc" is not a number of USD per hour'
+	rp_ledger_case "Kiln-Burn: nan USD/h" 'Kiln-Burn "nan USD/h" is not a number of USD per hour'
+	rp_ledger_case "Kiln-Burn: inf USD/h" 'Kiln-Burn "inf USD/h" is not a number of USD per hour'
+	rp_ledger_case "Kiln-Burn: 1e400 USD/h" 'Kiln-Burn "1e400 USD/h" is not a number of USD per hour'
+	rp_ledger_case "Kiln-Burn: " 'Kiln-Burn "" is not a number of USD per hour'
+	rp_ledger_case "Kiln-GPUs: -3" 'Kiln-GPUs "-3" is not a whole number of GPUs'
+	rp_ledger_case "Kiln-Time: 1900-01-01T00:00:00Z" \
+		"Kiln-Time \"1900-01-01T00:00:00Z\" is before its parent's (2027-01-01T00:00:00Z)"
+	check "report: the restored history is counted again" 0 \
+		--out-has "Total: 1 lifetime, 3.00 hours, 64.00 GPU-hours, \$786.74." \
+		-- env KILN_NOW=2027-01-01T03:00:00Z "$KILN" report
 }
 
 report_tests() {
@@ -214,6 +310,9 @@ assert [n["gpu_util"] for n in g["per_node"]] == [95.0, 2.0], g
 		--out-has "Utilization: not measured: KILN_SIM_GPU_UTIL '9x' is not a list of percentages (sim)" \
 		--out-has "Node groups:" \
 		-- env KILN_SIM_GPU_UTIL=9x "$KILN" status
+	check "report: KILN_SIM_GPU_UTIL with nan is refused, not taken for idle" 0 \
+		--out-has "Utilization: not measured: KILN_SIM_GPU_UTIL '5,nan' is not a list of percentages (sim)" \
+		-- env KILN_SIM_GPU_UTIL=5,nan "$KILN" status
 
 	# --- kiln reap by idleness (sim) ---
 	rp_dir=$(mktemp -d "$E2E_TMP/report.XXXXXX")
@@ -280,6 +379,7 @@ assert l["cost"] is None and l["gpu_hours"] is None and l["cost_known"] is False
 assert d["total"]["cost"] is None, d["total"]
 '
 	unset KILN_NOW
+	rp_hostile
 	report_moto
 	cd "$rp_saved_dir" || return
 }
