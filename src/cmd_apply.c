@@ -598,7 +598,8 @@ static int apply_prepare(struct apply_cmd *a, struct op_run *r)
 	struct kiln_error err = {0};
 	int rc;
 
-	if (!a->destroy && op_expiry_prepare(r, a->ttl, &err) < 0) {
+	if (!a->destroy &&
+	    (op_key_check(r->state, &err) < 0 || op_expiry_prepare(r, a->ttl, &err) < 0)) {
 		cmd_report(a->cli, &err);
 		return -1;
 	}

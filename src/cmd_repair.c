@@ -170,6 +170,10 @@ int cmd_repair(int argc, char **argv, struct cli *cli)
 		goto out;
 	if (run_need_cluster(cli, &r) < 0)
 		goto out;
+	if (op_key_check(r.state, &err) < 0) {
+		cmd_report(cli, &err);
+		goto out;
+	}
 	targets = repair_targets(r.e, r.state, r.live, (const char *const *)argv + p.optind,
 				 (size_t)(argc - p.optind), &err);
 	if (!targets) {

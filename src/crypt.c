@@ -363,6 +363,57 @@ int crypt_key_load(struct crypt_key *k, struct kiln_error *err)
 	return ret;
 }
 
+char *crypt_key_source(void)
+{
+	const char *path = getenv("KILN_STATE_KEY_FILE");
+	char *dflt, *what;
+
+	if (getenv("KILN_STATE_KEY"))
+		return xstrdup("KILN_STATE_KEY");
+	if (path)
+		return xasprintf("KILN_STATE_KEY_FILE (%s)", path);
+	dflt = crypt_key_default_path();
+	what = xasprintf("the state key %s", dflt ? dflt : "~/.config/kiln/state.key");
+	free(dflt);
+	return what;
+}
+
+/* The id of the key in path: true when the file holds a valid key. */
+static bool key_file_kid(const char *path, char kid[CRYPT_KID_LEN + 1])
+{
+	struct kiln_error ignored = {0};
+	struct crypt_key k;
+	bool ok = key_file_load(&k, path, "", true, path, &ignored) == 1;
+
+	if (ok)
+		memcpy(kid, k.kid, CRYPT_KID_LEN + 1);
+	crypt_key_wipe(&k);
+	return ok;
+}
+
+char *crypt_key_find(const char *kid, const char **unset)
+{
+	const char *env = getenv("KILN_STATE_KEY"), *path = getenv("KILN_STATE_KEY_FILE");
+	char found[CRYPT_KID_LEN + 1], *dflt, *where = NULL;
+
+	/* KILN_STATE_KEY_FILE's file is passed over only when KILN_STATE_KEY is set. */
+	if (env && path && *path && key_file_kid(path, found) && strcmp(found, kid) == 0) {
+		*unset = "KILN_STATE_KEY";
+		return xasprintf("the file KILN_STATE_KEY_FILE names, %s", path);
+	}
+	if (!env && !path)
+		return NULL; /* the default file is the one in use */
+	dflt = crypt_key_default_path();
+	if (dflt && key_file_kid(dflt, found) && strcmp(found, kid) == 0) {
+		*unset = env && path ? "KILN_STATE_KEY and KILN_STATE_KEY_FILE"
+			 : env	     ? "KILN_STATE_KEY"
+				     : "KILN_STATE_KEY_FILE";
+		where = xasprintf("the state key kiln init made, %s", dflt);
+	}
+	free(dflt);
+	return where;
+}
+
 /* mkdir -p with mode for each directory it makes; existing ones are left as they are. */
 static int make_dirs(char *path, mode_t mode)
 {

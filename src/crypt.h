@@ -45,6 +45,22 @@ struct crypt_key {
 int crypt_key_load(struct crypt_key *k, struct kiln_error *err);
 
 /*
+ * Where the key crypt_key_load takes comes from, as a user would name it:
+ * "KILN_STATE_KEY", "KILN_STATE_KEY_FILE (PATH)" or "the state key PATH".
+ * A new string.
+ */
+char *crypt_key_source(void);
+
+/*
+ * Where else a key whose id is kid is configured, among those
+ * crypt_key_load passes over: the file KILN_STATE_KEY_FILE names (when
+ * KILN_STATE_KEY is set) and the file kiln init makes (when either is set).
+ * A new string naming it ("the state key kiln init made, PATH") with
+ * *unset the variables to unset to use it, or NULL.
+ */
+char *crypt_key_find(const char *kid, const char **unset);
+
+/*
  * Read a secret (a key file) whole from fd into a new NUL-terminated buffer
  * the caller wipes and frees. Every grow wipes the old buffer, so no copy
  * of the secret stays in freed memory, and a pipe, which has no size to

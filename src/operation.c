@@ -499,6 +499,41 @@ void op_finish(struct op_run *r)
 #endif
 }
 
+int op_key_check(const json_t *state, struct kiln_error *err)
+{
+	struct crypt_key key;
+	int have = crypt_key_load(&key, err);
+	const char *address, *attr, *kid, *unset = NULL;
+	char *source, *where;
+
+	if (have <= 0)
+		return have; /* no key: new secrets are dropped, sealed ones kept as they are */
+	kid = state_sealed_other(state, key.kid, &address, &attr);
+	if (!kid) {
+		crypt_key_wipe(&key);
+		return 0;
+	}
+	source = crypt_key_source();
+	kiln_error_set(err,
+		       "the state is sealed with key %s (%s/%s), but %s is key %s: kiln seals a "
+		       "state with one key only",
+		       kid, address, attr, source, key.kid);
+	where = crypt_key_find(kid, &unset);
+	if (where)
+		kiln_error_hint(err, "key %s is %s: unset %s to use it; nothing was changed", kid,
+				where, unset);
+	else
+		kiln_error_hint(err,
+				"set KILN_STATE_KEY (or KILN_STATE_KEY_FILE) to the key whose id "
+				"is %s, the one this workspace was sealed with; nothing was "
+				"changed",
+				kid);
+	free(where);
+	free(source);
+	crypt_key_wipe(&key);
+	return -1;
+}
+
 int op_seal_secrets(json_t *state, struct kiln_error *err)
 {
 	struct crypt_key key;

@@ -163,6 +163,12 @@ void op_finish(struct op_run *r);
  */
 char *op_owner(struct store *s);
 /*
+ * Before anything changes: the state key is valid and is the one every
+ * sealed value of state was sealed with. -1 with err naming both keys and,
+ * when kiln can see it, where the state's key is.
+ */
+int op_key_check(const json_t *state, struct kiln_error *err);
+/*
  * Secrets go into state sealed with KILN_STATE_KEY; without a key they are
  * dropped, with a warning. -1 with err when the key is malformed or sealing
  * failed: the secrets are dropped then too, never kept in plaintext.

@@ -449,6 +449,47 @@ static void error_wrap(struct kiln_error *err, const struct kiln_error *cause, c
 		kiln_error_hint(err, "%s", cause->hint);
 }
 
+const char *state_sealed_other(const json_t *doc, const char *kid, const char **address,
+			       const char **attr)
+{
+	const char *addr;
+	json_t *res;
+
+	json_object_foreach(state_resources(doc), addr, res)
+	{
+		const json_t *attrs = json_object_get(res, "attrs"), *item;
+		size_t i;
+
+		json_array_foreach(json_object_get(res, "sensitive"), i, item)
+		{
+			const json_t *v = json_object_get(attrs, json_string_value(item));
+			const char *k = json_string_value(json_object_get(v, "kid"));
+
+			if (crypt_envelope_wellformed(v) && k && strcmp(k, kid) != 0) {
+				*address = addr;
+				*attr = json_string_value(item);
+				return k;
+			}
+		}
+	}
+	return NULL;
+}
+
+/* A value sealed with a key other than key: true with err naming it. */
+static bool sealed_elsewhere(const json_t *doc, const struct crypt_key *key,
+			     struct kiln_error *err)
+{
+	const char *address, *name, *kid = state_sealed_other(doc, key->kid, &address, &name);
+
+	if (!kid)
+		return false;
+	kiln_error_set(err, "resource %s attribute '%s' is sealed with key %s, but the state key is %s",
+		       address, name, kid, key->kid);
+	kiln_error_hint(err, "put the plain value there to seal it with this key, or use key %s",
+			kid);
+	return true;
+}
+
 int state_seal(json_t *doc, const struct crypt_key *key, bool allow_plaintext,
 	       struct kiln_error *err)
 {
@@ -459,6 +500,9 @@ int state_seal(json_t *doc, const struct crypt_key *key, bool allow_plaintext,
 
 	/* A malformed "sensitive" list would let a secret through unsealed. */
 	if (state_check(doc, "state", err) < 0)
+		return -1;
+	/* One key per state: nothing is sealed while another key's value is there. */
+	if (key && sealed_elsewhere(doc, key, err))
 		return -1;
 	json_object_foreach(state_resources(doc), address, res)
 	{
@@ -473,8 +517,6 @@ int state_seal(json_t *doc, const struct crypt_key *key, bool allow_plaintext,
 			char *aad;
 
 			if (crypt_is_sealed(v)) {
-				const char *kid = json_string_value(json_object_get(v, "kid"));
-
 				/* Something that only looks sealed would be stored as it is. */
 				if (!crypt_envelope_wellformed(v)) {
 					kiln_error_set(
@@ -484,18 +526,6 @@ int state_seal(json_t *doc, const struct crypt_key *key, bool allow_plaintext,
 					    address, name);
 					kiln_error_hint(err,
 							"put the plain value there; kiln seals it");
-					return -1;
-				}
-				if (key && strcmp(kid, key->kid) != 0) {
-					kiln_error_set(
-					    err,
-					    "resource %s attribute '%s' is sealed with key %s, "
-					    "but the state key is %s",
-					    address, name, kid, key->kid);
-					kiln_error_hint(err,
-							"put the plain value there to seal it with "
-							"this key, or use key %s",
-							kid);
 					return -1;
 				}
 				continue;

@@ -69,11 +69,20 @@ json_t *state_resources(const json_t *doc); /* borrowed */
 size_t state_resource_count(const json_t *doc);
 
 /*
+ * The id of the first key other than kid that a value in doc is sealed
+ * with, with that value's address and attribute; NULL when every sealed
+ * value is sealed with kid. Borrowed from doc.
+ */
+const char *state_sealed_other(const json_t *doc, const char *kid, const char **address,
+			       const char **attr);
+
+/*
  * Seal every attribute a resource lists in "sensitive" that is not sealed
  * yet, with aad "<address>/<attr>". A null value holds no secret and is left
  * alone. Without a key, any plaintext sensitive value is an error unless
- * allow_plaintext. Returns the number of values sealed, or -1 with err (the
- * document may then be partly sealed, which is still valid).
+ * allow_plaintext. A value sealed with another key is an error before
+ * anything is sealed. Returns the number of values sealed, or -1 with err
+ * (the document may then be partly sealed, which is still valid).
  */
 int state_seal(json_t *doc, const struct crypt_key *key, bool allow_plaintext,
 	       struct kiln_error *err);

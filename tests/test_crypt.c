@@ -438,6 +438,19 @@ static void config_dir_remove(char *dir)
 	free(dir);
 }
 
+/* The default key file made by crypt_key_create_file, then holding KEY_A. */
+static void default_key_make_a(const char *path, char kid[CRYPT_KID_LEN + 1])
+{
+	struct kiln_error err = {{0}};
+	FILE *f;
+
+	assert_int_equal(crypt_key_create_file(path, kid, &err), 1);
+	f = fopen(path, "w");
+	assert_non_null(f);
+	fputs(KEY_A "\n", f);
+	fclose(f);
+}
+
 static void test_key_made_by_create_is_private_and_found_without_variables(void **state)
 {
 	struct crypt_key k;
@@ -466,14 +479,9 @@ static void test_create_never_replaces_an_existing_key(void **state)
 	struct kiln_error err = {{0}};
 	char *dir = config_dir_new(), *path = crypt_key_default_path();
 	char kid[CRYPT_KID_LEN + 1] = "";
-	FILE *f;
 
 	(void)state;
-	assert_int_equal(crypt_key_create_file(path, kid, &err), 1);
-	f = fopen(path, "w");
-	assert_non_null(f);
-	fputs(KEY_A "\n", f);
-	fclose(f);
+	default_key_make_a(path, kid);
 	assert_int_equal(crypt_key_create_file(path, kid, &err), 0);
 	assert_int_equal(crypt_key_load(&k, &err), 1);
 	assert_string_equal(k.kid, KID_A);
@@ -497,6 +505,76 @@ static void test_variables_win_over_the_default_key_file(void **state)
 	setenv("KILN_STATE_KEY", KEY_B, 1);
 	assert_int_equal(crypt_key_load(&k, &err), 1);
 	assert_string_equal(k.kid, KID_B);
+	unlink(file);
+	free(file);
+	free(path);
+	config_dir_remove(dir);
+}
+
+/*
+ * Where a key is, when it is not the one in use: the file KILN_STATE_KEY_FILE
+ * names (passed over for KILN_STATE_KEY) and the file kiln init makes
+ * (passed over for either variable), with the variables to unset.
+ */
+static void test_key_find_names_the_file_passed_over(void **state)
+{
+	char *dir = config_dir_new(), *path = crypt_key_default_path(), *file, *got, *want;
+	char kid[CRYPT_KID_LEN + 1] = "";
+	const char *unset = NULL;
+
+	(void)state;
+	default_key_make_a(path, kid);
+
+	/* No variable: the default file is the one in use, nothing else to find. */
+	assert_null(crypt_key_find(KID_A, &unset));
+	got = crypt_key_source();
+	want = xasprintf("the state key %s", path);
+	assert_string_equal(got, want);
+	free(got);
+	free(want);
+
+	setenv("KILN_STATE_KEY", KEY_B, 1);
+	got = crypt_key_source();
+	assert_string_equal(got, "KILN_STATE_KEY");
+	free(got);
+	assert_null(crypt_key_find(KID_B, &unset));
+	got = crypt_key_find(KID_A, &unset);
+	want = xasprintf("the state key kiln init made, %s", path);
+	assert_string_equal(got, want);
+	assert_string_equal(unset, "KILN_STATE_KEY");
+	free(got);
+
+	file = key_file_write(KEY_B "\n");
+	setenv("KILN_STATE_KEY_FILE", file, 1);
+	got = crypt_key_find(KID_A, &unset);
+	assert_string_equal(got, want);
+	assert_string_equal(unset, "KILN_STATE_KEY and KILN_STATE_KEY_FILE");
+	free(got);
+	free(want);
+
+	unsetenv("KILN_STATE_KEY");
+	got = crypt_key_source();
+	want = xasprintf("KILN_STATE_KEY_FILE (%s)", file);
+	assert_string_equal(got, want);
+	free(got);
+	free(want);
+	unset = NULL;
+	got = crypt_key_find(KID_A, &unset);
+	assert_string_equal(unset, "KILN_STATE_KEY_FILE");
+	free(got);
+
+	/* The file KILN_STATE_KEY_FILE names holds the key, KILN_STATE_KEY another. */
+	unlink(file);
+	free(file);
+	file = key_file_write(KEY_A "\n");
+	setenv("KILN_STATE_KEY_FILE", file, 1);
+	setenv("KILN_STATE_KEY", KEY_B, 1);
+	got = crypt_key_find(KID_A, &unset);
+	want = xasprintf("the file KILN_STATE_KEY_FILE names, %s", file);
+	assert_string_equal(got, want);
+	assert_string_equal(unset, "KILN_STATE_KEY");
+	free(got);
+	free(want);
 	unlink(file);
 	free(file);
 	free(path);
@@ -590,6 +668,8 @@ int main(void)
 					    unset_key_env, unset_key_env),
 	    cmocka_unit_test_setup_teardown(test_variables_win_over_the_default_key_file,
 					    unset_key_env, unset_key_env),
+	    cmocka_unit_test_setup_teardown(test_key_find_names_the_file_passed_over, unset_key_env,
+					    unset_key_env),
 	    cmocka_unit_test_setup_teardown(test_default_key_file_readable_by_others_is_refused,
 					    unset_key_env, unset_key_env),
 	    cmocka_unit_test(test_wipe_zeroes_the_key),

@@ -506,6 +506,45 @@ static void test_seal_a_second_time_seals_nothing(void **state)
 	json_decref(doc);
 }
 
+/*
+ * One key per state: with a value sealed under key A, sealing with key B
+ * refuses before it seals anything, so no state holds two keys' values.
+ */
+static void test_seal_with_another_key_seals_nothing(void **state)
+{
+	struct crypt_key a, b;
+	struct kiln_error err = {{0}};
+	json_t *doc, *copy;
+	const char *address = NULL, *name = NULL, *kid;
+	char *want;
+
+	(void)state;
+	key_a(&a);
+	assert_int_equal(crypt_key_from_base64(&b, "//////////////////////////////////////////8=",
+					       &err),
+			 1);
+	doc = sealed_db_main(&a);
+	copy = json_deep_copy(json_object_get(state_resources(doc), "aws_db.main"));
+	json_object_set_new(json_object_get(copy, "attrs"), "password", json_string("plain"));
+	json_object_set_new(state_resources(doc), "aws_db.other", copy);
+
+	assert_null(state_sealed_other(doc, a.kid, &address, &name));
+	kid = state_sealed_other(doc, b.kid, &address, &name);
+	assert_non_null(kid);
+	assert_string_equal(kid, a.kid);
+	assert_string_equal(address, "aws_db.main");
+	assert_string_equal(name, "password");
+
+	assert_int_equal(state_seal(doc, &b, false, &err), -1);
+	want = xasprintf("resource aws_db.main attribute 'password' is sealed with key %s, but "
+			 "the state key is %s",
+			 a.kid, b.kid);
+	assert_string_equal(err.msg, want);
+	assert_string_equal(json_string_value(attr(doc, "aws_db.other", "password")), "plain");
+	free(want);
+	json_decref(doc);
+}
+
 static void test_seal_without_key_refuses_a_plaintext_secret(void **state)
 {
 	struct kiln_error err = {{0}};
@@ -677,6 +716,7 @@ int main(void)
 	    cmocka_unit_test(test_seal_seals_only_sensitive_attributes),
 	    cmocka_unit_test(test_seal_leaves_a_null_sensitive_value_alone),
 	    cmocka_unit_test(test_seal_a_second_time_seals_nothing),
+	    cmocka_unit_test(test_seal_with_another_key_seals_nothing),
 	    cmocka_unit_test(test_seal_without_key_refuses_a_plaintext_secret),
 	    cmocka_unit_test(test_seal_without_key_keeps_plaintext_when_allowed),
 	    cmocka_unit_test(test_seal_refuses_a_malformed_sensitive_list),

@@ -642,6 +642,41 @@ state_damaged_remote() {
 	cd "$E2E_ROOT" || exit 1
 }
 
+# The tutorial's trap: the state sealed with one key, an apply in a new
+# shell with another. The apply stops before anything changes, names both
+# keys and, when it can see it, where the state's key is.
+state_key_mismatch() {
+	st_new_dir
+	cp "$E2E_ROOT/examples/quickstart.yaml" kiln.yaml
+	st_cfg=$st_dir/config
+	mkdir -p "$st_cfg/kiln"
+	openssl rand -base64 32 >"$st_cfg/kiln/state.key"
+	chmod 600 "$st_cfg/kiln/state.key"
+	check "key mismatch: the first apply seals with the key kiln init makes" 0 \
+		-- env XDG_CONFIG_HOME="$st_cfg" "$KILN" apply --auto-approve --health-timeout 0
+	st_kid=$("$KILN" state pull | python3 -c 'import json, sys
+print(json.load(sys.stdin)["resources"]["sim_node_group.trainers"]["attrs"]["join_token"]["kid"])')
+	st_head=$(git --git-dir=.kiln/state.git rev-parse refs/heads/default)
+	sed -i 's/count: 2/count: 3/' kiln.yaml
+	st_other=$(openssl rand -base64 32)
+	check "key mismatch: an apply with another KILN_STATE_KEY stops, naming the file that holds the state's key" 1 \
+		--err-has "kiln: apply: the state is sealed with key $st_kid (sim_node_group.trainers/join_token), but KILN_STATE_KEY is key " \
+		--err-has ": kiln seals a state with one key only
+  hint: key $st_kid is the state key kiln init made, $st_cfg/kiln/state.key: unset KILN_STATE_KEY to use it; nothing was changed" \
+		-- env XDG_CONFIG_HOME="$st_cfg" KILN_STATE_KEY="$st_other" "$KILN" apply --auto-approve --health-timeout 0
+	assert "key mismatch: nothing was committed" \
+		test "$(git --git-dir=.kiln/state.git rev-parse refs/heads/default)" = "$st_head"
+	check "key mismatch: nothing was created (2 nodes still)" 0 --out-has '"count":2' \
+		-- "$KILN" state show sim_node_group.trainers
+	check "key mismatch: without the state's key anywhere kiln sees, the hint names its id" 1 \
+		--err-has "  hint: set KILN_STATE_KEY (or KILN_STATE_KEY_FILE) to the key whose id is $st_kid, the one this workspace was sealed with; nothing was changed" \
+		-- env XDG_CONFIG_HOME="$st_dir/none" KILN_STATE_KEY="$st_other" "$KILN" repair --auto-approve
+	check "key mismatch: with the state's key the apply goes on" 0 \
+		-- env XDG_CONFIG_HOME="$st_cfg" "$KILN" apply --auto-approve --health-timeout 0
+	check "key mismatch: and adds the node" 0 --out-has '"count":3' \
+		-- "$KILN" state show sim_node_group.trainers
+}
+
 state_tests() {
 	export KILN_AUTHOR="Test <test@example.com>"
 	unset KILN_STATE KILN_WORKSPACE KILN_STATE_KEY KILN_STATE_KEY_FILE
@@ -654,5 +689,6 @@ state_tests() {
 	state_damaged
 	state_damaged_remote
 	state_crashes
+	state_key_mismatch
 	unset KILN_AUTHOR
 }
