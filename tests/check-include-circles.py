@@ -31,10 +31,6 @@ DIRS = ("src", "providers")
 
 # Circles that stand, and why (issue 32). Strike each as it is broken.
 KNOWN = {
-    # aws_capacity.h includes aws_launch.h for struct launch, whose capacity
-    # part aws_capacity.c fills; aws_launch.c calls it. Broken by giving the
-    # capacity part its own struct in aws_capacity.h, embedded in the launch.
-    ("aws_capacity", "aws_launch"),
     # The provider interface is written in terms of the spec (provider.h
     # includes spec.h), while the loader asks the provider table for the
     # names a spec may give, a provider's defaults and its statement grammar

@@ -214,7 +214,7 @@ static void test_a_capacity_change_replaces_a_sim_group_and_a_fallback_change_do
 
 static void test_a_launch_into_a_block_not_active_yet_names_it_and_the_fix(void **state)
 {
-	struct launch l = {.address = "aws_instance_group.trainers",
+	struct capacity_target l = {.address = "aws_instance_group.trainers",
 			   .reservation = "cr-0123456789abcdef0",
 			   .block = true};
 	struct kiln_error err = {{0}, {0}};
@@ -234,7 +234,7 @@ static void test_a_launch_into_a_block_not_active_yet_names_it_and_the_fix(void 
 
 static void test_other_refusals_of_a_launch_are_left_alone(void **state)
 {
-	struct launch l = {.address = "aws_instance_group.trainers",
+	struct capacity_target l = {.address = "aws_instance_group.trainers",
 			   .reservation = "cr-0123456789abcdef0",
 			   .block = true};
 	struct kiln_error err = {{0}, {0}};

@@ -119,7 +119,7 @@ static const char *live_attr(const json_t *live, const char *key)
 #define NOT_ACTIVE_HINT                                                                            \
 	"nodes launch into it once it is active: run kiln apply again then, or kiln up --wait"
 
-int capacity_launch_init(struct prov_ctx *ctx, struct launch *l, const json_t *a,
+int capacity_launch_init(struct prov_ctx *ctx, struct capacity_target *c, const json_t *a,
 			 const json_t *deps, struct kiln_error *err)
 {
 	const char *kind = json_string_value(json_object_get(a, "capacity"));
@@ -128,20 +128,20 @@ int capacity_launch_init(struct prov_ctx *ctx, struct launch *l, const json_t *a
 	const char *state;
 	int rc;
 
-	l->spot_fallback = json_is_true(json_object_get(a, "spot_fallback"));
+	c->spot_fallback = json_is_true(json_object_get(a, "spot_fallback"));
 	if (kind && strcmp(kind, "reservation-group") == 0) {
 		/* EC2 launches a target no member fits on demand: launch where one fits. */
-		l->reservation_group = target;
-		rc = capacity_group_fit(ctx, l->address, a, NULL, &live, err);
+		c->reservation_group = target;
+		rc = capacity_group_fit(ctx, c->address, a, NULL, &live, err);
 		if (rc == PROV_OK)
-			l->reservation_zone =
+			c->reservation_zone =
 			    xstrdup(live_attr(live, "zone") ? live_attr(live, "zone") : "");
 		state = rc == PROV_OK ? live_attr(live, "state") : NULL;
 		/* Not active yet: EC2 would launch the gang on demand instead. */
 		if (state && strcmp(state, "active") != 0) {
 			kiln_error_set(
 			    err, "aws: %s waits for %s of its reservation group, which is %s%s%s",
-			    l->address, json_string_value(json_object_get(live, "id")), state,
+			    c->address, json_string_value(json_object_get(live, "id")), state,
 			    live_attr(live, "start") ? " from " : "",
 			    live_attr(live, "start") ? live_attr(live, "start") : "");
 			kiln_error_hint(err, NOT_ACTIVE_HINT);
@@ -152,35 +152,35 @@ int capacity_launch_init(struct prov_ctx *ctx, struct launch *l, const json_t *a
 	}
 	if (!kind || (strcmp(kind, "reservation") != 0 && strcmp(kind, "block") != 0))
 		return PROV_OK;
-	l->block = strcmp(kind, "block") == 0;
-	if (l->block)
+	c->block = strcmp(kind, "block") == 0;
+	if (c->block)
 		target = aws_dep_attr_any(deps, "aws_capacity_block", "reservation_id");
 	if (!target) {
 		kiln_error_set(err, "aws: %s needs its Capacity Block, which is not recorded",
-			       l->address);
+			       c->address);
 		kiln_error_hint(err, "run plan again: it refreshes what exists");
 		return PROV_ERROR;
 	}
-	l->reservation = target;
+	c->reservation = target;
 	rc = reservation_read(ctx, target, &live, err);
 	if (rc == PROV_NOTFOUND) {
 		kiln_error_set(err, "aws: %s: capacity reservation %s does not exist in %s",
-			       l->address, target, ctx->region);
+			       c->address, target, ctx->region);
 		kiln_error_hint(err,
 				"check compute.%s.capacity.reservation (reservations are "
 				"regional)",
-				group_name(l->address));
+				group_name(c->address));
 		return PROV_ERROR;
 	}
 	if (rc != PROV_OK)
 		return rc;
 	state = live_attr(live, "state");
-	l->reservation_zone = xstrdup(live_attr(live, "zone") ? live_attr(live, "zone") : "");
+	c->reservation_zone = xstrdup(live_attr(live, "zone") ? live_attr(live, "zone") : "");
 	if (!state || strcmp(state, "active") != 0) {
 		const char *start = live_attr(live, "start");
 
-		kiln_error_set(err, "aws: %s waits for %s %s, which is %s%s%s", l->address,
-			       l->block ? "its Capacity Block" : "capacity reservation", target,
+		kiln_error_set(err, "aws: %s waits for %s %s, which is %s%s%s", c->address,
+			       c->block ? "its Capacity Block" : "capacity reservation", target,
 			       state ? state : "in no state", start ? " from " : "",
 			       start ? start : "");
 		kiln_error_hint(
@@ -201,42 +201,42 @@ int capacity_launch_init(struct prov_ctx *ctx, struct launch *l, const json_t *a
  * demand, unreserved, without a word ("If capacity isn't available, the
  * instance will fail to launch": CapacityReservationPreference, EC2 API).
  */
-void capacity_launch_params(struct aws_params *p, const struct launch *l)
+void capacity_launch_params(struct aws_params *p, const struct capacity_target *c)
 {
-	if (l->reservation)
+	if (c->reservation)
 		aws_param(p,
 			  "CapacityReservationSpecification.CapacityReservationTarget."
 			  "CapacityReservationId",
-			  l->reservation);
-	else if (l->reservation_group)
+			  c->reservation);
+	else if (c->reservation_group)
 		aws_param(p,
 			  "CapacityReservationSpecification.CapacityReservationTarget."
 			  "CapacityReservationResourceGroupArn",
-			  l->reservation_group);
-	if (l->reservation || l->reservation_group)
+			  c->reservation_group);
+	if (c->reservation || c->reservation_group)
 		aws_param(p, "CapacityReservationSpecification.CapacityReservationPreference",
 			  "capacity-reservations-only");
-	if (l->block) {
+	if (c->block) {
 		aws_param(p, "InstanceMarketOptions.MarketType", "capacity-block");
-	} else if (l->spot && !l->fallback) {
+	} else if (c->spot && !c->fallback) {
 		aws_param(p, "InstanceMarketOptions.MarketType", "spot");
 		aws_param(p, "InstanceMarketOptions.SpotOptions.SpotInstanceType", "one-time");
 	}
 }
 
-int capacity_launch_zone(const struct launch *l, const char *zone, struct kiln_error *err)
+int capacity_launch_zone(const struct capacity_target *c, const char *zone, struct kiln_error *err)
 {
-	if (!l->reservation_zone || !*l->reservation_zone || strcmp(zone, l->reservation_zone) == 0)
+	if (!c->reservation_zone || !*c->reservation_zone || strcmp(zone, c->reservation_zone) == 0)
 		return PROV_OK;
-	kiln_error_set(err, "aws: %s: its reservation %s is in %s, not %s", l->address,
-		       l->reservation ? l->reservation : l->reservation_group, l->reservation_zone,
+	kiln_error_set(err, "aws: %s: its reservation %s is in %s, not %s", c->address,
+		       c->reservation ? c->reservation : c->reservation_group, c->reservation_zone,
 		       zone);
 	kiln_error_hint(err, "list %s under provider.zone: the group launches there",
-			l->reservation_zone);
+			c->reservation_zone);
 	return PROV_CAPACITY;
 }
 
-void capacity_launch_refused(const struct launch *l, int rc, struct kiln_error *err)
+void capacity_launch_refused(const struct capacity_target *c, int rc, struct kiln_error *err)
 {
 	char was[sizeof(err->msg)];
 
@@ -246,18 +246,18 @@ void capacity_launch_refused(const struct launch *l, int rc, struct kiln_error *
 	snprintf(was, sizeof(was), "%s",
 		 strncmp(err->msg, "aws: ", 5) == 0 ? err->msg + 5 : err->msg);
 	kiln_error_set(err, "aws: %s: %s %s is not active yet, and EC2 refused the launch (%s)",
-		       l->address, l->block ? "its Capacity Block" : "capacity reservation",
-		       l->reservation	      ? l->reservation
-		       : l->reservation_group ? l->reservation_group
+		       c->address, c->block ? "its Capacity Block" : "capacity reservation",
+		       c->reservation	      ? c->reservation
+		       : c->reservation_group ? c->reservation_group
 					      : "?",
 		       was);
 	kiln_error_hint(err, NOT_ACTIVE_HINT);
 }
 
-bool capacity_fall_back(const struct launch *l, int rc, const struct kiln_error *err)
+bool capacity_fall_back(const struct capacity_target *c, int rc, const struct kiln_error *err)
 {
 	(void)err;
-	return rc == PROV_CAPACITY && l->spot && l->spot_fallback && !l->fallback;
+	return rc == PROV_CAPACITY && c->spot && c->spot_fallback && !c->fallback;
 }
 
 /* Whether inst is the on-demand stand-in of a spot launch (its ClientToken says so). */

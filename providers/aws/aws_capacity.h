@@ -10,7 +10,24 @@
 #define KILN_AWS_CAPACITY_H
 
 #include "aws_ec2.h"
-#include "aws_launch.h"
+
+/* On a spot group's instances: "true" when a launch falls back on demand (spot_fallback). */
+#define TAG_SPOT_FALLBACK "kiln:spot-fallback"
+
+/*
+ * The capacity part of a launch (struct launch's cap): what it targets and
+ * how it is bought. Filled by capacity_launch_init.
+ */
+struct capacity_target {
+	const char *address;	       /* the node group, for messages */
+	const char *reservation;       /* cr-... targeted, or NULL */
+	const char *reservation_group; /* a resource group's ARN, or NULL */
+	char *reservation_zone;	       /* the reservation's zone, or NULL */
+	bool block;		       /* into a Capacity Block (MarketType capacity-block) */
+	bool spot;		       /* market: spot */
+	bool spot_fallback;	       /* spot, else on demand */
+	bool fallback;		       /* this launch is spot's on-demand stand-in */
+};
 
 /* A ClientToken that starts so marks the on-demand launch standing in for spot. */
 #define CAPACITY_FALLBACK_TOKEN "fallback-"
@@ -21,21 +38,21 @@
  * block that is not active yet is an error saying when it starts), spot
  * and its fallback.
  */
-int capacity_launch_init(struct prov_ctx *ctx, struct launch *l, const json_t *attrs,
+int capacity_launch_init(struct prov_ctx *ctx, struct capacity_target *c, const json_t *attrs,
 			 const json_t *deps, struct kiln_error *err);
-/* RunInstances' CapacityReservationSpecification and InstanceMarketOptions for l. */
-void capacity_launch_params(struct aws_params *p, const struct launch *l);
-/* PROV_CAPACITY (with err) when l's reservation is in another zone than zone. */
-int capacity_launch_zone(const struct launch *l, const char *zone, struct kiln_error *err);
+/* RunInstances' CapacityReservationSpecification and InstanceMarketOptions for c. */
+void capacity_launch_params(struct aws_params *p, const struct capacity_target *c);
+/* PROV_CAPACITY (with err) when c's reservation is in another zone than zone. */
+int capacity_launch_zone(const struct capacity_target *c, const char *zone, struct kiln_error *err);
 /*
- * A launch of l refused (rc, err) because its reservation is not active
+ * A launch of c refused (rc, err) because its reservation is not active
  * yet (a block bought but not started: EC2 answers
  * InvalidCapacityReservationState.PendingActivation): err rewritten to
  * say which reservation and what to do. Anything else is left alone.
  */
-void capacity_launch_refused(const struct launch *l, int rc, struct kiln_error *err);
-/* Whether a refused launch of l (rc, err) is retried on demand (spot's fallback). */
-bool capacity_fall_back(const struct launch *l, int rc, const struct kiln_error *err);
+void capacity_launch_refused(const struct capacity_target *c, int rc, struct kiln_error *err);
+/* Whether a refused launch of c (rc, err) is retried on demand (spot's fallback). */
+bool capacity_fall_back(const struct capacity_target *c, int rc, const struct kiln_error *err);
 /* "spot" or "on-demand": what an instance was launched as (a fallback counts as spot). */
 const char *capacity_market(json_t *inst);
 /*

@@ -319,12 +319,12 @@ static void launch_params(struct aws_params *p, const struct launch *l,
 		aws_param(p, "IamInstanceProfile.Name", l->profile);
 	if (user_data)
 		aws_param(p, "UserData", user_data);
-	capacity_launch_params(p, l);
+	capacity_launch_params(p, &l->cap);
 	json_object_set_new(extra, TAG_ZONES, json_string(l->zones));
 	json_object_set_new(extra, TAG_GANG, json_string(l->gang ? "true" : "false"));
-	if (l->spot)
+	if (l->cap.spot)
 		json_object_set_new(extra, TAG_SPOT_FALLBACK,
-				    json_string(l->spot_fallback ? "true" : "false"));
+				    json_string(l->cap.spot_fallback ? "true" : "false"));
 	json_object_set_new(extra, TAG_DISK, json_sprintf("%ld/%s", l->disk_gb, l->disk_type));
 	json_object_set_new(extra, "kiln:role", json_string(l->role ? l->role : ""));
 	if (l->user_data_digest)
@@ -393,7 +393,7 @@ int launch_run(struct prov_ctx *ctx, const struct launch *l, const struct prov_s
 	rc = launch_user_data(ctx, l, scope, &user_data, err);
 	if (rc != PROV_OK)
 		return rc;
-	launch_token(token, l->zone, token_count, tok, l->fallback);
+	launch_token(token, l->zone, token_count, tok, l->cap.fallback);
 	launch_params(&p, l, scope, count, tok, user_data);
 	free(user_data);
 	/*
@@ -431,13 +431,13 @@ int launch_run(struct prov_ctx *ctx, const struct launch *l, const struct prov_s
 				"IAM is eventually consistent, and slower at times; apply again in "
 				"a few minutes",
 				l->profile, PROFILE_UNSEEN_MAX_S);
-	capacity_launch_refused(l, rc, err);
-	if (capacity_fall_back(l, rc, err)) {
+	capacity_launch_refused(&l->cap, rc, err);
+	if (capacity_fall_back(&l->cap, rc, err)) {
 		struct launch od = *l;
 
 		log_warn("%s: no spot capacity for %ld × %s in %s (%s); launching on demand",
 			 l->address, count, l->type, l->zone, err->msg);
-		od.fallback = true;
+		od.cap.fallback = true;
 		memset(err, 0, sizeof(*err));
 		return launch_run(ctx, &od, scope, count, token, token_count, ids, err);
 	}
@@ -468,6 +468,7 @@ int launch_init(struct prov_ctx *ctx, struct launch *l, const char *address, con
 
 	memset(l, 0, sizeof(*l));
 	l->address = address;
+	l->cap.address = address;
 	l->type = json_string_value(json_object_get(a, "instance_type"));
 	l->image = json_string_value(json_object_get(a, "image"));
 	l->disk_gb = (long)json_integer_value(json_object_get(a, "disk_size_gb"));
@@ -476,7 +477,7 @@ int launch_init(struct prov_ctx *ctx, struct launch *l, const char *address, con
 	l->efa = json_is_true(json_object_get(a, "efa"));
 	l->public = json_is_true(json_object_get(a, "public"));
 	l->gang = json_is_true(json_object_get(a, "gang"));
-	l->spot = json_string_value(json_object_get(a, "market")) &&
+	l->cap.spot = json_string_value(json_object_get(a, "market")) &&
 		  strcmp(json_string_value(json_object_get(a, "market")), "spot") == 0;
 	l->role = role;
 	l->key_pair = json_string_value(json_object_get(a, "key_pair"));
@@ -503,7 +504,7 @@ int launch_init(struct prov_ctx *ctx, struct launch *l, const char *address, con
 	json_array_foreach(json_object_get(a, "zones"), i, z)
 	    sb_addf(&zs, "%s%s", i ? "," : "", json_string_value(z));
 	l->zones = zs.buf ? zs.buf : xstrdup("");
-	rc = capacity_launch_init(ctx, l, a, deps, err);
+	rc = capacity_launch_init(ctx, &l->cap, a, deps, err);
 	if (rc == PROV_OK)
 		rc = launch_root_device(ctx, l->image, &l->root_dev, err);
 	if (rc == PROV_OK && l->efa)
@@ -515,11 +516,11 @@ void launch_release(struct launch *l)
 {
 	free(l->root_dev);
 	free(l->zones);
-	free(l->reservation_zone);
+	free(l->cap.reservation_zone);
 	free(l->user_data_b64);
 	l->root_dev = NULL;
 	l->zones = NULL;
-	l->reservation_zone = NULL;
+	l->cap.reservation_zone = NULL;
 	l->user_data_b64 = NULL;
 }
 
@@ -530,7 +531,7 @@ int launch_in(struct prov_ctx *ctx, struct launch *l, const struct prov_scope *s
 	if (ids)
 		*ids = NULL;
 	l->zone = zone;
-	if (capacity_launch_zone(l, zone, err) != PROV_OK)
+	if (capacity_launch_zone(&l->cap, zone, err) != PROV_OK)
 		return PROV_CAPACITY;
 	l->subnet = aws_dep_attr(deps, "aws_subnet", zone, "id");
 	if (!l->subnet) {

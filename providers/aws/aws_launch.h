@@ -6,6 +6,7 @@
 #ifndef KILN_AWS_LAUNCH_H
 #define KILN_AWS_LAUNCH_H
 
+#include "aws_capacity.h"
 #include "aws_int.h"
 
 /* Tags a group's instances carry beside the scope's: what its later launches repeat. */
@@ -14,8 +15,6 @@
 #define TAG_DISK "kiln:disk"
 /* The digest of the user data the instance was launched with (the input user_data). */
 #define TAG_USER_DATA "kiln:user-data"
-/* On a spot group's instances: "true" when a launch falls back on demand (spot_fallback). */
-#define TAG_SPOT_FALLBACK "kiln:spot-fallback"
 
 /* What a launch needs beside the count: from the spec's attrs and the dependencies' ids. */
 struct launch {
@@ -34,17 +33,11 @@ struct launch {
 	bool efa;
 	int efa_interfaces; /* with efa: one per network card, card 0 the primary */
 	bool public;
-	bool spot;
 	bool gang;
 	char *zones; /* "a,b": the order of preference, kept in a tag */
 	/* Capacity (aws_capacity.c): what the launch targets and how it is bought. */
-	const char *reservation;       /* cr-... targeted, or NULL */
-	const char *reservation_group; /* a resource group's ARN, or NULL */
-	char *reservation_zone;	       /* the reservation's zone, or NULL */
-	bool block;		       /* into a Capacity Block (MarketType capacity-block) */
-	bool spot_fallback;	       /* spot, else on demand */
-	bool fallback;		       /* this launch is spot's on-demand stand-in */
-	const char *key_pair;	       /* KeyName (access.key_pair), or NULL */
+	struct capacity_target cap;
+	const char *key_pair; /* KeyName (access.key_pair), or NULL */
 	/*
 	 * The user data: the document with its placeholders (bootstrap.h),
 	 * filled at launch from deps and the scope; or, for a grow, the group's

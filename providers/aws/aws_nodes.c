@@ -378,9 +378,9 @@ static void launch_beside_capacity(struct launch *l, const json_t *la)
 	const char *target = json_string_value(json_object_get(la, "capacity_reservation"));
 
 	if (kind && strcmp(kind, "reservation") == 0)
-		l->reservation = target;
+		l->cap.reservation = target;
 	else if (kind && strcmp(kind, "reservation-group") == 0)
-		l->reservation_group = target;
+		l->cap.reservation_group = target;
 }
 
 static int launch_beside(struct prov_ctx *ctx, const char *id, json_t *live, long count,
@@ -408,6 +408,7 @@ static int launch_beside(struct prov_ctx *ctx, const char *id, json_t *live, lon
 		s.lineage = lineage;
 		s.owner = json_string_value(json_object_get(tags, PROV_TAG_OWNER));
 		l.address = addr;
+		l.cap.address = addr;
 		l.type = json_string_value(json_object_get(la, "instance_type"));
 		l.image = json_string_value(json_object_get(la, "image"));
 		l.disk_gb = (long)json_integer_value(json_object_get(la, "disk_size_gb"));
@@ -422,8 +423,8 @@ static int launch_beside(struct prov_ctx *ctx, const char *id, json_t *live, lon
 		l.efa = json_is_true(json_object_get(la, "efa"));
 		l.public = json_is_true(json_object_get(la, "public"));
 		l.gang = json_is_true(json_object_get(la, "gang"));
-		l.spot = strcmp(json_string_value(json_object_get(la, "market")), "spot") == 0;
-		l.spot_fallback = json_is_true(json_object_get(la, "spot_fallback"));
+		l.cap.spot = strcmp(json_string_value(json_object_get(la, "market")), "spot") == 0;
+		l.cap.spot_fallback = json_is_true(json_object_get(la, "spot_fallback"));
 		launch_beside_capacity(&l, la);
 		l.user_data_digest = json_string_value(json_object_get(la, "user_data"));
 		l.zones = xstrdup(json_string_value(json_object_get(tags, TAG_ZONES))
