@@ -67,7 +67,7 @@ static bool arn_aws_is_any(const char *r)
 	return colons == 5 && strcmp(r, "*") == 0;
 }
 
-const struct prov_grammar arn_aws_grammar = {
+const struct spec_grammar arn_aws_grammar = {
     .resource_fault = arn_aws_fault,
     .resource_is_any = arn_aws_is_any,
     .resource_form = "arn:PARTITION:SERVICE:REGION:ACCOUNT:RESOURCE",

@@ -9,6 +9,6 @@
 
 #include "provider.h"
 
-extern const struct prov_grammar arn_aws_grammar;
+extern const struct spec_grammar arn_aws_grammar;
 
 #endif

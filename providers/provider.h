@@ -157,18 +157,6 @@ struct prov_wait {
 
 struct prov_ctx; /* a provider's own connection state */
 
-/* How a cloud names the resources a role's allow: statements grant actions on. */
-struct prov_grammar {
-	/* NULL when resource is a name in the grammar, else the part at fault. */
-	const char *(*resource_fault)(const char *resource);
-	/* Whether resource (other than "*") names every resource there is, as "*" does. */
-	bool (*resource_is_any)(const char *resource);
-	/* For hints: the grammar's form, and an action and a resource it takes. */
-	const char *resource_form;    /* "arn:PARTITION:SERVICE:REGION:ACCOUNT:RESOURCE" */
-	const char *example_action;   /* "ecr:GetAuthorizationToken" */
-	const char *example_resource; /* "arn:aws:ecr:us-east-1:123456789012:repository/train" */
-};
-
 struct prov_type {
 	const char *name; /* "sim_node_group" */
 	const struct prov_attr *attrs;
@@ -388,7 +376,7 @@ struct provider {
 	/* The cloud's rules on one compute group (its image): errors added to d. */
 	void (*check_group)(const struct spec *spec, const struct spec_group *g, struct diags *d);
 	/* How the spec's allow: statements name resources; NULL: any name. */
-	const struct prov_grammar *grammar;
+	const struct spec_grammar *grammar;
 	/*
 	 * NULL-terminated patterns (fnmatch, case folded) of actions no policy
 	 * can scope to a resource: "*" is their only resource, so audit does
@@ -428,6 +416,8 @@ size_t provider_count(void);
 const struct provider *provider_at(size_t i);
 /* The first provider of the table that is (or is not) simulated. */
 const struct provider *provider_first(bool simulated);
+/* What the spec loader knows of each provider, in the table's order (spec_options). */
+const struct spec_provider *providers_for_spec(size_t *n);
 /*
  * The providers' names in the table's order, each after prefix, joined by
  * sep and the last by last: ("--provider ", ", ", " or ") gives

@@ -51,6 +51,18 @@ const struct provider *provider_first(bool simulated)
 	return NULL;
 }
 
+const struct spec_provider *providers_for_spec(size_t *n)
+{
+	static struct spec_provider table[ARRAY_SIZE(providers)];
+	size_t i;
+
+	for (i = 0; i < ARRAY_SIZE(providers); i++)
+		table[i] = (struct spec_provider){providers[i]->name, providers[i]->simulated,
+						  providers[i]->defaults, providers[i]->grammar};
+	*n = ARRAY_SIZE(providers);
+	return table;
+}
+
 char *provider_names_join(const char *prefix, const char *sep, const char *last)
 {
 	struct strbuf sb = {0};

@@ -525,7 +525,7 @@ static bool resource_is_star(const char *r)
 	if (strcmp(r, "*") == 0)
 		return true;
 	for (i = 0; i < provider_count(); i++) {
-		const struct prov_grammar *g = provider_at(i)->grammar;
+		const struct spec_grammar *g = provider_at(i)->grammar;
 
 		if (g && g->resource_is_any(r))
 			return true;

@@ -15,7 +15,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "provider.h"
 
 static const char *const top_keys[] = {
     "kiln",    "cluster", "provider", "ttl", "budget", "idle",	    "tags",	 "vars",
@@ -73,25 +72,50 @@ static void load_vars(struct loader *ld, const struct ynode *vars)
 	}
 }
 
+/* The provider named name among those the caller handed the loader, or NULL. */
+static const struct spec_provider *provider_named(const struct loader *ld, const char *name)
+{
+	size_t i;
+
+	for (i = 0; name && ld->opts && i < ld->opts->nproviders; i++)
+		if (strcmp(ld->opts->providers[i].name, name) == 0)
+			return &ld->opts->providers[i];
+	return NULL;
+}
+
+/* The first simulated provider's name, for the hint of a spec that names none. */
+static const char *provider_to_try(const struct loader *ld)
+{
+	size_t i;
+
+	for (i = 0; ld->opts && i < ld->opts->nproviders; i++)
+		if (ld->opts->providers[i].simulated)
+			return ld->opts->providers[i].name;
+	return NULL;
+}
+
 static void load_provider(struct loader *ld, const struct ynode *root)
 {
 	struct spec *spec = ld->spec;
 	const struct ynode *p = ynode_get(root, "provider"), *zone;
-	const struct provider *prov;
-	const char *names[PROVIDERS_MAX];
-	size_t i, nnames = provider_count();
+	const struct spec_provider *prov;
+	size_t i, nnames = ld->opts ? ld->opts->nproviders : 0;
+	const char **names = xcalloc(nnames + 1, sizeof(*names));
 	int which = -1;
 
 	if (!p) {
 		struct diag *dg = ld_err(ld, root, "missing required key 'provider'");
 
-		diag_hint(dg, "add `provider: {name: %s}` to try kiln without a cloud account",
-			  provider_first(true)->name);
+		if (provider_to_try(ld))
+			diag_hint(dg,
+				  "add `provider: {name: %s}` to try kiln without a cloud account",
+				  provider_to_try(ld));
 		spec->broken |= SPEC_BROKEN_PROVIDER;
+		free(names);
 		return;
 	}
-	for (i = 0; i < nnames && i < PROVIDERS_MAX; i++)
-		names[i] = provider_at(i)->name;
+	for (i = 0; i < nnames; i++)
+		names[i] = ld->opts->providers[i].name;
 	spec->provider.node = p;
 	if (!ld_expect_map(ld, p, "provider")) {
 		spec->broken |= SPEC_BROKEN_PROVIDER;
@@ -99,10 +123,11 @@ static void load_provider(struct loader *ld, const struct ynode *root)
 	}
 	if (!ld_check_keys(ld, p, "in provider", provider_keys, ARRAY_SIZE(provider_keys)))
 		spec->broken |= SPEC_BROKEN_PROVIDER;
-	if (ld_get_enum(ld, p, "name", "provider.name", true, names, i, &which) == GOT_OK)
+	if (ld_get_enum(ld, p, "name", "provider.name", true, names, nnames, &which) == GOT_OK)
 		spec->provider.name = xstrdup(names[which]);
 	else
 		spec->broken |= SPEC_BROKEN_PROVIDER;
+	free(names);
 	if (ld_get_string(ld, p, "region", "provider.region", false, &spec->provider.region) ==
 	    GOT_BAD)
 		spec->broken |= SPEC_BROKEN_PROVIDER;
@@ -117,7 +142,7 @@ static void load_provider(struct loader *ld, const struct ynode *root)
 		spec->broken |= SPEC_BROKEN_PROVIDER;
 	}
 	zone = ynode_get(p, "zone");
-	prov = provider_find(spec->provider.name);
+	prov = provider_named(ld, spec->provider.name);
 	if (prov && prov->defaults)
 		prov->defaults(spec, zone != NULL);
 	if (!zone)

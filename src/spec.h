@@ -335,9 +335,37 @@ struct spec_var_override {
 	const char *value;
 };
 
+/* How a cloud names the resources a role's allow: statements grant actions on. */
+struct spec_grammar {
+	/* NULL when resource is a name in the grammar, else the part at fault. */
+	const char *(*resource_fault)(const char *resource);
+	/* Whether resource (other than "*") names every resource there is, as "*" does. */
+	bool (*resource_is_any)(const char *resource);
+	/* For hints: the grammar's form, and an action and a resource it takes. */
+	const char *resource_form;    /* "arn:PARTITION:SERVICE:REGION:ACCOUNT:RESOURCE" */
+	const char *example_action;   /* "ecr:GetAuthorizationToken" */
+	const char *example_resource; /* "arn:aws:ecr:us-east-1:123456789012:repository/train" */
+};
+
+/*
+ * What the loader knows of a provider kiln has. The caller hands the loader
+ * the table (validate_load_* fills it with providers_for_spec()), so the
+ * spec stands below the providers and includes none of them.
+ */
+struct spec_provider {
+	const char *name;
+	bool simulated;
+	/* The provider's defaults (region, zone) once provider: is read; NULL: none. */
+	void (*defaults)(struct spec *spec, bool zone_given);
+	const struct spec_grammar *grammar; /* NULL: the table's first that has one */
+};
+
 struct spec_options {
 	const struct spec_var_override *vars;
 	size_t nvars;
+	/* The providers a spec may name, in the order lists show them. */
+	const struct spec_provider *providers;
+	size_t nproviders;
 };
 
 /*

@@ -13,7 +13,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "provider.h"
 
 static const char *const iam_keys[] = {"roles"};
 static const char *const role_keys[] = {"read", "write", "allow"};
@@ -293,14 +292,33 @@ static bool action_ok(const char *a)
  * spec names none kiln has (or one with no grammar), the table's first, so
  * the statements are still checked in the same run and hints have examples.
  */
-static const struct prov_grammar *grammar_of(const struct spec *spec)
+/* Any resource is a name: the grammar of a loader handed no provider that has one. */
+static const char *no_fault(const char *resource)
 {
-	const struct provider *p = provider_find(spec->provider.name);
+	(void)resource;
+	return NULL;
+}
+
+static const struct spec_grammar any_name = {
+    .resource_fault = no_fault,
+    .resource_form = "RESOURCE",
+    .example_action = "SERVICE:Action",
+    .example_resource = "RESOURCE",
+};
+
+static const struct spec_grammar *grammar_of(const struct loader *ld)
+{
+	const struct spec_options *o = ld->opts;
 	size_t i;
 
-	for (i = 0; (!p || !p->grammar) && i < provider_count(); i++)
-		p = provider_at(i);
-	return p->grammar;
+	for (i = 0; o && i < o->nproviders; i++)
+		if (ld->spec->provider.name && o->providers[i].grammar &&
+		    strcmp(o->providers[i].name, ld->spec->provider.name) == 0)
+			return o->providers[i].grammar;
+	for (i = 0; o && i < o->nproviders; i++)
+		if (o->providers[i].grammar)
+			return o->providers[i].grammar;
+	return &any_name;
 }
 
 /* A required, non-empty list of strings at key; every item passes check. */
@@ -308,7 +326,7 @@ static bool load_strings(struct loader *ld, const struct ynode *st, const char *
 			 const char *path, const char *what, char ***out, size_t *n)
 {
 	const struct ynode *list = ynode_get(st, key);
-	const struct prov_grammar *gr = grammar_of(ld->spec);
+	const struct spec_grammar *gr = grammar_of(ld);
 	char *sub = xasprintf("%s.%s", path, key);
 	bool ok = true;
 	size_t i;

@@ -524,12 +524,14 @@ static int load(struct spec **out, const char *path, const char *buf, size_t len
 {
 	size_t errors = d->errors;
 	struct spec *spec = NULL;
+	struct spec_options o = opts ? *opts : (struct spec_options){0};
 
 	*out = NULL;
+	o.providers = providers_for_spec(&o.nproviders);
 	if (buf)
-		spec_load_buffer(&spec, spec_file_name(path), buf, len, opts, d);
+		spec_load_buffer(&spec, spec_file_name(path), buf, len, &o, d);
 	else
-		spec_load_file(&spec, path, opts, d);
+		spec_load_file(&spec, path, &o, d);
 	if (spec)
 		validate_spec(spec, d);
 	if (spec && today) {

@@ -30,14 +30,7 @@ INCLUDE = re.compile(r'^\s*#\s*include\s+"([^"]+)"', re.MULTILINE)
 DIRS = ("src", "providers")
 
 # Circles that stand, and why (issue 32). Strike each as it is broken.
-KNOWN = {
-    # The provider interface is written in terms of the spec (provider.h
-    # includes spec.h), while the loader asks the provider table for the
-    # names a spec may give, a provider's defaults and its statement grammar
-    # (spec.c, spec_storage.c). Broken by the caller handing the loader
-    # that knowledge in spec_options, so the spec stands below the providers.
-    ("provider", "spec"),
-}
+KNOWN = set()
 
 
 def source_files(root):

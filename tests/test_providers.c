@@ -61,7 +61,7 @@ static void test_every_provider_has_what_the_engine_asks_of_it(void **state)
 
 static void test_the_arn_grammar_is_aws_and_sims(void **state)
 {
-	const struct prov_grammar *g = provider_find("sim")->grammar;
+	const struct spec_grammar *g = provider_find("sim")->grammar;
 
 	(void)state;
 	assert_ptr_equal(g, provider_find("aws")->grammar);

@@ -75,6 +75,7 @@ static void test_each_loads_and_validates_cleanly(void **state)
 		char *file = xasprintf("templates/%s.yaml", t->name);
 		int ret;
 
+		opts.providers = providers_for_spec(&opts.nproviders);
 		ret = spec_load_buffer(&f->spec, file, t->text, t->len, &opts, &f->d);
 		if (ret == 0)
 			ret = validate_spec(f->spec, &f->d);

@@ -20,6 +20,7 @@
 #include <string.h>
 
 #include "diag.h"
+#include "provider.h"
 #include "spec.h"
 #include "util.h"
 #include "validate.h"
@@ -66,10 +67,14 @@ static inline int fx_teardown(void **state)
 
 #define kiln_test(fn) cmocka_unit_test_setup_teardown(fn, fx_setup, fx_teardown)
 
+/* Loaded as validate_load_* loads: with the providers' table kiln has. */
 static inline int load_spec_opts(struct spec **out, const char *yaml,
 				 const struct spec_options *opts, struct diags *d)
 {
-	return spec_load_buffer(out, TEST_FILE, yaml, strlen(yaml), opts, d);
+	struct spec_options o = opts ? *opts : (struct spec_options){0};
+
+	o.providers = providers_for_spec(&o.nproviders);
+	return spec_load_buffer(out, TEST_FILE, yaml, strlen(yaml), &o, d);
 }
 
 static inline int load_spec(struct spec **out, const char *yaml, struct diags *d)
