@@ -316,7 +316,7 @@ int run_health_timeout(const struct cli *cli, const char *arg, int64_t *timeout)
 }
 
 int run_health_report(const struct cli *cli, struct op_run *r, const json_t *addresses,
-		      int64_t timeout, bool json, atomic_int *interrupted)
+		      int64_t timeout, bool json)
 {
 	struct kiln_error err = {0};
 	struct strbuf lines = {0};
@@ -334,7 +334,7 @@ int run_health_report(const struct cli *cli, struct op_run *r, const json_t *add
 		       waited);
 		fflush(stdout);
 	}
-	if (op_health_wait(r, addresses, timeout, interrupted, &groups, &err) < 0) {
+	if (op_health_wait(r, addresses, timeout, &groups, &err) < 0) {
 		cmd_report(cli, &err);
 		free(waited);
 		return KILN_EXIT_ERROR;

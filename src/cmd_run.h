@@ -135,7 +135,7 @@ int run_health_timeout(const struct cli *cli, const char *arg, int64_t *timeout)
  * unhealthy or did not report, KILN_EXIT_ERROR when a call failed.
  */
 int run_health_report(const struct cli *cli, struct op_run *r, const json_t *addresses,
-		      int64_t timeout, bool json, atomic_int *interrupted);
+		      int64_t timeout, bool json);
 
 /* "kiln CMD: ADDRESS: OP failed: ERROR" on standard error for each of an apply's errors. */
 void run_report_failures(const struct cli *cli, const json_t *errors);

@@ -27,6 +27,7 @@
 #include "ledger.h"
 #include "log.h"
 #include "plan.h"
+#include "signals.h"
 #include "state.h"
 #include "utilization.h"
 
@@ -978,13 +979,13 @@ int op_apply(struct op_run *r, const char *op, const struct op_apply_options *ao
 		return -1;
 	if (ao->started)
 		ao->started(ao->event_arg);
-	lock_set_interrupt_flag(ao->interrupted);
+	/* While the executor runs, the first signal stops it starting work (signals.h). */
+	signals_wind_down(true);
 	struct apply_options o = {
 	    .engine = r->e,
 	    .plan = &r->view,
 	    .state = r->state,
 	    .parallelism = ao->parallelism,
-	    .interrupted = ao->interrupted,
 	    .keep_secrets = ao->keep_secrets,
 	    .event = ao->event,
 	    .event_arg = ao->event_arg,
@@ -997,7 +998,7 @@ int op_apply(struct op_run *r, const char *op, const struct op_apply_options *ao
 	if (ao->finished)
 		ao->finished(ao->event_arg);
 	/* From here a signal exits at once; the journal keeps what the commit would have. */
-	lock_set_interrupt_flag(NULL);
+	signals_wind_down(false);
 	record_lifetime(r->state);
 	rc = op_commit(r, op, &out->res, ao->saved, ao->approved, &out->commit, err);
 	journal_close(j, rc == 0);
@@ -1081,11 +1082,11 @@ char *op_iam_policy(struct engine *e)
 	return doc;
 }
 
-int op_health_wait(struct op_run *r, const json_t *addresses, int64_t timeout_s,
-		   atomic_int *interrupted, json_t **groups, struct kiln_error *err)
+int op_health_wait(struct op_run *r, const json_t *addresses, int64_t timeout_s, json_t **groups,
+		   struct kiln_error *err)
 {
 	return health_wait(r->e, r->state, addresses, timeout_s, r->e->prov->simulated ? 100 : 5000,
-			   interrupted, groups, err);
+			   groups, err);
 }
 
 int op_repair(struct op_run *r, const json_t *targets, struct op_repair_outcome *out,

@@ -229,8 +229,6 @@ const struct plan_change *op_plan_purchase(const struct op_run *r);
 struct op_apply_options {
 	int parallelism;
 	bool keep_secrets; /* a state key is set: secrets are read back and sealed */
-	/* Set while the executor runs: the first signal stops it starting work. */
-	atomic_int *interrupted;
 	void (*event)(void *arg, const struct apply_event *ev);
 	void *event_arg;
 	/* Around the executor, after the journal opened: the caller's display. */
@@ -265,8 +263,8 @@ void op_apply_outcome_release(struct op_apply_outcome *out);
  * (every 5 s; 100 ms on a simulated provider). *groups: health.h's
  * objects, one per group. -1 with err when a provider call failed.
  */
-int op_health_wait(struct op_run *r, const json_t *addresses, int64_t timeout_s,
-		   atomic_int *interrupted, json_t **groups, struct kiln_error *err);
+int op_health_wait(struct op_run *r, const json_t *addresses, int64_t timeout_s, json_t **groups,
+		   struct kiln_error *err);
 
 struct op_repair_outcome {
 	json_t *done; /* per target repaired: {"address", "replaced": [ids], "added": [ids]} */

@@ -410,7 +410,6 @@ static int sprawl_run(const struct provider *prov, struct prov_ctx *ctx, const c
 		      const char *w, json_t *plan, json_t *state, struct sprawl_results *d,
 		      struct apply_result *res)
 {
-	static atomic_int interrupted;
 	struct engine e = {0};
 	struct apply_options o = {0};
 	struct plan_view view;
@@ -436,7 +435,6 @@ static int sprawl_run(const struct provider *prov, struct prov_ctx *ctx, const c
 	o.plan = &view;
 	o.state = state;
 	o.parallelism = 8;
-	o.interrupted = &interrupted;
 	o.event = on_event;
 	o.event_arg = d;
 	d->cluster = c;
