@@ -25,8 +25,6 @@ int run_flags_handle(struct run_flags *f, const struct cli *cli, int id, const c
 {
 	int rc = store_flags_handle(&f->store, cli, id, arg);
 	struct kiln_error err = {0};
-	char *end;
-	long n;
 
 	if (rc != 0)
 		return rc;
@@ -73,15 +71,22 @@ int run_flags_handle(struct run_flags *f, const struct cli *cli, int id, const c
 		f->auto_approve = true;
 		return 1;
 	case OPT_RUN_PARALLELISM:
-		n = strtol(arg, &end, 10);
-		if (*arg == '\0' || *end || n < 1 || n > 1024) {
-			cli_error(cli, "use a number from 1 to 1024",
-				  "--parallelism '%s' is not a number from 1 to 1024", arg);
-			return -1;
-		}
-		f->parallelism = (int)n;
-		return 1;
+		return run_parallelism_parse(cli, arg, &f->parallelism) < 0 ? -1 : 1;
 	}
+	return 0;
+}
+
+int run_parallelism_parse(const struct cli *cli, const char *arg, int *out)
+{
+	char *end;
+	long n = strtol(arg, &end, 10);
+
+	if (*arg == '\0' || *end || n < 1 || n > 1024) {
+		cli_error(cli, "use a number from 1 to 1024",
+			  "--parallelism '%s' is not a number from 1 to 1024", arg);
+		return -1;
+	}
+	*out = (int)n;
 	return 0;
 }
 

@@ -75,6 +75,8 @@ void run_flags_init(struct run_flags *f);
 /* 1 handled, 0 not ours, -1 after reporting a bad value. */
 int run_flags_handle(struct run_flags *f, const struct cli *cli, int id, const char *arg);
 void run_flags_release(struct run_flags *f);
+/* --parallelism's value into *out: 0, or -1 after reporting one that is not 1 to 1024. */
+int run_parallelism_parse(const struct cli *cli, const char *arg, int *out);
 /*
  * Parse a command's options into f (p stays initialised: release it). -1
  * when the command should return *ret now (help printed, or an error

@@ -148,7 +148,8 @@ static int load_state(struct op_run *r, struct kiln_error *err)
 		r->state = state_new(r->e->spec->cluster, ws, r->e->prov->name);
 		first_lineage(r);
 	}
-	if (state_cluster(r->state) && strcmp(state_cluster(r->state), r->e->spec->cluster) != 0) {
+	if (!r->stand_in && state_cluster(r->state) &&
+	    strcmp(state_cluster(r->state), r->e->spec->cluster) != 0) {
 		kiln_error_set(err,
 			       "workspace '%s' holds cluster '%s', but the spec describes cluster "
 			       "'%s'",
@@ -164,7 +165,7 @@ static int load_state(struct op_run *r, struct kiln_error *err)
 		const char *sp = json_string_value(json_object_get(r->state, "provider"));
 		size_t nres = state_resource_count(r->state);
 
-		if (sp && strcmp(sp, r->e->prov->name) != 0 && nres > 0) {
+		if (!r->stand_in && sp && strcmp(sp, r->e->prov->name) != 0 && nres > 0) {
 			kiln_error_set(err,
 				       "workspace '%s' records %zu resource%s on provider '%s' "
 				       "(state.json of commit %.7s), but the spec names provider "
@@ -704,7 +705,7 @@ int op_commit(struct op_run *r, const char *op, const struct apply_result *res, 
 		free(after);
 		return 0;
 	}
-	counts = op_summary_counts(res);
+	counts = r->commit_counts ? r->commit_counts(res) : op_summary_counts(res);
 	label = workspace_label(r->ws, r->state);
 	if (json_object_size(r->overlay))
 		summary = xasprintf("%s: %s, %zu recorded from an interrupted apply's journal (%s)",
@@ -715,9 +716,13 @@ int op_commit(struct op_run *r, const char *op, const struct apply_result *res, 
 	json_array_append_new(trailers, json_sprintf("Kiln-Operation: %s", op));
 	/* A saved plan's file digest: the apply traces back to the plan reviewed. */
 	t_res = plan_digest(saved ? saved : r->plan);
-	json_array_append_new(trailers, json_sprintf("Kiln-Plan-Digest: %s", t_res));
+	if (t_res)
+		json_array_append_new(trailers, json_sprintf("Kiln-Plan-Digest: %s", t_res));
 	free(t_res);
-	json_array_append_new(trailers, json_sprintf("Kiln-Spec-Digest: %s", r->e->spec_digest));
+	/* A stand-in spec (kiln sprawl) has no file to digest. */
+	if (r->e->spec_digest)
+		json_array_append_new(trailers,
+				      json_sprintf("Kiln-Spec-Digest: %s", r->e->spec_digest));
 	json_array_extend(trailers, (json_t *)approved);
 	bought = purchase_trailers(r);
 	json_array_extend(trailers, bought);
@@ -874,6 +879,23 @@ int op_open_state(struct op_run *r, bool lock, const char *operation, struct kil
 	if (lock && workspace_lock(r->ws, &lo, err) < 0)
 		return -1;
 	return load_state(r, err);
+}
+
+int op_open_engine(struct op_run *r, const struct op_options *o, struct engine *e,
+		   const char *operation, struct kiln_error *err)
+{
+	void (*report)(void *, const struct kiln_error *) = r->report;
+	char *(*counts)(const struct apply_result *) = r->commit_counts;
+	void *arg = r->report_arg;
+
+	memset(r, 0, sizeof(*r));
+	r->report = report;
+	r->report_arg = arg;
+	r->commit_counts = counts;
+	r->o = *o;
+	r->e = e;
+	r->stand_in = true;
+	return op_open_state(r, true, operation, err);
 }
 
 int op_saved_replan(struct op_run *r, const json_t *saved, const char *file, struct kiln_error *err)

@@ -83,6 +83,13 @@ struct op_run {
 	 */
 	bool has_gpu_util;
 	double gpu_util;
+	/*
+	 * Set by op_open_engine: the engine's spec is a stand-in (kiln sprawl),
+	 * so the workspace may record another cluster or cloud than it names.
+	 */
+	bool stand_in;
+	/* The counts op_commit's summary line gives ("5 adopted"), caller frees; NULL: op_summary_counts. */
+	char *(*commit_counts)(const struct apply_result *res);
 };
 
 /*
@@ -101,6 +108,15 @@ int op_load(struct op_run *r, const struct op_options *o, const char *spec_path,
  * empty state.
  */
 int op_open_state(struct op_run *r, bool lock, const char *operation, struct kiln_error *err);
+/*
+ * op_open_state with the lock over e (r owns it from now on, even on
+ * failure) instead of a spec's engine: kiln sprawl's runs, whose engine
+ * (engine_open_scope) names only the cluster and workspace of what they
+ * delete or adopt. The state's cluster and cloud are not checked against
+ * the stand-in: the caller checks what it needs. Hooks in r are kept.
+ */
+int op_open_engine(struct op_run *r, const struct op_options *o, struct engine *e,
+		   const char *operation, struct kiln_error *err);
 /* Refresh (unless refresh is off), diff, pre-flight, IAM delta, cost and audit into r->plan. */
 int op_plan(struct op_run *r, struct kiln_error *err);
 /*

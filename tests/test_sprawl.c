@@ -200,7 +200,7 @@ static void test_sprawl_destroy_plan_deletes_users_before_what_they_use(void **u
 					"type", "sim_node_group", "id", "ng-2", "attrs"));
 	json_array_append_new(orphans, json_pack("{s:n, s:s, s:s, s:{}}", "address", "type",
 						 "sim_bucket", "id", "bkt-1", "attrs"));
-	plan = sprawl_destroy_plan(sim, orphans);
+	plan = sprawl_destroy_plan(sim, orphans, NULL);
 	ch = json_object_get(plan, "resource_changes");
 	assert_int_equal(json_array_size(ch), 4);
 	assert_string_equal(field(ch, 0, "address"), "sim_network.main");
