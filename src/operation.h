@@ -262,9 +262,11 @@ struct op_apply_outcome {
 
 /*
  * Carry out r->plan: open the journal, run the executor over the plan
- * with every result journaled as it lands, then record "created" (or drop
- * the expiry of an empty state), commit (op "apply" or "destroy") and close
- * the journal. -1 with err when nothing ran (the journal did not open);
+ * with every result journaled as it lands (while it runs, the first
+ * signal winds it down: signals.h), then record "created" (or drop the
+ * expiry of an empty state), commit (op "apply", "destroy", "sprawl adopt"
+ * or "sprawl destroy") and close the journal. -1 with err when nothing ran
+ * (the journal did not open);
  * else 0, with out->commit_failed and err when the commit failed. Release
  * out with op_apply_outcome_release.
  */
