@@ -29,7 +29,7 @@ KILN_CFLAGS := -std=c11 -D_GNU_SOURCE -Wall -Wextra -Werror -Wshadow -Wno-missin
 SAN_FLAGS   := -fsanitize=address,undefined -fno-sanitize-recover=all -fno-omit-frame-pointer
 
 SRCS      := $(wildcard src/*.c providers/*.c providers/*/*.c)
-LIB_SRCS  := $(filter-out src/main.c src/main_signal.c src/cmd_%.c,$(SRCS))
+LIB_SRCS  := $(filter-out src/main.c src/cmd_%.c,$(SRCS))
 # The templates of `kiln init`, compiled in: one generated C file (see
 # scripts/embed-templates.sh), rebuilt when a template changes or one is added
 # or removed (the directory's own time stamp).

@@ -16,6 +16,7 @@
 #include "state.h"
 #include "jsonw.h"
 #include "log.h"
+#include "signals.h"
 
 enum op_state {
 	OPS_BLOCKED,
@@ -609,7 +610,7 @@ static void *worker(void *arg)
 
 	pthread_mutex_lock(&x->mu);
 	for (;;) {
-		if (!x->stopping && x->o->interrupted && atomic_load(x->o->interrupted))
+		if (!x->stopping && signals_interrupted())
 			x->stopping = true;
 		if (all_settled(x))
 			break;
@@ -812,7 +813,7 @@ static void *waiter(void *arg)
 
 	for (;;) {
 		pthread_mutex_lock(&x->mu);
-		if (!x->stopping && x->o->interrupted && atomic_load(x->o->interrupted))
+		if (!x->stopping && signals_interrupted())
 			x->stopping = true;
 		if (x->stopping && x->waiting) {
 			/* Interrupted: what is still coming up is recorded already; leave it. */

@@ -46,8 +46,7 @@ struct apply_options {
 	const struct plan_view *plan; /* the plan's view (plan.h) */
 	json_t *state;		      /* the recorded state document, changed in place */
 	int parallelism;
-	atomic_int *interrupted; /* non-zero: start nothing new */
-	bool keep_secrets;	 /* a state key is set: read secrets the state lacks */
+	bool keep_secrets; /* a state key is set: read secrets the state lacks */
 	void (*event)(void *arg, const struct apply_event *ev);
 	void *event_arg;
 	/* After each recorded change: resource is the new record, or NULL when removed. */

@@ -20,6 +20,7 @@
 #include "access.h"
 #include "cmd_run.h"
 #include "cmds.h"
+#include "signals.h"
 #include "str.h"
 #include "jsonw.h"
 #include "state.h"
@@ -432,15 +433,12 @@ static char **ssh_argv(const char *config, const char *host, char **command, int
 }
 
 /*
- * In a child: exec ssh with the signals main_signal.c blocks unblocked (a
- * blocked mask survives exec, and ssh must see ^C and SIGTERM).
+ * In a child: exec ssh with the signals kiln blocks unblocked (ssh must see
+ * ^C and SIGTERM).
  */
 static void run_ssh(const struct cli *cli, char **av)
 {
-	sigset_t none;
-
-	sigemptyset(&none);
-	sigprocmask(SIG_SETMASK, &none, NULL);
+	signals_for_exec();
 	execvp("ssh", av);
 	fprintf(stderr,
 		"%s: %s: cannot run ssh: %s\n  hint: install OpenSSH's client (Debian: "

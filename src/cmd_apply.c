@@ -19,6 +19,7 @@
 #include "expiry.h"
 #include "health.h"
 #include "log.h"
+#include "signals.h"
 #include "plan.h"
 #include "progress.h"
 #include "state.h"
@@ -365,9 +366,6 @@ static void up_summary(const struct op_run *r)
 		printf("Expires: never (no ttl): `kiln down` when done, or set --ttl.\n");
 	free(window);
 }
-
-/* Static, not on the stack: the signal thread may write it a moment after we return. */
-static atomic_int interrupted;
 
 /* What apply, destroy, up and down were asked, and what they carry through a run. */
 struct apply_cmd {
@@ -717,7 +715,7 @@ static void render_outcome(const struct apply_cmd *a, const struct op_run *r,
 	run_report_failures(a->cli, res->errors);
 	/* A user's own interrupt has no cause to fix. */
 	if (!whole && res->interrupted && !res->failed) {
-		int sig = atomic_load(&interrupted);
+		int sig = signals_interrupted();
 
 		fprintf(stderr,
 			"  hint: stopped by SIG%s, as asked: what was done is recorded; run `kiln "
@@ -788,7 +786,6 @@ static int apply_execute(struct apply_cmd *a, struct op_run *r)
 	struct op_apply_options ao = {
 	    .parallelism = a->f.parallelism,
 	    .keep_secrets = a->have_key == 1,
-	    .interrupted = &interrupted,
 	    .event = progress_event,
 	    .event_arg = &pg,
 	    .started = progress_start,
@@ -820,8 +817,7 @@ static int apply_execute(struct apply_cmd *a, struct op_run *r)
 	if (ret == KILN_EXIT_OK && !a->destroy && a->health_timeout > 0) {
 		json_t *touched = health_touched(r->e, r->plan);
 
-		ret = run_health_report(a->cli, r, touched, a->health_timeout, a->f.json,
-					&interrupted);
+		ret = run_health_report(a->cli, r, touched, a->health_timeout, a->f.json);
 		json_decref(touched);
 	}
 out:
@@ -995,7 +991,6 @@ static int apply_main(int argc, char **argv, struct cli *cli, const struct cmd_i
 
 	run_flags_init(&a.f);
 	a.f.destroy = destroy;
-	atomic_store(&interrupted, 0);
 	if (apply_parse(&a, &p, argc, argv, &ret) < 0 || apply_admit(&a) < 0)
 		goto out;
 again:
@@ -1014,11 +1009,10 @@ again:
 	if (!a.destroy && (ret = findings_refuse(&r, cli, a.saved ? a.operand : NULL)) != 0)
 		goto out;
 	ret = apply_execute(&a, &r);
-	waiting = ret != KILN_EXIT_OK && !atomic_load(&interrupted) ? wait_for_window(&a, &r) : 0;
+	waiting = ret != KILN_EXIT_OK && !signals_interrupted() ? wait_for_window(&a, &r) : 0;
 	if (waiting < 0)
 		ret = KILN_EXIT_WAIT_TIMEOUT;
 	if (waiting > 0) {
-		lock_set_interrupt_flag(NULL);
 		op_close(&r);
 		memset(&r, 0, sizeof(r));
 		json_decref(expiry_before);
@@ -1026,7 +1020,6 @@ again:
 		goto again;
 	}
 out:
-	lock_set_interrupt_flag(NULL);
 	json_decref(a.saved);
 	json_decref(a.approvals);
 	json_decref(a.approved);

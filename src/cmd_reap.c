@@ -13,7 +13,6 @@
  * that has moved or gone, the copy of its text recorded beside it
  * ("spec_text").
  */
-#include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -23,6 +22,7 @@
 #include "crypt.h"
 #include "expiry.h"
 #include "lock.h"
+#include "signals.h"
 #include "state.h"
 #include "utilization.h"
 #include "workspace.h"
@@ -178,13 +178,12 @@ static int reap_destroy(struct cli *cli, const char *spec, const char *name,
 			const struct store_flags *sf, char **vars, size_t nvars, struct reap_ctx *c,
 			bool *open_failed, size_t *deleted, size_t *released)
 {
-	static atomic_int interrupted;
 	struct run_flags f;
 	struct op_run r = {0};
 	struct op_apply_outcome o = {0};
 	struct kiln_error err = {0};
 	struct crypt_key key;
-	struct op_apply_options ao = {.interrupted = &interrupted};
+	struct op_apply_options ao = {0};
 	int rc = -1, have_key;
 	size_t i;
 
@@ -192,7 +191,7 @@ static int reap_destroy(struct cli *cli, const char *spec, const char *name,
 	f.store = (struct store_flags){sf->state, name, sf->lock_timeout};
 	f.destroy = true;
 	ao.parallelism = f.parallelism;
-	atomic_store(&interrupted, 0);
+	signals_reset(); /* each workspace's destroy is a run of its own */
 	for (i = 0; i < nvars && i < 64; i++)
 		if (run_flags_handle(&f, cli, OPT_RUN_VAR, vars[i]) < 0)
 			goto out;
@@ -219,7 +218,6 @@ static int reap_destroy(struct cli *cli, const char *spec, const char *name,
 			rc = -1;
 	}
 out:
-	lock_set_interrupt_flag(NULL);
 	op_apply_outcome_release(&o);
 	op_close(&r);
 	f.store = (struct store_flags){0};

@@ -5,7 +5,6 @@
  * repair.c's, the run (lock, refresh, replace, one commit) operation.c's.
  */
 #include <signal.h>
-#include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -53,9 +52,6 @@ const struct cmd_info cmd_repair_info = {
     .noptions = sizeof(options) / sizeof(options[0]),
     .see_also = "kiln-repair(1), kiln-status(1), kiln-apply(1)",
 };
-
-/* Static, not on the stack: the signal thread may write it a moment after we return. */
-static atomic_int interrupted;
 
 static void render_plan(const struct op_run *r, const json_t *targets)
 {
@@ -141,7 +137,6 @@ int cmd_repair(int argc, char **argv, struct cli *cli)
 	int ret = KILN_EXIT_ERROR, opt;
 
 	run_flags_init(&f);
-	atomic_store(&interrupted, 0);
 	cli_parser_init(&p, cli, &cmd_repair_info, argc, argv);
 	while ((opt = cli_next(&p)) != CLI_DONE) {
 		if (opt == CLI_EXIT) {
@@ -199,7 +194,7 @@ int cmd_repair(int argc, char **argv, struct cli *cli)
 
 		json_array_foreach(o.done, i, d)
 		    json_array_append(addrs, json_object_get(d, "address"));
-		ret = run_health_report(cli, &r, addrs, health_timeout, false, &interrupted);
+		ret = run_health_report(cli, &r, addrs, health_timeout, false);
 		json_decref(addrs);
 	}
 out:

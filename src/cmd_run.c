@@ -25,8 +25,6 @@ int run_flags_handle(struct run_flags *f, const struct cli *cli, int id, const c
 {
 	int rc = store_flags_handle(&f->store, cli, id, arg);
 	struct kiln_error err = {0};
-	char *end;
-	long n;
 
 	if (rc != 0)
 		return rc;
@@ -73,15 +71,22 @@ int run_flags_handle(struct run_flags *f, const struct cli *cli, int id, const c
 		f->auto_approve = true;
 		return 1;
 	case OPT_RUN_PARALLELISM:
-		n = strtol(arg, &end, 10);
-		if (*arg == '\0' || *end || n < 1 || n > 1024) {
-			cli_error(cli, "use a number from 1 to 1024",
-				  "--parallelism '%s' is not a number from 1 to 1024", arg);
-			return -1;
-		}
-		f->parallelism = (int)n;
-		return 1;
+		return run_parallelism_parse(cli, arg, &f->parallelism) < 0 ? -1 : 1;
 	}
+	return 0;
+}
+
+int run_parallelism_parse(const struct cli *cli, const char *arg, int *out)
+{
+	char *end;
+	long n = strtol(arg, &end, 10);
+
+	if (*arg == '\0' || *end || n < 1 || n > 1024) {
+		cli_error(cli, "use a number from 1 to 1024",
+			  "--parallelism '%s' is not a number from 1 to 1024", arg);
+		return -1;
+	}
+	*out = (int)n;
 	return 0;
 }
 
@@ -316,7 +321,7 @@ int run_health_timeout(const struct cli *cli, const char *arg, int64_t *timeout)
 }
 
 int run_health_report(const struct cli *cli, struct op_run *r, const json_t *addresses,
-		      int64_t timeout, bool json, atomic_int *interrupted)
+		      int64_t timeout, bool json)
 {
 	struct kiln_error err = {0};
 	struct strbuf lines = {0};
@@ -334,7 +339,7 @@ int run_health_report(const struct cli *cli, struct op_run *r, const json_t *add
 		       waited);
 		fflush(stdout);
 	}
-	if (op_health_wait(r, addresses, timeout, interrupted, &groups, &err) < 0) {
+	if (op_health_wait(r, addresses, timeout, &groups, &err) < 0) {
 		cmd_report(cli, &err);
 		free(waited);
 		return KILN_EXIT_ERROR;

@@ -75,6 +75,8 @@ void run_flags_init(struct run_flags *f);
 /* 1 handled, 0 not ours, -1 after reporting a bad value. */
 int run_flags_handle(struct run_flags *f, const struct cli *cli, int id, const char *arg);
 void run_flags_release(struct run_flags *f);
+/* --parallelism's value into *out: 0, or -1 after reporting one that is not 1 to 1024. */
+int run_parallelism_parse(const struct cli *cli, const char *arg, int *out);
 /*
  * Parse a command's options into f (p stays initialised: release it). -1
  * when the command should return *ret now (help printed, or an error
@@ -135,7 +137,7 @@ int run_health_timeout(const struct cli *cli, const char *arg, int64_t *timeout)
  * unhealthy or did not report, KILN_EXIT_ERROR when a call failed.
  */
 int run_health_report(const struct cli *cli, struct op_run *r, const json_t *addresses,
-		      int64_t timeout, bool json, atomic_int *interrupted);
+		      int64_t timeout, bool json);
 
 /* "kiln CMD: ADDRESS: OP failed: ERROR" on standard error for each of an apply's errors. */
 void run_report_failures(const struct cli *cli, const json_t *errors);

@@ -7,9 +7,11 @@
  * workspace their tags name; and the GPU instances that carry no kiln tags
  * at all (the provider's list_unmanaged). Each with its hourly cost.
  *
- * --destroy deletes the orphans through the executor (apply.c), one run
- * per cluster and workspace, with a plan whose every change is a delete
- * (sprawl_destroy_plan), so retries, ordering and waiting are apply's.
+ * --destroy deletes the orphans through the operation (sprawl.c, over
+ * operation.h), one run per cluster and workspace under its lock and
+ * journal, with a plan whose every change is a delete
+ * (sprawl_destroy_plan), so retries, ordering, waiting and interrupts are
+ * apply's.
  * Object stores and file systems hold data whose owner cannot be asked:
  * they are kept unless --include-stores.
  */
@@ -31,6 +33,7 @@
 #include "journal.h"
 #include "lock.h"
 #include "log.h"
+#include "signals.h"
 #include "sprawl.h"
 #include "state.h"
 #include "jsonw.h"
@@ -51,6 +54,8 @@ static const struct cli_option options[] = {
     {"region", 0, true, OPT_REGION, "REGION",
      "the region to look in (aws: default AWS_REGION; sim: sim-local-1)"},
     CMD_OPT_STATE,
+    CMD_OPT_LOCK_TIMEOUT,
+    RUN_OPT_PARALLELISM,
     {"json", 0, false, OPT_JSON, NULL, "print the report as JSON"},
     {"destroy", 0, false, OPT_DESTROY, NULL,
      "delete the orphans (stores are kept; see --include-stores)"},
@@ -73,7 +78,9 @@ const struct cmd_info cmd_sprawl_info = {
 		   "workspace their tags name; and (2) GPU instances with no kiln tags at all.\n"
 		   "\n"
 		   "--destroy deletes the orphans through the normal executor, one run per\n"
-		   "cluster and workspace, after asking (a terminal) or with --auto-approve.\n"
+		   "cluster and workspace under its lock and journal, after asking (a\n"
+		   "terminal) or with --auto-approve. An interrupt (^C) lets the deletions in\n"
+		   "flight finish, records them and starts no other.\n"
 		   "Orphaned object stores and file systems are kept unless --include-stores:\n"
 		   "their data's owner cannot be asked. Unmanaged GPU instances are only\n"
 		   "reported.\n"
@@ -95,6 +102,7 @@ struct flags {
 	const char *provider;
 	const char *region;
 	bool json, adopt, destroy, include_stores, auto_approve;
+	int parallelism;
 };
 
 /*
@@ -142,7 +150,9 @@ static int read_workspaces(struct store *s, json_t **out, json_t *locked, struct
 			if (lock_read(s, names[i], &info, &oid, &lerr) == 0) {
 				char *who = lock_info_describe(&info);
 
-				json_object_set_new(locked, names[i], json_string(who));
+				/* A lease run out: its holder died, and records nothing more. */
+				if (!lock_info_expired(&info))
+					json_object_set_new(locked, names[i], json_string(who));
 				free(who);
 				lock_info_release(&info);
 			}
@@ -332,6 +342,10 @@ static int parse(struct flags *f, struct cli_parser *p, struct cli *cli, int arg
 		case OPT_AUTO_APPROVE:
 			f->auto_approve = true;
 			break;
+		case OPT_RUN_PARALLELISM:
+			if (run_parallelism_parse(cli, p->optarg, &f->parallelism) < 0)
+				return -1;
+			break;
 		}
 	}
 	if (argc - p->optind > 0) {
@@ -485,11 +499,35 @@ static json_t *build_report(const struct flags *f, struct store *s, const struct
 	return rep;
 }
 
-/* --adopt: the report, then each workspace's adoption and what was not adopted. */
-static int run_adopt(const struct flags *f, struct store *s, const struct provider *prov,
-		     struct prov_ctx *ctx, const json_t *orphans, json_t *rep,
-		     struct sprawl_results *d)
+/* What the adoption and the destroy run with, from the flags. */
+static struct sprawl_options run_options(const struct flags *f)
 {
+	return (struct sprawl_options){f->store.state, f->region, f->store.lock_timeout,
+				       f->parallelism};
+}
+
+/*
+ * After an interrupt stopped an adoption or a destroy (signals.h): that
+ * it was asked for, and where to see the rest. KILN_EXIT_ERROR, else ret.
+ */
+static int interrupt_report(const struct flags *f, const char *done, int ret)
+{
+	int sig = signals_interrupted();
+
+	if (!sig)
+		return ret;
+	cli_error(f->cli, "run `kiln sprawl` to see what remains",
+		  "stopped by SIG%s, as asked: what was %s is recorded, and nothing more was "
+		  "started",
+		  sigabbrev_np(sig) ? sigabbrev_np(sig) : "?", done);
+	return KILN_EXIT_ERROR;
+}
+
+/* --adopt: the report, then each workspace's adoption and what was not adopted. */
+static int run_adopt(const struct flags *f, const struct provider *prov, const json_t *orphans,
+		     json_t *rep, struct sprawl_results *d)
+{
+	struct sprawl_options so = run_options(f);
 	json_t *skipped = json_array(), *commits = json_array(), *o;
 	size_t i;
 	int ret;
@@ -498,7 +536,7 @@ static int run_adopt(const struct flags *f, struct store *s, const struct provid
 		print_report(rep);
 		putchar('\n');
 	}
-	ret = sprawl_adopt(s, prov, ctx, orphans, d, skipped, commits) == 0 &&
+	ret = sprawl_adopt(prov, &so, orphans, d, skipped, commits) == 0 &&
 		      json_array_size(d->failed) == 0
 		  ? KILN_EXIT_OK
 		  : KILN_EXIT_ERROR;
@@ -517,23 +555,37 @@ static int run_adopt(const struct flags *f, struct store *s, const struct provid
 		       json_array_size(d->done), json_array_size(d->failed),
 		       json_array_size(skipped));
 	}
+	ret = interrupt_report(f, "adopted", ret);
 	json_decref(skipped);
 	json_decref(commits);
 	return ret;
 }
 
-/* --destroy: what goes, what stays, asking first; the orphans deleted. */
-static int run_destroy(const struct flags *f, const struct provider *prov, struct prov_ctx *ctx,
-		       const json_t *orphans, json_t *rep, struct sprawl_results *d)
+/* Why --destroy keeps orphan o, or NULL when it deletes it. */
+static const char *keep_reason(const struct flags *f, const struct provider *prov, const json_t *o)
 {
+	if (json_is_true(json_object_get(o, "locked")))
+		return "its workspace is locked; run again when the lock is released";
+	if (!store_workspace_name_ok(jstr(o, "workspace")))
+		return "its kiln:workspace tag is not a workspace name, so no lock covers its "
+		       "deletion; delete it by hand";
+	if (!f->include_stores && sprawl_is_store(prov, jstr(o, "type")))
+		return "a store; --include-stores deletes it";
+	return NULL;
+}
+
+/* --destroy: what goes, what stays, asking first; the orphans deleted. */
+static int run_destroy(const struct flags *f, const struct provider *prov, const json_t *orphans,
+		       json_t *rep, struct sprawl_results *d)
+{
+	struct sprawl_options so = run_options(f);
 	json_t *chosen = json_array(), *kept = json_array(), *o;
 	size_t i;
 	int ret = KILN_EXIT_ERROR;
 
 	json_array_foreach(orphans, i, o)
 	{
-		if (json_is_true(json_object_get(o, "locked")) ||
-		    (!f->include_stores && sprawl_is_store(prov, jstr(o, "type"))))
+		if (keep_reason(f, prov, o))
 			json_array_append(kept, o);
 		else
 			json_array_append(chosen, o);
@@ -542,10 +594,7 @@ static int run_destroy(const struct flags *f, const struct provider *prov, struc
 		print_report(rep);
 		json_array_foreach(kept, i, o)
 		    printf("keeping %s/%s %s (%s): %s\n", jstr(o, "cluster"), jstr(o, "workspace"),
-			   jstr(o, "address"), jstr(o, "id"),
-			   json_is_true(json_object_get(o, "locked"))
-			       ? "its workspace is locked; run again when the lock is released"
-			       : "a store; --include-stores deletes it");
+			   jstr(o, "address"), jstr(o, "id"), keep_reason(f, prov, o));
 	}
 	if (json_array_size(chosen) == 0) {
 		if (!f->json)
@@ -562,11 +611,12 @@ static int run_destroy(const struct flags *f, const struct provider *prov, struc
 	} else {
 		if (!f->json)
 			putchar('\n');
-		ret = sprawl_destroy(prov, ctx, chosen, d) == 0 ? KILN_EXIT_OK : KILN_EXIT_ERROR;
+		ret = sprawl_destroy(prov, &so, chosen, d) == 0 ? KILN_EXIT_OK : KILN_EXIT_ERROR;
 		if (!f->json)
 			printf("\nsprawl: %zu deleted, %zu failed, %zu kept\n",
 			       json_array_size(d->done), json_array_size(d->failed),
 			       json_array_size(kept));
+		ret = interrupt_report(f, "deleted", ret);
 	}
 	if (f->json) {
 		json_object_set(rep, "destroyed", d->done);
@@ -587,7 +637,7 @@ out:
 
 int cmd_sprawl(int argc, char **argv, struct cli *cli)
 {
-	struct flags f = {.cli = cli};
+	struct flags f = {.cli = cli, .parallelism = 32};
 	struct cli_parser p;
 	struct store *s = NULL;
 	struct prov_ctx *ctx = NULL;
@@ -621,9 +671,9 @@ int cmd_sprawl(int argc, char **argv, struct cli *cli)
 	orphans = sprawl_orphans(live, recorded, known, &foreign);
 	rep = build_report(&f, s, prov, ctx, recorded, locked, orphans, un, foreign);
 	if (f.adopt) {
-		ret = run_adopt(&f, s, prov, ctx, orphans, rep, &d);
+		ret = run_adopt(&f, prov, orphans, rep, &d);
 	} else if (f.destroy) {
-		ret = run_destroy(&f, prov, ctx, orphans, rep, &d);
+		ret = run_destroy(&f, prov, orphans, rep, &d);
 	} else {
 		if (f.json)
 			print_json(rep);

@@ -103,6 +103,31 @@ out:
 	return rc;
 }
 
+int engine_open_scope(struct engine **out, const struct provider *prov, const char *region,
+		      const char *cluster, const char *workspace, struct kiln_error *err)
+{
+	struct engine *e = xcalloc(1, sizeof(*e));
+
+	*out = NULL;
+	e->spec = xcalloc(1, sizeof(*e->spec));
+	e->spec->cluster = xstrdup(cluster);
+	e->spec->provider.name = xstrdup(prov->name);
+	e->spec->provider.region = region ? xstrdup(region) : NULL;
+	e->prov = prov;
+	e->workspace = xstrdup(workspace);
+	e->user_tags = json_object();
+	e->desired = json_object();
+	e->scope.cluster = e->spec->cluster;
+	e->scope.workspace = e->workspace;
+	e->scope.user_tags = e->user_tags;
+	if (prov->open(&e->ctx, e->spec, err) != 0) {
+		engine_free(e);
+		return -1;
+	}
+	*out = e;
+	return 0;
+}
+
 void engine_free(struct engine *e)
 {
 	if (!e)

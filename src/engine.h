@@ -36,6 +36,14 @@ struct engine {
 int engine_open(struct engine **out, const char *spec_path, const struct spec_options *opts,
 		const char *workspace, struct diags *d, struct kiln_error *err);
 void engine_free(struct engine *e);
+/*
+ * An engine with no spec file (kiln sprawl, over what another run left):
+ * its stand-in spec names only the cluster, the provider and the region
+ * (NULL: the provider's default), its scope the cluster and workspace, and
+ * it wants no resource. -1 with err when the provider cannot be opened.
+ */
+int engine_open_scope(struct engine **out, const struct provider *prov, const char *region,
+		      const char *cluster, const char *workspace, struct kiln_error *err);
 
 /* "sha256:HEX" over the spec's bytes and the sorted --var overrides. */
 char *engine_spec_digest(const char *text, size_t len, const struct spec_options *opts);

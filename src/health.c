@@ -7,6 +7,7 @@
  */
 #include "health.h"
 #include "log.h"
+#include "signals.h"
 #include "strbuf.h"
 #include "timefmt.h"
 #include "util.h"
@@ -142,9 +143,9 @@ static int64_t now_ms(void)
 }
 
 /* Sleep ms, in steps short enough that an interrupt is seen within a tenth of a second. */
-static void sleep_for(long ms, atomic_int *interrupted)
+static void sleep_for(long ms)
 {
-	while (ms > 0 && !(interrupted && atomic_load(interrupted))) {
+	while (ms > 0 && !signals_interrupted()) {
 		long step = ms < 100 ? ms : 100;
 		struct timespec ts = {0, step * 1000000L};
 
@@ -189,7 +190,7 @@ static int poll_once(struct engine *e, const struct prov_type *t, json_t *groups
 }
 
 int health_wait(struct engine *e, const json_t *state, const json_t *addresses, int64_t timeout_s,
-		long poll_ms, atomic_int *interrupted, json_t **out, struct kiln_error *err)
+		long poll_ms, json_t **out, struct kiln_error *err)
 {
 	const json_t *resources = json_object_get(state, "resources"), *addr;
 	const struct prov_type *t = NULL;
@@ -218,10 +219,9 @@ int health_wait(struct engine *e, const json_t *state, const json_t *addresses, 
 		}
 		settled = true;
 		json_array_foreach(groups, i, addr) settled &= health_group_settled(addr);
-		if (settled || now_ms() >= deadline || (interrupted && atomic_load(interrupted)))
+		if (settled || now_ms() >= deadline || signals_interrupted())
 			break;
-		sleep_for(deadline - now_ms() < poll_ms ? (long)(deadline - now_ms()) : poll_ms,
-			  interrupted);
+		sleep_for(deadline - now_ms() < poll_ms ? (long)(deadline - now_ms()) : poll_ms);
 	}
 	log_debug("health: waited %.1f s for %zu groups", (double)(now_ms() - start) / 1000,
 		  json_array_size(groups));

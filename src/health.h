@@ -44,11 +44,12 @@ json_t *health_touched(const struct engine *e, const json_t *plan);
 /*
  * Poll the groups at addresses (recorded in state) through their type's
  * wait, one call per poll for all of them, every poll_ms, until every
- * node reported, timeout_s passed or *interrupted is set. *out: an array
+ * node reported, timeout_s passed or a signal interrupted the run
+ * (signals.h). *out: an array
  * of health_group objects, in the order of addresses. -1 with err when a
  * provider call failed after its retries.
  */
 int health_wait(struct engine *e, const json_t *state, const json_t *addresses, int64_t timeout_s,
-		long poll_ms, atomic_int *interrupted, json_t **out, struct kiln_error *err);
+		long poll_ms, json_t **out, struct kiln_error *err);
 
 #endif

@@ -3,14 +3,15 @@
  *
  * Threads: the renewer of each held lock works on its own store handle
  * (libgit2 objects are not shared between threads). The signal thread that
- * turns SIGINT/SIGTERM into "release, then exit" is main's (main_signal.c):
- * this file keeps what it needs (the held locks, the critical section, the
- * interrupt flag) and starts it, through the hook main sets, with the first
- * lock. Nothing here exits the process.
+ * turns SIGINT/SIGTERM into "release, then exit" is signals.c's, with the
+ * exit main installs: this file keeps what that exit needs (the held locks,
+ * the critical section) and starts the thread with the first lock. Nothing
+ * here exits the process.
  */
 #include "lock.h"
 
 #include "log.h"
+#include "signals.h"
 #include "jsonw.h"
 
 #include <errno.h>
@@ -51,7 +52,6 @@ struct lock {
 static pthread_mutex_t held_mu = PTHREAD_MUTEX_INITIALIZER;
 static pthread_mutex_t critical_mu = PTHREAD_MUTEX_INITIALIZER;
 static struct lock *held[MAX_HELD];
-static pthread_once_t signal_once = PTHREAD_ONCE_INIT;
 
 static int64_t parse_time(const char *s)
 {
@@ -313,34 +313,6 @@ static void release_for_signal(struct lock *l)
 	}
 }
 
-static void (*signal_starter)(void);
-
-void lock_set_signal_starter(void (*start)(void))
-{
-	signal_starter = start;
-}
-
-/* Once, with the first lock or interrupt flag: main's signal thread, when it has one. */
-static void start_signals(void)
-{
-	if (signal_starter)
-		signal_starter();
-}
-
-/* Set during an apply: the first signal asks it to wind down instead of exiting. */
-static _Atomic(atomic_int *) graceful_flag;
-
-void lock_set_interrupt_flag(atomic_int *flag)
-{
-	pthread_once(&signal_once, start_signals);
-	atomic_store(&graceful_flag, flag);
-}
-
-atomic_int *lock_take_interrupt_flag(void)
-{
-	return atomic_exchange(&graceful_flag, NULL);
-}
-
 int lock_release_all_for_exit(void)
 {
 	int i, released = 0;
@@ -547,7 +519,7 @@ int lock_acquire(struct lock **out, struct store *s, const char *workspace,
 	int rc;
 
 	*out = NULL;
-	pthread_once(&signal_once, start_signals);
+	signals_start(); /* from the first lock on, a signal releases it */
 	srand((unsigned)getpid() ^ (unsigned)time(NULL));
 	l = lock_new(s, workspace, opts->operation, opts->lineage);
 	for (;;) {

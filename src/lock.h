@@ -12,7 +12,6 @@
 #ifndef KILN_LOCK_H
 #define KILN_LOCK_H
 
-#include <stdatomic.h>
 #include <stdbool.h>
 #include <stdint.h>
 
@@ -87,22 +86,6 @@ const char *lock_takeover_note(const struct lock *l);
 void lock_critical_enter(void);
 void lock_critical_leave(void);
 
-/*
- * During an apply: the first SIGINT/SIGTERM/SIGHUP/SIGQUIT stores the signal
- * number in *flag (once) instead of exiting, so the run can stop starting
- * work, record what finished, commit and unlock. A second signal exits as
- * usual, releasing the lock. NULL turns it off.
- */
-void lock_set_interrupt_flag(atomic_int *flag);
-
-/*
- * For the process's signal thread (main_signal.c), which this library
- * never starts itself: start is called once, with the first lock taken or
- * interrupt flag set. Without it (unit tests) signals keep their default.
- */
-void lock_set_signal_starter(void (*start)(void));
-/* The interrupt flag of lock_set_interrupt_flag, taken (it is NULL after), or NULL. */
-atomic_int *lock_take_interrupt_flag(void);
 /*
  * Release every held lock for a process about to exit; the count released.
  * It enters the critical section and never leaves it: nothing moves a

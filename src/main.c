@@ -9,12 +9,13 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "cli.h"
 #include "cmds.h"
 #include "lock.h"
 #include "log.h"
-#include "main_signal.h"
+#include "signals.h"
 #include "util.h"
 
 static const struct command {
@@ -232,6 +233,21 @@ static void log_format_early(int argc, char **argv)
 	}
 }
 
+/*
+ * A signal that ends the run (signals.c's thread calls this): release the
+ * held locks, say so, and exit with 128 + the signal. The one exit outside
+ * a command's return.
+ */
+static void exit_for_signal(int sig)
+{
+	int released = lock_release_all_for_exit();
+
+	fprintf(stderr, "kiln: interrupted by SIG%s%s\n",
+		sigabbrev_np(sig) ? sigabbrev_np(sig) : "?",
+		released ? "; the workspace lock was released" : "");
+	_exit(128 + sig);
+}
+
 int main(int argc, char **argv)
 {
 	struct cli cli;
@@ -241,13 +257,8 @@ int main(int argc, char **argv)
 
 	tune_malloc(argv);
 
-	/*
-	 * A closed pipe (kiln state list | head) must not kill a run that holds a
-	 * lock: writes fail with EPIPE instead, and every exit path unlocks.
-	 */
-	signal(SIGPIPE, SIG_IGN);
-	/* Started with the first lock: until then a signal ends kiln as usual. */
-	lock_set_signal_starter(main_signal_start);
+	/* SIGPIPE ignored; the signal thread starts with the first lock (signals.h). */
+	signals_install(exit_for_signal);
 	log_format_early(argc, argv);
 	cli_init(&cli);
 	at = parse_globals(&cli, argc, argv, &exit_code);

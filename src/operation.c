@@ -27,6 +27,7 @@
 #include "ledger.h"
 #include "log.h"
 #include "plan.h"
+#include "signals.h"
 #include "state.h"
 #include "utilization.h"
 
@@ -147,7 +148,8 @@ static int load_state(struct op_run *r, struct kiln_error *err)
 		r->state = state_new(r->e->spec->cluster, ws, r->e->prov->name);
 		first_lineage(r);
 	}
-	if (state_cluster(r->state) && strcmp(state_cluster(r->state), r->e->spec->cluster) != 0) {
+	if (!r->stand_in && state_cluster(r->state) &&
+	    strcmp(state_cluster(r->state), r->e->spec->cluster) != 0) {
 		kiln_error_set(err,
 			       "workspace '%s' holds cluster '%s', but the spec describes cluster "
 			       "'%s'",
@@ -163,7 +165,7 @@ static int load_state(struct op_run *r, struct kiln_error *err)
 		const char *sp = json_string_value(json_object_get(r->state, "provider"));
 		size_t nres = state_resource_count(r->state);
 
-		if (sp && strcmp(sp, r->e->prov->name) != 0 && nres > 0) {
+		if (!r->stand_in && sp && strcmp(sp, r->e->prov->name) != 0 && nres > 0) {
 			kiln_error_set(err,
 				       "workspace '%s' records %zu resource%s on provider '%s' "
 				       "(state.json of commit %.7s), but the spec names provider "
@@ -738,7 +740,7 @@ int op_commit(struct op_run *r, const char *op, const struct apply_result *res, 
 		free(after);
 		return 0;
 	}
-	counts = op_summary_counts(res);
+	counts = r->commit_counts ? r->commit_counts(res) : op_summary_counts(res);
 	label = workspace_label(r->ws, r->state);
 	if (json_object_size(r->overlay))
 		summary = xasprintf("%s: %s, %zu recorded from an interrupted apply's journal (%s)",
@@ -749,9 +751,13 @@ int op_commit(struct op_run *r, const char *op, const struct apply_result *res, 
 	json_array_append_new(trailers, json_sprintf("Kiln-Operation: %s", op));
 	/* A saved plan's file digest: the apply traces back to the plan reviewed. */
 	t_res = plan_digest(saved ? saved : r->plan);
-	json_array_append_new(trailers, json_sprintf("Kiln-Plan-Digest: %s", t_res));
+	if (t_res)
+		json_array_append_new(trailers, json_sprintf("Kiln-Plan-Digest: %s", t_res));
 	free(t_res);
-	json_array_append_new(trailers, json_sprintf("Kiln-Spec-Digest: %s", r->e->spec_digest));
+	/* A stand-in spec (kiln sprawl) has no file to digest. */
+	if (r->e->spec_digest)
+		json_array_append_new(trailers,
+				      json_sprintf("Kiln-Spec-Digest: %s", r->e->spec_digest));
 	json_array_extend(trailers, (json_t *)approved);
 	bought = purchase_trailers(r);
 	json_array_extend(trailers, bought);
@@ -910,6 +916,23 @@ int op_open_state(struct op_run *r, bool lock, const char *operation, struct kil
 	return load_state(r, err);
 }
 
+int op_open_engine(struct op_run *r, const struct op_options *o, struct engine *e,
+		   const char *operation, struct kiln_error *err)
+{
+	void (*report)(void *, const struct kiln_error *) = r->report;
+	char *(*counts)(const struct apply_result *) = r->commit_counts;
+	void *arg = r->report_arg;
+
+	memset(r, 0, sizeof(*r));
+	r->report = report;
+	r->report_arg = arg;
+	r->commit_counts = counts;
+	r->o = *o;
+	r->e = e;
+	r->stand_in = true;
+	return op_open_state(r, true, operation, err);
+}
+
 int op_saved_replan(struct op_run *r, const json_t *saved, const char *file, struct kiln_error *err)
 {
 	const json_t *targets = plan_kiln(saved, "targets"), *v;
@@ -1013,13 +1036,13 @@ int op_apply(struct op_run *r, const char *op, const struct op_apply_options *ao
 		return -1;
 	if (ao->started)
 		ao->started(ao->event_arg);
-	lock_set_interrupt_flag(ao->interrupted);
+	/* While the executor runs, the first signal stops it starting work (signals.h). */
+	signals_wind_down(true);
 	struct apply_options o = {
 	    .engine = r->e,
 	    .plan = &r->view,
 	    .state = r->state,
 	    .parallelism = ao->parallelism,
-	    .interrupted = ao->interrupted,
 	    .keep_secrets = ao->keep_secrets,
 	    .event = ao->event,
 	    .event_arg = ao->event_arg,
@@ -1032,7 +1055,7 @@ int op_apply(struct op_run *r, const char *op, const struct op_apply_options *ao
 	if (ao->finished)
 		ao->finished(ao->event_arg);
 	/* From here a signal exits at once; the journal keeps what the commit would have. */
-	lock_set_interrupt_flag(NULL);
+	signals_wind_down(false);
 	record_lifetime(r->state);
 	rc = op_commit(r, op, &out->res, ao->saved, ao->approved, &out->commit, err);
 	journal_close(j, rc == 0);
@@ -1116,11 +1139,11 @@ char *op_iam_policy(struct engine *e)
 	return doc;
 }
 
-int op_health_wait(struct op_run *r, const json_t *addresses, int64_t timeout_s,
-		   atomic_int *interrupted, json_t **groups, struct kiln_error *err)
+int op_health_wait(struct op_run *r, const json_t *addresses, int64_t timeout_s, json_t **groups,
+		   struct kiln_error *err)
 {
 	return health_wait(r->e, r->state, addresses, timeout_s, r->e->prov->simulated ? 100 : 5000,
-			   interrupted, groups, err);
+			   groups, err);
 }
 
 int op_repair(struct op_run *r, const json_t *targets, struct op_repair_outcome *out,

@@ -83,6 +83,13 @@ struct op_run {
 	 */
 	bool has_gpu_util;
 	double gpu_util;
+	/*
+	 * Set by op_open_engine: the engine's spec is a stand-in (kiln sprawl),
+	 * so the workspace may record another cluster or cloud than it names.
+	 */
+	bool stand_in;
+	/* The counts op_commit's summary line gives ("5 adopted"), caller frees; NULL: op_summary_counts. */
+	char *(*commit_counts)(const struct apply_result *res);
 };
 
 /*
@@ -101,6 +108,15 @@ int op_load(struct op_run *r, const struct op_options *o, const char *spec_path,
  * empty state.
  */
 int op_open_state(struct op_run *r, bool lock, const char *operation, struct kiln_error *err);
+/*
+ * op_open_state with the lock over e (r owns it from now on, even on
+ * failure) instead of a spec's engine: kiln sprawl's runs, whose engine
+ * (engine_open_scope) names only the cluster and workspace of what they
+ * delete or adopt. The state's cluster and cloud are not checked against
+ * the stand-in: the caller checks what it needs. Hooks in r are kept.
+ */
+int op_open_engine(struct op_run *r, const struct op_options *o, struct engine *e,
+		   const char *operation, struct kiln_error *err);
 /* Refresh (unless refresh is off), diff, pre-flight, IAM delta, cost and audit into r->plan. */
 int op_plan(struct op_run *r, struct kiln_error *err);
 /*
@@ -235,8 +251,6 @@ const struct plan_change *op_plan_purchase(const struct op_run *r);
 struct op_apply_options {
 	int parallelism;
 	bool keep_secrets; /* a state key is set: secrets are read back and sealed */
-	/* Set while the executor runs: the first signal stops it starting work. */
-	atomic_int *interrupted;
 	void (*event)(void *arg, const struct apply_event *ev);
 	void *event_arg;
 	/* Around the executor, after the journal opened: the caller's display. */
@@ -254,9 +268,11 @@ struct op_apply_outcome {
 
 /*
  * Carry out r->plan: open the journal, run the executor over the plan
- * with every result journaled as it lands, then record "created" (or drop
- * the expiry of an empty state), commit (op "apply" or "destroy") and close
- * the journal. -1 with err when nothing ran (the journal did not open);
+ * with every result journaled as it lands (while it runs, the first
+ * signal winds it down: signals.h), then record "created" (or drop the
+ * expiry of an empty state), commit (op "apply", "destroy", "sprawl adopt"
+ * or "sprawl destroy") and close the journal. -1 with err when nothing ran
+ * (the journal did not open);
  * else 0, with out->commit_failed and err when the commit failed. Release
  * out with op_apply_outcome_release.
  */
@@ -271,8 +287,8 @@ void op_apply_outcome_release(struct op_apply_outcome *out);
  * (every 5 s; 100 ms on a simulated provider). *groups: health.h's
  * objects, one per group. -1 with err when a provider call failed.
  */
-int op_health_wait(struct op_run *r, const json_t *addresses, int64_t timeout_s,
-		   atomic_int *interrupted, json_t **groups, struct kiln_error *err);
+int op_health_wait(struct op_run *r, const json_t *addresses, int64_t timeout_s, json_t **groups,
+		   struct kiln_error *err);
 
 struct op_repair_outcome {
 	json_t *done; /* per target repaired: {"address", "replaced": [ids], "added": [ids]} */

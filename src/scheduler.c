@@ -21,6 +21,7 @@
 #include <unistd.h>
 
 #include "access.h"
+#include "signals.h"
 #include "strbuf.h"
 #include "util.h"
 
@@ -220,18 +221,16 @@ static int64_t now_ms(void)
 }
 
 /*
- * In the child: the signals main_signal.c blocks unblocked (a blocked mask
- * survives exec); no terminal to prompt on (a session of its own, so no
- * /dev/tty, and ssh told never to run an askpass) and standard input
- * /dev/null, whatever the config or a jump's ssh would do.
+ * In the child: the signals kiln blocks unblocked (signals_for_exec); no
+ * terminal to prompt on (a session of its own, so no /dev/tty, and ssh
+ * told never to run an askpass) and standard input /dev/null, whatever
+ * the config or a jump's ssh would do.
  */
 static void child(int out, int errfd, char **av)
 {
-	sigset_t none;
 	int in = open("/dev/null", O_RDONLY);
 
-	sigemptyset(&none);
-	sigprocmask(SIG_SETMASK, &none, NULL);
+	signals_for_exec();
 	setsid();
 	setenv("SSH_ASKPASS_REQUIRE", "never", 1);
 	if (in >= 0 && in != 0) {

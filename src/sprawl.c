@@ -5,15 +5,15 @@
 #include "sprawl.h"
 
 #include <pthread.h>
-#include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "apply.h"
 #include "engine.h"
 #include "operation.h"
+#include "signals.h"
 #include "state.h"
-#include "workspace.h"
+#include "strbuf.h"
 
 static const char *jstr(const json_t *o, const char *k)
 {
@@ -195,6 +195,9 @@ json_t *sprawl_adopt_plan(const json_t *orphans, const json_t *state, json_t *sk
 			 : NULL;
 		char *why = NULL;
 
+		/* Recorded since it was listed (a replayed journal, a commit): no orphan now. */
+		if (addr && id && rid && strcmp(rid, id) == 0)
+			continue;
 		if (!addr)
 			why = xstrdup("it carries no kiln:address tag");
 		else if (json_object_get(held, addr))
@@ -219,7 +222,8 @@ json_t *sprawl_adopt_plan(const json_t *orphans, const json_t *state, json_t *sk
 	return json_pack("{s:o}", "resource_changes", changes);
 }
 
-json_t *sprawl_destroy_plan(const struct provider *prov, const json_t *orphans)
+json_t *sprawl_destroy_plan(const struct provider *prov, const json_t *orphans,
+			    const json_t *recorded)
 {
 	json_t *changes = json_array(), *seen = json_object(), *names = json_array(), *o;
 	size_t i, j;
@@ -242,7 +246,8 @@ json_t *sprawl_destroy_plan(const struct provider *prov, const json_t *orphans)
 
 		if (!addr)
 			name = xasprintf("%s.%s", type, id);
-		else if (json_integer_value(json_object_get(seen, addr)) > 1)
+		else if (json_integer_value(json_object_get(seen, addr)) > 1 ||
+			 json_object_get(recorded, addr))
 			name = xasprintf("%s (%s)", addr, id);
 		else
 			name = xstrdup(addr);
@@ -403,51 +408,6 @@ double sprawl_price_all(const struct provider *prov, struct prov_ctx *ctx, json_
 }
 
 /*
- * One executor run of plan over cluster c and workspace w: an engine with
- * no desired resources (sprawl creates nothing), 8 operations at once.
- */
-static int sprawl_run(const struct provider *prov, struct prov_ctx *ctx, const char *c,
-		      const char *w, json_t *plan, json_t *state, struct sprawl_results *d,
-		      struct apply_result *res)
-{
-	static atomic_int interrupted;
-	struct engine e = {0};
-	struct apply_options o = {0};
-	struct plan_view view;
-	struct kiln_error err = {0};
-	int rc;
-
-	if (plan_view_build(&view, plan, &err) < 0) {
-		/* As the executor reports a plan it cannot run. */
-		memset(res, 0, sizeof(*res));
-		res->errors =
-		    json_pack("[{s:s, s:s, s:s}]", "address", "", "op", "plan", "error", err.msg);
-		res->warnings = json_array();
-		res->failed = 1;
-		return -1;
-	}
-	e.prov = prov;
-	e.ctx = ctx;
-	e.scope.cluster = c;
-	e.scope.workspace = w;
-	e.workspace = (char *)w;
-	e.desired = json_object();
-	o.engine = &e;
-	o.plan = &view;
-	o.state = state;
-	o.parallelism = 8;
-	o.interrupted = &interrupted;
-	o.event = on_event;
-	o.event_arg = d;
-	d->cluster = c;
-	d->workspace = w;
-	rc = apply_run(&o, res);
-	json_decref(e.desired);
-	plan_view_release(&view);
-	return rc;
-}
-
-/*
  * The orphans are sorted by cluster and workspace: a group is a run of them.
  * The run that starts at *i (a new array); *i moves past it.
  */
@@ -467,29 +427,140 @@ static json_t *next_group(const json_t *orphans, size_t *i)
 	return group;
 }
 
-/* Delete the chosen orphans, one executor run per cluster and workspace. */
-int sprawl_destroy(const struct provider *prov, struct prov_ctx *ctx, const json_t *chosen,
-		   struct sprawl_results *d)
+/* "N WHAT[; N failed][; N not done]": what a sprawl commit's summary line counts. */
+static char *counts_of(const struct apply_result *res, const char *what)
 {
-	size_t i = 0, n = json_array_size(chosen);
+	struct strbuf sb = {0};
+
+	sb_addf(&sb, "%zu %s", res->done, what);
+	if (res->failed)
+		sb_addf(&sb, "; %zu failed", res->failed);
+	if (res->skipped)
+		sb_addf(&sb, "; %zu not done", res->skipped);
+	return sb_detach(&sb);
+}
+
+static char *adopted_counts(const struct apply_result *res)
+{
+	return counts_of(res, "adopted");
+}
+
+static char *deleted_counts(const struct apply_result *res)
+{
+	return counts_of(res, "deleted");
+}
+
+/*
+ * The operation over one group's workspace (cluster c, workspace w): an
+ * engine whose stand-in spec names only them, the workspace locked (made
+ * when missing, waiting up to the lock timeout), its state read with the
+ * journal of a run killed before its commit replayed.
+ */
+static int group_open(struct op_run *r, const struct provider *prov,
+		      const struct sprawl_options *so, const char *c, const char *w,
+		      const char *operation, char *(*counts)(const struct apply_result *res),
+		      struct sprawl_results *d, struct kiln_error *err)
+{
+	struct op_options o = {
+	    .state = so->state, .workspace = w, .lock_timeout = so->lock_timeout};
+	struct engine *e;
+
+	memset(r, 0, sizeof(*r));
+	r->report = d->on_error;
+	r->report_arg = d->arg;
+	r->commit_counts = counts;
+	if (engine_open_scope(&e, prov, so->region, c, w, err) < 0)
+		return -1;
+	return op_open_engine(r, &o, e, operation, err);
+}
+
+/*
+ * Carry out plan (r owns it) with the operation's executor: every result
+ * journaled as it lands, reported into d, then one commit (op) when the
+ * workspace's record changed or the cloud did under an existing workspace.
+ */
+static int group_apply(struct op_run *r, json_t *plan, const char *op,
+		       const struct sprawl_options *so, struct sprawl_results *d,
+		       struct op_apply_outcome *out, struct kiln_error *err)
+{
+	struct op_apply_options ao = {
+	    .parallelism = so->parallelism, .event = on_event, .event_arg = d};
+
+	r->plan = plan;
+	if (plan_view_build(&r->view, r->plan, err) < 0)
+		return -1;
+	d->cluster = r->e->scope.cluster;
+	d->workspace = r->e->workspace;
+	return op_apply(r, op, &ao, out, err);
+}
+
+/* Delete one workspace's orphans under its lock, journaled; 0, or -1 with err. */
+static int destroy_group(const struct provider *prov, const struct sprawl_options *so,
+			 const json_t *group, struct sprawl_results *d, struct kiln_error *err)
+{
+	const char *c = jstr(json_array_get(group, 0), "cluster");
+	const char *w = jstr(json_array_get(group, 0), "workspace");
+	struct op_apply_outcome out = {0};
+	struct op_run r;
+	int ret = -1;
+
+	if (group_open(&r, prov, so, c, w, "sprawl destroy", deleted_counts, d, err) == 0 &&
+	    group_apply(&r, sprawl_destroy_plan(prov, group, state_resources(r.state)),
+			"sprawl destroy", so, d, &out, err) == 0)
+		ret = out.commit_failed || out.res.failed ? -1 : 0;
+	op_apply_outcome_release(&out);
+	op_close(&r);
+	return ret;
+}
+
+/*
+ * Run each group of orphans (sorted by cluster and workspace) through
+ * one, telling on_error of a group that failed; after an interrupt
+ * (signals.h) no further group starts.
+ */
+static int each_group(const json_t *orphans, struct sprawl_results *d,
+		      int (*one)(const json_t *group, struct sprawl_results *d, void *arg,
+				 struct kiln_error *err),
+		      void *arg)
+{
+	size_t i = 0, n = json_array_size(orphans);
 	int ret = 0;
 
-	while (i < n) {
-		json_t *first = json_array_get(chosen, i), *group = next_group(chosen, &i), *plan,
-		       *st;
-		const char *c = jstr(first, "cluster"), *w = jstr(first, "workspace");
-		struct apply_result res;
+	while (i < n && !signals_interrupted()) {
+		json_t *group = next_group(orphans, &i);
+		struct kiln_error err = {0};
 
-		plan = sprawl_destroy_plan(prov, group);
-		st = state_new(c, w, prov->name);
-		if (sprawl_run(prov, ctx, c, w, plan, st, d, &res) != 0)
+		if (one(group, d, arg, &err) < 0) {
+			if (err.msg[0] && d->on_error)
+				d->on_error(d->arg, &err);
 			ret = -1;
-		apply_result_release(&res);
-		json_decref(st);
-		json_decref(plan);
+		}
 		json_decref(group);
 	}
 	return ret;
+}
+
+struct group_args {
+	const struct provider *prov;
+	const struct sprawl_options *so;
+	json_t *skipped, *commits;
+};
+
+static int destroy_one(const json_t *group, struct sprawl_results *d, void *arg,
+		       struct kiln_error *err)
+{
+	const struct group_args *a = arg;
+
+	return destroy_group(a->prov, a->so, group, d, err);
+}
+
+/* Delete the chosen orphans, one operation per cluster and workspace. */
+int sprawl_destroy(const struct provider *prov, const struct sprawl_options *so,
+		   const json_t *chosen, struct sprawl_results *d)
+{
+	struct group_args a = {prov, so, NULL, NULL};
+
+	return each_group(chosen, d, destroy_one, &a);
 }
 
 /*
@@ -498,17 +569,15 @@ int sprawl_destroy(const struct provider *prov, struct prov_ctx *ctx, const json
  * retagged with the state's before the executor reads it, and the plan
  * takes the id the claim answers (an aws group's id names its lineage).
  */
-static int claim_adopted(struct store *s, const struct provider *prov, struct prov_ctx *ctx,
-			 const char *c, const char *w, const json_t *state, const json_t *group,
-			 json_t *plan, struct kiln_error *err)
+static int claim_adopted(struct op_run *r, const json_t *group, json_t *plan,
+			 struct kiln_error *err)
 {
-	struct prov_scope scope = {c, w, NULL};
+	const struct provider *prov = r->e->prov;
+	struct prov_scope scope = r->e->scope;
 	json_t *rc, *o;
 	size_t i, j;
-	int ret = 0;
 
-	scope.lineage = state_lineage(state);
-	scope.owner = op_owner(s);
+	scope.lineage = state_lineage(r->state);
 	json_array_foreach(json_object_get(plan, "resource_changes"), i, rc)
 	{
 		json_t *kn = json_object_get(rc, "kiln"), *live = NULL;
@@ -520,37 +589,75 @@ static int claim_adopted(struct store *s, const struct provider *prov, struct pr
 		    lineage = jstr(o, "lineage");
 		if (!prov->claim || (lineage && strcmp(lineage, scope.lineage) == 0))
 			continue;
-		ENGINE_CALL(prc, err, prov->claim(ctx, &scope, jstr(rc, "type"), id, &live, err));
-		if (prc != PROV_OK) {
-			ret = -1;
-			break;
-		}
+		ENGINE_CALL(prc, err,
+			    prov->claim(r->e->ctx, &scope, jstr(rc, "type"), id, &live, err));
+		if (prc != PROV_OK)
+			return -1;
 		json_object_set(kn, "id", json_object_get(live, "id"));
 		json_object_set(json_object_get(json_object_get(rc, "change"), "importing"), "id",
 				json_object_get(live, "id"));
 		json_decref(live);
 	}
-	free((char *)scope.owner);
-	return ret;
+	return 0;
+}
+
+/* Each orphan's cluster and workspace into the entries skipped gained from before on. */
+static void skipped_name(json_t *skipped, size_t before, const char *c, const char *w)
+{
+	size_t i;
+
+	for (i = before; i < json_array_size(skipped); i++) {
+		json_t *o = json_array_get(skipped, i);
+
+		json_object_set_new(o, "cluster", json_string(c));
+		json_object_set_new(o, "workspace", json_string(w));
+	}
+}
+
+/*
+ * The adoption plan of one group under its lock, the orphans claimed; NULL
+ * with err when the workspace holds another cluster or a claim failed, or
+ * with err empty when there is nothing to adopt.
+ */
+static json_t *adopt_plan(struct op_run *r, const json_t *group, json_t *skipped,
+			  struct kiln_error *err)
+{
+	const char *c = r->e->scope.cluster, *w = r->e->workspace;
+	size_t before = json_array_size(skipped);
+	json_t *plan;
+
+	if (state_cluster(r->state) && strcmp(state_cluster(r->state), c) != 0) {
+		kiln_error_set(err, "workspace '%s' holds cluster '%s', not '%s'", w,
+			       state_cluster(r->state), c);
+		kiln_error_hint(err, "adopt them by hand, or delete them with --destroy");
+		return NULL;
+	}
+	json_object_set_new(r->state, "cluster", json_string(c));
+	plan = sprawl_adopt_plan(group, r->state, skipped);
+	skipped_name(skipped, before, c, w);
+	if (json_array_size(json_object_get(plan, "resource_changes")) == 0 ||
+	    claim_adopted(r, group, plan, err) < 0) {
+		json_decref(plan);
+		return NULL;
+	}
+	return plan;
 }
 
 /*
  * Adopt one workspace's orphans: lock it (creating the branch when it is
  * missing), let the executor read and record each one as the plan's
- * adoption does, and commit once. Reports per resource into d.
+ * adoption does, journaled, and commit once. Reports per resource into d.
  */
-static int adopt_group(struct store *s, const struct provider *prov, struct prov_ctx *ctx,
+static int adopt_group(const struct provider *prov, const struct sprawl_options *so,
 		       const json_t *group, struct sprawl_results *d, json_t *skipped,
 		       json_t *commits, struct kiln_error *err)
 {
 	const char *c = jstr(json_array_get(group, 0), "cluster");
 	const char *w = jstr(json_array_get(group, 0), "workspace");
-	struct lock_options lo = {"sprawl adopt", 0};
-	struct workspace *ws = NULL;
-	json_t *state = NULL, *plan = NULL, *o;
-	struct apply_result res = {0};
-	char *summary = NULL;
-	size_t i, before;
+	struct op_apply_outcome out = {0};
+	struct op_run r;
+	json_t *plan = NULL, *o;
+	size_t i;
 	int ret = -1;
 
 	if (!store_workspace_name_ok(w)) {
@@ -562,78 +669,47 @@ static int adopt_group(struct store *s, const struct provider *prov, struct prov
 			      "reason", "its kiln:workspace tag is not a workspace name"));
 		return 0;
 	}
-	if (workspace_open(&ws, s, w, err) < 0 || workspace_lock(ws, &lo, err) < 0)
+	if (group_open(&r, prov, so, c, w, "sprawl adopt", adopted_counts, d, err) < 0)
 		goto out;
-	state = ws->exists ? json_deep_copy(ws->state) : state_new(c, w, prov->name);
-	if (state_cluster(state) && strcmp(state_cluster(state), c) != 0) {
-		kiln_error_set(err, "workspace '%s' holds cluster '%s', not '%s'", w,
-			       state_cluster(state), c);
-		kiln_error_hint(err, "adopt them by hand, or delete them with --destroy");
+	plan = adopt_plan(&r, group, skipped, err);
+	if (!plan) {
+		ret = err->msg[0] ? -1 : 0;
 		goto out;
 	}
-	if (!state_cluster(state))
-		json_object_set_new(state, "cluster", json_string(c));
-	before = json_array_size(skipped);
-	plan = sprawl_adopt_plan(group, state, skipped);
-	if (claim_adopted(s, prov, ctx, c, w, state, group, plan, err) < 0)
+	ret = group_apply(&r, plan, "sprawl adopt", so, d, &out, err) == 0 && !out.commit_failed &&
+		      !out.res.failed
+		  ? 0
+		  : -1;
+	if (out.res.done == 0 && ret < 0 && !err->msg[0])
+		kiln_error_set(err, "nothing of %s/%s could be read to adopt", c, w);
+	if (!out.commit)
 		goto out;
-	for (i = before; i < json_array_size(skipped); i++) {
-		o = json_array_get(skipped, i);
-		json_object_set_new(o, "cluster", json_string(c));
-		json_object_set_new(o, "workspace", json_string(w));
-	}
-	if (json_array_size(json_object_get(plan, "resource_changes")) == 0) {
-		ret = 0;
-		goto out;
-	}
-	ret = sprawl_run(prov, ctx, c, w, plan, state, d, &res) == 0 ? 0 : -1;
-	if (res.done == 0) {
-		if (ret < 0)
-			kiln_error_set(err, "nothing of %s/%s could be read to adopt", c, w);
-		goto out;
-	}
-	if (op_seal_secrets(state, err) < 0) {
-		ret = -1;
-		goto out;
-	}
-	summary = xasprintf("sprawl adopt: %zu adopted (%s/%s)", res.done, c, w);
-	if (workspace_commit(ws, state, false, summary, NULL, 0, err) < 0) {
-		ret = -1;
-		goto out;
-	}
-	json_array_append_new(commits, json_pack("{s:s, s:s, s:s, s:I}", "cluster", c, "workspace",
-						 w, "commit", git_oid_tostr_s(&ws->head), "adopted",
-						 (json_int_t)res.done));
+	json_array_append_new(commits,
+			      json_pack("{s:s, s:s, s:s, s:I}", "cluster", c, "workspace", w,
+					"commit", out.commit, "adopted", (json_int_t)out.res.done));
 	if (d->on_commit)
-		d->on_commit(d->arg, w, res.done, &ws->head);
+		d->on_commit(d->arg, w, out.res.done, &r.ws->head);
 out:
 	if (ret < 0 && !err->msg[0])
 		kiln_error_set(err, "adopting into workspace '%s' failed", w);
-	apply_result_release(&res);
-	json_decref(plan);
-	json_decref(state);
-	free(summary);
-	workspace_close(ws, NULL);
+	op_apply_outcome_release(&out);
+	op_close(&r);
 	return ret;
 }
 
+static int adopt_one(const json_t *group, struct sprawl_results *d, void *arg,
+		     struct kiln_error *err)
+{
+	const struct group_args *a = arg;
+
+	return adopt_group(a->prov, a->so, group, d, a->skipped, a->commits, err);
+}
+
 /* Adopt the orphans, one commit per workspace. */
-int sprawl_adopt(struct store *s, const struct provider *prov, struct prov_ctx *ctx,
+int sprawl_adopt(const struct provider *prov, const struct sprawl_options *so,
 		 const json_t *orphans, struct sprawl_results *d, json_t *skipped, json_t *commits)
 {
-	size_t i = 0, n = json_array_size(orphans);
-	int ret = 0;
+	struct group_args a = {prov, so, skipped, commits};
 
-	while (i < n) {
-		json_t *group = next_group(orphans, &i);
-		struct kiln_error err = {0};
-
-		if (adopt_group(s, prov, ctx, group, d, skipped, commits, &err) < 0) {
-			if (d->on_error)
-				d->on_error(d->arg, &err);
-			ret = -1;
-		}
-		json_decref(group);
-	}
-	return ret;
+	return each_group(orphans, d, adopt_one, &a);
 }

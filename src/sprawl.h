@@ -11,6 +11,7 @@
 
 #include <pthread.h>
 #include <stdbool.h>
+#include <stdint.h>
 
 #include <jansson.h>
 
@@ -54,17 +55,21 @@ bool sprawl_is_store(const struct provider *prov, const char *type);
  * must be of one cluster and workspace: one delete per orphan, each with
  * kiln.id, and kiln.deps naming every orphan of a type the provider's table
  * lists earlier (the table lists a type after what it uses), so the executor
- * deletes a user before what it uses. Addresses held twice get " (ID)"
- * appended so each change is its own. New reference.
+ * deletes a user before what it uses. Addresses held twice, or held in
+ * recorded (the workspace's resources, another object), get " (ID)"
+ * appended so each change is its own and never touches the record. New
+ * reference.
  */
-json_t *sprawl_destroy_plan(const struct provider *prov, const json_t *orphans);
+json_t *sprawl_destroy_plan(const struct provider *prov, const json_t *orphans,
+			    const json_t *recorded);
 
 /*
  * A plan (only "resource_changes") adopting into state, a workspace's
  * recorded state, the orphans of that workspace (one cluster and
  * workspace): one no-op change with "importing" per orphan, as the plan
  * makes for a live resource that carries its address tag, which the
- * executor reads and records. An orphan is left out, with
+ * executor reads and records. An orphan state records by its id at its
+ * address (a replayed journal) is left out. Any other is left out, with
  * {"address", "id", "reason"} appended to skipped, when it has no address,
  * when state already records its address, or when another orphan carries
  * the same address (which of them is the one is not kiln's guess). New
@@ -90,6 +95,14 @@ int sprawl_list_unmanaged(const struct provider *prov, struct prov_ctx *ctx, jso
 /* Price each item ({"type", "attrs"}) into its "hourly" and "unpriced"; the sum. */
 double sprawl_price_all(const struct provider *prov, struct prov_ctx *ctx, json_t *items);
 
+/* What sprawl's destroy and adoption run with. */
+struct sprawl_options {
+	const char *state;    /* the state repository (--state), NULL for the default */
+	const char *region;   /* NULL: the provider's default */
+	int64_t lock_timeout; /* seconds to wait for a workspace's held lock */
+	int parallelism;      /* provider operations at once */
+};
+
 /* What a destroy or an adoption did, resource by resource, and who is told as it goes. */
 struct sprawl_results {
 	json_t *done;	/* {"cluster", "workspace", "address", "id"} deleted or adopted */
@@ -109,16 +122,24 @@ struct sprawl_results {
 
 void sprawl_results_init(struct sprawl_results *d);
 void sprawl_results_release(struct sprawl_results *d);
-/* Delete chosen (orphans), one executor run per cluster and workspace; -1 when one failed. */
-int sprawl_destroy(const struct provider *prov, struct prov_ctx *ctx, const json_t *chosen,
-		   struct sprawl_results *d);
 /*
- * Record the orphans in the workspaces their tags name, each locked (and
- * made when missing), one commit per workspace; what cannot be adopted is
+ * Delete chosen (orphans), one operation (operation.h) per cluster and
+ * workspace: the workspace locked (waiting up to so->lock_timeout), every
+ * deletion journaled, and a commit ("sprawl destroy: N deleted") when the
+ * workspace exists. An interrupt (signals.h) lets the deletions in flight
+ * finish, commits them and starts no further one. -1 when one failed (a
+ * workspace that could not be locked: on_error).
+ */
+int sprawl_destroy(const struct provider *prov, const struct sprawl_options *so,
+		   const json_t *chosen, struct sprawl_results *d);
+/*
+ * Record the orphans in the workspaces their tags name, each through the
+ * operation as sprawl_destroy (made when missing), one commit per
+ * workspace ("sprawl adopt: N adopted"); what cannot be adopted is
  * appended to skipped, each commit to commits ({"cluster", "workspace",
  * "commit", "adopted"}). -1 when a workspace's adoption failed (on_error).
  */
-int sprawl_adopt(struct store *s, const struct provider *prov, struct prov_ctx *ctx,
+int sprawl_adopt(const struct provider *prov, const struct sprawl_options *so,
 		 const json_t *orphans, struct sprawl_results *d, json_t *skipped, json_t *commits);
 
 #endif

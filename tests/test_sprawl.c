@@ -200,7 +200,7 @@ static void test_sprawl_destroy_plan_deletes_users_before_what_they_use(void **u
 					"type", "sim_node_group", "id", "ng-2", "attrs"));
 	json_array_append_new(orphans, json_pack("{s:n, s:s, s:s, s:{}}", "address", "type",
 						 "sim_bucket", "id", "bkt-1", "attrs"));
-	plan = sprawl_destroy_plan(sim, orphans);
+	plan = sprawl_destroy_plan(sim, orphans, NULL);
 	ch = json_object_get(plan, "resource_changes");
 	assert_int_equal(json_array_size(ch), 4);
 	assert_string_equal(field(ch, 0, "address"), "sim_network.main");
@@ -272,6 +272,44 @@ static void test_sprawl_adopt_plan_imports_what_the_workspace_can_take(void **un
 	json_decref(state);
 }
 
+/* The record of another object at an orphan's address is never what its delete names. */
+static void test_sprawl_destroy_plan_names_an_address_the_workspace_records_by_id(void **unused)
+{
+	const struct provider *sim = provider_find("sim");
+	json_t *state = state_with("demo", "default", "sim_network.main", "vpc-1");
+	json_t *orphans = json_array(), *plan, *ch;
+
+	(void)unused;
+	json_array_append_new(orphans,
+			      json_pack("{s:s, s:s, s:s, s:{}}", "address", "sim_network.main",
+					"type", "sim_network", "id", "vpc-2", "attrs"));
+	plan = sprawl_destroy_plan(sim, orphans, state_resources(state));
+	ch = json_object_get(plan, "resource_changes");
+	assert_int_equal(json_array_size(ch), 1);
+	assert_string_equal(field(ch, 0, "address"), "sim_network.main (vpc-2)");
+	json_decref(plan);
+	json_decref(orphans);
+	json_decref(state);
+}
+
+/* An orphan the state records since it was listed (a replayed journal) is no orphan now. */
+static void test_sprawl_adopt_plan_leaves_out_what_the_state_records_by_its_id(void **unused)
+{
+	json_t *orphans = json_array(), *skipped = json_array(), *plan;
+	json_t *state = state_with("demo", "default", "sim_network.main", "vpc-1");
+
+	(void)unused;
+	json_array_append_new(orphans, json_pack("{s:s, s:s, s:s}", "address", "sim_network.main",
+						 "type", "sim_network", "id", "vpc-1"));
+	plan = sprawl_adopt_plan(orphans, state, skipped);
+	assert_int_equal(json_array_size(json_object_get(plan, "resource_changes")), 0);
+	assert_int_equal(json_array_size(skipped), 0);
+	json_decref(plan);
+	json_decref(orphans);
+	json_decref(skipped);
+	json_decref(state);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -282,6 +320,8 @@ int main(void)
 	    T(test_sprawl_stores_are_buckets_and_file_systems),
 	    T(test_sprawl_destroy_plan_deletes_users_before_what_they_use),
 	    T(test_sprawl_adopt_plan_imports_what_the_workspace_can_take),
+	    T(test_sprawl_destroy_plan_names_an_address_the_workspace_records_by_id),
+	    T(test_sprawl_adopt_plan_leaves_out_what_the_state_records_by_its_id),
 #undef T
 	};
 

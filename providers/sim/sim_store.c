@@ -843,7 +843,9 @@ int sim_index_unnamed(struct prov_ctx *ctx, const char *cluster, const char *wor
 			    strcmp(e->d_name, skip + strlen(addr) + 1) != 0)
 				*ARRAY_PUSH(inos, ni, cap) = e->d_ino;
 		closedir(d);
-		qsort(inos, ni, sizeof(*inos), ino_qsort);
+		/* An empty directory (all deleted) leaves inos NULL, which qsort must not get. */
+		if (ni)
+			qsort(inos, ni, sizeof(*inos), ino_qsort);
 	}
 	free(skip);
 	free(addr);

@@ -138,6 +138,16 @@ PY
 		--out-has "No orphans to delete." -- "$KILN" sprawl --provider sim --destroy
 }
 
+sp_hold_default() { # DURATION: trainers orphaned, and default locked that long by a state rm (pid: sp_pid)
+	"$KILN" state rm sim_node_group.trainers >/dev/null 2>&1
+	KILN_TEST_LOCK_HOLD=$1 "$KILN" state rm sim_role.trainer >/dev/null 2>&1 &
+	sp_pid=$!
+	for sp_i in $(seq 1 100); do
+		git --git-dir=.kiln/state.git rev-parse -q --verify refs/kiln/locks/default >/dev/null && break
+		sleep 0.1
+	done
+}
+
 # --adopt: orphans go back into the workspaces their tags name, one commit each.
 sp_adopt() {
 	sp_dir=$(mktemp -d "$E2E_TMP/sprawl.XXXXXX")
@@ -192,13 +202,7 @@ assert r["failed"] == [] and r["skipped"] == [], r
 assert c["workspace"] == "other" and c["adopted"] == 2 and len(c["commit"]) == 40, c
 PY
 	# A locked workspace may be mid-apply: its orphans are reported, never deleted.
-	"$KILN" state rm sim_node_group.trainers >/dev/null 2>&1
-	KILN_TEST_LOCK_HOLD=30s "$KILN" state rm sim_role.trainer >/dev/null 2>&1 &
-	sp_pid=$!
-	for sp_i in $(seq 1 100); do
-		git --git-dir=.kiln/state.git rev-parse -q --verify refs/kiln/locks/default >/dev/null && break
-		sleep 0.1
-	done
+	sp_hold_default 30s
 	check "sprawl: an orphan of a locked workspace says an apply may still record it" 0 \
 		--out-has "workspace 'default' does not record it; the workspace is locked by " \
 		-- "$KILN" sprawl --provider sim
@@ -215,6 +219,113 @@ PY
 	assert "sprawl: the node group outlived the refused destroy" sh -c \
 		'python3 "$1/tests/e2e/sim_inspect.py" .kiln/sim ids | grep -c " sim_node_group.trainers$" | grep -qx 2' \
 		sh "$E2E_ROOT"
+}
+
+# SIG PATTERN NAME FLAGS...: a slow sprawl FLAGS (one call at a time, a 1 s
+# lease) in the background, output in NAME.out and NAME.err, sent SIG once
+# NAME.out shows PATTERN (20 s at most); its exit status in sp_rc.
+sp_signal_after() {
+	sp_sig=$1 sp_pat=$2 sp_name=$3
+	shift 3
+	KILN_LOCK_LEASE=1s KILN_SIM_LATENCY_MS=400 "$KILN" sprawl --provider sim --parallelism 1 \
+		"$@" >"$sp_name.out" 2>"$sp_name.err" &
+	sp_pid=$!
+	sp_i=0
+	while ! grep -qs "$sp_pat" "$sp_name.out" && [ $sp_i -lt 400 ]; do
+		sleep 0.05
+		sp_i=$((sp_i + 1))
+	done
+	kill "-$sp_sig" "$sp_pid"
+	wait "$sp_pid" 2>/dev/null
+	sp_rc=$?
+}
+
+sp_forget_other() { # workspace other applied, then forgotten by state rm (and deleted, with "delete")
+	KILN_WORKSPACE=other "$KILN" apply --auto-approve >/dev/null 2>&1
+	for a in $("$KILN" state list -w other); do "$KILN" state rm -w other "$a" >/dev/null 2>&1; done
+	if [ "${1:-}" = delete ]; then "$KILN" workspace delete other >/dev/null 2>&1; fi
+}
+
+# Adopt and destroy run through the operation: its lock (--lock-timeout), its
+# journal, its commit, its parallelism and its interrupts.
+sp_operation() {
+	sp_dir=$(mktemp -d "$E2E_TMP/sprawl.XXXXXX")
+	cd "$sp_dir" || exit 1
+	cp "$E2E_ROOT/examples/quickstart.yaml" kiln.yaml
+	"$KILN" apply --auto-approve >/dev/null 2>&1
+	check "sprawl: --parallelism outside 1 to 1024 is refused" 1 --out "" \
+		--err "kiln: sprawl: --parallelism '0' is not a number from 1 to 1024; use a number from 1 to 1024" \
+		-- "$KILN" sprawl --provider sim --destroy --parallelism 0
+	# A lock held for 2 s: --adopt waits for it, as apply does.
+	sp_hold_default 2s
+	check "sprawl: --adopt waits for a held lock up to --lock-timeout" 0 \
+		--out-has "adopted quickstart/default sim_node_group.trainers (ng-" \
+		--out-has "recorded 1 in workspace 'default' (commit " \
+		-- "$KILN" sprawl --provider sim --adopt --lock-timeout 30s
+	wait "$sp_pid"
+	assert "sprawl: the adoption's commit carries the operation's trailers" sh -c \
+		'git --git-dir=.kiln/state.git log -1 --format=%B default >msg &&
+		 grep -qx "sprawl adopt: 1 adopted (quickstart/default)" msg &&
+		 grep -qx "Kiln-Operation: sprawl adopt" msg && grep -qx "Kiln-Result: complete" msg &&
+		 grep -q "^Kiln-Burn: 196" msg'
+
+	# An adoption killed mid-way: its journal holds what it read, and the
+	# next --adopt replays it (taking over the dead run's lock) and commits all.
+	sp_forget_other delete
+	sp_signal_after KILL "adopted quickstart/other" adopt --adopt
+	assert "sprawl: an adoption killed mid-way leaves a journal of what it read" sh -c \
+		'grep -q "\"address\"" .kiln/journal/other-*.jsonl'
+	check "sprawl: the next --adopt replays the killed one's journal" 0 \
+		--err-has "recorded by an interrupted apply" \
+		--out-has "recorded " --out-has "sprawl: " \
+		-- "$KILN" sprawl --provider sim --adopt --lock-timeout 20s
+	check "sprawl: its commit says what came from the journal" 0 \
+		--out-has "recorded from an interrupted apply's journal (quickstart/other)" \
+		-- "$KILN" log -w other
+	"$KILN" state pull -w other >other.json 2>/dev/null
+	sp_ids >live.ids
+	assert "sprawl: after the killed and the replayed adoption other holds its five, each once" \
+		python3 - other.json live.ids <<'PY'
+import json, sys
+rec = {a: r["id"] for a, r in json.load(open(sys.argv[1]))["resources"].items()}
+live = dict(line.split() for line in open(sys.argv[2]))
+assert len(rec) == 5 and all(live.get(i) == a for a, i in rec.items()), (rec, live)
+PY
+	assert "sprawl: the replayed journal is gone once committed" sh -c \
+		'! ls .kiln/journal/other-*.jsonl 2>/dev/null'
+
+	# A destroy killed mid-way leaves its journal and its lock to take over;
+	# the next --destroy takes both and finishes.
+	sp_forget_other
+	sp_signal_after KILL "deleted quickstart/other" destroy --destroy --include-stores --auto-approve
+	assert "sprawl: a destroy killed mid-way leaves its journal" sh -c \
+		'ls .kiln/journal/other-*.jsonl >/dev/null'
+	sleep 1.5
+	check "sprawl: a dead destroy's lapsed lock is taken over, not kept as locked" 0 \
+		--out-has "deleted quickstart/other sim_network.main (" \
+		-- "$KILN" sprawl --provider sim --destroy --include-stores --auto-approve --lock-timeout 20s
+	assert "sprawl: the killed destroy's journal is replaced and gone" sh -c \
+		'! ls .kiln/journal/other-*.jsonl 2>/dev/null'
+	check "sprawl: nothing of other is orphaned after" 0 \
+		--out-has "Orphans (kiln tags, in no workspace's state): 0, \$0.00/hour" \
+		-- "$KILN" sprawl --provider sim
+
+	# SIGINT: the deletion in flight finishes and is committed; nothing more starts.
+	sp_forget_other
+	sp_signal_after INT "deleted quickstart/other" int --destroy --include-stores --auto-approve
+	assert "sprawl: SIGINT ends --destroy with exit 1" test "$sp_rc" = 1
+	assert "sprawl: SIGINT says what it does" grep -q "starting nothing new" int.err
+	assert "sprawl: after SIGINT it says it stopped as asked" grep -qx \
+		"kiln: sprawl: stopped by SIGINT, as asked: what was deleted is recorded, and nothing more was started; run \`kiln sprawl\` to see what remains" \
+		int.err
+	assert "sprawl: an interrupted destroy commits what it did" sh -c \
+		'git --git-dir=.kiln/state.git log -1 --format=%B other >msg &&
+		 grep -q "^sprawl destroy: [1-4] deleted; [1-4] not done (quickstart/other)$" msg &&
+		 grep -qx "Kiln-Result: partial (interrupted)" msg'
+	assert "sprawl: the lock is released after SIGINT" sh -c \
+		'! git --git-dir=.kiln/state.git rev-parse -q --verify refs/kiln/locks/other'
+	check "sprawl: what SIGINT left is still an orphan" 0 --out-has "  quickstart/other" \
+		-- "$KILN" sprawl --provider sim
 }
 
 # Against moto: instances made with boto3, never by kiln.
@@ -323,6 +434,7 @@ sprawl_tests() {
 	sp_bad_input
 	sp_sim
 	sp_adopt
+	sp_operation
 	sp_aws
 	cd "$E2E_ROOT" || exit 1
 }
