@@ -323,7 +323,7 @@ static void print_text(const struct workload *w, const struct catalog *cat,
 	print_candidate("recommended", w, s->best);
 	if (s->runner_up)
 		print_candidate("runner-up", w, s->runner_up);
-	if (s->fastest && s->fastest != s->best)
+	if (s->fastest && (s->fastest->type != s->best->type || s->fastest->nodes != s->best->nodes))
 		print_candidate("fastest", w, s->fastest);
 	printf("storage     a checkpoint is %.1f GiB; Lustre of %d GiB at %d MB/s/TiB writes "
 	       "one at %.0f MB/s",

@@ -461,32 +461,49 @@ static int node_limit(const struct workload *w, const struct catalog_type *t)
 	return limit;
 }
 
-static void candidate_size(const struct workload *w, struct workload_candidate *c)
+/* Fill c's figures for a cluster of nodes. */
+static void candidate_at(const struct workload *w, struct workload_candidate *c, int nodes)
 {
 	const struct catalog_type *t = c->type;
-	double gpu_hours = workload_flops(w) / (c->peak_tflops * 1e12 * c->mfu) / 3600.0;
-	int fit_nodes = nodes_for(c->fit_gpus, t->gpus);
-	int nodes = w->nodes > 0 ? w->nodes : fit_nodes;
-	int limit = node_limit(w, t);
 
-	if (w->nodes <= 0 && w->deadline_s > 0) {
-		double need = ceil(gpu_hours * 3600.0 / (double)w->deadline_s / t->gpus - 1e-9);
-
-		if (need > nodes)
-			nodes = need > limit ? limit : (int)need;
-		if (nodes < fit_nodes)
-			nodes = fit_nodes;
-	}
 	c->nodes = nodes;
 	c->gpus = nodes * t->gpus;
-	c->gpu_hours = gpu_hours;
-	c->hours = gpu_hours / c->gpus;
+	c->gpu_hours = workload_flops(w) / (c->peak_tflops * 1e12 * c->mfu) / 3600.0;
+	c->hours = c->gpu_hours / c->gpus;
 	c->per_gpu_gib = workload_per_gpu_bytes(w, c->gpus) / GIB;
 	c->hourly_usd = nodes * t->on_demand_usd;
 	c->cost_usd = c->hours * c->hourly_usd;
 	c->spot_cost_usd = t->spot_usd > 0 ? c->hours * nodes * t->spot_usd : -1;
 	c->meets_deadline = (w->deadline_s <= 0 || c->hours * 3600.0 <= w->deadline_s * (1 + 1e-9)) &&
 			    (w->max_hourly_usd <= 0 || c->hourly_usd <= w->max_hourly_usd);
+}
+
+/* The most of (fits in memory, meets the deadline), within the type's limit; or as given. */
+static int candidate_nodes(const struct workload *w, const struct workload_candidate *c)
+{
+	const struct catalog_type *t = c->type;
+	double gpu_hours = workload_flops(w) / (c->peak_tflops * 1e12 * c->mfu) / 3600.0;
+	int fit_nodes = nodes_for(c->fit_gpus, t->gpus), limit = node_limit(w, t);
+	double need;
+
+	if (w->nodes > 0)
+		return w->nodes;
+	if (w->deadline_s <= 0)
+		return fit_nodes;
+	need = ceil(gpu_hours * 3600.0 / (double)w->deadline_s / t->gpus - 1e-9);
+	if (need > limit)
+		need = limit;
+	return need > fit_nodes ? (int)need : fit_nodes;
+}
+
+/* The largest cluster of c's type kiln sizes: what "the fastest" runs on. */
+static int candidate_most_nodes(const struct workload *w, const struct workload_candidate *c)
+{
+	int limit = node_limit(w, c->type), fit_nodes = nodes_for(c->fit_gpus, c->type->gpus);
+
+	if (w->nodes > 0)
+		return w->nodes;
+	return limit > fit_nodes ? limit : fit_nodes;
 }
 
 /* Cheaper first; at the same cost the shorter run, then the name. */
@@ -506,17 +523,21 @@ static bool faster(const struct workload_candidate *a, const struct workload_can
 	return cheaper(a, b);
 }
 
-static void choose(struct workload_sizing *s)
+static void choose(const struct workload *w, struct workload_sizing *s)
 {
 	size_t i;
 
 	for (i = 0; i < s->ncands; i++) {
 		const struct workload_candidate *c = &s->cands[i];
+		struct workload_candidate most = *c;
 
 		if (c->skip)
 			continue;
-		if (!s->fastest || faster(c, s->fastest))
-			s->fastest = c;
+		candidate_at(w, &most, candidate_most_nodes(w, c));
+		if (!s->fastest || faster(&most, &s->fastest_run)) {
+			s->fastest_run = most;
+			s->fastest = &s->fastest_run;
+		}
 		if (!c->meets_deadline)
 			continue;
 		if (!s->best || cheaper(c, s->best)) {
@@ -665,10 +686,10 @@ int workload_size(const struct workload *w, const struct catalog *cat, struct wo
 		c->type = &cat->types[i];
 		c->skip = candidate_skip(w, cat, c);
 		if (!c->skip)
-			candidate_size(w, c);
+			candidate_at(w, c, candidate_nodes(w, c));
 		out->ncands++;
 	}
-	choose(out);
+	choose(w, out);
 	size_lustre(w, out, out->best ? out->best : out->fastest);
 	if (!out->ncands) {
 		char *models = gpu_models(cat);

@@ -83,8 +83,9 @@ struct workload_sizing {
 	size_t ncands;
 	const struct workload_candidate *best;	    /* cheapest meeting deadline and budget */
 	const struct workload_candidate *runner_up; /* the next cheapest that does */
-	const struct workload_candidate *fastest;   /* the shortest run of any that fits */
+	const struct workload_candidate *fastest;   /* the shortest run: a type at its most nodes */
 	struct workload_lustre lustre;		    /* for best, else fastest */
+	struct workload_candidate fastest_run;	    /* what fastest points at (skip NULL) */
 };
 
 /*
