@@ -40,7 +40,8 @@ enum {
 };
 
 static const struct cli_option options[] = {
-    {"params", 0, true, OPT_PARAMS, "N", "the model's parameters, like 70B, 7.5B or 350M (required)"},
+    {"params", 0, true, OPT_PARAMS, "N",
+     "the model's parameters, like 70B, 7.5B or 350M (required)"},
     {"tokens", 0, true, OPT_TOKENS, "N", "the tokens it trains on, like 2T or 300B (required)"},
     {"active-params", 0, true, OPT_ACTIVE, "N",
      "a mixture of experts' parameters per token (default: --params)"},
@@ -56,8 +57,10 @@ static const struct cli_option options[] = {
     {"nodes", 0, true, OPT_NODES, "N", "this many nodes instead of the fewest that do"},
     {"write-within", 0, true, OPT_WRITE_WITHIN, "DURATION",
      "write a checkpoint within this (default 5m)"},
-    {"dataset-size", 0, true, OPT_DATASET, "GIB", "the dataset's size in GiB (default: 4 bytes a token)"},
-    {"provider", 0, true, OPT_PROVIDER, "NAME", "whose catalog to size on (default: the first cloud)"},
+    {"dataset-size", 0, true, OPT_DATASET, "GIB",
+     "the dataset's size in GiB (default: 4 bytes a token)"},
+    {"provider", 0, true, OPT_PROVIDER, "NAME",
+     "whose catalog to size on (default: the first cloud)"},
     {"json", 0, false, OPT_JSON, NULL, "print the sizing as JSON"},
     {"write", 0, false, OPT_WRITE, NULL, "print the compute: and storage: fragment of a spec"},
 };
@@ -129,8 +132,9 @@ static int parse_number(const struct cli *cli, const char *flag, const char *tex
 static int parse_duration(const struct cli *cli, const char *flag, const char *text, int64_t *out)
 {
 	if (duration_parse(text, out) != 0) {
-		cli_error(cli, NULL, "--%s \"%s\" is not a duration: write it like 30d, 72h or 1d12h",
-			  flag, text);
+		cli_error(cli, NULL,
+			  "--%s \"%s\" is not a duration: write it like 30d, 72h or 1d12h", flag,
+			  text);
 		return -1;
 	}
 	if (*out <= 0) {
@@ -234,11 +238,13 @@ static int check_args(struct size_args *a, const struct cli *cli)
 	struct kiln_error err = {0};
 
 	if (!a->params) {
-		cli_error(cli, NULL, "--params is required: give the model's size, like --params 70B");
+		cli_error(cli, NULL,
+			  "--params is required: give the model's size, like --params 70B");
 		return -1;
 	}
 	if (!a->tokens) {
-		cli_error(cli, NULL, "--tokens is required: give the tokens it trains on, like --tokens 2T");
+		cli_error(cli, NULL,
+			  "--tokens is required: give the tokens it trains on, like --tokens 2T");
 		return -1;
 	}
 	if (a->json && a->write) {
@@ -263,7 +269,8 @@ static const struct catalog *size_catalog(const struct size_args *a, const struc
 	if (p)
 		cli_error(cli, NULL, "--provider \"%s\" has no catalog to size on", a->provider);
 	else
-		cli_error(cli, NULL, "--provider \"%s\" is not a provider: use %s", a->provider, names);
+		cli_error(cli, NULL, "--provider \"%s\" is not a provider: use %s", a->provider,
+			  names);
 	free(names);
 	return NULL;
 }
@@ -276,23 +283,27 @@ static char *count_text(double v)
 }
 
 static void print_candidate(const char *label, const struct workload *w,
-			    const struct workload_candidate *c)
+			    const struct workload_sizing *s, const struct workload_candidate *c)
 {
 	char *cost = cost_money(c->cost_usd), *hourly = cost_money(c->hourly_usd);
 	char *per_m = cost_money(c->cost_usd / (w->tokens / 1e6));
+	char *why = workload_why(w, s, c);
 
-	printf("%-12s%d × %s (%d %s)\n", label, c->nodes, c->type->name, c->gpus, c->type->gpu);
+	printf("%-12s%d × %s (%d %s): %s\n", label, c->nodes, c->type->name, c->gpus, c->type->gpu,
+	       why);
+	free(why);
 	printf("  time      %.1f days, %.0f GPU-hours at MFU %.2f of %g TFLOPS\n", c->hours / 24.0,
 	       c->gpu_hours, c->mfu, c->peak_tflops);
-	printf("  cost      %s on demand (%s an hour), %s per million tokens\n", cost, hourly, per_m);
+	printf("  cost      %s on demand (%s an hour), %s per million tokens\n", cost, hourly,
+	       per_m);
 	if (c->spot_cost_usd >= 0) {
 		char *spot = cost_money(c->spot_cost_usd);
 
 		printf("            %s at typical spot rates\n", spot);
 		free(spot);
 	}
-	printf("  memory    %.1f GiB a GPU of %d GiB; fits on %d GPUs or more\n", c->per_gpu_gib,
-	       c->type->gpu_memory_gib, c->fit_gpus);
+	printf("  memory    %.1f GiB a GPU of %d GiB; fits on %d GPU%s or more\n", c->per_gpu_gib,
+	       c->type->gpu_memory_gib, c->fit_gpus, c->fit_gpus == 1 ? "" : "s");
 	free(cost);
 	free(hourly);
 	free(per_m);
@@ -303,7 +314,7 @@ static void print_text(const struct workload *w, const struct catalog *cat,
 {
 	char *params = count_text(w->params), *tokens = count_text(w->tokens);
 	json_t *assumptions = workload_assumptions(w, cat, s);
-	const char *what = w->kind == WORKLOAD_PRETRAIN	 ? "pretrain"
+	const char *what = w->kind == WORKLOAD_PRETRAIN ? "pretrain"
 			   : w->method == WORKLOAD_LORA ? "LoRA fine-tune"
 							: "full fine-tune";
 	json_t *v;
@@ -320,11 +331,12 @@ static void print_text(const struct workload *w, const struct catalog *cat,
 	printf("\n  compute   %.3g FLOPs (%.3g a token)\n", s->flops, s->flops_per_token);
 	printf("  state     %.1f GiB of model state, sharded over every GPU\n",
 	       s->state_bytes / 1073741824.0);
-	print_candidate("recommended", w, s->best);
+	print_candidate("recommended", w, s, s->best);
 	if (s->runner_up)
-		print_candidate("runner-up", w, s->runner_up);
-	if (s->fastest && (s->fastest->type != s->best->type || s->fastest->nodes != s->best->nodes))
-		print_candidate("fastest", w, s->fastest);
+		print_candidate("runner-up", w, s, s->runner_up);
+	if (s->fastest &&
+	    (s->fastest->type != s->best->type || s->fastest->nodes != s->best->nodes))
+		print_candidate("fastest", w, s, s->fastest);
 	printf("storage     a checkpoint is %.1f GiB; Lustre of %d GiB at %d MB/s/TiB writes "
 	       "one at %.0f MB/s",
 	       s->checkpoint_bytes / 1073741824.0, s->lustre.capacity_gib,

@@ -59,12 +59,12 @@
 #include "timefmt.h"
 
 #define GIB 1073741824.0
-#define WORKLOAD_HEADROOM 0.20	       /* of each GPU's memory, left free */
-#define WORKLOAD_MAX_GPUS 16384	       /* Llama 3 405B's run, the largest published */
-#define WORKLOAD_ASPECT 128.0	       /* hidden size per layer */
-#define WORKLOAD_LORA_RANK 16.0	       /* adapters' rank */
-#define WORKLOAD_BYTES_PER_TOKEN 4.0   /* a tokenized dataset, 32-bit token ids */
-#define WORKLOAD_CHECKPOINTS_KEPT 2.0  /* on Lustre: the last and the one being written */
+#define WORKLOAD_HEADROOM 0.20	      /* of each GPU's memory, left free */
+#define WORKLOAD_MAX_GPUS 16384	      /* Llama 3 405B's run, the largest published */
+#define WORKLOAD_ASPECT 128.0	      /* hidden size per layer */
+#define WORKLOAD_LORA_RANK 16.0	      /* adapters' rank */
+#define WORKLOAD_BYTES_PER_TOKEN 4.0  /* a tokenized dataset, 32-bit token ids */
+#define WORKLOAD_CHECKPOINTS_KEPT 2.0 /* on Lustre: the last and the one being written */
 
 /*
  * kiln's default MFU per GPU model and precision, with what each figure
@@ -147,8 +147,7 @@ static const struct {
 	double scale;
 } count_units[] = {{'K', 1e3}, {'M', 1e6}, {'B', 1e9}, {'T', 1e12}};
 
-int workload_parse_count(const char *what, const char *text, double *count,
-			 struct kiln_error *err)
+int workload_parse_count(const char *what, const char *text, double *count, struct kiln_error *err)
 {
 	const char *p = text;
 	char *end;
@@ -158,23 +157,26 @@ int workload_parse_count(const char *what, const char *text, double *count,
 	if (*p == '-' || *p == '+')
 		p++;
 	if (!isdigit((unsigned char)*p) && !(*p == '.' && isdigit((unsigned char)p[1]))) {
-		kiln_error_set(err, "%s \"%s\" is not a count: write a number and a unit, like 70B or 350M",
-			       what, text);
+		kiln_error_set(
+		    err, "%s \"%s\" is not a count: write a number and a unit, like 70B or 350M",
+		    what, text);
 		return -1;
 	}
 	while (isdigit((unsigned char)*p) || *p == '.')
 		p++;
 	v = strtod(text, &end);
 	if (end != p) {
-		kiln_error_set(err, "%s \"%s\" is not a count: write a number and a unit, like 70B or 350M",
-			       what, text);
+		kiln_error_set(
+		    err, "%s \"%s\" is not a count: write a number and a unit, like 70B or 350M",
+		    what, text);
 		return -1;
 	}
 	if (!*p) {
-		kiln_error_set(err,
-			       "%s \"%s\" has no unit: write K, M, B or T after the number (thousand, "
-			       "million, billion, trillion), like 70B",
-			       what, text);
+		kiln_error_set(
+		    err,
+		    "%s \"%s\" has no unit: write K, M, B or T after the number (thousand, "
+		    "million, billion, trillion), like 70B",
+		    what, text);
 		return -1;
 	}
 	for (i = 0; i < ARRAY_SIZE(count_units); i++)
@@ -188,7 +190,8 @@ int workload_parse_count(const char *what, const char *text, double *count,
 		return -1;
 	}
 	if (!(v > 0)) {
-		kiln_error_set(err, "%s \"%s\" is not more than zero: give a count above zero, like 7B",
+		kiln_error_set(err,
+			       "%s \"%s\" is not more than zero: give a count above zero, like 7B",
 			       what, text);
 		return -1;
 	}
@@ -243,8 +246,7 @@ int workload_check_mfu(double mfu, bool cli, struct kiln_error *err)
 	return -1;
 }
 
-int workload_check(const struct workload *w, bool cli, const char **field,
-		   struct kiln_error *err)
+int workload_check(const struct workload *w, bool cli, const char **field, struct kiln_error *err)
 {
 	char *a, *b;
 
@@ -256,10 +258,11 @@ int workload_check(const struct workload *w, bool cli, const char **field,
 
 		a = field_name(cli, "active_params");
 		b = field_name(cli, "params");
-		kiln_error_set(err,
-			       "%s %s is more than %s %s: a mixture of experts activates at most all "
-			       "of its parameters; give %s at most %s",
-			       a, act, b, all, a, all);
+		kiln_error_set(
+		    err,
+		    "%s %s is more than %s %s: a mixture of experts activates at most all "
+		    "of its parameters; give %s at most %s",
+		    a, act, b, all, a, all);
 		free(a);
 		free(b);
 		free(act);
@@ -269,10 +272,11 @@ int workload_check(const struct workload *w, bool cli, const char **field,
 	if (w->method == WORKLOAD_LORA && w->kind == WORKLOAD_PRETRAIN) {
 		a = field_name(cli, "method");
 		b = field_name(cli, "kind");
-		kiln_error_set(err,
-			       "%s lora with %s pretrain: LoRA adapts a model that is already trained; "
-			       "use %s finetune, or %s full to pretrain",
-			       a, b, b, a);
+		kiln_error_set(
+		    err,
+		    "%s lora with %s pretrain: LoRA adapts a model that is already trained; "
+		    "use %s finetune, or %s full to pretrain",
+		    a, b, b, a);
 		free(a);
 		free(b);
 		return refuse(field, "method");
@@ -388,7 +392,8 @@ static int nodes_for(int gpus, int per_node)
 	return (gpus + per_node - 1) / per_node;
 }
 
-/* "a full fine-tune of 70B needs 136.5 GiB per GPU on 1 × TYPE (...); the smallest that fits is ..." */
+/* "a full fine-tune of 70B needs 136.5 GiB per GPU on 1 × TYPE (...); the smallest that fits is
+ * ..." */
 static char *fit_refusal(const struct workload *w, const struct catalog_type *t, int nodes,
 			 int fit_gpus)
 {
@@ -434,7 +439,8 @@ static char *candidate_skip(const struct workload *w, const struct catalog *cat,
 		return fit_refusal(w, t, w->nodes, c->fit_gpus);
 	if (nodes_for(c->fit_gpus, t->gpus) > 1 && !t->efa)
 		return xasprintf("%s needs %d nodes of %s, and %s has no EFA to join them",
-				 workload_what(w), nodes_for(c->fit_gpus, t->gpus), t->name, t->name);
+				 workload_what(w), nodes_for(c->fit_gpus, t->gpus), t->name,
+				 t->name);
 	if (w->nodes > 1 && !t->efa)
 		return xasprintf("%s has no EFA to join %d nodes", t->name, w->nodes);
 	if ((w->nodes > 1 || nodes_for(c->fit_gpus, t->gpus) > 1) && !scales_out(w, t->gpu))
@@ -474,8 +480,9 @@ static void candidate_at(const struct workload *w, struct workload_candidate *c,
 	c->hourly_usd = nodes * t->on_demand_usd;
 	c->cost_usd = c->hours * c->hourly_usd;
 	c->spot_cost_usd = t->spot_usd > 0 ? c->hours * nodes * t->spot_usd : -1;
-	c->meets_deadline = (w->deadline_s <= 0 || c->hours * 3600.0 <= w->deadline_s * (1 + 1e-9)) &&
-			    (w->max_hourly_usd <= 0 || c->hourly_usd <= w->max_hourly_usd);
+	c->meets_deadline =
+	    (w->deadline_s <= 0 || c->hours * 3600.0 <= w->deadline_s * (1 + 1e-9)) &&
+	    (w->max_hourly_usd <= 0 || c->hourly_usd <= w->max_hourly_usd);
 }
 
 /* The most of (fits in memory, meets the deadline), within the type's limit; or as given. */
@@ -567,7 +574,8 @@ static void size_lustre(const struct workload *w, struct workload_sizing *s,
 {
 	static const int per_tib[] = {125, 250, 500, 1000};
 	int64_t within = w->write_within_s > 0 ? w->write_within_s : WORKLOAD_WRITE_WITHIN_S;
-	double data = w->dataset_bytes > 0 ? w->dataset_bytes : w->tokens * WORKLOAD_BYTES_PER_TOKEN;
+	double data =
+	    w->dataset_bytes > 0 ? w->dataset_bytes : w->tokens * WORKLOAD_BYTES_PER_TOKEN;
 	double need_mbps = s->checkpoint_bytes / 1e6 / (double)within;
 	int cap = lustre_capacity_at_least(
 	    (WORKLOAD_CHECKPOINTS_KEPT * s->checkpoint_bytes + data) / GIB);
@@ -649,20 +657,22 @@ static void deadline_missed(const struct workload *w, const struct workload_sizi
 	if (w->deadline_s > 0 && f->hours * 3600.0 > w->deadline_s * (1 + 1e-9)) {
 		char *deadline = duration_format(w->deadline_s);
 
-		kiln_error_set(err,
-			       "no cluster in the catalog meets the %s deadline%s: the fastest, %d × "
-			       "%s (%d %s), takes %.1f days; give a deadline of at least %.0fd%s",
-			       deadline, w->max_hourly_usd > 0 ? " within the budget" : "", f->nodes,
-			       f->type->name, f->gpus, f->type->gpu, days, ceil(days),
-			       w->max_hourly_usd > 0 ? ", or a larger max_hourly_usd" : "");
+		kiln_error_set(
+		    err,
+		    "no cluster in the catalog meets the %s deadline%s: the fastest, %d × "
+		    "%s (%d %s), takes %.1f days; give a deadline of at least %.0fd%s",
+		    deadline, w->max_hourly_usd > 0 ? " within the budget" : "", f->nodes,
+		    f->type->name, f->gpus, f->type->gpu, days, ceil(days),
+		    w->max_hourly_usd > 0 ? ", or a larger max_hourly_usd" : "");
 		free(deadline);
 		return;
 	}
 	f = cheapest_hourly(s);
-	kiln_error_set(err,
-		       "no cluster in the catalog fits max_hourly_usd %g: the cheapest an hour that "
-		       "runs it, %d × %s, costs $%.2f an hour; raise max_hourly_usd",
-		       w->max_hourly_usd, f->nodes, f->type->name, f->hourly_usd);
+	kiln_error_set(
+	    err,
+	    "no cluster in the catalog fits max_hourly_usd %g: the cheapest an hour that "
+	    "runs it, %d × %s, costs $%.2f an hour; raise max_hourly_usd",
+	    w->max_hourly_usd, f->nodes, f->type->name, f->hourly_usd);
 }
 
 int workload_size(const struct workload *w, const struct catalog *cat, struct workload_sizing *out,
@@ -694,12 +704,14 @@ int workload_size(const struct workload *w, const struct catalog *cat, struct wo
 	if (!out->ncands) {
 		char *models = gpu_models(cat);
 
-		kiln_error_set(err, "the catalog has no GPU model \"%s\": it has %s", w->gpu, models);
+		kiln_error_set(err, "the catalog has no GPU model \"%s\": it has %s", w->gpu,
+			       models);
 		free(models);
 		return -1;
 	}
 	if (!out->fastest) {
-		kiln_error_set(err, "no instance type can run this workload: %s", roomiest(out)->skip);
+		kiln_error_set(err, "no instance type can run this workload: %s",
+			       roomiest(out)->skip);
 		return -1;
 	}
 	if (!out->best) {
@@ -735,13 +747,18 @@ static json_t *fig(double v)
 	return json_real(strtod(buf, NULL));
 }
 
-static json_t *candidate_json(const struct workload *w, const struct workload_candidate *c)
+static json_t *candidate_json(const struct workload *w, const struct workload_sizing *s,
+			      const struct workload_candidate *c)
 {
 	json_t *o;
+	char *why;
 
 	if (!c)
 		return json_null();
 	o = json_object();
+	why = workload_why(w, s, c);
+	json_object_set_new(o, "why", json_string(why));
+	free(why);
 	json_object_set_new(o, "instance_type", json_string(c->type->name));
 	json_object_set_new(o, "gpu", json_string(c->type->gpu));
 	json_object_set_new(o, "nodes", json_integer(c->nodes));
@@ -759,26 +776,46 @@ static json_t *candidate_json(const struct workload *w, const struct workload_ca
 	json_object_set_new(o, "mfu_source", json_string(c->mfu_source));
 	json_object_set_new(o, "peak_tflops", fig(c->peak_tflops));
 	json_object_set_new(o, "meets_deadline", json_boolean(c->meets_deadline));
-	json_object_set_new(o, "memory",
-			    json_pack("{s:o, s:o, s:b, s:i}", "state_gib",
-				      fig(workload_state_bytes(w) / GIB), "per_gpu_gib",
-				      fig(c->per_gpu_gib), "fits",
-				      workload_fits(w, c->gpus, c->type->gpu_memory_gib), "fit_gpus",
-				      c->fit_gpus));
+	json_object_set_new(
+	    o, "memory",
+	    json_pack("{s:o, s:o, s:b, s:i}", "state_gib", fig(workload_state_bytes(w) / GIB),
+		      "per_gpu_gib", fig(c->per_gpu_gib), "fits",
+		      workload_fits(w, c->gpus, c->type->gpu_memory_gib), "fit_gpus", c->fit_gpus));
 	return o;
+}
+
+char *workload_why(const struct workload *w, const struct workload_sizing *s,
+		   const struct workload_candidate *c)
+{
+	const char *limits = w->deadline_s > 0 && w->max_hourly_usd > 0
+				 ? " that meets the deadline and the budget"
+			     : w->deadline_s > 0     ? " that meets the deadline"
+			     : w->max_hourly_usd > 0 ? " within the budget"
+						     : "";
+
+	if (c && c == s->best)
+		return xasprintf("the cheapest on demand%s", limits);
+	if (c && s->best && c == s->runner_up)
+		return xasprintf("%.1f%% more than the recommended",
+				 (c->cost_usd / s->best->cost_usd - 1) * 100);
+	if (c && c == s->fastest)
+		return xasprintf("the shortest run: %d GPUs, the most kiln sizes of %s", c->gpus,
+				 c->type->name);
+	return xstrdup("");
 }
 
 /* The chosen candidate's fields at the top level, then the rest. */
 json_t *workload_json(const struct workload *w, const struct catalog *c,
 		      const struct workload_sizing *s)
 {
-	json_t *o = candidate_json(w, s->best), *skipped = json_array();
+	json_t *o = candidate_json(w, s, s->best), *skipped = json_array();
 	size_t i;
 
 	if (json_is_null(o)) {
 		static const char *const chosen[] = {
-		    "instance_type", "gpu", "nodes", "gpus", "gpu_hours", "train_days",
-		    "cost_usd", "usd_per_million_tokens", "mfu", "memory"};
+		    "instance_type", "gpu",	   "nodes",    "gpus",
+		    "gpu_hours",     "train_days", "cost_usd", "usd_per_million_tokens",
+		    "mfu",	     "memory"};
 
 		json_decref(o);
 		o = json_object();
@@ -793,25 +830,25 @@ json_t *workload_json(const struct workload *w, const struct catalog *c,
 	json_object_set_new(o, "deadline_days",
 			    w->deadline_s > 0 ? fig(w->deadline_s / 86400.0) : json_null());
 	json_object_set_new(o, "checkpoint_gib", fig(s->checkpoint_bytes / GIB));
-	json_object_set_new(
-	    o, "lustre",
-	    json_pack("{s:i, s:i, s:o, s:o}", "capacity_gib", s->lustre.capacity_gib,
-		      "throughput_per_tib", s->lustre.throughput_per_tib, "write_mb_per_s",
-		      fig(s->lustre.write_mb_per_s), "dataset_read_mb_per_s",
-		      fig(s->lustre.read_mb_per_s)));
-	json_object_set_new(o, "runner_up", candidate_json(w, s->runner_up));
-	json_object_set_new(o, "fastest", candidate_json(w, s->fastest));
+	json_object_set_new(o, "lustre",
+			    json_pack("{s:i, s:i, s:o, s:o}", "capacity_gib",
+				      s->lustre.capacity_gib, "throughput_per_tib",
+				      s->lustre.throughput_per_tib, "write_mb_per_s",
+				      fig(s->lustre.write_mb_per_s), "dataset_read_mb_per_s",
+				      fig(s->lustre.read_mb_per_s)));
+	json_object_set_new(o, "runner_up", candidate_json(w, s, s->runner_up));
+	json_object_set_new(o, "fastest", candidate_json(w, s, s->fastest));
 	for (i = 0; i < s->ncands; i++)
 		if (s->cands[i].skip)
-			json_array_append_new(skipped,
-					      json_pack("{s:s, s:s}", "instance_type",
-							s->cands[i].type->name, "reason",
-							s->cands[i].skip));
+			json_array_append_new(skipped, json_pack("{s:s, s:s}", "instance_type",
+								 s->cands[i].type->name, "reason",
+								 s->cands[i].skip));
 	json_object_set_new(o, "skipped", skipped);
 	json_object_set_new(o, "catalog",
 			    json_pack("{s:s, s:s, s:s, s:s?, s:s}", "provider", c->provider,
 				      "region", c->region, "prices_date", c->date, "peaks_date",
-				      c->gpus ? c->gpus->date : NULL, "mfu_date", workload_mfu_date));
+				      c->gpus ? c->gpus->date : NULL, "mfu_date",
+				      workload_mfu_date));
 	json_object_set_new(o, "assumptions", workload_assumptions(w, c, s));
 	return o;
 }
@@ -838,14 +875,16 @@ json_t *workload_assumptions(const struct workload *w, const struct catalog *c,
 	json_t *a = json_array();
 
 	if (w->method == WORKLOAD_LORA)
-		assume(a, "LoRA costs 4·N·D FLOPs: the backward pass carries the activations' "
-			  "gradients through the frozen weights but computes none of theirs (Hu et "
-			  "al. 2021, LoRA); dense training is 6·N·D (Kaplan et al. 2020; Narayanan et "
-			  "al. 2021; EleutherAI, Transformer Math 101)");
+		assume(a,
+		       "LoRA costs 4·N·D FLOPs: the backward pass carries the activations' "
+		       "gradients through the frozen weights but computes none of theirs (Hu et "
+		       "al. 2021, LoRA); dense training is 6·N·D (Kaplan et al. 2020; Narayanan et "
+		       "al. 2021; EleutherAI, Transformer Math 101)");
 	else
-		assume(a, "training costs 6·N·D FLOPs, 2·N·D forward and 4·N·D backward, N the "
-			  "active parameters (Kaplan et al. 2020; Narayanan et al. 2021; EleutherAI, "
-			  "Transformer Math 101)");
+		assume(a,
+		       "training costs 6·N·D FLOPs, 2·N·D forward and 4·N·D backward, N the "
+		       "active parameters (Kaplan et al. 2020; Narayanan et al. 2021; EleutherAI, "
+		       "Transformer Math 101)");
 	if (run && w->mfu > 0)
 		assume(a, "MFU %.2f, as given", run->mfu);
 	else if (run)
@@ -856,32 +895,37 @@ json_t *workload_assumptions(const struct workload *w, const struct catalog *c,
 		       run->mfu_source);
 	if (peak)
 		assume(a, "%s peaks at %g dense %s TFLOPS: %s (checked %s)", peak->model,
-		       run->peak_tflops, precision_name(w->precision), peak->source,
-		       c->gpus->date);
-	assume(a, "time falls linearly with GPUs at that MFU, up to %d GPUs (Llama 3 405B's "
-		  "run, the largest published); kiln sizes no larger cluster",
+		       run->peak_tflops, precision_name(w->precision), peak->source, c->gpus->date);
+	assume(a,
+	       "time falls linearly with GPUs at that MFU, up to %d GPUs (Llama 3 405B's "
+	       "run, the largest published); kiln sizes no larger cluster",
 	       WORKLOAD_MAX_GPUS);
 	if (w->method == WORKLOAD_LORA)
-		assume(a, "memory: frozen weights in bf16 (2 bytes a parameter) and, for adapters of "
-			  "rank 16 on the attention and MLP projections (%.3g parameters), 16 bytes "
-			  "of weights, gradients and Adam state each, sharded over every GPU "
-			  "(ZeRO-3/FSDP; Rajbhandari et al. 2020, ZeRO)",
+		assume(a,
+		       "memory: frozen weights in bf16 (2 bytes a parameter) and, for adapters of "
+		       "rank 16 on the attention and MLP projections (%.3g parameters), 16 bytes "
+		       "of weights, gradients and Adam state each, sharded over every GPU "
+		       "(ZeRO-3/FSDP; Rajbhandari et al. 2020, ZeRO)",
 		       s->adapter_params);
 	else
-		assume(a, "memory: mixed-precision Adam keeps 16 bytes a parameter (2 weights, 2 "
-			  "gradients, 12 of fp32 master weights and moments), sharded over every GPU "
-			  "(ZeRO-3/FSDP; Rajbhandari et al. 2020, ZeRO)");
-	assume(a, "activations with full recomputation, micro-batch 1 at %d tokens: %.1f GiB a "
-		  "GPU (each layer's input, and one layer's working set, Korthikanti et al. "
-		  "2022), the shape from N = 12·L·h² at h = 128·L; %.0f%% of each GPU's memory "
-		  "left free",
+		assume(a,
+		       "memory: mixed-precision Adam keeps 16 bytes a parameter (2 weights, 2 "
+		       "gradients, 12 of fp32 master weights and moments), sharded over every GPU "
+		       "(ZeRO-3/FSDP; Rajbhandari et al. 2020, ZeRO)");
+	assume(a,
+	       "activations with full recomputation, micro-batch 1 at %d tokens: %.1f GiB a "
+	       "GPU (each layer's input, and one layer's working set, Korthikanti et al. "
+	       "2022), the shape from N = 12·L·h² at h = 128·L; %.0f%% of each GPU's memory "
+	       "left free",
 	       seq_len(w), s->activation_bytes / GIB, WORKLOAD_HEADROOM * 100);
-	assume(a, "prices: the catalog's on-demand and typical spot rates (%s, %s); Capacity "
-		  "Blocks are priced by the offering at purchase",
+	assume(a,
+	       "prices: the catalog's on-demand and typical spot rates (%s, %s); Capacity "
+	       "Blocks are priced by the offering at purchase",
 	       c->region, c->date);
-	assume(a, "a checkpoint holds bf16 weights and fp32 master weights and moments, 14 "
-		  "bytes a trained parameter; Lustre holds two and the dataset (%s), read once "
-		  "over the run",
+	assume(a,
+	       "a checkpoint holds bf16 weights and fp32 master weights and moments, 14 "
+	       "bytes a trained parameter; Lustre holds two and the dataset (%s), read once "
+	       "over the run",
 	       w->dataset_bytes > 0 ? "as given" : "4 bytes a token");
 	return a;
 }
@@ -904,8 +948,9 @@ char *workload_fragment(const struct workload *w, const struct workload_sizing *
 		sb_adds(&sb, "    gang: true\n");
 	sb_adds(&sb, "    market: on-demand\n");
 	sb_adds(&sb, "storage:\n");
-	sb_addf(&sb,
-		"  scratch: {tier: lustre, capacity_gb: %d, throughput_per_tib: %d, mount: /lustre}\n",
-		s->lustre.capacity_gib, s->lustre.throughput_per_tib);
+	sb_addf(
+	    &sb,
+	    "  scratch: {tier: lustre, capacity_gb: %d, throughput_per_tib: %d, mount: /lustre}\n",
+	    s->lustre.capacity_gib, s->lustre.throughput_per_tib);
 	return sb_detach(&sb);
 }

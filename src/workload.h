@@ -67,9 +67,9 @@ struct workload_candidate {
 /* The Lustre file system the workload's checkpoints and data need. */
 struct workload_lustre {
 	int capacity_gib;
-	int throughput_per_tib;	 /* MB/s per TiB: 125, 250, 500 or 1000 */
-	double write_mb_per_s;	 /* a checkpoint within write_within */
-	double read_mb_per_s;	 /* the dataset over the chosen cluster's run */
+	int throughput_per_tib; /* MB/s per TiB: 125, 250, 500 or 1000 */
+	double write_mb_per_s;	/* a checkpoint within write_within */
+	double read_mb_per_s;	/* the dataset over the chosen cluster's run */
 };
 
 struct workload_sizing {
@@ -94,8 +94,7 @@ struct workload_sizing {
  * "workload.params"). -1 with err when there is no unit, another unit, or
  * the count is not above zero.
  */
-int workload_parse_count(const char *what, const char *text, double *count,
-			 struct kiln_error *err);
+int workload_parse_count(const char *what, const char *text, double *count, struct kiln_error *err);
 /* The shortest form of a count with its unit ("70B", "7.5B", "350M"); caller frees. */
 char *workload_count_format(double count);
 
@@ -105,8 +104,7 @@ char *workload_count_format(double count);
  * kiln size's flags (--active-params), else as the spec's keys
  * (active_params). -1 with err, and *field the spec key at fault.
  */
-int workload_check(const struct workload *w, bool cli, const char **field,
-		   struct kiln_error *err);
+int workload_check(const struct workload *w, bool cli, const char **field, struct kiln_error *err);
 /* An mfu as given (where 0 is not "the default"): -1 with err outside (0, 1]. */
 int workload_check_mfu(double mfu, bool cli, struct kiln_error *err);
 
@@ -145,7 +143,11 @@ extern const char workload_mfu_date[];
  */
 json_t *workload_json(const struct workload *w, const struct catalog *c,
 		      const struct workload_sizing *s);
-/* The assumptions behind the figures, each with its source, in the order kiln-size(1) lists them. */
+/* Why c is shown: the recommended, the runner-up ("12.3% more") or the fastest; caller frees. */
+char *workload_why(const struct workload *w, const struct workload_sizing *s,
+		   const struct workload_candidate *c);
+/* The assumptions behind the figures, each with its source, in the order kiln-size(1) lists them.
+ */
 json_t *workload_assumptions(const struct workload *w, const struct catalog *c,
 			     const struct workload_sizing *s);
 /*
