@@ -600,7 +600,8 @@ static void size_lustre(const struct workload *w, struct workload_sizing *s,
 
 static bool wanted(const struct workload *w, const struct catalog_type *t)
 {
-	return t->gpu && t->gpus > 0 && (!w->gpu || strcasecmp(w->gpu, t->gpu) == 0);
+	return t->gpu && t->gpus > 0 && (!w->gpu || strcasecmp(w->gpu, t->gpu) == 0) &&
+	       (!w->instance_type || strcmp(w->instance_type, t->name) == 0);
 }
 
 /* "A10G, A100, H100 ..." in the catalog's order, each once. */
@@ -701,6 +702,11 @@ int workload_size(const struct workload *w, const struct catalog *cat, struct wo
 	}
 	choose(w, out);
 	size_lustre(w, out, out->best ? out->best : out->fastest);
+	if (!out->ncands && w->instance_type) {
+		kiln_error_set(err, "the catalog has no GPU instance type \"%s\"%s%s", w->instance_type,
+			       w->gpu ? " with GPU " : "", w->gpu ? w->gpu : "");
+		return -1;
+	}
 	if (!out->ncands) {
 		char *models = gpu_models(cat);
 

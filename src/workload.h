@@ -42,6 +42,7 @@ struct workload {
 	double mfu;		/* 0: kiln's default for each GPU and precision */
 	double max_hourly_usd;	/* 0: no budget */
 	const char *gpu;	/* only this GPU model (case-blind); NULL: every one */
+	const char *instance_type; /* only this type (a spec's group); NULL: every one */
 	int nodes;		/* this many nodes; 0: kiln chooses */
 	int64_t write_within_s; /* 0: WORKLOAD_WRITE_WITHIN_S */
 	double dataset_bytes;	/* 0: the tokens at 4 bytes each */

@@ -164,10 +164,10 @@ static void a_full_fine_tune_of_70b_on_one_node_is_refused(void **state)
 	w.gpu = "H100";
 	w.nodes = 1;
 	assert_int_equal(workload_size(&w, &catalog_aws, &s, &err), -1);
-	assert_string_equal(err.msg,
-			    "no instance type can run this workload: a full fine-tune of 70B needs "
-			    "136.5 GiB per GPU on 1 × p5.48xlarge (8 GPUs of 80 GiB, 64.0 GiB usable "
-			    "with 20% left free); the smallest that fits is 3 × p5.48xlarge (24 GPUs)");
+	assert_string_equal(
+	    err.msg, "no instance type can run this workload: a full fine-tune of 70B needs "
+		     "136.5 GiB per GPU on 1 × p5.48xlarge (8 GPUs of 80 GiB, 64.0 GiB usable "
+		     "with 20% left free); the smallest that fits is 3 × p5.48xlarge (24 GPUs)");
 	workload_sizing_free(&s);
 }
 
@@ -206,8 +206,8 @@ static void more_tokens_never_cost_less(void **state)
 			w.deadline_s = deadlines[d];
 			assert_int_equal(workload_size(&w, &catalog_aws, &s, &err), 0);
 			if (s.best->cost_usd < last)
-				fail_msg("%g tokens cost $%.2f, less than $%.2f for fewer", tokens[i],
-					 s.best->cost_usd, last);
+				fail_msg("%g tokens cost $%.2f, less than $%.2f for fewer",
+					 tokens[i], s.best->cost_usd, last);
 			last = s.best->cost_usd;
 			workload_sizing_free(&s);
 		}
@@ -234,7 +234,8 @@ static void a_higher_mfu_never_needs_more_gpus(void **state)
 			w.deadline_s = 60 * 86400;
 			if (workload_size(&w, &catalog_aws, &s, &err) == 0) {
 				if (s.best->gpus > last)
-					fail_msg("%s at MFU %.2f needs %d GPUs, more than %d at a lower one",
+					fail_msg("%s at MFU %.2f needs %d GPUs, more than %d at a "
+						 "lower one",
 						 gpus[g], w.mfu, s.best->gpus, last);
 				last = s.best->gpus;
 			}
@@ -255,14 +256,15 @@ static void a_model_that_fits_on_n_gpus_fits_on_n_plus_one(void **state)
 	for (method = 0; method < 2; method++)
 		for (p = 0; p < 5; p++)
 			for (m = 0; m < 6; m++) {
-				struct workload w = finetune(params[p], method ? WORKLOAD_LORA
-									       : WORKLOAD_FULL);
+				struct workload w =
+				    finetune(params[p], method ? WORKLOAD_LORA : WORKLOAD_FULL);
 
 				for (n = 1; n < 512; n++)
 					if (workload_fits(&w, n, mems[m]) &&
 					    !workload_fits(&w, n + 1, mems[m]))
-						fail_msg("%g params fit on %d GPUs of %d GiB, not on %d",
-							 params[p], n, mems[m], n + 1);
+						fail_msg(
+						    "%g params fit on %d GPUs of %d GiB, not on %d",
+						    params[p], n, mems[m], n + 1);
 			}
 }
 
@@ -322,20 +324,26 @@ static void counts_take_k_m_b_or_t(void **state)
 static void a_count_without_its_unit_is_refused(void **state)
 {
 	(void)state;
-	assert_count_refused("70", "workload.params \"70\" has no unit: write K, M, B or T after the "
-				   "number (thousand, million, billion, trillion), like 70B");
-	assert_count_refused("70G", "workload.params \"70G\" has the unit \"G\": the unit is K, M, B "
-				    "or T (thousand, million, billion, trillion), like 70B");
-	assert_count_refused("70 B", "workload.params \"70 B\" has the unit \" B\": the unit is K, M, "
-				     "B or T (thousand, million, billion, trillion), like 70B");
-	assert_count_refused("0B", "workload.params \"0B\" is not more than zero: give a count above "
-				   "zero, like 7B");
+	assert_count_refused("70",
+			     "workload.params \"70\" has no unit: write K, M, B or T after the "
+			     "number (thousand, million, billion, trillion), like 70B");
+	assert_count_refused("70G",
+			     "workload.params \"70G\" has the unit \"G\": the unit is K, M, B "
+			     "or T (thousand, million, billion, trillion), like 70B");
+	assert_count_refused("70 B",
+			     "workload.params \"70 B\" has the unit \" B\": the unit is K, M, "
+			     "B or T (thousand, million, billion, trillion), like 70B");
+	assert_count_refused("0B",
+			     "workload.params \"0B\" is not more than zero: give a count above "
+			     "zero, like 7B");
 	assert_count_refused("-7B", "workload.params \"-7B\" is not more than zero: give a count "
 				    "above zero, like 7B");
-	assert_count_refused("B", "workload.params \"B\" is not a count: write a number and a unit, "
-				  "like 70B or 350M");
-	assert_count_refused("1.2.3B", "workload.params \"1.2.3B\" is not a count: write a number and "
-				       "a unit, like 70B or 350M");
+	assert_count_refused("B",
+			     "workload.params \"B\" is not a count: write a number and a unit, "
+			     "like 70B or 350M");
+	assert_count_refused("1.2.3B",
+			     "workload.params \"1.2.3B\" is not a count: write a number and "
+			     "a unit, like 70B or 350M");
 }
 
 static void assert_check(const struct workload *w, bool cli, const char *field, const char *msg)
@@ -367,9 +375,10 @@ static void the_rules_between_fields(void **state)
 	assert_int_equal(workload_check_mfu(0, true, &err), -1);
 	w.mfu = 0;
 	w.active_params = 80e9;
-	assert_check(&w, true, "active_params",
-		     "--active-params 80B is more than --params 70B: a mixture of experts activates "
-		     "at most all of its parameters; give --active-params at most 70B");
+	assert_check(
+	    &w, true, "active_params",
+	    "--active-params 80B is more than --params 70B: a mixture of experts activates "
+	    "at most all of its parameters; give --active-params at most 70B");
 	w.active_params = 0;
 	w.method = WORKLOAD_LORA;
 	assert_check(&w, true, "method",
@@ -390,9 +399,10 @@ static void a_deadline_nothing_meets_names_the_fastest(void **state)
 	w.deadline_s = 86400;
 	/* 589,582.9 GPU-hours on at most 16,384 H100: 35.98 hours, 1.5 days. */
 	assert_int_equal(workload_size(&w, &catalog_aws, &s, &err), -1);
-	assert_string_equal(err.msg, "no cluster in the catalog meets the 1d deadline: the fastest, "
-				     "2048 × p5.48xlarge (16384 H100), takes 1.5 days; give a "
-				     "deadline of at least 2d");
+	assert_string_equal(err.msg,
+			    "no cluster in the catalog meets the 1d deadline: the fastest, "
+			    "2048 × p5.48xlarge (16384 H100), takes 1.5 days; give a "
+			    "deadline of at least 2d");
 	assert_null(s.best);
 	workload_sizing_free(&s);
 }
@@ -426,6 +436,36 @@ static void a_gpu_without_a_default_mfu_needs_one_given(void **state)
 	w.mfu = 0.3;
 	assert_int_equal(workload_size(&w, &catalog_aws, &s, &err), 0);
 	assert_string_equal(s.best->type->gpu, "TRN1");
+	workload_sizing_free(&s);
+}
+
+static void a_spec_s_16_nodes_are_checked_against_the_deadline(void **state)
+{
+	struct workload w = pretrain(70e9, 2e12);
+	struct workload_sizing s;
+	struct kiln_error err = {0};
+
+	(void)state;
+	/*
+	 * What a spec stating 16 × p5.48xlarge asks: 589,582.9 GPU-hours on 128
+	 * H100 take 4,606 hours, 191.9 days, past a 30-day deadline, which 103
+	 * nodes meet (the case above).
+	 */
+	w.instance_type = "p5.48xlarge";
+	w.nodes = 16;
+	w.deadline_s = 30 * 86400;
+	assert_int_equal(workload_size(&w, &catalog_aws, &s, &err), -1);
+	assert_int_equal(s.ncands, 1);
+	assert_false(s.cands[0].meets_deadline);
+	assert_near(s.cands[0].hours / 24, 191.9, 1e-3);
+	workload_sizing_free(&s);
+	w.nodes = 0;
+	assert_int_equal(workload_size(&w, &catalog_aws, &s, &err), 0);
+	assert_int_equal(s.best->nodes, 103);
+	workload_sizing_free(&s);
+	w.instance_type = "m7i.large";
+	assert_int_equal(workload_size(&w, &catalog_aws, &s, &err), -1);
+	assert_string_equal(err.msg, "the catalog has no GPU instance type \"m7i.large\"");
 	workload_sizing_free(&s);
 }
 
@@ -518,6 +558,7 @@ int main(void)
 	    cmocka_unit_test(a_deadline_nothing_meets_names_the_fastest),
 	    cmocka_unit_test(a_gpu_the_catalog_lacks_is_named),
 	    cmocka_unit_test(a_gpu_without_a_default_mfu_needs_one_given),
+	    cmocka_unit_test(a_spec_s_16_nodes_are_checked_against_the_deadline),
 	    cmocka_unit_test(estimates_against_published_runs),
 	};
 
