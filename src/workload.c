@@ -703,8 +703,8 @@ int workload_size(const struct workload *w, const struct catalog *cat, struct wo
 	choose(w, out);
 	size_lustre(w, out, out->best ? out->best : out->fastest);
 	if (!out->ncands && w->instance_type) {
-		kiln_error_set(err, "the catalog has no GPU instance type \"%s\"%s%s", w->instance_type,
-			       w->gpu ? " with GPU " : "", w->gpu ? w->gpu : "");
+		kiln_error_set(err, "the catalog has no GPU instance type \"%s\"%s%s",
+			       w->instance_type, w->gpu ? " with GPU " : "", w->gpu ? w->gpu : "");
 		return -1;
 	}
 	if (!out->ncands) {

@@ -37,15 +37,15 @@ struct workload {
 	double tokens;	      /* tokens trained on */
 	enum workload_precision precision;
 	enum workload_method method;
-	int seq_len;		/* 0: WORKLOAD_SEQ_LEN */
-	int64_t deadline_s;	/* 0: none */
-	double mfu;		/* 0: kiln's default for each GPU and precision */
-	double max_hourly_usd;	/* 0: no budget */
-	const char *gpu;	/* only this GPU model (case-blind); NULL: every one */
+	int seq_len;		   /* 0: WORKLOAD_SEQ_LEN */
+	int64_t deadline_s;	   /* 0: none */
+	double mfu;		   /* 0: kiln's default for each GPU and precision */
+	double max_hourly_usd;	   /* 0: no budget */
+	const char *gpu;	   /* only this GPU model (case-blind); NULL: every one */
 	const char *instance_type; /* only this type (a spec's group); NULL: every one */
-	int nodes;		/* this many nodes; 0: kiln chooses */
-	int64_t write_within_s; /* 0: WORKLOAD_WRITE_WITHIN_S */
-	double dataset_bytes;	/* 0: the tokens at 4 bytes each */
+	int nodes;		   /* this many nodes; 0: kiln chooses */
+	int64_t write_within_s;	   /* 0: WORKLOAD_WRITE_WITHIN_S */
+	double dataset_bytes;	   /* 0: the tokens at 4 bytes each */
 };
 
 /* One instance type sized for the workload. */
