@@ -101,7 +101,8 @@ static int parse_word(const struct cli *cli, const char *flag, const char *text,
 	return -1;
 }
 
-static int parse_positive_int(const struct cli *cli, const char *flag, const char *text, int *out)
+static int parse_positive_int(const struct cli *cli, const char *flag, const char *text, int *out,
+			      const char *like)
 {
 	char *end;
 	long v;
@@ -109,27 +110,31 @@ static int parse_positive_int(const struct cli *cli, const char *flag, const cha
 	errno = 0;
 	v = strtol(text, &end, 10);
 	if (errno || end == text || *end || v <= 0 || v > 1000000) {
-		cli_error(cli, NULL, "--%s \"%s\" is not a whole number above zero", flag, text);
+		cli_error(cli, NULL, "--%s \"%s\" is not a whole number above zero, like %s", flag,
+			  text, like);
 		return -1;
 	}
 	*out = (int)v;
 	return 0;
 }
 
-static int parse_number(const struct cli *cli, const char *flag, const char *text, double *out)
+static int parse_number(const struct cli *cli, const char *flag, const char *text, double *out,
+			const char *like)
 {
 	char *end;
 
 	errno = 0;
 	*out = strtod(text, &end);
 	if (errno || end == text || *end || !isfinite(*out)) {
-		cli_error(cli, NULL, "--%s \"%s\" is not a number", flag, text);
+		cli_error(cli, NULL, "--%s \"%s\" is not a number: give one like %s", flag, text,
+			  like);
 		return -1;
 	}
 	return 0;
 }
 
-static int parse_duration(const struct cli *cli, const char *flag, const char *text, int64_t *out)
+static int parse_duration(const struct cli *cli, const char *flag, const char *text, int64_t *out,
+			  const char *like)
 {
 	if (duration_parse(text, out) != 0) {
 		cli_error(cli, NULL,
@@ -138,7 +143,8 @@ static int parse_duration(const struct cli *cli, const char *flag, const char *t
 		return -1;
 	}
 	if (*out <= 0) {
-		cli_error(cli, NULL, "--%s \"%s\" is not longer than zero", flag, text);
+		cli_error(cli, NULL, "--%s \"%s\" is not longer than zero, like %s", flag, text,
+			  like);
 		return -1;
 	}
 	return 0;
@@ -188,34 +194,35 @@ static int parse_option(struct size_args *a, const struct cli *cli, int opt, con
 		a->w.method = i ? WORKLOAD_LORA : WORKLOAD_FULL;
 		return 0;
 	case OPT_SEQ_LEN:
-		return parse_positive_int(cli, "seq-len", arg, &a->w.seq_len);
+		return parse_positive_int(cli, "seq-len", arg, &a->w.seq_len, "4096");
 	case OPT_NODES:
-		return parse_positive_int(cli, "nodes", arg, &a->w.nodes);
+		return parse_positive_int(cli, "nodes", arg, &a->w.nodes, "16");
 	case OPT_DEADLINE:
-		return parse_duration(cli, "deadline", arg, &a->w.deadline_s);
+		return parse_duration(cli, "deadline", arg, &a->w.deadline_s, "30d");
 	case OPT_WRITE_WITHIN:
-		return parse_duration(cli, "write-within", arg, &a->w.write_within_s);
+		return parse_duration(cli, "write-within", arg, &a->w.write_within_s, "5m");
 	case OPT_MFU:
-		if (parse_number(cli, "mfu", arg, &a->w.mfu) != 0)
+		if (parse_number(cli, "mfu", arg, &a->w.mfu, "0.40") != 0)
 			return -1;
 		if (workload_check_mfu(a->w.mfu, true, &err) == 0)
 			return 0;
 		cli_error(cli, NULL, "%s", err.msg);
 		return -1;
 	case OPT_MAX_HOURLY:
-		if (parse_number(cli, "max-hourly-usd", arg, &a->w.max_hourly_usd) != 0)
+		if (parse_number(cli, "max-hourly-usd", arg, &a->w.max_hourly_usd, "1600") != 0)
 			return -1;
 		if (a->w.max_hourly_usd > 0)
 			return 0;
-		cli_error(cli, NULL, "--max-hourly-usd \"%s\" is not above zero", arg);
+		cli_error(cli, NULL, "--max-hourly-usd \"%s\" is not above zero, like 1600", arg);
 		return -1;
 	case OPT_DATASET:
-		if (parse_number(cli, "dataset-size", arg, &gib) != 0)
+		if (parse_number(cli, "dataset-size", arg, &gib, "20480") != 0)
 			return -1;
 		a->w.dataset_bytes = gib * 1073741824.0;
 		if (gib > 0)
 			return 0;
-		cli_error(cli, NULL, "--dataset-size \"%s\" is not above zero", arg);
+		cli_error(cli, NULL,
+			  "--dataset-size \"%s\" is not above zero: give GiB, like 20480", arg);
 		return -1;
 	case OPT_GPU:
 		a->w.gpu = arg;

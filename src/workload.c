@@ -401,11 +401,12 @@ static char *fit_refusal(const struct workload *w, const struct catalog_type *t,
 	int fit_nodes = nodes_for(fit_gpus, t->gpus);
 	char *s = xasprintf("%s of %s needs %.1f GiB per GPU on %d × %s (%d GPUs of %d GiB, %.1f "
 			    "GiB usable with %.0f%% left free); the smallest that fits is %d × %s "
-			    "(%d GPUs)",
+			    "(%d GPUs)%s",
 			    workload_what(w), n, workload_per_gpu_bytes(w, nodes * t->gpus) / GIB,
 			    nodes, t->name, nodes * t->gpus, t->gpu_memory_gib,
 			    usable_bytes(t->gpu_memory_gib) / GIB, WORKLOAD_HEADROOM * 100,
-			    fit_nodes, t->name, fit_nodes * t->gpus);
+			    fit_nodes, t->name, fit_nodes * t->gpus,
+			    fit_nodes > 1 && !t->efa ? ", which has no EFA to join them" : "");
 
 	free(n);
 	return s;
@@ -430,11 +431,14 @@ static char *candidate_skip(const struct workload *w, const struct catalog *cat,
 		return xasprintf("kiln has no measured MFU for %s in %s: give an mfu to size it",
 				 t->gpu, precision_name(w->precision));
 	c->fit_gpus = workload_fit_gpus(w, t->gpu_memory_gib);
+	if (!c->fit_gpus && workload_activation_bytes(w) < usable_bytes(t->gpu_memory_gib))
+		return xasprintf("%s needs more GPUs of %s than the %d kiln sizes",
+				 workload_what(w), t->gpu, WORKLOAD_MAX_GPUS);
 	if (!c->fit_gpus)
-		return xasprintf("the activations of one sequence of %d tokens (%.1f GiB) fill a "
-				 "%s GPU's %.1f usable GiB",
-				 seq_len(w), workload_activation_bytes(w) / GIB, t->gpu,
-				 usable_bytes(t->gpu_memory_gib) / GIB);
+		return xasprintf("the activations of one sequence of %d tokens (%.1f GiB) fill the "
+				 "%.1f usable GiB of one %s",
+				 seq_len(w), workload_activation_bytes(w) / GIB,
+				 usable_bytes(t->gpu_memory_gib) / GIB, t->gpu);
 	if (w->nodes > 0 && nodes_for(c->fit_gpus, t->gpus) > w->nodes)
 		return fit_refusal(w, t, w->nodes, c->fit_gpus);
 	if (nodes_for(c->fit_gpus, t->gpus) > 1 && !t->efa)
@@ -558,40 +562,55 @@ static void choose(const struct workload *w, struct workload_sizing *s)
 
 /* --- Lustre --------------------------------------------------------------- */
 
-/* Capacity steps of a Lustre file system kiln's spec takes: 1200, then multiples of 2400. */
+/*
+ * Capacity steps of a Lustre file system kiln's spec takes: 1200, then
+ * multiples of 2400, up to the spec's largest capacity_gb (10,000,000).
+ */
+#define LUSTRE_MAX_GIB 9998400
+
 static int lustre_capacity_at_least(double gib)
 {
-	int steps;
+	double steps;
 
 	if (gib <= 1200)
 		return 1200;
-	steps = (int)ceil(gib / 2400.0 - 1e-9);
-	return steps * 2400;
+	steps = ceil(gib / 2400.0 - 1e-9);
+	return steps * 2400 >= LUSTRE_MAX_GIB ? LUSTRE_MAX_GIB : (int)steps * 2400;
+}
+
+/* The lowest throughput per TiB at which cap GiB write need_mbps; 0 when none does. */
+static int lustre_per_tib(int cap, double need_mbps)
+{
+	static const int per_tib[] = {125, 250, 500, 1000};
+	size_t i;
+
+	for (i = 0; i < ARRAY_SIZE(per_tib); i++)
+		if (cap / 1024.0 * per_tib[i] >= need_mbps)
+			return per_tib[i];
+	return 0;
 }
 
 static void size_lustre(const struct workload *w, struct workload_sizing *s,
 			const struct workload_candidate *run)
 {
-	static const int per_tib[] = {125, 250, 500, 1000};
 	int64_t within = w->write_within_s > 0 ? w->write_within_s : WORKLOAD_WRITE_WITHIN_S;
 	double data =
 	    w->dataset_bytes > 0 ? w->dataset_bytes : w->tokens * WORKLOAD_BYTES_PER_TOKEN;
 	double need_mbps = s->checkpoint_bytes / 1e6 / (double)within;
 	int cap = lustre_capacity_at_least(
 	    (WORKLOAD_CHECKPOINTS_KEPT * s->checkpoint_bytes + data) / GIB);
-	size_t i;
+	int tput = lustre_per_tib(cap, need_mbps);
 
-	for (;; cap += 2400) {
-		for (i = 0; i < ARRAY_SIZE(per_tib); i++)
-			if (cap / 1024.0 * per_tib[i] >= need_mbps)
-				break;
-		if (i < ARRAY_SIZE(per_tib))
-			break;
-		if (cap == 1200)
-			cap = 0; /* the next step is 2400 */
+	if (!tput) { /* too slow at any rate: grow it until 1000 MB/s a TiB is enough */
+		int more = lustre_capacity_at_least(need_mbps / 1000.0 * 1024.0);
+
+		cap = more > cap ? more : cap;
+		tput = lustre_per_tib(cap, need_mbps);
+		if (!tput) /* past the largest file system: the fastest it can be */
+			tput = 1000;
 	}
 	s->lustre.capacity_gib = cap;
-	s->lustre.throughput_per_tib = per_tib[i];
+	s->lustre.throughput_per_tib = tput;
 	s->lustre.write_mb_per_s = need_mbps;
 	s->lustre.read_mb_per_s = run ? data / 1e6 / (run->hours * 3600.0) : 0;
 }

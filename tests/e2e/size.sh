@@ -144,6 +144,42 @@ sz_bad_input() {
 		--params 7B --tokens 1T --deadline 3x
 	sz_bad "a kind that is neither" '--kind "train" is not pretrain or finetune' \
 		--params 7B --tokens 1T --kind train
+	sz_bad "a precision that is neither" '--precision "fp16" is not bf16 or fp8' \
+		--params 7B --tokens 1T --precision fp16
+	sz_bad "a method that is neither" '--method "qlora" is not full or lora' \
+		--params 7B --tokens 1T --kind finetune --method qlora
+	sz_bad "an mfu that is no number" '--mfu "abc" is not a number: give one like 0.40' \
+		--params 7B --tokens 1T --mfu abc
+	sz_bad "zero nodes" '--nodes "0" is not a whole number above zero, like 16' \
+		--params 7B --tokens 1T --nodes 0
+	sz_bad "a deadline of zero" '--deadline "0d" is not longer than zero, like 30d' \
+		--params 7B --tokens 1T --deadline 0d
+	sz_bad "a budget of zero" '--max-hourly-usd "0" is not above zero, like 1600' \
+		--params 7B --tokens 1T --max-hourly-usd 0
+	sz_bad "a negative dataset" '--dataset-size "-1" is not above zero: give GiB, like 20480' \
+		--params 7B --tokens 1T --dataset-size=-1
+	sz_bad "--json with --write" '--json and --write print different things: give one' \
+		--params 7B --tokens 1T --json --write
+	sz_bad "a provider kiln lacks" '--provider "nope" is not a provider: use aws or sim' \
+		--params 7B --tokens 1T --provider nope
+	sz_bad "an operand" "takes no arguments, got 'extra'" --params 7B --tokens 1T extra
+	sz_bad "a GPU without the precision" \
+		'no instance type can run this workload: A100 has no fp8 tensor cores' \
+		--params 7B --tokens 1T --gpu A100 --precision fp8
+	sz_bad "a GPU without bf16" 'no instance type can run this workload: V100 has no bf16 tensor cores' \
+		--params 7B --tokens 1T --gpu V100
+	sz_bad "a PCIe GPU past one node on kiln's default MFU" \
+		"no instance type can run this workload: kiln's default MFU for L40S holds within one node (no published multi-node run): give an mfu to size more" \
+		--params 70B --tokens 1T --gpu L40S
+	sz_bad "activations that fill a GPU alone" \
+		'no instance type can run this workload: the activations of one sequence of 1000000 tokens (391.4 GiB) fill the 112.8 usable GiB of one H200' \
+		--params 7B --tokens 1T --seq-len 1000000
+	sz_bad "a model past the largest cluster kiln sizes" \
+		'no instance type can run this workload: pretraining needs 49608 GPUs of H100, more than the 16384 kiln sizes' \
+		--params 200T --tokens 1T --seq-len 16 --gpu H100
+	check "size: a type without EFA is skipped when the model needs more than one of its nodes" 0 \
+		--err "" --out-has '"reason": "a full fine-tune needs 80 nodes of g5.xlarge, and g5.xlarge has no EFA to join them"' \
+		-- "$KILN" size --params 70B --tokens 1B --kind finetune --gpu A10G --mfu 0.3 --json
 }
 
 size_tests() {
