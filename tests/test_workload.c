@@ -152,6 +152,29 @@ static void seventy_b_on_two_t_tokens_within_thirty_days(void **state)
 	workload_sizing_free(&s);
 }
 
+static void lustre_grows_when_no_rate_writes_a_checkpoint_in_time(void **state)
+{
+	struct workload w = pretrain(405e9, 1e9);
+	struct workload_sizing s;
+	struct kiln_error err = {0};
+
+	(void)state;
+	w.gpu = "H100";
+	w.write_within_s = 60;
+	assert_int_equal(workload_size(&w, &catalog_aws, &s, &err), 0);
+	/*
+	 * A checkpoint: 14 × 405e9 = 5.67e12 bytes, within 60 s: 94,500 MB/s.
+	 * Two and the dataset (1e9 × 4 bytes): 1.1344e13 bytes = 10,565 GiB:
+	 * 12,000 GiB, whose 11.72 TiB write 11,719 MB/s at 1000 a TiB, too
+	 * slow. 94,500 / 1000 TiB = 96,768 GiB: 41 × 2400 = 98,400 GiB, 96,094
+	 * MB/s at 1000 (48,047 at 500).
+	 */
+	assert_near(s.lustre.write_mb_per_s, 94500, 1e-9);
+	assert_int_equal(s.lustre.capacity_gib, 98400);
+	assert_int_equal(s.lustre.throughput_per_tib, 1000);
+	workload_sizing_free(&s);
+}
+
 /* --- the memory boundary ----------------------------------------------------- */
 
 static void a_full_fine_tune_of_70b_on_one_node_is_refused(void **state)
@@ -546,6 +569,7 @@ int main(void)
 	    cmocka_unit_test(memory_of_a_70b_model_by_hand),
 	    cmocka_unit_test(lora_memory_of_a_70b_model_by_hand),
 	    cmocka_unit_test(seventy_b_on_two_t_tokens_within_thirty_days),
+	    cmocka_unit_test(lustre_grows_when_no_rate_writes_a_checkpoint_in_time),
 	    cmocka_unit_test(a_full_fine_tune_of_70b_on_one_node_is_refused),
 	    cmocka_unit_test(a_lora_fine_tune_of_70b_fits_on_one_node),
 	    cmocka_unit_test(more_tokens_never_cost_less),
