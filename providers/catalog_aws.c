@@ -25,6 +25,8 @@
  */
 #include "catalog_aws.h"
 
+#include "catalog_gpus.h"
+
 /* clang-format off */
 static const struct catalog_type aws_types[] = {
 	/* name            gpu     gpus mem vcpu  mem_gib efa   nvme    on-demand  spot   efa_max block */
@@ -106,4 +108,5 @@ const struct catalog catalog_aws = {
     .ntypes = sizeof(aws_types) / sizeof(aws_types[0]),
     .rates = aws_rates,
     .nrates = sizeof(aws_rates) / sizeof(aws_rates[0]),
+    .gpus = &catalog_gpu_peaks,
 };

@@ -30,6 +30,16 @@ const struct catalog_rate *catalog_rate(const struct catalog *c, const char *key
 	return NULL;
 }
 
+const struct catalog_gpu *catalog_gpu(const struct catalog *c, const char *model)
+{
+	size_t i;
+
+	for (i = 0; model && c->gpus && i < c->gpus->nrows; i++)
+		if (strcasecmp(c->gpus->rows[i].model, model) == 0)
+			return &c->gpus->rows[i];
+	return NULL;
+}
+
 double catalog_price(const struct catalog_type *t, bool spot)
 {
 	return spot ? t->spot_usd : t->on_demand_usd;

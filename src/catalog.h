@@ -39,6 +39,25 @@ struct catalog_rate {
 	double usd;	  /* per unit */
 };
 
+/*
+ * A GPU model's dense peak (no structured sparsity) in TFLOPS, as its
+ * vendor's datasheet gives it; 0 for a precision its tensor cores lack.
+ * One table, dated, shared by every catalog that sells the model.
+ */
+struct catalog_gpu {
+	const char *model;  /* "H100", as catalog_type.gpu spells it */
+	double bf16_tflops; /* dense BF16 with FP32 accumulate */
+	double fp8_tflops;  /* dense FP8 */
+	const char *source; /* the datasheet the figures come from */
+};
+
+/* The table of peaks: its rows and when they were checked. */
+struct catalog_gpus {
+	const char *date; /* YYYY-MM-DD */
+	const struct catalog_gpu *rows;
+	size_t nrows;
+};
+
 struct catalog {
 	const char *provider; /* "aws" */
 	const char *region;   /* prices are for this region */
@@ -47,6 +66,7 @@ struct catalog {
 	size_t ntypes;
 	const struct catalog_rate *rates;
 	size_t nrates;
+	const struct catalog_gpus *gpus; /* the peaks of the GPU models its types hold */
 };
 
 const struct catalog_type *catalog_find(const struct catalog *c, const char *name);
@@ -60,6 +80,9 @@ const struct catalog_type *catalog_find(const struct catalog *c, const char *nam
 int catalog_resolve(const struct catalog *c, const char *model, int count, bool efa,
 		    const struct catalog_type **best, const struct catalog_type **runner_up,
 		    struct kiln_error *err);
+
+/* The peaks of a GPU model (case-blind); NULL when the catalog has none. */
+const struct catalog_gpu *catalog_gpu(const struct catalog *c, const char *model);
 
 /* The rate with this key; NULL when the catalog has none. */
 const struct catalog_rate *catalog_rate(const struct catalog *c, const char *key);

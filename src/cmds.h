@@ -39,6 +39,7 @@ int cmd_ssh_config(int argc, char **argv, struct cli *cli);
 int cmd_ssh(int argc, char **argv, struct cli *cli);
 int cmd_exec(int argc, char **argv, struct cli *cli);
 int cmd_repair(int argc, char **argv, struct cli *cli);
+int cmd_size(int argc, char **argv, struct cli *cli);
 
 extern const struct cmd_info cmd_init_info;
 extern const struct cmd_info cmd_validate_info;
@@ -58,6 +59,7 @@ extern const struct cmd_info cmd_workspace_info;
 extern const struct cmd_info cmd_force_unlock_info;
 extern const struct cmd_info cmd_approve_info;
 extern const struct cmd_info cmd_audit_info;
+extern const struct cmd_info cmd_size_info;
 extern const struct cmd_info cmd_sprawl_info;
 extern const struct cmd_info cmd_reap_info;
 extern const struct cmd_info cmd_report_info;

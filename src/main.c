@@ -40,6 +40,7 @@ static const struct command {
     {"graph", cmd_graph, &cmd_graph_info},
     {"iam-policy", cmd_iam_policy, &cmd_iam_policy_info},
     {"user-data", cmd_user_data, &cmd_user_data_info},
+    {"size", cmd_size, &cmd_size_info},
     {"cost", cmd_cost, &cmd_cost_info},
     {"audit", cmd_audit, &cmd_audit_info},
     {"sprawl", cmd_sprawl, &cmd_sprawl_info},
