@@ -662,6 +662,8 @@ static void test_a_group_lists_its_nodes_with_simulated_addresses_from_the_netwo
 		assert_true(json_is_true(json_object_get(n, "simulated")));
 		assert_non_null(node_str(live, i, "launched"));
 	}
+	/* One launch, one launch time, as EC2 gives one RunInstances' instances. */
+	assert_string_equal(node_str(live, 0, "launched"), node_str(live, 1, "launched"));
 	/* The first hosts of the network's block, past the four AWS keeps. */
 	assert_true((strcmp(node_str(live, 0, "private_ip"), "10.42.0.4") == 0 &&
 		     strcmp(node_str(live, 1, "private_ip"), "10.42.0.5") == 0) ||

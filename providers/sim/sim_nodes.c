@@ -210,14 +210,17 @@ static char *healthy_report(const struct catalog_type *t, bool efa)
 	return xasprintf("healthy: %d/%d GPUs", t->gpus, t->gpus);
 }
 
-/* A new node's record in sim.nodes: times, addresses, report. */
+/*
+ * A new node's record in sim.nodes: times, addresses, report. now is the
+ * launch's time: the nodes of one launch share it, as EC2 gives the
+ * instances of one RunInstances one launch time.
+ */
 static void node_record(struct prov_ctx *ctx, json_t *doc, json_t *net, const char *id,
-			const struct catalog_type *t)
+			const struct catalog_type *t, long long now)
 {
 	json_t *attrs = json_object_get(doc, "attrs"), *sim = json_object_get(doc, "sim");
 	json_t *nodes = json_object_get(sim, "nodes");
 	json_t *counter = net ? json_object_get(net, "sim") : sim;
-	long long now = sim_now_ms();
 	long running = sim_ready_ms(ctx, sim_kind_find("sim_node_group"));
 	long host = (long)json_integer_value(json_object_get(counter, "next_host"));
 	char *ip = host_address(net ? sim_doc_str(net, "attrs", "cidr") : NULL, host);
@@ -252,6 +255,7 @@ static int instance_ids(struct prov_ctx *ctx, json_t *doc, const struct catalog_
 	json_t *ids = json_object_get(attrs, "instance_ids");
 	json_t *recs = json_object_get(json_object_get(doc, "sim"), "nodes"), *net;
 	char id[SIM_ID_MAX];
+	long long now;
 	int rc = PROV_OK;
 
 	if (!json_is_array(ids)) {
@@ -268,10 +272,11 @@ static int instance_ids(struct prov_ctx *ctx, json_t *doc, const struct catalog_
 	if ((long)json_array_size(ids) >= nodes)
 		return PROV_OK;
 	net = group_network(ctx, doc);
+	now = sim_now_ms();
 	while ((long)json_array_size(ids) < nodes) {
 		sim_new_id("i", id);
 		json_array_append_new(ids, json_string(id));
-		node_record(ctx, doc, net, id, t);
+		node_record(ctx, doc, net, id, t, now);
 	}
 	if (net)
 		rc = sim_doc_save(ctx, net, err);
