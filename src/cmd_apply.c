@@ -1,8 +1,10 @@
 /*
  * cmd_apply.c - `kiln apply`, `kiln destroy`, `kiln up` and `kiln down`:
- * the flags, the approval policy, asking, and what is shown. The run itself
- * (lock, plan or a saved plan checked current, execute with every result
- * journaled, commit once, unlock) is the operations layer's (operation.h).
+ * the flags, asking, and what is shown. The rules are their own modules'
+ * (the approval policy: approval_policy.h; buying up front: purchase.h;
+ * --wait: apply_wait.h); the run itself (lock, plan or a saved plan checked
+ * current, execute with every result journaled, commit once, unlock) is
+ * the operations layer's (operation.h).
  */
 #include <signal.h>
 #include <stdatomic.h>
@@ -11,7 +13,8 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "approve.h"
+#include "apply_wait.h"
+#include "approval_policy.h"
 #include "cmd_run.h"
 #include "cmds.h"
 #include "cost.h"
@@ -21,6 +24,7 @@
 #include "log.h"
 #include "plan.h"
 #include "progress.h"
+#include "purchase.h"
 #include "state.h"
 
 enum {
@@ -32,9 +36,6 @@ enum {
 	OPT_WAIT,
 	OPT_WAIT_TIMEOUT,
 };
-
-/* --wait's default bound: a CI job's usual ceiling (GitHub Actions stops a job at 6 h). */
-#define WAIT_TIMEOUT_DEFAULT (6 * 3600)
 
 static const struct cli_option apply_options[] = {
     CMD_OPT_WORKSPACE,
@@ -164,128 +165,62 @@ const struct cmd_info cmd_down_info = {
     .see_also = "kiln-down(1), kiln-up(1), kiln-destroy(1)",
 };
 
-/*
- * What --require-approvals and --trusted-keys ask for, or, when they are
- * not given, KILN_REQUIRE_APPROVALS and KILN_TRUSTED_KEYS: so that a CI
- * job's environment can demand approvals of every apply it runs.
- */
-struct approval_policy {
-	const char *required_arg; /* --require-approvals N, or NULL */
-	const char *dir_arg;	  /* --trusted-keys DIR, or NULL */
-	long required;		  /* 0: no approval required */
-	char *source;		  /* "--require-approvals 2" or "KILN_REQUIRE_APPROVALS=2" */
-	const char *dir;
-};
-
-#define APPROVALS_MAX 100
-
-static int approval_policy_resolve(struct approval_policy *ap, const struct cli *cli)
+/* A rule's refusal (approval_policy.h, purchase.h, apply_wait.h) in the form it names. */
+static void refuse(const struct cli *cli, const struct kiln_error *err, bool one_line)
 {
-	const char *env = getenv("KILN_REQUIRE_APPROVALS");
-	const char *text = ap->required_arg ? ap->required_arg : env;
-	const char *name = ap->required_arg ? "--require-approvals" : "KILN_REQUIRE_APPROVALS";
-	char *end;
-
-	ap->dir = ap->dir_arg ? ap->dir_arg : getenv("KILN_TRUSTED_KEYS");
-	if (ap->dir && !*ap->dir)
-		ap->dir = NULL;
-	if (!text || (!ap->required_arg && !*text))
-		return 0;
-	ap->required = strtol(text, &end, 10);
-	if (!*text || *end || ap->required < 0 || ap->required > APPROVALS_MAX) {
-		cli_error(cli, "give the number of approvals a plan needs, such as 2",
-			  "%s '%s' is not a number from 0 to %d", name, text, APPROVALS_MAX);
-		return -1;
-	}
-	ap->source = ap->required_arg ? xasprintf("--require-approvals %ld", ap->required)
-				      : xasprintf("KILN_REQUIRE_APPROVALS=%ld", ap->required);
-	return 0;
-}
-
-/* A refusal, on standard error: why, one line per approval, and the fix. */
-static void approvals_refuse(const struct cli *cli, const char *file,
-			     const struct approval_policy *ap, const struct approval_report *rep)
-{
-	bool bad = false;
-	size_t i;
-
-	if (rep->n == 0)
-		fprintf(stderr,
-			"%s: %s: %s is not approved: it has no approvals, %ld from trusted keys "
-			"required (%s); nothing was changed\n",
-			cli->prog, cli->cmd, file, ap->required, ap->source);
+	if (one_line)
+		cli_error(cli, err->hint[0] ? err->hint : NULL, "%s", err->msg);
 	else
-		fprintf(stderr,
-			"%s: %s: %s is not approved: %zu valid approval%s from trusted keys, %ld "
-			"required (%s); nothing was changed\n",
-			cli->prog, cli->cmd, file, rep->valid, rep->valid == 1 ? "" : "s",
-			ap->required, ap->source);
-	for (i = 0; i < rep->n; i++) {
-		const struct approval_check *c = &rep->v[i];
-		char *why = approval_check_describe(c, ap->dir);
-
-		fprintf(stderr, "  approval %zu: %s at %s, key %s: %s\n", i + 1,
-			c->signer ? c->signer : "?", c->time ? c->time : "?",
-			c->key_id ? c->key_id : "?", why);
-		bad = bad || c->status == APPROVAL_BAD_SIGNATURE;
-		free(why);
-	}
-	fprintf(stderr,
-		"  hint: %s%ld more approval%s needed from keys in %s: each approver runs kiln "
-		"approve %s --key KEY\n",
-		bad ? "an approval that does not verify was made for another plan or edited since; "
-		    : "",
-		ap->required - (long)rep->valid,
-		ap->required - (long)rep->valid == 1 ? " is" : "s are", ap->dir, file);
+		cmd_report(cli, err);
 }
 
 /*
  * The approvals check of a saved plan, before anything is locked or
  * called: 0 when plan carries the approvals the policy asks for (with
- * *trailers the commit trailers naming them), -1 after reporting why not.
+ * *trailers the commit trailers naming them, and a line saying whose
+ * unless quiet), -1 after reporting why not, one line per approval.
  */
 static int approvals_check(const struct cli *cli, const char *file, const json_t *plan,
 			   const json_t *approvals, const struct approval_policy *ap, bool quiet,
 			   json_t **trailers)
 {
-	struct approve_keyring ring = {0};
-	struct approval_report rep = {0};
+	struct approval_policy_result res = {0};
+	const struct approval_report *rep = &res.rep;
 	struct kiln_error err = {0};
-	size_t i;
-	int ret = -1;
+	char *msg, *hint;
+	size_t i, n = 0;
+	int rc = approval_policy_check(ap, plan, approvals, &res, &err);
 
-	*trailers = NULL;
-	if (approve_keyring_load(&ring, ap->dir, &err) < 0 ||
-	    approve_verify(&rep, plan, approvals, &ring, &err) < 0) {
+	if (rc < 0)
 		cmd_report(cli, &err);
-		goto out;
-	}
-	if ((long)rep.valid < ap->required) {
-		approvals_refuse(cli, file, ap, &rep);
-		goto out;
-	}
-	*trailers = json_array();
-	if (!quiet)
-		printf("Approvals: %zu valid from trusted keys in %s (%s):", rep.valid, ap->dir,
-		       ap->source);
-	for (i = 0; i < rep.n; i++) {
-		const struct approval_check *c = &rep.v[i];
+	if (rc > 0) {
+		approval_policy_refusal(ap, file, rep, &msg, &hint);
+		fprintf(stderr, "%s: %s: %s\n", cli->prog, cli->cmd, msg);
+		for (i = 0; i < rep->n; i++) {
+			const struct approval_check *c = &rep->v[i];
+			char *why = approval_check_describe(c, ap->dir);
 
-		if (c->status != APPROVAL_VALID)
-			continue;
-		json_array_append_new(*trailers, json_sprintf("Kiln-Approval: %s %s %s", c->key_id,
-							      c->time, c->signer));
-		if (!quiet)
-			printf("%s %s (%s)", json_array_size(*trailers) == 1 ? "" : ",", c->signer,
-			       c->trusted_by);
+			fprintf(stderr, "  approval %zu: %s at %s, key %s: %s\n", i + 1,
+				c->signer ? c->signer : "?", c->time ? c->time : "?",
+				c->key_id ? c->key_id : "?", why);
+			free(why);
+		}
+		fprintf(stderr, "  hint: %s\n", hint);
+		free(msg);
+		free(hint);
 	}
-	if (!quiet)
+	if (rc == 0 && !quiet) {
+		printf("Approvals: %zu valid from trusted keys in %s (%s):", rep->valid, ap->dir,
+		       ap->source);
+		for (i = 0; i < rep->n; i++)
+			if (rep->v[i].status == APPROVAL_VALID)
+				printf("%s %s (%s)", n++ == 0 ? "" : ",", rep->v[i].signer,
+				       rep->v[i].trusted_by);
 		printf(".\n");
-	ret = 0;
-out:
-	approval_report_release(&rep);
-	approve_keyring_release(&ring);
-	return ret;
+	}
+	*trailers = json_incref(res.trailers);
+	approval_policy_result_release(&res);
+	return rc == 0 ? 0 : -1;
 }
 
 /*
@@ -387,16 +322,7 @@ struct apply_cmd {
 	json_t *approved;	/* the Kiln-Approval trailers of those that count */
 	int have_key;		/* crypt_key_load: 1 a state key is set */
 	bool allow_purchase;	/* --allow-purchase */
-	bool wait;		/* --wait */
-	const char *wait_arg;	/* --wait-timeout, or NULL */
-	int64_t wait_timeout;	/* seconds; 0: until the window ends */
-	struct timespec waited; /* when the first round ended (CLOCK_MONOTONIC) */
-	int64_t wait_until;	/* then, on the wall clock, plus wait_timeout */
-	/*
-	 * --wait after a saved plan: the plan file, the spec digest it was made
-	 * from, its spec file and workspace, which later rounds keep to.
-	 */
-	char *held_plan, *held_digest, *held_spec, *held_ws;
+	struct apply_wait wait; /* --wait, --wait-timeout and what later rounds keep to */
 };
 
 static int parse_ttl(const struct cli *cli, const char *arg, int64_t *ttl)
@@ -415,39 +341,10 @@ static int parse_ttl(const struct cli *cli, const char *arg, int64_t *ttl)
 	return 0;
 }
 
-/* --wait-timeout, else KILN_WAIT_TIMEOUT, else 6h; 0 (0s, 0m...): until the window ends. */
-static int wait_timeout_parse(struct apply_cmd *a)
-{
-	const char *env = getenv("KILN_WAIT_TIMEOUT");
-	const char *text = a->wait_arg ? a->wait_arg : env && *env ? env : NULL;
-	const char *name = a->wait_arg ? "--wait-timeout" : "KILN_WAIT_TIMEOUT";
-
-	a->wait_timeout = WAIT_TIMEOUT_DEFAULT;
-	if (!text)
-		return 0;
-	if (strcmp(text, "0") == 0) {
-		a->wait_timeout = 0;
-		return 0;
-	}
-	if (duration_parse(text, &a->wait_timeout) < 0 || a->wait_timeout < 0) {
-		cli_error(a->cli,
-			  "write a duration of at most 182d like 30m, 6h or 2d, or 0 to wait until "
-			  "the window ends",
-			  "%s '%s' is not a duration", name, text);
-		return -1;
-	}
-	if (a->wait_timeout > 182LL * 86400) {
-		cli_error(a->cli, "write at most 182d, or 0 to wait until the window ends",
-			  "%s '%s' is longer than 182d, the longest a Capacity Block runs", name,
-			  text);
-		return -1;
-	}
-	return 0;
-}
-
 /* The options and the operand; -1 when the command should return *ret now. */
 static int apply_parse(struct apply_cmd *a, struct cli_parser *p, int argc, char **argv, int *ret)
 {
+	struct kiln_error err = {0};
 	int opt;
 
 	cli_parser_init(p, a->cli, a->info, argc, argv);
@@ -465,9 +362,9 @@ static int apply_parse(struct apply_cmd *a, struct cli_parser *p, int argc, char
 		else if (opt == OPT_ALLOW_PURCHASE)
 			a->allow_purchase = true;
 		else if (opt == OPT_WAIT)
-			a->wait = true;
+			a->wait.on = true;
 		else if (opt == OPT_WAIT_TIMEOUT)
-			a->wait = true, a->wait_arg = p->optarg;
+			a->wait.on = true, a->wait.arg = p->optarg;
 		else if (opt == OPT_TTL) {
 			if (parse_ttl(a->cli, p->optarg, &a->ttl) < 0)
 				return -1;
@@ -476,9 +373,12 @@ static int apply_parse(struct apply_cmd *a, struct cli_parser *p, int argc, char
 	}
 	a->operand = a->spec = run_spec_operand(a->cli, argc, argv, p->optind);
 	if (!a->operand ||
-	    (!a->destroy && run_health_timeout(a->cli, a->health_arg, &a->health_timeout) < 0) ||
-	    (a->wait && wait_timeout_parse(a) < 0))
+	    (!a->destroy && run_health_timeout(a->cli, a->health_arg, &a->health_timeout) < 0))
 		return -1;
+	if (a->wait.on && apply_wait_timeout_parse(&a->wait, getenv("KILN_WAIT_TIMEOUT"), &err) < 0) {
+		refuse(a->cli, &err, true);
+		return -1;
+	}
 	if (a->destroy && plan_file_is(a->operand)) {
 		cli_error(a->cli,
 			  "apply a saved plan, destroy plans included, with `kiln apply FILE`",
@@ -491,37 +391,16 @@ static int apply_parse(struct apply_cmd *a, struct cli_parser *p, int argc, char
 /* Whether the approval policy lets this run go on at all; -1 after reporting. */
 static int apply_check_policy(struct apply_cmd *a)
 {
-	const char *op = a->operand, *file = a->destroy ? "destroy.kiln" : "plan.kiln";
+	struct kiln_error err = {0};
+	int rc = approval_policy_resolve(&a->ap, getenv("KILN_REQUIRE_APPROVALS"),
+					 getenv("KILN_TRUSTED_KEYS"), &err);
 
-	if (approval_policy_resolve(&a->ap, a->cli) < 0)
-		return -1;
-	if (a->ap.required > 0 && (a->destroy || !plan_file_is(op))) {
-		/* A spec carries no approvals: applying it would step around the review. */
-		cli_error(a->cli, NULL,
-			  "approvals are required (%s), and %s is a spec, which carries none; "
-			  "nothing was changed",
-			  a->ap.source, op);
-		fprintf(stderr,
-			"  hint: save the plan for review: kiln plan %s%s --out %s, have it "
-			"approved (kiln approve %s --key KEY), then kiln apply %s\n",
-			a->destroy ? "--destroy " : "", op, file, file, file);
-		return -1;
-	}
-	if (a->ap.required > 0 && !a->ap.dir) {
-		cli_error(a->cli,
-			  "give --trusted-keys DIR, a directory of the approvers' *.pub keys "
-			  "(or set KILN_TRUSTED_KEYS)",
-			  "approvals are required (%s), but no trusted keys are given",
-			  a->ap.source);
-		return -1;
-	}
-	if (a->ap.dir_arg && a->ap.required == 0) {
-		cli_error(a->cli,
-			  "give the number of approvals required, such as --require-approvals 1",
-			  "--trusted-keys is used only with --require-approvals N");
-		return -1;
-	}
-	return 0;
+	if (rc == 0)
+		rc = approval_policy_admit(&a->ap, a->operand, plan_file_is(a->operand),
+					   a->destroy, &err);
+	if (rc < 0)
+		refuse(a->cli, &err, rc != APPROVAL_REFUSED_RUN);
+	return rc < 0 ? -1 : 0;
 }
 
 /*
@@ -728,53 +607,24 @@ static void render_outcome(const struct apply_cmd *a, const struct op_run *r,
 	}
 }
 
-/*
- * A purchase (capacity paid up front, which cannot be undone) only when the
- * plan that shows it is applied with approvals that count, or with
- * --allow-purchase; and only as a refreshed plan showed it, offering and
- * fee: a plan made with --refresh=false read no offering. Keyed on what the
- * plan creates, not on a fee, which such a plan does not know. -1 after
- * saying so.
- */
-static int purchase_check(const struct apply_cmd *a, const struct op_run *r)
+/* The purchase rule (purchase.h) over r's plan; -1 after saying why not. */
+static int purchase_allowed(const struct apply_cmd *a, const struct op_run *r)
 {
 	const struct plan_change *c = op_plan_purchase(r);
 	const json_t *plan = a->saved ? a->saved : r->plan;
-	double upfront = op_plan_upfront(r->plan);
-	char *m;
+	struct purchase_ask ask = {
+	    .address = c ? c->address : NULL,
+	    .offering = c && json_is_object(json_object_get(c->kiln, "offering")),
+	    .refresh_off = json_is_false(plan_kiln(plan, "refresh")),
+	    .upfront = op_plan_upfront(r->plan),
+	    .allowed = a->allow_purchase || json_array_size(a->approved) > 0,
+	    .spec_path = r->spec_path,
+	};
+	struct kiln_error err = {0};
 
-	if (!c)
+	if (purchase_check(&ask, &err) == 0)
 		return 0;
-	if (json_is_false(plan_kiln(plan, "refresh")) ||
-	    !json_is_object(json_object_get(c->kiln, "offering"))) {
-		/* Bought only from a plan that read the live offering it shows. */
-		fprintf(stderr,
-			"%s: %s: this plan buys %s up front (which cannot be undone), but %s; "
-			"kiln buys only from a plan that read the offering and its fee from the "
-			"cloud; nothing was changed\n",
-			a->cli->prog, a->cli->cmd, c->address,
-			json_is_false(plan_kiln(plan, "refresh"))
-			    ? "it was made with --refresh=false"
-			    : "it shows no offering");
-		fprintf(
-		    stderr,
-		    "  hint: plan without --refresh=false (kiln plan %s --out plan.kiln), review "
-		    "the offering and fee it shows, then apply that plan\n",
-		    r->spec_path);
-		return -1;
-	}
-	if (a->allow_purchase || json_array_size(a->approved) > 0)
-		return 0;
-	m = cost_money(upfront);
-	fprintf(stderr,
-		"%s: %s: this plan buys capacity up front (%s, which cannot be undone), and no "
-		"approval covers it; nothing was changed\n",
-		a->cli->prog, a->cli->cmd, m);
-	fprintf(stderr,
-		"  hint: save the plan (kiln plan %s --out plan.kiln), have it approved and apply "
-		"it with --require-approvals N, or pass --allow-purchase\n",
-		r->spec_path);
-	free(m);
+	refuse(a->cli, &err, false);
 	return -1;
 }
 
@@ -797,7 +647,7 @@ static int apply_execute(struct apply_cmd *a, struct op_run *r)
 	};
 	int ret = KILN_EXIT_ERROR;
 
-	if (!a->destroy && purchase_check(a, r) < 0)
+	if (!a->destroy && purchase_allowed(a, r) < 0)
 		return KILN_EXIT_ERROR;
 	if (!a->saved && !a->f.auto_approve &&
 	    !run_ask(r, a->destroy ? "destroy everything in" : "apply this plan to")) {
@@ -829,97 +679,41 @@ out:
 	return ret;
 }
 
-/*
- * Milliseconds of --wait-timeout left since the first round of --wait
- * ended (now, on the wall clock, then).
- */
-static int64_t wait_left_ms(struct apply_cmd *a, int64_t now)
+/* Milliseconds on the monotonic clock, for the bound of --wait. */
+static int64_t monotonic_ms(void)
 {
 	struct timespec t;
 
 	clock_gettime(CLOCK_MONOTONIC, &t);
-	if (a->waited.tv_sec == 0 && a->waited.tv_nsec == 0) {
-		a->waited = t;
-		a->wait_until = now + a->wait_timeout;
-	}
-	return a->wait_timeout * 1000 - ((int64_t)(t.tv_sec - a->waited.tv_sec) * 1000 +
-					 (t.tv_nsec - a->waited.tv_nsec) / 1000000);
-}
-
-#define WAIT_HINT                                                                                  \
-	"it is bought and recorded in the state: run kiln apply (or kiln up --wait) again once "   \
-	"it has started, or give --wait-timeout a longer bound"
-
-/*
- * --wait-timeout: whether the window w can still start in time. When it
- * starts past the bound, or the bound ran out, say so, what is kept and
- * the fix, and return false.
- */
-static bool wait_in_bound(struct apply_cmd *a, const json_t *w, int64_t now)
-{
-	const char *addr = json_string_value(json_object_get(w, "address"));
-	const char *id = json_string_value(json_object_get(w, "id"));
-	const char *start = json_string_value(json_object_get(w, "start"));
-	int64_t left = wait_left_ms(a, now), s = 0;
-	char *bound;
-
-	if (a->wait_timeout == 0 ||
-	    (left > 0 && !(start && time_parse_rfc3339(start, &s) == 0 && s > a->wait_until)))
-		return true;
-	bound = duration_format(a->wait_timeout);
-	if (left > 0)
-		cli_error(a->cli, WAIT_HINT,
-			  "%s (%s) starts at %s, after the --wait-timeout of %s: not waiting for "
-			  "it",
-			  addr, id ? id : "?", start, bound);
-	else
-		cli_error(
-		    a->cli, WAIT_HINT,
-		    "the nodes did not launch into %s (%s, from %s) within the --wait-timeout "
-		    "of %s",
-		    addr, id ? id : "?", start ? start : "?", bound);
-	free(bound);
-	return false;
+	return (int64_t)t.tv_sec * 1000 + t.tv_nsec / 1000000;
 }
 
 /*
  * --wait: after an apply that did not finish, whether capacity bought for a
- * window is still to come (the state records one that has not ended) and
- * starts within --wait-timeout; then sleep one poll and say so (1). The
- * next round plans again from the spec: it buys nothing new without
- * --allow-purchase, and asks nothing. 0: nothing to wait for; -1: the
- * window starts past the bound, or the bound ran out (said).
+ * window is still to come and starts within --wait-timeout (apply_wait.h);
+ * then sleep one poll and say so (1). The next round plans again from the
+ * spec: it buys nothing new without --allow-purchase, and asks nothing. 0:
+ * nothing to wait for; -1: the window starts past the bound, or the bound
+ * ran out (said).
  */
 static int wait_for_window(struct apply_cmd *a, const struct op_run *r)
 {
 	struct kiln_error err = {0};
-	json_t *windows, *w, *next = NULL;
-	long ms = env_long("KILN_WAIT_POLL_MS", 60000, 3600000);
+	json_t *next = NULL;
+	long ms = 0;
 	int64_t now;
-	size_t i;
+	int rc;
 	struct timespec ts;
 
-	if (!a->wait || a->destroy || !r->state || util_now(&now, &err) < 0)
+	if (!a->wait.on || a->destroy || !r->state || util_now(&now, &err) < 0)
 		return 0;
-	windows = expiry_windows(r->state, now);
-	json_array_foreach(windows, i, w)
-	{
-		if (strcmp(json_string_value(json_object_get(w, "state")), "ended") == 0)
-			continue;
-		next = w;
-		break;
+	rc = apply_wait_next(&a->wait, r->state, now, monotonic_ms(),
+			     env_long("KILN_WAIT_POLL_MS", 60000, 3600000), &next, &ms, &err);
+	if (rc <= 0) {
+		if (rc < 0)
+			refuse(a->cli, &err, true);
+		return rc;
 	}
-	if (next && !wait_in_bound(a, next, now)) {
-		json_decref(windows);
-		return -1;
-	}
-	if (!next) {
-		json_decref(windows);
-		return 0;
-	}
-	/* Never past the bound: sleep what is left of it when that is less than a poll. */
-	if (a->wait_timeout > 0 && wait_left_ms(a, now) < ms)
-		ms = (long)wait_left_ms(a, now);
 	fprintf(stderr, "%s: %s: waiting for %s (from %s): applying again in %lds (--wait)\n",
 		a->cli->prog, a->cli->cmd, json_string_value(json_object_get(next, "address")),
 		json_string_value(json_object_get(next, "start"))
@@ -930,26 +724,24 @@ static int wait_for_window(struct apply_cmd *a, const struct op_run *r)
 	ts.tv_nsec = (ms % 1000) * 1000000L;
 	nanosleep(&ts, NULL);
 	/* The bound ran out while asleep: exit 5 without another round. */
-	if (!wait_in_bound(a, next, now)) {
-		json_decref(windows);
+	rc = apply_wait_in_bound(&a->wait, next, now, monotonic_ms(), &err) ? 1 : -1;
+	json_decref(next);
+	if (rc < 0) {
+		refuse(a->cli, &err, true);
 		return -1;
 	}
-	json_decref(windows);
 	/*
 	 * The next round is the spec's plan, approved by asking for --wait; after
 	 * a saved plan, only while the spec is still the one it was made from
-	 * (held_check), and the plan's spec file and workspace outlive it.
+	 * (apply_wait_held_check), and the plan's spec file and workspace outlive it.
 	 */
 	if (a->saved) {
-		const char *digest =
-		    json_string_value(json_object_get(plan_kiln(a->saved, "spec"), "digest"));
-
-		a->held_plan = xstrdup(a->operand);
-		a->held_digest = xstrdup(digest ? digest : "");
-		a->held_spec = a->spec ? xstrdup(a->spec) : NULL;
-		a->held_ws = a->f.store.workspace ? xstrdup(a->f.store.workspace) : NULL;
-		a->spec = a->held_spec;
-		a->f.store.workspace = a->held_ws;
+		apply_wait_hold(&a->wait, a->operand,
+				json_string_value(
+				    json_object_get(plan_kiln(a->saved, "spec"), "digest")),
+				a->spec, a->f.store.workspace);
+		a->spec = a->wait.held_spec;
+		a->f.store.workspace = a->wait.held_ws;
 	}
 	json_decref(a->saved);
 	json_decref(a->approvals);
@@ -960,25 +752,14 @@ static int wait_for_window(struct apply_cmd *a, const struct op_run *r)
 	return 1;
 }
 
-/*
- * A later round of --wait after a saved plan: -1 (said) when the spec is not
- * the one the plan was made from any more, as an edit made while waiting
- * would be applied unreviewed.
- */
+/* A later round of --wait after a saved plan: -1 (said) when the spec moved on. */
 static int held_check(const struct apply_cmd *a, const struct op_run *r)
 {
-	if (!a->held_digest || strcmp(a->held_digest, r->e->spec_digest) == 0)
+	struct kiln_error err = {0};
+
+	if (apply_wait_held_check(&a->wait, r->e->spec_digest, r->spec_path, &err) == 0)
 		return 0;
-	fprintf(stderr,
-		"%s: %s: %s changed while --wait waited: %s was made from %.19s, it is now "
-		"%.19s; --wait applies again only what that plan covered; nothing more was "
-		"changed\n",
-		a->cli->prog, a->cli->cmd, r->spec_path, a->held_plan, a->held_digest,
-		r->e->spec_digest);
-	fprintf(stderr,
-		"  hint: what %s did is recorded: review the change (kiln plan %s --out %s) and "
-		"apply that plan, with --wait\n",
-		a->held_plan, r->spec_path, a->held_plan);
+	refuse(a->cli, &err, false);
 	return -1;
 }
 
@@ -1030,11 +811,8 @@ out:
 	json_decref(a.approvals);
 	json_decref(a.approved);
 	json_decref(expiry_before);
-	free(a.ap.source);
-	free(a.held_plan);
-	free(a.held_digest);
-	free(a.held_spec);
-	free(a.held_ws);
+	approval_policy_release(&a.ap);
+	apply_wait_release(&a.wait);
 	op_close(&r);
 	run_flags_release(&a.f);
 	cli_parser_release(&p);
