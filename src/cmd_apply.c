@@ -13,6 +13,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "apply_op.h"
 #include "apply_wait.h"
 #include "approval_policy.h"
 #include "cmd_run.h"
@@ -223,25 +224,12 @@ static int approvals_check(const struct cli *cli, const char *file, const json_t
 	return rc == 0 ? 0 : -1;
 }
 
-/*
- * An apply never carries out a plan with an unwaived error-level finding
- * (an open SSH port, a plan over budget): it names each and exits 3, as
- * `kiln audit` does. A plan saved by a kiln without the audit is audited
- * now, against the spec it was checked to be made from.
- */
-static int findings_refuse(struct op_run *r, const struct cli *cli, const char *file)
+/* The plan's unwaived error-level findings, each with where it is, and the fix. */
+static void findings_show(const struct cli *cli, const struct op_run *r, const char *file, long n)
 {
 	const json_t *f;
-	struct kiln_error err = {0};
-	long n = op_plan_errors(r, &err);
 	size_t i;
 
-	if (n < 0) {
-		cmd_report(cli, &err);
-		return KILN_EXIT_ERROR;
-	}
-	if (n == 0)
-		return 0;
 	fprintf(stderr, "%s: %s: %s has %ld error-level finding%s; nothing was changed\n",
 		cli->prog, cli->cmd, file ? file : "the plan", n, n == 1 ? "" : "s");
 	json_array_foreach(plan_kiln(r->plan, "findings"), i, f)
@@ -258,7 +246,6 @@ static int findings_refuse(struct op_run *r, const struct cli *cli, const char *
 	}
 	fprintf(stderr, "  hint: fix the spec and plan again, or waive a finding with a reason and "
 			"an end date (waive: in kiln-spec(5)); kiln audit shows each fix\n");
-	return KILN_EXIT_FINDINGS;
 }
 
 /* "Expires: 2026-11-30T14:00:00Z (in 8h0m), set by --ttl." or nothing without a TTL. */
@@ -323,6 +310,8 @@ struct apply_cmd {
 	int have_key;		/* crypt_key_load: 1 a state key is set */
 	bool allow_purchase;	/* --allow-purchase */
 	struct apply_wait wait; /* --wait, --wait-timeout and what later rounds keep to */
+	struct apply_op_options opts; /* the operation asked, as its rounds change it */
+	struct progress pg;	      /* the executor's display */
 };
 
 static int parse_ttl(const struct cli *cli, const char *arg, int64_t *ttl)
@@ -459,42 +448,6 @@ static int apply_admit(struct apply_cmd *a)
 	return 0;
 }
 
-/* A saved plan that no longer says what its spec and state give now is refused. */
-static void saved_refuse(const struct op_run *r, const struct cli *cli, const char *msg,
-			 const json_t *saved, const char *file)
-{
-	fprintf(stderr, "%s: %s: %s; nothing was changed\n", cli->prog, cli->cmd, msg);
-	fprintf(stderr,
-		"  hint: kiln carries out a plan file only as kiln made it, and this one was "
-		"edited or the cloud changed since it was made; make and review a new plan: kiln "
-		"plan %s%s --out %s\n",
-		plan_is_destroy(saved) ? "--destroy " : "", r->spec_path, file);
-}
-
-/* Under the lock: the expiry to record, then the plan (made again from a saved one). */
-static int apply_prepare(struct apply_cmd *a, struct op_run *r)
-{
-	struct kiln_error err = {0};
-	int rc;
-
-	if (!a->destroy && op_expiry_prepare(r, a->ttl, &err) < 0) {
-		cmd_report(a->cli, &err);
-		return -1;
-	}
-	if (!a->saved)
-		return run_plan(r, a->cli);
-	if (op_saved_check(r, a->saved, a->operand, &err) < 0) {
-		cmd_report(a->cli, &err);
-		return -1;
-	}
-	rc = op_saved_replan(r, a->saved, a->operand, &err);
-	if (rc < 0)
-		cmd_report(a->cli, &err);
-	else if (rc > 0)
-		saved_refuse(r, a->cli, err.msg, a->saved, a->operand);
-	return rc == 0 ? 0 : -1;
-}
-
 static void render_plan(const struct apply_cmd *a, const struct op_run *r)
 {
 	char *line;
@@ -508,39 +461,25 @@ static void render_plan(const struct apply_cmd *a, const struct op_run *r)
 		json_object_set_new(hook, "operation", json_string("plan"));
 		progress_json_event("change_summary", "info", hook, "%s", line);
 		free(line);
-	} else if (!a->saved) {
+	} else if (!a->opts.saved) {
 		plan_render_text(stdout, r->plan, a->cli->color_out);
 	}
 }
 
-/* Nothing in the cloud to change, but a new --ttl is still recorded. */
-static int nothing_to_apply(const struct apply_cmd *a, struct op_run *r,
-			    const json_t *expiry_before)
+/* Nothing in the cloud to change; commit: the one recording a new expiry, or NULL. */
+static void nothing_show(const struct apply_cmd *a, const struct op_run *r, bool moved,
+			 const char *commit)
 {
-	const json_t *after = json_object_get(r->state, "expiry");
-	bool moved = !json_equal(expiry_before, after) && (expiry_before || after);
-	struct apply_result none = {0};
-	struct kiln_error err = {0};
-	char *commit = NULL;
-	int ret = KILN_EXIT_OK;
-
-	if (moved && state_resource_count(r->state) > 0 &&
-	    op_commit(r, "apply", &none, a->saved, NULL, &commit, &err) < 0) {
-		cmd_report(a->cli, &err);
-		ret = KILN_EXIT_ERROR;
-	}
-	if (!a->f.json) {
-		printf("\nNothing to %s.\n", a->destroy ? "destroy" : "apply");
-		if (commit)
-			printf("State: commit %.12s in workspace '%s' records the new expiry.\n",
-			       commit, r->ws->name);
-		if (a->up)
-			up_summary(r);
-		else if (!a->destroy && moved)
-			expiry_print(r->state);
-	}
-	free(commit);
-	return ret;
+	if (a->f.json)
+		return;
+	printf("\nNothing to %s.\n", a->destroy ? "destroy" : "apply");
+	if (commit)
+		printf("State: commit %.12s in workspace '%s' records the new expiry.\n", commit,
+		       r->ws->name);
+	if (a->up)
+		up_summary(r);
+	else if (!a->destroy && moved)
+		expiry_print(r->state);
 }
 
 static void render_outcome_json(const struct apply_cmd *a, const struct op_apply_outcome *o,
@@ -607,160 +546,147 @@ static void render_outcome(const struct apply_cmd *a, const struct op_run *r,
 	}
 }
 
-/* The purchase rule (purchase.h) over r's plan; -1 after saying why not. */
-static int purchase_allowed(const struct apply_cmd *a, const struct op_run *r)
+static void ui_error(void *arg, const struct kiln_error *err, bool one_line)
 {
-	const struct plan_change *c = op_plan_purchase(r);
-	const json_t *plan = a->saved ? a->saved : r->plan;
-	struct purchase_ask ask = {
-	    .address = c ? c->address : NULL,
-	    .offering = c && json_is_object(json_object_get(c->kiln, "offering")),
-	    .refresh_off = json_is_false(plan_kiln(plan, "refresh")),
-	    .upfront = op_plan_upfront(r->plan),
-	    .allowed = a->allow_purchase || json_array_size(a->approved) > 0,
-	    .spec_path = r->spec_path,
-	};
-	struct kiln_error err = {0};
+	const struct apply_cmd *a = arg;
 
-	if (purchase_check(&ask, &err) == 0)
-		return 0;
-	refuse(a->cli, &err, false);
-	return -1;
+	refuse(a->cli, err, one_line);
 }
 
-/* Ask (unless approved already), carry out the plan, commit and say how it went. */
-static int apply_execute(struct apply_cmd *a, struct op_run *r)
+static void ui_loaded(void *arg, struct diags *d)
 {
-	struct progress pg = {.json = a->f.json, .tty = !a->f.json && isatty(STDOUT_FILENO)};
-	struct op_apply_outcome o = {0};
-	struct kiln_error err = {0};
-	struct op_apply_options ao = {
-	    .parallelism = a->f.parallelism,
-	    .keep_secrets = a->have_key == 1,
-	    .interrupted = &interrupted,
-	    .event = progress_event,
-	    .event_arg = &pg,
-	    .started = progress_start,
-	    .finished = progress_stop,
-	    .saved = a->saved,
-	    .approved = a->approved,
-	};
-	int ret = KILN_EXIT_ERROR;
+	const struct apply_cmd *a = arg;
 
-	if (!a->destroy && purchase_allowed(a, r) < 0)
-		return KILN_EXIT_ERROR;
-	if (!a->saved && !a->f.auto_approve &&
-	    !run_ask(r, a->destroy ? "destroy everything in" : "apply this plan to")) {
-		fprintf(stderr, "%s: %s: not approved; nothing was changed\n", a->cli->prog,
-			a->cli->cmd);
-		return KILN_EXIT_ERROR;
-	}
-	progress_init(&pg);
-	if (op_apply(r, a->destroy ? "destroy" : "apply", &ao, &o, &err) < 0) {
-		cmd_report(a->cli, &err);
-		goto out;
-	}
-	if (o.commit_failed)
-		cmd_report(a->cli, &err);
-	render_outcome(a, r, &o);
-	ret = (o.res.failed || o.res.interrupted || o.res.skipped || o.commit_failed)
-		  ? KILN_EXIT_ERROR
-		  : KILN_EXIT_OK;
-	if (ret == KILN_EXIT_OK && !a->destroy && a->health_timeout > 0) {
-		json_t *touched = health_touched(r->e, r->plan);
-
-		ret = run_health_report(a->cli, r, touched, a->health_timeout, a->f.json,
-					&interrupted);
-		json_decref(touched);
-	}
-out:
-	progress_release(&pg);
-	op_apply_outcome_release(&o);
-	return ret;
+	run_loaded(a->cli, d);
 }
 
-/* Milliseconds on the monotonic clock, for the bound of --wait. */
-static int64_t monotonic_ms(void)
+static void ui_plan(void *arg, const struct op_run *r)
 {
-	struct timespec t;
-
-	clock_gettime(CLOCK_MONOTONIC, &t);
-	return (int64_t)t.tv_sec * 1000 + t.tv_nsec / 1000000;
+	render_plan(arg, r);
 }
 
-/*
- * --wait: after an apply that did not finish, whether capacity bought for a
- * window is still to come and starts within --wait-timeout (apply_wait.h);
- * then sleep one poll and say so (1). The next round plans again from the
- * spec: it buys nothing new without --allow-purchase, and asks nothing. 0:
- * nothing to wait for; -1: the window starts past the bound, or the bound
- * ran out (said).
- */
-static int wait_for_window(struct apply_cmd *a, const struct op_run *r)
+static void ui_findings(void *arg, const struct op_run *r, long n)
 {
-	struct kiln_error err = {0};
-	json_t *next = NULL;
-	long ms = 0;
-	int64_t now;
-	int rc;
-	struct timespec ts;
+	const struct apply_cmd *a = arg;
 
-	if (!a->wait.on || a->destroy || !r->state || util_now(&now, &err) < 0)
-		return 0;
-	rc = apply_wait_next(&a->wait, r->state, now, monotonic_ms(),
-			     env_long("KILN_WAIT_POLL_MS", 60000, 3600000), &next, &ms, &err);
-	if (rc <= 0) {
-		if (rc < 0)
-			refuse(a->cli, &err, true);
-		return rc;
-	}
+	findings_show(a->cli, r, a->opts.plan_file, n);
+}
+
+static bool ui_ask(void *arg, const char *question)
+{
+	(void)arg;
+	return run_confirm(question);
+}
+
+static void ui_event(void *arg, const struct apply_event *ev)
+{
+	struct apply_cmd *a = arg;
+
+	progress_event(&a->pg, ev);
+}
+
+/* A round of --wait starts its display again: the last round's ticker was stopped. */
+static void ui_started(void *arg)
+{
+	struct apply_cmd *a = arg;
+
+	a->pg.stop = false;
+	progress_start(&a->pg);
+}
+
+static void ui_finished(void *arg)
+{
+	struct apply_cmd *a = arg;
+
+	progress_stop(&a->pg);
+}
+
+static void ui_done(void *arg, const struct op_run *r, const struct op_apply_outcome *o,
+		    bool moved, const char *commit)
+{
+	const struct apply_cmd *a = arg;
+
+	if (o)
+		render_outcome(a, r, o);
+	else
+		nothing_show(a, r, moved, commit);
+}
+
+static void ui_health_waiting(void *arg, int64_t timeout)
+{
+	const struct apply_cmd *a = arg;
+
+	run_health_waiting(timeout, a->f.json);
+}
+
+static void ui_health(void *arg, const json_t *groups, int64_t timeout)
+{
+	const struct apply_cmd *a = arg;
+
+	run_health_show(a->cli, groups, timeout, a->f.json);
+}
+
+static void ui_waiting(void *arg, const json_t *window, long ms)
+{
+	const struct apply_cmd *a = arg;
+	const char *start = json_string_value(json_object_get(window, "start"));
+
 	fprintf(stderr, "%s: %s: waiting for %s (from %s): applying again in %lds (--wait)\n",
-		a->cli->prog, a->cli->cmd, json_string_value(json_object_get(next, "address")),
-		json_string_value(json_object_get(next, "start"))
-		    ? json_string_value(json_object_get(next, "start"))
-		    : "?",
-		(ms + 999) / 1000);
-	ts.tv_sec = ms / 1000;
-	ts.tv_nsec = (ms % 1000) * 1000000L;
-	nanosleep(&ts, NULL);
-	/* The bound ran out while asleep: exit 5 without another round. */
-	rc = apply_wait_in_bound(&a->wait, next, now, monotonic_ms(), &err) ? 1 : -1;
-	json_decref(next);
-	if (rc < 0) {
-		refuse(a->cli, &err, true);
-		return -1;
-	}
-	/*
-	 * The next round is the spec's plan, approved by asking for --wait; after
-	 * a saved plan, only while the spec is still the one it was made from
-	 * (apply_wait_held_check), and the plan's spec file and workspace outlive it.
-	 */
-	if (a->saved) {
-		apply_wait_hold(&a->wait, a->operand,
-				json_string_value(
-				    json_object_get(plan_kiln(a->saved, "spec"), "digest")),
-				a->spec, a->f.store.workspace);
-		a->spec = a->wait.held_spec;
-		a->f.store.workspace = a->wait.held_ws;
-	}
-	json_decref(a->saved);
-	json_decref(a->approvals);
-	json_decref(a->approved);
-	a->saved = a->approvals = a->approved = NULL;
-	a->operand = a->spec;
-	a->f.auto_approve = true;
-	return 1;
+		a->cli->prog, a->cli->cmd, json_string_value(json_object_get(window, "address")),
+		start ? start : "?", (ms + 999) / 1000);
 }
 
-/* A later round of --wait after a saved plan: -1 (said) when the spec moved on. */
-static int held_check(const struct apply_cmd *a, const struct op_run *r)
-{
-	struct kiln_error err = {0};
+static const struct apply_ui apply_ui_template = {
+    .error = ui_error,
+    .loaded = ui_loaded,
+    .plan = ui_plan,
+    .findings = ui_findings,
+    .ask = ui_ask,
+    .event = ui_event,
+    .started = ui_started,
+    .finished = ui_finished,
+    .done = ui_done,
+    .health_waiting = ui_health_waiting,
+    .health = ui_health,
+    .waiting = ui_waiting,
+};
 
-	if (apply_wait_held_check(&a->wait, r->e->spec_digest, r->spec_path, &err) == 0)
-		return 0;
-	refuse(a->cli, &err, false);
-	return -1;
+/* The operation apply_op_run runs, from what was parsed and admitted; -1 after refusing. */
+static int apply_operation(struct apply_cmd *a)
+{
+	if (run_options(&a->opts.run, a->cli, &a->f, a->spec) < 0)
+		return -1;
+	a->opts.spec = a->spec;
+	a->opts.plan_file = a->saved ? a->operand : NULL;
+	a->opts.saved = a->saved;
+	a->opts.approved = a->approved;
+	a->saved = a->approved = NULL;
+	a->opts.ttl = a->ttl;
+	a->opts.allow_purchase = a->allow_purchase;
+	a->opts.auto_approve = a->f.auto_approve;
+	a->opts.parallelism = a->f.parallelism;
+	a->opts.keep_secrets = a->have_key == 1;
+	a->opts.health_timeout = a->destroy ? 0 : a->health_timeout;
+	a->opts.interrupted = &interrupted;
+	a->opts.wait = &a->wait;
+	return 0;
+}
+
+static int exit_status(enum apply_op_status st)
+{
+	switch (st) {
+	case APPLY_OP_OK:
+		return KILN_EXIT_OK;
+	case APPLY_OP_FINDINGS:
+		return KILN_EXIT_FINDINGS;
+	case APPLY_OP_UNHEALTHY:
+		return KILN_EXIT_UNHEALTHY;
+	case APPLY_OP_WAIT_TIMEOUT:
+		return KILN_EXIT_WAIT_TIMEOUT;
+	case APPLY_OP_FAILED:
+		break;
+	}
+	return KILN_EXIT_ERROR;
 }
 
 /* apply (destroy false) or destroy, as the commands run them; up: info of up, and its summary. */
@@ -768,52 +694,30 @@ static int apply_main(int argc, char **argv, struct cli *cli, const struct cmd_i
 		      bool destroy, bool up)
 {
 	struct apply_cmd a = {.cli = cli, .info = info, .destroy = destroy, .up = up};
+	struct apply_ui ui = apply_ui_template;
 	struct cli_parser p;
-	struct op_run r = {0};
-	json_t *expiry_before = NULL;
-	int ret = KILN_EXIT_ERROR, waiting = 0;
+	int ret = KILN_EXIT_ERROR;
 
 	run_flags_init(&a.f);
 	a.f.destroy = destroy;
+	a.pg = (struct progress){.json = false};
 	atomic_store(&interrupted, 0);
-	if (apply_parse(&a, &p, argc, argv, &ret) < 0 || apply_admit(&a) < 0)
+	if (apply_parse(&a, &p, argc, argv, &ret) < 0 || apply_admit(&a) < 0 ||
+	    apply_operation(&a) < 0)
 		goto out;
-again:
-	if (run_open(&r, cli, &a.f, a.spec, true, a.destroy ? "destroy" : "apply") < 0 ||
-	    held_check(&a, &r) < 0)
-		goto out;
-	expiry_before = json_deep_copy(json_object_get(r.state, "expiry"));
-	if (apply_prepare(&a, &r) < 0)
-		goto out;
-	render_plan(&a, &r);
-	if (op_plan_is_empty(&r)) {
-		ret = nothing_to_apply(&a, &r, expiry_before);
-		goto out;
-	}
-	/* Taking a cluster down is never held back by what is wrong with it. */
-	if (!a.destroy && (ret = findings_refuse(&r, cli, a.saved ? a.operand : NULL)) != 0)
-		goto out;
-	ret = apply_execute(&a, &r);
-	waiting = ret != KILN_EXIT_OK && !atomic_load(&interrupted) ? wait_for_window(&a, &r) : 0;
-	if (waiting < 0)
-		ret = KILN_EXIT_WAIT_TIMEOUT;
-	if (waiting > 0) {
-		lock_set_interrupt_flag(NULL);
-		op_close(&r);
-		memset(&r, 0, sizeof(r));
-		json_decref(expiry_before);
-		expiry_before = NULL;
-		goto again;
-	}
+	a.pg = (struct progress){.json = a.f.json, .tty = !a.f.json && isatty(STDOUT_FILENO)};
+	progress_init(&a.pg);
+	ui.arg = &a;
+	ret = exit_status(apply_op_run(&a.opts, &ui));
+	progress_release(&a.pg);
 out:
-	lock_set_interrupt_flag(NULL);
 	json_decref(a.saved);
 	json_decref(a.approvals);
 	json_decref(a.approved);
-	json_decref(expiry_before);
+	json_decref(a.opts.saved);
+	json_decref(a.opts.approved);
 	approval_policy_release(&a.ap);
 	apply_wait_release(&a.wait);
-	op_close(&r);
 	run_flags_release(&a.f);
 	cli_parser_release(&p);
 	return ret;
