@@ -10,7 +10,6 @@
 #include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 #include <unistd.h>
 
 #include "apply_op.h"
@@ -21,12 +20,8 @@
 #include "cost.h"
 #include "crypt.h"
 #include "expiry.h"
-#include "health.h"
-#include "log.h"
 #include "plan.h"
 #include "progress.h"
-#include "purchase.h"
-#include "state.h"
 
 enum {
 	OPT_REQUIRE_APPROVALS = 980,
