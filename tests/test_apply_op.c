@@ -3,7 +3,8 @@
  * through a ui that records what it is told: the plan is shown before the
  * question, an unapproved apply changes nothing and says so, an approved
  * one runs the executor between started and finished and shows how it
- * went, and the next finds nothing to do. The spec is the quickstart's
+ * went, and the next finds nothing to do; a plan with an error-level
+ * finding, or one buying capacity nobody allowed, is refused unasked. The spec is the quickstart's
  * (examples/quickstart.yaml, on the sim).
  */
 #include "testutil.h"
@@ -233,6 +234,57 @@ static void test_auto_approve_asks_nothing(void **state)
 	assert_null(strstr(f->t.said.buf, "ask"));
 }
 
+/* kiln.yaml is text from now on, instead of the quickstart. */
+static void respec(const char *text)
+{
+	FILE *fp;
+
+	assert_int_equal(unlink("kiln.yaml"), 0);
+	fp = fopen("kiln.yaml", "w");
+	assert_non_null(fp);
+	assert_true(fputs(text, fp) >= 0);
+	assert_int_equal(fclose(fp), 0);
+}
+
+static void test_a_plan_with_an_error_level_finding_is_refused_unasked(void **state)
+{
+	struct run_fx *f = *state;
+	struct apply_op_options o = apply_of_spec(f);
+
+	respec("kiln: 1\n"
+	       "cluster: quickstart\n"
+	       "provider: {name: sim}\n"
+	       "budget: {max_hourly_usd: 1}\n"
+	       "network: {cidr: 10.42.0.0/16, fabric: ena}\n"
+	       "compute:\n"
+	       "  trainers: {gpu: H100:8, count: 2}\n");
+	f->t.answer = true;
+	assert_int_equal(apply_op_run(&o, &f->ui), APPLY_OP_FINDINGS);
+	assert_string_equal(f->t.said.buf, "loaded plan findings");
+}
+
+static void test_a_purchase_nobody_allowed_is_refused_before_the_question(void **state)
+{
+	struct run_fx *f = *state;
+	struct apply_op_options o = apply_of_spec(f);
+
+	respec("kiln: 1\n"
+	       "cluster: block\n"
+	       "provider: {name: sim}\n"
+	       "network: {cidr: 10.42.0.0/16, fabric: efa}\n"
+	       "compute:\n"
+	       "  trainers:\n"
+	       "    gpu: H100:8\n"
+	       "    count: 2\n"
+	       "    capacity:\n"
+	       "      block: {duration: 24h, start: asap, max_upfront_usd: 6000}\n");
+	f->t.answer = true;
+	assert_int_equal(apply_op_run(&o, &f->ui), APPLY_OP_FAILED);
+	assert_string_equal(f->t.said.buf, "loaded plan error");
+	assert_non_null(strstr(f->t.error, "this plan buys capacity up front ("));
+	assert_non_null(strstr(f->t.error, "and no approval covers it; nothing was changed"));
+}
+
 #define apply_op_test(fn) cmocka_unit_test_setup_teardown(fn, run_setup, run_teardown)
 
 int main(void)
@@ -241,6 +293,8 @@ int main(void)
 	    apply_op_test(test_an_apply_not_approved_changes_nothing_and_says_so),
 	    apply_op_test(test_an_approved_apply_runs_whole_and_the_next_has_nothing_to_do),
 	    apply_op_test(test_auto_approve_asks_nothing),
+	    apply_op_test(test_a_plan_with_an_error_level_finding_is_refused_unasked),
+	    apply_op_test(test_a_purchase_nobody_allowed_is_refused_before_the_question),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
