@@ -234,53 +234,54 @@ static void test_auto_approve_asks_nothing(void **state)
 	assert_null(strstr(f->t.said.buf, "ask"));
 }
 
-/* kiln.yaml is text from now on, instead of the quickstart. */
-static void respec(const char *text)
+/*
+ * The apply of spec (kiln.yaml's text from now on), answered yes if asked:
+ * it ends with st, the ui told only said.
+ */
+static void apply_spec(struct run_fx *f, const char *spec, enum apply_op_status st,
+		       const char *words)
 {
+	struct apply_op_options o = apply_of_spec(f);
 	FILE *fp;
 
 	assert_int_equal(unlink("kiln.yaml"), 0);
 	fp = fopen("kiln.yaml", "w");
 	assert_non_null(fp);
-	assert_true(fputs(text, fp) >= 0);
+	assert_true(fputs(spec, fp) >= 0);
 	assert_int_equal(fclose(fp), 0);
+	f->t.answer = true;
+	assert_int_equal(apply_op_run(&o, &f->ui), st);
+	assert_string_equal(f->t.said.buf, words);
 }
 
 static void test_a_plan_with_an_error_level_finding_is_refused_unasked(void **state)
 {
-	struct run_fx *f = *state;
-	struct apply_op_options o = apply_of_spec(f);
-
-	respec("kiln: 1\n"
-	       "cluster: quickstart\n"
-	       "provider: {name: sim}\n"
-	       "budget: {max_hourly_usd: 1}\n"
-	       "network: {cidr: 10.42.0.0/16, fabric: ena}\n"
-	       "compute:\n"
-	       "  trainers: {gpu: H100:8, count: 2}\n");
-	f->t.answer = true;
-	assert_int_equal(apply_op_run(&o, &f->ui), APPLY_OP_FINDINGS);
-	assert_string_equal(f->t.said.buf, "loaded plan findings");
+	apply_spec(*state,
+		   "kiln: 1\n"
+		   "cluster: quickstart\n"
+		   "provider: {name: sim}\n"
+		   "budget: {max_hourly_usd: 1}\n"
+		   "network: {cidr: 10.42.0.0/16, fabric: ena}\n"
+		   "compute:\n"
+		   "  trainers: {gpu: H100:8, count: 2}\n",
+		   APPLY_OP_FINDINGS, "loaded plan findings");
 }
 
 static void test_a_purchase_nobody_allowed_is_refused_before_the_question(void **state)
 {
 	struct run_fx *f = *state;
-	struct apply_op_options o = apply_of_spec(f);
 
-	respec("kiln: 1\n"
-	       "cluster: block\n"
-	       "provider: {name: sim}\n"
-	       "network: {cidr: 10.42.0.0/16, fabric: efa}\n"
-	       "compute:\n"
-	       "  trainers:\n"
-	       "    gpu: H100:8\n"
-	       "    count: 2\n"
-	       "    capacity:\n"
-	       "      block: {duration: 24h, start: asap, max_upfront_usd: 6000}\n");
-	f->t.answer = true;
-	assert_int_equal(apply_op_run(&o, &f->ui), APPLY_OP_FAILED);
-	assert_string_equal(f->t.said.buf, "loaded plan error");
+	apply_spec(f,
+		   "kiln: 1\n"
+		   "cluster: block\n"
+		   "provider: {name: sim}\n"
+		   "network: {cidr: 10.42.0.0/16, fabric: efa}\n"
+		   "compute:\n"
+		   "  trainers:\n"
+		   "    gpu: H100:8\n"
+		   "    count: 2\n"
+		   "    capacity: {block: {duration: 24h, start: asap, max_upfront_usd: 6000}}\n",
+		   APPLY_OP_FAILED, "loaded plan error");
 	assert_non_null(strstr(f->t.error, "this plan buys capacity up front ("));
 	assert_non_null(strstr(f->t.error, "and no approval covers it; nothing was changed"));
 }
