@@ -4,7 +4,8 @@
 #   make deps         install missing Debian -dev packages (as root), or print the line
 #   make quickstart   deps + build + the quickstart on the embedded sim provider
 #   make test         sanitizer build (ASan+UBSan+LSan), check-clouds, unit and end-to-end tests
-#   make check-clouds no cloud named in the engine (tests/check-cloud-names.py)
+#   make check-clouds no cloud named in the engine, no provider hook called by a command
+#                     (tests/check-cloud-names.py)
 #   make fuzz         libFuzzer on the spec loader (clang), FUZZ_SECONDS long
 #   make fuzz-json    libFuzzer: kiln's JSON reader and writer against jansson's
 #   make install      PREFIX=/usr/local: the binary and the man pages
@@ -96,8 +97,9 @@ unit: $(UNIT_BINS)
 e2e: $(BUILD)/test/kiln
 	@tests/e2e/run.sh $(BUILD)/test/kiln
 
-# The engine never names a cloud (DESIGN.md): src/ is read for cloud names
-# and service prefixes, after a self-test shows a planted one is caught.
+# The engine never names a cloud (DESIGN.md) and a command never calls a
+# provider hook (HACKING.md): src/ is read for cloud names and service
+# prefixes, cmd_*.c for hook calls, after a self-test shows planted ones are caught.
 check-clouds:
 	@python3 tests/check-cloud-names.py --self-test && python3 tests/check-cloud-names.py
 

@@ -1,28 +1,27 @@
 /*
  * cmd_apply.c - `kiln apply`, `kiln destroy`, `kiln up` and `kiln down`:
- * the flags, the approval policy, asking, and what is shown. The run itself
- * (lock, plan or a saved plan checked current, execute with every result
- * journaled, commit once, unlock) is the operations layer's (operation.h).
+ * the flags, asking, and what is shown. The rules are their own modules'
+ * (the approval policy: approval_policy.h; buying up front: purchase.h;
+ * --wait: apply_wait.h); the run itself (lock, plan or a saved plan checked
+ * current, execute with every result journaled, commit once, unlock) is
+ * the operations layer's (operation.h).
  */
 #include <signal.h>
-#include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 #include <unistd.h>
 
-#include "approve.h"
+#include "apply_op.h"
+#include "apply_wait.h"
+#include "approval_policy.h"
 #include "cmd_run.h"
 #include "cmds.h"
 #include "cost.h"
 #include "crypt.h"
 #include "expiry.h"
-#include "health.h"
-#include "log.h"
-#include "signals.h"
 #include "plan.h"
 #include "progress.h"
-#include "state.h"
+#include "signals.h"
 
 enum {
 	OPT_REQUIRE_APPROVALS = 980,
@@ -33,9 +32,6 @@ enum {
 	OPT_WAIT,
 	OPT_WAIT_TIMEOUT,
 };
-
-/* --wait's default bound: a CI job's usual ceiling (GitHub Actions stops a job at 6 h). */
-#define WAIT_TIMEOUT_DEFAULT (6 * 3600)
 
 static const struct cli_option apply_options[] = {
     CMD_OPT_WORKSPACE,
@@ -165,149 +161,70 @@ const struct cmd_info cmd_down_info = {
     .see_also = "kiln-down(1), kiln-up(1), kiln-destroy(1)",
 };
 
-/*
- * What --require-approvals and --trusted-keys ask for, or, when they are
- * not given, KILN_REQUIRE_APPROVALS and KILN_TRUSTED_KEYS: so that a CI
- * job's environment can demand approvals of every apply it runs.
- */
-struct approval_policy {
-	const char *required_arg; /* --require-approvals N, or NULL */
-	const char *dir_arg;	  /* --trusted-keys DIR, or NULL */
-	long required;		  /* 0: no approval required */
-	char *source;		  /* "--require-approvals 2" or "KILN_REQUIRE_APPROVALS=2" */
-	const char *dir;
-};
-
-#define APPROVALS_MAX 100
-
-static int approval_policy_resolve(struct approval_policy *ap, const struct cli *cli)
+/* A rule's refusal (approval_policy.h, purchase.h, apply_wait.h) in the form it names. */
+static void refuse(const struct cli *cli, const struct kiln_error *err, bool one_line)
 {
-	const char *env = getenv("KILN_REQUIRE_APPROVALS");
-	const char *text = ap->required_arg ? ap->required_arg : env;
-	const char *name = ap->required_arg ? "--require-approvals" : "KILN_REQUIRE_APPROVALS";
-	char *end;
-
-	ap->dir = ap->dir_arg ? ap->dir_arg : getenv("KILN_TRUSTED_KEYS");
-	if (ap->dir && !*ap->dir)
-		ap->dir = NULL;
-	if (!text || (!ap->required_arg && !*text))
-		return 0;
-	ap->required = strtol(text, &end, 10);
-	if (!*text || *end || ap->required < 0 || ap->required > APPROVALS_MAX) {
-		cli_error(cli, "give the number of approvals a plan needs, such as 2",
-			  "%s '%s' is not a number from 0 to %d", name, text, APPROVALS_MAX);
-		return -1;
-	}
-	ap->source = ap->required_arg ? xasprintf("--require-approvals %ld", ap->required)
-				      : xasprintf("KILN_REQUIRE_APPROVALS=%ld", ap->required);
-	return 0;
-}
-
-/* A refusal, on standard error: why, one line per approval, and the fix. */
-static void approvals_refuse(const struct cli *cli, const char *file,
-			     const struct approval_policy *ap, const struct approval_report *rep)
-{
-	bool bad = false;
-	size_t i;
-
-	if (rep->n == 0)
-		fprintf(stderr,
-			"%s: %s: %s is not approved: it has no approvals, %ld from trusted keys "
-			"required (%s); nothing was changed\n",
-			cli->prog, cli->cmd, file, ap->required, ap->source);
+	if (one_line)
+		cli_error(cli, err->hint[0] ? err->hint : NULL, "%s", err->msg);
 	else
-		fprintf(stderr,
-			"%s: %s: %s is not approved: %zu valid approval%s from trusted keys, %ld "
-			"required (%s); nothing was changed\n",
-			cli->prog, cli->cmd, file, rep->valid, rep->valid == 1 ? "" : "s",
-			ap->required, ap->source);
-	for (i = 0; i < rep->n; i++) {
-		const struct approval_check *c = &rep->v[i];
-		char *why = approval_check_describe(c, ap->dir);
-
-		fprintf(stderr, "  approval %zu: %s at %s, key %s: %s\n", i + 1,
-			c->signer ? c->signer : "?", c->time ? c->time : "?",
-			c->key_id ? c->key_id : "?", why);
-		bad = bad || c->status == APPROVAL_BAD_SIGNATURE;
-		free(why);
-	}
-	fprintf(stderr,
-		"  hint: %s%ld more approval%s needed from keys in %s: each approver runs kiln "
-		"approve %s --key KEY\n",
-		bad ? "an approval that does not verify was made for another plan or edited since; "
-		    : "",
-		ap->required - (long)rep->valid,
-		ap->required - (long)rep->valid == 1 ? " is" : "s are", ap->dir, file);
+		cmd_report(cli, err);
 }
 
 /*
  * The approvals check of a saved plan, before anything is locked or
  * called: 0 when plan carries the approvals the policy asks for (with
- * *trailers the commit trailers naming them), -1 after reporting why not.
+ * *trailers the commit trailers naming them, and a line saying whose
+ * unless quiet), -1 after reporting why not, one line per approval.
  */
 static int approvals_check(const struct cli *cli, const char *file, const json_t *plan,
 			   const json_t *approvals, const struct approval_policy *ap, bool quiet,
 			   json_t **trailers)
 {
-	struct approve_keyring ring = {0};
-	struct approval_report rep = {0};
+	struct approval_policy_result res = {0};
+	const struct approval_report *rep = &res.rep;
 	struct kiln_error err = {0};
-	size_t i;
-	int ret = -1;
+	char *msg, *hint;
+	size_t i, n = 0;
+	int rc = approval_policy_check(ap, plan, approvals, &res, &err);
 
-	*trailers = NULL;
-	if (approve_keyring_load(&ring, ap->dir, &err) < 0 ||
-	    approve_verify(&rep, plan, approvals, &ring, &err) < 0) {
+	if (rc < 0)
 		cmd_report(cli, &err);
-		goto out;
-	}
-	if ((long)rep.valid < ap->required) {
-		approvals_refuse(cli, file, ap, &rep);
-		goto out;
-	}
-	*trailers = json_array();
-	if (!quiet)
-		printf("Approvals: %zu valid from trusted keys in %s (%s):", rep.valid, ap->dir,
-		       ap->source);
-	for (i = 0; i < rep.n; i++) {
-		const struct approval_check *c = &rep.v[i];
+	if (rc > 0) {
+		approval_policy_refusal(ap, file, rep, &msg, &hint);
+		fprintf(stderr, "%s: %s: %s\n", cli->prog, cli->cmd, msg);
+		for (i = 0; i < rep->n; i++) {
+			const struct approval_check *c = &rep->v[i];
+			char *why = approval_check_describe(c, ap->dir);
 
-		if (c->status != APPROVAL_VALID)
-			continue;
-		json_array_append_new(*trailers, json_sprintf("Kiln-Approval: %s %s %s", c->key_id,
-							      c->time, c->signer));
-		if (!quiet)
-			printf("%s %s (%s)", json_array_size(*trailers) == 1 ? "" : ",", c->signer,
-			       c->trusted_by);
+			fprintf(stderr, "  approval %zu: %s at %s, key %s: %s\n", i + 1,
+				c->signer ? c->signer : "?", c->time ? c->time : "?",
+				c->key_id ? c->key_id : "?", why);
+			free(why);
+		}
+		fprintf(stderr, "  hint: %s\n", hint);
+		free(msg);
+		free(hint);
 	}
-	if (!quiet)
+	if (rc == 0 && !quiet) {
+		printf("Approvals: %zu valid from trusted keys in %s (%s):", rep->valid, ap->dir,
+		       ap->source);
+		for (i = 0; i < rep->n; i++)
+			if (rep->v[i].status == APPROVAL_VALID)
+				printf("%s %s (%s)", n++ == 0 ? "" : ",", rep->v[i].signer,
+				       rep->v[i].trusted_by);
 		printf(".\n");
-	ret = 0;
-out:
-	approval_report_release(&rep);
-	approve_keyring_release(&ring);
-	return ret;
+	}
+	*trailers = json_incref(res.trailers);
+	approval_policy_result_release(&res);
+	return rc == 0 ? 0 : -1;
 }
 
-/*
- * An apply never carries out a plan with an unwaived error-level finding
- * (an open SSH port, a plan over budget): it names each and exits 3, as
- * `kiln audit` does. A plan saved by a kiln without the audit is audited
- * now, against the spec it was checked to be made from.
- */
-static int findings_refuse(struct op_run *r, const struct cli *cli, const char *file)
+/* The plan's unwaived error-level findings, each with where it is, and the fix. */
+static void findings_show(const struct cli *cli, const struct op_run *r, const char *file, long n)
 {
 	const json_t *f;
-	struct kiln_error err = {0};
-	long n = op_plan_errors(r, &err);
 	size_t i;
 
-	if (n < 0) {
-		cmd_report(cli, &err);
-		return KILN_EXIT_ERROR;
-	}
-	if (n == 0)
-		return 0;
 	fprintf(stderr, "%s: %s: %s has %ld error-level finding%s; nothing was changed\n",
 		cli->prog, cli->cmd, file ? file : "the plan", n, n == 1 ? "" : "s");
 	json_array_foreach(plan_kiln(r->plan, "findings"), i, f)
@@ -324,7 +241,6 @@ static int findings_refuse(struct op_run *r, const struct cli *cli, const char *
 	}
 	fprintf(stderr, "  hint: fix the spec and plan again, or waive a finding with a reason and "
 			"an end date (waive: in kiln-spec(5)); kiln audit shows each fix\n");
-	return KILN_EXIT_FINDINGS;
 }
 
 /* "Expires: 2026-11-30T14:00:00Z (in 8h0m), set by --ttl." or nothing without a TTL. */
@@ -367,6 +283,7 @@ static void up_summary(const struct op_run *r)
 	free(window);
 }
 
+
 /* What apply, destroy, up and down were asked, and what they carry through a run. */
 struct apply_cmd {
 	struct cli *cli;
@@ -385,16 +302,9 @@ struct apply_cmd {
 	json_t *approved;	/* the Kiln-Approval trailers of those that count */
 	int have_key;		/* crypt_key_load: 1 a state key is set */
 	bool allow_purchase;	/* --allow-purchase */
-	bool wait;		/* --wait */
-	const char *wait_arg;	/* --wait-timeout, or NULL */
-	int64_t wait_timeout;	/* seconds; 0: until the window ends */
-	struct timespec waited; /* when the first round ended (CLOCK_MONOTONIC) */
-	int64_t wait_until;	/* then, on the wall clock, plus wait_timeout */
-	/*
-	 * --wait after a saved plan: the plan file, the spec digest it was made
-	 * from, its spec file and workspace, which later rounds keep to.
-	 */
-	char *held_plan, *held_digest, *held_spec, *held_ws;
+	struct apply_wait wait; /* --wait, --wait-timeout and what later rounds keep to */
+	struct apply_op_options opts; /* the operation asked, as its rounds change it */
+	struct progress pg;	      /* the executor's display */
 };
 
 static int parse_ttl(const struct cli *cli, const char *arg, int64_t *ttl)
@@ -413,39 +323,10 @@ static int parse_ttl(const struct cli *cli, const char *arg, int64_t *ttl)
 	return 0;
 }
 
-/* --wait-timeout, else KILN_WAIT_TIMEOUT, else 6h; 0 (0s, 0m...): until the window ends. */
-static int wait_timeout_parse(struct apply_cmd *a)
-{
-	const char *env = getenv("KILN_WAIT_TIMEOUT");
-	const char *text = a->wait_arg ? a->wait_arg : env && *env ? env : NULL;
-	const char *name = a->wait_arg ? "--wait-timeout" : "KILN_WAIT_TIMEOUT";
-
-	a->wait_timeout = WAIT_TIMEOUT_DEFAULT;
-	if (!text)
-		return 0;
-	if (strcmp(text, "0") == 0) {
-		a->wait_timeout = 0;
-		return 0;
-	}
-	if (duration_parse(text, &a->wait_timeout) < 0 || a->wait_timeout < 0) {
-		cli_error(a->cli,
-			  "write a duration of at most 182d like 30m, 6h or 2d, or 0 to wait until "
-			  "the window ends",
-			  "%s '%s' is not a duration", name, text);
-		return -1;
-	}
-	if (a->wait_timeout > 182LL * 86400) {
-		cli_error(a->cli, "write at most 182d, or 0 to wait until the window ends",
-			  "%s '%s' is longer than 182d, the longest a Capacity Block runs", name,
-			  text);
-		return -1;
-	}
-	return 0;
-}
-
 /* The options and the operand; -1 when the command should return *ret now. */
 static int apply_parse(struct apply_cmd *a, struct cli_parser *p, int argc, char **argv, int *ret)
 {
+	struct kiln_error err = {0};
 	int opt;
 
 	cli_parser_init(p, a->cli, a->info, argc, argv);
@@ -463,9 +344,9 @@ static int apply_parse(struct apply_cmd *a, struct cli_parser *p, int argc, char
 		else if (opt == OPT_ALLOW_PURCHASE)
 			a->allow_purchase = true;
 		else if (opt == OPT_WAIT)
-			a->wait = true;
+			a->wait.on = true;
 		else if (opt == OPT_WAIT_TIMEOUT)
-			a->wait = true, a->wait_arg = p->optarg;
+			a->wait.on = true, a->wait.arg = p->optarg;
 		else if (opt == OPT_TTL) {
 			if (parse_ttl(a->cli, p->optarg, &a->ttl) < 0)
 				return -1;
@@ -474,9 +355,12 @@ static int apply_parse(struct apply_cmd *a, struct cli_parser *p, int argc, char
 	}
 	a->operand = a->spec = run_spec_operand(a->cli, argc, argv, p->optind);
 	if (!a->operand ||
-	    (!a->destroy && run_health_timeout(a->cli, a->health_arg, &a->health_timeout) < 0) ||
-	    (a->wait && wait_timeout_parse(a) < 0))
+	    (!a->destroy && run_health_timeout(a->cli, a->health_arg, &a->health_timeout) < 0))
 		return -1;
+	if (a->wait.on && apply_wait_timeout_parse(&a->wait, getenv("KILN_WAIT_TIMEOUT"), &err) < 0) {
+		refuse(a->cli, &err, true);
+		return -1;
+	}
 	if (a->destroy && plan_file_is(a->operand)) {
 		cli_error(a->cli,
 			  "apply a saved plan, destroy plans included, with `kiln apply FILE`",
@@ -489,37 +373,16 @@ static int apply_parse(struct apply_cmd *a, struct cli_parser *p, int argc, char
 /* Whether the approval policy lets this run go on at all; -1 after reporting. */
 static int apply_check_policy(struct apply_cmd *a)
 {
-	const char *op = a->operand, *file = a->destroy ? "destroy.kiln" : "plan.kiln";
+	struct kiln_error err = {0};
+	int rc = approval_policy_resolve(&a->ap, getenv("KILN_REQUIRE_APPROVALS"),
+					 getenv("KILN_TRUSTED_KEYS"), &err);
 
-	if (approval_policy_resolve(&a->ap, a->cli) < 0)
-		return -1;
-	if (a->ap.required > 0 && (a->destroy || !plan_file_is(op))) {
-		/* A spec carries no approvals: applying it would step around the review. */
-		cli_error(a->cli, NULL,
-			  "approvals are required (%s), and %s is a spec, which carries none; "
-			  "nothing was changed",
-			  a->ap.source, op);
-		fprintf(stderr,
-			"  hint: save the plan for review: kiln plan %s%s --out %s, have it "
-			"approved (kiln approve %s --key KEY), then kiln apply %s\n",
-			a->destroy ? "--destroy " : "", op, file, file, file);
-		return -1;
-	}
-	if (a->ap.required > 0 && !a->ap.dir) {
-		cli_error(a->cli,
-			  "give --trusted-keys DIR, a directory of the approvers' *.pub keys "
-			  "(or set KILN_TRUSTED_KEYS)",
-			  "approvals are required (%s), but no trusted keys are given",
-			  a->ap.source);
-		return -1;
-	}
-	if (a->ap.dir_arg && a->ap.required == 0) {
-		cli_error(a->cli,
-			  "give the number of approvals required, such as --require-approvals 1",
-			  "--trusted-keys is used only with --require-approvals N");
-		return -1;
-	}
-	return 0;
+	if (rc == 0)
+		rc = approval_policy_admit(&a->ap, a->operand, plan_file_is(a->operand),
+					   a->destroy, &err);
+	if (rc < 0)
+		refuse(a->cli, &err, rc != APPROVAL_REFUSED_RUN);
+	return rc < 0 ? -1 : 0;
 }
 
 /*
@@ -578,43 +441,6 @@ static int apply_admit(struct apply_cmd *a)
 	return 0;
 }
 
-/* A saved plan that no longer says what its spec and state give now is refused. */
-static void saved_refuse(const struct op_run *r, const struct cli *cli, const char *msg,
-			 const json_t *saved, const char *file)
-{
-	fprintf(stderr, "%s: %s: %s; nothing was changed\n", cli->prog, cli->cmd, msg);
-	fprintf(stderr,
-		"  hint: kiln carries out a plan file only as kiln made it, and this one was "
-		"edited or the cloud changed since it was made; make and review a new plan: kiln "
-		"plan %s%s --out %s\n",
-		plan_is_destroy(saved) ? "--destroy " : "", r->spec_path, file);
-}
-
-/* Under the lock: the expiry to record, then the plan (made again from a saved one). */
-static int apply_prepare(struct apply_cmd *a, struct op_run *r)
-{
-	struct kiln_error err = {0};
-	int rc;
-
-	if (!a->destroy &&
-	    (op_key_check(r->state, &err) < 0 || op_expiry_prepare(r, a->ttl, &err) < 0)) {
-		cmd_report(a->cli, &err);
-		return -1;
-	}
-	if (!a->saved)
-		return run_plan(r, a->cli);
-	if (op_saved_check(r, a->saved, a->operand, &err) < 0) {
-		cmd_report(a->cli, &err);
-		return -1;
-	}
-	rc = op_saved_replan(r, a->saved, a->operand, &err);
-	if (rc < 0)
-		cmd_report(a->cli, &err);
-	else if (rc > 0)
-		saved_refuse(r, a->cli, err.msg, a->saved, a->operand);
-	return rc == 0 ? 0 : -1;
-}
-
 static void render_plan(const struct apply_cmd *a, const struct op_run *r)
 {
 	char *line;
@@ -628,39 +454,25 @@ static void render_plan(const struct apply_cmd *a, const struct op_run *r)
 		json_object_set_new(hook, "operation", json_string("plan"));
 		progress_json_event("change_summary", "info", hook, "%s", line);
 		free(line);
-	} else if (!a->saved) {
+	} else if (!a->opts.saved) {
 		plan_render_text(stdout, r->plan, a->cli->color_out);
 	}
 }
 
-/* Nothing in the cloud to change, but a new --ttl is still recorded. */
-static int nothing_to_apply(const struct apply_cmd *a, struct op_run *r,
-			    const json_t *expiry_before)
+/* Nothing in the cloud to change; commit: the one recording a new expiry, or NULL. */
+static void nothing_show(const struct apply_cmd *a, const struct op_run *r, bool moved,
+			 const char *commit)
 {
-	const json_t *after = json_object_get(r->state, "expiry");
-	bool moved = !json_equal(expiry_before, after) && (expiry_before || after);
-	struct apply_result none = {0};
-	struct kiln_error err = {0};
-	char *commit = NULL;
-	int ret = KILN_EXIT_OK;
-
-	if (moved && state_resource_count(r->state) > 0 &&
-	    op_commit(r, "apply", &none, a->saved, NULL, &commit, &err) < 0) {
-		cmd_report(a->cli, &err);
-		ret = KILN_EXIT_ERROR;
-	}
-	if (!a->f.json) {
-		printf("\nNothing to %s.\n", a->destroy ? "destroy" : "apply");
-		if (commit)
-			printf("State: commit %.12s in workspace '%s' records the new expiry.\n",
-			       commit, r->ws->name);
-		if (a->up)
-			up_summary(r);
-		else if (!a->destroy && moved)
-			expiry_print(r->state);
-	}
-	free(commit);
-	return ret;
+	if (a->f.json)
+		return;
+	printf("\nNothing to %s.\n", a->destroy ? "destroy" : "apply");
+	if (commit)
+		printf("State: commit %.12s in workspace '%s' records the new expiry.\n", commit,
+		       r->ws->name);
+	if (a->up)
+		up_summary(r);
+	else if (!a->destroy && moved)
+		expiry_print(r->state);
 }
 
 static void render_outcome_json(const struct apply_cmd *a, const struct op_apply_outcome *o,
@@ -727,256 +539,146 @@ static void render_outcome(const struct apply_cmd *a, const struct op_run *r,
 	}
 }
 
-/*
- * A purchase (capacity paid up front, which cannot be undone) only when the
- * plan that shows it is applied with approvals that count, or with
- * --allow-purchase; and only as a refreshed plan showed it, offering and
- * fee: a plan made with --refresh=false read no offering. Keyed on what the
- * plan creates, not on a fee, which such a plan does not know. -1 after
- * saying so.
- */
-static int purchase_check(const struct apply_cmd *a, const struct op_run *r)
+static void ui_error(void *arg, const struct kiln_error *err, bool one_line)
 {
-	const struct plan_change *c = op_plan_purchase(r);
-	const json_t *plan = a->saved ? a->saved : r->plan;
-	double upfront = op_plan_upfront(r->plan);
-	char *m;
+	const struct apply_cmd *a = arg;
 
-	if (!c)
-		return 0;
-	if (json_is_false(plan_kiln(plan, "refresh")) ||
-	    !json_is_object(json_object_get(c->kiln, "offering"))) {
-		/* Bought only from a plan that read the live offering it shows. */
-		fprintf(stderr,
-			"%s: %s: this plan buys %s up front (which cannot be undone), but %s; "
-			"kiln buys only from a plan that read the offering and its fee from the "
-			"cloud; nothing was changed\n",
-			a->cli->prog, a->cli->cmd, c->address,
-			json_is_false(plan_kiln(plan, "refresh"))
-			    ? "it was made with --refresh=false"
-			    : "it shows no offering");
-		fprintf(
-		    stderr,
-		    "  hint: plan without --refresh=false (kiln plan %s --out plan.kiln), review "
-		    "the offering and fee it shows, then apply that plan\n",
-		    r->spec_path);
-		return -1;
-	}
-	if (a->allow_purchase || json_array_size(a->approved) > 0)
-		return 0;
-	m = cost_money(upfront);
-	fprintf(stderr,
-		"%s: %s: this plan buys capacity up front (%s, which cannot be undone), and no "
-		"approval covers it; nothing was changed\n",
-		a->cli->prog, a->cli->cmd, m);
-	fprintf(stderr,
-		"  hint: save the plan (kiln plan %s --out plan.kiln), have it approved and apply "
-		"it with --require-approvals N, or pass --allow-purchase\n",
-		r->spec_path);
-	free(m);
-	return -1;
+	refuse(a->cli, err, one_line);
 }
 
-/* Ask (unless approved already), carry out the plan, commit and say how it went. */
-static int apply_execute(struct apply_cmd *a, struct op_run *r)
+static void ui_loaded(void *arg, struct diags *d)
 {
-	struct progress pg = {.json = a->f.json, .tty = !a->f.json && isatty(STDOUT_FILENO)};
-	struct op_apply_outcome o = {0};
-	struct kiln_error err = {0};
-	struct op_apply_options ao = {
-	    .parallelism = a->f.parallelism,
-	    .keep_secrets = a->have_key == 1,
-	    .event = progress_event,
-	    .event_arg = &pg,
-	    .started = progress_start,
-	    .finished = progress_stop,
-	    .saved = a->saved,
-	    .approved = a->approved,
-	};
-	int ret = KILN_EXIT_ERROR;
+	const struct apply_cmd *a = arg;
 
-	if (!a->destroy && purchase_check(a, r) < 0)
-		return KILN_EXIT_ERROR;
-	if (!a->saved && !a->f.auto_approve &&
-	    !run_ask(r, a->destroy ? "destroy everything in" : "apply this plan to")) {
-		fprintf(stderr, "%s: %s: not approved; nothing was changed\n", a->cli->prog,
-			a->cli->cmd);
-		return KILN_EXIT_ERROR;
-	}
-	progress_init(&pg);
-	if (op_apply(r, a->destroy ? "destroy" : "apply", &ao, &o, &err) < 0) {
-		cmd_report(a->cli, &err);
-		goto out;
-	}
-	if (o.commit_failed)
-		cmd_report(a->cli, &err);
-	render_outcome(a, r, &o);
-	ret = (o.res.failed || o.res.interrupted || o.res.skipped || o.commit_failed)
-		  ? KILN_EXIT_ERROR
-		  : KILN_EXIT_OK;
-	if (ret == KILN_EXIT_OK && !a->destroy && a->health_timeout > 0) {
-		json_t *touched = health_touched(r->e, r->plan);
-
-		ret = run_health_report(a->cli, r, touched, a->health_timeout, a->f.json);
-		json_decref(touched);
-	}
-out:
-	progress_release(&pg);
-	op_apply_outcome_release(&o);
-	return ret;
+	run_loaded(a->cli, d);
 }
 
-/*
- * Milliseconds of --wait-timeout left since the first round of --wait
- * ended (now, on the wall clock, then).
- */
-static int64_t wait_left_ms(struct apply_cmd *a, int64_t now)
+static void ui_plan(void *arg, const struct op_run *r)
 {
-	struct timespec t;
-
-	clock_gettime(CLOCK_MONOTONIC, &t);
-	if (a->waited.tv_sec == 0 && a->waited.tv_nsec == 0) {
-		a->waited = t;
-		a->wait_until = now + a->wait_timeout;
-	}
-	return a->wait_timeout * 1000 - ((int64_t)(t.tv_sec - a->waited.tv_sec) * 1000 +
-					 (t.tv_nsec - a->waited.tv_nsec) / 1000000);
+	render_plan(arg, r);
 }
 
-#define WAIT_HINT                                                                                  \
-	"it is bought and recorded in the state: run kiln apply (or kiln up --wait) again once "   \
-	"it has started, or give --wait-timeout a longer bound"
-
-/*
- * --wait-timeout: whether the window w can still start in time. When it
- * starts past the bound, or the bound ran out, say so, what is kept and
- * the fix, and return false.
- */
-static bool wait_in_bound(struct apply_cmd *a, const json_t *w, int64_t now)
+static void ui_findings(void *arg, const struct op_run *r, long n)
 {
-	const char *addr = json_string_value(json_object_get(w, "address"));
-	const char *id = json_string_value(json_object_get(w, "id"));
-	const char *start = json_string_value(json_object_get(w, "start"));
-	int64_t left = wait_left_ms(a, now), s = 0;
-	char *bound;
+	const struct apply_cmd *a = arg;
 
-	if (a->wait_timeout == 0 ||
-	    (left > 0 && !(start && time_parse_rfc3339(start, &s) == 0 && s > a->wait_until)))
-		return true;
-	bound = duration_format(a->wait_timeout);
-	if (left > 0)
-		cli_error(a->cli, WAIT_HINT,
-			  "%s (%s) starts at %s, after the --wait-timeout of %s: not waiting for "
-			  "it",
-			  addr, id ? id : "?", start, bound);
+	findings_show(a->cli, r, a->opts.plan_file, n);
+}
+
+static bool ui_ask(void *arg, const char *question)
+{
+	(void)arg;
+	return run_confirm(question);
+}
+
+static void ui_event(void *arg, const struct apply_event *ev)
+{
+	struct apply_cmd *a = arg;
+
+	progress_event(&a->pg, ev);
+}
+
+/* A round of --wait starts its display again: the last round's ticker was stopped. */
+static void ui_started(void *arg)
+{
+	struct apply_cmd *a = arg;
+
+	a->pg.stop = false;
+	progress_start(&a->pg);
+}
+
+static void ui_finished(void *arg)
+{
+	struct apply_cmd *a = arg;
+
+	progress_stop(&a->pg);
+}
+
+static void ui_done(void *arg, const struct op_run *r, const struct op_apply_outcome *o,
+		    bool moved, const char *commit)
+{
+	const struct apply_cmd *a = arg;
+
+	if (o)
+		render_outcome(a, r, o);
 	else
-		cli_error(
-		    a->cli, WAIT_HINT,
-		    "the nodes did not launch into %s (%s, from %s) within the --wait-timeout "
-		    "of %s",
-		    addr, id ? id : "?", start ? start : "?", bound);
-	free(bound);
-	return false;
+		nothing_show(a, r, moved, commit);
 }
 
-/*
- * --wait: after an apply that did not finish, whether capacity bought for a
- * window is still to come (the state records one that has not ended) and
- * starts within --wait-timeout; then sleep one poll and say so (1). The
- * next round plans again from the spec: it buys nothing new without
- * --allow-purchase, and asks nothing. 0: nothing to wait for; -1: the
- * window starts past the bound, or the bound ran out (said).
- */
-static int wait_for_window(struct apply_cmd *a, const struct op_run *r)
+static void ui_health_waiting(void *arg, int64_t timeout)
 {
-	struct kiln_error err = {0};
-	json_t *windows, *w, *next = NULL;
-	long ms = env_long("KILN_WAIT_POLL_MS", 60000, 3600000);
-	int64_t now;
-	size_t i;
-	struct timespec ts;
+	const struct apply_cmd *a = arg;
 
-	if (!a->wait || a->destroy || !r->state || util_now(&now, &err) < 0)
-		return 0;
-	windows = expiry_windows(r->state, now);
-	json_array_foreach(windows, i, w)
-	{
-		if (strcmp(json_string_value(json_object_get(w, "state")), "ended") == 0)
-			continue;
-		next = w;
+	run_health_waiting(timeout, a->f.json);
+}
+
+static void ui_health(void *arg, const json_t *groups, int64_t timeout)
+{
+	const struct apply_cmd *a = arg;
+
+	run_health_show(a->cli, groups, timeout, a->f.json);
+}
+
+static void ui_waiting(void *arg, const json_t *window, long ms)
+{
+	const struct apply_cmd *a = arg;
+	const char *start = json_string_value(json_object_get(window, "start"));
+
+	fprintf(stderr, "%s: %s: waiting for %s (from %s): applying again in %lds (--wait)\n",
+		a->cli->prog, a->cli->cmd, json_string_value(json_object_get(window, "address")),
+		start ? start : "?", (ms + 999) / 1000);
+}
+
+static const struct apply_ui apply_ui_template = {
+    .error = ui_error,
+    .loaded = ui_loaded,
+    .plan = ui_plan,
+    .findings = ui_findings,
+    .ask = ui_ask,
+    .event = ui_event,
+    .started = ui_started,
+    .finished = ui_finished,
+    .done = ui_done,
+    .health_waiting = ui_health_waiting,
+    .health = ui_health,
+    .waiting = ui_waiting,
+};
+
+/* The operation apply_op_run runs, from what was parsed and admitted; -1 after refusing. */
+static int apply_operation(struct apply_cmd *a)
+{
+	if (run_options(&a->opts.run, a->cli, &a->f, a->spec) < 0)
+		return -1;
+	a->opts.spec = a->spec;
+	a->opts.plan_file = a->saved ? a->operand : NULL;
+	a->opts.saved = a->saved;
+	a->opts.approved = a->approved;
+	a->saved = a->approved = NULL;
+	a->opts.ttl = a->ttl;
+	a->opts.allow_purchase = a->allow_purchase;
+	a->opts.auto_approve = a->f.auto_approve;
+	a->opts.parallelism = a->f.parallelism;
+	a->opts.keep_secrets = a->have_key == 1;
+	a->opts.health_timeout = a->destroy ? 0 : a->health_timeout;
+	a->opts.wait = &a->wait;
+	return 0;
+}
+
+static int exit_status(enum apply_op_status st)
+{
+	switch (st) {
+	case APPLY_OP_OK:
+		return KILN_EXIT_OK;
+	case APPLY_OP_FINDINGS:
+		return KILN_EXIT_FINDINGS;
+	case APPLY_OP_UNHEALTHY:
+		return KILN_EXIT_UNHEALTHY;
+	case APPLY_OP_WAIT_TIMEOUT:
+		return KILN_EXIT_WAIT_TIMEOUT;
+	case APPLY_OP_FAILED:
 		break;
 	}
-	if (next && !wait_in_bound(a, next, now)) {
-		json_decref(windows);
-		return -1;
-	}
-	if (!next) {
-		json_decref(windows);
-		return 0;
-	}
-	/* Never past the bound: sleep what is left of it when that is less than a poll. */
-	if (a->wait_timeout > 0 && wait_left_ms(a, now) < ms)
-		ms = (long)wait_left_ms(a, now);
-	fprintf(stderr, "%s: %s: waiting for %s (from %s): applying again in %lds (--wait)\n",
-		a->cli->prog, a->cli->cmd, json_string_value(json_object_get(next, "address")),
-		json_string_value(json_object_get(next, "start"))
-		    ? json_string_value(json_object_get(next, "start"))
-		    : "?",
-		(ms + 999) / 1000);
-	ts.tv_sec = ms / 1000;
-	ts.tv_nsec = (ms % 1000) * 1000000L;
-	nanosleep(&ts, NULL);
-	/* The bound ran out while asleep: exit 5 without another round. */
-	if (!wait_in_bound(a, next, now)) {
-		json_decref(windows);
-		return -1;
-	}
-	json_decref(windows);
-	/*
-	 * The next round is the spec's plan, approved by asking for --wait; after
-	 * a saved plan, only while the spec is still the one it was made from
-	 * (held_check), and the plan's spec file and workspace outlive it.
-	 */
-	if (a->saved) {
-		const char *digest =
-		    json_string_value(json_object_get(plan_kiln(a->saved, "spec"), "digest"));
-
-		a->held_plan = xstrdup(a->operand);
-		a->held_digest = xstrdup(digest ? digest : "");
-		a->held_spec = a->spec ? xstrdup(a->spec) : NULL;
-		a->held_ws = a->f.store.workspace ? xstrdup(a->f.store.workspace) : NULL;
-		a->spec = a->held_spec;
-		a->f.store.workspace = a->held_ws;
-	}
-	json_decref(a->saved);
-	json_decref(a->approvals);
-	json_decref(a->approved);
-	a->saved = a->approvals = a->approved = NULL;
-	a->operand = a->spec;
-	a->f.auto_approve = true;
-	return 1;
-}
-
-/*
- * A later round of --wait after a saved plan: -1 (said) when the spec is not
- * the one the plan was made from any more, as an edit made while waiting
- * would be applied unreviewed.
- */
-static int held_check(const struct apply_cmd *a, const struct op_run *r)
-{
-	if (!a->held_digest || strcmp(a->held_digest, r->e->spec_digest) == 0)
-		return 0;
-	fprintf(stderr,
-		"%s: %s: %s changed while --wait waited: %s was made from %.19s, it is now "
-		"%.19s; --wait applies again only what that plan covered; nothing more was "
-		"changed\n",
-		a->cli->prog, a->cli->cmd, r->spec_path, a->held_plan, a->held_digest,
-		r->e->spec_digest);
-	fprintf(stderr,
-		"  hint: what %s did is recorded: review the change (kiln plan %s --out %s) and "
-		"apply that plan, with --wait\n",
-		a->held_plan, r->spec_path, a->held_plan);
-	return -1;
+	return KILN_EXIT_ERROR;
 }
 
 /* apply (destroy false) or destroy, as the commands run them; up: info of up, and its summary. */
@@ -984,52 +686,29 @@ static int apply_main(int argc, char **argv, struct cli *cli, const struct cmd_i
 		      bool destroy, bool up)
 {
 	struct apply_cmd a = {.cli = cli, .info = info, .destroy = destroy, .up = up};
+	struct apply_ui ui = apply_ui_template;
 	struct cli_parser p;
-	struct op_run r = {0};
-	json_t *expiry_before = NULL;
-	int ret = KILN_EXIT_ERROR, waiting = 0;
+	int ret = KILN_EXIT_ERROR;
 
 	run_flags_init(&a.f);
 	a.f.destroy = destroy;
-	if (apply_parse(&a, &p, argc, argv, &ret) < 0 || apply_admit(&a) < 0)
+	a.pg = (struct progress){.json = false};
+	if (apply_parse(&a, &p, argc, argv, &ret) < 0 || apply_admit(&a) < 0 ||
+	    apply_operation(&a) < 0)
 		goto out;
-again:
-	if (run_open(&r, cli, &a.f, a.spec, true, a.destroy ? "destroy" : "apply") < 0 ||
-	    held_check(&a, &r) < 0)
-		goto out;
-	expiry_before = json_deep_copy(json_object_get(r.state, "expiry"));
-	if (apply_prepare(&a, &r) < 0)
-		goto out;
-	render_plan(&a, &r);
-	if (op_plan_is_empty(&r)) {
-		ret = nothing_to_apply(&a, &r, expiry_before);
-		goto out;
-	}
-	/* Taking a cluster down is never held back by what is wrong with it. */
-	if (!a.destroy && (ret = findings_refuse(&r, cli, a.saved ? a.operand : NULL)) != 0)
-		goto out;
-	ret = apply_execute(&a, &r);
-	waiting = ret != KILN_EXIT_OK && !signals_interrupted() ? wait_for_window(&a, &r) : 0;
-	if (waiting < 0)
-		ret = KILN_EXIT_WAIT_TIMEOUT;
-	if (waiting > 0) {
-		op_close(&r);
-		memset(&r, 0, sizeof(r));
-		json_decref(expiry_before);
-		expiry_before = NULL;
-		goto again;
-	}
+	a.pg = (struct progress){.json = a.f.json, .tty = !a.f.json && isatty(STDOUT_FILENO)};
+	progress_init(&a.pg);
+	ui.arg = &a;
+	ret = exit_status(apply_op_run(&a.opts, &ui));
+	progress_release(&a.pg);
 out:
 	json_decref(a.saved);
 	json_decref(a.approvals);
 	json_decref(a.approved);
-	json_decref(expiry_before);
-	free(a.ap.source);
-	free(a.held_plan);
-	free(a.held_digest);
-	free(a.held_spec);
-	free(a.held_ws);
-	op_close(&r);
+	json_decref(a.opts.saved);
+	json_decref(a.opts.approved);
+	approval_policy_release(&a.ap);
+	apply_wait_release(&a.wait);
 	run_flags_release(&a.f);
 	cli_parser_release(&p);
 	return ret;

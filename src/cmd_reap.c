@@ -310,7 +310,7 @@ static int idle_decide(struct cli *cli, const char *name, const json_t *state, i
 	struct strbuf why = {0};
 	char *copy = NULL;
 	const char *addr;
-	json_t *res;
+	json_t *res, *groups = NULL;
 	double sum = 0;
 	size_t nodes = 0, i;
 	int rc = -1;
@@ -333,15 +333,13 @@ static int idle_decide(struct cli *cli, const char *name, const json_t *state, i
 		goto out;
 	}
 	rc = 1;
-	json_object_foreach(state_resources(r.state), addr, res)
+	groups = util_idle_groups(r.e, r.state);
+	json_object_foreach(groups, addr, res)
 	{
 		const struct spec_idle *p = util_idle_policy(r.e->spec, addr);
-		const char *grp = r.e->prov->part_type ? r.e->prov->part_type(PART_GROUP) : NULL;
 		json_t *one, *u = NULL, *g;
 		const char *diag;
 
-		if (!p || !grp || strcmp(json_string_value(json_object_get(res, "type")), grp) != 0)
-			continue;
 		one = json_pack("{s:O}", addr, res);
 		if (util_measure(r.e, one, now, p->for_seconds, &u, &err) < 0 || !u) {
 			json_decref(one);
@@ -400,6 +398,7 @@ out:
 		free(copy);
 	}
 	sb_release(&why);
+	json_decref(groups);
 	op_close(&r);
 	f.store = (struct store_flags){0};
 	run_flags_release(&f);

@@ -156,8 +156,7 @@ static void run_report(void *arg, const struct kiln_error *err)
 	cmd_report(arg, err);
 }
 
-/* The spec's diagnostics, sorted, on standard error. */
-static void run_loaded(void *arg, struct diags *d)
+void run_loaded(void *arg, struct diags *d)
 {
 	const struct cli *cli = arg;
 
@@ -165,12 +164,8 @@ static void run_loaded(void *arg, struct diags *d)
 	diags_print(d, stderr, cli->color_err);
 }
 
-/*
- * The options of a run from f, and r's hooks; the spec "-" refused (-1
- * after reporting, r zeroed).
- */
-static int run_prepare(struct op_run *r, struct op_options *o, struct cli *cli,
-		       const struct run_flags *f, const char *spec_path)
+int run_options(struct op_options *o, const struct cli *cli, const struct run_flags *f,
+		const char *spec_path)
 {
 	*o = (struct op_options){
 	    .vars = {f->vars.v, f->vars.n},
@@ -184,10 +179,22 @@ static int run_prepare(struct op_run *r, struct op_options *o, struct cli *cli,
 	    .refresh = f->refresh,
 	    .destroy = f->destroy,
 	};
-	if (strcmp(spec_path, "-") == 0) {
+	if (strcmp(spec_path, "-") != 0)
+		return 0;
+	cli_error(cli, "write the spec to a file: plans are bound to the file's digest",
+		  "%s reads a spec file, not standard input", cli->cmd);
+	return -1;
+}
+
+/*
+ * The options of a run from f, and r's hooks; the spec "-" refused (-1
+ * after reporting, r zeroed).
+ */
+static int run_prepare(struct op_run *r, struct op_options *o, struct cli *cli,
+		       const struct run_flags *f, const char *spec_path)
+{
+	if (run_options(o, cli, f, spec_path) < 0) {
 		memset(r, 0, sizeof(*r));
-		cli_error(cli, "write the spec to a file: plans are bound to the file's digest",
-			  "%s reads a spec file, not standard input", cli->cmd);
 		return -1;
 	}
 	r->report = run_report;
@@ -320,30 +327,26 @@ int run_health_timeout(const struct cli *cli, const char *arg, int64_t *timeout)
 	return 0;
 }
 
-int run_health_report(const struct cli *cli, struct op_run *r, const json_t *addresses,
-		      int64_t timeout, bool json)
+void run_health_waiting(int64_t timeout, bool json)
 {
-	struct kiln_error err = {0};
-	struct strbuf lines = {0};
-	json_t *groups = NULL, *g;
 	char *waited;
+
+	if (json)
+		return;
+	waited = duration_format(timeout);
+	printf("Health: waiting up to %s for the nodes to report (--health-timeout).\n", waited);
+	fflush(stdout);
+	free(waited);
+}
+
+int run_health_show(const struct cli *cli, const json_t *groups, int64_t timeout, bool json)
+{
+	struct strbuf lines = {0};
+	char *waited = duration_format(timeout);
+	const json_t *g;
 	bool bad = false;
 	size_t i;
-	int ret = KILN_EXIT_OK;
 
-	if (json_array_size(addresses) == 0)
-		return KILN_EXIT_OK;
-	waited = duration_format(timeout);
-	if (!json) {
-		printf("Health: waiting up to %s for the nodes to report (--health-timeout).\n",
-		       waited);
-		fflush(stdout);
-	}
-	if (op_health_wait(r, addresses, timeout, &groups, &err) < 0) {
-		cmd_report(cli, &err);
-		free(waited);
-		return KILN_EXIT_ERROR;
-	}
 	json_array_foreach(groups, i, g) bad |= health_group_bad(g);
 	json_array_foreach(groups, i, g)
 	{
@@ -360,17 +363,34 @@ int run_health_report(const struct cli *cli, struct op_run *r, const json_t *add
 					      waited, "healthy", !bad),
 				    "%s", lines.buf ? lines.buf : "");
 	sb_release(&lines);
-	if (bad) {
-		fflush(stdout);
-		fprintf(stderr,
-			"%s: %s: the %s is recorded, but not every node is healthy (exit status "
-			"%d)\n  hint: `kiln status` shows each node; `kiln repair` replaces the "
-			"unhealthy ones\n",
-			cli->prog, cli->cmd, strcmp(cli->cmd, "repair") == 0 ? "repair" : "apply",
-			KILN_EXIT_UNHEALTHY);
-		ret = KILN_EXIT_UNHEALTHY;
-	}
-	json_decref(groups);
 	free(waited);
+	if (!bad)
+		return KILN_EXIT_OK;
+	fflush(stdout);
+	fprintf(stderr,
+		"%s: %s: the %s is recorded, but not every node is healthy (exit status %d)\n"
+		"  hint: `kiln status` shows each node; `kiln repair` replaces the unhealthy "
+		"ones\n",
+		cli->prog, cli->cmd, strcmp(cli->cmd, "repair") == 0 ? "repair" : "apply",
+		KILN_EXIT_UNHEALTHY);
+	return KILN_EXIT_UNHEALTHY;
+}
+
+int run_health_report(const struct cli *cli, struct op_run *r, const json_t *addresses,
+		      int64_t timeout, bool json)
+{
+	struct kiln_error err = {0};
+	json_t *groups = NULL;
+	int ret;
+
+	if (json_array_size(addresses) == 0)
+		return KILN_EXIT_OK;
+	run_health_waiting(timeout, json);
+	if (op_health_wait(r, addresses, timeout, &groups, &err) < 0) {
+		cmd_report(cli, &err);
+		return KILN_EXIT_ERROR;
+	}
+	ret = run_health_show(cli, groups, timeout, json);
+	json_decref(groups);
 	return ret;
 }

@@ -95,12 +95,20 @@ const char *run_spec_operand(const struct cli *cli, int argc, char **argv, int o
 struct engine *run_engine_only(struct cli *cli, const char *spec, const struct run_flags *f);
 
 /*
+ * The options of an operation from f, for spec_path; -1 after refusing the
+ * spec "-" (standard input), as a plan is bound to its file's digest.
+ */
+int run_options(struct op_options *o, const struct cli *cli, const struct run_flags *f,
+		const char *spec_path);
+/*
  * op_load and op_open_state for a command: the spec "-" refused, the
  * spec's diagnostics printed, errors reported (and, later, what goes wrong
  * on the way out); -1 on failure. op_close or op_finish r after, either way.
  */
 int run_open(struct op_run *r, struct cli *cli, struct run_flags *f, const char *spec_path,
 	     bool lock, const char *operation);
+/* The spec's diagnostics, sorted, on standard error; arg is the struct cli. */
+void run_loaded(void *arg, struct diags *d);
 /* op_plan, its error reported. */
 int run_plan(struct op_run *r, struct cli *cli);
 /*
@@ -138,6 +146,14 @@ int run_health_timeout(const struct cli *cli, const char *arg, int64_t *timeout)
  */
 int run_health_report(const struct cli *cli, struct op_run *r, const json_t *addresses,
 		      int64_t timeout, bool json);
+/* run_health_report's first line: "Health: waiting up to ..." (none with json). */
+void run_health_waiting(int64_t timeout, bool json);
+/*
+ * run_health_report's lines for what the groups (health.h's objects)
+ * reported within timeout; KILN_EXIT_UNHEALTHY, said, when a node is
+ * unhealthy or did not report, else KILN_EXIT_OK.
+ */
+int run_health_show(const struct cli *cli, const json_t *groups, int64_t timeout, bool json);
 
 /* "kiln CMD: ADDRESS: OP failed: ERROR" on standard error for each of an apply's errors. */
 void run_report_failures(const struct cli *cli, const json_t *errors);

@@ -267,19 +267,12 @@ static int check_args(struct size_args *a, const struct cli *cli)
 
 static const struct catalog *size_catalog(const struct size_args *a, const struct cli *cli)
 {
-	const struct provider *p = a->provider ? provider_find(a->provider) : provider_first(false);
-	char *names;
+	struct kiln_error err = {0};
+	const struct catalog *c = workload_catalog(a->provider, &err);
 
-	if (p && p->catalog)
-		return p->catalog(NULL);
-	names = provider_names_join("", ", ", " or ");
-	if (p)
-		cli_error(cli, NULL, "--provider \"%s\" has no catalog to size on", a->provider);
-	else
-		cli_error(cli, NULL, "--provider \"%s\" is not a provider: use %s", a->provider,
-			  names);
-	free(names);
-	return NULL;
+	if (!c)
+		cli_error(cli, NULL, "%s", err.msg);
+	return c;
 }
 
 /* --- text ----------------------------------------------------------------- */

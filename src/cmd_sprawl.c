@@ -500,7 +500,7 @@ static json_t *build_report(const struct flags *f, struct store *s, const struct
 }
 
 /* What the adoption and the destroy run with, from the flags. */
-static struct sprawl_options run_options(const struct flags *f)
+static struct sprawl_options sprawl_run_options(const struct flags *f)
 {
 	return (struct sprawl_options){f->store.state, f->region, f->store.lock_timeout,
 				       f->parallelism};
@@ -527,7 +527,7 @@ static int interrupt_report(const struct flags *f, const char *done, int ret)
 static int run_adopt(const struct flags *f, const struct provider *prov, const json_t *orphans,
 		     json_t *rep, struct sprawl_results *d)
 {
-	struct sprawl_options so = run_options(f);
+	struct sprawl_options so = sprawl_run_options(f);
 	json_t *skipped = json_array(), *commits = json_array(), *o;
 	size_t i;
 	int ret;
@@ -578,7 +578,7 @@ static const char *keep_reason(const struct flags *f, const struct provider *pro
 static int run_destroy(const struct flags *f, const struct provider *prov, const json_t *orphans,
 		       json_t *rep, struct sprawl_results *d)
 {
-	struct sprawl_options so = run_options(f);
+	struct sprawl_options so = sprawl_run_options(f);
 	json_t *chosen = json_array(), *kept = json_array(), *o;
 	size_t i;
 	int ret = KILN_EXIT_ERROR;

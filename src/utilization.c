@@ -21,6 +21,7 @@
 #include <string.h>
 
 #include "cost.h"
+#include "state.h"
 #include "timefmt.h"
 #include "util.h"
 
@@ -49,6 +50,22 @@ const struct spec_idle *util_idle_policy(const struct spec *spec, const char *ad
 		if (strcmp(spec->groups[i].name, name + 1) == 0 && spec->groups[i].idle.set)
 			return &spec->groups[i].idle;
 	return spec && spec->idle.set ? &spec->idle : NULL;
+}
+
+json_t *util_idle_groups(const struct engine *e, const json_t *state)
+{
+	const char *grp = e->prov->part_type ? e->prov->part_type(PART_GROUP) : NULL;
+	json_t *out = json_object(), *res;
+	const char *addr;
+
+	json_object_foreach(state_resources(state), addr, res)
+	{
+		const char *type = json_string_value(json_object_get(res, "type"));
+
+		if (grp && type && strcmp(type, grp) == 0 && util_idle_policy(e->spec, addr))
+			json_object_set(out, addr, res);
+	}
+	return out;
 }
 
 static double r1(double v)

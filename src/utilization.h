@@ -50,5 +50,12 @@ int util_mean(const struct engine *e, const json_t *resources, int64_t start, in
 
 /* The idle policy of the group at address: its own, else the spec's, else NULL. */
 const struct spec_idle *util_idle_policy(const struct spec *spec, const char *address);
+/*
+ * The node groups state records that an idle: policy of e's spec covers,
+ * address -> resource in a new object: empty when none is, or when e's
+ * provider has no node groups. What kiln reap measures, without the
+ * command asking the provider which type a node group is.
+ */
+json_t *util_idle_groups(const struct engine *e, const json_t *state);
 
 #endif

@@ -2,10 +2,12 @@
  * test_utilization.c - the diagnosis kiln status shows and reap's idle
  * policy reads (utilization.c), from what a provider's metrics hook
  * answers: busy, idle, imbalanced, storage-bound and no data, each with
- * the figures behind it; and the --window check.
+ * the figures behind it; the --window check; and which node groups an
+ * idle policy covers.
  */
 #include "testutil.h"
 
+#include "sim/sim.h"
 #include "utilization.h"
 
 /* A metrics document: one group "g.trainers" whose nodes report utils (-1: nothing). */
@@ -154,6 +156,34 @@ static void test_a_window_shorter_than_the_metric_period_is_refused(void **state
 	assert_int_equal(util_window_check(60, &err), 0);
 }
 
+static void test_only_node_groups_under_an_idle_policy_are_measured(void **state)
+{
+	struct spec_group groups[] = {
+	    {.name = "trainers", .idle = {.set = true, .gpu_below = 5, .for_seconds = 1800}},
+	    {.name = "login"},
+	};
+	struct spec spec = {.groups = groups, .ngroups = 2};
+	struct engine e = {.prov = &provider_sim, .spec = &spec};
+	json_t *st = json_loads("{\"resources\": {"
+				"\"sim_node_group.trainers\": {\"type\": \"sim_node_group\"},"
+				"\"sim_node_group.login\": {\"type\": \"sim_node_group\"},"
+				"\"sim_bucket.trainers\": {\"type\": \"sim_bucket\"}}}",
+				0, NULL);
+	json_t *got = util_idle_groups(&e, st);
+
+	(void)state;
+	assert_int_equal(json_object_size(got), 1);
+	assert_non_null(json_object_get(got, "sim_node_group.trainers"));
+	json_decref(got);
+	/* A spec-wide policy covers every group, and still no store. */
+	spec.idle = (struct spec_idle){.set = true, .gpu_below = 10, .for_seconds = 1800};
+	got = util_idle_groups(&e, st);
+	assert_int_equal(json_object_size(got), 2);
+	assert_null(json_object_get(got, "sim_bucket.trainers"));
+	json_decref(got);
+	json_decref(st);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -165,6 +195,7 @@ int main(void)
 	    cmocka_unit_test(test_nodes_without_metrics_are_no_data),
 	    cmocka_unit_test(test_a_node_without_metrics_makes_the_group_no_data_not_idle),
 	    cmocka_unit_test(test_a_window_shorter_than_the_metric_period_is_refused),
+	    cmocka_unit_test(test_only_node_groups_under_an_idle_policy_are_measured),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -183,6 +183,10 @@ ap_apply() {
 		--err "kiln: destroy: approvals are required (KILN_REQUIRE_APPROVALS=1), and kiln.yaml is a spec, which carries none; nothing was changed
   hint: save the plan for review: kiln plan --destroy kiln.yaml --out destroy.kiln, have it approved (kiln approve destroy.kiln --key KEY), then kiln apply destroy.kiln" \
 		-- env KILN_REQUIRE_APPROVALS=1 "$KILN" destroy --auto-approve
+	check "apply: --log-format json: refusing a spec where approvals are required is JSON, its hint in a field" 1 --out "" \
+		--err-has '"@message":"kiln: apply: approvals are required (KILN_REQUIRE_APPROVALS=1), and kiln.yaml is a spec, which carries none; nothing was changed"' \
+		--err-has '"hint":"save the plan for review: kiln plan kiln.yaml --out plan.kiln, have it approved (kiln approve plan.kiln --key KEY), then kiln apply plan.kiln"' \
+		-- env KILN_REQUIRE_APPROVALS=1 "$KILN" --log-format json apply --auto-approve
 	check "apply: --require-approvals 0 requires none" 0 --out-has "Nothing to apply." \
 		-- env KILN_REQUIRE_APPROVALS=1 "$KILN" apply --auto-approve --require-approvals 0
 	cd "$E2E_ROOT" || exit 1
