@@ -11,6 +11,7 @@
 #include "cost.h"
 #include "plan.h"
 #include "jsonw.h"
+#include "workload_render.h"
 
 static const struct cli_option options[] = {
     CMD_OPT_WORKSPACE,
@@ -77,6 +78,7 @@ int cmd_cost(int argc, char **argv, struct cli *cli)
 		fputc('\n', stdout);
 	} else {
 		cost_render_table(stdout, plan, cli->color_out);
+		workload_render_run_cost(stdout, plan);
 	}
 	ret = KILN_EXIT_OK;
 out:
