@@ -19,9 +19,9 @@
 #include "spec_load.h"
 #include "timefmt.h"
 
-static const char *const workload_keys[] = {
-    "kind",    "params",   "active_params", "tokens",	  "precision", "method",
-    "seq_len", "deadline", "mfu",	    "checkpoint", "dataset"};
+static const char *const workload_keys[] = {"kind",	 "params",     "active_params", "tokens",
+					    "precision", "method",     "seq_len",	"deadline",
+					    "mfu",	 "checkpoint", "dataset"};
 static const char *const checkpoint_keys[] = {"every", "write_within"};
 static const char *const dataset_keys[] = {"size"};
 static const char *const kinds[] = {"pretrain", "finetune"};
@@ -147,8 +147,8 @@ static bool load_words(struct loader *ld, const struct ynode *n, struct workload
 	int kind = 0, precision = 0, method = 0;
 	bool ok = true;
 
-	ok &= ld_get_enum(ld, n, "kind", "workload.kind", false, kinds, ARRAY_SIZE(kinds),
-			  &kind) != GOT_BAD;
+	ok &= ld_get_enum(ld, n, "kind", "workload.kind", false, kinds, ARRAY_SIZE(kinds), &kind) !=
+	      GOT_BAD;
 	ok &= ld_get_enum(ld, n, "precision", "workload.precision", false, precisions,
 			  ARRAY_SIZE(precisions), &precision) != GOT_BAD;
 	ok &= ld_get_enum(ld, n, "method", "workload.method", false, methods, ARRAY_SIZE(methods),
@@ -196,8 +196,8 @@ void ld_workload(struct loader *ld, const struct ynode *n)
 	ok &= load_count(ld, n, "params", true, &sw->w.params);
 	ok &= load_count(ld, n, "active_params", false, &sw->w.active_params);
 	ok &= load_count(ld, n, "tokens", true, &sw->w.tokens);
-	ok &= ld_get_int(ld, n, "seq_len", "workload.seq_len", false, 1, 1048576,
-			 &sw->w.seq_len) != GOT_BAD;
+	ok &= ld_get_int(ld, n, "seq_len", "workload.seq_len", false, 1, 1048576, &sw->w.seq_len) !=
+	      GOT_BAD;
 	ok &= load_span(ld, n, "workload", "deadline", &sw->w.deadline_s);
 	ok &= load_mfu(ld, n, &sw->w);
 	load_checkpoint(ld, ynode_get(n, "checkpoint"), sw);

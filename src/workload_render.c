@@ -77,10 +77,9 @@ static char *group_text(const json_t *g)
 				 str(g, "instance_type"), str(g, "reason"));
 	run = run_text(g);
 	if (json_is_false(json_object_get(g, "meets_deadline")))
-		s = json_is_integer(need)
-			? xasprintf("%s; past the deadline: %lld nodes meet it", run,
-				    (long long)json_integer_value(need))
-			: xasprintf("%s; past the deadline", run);
+		s = json_is_integer(need) ? xasprintf("%s; past the deadline: %lld nodes meet it",
+						      run, (long long)json_integer_value(need))
+					  : xasprintf("%s; past the deadline", run);
 	else
 		s = xstrdup(run);
 	free(run);
@@ -204,9 +203,9 @@ void workload_render_markdown(FILE *out, const json_t *plan)
 
 		if (json_is_true(json_object_get(v, "fits"))) {
 			s = group_text(v);
-			md_row(out, label, v, json_is_string(json_object_get(v, "derived"))
-						  ? str(v, "derived")
-						  : s);
+			md_row(out, label, v,
+			       json_is_string(json_object_get(v, "derived")) ? str(v, "derived")
+									     : s);
 			free(s);
 		}
 		free(label);

@@ -34,9 +34,9 @@ static const struct catalog_type *group_type(const struct spec *spec, const stru
 
 	if (g->instance_type)
 		return catalog_find(cat, g->instance_type);
-	if (g->gpu_model && catalog_resolve(cat, g->gpu_model, g->gpu_count,
-					    spec->network.fabric == FABRIC_EFA, &t, &next,
-					    &err) == 0)
+	if (g->gpu_model &&
+	    catalog_resolve(cat, g->gpu_model, g->gpu_count, spec->network.fabric == FABRIC_EFA, &t,
+			    &next, &err) == 0)
 		return t;
 	return NULL;
 }
@@ -109,13 +109,13 @@ static int derive_count(struct spec *spec, const struct catalog *cat, struct spe
 	g->count = s.best->nodes;
 	g->count_derived = true;
 	deadline = w.deadline_s > 0 ? duration_format(w.deadline_s) : NULL;
-	g->derived =
-	    deadline ? xasprintf("count from the workload: %d × %s, the fewest that train it "
-				 "within the %s deadline (%.1f days)",
-				 g->count, t->name, deadline, s.best->hours / 24.0)
-		     : xasprintf("count from the workload: %d × %s, the fewest that hold the "
-				 "model (%.1f days)",
-				 g->count, t->name, s.best->hours / 24.0);
+	g->derived = deadline
+			 ? xasprintf("count from the workload: %d × %s, the fewest that train it "
+				     "within the %s deadline (%.1f days)",
+				     g->count, t->name, deadline, s.best->hours / 24.0)
+			 : xasprintf("count from the workload: %d × %s, the fewest that hold the "
+				     "model (%.1f days)",
+				     g->count, t->name, s.best->hours / 24.0);
 	free(deadline);
 	workload_sizing_free(&s);
 	return 0;
@@ -224,12 +224,14 @@ json_t *workload_spec_json(const struct spec *spec, const struct catalog *cat)
 	struct workload w = spec_work(spec);
 	struct workload_sizing s;
 	struct kiln_error err = {{0}, {0}};
-	json_t *o, *groups = json_array(), *stores = json_array(), *run = NULL;
+	json_t *o, *groups, *stores, *run = NULL;
 	json_int_t most = -1;
 	size_t i;
 
 	if (!spec->workload.set || !cat)
 		return NULL;
+	groups = json_array();
+	stores = json_array();
 	workload_size(&w, cat, &s, &err);
 	o = workload_json(&w, cat, &s);
 	for (i = 0; i < spec->ngroups; i++) {
@@ -250,8 +252,8 @@ json_t *workload_spec_json(const struct spec *spec, const struct catalog *cat)
 	for (i = 0; i < spec->nstores; i++)
 		if (spec->stores[i].tier == TIER_LUSTRE)
 			json_array_append_new(stores, store_check(&spec->stores[i], &w, &s));
-	json_object_set_new(o, "kind", json_string(w.kind == WORKLOAD_PRETRAIN ? "pretrain"
-									  : "finetune"));
+	json_object_set_new(o, "kind",
+			    json_string(w.kind == WORKLOAD_PRETRAIN ? "pretrain" : "finetune"));
 	json_object_set_new(o, "precision",
 			    json_string(w.precision == WORKLOAD_FP8 ? "fp8" : "bf16"));
 	json_object_set_new(o, "method", json_string(w.method == WORKLOAD_LORA ? "lora" : "full"));
@@ -276,14 +278,16 @@ void workload_plan(const struct spec *spec, const struct catalog *cat, json_t *p
 		return;
 	run = json_object_get(o, "run");
 	/* kiln cost shows one run's cost beside the hourly one. */
-	if (json_is_object(cost) && json_is_object(run) && json_is_true(json_object_get(run, "fits")))
-		json_object_set_new(
-		    cost, "run",
-		    json_pack("{s:O, s:O, s:O, s:O, s:O, s:O}", "group", json_object_get(run, "group"),
-			      "instance_type", json_object_get(run, "instance_type"), "nodes",
-			      json_object_get(run, "nodes"), "train_days",
-			      json_object_get(run, "train_days"), "cost_usd",
-			      json_object_get(run, "cost_usd"), "usd_per_million_tokens",
-			      json_object_get(run, "usd_per_million_tokens")));
+	if (json_is_object(cost) && json_is_object(run) &&
+	    json_is_true(json_object_get(run, "fits")))
+		json_object_set_new(cost, "run",
+				    json_pack("{s:O, s:O, s:O, s:O, s:O, s:O}", "group",
+					      json_object_get(run, "group"), "instance_type",
+					      json_object_get(run, "instance_type"), "nodes",
+					      json_object_get(run, "nodes"), "train_days",
+					      json_object_get(run, "train_days"), "cost_usd",
+					      json_object_get(run, "cost_usd"),
+					      "usd_per_million_tokens",
+					      json_object_get(run, "usd_per_million_tokens")));
 	plan_kiln_set(plan, "workload", o);
 }
