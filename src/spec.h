@@ -177,7 +177,8 @@ struct spec_group {
 	struct spec_ref role; /* name NULL when the group has no role */
 	bool public;
 	bool public_bad;  /* public: was there but not a boolean */
-	bool machine_bad; /* gpu or instance_type was reported: the catalog is not asked */
+	bool machine_bad; /* gpu or instance_type was reported (or is the workload's and not
+			     derived yet): the catalog is not asked */
 	/* scheduler: the group's partition (NULL: the group's name) and default: true */
 	char *partition;
 	const struct ynode *partition_node; /* NULL when not written */

@@ -79,6 +79,7 @@ static void derive_type(struct spec_group *g, const struct workload *w,
 	char *why = workload_why(w, s, s->best), *cost = cost_money(s->best->cost_usd);
 
 	g->instance_type = xstrdup(s->best->type->name);
+	g->machine_bad = false;
 	if (!g->count_set) {
 		g->count = s->best->nodes;
 		g->count_derived = true;

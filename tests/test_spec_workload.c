@@ -283,6 +283,32 @@ static void test_a_deadline_no_cluster_meets_names_the_fastest_at_the_deadline(v
 	    "× p5.48xlarge (16384 H100), takes 65.1 days; give a deadline of at least 66d");
 }
 
+static void test_a_group_left_to_a_bad_workload_gets_only_the_workload_error(void **state)
+{
+	struct fx *f = *state;
+	const char *yaml = HEAD "workload: {params: 70B, tokens: 2T, mfu: 2}\n"
+				"compute:\n  trainers: {gang: true}\n";
+
+	assert_int_equal(validate_load_buffer(&f->spec, TEST_FILE, yaml, strlen(yaml), NULL, &f->d),
+			 -1);
+	assert_diag_counts(&f->d, 1, 0);
+	assert_error(&f->d, 5, 42,
+		     "workload.mfu 2 is outside (0, 1]: it is the fraction of the GPU's peak a "
+		     "run achieves, like 0.40");
+}
+
+static void test_a_group_whose_type_cannot_run_the_workload_is_refused_at_the_group(void **state)
+{
+	struct fx *f = *state;
+	const char *yaml = HEAD WORK_70B "compute:\n  trainers: {gpu: V100:8}\n";
+
+	assert_int_equal(validate_load_buffer(&f->spec, TEST_FILE, yaml, strlen(yaml), NULL, &f->d),
+			 -1);
+	assert_error(&f->d, 10, 3,
+		     "compute.trainers: no count of p3dn.24xlarge runs the workload: no instance "
+		     "type can run this workload: V100 has no bf16 tensor cores");
+}
+
 /* --- kiln.workload and the audit --------------------------------------------- */
 
 static const char spec_16[] = HEAD WORK_70B "  checkpoint: {every: 2h, write_within: 5m}\n"
@@ -421,6 +447,8 @@ int main(void)
 	    kiln_test(test_without_a_workload_a_missing_count_is_still_one),
 	    kiln_test(test_without_a_workload_a_group_still_needs_a_machine),
 	    kiln_test(test_a_deadline_no_cluster_meets_names_the_fastest_at_the_deadline),
+	    kiln_test(test_a_group_left_to_a_bad_workload_gets_only_the_workload_error),
+	    kiln_test(test_a_group_whose_type_cannot_run_the_workload_is_refused_at_the_group),
 	    kiln_test(test_a_group_short_of_the_deadline_says_how_many_nodes_meet_it),
 	    kiln_test(test_a_lustre_too_slow_for_a_checkpoint_is_found_with_the_numbers),
 	    kiln_test(test_more_than_one_node_without_efa_is_found),
