@@ -87,7 +87,7 @@ static void derive_type(struct spec_group *g, const struct workload *w,
 	g->derived = xasprintf("instance_type %s%s from the workload: %s (%d × %s, %.1f days, %s "
 			       "a run)",
 			       g->instance_type, g->count_derived ? " and count" : "", why,
-			       g->count, g->instance_type, s->best->hours / 24.0, cost);
+			       s->best->nodes, g->instance_type, s->best->hours / 24.0, cost);
 	free(why);
 	free(cost);
 }

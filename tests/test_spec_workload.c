@@ -238,6 +238,22 @@ static void test_a_group_with_neither_gpu_nor_type_gets_the_recommended_cluster(
 			    "$7,245,973.99 a run)");
 }
 
+static void test_a_group_with_a_count_and_no_machine_gets_only_the_type(void **state)
+{
+	struct fx *f = *state;
+	const struct spec_group *g;
+
+	load_valid(f, HEAD WORK_70B "compute:\n  trainers: {count: 4}\n");
+	g = &f->spec->groups[0];
+	assert_string_equal(g->instance_type, "p5.48xlarge");
+	assert_int_equal(g->count, 4);
+	assert_true(g->type_derived && !g->count_derived);
+	assert_string_equal(g->derived,
+			    "instance_type p5.48xlarge from the workload: the cheapest "
+			    "on demand that meets the deadline (103 × p5.48xlarge, 29.8 "
+			    "days, $7,245,973.99 a run)");
+}
+
 static void test_a_given_count_and_a_cpu_group_are_left_alone(void **state)
 {
 	struct fx *f = *state;
@@ -443,6 +459,7 @@ int main(void)
 	    kiln_test(test_a_group_without_count_gets_the_fewest_nodes_that_meet_the_deadline),
 	    kiln_test(test_a_gpu_group_without_count_resolves_its_type_first),
 	    kiln_test(test_a_group_with_neither_gpu_nor_type_gets_the_recommended_cluster),
+	    kiln_test(test_a_group_with_a_count_and_no_machine_gets_only_the_type),
 	    kiln_test(test_a_given_count_and_a_cpu_group_are_left_alone),
 	    kiln_test(test_without_a_workload_a_missing_count_is_still_one),
 	    kiln_test(test_without_a_workload_a_group_still_needs_a_machine),
