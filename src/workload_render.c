@@ -66,23 +66,31 @@ static char *run_text(const json_t *c)
 	return s;
 }
 
+/* Whether a group that runs the workload meets its deadline; NULL when it does. */
+static char *group_verdict(const json_t *g)
+{
+	const json_t *need = json_object_get(g, "nodes_for_deadline");
+
+	if (!json_is_false(json_object_get(g, "meets_deadline")))
+		return NULL;
+	return json_is_integer(need) ? xasprintf("past the deadline: %lld nodes meet it",
+						 (long long)json_integer_value(need))
+				     : xstrdup("past the deadline");
+}
+
 /* What a spec's group means for the run; caller frees. */
 static char *group_text(const json_t *g)
 {
-	const json_t *need = json_object_get(g, "nodes_for_deadline");
-	char *run, *s;
+	char *run, *verdict, *s;
 
 	if (!json_is_true(json_object_get(g, "fits")))
 		return xasprintf("%lld × %s cannot run it: %s", (long long)num(g, "nodes"),
 				 str(g, "instance_type"), str(g, "reason"));
 	run = run_text(g);
-	if (json_is_false(json_object_get(g, "meets_deadline")))
-		s = json_is_integer(need) ? xasprintf("%s; past the deadline: %lld nodes meet it",
-						      run, (long long)json_integer_value(need))
-					  : xasprintf("%s; past the deadline", run);
-	else
-		s = xstrdup(run);
+	verdict = group_verdict(g);
+	s = verdict ? xasprintf("%s; %s", run, verdict) : xstrdup(run);
 	free(run);
+	free(verdict);
 	return s;
 }
 
@@ -202,10 +210,12 @@ void workload_render_markdown(FILE *out, const json_t *plan)
 		char *label = xasprintf("compute.%s", str(v, "group"));
 
 		if (json_is_true(json_object_get(v, "fits"))) {
-			s = group_text(v);
+			s = group_verdict(v);
 			md_row(out, label, v,
-			       json_is_string(json_object_get(v, "derived")) ? str(v, "derived")
-									     : s);
+			       s ? s
+			       : json_is_string(json_object_get(v, "derived"))
+				   ? str(v, "derived")
+				   : "meets the deadline");
 			free(s);
 		}
 		free(label);

@@ -284,6 +284,9 @@ sz_workload_findings() {
 		--out-has "  this spec    compute.trainers: 16 × p5.48xlarge (128 H100): 191.9 days, 589600 GPU-hours, \$7,245,973.99 a run, \$3.62 per million tokens; past the deadline: 103 nodes meet it" \
 		--out-has "  lustre       storage.scratch writes a checkpoint in 55m45s at 293.0 MB/s (within 5m: too slow)" \
 		-- "$KILN" plan
+	check "size: the Markdown Workload table says the group misses the deadline" 0 --err "" \
+		--out-has "| compute.trainers | 16 × p5.48xlarge | 191.9 | 589600 | \$7,245,973.99 | \$3.62 | past the deadline: 103 nodes meet it |" \
+		-- "$KILN" plan --markdown
 	sz_spec "$sz_dir" efa "  trainers: {gang: true}" \
 		"  scratch: {tier: lustre, capacity_gb: 9600, throughput_per_tib: 500, mount: /lustre}"
 	check "size: a group with neither gpu nor instance_type gets the recommended type and count" 0 --err "" \
