@@ -504,6 +504,8 @@ void pexp_group_attrs(json_t *r, const struct spec_group *g, const char *type, j
 	pexp_attr(r, "efa", json_boolean(efa));
 	pexp_attr(r, "placement_group", in_pg ? json_string("fabric") : json_null());
 	pexp_group_capacity(r, g);
+	if (g->derived)
+		pexp_why(r, g->type_derived ? "instance_type" : "count", xstrdup(g->derived));
 }
 
 /*

@@ -12,6 +12,7 @@
 #include "audit.h"
 
 #include "cost.h"
+#include "timefmt.h"
 
 #include <ctype.h>
 #include <fnmatch.h>
@@ -497,6 +498,108 @@ static void check_network(struct audit *a)
  * rule fires above it, "the plan costs $X/h, above budget.max_hourly_usd
  * $Y/h" (what and unit say how the figures read).
  */
+/* ---- workload ---- */
+
+static double num(const json_t *o, const char *key)
+{
+	return json_number_value(json_object_get(o, key));
+}
+
+/* A group that cannot run the workload, or not by its deadline (kiln.workload.groups). */
+static void check_workload_group(struct audit *a, const json_t *run, double deadline_days)
+{
+	const char *name = json_string_value(json_object_get(run, "group"));
+	const struct spec_group *g = name ? spec_group_find(a->spec, name) : NULL;
+	const char *type = json_string_value(json_object_get(run, "instance_type"));
+	json_int_t nodes = json_integer_value(json_object_get(run, "nodes"));
+	const json_t *need = json_object_get(run, "nodes_for_deadline");
+	char *addr, *path, *meet;
+
+	if (!g || !type)
+		return;
+	addr = part_address(a, PART_GROUP, g->name);
+	path = xasprintf("compute.%s", g->name);
+	if (!json_is_true(json_object_get(run, "fits"))) {
+		add(a, "KILN-WORK-001", addr, path, g->key,
+		    "%s: %" JSON_INTEGER_FORMAT " × %s cannot run the workload: %s", path, nodes,
+		    type, json_string_value(json_object_get(run, "reason")));
+	} else if (json_is_false(json_object_get(run, "meets_deadline"))) {
+		meet = json_is_integer(need)
+			   ? xasprintf("%" JSON_INTEGER_FORMAT " nodes meet it",
+				       json_integer_value(need))
+			   : xasprintf("no count of %s meets it", type);
+		add(a, "KILN-WORK-001", addr, path, spec_value_node(g->node, "count"),
+		    "%s: %" JSON_INTEGER_FORMAT " × %s finish in %.1f days, past the %g-day "
+		    "deadline: %s",
+		    path, nodes, type, num(run, "train_days"), deadline_days, meet);
+		free(meet);
+	}
+	free(path);
+	free(addr);
+}
+
+/* A Lustre store that writes a checkpoint slower than write_within (kiln.workload.checkpoint_stores). */
+static void check_workload_store(struct audit *a, const json_t *chk, const json_t *wl)
+{
+	const char *name = json_string_value(json_object_get(chk, "store"));
+	const struct spec_store *st = name ? spec_store_find(a->spec, name) : NULL;
+	const json_t *lustre = json_object_get(wl, "lustre");
+	char *addr, *path, *took, *within;
+
+	if (!st || json_is_true(json_object_get(chk, "fast_enough")))
+		return;
+	addr = part_address(a, PART_LUSTRE, st->name);
+	path = xasprintf("storage.%s", st->name);
+	took = duration_format((int64_t)num(chk, "write_seconds"));
+	within = duration_format((int64_t)num(chk, "write_within_seconds"));
+	add(a, "KILN-WORK-002", addr, path, spec_value_node(st->node, "throughput_per_tib"),
+	    "%s: %d GiB at %d MB/s/TiB writes %.1f MB/s: a %.1f GiB checkpoint takes %s, past "
+	    "workload.checkpoint.write_within %s, which needs %.1f MB/s; %d GiB at %d MB/s/TiB "
+	    "writes it in time",
+	    path, (int)num(chk, "capacity_gib"), (int)num(chk, "throughput_per_tib"),
+	    num(chk, "write_mb_per_s"), num(wl, "checkpoint_gib"), took, within,
+	    num(chk, "needed_mb_per_s"), (int)num(lustre, "capacity_gib"),
+	    (int)num(lustre, "throughput_per_tib"));
+	free(took);
+	free(within);
+	free(path);
+	free(addr);
+}
+
+/* More than one node trains without EFA: the spec's cluster's, else the recommended one's. */
+static void check_workload_fabric(struct audit *a, const json_t *wl)
+{
+	const json_t *run = json_object_get(wl, "run");
+	const json_t *on = json_is_object(run) ? run : wl;
+	const char *type = json_string_value(json_object_get(on, "instance_type"));
+	json_int_t nodes = json_integer_value(json_object_get(on, "nodes"));
+	const struct ynode *at = a->spec->network.node
+				     ? spec_value_node(a->spec->network.node, "fabric")
+				     : a->spec->workload.node;
+
+	if (a->spec->network.fabric == FABRIC_EFA || nodes < 2 || !type)
+		return;
+	add(a, "KILN-WORK-003", NULL, "network.fabric", at,
+	    "the workload trains on %" JSON_INTEGER_FORMAT " × %s and network.fabric is %s: "
+	    "gradients cross between nodes over TCP, far below the MFU its time and cost assume",
+	    nodes, type, spec_fabric_name(a->spec->network.fabric));
+}
+
+static void check_workload(struct audit *a)
+{
+	const json_t *wl = plan_kiln(a->plan, "workload"), *v;
+	double deadline = num(wl, "deadline_days");
+	size_t i;
+
+	if (!json_is_object(wl))
+		return;
+	json_array_foreach(json_object_get(wl, "groups"), i, v)
+	    check_workload_group(a, v, deadline);
+	json_array_foreach(json_object_get(wl, "checkpoint_stores"), i, v)
+	    check_workload_store(a, v, wl);
+	check_workload_fabric(a, wl);
+}
+
 static void check_budget(struct audit *a, const char *rule, const char *cost_key, double limit,
 			 const char *key, const char *what, const char *unit, const char *per)
 {
@@ -863,6 +966,7 @@ int audit_plan(const struct spec *spec, const struct provider *prov, json_t *pla
 	check_boot(&a);
 	check_network(&a);
 	check_access(&a);
+	check_workload(&a);
 	check_budget(&a, "KILN-COST-001", "hourly_after", a.spec->max_hourly_usd, "max_hourly_usd",
 		     "costs", "/h", "/h");
 	/* What a plan buys up front (Capacity Blocks), once. */

@@ -110,6 +110,24 @@ const struct audit_rule audit_rules[] = {
      "Set `network.fabric: efa`; with `gpu:`, kiln then picks the cheapest type with "
      "EFA.",
      NULL, NULL},
+    {"KILN-WORK-001", "warning", "A compute group cannot run the workload within its deadline",
+     "The spec's workload: says what the cluster is for; a group too small to finish the "
+     "run by workload.deadline (or to hold the model in its GPUs' memory) is paid for and "
+     "still misses what it is for.",
+     "Give the group the count the finding names, or remove its count and let kiln derive "
+     "it from the workload; or give a later deadline.",
+     NULL, NULL},
+    {"KILN-WORK-002", "warning", "A Lustre store is too slow for the workload's checkpoints",
+     "While a checkpoint is written the GPUs wait (or the run risks losing the interval): "
+     "a file system that takes longer than workload.checkpoint.write_within to write one "
+     "stalls every node on every checkpoint.",
+     "Raise the store's throughput_per_tib or capacity_gb to the figures the finding names "
+     "(kiln size prints them), or give a longer write_within.",
+     NULL, NULL},
+    {"KILN-WORK-003", "warning", "The workload trains on more than one node without EFA",
+     "Data-parallel training exchanges every gradient between nodes at each step; over "
+     "TCP it runs far below the MFU kiln's time and cost assume.",
+     "Set `network.fabric: efa`.", NULL, NULL},
     {"KILN-COST-001", "error", "The plan's hourly cost is above the budget",
      "budget.max_hourly_usd is the most the spec's owner agreed to spend per hour.",
      "Lower the node count or choose cheaper types, or raise budget.max_hourly_usd.", NULL, NULL},

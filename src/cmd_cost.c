@@ -11,6 +11,7 @@
 #include "cost.h"
 #include "plan.h"
 #include "jsonw.h"
+#include "workload_render.h"
 
 static const struct cli_option options[] = {
     CMD_OPT_WORKSPACE,
@@ -31,7 +32,8 @@ const struct cmd_info cmd_cost_info = {
 		   "change from what runs now, and the projection over the spec's ttl. What the\n"
 		   "catalog cannot price (storage billed by use) is listed, never counted as $0.\n"
 		   "Monthly figures are 730 hours. budget.max_hourly_usd in the spec is checked\n"
-		   "by the plan's audit (kiln-rules(7), KILN-COST-001).",
+		   "by the plan's audit (kiln-rules(7), KILN-COST-001). A spec with a workload:\n"
+		   "gets a last line with one training run's time and cost (kiln-spec(5)).",
     .options = options,
     .noptions = sizeof(options) / sizeof(options[0]),
     .see_also = "kiln-cost(1), kiln-plan(1), kiln-plan-json(5)",
@@ -77,6 +79,7 @@ int cmd_cost(int argc, char **argv, struct cli *cli)
 		fputc('\n', stdout);
 	} else {
 		cost_render_table(stdout, plan, cli->color_out);
+		workload_render_run_cost(stdout, plan);
 	}
 	ret = KILN_EXIT_OK;
 out:

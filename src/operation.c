@@ -30,6 +30,7 @@
 #include "signals.h"
 #include "state.h"
 #include "utilization.h"
+#include "workload_spec.h"
 
 /* Milliseconds since the previous call, for --log-level debug timings. */
 static double lap_ms(void)
@@ -364,6 +365,8 @@ int op_plan(struct op_run *r, struct kiln_error *err)
 		return -1;
 	}
 	cost_plan(&(struct cost_source){r->e->prov, r->e->ctx, r->e->spec}, r->plan, &r->view);
+	workload_plan(r->e->spec, r->e->prov->catalog ? r->e->prov->catalog(r->e->ctx) : NULL,
+		      r->plan);
 	if (audit_plan(r->e->spec, r->e->prov, r->plan, &r->view, err) != 0) {
 		return -1;
 	}

@@ -15,6 +15,7 @@
 #include "iam.h"
 #include "jsonw.h"
 #include "log.h"
+#include "workload_render.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -889,6 +890,7 @@ void plan_render_text(FILE *out, const json_t *plan, bool color)
 	text_list(out, plan, "warnings", "Warnings", color);
 	audit_render_text(out, plan, color);
 	iam_render_text(out, plan, color);
+	workload_render_text(out, plan, color);
 	cost_render_text(out, plan, color);
 	if (!drift.n && !changes.n) {
 		fputs(NO_CHANGES "\n", out);
@@ -1149,6 +1151,7 @@ void plan_render_markdown(FILE *out, const json_t *plan)
 		free(line);
 	}
 	audit_render_markdown(out, plan);
+	workload_render_markdown(out, plan);
 	cost_render_markdown(out, plan);
 	md_offerings(out, &v);
 	iam_render_markdown(out, plan);

@@ -18,7 +18,8 @@
 
 static const char *const top_keys[] = {
     "kiln",    "cluster", "provider", "ttl", "budget", "idle",	    "tags",	 "vars",
-    "network", "compute", "storage",  "iam", "waive",  "bootstrap", "scheduler", "access"};
+    "network", "compute", "storage",  "iam", "waive",  "bootstrap", "scheduler", "access",
+    "workload"};
 static const char *const provider_keys[] = {"name", "region", "zone", "endpoint"};
 static const char *const budget_keys[] = {"max_hourly_usd", "max_upfront_usd"};
 static const char *const network_keys[] = {"cidr", "fabric", "ingress"};
@@ -119,6 +120,7 @@ static void load_provider(struct loader *ld, const struct ynode *root)
 	spec->provider.node = p;
 	if (!ld_expect_map(ld, p, "provider")) {
 		spec->broken |= SPEC_BROKEN_PROVIDER;
+		free(names);
 		return;
 	}
 	if (!ld_check_keys(ld, p, "in provider", provider_keys, ARRAY_SIZE(provider_keys)))
@@ -453,6 +455,8 @@ static void load_root(struct loader *ld, const struct ynode *root)
 	ld_idle(ld, section(root, "idle"), "idle", &spec->idle);
 	load_tags(ld, section(root, "tags"));
 	load_network(ld, section(root, "network"));
+	/* Before compute: a group may leave its count and machine to the workload. */
+	ld_workload(ld, section(root, "workload"));
 	load_section_map(ld, root, "compute", SPEC_BROKEN_COMPUTE, ld_group);
 	load_section_map(ld, root, "storage", SPEC_BROKEN_STORAGE, ld_store);
 	ld_iam(ld, section(root, "iam"));
@@ -631,6 +635,7 @@ void spec_free(struct spec *spec)
 		free(g->disk.type);
 		free(g->role.name);
 		free(g->partition);
+		free(g->derived);
 		spec_steps_free(g->bootstrap, g->nbootstrap);
 		free(g->bootstrap);
 	}

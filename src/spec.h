@@ -15,6 +15,7 @@
 #include <stdint.h>
 
 #include "diag.h"
+#include "workload.h"
 #include "ydoc.h"
 
 /* The largest spec file kiln reads. */
@@ -163,6 +164,10 @@ struct spec_group {
 	int gpu_count;
 	char *instance_type;
 	int count;
+	bool count_set; /* count: was written; else 1, or the workload's (count_derived) */
+	bool count_derived;
+	bool type_derived; /* neither gpu nor instance_type: the workload's choice */
+	char *derived;	   /* what the workload set and why, for the plan; NULL: nothing */
 	bool gang;
 	bool gang_set;
 	enum spec_market market;
@@ -172,7 +177,8 @@ struct spec_group {
 	struct spec_ref role; /* name NULL when the group has no role */
 	bool public;
 	bool public_bad;  /* public: was there but not a boolean */
-	bool machine_bad; /* gpu or instance_type was reported: the catalog is not asked */
+	bool machine_bad; /* gpu or instance_type was reported (or is the workload's and not
+			     derived yet): the catalog is not asked */
 	/* scheduler: the group's partition (NULL: the group's name) and default: true */
 	char *partition;
 	const struct ynode *partition_node; /* NULL when not written */
@@ -261,6 +267,18 @@ struct spec_ssh_key {
 	const struct ynode *node;
 };
 
+/*
+ * workload: the training run the cluster is for (spec_workload.c,
+ * kiln-spec(5) WORKLOAD). w holds what workload_size() takes; a group that
+ * omits its count (or its machine) gets it from the sizing at validation.
+ */
+struct spec_workload {
+	bool set;
+	struct workload w;
+	int64_t checkpoint_every; /* seconds; 0 when not given */
+	const struct ynode *node; /* the workload: mapping */
+};
+
 /* Sections whose shape was wrong: cross-checks that rely on them are skipped. */
 enum spec_broken {
 	SPEC_BROKEN_PROVIDER = 1 << 0,
@@ -268,6 +286,7 @@ enum spec_broken {
 	SPEC_BROKEN_COMPUTE = 1 << 2,
 	SPEC_BROKEN_STORAGE = 1 << 3,
 	SPEC_BROKEN_IAM = 1 << 4,
+	SPEC_BROKEN_WORKLOAD = 1 << 5,
 };
 
 struct spec {
@@ -327,6 +346,7 @@ struct spec {
 	const struct ynode *waive_node; /* the waive: list, NULL when absent */
 	struct spec_step *bootstrap;	/* top level: every group runs these first */
 	size_t nbootstrap;
+	struct spec_workload workload;
 };
 
 /* A --var NAME=VALUE from the command line. */

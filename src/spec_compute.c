@@ -160,6 +160,12 @@ void ld_group(struct loader *ld, const struct ynode *key, const struct ynode *g)
 
 		diag_hint(dg, "keep one: gpu picks the cheapest instance type that has those GPUs");
 		grp->machine_bad = true;
+	} else if (!ynode_get(g, "gpu") && !ynode_get(g, "instance_type") &&
+		   ld->spec->workload.set) {
+		/* validate sizes the workload and names the type (workload_spec_derive); until
+		 * then, or when it cannot, the catalog has nothing to be asked about */
+		grp->type_derived = true;
+		grp->machine_bad = true;
 	} else if (!ynode_get(g, "gpu") && !ynode_get(g, "instance_type")) {
 		struct diag *dg = ld_err(ld, key, "%s needs gpu or instance_type", path);
 
@@ -168,7 +174,13 @@ void ld_group(struct loader *ld, const struct ynode *key, const struct ynode *g)
 	}
 	ok &= !grp->machine_bad;
 	sub = xasprintf("%s.count", path);
-	ok &= ld_get_int(ld, g, "count", sub, false, 0, SPEC_MAX_COUNT, &grp->count) != GOT_BAD;
+	{
+		enum got gc =
+		    ld_get_int(ld, g, "count", sub, false, 0, SPEC_MAX_COUNT, &grp->count);
+
+		grp->count_set = gc == GOT_OK;
+		ok &= gc != GOT_BAD;
+	}
 	free(sub);
 	sub = xasprintf("%s.gang", path);
 	{

@@ -105,6 +105,8 @@ void ld_bootstrap(struct loader *ld, const struct ynode *list, const char *path,
 		  struct spec_step **out, size_t *n);
 /* spec_boot.c: a group's health: section (default gpu: quick). */
 void ld_health(struct loader *ld, const struct ynode *g, const char *gpath, struct spec_group *grp);
+/* spec_workload.c: the workload: section (kiln-spec(5) WORKLOAD). */
+void ld_workload(struct loader *ld, const struct ynode *n);
 /* Free what n steps hold (not the array). */
 void spec_steps_free(struct spec_step *steps, size_t n);
 

@@ -6,6 +6,7 @@
 #include "audit.h"
 #include "log.h"
 #include "provider.h"
+#include "workload_spec.h"
 
 #include <ctype.h>
 #include <stdlib.h>
@@ -519,6 +520,18 @@ int validate_spec(const struct spec *spec, struct diags *d)
 	return d->errors > errors ? -1 : 0;
 }
 
+/*
+ * What the groups leave to the workload, from the provider's catalog: before
+ * the checks, which then see every group whole.
+ */
+static void derive_from_workload(struct spec *spec, struct diags *d)
+{
+	const struct provider *p = provider_find(spec->provider.name);
+
+	if (spec->workload.set && p && p->catalog)
+		workload_spec_derive(spec, p->catalog(NULL), d);
+}
+
 static int load(struct spec **out, const char *path, const char *buf, size_t len,
 		const struct spec_options *opts, struct diags *d, bool today)
 {
@@ -532,6 +545,8 @@ static int load(struct spec **out, const char *path, const char *buf, size_t len
 		spec_load_buffer(&spec, spec_file_name(path), buf, len, &o, d);
 	else
 		spec_load_file(&spec, path, &o, d);
+	if (spec && d->errors == errors)
+		derive_from_workload(spec, d);
 	if (spec)
 		validate_spec(spec, d);
 	if (spec && today) {

@@ -810,6 +810,12 @@ static json_t *candidate_json(const struct workload *w, const struct workload_si
 	return o;
 }
 
+json_t *workload_candidate_json(const struct workload *w, const struct workload_sizing *s,
+				const struct workload_candidate *c)
+{
+	return candidate_json(w, s, c);
+}
+
 char *workload_why(const struct workload *w, const struct workload_sizing *s,
 		   const struct workload_candidate *c)
 {

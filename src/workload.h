@@ -144,6 +144,12 @@ extern const char workload_mfu_date[];
  */
 json_t *workload_json(const struct workload *w, const struct catalog *c,
 		      const struct workload_sizing *s);
+/*
+ * One candidate's figures as workload_json() gives the runner-up's (why,
+ * instance_type, nodes, train_days, cost_usd, memory...); null for NULL.
+ */
+json_t *workload_candidate_json(const struct workload *w, const struct workload_sizing *s,
+				const struct workload_candidate *c);
 /* Why c is shown: the recommended, the runner-up ("12.3% more") or the fastest; caller frees. */
 char *workload_why(const struct workload *w, const struct workload_sizing *s,
 		   const struct workload_candidate *c);

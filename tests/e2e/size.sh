@@ -182,10 +182,185 @@ sz_bad_input() {
 		-- "$KILN" size --params 70B --tokens 1B --kind finetune --gpu A10G --mfu 0.3 --json
 }
 
+# sz_spec DIR FABRIC COMPUTE STORAGE: a sim spec with the 70B workload in DIR/kiln.yaml.
+sz_spec() {
+	cat >"$1/kiln.yaml" <<EOF
+kiln: 1
+cluster: llm-70b
+provider: {name: sim}
+ttl: 72h
+network: {fabric: $2}
+workload:
+  kind: pretrain
+  params: 70B
+  tokens: 2T
+  deadline: 30d
+  checkpoint: {every: 2h, write_within: 5m}
+compute:
+$3
+storage:
+$4
+EOF
+}
+
+# A spec with workload: on sim: the count kiln derives, the Workload section
+# in text, JSON (schema and fields read by python) and Markdown, apply, and
+# kiln cost's run beside the hourly cost.
+sz_workload_sim() {
+	sz_dir=$(mktemp -d "$E2E_TMP/size.XXXXXX")
+	cd "$sz_dir" || exit 1
+	sz_spec "$sz_dir" efa "  trainers: {instance_type: p5.48xlarge}" \
+		"  scratch: {tier: lustre, capacity_gb: 9600, throughput_per_tib: 500, mount: /lustre}"
+	check "size: a spec with workload: plans the count it derives, and says so" 0 --err "" \
+		--out-has "      count:            103" \
+		--out-has "  • sim_node_group.trainers: count: count from the workload: 103 × p5.48xlarge, the fewest that train it within the 30d deadline (29.8 days)" \
+		--out-has "Workload: pretrain 70B params on 2T tokens, bf16, within 30 days
+  compute      8.4e+23 FLOPs; a checkpoint is 912.7 GiB
+  this spec    compute.trainers: 103 × p5.48xlarge (824 H100): 29.8 days, 589600 GPU-hours, \$7,245,973.99 a run, \$3.62 per million tokens
+  derived      compute.trainers: count from the workload: 103 × p5.48xlarge, the fewest that train it within the 30d deadline (29.8 days)
+  recommended  103 × p5.48xlarge (824 H100): 29.8 days, 589600 GPU-hours, \$7,245,973.99 a run, \$3.62 per million tokens: the cheapest on demand that meets the deadline
+  runner-up    325 × p4d.24xlarge (2600 A100): 30.0 days, 1870000 GPU-hours, \$7,659,194.71 a run, \$3.83 per million tokens: 5.7% more than the recommended
+  lustre       storage.scratch writes a checkpoint in 3m29s at 4687.5 MB/s (within 5m: fast enough)
+  lustre needs 9600 GiB at 500 MB/s/TiB writes a checkpoint in time
+  assumptions
+    - training costs 6·N·D FLOPs" \
+		--out-has "    - MFU 0.40 for H100 in bf16 is an assumption (kiln's table of 2026-12-06)" \
+		-- "$KILN" plan
+	assert "size: a cluster that meets its workload has no KILN-WORK finding" \
+		sh -c "! grep -q KILN-WORK '$E2E_OUT'"
+	check "size: the workload's plan as JSON" 0 --err "" -- "$KILN" plan --json
+	cp "$E2E_OUT" plan.json
+	assert "size: the workload's JSON plan validates against the schema" \
+		python3 "$E2E_ROOT/tests/check-plan-schema.py" plan.json
+	assert "size: kiln.workload carries the sizing, the spec's run and the Lustre check" python3 -c '
+import json, sys
+k = json.load(open(sys.argv[1]))["kiln"]
+w = k["workload"]
+for f in ("flops", "gpu_hours", "train_days", "instance_type", "gpu", "nodes", "gpus", "cost_usd",
+          "usd_per_million_tokens", "mfu", "memory", "checkpoint_gib", "lustre", "runner_up",
+          "assumptions", "groups", "run", "checkpoint_stores"):
+    assert f in w, f
+assert w["flops"] == 8.4e23 and w["instance_type"] == "p5.48xlarge" and w["nodes"] == 103, w
+assert w["runner_up"]["instance_type"] == "p4d.24xlarge", w["runner_up"]
+run = w["run"]
+assert run["group"] == "trainers" and run["nodes"] == 103 and run["meets_deadline"] is True, run
+assert run["derived"].startswith("count from the workload: 103 × p5.48xlarge"), run
+assert w["checkpoint_stores"][0]["fast_enough"] is True, w["checkpoint_stores"]
+assert k["cost"]["run"] == {"group": "trainers", "instance_type": "p5.48xlarge", "nodes": 103,
+                            "train_days": 29.81, "cost_usd": 7245973.99,
+                            "usd_per_million_tokens": 3.62}, k["cost"]["run"]
+assert any("Rajbhandari" in a for a in w["assumptions"])
+' plan.json
+	check "size: the workload's plan in Markdown has its Workload table" 0 --err "" \
+		--out-has "### Workload
+
+pretrain 70B params on 2T tokens, bf16, within 30 days: 8.4e+23 FLOPs, a checkpoint of 912.7 GiB.
+
+| Cluster | Nodes | Days | GPU-hours | Cost of a run | Per million tokens | Why |" \
+		--out-has "| recommended | 103 × p5.48xlarge | 29.8 | 589600 | \$7,245,973.99 | \$3.62 | the cheapest on demand that meets the deadline |" \
+		--out-has "<details><summary>Assumptions</summary>" \
+		-- "$KILN" plan --markdown
+	check "size: the workload's cluster applies on sim" 0 --out-has "Apply complete" \
+		-- "$KILN" apply --auto-approve
+	check "size: kiln cost shows one run's cost beside the hourly one" 0 --err "" \
+		--out-has "Run: one training run of the workload on compute.trainers (103 × p5.48xlarge) takes 29.8 days and costs \$7,245,973.99 on demand, \$3.62 per million tokens" \
+		-- "$KILN" cost
+	check "size: kiln cost --json carries the run" 0 --err "" \
+		--out-has '"cost_usd": 7245973.99' --out-has '"train_days": 29.81' \
+		-- "$KILN" cost --json
+	cd "$E2E_ROOT" || exit 1
+}
+
+# A spec whose compute and storage miss the workload: the KILN-WORK findings, with their numbers.
+sz_workload_findings() {
+	sz_dir=$(mktemp -d "$E2E_TMP/size.XXXXXX")
+	cd "$sz_dir" || exit 1
+	sz_spec "$sz_dir" none "  trainers: {instance_type: p5.48xlarge, count: 16}" \
+		"  scratch: {tier: lustre, capacity_gb: 2400, throughput_per_tib: 125, mount: /lustre}"
+	check "size: a cluster short of its workload's deadline, Lustre and fabric gets the findings" 0 --err "" \
+		--out-has "  warning  KILN-WORK-001   compute.trainers: 16 × p5.48xlarge finish in 191.9 days, past the 30-day deadline: 103 nodes meet it" \
+		--out-has "  warning  KILN-WORK-002   storage.scratch: 2400 GiB at 125 MB/s/TiB writes 293.0 MB/s: a 912.7 GiB checkpoint takes 55m45s, past workload.checkpoint.write_within 5m, which needs 3266.7 MB/s; 9600 GiB at 500 MB/s/TiB writes it in time" \
+		--out-has "  warning  KILN-WORK-003   the workload trains on 16 × p5.48xlarge and network.fabric is none: gradients cross between nodes over TCP, far below the MFU its time and cost assume" \
+		--out-has "  this spec    compute.trainers: 16 × p5.48xlarge (128 H100): 191.9 days, 589600 GPU-hours, \$7,245,973.99 a run, \$3.62 per million tokens; past the deadline: 103 nodes meet it" \
+		--out-has "  lustre       storage.scratch writes a checkpoint in 55m45s at 293.0 MB/s (within 5m: too slow)" \
+		-- "$KILN" plan
+	check "size: the Markdown Workload table says the group misses the deadline" 0 --err "" \
+		--out-has "| compute.trainers | 16 × p5.48xlarge | 191.9 | 589600 | \$7,245,973.99 | \$3.62 | past the deadline: 103 nodes meet it |" \
+		-- "$KILN" plan --markdown
+	sz_spec "$sz_dir" efa "  trainers: {gang: true}" \
+		"  scratch: {tier: lustre, capacity_gb: 9600, throughput_per_tib: 500, mount: /lustre}"
+	check "size: a group with neither gpu nor instance_type gets the recommended type and count" 0 --err "" \
+		--out-has '      instance_type:    "p5.48xlarge"' --out-has "      count:            103" \
+		--out-has "  • sim_node_group.trainers: instance_type: instance_type p5.48xlarge and count from the workload: the cheapest on demand that meets the deadline (103 × p5.48xlarge, 29.8 days, \$7,245,973.99 a run)" \
+		-- "$KILN" plan
+	sz_spec "$sz_dir" efa "  trainers: {gpu: A100:8}" \
+		"  scratch: {tier: lustre, capacity_gb: 9600, throughput_per_tib: 500, mount: /lustre}"
+	check "size: a gpu: group without count gets the count of the type its GPUs resolve to" 0 --err "" \
+		--out-has "  • sim_node_group.trainers: count: count from the workload: 325 × p4d.24xlarge, the fewest that train it within the 30d deadline (30.0 days)" \
+		-- "$KILN" plan
+	cd "$E2E_ROOT" || exit 1
+}
+
+# Every bad workload: value, with its exact message, from kiln validate and kiln plan.
+sz_workload_bad() {
+	for f in "$E2E_ROOT"/tests/specs/invalid/workload-*.yaml; do
+		sz_rel=tests/specs/invalid/$(basename "$f")
+		check "size: kiln validate $sz_rel says exactly its golden" 1 --out "" \
+			--err-file "$f.expected" -- "$KILN" validate "$sz_rel"
+	done
+	sz_dir=$(mktemp -d "$E2E_TMP/size.XXXXXX")
+	cp "$E2E_ROOT/tests/specs/invalid/workload-deadline-unmeetable.yaml" "$sz_dir/kiln.yaml"
+	cd "$sz_dir" || exit 1
+	check "size: plan refuses a workload no cluster meets, naming the fastest" 1 --out "" \
+		--err-has "kiln.yaml:9:13: error: workload: no cluster in the catalog meets the 1d deadline: the fastest, 2048 × p5.48xlarge (16384 H100), takes 65.1 days; give a deadline of at least 66d" \
+		-- "$KILN" plan
+	cd "$E2E_ROOT" || exit 1
+}
+
+# The same on moto: plan with the Workload section, apply, kiln cost, destroy.
+sz_workload_moto() {
+	sz_moto=$E2E_TMP/moto-size
+	aws_moto_up "size: workload on moto" "$sz_moto" || return 0
+	sz_dir=$(mktemp -d "$E2E_TMP/size.XXXXXX")
+	cd "$sz_dir" || exit 1
+	cat >kiln.yaml <<'EOF'
+kiln: 1
+cluster: wl
+provider: {name: aws, region: us-east-1, zone: us-east-1a}
+ttl: 24h
+vars:
+  image: ami-1e749f67     # an Ubuntu image moto knows
+network: {fabric: efa}
+workload: {params: 7B, tokens: 20B, deadline: 2d}
+compute:
+  trainers: {instance_type: p5.48xlarge, image: "${var.image}"}
+EOF
+	check "size: on moto, a spec with workload: plans its derived count and the Workload section" 0 \
+		--out-has "      count:            2" \
+		--out-has "  this spec    compute.trainers: 2 × p5.48xlarge (16 H100): 1.5 days, 590 GPU-hours, \$7,245.97 a run, \$0.36 per million tokens" \
+		--out-has "  recommended  2 × p5.48xlarge (16 H100): 1.5 days, 590 GPU-hours, \$7,245.97 a run, \$0.36 per million tokens: the cheapest on demand that meets the deadline" \
+		-- "$KILN" plan
+	"$KILN" plan --json >plan.json 2>/dev/null
+	assert "size: on moto, the workload's JSON plan validates against the schema" \
+		python3 "$E2E_ROOT/tests/check-plan-schema.py" plan.json
+	check "size: on moto, the workload's cluster applies" 0 --out-has "Apply complete" \
+		-- "$KILN" apply --auto-approve
+	check "size: on moto, kiln cost shows the run" 0 --err "" \
+		--out-has "Run: one training run of the workload on compute.trainers (2 × p5.48xlarge) takes 1.5 days and costs \$7,245.97 on demand, \$0.36 per million tokens" \
+		-- "$KILN" cost
+	check "size: on moto, it destroys" 0 -- "$KILN" destroy --auto-approve
+	cd "$E2E_ROOT" || exit 1
+	aws_moto_down "$sz_moto"
+}
+
 size_tests() {
 	sz_text
 	sz_json
 	sz_write
 	sz_memory
 	sz_bad_input
+	sz_workload_sim
+	sz_workload_findings
+	sz_workload_bad
+	sz_workload_moto
 }
