@@ -18,6 +18,7 @@
 #include "timefmt.h"
 #include "util.h"
 #include "workload.h"
+#include "workload_spec.h"
 
 enum {
 	OPT_PARAMS = 1,

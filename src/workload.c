@@ -55,7 +55,6 @@
 #include <string.h>
 #include <strings.h>
 
-#include "provider.h"
 #include "strbuf.h"
 #include "timefmt.h"
 
@@ -985,21 +984,4 @@ char *workload_fragment(const struct workload *w, const struct workload_sizing *
 	    "  scratch: {tier: lustre, capacity_gb: %d, throughput_per_tib: %d, mount: /lustre}\n",
 	    s->lustre.capacity_gib, s->lustre.throughput_per_tib);
 	return sb_detach(&sb);
-}
-
-const struct catalog *workload_catalog(const char *provider, struct kiln_error *err)
-{
-	const struct provider *p = provider ? provider_find(provider) : provider_first(false);
-	char *names;
-
-	if (p && p->catalog)
-		return p->catalog(NULL);
-	if (p) {
-		kiln_error_set(err, "--provider \"%s\" has no catalog to size on", provider);
-		return NULL;
-	}
-	names = provider_names_join("", ", ", " or ");
-	kiln_error_set(err, "--provider \"%s\" is not a provider: use %s", provider, names);
-	free(names);
-	return NULL;
 }

@@ -163,10 +163,4 @@ json_t *workload_assumptions(const struct workload *w, const struct catalog *c,
  */
 char *workload_fragment(const struct workload *w, const struct workload_sizing *s);
 
-/*
- * The catalog kiln sizes on: the named provider's (NULL: the first provider
- * of the table that is not simulated), or NULL with err naming the problem.
- */
-const struct catalog *workload_catalog(const char *provider, struct kiln_error *err);
-
 #endif

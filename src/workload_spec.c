@@ -12,6 +12,7 @@
 
 #include "cost.h"
 #include "plan.h"
+#include "provider.h"
 #include "timefmt.h"
 
 #define GIB 1073741824.0
@@ -291,4 +292,21 @@ void workload_plan(const struct spec *spec, const struct catalog *cat, json_t *p
 					      "usd_per_million_tokens",
 					      json_object_get(run, "usd_per_million_tokens")));
 	plan_kiln_set(plan, "workload", o);
+}
+
+const struct catalog *workload_catalog(const char *provider, struct kiln_error *err)
+{
+	const struct provider *p = provider ? provider_find(provider) : provider_first(false);
+	char *names;
+
+	if (p && p->catalog)
+		return p->catalog(NULL);
+	if (p) {
+		kiln_error_set(err, "--provider \"%s\" has no catalog to size on", provider);
+		return NULL;
+	}
+	names = provider_names_join("", ", ", " or ");
+	kiln_error_set(err, "--provider \"%s\" is not a provider: use %s", provider, names);
+	free(names);
+	return NULL;
 }

@@ -28,4 +28,10 @@ json_t *workload_spec_json(const struct spec *spec, const struct catalog *cat);
 /* Set kiln.workload on plan (not on a destroy's, nor without a workload or a catalog). */
 void workload_plan(const struct spec *spec, const struct catalog *cat, json_t *plan);
 
+/*
+ * The catalog kiln sizes on: the named provider's (NULL: the first provider
+ * of the table that is not simulated), or NULL with err naming the problem.
+ */
+const struct catalog *workload_catalog(const char *provider, struct kiln_error *err);
+
 #endif
