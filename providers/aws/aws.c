@@ -79,6 +79,7 @@ static void aws_close(struct prov_ctx *ctx)
 	for (i = 0; i < AWS_NSERVICES; i++) {
 		free(ctx->ep[i].base);
 		free(ctx->ep[i].host);
+		retry_rate_free(ctx->rate[i]);
 	}
 	for (i = 0; i < ctx->nzones; i++)
 		free(ctx->zones[i]);
@@ -95,6 +96,8 @@ static int aws_open(struct prov_ctx **out, const struct spec *spec, struct kiln_
 	pthread_mutex_init(&ctx->mu, NULL);
 	pthread_mutex_init(&ctx->share_mu, NULL);
 	pthread_cond_init(&ctx->share_cond, NULL);
+	for (i = 0; i < AWS_NSERVICES; i++)
+		ctx->rate[i] = retry_rate_new();
 	ctx->images = json_object();
 	ctx->efa = json_object();
 	ctx->offers = json_object();
