@@ -481,7 +481,7 @@ static int run_op(struct exec *x, struct op *op, json_t **live, struct kiln_erro
 		if (engine_call_retried(t, VERB_CREATE))
 			ENGINE_CALL(rc, err, t->create(x->e->ctx, &x->e->scope, &c, live, err));
 		else
-			rc = t->create(x->e->ctx, &x->e->scope, &c, live, err);
+			ENGINE_CALL_ONCE(rc, t->create(x->e->ctx, &x->e->scope, &c, live, err));
 		json_decref(deps);
 		return rc;
 	}

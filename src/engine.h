@@ -112,6 +112,15 @@ bool engine_call_retried(const struct prov_type *t, enum prov_verb verb);
 		retry_call_end(&call_);                                                            \
 	} while (0)
 
+/* A logical call the engine does not retry (a purchase): its deadline still bounds the provider's. */
+#define ENGINE_CALL_ONCE(rc, call)                                                                 \
+	do {                                                                                       \
+		struct retry_call call_;                                                           \
+		retry_call_begin(&call_, NULL);                                                    \
+		(rc) = (call);                                                                     \
+		retry_call_end(&call_);                                                            \
+	} while (0)
+
 /* attrs reduced to a type's inputs (its attribute table): what diffs compare. */
 json_t *engine_inputs(const struct prov_type *t, const json_t *attrs);
 

@@ -290,7 +290,7 @@ int http_call_run(const struct http_call *call, struct http_response *resp,
 	struct http_request req;
 	struct retry_call rcall;
 	long began;
-	int rc = -1;
+	int rc = -1, cost = 0;
 	bool again = false;
 
 	pthread_once(&http_once, http_init_once);
@@ -301,8 +301,17 @@ int http_call_run(const struct http_call *call, struct http_response *resp,
 	memset(resp, 0, sizeof(*resp));
 	resp->retry_after = -1;
 	for (t.attempts = 0; t.attempts < max; t.attempts++) {
+		if (t.attempts > 0 && call->rate &&
+		    !(cost = retry_quota_take(call->rate, rc == -1))) {
+			t.no_quota = true;
+			log_debug("http: %s %s: no retry: the service's retry quota is spent",
+				  call->service, call->action);
+			break;
+		}
 		if (t.attempts > 0 && !pause_before(call, resp, t.attempts, base, &rcall)) {
 			t.out_of_time = true;
+			if (call->rate)
+				retry_quota_put_back(call->rate, cost);
 			log_debug("http: %s %s: no retry: the call's deadline comes first",
 				  call->service, call->action);
 			break;
@@ -320,6 +329,8 @@ int http_call_run(const struct http_call *call, struct http_response *resp,
 					    t.throttled);
 		trace(call, rc, resp, &rcall, t.attempts, err);
 		if (!again) {
+			if (call->rate && rc == 0 && resp->status < 300)
+				retry_quota_put_back(call->rate, cost ? cost : 1);
 			t.attempts++;
 			break;
 		}

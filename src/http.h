@@ -82,6 +82,7 @@ struct http_tries {
 	bool retried;	  /* a transient last answer that was retried as far as it could be */
 	bool throttled;	  /* the last answer said slow down */
 	bool out_of_time; /* stopped by the logical call's deadline, not by the attempts */
+	bool no_quota;	  /* stopped by the service's retry quota (retry.h) */
 	long deadline_ms; /* the logical call's time to retry in, KILN_CALL_DEADLINE_MS */
 };
 
@@ -92,8 +93,9 @@ struct http_tries {
  * exponential backoff with full jitter from KILN_HTTP_BACKOFF_MS (default
  * 100 ms, capped at 5 s), and only while it ends before the deadline of
  * the thread's logical call (retry.h; a call outside one is its own). With
- * call->rate every attempt first waits for its token, and every answer
- * tells the rate whether it was throttled. Returns 0 with the last
+ * call->rate every attempt first waits for its token, every answer tells
+ * the rate whether it was throttled, and every retry is paid for from the
+ * service's retry quota, none when it is spent. Returns 0 with the last
  * response in *resp (whatever its status: the caller reads errors), or -1
  * when no response came at all, with err naming the URL and the cause.
  * *tries (may be NULL) says how it went.

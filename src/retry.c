@@ -131,6 +131,7 @@ struct retry_rate {
 	double measured;  /* the send rate, smoothed over half-second buckets */
 	long bucket_ms;	  /* the current bucket's start; -1 before the first send */
 	unsigned sent;	  /* sends in the current bucket */
+	int quota;	  /* the retry quota left */
 };
 
 struct retry_rate *retry_rate_new(void)
@@ -139,6 +140,7 @@ struct retry_rate *retry_rate_new(void)
 
 	pthread_mutex_init(&r->mu, NULL);
 	r->bucket_ms = -1;
+	r->quota = RETRY_QUOTA_MAX;
 	return r;
 }
 
@@ -158,6 +160,37 @@ double retry_rate_fill(struct retry_rate *r)
 	fill = r->limiting ? r->fill : 0;
 	pthread_mutex_unlock(&r->mu);
 	return fill;
+}
+
+int retry_quota_take(struct retry_rate *r, bool no_answer)
+{
+	int cost = no_answer ? RETRY_QUOTA_TIMEOUT_COST : RETRY_QUOTA_COST;
+
+	pthread_mutex_lock(&r->mu);
+	if (r->quota < cost)
+		cost = 0;
+	r->quota -= cost;
+	pthread_mutex_unlock(&r->mu);
+	return cost;
+}
+
+void retry_quota_put_back(struct retry_rate *r, int amount)
+{
+	pthread_mutex_lock(&r->mu);
+	r->quota += amount;
+	if (r->quota > RETRY_QUOTA_MAX)
+		r->quota = RETRY_QUOTA_MAX;
+	pthread_mutex_unlock(&r->mu);
+}
+
+int retry_quota_left(struct retry_rate *r)
+{
+	int left;
+
+	pthread_mutex_lock(&r->mu);
+	left = r->quota;
+	pthread_mutex_unlock(&r->mu);
+	return left;
 }
 
 double retry_rate_decreased(double sending)

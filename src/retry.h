@@ -6,7 +6,7 @@
  * Who retries what. A provider with a transport of its own (aws, through
  * http.c) retries a throttled, failed or lost request there, request by
  * request, under the logical call's deadline and its service's adaptive
- * rate; when that gives up the provider answers PROV_GAVE_UP, which nobody
+ * rate and retry quota; when that gives up the provider answers PROV_GAVE_UP, which nobody
  * repeats. The engine (ENGINE_CALL) retries only PROV_RETRY, "not yet":
  * eventual consistency (a gateway EC2 does not show yet, a resource still
  * in use, a lost create that made nothing) and the sim's simulated 503 (the
@@ -84,7 +84,7 @@ bool retry_pause(int attempt, long base_ms, long cap_ms);
  * on each throttled answer, never below 0.5 requests a second, and grows by
  * 0.5 a second on each answer that was not throttled (additive increase),
  * up to twice the rate measured. One per service of a provider context,
- * shared by its threads.
+ * shared by its threads, with the retry quota below.
  */
 #define RETRY_RATE_MIN 0.5
 #define RETRY_RATE_BETA 0.7
@@ -105,6 +105,26 @@ long retry_rate_take(struct retry_rate *r, long now_ms);
 void retry_rate_give_back(struct retry_rate *r);
 /* What the answer to a send said: throttled or not. */
 void retry_rate_answered(struct retry_rate *r, long now_ms, bool throttled);
+/*
+ * The retry quota beside it, as botocore's standard mode keeps one per
+ * client: RETRY_QUOTA_MAX to start with; a retry costs RETRY_QUOTA_COST
+ * (RETRY_QUOTA_TIMEOUT_COST after no answer at all) and is not made when
+ * the quota cannot pay; a call that succeeds puts back what its last retry
+ * cost, or 1 when it needed none. When every call fails, retries stop
+ * after 100 of them, whatever the number of calls and threads.
+ */
+#define RETRY_QUOTA_MAX 500
+#define RETRY_QUOTA_COST 5
+#define RETRY_QUOTA_TIMEOUT_COST 10
+
+/* Pay for a retry (no_answer: after a lost connection or timeout): its cost, or 0 when the quota cannot. */
+int retry_quota_take(struct retry_rate *r, bool no_answer);
+/*
+ * Put amount back (up to RETRY_QUOTA_MAX): a call that succeeded, what its
+ * last retry cost or 1; a retry not made after all, its cost.
+ */
+void retry_quota_put_back(struct retry_rate *r, int amount);
+int retry_quota_left(struct retry_rate *r);
 /* The fill rate after a throttled answer, and after one that was not. */
 double retry_rate_decreased(double sending);
 double retry_rate_increased(double fill, double measured);

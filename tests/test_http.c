@@ -799,6 +799,27 @@ static void test_a_throttled_answer_slows_the_adaptive_rate(void **state)
 	retry_rate_free(f->cl.rate);
 }
 
+static void test_no_retry_is_made_once_the_retry_quota_is_spent(void **state)
+{
+	static const struct reply replies[] = {
+	    {503, NULL, "busy"},
+	    {200, NULL, "ok"},
+	};
+	struct fx *f = *state;
+
+	f->cl.rate = retry_rate_new();
+	while (retry_quota_take(f->cl.rate, false))
+		;
+	script(f, replies);
+	set_url(f, "/");
+	run(f, 0);
+	assert_int_equal(f->resp.status, 503);
+	assert_int_equal(f->attempts, 1);
+	assert_true(f->tries.no_quota);
+	assert_int_equal(server_requests(&f->srv), 1);
+	retry_rate_free(f->cl.rate);
+}
+
 static void test_a_persistent_429_is_reported_throttled(void **state)
 {
 	static const struct reply replies[] = {{429, NULL, "slow down"}};
@@ -1175,6 +1196,7 @@ int main(void)
 	    http_test(test_persistent_503_stops_at_the_calls_deadline),
 	    http_test(test_a_throttled_answer_slows_the_adaptive_rate),
 	    http_test(test_a_persistent_429_is_reported_throttled),
+	    http_test(test_no_retry_is_made_once_the_retry_quota_is_spent),
 	    http_test(test_non_transient_400_is_returned_after_one_attempt),
 	    http_test(test_persistent_500_stops_after_the_attempt_limit_with_the_last_answer),
 	    http_test(test_retry_after_on_429_delays_the_next_attempt),

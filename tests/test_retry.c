@@ -310,6 +310,49 @@ static void test_the_rate_recovers_with_answers_that_are_not_throttled(void **st
 	retry_rate_free(r);
 }
 
+/* The retry quota. */
+
+static void test_a_retry_costs_five_and_one_after_no_answer_ten(void **state)
+{
+	struct retry_rate *r = retry_rate_new();
+
+	(void)state;
+	assert_int_equal(retry_quota_take(r, false), RETRY_QUOTA_COST);
+	assert_int_equal(retry_quota_take(r, true), RETRY_QUOTA_TIMEOUT_COST);
+	assert_int_equal(retry_quota_left(r), RETRY_QUOTA_MAX - 15);
+	retry_rate_free(r);
+}
+
+static void test_when_every_call_fails_retries_stop_after_a_hundred(void **state)
+{
+	struct retry_rate *r = retry_rate_new();
+	int n = 0;
+
+	(void)state;
+	while (retry_quota_take(r, false))
+		n++;
+	assert_int_equal(n, RETRY_QUOTA_MAX / RETRY_QUOTA_COST);
+	assert_int_equal(retry_quota_take(r, true), 0);
+	retry_rate_free(r);
+}
+
+static void test_successes_refill_the_quota_up_to_its_maximum(void **state)
+{
+	struct retry_rate *r = retry_rate_new();
+	int i;
+
+	(void)state;
+	while (retry_quota_take(r, false))
+		;
+	retry_quota_put_back(r, RETRY_QUOTA_COST); /* a call that succeeded after a retry */
+	retry_quota_put_back(r, 1);		   /* one that needed none */
+	assert_int_equal(retry_quota_left(r), RETRY_QUOTA_COST + 1);
+	for (i = 0; i < 1000; i++)
+		retry_quota_put_back(r, 1);
+	assert_int_equal(retry_quota_left(r), RETRY_QUOTA_MAX);
+	retry_rate_free(r);
+}
+
 #define T(f) cmocka_unit_test_setup(f, setup)
 
 int main(void)
@@ -336,6 +379,9 @@ int main(void)
 	    T(test_sends_after_a_throttle_wait_their_turn_for_a_token),
 	    T(test_throttle_after_throttle_drives_the_rate_to_its_floor),
 	    T(test_the_rate_recovers_with_answers_that_are_not_throttled),
+	    T(test_a_retry_costs_five_and_one_after_no_answer_ten),
+	    T(test_when_every_call_fails_retries_stop_after_a_hundred),
+	    T(test_successes_refill_the_quota_up_to_its_maximum),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

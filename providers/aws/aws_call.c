@@ -214,11 +214,13 @@ static bool transient(void *arg, const struct http_response *resp)
 static void gave_up(struct kiln_error *err, const struct http_tries *tries)
 {
 	size_t len = strlen(err->msg);
-	char deadline[64] = "";
+	char deadline[64] = ""; /* what ended the retries before the attempts did */
 
 	if (tries->out_of_time)
 		snprintf(deadline, sizeof(deadline), ", at the call's deadline of %.1f s",
 			 (double)tries->deadline_ms / 1000);
+	else if (tries->no_quota)
+		snprintf(deadline, sizeof(deadline), ", with the service's retry quota spent");
 	snprintf(err->msg + len, sizeof(err->msg) - len, " (%sgave up after %d attempt%s in %.1f s%s)",
 		 tries->throttled ? "throttled: " : "", tries->attempts,
 		 tries->attempts == 1 ? "" : "s", (double)tries->ms / 1000, deadline);
