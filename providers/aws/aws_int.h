@@ -208,8 +208,10 @@ int aws_scope_filters(struct aws_params *p, int n, const struct prov_scope *scop
  * others wait for it and take its answer, and once all users took it, it
  * is dropped, so the next refresh asks again. *out is a new reference. An
  * answer not taken within a minute is not given out any more: a listing
- * is never older than that. A failed fetch is not shared and takes no
- * user's turn (the engine retries that list); the next user tries itself.
+ * is never older than that. A fetch that is not done yet (PROV_RETRY) is
+ * not shared and takes no user's turn (the engine retries that list); the
+ * next user tries itself. One whose retries ran out (PROV_GAVE_UP) is
+ * shared like an answer: the other users are not sent again.
  */
 int aws_shared_listing(struct prov_ctx *ctx, const char *key, int users,
 		       const struct prov_scope *scope,

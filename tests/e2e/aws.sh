@@ -58,6 +58,7 @@ aws: a call throttled every time is sent KILN_HTTP_ATTEMPTS times, not again by 
 aws: a call failing with 5xx every time gives up naming its attempts and its time
 aws: a call failing with 5xx every time is sent KILN_HTTP_ATTEMPTS times, not again by the engine
 aws: a create throttled every time is sent KILN_HTTP_ATTEMPTS times and not looked for
+aws: a listing five types share, failing every time, is sent KILN_HTTP_ATTEMPTS times in all
 aws: a call throttled every time stops at KILN_CALL_DEADLINE_MS, naming it
 aws: the deadline bounds the attempts and the time
 aws: 20 applies killed with SIGKILL converge with no duplicate or untagged resource
@@ -496,6 +497,14 @@ aws_retries() {
 	curl -sf "$AWS_ENDPOINT_URL/_kiln/calls" >create.calls.json
 	assert "aws: a create throttled every time is sent KILN_HTTP_ATTEMPTS times and not looked for" \
 		aws_create_gave_up create.out create.calls.json
+	# The refresh's VPC listing serves five types: one that gave up is
+	# shared with the other four, not sent again by each (was 5 x 32).
+	curl -sf -X POST "$AWS_ENDPOINT_URL/_kiln/calls/reset" >/dev/null
+	aws_ctl faults '{"error5xx": 1.0, "actions": ["ec2:DescribeVpcs"]}'
+	env KILN_HTTP_BACKOFF_MS=5 "$KILN" plan -w retries >listing.out 2>&1
+	curl -sf "$AWS_ENDPOINT_URL/_kiln/calls" >listing.calls.json
+	assert "aws: a listing five types share, failing every time, is sent KILN_HTTP_ATTEMPTS times in all" \
+		aws_attempts listing.calls.json ec2:DescribeVpcs 4 4
 	curl -sf -X POST "$AWS_ENDPOINT_URL/_kiln/calls/reset" >/dev/null
 	aws_ctl faults '{"throttle": 1.0, "services": ["s3"]}'
 	aws_t0=$(date +%s)
