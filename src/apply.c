@@ -767,7 +767,8 @@ static void poll_waiting(struct exec *x)
 				if (op->state != OPS_WAITING)
 					continue;
 				op->polls++;
-				if (prov_status_transient(rc) && ++op->wait_errors < WAIT_ERRORS_MAX) {
+				if (prov_status_transient(rc) &&
+				    ++op->wait_errors < WAIT_ERRORS_MAX) {
 					/* the poll failed (throttled), not the operation: later */
 					log_debug("%s: poll %d failed (%s); next in %lds", op->addr,
 						  op->polls, err.msg, x->poll_cap_ms / 1000);

@@ -112,7 +112,7 @@ bool engine_call_retried(const struct prov_type *t, enum prov_verb verb);
 		retry_call_end(&call_);                                                            \
 	} while (0)
 
-/* A logical call the engine does not retry (a purchase): its deadline still bounds the provider's. */
+/* A logical call the engine does not retry (a purchase): its deadline bounds the provider's. */
 #define ENGINE_CALL_ONCE(rc, call)                                                                 \
 	do {                                                                                       \
 		struct retry_call call_;                                                           \

@@ -261,7 +261,8 @@ static bool wait_for_token(struct retry_rate *rate, const struct retry_call *rc,
 	return false;
 }
 
-/* Before retry attempt + 1: back off, then wait for a token; false when the deadline comes first. */
+/* Before retry attempt + 1: back off, then wait for a token; false when the deadline comes first.
+ */
 static bool pause_before(const struct http_call *call, const struct http_response *resp,
 			 int attempt, long base_ms, const struct retry_call *rc)
 {
@@ -269,16 +270,53 @@ static bool pause_before(const struct http_call *call, const struct http_respons
 	       wait_for_token(call->rate, rc, attempt);
 }
 
-static void trace(const struct http_call *call, int rc, const struct http_response *resp,
-		  const struct retry_call *rcall, int attempt, const struct kiln_error *err)
+static void trace(const struct http_call *call, int rc, const struct http_response *resp, long ms,
+		  int attempt, const struct kiln_error *err)
 {
 	if (rc == 0)
 		log_debug("http: %s %s -> %ld in %ld ms (attempt %d)%s%s", call->service,
-			  call->action, resp->status, retry_call_elapsed_ms(rcall), attempt + 1,
-			  resp->request_id ? " request " : "", resp->request_id ? resp->request_id : "");
+			  call->action, resp->status, ms, attempt + 1,
+			  resp->request_id ? " request " : "",
+			  resp->request_id ? resp->request_id : "");
 	else
 		log_debug("http: %s %s -> no response in %ld ms (attempt %d): %s", call->service,
-			  call->action, retry_call_elapsed_ms(rcall), attempt + 1, err->msg);
+			  call->action, ms, attempt + 1, err->msg);
+}
+
+/*
+ * Whether attempt t->attempts (a retry) may be made, after its wait: the
+ * service's quota pays for it (*cost), and its backoff and its token of the
+ * rate end before the deadline. t says what stopped it.
+ */
+static bool may_retry(const struct http_call *call, const struct http_response *resp, int rc,
+		      long base_ms, const struct retry_call *rcall, struct http_tries *t, int *cost)
+{
+	if (call->rate && !(*cost = retry_quota_take(call->rate, rc == -1))) {
+		t->no_quota = true;
+		log_debug("http: %s %s: no retry: the service's retry quota is spent",
+			  call->service, call->action);
+		return false;
+	}
+	if (!pause_before(call, resp, t->attempts, base_ms, rcall)) {
+		t->out_of_time = true;
+		if (call->rate)
+			retry_quota_put_back(call->rate, *cost);
+		log_debug("http: %s %s: no retry: the call's deadline comes first", call->service,
+			  call->action);
+		return false;
+	}
+	return true;
+}
+
+/* Tell the service's rate whether the answer was throttled, and its quota of a success. */
+static void tell_rate(const struct http_call *call, int rc, const struct http_response *resp,
+		      bool again, bool throttled, int cost, const struct retry_call *rcall)
+{
+	if (!call->rate || rc != 0)
+		return;
+	retry_rate_answered(call->rate, rcall->clock->now_ms(rcall->clock->arg), throttled);
+	if (!again && resp->status >= 200 && resp->status < 300)
+		retry_quota_put_back(call->rate, cost ? cost : 1);
 }
 
 int http_call_run(const struct http_call *call, struct http_response *resp,
@@ -301,21 +339,8 @@ int http_call_run(const struct http_call *call, struct http_response *resp,
 	memset(resp, 0, sizeof(*resp));
 	resp->retry_after = -1;
 	for (t.attempts = 0; t.attempts < max; t.attempts++) {
-		if (t.attempts > 0 && call->rate &&
-		    !(cost = retry_quota_take(call->rate, rc == -1))) {
-			t.no_quota = true;
-			log_debug("http: %s %s: no retry: the service's retry quota is spent",
-				  call->service, call->action);
+		if (t.attempts > 0 && !may_retry(call, resp, rc, base, &rcall, &t, &cost))
 			break;
-		}
-		if (t.attempts > 0 && !pause_before(call, resp, t.attempts, base, &rcall)) {
-			t.out_of_time = true;
-			if (call->rate)
-				retry_quota_put_back(call->rate, cost);
-			log_debug("http: %s %s: no retry: the call's deadline comes first",
-				  call->service, call->action);
-			break;
-		}
 		if (t.attempts == 0)
 			wait_for_token(call->rate, &rcall, 0);
 		http_response_release(resp);
@@ -324,13 +349,9 @@ int http_call_run(const struct http_call *call, struct http_response *resp,
 		rc = http_send(&req, call->unreachable_hint, resp, err);
 		again = (rc == -1 && !call->once) || (rc == 0 && call->transient(call->arg, resp));
 		t.throttled = rc == 0 && again && is_throttled(call, resp);
-		if (call->rate && rc == 0)
-			retry_rate_answered(call->rate, rcall.clock->now_ms(rcall.clock->arg),
-					    t.throttled);
-		trace(call, rc, resp, &rcall, t.attempts, err);
+		tell_rate(call, rc, resp, again, t.throttled, cost, &rcall);
+		trace(call, rc, resp, retry_call_elapsed_ms(&rcall) - began, t.attempts, err);
 		if (!again) {
-			if (call->rate && rc == 0 && resp->status < 300)
-				retry_quota_put_back(call->rate, cost ? cost : 1);
 			t.attempts++;
 			break;
 		}

@@ -284,8 +284,9 @@ void retry_rate_answered(struct retry_rate *r, long now_ms, bool throttled)
 			refill(r, now_ms);
 		}
 		r->fill = fill;
-		log_debug("throttled: kiln's own rate for this service is now %.1f requests a second",
-			  fill);
+		log_debug(
+		    "throttled: kiln's own rate for this service is now %.1f requests a second",
+		    fill);
 	} else if (r->limiting) {
 		refill(r, now_ms);
 		r->fill = retry_rate_increased(r->fill, r->measured);

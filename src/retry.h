@@ -117,7 +117,8 @@ void retry_rate_answered(struct retry_rate *r, long now_ms, bool throttled);
 #define RETRY_QUOTA_COST 5
 #define RETRY_QUOTA_TIMEOUT_COST 10
 
-/* Pay for a retry (no_answer: after a lost connection or timeout): its cost, or 0 when the quota cannot. */
+/* Pay for a retry (no_answer: after a lost connection or timeout): its cost, or 0 when the quota
+ * cannot. */
 int retry_quota_take(struct retry_rate *r, bool no_answer);
 /*
  * Put amount back (up to RETRY_QUOTA_MAX): a call that succeeded, what its

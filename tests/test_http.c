@@ -437,8 +437,8 @@ struct client {
 	int nprepared;
 	int ntransient; /* calls to transient() */
 	char attempt_header[48];
-	const char *sent[10]; /* headers, then attempt_header */
-	bool no_hint;	      /* the call names no unreachable_hint */
+	const char *sent[10];	 /* headers, then attempt_header */
+	bool no_hint;		 /* the call names no unreachable_hint */
 	struct retry_rate *rate; /* NULL: no adaptive rate */
 };
 

@@ -2,8 +2,9 @@
  * aws_call.c - one AWS API call: the request built for its protocol, signed
  * afresh for every attempt, sent through http.c (the one layer that retries
  * throttling, 5xx and lost connections, under the logical call's deadline
- * and the service's adaptive rate: retry.h), and its answer parsed or its
- * error mapped to a prov_status.
+ * and the service's adaptive rate and retry quota: retry.h), and its answer
+ * parsed or its error mapped to a prov_status (PROV_GAVE_UP when those
+ * retries ran out).
  *
  * Three protocols: Query (EC2, IAM: form-encoded POST, XML answer), JSON 1.1
  * (FSx: X-Amz-Target) and REST (S3 with XML, EFS with JSON). An error keeps
@@ -214,16 +215,17 @@ static bool transient(void *arg, const struct http_response *resp)
 static void gave_up(struct kiln_error *err, const struct http_tries *tries)
 {
 	size_t len = strlen(err->msg);
-	char deadline[64] = ""; /* what ended the retries before the attempts did */
+	char ended[64] = ""; /* what ended the retries before the attempts did */
 
 	if (tries->out_of_time)
-		snprintf(deadline, sizeof(deadline), ", at the call's deadline of %.1f s",
+		snprintf(ended, sizeof(ended), ", at the call's deadline of %.1f s",
 			 (double)tries->deadline_ms / 1000);
 	else if (tries->no_quota)
-		snprintf(deadline, sizeof(deadline), ", with the service's retry quota spent");
-	snprintf(err->msg + len, sizeof(err->msg) - len, " (%sgave up after %d attempt%s in %.1f s%s)",
+		snprintf(ended, sizeof(ended), ", with the service's retry quota spent");
+	snprintf(err->msg + len, sizeof(err->msg) - len,
+		 " (%sgave up after %d attempt%s in %.1f s%s)",
 		 tries->throttled ? "throttled: " : "", tries->attempts,
-		 tries->attempts == 1 ? "" : "s", (double)tries->ms / 1000, deadline);
+		 tries->attempts == 1 ? "" : "s", (double)tries->ms / 1000, ended);
 	if (tries->throttled)
 		kiln_error_hint(err, "AWS is throttling this account's requests and kiln slowed "
 				     "down to the rate it allows; run it again later");

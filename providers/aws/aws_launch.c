@@ -428,11 +428,12 @@ int launch_run(struct prov_ctx *ctx, const struct launch *l, const struct prov_s
 	}
 	json_decref(resp);
 	if (profile_unseen(l, rc, err))
-		kiln_error_hint(err,
-				"EC2 has not seen instance profile %s for %.0f s after kiln made it: "
-				"IAM is eventually consistent, and slower at times; apply again in "
-				"a few minutes",
-				l->profile, mono_s() - since);
+		kiln_error_hint(
+		    err,
+		    "EC2 has not seen instance profile %s for %.0f s after kiln made it: "
+		    "IAM is eventually consistent, and slower at times; apply again in "
+		    "a few minutes",
+		    l->profile, mono_s() - since);
 	capacity_launch_refused(l, rc, err);
 	if (capacity_fall_back(l, rc, err)) {
 		struct launch od = *l;
