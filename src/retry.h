@@ -6,19 +6,20 @@
  * Who retries what. A provider with a transport of its own (aws, through
  * http.c) retries a throttled, failed or lost request there, request by
  * request, under the logical call's deadline and its service's adaptive
- * rate and retry quota; when that gives up the provider answers PROV_GAVE_UP, which nobody
- * repeats. The engine (ENGINE_CALL) retries only PROV_RETRY, "not yet":
+ * rate and retry quota; when that gives up the provider answers
+ * PROV_GAVE_UP, which nobody repeats. The engine (ENGINE_CALL) retries only PROV_RETRY, "not yet":
  * eventual consistency (a gateway EC2 does not show yet, a resource still
  * in use, a lost create that made nothing) and the sim's simulated 503 (the
  * sim has no transport), under the same deadline. So one layer retries any
  * one failure, and a throttled cloud gets fewer requests, not more.
  *
  * The logical call is what the engine asks a provider for (a create, a
- * read, one list page, one poll): ENGINE_CALL begins it on the calling
- * thread, and every request the provider makes for it shares its deadline.
- * The deadline travels with the thread because a provider context is one
- * per run, shared by every worker; a request made outside any logical call
- * (pre-flight, expand) is one of its own.
+ * read, one list page, one poll, the pre-flight): ENGINE_CALL begins it on
+ * the calling thread (ENGINE_CALL_ONCE for a purchase, never retried), and
+ * every request the provider makes for it shares its deadline. The
+ * deadline travels with the thread because a provider context is one per
+ * run, shared by every worker; a request made outside any logical call
+ * (expand, metrics) is one of its own.
  *
  * The arithmetic takes its clock and dice as arguments, for the unit tests
  * (tests/test_retry.c).
