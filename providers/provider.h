@@ -39,8 +39,11 @@
  *
  * Calls are synchronous and may be made from many threads at once; a
  * provider context must be safe for that. Every call returns one of enum
- * prov_status; the engine retries PROV_RETRY with backoff and never retries
- * the others.
+ * prov_status; the engine retries PROV_RETRY with backoff under the call's
+ * deadline and never retries the others. One layer retries a failure
+ * (retry.h): a provider that retries its own requests (aws, in http.c)
+ * answers PROV_GAVE_UP when those ran out, and PROV_RETRY only for what is
+ * not ready yet (eventual consistency).
  */
 #ifndef KILN_PROVIDER_H
 #define KILN_PROVIDER_H
@@ -57,10 +60,17 @@
 enum prov_status {
 	PROV_OK = 0,
 	PROV_ERROR = -1,    /* permanent: bad request, denied, conflict */
-	PROV_RETRY = -2,    /* transient: throttled, 5xx, timeout; safe to repeat */
+	PROV_RETRY = -2,    /* not yet: eventual consistency, a simulated 503; safe to repeat */
 	PROV_CAPACITY = -3, /* insufficient capacity: nothing was left behind */
 	PROV_NOTFOUND = -4, /* the id does not exist (read, update, delete) */
+	PROV_GAVE_UP = -5,  /* transient, and the provider's own retries ran out: not repeated */
 };
+
+/* Throttled, failing or not ready for a while: a poll that got it polls again later. */
+static inline bool prov_status_transient(int rc)
+{
+	return rc == PROV_RETRY || rc == PROV_GAVE_UP;
+}
 
 enum prov_policy {
 	POLICY_LIVE,	/* changed in place */

@@ -482,7 +482,7 @@ static int run_op(struct exec *x, struct op *op, json_t **live, struct kiln_erro
 		if (engine_call_retried(t, VERB_CREATE))
 			ENGINE_CALL(rc, err, t->create(x->e->ctx, &x->e->scope, &c, live, err));
 		else
-			rc = t->create(x->e->ctx, &x->e->scope, &c, live, err);
+			ENGINE_CALL_ONCE(rc, t->create(x->e->ctx, &x->e->scope, &c, live, err));
 		json_decref(deps);
 		return rc;
 	}
@@ -768,7 +768,8 @@ static void poll_waiting(struct exec *x)
 				if (op->state != OPS_WAITING)
 					continue;
 				op->polls++;
-				if (rc == PROV_RETRY && ++op->wait_errors < WAIT_ERRORS_MAX) {
+				if (prov_status_transient(rc) &&
+				    ++op->wait_errors < WAIT_ERRORS_MAX) {
 					/* the poll failed (throttled), not the operation: later */
 					log_debug("%s: poll %d failed (%s); next in %lds", op->addr,
 						  op->polls, err.msg, x->poll_cap_ms / 1000);

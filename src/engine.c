@@ -1,6 +1,7 @@
 /*
  * engine.c - see engine.h. Loading and expanding a spec, refreshing live
- * state through the provider, and the retry policy every provider call uses.
+ * state through the provider, and the engine's retries of PROV_RETRY ("not
+ * yet") under each logical call's deadline (retry.h).
  */
 #include "engine.h"
 
@@ -499,6 +500,5 @@ bool engine_retry_wait(int attempt)
 	if (attempt + 1 >= max)
 		return false;
 	log_debug("transient provider error; retry %d of %ld", attempt + 1, max - 1);
-	backoff_sleep(attempt, base, 5000);
-	return true;
+	return retry_pause(attempt, base, 5000);
 }

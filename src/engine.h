@@ -1,7 +1,7 @@
 /*
  * engine.h - what plan, apply, destroy and graph share: load a spec, open
  * its provider, expand it into desired resources, refresh live state, and
- * call the provider with bounded retries.
+ * call the provider, one logical call at a time, with bounded retries.
  *
  * The engine names no cloud: it finds the provider by the spec's
  * provider.name in the provider table and talks to it through provider.h.
@@ -14,6 +14,7 @@
 #include "diag.h"
 #include "graph.h"
 #include "provider.h"
+#include "retry.h"
 #include "spec.h"
 
 struct engine {
@@ -88,9 +89,11 @@ struct graph *engine_graph(const json_t *resources, struct kiln_error *err);
 void engine_mark_created(const struct provider *prov, json_t *desired);
 
 /*
- * Retries for PROV_RETRY: up to KILN_RETRY_MAX attempts in all (default 8),
- * exponential backoff from KILN_RETRY_BASE_MS (default 100) with full jitter,
- * capped at 5 s. engine_retry_wait returns false when attempts are used up.
+ * Retries for PROV_RETRY, "not yet" (retry.h says who retries what): up to
+ * KILN_RETRY_MAX attempts in all (default 8), exponential backoff from
+ * KILN_RETRY_BASE_MS (default 100) with full jitter, capped at 5 s, while
+ * the backoff ends before the logical call's deadline. engine_retry_wait
+ * returns false when the attempts or the time are used up.
  */
 bool engine_retry_wait(int attempt);
 /* After the last attempt failed transiently: say so in err. */
@@ -101,12 +104,29 @@ void engine_retry_gave_up(int rc, int attempts, struct kiln_error *err);
  * hide a purchase made; its provider looks for what it bought instead.
  */
 bool engine_call_retried(const struct prov_type *t, enum prov_verb verb);
+/*
+ * One logical call of a provider hook: its deadline (KILN_CALL_DEADLINE_MS)
+ * begins here and holds for every request the provider makes for it.
+ * PROV_GAVE_UP, the provider's own retries run out, is not repeated.
+ */
 #define ENGINE_CALL(rc, err, call)                                                                 \
 	do {                                                                                       \
+		struct retry_call call_;                                                           \
 		int attempt_ = 0;                                                                  \
+		retry_call_begin(&call_, NULL);                                                    \
 		while (((rc) = (call)) == PROV_RETRY && engine_retry_wait(attempt_++))             \
 			;                                                                          \
 		engine_retry_gave_up((rc), attempt_, (err));                                       \
+		retry_call_end(&call_);                                                            \
+	} while (0)
+
+/* A logical call the engine does not retry (a purchase): its deadline bounds the provider's. */
+#define ENGINE_CALL_ONCE(rc, call)                                                                 \
+	do {                                                                                       \
+		struct retry_call call_;                                                           \
+		retry_call_begin(&call_, NULL);                                                    \
+		(rc) = (call);                                                                     \
+		retry_call_end(&call_);                                                            \
 	} while (0)
 
 /* attrs reduced to a type's inputs (its attribute table): what diffs compare. */

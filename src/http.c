@@ -9,6 +9,7 @@
 #include "http.h"
 
 #include "log.h"
+#include "retry.h"
 
 #include <curl/curl.h>
 #include <pthread.h>
@@ -224,58 +225,142 @@ static int http_send(const struct http_request *req, const char *unreachable_hin
 	return ret;
 }
 
-static long elapsed_ms(const struct timespec *t0)
+static bool is_throttled(const struct http_call *call, const struct http_response *resp)
 {
-	struct timespec t1;
-
-	clock_gettime(CLOCK_MONOTONIC, &t1);
-	return (long)((t1.tv_sec - t0->tv_sec) * 1000 + (t1.tv_nsec - t0->tv_nsec) / 1000000);
+	return call->throttled ? call->throttled(call->arg, resp) : resp->status == 429;
 }
 
-int http_call_run(const struct http_call *call, struct http_response *resp, int *attempts,
-		  struct kiln_error *err)
+/* The wait before retry attempt + 1: the server's Retry-After when it says 1 to 20 s. */
+static long retry_wait_ms(const struct http_response *resp, int attempt, long base_ms,
+			  const struct retry_call *rc)
+{
+	if (resp->retry_after > 0 && resp->retry_after <= 20)
+		return resp->retry_after * 1000;
+	return retry_backoff_ms(attempt - 1, base_ms, 5000, rc->clock->uniform(rc->clock->arg));
+}
+
+/*
+ * Wait for attempt's token of the adaptive rate: the first attempt always
+ * waits for it (slowing down is the point); a retry only when the wait ends
+ * before the deadline, else the token goes back and false says time is up.
+ */
+static bool wait_for_token(struct retry_rate *rate, const struct retry_call *rc, int attempt)
+{
+	long wait;
+
+	if (!rate)
+		return true;
+	wait = retry_rate_take(rate, rc->clock->now_ms(rc->clock->arg));
+	if (attempt == 0) {
+		rc->clock->sleep_ms(rc->clock->arg, wait);
+		return true;
+	}
+	if (retry_call_sleep(rc, wait))
+		return true;
+	retry_rate_give_back(rate);
+	return false;
+}
+
+/* Before retry attempt + 1: back off, then wait for a token; false when the deadline comes first.
+ */
+static bool pause_before(const struct http_call *call, const struct http_response *resp,
+			 int attempt, long base_ms, const struct retry_call *rc)
+{
+	return retry_call_sleep(rc, retry_wait_ms(resp, attempt, base_ms, rc)) &&
+	       wait_for_token(call->rate, rc, attempt);
+}
+
+static void trace(const struct http_call *call, int rc, const struct http_response *resp, long ms,
+		  int attempt, const struct kiln_error *err)
+{
+	if (rc == 0)
+		log_debug("http: %s %s -> %ld in %ld ms (attempt %d)%s%s", call->service,
+			  call->action, resp->status, ms, attempt + 1,
+			  resp->request_id ? " request " : "",
+			  resp->request_id ? resp->request_id : "");
+	else
+		log_debug("http: %s %s -> no response in %ld ms (attempt %d): %s", call->service,
+			  call->action, ms, attempt + 1, err->msg);
+}
+
+/*
+ * Whether attempt t->attempts (a retry) may be made, after its wait: the
+ * service's quota pays for it (*cost), and its backoff and its token of the
+ * rate end before the deadline. t says what stopped it.
+ */
+static bool may_retry(const struct http_call *call, const struct http_response *resp, int rc,
+		      long base_ms, const struct retry_call *rcall, struct http_tries *t, int *cost)
+{
+	if (call->rate && !(*cost = retry_quota_take(call->rate, rc == -1))) {
+		t->no_quota = true;
+		log_debug("http: %s %s: no retry: the service's retry quota is spent",
+			  call->service, call->action);
+		return false;
+	}
+	if (!pause_before(call, resp, t->attempts, base_ms, rcall)) {
+		t->out_of_time = true;
+		if (call->rate)
+			retry_quota_put_back(call->rate, *cost);
+		log_debug("http: %s %s: no retry: the call's deadline comes first", call->service,
+			  call->action);
+		return false;
+	}
+	return true;
+}
+
+/* Tell the service's rate whether the answer was throttled, and its quota of a success. */
+static void tell_rate(const struct http_call *call, int rc, const struct http_response *resp,
+		      bool again, bool throttled, int cost, const struct retry_call *rcall)
+{
+	if (!call->rate || rc != 0)
+		return;
+	retry_rate_answered(call->rate, rcall->clock->now_ms(rcall->clock->arg), throttled);
+	if (!again && resp->status >= 200 && resp->status < 300)
+		retry_quota_put_back(call->rate, cost ? cost : 1);
+}
+
+int http_call_run(const struct http_call *call, struct http_response *resp,
+		  struct http_tries *tries, struct kiln_error *err)
 {
 	long max = env_long("KILN_HTTP_ATTEMPTS", 4, 100);
 	long base = env_long("KILN_HTTP_BACKOFF_MS", 100, 60000);
+	struct http_tries t = {0};
 	struct http_request req;
-	struct timespec t0;
-	int attempt, rc = -1;
+	struct retry_call rcall;
+	long began;
+	int rc = -1, cost = 0;
+	bool again = false;
 
 	pthread_once(&http_once, http_init_once);
-	clock_gettime(CLOCK_MONOTONIC, &t0);
+	retry_call_begin(&rcall, NULL);
+	began = retry_call_elapsed_ms(&rcall);
 	if (max < 1)
 		max = 1;
 	memset(resp, 0, sizeof(*resp));
-	for (attempt = 0; attempt < max; attempt++) {
-		bool again;
-
-		if (attempt > 0) {
-			if (resp->retry_after > 0 && resp->retry_after <= 20) {
-				struct timespec ts = {(time_t)resp->retry_after, 0};
-
-				nanosleep(&ts, NULL);
-			} else {
-				backoff_sleep(attempt - 1, base, 5000);
-			}
-			http_response_release(resp);
-		}
+	resp->retry_after = -1;
+	for (t.attempts = 0; t.attempts < max; t.attempts++) {
+		if (t.attempts > 0 && !may_retry(call, resp, rc, base, &rcall, &t, &cost))
+			break;
+		if (t.attempts == 0)
+			wait_for_token(call->rate, &rcall, 0);
+		http_response_release(resp);
 		memset(&req, 0, sizeof(req));
-		call->prepare(call->arg, attempt, &req);
+		call->prepare(call->arg, t.attempts, &req);
 		rc = http_send(&req, call->unreachable_hint, resp, err);
 		again = (rc == -1 && !call->once) || (rc == 0 && call->transient(call->arg, resp));
-		if (rc == 0)
-			log_debug("http: %s %s -> %ld in %ld ms (attempt %d)%s%s", call->service,
-				  call->action, resp->status, elapsed_ms(&t0), attempt + 1,
-				  resp->request_id ? " request " : "",
-				  resp->request_id ? resp->request_id : "");
-		else
-			log_debug("http: %s %s -> no response in %ld ms (attempt %d): %s",
-				  call->service, call->action, elapsed_ms(&t0), attempt + 1,
-				  err->msg);
-		if (!again)
+		t.throttled = rc == 0 && again && is_throttled(call, resp);
+		tell_rate(call, rc, resp, again, t.throttled, cost, &rcall);
+		trace(call, rc, resp, retry_call_elapsed_ms(&rcall) - began, t.attempts, err);
+		if (!again) {
+			t.attempts++;
 			break;
+		}
 	}
-	if (attempts)
-		*attempts = attempt < max ? attempt + 1 : (int)max;
+	t.retried = again;
+	t.ms = retry_call_elapsed_ms(&rcall) - began;
+	t.deadline_ms = rcall.deadline_ms - rcall.start_ms;
+	retry_call_end(&rcall);
+	if (tries)
+		*tries = t;
 	return rc < 0 ? -1 : 0;
 }

@@ -165,19 +165,3 @@ int remove_tree(const char *path)
 {
 	return nftw(path, remove_entry, 16, FTW_DEPTH | FTW_PHYS);
 }
-
-void backoff_sleep(int attempt, long base_ms, long cap_ms)
-{
-	static __thread unsigned seed;
-	long ms = base_ms << (attempt < 16 ? attempt : 16);
-	struct timespec ts;
-
-	if (!seed)
-		seed = (unsigned)time(NULL) ^ (unsigned)(uintptr_t)&seed;
-	if (ms > cap_ms || ms < 0)
-		ms = cap_ms;
-	ms = ms > 0 ? (long)(rand_r(&seed) % (ms + 1)) : 0;
-	ts.tv_sec = ms / 1000;
-	ts.tv_nsec = (ms % 1000) * 1000000L;
-	nanosleep(&ts, NULL);
-}

@@ -40,13 +40,6 @@ void uuid_v4(char out[37]);
 /* Remove a directory tree (like rm -rf, never following links). */
 int remove_tree(const char *path);
 
-/*
- * Sleep before retry number attempt+1: exponential from base_ms, capped at
- * cap_ms, with full jitter (a uniform draw in [0, that]) so many threads or
- * processes retrying together do not stampede.
- */
-void backoff_sleep(int attempt, long base_ms, long cap_ms);
-
 /* Human size: "1.5 MiB". Caller frees. */
 char *size_format(uint64_t bytes);
 

@@ -3,8 +3,8 @@
  * refresh that need one listing (EFS file systems for file systems and
  * mount targets, a scope's VPCs for what lives in them) make one call for
  * all their users, hand each a copy, and drop it once every user took it,
- * so the next refresh asks again; a failed call is not shared and takes
- * no user's turn.
+ * so the next refresh asks again; a call that failed for a while is not
+ * shared and takes no user's turn, one whose retries ran out is shared.
  */
 #include "testutil.h"
 
@@ -18,7 +18,7 @@ static const struct prov_scope scope = {"demo", "default", NULL, NULL};
 static const struct prov_scope other = {"demo", "other", NULL, NULL};
 
 static int fetches;
-static int fail_next;
+static int fail_next; /* the status the next fetch fails with; 0: it does not */
 static pthread_mutex_t fetch_mu = PTHREAD_MUTEX_INITIALIZER;
 
 /* A listing that counts how often it was made, and says whose it was. */
@@ -33,10 +33,12 @@ static int fetch(struct prov_ctx *ctx, const struct prov_scope *s, const void *a
 	n = ++fetches;
 	pthread_mutex_unlock(&fetch_mu);
 	if (fail_next) {
+		int rc = fail_next;
+
 		fail_next = 0;
 		kiln_error_set(err, "aws: throttled");
 		*out = NULL;
-		return PROV_RETRY;
+		return rc;
 	}
 	*out = json_pack("[{s:s, s:i}]", "workspace", s->workspace, "fetch", n);
 	return PROV_OK;
@@ -123,7 +125,7 @@ static void test_a_failed_listing_is_not_shared(void **state)
 	struct kiln_error err = {{0}, {0}};
 	json_t *out = NULL;
 
-	fail_next = 1;
+	fail_next = PROV_RETRY;
 	assert_int_equal(aws_shared_listing(ctx, "efs", 2, &scope, fetch, NULL, &out, &err),
 			 PROV_RETRY);
 	assert_null(out);
@@ -135,6 +137,25 @@ static void test_a_failed_listing_is_not_shared(void **state)
 	take(ctx, &scope, 2, 2);
 	take(ctx, &scope, 2, 3);
 	take(ctx, &scope, 2, 3);
+}
+
+static void test_a_listing_that_gave_up_is_shared_not_sent_again(void **state)
+{
+	struct prov_ctx *ctx = ((struct sfx *)*state)->ctx;
+	struct kiln_error err = {{0}, {0}}, err2 = {{0}, {0}};
+	json_t *out = NULL;
+
+	fail_next = PROV_GAVE_UP;
+	assert_int_equal(aws_shared_listing(ctx, "efs", 2, &scope, fetch, NULL, &out, &err),
+			 PROV_GAVE_UP);
+	/* http.c's retries ran out: the other user gets that answer, with no call of its own. */
+	assert_int_equal(aws_shared_listing(ctx, "efs", 2, &scope, fetch, NULL, &out, &err2),
+			 PROV_GAVE_UP);
+	assert_null(out);
+	assert_string_equal(err2.msg, "aws: throttled");
+	assert_int_equal(fetches, 1);
+	/* Every user took it: the next refresh asks again. */
+	take(ctx, &scope, 2, 2);
 }
 
 static void test_each_user_gets_its_own_copy(void **state)
@@ -227,6 +248,7 @@ int main(void)
 	    shared_test(test_a_listing_is_made_once_for_its_users_then_asked_again),
 	    shared_test(test_each_scope_has_its_own_listing),
 	    shared_test(test_a_failed_listing_is_not_shared),
+	    shared_test(test_a_listing_that_gave_up_is_shared_not_sent_again),
 	    shared_test(test_each_user_gets_its_own_copy),
 	    shared_test(test_a_storage_listing_keeps_the_scopes_items_for_both_its_types),
 	    shared_test(test_users_on_threads_of_their_own_share_one_call),

@@ -31,6 +31,7 @@
 #include <unistd.h>
 
 #include "http.h"
+#include "retry.h"
 #include "util.h"
 
 #define MAX_SEEN 256
@@ -436,8 +437,9 @@ struct client {
 	int nprepared;
 	int ntransient; /* calls to transient() */
 	char attempt_header[48];
-	const char *sent[10]; /* headers, then attempt_header */
-	bool no_hint;	      /* the call names no unreachable_hint */
+	const char *sent[10];	 /* headers, then attempt_header */
+	bool no_hint;		 /* the call names no unreachable_hint */
+	struct retry_rate *rate; /* NULL: no adaptive rate */
 };
 
 /* Every attempt says which it is, as a fresh signature would differ. */
@@ -470,21 +472,22 @@ static bool client_transient(void *arg, const struct http_response *resp)
 	return http_status_transient(resp->status);
 }
 
-static int client_run(struct client *c, struct http_response *resp, int *attempts,
+static int client_run(struct client *c, struct http_response *resp, struct http_tries *tries,
 		      struct kiln_error *err)
 {
 	/* Named as the aws provider names where its endpoint comes from. */
 	const struct http_call call = {
-	    "test",
-	    "Call",
-	    client_prepare,
-	    client_transient,
-	    c,
+	    .service = "test",
+	    .action = "Call",
+	    .prepare = client_prepare,
+	    .transient = client_transient,
+	    .arg = c,
+	    .rate = c->rate,
 	    .unreachable_hint =
 		c->no_hint ? NULL : "check the endpoint (AWS_ENDPOINT_URL) and the network",
 	};
 
-	return http_call_run(&call, resp, attempts, err);
+	return http_call_run(&call, resp, tries, err);
 }
 
 struct fx {
@@ -493,6 +496,7 @@ struct fx {
 	struct http_response resp;
 	struct kiln_error err;
 	int attempts;
+	struct http_tries tries;
 	int dead_fd; /* bound, not listening: connections to it are refused */
 };
 
@@ -501,6 +505,7 @@ static void clear_env(void)
 	unsetenv("KILN_HTTP_ATTEMPTS");
 	unsetenv("KILN_HTTP_TIMEOUT_MS");
 	unsetenv("KILN_HTTP_CONNECT_TIMEOUT_MS");
+	unsetenv("KILN_CALL_DEADLINE_MS");
 }
 
 static int fx_setup(void **state)
@@ -550,7 +555,9 @@ static void assert_contains(const char *text, const char *part)
 /* Run f's client, expecting rc. */
 static void run(struct fx *f, int want)
 {
-	int rc = client_run(&f->cl, &f->resp, &f->attempts, &f->err);
+	int rc = client_run(&f->cl, &f->resp, &f->tries, &f->err);
+
+	f->attempts = f->tries.attempts;
 
 	if (rc != want)
 		fail_msg("http_call_run gave %d, expected %d: %s", rc, want, f->err.msg);
@@ -748,6 +755,84 @@ static void test_persistent_500_stops_after_the_attempt_limit_with_the_last_answ
 	assert_int_equal(f->attempts, 3);
 	assert_int_equal(f->cl.nprepared, 3);
 	assert_int_equal(server_requests(&f->srv), 3);
+}
+
+static void test_persistent_503_stops_at_the_calls_deadline(void **state)
+{
+	static const struct reply replies[] = {{503, NULL, "busy"}};
+	struct fx *f = *state;
+
+	/* 100 attempts allowed, 50 ms backoffs, 300 ms to retry in. */
+	setenv("KILN_HTTP_ATTEMPTS", "100", 1);
+	setenv("KILN_HTTP_BACKOFF_MS", "50", 1);
+	setenv("KILN_CALL_DEADLINE_MS", "300", 1);
+	script(f, replies);
+	set_url(f, "/");
+	run(f, 0);
+	assert_int_equal(f->resp.status, 503);
+	assert_true(f->tries.out_of_time);
+	assert_true(f->tries.retried);
+	assert_false(f->tries.throttled);
+	assert_int_equal(f->tries.deadline_ms, 300);
+	if (f->attempts < 2 || f->attempts >= 100 || f->tries.ms > 1000)
+		fail_msg("%d attempts in %ld ms: not stopped by a 300 ms deadline", f->attempts,
+			 f->tries.ms);
+	assert_int_equal(server_requests(&f->srv), f->attempts);
+}
+
+static void test_a_throttled_answer_slows_the_adaptive_rate(void **state)
+{
+	static const struct reply replies[] = {
+	    {429, NULL, "slow down"},
+	    {200, NULL, "ok"},
+	};
+	struct fx *f = *state;
+
+	f->cl.rate = retry_rate_new();
+	script(f, replies);
+	set_url(f, "/");
+	run(f, 0);
+	assert_int_equal(f->resp.status, 200);
+	assert_int_equal(f->attempts, 2);
+	assert_false(f->tries.throttled); /* the last answer was not */
+	assert_true(retry_rate_fill(f->cl.rate) >= RETRY_RATE_MIN);
+	retry_rate_free(f->cl.rate);
+}
+
+static void test_no_retry_is_made_once_the_retry_quota_is_spent(void **state)
+{
+	static const struct reply replies[] = {
+	    {503, NULL, "busy"},
+	    {200, NULL, "ok"},
+	};
+	struct fx *f = *state;
+
+	f->cl.rate = retry_rate_new();
+	while (retry_quota_take(f->cl.rate, false))
+		;
+	script(f, replies);
+	set_url(f, "/");
+	run(f, 0);
+	assert_int_equal(f->resp.status, 503);
+	assert_int_equal(f->attempts, 1);
+	assert_true(f->tries.no_quota);
+	assert_int_equal(server_requests(&f->srv), 1);
+	retry_rate_free(f->cl.rate);
+}
+
+static void test_a_persistent_429_is_reported_throttled(void **state)
+{
+	static const struct reply replies[] = {{429, NULL, "slow down"}};
+	struct fx *f = *state;
+
+	setenv("KILN_HTTP_ATTEMPTS", "2", 1);
+	script(f, replies);
+	set_url(f, "/");
+	run(f, 0);
+	assert_int_equal(f->attempts, 2);
+	assert_true(f->tries.throttled);
+	assert_true(f->tries.retried);
+	assert_false(f->tries.out_of_time);
 }
 
 static void test_retry_after_on_429_delays_the_next_attempt(void **state)
@@ -1108,6 +1193,10 @@ int main(void)
 	    http_test(test_s3_request_id_header_is_captured),
 	    http_test(test_prepare_is_called_once_per_attempt_with_its_number),
 	    http_test(test_transient_503_then_200_takes_two_attempts),
+	    http_test(test_persistent_503_stops_at_the_calls_deadline),
+	    http_test(test_a_throttled_answer_slows_the_adaptive_rate),
+	    http_test(test_a_persistent_429_is_reported_throttled),
+	    http_test(test_no_retry_is_made_once_the_retry_quota_is_spent),
 	    http_test(test_non_transient_400_is_returned_after_one_attempt),
 	    http_test(test_persistent_500_stops_after_the_attempt_limit_with_the_last_answer),
 	    http_test(test_retry_after_on_429_delays_the_next_attempt),

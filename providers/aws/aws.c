@@ -79,6 +79,7 @@ static void aws_close(struct prov_ctx *ctx)
 	for (i = 0; i < AWS_NSERVICES; i++) {
 		free(ctx->ep[i].base);
 		free(ctx->ep[i].host);
+		retry_rate_free(ctx->rate[i]);
 	}
 	for (i = 0; i < ctx->nzones; i++)
 		free(ctx->zones[i]);
@@ -95,6 +96,8 @@ static int aws_open(struct prov_ctx **out, const struct spec *spec, struct kiln_
 	pthread_mutex_init(&ctx->mu, NULL);
 	pthread_mutex_init(&ctx->share_mu, NULL);
 	pthread_cond_init(&ctx->share_cond, NULL);
+	for (i = 0; i < AWS_NSERVICES; i++)
+		ctx->rate[i] = retry_rate_new();
 	ctx->images = json_object();
 	ctx->efa = json_object();
 	ctx->offers = json_object();
@@ -161,10 +164,15 @@ void aws_efa_remember(struct prov_ctx *ctx, const char *type, int n)
 	pthread_mutex_unlock(&ctx->mu);
 }
 
-/* A listing being shared: made (value set) or being made by one user (value NULL). */
+/*
+ * A listing being shared: made (value set), given up on (rc set), or being
+ * made by one user (neither).
+ */
 struct aws_share {
 	char *key;	       /* "KEY/CLUSTER/WORKSPACE", or "KEY/-" for every scope */
 	json_t *value;	       /* the answer, once made */
+	int rc;		       /* PROV_GAVE_UP when its retries ran out, else PROV_OK */
+	struct kiln_error err; /* why, with rc */
 	int left;	       /* users yet to take it */
 	struct timespec ready; /* when it was made (CLOCK_MONOTONIC) */
 	struct aws_share *next;
@@ -215,12 +223,22 @@ int aws_shared_listing(struct prov_ctx *ctx, const char *key, int users,
 	pthread_mutex_lock(&ctx->share_mu);
 	for (;;) {
 		p = share_find(ctx, full);
-		if (p && (*p)->value && share_stale(*p)) {
+		if (p && ((*p)->value || (*p)->rc) && share_stale(*p)) {
 			share_drop(p);
 			p = NULL;
 		}
 		if (!p)
 			break;
+		if ((*p)->rc) {
+			/* Its retries ran out: the others are not sent again (one retry layer). */
+			rc = (*p)->rc;
+			*err = (*p)->err;
+			if (--(*p)->left <= 0)
+				share_drop(p);
+			pthread_mutex_unlock(&ctx->share_mu);
+			free(full);
+			return rc;
+		}
 		if ((*p)->value) {
 			/* A copy each: the engine may change what a list gave it. */
 			*out = json_deep_copy((*p)->value);
@@ -246,6 +264,10 @@ int aws_shared_listing(struct prov_ctx *ctx, const char *key, int users,
 	p = share_find(ctx, full);
 	if (rc == PROV_OK && (*p)->left > 0) {
 		(*p)->value = json_deep_copy(*out);
+		clock_gettime(CLOCK_MONOTONIC, &(*p)->ready);
+	} else if (rc == PROV_GAVE_UP && (*p)->left > 0) {
+		(*p)->rc = rc;
+		(*p)->err = *err;
 		clock_gettime(CLOCK_MONOTONIC, &(*p)->ready);
 	} else {
 		share_drop(p);

@@ -1,7 +1,10 @@
 /*
  * aws_call.c - one AWS API call: the request built for its protocol, signed
- * afresh for every attempt, sent through http.c (which retries throttling
- * and 5xx), and its answer parsed or its error mapped to a prov_status.
+ * afresh for every attempt, sent through http.c (the one layer that retries
+ * throttling, 5xx and lost connections, under the logical call's deadline
+ * and the service's adaptive rate and retry quota: retry.h), and its answer
+ * parsed or its error mapped to a prov_status (PROV_GAVE_UP when those
+ * retries ran out).
  *
  * Three protocols: Query (EC2, IAM: form-encoded POST, XML answer), JSON 1.1
  * (FSx: X-Amz-Target) and REST (S3 with XML, EFS with JSON). An error keeps
@@ -176,6 +179,19 @@ static void prepare(void *arg, int attempt, struct http_request *req)
 	req->body_len = c->body_len;
 }
 
+static bool throttled(void *arg, const struct http_response *resp)
+{
+	struct aws_error e;
+	bool slow_down;
+
+	(void)arg;
+	aws_error_parse(&e, resp->status, resp->body, resp->body_len, resp->request_id,
+			resp->error_type);
+	slow_down = aws_error_is_throttle(&e);
+	aws_error_release(&e);
+	return slow_down;
+}
+
 static bool transient(void *arg, const struct http_response *resp)
 {
 	const struct signed_call *c = arg;
@@ -192,9 +208,33 @@ static bool transient(void *arg, const struct http_response *resp)
 	return again;
 }
 
+/*
+ * Say how http.c's retries ended, after err's message: the attempts, the
+ * time, whether throttling or the call's deadline ended them, and what to do.
+ */
+static void gave_up(struct kiln_error *err, const struct http_tries *tries)
+{
+	size_t len = strlen(err->msg);
+	char ended[64] = ""; /* what ended the retries before the attempts did */
+
+	if (tries->out_of_time)
+		snprintf(ended, sizeof(ended), ", at the call's deadline of %.1f s",
+			 (double)tries->deadline_ms / 1000);
+	else if (tries->no_quota)
+		snprintf(ended, sizeof(ended), ", with the service's retry quota spent");
+	snprintf(err->msg + len, sizeof(err->msg) - len,
+		 " (%sgave up after %d attempt%s in %.1f s%s)",
+		 tries->throttled ? "throttled: " : "", tries->attempts,
+		 tries->attempts == 1 ? "" : "s", (double)tries->ms / 1000, ended);
+	if (tries->throttled)
+		kiln_error_hint(err, "AWS is throttling this account's requests and kiln slowed "
+				     "down to the rate it allows; run it again later");
+}
+
 /* An error response as a prov_status, with err saying what and what to do. */
 static int map_error(struct prov_ctx *ctx, enum aws_service svc, const char *action,
-		     const struct http_response *resp, int attempts, struct kiln_error *err)
+		     const struct http_response *resp, const struct http_tries *tries,
+		     struct kiln_error *err)
 {
 	struct aws_error e;
 	char *what;
@@ -212,10 +252,15 @@ static int map_error(struct prov_ctx *ctx, enum aws_service svc, const char *act
 				"capacity comes and goes: list more zones under provider.zone, "
 				"or try again later");
 		rc = PROV_CAPACITY;
-	} else if (aws_error_is_transient(&e)) {
+	} else if (aws_error_is_transient(&e) && !tries->retried) {
+		/* Not retried (a create sent once): it may have been done; the caller looks. */
 		kiln_error_set(err, "aws: %s %s: %s (after %d attempts)", service_ids[svc], action,
-			       what, attempts);
+			       what, tries->attempts);
 		rc = PROV_RETRY;
+	} else if (aws_error_is_transient(&e)) {
+		kiln_error_set(err, "aws: %s %s: %s", service_ids[svc], action, what);
+		gave_up(err, tries);
+		rc = PROV_GAVE_UP;
 	} else if (aws_error_is_auth(&e)) {
 		kiln_error_set(err, "aws: %s %s: the credentials were refused: %s",
 			       service_ids[svc], action, what);
@@ -244,17 +289,20 @@ static int run(struct signed_call *c, const char *action, struct http_response *
 	    .action = action,
 	    .prepare = prepare,
 	    .transient = transient,
+	    .throttled = throttled,
 	    .arg = c,
+	    .rate = c->ctx->rate[c->svc],
 	    .once = c->once,
 	    .unreachable_hint = "check the endpoint (AWS_ENDPOINT_URL) and the network",
 	};
-	int attempts = 0, rc;
+	struct http_tries tries;
+	int rc;
 
 	if (!c->ctx->have_creds) {
 		*err = c->ctx->creds_err;
 		return PROV_ERROR;
 	}
-	rc = http_call_run(&call, resp, &attempts, err);
+	rc = http_call_run(&call, resp, &tries, err);
 	sigv4_headers_free(c->sig);
 	c->sig = NULL;
 	free(c->all);
@@ -264,10 +312,15 @@ static int run(struct signed_call *c, const char *action, struct http_response *
 
 		snprintf(msg, sizeof(msg), "%s", err->msg);
 		kiln_error_set(err, "aws: %s %s: %s", service_ids[c->svc], action, msg);
-		return PROV_RETRY;
+		/* A create sent once lost its answer: it may have been done; the caller looks. */
+		if (c->once && !tries.retried)
+			return PROV_RETRY;
+		if (tries.retried)
+			gave_up(err, &tries);
+		return PROV_GAVE_UP;
 	}
 	if (resp->status >= 300 || resp->status < 200) {
-		rc = map_error(c->ctx, c->svc, action, resp, attempts, err);
+		rc = map_error(c->ctx, c->svc, action, resp, &tries, err);
 		http_response_release(resp);
 		return rc;
 	}

@@ -879,9 +879,12 @@ static int purchase_lost(struct prov_ctx *ctx, const struct prov_scope *scope,
 	int rc = PROV_NOTFOUND, attempt;
 
 	snprintf(why, sizeof(why), "%s", strncmp(err->msg, "aws: ", 5) == 0 ? err->msg + 5 : err->msg);
-	for (attempt = 0; attempt < LOST_LOOKS && rc != PROV_OK; attempt++) {
-		if (attempt)
-			backoff_sleep(attempt - 1, env_long("KILN_RETRY_BASE_MS", 100, 60000), 5000);
+	/* Looked for again only while not found (a new block may show late), not after a look gave up. */
+	for (attempt = 0; attempt < LOST_LOOKS && (rc == PROV_NOTFOUND || rc == PROV_RETRY);
+	     attempt++) {
+		if (attempt &&
+		    !retry_pause(attempt - 1, env_long("KILN_RETRY_BASE_MS", 100, 60000), 5000))
+			break;
 		rc = block_tagged(ctx, scope, TAG_PURCHASE, token, out, &lerr);
 	}
 	if (rc == PROV_OK) {
@@ -1016,7 +1019,7 @@ int cb_wait(struct prov_ctx *ctx, enum prov_wait_for what, struct prov_wait *ids
 		} else if (rc == PROV_OK) {
 			ids[i].state = WAIT_PENDING;
 			json_decref(live);
-		} else if (rc != PROV_RETRY) {
+		} else if (!prov_status_transient(rc)) {
 			ids[i].state = WAIT_FAILED;
 		}
 	}

@@ -115,14 +115,9 @@ int ec2_create_lost(struct prov_ctx *ctx, const struct ec2_kind *k, const struct
 		    const char *address, json_t **out, struct kiln_error *err)
 {
 	struct kiln_error lerr = {{0}, {0}};
-	int rc = PROV_RETRY, attempt;
+	/* One look, which http.c retries; a create must not be sent blind again. */
+	int rc = ec2_find_address(ctx, k, scope, address, out, &lerr);
 
-	/* Keep looking while the look itself fails: a create must not be sent blind again. */
-	for (attempt = 0; attempt < 8 && rc == PROV_RETRY; attempt++) {
-		if (attempt)
-			backoff_sleep(attempt - 1, 100, 5000);
-		rc = ec2_find_address(ctx, k, scope, address, out, &lerr);
-	}
 	if (rc == PROV_OK)
 		return PROV_OK;
 	if (rc == PROV_NOTFOUND)

@@ -30,6 +30,7 @@
 #include "aws/sigv4.h"
 #include "catalog_aws.h"
 #include "provider.h"
+#include "retry.h"
 
 /*
  * The CloudWatch namespace of the nodes' GPU metrics: the agent publishes
@@ -68,6 +69,8 @@ struct prov_ctx {
 	size_t nzones;
 	struct aws_endpoint ep[AWS_NSERVICES];
 	atomic_ulong calls; /* HTTP requests made, retries included */
+	/* Each service's adaptive send rate, as botocore keeps one per client (retry.h). */
+	struct retry_rate *rate[AWS_NSERVICES];
 	bool have_creds;    /* else creds_err says why, at the first call */
 	pthread_mutex_t mu; /* guards images, efa, efs_arns, account, zoned and seen */
 	json_t *images;	    /* image id -> root device name, as DescribeImages said */
@@ -119,7 +122,8 @@ int aws_query(struct prov_ctx *ctx, enum aws_service svc, const char *action, st
 /*
  * The same for a create that takes no idempotency token: only throttling is
  * retried, and PROV_RETRY (a 5xx, a lost connection) means it may have been
- * done: look for it before trying again.
+ * done: look for it before trying again. Either answers PROV_GAVE_UP when
+ * throttling, a 5xx or a lost connection outlasted http.c's retries.
  */
 int aws_query_once(struct prov_ctx *ctx, enum aws_service svc, const char *action,
 		   struct aws_params *p, json_t **out, struct kiln_error *err);
@@ -204,8 +208,10 @@ int aws_scope_filters(struct aws_params *p, int n, const struct prov_scope *scop
  * others wait for it and take its answer, and once all users took it, it
  * is dropped, so the next refresh asks again. *out is a new reference. An
  * answer not taken within a minute is not given out any more: a listing
- * is never older than that. A failed fetch is not shared and takes no
- * user's turn (the engine retries that list); the next user tries itself.
+ * is never older than that. A fetch that is not done yet (PROV_RETRY) is
+ * not shared and takes no user's turn (the engine retries that list); the
+ * next user tries itself. One whose retries ran out (PROV_GAVE_UP) is
+ * shared like an answer: the other users are not sent again.
  */
 int aws_shared_listing(struct prov_ctx *ctx, const char *key, int users,
 		       const struct prov_scope *scope,

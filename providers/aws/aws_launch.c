@@ -409,7 +409,9 @@ int launch_run(struct prov_ctx *ctx, const struct launch *l, const struct prov_s
 		log_debug("%s: RunInstances refused: %s: instance profile %s is not visible to "
 			  "EC2 yet (IAM is eventually consistent); retry %d after %.1fs",
 			  l->address, err->msg, l->profile, attempt + 1, mono_s() - since);
-		backoff_sleep(attempt, 500, 8000);
+		/* A wait, not a transport retry: under the same deadline as the call's retries. */
+		if (!retry_pause(attempt, 500, 8000))
+			break;
 	}
 	aws_params_release(&p);
 	/* Only a launch made has ids: a refused one leaves *ids NULL. */
@@ -426,11 +428,12 @@ int launch_run(struct prov_ctx *ctx, const struct launch *l, const struct prov_s
 	}
 	json_decref(resp);
 	if (profile_unseen(l, rc, err))
-		kiln_error_hint(err,
-				"EC2 has not seen instance profile %s for %d s after kiln made it: "
-				"IAM is eventually consistent, and slower at times; apply again in "
-				"a few minutes",
-				l->profile, PROFILE_UNSEEN_MAX_S);
+		kiln_error_hint(
+		    err,
+		    "EC2 has not seen instance profile %s for %.0f s after kiln made it: "
+		    "IAM is eventually consistent, and slower at times; apply again in "
+		    "a few minutes",
+		    l->profile, mono_s() - since);
 	capacity_launch_refused(&l->cap, rc, err);
 	if (capacity_fall_back(&l->cap, rc, err)) {
 		struct launch od = *l;

@@ -657,22 +657,23 @@ static int igw_attach(struct prov_ctx *ctx, const char *action, const char *igw,
 }
 
 /*
- * Attaching and routing a gateway just made: what fails for a while (EC2
- * not showing the new gateway yet, throttling past the call's own retries)
- * is tried again here, never by making the gateway again.
+ * Attaching and routing a gateway just made: EC2 not showing the new
+ * gateway yet (eventual consistency) is waited out here, under the call's
+ * deadline, never by making the gateway again; throttling past http.c's
+ * retries (PROV_GAVE_UP) is not tried again.
  */
 static int igw_finish(struct prov_ctx *ctx, const char *id, const char *vpc, struct kiln_error *err)
 {
 	int rc = PROV_RETRY, attempt;
 
 	for (attempt = 0; attempt < 8 && rc == PROV_RETRY; attempt++) {
-		if (attempt)
-			backoff_sleep(attempt - 1, 100, 5000);
+		if (attempt && !retry_pause(attempt - 1, 100, 5000))
+			break;
 		rc = igw_attach(ctx, "AttachInternetGateway", id, vpc, err);
 		if (rc == PROV_OK)
 			rc = igw_route(ctx, "CreateRoute", vpc, id, err);
 	}
-	if (rc == PROV_RETRY) {
+	if (prov_status_transient(rc)) {
 		rc = PROV_ERROR;
 		kiln_error_hint(err,
 				"internet gateway %s is made but not attached to %s; the next "

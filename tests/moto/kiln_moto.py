@@ -46,7 +46,11 @@ faulted, never authenticated):
                               ThrottlingException) or its 500 (EC2/S3 InternalError, IAM
                               ServiceFailure, FSx/EFS InternalServerError); error5xx_after:
                               moto performs the action, then the client gets that 500.
-                              "services" defaults to all five.
+                              "services" defaults to all five; "actions": ["ec2:CreateVpc",
+                              ...] narrows the faults to those actions (as /_kiln/calls
+                              names them): one API throttled while the rest answer, as AWS
+                              throttles each API action by its own token bucket ("Request
+                              throttling for the Amazon EC2 API", EC2 API reference).
   GET|POST /_kiln/lost-answer {"ec2:PurchaseCapacityBlock": "after"}: the next request of
                               that action is answered EC2's 500 InternalError once, after
                               moto performed it ("after": a proxy or a connection lost the
@@ -2065,10 +2069,12 @@ def fault_response(service: str, kind: str) -> tuple[int, list, bytes]:
     return st, [("Content-Type", "application/x-amz-json-1.1"), ("x-amzn-ErrorType", code)], body.encode()
 
 
-def pick_fault(service: str) -> str | None:
-    """'throttle', 'error5xx' or 'error5xx_after' for this request, or None."""
+def pick_fault(service: str, key: str) -> str | None:
+    """'throttle', 'error5xx' or 'error5xx_after' for this request (key: "ec2:CreateVpc"), or None."""
     cfg = STATE.faults
     if not cfg or service not in cfg.get("services", FAULT_SERVICES):
+        return None
+    if "actions" in cfg and key not in cfg["actions"]:
         return None
     r = STATE.rng.random()
     throttle, err = float(cfg.get("throttle", 0)), float(cfg.get("error5xx", 0))
@@ -2111,7 +2117,7 @@ class KilnApp:
             STATE.total += 1
             key = f"{service}:{action}"
             STATE.by_action[key] = STATE.by_action.get(key, 0) + 1
-            fault = pick_fault(service)
+            fault = pick_fault(service, key)
             lost = STATE.lost.pop(key, None)
             if lost:
                 fault = "error5xx_after" if lost == "after" else "error5xx"
@@ -2282,7 +2288,7 @@ def validate_blocks(windows) -> list:
 def validate_faults(cfg) -> dict:
     if not isinstance(cfg, dict):
         raise ValueError("faults: expected a JSON object")
-    known = {"throttle", "error5xx", "error5xx_after", "seed", "services"}
+    known = {"throttle", "error5xx", "error5xx_after", "seed", "services", "actions"}
     if set(cfg) - known:
         raise ValueError(f"faults: unknown keys {sorted(set(cfg) - known)}")
     for k in ("throttle", "error5xx", "error5xx_after"):
@@ -2290,6 +2296,9 @@ def validate_faults(cfg) -> dict:
             raise ValueError(f"faults: {k} must be a share between 0 and 1")
     if float(cfg.get("throttle", 0)) + float(cfg.get("error5xx", 0)) > 1:
         raise ValueError("faults: throttle + error5xx must not exceed 1")
+    if "actions" in cfg and (not isinstance(cfg["actions"], list)
+                             or not all(isinstance(a, str) and ":" in a for a in cfg["actions"])):
+        raise ValueError('faults: actions must be a list of "service:Action" names')
     return dict(cfg)
 
 

@@ -670,6 +670,11 @@ def t_faults(s: Server):
     s.control("/_kiln/faults", {"throttle": 1.0, "services": ["iam"]})
     FAULT_CALLS["ec2"](s)
     eq(code(error_of(FAULT_CALLS["iam"], s)), "Throttling", "iam listed")
+    # only the listed actions: EC2 throttles each API action by its own bucket
+    s.control("/_kiln/faults", {"throttle": 1.0, "actions": ["ec2:CreateVpc"]})
+    FAULT_CALLS["ec2"](s)
+    eq(code(error_of(s.client("ec2").create_vpc, CidrBlock="10.0.0.0/16")), "RequestLimitExceeded",
+       "ec2:CreateVpc listed")
     # shares and seed: reproducible, roughly the asked share, and nothing done on a fault
     outcomes = []
     for _ in range(2):
@@ -972,7 +977,7 @@ def main() -> int:
         check("IAM: role paths, ListRoles PathPrefix, inline policies, instance profiles", t_iam, s)
         check("EC2 tag:kiln:workspace filters on VPCs, subnets, SGs, IGWs, route tables, instances", t_tag_filters, s)
         check("security group self-reference ingress and egress (-1)", t_sg_self_reference, s)
-        check("faults: throttling and 5xx in each service's shape; seed; services", t_faults, s)
+        check("faults: throttling and 5xx in each service's shape; seed; services; actions", t_faults, s)
         check("faults: error5xx_after performs the action, tokens make the retry safe", t_faults_after, s)
         check("call counting by service and action", t_call_counts, s)
         check("POST /_kiln/reset", t_reset, s)
