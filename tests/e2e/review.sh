@@ -255,9 +255,53 @@ assert ".B 3 The plan, or the saved plan file, has an unwaived error\\-level fin
 	cd "$E2E_ROOT" || exit 1
 }
 
+# A policy written for Terraform's plan JSON (conftest over `terraform show
+# -json`) reads kiln's plan: planned_values and prior_state (issue 31).
+rv_terraform_shape() {
+	rv_new_dir examples/quickstart.yaml
+	rv_policy=$E2E_ROOT/tests/tf-plan-policy.py
+	rv_count='import json, sys
+d = json.load(open(sys.argv[1]))
+print(len(d["prior_state"]["values"]["root_module"]["resources"]),
+      len(d["planned_values"]["root_module"]["resources"]))'
+	"$KILN" plan --json >create.json 2>/dev/null
+	assert "review: planned_values and prior_state pass the schema and say what resource_changes say" \
+		python3 "$E2E_ROOT/tests/check-plan-schema.py" create.json
+	check "review: a create plans every resource and has no prior state" 0 --out "0 5" \
+		-- python3 -c "$rv_count" create.json
+	check "review: a policy written for Terraform's shape reads the planned node group" 1 \
+		--out "deny: sim_node_group.trainers: 2 nodes planned, more than 1
+1 denials" -- python3 "$rv_policy" create.json 1
+	check "review: ... and passes it within its limit" 0 --out "0 denials" \
+		-- python3 "$rv_policy" create.json 8
+	"$KILN" apply --auto-approve >/dev/null 2>&1
+	sed -i 's/count: 2/count: 1/' kiln.yaml
+	"$KILN" plan --json >shrink.json 2>/dev/null
+	check "review: the policy reads the prior state: the node group shrinks" 1 \
+		--out "deny: sim_node_group.trainers: shrinks from 2 to 1 nodes
+1 denials" -- python3 "$rv_policy" shrink.json
+	"$KILN" plan --destroy --json >destroy.json 2>/dev/null
+	assert "review: a destroy plan passes the schema too" \
+		python3 "$E2E_ROOT/tests/check-plan-schema.py" destroy.json
+	check "review: a destroy plans nothing, and its prior state has every resource" 0 \
+		--out "5 0" -- python3 -c "$rv_count" destroy.json
+	check "review: the policy sees the bucket of the prior state deleted" 1 \
+		--out-has "deny: sim_bucket.checkpoints: deletes the bucket quickstart-checkpoints-" \
+		-- python3 "$rv_policy" destroy.json
+	"$KILN" plan --out p.kiln >/dev/null 2>&1
+	python3 "$E2E_ROOT/tests/e2e/approve_py.py" edit p.kiln - \
+		planned_values.root_module.resources.2.values.count 2
+	check "review: a plan file whose planned_values were edited is refused" 1 --out "" \
+		--err "kiln: apply: p.kiln does not match the plan its spec and state give now: its planned_values are not what its own resource_changes give; nothing was changed
+  hint: kiln carries out a plan file only as kiln made it, and this one was edited or the cloud changed since it was made; make and review a new plan: kiln plan kiln.yaml --out p.kiln" \
+		-- "$KILN" apply p.kiln
+	cd "$E2E_ROOT" || exit 1
+}
+
 review_tests() {
 	rv_cost
 	rv_iam
 	rv_gate
 	rv_exit_table
+	rv_terraform_shape
 }
