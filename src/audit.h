@@ -71,9 +71,19 @@ size_t audit_errors(const json_t *plan);
 /*
  * A SARIF 2.1.0 log of the plan's findings (new reference): every rule of
  * the catalogue under runs[0].tool.driver.rules, one result per finding,
- * waived ones with an external suppression.
+ * waived ones with an external suppression. Results name their file
+ * relative to root (an absolute directory; NULL: the working directory),
+ * under the uriBaseId %SRCROOT% that originalUriBaseIds maps to root.
  */
-json_t *audit_sarif(const json_t *plan);
+json_t *audit_sarif(const json_t *plan, const char *root);
+
+/*
+ * The source root a SARIF log's paths are relative to for a spec: the
+ * nearest directory above it holding .git (the repository code scanning
+ * uploads for), else the working directory when the spec is under it,
+ * else the spec's own directory. Absolute, ending with '/'. Caller frees.
+ */
+char *audit_source_root(const char *spec);
 
 /*
  * What the plan's audit would report as errors about the spec's waivers

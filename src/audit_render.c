@@ -7,8 +7,11 @@
 #include "audit.h"
 
 #include <ctype.h>
+#include <limits.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #define RED "\033[31m"
 #define YELLOW "\033[33m"
@@ -17,8 +20,15 @@
 #define BOLD "\033[1m"
 #define RESET "\033[0m"
 
-/* Where code-scanning UIs send a reader for the rules: their catalogue. */
+/*
+ * Where code-scanning UIs send a reader for the rules: their catalogue, and
+ * a rule's section there (its fragment is the .SS heading's id). kiln has no
+ * web address of its own, and a man: URI is absolute and works offline.
+ */
 #define AUDIT_INFORMATION_URI "man:kiln-rules(7)"
+
+/* The base results' paths are relative to (SARIF's name for a source tree). */
+#define SARIF_SRCROOT "%SRCROOT%"
 
 static const char *str(const json_t *f, const char *key)
 {
@@ -258,6 +268,106 @@ static char *path_uri(const char *path)
 	return sb_detach(&sb);
 }
 
+/* PATH made absolute: resolved when it exists, else joined to the working directory. */
+static char *path_absolute(const char *path)
+{
+	char *real = realpath(path, NULL), cwd[PATH_MAX];
+
+	if (real || path[0] == '/')
+		return real ? real : xstrdup(path);
+	return xasprintf("%s/%s", getcwd(cwd, sizeof(cwd)) ? cwd : "", path);
+}
+
+/* DIR + "/" unless it ends with one already. */
+static char *with_slash(char *dir)
+{
+	char *s;
+
+	if (*dir && dir[strlen(dir) - 1] == '/')
+		return dir;
+	s = xasprintf("%s/", dir);
+	free(dir);
+	return s;
+}
+
+static bool has_git(const char *dir)
+{
+	char *git = xasprintf("%s.git", dir);
+	struct stat st;
+	bool yes = stat(git, &st) == 0;
+
+	free(git);
+	return yes;
+}
+
+static bool path_under(const char *path, const char *dir)
+{
+	return strncmp(path, dir, strlen(dir)) == 0;
+}
+
+char *audit_source_root(const char *spec)
+{
+	char *abs = path_absolute(spec), *dir = with_slash(path_absolute(".")), *up, *cut;
+
+	/* The repository a code-scanning upload is for: the nearest .git above the spec. */
+	up = xstrdup(abs);
+	while ((cut = strrchr(up, '/')) != NULL) {
+		cut[1] = '\0';
+		if (has_git(up)) {
+			free(abs);
+			free(dir);
+			return up;
+		}
+		*cut = '\0';
+	}
+	free(up);
+	/* No repository: the working directory, or the spec's own directory. */
+	if (!path_under(abs, dir)) {
+		free(dir);
+		cut = strrchr(abs, '/');
+		cut[1] = '\0';
+		return abs;
+	}
+	free(abs);
+	return dir;
+}
+
+/* A result's artifactLocation: relative to root with its uriBaseId, or file:// outside it. */
+static json_t *sarif_artifact(const char *file, const char *root)
+{
+	char *abs = path_absolute(file), *uri;
+	json_t *loc;
+
+	if (path_under(abs, root)) {
+		uri = path_uri(abs + strlen(root));
+		loc = json_pack("{s:s, s:s}", "uri", uri, "uriBaseId", SARIF_SRCROOT);
+	} else {
+		uri = path_uri(abs);
+		loc = json_pack("{s:s}", "uri", uri);
+	}
+	free(uri);
+	free(abs);
+	return loc;
+}
+
+/* A rule's SARIF name: its title in PascalCase ("SshIsOpenToTheWorld"), never its id. */
+static char *rule_name(const char *title)
+{
+	struct strbuf sb = {0};
+	const unsigned char *p;
+	bool word_start = true;
+
+	for (p = (const unsigned char *)title; *p; p++) {
+		if (!isalnum(*p)) {
+			word_start = true;
+			continue;
+		}
+		sb_addc(&sb, word_start ? (char)toupper(*p) : (char)*p);
+		word_start = false;
+	}
+	return sb_detach(&sb);
+}
+
 static json_t *sarif_rule(const struct audit_rule *r)
 {
 	json_t *props = json_pack("{s:[s], s:s}", "tags", "security", "security-severity",
@@ -265,25 +375,29 @@ static json_t *sarif_rule(const struct audit_rule *r)
 				  : strcmp(r->severity, "warning") == 0 ? "5.0"
 									: "2.0");
 	char *help = xasprintf("%s Fix: %s", r->why, r->fix);
+	char *name = rule_name(r->title);
+	char *help_uri = xasprintf("%s#%s", AUDIT_INFORMATION_URI, r->id);
 	json_t *rule;
 
 	if (r->checkov)
 		json_object_set_new(props, "checkov", json_string(r->checkov));
 	if (r->trivy)
 		json_object_set_new(props, "trivy", json_string(r->trivy));
-	rule = json_pack("{s:s, s:{s:s}, s:{s:s}, s:{s:s}, s:{s:s}, s:o}", "id", r->id,
-			 "shortDescription", "text", r->title, "fullDescription", "text", r->why,
-			 "help", "text", help, "defaultConfiguration", "level",
-			 sarif_level(r->severity), "properties", props);
+	rule =
+	    json_pack("{s:s, s:s, s:{s:s}, s:{s:s}, s:s, s:{s:s}, s:{s:s}, s:o}", "id", r->id,
+		      "name", name, "shortDescription", "text", r->title, "fullDescription", "text",
+		      r->why, "helpUri", help_uri, "help", "text", help, "defaultConfiguration",
+		      "level", sarif_level(r->severity), "properties", props);
 	free(help);
+	free(name);
+	free(help_uri);
 	return rule;
 }
 
-static json_t *sarif_result(const json_t *f)
+static json_t *sarif_result(const json_t *f, const char *root)
 {
 	const char *rule = str(f, "rule");
 	const json_t *waived = json_object_get(f, "waived");
-	char *uri = path_uri(str(f, "file"));
 	json_t *loc, *res, *region = json_object();
 	size_t i;
 
@@ -291,7 +405,8 @@ static json_t *sarif_result(const json_t *f)
 		json_object_set(region, "startLine", json_object_get(f, "line"));
 		json_object_set(region, "startColumn", json_object_get(f, "column"));
 	}
-	loc = json_pack("{s:{s:{s:s}}}", "physicalLocation", "artifactLocation", "uri", uri);
+	loc = json_pack("{s:{s:o}}", "physicalLocation", "artifactLocation",
+			sarif_artifact(str(f, "file"), root));
 	if (json_object_size(region))
 		json_object_set(json_object_get(loc, "physicalLocation"), "region", region);
 	if (json_is_string(json_object_get(f, "address")))
@@ -316,22 +431,32 @@ static json_t *sarif_result(const json_t *f)
 		free(why);
 	}
 	json_decref(region);
-	free(uri);
 	return res;
 }
 
-json_t *audit_sarif(const json_t *plan)
+json_t *audit_sarif(const json_t *plan, const char *root)
 {
-	json_t *rules = json_array(), *results = json_array();
+	json_t *rules = json_array(), *results = json_array(), *log;
+	char *base = root ? with_slash(xstrdup(root)) : with_slash(path_absolute("."));
+	char *base_uri = path_uri(base);
 	const json_t *f;
 	size_t i;
 
 	for (i = 0; i < audit_nrules; i++)
 		json_array_append_new(rules, sarif_rule(&audit_rules[i]));
-	json_array_foreach(findings_of(plan), i, f) json_array_append_new(results, sarif_result(f));
-	return json_pack("{s:s, s:s, s:[{s:{s:{s:s, s:s, s:s, s:o}}, s:o}]}", "$schema",
-			 "https://json.schemastore.org/sarif-2.1.0.json", "version", "2.1.0",
-			 "runs", "tool", "driver", "name", "kiln", "version", KILN_VERSION,
-			 "informationUri", AUDIT_INFORMATION_URI, "rules", rules, "results",
-			 results);
+	json_array_foreach(findings_of(plan), i, f)
+	    json_array_append_new(results, sarif_result(f, base));
+	/* Paths relative to a named base (SARIF2016): code scanning maps it to the repository. */
+	log =
+	    json_pack("{s:s, s:s, s:[{s:{s:{s:s, s:s, s:s, s:o}}, s:{s:{s:s, s:{s:s}}}, s:o}]}",
+		      "$schema", "https://json.schemastore.org/sarif-2.1.0.json", "version",
+		      "2.1.0", "runs", "tool", "driver", "name", "kiln", "version", KILN_VERSION,
+		      "informationUri", AUDIT_INFORMATION_URI, "rules", rules, "originalUriBaseIds",
+		      SARIF_SRCROOT, "uri", base_uri, "description", "text",
+		      "the repository holding the spec (the nearest directory above it with .git); "
+		      "else the working directory, or the spec's directory outside it",
+		      "results", results);
+	free(base);
+	free(base_uri);
+	return log;
 }

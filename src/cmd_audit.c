@@ -132,6 +132,19 @@ static void print_text(const struct cli *cli, const json_t *plan, const char *op
 		       errors, errors == 1 ? "" : "s", errors == 1 ? "it is" : "they are");
 }
 
+/* The SARIF log, its paths relative to the repository holding the spec the plan is of. */
+static void print_sarif(const json_t *plan, const char *operand)
+{
+	const char *spec = json_string_value(json_object_get(plan_kiln(plan, "spec"), "file"));
+	char *root = audit_source_root(spec ? spec : operand);
+	json_t *out = audit_sarif(plan, root);
+
+	jsonw_dumpf(out, stdout, JSON_INDENT(2));
+	fputc('\n', stdout);
+	json_decref(out);
+	free(root);
+}
+
 int cmd_audit(int argc, char **argv, struct cli *cli)
 {
 	struct cli_parser p;
@@ -189,10 +202,7 @@ int cmd_audit(int argc, char **argv, struct cli *cli)
 		json_decref(out);
 		break;
 	case FORMAT_SARIF:
-		out = audit_sarif(plan);
-		jsonw_dumpf(out, stdout, JSON_INDENT(2));
-		fputc('\n', stdout);
-		json_decref(out);
+		print_sarif(plan, operand);
 		break;
 	}
 	ret = audit_errors(plan) ? KILN_EXIT_FINDINGS : KILN_EXIT_OK;

@@ -9,6 +9,7 @@
 
 #include "cmd_run.h"
 #include "cmds.h"
+#include "jsonw.h"
 
 static const struct cli_option options[] = {
     CMD_OPT_WORKSPACE,
@@ -28,11 +29,31 @@ const struct cmd_info cmd_iam_policy_info = {
 	"FSx and EFS actions to their resource types in the region and to kiln's tags;\n"
 	"only actions with no resource type (EC2 describes, s3:ListAllMyBuckets,\n"
 	"iam:ListRoles...) name \"*\". Attach it to the user or role CI runs kiln as.\n"
+	"A simulated provider (sim) needs no permission: the policy has no statement.\n"
 	"Calls no cloud API and needs no credentials.",
     .options = options,
     .noptions = sizeof(options) / sizeof(options[0]),
     .see_also = "kiln-aws(7), kiln-apply(1)",
 };
+
+/*
+ * A simulated provider needs no permission. Standard output still gets a
+ * valid policy document, with no statement, so that a pipeline into a
+ * policy linter or `aws iam create-policy` reads JSON whatever the
+ * provider; the reason goes to standard error.
+ */
+static char *empty_policy(const struct cli *cli, const char *provider)
+{
+	json_t *doc = json_pack("{s:s, s:[]}", "Version", "2012-10-17", "Statement");
+	char *out = jsonw_dumps(doc, JSON_INDENT(2) | JSON_PRESERVE_ORDER, NULL);
+
+	json_decref(doc);
+	fprintf(stderr,
+		"%s: %s: the %s provider is simulated and needs no cloud permission; the policy "
+		"has no statement\n",
+		cli->prog, cli->cmd, provider);
+	return out;
+}
 
 int cmd_iam_policy(int argc, char **argv, struct cli *cli)
 {
@@ -53,11 +74,8 @@ int cmd_iam_policy(int argc, char **argv, struct cli *cli)
 	if (!e)
 		goto out;
 	doc = op_iam_policy(e);
-	if (!doc) {
-		printf("%s: simulated; no cloud permissions are needed\n", e->prov->name);
-		ret = KILN_EXIT_OK;
-		goto out;
-	}
+	if (!doc)
+		doc = empty_policy(cli, e->prov->name);
 	puts(doc);
 	free(doc);
 	ret = KILN_EXIT_OK;

@@ -907,6 +907,7 @@ static json_t *emit_plan(struct differ *df)
 	plan = json_pack("{s:s, s:s, s:o, s:o, s:b, s:o}", "format_version", PLAN_FORMAT_VERSION,
 			 "kiln_version", KILN_VERSION, "resource_changes", changes,
 			 "resource_drift", drift, "errored", 0, "kiln", kn);
+	plan_values_add(plan);
 	return plan;
 }
 

@@ -189,6 +189,25 @@ int plan_file_read_approvals(json_t **out, json_t **approvals, const char *path,
  * err naming the first address and field that differ and both values.
  */
 int plan_match(const json_t *file, const json_t *derived, const char *path, struct kiln_error *err);
+/*
+ * Terraform's values representation of the plan's resource_changes
+ * (plan_values.c), as `terraform show -json` writes it for readers that look
+ * for resources there: planned_values, {"root_module": {"resources": [R...]}}
+ * with R {address, mode, type, name, provider_name, values,
+ * sensitive_values} for every change but a delete, values its after without
+ * the after_unknown ones; and prior_state, {"format_version": "1.0",
+ * "values": {"root_module": {"resources": [R...]}}}, R from its before, for
+ * every change with one (but a deposed duplicate). New references.
+ */
+void plan_values_views(const json_t *plan, json_t **planned, json_t **prior);
+/* Set the plan's planned_values and prior_state to those views. */
+void plan_values_add(json_t *plan);
+/*
+ * A plan file's planned_values and prior_state (when it has them) are still
+ * those views of its own resource_changes: 0, or -1 with err naming path and
+ * the key edited. plan_match checks this once the changes match.
+ */
+int plan_values_check(const json_t *plan, const char *path, struct kiln_error *err);
 /* True when path holds a plan file rather than a spec (peeks at the start). */
 bool plan_file_is(const char *path);
 

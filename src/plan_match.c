@@ -281,11 +281,12 @@ int plan_match(const json_t *file, const json_t *derived, const char *path, stru
 
 	if (plan_view_build(&f, file, err) < 0)
 		return -1;
+	/* Then what a policy read of the file (its Terraform views) is what its changes say. */
 	if (plan_view_build(&d, derived, err) == 0 &&
 	    match_list(f.changes, f.nchanges, d.changes, d.nchanges, true, "the change of", path,
 		       err) == 0 &&
 	    match_list(f.drift, f.ndrift, d.drift, d.ndrift, false, "the drift of", path, err) == 0)
-		ret = 0;
+		ret = plan_values_check(file, path, err);
 	plan_view_release(&f);
 	plan_view_release(&d);
 	return ret;

@@ -8,7 +8,11 @@ validated. Prints `ok FILE` for each valid file, or
 FILE: the first error (with its JSON path); exits 1 when any file is invalid,
 2 on a usage error. Besides the schema, it checks what JSON Schema cannot say:
 each address is TYPE.NAME, and addresses are sorted and distinct (but for a
-"deposed" duplicate, which follows the resource whose address it carries).
+"deposed" duplicate, which follows the resource whose address it carries);
+and planned_values and prior_state (Terraform's values representation) say
+what resource_changes say, derived here on their own: every change but a
+delete in planned_values with its after (less after_unknown), every change
+with a before (but a deposed one) in prior_state with that before.
 """
 import json
 import os
@@ -66,6 +70,34 @@ def check_addresses(plan):
     return errors
 
 
+def values_resource(rc, values, sensitive, unknown):
+    """A change's resource as Terraform's values representation writes it."""
+    return {"address": rc["address"], "mode": rc["mode"], "type": rc["type"],
+            "name": rc["name"], "provider_name": rc["provider_name"],
+            "values": {k: v for k, v in values.items() if unknown.get(k) is not True},
+            "sensitive_values": sensitive if isinstance(sensitive, dict) else {}}
+
+
+def check_values(plan):
+    """planned_values and prior_state against resource_changes, as (path, message)."""
+    planned, prior = [], []
+    for rc in plan.get("resource_changes", []):
+        ch = rc["change"]
+        if isinstance(ch.get("before"), dict) and "deposed" not in rc:
+            prior.append(values_resource(rc, ch["before"], ch.get("before_sensitive"), {}))
+        if isinstance(ch.get("after"), dict) and ch["actions"] != ["delete"]:
+            unknown = ch.get("after_unknown") or {}
+            planned.append(values_resource(rc, ch["after"], ch.get("after_sensitive"),
+                                           unknown))
+    have_planned = plan["planned_values"]["root_module"]["resources"]
+    have_prior = plan["prior_state"]["values"]["root_module"]["resources"]
+    for key, have, want in (("planned_values.root_module.resources", have_planned, planned),
+                            ("prior_state.values.root_module.resources", have_prior, prior)):
+        if have != want:
+            return [(key, "is not what resource_changes give: %s" % json.dumps(want)[:300])]
+    return []
+
+
 APPROVAL_KEYS = ["algorithm", "key_id", "public_key", "signature", "signer", "time"]
 APPROVAL_TIME = re.compile(r"^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}Z$")
 BASE64 = re.compile(r"^(?:[A-Za-z0-9+/]{4})*(?:[A-Za-z0-9+/]{2}==|[A-Za-z0-9+/]{3}=)?$")
@@ -111,7 +143,7 @@ def check(path, validator):
     if error is not None:
         return "%s: %s: %s" % (path, where(error.absolute_path), error.message)
     if isinstance(plan, dict):
-        for at, message in check_addresses(plan):
+        for at, message in check_addresses(plan) + check_values(plan):
             return "%s: %s: %s" % (path, at, message)
     return None
 

@@ -1190,7 +1190,7 @@ static void test_sarif_has_the_required_fields_and_suppressions(void **state)
 		     "waive:\n  - {rule: KILN-NET-001, reason: web, until: 2027-01-31}\n",
 		"{\"sim_network.main\": {\"ingress\": []}}", NULL);
 	at_audit(t);
-	log = audit_sarif(t->plan);
+	log = audit_sarif(t->plan, NULL);
 	assert_string_equal(sget(log, "version"), "2.1.0");
 	assert_non_null(sget(log, "$schema"));
 	assert_int_equal(json_array_size(json_object_get(log, "runs")), 1);
@@ -1207,7 +1207,12 @@ static void test_sarif_has_the_required_fields_and_suppressions(void **state)
 		assert_non_null(sget(json_object_get(rule, "fullDescription"), "text"));
 		assert_non_null(sget(json_object_get(rule, "help"), "text"));
 		assert_non_null(sget(json_object_get(rule, "defaultConfiguration"), "level"));
+		assert_non_null(sget(rule, "name"));
+		assert_string_not_equal(sget(rule, "name"), audit_rules[i].id);
 	}
+	rule = json_array_get(json_object_get(driver, "rules"), 0);
+	assert_string_equal(sget(rule, "name"), "AnObjectStoreIsNotEncryptedAtRest");
+	assert_string_equal(sget(rule, "helpUri"), "man:kiln-rules(7)#KILN-S3-001");
 	assert_int_equal(json_array_size(json_object_get(run, "results")), 2);
 	res = json_array_get(json_object_get(run, "results"), 0);
 	assert_string_equal(sget(res, "ruleId"), "KILN-NET-002");
@@ -1222,6 +1227,9 @@ static void test_sarif_has_the_required_fields_and_suppressions(void **state)
 	loc = json_array_get(json_object_get(res, "locations"), 0);
 	assert_string_equal(sget(path(loc, "physicalLocation", "artifactLocation"), "uri"),
 			    "t.yaml");
+	assert_string_equal(sget(path(loc, "physicalLocation", "artifactLocation"), "uriBaseId"),
+			    "%SRCROOT%");
+	assert_non_null(path(run, "originalUriBaseIds", "%SRCROOT%"));
 	assert_int_equal(json_integer_value(
 			     json_object_get(path(loc, "physicalLocation", "region"), "startLine")),
 			 6);
@@ -1241,26 +1249,45 @@ static void test_sarif_has_the_required_fields_and_suppressions(void **state)
 	json_decref(log);
 }
 
-static void test_sarif_makes_an_absolute_spec_path_a_file_uri(void **state)
+/* The artifactLocation of the first result of a log of SSH_OPEN, its spec at FILE, over ROOT. */
+static json_t *sarif_first_artifact(struct at *t, const char *file, const char *root)
 {
-	struct at *t = *state;
-	json_t *log;
-	const json_t *loc;
+	json_t *log, *loc;
 
 	at_load(t, SSH_OPEN, NULL, NULL);
 	at_audit(t);
-	json_object_set_new((json_t *)json_array_get(findings(t), 0), "file",
-			    json_string("/srv/my specs/kiln.yaml"));
-	log = audit_sarif(t->plan);
-	loc = json_array_get(
-	    json_object_get(
-		json_array_get(
-		    json_object_get(json_array_get(json_object_get(log, "runs"), 0), "results"), 0),
-		"locations"),
-	    0);
-	assert_string_equal(sget(path(loc, "physicalLocation", "artifactLocation"), "uri"),
-			    "file:///srv/my%20specs/kiln.yaml");
+	json_object_set_new((json_t *)json_array_get(findings(t), 0), "file", json_string(file));
+	log = audit_sarif(t->plan, root);
+	loc = (json_t *)path(
+	    json_array_get(
+		json_object_get(
+		    json_array_get(
+			json_object_get(json_array_get(json_object_get(log, "runs"), 0), "results"),
+			0),
+		    "locations"),
+		0),
+	    "physicalLocation", "artifactLocation");
+	json_incref(loc);
 	json_decref(log);
+	return loc;
+}
+
+static void test_sarif_makes_a_spec_path_relative_to_its_source_root(void **state)
+{
+	json_t *loc = sarif_first_artifact(*state, "/srv/my specs/kiln.yaml", "/srv");
+
+	assert_string_equal(sget(loc, "uri"), "my%20specs/kiln.yaml");
+	assert_string_equal(sget(loc, "uriBaseId"), "%SRCROOT%");
+	json_decref(loc);
+}
+
+static void test_sarif_makes_a_spec_path_outside_the_root_a_file_uri(void **state)
+{
+	json_t *loc = sarif_first_artifact(*state, "/srv/my specs/kiln.yaml", "/elsewhere/");
+
+	assert_string_equal(sget(loc, "uri"), "file:///srv/my%20specs/kiln.yaml");
+	assert_null(json_object_get(loc, "uriBaseId"));
+	json_decref(loc);
 }
 
 int main(void)
@@ -1336,7 +1363,8 @@ int main(void)
 	    audit_test(test_without_findings_text_is_silent_and_markdown_says_none),
 	    audit_test(test_markdown_is_a_table_with_escaped_cells_and_the_fixes),
 	    audit_test(test_sarif_has_the_required_fields_and_suppressions),
-	    audit_test(test_sarif_makes_an_absolute_spec_path_a_file_uri),
+	    audit_test(test_sarif_makes_a_spec_path_relative_to_its_source_root),
+	    audit_test(test_sarif_makes_a_spec_path_outside_the_root_a_file_uri),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

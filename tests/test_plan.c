@@ -466,10 +466,107 @@ static void test_sample_document_is_the_golden_sample(void **state)
 	char *s;
 
 	f->plan = sample_plan();
+	plan_values_add(f->plan); /* as kiln writes a plan */
 	s = json_dumps(f->plan, JSON_INDENT(2) | JSON_SORT_KEYS);
 	f->text = xasprintf("%s\n", s);
 	free(s);
 	assert_golden("sample.json", f->text);
+}
+
+/* ---- Terraform's values representation ---- */
+
+/* The addresses of a root_module's resources, joined by spaces. */
+static char *values_addresses(const json_t *module)
+{
+	struct strbuf sb = {0};
+	const json_t *r;
+	size_t i;
+
+	json_array_foreach(json_object_get(json_object_get(module, "root_module"), "resources"), i,
+			   r)
+	    sb_addf(&sb, "%s%s", i ? " " : "", json_string_value(json_object_get(r, "address")));
+	return sb_detach(&sb);
+}
+
+/* The resource at address in a root_module. */
+static const json_t *values_at(const json_t *module, const char *address)
+{
+	const json_t *r;
+	size_t i;
+
+	json_array_foreach(
+	    json_object_get(json_object_get(module, "root_module"), "resources"), i,
+	    r) if (strcmp(json_string_value(json_object_get(r, "address")), address) == 0) return r;
+	return NULL;
+}
+
+/* The sample plan with its planned_values and prior_state, as kiln writes it: one of them. */
+static const json_t *sample_values(struct fx *f, const char *key)
+{
+	f->plan = sample_plan();
+	plan_values_add(f->plan);
+	return json_object_get(f->plan, key);
+}
+
+static void test_planned_values_hold_all_but_the_deletes_without_unknowns(void **state)
+{
+	struct fx *f = *state;
+	const json_t *planned = sample_values(f, "planned_values"), *net, *nfs;
+
+	f->text = values_addresses(planned);
+	assert_string_equal(f->text, "sim_bucket.data sim_bucket.shared sim_iam_role.trainer "
+				     "sim_lustre.scratch sim_network.main sim_nfs.home "
+				     "sim_node_group.login sim_node_group.trainers");
+	net = values_at(planned, "sim_network.main");
+	assert_string_equal(json_string_value(json_object_get(net, "mode")), "managed");
+	assert_string_equal(json_string_value(json_object_get(net, "type")), "sim_network");
+	assert_string_equal(json_string_value(json_object_get(net, "name")), "main");
+	assert_string_equal(json_string_value(json_object_get(net, "provider_name")), "sim");
+	/* id and arn are known only after apply: Terraform leaves them out. */
+	assert_null(json_object_get(json_object_get(net, "values"), "id"));
+	assert_string_equal(
+	    json_string_value(json_object_get(json_object_get(net, "values"), "cidr")),
+	    "10.42.0.0/16");
+	assert_int_equal(json_object_size(json_object_get(net, "sensitive_values")), 0);
+	nfs = values_at(planned, "sim_nfs.home");
+	assert_true(json_is_true(
+	    json_object_get(json_object_get(nfs, "sensitive_values"), "admin_password")));
+}
+
+static void test_prior_state_holds_every_before_but_a_deposed_duplicate(void **state)
+{
+	struct fx *f = *state;
+	const json_t *prior = sample_values(f, "prior_state"), *trainers;
+
+	f->text = values_addresses(json_object_get(prior, "values"));
+	assert_string_equal(f->text, "sim_bucket.data sim_bucket.keep sim_bucket.old "
+				     "sim_bucket.shared sim_iam_role.trainer sim_lustre.scratch "
+				     "sim_node_group.login sim_node_group.trainers");
+	assert_string_equal(json_string_value(json_object_get(prior, "format_version")), "1.0");
+	trainers = values_at(json_object_get(prior, "values"), "sim_node_group.trainers");
+	assert_int_equal(
+	    json_integer_value(json_object_get(json_object_get(trainers, "values"), "count")), 2);
+	assert_true(json_is_true(
+	    json_object_get(json_object_get(trainers, "sensitive_values"), "bootstrap_token")));
+}
+
+static void test_values_edited_apart_from_the_changes_are_refused(void **state)
+{
+	struct fx *f = *state;
+	struct kiln_error err = {0};
+	json_t *r;
+
+	f->plan = sample_plan();
+	assert_int_equal(plan_values_check(f->plan, "p.kiln", &err), 0);
+	plan_values_add(f->plan);
+	assert_int_equal(plan_values_check(f->plan, "p.kiln", &err), 0);
+	r = (json_t *)values_at(json_object_get(f->plan, "planned_values"),
+				"sim_node_group.trainers");
+	json_object_set_new(json_object_get(r, "values"), "count", json_integer(1));
+	assert_int_equal(plan_values_check(f->plan, "p.kiln", &err), -1);
+	assert_string_equal(err.msg,
+			    "p.kiln does not match the plan its spec and state give now: "
+			    "its planned_values are not what its own resource_changes give");
 }
 
 static void test_text_shows_every_kind_of_change(void **state)
@@ -1179,6 +1276,7 @@ static void test_schema_accepts_the_sample_and_a_written_plan_file(void **state)
 	for (i = 0; i < ARRAY_SIZE(makers); i++) {
 		json_decref(f->plan);
 		f->plan = makers[i]();
+		plan_values_add(f->plan);
 		assert_int_equal(plan_file_write(f->path, f->plan, &err), 0);
 		assert_int_equal(check_schema(f, f->path, 0), 0);
 	}
@@ -1585,10 +1683,12 @@ static void test_schema_accepts_offerings_and_refuses_one_without_its_fee(void *
 	if (!have_jsonschema())
 		skip();
 	f->plan = plan_buying_a_block(true);
+	plan_values_add(f->plan);
 	assert_int_equal(json_dump_file(f->plan, f->path, JSON_INDENT(2)), 0);
 	assert_int_equal(check_schema(f, f->path, 0), 0);
 	json_decref(f->plan);
 	f->plan = plan_buying_a_block(false);
+	plan_values_add(f->plan);
 	assert_int_equal(json_dump_file(f->plan, f->path, JSON_INDENT(2)), 0);
 	assert_int_equal(check_schema(f, f->path, 0), 0);
 	o = json_object_get(
@@ -1700,6 +1800,9 @@ int main(void)
 	    plan_test(test_schema_accepts_offerings_and_refuses_one_without_its_fee),
 	    plan_test(test_plan_match_refuses_an_offering_whose_fee_changed),
 	    plan_test(test_plan_match_accepts_another_runner_up),
+	    plan_test(test_planned_values_hold_all_but_the_deletes_without_unknowns),
+	    plan_test(test_prior_state_holds_every_before_but_a_deposed_duplicate),
+	    plan_test(test_values_edited_apart_from_the_changes_are_refused),
 	    plan_test(test_plan_view_types_every_change_of_both_lists),
 	    plan_test(test_plan_view_reads_the_plans_own_fields),
 	    plan_test(test_plan_view_refuses_a_change_without_an_address),

@@ -14,7 +14,9 @@
                               change.after.count) of ADDRESS's change to the
                               JSON value and write the file back with its
                               digest recomputed: a deliberate edit that the
-                              digest cannot catch
+                              digest cannot catch; ADDRESS - is the plan
+                              itself, a number in PATH a list index
+                              (planned_values.root_module.resources.2.values.count)
   message FILE I MSG SIG      write the message approval I signs (kiln-approve(1),
                               WHAT IS SIGNED) to MSG and its raw signature to
                               SIG, for openssl pkeyutl -verify -rawin
@@ -97,9 +99,11 @@ def edit(path, address, where, value):
     if kiln_digest(doc["plan"]) != doc["digest"]:
         sys.exit("cannot reproduce kiln's digest of the untouched plan")
     rc = [c for c in doc["plan"]["resource_changes"] if c["address"] == address]
+    if address == "-":
+        rc = [doc["plan"]]
     if len(rc) != 1:
         sys.exit("no change of %s in the plan" % address)
-    keys = where.split(".")
+    keys = [int(k) if k.isdigit() else k for k in where.split(".")]
     obj = rc[0]
     for k in keys[:-1]:
         obj = obj[k]

@@ -59,10 +59,12 @@ assert len(sup) == 1 and sup[0]["ruleId"] == "KILN-NET-001", sup
 assert sup[0]["suppressions"] == [{"kind": "external", "justification":
     "public inference API, reviewed by security (waived until 2027-01-31)"}], sup
 r = s["results"][0]["locations"][0]
-assert r["physicalLocation"]["artifactLocation"]["uri"] == "kiln.yaml", r
+assert r["physicalLocation"]["artifactLocation"] == {"uri": "kiln.yaml", "uriBaseId": "%SRCROOT%"}, r
 assert r["physicalLocation"]["region"]["startLine"] >= 1, r
 ' findings.sarif findings.json
-	sed 's/^          "version": "[^"]*"/          "version": "(kiln)"/' findings.sarif >findings.sarif.golden
+	sed -e 's/^          "version": "[^"]*"/          "version": "(kiln)"/' \
+		-e 's|^          "uri": "file://.*"|          "uri": "file:///(working directory)/"|' \
+		findings.sarif >findings.sarif.golden
 	au_golden insecure.sarif findings.sarif.golden
 	assert "audit: every rule of the SARIF driver is in the catalogue, kiln-rules(7)" python3 -c '
 import json, sys
@@ -219,11 +221,45 @@ au_errors() {
 	cd "$E2E_ROOT" || exit 1
 }
 
+# GitHub code scanning maps a result to a file of the repository only when its
+# path is relative to the repository, under a uriBaseId (SARIF2016) (issue 31).
+au_sarif_relative() {
+	au_dir=$(mktemp -d "$E2E_TMP/audit.XXXXXX")
+	mkdir -p "$au_dir/repo/infra" "$au_dir/elsewhere"
+	git init -q "$au_dir/repo"
+	cp "$E2E_ROOT/tests/e2e/specs/audit-insecure.yaml" "$au_dir/repo/infra/kiln.yaml"
+	root=$(cd "$au_dir/repo" && pwd -P)
+	cd "$au_dir/elsewhere" || exit 1
+	check "audit: SARIF of a spec named by its absolute path exits 3" 3 --err "" \
+		-- "$KILN" audit --format sarif "$au_dir/repo/infra/kiln.yaml"
+	cp "$E2E_OUT" abs.sarif
+	check "audit: SARIF of a spec in a subdirectory of its repository, run there with -C, exits 3" 3 \
+		--err "" -- "$KILN" -C "$au_dir/repo/infra" audit --format sarif
+	cp "$E2E_OUT" sub.sarif
+	for au_f in abs sub; do
+		assert "audit: the $au_f SARIF passes the official SARIF 2.1.0 schema, relative paths and all" \
+			python3 "$E2E_ROOT/tests/check-sarif.py" $au_f.sarif
+		assert "audit: the $au_f SARIF names the spec relative to the repository, under %SRCROOT%" \
+			python3 -c '
+import json, sys
+run = json.load(open(sys.argv[1]))["runs"][0]
+assert run["originalUriBaseIds"]["%SRCROOT%"]["uri"] == "file://" + sys.argv[2] + "/", run["originalUriBaseIds"]
+arts = [l["physicalLocation"]["artifactLocation"] for r in run["results"] for l in r["locations"]]
+assert len(arts) >= 7 and all(a == {"uri": "infra/kiln.yaml", "uriBaseId": "%SRCROOT%"} for a in arts), arts
+rule = run["tool"]["driver"]["rules"][0]
+assert (rule["id"], rule["name"], rule["helpUri"]) == (
+    "KILN-S3-001", "AnObjectStoreIsNotEncryptedAtRest", "man:kiln-rules(7)#KILN-S3-001"), rule
+' $au_f.sarif "$root"
+	done
+	cd "$E2E_ROOT" || exit 1
+}
+
 audit_tests() {
 	(
 		unset KILN_SIM_DIR KILN_STATE KILN_WORKSPACE KILN_NOW
 		export KILN_NOW=2026-11-30T12:00:00Z
 		au_insecure
+		au_sarif_relative
 		au_clean_and_waived
 		au_plan_files
 		au_examples

@@ -579,6 +579,22 @@ def check_sarif(path):
                 return "%s: a result has no message.text" % path
             if not res.get("ruleId") and not res.get("rule"):
                 return "%s: a result names no rule" % path
+            fault = check_sarif_locations(path, r, res)
+            if fault:
+                return fault
+    return None
+
+
+def check_sarif_locations(path, run, res):
+    """Code scanning shows a result on a file of the repository only by a relative path."""
+    bases = run.get("originalUriBaseIds", {})
+    for loc in res.get("locations", []):
+        art = loc.get("physicalLocation", {}).get("artifactLocation", {})
+        uri = art.get("uri", "")
+        if "://" in uri or uri.startswith("/"):
+            return "%s: a result's uri %r is not relative to the repository" % (path, uri)
+        if "uriBaseId" in art and art["uriBaseId"] not in bases:
+            return "%s: uriBaseId %r is not in originalUriBaseIds" % (path, art["uriBaseId"])
     return None
 
 

@@ -331,6 +331,23 @@ en_errors() {
 		-- "$KILN" apply --parallelism 0 examples/quickstart.yaml
 }
 
+# A sim spec needs no permission: stdout is still a policy document a linter
+# reads (an empty one), and the reason is on stderr (issue 31).
+en_iam_policy_sim() {
+	en_new_dir examples/quickstart.yaml
+	check "engine: iam-policy on a sim spec prints an empty policy and the reason on stderr" 0 \
+		--out '{
+  "Version": "2012-10-17",
+  "Statement": []
+}' \
+		--err "kiln: iam-policy: the sim provider is simulated and needs no cloud permission; the policy has no statement" \
+		-- "$KILN" iam-policy
+	check "engine: iam-policy's empty policy is JSON a pipeline reads" 0 \
+		--out "2012-10-17 0" \
+		-- sh -c '"$1" iam-policy 2>/dev/null | python3 -c "import json, sys; d = json.load(sys.stdin); print(d[\"Version\"], len(d[\"Statement\"]))"' sh "$KILN"
+	cd "$E2E_ROOT" || exit 1
+}
+
 # On a terminal (script(1) provides one): apply asks, and progress is live lines.
 en_tty() {
 	if ! command -v script >/dev/null 2>&1; then
@@ -669,6 +686,7 @@ engine_tests() {
 		en_lifecycle
 		en_allow
 		en_errors
+		en_iam_policy_sim
 		en_state_shape
 		en_plan_cycle
 		en_json_events

@@ -207,8 +207,101 @@ YAML
 	cd "$E2E_ROOT" || exit 1
 }
 
+# The exit status of apply, up, destroy and plan in each situation kiln(1),
+# kiln-apply(1) and the README list (issue 31): one row a situation, in an
+# order that walks one workspace through them. A row is
+# SITUATION|STATUS|COMMAND, COMMAND run by sh with $0 the kiln under test.
+rv_exit_table() {
+	rv_new_dir examples/quickstart.yaml
+	sed 's/max_hourly_usd: 400/max_hourly_usd: 150/' kiln.yaml >over.yaml
+	sed 's/count: 2/count: 3/' kiln.yaml >grow.yaml
+	while IFS='|' read -r situation status command; do
+		check "review: exit status $status: $situation" "$status" -- sh -c "$command" "$KILN"
+	done <<'TABLE'
+usage error: apply with an unknown option|1|"$0" apply --no-such-option
+usage error: up with an unknown option|1|"$0" up --no-such-option
+usage error: destroy with a second operand|1|"$0" destroy kiln.yaml other.yaml
+not approved: apply with no terminal to ask on and no --auto-approve|1|"$0" apply
+not approved: destroy with no terminal to ask on and no --auto-approve|1|"$0" destroy
+plan --detailed-exitcode with changes|2|"$0" plan --detailed-exitcode
+plan without --detailed-exitcode, with changes|0|"$0" plan
+apply refused for an error-level finding|3|"$0" apply --auto-approve over.yaml
+up refused for an error-level finding|3|"$0" up --auto-approve over.yaml
+apply of a saved plan refused for an error-level finding|3|"$0" plan --out over.kiln over.yaml >/dev/null && "$0" apply over.kiln
+an operation failed (room for 1 node of the 2 in each zone)|1|KILN_SIM_CAPACITY=H100=1 "$0" apply --auto-approve
+apply with changes, all done|0|"$0" apply --auto-approve
+plan --detailed-exitcode with no changes|0|"$0" plan --detailed-exitcode
+apply with no changes|0|"$0" apply --auto-approve
+up with no changes|0|"$0" up --auto-approve
+a plan saved for review|0|"$0" plan --out grow.kiln grow.yaml
+up done and recorded, but a node did not report within --health-timeout|4|KILN_SIM_HEALTH_MS=600000 "$0" up --auto-approve --health-timeout 1s grow.yaml
+apply of a plan file the state moved past|1|"$0" apply grow.kiln
+destroy is not refused for an error-level finding|0|"$0" destroy --auto-approve over.yaml
+destroy with nothing to destroy|0|"$0" destroy --auto-approve
+TABLE
+	assert "review: README, kiln(1) and kiln-up(1) say apply and up exit 3 on a refusal for a finding" \
+		python3 -c '
+import sys
+text = lambda f: " ".join(open(sys.argv[1] + "/" + f).read().split())
+assert "3 from `kiln audit` when an unwaived error-level finding remains, and from `apply` and `up` when they refuse a plan for one" in text("README.md")
+assert ".B kiln apply and .B kiln up when they refuse a plan, or a saved plan file, for one" in text("man/kiln.1")
+assert ".B 3 The plan, or the saved plan file, has an unwaived error\\-level finding" in text("man/kiln-up.1")
+' "$E2E_ROOT"
+	if command -v script >/dev/null 2>&1; then
+		printf 'no\n' >answer
+		check "review: exit status 1: not approved: an answer other than yes at the terminal" 1 \
+			--stdin answer -- script -qec "$KILN apply" /dev/null
+	fi
+	cd "$E2E_ROOT" || exit 1
+}
+
+# A policy written for Terraform's plan JSON (conftest over `terraform show
+# -json`) reads kiln's plan: planned_values and prior_state (issue 31).
+rv_terraform_shape() {
+	rv_new_dir examples/quickstart.yaml
+	rv_policy=$E2E_ROOT/tests/tf-plan-policy.py
+	rv_count='import json, sys
+d = json.load(open(sys.argv[1]))
+print(len(d["prior_state"]["values"]["root_module"]["resources"]),
+      len(d["planned_values"]["root_module"]["resources"]))'
+	"$KILN" plan --json >create.json 2>/dev/null
+	assert "review: planned_values and prior_state pass the schema and say what resource_changes say" \
+		python3 "$E2E_ROOT/tests/check-plan-schema.py" create.json
+	check "review: a create plans every resource and has no prior state" 0 --out "0 5" \
+		-- python3 -c "$rv_count" create.json
+	check "review: a policy written for Terraform's shape reads the planned node group" 1 \
+		--out "deny: sim_node_group.trainers: 2 nodes planned, more than 1
+1 denials" -- python3 "$rv_policy" create.json 1
+	check "review: ... and passes it within its limit" 0 --out "0 denials" \
+		-- python3 "$rv_policy" create.json 8
+	"$KILN" apply --auto-approve >/dev/null 2>&1
+	sed -i 's/count: 2/count: 1/' kiln.yaml
+	"$KILN" plan --json >shrink.json 2>/dev/null
+	check "review: the policy reads the prior state: the node group shrinks" 1 \
+		--out "deny: sim_node_group.trainers: shrinks from 2 to 1 nodes
+1 denials" -- python3 "$rv_policy" shrink.json
+	"$KILN" plan --destroy --json >destroy.json 2>/dev/null
+	assert "review: a destroy plan passes the schema too" \
+		python3 "$E2E_ROOT/tests/check-plan-schema.py" destroy.json
+	check "review: a destroy plans nothing, and its prior state has every resource" 0 \
+		--out "5 0" -- python3 -c "$rv_count" destroy.json
+	check "review: the policy sees the bucket of the prior state deleted" 1 \
+		--out-has "deny: sim_bucket.checkpoints: deletes the bucket quickstart-checkpoints-" \
+		-- python3 "$rv_policy" destroy.json
+	"$KILN" plan --out p.kiln >/dev/null 2>&1
+	python3 "$E2E_ROOT/tests/e2e/approve_py.py" edit p.kiln - \
+		planned_values.root_module.resources.2.values.count 2
+	check "review: a plan file whose planned_values were edited is refused" 1 --out "" \
+		--err "kiln: apply: p.kiln does not match the plan its spec and state give now: its planned_values are not what its own resource_changes give; nothing was changed
+  hint: kiln carries out a plan file only as kiln made it, and this one was edited or the cloud changed since it was made; make and review a new plan: kiln plan kiln.yaml --out p.kiln" \
+		-- "$KILN" apply p.kiln
+	cd "$E2E_ROOT" || exit 1
+}
+
 review_tests() {
 	rv_cost
 	rv_iam
 	rv_gate
+	rv_exit_table
+	rv_terraform_shape
 }
