@@ -8,7 +8,7 @@
 #   make fuzz         libFuzzer on the spec loader (clang), FUZZ_SECONDS long
 #   make fuzz-json    libFuzzer: kiln's JSON reader and writer against jansson's
 #   make install      PREFIX=/usr/local: the binary, the man pages, the bash, zsh and
-#                     fish completions
+#                     fish completions, the spec's JSON Schema
 #   make check-docs   every link of README.md, HACKING.md and docs/ resolves
 
 PREFIX   ?= /usr/local
@@ -160,12 +160,14 @@ install: kiln
 	./kiln completion bash >$(DESTDIR)$(BASH_COMPLETION_DIR)/kiln
 	./kiln completion zsh >$(DESTDIR)$(ZSH_COMPLETION_DIR)/_kiln
 	./kiln completion fish >$(DESTDIR)$(FISH_COMPLETION_DIR)/kiln.fish
+	install -d $(DESTDIR)$(PREFIX)/share/kiln
+	./kiln schema >$(DESTDIR)$(PREFIX)/share/kiln/kiln.schema.json
 
 uninstall:
 	rm -f $(DESTDIR)$(PREFIX)/bin/kiln
 	for m in $(MANPAGES); do s=$${m##*.}; rm -f $(DESTDIR)$(PREFIX)/share/man/man$$s/$${m##*/}; done
 	rm -f $(DESTDIR)$(BASH_COMPLETION_DIR)/kiln $(DESTDIR)$(ZSH_COMPLETION_DIR)/_kiln \
-		$(DESTDIR)$(FISH_COMPLETION_DIR)/kiln.fish
+		$(DESTDIR)$(FISH_COMPLETION_DIR)/kiln.fish $(DESTDIR)$(PREFIX)/share/kiln/kiln.schema.json
 
 format:
 	clang-format -i src/*.c src/*.h providers/*.[ch] providers/*/*.[ch] tests/*.c tests/*.h tests/fuzz/*.c

@@ -32,7 +32,8 @@ for pair in $tools; do
 done
 # tests/e2e/access.sh starts a real sshd, which lives outside a user's PATH
 [ -x /usr/sbin/sshd ] || missing="$missing openssh-server"
-# python3 module -> Debian package (the e2e tests check JSON plans against their schema)
+# python3 module -> Debian package (the e2e tests check JSON plans against their schema,
+# and every spec against kiln schema's, tests/check-spec-schema.py)
 if command -v python3 >/dev/null 2>&1 && ! python3 -c 'import jsonschema' 2>/dev/null &&
 	! /usr/bin/python3 -c 'import jsonschema' 2>/dev/null; then
 	missing="$missing python3-jsonschema"

@@ -41,6 +41,7 @@ int cmd_exec(int argc, char **argv, struct cli *cli);
 int cmd_repair(int argc, char **argv, struct cli *cli);
 int cmd_size(int argc, char **argv, struct cli *cli);
 int cmd_completion(int argc, char **argv, struct cli *cli);
+int cmd_schema(int argc, char **argv, struct cli *cli);
 
 extern const struct cmd_info cmd_init_info;
 extern const struct cmd_info cmd_validate_info;
@@ -74,6 +75,7 @@ extern const struct cmd_info cmd_ssh_info;
 extern const struct cmd_info cmd_exec_info;
 extern const struct cmd_info cmd_repair_info;
 extern const struct cmd_info cmd_completion_info;
+extern const struct cmd_info cmd_schema_info;
 
 /* From main.c, for `kiln help`. */
 const struct cmd_info *cmd_find_info(const char *name);
