@@ -320,7 +320,8 @@ static void zsh_option(FILE *out, const struct cli_option *o, bool is_short)
 {
 	enum value_kind k = option_kind(o);
 
-	fputs("\t\t'", out);
+	/* One word of a command continued over lines (an array's too). */
+	fputs(" \\\n\t\t'", out);
 	if (is_short)
 		fprintf(out, "-%c%s[", o->short_name, k == VK_NONE ? "" : "+");
 	else
@@ -339,7 +340,7 @@ static void zsh_option(FILE *out, const struct cli_option *o, bool is_short)
 			fputs(zsh_action(k), out);
 		}
 	}
-	fputs("'\n", out);
+	fputc('\'', out);
 }
 
 static void zsh_options(FILE *out, const struct cli_option *opts, size_t n)
@@ -358,17 +359,17 @@ static void zsh_command_case(FILE *out, const struct cmd_info *info)
 	enum value_kind k = operand_kind(info);
 	const char *const *sub;
 
-	fprintf(out, "\t%s)\n\t\t_arguments -s \"${_kiln_globals[@]}\"\n", info->name);
+	fprintf(out, "\t%s)\n\t\t_arguments -s \"${_kiln_globals[@]}\"", info->name);
 	zsh_options(out, info->options, info->noptions);
 	if (info->subcommands) {
-		fputs("\t\t'1:subcommand:(", out);
+		fputs(" \\\n\t\t'1:subcommand:(", out);
 		for (sub = info->subcommands; *sub; sub++)
 			fprintf(out, "%s%s", sub == info->subcommands ? "" : " ", *sub);
-		fputs(")'\n\t\t'*:argument:_files'", out);
+		fputs(")' \\\n\t\t'*:argument:_files'", out);
 	} else if (k != VK_FREE) {
-		fprintf(out, "\t\t'*:operand:%s'", zsh_action(k));
+		fprintf(out, " \\\n\t\t'*:operand:%s'", zsh_action(k));
 	} else {
-		fputs("\t\t'*:operand: '", out);
+		fputs(" \\\n\t\t'*:operand: '", out);
 	}
 	fputs(" ;;\n", out);
 }
@@ -412,10 +413,10 @@ static void write_zsh(FILE *out, const struct cmd_info *const *cmds, size_t n)
 	fputs(zsh_functions, out);
 	fputs("\n_kiln() {\n\tlocal curcontext=$curcontext state line ret=1\n"
 	      "\tlocal _kiln_bin=$words[1]\n\tlocal -a _kiln_globals _kiln_command_list\n"
-	      "\t_kiln_globals=(\n",
+	      "\t_kiln_globals=(",
 	      out);
 	zsh_options(out, cli_global_options, cli_global_noptions);
-	fputs("\t)\n\t_kiln_command_list=(\n", out);
+	fputs("\n\t)\n\t_kiln_command_list=(\n", out);
 	for (i = 0; i < n; i++) {
 		fputs("\t\t'", out);
 		zsh_quoted(out, cmds[i]->name);

@@ -5,6 +5,7 @@
 # scripts pass shellcheck, `zsh -n` and `fish --no-execute`, fish's own
 # `complete -C` answers from its script, and every bad-input message. Sourced
 # by run.sh after lib.sh; $KILN is the binary.
+# shellcheck disable=SC2016 # the sh -c and bash -c scripts expand their own arguments
 
 # comp_bash WORD...: the bash script's completions, one a line, for the last
 # WORD (the word under the cursor; '' for an empty one) of `kiln WORD...`.
@@ -87,6 +88,15 @@ completion_other_shell_tests() {
 			-- sh -c '"$0" completion zsh >"$1/_kiln" && zsh -n "$1/_kiln"' "$KILN" "$E2E_TMP"
 		check "completion: zsh: the script is a #compdef function for kiln" 0 \
 			--out-has "#compdef kiln" -- "$KILN" completion zsh
+		check "completion: zsh: TAB in a real zsh completes a command's option" 0 \
+			--out "--template" -- comp_zsh 'kiln init --te'
+		check "completion: zsh: TAB after --template offers the templates" 0 \
+			--out "$(comp_lines finetune inference llm-pretrain sim-demo slurm-pretrain)" \
+			-- comp_zsh 'kiln init --template '
+		check "completion: zsh: TAB after kiln state offers its subcommands" 0 \
+			--out "$(comp_lines list pull push rm show takeover)" -- comp_zsh 'kiln state '
+		check "completion: zsh: TAB after --spec FILE offers its groups" 0 \
+			--out "trainers" -- comp_zsh 'kiln ssh --spec examples/quickstart.yaml '
 	else
 		fail "completion: zsh: zsh is not installed (scripts/deps.sh installs it)"
 	fi
@@ -124,6 +134,12 @@ completion_error_tests() {
 		-- "$KILN" completion --groups a.yaml b.yaml
 	check "completion: --groups of an unreadable spec prints nothing, quietly" 0 --out "" --err "" \
 		-- "$KILN" completion --groups "$E2E_TMP/no-such.yaml"
+}
+
+# comp_zsh LINE: what a real zsh offers for TAB after LINE, kiln on PATH.
+comp_zsh() {
+	mkdir -p "$E2E_TMP/comp-path" && ln -sf "$KILN" "$E2E_TMP/comp-path/kiln"
+	PATH=$E2E_TMP/comp-path:$PATH zsh -f tests/e2e/completion_zsh.zsh "$E2E_TMP" "$1"
 }
 
 # comp_bash_at DIR WORD...: comp_bash run in DIR, for its state and kiln.yaml.
