@@ -119,6 +119,7 @@ static void load_provider(struct loader *ld, const struct ynode *root)
 	spec->provider.node = p;
 	if (!ld_expect_map(ld, p, "provider")) {
 		spec->broken |= SPEC_BROKEN_PROVIDER;
+		free(names);
 		return;
 	}
 	if (!ld_check_keys(ld, p, "in provider", spec_provider_keys, ARRAY_SIZE(spec_provider_keys)))
