@@ -8,7 +8,8 @@
 #                     (tests/check-cloud-names.py)
 #   make fuzz         libFuzzer on the spec loader (clang), FUZZ_SECONDS long
 #   make fuzz-json    libFuzzer: kiln's JSON reader and writer against jansson's
-#   make install      PREFIX=/usr/local: the binary and the man pages
+#   make install      PREFIX=/usr/local: the binary, the man pages, the bash, zsh and
+#                     fish completions, the spec's JSON Schema
 #   make check-docs   every link of README.md, HACKING.md and docs/ resolves
 
 PREFIX   ?= /usr/local
@@ -19,6 +20,11 @@ LDFLAGS  ?=
 FUZZ_CC  ?= clang
 FUZZ_SECONDS ?= 600
 BUILD    ?= build
+# Where the shells look for completions under PREFIX (bash-completion, zsh's
+# site-functions, fish's vendor directory).
+BASH_COMPLETION_DIR ?= $(PREFIX)/share/bash-completion/completions
+ZSH_COMPLETION_DIR  ?= $(PREFIX)/share/zsh/site-functions
+FISH_COMPLETION_DIR ?= $(PREFIX)/share/fish/vendor_completions.d
 
 PKGS      := libcurl openssl jansson libgit2 yaml-0.1 libxml-2.0 zlib
 PKG_CFLAGS = $(shell pkg-config --cflags $(PKGS) 2>/dev/null)
@@ -151,10 +157,19 @@ install: kiln
 	install -m 755 kiln $(DESTDIR)$(PREFIX)/bin/kiln
 	for m in $(MANPAGES); do \
 		s=$${m##*.}; install -m 644 $$m $(DESTDIR)$(PREFIX)/share/man/man$$s/; done
+	install -d $(DESTDIR)$(BASH_COMPLETION_DIR) $(DESTDIR)$(ZSH_COMPLETION_DIR) \
+		$(DESTDIR)$(FISH_COMPLETION_DIR)
+	./kiln completion bash >$(DESTDIR)$(BASH_COMPLETION_DIR)/kiln
+	./kiln completion zsh >$(DESTDIR)$(ZSH_COMPLETION_DIR)/_kiln
+	./kiln completion fish >$(DESTDIR)$(FISH_COMPLETION_DIR)/kiln.fish
+	install -d $(DESTDIR)$(PREFIX)/share/kiln
+	./kiln schema >$(DESTDIR)$(PREFIX)/share/kiln/kiln.schema.json
 
 uninstall:
 	rm -f $(DESTDIR)$(PREFIX)/bin/kiln
 	for m in $(MANPAGES); do s=$${m##*.}; rm -f $(DESTDIR)$(PREFIX)/share/man/man$$s/$${m##*/}; done
+	rm -f $(DESTDIR)$(BASH_COMPLETION_DIR)/kiln $(DESTDIR)$(ZSH_COMPLETION_DIR)/_kiln \
+		$(DESTDIR)$(FISH_COMPLETION_DIR)/kiln.fish $(DESTDIR)$(PREFIX)/share/kiln/kiln.schema.json
 
 format:
 	clang-format -i src/*.c src/*.h providers/*.[ch] providers/*/*.[ch] tests/*.c tests/*.h tests/fuzz/*.c

@@ -17,12 +17,13 @@ libgit2:libgit2-dev yaml-0.1:libyaml-dev libxml-2.0:libxml2-dev zlib:zlib1g-dev 
 # chromium: kiln report's HTML page, loaded headless (tests/e2e/report.sh); Slurm,
 # munge and ip: the real-Slurm test in network namespaces (tests/e2e/slurm.sh), and
 # systemd-analyze: the units and drop-ins its nodes' boot scripts write are verified
-# (script: a terminal for kiln status, which must not prompt, tests/e2e/access.sh)
+# (script: a terminal for kiln status, which must not prompt, tests/e2e/access.sh);
+# zsh and fish: kiln completion's scripts are parsed and run by them (tests/e2e/completion.sh)
 tools="cc:gcc make:make pkg-config:pkg-config groff:groff-base git:git man:man-db
 python3:python3 openssl:openssl shuf:coreutils jq:jq node:nodejs
 cloud-init:cloud-init shellcheck:shellcheck ssh:openssh-client ssh-keygen:openssh-client
 chromium:chromium slurmctld:slurmctld slurmd:slurmd sinfo:slurm-client munged:munge
-ip:iproute2 unshare:util-linux systemd-analyze:systemd script:bsdutils"
+ip:iproute2 unshare:util-linux systemd-analyze:systemd script:bsdutils zsh:zsh fish:fish"
 
 missing=""
 for pair in $tools; do
@@ -31,7 +32,8 @@ for pair in $tools; do
 done
 # tests/e2e/access.sh starts a real sshd, which lives outside a user's PATH
 [ -x /usr/sbin/sshd ] || missing="$missing openssh-server"
-# python3 module -> Debian package (the e2e tests check JSON plans against their schema)
+# python3 module -> Debian package (the e2e tests check JSON plans against their schema,
+# and every spec against kiln schema's, tests/check-spec-schema.py)
 if command -v python3 >/dev/null 2>&1 && ! python3 -c 'import jsonschema' 2>/dev/null &&
 	! /usr/bin/python3 -c 'import jsonschema' 2>/dev/null; then
 	missing="$missing python3-jsonschema"

@@ -48,6 +48,9 @@ struct cmd_info {
 	const struct cli_option *options;
 	size_t noptions;
 	const char *see_also; /* man page, e.g. "kiln-validate(1)" */
+	/* The words a command takes first (state list, ttl extend), NULL-ended; the
+	 * command checks its first operand against them, completion offers them. */
+	const char *const *subcommands;
 };
 
 /* What cli_next() returns besides a command's option ids. */

@@ -37,6 +37,8 @@ static const struct cli_option options[] = {
      "takeover: only what this state lineage owns (none: made before lineages)"},
 };
 
+static const char *const subs[] = {"list", "show", "rm", "pull", "push", "takeover", NULL};
+
 const struct cmd_info cmd_state_info = {
     .name = "state",
     .usage = "list | show ADDRESS | rm ADDRESS... | pull | push FILE | takeover [ADDRESS...]  "
@@ -65,6 +67,7 @@ const struct cmd_info cmd_state_info = {
     .options = options,
     .noptions = sizeof(options) / sizeof(options[0]),
     .see_also = "kiln-state(1), kiln-log(1), kiln-workspace(1)",
+    .subcommands = subs,
 };
 
 struct state_cmd {
@@ -413,7 +416,6 @@ out:
 
 int cmd_state(int argc, char **argv, struct cli *cli)
 {
-	static const char *const subs[] = {"list", "show", "rm", "pull", "push", "takeover"};
 	const char *spec = NULL, *from = NULL;
 	struct state_cmd c = {.cli = cli};
 	struct cli_parser p;
@@ -469,11 +471,11 @@ int cmd_state(int argc, char **argv, struct cli *cli)
 	if (!(strcmp(sub, "show") == 0 && nops == 2) && !(strcmp(sub, "rm") == 0 && nops >= 2) &&
 	    !(strcmp(sub, "push") == 0 && nops == 2) &&
 	    !((strcmp(sub, "list") == 0 || strcmp(sub, "pull") == 0) && nops == 1)) {
-		const char *near = str_closest(sub, subs, ARRAY_SIZE(subs));
+		const char *near = str_closest(sub, subs, ARRAY_SIZE(subs) - 1);
 		size_t i;
 		bool known = false;
 
-		for (i = 0; i < ARRAY_SIZE(subs); i++)
+		for (i = 0; subs[i]; i++)
 			known |= strcmp(sub, subs[i]) == 0;
 		if (known)
 			cli_error(cli, "see 'kiln help state'", "usage: kiln state %s%s", sub,

@@ -24,6 +24,8 @@ static const struct cli_option options[] = {
     {"json", 0, false, OPT_JSON, NULL, "print the expiry as JSON"},
 };
 
+static const char *const ttl_subs[] = {"show", "extend", NULL};
+
 const struct cmd_info cmd_ttl_info = {
     .name = "ttl",
     .usage = "show | extend DURATION  [OPTIONS]",
@@ -38,6 +40,7 @@ const struct cmd_info cmd_ttl_info = {
     .options = options,
     .noptions = sizeof(options) / sizeof(options[0]),
     .see_also = "kiln-ttl(1), kiln-reap(1), kiln-apply(1)",
+    .subcommands = ttl_subs,
 };
 
 static void show(const struct workspace *w, const json_t *x, int64_t now, bool json)

@@ -20,6 +20,8 @@ static const struct cli_option ws_options[] = {
     CMD_OPT_LOCK_TIMEOUT,
 };
 
+static const char *const ws_subs[] = {"list", "new", "delete", NULL};
+
 const struct cmd_info cmd_workspace_info = {
     .name = "workspace",
     .usage = "list | new NAME | delete NAME  [OPTIONS]",
@@ -32,6 +34,7 @@ const struct cmd_info cmd_workspace_info = {
     .options = ws_options,
     .noptions = sizeof(ws_options) / sizeof(ws_options[0]),
     .see_also = "kiln-workspace(1), kiln-state(1)",
+    .subcommands = ws_subs,
 };
 
 static const struct cli_option unlock_options[] = {
@@ -170,8 +173,7 @@ int cmd_workspace(int argc, char **argv, struct cli *cli)
 	sub = nops ? ops[0] : "list";
 	if (!((strcmp(sub, "list") == 0 && nops <= 1) ||
 	      ((strcmp(sub, "new") == 0 || strcmp(sub, "delete") == 0) && nops == 2))) {
-		static const char *const subs[] = {"list", "new", "delete"};
-		const char *near = str_closest(sub, subs, 3);
+		const char *near = str_closest(sub, ws_subs, ARRAY_SIZE(ws_subs) - 1);
 
 		if (strcmp(sub, "new") == 0 || strcmp(sub, "delete") == 0)
 			cli_error(cli, NULL, "usage: kiln workspace %s NAME", sub);

@@ -40,6 +40,8 @@ int cmd_ssh(int argc, char **argv, struct cli *cli);
 int cmd_exec(int argc, char **argv, struct cli *cli);
 int cmd_repair(int argc, char **argv, struct cli *cli);
 int cmd_size(int argc, char **argv, struct cli *cli);
+int cmd_completion(int argc, char **argv, struct cli *cli);
+int cmd_schema(int argc, char **argv, struct cli *cli);
 
 extern const struct cmd_info cmd_init_info;
 extern const struct cmd_info cmd_validate_info;
@@ -72,9 +74,13 @@ extern const struct cmd_info cmd_ssh_config_info;
 extern const struct cmd_info cmd_ssh_info;
 extern const struct cmd_info cmd_exec_info;
 extern const struct cmd_info cmd_repair_info;
+extern const struct cmd_info cmd_completion_info;
+extern const struct cmd_info cmd_schema_info;
 
 /* From main.c, for `kiln help`. */
 const struct cmd_info *cmd_find_info(const char *name);
+/* The i-th command of the table, NULL past its end: for completion scripts. */
+const struct cmd_info *cmd_info_at(size_t i);
 /* "'x' is not a kiln command; did you mean 'y'?" */
 void cmd_report_unknown(const struct cli *cli, const char *name);
 void cmd_print_main_help(FILE *out);

@@ -52,6 +52,8 @@ static const struct command {
     {"reap", cmd_reap, &cmd_reap_info},
     {"report", cmd_report_costs, &cmd_report_info},
     {"ttl", cmd_ttl, &cmd_ttl_info},
+    {"schema", cmd_schema, &cmd_schema_info},
+    {"completion", cmd_completion, &cmd_completion_info},
     {"version", cmd_version, &cmd_version_info},
     {"help", cmd_help, &cmd_help_info},
 };
@@ -64,6 +66,11 @@ const struct cmd_info *cmd_find_info(const char *name)
 		if (strcmp(commands[i].name, name) == 0)
 			return commands[i].info;
 	return NULL;
+}
+
+const struct cmd_info *cmd_info_at(size_t i)
+{
+	return i < ARRAY_SIZE(commands) ? commands[i].info : NULL;
 }
 
 void cmd_print_main_help(FILE *out)

@@ -16,14 +16,14 @@
 #include <string.h>
 
 
-static const char *const top_keys[] = {
+const char *const spec_top_keys[] = {
     "kiln",    "cluster", "provider", "ttl", "budget", "idle",	    "tags",	 "vars",
     "network", "compute", "storage",  "iam", "waive",  "bootstrap", "scheduler", "access",
     "workload"};
-static const char *const provider_keys[] = {"name", "region", "zone", "endpoint"};
-static const char *const budget_keys[] = {"max_hourly_usd", "max_upfront_usd"};
-static const char *const network_keys[] = {"cidr", "fabric", "ingress"};
-static const char *const ingress_keys[] = {"port", "from", "protocol", "description"};
+const char *const spec_provider_keys[] = {"name", "region", "zone", "endpoint"};
+const char *const spec_budget_keys[] = {"max_hourly_usd", "max_upfront_usd"};
+const char *const spec_network_keys[] = {"cidr", "fabric", "ingress"};
+const char *const spec_ingress_keys[] = {"port", "from", "protocol", "description"};
 
 static void load_vars(struct loader *ld, const struct ynode *vars)
 {
@@ -123,7 +123,7 @@ static void load_provider(struct loader *ld, const struct ynode *root)
 		free(names);
 		return;
 	}
-	if (!ld_check_keys(ld, p, "in provider", provider_keys, ARRAY_SIZE(provider_keys)))
+	if (!ld_check_keys(ld, p, "in provider", spec_provider_keys, ARRAY_SIZE(spec_provider_keys)))
 		spec->broken |= SPEC_BROKEN_PROVIDER;
 	if (ld_get_enum(ld, p, "name", "provider.name", true, names, nnames, &which) == GOT_OK)
 		spec->provider.name = xstrdup(names[which]);
@@ -236,7 +236,6 @@ static void load_tags(struct loader *ld, const struct ynode *tags)
 static void load_ingress(struct loader *ld, const struct ynode *list)
 {
 	struct spec *spec = ld->spec;
-	static const char *const protos[] = {"tcp", "udp"};
 	size_t i, cap = 0;
 
 	if (list->kind != YNODE_SEQ) {
@@ -258,8 +257,8 @@ static void load_ingress(struct loader *ld, const struct ynode *list)
 			continue;
 		}
 		in.node = r;
-		ok &= ld_check_keys(ld, r, "in a network.ingress rule", ingress_keys,
-				    ARRAY_SIZE(ingress_keys));
+		ok &= ld_check_keys(ld, r, "in a network.ingress rule", spec_ingress_keys,
+				    ARRAY_SIZE(spec_ingress_keys));
 		port = ynode_get(r, "port");
 		if (!port) {
 			ld_err(ld, r, "missing required key 'port' in %s", path);
@@ -306,11 +305,12 @@ static void load_ingress(struct loader *ld, const struct ynode *list)
 		{
 			char *ppath = xasprintf("%s.protocol", path);
 
-			ok &= ld_get_enum(ld, r, "protocol", ppath, false, protos, 2, &proto) !=
+			ok &= ld_get_enum(ld, r, "protocol", ppath, false, spec_ingress_protocols,
+					  ARRAY_SIZE(spec_ingress_protocols), &proto) !=
 			      GOT_BAD;
 			free(ppath);
 		}
-		in.protocol = xstrdup(protos[proto]);
+		in.protocol = xstrdup(spec_ingress_protocols[proto]);
 		{
 			char *dpath = xasprintf("%s.description", path);
 
@@ -339,7 +339,7 @@ static void load_network(struct loader *ld, const struct ynode *net)
 		spec->broken |= SPEC_BROKEN_NETWORK;
 		return;
 	}
-	if (!ld_check_keys(ld, net, "in network", network_keys, ARRAY_SIZE(network_keys)))
+	if (!ld_check_keys(ld, net, "in network", spec_network_keys, ARRAY_SIZE(spec_network_keys)))
 		spec->broken |= SPEC_BROKEN_NETWORK;
 	/* A VPC is between /16 and /28 on every cloud kiln targets. */
 	if (ld_get_cidr(ld, net, "cidr", "network.cidr", false, 16, 28, &spec->network.cidr) ==
@@ -404,7 +404,7 @@ static void load_root(struct loader *ld, const struct ynode *root)
 		spec->broken = ~0u;
 		return;
 	}
-	ld_check_keys(ld, root, "at the top level", top_keys, ARRAY_SIZE(top_keys));
+	ld_check_keys(ld, root, "at the top level", spec_top_keys, ARRAY_SIZE(spec_top_keys));
 	load_vars(ld, section(root, "vars"));
 
 	switch (ld_get_int(ld, root, "kiln", "kiln", false, 1, 1000000, &format)) {
@@ -440,7 +440,7 @@ static void load_root(struct loader *ld, const struct ynode *root)
 	}
 	budget = section(root, "budget");
 	if (budget && ld_expect_map(ld, budget, "budget")) {
-		ld_check_keys(ld, budget, "in budget", budget_keys, ARRAY_SIZE(budget_keys));
+		ld_check_keys(ld, budget, "in budget", spec_budget_keys, ARRAY_SIZE(spec_budget_keys));
 		if (ld_get_number(ld, budget, "max_hourly_usd", "budget.max_hourly_usd",
 				  &spec->max_hourly_usd) == GOT_OK &&
 		    spec->max_hourly_usd <= 0)

@@ -28,8 +28,8 @@
 #include "sshkey.h"
 #include "util.h"
 
-static const char *const access_keys[] = {"ssh_keys", "user", "key_pair"};
-static const char *const key_file_keys[] = {"file"};
+const char *const spec_access_keys[] = {"ssh_keys", "user", "key_pair"};
+const char *const spec_key_file_keys[] = {"file"};
 
 /* The most a public key file may hold: authorized_keys lines, a few dozen keys. */
 #define KEY_FILE_MAX (64 * 1024)
@@ -195,8 +195,8 @@ static void load_keys(struct loader *ld, const struct ynode *keys)
 
 		if (k->kind == YNODE_MAP) {
 			sub = xasprintf("%s.file", path);
-			if (ld_check_keys(ld, k, "in a key", key_file_keys,
-					  ARRAY_SIZE(key_file_keys)) &&
+			if (ld_check_keys(ld, k, "in a key", spec_key_file_keys,
+					  ARRAY_SIZE(spec_key_file_keys)) &&
 			    ld_get_string(ld, k, "file", sub, true, &text) == GOT_OK)
 				load_key_file(ld, ynode_get(k, "file"), sub, text, &cap);
 			free(sub);
@@ -231,7 +231,7 @@ void ld_access(struct loader *ld, const struct ynode *access)
 	if (!access || !ld_expect_map(ld, access, "access"))
 		return;
 	spec->access.node = access;
-	ld_check_keys(ld, access, "in access", access_keys, ARRAY_SIZE(access_keys));
+	ld_check_keys(ld, access, "in access", spec_access_keys, ARRAY_SIZE(spec_access_keys));
 	if ((keys = ynode_get(access, "ssh_keys")) && !ynode_is_null(keys))
 		load_keys(ld, keys);
 	if (ld_get_string(ld, access, "user", "access.user", false, &spec->access.user) == GOT_OK &&

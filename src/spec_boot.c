@@ -9,8 +9,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-static const char *const step_keys[] = {"run", "file", "content", "mode"};
-static const char *const health_keys[] = {"gpu"};
+const char *const spec_step_keys[] = {"run", "file", "content", "mode"};
+const char *const spec_health_keys[] = {"gpu"};
 
 static const char step_forms[] = "write a command as a string, {run: CMD}, or {file: PATH, "
 				 "content: TEXT, mode: \"0644\"}";
@@ -64,7 +64,7 @@ static bool load_step_map(struct loader *ld, const struct ynode *n, const char *
 	bool run = ynode_get(n, "run") != NULL, file = ynode_get(n, "file") != NULL, ok;
 	char *sub;
 
-	ok = ld_check_keys(ld, n, "in a bootstrap entry", step_keys, ARRAY_SIZE(step_keys));
+	ok = ld_check_keys(ld, n, "in a bootstrap entry", spec_step_keys, ARRAY_SIZE(spec_step_keys));
 	if (run == file) {
 		diag_hint(ld_err(ld, n, "%s must have either run or file", path), "%s", step_forms);
 		return false;
@@ -168,7 +168,7 @@ void ld_health(struct loader *ld, const struct ynode *g, const char *gpath, stru
 	grp->health_node = h;
 	if (!h || !ld_expect_map(ld, h, path))
 		goto out;
-	ld_check_keys(ld, h, "in a compute group's health", health_keys, ARRAY_SIZE(health_keys));
+	ld_check_keys(ld, h, "in a compute group's health", spec_health_keys, ARRAY_SIZE(spec_health_keys));
 	sub = xasprintf("%s.gpu", path);
 	if (ld_get_enum(ld, h, "gpu", sub, false, spec_health_gpu_names, 2, &gpu) == GOT_OK)
 		grp->health_gpu = (enum spec_health_gpu)gpu;

@@ -23,10 +23,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-static const char *const capacity_keys[] = {"reservation", "reservation_group", "block", "spot"};
-static const char *const block_keys[] = {"duration", "start", "max_upfront_usd"};
-static const char *const spot_keys[] = {"fallback"};
-static const char *const fallback_names[] = {"on-demand"};
+const char *const spec_capacity_keys[] = {"reservation", "reservation_group", "block", "spot"};
+const char *const spec_block_keys[] = {"duration", "start", "max_upfront_usd"};
+const char *const spec_spot_keys[] = {"fallback"};
 
 #define DAY (24 * 3600)
 
@@ -92,7 +91,7 @@ static bool load_block(struct loader *ld, const struct ynode *bn, const char *pa
 	c->block = bn;
 	if (!ld_expect_map(ld, bn, path))
 		return false;
-	ok &= ld_check_keys(ld, bn, "in a capacity block", block_keys, ARRAY_SIZE(block_keys));
+	ok &= ld_check_keys(ld, bn, "in a capacity block", spec_block_keys, ARRAY_SIZE(spec_block_keys));
 	sub = xasprintf("%s.duration", path);
 	got = ld_get_duration(ld, bn, "duration", sub, &c->block_duration);
 	if (got == GOT_NONE) {
@@ -160,10 +159,10 @@ static bool load_spot(struct loader *ld, const struct ynode *sn, const char *pat
 
 	if (!ld_expect_map(ld, sn, path))
 		return false;
-	ok = ld_check_keys(ld, sn, "in capacity spot", spot_keys, ARRAY_SIZE(spot_keys));
+	ok = ld_check_keys(ld, sn, "in capacity spot", spec_spot_keys, ARRAY_SIZE(spec_spot_keys));
 	sub = xasprintf("%s.fallback", path);
-	got = ld_get_enum(ld, sn, "fallback", sub, false, fallback_names,
-			  ARRAY_SIZE(fallback_names), &fb);
+	got = ld_get_enum(ld, sn, "fallback", sub, false, spec_fallback_names,
+			  ARRAY_SIZE(spec_fallback_names), &fb);
 	c->spot_fallback = got == GOT_OK;
 	free(sub);
 	return ok && got != GOT_BAD;
@@ -178,12 +177,12 @@ static const struct ynode *capacity_key(struct loader *ld, const struct ynode *c
 	struct diag *dg;
 
 	for (i = 0; i < cn->n; i++)
-		for (k = 0; k < ARRAY_SIZE(capacity_keys); k++) {
-			if (strcmp(cn->keys[i]->value, capacity_keys[k]) != 0)
+		for (k = 0; k < ARRAY_SIZE(spec_capacity_keys); k++) {
+			if (strcmp(cn->keys[i]->value, spec_capacity_keys[k]) != 0)
 				continue;
 			if (found) {
 				dg = ld_err(ld, cn->keys[i], "%s sets both %s and %s", path,
-					    capacity_keys[*which], capacity_keys[k]);
+					    spec_capacity_keys[*which], spec_capacity_keys[k]);
 				diag_hint(dg,
 					  "keep one: a group takes its capacity from one place");
 				return NULL;
@@ -201,7 +200,6 @@ static const struct ynode *capacity_key(struct loader *ld, const struct ynode *c
 bool ld_capacity(struct loader *ld, const struct ynode *g, const char *gpath,
 		 struct spec_group *grp)
 {
-	static const char *const scalars[] = {"on-demand", "spot"};
 	struct spec_capacity *c = &grp->capacity;
 	const struct ynode *cn = ynode_get(g, "capacity"), *key;
 	char *path, *sub;
@@ -222,12 +220,12 @@ bool ld_capacity(struct loader *ld, const struct ynode *g, const char *gpath,
 	if (cn->kind == YNODE_SCALAR) {
 		char *word = ld_scalar(ld, cn, path);
 
-		for (k = 0; word && k < (int)ARRAY_SIZE(scalars); k++)
-			if (strcmp(word, scalars[k]) == 0)
+		for (k = 0; word && k < (int)ARRAY_SIZE(spec_market_names); k++)
+			if (strcmp(word, spec_market_names[k]) == 0)
 				break;
 		if (!word) {
 			ok = false;
-		} else if (k == (int)ARRAY_SIZE(scalars)) {
+		} else if (k == (int)ARRAY_SIZE(spec_market_names)) {
 			dg = ld_err(ld, cn,
 				    "%s must be on-demand or spot, or a map of reservation, "
 				    "reservation_group, block or spot; got '%s'",
@@ -246,14 +244,14 @@ bool ld_capacity(struct loader *ld, const struct ynode *g, const char *gpath,
 		ok = false;
 		goto out;
 	}
-	ok &= ld_check_keys(ld, cn, "in a group's capacity", capacity_keys,
-			    ARRAY_SIZE(capacity_keys));
+	ok &= ld_check_keys(ld, cn, "in a group's capacity", spec_capacity_keys,
+			    ARRAY_SIZE(spec_capacity_keys));
 	key = capacity_key(ld, cn, path, &which);
 	if (!key) {
 		ok = false;
 		goto out;
 	}
-	sub = xasprintf("%s.%s", path, capacity_keys[which]);
+	sub = xasprintf("%s.%s", path, spec_capacity_keys[which]);
 	switch (which) {
 	case 0:
 	case 1:

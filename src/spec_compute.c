@@ -11,10 +11,10 @@
 #include <stdlib.h>
 #include <string.h>
 
-static const char *const group_keys[] = {
+const char *const spec_group_keys[] = {
     "gpu",  "instance_type", "count",	  "gang",   "market",	 "capacity", "image", "disk",
     "role", "public",	     "bootstrap", "health", "partition", "default",  "idle"};
-static const char *const disk_keys[] = {"size_gb", "type", "encrypted", "allow_unencrypted"};
+const char *const spec_disk_keys[] = {"size_gb", "type", "encrypted", "allow_unencrypted"};
 
 static bool load_gpu(struct loader *ld, const struct ynode *g, const char *path,
 		     struct spec_group *grp)
@@ -72,7 +72,6 @@ static bool instance_type_ok(const char *s)
 static bool load_disk(struct loader *ld, const struct ynode *grp_node, const char *gpath,
 		      struct spec_disk *disk)
 {
-	static const char *const types[] = {"gp3", "gp2", "io1", "io2"};
 	const struct ynode *dn = ynode_get(grp_node, "disk");
 	char *path = xasprintf("%s.disk", gpath), *sub;
 	int type = 0;
@@ -87,14 +86,14 @@ static bool load_disk(struct loader *ld, const struct ynode *grp_node, const cha
 		ok = false;
 		goto out;
 	}
-	ok &= ld_check_keys(ld, dn, "in a compute group's disk", disk_keys, ARRAY_SIZE(disk_keys));
+	ok &= ld_check_keys(ld, dn, "in a compute group's disk", spec_disk_keys, ARRAY_SIZE(spec_disk_keys));
 	sub = xasprintf("%s.size_gb", path);
 	ok &= ld_get_int(ld, dn, "size_gb", sub, false, 8, 65536, &disk->size_gb) != GOT_BAD;
 	free(sub);
 	sub = xasprintf("%s.type", path);
-	if (ld_get_enum(ld, dn, "type", sub, false, types, ARRAY_SIZE(types), &type) == GOT_OK) {
+	if (ld_get_enum(ld, dn, "type", sub, false, spec_disk_types, ARRAY_SIZE(spec_disk_types), &type) == GOT_OK) {
 		free(disk->type);
-		disk->type = xstrdup(types[type]);
+		disk->type = xstrdup(spec_disk_types[type]);
 	} else if (ynode_get(dn, "type")) {
 		ok = false;
 	}
@@ -132,7 +131,7 @@ void ld_group(struct loader *ld, const struct ynode *key, const struct ynode *g)
 	grp->node = g;
 	grp->count = 1;
 	where = xasprintf("in compute group '%s'", key->value);
-	ok &= ld_check_keys(ld, g, where, group_keys, ARRAY_SIZE(group_keys));
+	ok &= ld_check_keys(ld, g, where, spec_group_keys, ARRAY_SIZE(spec_group_keys));
 	free(where);
 
 	sub = xasprintf("%s.idle", path);

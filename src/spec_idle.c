@@ -11,8 +11,7 @@
 #include "spec_load.h"
 #include "timefmt.h"
 
-static const char *const idle_keys[] = {"gpu_below", "for", "action"};
-static const char *const idle_actions[] = {"down"};
+const char *const spec_idle_keys[] = {"gpu_below", "for", "action"};
 
 /* "10%", "10" or "7.5%": the percentage, or -1 when it is none. */
 static double percent(const char *s)
@@ -40,7 +39,7 @@ void ld_idle(struct loader *ld, const struct ynode *n, const char *path, struct 
 		return;
 	out->set = true;
 	w = xasprintf("in %s", path);
-	ld_check_keys(ld, n, w, idle_keys, ARRAY_SIZE(idle_keys));
+	ld_check_keys(ld, n, w, spec_idle_keys, ARRAY_SIZE(spec_idle_keys));
 	free(w);
 	sub = xasprintf("%s.gpu_below", path);
 	if ((v = ynode_get(n, "gpu_below")) && (text = ld_scalar(ld, v, sub))) {
@@ -77,6 +76,6 @@ void ld_idle(struct loader *ld, const struct ynode *n, const char *path, struct 
 	}
 	free(sub);
 	sub = xasprintf("%s.action", path);
-	ld_get_enum(ld, n, "action", sub, false, idle_actions, ARRAY_SIZE(idle_actions), &action);
+	ld_get_enum(ld, n, "action", sub, false, spec_idle_actions, ARRAY_SIZE(spec_idle_actions), &action);
 	free(sub);
 }

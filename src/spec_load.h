@@ -51,6 +51,52 @@ extern const char *const spec_market_names[2];
 extern const char *const spec_health_gpu_names[2];
 extern const char *const spec_fabric_names[3];
 extern const char *const spec_deletion_names[2];
+extern const char *const spec_ingress_protocols[2];
+extern const char *const spec_disk_types[4];
+extern const char *const spec_lustre_throughputs[4];
+extern const char *const spec_fallback_names[1];
+extern const char *const spec_idle_actions[1];
+extern const char *const spec_scheduler_types[1];
+
+/*
+ * The keys each mapping of a spec takes, as the loader checks them
+ * (ld_check_keys); spec_schema.c writes the JSON Schema from the same
+ * tables, so a key added here is in the schema too. Sized, so that a
+ * definition with another count does not compile.
+ */
+extern const char *const spec_top_keys[17];
+extern const char *const spec_provider_keys[4];
+extern const char *const spec_budget_keys[2];
+extern const char *const spec_network_keys[3];
+extern const char *const spec_ingress_keys[4];
+extern const char *const spec_access_keys[3];
+extern const char *const spec_key_file_keys[1];
+extern const char *const spec_step_keys[4];
+extern const char *const spec_health_keys[1];
+extern const char *const spec_capacity_keys[4];
+extern const char *const spec_block_keys[3];
+extern const char *const spec_spot_keys[1];
+extern const char *const spec_group_keys[15];
+extern const char *const spec_disk_keys[4];
+extern const char *const spec_idle_keys[3];
+extern const char *const spec_scheduler_keys[3];
+extern const char *const spec_iam_keys[1];
+extern const char *const spec_role_keys[3];
+extern const char *const spec_allow_keys[3];
+extern const char *const spec_waiver_keys[4];
+extern const char *const spec_workload_keys[11];
+extern const char *const spec_checkpoint_keys[2];
+extern const char *const spec_dataset_keys[1];
+extern const char *const spec_workload_kinds[2];
+extern const char *const spec_workload_precisions[2];
+extern const char *const spec_workload_methods[2];
+
+/* A store's keys, and the tiers each applies to. */
+struct spec_store_key {
+	const char *key;
+	unsigned tiers; /* 1 << enum spec_tier */
+};
+extern const struct spec_store_key spec_store_keys[11];
 
 struct diag *ld_err(struct loader *ld, const struct ynode *n, const char *fmt, ...)
     KILN_PRINTF(3, 4);

@@ -11,8 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-static const char *const scheduler_keys[] = {"type", "controller", "kms_key"};
-static const char *const scheduler_types[] = {"slurm"};
+const char *const spec_scheduler_keys[] = {"type", "controller", "kms_key"};
 
 void ld_scheduler(struct loader *ld, const struct ynode *sched)
 {
@@ -24,9 +23,9 @@ void ld_scheduler(struct loader *ld, const struct ynode *sched)
 	spec->scheduler.node = sched;
 	if (!ld_expect_map(ld, sched, "scheduler"))
 		return;
-	ld_check_keys(ld, sched, "in scheduler", scheduler_keys, ARRAY_SIZE(scheduler_keys));
-	if (ld_get_enum(ld, sched, "type", "scheduler.type", true, scheduler_types,
-			ARRAY_SIZE(scheduler_types), &type) == GOT_OK)
+	ld_check_keys(ld, sched, "in scheduler", spec_scheduler_keys, ARRAY_SIZE(spec_scheduler_keys));
+	if (ld_get_enum(ld, sched, "type", "scheduler.type", true, spec_scheduler_types,
+			ARRAY_SIZE(spec_scheduler_types), &type) == GOT_OK)
 		spec->scheduler.type = SCHEDULER_SLURM + type;
 	if (ld_get_string(ld, sched, "controller", "scheduler.controller", true,
 			  &spec->scheduler.controller.name) == GOT_OK)

@@ -14,15 +14,11 @@
 #include <string.h>
 
 
-static const char *const iam_keys[] = {"roles"};
-static const char *const role_keys[] = {"read", "write", "allow"};
-static const char *const allow_keys[] = {"actions", "resources", "sid"};
+const char *const spec_iam_keys[] = {"roles"};
+const char *const spec_role_keys[] = {"read", "write", "allow"};
+const char *const spec_allow_keys[] = {"actions", "resources", "sid"};
 
-/* Storage keys, and the tiers each applies to. */
-static const struct {
-	const char *key;
-	unsigned tiers; /* 1 << enum spec_tier */
-} store_keys[] = {
+const struct spec_store_key spec_store_keys[] = {
     {"tier", 15},
     {"deletion", 7},
     {"versioning", 1 << TIER_OBJECT},
@@ -115,7 +111,6 @@ void ld_store(struct loader *ld, const struct ynode *key, const struct ynode *s)
 	int tier = -1, deletion = DELETION_RETAIN, tput = 1;
 	bool ok = true;
 	size_t i;
-	static const char *const tputs[] = {"125", "250", "500", "1000"};
 	static const int tput_values[] = {125, 250, 500, 1000};
 
 	ok &= ld_check_name(ld, key, "store");
@@ -143,27 +138,27 @@ void ld_store(struct loader *ld, const struct ynode *key, const struct ynode *s)
 	/* Keys: unknown ones, and known ones that belong to another tier. */
 	for (i = 0; i < s->n; i++) {
 		const struct ynode *k = s->keys[i];
-		const char *names[ARRAY_SIZE(store_keys)];
-		size_t j, found = ARRAY_SIZE(store_keys);
+		const char *names[ARRAY_SIZE(spec_store_keys)];
+		size_t j, found = ARRAY_SIZE(spec_store_keys);
 
-		for (j = 0; j < ARRAY_SIZE(store_keys); j++) {
-			names[j] = store_keys[j].key;
-			if (strcmp(k->value, store_keys[j].key) == 0)
+		for (j = 0; j < ARRAY_SIZE(spec_store_keys); j++) {
+			names[j] = spec_store_keys[j].key;
+			if (strcmp(k->value, spec_store_keys[j].key) == 0)
 				found = j;
 		}
-		if (found == ARRAY_SIZE(store_keys)) {
+		if (found == ARRAY_SIZE(spec_store_keys)) {
 			char *where = xasprintf("in store '%s'", key->value);
 
 			ld_hint_choices(ld_err(ld, k, "unknown key '%s' %s", k->value, where),
-					k->value, names, ARRAY_SIZE(store_keys));
+					k->value, names, ARRAY_SIZE(spec_store_keys));
 			free(where);
 			ok = false;
-		} else if (!(store_keys[found].tiers & (1u << tier))) {
+		} else if (!(spec_store_keys[found].tiers & (1u << tier))) {
 			struct strbuf tiers = {0};
 			struct diag *dg;
 
 			for (j = 0; j < 4; j++) {
-				if (store_keys[found].tiers & (1u << j)) {
+				if (spec_store_keys[found].tiers & (1u << j)) {
 					if (tiers.len)
 						sb_adds(&tiers, " and ");
 					sb_adds(&tiers, spec_tier_names[j]);
@@ -215,7 +210,8 @@ void ld_store(struct loader *ld, const struct ynode *key, const struct ynode *s)
 	}
 	free(sub);
 	sub = xasprintf("%s.throughput_per_tib", path);
-	if (ld_get_enum(ld, s, "throughput_per_tib", sub, false, tputs, 4, &tput) == GOT_BAD)
+	if (ld_get_enum(ld, s, "throughput_per_tib", sub, false, spec_lustre_throughputs,
+			 ARRAY_SIZE(spec_lustre_throughputs), &tput) == GOT_BAD)
 		ok = false;
 	st->throughput_per_tib = tput_values[tput];
 	free(sub);
@@ -432,7 +428,7 @@ static bool load_allow(struct loader *ld, const struct ynode *role, const char *
 		memset(a, 0, sizeof(*a));
 		a->node = st;
 		where = xasprintf("in an allow statement of role '%s'", out->name);
-		ok &= ld_check_keys(ld, st, where, allow_keys, ARRAY_SIZE(allow_keys));
+		ok &= ld_check_keys(ld, st, where, spec_allow_keys, ARRAY_SIZE(spec_allow_keys));
 		free(where);
 		ok &= load_strings(ld, st, "actions", spath, "actions", &a->actions, &a->nactions);
 		ok &=
@@ -475,7 +471,7 @@ void ld_iam(struct loader *ld, const struct ynode *iam)
 	if (!iam)
 		return;
 	if (!ld_expect_map(ld, iam, "iam") ||
-	    !ld_check_keys(ld, iam, "in iam", iam_keys, ARRAY_SIZE(iam_keys))) {
+	    !ld_check_keys(ld, iam, "in iam", spec_iam_keys, ARRAY_SIZE(spec_iam_keys))) {
 		spec->broken |= SPEC_BROKEN_IAM;
 		if (iam->kind != YNODE_MAP)
 			return;
@@ -507,7 +503,7 @@ void ld_iam(struct loader *ld, const struct ynode *iam)
 		role->node = r;
 		if (r->kind == YNODE_MAP) {
 			where = xasprintf("in role '%s'", k->value);
-			ok &= ld_check_keys(ld, r, where, role_keys, ARRAY_SIZE(role_keys));
+			ok &= ld_check_keys(ld, r, where, spec_role_keys, ARRAY_SIZE(spec_role_keys));
 			free(where);
 			ok &= load_refs(ld, r, "read", path, "store names", &role->read,
 					&role->nread);

@@ -18,7 +18,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-static const char *const waiver_keys[] = {"rule", "reason", "until", "address"};
+const char *const spec_waiver_keys[] = {"rule", "reason", "until", "address"};
 
 /* YYYY-MM-DD naming a day that exists. */
 static bool date_ok(const char *s)
@@ -60,7 +60,7 @@ static void load_waiver(struct loader *ld, const struct ynode *r, size_t i, size
 		return;
 	}
 	w.node = r;
-	ok &= ld_check_keys(ld, r, "in a waiver", waiver_keys, ARRAY_SIZE(waiver_keys));
+	ok &= ld_check_keys(ld, r, "in a waiver", spec_waiver_keys, ARRAY_SIZE(spec_waiver_keys));
 	sub = xasprintf("%s.rule", path);
 	if (ld_get_string(ld, r, "rule", sub, true, &w.rule) == GOT_OK && blank(w.rule)) {
 		ld_err(ld, ynode_get(r, "rule"), "%s is empty", sub);

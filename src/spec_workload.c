@@ -19,14 +19,14 @@
 #include "spec_load.h"
 #include "timefmt.h"
 
-static const char *const workload_keys[] = {"kind",	 "params",     "active_params", "tokens",
-					    "precision", "method",     "seq_len",	"deadline",
-					    "mfu",	 "checkpoint", "dataset"};
-static const char *const checkpoint_keys[] = {"every", "write_within"};
-static const char *const dataset_keys[] = {"size"};
-static const char *const kinds[] = {"pretrain", "finetune"};
-static const char *const precisions[] = {"bf16", "fp8"};
-static const char *const methods[] = {"full", "lora"};
+const char *const spec_workload_keys[] = {"kind",      "params",     "active_params", "tokens",
+					  "precision", "method",     "seq_len",	      "deadline",
+					  "mfu",       "checkpoint", "dataset"};
+const char *const spec_checkpoint_keys[] = {"every", "write_within"};
+const char *const spec_dataset_keys[] = {"size"};
+const char *const spec_workload_kinds[] = {"pretrain", "finetune"};
+const char *const spec_workload_precisions[] = {"bf16", "fp8"};
+const char *const spec_workload_methods[] = {"full", "lora"};
 
 /* A count with its unit ("70B") at key; false after the error. */
 static bool load_count(struct loader *ld, const struct ynode *map, const char *key, bool required,
@@ -99,7 +99,8 @@ static void load_dataset(struct loader *ld, const struct ynode *n, struct worklo
 
 	if (!n || !ld_expect_map(ld, n, "workload.dataset"))
 		return;
-	ld_check_keys(ld, n, "in workload.dataset", dataset_keys, ARRAY_SIZE(dataset_keys));
+	ld_check_keys(ld, n, "in workload.dataset", spec_dataset_keys,
+		      ARRAY_SIZE(spec_dataset_keys));
 	if (!(v = ynode_get(n, "size")) || !(text = ld_scalar(ld, v, "workload.dataset.size")))
 		return;
 	bytes = bytes_of(text);
@@ -121,8 +122,8 @@ static void load_checkpoint(struct loader *ld, const struct ynode *n, struct spe
 
 	if (!n || !ld_expect_map(ld, n, path))
 		return;
-	ld_check_keys(ld, n, "in workload.checkpoint", checkpoint_keys,
-		      ARRAY_SIZE(checkpoint_keys));
+	ld_check_keys(ld, n, "in workload.checkpoint", spec_checkpoint_keys,
+		      ARRAY_SIZE(spec_checkpoint_keys));
 	if (!load_span(ld, n, path, "every", &sw->checkpoint_every) ||
 	    !load_span(ld, n, path, "write_within", &sw->w.write_within_s))
 		return;
@@ -147,12 +148,12 @@ static bool load_words(struct loader *ld, const struct ynode *n, struct workload
 	int kind = 0, precision = 0, method = 0;
 	bool ok = true;
 
-	ok &= ld_get_enum(ld, n, "kind", "workload.kind", false, kinds, ARRAY_SIZE(kinds), &kind) !=
-	      GOT_BAD;
-	ok &= ld_get_enum(ld, n, "precision", "workload.precision", false, precisions,
-			  ARRAY_SIZE(precisions), &precision) != GOT_BAD;
-	ok &= ld_get_enum(ld, n, "method", "workload.method", false, methods, ARRAY_SIZE(methods),
-			  &method) != GOT_BAD;
+	ok &= ld_get_enum(ld, n, "kind", "workload.kind", false, spec_workload_kinds,
+			  ARRAY_SIZE(spec_workload_kinds), &kind) != GOT_BAD;
+	ok &= ld_get_enum(ld, n, "precision", "workload.precision", false, spec_workload_precisions,
+			  ARRAY_SIZE(spec_workload_precisions), &precision) != GOT_BAD;
+	ok &= ld_get_enum(ld, n, "method", "workload.method", false, spec_workload_methods,
+			  ARRAY_SIZE(spec_workload_methods), &method) != GOT_BAD;
 	w->kind = kind ? WORKLOAD_FINETUNE : WORKLOAD_PRETRAIN;
 	w->precision = precision ? WORKLOAD_FP8 : WORKLOAD_BF16;
 	w->method = method ? WORKLOAD_LORA : WORKLOAD_FULL;
@@ -191,7 +192,8 @@ void ld_workload(struct loader *ld, const struct ynode *n)
 		return;
 	}
 	sw->set = true;
-	ok &= ld_check_keys(ld, n, "in workload", workload_keys, ARRAY_SIZE(workload_keys));
+	ok &=
+	    ld_check_keys(ld, n, "in workload", spec_workload_keys, ARRAY_SIZE(spec_workload_keys));
 	ok &= load_words(ld, n, &sw->w);
 	ok &= load_count(ld, n, "params", true, &sw->w.params);
 	ok &= load_count(ld, n, "active_params", false, &sw->w.active_params);

@@ -44,6 +44,8 @@ cd "$(dirname "$0")/../.." || exit 2
 . tests/e2e/slurm.sh
 . tests/e2e/access.sh
 . tests/e2e/size.sh
+. tests/e2e/completion.sh
+. tests/e2e/schema.sh
 E2E_ROOT=$(pwd)
 T=$E2E_TMP
 NL='
@@ -52,7 +54,7 @@ ESC=$(printf '\033')
 HAVE_PY=false
 command -v python3 >/dev/null 2>&1 && HAVE_PY=true
 
-# E2E_ONLY=engine|state|aws|review|approve|audit|ci|sprawl|lifecycle|init|ownership|docs|boot|health|timing|capacity|slurm|report|access|size runs one group, for working on it.
+# E2E_ONLY=engine|state|aws|review|approve|audit|ci|sprawl|lifecycle|init|ownership|docs|boot|health|timing|capacity|slurm|report|access|size|completion|schema runs one group, for working on it.
 case ${E2E_ONLY:-} in
 engine) engine_tests; e2e_finish; exit $? ;;
 approve) approve_tests; e2e_finish; exit $? ;;
@@ -74,6 +76,8 @@ slurm) slurm_tests; e2e_finish; exit $? ;;
 report) report_tests; e2e_finish; exit $? ;;
 access) access_tests; e2e_finish; exit $? ;;
 size) size_tests; e2e_finish; exit $? ;;
+completion) completion_tests; e2e_finish; exit $? ;;
+schema) schema_tests; e2e_finish; exit $? ;;
 esac
 
 # --- every spec under tests/specs, examples/ and templates/ against its golden ---
@@ -594,5 +598,7 @@ slurm_tests
 report_tests
 access_tests
 size_tests
+completion_tests
+schema_tests
 
 e2e_finish
