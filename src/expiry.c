@@ -3,6 +3,7 @@
  * arguments, so every decision is testable without a state repository.
  */
 #include "expiry.h"
+#include "jsonc.h"
 
 #include <inttypes.h>
 #include <string.h>
@@ -66,10 +67,10 @@ json_t *expiry_extend(const json_t *recorded, int64_t by, int64_t now, const cha
 		       (was > now ? was : now) + by, now, author, "ttl extend", NULL);
 	spec = json_object_get(recorded, "spec");
 	if (json_is_string(spec))
-		json_object_set(x, "spec", (json_t *)spec);
+		json_object_set_new(x, "spec", jsonc_share(spec));
 	spec = json_object_get(recorded, "spec_text");
 	if (json_is_string(spec))
-		json_object_set(x, "spec_text", (json_t *)spec);
+		json_object_set_new(x, "spec_text", jsonc_share(spec));
 	return x;
 }
 

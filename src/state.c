@@ -6,6 +6,7 @@
  * document (`where`), the resource and the key, and says what was expected.
  */
 #include "state.h"
+#include "jsonc.h"
 #include "jsonw.h"
 #include "jsonr.h"
 
@@ -106,7 +107,7 @@ static int resource_check(const char *address, const json_t *res, const char *wh
 		json_t *kv;
 
 		/* A typo ("sensitve") would otherwise switch encryption off silently. */
-		json_object_foreach((json_t *)res, k, kv)
+		json_object_foreach_const(res, k, kv)
 		{
 			size_t j;
 			const char *near;
@@ -200,7 +201,7 @@ static int deps_cycle_check(const json_t *resources, const char *where, struct k
 	json_t *res;
 	int rc = 0;
 
-	json_object_foreach((json_t *)resources, a, res)
+	json_object_foreach_const(resources, a, res)
 	{
 		addr[i] = a;
 		deps[i] = json_object_get(res, "deps");
@@ -326,7 +327,7 @@ int state_check(const json_t *doc, const char *where, struct kiln_error *err)
 			       json_string_value(v));
 		return -1;
 	}
-	json_object_foreach((json_t *)resources, address, res)
+	json_object_foreach_const(resources, address, res)
 	{
 		const char *type = json_string_value(json_object_get(res, "type"));
 		size_t tl;
@@ -567,7 +568,7 @@ static void error_no_resource(struct kiln_error *err, const json_t *resources, c
 	size_t n = 0, cap = 0;
 
 	kiln_error_set(err, "no resource %s in the state", address);
-	json_object_foreach((json_t *)resources, key, v)
+	json_object_foreach_const(resources, key, v)
 	{
 		*ARRAY_PUSH(cands, n, cap) = key;
 	}

@@ -21,6 +21,7 @@
 #include <string.h>
 
 #include "cost.h"
+#include "jsonc.h"
 #include "state.h"
 #include "timefmt.h"
 #include "util.h"
@@ -101,7 +102,7 @@ static const char *busiest_store(const json_t *stores, double *load, const json_
 	const json_t *s;
 
 	*load = 0;
-	json_object_foreach((json_t *)stores, addr, s)
+	json_object_foreach_const(stores, addr, s)
 	{
 		double prov = json_number_value(json_object_get(s, "provisioned_mbps"));
 		double used = json_number_value(json_object_get(s, "read_mbps")) +
@@ -254,7 +255,7 @@ static json_t *diagnose_group(const struct engine *e, const char *addr, const js
 		      "diagnosis", diag, "why", why, "fix", fix);
 	json_object_set_new(o, "min_node", lo_id ? json_string(lo_id) : json_null());
 	json_object_set_new(o, "max_node", hi_id ? json_string(hi_id) : json_null());
-	json_object_set(o, "per_node", (json_t *)nodes);
+	json_object_set_new(o, "per_node", jsonc_share(nodes));
 	free(why);
 	free(fix);
 	free(d);
@@ -267,9 +268,9 @@ json_t *util_diagnose(const struct engine *e, const json_t *measured, int64_t wi
 	json_t *groups = json_array(), *sl = json_array();
 	const char *addr;
 
-	json_object_foreach((json_t *)json_object_get(measured, "groups"), addr, g)
+	json_object_foreach_const(json_object_get(measured, "groups"), addr, g)
 	    json_array_append_new(groups, diagnose_group(e, addr, g, stores, window));
-	json_object_foreach((json_t *)stores, addr, s)
+	json_object_foreach_const(stores, addr, s)
 	{
 		double prov = json_number_value(json_object_get(s, "provisioned_mbps"));
 		double used = json_number_value(json_object_get(s, "read_mbps")) +
