@@ -6,7 +6,6 @@
  * document (`where`), the resource and the key, and says what was expected.
  */
 #include "state.h"
-#include "jsonc.h"
 #include "jsonw.h"
 #include "jsonr.h"
 
@@ -426,6 +425,78 @@ size_t state_resource_count(const json_t *doc)
 	return json_object_size(state_resources(doc));
 }
 
+/* ---- typed readers ---- */
+
+const json_t *state_expiry(const json_t *doc)
+{
+	const json_t *x = json_object_get(doc, "expiry");
+
+	return json_is_object(x) ? x : NULL;
+}
+
+const char *state_expires(const json_t *doc)
+{
+	return json_string_value(json_object_get(state_expiry(doc), "expires"));
+}
+
+const char *state_created(const json_t *doc)
+{
+	return json_string_value(json_object_get(doc, "created"));
+}
+
+const json_t *state_policy(const json_t *doc, enum state_policy p)
+{
+	static const char *const member[] = {
+	    [STATE_POLICY_EXPIRY] = "expiry",
+	    [STATE_POLICY_IDLE] = "idle",
+	    [STATE_POLICY_WINDOW] = "window",
+	};
+	const json_t *o = json_object_get(doc, member[p]);
+
+	return json_is_object(o) ? o : NULL;
+}
+
+const char *state_policy_spec(const json_t *doc, enum state_policy p)
+{
+	return json_string_value(json_object_get(state_policy(doc, p), "spec"));
+}
+
+const json_t *state_policy_spec_text(const json_t *doc, enum state_policy p)
+{
+	const json_t *t = json_object_get(state_policy(doc, p), "spec_text");
+
+	return json_is_string(t) ? t : NULL;
+}
+
+const json_t *state_resource(const json_t *doc, const char *address)
+{
+	const json_t *res = json_object_get(state_resources(doc), address);
+
+	return json_is_object(res) ? res : NULL;
+}
+
+const char *state_resource_type(const json_t *res)
+{
+	return json_string_value(json_object_get(res, "type"));
+}
+
+const char *state_resource_id(const json_t *res)
+{
+	return json_string_value(json_object_get(res, "id"));
+}
+
+const json_t *state_resource_attrs(const json_t *res)
+{
+	const json_t *attrs = json_object_get(res, "attrs");
+
+	return json_is_object(attrs) ? attrs : NULL;
+}
+
+const json_t *state_resource_attr(const json_t *res, const char *name)
+{
+	return json_object_get(state_resource_attrs(res), name);
+}
+
 /* ---- sensitive attributes ---- */
 
 static bool name_listed(const json_t *names, const char *name)
@@ -454,9 +525,9 @@ const char *state_sealed_other(const json_t *doc, const char *kid, const char **
 			       const char **attr)
 {
 	const char *addr;
-	json_t *res;
+	const json_t *res;
 
-	json_object_foreach(state_resources(doc), addr, res)
+	state_foreach_resource(doc, addr, res)
 	{
 		const json_t *attrs = json_object_get(res, "attrs"), *item;
 		size_t i;
