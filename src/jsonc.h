@@ -20,10 +20,11 @@ void *jsonc_object_iter(const json_t *object);
 void *jsonc_object_iter_next(const json_t *object, void *iter);
 
 /* json_object_foreach over an object only read; value may be const json_t *. */
-#define json_object_foreach_const(object, key, value)                                         \
-	for (key = json_object_iter_key(jsonc_object_iter(object));                              \
-	     key && (value = json_object_iter_value(json_object_key_to_iter(key)));              \
-	     key = json_object_iter_key(jsonc_object_iter_next(object, json_object_key_to_iter(key))))
+#define json_object_foreach_const(object, key, value)                                              \
+	for (key = json_object_iter_key(jsonc_object_iter(object));                                \
+	     key && (value = json_object_iter_value(json_object_key_to_iter(key)));                \
+	     key = json_object_iter_key(                                                           \
+		 jsonc_object_iter_next(object, json_object_key_to_iter(key))))
 
 /*
  * A new reference to a value only read, for a document that will hold it

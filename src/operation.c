@@ -833,7 +833,7 @@ int op_expiry_prepare(struct op_run *r, int64_t ttl_flag, struct kiln_error *err
 	}
 	author = xasprintf("%s <%s>", sig->name, sig->email);
 	git_signature_free(sig);
-	x = expiry_at_apply(json_object_get(r->state, "expiry"),
+	x = expiry_at_apply(state_expiry(r->state),
 			    ttl_flag ? ttl_flag : r->e->spec->ttl, ttl_flag != 0, now, author,
 			    r->spec_path);
 	free(author);

@@ -29,14 +29,15 @@ static const char *tag(const json_t *live, const char *key)
 /* Every recorded id, over all workspaces: {"ID": true}. */
 static json_t *recorded_ids(const json_t *recorded)
 {
-	json_t *ids = json_object(), *doc, *r;
+	json_t *ids = json_object();
+	const json_t *doc, *r;
 	const char *ws, *addr;
 
 	json_object_foreach_const(recorded, ws, doc)
 	{
-		json_object_foreach(state_resources(doc), addr, r)
+		state_foreach_resource(doc, addr, r)
 		{
-			const char *id = json_string_value(json_object_get(r, "id"));
+			const char *id = state_resource_id(r);
 
 			if (id)
 				json_object_set_new(ids, id, json_true());

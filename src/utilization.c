@@ -56,15 +56,16 @@ const struct spec_idle *util_idle_policy(const struct spec *spec, const char *ad
 json_t *util_idle_groups(const struct engine *e, const json_t *state)
 {
 	const char *grp = e->prov->part_type ? e->prov->part_type(PART_GROUP) : NULL;
-	json_t *out = json_object(), *res;
+	json_t *out = json_object();
+	const json_t *res;
 	const char *addr;
 
-	json_object_foreach(state_resources(state), addr, res)
+	state_foreach_resource(state, addr, res)
 	{
-		const char *type = json_string_value(json_object_get(res, "type"));
+		const char *type = state_resource_type(res);
 
 		if (grp && type && strcmp(type, grp) == 0 && util_idle_policy(e->spec, addr))
-			json_object_set(out, addr, res);
+			json_object_set_new(out, addr, jsonc_share(res));
 	}
 	return out;
 }
