@@ -1016,7 +1016,7 @@ static void record_lifetime(json_t *state)
 		json_object_del(state, "idle");
 		json_object_del(state, "window");
 		json_object_del(state, "created");
-	} else if (!json_object_get(state, "created") && util_now(&now, &err) == 0) {
+	} else if (!state_created(state) && util_now(&now, &err) == 0) {
 		/* kiln status counts its cost from here. */
 		json_object_set_new(state, "created", json_string(time_format_rfc3339(now, buf)));
 	}

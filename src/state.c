@@ -400,6 +400,11 @@ const char *state_cluster(const json_t *doc)
 	return json_string_value(json_object_get(doc, "cluster"));
 }
 
+const char *state_provider(const json_t *doc)
+{
+	return json_string_value(json_object_get(doc, "provider"));
+}
+
 const char *state_lineage(const json_t *doc)
 {
 	return json_string_value(json_object_get(doc, "lineage"));

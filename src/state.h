@@ -62,7 +62,8 @@ int state_check(const json_t *doc, const char *where, struct kiln_error *err);
  */
 char *state_canonical(const json_t *doc);
 
-const char *state_cluster(const json_t *doc); /* NULL when null */
+const char *state_cluster(const json_t *doc);  /* NULL when null */
+const char *state_provider(const json_t *doc); /* NULL when null */
 const char *state_lineage(const json_t *doc);
 json_int_t state_serial(const json_t *doc);
 void state_set_serial(json_t *doc, json_int_t serial);

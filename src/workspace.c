@@ -20,7 +20,7 @@
  */
 static int provider_check(const json_t *doc, const char *where, struct kiln_error *err)
 {
-	const char *name = json_string_value(json_object_get(doc, "provider")), *addr;
+	const char *name = state_provider(doc), *addr;
 	const struct provider *p;
 	const json_t *res;
 

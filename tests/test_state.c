@@ -696,6 +696,7 @@ static void test_typed_readers_read_expiry_created_and_policies(void **state)
 	assert_non_null(state_expiry(doc));
 	assert_string_equal(state_expires(doc), "2026-11-30T09:00:00Z");
 	assert_string_equal(state_created(doc), "2026-11-30T08:00:00Z");
+	assert_string_equal(state_provider(doc), "sim");
 	assert_string_equal(state_policy_spec(doc, STATE_POLICY_EXPIRY), "x.yaml");
 	assert_string_equal(json_string_value(state_policy_spec_text(doc, STATE_POLICY_EXPIRY)),
 			    "ttl");
