@@ -8,8 +8,9 @@
  * not own (the state, the plan view, a provider's answer) through
  * `const json_t *`, but jansson's object iterator and its reference count
  * take `json_t *`. This module is the one place a `const json_t *` becomes a
- * `json_t *` (jsonc.c says why it is safe); no other file casts `const`
- * away, and `make check-cast-qual` holds them to it.
+ * `json_t *` (jsonc.c says why it is safe); no other file may cast `const`
+ * away, and `make check-cast-qual` holds the files cleaned so far to it
+ * (HACKING.md, the dependency rule).
  *
  * Arrays need nothing: json_array_size and json_array_get take const, so
  * json_array_foreach reads a const array as it is.
