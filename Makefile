@@ -119,9 +119,14 @@ CAST_QUAL_SRCS := src/jsonc.c src/sprawl.c src/diff.c src/state.c src/repair.c s
 	src/expiry.c src/lock.c $(wildcard providers/sim/*.c) providers/expand.c providers/nodes.c \
 	providers/slurm.c providers/bootstrap.c
 
+CAST_QUAL_CC = $(CC) $(filter-out -MMD -MP,$(KILN_CFLAGS)) -Wcast-qual -fsyntax-only $(PKG_CFLAGS)
+CAST_QUAL_PLANT = \#include <jansson.h>\nvoid f(const json_t *v);\nvoid f(const json_t *v) { json_decref((json_t *)v); }\n
+
+# First a self-test: a planted cast must fail the same compile.
 check-cast-qual: | $(DEPS_STAMP)
-	@$(CC) $(filter-out -MMD -MP,$(KILN_CFLAGS)) -Wcast-qual -fsyntax-only $(PKG_CFLAGS) \
-		$(CAST_QUAL_SRCS)
+	@if printf '$(CAST_QUAL_PLANT)' | $(CAST_QUAL_CC) -x c - 2>/dev/null; then \
+		echo "check-cast-qual: a planted const-dropping cast was not caught" >&2; exit 1; fi
+	@$(CAST_QUAL_CC) $(CAST_QUAL_SRCS)
 
 # Every check and both suites run even when one fails; the exit status is the worst.
 test: $(UNIT_BINS) $(BUILD)/test/kiln
