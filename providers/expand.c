@@ -252,7 +252,7 @@ static json_t *sorted_json_strings(const json_t *arr)
 	size_t i, k = 0;
 	json_t *x, *out;
 
-	json_array_foreach((json_t *)arr, i, x)
+	json_array_foreach(arr, i, x)
 	{
 		if (json_is_string(x))
 			v[k++] = json_string_value(x);
@@ -273,7 +273,7 @@ json_t *pexp_allow_normalize(const json_t *stmts)
 	char **dumped = xcalloc(n + 1, sizeof(*dumped));
 	json_t *st, *out = json_array();
 
-	json_array_foreach((json_t *)stmts, i, st)
+	json_array_foreach(stmts, i, st)
 	{
 		json_t *norm = json_deep_copy(st);
 

@@ -18,6 +18,7 @@
 #include <unistd.h>
 
 #include "catalog.h"
+#include "jsonc.h"
 #include "log.h"
 #include "state.h"
 #include "strbuf.h"
@@ -26,7 +27,7 @@
 json_t *access_resources(struct engine *e, const json_t *state, bool refresh,
 			 struct kiln_error *err)
 {
-	json_t *recorded = state ? state_resources((json_t *)state) : NULL, *live = NULL, *out, *v;
+	json_t *recorded = state ? state_resources(state) : NULL, *live = NULL, *out, *v;
 	struct refresh_stats rs = {0};
 	const char *addr;
 
@@ -53,7 +54,7 @@ static const char **group_addresses(const json_t *resources, size_t *n)
 	json_t *r;
 
 	*n = 0;
-	json_object_foreach((json_t *)resources, addr, r)
+	json_object_foreach_const(resources, addr, r)
 	{
 		if (strchr(addr, '.') &&
 		    json_is_array(json_object_get(json_object_get(r, "attrs"), "instance_ids")))
@@ -344,7 +345,7 @@ const json_t *access_find(const json_t *hosts, const char *target, struct kiln_e
 		json_array_foreach(nodes, i,
 				   node) if (!hit && (json_is_null(login) ||
 						      json_equal(json_object_get(node, "name"),
-								 (json_t *)login))) hit = node;
+								 login))) hit = node;
 		if (!hit) {
 			kiln_error_set(err, "workspace '%s' has no nodes",
 				       json_string_value(json_object_get(hosts, "workspace")));

@@ -13,6 +13,7 @@
 
 #include "diff.h"
 #include "graph_plan.h"
+#include "jsonc.h"
 #include "state.h"
 #include "jsonw.h"
 #include "log.h"
@@ -147,7 +148,7 @@ static json_t *sensitive_names(const struct prov_type *t, const json_t *attrs, c
 	for (i = 0; i < t->nattrs; i++)
 		if (t->attrs[i].sensitive && json_object_get(attrs, t->attrs[i].name))
 			json_array_append_new(out, json_string(t->attrs[i].name));
-	json_array_foreach((json_t *)listed, i, n)
+	json_array_foreach(listed, i, n)
 	{
 		const char *name = json_string_value(n);
 		if (name && json_object_get(attrs, name) && !prov_type_attr(t, name))
@@ -159,7 +160,7 @@ static json_t *sensitive_names(const struct prov_type *t, const json_t *attrs, c
 /* Called with the mutex held: write a live object into the state and checkpoint. */
 static void record_live(struct exec *x, struct op *op, const json_t *live)
 {
-	json_t *deps = (json_t *)op->change->deps;
+	const json_t *deps = op->change->deps;
 	json_t *attrs = json_object_get(live, "attrs"), *r;
 	const struct prov_type *t = op->t;
 	size_t i;
@@ -180,8 +181,8 @@ static void record_live(struct exec *x, struct op *op, const json_t *live)
 		if (old && !json_object_get(attrs, json_string_value(n)))
 			json_object_set(attrs, json_string_value(n), old);
 	}
-	r = json_pack("{s:s, s:O, s:o, s:O}", "type", t->name, "id", json_object_get(live, "id"),
-		      "attrs", attrs, "deps", deps ? deps : json_array());
+	r = json_pack("{s:s, s:O, s:o, s:o}", "type", t->name, "id", json_object_get(live, "id"),
+		      "attrs", attrs, "deps", deps ? jsonc_share(deps) : json_array());
 	json_object_set_new(r, "sensitive", sensitive_names(t, attrs, listed));
 	json_object_set_new(recorded(x), op->addr, r);
 	free(op->id);
@@ -439,16 +440,15 @@ static json_t *deps_recorded(struct exec *x, const json_t *desired)
 	return out;
 }
 
-static json_t *changed_names(const struct plan_change *c, const char ***names, size_t *n)
+static void changed_names(const struct plan_change *c, const char ***names, size_t *n)
 {
-	json_t *rows = (json_t *)c->attributes, *row;
+	const json_t *rows = c->attributes, *row;
 	size_t i;
 
 	*n = json_array_size(rows);
 	*names = xcalloc(*n + 1, sizeof(**names));
 	json_array_foreach(rows, i, row)(*names)[i] =
 	    json_string_value(json_object_get(row, "name"));
-	return rows;
 }
 
 /* Run one operation's provider call(s), without the mutex. */
@@ -870,8 +870,8 @@ static void *waiter(void *arg)
 static void refresh_recorded(struct exec *x, const struct plan_change *c)
 {
 	json_t *r = json_object_get(recorded(x), c->address);
-	json_t *before = (json_t *)c->before;
-	json_t *attrs, *v, *deps;
+	const json_t *before = c->before, *deps;
+	json_t *attrs, *v;
 	const char *k;
 
 	if (!r || !json_is_object(before))
@@ -882,12 +882,12 @@ static void refresh_recorded(struct exec *x, const struct plan_change *c)
 		json_object_set_new(r, "attrs", attrs);
 	}
 	/* Sensitive values are null in a plan: keep the recorded (sealed) ones. */
-	json_object_foreach(before, k, v) if (!json_is_null(v) || !json_object_get(attrs, k))
+	json_object_foreach_const(before, k, v) if (!json_is_null(v) || !json_object_get(attrs, k))
 	    json_object_set(attrs, k, v);
 	/* Nothing changes, so what it depends on does not either: keep the recorded deps. */
-	deps = (json_t *)c->deps;
+	deps = c->deps;
 	if (deps && !json_object_get(r, "deps"))
-		json_object_set(r, "deps", deps);
+		json_object_set_new(r, "deps", jsonc_share(deps));
 }
 
 static int build(struct exec *x, struct kiln_error *err)

@@ -12,6 +12,7 @@
 #include "crypt.h"
 #include "graph.h"
 #include "graph_plan.h"
+#include "jsonc.h"
 #include "plan.h"
 #include "state.h"
 
@@ -92,7 +93,7 @@ static bool attr_sensitive(const struct prov_type *t, const char *name, const js
 
 	if ((a && a->sensitive) || crypt_is_sealed(v))
 		return true;
-	json_array_foreach((json_t *)listed_sensitive, i,
+	json_array_foreach(listed_sensitive, i,
 			   n) if (strcmp(json_string_value(n), name) == 0) return true;
 	return false;
 }
@@ -109,13 +110,13 @@ static bool holds_secret(const struct prov_type *t, const json_t *attrs)
 		if (v && !json_is_null(v))
 			return true;
 	}
-	json_array_foreach((json_t *)listed_sensitive, i, n)
+	json_array_foreach(listed_sensitive, i, n)
 	{
 		v = json_object_get(attrs, json_string_value(n));
 		if (v && !json_is_null(v))
 			return true;
 	}
-	json_object_foreach((json_t *)attrs, k, v)
+	json_object_foreach_const(attrs, k, v)
 	{
 		if (json_is_object(v) && crypt_is_sealed(v))
 			return true;
@@ -134,9 +135,9 @@ static json_t *masked(const struct prov_type *t, const json_t *attrs, json_t **s
 		return json_null();
 	/* Most resources hold no secret: share their attributes instead of copying them. */
 	if (!holds_secret(t, attrs))
-		return json_incref((json_t *)attrs);
+		return jsonc_share(attrs);
 	out = json_object();
-	json_object_foreach((json_t *)attrs, k, v)
+	json_object_foreach_const(attrs, k, v)
 	{
 		if (attr_sensitive(t, k, v) && !json_is_null(v)) {
 			if (json_is_false(*sens))
@@ -172,7 +173,7 @@ static int add_addresses(json_t *set, const json_t *map)
 	const char *k;
 	json_t *v;
 
-	json_object_foreach((json_t *)map, k, v) json_object_set_new(set, k, json_true());
+	json_object_foreach_const(map, k, v) json_object_set_new(set, k, json_true());
 	return 0;
 }
 
@@ -544,7 +545,7 @@ static json_t *attribute_rows(const struct entry *en, const json_t *names, const
 	json_t *rows = json_array(), *name, *b, *a;
 	size_t i;
 
-	json_array_foreach((json_t *)names, i, name)
+	json_array_foreach(names, i, name)
 	{
 		const char *nm = json_string_value(name);
 		const struct prov_attr *pa = prov_type_attr(en->t, nm);

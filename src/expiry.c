@@ -3,6 +3,7 @@
  * arguments, so every decision is testable without a state repository.
  */
 #include "expiry.h"
+#include "jsonc.h"
 
 #include <inttypes.h>
 #include <string.h>
@@ -66,23 +67,22 @@ json_t *expiry_extend(const json_t *recorded, int64_t by, int64_t now, const cha
 		       (was > now ? was : now) + by, now, author, "ttl extend", NULL);
 	spec = json_object_get(recorded, "spec");
 	if (json_is_string(spec))
-		json_object_set(x, "spec", (json_t *)spec);
+		json_object_set_new(x, "spec", jsonc_share(spec));
 	spec = json_object_get(recorded, "spec_text");
 	if (json_is_string(spec))
-		json_object_set(x, "spec_text", (json_t *)spec);
+		json_object_set_new(x, "spec_text", jsonc_share(spec));
 	return x;
 }
 
 int expiry_window_end(const json_t *state, int64_t *t, const char **address)
 {
 	const char *addr;
-	json_t *r;
+	const json_t *r;
 	int found = 0;
 
-	json_object_foreach(state_resources(state), addr, r)
+	state_foreach_resource(state, addr, r)
 	{
-		const char *end =
-		    json_string_value(json_object_get(json_object_get(r, "attrs"), "capacity_end"));
+		const char *end = json_string_value(state_resource_attr(r, "capacity_end"));
 		int64_t e;
 
 		if (end && time_parse_rfc3339(end, &e) == 0 && (!found || e < *t)) {
@@ -97,12 +97,13 @@ int expiry_window_end(const json_t *state, int64_t *t, const char **address)
 
 json_t *expiry_windows(const json_t *state, int64_t now)
 {
-	json_t *out = json_array(), *r;
+	json_t *out = json_array();
+	const json_t *r;
 	const char *addr;
 
-	json_object_foreach(state_resources(state), addr, r)
+	state_foreach_resource(state, addr, r)
 	{
-		json_t *a = json_object_get(r, "attrs");
+		const json_t *a = state_resource_attrs(r);
 		const char *start = json_string_value(json_object_get(a, "start"));
 		const char *end = json_string_value(json_object_get(a, "capacity_end"));
 		int64_t s = 0, e;
@@ -163,7 +164,7 @@ enum reap_decision expiry_reap_decision(const json_t *state, int64_t now, int64_
 	bool ttl;
 
 	*left = 0;
-	ttl = state && expiry_time(json_object_get(state, "expiry"), &t);
+	ttl = state && expiry_time(state_expiry(state), &t);
 	/* A window's end is a hard expiry, earlier than the TTL or without one. */
 	if (state && expiry_window_end(state, &end, NULL) &&
 	    (!ttl || end - EXPIRY_WINDOW_MARGIN < t)) {

@@ -4,6 +4,7 @@
  * only when an apply stalled on it; the differ now checks the same graph.
  */
 #include "graph_plan.h"
+#include "jsonc.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -12,11 +13,10 @@
 static bool secret_missing(const json_t *recorded, const struct plan_change *c)
 {
 	json_t *r = json_object_get(recorded, c->address);
-	json_t *bs = (json_t *)c->before_sensitive;
-	json_t *v, *have;
+	const json_t *bs = c->before_sensitive, *v, *have;
 	const char *k;
 
-	json_object_foreach(bs, k, v)
+	json_object_foreach_const(bs, k, v)
 	{
 		have = json_object_get(json_object_get(r, "attrs"), k);
 		if (json_is_true(v) && (!have || json_is_null(have)))
@@ -146,7 +146,7 @@ static void order_deletes(struct graph *g, const struct plan_op *ops, size_t n,
 	json_t *r, *dep;
 	size_t i, k, ix;
 
-	json_object_foreach((json_t *)recorded, addr, r)
+	json_object_foreach_const(recorded, addr, r)
 	{
 		size_t user_del = index_of(delete_index, addr);
 		size_t user_upd = index_of(apply_index, addr);
@@ -212,7 +212,7 @@ struct graph *graph_plan_order(const struct plan_op *ops, size_t n, const json_t
 
 int graph_plan_check(const struct plan_view *plan, const json_t *recorded, struct kiln_error *err)
 {
-	json_t *rec = recorded ? json_copy((json_t *)recorded) : json_object();
+	json_t *rec = recorded ? jsonc_copy(recorded) : json_object();
 	struct plan_op *ops = xcalloc(2 * plan->nchanges + 1, sizeof(*ops));
 	struct graph *g;
 	size_t i, n = 0;

@@ -7,6 +7,7 @@
  */
 #include "health.h"
 #include "log.h"
+#include "jsonc.h"
 #include "signals.h"
 #include "strbuf.h"
 #include "timefmt.h"
@@ -36,7 +37,7 @@ json_t *health_group(const char *address, const char *id, const json_t *attrs)
 			json_array_append_new(bad, json_pack("{s:O, s:O}", "id", nid, "reason",
 							     json_object_get(n, "health_reason")));
 		else
-			json_array_append(silent, (json_t *)nid);
+			json_array_append_new(silent, jsonc_share(nid));
 	}
 	return json_pack("{s:s, s:s, s:s?, s:I, s:I, s:o, s:o, s:b, s:s?}", "group",
 			 dot ? dot + 1 : address, "address", address, "id", id, "nodes",

@@ -11,6 +11,7 @@
 #include <unistd.h>
 
 #include "log.h"
+#include "jsonc.h"
 #include "state.h"
 #include "jsonw.h"
 
@@ -177,7 +178,7 @@ int journal_open(struct journal **out, const char *path, const char *head, const
 			lineage);
 	ok = jsonw_dumpf(hdr, j->f, JSON_COMPACT | JSON_SORT_KEYS) == 0 && fputc('\n', j->f) != EOF;
 	json_decref(hdr);
-	json_object_foreach((json_t *)overlay, k, v) write_line(j, k, json_is_object(v) ? v : NULL);
+	json_object_foreach_const(overlay, k, v) write_line(j, k, json_is_object(v) ? v : NULL);
 	if (!ok || j->failed || fflush(j->f) != 0 || fsync(fileno(j->f)) != 0 ||
 	    rename(tmp, path) != 0)
 		goto fail;

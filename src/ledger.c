@@ -23,15 +23,15 @@ void ledger_measure(const struct engine *e, const json_t *state, double *burn, l
 	const struct catalog *cat = e->prov->catalog ? e->prov->catalog(e->ctx) : NULL;
 	const char *group = e->prov->part_type ? e->prov->part_type(PART_GROUP) : NULL;
 	const char *addr;
-	json_t *res;
+	const json_t *res;
 
 	*burn = 0;
 	*gpus = 0;
 	*by_use = 0;
-	json_object_foreach(state_resources(state), addr, res)
+	state_foreach_resource(state, addr, res)
 	{
-		const char *type = json_string_value(json_object_get(res, "type"));
-		const json_t *attrs = json_object_get(res, "attrs");
+		const char *type = state_resource_type(res);
+		const json_t *attrs = state_resource_attrs(res);
 		json_t *components, *unpriced, *c;
 		size_t i;
 

@@ -24,6 +24,7 @@
 #include "repair.h"
 #include "iam.h"
 #include "journal.h"
+#include "jsonc.h"
 #include "ledger.h"
 #include "log.h"
 #include "plan.h"
@@ -243,6 +244,19 @@ static bool local_store_missing(const char *state)
  * into the changes that buy them, as kiln.offering and kiln.runner_up:
  * what CI and FinOps read, and what a saved plan is held to (plan_match.c).
  */
+/* A member of the plan's own "kiln" object, to write: plan_kiln only reads. */
+static json_t *plan_kiln_member(json_t *plan, const char *key)
+{
+	return json_object_get(json_object_get(plan, "kiln"), key);
+}
+
+/* The "kiln" object of the plan's i-th change, to write: the view only reads. */
+static json_t *change_kiln(json_t *plan, size_t i)
+{
+	return json_object_get(json_array_get(json_object_get(plan, "resource_changes"), i),
+			       "kiln");
+}
+
 static void preflight_offers(struct op_run *r, const json_t *offers)
 {
 	size_t i;
@@ -250,11 +264,12 @@ static void preflight_offers(struct op_run *r, const json_t *offers)
 	for (i = 0; i < r->view.nchanges; i++) {
 		const struct plan_change *c = &r->view.changes[i];
 		const json_t *o = json_object_get(offers, c->address);
+		json_t *kiln = change_kiln(r->plan, i);
 
-		if (!o || !json_is_object(c->kiln) || !plan_action_creates(c->action))
+		if (!o || !json_is_object(kiln) || !plan_action_creates(c->action))
 			continue;
-		json_object_set((json_t *)c->kiln, "offering", json_object_get(o, "offering"));
-		json_object_set((json_t *)c->kiln, "runner_up", json_object_get(o, "runner_up"));
+		json_object_set(kiln, "offering", json_object_get(o, "offering"));
+		json_object_set(kiln, "runner_up", json_object_get(o, "runner_up"));
 	}
 }
 
@@ -284,14 +299,14 @@ static int preflight(struct op_run *r, struct kiln_error *err)
 		    json_is_object(c->before)) {
 			json_t *with = json_copy(d);
 
-			json_object_set(with, "replacing", (json_t *)c->before);
+			json_object_set_new(with, "replacing", jsonc_share(c->before));
 			json_object_set_new(creates, c->address, with);
 		} else if (d && plan_action_creates(c->action)) {
 			json_object_set(creates, c->address, d);
 		}
 	}
 	if (json_object_size(creates)) {
-		json_t *warnings = (json_t *)plan_kiln(r->plan, "warnings");
+		json_t *warnings = plan_kiln_member(r->plan, "warnings");
 		int prc;
 
 		/* Transient failures are retried like every other provider call. */
@@ -372,7 +387,7 @@ int op_plan(struct op_run *r, struct kiln_error *err)
 	}
 	/* A saved plan made over a replayed journal is current only while that journal is. */
 	if (json_object_size(r->overlay))
-		json_object_set_new((json_t *)plan_kiln(r->plan, "state"), "journal",
+		json_object_set_new(plan_kiln_member(r->plan, "state"), "journal",
 				    json_integer((json_int_t)json_object_size(r->overlay)));
 	log_debug("planned in %.0f ms", lap_ms());
 	return 0;
@@ -761,7 +776,7 @@ int op_commit(struct op_run *r, const char *op, const struct apply_result *res, 
 	if (r->e->spec_digest)
 		json_array_append_new(trailers,
 				      json_sprintf("Kiln-Spec-Digest: %s", r->e->spec_digest));
-	json_array_extend(trailers, (json_t *)approved);
+	json_array_foreach(approved, i, t) json_array_append_new(trailers, jsonc_share(t));
 	bought = purchase_trailers(r);
 	json_array_extend(trailers, bought);
 	json_decref(bought);
@@ -821,7 +836,7 @@ int op_expiry_prepare(struct op_run *r, int64_t ttl_flag, struct kiln_error *err
 	}
 	author = xasprintf("%s <%s>", sig->name, sig->email);
 	git_signature_free(sig);
-	x = expiry_at_apply(json_object_get(r->state, "expiry"),
+	x = expiry_at_apply(state_expiry(r->state),
 			    ttl_flag ? ttl_flag : r->e->spec->ttl, ttl_flag != 0, now, author,
 			    r->spec_path);
 	free(author);
@@ -1004,7 +1019,7 @@ static void record_lifetime(json_t *state)
 		json_object_del(state, "idle");
 		json_object_del(state, "window");
 		json_object_del(state, "created");
-	} else if (!json_object_get(state, "created") && util_now(&now, &err) == 0) {
+	} else if (!state_created(state) && util_now(&now, &err) == 0) {
 		/* kiln status counts its cost from here. */
 		json_object_set_new(state, "created", json_string(time_format_rfc3339(now, buf)));
 	}
@@ -1159,7 +1174,7 @@ int op_repair(struct op_run *r, const json_t *targets, struct op_repair_outcome 
 
 	memset(out, 0, sizeof(*out));
 	out->done = json_array();
-	json_array_foreach((json_t *)targets, i, t)
+	json_array_foreach(targets, i, t)
 	{
 		json_t *added = NULL, *ids = json_array(), *b;
 		struct strbuf line = {0};

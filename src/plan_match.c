@@ -16,6 +16,7 @@
  */
 #include "plan.h"
 #include "jsonw.h"
+#include "jsonc.h"
 
 #include <stddef.h>
 #include <stdlib.h>
@@ -96,7 +97,7 @@ static char *match_first_diff(const json_t *a, const json_t *b, const char *wher
 	*da = a;
 	*db = b;
 	if (a && b && json_is_object(a) && json_is_object(b)) {
-		json_object_foreach((json_t *)a, key, v)
+		json_object_foreach_const(a, key, v)
 		{
 			char *at = xasprintf("%s.%s", where, key);
 			char *d = match_first_diff(v, json_object_get(b, key), at, da, db);
@@ -105,7 +106,7 @@ static char *match_first_diff(const json_t *a, const json_t *b, const char *wher
 			if (d)
 				return d;
 		}
-		json_object_foreach((json_t *)b, key, v)
+		json_object_foreach_const(b, key, v)
 		{
 			if (!json_object_get(a, key)) {
 				*da = NULL;
@@ -148,7 +149,7 @@ static json_t *match_rows(const json_t *rows)
 	size_t i, k;
 
 	if (!json_is_array(rows))
-		return rows ? json_incref((json_t *)rows) : NULL;
+		return rows ? jsonc_share(rows) : NULL;
 	out = json_array();
 	json_array_foreach(rows, i, row)
 	{

@@ -7,6 +7,7 @@
  */
 #include "repair.h"
 #include "health.h"
+#include "jsonc.h"
 #include "strbuf.h"
 #include "util.h"
 
@@ -51,7 +52,7 @@ static int names_check(const struct engine *e, const json_t *resources, const ch
 	for (i = 0; i < n; i++) {
 		bool found = false;
 
-		json_object_foreach((json_t *)resources, addr, res)
+		json_object_foreach_const(resources, addr, res)
 		{
 			const char *dot = strchr(addr, '.');
 
@@ -63,7 +64,7 @@ static int names_check(const struct engine *e, const json_t *resources, const ch
 			json_t *groups = json_array(), *g;
 			size_t j;
 
-			json_object_foreach((json_t *)resources, addr, res)
+			json_object_foreach_const(resources, addr, res)
 			{
 				if (is_group(e, addr))
 					json_array_append_new(groups,
@@ -100,7 +101,7 @@ json_t *repair_targets(const struct engine *e, const json_t *state, const json_t
 	if (names_check(e, resources, names, n, err) < 0)
 		return NULL;
 	out = json_array();
-	json_object_foreach((json_t *)resources, addr, res)
+	json_object_foreach_const(resources, addr, res)
 	{
 		const json_t *found = json_array_get(json_object_get(live, addr), 0);
 		const json_t *attrs = json_object_get(found ? found : res, "attrs");
@@ -156,7 +157,7 @@ int repair_group(struct engine *e, json_t *state, const json_t *target, json_t *
 	int rc;
 
 	*added = NULL;
-	json_array_foreach((json_t *)bad, i, b) ids[i] =
+	json_array_foreach(bad, i, b) ids[i] =
 	    json_string_value(json_object_get(b, "id"));
 	if (!t || !t->replace_nodes) {
 		kiln_error_set(err, "%s: its provider cannot replace single nodes", addr);

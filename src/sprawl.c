@@ -10,6 +10,7 @@
 
 #include "apply.h"
 #include "engine.h"
+#include "jsonc.h"
 #include "operation.h"
 #include "signals.h"
 #include "state.h"
@@ -28,14 +29,15 @@ static const char *tag(const json_t *live, const char *key)
 /* Every recorded id, over all workspaces: {"ID": true}. */
 static json_t *recorded_ids(const json_t *recorded)
 {
-	json_t *ids = json_object(), *doc, *r;
+	json_t *ids = json_object();
+	const json_t *doc, *r;
 	const char *ws, *addr;
 
-	json_object_foreach((json_t *)recorded, ws, doc)
+	json_object_foreach_const(recorded, ws, doc)
 	{
-		json_object_foreach(state_resources(doc), addr, r)
+		state_foreach_resource(doc, addr, r)
 		{
-			const char *id = json_string_value(json_object_get(r, "id"));
+			const char *id = state_resource_id(r);
 
 			if (id)
 				json_object_set_new(ids, id, json_true());
@@ -89,7 +91,7 @@ json_t *sprawl_orphans(const json_t *live, const json_t *recorded, const json_t 
 
 	if (foreign)
 		*foreign = 0;
-	json_array_foreach((json_t *)live, i, l)
+	json_array_foreach(live, i, l)
 	{
 		const char *id = json_string_value(json_object_get(l, "id"));
 		const char *status = json_string_value(json_object_get(l, "status"));
@@ -176,7 +178,7 @@ json_t *sprawl_adopt_plan(const json_t *orphans, const json_t *state, json_t *sk
 	const json_t *held = state_resources(state);
 	size_t i;
 
-	json_array_foreach((json_t *)orphans, i, o)
+	json_array_foreach(orphans, i, o)
 	{
 		const char *addr = json_string_value(json_object_get(o, "address"));
 
@@ -186,7 +188,7 @@ json_t *sprawl_adopt_plan(const json_t *orphans, const json_t *state, json_t *sk
 					    json_integer(n ? json_integer_value(n) + 1 : 1));
 		}
 	}
-	json_array_foreach((json_t *)orphans, i, o)
+	json_array_foreach(orphans, i, o)
 	{
 		const char *addr = json_string_value(json_object_get(o, "address"));
 		const char *id = json_string_value(json_object_get(o, "id"));
@@ -229,7 +231,7 @@ json_t *sprawl_destroy_plan(const struct provider *prov, const json_t *orphans,
 	size_t i, j;
 
 	/* Each change's address: the orphan's, unless two orphans share it. */
-	json_array_foreach((json_t *)orphans, i, o)
+	json_array_foreach(orphans, i, o)
 	{
 		const char *addr = json_string_value(json_object_get(o, "address"));
 		json_t *n = json_object_get(seen, addr ? addr : "");
@@ -237,7 +239,7 @@ json_t *sprawl_destroy_plan(const struct provider *prov, const json_t *orphans,
 		json_object_set_new(seen, addr ? addr : "",
 				    json_integer(n ? json_integer_value(n) + 1 : 1));
 	}
-	json_array_foreach((json_t *)orphans, i, o)
+	json_array_foreach(orphans, i, o)
 	{
 		const char *addr = json_string_value(json_object_get(o, "address"));
 		const char *id = json_string_value(json_object_get(o, "id"));
@@ -254,13 +256,13 @@ json_t *sprawl_destroy_plan(const struct provider *prov, const json_t *orphans,
 		json_array_append_new(names, json_string(name));
 		free(name);
 	}
-	json_array_foreach((json_t *)orphans, i, o)
+	json_array_foreach(orphans, i, o)
 	{
 		const char *type = json_string_value(json_object_get(o, "type"));
 		size_t rank = type_rank(prov, type);
 		json_t *deps = json_array(), *p;
 
-		json_array_foreach((json_t *)orphans, j, p)
+		json_array_foreach(orphans, j, p)
 		{
 			if (type_rank(prov, json_string_value(json_object_get(p, "type"))) < rank)
 				json_array_append(deps, json_array_get(names, j));
@@ -319,10 +321,15 @@ int sprawl_provider_open(const struct provider *prov, const char *region, struct
 {
 	/* No spec: an account-wide look names only the cloud and the region. */
 	struct spec sp = {0};
+	int rc;
 
-	sp.provider.name = (char *)prov->name;
-	sp.provider.region = (char *)region;
-	return prov->open(ctx, &sp, err) < 0 ? -1 : 0;
+	/* A spec owns its strings (spec_free frees them); the provider copies what it keeps. */
+	sp.provider.name = xstrdup(prov->name);
+	sp.provider.region = region ? xstrdup(region) : NULL;
+	rc = prov->open(ctx, &sp, err) < 0 ? -1 : 0;
+	free(sp.provider.name);
+	free(sp.provider.region);
+	return rc;
 }
 
 void sprawl_provider_close(const struct provider *prov, struct prov_ctx *ctx)
@@ -584,7 +591,7 @@ static int claim_adopted(struct op_run *r, const json_t *group, json_t *plan,
 		const char *id = jstr(kn, "id"), *lineage = NULL;
 		int prc;
 
-		json_array_foreach((json_t *)group, j,
+		json_array_foreach(group, j,
 				   o) if (id && jstr(o, "id") && strcmp(jstr(o, "id"), id) == 0)
 		    lineage = jstr(o, "lineage");
 		if (!prov->claim || (lineage && strcmp(lineage, scope.lineage) == 0))
@@ -661,7 +668,7 @@ static int adopt_group(const struct provider *prov, const struct sprawl_options 
 	int ret = -1;
 
 	if (!store_workspace_name_ok(w)) {
-		json_array_foreach((json_t *)group, i, o) json_array_append_new(
+		json_array_foreach(group, i, o) json_array_append_new(
 		    skipped,
 		    json_pack("{s:O, s:O, s:O, s:O, s:s}", "cluster", json_object_get(o, "cluster"),
 			      "workspace", json_object_get(o, "workspace"), "address",

@@ -106,7 +106,7 @@ static int resource_check(const char *address, const json_t *res, const char *wh
 		json_t *kv;
 
 		/* A typo ("sensitve") would otherwise switch encryption off silently. */
-		json_object_foreach((json_t *)res, k, kv)
+		json_object_foreach_const(res, k, kv)
 		{
 			size_t j;
 			const char *near;
@@ -200,7 +200,7 @@ static int deps_cycle_check(const json_t *resources, const char *where, struct k
 	json_t *res;
 	int rc = 0;
 
-	json_object_foreach((json_t *)resources, a, res)
+	json_object_foreach_const(resources, a, res)
 	{
 		addr[i] = a;
 		deps[i] = json_object_get(res, "deps");
@@ -326,7 +326,7 @@ int state_check(const json_t *doc, const char *where, struct kiln_error *err)
 			       json_string_value(v));
 		return -1;
 	}
-	json_object_foreach((json_t *)resources, address, res)
+	json_object_foreach_const(resources, address, res)
 	{
 		const char *type = json_string_value(json_object_get(res, "type"));
 		size_t tl;
@@ -400,6 +400,11 @@ const char *state_cluster(const json_t *doc)
 	return json_string_value(json_object_get(doc, "cluster"));
 }
 
+const char *state_provider(const json_t *doc)
+{
+	return json_string_value(json_object_get(doc, "provider"));
+}
+
 const char *state_lineage(const json_t *doc)
 {
 	return json_string_value(json_object_get(doc, "lineage"));
@@ -423,6 +428,78 @@ json_t *state_resources(const json_t *doc)
 size_t state_resource_count(const json_t *doc)
 {
 	return json_object_size(state_resources(doc));
+}
+
+/* ---- typed readers ---- */
+
+const json_t *state_expiry(const json_t *doc)
+{
+	const json_t *x = json_object_get(doc, "expiry");
+
+	return json_is_object(x) ? x : NULL;
+}
+
+const char *state_expires(const json_t *doc)
+{
+	return json_string_value(json_object_get(state_expiry(doc), "expires"));
+}
+
+const char *state_created(const json_t *doc)
+{
+	return json_string_value(json_object_get(doc, "created"));
+}
+
+const json_t *state_policy(const json_t *doc, enum state_policy p)
+{
+	static const char *const member[] = {
+	    [STATE_POLICY_EXPIRY] = "expiry",
+	    [STATE_POLICY_IDLE] = "idle",
+	    [STATE_POLICY_WINDOW] = "window",
+	};
+	const json_t *o = json_object_get(doc, member[p]);
+
+	return json_is_object(o) ? o : NULL;
+}
+
+const char *state_policy_spec(const json_t *doc, enum state_policy p)
+{
+	return json_string_value(json_object_get(state_policy(doc, p), "spec"));
+}
+
+const json_t *state_policy_spec_text(const json_t *doc, enum state_policy p)
+{
+	const json_t *t = json_object_get(state_policy(doc, p), "spec_text");
+
+	return json_is_string(t) ? t : NULL;
+}
+
+const json_t *state_resource(const json_t *doc, const char *address)
+{
+	const json_t *res = json_object_get(state_resources(doc), address);
+
+	return json_is_object(res) ? res : NULL;
+}
+
+const char *state_resource_type(const json_t *res)
+{
+	return json_string_value(json_object_get(res, "type"));
+}
+
+const char *state_resource_id(const json_t *res)
+{
+	return json_string_value(json_object_get(res, "id"));
+}
+
+const json_t *state_resource_attrs(const json_t *res)
+{
+	const json_t *attrs = json_object_get(res, "attrs");
+
+	return json_is_object(attrs) ? attrs : NULL;
+}
+
+const json_t *state_resource_attr(const json_t *res, const char *name)
+{
+	return json_object_get(state_resource_attrs(res), name);
 }
 
 /* ---- sensitive attributes ---- */
@@ -453,9 +530,9 @@ const char *state_sealed_other(const json_t *doc, const char *kid, const char **
 			       const char **attr)
 {
 	const char *addr;
-	json_t *res;
+	const json_t *res;
 
-	json_object_foreach(state_resources(doc), addr, res)
+	state_foreach_resource(doc, addr, res)
 	{
 		const json_t *attrs = json_object_get(res, "attrs"), *item;
 		size_t i;
@@ -567,7 +644,7 @@ static void error_no_resource(struct kiln_error *err, const json_t *resources, c
 	size_t n = 0, cap = 0;
 
 	kiln_error_set(err, "no resource %s in the state", address);
-	json_object_foreach((json_t *)resources, key, v)
+	json_object_foreach_const(resources, key, v)
 	{
 		*ARRAY_PUSH(cands, n, cap) = key;
 	}

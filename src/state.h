@@ -30,6 +30,7 @@
 #include <jansson.h>
 
 #include "crypt.h"
+#include "jsonc.h"
 #include "util.h"
 
 #define STATE_FORMAT_VERSION 1
@@ -61,12 +62,51 @@ int state_check(const json_t *doc, const char *where, struct kiln_error *err);
  */
 char *state_canonical(const json_t *doc);
 
-const char *state_cluster(const json_t *doc); /* NULL when null */
+const char *state_cluster(const json_t *doc);  /* NULL when null */
+const char *state_provider(const json_t *doc); /* NULL when null */
 const char *state_lineage(const json_t *doc);
 json_int_t state_serial(const json_t *doc);
 void state_set_serial(json_t *doc, json_int_t serial);
 json_t *state_resources(const json_t *doc); /* borrowed */
 size_t state_resource_count(const json_t *doc);
+
+/*
+ * Typed readers: what commands read of a state, by name instead of by key.
+ * Each returns NULL (or false) when the member is absent or not of its
+ * type; what they return is borrowed from doc.
+ */
+
+/* "expiry" (see expiry.h for its members), or NULL: no TTL. */
+const json_t *state_expiry(const json_t *doc);
+/* expiry.expires, RFC 3339: when reap destroys the workspace; NULL: no TTL. */
+const char *state_expires(const json_t *doc);
+/* "created", RFC 3339: when the apply that brought it up from nothing ran. */
+const char *state_created(const json_t *doc);
+
+/*
+ * The policies that record a spec for a later destroy by kiln reap: the
+ * TTL ("expiry"), the idle policy ("idle") and a capacity window
+ * ("window"), each as {"spec": "path", "spec_text": "..."}.
+ */
+enum state_policy { STATE_POLICY_EXPIRY, STATE_POLICY_IDLE, STATE_POLICY_WINDOW };
+/* The policy's member, or NULL when the state holds none. */
+const json_t *state_policy(const json_t *doc, enum state_policy p);
+/* The path of the spec the policy recorded, or NULL. */
+const char *state_policy_spec(const json_t *doc, enum state_policy p);
+/* The spec text the policy recorded (a JSON string: it may hold any byte but NUL), or NULL. */
+const json_t *state_policy_spec_text(const json_t *doc, enum state_policy p);
+
+/* The resource recorded at address, or NULL. */
+const json_t *state_resource(const json_t *doc, const char *address);
+/* A recorded resource's type, id (NULL when null), attributes and one attribute. */
+const char *state_resource_type(const json_t *res);
+const char *state_resource_id(const json_t *res);
+const json_t *state_resource_attrs(const json_t *res);
+const json_t *state_resource_attr(const json_t *res, const char *name);
+
+/* Each recorded resource, only read: addr a const char *, res a const json_t *. */
+#define state_foreach_resource(doc, addr, res)                                                     \
+	json_object_foreach_const(state_resources(doc), addr, res)
 
 /*
  * The id of the first key other than kid that a value in doc is sealed

@@ -4,6 +4,7 @@
  * prints and never commits.
  */
 #include "takeover.h"
+#include "jsonc.h"
 
 #include <string.h>
 
@@ -40,7 +41,7 @@ static int select_foreign(const json_t *state, const json_t *foreign,
 	size_t i;
 	int rc = -1;
 
-	json_array_foreach((json_t *)foreign, i, live)
+	json_array_foreach(foreign, i, live)
 	{
 		const char *addr = prov_live_address(live), *rid;
 
@@ -64,8 +65,8 @@ static int select_foreign(const json_t *state, const json_t *foreign,
 					addr, addr);
 			goto out;
 		}
-		json_object_set(seen, addr, (json_t *)live);
-		json_array_append(chosen, (json_t *)live);
+		json_object_set_new(seen, addr, jsonc_share(live));
+		json_array_append_new(chosen, jsonc_share(live));
 	}
 	for (i = 0; i < f->naddrs; i++) {
 		if (!json_object_get(seen, f->addrs[i])) {

@@ -21,6 +21,7 @@
 #include <string.h>
 
 #include "cost.h"
+#include "jsonc.h"
 #include "state.h"
 #include "timefmt.h"
 #include "util.h"
@@ -55,15 +56,16 @@ const struct spec_idle *util_idle_policy(const struct spec *spec, const char *ad
 json_t *util_idle_groups(const struct engine *e, const json_t *state)
 {
 	const char *grp = e->prov->part_type ? e->prov->part_type(PART_GROUP) : NULL;
-	json_t *out = json_object(), *res;
+	json_t *out = json_object();
+	const json_t *res;
 	const char *addr;
 
-	json_object_foreach(state_resources(state), addr, res)
+	state_foreach_resource(state, addr, res)
 	{
-		const char *type = json_string_value(json_object_get(res, "type"));
+		const char *type = state_resource_type(res);
 
 		if (grp && type && strcmp(type, grp) == 0 && util_idle_policy(e->spec, addr))
-			json_object_set(out, addr, res);
+			json_object_set_new(out, addr, jsonc_share(res));
 	}
 	return out;
 }
@@ -101,7 +103,7 @@ static const char *busiest_store(const json_t *stores, double *load, const json_
 	const json_t *s;
 
 	*load = 0;
-	json_object_foreach((json_t *)stores, addr, s)
+	json_object_foreach_const(stores, addr, s)
 	{
 		double prov = json_number_value(json_object_get(s, "provisioned_mbps"));
 		double used = json_number_value(json_object_get(s, "read_mbps")) +
@@ -254,7 +256,7 @@ static json_t *diagnose_group(const struct engine *e, const char *addr, const js
 		      "diagnosis", diag, "why", why, "fix", fix);
 	json_object_set_new(o, "min_node", lo_id ? json_string(lo_id) : json_null());
 	json_object_set_new(o, "max_node", hi_id ? json_string(hi_id) : json_null());
-	json_object_set(o, "per_node", (json_t *)nodes);
+	json_object_set_new(o, "per_node", jsonc_share(nodes));
 	free(why);
 	free(fix);
 	free(d);
@@ -267,9 +269,9 @@ json_t *util_diagnose(const struct engine *e, const json_t *measured, int64_t wi
 	json_t *groups = json_array(), *sl = json_array();
 	const char *addr;
 
-	json_object_foreach((json_t *)json_object_get(measured, "groups"), addr, g)
+	json_object_foreach_const(json_object_get(measured, "groups"), addr, g)
 	    json_array_append_new(groups, diagnose_group(e, addr, g, stores, window));
-	json_object_foreach((json_t *)stores, addr, s)
+	json_object_foreach_const(stores, addr, s)
 	{
 		double prov = json_number_value(json_object_get(s, "provisioned_mbps"));
 		double used = json_number_value(json_object_get(s, "read_mbps")) +

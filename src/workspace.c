@@ -20,9 +20,9 @@
  */
 static int provider_check(const json_t *doc, const char *where, struct kiln_error *err)
 {
-	const char *name = json_string_value(json_object_get(doc, "provider")), *addr;
+	const char *name = state_provider(doc), *addr;
 	const struct provider *p;
-	json_t *res;
+	const json_t *res;
 
 	if (!name)
 		return 0; /* a workspace no apply has written yet */
@@ -31,9 +31,9 @@ static int provider_check(const json_t *doc, const char *where, struct kiln_erro
 		kiln_error_set(err, "%s: provider '%s' is not built into this kiln", where, name);
 		return -1;
 	}
-	json_object_foreach(state_resources(doc), addr, res)
+	state_foreach_resource(doc, addr, res)
 	{
-		const char *type = json_string_value(json_object_get(res, "type"));
+		const char *type = state_resource_type(res);
 
 		if (!provider_type(p, type)) {
 			kiln_error_set(err,

@@ -677,6 +677,74 @@ static void test_view_of_an_unknown_address_suggests_the_closest(void **state)
 	json_decref(doc);
 }
 
+/* ---- typed readers ---- */
+
+#define POLICIES                                                                                   \
+	"{\"format_version\": 1, \"cluster\": null, \"workspace\": \"default\", "                  \
+	"\"provider\": \"sim\", \"serial\": 3, \"lineage\": \"l-1\", \"resources\": {\"n.g\": "    \
+	"{\"type\": \"n\", \"id\": null, \"attrs\": {\"count\": 2}}}, \"created\": "               \
+	"\"2026-11-30T08:00:00Z\", \"expiry\": {\"ttl_seconds\": 3600, \"expires\": "              \
+	"\"2026-11-30T09:00:00Z\", \"set_by\": \"a\", \"set_at\": \"2026-11-30T08:00:00Z\", "      \
+	"\"set_how\": \"--ttl\", \"spec\": \"x.yaml\", \"spec_text\": \"ttl\"}, \"idle\": "        \
+	"{\"spec\": \"i.yaml\"}}"
+
+static void test_typed_readers_read_expiry_created_and_policies(void **state)
+{
+	json_t *doc = parse_ok(POLICIES);
+
+	(void)state;
+	assert_non_null(state_expiry(doc));
+	assert_string_equal(state_expires(doc), "2026-11-30T09:00:00Z");
+	assert_string_equal(state_created(doc), "2026-11-30T08:00:00Z");
+	assert_string_equal(state_provider(doc), "sim");
+	assert_string_equal(state_policy_spec(doc, STATE_POLICY_EXPIRY), "x.yaml");
+	assert_string_equal(json_string_value(state_policy_spec_text(doc, STATE_POLICY_EXPIRY)),
+			    "ttl");
+	assert_string_equal(state_policy_spec(doc, STATE_POLICY_IDLE), "i.yaml");
+	assert_null(state_policy_spec_text(doc, STATE_POLICY_IDLE));
+	assert_null(state_policy(doc, STATE_POLICY_WINDOW));
+	assert_null(state_policy_spec(doc, STATE_POLICY_WINDOW));
+	json_decref(doc);
+}
+
+static void test_typed_readers_are_null_on_a_state_without_them(void **state)
+{
+	json_t *doc = parse_ok(DOC("{}"));
+
+	(void)state;
+	assert_null(state_expiry(doc));
+	assert_null(state_expires(doc));
+	assert_null(state_created(doc));
+	assert_null(state_policy(doc, STATE_POLICY_EXPIRY));
+	assert_null(state_resource(doc, "aws_db.main"));
+	assert_null(state_resource_attr(state_resource(doc, "aws_db.main"), "port"));
+	json_decref(doc);
+}
+
+static void test_typed_readers_read_a_resource_by_address(void **state)
+{
+	json_t *doc = parse_ok(DB_MAIN);
+	const json_t *res = state_resource(doc, "aws_db.main"), *r;
+	const char *addr;
+	size_t n = 0;
+
+	(void)state;
+	assert_non_null(res);
+	assert_string_equal(state_resource_type(res), "aws_db");
+	assert_string_equal(state_resource_id(res), "db-1");
+	assert_int_equal(json_object_size(state_resource_attrs(res)), 4);
+	assert_int_equal(json_integer_value(state_resource_attr(res, "port")), 5432);
+	assert_null(state_resource_attr(res, "absent"));
+	state_foreach_resource(doc, addr, r)
+	{
+		assert_string_equal(addr, "aws_db.main");
+		assert_ptr_equal(r, res);
+		n++;
+	}
+	assert_int_equal(n, 1);
+	json_decref(doc);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -725,6 +793,9 @@ int main(void)
 	    cmocka_unit_test(test_view_reveal_fails_cleanly_on_a_tampered_value),
 	    cmocka_unit_test(test_view_reveal_without_key_names_the_sealed_attribute),
 	    cmocka_unit_test(test_view_of_an_unknown_address_suggests_the_closest),
+	    cmocka_unit_test(test_typed_readers_read_expiry_created_and_policies),
+	    cmocka_unit_test(test_typed_readers_are_null_on_a_state_without_them),
+	    cmocka_unit_test(test_typed_readers_read_a_resource_by_address),
 	};
 
 	return cmocka_run_group_tests_name("state", tests, NULL, NULL);

@@ -14,6 +14,7 @@
 #include "sim_int.h"
 
 #include "expand.h"
+#include "jsonc.h"
 #include "timefmt.h"
 
 #include <math.h>
@@ -154,7 +155,7 @@ int sim_preflight(struct prov_ctx *ctx, const json_t *creates, json_t *warnings,
 	(void)ctx, (void)warnings;
 	if (util_now(&now, err) < 0)
 		return PROV_ERROR;
-	json_object_foreach((json_t *)creates, addr, r)
+	json_object_foreach_const(creates, addr, r)
 	{
 		json_t *attrs = json_object_get(r, "attrs");
 		const char *type = json_string_value(json_object_get(attrs, "instance_type"));

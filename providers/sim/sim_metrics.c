@@ -15,6 +15,7 @@
 #include <string.h>
 
 #include "sim_int.h"
+#include "jsonc.h"
 
 /* "90,85,3": a new array of numbers, or NULL with err. */
 static json_t *percent_list(const char *name, const char *v, struct kiln_error *err)
@@ -93,7 +94,7 @@ int sim_metrics(struct prov_ctx *ctx, const json_t *resources, int64_t start, in
 	}
 	groups = json_object();
 	stores = json_object();
-	json_object_foreach((json_t *)resources, addr, res)
+	json_object_foreach_const(resources, addr, res)
 	{
 		const char *type = json_string_value(json_object_get(res, "type"));
 		const json_t *attrs = json_object_get(res, "attrs");

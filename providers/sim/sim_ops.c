@@ -9,6 +9,7 @@
  * one is gone, whoever looks first records it.
  */
 #include "sim_int.h"
+#include "jsonc.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -277,7 +278,7 @@ static json_t *create_inputs(const struct sim_kind *k, const json_t *attrs, stru
 	const char *key;
 	size_t i;
 
-	json_object_foreach((json_t *)attrs, key, v)
+	json_object_foreach_const(attrs, key, v)
 	{
 		/*
 		 * A node group's user data document is a parameter of the launch,

@@ -9,6 +9,7 @@
  */
 #include "sim_int.h"
 #include "jsonw.h"
+#include "jsonc.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -373,7 +374,7 @@ static bool strings_ok(const json_t *v)
 
 	if (!json_is_array(v) || json_array_size(v) == 0)
 		return false;
-	json_array_foreach((json_t *)v, i, x)
+	json_array_foreach(v, i, x)
 	{
 		if (!json_string_value(x) || !*json_string_value(x))
 			return false;
@@ -394,7 +395,7 @@ static int grant_allow(const json_t *attrs, json_t *stmts, struct kiln_error *er
 		return PROV_OK;
 	if (!json_is_array(allow))
 		goto bad;
-	json_array_foreach((json_t *)allow, i, a)
+	json_array_foreach(allow, i, a)
 	{
 		const json_t *sid = json_object_get(a, "sid");
 		json_t *st;
@@ -411,7 +412,7 @@ static int grant_allow(const json_t *attrs, json_t *stmts, struct kiln_error *er
 			       json_object_get(a, "actions"), "Resource",
 			       json_object_get(a, "resources"));
 		if (sid)
-			json_object_set(st, "Sid", (json_t *)sid);
+			json_object_set_new(st, "Sid", jsonc_share(sid));
 		json_array_append_new(stmts, st);
 	}
 	return PROV_OK;
