@@ -179,6 +179,12 @@ static int parse_globals(struct cli *cli, int argc, char **argv, int *exit_code)
 			goto fail;
 		}
 	}
+	if (argc == 1) {
+		/* A bare kiln is someone finding their way: the usage, as kiln --help. */
+		cmd_print_main_help(stdout);
+		*exit_code = KILN_EXIT_OK;
+		return -1;
+	}
 	if (optind >= argc) {
 		fprintf(stderr, "%s: no command given; see 'kiln --help'\n", cli->prog);
 		goto fail;

@@ -355,11 +355,16 @@ cp examples/quickstart.yaml "$T/proj/kiln.yaml"
 cp tests/specs/invalid/ttl-zero.yaml "$T/bad/kiln.yaml"
 sed 's|^tests/specs/invalid/ttl-zero.yaml:|kiln.yaml:|' tests/specs/invalid/ttl-zero.yaml.expected \
 	>"$T/bad.expected"
-nospec='kiln: validate: no spec given and ./kiln.yaml does not exist; pass a spec path, like `kiln validate examples/quickstart.yaml`'
+nospec='kiln: validate: no spec given and ./kiln.yaml does not exist; run kiln init to start one here (kiln init --list shows the templates), or pass a spec path'
 check "default: no spec and no ./kiln.yaml (-C)" 1 --out "" --err "$nospec" \
 	-- "$KILN" -C "$T/empty" validate
 check "default: no spec and no ./kiln.yaml (--chdir)" 1 --out "" --err "$nospec" \
 	-- "$KILN" --chdir "$T/empty" validate
+for c in plan ssh-config hosts; do
+	check "default: $c with no spec and no ./kiln.yaml names kiln init" 1 --out "" \
+		--err "kiln: $c: no spec given and ./kiln.yaml does not exist; run kiln init to start one here (kiln init --list shows the templates), or pass a spec path" \
+		-- "$KILN" -C "$T/empty" "$c"
+done
 check "default: ./kiln.yaml is used (-C)" 0 --out "ok kiln.yaml" --err "" \
 	-- "$KILN" -C "$T/proj" validate
 check "default: ./kiln.yaml is used (--chdir=DIR)" 0 --out "ok kiln.yaml" --err "" \
@@ -402,8 +407,10 @@ check "cli: kiln help with two commands" 1 --out "" \
 	--err "kiln: help: takes one command name, got 2" -- "$KILN" help validate version
 
 # --- CLI: commands ---
-check "cli: kiln with no arguments" 1 --out "" --err "kiln: no command given; see 'kiln --help'" \
-	-- "$KILN"
+check "cli: kiln with no arguments prints the usage, as --help does" 0 --err "" \
+	--out "$("$KILN" --help)" -- "$KILN"
+check "cli: global options and no command" 1 --out "" \
+	--err "kiln: no command given; see 'kiln --help'" -- "$KILN" --no-color
 check "cli: a misspelled command" 1 --out "" \
 	--err "kiln: 'valdate' is not a kiln command; did you mean 'validate'?" -- "$KILN" valdate
 check "cli: an unknown command" 1 --out "" \
