@@ -23,4 +23,8 @@ That was a simulated cluster: `kiln state list` shows what was recorded,
 .kiln/sim/ holds the simulated cloud. Try changing `count:` in
 examples/quickstart.yaml and run ./kiln plan examples/quickstart.yaml again;
 ./kiln destroy examples/quickstart.yaml removes it all (the retained bucket stays).
+
+To type `kiln` as the README's session does, put it on your PATH:
+  make install PREFIX=$HOME/.local     (then ~/.local/bin/kiln; man kiln works too)
+or, without installing:  export PATH="$PWD:$PATH"
 MSG

@@ -213,7 +213,9 @@ static int load(struct access_cmd *c, struct cli *cli, const char *group)
 	json_t *res;
 
 	c->f.refresh = c->live;
-	if (run_open(&c->r, cli, &c->f, c->spec ? c->spec : "kiln.yaml", false, cli->cmd) < 0)
+	if (!c->spec && !(c->spec = run_spec_operand(cli, 0, NULL, 0)))
+		return -1;
+	if (run_open(&c->r, cli, &c->f, c->spec, false, cli->cmd) < 0)
 		return -1;
 	if (!c->r.ws || !c->r.ws->exists || !state_cluster(c->r.state)) {
 		cli_error(cli, "bring it up with `kiln up`",

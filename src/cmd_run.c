@@ -144,8 +144,7 @@ const char *run_spec_operand(const struct cli *cli, int argc, char **argv, int o
 	if (argc - optind == 1)
 		return argv[optind];
 	if (access("kiln.yaml", F_OK) != 0) {
-		cli_error(cli, "pass a spec path, for example examples/quickstart.yaml",
-			  "no spec given and ./kiln.yaml does not exist");
+		cli_error(cli, RUN_NO_SPEC_HINT, "no spec given and ./kiln.yaml does not exist");
 		return NULL;
 	}
 	return "kiln.yaml";

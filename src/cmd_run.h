@@ -85,6 +85,10 @@ int run_parallelism_parse(const struct cli *cli, const char *arg, int *out);
 int run_flags_parse(struct run_flags *f, struct cli_parser *p, struct cli *cli,
 		    const struct cmd_info *info, int argc, char **argv, int *ret);
 
+/* What every command says when there is no spec: how to make one, where none is. */
+#define RUN_NO_SPEC_HINT                                                                           \
+	"run kiln init to start one here (kiln init --list shows the templates), or pass a "       \
+	"spec path"
 /* The spec operand: argv's one operand, else ./kiln.yaml; NULL after reporting. */
 const char *run_spec_operand(const struct cli *cli, int argc, char **argv, int optind);
 

@@ -6,6 +6,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "cmd_run.h"
 #include "cmds.h"
 #include "spec_opts.h"
 #include "validate.h"
@@ -79,9 +80,7 @@ int cmd_validate(int argc, char **argv, struct cli *cli)
 	nspecs = argc - p.optind;
 	if (nspecs == 0) {
 		if (access("kiln.yaml", F_OK) != 0) {
-			cli_error(cli,
-				  "pass a spec path, like `kiln validate examples/quickstart.yaml`",
-				  "no spec given and ./kiln.yaml does not exist");
+			cli_error(cli, RUN_NO_SPEC_HINT, "no spec given and ./kiln.yaml does not exist");
 			ret = KILN_EXIT_ERROR;
 			goto out;
 		}

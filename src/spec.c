@@ -392,7 +392,7 @@ static void load_root(struct loader *ld, const struct ynode *root)
 		struct diag *dg =
 		    diags_add(ld->d, DIAG_ERROR, spec->file, 1, 1, "the spec is empty");
 
-		diag_hint(dg, "start from examples/quickstart.yaml");
+		diag_hint(dg, "start from a template: kiln init --list shows them");
 		spec->broken = ~0u;
 		return;
 	}
@@ -400,7 +400,7 @@ static void load_root(struct loader *ld, const struct ynode *root)
 		struct diag *dg = ld_err(ld, root, "a spec must be a mapping of keys, got %s",
 					 ynode_describe(root));
 
-		diag_hint(dg, "start from examples/quickstart.yaml");
+		diag_hint(dg, "start from a template: kiln init --list shows them");
 		spec->broken = ~0u;
 		return;
 	}

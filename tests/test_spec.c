@@ -1253,7 +1253,7 @@ static void test_empty_spec_is_refused(void **state)
 
 	load_bad(f, "");
 	assert_error(&f->d, 1, 1, "the spec is empty");
-	assert_hint(&f->d, 1, 1, "start from examples/quickstart.yaml");
+	assert_hint(&f->d, 1, 1, "start from a template: kiln init --list shows them");
 	assert_int_equal(f->d.n, 1);
 }
 
