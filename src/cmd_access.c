@@ -55,7 +55,7 @@ static const struct cli_option hosts_options[] = {
 
 const struct cmd_info cmd_hosts_info = {
     .name = "hosts",
-    .usage = "[GROUP] [--format plain|mpi|hostfile|json] [OPTIONS]",
+    .usage = "[GROUP] [SPEC] [--format plain|mpi|hostfile|json] [OPTIONS]",
     .summary = "list the nodes: names, ids, addresses, zones, GPUs, health",
     .description = "List the nodes of the workspace (of GROUP only when given) as the last\n"
 		   "refresh recorded them in state, or live with --refresh: the host name kiln\n"
@@ -74,7 +74,7 @@ static const struct cli_option config_options[] = {
 
 const struct cmd_info cmd_ssh_config_info = {
     .name = "ssh-config",
-    .usage = "[OPTIONS]",
+    .usage = "[SPEC] [OPTIONS]",
     .summary = "print OpenSSH Host blocks for every node",
     .description = "Print an OpenSSH client configuration (ssh_config(5)) with one Host block\n"
 		   "per node, named kiln-CLUSTER-WS-GROUP-N: HostName, User (access.user, else\n"
@@ -140,7 +140,17 @@ struct access_cmd {
 	json_t *hosts;
 };
 
-/* Options, one operand at most, and what follows "--". -1 with *ret set. */
+/*
+ * An operand that names a spec (FILE.yaml or FILE.yml), which these
+ * commands take as other commands do, beside --spec: group and node names
+ * never end so.
+ */
+static bool spec_operand(const char *arg)
+{
+	return str_ends_with(arg, ".yaml") || str_ends_with(arg, ".yml");
+}
+
+/* Options, a spec and one operand at most, and what follows "--". -1 with *ret set. */
 static int parse(struct access_cmd *c, struct cli_parser *p, struct cli *cli,
 		 const struct cmd_info *info, int argc, char **argv, int *ret)
 {
@@ -179,30 +189,31 @@ static int parse(struct access_cmd *c, struct cli_parser *p, struct cli *cli,
 			}
 			c->format = (enum format)i;
 			break;
-		case OPT_PARALLELISM: {
-			char *end;
-			long n = strtol(p->optarg, &end, 10);
-
-			if (!*p->optarg || *end || n < 1 || n > 1024) {
-				cli_error(cli, "use a number from 1 to 1024",
-					  "--parallelism '%s' is not a number from 1 to 1024",
-					  p->optarg);
+		case OPT_PARALLELISM:
+			if (run_parallelism_parse(cli, p->optarg, &c->parallelism) < 0)
 				return -1;
-			}
-			c->parallelism = (int)n;
 			break;
-		}
 		default:
 			if (run_flags_handle(&c->f, cli, opt, p->optarg) < 0)
 				return -1;
 		}
 	}
-	if (p->optind < nargs - 1) {
-		cli_error(cli, "name one group (GROUP, or GROUP/N for kiln ssh)",
-			  "too many operands: '%s'", argv[p->optind + 1]);
-		return -1;
+	for (i = p->optind; i < nargs; i++) {
+		if (spec_operand(argv[i])) {
+			if (c->spec) {
+				cli_error(cli, "give the spec once",
+					  "two specs: '%s' and '%s'", c->spec, argv[i]);
+				return -1;
+			}
+			c->spec = argv[i];
+		} else if (c->operand) {
+			cli_error(cli, "name one group (GROUP, or GROUP/N for kiln ssh)",
+				  "too many operands: '%s'", argv[i]);
+			return -1;
+		} else {
+			c->operand = argv[i];
+		}
 	}
-	c->operand = p->optind < nargs ? argv[p->optind] : NULL;
 	return 0;
 }
 

@@ -43,9 +43,16 @@ for n in json.load(sys.stdin)["resources"]["sim_node_group.trainers"]["attrs"]["
 	check "access: hosts --refresh reads the same nodes live" 0 --out-file want.hostfile \
 		-- "$KILN" hosts trainers --format hostfile --refresh
 	check "access: kiln help hosts shows the formats" 0 \
-		--out-has "Usage: kiln hosts [GROUP] [--format plain|mpi|hostfile|json] [OPTIONS]" \
+		--out-has "Usage: kiln hosts [GROUP] [SPEC] [--format plain|mpi|hostfile|json] [OPTIONS]" \
 		-- "$KILN" help hosts
 	"$KILN" ssh-config >sim.cfg 2>&1
+	check "access: ssh-config takes the spec as its operand too, as plan does" 0 \
+		--out-file sim.cfg -- "$KILN" ssh-config kiln.yaml
+	check "access: hosts takes a group and the spec as operands, in either order" 0 \
+		--out-file want.hostfile -- "$KILN" hosts kiln.yaml trainers --format hostfile
+	check "access: a spec given twice is refused, naming both" 1 --out "" \
+		--err "kiln: ssh-config: two specs: 'kiln.yaml' and 'other.yaml'; give the spec once" \
+		-- "$KILN" ssh-config --spec kiln.yaml other.yaml
 	ip0=$(sed -n 1p want.hostfile)
 	assert "access: ssh -G resolves a sim node to its simulated address, user and key" \
 		test "$(ac_ssh_g sim.cfg kiln-quickstart-default-trainers-0 hostname)|$(ac_ssh_g sim.cfg kiln-quickstart-default-trainers-0 user)|$(ac_ssh_g sim.cfg kiln-quickstart-default-trainers-0 identityfile)|$(ac_ssh_g sim.cfg kiln-quickstart-default-trainers-0 proxyjump)" \
