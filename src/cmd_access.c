@@ -224,7 +224,7 @@ static int load(struct access_cmd *c, struct cli *cli, const char *group)
 	json_t *res;
 
 	c->f.refresh = c->live;
-	if (!c->spec && !(c->spec = run_spec_operand(cli, 0, NULL, 0)))
+	if (!c->spec && !(c->spec = run_spec_operand(cli, NULL, 0, NULL, 0)))
 		return -1;
 	if (run_open(&c->r, cli, &c->f, c->spec, false, cli->cmd) < 0)
 		return -1;

@@ -37,6 +37,7 @@ static const struct cli_option apply_options[] = {
     CMD_OPT_WORKSPACE,
     CMD_OPT_STATE,
     CMD_OPT_LOCK_TIMEOUT,
+    RUN_OPT_SPEC,
     RUN_OPT_VAR,
     RUN_OPT_AUTO_APPROVE,
     RUN_OPT_PARALLELISM,
@@ -111,6 +112,7 @@ static const struct cli_option destroy_options[] = {
     CMD_OPT_WORKSPACE,
     CMD_OPT_STATE,
     CMD_OPT_LOCK_TIMEOUT,
+    RUN_OPT_SPEC,
     RUN_OPT_VAR,
     RUN_OPT_AUTO_APPROVE,
     RUN_OPT_PARALLELISM,
@@ -353,7 +355,7 @@ static int apply_parse(struct apply_cmd *a, struct cli_parser *p, int argc, char
 		} else if (run_flags_handle(&a->f, a->cli, opt, p->optarg) < 0)
 			return -1;
 	}
-	a->operand = a->spec = run_spec_operand(a->cli, argc, argv, p->optind);
+	a->operand = a->spec = run_spec_operand(a->cli, a->f.spec, argc, argv, p->optind);
 	if (!a->operand ||
 	    (!a->destroy && run_health_timeout(a->cli, a->health_arg, &a->health_timeout) < 0))
 		return -1;

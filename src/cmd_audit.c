@@ -20,6 +20,7 @@ enum {
 static const struct cli_option options[] = {
     CMD_OPT_WORKSPACE,
     CMD_OPT_STATE,
+    RUN_OPT_SPEC,
     RUN_OPT_VAR,
     RUN_OPT_REFRESH,
     {"format", 'f', true, OPT_AUDIT_FORMAT, "text|json|sarif",
@@ -178,7 +179,7 @@ int cmd_audit(int argc, char **argv, struct cli *cli)
 		if (run_flags_handle(&f, cli, c, p.optarg) < 0)
 			goto out;
 	}
-	operand = run_spec_operand(cli, argc, argv, p.optind);
+	operand = run_spec_operand(cli, f.spec, argc, argv, p.optind);
 	if (!operand)
 		goto out;
 	if (plan_file_is(operand) && !f.refresh) {

@@ -16,6 +16,7 @@
 static const struct cli_option options[] = {
     CMD_OPT_WORKSPACE,
     CMD_OPT_STATE,
+    RUN_OPT_SPEC,
     RUN_OPT_VAR,
     RUN_OPT_REFRESH,
     {"json", 0, false, OPT_RUN_JSON, NULL, "print the plan's cost object (kiln-plan-json(5))"},
@@ -52,7 +53,7 @@ int cmd_cost(int argc, char **argv, struct cli *cli)
 	run_flags_init(&f);
 	if (run_flags_parse(&f, &p, cli, &cmd_cost_info, argc, argv, &ret) < 0)
 		goto out;
-	spec = run_spec_operand(cli, argc, argv, p.optind);
+	spec = run_spec_operand(cli, f.spec, argc, argv, p.optind);
 	if (!spec)
 		goto out;
 	if (plan_file_is(spec)) {

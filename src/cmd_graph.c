@@ -9,6 +9,7 @@
 #include "validate.h"
 
 static const struct cli_option options[] = {
+    RUN_OPT_SPEC,
     RUN_OPT_VAR,
 };
 
@@ -40,7 +41,7 @@ int cmd_graph(int argc, char **argv, struct cli *cli)
 	run_flags_init(&f);
 	if (run_flags_parse(&f, &p, cli, &cmd_graph_info, argc, argv, &ret) < 0)
 		goto out;
-	spec = run_spec_operand(cli, argc, argv, p.optind);
+	spec = run_spec_operand(cli, f.spec, argc, argv, p.optind);
 	if (!spec)
 		goto out;
 	e = run_engine_only(cli, spec, &f);

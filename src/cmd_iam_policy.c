@@ -13,6 +13,7 @@
 
 static const struct cli_option options[] = {
     CMD_OPT_WORKSPACE,
+    RUN_OPT_SPEC,
     RUN_OPT_VAR,
 };
 
@@ -67,7 +68,7 @@ int cmd_iam_policy(int argc, char **argv, struct cli *cli)
 	run_flags_init(&f);
 	if (run_flags_parse(&f, &p, cli, &cmd_iam_policy_info, argc, argv, &ret) < 0)
 		goto out;
-	spec = run_spec_operand(cli, argc, argv, p.optind);
+	spec = run_spec_operand(cli, f.spec, argc, argv, p.optind);
 	if (!spec)
 		goto out;
 	e = run_engine_only(cli, spec, &f);

@@ -13,6 +13,7 @@
 static const struct cli_option options[] = {
     CMD_OPT_WORKSPACE,
     CMD_OPT_STATE,
+    RUN_OPT_SPEC,
     RUN_OPT_VAR,
     {"out", 'o', true, OPT_RUN_OUT, "FILE",
      "save the plan for `kiln apply FILE` (a file, not a directory)"},
@@ -65,7 +66,7 @@ int cmd_plan(int argc, char **argv, struct cli *cli)
 		cli_error(cli, "pick one", "--json and --markdown cannot be combined");
 		goto out;
 	}
-	spec = run_spec_operand(cli, argc, argv, p.optind);
+	spec = run_spec_operand(cli, f.spec, argc, argv, p.optind);
 	if (!spec || run_plan_spec(&r, cli, &f, spec) < 0)
 		goto out;
 	if (f.out && plan_file_write(f.out, r.plan, &err) < 0) {

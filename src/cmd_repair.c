@@ -152,7 +152,7 @@ int cmd_repair(int argc, char **argv, struct cli *cli)
 	}
 	if (run_health_timeout(cli, health_arg, &health_timeout) < 0)
 		goto out;
-	if (!spec && !(spec = run_spec_operand(cli, 0, argv, 0)))
+	if (!spec && !(spec = run_spec_operand(cli, NULL, 0, argv, 0)))
 		goto out;
 	if (!f.auto_approve && !isatty(STDIN_FILENO)) {
 		cli_error(cli, "pass --auto-approve",

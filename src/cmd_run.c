@@ -29,6 +29,9 @@ int run_flags_handle(struct run_flags *f, const struct cli *cli, int id, const c
 	if (rc != 0)
 		return rc;
 	switch (id) {
+	case OPT_RUN_SPEC:
+		f->spec = arg;
+		return 1;
 	case OPT_RUN_VAR:
 		if (spec_vars_add(&f->vars, arg, &err) < 0) {
 			cli_error(cli, err.hint, "%s", err.msg);
@@ -134,8 +137,15 @@ struct engine *run_engine_only(struct cli *cli, const char *spec, const struct r
 	return e;
 }
 
-const char *run_spec_operand(const struct cli *cli, int argc, char **argv, int optind)
+const char *run_spec_operand(const struct cli *cli, const char *flag, int argc, char **argv,
+			     int optind)
 {
+	if (flag && argc - optind >= 1) {
+		cli_error(cli, "give the spec once", "two specs: '%s' and '%s'", flag, argv[optind]);
+		return NULL;
+	}
+	if (flag)
+		return flag;
 	if (argc - optind > 1) {
 		cli_error(cli, "give one spec (or plan file)", "too many operands: '%s' and '%s'",
 			  argv[optind], argv[optind + 1]);

@@ -22,8 +22,14 @@ enum {
 	OPT_RUN_DESTROY,
 	OPT_RUN_AUTO_APPROVE,
 	OPT_RUN_PARALLELISM,
+	OPT_RUN_SPEC,
 };
 
+#define RUN_OPT_SPEC                                                                               \
+	{                                                                                          \
+		"spec", 0, true, OPT_RUN_SPEC, "FILE",                                             \
+		    "the spec, as the SPEC operand gives it (default ./kiln.yaml)"                 \
+	}
 #define RUN_OPT_VAR                                                                                \
 	{                                                                                          \
 		"var", 0, true, OPT_RUN_VAR, "NAME=VALUE", "set a spec variable (repeatable)"      \
@@ -55,6 +61,7 @@ enum {
 	}
 
 struct run_flags {
+	const char *spec; /* --spec, or NULL */
 	struct store_flags store;
 	struct spec_vars vars;
 	const char **targets;
@@ -90,7 +97,8 @@ int run_flags_parse(struct run_flags *f, struct cli_parser *p, struct cli *cli,
 	"run kiln init to start one here (kiln init --list shows the templates), or pass a "       \
 	"spec path"
 /* The spec operand: argv's one operand, else ./kiln.yaml; NULL after reporting. */
-const char *run_spec_operand(const struct cli *cli, int argc, char **argv, int optind);
+const char *run_spec_operand(const struct cli *cli, const char *flag, int argc, char **argv,
+			     int optind);
 
 /*
  * The engine of spec alone, with no state (graph, iam-policy): its

@@ -32,6 +32,7 @@ enum { OPT_WINDOW = 1, OPT_NO_SSH };
 static const struct cli_option options[] = {
     CMD_OPT_WORKSPACE,
     CMD_OPT_STATE,
+    RUN_OPT_SPEC,
     RUN_OPT_VAR,
     RUN_OPT_REFRESH,
     {"json", 0, false, OPT_RUN_JSON, NULL, "print the status as one JSON document"},
@@ -551,7 +552,7 @@ int cmd_status(int argc, char **argv, struct cli *cli)
 		cmd_report(cli, &err);
 		goto out;
 	}
-	spec = run_spec_operand(cli, argc, argv, p.optind);
+	spec = run_spec_operand(cli, f.spec, argc, argv, p.optind);
 	r.keep_live = true;
 	if (!spec || run_plan_spec(&r, cli, &f, spec) < 0)
 		goto out;

@@ -18,6 +18,7 @@ static const struct cli_option options[] = {
     {"group", 'g', true, OPT_GROUP, "NAME", "the compute group (required)"},
     {"digest", 0, false, OPT_RUN_DETAILED, NULL, "print the digest the plan shows instead"},
     CMD_OPT_WORKSPACE,
+    RUN_OPT_SPEC,
     RUN_OPT_VAR,
 };
 
@@ -65,7 +66,7 @@ int cmd_user_data(int argc, char **argv, struct cli *cli)
 			  "--group is required");
 		goto out;
 	}
-	spec = run_spec_operand(cli, argc, argv, p.optind);
+	spec = run_spec_operand(cli, f.spec, argc, argv, p.optind);
 	if (!spec)
 		goto out;
 	e = run_engine_only(cli, spec, &f);

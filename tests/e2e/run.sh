@@ -360,6 +360,13 @@ check "default: no spec and no ./kiln.yaml (-C)" 1 --out "" --err "$nospec" \
 	-- "$KILN" -C "$T/empty" validate
 check "default: no spec and no ./kiln.yaml (--chdir)" 1 --out "" --err "$nospec" \
 	-- "$KILN" --chdir "$T/empty" validate
+mkdir -p "$T/specflag" && cp examples/quickstart.yaml "$T/specflag/q.yaml"
+"$KILN" -C "$T/specflag" plan q.yaml >"$T/specflag/operand.txt" 2>&1
+check "default: plan --spec FILE plans as plan FILE does" 0 \
+	--out-file "$T/specflag/operand.txt" -- "$KILN" -C "$T/specflag" plan --spec q.yaml
+check "default: a spec given as --spec and as the operand is refused" 1 --out "" \
+	--err "kiln: plan: two specs: 'q.yaml' and 'q.yaml'; give the spec once" \
+	-- "$KILN" -C "$T/specflag" plan --spec q.yaml q.yaml
 for c in plan ssh-config hosts; do
 	check "default: $c with no spec and no ./kiln.yaml names kiln init" 1 --out "" \
 		--err "kiln: $c: no spec given and ./kiln.yaml does not exist; run kiln init to start one here (kiln init --list shows the templates), or pass a spec path" \
