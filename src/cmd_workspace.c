@@ -12,12 +12,15 @@
 
 enum {
 	OPT_FORCE = 1,
+	OPT_JSON,
 };
 
 static const struct cli_option ws_options[] = {
     CMD_OPT_STATE,
     CMD_OPT_WORKSPACE,
     CMD_OPT_LOCK_TIMEOUT,
+    {"json", 0, false, OPT_JSON, NULL,
+     "list: one JSON array of {name, selected, lock} on standard output"},
 };
 
 static const char *const ws_subs[] = {"list", "new", "delete", NULL};
@@ -56,34 +59,62 @@ const struct cmd_info cmd_force_unlock_info = {
     .see_also = "kiln-force-unlock(1)",
 };
 
-static int ws_list(struct store *s, const char *selected, const struct cli *cli)
+/* A workspace's lock as JSON: who holds it, for what, since and until when. */
+static json_t *lock_json(const struct lock_info *info)
+{
+	char since[21], until[21];
+
+	return json_pack("{s:s?, s:s?, s:I, s:s?, s:s, s:s, s:b}", "id", info->id, "holder",
+			 info->holder, "pid", (json_int_t)info->pid, "operation", info->operation,
+			 "created", time_format_rfc3339(info->created, since), "expires",
+			 time_format_rfc3339(info->expires, until), "stale",
+			 lock_info_expired(info));
+}
+
+static int ws_list(struct store *s, const char *selected, bool json, const struct cli *cli)
 {
 	struct kiln_error err = {0};
+	json_t *list = json ? json_array() : NULL;
 	char **names;
 	size_t n, i;
 
 	selected = workspace_name(selected);
 	if (store_ref_list(s, "refs/heads/", &names, &n, &err) < 0) {
 		cmd_report(cli, &err);
+		json_decref(list);
 		return KILN_EXIT_ERROR;
 	}
 	for (i = 0; i < n; i++) {
 		struct lock_info info;
 		git_oid oid;
 		int held = lock_read(s, names[i], &info, &oid, &err);
+		bool chosen = strcmp(names[i], selected) == 0;
 
-		printf("%c %s", strcmp(names[i], selected) == 0 ? '*' : ' ', names[i]);
-		if (held == 0) {
-			char *who = lock_info_describe(&info);
+		if (json) {
+			json_array_append_new(list, json_pack("{s:s, s:b, s:o}", "name", names[i],
+							      "selected", chosen, "lock",
+							      held == 0 ? lock_json(&info)
+									: json_null()));
+		} else {
+			printf("%c %s", chosen ? '*' : ' ', names[i]);
+			if (held == 0) {
+				char *who = lock_info_describe(&info);
 
-			printf("  (locked by %s%s)", who,
-			       lock_info_expired(&info) ? ", stale" : "");
-			free(who);
-			lock_info_release(&info);
+				printf("  (locked by %s%s)", who,
+				       lock_info_expired(&info) ? ", stale" : "");
+				free(who);
+			}
+			putchar('\n');
 		}
-		putchar('\n');
+		if (held == 0)
+			lock_info_release(&info);
 	}
 	store_names_free(names, n);
+	if (json) {
+		json_dumpf(list, stdout, JSON_INDENT(2));
+		putchar('\n');
+		json_decref(list);
+	}
 	return KILN_EXIT_OK;
 }
 
@@ -157,6 +188,7 @@ int cmd_workspace(int argc, char **argv, struct cli *cli)
 	struct store *s = NULL;
 	const char *sub;
 	int opt, nops, ret = KILN_EXIT_ERROR;
+	bool json = false;
 	char **ops;
 
 	cli_parser_init(&p, cli, &cmd_workspace_info, argc, argv);
@@ -165,7 +197,9 @@ int cmd_workspace(int argc, char **argv, struct cli *cli)
 			ret = p.exit_code;
 			goto out;
 		}
-		if (store_flags_handle(&flags, cli, opt, p.optarg) < 0)
+		if (opt == OPT_JSON)
+			json = true;
+		else if (store_flags_handle(&flags, cli, opt, p.optarg) < 0)
 			goto out;
 	}
 	ops = argv + p.optind;
@@ -185,6 +219,10 @@ int cmd_workspace(int argc, char **argv, struct cli *cli)
 				  "'%s' is not a workspace command", sub);
 		goto out;
 	}
+	if (json && strcmp(sub, "list") != 0) {
+		cli_error(cli, "use kiln workspace list --json", "--json is for list, not %s", sub);
+		goto out;
+	}
 	if (nops == 2 && !store_workspace_name_ok(ops[1])) {
 		cli_error(cli, WORKSPACE_NAME_RULE, "'%s' is not a workspace name", ops[1]);
 		goto out;
@@ -200,7 +238,7 @@ int cmd_workspace(int argc, char **argv, struct cli *cli)
 		}
 	}
 	if (strcmp(sub, "list") == 0)
-		ret = ws_list(s, flags.workspace, cli);
+		ret = ws_list(s, flags.workspace, json, cli);
 	else if (strcmp(sub, "new") == 0)
 		ret = ws_new(s, ops[1], cli);
 	else

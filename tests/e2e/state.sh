@@ -67,6 +67,12 @@ state_workspaces() {
 		--out "$(printf '  ci-7\n* default')" -- "$KILN" workspace list
 	check "-w selects another workspace" 0 \
 		--out "$(printf '* ci-7\n  default')" -- "$KILN" workspace list -w ci-7
+	check "workspace list --json: every workspace, the selected one, no lock" 0 \
+		--out '[{"name": "ci-7", "selected": true, "lock": null}, {"name": "default", "selected": false, "lock": null}]' \
+		-- sh -c '"$1" workspace list -w ci-7 --json | python3 -c "import json, sys; print(json.dumps(json.load(sys.stdin)))"' sh "$KILN"
+	check "workspace --json is only for list" 1 --out "" \
+		--err "kiln: workspace: --json is for list, not new; use kiln workspace list --json" \
+		-- "$KILN" workspace new --json x
 	check "a workspace that does not exist is named with the fix" 1 \
 		--err "$(printf "kiln: state: workspace 'nope' does not exist in .kiln/state.git\n  hint: \`kiln workspace list\` shows the workspaces; \`kiln workspace new nope\` creates it")" \
 		-- "$KILN" state pull -w nope
@@ -243,6 +249,9 @@ state_locks() {
 		--err-has "hint: wait for it to finish, or retry with --lock-timeout 5m" \
 		-- "$KILN" state push --allow-plaintext-secrets s2.json
 	check "workspace list shows who holds the lock" 0 --out-has "(locked by " -- "$KILN" workspace list
+	check "workspace list --json names the lock's holder and operation" 0 \
+		--out "state push False" \
+		-- sh -c '"$1" workspace list --json | python3 -c "import json, sys; l = json.load(sys.stdin)[0][\"lock\"]; print(l[\"operation\"], l[\"stale\"])"' sh "$KILN"
 	kill -TERM "$st_pid"
 	wait "$st_pid"
 	assert "SIGTERM exits 143" test $? -eq 143
