@@ -22,6 +22,7 @@
 #include "plan.h"
 #include "progress.h"
 #include "signals.h"
+#include "state.h"
 
 enum {
 	OPT_REQUIRE_APPROVALS = 980,
@@ -462,11 +463,32 @@ static void render_plan(const struct apply_cmd *a, const struct op_run *r)
 }
 
 /* Nothing in the cloud to change; commit: the one recording a new expiry, or NULL. */
+/*
+ * up --json's last word, as its text ends: what the cluster costs an hour
+ * and when it expires (null: no ttl), for a script to act on.
+ */
+static void up_summary_json(const struct op_run *r)
+{
+	const json_t *h = json_object_get(plan_kiln(r->plan, "cost"), "hourly_after");
+	const char *expires = state_expires(r->state);
+
+	progress_json_event("up_summary", "info",
+			    json_pack("{s:s, s:o, s:s?}", "workspace", r->ws->name, "hourly_usd",
+				      json_is_number(h) ? json_real(json_number_value(h))
+							: json_null(),
+				      "expires", expires),
+			    "Cost: %.2f USD an hour; expires %s", json_number_value(h),
+			    expires ? expires : "never (no ttl)");
+}
+
 static void nothing_show(const struct apply_cmd *a, const struct op_run *r, bool moved,
 			 const char *commit)
 {
-	if (a->f.json)
+	if (a->f.json) {
+		if (a->up)
+			up_summary_json(r);
 		return;
+	}
 	printf("\nNothing to %s.\n", a->destroy ? "destroy" : "apply");
 	if (commit)
 		printf("State: commit %.12s in workspace '%s' records the new expiry.\n", commit,
@@ -511,6 +533,8 @@ static void render_outcome(const struct apply_cmd *a, const struct op_run *r,
 
 	if (a->f.json) {
 		render_outcome_json(a, o, counts, whole);
+		if (a->up)
+			up_summary_json(r);
 		free(counts);
 		return;
 	}

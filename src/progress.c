@@ -40,7 +40,7 @@ void progress_json_event(const char *type, const char *level, json_t *hook, cons
 		       "kiln", "@timestamp", ts, "type", type);
 	if (hook)
 		json_object_set_new(ev, "hook", hook);
-	jsonw_dumpf(ev, stdout, JSON_COMPACT);
+	jsonw_dumpf(ev, stdout, JSON_COMPACT | JSON_REAL_PRECISION(12));
 	fputc('\n', stdout);
 	fflush(stdout);
 	json_decref(ev);

@@ -386,6 +386,20 @@ assert types[-1] == "change_summary" and "commit" in evs[-1]["hook"], evs[-1]
 starts = [e["hook"]["resource"]["addr"] for e in evs if e["type"] == "apply_start"]
 assert starts.index("sim_network.main") < starts.index("sim_node_group.trainers"), starts
 PY
+	"$KILN" destroy --auto-approve >/dev/null 2>&1
+	"$KILN" up --auto-approve --json --ttl 2h --health-timeout 0 >up.jsonl 2>/dev/null
+	assert "engine: up --json ends with up_summary: the hourly cost and the expiry" \
+		python3 - up.jsonl <<'PY'
+import datetime, json, sys
+evs = [json.loads(l) for l in open(sys.argv[1]).read().splitlines()]
+last = evs[-1]
+assert last["type"] == "up_summary", last
+h = last["hook"]
+assert h["workspace"] == "default" and h["hourly_usd"] > 0, h
+left = datetime.datetime.fromisoformat(h["expires"].replace("Z", "+00:00")) - datetime.datetime.now(datetime.timezone.utc)
+assert 1.9 * 3600 < left.total_seconds() <= 2 * 3600, left
+assert last["@message"].startswith("Cost: ") and "USD an hour; expires " in last["@message"], last
+PY
 	cd "$E2E_ROOT" || exit 1
 }
 
