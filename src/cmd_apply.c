@@ -450,7 +450,8 @@ static void render_plan(const struct apply_cmd *a, const struct op_run *r)
 	json_t *hook;
 
 	if (a->f.json) {
-		progress_json_event("version", "info", json_pack("{s:s}", "kiln", KILN_VERSION),
+		progress_json_event("version", "info",
+				    json_pack("{s:s, s:s}", "kiln", KILN_VERSION, "ui", KILN_UI_VERSION),
 				    "kiln %s", KILN_VERSION);
 		line = plan_summary_line(r->plan);
 		hook = json_deep_copy(plan_kiln(r->plan, "summary"));

@@ -36,6 +36,13 @@ void progress_stop(void *arg);
 void progress_event(void *arg, const struct apply_event *ev);
 
 /*
+ * The version of the event stream's shape (types, fields), which the first
+ * event carries as "ui", as Terraform's machine-readable UI does: the minor
+ * number grows when a type or field is added, the major when one changes.
+ */
+#define KILN_UI_VERSION "1.1"
+
+/*
  * One JSON event line on standard output ({"@level", "@message",
  * "@module", "@timestamp", "type"}, with hook, which it takes, when not NULL).
  */

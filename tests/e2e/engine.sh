@@ -381,6 +381,7 @@ evs = [json.loads(l) for l in lines]
 assert all({"@level", "@message", "@timestamp", "@module", "type"} <= set(e) for e in evs), evs
 types = [e["type"] for e in evs]
 assert types[0] == "version" and types[1] == "change_summary", types
+assert evs[0]["hook"]["ui"] == "1.1" and evs[0]["hook"]["kiln"], evs[0]
 assert types.count("apply_start") == 5 and types.count("apply_complete") == 5, types
 assert types[-1] == "change_summary" and "commit" in evs[-1]["hook"], evs[-1]
 starts = [e["hook"]["resource"]["addr"] for e in evs if e["type"] == "apply_start"]
