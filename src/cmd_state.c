@@ -116,12 +116,11 @@ static int state_list(struct state_cmd *c)
 
 static void no_such_resource(struct state_cmd *c, const char *addr)
 {
-	json_t *res = state_resources(c->ws->state);
-	size_t n = json_object_size(res), i = 0;
+	size_t n = state_resource_count(c->ws->state), i = 0;
 	const char **names = xcalloc(n + 1, sizeof(*names)), *near, *k;
-	json_t *v;
+	const json_t *v;
 
-	json_object_foreach(res, k, v) names[i++] = k;
+	state_foreach_resource(c->ws->state, k, v) names[i++] = k;
 	near = str_closest(addr, names, n);
 	if (near)
 		cli_error(c->cli, NULL, "no resource '%s' in workspace '%s'; did you mean '%s'?",
