@@ -249,17 +249,15 @@ static void findings_show(const struct cli *cli, const struct op_run *r, const c
 /* "Expires: 2026-11-30T14:00:00Z (in 8h0m), set by --ttl." or nothing without a TTL. */
 static void expiry_print(const json_t *state)
 {
-	const json_t *x = json_object_get(state, "expiry");
 	struct kiln_error err = {0};
 	int64_t t, now;
 	char *left;
 
-	if (!expiry_time(x, &t) || util_now(&now, &err) < 0)
+	if (!expiry_time(state_expiry(state), &t) || util_now(&now, &err) < 0)
 		return;
 	left = expiry_left_format(t - now);
-	printf("Expires: %s (%s%s%s); kiln reap destroys it after.\n",
-	       json_string_value(json_object_get(x, "expires")), t > now ? "in " : "", left,
-	       t > now ? "" : " ago");
+	printf("Expires: %s (%s%s%s); kiln reap destroys it after.\n", state_expires(state),
+	       t > now ? "in " : "", left, t > now ? "" : " ago");
 	free(left);
 }
 
@@ -277,7 +275,7 @@ static void up_summary(const struct op_run *r)
 	}
 	char *window = expiry_window_sentence(r->state);
 
-	if (json_object_get(r->state, "expiry"))
+	if (state_expiry(r->state))
 		expiry_print(r->state);
 	else if (window)
 		printf("Expires: no ttl, but %s.\n", window);

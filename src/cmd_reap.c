@@ -115,9 +115,9 @@ static void set_str(json_t *o, const char *k, const char *v)
  * private temporary file for the destroy (caller unlinks and frees the
  * path); NULL when the state holds none or the file cannot be written.
  */
-static char *spec_copy(const json_t *state, const char *member)
+static char *spec_copy(const json_t *state, enum state_policy member)
 {
-	const json_t *t = json_object_get(json_object_get(state, member), "spec_text");
+	const json_t *t = state_policy_spec_text(state, member);
 	const char *dir = getenv("TMPDIR");
 	char *path;
 	int fd;
@@ -229,16 +229,15 @@ out:
  * Where the spec the destroy uses is recorded: the idle policy's, the
  * TTL's, or, with no TTL, the capacity window's (op_window_prepare).
  */
-static const char *reap_member(const json_t *state, bool idle)
+static enum state_policy reap_member(const json_t *state, bool idle)
 {
-	const json_t *x = json_object_get(state, "expiry");
-
 	if (idle)
-		return "idle";
-	if (!json_object_get(x, "spec") && !json_object_get(x, "spec_text") &&
-	    json_object_get(state, "window"))
-		return "window";
-	return "expiry";
+		return STATE_POLICY_IDLE;
+	if (!state_policy_spec(state, STATE_POLICY_EXPIRY) &&
+	    !state_policy_spec_text(state, STATE_POLICY_EXPIRY) &&
+	    state_policy(state, STATE_POLICY_WINDOW))
+		return STATE_POLICY_WINDOW;
+	return STATE_POLICY_EXPIRY;
 }
 
 /* Destroy one expired workspace; fills out. Returns false when it failed. */
@@ -246,9 +245,8 @@ static bool reap_one(struct cli *cli, struct store *s, const char *name, const j
 		     struct reap_ctx c, const struct store_flags *sf, char **vars, size_t nvars,
 		     json_t *out)
 {
-	const char *member = reap_member(state, c.idle);
-	const char *spec =
-	    json_string_value(json_object_get(json_object_get(state, member), "spec"));
+	enum state_policy member = reap_member(state, c.idle);
+	const char *spec = state_policy_spec(state, member);
 	struct kiln_error err = {0};
 	struct lock_info info;
 	git_oid oid;
@@ -302,8 +300,7 @@ static int idle_decide(struct cli *cli, const char *name, const json_t *state, i
 		       const struct store_flags *sf, char **vars, size_t nvars, json_t *out,
 		       double *util)
 {
-	const char *spec =
-	    json_string_value(json_object_get(json_object_get(state, "idle"), "spec"));
+	const char *spec = state_policy_spec(state, STATE_POLICY_IDLE);
 	struct run_flags f;
 	struct op_run r = {0};
 	struct kiln_error err = {0};
@@ -321,7 +318,7 @@ static int idle_decide(struct cli *cli, const char *name, const json_t *state, i
 		if (run_flags_handle(&f, cli, OPT_RUN_VAR, vars[i]) < 0)
 			goto out;
 	if (!spec || access(spec, R_OK) != 0) {
-		if (!(copy = spec_copy(state, "idle"))) {
+		if (!(copy = spec_copy(state, STATE_POLICY_IDLE))) {
 			no_spec(out, spec, name);
 			goto out;
 		}
@@ -526,7 +523,7 @@ int cmd_reap(int argc, char **argv, struct cli *cli)
 		struct workspace *w = NULL;
 		json_t *o = json_pack("{s:s}", "workspace", names[i]), *state = NULL;
 		struct reap_ctx rc = {.now = now, .out = o};
-		const json_t *x;
+		const char *expires;
 		int64_t left;
 		enum reap_decision d;
 
@@ -542,12 +539,11 @@ int cmd_reap(int argc, char **argv, struct cli *cli)
 		state = json_incref(w->state);
 		workspace_close(w, &err);
 		d = expiry_reap_decision(state, now, &left);
-		x = json_object_get(state, "expiry");
-		if (x)
-			json_object_set(o, "expires", json_object_get(x, "expires"));
+		if ((expires = state_expires(state)))
+			set_str(o, "expires", expires);
 		if (d != REAP_NO_TTL)
 			reap_when(o, state, now, left);
-		if (d != REAP_DESTROY && json_object_get(state, "idle") &&
+		if (d != REAP_DESTROY && state_policy(state, STATE_POLICY_IDLE) &&
 		    state_resource_count(state) > 0) {
 			int idle =
 			    idle_decide(cli, names[i], state, now, &sf, vars, nvars, o, &rc.util);

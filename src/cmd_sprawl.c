@@ -171,13 +171,14 @@ static int read_workspaces(struct store *s, json_t **out, json_t *locked, struct
  */
 static json_t *known_lineages(struct store *s, const json_t *recorded)
 {
-	json_t *known = json_object(), *st;
+	json_t *known = json_object();
+	const json_t *st;
 	const char *ws;
 	char **names;
 	size_t n, i;
 	struct kiln_error err = {0};
 
-	json_object_foreach((json_t *)recorded, ws, st) if (state_lineage(st))
+	json_object_foreach_const(recorded, ws, st) if (state_lineage(st))
 	    json_object_set_new(known, state_lineage(st), json_true());
 	if (store_ref_list(s, "refs/kiln/archive/", &names, &n, &err) == 0) {
 		for (i = 0; i < n; i++) {
@@ -384,9 +385,9 @@ static const char *recorded_provider(const json_t *recorded)
 	const char *name = NULL, *ws, *cloud = provider_first(false)->name;
 	const json_t *st;
 
-	json_object_foreach((json_t *)recorded, ws, st)
+	json_object_foreach_const(recorded, ws, st)
 	{
-		const char *p = json_string_value(json_object_get(st, "provider"));
+		const char *p = state_provider(st);
 
 		if (!p)
 			continue;
@@ -453,6 +454,7 @@ static json_t *build_report(const struct flags *f, struct store *s, const struct
 	double oh, uh;
 	const char *k;
 	json_t *rep, *o;
+	const json_t *st;
 	size_t i;
 
 	/* A locked workspace may be mid-apply: its orphans may be its next commit. */
@@ -479,7 +481,7 @@ static json_t *build_report(const struct flags *f, struct store *s, const struct
 			cat ? cat->date : NULL);
 	if (!f->region)
 		json_object_set_new(rep, "region", json_string(sprawl_default_region(prov)));
-	json_object_foreach((json_t *)recorded, k, o)
+	json_object_foreach_const(recorded, k, st)
 	    json_array_append_new(json_object_get(rep, "workspaces"), json_string(k));
 	/* Live attrs may hold secrets (a join token): the report names, never dumps. */
 	json_object_set_new(rep, "orphans", json_array());

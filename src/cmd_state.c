@@ -89,26 +89,22 @@ static void print_json(json_t *v)
 static int state_list(struct state_cmd *c)
 {
 	struct kiln_error err = {0};
-	json_t *res, *arr;
+	json_t *arr;
 	const char *addr;
-	json_t *r;
-	void *tmp;
+	const json_t *r;
 
 	if (workspace_require(c->ws, &err) < 0) {
 		cmd_report(c->cli, &err);
 		return KILN_EXIT_ERROR;
 	}
-	res = state_resources(c->ws->state);
 	arr = json_array();
 	/* jansson iterates in insertion order; state.json is written with sorted keys. */
-	json_object_foreach_safe(res, tmp, addr, r)
+	state_foreach_resource(c->ws->state, addr, r)
 	{
 		if (c->json)
-			json_array_append_new(
-			    arr, json_pack("{s:s, s:O, s:O}", "address", addr, "type",
-					   json_object_get(r, "type"), "id",
-					   json_object_get(r, "id") ? json_object_get(r, "id")
-								    : json_null()));
+			json_array_append_new(arr, json_pack("{s:s, s:s, s:s?}", "address", addr,
+							     "type", state_resource_type(r), "id",
+							     state_resource_id(r)));
 		else
 			printf("%s\n", addr);
 	}
@@ -120,12 +116,11 @@ static int state_list(struct state_cmd *c)
 
 static void no_such_resource(struct state_cmd *c, const char *addr)
 {
-	json_t *res = state_resources(c->ws->state);
-	size_t n = json_object_size(res), i = 0;
+	size_t n = state_resource_count(c->ws->state), i = 0;
 	const char **names = xcalloc(n + 1, sizeof(*names)), *near, *k;
-	json_t *v;
+	const json_t *v;
 
-	json_object_foreach(res, k, v) names[i++] = k;
+	state_foreach_resource(c->ws->state, k, v) names[i++] = k;
 	near = str_closest(addr, names, n);
 	if (near)
 		cli_error(c->cli, NULL, "no resource '%s' in workspace '%s'; did you mean '%s'?",
@@ -148,7 +143,7 @@ static int state_show(struct state_cmd *c, const char *addr)
 		cmd_report(c->cli, &err);
 		return KILN_EXIT_ERROR;
 	}
-	if (!json_object_get(state_resources(c->ws->state), addr)) {
+	if (!state_resource(c->ws->state, addr)) {
 		no_such_resource(c, addr);
 		return KILN_EXIT_ERROR;
 	}
@@ -240,7 +235,7 @@ static int state_rm(struct state_cmd *c, char **addrs, int n)
 	}
 	next = json_deep_copy(c->ws->state);
 	for (i = 0; i < n; i++) {
-		if (!json_object_get(state_resources(next), addrs[i])) {
+		if (!state_resource(next, addrs[i])) {
 			no_such_resource(c, addrs[i]);
 			goto out;
 		}

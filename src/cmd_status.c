@@ -86,7 +86,7 @@ static void group_nodes(const struct op_run *r, const char *addr, const json_t *
 	const json_t *found = json_array_get(json_object_get(r->live, addr), 0);
 	const json_t *a = found ? json_object_get(found, "attrs") : attrs;
 	const json_t *nodes = json_object_get(a, "nodes");
-	json_t *h = health_group(addr, json_string_value(json_object_get(res, "id")), a);
+	json_t *h = health_group(addr, state_resource_id(res), a);
 
 	json_object_set_new(g, "members",
 			    json_is_array(nodes) ? json_deep_copy(nodes) : json_array());
@@ -133,18 +133,19 @@ static void group_scheduler(const struct spec *spec, const char *name, json_t *g
  */
 static json_t *refreshed(const struct op_run *r, const char *controller, const char **gone)
 {
-	json_t *out = json_object(), *res;
+	json_t *out = json_object();
+	const json_t *res;
 	const char *addr, *dot;
 
 	*gone = NULL;
-	json_object_foreach(state_resources(r->state), addr, res)
+	state_foreach_resource(r->state, addr, res)
 	{
 		const json_t *found = json_array_get(json_object_get(r->live, addr), 0);
 
 		if (found || !r->live)
-			json_object_set(out, addr, found ? (json_t *)found : res);
+			json_object_set_new(out, addr, jsonc_share(found ? found : res));
 		else if ((dot = strchr(addr, '.')) && strcmp(dot + 1, controller) == 0 &&
-			 json_object_get(json_object_get(res, "attrs"), "instance_ids"))
+			 state_resource_attr(res, "instance_ids"))
 			*gone = addr;
 	}
 	return out;
@@ -217,9 +218,9 @@ static void status_scheduler(const struct op_run *r, bool ask, json_t *doc)
 static json_t *build(const struct op_run *r, int64_t now)
 {
 	const json_t *cost = plan_kiln(r->plan, "cost");
-	const json_t *x = json_object_get(r->state, "expiry");
-	const char *created = json_string_value(json_object_get(r->state, "created"));
-	json_t *doc, *groups = json_array(), *storage = json_array(), *res, *ids;
+	const json_t *x = state_expiry(r->state), *res;
+	const char *created = state_created(r->state);
+	json_t *doc, *groups = json_array(), *storage = json_array(), *ids;
 	double hourly = json_number_value(json_object_get(cost, "hourly_before"));
 	const char *addr;
 	int64_t t;
@@ -230,23 +231,23 @@ static json_t *build(const struct op_run *r, int64_t now)
 
 	/* What the refresh found changed or gone outside kiln wins over the record. */
 	for (i = 0; i < r->view.ndrift; i++)
-		json_object_set(live, r->view.drift[i].address, (json_t *)r->view.drift[i].after);
-	json_object_foreach(state_resources(r->state), addr, res)
+		json_object_set_new(live, r->view.drift[i].address,
+				    jsonc_share(r->view.drift[i].after));
+	state_foreach_resource(r->state, addr, res)
 	{
-		json_t *a = json_object_get(res, "attrs");
+		const json_t *a = state_resource_attrs(res);
 		const char *name = strchr(addr, '.') + 1;
 
 		if (json_object_get(live, addr))
 			a = json_object_get(live, addr);
 		if (json_is_null(a)) {
 			/* Deleted outside kiln: for a group, no node running. */
-			if (!json_object_get(json_object_get(res, "attrs"), "instance_ids"))
+			if (!state_resource_attr(res, "instance_ids"))
 				continue;
 			json_array_append_new(
-			    groups,
-			    json_pack("{s:s, s:s, s:n, s:i, s:O?}", "name", name, "address", addr,
-				      "instance_type", "nodes", 0, "count",
-				      json_object_get(json_object_get(res, "attrs"), "count")));
+			    groups, json_pack("{s:s, s:s, s:n, s:i, s:O?}", "name", name, "address",
+					      addr, "instance_type", "nodes", 0, "count",
+					      state_resource_attr(res, "count")));
 			continue;
 		}
 
@@ -263,10 +264,9 @@ static json_t *build(const struct op_run *r, int64_t now)
 			nodes += json_array_size(ids);
 		} else if (json_object_get(a, "deletion")) {
 			json_array_append_new(
-			    storage,
-			    json_pack("{s:s, s:s, s:s, s:O?}", "name", name, "address", addr,
-				      "type", json_string_value(json_object_get(res, "type")),
-				      "deletion", json_object_get(a, "deletion")));
+			    storage, json_pack("{s:s, s:s, s:s, s:O?}", "name", name, "address",
+					       addr, "type", state_resource_type(res), "deletion",
+					       json_object_get(a, "deletion")));
 		}
 	}
 	json_decref(live);
@@ -283,7 +283,7 @@ static json_t *build(const struct op_run *r, int64_t now)
 		    json_real(round((double)(now - t) / 3600 * hourly * 1e4) / 1e4));
 	}
 	if (expiry_time(x, &t)) {
-		json_object_set(doc, "expires", json_object_get(x, "expires"));
+		json_object_set_new(doc, "expires", json_string(state_expires(r->state)));
 		json_object_set_new(doc, "left_seconds", json_integer(t - now));
 	} else {
 		json_object_set_new(doc, "expires", json_null());

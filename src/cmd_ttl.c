@@ -91,7 +91,7 @@ static int extend(struct workspace *w, struct store *s, int64_t by, int64_t now,
 		goto out;
 	}
 	author = xasprintf("%s <%s>", sig->name, sig->email);
-	x = expiry_extend(json_object_get(w->state, "expiry"), by, now, author, w->name, &err);
+	x = expiry_extend(state_expiry(w->state), by, now, author, w->name, &err);
 	if (x && expiry_within_windows(w->state, x, &err) < 0) {
 		json_decref(x);
 		x = NULL;
@@ -102,8 +102,7 @@ static int extend(struct workspace *w, struct store *s, int64_t by, int64_t now,
 	}
 	state = json_deep_copy(w->state);
 	json_object_set(state, "expiry", x);
-	summary = xasprintf("ttl extend: +%s, expires %s (%s/%s)", d,
-			    json_string_value(json_object_get(x, "expires")),
+	summary = xasprintf("ttl extend: +%s, expires %s (%s/%s)", d, state_expires(state),
 			    state_cluster(state) ?: "-", w->name);
 	trailer = xstrdup("Kiln-Operation: ttl extend");
 	extra[0] = trailer;
@@ -179,7 +178,7 @@ int cmd_ttl(int argc, char **argv, struct cli *cli)
 		cmd_report(cli, &err);
 		goto out;
 	}
-	show(w, json_object_get(w->state, "expiry"), now, json);
+	show(w, state_expiry(w->state), now, json);
 	ret = KILN_EXIT_OK;
 out:
 	if (w && workspace_close(w, &err) < 0) {
