@@ -358,6 +358,9 @@ static char *rule_name(const char *title)
 	bool word_start = true;
 
 	for (p = (const unsigned char *)title; *p; p++) {
+		/* An apostrophe is inside a word: "workload's" reads Workloads, not WorkloadS. */
+		if (*p == '\'')
+			continue;
 		if (!isalnum(*p)) {
 			word_start = true;
 			continue;
