@@ -37,12 +37,13 @@ static const struct cli_option options[] = {
      "takeover: only what this state lineage owns (none: made before lineages)"},
 };
 
-static const char *const subs[] = {"list", "show", "rm", "pull", "push", "takeover", NULL};
+static const char *const subs[] = {"list", "show", "rm",       "pull",
+				   "push", "rekey", "takeover", NULL};
 
 const struct cmd_info cmd_state_info = {
     .name = "state",
-    .usage = "list | show ADDRESS | rm ADDRESS... | pull | push FILE | takeover [ADDRESS...]  "
-	     "[OPTIONS]",
+    .usage = "list | show ADDRESS | rm ADDRESS... | pull | push FILE | rekey OLD_KEY_FILE | "
+	     "takeover [ADDRESS...]  [OPTIONS]",
     .summary = "list, show, remove, pull and push recorded resources",
     .description = "Read and edit the state recorded for a workspace (a branch of the state\n"
 		   "repository holding state.json).\n\n"
@@ -52,6 +53,11 @@ const struct cmd_info cmd_state_info = {
 		   "  pull            print state.json as recorded\n"
 		   "  push FILE       record FILE as the new state: same lineage and cluster,\n"
 		   "                  a higher serial; sensitive values are encrypted\n"
+		   "  rekey OLD_KEY_FILE\n"
+		   "                  reseal the sensitive values sealed with the key in\n"
+		   "                  OLD_KEY_FILE under the state key kiln finds now\n"
+		   "                  (KILN_STATE_KEY, KILN_STATE_KEY_FILE, or kiln init's); one\n"
+		   "                  commit. Earlier commits keep the old key's envelopes\n"
 		   "  takeover [ADDRESS...]\n"
 		   "                  move into this workspace's state the resources of its\n"
 		   "                  cluster and workspace that another state owns (another\n"
@@ -60,7 +66,7 @@ const struct cmd_info cmd_state_info = {
 		   "                  one commit with a Kiln-Takeover trailer per resource.\n"
 		   "                  --spec FILE names the cluster's spec, --from LINEAGE\n"
 		   "                  takes only that state's (none: the untagged ones)\n\n"
-		   "rm, push and takeover take the workspace lock and commit on top of the head\n"
+		   "rm, push, rekey and takeover take the workspace lock and commit on top of the head\n"
 		   "they read. Every resource kiln creates carries its state's lineage\n"
 		   "(kiln:lineage); plan, apply and destroy never change, adopt or delete what\n"
 		   "carries another's: takeover is the one way to move it.",
@@ -354,6 +360,78 @@ out:
 }
 
 /*
+ * kiln state rekey: move the state from the key in old_file to the state
+ * key in force, under the lock, in one commit; the old key is wiped.
+ */
+static int state_rekey_run(struct state_cmd *c, const char *old_file)
+{
+	struct kiln_error err = {0};
+	struct crypt_key from, to;
+	json_t *next = NULL;
+	char *label = NULL, *summary = NULL;
+	int have, moved, ret = KILN_EXIT_ERROR;
+
+	if (crypt_key_load_file(&from, old_file, &err) < 0) {
+		cmd_report(c->cli, &err);
+		return KILN_EXIT_ERROR;
+	}
+	have = crypt_key_load(&to, &err);
+	if (have <= 0) {
+		if (have == 0)
+			cli_error(c->cli,
+				  "set KILN_STATE_KEY or KILN_STATE_KEY_FILE to the new key, or "
+				  "make one with kiln init",
+				  "rekey needs the new state key, and none is set");
+		else
+			cmd_report(c->cli, &err);
+		crypt_key_wipe(&from);
+		return KILN_EXIT_ERROR;
+	}
+	if (strcmp(from.kid, to.kid) == 0) {
+		cli_error(c->cli, "set the state key to the new key, and give the old one's file",
+			  "%s holds key %s, the state key already in force: nothing to rekey",
+			  old_file, to.kid);
+		goto out;
+	}
+	if (workspace_require(c->ws, &err) < 0 || (lock_workspace(c, "state rekey") < 0) ||
+	    workspace_require(c->ws, &err) < 0) {
+		if (err.msg[0])
+			cmd_report(c->cli, &err);
+		goto out;
+	}
+	next = json_deep_copy(c->ws->state);
+	moved = state_rekey(next, &from, &to, &err);
+	if (moved < 0) {
+		cmd_report(c->cli, &err);
+		goto out;
+	}
+	if (moved == 0) {
+		printf("no value of workspace '%s' is sealed with key %s: nothing to rekey\n",
+		       c->ws->name, from.kid);
+		ret = KILN_EXIT_OK;
+		goto out;
+	}
+	label = workspace_label(c->ws, next);
+	summary = xasprintf("state rekey: %d value%s resealed with key %s, was %s %s", moved,
+			    moved == 1 ? "" : "s", to.kid, from.kid, label);
+	if (workspace_commit(c->ws, next, false, summary, NULL, 0, &err) < 0) {
+		cmd_report(c->cli, &err);
+		goto out;
+	}
+	printf("resealed %d value%s of workspace '%s' with key %s (was %s); the commits before "
+	       "this one still need key %s to open\n",
+	       moved, moved == 1 ? "" : "s", c->ws->name, to.kid, from.kid, from.kid);
+	ret = KILN_EXIT_OK;
+out:
+	crypt_key_wipe(&from);
+	crypt_key_wipe(&to);
+	json_decref(next);
+	free(label);
+	free(summary);
+	return ret;
+}
+
+/*
  * kiln state takeover: the operation (op_takeover) over the spec's
  * workspace, opened with its lock (the state repository and the workspace
  * are made when missing, as apply makes them); then what it took over, or
@@ -444,7 +522,7 @@ int cmd_state(int argc, char **argv, struct cli *cli)
 	nops = argc - p.optind;
 	if (nops == 0) {
 		cli_error(cli, "see 'kiln help state'",
-			  "which one: list, show, rm, pull, push or takeover?");
+			  "which one: list, show, rm, pull, push, rekey or takeover?");
 		goto out;
 	}
 	sub = ops[0];
@@ -464,7 +542,7 @@ int cmd_state(int argc, char **argv, struct cli *cli)
 		goto out;
 	}
 	if (!(strcmp(sub, "show") == 0 && nops == 2) && !(strcmp(sub, "rm") == 0 && nops >= 2) &&
-	    !(strcmp(sub, "push") == 0 && nops == 2) &&
+	    !((strcmp(sub, "push") == 0 || strcmp(sub, "rekey") == 0) && nops == 2) &&
 	    !((strcmp(sub, "list") == 0 || strcmp(sub, "pull") == 0) && nops == 1)) {
 		const char *near = str_closest(sub, subs, ARRAY_SIZE(subs) - 1);
 		size_t i;
@@ -476,13 +554,14 @@ int cmd_state(int argc, char **argv, struct cli *cli)
 			cli_error(cli, "see 'kiln help state'", "usage: kiln state %s%s", sub,
 				  strcmp(sub, "show") == 0   ? " ADDRESS"
 				  : strcmp(sub, "rm") == 0   ? " ADDRESS..."
-				  : strcmp(sub, "push") == 0 ? " FILE"
-							     : "");
+				  : strcmp(sub, "push") == 0  ? " FILE"
+				  : strcmp(sub, "rekey") == 0 ? " OLD_KEY_FILE"
+							      : "");
 		else if (near)
 			cli_error(cli, NULL, "'%s' is not a state command; did you mean '%s'?", sub,
 				  near);
 		else
-			cli_error(cli, "use list, show, rm, pull, push or takeover",
+			cli_error(cli, "use list, show, rm, pull, push, rekey or takeover",
 				  "'%s' is not a state command", sub);
 		goto out;
 	}
@@ -497,6 +576,8 @@ int cmd_state(int argc, char **argv, struct cli *cli)
 		ret = state_pull(&c);
 	else if (strcmp(sub, "rm") == 0)
 		ret = state_rm(&c, ops + 1, nops - 1);
+	else if (strcmp(sub, "rekey") == 0)
+		ret = state_rekey_run(&c, ops[1]);
 	else
 		ret = state_push(&c, ops[1]);
 out:

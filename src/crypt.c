@@ -363,6 +363,15 @@ int crypt_key_load(struct crypt_key *k, struct kiln_error *err)
 	return ret;
 }
 
+int crypt_key_load_file(struct crypt_key *k, const char *path, struct kiln_error *err)
+{
+	char *what = xasprintf("key file %s", path);
+	int ret = key_file_load(k, path, "", false, what, err);
+
+	free(what);
+	return ret;
+}
+
 char *crypt_key_source(void)
 {
 	const char *path = getenv("KILN_STATE_KEY_FILE");
@@ -391,27 +400,29 @@ static bool key_file_kid(const char *path, char kid[CRYPT_KID_LEN + 1])
 	return ok;
 }
 
-char *crypt_key_find(const char *kid, const char **unset)
+char *crypt_key_find(const char *kid, const char **what, const char **unset)
 {
 	const char *env = getenv("KILN_STATE_KEY"), *path = getenv("KILN_STATE_KEY_FILE");
-	char found[CRYPT_KID_LEN + 1], *dflt, *where = NULL;
+	char found[CRYPT_KID_LEN + 1], *dflt;
 
 	/* KILN_STATE_KEY_FILE's file is passed over only when KILN_STATE_KEY is set. */
 	if (env && path && *path && key_file_kid(path, found) && strcmp(found, kid) == 0) {
+		*what = "the file KILN_STATE_KEY_FILE names";
 		*unset = "KILN_STATE_KEY";
-		return xasprintf("the file KILN_STATE_KEY_FILE names, %s", path);
+		return xstrdup(path);
 	}
 	if (!env && !path)
 		return NULL; /* the default file is the one in use */
 	dflt = crypt_key_default_path();
 	if (dflt && key_file_kid(dflt, found) && strcmp(found, kid) == 0) {
+		*what = "the state key kiln init made";
 		*unset = env && path ? "KILN_STATE_KEY and KILN_STATE_KEY_FILE"
 			 : env	     ? "KILN_STATE_KEY"
 				     : "KILN_STATE_KEY_FILE";
-		where = xasprintf("the state key kiln init made, %s", dflt);
+		return dflt;
 	}
 	free(dflt);
-	return where;
+	return NULL;
 }
 
 /* mkdir -p with mode for each directory it makes; existing ones are left as they are. */

@@ -45,6 +45,12 @@ struct crypt_key {
 int crypt_key_load(struct crypt_key *k, struct kiln_error *err);
 
 /*
+ * A key from the file at path (base64, surrounding whitespace trimmed,
+ * private to its owner, as KILN_STATE_KEY_FILE's): 1, or -1 with err.
+ */
+int crypt_key_load_file(struct crypt_key *k, const char *path, struct kiln_error *err);
+
+/*
  * Where the key crypt_key_load takes comes from, as a user would name it:
  * "KILN_STATE_KEY", "KILN_STATE_KEY_FILE (PATH)" or "the state key PATH".
  * A new string.
@@ -55,10 +61,10 @@ char *crypt_key_source(void);
  * Where else a key whose id is kid is configured, among those
  * crypt_key_load passes over: the file KILN_STATE_KEY_FILE names (when
  * KILN_STATE_KEY is set) and the file kiln init makes (when either is set).
- * A new string naming it ("the state key kiln init made, PATH") with
- * *unset the variables to unset to use it, or NULL.
+ * The file's path (a new string) with *what naming it ("the state key kiln
+ * init made") and *unset the variables to unset to use it, or NULL.
  */
-char *crypt_key_find(const char *kid, const char **unset);
+char *crypt_key_find(const char *kid, const char **what, const char **unset);
 
 /*
  * Read a secret (a key file) whole from fd into a new NUL-terminated buffer

@@ -523,8 +523,8 @@ int op_key_check(const json_t *state, struct kiln_error *err)
 {
 	struct crypt_key key;
 	int have = crypt_key_load(&key, err);
-	const char *address, *attr, *kid, *unset = NULL;
-	char *source, *where;
+	const char *address, *attr, *kid, *unset = NULL, *what = NULL;
+	char *source, *path;
 
 	if (have <= 0)
 		return have; /* no key: new secrets are dropped, sealed ones kept as they are */
@@ -538,17 +538,20 @@ int op_key_check(const json_t *state, struct kiln_error *err)
 		       "the state is sealed with key %s (%s/%s), but %s is key %s: kiln seals a "
 		       "state with one key only",
 		       kid, address, attr, source, key.kid);
-	where = crypt_key_find(kid, &unset);
-	if (where)
-		kiln_error_hint(err, "key %s is %s: unset %s to use it; nothing was changed", kid,
-				where, unset);
+	path = crypt_key_find(kid, &what, &unset);
+	if (path)
+		kiln_error_hint(err,
+				"key %s is %s, %s: unset %s to use it, or move the state to key %s "
+				"with kiln state rekey %s; nothing was changed",
+				kid, what, path, unset, key.kid, path);
 	else
 		kiln_error_hint(err,
 				"set KILN_STATE_KEY (or KILN_STATE_KEY_FILE) to the key whose id "
-				"is %s, the one this workspace was sealed with; nothing was "
-				"changed",
-				kid);
-	free(where);
+				"is %s, the one this workspace was sealed with, or move the state to "
+				"key %s with kiln state rekey FILE, FILE holding key %s; nothing "
+				"was changed",
+				kid, key.kid, kid);
+	free(path);
 	free(source);
 	crypt_key_wipe(&key);
 	return -1;

@@ -552,35 +552,58 @@ const char *state_sealed_other(const json_t *doc, const char *kid, const char **
 	return NULL;
 }
 
+/* attrs[name] (of resource address) becomes value sealed with key; -1 with err saying what failed.
+ */
+static int seal_at(json_t *attrs, const char *address, const char *name,
+		   const struct crypt_key *key, const json_t *value, const char *what,
+		   struct kiln_error *err)
+{
+	struct kiln_error cause = {{0}};
+	char *aad = xasprintf("%s/%s", address, name);
+	json_t *env = crypt_seal(key, value, aad, &cause);
+
+	free(aad);
+	if (!env) {
+		error_wrap(err, &cause, what, address, name);
+		return -1;
+	}
+	json_object_set_new(attrs, name, env);
+	return 0;
+}
+
 /* A value sealed with a key other than key: true with err naming it. */
-static bool sealed_elsewhere(const json_t *doc, const struct crypt_key *key,
-			     struct kiln_error *err)
+static bool sealed_elsewhere(const json_t *doc, const struct crypt_key *key, struct kiln_error *err)
 {
 	const char *address, *name, *kid = state_sealed_other(doc, key->kid, &address, &name);
 
 	if (!kid)
 		return false;
-	kiln_error_set(err, "resource %s attribute '%s' is sealed with key %s, but the state key is %s",
+	kiln_error_set(err,
+		       "resource %s attribute '%s' is sealed with key %s, but the state key is %s",
 		       address, name, kid, key->kid);
 	kiln_error_hint(err, "put the plain value there to seal it with this key, or use key %s",
 			kid);
 	return true;
 }
 
-int state_seal(json_t *doc, const struct crypt_key *key, bool allow_plaintext,
-	       struct kiln_error *err)
+/* One sensitive attribute of a resource, as sensitive_each hands it over. */
+struct sensitive {
+	json_t *attrs;	     /* the resource's attrs */
+	const char *address; /* the resource */
+	const char *name;    /* the attribute */
+	json_t *value;	     /* its value (NULL when absent) */
+};
+
+/*
+ * fn over every attribute doc's resources list in "sensitive": -1 as soon
+ * as fn says -1, else the sum of what fn returned.
+ */
+static int sensitive_each(json_t *doc, int (*fn)(const struct sensitive *s, void *arg), void *arg)
 {
-	struct kiln_error cause = {{0}};
 	const char *address;
 	json_t *res;
-	int sealed = 0;
+	int sum = 0, rc;
 
-	/* A malformed "sensitive" list would let a secret through unsealed. */
-	if (state_check(doc, "state", err) < 0)
-		return -1;
-	/* One key per state: nothing is sealed while another key's value is there. */
-	if (key && sealed_elsewhere(doc, key, err))
-		return -1;
 	json_object_foreach(state_resources(doc), address, res)
 	{
 		json_t *attrs = json_object_get(res, "attrs");
@@ -590,49 +613,113 @@ int state_seal(json_t *doc, const struct crypt_key *key, bool allow_plaintext,
 		json_array_foreach(json_object_get(res, "sensitive"), i, item)
 		{
 			const char *name = json_string_value(item);
-			json_t *v = json_object_get(attrs, name), *env;
-			char *aad;
+			struct sensitive s = {attrs, address, name, json_object_get(attrs, name)};
 
-			if (crypt_is_sealed(v)) {
-				/* Something that only looks sealed would be stored as it is. */
-				if (!crypt_envelope_wellformed(v)) {
-					kiln_error_set(
-					    err,
-					    "resource %s attribute '%s' looks sealed but is "
-					    "not a kiln envelope",
-					    address, name);
-					kiln_error_hint(err,
-							"put the plain value there; kiln seals it");
-					return -1;
-				}
-				continue;
-			}
-			if (json_is_null(v))
-				continue;
-			if (!key) {
-				if (allow_plaintext)
-					continue;
-				kiln_error_set(err,
-					       "resource %s has sensitive attribute '%s' and no "
-					       "KILN_STATE_KEY is set",
-					       address, name);
-				kiln_error_hint(err,
-						"set KILN_STATE_KEY or KILN_STATE_KEY_FILE, or "
-						"pass --allow-plaintext-secrets");
+			if ((rc = fn(&s, arg)) < 0)
 				return -1;
-			}
-			aad = xasprintf("%s/%s", address, name);
-			env = crypt_seal(key, v, aad, &cause);
-			free(aad);
-			if (!env) {
-				error_wrap(err, &cause, "cannot seal", address, name);
-				return -1;
-			}
-			json_object_set_new(attrs, name, env);
-			sealed++;
+			sum += rc;
 		}
 	}
-	return sealed;
+	return sum;
+}
+
+struct seal_ctx {
+	const struct crypt_key *key;
+	bool allow_plaintext;
+	struct kiln_error *err;
+};
+
+/* state_seal's step: 1 when s was sealed now. */
+static int seal_one(const struct sensitive *s, void *arg)
+{
+	struct seal_ctx *c = arg;
+
+	if (crypt_is_sealed(s->value)) {
+		/* Something that only looks sealed would be stored as it is. */
+		if (crypt_envelope_wellformed(s->value))
+			return 0;
+		kiln_error_set(c->err,
+			       "resource %s attribute '%s' looks sealed but is not a kiln envelope",
+			       s->address, s->name);
+		kiln_error_hint(c->err, "put the plain value there; kiln seals it");
+		return -1;
+	}
+	if (json_is_null(s->value))
+		return 0;
+	if (!c->key) {
+		if (c->allow_plaintext)
+			return 0;
+		kiln_error_set(
+		    c->err, "resource %s has sensitive attribute '%s' and no KILN_STATE_KEY is set",
+		    s->address, s->name);
+		kiln_error_hint(c->err, "set KILN_STATE_KEY or KILN_STATE_KEY_FILE, or pass "
+					"--allow-plaintext-secrets");
+		return -1;
+	}
+	return seal_at(s->attrs, s->address, s->name, c->key, s->value, "cannot seal", c->err) < 0
+		   ? -1
+		   : 1;
+}
+
+int state_seal(json_t *doc, const struct crypt_key *key, bool allow_plaintext,
+	       struct kiln_error *err)
+{
+	struct seal_ctx c = {key, allow_plaintext, err};
+
+	/* A malformed "sensitive" list would let a secret through unsealed. */
+	if (state_check(doc, "state", err) < 0)
+		return -1;
+	/* One key per state: nothing is sealed while another key's value is there. */
+	if (key && sealed_elsewhere(doc, key, err))
+		return -1;
+	return sensitive_each(doc, seal_one, &c);
+}
+
+struct rekey_ctx {
+	const struct crypt_key *from, *to;
+	struct kiln_error *err;
+};
+
+/* state_rekey's step: 1 when s moved from the old key to the new one. */
+static int rekey_one(const struct sensitive *s, void *arg)
+{
+	struct rekey_ctx *c = arg;
+	struct kiln_error cause = {{0}};
+	const char *kid = json_string_value(json_object_get(s->value, "kid"));
+	json_t *opened;
+	char *aad;
+	int rc;
+
+	if (!crypt_is_sealed(s->value) || (kid && strcmp(kid, c->to->kid) == 0))
+		return 0;
+	if (!kid || strcmp(kid, c->from->kid) != 0) {
+		kiln_error_set(
+		    c->err,
+		    "resource %s attribute '%s' is sealed with key %s, neither the old key "
+		    "%s nor the new key %s",
+		    s->address, s->name, kid ? kid : "(none)", c->from->kid, c->to->kid);
+		kiln_error_hint(c->err, "give the file of key %s; nothing was changed",
+				kid ? kid : "(none)");
+		return -1;
+	}
+	aad = xasprintf("%s/%s", s->address, s->name);
+	opened = crypt_open(c->from, s->value, aad, &cause);
+	free(aad);
+	if (!opened) {
+		error_wrap(c->err, &cause, "cannot open", s->address, s->name);
+		return -1;
+	}
+	rc = seal_at(s->attrs, s->address, s->name, c->to, opened, "cannot reseal", c->err);
+	json_decref(opened);
+	return rc < 0 ? -1 : 1;
+}
+
+int state_rekey(json_t *doc, const struct crypt_key *from, const struct crypt_key *to,
+		struct kiln_error *err)
+{
+	struct rekey_ctx c = {from, to, err};
+
+	return sensitive_each(doc, rekey_one, &c);
 }
 
 /* Suggest the closest address when the one asked for is not in the state. */

@@ -109,6 +109,15 @@ const json_t *state_resource_attr(const json_t *res, const char *name);
 	json_object_foreach_const(state_resources(doc), addr, res)
 
 /*
+ * Reseal every value of doc sealed with key from under key to (values
+ * already under to are left). The number resealed, or -1 with err when a
+ * value is sealed with a third key or does not open (doc may then be
+ * partly resealed: the caller discards it).
+ */
+int state_rekey(json_t *doc, const struct crypt_key *from, const struct crypt_key *to,
+		struct kiln_error *err);
+
+/*
  * The id of the first key other than kid that a value in doc is sealed
  * with, with that value's address and attribute; NULL when every sealed
  * value is sealed with kid. Borrowed from doc.

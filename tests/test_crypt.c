@@ -520,13 +520,13 @@ static void test_key_find_names_the_file_passed_over(void **state)
 {
 	char *dir = config_dir_new(), *path = crypt_key_default_path(), *file, *got, *want;
 	char kid[CRYPT_KID_LEN + 1] = "";
-	const char *unset = NULL;
+	const char *unset = NULL, *what = NULL;
 
 	(void)state;
 	default_key_make_a(path, kid);
 
 	/* No variable: the default file is the one in use, nothing else to find. */
-	assert_null(crypt_key_find(KID_A, &unset));
+	assert_null(crypt_key_find(KID_A, &what, &unset));
 	got = crypt_key_source();
 	want = xasprintf("the state key %s", path);
 	assert_string_equal(got, want);
@@ -537,20 +537,19 @@ static void test_key_find_names_the_file_passed_over(void **state)
 	got = crypt_key_source();
 	assert_string_equal(got, "KILN_STATE_KEY");
 	free(got);
-	assert_null(crypt_key_find(KID_B, &unset));
-	got = crypt_key_find(KID_A, &unset);
-	want = xasprintf("the state key kiln init made, %s", path);
-	assert_string_equal(got, want);
+	assert_null(crypt_key_find(KID_B, &what, &unset));
+	got = crypt_key_find(KID_A, &what, &unset);
+	assert_string_equal(got, path);
+	assert_string_equal(what, "the state key kiln init made");
 	assert_string_equal(unset, "KILN_STATE_KEY");
 	free(got);
 
 	file = key_file_write(KEY_B "\n");
 	setenv("KILN_STATE_KEY_FILE", file, 1);
-	got = crypt_key_find(KID_A, &unset);
-	assert_string_equal(got, want);
+	got = crypt_key_find(KID_A, &what, &unset);
+	assert_string_equal(got, path);
 	assert_string_equal(unset, "KILN_STATE_KEY and KILN_STATE_KEY_FILE");
 	free(got);
-	free(want);
 
 	unsetenv("KILN_STATE_KEY");
 	got = crypt_key_source();
@@ -559,7 +558,7 @@ static void test_key_find_names_the_file_passed_over(void **state)
 	free(got);
 	free(want);
 	unset = NULL;
-	got = crypt_key_find(KID_A, &unset);
+	got = crypt_key_find(KID_A, &what, &unset);
 	assert_string_equal(unset, "KILN_STATE_KEY_FILE");
 	free(got);
 
@@ -569,12 +568,11 @@ static void test_key_find_names_the_file_passed_over(void **state)
 	file = key_file_write(KEY_A "\n");
 	setenv("KILN_STATE_KEY_FILE", file, 1);
 	setenv("KILN_STATE_KEY", KEY_B, 1);
-	got = crypt_key_find(KID_A, &unset);
-	want = xasprintf("the file KILN_STATE_KEY_FILE names, %s", file);
-	assert_string_equal(got, want);
+	got = crypt_key_find(KID_A, &what, &unset);
+	assert_string_equal(got, file);
+	assert_string_equal(what, "the file KILN_STATE_KEY_FILE names");
 	assert_string_equal(unset, "KILN_STATE_KEY");
 	free(got);
-	free(want);
 	unlink(file);
 	free(file);
 	free(path);

@@ -545,6 +545,37 @@ static void test_seal_with_another_key_seals_nothing(void **state)
 	json_decref(doc);
 }
 
+/* Rekey moves every value from key A to key B, which then opens it; a third key stops it. */
+static void test_rekey_reseals_under_the_new_key(void **state)
+{
+	struct crypt_key a, b, c;
+	struct kiln_error err = {{0}};
+	json_t *doc, *opened;
+	const char *addr = NULL, *name = NULL;
+
+	(void)state;
+	key_a(&a);
+	assert_int_equal(crypt_key_from_base64(&b, "//////////////////////////////////////////8=",
+					       &err),
+			 1);
+	assert_int_equal(crypt_key_from_base64(&c, "AQEBAQEBAQEBAQEBAQEBAQEBAQEBAQEBAQEBAQEBAQE=",
+					       &err),
+			 1);
+	doc = sealed_db_main(&a);
+	assert_int_equal(state_rekey(doc, &a, &b, &err), 1);
+	assert_null(state_sealed_other(doc, b.kid, &addr, &name));
+	opened = crypt_open(&b, attr(doc, "aws_db.main", "password"), "aws_db.main/password", &err);
+	assert_non_null(opened);
+	assert_string_equal(json_string_value(opened), "hunter2");
+	json_decref(opened);
+	/* Again: already under B, nothing to move. */
+	assert_int_equal(state_rekey(doc, &a, &b, &err), 0);
+	/* From C to A: the value is under B, a third key. */
+	assert_int_equal(state_rekey(doc, &c, &a, &err), -1);
+	assert_non_null(strstr(err.msg, "neither the old key"));
+	json_decref(doc);
+}
+
 static void test_seal_without_key_refuses_a_plaintext_secret(void **state)
 {
 	struct kiln_error err = {{0}};
@@ -785,6 +816,7 @@ int main(void)
 	    cmocka_unit_test(test_seal_leaves_a_null_sensitive_value_alone),
 	    cmocka_unit_test(test_seal_a_second_time_seals_nothing),
 	    cmocka_unit_test(test_seal_with_another_key_seals_nothing),
+	    cmocka_unit_test(test_rekey_reseals_under_the_new_key),
 	    cmocka_unit_test(test_seal_without_key_refuses_a_plaintext_secret),
 	    cmocka_unit_test(test_seal_without_key_keeps_plaintext_when_allowed),
 	    cmocka_unit_test(test_seal_refuses_a_malformed_sensitive_list),

@@ -52,7 +52,7 @@ completion_bash_tests() {
 	check "completion: bash: the same after --format= (= is a word of its own)" 0 \
 		--out "$(comp_lines json)" --err "" -- comp_bash audit --format = j
 	check "completion: bash: subcommands" 0 \
-		--out "$(comp_lines list show rm pull push takeover)" --err "" -- comp_bash state ''
+		--out "$(comp_lines list show rm pull push rekey takeover)" --err "" -- comp_bash state ''
 	check "completion: bash: kiln help completes command names" 0 \
 		--out "$(comp_lines plan)" --err "" -- comp_bash help pl
 	check "completion: bash: completion's own shells" 0 \
@@ -94,7 +94,7 @@ completion_other_shell_tests() {
 			--out "$(comp_lines finetune inference llm-pretrain sim-demo slurm-pretrain)" \
 			-- comp_zsh 'kiln init --template '
 		check "completion: zsh: TAB after kiln state offers its subcommands" 0 \
-			--out "$(comp_lines list pull push rm show takeover)" -- comp_zsh 'kiln state '
+			--out "$(comp_lines list pull push rekey rm show takeover)" -- comp_zsh 'kiln state '
 		check "completion: zsh: TAB after --spec FILE offers its groups" 0 \
 			--out "trainers" -- comp_zsh 'kiln ssh --spec examples/quickstart.yaml '
 	else
@@ -112,7 +112,7 @@ completion_other_shell_tests() {
 			-- fish -c 'source $argv[1]; complete -C "$argv[2] init --template "' \
 			"$E2E_TMP/kiln.fish" "$KILN"
 		check "completion: fish: subcommands of kiln state" 0 \
-			--out "$(comp_lines list pull push rm show takeover)" --err "" \
+			--out "$(comp_lines list pull push rekey rm show takeover)" --err "" \
 			-- fish -c 'source $argv[1]; complete -C "kiln state "' "$E2E_TMP/kiln.fish"
 	else
 		fail "completion: fish: fish is not installed (scripts/deps.sh installs it)"

@@ -671,19 +671,39 @@ print(json.load(sys.stdin)["resources"]["sim_node_group.trainers"]["attrs"]["joi
 	check "key mismatch: an apply with another KILN_STATE_KEY stops, naming the file that holds the state's key" 1 \
 		--err-has "kiln: apply: the state is sealed with key $st_kid (sim_node_group.trainers/join_token), but KILN_STATE_KEY is key " \
 		--err-has ": kiln seals a state with one key only
-  hint: key $st_kid is the state key kiln init made, $st_cfg/kiln/state.key: unset KILN_STATE_KEY to use it; nothing was changed" \
+  hint: key $st_kid is the state key kiln init made, $st_cfg/kiln/state.key: unset KILN_STATE_KEY to use it, or move the state to key " \
+		--err-has " with kiln state rekey $st_cfg/kiln/state.key; nothing was changed" \
 		-- env XDG_CONFIG_HOME="$st_cfg" KILN_STATE_KEY="$st_other" "$KILN" apply --auto-approve --health-timeout 0
 	assert "key mismatch: nothing was committed" \
 		test "$(git --git-dir=.kiln/state.git rev-parse refs/heads/default)" = "$st_head"
 	check "key mismatch: nothing was created (2 nodes still)" 0 --out-has '"count":2' \
 		-- "$KILN" state show sim_node_group.trainers
 	check "key mismatch: without the state's key anywhere kiln sees, the hint names its id" 1 \
-		--err-has "  hint: set KILN_STATE_KEY (or KILN_STATE_KEY_FILE) to the key whose id is $st_kid, the one this workspace was sealed with; nothing was changed" \
+		--err-has "  hint: set KILN_STATE_KEY (or KILN_STATE_KEY_FILE) to the key whose id is $st_kid, the one this workspace was sealed with, or move the state to key " \
+		--err-has " with kiln state rekey FILE, FILE holding key $st_kid; nothing was changed" \
 		-- env XDG_CONFIG_HOME="$st_dir/none" KILN_STATE_KEY="$st_other" "$KILN" repair --auto-approve
 	check "key mismatch: with the state's key the apply goes on" 0 \
 		-- env XDG_CONFIG_HOME="$st_cfg" "$KILN" apply --auto-approve --health-timeout 0
 	check "key mismatch: and adds the node" 0 --out-has '"count":3' \
 		-- "$KILN" state show sim_node_group.trainers
+	# Rotation: move the state to the other key with the old key's file.
+	check "key rekey: the state moves to the new key, one commit, naming both ids" 0 \
+		--out-has "resealed 1 value of workspace 'default' with key " \
+		--out-has " (was $st_kid); the commits before this one still need key $st_kid to open" \
+		-- env XDG_CONFIG_HOME="$st_dir/none" KILN_STATE_KEY="$st_other" "$KILN" state rekey "$st_cfg/kiln/state.key"
+	check "key rekey: the new key now opens the value" 0 --out-has '"join_token":"' \
+		-- env XDG_CONFIG_HOME="$st_dir/none" KILN_STATE_KEY="$st_other" "$KILN" state show --show-sensitive sim_node_group.trainers
+	check "key rekey: and the old key is refused as another key" 1 \
+		--err-has ": sealed with key " \
+		-- env XDG_CONFIG_HOME="$st_cfg" "$KILN" state show --show-sensitive sim_node_group.trainers
+	check "key rekey: a second rekey finds nothing to move" 0 \
+		--out "no value of workspace 'default' is sealed with key $st_kid: nothing to rekey" \
+		-- env XDG_CONFIG_HOME="$st_dir/none" KILN_STATE_KEY="$st_other" "$KILN" state rekey "$st_cfg/kiln/state.key"
+	check "key rekey: the old key's file being the key in force is refused" 1 --out "" \
+		--err "kiln: state: $st_cfg/kiln/state.key holds key $st_kid, the state key already in force: nothing to rekey; set the state key to the new key, and give the old one's file" \
+		-- env XDG_CONFIG_HOME="$st_cfg" "$KILN" state rekey "$st_cfg/kiln/state.key"
+	check "key rekey: an apply with the new key goes on" 0 \
+		-- env XDG_CONFIG_HOME="$st_dir/none" KILN_STATE_KEY="$st_other" "$KILN" apply --auto-approve --health-timeout 0
 }
 
 state_tests() {
