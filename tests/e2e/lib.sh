@@ -180,6 +180,11 @@ check() {
 			printf 'stderr was:\n' >>"$e2e_report"
 			head -n 40 "$E2E_ERR" >>"$e2e_report"
 		fi
+		# What it printed, to tell a rare failure from a regression afterwards.
+		if [ ! -f "$E2E_TMP/.want.out" ] && [ -s "$E2E_OUT" ]; then
+			printf 'stdout was:\n' >>"$e2e_report"
+			head -n 60 "$E2E_OUT" >>"$e2e_report"
+		fi
 		fail "$e2e_name" "$e2e_report"
 		return 1
 	fi
