@@ -249,6 +249,17 @@ static char *html_time(const char *rfc3339)
 	return xstrdup(rfc3339);
 }
 
+/* A row's first cell, edged with color (the group's in the charts) unless NULL. */
+static void row_head(struct strbuf *sb, const char *first, const char *color)
+{
+	if (color)
+		sb_addf(sb, "<tr><th class=\"l\" style=\"border-left:6px solid %s\">", color);
+	else
+		sb_adds(sb, "<tr><th class=\"l\">");
+	sb_add_xml(sb, first);
+	sb_adds(sb, "</th>");
+}
+
 /* A group's or the total's row; color: the group's line in the charts, or NULL. */
 static void html_row(struct strbuf *sb, const json_t *o, const char *first, const char *id,
 		     const char *color)
@@ -259,12 +270,7 @@ static void html_row(struct strbuf *sb, const json_t *o, const char *first, cons
 					       "cost-per-useful-gpu-hour"};
 
 	cells(o, c);
-	if (color)
-		sb_addf(sb, "<tr><th class=\"l\" style=\"border-left:6px solid %s\">", color);
-	else
-		sb_adds(sb, "<tr><th class=\"l\">");
-	sb_add_xml(sb, first);
-	sb_adds(sb, "</th>");
+	row_head(sb, first, color);
 	for (i = 0; i < C_N; i++) {
 		idbuf = id ? xasprintf("%s-%s", id, names[i]) : NULL;
 		html_cell(sb, "td", NULL, idbuf, c[i]);
@@ -289,12 +295,7 @@ static void html_finops_row(struct strbuf *sb, const json_t *o, const char *firs
 	};
 	size_t i;
 
-	if (color)
-		sb_addf(sb, "<tr><th class=\"l\" style=\"border-left:6px solid %s\">", color);
-	else
-		sb_adds(sb, "<tr><th class=\"l\">");
-	sb_add_xml(sb, first);
-	sb_adds(sb, "</th>");
+	row_head(sb, first, color);
 	for (i = 0; i < ARRAY_SIZE(cols); i++) {
 		char *v = cols[i].usd ? money(o, cols[i].key, "-") : figure(o, cols[i].key, "-");
 		char *idbuf = id ? xasprintf("%s-%s", id, cols[i].id) : NULL;
