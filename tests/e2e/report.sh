@@ -164,6 +164,13 @@ rp_ledger_forged() {
 	rp_ledger_case "Kiln-GPUs: -3" 'Kiln-GPUs "-3" is not a whole number of GPUs'
 	rp_ledger_case "Kiln-Time: 1900-01-01T00:00:00Z" \
 		"Kiln-Time \"1900-01-01T00:00:00Z\" is before its parent's (2027-01-01T00:00:00Z)"
+	# The split, the budget and kept storage are read as strictly as the burn.
+	rp_ledger_case "Kiln-Burn-Storage: 1e400 USD/h" 'Kiln-Burn-Storage "1e400 USD/h" is not a number of USD per hour'
+	rp_forge default 1 "Kiln-Burn-Storage: 0.0000 USD/h"
+	rp_ledger_case "Kiln-Budget: lots" 'Kiln-Budget "lots" is not a number of USD per hour'
+	rp_forge default 1 "Kiln-Budget: 400.0000 USD/h"
+	rp_ledger_case "Kiln-Retained: -1 USD/h" 'Kiln-Retained "-1 USD/h" is not a number of USD per hour'
+	rp_forge default 1 "Kiln-Retained: 0.0000 USD/h"
 	check "report: the restored history is counted again" 0 \
 		--out-has "Total: 1 lifetime, 3.00 hours, 64.00 GPU-hours, \$786.74." \
 		-- env KILN_NOW=2027-01-01T03:00:00Z "$KILN" report
