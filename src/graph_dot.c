@@ -31,7 +31,7 @@ static void dot_quote(struct strbuf *sb, const char *s)
 
 static int by_address(const void *a, const void *b, void *arg)
 {
-	const struct graph *g = arg;
+	const struct graph *g = *(const struct graph **)arg;
 
 	return strcmp(graph_address(g, *(const size_t *)a), graph_address(g, *(const size_t *)b));
 }
@@ -123,7 +123,7 @@ char *graph_dot_styled(const struct graph *g, const char *name, const struct gra
 
 	for (i = 0; i < n; i++)
 		order[i] = i;
-	qsort_r(order, n, sizeof(*order), by_address, (void *)g);
+	qsort_r(order, n, sizeof(*order), by_address, &g);
 	sb_adds(&sb, "digraph ");
 	dot_quote(&sb, name);
 	sb_adds(&sb, " {\n  rankdir = \"RL\";\n");
@@ -163,7 +163,7 @@ char *graph_dot_styled(const struct graph *g, const char *name, const struct gra
 		deps = xcalloc(nd + 1, sizeof(*deps));
 		if (nd)
 			memcpy(deps, d, nd * sizeof(*deps));
-		qsort_r(deps, nd, sizeof(*deps), by_address, (void *)g);
+		qsort_r(deps, nd, sizeof(*deps), by_address, &g);
 		for (j = 0; j < nd; j++) {
 			sb_adds(&sb, "  ");
 			dot_quote(&sb, graph_address(g, order[i]));
