@@ -78,6 +78,54 @@ rp_chromium() { # URL ARGS...: headless, offline, a profile of its own
 		--user-data-dir="$rp_dir/.chromium" "$@" 2>/dev/null
 }
 
+# Status and report at one instant, after a resize and after a block bought up front
+# (issue 29): one cost function, the same figure to the cent.
+rp_status_agrees() {
+	rp_status_saved=$PWD
+	rp_dir=$(mktemp -d "$E2E_TMP/report.XXXXXX")
+	cd "$rp_dir" || return
+	# 2 nodes from 00:00, 4 from 05:00; at 10:00: 5 h × 196.6838 + 5 h × 393.3677
+	# = 2950.2575, not 10 h at today's 393.3677 (3933.68, what status said before).
+	rp_apply 2027-01-01T00:00:00Z 2
+	rp_apply 2027-01-01T05:00:00Z 4
+	check "report: status after a resize gives the cost so far the ledger gives, not 10 h at today's size" 0 \
+		--out-has 'Cost: $393.37 an hour; $2,950.26 so far, up 10h0m since 2027-01-01T00:00:00Z.' \
+		-- env KILN_NOW=2027-01-01T10:00:00Z "$KILN" status --no-ssh
+	KILN_NOW=2027-01-01T10:00:00Z "$KILN" status --no-ssh --json >status.json 2>&1
+	KILN_NOW=2027-01-01T10:00:00Z "$KILN" report --format json >report.json 2>&1
+	assert "report: status --json's cost_so_far equals report --format json's running lifetime" python3 -c '
+import json
+s, r = json.load(open("status.json")), json.load(open("report.json"))
+l = [l for l in r["lifetimes"] if l["end"] is None]
+assert len(l) == 1, r["lifetimes"]
+assert s["cost_so_far"] == l[0]["cost"] == 2950.2575, (s["cost_so_far"], l[0]["cost"])
+assert s["since"] == l[0]["start"] and s["upfront"] == 0, s
+'
+	# A Capacity Block: bought at 00:00 for 4719.36 up front, the nodes launched at
+	# 11:45 once it is active (its hourly price is in the fee: the burn is 0.0219, the
+	# root volumes); at 14:00: 4719.36 + 2.25 h × burn, the same in both.
+	mkdir blk && cd blk || return
+	cp "$E2E_ROOT/examples/capacity-block.yaml" kiln.yaml
+	KILN_NOW=2027-01-01T00:00:00Z "$KILN" apply --auto-approve --allow-purchase >/dev/null 2>&1
+	KILN_NOW=2027-01-01T11:45:00Z "$KILN" apply --auto-approve >/dev/null 2>&1
+	KILN_NOW=2027-01-01T14:00:00Z "$KILN" status --no-ssh --json >status.json 2>&1
+	KILN_NOW=2027-01-01T14:00:00Z "$KILN" report --format json >report.json 2>&1
+	assert "report: with a Capacity Block, status and report give one cost, its fee included" python3 -c '
+import json, subprocess
+s, r = json.load(open("status.json")), json.load(open("report.json"))
+l = [l for l in r["lifetimes"] if l["end"] is None]
+assert len(l) == 1 and s["cost_so_far"] == l[0]["cost"], (s, l)
+assert s["upfront"] == l[0]["upfront"] == 4719.36, s
+log = subprocess.check_output(["git", "--git-dir=.kiln/state.git", "log", "--format=%B", "default"], text=True)
+burn = [float(x.split()[1]) for x in log.splitlines() if x.startswith("Kiln-Burn:")][0]
+assert abs(s["cost_so_far"] - round(4719.36 + 2.25 * burn, 4)) < 1e-9, (s["cost_so_far"], burn)
+'
+	check "report: status says how much of the cost so far was paid up front" 0 \
+		--out-has '$4,719.36 of it up front), up 14h0m since 2027-01-01T00:00:00Z.' \
+		-- env KILN_NOW=2027-01-01T14:00:00Z "$KILN" status --no-ssh
+	cd "$rp_status_saved" || return
+}
+
 # Hostile text in a ledger: a spec tag and forged trailers (issue 33).
 rp_hostile() {
 	rp_hostile_saved=$PWD
@@ -379,6 +427,7 @@ assert l["cost"] is None and l["gpu_hours"] is None and l["cost_known"] is False
 assert d["total"]["cost"] is None, d["total"]
 '
 	unset KILN_NOW
+	rp_status_agrees
 	rp_hostile
 	report_moto
 	cd "$rp_saved_dir" || return
