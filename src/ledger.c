@@ -20,8 +20,6 @@
 void ledger_measure(const struct engine *e, const json_t *state, double *burn, long *gpus,
 		    size_t *by_use)
 {
-	const struct catalog *cat = e->prov->catalog ? e->prov->catalog(e->ctx) : NULL;
-	const char *group = e->prov->part_type ? e->prov->part_type(PART_GROUP) : NULL;
 	const char *addr;
 	const json_t *res;
 
@@ -47,16 +45,21 @@ void ledger_measure(const struct engine *e, const json_t *state, double *burn, l
 			json_decref(components);
 			json_decref(unpriced);
 		}
-		if (group && cat && strcmp(type, group) == 0) {
-			const struct catalog_type *t = catalog_find(
-			    cat, json_string_value(json_object_get(attrs, "instance_type")));
-
-			if (t)
-				*gpus += (long)t->gpus *
-					 (long)json_integer_value(json_object_get(attrs, "count"));
-		}
+		*gpus += ledger_gpus(e, type, attrs);
 	}
 	*burn = round(*burn * 10000.0) / 10000.0;
+}
+
+long ledger_gpus(const struct engine *e, const char *type, const json_t *attrs)
+{
+	const struct catalog *cat = e->prov->catalog ? e->prov->catalog(e->ctx) : NULL;
+	const char *group = e->prov->part_type ? e->prov->part_type(PART_GROUP) : NULL;
+	const struct catalog_type *t;
+
+	if (!group || !cat || !type || strcmp(type, group) != 0 || !json_is_object(attrs))
+		return 0;
+	t = catalog_find(cat, json_string_value(json_object_get(attrs, "instance_type")));
+	return t ? (long)t->gpus * (long)json_integer_value(json_object_get(attrs, "count")) : 0;
 }
 
 void ledger_trailers(const struct engine *e, const json_t *state, double upfront, double util,

@@ -431,6 +431,11 @@ int report_workspace(struct store *s, const char *ws, int64_t now, json_t **out,
 	last = json_array_get(all, json_array_size(all) - 1);
 	if (last && json_is_null(json_object_get(last, "end"))) {
 		json_object_del(last, "_sums");
+		/* What burns now, for the quotas (quota.c): null when not recorded. */
+		json_object_set_new(last, "burn", num_or_null(p[np - 1].burn_known, p[np - 1].burn));
+		json_object_set_new(last, "gpus", p[np - 1].burn_known
+						      ? json_integer(p[np - 1].gpus)
+						      : json_null());
 		*out = json_incref(last);
 	}
 	ret = 0;
