@@ -697,7 +697,7 @@ int op_quota(struct op_run *r, bool reserve, const json_t *waivers, struct kiln_
 {
 	const json_t *cost = plan_kiln(r->plan, "cost");
 	struct quota_ask a = {
-	    .workspace = r->ws->name,
+	    .workspace = r->e->workspace,
 	    .head = r->head,
 	    .team = json_string_value(json_object_get(r->e->user_tags, QUOTA_TEAM_TAG)),
 	    .burn_now = json_number_value(json_object_get(cost, "hourly_before")),
@@ -709,6 +709,9 @@ int op_quota(struct op_run *r, bool reserve, const json_t *waivers, struct kiln_
 	size_t i;
 	int rc;
 
+	/* No state repository yet: no policy either. */
+	if (!r->store)
+		return 0;
 	if (util_now(&a.now, err) < 0)
 		return -1;
 	/* Before and after the plan, as its cost prices them (a no-op keeps what is there). */
