@@ -121,7 +121,7 @@ check-circles:
 # joins the list as it is cleaned, then -Wcast-qual moves into KILN_CFLAGS.
 CAST_QUAL_SRCS := src/jsonc.c src/sprawl.c src/diff.c src/state.c src/repair.c src/operation.c \
 	src/apply.c src/utilization.c src/plan_match.c src/takeover.c src/graph_plan.c src/access.c \
-	src/ledger.c src/report.c src/health.c src/journal.c src/workspace.c $(wildcard src/store*.c) \
+	src/ledger.c src/report.c src/quota.c src/cmd_policy.c src/health.c src/journal.c src/workspace.c $(wildcard src/store*.c) \
 	src/expiry.c src/lock.c $(wildcard providers/sim/*.c) providers/expand.c providers/nodes.c \
 	providers/slurm.c providers/bootstrap.c
 
