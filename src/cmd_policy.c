@@ -33,9 +33,10 @@ const struct cmd_info cmd_policy_info = {
 	"A limit covers a team (the spec tag team) or a workspace pattern and sets the most\n"
 	"GPUs its workspaces run at once (max_gpus), its monthly budget\n"
 	"(monthly_budget_usd) and the most one plan buys up front (max_upfront_usd).\n"
-	"kiln apply and kiln up read every workspace's recorded state and refuse a plan\n"
+	"kiln plan, apply and up read every workspace's recorded state and refuse a plan\n"
 	"that breaks one, naming the limit, the use and who uses it; two applies racing\n"
-	"against one limit never both pass.",
+	"against one limit never both pass. An approved saved plan may waive one limit\n"
+	"(kiln apply --waive-limit LIMIT --waive-reason TEXT).",
     .options = options,
     .noptions = sizeof(options) / sizeof(options[0]),
     .see_also = "kiln-policy(5), kiln-apply(1), kiln-report(1)",
