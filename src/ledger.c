@@ -33,7 +33,6 @@ static bool is_part(const struct engine *e, const char *type, enum prov_part par
 
 static void measure(const struct engine *e, const json_t *state, struct measure *m)
 {
-	const struct catalog *cat = e->prov->catalog ? e->prov->catalog(e->ctx) : NULL;
 	const char *addr;
 	const json_t *res;
 
@@ -64,14 +63,7 @@ static void measure(const struct engine *e, const json_t *state, struct measure 
 		else if (is_part(e, type, PART_OBJECT) || is_part(e, type, PART_LUSTRE) ||
 			 is_part(e, type, PART_NFS))
 			m->storage += hourly;
-		if (cat && is_part(e, type, PART_GROUP)) {
-			const struct catalog_type *t = catalog_find(
-			    cat, json_string_value(json_object_get(attrs, "instance_type")));
-
-			if (t)
-				m->gpus += (long)t->gpus *
-					   (long)json_integer_value(json_object_get(attrs, "count"));
-		}
+		m->gpus += ledger_gpus(e, type, attrs);
 	}
 	m->burn = round(m->burn * 10000.0) / 10000.0;
 }
@@ -85,6 +77,18 @@ void ledger_measure(const struct engine *e, const json_t *state, double *burn, l
 	*burn = m.burn;
 	*gpus = m.gpus;
 	*by_use = m.by_use;
+}
+
+long ledger_gpus(const struct engine *e, const char *type, const json_t *attrs)
+{
+	const struct catalog *cat = e->prov->catalog ? e->prov->catalog(e->ctx) : NULL;
+	const char *group = e->prov->part_type ? e->prov->part_type(PART_GROUP) : NULL;
+	const struct catalog_type *t;
+
+	if (!group || !cat || !type || strcmp(type, group) != 0 || !json_is_object(attrs))
+		return 0;
+	t = catalog_find(cat, json_string_value(json_object_get(attrs, "instance_type")));
+	return t ? (long)t->gpus * (long)json_integer_value(json_object_get(attrs, "count")) : 0;
 }
 
 void ledger_trailers(const struct engine *e, const json_t *state, double upfront, double util,

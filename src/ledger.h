@@ -60,6 +60,9 @@ struct ledger_entry {
 void ledger_measure(const struct engine *e, const json_t *state, double *burn, long *gpus,
 		    size_t *by_use);
 
+/* The GPUs a resource of type with attrs holds (a node group's count × its type's), else 0. */
+long ledger_gpus(const struct engine *e, const char *type, const json_t *attrs);
+
 /*
  * Append to out (an array of strings) the ledger trailers of a commit
  * recording state; upfront: one-off fees its changes carried (0:

@@ -28,6 +28,7 @@
 #include "ledger.h"
 #include "log.h"
 #include "plan.h"
+#include "quota.h"
 #include "signals.h"
 #include "state.h"
 #include "utilization.h"
@@ -701,6 +702,45 @@ static json_t *purchase_trailers(const struct op_run *r)
 double op_plan_upfront(const json_t *plan)
 {
 	return json_number_value(json_object_get(plan_kiln(plan, "cost"), "upfront"));
+}
+
+int op_quota(struct op_run *r, bool reserve, const json_t *waivers, struct kiln_error *err)
+{
+	const json_t *cost = plan_kiln(r->plan, "cost");
+	struct quota_ask a = {
+	    .workspace = r->e->workspace,
+	    .head = r->head,
+	    .team = json_string_value(json_object_get(r->e->user_tags, QUOTA_TEAM_TAG)),
+	    .burn_now = json_number_value(json_object_get(cost, "hourly_before")),
+	    .burn_after = json_number_value(json_object_get(cost, "hourly_after")),
+	    .upfront = op_plan_upfront(r->plan),
+	    .waivers = waivers,
+	};
+	json_t *waived = NULL;
+	size_t i;
+	int rc;
+
+	/* No state repository yet: no policy either. */
+	if (!r->store)
+		return 0;
+	if (util_now(&a.now, err) < 0)
+		return -1;
+	/* Before and after the plan, as its cost prices them (a no-op keeps what is there). */
+	for (i = 0; i < r->view.nchanges; i++) {
+		const struct plan_change *c = &r->view.changes[i];
+
+		a.gpus_now += ledger_gpus(r->e, c->type, c->before);
+		a.gpus_after += ledger_gpus(r->e, c->type,
+					    c->action == PLAN_NO_OP ? c->before : c->after);
+	}
+	rc = quota_check(r->store, &a, reserve, &waived, err);
+	if (rc == 0 && waived) {
+		if (!r->trailers)
+			r->trailers = json_array();
+		json_array_extend(r->trailers, waived);
+	}
+	json_decref(waived);
+	return rc;
 }
 
 const struct plan_change *op_plan_purchase(const struct op_run *r)

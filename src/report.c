@@ -497,6 +497,46 @@ static json_t *summarise(const struct report_options *o, json_t *all, json_t *ba
 	return doc;
 }
 
+int report_workspace(struct store *s, const char *ws, int64_t now, json_t **out,
+		     struct kiln_error *err)
+{
+	struct report_options o = {.now = now, .by = "workspace"};
+	json_t *seen = json_object(), *all = json_array(), *bad = json_array(), *last;
+	char *ref = xasprintf("refs/heads/%s", ws);
+	struct point *p = NULL;
+	size_t np = 0;
+	git_oid head;
+	int ret = -1, rc;
+
+	*out = NULL;
+	if ((rc = store_ref_read(s, ref, &head, err)) != 0) {
+		ret = rc > 0 ? 0 : -1;
+		goto out;
+	}
+	if (history(s, ref, seen, bad, &p, &np, err) < 0)
+		goto out;
+	points_burn(p, np);
+	lifetimes(&o, ws, false, p, np, all);
+	last = json_array_get(all, json_array_size(all) - 1);
+	if (last && json_is_null(json_object_get(last, "end"))) {
+		json_object_del(last, "_sums");
+		/* What burns now, for the quotas (quota.c): null when not recorded. */
+		json_object_set_new(last, "burn", num_or_null(p[np - 1].burn_known, p[np - 1].burn));
+		json_object_set_new(last, "gpus", p[np - 1].burn_known
+						      ? json_integer(p[np - 1].gpus)
+						      : json_null());
+		*out = json_incref(last);
+	}
+	ret = 0;
+out:
+	points_release(p, np);
+	free(ref);
+	json_decref(all);
+	json_decref(bad);
+	json_decref(seen);
+	return ret;
+}
+
 int report_build(struct store *s, const struct report_options *o, json_t **out,
 		 struct kiln_error *err)
 {

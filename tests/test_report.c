@@ -393,6 +393,76 @@ static void test_report_a_ttl_extend_keeps_the_burn(void **state)
 	assert_true(num(lifetime(build(f, "2027-01-02T00:00:00Z", NULL, NULL), 0), "cost") == 40.0);
 }
 
+/* report_workspace's lifetime, or NULL; owned by the caller. */
+static json_t *running(struct rfx *f, const char *ws, const char *now)
+{
+	struct kiln_error err = {0};
+	json_t *lt = NULL;
+
+	if (report_workspace(f->s, ws, at(now), &lt, &err) < 0)
+		fail_msg("report_workspace: %s", err.msg);
+	return lt;
+}
+
+static void test_report_workspace_costs_a_resized_cluster_as_the_report_does(void **state)
+{
+	struct rfx *f = *state;
+	json_t *lt;
+
+	/*
+	 * Up at 10/h with a 500.00 block bought, resized to 40/h at 05:00, to
+	 * 2.5/h at 07:00; at 10:00: 5 × 10 + 2 × 40 + 3 × 2.5 + 500 = 637.50,
+	 * not 10 h at the last burn (25 + 500).
+	 */
+	commit(f, "refs/heads/w", 2,
+	       "Kiln-Time: 2027-01-01T00:00:00Z\nKiln-Burn: 10.0000 USD/h\nKiln-GPUs: 8\n"
+	       "Kiln-Upfront: 500.00 USD");
+	commit(f, "refs/heads/w", 3,
+	       "Kiln-Time: 2027-01-01T05:00:00Z\nKiln-Burn: 40.0000 USD/h\nKiln-GPUs: 32");
+	commit(f, "refs/heads/w", 1,
+	       "Kiln-Time: 2027-01-01T07:00:00Z\nKiln-Burn: 2.5000 USD/h\nKiln-GPUs: 2");
+	lt = running(f, "w", "2027-01-01T10:00:00Z");
+	assert_non_null(lt);
+	assert_true(num(lt, "cost") == 637.5);
+	assert_true(num(lt, "upfront") == 500.0);
+	assert_string_equal(json_string_value(json_object_get(lt, "start")),
+			    "2027-01-01T00:00:00Z");
+	assert_true(num(lt, "cost") ==
+		    num(lifetime(build(f, "2027-01-01T10:00:00Z", NULL, NULL), 0), "cost"));
+	assert_null(json_object_get(lt, "_sums"));
+	json_decref(lt);
+}
+
+static void test_report_workspace_has_no_lifetime_after_a_destroy_or_without_a_branch(void **state)
+{
+	struct rfx *f = *state;
+
+	commit(f, "refs/heads/w", 1,
+	       "Kiln-Time: 2027-01-01T00:00:00Z\nKiln-Burn: 10.0000 USD/h\nKiln-GPUs: 0");
+	commit(f, "refs/heads/w", 0,
+	       "Kiln-Time: 2027-01-01T01:00:00Z\nKiln-Burn: 0.0000 USD/h\nKiln-GPUs: 0");
+	assert_null(running(f, "w", "2027-01-02T00:00:00Z"));
+	assert_null(running(f, "nosuch", "2027-01-02T00:00:00Z"));
+}
+
+static void test_report_workspace_counts_only_the_running_lifetime(void **state)
+{
+	struct rfx *f = *state;
+	json_t *lt;
+
+	/* A first lifetime (1 h at 10/h) ended; the second runs 2 h at 3/h: 6.00. */
+	commit(f, "refs/heads/w", 1,
+	       "Kiln-Time: 2027-01-01T00:00:00Z\nKiln-Burn: 10.0000 USD/h\nKiln-GPUs: 0");
+	commit(f, "refs/heads/w", 0,
+	       "Kiln-Time: 2027-01-01T01:00:00Z\nKiln-Burn: 0.0000 USD/h\nKiln-GPUs: 0");
+	commit(f, "refs/heads/w", 1,
+	       "Kiln-Time: 2027-01-01T02:00:00Z\nKiln-Burn: 3.0000 USD/h\nKiln-GPUs: 0");
+	lt = running(f, "w", "2027-01-01T04:00:00Z");
+	assert_non_null(lt);
+	assert_true(num(lt, "cost") == 6.0);
+	json_decref(lt);
+}
+
 static void test_report_groups_by_tag(void **state)
 {
 	struct rfx *f = *state;
@@ -693,6 +763,9 @@ int main(void)
 	    rtest(test_report_useful_gpu_hours_come_from_recorded_utilization),
 	    rtest(test_report_upfront_fees_add_to_the_cost),
 	    rtest(test_report_a_ttl_extend_keeps_the_burn),
+	    rtest(test_report_workspace_costs_a_resized_cluster_as_the_report_does),
+	    rtest(test_report_workspace_has_no_lifetime_after_a_destroy_or_without_a_branch),
+	    rtest(test_report_workspace_counts_only_the_running_lifetime),
 	    rtest(test_report_groups_by_tag),
 	    rtest(test_report_csv_writes_formula_like_text_as_text),
 	    cmocka_unit_test(test_ledger_parse_reads_the_split_budget_and_retained),
