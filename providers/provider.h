@@ -359,6 +359,15 @@ struct provider {
 	 */
 	int (*login_user)(struct prov_ctx *ctx, const char *image, char **user, char **why,
 			  struct kiln_error *err);
+	/*
+	 * A simulated provider's model of a training run (kiln run, issue
+	 * 27): how many seconds it lasts and its pace in tokens a second (< 0:
+	 * it reports no progress), from the provider's knobs. PROV_OK, or an
+	 * error with err naming a knob that is not a number it takes. NULL on
+	 * a provider whose runs run on machines.
+	 */
+	int (*run_model)(struct prov_ctx *ctx, int64_t *seconds, double *tokens_per_s,
+			 struct kiln_error *err);
 
 	/*
 	 * The cloud's rules on a spec and its names, so the engine needs none

@@ -8,11 +8,11 @@
 #include "runrec.h"
 
 #include <ctype.h>
-#include <openssl/evp.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "jsonc.h"
+#include "lineage.h"
 #include "jsonr.h"
 #include "jsonw.h"
 #include "timefmt.h"
@@ -179,28 +179,14 @@ static json_t *record_body(const struct runrec *r)
 				      "digest", str_or_null(r->entry.digest)));
 	if (r->simulated)
 		json_object_set_new(
-		    j, "sim_model",
-		    json_pack("{s:I, s:o}", "seconds", (json_int_t)r->sim_seconds,
+		    j, "model",
+		    json_pack("{s:I, s:o}", "seconds", (json_int_t)r->model_seconds,
 			      "tokens_per_second",
-			      r->sim_tokens_per_s >= 0 ? json_real(r->sim_tokens_per_s)
+			      r->model_tokens_per_s >= 0 ? json_real(r->model_tokens_per_s)
 						       : json_null()));
 	json_object_set_new(j, "tokens", r->tokens >= 0 ? json_real(r->tokens) : json_null());
 	json_object_set_new(j, "lineage", lineage_json(&r->lineage));
 	return j;
-}
-
-static char *sha256_text(const char *text, size_t len)
-{
-	unsigned char md[EVP_MAX_MD_SIZE];
-	unsigned int md_len = 0;
-	struct strbuf sb = {0};
-
-	if (EVP_Digest(text, len, md, &md_len, EVP_sha256(), NULL) != 1)
-		abort(); /* a fixed algorithm only fails when out of memory */
-	sb_adds(&sb, "sha256:");
-	for (unsigned int i = 0; i < md_len; i++)
-		sb_addf(&sb, "%02x", md[i]);
-	return sb_detach(&sb);
 }
 
 char *runrec_digest(const struct runrec *r)
@@ -208,7 +194,7 @@ char *runrec_digest(const struct runrec *r)
 	json_t *body = record_body(r);
 	size_t len = 0;
 	char *text = jsonw_dumps(body, JSON_COMPACT | JSON_SORT_KEYS, &len);
-	char *d = sha256_text(text, len);
+	char *d = lineage_digest(text, len);
 
 	free(text);
 	json_decref(body);
@@ -361,7 +347,7 @@ int runrec_from_json(const json_t *j, struct runrec *r, struct kiln_error *err)
 
 	memset(r, 0, sizeof(*r));
 	r->tokens = -1;
-	r->sim_tokens_per_s = -1;
+	r->model_tokens_per_s = -1;
 	if (!json_is_object(j)) {
 		kiln_error_set(err, "a run is %s, not an object", jsonr_kind(j));
 		return -1;
@@ -408,10 +394,10 @@ int runrec_from_json(const json_t *j, struct runrec *r, struct kiln_error *err)
 		r->entry.nargs = (int)get_int(&d, entry, "args");
 		r->entry.digest = get_str(&d, entry, "digest", true);
 	}
-	model = field(&d, j, "sim_model", JSON_OBJECT, true);
+	model = field(&d, j, "model", JSON_OBJECT, true);
 	if (model) {
-		r->sim_seconds = get_int(&d, model, "seconds");
-		r->sim_tokens_per_s = get_num(&d, model, "tokens_per_second");
+		r->model_seconds = get_int(&d, model, "seconds");
+		r->model_tokens_per_s = get_num(&d, model, "tokens_per_second");
 	}
 	r->tokens = get_num(&d, j, "tokens");
 	read_lineage(&d, field(&d, j, "lineage", JSON_OBJECT, false), &r->lineage);
@@ -605,17 +591,17 @@ void runrec_settle(struct runrec *r, int64_t now)
 
 	if (!r->simulated || runrec_state_ended(r->state) || !r->started)
 		return;
-	end = r->started + r->sim_seconds;
+	end = r->started + r->model_seconds;
 	if (now < end) {
 		r->state = RUNREC_RUNNING;
-		if (r->sim_tokens_per_s >= 0)
-			r->tokens = r->sim_tokens_per_s * (double)(now - r->started);
+		if (r->model_tokens_per_s >= 0)
+			r->tokens = r->model_tokens_per_s * (double)(now - r->started);
 		return;
 	}
 	r->state = RUNREC_COMPLETED;
 	r->ended = end;
 	r->has_exit = true;
 	r->exit_status = 0;
-	if (r->sim_tokens_per_s >= 0)
-		r->tokens = r->sim_tokens_per_s * (double)r->sim_seconds;
+	if (r->model_tokens_per_s >= 0)
+		r->tokens = r->model_tokens_per_s * (double)r->model_seconds;
 }

@@ -91,8 +91,8 @@ struct runrec {
 	int exit_status;
 	struct runrec_entry entry;
 	/* A simulated run's model, from the provider: its length and its pace (<0: none). */
-	int64_t sim_seconds;
-	double sim_tokens_per_s;
+	int64_t model_seconds;
+	double model_tokens_per_s;
 	/* Tokens the run reported, -1: no data. */
 	double tokens;
 	struct runrec_lineage lineage;

@@ -56,8 +56,8 @@ static void fill(struct runrec *r, const char *id)
 	r->entry.name = xstrdup("torchrun");
 	r->entry.nargs = 3;
 	r->entry.digest = xstrdup("sha256:00");
-	r->sim_seconds = 3600;
-	r->sim_tokens_per_s = 1000;
+	r->model_seconds = 3600;
+	r->model_tokens_per_s = 1000;
 	r->tokens = -1;
 	r->lineage.code_commit = xstrdup("0123456789abcdef0123456789abcdef01234567");
 	r->lineage.dirty = true;

@@ -391,6 +391,27 @@ static int sim_open(struct prov_ctx **out, const struct spec *spec, struct kiln_
 }
 
 /* sim boots no image: its nodes stand for a cloud image whose default user is "kiln". */
+/*
+ * A run on sim lasts KILN_SIM_RUN_SECONDS (default an hour) and reports
+ * KILN_SIM_RUN_TOKENS_PER_S tokens a second (unset: no progress data, as a
+ * script that never calls kiln-progress).
+ */
+static int sim_run_model(struct prov_ctx *ctx, int64_t *seconds, double *tokens_per_s,
+			 struct kiln_error *err)
+{
+	long s;
+
+	(void)ctx;
+	if (knob_long("KILN_SIM_RUN_SECONDS", 1, 366L * 86400, 3600,
+		      "a whole number of seconds from 1 to 31622400, like 3600", &s, err) < 0 ||
+	    knob_double("KILN_SIM_RUN_TOKENS_PER_S", 0, 1e12, -1,
+			"a number of tokens a second of at least 0, like 250000", tokens_per_s,
+			err) < 0)
+		return PROV_ERROR;
+	*seconds = s;
+	return PROV_OK;
+}
+
 static int sim_login_user(struct prov_ctx *ctx, const char *image, char **user, char **why,
 			  struct kiln_error *err)
 {
@@ -574,6 +595,7 @@ const struct provider provider_sim = {
     .calls = sim_calls,
     .metrics = sim_metrics,
     .login_user = sim_login_user,
+    .run_model = sim_run_model,
     .default_template = "sim-demo",
     .defaults = sim_defaults,
     .default_region = sim_default_region,
