@@ -263,14 +263,16 @@ static char *node_command(const struct runrec *rec, const struct runop_request *
 		sb_addf(&user, "%s%s", i ? " " : "", w);
 		free(w);
 	}
-	/* The wrapper: its pid is the session's, so cancel ends the whole tree. */
+	/*
+	 * The wrapper: its pid is the session's, so cancel ends the whole
+	 * tree. Files are per rank: nodes may share a home directory.
+	 */
 	sb_addf(&sb,
-		"cd && mkdir -p " RUNOP_NODE_DIR " && echo $$ > " RUNOP_NODE_DIR "/%s.pid && "
-		"date +%%s > " RUNOP_NODE_DIR "/%s.start && "
+		"cd && mkdir -p " RUNOP_NODE_DIR " && echo $$ > " RUNOP_NODE_DIR "/%s-%d.pid && "
 		"export KILN_RUN_ID=%s KILN_NODES=%d KILN_NODE_RANK=%d KILN_MASTER_ADDR=%s && "
-		"{ %s; } > " RUNOP_NODE_DIR "/%s.log 2>&1; "
-		"echo $? $(date +%%s) > " RUNOP_NODE_DIR "/%s.exit",
-		id, id, id, rec->nodes, rank, master, user.buf, id, id);
+		"{ %s; } > " RUNOP_NODE_DIR "/%s-%d.log 2>&1; "
+		"echo $? $(date +%%s) > " RUNOP_NODE_DIR "/%s-%d.exit",
+		id, rank, id, rec->nodes, rank, master, user.buf, id, rank, id, rank);
 	quoted = runop_shell_quote(sb.buf);
 	sb_release(&sb);
 	sb_addf(&sb, "setsid nohup sh -c %s > /dev/null 2>&1 < /dev/null &", quoted);
@@ -454,9 +456,11 @@ static int stop_on_nodes(struct op_run *r, const struct runrec *rec, const char 
 
 	if (group_nodes(r, rec->group, &hosts, &nodes, err) < 0)
 		goto out;
-	cmd = xasprintf("cd && test -f " RUNOP_NODE_DIR "/%s.pid && { test -f " RUNOP_NODE_DIR
-			"/%s.exit || kill -TERM -- -$(cat " RUNOP_NODE_DIR "/%s.pid); } || true",
-			rec->id, rec->id, rec->id);
+	/* Every rank's session that has not written its exit status yet. */
+	cmd = xasprintf("cd && for p in " RUNOP_NODE_DIR "/%s-*.pid; do test -f \"$p\" || "
+			"continue; test -f \"${p%%.pid}.exit\" || kill -TERM -- -$(cat \"$p\") "
+			"2>/dev/null; done; true",
+			rec->id);
 	for (size_t i = 0; i < json_array_size(nodes); i++)
 		if (on_node(hosts, r->e->spec, json_array_get(nodes, i), endpoint, cmd, NULL, err) <
 		    0) {
