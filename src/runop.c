@@ -13,6 +13,7 @@
 
 #include "access.h"
 #include "lineage.h"
+#include "runprog.h"
 #include "scheduler.h"
 #include "state.h"
 #include "strbuf.h"
@@ -343,11 +344,14 @@ static int submit(struct op_run *r, const struct runop_request *q, struct runrec
 	quoted = runop_shell_quote(script.buf);
 	sb_addf(&sb,
 		"cd && mkdir -p " RUNOP_NODE_DIR " && printf %%s %s > " RUNOP_NODE_DIR
-		"/%s.sbatch && sbatch --parsable --job-name=kiln-%s --nodes=%d --partition=%s "
-		"--export=ALL,KILN_RUN_ID=%s,KILN_NODES=%d --output=" RUNOP_NODE_DIR
-		"/%s-%%j.log " RUNOP_NODE_DIR "/%s.sbatch",
-		quoted, rec->id, rec->id, rec->nodes, rec->group, rec->id, rec->nodes, rec->id,
-		rec->id);
+		"/%s.sbatch && sbatch --parsable --job-name=kiln-%s --export=ALL,KILN_RUN_ID=%s,"
+		"KILN_NODES=%d ",
+		quoted, rec->id, rec->id, rec->id, rec->nodes);
+	/* A script says its own nodes, partition and output; a wrapped command gets the group's. */
+	if (!q->sbatch)
+		sb_addf(&sb, "--nodes=%d --partition=%s --output=" RUNOP_NODE_DIR "/%s-%%j.log ",
+			rec->nodes, rec->group, rec->id);
+	sb_addf(&sb, RUNOP_NODE_DIR "/%s.sbatch", rec->id);
 	free(quoted);
 	if (on_node(hosts, r->e->spec, json_array_get(ctl_nodes, 0), q->endpoint, sb.buf, &out,
 		    err) < 0)
@@ -538,4 +542,70 @@ out:
 	free(summary);
 	runrec_list_release(&l);
 	return ret;
+}
+
+/* The GPUs of the workspace's nodes, as the host list counts them. */
+static int cluster_gpus(struct op_run *r, struct kiln_error *err)
+{
+	json_t *res = access_resources(r->e, r->state, false, err), *hosts;
+	const json_t *n;
+	size_t i;
+	int gpus = 0;
+
+	if (!res)
+		return -1;
+	hosts = access_hosts(r->e, res, NULL, err);
+	json_decref(res);
+	if (!hosts)
+		return -1;
+	json_array_foreach(json_object_get(hosts, "nodes"), i, n)
+		gpus += (int)json_integer_value(json_object_get(n, "gpus"));
+	json_decref(hosts);
+	return gpus;
+}
+
+static double peak_of(struct op_run *r, const struct runrec *rec)
+{
+	const struct catalog *cat = r->e->prov->catalog ? r->e->prov->catalog(r->e->ctx) : NULL;
+	const struct catalog_gpu *g = cat && rec->gpu_model ? catalog_gpu(cat, rec->gpu_model) : NULL;
+	const char *prec = json_string_value(json_object_get(rec->lineage.workload, "precision"));
+
+	if (!g)
+		return -1;
+	return prec && strcmp(prec, "fp8") == 0 ? g->fp8_tflops : g->bf16_tflops;
+}
+
+int runop_status(struct op_run *r, int64_t now, double cluster_hourly, json_t **out,
+		 struct kiln_error *err)
+{
+	struct runrec_list l = {0};
+	int gpus = -1;
+
+	*out = NULL;
+	if (runop_list(r->store, r->e->workspace, now, &l, err) < 0)
+		return -1;
+	*out = json_array();
+	for (size_t i = 0; i < l.n; i++) {
+		const struct runrec *rec = &l.runs[i];
+		struct runprog p;
+		json_t *j;
+
+		if (rec->state != RUNREC_RUNNING)
+			continue;
+		if (gpus < 0 && (gpus = cluster_gpus(r, err)) < 0) {
+			json_decref(*out);
+			*out = NULL;
+			runrec_list_release(&l);
+			return -1;
+		}
+		runprog_compute(rec, now, rec->edited ? -1 : cluster_hourly, gpus, peak_of(r, rec),
+				&p);
+		j = runprog_json(rec, &p);
+		if (rec->edited)
+			json_object_set_new(j, "edited", json_string(rec->edited_why));
+		json_array_append_new(*out, j);
+		runprog_release(&p);
+	}
+	runrec_list_release(&l);
+	return 0;
 }

@@ -59,6 +59,15 @@ int runop_list(struct store *s, const char *workspace, int64_t now, struct runre
 int runop_cancel(struct op_run *r, const char *id, const char *endpoint, struct runrec *out,
 		 struct kiln_error *err);
 
+/*
+ * kiln status's runs: each running run's progress (runprog.h) as JSON, in
+ * *out (a new array, empty when none runs). cluster_hourly is what the
+ * cluster costs an hour now (< 0: unknown). A hand-edited record is shown
+ * with its cost unknown: never trusted for money. -1 with err.
+ */
+int runop_status(struct op_run *r, int64_t now, double cluster_hourly, json_t **out,
+		 struct kiln_error *err);
+
 /* A word shell-quoted for sh -c on a node ('...' with ' as '\''). Caller frees. */
 char *runop_shell_quote(const char *word);
 

@@ -168,6 +168,44 @@ assert r["edited"] is True and "not the digest" in r["edited_why"], r'
 	cd "$E2E_ROOT" || exit 1
 }
 
+# kiln status shows each running run: pace, MFU, ETA against the
+# workload's deadline, cost so far and projected, the warning; and "no
+# data" (never 0) for a run that reports no progress.
+ru_status() {
+	ru_sim_dir examples/quickstart.yaml
+	printf 'workload: {params: 8B, tokens: 20B, deadline: 1d}\n' >>kiln.yaml
+	git -c user.name=e2e -c user.email=e2e@example.com commit -qam workload
+	export KILN_NOW=2026-12-07T00:00:00Z
+	"$KILN" apply --auto-approve >/dev/null 2>&1
+	KILN_SIM_RUN_TOKENS_PER_S=150000 KILN_SIM_RUN_SECONDS=200000 \
+		"$KILN" run --name llama8b -- torchrun train.py >"$E2E_TMP/run.out" 2>&1
+	id=$(sed -n 's/^Run \(r-[0-9a-f]*\) .*/\1/p' "$E2E_TMP/run.out")
+	KILN_SIM_RUN_SECONDS=200000 "$KILN" run --name quiet -- python quiet.py >"$E2E_TMP/run2.out" 2>&1
+	id2=$(sed -n 's/^Run \(r-[0-9a-f]*\) .*/\1/p' "$E2E_TMP/run2.out")
+	check "runs: status shows the run's pace, MFU, ETA, deadline, cost and the deadline it will miss" 0 \
+		--out-has "Runs:" \
+		--out-has "  $id llama8b on trainers (2 nodes, 16 GPUs): running 1h0m (simulated)" \
+		--out-has "    150000 tokens/s, MFU 0.45, ETA 1d12h (deadline 2026-12-08T00:00:00Z); cost \$196.68 so far, \$7,284.59 projected" \
+		--out-has "    warning: will miss its deadline (2026-12-08T00:00:00Z) by 13h2m14s at this pace" \
+		--out-has "  $id2 quiet on trainers (2 nodes, 16 GPUs): running 1h0m (simulated)" \
+		--out-has "    no data, no data, ETA no data (deadline 2026-12-08T00:00:00Z); cost \$196.68 so far, no data projected" \
+		-- env KILN_NOW=2026-12-07T01:00:00Z "$KILN" status
+	check "runs: status --json carries the runs, no data as null" 0 \
+		-- env KILN_NOW=2026-12-07T01:00:00Z "$KILN" status --json
+	cp "$E2E_OUT" "$E2E_TMP/status.json"
+	assert "runs: the JSON run figures" python3 -c '
+import json, sys
+runs = {r["name"]: r for r in json.load(open(sys.argv[1]))["runs"]}
+a, q = runs["llama8b"], runs["quiet"]
+assert a["tokens_per_second"] == 150000 and a["mfu"] == 0.4548 and a["eta_seconds"] == 129734, a
+assert a["cost_so_far_usd"] == a["hourly_usd"] == 196.6838 and a["elapsed_seconds"] == 3600, a
+assert q["tokens_per_second"] is None and q["mfu"] is None and q["eta_seconds"] is None, q
+assert q["tokens"] is None and q["projected_cost_usd"] is None, q
+' "$E2E_TMP/status.json"
+	unset KILN_NOW
+	cd "$E2E_ROOT" || exit 1
+}
+
 # Against moto, the test sshd standing for every node: the command starts
 # on both nodes with its variables, and cancel ends what it started.
 ru_aws() {
@@ -229,5 +267,6 @@ ru_aws() {
 
 runs_tests() {
 	ru_sim
+	ru_status
 	ru_aws
 }
