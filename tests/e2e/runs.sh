@@ -206,6 +206,92 @@ assert q["tokens"] is None and q["projected_cost_usd"] is None, q
 	cd "$E2E_ROOT" || exit 1
 }
 
+# kiln report --by run: each run's cost, idle, and the invariant that the
+# runs and idle add up to the lifetime's cost to the cent, in every format
+# (the HTML read back by headless Chromium); a hand-edited record's cost
+# is not trusted and its time counted as idle.
+ru_report() {
+	ru_sim_dir examples/quickstart.yaml
+	KILN_NOW=2026-12-07T01:00:00Z KILN_SIM_RUN_TOKENS_PER_S=100000 \
+		"$KILN" run --name a -- python a.py >"$E2E_TMP/a.out" 2>&1
+	ida=$(sed -n 's/^Run \(r-[0-9a-f]*\) .*/\1/p' "$E2E_TMP/a.out")
+	KILN_NOW=2026-12-07T03:00:00Z KILN_SIM_RUN_SECONDS=7200 \
+		"$KILN" run --name b -- python b.py >"$E2E_TMP/b.out" 2>&1
+	idb=$(sed -n 's/^Run \(r-[0-9a-f]*\) .*/\1/p' "$E2E_TMP/b.out")
+	export KILN_NOW=2026-12-07T06:00:00Z
+	check "runs: report --by run gives each run's GPU-hours, cost, tokens and idle" 0 \
+		--out-has "$ida  a                     completed       16.00       \$196.68      360M       \$0.55  no data" \
+		--out-has "$idb  b                     completed       32.00       \$393.37   no data     no data  no data" \
+		--out-has "Idle (what no run used): \$590.05; runs and idle add up to \$1,180.10." \
+		-- "$KILN" report --by run
+	"$KILN" report --by run --format json >"$E2E_TMP/report.json"
+	"$KILN" report --format json >"$E2E_TMP/lifetimes.json"
+	assert "runs: JSON: runs + idle = total = the lifetimes' cost, to the cent; the run object has its lineage" \
+		python3 -c '
+import json, sys
+d = json.load(open(sys.argv[1])); l = json.load(open(sys.argv[2]))
+runs = d["runs"]
+assert [r["name"] for r in runs] == ["a", "b"], runs
+cents = lambda v: round(v * 100)
+assert cents(sum(r["cost_usd"] for r in runs)) + cents(d["idle_usd"]) == cents(d["total_usd"]), d
+assert cents(d["total_usd"]) == cents(l["total"]["cost"]), (d["total_usd"], l["total"])
+a = runs[0]
+for k in ("id", "name", "state", "cost_usd", "gpu_hours", "tokens", "usd_per_million_tokens", "mfu"):
+    assert k in a, k
+for k in ("code_commit", "dirty", "data", "spec_digest", "state_commit", "image"):
+    assert k in a["lineage"], k
+assert a["usd_per_million_tokens"] == round(a["cost_usd"] / 360, 4), a
+' "$E2E_TMP/report.json" "$E2E_TMP/lifetimes.json"
+	"$KILN" report --by run --format csv >"$E2E_TMP/report.csv"
+	assert "runs: CSV: a row a run, then idle and total, adding up" python3 -c '
+import csv, sys
+rows = list(csv.DictReader(open(sys.argv[1], newline="")))
+assert [r["id"] for r in rows] == [sys.argv[2], sys.argv[3], "idle", "total"], rows
+c = [round(float(r["cost_usd"]) * 100) for r in rows]
+assert c[0] + c[1] + c[2] == c[3], c
+' "$E2E_TMP/report.csv" "$ida" "$idb"
+	"$KILN" report --by run --format html >"$E2E_TMP/report.html"
+	if ! command -v chromium >/dev/null 2>&1; then
+		fail "runs: chromium is installed (scripts/deps.sh --install adds it)" /dev/null
+	else
+		chromium --headless --no-sandbox --disable-gpu --no-first-run \
+			--disable-background-networking --disable-component-update --disable-sync \
+			--user-data-dir="$E2E_TMP/.chromium-runs" --dump-dom \
+			"file://$E2E_TMP/report.html" >"$E2E_TMP/dom.html" 2>/dev/null
+		assert "runs: HTML: Chromium's DOM holds each run's cost, idle and the total" python3 -c '
+import html.parser, sys
+class P(html.parser.HTMLParser):
+    def __init__(s):
+        super().__init__(); s.cells = {}; s.id = None
+    def handle_starttag(s, tag, attrs):
+        s.id = dict(attrs).get("id")
+    def handle_data(s, data):
+        if s.id: s.cells[s.id] = s.cells.get(s.id, "") + data
+p = P(); p.feed(open(sys.argv[1]).read())
+want = {"run-" + sys.argv[2]: "$196.68", "run-" + sys.argv[3]: "$393.37", "idle": "$590.05", "runs-total": "$1,180.10"}
+got = {k: p.cells.get(k) for k in want}
+assert got == want, (got, want)
+' "$E2E_TMP/dom.html" "$ida" "$idb"
+	fi
+	# Halve run b's GPUs by hand: its cost is no longer trusted, its time is idle.
+	ru_records | python3 -c '
+import json, sys
+d = json.load(sys.stdin)
+d["runs"][1]["gpus"] = 8
+print(json.dumps(d, indent=2, sort_keys=True))' >"$E2E_TMP/edited.json"
+	blob=$(git --git-dir=.kiln/state.git hash-object -w "$E2E_TMP/edited.json")
+	tree=$(printf '100644 blob %s\truns.json\n' "$blob" | git --git-dir=.kiln/state.git mktree)
+	commit=$(git --git-dir=.kiln/state.git -c user.name=x -c user.email=x@example.com \
+		commit-tree "$tree" -p refs/kiln/runs/default -m "cheaper, by hand")
+	git --git-dir=.kiln/state.git update-ref refs/kiln/runs/default "$commit"
+	check "runs: a hand-edited run is named in the report, its cost unknown and counted as idle" 0 \
+		--out-has "$idb  b                     completed           -       unknown   no data     no data  no data  EDITED: not trusted for money, counted as idle" \
+		--out-has "Idle (what no run used): \$983.42; runs and idle add up to \$1,180.10." \
+		-- "$KILN" report --by run
+	unset KILN_NOW
+	cd "$E2E_ROOT" || exit 1
+}
+
 # Against moto, the test sshd standing for every node: the command starts
 # on both nodes with its variables, and cancel ends what it started.
 ru_aws() {
@@ -268,5 +354,6 @@ ru_aws() {
 runs_tests() {
 	ru_sim
 	ru_status
+	ru_report
 	ru_aws
 }

@@ -350,7 +350,7 @@ slurm_run_tests() {
 		-- "$KILN" run --sbatch train.sbatch --name slurm-e2e --var image=$SLURM_SPEC_IMAGE
 	sl_run=$(sed -n 's/^Run \(r-[0-9a-f]*\) .*/\1/p' "$E2E_OUT")
 	sl_job=$(sed -n 's/^Slurm job \([0-9]*\);.*/\1/p' "$E2E_OUT")
-	check "slurm: slurmctld has the job kiln recorded, named after the run, with KILN_RUN_ID" 0 \
+	check "slurm: slurmctld has the job kiln recorded, named after the run" 0 \
 		--out "kiln-$sl_run" -- slurm_on_ctl squeue -h -j "$sl_job" -o %j
 	check "slurm: kiln run show gives the job id" 0 --out-has "  job id         $sl_job" \
 		-- "$KILN" run show "$sl_run"
