@@ -22,6 +22,7 @@ enum {
 	OPT_SBATCH,
 	OPT_ALLOW_DIRTY,
 	OPT_JSON,
+	OPT_DATA,
 };
 
 static const struct cli_option start_options[] = {
@@ -32,6 +33,8 @@ static const struct cli_option start_options[] = {
     {"name", 0, true, OPT_NAME, "NAME", "what to call the run (default: the program's name)"},
     {"sbatch", 0, true, OPT_SBATCH, "FILE",
      "submit this batch script through the Slurm controller (scheduler: slurm)"},
+    {"data", 0, true, OPT_DATA, "STORE[/PREFIX]",
+     "an object store the run reads: its listing's manifest digest is recorded (repeatable)"},
     {"allow-dirty", 0, false, OPT_ALLOW_DIRTY, NULL,
      "record a run whose code has uncommitted changes (with a digest of the diff)"},
     {"json", 0, false, OPT_JSON, NULL, "print the run (show, and what run recorded) as JSON"},
@@ -50,6 +53,8 @@ const struct cmd_info cmd_run_info = {
 	"  the code     the git commit of the directory kiln runs in; a tree with\n"
 	"               uncommitted changes is refused unless --allow-dirty, which\n"
 	"               records a digest of the diff\n"
+	"  the data     for each --data STORE[/PREFIX], a digest over the keys, sizes\n"
+	"               and ETags the store lists under the prefix\n"
 	"  the cluster  the spec's digest, the state commit, the image, the instance\n"
 	"               types, the node count and the spec's workload: block\n"
 	"  who and when the author (as a state commit's) and the time\n"
@@ -95,6 +100,8 @@ struct run_cmd {
 	const char *sub; /* "show", "cancel", or NULL */
 	const char *id;
 	const char *spec;
+	const char **data; /* --data, for q.data */
+	size_t capdata;
 	struct op_run r;
 };
 
@@ -215,6 +222,8 @@ static int parse(struct run_cmd *c, struct cli_parser *p, struct cli *cli, int a
 			c->q.name = p->optarg;
 		else if (opt == OPT_SBATCH)
 			c->q.sbatch = p->optarg;
+		else if (opt == OPT_DATA)
+			*ARRAY_PUSH(c->data, c->q.ndata, c->capdata) = p->optarg;
 		else if (opt == OPT_ALLOW_DIRTY)
 			c->q.allow_dirty = true;
 		else if (opt == OPT_JSON)
@@ -332,6 +341,7 @@ int cmd_run(int argc, char **argv, struct cli *cli)
 	if (open_spec(&c, cli) < 0)
 		goto out;
 	c.q.endpoint = getenv(ACCESS_ENDPOINT_ENV);
+	c.q.data = c.data;
 	c.q.code_dir = ".";
 	if (c.sub ? runop_cancel(&c.r, c.id, c.q.endpoint, &rec, &err) < 0
 		  : runop_start(&c.r, &c.q, &rec, &err) < 0) {
@@ -363,6 +373,7 @@ int cmd_run(int argc, char **argv, struct cli *cli)
 	ret = KILN_EXIT_OK;
 out:
 	runrec_release(&rec);
+	free(c.data);
 	op_close(&c.r);
 	run_flags_release(&c.f);
 	cli_parser_release(&p);

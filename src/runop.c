@@ -140,6 +140,89 @@ static int fill_code(const struct runop_request *q, struct runrec_lineage *l,
 	return 0;
 }
 
+static int no_store(const struct spec *spec, const char *name, struct kiln_error *err)
+{
+	struct strbuf sb = {0};
+
+	for (size_t i = 0; i < spec->nstores; i++)
+		if (spec->stores[i].tier == TIER_OBJECT)
+			sb_addf(&sb, "%s%s", sb.len ? ", " : "", spec->stores[i].name);
+	kiln_error_set(err, "no store '%s' in %s", name, spec->file);
+	kiln_error_hint(err, "--data names one of its object stores: %s", sb.len ? sb.buf : "(none)");
+	sb_release(&sb);
+	return -1;
+}
+
+/* One --data STORE[/PREFIX]: the store's listing under the prefix, as a manifest digest. */
+static int fill_one_data(struct op_run *r, const char *arg, struct runrec_data *d,
+			 struct kiln_error *err)
+{
+	const struct spec *spec = r->e->spec;
+	const struct spec_store *st;
+	char *name = xstrdup(arg), *slash = strchr(name, '/'), *addr = NULL;
+	const char *type = r->e->prov->part_type ? r->e->prov->part_type(PART_OBJECT) : NULL;
+	const char *id;
+	json_t *objs = NULL;
+	int rc, ret = -1;
+
+	if (slash)
+		*slash = '\0';
+	if (!(st = spec_store_find(spec, name))) {
+		no_store(spec, name, err);
+		goto out;
+	}
+	if (st->tier != TIER_OBJECT) {
+		kiln_error_set(err, "store '%s' is %s, not an object store", name,
+			       spec_tier_with_article(st->tier));
+		kiln_error_hint(err, "--data names an object store: its keys, sizes and ETags make "
+				     "the run's data manifest");
+		goto out;
+	}
+	if (!type || !r->e->prov->list_objects) {
+		kiln_error_set(err, "the %s provider cannot list a store's objects",
+			       r->e->prov->name);
+		goto out;
+	}
+	addr = xasprintf("%s.%s", type, name);
+	if (!(id = state_resource_id(state_resource(r->state, addr)))) {
+		kiln_error_set(err, "store '%s' has not been created in workspace '%s'", name,
+			       r->e->workspace);
+		kiln_error_hint(err, "kiln apply creates it");
+		goto out;
+	}
+	rc = r->e->prov->list_objects(r->e->ctx, id, slash ? slash + 1 : "", &objs, err);
+	if (rc == PROV_NOTFOUND) {
+		kiln_error_set(err, "store '%s' (%s) is gone from the cloud", name, id);
+		kiln_error_hint(err, "kiln plan shows the drift and kiln apply makes it again");
+		goto out;
+	}
+	if (rc != PROV_OK)
+		goto out;
+	d->manifest_digest = lineage_manifest_digest(objs, &d->objects, &d->bytes, err);
+	if (!d->manifest_digest)
+		goto out;
+	d->store = xstrdup(name);
+	d->prefix = xstrdup(slash ? slash + 1 : "");
+	ret = 0;
+out:
+	json_decref(objs);
+	free(addr);
+	free(name);
+	return ret;
+}
+
+static int fill_data(struct op_run *r, const struct runop_request *q, struct runrec_lineage *l,
+		     struct kiln_error *err)
+{
+	l->data = xcalloc(q->ndata + 1, sizeof(*l->data));
+	for (size_t i = 0; i < q->ndata; i++) {
+		if (fill_one_data(r, q->data[i], &l->data[l->ndata], err) < 0)
+			return -1;
+		l->ndata++;
+	}
+	return 0;
+}
+
 /* The group's nodes (new array, non-empty) and the host list, or -1 with err. */
 static int group_nodes(struct op_run *r, const char *group, json_t **hosts, json_t **nodes,
 		       struct kiln_error *err)
@@ -179,6 +262,7 @@ static int fill_record(struct op_run *r, const struct runop_request *q,
 	rec->model_tokens_per_s = -1;
 	runrec_new_id(rec->id);
 	if (fill_code(q, &rec->lineage, err) < 0 || fill_entry(q, &rec->entry, err) < 0 ||
+	    fill_data(r, q, &rec->lineage, err) < 0 ||
 	    store_signature(r->store, &sig, err) < 0)
 		return -1;
 	rec->author = xasprintf("%s <%s>", sig->name, sig->email);

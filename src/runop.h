@@ -27,6 +27,8 @@ struct runop_request {
 	const char *sbatch; /* a batch script to submit, or NULL */
 	char **command;	    /* the command and its arguments, when not sbatch */
 	int ncommand;
+	const char *const *data; /* --data STORE[/PREFIX]: the object stores the run reads */
+	size_t ndata;
 	bool allow_dirty; /* record a dirty tree (with its diff's digest) rather than refuse */
 	const char *code_dir; /* where the training code is: "." */
 	const char *endpoint; /* every node at one sshd (ACCESS_ENDPOINT_ENV), or NULL */

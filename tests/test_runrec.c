@@ -20,6 +20,7 @@
 
 #include <jansson.h>
 
+#include "lineage.h"
 #include "runrec.h"
 #include "store.h"
 #include "timefmt.h"
@@ -253,6 +254,37 @@ static void ids_have_one_shape(void **state)
 	assert_false(runrec_id_ok("x-0123abcd"));
 }
 
+static void a_manifest_digest_does_not_depend_on_the_listing_s_order(void **state)
+{
+	struct kiln_error err = {{0}};
+	json_t *a = json_pack("[{s:s, s:i, s:s}, {s:s, s:i, s:s}]", "key", "c4/a", "size", 10, "etag",
+			      "\"e1\"", "key", "c4/b", "size", 20, "etag", "\"e2\"");
+	json_t *b = json_pack("[{s:s, s:i, s:s}, {s:s, s:i, s:s}]", "key", "c4/b", "size", 20, "etag",
+			      "\"e2\"", "key", "c4/a", "size", 10, "etag", "\"e1\"");
+	json_t *bad = json_pack("[{s:s}]", "key", "c4/a");
+	const char *lines = "c4/a\t10\t\"e1\"\nc4/b\t20\t\"e2\"\n";
+	uint64_t n, bytes;
+	char *da, *db, *want;
+
+	(void)state;
+	da = lineage_manifest_digest(a, &n, &bytes, &err);
+	db = lineage_manifest_digest(b, &n, &bytes, &err);
+	assert_string_equal(da, db);
+	assert_int_equal(n, 2);
+	assert_int_equal(bytes, 30);
+	/* One line a key, sorted: what sha256sum gives for the same text. */
+	want = lineage_digest(lines, strlen(lines));
+	assert_string_equal(da, want);
+	free(want);
+	assert_null(lineage_manifest_digest(bad, &n, &bytes, &err));
+	assert_string_equal(err.msg, "object 0 of the listing has no key, size or etag");
+	free(da);
+	free(db);
+	json_decref(a);
+	json_decref(b);
+	json_decref(bad);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -269,6 +301,7 @@ int main(void)
 	    cmocka_unit_test_setup_teardown(a_simulated_run_completes_after_its_model_s_seconds,
 					    setup, teardown),
 	    cmocka_unit_test(ids_have_one_shape),
+	    cmocka_unit_test(a_manifest_digest_does_not_depend_on_the_listing_s_order),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -57,6 +57,12 @@ ru_sim() {
 	check "runs: a progress rate that is not a number is refused" 1 --out "" \
 		--err "$(ru_err "sim: KILN_SIM_RUN_TOKENS_PER_S must be a number of tokens a second of at least 0, like 250000, got 'fast'")" \
 		-- env KILN_SIM_RUN_TOKENS_PER_S=fast "$KILN" run --allow-dirty -- python train.py
+	check "runs: a --data store that does not exist is refused, naming the object stores" 1 --out "" \
+		--err "$(ru_err "no store 'datasets' in kiln.yaml" "--data names one of its object stores: checkpoints")" \
+		-- "$KILN" run --allow-dirty --data datasets/c4/ -- python train.py
+	check "runs: a sim object listing that is not KEY=SIZE pairs is refused" 1 --out "" \
+		--err "$(ru_err "sim: KILN_SIM_OBJECTS must be KEY=SIZE pairs separated by commas, like data/a.bin=1024,data/b.bin=2048, got 'c4/a'")" \
+		-- env KILN_SIM_OBJECTS=c4/a "$KILN" run --allow-dirty --data checkpoints -- python train.py
 	check "runs: --allow-dirty records the run, simulated, and says so" 0 \
 		--out-has "recorded and started on trainers: 2 nodes, 16 GPUs." \
 		--out-has "(simulated: the sim provider runs no machines; the run ends after 2h)" \
@@ -308,9 +314,22 @@ ru_aws() {
 		export KILN_TEST_SSH_ENDPOINT
 		out=$ac_dir/out
 		mkdir -p "$out"
+		# 1,100 objects under c4/ (two pages of ListObjectsV2) and one beside it.
+		bucket=$("$KILN" state pull 2>/dev/null | python3 -c '
+import json, sys
+print(json.load(sys.stdin)["resources"]["aws_s3_bucket.datasets"]["id"])')
+		"$AWS_PY" -c '
+import boto3, sys
+s3 = boto3.client("s3")
+for i in range(1100):
+    s3.put_object(Bucket=sys.argv[1], Key="c4/shard-%05d" % i, Body=b"x" * (i % 7))
+s3.put_object(Bucket=sys.argv[1], Key="other/readme", Body=b"not data")' "$bucket"
+		check "runs: a --data store the spec does not have is refused, naming its object stores" 1 --out "" \
+			--err "$(ru_err "no store 'dataset' in kiln.yaml" "--data names one of its object stores: datasets, checkpoints")" \
+			-- "$KILN" run trainers --data dataset/c4/ -- true
 		check "runs: kiln run starts the command on every node of the group" 0 \
 			--out-has "recorded and started on trainers: 2 nodes" --err "" \
-			-- "$KILN" run trainers -- sh -c \
+			-- "$KILN" run trainers --data datasets/c4/ -- sh -c \
 			"echo \$KILN_RUN_ID \$KILN_NODES \$KILN_MASTER_ADDR > $out/rank\$KILN_NODE_RANK"
 		id=$(sed -n 's/^Run \(r-[0-9a-f]*\) .*/\1/p' "$E2E_OUT")
 		"$KILN" hosts trainers --format hostfile >hostfile
@@ -319,6 +338,19 @@ ru_aws() {
 			[ -f "$out/rank0" ] && [ -f "$out/rank1" ] && break
 			sleep 0.5
 		done
+		git --git-dir=.kiln/state.git show refs/kiln/runs/default:runs.json >"$E2E_TMP/aws-runs.json"
+		assert "runs: the data manifest is the digest of what boto3 lists under c4/, every page" \
+			"$AWS_PY" -c '
+import boto3, hashlib, json, sys
+s3 = boto3.client("s3")
+objs = []
+for page in s3.get_paginator("list_objects_v2").paginate(Bucket=sys.argv[1], Prefix="c4/"):
+    objs += page.get("Contents", [])
+lines = "".join("%s\t%d\t%s\n" % (o["Key"], o["Size"], o["ETag"]) for o in sorted(objs, key=lambda o: o["Key"]))
+d = json.load(open(sys.argv[2]))["runs"][0]["lineage"]["data"]
+want = [{"store": "datasets", "prefix": "c4/", "objects": 1100,
+         "bytes": sum(o["Size"] for o in objs), "manifest_digest": "sha256:" + hashlib.sha256(lines.encode()).hexdigest()}]
+assert d == want, (d, want)' "$bucket" "$E2E_TMP/aws-runs.json"
 		assert "runs: each node got KILN_RUN_ID, KILN_NODES, its KILN_NODE_RANK and KILN_MASTER_ADDR" \
 			test "$(cat "$out/rank0" "$out/rank1" 2>&1 | tr '\n' '|')" = "$id 2 $master|$id 2 $master|"
 		# A marker only this test's sleepers carry, for pgrep.
