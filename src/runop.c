@@ -305,8 +305,8 @@ static int on_node(const json_t *hosts, const struct spec *spec, const json_t *n
 {
 	const char *name = json_string_value(json_object_get(node, "name"));
 	const char *group = json_string_value(json_object_get(node, "group"));
-	char *config = NULL;
-	char *av[] = {"ssh", "-F", NULL, "-n", "--", (char *)name, (char *)command, NULL};
+	char *config = NULL, *host = xstrdup(name ? name : ""), *cmd = xstrdup(command);
+	char *av[] = {"ssh", "-F", NULL, "-n", "--", host, cmd, NULL};
 	struct sched_run run = {0};
 	int ret = -1;
 
@@ -315,10 +315,10 @@ static int on_node(const json_t *hosts, const struct spec *spec, const json_t *n
 	if (!access_node_host(node) && !endpoint) {
 		kiln_error_set(err, "%s has no address yet", name);
 		kiln_error_hint(err, "kiln hosts --refresh shows it once the cloud has given it one");
-		return -1;
+		goto out;
 	}
 	if (access_ssh_config_file(hosts, spec, endpoint, SCHED_CONNECT_TIMEOUT, &config, err) < 0)
-		return -1;
+		goto out;
 	av[2] = config;
 	if (sched_run_bounded(av, RUNOP_SSH_DEADLINE * 1000, &run, err) < 0 ||
 	    sched_run_verdict(&run, name, group, err) < 0)
@@ -327,8 +327,11 @@ static int on_node(const json_t *hosts, const struct spec *spec, const json_t *n
 		*out = sb_detach(&run.out);
 	ret = 0;
 out:
-	unlink(config);
+	if (config)
+		unlink(config);
 	free(config);
+	free(host);
+	free(cmd);
 	sb_release(&run.out);
 	sb_release(&run.errs);
 	return ret;
