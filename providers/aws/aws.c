@@ -653,6 +653,7 @@ const struct provider provider_aws = {
     .calls = aws_calls,
     .metrics = aws_metrics,
     .login_user = aws_login_user,
+    .list_objects = aws_s3_list_objects,
     /*
      * The cheapest training cluster (one node, about $10 an hour): an init
      * without a choice never starts a multi-node bill.
