@@ -30,6 +30,23 @@
   dependency to be ready (Terraform's) cannot beat. Target (issue 18):
   apply within 1.1x of the chain.
 
+- rate: EC2's rate limits (issue 30), against the moto extension's
+  documented token buckets (tests/moto/ec2_buckets.py) on a clock running
+  KILN_BENCH_RATE_SCALE (default 100) times fast, kiln told the same
+  (KILN_AWS_RATE_SCALE): a 2,000-node gang and a 4-group 4,000-node cluster,
+  applied and destroyed. Each apply's time against the bucket bound (the
+  instances past the bucket's 1,000 at 2 a second: 500 s for 2,000, 1,500 s
+  for 4,000; a destroy's past 1,000 at 20 a second), measured on the
+  emulator's clock from the start to the last RunInstances
+  (TerminateInstances) it let through (moto then takes tens of milliseconds
+  an instance to make them, where EC2 answers at once); RunInstances calls
+  against the fewest (one per 1,000 of each group); the requests the buckets refused, and whether any error
+  reached the user. Targets: apply and destroy within 1.1x of the bound,
+  calls within 2x the fewest, no throttling error surfacing.
+  KILN_BENCH_RATE_NODES=N (default 2000) and KILN_BENCH_RATE_BUCKET=B
+  (default 1000, the documented size) shrink the run, the bound shrinking
+  with it (the same code path, minutes less of moto).
+
 Figures only: timings belong here, not in tests.
 """
 import collections
@@ -434,13 +451,105 @@ def bench_aws(tmp):
         subprocess.run(["sh", server, "stop", mdir], capture_output=True)
 
 
+RATE_SCALE = float(os.environ.get("KILN_BENCH_RATE_SCALE", "100"))
+
+
+def rate_spec(groups, n):
+    lines = ["kiln: 1", "cluster: rate", "provider: {name: aws, region: us-east-1, zone: us-east-1a}",
+             "network: {cidr: 10.60.0.0/16}", "compute:"]
+    for g in range(groups):
+        lines += [f"  g{g}:", "    instance_type: m7i.xlarge", f"    count: {n}", "    gang: true",
+                  "    image: ami-1e749f67"]
+    return "\n".join(lines) + "\n"
+
+
+def moto_post(port, path, obj):
+    import urllib.request
+    req = urllib.request.Request(f"http://127.0.0.1:{port}/_kiln/{path}", method="POST",
+                                 data=json.dumps(obj).encode(),
+                                 headers={"Content-Type": "application/json"})
+    with urllib.request.urlopen(req) as r:
+        return json.loads(r.read() or b"{}")
+
+
+def bench_rate(tmp):
+    root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+    server = os.path.join(root, "tests", "moto", "server.sh")
+    if subprocess.run(["sh", server, "available"], capture_output=True).returncode != 0:
+        print("\nrate: skipped (moto or boto3 is not installed)")
+        return
+    nodes = int(os.environ.get("KILN_BENCH_RATE_NODES", "2000"))
+    bucket = int(os.environ.get("KILN_BENCH_RATE_BUCKET", "1000"))
+    launch_refill, term_bucket, term_refill = 2.0, 1000, 20.0
+    mdir = os.path.join(tmp, "moto-rate")
+    os.makedirs(mdir)
+    subprocess.run(["sh", server, "start", mdir], check=True, capture_output=True)
+    try:
+        port = int(open(os.path.join(mdir, "moto.port")).read())
+        print(f"\nrate: EC2's buckets on the emulator, its clock {RATE_SCALE:g}x fast; instance "
+              f"bucket {bucket} (refill 2/s launching, 20/s terminating); seconds are EC2's")
+        print(f"  {'run':<28} {'s':>8} {'bound s':>8} {'ratio':>6} {'calls':>6} {'fewest':>6} "
+              f"{'refused':>7} {'surfaced':>8}")
+        for groups, per in ((1, nodes), (4, nodes // 2)):
+            work = os.path.join(tmp, f"rate{groups}")
+            os.makedirs(work)
+            with open(os.path.join(work, "kiln.yaml"), "w") as f:
+                f.write(rate_spec(groups, per))
+            moto_reset(port)
+            moto_post(port, "rate-limits", {"enabled": True, "time_scale": RATE_SCALE,
+                                            "resource_buckets": {
+                                                "RunInstances": [bucket, launch_refill],
+                                                "TerminateInstances": [term_bucket, term_refill]}})
+            env = dict(os.environ, AWS_ENDPOINT_URL=f"http://127.0.0.1:{port}",
+                       AWS_ACCESS_KEY_ID="AKIAKILNBENCH0000000", AWS_SECRET_ACCESS_KEY="bench",
+                       AWS_REGION="us-east-1", KILN_AWS_RATE_SCALE=str(int(RATE_SCALE)),
+                       KILN_AWS_LAUNCH_BUCKET=str(bucket), KILN_HTTP_TIMEOUT_MS="3600000")
+            total = groups * per
+            fewest = groups * -(-per // bucket)
+            for step, args, action, b, refill, size in (
+                    ("apply", ["apply", "--auto-approve", "--health-timeout", "0"], "RunInstances",
+                     bucket, launch_refill, bucket),
+                    ("destroy", ["destroy", "--auto-approve"], "TerminateInstances",
+                     term_bucket, term_refill, 1000)):
+                moto_calls(port, reset=True)
+                before = moto_post(port, "rate-limits", {})  # GET's answer, by POSTing nothing
+                wall, _, _, p = run([KILN] + args, cwd=work, env=env)
+                calls = moto_calls(port)
+                after = moto_post(port, "rate-limits", {})
+                # EC2's seconds, on the emulator's clock: from the start to the last
+                # launch (termination) EC2 let through, which the bucket bound is about;
+                # moto's own time making instances is not EC2's.
+                kiln_s = max(0.0, after.get("last_admitted", {}).get(action, 0) - before.get("now", 0))
+                bound = max(0.0, (total - b) / refill)
+                n_calls = calls.get("by_action", {}).get(f"ec2:{action}", 0)
+                refused = after.get("throttled", 0) - before.get("throttled", 0)
+                err = p.stderr.decode()
+                surfaced = err.count("RequestLimitExceeded") + (p.returncode != 0)
+                ratio = kiln_s / bound if bound else 0
+                name = f"{step} {groups}x{per} ({total} nodes)"
+                print(f"  {name:<28} {kiln_s:>8.1f} {bound:>8.1f} {ratio:>6.2f} {n_calls:>6} "
+                      f"{fewest if step == 'apply' else groups * -(-per // size):>6} {refused:>7} "
+                      f"{surfaced:>8}{'' if p.returncode == 0 else f'  (exit {p.returncode})'}")
+                if bound and ratio > 1.1:
+                    print(f"    not met: the last {action} was let through {kiln_s:.1f} s in "
+                          f"({wall:.1f} s wall, {calls.get('serving_seconds', 0):.1f} s of it moto "
+                          f"serving) > 1.1 x ({total} - {b}) / {refill:g} = {1.1 * bound:.1f} s")
+                if step == "apply" and n_calls > 2 * fewest:
+                    print(f"    not met: {n_calls} {action} calls > 2 x {fewest}")
+                if surfaced:
+                    print(f"    not met: {surfaced} throttling error(s) or a failure reached the user: "
+                          f"{err.strip().splitlines()[-1] if err.strip() else ''}")
+    finally:
+        subprocess.run(["sh", server, "stop", mdir], capture_output=True)
+
+
 def main():
     if not os.access(KILN, os.X_OK):
         sys.exit(f"no kiln binary at {KILN}; run make first")
     tmp = tempfile.mkdtemp(prefix="kiln-bench.")
     try:
         print(f"kiln benchmarks: {KILN}")
-        which = os.environ.get("KILN_BENCH", "validate,state,engine,ready,aws").split(",")
+        which = os.environ.get("KILN_BENCH", "validate,state,engine,ready,aws,rate").split(",")
         if "validate" in which:
             bench_validate(tmp)
         if "state" in which:
@@ -451,6 +560,8 @@ def main():
             bench_ready(tmp)
         if "aws" in which:
             bench_aws(tmp)
+        if "rate" in which:
+            bench_rate(tmp)
     finally:
         shutil.rmtree(tmp)
 

@@ -103,6 +103,7 @@ class Ec2Throttle:
         self.requests: dict[str, Bucket] = {}   # action -> its request bucket
         self.resources: dict[str, Bucket] = {}  # action -> its resource bucket
         self.throttled: dict[str, int] = {}     # action -> requests refused
+        self.last_admitted: dict[str, float] = {}  # action -> the clock when last let through
 
     def admit(self, action: str, params: dict) -> bool:
         """Take the request's tokens and return True, or take none and return False."""
@@ -121,6 +122,7 @@ class Ec2Throttle:
                 self.throttled[action] = self.throttled.get(action, 0) + 1
                 return False
             req.tokens -= 1
+            self.last_admitted[action] = now
             if res is not None:
                 res.tokens -= cost
             return True

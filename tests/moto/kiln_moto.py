@@ -33,7 +33,9 @@ The wrapper adds a control API under /_kiln/ (never seen by moto, never counted,
 faulted, never authenticated):
   GET  /_kiln/health          {"ok": true}
   GET  /_kiln/calls           {"total": N, "by_action": {"ec2:RunInstances": 1, ...},
-                               "faults_injected": {"throttle": n, "error5xx": n, "error5xx_after": n}}
+                               "faults_injected": {"throttle": n, "error5xx": n, "error5xx_after": n},
+                               "serving_seconds": S}: S, how long moto was busy serving
+                               at least one request (for bench/: moto is slower than EC2)
   POST /_kiln/calls/reset     zero the counters
   GET|POST /_kiln/capacity    [{"instance_type": "p5.48xlarge", "zone": "us-east-1a", "max": 0}, ...]
                               at most `max` pending+running instances of that type in that zone
@@ -90,7 +92,8 @@ faulted, never authenticated):
                               per-instance buckets otherwise (as AWS may set an account's),
                               for tests of chunked launches with fewer instances.
                               {"enabled": false} turns them off. GET reports "throttled"
-                              (and by action), "now" and the tables
+                              (and by action), "now", "last_admitted" (the clock when each
+                              action was last let through) and the tables
   POST /_kiln/reset           moto's backends (as /moto-api/reset), moto's count of
                               unauthenticated requests, and all of the above
 """
@@ -134,6 +137,7 @@ class KilnState:
         self.total = 0
         self.by_action: dict[str, int] = {}
         self.faults_injected = {"throttle": 0, "error5xx": 0, "error5xx_after": 0}
+        self.serving: list[tuple[float, float]] = []  # when moto served each request (monotonic)
         self.capacity: list[dict] = []
         self.faults: dict = {}
         self.rng = random.Random()
@@ -2153,7 +2157,12 @@ class KilnApp:
                 if hasattr(it, "close"):
                     it.close()
             return _respond(start_response, *fault_response(service, "error5xx"))
-        return self.moto_app(environ, start_response)
+        t0 = time.monotonic()
+        try:
+            return self.moto_app(environ, start_response)
+        finally:
+            with LOCK:
+                STATE.serving.append((t0, time.monotonic()))
 
     def control(self, environ, start_response):
         method = environ.get("REQUEST_METHOD", "GET")
@@ -2181,9 +2190,10 @@ class KilnApp:
                 "total": STATE.total,
                 "by_action": dict(sorted(STATE.by_action.items())),
                 "faults_injected": dict(STATE.faults_injected),
+                "serving_seconds": round(serving_seconds(STATE.serving), 3),
             })
         if path == "/_kiln/calls/reset" and method == "POST":
-            STATE.total, STATE.by_action = 0, {}
+            STATE.total, STATE.by_action, STATE.serving = 0, {}, []
             STATE.faults_injected = dict.fromkeys(STATE.faults_injected, 0)
             return _json(start_response, 200, {"ok": True})
         if path == "/_kiln/capacity":
@@ -2222,6 +2232,7 @@ class KilnApp:
                 "now": rl.clock() if rl else None,
                 "throttled": sum(rl.throttled.values()) if rl else 0,
                 "throttled_by_action": dict(rl.throttled) if rl else {},
+                "last_admitted": dict(rl.last_admitted) if rl else {},
                 "buckets": {k: list(v) for k, v in EC2_BUCKETS.items()},
                 "resource_buckets": ({k: list(v) for k, v in rl.resource_sizes.items()}
                                      if rl else {k: list(v) for k, v in EC2_RESOURCE_BUCKETS.items()}),
@@ -2302,6 +2313,20 @@ def validate_capacity(rules) -> list:
             raise ValueError(f"capacity rule needs instance_type and an integer max: {r!r}")
         out.append({k: r[k] for k in ("instance_type", "zone", "max") if r.get(k) is not None})
     return out
+
+
+def serving_seconds(intervals) -> float:
+    """How long moto was serving at least one request: the union of the intervals (what a
+    bench subtracts from kiln's wall time, since moto is far slower than EC2 at it)."""
+    total, end = 0.0, None
+    for a, b in sorted(intervals):
+        if end is None or a > end:
+            total += b - a
+            end = b
+        elif b > end:
+            total += b - end
+            end = b
+    return total
 
 
 def rate_limits(cfg, current):

@@ -70,6 +70,12 @@ class DocumentedBuckets(unittest.TestCase):
         self.assertEqual(burst(self.th, "CreateSubnet", {}, 50), 50)
         self.assertFalse(self.th.admit("CreateVpc", {}))
 
+    def test_the_clock_of_the_last_request_let_through_is_kept_per_action(self):
+        self.th.admit("CreateVpc", {})
+        self.clock.t = 7.5
+        self.th.admit("CreateVpc", {})
+        self.assertEqual(self.th.last_admitted, {"CreateVpc": 7.5})
+
     def test_a_bucket_never_holds_more_than_its_size(self):
         self.clock.t += 3600
         self.assertEqual(burst(self.th, "CreateVpc", {}, 70), 50)
@@ -126,6 +132,13 @@ class AccountSizes(unittest.TestCase):
         self.assertTrue(th.admit("TerminateInstances", ids))
 
 
+class Serving(unittest.TestCase):
+    def test_the_time_moto_served_counts_overlapping_requests_once(self):
+        from kiln_moto import serving_seconds
+        self.assertEqual(serving_seconds([(0, 2), (1, 3), (5, 6)]), 4)
+        self.assertEqual(serving_seconds([]), 0)
+
+
 class Clock(unittest.TestCase):
     def test_the_scaled_clock_moves_time_scale_times_as_fast_and_can_be_advanced(self):
         c = ScaledClock(1000)
@@ -135,7 +148,6 @@ class Clock(unittest.TestCase):
         import time
         time.sleep(0.01)
         self.assertGreaterEqual(c() - a, 70)
-
 
 if __name__ == "__main__":
     unittest.main()
