@@ -30,6 +30,7 @@
 #include "aws/aws_rate.h"
 #include "aws/sigv4.h"
 #include "catalog_aws.h"
+#include "jsonc.h"
 #include "provider.h"
 #include "retry.h"
 
