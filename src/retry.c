@@ -355,8 +355,13 @@ long retry_bucket_take(struct retry_bucket *b, double n, long now_ms)
 	pthread_mutex_lock(&b->mu);
 	bucket_refill(b, now_ms);
 	b->tokens -= n;
+	/*
+	 * RETRY_BUCKET_MARGIN later than the arithmetic says: the cloud's
+	 * bucket counts from when a request arrived, a moment after kiln took
+	 * its tokens, and a request a hair early is refused whole.
+	 */
 	if (b->tokens < 0)
-		wait = (long)(-b->tokens * 1000.0 / b->refill + 0.999);
+		wait = (long)(-b->tokens * 1000.0 / b->refill * RETRY_BUCKET_MARGIN + 0.999);
 	pthread_mutex_unlock(&b->mu);
 	return wait;
 }

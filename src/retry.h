@@ -147,6 +147,9 @@ double retry_rate_increased(double fill, double measured);
  */
 struct retry_bucket;
 
+/* A wait for tokens is this much longer than the refill arithmetic says (see retry.c). */
+#define RETRY_BUCKET_MARGIN 1.02
+
 /* A full bucket of size tokens refilled with refill a second (both > 0). */
 struct retry_bucket *retry_bucket_new(double size, double refill);
 void retry_bucket_free(struct retry_bucket *b);
@@ -154,8 +157,8 @@ double retry_bucket_size(const struct retry_bucket *b);
 /* The refill it assumes now: the documented one, or less after throttling. */
 double retry_bucket_refill(struct retry_bucket *b);
 /*
- * Take n tokens at now_ms: the milliseconds to wait until they are there
- * (0 when they are). n above the size waits as for the size: the caller
+ * Take n tokens at now_ms: the milliseconds to wait until they are there,
+ * RETRY_BUCKET_MARGIN over (0 when they are). n above the size waits as for the size: the caller
  * splits what it sends so that no one request costs more than the bucket
  * holds.
  */

@@ -121,7 +121,7 @@ static void test_kiln_aws_rate_scale_speeds_up_the_refill_not_the_size(void **st
 	assert_int_equal(retry_bucket_take(fast.bucket[AWS_RATE_RUN_INSTANCES_INSTANCES], 1000, 0),
 			 0);
 	assert_int_equal(retry_bucket_take(fast.bucket[AWS_RATE_RUN_INSTANCES_INSTANCES], 1000, 0),
-			 5000);
+			 5100);
 	aws_rate_release(&fast);
 	unsetenv("KILN_AWS_RATE_SCALE");
 }
