@@ -48,6 +48,9 @@
   (default 1000, the documented size) shrink the run, the bound shrinking
   with it (the same code path, minutes less of moto).
 
+- log: `kiln log -n 20` over histories of 100 and 5,000 commits (one sim
+  apply, then git fast-import): target, the same time at both (issue 30).
+
 Figures only: timings belong here, not in tests.
 """
 import collections
@@ -581,6 +584,38 @@ def bench_aws(tmp):
 # an instance (more on a loaded machine), which is 50 ms x scale of the emulator's time;
 # while that stays under the 0.5 s the instance bucket takes to refill a token, moto's
 # own slowness hides inside the waits the bound is made of, and the figure is kiln's.
+def bench_log(tmp):
+    """kiln log -n 20 at 100 and 5,000 commits: constant in the history's length (issue 30)."""
+    if not shutil.which("git"):
+        print("\nlog: skipped (no git to write the history with)")
+        return
+    print("\nlog -n 20 over a history of N commits (written with git fast-import after one sim apply)")
+    print(f"  {'commits':>8} {'wall s':>8} {'cpu s':>8}")
+    for n in (100, 5000):
+        work = os.path.join(tmp, f"log{n}")
+        os.makedirs(work)
+        with open(os.path.join(work, "kiln.yaml"), "w") as f:
+            f.write("kiln: 1\ncluster: lg\nprovider: {name: sim}\nnetwork: {cidr: 10.1.0.0/16}\n")
+        env = dict(os.environ, KILN_AUTHOR="Bench <bench@example.com>")
+        run([KILN, "apply", "--auto-approve"], cwd=work, env=env)
+        git = ["git", "--git-dir", os.path.join(work, ".kiln", "state.git")]
+        head = subprocess.run(git + ["rev-parse", "refs/heads/default"], capture_output=True,
+                              text=True).stdout.strip()
+        msg = subprocess.run(git + ["log", "-1", "--format=%B", head], capture_output=True).stdout
+        stream = bytearray()
+        for i in range(1, n):
+            m = msg.replace(b"Kiln-Serial: 0", b"Kiln-Serial: %d" % i)
+            stream += b"commit refs/heads/default\ncommitter Bench <bench@example.com> %d +0000\n" % (
+                1796601600 + 60 * i)
+            stream += b"data %d\n" % len(m) + m + b"\n"
+            if i == 1:
+                stream += b"from " + head.encode() + b"\n"
+            stream += b"\n"
+        subprocess.run(git + ["fast-import", "--quiet"], input=bytes(stream), check=True)
+        best = min(run([KILN, "log", "-n", "20"], cwd=work, env=env)[:2] for _ in range(5))
+        print(f"  {n:>8} {best[0]:>8.3f} {best[1]:>8.3f}")
+
+
 RATE_SCALE = float(os.environ.get("KILN_BENCH_RATE_SCALE", "5"))
 
 
@@ -679,7 +714,7 @@ def main():
     tmp = tempfile.mkdtemp(prefix="kiln-bench.")
     try:
         print(f"kiln benchmarks: {KILN}")
-        which = os.environ.get("KILN_BENCH", "validate,phases,state,engine,ready,aws,rate").split(",")
+        which = os.environ.get("KILN_BENCH", "validate,phases,state,log,engine,ready,aws,rate").split(",")
         over = []
         if "validate" in which:
             bench_validate(tmp)
@@ -687,6 +722,8 @@ def main():
             over = bench_phases(tmp)
         if "state" in which:
             bench_state(tmp)
+        if "log" in which:
+            bench_log(tmp)
         if "engine" in which:
             bench_engine(tmp)
         if "ready" in which:
