@@ -54,6 +54,7 @@
 Figures only: timings belong here, not in tests.
 """
 import collections
+import contextlib
 import json
 import math
 import os
@@ -66,6 +67,7 @@ import sys
 import tempfile
 import time
 
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 KILN = os.path.abspath(sys.argv[1] if len(sys.argv) > 1 else "./kiln")
 
 
@@ -510,17 +512,28 @@ def moto_calls(port, reset=False):
         return json.loads(r.read() or b"{}")
 
 
-def bench_aws(tmp):
-    root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-    server = os.path.join(root, "tests", "moto", "server.sh")
+@contextlib.contextmanager
+def moto_server(tmp, name):
+    """kiln's moto extension on loopback for the block: its port, or None without moto."""
+    server = os.path.join(ROOT, "tests", "moto", "server.sh")
     if subprocess.run(["sh", server, "available"], capture_output=True).returncode != 0:
-        print("\naws: skipped (moto or boto3 is not installed)")
+        yield None
         return
-    mdir = os.path.join(tmp, "moto")
+    mdir = os.path.join(tmp, name)
     os.makedirs(mdir)
     subprocess.run(["sh", server, "start", mdir], check=True, capture_output=True)
     try:
-        port = int(open(os.path.join(mdir, "moto.port")).read())
+        yield int(open(os.path.join(mdir, "moto.port")).read())
+    finally:
+        subprocess.run(["sh", server, "stop", mdir], capture_output=True)
+
+
+def bench_aws(tmp):
+    root = ROOT
+    with moto_server(tmp, "moto") as port:
+        if port is None:
+            print("\naws: skipped (moto or boto3 is not installed)")
+            return
         work = os.path.join(tmp, "aws")
         os.makedirs(work)
         with open(os.path.join(root, "examples", "llm-pretrain.yaml")) as f:
@@ -576,8 +589,6 @@ def bench_aws(tmp):
                     line = "   "
                 line += item
             print(line)
-    finally:
-        subprocess.run(["sh", server, "stop", mdir], capture_output=True)
 
 
 # The emulator's clock runs this many times fast. moto takes ~50 ms of real time to make
@@ -638,19 +649,13 @@ def moto_post(port, path, obj):
 
 
 def bench_rate(tmp):
-    root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-    server = os.path.join(root, "tests", "moto", "server.sh")
-    if subprocess.run(["sh", server, "available"], capture_output=True).returncode != 0:
-        print("\nrate: skipped (moto or boto3 is not installed)")
-        return
     nodes = int(os.environ.get("KILN_BENCH_RATE_NODES", "2000"))
     bucket = int(os.environ.get("KILN_BENCH_RATE_BUCKET", "1000"))
     launch_refill, term_bucket, term_refill = 2.0, 1000, 20.0
-    mdir = os.path.join(tmp, "moto-rate")
-    os.makedirs(mdir)
-    subprocess.run(["sh", server, "start", mdir], check=True, capture_output=True)
-    try:
-        port = int(open(os.path.join(mdir, "moto.port")).read())
+    with moto_server(tmp, "moto-rate") as port:
+        if port is None:
+            print("\nrate: skipped (moto or boto3 is not installed)")
+            return
         print(f"\nrate: EC2's buckets on the emulator, its clock {RATE_SCALE:g}x fast; instance "
               f"bucket {bucket} (refill 2/s launching, 20/s terminating); seconds are EC2's")
         print(f"  {'run':<28} {'s':>8} {'bound s':>8} {'ratio':>6} {'calls':>6} {'fewest':>6} "
@@ -704,8 +709,6 @@ def bench_rate(tmp):
                 if surfaced:
                     print(f"    not met: {surfaced} throttling error(s) or a failure reached the user: "
                           f"{err.strip().splitlines()[-1] if err.strip() else ''}")
-    finally:
-        subprocess.run(["sh", server, "stop", mdir], capture_output=True)
 
 
 def main():
