@@ -746,6 +746,25 @@ static void ledger_measure_stretch(struct op_run *r)
 }
 
 /*
+ * The hourly cost of the stores the plan released from the state and kept
+ * (the plan's cost.retained) that this apply did release: they bill on
+ * outside the state, and the ledger says so for kiln report.
+ */
+static double retained_hourly(const struct op_run *r, const json_t *cost)
+{
+	const json_t *k;
+	double sum = 0;
+	size_t i;
+
+	json_array_foreach(json_object_get(cost, "retained"), i, k)
+	{
+		if (!state_resource(r->state, json_string_value(json_object_get(k, "address"))))
+			sum += json_number_value(json_object_get(k, "hourly"));
+	}
+	return sum;
+}
+
+/*
  * One commit for the whole apply, when the state changed. approved holds
  * the Kiln-Approval trailers of a plan applied under --require-approvals.
  */
@@ -802,7 +821,8 @@ int op_commit(struct op_run *r, const char *op, const struct apply_result *res, 
 	/* The cost ledger (ledger.h): what burns after this commit, from what it records. */
 	ledger_trailers(r->e, r->state,
 			res->done ? json_number_value(json_object_get(cost, "upfront")) : 0,
-			r->has_gpu_util ? r->gpu_util : -1, trailers);
+			r->has_gpu_util ? r->gpu_util : -1, res->done ? retained_hourly(r, cost) : 0,
+			trailers);
 	if (r->trailers)
 		json_array_extend(trailers, r->trailers);
 	nextra = json_array_size(trailers);

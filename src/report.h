@@ -35,7 +35,11 @@ int report_since_parse(const char *s, int64_t *out, struct kiln_error *err);
 
 /*
  * The report document (kiln-report(1), JSON OUTPUT): "lifetimes", "groups",
- * "total", each lifetime with its cost series and utilization stretches.
+ * "total", each lifetime with its cost series, utilization stretches and
+ * "stretches" (burn, its compute and storage shares, budget, GPUs and
+ * utilization between two commits, for the HTML page's charts), and the
+ * FinOps figures: cost by kind, idle GPU-hours, retained and orphaned
+ * storage (ledger.h's Kiln-Burn-Compute, -Storage, Kiln-Budget, Kiln-Retained).
  */
 int report_build(struct store *s, const struct report_options *o, json_t **out,
 		 struct kiln_error *err);

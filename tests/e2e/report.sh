@@ -78,6 +78,36 @@ rp_chromium() { # URL ARGS...: headless, offline, a profile of its own
 		--user-data-dir="$rp_dir/.chromium" "$@" 2>/dev/null
 }
 
+# A Lustre store kept by a destroy bills on: retained while its workspace
+# exists, orphaned once the workspace is deleted.
+rp_retained() {
+	rp_retained_saved=$PWD
+	rp_dir=$(mktemp -d "$E2E_TMP/report.XXXXXX")
+	cd "$rp_dir" || return
+	sed 's/^  checkpoints: .*/  scratch: {tier: lustre, capacity_gb: 4800, throughput_per_tib: 250, deletion: retain}/; /^iam:/,$d; /role: trainer/d' \
+		"$E2E_ROOT/examples/quickstart.yaml" >kiln.yaml
+	KILN_NOW=2027-01-01T00:00:00Z "$KILN" apply --auto-approve -w keep >/dev/null 2>&1
+	KILN_NOW=2027-01-01T01:00:00Z "$KILN" destroy --auto-approve -w keep >/dev/null 2>&1
+	check "report: the destroy that keeps a Lustre store records what it costs an hour" 0 \
+		--out-has "Kiln-Retained: 1.3808 USD/h" --out-has "Kiln-Burn: 0.0000 USD/h" \
+		-- git --git-dir=.kiln/state.git log -1 --format=%B keep
+	# 4 h kept (01:00 to 05:00) at 1.3808/h: 5.5232.
+	KILN_NOW=2027-01-01T05:00:00Z "$KILN" report --format json >kept.json 2>&1
+	"$KILN" workspace delete keep >/dev/null 2>&1
+	KILN_NOW=2027-01-01T05:00:00Z "$KILN" report --format json >orphan.json 2>&1
+	assert "report: kept storage is retained, then orphaned when its workspace is deleted" python3 -c '
+import json
+k, o = json.load(open("kept.json"))["total"], json.load(open("orphan.json"))["total"]
+assert (k["retained_cost"], k["orphaned_cost"]) == (5.5232, 0), k
+assert (o["retained_cost"], o["orphaned_cost"]) == (0, 5.5232), o
+assert k["storage_cost"] == 1.3808 and k["compute_cost"] == 196.6838, k
+'
+	KILN_NOW=2027-01-01T05:00:00Z "$KILN" report --format html >orphan.html 2>&1
+	assert "report: the page shows the orphaned storage's cost" \
+		grep -q 'id="finops-total-orphaned">\$5.52<' orphan.html
+	cd "$rp_retained_saved" || return
+}
+
 # Hostile text in a ledger: a spec tag and forged trailers (issue 33).
 rp_hostile() {
 	rp_hostile_saved=$PWD
@@ -134,6 +164,13 @@ rp_ledger_forged() {
 	rp_ledger_case "Kiln-GPUs: -3" 'Kiln-GPUs "-3" is not a whole number of GPUs'
 	rp_ledger_case "Kiln-Time: 1900-01-01T00:00:00Z" \
 		"Kiln-Time \"1900-01-01T00:00:00Z\" is before its parent's (2027-01-01T00:00:00Z)"
+	# The split, the budget and kept storage are read as strictly as the burn.
+	rp_ledger_case "Kiln-Burn-Storage: 1e400 USD/h" 'Kiln-Burn-Storage "1e400 USD/h" is not a number of USD per hour'
+	rp_forge default 1 "Kiln-Burn-Storage: 0.0000 USD/h"
+	rp_ledger_case "Kiln-Budget: lots" 'Kiln-Budget "lots" is not a number of USD per hour'
+	rp_forge default 1 "Kiln-Budget: 400.0000 USD/h"
+	rp_ledger_case "Kiln-Retained: -1 USD/h" 'Kiln-Retained "-1 USD/h" is not a number of USD per hour'
+	rp_forge default 1 "Kiln-Retained: 0.0000 USD/h"
 	check "report: the restored history is counted again" 0 \
 		--out-has "Total: 1 lifetime, 3.00 hours, 64.00 GPU-hours, \$786.74." \
 		-- env KILN_NOW=2027-01-01T03:00:00Z "$KILN" report
@@ -177,6 +214,8 @@ report_tests() {
 		--out-has "Kiln-Time: 2027-01-01T20:00:00Z" \
 		--out-has "Kiln-Burn: 196.6838 USD/h (1 part billed by use, not counted)" \
 		--out-has "Kiln-GPUs: 16" --out-has "Kiln-Tag: team=getting-started" \
+		--out-has "Kiln-Burn-Compute: 196.6838 USD/h" --out-has "Kiln-Burn-Storage: 0.0000 USD/h" \
+		--out-has "Kiln-Budget: 400.0000 USD/h" \
 		-- git --git-dir=.kiln/state.git log -1 --format=%B train
 
 	# The burns the commits record (USD/h): a p5.48xlarge node is 98.32 on-demand and
@@ -211,6 +250,13 @@ old = lt[("scratch", "2027-01-01T01:00:00Z")]
 assert old["archived"] is True and old["cost"] == 98.3419, old
 assert d["total"]["cost"] == round(1671.8126 + 786.7352 + 98.3419, 4), d["total"]
 assert [p[1] for p in first["series"]] == [0.0, 393.3676, 1573.4707, 1671.8126], first["series"]
+# The split the ledger recorded: all compute (the object store is billed by use).
+assert first["compute_cost"] == 1671.8126 and first["storage_cost"] == 0, first
+assert [(s["start"], s["usd_per_hour"], s["budget_usd_per_hour"], s["gpus"]) for s in first["stretches"]] == [
+    ("2027-01-01T00:00:00Z", 196.6838, 400, 16), ("2027-01-01T02:00:00Z", 393.3677, 400, 32),
+    ("2027-01-01T05:00:00Z", 98.3419, 400, 8)], first["stretches"]
+assert run["stretches"][0]["end"] == "2027-01-02T00:00:00Z" and run["stretches"][0]["gpu_util"] is None, run
+assert d["total"]["retained_cost"] == 0 and d["total"]["idle_gpu_hours"] is None, d["total"]
 '
 	check "report: --by cluster adds up the workspaces of a cluster" 0 \
 		--out-has "  quickstart               3 lifetimes, 11.00 hours, 208.00 GPU-hours, \$2,556.89" \
@@ -253,6 +299,26 @@ got = {k: p.cells.get(k) for k in want}
 assert got == want, (got, want)
 assert "<svg" in open("dom.html").read() and "polyline" in open("dom.html").read()
 ' "$rp_text_total"
+		# The page wrapped with tests/e2e/report_check.js (the page has no script of its
+		# own), laid out at a laptop's and a small window's width.
+		{ sed 's#</body></html>##' report.html; printf '<script>\n'
+		  cat "$E2E_ROOT/tests/e2e/report_check.js"; printf '</script></body></html>\n'; } >check.html
+		for rp_w in 1280 800; do
+			rp_chromium --window-size=$rp_w,1000 --virtual-time-budget=2000 --dump-dom \
+				"file://$rp_dir/check.html" >layout$rp_w.html
+			rp_chromium --hide-scrollbars --window-size=$rp_w,3000 \
+				--screenshot="$rp_dir/report$rp_w.png" "file://$rp_dir/report.html" >/dev/null
+			assert "report: at $rp_w px nothing overflows, and every chart has both axes with ticks, their titles and a legend" \
+				python3 "$E2E_ROOT/tests/e2e/report_layout.py" "layout$rp_w.html" "$rp_w"
+		done
+		assert "report: Chromium takes a screenshot at 1280 and 800 px (PNG of that width)" \
+			python3 -c '
+import struct
+for w in (1280, 800):
+    b = open("report%d.png" % w, "rb").read()
+    assert b[:8] == b"\x89PNG\r\n\x1a\n", "not a PNG"
+    assert struct.unpack(">II", b[16:24]) == (w, 3000) and len(b) > 20000, (w, len(b))
+'
 		rp_chromium --screenshot="$rp_dir/phone.png" --window-size=390,1400 \
 			"file://$rp_dir/report.html" >/dev/null
 		assert "report: Chromium renders the page at a phone's width (a PNG screenshot)" \
@@ -263,7 +329,10 @@ assert b[:8] == b"\x89PNG\r\n\x1a\n", "not a PNG"
 w, h = struct.unpack(">II", b[16:24])
 assert (w, h) == (390, 1400) and len(b) > 10000, (w, h, len(b))
 '
+		# KILN_REPORT_SHOTS=DIR keeps the screenshots, to look at them.
+		[ -z "${KILN_REPORT_SHOTS:-}" ] || cp report1280.png report800.png "$KILN_REPORT_SHOTS/"
 	fi
+	rp_retained
 
 	# --- utilization in kiln status (sim: KILN_SIM_GPU_UTIL, KILN_SIM_LUSTRE_LOAD) ---
 	rp_dir=$(mktemp -d "$E2E_TMP/report.XXXXXX")
