@@ -75,6 +75,7 @@ const struct cmd_info cmd_run_info = {
 };
 
 static const struct cli_option runs_options[] = {
+    RUN_OPT_SPEC,
     CMD_OPT_WORKSPACE,
     CMD_OPT_STATE,
     {"json", 0, false, OPT_JSON, NULL, "print {\"runs\": [RUN...]} as JSON"},
@@ -87,7 +88,10 @@ const struct cmd_info cmd_runs_info = {
     .description = "List the runs kiln run recorded in the workspace, oldest first: id, name,\n"
 		   "state, nodes, started, ended, exit status and tokens (\"no data\" when the\n"
 		   "run reported none). A record changed by hand in the state repository is\n"
-		   "marked EDITED and never trusted for money. KILN_NOW sets the clock.",
+		   "marked EDITED and never trusted for money. A run started without a\n"
+		   "scheduler is first read on its nodes (one ssh exchange a node, for all\n"
+		   "its runs): once every rank has ended it is recorded completed, or failed\n"
+		   "with the worst exit status of its ranks. KILN_NOW sets the clock.",
     .options = runs_options,
     .noptions = ARRAY_SIZE(runs_options),
     .see_also = "kiln-runs(1), kiln-run(1)",
@@ -294,6 +298,42 @@ static void print_json_run(const struct runrec *r)
 	json_decref(j);
 }
 
+/*
+ * Read back the end of l's runs kiln started without a scheduler (runop_reap,
+ * over ssh) and l again after; what could not be read is a warning, and
+ * the runs are listed as recorded.
+ */
+static int read_ends(struct cli *cli, struct run_flags *f, struct store *s, int64_t now,
+		     struct runrec_list *l, struct kiln_error *err)
+{
+	struct op_run r = {0};
+	struct kiln_error why = {0};
+	const char *spec = f->spec;
+
+	if (!runop_needs_reap(l))
+		return 0;
+	f->refresh = false;
+	if (!spec && !(spec = run_spec_operand(cli, NULL, 0, NULL, 0))) {
+		fprintf(stderr, "kiln %s: warning: the end of the running runs was not read\n",
+			cli->cmd);
+		return 0;
+	}
+	if (run_open(&r, cli, f, spec, false, cli->cmd) < 0) {
+		op_close(&r);
+		fprintf(stderr, "kiln %s: warning: the end of the running runs was not read\n",
+			cli->cmd);
+		return 0;
+	}
+	if (runop_reap(&r, getenv(ACCESS_ENDPOINT_ENV), &why) < 0)
+		fprintf(stderr, "kiln %s: warning: the end of the running runs was not read: %s\n",
+			cli->cmd, why.msg);
+	op_close(&r);
+	runrec_list_release(l);
+	if (store_sync(s, err) < 0)
+		return -1;
+	return runop_list(s, workspace_name(f->store.workspace), now, l, err);
+}
+
 static int show(struct run_cmd *c, struct cli *cli)
 {
 	struct store *s = NULL;
@@ -307,7 +347,7 @@ static int show(struct run_cmd *c, struct cli *cli)
 		goto out;
 	if (util_now(&now, &err) < 0 ||
 	    runop_list(s, workspace_name(c->f.store.workspace), now, &l, &err) < 0 ||
-	    !(r = runrec_find(&l, c->id, &err))) {
+	    read_ends(cli, &c->f, s, now, &l, &err) < 0 || !(r = runrec_find(&l, c->id, &err))) {
 		cmd_report(cli, &err);
 		goto out;
 	}
@@ -383,7 +423,7 @@ out:
 int cmd_runs(int argc, char **argv, struct cli *cli)
 {
 	struct cli_parser p;
-	struct store_flags sf = {0};
+	struct run_flags f;
 	struct store *s = NULL;
 	struct runrec_list l = {0};
 	struct kiln_error err = {0};
@@ -391,6 +431,7 @@ int cmd_runs(int argc, char **argv, struct cli *cli)
 	int64_t now;
 	int opt, ret = KILN_EXIT_ERROR;
 
+	run_flags_init(&f);
 	cli_parser_init(&p, cli, &cmd_runs_info, argc, argv);
 	while ((opt = cli_next(&p)) != CLI_DONE) {
 		if (opt == CLI_EXIT) {
@@ -399,7 +440,7 @@ int cmd_runs(int argc, char **argv, struct cli *cli)
 		}
 		if (opt == OPT_JSON)
 			json = true;
-		else if (store_flags_handle(&sf, cli, opt, p.optarg) < 0)
+		else if (run_flags_handle(&f, cli, opt, p.optarg) < 0)
 			goto out;
 	}
 	if (p.optind < argc) {
@@ -407,10 +448,11 @@ int cmd_runs(int argc, char **argv, struct cli *cli)
 			  argv[p.optind]);
 		goto out;
 	}
-	if (store_flags_open(&sf, cli, false, &s, NULL) < 0)
+	if (store_flags_open(&f.store, cli, false, &s, NULL) < 0)
 		goto out;
 	if (util_now(&now, &err) < 0 ||
-	    runop_list(s, workspace_name(sf.workspace), now, &l, &err) < 0) {
+	    runop_list(s, workspace_name(f.store.workspace), now, &l, &err) < 0 ||
+	    read_ends(cli, &f, s, now, &l, &err) < 0) {
 		cmd_report(cli, &err);
 		goto out;
 	}
@@ -424,7 +466,7 @@ int cmd_runs(int argc, char **argv, struct cli *cli)
 		json_decref(doc);
 	} else if (!l.n) {
 		printf("No runs in workspace '%s' yet; kiln run starts one.\n",
-		       workspace_name(sf.workspace));
+		       workspace_name(f.store.workspace));
 	} else {
 		const char *simulated = NULL;
 
@@ -455,6 +497,7 @@ int cmd_runs(int argc, char **argv, struct cli *cli)
 out:
 	runrec_list_release(&l);
 	store_free(s);
+	run_flags_release(&f);
 	cli_parser_release(&p);
 	return ret;
 }

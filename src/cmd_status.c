@@ -307,6 +307,10 @@ static void status_runs(struct op_run *r, int64_t now, json_t *doc)
 	struct kiln_error err = {0};
 	json_t *runs = NULL;
 
+	/* The end of a run started without a scheduler is on its nodes: read it first. */
+	if (runop_reap(r, getenv(ACCESS_ENDPOINT_ENV), &err) < 0)
+		json_object_set_new(doc, "runs_end_error", json_string(err.msg));
+	err = (struct kiln_error){0};
 	if (runop_status(r, now, json_number_value(json_object_get(doc, "hourly")), &runs, &err) <
 	    0)
 		json_object_set_new(doc, "runs_error", json_string(err.msg));
@@ -325,6 +329,9 @@ static void print_runs(const json_t *d)
 	const json_t *run;
 	size_t i;
 
+	if (json_is_string(json_object_get(d, "runs_end_error")))
+		printf("Runs: their end was not read from the nodes: %s\n",
+		       json_string_value(json_object_get(d, "runs_end_error")));
 	if (json_is_string(json_object_get(d, "runs_error")))
 		printf("Runs: not read: %s\n", json_string_value(json_object_get(d, "runs_error")));
 	if (!json_array_size(json_object_get(d, "runs")))

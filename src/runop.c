@@ -538,6 +538,140 @@ int runop_list(struct store *s, const char *workspace, int64_t now, struct runre
 	return 0;
 }
 
+/* A run whose end kiln reads from its nodes' exit files: started without a scheduler. */
+static bool reapable(const struct runrec *rec)
+{
+	return !rec->simulated && !rec->job_id && rec->state == RUNREC_RUNNING && rec->nodes > 0;
+}
+
+bool runop_needs_reap(const struct runrec_list *l)
+{
+	for (size_t i = 0; i < l->n; i++)
+		if (reapable(&l->runs[i]))
+			return true;
+	return false;
+}
+
+/* What the nodes said of one run: each rank's exit status (-1: not yet) and the last end. */
+struct reaped {
+	int *exit;
+	int64_t last;
+};
+
+/* One line a node printed, into what[]; a line of another shape is skipped. */
+static void reap_line(const char *line, struct runrec_list *l, struct reaped *what)
+{
+	struct runrec_exit x;
+
+	if (runrec_exit_parse(line, &x) < 0)
+		return;
+	for (size_t i = 0; i < l->n; i++) {
+		if (!what[i].exit || strcmp(l->runs[i].id, x.id) != 0 || x.rank >= l->runs[i].nodes)
+			continue;
+		what[i].exit[x.rank] = x.status;
+		if (x.when > what[i].last)
+			what[i].last = x.when;
+	}
+}
+
+/* One node's exit files of the runs on its group, in one ssh exchange. */
+static int reap_node(struct op_run *r, const json_t *hosts, const json_t *node,
+		     const char *endpoint, struct runrec_list *l, struct reaped *what,
+		     struct kiln_error *err)
+{
+	const char *group = json_string_value(json_object_get(node, "group"));
+	struct strbuf sb = {0};
+	char *out = NULL, *line, *save = NULL;
+	bool any = false;
+	int ret;
+
+	sb_adds(&sb, "cd " RUNOP_NODE_DIR " 2>/dev/null || exit 0; for f in");
+	for (size_t i = 0; i < l->n; i++)
+		if (what[i].exit && group && strcmp(l->runs[i].group, group) == 0) {
+			sb_addf(&sb, " %s-*.exit", l->runs[i].id);
+			any = true;
+		}
+	/* Each file is "STATUS TIME" (the wrapper's echo); printed after its name. */
+	sb_adds(&sb, "; do test -f \"$f\" && echo \"${f%.exit}\" $(cat \"$f\"); done; true");
+	if (!any) {
+		sb_release(&sb);
+		return 0;
+	}
+	ret = on_node(hosts, r->e->spec, node, endpoint, sb.buf, &out, err);
+	sb_release(&sb);
+	for (line = out ? strtok_r(out, "\n", &save) : NULL; line; line = strtok_r(NULL, "\n", &save))
+		reap_line(line, l, what);
+	free(out);
+	return ret;
+}
+
+int runop_reap(struct op_run *r, const char *endpoint, struct kiln_error *err)
+{
+	struct runrec_list l = {0};
+	struct reaped *what = NULL;
+	json_t *res = NULL, *hosts = NULL;
+	const json_t *n;
+	struct kiln_error first = {0};
+	size_t i;
+	int64_t now;
+	int ret = -1;
+
+	if (util_now(&now, err) < 0 || runop_list(r->store, r->e->workspace, now, &l, err) < 0)
+		goto out;
+	if (!runop_needs_reap(&l)) {
+		ret = 0;
+		goto out;
+	}
+	what = xcalloc(l.n, sizeof(*what));
+	for (i = 0; i < l.n; i++) {
+		if (!reapable(&l.runs[i]))
+			continue;
+		what[i].exit = xcalloc((size_t)l.runs[i].nodes, sizeof(int));
+		for (int k = 0; k < l.runs[i].nodes; k++)
+			what[i].exit[k] = -1;
+	}
+	if (!(res = access_resources(r->e, r->state, false, err)) ||
+	    !(hosts = access_hosts(r->e, res, NULL, err)))
+		goto out;
+	/* One exchange a node for all its runs; a node not reached leaves its runs running. */
+	json_array_foreach(json_object_get(hosts, "nodes"), i, n)
+	{
+		struct kiln_error e = {0};
+
+		if (reap_node(r, hosts, n, endpoint, &l, what, &e) < 0 && !first.msg[0])
+			first = e;
+	}
+	for (i = 0; i < l.n; i++) {
+		struct runrec *rec = &l.runs[i];
+		char *summary;
+		int worst_rank;
+
+		if (!what[i].exit || !runrec_end_ranks(rec, what[i].exit, what[i].last, &worst_rank))
+			continue;
+		summary = xasprintf("run %s %s: exit status %d (rank %d's, the worst of %d)", rec->id,
+				    runrec_state_name(rec->state), rec->exit_status, worst_rank,
+				    rec->nodes);
+		if (runrec_save(r->store, r->e->workspace, rec, summary, err) < 0) {
+			free(summary);
+			goto out;
+		}
+		free(summary);
+	}
+	if (first.msg[0]) {
+		*err = first;
+		goto out;
+	}
+	ret = 0;
+out:
+	for (i = 0; what && i < l.n; i++)
+		free(what[i].exit);
+	free(what);
+	json_decref(hosts);
+	json_decref(res);
+	runrec_list_release(&l);
+	return ret;
+}
+
 static int stop_on_nodes(struct op_run *r, const struct runrec *rec, const char *endpoint,
 			 struct kiln_error *err)
 {

@@ -52,6 +52,19 @@ int runop_start(struct op_run *r, const struct runop_request *q, struct runrec *
 int runop_list(struct store *s, const char *workspace, int64_t now, struct runrec_list *out,
 	       struct kiln_error *err);
 
+/* Whether l has a run whose end runop_reap reads: running, started without a scheduler. */
+bool runop_needs_reap(const struct runrec_list *l);
+/*
+ * Read back the end of every running run kiln started without a
+ * scheduler: one ssh exchange a node of its group for all its runs, listing
+ * the ~/.kiln-runs/ID-RANK.exit files the wrapper writes. A run every rank
+ * of which has ended is recorded (a commit on the runs ref, as
+ * runrec_save) completed or failed, with the worst (highest) exit status
+ * of its ranks and the last rank's end time. -1 with err: a node not
+ * reached (its runs stay running; what the others said is recorded).
+ */
+int runop_reap(struct op_run *r, const char *endpoint, struct kiln_error *err);
+
 /*
  * Cancel the run id: scancel its job, or end the processes kiln started on
  * its nodes, then record it cancelled. *out is the record as saved. -1

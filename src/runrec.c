@@ -8,6 +8,7 @@
 #include "runrec.h"
 
 #include <ctype.h>
+#include <limits.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -604,4 +605,51 @@ void runrec_settle(struct runrec *r, int64_t now)
 	r->exit_status = 0;
 	if (r->model_tokens_per_s >= 0)
 		r->tokens = r->model_tokens_per_s * (double)r->model_seconds;
+}
+
+int runrec_exit_parse(const char *line, struct runrec_exit *out)
+{
+	const char *p = line;
+	long long rank, status, when;
+	char *end;
+
+	memset(out, 0, sizeof(*out));
+	if (strlen(p) < 11 || p[10] != '-')
+		return -1;
+	memcpy(out->id, p, 10);
+	if (!runrec_id_ok(out->id))
+		return -1;
+	p += 11;
+	if (*p < '0' || *p > '9' || (rank = strtoll(p, &end, 10)) > INT_MAX || *end != ' ')
+		return -1;
+	p = end + 1;
+	if (*p < '0' || *p > '9' || (status = strtoll(p, &end, 10)) > 255 || *end != ' ')
+		return -1;
+	p = end + 1;
+	if (*p < '0' || *p > '9' || (when = strtoll(p, &end, 10)) <= 0 || *end)
+		return -1;
+	out->rank = (int)rank;
+	out->status = (int)status;
+	out->when = when;
+	return 0;
+}
+
+bool runrec_end_ranks(struct runrec *r, const int *exit, int64_t last, int *worst_rank)
+{
+	int worst = 0;
+
+	*worst_rank = 0;
+	for (int k = 0; k < r->nodes; k++) {
+		if (exit[k] < 0)
+			return false;
+		if (exit[k] > worst) {
+			worst = exit[k];
+			*worst_rank = k;
+		}
+	}
+	r->state = worst ? RUNREC_FAILED : RUNREC_COMPLETED;
+	r->has_exit = true;
+	r->exit_status = worst;
+	r->ended = last > r->started ? last : r->started;
+	return true;
 }

@@ -162,4 +162,22 @@ struct runrec *runrec_find(struct runrec_list *l, const char *id, struct kiln_er
  */
 void runrec_settle(struct runrec *r, int64_t now);
 
+/* One rank's end, as a node prints it: "ID-RANK STATUS TIME" (the wrapper's exit file). */
+struct runrec_exit {
+	char id[16];
+	int rank;
+	int status; /* 0 to 255, as the shell's $? */
+	int64_t when;
+};
+/* line (no newline) into *out: 0, or -1 for a line of any other shape (hostile input). */
+int runrec_exit_parse(const char *line, struct runrec_exit *out);
+/*
+ * r's end from its ranks' exit statuses (exit[0..nodes-1], -1: not ended)
+ * and the last rank's end time: once every rank has ended, r is completed
+ * (all 0) or failed with the worst (highest) status, *worst_rank the first
+ * rank that had it (0 when all are 0), and true. false, r unchanged, while
+ * a rank runs.
+ */
+bool runrec_end_ranks(struct runrec *r, const int *exit, int64_t last, int *worst_rank);
+
 #endif

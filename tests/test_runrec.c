@@ -242,6 +242,49 @@ static void a_simulated_run_completes_after_its_model_s_seconds(void **state)
 	assert_true(f->r.tokens == 3600000.0);
 }
 
+static void an_exit_line_is_read_and_any_other_shape_refused(void **state)
+{
+	struct runrec_exit x;
+
+	(void)state;
+	assert_int_equal(runrec_exit_parse("r-0123abcd-1 3 1796601600", &x), 0);
+	assert_string_equal(x.id, "r-0123abcd");
+	assert_int_equal(x.rank, 1);
+	assert_int_equal(x.status, 3);
+	assert_int_equal(x.when, 1796601600);
+	assert_int_equal(runrec_exit_parse("r-0123abcd-1 256 1796601600", &x), -1);
+	assert_int_equal(runrec_exit_parse("r-0123abcd--1 3 1796601600", &x), -1);
+	assert_int_equal(runrec_exit_parse("r-0123abcd-1 -3 1796601600", &x), -1);
+	assert_int_equal(runrec_exit_parse("r-0123abcd-1 3 1796601600x", &x), -1);
+	assert_int_equal(runrec_exit_parse("r-0123abcd-1 3", &x), -1);
+	assert_int_equal(runrec_exit_parse("r-0123ABCD-1 3 1796601600", &x), -1);
+	assert_int_equal(runrec_exit_parse("../../etc-1 3 1796601600", &x), -1);
+	assert_int_equal(runrec_exit_parse("", &x), -1);
+}
+
+static void a_run_ends_when_every_rank_has_with_the_worst_status(void **state)
+{
+	struct fx *f = *state;
+	int exits[2] = {0, -1}, worst = -1;
+
+	f->r.nodes = 2;
+	f->r.state = RUNREC_RUNNING;
+	assert_false(runrec_end_ranks(&f->r, exits, f->r.started + 60, &worst));
+	assert_int_equal(f->r.state, RUNREC_RUNNING);
+	assert_false(f->r.has_exit);
+	exits[1] = 3;
+	assert_true(runrec_end_ranks(&f->r, exits, f->r.started + 90, &worst));
+	assert_int_equal(f->r.state, RUNREC_FAILED);
+	assert_int_equal(f->r.exit_status, 3);
+	assert_int_equal(worst, 1);
+	assert_int_equal(f->r.ended, f->r.started + 90);
+	exits[1] = 0;
+	assert_true(runrec_end_ranks(&f->r, exits, f->r.started + 90, &worst));
+	assert_int_equal(f->r.state, RUNREC_COMPLETED);
+	assert_int_equal(f->r.exit_status, 0);
+	assert_int_equal(worst, 0);
+}
+
 static void ids_have_one_shape(void **state)
 {
 	char id[16];
@@ -299,6 +342,9 @@ int main(void)
 					    teardown),
 	    cmocka_unit_test_setup_teardown(an_unknown_id_names_the_latest_runs, setup, teardown),
 	    cmocka_unit_test_setup_teardown(a_simulated_run_completes_after_its_model_s_seconds,
+					    setup, teardown),
+	    cmocka_unit_test(an_exit_line_is_read_and_any_other_shape_refused),
+	    cmocka_unit_test_setup_teardown(a_run_ends_when_every_rank_has_with_the_worst_status,
 					    setup, teardown),
 	    cmocka_unit_test(ids_have_one_shape),
 	    cmocka_unit_test(a_manifest_digest_does_not_depend_on_the_listing_s_order),

@@ -353,6 +353,59 @@ want = [{"store": "datasets", "prefix": "c4/", "objects": 1100,
 assert d == want, (d, want)' "$bucket" "$E2E_TMP/aws-runs.json"
 		assert "runs: each node got KILN_RUN_ID, KILN_NODES, its KILN_NODE_RANK and KILN_MASTER_ADDR" \
 			test "$(cat "$out/rank0" "$out/rank1" 2>&1 | tr '\n' '|')" = "$id 2 $master|$id 2 $master|"
+		# The wrapper's exit files come back over ssh, one exchange a node.
+		for i in $(seq 1 20); do
+			[ -f "$HOME/.kiln-runs/$id-0.exit" ] && [ -f "$HOME/.kiln-runs/$id-1.exit" ] && break
+			sleep 0.5
+		done
+		check "runs: kiln runs reads a finished run's end back from its nodes: completed, exit 0" 0 \
+			--out-has "$id  sh                    completed      2" -- "$KILN" runs
+		check "runs: kiln run starts a command that exits 3" 0 \
+			--out-has "recorded and started on trainers: 2 nodes" \
+			-- "$KILN" run --name three trainers -- sh -c 'exit 3'
+		fid=$(sed -n 's/^Run \(r-[0-9a-f]*\) .*/\1/p' "$E2E_OUT")
+		for i in $(seq 1 20); do
+			[ -f "$HOME/.kiln-runs/$fid-0.exit" ] && [ -f "$HOME/.kiln-runs/$fid-1.exit" ] && break
+			sleep 0.5
+		done
+		head_before=$(git --git-dir=.kiln/state.git rev-parse refs/kiln/runs/default)
+		check "runs: kiln run show reads the end back: failed, exit status 3" 0 \
+			--out-has "  state          failed" \
+			--out-has "  exit status    3" -- "$KILN" run show "$fid"
+		assert "runs: the end is a commit on the runs ref naming the exit status and whose it is" \
+			test "$(git --git-dir=.kiln/state.git log -1 --format=%s refs/kiln/runs/default)" = \
+			"run $fid failed: exit status 3 (rank 0's, the worst of 2)"
+		assert "runs: one commit recorded that end" test \
+			"$(git --git-dir=.kiln/state.git rev-parse refs/kiln/runs/default~1)" = "$head_before"
+		"$KILN" runs --json >"$E2E_TMP/aws-ended.json"
+		assert "runs: the JSON has the end: failed, exit 3, ended at or after it started, the record's digest intact" \
+			python3 -c '
+import json, sys
+runs = {r["id"]: r for r in json.load(open(sys.argv[1]))["runs"]}
+f, ok = runs[sys.argv[2]], runs[sys.argv[3]]
+assert (f["state"], f["exit_status"], f["edited"]) == ("failed", 3, False), f
+assert f["ended"] and f["ended"] >= f["started"], f
+assert (ok["state"], ok["exit_status"]) == ("completed", 0), ok' "$E2E_TMP/aws-ended.json" "$fid" "$id"
+		check "runs: kiln run starts a command that exits 0" 0 \
+			--out-has "recorded and started on trainers: 2 nodes" \
+			-- "$KILN" run --name quick trainers -- true
+		qid=$(sed -n 's/^Run \(r-[0-9a-f]*\) .*/\1/p' "$E2E_OUT")
+		for i in $(seq 1 20); do
+			[ -f "$HOME/.kiln-runs/$qid-0.exit" ] && [ -f "$HOME/.kiln-runs/$qid-1.exit" ] && break
+			sleep 0.5
+		done
+		"$KILN" status --json >"$E2E_TMP/aws-status.json" 2>/dev/null
+		assert "runs: kiln status reads the end back too and lists no ended run as running" python3 -c '
+import json, sys
+d = json.load(open(sys.argv[1]))
+assert d["runs"] == [] and "runs_end_error" not in d, d' "$E2E_TMP/aws-status.json"
+		assert "runs: status recorded the end" \
+			test "$(git --git-dir=.kiln/state.git log -1 --format=%s refs/kiln/runs/default)" = \
+			"run $qid completed: exit status 0 (rank 0's, the worst of 2)"
+		head_after=$(git --git-dir=.kiln/state.git rev-parse refs/kiln/runs/default)
+		check "runs: kiln runs lists the ended runs" 0 --out-has "$qid  quick" -- "$KILN" runs
+		assert "runs: reading an end already recorded commits nothing" \
+			test "$(git --git-dir=.kiln/state.git rev-parse refs/kiln/runs/default)" = "$head_after"
 		# A marker only this test's sleepers carry, for pgrep.
 		mark="sleep 300; : $ac_dir"
 		check "runs: kiln run starts a long run on both nodes" 0 \
@@ -374,7 +427,7 @@ assert d == want, (d, want)' "$bucket" "$E2E_TMP/aws-runs.json"
 			test "$(pgrep -f -c -x "sh -c $mark")" = 0
 		check "runs: kiln runs shows it cancelled" 0 --out-has "$sid  sleeper" \
 			--out-has "cancelled" -- "$KILN" runs
-		rm -f "$HOME/.kiln-runs/$id"-* "$HOME/.kiln-runs/$sid"-*
+		rm -f "$HOME/.kiln-runs/$id"-* "$HOME/.kiln-runs/$sid"-* "$HOME/.kiln-runs/$fid"-* "$HOME/.kiln-runs/$qid"-*
 		unset KILN_TEST_SSH_ENDPOINT
 		ac_sshd_stop
 	fi
