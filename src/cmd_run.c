@@ -58,6 +58,9 @@ int run_flags_handle(struct run_flags *f, const struct cli *cli, int id, const c
 	case OPT_RUN_JSON:
 		f->json = true;
 		return 1;
+	case OPT_RUN_NO_PAGER:
+		f->no_pager = true;
+		return 1;
 	case OPT_RUN_MARKDOWN:
 		f->markdown = true;
 		return 1;

@@ -166,8 +166,65 @@ print("exit", os.waitstatus_to_exitcode(st))' "$KILN" status --watch 1
 	cd "$E2E_ROOT" || exit 1
 }
 
+# Run a command on a pseudo-terminal (its stdout a terminal), what it wrote
+# there to pty.out; prints its exit status.
+ho_pty() { # COMMAND...
+	python3 -c 'import os, pty, sys
+pid, fd = pty.fork()
+if pid == 0:
+    os.execvp(sys.argv[1], sys.argv[1:])
+out = b""
+try:
+    while True:
+        b = os.read(fd, 65536)
+        if not b:
+            break
+        out += b
+except OSError:
+    pass
+_, st = os.waitpid(pid, 0)
+open("pty.out", "wb").write(out)
+print("exit", os.waitstatus_to_exitcode(st))' "$@"
+}
+
+ho_pager() {
+	ho_new_dir
+	# The fake pager keeps what it was given, and the LESS it ran with.
+	printf '#!/bin/sh\n{ echo "LESS=$LESS"; cat; } >paged.txt\n' >fakepager
+	chmod +x fakepager
+	check "home: kiln plan on a terminal goes through PAGER" 0 --out "exit 0" \
+		-- ho_pty env -u LESS -u KILN_PAGER PAGER="$ho_dir/fakepager" "$KILN" plan
+	assert "home: the pager got the whole plan, with LESS=FRX as git sets it" \
+		python3 -c 'p = open("paged.txt").read(); assert p.startswith("LESS=FRX\nkiln plan: sim-demo/default on sim") and "\nPlan: 6 to create," in p, p'
+	assert "home: with a pager, nothing of the plan on the terminal itself" \
+		python3 -c 'o = open("pty.out", "rb").read(); assert b"Plan:" not in o, o'
+	rm -f paged.txt
+	check "home: KILN_PAGER wins over PAGER, and a LESS of the user's is kept" 0 --out "exit 0" \
+		-- ho_pty env LESS=S KILN_PAGER="$ho_dir/fakepager" PAGER=false "$KILN" plan
+	assert "home: KILN_PAGER got the plan with the user's LESS" \
+		python3 -c 'p = open("paged.txt").read(); assert p.startswith("LESS=S\nkiln plan:"), p'
+	rm -f paged.txt
+	check "home: kiln plan --no-pager on a terminal prints the plan itself" 0 --out "exit 0" \
+		-- ho_pty env PAGER="$ho_dir/fakepager" "$KILN" plan --no-pager
+	assert "home: --no-pager: no pager ran, the plan is on the terminal" \
+		sh -c 'test ! -e paged.txt && grep -q "Plan: 6 to create," pty.out'
+	check "home: kiln plan in CI on a terminal is not paged" 0 --out "exit 0" \
+		-- ho_pty env CI=true PAGER="$ho_dir/fakepager" "$KILN" plan
+	assert "home: CI=true: no pager ran" sh -c 'test ! -e paged.txt && grep -q "Plan: 6 to create," pty.out'
+	check "home: kiln plan --json on a terminal is not paged" 0 --out "exit 0" \
+		-- ho_pty env PAGER="$ho_dir/fakepager" "$KILN" plan --json
+	assert "home: --json: no pager ran" sh -c 'test ! -e paged.txt && grep -q "resource_changes" pty.out'
+	check "home: kiln plan into a pipe is not paged" 0 --out-has "Plan: 6 to create," \
+		-- env PAGER="$ho_dir/fakepager" "$KILN" plan
+	assert "home: a pipe: no pager ran" test ! -e paged.txt
+	check "home: PAGER=cat is no pager" 0 --out "exit 0" -- ho_pty env PAGER=cat "$KILN" plan
+	assert "home: PAGER=cat: the plan is on the terminal" grep -q "Plan: 6 to create," pty.out
+	cd "$E2E_ROOT" || exit 1
+}
+
 home_tests() {
 	ho_machine_output
 	ho_spellings
 	ho_watch
+	ho_pager
 }
