@@ -222,9 +222,57 @@ ho_pager() {
 	cd "$E2E_ROOT" || exit 1
 }
 
+# kiln up in a tmux pane (a real terminal), on a sim whose nodes take 5 s
+# to be ready and as long again to report: the pane is read twice while
+# it runs, and must have changed.
+ho_tmux_capture() { # PATTERN: until the pane shows PATTERN (30 s at most), into pane.N
+	ho_n=$((ho_n + 1))
+	for _ in $(seq 1 300); do
+		tmux -L "$ho_sock" capture-pane -p -t ho >"pane.$ho_n" 2>/dev/null
+		grep -q "$1" "pane.$ho_n" && return 0
+		sleep 0.1
+	done
+	return 1
+}
+
+ho_progress() {
+	if ! command -v tmux >/dev/null 2>&1; then
+		fail "home: kiln up's progress in tmux (tmux is not installed: scripts/deps.sh --install)"
+		return
+	fi
+	ho_new_dir
+	ho_sock=kiln-e2e-$$
+	ho_n=0
+	tmux -L "$ho_sock" new-session -d -s ho -x 120 -y 40 \
+		"cd $ho_dir && KILN_SIM_READY_MS=5000 KILN_SIM_HEALTH_MS=5000 KILN_HEALTH_TIMEOUT=1m XDG_CONFIG_HOME=$XDG_CONFIG_HOME $KILN up --auto-approve; echo kiln-exit-\$?; sleep 60"
+	assert "home: tmux: the apply shows N of M operations done and the time elapsed" \
+		ho_tmux_capture 'operations done, .* elapsed\]'
+	sleep 2
+	assert "home: tmux: read again while the nodes get ready, it shows it still running" \
+		ho_tmux_capture 'operations done, .* elapsed\]'
+	assert "home: tmux: the pane changed within 2 s of the apply" \
+		sh -c '! cmp -s pane.1 pane.2'
+	assert "home: tmux: the count and the elapsed time are a line of their own" \
+		grep -qE '^  \[[0-9]+ of [0-9]+ operations done, [0-9.]+s elapsed\]$' pane.2
+	assert "home: tmux: the health wait shows the nodes reported, of how many, and the time left" \
+		ho_tmux_capture 'Health: [0-9] of 2 nodes reported, [0-9m]*s* left'
+	sleep 2
+	assert "home: tmux: read again during the health wait" \
+		ho_tmux_capture 'Health: '
+	assert "home: tmux: the health line moved within 2 s" sh -c '! cmp -s pane.3 pane.4'
+	assert "home: tmux: kiln up ends with status 0, the live lines gone" \
+		ho_tmux_capture 'kiln-exit-0'
+	assert "home: tmux: no live line is left on the screen at the end" \
+		sh -c '! grep -qE "operations done|nodes reported," pane.5'
+	tmux -L "$ho_sock" kill-server 2>/dev/null
+	"$KILN" down --auto-approve >/dev/null 2>&1
+	cd "$E2E_ROOT" || exit 1
+}
+
 home_tests() {
 	ho_machine_output
 	ho_spellings
 	ho_watch
 	ho_pager
+	ho_progress
 }
