@@ -219,8 +219,8 @@ static int parse(struct access_cmd *c, struct cli_parser *p, struct cli *cli,
 	for (i = p->optind; i < nargs; i++) {
 		if (spec_operand(argv[i])) {
 			if (c->spec) {
-				cli_error(cli, "give the spec once",
-					  "two specs: '%s' and '%s'", c->spec, argv[i]);
+				cli_error(cli, "give the spec once", "two specs: '%s' and '%s'",
+					  c->spec, argv[i]);
 				return -1;
 			}
 			c->spec = argv[i];
@@ -566,8 +566,8 @@ static json_t *exec_stream(const struct fanout_node *n, int k)
 }
 
 /* --json: one object, a member per node (exit, duration, its output kept whole to 1 MiB). */
-static void exec_print_json(const struct fanout_node *nodes, size_t n, char **command,
-			    int ncommand, const char *workspace, int worst)
+static void exec_print_json(const struct fanout_node *nodes, size_t n, char **command, int ncommand,
+			    const char *workspace, int worst)
 {
 	json_t *doc = json_object(), *arr = json_array(), *cmd = json_array();
 	size_t i, failed = 0;
@@ -578,10 +578,9 @@ static void exec_print_json(const struct fanout_node *nodes, size_t n, char **co
 		const struct fanout_node *j = &nodes[i];
 		json_t *o = json_pack("{s:s, s:i, s:b, s:f, s:o, s:o, s:b, s:b}", "name", j->name,
 				      "exit", j->code, "started", j->argv && !j->start_errno,
-				      "duration_seconds", j->seconds, "stdout",
-				      exec_stream(j, 0), "stderr", exec_stream(j, 1),
-				      "stdout_truncated", j->truncated[0], "stderr_truncated",
-				      j->truncated[1]);
+				      "duration_seconds", j->seconds, "stdout", exec_stream(j, 0),
+				      "stderr", exec_stream(j, 1), "stdout_truncated",
+				      j->truncated[0], "stderr_truncated", j->truncated[1]);
 
 		failed += j->code != 0;
 		json_array_append_new(arr, o);
@@ -616,7 +615,8 @@ static int exec_all(struct cli *cli, const struct access_cmd *c, const json_t *n
 		if (require_address(cli, node) < 0)
 			jobs[i].code = 255; /* ssh's own status for a host it cannot reach */
 		else
-			jobs[i].argv = ssh_argv(config, jobs[i].name, c->command, c->ncommand, true);
+			jobs[i].argv =
+			    ssh_argv(config, jobs[i].name, c->command, c->ncommand, true);
 	}
 	fanout_run(jobs, n, c->parallelism, &ui);
 	for (i = 0; i < n; i++) {

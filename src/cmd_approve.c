@@ -115,8 +115,8 @@ static int generate_key(struct cli *cli, const char *path, bool json)
 	if (json) {
 		char *pub = xasprintf("%s.pub", path);
 
-		print_json(json_pack("{s:s, s:s, s:s}", "key", path, "public_key", pub, "key_id",
-				     k->id));
+		print_json(
+		    json_pack("{s:s, s:s, s:s}", "key", path, "public_key", pub, "key_id", k->id));
 		free(pub);
 		approve_key_free(k);
 		return KILN_EXIT_OK;

@@ -377,8 +377,8 @@ static bool path_is_under(const char *path, const char *top)
 
 /*
  * Make the state key unless one is configured; *said is the line init prints
- * about it, key the same for --json (action, path or variable). store_dir is the real path of a local state repository (or NULL),
- * which the key must never be inside.
+ * about it, key the same for --json (action, path or variable). store_dir is the real path of a
+ * local state repository (or NULL), which the key must never be inside.
  */
 static int key_init(const struct cli *cli, const char *store_dir, char **said, json_t *key)
 {
@@ -390,10 +390,11 @@ static int key_init(const struct cli *cli, const char *store_dir, char **said, j
 	/* The id is for tests and callers that want it; init names the file. */
 	*said = NULL;
 	if (getenv("KILN_STATE_KEY") || getenv("KILN_STATE_KEY_FILE")) {
-		const char *var = getenv("KILN_STATE_KEY") ? "KILN_STATE_KEY" : "KILN_STATE_KEY_FILE";
+		const char *var =
+		    getenv("KILN_STATE_KEY") ? "KILN_STATE_KEY" : "KILN_STATE_KEY_FILE";
 
-		*said = xasprintf("state key: %s is set, so kiln uses that key; no key file made",
-				  var);
+		*said =
+		    xasprintf("state key: %s is set, so kiln uses that key; no key file made", var);
 		json_object_set_new(key, "action", json_string("environment"));
 		json_object_set_new(key, "variable", json_string(var));
 		return 0;
@@ -589,12 +590,12 @@ int cmd_init(int argc, char **argv, struct cli *cli)
 
 	if (json) {
 		static const char *const ignored[] = {"present", "created", "appended"};
-		json_t *doc = json_pack(
-		    "{s:s, s:s, s:s, s:s, s:s, s:{s:s, s:b, s:s?}, s:o}", "dir", dir, "spec",
-		    spec_shown, "template", t->name, "provider", t->provider, "gitignore",
-		    ignored[ign < 2 ? ign : 2], "workspace", "name",
-		    workspace_name(flags.workspace), "created", created, "state", where,
-		    "state_key", jsonc_share(key));
+		json_t *doc =
+		    json_pack("{s:s, s:s, s:s, s:s, s:s, s:{s:s, s:b, s:s?}, s:o}", "dir", dir,
+			      "spec", spec_shown, "template", t->name, "provider", t->provider,
+			      "gitignore", ignored[ign < 2 ? ign : 2], "workspace", "name",
+			      workspace_name(flags.workspace), "created", created, "state", where,
+			      "state_key", jsonc_share(key));
 
 		jsonw_dumpf(doc, stdout, JSON_INDENT(2));
 		putchar('\n');

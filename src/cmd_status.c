@@ -405,14 +405,16 @@ static void print_members(const json_t *g)
 		const char *ip = json_string_value(json_object_get(n, "private_ip"));
 		char *id = str_for_terminal(json_string_value(json_object_get(n, "id")) ?: "-", 0);
 		char *at = str_for_terminal(ip ? ip : "-", 0);
-		char *zone = str_for_terminal(json_string_value(json_object_get(n, "zone")) ?: "-", 0);
-		char *st = str_for_terminal(json_string_value(json_object_get(n, "state")) ?: "-", 0);
+		char *zone =
+		    str_for_terminal(json_string_value(json_object_get(n, "zone")) ?: "-", 0);
+		char *st =
+		    str_for_terminal(json_string_value(json_object_get(n, "state")) ?: "-", 0);
 		char *shown = str_for_terminal(why, 0);
 
 		printf("    %" JSON_INTEGER_FORMAT " %s  %s%s  %s  %s  ",
 		       json_integer_value(json_object_get(n, "index")), id, at,
-		       ip && json_is_true(json_object_get(n, "simulated")) ? " (simulated)" : "", zone,
-		       st);
+		       ip && json_is_true(json_object_get(n, "simulated")) ? " (simulated)" : "",
+		       zone, st);
 		if (health)
 			printf("%s%s%s\n", health, why ? ": " : "", why ? shown : "");
 		else
@@ -568,8 +570,8 @@ static int take_watch(struct cli *cli, int argc, char **argv, char ***args, int 
 }
 
 /* The status document, or NULL after reporting: a refresh, and the measures. */
-static json_t *status_read(struct op_run *r, struct cli *cli, struct run_flags *f,
-			   const char *spec, int64_t window, bool ssh)
+static json_t *status_read(struct op_run *r, struct cli *cli, struct run_flags *f, const char *spec,
+			   int64_t window, bool ssh)
 {
 	struct kiln_error err = {0};
 	json_t *doc, *util = NULL;
@@ -642,8 +644,8 @@ static int status_watch(struct cli *cli, struct run_flags *f, const char *spec, 
 		if (tty) {
 			/* Home and clear: the last status goes, this one takes its place. */
 			printf("\033[H\033[2J");
-			printf("kiln status every %llds, at %s (^C stops)\n\n",
-			       (long long)interval, stamp);
+			printf("kiln status every %llds, at %s (^C stops)\n\n", (long long)interval,
+			       stamp);
 			print_text(doc);
 			fflush(stdout);
 		} else if (!last || f->json) {

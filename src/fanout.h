@@ -17,13 +17,13 @@
 #define FANOUT_KEEP_MAX ((size_t)1 << 20)
 
 struct fanout_node {
-	const char *name; /* the node's name (its lines' prefix) */
-	char **argv;	  /* what to run; NULL: not started, code already set by the caller */
-	int code;	  /* exit status as a shell gives it (128+N for signal N) */
-	double seconds;	  /* from the start of its process to its exit */
-	struct strbuf kept[2];	/* stdout and stderr, when kept */
-	bool truncated[2];	/* more than FANOUT_KEEP_MAX bytes came and were dropped */
-	int start_errno;	/* its process could not be started (code is then 255) */
+	const char *name;      /* the node's name (its lines' prefix) */
+	char **argv;	       /* what to run; NULL: not started, code already set by the caller */
+	int code;	       /* exit status as a shell gives it (128+N for signal N) */
+	double seconds;	       /* from the start of its process to its exit */
+	struct strbuf kept[2]; /* stdout and stderr, when kept */
+	bool truncated[2];     /* more than FANOUT_KEEP_MAX bytes came and were dropped */
+	int start_errno;       /* its process could not be started (code is then 255) */
 	/* internal */
 	int pid, fd[2];
 	struct strbuf part[2];

@@ -253,8 +253,8 @@ int health_wait(struct engine *e, const json_t *state, const json_t *addresses, 
 		if (settled || now_ms() >= deadline || signals_interrupted())
 			break;
 		/* In steps of a second at most, so that a display never stands still longer. */
-		for (int64_t next = now_ms() + poll_ms; now_ms() < next && now_ms() < deadline &&
-							!signals_interrupted();) {
+		for (int64_t next = now_ms() + poll_ms;
+		     now_ms() < next && now_ms() < deadline && !signals_interrupted();) {
 			int64_t step = next - now_ms();
 
 			step = step < deadline - now_ms() ? step : deadline - now_ms();

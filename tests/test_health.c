@@ -207,7 +207,8 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 	    cmocka_unit_test(test_a_group_whose_nodes_all_report_healthy_is_settled_and_good),
 	    cmocka_unit_test(test_an_unhealthy_node_is_named_with_its_reason),
-	    cmocka_unit_test(test_reported_counts_every_node_that_said_healthy_or_not_over_all_groups),
+	    cmocka_unit_test(
+		test_reported_counts_every_node_that_said_healthy_or_not_over_all_groups),
 	    cmocka_unit_test(test_a_group_without_a_role_cannot_report_and_is_not_waited_for),
 	    cmocka_unit_test(test_only_groups_created_or_updated_are_waited_for),
 	    cmocka_unit_test(test_repair_picks_only_the_unhealthy_nodes_of_the_groups_named),

@@ -18,15 +18,17 @@ static json_t *doc(const char *text)
 
 static void test_changes_name_each_changed_leaf_by_its_path(void **state)
 {
-	json_t *b = doc("{\"nodes\": 2, \"groups\": [{\"name\": \"trainers\", \"state\": \"running\"},"
-			" {\"name\": \"login\", \"state\": \"running\"}]}");
+	json_t *b =
+	    doc("{\"nodes\": 2, \"groups\": [{\"name\": \"trainers\", \"state\": \"running\"},"
+		" {\"name\": \"login\", \"state\": \"running\"}]}");
 	json_t *a = doc("{\"nodes\": 3, \"groups\": [{\"name\": \"login\", \"state\": \"running\"},"
 			" {\"name\": \"trainers\", \"state\": \"stopped\"}]}");
 	struct strbuf sb = {0};
 
 	(void)state;
 	assert_int_equal(watch_changes(b, a, &sb), 2);
-	assert_string_equal(sb.buf, "nodes: 2 -> 3\ngroups[trainers].state: \"running\" -> \"stopped\"\n");
+	assert_string_equal(sb.buf,
+			    "nodes: 2 -> 3\ngroups[trainers].state: \"running\" -> \"stopped\"\n");
 	sb_release(&sb);
 	json_decref(a);
 	json_decref(b);
