@@ -44,8 +44,9 @@ static const struct cli_option options[] = {
      "measure GPU utilization and storage throughput over the last DURATION (default 15m)"},
     {"no-ssh", 0, false, OPT_NO_SSH, NULL,
      "do not ask the Slurm controller over ssh; count joined nodes from their health reports"},
-    {"watch", 0, false, OPT_WATCH, NULL,
-     "[INTERVAL] read it again every INTERVAL (default 5s) until interrupted"},
+    /* No getopt argument: take_watch takes the optional INTERVAL out before. */
+    {"watch", 0, false, OPT_WATCH, "[INTERVAL]",
+     "read it again every INTERVAL (default 5s) until interrupted"},
 };
 
 const struct cmd_info cmd_status_info = {
