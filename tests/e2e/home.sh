@@ -219,6 +219,16 @@ ho_pager() {
 	assert "home: a pipe: no pager ran" test ! -e paged.txt
 	check "home: PAGER=cat is no pager" 0 --out "exit 0" -- ho_pty env PAGER=cat "$KILN" plan
 	assert "home: PAGER=cat: the plan is on the terminal" grep -q "Plan: 6 to create," pty.out
+	"$KILN" plan --out p.kiln >/dev/null 2>&1
+	check "home: kiln show PLANFILE on a terminal pages the plan too" 0 --out "exit 0" \
+		-- ho_pty env PAGER="$ho_dir/fakepager" "$KILN" show p.kiln
+	assert "home: kiln show PLANFILE: the pager got the plan and its approvals" \
+		python3 -c 'p = open("paged.txt").read(); assert "\nPlan: 6 to create," in p and "\nApprovals: " in p, p'
+	rm -f paged.txt
+	check "home: kiln show PLANFILE --no-pager" 0 --out "exit 0" \
+		-- ho_pty env PAGER="$ho_dir/fakepager" "$KILN" show p.kiln --no-pager
+	assert "home: kiln show --no-pager: no pager ran" \
+		sh -c 'test ! -e paged.txt && grep -q "Plan: 6 to create," pty.out' 
 	cd "$E2E_ROOT" || exit 1
 }
 
