@@ -95,6 +95,11 @@ int cmd_plan(int argc, char **argv, struct cli *cli)
 			       f.out, f.out);
 	}
 	pager_finish(&pg);
+	/* The team limits an apply of this plan would be held to (kiln-policy(5)). */
+	if (!f.destroy && op_quota(&r, false, NULL, &err) != 0) {
+		cmd_report(cli, &err);
+		goto out;
+	}
 	ret = KILN_EXIT_OK;
 	if (f.detailed && json_is_true(plan_kiln(r.plan, "changes")))
 		ret = KILN_EXIT_CHANGES;

@@ -23,13 +23,14 @@ static const struct cli_option options[] = {
     CMD_OPT_STATE,
     {"since", 0, true, OPT_SINCE, "DATE",
      "count only what burned from DATE on (2027-01-31 or RFC 3339)"},
-    {"by", 0, true, OPT_BY, "KEY", "group by workspace (default), cluster or tag:KEY"},
+    {"by", 0, true, OPT_BY, "KEY",
+     "group by workspace (default), cluster or tag:KEY; run: each run's cost, and idle"},
     {"format", 0, true, OPT_FORMAT, "FORMAT", "text (default), json, csv or html"},
 };
 
 const struct cmd_info cmd_report_info = {
     .name = "report",
-    .usage = "[--since DATE] [--by workspace|cluster|tag:KEY] [--format text|json|csv|html]",
+    .usage = "[--since DATE] [--by workspace|cluster|run|tag:KEY] [--format text|json|csv|html]",
     .summary = "what each cluster lifetime cost: hours, GPU-hours, cost, useful GPU-hours",
     .description = "Read every workspace branch of the state repository, archived ones included,\n"
 		   "and list each cluster lifetime (from the apply that created its first\n"
@@ -40,9 +41,12 @@ const struct cmd_info cmd_report_info = {
 		   "utilization) and the cost per useful GPU-hour. History from before the\n"
 		   "ledger is reported with its cost unknown, never $0. Subtotals by workspace,\n"
 		   "cluster or a spec tag, and a total.\n\n"
-		   "--format html writes one self-contained page (a table and SVG charts of\n"
-		   "cost over time and of utilization; nothing fetched). KILN_NOW (RFC 3339)\n"
-		   "sets the clock, for tests. Nothing is changed and no lock is taken.",
+		   "--format html writes one self-contained page for a FinOps review (nothing\n"
+		   "fetched): the tables, where the money went (compute, storage, up-front\n"
+		   "fees, retained and orphaned storage, idle GPU-hours and their cost), and\n"
+		   "charts of the burn against the budget, the cost by kind, GPU utilization\n"
+		   "per group and the cost over time. KILN_NOW (RFC 3339) sets the clock, for\n"
+		   "tests. Nothing is changed and no lock is taken.",
     .options = options,
     .noptions = sizeof(options) / sizeof(options[0]),
     .see_also = "kiln-report(1), kiln-state(1), kiln-status(1)",

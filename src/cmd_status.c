@@ -5,8 +5,9 @@
  *
  * Made from a plan (run_plan_spec; no lock): the refresh reads what is
  * live, and the plan's cost section prices what runs now (hourly_before).
- * Cost so far is that hourly cost times the hours since "created" in the
- * state: an estimate that assumes the cluster kept its current size.
+ * Cost so far is the running lifetime's cost from the ledger, computed by
+ * report_workspace, the walk `kiln report` makes: every resize and every
+ * up-front purchase counted, the same figure to the cent at one instant.
  */
 #include <math.h>
 #include <stdlib.h>
@@ -21,6 +22,8 @@
 #include "expiry.h"
 #include "health.h"
 #include "plan.h"
+#include "report.h"
+#include "runop.h"
 #include "scheduler.h"
 #include "state.h"
 #include "jsonw.h"
@@ -57,9 +60,10 @@ const struct cmd_info cmd_status_info = {
 		   "--refresh=false), and show each node group with its running nodes (one line\n"
 		   "each: address, zone, state, and the health the node reported with the\n"
 		   "reason, or not reported), each store, the cost per hour of what runs now,\n"
-		   "the cost so far (that hourly cost times the time since the apply that\n"
-		   "brought the cluster up: an estimate that assumes the cluster kept its\n"
-		   "size), and the time left before its TTL ends. Changes a plan would make are\n"
+		   "the cost so far (from the cost ledger in the state history, every resize\n"
+		   "and up-front purchase counted: the figure kiln report gives the running\n"
+		   "lifetime at the same instant, to the cent), and the time left before its\n"
+		   "TTL ends. Changes a plan would make are\n"
 		   "counted. Nothing is changed and no lock is taken.\n\n"
 		   "With scheduler: slurm, the Slurm controller's group, and per partition how\n"
 		   "many nodes joined, asked from slurmctld itself: sinfo runs on the controller\n"
@@ -228,7 +232,7 @@ static void status_scheduler(const struct op_run *r, bool ask, json_t *doc)
 	free(node);
 }
 
-static json_t *build(const struct op_run *r, int64_t now)
+static json_t *build(const struct op_run *r, int64_t now, const json_t *lifetime)
 {
 	const json_t *cost = plan_kiln(r->plan, "cost");
 	const json_t *x = state_expiry(r->state), *res;
@@ -289,11 +293,14 @@ static json_t *build(const struct op_run *r, int64_t now)
 			storage, "nodes", (json_int_t)nodes, "hourly", round(hourly * 1e4) / 1e4,
 			"created", created);
 	json_object_set_new(doc, "commit", r->head[0] ? json_string(r->head) : json_null());
-	if (created && time_parse_rfc3339(created, &t) == 0 && t <= now) {
+	/* Up since the lifetime began, its cost from the ledger (null: not all recorded). */
+	if (lifetime &&
+	    time_parse_rfc3339(json_string_value(json_object_get(lifetime, "start")), &t) == 0 &&
+	    t <= now) {
 		json_object_set_new(doc, "up_seconds", json_integer(now - t));
-		json_object_set_new(
-		    doc, "cost_so_far",
-		    json_real(round((double)(now - t) / 3600 * hourly * 1e4) / 1e4));
+		json_object_set(doc, "since", json_object_get(lifetime, "start"));
+		json_object_set(doc, "cost_so_far", json_object_get(lifetime, "cost"));
+		json_object_set(doc, "upfront", json_object_get(lifetime, "upfront"));
 	}
 	if (expiry_time(x, &t)) {
 		json_object_set_new(doc, "expires", json_string(state_expires(r->state)));
@@ -305,6 +312,77 @@ static json_t *build(const struct op_run *r, int64_t now)
 	json_object_set_new(doc, "pending_changes",
 			    json_integer((json_int_t)apply_count_ops(&r->view)));
 	return doc;
+}
+
+/* The running runs (runop_status), or why they could not be read. */
+static void status_runs(struct op_run *r, int64_t now, json_t *doc)
+{
+	struct kiln_error err = {0};
+	json_t *runs = NULL;
+
+	if (runop_status(r, now, json_number_value(json_object_get(doc, "hourly")), &runs, &err) <
+	    0)
+		json_object_set_new(doc, "runs_error", json_string(err.msg));
+	else
+		json_object_set_new(doc, "runs", runs);
+}
+
+static char *or_no_data(const json_t *v, const char *fmt, double scale)
+{
+	return json_is_number(v) ? xasprintf(fmt, json_number_value(v) * scale)
+				 : xstrdup("no data");
+}
+
+static void print_runs(const json_t *d)
+{
+	const json_t *run;
+	size_t i;
+
+	if (json_is_string(json_object_get(d, "runs_error")))
+		printf("Runs: not read: %s\n", json_string_value(json_object_get(d, "runs_error")));
+	if (!json_array_size(json_object_get(d, "runs")))
+		return;
+	printf("Runs:\n");
+	json_array_foreach(json_object_get(d, "runs"), i, run)
+	{
+		char *el = expiry_left_format(json_integer_value(json_object_get(run, "elapsed_seconds")));
+		char *rate = or_no_data(json_object_get(run, "tokens_per_second"), "%.0f tokens/s", 1);
+		char *mfu = or_no_data(json_object_get(run, "mfu"), "MFU %.2f", 1);
+		char *so_far = json_is_number(json_object_get(run, "cost_so_far_usd"))
+				   ? cost_money(json_number_value(json_object_get(run, "cost_so_far_usd")))
+				   : xstrdup("no data");
+		char *proj = json_is_number(json_object_get(run, "projected_cost_usd"))
+				 ? cost_money(json_number_value(json_object_get(run, "projected_cost_usd")))
+				 : xstrdup("no data");
+		const json_t *eta = json_object_get(run, "eta_seconds");
+		char *eta_s = json_is_integer(eta) ? expiry_left_format(json_integer_value(eta))
+						  : xstrdup("no data");
+		char *name = str_for_terminal(json_string_value(json_object_get(run, "name")) ?: "-", 40);
+
+		printf("  %s %s on %s (%" JSON_INTEGER_FORMAT " nodes, %" JSON_INTEGER_FORMAT
+		       " GPUs): running %s%s\n",
+		       json_string_value(json_object_get(run, "id")), name,
+		       json_string_value(json_object_get(run, "group")) ?: "-",
+		       json_integer_value(json_object_get(run, "nodes")),
+		       json_integer_value(json_object_get(run, "gpus")), el,
+		       json_is_true(json_object_get(run, "simulated")) ? " (simulated)" : "");
+		printf("    %s, %s, ETA %s", rate, mfu, eta_s);
+		if (json_is_string(json_object_get(run, "deadline")))
+			printf(" (deadline %s)", json_string_value(json_object_get(run, "deadline")));
+		printf("; cost %s so far, %s projected\n", so_far, proj);
+		if (json_is_string(json_object_get(run, "edited")))
+			printf("    EDITED: %s; its cost is not trusted\n",
+			       json_string_value(json_object_get(run, "edited")));
+		if (json_is_string(json_object_get(run, "warning")))
+			printf("    warning: %s\n", json_string_value(json_object_get(run, "warning")));
+		free(el);
+		free(rate);
+		free(mfu);
+		free(so_far);
+		free(proj);
+		free(eta_s);
+		free(name);
+	}
 }
 
 /* The group's part in Slurm: the controller, or its partition and how many nodes joined. */
@@ -495,11 +573,22 @@ static void print_text(const json_t *d)
 	free(m);
 	if ((v = json_object_get(d, "cost_so_far"))) {
 		char *up = expiry_left_format(json_integer_value(json_object_get(d, "up_seconds")));
+		double upfront = json_number_value(json_object_get(d, "upfront"));
 
-		m = cost_money(json_number_value(v));
-		printf("; %s so far, up %s since %s", m, up,
-		       json_string_value(json_object_get(d, "created")));
-		free(m);
+		if (json_is_number(v)) {
+			m = cost_money(json_number_value(v));
+			printf("; %s so far", m);
+			free(m);
+		} else {
+			printf("; cost so far unknown (a commit without the ledger; kiln report "
+			       "names it)");
+		}
+		if (upfront > 0) {
+			m = cost_money(upfront);
+			printf(" (%s of it up front)", m);
+			free(m);
+		}
+		printf(", up %s since %s", up, json_string_value(json_object_get(d, "since")));
 		free(up);
 	}
 	printf(".\n");
@@ -522,6 +611,7 @@ static void print_text(const json_t *d)
 	print_windows(d);
 	if (json_object_get(d, "utilization"))
 		print_utilization(json_object_get(d, "utilization"));
+	print_runs(d);
 	if (json_integer_value(json_object_get(d, "pending_changes")))
 		printf("Pending: %" JSON_INTEGER_FORMAT
 		       " changes between the spec and what runs; `kiln plan` shows them.\n",
@@ -575,7 +665,7 @@ static json_t *status_read(struct op_run *r, struct cli *cli, struct run_flags *
 			   int64_t window, bool ssh)
 {
 	struct kiln_error err = {0};
-	json_t *doc, *util = NULL;
+	json_t *doc, *util = NULL, *lifetime = NULL;
 	int64_t now;
 
 	if (util_now(&now, &err) < 0) {
@@ -589,8 +679,15 @@ static json_t *status_read(struct op_run *r, struct cli *cli, struct run_flags *
 	if (util_measure(r->e, state_resources(r->state), now, window, &util, &err) < 0)
 		util = json_pack("{s:s, s:s?}", "error", err.msg, "hint",
 				 err.hint[0] ? err.hint : NULL);
-	doc = build(r, now);
+	if (report_workspace(r->store, r->e->workspace, now, &lifetime, &err) < 0) {
+		cmd_report(cli, &err);
+		json_decref(util);
+		return NULL;
+	}
+	doc = build(r, now, lifetime);
+	json_decref(lifetime);
 	status_scheduler(r, ssh, doc);
+	status_runs(r, now, doc);
 	if (util)
 		json_object_set_new(doc, "utilization", util);
 	return doc;

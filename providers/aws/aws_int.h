@@ -358,6 +358,9 @@ char *aws_role_policy_compile(const struct prov_scope *scope, const json_t *attr
 char *aws_efs_pending_arn(const char *name);
 /* GPU instances without kiln tags (aws_nodes.c), for kiln sprawl. */
 int aws_list_unmanaged(struct prov_ctx *ctx, json_t **out, struct kiln_error *err);
+/* provider.h's list_objects: ListObjectsV2 of a bucket under a prefix, every page. */
+int aws_s3_list_objects(struct prov_ctx *ctx, const char *id, const char *prefix, json_t **out,
+			struct kiln_error *err);
 /*
  * The attrs a role's policy holds: {"read", "write", and "nfs_read",
  * "nfs_write", "allow" when not empty}; new object.
