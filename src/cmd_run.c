@@ -58,6 +58,9 @@ int run_flags_handle(struct run_flags *f, const struct cli *cli, int id, const c
 	case OPT_RUN_JSON:
 		f->json = true;
 		return 1;
+	case OPT_RUN_NO_PAGER:
+		f->no_pager = true;
+		return 1;
 	case OPT_RUN_MARKDOWN:
 		f->markdown = true;
 		return 1;
@@ -389,13 +392,18 @@ int run_health_report(const struct cli *cli, struct op_run *r, const json_t *add
 		      int64_t timeout, bool json)
 {
 	struct kiln_error err = {0};
+	struct progress_health live;
+	struct health_tick tick = {progress_health_tick, &live};
 	json_t *groups = NULL;
-	int ret;
+	int ret, rc;
 
 	if (json_array_size(addresses) == 0)
 		return KILN_EXIT_OK;
 	run_health_waiting(timeout, json);
-	if (op_health_wait(r, addresses, timeout, &groups, &err) < 0) {
+	progress_health_init(&live, json);
+	rc = op_health_wait(r, addresses, timeout, &tick, &groups, &err);
+	progress_health_end(&live);
+	if (rc < 0) {
 		cmd_report(cli, &err);
 		return KILN_EXIT_ERROR;
 	}

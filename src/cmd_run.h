@@ -23,6 +23,7 @@ enum {
 	OPT_RUN_AUTO_APPROVE,
 	OPT_RUN_PARALLELISM,
 	OPT_RUN_SPEC,
+	OPT_RUN_NO_PAGER,
 };
 
 #define RUN_OPT_SPEC                                                                               \
@@ -54,6 +55,11 @@ enum {
 		"parallelism", 0, true, OPT_RUN_PARALLELISM, "N",                                  \
 		    "at most N provider operations at once (default 32)"                           \
 	}
+#define RUN_OPT_NO_PAGER                                                                           \
+	{                                                                                          \
+		"no-pager", 0, false, OPT_RUN_NO_PAGER, NULL,                                      \
+		    "never page the text (on a terminal it goes through PAGER, else less -FRX)"    \
+	}
 #define RUN_OPT_AUTO_APPROVE                                                                       \
 	{                                                                                          \
 		"auto-approve", 0, false, OPT_RUN_AUTO_APPROVE, NULL,                              \
@@ -75,6 +81,7 @@ struct run_flags {
 	bool detailed;
 	bool destroy;
 	bool auto_approve;
+	bool no_pager;
 	int parallelism;
 };
 

@@ -1231,11 +1231,11 @@ char *op_iam_policy(struct engine *e)
 	return doc;
 }
 
-int op_health_wait(struct op_run *r, const json_t *addresses, int64_t timeout_s, json_t **groups,
-		   struct kiln_error *err)
+int op_health_wait(struct op_run *r, const json_t *addresses, int64_t timeout_s,
+		   const struct health_tick *tick, json_t **groups, struct kiln_error *err)
 {
 	return health_wait(r->e, r->state, addresses, timeout_s, r->e->prov->simulated ? 100 : 5000,
-			   groups, err);
+			   tick, groups, err);
 }
 
 int op_repair(struct op_run *r, const json_t *targets, struct op_repair_outcome *out,

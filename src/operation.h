@@ -26,6 +26,8 @@
 #include "takeover.h"
 #include "workspace.h"
 
+struct health_tick; /* health.h */
+
 /* What a run is asked to do: the spec, the state it reads and what it plans. */
 struct op_options {
 	struct spec_options vars; /* --var overrides */
@@ -293,10 +295,11 @@ void op_apply_outcome_release(struct op_apply_outcome *out);
  * node groups at addresses (health_touched: those r->plan created, updated
  * or replaced) to report their health, polling through their type's wait
  * (every 5 s; 100 ms on a simulated provider). *groups: health.h's
- * objects, one per group. -1 with err when a provider call failed.
+ * objects, one per group; tick (may be NULL) hears how it goes. -1 with
+ * err when a provider call failed.
  */
-int op_health_wait(struct op_run *r, const json_t *addresses, int64_t timeout_s, json_t **groups,
-		   struct kiln_error *err);
+int op_health_wait(struct op_run *r, const json_t *addresses, int64_t timeout_s,
+		   const struct health_tick *tick, json_t **groups, struct kiln_error *err);
 
 struct op_repair_outcome {
 	json_t *done; /* per target repaired: {"address", "replaced": [ids], "added": [ids]} */
