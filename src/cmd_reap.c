@@ -175,7 +175,7 @@ static bool no_spec(json_t *out, const char *spec, const char *name)
  * could not be opened.
  */
 static int reap_destroy(struct cli *cli, const char *spec, const char *name,
-			const struct store_flags *sf, char **vars, size_t nvars, struct reap_ctx *c,
+			const struct store_flags *sf, const char *const *vars, size_t nvars, struct reap_ctx *c,
 			bool *open_failed, size_t *deleted, size_t *released)
 {
 	struct run_flags f;
@@ -242,7 +242,7 @@ static enum state_policy reap_member(const json_t *state, bool idle)
 
 /* Destroy one expired workspace; fills out. Returns false when it failed. */
 static bool reap_one(struct cli *cli, struct store *s, const char *name, const json_t *state,
-		     struct reap_ctx c, const struct store_flags *sf, char **vars, size_t nvars,
+		     struct reap_ctx c, const struct store_flags *sf, const char *const *vars, size_t nvars,
 		     json_t *out)
 {
 	enum state_policy member = reap_member(state, c.idle);
@@ -297,7 +297,7 @@ static bool reap_one(struct cli *cli, struct store *s, const char *name, const j
  * not known (out says why: never reaped on missing data), -1 failed.
  */
 static int idle_decide(struct cli *cli, const char *name, const json_t *state, int64_t now,
-		       const struct store_flags *sf, char **vars, size_t nvars, json_t *out,
+		       const struct store_flags *sf, const char *const *vars, size_t nvars, json_t *out,
 		       double *util)
 {
 	const char *spec = state_policy_spec(state, STATE_POLICY_IDLE);
@@ -473,7 +473,8 @@ int cmd_reap(int argc, char **argv, struct cli *cli)
 	struct store_flags sf = {0};
 	struct kiln_error err = {0};
 	struct store *s = NULL;
-	char **names = NULL, **vars = NULL;
+	char **names = NULL;
+	const char **vars = NULL;
 	size_t n = 0, i, nvars = 0, nreaped = 0, nfailed = 0;
 	bool dry = false, json = false;
 	json_t *all = NULL;
@@ -492,7 +493,7 @@ int cmd_reap(int argc, char **argv, struct cli *cli)
 			json = true;
 		} else if (c == OPT_VAR) {
 			vars = xrealloc(vars, (nvars + 1) * sizeof(*vars));
-			vars[nvars++] = (char *)p.optarg;
+			vars[nvars++] = p.optarg;
 		} else if (store_flags_handle(&sf, cli, c, p.optarg) < 0) {
 			goto out;
 		}
