@@ -127,6 +127,8 @@ static const struct cli_option destroy_options[] = {
     {"json", 0, false, OPT_RUN_JSON, NULL, "stream events as JSON lines on standard output"},
     RUN_OPT_REFRESH,
     RUN_OPT_TARGET,
+    {"include-retained", 0, true, OPT_RUN_INCLUDE_RETAINED, "ADDRESS",
+     "delete this retained store too, data and all (repeatable); no other store is touched"},
 };
 
 const struct cmd_info cmd_destroy_info = {
@@ -570,6 +572,8 @@ static void render_outcome(const struct apply_cmd *a, const struct op_run *r,
 		up_summary(r);
 	else if (!a->destroy)
 		expiry_print(r->state);
+	if (a->destroy && o->commit)
+		cost_render_still_billing(stdout, r->plan, r->ws->name);
 	fflush(stdout);
 	json_array_foreach(res->warnings, i, e) fprintf(
 	    stderr, "%s: %s: warning: %s\n", a->cli->prog, a->cli->cmd, json_string_value(e));

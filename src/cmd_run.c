@@ -44,6 +44,9 @@ int run_flags_handle(struct run_flags *f, const struct cli *cli, int id, const c
 	case OPT_RUN_REPLACE:
 		*ARRAY_PUSH(f->replace, f->nreplace, f->capreplace) = arg;
 		return 1;
+	case OPT_RUN_INCLUDE_RETAINED:
+		*ARRAY_PUSH(f->include_retained, f->ninclude, f->capinclude) = arg;
+		return 1;
 	case OPT_RUN_REFRESH:
 		if (strcmp(arg, "true") == 0) {
 			f->refresh = true;
@@ -118,6 +121,7 @@ void run_flags_release(struct run_flags *f)
 	spec_vars_release(&f->vars);
 	free(f->targets);
 	free(f->replace);
+	free(f->include_retained);
 }
 
 struct engine *run_engine_only(struct cli *cli, const char *spec, const struct run_flags *f)
@@ -188,6 +192,8 @@ int run_options(struct op_options *o, const struct cli *cli, const struct run_fl
 	    .ntargets = f->ntargets,
 	    .replace = f->replace,
 	    .nreplace = f->nreplace,
+	    .include_retained = f->include_retained,
+	    .ninclude = f->ninclude,
 	    .refresh = f->refresh,
 	    .destroy = f->destroy,
 	};

@@ -24,6 +24,7 @@ enum {
 	OPT_RUN_PARALLELISM,
 	OPT_RUN_SPEC,
 	OPT_RUN_NO_PAGER,
+	OPT_RUN_INCLUDE_RETAINED,
 };
 
 #define RUN_OPT_SPEC                                                                               \
@@ -74,6 +75,8 @@ struct run_flags {
 	size_t ntargets, captargets;
 	const char **replace;
 	size_t nreplace, capreplace;
+	const char **include_retained; /* destroy --include-retained ADDRESS */
+	size_t ninclude, capinclude;
 	bool refresh;
 	bool json;
 	bool markdown;

@@ -309,6 +309,8 @@ static json_t *build(const struct op_run *r, int64_t now, const json_t *lifetime
 		json_object_set_new(doc, "expires", json_null());
 	}
 	json_object_set_new(doc, "capacity_windows", expiry_windows(r->state, now));
+	/* What a teardown kept (issue 29): never billing unnamed. */
+	json_object_set_new(doc, "retained", r->retained ? json_incref(r->retained) : json_array());
 	json_object_set_new(doc, "pending_changes",
 			    json_integer((json_int_t)apply_count_ops(&r->view)));
 	return doc;
@@ -531,6 +533,47 @@ static void print_windows(const json_t *d)
 	}
 }
 
+/* The stores a destroy kept, each with its cost and the command that deletes exactly it. */
+static void print_retained(const json_t *d)
+{
+	const json_t *r;
+	double hourly = 0;
+	size_t i;
+	char *h, *m;
+
+	json_array_foreach(json_object_get(d, "retained"), i, r) hourly +=
+	    json_number_value(json_object_get(r, "hourly"));
+	json_array_foreach(json_object_get(d, "retained"), i, r)
+	{
+		if (i == 0) {
+			h = cost_money(hourly);
+			m = cost_money(hourly * 730);
+			printf("Retained, still billing (a destroy kept them; not in the state): %s an "
+			       "hour, %s a month:\n",
+			       h, m);
+			free(h);
+			free(m);
+		}
+		h = cost_money(json_number_value(json_object_get(r, "hourly")));
+		m = cost_money(json_number_value(json_object_get(r, "monthly")));
+		printf("  %s (%s): %s an hour, %s a month%s\n",
+		       json_string_value(json_object_get(r, "address")),
+		       json_string_value(json_object_get(r, "id")) ?: "-", h, m,
+		       json_is_true(json_object_get(r, "unpriced"))
+			   ? " and what it stores (not priced: kiln cannot see its size)"
+			   : "");
+		printf("    delete it, data and all: kiln destroy --include-retained %s%s%s\n",
+		       json_string_value(json_object_get(r, "address")),
+		       strcmp(json_string_value(json_object_get(d, "workspace")), "default") ? " -w "
+											      : "",
+		       strcmp(json_string_value(json_object_get(d, "workspace")), "default")
+			   ? json_string_value(json_object_get(d, "workspace"))
+			   : "");
+		free(h);
+		free(m);
+	}
+}
+
 static void print_text(const json_t *d)
 {
 	const json_t *g, *v;
@@ -592,6 +635,7 @@ static void print_text(const json_t *d)
 		free(up);
 	}
 	printf(".\n");
+	print_retained(d);
 	if (json_is_string(json_object_get(d, "expires"))) {
 		json_int_t left = json_integer_value(json_object_get(d, "left_seconds"));
 		char *l = expiry_left_format(left);

@@ -38,6 +38,9 @@ struct op_options {
 	size_t ntargets;
 	const char *const *replace;
 	size_t nreplace;
+	/* destroy --include-retained: these retained stores are deleted too */
+	const char *const *include_retained;
+	size_t ninclude;
 	bool refresh; /* read live state first */
 	bool destroy; /* plan the deletion of everything */
 };
@@ -68,6 +71,12 @@ struct op_run {
 	 */
 	bool keep_live;
 	json_t *live;
+	/*
+	 * With keep_live: the retained stores that live tagged for the workspace
+	 * but are no longer recorded (a destroy released them), priced
+	 * (cost_retained_live), for kiln status.
+	 */
+	json_t *retained;
 	/* What goes wrong on the way (sealing, unlocking), for the caller to say; may be NULL. */
 	void (*report)(void *arg, const struct kiln_error *err);
 	void *report_arg;
