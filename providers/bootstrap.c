@@ -10,6 +10,7 @@
 #include "str.h"
 #include "strbuf.h"
 
+#include <inttypes.h>
 #include <openssl/sha.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -393,11 +394,75 @@ static void script_agent(struct strbuf *s, const struct boot_agent *a)
 		a->name);
 }
 
+/*
+ * The node TTL (issue 29): the script kiln-ttl.timer runs every minute. It
+ * reads the instance's kiln:expires tag through the cloud's read_tag; past
+ * it plus the grace it powers the node off, which the launch made a
+ * termination. A tag it cannot read, or one that is no time, never powers
+ * anything off: it says so in the boot log (once per change of what it has
+ * to say, not every minute) and keeps running.
+ */
+static void ttl_script(struct strbuf *s, const struct boot_input *in)
+{
+	sb_addf(s,
+		"#!/bin/bash\n"
+		"# kiln node TTL of %s, every minute: off past kiln:expires + grace\n"
+		"g=%" PRId64 " log=${KILN_TTL_LOG:-" BOOT_LOG "} last=${KILN_TTL_STATE:-/run/kiln-ttl.last}\n"
+		"note() {\n"
+		"\techo \"kiln ttl: $1\"\n"
+		"\t[ \"$(cat \"$last\" 2>/dev/null)\" = \"$1\" ] && return\n"
+		"\techo \"$(date -u +%%FT%%TZ) kiln ttl: $1\" >>\"$log\"\n"
+		"\techo \"$1\" >\"$last\"\n"
+		"}\n"
+		"read_tag() {\n\t",
+		in->address, in->ttl_grace);
+	sb_adds(s, in->read_tag);
+	sb_adds(s, "\n}\n"
+		   "x=$(read_tag kiln:expires)\n"
+		   "rc=$?\n"
+		   "x=$(printf %s \"$x\" | tr -cd '0-9A-Za-z:+._-' | cut -c1-64)\n"
+		   "if [ $rc = 3 ] || { [ $rc = 0 ] && [ -z \"$x\" ]; }; then\n"
+		   "\tnote 'no kiln:expires tag: no TTL, keeps running'\n"
+		   "elif [ $rc != 0 ]; then\n"
+		   "\tnote 'cannot read kiln:expires (no metadata, or no tags in it): keeps running'\n"
+		   "elif ! t=$(date -u -d \"$x\" +%s 2>/dev/null); then\n"
+		   "\tnote \"kiln:expires '$x' is no time: keeps running\"\n"
+		   "elif [ \"$(date +%s)\" -lt \"$t\" ]; then\n"
+		   "\tnote \"expires $x; off ${g}s after\"\n"
+		   "elif [ \"$(date +%s)\" -lt $((t + g)) ]; then\n"
+		   "\tnote \"expired at $x; off after the ${g}s grace\"\n"
+		   "else\n"
+		   "\tnote \"expired at $x, ${g}s grace passed: powering off\"\n"
+		   "\tshutdown -h now \"kiln: expired at $x\"\n"
+		   "fi\n");
+}
+
+/* The units that run it: a oneshot service, and the timer that starts it every minute. */
+static const char ttl_service[] = "[Service]\n"
+				  "Type=oneshot\n"
+				  "ExecStart=/bin/bash " BOOT_TTL_SCRIPT "\n";
+static const char ttl_timer[] = "[Timer]\n"
+				"OnBootSec=1min\n"
+				"OnUnitActiveSec=1min\n"
+				"AccuracySec=5s\n"
+				"[Install]\n"
+				"WantedBy=timers.target\n";
+
+/* First thing at boot, before mounts that may take long: the TTL timer runs. */
+static void script_ttl(struct strbuf *s, const struct boot_input *in)
+{
+	if (!in->read_tag)
+		return;
+	sb_adds(s, "systemctl enable --now kiln-ttl.timer || problem 'no node TTL: kiln-ttl.timer "
+		   "did not start'\n");
+}
+
 static void script_build(struct strbuf *s, const struct boot_input *in)
 {
 	size_t total = step_count(in);
 
 	script_head(s, in);
+	script_ttl(s, in);
 	script_local(s, in);
 	script_mounts(s, in);
 	if (total > 0) {
@@ -590,6 +655,24 @@ char *boot_document(const struct boot_input *in)
 		    "    permissions: \"0700\"\n"
 		    "    content: |\n");
 	yaml_block(&d, script.buf, 6);
+	if (in->read_tag) {
+		struct strbuf ttl = {0};
+
+		ttl_script(&ttl, in);
+		sb_adds(&d, "  - path: " BOOT_TTL_SCRIPT "\n"
+			    "    permissions: \"0700\"\n"
+			    "    content: |\n");
+		yaml_block(&d, ttl.buf, 6);
+		sb_adds(&d, "  - path: " BOOT_TTL_SERVICE "\n"
+			    "    permissions: \"0644\"\n"
+			    "    content: |\n");
+		yaml_block(&d, ttl_service, 6);
+		sb_adds(&d, "  - path: " BOOT_TTL_TIMER "\n"
+			    "    permissions: \"0644\"\n"
+			    "    content: |\n");
+		yaml_block(&d, ttl_timer, 6);
+		sb_release(&ttl);
+	}
 	yaml_step_files(&d, in);
 	sb_adds(&d, "runcmd:\n"
 		    "  - [sh, -c, \"bash " BOOT_SCRIPT " 2>&1 | tee -a " BOOT_LOG "\"]\n");
@@ -809,7 +892,22 @@ char *boot_group_document(const struct spec *spec, const struct spec_group *g, c
 	in.authorized_keys = keys;
 	in.scheduler = sched = cloud->scheduler ? cloud->scheduler(spec, g) : NULL;
 	in.gpu_metrics = t->gpus > 0 ? cloud->gpu_metrics : NULL;
+	in.read_tag = cloud->read_tag;
+	in.ttl_grace = spec->ttl_grace ? spec->ttl_grace : SPEC_TTL_GRACE_DEFAULT;
 	doc = boot_document(&in);
+	if (in.read_tag && boot_check_size(spec, g, doc, err) < 0) {
+		/*
+		 * The node TTL is worth less than the rest of the boot: without
+		 * room for it, the nodes go without, kiln reap alone enforces the
+		 * TTL, and the plan says so.
+		 */
+		free(doc);
+		in.read_tag = NULL;
+		doc = boot_document(&in);
+		sb_addf(&note, "%sno node TTL: its timer does not fit in EC2's %d bytes of user "
+			       "data beside the rest, so only kiln reap enforces the TTL",
+			note.len ? "; " : "", BOOT_MAX_BYTES);
+	}
 	free(sched);
 	free(keys);
 	for (i = 0; i < no; i++)

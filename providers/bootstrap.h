@@ -96,6 +96,14 @@ struct boot_input {
 	const char *scheduler;
 	/* The GPU metrics agent (a GPU group on a cloud that has one), or NULL. */
 	const struct boot_agent *gpu_metrics;
+	/*
+	 * The node TTL (issue 29): a shell function body printing the value of
+	 * the instance tag named "$1", returning 3 when the instance has no such
+	 * tag and another non-zero status when it cannot tell (aws: the
+	 * instance metadata service's instance tags). NULL: no TTL timer.
+	 */
+	const char *read_tag;
+	int64_t ttl_grace; /* seconds past kiln:expires before the node powers off */
 	/* The login user and its keys (s-access, issue 15): none while NULL / 0. */
 	const char *login_user;
 	const char *const *authorized_keys;
@@ -166,6 +174,8 @@ struct boot_cloud {
 	char *(*scheduler)(const struct spec *spec, const struct spec_group *g);
 	/* The agent publishing GPU metrics on a group with GPUs, or NULL (sim: none). */
 	const struct boot_agent *gpu_metrics;
+	/* boot_input's read_tag: how a node reads its own tags; NULL: no TTL timer. */
+	const char *read_tag;
 };
 
 /*
@@ -194,6 +204,10 @@ int boot_group_attrs(json_t *r, const char *prefix, const struct spec *spec,
  */
 void boot_check_spec(const struct catalog *cat, const struct spec *spec,
 		     const struct boot_cloud *cloud, bool zoned, struct diags *d);
+/* Where the document writes the node TTL's script and its systemd units. */
+#define BOOT_TTL_SCRIPT "/var/lib/kiln/ttl.sh"
+#define BOOT_TTL_SERVICE "/etc/systemd/system/kiln-ttl.service"
+#define BOOT_TTL_TIMER "/etc/systemd/system/kiln-ttl.timer"
 /* NFS 4.1 with the options AWS recommends for EFS, and lustre's, both with _netdev,nofail. */
 extern const char boot_nfs_options[];
 extern const char boot_lustre_options[];

@@ -542,3 +542,20 @@ json_t *pexp_capacity_block(json_t *all, const char *type, const struct spec_gro
 	pexp_attr(r, "zones", zones);
 	return r;
 }
+
+void pexp_deletion(json_t *r, const struct spec_store *s)
+{
+	pexp_attr(r, "deletion", json_string(s->deletion == DELETION_DELETE ? "delete" : "retain"));
+	if (s->deletion_set)
+		return;
+	if (s->tier == TIER_LUSTRE)
+		pexp_why(r, "deletion",
+			 xstrdup("lustre is scratch: deleted with the cluster, as the spec gives no "
+				 "deletion: (write deletion: retain to keep it; its data reaches an "
+				 "object store only through an import the spec declares)"));
+	else
+		pexp_why(r, "deletion",
+			 xasprintf("%s stores are retained when the cluster is destroyed, as the "
+				   "spec gives no deletion: (kiln down names them and their cost)",
+				   spec_tier_name(s->tier)));
+}

@@ -47,6 +47,11 @@ void pexp_dep(json_t *r, const char *type, const char *name);
 void pexp_after(json_t *r, const char *type, const char *name);
 /* Why an attribute has its value, for the plan (text is stolen). */
 void pexp_why(json_t *r, const char *key, char *text);
+/*
+ * A store's deletion attribute ("retain" or "delete") and, where the spec
+ * left it to the tier's default, the plan's note saying which and why.
+ */
+void pexp_deletion(json_t *r, const struct spec_store *s);
 /* A sorted, duplicate-free array of strings (v is sorted in place). */
 json_t *pexp_sorted_strings(const char **v, size_t n);
 /* Sort every resource's deps, so a spec always expands to the same JSON. */

@@ -358,6 +358,16 @@ struct provider {
 	 */
 	int (*claim)(struct prov_ctx *ctx, const struct prov_scope *scope, const char *type,
 		     const char *id, json_t **out, struct kiln_error *err);
+	/*
+	 * The node TTL (issue 29): a node powers itself off past the kiln:expires
+	 * tag it reads from itself (plus the spec's ttl_grace), so a new expiry
+	 * (kiln ttl extend) must reach it. Set kiln:expires to expires (RFC 3339)
+	 * on what resource id of type runs (attrs as recorded: a node group's
+	 * instance_ids), touching nothing else; PROV_OK doing nothing for a type
+	 * without nodes. NULL when the provider's nodes read no tag.
+	 */
+	int (*tag_expiry)(struct prov_ctx *ctx, const char *type, const char *id,
+			  const json_t *attrs, const char *expires, struct kiln_error *err);
 	/* How many API calls this context has made (for bench and tests). */
 	unsigned long (*calls)(struct prov_ctx *ctx);
 	/*

@@ -107,6 +107,7 @@ static void emit(struct exec *x, struct op *op, enum apply_event_kind kind, cons
 	    .elapsed = op->started > 0 ? now_s() - op->started : 0,
 	    .error = kind == APPLY_PENDING ? NULL : error,
 	    .waiting_for = kind == APPLY_PENDING ? error : NULL,
+	    .total = x->n,
 	};
 
 	if (x->o->event)

@@ -39,6 +39,7 @@ struct apply_event {
 	double elapsed; /* seconds since the operation started */
 	const char *error;
 	const char *waiting_for; /* APPLY_PENDING: "ready" or "gone" */
+	size_t total;		 /* the operations of the run, for a display's "N of M" */
 };
 
 struct apply_options {

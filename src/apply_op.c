@@ -231,8 +231,10 @@ static enum apply_op_status round_health(struct apply_op *op, struct op_run *r)
 	size_t i;
 
 	if (json_array_size(touched) > 0) {
+		struct health_tick tick = {op->ui->health_tick, op->ui->arg};
+
 		op->ui->health_waiting(op->ui->arg, o->health_timeout);
-		if (op_health_wait(r, touched, o->health_timeout, &groups, &err) < 0) {
+		if (op_health_wait(r, touched, o->health_timeout, &tick, &groups, &err) < 0) {
 			say(op, &err, false);
 			st = APPLY_OP_FAILED;
 		} else {

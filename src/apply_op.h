@@ -61,6 +61,8 @@ struct apply_ui {
 		     const char *commit);
 	/* The wait for the nodes' health begins, bounded by timeout seconds. */
 	void (*health_waiting)(void *arg, int64_t timeout);
+	/* During it, every second at least: nodes reported of nodes, seconds left (may be NULL). */
+	void (*health_tick)(void *arg, size_t reported, size_t nodes, int64_t left_s);
 	/* What they reported (health.h's group objects), with the bound waited. */
 	void (*health)(void *arg, const json_t *groups, int64_t timeout);
 	/* --wait: the next round runs in ms, once window (expiry_windows' object) may have started. */

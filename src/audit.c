@@ -299,7 +299,8 @@ static void check_store(struct audit *a, const struct spec_store *st)
 		}
 		free(who);
 	}
-	if (st->deletion == DELETION_DELETE) {
+	/* Lustre's default delete is scratch, said in the plan's note: only a written one warns. */
+	if (st->deletion == DELETION_DELETE && st->deletion_set) {
 		sub = xasprintf("%s.deletion", path);
 		add(a, "KILN-STORE-001", addr, sub, spec_value_node(st->node, "deletion"),
 		    "%s has deletion: delete: destroying the cluster deletes the %s store and "

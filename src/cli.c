@@ -214,6 +214,61 @@ static const struct cli_option *option_by_short(const struct cli_parser *p, int 
 	return NULL;
 }
 
+/*
+ * Spellings other tools (or kiln's own other commands, before issue 31)
+ * use for an option kiln spells one way on every command. An unknown
+ * option that is one of them is answered with kiln's spelling when the
+ * command has it, before the nearest-name guess (which would offer
+ * --markdown for --format).
+ */
+static const struct {
+	const char *word, *kiln;
+} other_spellings[] = {
+    {"--format", "--json"},
+    {"-o", "--json"},
+    {"--output", "--out"},
+    {"--output", "--json"},
+    {"--yes", "--auto-approve"},
+    {"-y", "--auto-approve"},
+    {"--assume-yes", "--auto-approve"},
+    {"--force", "--auto-approve"},
+    {"--approve", "--auto-approve"},
+    {"--non-interactive", "--auto-approve"},
+    {"--file", "--spec"},
+    {"-f", "--spec"},
+    {"--config", "--spec"},
+    {"--env", "--workspace"},
+    {"--environment", "--workspace"},
+    {"--ws", "--workspace"},
+    {"--parallel", "--parallelism"},
+    {"-j", "--parallelism"},
+    {"--jobs", "--parallelism"},
+    {"--concurrency", "--parallelism"},
+    {"--verbose", "--log-level"},
+    {"-v", "--log-level"},
+    {"--debug", "--log-level"},
+    {"--no-colour", "--no-color"},
+};
+
+const char *cli_other_spelling(const struct cmd_info *info, const char *word)
+{
+	size_t i, k;
+
+	for (i = 0; i < ARRAY_SIZE(other_spellings); i++) {
+		const char *kiln = other_spellings[i].kiln;
+
+		if (strcmp(other_spellings[i].word, word) != 0)
+			continue;
+		for (k = 0; k < info->noptions; k++)
+			if (strcmp(info->options[k].name, kiln + 2) == 0)
+				return kiln;
+		for (k = 0; k < cli_global_noptions; k++)
+			if (strcmp(cli_global_options[k].name, kiln + 2) == 0)
+				return kiln;
+	}
+	return NULL;
+}
+
 static void report_bad_option(struct cli_parser *p, int c)
 {
 	const char *arg = p->argv[optind - 1 > 0 ? optind - 1 : 1];
@@ -259,6 +314,14 @@ static void report_bad_option(struct cli_parser *p, int c)
 		for (i = 0; i < n; i++)
 			names[i] = owned[i] = xasprintf("--%s", option_by_index(p, i)->name);
 	}
+	if ((near = cli_other_spelling(p->info, word))) {
+		char *hint = xasprintf("did you mean '%s%s'? kiln spells it so on every command",
+				       near, strcmp(near, "--log-level") == 0 ? " debug" : "");
+
+		cli_error(p->cli, hint, "unknown option '%s'", word);
+		free(hint);
+		goto done;
+	}
 	near = str_closest(word, names, n);
 	if (near) {
 		char *hint = xasprintf("did you mean '%s'?", near);
@@ -271,6 +334,7 @@ static void report_bad_option(struct cli_parser *p, int c)
 		cli_error(p->cli, hint, "unknown option '%s'", word);
 		free(hint);
 	}
+done:
 	free(word);
 out:
 	for (i = 0; i < n; i++)

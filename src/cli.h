@@ -93,6 +93,13 @@ void cli_error(const struct cli *cli, const char *hint, const char *fmt, ...)
 void cli_print_options(FILE *out, const struct cli_option *opts, size_t n);
 void cli_print_command_help(FILE *out, const struct cmd_info *info);
 
+/*
+ * kiln's spelling ("--auto-approve") of an option another tool spells word
+ * ("--yes", "-y"), when this command (or every command) takes it; else NULL.
+ * An unknown option is answered with it (did you mean).
+ */
+const char *cli_other_spelling(const struct cmd_info *info, const char *word);
+
 /* True when CI=true or KILN_IN_AUTOMATION is set: no interactive hints. */
 bool cli_in_automation(void);
 

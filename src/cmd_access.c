@@ -20,6 +20,7 @@
 #include "access.h"
 #include "cmd_run.h"
 #include "cmds.h"
+#include "fanout.h"
 #include "signals.h"
 #include "str.h"
 #include "jsonw.h"
@@ -31,6 +32,7 @@ enum {
 	OPT_FORMAT,
 	OPT_LIVE,
 	OPT_PARALLELISM,
+	OPT_JSON,
 };
 
 #define OPT_SPEC_FILE                                                                              \
@@ -51,6 +53,8 @@ static const struct cli_option hosts_options[] = {
     OPT_REFRESH_LIVE,
     {"format", 0, true, OPT_FORMAT, "plain|mpi|hostfile|json",
      "plain (default), an Open MPI hostfile, one address a line, or JSON"},
+    {"json", 0, false, OPT_JSON, NULL,
+     "the same as --format json (--json is JSON output on every command)"},
 };
 
 const struct cmd_info cmd_hosts_info = {
@@ -108,18 +112,22 @@ static const struct cli_option exec_options[] = {
     RUN_OPT_VAR,
     OPT_REFRESH_LIVE,
     {"parallelism", 0, true, OPT_PARALLELISM, "N", "at most N nodes at once (default 32)"},
+    {"json", 0, false, OPT_JSON, NULL,
+     "one JSON object at the end: each node's exit, duration and output (kept, to 1 MiB)"},
 };
 
 const struct cmd_info cmd_exec_info = {
     .name = "exec",
-    .usage = "[GROUP] [OPTIONS] -- COMMAND...",
+    .usage = "[GROUP] [OPTIONS] [--json] -- COMMAND...",
     .summary = "run a command on every node of a group (or all), in parallel",
     .description = "Run COMMAND with the system's ssh on every node of GROUP (every node when\n"
 		   "no group is given), at most --parallelism at once. Each line a node writes\n"
 		   "is printed prefixed with its name, standard output to standard output and\n"
 		   "standard error to standard error. The exit status is the worst of the\n"
 		   "nodes' (ssh's 255 when it could not connect); the last line, on standard\n"
-		   "error, names the nodes that failed.",
+		   "error, names the nodes that failed. With --json nothing is printed as it\n"
+		   "comes: each node's output is kept (its first MiB of each stream) and stdout\n"
+		   "is one JSON object at the end, per node its exit, duration and output.",
     .options = exec_options,
     .noptions = ARRAY_SIZE(exec_options),
     .see_also = "kiln-exec(1), kiln-ssh(1), ssh(1)",
@@ -131,6 +139,7 @@ struct access_cmd {
 	struct run_flags f;
 	const char *spec;
 	bool live;
+	bool json; /* exec --json */
 	enum format format;
 	int parallelism;
 	const char *operand;
@@ -189,6 +198,10 @@ static int parse(struct access_cmd *c, struct cli_parser *p, struct cli *cli,
 			}
 			c->format = (enum format)i;
 			break;
+		case OPT_JSON:
+			c->json = true;
+			c->format = FMT_JSON;
+			break;
 		case OPT_PARALLELISM:
 			if (run_parallelism_parse(cli, p->optarg, &c->parallelism) < 0)
 				return -1;
@@ -198,11 +211,16 @@ static int parse(struct access_cmd *c, struct cli_parser *p, struct cli *cli,
 				return -1;
 		}
 	}
+	if (c->json && c->format != FMT_JSON) {
+		cli_error(cli, "give one of them", "--json and --format %s ask for two outputs",
+			  formats[c->format]);
+		return -1;
+	}
 	for (i = p->optind; i < nargs; i++) {
 		if (spec_operand(argv[i])) {
 			if (c->spec) {
-				cli_error(cli, "give the spec once",
-					  "two specs: '%s' and '%s'", c->spec, argv[i]);
+				cli_error(cli, "give the spec once", "two specs: '%s' and '%s'",
+					  c->spec, argv[i]);
 				return -1;
 			}
 			c->spec = argv[i];
@@ -532,171 +550,106 @@ out:
 	return ret;
 }
 
-/* One node of kiln exec: its ssh, and the partial lines of its two streams. */
-struct job {
-	const char *name;
-	pid_t pid;
-	int fd[2]; /* stdout, stderr; -1 once closed */
-	struct strbuf part[2];
-	int code;
-};
-
-/* Print buf's complete lines with the node's name; keep the rest for later. */
-static void job_emit(struct job *j, int k, bool eof)
+/* Text: each line a node writes, prefixed with its name, on the stream it came on. */
+static void exec_line(void *ctx, const struct fanout_node *n, int stream, const char *text,
+		      size_t len)
 {
-	FILE *out = k ? stderr : stdout;
-	struct strbuf *sb = &j->part[k];
-	size_t start = 0, i;
+	FILE *out = stream ? stderr : stdout;
 
-	for (i = 0; i < sb->len; i++)
-		if (sb->buf[i] == '\n') {
-			fprintf(out, "%s: %.*s\n", j->name, (int)(i - start), sb->buf + start);
-			start = i + 1;
-		}
-	if (eof && start < sb->len) {
-		fprintf(out, "%s: %.*s\n", j->name, (int)(sb->len - start), sb->buf + start);
-		start = sb->len;
-	}
-	memmove(sb->buf ? sb->buf : "", sb->buf ? sb->buf + start : "", sb->len - start);
-	sb->len -= start;
-	if (sb->buf)
-		sb->buf[sb->len] = '\0';
+	(void)ctx;
+	fprintf(out, "%s: %.*s\n", n->name, (int)len, text);
 	fflush(out);
 }
 
-static int job_start(struct job *j, const struct cli *cli, char **av)
+static void exec_ssh(void *ctx, char **argv)
 {
-	int po[2], pe[2];
-	pid_t pid;
-
-	if (pipe(po) < 0)
-		return -1;
-	if (pipe(pe) < 0) {
-		close(po[0]);
-		close(po[1]);
-		return -1;
-	}
-	fflush(NULL);
-	if ((pid = fork()) < 0) {
-		close(po[0]), close(po[1]), close(pe[0]), close(pe[1]);
-		return -1;
-	}
-	if (pid == 0) {
-		dup2(po[1], 1);
-		dup2(pe[1], 2);
-		close(po[0]), close(po[1]), close(pe[0]), close(pe[1]);
-		run_ssh(cli, av);
-	}
-	close(po[1]);
-	close(pe[1]);
-	j->pid = pid;
-	j->fd[0] = po[0];
-	j->fd[1] = pe[0];
-	return 0;
+	run_ssh(ctx, argv);
 }
 
-/* Read what is ready on one stream; false when it closed. */
-static bool job_read(struct job *j, int k)
+static json_t *exec_stream(const struct fanout_node *n, int k)
 {
-	char buf[4096];
-	ssize_t n = read(j->fd[k], buf, sizeof(buf));
+	char *text = fanout_text(&n->kept[k]);
+	json_t *v = json_string(text);
 
-	if (n < 0 && (errno == EINTR || errno == EAGAIN))
-		return true;
-	if (n <= 0) {
-		job_emit(j, k, true);
-		close(j->fd[k]);
-		j->fd[k] = -1;
-		return false;
-	}
-	sb_add(&j->part[k], buf, (size_t)n);
-	job_emit(j, k, false);
-	return true;
+	free(text);
+	return v ? v : json_string("");
 }
 
-/* Run av's command on every node, at most par at once. The worst exit code. */
-static int exec_all(struct cli *cli, const json_t *nodes, const char *config, char **command,
-		    int ncommand, int par)
+/* --json: one object, a member per node (exit, duration, its output kept whole to 1 MiB). */
+static void exec_print_json(const struct fanout_node *nodes, size_t n, char **command, int ncommand,
+			    const char *workspace, int worst)
 {
-	size_t n = json_array_size(nodes), next = 0, running = 0, i, failed = 0;
-	struct job *jobs = xcalloc(n, sizeof(*jobs));
-	struct pollfd *pfd = xcalloc(n * 2, sizeof(*pfd));
+	json_t *doc = json_object(), *arr = json_array(), *cmd = json_array();
+	size_t i, failed = 0;
+
+	for (int k = 0; k < ncommand; k++)
+		json_array_append_new(cmd, json_string(command[k]));
+	for (i = 0; i < n; i++) {
+		const struct fanout_node *j = &nodes[i];
+		json_t *o = json_pack("{s:s, s:i, s:b, s:f, s:o, s:o, s:b, s:b}", "name", j->name,
+				      "exit", j->code, "started", j->argv && !j->start_errno,
+				      "duration_seconds", j->seconds, "stdout", exec_stream(j, 0),
+				      "stderr", exec_stream(j, 1), "stdout_truncated",
+				      j->truncated[0], "stderr_truncated", j->truncated[1]);
+
+		failed += j->code != 0;
+		json_array_append_new(arr, o);
+	}
+	json_object_set_new(doc, "command", cmd);
+	json_object_set_new(doc, "workspace", json_string(workspace));
+	json_object_set_new(doc, "output", json_string("kept"));
+	json_object_set_new(doc, "output_limit_bytes", json_integer((json_int_t)FANOUT_KEEP_MAX));
+	json_object_set_new(doc, "nodes", arr);
+	json_object_set_new(doc, "succeeded", json_integer((json_int_t)(n - failed)));
+	json_object_set_new(doc, "failed", json_integer((json_int_t)failed));
+	json_object_set_new(doc, "exit", json_integer(worst));
+	jsonw_dumpf(doc, stdout, JSON_INDENT(2) | JSON_REAL_PRECISION(6));
+	putchar('\n');
+	json_decref(doc);
+}
+
+/* Run the command on every node, at most par at once. The worst exit code. */
+static int exec_all(struct cli *cli, const struct access_cmd *c, const json_t *nodes,
+		    const char *config)
+{
+	size_t n = json_array_size(nodes), i, failed = 0;
+	struct fanout_node *jobs = xcalloc(n, sizeof(*jobs));
+	struct fanout_ui ui = {.line = exec_line, .exec = exec_ssh, .ctx = cli, .keep = c->json};
 	struct strbuf sum = {0};
 	int worst = 0;
 
-	while (next < n || running) {
-		size_t np = 0;
-
-		while (running < (size_t)par && next < n) {
-			struct job *j = &jobs[next];
-			char **av;
-
-			j->name =
-			    json_string_value(json_object_get(json_array_get(nodes, next), "name"));
-			if (require_address(cli, json_array_get(nodes, next)) < 0) {
-				/* ssh's own status for a host it cannot reach. */
-				j->code = 255;
-				j->pid = -1;
-				j->fd[0] = j->fd[1] = -1;
-				next++;
-				continue;
-			}
-			av = ssh_argv(config, j->name, command, ncommand, true);
-			if (job_start(j, cli, av) < 0) {
-				fprintf(stderr, "%s: %s: cannot start ssh for %s: %s\n", cli->prog,
-					cli->cmd, j->name, strerror(errno));
-				j->code = 255;
-				j->pid = -1;
-				j->fd[0] = j->fd[1] = -1;
-			} else {
-				running++;
-			}
-			ssh_argv_free(av);
-			next++;
-		}
-		for (i = 0; i < next; i++)
-			for (int k = 0; k < 2; k++)
-				if (jobs[i].pid > 0 && jobs[i].fd[k] >= 0)
-					pfd[np++] =
-					    (struct pollfd){.fd = jobs[i].fd[k], .events = POLLIN};
-		if (np && poll(pfd, np, -1) < 0 && errno != EINTR)
-			break;
-		for (i = 0; i < next; i++) {
-			struct job *j = &jobs[i];
-			int status;
-
-			if (j->pid <= 0)
-				continue;
-			for (int k = 0; k < 2; k++)
-				for (size_t q = 0; q < np; q++)
-					if (j->fd[k] >= 0 && pfd[q].fd == j->fd[k] &&
-					    pfd[q].revents)
-						job_read(j, k);
-			if (j->fd[0] >= 0 || j->fd[1] >= 0)
-				continue;
-			while (waitpid(j->pid, &status, 0) < 0 && errno == EINTR)
-				;
-			j->code = exit_code(status);
-			j->pid = 0;
-			running--;
-		}
-	}
 	for (i = 0; i < n; i++) {
+		const json_t *node = json_array_get(nodes, i);
+
+		jobs[i].name = json_string_value(json_object_get(node, "name"));
+		if (require_address(cli, node) < 0)
+			jobs[i].code = 255; /* ssh's own status for a host it cannot reach */
+		else
+			jobs[i].argv =
+			    ssh_argv(config, jobs[i].name, c->command, c->ncommand, true);
+	}
+	fanout_run(jobs, n, c->parallelism, &ui);
+	for (i = 0; i < n; i++) {
+		if (jobs[i].start_errno)
+			fprintf(stderr, "%s: %s: cannot start ssh for %s: %s\n", cli->prog,
+				cli->cmd, jobs[i].name, strerror(jobs[i].start_errno));
 		if (jobs[i].code > worst)
 			worst = jobs[i].code;
 		if (jobs[i].code)
 			sb_addf(&sum, "%s%s (exit %d)", failed++ ? ", " : "", jobs[i].name,
 				jobs[i].code);
-		sb_release(&jobs[i].part[0]);
-		sb_release(&jobs[i].part[1]);
 	}
+	if (c->json)
+		exec_print_json(jobs, n, c->command, c->ncommand, c->r.e->workspace, worst);
 	if (failed)
 		fprintf(stderr, "%s: %s: %zu of %zu nodes failed: %s\n", cli->prog, cli->cmd,
 			failed, n, sum.buf);
 	else
 		fprintf(stderr, "%s: %s: all %zu nodes succeeded\n", cli->prog, cli->cmd, n);
+	for (i = 0; i < n; i++)
+		ssh_argv_free(jobs[i].argv);
+	fanout_release(jobs, n);
 	sb_release(&sum);
-	free(pfd);
 	free(jobs);
 	return worst;
 }
@@ -732,7 +685,7 @@ int cmd_exec(int argc, char **argv, struct cli *cli)
 	}
 	if (write_config(&c, cli, true, &config) < 0)
 		goto out;
-	ret = exec_all(cli, nodes, config, c.command, c.ncommand, c.parallelism);
+	ret = exec_all(cli, &c, nodes, config);
 out:
 	if (config) {
 		unlink(config);

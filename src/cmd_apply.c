@@ -127,6 +127,8 @@ static const struct cli_option destroy_options[] = {
     {"json", 0, false, OPT_RUN_JSON, NULL, "stream events as JSON lines on standard output"},
     RUN_OPT_REFRESH,
     RUN_OPT_TARGET,
+    {"include-retained", 0, true, OPT_RUN_INCLUDE_RETAINED, "ADDRESS",
+     "delete this retained store too, data and all (repeatable); no other store is touched"},
 };
 
 const struct cmd_info cmd_destroy_info = {
@@ -314,6 +316,7 @@ struct apply_cmd {
 	struct apply_wait wait; /* --wait, --wait-timeout and what later rounds keep to */
 	struct apply_op_options opts; /* the operation asked, as its rounds change it */
 	struct progress pg;	      /* the executor's display */
+	struct progress_health hl;    /* the health wait's */
 };
 
 static int parse_ttl(const struct cli *cli, const char *arg, int64_t *ttl)
@@ -569,6 +572,8 @@ static void render_outcome(const struct apply_cmd *a, const struct op_run *r,
 		up_summary(r);
 	else if (!a->destroy)
 		expiry_print(r->state);
+	if (a->destroy && o->commit)
+		cost_render_still_billing(stdout, r->plan, r->ws->name);
 	fflush(stdout);
 	json_array_foreach(res->warnings, i, e) fprintf(
 	    stderr, "%s: %s: warning: %s\n", a->cli->prog, a->cli->cmd, json_string_value(e));
@@ -655,15 +660,24 @@ static void ui_done(void *arg, const struct op_run *r, const struct op_apply_out
 
 static void ui_health_waiting(void *arg, int64_t timeout)
 {
-	const struct apply_cmd *a = arg;
+	struct apply_cmd *a = arg;
 
 	run_health_waiting(timeout, a->f.json);
+	progress_health_init(&a->hl, a->f.json);
+}
+
+static void ui_health_tick(void *arg, size_t reported, size_t nodes, int64_t left_s)
+{
+	struct apply_cmd *a = arg;
+
+	progress_health_tick(&a->hl, reported, nodes, left_s);
 }
 
 static void ui_health(void *arg, const json_t *groups, int64_t timeout)
 {
-	const struct apply_cmd *a = arg;
+	struct apply_cmd *a = arg;
 
+	progress_health_end(&a->hl);
 	run_health_show(a->cli, groups, timeout, a->f.json);
 }
 
@@ -688,6 +702,7 @@ static const struct apply_ui apply_ui_template = {
     .finished = ui_finished,
     .done = ui_done,
     .health_waiting = ui_health_waiting,
+    .health_tick = ui_health_tick,
     .health = ui_health,
     .waiting = ui_waiting,
 };

@@ -15,12 +15,14 @@
 #include "approve.h"
 #include "cmd_store.h"
 #include "cmds.h"
+#include "jsonw.h"
 #include "plan.h"
 
 enum {
 	OPT_KEY = 1,
 	OPT_SIGNER,
 	OPT_GENERATE,
+	OPT_JSON,
 };
 
 static const struct cli_option options[] = {
@@ -29,11 +31,12 @@ static const struct cli_option options[] = {
      "the name to sign as (default KILN_AUTHOR, git's user.name, or LOGIN@HOST)"},
     {"generate-key", 0, true, OPT_GENERATE, "FILE",
      "write a new Ed25519 key to FILE (0600) and its public key to FILE.pub"},
+    {"json", 0, false, OPT_JSON, NULL, "print the approval (or the new key) as one JSON object"},
 };
 
 const struct cmd_info cmd_approve_info = {
     .name = "approve",
-    .usage = "PLANFILE --key KEY [--signer NAME] | --generate-key FILE",
+    .usage = "PLANFILE --key KEY [--signer NAME] [--json] | --generate-key FILE [--json]",
     .summary = "sign a saved plan so that apply --require-approvals accepts it",
     .description = "Add an approval to a plan file written by `kiln plan --out`: an Ed25519\n"
 		   "signature over the plan's canonical bytes (those its digest covers), the\n"
@@ -44,7 +47,8 @@ const struct cmd_info cmd_approve_info = {
 		   "the plan only with N valid approvals from distinct keys whose public keys are\n"
 		   "*.pub files in DIR; `kiln show PLANFILE` lists the approvals.\n\n"
 		   "--generate-key FILE writes a new key (FILE, mode 0600) and its public key\n"
-		   "(FILE.pub, to put in the trusted keys directory); it overwrites nothing.",
+		   "(FILE.pub, to put in the trusted keys directory); it overwrites nothing.\n\n"
+		   "With --json, stdout is one JSON object (kiln-approve(1) describes both).",
     .options = options,
     .noptions = sizeof(options) / sizeof(options[0]),
     .see_also = "kiln-approve(1), kiln-apply(1), kiln-show(1)",
@@ -91,7 +95,15 @@ static char *default_signer(const char **source)
 	return xasprintf("%s@%s", pw && pw->pw_name ? pw->pw_name : "unknown", host);
 }
 
-static int generate_key(struct cli *cli, const char *path)
+/* One JSON object on stdout; takes doc's reference. */
+static void print_json(json_t *doc)
+{
+	jsonw_dumpf(doc, stdout, JSON_INDENT(2));
+	putchar('\n');
+	json_decref(doc);
+}
+
+static int generate_key(struct cli *cli, const char *path, bool json)
 {
 	struct kiln_error err = {0};
 	struct approve_key *k;
@@ -99,6 +111,15 @@ static int generate_key(struct cli *cli, const char *path)
 	if (approve_key_generate(&k, path, &err) < 0) {
 		cmd_report(cli, &err);
 		return KILN_EXIT_ERROR;
+	}
+	if (json) {
+		char *pub = xasprintf("%s.pub", path);
+
+		print_json(
+		    json_pack("{s:s, s:s, s:s}", "key", path, "public_key", pub, "key_id", k->id));
+		free(pub);
+		approve_key_free(k);
+		return KILN_EXIT_OK;
 	}
 	printf("Wrote the signing key %s (mode 0600: keep it private) and its public key %s.pub.\n"
 	       "Key id: %s\n"
@@ -110,7 +131,7 @@ static int generate_key(struct cli *cli, const char *path)
 }
 
 static int approve_plan(struct cli *cli, const char *path, const char *key_path,
-			const char *signer_opt)
+			const char *signer_opt, bool json)
 {
 	struct kiln_error err = {0};
 	struct approve_key *key = NULL;
@@ -148,6 +169,15 @@ static int approve_plan(struct cli *cli, const char *path, const char *key_path,
 	}
 	digest = plan_digest(plan);
 	summary = plan_summary_line(plan);
+	if (json) {
+		print_json(json_pack("{s:s, s:s, s:s, s:s, s:s, s:s, s:i, s:b}", "plan", path,
+				     "signer", signer, "time", when, "key_id", key->id, "digest",
+				     digest, "summary", summary, "approvals",
+				     (int)json_array_size(updated), "replaced",
+				     json_array_size(updated) == before));
+		ret = KILN_EXIT_OK;
+		goto out;
+	}
 	printf("Approved %s as %s at %s, with key %s.\n", path, signer, when, key->id);
 	printf("Digest: %s\n%s\n", digest, summary);
 	printf("The plan file holds %zu approval%s%s.\n", json_array_size(updated),
@@ -170,6 +200,7 @@ int cmd_approve(int argc, char **argv, struct cli *cli)
 {
 	struct cli_parser p;
 	const char *key = NULL, *signer = NULL, *generate = NULL;
+	bool json = false;
 	int opt, ret = KILN_EXIT_ERROR;
 
 	cli_parser_init(&p, cli, &cmd_approve_info, argc, argv);
@@ -184,6 +215,8 @@ int cmd_approve(int argc, char **argv, struct cli *cli)
 			signer = p.optarg;
 		else if (opt == OPT_GENERATE)
 			generate = p.optarg;
+		else if (opt == OPT_JSON)
+			json = true;
 	}
 	if (generate) {
 		if (key || signer || p.optind < argc) {
@@ -192,7 +225,7 @@ int cmd_approve(int argc, char **argv, struct cli *cli)
 				  "--signer");
 			goto out;
 		}
-		ret = generate_key(cli, generate);
+		ret = generate_key(cli, generate, json);
 		goto out;
 	}
 	if (argc - p.optind == 0) {
@@ -212,7 +245,7 @@ int cmd_approve(int argc, char **argv, struct cli *cli)
 			  "needs --key KEY, the Ed25519 private key to sign with");
 		goto out;
 	}
-	ret = approve_plan(cli, argv[p.optind], key, signer);
+	ret = approve_plan(cli, argv[p.optind], key, signer, json);
 out:
 	cli_parser_release(&p);
 	return ret;

@@ -15,6 +15,7 @@
 
 enum {
 	OPT_AUDIT_FORMAT = 990,
+	OPT_AUDIT_JSON,
 };
 
 static const struct cli_option options[] = {
@@ -25,6 +26,8 @@ static const struct cli_option options[] = {
     RUN_OPT_REFRESH,
     {"format", 'f', true, OPT_AUDIT_FORMAT, "text|json|sarif",
      "text (default), JSON ({findings, findings_summary}) or SARIF 2.1.0"},
+    {"json", 0, false, OPT_AUDIT_JSON, NULL,
+     "the same as --format json (--json is JSON output on every command)"},
 };
 
 const struct cmd_info cmd_audit_info = {
@@ -174,6 +177,10 @@ int cmd_audit(int argc, char **argv, struct cli *cli)
 					  "--format '%s' is not text, json or sarif", p.optarg);
 				goto out;
 			}
+			continue;
+		}
+		if (c == OPT_AUDIT_JSON) {
+			format = FORMAT_JSON;
 			continue;
 		}
 		if (run_flags_handle(&f, cli, c, p.optarg) < 0)

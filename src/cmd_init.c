@@ -25,6 +25,8 @@
 #include "cmd_store.h"
 #include "cmds.h"
 #include "crypt.h"
+#include "jsonc.h"
+#include "jsonw.h"
 #include "provider.h"
 #include "template.h"
 
@@ -32,6 +34,7 @@ enum {
 	OPT_TEMPLATE = 1,
 	OPT_PROVIDER,
 	OPT_LIST,
+	OPT_JSON,
 };
 
 static const struct cli_option options[] = {
@@ -40,13 +43,15 @@ static const struct cli_option options[] = {
     {"provider", 0, true, OPT_PROVIDER, "aws|sim",
      "start from its default template; with --template, must be its provider"},
     {"list", 0, false, OPT_LIST, NULL, "list the templates (of --provider, if given) and exit"},
+    {"json", 0, false, OPT_JSON, NULL,
+     "print what was made (or, with --list, the templates) as one JSON document"},
     CMD_OPT_STATE,
     CMD_OPT_WORKSPACE,
 };
 
 const struct cmd_info cmd_init_info = {
     .name = "init",
-    .usage = "[--template NAME] [--provider aws|sim] [DIR]  |  init --list",
+    .usage = "[--template NAME] [--provider aws|sim] [--json] [DIR]  |  init --list [--json]",
     .summary = "start a project from a template: kiln.yaml, .gitignore, state",
     .description =
 	"Write DIR/kiln.yaml (DIR defaults to the current directory and is created if\n"
@@ -62,7 +67,8 @@ const struct cmd_info cmd_init_info = {
 	"finetune with --provider aws, the cheapest training cluster (one node). A\n"
 	"template fixes its provider; --provider must then agree. Each template says at\n"
 	"its top what it makes, what it costs an hour and what to change; `kiln init\n"
-	"--list` prints each one's name, provider and summary.",
+	"--list` prints each one's name, provider and summary. With --json, stdout is one\n"
+	"JSON document (kiln-init(1) describes it) and the next steps are left out.",
     .options = options,
     .noptions = sizeof(options) / sizeof(options[0]),
     .see_also = "kiln-init(1), kiln-spec(5), kiln-workspace(1)",
@@ -109,8 +115,9 @@ static char *template_names(void)
 }
 
 /* The templates of provider (all when NULL) with their provider and summary. */
-static void list_templates(const char *provider)
+static void list_templates(const char *provider, bool json)
 {
+	json_t *doc = json ? json_array() : NULL;
 	size_t i, w = 0;
 
 	for (i = 0; i < template_count; i++)
@@ -121,7 +128,17 @@ static void list_templates(const char *provider)
 
 		if (provider && strcmp(provider, t->provider) != 0)
 			continue;
-		printf("%-*s  %s  %s\n", (int)w, t->name, t->provider, t->summary);
+		if (doc)
+			json_array_append_new(doc, json_pack("{s:s, s:s, s:s}", "name", t->name,
+							     "provider", t->provider, "summary",
+							     t->summary));
+		else
+			printf("%-*s  %s  %s\n", (int)w, t->name, t->provider, t->summary);
+	}
+	if (doc) {
+		jsonw_dumpf(doc, stdout, JSON_INDENT(2));
+		putchar('\n');
+		json_decref(doc);
 	}
 }
 
@@ -360,10 +377,10 @@ static bool path_is_under(const char *path, const char *top)
 
 /*
  * Make the state key unless one is configured; *said is the line init prints
- * about it. store_dir is the real path of a local state repository (or NULL),
- * which the key must never be inside.
+ * about it, key the same for --json (action, path or variable). store_dir is the real path of a
+ * local state repository (or NULL), which the key must never be inside.
  */
-static int key_init(const struct cli *cli, const char *store_dir, char **said)
+static int key_init(const struct cli *cli, const char *store_dir, char **said, json_t *key)
 {
 	char kid[CRYPT_KID_LEN + 1] = "";
 	struct kiln_error err = {0};
@@ -373,15 +390,20 @@ static int key_init(const struct cli *cli, const char *store_dir, char **said)
 	/* The id is for tests and callers that want it; init names the file. */
 	*said = NULL;
 	if (getenv("KILN_STATE_KEY") || getenv("KILN_STATE_KEY_FILE")) {
+		const char *var =
+		    getenv("KILN_STATE_KEY") ? "KILN_STATE_KEY" : "KILN_STATE_KEY_FILE";
+
 		*said =
-		    xasprintf("state key: %s is set, so kiln uses that key; no key file made",
-			      getenv("KILN_STATE_KEY") ? "KILN_STATE_KEY" : "KILN_STATE_KEY_FILE");
+		    xasprintf("state key: %s is set, so kiln uses that key; no key file made", var);
+		json_object_set_new(key, "action", json_string("environment"));
+		json_object_set_new(key, "variable", json_string(var));
 		return 0;
 	}
 	path = crypt_key_default_path();
 	if (!path) {
 		*said = xstrdup("state key: none made, as neither XDG_CONFIG_HOME nor HOME is set; "
 				"set KILN_STATE_KEY_FILE to a key (openssl rand -base64 32)");
+		json_object_set_new(key, "action", json_string("none"));
 		return 0;
 	}
 	if (store_dir && path_is_under(path, store_dir)) {
@@ -395,6 +417,8 @@ static int key_init(const struct cli *cli, const char *store_dir, char **said)
 		return -1;
 	}
 	rc = crypt_key_create_file(path, kid, &err);
+	json_object_set_new(key, "action", json_string(rc > 0 ? "created" : "kept"));
+	json_object_set_new(key, "path", json_string(path));
 	if (rc < 0)
 		cmd_report(cli, &err);
 	else if (rc == 0)
@@ -489,7 +513,8 @@ int cmd_init(int argc, char **argv, struct cli *cli)
 	const struct template_entry *t;
 	const char *tname = NULL, *provider = NULL, *dir = ".";
 	char *spec_shown = NULL, *ign_shown = NULL, *where = NULL, *local = NULL, *key_said = NULL;
-	bool list = false, created = false;
+	bool list = false, created = false, json = false;
+	json_t *key = json_object();
 	int c, ign, ret = KILN_EXIT_ERROR;
 
 	cli_parser_init(&p, cli, &cmd_init_info, argc, argv);
@@ -510,6 +535,8 @@ int cmd_init(int argc, char **argv, struct cli *cli)
 			provider = p.optarg;
 		else if (c == OPT_LIST)
 			list = true;
+		else if (c == OPT_JSON)
+			json = true;
 	}
 	if (provider && known_provider(cli, provider) < 0)
 		goto out;
@@ -523,7 +550,7 @@ int cmd_init(int argc, char **argv, struct cli *cli)
 			free(names);
 			goto out;
 		}
-		list_templates(provider);
+		list_templates(provider, json);
 		ret = KILN_EXIT_OK;
 		goto out;
 	}
@@ -557,10 +584,25 @@ int cmd_init(int argc, char **argv, struct cli *cli)
 
 	/* kiln.yaml last: after a failure, running init again finds no spec in the way. */
 	if (state_init(cli, &flags, t, dir, &created, &where, &local) < 0 ||
-	    key_init(cli, local, &key_said) < 0 || gitignore_write(cli, ign, ign_shown) < 0 ||
+	    key_init(cli, local, &key_said, key) < 0 || gitignore_write(cli, ign, ign_shown) < 0 ||
 	    spec_write(cli, t, spec_shown) < 0)
 		goto out;
 
+	if (json) {
+		static const char *const ignored[] = {"present", "created", "appended"};
+		json_t *doc =
+		    json_pack("{s:s, s:s, s:s, s:s, s:s, s:{s:s, s:b, s:s?}, s:o}", "dir", dir,
+			      "spec", spec_shown, "template", t->name, "provider", t->provider,
+			      "gitignore", ignored[ign < 2 ? ign : 2], "workspace", "name",
+			      workspace_name(flags.workspace), "created", created, "state", where,
+			      "state_key", jsonc_share(key));
+
+		jsonw_dumpf(doc, stdout, JSON_INDENT(2));
+		putchar('\n');
+		json_decref(doc);
+		ret = KILN_EXIT_OK;
+		goto out;
+	}
 	printf("created %s from template '%s' (provider %s)\n", spec_shown, t->name, t->provider);
 	if (ign == 1)
 		printf("created %s, which ignores .kiln/\n", ign_shown);
@@ -579,6 +621,7 @@ int cmd_init(int argc, char **argv, struct cli *cli)
 		print_next_steps(dir, t);
 	ret = KILN_EXIT_OK;
 out:
+	json_decref(key);
 	free(where);
 	free(local);
 	free(key_said);

@@ -13,6 +13,7 @@
 #include "cmds.h"
 #include "lock.h"
 #include "jsonw.h"
+#include "pager.h"
 
 enum {
 	OPT_JSON = 1,
@@ -20,6 +21,7 @@ enum {
 	OPT_PATCH,
 	OPT_TRUSTED_KEYS,
 	OPT_APPROVALS,
+	OPT_NO_PAGER,
 };
 
 static const struct cli_option log_options[] = {
@@ -49,6 +51,8 @@ static const struct cli_option show_options[] = {
      "PLANFILE: print only its approvals and whether each verifies"},
     {"trusted-keys", 0, true, OPT_TRUSTED_KEYS, "DIR",
      "PLANFILE: also check approvals against the *.pub keys in DIR (KILN_TRUSTED_KEYS)"},
+    {"no-pager", 0, false, OPT_NO_PAGER, NULL,
+     "PLANFILE: never page the plan (on a terminal it goes through PAGER, as kiln plan's)"},
 };
 
 const struct cmd_info cmd_show_info = {
@@ -63,7 +67,8 @@ const struct cmd_info cmd_show_info = {
 		   "that it is intact) as plan printed it, or as JSON with --json, followed by\n"
 		   "its approvals (`kiln approve`) and whether each verifies over the plan;\n"
 		   "with --trusted-keys DIR, also whether its key is trusted. --approvals\n"
-		   "prints the approvals alone (as JSON with --json).",
+		   "prints the approvals alone (as JSON with --json). On a terminal the plan\n"
+		   "goes through a pager as kiln plan's does (--no-pager: never).",
     .options = show_options,
     .noptions = sizeof(show_options) / sizeof(show_options[0]),
     .see_also = "kiln-show(1), kiln-log(1), kiln-approve(1)",
@@ -371,8 +376,10 @@ static void approvals_text(const char *path, const struct approval_report *r, co
  * its approvals; with only_approvals, the approvals alone.
  */
 static int show_plan_file(struct cli *cli, const char *path, bool json, bool only_approvals,
-			  const char *dir)
+			  const char *dir, bool no_pager)
 {
+	struct pager pg = {0};
+	const char *pager;
 	struct kiln_error err = {0};
 	struct approve_keyring ring = {0};
 	struct approval_report report = {0};
@@ -395,11 +402,14 @@ static int show_plan_file(struct cli *cli, const char *path, bool json, bool onl
 		fputc('\n', stdout);
 		json_decref(o);
 	} else {
+		if (!only_approvals && (pager = pager_command(no_pager)))
+			pager_start(&pg, pager);
 		if (!only_approvals) {
 			plan_render_text(stdout, plan, cli->color_out);
 			printf("\n");
 		}
 		approvals_text(path, &report, dir);
+		pager_finish(&pg);
 	}
 	ret = KILN_EXIT_OK;
 out:
@@ -418,7 +428,7 @@ int cmd_show(int argc, char **argv, struct cli *cli)
 	struct kiln_error err = {0};
 	git_commit *c = NULL;
 	git_oid oid;
-	bool json = false, only_approvals = false;
+	bool json = false, only_approvals = false, no_pager = false;
 	const char *trusted = NULL;
 	int rc, opt, ret = KILN_EXIT_ERROR;
 
@@ -439,6 +449,8 @@ int cmd_show(int argc, char **argv, struct cli *cli)
 			only_approvals = true;
 		if (opt == OPT_TRUSTED_KEYS)
 			trusted = p.optarg;
+		if (opt == OPT_NO_PAGER)
+			no_pager = true;
 	}
 	if (argc - p.optind != 1) {
 		cli_error(cli, "`kiln log` lists commits", "needs one COMMIT");
@@ -447,7 +459,7 @@ int cmd_show(int argc, char **argv, struct cli *cli)
 	if (plan_file_is(argv[p.optind])) {
 		if (!trusted && getenv("KILN_TRUSTED_KEYS") && *getenv("KILN_TRUSTED_KEYS"))
 			trusted = getenv("KILN_TRUSTED_KEYS");
-		ret = show_plan_file(cli, argv[p.optind], json, only_approvals, trusted);
+		ret = show_plan_file(cli, argv[p.optind], json, only_approvals, trusted, no_pager);
 		goto out;
 	}
 	if (only_approvals || trusted) {

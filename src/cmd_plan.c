@@ -8,6 +8,7 @@
 
 #include "cmd_run.h"
 #include "cmds.h"
+#include "pager.h"
 #include "plan.h"
 
 static const struct cli_option options[] = {
@@ -28,6 +29,7 @@ static const struct cli_option options[] = {
     RUN_OPT_TARGET,
     RUN_OPT_REPLACE,
     {"destroy", 0, false, OPT_RUN_DESTROY, NULL, "plan to destroy everything in the workspace"},
+    RUN_OPT_NO_PAGER,
 };
 
 const struct cmd_info cmd_plan_info = {
@@ -44,7 +46,11 @@ const struct cmd_info cmd_plan_info = {
 		   "SPEC defaults to ./kiln.yaml. --out saves the plan; `kiln apply FILE` applies\n"
 		   "exactly that plan, and refuses it once the workspace has moved on, or once\n"
 		   "an offering it buys (a Capacity Block: kiln.offering in the JSON) is gone or\n"
-		   "costs another fee.",
+		   "costs another fee.\n\n"
+		   "On a terminal the text (and --markdown) goes through a pager, as git's does:\n"
+		   "KILN_PAGER, else PAGER, else less with LESS=FRX when LESS is unset (a plan\n"
+		   "shorter than the screen is printed as it is); never with --no-pager, --json,\n"
+		   "in CI (CI=true, KILN_IN_AUTOMATION) or when stdout is not a terminal.",
     .options = options,
     .noptions = sizeof(options) / sizeof(options[0]),
     .see_also = "kiln-plan(1), kiln-apply(1), kiln-plan-json(5)",
@@ -56,7 +62,8 @@ int cmd_plan(int argc, char **argv, struct cli *cli)
 	struct run_flags f;
 	struct op_run r = {.plan_only = true};
 	struct kiln_error err = {0};
-	const char *spec;
+	struct pager pg = {0};
+	const char *spec, *pager;
 	int ret = KILN_EXIT_ERROR;
 
 	run_flags_init(&f);
@@ -73,6 +80,8 @@ int cmd_plan(int argc, char **argv, struct cli *cli)
 		cmd_report(cli, &err);
 		goto out;
 	}
+	if (!f.json && (pager = pager_command(f.no_pager)))
+		pager_start(&pg, pager);
 	if (f.json) {
 		run_print_json(r.plan, JSON_INDENT(2) | JSON_SORT_KEYS | JSON_REAL_PRECISION(12));
 	} else if (f.markdown) {
@@ -85,6 +94,7 @@ int cmd_plan(int argc, char **argv, struct cli *cli)
 			       "apply %s\n",
 			       f.out, f.out);
 	}
+	pager_finish(&pg);
 	/* The team limits an apply of this plan would be held to (kiln-policy(5)). */
 	if (!f.destroy && op_quota(&r, false, NULL, &err) != 0) {
 		cmd_report(cli, &err);

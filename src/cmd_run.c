@@ -44,6 +44,9 @@ int run_flags_handle(struct run_flags *f, const struct cli *cli, int id, const c
 	case OPT_RUN_REPLACE:
 		*ARRAY_PUSH(f->replace, f->nreplace, f->capreplace) = arg;
 		return 1;
+	case OPT_RUN_INCLUDE_RETAINED:
+		*ARRAY_PUSH(f->include_retained, f->ninclude, f->capinclude) = arg;
+		return 1;
 	case OPT_RUN_REFRESH:
 		if (strcmp(arg, "true") == 0) {
 			f->refresh = true;
@@ -57,6 +60,9 @@ int run_flags_handle(struct run_flags *f, const struct cli *cli, int id, const c
 		return 1;
 	case OPT_RUN_JSON:
 		f->json = true;
+		return 1;
+	case OPT_RUN_NO_PAGER:
+		f->no_pager = true;
 		return 1;
 	case OPT_RUN_MARKDOWN:
 		f->markdown = true;
@@ -115,6 +121,7 @@ void run_flags_release(struct run_flags *f)
 	spec_vars_release(&f->vars);
 	free(f->targets);
 	free(f->replace);
+	free(f->include_retained);
 }
 
 struct engine *run_engine_only(struct cli *cli, const char *spec, const struct run_flags *f)
@@ -185,6 +192,8 @@ int run_options(struct op_options *o, const struct cli *cli, const struct run_fl
 	    .ntargets = f->ntargets,
 	    .replace = f->replace,
 	    .nreplace = f->nreplace,
+	    .include_retained = f->include_retained,
+	    .ninclude = f->ninclude,
 	    .refresh = f->refresh,
 	    .destroy = f->destroy,
 	};
@@ -389,13 +398,18 @@ int run_health_report(const struct cli *cli, struct op_run *r, const json_t *add
 		      int64_t timeout, bool json)
 {
 	struct kiln_error err = {0};
+	struct progress_health live;
+	struct health_tick tick = {progress_health_tick, &live};
 	json_t *groups = NULL;
-	int ret;
+	int ret, rc;
 
 	if (json_array_size(addresses) == 0)
 		return KILN_EXIT_OK;
 	run_health_waiting(timeout, json);
-	if (op_health_wait(r, addresses, timeout, &groups, &err) < 0) {
+	progress_health_init(&live, json);
+	rc = op_health_wait(r, addresses, timeout, &tick, &groups, &err);
+	progress_health_end(&live);
+	if (rc < 0) {
 		cmd_report(cli, &err);
 		return KILN_EXIT_ERROR;
 	}

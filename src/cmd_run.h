@@ -23,6 +23,8 @@ enum {
 	OPT_RUN_AUTO_APPROVE,
 	OPT_RUN_PARALLELISM,
 	OPT_RUN_SPEC,
+	OPT_RUN_NO_PAGER,
+	OPT_RUN_INCLUDE_RETAINED,
 };
 
 #define RUN_OPT_SPEC                                                                               \
@@ -54,6 +56,11 @@ enum {
 		"parallelism", 0, true, OPT_RUN_PARALLELISM, "N",                                  \
 		    "at most N provider operations at once (default 32)"                           \
 	}
+#define RUN_OPT_NO_PAGER                                                                           \
+	{                                                                                          \
+		"no-pager", 0, false, OPT_RUN_NO_PAGER, NULL,                                      \
+		    "never page the text (on a terminal it goes through PAGER, else less -FRX)"    \
+	}
 #define RUN_OPT_AUTO_APPROVE                                                                       \
 	{                                                                                          \
 		"auto-approve", 0, false, OPT_RUN_AUTO_APPROVE, NULL,                              \
@@ -68,6 +75,8 @@ struct run_flags {
 	size_t ntargets, captargets;
 	const char **replace;
 	size_t nreplace, capreplace;
+	const char **include_retained; /* destroy --include-retained ADDRESS */
+	size_t ninclude, capinclude;
 	bool refresh;
 	bool json;
 	bool markdown;
@@ -75,6 +84,7 @@ struct run_flags {
 	bool detailed;
 	bool destroy;
 	bool auto_approve;
+	bool no_pager;
 	int parallelism;
 };
 

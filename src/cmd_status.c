@@ -29,8 +29,12 @@
 #include "jsonw.h"
 #include "timefmt.h"
 #include "utilization.h"
+#include "watch.h"
+#include "signals.h"
+#include "strbuf.h"
+#include <unistd.h>
 
-enum { OPT_WINDOW = 1, OPT_NO_SSH };
+enum { OPT_WINDOW = 1, OPT_NO_SSH, OPT_WATCH };
 
 static const struct cli_option options[] = {
     CMD_OPT_WORKSPACE,
@@ -43,11 +47,14 @@ static const struct cli_option options[] = {
      "measure GPU utilization and storage throughput over the last DURATION (default 15m)"},
     {"no-ssh", 0, false, OPT_NO_SSH, NULL,
      "do not ask the Slurm controller over ssh; count joined nodes from their health reports"},
+    /* No getopt argument: take_watch takes the optional INTERVAL out before. */
+    {"watch", 0, false, OPT_WATCH, "[INTERVAL]",
+     "read it again every INTERVAL (default 5s) until interrupted"},
 };
 
 const struct cmd_info cmd_status_info = {
     .name = "status",
-    .usage = "[SPEC] [-w WS] [OPTIONS]",
+    .usage = "[SPEC] [-w WS] [--watch [INTERVAL]] [OPTIONS]",
     .summary = "show the live cluster: groups, nodes, storage, cost so far, time left",
     .description = "Read the workspace's state, refresh it from the cloud (unless\n"
 		   "--refresh=false), and show each node group with its running nodes (one line\n"
@@ -73,7 +80,13 @@ const struct cmd_info cmd_status_info = {
 		   "figures behind it: busy, idle, imbalanced, storage-bound (with the fix and\n"
 		   "its cost) or no data (the agent is missing or its metrics are not\n"
 		   "arriving). On sim, KILN_SIM_GPU_UTIL and KILN_SIM_LUSTRE_LOAD simulate it\n"
-		   "(kiln-sim(7)).",
+		   "(kiln-sim(7)).\n\n"
+		   "--watch [INTERVAL] refreshes the status every INTERVAL (seconds, or a\n"
+		   "duration as 30s or 1m; default 5s) until ^C, which ends it with status 0.\n"
+		   "On a terminal each status is drawn over the last; otherwise the first is\n"
+		   "printed whole and then one line per change (PATH: OLD -> NEW, what moves\n"
+		   "with the clock alone left out); with --json, one JSON document a line, each\n"
+		   "time the status changed.",
     .options = options,
     .noptions = sizeof(options) / sizeof(options[0]),
     .see_also = "kiln-status(1), kiln-up(1), kiln-ttl(1)",
@@ -296,6 +309,8 @@ static json_t *build(const struct op_run *r, int64_t now, const json_t *lifetime
 		json_object_set_new(doc, "expires", json_null());
 	}
 	json_object_set_new(doc, "capacity_windows", expiry_windows(r->state, now));
+	/* What a teardown kept (issue 29): never billing unnamed. */
+	json_object_set_new(doc, "retained", r->retained ? json_incref(r->retained) : json_array());
 	json_object_set_new(doc, "pending_changes",
 			    json_integer((json_int_t)apply_count_ops(&r->view)));
 	return doc;
@@ -478,14 +493,16 @@ static void print_members(const json_t *g)
 		const char *ip = json_string_value(json_object_get(n, "private_ip"));
 		char *id = str_for_terminal(json_string_value(json_object_get(n, "id")) ?: "-", 0);
 		char *at = str_for_terminal(ip ? ip : "-", 0);
-		char *zone = str_for_terminal(json_string_value(json_object_get(n, "zone")) ?: "-", 0);
-		char *st = str_for_terminal(json_string_value(json_object_get(n, "state")) ?: "-", 0);
+		char *zone =
+		    str_for_terminal(json_string_value(json_object_get(n, "zone")) ?: "-", 0);
+		char *st =
+		    str_for_terminal(json_string_value(json_object_get(n, "state")) ?: "-", 0);
 		char *shown = str_for_terminal(why, 0);
 
 		printf("    %" JSON_INTEGER_FORMAT " %s  %s%s  %s  %s  ",
 		       json_integer_value(json_object_get(n, "index")), id, at,
-		       ip && json_is_true(json_object_get(n, "simulated")) ? " (simulated)" : "", zone,
-		       st);
+		       ip && json_is_true(json_object_get(n, "simulated")) ? " (simulated)" : "",
+		       zone, st);
 		if (health)
 			printf("%s%s%s\n", health, why ? ": " : "", why ? shown : "");
 		else
@@ -520,6 +537,47 @@ static void print_windows(const json_t *d)
 			printf("past %s, when kiln reap takes the cluster down.\n",
 			       json_string_value(json_object_get(w, "reap_at")));
 		free(l);
+	}
+}
+
+/* The stores a destroy kept, each with its cost and the command that deletes exactly it. */
+static void print_retained(const json_t *d)
+{
+	const json_t *r;
+	double hourly = 0;
+	size_t i;
+	char *h, *m;
+
+	json_array_foreach(json_object_get(d, "retained"), i, r) hourly +=
+	    json_number_value(json_object_get(r, "hourly"));
+	json_array_foreach(json_object_get(d, "retained"), i, r)
+	{
+		if (i == 0) {
+			h = cost_money(hourly);
+			m = cost_money(hourly * 730);
+			printf("Retained, still billing (a destroy kept them; not in the state): %s an "
+			       "hour, %s a month:\n",
+			       h, m);
+			free(h);
+			free(m);
+		}
+		h = cost_money(json_number_value(json_object_get(r, "hourly")));
+		m = cost_money(json_number_value(json_object_get(r, "monthly")));
+		printf("  %s (%s): %s an hour, %s a month%s\n",
+		       json_string_value(json_object_get(r, "address")),
+		       json_string_value(json_object_get(r, "id")) ?: "-", h, m,
+		       json_is_true(json_object_get(r, "unpriced"))
+			   ? " and what it stores (not priced: kiln cannot see its size)"
+			   : "");
+		printf("    delete it, data and all: kiln destroy --include-retained %s%s%s\n",
+		       json_string_value(json_object_get(r, "address")),
+		       strcmp(json_string_value(json_object_get(d, "workspace")), "default") ? " -w "
+											      : "",
+		       strcmp(json_string_value(json_object_get(d, "workspace")), "default")
+			   ? json_string_value(json_object_get(d, "workspace"))
+			   : "");
+		free(h);
+		free(m);
 	}
 }
 
@@ -584,6 +642,7 @@ static void print_text(const json_t *d)
 		free(up);
 	}
 	printf(".\n");
+	print_retained(d);
 	if (json_is_string(json_object_get(d, "expires"))) {
 		json_int_t left = json_integer_value(json_object_get(d, "left_seconds"));
 		char *l = expiry_left_format(left);
@@ -610,6 +669,159 @@ static void print_text(const json_t *d)
 		       json_integer_value(json_object_get(d, "pending_changes")));
 }
 
+/*
+ * --watch takes an optional INTERVAL as the word after it (or --watch=N),
+ * which getopt cannot: take it out of a copy of argv, which the parser
+ * reads instead. -1 after reporting a word that is neither a spec, an
+ * option nor an interval.
+ */
+static int take_watch(struct cli *cli, int argc, char **argv, char ***args, int *nargs,
+		      int64_t *interval)
+{
+	char **v = xcalloc((size_t)argc + 1, sizeof(*v));
+	const char *word;
+	int i, n = 0;
+
+	*interval = 0;
+	for (i = 0; i < argc; i++) {
+		v[n++] = argv[i];
+		if (strcmp(argv[i], "--") == 0) {
+			for (i++; i < argc; i++)
+				v[n++] = argv[i];
+			break;
+		}
+		if (strcmp(argv[i], "--watch") != 0 && !str_starts_with(argv[i], "--watch="))
+			continue;
+		v[n - 1] = "--watch";
+		word = argv[i][7] == '=' ? argv[i] + 8 : NULL;
+		if (!word && i + 1 < argc && argv[i + 1][0] != '-' &&
+		    !str_ends_with(argv[i + 1], ".yaml") && !str_ends_with(argv[i + 1], ".yml"))
+			word = argv[++i];
+		if (watch_interval(word, interval) < 0) {
+			cli_error(cli,
+				  "give seconds (5) or a duration (30s, 1m), from 1s to 1d; a spec "
+				  "ends in .yaml",
+				  "--watch '%s' is not an interval", word);
+			free(v);
+			return -1;
+		}
+	}
+	*args = v;
+	*nargs = n;
+	return 0;
+}
+
+/* The status document, or NULL after reporting: a refresh, and the measures. */
+static json_t *status_read(struct op_run *r, struct cli *cli, struct run_flags *f, const char *spec,
+			   int64_t window, bool ssh)
+{
+	struct kiln_error err = {0};
+	json_t *doc, *util = NULL, *lifetime = NULL;
+	int64_t now;
+
+	if (util_now(&now, &err) < 0) {
+		cmd_report(cli, &err);
+		return NULL;
+	}
+	r->keep_live = true;
+	if (run_plan_spec(r, cli, f, spec) < 0 || run_need_cluster(cli, r) < 0)
+		return NULL;
+	/* A cluster whose metrics cannot be read (a denied call) still has a status. */
+	if (util_measure(r->e, state_resources(r->state), now, window, &util, &err) < 0)
+		util = json_pack("{s:s, s:s?}", "error", err.msg, "hint",
+				 err.hint[0] ? err.hint : NULL);
+	if (report_workspace(r->store, r->e->workspace, now, &lifetime, &err) < 0) {
+		cmd_report(cli, &err);
+		json_decref(util);
+		return NULL;
+	}
+	doc = build(r, now, lifetime);
+	json_decref(lifetime);
+	status_scheduler(r, ssh, doc);
+	status_runs(r, now, doc);
+	if (util)
+		json_object_set_new(doc, "utilization", util);
+	return doc;
+}
+
+static void print_doc(const json_t *doc, bool json, bool compact)
+{
+	if (!json) {
+		print_text(doc);
+	} else if (compact) {
+		jsonw_dumpf(doc, stdout, JSON_COMPACT | JSON_SORT_KEYS | JSON_REAL_PRECISION(12));
+		putchar('\n');
+	} else {
+		jsonw_dumpf(doc, stdout, JSON_INDENT(2) | JSON_SORT_KEYS | JSON_REAL_PRECISION(12));
+		putchar('\n');
+	}
+	fflush(stdout);
+}
+
+/*
+ * --watch: the status again every interval until a signal (signals.c owns
+ * them: the first is only recorded, and read here). A terminal gets each
+ * status over the last (the screen cleared), anything else the first whole
+ * and then a line per change, or with --json a document each time one came.
+ */
+static int status_watch(struct cli *cli, struct run_flags *f, const char *spec, int64_t window,
+			bool ssh, int64_t interval)
+{
+	const char *term = getenv("TERM");
+	bool tty = isatty(STDOUT_FILENO) && !(term && strcmp(term, "dumb") == 0) && !f->json;
+	json_t *last = NULL, *doc;
+	char stamp[32];
+	int ret = KILN_EXIT_OK;
+
+	signals_stop_quietly();
+	do {
+		struct op_run r = {0};
+
+		doc = status_read(&r, cli, f, spec, window, ssh);
+		op_close(&r);
+		if (!doc) {
+			ret = signals_interrupted() ? KILN_EXIT_OK : KILN_EXIT_ERROR;
+			break;
+		}
+		{
+			struct kiln_error err = {0};
+			int64_t t = 0;
+
+			util_now(&t, &err); /* status_read saw it is well formed */
+			time_format_rfc3339(t, stamp);
+		}
+		if (tty) {
+			/* Home and clear: the last status goes, this one takes its place. */
+			printf("\033[H\033[2J");
+			printf("kiln status every %llds, at %s (^C stops)\n\n", (long long)interval,
+			       stamp);
+			print_text(doc);
+			fflush(stdout);
+		} else if (!last || f->json) {
+			struct strbuf sb = {0};
+
+			if (!last || watch_changes(last, doc, &sb) > 0)
+				print_doc(doc, f->json, true);
+			sb_release(&sb);
+		} else {
+			struct strbuf sb = {0};
+			const char *line = NULL, *nl;
+
+			watch_changes(last, doc, &sb);
+			for (line = sb.buf; line && *line; line = nl + 1) {
+				nl = strchr(line, '\n');
+				printf("%s %.*s\n", stamp, (int)(nl - line), line);
+			}
+			sb_release(&sb);
+			fflush(stdout);
+		}
+		json_decref(last);
+		last = doc;
+	} while (watch_pause(interval));
+	json_decref(last);
+	return ret;
+}
+
 int cmd_status(int argc, char **argv, struct cli *cli)
 {
 	struct cli_parser p;
@@ -617,13 +829,18 @@ int cmd_status(int argc, char **argv, struct cli *cli)
 	struct op_run r = {0};
 	struct kiln_error err = {0};
 	const char *spec;
-	int64_t now, window = UTIL_DEFAULT_WINDOW;
-	int c, ret = KILN_EXIT_ERROR;
-	bool ssh = true;
-	json_t *doc, *util = NULL, *lifetime = NULL;
+	int64_t window = UTIL_DEFAULT_WINDOW, interval;
+	int c, ret = KILN_EXIT_ERROR, nargs;
+	bool ssh = true, watch = false;
+	char **args = NULL;
+	json_t *doc;
 
 	run_flags_init(&f);
-	cli_parser_init(&p, cli, &cmd_status_info, argc, argv);
+	if (take_watch(cli, argc, argv, &args, &nargs, &interval) < 0) {
+		run_flags_release(&f);
+		return KILN_EXIT_ERROR;
+	}
+	cli_parser_init(&p, cli, &cmd_status_info, nargs, args);
 	while ((c = cli_next(&p)) != CLI_DONE) {
 		if (c == CLI_EXIT) {
 			ret = p.exit_code;
@@ -631,6 +848,8 @@ int cmd_status(int argc, char **argv, struct cli *cli)
 		}
 		if (c == OPT_NO_SSH) {
 			ssh = false;
+		} else if (c == OPT_WATCH) {
+			watch = true;
 		} else if (c == OPT_WINDOW) {
 			if (duration_parse(p.optarg, &window) < 0) {
 				cli_error(cli, "write it like 15m, 1h or 90s",
@@ -645,41 +864,23 @@ int cmd_status(int argc, char **argv, struct cli *cli)
 			goto out;
 		}
 	}
-	if (util_now(&now, &err) < 0) {
-		cmd_report(cli, &err);
+	spec = run_spec_operand(cli, f.spec, nargs, args, p.optind);
+	if (!spec)
+		goto out;
+	if (watch) {
+		ret = status_watch(cli, &f, spec, window, ssh, interval);
 		goto out;
 	}
-	spec = run_spec_operand(cli, f.spec, argc, argv, p.optind);
-	r.keep_live = true;
-	if (!spec || run_plan_spec(&r, cli, &f, spec) < 0)
+	doc = status_read(&r, cli, &f, spec, window, ssh);
+	if (!doc)
 		goto out;
-	if (run_need_cluster(cli, &r) < 0)
-		goto out;
-	/* A cluster whose metrics cannot be read (a denied call) still has a status. */
-	if (util_measure(r.e, state_resources(r.state), now, window, &util, &err) < 0)
-		util = json_pack("{s:s, s:s?}", "error", err.msg, "hint",
-				 err.hint[0] ? err.hint : NULL);
-	if (report_workspace(r.store, r.e->workspace, now, &lifetime, &err) < 0) {
-		cmd_report(cli, &err);
-		goto out;
-	}
-	doc = build(&r, now, lifetime);
-	status_scheduler(&r, ssh, doc);
-	status_runs(&r, now, doc);
-	if (util)
-		json_object_set_new(doc, "utilization", util);
-	if (f.json) {
-		jsonw_dumpf(doc, stdout, JSON_INDENT(2) | JSON_SORT_KEYS | JSON_REAL_PRECISION(12));
-		putchar('\n');
-	} else {
-		print_text(doc);
-	}
+	print_doc(doc, f.json, false);
 	json_decref(doc);
 	ret = KILN_EXIT_OK;
 out:
-	json_decref(lifetime);
 	op_close(&r);
 	run_flags_release(&f);
 	cli_parser_release(&p);
+	free(args);
 	return ret;
 }

@@ -5,16 +5,20 @@
  */
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
+#include "cmd_run.h"
 #include "cmd_store.h"
 #include "cmds.h"
 #include "expiry.h"
+#include "expiry_tag.h"
 #include "state.h"
 #include "workspace.h"
 #include "jsonw.h"
 
 enum {
 	OPT_JSON = 1,
+	OPT_SPEC,
 };
 
 static const struct cli_option options[] = {
@@ -22,6 +26,9 @@ static const struct cli_option options[] = {
     CMD_OPT_STATE,
     CMD_OPT_LOCK_TIMEOUT,
     {"json", 0, false, OPT_JSON, NULL, "print the expiry as JSON"},
+    {"spec", 0, true, OPT_SPEC, "FILE",
+     "extend: the spec that opens the cloud to retag the nodes (default: the one the apply "
+     "recorded, else ./kiln.yaml)"},
 };
 
 static const char *const ttl_subs[] = {"show", "extend", NULL};
@@ -33,7 +40,9 @@ const struct cmd_info cmd_ttl_info = {
     .description = "  show             when the workspace expires, who set it and how\n"
 		   "  extend DURATION  push the expiry DURATION past the current one (past now\n"
 		   "                   when it has already passed), as one commit under the lock\n"
-		   "                   that records who did it\n\n"
+		   "                   that records who did it, then put the new expiry on the\n"
+		   "                   nodes' kiln:expires tag: each node powers itself off\n"
+		   "                   past that tag plus the spec's ttl_grace (default 15m)\n\n"
 		   "The expiry comes from the spec's ttl or apply --ttl (kiln-apply(1)); `kiln\n"
 		   "reap` destroys the workspace once it has passed. KILN_NOW (RFC 3339) sets\n"
 		   "the clock, for tests.",
@@ -74,8 +83,54 @@ static void show(const struct workspace *w, const json_t *x, int64_t now, bool j
 	free(left);
 }
 
+/*
+ * The nodes read their expiry from their own kiln:expires tag (the node
+ * TTL): put the committed one there, through the cloud the spec opens.
+ */
+static int retag(struct cli *cli, const struct workspace *w, const json_t *state,
+		 const char *spec_flag)
+{
+	const char *spec = spec_flag, *recorded = state_policy_spec(state, STATE_POLICY_EXPIRY);
+	struct kiln_error err = {0};
+	struct run_flags f;
+	struct engine *e;
+	size_t n = 0;
+	int rc;
+
+	if (!state_resource_count(state))
+		return 0;
+	if (!spec)
+		spec = recorded && access(recorded, R_OK) == 0 ? recorded : "kiln.yaml";
+	run_flags_init(&f);
+	f.store.workspace = w->name;
+	e = run_engine_only(cli, spec, &f);
+	if (!e) {
+		kiln_error_set(&err,
+			       "the expiry is committed, but the nodes' kiln:expires tag is still "
+			       "the old one: %s did not open",
+			       spec);
+		kiln_error_hint(&err, "run kiln ttl extend again with --spec FILE naming the "
+				      "workspace's spec: until then its nodes power themselves off "
+				      "at the old expiry plus the grace");
+		cmd_report(cli, &err);
+		f.store = (struct store_flags){0};
+		run_flags_release(&f);
+		return -1;
+	}
+	rc = expiry_tag_nodes(e, state, state_expires(state), &n, &err);
+	if (rc < 0)
+		cmd_report(cli, &err);
+	else
+		printf("The nodes' kiln:expires tag says %s (%zu resource%s asked).\n",
+		       state_expires(state), n, n == 1 ? "" : "s");
+	engine_free(e);
+	f.store = (struct store_flags){0};
+	run_flags_release(&f);
+	return rc;
+}
+
 static int extend(struct workspace *w, struct store *s, int64_t by, int64_t now,
-		  const struct store_flags *sf, const struct cli *cli)
+		  const struct store_flags *sf, struct cli *cli, const char *spec)
 {
 	struct lock_options lo = {.operation = "ttl extend", .timeout = sf->lock_timeout};
 	struct kiln_error err = {0};
@@ -111,7 +166,7 @@ static int extend(struct workspace *w, struct store *s, int64_t by, int64_t now,
 		goto out;
 	}
 	show(w, x, now, false);
-	ret = KILN_EXIT_OK;
+	ret = retag(cli, w, state, spec) < 0 ? KILN_EXIT_ERROR : KILN_EXIT_OK;
 out:
 	git_signature_free(sig);
 	json_decref(state);
@@ -131,7 +186,7 @@ int cmd_ttl(int argc, char **argv, struct cli *cli)
 	struct store *s = NULL;
 	struct workspace *w = NULL;
 	bool json = false;
-	const char *sub;
+	const char *sub, *spec = NULL;
 	int64_t now, by = 0;
 	int c, nops, ret = KILN_EXIT_ERROR;
 
@@ -143,6 +198,8 @@ int cmd_ttl(int argc, char **argv, struct cli *cli)
 		}
 		if (c == OPT_JSON)
 			json = true;
+		else if (c == OPT_SPEC)
+			spec = p.optarg;
 		else if (store_flags_handle(&sf, cli, c, p.optarg) < 0)
 			goto out;
 	}
@@ -171,7 +228,7 @@ int cmd_ttl(int argc, char **argv, struct cli *cli)
 	if (store_flags_open(&sf, cli, false, &s, &w) < 0)
 		goto out;
 	if (by) {
-		ret = extend(w, s, by, now, &sf, cli);
+		ret = extend(w, s, by, now, &sf, cli, spec);
 		goto out;
 	}
 	if (workspace_require(w, &err) < 0) {

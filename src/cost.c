@@ -15,6 +15,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "jsonc.h"
 #include "provider.h"
 #include "spec.h"
 #include "util.h"
@@ -59,6 +60,14 @@ static double price(const struct cost_source *src, const char *type, const json_
 	if (json_is_object(attrs))
 		src->prov->cost(src->ctx, type, attrs, *components, *unpriced);
 	return hourly_sum(*components);
+}
+
+/* A store kept on delete (deletion: retain), as diff_retained says; diff.h is above cost. */
+static bool retained_store(const json_t *attrs)
+{
+	const char *s = json_string_value(json_object_get(attrs, "deletion"));
+
+	return s && strcmp(s, "retain") == 0;
 }
 
 /* What components charge once, up front (capacity bought for a window). */
@@ -129,9 +138,17 @@ void cost_plan(const struct cost_source *src, json_t *plan, const struct plan_vi
 		if (c->action == PLAN_CREATE || c->action == PLAN_DELETE_CREATE ||
 		    c->action == PLAN_CREATE_DELETE)
 			upfront += upfront_sum(ca);
-		if (c->retain && json_is_null(c->after) && hb > 0)
+		/*
+		 * Every store a destroy keeps, priced or not: teardown names what
+		 * keeps billing (issue 29); unpriced: what the price leaves out
+		 * (a bucket's bytes, which kiln cannot see).
+		 */
+		if (c->retain && json_is_null(c->after))
 			json_array_append_new(
-			    retained, json_pack("{s:s, s:f}", "address", addr, "hourly", r4(hb)));
+			    retained, json_pack("{s:s, s:f, s:f, s:b, s:b}", "address", addr,
+						"hourly", r4(hb), "monthly", r4(hb * HOURS_PER_MONTH),
+						"unpriced", json_array_size(ub) > 0, "store",
+						retained_store(c->before)));
 		if (json_array_size(cb) || json_array_size(ca) || json_array_size(ub) ||
 		    json_array_size(ua))
 			json_array_append_new(
@@ -179,3 +196,39 @@ void cost_plan(const struct cost_source *src, json_t *plan, const struct plan_vi
 }
 
 /* ---- text ---- */
+
+json_t *cost_retained_live(const struct cost_source *src, const json_t *live,
+			   const json_t *recorded)
+{
+	json_t *out = json_array();
+	const char *addr;
+	const json_t *objs;
+
+	if (!src->prov->cost)
+		return out;
+	json_object_foreach_const(live, addr, objs)
+	{
+		const json_t *o;
+		size_t i;
+
+		if (json_object_get(recorded, addr))
+			continue;
+		json_array_foreach(objs, i, o)
+		{
+			const json_t *attrs = json_object_get(o, "attrs");
+			json_t *c, *u;
+			double h;
+
+			if (!retained_store(attrs))
+				continue;
+			h = price(src, json_string_value(json_object_get(o, "type")), attrs, &c, &u);
+			json_array_append_new(
+			    out, json_pack("{s:s, s:O?, s:f, s:f, s:b}", "address", addr, "id",
+					   json_object_get(o, "id"), "hourly", r4(h), "monthly",
+					   r4(h * HOURS_PER_MONTH), "unpriced", json_array_size(u) > 0));
+			json_decref(c);
+			json_decref(u);
+		}
+	}
+	return out;
+}

@@ -29,6 +29,14 @@ struct cost_source {
 /* Add "cost" to the plan's "kiln" object; v is plan's view (plan.h). */
 void cost_plan(const struct cost_source *src, json_t *plan, const struct plan_view *v);
 
+/*
+ * The retained stores of live (address -> [live object...], a refresh's)
+ * that recorded (the state's resources) no longer holds: a new array of
+ * {"address", "id", "hourly", "monthly", "unpriced"}, in the listing's order.
+ */
+json_t *cost_retained_live(const struct cost_source *src, const json_t *live,
+			   const json_t *recorded);
+
 /* "$1,574.13": dollars to the cent, with thousands separators. Caller frees. */
 char *cost_money(double usd);
 /* "+$440.32/h ($0.00 → $440.32)", or "$0.00/h (no change)". Caller frees. */
@@ -39,5 +47,11 @@ void cost_render_text(FILE *out, const json_t *plan, bool color);
 void cost_render_markdown(FILE *out, const json_t *plan);
 /* `kiln cost`: every component of the plan's result, one row each. */
 void cost_render_table(FILE *out, const json_t *plan, bool color);
+/*
+ * After a destroy: each store it kept (the plan's cost.retained) with its
+ * hourly and monthly cost and the one command that deletes exactly it;
+ * nothing when it kept none.
+ */
+void cost_render_still_billing(FILE *out, const json_t *plan, const char *workspace);
 
 #endif

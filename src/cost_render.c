@@ -329,3 +329,32 @@ void cost_render_markdown(FILE *out, const json_t *plan)
 	free(month);
 	free(src);
 }
+
+void cost_render_still_billing(FILE *out, const json_t *plan, const char *workspace)
+{
+	const json_t *cost = plan_kiln(plan, "cost"), *r;
+	size_t i;
+
+	json_array_foreach(json_object_get(cost, "retained"), i, r)
+	{
+		char *h = cost_money(num(r, "hourly")), *m = cost_money(num(r, "monthly"));
+		const char *addr = json_string_value(json_object_get(r, "address"));
+
+		if (i == 0)
+			fputs("Still billing (kept by deletion: retain):\n", out);
+		fprintf(out, "  %s: %s an hour, %s a month%s\n", addr, h, m,
+			json_is_true(json_object_get(r, "unpriced"))
+			    ? " and what it stores (not priced: kiln cannot see its size)"
+			    : "");
+		if (!json_is_true(json_object_get(r, "store")))
+			fputs("    kept for the retained stores that stand in it; it goes with them\n",
+			      out);
+		else
+			fprintf(out,
+				"    delete it, data and all: kiln destroy --include-retained %s%s%s\n",
+				addr, strcmp(workspace, "default") != 0 ? " -w " : "",
+				strcmp(workspace, "default") != 0 ? workspace : "");
+		free(h);
+		free(m);
+	}
+}

@@ -274,6 +274,14 @@ static int classify(struct differ *df, struct entry *en, struct kiln_error *err)
 	/* Not desired. */
 	if (!en->live)
 		return 0;
+	if (diff_retained(la) && listed(df->in->include_retained, df->in->ninclude, en->addr)) {
+		/* Asked for by name: deleted, data and all; no other store is touched. */
+		en->act = ACT_DELETE;
+		en->reason = xstrdup("a retained store, deleted with its data as asked by "
+				     "--include-retained");
+		en->importing = false;
+		return 0;
+	}
 	if (diff_retained(la)) {
 		en->retain = true;
 		if (!en->r) {
@@ -973,8 +981,20 @@ int diff_plan(const struct diff_input *in, json_t **plan, struct kiln_error *err
 	qsort(df.v, df.n, sizeof(*df.v), cmp_addr);
 	build_graphs(&df, in->ntargets > 0);
 	if (check_named(&df, in->targets, in->ntargets, "--target", err) != 0 ||
-	    check_named(&df, in->replace, in->nreplace, "--replace", err) != 0)
+	    check_named(&df, in->replace, in->nreplace, "--replace", err) != 0 ||
+	    check_named(&df, in->include_retained, in->ninclude, "--include-retained", err) != 0)
 		goto out;
+	for (i = 0; i < in->ninclude; i++) {
+		struct entry *en = find(&df, in->include_retained[i]);
+
+		if (!diff_retained(attrs_of(en->live ? en->live : en->r))) {
+			kiln_error_set(err, "--include-retained %s: it is not a retained store",
+				       en->addr);
+			kiln_error_hint(err, "it names a store kept by deletion: retain; what is not "
+					     "retained is deleted by destroy without it");
+			goto out;
+		}
+	}
 	for (i = 0; i < in->nreplace; i++) {
 		struct entry *en = find(&df, in->replace[i]);
 

@@ -29,6 +29,13 @@ struct diff_input {
 	size_t ntargets;	    /* what needs them) */
 	const char *const *replace; /* --replace */
 	size_t nreplace;
+	/*
+	 * destroy --include-retained: retained stores (recorded, or released
+	 * by an earlier destroy and still tagged for the workspace) deleted
+	 * too; each must name one.
+	 */
+	const char *const *include_retained;
+	size_t ninclude;
 	const char *spec_file;
 	/*
 	 * Live objects in the scope the workspace does not own (engine_refresh):

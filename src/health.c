@@ -190,8 +190,37 @@ static int poll_once(struct engine *e, const struct prov_type *t, json_t *groups
 	return rc == PROV_OK ? 0 : -1;
 }
 
+size_t health_reported(const json_t *groups, size_t *nodes)
+{
+	const json_t *g;
+	size_t i, reported = 0;
+
+	*nodes = 0;
+	json_array_foreach(groups, i, g)
+	{
+		size_t silent = json_array_size(json_object_get(g, "not_reported"));
+		size_t n = (size_t)json_integer_value(json_object_get(g, "nodes"));
+
+		*nodes += n;
+		reported += n > silent ? n - silent : 0;
+	}
+	return reported;
+}
+
+/* Tell tick how many nodes of groups reported, of how many, and the seconds left. */
+static void tell(const struct health_tick *tick, const json_t *groups, int64_t deadline)
+{
+	int64_t left = deadline - now_ms();
+	size_t nodes, reported;
+
+	if (!tick || !tick->fn)
+		return;
+	reported = health_reported(groups, &nodes);
+	tick->fn(tick->arg, reported, nodes, left > 0 ? (left + 999) / 1000 : 0);
+}
+
 int health_wait(struct engine *e, const json_t *state, const json_t *addresses, int64_t timeout_s,
-		long poll_ms, json_t **out, struct kiln_error *err)
+		long poll_ms, const struct health_tick *tick, json_t **out, struct kiln_error *err)
 {
 	const json_t *resources = json_object_get(state, "resources"), *addr;
 	const struct prov_type *t = NULL;
@@ -220,9 +249,19 @@ int health_wait(struct engine *e, const json_t *state, const json_t *addresses, 
 		}
 		settled = true;
 		json_array_foreach(groups, i, addr) settled &= health_group_settled(addr);
+		tell(tick, groups, deadline);
 		if (settled || now_ms() >= deadline || signals_interrupted())
 			break;
-		sleep_for(deadline - now_ms() < poll_ms ? (long)(deadline - now_ms()) : poll_ms);
+		/* In steps of a second at most, so that a display never stands still longer. */
+		for (int64_t next = now_ms() + poll_ms;
+		     now_ms() < next && now_ms() < deadline && !signals_interrupted();) {
+			int64_t step = next - now_ms();
+
+			step = step < deadline - now_ms() ? step : deadline - now_ms();
+			sleep_for(step < 1000 ? (long)step : 1000);
+			if (now_ms() < next)
+				tell(tick, groups, deadline);
+		}
 	}
 	log_debug("health: waited %.1f s for %zu groups", (double)(now_ms() - start) / 1000,
 		  json_array_size(groups));

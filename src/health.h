@@ -45,11 +45,24 @@ json_t *health_touched(const struct engine *e, const json_t *plan);
  * Poll the groups at addresses (recorded in state) through their type's
  * wait, one call per poll for all of them, every poll_ms, until every
  * node reported, timeout_s passed or a signal interrupted the run
- * (signals.h). *out: an array
+ * (signals.h); tick (may be NULL) hears how it goes. *out: an array
  * of health_group objects, in the order of addresses. -1 with err when a
  * provider call failed after its retries.
  */
+/* How many nodes of groups (health_group objects) reported, healthy or not; *nodes: of how many. */
+size_t health_reported(const json_t *groups, size_t *nodes);
+
+/*
+ * How the wait goes, for a display: after each poll, and every second
+ * between two, how many nodes reported (healthy or not) of how many, and
+ * the seconds left of the bound.
+ */
+struct health_tick {
+	void (*fn)(void *arg, size_t reported, size_t nodes, int64_t left_s);
+	void *arg;
+};
+
 int health_wait(struct engine *e, const json_t *state, const json_t *addresses, int64_t timeout_s,
-		long poll_ms, json_t **out, struct kiln_error *err);
+		long poll_ms, const struct health_tick *tick, json_t **out, struct kiln_error *err);
 
 #endif

@@ -20,6 +20,7 @@
 #include "crypt.h"
 #include "diff.h"
 #include "expiry.h"
+#include "expiry_tag.h"
 #include "health.h"
 #include "repair.h"
 #include "iam.h"
@@ -347,6 +348,8 @@ int op_plan(struct op_run *r, struct kiln_error *err)
 	    .ntargets = r->o.ntargets,
 	    .replace = r->o.replace,
 	    .nreplace = r->o.nreplace,
+	    .include_retained = r->o.include_retained,
+	    .ninclude = r->o.ninclude,
 	    .spec_file = r->spec_path,
 	};
 
@@ -376,8 +379,12 @@ int op_plan(struct op_run *r, struct kiln_error *err)
 		return -1;
 	}
 	iam_delta_plan(r->e, r->plan, &r->view, live, state_resources(r->state));
-	if (r->keep_live)
+	if (r->keep_live) {
 		r->live = json_incref(live);
+		r->retained = cost_retained_live(
+		    &(struct cost_source){r->e->prov, r->e->ctx, r->e->spec}, live,
+		    state_resources(r->state));
+	}
 	json_decref(live);
 	if (r->plan_only) {
 		/* It is shared with the workspace (load_state): both references go. */
@@ -502,6 +509,8 @@ static void release(struct op_run *r, bool documents)
 		json_decref(r->state);
 		json_decref(r->overlay);
 		json_decref(r->live);
+		json_decref(r->retained);
+		r->retained = NULL;
 		engine_free(r->e);
 		free(r->owner);
 		free(r->saved_addrs);
@@ -914,6 +923,24 @@ int op_expiry_prepare(struct op_run *r, int64_t ttl_flag, struct kiln_error *err
 			    ttl_flag ? ttl_flag : r->e->spec->ttl, ttl_flag != 0, now, author,
 			    r->spec_path);
 	free(author);
+	/*
+	 * A new expiry (--ttl, another ttl in the spec) reaches the nodes that
+	 * stay, before anything runs: each powers itself off past the
+	 * kiln:expires tag it reads (the node TTL), never at one the state no
+	 * longer holds. A workspace losing its TTL gets the tag emptied, which
+	 * the node reads as no TTL.
+	 */
+	if (strcmp(state_expires(r->state) ?: "",
+		   json_string_value(json_object_get(x, "expires")) ?: "") != 0) {
+		size_t n;
+
+		if (expiry_tag_nodes(r->e, r->state,
+				     json_string_value(json_object_get(x, "expires")) ?: "", &n,
+				     err) < 0) {
+			json_decref(x);
+			return -1;
+		}
+	}
 	if (x) {
 		spec_text_record(r, x);
 		json_object_set_new(r->state, "expiry", x);
@@ -1231,11 +1258,11 @@ char *op_iam_policy(struct engine *e)
 	return doc;
 }
 
-int op_health_wait(struct op_run *r, const json_t *addresses, int64_t timeout_s, json_t **groups,
-		   struct kiln_error *err)
+int op_health_wait(struct op_run *r, const json_t *addresses, int64_t timeout_s,
+		   const struct health_tick *tick, json_t **groups, struct kiln_error *err)
 {
 	return health_wait(r->e, r->state, addresses, timeout_s, r->e->prov->simulated ? 100 : 5000,
-			   groups, err);
+			   tick, groups, err);
 }
 
 int op_repair(struct op_run *r, const json_t *targets, struct op_repair_outcome *out,

@@ -26,6 +26,8 @@
 #include "takeover.h"
 #include "workspace.h"
 
+struct health_tick; /* health.h */
+
 /* What a run is asked to do: the spec, the state it reads and what it plans. */
 struct op_options {
 	struct spec_options vars; /* --var overrides */
@@ -36,6 +38,9 @@ struct op_options {
 	size_t ntargets;
 	const char *const *replace;
 	size_t nreplace;
+	/* destroy --include-retained: these retained stores are deleted too */
+	const char *const *include_retained;
+	size_t ninclude;
 	bool refresh; /* read live state first */
 	bool destroy; /* plan the deletion of everything */
 };
@@ -66,6 +71,12 @@ struct op_run {
 	 */
 	bool keep_live;
 	json_t *live;
+	/*
+	 * With keep_live: the retained stores that live tagged for the workspace
+	 * but are no longer recorded (a destroy released them), priced
+	 * (cost_retained_live), for kiln status.
+	 */
+	json_t *retained;
 	/* What goes wrong on the way (sealing, unlocking), for the caller to say; may be NULL. */
 	void (*report)(void *arg, const struct kiln_error *err);
 	void *report_arg;
@@ -293,10 +304,11 @@ void op_apply_outcome_release(struct op_apply_outcome *out);
  * node groups at addresses (health_touched: those r->plan created, updated
  * or replaced) to report their health, polling through their type's wait
  * (every 5 s; 100 ms on a simulated provider). *groups: health.h's
- * objects, one per group. -1 with err when a provider call failed.
+ * objects, one per group; tick (may be NULL) hears how it goes. -1 with
+ * err when a provider call failed.
  */
-int op_health_wait(struct op_run *r, const json_t *addresses, int64_t timeout_s, json_t **groups,
-		   struct kiln_error *err);
+int op_health_wait(struct op_run *r, const json_t *addresses, int64_t timeout_s,
+		   const struct health_tick *tick, json_t **groups, struct kiln_error *err);
 
 struct op_repair_outcome {
 	json_t *done; /* per target repaired: {"address", "replaced": [ids], "added": [ids]} */

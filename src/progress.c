@@ -10,7 +10,11 @@
 #include <string.h>
 #include <time.h>
 
+#include <stdint.h>
+#include <unistd.h>
+
 #include "jsonw.h"
+#include "timefmt.h"
 
 static double mono(void)
 {
@@ -53,12 +57,28 @@ static void erase_live(struct progress *p)
 		fputs("\033[1A\033[2K", stdout);
 }
 
+/* "12.4s", "3m05s": how long, for the live lines. */
+static void say_elapsed(char *buf, size_t n, double s)
+{
+	if (s < 60)
+		snprintf(buf, n, "%.1fs", s);
+	else if (s < 3600)
+		snprintf(buf, n, "%dm%02ds", (int)s / 60, (int)s % 60);
+	else
+		snprintf(buf, n, "%dh%02dm", (int)s / 3600, (int)s % 3600 / 60);
+}
+
 static void draw_live(struct progress *p)
 {
 	const char *addr;
 	json_t *v;
 	double now = mono();
 	int shown = 0, total = (int)json_object_size(p->inflight);
+	char took[32];
+
+	say_elapsed(took, sizeof(took), now - p->started);
+	printf("  [%zu of %zu operations done, %s elapsed]\n", p->finished, p->total, took);
+	p->drawn++;
 
 	json_object_foreach(p->inflight, addr, v)
 	{
@@ -143,6 +163,10 @@ void progress_event(void *arg, const struct apply_event *ev)
 		pthread_mutex_unlock(&p->mu);
 		return;
 	}
+	if (ev->total)
+		p->total = ev->total;
+	if (ev->kind == APPLY_DONE || ev->kind == APPLY_FAILED || ev->kind == APPLY_SKIPPED)
+		p->finished++;
 	if (p->tty)
 		erase_live(p);
 	switch (ev->kind) {
@@ -196,6 +220,8 @@ void progress_start(void *arg)
 
 	if (!p->json)
 		printf("\n");
+	p->started = mono();
+	p->finished = 0;
 	if (p->tty && pthread_create(&p->ticker, NULL, ticker, p) == 0)
 		p->ticking = true;
 }
@@ -212,4 +238,35 @@ void progress_stop(void *arg)
 	pthread_mutex_unlock(&p->mu);
 	pthread_join(p->ticker, NULL);
 	p->ticking = false;
+}
+
+void progress_health_init(struct progress_health *h, bool json)
+{
+	const char *term = getenv("TERM");
+
+	memset(h, 0, sizeof(*h));
+	h->tty = !json && isatty(STDOUT_FILENO) && !(term && strcmp(term, "dumb") == 0);
+}
+
+void progress_health_tick(void *arg, size_t reported, size_t nodes, int64_t left_s)
+{
+	struct progress_health *h = arg;
+	char *left;
+
+	if (!h->tty)
+		return;
+	left = duration_format(left_s);
+	printf("\r\033[KHealth: %zu of %zu node%s reported, %s left", reported, nodes,
+	       nodes == 1 ? "" : "s", left);
+	fflush(stdout);
+	h->drawn = true;
+	free(left);
+}
+
+void progress_health_end(struct progress_health *h)
+{
+	if (h->drawn)
+		printf("\r\033[K");
+	fflush(stdout);
+	h->drawn = false;
 }

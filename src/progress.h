@@ -9,6 +9,7 @@
 
 #include <pthread.h>
 #include <stdbool.h>
+#include <stdint.h>
 
 #include <jansson.h>
 
@@ -24,7 +25,26 @@ struct progress {
 	bool stop;
 	pthread_t ticker;
 	bool ticking;
+	size_t total;	 /* the run's operations (the events say) */
+	size_t finished; /* done, failed or skipped so far */
+	double started;	 /* when the executor started (monotonic seconds) */
 };
+
+/*
+ * The health wait's live line, on a terminal only: one line redrawn at
+ * every tick ("Health: 3 of 16 nodes reported, 19m40s left"); a log (not a
+ * terminal) and json get what the wait found, as before, and no ticks.
+ */
+struct progress_health {
+	bool tty;
+	bool drawn;
+};
+
+void progress_health_init(struct progress_health *h, bool json);
+/* A health_tick's fn (health.h), arg a struct progress_health. */
+void progress_health_tick(void *arg, size_t reported, size_t nodes, int64_t left_s);
+/* The wait is over: the live line erased, so what it found is printed in its place. */
+void progress_health_end(struct progress_health *h);
 
 void progress_init(struct progress *p);
 void progress_release(struct progress *p);

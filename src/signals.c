@@ -20,6 +20,8 @@ static pthread_once_t started = PTHREAD_ONCE_INIT;
 static atomic_int caught;
 /* A run winds down on the next signal (the signal thread takes it: once). */
 static atomic_bool winding;
+/* ... and says nothing of it: the command says what it does (kiln status --watch stops). */
+static atomic_bool quiet;
 
 /* The signals that end a run. */
 static void signal_set(sigset_t *set)
@@ -51,6 +53,8 @@ static void *signal_main(void *arg)
 		if (!atomic_exchange(&winding, false))
 			break;
 		atomic_store(&caught, sig);
+		if (atomic_load(&quiet))
+			continue;
 		msg = xasprintf("kiln: SIG%s: starting nothing new; the calls in flight finish "
 				"and are recorded (interrupt again to stop at once)",
 				signal_name(sig));
@@ -89,7 +93,15 @@ void signals_wind_down(bool on)
 {
 	if (on)
 		signals_start();
+	atomic_store(&quiet, false);
 	atomic_store(&winding, on);
+}
+
+void signals_stop_quietly(void)
+{
+	signals_start();
+	atomic_store(&quiet, true);
+	atomic_store(&winding, true);
 }
 
 int signals_interrupted(void)

@@ -30,6 +30,12 @@ void signals_install(void (*end)(int sig));
 void signals_start(void);
 /* While on, the first signal is recorded (and turns this off) instead of ending the process. */
 void signals_wind_down(bool on);
+/*
+ * As signals_wind_down(true) for a loop that runs until interrupted (kiln
+ * status --watch): the first signal is recorded without a word, the loop
+ * reads it and ends; a second ends the process.
+ */
+void signals_stop_quietly(void);
 /* The signal recorded since the last signals_reset (or the start), 0 when none. */
 int signals_interrupted(void);
 /*

@@ -17,7 +17,7 @@
 
 
 const char *const spec_top_keys[] = {
-    "kiln",    "cluster", "provider", "ttl", "budget", "idle",	    "tags",	 "vars",
+    "kiln",    "cluster", "provider", "ttl", "ttl_grace", "budget", "idle",	    "tags",	 "vars",
     "network", "compute", "storage",  "iam", "waive",  "bootstrap", "scheduler", "access",
     "workload"};
 const char *const spec_provider_keys[] = {"name", "region", "zone", "endpoint"};
@@ -437,6 +437,18 @@ static void load_root(struct loader *ld, const struct ynode *root)
 		else if (spec->ttl > 365LL * 86400)
 			diag_hint(ld_err(ld, ynode_get(root, "ttl"), "ttl must be at most 365d"),
 				  "remove ttl for a cluster that lives until `kiln destroy`");
+	}
+	spec->ttl_grace = SPEC_TTL_GRACE_DEFAULT;
+	if (ld_get_duration(ld, root, "ttl_grace", "ttl_grace", &spec->ttl_grace) == GOT_OK &&
+	    (spec->ttl_grace < SPEC_TTL_GRACE_MIN || spec->ttl_grace > SPEC_TTL_GRACE_MAX)) {
+		char *d = duration_format(spec->ttl_grace);
+
+		diag_hint(ld_err(ld, ynode_get(root, "ttl_grace"),
+				 "ttl_grace must be between 1m and 7d, not %s", d),
+			  "it is how long past the expiry a node waits for `kiln reap` before it "
+			  "powers itself off (checked once a minute); 15m is the default");
+		free(d);
+		spec->ttl_grace = SPEC_TTL_GRACE_DEFAULT;
 	}
 	budget = section(root, "budget");
 	if (budget && ld_expect_map(ld, budget, "budget")) {

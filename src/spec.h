@@ -153,6 +153,11 @@ struct spec_idle {
 	/* action: down, the only one: the workspace is destroyed, as by kiln down */
 };
 
+/* ttl_grace's default (15m), its least (the node's timer runs once a minute) and its most. */
+#define SPEC_TTL_GRACE_DEFAULT (15 * 60)
+#define SPEC_TTL_GRACE_MIN 60
+#define SPEC_TTL_GRACE_MAX (7 * 86400)
+
 /* Seconds between two utilization samples (the CloudWatch agent's default interval). */
 #define SPEC_METRIC_PERIOD 60
 
@@ -197,6 +202,11 @@ struct spec_store {
 	const struct ynode *node;
 	enum spec_tier tier;
 	enum spec_deletion deletion;
+	/*
+	 * deletion: was written; without it a lustre store is deleted with the
+	 * cluster (scratch, issue 29) and the other tiers are retained.
+	 */
+	bool deletion_set;
 	bool versioning;
 	int64_t expire_noncurrent_after; /* seconds; 0 = never */
 	int capacity_gb;
@@ -306,6 +316,12 @@ struct spec {
 		const struct ynode *node;
 	} provider;
 	int64_t ttl;		/* seconds; 0 = no TTL */
+	/*
+	 * ttl_grace: how long past its expiry a node waits before it powers
+	 * itself off (the boot document's TTL timer), so that `kiln reap`
+	 * gets the first chance; seconds, default SPEC_TTL_GRACE_DEFAULT.
+	 */
+	int64_t ttl_grace;
 	double max_hourly_usd;	/* 0 = no budget */
 	double max_upfront_usd; /* what a plan may buy up front (Capacity Blocks); 0 = no limit */
 	struct spec_idle idle;

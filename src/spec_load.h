@@ -64,7 +64,7 @@ extern const char *const spec_scheduler_types[1];
  * tables, so a key added here is in the schema too. Sized, so that a
  * definition with another count does not compile.
  */
-extern const char *const spec_top_keys[17];
+extern const char *const spec_top_keys[18];
 extern const char *const spec_provider_keys[4];
 extern const char *const spec_budget_keys[2];
 extern const char *const spec_network_keys[3];

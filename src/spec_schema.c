@@ -292,6 +292,7 @@ static const struct key_type top_types[] = {
     {"cluster", K_NAME, 0, 0, NULL, 0, NULL},
     {"provider", K_BLOCK, 0, 0, NULL, 0, &provider_block},
     {"ttl", K_DURATION, 0, 0, NULL, 0, NULL},
+    {"ttl_grace", K_DURATION, 0, 0, NULL, 0, NULL},
     {"budget", K_BLOCK, 0, 0, NULL, 0, &budget_block},
     {"idle", K_BLOCK, 0, 0, NULL, 0, &idle_block},
     {"tags", K_TAGS, 0, 0, NULL, 0, NULL},

@@ -171,7 +171,10 @@ void ld_store(struct loader *ld, const struct ynode *key, const struct ynode *s)
 			ok = false;
 		}
 	}
-	st->deletion = DELETION_RETAIN;
+	/* Scratch is scratch: lustre is deleted with the cluster unless the spec says retain. */
+	if (tier == TIER_LUSTRE)
+		deletion = DELETION_DELETE;
+	st->deletion_set = ynode_get(s, "deletion") != NULL;
 	sub = xasprintf("%s.deletion", path);
 	ok &= ld_get_enum(ld, s, "deletion", sub, false, spec_deletion_names, 2, &deletion) !=
 	      GOT_BAD;

@@ -450,6 +450,62 @@ static char *written(const char *doc, const char *path)
  * (issue 33, finding 3): never in the document's text, where a CR would end
  * the block scalar and start a key of cloud-init's own; written back exactly.
  */
+static void test_node_ttl_timer_is_installed_first_with_the_spec_grace(void **state)
+{
+	struct fx *f = *state;
+	struct boot_cloud with = cloud;
+	char *doc, *spec = xasprintf("%sttl: 8h\nttl_grace: 20m\n", cluster);
+	const char *timer, *local;
+
+	assert_int_equal(fx_validate(f, spec), 0);
+	with.read_tag = "cat \"/tags/$1\"";
+	doc = doc_with(f->spec, "trainers", &with);
+	assert_has(doc, "  - path: /var/lib/kiln/ttl.sh\n    permissions: \"0700\"\n");
+	assert_has(doc, "  - path: /etc/systemd/system/kiln-ttl.service\n");
+	assert_has(doc, "  - path: /etc/systemd/system/kiln-ttl.timer\n");
+	assert_has(doc, "      ExecStart=/bin/bash /var/lib/kiln/ttl.sh\n");
+	assert_has(doc, "      OnUnitActiveSec=1min\n");
+	assert_has(doc, "      g=1200 log=");
+	assert_has(doc, "      read_tag() {\n      \tcat \"/tags/$1\"\n      }\n");
+	assert_has(doc, "      \tshutdown -h now \"kiln: expired at $x\"\n");
+	/* Before the mounts, which may retry for half an hour. */
+	timer = strstr(doc, "systemctl enable --now kiln-ttl.timer");
+	local = strstr(doc, "local_nvme '/scratch'");
+	assert_non_null(timer);
+	assert_non_null(local);
+	assert_true(timer < local);
+	free(doc);
+	free(spec);
+}
+
+static void test_node_ttl_grace_defaults_to_15m_and_no_reader_means_no_timer(void **state)
+{
+	struct fx *f = *state;
+	struct boot_cloud with = cloud;
+	char *doc;
+
+	assert_int_equal(fx_validate(f, cluster), 0);
+	assert_int_equal(f->spec->ttl_grace, 15 * 60);
+	with.read_tag = "return 1";
+	doc = doc_with(f->spec, "trainers", &with);
+	assert_has(doc, "      g=900 log=");
+	free(doc);
+	doc = doc_with(f->spec, "trainers", &cloud);
+	assert_lacks(doc, "kiln-ttl");
+	free(doc);
+}
+
+static void test_node_ttl_grace_out_of_range_is_refused(void **state)
+{
+	struct fx *f = *state;
+
+	assert_failed_with_errors(&f->d, fx_load(f, HEAD "ttl_grace: 8d\n"));
+	assert_error(&f->d, 4, 12, "ttl_grace must be between 1m and 7d, not 8d");
+	assert_hint(&f->d, 4, 12,
+		    "it is how long past the expiry a node waits for `kiln reap` before it "
+		    "powers itself off (checked once a minute); 15m is the default");
+}
+
 static void test_file_content_reaches_the_node_encoded_whatever_it_holds(void **state)
 {
 	struct fx *f = *state;
@@ -638,6 +694,9 @@ int main(void)
 	    kiln_test(test_document_finds_a_file_system_made_after_the_nodes),
 	    kiln_test(test_nfs_mounts_through_a_helper_where_the_image_has_it),
 	    kiln_test(test_gpu_metrics_agent_starts_on_gpu_groups_where_the_image_has_it),
+	    kiln_test(test_node_ttl_timer_is_installed_first_with_the_spec_grace),
+	    kiln_test(test_node_ttl_grace_defaults_to_15m_and_no_reader_means_no_timer),
+	    kiln_test(test_node_ttl_grace_out_of_range_is_refused),
 	    kiln_test(test_file_content_reaches_the_node_encoded_whatever_it_holds),
 	    kiln_test(test_file_content_is_written_byte_for_byte),
 	    kiln_test(test_step_title_is_cut_between_characters),

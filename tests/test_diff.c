@@ -108,10 +108,16 @@ static void live(struct fx *f, const char *name, const char *id, const char *att
 	free(addr);
 }
 
+/* Set for one plan_with: destroy --include-retained. */
+static const char *const *include_retained;
+static size_t ninclude;
+
 static int plan_with(struct fx *f, bool destroy, const char *const *targets, size_t nt,
 		     const char *const *replace, size_t nr)
 {
 	struct diff_input in = {
+	    .include_retained = include_retained,
+	    .ninclude = ninclude,
 	    .engine = &f->e,
 	    .state = f->state,
 	    .state_commit = "0123456789abcdef0123456789abcdef01234567",
@@ -370,6 +376,48 @@ static void test_diff_releases_a_retained_store_instead_of_deleting_it(void **st
 	assert_true(json_is_true(json_object_get(kn, "retain")));
 }
 
+static void test_diff_deletes_a_retained_store_named_by_include_retained_and_no_other(void **st)
+{
+	struct fx *f = *st;
+	static const char *const inc[] = {"t_thing.a"};
+	json_t *kn, *rc;
+	size_t i;
+
+	record(f, "a", "t-1", "{\"zone\": \"z1\", \"deletion\": \"retain\"}");
+	live(f, "a", "t-1", "{\"zone\": \"z1\", \"deletion\": \"retain\"}");
+	/* Released by an earlier destroy: live and tagged, not recorded. */
+	live(f, "b", "t-2", "{\"zone\": \"z1\", \"deletion\": \"retain\"}");
+	include_retained = inc;
+	ninclude = 1;
+	assert_int_equal(plan_with(f, true, NULL, 0, NULL, 0), 0);
+	include_retained = NULL;
+	ninclude = 0;
+	assert_actions(f, "t_thing.a", "[\"delete\"]");
+	kn = json_object_get(change(f, "t_thing.a", false), "kiln");
+	assert_null(json_object_get(kn, "retain"));
+	json_array_foreach(json_object_get(f->plan, "resource_changes"), i, rc)
+	    assert_string_not_equal(json_string_value(json_object_get(rc, "address")), "t_thing.b");
+}
+
+static void test_diff_include_retained_of_a_store_not_retained_is_refused(void **st)
+{
+	struct fx *f = *st;
+	static const char *const inc[] = {"t_thing.a"};
+	int rc;
+
+	record(f, "a", "t-1", "{\"zone\": \"z1\", \"deletion\": \"delete\"}");
+	live(f, "a", "t-1", "{\"zone\": \"z1\", \"deletion\": \"delete\"}");
+	include_retained = inc;
+	ninclude = 1;
+	rc = plan_with(f, true, NULL, 0, NULL, 0);
+	include_retained = NULL;
+	ninclude = 0;
+	assert_int_equal(rc, -1);
+	assert_string_equal(f->err.msg, "--include-retained t_thing.a: it is not a retained store");
+	assert_string_equal(f->err.hint, "it names a store kept by deletion: retain; what is not "
+					 "retained is deleted by destroy without it");
+}
+
 static void test_diff_refuses_to_replace_a_retained_store(void **st)
 {
 	struct fx *f = *st;
@@ -598,6 +646,8 @@ int main(void)
 	    T(test_diff_recreates_what_was_deleted_outside_kiln),
 	    T(test_diff_deletes_duplicates_of_an_address),
 	    T(test_diff_releases_a_retained_store_instead_of_deleting_it),
+	    T(test_diff_deletes_a_retained_store_named_by_include_retained_and_no_other),
+	    T(test_diff_include_retained_of_a_store_not_retained_is_refused),
 	    T(test_diff_refuses_to_replace_a_retained_store),
 	    T(test_diff_masks_sensitive_values),
 	    T(test_diff_target_limits_changes_to_it_and_what_it_needs),

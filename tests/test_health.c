@@ -63,6 +63,24 @@ static void test_an_unhealthy_node_is_named_with_its_reason(void **unused)
 	json_decref(a);
 }
 
+static void test_reported_counts_every_node_that_said_healthy_or_not_over_all_groups(void **unused)
+{
+	json_t *a = attrs_of("trainer", json_pack("[o, o, o]", node("i-1", "healthy", NULL),
+						  node("i-2", "unhealthy", "no GPU"),
+						  node("i-3", NULL, NULL)));
+	json_t *b = attrs_of("login", json_pack("[o]", node("i-4", NULL, NULL)));
+	json_t *groups = json_pack("[o, o]", health_group("sim_node_group.trainers", "ng-1", a),
+				   health_group("sim_node_group.login", "ng-2", b));
+	size_t nodes = 0;
+
+	(void)unused;
+	assert_int_equal(health_reported(groups, &nodes), 2);
+	assert_int_equal(nodes, 4);
+	json_decref(groups);
+	json_decref(a);
+	json_decref(b);
+}
+
 static void test_a_group_without_a_role_cannot_report_and_is_not_waited_for(void **unused)
 {
 	json_t *a = attrs_of(NULL, json_pack("[o]", node("i-1", NULL, NULL)));
@@ -189,6 +207,8 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 	    cmocka_unit_test(test_a_group_whose_nodes_all_report_healthy_is_settled_and_good),
 	    cmocka_unit_test(test_an_unhealthy_node_is_named_with_its_reason),
+	    cmocka_unit_test(
+		test_reported_counts_every_node_that_said_healthy_or_not_over_all_groups),
 	    cmocka_unit_test(test_a_group_without_a_role_cannot_report_and_is_not_waited_for),
 	    cmocka_unit_test(test_only_groups_created_or_updated_are_waited_for),
 	    cmocka_unit_test(test_repair_picks_only_the_unhealthy_nodes_of_the_groups_named),

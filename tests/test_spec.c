@@ -273,7 +273,9 @@ static void test_full_spec_lustre_stores(void **state)
 	assert_int_equal(scratch->throughput_per_tib, 500);
 	assert_string_equal(scratch->import.name, "datasets");
 	assert_string_equal(scratch->mount, "/fsx");
-	assert_int_equal(scratch->deletion, DELETION_RETAIN);
+	/* Scratch is scratch (issue 29): lustre without deletion: goes with the cluster. */
+	assert_int_equal(scratch->deletion, DELETION_DELETE);
+	assert_false(scratch->deletion_set);
 	assert_int_equal(fast->capacity_gb, 1200);
 	assert_int_equal(fast->throughput_per_tib, 250);
 	assert_null(fast->import.name);
@@ -347,7 +349,7 @@ static void test_lustre_store_without_mount_mounts_under_mnt(void **state)
 
 	assert_string_equal(s->stores[0].mount, "/mnt/scratch");
 	assert_int_equal(s->stores[0].throughput_per_tib, 250);
-	assert_int_equal(s->stores[0].deletion, DELETION_RETAIN);
+	assert_int_equal(s->stores[0].deletion, DELETION_DELETE);
 }
 
 static void test_role_with_no_value_is_a_role_without_stores(void **state)

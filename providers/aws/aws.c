@@ -652,6 +652,7 @@ const struct provider provider_aws = {
     .role_policy = aws_role_policy,
     .list_unmanaged = aws_list_unmanaged,
     .claim = aws_claim,
+    .tag_expiry = aws_tag_expiry,
     .calls = aws_calls,
     .metrics = aws_metrics,
     .login_user = aws_login_user,

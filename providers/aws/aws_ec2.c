@@ -178,3 +178,20 @@ int ec2_claim_tags(struct prov_ctx *ctx, const struct prov_scope *scope, const j
 	json_decref(tags);
 	return rc;
 }
+
+int aws_tag_expiry(struct prov_ctx *ctx, const char *type, const char *id, const json_t *attrs,
+		   const char *expires, struct kiln_error *err)
+{
+	const json_t *ids = json_object_get(attrs, "instance_ids");
+	json_t *tags;
+	int rc;
+
+	(void)id;
+	/* A group's nodes are its instances: each reads its own tags (InstanceMetadataTags). */
+	if (strcmp(type, "aws_instance_group") != 0 || !json_array_size(ids))
+		return PROV_OK;
+	tags = json_pack("{s:s}", PROV_TAG_EXPIRES, expires);
+	rc = ec2_put_tags(ctx, ids, tags, err);
+	json_decref(tags);
+	return rc;
+}

@@ -36,11 +36,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-static const char *deletion_name(enum spec_deletion d)
-{
-	return d == DELETION_DELETE ? "delete" : "retain";
-}
-
 static int expand_network(json_t *all, const struct spec *spec, const struct prov_ctx *ctx,
 			  struct kiln_error *err)
 {
@@ -188,10 +183,32 @@ static const struct boot_agent aws_cwagent = {
     "PATH=\"$PATH:" AWS_CWAGENT_DIR "/bin\" amazon-cloudwatch-agent-ctl -a fetch-config -m ec2 "
     "-s -c file:" AWS_CWAGENT_CONFIG};
 
+/*
+ * How a node reads its own tag "$1" (the node TTL, issue 29): instance tags
+ * in the instance metadata (the launch enables InstanceMetadataTags), with
+ * an IMDSv2 token; no API call and no IAM permission. 404 on the key is
+ * "no such tag" only when the tag listing itself answers: with tags not in
+ * the metadata, the listing is a 404 too, and the node cannot tell.
+ * KILN_IMDS stands in for the address in the boot tests.
+ */
+#define AWS_IMDS "\"${KILN_IMDS:-http://169.254.169.254}\""
+static const char aws_boot_read_tag[] =
+    "local t o\n"
+    "\tt=$(curl -fs -m 5 -X PUT -H 'X-aws-ec2-metadata-token-ttl-seconds: 60' " AWS_IMDS
+    "/latest/api/token) || return 1\n"
+    "\to=$(curl -s -m 5 -w '\\n%{http_code}' -H \"X-aws-ec2-metadata-token: $t\" " AWS_IMDS
+    "\"/latest/meta-data/tags/instance/$1\") || return 1\n"
+    "\tcase ${o##*$'\\n'} in\n"
+    "\t200) echo \"${o%$'\\n'*}\" && return 0 ;;\n"
+    "\t404) curl -fs -m 5 -o /dev/null -H \"X-aws-ec2-metadata-token: $t\" " AWS_IMDS
+    "/latest/meta-data/tags/instance && return 3 ;;\n"
+    "\tesac\n"
+    "\treturn 1";
+
 #define AWS_BOOT_CLOUD                                                                             \
 	{                                                                                          \
 		NULL, aws_boot_source, "mount.efs", aws_efs_helper_source, "efs",                  \
-		    "tls,_netdev,nofail", aws_slurm_group_script, &aws_cwagent                     \
+		    "tls,_netdev,nofail", aws_slurm_group_script, &aws_cwagent, aws_boot_read_tag  \
 	}
 
 static char *aws_boot_report(const char *region)
@@ -348,7 +365,7 @@ static int expand_group(json_t *all, const struct spec *spec, const struct prov_
 static void store_common(json_t *r, const struct spec_store *s)
 {
 	pexp_attr(r, "encrypted", json_boolean(s->encrypted));
-	pexp_attr(r, "deletion", json_string(deletion_name(s->deletion)));
+	pexp_deletion(r, s);
 }
 
 /*

@@ -183,6 +183,9 @@ int aws_metrics(struct prov_ctx *ctx, const json_t *resources, int64_t start, in
 /* EC2's CreateTags of tags ({key: value}) on these resource ids. */
 int ec2_put_tags(struct prov_ctx *ctx, const json_t *ids, const json_t *tags,
 		 struct kiln_error *err);
+/* provider.h's tag_expiry: kiln:expires on an instance group's instances (CreateTags). */
+int aws_tag_expiry(struct prov_ctx *ctx, const char *type, const char *id, const json_t *attrs,
+		   const char *expires, struct kiln_error *err);
 /* EC2's CreateTags of the claim's tags on these resource ids. */
 int ec2_claim_tags(struct prov_ctx *ctx, const struct prov_scope *scope, const json_t *ids,
 		   struct kiln_error *err);

@@ -278,6 +278,14 @@ static void launch_params(struct aws_params *p, const struct launch *l,
 		aws_param(p, "KeyName", l->key_pair);
 	aws_param(p, "MetadataOptions.HttpTokens", "required");
 	aws_param(p, "MetadataOptions.HttpEndpoint", "enabled");
+	/*
+	 * The node TTL (issue 29): a node reads its kiln:expires tag from the
+	 * instance metadata (no API call, no IAM permission), and powering
+	 * itself off past it terminates it rather than leaving it stopped
+	 * (its EBS root still billing).
+	 */
+	aws_param(p, "MetadataOptions.InstanceMetadataTags", "enabled");
+	aws_param(p, "InstanceInitiatedShutdownBehavior", "terminate");
 	aws_param(p, "BlockDeviceMapping.1.DeviceName", l->root_dev);
 	aws_paramf(p, "BlockDeviceMapping.1.Ebs.VolumeSize", "%ld", l->disk_gb);
 	aws_param(p, "BlockDeviceMapping.1.Ebs.VolumeType", l->disk_type);

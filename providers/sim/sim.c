@@ -645,6 +645,7 @@ const struct provider provider_sim = {
     .role_policy = sim_role_policy,
     .list_unmanaged = sim_list_unmanaged,
     .claim = sim_claim,
+    .tag_expiry = sim_tag_expiry,
     .calls = sim_calls,
     .metrics = sim_metrics,
     .login_user = sim_login_user,

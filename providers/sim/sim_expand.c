@@ -51,14 +51,18 @@ static void sim_boot_source(const struct spec *spec, const struct spec_store *s,
 	*why = xstrdup("simulated: the sim's name for it");
 }
 
-/* The sim's nodes boot nothing: the report a real node would tag goes to a file. */
-static const struct boot_cloud sim_boot = {"printf '%s\\n' \"$1\" >/var/lib/kiln/health",
-					   sim_boot_source};
-
-static const char *deletion_name(enum spec_deletion d)
-{
-	return d == DELETION_DELETE ? "delete" : "retain";
-}
+/*
+ * The sim's nodes boot nothing: the report a real node would tag goes to a
+ * file, and its tags are read from files (/var/lib/kiln/tags/KEY), so that
+ * the TTL timer's script runs in the boot sandbox as on aws.
+ */
+static const struct boot_cloud sim_boot = {
+    .report = "printf '%s\\n' \"$1\" >/var/lib/kiln/health",
+    .source = sim_boot_source,
+    .read_tag = "[ -d /var/lib/kiln/tags ] || return 1\n"
+		"\t[ -f \"/var/lib/kiln/tags/$1\" ] || return 3\n"
+		"\tcat \"/var/lib/kiln/tags/$1\"",
+};
 
 /* A group's Capacity Block, with the window the sim would sell it for now in its notes. */
 static void expand_block(json_t *all, const struct spec_group *g, const char *type,
@@ -193,7 +197,7 @@ static void expand_store(json_t *all, const struct spec *spec, const struct spec
 		break;
 	}
 	pexp_attr(r, "encrypted", json_boolean(s->encrypted));
-	pexp_attr(r, "deletion", json_string(deletion_name(s->deletion)));
+	pexp_deletion(r, s);
 }
 
 static void expand_role(json_t *all, const struct spec *spec, const struct spec_role *role)

@@ -240,6 +240,9 @@ int sim_op_update(struct prov_ctx *ctx, const struct sim_kind *k, const char *id
 int sim_op_delete(struct prov_ctx *ctx, const struct sim_kind *k, const char *id,
 		  struct kiln_error *err);
 /* provider.h's claim: kiln:lineage and kiln:owner set to the scope's. */
+/* provider.h's tag_expiry: kiln:expires on a node group's document. */
+int sim_tag_expiry(struct prov_ctx *ctx, const char *type, const char *id, const json_t *attrs,
+		   const char *expires, struct kiln_error *err);
 int sim_claim(struct prov_ctx *ctx, const struct prov_scope *scope, const char *type,
 	      const char *id, json_t **out, struct kiln_error *err);
 int sim_op_wait(struct prov_ctx *ctx, const struct sim_kind *k, enum prov_wait_for what,

@@ -598,19 +598,18 @@ out:
 	return rc;
 }
 
-int sim_claim(struct prov_ctx *ctx, const struct prov_scope *scope, const char *type,
-	      const char *id, json_t **out, struct kiln_error *err)
+/*
+ * What a tagging call does: edit(tags, arg) on resource id's tags and
+ * nothing else of it; *out (may be NULL) its live object after.
+ */
+static int retag(struct prov_ctx *ctx, const struct sim_kind *k, const char *id,
+		 void (*edit)(json_t *tags, const void *arg), const void *arg, json_t **out,
+		 struct kiln_error *err)
 {
-	const struct sim_kind *k = sim_kind_find(type);
-	json_t *doc = NULL, *tags;
+	json_t *doc = NULL;
 	struct sim_lock lk;
 	int rc;
 
-	*out = NULL;
-	if (!k) {
-		kiln_error_set(err, "sim: no resource type %s", type);
-		return PROV_ERROR;
-	}
 	if (sim_call(ctx, false) != SIM_FAULT_NONE)
 		return sim_retry(err);
 	if (!sim_id_ok(id, k->prefix))
@@ -618,22 +617,57 @@ int sim_claim(struct prov_ctx *ctx, const struct prov_scope *scope, const char *
 	if (sim_lock(ctx, &lk, err) != PROV_OK)
 		return PROV_ERROR;
 	rc = sim_doc_load(ctx, k, id, &doc, err);
-	if (rc != PROV_OK)
-		goto out;
-	/* What a tagging call does: these two tags, and nothing else of the resource. */
-	tags = json_object_get(doc, "tags");
+	if (rc == PROV_OK) {
+		edit(json_object_get(doc, "tags"), arg);
+		rc = sim_doc_save(ctx, doc, err);
+	}
+	if (rc == PROV_OK && out)
+		*out = sim_doc_live(doc);
+	sim_unlock(&lk);
+	json_decref(doc);
+	return rc;
+}
+
+/* A claim's tags: the scope's lineage and owner. */
+static void claim_edit(json_t *tags, const void *arg)
+{
+	const struct prov_scope *scope = arg;
+
 	json_object_set_new(tags, PROV_TAG_LINEAGE, json_string(scope->lineage));
 	if (scope->owner)
 		json_object_set_new(tags, PROV_TAG_OWNER, json_string(scope->owner));
 	else
 		json_object_del(tags, PROV_TAG_OWNER);
-	rc = sim_doc_save(ctx, doc, err);
-	if (rc == PROV_OK)
-		*out = sim_doc_live(doc);
-out:
-	sim_unlock(&lk);
-	json_decref(doc);
-	return rc;
+}
+
+int sim_claim(struct prov_ctx *ctx, const struct prov_scope *scope, const char *type,
+	      const char *id, json_t **out, struct kiln_error *err)
+{
+	const struct sim_kind *k = sim_kind_find(type);
+
+	*out = NULL;
+	if (!k) {
+		kiln_error_set(err, "sim: no resource type %s", type);
+		return PROV_ERROR;
+	}
+	return retag(ctx, k, id, claim_edit, scope, out, err);
+}
+
+static void expires_edit(json_t *tags, const void *arg)
+{
+	json_object_set_new(tags, PROV_TAG_EXPIRES, json_string(arg));
+}
+
+int sim_tag_expiry(struct prov_ctx *ctx, const char *type, const char *id, const json_t *attrs,
+		   const char *expires, struct kiln_error *err)
+{
+	const struct sim_kind *k = sim_kind_find(type);
+
+	(void)attrs;
+	/* Only the nodes read the tag: a node group's document holds them. */
+	if (!k || strcmp(type, "sim_node_group") != 0)
+		return PROV_OK;
+	return retag(ctx, k, id, expires_edit, expires, NULL, err);
 }
 
 static void wait_one(struct prov_ctx *ctx, const struct sim_kind *k, enum prov_wait_for what,

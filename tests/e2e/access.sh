@@ -190,6 +190,23 @@ ac_aws_cluster() {
 			--err "kiln-e2e-default-trainers-1: taken${NL}kiln: exec: 1 of 2 nodes failed: kiln-e2e-default-trainers-1 (exit 3)" \
 			-- "$KILN" exec trainers --parallelism 1 -- \
 			"mkdir $ac_dir/once 2>/dev/null && echo first || { echo taken >&2; exit 3; }"
+		check "access: kiln exec --json prints one object, each node's exit, duration and output kept" 3 \
+			--err "kiln: exec: 1 of 2 nodes failed: kiln-e2e-default-trainers-1 (exit 3)" \
+			-- "$KILN" exec trainers --parallelism 1 --json -- \
+			"echo o; printf 'e\\377' >&2; mkdir $ac_dir/once-json 2>/dev/null || exit 3"
+		cp "$E2E_OUT" exec.json
+		assert "access: kiln exec --json: per node exit 0 and 3, durations, stdout and stderr whole" \
+			python3 -c 'import json, sys
+d = json.load(open("exec.json"))
+n = d["nodes"]
+assert [x["name"] for x in n] == ["kiln-e2e-default-trainers-0", "kiln-e2e-default-trainers-1"], n
+assert [x["exit"] for x in n] == [0, 3], n
+assert all(x["started"] and isinstance(x["duration_seconds"], float) and x["duration_seconds"] >= 0 for x in n), n
+assert all(x["stdout"] == "o\n" and x["stderr"] == "e\ufffd" for x in n), n
+assert not any(x["stdout_truncated"] or x["stderr_truncated"] for x in n), n
+assert d["output"] == "kept" and d["output_limit_bytes"] == 1048576, d
+assert (d["succeeded"], d["failed"], d["exit"], d["workspace"]) == (1, 1, 3, "default"), d
+assert d["command"][0].startswith("echo o;"), d'
 		check "access: kiln exec on every group runs on all three nodes in parallel" 0 \
 			--out-has "kiln-e2e-default-login-0: up" \
 			--out-has "kiln-e2e-default-trainers-1: up" \

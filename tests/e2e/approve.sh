@@ -224,7 +224,7 @@ ap_errors() {
 	rm trusted/carol.pub
 	assert "apply: and none of them took a lock or changed anything" test ! -e .kiln
 
-	check "approve: help" 0 --out-has "Usage: kiln approve PLANFILE --key KEY [--signer NAME] | --generate-key FILE" \
+	check "approve: help" 0 --out-has "Usage: kiln approve PLANFILE --key KEY [--signer NAME] [--json] | --generate-key FILE [--json]" \
 		-- "$KILN" help approve
 	check "approve: needs --key" 1 --out "" \
 		--err "kiln: approve: needs --key KEY, the Ed25519 private key to sign with; make a key with kiln approve --generate-key FILE (or openssl genpkey -algorithm ed25519 -out FILE)" \

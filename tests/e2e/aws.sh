@@ -173,6 +173,18 @@ aws_lifecycle() {
 		sg-ingress=22/203.0.113.0/24 role=trainer:read=datasets:write=checkpoints
 	check "aws: a second plan has no changes" 0 --out-has "No changes." \
 		-- "$KILN" plan --detailed-exitcode
+	# The node TTL (issue 29): a TTL given later reaches the running nodes' tag, and so
+	# does ttl extend; each node reads it from its instance metadata.
+	check "aws: apply --ttl records an expiry for the running cluster" 0 \
+		--out-has "Expires: 2030-01-01T08:00:00Z (in 8h0m)" \
+		-- env KILN_NOW=2030-01-01T00:00:00Z "$KILN" apply --ttl 8h --auto-approve
+	aws_inspect "aws: boto3 finds the new expiry on every node's kiln:expires tag" expect e2e default \
+		expires=trainers=2030-01-01T08:00:00Z expires=login=2030-01-01T08:00:00Z
+	check "aws: ttl extend puts the new expiry on the nodes" 0 \
+		--out-has "The nodes' kiln:expires tag says 2030-01-01T10:00:00Z" \
+		-- env KILN_NOW=2030-01-01T01:00:00Z "$KILN" ttl extend 2h
+	aws_inspect "aws: boto3 finds the extended expiry on every node" expect e2e default \
+		expires=trainers=2030-01-01T10:00:00Z expires=login=2030-01-01T10:00:00Z
 	sed -i 's/count: 2/count: 3/; s/port: 22, from: 203.0.113.0\/24/port: 2222, from: 198.51.100.0\/24/' kiln.yaml
 	sed -i 's/expire_noncurrent_after: 30d, deletion: delete/versioning: false, deletion: delete/; s/checkpoints: {tier: object, versioning: true, /checkpoints: {tier: object, /' kiln.yaml
 	sed -i 's|trainer: {read: \[datasets\], write: \[checkpoints\]}|trainer: {read: [datasets, checkpoints], allow: [{actions: [ecr:GetAuthorizationToken], resources: ["*"]}, {actions: [ecr:GetDownloadUrlForLayer, ecr:BatchGetImage], resources: ["arn:aws:ecr:us-east-1:123456789012:repository/train"]}]}|' kiln.yaml
@@ -637,7 +649,7 @@ aws_least_privilege() {
 		-- env "$lp_ep" $lp_keys "$KILN" plan --detailed-exitcode --var image=ami-1e749f67
 	# shellcheck disable=SC2086
 	check "aws: and destroys with them, keeping the retained stores" 0 \
-		--out-has "Destroy complete: 0 created, 0 updated, 0 replaced, 8 deleted, 8 released" \
+		--out-has "Destroy complete: 0 created, 0 updated, 0 replaced, 13 deleted, 3 released" \
 		-- env "$lp_ep" $lp_keys "$KILN" destroy --auto-approve --var image=ami-1e749f67
 	# The policy of workspace less: its SSM parameters' path is the workspace's.
 	"$KILN" iam-policy -w less --var image=ami-1e749f67 >policy-less.json

@@ -281,7 +281,8 @@ def expect(cluster, ws, checks):
     [:expire=DAYS]; sg-ingress=PORT/CIDR,...; role=NAME:read=A+B:write=C;
     role-allow=NAME=[[ACTIONS, RESOURCES], ...]; role-exact=NAME=[[ACTIONS, RESOURCE], ...]
     (both: the policy ends with NODE_HEALTH, checked exactly, and these come before it);
-    zone=ZONE[:no-storage]; tags=K=V;
+    zone=ZONE[:no-storage]; tags=K=V; expires=GROUP=TIME: every node's kiln:expires tag (the
+    node TTL reads it from its instance metadata);
     user-data=GROUP:mounts=STORE+STORE[:local=PATH][:efa][:find=STORE]: every node's
     UserData (DescribeInstanceAttribute), decoded, is cloud-config whose boot script
     mounts each STORE from the file system kiln made for it (FSx: DNSName@tcp:/MountName;
@@ -322,6 +323,14 @@ def expect(cluster, ws, checks):
             for i in insts:
                 if i.get("MetadataOptions", {}).get("HttpTokens") != "required":
                     faults.append("%s does not require IMDSv2" % i["InstanceId"])
+                # The node TTL (issue 29): tags in the metadata, powering off terminates.
+                if i.get("MetadataOptions", {}).get("InstanceMetadataTags") != "enabled":
+                    faults.append("%s has no instance tags in its metadata" % i["InstanceId"])
+                b = ec2.describe_instance_attribute(InstanceId=i["InstanceId"],
+                                                   Attribute="instanceInitiatedShutdownBehavior")
+                if b["InstanceInitiatedShutdownBehavior"]["Value"] != "terminate":
+                    faults.append("%s shuts down to %s, not terminate" % (
+                        i["InstanceId"], b["InstanceInitiatedShutdownBehavior"]["Value"]))
                 t = tags_of(i.get("Tags"))
                 for k in ("kiln:cluster", "kiln:workspace", "kiln:address"):
                     if k not in t:
@@ -330,6 +339,15 @@ def expect(cluster, ws, checks):
                     faults.append("%s was launched without a ClientToken" % i["InstanceId"])
         elif kind == "user-data":
             faults += user_data_faults(c, cluster, ws, parts)
+        elif kind == "expires":
+            name, _, want = rest.partition("=")
+            insts = instances(ec2, cluster, ws, name)
+            if not insts:
+                faults.append("group %s has no instances" % name)
+            for i in insts:
+                got = tags_of(i.get("Tags")).get("kiln:expires")
+                if got != want:
+                    faults.append("%s kiln:expires is %s, want %s" % (i["InstanceId"], got, want))
         elif kind == "bucket":
             b = prefix + parts[0]
             v = s3.get_bucket_versioning(Bucket=b).get("Status", "Off")

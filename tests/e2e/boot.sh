@@ -179,6 +179,102 @@ print(json.dumps({"namespace": m["namespace"], "nvidia_gpu": m["metrics_collecte
 	assert "boot: sandbox steps: the step after the failed one did not run" \
 		test ! -e "$BO_ROOT/tmp/after"
 	bo_hostile
+	bo_ttl
+}
+
+# bo_ttl_run NAME WANT_SHUTDOWN TAGS-JSON [IMDS]: run the TTL script of trainers once,
+# against the stand-in metadata service (IMDS, default the one bo_ttl started) serving
+# TAGS, with a stand-in shutdown; check it powered off (yes) or not (no).
+bo_ttl_run() {
+	printf '%s\n' "$3" >"$T/ttl-tags.json"
+	rm -f "$T/ttl-calls"
+	check "boot: node TTL $1: the script runs" 0 --err "" -- env PATH="$T/ttl-stub:$PATH" \
+		KILN_IMDS="${4:-http://127.0.0.1:$bo_port}" KILN_TTL_LOG="$T/ttl.log" KILN_TTL_STATE="$T/ttl.last" \
+		bash "$T/ttl.sh"
+	if [ "$2" = yes ]; then
+		assert "boot: node TTL $1: the node powers itself off" \
+			grep -qx "shutdown -h now kiln: expired at .*" "$T/ttl-calls"
+	else
+		assert "boot: node TTL $1: the node keeps running" test ! -e "$T/ttl-calls"
+	fi
+}
+
+# The node TTL (issue 29): the script, timer and service the document installs, run for
+# real against a stand-in instance metadata service on loopback.
+bo_ttl() {
+	bo_filled trainers examples/llm-pretrain.yaml "$T/boot-trainers.yaml"
+	python3 -c 'import sys, yaml
+d = yaml.safe_load(open(sys.argv[1]))
+files = {f["path"]: f for f in d["write_files"]}
+for path, out in (("/var/lib/kiln/ttl.sh", "ttl.sh"), ("/etc/systemd/system/kiln-ttl.service", "kiln-ttl.service"),
+                  ("/etc/systemd/system/kiln-ttl.timer", "kiln-ttl.timer")):
+    open(sys.argv[2] + "/" + out, "w").write(files[path]["content"])
+    print(path, files[path]["permissions"])' "$T/boot-trainers.yaml" "$T" >"$T/boot-got"
+	printf '%s\n' '/var/lib/kiln/ttl.sh 0700' '/etc/systemd/system/kiln-ttl.service 0644' \
+		'/etc/systemd/system/kiln-ttl.timer 0644' >"$T/boot-want"
+	compare "boot: node TTL: the document writes the script and both units" "$T/boot-want" "$T/boot-got"
+	check "boot: node TTL: shellcheck passes the TTL script" 0 --out "" --err "" -- shellcheck "$T/ttl.sh"
+	if command -v systemd-analyze >/dev/null 2>&1; then
+		check "boot: node TTL: systemd-analyze verify accepts the timer and the service" 0 --err "" \
+			-- systemd-analyze verify "$T/kiln-ttl.timer" "$T/kiln-ttl.service"
+	fi
+	assert "boot: node TTL: the timer runs the service every minute" \
+		grep -qx 'OnUnitActiveSec=1min' "$T/kiln-ttl.timer"
+	assert "boot: sandbox healthy: the boot script enabled the TTL timer first" \
+		sh -c "head -1 '$T/sb/healthy/root/var/log/calls' | grep -qx 'systemctl enable --now kiln-ttl.timer'"
+	assert "boot: node TTL: the grace is the default 15m" grep -q '^g=900 ' "$T/ttl.sh"
+
+	mkdir -p "$T/ttl-stub"
+	printf '#!/bin/sh\nprintf "%%s\\n" "shutdown $*" >>"%s"\n' "$T/ttl-calls" >"$T/ttl-stub/shutdown"
+	chmod 755 "$T/ttl-stub/shutdown"
+	printf '{}\n' >"$T/ttl-tags.json"
+	rm -f "$T/ttl-port" "$T/ttl.log" "$T/ttl.last"
+	python3 tests/e2e/imds_standin.py "$T/ttl-tags.json" "$T/ttl-port" &
+	bo_imds=$!
+	i=0
+	while [ ! -s "$T/ttl-port" ] && [ "$i" -lt 100 ]; do
+		sleep 0.1
+		i=$((i + 1))
+	done
+	bo_port=$(cat "$T/ttl-port")
+	bo_at() { date -u -d "@$(($(date -u +%s) + $1))" +%Y-%m-%dT%H:%M:%SZ; }
+
+	bo_ttl_run "expiry minus one minute" no "{\"kiln:expires\": \"$(bo_at 60)\"}"
+	assert "boot: node TTL expiry minus one minute: the log says when" \
+		grep -q "kiln ttl: expires .*; off 900s after$" "$T/ttl.log"
+	bo_ttl_run "at expiry" no "{\"kiln:expires\": \"$(bo_at 0)\"}"
+	assert "boot: node TTL at expiry: the log says the grace has begun" \
+		grep -q "kiln ttl: expired at .*; off after the 900s grace$" "$T/ttl.log"
+	bo_ttl_run "within the grace" no "{\"kiln:expires\": \"$(bo_at -840)\"}"
+	bo_ttl_run "past the grace" yes "{\"kiln:expires\": \"$(bo_at -901)\"}"
+	assert "boot: node TTL past the grace: the log says it powers off" \
+		grep -q "kiln ttl: expired at .*, 900s grace passed: powering off$" "$T/ttl.log"
+	bo_ttl_run "extended (ttl extend put a later tag)" no "{\"kiln:expires\": \"$(bo_at 3600)\"}"
+	bo_ttl_run "no kiln:expires tag" no '{"kiln:cluster": "llm-pretrain"}'
+	assert "boot: node TTL no tag: the boot log says so" \
+		grep -q "kiln ttl: no kiln:expires tag: no TTL, keeps running$" "$T/ttl.log"
+	bo_ttl_run "an empty tag (the TTL removed)" no '{"kiln:expires": ""}'
+	bo_ttl_run "a tag that is no time" no '{"kiln:expires": "soon; rm -rf /"}'
+	assert "boot: node TTL a tag that is no time: the boot log names it, filtered" \
+		grep -q "kiln ttl: kiln:expires 'soonrm-rf' is no time: keeps running$" "$T/ttl.log"
+	bo_ttl_run "instance tags not in the metadata" no 'null'
+	kill "$bo_imds"
+	wait "$bo_imds" 2>/dev/null
+	bo_ttl_run "the metadata service down" no "{\"kiln:expires\": \"$(bo_at -901)\"}"
+	assert "boot: node TTL the metadata service down: the boot log says so" \
+		grep -q "kiln ttl: cannot read kiln:expires (no metadata, or no tags in it): keeps running$" "$T/ttl.log"
+	check "boot: node TTL: the boot log has a line per change, not one a minute" 0 --out 8 \
+		-- sh -c "grep -c 'kiln ttl:' '$T/ttl.log'"
+
+	# ttl_grace sets the grace; out of range is refused with its fix.
+	printf 'kiln: 1\ncluster: t\nprovider: {name: sim}\nttl: 2h\nttl_grace: 30m\ncompute:\n  trainers: {gpu: H100:8}\n' >"$T/ttl-grace.yaml"
+	"$KILN" user-data -g trainers "$T/ttl-grace.yaml" >"$T/ttl-grace-doc.yaml"
+	assert "boot: node TTL: ttl_grace: 30m is the script's grace" grep -q '^      g=1800 ' "$T/ttl-grace-doc.yaml"
+	printf 'kiln: 1\ncluster: t\nprovider: {name: sim}\nttl_grace: 30s\n' >"$T/ttl-grace-bad.yaml"
+	check "boot: node TTL: a ttl_grace under a minute is refused" 1 --out "" \
+		--err "$T/ttl-grace-bad.yaml:4:12: error: ttl_grace must be between 1m and 7d, not 30s
+  hint: it is how long past the expiry a node waits for \`kiln reap\` before it powers itself off (checked once a minute); 15m is the default" \
+		-- "$KILN" validate "$T/ttl-grace-bad.yaml"
 }
 
 # bo_hostile: file contents with CR, ESC, DEL, C1 (U+009B and a raw 0x9B byte),

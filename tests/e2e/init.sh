@@ -327,7 +327,7 @@ $in_key_kept" \
 
 in_help() {
 	check "init: kiln help init" 0 --err "" \
-		--out-has "Usage: kiln init [--template NAME] [--provider aws|sim] [DIR]" \
+		--out-has "Usage: kiln init [--template NAME] [--provider aws|sim] [--json] [DIR]" \
 		--out-has "--list" -- "$KILN" help init
 	check "init: kiln --help lists init as a command" 0 \
 		--out-has "  init           start a project from a template: kiln.yaml, .gitignore, state" \

@@ -11,6 +11,58 @@ lc_new_dir() { # SPEC: a fresh working directory holding SPEC as kiln.yaml
 	cp "$E2E_ROOT/$1" kiln.yaml
 }
 
+# Teardown that tells the truth (issue 29): scratch Lustre goes with the cluster, what a
+# destroy keeps is named with its cost and the command that deletes exactly it, in down's
+# output and in status after; --include-retained deletes that one and nothing else.
+lc_teardown() {
+	lc_new_dir tests/e2e/specs/sim-teardown.yaml
+	check "teardown: the plan says lustre scratch is deleted with the cluster, and why" 2 \
+		--out-has "lustre is scratch: deleted with the cluster, as the spec gives no deletion: (write deletion: retain to keep it; its data reaches an object store only through an import the spec declares)" \
+		--out-has "object stores are retained when the cluster is destroyed, as the spec gives no deletion: (kiln down names them and their cost)" \
+		-- "$KILN" plan --detailed-exitcode
+	check "teardown: up" 0 --out-has "Apply complete: 6 created" -- "$KILN" up --auto-approve
+	check "teardown: down deletes the Lustre and the network, and names the bucket it keeps with its cost and the command" 0 \
+		--out-has "Destroy complete: 0 created, 0 updated, 0 replaced, 5 deleted, 1 released (retained, not deleted)." \
+		--out-has "Still billing (kept by deletion: retain):
+  sim_bucket.checkpoints: \$0.00 an hour, \$0.00 a month and what it stores (not priced: kiln cannot see its size)
+    delete it, data and all: kiln destroy --include-retained sim_bucket.checkpoints" \
+		-- "$KILN" down --auto-approve
+	check "teardown: only the bucket is left in the sim" 0 --out 1 -- python3 "$E2E_ROOT/tests/e2e/sim_inspect.py" .kiln/sim count
+	check "teardown: status after down names the retained bucket, its cost and the command" 0 \
+		--out-has "Retained, still billing (a destroy kept them; not in the state): \$0.00 an hour, \$0.00 a month:" \
+		--out-has "    delete it, data and all: kiln destroy --include-retained sim_bucket.checkpoints" \
+		-- "$KILN" status
+	check "teardown: --include-retained of something that is not there is refused" 1 --out "" \
+		--err "kiln: destroy: --include-retained sim_bucket.checkpoint: no such resource in the spec, the state or the cloud
+  hint: did you mean 'sim_bucket.checkpoints'? 'kiln graph' lists the addresses" \
+		-- "$KILN" destroy --include-retained sim_bucket.checkpoint --auto-approve
+	"$KILN" up --auto-approve >/dev/null 2>&1
+	check "teardown: --include-retained of a store that is not retained is refused" 1 --out "" \
+		--err "kiln: destroy: --include-retained sim_lustre.scratch: it is not a retained store
+  hint: it names a store kept by deletion: retain; what is not retained is deleted by destroy without it" \
+		-- "$KILN" destroy --include-retained sim_lustre.scratch --auto-approve
+	"$KILN" down --auto-approve >/dev/null 2>&1
+	check "teardown: destroy --include-retained deletes exactly the bucket" 0 \
+		--out-has "sim_bucket.checkpoints: deleted [id bkt-" \
+		--out-has "Destroy complete: 0 created, 0 updated, 0 replaced, 1 deleted." \
+		-- "$KILN" destroy --include-retained sim_bucket.checkpoints --auto-approve
+	check "teardown: nothing is left billing" 0 --out 0 -- python3 "$E2E_ROOT/tests/e2e/sim_inspect.py" .kiln/sim count
+
+	# A retained Lustre: named with its price; the network it stands in is kept for it.
+	sed -i 's|mount: /fsx}|mount: /fsx, deletion: retain}|' kiln.yaml
+	"$KILN" up --auto-approve >/dev/null 2>&1
+	check "teardown: down names a retained Lustre with its hourly and monthly price" 0 \
+		--out-has "  sim_lustre.scratch: \$0.35 an hour, \$252.00 a month
+    delete it, data and all: kiln destroy --include-retained sim_lustre.scratch" \
+		--out-has "  sim_network.main: \$0.00 an hour, \$0.00 a month
+    kept for the retained stores that stand in it; it goes with them" \
+		-- "$KILN" down --auto-approve
+	check "teardown: status sums what is still billing" 0 \
+		--out-has "Retained, still billing (a destroy kept them; not in the state): \$0.35 an hour, \$252.00 a month:" \
+		--out-has "  sim_lustre.scratch (fs-" -- "$KILN" status
+	cd "$E2E_ROOT" || exit 1
+}
+
 lc_py() { # PYTHON...: run a check over .state.json and .kiln/sim
 	"$KILN" state pull >.state.json 2>/dev/null || echo '{"resources": {}}' >.state.json
 	python3 -c "$1"
@@ -91,11 +143,17 @@ Utilization (last 15m, simulated):
 		-- env KILN_NOW=2026-11-30T01:00:00Z "$KILN" reap
 
 	# --- ttl extend ---
-	check "lifecycle: ttl extend 4h pushes the expiry out from the current one" 0 \
+	check "lifecycle: the nodes carry the expiry the apply set" 0 --out "2026-11-30T08:00:00Z" \
+		-- python3 "$E2E_ROOT/tests/e2e/sim_inspect.py" .kiln/sim tag sim_node_group.trainers kiln:expires
+	check "lifecycle: ttl extend 4h pushes the expiry out from the current one, and onto the nodes' tag" 0 \
 		--out "Workspace 'default' expires 2026-11-30T12:00:00Z (in 10h0m).
-Set by Bo Lead <bo@example.com> at 2026-11-30T02:00:00Z (ttl extend)." \
+Set by Bo Lead <bo@example.com> at 2026-11-30T02:00:00Z (ttl extend).
+The nodes' kiln:expires tag says 2026-11-30T12:00:00Z (5 resources asked)." \
 		-- env KILN_NOW=2026-11-30T02:00:00Z KILN_AUTHOR="Bo Lead <bo@example.com>" \
 		"$KILN" ttl extend 4h
+	check "lifecycle: the node group's kiln:expires tag is the extended expiry (the nodes read it)" 0 \
+		--out "2026-11-30T12:00:00Z" \
+		-- python3 "$E2E_ROOT/tests/e2e/sim_inspect.py" .kiln/sim tag sim_node_group.trainers kiln:expires
 	check "lifecycle: the extension is a commit naming who made it" 0 \
 		--out-has "ttl extend: +4h, expires 2026-11-30T12:00:00Z (quickstart/default)" \
 		-- "$KILN" log
@@ -159,6 +217,19 @@ assert st["resources"] == {} and "expiry" not in st and "created" not in st, st'
 		--out-has '"expires": "2026-12-01T05:00:00Z"' --out-has '"set_how": "--ttl"' \
 		--out-has '"left_seconds": 14400' \
 		-- env KILN_NOW=2026-12-01T01:00:00Z "$KILN" ttl show --json
+	check "lifecycle: apply --ttl put the new expiry on the nodes' tag too" 0 --out "2026-12-01T05:00:00Z" \
+		-- python3 "$E2E_ROOT/tests/e2e/sim_inspect.py" .kiln/sim tag sim_node_group.trainers kiln:expires
+	check "lifecycle: ttl extend with a spec that does not open commits, and says the tags are old" 1 \
+		--out-has "expires 2026-12-01T06:00:00Z" \
+		--err "nope.yaml: error: cannot read nope.yaml: No such file or directory
+kiln: ttl: the expiry is committed, but the nodes' kiln:expires tag is still the old one: nope.yaml did not open
+  hint: run kiln ttl extend again with --spec FILE naming the workspace's spec: until then its nodes power themselves off at the old expiry plus the grace" \
+		-- env KILN_NOW=2026-12-01T01:00:00Z "$KILN" ttl extend 1h --spec nope.yaml
+	check "lifecycle: ... and the tag stays as it was" 0 --out "2026-12-01T05:00:00Z" \
+		-- python3 "$E2E_ROOT/tests/e2e/sim_inspect.py" .kiln/sim tag sim_node_group.trainers kiln:expires
+	check "lifecycle: ttl extend again puts it right" 0 \
+		--out-has "The nodes' kiln:expires tag says 2026-12-01T07:00:00Z (5 resources asked)." \
+		-- env KILN_NOW=2026-12-01T01:00:00Z "$KILN" ttl extend 1h
 	# A state written before kiln kept a copy of the spec with the expiry.
 	"$KILN" state pull | python3 -c '
 import json, sys
@@ -185,6 +256,7 @@ json.dump(d, open("old-state.json", "w"))'
 import glob, json
 docs = [json.load(open(p)) for p in glob.glob(".kiln/sim/r/*.json")]
 assert {d["tags"]["kiln:address"] for d in docs} == {"sim_bucket.checkpoints"}, docs'
+	lc_teardown
 	check "lifecycle: kiln help up lists apply's options" 0 \
 		--out-has "Usage: kiln up [SPEC] [-w WS] [--ttl DURATION] [OPTIONS]" \
 		--out-has "--require-approvals N" -- "$KILN" help up

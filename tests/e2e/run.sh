@@ -46,6 +46,7 @@ cd "$(dirname "$0")/../.." || exit 2
 . tests/e2e/size.sh
 . tests/e2e/completion.sh
 . tests/e2e/schema.sh
+. tests/e2e/home.sh
 . tests/e2e/runs.sh
 . tests/e2e/scale.sh
 E2E_ROOT=$(pwd)
@@ -56,7 +57,7 @@ ESC=$(printf '\033')
 HAVE_PY=false
 command -v python3 >/dev/null 2>&1 && HAVE_PY=true
 
-# E2E_ONLY=engine|state|aws|review|approve|audit|ci|sprawl|lifecycle|init|ownership|docs|boot|health|timing|capacity|slurm|report|access|size|completion|schema|runs|scale runs one group, for working on it.
+# E2E_ONLY=engine|state|aws|review|approve|audit|ci|sprawl|lifecycle|init|ownership|docs|boot|health|timing|capacity|slurm|report|access|size|completion|schema|home|runs|scale runs one group, for working on it.
 case ${E2E_ONLY:-} in
 engine) engine_tests; e2e_finish; exit $? ;;
 approve) approve_tests; e2e_finish; exit $? ;;
@@ -80,6 +81,7 @@ access) access_tests; e2e_finish; exit $? ;;
 size) size_tests; e2e_finish; exit $? ;;
 completion) completion_tests; e2e_finish; exit $? ;;
 schema) schema_tests; e2e_finish; exit $? ;;
+home) home_tests; e2e_finish; exit $? ;;
 runs) runs_tests; e2e_finish; exit $? ;;
 scale) scale_tests; e2e_finish; exit $? ;;
 esac
@@ -618,6 +620,7 @@ access_tests
 size_tests
 completion_tests
 schema_tests
+home_tests
 runs_tests
 scale_tests
 

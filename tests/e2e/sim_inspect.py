@@ -21,6 +21,7 @@
                                       node group (oldest launch first, ties by
                                       id) reports VALUE as its kiln:health tag
                                       from now on, as a booted node would
+  sim_inspect.py SIM_DIR tag ADDRESS KEY   the resource's tag KEY ("-": none)
   sim_inspect.py SIM_DIR nodes ADDRESS   the group's nodes, one "ID PRIVATE_IP"
                                       a line, oldest launch first
 The STATE_JSON check also finds every recorded resource tagged with the
@@ -64,7 +65,7 @@ def main():
                 json.dump(doc, f)
             os.replace(path + ".tmp", path)
         return 0
-    if cmd in ("set", "rm", "untag", "report", "nodes"):
+    if cmd in ("set", "rm", "untag", "report", "nodes", "tag"):
         addr = sys.argv[3]
         hits = [(p, d) for p, d in res if d.get("tags", {}).get("kiln:address") == addr]
         if len(hits) != 1:
@@ -73,6 +74,9 @@ def main():
         path, doc = hits[0]
         if cmd == "rm":
             os.unlink(path)
+            return 0
+        if cmd == "tag":
+            print(doc.get("tags", {}).get(sys.argv[4], "-"))
             return 0
         if cmd in ("report", "nodes"):
             recs = doc.get("sim", {}).get("nodes", {})
