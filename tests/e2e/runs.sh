@@ -417,6 +417,11 @@ assert d["runs"] == [] and "runs_end_error" not in d, d' "$E2E_TMP/aws-status.js
 			sleep 0.5
 		done
 		assert "runs: the long run runs on both nodes" test "$(pgrep -f -c -x "sh -c $mark")" = 2
+		# No sshd listens on port 1: the nodes cannot be reached.
+		check "runs: a node not reached leaves its run running, with a warning naming why" 0 \
+			--out-has "$sid  sleeper               running        2" \
+			--err-has "kiln runs: warning: the end of the running runs was not read: " \
+			-- env KILN_TEST_SSH_ENDPOINT=127.0.0.1:1 "$KILN" runs
 		check "runs: kiln run cancel ends it" 0 --out "Run $sid cancelled." --err "" \
 			-- "$KILN" run cancel "$sid"
 		for i in 1 2 3 4 5 6 7 8 9 10; do
