@@ -386,22 +386,40 @@ f, ok = runs[sys.argv[2]], runs[sys.argv[3]]
 assert (f["state"], f["exit_status"], f["edited"]) == ("failed", 3, False), f
 assert f["ended"] and f["ended"] >= f["started"], f
 assert (ok["state"], ok["exit_status"]) == ("completed", 0), ok' "$E2E_TMP/aws-ended.json" "$fid" "$id"
+		# What status's own questions cost in ssh logins, with no run's end to read.
+		logins=$(grep -c "Accepted publickey" "$ac_dir/sshd.log")
+		"$KILN" status --json >/dev/null 2>&1
+		base=$(($(grep -c "Accepted publickey" "$ac_dir/sshd.log") - logins))
 		check "runs: kiln run starts a command that exits 0" 0 \
 			--out-has "recorded and started on trainers: 2 nodes" \
 			-- "$KILN" run --name quick trainers -- true
 		qid=$(sed -n 's/^Run \(r-[0-9a-f]*\) .*/\1/p' "$E2E_OUT")
+		# What one exchange with each of the 2 nodes costs in sshd logins
+		# (through the login node's jump): starting a run is one a node.
+		logins=$(grep -c "Accepted publickey" "$ac_dir/sshd.log")
+		check "runs: kiln run starts a second command that exits 0" 0 \
+			--out-has "recorded and started on trainers: 2 nodes" \
+			-- "$KILN" run --name quick2 trainers -- true
+		per_start=$(($(grep -c "Accepted publickey" "$ac_dir/sshd.log") - logins))
+		q2id=$(sed -n 's/^Run \(r-[0-9a-f]*\) .*/\1/p' "$E2E_OUT")
 		for i in $(seq 1 20); do
-			[ -f "$HOME/.kiln-runs/$qid-0.exit" ] && [ -f "$HOME/.kiln-runs/$qid-1.exit" ] && break
+			[ -f "$HOME/.kiln-runs/$qid-0.exit" ] && [ -f "$HOME/.kiln-runs/$qid-1.exit" ] &&
+				[ -f "$HOME/.kiln-runs/$q2id-0.exit" ] && [ -f "$HOME/.kiln-runs/$q2id-1.exit" ] && break
 			sleep 0.5
 		done
+		logins=$(grep -c "Accepted publickey" "$ac_dir/sshd.log")
 		"$KILN" status --json >"$E2E_TMP/aws-status.json" 2>/dev/null
+		assert "runs: the ends of two runs are read in one ssh exchange a node (the logins of one start, beyond status's own)" \
+			test "$(($(grep -c "Accepted publickey" "$ac_dir/sshd.log") - logins))" = "$((base + per_start))"
+		assert "runs: an exchange a node is at least a login a node" test "$per_start" -ge 2
+		assert "runs: status recorded both ends, a commit each" \
+			test "$(git --git-dir=.kiln/state.git log -2 --format=%s refs/kiln/runs/default | sort | tr '\n' '|')" = \
+			"$(printf '%s\n' "run $qid completed: exit status 0 (rank 0's, the worst of 2)" \
+				"run $q2id completed: exit status 0 (rank 0's, the worst of 2)" | sort | tr '\n' '|')"
 		assert "runs: kiln status reads the end back too and lists no ended run as running" python3 -c '
 import json, sys
 d = json.load(open(sys.argv[1]))
 assert d["runs"] == [] and "runs_end_error" not in d, d' "$E2E_TMP/aws-status.json"
-		assert "runs: status recorded the end" \
-			test "$(git --git-dir=.kiln/state.git log -1 --format=%s refs/kiln/runs/default)" = \
-			"run $qid completed: exit status 0 (rank 0's, the worst of 2)"
 		head_after=$(git --git-dir=.kiln/state.git rev-parse refs/kiln/runs/default)
 		check "runs: kiln runs lists the ended runs" 0 --out-has "$qid  quick" -- "$KILN" runs
 		assert "runs: reading an end already recorded commits nothing" \
@@ -432,7 +450,7 @@ assert d["runs"] == [] and "runs_end_error" not in d, d' "$E2E_TMP/aws-status.js
 			test "$(pgrep -f -c -x "sh -c $mark")" = 0
 		check "runs: kiln runs shows it cancelled" 0 --out-has "$sid  sleeper" \
 			--out-has "cancelled" -- "$KILN" runs
-		rm -f "$HOME/.kiln-runs/$id"-* "$HOME/.kiln-runs/$sid"-* "$HOME/.kiln-runs/$fid"-* "$HOME/.kiln-runs/$qid"-*
+		rm -f "$HOME/.kiln-runs/$id"-* "$HOME/.kiln-runs/$sid"-* "$HOME/.kiln-runs/$fid"-* "$HOME/.kiln-runs/$qid"-* "$HOME/.kiln-runs/$q2id"-*
 		unset KILN_TEST_SSH_ENDPOINT
 		ac_sshd_stop
 	fi
