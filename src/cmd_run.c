@@ -223,22 +223,22 @@ static int run_failed(const struct cli *cli, const struct kiln_error *err, const
 	return -1;
 }
 
+struct op_ui run_ui(struct cli *cli)
+{
+	return (struct op_ui){cli, run_report, run_loaded};
+}
+
 int run_open(struct op_run *r, struct cli *cli, struct run_flags *f, const char *spec_path,
 	     bool lock, const char *operation)
 {
 	struct op_options o;
-	struct kiln_error err = {0};
-	struct diags d = {0};
-	int rc;
+	struct op_ui ui = run_ui(cli);
 
-	if (run_prepare(r, &o, cli, f, spec_path) < 0)
+	if (run_options(&o, cli, f, spec_path) < 0) {
+		memset(r, 0, sizeof(*r));
 		return -1;
-	rc = op_load(r, &o, spec_path, &d, &err);
-	run_loaded(cli, &d);
-	diags_release(&d);
-	if (rc != 0 || op_open_state(r, lock, operation, &err) < 0)
-		return run_failed(cli, &err, spec_path);
-	return 0;
+	}
+	return op_open(r, &o, spec_path, lock, operation, &ui);
 }
 
 int run_plan_spec(struct op_run *r, struct cli *cli, struct run_flags *f, const char *spec_path)

@@ -119,6 +119,12 @@ int run_options(struct op_options *o, const struct cli *cli, const struct run_fl
  */
 int run_open(struct op_run *r, struct cli *cli, struct run_flags *f, const char *spec_path,
 	     bool lock, const char *operation);
+/*
+ * The operation's interface of a command that says nothing of its own
+ * (operation.h): errors through cmd_report, the spec's diagnostics through
+ * run_loaded; arg is cli.
+ */
+struct op_ui run_ui(struct cli *cli);
 /* The spec's diagnostics, sorted, on standard error; arg is the struct cli. */
 void run_loaded(void *arg, struct diags *d);
 /* op_plan, its error reported. */
