@@ -310,6 +310,13 @@ static void ui_report(void *arg, const json_t *rep, const json_t *kept)
 		   jstr(o, "address"), jstr(o, "id"), jstr(o, "keep"));
 }
 
+static void ui_refuse(void *arg, const struct kiln_error *err)
+{
+	const struct flags *f = arg;
+
+	cli_error(f->cli, err->hint[0] ? err->hint : NULL, "%s", err->msg);
+}
+
 static bool ui_ask(void *arg, const char *question)
 {
 	(void)arg;
@@ -360,6 +367,7 @@ int cmd_sprawl(int argc, char **argv, struct cli *cli)
 	const struct sprawl_ui ui = {
 	    .base = {&f, report_error, NULL},
 	    .report = ui_report,
+	    .refuse = ui_refuse,
 	    .ask = ui_ask,
 	    .started = ui_started,
 	    .result = print_result,

@@ -218,6 +218,11 @@ static void say(const struct sprawl_ui *ui, const struct kiln_error *err)
 	ui->base.error(ui->base.arg, err);
 }
 
+static void refuse(const struct sprawl_ui *ui, const struct kiln_error *err)
+{
+	ui->refuse(ui->base.arg, err);
+}
+
 /*
  * After an interrupt stopped an adoption or a destroy (signals.h): that it
  * was asked for, and where to see the rest; -1 then, else rc.
@@ -234,7 +239,7 @@ static int interrupt_report(const struct sprawl_ui *ui, const char *done, int rc
 		       "started",
 		       sigabbrev_np(sig) ? sigabbrev_np(sig) : "?", done);
 	kiln_error_hint(&err, "run `kiln sprawl` to see what remains");
-	say(ui, &err);
+	refuse(ui, &err);
 	return -1;
 }
 
@@ -288,7 +293,7 @@ static int destroy_ask(const struct sprawl_op_options *f, const struct sprawl_ui
 				     "approval; nothing was deleted");
 		kiln_error_hint(&err,
 				"review with `kiln sprawl`, then pass --destroy --auto-approve");
-		say(ui, &err);
+		refuse(ui, &err);
 		return -1;
 	}
 	q = xasprintf("Do you want to delete these %zu orphan%s?", n, n == 1 ? "" : "s");
@@ -297,7 +302,7 @@ static int destroy_ask(const struct sprawl_op_options *f, const struct sprawl_ui
 	if (yes)
 		return 0;
 	kiln_error_set(&err, "not confirmed; nothing was deleted");
-	say(ui, &err);
+	refuse(ui, &err);
 	return -1;
 }
 

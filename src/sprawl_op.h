@@ -33,6 +33,11 @@ struct sprawl_ui {
 	 * saying why (else NULL).
 	 */
 	void (*report)(void *arg, const json_t *rep, const json_t *kept);
+	/*
+	 * A refusal (no terminal to ask on, no "yes") or an interrupt, said on
+	 * one line ("MSG; HINT"), as a flag's refusal is.
+	 */
+	void (*refuse)(void *arg, const struct kiln_error *err);
 	/* question ("Do you want to ...?"): true only when the answer is yes. */
 	bool (*ask)(void *arg, const char *question);
 	/* The adoption or the deletion begins. */
