@@ -130,7 +130,8 @@ CAST_QUAL_SRCS := src/jsonc.c src/sprawl.c src/diff.c src/state.c src/repair.c s
 	src/apply.c src/utilization.c src/plan_match.c src/takeover.c src/graph_plan.c src/access.c \
 	src/ledger.c src/report.c src/health.c src/journal.c src/workspace.c $(wildcard src/store*.c) \
 	src/expiry.c src/lock.c $(wildcard providers/sim/*.c) providers/expand.c providers/nodes.c \
-	providers/slurm.c providers/bootstrap.c
+	providers/slurm.c providers/bootstrap.c src/apply_op.c src/reap_op.c src/repair_op.c \
+	src/sprawl_op.c src/takeover_op.c
 
 CAST_QUAL_CC = $(CC) $(filter-out -MMD -MP,$(KILN_CFLAGS)) -Wcast-qual -fsyntax-only $(PKG_CFLAGS)
 CAST_QUAL_PLANT = \#include <jansson.h>\nvoid f(const json_t *v);\nvoid f(const json_t *v) { json_decref((json_t *)v); }\n

@@ -4,8 +4,10 @@
  * question, an unapproved apply changes nothing and says so, an approved
  * one runs the executor between started and finished and shows how it
  * went, and the next finds nothing to do; a plan with an error-level
- * finding, or one buying capacity nobody allowed, is refused unasked. The spec is the quickstart's
- * (examples/quickstart.yaml, on the sim).
+ * finding, or one buying capacity nobody allowed, is refused unasked; and
+ * its admission refuses before anything is loaded: a question nobody can
+ * answer, a spec where approvals are required. The spec is the
+ * quickstart's (examples/quickstart.yaml, on the sim).
  */
 #include "testutil.h"
 
@@ -21,6 +23,7 @@ struct rec {
 	bool answer;		 /* what ask answers */
 	char question[256];	 /* the last question */
 	char error[1024];	 /* the last error's message */
+	bool one_line;		 /* the last error was a refusal said on one line */
 	bool nothing;		 /* done came without an outcome */
 	size_t created;		 /* the outcome's count */
 };
@@ -39,7 +42,7 @@ static void rec_error(void *arg, const struct kiln_error *err, bool one_line)
 {
 	struct rec *t = arg;
 
-	(void)one_line;
+	t->one_line = one_line;
 	snprintf(t->error, sizeof(t->error), "%s", err->msg);
 	said(t, "error");
 }
@@ -126,6 +129,7 @@ struct run_fx {
 	char cwd[PATH_MAX];
 	struct rec t;
 	struct apply_ui ui;
+	struct approval_policy policy; /* none, unless a test sets its flags */
 };
 
 static int run_setup(void **state)
@@ -173,18 +177,21 @@ static int run_teardown(void **state)
 	int rc = 0;
 
 	sb_release(&f->t.said);
+	approval_policy_release(&f->policy);
 	if (chdir(f->cwd) != 0 || remove_tree(f->dir) != 0)
 		rc = -1;
 	free(f);
 	return rc;
 }
 
-/* The apply of kiln.yaml with the defaults of kiln apply. */
-static struct apply_op_options apply_of_spec(void)
+/* The apply of kiln.yaml with the defaults of kiln apply, asked on a terminal. */
+static struct apply_op_options apply_of_spec(struct run_fx *f)
 {
 	return (struct apply_op_options){
 	    .run = {.refresh = true},
-	    .spec = "kiln.yaml",
+	    .operand = "kiln.yaml",
+	    .policy = &f->policy,
+	    .can_ask = true,
 	    .parallelism = 4,
 	};
 }
@@ -192,7 +199,7 @@ static struct apply_op_options apply_of_spec(void)
 static void test_an_apply_not_approved_changes_nothing_and_says_so(void **state)
 {
 	struct run_fx *f = *state;
-	struct apply_op_options o = apply_of_spec();
+	struct apply_op_options o = apply_of_spec(f);
 
 	f->t.answer = false;
 	assert_int_equal(apply_op_run(&o, &f->ui), APPLY_OP_FAILED);
@@ -205,7 +212,7 @@ static void test_an_apply_not_approved_changes_nothing_and_says_so(void **state)
 static void test_an_approved_apply_runs_whole_and_the_next_has_nothing_to_do(void **state)
 {
 	struct run_fx *f = *state;
-	struct apply_op_options o = apply_of_spec();
+	struct apply_op_options o = apply_of_spec(f);
 
 	f->t.answer = true;
 	assert_int_equal(apply_op_run(&o, &f->ui), APPLY_OP_OK);
@@ -215,7 +222,7 @@ static void test_an_approved_apply_runs_whole_and_the_next_has_nothing_to_do(voi
 
 	/* Recorded and committed: the next plan is empty, and nothing is asked. */
 	sb_release(&f->t.said);
-	o = apply_of_spec();
+	o = apply_of_spec(f);
 	assert_int_equal(apply_op_run(&o, &f->ui), APPLY_OP_OK);
 	assert_string_equal(f->t.said.buf, "loaded plan done");
 	assert_true(f->t.nothing);
@@ -224,7 +231,7 @@ static void test_an_approved_apply_runs_whole_and_the_next_has_nothing_to_do(voi
 static void test_auto_approve_asks_nothing(void **state)
 {
 	struct run_fx *f = *state;
-	struct apply_op_options o = apply_of_spec();
+	struct apply_op_options o = apply_of_spec(f);
 
 	o.auto_approve = true;
 	f->t.answer = false;
@@ -239,7 +246,7 @@ static void test_auto_approve_asks_nothing(void **state)
 static void apply_spec(struct run_fx *f, const char *spec, enum apply_op_status st,
 		       const char *words)
 {
-	struct apply_op_options o = apply_of_spec();
+	struct apply_op_options o = apply_of_spec(f);
 	FILE *fp;
 
 	assert_int_equal(unlink("kiln.yaml"), 0);
@@ -284,6 +291,37 @@ static void test_a_purchase_nobody_allowed_is_refused_before_the_question(void *
 	assert_non_null(strstr(f->t.error, "and no approval covers it; nothing was changed"));
 }
 
+static void test_without_a_terminal_a_spec_is_refused_before_it_is_loaded(void **state)
+{
+	struct run_fx *f = *state;
+	struct apply_op_options o = apply_of_spec(f);
+
+	o.can_ask = false;
+	assert_int_equal(apply_op_run(&o, &f->ui), APPLY_OP_FAILED);
+	assert_string_equal(f->t.said.buf, "error");
+	assert_true(f->t.one_line);
+	assert_string_equal(f->t.error, "standard input is not a terminal, so kiln cannot ask for "
+					"approval; nothing was changed");
+	assert_int_equal(access(".kiln/state.git", F_OK), -1);
+}
+
+static void test_required_approvals_refuse_a_spec_before_it_is_loaded(void **state)
+{
+	struct run_fx *f = *state;
+	struct apply_op_options o = apply_of_spec(f);
+
+	f->policy.required_arg = "1";
+	o.auto_approve = true;
+	assert_int_equal(apply_op_run(&o, &f->ui), APPLY_OP_FAILED);
+	assert_string_equal(f->t.said.buf, "error");
+	/* Its hint goes on a line of its own: the fix is a whole procedure. */
+	assert_false(f->t.one_line);
+	assert_string_equal(f->t.error,
+			    "approvals are required (--require-approvals 1), and kiln.yaml is a "
+			    "spec, which carries none; nothing was changed");
+	assert_int_equal(access(".kiln/state.git", F_OK), -1);
+}
+
 #define apply_op_test(fn) cmocka_unit_test_setup_teardown(fn, run_setup, run_teardown)
 
 int main(void)
@@ -294,6 +332,8 @@ int main(void)
 	    apply_op_test(test_auto_approve_asks_nothing),
 	    apply_op_test(test_a_plan_with_an_error_level_finding_is_refused_unasked),
 	    apply_op_test(test_a_purchase_nobody_allowed_is_refused_before_the_question),
+	    apply_op_test(test_without_a_terminal_a_spec_is_refused_before_it_is_loaded),
+	    apply_op_test(test_required_approvals_refuse_a_spec_before_it_is_loaded),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
