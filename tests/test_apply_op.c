@@ -8,6 +8,11 @@
  * its admission refuses before anything is loaded: a question nobody can
  * answer, a spec where approvals are required. The spec is the
  * quickstart's (examples/quickstart.yaml, on the sim).
+ *
+ * And the operations that follow an apply, run whole the same way
+ * (repair_op.c, reap_op.c): a repair before any apply is refused, one
+ * after finds nothing unhealthy and asks nothing; a reap keeps a workspace
+ * before its TTL and destroys it, under its lock, after.
  */
 #include "testutil.h"
 
@@ -15,6 +20,8 @@
 #include <unistd.h>
 
 #include "apply_op.h"
+#include "reap_op.h"
+#include "repair_op.h"
 #include "strbuf.h"
 
 /* What the ui was told, in order: one word each, "event" once for a run of events. */
@@ -322,6 +329,125 @@ static void test_required_approvals_refuse_a_spec_before_it_is_loaded(void **sta
 	assert_int_equal(access(".kiln/state.git", F_OK), -1);
 }
 
+static void rec_op_error(void *arg, const struct kiln_error *err)
+{
+	rec_error(arg, err, false);
+}
+
+static void rec_repair_plan(void *arg, const struct op_run *r, const json_t *targets)
+{
+	struct rec *t = arg;
+
+	(void)r;
+	said(t, json_array_size(targets) ? "plan" : "nothing");
+}
+
+static void rec_repair_done(void *arg, const struct op_run *r, const struct op_repair_outcome *o)
+{
+	(void)r;
+	(void)o;
+	said(arg, "done");
+}
+
+static const struct repair_ui repair_rec = {
+    .base = {NULL, rec_op_error, rec_loaded},
+    .plan = rec_repair_plan,
+    .ask = rec_ask,
+    .done = rec_repair_done,
+    .health_waiting = rec_health_waiting,
+    .health = rec_health,
+};
+
+static enum repair_op_status repair(struct run_fx *f)
+{
+	struct repair_ui ui = repair_rec;
+	struct repair_op_options o = {.run = {.refresh = true}, .spec = "kiln.yaml"};
+
+	ui.base.arg = &f->t;
+	sb_release(&f->t.said);
+	return repair_op_run(&o, &ui);
+}
+
+static void test_a_repair_before_any_apply_is_refused(void **state)
+{
+	struct run_fx *f = *state;
+
+	assert_int_equal(repair(f), REPAIR_OP_FAILED);
+	assert_string_equal(f->t.said.buf, "loaded error");
+	assert_string_equal(f->t.error,
+			    "workspace 'default' has no cluster yet: nothing has been applied");
+}
+
+static void test_a_repair_after_an_apply_finds_nothing_and_asks_nothing(void **state)
+{
+	struct run_fx *f = *state;
+	struct apply_op_options o = apply_of_spec(f);
+
+	o.auto_approve = true;
+	assert_int_equal(apply_op_run(&o, &f->ui), APPLY_OP_OK);
+	assert_int_equal(repair(f), REPAIR_OP_OK);
+	assert_string_equal(f->t.said.buf, "loaded nothing");
+}
+
+static void rec_workspace(void *arg, const json_t *outcome)
+{
+	said(arg, json_string_value(json_object_get(outcome, "outcome")));
+}
+
+static void rec_failures(void *arg, const json_t *errors)
+{
+	(void)errors;
+	said(arg, "failures");
+}
+
+/* kiln reap at now (seconds after the apply's clock), its ui recording each outcome. */
+static int reap_at(struct run_fx *f, int64_t now, struct reap_op_result *res)
+{
+	const struct reap_ui ui = {
+	    .base = {&f->t, rec_op_error, rec_loaded},
+	    .workspace = rec_workspace,
+	    .failures = rec_failures,
+	};
+	struct reap_op_options o = {.now = now, .parallelism = 4};
+
+	sb_release(&f->t.said);
+	return reap_op_run(&o, &ui, res);
+}
+
+static void test_a_reap_keeps_a_workspace_before_its_ttl_and_destroys_it_after(void **state)
+{
+	struct run_fx *f = *state;
+	struct apply_op_options o = apply_of_spec(f);
+	struct reap_op_result res = {0};
+	struct kiln_error err = {0};
+	int64_t now;
+
+	assert_int_equal(util_now(&now, &err), 0);
+	o.auto_approve = true;
+	o.ttl = 3600;
+	assert_int_equal(apply_op_run(&o, &f->ui), APPLY_OP_OK);
+
+	assert_int_equal(reap_at(f, now + 60, &res), 0);
+	assert_string_equal(f->t.said.buf, "kept");
+	assert_int_equal(res.reaped, 0);
+	assert_int_equal(res.failed, 0);
+	reap_op_result_release(&res);
+
+	/* The destroy loads the spec the apply recorded: its diagnostics, then the outcome. */
+	assert_int_equal(reap_at(f, now + 7200, &res), 0);
+	assert_string_equal(f->t.said.buf, "loaded reaped");
+	assert_int_equal(res.reaped, 1);
+	assert_int_equal(res.failed, 0);
+	assert_true(json_integer_value(json_object_get(
+			json_array_get(res.workspaces, 0), "deleted")) > 0);
+	reap_op_result_release(&res);
+
+	/* Reaped: nothing is left to destroy, and a second reap changes nothing. */
+	assert_int_equal(reap_at(f, now + 7300, &res), 0);
+	assert_string_equal(f->t.said.buf, "kept");
+	reap_op_result_release(&res);
+}
+
 #define apply_op_test(fn) cmocka_unit_test_setup_teardown(fn, run_setup, run_teardown)
 
 int main(void)
@@ -334,6 +460,9 @@ int main(void)
 	    apply_op_test(test_a_purchase_nobody_allowed_is_refused_before_the_question),
 	    apply_op_test(test_without_a_terminal_a_spec_is_refused_before_it_is_loaded),
 	    apply_op_test(test_required_approvals_refuse_a_spec_before_it_is_loaded),
+	    apply_op_test(test_a_repair_before_any_apply_is_refused),
+	    apply_op_test(test_a_repair_after_an_apply_finds_nothing_and_asks_nothing),
+	    apply_op_test(test_a_reap_keeps_a_workspace_before_its_ttl_and_destroys_it_after),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
