@@ -18,6 +18,7 @@
 #include <openssl/evp.h>
 
 #include "crypt.h"
+#include "jsonc.h"
 #include "plan.h"
 
 #define SIGNATURE_LEN 64
@@ -189,7 +190,7 @@ json_t *approve_replace(const json_t *approvals, const json_t *approval)
 		if (!other || !id || strcmp(other, id) != 0)
 			json_array_append(out, a);
 	}
-	json_array_append(out, (json_t *)approval);
+	json_array_append_new(out, jsonc_share(approval));
 	return out;
 }
 

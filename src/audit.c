@@ -12,6 +12,7 @@
 #include "audit.h"
 
 #include "cost.h"
+#include "jsonc.h"
 #include "timefmt.h"
 
 #include <ctype.h>
@@ -957,7 +958,7 @@ int audit_plan(const struct spec *spec, const struct provider *prov, json_t *pla
 		if (!v->changes[i].deposed)
 			json_object_set_new(a.changes, v->changes[i].address,
 					    v->changes[i].after
-						? json_incref((json_t *)v->changes[i].after)
+						? jsonc_share(v->changes[i].after)
 						: json_null());
 	for (i = 0; i < spec->nstores; i++)
 		check_store(&a, &spec->stores[i]);

@@ -58,8 +58,12 @@ static int natural_cmp(const char *a, const char *b)
 {
 	while (*a && *b) {
 		if (isdigit((unsigned char)*a) && isdigit((unsigned char)*b)) {
-			unsigned long x = strtoul(a, (char **)&a, 10);
-			unsigned long y = strtoul(b, (char **)&b, 10);
+			char *end_a, *end_b;
+			unsigned long x = strtoul(a, &end_a, 10);
+			unsigned long y = strtoul(b, &end_b, 10);
+
+			a = end_a;
+			b = end_b;
 
 			if (x != y)
 				return x < y ? -1 : 1;

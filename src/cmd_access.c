@@ -423,26 +423,36 @@ static int write_config(const struct access_cmd *c, struct cli *cli, bool batch,
 	return -1;
 }
 
-/* ssh -F config [extra...] -- HOST [command...], as a NULL-terminated argv. Caller frees. */
+/*
+ * ssh -F config [extra...] -- HOST [command...], as a NULL-terminated argv
+ * owning its strings, as execvp wants them (char *); ssh_argv_free frees it.
+ */
 static char **ssh_argv(const char *config, const char *host, char **command, int ncommand,
 		       bool batch)
 {
 	char **av = xcalloc((size_t)ncommand + 10, sizeof(*av));
 	int n = 0;
 
-	av[n++] = "ssh";
-	av[n++] = "-F";
-	av[n++] = (char *)config;
+	av[n++] = xstrdup("ssh");
+	av[n++] = xstrdup("-F");
+	av[n++] = xstrdup(config);
 	if (batch) {
-		av[n++] = "-n";
-		av[n++] = "-o";
-		av[n++] = "BatchMode=yes";
+		av[n++] = xstrdup("-n");
+		av[n++] = xstrdup("-o");
+		av[n++] = xstrdup("BatchMode=yes");
 	}
-	av[n++] = "--";
-	av[n++] = (char *)host;
+	av[n++] = xstrdup("--");
+	av[n++] = xstrdup(host);
 	for (int i = 0; i < ncommand; i++)
-		av[n++] = command[i];
+		av[n++] = xstrdup(command[i]);
 	return av;
+}
+
+static void ssh_argv_free(char **av)
+{
+	for (size_t i = 0; av && av[i]; i++)
+		free(av[i]);
+	free(av);
 }
 
 /*
@@ -517,7 +527,7 @@ out:
 		unlink(config);
 		free(config);
 	}
-	free(av);
+	ssh_argv_free(av);
 	release(&c, &p);
 	return ret;
 }
@@ -641,7 +651,7 @@ static int exec_all(struct cli *cli, const json_t *nodes, const char *config, ch
 			} else {
 				running++;
 			}
-			free(av);
+			ssh_argv_free(av);
 			next++;
 		}
 		for (i = 0; i < next; i++)

@@ -275,9 +275,7 @@ int cmd_log(int argc, char **argv, struct cli *cli)
 		goto out;
 	}
 	if (rc == 1) {
-		struct workspace missing = {.store = s, .name = (char *)ws};
-
-		workspace_require(&missing, &err);
+		workspace_missing(s, ws, &err);
 		cmd_report(cli, &err);
 		goto out;
 	}

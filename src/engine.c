@@ -11,6 +11,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "jsonc.h"
 #include "log.h"
 #include "validate.h"
 
@@ -301,7 +302,8 @@ int engine_refresh(struct engine *e, const json_t *recorded, bool share, json_t 
 	struct lister *ls = xcalloc(n + 1, sizeof(*ls));
 	pthread_t *th = xcalloc(n + 1, sizeof(*th));
 	bool *started = xcalloc(n + 1, sizeof(*started));
-	json_t *out = json_object(), *item, *r, *foreign_ids;
+	json_t *out = json_object(), *item, *foreign_ids;
+	const json_t *r;
 	const char *addr;
 	int rc = 0;
 
@@ -355,7 +357,7 @@ int engine_refresh(struct engine *e, const json_t *recorded, bool share, json_t 
 			json_object_set_new(foreign_ids, id, json_true());
 	}
 	/* What the lists did not return may have lost its tags: read it by id. */
-	json_object_foreach((json_t *)recorded, addr, r)
+	json_object_foreach_const(recorded, addr, r)
 	{
 		const char *id = json_string_value(json_object_get(r, "id"));
 		const struct prov_type *t = engine_type(e, r);
@@ -446,12 +448,12 @@ struct graph *engine_graph(const json_t *resources, struct kiln_error *err)
 {
 	struct graph *g = graph_new();
 	const char *addr;
-	json_t *r, *dep;
+	const json_t *r, *dep;
 	size_t i, k;
 
-	json_object_foreach((json_t *)resources, addr, r) graph_add(g, addr);
+	json_object_foreach_const(resources, addr, r) graph_add(g, addr);
 	/* What each resource uses, and what it is only made after (provider.h). */
-	json_object_foreach((json_t *)resources, addr, r) for (k = 0; k < 2; k++)
+	json_object_foreach_const(resources, addr, r) for (k = 0; k < 2; k++)
 	{
 		json_array_foreach(json_object_get(r, k ? "after" : "deps"), i, dep)
 		{

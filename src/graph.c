@@ -196,9 +196,10 @@ int graph_depend(struct graph *g, const char *node, const char *dependency, stru
 	return 0;
 }
 
+/* qsort_r's argument: a pointer to the graph pointer, so the graph stays const. */
 static int by_address(const void *a, const void *b, void *arg)
 {
-	const struct graph *g = arg;
+	const struct graph *g = *(const struct graph **)arg;
 
 	return strcmp(g->nodes[*(const size_t *)a].address, g->nodes[*(const size_t *)b].address);
 }
@@ -377,7 +378,7 @@ int graph_waves(const struct graph *g, size_t ***waves, size_t **nwave, size_t *
 	for (i = 0; i < g->n; i++)
 		(*waves)[wave[i]][(*nwave)[wave[i]]++] = i;
 	for (i = 0; i < *count; i++)
-		qsort_r((*waves)[i], (*nwave)[i], sizeof(***waves), by_address, (void *)g);
+		qsort_r((*waves)[i], (*nwave)[i], sizeof(***waves), by_address, &g);
 	rc = 0;
 out:
 	free(wave);
@@ -415,7 +416,7 @@ char *graph_dot(const struct graph *g, const char *name)
 
 	for (i = 0; i < g->n; i++)
 		order[i] = i;
-	qsort_r(order, g->n, sizeof(*order), by_address, (void *)g);
+	qsort_r(order, g->n, sizeof(*order), by_address, &g);
 	sb_adds(&sb, "digraph ");
 	dot_quote(&sb, name);
 	sb_adds(&sb, " {\n  rankdir = \"RL\";\n");
@@ -430,7 +431,7 @@ char *graph_dot(const struct graph *g, const char *name)
 
 		if (nd->ndeps)
 			memcpy(deps, nd->deps, nd->ndeps * sizeof(*deps));
-		qsort_r(deps, nd->ndeps, sizeof(*deps), by_address, (void *)g);
+		qsort_r(deps, nd->ndeps, sizeof(*deps), by_address, &g);
 		for (j = 0; j < nd->ndeps; j++) {
 			sb_adds(&sb, "  ");
 			dot_quote(&sb, nd->address);

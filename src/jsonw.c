@@ -11,6 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "jsonc.h"
 #include "util.h"
 
 #define FLAGS_INDENT(f) ((f)&0x1F)
@@ -298,7 +299,7 @@ static void put_object(struct writer *w, const json_t *v, size_t depth)
 		return;
 	}
 	grow_array((void **)&w->keys, &w->capkeys, base + n, sizeof(*w->keys));
-	for (it = json_object_iter((json_t *)v); it; it = json_object_iter_next((json_t *)v, it)) {
+	for (it = jsonc_object_iter(v); it; it = jsonc_object_iter_next(v, it)) {
 		struct key *k = &w->keys[base + i++];
 
 		k->s = json_object_iter_key(it);

@@ -10,6 +10,7 @@
  */
 #include "plan.h"
 #include "jsonw.h"
+#include "jsonc.h"
 #include "jsonr.h"
 
 #include <errno.h>
@@ -432,6 +433,11 @@ const json_t *plan_kiln(const json_t *plan, const char *key)
 	return json_object_get(json_object_get(plan, "kiln"), key);
 }
 
+json_t *plan_kiln_edit(json_t *plan, const char *key)
+{
+	return json_object_get(json_object_get(plan, "kiln"), key);
+}
+
 void plan_kiln_set(json_t *plan, const char *key, json_t *value)
 {
 	json_t *k = json_object_get(plan, "kiln");
@@ -622,7 +628,7 @@ static int check_approvals(const json_t *approvals, const char *path, struct kil
 				return -1;
 			}
 		}
-		json_object_foreach((json_t *)a, key, v)
+		json_object_foreach_const(a, key, v)
 		{
 			for (k = 0; k < ARRAY_SIZE(approval_members); k++)
 				if (strcmp(key, approval_members[k]) == 0)
@@ -683,9 +689,9 @@ int plan_file_write_approvals(const char *path, const json_t *plan, const json_t
 			kiln_error_hint(err, "this is a bug in kiln: please report it");
 			goto out;
 		}
-		json_object_set(file, "approvals", (json_t *)approvals);
+		json_object_set_new(file, "approvals", jsonc_share(approvals));
 	}
-	json_object_set(file, "plan", (json_t *)plan);
+	json_object_set_new(file, "plan", jsonc_share(plan));
 	text = jsonw_dumps(file, JSON_INDENT(2) | JSON_REAL_PRECISION(17), NULL);
 	if (!text) {
 		kiln_error_set(err, "cannot write plan file %s: the plan cannot be encoded", path);
@@ -808,7 +814,7 @@ int plan_file_read_approvals(json_t **out, json_t **approvals, const char *path,
 	json_error_t jerr;
 	char *buf = NULL, *digest = NULL, *prefix = NULL, *vprefix = NULL, *newer = NULL;
 	const char *stored;
-	const json_t *plan;
+	json_t *plan; /* the file's own member: shared with the caller below */
 	size_t len = 0;
 	int ret = -1;
 
@@ -862,7 +868,7 @@ int plan_file_read_approvals(json_t **out, json_t **approvals, const char *path,
 			kiln_error_hint(err, "it was not made by kiln plan; " REMAKE_HINT);
 		goto out;
 	}
-	*out = json_incref((json_t *)plan);
+	*out = json_incref(plan);
 	if (approvals) {
 		*approvals = json_incref(json_object_get(file, "approvals"));
 		if (!*approvals)

@@ -134,6 +134,8 @@ bool plan_action_deletes(enum plan_action a);
 bool plan_action_creates(enum plan_action a);
 /* A member of the plan's own "kiln" object (cost, findings, summary...), or NULL. */
 const json_t *plan_kiln(const json_t *plan, const char *key);
+/* The same member of a plan its caller owns and may change (kiln.cost's run line). */
+json_t *plan_kiln_edit(json_t *plan, const char *key);
 /* Set a member of the plan's own "kiln" object to value (stolen). */
 void plan_kiln_set(json_t *plan, const char *key, json_t *value);
 /* kiln.destroy: a plan of the deletion of everything. */

@@ -13,6 +13,7 @@
 #include "audit.h"
 #include "cost.h"
 #include "iam.h"
+#include "jsonc.h"
 #include "jsonw.h"
 #include "log.h"
 #include "workload_render.h"
@@ -232,8 +233,8 @@ static const char **names_of(const json_t *obj, const json_t *flags, size_t *n)
 	size_t cap = 0, i, k = 0;
 
 	*n = 0;
-	json_object_foreach((json_t *)obj, key, val) * ARRAY_PUSH(v, *n, cap) = key;
-	json_object_foreach((json_t *)flags, key, val) if (json_is_true(val)) *
+	json_object_foreach_const(obj, key, val) * ARRAY_PUSH(v, *n, cap) = key;
+	json_object_foreach_const(flags, key, val) if (json_is_true(val)) *
 	    ARRAY_PUSH(v, *n, cap) = key;
 	if (*n == 0)
 		return v;
@@ -293,8 +294,8 @@ static void rows_changed(struct block *b, const struct plan_change *c, bool drif
 {
 	const json_t *attrs = c->attributes, *before = c->before, *after = c->after;
 	const json_t *unknown = c->after_unknown;
-	const json_t *a;
-	const char **names;
+	const json_t *a, *val;
+	const char **names, *key;
 	json_t *all;
 	size_t i, n;
 
@@ -312,15 +313,16 @@ static void rows_changed(struct block *b, const struct plan_change *c, bool drif
 		return;
 	}
 	all = json_object();
-	json_object_update(all, (json_t *)before);
-	json_object_update(all, (json_t *)after);
+	/* Only the names are wanted: true stands for each attribute. */
+	json_object_foreach_const(before, key, val) json_object_set_new(all, key, json_true());
+	json_object_foreach_const(after, key, val) json_object_set_new(all, key, json_true());
 	names = names_of(all, unknown, &n);
 	for (i = 0; i < n; i++) {
 		const json_t *l = json_object_get(before, names[i]);
 		const json_t *r = json_object_get(after, names[i]);
 
 		if (json_is_true(json_object_get(unknown, names[i])) || !l || !r ||
-		    !json_equal((json_t *)l, (json_t *)r))
+		    !json_equal(l, r))
 			row_change(b, c, names[i], l, r, false, NULL);
 	}
 	free(names);

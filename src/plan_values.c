@@ -8,6 +8,8 @@
  */
 #include "plan.h"
 
+#include "jsonc.h"
+
 #include <stdlib.h>
 #include <string.h>
 
@@ -23,10 +25,11 @@
 static json_t *values_resource(const json_t *rc, const json_t *values, const json_t *sensitive,
 			       const json_t *unknown)
 {
-	json_t *v = json_copy((json_t *)values), *flag;
+	json_t *v = jsonc_copy(values);
+	const json_t *flag;
 	const char *key;
 
-	json_object_foreach((json_t *)unknown, key, flag) if (json_is_true(flag))
+	json_object_foreach_const(unknown, key, flag) if (json_is_true(flag))
 	    json_object_del(v, key);
 	return json_pack("{s:O, s:O, s:O, s:O, s:O, s:o, s:o}", "address",
 			 json_object_get(rc, "address"), "mode", json_object_get(rc, "mode"),
@@ -91,7 +94,7 @@ int plan_values_check(const json_t *plan, const char *path, struct kiln_error *e
 		const json_t *have = json_object_get(plan, keys[i]);
 
 		/* A plan made before kiln wrote them has neither. */
-		if (have && !json_equal((json_t *)have, views[i])) {
+		if (have && !json_equal(have, views[i])) {
 			kiln_error_set(
 			    err,
 			    "%s does not match the plan its spec and state give now: its "

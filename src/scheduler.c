@@ -462,7 +462,7 @@ int sched_ask_controller(struct engine *e, const json_t *resources, const char *
 	    0)
 		goto out;
 	av[2] = config;
-	av[5] = (char *)name;
+	av[5] = *node; /* name, in the copy the caller owns */
 	if (sched_run_bounded(av, SCHED_DEADLINE * 1000, &r, err) < 0 ||
 	    sched_run_verdict(&r, name, group, err) < 0)
 		goto out;

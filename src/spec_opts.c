@@ -11,6 +11,7 @@ int spec_vars_add(struct spec_vars *vars, const char *arg, struct kiln_error *er
 {
 	const char *eq = strchr(arg, '=');
 	struct spec_var_override *o;
+	char *text;
 	size_t i;
 
 	if (!eq || eq == arg) {
@@ -29,10 +30,13 @@ int spec_vars_add(struct spec_vars *vars, const char *arg, struct kiln_error *er
 			return -1;
 		}
 	}
+	text = xstrdup(arg);
+	text[eq - arg] = '\0';
+	*ARRAY_PUSH(vars->text, vars->ntext, vars->captext) = text;
 	o = ARRAY_PUSH(vars->v, vars->n, vars->cap);
 	/* Later flags win: the loader applies them in order. */
-	o->name = xstrndup(arg, (size_t)(eq - arg));
-	o->value = xstrdup(eq + 1);
+	o->name = text;
+	o->value = text + (eq - arg) + 1;
 	return 0;
 }
 
@@ -40,10 +44,9 @@ void spec_vars_release(struct spec_vars *vars)
 {
 	size_t i;
 
-	for (i = 0; i < vars->n; i++) {
-		free((char *)vars->v[i].name);
-		free((char *)vars->v[i].value);
-	}
+	for (i = 0; i < vars->ntext; i++)
+		free(vars->text[i]);
+	free(vars->text);
 	free(vars->v);
 	memset(vars, 0, sizeof(*vars));
 }

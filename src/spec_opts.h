@@ -13,6 +13,8 @@ struct spec_vars {
 	struct spec_var_override *v;
 	size_t n;
 	size_t cap;
+	char **text; /* owns v[i]'s strings: "NAME\0VALUE", one per flag */
+	size_t ntext, captext;
 };
 
 /* Parse one NAME=VALUE; -1 with err (and its hint) when malformed. */

@@ -274,7 +274,7 @@ void workload_plan(const struct spec *spec, const struct catalog *cat, json_t *p
 {
 	json_t *o;
 
-	json_t *cost = (json_t *)plan_kiln(plan, "cost"), *run;
+	json_t *cost = plan_kiln_edit(plan, "cost"), *run;
 
 	if (plan_is_destroy(plan) || !(o = workload_spec_json(spec, cat)))
 		return;

@@ -123,13 +123,17 @@ int workspace_require(const struct workspace *w, struct kiln_error *err)
 {
 	if (w->exists)
 		return 0;
-	kiln_error_set(err, "workspace '%s' does not exist in %s", w->name,
-		       store_location(w->store));
+	workspace_missing(w->store, w->name, err);
+	return -1;
+}
+
+void workspace_missing(const struct store *s, const char *name, struct kiln_error *err)
+{
+	kiln_error_set(err, "workspace '%s' does not exist in %s", name, store_location(s));
 	kiln_error_hint(err,
 			"`kiln workspace list` shows the workspaces; `kiln workspace new %s` "
 			"creates it",
-			w->name);
-	return -1;
+			name);
 }
 
 int workspace_lock(struct workspace *w, const struct lock_options *opts, struct kiln_error *err)

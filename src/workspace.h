@@ -40,6 +40,8 @@ int workspace_open(struct workspace **out, struct store *s, const char *name,
 		   struct kiln_error *err);
 /* Error unless the workspace exists (names the store and how to list workspaces). */
 int workspace_require(const struct workspace *w, struct kiln_error *err);
+/* That error for a workspace not opened: its name and the store it is missing from. */
+void workspace_missing(const struct store *s, const char *name, struct kiln_error *err);
 int workspace_lock(struct workspace *w, const struct lock_options *opts, struct kiln_error *err);
 /*
  * Record state as the next commit: canonical JSON, serial set to the head's

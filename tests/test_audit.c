@@ -1258,15 +1258,19 @@ static json_t *sarif_first_artifact(struct at *t, const char *file, const char *
 	at_audit(t);
 	json_object_set_new((json_t *)json_array_get(findings(t), 0), "file", json_string(file));
 	log = audit_sarif(t->plan, root);
-	loc = (json_t *)path(
-	    json_array_get(
-		json_object_get(
-		    json_array_get(
-			json_object_get(json_array_get(json_object_get(log, "runs"), 0), "results"),
-			0),
-		    "locations"),
-		0),
-	    "physicalLocation", "artifactLocation");
+	/* The log is this function's own: a reference to its member outlives it. */
+	loc = json_object_get(
+	    json_object_get(
+		json_array_get(
+		    json_object_get(
+			json_array_get(
+			    json_object_get(json_array_get(json_object_get(log, "runs"), 0),
+					    "results"),
+			    0),
+			"locations"),
+		    0),
+		"physicalLocation"),
+	    "artifactLocation");
 	json_incref(loc);
 	json_decref(log);
 	return loc;

@@ -1164,8 +1164,8 @@ enum kind {
 
 static const struct {
 	long status;
-	const char *code;
-	const char *message;
+	char *code; /* struct aws_error's own type: it owns what it holds */
+	char *message;
 	unsigned kinds;
 } classify_cases[] = {
     {400, "Throttling", "Rate exceeded", THROTTLE | TRANSIENT},
@@ -1230,9 +1230,9 @@ static void test_classification_table(void **state)
 	for (i = 0; i < ARRAY_SIZE(classify_cases); i++) {
 		struct aws_error e = {
 		    .status = classify_cases[i].status,
-		    .code = (char *)classify_cases[i].code,
-		    .message = (char *)classify_cases[i].message,
-		    .request_id = (char *)"",
+		    .code = classify_cases[i].code,
+		    .message = classify_cases[i].message,
+		    .request_id = "",
 		};
 		unsigned got = (aws_error_is_throttle(&e) ? THROTTLE : 0) |
 			       (aws_error_is_transient(&e) ? TRANSIENT : 0) |

@@ -554,14 +554,20 @@ static void test_values_edited_apart_from_the_changes_are_refused(void **state)
 {
 	struct fx *f = *state;
 	struct kiln_error err = {0};
-	json_t *r;
+	json_t *r = NULL;
+	size_t i;
 
 	f->plan = sample_plan();
 	assert_int_equal(plan_values_check(f->plan, "p.kiln", &err), 0);
 	plan_values_add(f->plan);
 	assert_int_equal(plan_values_check(f->plan, "p.kiln", &err), 0);
-	r = (json_t *)values_at(json_object_get(f->plan, "planned_values"),
-				"sim_node_group.trainers");
+	/* The plan is the test's own: edit its trainers' values in place. */
+	json_array_foreach(json_object_get(json_object_get(json_object_get(f->plan, "planned_values"),
+							   "root_module"),
+					   "resources"),
+			   i, r) if (strcmp(json_string_value(json_object_get(r, "address")),
+					    "sim_node_group.trainers") == 0) break;
+	assert_non_null(r);
 	json_object_set_new(json_object_get(r, "values"), "count", json_integer(1));
 	assert_int_equal(plan_values_check(f->plan, "p.kiln", &err), -1);
 	assert_string_equal(err.msg,

@@ -108,9 +108,9 @@ static void test_nodes_that_left_in_a_shrink_have_not_joined(void **unused)
 }
 
 /* sh -c SCRIPT run within deadline_ms; r's verdict in err. */
-static void run_sh(const char *script, int deadline_ms, struct sched_run *r, struct kiln_error *err)
+static void run_sh(char *script, int deadline_ms, struct sched_run *r, struct kiln_error *err)
 {
-	char *av[] = {"sh", "-c", (char *)script, NULL};
+	char *av[] = {"sh", "-c", script, NULL};
 	struct kiln_error none = {0};
 
 	assert_int_equal(sched_run_bounded(av, deadline_ms, r, &none), 0);

@@ -18,6 +18,7 @@
 
 #include <linux/magic.h>
 
+#include "jsonc.h"
 #include "provider.h"
 #include "sim/sim.h"
 #include "sim/sim_int.h"
@@ -1815,10 +1816,10 @@ static char *keys_of(const json_t *obj)
 	struct strbuf sb = {0};
 	const char **v = xcalloc(json_object_size(obj) + 1, sizeof(*v));
 	const char *key;
-	json_t *val;
+	const json_t *val;
 	size_t n = 0, i, j;
 
-	json_object_foreach((json_t *)obj, key, val)
+	json_object_foreach_const(obj, key, val)
 	{
 		for (i = n; i > 0 && strcmp(v[i - 1], key) > 0; i--)
 			v[i] = v[i - 1];
@@ -1958,10 +1959,10 @@ static void create_in_dependency_order(struct sfx *f, const json_t *all, json_t 
 
 	do {
 		const char *addr;
-		json_t *r;
+		const json_t *r;
 
 		before = done;
-		json_object_foreach((json_t *)all, addr, r)
+		json_object_foreach_const(all, addr, r)
 		{
 			json_t *deps = json_object_get(r, "deps"), *out = NULL;
 			struct kiln_error err = {{0}, {0}};

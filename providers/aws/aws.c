@@ -378,11 +378,12 @@ int aws_read_one(int rc, json_t *all, const char *what, const char *id, json_t *
 
 json_t *aws_scope_tags(const struct prov_scope *scope, const char *address, const json_t *extra)
 {
-	json_t *tags = prov_scope_tags(scope, address), *v;
+	json_t *tags = prov_scope_tags(scope, address);
+	const json_t *v;
 	const char *k;
 
 	/* The provider's own (kiln:zones, kiln:role...) never name a scope tag. */
-	json_object_foreach((json_t *)extra, k, v) json_object_set(tags, k, v);
+	json_object_foreach_const(extra, k, v) json_object_set_new(tags, k, jsonc_share(v));
 	return tags;
 }
 
@@ -398,10 +399,10 @@ json_t *aws_claim_tags(const struct prov_scope *scope)
 void aws_tag_params(struct aws_params *p, const char *prefix, const json_t *tags)
 {
 	const char *k;
-	json_t *v;
+	const json_t *v;
 	int i = 1;
 
-	json_object_foreach((json_t *)tags, k, v)
+	json_object_foreach_const(tags, k, v)
 	{
 		char *kk = xasprintf("%s.%d.Key", prefix, i);
 		char *kv = xasprintf("%s.%d.Value", prefix, i++);
@@ -490,9 +491,9 @@ const char *aws_dep_attr_any(const json_t *deps, const char *type, const char *k
 {
 	size_t tl = strlen(type);
 	const char *addr;
-	json_t *r;
+	const json_t *r;
 
-	json_object_foreach((json_t *)deps, addr, r)
+	json_object_foreach_const(deps, addr, r)
 	{
 		if (strncmp(addr, type, tl) != 0 || addr[tl] != '.')
 			continue;

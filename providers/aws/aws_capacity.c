@@ -347,7 +347,7 @@ static bool zone_listed(const json_t *zones, const char *zone)
 	json_t *z;
 	size_t i;
 
-	json_array_foreach((json_t *)zones, i,
+	json_array_foreach(zones, i,
 			   z) if (zone && json_string_value(z) &&
 				  strcmp(json_string_value(z), zone) == 0) return true;
 	return false;
@@ -712,10 +712,10 @@ int capacity_preflight(struct prov_ctx *ctx, const json_t *creates, json_t *warn
 		       json_t *offers, struct kiln_error *err)
 {
 	const char *addr;
-	json_t *r;
+	const json_t *r;
 	int rc = PROV_OK;
 
-	json_object_foreach((json_t *)creates, addr, r)
+	json_object_foreach_const(creates, addr, r)
 	{
 		const char *type = json_string_value(json_object_get(r, "type"));
 		json_t *a = json_object_get(r, "attrs");

@@ -156,7 +156,7 @@ int ec2_put_tags(struct prov_ctx *ctx, const json_t *ids, const json_t *tags,
 	size_t i;
 	int rc;
 
-	json_array_foreach((json_t *)ids, i, id)
+	json_array_foreach(ids, i, id)
 	{
 		char *k = xasprintf("ResourceId.%zu", i + 1);
 

@@ -210,11 +210,12 @@ static char *aws_boot_report(const char *region)
 void aws_boot_check(const struct spec *spec, struct diags *d)
 {
 	struct boot_cloud cloud = AWS_BOOT_CLOUD;
+	char *report = aws_boot_report(spec->provider.region ? spec->provider.region : "us-east-1");
 
-	cloud.report = aws_boot_report(spec->provider.region ? spec->provider.region : "us-east-1");
+	cloud.report = report;
 	boot_check_spec(&catalog_aws, spec, &cloud, spec->provider.nzones > 1 && spec->ngroups > 0,
 			d);
-	free((char *)cloud.report);
+	free(report);
 }
 
 /* The group's user data: its digest (an input), the document, and the plan's note. */
@@ -224,11 +225,12 @@ static int group_user_data(json_t *r, const struct spec *spec, const struct prov
 {
 	char *addr = xasprintf("aws_instance_group.%s", g->name);
 	struct boot_cloud cloud = AWS_BOOT_CLOUD;
+	char *report = aws_boot_report(ctx->region);
 	int rc;
 
-	cloud.report = aws_boot_report(ctx->region);
+	cloud.report = report;
 	rc = boot_group_attrs(r, "aws: ", spec, g, addr, t, efa, &cloud, zoned, err);
-	free((char *)cloud.report);
+	free(report);
 	free(addr);
 	return rc;
 }

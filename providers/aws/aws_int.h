@@ -29,6 +29,7 @@
 #include "aws/creds.h"
 #include "aws/sigv4.h"
 #include "catalog_aws.h"
+#include "jsonc.h"
 #include "provider.h"
 #include "retry.h"
 

@@ -178,12 +178,13 @@ int launch_efa_interfaces(struct prov_ctx *ctx, const char *type, int *out, stru
 static json_t *user_data_values(const struct prov_ctx *ctx, const struct launch *l,
 				const struct prov_scope *scope)
 {
-	json_t *v = json_object(), *d;
+	json_t *v = json_object();
+	const json_t *d;
 	const char *addr;
 
 	json_object_set_new(v, "cluster", json_string(scope->cluster));
 	json_object_set_new(v, "workspace", json_string(scope->workspace));
-	json_object_foreach((json_t *)l->deps, addr, d)
+	json_object_foreach_const(l->deps, addr, d)
 	{
 		const json_t *a = json_object_get(d, "attrs");
 		const char *id = json_string_value(json_object_get(d, "id"));

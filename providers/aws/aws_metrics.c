@@ -161,14 +161,15 @@ static void settle(struct cw_query *qs, size_t n, int period)
 int aws_metrics(struct prov_ctx *ctx, const json_t *resources, int64_t start, int64_t end,
 		int period, json_t **out, struct kiln_error *err)
 {
-	json_t *groups = json_object(), *stores = json_object(), *res;
+	json_t *groups = json_object(), *stores = json_object(), *group;
+	const json_t *res;
 	struct cw_query *qs = NULL;
 	const char *addr;
 	size_t n = 0, i;
 	int rc = PROV_OK;
 
 	*out = NULL;
-	json_object_foreach((json_t *)resources, addr, res)
+	json_object_foreach_const(resources, addr, res)
 	{
 		const char *type = json_string_value(json_object_get(res, "type"));
 		const json_t *attrs = json_object_get(res, "attrs"), *id;
@@ -238,16 +239,16 @@ int aws_metrics(struct prov_ctx *ctx, const json_t *resources, int64_t start, in
 		json_decref(stores);
 		return -1;
 	}
-	json_object_foreach(groups, addr, res)
+	json_object_foreach(groups, addr, group)
 	{
 		json_t *node;
 		bool any = false;
 
-		json_array_foreach(json_object_get(res, "nodes"), i, node) any |=
+		json_array_foreach(json_object_get(group, "nodes"), i, node) any |=
 		    json_is_number(json_object_get(node, "gpu_util"));
-		if (!any && json_array_size(json_object_get(res, "nodes")))
+		if (!any && json_array_size(json_object_get(group, "nodes")))
 			json_object_set_new(
-			    res, "agent",
+			    group, "agent",
 			    json_string("no CWAgent nvidia_smi_utilization_gpu by InstanceId in "
 					"CloudWatch for its nodes: the image has no CloudWatch "
 					"agent (a node's /var/log/kiln-boot.log says so), or it "

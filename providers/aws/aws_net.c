@@ -358,7 +358,7 @@ static void sg_permissions(struct aws_params *p, const char *self_id, const json
 		aws_param(p, "IpPermissions.1.Groups.1.GroupId", self_id);
 		n++;
 	}
-	json_array_foreach((json_t *)rules, i, r)
+	json_array_foreach(rules, i, r)
 	{
 		char *k = xasprintf("IpPermissions.%d.", n++);
 		char *a = xasprintf("%sIpProtocol", k), *b = xasprintf("%sFromPort", k),
@@ -496,7 +496,7 @@ static bool rule_in(const json_t *rule, const json_t *rules)
 	json_t *r;
 	size_t i;
 
-	json_array_foreach((json_t *)rules, i, r) if (json_equal((json_t *)rule, r)) return true;
+	json_array_foreach(rules, i, r) if (json_equal(rule, r)) return true;
 	return false;
 }
 

@@ -263,7 +263,7 @@ static char *policy_compile(const struct prov_scope *scope, const json_t *attrs,
 	for (pass = 0; pass < 2; pass++) {
 		const json_t *names = json_object_get(attrs, pass ? "write" : "read");
 
-		json_array_foreach((json_t *)names, i, v)
+		json_array_foreach(names, i, v)
 		{
 			char *bucket = aws_name(scope, json_string_value(v), 63);
 			char *arn = xasprintf("arn:aws:s3:::%s", bucket);
@@ -279,7 +279,7 @@ static char *policy_compile(const struct prov_scope *scope, const json_t *attrs,
 	for (pass = 0; pass < 2; pass++) {
 		const json_t *names = json_object_get(attrs, pass ? "nfs_write" : "nfs_read");
 
-		json_array_foreach((json_t *)names, i, v)
+		json_array_foreach(names, i, v)
 		{
 			const char *name = json_string_value(v);
 			const char *known = json_string_value(json_object_get(efs, name));
@@ -404,12 +404,12 @@ static json_t *as_list(const json_t *v)
 		return json_pack("[O]", v);
 	if (!json_is_array(v))
 		return NULL;
-	json_array_foreach((json_t *)v, i, x)
+	json_array_foreach(v, i, x)
 	{
 		if (!json_is_string(x))
 			return NULL;
 	}
-	return json_incref((json_t *)v);
+	return jsonc_share(v);
 }
 
 /*
@@ -431,7 +431,7 @@ static json_t *allow_entry(const json_t *s)
 		json_object_set_new(e, "sid", json_string(sid));
 	if (!acts || !res || !effect || strcmp(effect, "Allow") != 0 ||
 	    (json_object_get(s, "Sid") && !sid) || json_object_size(s) != known)
-		json_object_set(e, "statement", (json_t *)s);
+		json_object_set_new(e, "statement", jsonc_share(s));
 	return e;
 }
 

@@ -283,12 +283,13 @@ int aws_preflight(struct prov_ctx *ctx, const json_t *creates, json_t *warnings,
 		  struct kiln_error *err)
 {
 	json_t *types = json_array(), *zones = json_array(), *images = json_array();
-	json_t *tinfo = NULL, *offers = NULL, *found = NULL, *r, *z;
+	json_t *tinfo = NULL, *offers = NULL, *found = NULL, *z;
+	const json_t *r;
 	const char *addr;
 	size_t i;
 	int rc = PROV_OK;
 
-	json_object_foreach((json_t *)creates, addr, r)
+	json_object_foreach_const(creates, addr, r)
 	{
 		json_t *a = json_object_get(r, "attrs");
 
@@ -311,7 +312,7 @@ int aws_preflight(struct prov_ctx *ctx, const json_t *creates, json_t *warnings,
 		rc = describe_images(ctx, images, &found, err);
 	if (rc != PROV_OK)
 		goto out;
-	json_object_foreach((json_t *)creates, addr, r)
+	json_object_foreach_const(creates, addr, r)
 	{
 		if (strcmp(json_string_value(json_object_get(r, "type")), "aws_instance_group") !=
 		    0)

@@ -93,11 +93,11 @@ static int put_tags(struct prov_ctx *ctx, const char *bucket, const json_t *tags
 {
 	struct strbuf sb = {0};
 	const char *k;
-	json_t *v;
+	const json_t *v;
 	int rc;
 
 	sb_adds(&sb, "<Tagging xmlns=\"http://s3.amazonaws.com/doc/2006-03-01/\"><TagSet>");
-	json_object_foreach((json_t *)tags, k, v) tag_xml(&sb, k, json_string_value(v));
+	json_object_foreach_const(tags, k, v) tag_xml(&sb, k, json_string_value(v));
 	sb_adds(&sb, "</TagSet></Tagging>");
 	rc = s3(ctx, "PUT", bucket, "tagging", sb.buf, "PutBucketTagging", NULL, err);
 	sb_release(&sb);
@@ -429,7 +429,7 @@ static int create_bucket(struct prov_ctx *ctx, const char *name, const json_t *t
 	if (strcmp(ctx->region, "us-east-1") != 0)
 		sb_addf(&sb, "<LocationConstraint>%s</LocationConstraint>", ctx->region);
 	sb_adds(&sb, "<Tags>");
-	json_object_foreach((json_t *)tags, k, v) tag_xml(&sb, k, json_string_value(v));
+	json_object_foreach_const(tags, k, v) tag_xml(&sb, k, json_string_value(v));
 	sb_adds(&sb, "</Tags></CreateBucketConfiguration>");
 	rc = s3(ctx, "PUT", name, NULL, sb.buf, "CreateBucket", NULL, err);
 	sb_release(&sb);

@@ -72,7 +72,7 @@ static json_t *tag_map(const json_t *list)
 	json_t *m = json_object(), *t;
 	size_t i;
 
-	json_array_foreach((json_t *)list, i, t)
+	json_array_foreach(list, i, t)
 	{
 		const char *k = json_string_value(json_object_get(t, "Key"));
 
@@ -104,7 +104,7 @@ static int params_live(struct prov_ctx *ctx, const json_t *params, json_t *out,
 	json_t *p;
 	size_t i;
 
-	json_array_foreach((json_t *)params, i, p)
+	json_array_foreach(params, i, p)
 	{
 		const char *name = json_string_value(json_object_get(p, "Name"));
 		json_t *tags, *live;

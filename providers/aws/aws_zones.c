@@ -75,14 +75,15 @@ static int storage_zone(struct prov_ctx *ctx, const json_t *deps, char **out,
 			struct kiln_error *err)
 {
 	struct aws_params p = {{0}};
-	json_t *resp, *enis, *eni, *d;
+	json_t *resp, *enis, *eni;
+	const json_t *d;
 	const char *key;
 	size_t i;
 	int rc, n = 0;
 
 	*out = NULL;
 	aws_param(&p, "Filter.1.Name", "subnet-id");
-	json_object_foreach((json_t *)deps, key, d)
+	json_object_foreach_const(deps, key, d)
 	{
 		const char *id = json_string_value(json_object_get(d, "id"));
 
@@ -267,7 +268,7 @@ static void undo_launches(struct prov_ctx *ctx, const json_t *made)
 	json_t *ids;
 	size_t i;
 
-	json_array_foreach((json_t *)made, i, ids) if (launch_terminate(ctx, ids, &e) != PROV_OK)
+	json_array_foreach(made, i, ids) if (launch_terminate(ctx, ids, &e) != PROV_OK)
 	    log_warn("aws: could not terminate %zu instances a failed move launched: %s",
 		     json_array_size(ids), e.msg);
 }
