@@ -102,6 +102,7 @@ struct apply_op_options {
 	bool keep_secrets;
 	int64_t ttl;	       /* --ttl, 0 when not given */
 	bool allow_purchase;   /* --allow-purchase */
+	json_t *waivers;       /* --waive-limit: {LIMIT: REASON}, or NULL; owned by the caller */
 	bool auto_approve;     /* do not ask */
 	int parallelism;
 	int64_t health_timeout; /* seconds to wait for the nodes' health (not a destroy's); 0: do not */

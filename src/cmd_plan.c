@@ -85,6 +85,11 @@ int cmd_plan(int argc, char **argv, struct cli *cli)
 			       "apply %s\n",
 			       f.out, f.out);
 	}
+	/* The team limits an apply of this plan would be held to (kiln-policy(5)). */
+	if (!f.destroy && op_quota_check(&r, &err) != 0) {
+		cmd_report(cli, &err);
+		goto out;
+	}
 	ret = KILN_EXIT_OK;
 	if (f.detailed && json_is_true(plan_kiln(r.plan, "changes")))
 		ret = KILN_EXIT_CHANGES;
