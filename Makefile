@@ -99,8 +99,10 @@ $(BUILD)/test/bin/%: tests/%.c $(TEST_LIB_OBJS) tests/testutil.h
 quickstart: deps kiln
 	@scripts/quickstart.sh
 
+# The emulator's own unit tests (tests/moto/test_*.py: EC2's throttling table) run beside them.
 unit: $(UNIT_BINS)
-	@scripts/run-unit.sh $(UNIT_BINS)
+	@status=0; scripts/run-unit.sh $(UNIT_BINS) || status=1; \
+	python3 -m unittest discover -s tests/moto -p 'test_*.py' || status=1; exit $$status
 
 e2e: $(BUILD)/test/kiln
 	@tests/e2e/run.sh $(BUILD)/test/kiln
@@ -140,6 +142,7 @@ test: $(UNIT_BINS) $(BUILD)/test/kiln
 	$(MAKE) --no-print-directory check-command-ops || status=1; \
 	$(MAKE) --no-print-directory check-cast-qual || status=1; \
 	scripts/run-unit.sh $(UNIT_BINS) || status=1; \
+	python3 -m unittest discover -s tests/moto -p 'test_*.py' || status=1; \
 	tests/e2e/run.sh $(BUILD)/test/kiln || status=1; exit $$status
 
 $(BUILD)/fuzz/fuzz_spec: tests/fuzz/fuzz_spec.c $(LIB_SRCS) $(GEN_TEMPLATES) | $(DEPS_STAMP)

@@ -30,9 +30,31 @@
   dependency to be ready (Terraform's) cannot beat. Target (issue 18):
   apply within 1.1x of the chain.
 
+- rate: EC2's rate limits (issue 30), against the moto extension's
+  documented token buckets (tests/moto/ec2_buckets.py) on a clock running
+  KILN_BENCH_RATE_SCALE (default 5: moto's ~50 ms an instance must stay
+  below the 0.5 s a token takes to refill, on that clock) times fast, kiln told the same
+  (KILN_AWS_RATE_SCALE): a 2,000-node gang and a 4-group 4,000-node cluster,
+  applied and destroyed. Each apply's time against the bucket bound (the
+  instances past the bucket's 1,000 at 2 a second: 500 s for 2,000, 1,500 s
+  for 4,000; a destroy's past 1,000 at 20 a second), measured on the
+  emulator's clock from the start to the last RunInstances
+  (TerminateInstances) it let through (moto then takes tens of milliseconds
+  an instance to make them, where EC2 answers at once); RunInstances calls
+  against the fewest (one per 1,000 of each group); the requests the buckets refused, and whether any error
+  reached the user. Targets: apply and destroy within 1.1x of the bound,
+  calls within 2x the fewest, no throttling error surfacing.
+  KILN_BENCH_RATE_NODES=N (default 2000) and KILN_BENCH_RATE_BUCKET=B
+  (default 1000, the documented size) shrink the run, the bound shrinking
+  with it (the same code path, minutes less of moto).
+
+- log: `kiln log -n 20` over histories of 100 and 5,000 commits (one sim
+  apply, then git fast-import): target, the same time at both (issue 30).
+
 Figures only: timings belong here, not in tests.
 """
 import collections
+import contextlib
 import json
 import math
 import os
@@ -45,6 +67,7 @@ import sys
 import tempfile
 import time
 
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 KILN = os.path.abspath(sys.argv[1] if len(sys.argv) > 1 else "./kiln")
 
 
@@ -489,17 +512,28 @@ def moto_calls(port, reset=False):
         return json.loads(r.read() or b"{}")
 
 
-def bench_aws(tmp):
-    root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-    server = os.path.join(root, "tests", "moto", "server.sh")
+@contextlib.contextmanager
+def moto_server(tmp, name):
+    """kiln's moto extension on loopback for the block: its port, or None without moto."""
+    server = os.path.join(ROOT, "tests", "moto", "server.sh")
     if subprocess.run(["sh", server, "available"], capture_output=True).returncode != 0:
-        print("\naws: skipped (moto or boto3 is not installed)")
+        yield None
         return
-    mdir = os.path.join(tmp, "moto")
+    mdir = os.path.join(tmp, name)
     os.makedirs(mdir)
     subprocess.run(["sh", server, "start", mdir], check=True, capture_output=True)
     try:
-        port = int(open(os.path.join(mdir, "moto.port")).read())
+        yield int(open(os.path.join(mdir, "moto.port")).read())
+    finally:
+        subprocess.run(["sh", server, "stop", mdir], capture_output=True)
+
+
+def bench_aws(tmp):
+    root = ROOT
+    with moto_server(tmp, "moto") as port:
+        if port is None:
+            print("\naws: skipped (moto or boto3 is not installed)")
+            return
         work = os.path.join(tmp, "aws")
         os.makedirs(work)
         with open(os.path.join(root, "examples", "llm-pretrain.yaml")) as f:
@@ -555,8 +589,126 @@ def bench_aws(tmp):
                     line = "   "
                 line += item
             print(line)
-    finally:
-        subprocess.run(["sh", server, "stop", mdir], capture_output=True)
+
+
+# The emulator's clock runs this many times fast. moto takes ~50 ms of real time to make
+# an instance (more on a loaded machine), which is 50 ms x scale of the emulator's time;
+# while that stays under the 0.5 s the instance bucket takes to refill a token, moto's
+# own slowness hides inside the waits the bound is made of, and the figure is kiln's.
+def bench_log(tmp):
+    """kiln log -n 20 at 100 and 5,000 commits: constant in the history's length (issue 30)."""
+    if not shutil.which("git"):
+        print("\nlog: skipped (no git to write the history with)")
+        return
+    print("\nlog -n 20 over a history of N commits (written with git fast-import after one sim apply)")
+    print(f"  {'commits':>8} {'wall s':>8} {'cpu s':>8}")
+    for n in (100, 5000):
+        work = os.path.join(tmp, f"log{n}")
+        os.makedirs(work)
+        with open(os.path.join(work, "kiln.yaml"), "w") as f:
+            f.write("kiln: 1\ncluster: lg\nprovider: {name: sim}\nnetwork: {cidr: 10.1.0.0/16}\n")
+        env = dict(os.environ, KILN_AUTHOR="Bench <bench@example.com>")
+        run([KILN, "apply", "--auto-approve"], cwd=work, env=env)
+        git = ["git", "--git-dir", os.path.join(work, ".kiln", "state.git")]
+        head = subprocess.run(git + ["rev-parse", "refs/heads/default"], capture_output=True,
+                              text=True).stdout.strip()
+        msg = subprocess.run(git + ["log", "-1", "--format=%B", head], capture_output=True).stdout
+        stream = bytearray()
+        for i in range(1, n):
+            m = msg.replace(b"Kiln-Serial: 0", b"Kiln-Serial: %d" % i)
+            stream += b"commit refs/heads/default\ncommitter Bench <bench@example.com> %d +0000\n" % (
+                1796601600 + 60 * i)
+            stream += b"data %d\n" % len(m) + m + b"\n"
+            if i == 1:
+                stream += b"from " + head.encode() + b"\n"
+            stream += b"\n"
+        subprocess.run(git + ["fast-import", "--quiet"], input=bytes(stream), check=True)
+        best = min(run([KILN, "log", "-n", "20"], cwd=work, env=env)[:2] for _ in range(5))
+        print(f"  {n:>8} {best[0]:>8.3f} {best[1]:>8.3f}")
+
+
+RATE_SCALE = float(os.environ.get("KILN_BENCH_RATE_SCALE", "5"))
+
+
+def rate_spec(groups, n):
+    lines = ["kiln: 1", "cluster: rate", "provider: {name: aws, region: us-east-1, zone: us-east-1a}",
+             "network: {cidr: 10.60.0.0/16}", "compute:"]
+    for g in range(groups):
+        lines += [f"  g{g}:", "    instance_type: m7i.xlarge", f"    count: {n}", "    gang: true",
+                  "    image: ami-1e749f67"]
+    return "\n".join(lines) + "\n"
+
+
+def moto_post(port, path, obj):
+    import urllib.request
+    req = urllib.request.Request(f"http://127.0.0.1:{port}/_kiln/{path}", method="POST",
+                                 data=json.dumps(obj).encode(),
+                                 headers={"Content-Type": "application/json"})
+    with urllib.request.urlopen(req) as r:
+        return json.loads(r.read() or b"{}")
+
+
+def bench_rate(tmp):
+    nodes = int(os.environ.get("KILN_BENCH_RATE_NODES", "2000"))
+    bucket = int(os.environ.get("KILN_BENCH_RATE_BUCKET", "1000"))
+    launch_refill, term_bucket, term_refill = 2.0, 1000, 20.0
+    with moto_server(tmp, "moto-rate") as port:
+        if port is None:
+            print("\nrate: skipped (moto or boto3 is not installed)")
+            return
+        print(f"\nrate: EC2's buckets on the emulator, its clock {RATE_SCALE:g}x fast; instance "
+              f"bucket {bucket} (refill 2/s launching, 20/s terminating); seconds are EC2's")
+        print(f"  {'run':<28} {'s':>8} {'bound s':>8} {'ratio':>6} {'calls':>6} {'fewest':>6} "
+              f"{'refused':>7} {'surfaced':>8}")
+        for groups, per in ((1, nodes), (4, nodes // 2)):
+            work = os.path.join(tmp, f"rate{groups}")
+            os.makedirs(work)
+            with open(os.path.join(work, "kiln.yaml"), "w") as f:
+                f.write(rate_spec(groups, per))
+            moto_reset(port)
+            moto_post(port, "rate-limits", {"enabled": True, "time_scale": RATE_SCALE,
+                                            "resource_buckets": {
+                                                "RunInstances": [bucket, launch_refill],
+                                                "TerminateInstances": [term_bucket, term_refill]}})
+            env = dict(os.environ, AWS_ENDPOINT_URL=f"http://127.0.0.1:{port}",
+                       AWS_ACCESS_KEY_ID="AKIAKILNBENCH0000000", AWS_SECRET_ACCESS_KEY="bench",
+                       AWS_REGION="us-east-1", KILN_AWS_RATE_SCALE=str(int(RATE_SCALE)),
+                       KILN_AWS_LAUNCH_BUCKET=str(bucket), KILN_HTTP_TIMEOUT_MS="3600000")
+            total = groups * per
+            fewest = groups * -(-per // bucket)
+            for step, args, action, b, refill, size in (
+                    ("apply", ["apply", "--auto-approve", "--health-timeout", "0"], "RunInstances",
+                     bucket, launch_refill, bucket),
+                    ("destroy", ["destroy", "--auto-approve"], "TerminateInstances",
+                     term_bucket, term_refill, 1000)):
+                moto_calls(port, reset=True)
+                before = moto_post(port, "rate-limits", {})  # GET's answer, by POSTing nothing
+                wall, _, _, p = run([KILN] + args, cwd=work, env=env)
+                calls = moto_calls(port)
+                after = moto_post(port, "rate-limits", {})
+                # EC2's seconds, on the emulator's clock: from the start to the last
+                # launch (termination) EC2 let through, which the bucket bound is about;
+                # moto's own time making instances is not EC2's.
+                kiln_s = max(0.0, after.get("last_admitted", {}).get(action, 0) - before.get("now", 0))
+                bound = max(0.0, (total - b) / refill)
+                n_calls = calls.get("by_action", {}).get(f"ec2:{action}", 0)
+                refused = after.get("throttled", 0) - before.get("throttled", 0)
+                err = p.stderr.decode()
+                surfaced = err.count("RequestLimitExceeded") + (p.returncode != 0)
+                ratio = kiln_s / bound if bound else 0
+                name = f"{step} {groups}x{per} ({total} nodes)"
+                print(f"  {name:<28} {kiln_s:>8.1f} {bound:>8.1f} {ratio:>6.2f} {n_calls:>6} "
+                      f"{fewest if step == 'apply' else groups * -(-per // size):>6} {refused:>7} "
+                      f"{surfaced:>8}{'' if p.returncode == 0 else f'  (exit {p.returncode})'}")
+                if bound and ratio > 1.1:
+                    print(f"    not met: the last {action} was let through {kiln_s:.1f} s in "
+                          f"({wall:.1f} s wall, {calls.get('serving_seconds', 0):.1f} s of it moto "
+                          f"serving) > 1.1 x ({total} - {b}) / {refill:g} = {1.1 * bound:.1f} s")
+                if step == "apply" and n_calls > 2 * fewest:
+                    print(f"    not met: {n_calls} {action} calls > 2 x {fewest}")
+                if surfaced:
+                    print(f"    not met: {surfaced} throttling error(s) or a failure reached the user: "
+                          f"{err.strip().splitlines()[-1] if err.strip() else ''}")
 
 
 def main():
@@ -565,7 +717,7 @@ def main():
     tmp = tempfile.mkdtemp(prefix="kiln-bench.")
     try:
         print(f"kiln benchmarks: {KILN}")
-        which = os.environ.get("KILN_BENCH", "validate,phases,state,engine,ready,aws").split(",")
+        which = os.environ.get("KILN_BENCH", "validate,phases,state,log,engine,ready,aws,rate").split(",")
         over = []
         if "validate" in which:
             bench_validate(tmp)
@@ -573,12 +725,16 @@ def main():
             over = bench_phases(tmp)
         if "state" in which:
             bench_state(tmp)
+        if "log" in which:
+            bench_log(tmp)
         if "engine" in which:
             bench_engine(tmp)
         if "ready" in which:
             bench_ready(tmp)
         if "aws" in which:
             bench_aws(tmp)
+        if "rate" in which:
+            bench_rate(tmp)
         if over:
             sys.stdout.flush()
             sys.exit(f"kiln bench: phases above exponent {PHASE_MAX_EXPONENT}: {', '.join(over)}")

@@ -230,6 +230,9 @@ enum prov_verb {
 };
 
 /* The parts of a spec that resources carry, for naming a finding's resource. */
+/* The most keys a data manifest lists (list_objects). */
+#define PROV_OBJECTS_MAX 1000000
+
 enum prov_part {
 	PART_GROUP,  /* compute.NAME: the node group */
 	PART_OBJECT, /* storage.NAME, tier object */
@@ -382,6 +385,25 @@ struct provider {
 	 */
 	int (*login_user)(struct prov_ctx *ctx, const char *image, char **user, char **why,
 			  struct kiln_error *err);
+	/*
+	 * A simulated provider's model of a training run (kiln run, issue
+	 * 27): how many seconds it lasts and its pace in tokens a second (< 0:
+	 * it reports no progress), from the provider's knobs. PROV_OK, or an
+	 * error with err naming a knob that is not a number it takes. NULL on
+	 * a provider whose runs run on machines.
+	 */
+	int (*run_model)(struct prov_ctx *ctx, int64_t *seconds, double *tokens_per_s,
+			 struct kiln_error *err);
+	/*
+	 * An object store's keys under prefix, for a run's data manifest (issue
+	 * 27): *out a new array of {"key", "size", "etag"}, every page read, as
+	 * few calls as the cloud allows (ListObjectsV2's 1,000 keys a call).
+	 * id is the store's recorded id. PROV_NOTFOUND when the store is gone;
+	 * an error naming the prefix past PROV_OBJECTS_MAX keys. NULL when the
+	 * provider has no objects to list.
+	 */
+	int (*list_objects)(struct prov_ctx *ctx, const char *id, const char *prefix, json_t **out,
+			    struct kiln_error *err);
 
 	/*
 	 * The cloud's rules on a spec and its names, so the engine needs none

@@ -150,6 +150,10 @@ static int commit_json(struct store *s, git_commit *c, bool patch, json_t **out,
 /*
  * Walk the history from head, newest first, at most max commits (-1: all):
  * each printed as a line (and its patch), or appended to arr with json.
+ * Unsorted: libgit2 sorts (topologically or by time) only after reading
+ * every commit, so -n 20 would cost the whole history; a state's history is
+ * one line of commits (each has one parent), which the unsorted walk
+ * follows parent by parent, newest first, reading only what it prints.
  */
 static int log_walk(struct store *s, const git_oid *head, long max, bool json, bool patch,
 		    json_t *arr, struct kiln_error *err)
@@ -161,7 +165,7 @@ static int log_walk(struct store *s, const git_oid *head, long max, bool json, b
 
 	if (git_revwalk_new(&walk, store_repo(s)) != 0 ||
 	    (rc = git_revwalk_push(walk, head)) != 0 ||
-	    git_revwalk_sorting(walk, GIT_SORT_TOPOLOGICAL | GIT_SORT_TIME) != 0) {
+	    git_revwalk_sorting(walk, GIT_SORT_NONE) != 0) {
 		if (!store_object_error(s, rc, "commit", head, err))
 			kiln_error_set(err, "cannot walk the history: %s", store_git_error());
 		goto out;

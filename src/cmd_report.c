@@ -23,13 +23,14 @@ static const struct cli_option options[] = {
     CMD_OPT_STATE,
     {"since", 0, true, OPT_SINCE, "DATE",
      "count only what burned from DATE on (2027-01-31 or RFC 3339)"},
-    {"by", 0, true, OPT_BY, "KEY", "group by workspace (default), cluster or tag:KEY"},
+    {"by", 0, true, OPT_BY, "KEY",
+     "group by workspace (default), cluster or tag:KEY; run: each run's cost, and idle"},
     {"format", 0, true, OPT_FORMAT, "FORMAT", "text (default), json, csv or html"},
 };
 
 const struct cmd_info cmd_report_info = {
     .name = "report",
-    .usage = "[--since DATE] [--by workspace|cluster|tag:KEY] [--format text|json|csv|html]",
+    .usage = "[--since DATE] [--by workspace|cluster|run|tag:KEY] [--format text|json|csv|html]",
     .summary = "what each cluster lifetime cost: hours, GPU-hours, cost, useful GPU-hours",
     .description = "Read every workspace branch of the state repository, archived ones included,\n"
 		   "and list each cluster lifetime (from the apply that created its first\n"

@@ -23,6 +23,7 @@
 #include "health.h"
 #include "plan.h"
 #include "report.h"
+#include "runop.h"
 #include "scheduler.h"
 #include "state.h"
 #include "jsonw.h"
@@ -300,6 +301,77 @@ static json_t *build(const struct op_run *r, int64_t now, const json_t *lifetime
 	return doc;
 }
 
+/* The running runs (runop_status), or why they could not be read. */
+static void status_runs(struct op_run *r, int64_t now, json_t *doc)
+{
+	struct kiln_error err = {0};
+	json_t *runs = NULL;
+
+	if (runop_status(r, now, json_number_value(json_object_get(doc, "hourly")), &runs, &err) <
+	    0)
+		json_object_set_new(doc, "runs_error", json_string(err.msg));
+	else
+		json_object_set_new(doc, "runs", runs);
+}
+
+static char *or_no_data(const json_t *v, const char *fmt, double scale)
+{
+	return json_is_number(v) ? xasprintf(fmt, json_number_value(v) * scale)
+				 : xstrdup("no data");
+}
+
+static void print_runs(const json_t *d)
+{
+	const json_t *run;
+	size_t i;
+
+	if (json_is_string(json_object_get(d, "runs_error")))
+		printf("Runs: not read: %s\n", json_string_value(json_object_get(d, "runs_error")));
+	if (!json_array_size(json_object_get(d, "runs")))
+		return;
+	printf("Runs:\n");
+	json_array_foreach(json_object_get(d, "runs"), i, run)
+	{
+		char *el = expiry_left_format(json_integer_value(json_object_get(run, "elapsed_seconds")));
+		char *rate = or_no_data(json_object_get(run, "tokens_per_second"), "%.0f tokens/s", 1);
+		char *mfu = or_no_data(json_object_get(run, "mfu"), "MFU %.2f", 1);
+		char *so_far = json_is_number(json_object_get(run, "cost_so_far_usd"))
+				   ? cost_money(json_number_value(json_object_get(run, "cost_so_far_usd")))
+				   : xstrdup("no data");
+		char *proj = json_is_number(json_object_get(run, "projected_cost_usd"))
+				 ? cost_money(json_number_value(json_object_get(run, "projected_cost_usd")))
+				 : xstrdup("no data");
+		const json_t *eta = json_object_get(run, "eta_seconds");
+		char *eta_s = json_is_integer(eta) ? expiry_left_format(json_integer_value(eta))
+						  : xstrdup("no data");
+		char *name = str_for_terminal(json_string_value(json_object_get(run, "name")) ?: "-", 40);
+
+		printf("  %s %s on %s (%" JSON_INTEGER_FORMAT " nodes, %" JSON_INTEGER_FORMAT
+		       " GPUs): running %s%s\n",
+		       json_string_value(json_object_get(run, "id")), name,
+		       json_string_value(json_object_get(run, "group")) ?: "-",
+		       json_integer_value(json_object_get(run, "nodes")),
+		       json_integer_value(json_object_get(run, "gpus")), el,
+		       json_is_true(json_object_get(run, "simulated")) ? " (simulated)" : "");
+		printf("    %s, %s, ETA %s", rate, mfu, eta_s);
+		if (json_is_string(json_object_get(run, "deadline")))
+			printf(" (deadline %s)", json_string_value(json_object_get(run, "deadline")));
+		printf("; cost %s so far, %s projected\n", so_far, proj);
+		if (json_is_string(json_object_get(run, "edited")))
+			printf("    EDITED: %s; its cost is not trusted\n",
+			       json_string_value(json_object_get(run, "edited")));
+		if (json_is_string(json_object_get(run, "warning")))
+			printf("    warning: %s\n", json_string_value(json_object_get(run, "warning")));
+		free(el);
+		free(rate);
+		free(mfu);
+		free(so_far);
+		free(proj);
+		free(eta_s);
+		free(name);
+	}
+}
+
 /* The group's part in Slurm: the controller, or its partition and how many nodes joined. */
 static void print_scheduler(const json_t *d, const json_t *g)
 {
@@ -524,6 +596,7 @@ static void print_text(const json_t *d)
 	print_windows(d);
 	if (json_object_get(d, "utilization"))
 		print_utilization(json_object_get(d, "utilization"));
+	print_runs(d);
 	if (json_integer_value(json_object_get(d, "pending_changes")))
 		printf("Pending: %" JSON_INTEGER_FORMAT
 		       " changes between the spec and what runs; `kiln plan` shows them.\n",
@@ -585,6 +658,7 @@ int cmd_status(int argc, char **argv, struct cli *cli)
 	}
 	doc = build(&r, now, lifetime);
 	status_scheduler(&r, ssh, doc);
+	status_runs(&r, now, doc);
 	if (util)
 		json_object_set_new(doc, "utilization", util);
 	if (f.json) {

@@ -261,13 +261,51 @@ static bool wait_for_token(struct retry_rate *rate, const struct retry_call *rc,
 	return false;
 }
 
-/* Before retry attempt + 1: back off, then wait for a token; false when the deadline comes first.
+/*
+ * Wait for attempt's tokens of the cloud's documented buckets (call->spend):
+ * the first attempt as long as they take, and that wait moves the call's
+ * deadline back (kiln keeping to the cloud's rate is not retrying); a retry
+ * only when they come before the deadline, else they go back.
+ */
+static bool wait_for_buckets(const struct http_call *call, struct retry_call *rc, int attempt,
+			     struct http_tries *t)
+{
+	long now = rc->clock->now_ms(rc->clock->arg), wait = 0, w;
+	size_t i;
+
+	for (i = 0; i < call->nspend; i++) {
+		w = retry_bucket_take(call->spend[i].bucket, call->spend[i].tokens, now);
+		if (w > wait)
+			wait = w;
+	}
+	if (wait == 0)
+		return true;
+	log_debug("http: %s %s: waiting %.1f s for the tokens of its %s", call->service,
+		  call->action, (double)wait / 1000, call->nspend > 1 ? "buckets" : "bucket");
+	if (attempt == 0) {
+		rc->clock->sleep_ms(rc->clock->arg, wait);
+		retry_call_defer(rc, wait);
+		t->paced_ms += wait;
+		return true;
+	}
+	if (retry_call_sleep(rc, wait)) {
+		t->paced_ms += wait;
+		return true;
+	}
+	for (i = 0; i < call->nspend; i++)
+		retry_bucket_give_back(call->spend[i].bucket, call->spend[i].tokens);
+	return false;
+}
+
+/*
+ * Before retry attempt + 1: back off, then wait for a token and the
+ * buckets' tokens; false when the deadline comes first.
  */
 static bool pause_before(const struct http_call *call, const struct http_response *resp,
-			 int attempt, long base_ms, const struct retry_call *rc)
+			 int attempt, long base_ms, struct retry_call *rc, struct http_tries *t)
 {
 	return retry_call_sleep(rc, retry_wait_ms(resp, attempt, base_ms, rc)) &&
-	       wait_for_token(call->rate, rc, attempt);
+	       wait_for_token(call->rate, rc, attempt) && wait_for_buckets(call, rc, attempt, t);
 }
 
 static void trace(const struct http_call *call, int rc, const struct http_response *resp, long ms,
@@ -289,7 +327,7 @@ static void trace(const struct http_call *call, int rc, const struct http_respon
  * rate end before the deadline. t says what stopped it.
  */
 static bool may_retry(const struct http_call *call, const struct http_response *resp, int rc,
-		      long base_ms, const struct retry_call *rcall, struct http_tries *t, int *cost)
+		      long base_ms, struct retry_call *rcall, struct http_tries *t, int *cost)
 {
 	if (call->rate && !(*cost = retry_quota_take(call->rate, rc == -1))) {
 		t->no_quota = true;
@@ -297,7 +335,7 @@ static bool may_retry(const struct http_call *call, const struct http_response *
 			  call->service, call->action);
 		return false;
 	}
-	if (!pause_before(call, resp, t->attempts, base_ms, rcall)) {
+	if (!pause_before(call, resp, t->attempts, base_ms, rcall, t)) {
 		t->out_of_time = true;
 		if (call->rate)
 			retry_quota_put_back(call->rate, *cost);
@@ -312,7 +350,14 @@ static bool may_retry(const struct http_call *call, const struct http_response *
 static void tell_rate(const struct http_call *call, int rc, const struct http_response *resp,
 		      bool again, bool throttled, int cost, const struct retry_call *rcall)
 {
-	if (!call->rate || rc != 0)
+	size_t i;
+
+	if (rc != 0)
+		return;
+	for (i = 0; i < call->nspend; i++)
+		retry_bucket_answered(call->spend[i].bucket, rcall->clock->now_ms(rcall->clock->arg),
+				      throttled);
+	if (!call->rate)
 		return;
 	retry_rate_answered(call->rate, rcall->clock->now_ms(rcall->clock->arg), throttled);
 	if (!again && resp->status >= 200 && resp->status < 300)
@@ -341,8 +386,10 @@ int http_call_run(const struct http_call *call, struct http_response *resp,
 	for (t.attempts = 0; t.attempts < max; t.attempts++) {
 		if (t.attempts > 0 && !may_retry(call, resp, rc, base, &rcall, &t, &cost))
 			break;
-		if (t.attempts == 0)
+		if (t.attempts == 0) {
 			wait_for_token(call->rate, &rcall, 0);
+			wait_for_buckets(call, &rcall, 0, &t);
+		}
 		http_response_release(resp);
 		memset(&req, 0, sizeof(req));
 		call->prepare(call->arg, t.attempts, &req);

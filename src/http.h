@@ -63,6 +63,14 @@ struct http_call {
 	 */
 	struct retry_rate *rate;
 	/*
+	 * The cloud's documented token buckets this request spends from
+	 * (retry.h's retry_bucket: its category's, and for a launch one token
+	 * an instance), nspend of them; every attempt first waits for its
+	 * tokens, and that wait is not counted against the call's deadline.
+	 */
+	const struct retry_spend *spend;
+	size_t nspend;
+	/*
 	 * A call that is not idempotent (a create with no token): a lost
 	 * connection or timeout may have done it, so it is not sent again;
 	 * the caller looks before it tries again.
@@ -84,6 +92,7 @@ struct http_tries {
 	bool out_of_time; /* stopped by the logical call's deadline, not by the attempts */
 	bool no_quota;	  /* stopped by the service's retry quota (retry.h) */
 	long deadline_ms; /* the logical call's time to retry in, KILN_CALL_DEADLINE_MS */
+	long paced_ms;	  /* waited for the buckets' tokens (call->spend), before sending */
 };
 
 /*
@@ -95,7 +104,10 @@ struct http_tries {
  * the thread's logical call (retry.h; a call outside one is its own). With
  * call->rate every attempt first waits for its token, every answer tells
  * the rate whether it was throttled, and every retry is paid for from the
- * service's retry quota, none when it is spent. Returns 0 with the last
+ * service's retry quota, none when it is spent. With call->spend every
+ * attempt waits for its buckets' tokens first (the first attempt as long
+ * as it takes, a retry only while that ends before the deadline), and
+ * every answer tells the buckets whether it was throttled. Returns 0 with the last
  * response in *resp (whatever its status: the caller reads errors), or -1
  * when no response came at all, with err naming the URL and the cause.
  * *tries (may be NULL) says how it went.

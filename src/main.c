@@ -36,6 +36,8 @@ static const struct command {
     {"ssh-config", cmd_ssh_config, &cmd_ssh_config_info},
     {"ssh", cmd_ssh, &cmd_ssh_info},
     {"exec", cmd_exec, &cmd_exec_info},
+    {"run", cmd_run, &cmd_run_info},
+    {"runs", cmd_runs, &cmd_runs_info},
     {"repair", cmd_repair, &cmd_repair_info},
     {"graph", cmd_graph, &cmd_graph_info},
     {"iam-policy", cmd_iam_policy, &cmd_iam_policy_info},

@@ -11,6 +11,9 @@
 #include <string.h>
 
 #include "ledger.h"
+#include "runcost.h"
+#include "runrec.h"
+#include "workload_spec.h"
 #include "state.h"
 #include "timefmt.h"
 #include "util.h"
@@ -19,11 +22,12 @@
 
 int report_by_check(const char *by, struct kiln_error *err)
 {
-	if (strcmp(by, "workspace") == 0 || strcmp(by, "cluster") == 0 ||
+	if (strcmp(by, "workspace") == 0 || strcmp(by, "cluster") == 0 || strcmp(by, "run") == 0 ||
 	    (strncmp(by, "tag:", 4) == 0 && by[4]))
 		return 0;
 	kiln_error_set(err, "unknown --by key '%s'", by);
-	kiln_error_hint(err, "use --by workspace, --by cluster or --by tag:KEY (a spec tag)");
+	kiln_error_hint(err, "use --by workspace, --by cluster, --by run or --by tag:KEY (a spec "
+			     "tag)");
 	return -1;
 }
 
@@ -224,15 +228,24 @@ static json_t *stretch_json(const struct point *from, int64_t a, int64_t b,
  * The stretch [a, b) after point from, clipped to since, added to sums;
  * util: the utilization recorded at the point that ends it (NULL: none).
  */
+/* The stretches of one lifetime at a known burn, for the runs' shares (runcost.h). */
+struct run_stretches {
+	struct runcost_stretch *v;
+	size_t n, cap;
+};
+
 static void stretch(const struct report_options *o, const struct point *from, int64_t a, int64_t b,
 		    const struct ledger_entry *end, struct sums *sm, json_t *series, json_t *utils,
-		    json_t *stretches)
+		    json_t *stretches, struct run_stretches *st)
 {
 	char ta[21], tb[21];
 	double h, cost;
 
 	if (o->has_since && a < o->since)
 		a = o->since;
+	if (from->burn_known && b > a)
+		*ARRAY_PUSH(st->v, st->n, st->cap) =
+		    (struct runcost_stretch){.a = a, .b = b, .burn = from->burn, .gpus = from->gpus};
 	/* Unrecorded burn makes the whole unknown, however short (commits in one second). */
 	if (!from->burn_known && b >= a)
 		sm->unknown = true;
@@ -303,6 +316,8 @@ static const char *group_key(const char *by, const char *ws, const char *cluster
 
 	if (strcmp(by, "cluster") == 0)
 		return cluster ? cluster : "(none)";
+	if (strcmp(by, "run") == 0)
+		return ws; /* the lifetimes by workspace; the runs are listed beside them */
 	if (strncmp(by, "tag:", 4) == 0)
 		return (v = json_string_value(json_object_get(tags, by + 4))) ? v : "(untagged)";
 	return ws;
@@ -330,14 +345,78 @@ static void retained_add(const struct report_options *o, const struct point *p, 
 		sm->retained += cost;
 }
 
-/* The lifetimes in one workspace's history, appended to out. */
+/* kiln report --by run: the runs over every lifetime, what no run used, the whole. */
+struct run_sums {
+	struct runrec_list l; /* the workspace's runs */
+	json_t *runs;	      /* the report's run objects */
+	double idle, total;   /* USD, to the cent */
+	bool unknown;	      /* a lifetime's cost is unknown: so are idle and total */
+};
+
+/* Measured MFU: 6 x active params x tokens over the run's GPU-seconds at peak; -1: no data. */
+static double run_mfu(const struct runrec *r, double gpu_hours)
+{
+	struct kiln_error ignored = {0};
+	const struct catalog *cat = r->provider ? workload_catalog(r->provider, &ignored) : NULL;
+	const struct catalog_gpu *g = cat && r->gpu_model ? catalog_gpu(cat, r->gpu_model) : NULL;
+	const json_t *w = r->lineage.workload;
+	const char *prec = json_string_value(json_object_get(w, "precision"));
+	double peak = !g ? 0 : prec && strcmp(prec, "fp8") == 0 ? g->fp8_tflops : g->bf16_tflops;
+	double params = json_number_value(json_object_get(w, "active_params"));
+
+	if (peak <= 0 || params <= 0 || r->tokens < 0 || gpu_hours <= 0)
+		return -1;
+	return 6.0 * params * r->tokens / (gpu_hours * 3600.0 * peak * 1e12);
+}
+
+static void lifetime_runs(const struct report_options *o, const struct run_stretches *st,
+			  const struct sums *sm, const char *ws, struct run_sums *rs)
+{
+	struct runcost_share *sh = xcalloc(rs->l.n + 1, sizeof(*sh));
+	double total = runcost_cents(sm->cost + sm->upfront), used = 0;
+
+	(void)ws;
+	runcost_split(st->v, st->n, sm->upfront, sm->hours, rs->l.runs, rs->l.n, o->now, sh);
+	for (size_t i = 0; i < rs->l.n; i++) {
+		const struct runrec *r = &rs->l.runs[i];
+		json_t *j;
+		double cost = runcost_cents(sh[i].cost), mfu;
+
+		if (!sh[i].counted && !(r->edited && r->started))
+			continue;
+		j = runrec_json(r, false);
+		mfu = run_mfu(r, sh[i].gpu_hours);
+		json_object_set_new(j, "cost_usd",
+				    sh[i].counted && !sm->unknown ? json_real(cost) : json_null());
+		json_object_set_new(j, "gpu_hours",
+				    sh[i].counted ? json_real(r4(sh[i].gpu_hours)) : json_null());
+		json_object_set_new(j, "usd_per_million_tokens",
+				    sh[i].counted && !sm->unknown && r->tokens > 0
+					? json_real(r4(cost / r->tokens * 1e6))
+					: json_null());
+		json_object_set_new(j, "mfu", mfu >= 0 ? json_real(r4(mfu)) : json_null());
+		json_array_append_new(rs->runs, j);
+		if (sh[i].counted)
+			used += cost;
+	}
+	if (sm->unknown) {
+		rs->unknown = true;
+	} else {
+		rs->total += total;
+		rs->idle += runcost_cents(total - used);
+	}
+	free(sh);
+}
+
+/* The lifetimes in one workspace's history, appended to out (their runs' costs to rs). */
 static void lifetimes(const struct report_options *o, const char *ws, bool archived,
-		      struct point *p, size_t n, json_t *out)
+		      struct point *p, size_t n, json_t *out, struct run_sums *rs)
 {
 	size_t i = 0, j;
 
 	while (i < n) {
 		struct sums sm = {0};
+		struct run_stretches st = {0};
 		json_t *series, *utils, *stretches, *lt;
 		double retained_rate = 0;
 		const json_t *tags = NULL;
@@ -374,7 +453,7 @@ static void lifetimes(const struct report_options *o, const char *ws, bool archi
 					      r4(sm.upfront)));
 			if (j > start)
 				stretch(o, &p[j - 1], p[j - 1].time, p[j].time, &p[j].le, &sm,
-					series, utils, stretches);
+					series, utils, stretches, &st);
 			if (p[j].resources == 0) {
 				ended = true;
 				break;
@@ -382,15 +461,19 @@ static void lifetimes(const struct report_options *o, const char *ws, bool archi
 		}
 		if (!ended)
 			stretch(o, &p[j - 1], p[j - 1].time, o->now, NULL, &sm, series, utils,
-				stretches);
+				stretches, &st);
 		end = ended ? p[j].time : o->now;
 		i = ended ? j + 1 : n;
 		if (o->has_since && end <= o->since && ended) {
 			json_decref(series);
 			json_decref(utils);
 			json_decref(stretches);
+			free(st.v);
 			continue;
 		}
+		if (rs)
+			lifetime_runs(o, &st, &sm, ws, rs);
+		free(st.v);
 		lt = json_pack("{s:s, s:b, s:s?, s:s, s:o, s:s?, s:o, s:o}", "workspace", ws,
 			       "archived", archived, "cluster", p[start].cluster, "start",
 			       time_format_rfc3339(p[start].time, t0), "end",
@@ -516,7 +599,7 @@ int report_workspace(struct store *s, const char *ws, int64_t now, json_t **out,
 	if (history(s, ref, seen, bad, &p, &np, err) < 0)
 		goto out;
 	points_burn(p, np);
-	lifetimes(&o, ws, false, p, np, all);
+	lifetimes(&o, ws, false, p, np, all, NULL);
 	last = json_array_get(all, json_array_size(all) - 1);
 	if (last && json_is_null(json_object_get(last, "end"))) {
 		json_object_del(last, "_sums");
@@ -542,6 +625,8 @@ int report_build(struct store *s, const struct report_options *o, json_t **out,
 {
 	static const char *const prefixes[] = {"refs/heads/", ARCHIVE_PREFIX};
 	json_t *seen = json_object(), *all = json_array(), *bad = json_array();
+	bool by_run = strcmp(o->by, "run") == 0;
+	struct run_sums rs = {.runs = json_array()};
 	size_t k, i;
 	int ret = -1;
 
@@ -566,11 +651,16 @@ int report_build(struct store *s, const struct report_options *o, json_t **out,
 				*slash = '\0';
 			rc = history(s, ref, seen, bad, &p, &np, err);
 			free(ref);
+			if (rc == 0 && by_run)
+				rc = runrec_load(s, ws, &rs.l, err);
 			if (rc == 0) {
+				for (size_t r = 0; r < rs.l.n; r++)
+					runrec_settle(&rs.l.runs[r], o->now);
 				points_burn(p, np);
-				lifetimes(o, ws, k == 1, p, np, all);
+				lifetimes(o, ws, k == 1, p, np, all, by_run ? &rs : NULL);
 				points_release(p, np);
 			}
+			runrec_list_release(&rs.l);
 			free(ws);
 			if (rc < 0) {
 				store_names_free(names, n);
@@ -580,8 +670,16 @@ int report_build(struct store *s, const struct report_options *o, json_t **out,
 		store_names_free(names, n);
 	}
 	*out = summarise(o, all, bad);
+	if (by_run) {
+		json_object_set(*out, "runs", rs.runs);
+		json_object_set_new(*out, "idle_usd",
+				    rs.unknown ? json_null() : json_real(runcost_cents(rs.idle)));
+		json_object_set_new(*out, "total_usd",
+				    rs.unknown ? json_null() : json_real(runcost_cents(rs.total)));
+	}
 	ret = 0;
 out:
+	json_decref(rs.runs);
 	json_decref(all);
 	json_decref(bad);
 	json_decref(seen);

@@ -85,6 +85,47 @@ static void heading(FILE *out, const json_t *doc)
 	free(p);
 }
 
+/* --by run: the runs' figures, and runs + idle = total (kiln-report(1)). */
+static void text_runs(FILE *out, const json_t *doc)
+{
+	const json_t *r;
+	size_t i;
+	char *idle, *total;
+
+	if (!json_object_get(doc, "runs"))
+		return;
+	fprintf(out, "\nRuns:\n%-10s  %-20s  %-9s  %10s  %12s  %8s  %10s  %6s\n", "ID", "NAME",
+		"STATE", "GPU-HOURS", "COST", "TOKENS", "$/MTOK", "MFU");
+	json_array_foreach(json_object_get(doc, "runs"), i, r)
+	{
+		char *name = str_for_terminal(str(r, "name") ? str(r, "name") : "-", 20);
+		char *gh = figure(r, "gpu_hours", "-"), *cost = money(r, "cost_usd", "unknown");
+		char *per = money(r, "usd_per_million_tokens", "no data");
+		const json_t *t = json_object_get(r, "tokens"), *m = json_object_get(r, "mfu");
+		char *tok = json_is_number(t) ? xasprintf("%.3gM", json_number_value(t) / 1e6)
+					      : xstrdup("no data");
+		char *mfu = json_is_number(m) ? xasprintf("%.2f", json_number_value(m))
+					      : xstrdup("no data");
+
+		fprintf(out, "%-10s  %-20s  %-9s  %10s  %12s  %8s  %10s  %6s%s\n", str(r, "id"), name,
+			str(r, "state"), gh, cost, tok, per, mfu,
+			json_is_true(json_object_get(r, "edited"))
+			    ? "  EDITED: not trusted for money, counted as idle"
+			    : "");
+		free(name);
+		free(gh);
+		free(cost);
+		free(per);
+		free(tok);
+		free(mfu);
+	}
+	idle = money(doc, "idle_usd", "unknown");
+	total = money(doc, "total_usd", "unknown");
+	fprintf(out, "Idle (what no run used): %s; runs and idle add up to %s.\n", idle, total);
+	free(idle);
+	free(total);
+}
+
 void report_render_text(FILE *out, const json_t *doc)
 {
 	const json_t *lt, *g, *tot = json_object_get(doc, "total");
@@ -139,6 +180,7 @@ void report_render_text(FILE *out, const json_t *doc)
 	if (json_is_number(json_object_get(tot, "useful_gpu_hours")))
 		fprintf(out, ", %s useful GPU-hours at %s each", c[C_USEFUL], c[C_PER]);
 	fprintf(out, ".\n");
+	text_runs(out, doc);
 	if (json_array_size(json_object_get(doc, "ledger_errors")))
 		fprintf(out, "Cost unknown: part of the ledger is malformed (each commit is named "
 			     "on standard error), so its burn is not counted.\n");
@@ -191,6 +233,48 @@ static char *csv_number(const json_t *o, const char *k)
 	return json_is_number(v) ? xasprintf("%.4f", json_number_value(v)) : xstrdup("");
 }
 
+/* --by run: one row a run, then the idle row and the total row. */
+static void csv_runs(FILE *out, const json_t *doc)
+{
+	static const char *const texts[] = {"id", "name", "state", "workspace", "cluster",
+					    "started", "ended"};
+	static const char *const nums[] = {"gpu_hours", "cost_usd", "tokens",
+					   "usd_per_million_tokens", "mfu"};
+	static const char *const lineage[] = {"code_commit", "spec_digest", "state_commit",
+					      "image"};
+	const json_t *r;
+	size_t i, k;
+	char *v;
+
+	fputs("id,name,state,workspace,cluster,started,ended,gpu_hours,cost_usd,tokens,"
+	      "usd_per_million_tokens,mfu,edited,code_commit,spec_digest,state_commit,image,"
+	      "dirty\r\n",
+	      out);
+	json_array_foreach(json_object_get(doc, "runs"), i, r)
+	{
+		const json_t *l = json_object_get(r, "lineage");
+
+		for (k = 0; k < ARRAY_SIZE(texts); k++)
+			csv_field(out, str(r, texts[k]), true, false);
+		for (k = 0; k < ARRAY_SIZE(nums); k++) {
+			v = csv_number(r, nums[k]);
+			csv_field(out, v, false, false);
+			free(v);
+		}
+		csv_field(out, json_is_true(json_object_get(r, "edited")) ? "yes" : "no", true,
+			  false);
+		for (k = 0; k < ARRAY_SIZE(lineage); k++)
+			csv_field(out, str(l, lineage[k]), true, false);
+		csv_field(out, json_is_true(json_object_get(l, "dirty")) ? "yes" : "no", true, true);
+	}
+	v = csv_number(doc, "idle_usd");
+	fprintf(out, "idle,,,,,,,,%s,,,,,,,,,\r\n", v);
+	free(v);
+	v = csv_number(doc, "total_usd");
+	fprintf(out, "total,,,,,,,,%s,,,,,,,,,\r\n", v);
+	free(v);
+}
+
 void report_render_csv(FILE *out, const json_t *doc)
 {
 	static const char *const nums[] = {"hours",
@@ -203,6 +287,10 @@ void report_render_csv(FILE *out, const json_t *doc)
 	const json_t *lt;
 	size_t i, k;
 
+	if (json_object_get(doc, "runs")) {
+		csv_runs(out, doc);
+		return;
+	}
 	fputs("group,workspace,archived,cluster,start,end,hours,gpu_hours,cost_usd,upfront_usd,"
 	      "useful_gpu_hours,mean_gpu_util,cost_per_useful_gpu_hour_usd\r\n",
 	      out);
@@ -398,6 +486,53 @@ static void html_finops(struct strbuf *sb, const json_t *doc)
 		    "share of the cost. A dash: nothing recorded to count from.</p>\n");
 }
 
+/* --by run: a table of the runs, with idle and the total under it. */
+static void html_runs(struct strbuf *sb, const json_t *doc)
+{
+	const json_t *r;
+	size_t i;
+	char *c;
+
+	if (!json_object_get(doc, "runs"))
+		return;
+	sb_adds(sb, "<h2>Runs</h2><div class=\"scroll\"><table id=\"runs\"><thead><tr><th>Run</th>"
+		    "<th>Name</th><th>State</th><th>GPU-hours</th><th>Cost</th><th>Cost per "
+		    "million tokens</th><th>Code</th></tr></thead><tbody>\n");
+	json_array_foreach(json_object_get(doc, "runs"), i, r)
+	{
+		const char *code = str(json_object_get(r, "lineage"), "code_commit");
+		char *id = xasprintf("run-%s", str(r, "id"));
+
+		sb_adds(sb, "<tr>");
+		html_cell(sb, "th", NULL, NULL, str(r, "id"));
+		html_cell(sb, "td", NULL, NULL, str(r, "name") ? str(r, "name") : "-");
+		html_cell(sb, "td", NULL, NULL, str(r, "state"));
+		c = figure(r, "gpu_hours", "-");
+		html_cell(sb, "td", NULL, NULL, c);
+		free(c);
+		c = money(r, "cost_usd",
+			  json_is_true(json_object_get(r, "edited")) ? "edited: not trusted"
+								       : "unknown");
+		html_cell(sb, "td", NULL, id, c);
+		free(c);
+		c = money(r, "usd_per_million_tokens", "no data");
+		html_cell(sb, "td", NULL, NULL, c);
+		free(c);
+		html_cell(sb, "td", NULL, NULL, code ? code : "-");
+		sb_adds(sb, "</tr>\n");
+		free(id);
+	}
+	sb_adds(sb, "</tbody><tfoot><tr><th>Idle</th><td></td><td></td><td></td>");
+	c = money(doc, "idle_usd", "unknown");
+	html_cell(sb, "td", NULL, "idle", c);
+	free(c);
+	sb_adds(sb, "<td></td><td></td></tr><tr><th>Total</th><td></td><td></td><td></td>");
+	c = money(doc, "total_usd", "unknown");
+	html_cell(sb, "td", NULL, "runs-total", c);
+	free(c);
+	sb_adds(sb, "<td></td><td></td></tr></tfoot></table></div>\n");
+}
+
 void report_render_html(FILE *out, const json_t *doc)
 {
 	struct strbuf sb = {0};
@@ -416,6 +551,7 @@ void report_render_html(FILE *out, const json_t *doc)
 	html_lifetimes(&sb, doc);
 	html_groups(&sb, doc);
 	html_finops(&sb, doc);
+	html_runs(&sb, doc);
 	report_plots_write(&sb, doc);
 	sb_adds(&sb, "\n<p class=\"note\">Made by kiln report from the state repository alone: "
 		     "nothing on this page is fetched.</p>\n</body></html>\n");

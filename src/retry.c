@@ -293,3 +293,113 @@ void retry_rate_answered(struct retry_rate *r, long now_ms, bool throttled)
 	}
 	pthread_mutex_unlock(&r->mu);
 }
+
+struct retry_bucket {
+	pthread_mutex_t mu;
+	double size, documented, refill;
+	double tokens;	  /* below 0: promised to waiters */
+	long refilled_ms; /* -1 before the first take */
+};
+
+struct retry_bucket *retry_bucket_new(double size, double refill)
+{
+	struct retry_bucket *b = xcalloc(1, sizeof(*b));
+
+	pthread_mutex_init(&b->mu, NULL);
+	b->size = size > 0 ? size : 1;
+	b->documented = b->refill = refill > 0 ? refill : 1;
+	b->tokens = b->size;
+	b->refilled_ms = -1;
+	return b;
+}
+
+void retry_bucket_free(struct retry_bucket *b)
+{
+	if (!b)
+		return;
+	pthread_mutex_destroy(&b->mu);
+	free(b);
+}
+
+double retry_bucket_size(const struct retry_bucket *b)
+{
+	return b->size;
+}
+
+double retry_bucket_refill(struct retry_bucket *b)
+{
+	double r;
+
+	pthread_mutex_lock(&b->mu);
+	r = b->refill;
+	pthread_mutex_unlock(&b->mu);
+	return r;
+}
+
+static void bucket_refill(struct retry_bucket *b, long now_ms)
+{
+	if (b->refilled_ms >= 0 && now_ms > b->refilled_ms)
+		b->tokens += (double)(now_ms - b->refilled_ms) * b->refill / 1000.0;
+	if (b->tokens > b->size)
+		b->tokens = b->size;
+	if (b->refilled_ms < now_ms)
+		b->refilled_ms = now_ms;
+}
+
+long retry_bucket_take(struct retry_bucket *b, double n, long now_ms)
+{
+	long wait = 0;
+
+	if (n > b->size)
+		n = b->size;
+	pthread_mutex_lock(&b->mu);
+	bucket_refill(b, now_ms);
+	b->tokens -= n;
+	/*
+	 * RETRY_BUCKET_MARGIN later than the arithmetic says: the cloud's
+	 * bucket counts from when a request arrived, a moment after kiln took
+	 * its tokens, and a request a hair early is refused whole.
+	 */
+	if (b->tokens < 0)
+		wait = (long)(-b->tokens * 1000.0 / b->refill * RETRY_BUCKET_MARGIN + 0.999);
+	pthread_mutex_unlock(&b->mu);
+	return wait;
+}
+
+void retry_bucket_give_back(struct retry_bucket *b, double n)
+{
+	pthread_mutex_lock(&b->mu);
+	b->tokens += n;
+	if (b->tokens > b->size)
+		b->tokens = b->size;
+	pthread_mutex_unlock(&b->mu);
+}
+
+void retry_bucket_answered(struct retry_bucket *b, long now_ms, bool throttled)
+{
+	pthread_mutex_lock(&b->mu);
+	bucket_refill(b, now_ms);
+	if (throttled) {
+		double floor = b->documented / 10;
+
+		if (b->tokens > 0)
+			b->tokens = 0;
+		b->refill = b->refill * RETRY_RATE_BETA > floor ? b->refill * RETRY_RATE_BETA : floor;
+		log_debug("throttled: kiln now assumes this bucket refills %.2f tokens a second",
+			  b->refill);
+	} else if (b->refill < b->documented) {
+		b->refill += b->documented / 10;
+		if (b->refill > b->documented)
+			b->refill = b->documented;
+	}
+	pthread_mutex_unlock(&b->mu);
+}
+
+void retry_call_defer(struct retry_call *c, long ms)
+{
+	if (ms <= 0)
+		return;
+	c->deadline_ms += ms;
+	if (!c->owner && current && current != c)
+		current->deadline_ms += ms;
+}

@@ -131,4 +131,53 @@ int retry_quota_left(struct retry_rate *r);
 double retry_rate_decreased(double sending);
 double retry_rate_increased(double fill, double measured);
 
+/*
+ * A token bucket a cloud documents for a kind of request (EC2's "Request
+ * throttling for the Amazon EC2 API": a bucket per action category, and per
+ * instance for RunInstances and TerminateInstances), kept on the client so
+ * kiln waits for a token instead of sending a request the cloud would
+ * refuse. It starts full, as the cloud's does; a take may promise tokens
+ * not there yet (the count goes below 0) and says how long to wait for
+ * them, so waiters queue in the order they asked. A throttled answer means
+ * the cloud's bucket is empty (another client of the account spends it
+ * too): the count drops to 0 and the refill to RETRY_RATE_BETA of itself,
+ * never below a tenth of the documented one; each answer that was not
+ * throttled gives back a tenth of the documented refill, up to it, as
+ * botocore's adaptive mode decreases and increases its rate.
+ */
+struct retry_bucket;
+
+/* A wait for tokens is this much longer than the refill arithmetic says (see retry.c). */
+#define RETRY_BUCKET_MARGIN 1.02
+
+/* A full bucket of size tokens refilled with refill a second (both > 0). */
+struct retry_bucket *retry_bucket_new(double size, double refill);
+void retry_bucket_free(struct retry_bucket *b);
+double retry_bucket_size(const struct retry_bucket *b);
+/* The refill it assumes now: the documented one, or less after throttling. */
+double retry_bucket_refill(struct retry_bucket *b);
+/*
+ * Take n tokens at now_ms: the milliseconds to wait until they are there,
+ * RETRY_BUCKET_MARGIN over (0 when they are). n above the size waits as for the size: the caller
+ * splits what it sends so that no one request costs more than the bucket
+ * holds.
+ */
+long retry_bucket_take(struct retry_bucket *b, double n, long now_ms);
+/* n tokens taken but not spent (the request was not sent after all). */
+void retry_bucket_give_back(struct retry_bucket *b, double n);
+void retry_bucket_answered(struct retry_bucket *b, long now_ms, bool throttled);
+
+/* What one request costs of one bucket. */
+struct retry_spend {
+	struct retry_bucket *bucket;
+	double tokens;
+};
+
+/*
+ * Push the deadline of the thread's logical call (c, and the call it is
+ * nested in) back by ms: the time it spent waiting for its buckets' tokens
+ * is kiln keeping to the cloud's documented rate, not time spent retrying.
+ */
+void retry_call_defer(struct retry_call *c, long ms);
+
 #endif

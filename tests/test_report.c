@@ -725,7 +725,7 @@ static void test_report_refuses_an_unknown_by_key(void **state)
 	assert_int_equal(report_by_check("team", &err), -1);
 	assert_string_equal(err.msg, "unknown --by key 'team'");
 	assert_string_equal(err.hint,
-			    "use --by workspace, --by cluster or --by tag:KEY (a spec tag)");
+			    "use --by workspace, --by cluster, --by run or --by tag:KEY (a spec tag)");
 	memset(&err, 0, sizeof(err));
 	assert_int_equal(report_by_check("tag:", &err), -1);
 	assert_int_equal(report_by_check("tag:team", &err), 0);

@@ -353,6 +353,117 @@ static void test_successes_refill_the_quota_up_to_its_maximum(void **state)
 	retry_rate_free(r);
 }
 
+/* EC2's documented buckets, kept on the client. */
+
+static void test_a_full_bucket_gives_its_size_at_once_then_waits_for_the_refill(void **state)
+{
+	struct retry_bucket *b = retry_bucket_new(100, 20);
+	int i;
+
+	(void)state;
+	for (i = 0; i < 100; i++)
+		assert_int_equal(retry_bucket_take(b, 1, 0), 0);
+	assert_int_equal(retry_bucket_take(b, 1, 0), 51); /* 50 ms, 2% over */
+	retry_bucket_free(b);
+}
+
+static void test_a_2000_node_gang_waits_500_s_for_its_second_chunk_of_1000(void **state)
+{
+	struct retry_bucket *b = retry_bucket_new(1000, 2);
+
+	(void)state;
+	assert_int_equal(retry_bucket_take(b, 1000, 0), 0);
+	assert_int_equal(retry_bucket_take(b, 1000, 0), 510000);
+	retry_bucket_free(b);
+}
+
+static void test_waiters_queue_in_the_order_they_asked(void **state)
+{
+	struct retry_bucket *b = retry_bucket_new(1000, 2);
+
+	(void)state;
+	assert_int_equal(retry_bucket_take(b, 1000, 0), 0);
+	assert_int_equal(retry_bucket_take(b, 1000, 0), 510000);
+	assert_int_equal(retry_bucket_take(b, 1000, 0), 1020000);
+	/* Time passed: the third still waits for what the second was promised. */
+	assert_int_equal(retry_bucket_take(b, 2, 500000), 511020);
+	retry_bucket_free(b);
+}
+
+static void test_a_take_above_the_size_waits_as_for_the_size(void **state)
+{
+	struct retry_bucket *b = retry_bucket_new(1000, 2);
+
+	(void)state;
+	assert_int_equal(retry_bucket_take(b, 2000, 0), 0);
+	assert_int_equal(retry_bucket_take(b, 1, 0), 510);
+	retry_bucket_free(b);
+}
+
+static void test_tokens_given_back_are_there_for_the_next(void **state)
+{
+	struct retry_bucket *b = retry_bucket_new(5, 2);
+
+	(void)state;
+	assert_int_equal(retry_bucket_take(b, 5, 0), 0);
+	retry_bucket_give_back(b, 5);
+	assert_int_equal(retry_bucket_take(b, 5, 0), 0);
+	retry_bucket_free(b);
+}
+
+static void test_a_throttled_answer_empties_the_bucket_and_slows_its_refill(void **state)
+{
+	struct retry_bucket *b = retry_bucket_new(50, 5);
+
+	(void)state;
+	retry_bucket_answered(b, 0, true);
+	assert_true(retry_bucket_refill(b) > 3.49 && retry_bucket_refill(b) < 3.51);
+	assert_int_equal(retry_bucket_take(b, 1, 0), 292); /* 1 / 3.5 a second, 2% over */
+	retry_bucket_free(b);
+}
+
+static void test_throttling_never_slows_a_bucket_below_a_tenth_of_its_refill(void **state)
+{
+	struct retry_bucket *b = retry_bucket_new(50, 5);
+	int i;
+
+	(void)state;
+	for (i = 0; i < 50; i++)
+		retry_bucket_answered(b, 0, true);
+	assert_true(retry_bucket_refill(b) > 0.49 && retry_bucket_refill(b) < 0.51);
+	retry_bucket_free(b);
+}
+
+static void test_answers_not_throttled_bring_the_refill_back_to_the_documented_one(void **state)
+{
+	struct retry_bucket *b = retry_bucket_new(50, 5);
+	int i;
+
+	(void)state;
+	retry_bucket_answered(b, 0, true);
+	retry_bucket_answered(b, 0, false);
+	assert_true(retry_bucket_refill(b) > 3.99 && retry_bucket_refill(b) < 4.01);
+	for (i = 0; i < 20; i++)
+		retry_bucket_answered(b, 0, false);
+	assert_true(retry_bucket_refill(b) > 4.99 && retry_bucket_refill(b) < 5.01);
+	retry_bucket_free(b);
+}
+
+static void test_time_waiting_for_tokens_moves_the_calls_deadline_back(void **state)
+{
+	struct retry_call outer, inner;
+
+	(void)state;
+	retry_call_begin(&outer, &fake_clock);
+	retry_call_begin(&inner, &fake_clock);
+	fake.now += 500000;
+	retry_call_defer(&inner, 500000);
+	assert_int_equal(retry_call_left_ms(&inner), 10000);
+	assert_int_equal(retry_call_left_ms(&outer), 10000);
+	retry_call_end(&inner);
+	retry_call_end(&outer);
+}
+
 #define T(f) cmocka_unit_test_setup(f, setup)
 
 int main(void)
@@ -382,6 +493,15 @@ int main(void)
 	    T(test_a_retry_costs_five_and_one_after_no_answer_ten),
 	    T(test_when_every_call_fails_retries_stop_after_a_hundred),
 	    T(test_successes_refill_the_quota_up_to_its_maximum),
+	    T(test_a_full_bucket_gives_its_size_at_once_then_waits_for_the_refill),
+	    T(test_a_2000_node_gang_waits_500_s_for_its_second_chunk_of_1000),
+	    T(test_waiters_queue_in_the_order_they_asked),
+	    T(test_a_take_above_the_size_waits_as_for_the_size),
+	    T(test_tokens_given_back_are_there_for_the_next),
+	    T(test_a_throttled_answer_empties_the_bucket_and_slows_its_refill),
+	    T(test_throttling_never_slows_a_bucket_below_a_tenth_of_its_refill),
+	    T(test_answers_not_throttled_bring_the_refill_back_to_the_documented_one),
+	    T(test_time_waiting_for_tokens_moves_the_calls_deadline_back),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

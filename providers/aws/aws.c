@@ -81,6 +81,7 @@ static void aws_close(struct prov_ctx *ctx)
 		free(ctx->ep[i].host);
 		retry_rate_free(ctx->rate[i]);
 	}
+	aws_rate_release(&ctx->ec2_rate);
 	for (i = 0; i < ctx->nzones; i++)
 		free(ctx->zones[i]);
 	free(ctx->zones);
@@ -98,6 +99,7 @@ static int aws_open(struct prov_ctx **out, const struct spec *spec, struct kiln_
 	pthread_cond_init(&ctx->share_cond, NULL);
 	for (i = 0; i < AWS_NSERVICES; i++)
 		ctx->rate[i] = retry_rate_new();
+	aws_rate_init(&ctx->ec2_rate);
 	ctx->images = json_object();
 	ctx->efa = json_object();
 	ctx->offers = json_object();
@@ -653,6 +655,7 @@ const struct provider provider_aws = {
     .calls = aws_calls,
     .metrics = aws_metrics,
     .login_user = aws_login_user,
+    .list_objects = aws_s3_list_objects,
     /*
      * The cheapest training cluster (one node, about $10 an hour): an init
      * without a choice never starts a multi-node bill.

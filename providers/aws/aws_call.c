@@ -140,6 +140,8 @@ struct signed_call {
 	char **sig;		  /* the last attempt's signature headers */
 	const char **all;	  /* fixed + sig, for http.c */
 	bool once;		  /* not idempotent: only throttling is retried here */
+	struct retry_spend spend[2]; /* the documented buckets it spends from (aws_rate.h) */
+	size_t nspend;
 };
 
 static void prepare(void *arg, int attempt, struct http_request *req)
@@ -292,6 +294,8 @@ static int run(struct signed_call *c, const char *action, struct http_response *
 	    .throttled = throttled,
 	    .arg = c,
 	    .rate = c->ctx->rate[c->svc],
+	    .spend = c->spend,
+	    .nspend = c->nspend,
 	    .once = c->once,
 	    .unreachable_hint = "check the endpoint (AWS_ENDPOINT_URL) and the network",
 	};
@@ -431,6 +435,8 @@ static int query(struct prov_ctx *ctx, enum aws_service svc, const char *action,
 	c.body_len = all.sb.len;
 	c.fixed = fixed;
 	c.once = once || aws_action_irreversible(action);
+	if (svc == AWS_EC2)
+		c.nspend = aws_rate_spend(&ctx->ec2_rate, action, all.sb.buf, c.spend);
 	rc = run(&c, action, &resp, err);
 	if (rc == PROV_OK) {
 		rc = parse_body(svc, action, &resp, true, &doc, err);

@@ -828,7 +828,8 @@ static int block_tagged(struct prov_ctx *ctx, const struct prov_scope *scope, co
  * after EC2 answered the purchase, before anything recorded it (for the
  * test that a killed apply never buys twice); =replace: repair kills
  * itself once the new nodes launched, before the bad ones are terminated
- * (aws_nodes.c). Documented in kiln-aws(7).
+ * (aws_nodes.c); =chunk: a gang launched in chunks kills itself after its
+ * first chunk (aws_launch.c). Documented in kiln-aws(7).
  */
 void test_kill_at(const char *point)
 {

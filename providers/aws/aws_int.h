@@ -27,6 +27,7 @@
 #include <jansson.h>
 
 #include "aws/creds.h"
+#include "aws/aws_rate.h"
 #include "aws/sigv4.h"
 #include "catalog_aws.h"
 #include "jsonc.h"
@@ -72,6 +73,8 @@ struct prov_ctx {
 	atomic_ulong calls; /* HTTP requests made, retries included */
 	/* Each service's adaptive send rate, as botocore keeps one per client (retry.h). */
 	struct retry_rate *rate[AWS_NSERVICES];
+	/* EC2's documented token buckets, kept on the client (aws_rate.h). */
+	struct aws_rate ec2_rate;
 	bool have_creds;    /* else creds_err says why, at the first call */
 	pthread_mutex_t mu; /* guards images, efa, efs_arns, account, zoned and seen */
 	json_t *images;	    /* image id -> root device name, as DescribeImages said */
@@ -358,6 +361,9 @@ char *aws_role_policy_compile(const struct prov_scope *scope, const json_t *attr
 char *aws_efs_pending_arn(const char *name);
 /* GPU instances without kiln tags (aws_nodes.c), for kiln sprawl. */
 int aws_list_unmanaged(struct prov_ctx *ctx, json_t **out, struct kiln_error *err);
+/* provider.h's list_objects: ListObjectsV2 of a bucket under a prefix, every page. */
+int aws_s3_list_objects(struct prov_ctx *ctx, const char *id, const char *prefix, json_t **out,
+			struct kiln_error *err);
 /*
  * The attrs a role's policy holds: {"read", "write", and "nfs_read",
  * "nfs_write", "allow" when not empty}; new object.

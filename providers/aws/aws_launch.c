@@ -336,14 +336,16 @@ static void launch_params(struct aws_params *p, const struct launch *l,
 }
 
 /*
- * A ClientToken (at most 64 characters) for one launch of count in zone;
- * spot's on-demand stand-in has its own, which says so (aws_capacity.h).
+ * A ClientToken (at most 64 characters) for one launch of count in zone,
+ * and chunk of it (from 1; 0: launched whole); spot's on-demand stand-in
+ * has its own, which says so (aws_capacity.h).
  */
-static void launch_token(const char *base, const char *zone, long count, char out[65],
+static void launch_token(const char *base, const char *zone, long count, long chunk, char out[65],
 			 bool fallback)
 {
 	unsigned char md[SHA256_DIGEST_LENGTH];
-	char *in = xasprintf("%s/%s/%ld", base, zone, count);
+	char *in = chunk ? xasprintf("%s/%s/%ld/chunk%ld", base, zone, count, chunk)
+			 : xasprintf("%s/%s/%ld", base, zone, count);
 	size_t i, at = fallback ? strlen(CAPACITY_FALLBACK_TOKEN) : 0;
 
 	SHA256((const unsigned char *)in, strlen(in), md);
@@ -375,15 +377,10 @@ static double mono_s(void)
 	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
 }
 
-/*
- * Launch count instances. The ClientToken is made from token, the zone
- * and token_count (the count for a create; 0 for a grow, whose count may
- * be read differently on a retry while EC2 catches up: the same grow must
- * keep its token, or it would launch twice).
- */
-int launch_run(struct prov_ctx *ctx, const struct launch *l, const struct prov_scope *scope,
-	       long count, const char *token, long token_count, json_t **ids,
-	       struct kiln_error *err)
+/* One RunInstances of count, chunk of a launch (0: the whole of it). */
+static int launch_one(struct prov_ctx *ctx, const struct launch *l, const struct prov_scope *scope,
+		      long count, const char *token, long token_count, long chunk, json_t **ids,
+		      struct kiln_error *err)
 {
 	struct aws_params p = {{0}};
 	json_t *resp = NULL;
@@ -394,7 +391,7 @@ int launch_run(struct prov_ctx *ctx, const struct launch *l, const struct prov_s
 	rc = launch_user_data(ctx, l, scope, &user_data, err);
 	if (rc != PROV_OK)
 		return rc;
-	launch_token(token, l->zone, token_count, tok, l->cap.fallback);
+	launch_token(token, l->zone, token_count, chunk, tok, l->cap.fallback);
 	launch_params(&p, l, scope, count, tok, user_data);
 	free(user_data);
 	/*
@@ -443,9 +440,93 @@ int launch_run(struct prov_ctx *ctx, const struct launch *l, const struct prov_s
 			 l->address, count, l->type, l->zone, err->msg);
 		od.cap.fallback = true;
 		memset(err, 0, sizeof(*err));
-		return launch_run(ctx, &od, scope, count, token, token_count, ids, err);
+		return launch_one(ctx, &od, scope, count, token, token_count, chunk, ids, err);
 	}
 	return rc;
+}
+
+/*
+ * A gang larger than EC2's RunInstances instance bucket (aws_rate.h) can
+ * never launch in one call: EC2 refuses it with RequestLimitExceeded
+ * however long kiln waits. It launches in chunks the bucket holds, each
+ * all or nothing (MinCount = MaxCount), the next once the bucket has
+ * refilled; a chunk that fails undoes the chunks before it, so no part
+ * of a gang is left running, and the error says so. Each chunk has its
+ * own ClientToken and carries the group's tags: an apply killed between
+ * chunks leaves tagged instances that the next one adopts.
+ */
+static int launch_chunks(struct prov_ctx *ctx, const struct launch *l,
+			 const struct prov_scope *scope, long count, const char *token,
+			 long token_count, long size, json_t **ids, struct kiln_error *err)
+{
+	long chunks = (count + size - 1) / size, k, done = 0;
+	json_t *all = json_array();
+	int rc = PROV_OK;
+
+	log_info("%s: launching %ld instances in %ld chunks of at most %ld (EC2's RunInstances "
+		 "instance bucket holds %ld)",
+		 l->address, count, chunks, size, size);
+	for (k = 0; k < chunks && rc == PROV_OK; k++) {
+		long n = count - done < size ? count - done : size;
+		json_t *part = NULL;
+
+		rc = launch_one(ctx, l, scope, n, token, token_count, k + 1, &part, err);
+		if (rc == PROV_OK) {
+			json_array_extend(all, part);
+			done += n;
+			/* Tests only: a crash between chunks (kiln-aws(7)). */
+			test_kill_at("chunk");
+		}
+		json_decref(part);
+	}
+	if (rc != PROV_OK && done > 0) {
+		struct kiln_error undo = {0};
+		char msg[sizeof(err->msg)];
+		int urc = launch_terminate(ctx, all, &undo);
+
+		snprintf(msg, sizeof(msg), "%s", err->msg);
+		if (urc == PROV_OK) {
+			log_warn("%s: chunk %ld of %ld failed (%s): terminated the %ld instances "
+				 "the chunks before it launched, so no part of the gang runs",
+				 l->address, k, chunks, msg, done);
+			kiln_error_set(err,
+				       "%s (chunk %ld of %ld of a gang of %ld; the %ld instances of "
+				       "the chunks before it were terminated: no part of the gang "
+				       "runs)",
+				       msg, k, chunks, count, done);
+		} else {
+			kiln_error_set(err,
+				       "%s (chunk %ld of %ld of a gang of %ld); terminating the %ld "
+				       "instances the chunks before it launched failed too: %s",
+				       msg, k, chunks, count, done, undo.msg);
+			kiln_error_hint(err, "run kiln destroy, or apply again: they carry the "
+					     "group's tags and are found");
+		}
+	}
+	if (ids && rc == PROV_OK)
+		*ids = all;
+	else
+		json_decref(all);
+	return rc;
+}
+
+/*
+ * Launch count instances. The ClientToken is made from token, the zone
+ * and token_count (the count for a create; 0 for a grow, whose count may
+ * be read differently on a retry while EC2 catches up: the same grow must
+ * keep its token, or it would launch twice).
+ */
+int launch_run(struct prov_ctx *ctx, const struct launch *l, const struct prov_scope *scope,
+	       long count, const char *token, long token_count, json_t **ids,
+	       struct kiln_error *err)
+{
+	long size = aws_rate_launch_chunk();
+
+	if (ids)
+		*ids = NULL;
+	if (count > size)
+		return launch_chunks(ctx, l, scope, count, token, token_count, size, ids, err);
+	return launch_one(ctx, l, scope, count, token, token_count, 0, ids, err);
 }
 
 int launch_describe_scope(struct prov_ctx *ctx, const struct prov_scope *scope, json_t **out,
@@ -554,8 +635,17 @@ int launch_terminate_range(struct prov_ctx *ctx, const json_t *ids, size_t from,
 	size_t i;
 	int rc;
 
+	size_t size = (size_t)aws_rate_terminate_chunk();
+
 	if (n == 0)
 		return PROV_OK;
+	/* No one call names more than EC2's TerminateInstances instance bucket holds. */
+	if (n > size) {
+		for (i = 0, rc = PROV_OK; i < n && rc == PROV_OK; i += size)
+			rc = launch_terminate_range(ctx, ids, from + i, n - i < size ? n - i : size,
+						    err);
+		return rc;
+	}
 	for (i = 0; i < n; i++) {
 		char *k = xasprintf("InstanceId.%zu", i + 1);
 

@@ -652,3 +652,69 @@ int bucket_claim(struct prov_ctx *ctx, const struct prov_scope *scope, const cha
 	json_decref(tags);
 	return rc == PROV_OK ? bucket_read(ctx, id, out, err) : rc;
 }
+
+/* ListObjectsV2 page by page (1,000 keys a call): a run's data manifest (provider.h). */
+int aws_s3_list_objects(struct prov_ctx *ctx, const char *id, const char *prefix, json_t **out,
+			struct kiln_error *err)
+{
+	char *token = NULL;
+	int rc = PROV_OK;
+
+	*out = json_array();
+	do {
+		char *p = aws_uri_encode(prefix ? prefix : "", false), *t = NULL, *q;
+		json_t *doc = NULL, *items, *it;
+		size_t i;
+
+		if (token)
+			t = aws_uri_encode(token, false);
+		/* In the canonical order: SigV4 signs the query sorted. */
+		q = xasprintf("%s%s%slist-type=2&max-keys=1000&prefix=%s", t ? "continuation-token=" : "",
+			      t ? t : "", t ? "&" : "", p);
+		rc = s3(ctx, "GET", id, q, NULL, "ListObjectsV2", &doc, err);
+		free(p);
+		free(t);
+		free(q);
+		free(token);
+		token = NULL;
+		if (rc != PROV_OK)
+			break;
+		items = awsxml_list(doc, "Contents");
+		json_array_foreach(items, i, it)
+		{
+			const char *key = awsxml_str(it, "Key"), *size = awsxml_str(it, "Size");
+			const char *etag = awsxml_str(it, "ETag");
+			char *end = NULL;
+			long long n = size ? strtoll(size, &end, 10) : -1;
+
+			if (!key || n < 0 || !end || *end) {
+				kiln_error_set(err, "S3 ListObjectsV2 of %s gave an object without a key "
+						    "or size",
+					       id);
+				rc = PROV_ERROR;
+				break;
+			}
+			json_array_append_new(
+			    *out, json_pack("{s:s, s:I, s:s%}", "key", key, "size", (json_int_t)n,
+					    "etag", etag ? etag : "", etag ? strlen(etag) : 0));
+		}
+		json_decref(items);
+		if (rc == PROV_OK && json_array_size(*out) > PROV_OBJECTS_MAX) {
+			kiln_error_set(err, "s3://%s/%s holds more than %d objects", id,
+				       prefix ? prefix : "", PROV_OBJECTS_MAX);
+			kiln_error_hint(err, "name a narrower prefix: --data STORE/PREFIX");
+			rc = PROV_ERROR;
+		}
+		if (rc == PROV_OK && awsxml_str(doc, "IsTruncated") &&
+		    strcmp(awsxml_str(doc, "IsTruncated"), "true") == 0 &&
+		    awsxml_str(doc, "NextContinuationToken"))
+			token = xstrdup(awsxml_str(doc, "NextContinuationToken"));
+		json_decref(doc);
+	} while (rc == PROV_OK && token);
+	free(token);
+	if (rc != PROV_OK) {
+		json_decref(*out);
+		*out = NULL;
+	}
+	return rc;
+}

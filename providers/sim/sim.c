@@ -391,6 +391,66 @@ static int sim_open(struct prov_ctx **out, const struct spec *spec, struct kiln_
 }
 
 /* sim boots no image: its nodes stand for a cloud image whose default user is "kiln". */
+/*
+ * A run on sim lasts KILN_SIM_RUN_SECONDS (default an hour) and reports
+ * KILN_SIM_RUN_TOKENS_PER_S tokens a second (unset: no progress data, as a
+ * script that never calls kiln-progress).
+ */
+static int sim_run_model(struct prov_ctx *ctx, int64_t *seconds, double *tokens_per_s,
+			 struct kiln_error *err)
+{
+	long s;
+
+	(void)ctx;
+	if (knob_long("KILN_SIM_RUN_SECONDS", 1, 366L * 86400, 3600,
+		      "a whole number of seconds from 1 to 31622400, like 3600", &s, err) < 0 ||
+	    knob_double("KILN_SIM_RUN_TOKENS_PER_S", 0, 1e12, -1,
+			"a number of tokens a second of at least 0, like 250000", tokens_per_s,
+			err) < 0)
+		return PROV_ERROR;
+	*seconds = s;
+	return PROV_OK;
+}
+
+/*
+ * A sim bucket's objects: KILN_SIM_OBJECTS, "KEY=SIZE" separated by commas
+ * (every bucket holds the same), the keys under prefix listed with an ETag
+ * made from key and size (FNV-1a, as S3's is from the content). Unset: an
+ * empty bucket.
+ */
+static int sim_list_objects(struct prov_ctx *ctx, const char *id, const char *prefix, json_t **out,
+			    struct kiln_error *err)
+{
+	const char *v = knob("KILN_SIM_OBJECTS"), *p = v;
+
+	(void)ctx;
+	(void)id;
+	*out = json_array();
+	while (p && *p) {
+		size_t len = strcspn(p, ","), klen = strcspn(p, "=");
+		char *end = NULL, etag[19];
+		long long size = klen < len ? strtoll(p + klen + 1, &end, 10) : -1;
+		uint64_t h = 1469598103934665603ULL;
+
+		if (klen == 0 || klen >= len || size < 0 || end != p + len) {
+			kiln_error_set(err, "sim: KILN_SIM_OBJECTS must be KEY=SIZE pairs separated "
+					    "by commas, like data/a.bin=1024,data/b.bin=2048, got '%s'",
+				       v);
+			json_decref(*out);
+			*out = NULL;
+			return PROV_ERROR;
+		}
+		for (size_t i = 0; i < len; i++)
+			h = (h ^ (unsigned char)p[i]) * 1099511628211ULL;
+		snprintf(etag, sizeof(etag), "%016llx", (unsigned long long)h);
+		if (!prefix || (strlen(prefix) <= klen && strncmp(p, prefix, strlen(prefix)) == 0))
+			json_array_append_new(*out, json_pack("{s:s%, s:I, s:s}", "key", p, klen, "size",
+							      (json_int_t)size, "etag", etag));
+		p += len + (p[len] == ',');
+	}
+	return PROV_OK;
+}
+
 static int sim_login_user(struct prov_ctx *ctx, const char *image, char **user, char **why,
 			  struct kiln_error *err)
 {
@@ -588,6 +648,8 @@ const struct provider provider_sim = {
     .calls = sim_calls,
     .metrics = sim_metrics,
     .login_user = sim_login_user,
+    .run_model = sim_run_model,
+    .list_objects = sim_list_objects,
     .default_template = "sim-demo",
     .defaults = sim_defaults,
     .default_region = sim_default_region,

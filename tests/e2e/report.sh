@@ -416,11 +416,11 @@ report_tests() {
 	# --- bad input ---
 	check "report: an unknown --by key is refused, naming the keys" 1 --out "" \
 		--err "kiln: report: unknown --by key 'owner'
-  hint: use --by workspace, --by cluster or --by tag:KEY (a spec tag)" \
+  hint: use --by workspace, --by cluster, --by run or --by tag:KEY (a spec tag)" \
 		-- "$KILN" report --by owner
 	check "report: --by tag: without a key is refused" 1 --out "" \
 		--err "kiln: report: unknown --by key 'tag:'
-  hint: use --by workspace, --by cluster or --by tag:KEY (a spec tag)" \
+  hint: use --by workspace, --by cluster, --by run or --by tag:KEY (a spec tag)" \
 		-- "$KILN" report --by tag:
 	check "report: --since must be a date" 1 --out "" \
 		--err "kiln: report: --since 'yesterday' is not a date

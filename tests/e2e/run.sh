@@ -46,6 +46,8 @@ cd "$(dirname "$0")/../.." || exit 2
 . tests/e2e/size.sh
 . tests/e2e/completion.sh
 . tests/e2e/schema.sh
+. tests/e2e/runs.sh
+. tests/e2e/scale.sh
 E2E_ROOT=$(pwd)
 T=$E2E_TMP
 NL='
@@ -54,7 +56,7 @@ ESC=$(printf '\033')
 HAVE_PY=false
 command -v python3 >/dev/null 2>&1 && HAVE_PY=true
 
-# E2E_ONLY=engine|state|aws|review|approve|audit|ci|sprawl|lifecycle|init|ownership|docs|boot|health|timing|capacity|slurm|report|access|size|completion|schema runs one group, for working on it.
+# E2E_ONLY=engine|state|aws|review|approve|audit|ci|sprawl|lifecycle|init|ownership|docs|boot|health|timing|capacity|slurm|report|access|size|completion|schema|runs|scale runs one group, for working on it.
 case ${E2E_ONLY:-} in
 engine) engine_tests; e2e_finish; exit $? ;;
 approve) approve_tests; e2e_finish; exit $? ;;
@@ -78,6 +80,8 @@ access) access_tests; e2e_finish; exit $? ;;
 size) size_tests; e2e_finish; exit $? ;;
 completion) completion_tests; e2e_finish; exit $? ;;
 schema) schema_tests; e2e_finish; exit $? ;;
+runs) runs_tests; e2e_finish; exit $? ;;
+scale) scale_tests; e2e_finish; exit $? ;;
 esac
 
 # --- every spec under tests/specs, examples/ and templates/ against its golden ---
@@ -614,5 +618,7 @@ access_tests
 size_tests
 completion_tests
 schema_tests
+runs_tests
+scale_tests
 
 e2e_finish

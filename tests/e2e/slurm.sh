@@ -339,6 +339,33 @@ slurm_status_joined() { # N NAME
 	cd "$E2E_ROOT" || exit 1
 }
 
+# kiln run --sbatch (issue 27): the script reaches the real slurmctld
+# through the controller's sshd, the job id sbatch gave is recorded, and
+# kiln run cancel scancels it.
+slurm_run_tests() {
+	cd "$SLURM_DIR" || exit 1
+	printf '#!/bin/sh\n#SBATCH --nodes=1\n#SBATCH --partition=trainers\n#SBATCH --output=/dev/null\nsleep 120\n' >train.sbatch
+	check "slurm: kiln run --sbatch submits through the controller and records the job id" 0 \
+		--out-has "recorded and submitted on trainers" --out-has "Slurm job " --err "" \
+		-- "$KILN" run --sbatch train.sbatch --name slurm-e2e --var image=$SLURM_SPEC_IMAGE
+	sl_run=$(sed -n 's/^Run \(r-[0-9a-f]*\) .*/\1/p' "$E2E_OUT")
+	sl_job=$(sed -n 's/^Slurm job \([0-9]*\);.*/\1/p' "$E2E_OUT")
+	check "slurm: slurmctld has the job kiln recorded, named after the run" 0 \
+		--out "kiln-$sl_run" -- slurm_on_ctl squeue -h -j "$sl_job" -o %j
+	check "slurm: kiln run show gives the job id" 0 --out-has "  job id         $sl_job" \
+		-- "$KILN" run show "$sl_run"
+	check "slurm: kiln run cancel scancels the job" 0 --out "Run $sl_run cancelled." --err "" \
+		-- "$KILN" run cancel "$sl_run" --var image=$SLURM_SPEC_IMAGE
+	sl_i=0
+	until [ -z "$(slurm_on_ctl squeue -h -j "$sl_job" -o %T 2>/dev/null)" ] || [ "$sl_i" -ge 50 ]; do
+		sleep 0.2
+		sl_i=$((sl_i + 1))
+	done
+	check "slurm: the cancelled job has left the queue" 0 --out "" \
+		-- slurm_on_ctl squeue -h -j "$sl_job" -o %T
+	cd "$E2E_ROOT" || exit 1
+}
+
 # slurm_cmdline NODE COMM: the command line of NODE's process COMM, its
 # words joined by spaces.
 slurm_cmdline() {
@@ -431,6 +458,7 @@ slurm_daemon_tests() {
 	if slurm_sshd_start; then
 		pass "slurm: an sshd answers on the controller node"
 		slurm_status_joined 2 "slurm: status asks slurmctld over ssh: the 2 trainers that joined, idle"
+		slurm_run_tests
 	else
 		fail "slurm: an sshd answers on the controller node" "$SLURM_DIR/sshd/sshd.log"
 	fi

@@ -33,7 +33,9 @@ The wrapper adds a control API under /_kiln/ (never seen by moto, never counted,
 faulted, never authenticated):
   GET  /_kiln/health          {"ok": true}
   GET  /_kiln/calls           {"total": N, "by_action": {"ec2:RunInstances": 1, ...},
-                               "faults_injected": {"throttle": n, "error5xx": n, "error5xx_after": n}}
+                               "faults_injected": {"throttle": n, "error5xx": n, "error5xx_after": n},
+                               "serving_seconds": S}: S, how long moto was busy serving
+                               at least one request (for bench/: moto is slower than EC2)
   POST /_kiln/calls/reset     zero the counters
   GET|POST /_kiln/capacity    [{"instance_type": "p5.48xlarge", "zone": "us-east-1a", "max": 0}, ...]
                               at most `max` pending+running instances of that type in that zone
@@ -81,6 +83,17 @@ faulted, never authenticated):
                               iam/security-credentials), its instance profile's role
                               assumed with the instance id as the session name, as EC2
                               does; 404 when the instance has no profile
+  GET|POST /_kiln/rate-limits {"enabled": true, "time_scale": 100}: EC2's documented token
+                              buckets (ec2_buckets.py, with its source) answer every EC2
+                              request: one without its tokens gets 503 RequestLimitExceeded
+                              and changes nothing; the buckets' clock runs time_scale times
+                              the real one, and {"advance": S} moves it S seconds on.
+                              {"resource_buckets": {"RunInstances": [50, 2]}} sizes the
+                              per-instance buckets otherwise (as AWS may set an account's),
+                              for tests of chunked launches with fewer instances.
+                              {"enabled": false} turns them off. GET reports "throttled"
+                              (and by action), "now", "last_admitted" (the clock when each
+                              action was last let through) and the tables
   POST /_kiln/reset           moto's backends (as /moto-api/reset), moto's count of
                               unauthenticated requests, and all of the above
 """
@@ -104,6 +117,8 @@ import uuid
 from http import HTTPStatus
 from urllib.parse import parse_qs
 
+from ec2_buckets import EC2_BUCKETS, EC2_RESOURCE_BUCKETS, Ec2Throttle, ScaledClock
+
 # One lock for the wrapper's state and for the patched read-modify-write sequences
 # (werkzeug serves each request in its own thread).
 LOCK = threading.RLock()
@@ -122,6 +137,7 @@ class KilnState:
         self.total = 0
         self.by_action: dict[str, int] = {}
         self.faults_injected = {"throttle": 0, "error5xx": 0, "error5xx_after": 0}
+        self.serving: list[tuple[float, float]] = []  # when moto served each request (monotonic)
         self.capacity: list[dict] = []
         self.faults: dict = {}
         self.rng = random.Random()
@@ -133,6 +149,8 @@ class KilnState:
         self.spot = True  # spot capacity available
         self.purchases: list[dict] = []  # every PurchaseCapacityBlock that bought
         self.lost: dict[str, str] = {}  # "ec2:Action" -> "after" | "before": its next answer lost
+        # EC2's documented token buckets (ec2_buckets.py), off until /_kiln/rate-limits.
+        self.rate_limits: Ec2Throttle | None = None
 
 
 STATE = KilnState()
@@ -2010,6 +2028,7 @@ def classify(environ) -> tuple[str, str]:
         service = scope[3] if len(scope) > 3 else ""
     service = SIGNING_NAME_TO_SERVICE.get(service, service) or "unknown"
     form = parse_qs(read_form_body(environ))
+    environ["kiln.form"] = {k: v[0] for k, v in form.items()}
     action = (form.get("Action") or query.get("Action") or [None])[0]
     if not action and environ.get("HTTP_X_AMZ_TARGET"):
         action = environ["HTTP_X_AMZ_TARGET"].split(".")[-1]
@@ -2123,6 +2142,9 @@ class KilnApp:
                 fault = "error5xx_after" if lost == "after" else "error5xx"
             if fault:
                 STATE.faults_injected[fault] += 1
+            elif (service == "ec2" and STATE.rate_limits
+                  and not STATE.rate_limits.admit(action, environ.get("kiln.form", {}))):
+                fault = "throttle"
         if fault in ("throttle", "error5xx"):
             return _respond(start_response, *fault_response(service, fault))
         if fault == "error5xx_after":
@@ -2135,7 +2157,12 @@ class KilnApp:
                 if hasattr(it, "close"):
                     it.close()
             return _respond(start_response, *fault_response(service, "error5xx"))
-        return self.moto_app(environ, start_response)
+        t0 = time.monotonic()
+        try:
+            return self.moto_app(environ, start_response)
+        finally:
+            with LOCK:
+                STATE.serving.append((t0, time.monotonic()))
 
     def control(self, environ, start_response):
         method = environ.get("REQUEST_METHOD", "GET")
@@ -2163,9 +2190,10 @@ class KilnApp:
                 "total": STATE.total,
                 "by_action": dict(sorted(STATE.by_action.items())),
                 "faults_injected": dict(STATE.faults_injected),
+                "serving_seconds": round(serving_seconds(STATE.serving), 3),
             })
         if path == "/_kiln/calls/reset" and method == "POST":
-            STATE.total, STATE.by_action = 0, {}
+            STATE.total, STATE.by_action, STATE.serving = 0, {}, []
             STATE.faults_injected = dict.fromkeys(STATE.faults_injected, 0)
             return _json(start_response, 200, {"ok": True})
         if path == "/_kiln/capacity":
@@ -2194,6 +2222,21 @@ class KilnApp:
                 STATE.clock = _parse_time(data["now"]) if data and data.get("now") else None
             return _json(start_response, 200,
                          {"now": STATE.clock.isoformat() if STATE.clock else None})
+        if path == "/_kiln/rate-limits":
+            if method == "POST":
+                STATE.rate_limits = rate_limits(data or {}, STATE.rate_limits)
+            rl = STATE.rate_limits
+            return _json(start_response, 200, {
+                "enabled": rl is not None,
+                "time_scale": rl.clock.scale if rl else None,
+                "now": rl.clock() if rl else None,
+                "throttled": sum(rl.throttled.values()) if rl else 0,
+                "throttled_by_action": dict(rl.throttled) if rl else {},
+                "last_admitted": dict(rl.last_admitted) if rl else {},
+                "buckets": {k: list(v) for k, v in EC2_BUCKETS.items()},
+                "resource_buckets": ({k: list(v) for k, v in rl.resource_sizes.items()}
+                                     if rl else {k: list(v) for k, v in EC2_RESOURCE_BUCKETS.items()}),
+            })
         if path == "/_kiln/capacity-blocks":
             if method == "POST":
                 STATE.blocks = validate_blocks(data if data is not None else [])
@@ -2270,6 +2313,46 @@ def validate_capacity(rules) -> list:
             raise ValueError(f"capacity rule needs instance_type and an integer max: {r!r}")
         out.append({k: r[k] for k in ("instance_type", "zone", "max") if r.get(k) is not None})
     return out
+
+
+def serving_seconds(intervals) -> float:
+    """How long moto was serving at least one request: the union of the intervals (what a
+    bench subtracts from kiln's wall time, since moto is far slower than EC2 at it)."""
+    total, end = 0.0, None
+    for a, b in sorted(intervals):
+        if end is None or a > end:
+            total += b - a
+            end = b
+        elif b > end:
+            total += b - end
+            end = b
+    return total
+
+
+def rate_limits(cfg, current):
+    """/_kiln/rate-limits: {"enabled": true, "time_scale": 100, "advance": 30}."""
+    if not isinstance(cfg, dict) or set(cfg) - {"enabled", "time_scale", "advance", "resource_buckets"}:
+        raise ValueError('rate-limits: expected {"enabled": bool, "time_scale": N, "advance": S, '
+                         '"resource_buckets": {"RunInstances": [SIZE, REFILL]}}')
+    sizes = cfg.get("resource_buckets", {})
+    if (not isinstance(sizes, dict) or set(sizes) - set(EC2_RESOURCE_BUCKETS)
+            or not all(isinstance(v, list) and len(v) == 2 and all(
+                isinstance(x, (int, float)) and not isinstance(x, bool) and x > 0 for x in v)
+                for v in sizes.values())):
+        raise ValueError("rate-limits: resource_buckets maps RunInstances or TerminateInstances "
+                         "to [size, refill a second], both above 0")
+    scale = cfg.get("time_scale", 1)
+    if isinstance(scale, bool) or not isinstance(scale, (int, float)) or scale <= 0:
+        raise ValueError("rate-limits: time_scale must be a number above 0")
+    if not cfg.get("enabled", True):
+        return None
+    if current is None or "enabled" in cfg:
+        current = Ec2Throttle(ScaledClock(scale), sizes)  # a fresh account: every bucket full
+    elif "time_scale" in cfg:
+        current.clock.set_scale(scale)
+    if cfg.get("advance"):
+        current.clock.advance(float(cfg["advance"]))
+    return current
 
 
 def validate_blocks(windows) -> list:
