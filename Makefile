@@ -6,6 +6,7 @@
 #   make test         sanitizer build (ASan+UBSan+LSan), check-clouds, unit and end-to-end tests
 #   make check-clouds no cloud named in the engine, no provider hook called by a command
 #                     (tests/check-cloud-names.py)
+#   make check-command-ops  a command calls one operation, never a step of a run
 #   make check-cast-qual  the build's -Wcast-qual catches a planted const-dropping cast
 #   make fuzz         libFuzzer on the spec loader (clang), FUZZ_SECONDS long
 #   make fuzz-json    libFuzzer: kiln's JSON reader and writer against jansson's
@@ -53,7 +54,7 @@ UNIT_BINS := $(UNIT_SRCS:tests/%.c=$(BUILD)/test/bin/%)
 MANPAGES  := $(wildcard man/*.1 man/*.5 man/*.7)
 DEPS_STAMP := $(BUILD)/.deps-ok
 
-.PHONY: all deps quickstart test check-clouds check-circles check-cast-qual unit e2e fuzz fuzz-json install uninstall clean bench format check-docs
+.PHONY: all deps quickstart test check-clouds check-circles check-command-ops check-cast-qual unit e2e fuzz fuzz-json install uninstall clean bench format check-docs
 
 all: kiln
 
@@ -112,6 +113,12 @@ e2e: $(BUILD)/test/kiln
 check-clouds:
 	@python3 tests/check-cloud-names.py --self-test && python3 tests/check-cloud-names.py
 
+# A command calls one operation and never sequences a run's steps (HACKING.md,
+# the dependency rule): cmd_*.c is read for op_* steps and for a second
+# NAME_op_run, after a self-test shows planted ones are caught.
+check-command-ops:
+	@python3 tests/check-command-ops.py --self-test && python3 tests/check-command-ops.py
+
 # No module includes itself through others (HACKING.md, the dependency rule):
 # circles outside the script's KNOWN list fail, and so does a listed one gone.
 check-circles:
@@ -132,6 +139,7 @@ check-cast-qual: | $(DEPS_STAMP)
 test: $(UNIT_BINS) $(BUILD)/test/kiln
 	@status=0; $(MAKE) --no-print-directory check-clouds || status=1; \
 	$(MAKE) --no-print-directory check-circles || status=1; \
+	$(MAKE) --no-print-directory check-command-ops || status=1; \
 	$(MAKE) --no-print-directory check-cast-qual || status=1; \
 	scripts/run-unit.sh $(UNIT_BINS) || status=1; \
 	python3 -m unittest discover -s tests/moto -p 'test_*.py' || status=1; \

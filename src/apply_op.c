@@ -9,8 +9,10 @@
 #include "apply_op.h"
 
 #include <stdlib.h>
+#include <string.h>
 #include <time.h>
 
+#include "crypt.h"
 #include "health.h"
 #include "log.h"
 #include "plan.h"
@@ -34,6 +36,139 @@ static void say(const struct apply_op *op, const struct kiln_error *err, bool on
 static void report_hook(void *arg, const struct kiln_error *err)
 {
 	say(arg, err, false);
+}
+
+/* A refusal said on one line, "MSG; HINT" (a flag, a bound). */
+static int refuse(struct apply_op *op, const char *hint, const char *fmt, ...) KILN_PRINTF(3, 4);
+static int refuse(struct apply_op *op, const char *hint, const char *fmt, ...)
+{
+	struct kiln_error err = {0};
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(err.msg, sizeof(err.msg), fmt, ap);
+	va_end(ap);
+	if (hint)
+		kiln_error_hint(&err, "%s", hint);
+	say(op, &err, true);
+	return -1;
+}
+
+/* Whether the approval policy lets this run go on at all; -1 after saying why not. */
+static int admit_policy(struct apply_op *op)
+{
+	struct apply_op_options *o = op->o;
+	struct kiln_error err = {0};
+	int rc = approval_policy_resolve(o->policy, o->env_required, o->env_trusted, &err);
+
+	if (rc == 0)
+		rc = approval_policy_admit(o->policy, o->operand, plan_file_is(o->operand),
+					   o->run.destroy, &err);
+	if (rc < 0)
+		say(op, &err, rc != APPROVAL_REFUSED_RUN);
+	return rc < 0 ? -1 : 0;
+}
+
+/* A plan file is applied to the workspace it was made for: -1 after saying so when not. */
+static int admit_workspace(struct apply_op *op, const char *ws)
+{
+	const struct apply_op_options *o = op->o;
+	struct kiln_error err = {0};
+
+	if (plan_file_workspace_check(o->operand, ws, o->run.workspace, o->env_workspace, &err) ==
+	    0)
+		return 0;
+	say(op, &err, true);
+	return -1;
+}
+
+/* The approvals of the plan file, when the policy requires some; -1 after saying why not. */
+static int admit_approvals(struct apply_op *op, const json_t *approvals)
+{
+	struct apply_op_options *o = op->o;
+	struct approval_policy_result res = {0};
+	struct kiln_error err = {0};
+	int rc;
+
+	if (o->policy->required <= 0)
+		return 0;
+	rc = approval_policy_check(o->policy, o->saved, approvals, &res, &err);
+	if (rc < 0)
+		say(op, &err, false);
+	else
+		op->ui->approvals(op->ui->arg, o->policy, o->operand, &res, rc == 0);
+	if (rc == 0)
+		o->approved = json_incref(res.trailers);
+	approval_policy_result_release(&res);
+	return rc == 0 ? 0 : -1;
+}
+
+/* A plan file: read, its flags, its workspace and its approvals; what it binds goes into o. */
+static int admit_plan_file(struct apply_op *op)
+{
+	struct apply_op_options *o = op->o;
+	struct kiln_error err = {0};
+	json_t *approvals = NULL;
+	const char *ws;
+	int rc = -1;
+
+	if (plan_file_read_approvals(&o->saved, &approvals, o->operand, &err) < 0) {
+		say(op, &err, false);
+		goto out;
+	}
+	ws = json_string_value(plan_kiln(o->saved, "workspace"));
+	if (o->run.ntargets || o->run.nreplace || !o->run.refresh) {
+		refuse(op, "they were fixed when the plan was made",
+		       "--target, --replace and --refresh cannot be used with a plan file");
+		goto out;
+	}
+	if (admit_workspace(op, ws) < 0 || admit_approvals(op, approvals) < 0)
+		goto out;
+	o->plan_file = o->operand;
+	o->run.workspace = ws;
+	o->run.destroy = plan_is_destroy(o->saved);
+	o->spec = json_string_value(json_object_get(plan_kiln(o->saved, "spec"), "file"));
+	rc = 0;
+out:
+	json_decref(approvals);
+	return rc;
+}
+
+/*
+ * Everything that can refuse before the lock is taken and before any call,
+ * so that a refusal spends nothing: the approval policy, the state key,
+ * the plan file (its workspace and approvals), an approval nobody can give.
+ */
+static int admit(struct apply_op *op)
+{
+	struct apply_op_options *o = op->o;
+	struct kiln_error err = {0};
+	struct crypt_key key;
+	int have_key;
+
+	if (admit_policy(op) < 0)
+		return -1;
+	have_key = crypt_key_load(&key, &err);
+	crypt_key_wipe(&key);
+	if (have_key < 0) {
+		/* Before anything changes: a secret that cannot be sealed would be lost. */
+		say(op, &err, false);
+		return -1;
+	}
+	o->keep_secrets = have_key == 1;
+	o->spec = o->operand;
+	if (plan_file_is(o->operand))
+		return admit_plan_file(op);
+	if (o->auto_approve || o->can_ask)
+		return 0;
+	/* The reviewed way to destroy is a destroy plan: a plain one would apply. */
+	return refuse(op,
+		      o->run.destroy ? "review with `kiln plan --destroy --out destroy.kiln`, then "
+				       "`kiln apply destroy.kiln`; or pass --auto-approve"
+				     : "review with `kiln plan --out plan.kiln`, then `kiln apply "
+				       "plan.kiln`; or pass --auto-approve",
+		      "standard input is not a terminal, so kiln cannot ask for approval; "
+		      "nothing was changed");
 }
 
 /* Load the spec and open the state under the lock; -1 after saying why not. */
@@ -380,9 +515,13 @@ static int round_wait(struct apply_op *op, const struct op_run *r)
 enum apply_op_status apply_op_run(struct apply_op_options *o, const struct apply_ui *ui)
 {
 	struct apply_op op = {.o = o, .ui = ui};
-	enum apply_op_status st;
+	enum apply_op_status st = APPLY_OP_FAILED;
 	int waiting;
 
+	if (admit(&op) < 0)
+		goto out;
+	if (o->run.destroy)
+		o->health_timeout = 0;
 	for (;;) {
 		struct op_run r = {0};
 
@@ -397,6 +536,7 @@ enum apply_op_status apply_op_run(struct apply_op_options *o, const struct apply
 		if (waiting <= 0)
 			break;
 	}
+out:
 	json_decref(o->saved);
 	json_decref(o->approved);
 	o->saved = o->approved = NULL;

@@ -7,10 +7,14 @@
  * health; and with --wait, after a round the window has not let finish,
  * sleep and run the next (apply_wait.h).
  *
+ * Before all that, and before the lock, its admission: what can refuse
+ * without spending anything (the approval policy, approval_policy.h; the
+ * state key; a plan file's flags, workspace and approvals; a question
+ * nobody can answer).
+ *
  * It talks to the user only through struct apply_ui, which the command
- * provides: asking, showing the plan, and what happens. Nothing here
- * prints or exits. What is refused before the lock (the approval policy,
- * a plan file's approvals) is the command's, through approval_policy.h.
+ * provides: asking, showing the plan and the approvals, and what happens.
+ * Nothing here prints or exits.
  */
 #ifndef KILN_APPLY_OP_H
 #define KILN_APPLY_OP_H
@@ -21,6 +25,7 @@
 #include <jansson.h>
 
 #include "apply_wait.h"
+#include "approval_policy.h"
 #include "operation.h"
 
 /* How an apply ended, for the command's exit status. */
@@ -42,6 +47,13 @@ struct apply_ui {
 	void (*error)(void *arg, const struct kiln_error *err, bool one_line);
 	/* The spec's diagnostics once loaded (warnings, or why it is not valid). */
 	void (*loaded)(void *arg, struct diags *d);
+	/*
+	 * Before the lock: the approvals of plan file, as policy checked them
+	 * (res->rep: each one's check); enough: they meet it (then nothing is
+	 * refused), else too few count and nothing changes.
+	 */
+	void (*approvals)(void *arg, const struct approval_policy *policy, const char *file,
+			  const struct approval_policy_result *res, bool enough);
 	/* The plan this round carries out, before anything is asked or changed. */
 	void (*plan)(void *arg, const struct op_run *r);
 	/* The plan has n unwaived error-level findings (its kiln.findings): nothing changes. */
@@ -71,23 +83,38 @@ struct apply_ui {
 
 struct apply_op_options {
 	struct op_options run; /* the spec's vars, the state, targets... (destroy: plan a deletion) */
-	const char *spec;      /* the spec file */
-	const char *plan_file; /* the plan file applied, or NULL */
-	json_t *saved;	       /* that plan, read (plan.h), or NULL; apply_op_run releases it */
-	json_t *approved;      /* its Kiln-Approval trailers that count, or NULL; released too */
+	const char *operand;   /* the SPEC or PLANFILE operand */
+	/* --require-approvals and --trusted-keys; resolved with env_required and env_trusted */
+	struct approval_policy *policy;
+	const char *env_required;  /* KILN_REQUIRE_APPROVALS, or NULL */
+	const char *env_trusted;   /* KILN_TRUSTED_KEYS, or NULL */
+	const char *env_workspace; /* KILN_WORKSPACE, or NULL */
+	bool can_ask;		   /* standard input is a terminal */
+	/*
+	 * Set by the admission: the spec file (the operand's, or a plan file's),
+	 * the plan file applied (or NULL), that plan read (plan.h) and its
+	 * Kiln-Approval trailers that count (apply_op_run releases both), and
+	 * whether a state key is set (secrets are read back and sealed); a plan
+	 * file's workspace and destroy go into run.
+	 */
+	const char *spec;
+	const char *plan_file;
+	json_t *saved;
+	json_t *approved;
+	bool keep_secrets;
 	int64_t ttl;	       /* --ttl, 0 when not given */
 	bool allow_purchase;   /* --allow-purchase */
 	json_t *waivers;       /* --waive-limit: {LIMIT: REASON}, or NULL; owned by the caller */
 	bool auto_approve;     /* do not ask */
 	int parallelism;
-	bool keep_secrets;	/* a state key is set: secrets are read back and sealed */
-	int64_t health_timeout; /* seconds to wait for the nodes' health; 0: do not */
+	int64_t health_timeout; /* seconds to wait for the nodes' health (not a destroy's); 0: do not */
 	struct apply_wait *wait; /* --wait, or NULL; its rounds keep to a held plan */
 };
 
 /*
- * Run the apply (o->run.destroy: the destroy) o asks for, whole, every
- * round of --wait included, through ui. o is the caller's, and changed:
+ * Admit, then run the apply (o->run.destroy, or a destroy plan file: the
+ * destroy) o asks for, whole, every round of --wait included, through ui.
+ * o is the caller's, and changed (the admission's fields above):
  * a later round of --wait plans from the spec with saved and approved
  * released (the wait holds the plan's spec and workspace).
  */

@@ -244,7 +244,7 @@ static int load(struct access_cmd *c, struct cli *cli, const char *group)
 	c->f.refresh = c->live;
 	if (!c->spec && !(c->spec = run_spec_operand(cli, NULL, 0, NULL, 0)))
 		return -1;
-	if (run_open(&c->r, cli, &c->f, c->spec, false, cli->cmd) < 0)
+	if (run_open(&c->r, cli, &c->f, c->spec) < 0)
 		return -1;
 	if (!c->r.ws || !c->r.ws->exists || !state_cluster(c->r.state)) {
 		cli_error(cli, "bring it up with `kiln up`",

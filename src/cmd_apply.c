@@ -17,7 +17,6 @@
 #include "cmd_run.h"
 #include "cmds.h"
 #include "cost.h"
-#include "crypt.h"
 #include "expiry.h"
 #include "plan.h"
 #include "progress.h"
@@ -183,25 +182,18 @@ static void refuse(const struct cli *cli, const struct kiln_error *err, bool one
 }
 
 /*
- * The approvals check of a saved plan, before anything is locked or
- * called: 0 when plan carries the approvals the policy asks for (with
- * *trailers the commit trailers naming them, and a line saying whose
- * unless quiet), -1 after reporting why not, one line per approval.
+ * A plan file's approvals as the policy found them: whose count (unless
+ * --json), or why too few do, one line per approval.
  */
-static int approvals_check(const struct cli *cli, const char *file, const json_t *plan,
-			   const json_t *approvals, const struct approval_policy *ap, bool quiet,
-			   json_t **trailers)
+static void approvals_show(const struct cli *cli, const struct approval_policy *ap,
+			   const char *file, const struct approval_policy_result *res, bool enough,
+			   bool quiet)
 {
-	struct approval_policy_result res = {0};
-	const struct approval_report *rep = &res.rep;
-	struct kiln_error err = {0};
+	const struct approval_report *rep = &res->rep;
 	char *msg, *hint;
 	size_t i, n = 0;
-	int rc = approval_policy_check(ap, plan, approvals, &res, &err);
 
-	if (rc < 0)
-		cmd_report(cli, &err);
-	if (rc > 0) {
+	if (!enough) {
 		approval_policy_refusal(ap, file, rep, &msg, &hint);
 		fprintf(stderr, "%s: %s: %s\n", cli->prog, cli->cmd, msg);
 		for (i = 0; i < rep->n; i++) {
@@ -216,19 +208,17 @@ static int approvals_check(const struct cli *cli, const char *file, const json_t
 		fprintf(stderr, "  hint: %s\n", hint);
 		free(msg);
 		free(hint);
+		return;
 	}
-	if (rc == 0 && !quiet) {
-		printf("Approvals: %zu valid from trusted keys in %s (%s):", rep->valid, ap->dir,
-		       ap->source);
-		for (i = 0; i < rep->n; i++)
-			if (rep->v[i].status == APPROVAL_VALID)
-				printf("%s %s (%s)", n++ == 0 ? "" : ",", rep->v[i].signer,
-				       rep->v[i].trusted_by);
-		printf(".\n");
-	}
-	*trailers = json_incref(res.trailers);
-	approval_policy_result_release(&res);
-	return rc == 0 ? 0 : -1;
+	if (quiet)
+		return;
+	printf("Approvals: %zu valid from trusted keys in %s (%s):", rep->valid, ap->dir,
+	       ap->source);
+	for (i = 0; i < rep->n; i++)
+		if (rep->v[i].status == APPROVAL_VALID)
+			printf("%s %s (%s)", n++ == 0 ? "" : ",", rep->v[i].signer,
+			       rep->v[i].trusted_by);
+	printf(".\n");
 }
 
 /* The plan's unwaived error-level findings, each with where it is, and the fix. */
@@ -305,12 +295,7 @@ struct apply_cmd {
 	int64_t ttl;		/* --ttl, 0 when not given */
 	const char *health_arg; /* --health-timeout, or NULL */
 	int64_t health_timeout; /* seconds; 0: do not wait */
-	const char *operand;
-	const char *spec;
-	json_t *saved;		/* the plan file applied, or NULL */
-	json_t *approvals;	/* its approvals */
-	json_t *approved;	/* the Kiln-Approval trailers of those that count */
-	int have_key;		/* crypt_key_load: 1 a state key is set */
+	const char *operand;	/* SPEC or PLANFILE */
 	bool allow_purchase;	/* --allow-purchase */
 	const char *waive_limit, *waive_reason; /* --waive-limit, --waive-reason */
 	struct apply_wait wait; /* --wait, --wait-timeout and what later rounds keep to */
@@ -380,7 +365,7 @@ static int apply_parse(struct apply_cmd *a, struct cli_parser *p, int argc, char
 					    : "--waive-reason must be one line of text");
 		return -1;
 	}
-	a->operand = a->spec = run_spec_operand(a->cli, a->f.spec, argc, argv, p->optind);
+	a->operand = run_spec_operand(a->cli, a->f.spec, argc, argv, p->optind);
 	if (!a->operand ||
 	    (!a->destroy && run_health_timeout(a->cli, a->health_arg, &a->health_timeout) < 0))
 		return -1;
@@ -392,77 +377,6 @@ static int apply_parse(struct apply_cmd *a, struct cli_parser *p, int argc, char
 		cli_error(a->cli,
 			  "apply a saved plan, destroy plans included, with `kiln apply FILE`",
 			  "%s is a plan file; destroy takes a spec", a->operand);
-		return -1;
-	}
-	return 0;
-}
-
-/* Whether the approval policy lets this run go on at all; -1 after reporting. */
-static int apply_check_policy(struct apply_cmd *a)
-{
-	struct kiln_error err = {0};
-	int rc = approval_policy_resolve(&a->ap, getenv("KILN_REQUIRE_APPROVALS"),
-					 getenv("KILN_TRUSTED_KEYS"), &err);
-
-	if (rc == 0)
-		rc = approval_policy_admit(&a->ap, a->operand, plan_file_is(a->operand),
-					   a->destroy, &err);
-	if (rc < 0)
-		refuse(a->cli, &err, rc != APPROVAL_REFUSED_RUN);
-	return rc < 0 ? -1 : 0;
-}
-
-/*
- * Everything that can refuse before the lock is taken and before any call,
- * so that a refusal spends nothing: the approval policy, the state key,
- * the plan file (its workspace and approvals), an approval nobody can give.
- */
-static int apply_admit(struct apply_cmd *a)
-{
-	struct kiln_error err = {0};
-	struct crypt_key key;
-
-	if (apply_check_policy(a) < 0)
-		return -1;
-	a->have_key = crypt_key_load(&key, &err);
-	crypt_key_wipe(&key);
-	if (a->have_key < 0) {
-		/* Before anything changes: a secret that cannot be sealed would be lost. */
-		cmd_report(a->cli, &err);
-		return -1;
-	}
-	if (plan_file_is(a->operand)) {
-		const char *ws;
-
-		if (plan_file_read_approvals(&a->saved, &a->approvals, a->operand, &err) < 0) {
-			cmd_report(a->cli, &err);
-			return -1;
-		}
-		ws = json_string_value(plan_kiln(a->saved, "workspace"));
-		if (a->f.ntargets || a->f.nreplace || !a->f.refresh) {
-			cli_error(
-			    a->cli, "they were fixed when the plan was made",
-			    "--target, --replace and --refresh cannot be used with a plan file");
-			return -1;
-		}
-		if (store_flags_plan_workspace(&a->f.store, a->cli, a->operand, ws) < 0)
-			return -1;
-		if (a->ap.required > 0 &&
-		    approvals_check(a->cli, a->operand, a->saved, a->approvals, &a->ap, a->f.json,
-				    &a->approved) < 0)
-			return -1;
-		a->f.store.workspace = ws;
-		a->f.destroy = a->destroy = plan_is_destroy(a->saved);
-		a->spec = json_string_value(json_object_get(plan_kiln(a->saved, "spec"), "file"));
-	} else if (!a->f.auto_approve && !isatty(STDIN_FILENO)) {
-		/* The reviewed way to destroy is a destroy plan: a plain one would apply. */
-		cli_error(a->cli,
-			  a->destroy ? "review with `kiln plan --destroy --out destroy.kiln`, then "
-				       "`kiln apply destroy.kiln`; or pass --auto-approve"
-				     : "review with `kiln plan --out plan.kiln`, then `kiln apply "
-				       "plan.kiln`; or pass --auto-approve",
-			  "standard input is not a terminal, so kiln cannot ask for approval; "
-			  "nothing was changed");
 		return -1;
 	}
 	return 0;
@@ -514,13 +428,13 @@ static void nothing_show(const struct apply_cmd *a, const struct op_run *r, bool
 			up_summary_json(r);
 		return;
 	}
-	printf("\nNothing to %s.\n", a->destroy ? "destroy" : "apply");
+	printf("\nNothing to %s.\n", a->opts.run.destroy ? "destroy" : "apply");
 	if (commit)
 		printf("State: commit %.12s in workspace '%s' records the new expiry.\n", commit,
 		       r->ws->name);
 	if (a->up)
 		up_summary(r);
-	else if (!a->destroy && moved)
+	else if (!a->opts.run.destroy && moved)
 		expiry_print(r->state);
 }
 
@@ -536,13 +450,15 @@ static void render_outcome_json(const struct apply_cmd *a, const struct op_apply
 	progress_json_event(
 	    "change_summary", whole ? "info" : "error",
 	    json_pack("{s:s, s:i, s:i, s:i, s:i, s:i, s:i, s:i, s:i, s:i, s:i, s:b, s:s*}",
-		      "operation", a->destroy ? "destroy" : "apply", "add", (int)res->created,
+		      "operation", a->opts.run.destroy ? "destroy" : "apply", "add",
+		      (int)res->created,
 		      "change", (int)res->updated, "replace", (int)res->replaced, "remove",
 		      (int)res->deleted, "adopt", (int)res->adopted, "release", (int)res->released,
 		      "done", (int)res->done, "failed", (int)res->failed, "skipped",
 		      (int)res->skipped, "calls", (int)res->calls, "interrupted", res->interrupted,
 		      "commit", o->commit),
-	    "%s %s: %s", a->destroy ? "Destroy" : "Apply", whole ? "complete" : "incomplete",
+	    "%s %s: %s", a->opts.run.destroy ? "Destroy" : "Apply",
+	    whole ? "complete" : "incomplete",
 	    counts);
 }
 
@@ -563,14 +479,14 @@ static void render_outcome(const struct apply_cmd *a, const struct op_run *r,
 		free(counts);
 		return;
 	}
-	printf("\n%s %s: %s.\n", a->destroy ? "Destroy" : "Apply",
+	printf("\n%s %s: %s.\n", a->opts.run.destroy ? "Destroy" : "Apply",
 	       whole ? "complete" : "incomplete", counts);
 	free(counts);
 	if (o->commit)
 		printf("State: commit %.12s in workspace '%s'.\n", o->commit, r->ws->name);
 	if (a->up)
 		up_summary(r);
-	else if (!a->destroy)
+	else if (!a->opts.run.destroy)
 		expiry_print(r->state);
 	if (a->destroy && o->commit)
 		cost_render_still_billing(stdout, r->plan, r->ws->name);
@@ -604,6 +520,14 @@ static void ui_loaded(void *arg, struct diags *d)
 	const struct apply_cmd *a = arg;
 
 	run_loaded(a->cli, d);
+}
+
+static void ui_approvals(void *arg, const struct approval_policy *policy, const char *file,
+			 const struct approval_policy_result *res, bool enough)
+{
+	const struct apply_cmd *a = arg;
+
+	approvals_show(a->cli, policy, file, res, enough, a->f.json);
 }
 
 static void ui_plan(void *arg, const struct op_run *r)
@@ -694,6 +618,7 @@ static void ui_waiting(void *arg, const json_t *window, long ms)
 static const struct apply_ui apply_ui_template = {
     .error = ui_error,
     .loaded = ui_loaded,
+    .approvals = ui_approvals,
     .plan = ui_plan,
     .findings = ui_findings,
     .ask = ui_ask,
@@ -707,23 +632,23 @@ static const struct apply_ui apply_ui_template = {
     .waiting = ui_waiting,
 };
 
-/* The operation apply_op_run runs, from what was parsed and admitted; -1 after refusing. */
+/* The operation apply_op_run admits and runs, from what was parsed; -1 after refusing. */
 static int apply_operation(struct apply_cmd *a)
 {
-	if (run_options(&a->opts.run, a->cli, &a->f, a->spec) < 0)
+	if (run_options(&a->opts.run, a->cli, &a->f, a->operand) < 0)
 		return -1;
-	a->opts.spec = a->spec;
-	a->opts.plan_file = a->saved ? a->operand : NULL;
-	a->opts.saved = a->saved;
-	a->opts.approved = a->approved;
-	a->saved = a->approved = NULL;
+	a->opts.operand = a->operand;
+	a->opts.policy = &a->ap;
+	a->opts.env_required = getenv("KILN_REQUIRE_APPROVALS");
+	a->opts.env_trusted = getenv("KILN_TRUSTED_KEYS");
+	a->opts.env_workspace = getenv("KILN_WORKSPACE");
+	a->opts.can_ask = isatty(STDIN_FILENO);
 	a->opts.ttl = a->ttl;
 	a->opts.allow_purchase = a->allow_purchase;
 	if (a->waive_limit)
 		a->opts.waivers = json_pack("{s:s}", a->waive_limit, a->waive_reason);
 	a->opts.auto_approve = a->f.auto_approve;
 	a->opts.parallelism = a->f.parallelism;
-	a->opts.keep_secrets = a->have_key == 1;
 	a->opts.health_timeout = a->destroy ? 0 : a->health_timeout;
 	a->opts.wait = &a->wait;
 	return 0;
@@ -758,8 +683,7 @@ static int apply_main(int argc, char **argv, struct cli *cli, const struct cmd_i
 	run_flags_init(&a.f);
 	a.f.destroy = destroy;
 	a.pg = (struct progress){.json = false};
-	if (apply_parse(&a, &p, argc, argv, &ret) < 0 || apply_admit(&a) < 0 ||
-	    apply_operation(&a) < 0)
+	if (apply_parse(&a, &p, argc, argv, &ret) < 0 || apply_operation(&a) < 0)
 		goto out;
 	a.pg = (struct progress){.json = a.f.json, .tty = !a.f.json && isatty(STDOUT_FILENO)};
 	progress_init(&a.pg);
@@ -767,9 +691,6 @@ static int apply_main(int argc, char **argv, struct cli *cli, const struct cmd_i
 	ret = exit_status(apply_op_run(&a.opts, &ui));
 	progress_release(&a.pg);
 out:
-	json_decref(a.saved);
-	json_decref(a.approvals);
-	json_decref(a.approved);
 	json_decref(a.opts.saved);
 	json_decref(a.opts.approved);
 	json_decref(a.opts.waivers);

@@ -96,7 +96,7 @@ int cmd_plan(int argc, char **argv, struct cli *cli)
 	}
 	pager_finish(&pg);
 	/* The team limits an apply of this plan would be held to (kiln-policy(5)). */
-	if (!f.destroy && op_quota(&r, false, NULL, &err) != 0) {
+	if (!f.destroy && op_quota_check(&r, &err) != 0) {
 		cmd_report(cli, &err);
 		goto out;
 	}

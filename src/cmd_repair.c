@@ -1,8 +1,8 @@
 /*
  * cmd_repair.c - `kiln repair [GROUP...]`: replace just the nodes of the
  * node groups that reported themselves unhealthy. The flags, what is
- * shown, asking and the exit code; finding the nodes and replacing them is
- * repair.c's, the run (lock, refresh, replace, one commit) operation.c's.
+ * shown, asking and the exit code; the run (lock, refresh, find the nodes,
+ * ask, replace, one commit, wait for their health) is repair_op.c's.
  */
 #include <signal.h>
 #include <stdlib.h>
@@ -11,10 +11,9 @@
 
 #include "cmd_run.h"
 #include "cmds.h"
-#include "health.h"
-#include "repair.h"
+#include "progress.h"
+#include "repair_op.h"
 #include "str.h"
-#include "state.h"
 
 enum {
 	OPT_SPEC = 990,
@@ -96,12 +95,13 @@ static void ids_print(const json_t *ids)
 	}
 }
 
-static int render_outcome(const struct cli *cli, const struct op_run *r,
-			  const struct op_repair_outcome *o, const struct kiln_error *err)
+/* What the replacements did, on standard output; a failure is said after, as an error. */
+static void render_outcome(void *arg, const struct op_run *r, const struct op_repair_outcome *o)
 {
 	const json_t *d;
 	size_t i, n = 0;
 
+	(void)arg;
 	json_array_foreach(o->done, i, d)
 	{
 		printf("%s: replaced ", json_string_value(json_object_get(d, "address")));
@@ -117,23 +117,84 @@ static int render_outcome(const struct cli *cli, const struct op_run *r,
 	if (o->commit)
 		printf("State: commit %.12s in workspace '%s'.\n", o->commit, r->ws->name);
 	fflush(stdout);
-	if (o->failed || o->commit_failed) {
-		cmd_report(cli, err);
-		return KILN_EXIT_ERROR;
-	}
-	return KILN_EXIT_OK;
+}
+
+struct repair_cmd {
+	struct cli *cli;
+	bool named;		    /* groups were named */
+	struct progress_health live; /* the health wait's line on a terminal */
+};
+
+static void ui_error(void *arg, const struct kiln_error *err)
+{
+	const struct repair_cmd *c = arg;
+
+	cmd_report(c->cli, err);
+}
+
+static void ui_loaded(void *arg, struct diags *d)
+{
+	const struct repair_cmd *c = arg;
+
+	run_loaded(c->cli, d);
+}
+
+static void ui_plan(void *arg, const struct op_run *r, const json_t *targets)
+{
+	const struct repair_cmd *c = arg;
+
+	if (json_array_size(targets) == 0)
+		printf("Nothing to repair: no node of %s reported itself unhealthy.\n",
+		       c->named ? "the groups named" : "any group");
+	else
+		render_plan(r, targets);
+}
+
+static bool ui_ask(void *arg, const char *question)
+{
+	(void)arg;
+	return run_confirm(question);
+}
+
+static void ui_health_waiting(void *arg, int64_t timeout)
+{
+	struct repair_cmd *c = arg;
+
+	run_health_waiting(timeout, false);
+	progress_health_init(&c->live, false);
+}
+
+static void ui_health_tick(void *arg, size_t reported, size_t nodes, int64_t left_s)
+{
+	struct repair_cmd *c = arg;
+
+	progress_health_tick(&c->live, reported, nodes, left_s);
+}
+
+static void ui_health(void *arg, const json_t *groups, int64_t timeout)
+{
+	struct repair_cmd *c = arg;
+
+	progress_health_end(&c->live);
+	run_health_show(c->cli, groups, timeout, false);
 }
 
 int cmd_repair(int argc, char **argv, struct cli *cli)
 {
 	struct cli_parser p;
 	struct run_flags f;
-	struct op_run r = {0};
-	struct op_repair_outcome o = {0};
-	struct kiln_error err = {0};
+	struct repair_cmd c = {.cli = cli};
+	struct repair_op_options o = {0};
+	const struct repair_ui ui = {
+	    .base = {&c, ui_error, ui_loaded},
+	    .plan = ui_plan,
+	    .ask = ui_ask,
+	    .done = render_outcome,
+	    .health_waiting = ui_health_waiting,
+	    .health_tick = ui_health_tick,
+	    .health = ui_health,
+	};
 	const char *spec = NULL, *health_arg = NULL;
-	int64_t health_timeout = 0;
-	json_t *targets = NULL;
 	int ret = KILN_EXIT_ERROR, opt;
 
 	run_flags_init(&f);
@@ -150,7 +211,7 @@ int cmd_repair(int argc, char **argv, struct cli *cli)
 		else if (run_flags_handle(&f, cli, opt, p.optarg) < 0)
 			goto out;
 	}
-	if (run_health_timeout(cli, health_arg, &health_timeout) < 0)
+	if (run_health_timeout(cli, health_arg, &o.health_timeout) < 0)
 		goto out;
 	if (!spec && !(spec = run_spec_operand(cli, NULL, 0, argv, 0)))
 		goto out;
@@ -160,47 +221,24 @@ int cmd_repair(int argc, char **argv, struct cli *cli)
 			  "nothing was changed");
 		goto out;
 	}
-	r.keep_live = true;
-	if (run_open(&r, cli, &f, spec, true, "repair") < 0 || run_plan(&r, cli) < 0)
+	if (run_options(&o.run, cli, &f, spec) < 0)
 		goto out;
-	if (run_need_cluster(cli, &r) < 0)
-		goto out;
-	if (op_key_check(r.state, &err) < 0) {
-		cmd_report(cli, &err);
-		goto out;
-	}
-	targets = repair_targets(r.e, r.state, r.live, (const char *const *)argv + p.optind,
-				 (size_t)(argc - p.optind), &err);
-	if (!targets) {
-		cmd_report(cli, &err);
-		goto out;
-	}
-	if (json_array_size(targets) == 0) {
-		printf("Nothing to repair: no node of %s reported itself unhealthy.\n",
-		       argc > p.optind ? "the groups named" : "any group");
+	o.spec = spec;
+	o.groups = (const char *const *)argv + p.optind;
+	o.ngroups = (size_t)(argc - p.optind);
+	o.auto_approve = f.auto_approve;
+	c.named = o.ngroups > 0;
+	switch (repair_op_run(&o, &ui)) {
+	case REPAIR_OP_OK:
 		ret = KILN_EXIT_OK;
-		goto out;
-	}
-	render_plan(&r, targets);
-	if (!f.auto_approve && !run_ask(&r, "replace these nodes of")) {
-		fprintf(stderr, "%s: %s: not approved; nothing was changed\n", cli->prog, cli->cmd);
-		goto out;
-	}
-	op_repair(&r, targets, &o, &err);
-	ret = render_outcome(cli, &r, &o, &err);
-	if (ret == KILN_EXIT_OK && health_timeout > 0) {
-		json_t *addrs = json_array(), *d;
-		size_t i;
-
-		json_array_foreach(o.done, i, d)
-		    json_array_append(addrs, json_object_get(d, "address"));
-		ret = run_health_report(cli, &r, addrs, health_timeout, false);
-		json_decref(addrs);
+		break;
+	case REPAIR_OP_UNHEALTHY:
+		ret = KILN_EXIT_UNHEALTHY;
+		break;
+	case REPAIR_OP_FAILED:
+		break;
 	}
 out:
-	json_decref(targets);
-	op_repair_outcome_release(&o);
-	op_close(&r);
 	run_flags_release(&f);
 	cli_parser_release(&p);
 	return ret;

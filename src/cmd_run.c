@@ -232,22 +232,21 @@ static int run_failed(const struct cli *cli, const struct kiln_error *err, const
 	return -1;
 }
 
-int run_open(struct op_run *r, struct cli *cli, struct run_flags *f, const char *spec_path,
-	     bool lock, const char *operation)
+struct op_ui run_ui(struct cli *cli)
+{
+	return (struct op_ui){cli, run_report, run_loaded};
+}
+
+int run_open(struct op_run *r, struct cli *cli, struct run_flags *f, const char *spec_path)
 {
 	struct op_options o;
-	struct kiln_error err = {0};
-	struct diags d = {0};
-	int rc;
+	struct op_ui ui = run_ui(cli);
 
-	if (run_prepare(r, &o, cli, f, spec_path) < 0)
+	if (run_options(&o, cli, f, spec_path) < 0) {
+		memset(r, 0, sizeof(*r));
 		return -1;
-	rc = op_load(r, &o, spec_path, &d, &err);
-	run_loaded(cli, &d);
-	diags_release(&d);
-	if (rc != 0 || op_open_state(r, lock, operation, &err) < 0)
-		return run_failed(cli, &err, spec_path);
-	return 0;
+	}
+	return op_open(r, &o, spec_path, false, cli->cmd, &ui);
 }
 
 int run_plan_spec(struct op_run *r, struct cli *cli, struct run_flags *f, const char *spec_path)
@@ -259,17 +258,6 @@ int run_plan_spec(struct op_run *r, struct cli *cli, struct run_flags *f, const 
 		return -1;
 	if (op_plan_spec(r, &o, spec_path, &err) < 0)
 		return run_failed(cli, &err, spec_path);
-	return 0;
-}
-
-int run_plan(struct op_run *r, struct cli *cli)
-{
-	struct kiln_error err = {0};
-
-	if (op_plan(r, &err) < 0) {
-		cmd_report(cli, &err);
-		return -1;
-	}
 	return 0;
 }
 
@@ -302,15 +290,6 @@ bool run_confirm(const char *question)
 		return false;
 	line[strcspn(line, "\r\n")] = '\0';
 	return strcmp(line, "yes") == 0;
-}
-
-bool run_ask(struct op_run *r, const char *what)
-{
-	char *q = xasprintf("Do you want to %s %s/%s?", what, r->e->spec->cluster, r->ws->name);
-	bool yes = run_confirm(q);
-
-	free(q);
-	return yes;
 }
 
 int run_need_cluster(const struct cli *cli, const struct op_run *r)
@@ -392,28 +371,4 @@ int run_health_show(const struct cli *cli, const json_t *groups, int64_t timeout
 		cli->prog, cli->cmd, strcmp(cli->cmd, "repair") == 0 ? "repair" : "apply",
 		KILN_EXIT_UNHEALTHY);
 	return KILN_EXIT_UNHEALTHY;
-}
-
-int run_health_report(const struct cli *cli, struct op_run *r, const json_t *addresses,
-		      int64_t timeout, bool json)
-{
-	struct kiln_error err = {0};
-	struct progress_health live;
-	struct health_tick tick = {progress_health_tick, &live};
-	json_t *groups = NULL;
-	int ret, rc;
-
-	if (json_array_size(addresses) == 0)
-		return KILN_EXIT_OK;
-	run_health_waiting(timeout, json);
-	progress_health_init(&live, json);
-	rc = op_health_wait(r, addresses, timeout, &tick, &groups, &err);
-	progress_health_end(&live);
-	if (rc < 0) {
-		cmd_report(cli, &err);
-		return KILN_EXIT_ERROR;
-	}
-	ret = run_health_show(cli, groups, timeout, json);
-	json_decref(groups);
-	return ret;
 }

@@ -123,16 +123,21 @@ struct engine *run_engine_only(struct cli *cli, const char *spec, const struct r
 int run_options(struct op_options *o, const struct cli *cli, const struct run_flags *f,
 		const char *spec_path);
 /*
- * op_load and op_open_state for a command: the spec "-" refused, the
- * spec's diagnostics printed, errors reported (and, later, what goes wrong
- * on the way out); -1 on failure. op_close or op_finish r after, either way.
+ * The run of a command that only reads the recorded state (kiln hosts,
+ * ssh, exec): op_open without the lock, the spec "-" refused, the spec's
+ * diagnostics printed, errors reported; -1 on failure. op_close r after,
+ * either way. A command that changes anything calls its operation's one
+ * entry instead (apply_op_run, reap_op_run...), which takes the lock.
  */
-int run_open(struct op_run *r, struct cli *cli, struct run_flags *f, const char *spec_path,
-	     bool lock, const char *operation);
+int run_open(struct op_run *r, struct cli *cli, struct run_flags *f, const char *spec_path);
+/*
+ * The operation's interface of a command that says nothing of its own
+ * (operation.h): errors through cmd_report, the spec's diagnostics through
+ * run_loaded; arg is cli.
+ */
+struct op_ui run_ui(struct cli *cli);
 /* The spec's diagnostics, sorted, on standard error; arg is the struct cli. */
 void run_loaded(void *arg, struct diags *d);
-/* op_plan, its error reported. */
-int run_plan(struct op_run *r, struct cli *cli);
 /*
  * The one operation of a command that only reads a plan (plan, cost,
  * audit, status): op_plan_spec from f, the spec "-" refused, its
@@ -150,8 +155,6 @@ void run_print_json(const json_t *v, size_t flags);
 
 /* Ask question on the terminal (standard error); true only for the answer "yes". */
 bool run_confirm(const char *question);
-/* run_confirm("Do you want to WHAT CLUSTER/WS?"). */
-bool run_ask(struct op_run *r, const char *what);
 /* 0 when the workspace has a cluster; else -1 after saying nothing was applied yet. */
 int run_need_cluster(const struct cli *cli, const struct op_run *r);
 /*
@@ -160,18 +163,10 @@ int run_need_cluster(const struct cli *cli, const struct op_run *r);
  * reporting a value that is not a duration of at most 24h.
  */
 int run_health_timeout(const struct cli *cli, const char *arg, int64_t *timeout);
-/*
- * After a committed apply or repair: wait up to timeout for the nodes of
- * the groups at addresses to report (op_health_wait), one line per group
- * (one "health" event with json). KILN_EXIT_UNHEALTHY when a node is
- * unhealthy or did not report, KILN_EXIT_ERROR when a call failed.
- */
-int run_health_report(const struct cli *cli, struct op_run *r, const json_t *addresses,
-		      int64_t timeout, bool json);
-/* run_health_report's first line: "Health: waiting up to ..." (none with json). */
+/* Before the wait for node health: "Health: waiting up to ..." (none with json). */
 void run_health_waiting(int64_t timeout, bool json);
 /*
- * run_health_report's lines for what the groups (health.h's objects)
+ * The lines for what the groups (health.h's objects)
  * reported within timeout; KILN_EXIT_UNHEALTHY, said, when a node is
  * unhealthy or did not report, else KILN_EXIT_OK.
  */

@@ -285,7 +285,7 @@ static int open_spec(struct run_cmd *c, struct cli *cli)
 
 	if (!spec && !(spec = run_spec_operand(cli, NULL, 0, NULL, 0)))
 		return -1;
-	if (run_open(&c->r, cli, &c->f, spec, false, cli->cmd) < 0)
+	if (run_open(&c->r, cli, &c->f, spec) < 0)
 		return -1;
 	return run_need_cluster(cli, &c->r);
 }

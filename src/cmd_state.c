@@ -13,7 +13,7 @@
 #include "crypt.h"
 #include "state.h"
 #include "jsonw.h"
-#include "takeover.h"
+#include "takeover_op.h"
 
 enum {
 	OPT_JSON = 1,
@@ -431,58 +431,49 @@ out:
 	return ret;
 }
 
+/* What kiln state takeover took over, or that there was nothing to take. */
+static void takeover_done(void *arg, const struct op_run *r, const struct op_takeover_result *res)
+{
+	const json_t *t;
+	size_t i;
+
+	(void)arg;
+	if (res->nothing) {
+		printf("Nothing to take over: every live resource of %s/%s is this state's.\n",
+		       r->e->spec->cluster, r->e->workspace);
+		return;
+	}
+	if (res->commit_failed || !res->commit[0])
+		return;
+	json_array_foreach(res->taken, i, t)
+	{
+		const char *fl = json_string_value(json_object_get(t, "from"));
+
+		printf("took over %s (%s) from %s%s\n",
+		       json_string_value(json_object_get(t, "address")),
+		       json_string_value(json_object_get(t, "id")),
+		       fl ? "state lineage " : "no state (no lineage tag)", fl ? fl : "");
+	}
+	printf("State: commit %.12s in workspace '%s'.\n", res->commit, r->e->workspace);
+}
+
 /*
- * kiln state takeover: the operation (op_takeover) over the spec's
- * workspace, opened with its lock (the state repository and the workspace
- * are made when missing, as apply makes them); then what it took over, or
- * why not.
+ * kiln state takeover: one operation (takeover_op_run) over the spec's
+ * workspace; then what it took over, or why not.
  */
 static int state_takeover(struct state_cmd *c, const char *spec, const char *from,
 			  const char *const *addrs, size_t naddrs)
 {
-	struct takeover_filter tf = {from, addrs, naddrs};
-	struct op_takeover_result res = {0};
+	struct takeover_op_options o = {.spec = spec, .filter = {from, addrs, naddrs}};
+	struct takeover_ui ui = {.base = run_ui(c->cli), .done = takeover_done};
 	struct run_flags f;
-	struct op_run r = {0};
-	struct kiln_error err = {0};
-	const json_t *t;
-	size_t i;
 	int ret = KILN_EXIT_ERROR;
 
 	run_flags_init(&f);
 	f.store = c->flags;
-	if (run_open(&r, c->cli, &f, spec, true, "state takeover") != 0)
-		goto out;
-	if (op_takeover(&r, &tf, &res, &err) < 0) {
-		cmd_report(c->cli, &err);
-		goto out;
-	}
-	if (res.nothing) {
-		printf("Nothing to take over: every live resource of %s/%s is this state's.\n",
-		       r.e->spec->cluster, r.e->workspace);
+	if (run_options(&o.run, c->cli, &f, spec) == 0 && takeover_op_run(&o, &ui) == 0)
 		ret = KILN_EXIT_OK;
-		goto out;
-	}
-	/* A failed check or claim was reported (run_open's hook) when it happened. */
-	if (res.commit_failed) {
-		cmd_report(c->cli, &res.commit_err);
-	} else if (res.commit[0]) {
-		json_array_foreach(res.taken, i, t)
-		{
-			const char *fl = json_string_value(json_object_get(t, "from"));
-
-			printf("took over %s (%s) from %s%s\n",
-			       json_string_value(json_object_get(t, "address")),
-			       json_string_value(json_object_get(t, "id")),
-			       fl ? "state lineage " : "no state (no lineage tag)", fl ? fl : "");
-		}
-		printf("State: commit %.12s in workspace '%s'.\n", res.commit, r.e->workspace);
-	}
-	ret = res.take_failed || res.commit_failed ? KILN_EXIT_ERROR : KILN_EXIT_OK;
-out:
-	op_takeover_result_release(&res);
 	f.store = (struct store_flags){0};
-	op_close(&r);
 	run_flags_release(&f);
 	return ret;
 }

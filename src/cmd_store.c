@@ -2,6 +2,8 @@
  * cmd_store.c - see cmd_store.h.
  */
 #include "cmd_store.h"
+
+#include "plan.h"
 #include "log.h"
 
 #include <stdio.h>
@@ -32,23 +34,12 @@ int store_flags_handle(struct store_flags *f, const struct cli *cli, int id, con
 int store_flags_plan_workspace(const struct store_flags *f, const struct cli *cli, const char *file,
 			       const char *ws)
 {
-	const char *env = getenv("KILN_WORKSPACE");
+	struct kiln_error err = {0};
 
-	if (!ws)
-		return 0; /* a plan without one is stale against every state commit */
-	if (f->workspace && strcmp(f->workspace, ws) != 0) {
-		cli_error(cli, "drop -w, or make a plan for that workspace",
-			  "%s was made for workspace '%s', not '%s'", file, ws, f->workspace);
-		return -1;
-	}
-	/* The variable names a workspace exactly as -w does. */
-	if (!f->workspace && env && strcmp(env, ws) != 0) {
-		cli_error(cli, "unset KILN_WORKSPACE, or make a plan for that workspace",
-			  "%s was made for workspace '%s', not '%s' (KILN_WORKSPACE)", file, ws,
-			  env);
-		return -1;
-	}
-	return 0;
+	if (plan_file_workspace_check(file, ws, f->workspace, getenv("KILN_WORKSPACE"), &err) == 0)
+		return 0;
+	cli_error(cli, err.hint, "%s", err.msg);
+	return -1;
 }
 
 void cmd_report(const struct cli *cli, const struct kiln_error *err)

@@ -713,6 +713,11 @@ double op_plan_upfront(const json_t *plan)
 	return json_number_value(json_object_get(plan_kiln(plan, "cost"), "upfront"));
 }
 
+int op_quota_check(struct op_run *r, struct kiln_error *err)
+{
+	return op_quota(r, false, NULL, err);
+}
+
 int op_quota(struct op_run *r, bool reserve, const json_t *waivers, struct kiln_error *err)
 {
 	const json_t *cost = plan_kiln(r->plan, "cost");
@@ -1033,6 +1038,27 @@ int op_open_state(struct op_run *r, bool lock, const char *operation, struct kil
 	if (lock && workspace_lock(r->ws, &lo, err) < 0)
 		return -1;
 	return load_state(r, err);
+}
+
+int op_open(struct op_run *r, const struct op_options *o, const char *spec_path, bool lock,
+	    const char *operation, const struct op_ui *ui)
+{
+	struct kiln_error err = {0};
+	struct diags d = {0};
+	int rc;
+
+	r->report = ui->error;
+	r->loaded = ui->loaded;
+	r->report_arg = ui->arg;
+	rc = op_load(r, o, spec_path, &d, &err);
+	ui->loaded(ui->arg, &d);
+	diags_release(&d);
+	if (rc == 0 && op_open_state(r, lock, operation, &err) == 0)
+		return 0;
+	if (!err.msg[0])
+		kiln_error_set(&err, "%s is not valid; nothing was planned", spec_path);
+	ui->error(ui->arg, &err);
+	return -1;
 }
 
 int op_open_engine(struct op_run *r, const struct op_options *o, struct engine *e,

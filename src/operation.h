@@ -104,6 +104,19 @@ struct op_run {
 };
 
 /*
+ * What every operation says to the user, through the command that runs it
+ * (Terraform's View): a refusal or a failure (its message names the cause,
+ * its hint the fix), and the spec's diagnostics once loaded. Each
+ * operation's own interface (apply_ui, reap_ui, repair_ui...) adds what it
+ * asks and shows.
+ */
+struct op_ui {
+	void *arg;
+	void (*error)(void *arg, const struct kiln_error *err);
+	void (*loaded)(void *arg, struct diags *d);
+};
+
+/*
  * Load, validate and expand the spec into r (cleared first; plan_only and
  * the hooks kept). -1 on failure: with err, or with err empty and d holding
  * why the spec is not valid. d is the caller's to print and release either
@@ -128,6 +141,14 @@ int op_open_state(struct op_run *r, bool lock, const char *operation, struct kil
  */
 int op_open_engine(struct op_run *r, const struct op_options *o, struct engine *e,
 		   const char *operation, struct kiln_error *err);
+/*
+ * op_load and op_open_state with ui as r's hooks (what goes wrong on the
+ * way out goes to ui->error too): -1 after telling ui->error why not (a
+ * spec that is not valid: "SPEC is not valid; nothing was planned", its
+ * diagnostics shown through ui->loaded). op_close r after, either way.
+ */
+int op_open(struct op_run *r, const struct op_options *o, const char *spec_path, bool lock,
+	    const char *operation, const struct op_ui *ui);
 /* Refresh (unless refresh is off), diff, pre-flight, IAM delta, cost and audit into r->plan. */
 int op_plan(struct op_run *r, struct kiln_error *err);
 /*
@@ -259,6 +280,12 @@ double op_plan_upfront(const json_t *plan);
  * REASON} of --waive-limit, or NULL.
  */
 int op_quota(struct op_run *r, bool reserve, const json_t *waivers, struct kiln_error *err);
+/*
+ * op_quota without a claim or a waiver: whether an apply of r's plan would
+ * be held to a broken limit (kiln plan says so after the plan). A command
+ * may ask this of a plan it only reads; claiming is apply_op_run's.
+ */
+int op_quota_check(struct op_run *r, struct kiln_error *err);
 
 /*
  * The first change of r's plan that buys something up front (creates a

@@ -885,6 +885,26 @@ out:
 	return ret;
 }
 
+int plan_file_workspace_check(const char *file, const char *ws, const char *flag_ws,
+			      const char *env_ws, struct kiln_error *err)
+{
+	if (!ws)
+		return 0;
+	if (flag_ws && strcmp(flag_ws, ws) != 0) {
+		kiln_error_set(err, "%s was made for workspace '%s', not '%s'", file, ws, flag_ws);
+		kiln_error_hint(err, "drop -w, or make a plan for that workspace");
+		return -1;
+	}
+	/* The variable names a workspace exactly as -w does. */
+	if (!flag_ws && env_ws && strcmp(env_ws, ws) != 0) {
+		kiln_error_set(err, "%s was made for workspace '%s', not '%s' (KILN_WORKSPACE)",
+			       file, ws, env_ws);
+		kiln_error_hint(err, "unset KILN_WORKSPACE, or make a plan for that workspace");
+		return -1;
+	}
+	return 0;
+}
+
 bool plan_file_is(const char *path)
 {
 	char buf[PLAN_FILE_PEEK + 1];

@@ -212,5 +212,13 @@ void plan_values_add(json_t *plan);
 int plan_values_check(const json_t *plan, const char *path, struct kiln_error *err);
 /* True when path holds a plan file rather than a spec (peeks at the start). */
 bool plan_file_is(const char *path);
+/*
+ * A plan file made for workspace ws (NULL: none, stale against every state
+ * commit) is used only there: flag_ws (-w), or else env_ws
+ * (KILN_WORKSPACE), when given, must name it. 0, or -1 with err (one line
+ * and its hint: a flag's refusal).
+ */
+int plan_file_workspace_check(const char *file, const char *ws, const char *flag_ws,
+			      const char *env_ws, struct kiln_error *err);
 
 #endif

@@ -1740,6 +1740,25 @@ static void test_plan_match_accepts_another_runner_up(void **state)
 	json_decref(file);
 }
 
+static void test_a_plan_file_is_used_only_in_its_workspace(void **state)
+{
+	struct kiln_error err = {0};
+
+	(void)state;
+	/* Neither -w nor KILN_WORKSPACE: its own workspace is taken. */
+	assert_int_equal(plan_file_workspace_check("p.kiln", "dev", NULL, NULL, &err), 0);
+	/* A plan naming no workspace is stale against every state commit anyway. */
+	assert_int_equal(plan_file_workspace_check("p.kiln", NULL, "prod", "qa", &err), 0);
+	assert_int_equal(plan_file_workspace_check("p.kiln", "dev", "dev", "qa", &err), 0);
+	assert_int_equal(plan_file_workspace_check("p.kiln", "dev", "prod", NULL, &err), -1);
+	assert_string_equal(err.msg, "p.kiln was made for workspace 'dev', not 'prod'");
+	assert_string_equal(err.hint, "drop -w, or make a plan for that workspace");
+	err = (struct kiln_error){0};
+	assert_int_equal(plan_file_workspace_check("p.kiln", "dev", NULL, "qa", &err), -1);
+	assert_string_equal(err.msg, "p.kiln was made for workspace 'dev', not 'qa' (KILN_WORKSPACE)");
+	assert_string_equal(err.hint, "unset KILN_WORKSPACE, or make a plan for that workspace");
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -1814,6 +1833,7 @@ int main(void)
 	    plan_test(test_plan_view_refuses_a_change_without_an_address),
 	    plan_test(test_plan_view_refuses_an_unknown_action),
 	    plan_test(test_plan_view_refuses_a_change_with_an_empty_type),
+	    cmocka_unit_test(test_a_plan_file_is_used_only_in_its_workspace),
 	};
 
 	return cmocka_run_group_tests_name("plan", tests, NULL, NULL);

@@ -75,6 +75,7 @@ static void aws_close(struct prov_ctx *ctx)
 	free(ctx->account);
 	json_decref(ctx->zoned);
 	json_decref(ctx->seen);
+	json_decref(ctx->buckets);
 	pthread_mutex_destroy(&ctx->mu);
 	for (i = 0; i < AWS_NSERVICES; i++) {
 		free(ctx->ep[i].base);

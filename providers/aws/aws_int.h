@@ -98,6 +98,11 @@ struct prov_ctx {
 	const char *kms_key, *kms_region;
 	char *kms_scoped;
 	json_t *seen; /* "CLUSTER/WS" -> {"aws_fsx_lustre": n, ...} as refresh listed them */
+	/*
+	 * The account's kiln- bucket names as this context's last ListBuckets
+	 * answered them (name -> true), whatever their tags; NULL before one.
+	 */
+	json_t *buckets;
 	struct kiln_error creds_err;
 };
 

@@ -295,6 +295,36 @@ static bool tag_is(json_t *tags, const char *key, const char *value)
 	return v && strcmp(v, value) == 0;
 }
 
+/* Keeps the names of the account's kiln- buckets ListBuckets answered (ctx->buckets). */
+static void listed_record(struct prov_ctx *ctx, const json_t *buckets)
+{
+	json_t *names = json_object(), *b;
+	size_t i;
+
+	json_array_foreach(buckets, i, b)
+	{
+		const char *name = awsxml_str(b, "Name");
+
+		if (name && strncmp(name, "kiln-", 5) == 0)
+			json_object_set_new(names, name, json_true());
+	}
+	pthread_mutex_lock(&ctx->mu);
+	json_decref(ctx->buckets);
+	ctx->buckets = names;
+	pthread_mutex_unlock(&ctx->mu);
+}
+
+/* Whether this context's ListBuckets answered and did not name the bucket. */
+static bool listed_absent(struct prov_ctx *ctx, const char *name)
+{
+	bool absent;
+
+	pthread_mutex_lock(&ctx->mu);
+	absent = ctx->buckets && !json_object_get(ctx->buckets, name);
+	pthread_mutex_unlock(&ctx->mu);
+	return absent;
+}
+
 int bucket_list(struct prov_ctx *ctx, const struct prov_scope *scope, const char *page,
 		json_t **out, char **next, struct kiln_error *err)
 {
@@ -314,6 +344,9 @@ int bucket_list(struct prov_ctx *ctx, const struct prov_scope *scope, const char
 	}
 	*out = json_array();
 	buckets = awsxml_list(doc, "Buckets.Bucket");
+	/* A listing cut short (ContinuationToken, past 10,000 buckets) proves no absence. */
+	if (!awsxml_str(doc, "ContinuationToken"))
+		listed_record(ctx, buckets);
 	json_array_foreach(buckets, i, b)
 	{
 		const char *name = awsxml_str(b, "Name");
@@ -476,7 +509,10 @@ static json_t *bucket_as_set(const char *name, const json_t *a, json_t *tags)
  * there already (a retried or killed create) gets every setting put.
  *
  * us-east-1 answers CreateBucket 200 for a bucket this account already has
- * (and may put the tags on it), so there the name is looked at first;
+ * (and may put the tags on it), so there the name is looked at first,
+ * unless this apply's refresh listed the account's buckets and the name was
+ * not among them (ListBuckets names every bucket of the account, whatever
+ * its tags: a workspace whose name meets this one's is listed too);
  * elsewhere 409 BucketAlreadyOwnedByYou says so, and the name is looked at
  * then.
  */
@@ -491,7 +527,7 @@ int bucket_create(struct prov_ctx *ctx, const struct prov_scope *scope,
 
 	*out = NULL;
 	tags = bucket_tags(scope, op->address, json_string_value(json_object_get(a, "deletion")));
-	if (strcmp(ctx->region, "us-east-1") == 0) {
+	if (strcmp(ctx->region, "us-east-1") == 0 && !listed_absent(ctx, name)) {
 		rc = bucket_probe(ctx, scope, name, &found, err);
 		/* Names are global: the look is refused for another account's bucket. */
 		if (rc == PROV_ERROR && strstr(err->msg, "AccessDenied"))

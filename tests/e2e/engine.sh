@@ -452,12 +452,14 @@ en_faults() {
 
 # A reader (plan, status) beside an apply under way must not replay that
 # apply's journal as an interrupted one's (issue 32): it says the workspace is
-# locked and shows the state from before that apply.
+# locked and shows the state from before that apply. Each of the apply's calls
+# takes a second, so that it is still under way when both readers have run
+# (at 300 ms it had committed before the plan on a loaded 2-core machine).
 en_reader_beside_apply() {
 	en_new_dir tests/specs/valid/sim-llm-pretrain.yaml
-	KILN_SIM_LATENCY_MS=300 "$KILN" apply --auto-approve >out.txt 2>err.txt &
+	KILN_SIM_LATENCY_MS=1000 "$KILN" apply --auto-approve >out.txt 2>err.txt &
 	pid=$!
-	en_await_create 300
+	en_await_create 600
 	assert "engine: the slow apply has a journal while it runs" \
 		sh -c 'ls .kiln/journal/default-*.jsonl >/dev/null'
 	# A first apply: until it commits, the workspace has no cluster to show.
