@@ -318,7 +318,7 @@ static int read_ends(struct cli *cli, struct run_flags *f, struct store *s, int6
 			cli->cmd);
 		return 0;
 	}
-	if (run_open(&r, cli, f, spec, false, cli->cmd) < 0) {
+	if (run_open(&r, cli, f, spec) < 0) {
 		op_close(&r);
 		fprintf(stderr, "kiln %s: warning: the end of the running runs was not read\n",
 			cli->cmd);
