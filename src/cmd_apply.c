@@ -197,7 +197,7 @@ static int approvals_check(const struct cli *cli, const char *file, const json_t
 		fprintf(stderr, "%s: %s: %s\n", cli->prog, cli->cmd, msg);
 		for (i = 0; i < rep->n; i++) {
 			const struct approval_check *c = &rep->v[i];
-			char *why = approval_check_describe(c, ap->dir);
+			char *why = approve_check_describe(c, ap->dir);
 
 			fprintf(stderr, "  approval %zu: %s at %s, key %s: %s\n", i + 1,
 				c->signer ? c->signer : "?", c->time ? c->time : "?",
@@ -253,7 +253,7 @@ static void expiry_print(const json_t *state)
 	int64_t t, now;
 	char *left;
 
-	if (!expiry_time(state_expiry(state), &t) || util_now(&now, &err) < 0)
+	if (!expiry_time(state_expiry(state), &t) || timefmt_now(&now, &err) < 0)
 		return;
 	left = expiry_left_format(t - now);
 	printf("Expires: %s (%s%s%s); kiln reap destroys it after.\n", state_expires(state),
@@ -310,7 +310,7 @@ struct apply_cmd {
 
 static int parse_ttl(const struct cli *cli, const char *arg, int64_t *ttl)
 {
-	if (duration_parse(arg, ttl) < 0) {
+	if (timefmt_duration_parse(arg, ttl) < 0) {
 		cli_error(cli, "write it like 8h, 90m or 2d", "--ttl '%s' is not a duration", arg);
 		return -1;
 	}
@@ -351,12 +351,12 @@ static int apply_parse(struct apply_cmd *a, struct cli_parser *p, int argc, char
 		else if (opt == OPT_TTL) {
 			if (parse_ttl(a->cli, p->optarg, &a->ttl) < 0)
 				return -1;
-		} else if (run_flags_handle(&a->f, a->cli, opt, p->optarg) < 0)
+		} else if (cmd_run_flags_handle(&a->f, a->cli, opt, p->optarg) < 0)
 			return -1;
 	}
-	a->operand = a->spec = run_spec_operand(a->cli, a->f.spec, argc, argv, p->optind);
+	a->operand = a->spec = cmd_run_spec_operand(a->cli, a->f.spec, argc, argv, p->optind);
 	if (!a->operand ||
-	    (!a->destroy && run_health_timeout(a->cli, a->health_arg, &a->health_timeout) < 0))
+	    (!a->destroy && cmd_run_health_timeout(a->cli, a->health_arg, &a->health_timeout) < 0))
 		return -1;
 	if (a->wait.on && apply_wait_timeout_parse(&a->wait, getenv("KILN_WAIT_TIMEOUT"), &err) < 0) {
 		refuse(a->cli, &err, true);
@@ -419,7 +419,7 @@ static int apply_admit(struct apply_cmd *a)
 			    "--target, --replace and --refresh cannot be used with a plan file");
 			return -1;
 		}
-		if (store_flags_plan_workspace(&a->f.store, a->cli, a->operand, ws) < 0)
+		if (cmd_store_flags_plan_workspace(&a->f.store, a->cli, a->operand, ws) < 0)
 			return -1;
 		if (a->ap.required > 0 &&
 		    approvals_check(a->cli, a->operand, a->saved, a->approvals, &a->ap, a->f.json,
@@ -525,7 +525,7 @@ static void render_outcome(const struct apply_cmd *a, const struct op_run *r,
 			   const struct op_apply_outcome *o)
 {
 	const struct apply_result *res = &o->res;
-	char *counts = op_summary_counts(res);
+	char *counts = operation_summary_counts(res);
 	bool whole = !res->failed && !res->interrupted && !res->skipped;
 	size_t i;
 	json_t *e;
@@ -549,7 +549,7 @@ static void render_outcome(const struct apply_cmd *a, const struct op_run *r,
 	fflush(stdout);
 	json_array_foreach(res->warnings, i, e) fprintf(
 	    stderr, "%s: %s: warning: %s\n", a->cli->prog, a->cli->cmd, json_string_value(e));
-	run_report_failures(a->cli, res->errors);
+	cmd_run_report_failures(a->cli, res->errors);
 	/* A user's own interrupt has no cause to fix. */
 	if (!whole && res->interrupted && !res->failed) {
 		int sig = signals_interrupted();
@@ -575,7 +575,7 @@ static void ui_loaded(void *arg, struct diags *d)
 {
 	const struct apply_cmd *a = arg;
 
-	run_loaded(a->cli, d);
+	cmd_run_loaded(a->cli, d);
 }
 
 static void ui_plan(void *arg, const struct op_run *r)
@@ -593,7 +593,7 @@ static void ui_findings(void *arg, const struct op_run *r, long n)
 static bool ui_ask(void *arg, const char *question)
 {
 	(void)arg;
-	return run_confirm(question);
+	return cmd_run_confirm(question);
 }
 
 static void ui_event(void *arg, const struct apply_event *ev)
@@ -634,14 +634,14 @@ static void ui_health_waiting(void *arg, int64_t timeout)
 {
 	const struct apply_cmd *a = arg;
 
-	run_health_waiting(timeout, a->f.json);
+	cmd_run_health_waiting(timeout, a->f.json);
 }
 
 static void ui_health(void *arg, const json_t *groups, int64_t timeout)
 {
 	const struct apply_cmd *a = arg;
 
-	run_health_show(a->cli, groups, timeout, a->f.json);
+	cmd_run_health_show(a->cli, groups, timeout, a->f.json);
 }
 
 static void ui_waiting(void *arg, const json_t *window, long ms)
@@ -672,7 +672,7 @@ static const struct apply_ui apply_ui_template = {
 /* The operation apply_op_run runs, from what was parsed and admitted; -1 after refusing. */
 static int apply_operation(struct apply_cmd *a)
 {
-	if (run_options(&a->opts.run, a->cli, &a->f, a->spec) < 0)
+	if (cmd_run_options(&a->opts.run, a->cli, &a->f, a->spec) < 0)
 		return -1;
 	a->opts.spec = a->spec;
 	a->opts.plan_file = a->saved ? a->operand : NULL;
@@ -715,7 +715,7 @@ static int apply_main(int argc, char **argv, struct cli *cli, const struct cmd_i
 	struct cli_parser p;
 	int ret = KILN_EXIT_ERROR;
 
-	run_flags_init(&a.f);
+	cmd_run_flags_init(&a.f);
 	a.f.destroy = destroy;
 	a.pg = (struct progress){.json = false};
 	if (apply_parse(&a, &p, argc, argv, &ret) < 0 || apply_admit(&a) < 0 ||
@@ -734,7 +734,7 @@ out:
 	json_decref(a.opts.approved);
 	approval_policy_release(&a.ap);
 	apply_wait_release(&a.wait);
-	run_flags_release(&a.f);
+	cmd_run_flags_release(&a.f);
 	cli_parser_release(&p);
 	return ret;
 }

@@ -38,13 +38,13 @@ int cmd_graph(int argc, char **argv, struct cli *cli)
 	char *dot;
 	int ret = KILN_EXIT_ERROR;
 
-	run_flags_init(&f);
-	if (run_flags_parse(&f, &p, cli, &cmd_graph_info, argc, argv, &ret) < 0)
+	cmd_run_flags_init(&f);
+	if (cmd_run_flags_parse(&f, &p, cli, &cmd_graph_info, argc, argv, &ret) < 0)
 		goto out;
-	spec = run_spec_operand(cli, f.spec, argc, argv, p.optind);
+	spec = cmd_run_spec_operand(cli, f.spec, argc, argv, p.optind);
 	if (!spec)
 		goto out;
-	e = run_engine_only(cli, spec, &f);
+	e = cmd_run_engine_only(cli, spec, &f);
 	if (!e)
 		goto out;
 	g = engine_graph(e->desired, &err);
@@ -59,7 +59,7 @@ int cmd_graph(int argc, char **argv, struct cli *cli)
 out:
 	graph_free(g);
 	engine_free(e);
-	run_flags_release(&f);
+	cmd_run_flags_release(&f);
 	cli_parser_release(&p);
 	return ret;
 }

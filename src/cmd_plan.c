@@ -59,22 +59,22 @@ int cmd_plan(int argc, char **argv, struct cli *cli)
 	const char *spec;
 	int ret = KILN_EXIT_ERROR;
 
-	run_flags_init(&f);
-	if (run_flags_parse(&f, &p, cli, &cmd_plan_info, argc, argv, &ret) < 0)
+	cmd_run_flags_init(&f);
+	if (cmd_run_flags_parse(&f, &p, cli, &cmd_plan_info, argc, argv, &ret) < 0)
 		goto out;
 	if (f.json && f.markdown) {
 		cli_error(cli, "pick one", "--json and --markdown cannot be combined");
 		goto out;
 	}
-	spec = run_spec_operand(cli, f.spec, argc, argv, p.optind);
-	if (!spec || run_plan_spec(&r, cli, &f, spec) < 0)
+	spec = cmd_run_spec_operand(cli, f.spec, argc, argv, p.optind);
+	if (!spec || cmd_run_plan_spec(&r, cli, &f, spec) < 0)
 		goto out;
 	if (f.out && plan_file_write(f.out, r.plan, &err) < 0) {
 		cmd_report(cli, &err);
 		goto out;
 	}
 	if (f.json) {
-		run_print_json(r.plan, JSON_INDENT(2) | JSON_SORT_KEYS | JSON_REAL_PRECISION(12));
+		cmd_run_print_json(r.plan, JSON_INDENT(2) | JSON_SORT_KEYS | JSON_REAL_PRECISION(12));
 	} else if (f.markdown) {
 		plan_render_markdown(stdout, r.plan);
 	} else {
@@ -89,8 +89,8 @@ int cmd_plan(int argc, char **argv, struct cli *cli)
 	if (f.detailed && json_is_true(plan_kiln(r.plan, "changes")))
 		ret = KILN_EXIT_CHANGES;
 out:
-	op_finish(&r);
-	run_flags_release(&f);
+	operation_finish(&r);
+	cmd_run_flags_release(&f);
 	cli_parser_release(&p);
 	return ret;
 }

@@ -3,7 +3,7 @@
  *
  * Meant for a scheduled CI job. Each workspace branch of the state
  * repository is read; one past its expiry is destroyed through the
- * operations layer (op_destroy), under its lock, as `kiln destroy` does. The expiry is checked
+ * operations layer (operation_destroy), under its lock, as `kiln destroy` does. The expiry is checked
  * again under that lock, so two reaps at once destroy a workspace once: the second finds the lock
  * held (skipped) or the expiry gone (already reaped).
  *
@@ -168,7 +168,7 @@ static bool no_spec(json_t *out, const char *spec, const char *name)
 }
 
 /*
- * The destroy of one expired workspace (op_destroy), as `kiln destroy
+ * The destroy of one expired workspace (operation_destroy), as `kiln destroy
  * --auto-approve` runs it, with nothing on standard output: 0 destroyed
  * (*deleted, *released), 1 stopped under the lock, -1 failed (after
  * reporting), with *open_failed when the spec, the store or the lock
@@ -187,13 +187,13 @@ static int reap_destroy(struct cli *cli, const char *spec, const char *name,
 	int rc = -1, have_key;
 	size_t i;
 
-	run_flags_init(&f);
+	cmd_run_flags_init(&f);
 	f.store = (struct store_flags){sf->state, name, sf->lock_timeout};
 	f.destroy = true;
 	ao.parallelism = f.parallelism;
 	signals_reset(); /* each workspace's destroy is a run of its own */
 	for (i = 0; i < nvars && i < 64; i++)
-		if (run_flags_handle(&f, cli, OPT_RUN_VAR, vars[i]) < 0)
+		if (cmd_run_flags_handle(&f, cli, OPT_RUN_VAR, vars[i]) < 0)
 			goto out;
 	have_key = crypt_key_load(&key, &err);
 	crypt_key_wipe(&key);
@@ -203,31 +203,31 @@ static int reap_destroy(struct cli *cli, const char *spec, const char *name,
 		goto out;
 	}
 	ao.keep_secrets = have_key == 1;
-	if (run_open(&r, cli, &f, spec, true, "destroy") < 0) {
+	if (cmd_run_open(&r, cli, &f, spec, true, "destroy") < 0) {
 		*open_failed = true;
 		goto out;
 	}
-	rc = op_destroy(&r, &ao, recheck, c, &o, &err);
+	rc = operation_destroy(&r, &ao, recheck, c, &o, &err);
 	if (rc < 0 && err.msg[0])
 		cmd_report(cli, &err);
 	if (rc == 0 || o.commit_failed) {
 		*deleted = o.res.deleted;
 		*released = o.res.released;
-		run_report_failures(cli, o.res.errors);
+		cmd_run_report_failures(cli, o.res.errors);
 		if (o.res.failed || o.res.interrupted || o.res.skipped)
 			rc = -1;
 	}
 out:
-	op_apply_outcome_release(&o);
-	op_close(&r);
+	operation_apply_outcome_release(&o);
+	operation_close(&r);
 	f.store = (struct store_flags){0};
-	run_flags_release(&f);
+	cmd_run_flags_release(&f);
 	return rc;
 }
 
 /*
  * Where the spec the destroy uses is recorded: the idle policy's, the
- * TTL's, or, with no TTL, the capacity window's (op_window_prepare).
+ * TTL's, or, with no TTL, the capacity window's (operation_window_prepare).
  */
 static enum state_policy reap_member(const json_t *state, bool idle)
 {
@@ -312,10 +312,10 @@ static int idle_decide(struct cli *cli, const char *name, const json_t *state, i
 	size_t nodes = 0, i;
 	int rc = -1;
 
-	run_flags_init(&f);
+	cmd_run_flags_init(&f);
 	f.store = (struct store_flags){sf->state, name, 0};
 	for (i = 0; i < nvars && i < 64; i++)
-		if (run_flags_handle(&f, cli, OPT_RUN_VAR, vars[i]) < 0)
+		if (cmd_run_flags_handle(&f, cli, OPT_RUN_VAR, vars[i]) < 0)
 			goto out;
 	if (!spec || access(spec, R_OK) != 0) {
 		if (!(copy = spec_copy(state, STATE_POLICY_IDLE))) {
@@ -324,21 +324,21 @@ static int idle_decide(struct cli *cli, const char *name, const json_t *state, i
 		}
 		spec = copy;
 	}
-	if (run_open(&r, cli, &f, spec, false, "reap") < 0) {
+	if (cmd_run_open(&r, cli, &f, spec, false, "reap") < 0) {
 		set_str(out, "outcome", "failed");
 		set_str(out, "reason", "its spec could not be opened; see the errors above");
 		goto out;
 	}
 	rc = 1;
-	groups = util_idle_groups(r.e, r.state);
+	groups = utilization_idle_groups(r.e, r.state);
 	json_object_foreach(groups, addr, res)
 	{
-		const struct spec_idle *p = util_idle_policy(r.e->spec, addr);
+		const struct spec_idle *p = utilization_idle_policy(r.e->spec, addr);
 		json_t *one, *u = NULL, *g;
 		const char *diag;
 
 		one = json_pack("{s:O}", addr, res);
-		if (util_measure(r.e, one, now, p->for_seconds, &u, &err) < 0 || !u) {
+		if (utilization_measure(r.e, one, now, p->for_seconds, &u, &err) < 0 || !u) {
 			json_decref(one);
 			set_str(out, "outcome", "failed");
 			set_str(out, "reason",
@@ -396,9 +396,9 @@ out:
 	}
 	sb_release(&why);
 	json_decref(groups);
-	op_close(&r);
+	operation_close(&r);
 	f.store = (struct store_flags){0};
-	run_flags_release(&f);
+	cmd_run_flags_release(&f);
 	return rc;
 }
 
@@ -413,7 +413,7 @@ static void reap_when(json_t *o, const json_t *state, int64_t now, int64_t left)
 	int64_t end;
 	char at[21];
 
-	json_object_set_new(o, "expires", json_string(time_format_rfc3339(now + left, at)));
+	json_object_set_new(o, "expires", json_string(timefmt_time_format_rfc3339(now + left, at)));
 	json_object_set_new(o, "left_seconds", json_integer(left));
 	if (expiry_window_end(state, &end, &addr) && end - EXPIRY_WINDOW_MARGIN == now + left)
 		json_object_set_new(o, "window", json_string(addr));
@@ -494,7 +494,7 @@ int cmd_reap(int argc, char **argv, struct cli *cli)
 		} else if (c == OPT_VAR) {
 			vars = xrealloc(vars, (nvars + 1) * sizeof(*vars));
 			vars[nvars++] = p.optarg;
-		} else if (store_flags_handle(&sf, cli, c, p.optarg) < 0) {
+		} else if (cmd_store_flags_handle(&sf, cli, c, p.optarg) < 0) {
 			goto out;
 		}
 	}
@@ -503,7 +503,7 @@ int cmd_reap(int argc, char **argv, struct cli *cli)
 			  "unexpected operand '%s'", argv[p.optind]);
 		goto out;
 	}
-	if (util_now(&now, &err) < 0) {
+	if (timefmt_now(&now, &err) < 0) {
 		cmd_report(cli, &err);
 		goto out;
 	}
@@ -573,7 +573,7 @@ int cmd_reap(int argc, char **argv, struct cli *cli)
 	if (json) {
 		json_t *doc =
 		    json_pack("{s:s, s:b, s:O, s:I, s:I}", "now",
-			      time_format_rfc3339(now, (char[21]){0}), "dry_run", dry, "workspaces",
+			      timefmt_time_format_rfc3339(now, (char[21]){0}), "dry_run", dry, "workspaces",
 			      all, "reaped", (json_int_t)nreaped, "failed", (json_int_t)nfailed);
 
 		jsonw_dumpf(doc, stdout, JSON_INDENT(2) | JSON_SORT_KEYS);

@@ -136,7 +136,7 @@ int cmd_repair(int argc, char **argv, struct cli *cli)
 	json_t *targets = NULL;
 	int ret = KILN_EXIT_ERROR, opt;
 
-	run_flags_init(&f);
+	cmd_run_flags_init(&f);
 	cli_parser_init(&p, cli, &cmd_repair_info, argc, argv);
 	while ((opt = cli_next(&p)) != CLI_DONE) {
 		if (opt == CLI_EXIT) {
@@ -147,12 +147,12 @@ int cmd_repair(int argc, char **argv, struct cli *cli)
 			spec = p.optarg;
 		else if (opt == OPT_HEALTH_TIMEOUT)
 			health_arg = p.optarg;
-		else if (run_flags_handle(&f, cli, opt, p.optarg) < 0)
+		else if (cmd_run_flags_handle(&f, cli, opt, p.optarg) < 0)
 			goto out;
 	}
-	if (run_health_timeout(cli, health_arg, &health_timeout) < 0)
+	if (cmd_run_health_timeout(cli, health_arg, &health_timeout) < 0)
 		goto out;
-	if (!spec && !(spec = run_spec_operand(cli, NULL, 0, argv, 0)))
+	if (!spec && !(spec = cmd_run_spec_operand(cli, NULL, 0, argv, 0)))
 		goto out;
 	if (!f.auto_approve && !isatty(STDIN_FILENO)) {
 		cli_error(cli, "pass --auto-approve",
@@ -161,11 +161,11 @@ int cmd_repair(int argc, char **argv, struct cli *cli)
 		goto out;
 	}
 	r.keep_live = true;
-	if (run_open(&r, cli, &f, spec, true, "repair") < 0 || run_plan(&r, cli) < 0)
+	if (cmd_run_open(&r, cli, &f, spec, true, "repair") < 0 || cmd_run_plan(&r, cli) < 0)
 		goto out;
-	if (run_need_cluster(cli, &r) < 0)
+	if (cmd_run_need_cluster(cli, &r) < 0)
 		goto out;
-	if (op_key_check(r.state, &err) < 0) {
+	if (operation_key_check(r.state, &err) < 0) {
 		cmd_report(cli, &err);
 		goto out;
 	}
@@ -182,11 +182,11 @@ int cmd_repair(int argc, char **argv, struct cli *cli)
 		goto out;
 	}
 	render_plan(&r, targets);
-	if (!f.auto_approve && !run_ask(&r, "replace these nodes of")) {
+	if (!f.auto_approve && !cmd_run_ask(&r, "replace these nodes of")) {
 		fprintf(stderr, "%s: %s: not approved; nothing was changed\n", cli->prog, cli->cmd);
 		goto out;
 	}
-	op_repair(&r, targets, &o, &err);
+	operation_repair(&r, targets, &o, &err);
 	ret = render_outcome(cli, &r, &o, &err);
 	if (ret == KILN_EXIT_OK && health_timeout > 0) {
 		json_t *addrs = json_array(), *d;
@@ -194,14 +194,14 @@ int cmd_repair(int argc, char **argv, struct cli *cli)
 
 		json_array_foreach(o.done, i, d)
 		    json_array_append(addrs, json_object_get(d, "address"));
-		ret = run_health_report(cli, &r, addrs, health_timeout, false);
+		ret = cmd_run_health_report(cli, &r, addrs, health_timeout, false);
 		json_decref(addrs);
 	}
 out:
 	json_decref(targets);
-	op_repair_outcome_release(&o);
-	op_close(&r);
-	run_flags_release(&f);
+	operation_repair_outcome_release(&o);
+	operation_close(&r);
+	cmd_run_flags_release(&f);
 	cli_parser_release(&p);
 	return ret;
 }

@@ -299,7 +299,7 @@ static void print_report(const json_t *rep)
 static bool ask(size_t n)
 {
 	char *q = xasprintf("Do you want to delete these %zu orphan%s?", n, n == 1 ? "" : "s");
-	bool yes = run_confirm(q);
+	bool yes = cmd_run_confirm(q);
 
 	free(q);
 	return yes;
@@ -316,7 +316,7 @@ static int parse(struct flags *f, struct cli_parser *p, struct cli *cli, int arg
 			*ret = p->exit_code;
 			return -1;
 		}
-		r = store_flags_handle(&f->store, cli, opt, p->optarg);
+		r = cmd_store_flags_handle(&f->store, cli, opt, p->optarg);
 		if (r < 0)
 			return -1;
 		if (r > 0)
@@ -344,7 +344,7 @@ static int parse(struct flags *f, struct cli_parser *p, struct cli *cli, int arg
 			f->auto_approve = true;
 			break;
 		case OPT_RUN_PARALLELISM:
-			if (run_parallelism_parse(cli, p->optarg, &f->parallelism) < 0)
+			if (cmd_run_parallelism_parse(cli, p->optarg, &f->parallelism) < 0)
 				return -1;
 			break;
 		}
@@ -657,7 +657,7 @@ int cmd_sprawl(int argc, char **argv, struct cli *cli)
 	sprawl_results_init(&d);
 	if (parse(&f, &p, cli, argc, argv, &ret) < 0)
 		goto out;
-	if (store_flags_open(&f.store, cli, false, &s, NULL) < 0)
+	if (cmd_store_flags_open(&f.store, cli, false, &s, NULL) < 0)
 		goto out;
 	locked = json_object();
 	if (store_sync(s, &err) < 0 || read_workspaces(s, &recorded, locked, &err) < 0)

@@ -286,7 +286,7 @@ static int state_push(struct state_cmd *c, const char *file)
 	size_t len = 0;
 	json_t *doc = NULL;
 
-	if (file_read_all(file, 64 * 1024 * 1024, &text, &len, &err) < 0 ||
+	if (util_file_read_all(file, 64 * 1024 * 1024, &text, &len, &err) < 0 ||
 	    state_parse(&doc, text, len, file, &err) < 0) {
 		cmd_report(c->cli, &err);
 		goto out;
@@ -432,7 +432,7 @@ out:
 }
 
 /*
- * kiln state takeover: the operation (op_takeover) over the spec's
+ * kiln state takeover: the operation (operation_takeover) over the spec's
  * workspace, opened with its lock (the state repository and the workspace
  * are made when missing, as apply makes them); then what it took over, or
  * why not.
@@ -449,11 +449,11 @@ static int state_takeover(struct state_cmd *c, const char *spec, const char *fro
 	size_t i;
 	int ret = KILN_EXIT_ERROR;
 
-	run_flags_init(&f);
+	cmd_run_flags_init(&f);
 	f.store = c->flags;
-	if (run_open(&r, c->cli, &f, spec, true, "state takeover") != 0)
+	if (cmd_run_open(&r, c->cli, &f, spec, true, "state takeover") != 0)
 		goto out;
-	if (op_takeover(&r, &tf, &res, &err) < 0) {
+	if (operation_takeover(&r, &tf, &res, &err) < 0) {
 		cmd_report(c->cli, &err);
 		goto out;
 	}
@@ -463,7 +463,7 @@ static int state_takeover(struct state_cmd *c, const char *spec, const char *fro
 		ret = KILN_EXIT_OK;
 		goto out;
 	}
-	/* A failed check or claim was reported (run_open's hook) when it happened. */
+	/* A failed check or claim was reported (cmd_run_open's hook) when it happened. */
 	if (res.commit_failed) {
 		cmd_report(c->cli, &res.commit_err);
 	} else if (res.commit[0]) {
@@ -480,10 +480,10 @@ static int state_takeover(struct state_cmd *c, const char *spec, const char *fro
 	}
 	ret = res.take_failed || res.commit_failed ? KILN_EXIT_ERROR : KILN_EXIT_OK;
 out:
-	op_takeover_result_release(&res);
+	operation_takeover_result_release(&res);
 	f.store = (struct store_flags){0};
-	op_close(&r);
-	run_flags_release(&f);
+	operation_close(&r);
+	cmd_run_flags_release(&f);
 	return ret;
 }
 
@@ -505,7 +505,7 @@ int cmd_state(int argc, char **argv, struct cli *cli)
 			ret = p.exit_code;
 			goto out;
 		}
-		h = store_flags_handle(&c.flags, cli, opt, p.optarg);
+		h = cmd_store_flags_handle(&c.flags, cli, opt, p.optarg);
 		if (h < 0)
 			goto out;
 		if (h)
@@ -566,7 +566,7 @@ int cmd_state(int argc, char **argv, struct cli *cli)
 		goto out;
 	}
 	/* No state command creates a repository or a workspace: `kiln workspace new` does. */
-	if (store_flags_open(&c.flags, cli, false, &c.store, &c.ws) < 0)
+	if (cmd_store_flags_open(&c.flags, cli, false, &c.store, &c.ws) < 0)
 		goto out;
 	if (strcmp(sub, "list") == 0)
 		ret = state_list(&c);

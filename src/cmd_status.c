@@ -3,7 +3,7 @@
  * groups and nodes, its storage, what it has cost since it came up, and the
  * time left before its TTL ends.
  *
- * Made from a plan (run_plan_spec; no lock): the refresh reads what is
+ * Made from a plan (cmd_run_plan_spec; no lock): the refresh reads what is
  * live, and the plan's cost section prices what runs now (hourly_before).
  * Cost so far is that hourly cost times the hours since "created" in the
  * state: an estimate that assumes the cluster kept its current size.
@@ -178,7 +178,7 @@ static void status_scheduler(const struct op_run *r, bool ask, json_t *doc)
 			    gone);
 			kiln_error_hint(&err, "kiln up makes it again (kiln plan shows it)");
 		} else {
-			sched_ask_controller(r->e, resources, getenv(ACCESS_ENDPOINT_ENV), &counts,
+			scheduler_ask_controller(r->e, resources, getenv(ACCESS_ENDPOINT_ENV), &counts,
 					     &node, &err);
 		}
 		json_decref(resources);
@@ -276,7 +276,7 @@ static json_t *build(const struct op_run *r, int64_t now)
 			storage, "nodes", (json_int_t)nodes, "hourly", round(hourly * 1e4) / 1e4,
 			"created", created);
 	json_object_set_new(doc, "commit", r->head[0] ? json_string(r->head) : json_null());
-	if (created && time_parse_rfc3339(created, &t) == 0 && t <= now) {
+	if (created && timefmt_time_parse_rfc3339(created, &t) == 0 && t <= now) {
 		json_object_set_new(doc, "up_seconds", json_integer(now - t));
 		json_object_set_new(
 		    doc, "cost_so_far",
@@ -337,7 +337,7 @@ static void print_scheduler(const json_t *d, const json_t *g)
 static void print_utilization(const json_t *u)
 {
 	const json_t *g, *st;
-	char *w = duration_format(json_integer_value(json_object_get(u, "window_seconds")));
+	char *w = timefmt_duration_format(json_integer_value(json_object_get(u, "window_seconds")));
 	size_t i;
 
 	if (json_is_string(json_object_get(u, "error"))) {
@@ -525,7 +525,7 @@ int cmd_status(int argc, char **argv, struct cli *cli)
 	bool ssh = true;
 	json_t *doc, *util = NULL;
 
-	run_flags_init(&f);
+	cmd_run_flags_init(&f);
 	cli_parser_init(&p, cli, &cmd_status_info, argc, argv);
 	while ((c = cli_next(&p)) != CLI_DONE) {
 		if (c == CLI_EXIT) {
@@ -535,31 +535,31 @@ int cmd_status(int argc, char **argv, struct cli *cli)
 		if (c == OPT_NO_SSH) {
 			ssh = false;
 		} else if (c == OPT_WINDOW) {
-			if (duration_parse(p.optarg, &window) < 0) {
+			if (timefmt_duration_parse(p.optarg, &window) < 0) {
 				cli_error(cli, "write it like 15m, 1h or 90s",
 					  "--window '%s' is not a duration", p.optarg);
 				goto out;
 			}
-			if (util_window_check(window, &err) < 0) {
+			if (utilization_window_check(window, &err) < 0) {
 				cmd_report(cli, &err);
 				goto out;
 			}
-		} else if (run_flags_handle(&f, cli, c, p.optarg) < 0) {
+		} else if (cmd_run_flags_handle(&f, cli, c, p.optarg) < 0) {
 			goto out;
 		}
 	}
-	if (util_now(&now, &err) < 0) {
+	if (timefmt_now(&now, &err) < 0) {
 		cmd_report(cli, &err);
 		goto out;
 	}
-	spec = run_spec_operand(cli, f.spec, argc, argv, p.optind);
+	spec = cmd_run_spec_operand(cli, f.spec, argc, argv, p.optind);
 	r.keep_live = true;
-	if (!spec || run_plan_spec(&r, cli, &f, spec) < 0)
+	if (!spec || cmd_run_plan_spec(&r, cli, &f, spec) < 0)
 		goto out;
-	if (run_need_cluster(cli, &r) < 0)
+	if (cmd_run_need_cluster(cli, &r) < 0)
 		goto out;
 	/* A cluster whose metrics cannot be read (a denied call) still has a status. */
-	if (util_measure(r.e, state_resources(r.state), now, window, &util, &err) < 0)
+	if (utilization_measure(r.e, state_resources(r.state), now, window, &util, &err) < 0)
 		util = json_pack("{s:s, s:s?}", "error", err.msg, "hint",
 				 err.hint[0] ? err.hint : NULL);
 	doc = build(&r, now);
@@ -575,8 +575,8 @@ int cmd_status(int argc, char **argv, struct cli *cli)
 	json_decref(doc);
 	ret = KILN_EXIT_OK;
 out:
-	op_close(&r);
-	run_flags_release(&f);
+	operation_close(&r);
+	cmd_run_flags_release(&f);
 	cli_parser_release(&p);
 	return ret;
 }

@@ -81,7 +81,7 @@ static int extend(struct workspace *w, struct store *s, int64_t by, int64_t now,
 	struct kiln_error err = {0};
 	git_signature *sig = NULL;
 	json_t *state = NULL, *x = NULL;
-	char *author = NULL, *summary = NULL, *trailer = NULL, *d = duration_format(by);
+	char *author = NULL, *summary = NULL, *trailer = NULL, *d = timefmt_duration_format(by);
 	const char *extra[1];
 	int ret = KILN_EXIT_ERROR;
 
@@ -143,7 +143,7 @@ int cmd_ttl(int argc, char **argv, struct cli *cli)
 		}
 		if (c == OPT_JSON)
 			json = true;
-		else if (store_flags_handle(&sf, cli, c, p.optarg) < 0)
+		else if (cmd_store_flags_handle(&sf, cli, c, p.optarg) < 0)
 			goto out;
 	}
 	nops = argc - p.optind;
@@ -159,16 +159,16 @@ int cmd_ttl(int argc, char **argv, struct cli *cli)
 		goto out;
 	}
 	if (nops == 2 &&
-	    (duration_parse(argv[p.optind + 1], &by) < 0 || by <= 0 || by > 365LL * 86400)) {
+	    (timefmt_duration_parse(argv[p.optind + 1], &by) < 0 || by <= 0 || by > 365LL * 86400)) {
 		cli_error(cli, "write it like 4h, 90m or 2d (at most 365d)",
 			  "'%s' is not a duration", argv[p.optind + 1]);
 		goto out;
 	}
-	if (util_now(&now, &err) < 0) {
+	if (timefmt_now(&now, &err) < 0) {
 		cmd_report(cli, &err);
 		goto out;
 	}
-	if (store_flags_open(&sf, cli, false, &s, &w) < 0)
+	if (cmd_store_flags_open(&sf, cli, false, &s, &w) < 0)
 		goto out;
 	if (by) {
 		ret = extend(w, s, by, now, &sf, cli);

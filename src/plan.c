@@ -821,7 +821,7 @@ int plan_file_read_approvals(json_t **out, json_t **approvals, const char *path,
 	*out = NULL;
 	if (approvals)
 		*approvals = NULL;
-	if (file_read_all(path, PLAN_FILE_LIMIT, &buf, &len, err) < 0) {
+	if (util_file_read_all(path, PLAN_FILE_LIMIT, &buf, &len, err) < 0) {
 		kiln_error_hint(err, "give the file that kiln plan --out FILE wrote");
 		goto out;
 	}

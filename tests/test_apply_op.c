@@ -173,7 +173,7 @@ static int run_teardown(void **state)
 	int rc = 0;
 
 	sb_release(&f->t.said);
-	if (chdir(f->cwd) != 0 || remove_tree(f->dir) != 0)
+	if (chdir(f->cwd) != 0 || util_remove_tree(f->dir) != 0)
 		rc = -1;
 	free(f);
 	return rc;

@@ -54,7 +54,7 @@ static int fx_setup(void **state)
 static int fx_teardown(void **state)
 {
 	struct fx *f = *state;
-	int rc = remove_tree(f->dir);
+	int rc = util_remove_tree(f->dir);
 
 	json_decref(f->plan);
 	free(f->text);
@@ -443,7 +443,7 @@ static void assert_golden_impl(const char *name, const char *got, const char *fi
 			ok = false;
 		if (!ok)
 			print_error("cannot write %s\n", path);
-	} else if (file_read_all(path, (size_t)1 << 24, &want, &len, &err) < 0) {
+	} else if (util_file_read_all(path, (size_t)1 << 24, &want, &len, &err) < 0) {
 		print_error("%s\n(run with KILN_UPDATE_GOLDEN=1 to write it)\n", err.msg);
 		ok = false;
 	} else if (!(ok = strcmp(want, got) == 0)) {
@@ -873,7 +873,7 @@ static char *read_text(const char *path)
 	char *buf = NULL;
 	size_t len;
 
-	if (file_read_all(path, (size_t)1 << 24, &buf, &len, &err) < 0)
+	if (util_file_read_all(path, (size_t)1 << 24, &buf, &len, &err) < 0)
 		fail_msg("%s", err.msg);
 	return buf;
 }
@@ -1255,7 +1255,7 @@ static int check_schema(const struct fx *f, const char *path, int expect)
 	struct kiln_error err = {{0}};
 
 	rc = rc == -1 || !WIFEXITED(rc) ? -1 : WEXITSTATUS(rc);
-	if (rc != expect && file_read_all(log, 1 << 20, &out, &len, &err) == 0)
+	if (rc != expect && util_file_read_all(log, 1 << 20, &out, &len, &err) == 0)
 		print_message("%s", out);
 	free(out);
 	unlink(log);

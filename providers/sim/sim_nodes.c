@@ -289,7 +289,7 @@ static char *launch_time(long long ms)
 {
 	char when[21];
 
-	time_format_rfc3339(ms / 1000, when);
+	timefmt_time_format_rfc3339(ms / 1000, when);
 	when[19] = '\0';
 	return xasprintf("%s.%03lldZ", when, ms % 1000);
 }
@@ -317,7 +317,7 @@ json_t *sim_nodes_view(const json_t *doc)
 			free(when);
 			continue;
 		}
-		node = prov_node_new(
+		node = nodes_new(
 		    json_string_value(idv), zone,
 		    json_string_value(json_object_get(r, "private_ip")),
 		    json_string_value(json_object_get(r, "public_ip")),
@@ -328,7 +328,7 @@ json_t *sim_nodes_view(const json_t *doc)
 		free(when);
 		json_array_append_new(nodes, node);
 	}
-	prov_nodes_order(nodes);
+	nodes_order(nodes);
 	return nodes;
 }
 
