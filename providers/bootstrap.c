@@ -615,7 +615,7 @@ char *bootstrap_placeholder(const char *key)
 }
 
 int bootstrap_check_size(const struct spec *spec, const struct spec_group *g, const char *doc,
-		    struct kiln_error *err)
+			 struct kiln_error *err)
 {
 	size_t size = strlen(doc), n = 0;
 	const char *p;
@@ -676,7 +676,7 @@ const struct spec_store *bootstrap_local_store(const struct spec *spec, const st
 }
 
 bool bootstrap_mounts_store(const struct spec *spec, const struct spec_group *g,
-		       const struct spec_store *s)
+			    const struct spec_store *s)
 {
 	const struct spec_role *r;
 	size_t i;
@@ -701,9 +701,10 @@ const char boot_nfs_options[] =
     "nfsvers=4.1,rsize=1048576,wsize=1048576,hard,timeo=600,retrans=2,noresvport,_netdev,nofail";
 const char boot_lustre_options[] = "relatime,flock,_netdev,nofail";
 
-char *bootstrap_group_document(const struct spec *spec, const struct spec_group *g, const char *address,
-			  const struct catalog_type *t, int efa, const struct boot_cloud *cloud,
-			  bool zoned, char **mounts, struct kiln_error *err)
+char *bootstrap_group_document(const struct spec *spec, const struct spec_group *g,
+			       const char *address, const struct catalog_type *t, int efa,
+			       const struct boot_cloud *cloud, bool zoned, char **mounts,
+			       struct kiln_error *err)
 {
 	struct boot_mount *m = xcalloc(spec->nstores + 1, sizeof(*m));
 	char **owned = xcalloc(4 * spec->nstores + 1, sizeof(*owned));
@@ -803,7 +804,7 @@ static char *types_with_nvme(const struct catalog *cat)
 }
 
 void bootstrap_check_spec(const struct catalog *cat, const struct spec *spec,
-		     const struct boot_cloud *cloud, bool zoned, struct diags *d)
+			  const struct boot_cloud *cloud, bool zoned, struct diags *d)
 {
 	size_t i, j;
 
@@ -887,13 +888,14 @@ static char *boot_access_note(const struct spec *spec)
 }
 
 int bootstrap_group_attrs(json_t *r, const char *prefix, const struct spec *spec,
-		     const struct spec_group *g, const char *address, const struct catalog_type *t,
-		     bool efa, const struct boot_cloud *cloud, bool zoned, struct kiln_error *err)
+			  const struct spec_group *g, const char *address,
+			  const struct catalog_type *t, bool efa, const struct boot_cloud *cloud,
+			  bool zoned, struct kiln_error *err)
 {
 	char *note = NULL, *doc, *digest, *access;
 
-	doc = bootstrap_group_document(spec, g, address, t, bootstrap_efa_devices(t, efa), cloud, zoned,
-				  &note, err);
+	doc = bootstrap_group_document(spec, g, address, t, bootstrap_efa_devices(t, efa), cloud,
+				       zoned, &note, err);
 	if (!doc) {
 		char *at = expand_where(spec, g->key);
 		char *msg = xasprintf("%s%s%s", prefix, at, err->msg);
@@ -909,8 +911,8 @@ int bootstrap_group_attrs(json_t *r, const char *prefix, const struct spec *spec
 	access = boot_access_note(spec);
 	if (note || access)
 		expand_why(r, "user_data",
-			 xasprintf("%s%s%s%s", note ? "mounts " : "", note ? note : "",
-				   note && access ? "; " : "", access ? access : ""));
+			   xasprintf("%s%s%s%s", note ? "mounts " : "", note ? note : "",
+				     note && access ? "; " : "", access ? access : ""));
 	free(access);
 	free(note);
 	free(digest);

@@ -112,7 +112,7 @@ char *bootstrap_digest(const char *doc);
  * when that is over BOOT_MAX_BYTES.
  */
 int bootstrap_check_size(const struct spec *spec, const struct spec_group *g, const char *doc,
-		    struct kiln_error *err);
+			 struct kiln_error *err);
 /*
  * doc with every {{kiln:KEY}} replaced by values[KEY] (a JSON object of
  * strings); NULL with err naming the first placeholder without a value.
@@ -128,7 +128,7 @@ const struct spec_store *bootstrap_local_store(const struct spec *spec, const st
  * store is mounted where the role can reach it).
  */
 bool bootstrap_mounts_store(const struct spec *spec, const struct spec_group *g,
-		       const struct spec_store *s);
+			    const struct spec_store *s);
 
 #endif
 
@@ -167,9 +167,10 @@ struct boot_cloud {
  * not fit EC2's limit. *mounts (may be NULL) is a new plan note naming what
  * the group mounts and how each source is known, NULL when nothing.
  */
-char *bootstrap_group_document(const struct spec *spec, const struct spec_group *g, const char *address,
-			  const struct catalog_type *t, int efa, const struct boot_cloud *cloud,
-			  bool zoned, char **mounts, struct kiln_error *err);
+char *bootstrap_group_document(const struct spec *spec, const struct spec_group *g,
+			       const char *address, const struct catalog_type *t, int efa,
+			       const struct boot_cloud *cloud, bool zoned, char **mounts,
+			       struct kiln_error *err);
 /* The EFA devices a node of type t gets: one per network card on the fabric, else 0. */
 int bootstrap_efa_devices(const struct catalog_type *t, bool efa);
 /*
@@ -179,14 +180,15 @@ int bootstrap_efa_devices(const struct catalog_type *t, bool efa);
  * group's FILE:LINE:COL before the message) when it would not fit.
  */
 int bootstrap_group_attrs(json_t *r, const char *prefix, const struct spec *spec,
-		     const struct spec_group *g, const char *address, const struct catalog_type *t,
-		     bool efa, const struct boot_cloud *cloud, bool zoned, struct kiln_error *err);
+			  const struct spec_group *g, const char *address,
+			  const struct catalog_type *t, bool efa, const struct boot_cloud *cloud,
+			  bool zoned, struct kiln_error *err);
 /*
  * The spec's boot rules, at validate time: a local store on a group whose
  * type has no instance store, a document over EC2's limit; errors in d.
  */
 void bootstrap_check_spec(const struct catalog *cat, const struct spec *spec,
-		     const struct boot_cloud *cloud, bool zoned, struct diags *d);
+			  const struct boot_cloud *cloud, bool zoned, struct diags *d);
 /* NFS 4.1 with the options AWS recommends for EFS, and lustre's, both with _netdev,nofail. */
 extern const char boot_nfs_options[];
 extern const char boot_lustre_options[];

@@ -219,7 +219,7 @@ static json_t *tier_names(const struct spec *spec, const struct spec_ref *refs, 
 }
 
 void expand_role_policy_attrs(json_t *r, const struct spec *spec, const struct spec_role *role,
-			    const char *lustre_why)
+			      const char *lustre_why)
 {
 	json_t *nfs;
 	int w;
@@ -229,7 +229,8 @@ void expand_role_policy_attrs(json_t *r, const struct spec *spec, const struct s
 		size_t n = w ? role->nwrite : role->nread;
 		struct strbuf lustre = {0};
 
-		expand_attr(r, w ? "write" : "read", tier_names(spec, refs, n, TIER_OBJECT, &lustre));
+		expand_attr(r, w ? "write" : "read",
+			    tier_names(spec, refs, n, TIER_OBJECT, &lustre));
 		/* Like allow: no key for a role that mounts no nfs store. */
 		nfs = tier_names(spec, refs, n, TIER_NFS, NULL);
 		if (json_array_size(nfs))
@@ -238,7 +239,7 @@ void expand_role_policy_attrs(json_t *r, const struct spec *spec, const struct s
 			json_decref(nfs);
 		if (lustre.len)
 			expand_why(r, w ? "write" : "read",
-				 xasprintf("%s: %s", lustre.buf, lustre_why));
+				   xasprintf("%s: %s", lustre.buf, lustre_why));
 		sb_release(&lustre);
 	}
 	if (role->nallow)
@@ -355,8 +356,8 @@ static int group_type(const struct catalog *cat, const struct spec *spec,
 }
 
 int expand_group_type(const char *prefix, const struct catalog *cat, const struct spec *spec,
-		    const struct spec_group *g, const struct catalog_type **t, char **why,
-		    struct kiln_error *err)
+		      const struct spec_group *g, const struct catalog_type **t, char **why,
+		      struct kiln_error *err)
 {
 	const struct catalog_type *next = NULL;
 	const struct ynode *where = NULL;
@@ -489,7 +490,7 @@ void expand_access_attrs(json_t *r, const struct spec *spec)
 }
 
 void expand_group_attrs(json_t *r, const struct spec_group *g, const char *type, json_t *zones,
-		      json_t *disk_type, bool efa, bool in_pg)
+			json_t *disk_type, bool efa, bool in_pg)
 {
 	expand_attr(r, "instance_type", json_string(type));
 	expand_attr(r, "count", json_integer(g->count));
@@ -526,7 +527,7 @@ void expand_group_capacity(json_t *r, const struct spec_group *g)
 }
 
 json_t *expand_capacity_block(json_t *all, const char *type, const struct spec_group *g,
-			    const char *instance_type, json_t *zones)
+			      const char *instance_type, json_t *zones)
 {
 	const struct spec_capacity *c = &g->capacity;
 	json_t *r = expand_resource(all, type, g->name);
@@ -536,8 +537,9 @@ json_t *expand_capacity_block(json_t *all, const char *type, const struct spec_g
 	expand_attr(r, "count", json_integer(g->count));
 	expand_attr(r, "duration_hours", json_integer(c->block_duration / 3600));
 	expand_attr(r, "start_after",
-		  c->block_start_after ? json_string(timefmt_time_format_rfc3339(c->block_start_after, at))
-				       : json_null());
+		    c->block_start_after
+			? json_string(timefmt_time_format_rfc3339(c->block_start_after, at))
+			: json_null());
 	expand_attr(r, "max_upfront_usd", json_real(c->max_upfront_usd));
 	expand_attr(r, "zones", zones);
 	return r;

@@ -33,9 +33,9 @@ void expand_group_capacity(json_t *r, const struct spec_group *g);
  * it may cost up front and the zones it may be in.
  */
 json_t *expand_capacity_block(json_t *all, const char *type, const struct spec_group *g,
-			    const char *instance_type, json_t *zones);
+			      const char *instance_type, json_t *zones);
 void expand_group_attrs(json_t *r, const struct spec_group *g, const char *type, json_t *zones,
-		      json_t *disk_type, bool efa, bool in_pg);
+			json_t *disk_type, bool efa, bool in_pg);
 /*
  * What a node group takes from the spec's access: section: key_pair, only
  * when the spec names one (so groups made before it existed diff equal).
@@ -61,7 +61,7 @@ char *expand_where(const struct spec *spec, const struct ynode *n);
  * a plan note on read or write: "NAMES: " and lustre_why.
  */
 void expand_role_policy_attrs(json_t *r, const struct spec *spec, const struct spec_role *role,
-			    const char *lustre_why);
+			      const char *lustre_why);
 /*
  * A role's allow: statements as the attribute "allow" holds them, or NULL
  * when it has none: [{"actions": [..], "resources": [..], "sid"?}], actions
@@ -94,7 +94,7 @@ const struct spec_store **expand_file_systems(const struct spec *spec, size_t *n
  * message starts with prefix ("sim: ") and names the spec position.
  */
 int expand_group_type(const char *prefix, const struct catalog *cat, const struct spec *spec,
-		    const struct spec_group *g, const struct catalog_type **t, char **why,
-		    struct kiln_error *err);
+		      const struct spec_group *g, const struct catalog_type **t, char **why,
+		      struct kiln_error *err);
 
 #endif

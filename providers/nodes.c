@@ -52,8 +52,8 @@ void nodes_health(const char *report, const char **health, char **reason)
 		return;
 	n = strlen(report);
 	colon = strchr(report, ':');
-	if (n <= PROV_HEALTH_MAX && str_utf8_invalid_offset((const unsigned char *)report, n) == n &&
-	    colon) {
+	if (n <= PROV_HEALTH_MAX &&
+	    str_utf8_invalid_offset((const unsigned char *)report, n) == n && colon) {
 		size_t word = (size_t)(colon - report);
 
 		if (word == 7 && strncmp(report, "healthy", 7) == 0) {
@@ -78,9 +78,8 @@ void nodes_health(const char *report, const char **health, char **reason)
 	}
 }
 
-json_t *nodes_new(const char *id, const char *zone, const char *private_ip,
-		      const char *public_ip, const char *state, const char *launched,
-		      const char *report)
+json_t *nodes_new(const char *id, const char *zone, const char *private_ip, const char *public_ip,
+		  const char *state, const char *launched, const char *report)
 {
 	const char *health;
 	char *reason;

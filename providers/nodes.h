@@ -22,9 +22,8 @@
  * report (the node's kiln:health value, NULL when it has none) is read
  * by nodes_health. The index is set by nodes_order.
  */
-json_t *nodes_new(const char *id, const char *zone, const char *private_ip,
-		      const char *public_ip, const char *state, const char *launched,
-		      const char *report);
+json_t *nodes_new(const char *id, const char *zone, const char *private_ip, const char *public_ip,
+		  const char *state, const char *launched, const char *report);
 /*
  * A health report -> *health ("healthy", "unhealthy" or NULL when report
  * is NULL) and *reason (malloc'd, or NULL): the text after the first ':'.

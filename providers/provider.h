@@ -439,7 +439,7 @@ const struct prov_attr *provider_type_attr(const struct prov_type *t, const char
 const char *provider_policy_name(enum prov_policy p);
 /* The entry of p's needs table for (type, dep_type), or NULL: it needs the dependency ready. */
 const struct prov_need *provider_need_created(const struct provider *p, const char *type,
-					  const char *dep_type);
+					      const char *dep_type);
 /*
  * Sort a JSON array in place; cmp gets (json_t *const *) pointers. For the
  * engine and the providers alike (live resources, listings, rules).

@@ -98,7 +98,7 @@ const struct prov_attr *provider_type_attr(const struct prov_type *t, const char
 }
 
 const struct prov_need *provider_need_created(const struct provider *p, const char *type,
-					  const char *dep_type)
+					      const char *dep_type)
 {
 	const struct prov_need *n;
 

@@ -49,7 +49,8 @@ static int round_open(struct apply_op *op, struct op_run *r)
 	rc = operation_load(r, &o->run, o->spec, &d, &err);
 	op->ui->loaded(op->ui->arg, &d);
 	diags_release(&d);
-	if (rc == 0 && operation_open_state(r, true, o->run.destroy ? "destroy" : "apply", &err) == 0)
+	if (rc == 0 &&
+	    operation_open_state(r, true, o->run.destroy ? "destroy" : "apply", &err) == 0)
 		return 0;
 	if (!err.msg[0])
 		kiln_error_set(&err, "%s is not valid; nothing was planned", o->spec);
@@ -91,8 +92,8 @@ static int round_plan(struct apply_op *op, struct op_run *r)
 	struct kiln_error err = {0};
 	int rc = 0;
 
-	if (!o->run.destroy &&
-	    (operation_key_check(r->state, &err) < 0 || operation_expiry_prepare(r, o->ttl, &err) < 0))
+	if (!o->run.destroy && (operation_key_check(r->state, &err) < 0 ||
+				operation_expiry_prepare(r, o->ttl, &err) < 0))
 		rc = -1;
 	else if (!o->saved)
 		rc = operation_plan(r, &err);

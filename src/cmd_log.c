@@ -130,8 +130,8 @@ static int commit_json(struct store *s, git_commit *c, bool patch, json_t **out,
 
 	git_oid_tostr(id, sizeof(id), git_commit_id(c));
 	o = json_pack("{s:s, s:s, s:s, s:s, s:s, s:s}", "id", id, "author", a->name, "email",
-		      a->email, "date", timefmt_time_format_rfc3339((int64_t)a->when.time, when), "summary",
-		      git_commit_summary(c) ? git_commit_summary(c) : "", "message",
+		      a->email, "date", timefmt_time_format_rfc3339((int64_t)a->when.time, when),
+		      "summary", git_commit_summary(c) ? git_commit_summary(c) : "", "message",
 		      git_commit_message(c));
 	if (patch) {
 		char *p;
@@ -485,7 +485,8 @@ int cmd_show(int argc, char **argv, struct cli *cli)
 		}
 		git_oid_tostr(id, sizeof(id), &oid);
 		printf("commit %s\nAuthor: %s <%s>\nDate:   %s\n\n%s\n%s", id, a->name, a->email,
-		       timefmt_time_format_rfc3339((int64_t)a->when.time, when), git_commit_message(c), d);
+		       timefmt_time_format_rfc3339((int64_t)a->when.time, when),
+		       git_commit_message(c), d);
 		free(d);
 	}
 	ret = KILN_EXIT_OK;

@@ -74,7 +74,8 @@ int cmd_plan(int argc, char **argv, struct cli *cli)
 		goto out;
 	}
 	if (f.json) {
-		cmd_run_print_json(r.plan, JSON_INDENT(2) | JSON_SORT_KEYS | JSON_REAL_PRECISION(12));
+		cmd_run_print_json(r.plan,
+				   JSON_INDENT(2) | JSON_SORT_KEYS | JSON_REAL_PRECISION(12));
 	} else if (f.markdown) {
 		plan_render_markdown(stdout, r.plan);
 	} else {

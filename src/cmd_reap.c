@@ -3,9 +3,9 @@
  *
  * Meant for a scheduled CI job. Each workspace branch of the state
  * repository is read; one past its expiry is destroyed through the
- * operations layer (operation_destroy), under its lock, as `kiln destroy` does. The expiry is checked
- * again under that lock, so two reaps at once destroy a workspace once: the second finds the lock
- * held (skipped) or the expiry gone (already reaped).
+ * operations layer (operation_destroy), under its lock, as `kiln destroy` does. The expiry is
+ * checked again under that lock, so two reaps at once destroy a workspace once: the second finds
+ * the lock held (skipped) or the expiry gone (already reaped).
  *
  * The destroy needs the spec (the provider and its settings come from it):
  * the file recorded in the expiry by the last apply ("spec"), read relative
@@ -571,10 +571,10 @@ int cmd_reap(int argc, char **argv, struct cli *cli)
 			print_line(o);
 	}
 	if (json) {
-		json_t *doc =
-		    json_pack("{s:s, s:b, s:O, s:I, s:I}", "now",
-			      timefmt_time_format_rfc3339(now, (char[21]){0}), "dry_run", dry, "workspaces",
-			      all, "reaped", (json_int_t)nreaped, "failed", (json_int_t)nfailed);
+		json_t *doc = json_pack("{s:s, s:b, s:O, s:I, s:I}", "now",
+					timefmt_time_format_rfc3339(now, (char[21]){0}), "dry_run",
+					dry, "workspaces", all, "reaped", (json_int_t)nreaped,
+					"failed", (json_int_t)nfailed);
 
 		jsonw_dumpf(doc, stdout, JSON_INDENT(2) | JSON_SORT_KEYS);
 		putchar('\n');

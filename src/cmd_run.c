@@ -94,7 +94,7 @@ int cmd_run_parallelism_parse(const struct cli *cli, const char *arg, int *out)
 }
 
 int cmd_run_flags_parse(struct run_flags *f, struct cli_parser *p, struct cli *cli,
-		    const struct cmd_info *info, int argc, char **argv, int *ret)
+			const struct cmd_info *info, int argc, char **argv, int *ret)
 {
 	int c;
 
@@ -138,7 +138,7 @@ struct engine *cmd_run_engine_only(struct cli *cli, const char *spec, const stru
 }
 
 const char *cmd_run_spec_operand(const struct cli *cli, const char *flag, int argc, char **argv,
-			     int optind)
+				 int optind)
 {
 	if (flag && argc - optind >= 1) {
 		cli_error(cli, "give the spec once", "two specs: '%s' and '%s'", flag, argv[optind]);
@@ -174,7 +174,7 @@ void cmd_run_loaded(void *arg, struct diags *d)
 }
 
 int cmd_run_options(struct op_options *o, const struct cli *cli, const struct run_flags *f,
-		const char *spec_path)
+		    const char *spec_path)
 {
 	*o = (struct op_options){
 	    .vars = {f->vars.v, f->vars.n},
@@ -224,7 +224,7 @@ static int run_failed(const struct cli *cli, const struct kiln_error *err, const
 }
 
 int cmd_run_open(struct op_run *r, struct cli *cli, struct run_flags *f, const char *spec_path,
-	     bool lock, const char *operation)
+		 bool lock, const char *operation)
 {
 	struct op_options o;
 	struct kiln_error err = {0};
@@ -386,7 +386,7 @@ int cmd_run_health_show(const struct cli *cli, const json_t *groups, int64_t tim
 }
 
 int cmd_run_health_report(const struct cli *cli, struct op_run *r, const json_t *addresses,
-		      int64_t timeout, bool json)
+			  int64_t timeout, bool json)
 {
 	struct kiln_error err = {0};
 	json_t *groups = NULL;

@@ -90,7 +90,7 @@ int cmd_run_parallelism_parse(const struct cli *cli, const char *arg, int *out);
  * reported), else 0 with the operands from p->optind.
  */
 int cmd_run_flags_parse(struct run_flags *f, struct cli_parser *p, struct cli *cli,
-		    const struct cmd_info *info, int argc, char **argv, int *ret);
+			const struct cmd_info *info, int argc, char **argv, int *ret);
 
 /* What every command says when there is no spec: how to make one, where none is. */
 #define RUN_NO_SPEC_HINT                                                                           \
@@ -98,7 +98,7 @@ int cmd_run_flags_parse(struct run_flags *f, struct cli_parser *p, struct cli *c
 	"spec path"
 /* The spec operand: argv's one operand, else ./kiln.yaml; NULL after reporting. */
 const char *cmd_run_spec_operand(const struct cli *cli, const char *flag, int argc, char **argv,
-			     int optind);
+				 int optind);
 
 /*
  * The engine of spec alone, with no state (graph, iam-policy): its
@@ -111,14 +111,14 @@ struct engine *cmd_run_engine_only(struct cli *cli, const char *spec, const stru
  * spec "-" (standard input), as a plan is bound to its file's digest.
  */
 int cmd_run_options(struct op_options *o, const struct cli *cli, const struct run_flags *f,
-		const char *spec_path);
+		    const char *spec_path);
 /*
  * operation_load and operation_open_state for a command: the spec "-" refused, the
  * spec's diagnostics printed, errors reported (and, later, what goes wrong
  * on the way out); -1 on failure. operation_close or operation_finish r after, either way.
  */
 int cmd_run_open(struct op_run *r, struct cli *cli, struct run_flags *f, const char *spec_path,
-	     bool lock, const char *operation);
+		 bool lock, const char *operation);
 /* The spec's diagnostics, sorted, on standard error; arg is the struct cli. */
 void cmd_run_loaded(void *arg, struct diags *d);
 /* operation_plan, its error reported. */
@@ -129,7 +129,8 @@ int cmd_run_plan(struct op_run *r, struct cli *cli);
  * diagnostics printed and its errors reported; -1 on failure. operation_close or
  * operation_finish r after, either way.
  */
-int cmd_run_plan_spec(struct op_run *r, struct cli *cli, struct run_flags *f, const char *spec_path);
+int cmd_run_plan_spec(struct op_run *r, struct cli *cli, struct run_flags *f,
+		      const char *spec_path);
 
 /*
  * v as one JSON document on stdout and a newline, through a 64 KiB buffer:
@@ -157,7 +158,7 @@ int cmd_run_health_timeout(const struct cli *cli, const char *arg, int64_t *time
  * unhealthy or did not report, KILN_EXIT_ERROR when a call failed.
  */
 int cmd_run_health_report(const struct cli *cli, struct op_run *r, const json_t *addresses,
-		      int64_t timeout, bool json);
+			  int64_t timeout, bool json);
 /* cmd_run_health_report's first line: "Health: waiting up to ..." (none with json). */
 void cmd_run_health_waiting(int64_t timeout, bool json);
 /*

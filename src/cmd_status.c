@@ -178,8 +178,8 @@ static void status_scheduler(const struct op_run *r, bool ask, json_t *doc)
 			    gone);
 			kiln_error_hint(&err, "kiln up makes it again (kiln plan shows it)");
 		} else {
-			scheduler_ask_controller(r->e, resources, getenv(ACCESS_ENDPOINT_ENV), &counts,
-					     &node, &err);
+			scheduler_ask_controller(r->e, resources, getenv(ACCESS_ENDPOINT_ENV),
+						 &counts, &node, &err);
 		}
 		json_decref(resources);
 	} else {

@@ -29,8 +29,8 @@ int cmd_store_flags_handle(struct store_flags *f, const struct cli *cli, int id,
 	}
 }
 
-int cmd_store_flags_plan_workspace(const struct store_flags *f, const struct cli *cli, const char *file,
-			       const char *ws)
+int cmd_store_flags_plan_workspace(const struct store_flags *f, const struct cli *cli,
+				   const char *file, const char *ws)
 {
 	const char *env = getenv("KILN_WORKSPACE");
 
@@ -60,7 +60,7 @@ void cmd_report(const struct cli *cli, const struct kiln_error *err)
 }
 
 int cmd_store_flags_open(const struct store_flags *f, const struct cli *cli, bool create,
-		     struct store **s, struct workspace **w)
+			 struct store **s, struct workspace **w)
 {
 	struct kiln_error err = {0};
 

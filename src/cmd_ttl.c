@@ -158,8 +158,8 @@ int cmd_ttl(int argc, char **argv, struct cli *cli)
 				  "'%s' is not a ttl subcommand", sub);
 		goto out;
 	}
-	if (nops == 2 &&
-	    (timefmt_duration_parse(argv[p.optind + 1], &by) < 0 || by <= 0 || by > 365LL * 86400)) {
+	if (nops == 2 && (timefmt_duration_parse(argv[p.optind + 1], &by) < 0 || by <= 0 ||
+			  by > 365LL * 86400)) {
 		cli_error(cli, "write it like 4h, 90m or 2d (at most 365d)",
 			  "'%s' is not a duration", argv[p.optind + 1]);
 		goto out;

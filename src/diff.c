@@ -599,7 +599,8 @@ static json_t *emit_change(const struct differ *df, const struct entry *en)
 
 		json_array_foreach(en->changed, i, name)
 		{
-			const struct prov_attr *a = provider_type_attr(en->t, json_string_value(name));
+			const struct prov_attr *a =
+			    provider_type_attr(en->t, json_string_value(name));
 			if (a && a->policy == POLICY_REPLACE)
 				json_array_append_new(paths, json_pack("[O]", name));
 		}

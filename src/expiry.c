@@ -14,10 +14,10 @@ static json_t *expiry_new(int64_t ttl, int64_t expires, int64_t now, const char 
 			  const char *how, const char *spec)
 {
 	char e[21], n[21];
-	json_t *x =
-	    json_pack("{s:I, s:s, s:s, s:s, s:s}", "ttl_seconds", (json_int_t)ttl, "expires",
-		      timefmt_time_format_rfc3339(expires, e), "set_by", author ? author : "unknown",
-		      "set_at", timefmt_time_format_rfc3339(now, n), "set_how", how);
+	json_t *x = json_pack("{s:I, s:s, s:s, s:s, s:s}", "ttl_seconds", (json_int_t)ttl,
+			      "expires", timefmt_time_format_rfc3339(expires, e), "set_by",
+			      author ? author : "unknown", "set_at",
+			      timefmt_time_format_rfc3339(now, n), "set_how", how);
 
 	if (spec)
 		json_object_set_new(x, "spec", json_string(spec));
@@ -114,13 +114,14 @@ json_t *expiry_windows(const json_t *state, int64_t now)
 		if (start && timefmt_time_parse_rfc3339(start, &s) < 0)
 			s = 0;
 		json_array_append_new(
-		    out, json_pack("{s:s, s:O, s:s?, s:s, s:s, s:s, s:I}", "address", addr, "id",
-				   json_object_get(r, "id"), "start", start, "end", end, "state",
-				   now < s   ? "scheduled"
-				   : now < e ? "active"
-					     : "ended",
-				   "reap_at", timefmt_time_format_rfc3339(e - EXPIRY_WINDOW_MARGIN, at),
-				   "left_seconds", (json_int_t)(e - EXPIRY_WINDOW_MARGIN - now)));
+		    out,
+		    json_pack("{s:s, s:O, s:s?, s:s, s:s, s:s, s:I}", "address", addr, "id",
+			      json_object_get(r, "id"), "start", start, "end", end, "state",
+			      now < s	? "scheduled"
+			      : now < e ? "active"
+					: "ended",
+			      "reap_at", timefmt_time_format_rfc3339(e - EXPIRY_WINDOW_MARGIN, at),
+			      "left_seconds", (json_int_t)(e - EXPIRY_WINDOW_MARGIN - now)));
 	}
 	return out;
 }

@@ -180,7 +180,8 @@ static int http_send(const struct http_request *req, const char *unreachable_hin
 	curl_easy_setopt(c, CURLOPT_FOLLOWLOCATION, 0L);
 	curl_easy_setopt(c, CURLOPT_CONNECTTIMEOUT_MS,
 			 log_env_long("KILN_HTTP_CONNECT_TIMEOUT_MS", 10000, 600000));
-	curl_easy_setopt(c, CURLOPT_TIMEOUT_MS, log_env_long("KILN_HTTP_TIMEOUT_MS", 120000, 3600000));
+	curl_easy_setopt(c, CURLOPT_TIMEOUT_MS,
+			 log_env_long("KILN_HTTP_TIMEOUT_MS", 120000, 3600000));
 	curl_easy_setopt(c, CURLOPT_ERRORBUFFER, errbuf);
 	curl_easy_setopt(c, CURLOPT_WRITEFUNCTION, on_body);
 	curl_easy_setopt(c, CURLOPT_WRITEDATA, &s);

@@ -100,7 +100,8 @@ char *lock_info_describe(const struct lock_info *info)
 	char since[32];
 
 	return xasprintf("%s (pid %ld) for '%s' since %s, lock %s", info->holder, info->pid,
-			 info->operation, timefmt_time_format_rfc3339(info->created, since), info->id);
+			 info->operation, timefmt_time_format_rfc3339(info->created, since),
+			 info->id);
 }
 
 static char *info_json(const struct lock_info *info)
@@ -109,8 +110,8 @@ static char *info_json(const struct lock_info *info)
 	json_t *o =
 	    json_pack("{s:s, s:s, s:I, s:s, s:s, s:s, s:s}", "id", info->id, "holder", info->holder,
 		      "pid", (json_int_t)info->pid, "operation", info->operation, "workspace",
-		      info->workspace, "created", timefmt_time_format_rfc3339(info->created, c), "expires",
-		      timefmt_time_format_rfc3339(info->expires, e));
+		      info->workspace, "created", timefmt_time_format_rfc3339(info->created, c),
+		      "expires", timefmt_time_format_rfc3339(info->expires, e));
 	char *s;
 
 	if (info->lineage)
@@ -567,8 +568,8 @@ int lock_acquire(struct lock **out, struct store *s, const char *workspace,
 				    "workspace '%s' is locked by %s, but pid %ld is no "
 				    "longer running on this host: the lock is stale, and its "
 				    "lease ends at %s (in %s)",
-				    workspace, who, cur.pid, timefmt_time_format_rfc3339(cur.expires, exp),
-				    in);
+				    workspace, who, cur.pid,
+				    timefmt_time_format_rfc3339(cur.expires, exp), in);
 				kiln_error_hint(
 				    err,
 				    "retry with --lock-timeout %s to take it over once the "

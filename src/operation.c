@@ -394,7 +394,7 @@ int operation_plan(struct op_run *r, struct kiln_error *err)
 }
 
 int operation_plan_spec(struct op_run *r, const struct op_options *o, const char *spec_path,
-		 struct kiln_error *err)
+			struct kiln_error *err)
 {
 	struct diags d = {0};
 	int rc = operation_load(r, o, spec_path, &d, err);
@@ -404,7 +404,8 @@ int operation_plan_spec(struct op_run *r, const struct op_options *o, const char
 	diags_release(&d);
 	if (rc != 0)
 		return -1;
-	return operation_open_state(r, false, "plan", err) < 0 || operation_plan(r, err) < 0 ? -1 : 0;
+	return operation_open_state(r, false, "plan", err) < 0 || operation_plan(r, err) < 0 ? -1
+											     : 0;
 }
 
 /* "Kiln-Takeover: ADDRESS ID from lineage L by OWNER" of each resource taken: n of them. */
@@ -430,8 +431,8 @@ static char **takeover_trailers(const json_t *taken, size_t *n)
 	return extra;
 }
 
-int operation_takeover(struct op_run *r, const struct takeover_filter *f, struct op_takeover_result *out,
-		struct kiln_error *err)
+int operation_takeover(struct op_run *r, const struct takeover_filter *f,
+		       struct op_takeover_result *out, struct kiln_error *err)
 {
 	struct refresh_stats rs;
 	json_t *live = NULL, *foreign = json_array();
@@ -594,7 +595,8 @@ int operation_seal_secrets(json_t *state, struct kiln_error *err)
 }
 
 /* A saved plan is applied only to the spec and the state it was made from. */
-int operation_saved_check(struct op_run *r, const json_t *plan, const char *file, struct kiln_error *err)
+int operation_saved_check(struct op_run *r, const json_t *plan, const char *file,
+			  struct kiln_error *err)
 {
 	const json_t *state = plan_kiln(plan, "state");
 	const char *digest = json_string_value(json_object_get(plan_kiln(plan, "spec"), "digest"));
@@ -719,7 +721,8 @@ static void ledger_measure_stretch(struct op_run *r)
 	int64_t now;
 	double mean;
 
-	if (r->has_gpu_util || !r->ws->exists || !r->e->prov->metrics || timefmt_now(&now, &err) < 0 ||
+	if (r->has_gpu_util || !r->ws->exists || !r->e->prov->metrics ||
+	    timefmt_now(&now, &err) < 0 ||
 	    git_commit_lookup(&c, store_repo(r->store), &r->ws->head) != 0)
 		return;
 	ledger_parse(git_commit_message(c), &le);
@@ -738,8 +741,9 @@ static void ledger_measure_stretch(struct op_run *r)
  * One commit for the whole apply, when the state changed. approved holds
  * the Kiln-Approval trailers of a plan applied under --require-approvals.
  */
-int operation_commit(struct op_run *r, const char *op, const struct apply_result *res, const json_t *saved,
-	      const json_t *approved, char **commit_out, struct kiln_error *err)
+int operation_commit(struct op_run *r, const char *op, const struct apply_result *res,
+		     const json_t *saved, const json_t *approved, char **commit_out,
+		     struct kiln_error *err)
 {
 	struct kiln_error seal = {0};
 	const json_t *cost = plan_kiln(r->plan, "cost");
@@ -888,8 +892,8 @@ void operation_window_prepare(struct op_run *r)
 	spec_text_record(r, json_object_get(r->state, "window"));
 }
 
-int operation_load(struct op_run *r, const struct op_options *o, const char *spec_path, struct diags *d,
-	    struct kiln_error *err)
+int operation_load(struct op_run *r, const struct op_options *o, const char *spec_path,
+		   struct diags *d, struct kiln_error *err)
 {
 	bool plan_only = r->plan_only, keep_live = r->keep_live;
 	void (*report)(void *, const struct kiln_error *) = r->report;
@@ -938,7 +942,7 @@ int operation_open_state(struct op_run *r, bool lock, const char *operation, str
 }
 
 int operation_open_engine(struct op_run *r, const struct op_options *o, struct engine *e,
-		   const char *operation, struct kiln_error *err)
+			  const char *operation, struct kiln_error *err)
 {
 	void (*report)(void *, const struct kiln_error *) = r->report;
 	char *(*counts)(const struct apply_result *) = r->commit_counts;
@@ -954,7 +958,8 @@ int operation_open_engine(struct op_run *r, const struct op_options *o, struct e
 	return operation_open_state(r, true, operation, err);
 }
 
-int operation_saved_replan(struct op_run *r, const json_t *saved, const char *file, struct kiln_error *err)
+int operation_saved_replan(struct op_run *r, const json_t *saved, const char *file,
+			   struct kiln_error *err)
 {
 	const json_t *targets = plan_kiln(saved, "targets"), *v;
 	const json_t *replace = plan_kiln(saved, "replace");
@@ -1024,7 +1029,8 @@ static void record_lifetime(json_t *state)
 		json_object_del(state, "created");
 	} else if (!state_created(state) && timefmt_now(&now, &err) == 0) {
 		/* kiln status counts its cost from here. */
-		json_object_set_new(state, "created", json_string(timefmt_time_format_rfc3339(now, buf)));
+		json_object_set_new(state, "created",
+				    json_string(timefmt_time_format_rfc3339(now, buf)));
 	}
 }
 
@@ -1043,7 +1049,7 @@ static int still_held(void *arg, struct kiln_error *err)
 }
 
 int operation_apply(struct op_run *r, const char *op, const struct op_apply_options *ao,
-	     struct op_apply_outcome *out, struct kiln_error *err)
+		    struct op_apply_outcome *out, struct kiln_error *err)
 {
 	struct journal *j = NULL;
 	char *jpath = journal_path(store_location(r->store), r->ws->name);
@@ -1092,8 +1098,8 @@ void operation_apply_outcome_release(struct op_apply_outcome *out)
 }
 
 int operation_destroy(struct op_run *r, const struct op_apply_options *ao,
-	       int (*locked)(struct op_run *r, void *arg), void *arg, struct op_apply_outcome *out,
-	       struct kiln_error *err)
+		      int (*locked)(struct op_run *r, void *arg), void *arg,
+		      struct op_apply_outcome *out, struct kiln_error *err)
 {
 	memset(out, 0, sizeof(*out));
 	if (locked && locked(r, arg) != 0)
@@ -1160,15 +1166,15 @@ char *operation_iam_policy(struct engine *e)
 	return doc;
 }
 
-int operation_health_wait(struct op_run *r, const json_t *addresses, int64_t timeout_s, json_t **groups,
-		   struct kiln_error *err)
+int operation_health_wait(struct op_run *r, const json_t *addresses, int64_t timeout_s,
+			  json_t **groups, struct kiln_error *err)
 {
 	return health_wait(r->e, r->state, addresses, timeout_s, r->e->prov->simulated ? 100 : 5000,
 			   groups, err);
 }
 
 int operation_repair(struct op_run *r, const json_t *targets, struct op_repair_outcome *out,
-	      struct kiln_error *err)
+		     struct kiln_error *err)
 {
 	struct apply_result res = {0};
 	json_t *trailers = json_array(), *t;

@@ -76,7 +76,8 @@ struct op_run {
 	void (*loaded)(void *arg, struct diags *d);
 	/* The targets and replace of a saved plan (operation_saved_replan), owned. */
 	const char **saved_addrs;
-	/* Trailers (strings) operation_commit adds after the ledger's ("Kiln-Reap-Reason: idle"), or NULL.
+	/* Trailers (strings) operation_commit adds after the ledger's ("Kiln-Reap-Reason: idle"),
+	 * or NULL.
 	 */
 	json_t *trailers;
 	/* Mean GPU utilization (%) this run measured (reap: over the idle window), for the ledger.
@@ -88,7 +89,8 @@ struct op_run {
 	 * so the workspace may record another cluster or cloud than it names.
 	 */
 	bool stand_in;
-	/* The counts operation_commit's summary line gives ("5 adopted"), caller frees; NULL: operation_summary_counts. */
+	/* The counts operation_commit's summary line gives ("5 adopted"), caller frees; NULL:
+	 * operation_summary_counts. */
 	char *(*commit_counts)(const struct apply_result *res);
 };
 
@@ -98,8 +100,8 @@ struct op_run {
  * why the spec is not valid. d is the caller's to print and release either
  * way.
  */
-int operation_load(struct op_run *r, const struct op_options *o, const char *spec_path, struct diags *d,
-	    struct kiln_error *err);
+int operation_load(struct op_run *r, const struct op_options *o, const char *spec_path,
+		   struct diags *d, struct kiln_error *err);
 /*
  * Open the store (creating a local one when lock), the workspace, take the
  * lock when lock is set (for operation, "apply", "destroy"...), and read
@@ -107,7 +109,8 @@ int operation_load(struct op_run *r, const struct op_options *o, const char *spe
  * Without lock and before any state repository exists, plans against an
  * empty state.
  */
-int operation_open_state(struct op_run *r, bool lock, const char *operation, struct kiln_error *err);
+int operation_open_state(struct op_run *r, bool lock, const char *operation,
+			 struct kiln_error *err);
 /*
  * operation_open_state with the lock over e (r owns it from now on, even on
  * failure) instead of a spec's engine: kiln sprawl's runs, whose engine
@@ -116,7 +119,7 @@ int operation_open_state(struct op_run *r, bool lock, const char *operation, str
  * the stand-in: the caller checks what it needs. Hooks in r are kept.
  */
 int operation_open_engine(struct op_run *r, const struct op_options *o, struct engine *e,
-		   const char *operation, struct kiln_error *err);
+			  const char *operation, struct kiln_error *err);
 /* Refresh (unless refresh is off), diff, pre-flight, IAM delta, cost and audit into r->plan. */
 int operation_plan(struct op_run *r, struct kiln_error *err);
 /*
@@ -126,7 +129,7 @@ int operation_plan(struct op_run *r, struct kiln_error *err);
  * valid (as r->loaded was shown). operation_close or operation_finish r after, either way.
  */
 int operation_plan_spec(struct op_run *r, const struct op_options *o, const char *spec_path,
-		 struct kiln_error *err);
+			struct kiln_error *err);
 
 /* What operation_takeover did. */
 struct op_takeover_result {
@@ -156,8 +159,8 @@ struct op_takeover_result {
  * with err when the refresh failed (nothing done); else 0 with out saying
  * what happened. Release out with operation_takeover_result_release.
  */
-int operation_takeover(struct op_run *r, const struct takeover_filter *f, struct op_takeover_result *out,
-		struct kiln_error *err);
+int operation_takeover(struct op_run *r, const struct takeover_filter *f,
+		       struct op_takeover_result *out, struct kiln_error *err);
 void operation_takeover_result_release(struct op_takeover_result *out);
 /* Close the provider, unlock and free; then r is zeroed. */
 void operation_close(struct op_run *r);
@@ -192,7 +195,8 @@ int operation_key_check(const json_t *state, struct kiln_error *err);
 int operation_seal_secrets(json_t *state, struct kiln_error *err);
 
 /* A saved plan is applied only to the spec and the state it was made from: -1 with err if not. */
-int operation_saved_check(struct op_run *r, const json_t *saved, const char *file, struct kiln_error *err);
+int operation_saved_check(struct op_run *r, const json_t *saved, const char *file,
+			  struct kiln_error *err);
 /*
  * The plan of the saved plan's inputs, made again into r->plan: the
  * destroy, refresh, targets and replace it was made with, refreshing as it
@@ -200,7 +204,7 @@ int operation_saved_check(struct op_run *r, const json_t *saved, const char *fil
  * with err from plan_match when the file says anything else.
  */
 int operation_saved_replan(struct op_run *r, const json_t *saved, const char *file,
-		    struct kiln_error *err);
+			   struct kiln_error *err);
 /*
  * The expiry an apply records (expiry.h), from the spec's ttl or ttl_flag
  * (seconds, 0 for none), set in r->state and in the scope that tags every
@@ -235,8 +239,9 @@ char *operation_summary_counts(const struct apply_result *res);
  * applied, whose digest the commit names; approved: its Kiln-Approval
  * trailers. Sealing problems go to the report hook.
  */
-int operation_commit(struct op_run *r, const char *op, const struct apply_result *res, const json_t *saved,
-	      const json_t *approved, char **commit, struct kiln_error *err);
+int operation_commit(struct op_run *r, const char *op, const struct apply_result *res,
+		     const json_t *saved, const json_t *approved, char **commit,
+		     struct kiln_error *err);
 
 /* What the plan buys up front (its cost's "upfront"), 0 when nothing. */
 double operation_plan_upfront(const json_t *plan);
@@ -277,7 +282,7 @@ struct op_apply_outcome {
  * out with operation_apply_outcome_release.
  */
 int operation_apply(struct op_run *r, const char *op, const struct op_apply_options *ao,
-	     struct op_apply_outcome *out, struct kiln_error *err);
+		    struct op_apply_outcome *out, struct kiln_error *err);
 void operation_apply_outcome_release(struct op_apply_outcome *out);
 
 /*
@@ -287,8 +292,8 @@ void operation_apply_outcome_release(struct op_apply_outcome *out);
  * (every 5 s; 100 ms on a simulated provider). *groups: health.h's
  * objects, one per group. -1 with err when a provider call failed.
  */
-int operation_health_wait(struct op_run *r, const json_t *addresses, int64_t timeout_s, json_t **groups,
-		   struct kiln_error *err);
+int operation_health_wait(struct op_run *r, const json_t *addresses, int64_t timeout_s,
+			  json_t **groups, struct kiln_error *err);
 
 struct op_repair_outcome {
 	json_t *done; /* per target repaired: {"address", "replaced": [ids], "added": [ids]} */
@@ -305,7 +310,7 @@ struct op_repair_outcome {
  * release out with operation_repair_outcome_release.
  */
 int operation_repair(struct op_run *r, const json_t *targets, struct op_repair_outcome *out,
-	      struct kiln_error *err);
+		     struct kiln_error *err);
 void operation_repair_outcome_release(struct op_repair_outcome *out);
 
 /* operation_destroy: the locked check said stop. */
@@ -318,8 +323,8 @@ void operation_repair_outcome_release(struct op_repair_outcome *out);
  * OP_STOPPED; or -1 with err (out->commit_failed when the executor ran).
  */
 int operation_destroy(struct op_run *r, const struct op_apply_options *ao,
-	       int (*locked)(struct op_run *r, void *arg), void *arg, struct op_apply_outcome *out,
-	       struct kiln_error *err);
+		      int (*locked)(struct op_run *r, void *arg), void *arg,
+		      struct op_apply_outcome *out, struct kiln_error *err);
 
 /*
  * The least-privilege policy document kiln itself needs to plan, apply and

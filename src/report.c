@@ -216,14 +216,15 @@ static void stretch(const struct report_options *o, const struct point *from, in
 	cost = from->burn * h;
 	sm->gpu_hours += (double)from->gpus * h;
 	sm->cost += cost;
-	json_array_append_new(
-	    series, json_pack("[s, f]", timefmt_time_format_rfc3339(b, tb), r4(sm->cost + sm->upfront)));
+	json_array_append_new(series, json_pack("[s, f]", timefmt_time_format_rfc3339(b, tb),
+						r4(sm->cost + sm->upfront)));
 	if (end && end->has_util) {
 		sm->util_gpu_hours += (double)from->gpus * h;
 		sm->useful_gpu_hours += (double)from->gpus * h * end->util / 100.0;
 		sm->util_cost += cost;
-		json_array_append_new(utils, json_pack("[s, s, f]", timefmt_time_format_rfc3339(a, ta),
-						       timefmt_time_format_rfc3339(b, tb), end->util));
+		json_array_append_new(utils,
+				      json_pack("[s, s, f]", timefmt_time_format_rfc3339(a, ta),
+						timefmt_time_format_rfc3339(b, tb), end->util));
 	}
 }
 
@@ -316,7 +317,8 @@ static void lifetimes(const struct report_options *o, const char *ws, bool archi
 		lt = json_pack("{s:s, s:b, s:s?, s:s, s:o, s:s?, s:o, s:o}", "workspace", ws,
 			       "archived", archived, "cluster", p[start].cluster, "start",
 			       timefmt_time_format_rfc3339(p[start].time, t0), "end",
-			       ended ? json_string(timefmt_time_format_rfc3339(end, t1)) : json_null(),
+			       ended ? json_string(timefmt_time_format_rfc3339(end, t1))
+				     : json_null(),
 			       "reap_reason", ended ? p[j].le.reap_reason : NULL, "series", series,
 			       "utilization", utils);
 		json_object_set_new(lt, "group",

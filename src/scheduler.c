@@ -360,7 +360,7 @@ fail:
 }
 
 int scheduler_run_verdict(const struct sched_run *r, const char *node, const char *group,
-		      struct kiln_error *err)
+			  struct kiln_error *err)
 {
 	int code = WIFEXITED(r->status) ? WEXITSTATUS(r->status) : -1;
 	char *why;
@@ -417,7 +417,7 @@ int scheduler_run_verdict(const struct sched_run *r, const char *node, const cha
 }
 
 int scheduler_ask_controller(struct engine *e, const json_t *resources, const char *endpoint,
-			 json_t **counts, char **node, struct kiln_error *err)
+			     json_t **counts, char **node, struct kiln_error *err)
 {
 	const char *group = e->spec->scheduler.controller.name;
 	json_t *hosts = NULL, *nodes = NULL;

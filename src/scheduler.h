@@ -49,7 +49,7 @@ json_t *scheduler_parse_sinfo(const char *text, size_t len, struct kiln_error *e
  * status, the deadline), which kiln status shows beside the health count.
  */
 int scheduler_ask_controller(struct engine *e, const json_t *resources, const char *endpoint,
-			 json_t **counts, char **node, struct kiln_error *err);
+			     json_t **counts, char **node, struct kiln_error *err);
 
 /* One bounded run of a command (ssh): what it gave back. */
 struct sched_run {
@@ -78,6 +78,6 @@ int scheduler_run_bounded(char **av, int deadline_ms, struct sched_run *r, struc
  * its exit status. 0 when it exited 0. node and group name the controller.
  */
 int scheduler_run_verdict(const struct sched_run *r, const char *node, const char *group,
-		      struct kiln_error *err);
+			  struct kiln_error *err);
 
 #endif

@@ -37,14 +37,14 @@ static void load_vars(struct loader *ld, const struct ynode *vars)
 
 			if (!spec_var_name_ok(k->value, k->len)) {
 				spec_err(ld, k,
-				       "variable name '%s' must be letters, digits and '_', "
-				       "not starting with a digit",
-				       k->value);
+					 "variable name '%s' must be letters, digits and '_', "
+					 "not starting with a digit",
+					 k->value);
 				continue;
 			}
 			if (v->kind != YNODE_SCALAR) {
 				spec_err(ld, v, "vars.%s must be a single value, got %s", k->value,
-				       ydoc_describe(v));
+					 ydoc_describe(v));
 				continue;
 			}
 			var = ARRAY_PUSH(spec->vars, spec->nvars, spec->vars_cap);
@@ -123,7 +123,8 @@ static void load_provider(struct loader *ld, const struct ynode *root)
 		free(names);
 		return;
 	}
-	if (!spec_check_keys(ld, p, "in provider", spec_provider_keys, ARRAY_SIZE(spec_provider_keys)))
+	if (!spec_check_keys(ld, p, "in provider", spec_provider_keys,
+			     ARRAY_SIZE(spec_provider_keys)))
 		spec->broken |= SPEC_BROKEN_PROVIDER;
 	if (spec_get_enum(ld, p, "name", "provider.name", true, names, nnames, &which) == GOT_OK)
 		spec->provider.name = xstrdup(names[which]);
@@ -134,13 +135,13 @@ static void load_provider(struct loader *ld, const struct ynode *root)
 	    GOT_BAD)
 		spec->broken |= SPEC_BROKEN_PROVIDER;
 	if (spec_get_string(ld, p, "endpoint", "provider.endpoint", false,
-			  &spec->provider.endpoint) == GOT_OK &&
+			    &spec->provider.endpoint) == GOT_OK &&
 	    !str_starts_with(spec->provider.endpoint, "http://") &&
 	    !str_starts_with(spec->provider.endpoint, "https://")) {
 		spec_err(ld, ydoc_get(p, "endpoint"),
-		       "provider.endpoint must be an http:// or https:// URL, "
-		       "got '%s'",
-		       spec->provider.endpoint);
+			 "provider.endpoint must be an http:// or https:// URL, "
+			 "got '%s'",
+			 spec->provider.endpoint);
 		spec->broken |= SPEC_BROKEN_PROVIDER;
 	}
 	zone = ydoc_get(p, "zone");
@@ -162,8 +163,8 @@ static void load_provider(struct loader *ld, const struct ynode *root)
 	}
 	if (zone->kind != YNODE_SEQ || zone->n == 0) {
 		spec_err(ld, zone,
-		       "provider.zone must be a zone or a non-empty list of zones, got %s",
-		       zone->kind == YNODE_SEQ ? "an empty list" : ydoc_describe(zone));
+			 "provider.zone must be a zone or a non-empty list of zones, got %s",
+			 zone->kind == YNODE_SEQ ? "an empty list" : ydoc_describe(zone));
 		spec->broken |= SPEC_BROKEN_PROVIDER;
 		return;
 	}
@@ -199,8 +200,9 @@ static void load_tags(struct loader *ld, const struct ynode *tags)
 	if (!tags || !spec_expect_map(ld, tags, "tags"))
 		return;
 	if (tags->n > SPEC_MAX_USER_TAGS)
-		spec_err(ld, tags, "tags has %zu entries; at most %d are allowed (kiln adds its own)",
-		       tags->n, SPEC_MAX_USER_TAGS);
+		spec_err(ld, tags,
+			 "tags has %zu entries; at most %d are allowed (kiln adds its own)",
+			 tags->n, SPEC_MAX_USER_TAGS);
 	for (i = 0; i < tags->n; i++) {
 		const struct ynode *k = tags->keys[i];
 		char *path = xasprintf("tags.%s", k->value);
@@ -209,9 +211,9 @@ static void load_tags(struct loader *ld, const struct ynode *tags)
 		/* The cloud's own rules (lengths, characters, its prefix) are the provider's. */
 		if (!strncasecmp(k->value, "kiln:", 5))
 			diag_hint(spec_err(ld, k,
-					 "tag key '%s' uses the reserved prefix kiln: (kiln sets "
-					 "those tags itself)",
-					 k->value),
+					   "tag key '%s' uses the reserved prefix kiln: (kiln sets "
+					   "those tags itself)",
+					   k->value),
 				  "name the key without kiln:, like '%s'", k->value + 5);
 		if (ydoc_is_null(tags->vals[i])) {
 			diag_hint(spec_err(ld, tags->vals[i], "%s has no value", path),
@@ -240,7 +242,7 @@ static void load_ingress(struct loader *ld, const struct ynode *list)
 
 	if (list->kind != YNODE_SEQ) {
 		spec_err(ld, list, "network.ingress must be a list of rules, got %s",
-		       ydoc_describe(list));
+			 ydoc_describe(list));
 		spec->broken |= SPEC_BROKEN_NETWORK;
 		return;
 	}
@@ -258,7 +260,7 @@ static void load_ingress(struct loader *ld, const struct ynode *list)
 		}
 		in.node = r;
 		ok &= spec_check_keys(ld, r, "in a network.ingress rule", spec_ingress_keys,
-				    ARRAY_SIZE(spec_ingress_keys));
+				      ARRAY_SIZE(spec_ingress_keys));
 		port = ydoc_get(r, "port");
 		if (!port) {
 			spec_err(ld, r, "missing required key 'port' in %s", path);
@@ -286,8 +288,9 @@ static void load_ingress(struct loader *ld, const struct ynode *list)
 					    dg, "write a number like 22 or a range like 8000-8100");
 					ok = false;
 				} else if (a < 1 || b > 65535 || a > b) {
-					spec_err(ld, port, "%s: '%s' is outside 1-65535 or reversed",
-					       ppath, s);
+					spec_err(ld, port,
+						 "%s: '%s' is outside 1-65535 or reversed", ppath,
+						 s);
 					ok = false;
 				}
 			}
@@ -306,16 +309,15 @@ static void load_ingress(struct loader *ld, const struct ynode *list)
 			char *ppath = xasprintf("%s.protocol", path);
 
 			ok &= spec_get_enum(ld, r, "protocol", ppath, false, spec_ingress_protocols,
-					  ARRAY_SIZE(spec_ingress_protocols), &proto) !=
-			      GOT_BAD;
+					    ARRAY_SIZE(spec_ingress_protocols), &proto) != GOT_BAD;
 			free(ppath);
 		}
 		in.protocol = xstrdup(spec_ingress_protocols[proto]);
 		{
 			char *dpath = xasprintf("%s.description", path);
 
-			ok &= spec_get_string(ld, r, "description", dpath, false, &in.description) !=
-			      GOT_BAD;
+			ok &= spec_get_string(ld, r, "description", dpath, false,
+					      &in.description) != GOT_BAD;
 			free(dpath);
 		}
 		(void)ok;
@@ -339,14 +341,15 @@ static void load_network(struct loader *ld, const struct ynode *net)
 		spec->broken |= SPEC_BROKEN_NETWORK;
 		return;
 	}
-	if (!spec_check_keys(ld, net, "in network", spec_network_keys, ARRAY_SIZE(spec_network_keys)))
+	if (!spec_check_keys(ld, net, "in network", spec_network_keys,
+			     ARRAY_SIZE(spec_network_keys)))
 		spec->broken |= SPEC_BROKEN_NETWORK;
 	/* A VPC is between /16 and /28 on every cloud kiln targets. */
 	if (spec_get_cidr(ld, net, "cidr", "network.cidr", false, 16, 28, &spec->network.cidr) ==
 	    GOT_BAD)
 		spec->broken |= SPEC_BROKEN_NETWORK;
 	if (spec_get_enum(ld, net, "fabric", "network.fabric", false, spec_fabric_names, 3,
-			&fabric) == GOT_BAD)
+			  &fabric) == GOT_BAD)
 		spec->broken |= SPEC_BROKEN_NETWORK;
 	spec->network.fabric = (enum spec_fabric)fabric;
 	ingress = ydoc_get(net, "ingress");
@@ -398,7 +401,7 @@ static void load_root(struct loader *ld, const struct ynode *root)
 	}
 	if (root->kind != YNODE_MAP) {
 		struct diag *dg = spec_err(ld, root, "a spec must be a mapping of keys, got %s",
-					 ydoc_describe(root));
+					   ydoc_describe(root));
 
 		diag_hint(dg, "start from a template: kiln init --list shows them");
 		spec->broken = ~0u;
@@ -414,10 +417,11 @@ static void load_root(struct loader *ld, const struct ynode *root)
 		break;
 	case GOT_OK:
 		if (format != KILN_SPEC_FORMAT)
-			diag_hint(spec_err(ld, ydoc_get(root, "kiln"),
-					 "spec format %d is newer than this kiln reads (format %d)",
-					 format, KILN_SPEC_FORMAT),
-				  "upgrade kiln to read this spec");
+			diag_hint(
+			    spec_err(ld, ydoc_get(root, "kiln"),
+				     "spec format %d is newer than this kiln reads (format %d)",
+				     format, KILN_SPEC_FORMAT),
+			    "upgrade kiln to read this spec");
 		break;
 	case GOT_BAD:
 		break;
@@ -427,9 +431,9 @@ static void load_root(struct loader *ld, const struct ynode *root)
 	if (spec_get_string(ld, root, "cluster", "cluster", true, &spec->cluster) == GOT_OK &&
 	    !spec_name_ok(spec->cluster))
 		spec_err(ld, ydoc_get(root, "cluster"),
-		       "cluster name '%s' must be 1 to %d characters of a-z, 0-9 and '-', not "
-		       "starting or ending with '-'",
-		       spec->cluster, SPEC_MAX_NAME);
+			 "cluster name '%s' must be 1 to %d characters of a-z, 0-9 and '-', not "
+			 "starting or ending with '-'",
+			 spec->cluster, SPEC_MAX_NAME);
 	load_provider(ld, root);
 	if (spec_get_duration(ld, root, "ttl", "ttl", &spec->ttl) == GOT_OK) {
 		if (spec->ttl == 0)
@@ -440,17 +444,18 @@ static void load_root(struct loader *ld, const struct ynode *root)
 	}
 	budget = section(root, "budget");
 	if (budget && spec_expect_map(ld, budget, "budget")) {
-		spec_check_keys(ld, budget, "in budget", spec_budget_keys, ARRAY_SIZE(spec_budget_keys));
+		spec_check_keys(ld, budget, "in budget", spec_budget_keys,
+				ARRAY_SIZE(spec_budget_keys));
 		if (spec_get_number(ld, budget, "max_hourly_usd", "budget.max_hourly_usd",
-				  &spec->max_hourly_usd) == GOT_OK &&
+				    &spec->max_hourly_usd) == GOT_OK &&
 		    spec->max_hourly_usd <= 0)
 			spec_err(ld, ydoc_get(budget, "max_hourly_usd"),
-			       "budget.max_hourly_usd must be more than 0");
+				 "budget.max_hourly_usd must be more than 0");
 		if (spec_get_number(ld, budget, "max_upfront_usd", "budget.max_upfront_usd",
-				  &spec->max_upfront_usd) == GOT_OK &&
+				    &spec->max_upfront_usd) == GOT_OK &&
 		    spec->max_upfront_usd <= 0)
 			spec_err(ld, ydoc_get(budget, "max_upfront_usd"),
-			       "budget.max_upfront_usd must be more than 0");
+				 "budget.max_upfront_usd must be more than 0");
 	}
 	spec_load_idle(ld, section(root, "idle"), "idle", &spec->idle);
 	load_tags(ld, section(root, "tags"));
@@ -464,7 +469,7 @@ static void load_root(struct loader *ld, const struct ynode *root)
 	spec_load_scheduler(ld, section(root, "scheduler"));
 	spec_load_access(ld, section(root, "access"));
 	spec_load_bootstrap(ld, section(root, "bootstrap"), "bootstrap", &spec->bootstrap,
-		     &spec->nbootstrap);
+			    &spec->nbootstrap);
 
 	for (i = 0; i < spec->nvars; i++) {
 		struct spec_var *v = &spec->vars[i];
@@ -528,7 +533,7 @@ int spec_load_buffer(struct spec **out, const char *file, const char *buf, size_
 		int line, col;
 
 		str_text_position(buf, (size_t)((const char *)memchr(buf, '\0', len) - buf), &line,
-			      &col);
+				  &col);
 		diags_add(d, DIAG_ERROR, file, line, col,
 			  "the spec contains a NUL byte; is it a text file?");
 		return -1;

@@ -92,9 +92,9 @@ static int refuse_private(struct loader *ld, const struct ynode *n, const char *
 	if (!priv)
 		return 0;
 	diag_hint(spec_err(ld, n,
-			 "%s: '%s' is a private key; kiln takes public keys only and did "
-			 "not read it",
-			 path, file),
+			   "%s: '%s' is a private key; kiln takes public keys only and did "
+			   "not read it",
+			   path, file),
 		  "name the public half instead (ssh-keygen -y -f %s > %s.pub makes it)", file,
 		  file);
 	return -1;
@@ -119,11 +119,11 @@ static void add_key(struct loader *ld, const struct ynode *n, const char *path, 
 	}
 	if (str_text_flaw_find(k.comment, false, &flaw)) {
 		/* The line is written into the user data and authorized_keys as text. */
-		struct diag *dg =
-		    spec_err(ld, n,
-			   "%s: %s%sthe comment of the %s key holds %s at byte %zu; a "
-			   "comment must be UTF-8 text with no control character but tab",
-			   path, file ? file : "", file ? ": " : "", k.type, flaw.name, flaw.byte);
+		struct diag *dg = spec_err(
+		    ld, n,
+		    "%s: %s%sthe comment of the %s key holds %s at byte %zu; a "
+		    "comment must be UTF-8 text with no control character but tab",
+		    path, file ? file : "", file ? ": " : "", k.type, flaw.name, flaw.byte);
 
 		diag_hint(dg, "edit the comment, the text after the key's data");
 		sshkey_release(&k);
@@ -156,8 +156,8 @@ static void load_key_file(struct loader *ld, const struct ynode *n, const char *
 		goto out;
 	if ((rc = util_file_read_regular(resolved, KEY_FILE_MAX, &buf, &len, &err)) < 0) {
 		if (rc == -2)
-			spec_err(ld, n, "%s: '%s' is larger than %d KiB: not a public key file", path,
-			       file, KEY_FILE_MAX / 1024);
+			spec_err(ld, n, "%s: '%s' is larger than %d KiB: not a public key file",
+				 path, file, KEY_FILE_MAX / 1024);
 		else
 			spec_err(ld, n, "%s: cannot read '%s': %s", path, file, err.msg);
 		goto out;
@@ -183,8 +183,9 @@ static void load_keys(struct loader *ld, const struct ynode *keys)
 	size_t i, cap = 0;
 
 	if (keys->kind != YNODE_SEQ) {
-		diag_hint(spec_err(ld, keys, "access.ssh_keys must be a list of public keys, got %s",
-				 ydoc_describe(keys)),
+		diag_hint(spec_err(ld, keys,
+				   "access.ssh_keys must be a list of public keys, got %s",
+				   ydoc_describe(keys)),
 			  "write ssh_keys: [\"ssh-ed25519 AAAA... you@host\"] or ssh_keys: "
 			  "[{file: ~/.ssh/id_ed25519.pub}]");
 		return;
@@ -196,7 +197,7 @@ static void load_keys(struct loader *ld, const struct ynode *keys)
 		if (k->kind == YNODE_MAP) {
 			sub = xasprintf("%s.file", path);
 			if (spec_check_keys(ld, k, "in a key", spec_key_file_keys,
-					  ARRAY_SIZE(spec_key_file_keys)) &&
+					    ARRAY_SIZE(spec_key_file_keys)) &&
 			    spec_get_string(ld, k, "file", sub, true, &text) == GOT_OK)
 				load_key_file(ld, ydoc_get(k, "file"), sub, text, &cap);
 			free(sub);
@@ -234,22 +235,23 @@ void spec_load_access(struct loader *ld, const struct ynode *access)
 	spec_check_keys(ld, access, "in access", spec_access_keys, ARRAY_SIZE(spec_access_keys));
 	if ((keys = ydoc_get(access, "ssh_keys")) && !ydoc_is_null(keys))
 		load_keys(ld, keys);
-	if (spec_get_string(ld, access, "user", "access.user", false, &spec->access.user) == GOT_OK &&
+	if (spec_get_string(ld, access, "user", "access.user", false, &spec->access.user) ==
+		GOT_OK &&
 	    !user_ok(spec->access.user))
 		diag_hint(spec_err(ld, ydoc_get(access, "user"),
-				 "access.user '%s' is not a login name", spec->access.user),
+				   "access.user '%s' is not a login name", spec->access.user),
 			  "1 to 32 characters of a-z, 0-9, '_' and '-', starting with a letter "
 			  "or '_'; or leave user out for the image's default user");
 	if (spec_get_string(ld, access, "key_pair", "access.key_pair", false,
-			  &spec->access.key_pair) == GOT_OK) {
+			    &spec->access.key_pair) == GOT_OK) {
 		const char *p = spec->access.key_pair;
 
 		for (i = 0; p[i] && p[i] >= 0x20 && p[i] < 0x7f; i++)
 			;
 		if (!*p || p[i] || i > 255)
 			diag_hint(spec_err(ld, ydoc_get(access, "key_pair"),
-					 "access.key_pair must be 1 to 255 printable ASCII "
-					 "characters"),
+					   "access.key_pair must be 1 to 255 printable ASCII "
+					   "characters"),
 				  "name a key pair the account has in the spec's region");
 	}
 }

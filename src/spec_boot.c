@@ -43,10 +43,10 @@ static bool step_text_ok(struct loader *ld, const struct ynode *n, const char *p
 	if (!text || !str_text_flaw_find(text, command, &f))
 		return true;
 	dg = spec_err(ld, n,
-		    "%s holds %s at byte %zu; a %s must be UTF-8 text with no control character "
-		    "but %s",
-		    path, f.name, f.byte, command ? "command" : "path",
-		    command ? "tab and newline" : "tab");
+		      "%s holds %s at byte %zu; a %s must be UTF-8 text with no control character "
+		      "but %s",
+		      path, f.name, f.byte, command ? "command" : "path",
+		      command ? "tab and newline" : "tab");
 	if (command)
 		diag_hint(dg,
 			  "remove it; bytes "
@@ -64,16 +64,18 @@ static bool load_step_map(struct loader *ld, const struct ynode *n, const char *
 	bool run = ydoc_get(n, "run") != NULL, file = ydoc_get(n, "file") != NULL, ok;
 	char *sub;
 
-	ok = spec_check_keys(ld, n, "in a bootstrap entry", spec_step_keys, ARRAY_SIZE(spec_step_keys));
+	ok = spec_check_keys(ld, n, "in a bootstrap entry", spec_step_keys,
+			     ARRAY_SIZE(spec_step_keys));
 	if (run == file) {
-		diag_hint(spec_err(ld, n, "%s must have either run or file", path), "%s", step_forms);
+		diag_hint(spec_err(ld, n, "%s must have either run or file", path), "%s",
+			  step_forms);
 		return false;
 	}
 	if (run) {
 		if (ydoc_get(n, "content") || ydoc_get(n, "mode")) {
 			diag_hint(spec_err(ld,
-					 ydoc_key(n, ydoc_get(n, "content") ? "content" : "mode"),
-					 "%s: content and mode go with file, not run", path),
+					   ydoc_key(n, ydoc_get(n, "content") ? "content" : "mode"),
+					   "%s: content and mode go with file, not run", path),
 				  "%s", step_forms);
 			return false;
 		}
@@ -89,7 +91,7 @@ static bool load_step_map(struct loader *ld, const struct ynode *n, const char *
 	if (spec_get_string(ld, n, "file", sub, true, &st->path) == GOT_OK &&
 	    (st->path[0] != '/' || strstr(st->path, "/../") || strchr(st->path, '\n'))) {
 		diag_hint(spec_err(ld, ydoc_get(n, "file"), "%s: '%s' is not an absolute path", sub,
-				 st->path),
+				   st->path),
 			  "write where the file goes on the node, like /etc/profile.d/team.sh");
 		ok = false;
 	} else if (!st->path || !step_text_ok(ld, ydoc_get(n, "file"), sub, st->path, false)) {
@@ -104,7 +106,7 @@ static bool load_step_map(struct loader *ld, const struct ynode *n, const char *
 		ok = false;
 	} else if (st->mode && !mode_ok(st->mode)) {
 		diag_hint(spec_err(ld, ydoc_get(n, "mode"),
-				 "%s must be an octal file mode, got '%s'", sub, st->mode),
+				   "%s must be an octal file mode, got '%s'", sub, st->mode),
 			  "quote it so YAML keeps the digits: mode: \"0644\"");
 		ok = false;
 	}
@@ -115,7 +117,7 @@ static bool load_step_map(struct loader *ld, const struct ynode *n, const char *
 }
 
 void spec_load_bootstrap(struct loader *ld, const struct ynode *list, const char *path,
-		  struct spec_step **out, size_t *n)
+			 struct spec_step **out, size_t *n)
 {
 	size_t i;
 
@@ -125,7 +127,7 @@ void spec_load_bootstrap(struct loader *ld, const struct ynode *list, const char
 		return;
 	if (list->kind != YNODE_SEQ) {
 		diag_hint(spec_err(ld, list, "%s must be a list of steps, got %s", path,
-				 ydoc_describe(list)),
+				   ydoc_describe(list)),
 			  "%s, one per list item", step_forms);
 		return;
 	}
@@ -146,7 +148,7 @@ void spec_load_bootstrap(struct loader *ld, const struct ynode *list, const char
 			ok = load_step_map(ld, item, ipath, st);
 		} else {
 			diag_hint(spec_err(ld, item, "%s must be a command or a mapping, got %s",
-					 ipath, ydoc_describe(item)),
+					   ipath, ydoc_describe(item)),
 				  "%s", step_forms);
 			ok = false;
 		}
@@ -158,7 +160,8 @@ void spec_load_bootstrap(struct loader *ld, const struct ynode *list, const char
 	}
 }
 
-void spec_load_health(struct loader *ld, const struct ynode *g, const char *gpath, struct spec_group *grp)
+void spec_load_health(struct loader *ld, const struct ynode *g, const char *gpath,
+		      struct spec_group *grp)
 {
 	const struct ynode *h = ydoc_get(g, "health");
 	char *path = xasprintf("%s.health", gpath), *sub;
@@ -168,7 +171,8 @@ void spec_load_health(struct loader *ld, const struct ynode *g, const char *gpat
 	grp->health_node = h;
 	if (!h || !spec_expect_map(ld, h, path))
 		goto out;
-	spec_check_keys(ld, h, "in a compute group's health", spec_health_keys, ARRAY_SIZE(spec_health_keys));
+	spec_check_keys(ld, h, "in a compute group's health", spec_health_keys,
+			ARRAY_SIZE(spec_health_keys));
 	sub = xasprintf("%s.gpu", path);
 	if (spec_get_enum(ld, h, "gpu", sub, false, spec_health_gpu_names, 2, &gpu) == GOT_OK)
 		grp->health_gpu = (enum spec_health_gpu)gpu;

@@ -91,7 +91,8 @@ static bool load_block(struct loader *ld, const struct ynode *bn, const char *pa
 	c->block = bn;
 	if (!spec_expect_map(ld, bn, path))
 		return false;
-	ok &= spec_check_keys(ld, bn, "in a capacity block", spec_block_keys, ARRAY_SIZE(spec_block_keys));
+	ok &= spec_check_keys(ld, bn, "in a capacity block", spec_block_keys,
+			      ARRAY_SIZE(spec_block_keys));
 	sub = xasprintf("%s.duration", path);
 	got = spec_get_duration(ld, bn, "duration", sub, &c->block_duration);
 	if (got == GOT_NONE) {
@@ -101,10 +102,11 @@ static bool load_block(struct loader *ld, const struct ynode *bn, const char *pa
 	} else if (got == GOT_OK && !spec_block_duration_ok(c->block_duration)) {
 		char *d = timefmt_duration_format(c->block_duration);
 
-		dg = spec_err(ld, ydoc_get(bn, "duration"),
-			    "%s: Capacity Blocks are sold for 1 to 14 days, then whole weeks up to "
-			    "182 days; got %s",
-			    sub, d);
+		dg = spec_err(
+		    ld, ydoc_get(bn, "duration"),
+		    "%s: Capacity Blocks are sold for 1 to 14 days, then whole weeks up to "
+		    "182 days; got %s",
+		    sub, d);
 		diag_hint(dg, "use whole days (24h, 2d ... 14d) or weeks (21d, 28d ... 182d)");
 		free(d);
 		ok = false;
@@ -115,7 +117,7 @@ static bool load_block(struct loader *ld, const struct ynode *bn, const char *pa
 	got = spec_get_string(ld, bn, "start", sub, false, &start);
 	if (got == GOT_OK && !block_start_parse(start, &c->block_start_after)) {
 		dg = spec_err(ld, ydoc_get(bn, "start"), "%s must be asap or after TIME, got '%s'",
-			    sub, start);
+			      sub, start);
 		diag_hint(dg, "like start: after 2026-12-03T00:00Z (UTC), or start: asap");
 		ok = false;
 	}
@@ -131,7 +133,7 @@ static bool load_block(struct loader *ld, const struct ynode *bn, const char *pa
 		ok = false;
 	} else if (got == GOT_OK && c->max_upfront_usd <= 0) {
 		spec_err(ld, ydoc_get(bn, "max_upfront_usd"), "%s must be more than 0, got %g", sub,
-		       c->max_upfront_usd);
+			 c->max_upfront_usd);
 		ok = false;
 	}
 	ok &= got != GOT_BAD;
@@ -140,8 +142,8 @@ static bool load_block(struct loader *ld, const struct ynode *bn, const char *pa
 		const struct ynode *cn = ydoc_get(grp->node, "count");
 
 		dg = spec_err(ld, cn ? cn : bn,
-			    "compute.%s.count: a Capacity Block holds 1 to %d instances, got %d",
-			    grp->name, SPEC_BLOCK_MAX_COUNT, grp->count);
+			      "compute.%s.count: a Capacity Block holds 1 to %d instances, got %d",
+			      grp->name, SPEC_BLOCK_MAX_COUNT, grp->count);
 		diag_hint(dg, "the block is bought for exactly count nodes: split a larger "
 			      "cluster into groups");
 		ok = false;
@@ -159,10 +161,11 @@ static bool load_spot(struct loader *ld, const struct ynode *sn, const char *pat
 
 	if (!spec_expect_map(ld, sn, path))
 		return false;
-	ok = spec_check_keys(ld, sn, "in capacity spot", spec_spot_keys, ARRAY_SIZE(spec_spot_keys));
+	ok =
+	    spec_check_keys(ld, sn, "in capacity spot", spec_spot_keys, ARRAY_SIZE(spec_spot_keys));
 	sub = xasprintf("%s.fallback", path);
 	got = spec_get_enum(ld, sn, "fallback", sub, false, spec_fallback_names,
-			  ARRAY_SIZE(spec_fallback_names), &fb);
+			    ARRAY_SIZE(spec_fallback_names), &fb);
 	c->spot_fallback = got == GOT_OK;
 	free(sub);
 	return ok && got != GOT_BAD;
@@ -182,7 +185,7 @@ static const struct ynode *capacity_key(struct loader *ld, const struct ynode *c
 				continue;
 			if (found) {
 				dg = spec_err(ld, cn->keys[i], "%s sets both %s and %s", path,
-					    spec_capacity_keys[*which], spec_capacity_keys[k]);
+					      spec_capacity_keys[*which], spec_capacity_keys[k]);
 				diag_hint(dg,
 					  "keep one: a group takes its capacity from one place");
 				return NULL;
@@ -198,7 +201,7 @@ static const struct ynode *capacity_key(struct loader *ld, const struct ynode *c
 }
 
 bool spec_load_capacity(struct loader *ld, const struct ynode *g, const char *gpath,
-		 struct spec_group *grp)
+			struct spec_group *grp)
 {
 	struct spec_capacity *c = &grp->capacity;
 	const struct ynode *cn = ydoc_get(g, "capacity"), *key;
@@ -227,9 +230,9 @@ bool spec_load_capacity(struct loader *ld, const struct ynode *g, const char *gp
 			ok = false;
 		} else if (k == (int)ARRAY_SIZE(spec_market_names)) {
 			dg = spec_err(ld, cn,
-				    "%s must be on-demand or spot, or a map of reservation, "
-				    "reservation_group, block or spot; got '%s'",
-				    path, word);
+				      "%s must be on-demand or spot, or a map of reservation, "
+				      "reservation_group, block or spot; got '%s'",
+				      path, word);
 			diag_hint(dg, "like capacity: {reservation: cr-0123456789abcdef0} or "
 				      "capacity: {block: {duration: 24h, max_upfront_usd: 20000}}");
 			ok = false;
@@ -245,7 +248,7 @@ bool spec_load_capacity(struct loader *ld, const struct ynode *g, const char *gp
 		goto out;
 	}
 	ok &= spec_check_keys(ld, cn, "in a group's capacity", spec_capacity_keys,
-			    ARRAY_SIZE(spec_capacity_keys));
+			      ARRAY_SIZE(spec_capacity_keys));
 	key = capacity_key(ld, cn, path, &which);
 	if (!key) {
 		ok = false;
@@ -260,8 +263,8 @@ bool spec_load_capacity(struct loader *ld, const struct ynode *g, const char *gp
 			ok = false;
 		} else if (which == 0 && !reservation_id_ok(c->reservation)) {
 			dg = spec_err(ld, ydoc_get(cn, key->value),
-				    "%s: '%s' is not a capacity reservation id", sub,
-				    c->reservation);
+				      "%s: '%s' is not a capacity reservation id", sub,
+				      c->reservation);
 			diag_hint(dg, "write cr- and 17 hex digits, like cr-0123456789abcdef0");
 			ok = false;
 		}

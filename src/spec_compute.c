@@ -34,7 +34,7 @@ static bool load_gpu(struct loader *ld, const struct ynode *g, const char *path,
 			break;
 	if (!colon || colon == s || p != colon) {
 		dg = spec_err(ld, ydoc_get(g, "gpu"),
-			    "%s must be MODEL:COUNT, like H100:8, got '%s'", path, s);
+			      "%s must be MODEL:COUNT, like H100:8, got '%s'", path, s);
 		diag_hint(dg, "or name the machine with instance_type: instead");
 		free(s);
 		return false;
@@ -43,7 +43,7 @@ static bool load_gpu(struct loader *ld, const struct ynode *g, const char *path,
 	count = strtol(colon + 1, &end, 10);
 	if (!isdigit((unsigned char)colon[1]) || *end || errno || count < 1 || count > 16) {
 		spec_err(ld, ydoc_get(g, "gpu"), "%s: GPU count must be between 1 and 16, got '%s'",
-		       path, colon + 1);
+			 path, colon + 1);
 		ok = false;
 	}
 	*colon = '\0';
@@ -86,12 +86,14 @@ static bool load_disk(struct loader *ld, const struct ynode *grp_node, const cha
 		ok = false;
 		goto out;
 	}
-	ok &= spec_check_keys(ld, dn, "in a compute group's disk", spec_disk_keys, ARRAY_SIZE(spec_disk_keys));
+	ok &= spec_check_keys(ld, dn, "in a compute group's disk", spec_disk_keys,
+			      ARRAY_SIZE(spec_disk_keys));
 	sub = xasprintf("%s.size_gb", path);
 	ok &= spec_get_int(ld, dn, "size_gb", sub, false, 8, 65536, &disk->size_gb) != GOT_BAD;
 	free(sub);
 	sub = xasprintf("%s.type", path);
-	if (spec_get_enum(ld, dn, "type", sub, false, spec_disk_types, ARRAY_SIZE(spec_disk_types), &type) == GOT_OK) {
+	if (spec_get_enum(ld, dn, "type", sub, false, spec_disk_types, ARRAY_SIZE(spec_disk_types),
+			  &type) == GOT_OK) {
 		free(disk->type);
 		disk->type = xstrdup(spec_disk_types[type]);
 	} else if (ydoc_get(dn, "type")) {
@@ -145,7 +147,7 @@ void spec_load_group(struct loader *ld, const struct ynode *key, const struct yn
 	    !instance_type_ok(grp->instance_type)) {
 		struct diag *dg =
 		    spec_err(ld, ydoc_get(g, "instance_type"),
-			   "%s: '%s' is not an instance type name", sub, grp->instance_type);
+			     "%s: '%s' is not an instance type name", sub, grp->instance_type);
 
 		diag_hint(dg, "write FAMILY.SIZE in lower case, like p5.48xlarge");
 		grp->machine_bad = true;
@@ -155,12 +157,11 @@ void spec_load_group(struct loader *ld, const struct ynode *key, const struct yn
 	free(sub);
 	if (ydoc_get(g, "gpu") && ydoc_get(g, "instance_type")) {
 		struct diag *dg = spec_err(ld, ydoc_key(g, "instance_type"),
-					 "%s sets both gpu and instance_type", path);
+					   "%s sets both gpu and instance_type", path);
 
 		diag_hint(dg, "keep one: gpu picks the cheapest instance type that has those GPUs");
 		grp->machine_bad = true;
-	} else if (!ydoc_get(g, "gpu") && !ydoc_get(g, "instance_type") &&
-		   ld->spec->workload.set) {
+	} else if (!ydoc_get(g, "gpu") && !ydoc_get(g, "instance_type") && ld->spec->workload.set) {
 		/* validate sizes the workload and names the type (workload_spec_derive); until
 		 * then, or when it cannot, the catalog has nothing to be asked about */
 		grp->type_derived = true;

@@ -66,7 +66,7 @@ static bool name_in(const char *word, const char *const *names, size_t n)
 
 /* Unknown keys in a mapping are errors; returns false when there was one. */
 bool spec_check_keys(struct loader *ld, const struct ynode *map, const char *where,
-		   const char *const *known, size_t n)
+		     const char *const *known, size_t n)
 {
 	bool ok = true;
 	size_t i;
@@ -77,7 +77,7 @@ bool spec_check_keys(struct loader *ld, const struct ynode *map, const char *whe
 		if (name_in(k->value, known, n))
 			continue;
 		spec_hint_choices(spec_err(ld, k, "unknown key '%s' %s", k->value, where), k->value,
-				known, n);
+				  known, n);
 		ok = false;
 	}
 	return ok;
@@ -206,7 +206,7 @@ char *spec_scalar(struct loader *ld, const struct ynode *n, const char *path)
 			close = memchr(dollar, '}', (size_t)(end - dollar));
 			if (!close) {
 				dg = spec_err(ld, &at, "%s: unterminated '${' in '%s'", path,
-					    n->value);
+					      n->value);
 				diag_hint(dg, "write ${var.NAME}, or $${ for a literal ${");
 				bad = true;
 				break;
@@ -216,7 +216,7 @@ char *spec_scalar(struct loader *ld, const struct ynode *n, const char *path)
 			if (nlen < 4 || memcmp(name, "var.", 4) != 0 ||
 			    !spec_var_name_ok(name + 4, nlen - 4)) {
 				dg = spec_err(ld, &at, "%s: unsupported expression '%.*s'", path,
-					    (int)(close - dollar + 1), dollar);
+					      (int)(close - dollar + 1), dollar);
 				diag_hint(
 				    dg,
 				    "only ${var.NAME} is substituted; write $${ for a literal ${");
@@ -287,7 +287,7 @@ static const struct ynode *lookup(struct loader *ld, const struct ynode *map, co
 
 			if (plen)
 				spec_err(ld, map, "missing required key '%s' in %.*s", key, plen,
-				       path);
+					 path);
 			else
 				spec_err(ld, map, "missing required key '%s'", key);
 		}
@@ -316,7 +316,7 @@ static const struct ynode *value_text(struct loader *ld, const struct ynode *map
 }
 
 enum got spec_get_string(struct loader *ld, const struct ynode *map, const char *key,
-		       const char *path, bool required, char **out)
+			 const char *path, bool required, char **out)
 {
 	enum got g;
 	const struct ynode *n;
@@ -331,7 +331,7 @@ enum got spec_get_string(struct loader *ld, const struct ynode *map, const char 
 }
 
 enum got spec_get_int(struct loader *ld, const struct ynode *map, const char *key, const char *path,
-		    bool required, long min, long max, int *out)
+		      bool required, long min, long max, int *out)
 {
 	enum got g;
 	const struct ynode *n;
@@ -358,7 +358,7 @@ enum got spec_get_int(struct loader *ld, const struct ynode *map, const char *ke
 }
 
 enum got spec_get_number(struct loader *ld, const struct ynode *map, const char *key,
-		       const char *path, double *out)
+			 const char *path, double *out)
 {
 	enum got g;
 	const struct ynode *n;
@@ -381,8 +381,8 @@ enum got spec_get_number(struct loader *ld, const struct ynode *map, const char 
 	return GOT_OK;
 }
 
-enum got spec_get_bool(struct loader *ld, const struct ynode *map, const char *key, const char *path,
-		     bool *out)
+enum got spec_get_bool(struct loader *ld, const struct ynode *map, const char *key,
+		       const char *path, bool *out)
 {
 	enum got g;
 	const struct ynode *n;
@@ -408,8 +408,9 @@ enum got spec_get_bool(struct loader *ld, const struct ynode *map, const char *k
 	return GOT_OK;
 }
 
-enum got spec_get_enum(struct loader *ld, const struct ynode *map, const char *key, const char *path,
-		     bool required, const char *const *names, size_t n, int *out)
+enum got spec_get_enum(struct loader *ld, const struct ynode *map, const char *key,
+		       const char *path, bool required, const char *const *names, size_t n,
+		       int *out)
 {
 	enum got g;
 	const struct ynode *node;
@@ -441,7 +442,7 @@ enum got spec_get_enum(struct loader *ld, const struct ynode *map, const char *k
 }
 
 enum got spec_get_duration(struct loader *ld, const struct ynode *map, const char *key,
-			 const char *path, int64_t *out)
+			   const char *path, int64_t *out)
 {
 	enum got g;
 	const struct ynode *n;
@@ -465,8 +466,8 @@ enum got spec_get_duration(struct loader *ld, const struct ynode *map, const cha
  * A CIDR with a bounded prefix; host bits set is an error that suggests the
  * network address the user probably meant.
  */
-enum got spec_get_cidr(struct loader *ld, const struct ynode *map, const char *key, const char *path,
-		     bool required, int min_prefix, int max_prefix, char **out)
+enum got spec_get_cidr(struct loader *ld, const struct ynode *map, const char *key,
+		       const char *path, bool required, int min_prefix, int max_prefix, char **out)
 {
 	enum got g;
 	const struct ynode *n;
@@ -497,7 +498,7 @@ enum got spec_get_cidr(struct loader *ld, const struct ynode *map, const char *k
 	}
 	if (prefix < min_prefix || prefix > max_prefix) {
 		spec_err(ld, n, "%s: the prefix of '%s' must be between /%d and /%d", path, s,
-		       min_prefix, max_prefix);
+			 min_prefix, max_prefix);
 		free(s);
 		return GOT_BAD;
 	}
@@ -523,8 +524,8 @@ bool spec_check_name(struct loader *ld, const struct ynode *key, const char *wha
 	if (spec_name_ok(key->value))
 		return true;
 	spec_err(ld, key,
-	       "%s name '%s' must be 1 to %d characters of a-z, 0-9 and '-', not starting or "
-	       "ending with '-'",
-	       what, key->value, SPEC_MAX_NAME);
+		 "%s name '%s' must be 1 to %d characters of a-z, 0-9 and '-', not starting or "
+		 "ending with '-'",
+		 what, key->value, SPEC_MAX_NAME);
 	return false;
 }

@@ -27,7 +27,8 @@ static double percent(const char *s)
 	return *end ? -1 : v;
 }
 
-void spec_load_idle(struct loader *ld, const struct ynode *n, const char *path, struct spec_idle *out)
+void spec_load_idle(struct loader *ld, const struct ynode *n, const char *path,
+		    struct spec_idle *out)
 {
 	const struct ynode *v;
 	char *sub, *text, *w;
@@ -46,8 +47,8 @@ void spec_load_idle(struct loader *ld, const struct ynode *n, const char *path, 
 		double p = percent(text);
 
 		if (p < 0)
-			diag_hint(spec_err(ld, v, "%s must be a percentage, like 10%%, not '%s'", sub,
-					 text),
+			diag_hint(spec_err(ld, v, "%s must be a percentage, like 10%%, not '%s'",
+					   sub, text),
 				  "the GPU utilization under which the nodes count as idle");
 		else if (p > 100)
 			diag_hint(
@@ -68,14 +69,15 @@ void spec_load_idle(struct loader *ld, const struct ynode *n, const char *path, 
 		char *d = timefmt_duration_format(out->for_seconds);
 
 		diag_hint(spec_err(ld, ydoc_get(n, "for"),
-				 "%s %s is shorter than the metric period (1m): utilization is "
-				 "sampled once a minute",
-				 sub, d),
+				   "%s %s is shorter than the metric period (1m): utilization is "
+				   "sampled once a minute",
+				   sub, d),
 			  "write 1m or more; 30m is usual");
 		free(d);
 	}
 	free(sub);
 	sub = xasprintf("%s.action", path);
-	spec_get_enum(ld, n, "action", sub, false, spec_idle_actions, ARRAY_SIZE(spec_idle_actions), &action);
+	spec_get_enum(ld, n, "action", sub, false, spec_idle_actions, ARRAY_SIZE(spec_idle_actions),
+		      &action);
 	free(sub);
 }

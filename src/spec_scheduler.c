@@ -23,21 +23,22 @@ void spec_load_scheduler(struct loader *ld, const struct ynode *sched)
 	spec->scheduler.node = sched;
 	if (!spec_expect_map(ld, sched, "scheduler"))
 		return;
-	spec_check_keys(ld, sched, "in scheduler", spec_scheduler_keys, ARRAY_SIZE(spec_scheduler_keys));
+	spec_check_keys(ld, sched, "in scheduler", spec_scheduler_keys,
+			ARRAY_SIZE(spec_scheduler_keys));
 	if (spec_get_enum(ld, sched, "type", "scheduler.type", true, spec_scheduler_types,
-			ARRAY_SIZE(spec_scheduler_types), &type) == GOT_OK)
+			  ARRAY_SIZE(spec_scheduler_types), &type) == GOT_OK)
 		spec->scheduler.type = SCHEDULER_SLURM + type;
 	if (spec_get_string(ld, sched, "controller", "scheduler.controller", true,
-			  &spec->scheduler.controller.name) == GOT_OK)
+			    &spec->scheduler.controller.name) == GOT_OK)
 		spec->scheduler.controller.node = ydoc_get(sched, "controller");
 	/* Its form is the provider's to check (check_spec). */
 	if (spec_get_string(ld, sched, "kms_key", "scheduler.kms_key", false,
-			  &spec->scheduler.kms_key.name) == GOT_OK)
+			    &spec->scheduler.kms_key.name) == GOT_OK)
 		spec->scheduler.kms_key.node = ydoc_get(sched, "kms_key");
 }
 
 bool spec_load_group_partition(struct loader *ld, const struct ynode *g, const char *path,
-			struct spec_group *grp)
+			       struct spec_group *grp)
 {
 	char *sub = xasprintf("%s.partition", path);
 	bool ok = true;
@@ -47,11 +48,12 @@ bool spec_load_group_partition(struct loader *ld, const struct ynode *g, const c
 		grp->partition_node = ydoc_get(g, "partition");
 		/* Slurm takes more, but the name also goes into node features and file names. */
 		if (!spec_name_ok(grp->partition)) {
-			diag_hint(spec_err(ld, grp->partition_node,
-					 "%s '%s' must be 1 to %d characters of a-z, 0-9 and '-', "
-					 "not starting or ending with '-'",
-					 sub, grp->partition, SPEC_MAX_NAME),
-				  "leave partition: out to name the partition after the group");
+			diag_hint(
+			    spec_err(ld, grp->partition_node,
+				     "%s '%s' must be 1 to %d characters of a-z, 0-9 and '-', "
+				     "not starting or ending with '-'",
+				     sub, grp->partition, SPEC_MAX_NAME),
+			    "leave partition: out to name the partition after the group");
 			ok = false;
 		}
 	} else if (got == GOT_BAD) {

@@ -50,8 +50,9 @@ static bool mount_ok(struct loader *ld, const struct ynode *n, const char *path,
 	}
 	for (p = m; *p; p++) {
 		if (!(isalnum((unsigned char)*p) || strchr("/._-", *p))) {
-			spec_err(ld, n, "%s: '%s' contains '%c'; use letters, digits, '.', '_', '-'",
-			       path, m, *p);
+			spec_err(ld, n,
+				 "%s: '%s' contains '%c'; use letters, digits, '.', '_', '-'", path,
+				 m, *p);
 			return false;
 		}
 	}
@@ -60,7 +61,7 @@ static bool mount_ok(struct loader *ld, const struct ynode *n, const char *path,
 
 		if (strncmp(m, system[i], l) == 0 && (m[l] == '\0' || m[l] == '/')) {
 			spec_err(ld, n, "%s: '%s' would hide the system directory %s", path, m,
-			       system[i]);
+				 system[i]);
 			return false;
 		}
 	}
@@ -80,7 +81,7 @@ static bool load_refs(struct loader *ld, const struct ynode *role, const char *k
 		goto out;
 	if (list->kind != YNODE_SEQ) {
 		struct diag *dg = spec_err(ld, list, "%s must be a list of %s, got %s", sub, what,
-					 ydoc_describe(list));
+					   ydoc_describe(list));
 
 		if (list->kind == YNODE_SCALAR && !ydoc_is_null(list))
 			diag_hint(dg, "write %s: [%s]", key, list->value);
@@ -150,7 +151,7 @@ void spec_load_store(struct loader *ld, const struct ynode *key, const struct yn
 			char *where = xasprintf("in store '%s'", key->value);
 
 			spec_hint_choices(spec_err(ld, k, "unknown key '%s' %s", k->value, where),
-					k->value, names, ARRAY_SIZE(spec_store_keys));
+					  k->value, names, ARRAY_SIZE(spec_store_keys));
 			free(where);
 			ok = false;
 		} else if (!(spec_store_keys[found].tiers & (1u << tier))) {
@@ -165,7 +166,7 @@ void spec_load_store(struct loader *ld, const struct ynode *key, const struct yn
 				}
 			}
 			dg = spec_err(ld, k, "%s.%s does not apply to %s store", path, k->value,
-				    spec_tier_with_article((enum spec_tier)tier));
+				      spec_tier_with_article((enum spec_tier)tier));
 			diag_hint(dg, "%s applies to %s stores", k->value, tiers.buf);
 			sb_release(&tiers);
 			ok = false;
@@ -181,13 +182,13 @@ void spec_load_store(struct loader *ld, const struct ynode *key, const struct yn
 	ok &= spec_get_bool(ld, s, "versioning", sub, &st->versioning) != GOT_BAD;
 	free(sub);
 	sub = xasprintf("%s.expire_noncurrent_after", path);
-	if (spec_get_duration(ld, s, "expire_noncurrent_after", sub, &st->expire_noncurrent_after) ==
-	    GOT_BAD) {
+	if (spec_get_duration(ld, s, "expire_noncurrent_after", sub,
+			      &st->expire_noncurrent_after) == GOT_BAD) {
 		ok = false;
 	} else if (ydoc_get(s, "expire_noncurrent_after") &&
 		   (st->expire_noncurrent_after < 86400 || st->expire_noncurrent_after % 86400)) {
 		struct diag *dg = spec_err(ld, ydoc_get(s, "expire_noncurrent_after"),
-					 "%s must be a whole number of days", sub);
+					   "%s must be a whole number of days", sub);
 
 		diag_hint(dg, "object lifecycles count in days: write 1d, 30d, 90d");
 		ok = false;
@@ -195,13 +196,13 @@ void spec_load_store(struct loader *ld, const struct ynode *key, const struct yn
 	free(sub);
 	sub = xasprintf("%s.capacity_gb", path);
 	if (spec_get_int(ld, s, "capacity_gb", sub, tier == TIER_LUSTRE, 1, 10000000,
-		       &st->capacity_gb) == GOT_BAD) {
+			 &st->capacity_gb) == GOT_BAD) {
 		ok = false;
 	} else if (tier == TIER_LUSTRE && st->capacity_gb != 1200 && st->capacity_gb % 2400) {
 		int lo = st->capacity_gb / 2400 * 2400, hi = lo + 2400;
 		struct diag *dg =
 		    spec_err(ld, ydoc_get(s, "capacity_gb"),
-			   "%s must be 1200 or a multiple of 2400, got %d", sub, st->capacity_gb);
+			     "%s must be 1200 or a multiple of 2400, got %d", sub, st->capacity_gb);
 
 		if (lo < 1200)
 			lo = 1200;
@@ -211,7 +212,7 @@ void spec_load_store(struct loader *ld, const struct ynode *key, const struct yn
 	free(sub);
 	sub = xasprintf("%s.throughput_per_tib", path);
 	if (spec_get_enum(ld, s, "throughput_per_tib", sub, false, spec_lustre_throughputs,
-			 ARRAY_SIZE(spec_lustre_throughputs), &tput) == GOT_BAD)
+			  ARRAY_SIZE(spec_lustre_throughputs), &tput) == GOT_BAD)
 		ok = false;
 	st->throughput_per_tib = tput_values[tput];
 	free(sub);
@@ -343,7 +344,7 @@ static bool load_strings(struct loader *ld, const struct ynode *st, const char *
 	}
 	if (list->kind != YNODE_SEQ) {
 		struct diag *dg = spec_err(ld, list, "%s must be a list of %s, got %s", sub, what,
-					 ydoc_describe(list));
+					   ydoc_describe(list));
 
 		if (list->kind == YNODE_SCALAR && !ydoc_is_null(list))
 			diag_hint(dg, "write %s: [%s]", key, list->value);
@@ -406,7 +407,7 @@ static bool load_allow(struct loader *ld, const struct ynode *role, const char *
 		goto out;
 	if (list->kind != YNODE_SEQ) {
 		diag_hint(spec_err(ld, list, "%s must be a list of statements, got %s", sub,
-				 ydoc_describe(list)),
+				   ydoc_describe(list)),
 			  "write allow: [{actions: [SERVICE:Action], resources: [ARN]}]");
 		ok = false;
 		goto out;
@@ -419,7 +420,7 @@ static bool load_allow(struct loader *ld, const struct ynode *role, const char *
 
 		if (st->kind != YNODE_MAP) {
 			diag_hint(spec_err(ld, st, "%s must be a mapping, got %s", spath,
-					 ydoc_describe(st)),
+					   ydoc_describe(st)),
 				  "write {actions: [SERVICE:Action], resources: [ARN]}");
 			ok = false;
 			free(spath);
@@ -438,15 +439,15 @@ static bool load_allow(struct loader *ld, const struct ynode *role, const char *
 			ok = false;
 		} else if (a->sid && (!*a->sid || !all_of(a->sid, strlen(a->sid), "", false))) {
 			diag_hint(spec_err(ld, ydoc_get(st, "sid"),
-					 "%s '%s' must be letters and digits only", ssub, a->sid),
+					   "%s '%s' must be letters and digits only", ssub, a->sid),
 				  "IAM takes [A-Za-z0-9] in a statement id, like PullImages");
 			ok = false;
 		} else if (a->sid) {
 			for (j = 0; j < out->nallow; j++) {
 				if (out->allow[j].sid && strcmp(out->allow[j].sid, a->sid) == 0) {
 					diag_hint(spec_err(ld, ydoc_get(st, "sid"),
-							 "%s '%s' is also the sid of allow[%zu]",
-							 ssub, a->sid, j),
+							   "%s '%s' is also the sid of allow[%zu]",
+							   ssub, a->sid, j),
 						  "give each statement its own sid");
 					ok = false;
 					break;
@@ -503,7 +504,8 @@ void spec_load_iam(struct loader *ld, const struct ynode *iam)
 		role->node = r;
 		if (r->kind == YNODE_MAP) {
 			where = xasprintf("in role '%s'", k->value);
-			ok &= spec_check_keys(ld, r, where, spec_role_keys, ARRAY_SIZE(spec_role_keys));
+			ok &= spec_check_keys(ld, r, where, spec_role_keys,
+					      ARRAY_SIZE(spec_role_keys));
 			free(where);
 			ok &= load_refs(ld, r, "read", path, "store names", &role->read,
 					&role->nread);

@@ -80,7 +80,7 @@ static void load_waiver(struct loader *ld, const struct ynode *r, size_t i, size
 		ok = false;
 	} else if (w.until && !date_ok(w.until)) {
 		diag_hint(spec_err(ld, ydoc_get(r, "until"),
-				 "%s must be a date written YYYY-MM-DD, got '%s'", sub, w.until),
+				   "%s must be a date written YYYY-MM-DD, got '%s'", sub, w.until),
 			  "for example until: 2027-01-31 (the waiver holds through that day, UTC)");
 		ok = false;
 	}
@@ -109,7 +109,7 @@ void spec_load_waive(struct loader *ld, const struct ynode *waive)
 	if (waive->kind != YNODE_SEQ) {
 		diag_hint(
 		    spec_err(ld, waive, "waive must be a list of waivers, got %s",
-			   ydoc_describe(waive)),
+			     ydoc_describe(waive)),
 		    "write waive: [{rule: KILN-NET-002, reason: \"...\", until: 2027-01-31}]");
 		return;
 	}

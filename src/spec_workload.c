@@ -100,7 +100,7 @@ static void load_dataset(struct loader *ld, const struct ynode *n, struct worklo
 	if (!n || !spec_expect_map(ld, n, "workload.dataset"))
 		return;
 	spec_check_keys(ld, n, "in workload.dataset", spec_dataset_keys,
-		      ARRAY_SIZE(spec_dataset_keys));
+			ARRAY_SIZE(spec_dataset_keys));
 	if (!(v = ydoc_get(n, "size")) || !(text = spec_scalar(ld, v, "workload.dataset.size")))
 		return;
 	bytes = bytes_of(text);
@@ -123,7 +123,7 @@ static void load_checkpoint(struct loader *ld, const struct ynode *n, struct spe
 	if (!n || !spec_expect_map(ld, n, path))
 		return;
 	spec_check_keys(ld, n, "in workload.checkpoint", spec_checkpoint_keys,
-		      ARRAY_SIZE(spec_checkpoint_keys));
+			ARRAY_SIZE(spec_checkpoint_keys));
 	if (!load_span(ld, n, path, "every", &sw->checkpoint_every) ||
 	    !load_span(ld, n, path, "write_within", &sw->w.write_within_s))
 		return;
@@ -132,10 +132,10 @@ static void load_checkpoint(struct loader *ld, const struct ynode *n, struct spe
 		char *every = timefmt_duration_format(sw->checkpoint_every);
 
 		diag_hint(spec_err(ld, ydoc_get(n, "write_within"),
-				 "workload.checkpoint.write_within %s is longer than "
-				 "checkpoint.every %s: the next checkpoint would start before "
-				 "this one is written",
-				 within, every),
+				   "workload.checkpoint.write_within %s is longer than "
+				   "checkpoint.every %s: the next checkpoint would start before "
+				   "this one is written",
+				   within, every),
 			  "give write_within at most %s, like 5m", every);
 		free(within);
 		free(every);
@@ -149,11 +149,12 @@ static bool load_words(struct loader *ld, const struct ynode *n, struct workload
 	bool ok = true;
 
 	ok &= spec_get_enum(ld, n, "kind", "workload.kind", false, spec_workload_kinds,
-			  ARRAY_SIZE(spec_workload_kinds), &kind) != GOT_BAD;
-	ok &= spec_get_enum(ld, n, "precision", "workload.precision", false, spec_workload_precisions,
+			    ARRAY_SIZE(spec_workload_kinds), &kind) != GOT_BAD;
+	ok &=
+	    spec_get_enum(ld, n, "precision", "workload.precision", false, spec_workload_precisions,
 			  ARRAY_SIZE(spec_workload_precisions), &precision) != GOT_BAD;
 	ok &= spec_get_enum(ld, n, "method", "workload.method", false, spec_workload_methods,
-			  ARRAY_SIZE(spec_workload_methods), &method) != GOT_BAD;
+			    ARRAY_SIZE(spec_workload_methods), &method) != GOT_BAD;
 	w->kind = kind ? WORKLOAD_FINETUNE : WORKLOAD_PRETRAIN;
 	w->precision = precision ? WORKLOAD_FP8 : WORKLOAD_BF16;
 	w->method = method ? WORKLOAD_LORA : WORKLOAD_FULL;
@@ -192,14 +193,14 @@ void spec_load_workload(struct loader *ld, const struct ynode *n)
 		return;
 	}
 	sw->set = true;
-	ok &=
-	    spec_check_keys(ld, n, "in workload", spec_workload_keys, ARRAY_SIZE(spec_workload_keys));
+	ok &= spec_check_keys(ld, n, "in workload", spec_workload_keys,
+			      ARRAY_SIZE(spec_workload_keys));
 	ok &= load_words(ld, n, &sw->w);
 	ok &= load_count(ld, n, "params", true, &sw->w.params);
 	ok &= load_count(ld, n, "active_params", false, &sw->w.active_params);
 	ok &= load_count(ld, n, "tokens", true, &sw->w.tokens);
-	ok &= spec_get_int(ld, n, "seq_len", "workload.seq_len", false, 1, 1048576, &sw->w.seq_len) !=
-	      GOT_BAD;
+	ok &= spec_get_int(ld, n, "seq_len", "workload.seq_len", false, 1, 1048576,
+			   &sw->w.seq_len) != GOT_BAD;
 	ok &= load_span(ld, n, "workload", "deadline", &sw->w.deadline_s);
 	ok &= load_mfu(ld, n, &sw->w);
 	load_checkpoint(ld, ydoc_get(n, "checkpoint"), sw);

@@ -43,7 +43,8 @@ static int read_stream(FILE *f, const char *name, size_t limit, char **out, size
 	return 0;
 }
 
-int util_file_read_all(const char *path, size_t limit, char **out, size_t *len, struct kiln_error *err)
+int util_file_read_all(const char *path, size_t limit, char **out, size_t *len,
+		       struct kiln_error *err)
 {
 	bool is_stdin = strcmp(path, "-") == 0;
 	FILE *f = is_stdin ? stdin : fopen(path, "rb");
@@ -104,7 +105,7 @@ FILE *util_file_open_regular(const char *path, struct kiln_error *err)
 }
 
 int util_file_read_regular(const char *path, size_t limit, char **out, size_t *len,
-		      struct kiln_error *err)
+			   struct kiln_error *err)
 {
 	FILE *f = util_file_open_regular(path, err);
 	int ret;

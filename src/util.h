@@ -22,7 +22,8 @@
  * Read a whole file (or standard input for "-") into a NUL-terminated buffer.
  * Returns 0, -1 when it cannot be read, -2 when it is larger than limit bytes.
  */
-int util_file_read_all(const char *path, size_t limit, char **out, size_t *len, struct kiln_error *err);
+int util_file_read_all(const char *path, size_t limit, char **out, size_t *len,
+		       struct kiln_error *err);
 /*
  * A file a spec names (an ssh key file), opened for reading only when it is
  * a regular file: opened without blocking, so a FIFO cannot hang kiln, and
@@ -32,7 +33,7 @@ int util_file_read_all(const char *path, size_t limit, char **out, size_t *len, 
 FILE *util_file_open_regular(const char *path, struct kiln_error *err);
 /* util_file_read_all of a util_file_open_regular file. */
 int util_file_read_regular(const char *path, size_t limit, char **out, size_t *len,
-		      struct kiln_error *err);
+			   struct kiln_error *err);
 
 /* A random (version 4) UUID, lower case, into out[37]. */
 void util_uuid_v4(char out[37]);

@@ -290,8 +290,8 @@ json_t *utilization_diagnose(const struct engine *e, const json_t *measured, int
 			 "stores", sl);
 }
 
-int utilization_measure(const struct engine *e, const json_t *resources, int64_t now, int64_t window,
-		 json_t **out, struct kiln_error *err)
+int utilization_measure(const struct engine *e, const json_t *resources, int64_t now,
+			int64_t window, json_t **out, struct kiln_error *err)
 {
 	unsigned long before = e->prov->calls ? e->prov->calls(e->ctx) : 0;
 	json_t *m = NULL;
@@ -310,7 +310,7 @@ int utilization_measure(const struct engine *e, const json_t *resources, int64_t
 }
 
 int utilization_mean(const struct engine *e, const json_t *resources, int64_t start, int64_t end,
-	      double *mean, struct kiln_error *err)
+		     double *mean, struct kiln_error *err)
 {
 	/* A whole number of minutes covering the stretch: one sample a node, its mean. */
 	int64_t span = end - start,

@@ -30,8 +30,8 @@ int utilization_window_check(int64_t window, struct kiln_error *err);
  * "calls", "groups": [...], "stores": [...]} (kiln-status(1), JSON), or
  * NULL when the provider cannot measure. -1 with err when a call failed.
  */
-int utilization_measure(const struct engine *e, const json_t *resources, int64_t now, int64_t window,
-		 json_t **out, struct kiln_error *err);
+int utilization_measure(const struct engine *e, const json_t *resources, int64_t now,
+			int64_t window, json_t **out, struct kiln_error *err);
 
 /*
  * The diagnosis alone, from what the provider answered (its metrics hook's
@@ -46,7 +46,7 @@ json_t *utilization_diagnose(const struct engine *e, const json_t *measured, int
  * measure, -1 with err when a call failed.
  */
 int utilization_mean(const struct engine *e, const json_t *resources, int64_t start, int64_t end,
-	      double *mean, struct kiln_error *err);
+		     double *mean, struct kiln_error *err);
 
 /* The idle policy of the group at address: its own, else the spec's, else NULL. */
 const struct spec_idle *utilization_idle_policy(const struct spec *spec, const char *address);

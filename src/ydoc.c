@@ -331,7 +331,7 @@ static void syntax_error(struct builder *b, yaml_parser_t *p)
 
 	if (p->error == YAML_READER_ERROR) {
 		str_text_position(b->buf, p->problem_offset < b->len ? p->problem_offset : b->len,
-			      &line, &col);
+				  &line, &col);
 	} else {
 		line = (int)p->problem_mark.line + 1;
 		col = (int)p->problem_mark.column + 1;

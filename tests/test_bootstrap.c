@@ -519,7 +519,8 @@ static void test_step_title_is_cut_between_characters(void **state)
 					     "      - echo xéééééééééééééééééééééééééééééé\n"),
 			 0);
 	doc = doc_of(f->spec, "a", false, NULL);
-	assert_int_equal(str_utf8_invalid_offset((const unsigned char *)doc, strlen(doc)), strlen(doc));
+	assert_int_equal(str_utf8_invalid_offset((const unsigned char *)doc, strlen(doc)),
+			 strlen(doc));
 	assert_has(doc,
 		   "run_step 1 'compute.a.bootstrap[0]' 'echo xééééééééééééééééééééééééé...'\n");
 	free(doc);

@@ -663,7 +663,8 @@ static void test_file_read_all_names_a_missing_file_and_the_cause(void **state)
 	size_t len = 0;
 
 	(void)state;
-	assert_int_equal(util_file_read_all("/nonexistent/kiln/spec.yaml", 10, &buf, &len, &err), -1);
+	assert_int_equal(util_file_read_all("/nonexistent/kiln/spec.yaml", 10, &buf, &len, &err),
+			 -1);
 	assert_null(buf);
 	assert_string_equal(err.msg,
 			    "cannot read /nonexistent/kiln/spec.yaml: No such file or directory");

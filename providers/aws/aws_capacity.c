@@ -103,7 +103,7 @@ static int reservation_read(struct prov_ctx *ctx, const char *id, json_t **out,
 }
 
 int aws_capacity_reservation_read(struct prov_ctx *ctx, const char *id, json_t **out,
-			      struct kiln_error *err)
+				  struct kiln_error *err)
 {
 	return reservation_read(ctx, id, out, err);
 }
@@ -120,7 +120,7 @@ static const char *live_attr(const json_t *live, const char *key)
 	"nodes launch into it once it is active: run kiln apply again then, or kiln up --wait"
 
 int aws_capacity_launch_init(struct prov_ctx *ctx, struct capacity_target *c, const json_t *a,
-			 const json_t *deps, struct kiln_error *err)
+			     const json_t *deps, struct kiln_error *err)
 {
 	const char *kind = json_string_value(json_object_get(a, "capacity"));
 	const char *target = json_string_value(json_object_get(a, "capacity_reservation"));
@@ -224,7 +224,8 @@ void aws_capacity_launch_params(struct aws_params *p, const struct capacity_targ
 	}
 }
 
-int aws_capacity_launch_zone(const struct capacity_target *c, const char *zone, struct kiln_error *err)
+int aws_capacity_launch_zone(const struct capacity_target *c, const char *zone,
+			     struct kiln_error *err)
 {
 	if (!c->reservation_zone || !*c->reservation_zone || strcmp(zone, c->reservation_zone) == 0)
 		return PROV_OK;
@@ -665,14 +666,14 @@ static json_t *offer_json(json_t *o, const struct block_ask *b)
 	fee = fee_of(o);
 	start = when(o, "startDate");
 	end = when(o, "endDate");
-	return json_pack("{s:s?, s:s?, s:s, s:i, s:s?, s:s?, s:i, s:f, s:o}", "id",
-			 awsxml_str(o, "capacityBlockOfferingId"), "zone",
-			 awsxml_str(o, "availabilityZone"), "instance_type", b->type, "count",
-			 (int)b->count, "start", start ? timefmt_time_format_rfc3339(start, sb) : NULL,
-			 "end", end ? timefmt_time_format_rfc3339(end, eb) : NULL, "duration_hours",
-			 (int)b->hours, "upfront_usd", fee, "usd_per_gpu_hour",
-			 gpu_hours > 0 ? json_real(round(fee / gpu_hours * 1e4) / 1e4)
-				       : json_null());
+	return json_pack(
+	    "{s:s?, s:s?, s:s, s:i, s:s?, s:s?, s:i, s:f, s:o}", "id",
+	    awsxml_str(o, "capacityBlockOfferingId"), "zone", awsxml_str(o, "availabilityZone"),
+	    "instance_type", b->type, "count", (int)b->count, "start",
+	    start ? timefmt_time_format_rfc3339(start, sb) : NULL, "end",
+	    end ? timefmt_time_format_rfc3339(end, eb) : NULL, "duration_hours", (int)b->hours,
+	    "upfront_usd", fee, "usd_per_gpu_hour",
+	    gpu_hours > 0 ? json_real(round(fee / gpu_hours * 1e4) / 1e4) : json_null());
 }
 
 static int preflight_block(struct prov_ctx *ctx, const char *address, json_t *a, json_t *warnings,
@@ -709,7 +710,7 @@ static int preflight_block(struct prov_ctx *ctx, const char *address, json_t *a,
 }
 
 int aws_capacity_preflight(struct prov_ctx *ctx, const json_t *creates, json_t *warnings,
-		       json_t *offers, struct kiln_error *err)
+			   json_t *offers, struct kiln_error *err)
 {
 	const char *addr;
 	const json_t *r;
@@ -738,7 +739,7 @@ int aws_capacity_preflight(struct prov_ctx *ctx, const json_t *creates, json_t *
 }
 
 void aws_capacity_block_cost(struct prov_ctx *ctx, const json_t *attrs, json_t *components,
-			 json_t *unpriced)
+			     json_t *unpriced)
 {
 	struct block_ask b;
 	char *key;
@@ -774,8 +775,8 @@ void aws_capacity_block_cost(struct prov_ctx *ctx, const json_t *attrs, json_t *
 
 /* ---- the aws_capacity_block type ---- */
 
-int aws_cb_list(struct prov_ctx *ctx, const struct prov_scope *scope, const char *page, json_t **out,
-	    char **next, struct kiln_error *err)
+int aws_cb_list(struct prov_ctx *ctx, const struct prov_scope *scope, const char *page,
+		json_t **out, char **next, struct kiln_error *err)
 {
 	/*
 	 * A spec that buys no block asks EC2 nothing (and its policy allows
@@ -949,8 +950,8 @@ static int purchase(struct prov_ctx *ctx, const struct prov_scope *scope,
 	return rc;
 }
 
-int aws_cb_create(struct prov_ctx *ctx, const struct prov_scope *scope, const struct prov_create *op,
-	      json_t **out, struct kiln_error *err)
+int aws_cb_create(struct prov_ctx *ctx, const struct prov_scope *scope,
+		  const struct prov_create *op, json_t **out, struct kiln_error *err)
 {
 	struct block_ask b;
 	json_t *chosen = NULL, *runner = NULL;
@@ -979,8 +980,9 @@ int aws_cb_create(struct prov_ctx *ctx, const struct prov_scope *scope, const st
 	return rc;
 }
 
-int aws_cb_update(struct prov_ctx *ctx, const struct prov_scope *scope, const char *id, json_t *attrs,
-	      const char *const *changed, size_t nchanged, json_t **out, struct kiln_error *err)
+int aws_cb_update(struct prov_ctx *ctx, const struct prov_scope *scope, const char *id,
+		  json_t *attrs, const char *const *changed, size_t nchanged, json_t **out,
+		  struct kiln_error *err)
 {
 	(void)ctx, (void)scope, (void)attrs, (void)changed, (void)nchanged, (void)out;
 	kiln_error_set(err, "aws: Capacity Block %s cannot be changed", id);
@@ -1001,7 +1003,7 @@ int aws_cb_delete(struct prov_ctx *ctx, const char *id, struct kiln_error *err)
 }
 
 int aws_cb_wait(struct prov_ctx *ctx, enum prov_wait_for what, struct prov_wait *ids, size_t n,
-	    struct kiln_error *err)
+		struct kiln_error *err)
 {
 	size_t i;
 

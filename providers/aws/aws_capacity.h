@@ -39,11 +39,12 @@ struct capacity_target {
  * and its fallback.
  */
 int aws_capacity_launch_init(struct prov_ctx *ctx, struct capacity_target *c, const json_t *attrs,
-			 const json_t *deps, struct kiln_error *err);
+			     const json_t *deps, struct kiln_error *err);
 /* RunInstances' CapacityReservationSpecification and InstanceMarketOptions for c. */
 void aws_capacity_launch_params(struct aws_params *p, const struct capacity_target *c);
 /* PROV_CAPACITY (with err) when c's reservation is in another zone than zone. */
-int aws_capacity_launch_zone(const struct capacity_target *c, const char *zone, struct kiln_error *err);
+int aws_capacity_launch_zone(const struct capacity_target *c, const char *zone,
+			     struct kiln_error *err);
 /*
  * A launch of c refused (rc, err) because its reservation is not active
  * yet (a block bought but not started: EC2 answers
@@ -67,7 +68,7 @@ void aws_capacity_live(json_t *inst, const json_t *tags, json_t *attrs);
 bool aws_capacity_zone_listed(const json_t *zones, const char *zone);
 /* One capacity reservation by id, as its live form: PROV_NOTFOUND when EC2 knows none. */
 int aws_capacity_reservation_read(struct prov_ctx *ctx, const char *id, json_t **out,
-			      struct kiln_error *err);
+				  struct kiln_error *err);
 /*
  * aws_capacity_group.c: the member of the reservation group an instance
  * group's attrs name (capacity_reservation) that its gang fits in (type,
@@ -76,23 +77,23 @@ int aws_capacity_reservation_read(struct prov_ctx *ctx, const char *id, json_t *
  * group that does not exist.
  */
 int aws_capacity_group_fit(struct prov_ctx *ctx, const char *address, const json_t *attrs,
-		       const json_t *held, json_t **fit, struct kiln_error *err);
+			   const json_t *held, json_t **fit, struct kiln_error *err);
 /*
  * The plan's check of a group's reservation group: the fit, named in a
  * warning. held: what the nodes a replace deletes first hold, {id: n}
  * (their reservations_held), counted free; NULL for none.
  */
 int aws_capacity_preflight_group(struct prov_ctx *ctx, const char *address, const json_t *attrs,
-			     const json_t *held, json_t *warnings, struct kiln_error *err);
+				 const json_t *held, json_t *warnings, struct kiln_error *err);
 /*
  * Pre-flight of what a plan creates: reservations read, block offerings
  * found (the chosen one and the runner-up into offers, provider.h).
  */
 int aws_capacity_preflight(struct prov_ctx *ctx, const json_t *creates, json_t *warnings,
-		       json_t *offers, struct kiln_error *err);
+			   json_t *offers, struct kiln_error *err);
 /* The cost of an aws_capacity_block's attrs: its upfront fee (as pre-flight found it). */
 void aws_capacity_block_cost(struct prov_ctx *ctx, const json_t *attrs, json_t *components,
-			 json_t *unpriced);
+			     json_t *unpriced);
 
 EC2_OPS(aws_cb)
 

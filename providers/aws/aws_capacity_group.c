@@ -134,7 +134,7 @@ static char *misfit(const json_t *live, const char *id, const char *type, long c
  * fits once active (scheduled, payment-pending), the first listed of each.
  */
 int aws_capacity_group_fit(struct prov_ctx *ctx, const char *address, const json_t *attrs,
-		       const json_t *held, json_t **fit, struct kiln_error *err)
+			   const json_t *held, json_t **fit, struct kiln_error *err)
 {
 	const char *arn = json_string_value(json_object_get(attrs, "capacity_reservation"));
 	const char *type = json_string_value(json_object_get(attrs, "instance_type"));
@@ -207,7 +207,7 @@ int aws_capacity_group_fit(struct prov_ctx *ctx, const char *address, const json
 }
 
 int aws_capacity_preflight_group(struct prov_ctx *ctx, const char *address, const json_t *attrs,
-			     const json_t *held, json_t *warnings, struct kiln_error *err)
+				 const json_t *held, json_t *warnings, struct kiln_error *err)
 {
 	const char *arn = json_string_value(json_object_get(attrs, "capacity_reservation"));
 	json_t *fit = NULL;

@@ -14,8 +14,8 @@ json_t *aws_ec2_item_tags(json_t *item)
 	return awsxml_tags(item, "tagSet");
 }
 
-int aws_ec2_describe(struct prov_ctx *ctx, const struct ec2_kind *k, struct aws_params *p, json_t **out,
-		 char **next, struct kiln_error *err)
+int aws_ec2_describe(struct prov_ctx *ctx, const struct ec2_kind *k, struct aws_params *p,
+		     json_t **out, char **next, struct kiln_error *err)
 {
 	json_t *resp, *items, *item;
 	const char *token;
@@ -46,7 +46,7 @@ int aws_ec2_describe(struct prov_ctx *ctx, const struct ec2_kind *k, struct aws_
 }
 
 int aws_ec2_list(struct prov_ctx *ctx, const struct ec2_kind *k, const struct prov_scope *scope,
-	     const char *page, json_t **out, char **next, struct kiln_error *err)
+		 const char *page, json_t **out, char **next, struct kiln_error *err)
 {
 	struct aws_params p = {{0}};
 	int rc;
@@ -65,7 +65,7 @@ int aws_ec2_list(struct prov_ctx *ctx, const struct ec2_kind *k, const struct pr
 }
 
 int aws_ec2_read(struct prov_ctx *ctx, const struct ec2_kind *k, const char *id, json_t **out,
-	     struct kiln_error *err)
+		 struct kiln_error *err)
 {
 	struct aws_params p = {{0}};
 	json_t *arr;
@@ -77,8 +77,9 @@ int aws_ec2_read(struct prov_ctx *ctx, const struct ec2_kind *k, const char *id,
 	return aws_read_one(rc, arr, k->type, id, out, err);
 }
 
-int aws_ec2_find_tagged(struct prov_ctx *ctx, const struct ec2_kind *k, const struct prov_scope *scope,
-		    const char *key, const char *value, json_t **out, struct kiln_error *err)
+int aws_ec2_find_tagged(struct prov_ctx *ctx, const struct ec2_kind *k,
+			const struct prov_scope *scope, const char *key, const char *value,
+			json_t **out, struct kiln_error *err)
 {
 	struct aws_params p = {{0}};
 	int rc, n;
@@ -93,8 +94,9 @@ int aws_ec2_find_tagged(struct prov_ctx *ctx, const struct ec2_kind *k, const st
 	return rc;
 }
 
-int aws_ec2_find_address(struct prov_ctx *ctx, const struct ec2_kind *k, const struct prov_scope *scope,
-		     const char *address, json_t **out, struct kiln_error *err)
+int aws_ec2_find_address(struct prov_ctx *ctx, const struct ec2_kind *k,
+			 const struct prov_scope *scope, const char *address, json_t **out,
+			 struct kiln_error *err)
 {
 	json_t *arr;
 	int rc = aws_ec2_find_tagged(ctx, k, scope, PROV_TAG_ADDRESS, address, &arr, err);
@@ -111,8 +113,9 @@ int aws_ec2_find_address(struct prov_ctx *ctx, const struct ec2_kind *k, const s
  * A create without an idempotency token whose answer was lost may have
  * been done: adopt what carries its address, else say try again.
  */
-int aws_ec2_create_lost(struct prov_ctx *ctx, const struct ec2_kind *k, const struct prov_scope *scope,
-		    const char *address, json_t **out, struct kiln_error *err)
+int aws_ec2_create_lost(struct prov_ctx *ctx, const struct ec2_kind *k,
+			const struct prov_scope *scope, const char *address, json_t **out,
+			struct kiln_error *err)
 {
 	struct kiln_error lerr = {{0}, {0}};
 	/* One look, which http.c retries; a create must not be sent blind again. */
@@ -130,7 +133,7 @@ int aws_ec2_create_lost(struct prov_ctx *ctx, const struct ec2_kind *k, const st
 
 /* Deleted synchronously: gone once delete returned (or the id is unknown). */
 int aws_ec2_wait_now(struct prov_ctx *ctx, enum prov_wait_for what, struct prov_wait *ids, size_t n,
-		 struct kiln_error *err)
+		     struct kiln_error *err)
 {
 	size_t i;
 
@@ -149,7 +152,7 @@ const char *aws_ec2_created_id(json_t *resp, const char *path)
 }
 
 int aws_ec2_put_tags(struct prov_ctx *ctx, const json_t *ids, const json_t *tags,
-		 struct kiln_error *err)
+		     struct kiln_error *err)
 {
 	struct aws_params p = {{0}};
 	json_t *id;
@@ -170,7 +173,7 @@ int aws_ec2_put_tags(struct prov_ctx *ctx, const json_t *ids, const json_t *tags
 }
 
 int aws_ec2_claim_tags(struct prov_ctx *ctx, const struct prov_scope *scope, const json_t *ids,
-		   struct kiln_error *err)
+		       struct kiln_error *err)
 {
 	json_t *tags = aws_claim_tags(scope);
 	int rc = aws_ec2_put_tags(ctx, ids, tags, err);

@@ -17,36 +17,39 @@ struct ec2_kind {
 };
 
 json_t *aws_ec2_item_tags(json_t *item);
-int aws_ec2_describe(struct prov_ctx *ctx, const struct ec2_kind *k, struct aws_params *p, json_t **out,
-		 char **next, struct kiln_error *err);
+int aws_ec2_describe(struct prov_ctx *ctx, const struct ec2_kind *k, struct aws_params *p,
+		     json_t **out, char **next, struct kiln_error *err);
 int aws_ec2_list(struct prov_ctx *ctx, const struct ec2_kind *k, const struct prov_scope *scope,
-	     const char *page, json_t **out, char **next, struct kiln_error *err);
+		 const char *page, json_t **out, char **next, struct kiln_error *err);
 /*
  * The scope's VPCs (all pages), one listing shared in a refresh by the
  * lists of the VPC and of what lives in it: subnets, security group,
  * internet gateway, instances (aws_net.c says why that is safe).
  */
 int aws_ec2_vpcs(struct prov_ctx *ctx, const struct prov_scope *scope, json_t **out,
-	     struct kiln_error *err);
+		 struct kiln_error *err);
 /*
  * Whether a list of a type that lives in the scope's VPC may skip its call:
  * one scope's first page, and the scope has no VPC (PROV_OK, *skip true).
  */
 int aws_ec2_outside_vpc(struct prov_ctx *ctx, const struct prov_scope *scope, const char *page,
-		    bool *skip, struct kiln_error *err);
+			bool *skip, struct kiln_error *err);
 int aws_ec2_read(struct prov_ctx *ctx, const struct ec2_kind *k, const char *id, json_t **out,
-	     struct kiln_error *err);
-int aws_ec2_wait_now(struct prov_ctx *ctx, enum prov_wait_for what, struct prov_wait *ids, size_t n,
 		 struct kiln_error *err);
+int aws_ec2_wait_now(struct prov_ctx *ctx, enum prov_wait_for what, struct prov_wait *ids, size_t n,
+		     struct kiln_error *err);
 const char *aws_ec2_created_id(json_t *resp, const char *path);
 /* Every live resource of this scope whose tag key is value: *out a new array. */
-int aws_ec2_find_tagged(struct prov_ctx *ctx, const struct ec2_kind *k, const struct prov_scope *scope,
-		    const char *key, const char *value, json_t **out, struct kiln_error *err);
+int aws_ec2_find_tagged(struct prov_ctx *ctx, const struct ec2_kind *k,
+			const struct prov_scope *scope, const char *key, const char *value,
+			json_t **out, struct kiln_error *err);
 /* The live resource of this scope carrying address (PROV_NOTFOUND when none). */
-int aws_ec2_find_address(struct prov_ctx *ctx, const struct ec2_kind *k, const struct prov_scope *scope,
-		     const char *address, json_t **out, struct kiln_error *err);
-int aws_ec2_create_lost(struct prov_ctx *ctx, const struct ec2_kind *k, const struct prov_scope *scope,
-		    const char *address, json_t **out, struct kiln_error *err);
+int aws_ec2_find_address(struct prov_ctx *ctx, const struct ec2_kind *k,
+			 const struct prov_scope *scope, const char *address, json_t **out,
+			 struct kiln_error *err);
+int aws_ec2_create_lost(struct prov_ctx *ctx, const struct ec2_kind *k,
+			const struct prov_scope *scope, const char *address, json_t **out,
+			struct kiln_error *err);
 
 /* aws_net.c and aws_nodes.c type operations, for aws_types.c */
 #define EC2_OPS(name)                                                                              \
@@ -81,7 +84,7 @@ EC2_OPS(aws_ssmp)
 void aws_test_kill_at(const char *point);
 /* An instance group's nodes replaced (provider.h, replace_nodes). */
 int aws_ig_replace_nodes(struct prov_ctx *ctx, const char *id, const char *const *nodes, size_t n,
-		     json_t **out, struct kiln_error *err);
+			 json_t **out, struct kiln_error *err);
 
 /* Ingress rules in one order, so desired and live compare equal. */
 void aws_ingress_sort(json_t *rules);

@@ -114,8 +114,8 @@ static int efs_describe(struct prov_ctx *ctx, const char *id, json_t **out, stru
 	return rc;
 }
 
-int aws_efs_list(struct prov_ctx *ctx, const struct prov_scope *scope, const char *page, json_t **out,
-	     char **next, struct kiln_error *err)
+int aws_efs_list(struct prov_ctx *ctx, const struct prov_scope *scope, const char *page,
+		 json_t **out, char **next, struct kiln_error *err)
 {
 	(void)page;
 	*next = NULL;
@@ -130,8 +130,8 @@ int aws_efs_read(struct prov_ctx *ctx, const char *id, json_t **out, struct kiln
 	return aws_read_one(rc, all, "EFS file system", id, out, err);
 }
 
-int aws_efs_create(struct prov_ctx *ctx, const struct prov_scope *scope, const struct prov_create *op,
-	       json_t **out, struct kiln_error *err)
+int aws_efs_create(struct prov_ctx *ctx, const struct prov_scope *scope,
+		   const struct prov_create *op, json_t **out, struct kiln_error *err)
 {
 	char *token = aws_storage_token(op->token);
 	json_t *body = json_pack(
@@ -179,8 +179,9 @@ int aws_efs_create(struct prov_ctx *ctx, const struct prov_scope *scope, const s
 	return PROV_OK;
 }
 
-int aws_efs_update(struct prov_ctx *ctx, const struct prov_scope *scope, const char *id, json_t *attrs,
-	       const char *const *changed, size_t nchanged, json_t **out, struct kiln_error *err)
+int aws_efs_update(struct prov_ctx *ctx, const struct prov_scope *scope, const char *id,
+		   json_t *attrs, const char *const *changed, size_t nchanged, json_t **out,
+		   struct kiln_error *err)
 {
 	json_t *extra = aws_storage_tags(attrs), *tags = json_array(), *v;
 	char *path = xasprintf(EFS_API "/resource-tags/%s", id);
@@ -214,7 +215,7 @@ int aws_efs_delete(struct prov_ctx *ctx, const char *id, struct kiln_error *err)
 }
 
 int aws_efs_wait(struct prov_ctx *ctx, enum prov_wait_for what, struct prov_wait *ids, size_t n,
-	     struct kiln_error *err)
+		 struct kiln_error *err)
 {
 	json_t *all;
 	int rc = efs_describe(ctx, NULL, &all, err);
@@ -283,8 +284,8 @@ static int mt_of(struct prov_ctx *ctx, json_t *fs, json_t *into, struct kiln_err
 	return PROV_OK;
 }
 
-int aws_mt_list(struct prov_ctx *ctx, const struct prov_scope *scope, const char *page, json_t **out,
-	    char **next, struct kiln_error *err)
+int aws_mt_list(struct prov_ctx *ctx, const struct prov_scope *scope, const char *page,
+		json_t **out, char **next, struct kiln_error *err)
 {
 	json_t *fss, *fs;
 	size_t i;
@@ -332,8 +333,8 @@ static int mt_describe(struct prov_ctx *ctx, const char *id, bool whose, json_t 
 		return rc;
 	mt = json_array_get(json_object_get(resp, "MountTargets"), 0);
 	if (mt && whose)
-		rc =
-		    aws_efs_read(ctx, json_string_value(json_object_get(mt, "FileSystemId")), &fs, err);
+		rc = aws_efs_read(ctx, json_string_value(json_object_get(mt, "FileSystemId")), &fs,
+				  err);
 	if (mt && rc == PROV_OK)
 		*out = mt_live(mt,
 			       json_string_value(json_object_get(fs, "address"))
@@ -354,8 +355,8 @@ int aws_mt_read(struct prov_ctx *ctx, const char *id, json_t **out, struct kiln_
 	return mt_describe(ctx, id, true, out, err);
 }
 
-int aws_mt_create(struct prov_ctx *ctx, const struct prov_scope *scope, const struct prov_create *op,
-	      json_t **out, struct kiln_error *err)
+int aws_mt_create(struct prov_ctx *ctx, const struct prov_scope *scope,
+		  const struct prov_create *op, json_t **out, struct kiln_error *err)
 {
 	const char *fs = aws_dep_attr(op->deps, "aws_efs", op->name, "id");
 	const char *subnet = NULL;
@@ -411,7 +412,7 @@ int aws_mt_delete(struct prov_ctx *ctx, const char *id, struct kiln_error *err)
 }
 
 int aws_mt_wait(struct prov_ctx *ctx, enum prov_wait_for what, struct prov_wait *ids, size_t n,
-	    struct kiln_error *err)
+		struct kiln_error *err)
 {
 	size_t i;
 
@@ -440,7 +441,7 @@ int aws_mt_wait(struct prov_ctx *ctx, enum prov_wait_for what, struct prov_wait 
 
 /* A file system, or a mount target through its file system (whose tags it shows). */
 int aws_efs_claim(struct prov_ctx *ctx, const struct prov_scope *scope, const char *type,
-	      const char *id, json_t **out, struct kiln_error *err)
+		  const char *id, json_t **out, struct kiln_error *err)
 {
 	bool mt = strcmp(type, "aws_efs_mount_target") == 0;
 	json_t *live = NULL;

@@ -213,8 +213,8 @@ void aws_boot_check(const struct spec *spec, struct diags *d)
 	char *report = aws_boot_report(spec->provider.region ? spec->provider.region : "us-east-1");
 
 	cloud.report = report;
-	bootstrap_check_spec(&catalog_aws, spec, &cloud, spec->provider.nzones > 1 && spec->ngroups > 0,
-			d);
+	bootstrap_check_spec(&catalog_aws, spec, &cloud,
+			     spec->provider.nzones > 1 && spec->ngroups > 0, d);
 	free(report);
 }
 
@@ -274,7 +274,7 @@ static int expand_group(json_t *all, const struct spec *spec, const struct prov_
 		json_array_append_new(zones, json_string(ctx->zones[i]));
 	r = expand_resource(all, "aws_instance_group", g->name);
 	expand_group_attrs(r, g, t->name, zones, json_string(g->disk.type ? g->disk.type : "gp3"),
-			 efa, in_pg);
+			   efa, in_pg);
 	expand_access_attrs(r, spec);
 	/*
 	 * Spot is the market's to say (market: spot and capacity: spot are one
@@ -338,9 +338,9 @@ static int expand_group(json_t *all, const struct spec *spec, const struct prov_
 			expand_dep(r, "aws_efs", fs[i]->name);
 		if (!zoned)
 			expand_dep(r,
-				 fs[i]->tier == TIER_LUSTRE ? "aws_fsx_lustre"
-							    : "aws_efs_mount_target",
-				 fs[i]->name);
+				   fs[i]->tier == TIER_LUSTRE ? "aws_fsx_lustre"
+							      : "aws_efs_mount_target",
+				   fs[i]->name);
 	}
 	return group_user_data(r, spec, ctx, g, t, efa, zoned, err);
 }
@@ -370,9 +370,9 @@ static void zone_bound(json_t *r, const struct spec *spec, const struct prov_ctx
 	for (i = 0; i < spec->ngroups; i++)
 		expand_after(r, "aws_instance_group", spec->groups[i].name);
 	expand_why(r, "zone",
-		 xstrdup("made after the node groups, in the zone they land in: a zone without "
-			 "capacity moves the whole fabric, and nothing holding data is made in a "
-			 "zone the nodes leave"));
+		   xstrdup("made after the node groups, in the zone they land in: a zone without "
+			   "capacity moves the whole fabric, and nothing holding data is made in a "
+			   "zone the nodes leave"));
 }
 
 static void expand_store(json_t *all, const struct spec *spec, const struct prov_ctx *ctx,
@@ -544,10 +544,11 @@ static void lustre_lookup(json_t *r, const struct spec *spec, const struct spec_
 	norm = expand_allow_normalize(all);
 	json_decref(all);
 	expand_attr(r, "allow", norm);
-	expand_why(r, "allow",
-		 xasprintf("fsx:DescribeFileSystems on \"*\": its nodes find %s, made after them "
-			   "in their zone, at boot (FSx cannot scope the call to one file system)",
-			   store));
+	expand_why(
+	    r, "allow",
+	    xasprintf("fsx:DescribeFileSystems on \"*\": its nodes find %s, made after them "
+		      "in their zone, at boot (FSx cannot scope the call to one file system)",
+		      store));
 }
 
 /*
@@ -574,10 +575,10 @@ static void gpu_metrics(json_t *r, const struct spec *spec, const struct spec_ro
 		if (gpus) {
 			expand_attr(r, "gpu_metrics", json_true());
 			expand_why(r, "gpu_metrics",
-				 xasprintf("its nodes' CloudWatch agent publishes GPU metrics "
-					   "(group %s): cloudwatch:PutMetricData, namespace "
-					   "%s only",
-					   g->name, AWS_GPU_METRICS_NAMESPACE));
+				   xasprintf("its nodes' CloudWatch agent publishes GPU metrics "
+					     "(group %s): cloudwatch:PutMetricData, namespace "
+					     "%s only",
+					     g->name, AWS_GPU_METRICS_NAMESPACE));
 			return;
 		}
 	}
@@ -593,13 +594,13 @@ static int expand_role(json_t *all, const struct spec *spec, const struct spec_r
 		return -1;
 
 	expand_role_policy_attrs(r, spec, role,
-			       "Lustre clients mount over the network (the security group), not "
-			       "through IAM, and FSx cannot scope fsx:DescribeFileSystems to one "
-			       "file system, so the policy grants nothing for lustre stores");
+				 "Lustre clients mount over the network (the security group), not "
+				 "through IAM, and FSx cannot scope fsx:DescribeFileSystems to one "
+				 "file system, so the policy grants nothing for lustre stores");
 	expand_attr(r, "node_health", json_true());
 	expand_why(r, "node_health",
-		 xstrdup("a node puts its health report on itself: ec2:CreateTags on its own "
-			 "instance (aws:ARN = ${ec2:SourceInstanceARN}), key kiln:health only"));
+		   xstrdup("a node puts its health report on itself: ec2:CreateTags on its own "
+			   "instance (aws:ARN = ${ec2:SourceInstanceARN}), key kiln:health only"));
 	gpu_metrics(r, spec, role);
 	lustre_lookup(r, spec, role, zoned);
 	/* The policy names each store's exact ARN: the stores come first. */

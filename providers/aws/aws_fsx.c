@@ -121,7 +121,7 @@ static int lustre_describe(struct prov_ctx *ctx, const char *id, json_t **out,
 }
 
 int aws_lustre_list(struct prov_ctx *ctx, const struct prov_scope *scope, const char *page,
-		json_t **out, char **next, struct kiln_error *err)
+		    json_t **out, char **next, struct kiln_error *err)
 {
 	int rc;
 
@@ -142,7 +142,7 @@ int aws_lustre_read(struct prov_ctx *ctx, const char *id, json_t **out, struct k
 }
 
 int aws_lustre_create(struct prov_ctx *ctx, const struct prov_scope *scope,
-		  const struct prov_create *op, json_t **out, struct kiln_error *err)
+		      const struct prov_create *op, json_t **out, struct kiln_error *err)
 {
 	const char *subnet = NULL;
 	const char *sg = aws_dep_attr(op->deps, "aws_security_group", "main", "id");
@@ -202,8 +202,8 @@ static int tag_resource(struct prov_ctx *ctx, const char *arn, json_t *attrs,
 }
 
 int aws_lustre_update(struct prov_ctx *ctx, const struct prov_scope *scope, const char *id,
-		  json_t *attrs, const char *const *changed, size_t nchanged, json_t **out,
-		  struct kiln_error *err)
+		      json_t *attrs, const char *const *changed, size_t nchanged, json_t **out,
+		      struct kiln_error *err)
 {
 	json_t *live = NULL;
 	size_t i;
@@ -267,7 +267,7 @@ static bool lustre_failed(json_t *live, struct kiln_error *err)
 
 /* One DescribeFileSystems for every id that waits. */
 int aws_lustre_wait(struct prov_ctx *ctx, enum prov_wait_for what, struct prov_wait *ids, size_t n,
-		struct kiln_error *err)
+		    struct kiln_error *err)
 {
 	json_t *all;
 	int rc = lustre_describe(ctx, NULL, &all, err);
@@ -325,7 +325,7 @@ static int import_describe(struct prov_ctx *ctx, json_t *ids, json_t **out, stru
  * scope has none), never the account's every association.
  */
 int aws_import_list(struct prov_ctx *ctx, const struct prov_scope *scope, const char *page,
-		json_t **out, char **next, struct kiln_error *err)
+		    json_t **out, char **next, struct kiln_error *err)
 {
 	json_t *fss = NULL, *all = NULL, *fs;
 	size_t i, n;
@@ -371,7 +371,7 @@ int aws_import_read(struct prov_ctx *ctx, const char *id, json_t **out, struct k
 }
 
 int aws_import_create(struct prov_ctx *ctx, const struct prov_scope *scope,
-		  const struct prov_create *op, json_t **out, struct kiln_error *err)
+		      const struct prov_create *op, json_t **out, struct kiln_error *err)
 {
 	const char *from = json_string_value(json_object_get(op->attrs, "from"));
 	const char *fs = aws_dep_attr(op->deps, "aws_fsx_lustre", op->name, "id");
@@ -420,7 +420,7 @@ int aws_import_delete(struct prov_ctx *ctx, const char *id, struct kiln_error *e
 }
 
 int aws_import_wait(struct prov_ctx *ctx, enum prov_wait_for what, struct prov_wait *ids, size_t n,
-		struct kiln_error *err)
+		    struct kiln_error *err)
 {
 	json_t *all;
 	int rc = import_describe(ctx, NULL, &all, err);
@@ -433,7 +433,7 @@ int aws_import_wait(struct prov_ctx *ctx, enum prov_wait_for what, struct prov_w
 
 /* A file system or an association: TagResource on its ARN, then read back. */
 int aws_fsx_claim(struct prov_ctx *ctx, const struct prov_scope *scope, const char *type,
-	      const char *id, json_t **out, struct kiln_error *err)
+		  const char *id, json_t **out, struct kiln_error *err)
 {
 	bool fs = strcmp(type, "aws_fsx_lustre") == 0;
 	json_t *resp = NULL;

@@ -159,8 +159,8 @@ static char *role_address(const struct prov_scope *scope, const char *name)
 	return addr;
 }
 
-int aws_role_list(struct prov_ctx *ctx, const struct prov_scope *scope, const char *page, json_t **out,
-	      char **next, struct kiln_error *err)
+int aws_role_list(struct prov_ctx *ctx, const struct prov_scope *scope, const char *page,
+		  json_t **out, char **next, struct kiln_error *err)
 {
 	/* Every scope: every role under /kiln/, each read in the scope its path names. */
 	char *path = scope->cluster ? role_path(scope) : xstrdup("/kiln/");
@@ -380,8 +380,8 @@ static int ensure_profile(struct prov_ctx *ctx, const char *name, const char *pa
 	return rc;
 }
 
-int aws_role_create(struct prov_ctx *ctx, const struct prov_scope *scope, const struct prov_create *op,
-		json_t **out, struct kiln_error *err)
+int aws_role_create(struct prov_ctx *ctx, const struct prov_scope *scope,
+		    const struct prov_create *op, json_t **out, struct kiln_error *err)
 {
 	char *name = aws_name(scope, op->name, 64), *path = role_path(scope), *policy = NULL;
 	struct aws_params p = {{0}};
@@ -497,8 +497,9 @@ int aws_role_create(struct prov_ctx *ctx, const struct prov_scope *scope, const 
 	free(path);
 	return rc;
 }
-int aws_role_update(struct prov_ctx *ctx, const struct prov_scope *scope, const char *id, json_t *attrs,
-		const char *const *changed, size_t nchanged, json_t **out, struct kiln_error *err)
+int aws_role_update(struct prov_ctx *ctx, const struct prov_scope *scope, const char *id,
+		    json_t *attrs, const char *const *changed, size_t nchanged, json_t **out,
+		    struct kiln_error *err)
 {
 	char *path = role_path(scope), *addr = role_address(scope, id), *policy = NULL;
 	json_t *efs = NULL;
@@ -554,7 +555,7 @@ int aws_role_delete(struct prov_ctx *ctx, const char *id, struct kiln_error *err
 }
 
 int aws_role_wait(struct prov_ctx *ctx, enum prov_wait_for what, struct prov_wait *ids, size_t n,
-	      struct kiln_error *err)
+		  struct kiln_error *err)
 {
 	return aws_ec2_wait_now(ctx, what, ids, n, err);
 }
@@ -586,8 +587,8 @@ char *aws_role_policy(struct prov_ctx *ctx, const struct prov_scope *scope, cons
 	return xstrdup(*held ? held : "{\"Version\":\"2012-10-17\",\"Statement\":[]}");
 }
 
-int aws_role_claim(struct prov_ctx *ctx, const struct prov_scope *scope, const char *id, json_t **out,
-	       struct kiln_error *err)
+int aws_role_claim(struct prov_ctx *ctx, const struct prov_scope *scope, const char *id,
+		   json_t **out, struct kiln_error *err)
 {
 	struct aws_params p = {{0}};
 	json_t *tags = aws_claim_tags(scope);

@@ -179,21 +179,21 @@ int aws_metrics(struct prov_ctx *ctx, const json_t *resources, int64_t start, in
 		int period, json_t **out, struct kiln_error *err);
 /* EC2's CreateTags of tags ({key: value}) on these resource ids. */
 int aws_ec2_put_tags(struct prov_ctx *ctx, const json_t *ids, const json_t *tags,
-		 struct kiln_error *err);
+		     struct kiln_error *err);
 /* EC2's CreateTags of the claim's tags on these resource ids. */
 int aws_ec2_claim_tags(struct prov_ctx *ctx, const struct prov_scope *scope, const json_t *ids,
-		   struct kiln_error *err);
+		       struct kiln_error *err);
 /* Each service's claim of one resource: its tags set, then read back. */
 int aws_ig_claim(struct prov_ctx *ctx, const struct prov_scope *scope, const char *id, json_t **out,
-	     struct kiln_error *err);
-int aws_bucket_claim(struct prov_ctx *ctx, const struct prov_scope *scope, const char *id, json_t **out,
 		 struct kiln_error *err);
-int aws_role_claim(struct prov_ctx *ctx, const struct prov_scope *scope, const char *id, json_t **out,
-	       struct kiln_error *err);
+int aws_bucket_claim(struct prov_ctx *ctx, const struct prov_scope *scope, const char *id,
+		     json_t **out, struct kiln_error *err);
+int aws_role_claim(struct prov_ctx *ctx, const struct prov_scope *scope, const char *id,
+		   json_t **out, struct kiln_error *err);
 int aws_fsx_claim(struct prov_ctx *ctx, const struct prov_scope *scope, const char *type,
-	      const char *id, json_t **out, struct kiln_error *err);
+		  const char *id, json_t **out, struct kiln_error *err);
 int aws_efs_claim(struct prov_ctx *ctx, const struct prov_scope *scope, const char *type,
-	      const char *id, json_t **out, struct kiln_error *err);
+		  const char *id, json_t **out, struct kiln_error *err);
 /* EC2 "TagSpecification.N": the scope's tags, the address, and extra (may be NULL). */
 void aws_tag_spec(struct aws_params *p, int n, const char *resource_type,
 		  const struct prov_scope *scope, const char *address, const json_t *extra);
@@ -329,8 +329,8 @@ char *aws_ssm_name(const struct prov_scope *scope, const char *leaf);
 #define AWS_SSM_TAG_KEY "kiln:kms-key"
 /* The Sid of a role's (and kiln's own) statement on scheduler.kms_key. */
 #define AWS_KMS_SID "KilnSlurmKey"
-int aws_ssmp_claim(struct prov_ctx *ctx, const struct prov_scope *scope, const char *id, json_t **out,
-	       struct kiln_error *err);
+int aws_ssmp_claim(struct prov_ctx *ctx, const struct prov_scope *scope, const char *id,
+		   json_t **out, struct kiln_error *err);
 /* aws_preflight.c */
 int aws_preflight(struct prov_ctx *ctx, const json_t *creates, json_t *warnings, json_t *offers,
 		  struct kiln_error *err);

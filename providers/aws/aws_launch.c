@@ -51,7 +51,7 @@ static void instances_of(json_t *resp, json_t *into)
 
 /* Every live instance with these filters, all pages. */
 int aws_launch_describe(struct prov_ctx *ctx, struct aws_params *filters, json_t **out,
-		    struct kiln_error *err)
+			struct kiln_error *err)
 {
 	char *token = NULL;
 	int rc;
@@ -100,7 +100,8 @@ void aws_launch_state_filter(struct aws_params *p, int n)
 }
 
 /* The root device of an image, which BlockDeviceMappings must name. */
-int aws_launch_root_device(struct prov_ctx *ctx, const char *image, char **out, struct kiln_error *err)
+int aws_launch_root_device(struct prov_ctx *ctx, const char *image, char **out,
+			   struct kiln_error *err)
 {
 	struct aws_params p = {{0}};
 	json_t *resp, *images;
@@ -141,7 +142,8 @@ int aws_launch_root_device(struct prov_ctx *ctx, const char *image, char **out, 
  * How many EFA interfaces a type takes: EC2's answer remembered from
  * pre-flight, else the catalog's, else asked (one call).
  */
-int aws_launch_efa_interfaces(struct prov_ctx *ctx, const char *type, int *out, struct kiln_error *err)
+int aws_launch_efa_interfaces(struct prov_ctx *ctx, const char *type, int *out,
+			      struct kiln_error *err)
 {
 	struct aws_params p = {{0}};
 	json_t *resp;
@@ -241,7 +243,8 @@ static int launch_user_data(const struct prov_ctx *ctx, const struct launch *l,
 	return PROV_OK;
 }
 
-int aws_launch_user_data_of(struct prov_ctx *ctx, const char *id, char **out, struct kiln_error *err)
+int aws_launch_user_data_of(struct prov_ctx *ctx, const char *id, char **out,
+			    struct kiln_error *err)
 {
 	struct aws_params p = {{0}};
 	json_t *resp;
@@ -382,8 +385,8 @@ static double mono_s(void)
  * keep its token, or it would launch twice).
  */
 int aws_launch_run(struct prov_ctx *ctx, const struct launch *l, const struct prov_scope *scope,
-	       long count, const char *token, long token_count, json_t **ids,
-	       struct kiln_error *err)
+		   long count, const char *token, long token_count, json_t **ids,
+		   struct kiln_error *err)
 {
 	struct aws_params p = {{0}};
 	json_t *resp = NULL;
@@ -449,7 +452,7 @@ int aws_launch_run(struct prov_ctx *ctx, const struct launch *l, const struct pr
 }
 
 int aws_launch_describe_scope(struct prov_ctx *ctx, const struct prov_scope *scope, json_t **out,
-			  struct kiln_error *err)
+			      struct kiln_error *err)
 {
 	struct aws_params f = {{0}};
 	int rc;
@@ -461,7 +464,7 @@ int aws_launch_describe_scope(struct prov_ctx *ctx, const struct prov_scope *sco
 }
 
 int aws_launch_init(struct prov_ctx *ctx, struct launch *l, const char *address, const json_t *a,
-		const json_t *deps, struct kiln_error *err)
+		    const json_t *deps, struct kiln_error *err)
 {
 	const char *role = json_string_value(json_object_get(a, "role"));
 	bool in_pg = json_string_value(json_object_get(a, "placement_group")) != NULL;
@@ -529,8 +532,8 @@ void aws_launch_release(struct launch *l)
 }
 
 int aws_launch_in(struct prov_ctx *ctx, struct launch *l, const struct prov_scope *scope,
-	      const json_t *deps, const char *zone, long count, const char *token, json_t **ids,
-	      struct kiln_error *err)
+		  const json_t *deps, const char *zone, long count, const char *token, json_t **ids,
+		  struct kiln_error *err)
 {
 	if (ids)
 		*ids = NULL;
@@ -548,7 +551,7 @@ int aws_launch_in(struct prov_ctx *ctx, struct launch *l, const struct prov_scop
 }
 
 int aws_launch_terminate_range(struct prov_ctx *ctx, const json_t *ids, size_t from, size_t n,
-			   struct kiln_error *err)
+			       struct kiln_error *err)
 {
 	struct aws_params p = {{0}};
 	size_t i;

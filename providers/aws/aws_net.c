@@ -68,13 +68,13 @@ static int vpc_scoped(struct prov_ctx *ctx, const struct prov_scope *scope, cons
 #define VPC_LISTING_USERS 5 /* the lists of VPC, subnet, security group, gateway, instances */
 
 int aws_ec2_vpcs(struct prov_ctx *ctx, const struct prov_scope *scope, json_t **out,
-	     struct kiln_error *err)
+		 struct kiln_error *err)
 {
 	return aws_shared_listing(ctx, "vpc", VPC_LISTING_USERS, scope, vpc_scoped, NULL, out, err);
 }
 
 int aws_ec2_outside_vpc(struct prov_ctx *ctx, const struct prov_scope *scope, const char *page,
-		    bool *skip, struct kiln_error *err)
+			bool *skip, struct kiln_error *err)
 {
 	json_t *vpcs;
 	int rc;
@@ -108,8 +108,8 @@ static int in_vpc_list(struct prov_ctx *ctx, const struct ec2_kind *k,
 	return aws_ec2_list(ctx, k, scope, page, out, next, err);
 }
 
-int aws_vpc_list(struct prov_ctx *ctx, const struct prov_scope *scope, const char *page, json_t **out,
-	     char **next, struct kiln_error *err)
+int aws_vpc_list(struct prov_ctx *ctx, const struct prov_scope *scope, const char *page,
+		 json_t **out, char **next, struct kiln_error *err)
 {
 	if (!scope->cluster)
 		return aws_ec2_list(ctx, &vpc_kind, scope, page, out, next, err);
@@ -122,8 +122,8 @@ int aws_vpc_read(struct prov_ctx *ctx, const char *id, json_t **out, struct kiln
 	return aws_ec2_read(ctx, &vpc_kind, id, out, err);
 }
 
-int aws_vpc_create(struct prov_ctx *ctx, const struct prov_scope *scope, const struct prov_create *op,
-	       json_t **out, struct kiln_error *err)
+int aws_vpc_create(struct prov_ctx *ctx, const struct prov_scope *scope,
+		   const struct prov_create *op, json_t **out, struct kiln_error *err)
 {
 	struct aws_params p = {{0}};
 	json_t *resp;
@@ -172,7 +172,7 @@ int aws_vpc_delete(struct prov_ctx *ctx, const char *id, struct kiln_error *err)
 }
 
 int aws_vpc_wait(struct prov_ctx *ctx, enum prov_wait_for what, struct prov_wait *ids, size_t n,
-	     struct kiln_error *err)
+		 struct kiln_error *err)
 {
 	return aws_ec2_wait_now(ctx, what, ids, n, err);
 }
@@ -196,7 +196,7 @@ static const struct ec2_kind subnet_kind = {
     "aws_subnet", "DescribeSubnets", "subnetSet", "SubnetId.1", true, subnet_live};
 
 int aws_subnet_list(struct prov_ctx *ctx, const struct prov_scope *scope, const char *page,
-		json_t **out, char **next, struct kiln_error *err)
+		    json_t **out, char **next, struct kiln_error *err)
 {
 	return in_vpc_list(ctx, &subnet_kind, scope, page, out, next, err);
 }
@@ -214,7 +214,7 @@ static int missing_dep(const char *address, const char *what, struct kiln_error 
 }
 
 int aws_subnet_create(struct prov_ctx *ctx, const struct prov_scope *scope,
-		  const struct prov_create *op, json_t **out, struct kiln_error *err)
+		      const struct prov_create *op, json_t **out, struct kiln_error *err)
 {
 	const char *vpc = aws_dep_attr(op->deps, "aws_vpc", "main", "id");
 	struct aws_params p = {{0}};
@@ -249,7 +249,7 @@ int aws_subnet_delete(struct prov_ctx *ctx, const char *id, struct kiln_error *e
 }
 
 int aws_subnet_wait(struct prov_ctx *ctx, enum prov_wait_for what, struct prov_wait *ids, size_t n,
-		struct kiln_error *err)
+		    struct kiln_error *err)
 {
 	return aws_ec2_wait_now(ctx, what, ids, n, err);
 }
@@ -335,8 +335,8 @@ static const struct ec2_kind sg_kind = {"aws_security_group",
 					true,
 					sg_live};
 
-int aws_sg_list(struct prov_ctx *ctx, const struct prov_scope *scope, const char *page, json_t **out,
-	    char **next, struct kiln_error *err)
+int aws_sg_list(struct prov_ctx *ctx, const struct prov_scope *scope, const char *page,
+		json_t **out, char **next, struct kiln_error *err)
 {
 	return in_vpc_list(ctx, &sg_kind, scope, page, out, next, err);
 }
@@ -432,8 +432,8 @@ static json_t *sg_made(const struct prov_scope *scope, const char *address, cons
 	    aws_scope_tags(scope, address, NULL));
 }
 
-int aws_sg_create(struct prov_ctx *ctx, const struct prov_scope *scope, const struct prov_create *op,
-	      json_t **out, struct kiln_error *err)
+int aws_sg_create(struct prov_ctx *ctx, const struct prov_scope *scope,
+		  const struct prov_create *op, json_t **out, struct kiln_error *err)
 {
 	const char *vpc = aws_dep_attr(op->deps, "aws_vpc", "main", "id");
 	char *name = aws_name(scope, "main", 255);
@@ -500,8 +500,9 @@ static bool rule_in(const json_t *rule, const json_t *rules)
 	return false;
 }
 
-int aws_sg_update(struct prov_ctx *ctx, const struct prov_scope *scope, const char *id, json_t *attrs,
-	      const char *const *changed, size_t nchanged, json_t **out, struct kiln_error *err)
+int aws_sg_update(struct prov_ctx *ctx, const struct prov_scope *scope, const char *id,
+		  json_t *attrs, const char *const *changed, size_t nchanged, json_t **out,
+		  struct kiln_error *err)
 {
 	json_t *live, *want = json_object_get(attrs, "ingress"), *have, *add, *drop, *r;
 	size_t i;
@@ -541,7 +542,7 @@ int aws_sg_delete(struct prov_ctx *ctx, const char *id, struct kiln_error *err)
 }
 
 int aws_sg_wait(struct prov_ctx *ctx, enum prov_wait_for what, struct prov_wait *ids, size_t n,
-	    struct kiln_error *err)
+		struct kiln_error *err)
 {
 	return aws_ec2_wait_now(ctx, what, ids, n, err);
 }
@@ -571,8 +572,8 @@ static const struct ec2_kind igw_kind = {"aws_internet_gateway",
 					 true,
 					 igw_live};
 
-int aws_igw_list(struct prov_ctx *ctx, const struct prov_scope *scope, const char *page, json_t **out,
-	     char **next, struct kiln_error *err)
+int aws_igw_list(struct prov_ctx *ctx, const struct prov_scope *scope, const char *page,
+		 json_t **out, char **next, struct kiln_error *err)
 {
 	return in_vpc_list(ctx, &igw_kind, scope, page, out, next, err);
 }
@@ -684,8 +685,8 @@ static int igw_finish(struct prov_ctx *ctx, const char *id, const char *vpc, str
 	return rc;
 }
 
-int aws_igw_create(struct prov_ctx *ctx, const struct prov_scope *scope, const struct prov_create *op,
-	       json_t **out, struct kiln_error *err)
+int aws_igw_create(struct prov_ctx *ctx, const struct prov_scope *scope,
+		   const struct prov_create *op, json_t **out, struct kiln_error *err)
 {
 	const char *vpc = aws_dep_attr(op->deps, "aws_vpc", "main", "id");
 	struct aws_params p = {{0}};
@@ -749,7 +750,7 @@ int aws_igw_delete(struct prov_ctx *ctx, const char *id, struct kiln_error *err)
 }
 
 int aws_igw_wait(struct prov_ctx *ctx, enum prov_wait_for what, struct prov_wait *ids, size_t n,
-	     struct kiln_error *err)
+		 struct kiln_error *err)
 {
 	return aws_ec2_wait_now(ctx, what, ids, n, err);
 }
@@ -777,8 +778,8 @@ static const struct ec2_kind pg_kind = {"aws_placement_group",
 					false,
 					pg_live};
 
-int aws_pg_list(struct prov_ctx *ctx, const struct prov_scope *scope, const char *page, json_t **out,
-	    char **next, struct kiln_error *err)
+int aws_pg_list(struct prov_ctx *ctx, const struct prov_scope *scope, const char *page,
+		json_t **out, char **next, struct kiln_error *err)
 {
 	return aws_ec2_list(ctx, &pg_kind, scope, page, out, next, err);
 }
@@ -793,8 +794,8 @@ int aws_pg_read(struct prov_ctx *ctx, const char *id, json_t **out, struct kiln_
 	return rc;
 }
 
-int aws_pg_create(struct prov_ctx *ctx, const struct prov_scope *scope, const struct prov_create *op,
-	      json_t **out, struct kiln_error *err)
+int aws_pg_create(struct prov_ctx *ctx, const struct prov_scope *scope,
+		  const struct prov_create *op, json_t **out, struct kiln_error *err)
 {
 	char *name = aws_name(scope, op->name, 255);
 	struct aws_params p = {{0}};
@@ -858,7 +859,7 @@ int aws_pg_delete(struct prov_ctx *ctx, const char *id, struct kiln_error *err)
 }
 
 int aws_pg_wait(struct prov_ctx *ctx, enum prov_wait_for what, struct prov_wait *ids, size_t n,
-	    struct kiln_error *err)
+		struct kiln_error *err)
 {
 	return aws_ec2_wait_now(ctx, what, ids, n, err);
 }

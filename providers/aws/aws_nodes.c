@@ -91,10 +91,10 @@ static json_t *node_of(json_t *inst)
 	json_t *tags = aws_ec2_item_tags(inst), *node;
 
 	node = nodes_new(awsxml_str(inst, "instanceId"),
-			     awsxml_str(inst, "placement.availabilityZone"),
-			     awsxml_str(inst, "privateIpAddress"), awsxml_str(inst, "ipAddress"),
-			     awsxml_str(inst, "instanceState.name"), awsxml_str(inst, "launchTime"),
-			     json_string_value(json_object_get(tags, PROV_TAG_HEALTH)));
+			 awsxml_str(inst, "placement.availabilityZone"),
+			 awsxml_str(inst, "privateIpAddress"), awsxml_str(inst, "ipAddress"),
+			 awsxml_str(inst, "instanceState.name"), awsxml_str(inst, "launchTime"),
+			 json_string_value(json_object_get(tags, PROV_TAG_HEALTH)));
 	json_decref(tags);
 	return node;
 }
@@ -207,7 +207,8 @@ static json_t *group_instances(json_t *insts)
 
 		const char *lineage = json_string_value(json_object_get(tags, PROV_TAG_LINEAGE));
 
-		if (!addr || !c || !w || !aws_launch_alive(awsxml_str(inst, "instanceState.name"))) {
+		if (!addr || !c || !w ||
+		    !aws_launch_alive(awsxml_str(inst, "instanceState.name"))) {
 			json_decref(tags);
 			continue;
 		}
@@ -224,8 +225,8 @@ static json_t *group_instances(json_t *insts)
 	return out;
 }
 
-int aws_ig_list(struct prov_ctx *ctx, const struct prov_scope *scope, const char *page, json_t **out,
-	    char **next, struct kiln_error *err)
+int aws_ig_list(struct prov_ctx *ctx, const struct prov_scope *scope, const char *page,
+		json_t **out, char **next, struct kiln_error *err)
 {
 	struct aws_params f = {{0}};
 	json_t *insts, *groups, *list;
@@ -338,8 +339,8 @@ int aws_ig_read(struct prov_ctx *ctx, const char *id, json_t **out, struct kiln_
 	return PROV_OK;
 }
 
-int aws_ig_create(struct prov_ctx *ctx, const struct prov_scope *scope, const struct prov_create *op,
-	      json_t **out, struct kiln_error *err)
+int aws_ig_create(struct prov_ctx *ctx, const struct prov_scope *scope,
+		  const struct prov_create *op, json_t **out, struct kiln_error *err)
 {
 	long count = (long)json_integer_value(json_object_get(op->attrs, "count"));
 	struct launch l;
@@ -491,8 +492,9 @@ static int retag(struct prov_ctx *ctx, const json_t *ids, const json_t *attrs,
 	return rc;
 }
 
-int aws_ig_update(struct prov_ctx *ctx, const struct prov_scope *scope, const char *id, json_t *attrs,
-	      const char *const *changed, size_t nchanged, json_t **out, struct kiln_error *err)
+int aws_ig_update(struct prov_ctx *ctx, const struct prov_scope *scope, const char *id,
+		  json_t *attrs, const char *const *changed, size_t nchanged, json_t **out,
+		  struct kiln_error *err)
 {
 	long want = (long)json_integer_value(json_object_get(attrs, "count")), have;
 	json_t *live, *la, *ids;
@@ -531,7 +533,7 @@ int aws_ig_update(struct prov_ctx *ctx, const struct prov_scope *scope, const ch
 }
 
 int aws_ig_replace_nodes(struct prov_ctx *ctx, const char *id, const char *const *nodes, size_t n,
-		     json_t **out, struct kiln_error *err)
+			 json_t **out, struct kiln_error *err)
 {
 	json_t *live, *ids, *bad = json_array();
 	struct strbuf tok = {0};
@@ -605,11 +607,11 @@ int aws_list_unmanaged(struct prov_ctx *ctx, json_t **out, struct kiln_error *er
 			json_decref(tags);
 			continue;
 		}
-		attrs =
-		    json_pack("{s:s, s:i, s:s, s:s, s:i, s:s?, s:s?}", "instance_type", type,
-			      "count", 1, "market", aws_capacity_market(inst), "gpu", t->gpu, "gpus",
-			      t->gpus, "zone", awsxml_str(inst, "placement.availabilityZone"),
-			      "launched", awsxml_str(inst, "launchTime"));
+		attrs = json_pack("{s:s, s:i, s:s, s:s, s:i, s:s?, s:s?}", "instance_type", type,
+				  "count", 1, "market", aws_capacity_market(inst), "gpu", t->gpu,
+				  "gpus", t->gpus, "zone",
+				  awsxml_str(inst, "placement.availabilityZone"), "launched",
+				  awsxml_str(inst, "launchTime"));
 		json_array_append_new(
 		    *out, aws_live("aws_instance_group", awsxml_str(inst, "instanceId"),
 				   state && strcmp(state, "running") == 0 ? "ready" : "pending",
@@ -635,7 +637,7 @@ int aws_ig_delete(struct prov_ctx *ctx, const char *id, struct kiln_error *err)
 }
 
 int aws_ig_wait(struct prov_ctx *ctx, enum prov_wait_for what, struct prov_wait *ids, size_t n,
-	    struct kiln_error *err)
+		struct kiln_error *err)
 {
 	const char **v = xcalloc(n + 1, sizeof(*v));
 	json_t *groups;
@@ -678,7 +680,7 @@ int aws_ig_wait(struct prov_ctx *ctx, enum prov_wait_for what, struct prov_wait 
  * the lineage, so the group is read back under its new id.
  */
 int aws_ig_claim(struct prov_ctx *ctx, const struct prov_scope *scope, const char *id, json_t **out,
-	     struct kiln_error *err)
+		 struct kiln_error *err)
 {
 	char *cluster = NULL, *ws = NULL, *group = NULL, *lineage = NULL, *addr, *next;
 	json_t *live = NULL;
@@ -692,9 +694,9 @@ int aws_ig_claim(struct prov_ctx *ctx, const struct prov_scope *scope, const cha
 	}
 	rc = aws_ig_read(ctx, id, &live, err);
 	if (rc == PROV_OK)
-		rc = aws_ec2_claim_tags(ctx, scope,
-				    json_object_get(json_object_get(live, "attrs"), "instance_ids"),
-				    err);
+		rc = aws_ec2_claim_tags(
+		    ctx, scope, json_object_get(json_object_get(live, "attrs"), "instance_ids"),
+		    err);
 	json_decref(live);
 	addr = xasprintf("aws_instance_group.%s", group);
 	next = ig_id(cluster, ws, addr, scope->lineage);

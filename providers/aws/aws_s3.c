@@ -296,7 +296,7 @@ static bool tag_is(json_t *tags, const char *key, const char *value)
 }
 
 int aws_bucket_list(struct prov_ctx *ctx, const struct prov_scope *scope, const char *page,
-		json_t **out, char **next, struct kiln_error *err)
+		    json_t **out, char **next, struct kiln_error *err)
 {
 	/* Every scope: every kiln- bucket, kept below only when it carries both tags. */
 	char *prefix = scope->cluster ? bucket_prefix(scope) : xstrdup("kiln-");
@@ -481,7 +481,7 @@ static json_t *bucket_as_set(const char *name, const json_t *a, json_t *tags)
  * then.
  */
 int aws_bucket_create(struct prov_ctx *ctx, const struct prov_scope *scope,
-		  const struct prov_create *op, json_t **out, struct kiln_error *err)
+		      const struct prov_create *op, json_t **out, struct kiln_error *err)
 {
 	char *name = aws_name(scope, op->name, 63);
 	json_t *a = op->attrs, *tags;
@@ -547,8 +547,8 @@ int aws_bucket_create(struct prov_ctx *ctx, const struct prov_scope *scope,
 }
 
 int aws_bucket_update(struct prov_ctx *ctx, const struct prov_scope *scope, const char *id,
-		  json_t *attrs, const char *const *changed, size_t nchanged, json_t **out,
-		  struct kiln_error *err)
+		      json_t *attrs, const char *const *changed, size_t nchanged, json_t **out,
+		      struct kiln_error *err)
 {
 	size_t i;
 	int rc = PROV_OK;
@@ -630,14 +630,14 @@ int aws_bucket_delete(struct prov_ctx *ctx, const char *id, struct kiln_error *e
 }
 
 int aws_bucket_wait(struct prov_ctx *ctx, enum prov_wait_for what, struct prov_wait *ids, size_t n,
-		struct kiln_error *err)
+		    struct kiln_error *err)
 {
 	return aws_ec2_wait_now(ctx, what, ids, n, err);
 }
 
 /* PutBucketTagging replaces the whole set: the bucket's own tags, with the claim's over them. */
-int aws_bucket_claim(struct prov_ctx *ctx, const struct prov_scope *scope, const char *id, json_t **out,
-		 struct kiln_error *err)
+int aws_bucket_claim(struct prov_ctx *ctx, const struct prov_scope *scope, const char *id,
+		     json_t **out, struct kiln_error *err)
 {
 	json_t *tags = NULL, *claim;
 	int rc = get_tags(ctx, id, &tags, err);

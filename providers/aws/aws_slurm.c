@@ -84,8 +84,8 @@ static void role_reads(json_t *all, const struct spec *spec, const char *kms_key
 			continue;
 		/* A partition's nodes look their controller up (controller_find). */
 		expand_attr(r, "ssm_read",
-			  json_pack("{s:s, s:o, s:b}", "region", spec->provider.region, "leaves",
-				    expand_sorted_strings(leaves, n), "find_controller", finds));
+			    json_pack("{s:s, s:o, s:b}", "region", spec->provider.region, "leaves",
+				      expand_sorted_strings(leaves, n), "find_controller", finds));
 		/* Every node reads the munge key: every role decrypts it. */
 		if (kms_key)
 			json_object_set_new(
@@ -231,8 +231,8 @@ int aws_expand_slurm(struct prov_ctx *ctx, json_t *all, const struct spec *spec,
 
 		expand_attr(r, "key_id", expand_str(spec->scheduler.kms_key.name));
 		expand_why(r, "key_id",
-			 xstrdup("scheduler.kms_key: SSM encrypts the key with it, and only the "
-				 "cluster's roles may decrypt with it, through SSM"));
+			   xstrdup("scheduler.kms_key: SSM encrypts the key with it, and only the "
+				   "cluster's roles may decrypt with it, through SSM"));
 	}
 	param(all, "slurm_conf", LEAF_CONF, "String", conf,
 	      xasprintf("slurm.conf for the controller on compute.%s (configless: every slurmd "
@@ -252,9 +252,9 @@ int aws_expand_slurm(struct prov_ctx *ctx, json_t *all, const struct spec *spec,
 		free(addr);
 		for (k = 0; r && reads[k]; k++)
 			expand_after(r, "aws_ssm_parameter",
-				   strcmp(reads[k], LEAF_MUNGE) == 0  ? "munge_key"
-				   : strcmp(reads[k], LEAF_CONF) == 0 ? "slurm_conf"
-								      : "gres_conf");
+				     strcmp(reads[k], LEAF_MUNGE) == 0	? "munge_key"
+				     : strcmp(reads[k], LEAF_CONF) == 0 ? "slurm_conf"
+									: "gres_conf");
 	}
 	role_reads(all, spec, ctx->kms_key);
 	slurm_cluster_free(&c);

@@ -124,8 +124,8 @@ static int params_live(struct prov_ctx *ctx, const json_t *params, json_t *out,
 	return PROV_OK;
 }
 
-int aws_ssmp_list(struct prov_ctx *ctx, const struct prov_scope *scope, const char *page, json_t **out,
-	      char **next, struct kiln_error *err)
+int aws_ssmp_list(struct prov_ctx *ctx, const struct prov_scope *scope, const char *page,
+		  json_t **out, char **next, struct kiln_error *err)
 {
 	char *path;
 	json_t *body, *resp;
@@ -188,8 +188,8 @@ static char *munge_key(struct kiln_error *err)
 	return b64;
 }
 
-int aws_ssmp_create(struct prov_ctx *ctx, const struct prov_scope *scope, const struct prov_create *op,
-		json_t **out, struct kiln_error *err)
+int aws_ssmp_create(struct prov_ctx *ctx, const struct prov_scope *scope,
+		    const struct prov_create *op, json_t **out, struct kiln_error *err)
 {
 	const char *kind = json_string_value(json_object_get(op->attrs, "kind"));
 	const char *leaf = json_string_value(json_object_get(op->attrs, "leaf"));
@@ -248,8 +248,9 @@ int aws_ssmp_create(struct prov_ctx *ctx, const struct prov_scope *scope, const 
 	return rc;
 }
 
-int aws_ssmp_update(struct prov_ctx *ctx, const struct prov_scope *scope, const char *id, json_t *attrs,
-		const char *const *changed, size_t nchanged, json_t **out, struct kiln_error *err)
+int aws_ssmp_update(struct prov_ctx *ctx, const struct prov_scope *scope, const char *id,
+		    json_t *attrs, const char *const *changed, size_t nchanged, json_t **out,
+		    struct kiln_error *err)
 {
 	size_t i;
 	int rc = PROV_OK;
@@ -280,7 +281,7 @@ int aws_ssmp_delete(struct prov_ctx *ctx, const char *id, struct kiln_error *err
 
 /* A parameter is there once PutParameter answered; gone once DeleteParameter did. */
 int aws_ssmp_wait(struct prov_ctx *ctx, enum prov_wait_for what, struct prov_wait *ids, size_t n,
-	      struct kiln_error *err)
+		  struct kiln_error *err)
 {
 	size_t i;
 
@@ -305,8 +306,8 @@ int aws_ssmp_wait(struct prov_ctx *ctx, enum prov_wait_for what, struct prov_wai
 	return PROV_OK;
 }
 
-int aws_ssmp_claim(struct prov_ctx *ctx, const struct prov_scope *scope, const char *id, json_t **out,
-	       struct kiln_error *err)
+int aws_ssmp_claim(struct prov_ctx *ctx, const struct prov_scope *scope, const char *id,
+		   json_t **out, struct kiln_error *err)
 {
 	json_t *tags = aws_claim_tags(scope), *list = json_array(), *v;
 	const char *k;

@@ -294,8 +294,9 @@ static int relaunch(struct prov_ctx *ctx, const struct prov_scope *scope, json_t
 		rc = aws_launch_init(ctx, &l, addr, json_object_get(g, "attrs"), deps, err);
 		if (rc == PROV_OK)
 			rc = aws_launch_in(ctx, &l, scope, deps, to,
-				       (long)json_integer_value(json_object_get(g, "count")),
-				       json_string_value(json_object_get(g, "token")), &ids, err);
+					   (long)json_integer_value(json_object_get(g, "count")),
+					   json_string_value(json_object_get(g, "token")), &ids,
+					   err);
 		aws_launch_release(&l);
 		if (rc != PROV_OK) {
 			json_decref(ids);
@@ -427,8 +428,9 @@ static int first_with_room(struct prov_ctx *ctx, const struct prov_scope *scope,
 	int rc = PROV_CAPACITY;
 
 	for (i = 0; i < n; i++) {
-		rc = aws_launch_in(ctx, l, scope, op->deps, json_string_value(json_array_get(zones, i)),
-			       count, op->token, ids, err);
+		rc = aws_launch_in(ctx, l, scope, op->deps,
+				   json_string_value(json_array_get(zones, i)), count, op->token,
+				   ids, err);
 		if (rc != PROV_CAPACITY || i + 1 == n)
 			break;
 		log_warn("%s: no capacity for %ld × %s in %s; the group moves to %s (%s)",
@@ -446,8 +448,9 @@ static int first_with_room(struct prov_ctx *ctx, const struct prov_scope *scope,
 	return rc;
 }
 
-int aws_zones_launch(struct prov_ctx *ctx, const struct prov_scope *scope, const struct prov_create *op,
-		 struct launch *l, long count, struct kiln_error *err)
+int aws_zones_launch(struct prov_ctx *ctx, const struct prov_scope *scope,
+		     const struct prov_create *op, struct launch *l, long count,
+		     struct kiln_error *err)
 {
 	const json_t *zones = json_object_get(op->attrs, "zones");
 	json_t *st = NULL, *ids = NULL;

@@ -119,8 +119,8 @@ int sim_block_check(struct prov_ctx *ctx, const struct prov_scope *scope, const 
 		return rc;
 	start = sim_doc_str(doc, "attrs", "start");
 	end = sim_doc_str(doc, "attrs", "end");
-	if (timefmt_now(&now, err) < 0 || !start || !end || timefmt_time_parse_rfc3339(start, &s) < 0 ||
-	    timefmt_time_parse_rfc3339(end, &e) < 0) {
+	if (timefmt_now(&now, err) < 0 || !start || !end ||
+	    timefmt_time_parse_rfc3339(start, &s) < 0 || timefmt_time_parse_rfc3339(end, &e) < 0) {
 		rc = PROV_ERROR;
 	} else if (now < s || now >= e) {
 		kiln_error_set(

@@ -64,7 +64,8 @@ static const char *deletion_name(enum spec_deletion d)
 static void expand_block(json_t *all, const struct spec_group *g, const char *type,
 			 const json_t *zones)
 {
-	json_t *b = expand_capacity_block(all, "sim_capacity_block", g, type, json_deep_copy(zones));
+	json_t *b =
+	    expand_capacity_block(all, "sim_capacity_block", g, type, json_deep_copy(zones));
 	struct kiln_error err = {0};
 	struct sim_block w;
 	int64_t now;
@@ -127,7 +128,8 @@ static int expand_group(json_t *all, const struct spec *spec, const struct spec_
 			expand_dep(r, store_type(fs[i]->tier), fs[i]->name);
 	{
 		char *addr = xasprintf("sim_node_group.%s", g->name);
-		int rc = bootstrap_group_attrs(r, "sim: ", spec, g, addr, t, efa, &sim_boot, false, err);
+		int rc =
+		    bootstrap_group_attrs(r, "sim: ", spec, g, addr, t, efa, &sim_boot, false, err);
 
 		free(addr);
 		if (rc < 0)
@@ -156,8 +158,9 @@ static void expand_network(json_t *all, const struct spec *spec)
 	expand_attr(r, "cidr", expand_str(spec->network.cidr));
 	expand_attr(r, "fabric", json_string(spec_fabric_name(spec->network.fabric)));
 	expand_attr(r, "ingress", ingress);
-	expand_attr(r, "region",
-		  json_string(spec->provider.region ? spec->provider.region : SIM_DEFAULT_REGION));
+	expand_attr(
+	    r, "region",
+	    json_string(spec->provider.region ? spec->provider.region : SIM_DEFAULT_REGION));
 	if (spec->network.fabric == FABRIC_EFA) {
 		r = expand_resource(all, "sim_placement_group", "fabric");
 		expand_attr(r, "strategy", json_string("cluster"));
@@ -205,9 +208,9 @@ static void expand_role(json_t *all, const struct spec *spec, const struct spec_
 	r = expand_resource(all, "sim_role_policy", role->name);
 	/* The same shape as aws's: buckets, nfs stores apart, lustre nowhere. */
 	expand_role_policy_attrs(r, spec, role,
-			       "Lustre clients mount over the network (the network's security "
-			       "group), not through IAM, so the policy grants nothing for lustre "
-			       "stores, as on aws");
+				 "Lustre clients mount over the network (the network's security "
+				 "group), not through IAM, so the policy grants nothing for lustre "
+				 "stores, as on aws");
 	expand_dep(r, "sim_role", role->name);
 	for (i = 0; i < role->nread + role->nwrite; i++) {
 		const struct spec_ref *ref =

@@ -317,12 +317,12 @@ json_t *sim_nodes_view(const json_t *doc)
 			free(when);
 			continue;
 		}
-		node = nodes_new(
-		    json_string_value(idv), zone,
-		    json_string_value(json_object_get(r, "private_ip")),
-		    json_string_value(json_object_get(r, "public_ip")),
-		    !r || up ? "running" : "pending", when,
-		    r && up && told ? json_string_value(json_object_get(r, "report")) : NULL);
+		node = nodes_new(json_string_value(idv), zone,
+				 json_string_value(json_object_get(r, "private_ip")),
+				 json_string_value(json_object_get(r, "public_ip")),
+				 !r || up ? "running" : "pending", when,
+				 r && up && told ? json_string_value(json_object_get(r, "report"))
+						 : NULL);
 		/* Said wherever shown: nothing of it is a real machine. */
 		json_object_set_new(node, "simulated", json_true());
 		free(when);
