@@ -230,17 +230,15 @@ static void findings_show(const struct cli *cli, const struct op_run *r, const c
 
 	fprintf(stderr, "%s: %s: %s has %ld error-level finding%s; nothing was changed\n",
 		cli->prog, cli->cmd, file ? file : "the plan", n, n == 1 ? "" : "s");
-	json_array_foreach(plan_kiln(r->plan, "findings"), i, f)
+	json_array_foreach(plan_findings(r->plan), i, f)
 	{
-		const json_t *addr = json_object_get(f, "address");
+		struct plan_finding pf;
 
-		if (json_object_get(f, "waived") ||
-		    strcmp(json_string_value(json_object_get(f, "severity")) ?: "", "error") != 0)
+		plan_finding_read(f, &pf);
+		if (pf.waived || strcmp(pf.severity ?: "", "error") != 0)
 			continue;
-		fprintf(stderr, "  %s %s: %s\n", json_string_value(json_object_get(f, "rule")),
-			json_is_string(addr) ? json_string_value(addr)
-					     : json_string_value(json_object_get(f, "spec")),
-			json_string_value(json_object_get(f, "message")));
+		fprintf(stderr, "  %s %s: %s\n", pf.rule, pf.address ? pf.address : pf.spec,
+			pf.message);
 	}
 	fprintf(stderr, "  hint: fix the spec and plan again, or waive a finding with a reason and "
 			"an end date (waive: in kiln-spec(5)); kiln audit shows each fix\n");
@@ -264,11 +262,10 @@ static void expiry_print(const json_t *state)
 /* kiln up: what the cluster costs an hour, and when it ends. */
 static void up_summary(const struct op_run *r)
 {
-	const json_t *cost = plan_kiln(r->plan, "cost");
-	const json_t *h = json_object_get(cost, "hourly_after");
+	double hourly;
 
-	if (json_is_number(h)) {
-		char *m = cost_money(json_number_value(h));
+	if (plan_hourly_after(r->plan, &hourly)) {
+		char *m = cost_money(hourly);
 
 		printf("Cost: %s an hour.\n", m);
 		free(m);
@@ -412,7 +409,7 @@ static int apply_admit(struct apply_cmd *a)
 			cmd_report(a->cli, &err);
 			return -1;
 		}
-		ws = json_string_value(plan_kiln(a->saved, "workspace"));
+		ws = plan_workspace(a->saved);
 		if (a->f.ntargets || a->f.nreplace || !a->f.refresh) {
 			cli_error(
 			    a->cli, "they were fixed when the plan was made",
@@ -427,7 +424,7 @@ static int apply_admit(struct apply_cmd *a)
 			return -1;
 		a->f.store.workspace = ws;
 		a->f.destroy = a->destroy = plan_is_destroy(a->saved);
-		a->spec = json_string_value(json_object_get(plan_kiln(a->saved, "spec"), "file"));
+		a->spec = plan_spec_file(a->saved);
 	} else if (!a->f.auto_approve && !isatty(STDIN_FILENO)) {
 		/* The reviewed way to destroy is a destroy plan: a plain one would apply. */
 		cli_error(a->cli,
@@ -452,7 +449,7 @@ static void render_plan(const struct apply_cmd *a, const struct op_run *r)
 				    json_pack("{s:s, s:s}", "kiln", KILN_VERSION, "ui", KILN_UI_VERSION),
 				    "kiln %s", KILN_VERSION);
 		line = plan_summary_line(r->plan);
-		hook = json_deep_copy(plan_kiln(r->plan, "summary"));
+		hook = json_deep_copy(plan_summary(r->plan));
 		json_object_set_new(hook, "operation", json_string("plan"));
 		progress_json_event("change_summary", "info", hook, "%s", line);
 		free(line);
@@ -468,15 +465,14 @@ static void render_plan(const struct apply_cmd *a, const struct op_run *r)
  */
 static void up_summary_json(const struct op_run *r)
 {
-	const json_t *h = json_object_get(plan_kiln(r->plan, "cost"), "hourly_after");
+	double hourly = 0;
+	bool has = plan_hourly_after(r->plan, &hourly);
 	const char *expires = state_expires(r->state);
 
 	progress_json_event("up_summary", "info",
 			    json_pack("{s:s, s:o, s:s?}", "workspace", r->ws->name, "hourly_usd",
-				      json_is_number(h) ? json_real(json_number_value(h))
-							: json_null(),
-				      "expires", expires),
-			    "Cost: %.2f USD an hour; expires %s", json_number_value(h),
+				      has ? json_real(hourly) : json_null(), "expires", expires),
+			    "Cost: %.2f USD an hour; expires %s", hourly,
 			    expires ? expires : "never (no ttl)");
 }
 

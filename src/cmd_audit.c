@@ -71,12 +71,12 @@ static json_t *audit_plan_file(struct cli *cli, struct run_flags *f, const char 
 		cmd_report(cli, &err);
 		return NULL;
 	}
-	spec = json_string_value(json_object_get(plan_kiln(plan, "spec"), "file"));
-	digest = json_string_value(json_object_get(plan_kiln(plan, "spec"), "digest"));
-	ws = json_string_value(plan_kiln(plan, "workspace"));
+	spec = plan_spec_file(plan);
+	digest = plan_spec_digest(plan);
+	ws = plan_workspace(plan);
 	if (ws && cmd_store_flags_plan_workspace(&f->store, cli, path, ws) < 0)
 		goto fail;
-	if (json_is_array(plan_kiln(plan, "findings")))
+	if (plan_findings(plan))
 		return plan;
 	f->store.workspace = ws;
 	e = spec ? cmd_run_engine_only(cli, spec, f) : NULL;
@@ -122,7 +122,7 @@ static void print_text(const struct cli *cli, const json_t *plan, const char *op
 {
 	size_t errors = audit_errors(plan);
 
-	if (!json_array_size(plan_kiln(plan, "findings"))) {
+	if (!json_array_size(plan_findings(plan))) {
 		printf("No findings: %s passes every rule in kiln-rules(7).\n", operand);
 		return;
 	}
@@ -136,7 +136,7 @@ static void print_text(const struct cli *cli, const json_t *plan, const char *op
 /* The SARIF log, its paths relative to the repository holding the spec the plan is of. */
 static void print_sarif(const json_t *plan, const char *operand)
 {
-	const char *spec = json_string_value(json_object_get(plan_kiln(plan, "spec"), "file"));
+	const char *spec = plan_spec_file(plan);
 	char *root = audit_source_root(spec ? spec : operand);
 	json_t *out = audit_sarif(plan, root);
 
@@ -196,8 +196,8 @@ int cmd_audit(int argc, char **argv, struct cli *cli)
 		print_text(cli, plan, operand);
 		break;
 	case FORMAT_JSON:
-		out = json_pack("{s:O?, s:O?}", "findings", plan_kiln(plan, "findings"),
-				"findings_summary", plan_kiln(plan, "findings_summary"));
+		out = json_pack("{s:O?, s:O?}", "findings", plan_findings(plan), "findings_summary",
+				plan_findings_summary(plan));
 		jsonw_dumpf(out, stdout, JSON_INDENT(2) | JSON_SORT_KEYS);
 		fputc('\n', stdout);
 		json_decref(out);

@@ -66,7 +66,7 @@ int cmd_cost(int argc, char **argv, struct cli *cli)
 			goto out;
 		plan = json_incref(r.plan);
 	}
-	if (!json_is_object(plan_kiln(plan, "cost"))) {
+	if (!plan_cost(plan)) {
 		kiln_error_set(&err,
 			       "%s holds no cost: it was saved by a kiln older than `kiln cost`; "
 			       "make the plan again with `kiln plan --out`",
@@ -75,7 +75,7 @@ int cmd_cost(int argc, char **argv, struct cli *cli)
 		goto out;
 	}
 	if (f.json) {
-		jsonw_dumpf(plan_kiln(plan, "cost"), stdout,
+		jsonw_dumpf(plan_cost(plan), stdout,
 			    JSON_INDENT(2) | JSON_SORT_KEYS | JSON_REAL_PRECISION(12));
 		fputc('\n', stdout);
 	} else {

@@ -87,7 +87,7 @@ int cmd_plan(int argc, char **argv, struct cli *cli)
 			       f.out, f.out);
 	}
 	ret = KILN_EXIT_OK;
-	if (f.detailed && json_is_true(plan_kiln(r.plan, "changes")))
+	if (f.detailed && plan_has_changes(r.plan))
 		ret = KILN_EXIT_CHANGES;
 out:
 	operation_finish(&r);

@@ -217,11 +217,10 @@ static void status_scheduler(const struct op_run *r, bool ask, json_t *doc)
 
 static json_t *build(const struct op_run *r, int64_t now)
 {
-	const json_t *cost = plan_kiln(r->plan, "cost");
 	const json_t *x = state_expiry(r->state), *res;
 	const char *created = state_created(r->state);
 	json_t *doc, *groups = json_array(), *storage = json_array(), *ids;
-	double hourly = json_number_value(json_object_get(cost, "hourly_before"));
+	double hourly = 0;
 	const char *addr;
 	int64_t t;
 	size_t nodes = 0;
@@ -229,6 +228,7 @@ static json_t *build(const struct op_run *r, int64_t now)
 	json_t *live = json_object();
 	size_t i;
 
+	plan_hourly_before(r->plan, &hourly); /* 0 when the plan prices nothing */
 	/* What the refresh found changed or gone outside kiln wins over the record. */
 	for (i = 0; i < r->view.ndrift; i++)
 		json_object_set_new(live, r->view.drift[i].address,

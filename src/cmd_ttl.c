@@ -43,8 +43,10 @@ const struct cmd_info cmd_ttl_info = {
     .subcommands = ttl_subs,
 };
 
-static void show(const struct workspace *w, const json_t *x, int64_t now, bool json)
+/* state: w's, or the one extend just committed. */
+static void show(const struct workspace *w, const json_t *state, int64_t now, bool json)
 {
+	const json_t *x = state_expiry(state);
 	int64_t t = 0;
 	bool has = expiry_time(x, &t);
 	char *left = expiry_left_format(t - now);
@@ -63,12 +65,11 @@ static void show(const struct workspace *w, const json_t *x, int64_t now, bool j
 	} else if (!has) {
 		printf("Workspace '%s' has no TTL: it lives until `kiln destroy`.\n", w->name);
 	} else {
-		printf("Workspace '%s' expires %s (%s%s%s).\n", w->name,
-		       json_string_value(json_object_get(x, "expires")), t > now ? "in " : "", left,
+		printf("Workspace '%s' expires %s (%s%s%s).\n", w->name, state_expires(state),
+		       t > now ? "in " : "", left,
 		       t > now ? "" : " ago: the next `kiln reap` destroys it");
-		printf("Set by %s at %s (%s).\n", json_string_value(json_object_get(x, "set_by")),
-		       json_string_value(json_object_get(x, "set_at")),
-		       json_string_value(json_object_get(x, "set_how")) ?: "spec ttl");
+		printf("Set by %s at %s (%s).\n", state_expiry_set_by(state),
+		       state_expiry_set_at(state), state_expiry_set_how(state) ?: "spec ttl");
 	}
 	free(window);
 	free(left);
@@ -110,7 +111,7 @@ static int extend(struct workspace *w, struct store *s, int64_t by, int64_t now,
 		cmd_report(cli, &err);
 		goto out;
 	}
-	show(w, x, now, false);
+	show(w, state, now, false);
 	ret = KILN_EXIT_OK;
 out:
 	git_signature_free(sig);
@@ -178,7 +179,7 @@ int cmd_ttl(int argc, char **argv, struct cli *cli)
 		cmd_report(cli, &err);
 		goto out;
 	}
-	show(w, state_expiry(w->state), now, json);
+	show(w, w->state, now, json);
 	ret = KILN_EXIT_OK;
 out:
 	if (w && workspace_close(w, &err) < 0) {

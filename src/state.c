@@ -444,6 +444,21 @@ const char *state_expires(const json_t *doc)
 	return json_string_value(json_object_get(state_expiry(doc), "expires"));
 }
 
+const char *state_expiry_set_by(const json_t *doc)
+{
+	return json_string_value(json_object_get(state_expiry(doc), "set_by"));
+}
+
+const char *state_expiry_set_at(const json_t *doc)
+{
+	return json_string_value(json_object_get(state_expiry(doc), "set_at"));
+}
+
+const char *state_expiry_set_how(const json_t *doc)
+{
+	return json_string_value(json_object_get(state_expiry(doc), "set_how"));
+}
+
 const char *state_created(const json_t *doc)
 {
 	return json_string_value(json_object_get(doc, "created"));
