@@ -34,6 +34,7 @@ Figures only: timings belong here, not in tests.
 """
 import collections
 import json
+import math
 import os
 import re
 import resource
@@ -209,6 +210,130 @@ def spec_text(groups):
     for i in range(min(50, groups)):
         lines.append(f"    r{i}: {{read: [s{i}], write: [s{(i + 1) % groups}]}}")
     return "\n".join(lines) + "\n"
+
+
+def b36(i):
+    digits = "0123456789abcdefghijklmnopqrstuvwxyz"
+    out = ""
+    while True:
+        out = digits[i % 36] + out
+        i //= 36
+        if i == 0:
+            return out
+
+
+def phase_spec(n):
+    """About n resources in under 1 MiB (the spec limit): the groups share one
+    anchored body (an alias each, within the loader's 100,000-node expansion
+    bound), the stores are written out, and 50 roles each read and write two."""
+    roles = max(1, min(50, n // 20))
+    groups = (n - 1 - 2 * roles) // 2
+    stores = n - 1 - 2 * roles - groups
+    lines = ["kiln: 1", "cluster: bench", "provider: {name: sim}",
+             "network: {cidr: 10.0.0.0/16, fabric: ena}", "compute:"]
+    for i in range(groups):
+        lines.append(f"  g{b36(i)}: " + ("&g {gpu: L4:1, role: r0}" if i == 0 else "*g"))
+    lines.append("storage:")
+    for i in range(stores):
+        lines.append(f"  s{b36(i)}: {{tier: object}}")
+    lines.append("iam:")
+    lines.append("  roles:")
+    for i in range(roles):
+        lines.append(f"    r{i}: {{read: [s{b36(i % stores)}], write: [s{b36((i + 1) % stores)}]}}")
+    return "\n".join(lines) + "\n", 1 + groups + stores + 2 * roles
+
+
+# KILN_BENCH_PHASE_SIZES=1000,5000 shortens a try; the figures of record use these.
+PHASE_SIZES = tuple(int(x) for x in
+                    os.environ.get("KILN_BENCH_PHASE_SIZES", "1000,10000,50000").split(","))
+PHASE_MAX_EXPONENT = 1.15
+# The debug lines of operation.c, each "... (CPU N ms)".
+PHASE_LINES = [("load+expand", r"loaded and expanded .* \(CPU (\d+) ms\)"),
+               ("read state", r"read workspace .* \(CPU (\d+) ms\)"),
+               ("refresh", r"refreshed .* \(CPU (\d+) ms\)"),
+               ("diff+plan", r"planned .* \(CPU (\d+) ms\)")]
+
+
+def fitted_exponent(sizes, secs):
+    """The slope of log(time) over log(size), least squares: 1 is linear."""
+    xs = [math.log(n) for n in sizes]
+    ys = [math.log(max(t, 1e-6)) for t in secs]
+    mx, my = sum(xs) / len(xs), sum(ys) / len(ys)
+    return (sum((x - mx) * (y - my) for x, y in zip(xs, ys)) /
+            sum((x - mx) ** 2 for x in xs))
+
+
+def bench_phases(tmp):
+    """Issue 30's item 1: each phase of validate, a no-change plan and the
+    first apply on sim, per resource at 1k, 10k and 50k resources, with the
+    fitted exponent; a phase above PHASE_MAX_EXPONENT fails make bench."""
+    print(f"phases on sim: CPU per resource at {', '.join(str(n) for n in PHASE_SIZES)} resources,"
+          f" and the fitted exponent (least squares of log time on log size); plan rows are the"
+          f" median of 3 runs")
+    env = dict(os.environ, KILN_AUTHOR="Bench <bench@example.com>",
+               KILN_SIM_LATENCY_MS="0", KILN_SIM_READY_MS="0")
+    for k in ("KILN_STATE", "KILN_WORKSPACE", "KILN_SIM_DIR", "KILN_SIM_FAIL_RATE",
+              "KILN_SIM_CAPACITY", "KILN_STATE_KEY", "KILN_STATE_KEY_FILE"):
+        env.pop(k, None)
+    rows = collections.OrderedDict()
+    rss = {}
+    totals = {}
+    for n in PHASE_SIZES:
+        work = os.path.join(tmp, f"phases-{n}")
+        os.makedirs(work)
+        text, total = phase_spec(n)
+        with open(os.path.join(work, "kiln.yaml"), "w") as f:
+            f.write(text)
+        totals[n] = total
+        best = min((measured([KILN, "validate", "-q", "kiln.yaml"], work, env) for _ in range(3)),
+                   key=lambda r: r[1])
+        if best[3] != 0:
+            sys.exit(f"validate of {n} failed: {best[5][-800:]}")
+        rows.setdefault("validate", {})[n] = best[1]
+        wall, cpu, peak, rc, out, err = measured(
+            [KILN, "apply", "--auto-approve", "--json", "--parallelism", "32"], work, env)
+        if rc != 0:
+            sys.exit(f"apply of {n} failed: {err[-800:]}")
+        rows.setdefault("first apply", {})[n] = cpu
+        runs = [measured([KILN, "--log-level", "debug", "plan", "--json"], work, env)
+                for _ in range(3)]
+        for r in runs:
+            if r[3] != 0:
+                sys.exit(f"plan of {n} failed: {r[5][-800:]}")
+        for name, pattern in PHASE_LINES:
+            got = []
+            for r in runs:
+                m = re.search(pattern, r[5])
+                if not m:
+                    sys.exit(f"plan of {n}: no '{name}' timing in its debug output")
+                got.append(int(m.group(1)) / 1000)
+            rows.setdefault(name, {})[n] = statistics.median(got)
+        plan_cpu = statistics.median(r[1] for r in runs)
+        phased = sum(rows[name][n] for name, _ in PHASE_LINES)
+        rows.setdefault("plan: the rest", {})[n] = max(plan_cpu - phased, 0.0)
+        rows.setdefault("plan (whole)", {})[n] = plan_cpu
+        rss[n] = max(r[2] for r in runs) / 1024
+        shutil.rmtree(work, ignore_errors=True)
+    sizes = list(PHASE_SIZES)
+    print(f"  {'phase':<16}" + "".join(f"{f'us/res @{n}':>14}" for n in sizes) +
+          f"{'exponent':>10}")
+    over = []
+    for name, by in rows.items():
+        secs = [by[n] for n in sizes]
+        e = fitted_exponent([totals[n] for n in sizes], secs)
+        # A phase under 20 ms even at the largest size is noise, not growth.
+        judged = secs[-1] >= 0.02
+        mark = "" if not judged else (" ok" if e <= PHASE_MAX_EXPONENT else " OVER")
+        if judged and e > PHASE_MAX_EXPONENT and name != "plan: the rest":
+            over.append(f"{name} {e:.2f}")
+        print(f"  {name:<16}" + "".join(f"{by[n] * 1e6 / totals[n]:>14.1f}" for n in sizes) +
+              f"{e:>10.2f}{mark}")
+    big = sizes[-1]
+    print(f"  plan of {totals[big]}: {rows['plan (whole)'][big]:.2f} s CPU (target 3 s),"
+          f" peak RSS {rss[big]:.0f} MiB (target 250 MiB),"
+          f" {rss[big] * 1024 / totals[big]:.1f} KiB a resource")
+    print(f"  validate of {totals[big]} resources: {rows['validate'][big]:.3f} s CPU")
+    return over
 
 
 def bench_validate(tmp):
@@ -440,9 +565,12 @@ def main():
     tmp = tempfile.mkdtemp(prefix="kiln-bench.")
     try:
         print(f"kiln benchmarks: {KILN}")
-        which = os.environ.get("KILN_BENCH", "validate,state,engine,ready,aws").split(",")
+        which = os.environ.get("KILN_BENCH", "validate,phases,state,engine,ready,aws").split(",")
+        over = []
         if "validate" in which:
             bench_validate(tmp)
+        if "phases" in which:
+            over = bench_phases(tmp)
         if "state" in which:
             bench_state(tmp)
         if "engine" in which:
@@ -451,6 +579,9 @@ def main():
             bench_ready(tmp)
         if "aws" in which:
             bench_aws(tmp)
+        if over:
+            sys.stdout.flush()
+            sys.exit(f"kiln bench: phases above exponent {PHASE_MAX_EXPONENT}: {', '.join(over)}")
     finally:
         shutil.rmtree(tmp)
 

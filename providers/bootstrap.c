@@ -7,6 +7,7 @@
 
 #include "crypt.h"
 #include "expand.h"
+#include "spec_index.h"
 #include "str.h"
 #include "strbuf.h"
 
@@ -667,8 +668,16 @@ char *bootstrap_fill(const char *doc, const json_t *values, struct kiln_error *e
 
 const struct spec_store *bootstrap_local_store(const struct spec *spec, const struct spec_group *g)
 {
-	size_t i;
+	size_t i, n;
 
+	if (spec_index_fresh(spec)) {
+		const struct spec_store *const *locals = spec_index_locals(spec, &n);
+
+		for (i = 0; i < n; i++)
+			if (spec_local_on(locals[i], g))
+				return locals[i];
+		return NULL;
+	}
 	for (i = 0; i < spec->nstores; i++)
 		if (spec_local_on(&spec->stores[i], g))
 			return &spec->stores[i];
@@ -696,6 +705,40 @@ bool bootstrap_mounts_store(const struct spec *spec, const struct spec_group *g,
 	return false;
 }
 
+static int store_order(const void *a, const void *b)
+{
+	const struct spec_store *x = *(const struct spec_store *const *)a;
+	const struct spec_store *y = *(const struct spec_store *const *)b;
+
+	return x < y ? -1 : x > y;
+}
+
+const struct spec_store **bootstrap_mounted_stores(const struct spec *spec,
+						   const struct spec_group *g, size_t *n)
+{
+	const struct spec_role *r = g->role.name ? spec_role_find(spec, g->role.name) : NULL;
+	const struct spec_store **out;
+	size_t i, k = 0;
+
+	*n = 0;
+	if (!r)
+		return NULL;
+	out = xcalloc(r->nread + r->nwrite + 1, sizeof(*out));
+	for (i = 0; i < r->nread + r->nwrite; i++) {
+		const struct spec_ref *ref = i < r->nread ? &r->read[i] : &r->write[i - r->nread];
+		const struct spec_store *s = ref->name ? spec_store_find(spec, ref->name) : NULL;
+
+		if (s && (s->tier == TIER_LUSTRE || s->tier == TIER_NFS))
+			out[k++] = s;
+	}
+	/* The spec's order, each once: a role may read and write the same store. */
+	qsort(out, k, sizeof(*out), store_order);
+	for (i = 0; i < k; i++)
+		if (*n == 0 || out[*n - 1] != out[i])
+			out[(*n)++] = out[i];
+	return out;
+}
+
 /* AWS's user guide for EFS ("Recommended NFS mount settings"), and FSx for Lustre's. */
 const char boot_nfs_options[] =
     "nfsvers=4.1,rsize=1048576,wsize=1048576,hard,timeo=600,retrans=2,noresvport,_netdev,nofail";
@@ -706,8 +749,10 @@ char *bootstrap_group_document(const struct spec *spec, const struct spec_group 
 			       const struct boot_cloud *cloud, bool zoned, char **mounts,
 			       struct kiln_error *err)
 {
-	struct boot_mount *m = xcalloc(spec->nstores + 1, sizeof(*m));
-	char **owned = xcalloc(4 * spec->nstores + 1, sizeof(*owned));
+	size_t nmounted;
+	const struct spec_store **mounted = bootstrap_mounted_stores(spec, g, &nmounted);
+	struct boot_mount *m = xcalloc(nmounted + 1, sizeof(*m));
+	char **owned = xcalloc(4 * nmounted + 1, sizeof(*owned));
 	const struct spec_store *local = bootstrap_local_store(spec, g);
 	struct boot_input in = {0};
 	struct strbuf note = {0};
@@ -715,12 +760,10 @@ char *bootstrap_group_document(const struct spec *spec, const struct spec_group 
 	const char **keys;
 	char *doc, *sched;
 
-	for (i = 0; i < spec->nstores; i++) {
-		const struct spec_store *s = &spec->stores[i];
+	for (i = 0; i < nmounted; i++) {
+		const struct spec_store *s = mounted[i];
 		char *src = NULL, *find = NULL, *why = NULL;
 
-		if (!bootstrap_mounts_store(spec, g, s))
-			continue;
 		cloud->source(spec, s, zoned, &src, &find, &why);
 		owned[no++] = src;
 		owned[no++] = find;
@@ -775,6 +818,7 @@ char *bootstrap_group_document(const struct spec *spec, const struct spec_group 
 		free(owned[i]);
 	free(owned);
 	free(m);
+	free(mounted);
 	if (bootstrap_check_size(spec, g, doc, err) < 0) {
 		free(doc);
 		sb_release(&note);

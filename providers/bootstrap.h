@@ -129,6 +129,13 @@ const struct spec_store *bootstrap_local_store(const struct spec *spec, const st
  */
 bool bootstrap_mounts_store(const struct spec *spec, const struct spec_group *g,
 			    const struct spec_store *s);
+/*
+ * The file systems g mounts (bootstrap_mounts_store), in the spec's order, found
+ * through g's role rather than by asking of every store; *n of them (caller
+ * frees the array).
+ */
+const struct spec_store **bootstrap_mounted_stores(const struct spec *spec,
+						   const struct spec_group *g, size_t *n);
 
 #endif
 

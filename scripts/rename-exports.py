@@ -168,6 +168,7 @@ RENAMES = [
     ("boot_group_document", "bootstrap_group_document"),  # providers/bootstrap.c
     ("boot_local_store", "bootstrap_local_store"),  # providers/bootstrap.c
     ("boot_mounts_store", "bootstrap_mounts_store"),  # providers/bootstrap.c
+    ("boot_mounted_stores", "bootstrap_mounted_stores"),  # providers/bootstrap.c (merged from main after the first run)
     ("boot_placeholder", "bootstrap_placeholder"),  # providers/bootstrap.c
     ("pexp_access_attrs", "expand_access_attrs"),  # providers/expand.c
     ("pexp_after", "expand_after"),  # providers/expand.c

@@ -8,6 +8,7 @@
  */
 #include "spec.h"
 #include "spec_load.h"
+#include "spec_index.h"
 
 #include <ctype.h>
 #include <errno.h>
@@ -551,6 +552,7 @@ int spec_load_buffer(struct spec **out, const char *file, const char *buf, size_
 	ld.src = buf;
 	ld.srclen = len;
 	load_root(&ld, spec->root);
+	spec_index_build(spec);
 	*out = spec;
 	return d->errors > errors ? -1 : 0;
 }
@@ -608,6 +610,7 @@ void spec_free(struct spec *spec)
 
 	if (!spec)
 		return;
+	spec_index_free(spec->index);
 	for (i = 0; i < spec->nvars; i++) {
 		free(spec->vars[i].name);
 		free(spec->vars[i].value);
@@ -681,6 +684,8 @@ const struct spec_group *spec_group_find(const struct spec *spec, const char *na
 {
 	size_t i;
 
+	if (spec_index_fresh(spec))
+		return spec_index_group(spec, name);
 	for (i = 0; i < spec->ngroups; i++)
 		if (strcmp(spec->groups[i].name, name) == 0)
 			return &spec->groups[i];
@@ -691,6 +696,8 @@ const struct spec_store *spec_store_find(const struct spec *spec, const char *na
 {
 	size_t i;
 
+	if (spec_index_fresh(spec))
+		return spec_index_store(spec, name);
 	for (i = 0; i < spec->nstores; i++)
 		if (strcmp(spec->stores[i].name, name) == 0)
 			return &spec->stores[i];
@@ -701,6 +708,8 @@ const struct spec_role *spec_role_find(const struct spec *spec, const char *name
 {
 	size_t i;
 
+	if (spec_index_fresh(spec))
+		return spec_index_role(spec, name);
 	for (i = 0; i < spec->nroles; i++)
 		if (strcmp(spec->roles[i].name, name) == 0)
 			return &spec->roles[i];

@@ -347,6 +347,8 @@ struct spec {
 	struct spec_step *bootstrap;	/* top level: every group runs these first */
 	size_t nbootstrap;
 	struct spec_workload workload;
+	/* Names hashed once loaded (spec_index.h); a cache, never the truth. */
+	struct spec_index *index;
 };
 
 /* A --var NAME=VALUE from the command line. */

@@ -3,6 +3,8 @@
  * substitution, and the message (and position) of every shape error.
  */
 #include "testutil.h"
+#include "spec_index.h"
+#include "strbuf.h"
 
 /* Three lines every small spec starts with; the section under test is line 4 on. */
 #define HEAD                                                                                       \
@@ -80,6 +82,62 @@ static void load_bytes_refused(struct fx *f, const char *buf, size_t len)
 	assert_int_equal(spec_load_buffer(&f->spec, TEST_FILE, buf, len, NULL, &f->d), -1);
 	assert_null(f->spec);
 	assert_int_equal(f->d.errors, 1);
+}
+
+/* The names index (spec_index.c). */
+
+/* Every name resolves through the index as a scan of the arrays resolves it. */
+static void test_the_index_finds_what_a_scan_finds(void **state)
+{
+	struct fx *f = *state;
+	struct strbuf y = {0};
+	const struct spec *s;
+	size_t i;
+
+	sb_adds(&y, "kiln: 1\ncluster: c\nprovider: {name: sim}\nnetwork: {cidr: 10.0.0.0/16}\n"
+		    "compute:\n");
+	for (i = 0; i < 300; i++)
+		sb_addf(&y, "  g%zu: {gpu: L4:1, role: r%zu}\n", i, i % 7);
+	sb_adds(&y, "storage:\n");
+	for (i = 0; i < 300; i++)
+		sb_addf(&y, "  s%zu: {tier: object}\n", i);
+	sb_adds(&y, "iam:\n  roles:\n");
+	for (i = 0; i < 7; i++)
+		sb_addf(&y, "    r%zu: {read: [s%zu]}\n", i, i);
+	s = load_clean(f, y.buf);
+	sb_release(&y);
+	assert_true(spec_index_fresh(s));
+	for (i = 0; i < s->ngroups; i++)
+		assert_ptr_equal(spec_group_find(s, s->groups[i].name), &s->groups[i]);
+	for (i = 0; i < s->nstores; i++)
+		assert_ptr_equal(spec_store_find(s, s->stores[i].name), &s->stores[i]);
+	for (i = 0; i < s->nroles; i++)
+		assert_ptr_equal(spec_role_find(s, s->roles[i].name), &s->roles[i]);
+	assert_null(spec_group_find(s, "s1"));
+	assert_null(spec_store_find(s, "g1"));
+	assert_null(spec_role_find(s, "g1"));
+	assert_null(spec_group_find(s, ""));
+}
+
+/* A group pushed after loading makes the index stale; the finders scan again. */
+static void test_a_stale_index_is_never_read(void **state)
+{
+	struct fx *f = *state;
+	struct spec *s;
+	struct spec_group *g;
+
+	load_clean(f, full_spec);
+	s = f->spec;
+	assert_true(spec_index_fresh(s));
+	g = ARRAY_PUSH(s->groups, s->ngroups, s->groups_cap);
+	memset(g, 0, sizeof(*g));
+	g->name = xstrdup("late");
+	assert_false(spec_index_fresh(s));
+	assert_ptr_equal(spec_group_find(s, "late"), g);
+	assert_ptr_equal(spec_group_find(s, "trainers"), &s->groups[0]);
+	spec_index_build(s);
+	assert_true(spec_index_fresh(s));
+	assert_ptr_equal(spec_group_find(s, "late"), g);
 }
 
 /* The full spec. */
@@ -1604,6 +1662,8 @@ int main(void)
 	    kiln_test(test_waiver_with_an_unknown_key_suggests_the_closest),
 	    kiln_test(test_waiver_until_must_be_a_real_date),
 	    kiln_test(test_waiver_until_on_a_leap_day_is_accepted),
+	    kiln_test(test_the_index_finds_what_a_scan_finds),
+	    kiln_test(test_a_stale_index_is_never_read),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
