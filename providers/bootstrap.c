@@ -7,7 +7,6 @@
 
 #include "crypt.h"
 #include "expand.h"
-#include "spec_index.h"
 #include "str.h"
 #include "strbuf.h"
 

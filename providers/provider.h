@@ -238,6 +238,23 @@ enum prov_part {
 	PART_ROLE,   /* iam.roles.NAME: the resource holding the role's policy */
 };
 
+/* What a resource type is part of, as a reader groups a cluster's drawing. */
+enum prov_tier {
+	PROV_TIER_OTHER = 0,
+	PROV_TIER_NETWORK,
+	PROV_TIER_COMPUTE,
+	PROV_TIER_STORAGE,
+	PROV_TIER_IAM,
+};
+
+/* A provider's table of its types' tiers, for its type_tier hook. */
+struct prov_type_tier {
+	const char *type;
+	enum prov_tier tier;
+};
+/* The tier of type in tiers[0..n); PROV_TIER_OTHER when it is not there. */
+enum prov_tier provider_tier_find(const struct prov_type_tier *tiers, size_t n, const char *type);
+
 struct provider {
 	const char *name; /* "sim", "aws": the spec's provider.name */
 	bool simulated;	  /* every output says so */
@@ -298,6 +315,12 @@ struct provider {
 			 json_t *offers, struct kiln_error *err);
 	/* The type of the resource named NAME that carries a spec part (TYPE.NAME). */
 	const char *(*part_type)(enum prov_part part);
+	/*
+	 * The tier a type belongs to, for `kiln graph`'s clusters: network,
+	 * compute, storage or IAM; PROV_TIER_OTHER for what is none of them.
+	 * NULL: every type is other.
+	 */
+	enum prov_tier (*type_tier)(const char *type);
 	/*
 	 * What one resource of this type costs with these input attributes:
 	 * components ({"name", "unit", "quantity", "unit_price", "hourly"}, USD)

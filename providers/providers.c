@@ -19,6 +19,16 @@ static const struct provider *const providers[] = {
     &provider_sim,
 };
 
+enum prov_tier provider_tier_find(const struct prov_type_tier *tiers, size_t n, const char *type)
+{
+	size_t i;
+
+	for (i = 0; type && i < n; i++)
+		if (strcmp(tiers[i].type, type) == 0)
+			return tiers[i].tier;
+	return PROV_TIER_OTHER;
+}
+
 const struct provider *provider_find(const char *name)
 {
 	size_t i;

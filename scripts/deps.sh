@@ -18,12 +18,13 @@ libgit2:libgit2-dev yaml-0.1:libyaml-dev libxml-2.0:libxml2-dev zlib:zlib1g-dev 
 # munge and ip: the real-Slurm test in network namespaces (tests/e2e/slurm.sh), and
 # systemd-analyze: the units and drop-ins its nodes' boot scripts write are verified
 # (script: a terminal for kiln status, which must not prompt, tests/e2e/access.sh);
-# zsh and fish: kiln completion's scripts are parsed and run by them (tests/e2e/completion.sh)
+# zsh and fish: kiln completion's scripts are parsed and run by them (tests/e2e/completion.sh);
+# dot: kiln graph's DOT is read by Graphviz (tests/e2e/timing.sh)
 tools="cc:gcc make:make pkg-config:pkg-config groff:groff-base git:git man:man-db
 python3:python3 openssl:openssl shuf:coreutils jq:jq node:nodejs
 cloud-init:cloud-init shellcheck:shellcheck ssh:openssh-client ssh-keygen:openssh-client
 chromium:chromium slurmctld:slurmctld slurmd:slurmd sinfo:slurm-client munged:munge
-ip:iproute2 unshare:util-linux systemd-analyze:systemd script:bsdutils zsh:zsh fish:fish"
+ip:iproute2 unshare:util-linux systemd-analyze:systemd script:bsdutils zsh:zsh fish:fish dot:graphviz"
 
 missing=""
 for pair in $tools; do

@@ -253,6 +253,7 @@ RENAMES = [
     ("op_plan_is_empty", "operation_plan_is_empty"),  # src/operation.c
     ("op_plan_purchase", "operation_plan_purchase"),  # src/operation.c
     ("op_plan_spec", "operation_plan_spec"),  # src/operation.c
+    ("op_quota", "operation_quota"),  # src/operation.c (merged from main after the first run)
     ("op_plan_upfront", "operation_plan_upfront"),  # src/operation.c
     ("op_repair", "operation_repair"),  # src/operation.c
     ("op_repair_outcome_release", "operation_repair_outcome_release"),  # src/operation.c

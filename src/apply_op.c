@@ -171,6 +171,36 @@ static int round_purchase(struct apply_op *op, const struct op_run *r)
 	return -1;
 }
 
+/*
+ * The team budgets and quotas (quota.h) over r's plan: checked before the
+ * question, claimed after it (a claim made by compare-and-swap, so that
+ * two applies racing against one limit never both pass); -1 after saying
+ * why not. A limit is waived only for a saved plan whose approvals count.
+ */
+static int round_quota(struct apply_op *op, struct op_run *r, bool reserve)
+{
+	const struct apply_op_options *o = op->o;
+	struct kiln_error err = {0};
+	int rc;
+
+	if (json_object_size(o->waivers) && !json_array_size(o->approved)) {
+		kiln_error_set(&err, "--waive-limit waives a limit only for a saved plan whose "
+				     "approvals count; nothing was changed");
+		kiln_error_hint(&err,
+				"save the plan (kiln plan %s --out plan.kiln), have it approved "
+				"(kiln approve), and apply it with --require-approvals N "
+				"--waive-limit 'LIMIT=REASON'",
+				r->spec_path);
+		say(op, &err, false);
+		return -1;
+	}
+	rc = operation_quota(r, reserve, o->waivers, &err);
+	if (rc == 0)
+		return 0;
+	say(op, &err, false);
+	return -1;
+}
+
 /* Ask, unless a saved plan (reviewing it was the approval) or --auto-approve; -1 when not. */
 static int round_ask(struct apply_op *op, const struct op_run *r)
 {
@@ -237,7 +267,8 @@ static enum apply_op_status round_execute(struct apply_op *op, struct op_run *r)
 	enum apply_op_status st = APPLY_OP_FAILED;
 
 	op->executed = true;
-	if ((!o->run.destroy && round_purchase(op, r) < 0) || round_ask(op, r) < 0)
+	if ((!o->run.destroy && (round_purchase(op, r) < 0 || round_quota(op, r, false) < 0)) ||
+	    round_ask(op, r) < 0 || (!o->run.destroy && round_quota(op, r, true) < 0))
 		return APPLY_OP_FAILED;
 	if (operation_apply(r, what, &ao, &out, &err) < 0) {
 		say(op, &err, false);

@@ -75,6 +75,7 @@ struct apply_op_options {
 	json_t *approved;      /* its Kiln-Approval trailers that count, or NULL; released too */
 	int64_t ttl;	       /* --ttl, 0 when not given */
 	bool allow_purchase;   /* --allow-purchase */
+	json_t *waivers;       /* --waive-limit: {LIMIT: REASON}, or NULL; owned by the caller */
 	bool auto_approve;     /* do not ask */
 	int parallelism;
 	bool keep_secrets;	/* a state key is set: secrets are read back and sealed */

@@ -32,6 +32,8 @@ enum {
 	OPT_ALLOW_PURCHASE,
 	OPT_WAIT,
 	OPT_WAIT_TIMEOUT,
+	OPT_WAIVE_LIMIT,
+	OPT_WAIVE_REASON,
 };
 
 static const struct cli_option apply_options[] = {
@@ -61,6 +63,11 @@ static const struct cli_option apply_options[] = {
      "let this apply buy what its plan buys up front (a Capacity Block), which otherwise "
      "only a saved plan applied with --require-approvals may; the commit names each "
      "purchase (Kiln-Purchase: ID FEE)"},
+    {"waive-limit", 0, true, OPT_WAIVE_LIMIT, "LIMIT",
+     "apply a saved plan whose approvals count past one team limit of the policy "
+     "(kiln-policy(5)), named as the refusal names it (team=research:max_gpus); needs "
+     "--waive-reason; the commit records both (Kiln-Quota-Waived)"},
+    {"waive-reason", 0, true, OPT_WAIVE_REASON, "TEXT", "why --waive-limit's limit is waived"},
     {"wait", 0, false, OPT_WAIT, NULL,
      "when capacity bought for a window (a Capacity Block) has not started, keep going: "
      "apply again every KILN_WAIT_POLL_MS (default 60000) until the nodes launch into it, "
@@ -300,6 +307,7 @@ struct apply_cmd {
 	json_t *approved;	/* the Kiln-Approval trailers of those that count */
 	int have_key;		/* crypt_key_load: 1 a state key is set */
 	bool allow_purchase;	/* --allow-purchase */
+	const char *waive_limit, *waive_reason; /* --waive-limit, --waive-reason */
 	struct apply_wait wait; /* --wait, --wait-timeout and what later rounds keep to */
 	struct apply_op_options opts; /* the operation asked, as its rounds change it */
 	struct progress pg;	      /* the executor's display */
@@ -341,6 +349,10 @@ static int apply_parse(struct apply_cmd *a, struct cli_parser *p, int argc, char
 			a->health_arg = p->optarg;
 		else if (opt == OPT_ALLOW_PURCHASE)
 			a->allow_purchase = true;
+		else if (opt == OPT_WAIVE_LIMIT)
+			a->waive_limit = p->optarg;
+		else if (opt == OPT_WAIVE_REASON)
+			a->waive_reason = p->optarg;
 		else if (opt == OPT_WAIT)
 			a->wait.on = true;
 		else if (opt == OPT_WAIT_TIMEOUT)
@@ -350,6 +362,17 @@ static int apply_parse(struct apply_cmd *a, struct cli_parser *p, int argc, char
 				return -1;
 		} else if (cmd_run_flags_handle(&a->f, a->cli, opt, p->optarg) < 0)
 			return -1;
+	}
+	if (!a->waive_limit != !a->waive_reason ||
+	    (a->waive_reason && (!a->waive_reason[0] || strchr(a->waive_reason, '\n')))) {
+		cli_error(a->cli,
+			  "name the limit as the refusal names it and say why on one line: "
+			  "--waive-limit team=research:max_gpus --waive-reason 'the launch week'",
+			  "%s",
+			  !a->waive_reason  ? "--waive-limit needs --waive-reason TEXT"
+			  : !a->waive_limit ? "--waive-reason needs --waive-limit LIMIT"
+					    : "--waive-reason must be one line of text");
+		return -1;
 	}
 	a->operand = a->spec = cmd_run_spec_operand(a->cli, a->f.spec, argc, argv, p->optind);
 	if (!a->operand ||
@@ -677,6 +700,8 @@ static int apply_operation(struct apply_cmd *a)
 	a->saved = a->approved = NULL;
 	a->opts.ttl = a->ttl;
 	a->opts.allow_purchase = a->allow_purchase;
+	if (a->waive_limit)
+		a->opts.waivers = json_pack("{s:s}", a->waive_limit, a->waive_reason);
 	a->opts.auto_approve = a->f.auto_approve;
 	a->opts.parallelism = a->f.parallelism;
 	a->opts.keep_secrets = a->have_key == 1;
@@ -728,6 +753,7 @@ out:
 	json_decref(a.approved);
 	json_decref(a.opts.saved);
 	json_decref(a.opts.approved);
+	json_decref(a.opts.waivers);
 	approval_policy_release(&a.ap);
 	apply_wait_release(&a.wait);
 	cmd_run_flags_release(&a.f);

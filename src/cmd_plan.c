@@ -86,6 +86,11 @@ int cmd_plan(int argc, char **argv, struct cli *cli)
 			       "apply %s\n",
 			       f.out, f.out);
 	}
+	/* The team limits an apply of this plan would be held to (kiln-policy(5)). */
+	if (!f.destroy && operation_quota(&r, false, NULL, &err) != 0) {
+		cmd_report(cli, &err);
+		goto out;
+	}
 	ret = KILN_EXIT_OK;
 	if (f.detailed && plan_has_changes(r.plan))
 		ret = KILN_EXIT_CHANGES;

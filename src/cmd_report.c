@@ -40,9 +40,12 @@ const struct cmd_info cmd_report_info = {
 		   "utilization) and the cost per useful GPU-hour. History from before the\n"
 		   "ledger is reported with its cost unknown, never $0. Subtotals by workspace,\n"
 		   "cluster or a spec tag, and a total.\n\n"
-		   "--format html writes one self-contained page (a table and SVG charts of\n"
-		   "cost over time and of utilization; nothing fetched). KILN_NOW (RFC 3339)\n"
-		   "sets the clock, for tests. Nothing is changed and no lock is taken.",
+		   "--format html writes one self-contained page for a FinOps review (nothing\n"
+		   "fetched): the tables, where the money went (compute, storage, up-front\n"
+		   "fees, retained and orphaned storage, idle GPU-hours and their cost), and\n"
+		   "charts of the burn against the budget, the cost by kind, GPU utilization\n"
+		   "per group and the cost over time. KILN_NOW (RFC 3339) sets the clock, for\n"
+		   "tests. Nothing is changed and no lock is taken.",
     .options = options,
     .noptions = sizeof(options) / sizeof(options[0]),
     .see_also = "kiln-report(1), kiln-state(1), kiln-status(1)",

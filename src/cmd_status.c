@@ -5,8 +5,9 @@
  *
  * Made from a plan (cmd_run_plan_spec; no lock): the refresh reads what is
  * live, and the plan's cost section prices what runs now (hourly_before).
- * Cost so far is that hourly cost times the hours since "created" in the
- * state: an estimate that assumes the cluster kept its current size.
+ * Cost so far is the running lifetime's cost from the ledger, computed by
+ * report_workspace, the walk `kiln report` makes: every resize and every
+ * up-front purchase counted, the same figure to the cent at one instant.
  */
 #include <math.h>
 #include <stdlib.h>
@@ -21,6 +22,7 @@
 #include "expiry.h"
 #include "health.h"
 #include "plan.h"
+#include "report.h"
 #include "scheduler.h"
 #include "state.h"
 #include "jsonw.h"
@@ -50,9 +52,10 @@ const struct cmd_info cmd_status_info = {
 		   "--refresh=false), and show each node group with its running nodes (one line\n"
 		   "each: address, zone, state, and the health the node reported with the\n"
 		   "reason, or not reported), each store, the cost per hour of what runs now,\n"
-		   "the cost so far (that hourly cost times the time since the apply that\n"
-		   "brought the cluster up: an estimate that assumes the cluster kept its\n"
-		   "size), and the time left before its TTL ends. Changes a plan would make are\n"
+		   "the cost so far (from the cost ledger in the state history, every resize\n"
+		   "and up-front purchase counted: the figure kiln report gives the running\n"
+		   "lifetime at the same instant, to the cent), and the time left before its\n"
+		   "TTL ends. Changes a plan would make are\n"
 		   "counted. Nothing is changed and no lock is taken.\n\n"
 		   "With scheduler: slurm, the Slurm controller's group, and per partition how\n"
 		   "many nodes joined, asked from slurmctld itself: sinfo runs on the controller\n"
@@ -215,7 +218,7 @@ static void status_scheduler(const struct op_run *r, bool ask, json_t *doc)
 	free(node);
 }
 
-static json_t *build(const struct op_run *r, int64_t now)
+static json_t *build(const struct op_run *r, int64_t now, const json_t *lifetime)
 {
 	const json_t *x = state_expiry(r->state), *res;
 	const char *created = state_created(r->state);
@@ -276,11 +279,15 @@ static json_t *build(const struct op_run *r, int64_t now)
 			storage, "nodes", (json_int_t)nodes, "hourly", round(hourly * 1e4) / 1e4,
 			"created", created);
 	json_object_set_new(doc, "commit", r->head[0] ? json_string(r->head) : json_null());
-	if (created && timefmt_time_parse_rfc3339(created, &t) == 0 && t <= now) {
+	/* Up since the lifetime began, its cost from the ledger (null: not all recorded). */
+	if (lifetime &&
+	    timefmt_time_parse_rfc3339(json_string_value(json_object_get(lifetime, "start")), &t) ==
+		0 &&
+	    t <= now) {
 		json_object_set_new(doc, "up_seconds", json_integer(now - t));
-		json_object_set_new(
-		    doc, "cost_so_far",
-		    json_real(round((double)(now - t) / 3600 * hourly * 1e4) / 1e4));
+		json_object_set(doc, "since", json_object_get(lifetime, "start"));
+		json_object_set(doc, "cost_so_far", json_object_get(lifetime, "cost"));
+		json_object_set(doc, "upfront", json_object_get(lifetime, "upfront"));
 	}
 	if (expiry_time(x, &t)) {
 		json_object_set_new(doc, "expires", json_string(state_expires(r->state)));
@@ -480,11 +487,22 @@ static void print_text(const json_t *d)
 	free(m);
 	if ((v = json_object_get(d, "cost_so_far"))) {
 		char *up = expiry_left_format(json_integer_value(json_object_get(d, "up_seconds")));
+		double upfront = json_number_value(json_object_get(d, "upfront"));
 
-		m = cost_money(json_number_value(v));
-		printf("; %s so far, up %s since %s", m, up,
-		       json_string_value(json_object_get(d, "created")));
-		free(m);
+		if (json_is_number(v)) {
+			m = cost_money(json_number_value(v));
+			printf("; %s so far", m);
+			free(m);
+		} else {
+			printf("; cost so far unknown (a commit without the ledger; kiln report "
+			       "names it)");
+		}
+		if (upfront > 0) {
+			m = cost_money(upfront);
+			printf(" (%s of it up front)", m);
+			free(m);
+		}
+		printf(", up %s since %s", up, json_string_value(json_object_get(d, "since")));
 		free(up);
 	}
 	printf(".\n");
@@ -523,7 +541,7 @@ int cmd_status(int argc, char **argv, struct cli *cli)
 	int64_t now, window = UTIL_DEFAULT_WINDOW;
 	int c, ret = KILN_EXIT_ERROR;
 	bool ssh = true;
-	json_t *doc, *util = NULL;
+	json_t *doc, *util = NULL, *lifetime = NULL;
 
 	cmd_run_flags_init(&f);
 	cli_parser_init(&p, cli, &cmd_status_info, argc, argv);
@@ -562,7 +580,11 @@ int cmd_status(int argc, char **argv, struct cli *cli)
 	if (utilization_measure(r.e, state_resources(r.state), now, window, &util, &err) < 0)
 		util = json_pack("{s:s, s:s?}", "error", err.msg, "hint",
 				 err.hint[0] ? err.hint : NULL);
-	doc = build(&r, now);
+	if (report_workspace(r.store, r.e->workspace, now, &lifetime, &err) < 0) {
+		cmd_report(cli, &err);
+		goto out;
+	}
+	doc = build(&r, now, lifetime);
 	status_scheduler(&r, ssh, doc);
 	if (util)
 		json_object_set_new(doc, "utilization", util);
@@ -575,6 +597,7 @@ int cmd_status(int argc, char **argv, struct cli *cli)
 	json_decref(doc);
 	ret = KILN_EXIT_OK;
 out:
+	json_decref(lifetime);
 	operation_close(&r);
 	cmd_run_flags_release(&f);
 	cli_parser_release(&p);

@@ -444,6 +444,25 @@ static bool is_created(const json_t *r, const char *dep)
 	return false;
 }
 
+const char *engine_tier(const struct engine *e, const char *address)
+{
+	static const char *const names[] = {
+	    [PROV_TIER_OTHER] = NULL,		  [PROV_TIER_NETWORK] = "network",
+	    [PROV_TIER_COMPUTE] = "compute",	  [PROV_TIER_STORAGE] = "storage",
+	    [PROV_TIER_IAM] = "iam",
+	};
+	const char *dot = strchr(address, '.');
+	char *type;
+	enum prov_tier t;
+
+	if (!e->prov->type_tier || !dot)
+		return NULL;
+	type = xstrndup(address, (size_t)(dot - address));
+	t = e->prov->type_tier(type);
+	free(type);
+	return (size_t)t < ARRAY_SIZE(names) ? names[t] : NULL;
+}
+
 struct graph *engine_graph(const json_t *resources, struct kiln_error *err)
 {
 	struct graph *g = graph_new();

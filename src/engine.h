@@ -82,6 +82,11 @@ int engine_refresh(struct engine *e, const json_t *recorded, bool share, json_t 
  */
 struct graph *engine_graph(const json_t *resources, struct kiln_error *err);
 /*
+ * The tier of the resource at address (TYPE.NAME) as `kiln graph` clusters
+ * it: "network", "compute", "storage", "iam", or NULL for none of them.
+ */
+const char *engine_tier(const struct engine *e, const char *address);
+/*
  * Each desired resource's "created_only": the addresses of its deps and afters
  * that the provider's needs table says it needs only created (provider.h);
  * none: no "created_only" key.

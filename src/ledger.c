@@ -17,22 +17,32 @@
 #include "timefmt.h"
 #include "util.h"
 
-void ledger_measure(const struct engine *e, const json_t *state, double *burn, long *gpus,
-		    size_t *by_use)
+/* What ledger_measure adds up, with the share of the burn each kind of part holds. */
+struct measure {
+	double burn, compute, storage;
+	long gpus;
+	size_t by_use;
+};
+
+static bool is_part(const struct engine *e, const char *type, enum prov_part part)
 {
-	const struct catalog *cat = e->prov->catalog ? e->prov->catalog(e->ctx) : NULL;
-	const char *group = e->prov->part_type ? e->prov->part_type(PART_GROUP) : NULL;
+	const char *t = e->prov->part_type ? e->prov->part_type(part) : NULL;
+
+	return t && strcmp(type, t) == 0;
+}
+
+static void measure(const struct engine *e, const json_t *state, struct measure *m)
+{
 	const char *addr;
 	const json_t *res;
 
-	*burn = 0;
-	*gpus = 0;
-	*by_use = 0;
+	memset(m, 0, sizeof(*m));
 	state_foreach_resource(state, addr, res)
 	{
 		const char *type = state_resource_type(res);
 		const json_t *attrs = state_resource_attrs(res);
 		json_t *components, *unpriced, *c;
+		double hourly = 0;
 		size_t i;
 
 		if (!type || !json_is_object(attrs))
@@ -41,42 +51,70 @@ void ledger_measure(const struct engine *e, const json_t *state, double *burn, l
 			components = json_array();
 			unpriced = json_array();
 			e->prov->cost(e->ctx, type, attrs, components, unpriced);
-			json_array_foreach(components, i, c) *burn +=
+			json_array_foreach(components, i, c) hourly +=
 			    json_number_value(json_object_get(c, "hourly"));
-			*by_use += json_array_size(unpriced);
+			m->by_use += json_array_size(unpriced);
 			json_decref(components);
 			json_decref(unpriced);
 		}
-		if (group && cat && strcmp(type, group) == 0) {
-			const struct catalog_type *t = catalog_find(
-			    cat, json_string_value(json_object_get(attrs, "instance_type")));
-
-			if (t)
-				*gpus += (long)t->gpus *
-					 (long)json_integer_value(json_object_get(attrs, "count"));
-		}
+		m->burn += hourly;
+		if (is_part(e, type, PART_GROUP))
+			m->compute += hourly;
+		else if (is_part(e, type, PART_OBJECT) || is_part(e, type, PART_LUSTRE) ||
+			 is_part(e, type, PART_NFS))
+			m->storage += hourly;
+		m->gpus += ledger_gpus(e, type, attrs);
 	}
-	*burn = round(*burn * 10000.0) / 10000.0;
+	m->burn = round(m->burn * 10000.0) / 10000.0;
+}
+
+void ledger_measure(const struct engine *e, const json_t *state, double *burn, long *gpus,
+		    size_t *by_use)
+{
+	struct measure m;
+
+	measure(e, state, &m);
+	*burn = m.burn;
+	*gpus = m.gpus;
+	*by_use = m.by_use;
+}
+
+long ledger_gpus(const struct engine *e, const char *type, const json_t *attrs)
+{
+	const struct catalog *cat = e->prov->catalog ? e->prov->catalog(e->ctx) : NULL;
+	const char *group = e->prov->part_type ? e->prov->part_type(PART_GROUP) : NULL;
+	const struct catalog_type *t;
+
+	if (!group || !cat || !type || strcmp(type, group) != 0 || !json_is_object(attrs))
+		return 0;
+	t = catalog_find(cat, json_string_value(json_object_get(attrs, "instance_type")));
+	return t ? (long)t->gpus * (long)json_integer_value(json_object_get(attrs, "count")) : 0;
 }
 
 void ledger_trailers(const struct engine *e, const json_t *state, double upfront, double util,
-		     json_t *out)
+		     double retained, json_t *out)
 {
-	double burn;
-	long gpus;
-	size_t by_use;
+	struct measure m;
 	const char *k;
 	json_t *v;
 
-	ledger_measure(e, state, &burn, &gpus, &by_use);
-	if (by_use)
+	measure(e, state, &m);
+	if (m.by_use)
 		json_array_append_new(
 		    out,
 		    json_sprintf("Kiln-Burn: %.4f USD/h (%zu part%s billed by use, not counted)",
-				 burn, by_use, by_use == 1 ? "" : "s"));
+				 m.burn, m.by_use, m.by_use == 1 ? "" : "s"));
 	else
-		json_array_append_new(out, json_sprintf("Kiln-Burn: %.4f USD/h", burn));
-	json_array_append_new(out, json_sprintf("Kiln-GPUs: %ld", gpus));
+		json_array_append_new(out, json_sprintf("Kiln-Burn: %.4f USD/h", m.burn));
+	json_array_append_new(out, json_sprintf("Kiln-GPUs: %ld", m.gpus));
+	/* The split kiln report draws; what is neither (a NAT gateway) is the rest of the burn. */
+	json_array_append_new(out, json_sprintf("Kiln-Burn-Compute: %.4f USD/h", m.compute));
+	json_array_append_new(out, json_sprintf("Kiln-Burn-Storage: %.4f USD/h", m.storage));
+	if (e->spec && e->spec->max_hourly_usd > 0)
+		json_array_append_new(
+		    out, json_sprintf("Kiln-Budget: %.4f USD/h", e->spec->max_hourly_usd));
+	if (retained > 0)
+		json_array_append_new(out, json_sprintf("Kiln-Retained: %.4f USD/h", retained));
 	if (upfront > 0)
 		json_array_append_new(out, json_sprintf("Kiln-Upfront: %.2f USD", upfront));
 	if (util >= 0)
@@ -182,6 +220,20 @@ void ledger_parse(const char *message, struct ledger_entry *le)
 			le->has_util = number_in(v, "", &le->util) && le->util <= 100;
 			if (!le->has_util)
 				malformed(le, "Kiln-GPU-Util", v, "a percentage from 0 to 100");
+		} else if ((v = trailer_value(p, len, "Kiln-Burn-Compute"))) {
+			le->has_split = number_in(v, " USD/h", &le->compute);
+			if (!le->has_split)
+				malformed(le, "Kiln-Burn-Compute", v, "a number of USD per hour");
+		} else if ((v = trailer_value(p, len, "Kiln-Burn-Storage"))) {
+			if (!number_in(v, " USD/h", &le->storage))
+				malformed(le, "Kiln-Burn-Storage", v, "a number of USD per hour");
+		} else if ((v = trailer_value(p, len, "Kiln-Budget"))) {
+			le->has_budget = number_in(v, " USD/h", &le->budget);
+			if (!le->has_budget)
+				malformed(le, "Kiln-Budget", v, "a number of USD per hour");
+		} else if ((v = trailer_value(p, len, "Kiln-Retained"))) {
+			if (!number_in(v, " USD/h", &le->retained))
+				malformed(le, "Kiln-Retained", v, "a number of USD per hour");
 		} else if ((v = trailer_value(p, len, "Kiln-Tag"))) {
 			char *eq = strchr(v, '=');
 
@@ -214,6 +266,9 @@ void ledger_distrust(struct ledger_entry *le)
 		le->has_burn = false;
 		le->upfront = 0;
 		le->has_util = false;
+		le->has_split = false;
+		le->has_budget = false;
+		le->retained = 0;
 	}
 }
 

@@ -52,6 +52,7 @@ static const struct command {
     {"reap", cmd_reap, &cmd_reap_info},
     {"report", cmd_report_costs, &cmd_report_info},
     {"ttl", cmd_ttl, &cmd_ttl_info},
+    {"policy", cmd_policy, &cmd_policy_info},
     {"schema", cmd_schema, &cmd_schema_info},
     {"completion", cmd_completion, &cmd_completion_info},
     {"version", cmd_version, &cmd_version_info},

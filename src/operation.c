@@ -28,6 +28,7 @@
 #include "ledger.h"
 #include "log.h"
 #include "plan.h"
+#include "quota.h"
 #include "signals.h"
 #include "state.h"
 #include "utilization.h"
@@ -705,6 +706,45 @@ double operation_plan_upfront(const json_t *plan)
 	return json_number_value(json_object_get(plan_kiln(plan, "cost"), "upfront"));
 }
 
+int operation_quota(struct op_run *r, bool reserve, const json_t *waivers, struct kiln_error *err)
+{
+	const json_t *cost = plan_kiln(r->plan, "cost");
+	struct quota_ask a = {
+	    .workspace = r->e->workspace,
+	    .head = r->head,
+	    .team = json_string_value(json_object_get(r->e->user_tags, QUOTA_TEAM_TAG)),
+	    .burn_now = json_number_value(json_object_get(cost, "hourly_before")),
+	    .burn_after = json_number_value(json_object_get(cost, "hourly_after")),
+	    .upfront = operation_plan_upfront(r->plan),
+	    .waivers = waivers,
+	};
+	json_t *waived = NULL;
+	size_t i;
+	int rc;
+
+	/* No state repository yet: no policy either. */
+	if (!r->store)
+		return 0;
+	if (timefmt_now(&a.now, err) < 0)
+		return -1;
+	/* Before and after the plan, as its cost prices them (a no-op keeps what is there). */
+	for (i = 0; i < r->view.nchanges; i++) {
+		const struct plan_change *c = &r->view.changes[i];
+
+		a.gpus_now += ledger_gpus(r->e, c->type, c->before);
+		a.gpus_after +=
+		    ledger_gpus(r->e, c->type, c->action == PLAN_NO_OP ? c->before : c->after);
+	}
+	rc = quota_check(r->store, &a, reserve, &waived, err);
+	if (rc == 0 && waived) {
+		if (!r->trailers)
+			r->trailers = json_array();
+		json_array_extend(r->trailers, waived);
+	}
+	json_decref(waived);
+	return rc;
+}
+
 const struct plan_change *operation_plan_purchase(const struct op_run *r)
 {
 	size_t i;
@@ -746,6 +786,25 @@ static void ledger_measure_stretch(struct op_run *r)
 		log_debug("the ledger records no GPU utilization: %s", err.msg);
 	}
 	ledger_entry_release(&le);
+}
+
+/*
+ * The hourly cost of the stores the plan released from the state and kept
+ * (the plan's cost.retained) that this apply did release: they bill on
+ * outside the state, and the ledger says so for kiln report.
+ */
+static double retained_hourly(const struct op_run *r, const json_t *cost)
+{
+	const json_t *k;
+	double sum = 0;
+	size_t i;
+
+	json_array_foreach(json_object_get(cost, "retained"), i, k)
+	{
+		if (!state_resource(r->state, json_string_value(json_object_get(k, "address"))))
+			sum += json_number_value(json_object_get(k, "hourly"));
+	}
+	return sum;
 }
 
 /*
@@ -804,9 +863,9 @@ int operation_commit(struct op_run *r, const char *op, const struct apply_result
 									 : "complete"));
 	ledger_measure_stretch(r);
 	/* The cost ledger (ledger.h): what burns after this commit, from what it records. */
-	ledger_trailers(r->e, r->state,
-			res->done ? json_number_value(json_object_get(cost, "upfront")) : 0,
-			r->has_gpu_util ? r->gpu_util : -1, trailers);
+	ledger_trailers(
+	    r->e, r->state, res->done ? json_number_value(json_object_get(cost, "upfront")) : 0,
+	    r->has_gpu_util ? r->gpu_util : -1, res->done ? retained_hourly(r, cost) : 0, trailers);
 	if (r->trailers)
 		json_array_extend(trailers, r->trailers);
 	nextra = json_array_size(trailers);

@@ -247,6 +247,14 @@ int operation_commit(struct op_run *r, const char *op, const struct apply_result
 double operation_plan_upfront(const json_t *plan);
 
 /*
+ * r's plan against the team budgets and quotas (quota.h): 0 within them
+ * (with reserve, its claim written; the waivers used go to r->trailers),
+ * 1 when a limit is broken (err names it), -1 with err. waivers: {LIMIT:
+ * REASON} of --waive-limit, or NULL.
+ */
+int operation_quota(struct op_run *r, bool reserve, const json_t *waivers, struct kiln_error *err);
+
+/*
  * The first change of r's plan that buys something up front (creates a
  * type the provider marks purchase, provider.h; not one it adopts, bought
  * already), or NULL.

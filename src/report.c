@@ -61,6 +61,9 @@ struct sums {
 	double hours, gpu_hours, cost, upfront;
 	bool unknown;
 	double util_gpu_hours, useful_gpu_hours, util_cost;
+	double compute, storage; /* of cost: node groups, storage (the rest: other) */
+	bool split_unknown;	 /* a stretch whose commit recorded no split */
+	double retained, orphaned; /* stores released and kept, billing to now */
 };
 
 static void points_release(struct point *p, size_t n)
@@ -183,6 +186,11 @@ static void points_burn(struct point *p, size_t n)
 			p[i].burn_known = true;
 			p[i].burn = p[i - 1].burn;
 			p[i].gpus = p[i - 1].gpus;
+			p[i].le.has_split = p[i - 1].le.has_split;
+			p[i].le.compute = p[i - 1].le.compute;
+			p[i].le.storage = p[i - 1].le.storage;
+			p[i].le.has_budget = p[i - 1].le.has_budget;
+			p[i].le.budget = p[i - 1].le.budget;
 		}
 	}
 }
@@ -193,11 +201,32 @@ static json_t *num_or_null(bool known, double v)
 }
 
 /*
+ * One stretch as the HTML page draws it: its burn and what it is made of,
+ * the budget then in force, its GPUs and the utilization recorded (null:
+ * none, as for the stretch a running cluster is in now).
+ */
+static json_t *stretch_json(const struct point *from, int64_t a, int64_t b,
+			    const struct ledger_entry *end)
+{
+	char ta[21], tb[21];
+
+	return json_pack("{s:s, s:s, s:f, s:o, s:o, s:o, s:I, s:o}", "start",
+			 timefmt_time_format_rfc3339(a, ta), "end", timefmt_time_format_rfc3339(b, tb),
+			 "usd_per_hour", r4(from->burn), "compute_usd_per_hour",
+			 num_or_null(from->le.has_split, from->le.compute), "storage_usd_per_hour",
+			 num_or_null(from->le.has_split, from->le.storage), "budget_usd_per_hour",
+			 num_or_null(from->le.has_budget, from->le.budget), "gpus",
+			 (json_int_t)from->gpus, "gpu_util",
+			 end && end->has_util ? json_real(end->util) : json_null());
+}
+
+/*
  * The stretch [a, b) after point from, clipped to since, added to sums;
  * util: the utilization recorded at the point that ends it (NULL: none).
  */
 static void stretch(const struct report_options *o, const struct point *from, int64_t a, int64_t b,
-		    const struct ledger_entry *end, struct sums *sm, json_t *series, json_t *utils)
+		    const struct ledger_entry *end, struct sums *sm, json_t *series, json_t *utils,
+		    json_t *stretches)
 {
 	char ta[21], tb[21];
 	double h, cost;
@@ -216,20 +245,29 @@ static void stretch(const struct report_options *o, const struct point *from, in
 	cost = from->burn * h;
 	sm->gpu_hours += (double)from->gpus * h;
 	sm->cost += cost;
-	json_array_append_new(series, json_pack("[s, f]", timefmt_time_format_rfc3339(b, tb),
-						r4(sm->cost + sm->upfront)));
+	if (from->le.has_split) {
+		sm->compute += from->le.compute * h;
+		sm->storage += from->le.storage * h;
+	} else {
+		sm->split_unknown = true;
+	}
+	json_array_append_new(stretches, stretch_json(from, a, b, end));
+	json_array_append_new(
+	    series, json_pack("[s, f]", timefmt_time_format_rfc3339(b, tb), r4(sm->cost + sm->upfront)));
 	if (end && end->has_util) {
 		sm->util_gpu_hours += (double)from->gpus * h;
 		sm->useful_gpu_hours += (double)from->gpus * h * end->util / 100.0;
 		sm->util_cost += cost;
-		json_array_append_new(utils,
-				      json_pack("[s, s, f]", timefmt_time_format_rfc3339(a, ta),
-						timefmt_time_format_rfc3339(b, tb), end->util));
+		json_array_append_new(utils, json_pack("[s, s, f]", timefmt_time_format_rfc3339(a, ta),
+						       timefmt_time_format_rfc3339(b, tb), end->util));
 	}
 }
 
 static void set_figures(json_t *o, const struct sums *sm)
 {
+	bool split = !sm->unknown && !sm->split_unknown;
+	double idle = sm->util_gpu_hours - sm->useful_gpu_hours;
+
 	json_object_set_new(o, "hours", json_real(r4(sm->hours)));
 	json_object_set_new(o, "gpu_hours", num_or_null(!sm->unknown, sm->gpu_hours));
 	json_object_set_new(o, "cost", num_or_null(!sm->unknown, sm->cost + sm->upfront));
@@ -243,6 +281,18 @@ static void set_figures(json_t *o, const struct sums *sm)
 	    o, "cost_per_useful_gpu_hour",
 	    num_or_null(sm->useful_gpu_hours > 0,
 			sm->useful_gpu_hours > 0 ? sm->util_cost / sm->useful_gpu_hours : 0));
+	/* What the FinOps figures add: the split of the cost, idle GPUs, kept storage. */
+	json_object_set_new(o, "compute_cost", num_or_null(split, sm->compute));
+	json_object_set_new(o, "storage_cost", num_or_null(split, sm->storage));
+	json_object_set_new(o, "other_cost", num_or_null(split, sm->cost - sm->compute - sm->storage));
+	json_object_set_new(o, "idle_gpu_hours", num_or_null(sm->util_gpu_hours > 0, idle));
+	json_object_set_new(o, "idle_cost",
+			    num_or_null(sm->util_gpu_hours > 0,
+					sm->util_gpu_hours > 0
+					    ? sm->util_cost * idle / sm->util_gpu_hours
+					    : 0));
+	json_object_set_new(o, "retained_cost", json_real(r4(sm->retained)));
+	json_object_set_new(o, "orphaned_cost", json_real(r4(sm->orphaned)));
 }
 
 /* The group key of a lifetime: its workspace, cluster or tag value ("(none)" when untagged). */
@@ -258,6 +308,28 @@ static const char *group_key(const char *by, const char *ws, const char *cluster
 	return ws;
 }
 
+/*
+ * The stores p released and kept (Kiln-Retained) bill on from its time,
+ * clipped to since, to now: kiln no longer sees them, so this is what they
+ * cost if nobody deleted them. An archived workspace's are orphaned: no
+ * workspace is left to own them.
+ */
+static void retained_add(const struct report_options *o, const struct point *p, bool archived,
+			 struct sums *sm, double *rate)
+{
+	int64_t a = o->has_since && p->time < o->since ? o->since : p->time;
+	double cost;
+
+	if (p->le.retained <= 0)
+		return;
+	*rate += p->le.retained;
+	cost = o->now > a ? p->le.retained * (double)(o->now - a) / 3600.0 : 0;
+	if (archived)
+		sm->orphaned += cost;
+	else
+		sm->retained += cost;
+}
+
 /* The lifetimes in one workspace's history, appended to out. */
 static void lifetimes(const struct report_options *o, const char *ws, bool archived,
 		      struct point *p, size_t n, json_t *out)
@@ -266,7 +338,8 @@ static void lifetimes(const struct report_options *o, const char *ws, bool archi
 
 	while (i < n) {
 		struct sums sm = {0};
-		json_t *series, *utils, *lt;
+		json_t *series, *utils, *stretches, *lt;
+		double retained_rate = 0;
 		const json_t *tags = NULL;
 		bool ended = false;
 		int64_t end;
@@ -280,6 +353,7 @@ static void lifetimes(const struct report_options *o, const char *ws, bool archi
 		start = i;
 		series = json_array();
 		utils = json_array();
+		stretches = json_array();
 		for (j = start; j < n; j++) {
 			if (p[j].le.has_burn && json_object_size(p[j].le.tags))
 				tags = p[j].le.tags;
@@ -288,6 +362,7 @@ static void lifetimes(const struct report_options *o, const char *ws, bool archi
 				sm.unknown = true;
 			if (!o->has_since || p[j].time >= o->since)
 				sm.upfront += p[j].le.upfront;
+			retained_add(o, &p[j], archived, &sm, &retained_rate);
 			if (j == start && p[j].burn_known)
 				json_array_append_new(
 				    series,
@@ -299,40 +374,47 @@ static void lifetimes(const struct report_options *o, const char *ws, bool archi
 					      r4(sm.upfront)));
 			if (j > start)
 				stretch(o, &p[j - 1], p[j - 1].time, p[j].time, &p[j].le, &sm,
-					series, utils);
+					series, utils, stretches);
 			if (p[j].resources == 0) {
 				ended = true;
 				break;
 			}
 		}
 		if (!ended)
-			stretch(o, &p[j - 1], p[j - 1].time, o->now, NULL, &sm, series, utils);
+			stretch(o, &p[j - 1], p[j - 1].time, o->now, NULL, &sm, series, utils,
+				stretches);
 		end = ended ? p[j].time : o->now;
 		i = ended ? j + 1 : n;
 		if (o->has_since && end <= o->since && ended) {
 			json_decref(series);
 			json_decref(utils);
+			json_decref(stretches);
 			continue;
 		}
 		lt = json_pack("{s:s, s:b, s:s?, s:s, s:o, s:s?, s:o, s:o}", "workspace", ws,
 			       "archived", archived, "cluster", p[start].cluster, "start",
 			       timefmt_time_format_rfc3339(p[start].time, t0), "end",
-			       ended ? json_string(timefmt_time_format_rfc3339(end, t1))
-				     : json_null(),
+			       ended ? json_string(timefmt_time_format_rfc3339(end, t1)) : json_null(),
 			       "reap_reason", ended ? p[j].le.reap_reason : NULL, "series", series,
 			       "utilization", utils);
 		json_object_set_new(lt, "group",
 				    json_string(group_key(o->by, ws, p[start].cluster, tags)));
 		json_object_set_new(lt, "tags", tags ? json_deep_copy(tags) : json_object());
+		json_object_set_new(lt, "stretches", stretches);
+		json_object_set_new(lt, "retained_usd_per_hour", json_real(r4(retained_rate)));
 		json_object_set_new(lt, "cost_known", json_boolean(!sm.unknown));
 		set_figures(lt, &sm);
 		/* The raw sums, for the totals; dropped before the document is returned. */
 		json_object_set_new(lt, "_sums",
-				    json_pack("{s:f, s:f, s:f, s:f, s:b, s:f, s:f, s:f}", "hours",
-					      sm.hours, "gpu_hours", sm.gpu_hours, "cost", sm.cost,
-					      "upfront", sm.upfront, "unknown", sm.unknown,
+				    json_pack("{s:f, s:f, s:f, s:f, s:b, s:f, s:f, s:f, s:f, s:f, s:b, "
+					      "s:f, s:f}",
+					      "hours", sm.hours, "gpu_hours", sm.gpu_hours, "cost",
+					      sm.cost, "upfront", sm.upfront, "unknown", sm.unknown,
 					      "util_gpu_hours", sm.util_gpu_hours, "useful",
-					      sm.useful_gpu_hours, "util_cost", sm.util_cost));
+					      sm.useful_gpu_hours, "util_cost", sm.util_cost, "compute",
+					      sm.compute, "storage", sm.storage, "split_unknown",
+					      sm.split_unknown, "retained", sm.retained, "orphaned",
+					      sm.orphaned));
 		json_array_append_new(out, lt);
 	}
 }
@@ -347,6 +429,11 @@ static void sums_add(struct sums *to, const json_t *raw)
 	to->util_gpu_hours += json_number_value(json_object_get(raw, "util_gpu_hours"));
 	to->useful_gpu_hours += json_number_value(json_object_get(raw, "useful"));
 	to->util_cost += json_number_value(json_object_get(raw, "util_cost"));
+	to->compute += json_number_value(json_object_get(raw, "compute"));
+	to->storage += json_number_value(json_object_get(raw, "storage"));
+	to->split_unknown |= json_is_true(json_object_get(raw, "split_unknown"));
+	to->retained += json_number_value(json_object_get(raw, "retained"));
+	to->orphaned += json_number_value(json_object_get(raw, "orphaned"));
 }
 
 static int by_group_then_start(const void *a, const void *b)
@@ -408,6 +495,46 @@ static json_t *summarise(const struct report_options *o, json_t *all, json_t *ba
 			    o->has_since ? json_string(timefmt_time_format_rfc3339(o->since, since))
 					 : json_null());
 	return doc;
+}
+
+int report_workspace(struct store *s, const char *ws, int64_t now, json_t **out,
+		     struct kiln_error *err)
+{
+	struct report_options o = {.now = now, .by = "workspace"};
+	json_t *seen = json_object(), *all = json_array(), *bad = json_array(), *last;
+	char *ref = xasprintf("refs/heads/%s", ws);
+	struct point *p = NULL;
+	size_t np = 0;
+	git_oid head;
+	int ret = -1, rc;
+
+	*out = NULL;
+	if ((rc = store_ref_read(s, ref, &head, err)) != 0) {
+		ret = rc > 0 ? 0 : -1;
+		goto out;
+	}
+	if (history(s, ref, seen, bad, &p, &np, err) < 0)
+		goto out;
+	points_burn(p, np);
+	lifetimes(&o, ws, false, p, np, all);
+	last = json_array_get(all, json_array_size(all) - 1);
+	if (last && json_is_null(json_object_get(last, "end"))) {
+		json_object_del(last, "_sums");
+		/* What burns now, for the quotas (quota.c): null when not recorded. */
+		json_object_set_new(last, "burn", num_or_null(p[np - 1].burn_known, p[np - 1].burn));
+		json_object_set_new(last, "gpus", p[np - 1].burn_known
+						      ? json_integer(p[np - 1].gpus)
+						      : json_null());
+		*out = json_incref(last);
+	}
+	ret = 0;
+out:
+	points_release(p, np);
+	free(ref);
+	json_decref(all);
+	json_decref(bad);
+	json_decref(seen);
+	return ret;
 }
 
 int report_build(struct store *s, const struct report_options *o, json_t **out,

@@ -35,9 +35,26 @@ int report_since_parse(const char *s, int64_t *out, struct kiln_error *err);
 
 /*
  * The report document (kiln-report(1), JSON OUTPUT): "lifetimes", "groups",
- * "total", each lifetime with its cost series and utilization stretches.
+ * "total", each lifetime with its cost series, utilization stretches and
+ * "stretches" (burn, its compute and storage shares, budget, GPUs and
+ * utilization between two commits, for the HTML page's charts), and the
+ * FinOps figures: cost by kind, idle GPU-hours, retained and orphaned
+ * storage (ledger.h's Kiln-Burn-Compute, -Storage, Kiln-Budget, Kiln-Retained).
  */
 int report_build(struct store *s, const struct report_options *o, json_t **out,
 		 struct kiln_error *err);
+
+/*
+ * The running lifetime of workspace ws at now, costed exactly as
+ * report_build costs it (the same walk of the same ledger): `kiln status`'s
+ * cost so far, so the two agree to the cent at one instant whatever the
+ * resizes and up-front purchases between. *out: the lifetime object of
+ * kiln-report(1)'s JSON ("start", "cost", "cost_known", "upfront",
+ * "hours", "gpu_hours"...) with "burn" and "gpus", what burns after its
+ * last commit (null when not recorded), or NULL when the workspace has no branch or
+ * holds nothing now.
+ */
+int report_workspace(struct store *s, const char *ws, int64_t now, json_t **out,
+		     struct kiln_error *err);
 
 #endif

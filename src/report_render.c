@@ -11,6 +11,7 @@
 #include <string.h>
 
 #include "cost.h"
+#include "report_plots.h"
 #include "str.h"
 #include "strbuf.h"
 #include "timefmt.h"
@@ -225,9 +226,12 @@ void report_render_csv(FILE *out, const json_t *doc)
 
 /* ---- HTML ---- */
 
-static void html_cell(struct strbuf *sb, const char *tag, const char *id, const char *text)
+static void html_cell(struct strbuf *sb, const char *tag, const char *cls, const char *id,
+		      const char *text)
 {
 	sb_addf(sb, "<%s", tag);
+	if (cls)
+		sb_addf(sb, " class=\"%s\"", cls);
 	if (id)
 		sb_addf(sb, " id=\"%s\"", id);
 	sb_adds(sb, ">");
@@ -235,124 +239,28 @@ static void html_cell(struct strbuf *sb, const char *tag, const char *id, const 
 	sb_addf(sb, "</%s>", tag);
 }
 
-/* Eight colours that stay apart for the common colour blindnesses (Okabe and Ito). */
-static const char *const palette[] = {"#0072B2", "#E69F00", "#009E73", "#D55E00",
-				      "#CC79A7", "#56B4E9", "#F0E442", "#000000"};
-
-#define CW 640.0 /* chart width and height, in the SVG's own units */
-#define CH 240.0
-#define PAD 48.0
-
-static double when(const char *t)
+/* "2027-01-01 00:00" (UTC): a table's time, which may break at the space. */
+static char *html_time(const char *rfc3339)
 {
-	int64_t v = 0;
-
-	if (t)
-		timefmt_time_parse_rfc3339(t, &v);
-	return (double)v;
+	if (!rfc3339)
+		return xstrdup("running");
+	if (strlen(rfc3339) >= 16 && rfc3339[10] == 'T')
+		return xasprintf("%.10s %.5s", rfc3339, rfc3339 + 11);
+	return xstrdup(rfc3339);
 }
 
-/* The SVG of cumulative cost over time, one line per lifetime, coloured by group. */
-static void chart_cost(struct strbuf *sb, const json_t *doc, double t0, double t1)
+/* A row's first cell, edged with color (the group's in the charts) unless NULL. */
+static void row_head(struct strbuf *sb, const char *first, const char *color)
 {
-	const json_t *lts = json_object_get(doc, "lifetimes"), *lt, *pt, *g;
-	double top = 0;
-	size_t i, k, gi;
-	char *m;
-
-	json_array_foreach(lts, i, lt) json_array_foreach(json_object_get(lt, "series"), k, pt)
-	{
-		double v = json_number_value(json_array_get(pt, 1));
-
-		top = v > top ? v : top;
-	}
-	if (top <= 0)
-		top = 1;
-	sb_addf(sb,
-		"<svg id=\"chart-cost\" viewBox=\"0 0 %.0f %.0f\" role=\"img\" "
-		"aria-label=\"cost over time per %s\">",
-		CW, CH, str(doc, "by"));
-	sb_addf(sb,
-		"<line x1=\"%.0f\" y1=\"%.0f\" x2=\"%.0f\" y2=\"%.0f\" stroke=\"#888\"/>"
-		"<line x1=\"%.0f\" y1=\"%.0f\" x2=\"%.0f\" y2=\"%.0f\" stroke=\"#888\"/>",
-		PAD, CH - PAD, CW - 8, CH - PAD, PAD, 8.0, PAD, CH - PAD);
-	m = cost_money(top);
-	sb_addf(sb, "<text x=\"4\" y=\"16\" font-size=\"11\">%s</text>", m);
-	free(m);
-	sb_adds(sb, "<text x=\"4\" y=\"228\" font-size=\"11\">");
-	sb_add_xml(sb, str(json_array_get(lts, 0), "start"));
-	sb_addf(sb, "</text><text x=\"%.0f\" y=\"228\" font-size=\"11\" text-anchor=\"end\">",
-		CW - 8);
-	sb_add_xml(sb, str(doc, "now"));
-	sb_adds(sb, "</text>");
-	json_array_foreach(lts, i, lt)
-	{
-		const char *grp = str(lt, "group");
-
-		gi = 0;
-		json_array_foreach(json_object_get(doc, "groups"), k,
-				   g) if (strcmp(str(g, "key"), grp) == 0) gi = k;
-		sb_addf(sb, "<polyline fill=\"none\" stroke-width=\"2\" stroke=\"%s\" points=\"",
-			palette[gi % ARRAY_SIZE(palette)]);
-		json_array_foreach(json_object_get(lt, "series"), k, pt)
-		{
-			double x = PAD + (CW - PAD - 8) *
-					     (when(json_string_value(json_array_get(pt, 0))) - t0) /
-					     (t1 > t0 ? t1 - t0 : 1);
-			double y = (CH - PAD) -
-				   (CH - PAD - 8) * json_number_value(json_array_get(pt, 1)) / top;
-
-			sb_addf(sb, "%s%.1f,%.1f", k ? " " : "", x, y);
-		}
-		sb_adds(sb, "\"><title>");
-		sb_add_xml(sb, grp);
-		sb_adds(sb, "</title></polyline>");
-	}
-	sb_adds(sb, "</svg>");
+	if (color)
+		sb_addf(sb, "<tr><th class=\"l\" style=\"border-left:6px solid %s\">", color);
+	else
+		sb_adds(sb, "<tr><th class=\"l\">");
+	sb_add_xml(sb, first);
+	sb_adds(sb, "</th>");
 }
 
-/* The SVG of GPU utilization: one bar per recorded stretch, its height the utilization. */
-static void chart_util(struct strbuf *sb, const json_t *doc, double t0, double t1)
-{
-	const json_t *lt, *u;
-	size_t i, k, bars = 0;
-
-	sb_addf(sb,
-		"<svg id=\"chart-util\" viewBox=\"0 0 %.0f %.0f\" role=\"img\" "
-		"aria-label=\"GPU utilization\">",
-		CW, CH);
-	sb_addf(sb,
-		"<line x1=\"%.0f\" y1=\"%.0f\" x2=\"%.0f\" y2=\"%.0f\" stroke=\"#888\"/>"
-		"<text x=\"4\" y=\"16\" font-size=\"11\">100%%</text>"
-		"<text x=\"4\" y=\"%.0f\" font-size=\"11\">0%%</text>",
-		PAD, CH - PAD, CW - 8, CH - PAD, CH - PAD);
-	json_array_foreach(json_object_get(doc, "lifetimes"), i, lt)
-	    json_array_foreach(json_object_get(lt, "utilization"), k, u)
-	{
-		double a = when(json_string_value(json_array_get(u, 0)));
-		double b = when(json_string_value(json_array_get(u, 1)));
-		double pct = json_number_value(json_array_get(u, 2));
-		double span = t1 > t0 ? t1 - t0 : 1;
-		double x = PAD + (CW - PAD - 8) * (a - t0) / span;
-		double w = (CW - PAD - 8) * (b - a) / span;
-		double h = (CH - PAD - 8) * pct / 100.0;
-
-		sb_addf(sb,
-			"<rect x=\"%.1f\" y=\"%.1f\" width=\"%.1f\" height=\"%.1f\" "
-			"fill=\"%s\"><title>%.1f%%</title></rect>",
-			x, CH - PAD - h, w > 1 ? w : 1, h, pct < 10 ? "#D55E00" : "#009E73", pct);
-		bars++;
-	}
-	if (!bars)
-		sb_addf(
-		    sb,
-		    "<text x=\"%.0f\" y=\"%.0f\" font-size=\"13\" text-anchor=\"middle\">No GPU "
-		    "utilization recorded in this period.</text>",
-		    CW / 2, CH / 2);
-	sb_adds(sb, "</svg>");
-}
-
-/* A group's or the total's row; color: the group's line in the chart, or NULL. */
+/* A group's or the total's row; color: the group's line in the charts, or NULL. */
 static void html_row(struct strbuf *sb, const json_t *o, const char *first, const char *id,
 		     const char *color)
 {
@@ -362,91 +270,155 @@ static void html_row(struct strbuf *sb, const json_t *o, const char *first, cons
 					       "cost-per-useful-gpu-hour"};
 
 	cells(o, c);
-	if (color)
-		sb_addf(sb, "<tr style=\"border-left:6px solid %s\">", color);
-	else
-		sb_adds(sb, "<tr>");
-	html_cell(sb, "th", NULL, first);
+	row_head(sb, first, color);
 	for (i = 0; i < C_N; i++) {
 		idbuf = id ? xasprintf("%s-%s", id, names[i]) : NULL;
-		html_cell(sb, "td", idbuf, c[i]);
+		html_cell(sb, "td", NULL, idbuf, c[i]);
 		free(idbuf);
 	}
 	sb_adds(sb, "</tr>\n");
 	cells_free(c);
 }
 
+/* The FinOps figures of a group or the total: where the money went, and what idled. */
+static void html_finops_row(struct strbuf *sb, const json_t *o, const char *first, const char *id,
+			    const char *color)
+{
+	static const struct {
+		const char *key, *id;
+		bool usd;
+	} cols[] = {
+	    {"compute_cost", "compute", true},	 {"storage_cost", "storage", true},
+	    {"other_cost", "other", true},	 {"upfront", "upfront", true},
+	    {"retained_cost", "retained", true}, {"orphaned_cost", "orphaned", true},
+	    {"idle_gpu_hours", "idle-gpu-hours", false}, {"idle_cost", "idle-cost", true},
+	};
+	size_t i;
+
+	row_head(sb, first, color);
+	for (i = 0; i < ARRAY_SIZE(cols); i++) {
+		char *v = cols[i].usd ? money(o, cols[i].key, "-") : figure(o, cols[i].key, "-");
+		char *idbuf = id ? xasprintf("%s-%s", id, cols[i].id) : NULL;
+
+		html_cell(sb, "td", NULL, idbuf, v);
+		free(idbuf);
+		free(v);
+	}
+	sb_adds(sb, "</tr>\n");
+}
+
+static const char html_style[] =
+    "body{font-family:system-ui,sans-serif;margin:1rem auto;padding:0 1rem;max-width:64rem;"
+    "color:#111;line-height:1.35}"
+    "h1{font-size:1.3rem}h2{font-size:1.1rem;margin-top:1.6rem}"
+    ".scroll{overflow-x:auto;max-width:100%}"
+    "table{border-collapse:collapse;font-size:.85rem;width:100%}"
+    "th,td{padding:.25rem .4rem;border-bottom:1px solid #ddd;text-align:right;"
+    "vertical-align:top}"
+    "td{white-space:nowrap}td.t{white-space:normal;min-width:5.5em}"
+    "thead th{font-weight:600;vertical-align:bottom}"
+    "th.l,td.l{text-align:left;overflow-wrap:break-word;min-width:4em}"
+    "svg.chart{width:100%;height:auto;max-width:48rem;display:block}"
+    "svg text{fill:#222}svg .axis-title{font-weight:600}"
+    "tfoot th,tfoot td{font-weight:bold}"
+    "p.note{font-size:.85rem;color:#444}"
+    "@media (max-width:700px){table{font-size:.72rem}th,td{padding:.2rem .25rem}}";
+
+static void html_lifetimes(struct strbuf *sb, const json_t *doc)
+{
+	const json_t *lt;
+	size_t i;
+
+	sb_adds(sb, "<h2>Lifetimes</h2><div class=\"scroll\"><table id=\"lifetimes\"><thead><tr>"
+		    "<th class=\"l\">Workspace</th><th class=\"l\">Cluster</th><th>Start (UTC)</th>"
+		    "<th>End (UTC)</th><th>Hours</th><th>GPU-hours</th><th>Cost</th>"
+		    "<th>Useful GPU-hours</th><th>Cost per useful GPU-hour</th></tr></thead>"
+		    "<tbody>\n");
+	json_array_foreach(json_object_get(doc, "lifetimes"), i, lt)
+	{
+		char *c[C_N], *ws = workspace_text(lt), *a = html_time(str(lt, "start")),
+			      *b = html_time(str(lt, "end"));
+		int k;
+
+		cells(lt, c);
+		sb_adds(sb, "<tr>");
+		html_cell(sb, "th", "l", NULL, ws);
+		html_cell(sb, "td", "l", NULL, str(lt, "cluster") ? str(lt, "cluster") : "-");
+		html_cell(sb, "td", "t", NULL, a);
+		html_cell(sb, "td", "t", NULL, b);
+		for (k = 0; k < C_N; k++)
+			html_cell(sb, "td", NULL, NULL, c[k]);
+		sb_adds(sb, "</tr>\n");
+		free(ws);
+		free(a);
+		free(b);
+		cells_free(c);
+	}
+	sb_adds(sb, "</tbody></table></div>\n");
+}
+
+static void html_groups(struct strbuf *sb, const json_t *doc)
+{
+	const json_t *g;
+	size_t i;
+
+	sb_adds(sb, "<h2>By ");
+	sb_add_xml(sb, str(doc, "by"));
+	sb_adds(sb, "</h2><div class=\"scroll\"><table id=\"groups\"><thead><tr><th class=\"l\">");
+	sb_add_xml(sb, str(doc, "by"));
+	sb_adds(sb, "</th><th>Hours</th><th>GPU-hours</th><th>Cost</th><th>Useful GPU-hours</th>"
+		    "<th>Cost per useful GPU-hour</th></tr></thead><tbody>\n");
+	json_array_foreach(json_object_get(doc, "groups"), i, g)
+	    html_row(sb, g, str(g, "key"), NULL, report_plots_color(i));
+	sb_adds(sb, "</tbody><tfoot>");
+	html_row(sb, json_object_get(doc, "total"), "Total", "total", NULL);
+	sb_adds(sb, "</tfoot></table></div>\n");
+}
+
+static void html_finops(struct strbuf *sb, const json_t *doc)
+{
+	const json_t *g;
+	size_t i;
+
+	sb_adds(sb, "<h2>Where the money went</h2><div class=\"scroll\"><table id=\"finops\">"
+		    "<thead><tr><th class=\"l\">");
+	sb_add_xml(sb, str(doc, "by"));
+	sb_adds(sb, "</th><th>Compute</th><th>Storage</th><th>Network and other</th>"
+		    "<th>Up-front fees</th><th>Retained storage</th><th>Orphaned storage</th>"
+		    "<th>Idle GPU-hours</th><th>Cost of idle GPUs</th></tr></thead><tbody>\n");
+	json_array_foreach(json_object_get(doc, "groups"), i, g)
+	    html_finops_row(sb, g, str(g, "key"), NULL, report_plots_color(i));
+	sb_adds(sb, "</tbody><tfoot>");
+	html_finops_row(sb, json_object_get(doc, "total"), "Total", "finops-total", NULL);
+	sb_adds(sb, "</tfoot></table></div>\n<p class=\"note\">Retained storage: stores a "
+		    "destroy kept (<code>deletion: retain</code>), counted from their release to "
+		    "now at the hourly cost the ledger recorded, as long as nobody deleted them; "
+		    "orphaned: those of workspaces since deleted, which no workspace owns. Idle "
+		    "GPU-hours: the GPU-hours the recorded utilization left unused, and their "
+		    "share of the cost. A dash: nothing recorded to count from.</p>\n");
+}
+
 void report_render_html(FILE *out, const json_t *doc)
 {
 	struct strbuf sb = {0};
-	const json_t *lt, *g;
-	double t0 = when(str(doc, "now")), t1 = t0;
-	size_t i;
-	char *ws, *p;
+	char *p;
 
-	json_array_foreach(json_object_get(doc, "lifetimes"), i, lt)
-	{
-		double s = when(str(lt, "start"));
-
-		t0 = s < t0 ? s : t0;
-	}
-	if (str(doc, "since") && when(str(doc, "since")) > t0)
-		t0 = when(str(doc, "since"));
 	sb_adds(&sb, "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">"
 		     "<meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">"
-		     "<title>kiln report</title><style>"
-		     "body{font-family:system-ui,sans-serif;margin:1rem;max-width:64rem;color:#111}"
-		     "h1{font-size:1.3rem}h2{font-size:1.1rem}"
-		     ".scroll{overflow-x:auto}table{border-collapse:collapse;font-size:.9rem}"
-		     "th,td{padding:.25rem .5rem;border-bottom:1px solid #ddd;text-align:right;"
-		     "white-space:nowrap}th:first-child,td.l{text-align:left}"
-		     "svg{width:100%;height:auto;max-width:40rem;display:block}"
-		     "tfoot th,tfoot td{font-weight:bold}"
-		     "@media (max-width:600px){table{font-size:.75rem}}"
-		     "</style></head><body>\n<h1>What it cost</h1>\n<p id=\"period\">");
+		     "<title>kiln report</title><style>");
+	sb_adds(&sb, html_style);
+	sb_adds(&sb, "</style></head><body>\n<h1>What it cost</h1>\n<p id=\"period\">");
 	p = period(doc);
 	sb_adds(&sb, "Cost of each cluster lifetime, ");
 	sb_add_xml(&sb, p);
 	free(p);
-	sb_adds(&sb, " (USD, from the ledger in the state history).</p>\n<h2>Lifetimes</h2>"
-		     "<div class=\"scroll\"><table id=\"lifetimes\"><thead><tr><th>Workspace</th>"
-		     "<th>Cluster</th><th>Start</th><th>End</th><th>Hours</th><th>GPU-hours</th>"
-		     "<th>Cost</th><th>Useful GPU-hours</th><th>Cost per useful GPU-hour</th>"
-		     "</tr></thead><tbody>\n");
-	json_array_foreach(json_object_get(doc, "lifetimes"), i, lt)
-	{
-		char *c[C_N];
-		int k;
-
-		cells(lt, c);
-		ws = workspace_text(lt);
-		sb_adds(&sb, "<tr>");
-		html_cell(&sb, "th", NULL, ws);
-		html_cell(&sb, "td", NULL, str(lt, "cluster") ? str(lt, "cluster") : "-");
-		html_cell(&sb, "td", NULL, str(lt, "start"));
-		html_cell(&sb, "td", NULL, end_text(lt));
-		for (k = 0; k < C_N; k++)
-			html_cell(&sb, "td", NULL, c[k]);
-		sb_adds(&sb, "</tr>\n");
-		free(ws);
-		cells_free(c);
-	}
-	sb_adds(&sb, "</tbody></table></div>\n<h2>By ");
-	sb_add_xml(&sb, str(doc, "by"));
-	sb_adds(&sb, "</h2><div class=\"scroll\"><table id=\"groups\"><thead><tr><th>");
-	sb_add_xml(&sb, str(doc, "by"));
-	sb_adds(&sb, "</th><th>Hours</th><th>GPU-hours</th><th>Cost</th><th>Useful GPU-hours</th>"
-		     "<th>Cost per useful GPU-hour</th></tr></thead><tbody>\n");
-	json_array_foreach(json_object_get(doc, "groups"), i, g)
-	    html_row(&sb, g, str(g, "key"), NULL, palette[i % ARRAY_SIZE(palette)]);
-	sb_adds(&sb, "</tbody><tfoot>");
-	html_row(&sb, json_object_get(doc, "total"), "Total", "total", NULL);
-	sb_adds(&sb, "</tfoot></table></div>\n<h2>Cost over time</h2>\n");
-	chart_cost(&sb, doc, t0, t1);
-	sb_adds(&sb, "\n<h2>GPU utilization</h2>\n");
-	chart_util(&sb, doc, t0, t1);
-	sb_adds(&sb, "\n<p>Made by kiln report from the state repository alone: nothing on this "
-		     "page is fetched.</p>\n</body></html>\n");
+	sb_adds(&sb, " (USD, from the ledger in the state history).</p>\n");
+	html_lifetimes(&sb, doc);
+	html_groups(&sb, doc);
+	html_finops(&sb, doc);
+	report_plots_write(&sb, doc);
+	sb_adds(&sb, "\n<p class=\"note\">Made by kiln report from the state repository alone: "
+		     "nothing on this page is fetched.</p>\n</body></html>\n");
 	fputs(sb.buf, out);
 	sb_release(&sb);
 }

@@ -8,7 +8,6 @@
  */
 #include "spec.h"
 #include "spec_load.h"
-#include "spec_index.h"
 
 #include <ctype.h>
 #include <errno.h>

@@ -1,16 +1,15 @@
 /*
- * spec_index.c - the spec's names hashed (spec_index.h). Three open-addressing
+ * spec_index.c - the spec's names hashed (declared in spec.h). Three open-addressing
  * tables (groups, stores, roles) of positions into the spec's arrays, keyed by
  * the names the arrays own, and the list of local stores, which every group's
  * boot document asks for.
  */
-#include "spec_index.h"
+#include "spec.h"
 
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "spec.h"
 #include "base.h"
 
 struct table {

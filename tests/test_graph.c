@@ -16,6 +16,7 @@
 
 #include "engine.h"
 #include "graph.h"
+#include "graph_dot.h"
 #include "graph_plan.h"
 
 /* "a b | c | d": the waves, addresses separated by spaces, waves by " | ". */
@@ -245,6 +246,61 @@ static void test_dot_lists_nodes_and_edges_in_order_and_escapes_quotes(void **st
 				 "  \"group.trainers\" -> \"odd\\\"name\";\n"
 				 "  \"group.trainers\" -> \"vpc.main\";\n"
 				 "}\n");
+	free(dot);
+	graph_free(g);
+}
+
+static void test_dot_styled_clusters_by_tier_and_draws_a_legend(void **state)
+{
+	struct graph *g = graph_new();
+	struct graph_dot_node nodes[3] = {{0}};
+	char *dot;
+
+	(void)state;
+	graph_add(g, "net.main");
+	graph_add(g, "group.g");
+	graph_add(g, "secret.s");
+	graph_link_kind(g, graph_find(g, "group.g"), graph_find(g, "net.main"), GRAPH_EDGE_CREATED);
+	nodes[graph_find(g, "net.main")].tier = "network";
+	nodes[graph_find(g, "group.g")].tier = "compute";
+	dot = graph_dot_styled(g, "c", &(struct graph_dot_style){.nodes = nodes});
+	assert_string_equal(
+	    dot, "digraph \"c\" {\n  rankdir = \"RL\";\n  node [shape = \"box\"];\n"
+		 "  subgraph \"cluster_network\" {\n    label = \"network\";\n    \"net.main\";\n  }\n"
+		 "  subgraph \"cluster_compute\" {\n    label = \"compute\";\n    \"group.g\";\n  }\n"
+		 "  \"secret.s\";\n"
+		 "  \"group.g\" -> \"net.main\" [label = \"created\", style = \"dashed\"];\n"
+		 "  subgraph \"cluster_legend\" {\n    label = \"legend\";\n    style = \"dashed\";\n"
+		 "    node [shape = \"plaintext\"];\n"
+		 "    \"legend: A\" [label = \"A\"];\n    \"legend: B\" [label = \"B\"];\n"
+		 "    \"legend: C\" [label = \"C\"];\n    \"legend: D\" [label = \"D\"];\n"
+		 "    \"legend: A\" -> \"legend: B\" [label = \"A needs B ready\"];\n"
+		 "    \"legend: C\" -> \"legend: D\" [label = \"created: C needs D only created\", "
+		 "style = \"dashed\"];\n  }\n}\n");
+	free(dot);
+	graph_free(g);
+}
+
+static void test_dot_styled_overlays_a_plans_action_and_cost(void **state)
+{
+	struct graph *g = graph_new();
+	struct graph_dot_node nodes[2] = {{0}};
+	char *dot;
+
+	(void)state;
+	graph_add(g, "group.g");
+	graph_add(g, "odd.\"q\\");
+	nodes[0] = (struct graph_dot_node){.action = "update", .has_hourly = true, .hourly = 393.3677};
+	nodes[1] = (struct graph_dot_node){.action = "delete", .has_hourly = true, .by_use = true};
+	dot = graph_dot_styled(g, "c", &(struct graph_dot_style){.nodes = nodes, .plan = true});
+	assert_non_null(strstr(dot, "  \"group.g\" [label = \"group.g\\nupdate, $393.37/h\", style = "
+				    "\"filled\", fillcolor = \"#fff2a8\"];\n"));
+	/* A quote and a backslash in an address stay inside the label. */
+	assert_non_null(strstr(dot, "  \"odd.\\\"q\\\\\" [label = \"odd.\\\"q\\\\\\ndelete, $0.00/h + "
+				    "use\", style = \"filled\", fillcolor = \"#fcc5c0\"];\n"));
+	assert_non_null(strstr(dot, "    \"legend: replace\" [label = \"replace\", shape = \"box\", "
+				    "style = \"filled\", fillcolor = \"#e5c7f5\"];\n"));
+	assert_non_null(strstr(dot, "    \"legend: create\" -> \"legend: update\" [style = \"invis\"];\n"));
 	free(dot);
 	graph_free(g);
 }
@@ -644,6 +700,8 @@ int main(void)
 	    cmocka_unit_test(test_a_resource_that_depends_on_itself_is_a_cycle),
 	    cmocka_unit_test(test_ten_thousand_resources_in_a_chain_make_ten_thousand_waves),
 	    cmocka_unit_test(test_dot_lists_nodes_and_edges_in_order_and_escapes_quotes),
+	    cmocka_unit_test(test_dot_styled_clusters_by_tier_and_draws_a_legend),
+	    cmocka_unit_test(test_dot_styled_overlays_a_plans_action_and_cost),
 	    cmocka_unit_test(test_a_rank_is_one_more_than_the_largest_rank_waiting_on_it),
 	    cmocka_unit_test(test_a_node_on_a_cycle_or_waiting_on_one_keeps_rank_one),
 	    cmocka_unit_test(test_users_and_deps_are_listed_in_the_order_linked),

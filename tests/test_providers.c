@@ -59,6 +59,31 @@ static void test_every_provider_has_what_the_engine_asks_of_it(void **state)
 	}
 }
 
+static void test_every_type_but_a_secret_has_a_tier_for_kiln_graph(void **state)
+{
+	size_t i, k;
+
+	(void)state;
+	for (i = 0; i < provider_count(); i++) {
+		const struct provider *p = provider_at(i);
+
+		assert_non_null(p->type_tier);
+		for (k = 0; k < p->ntypes; k++) {
+			const char *t = p->types[k].name;
+
+			if (strcmp(t, "aws_ssm_parameter") == 0)
+				assert_int_equal(p->type_tier(t), PROV_TIER_OTHER);
+			else if (p->type_tier(t) == PROV_TIER_OTHER)
+				fail_msg("%s has no tier", t);
+		}
+		/* A spec part's type is in the tier of its part. */
+		assert_int_equal(p->type_tier(p->part_type(PART_GROUP)), PROV_TIER_COMPUTE);
+		assert_int_equal(p->type_tier(p->part_type(PART_LUSTRE)), PROV_TIER_STORAGE);
+		assert_int_equal(p->type_tier(p->part_type(PART_ROLE)), PROV_TIER_IAM);
+		assert_int_equal(p->type_tier("no_such_type"), PROV_TIER_OTHER);
+	}
+}
+
 static void test_the_arn_grammar_is_aws_and_sims(void **state)
 {
 	const struct spec_grammar *g = provider_find("sim")->grammar;
@@ -83,6 +108,7 @@ int main(void)
 	    kiln_test(test_names_join_in_table_order),
 	    kiln_test(test_first_simulated_is_sim_and_first_cloud_is_aws),
 	    kiln_test(test_every_provider_has_what_the_engine_asks_of_it),
+	    kiln_test(test_every_type_but_a_secret_has_a_tier_for_kiln_graph),
 	    kiln_test(test_the_arn_grammar_is_aws_and_sims),
 	};
 

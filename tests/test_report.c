@@ -393,6 +393,76 @@ static void test_report_a_ttl_extend_keeps_the_burn(void **state)
 	assert_true(num(lifetime(build(f, "2027-01-02T00:00:00Z", NULL, NULL), 0), "cost") == 40.0);
 }
 
+/* report_workspace's lifetime, or NULL; owned by the caller. */
+static json_t *running(struct rfx *f, const char *ws, const char *now)
+{
+	struct kiln_error err = {0};
+	json_t *lt = NULL;
+
+	if (report_workspace(f->s, ws, at(now), &lt, &err) < 0)
+		fail_msg("report_workspace: %s", err.msg);
+	return lt;
+}
+
+static void test_report_workspace_costs_a_resized_cluster_as_the_report_does(void **state)
+{
+	struct rfx *f = *state;
+	json_t *lt;
+
+	/*
+	 * Up at 10/h with a 500.00 block bought, resized to 40/h at 05:00, to
+	 * 2.5/h at 07:00; at 10:00: 5 × 10 + 2 × 40 + 3 × 2.5 + 500 = 637.50,
+	 * not 10 h at the last burn (25 + 500).
+	 */
+	commit(f, "refs/heads/w", 2,
+	       "Kiln-Time: 2027-01-01T00:00:00Z\nKiln-Burn: 10.0000 USD/h\nKiln-GPUs: 8\n"
+	       "Kiln-Upfront: 500.00 USD");
+	commit(f, "refs/heads/w", 3,
+	       "Kiln-Time: 2027-01-01T05:00:00Z\nKiln-Burn: 40.0000 USD/h\nKiln-GPUs: 32");
+	commit(f, "refs/heads/w", 1,
+	       "Kiln-Time: 2027-01-01T07:00:00Z\nKiln-Burn: 2.5000 USD/h\nKiln-GPUs: 2");
+	lt = running(f, "w", "2027-01-01T10:00:00Z");
+	assert_non_null(lt);
+	assert_true(num(lt, "cost") == 637.5);
+	assert_true(num(lt, "upfront") == 500.0);
+	assert_string_equal(json_string_value(json_object_get(lt, "start")),
+			    "2027-01-01T00:00:00Z");
+	assert_true(num(lt, "cost") ==
+		    num(lifetime(build(f, "2027-01-01T10:00:00Z", NULL, NULL), 0), "cost"));
+	assert_null(json_object_get(lt, "_sums"));
+	json_decref(lt);
+}
+
+static void test_report_workspace_has_no_lifetime_after_a_destroy_or_without_a_branch(void **state)
+{
+	struct rfx *f = *state;
+
+	commit(f, "refs/heads/w", 1,
+	       "Kiln-Time: 2027-01-01T00:00:00Z\nKiln-Burn: 10.0000 USD/h\nKiln-GPUs: 0");
+	commit(f, "refs/heads/w", 0,
+	       "Kiln-Time: 2027-01-01T01:00:00Z\nKiln-Burn: 0.0000 USD/h\nKiln-GPUs: 0");
+	assert_null(running(f, "w", "2027-01-02T00:00:00Z"));
+	assert_null(running(f, "nosuch", "2027-01-02T00:00:00Z"));
+}
+
+static void test_report_workspace_counts_only_the_running_lifetime(void **state)
+{
+	struct rfx *f = *state;
+	json_t *lt;
+
+	/* A first lifetime (1 h at 10/h) ended; the second runs 2 h at 3/h: 6.00. */
+	commit(f, "refs/heads/w", 1,
+	       "Kiln-Time: 2027-01-01T00:00:00Z\nKiln-Burn: 10.0000 USD/h\nKiln-GPUs: 0");
+	commit(f, "refs/heads/w", 0,
+	       "Kiln-Time: 2027-01-01T01:00:00Z\nKiln-Burn: 0.0000 USD/h\nKiln-GPUs: 0");
+	commit(f, "refs/heads/w", 1,
+	       "Kiln-Time: 2027-01-01T02:00:00Z\nKiln-Burn: 3.0000 USD/h\nKiln-GPUs: 0");
+	lt = running(f, "w", "2027-01-01T04:00:00Z");
+	assert_non_null(lt);
+	assert_true(num(lt, "cost") == 6.0);
+	json_decref(lt);
+}
+
 static void test_report_groups_by_tag(void **state)
 {
 	struct rfx *f = *state;
@@ -464,6 +534,189 @@ static void test_report_csv_writes_formula_like_text_as_text(void **state)
 	free(csv);
 }
 
+static void test_ledger_parse_reads_the_split_budget_and_retained(void **state)
+{
+	struct ledger_entry le;
+
+	(void)state;
+	ledger_parse("apply\n\nKiln-Time: 2027-01-01T00:00:00Z\nKiln-Burn: 12.0000 USD/h\n"
+		     "Kiln-Burn-Compute: 10.0000 USD/h\nKiln-Burn-Storage: 1.5000 USD/h\n"
+		     "Kiln-Budget: 20.0000 USD/h\nKiln-Retained: 0.2500 USD/h\n",
+		     &le);
+	assert_null(le.bad);
+	assert_true(le.has_split && le.compute == 10.0 && le.storage == 1.5);
+	assert_true(le.has_budget && le.budget == 20.0);
+	assert_true(le.retained == 0.25);
+	ledger_entry_release(&le);
+	ledger_parse("apply\n\nKiln-Time: 2027-01-01T00:00:00Z\nKiln-Burn: 12.0000 USD/h\n"
+		     "Kiln-Budget: lots\n",
+		     &le);
+	assert_string_equal(le.bad, "Kiln-Budget \"lots\" is not a number of USD per hour");
+	assert_false(le.has_budget || le.has_burn);
+	ledger_entry_release(&le);
+}
+
+/*
+ * 2 h at 12/h (10 compute, 1.5 storage, 0.5 other) with 8 GPUs at 25%, then
+ * a destroy at 02:00 that kept a store of 0.25/h; now 06:00:
+ *   compute 20, storage 3, other 1; GPU-hours 16, useful 4, idle 12 costing
+ *   24 × 12 / 16 = 18; retained 4 h × 0.25 = 1.
+ */
+static void history_with_split(struct rfx *f, const char *ref)
+{
+	commit(f, ref, 2,
+	       "Kiln-Time: 2027-01-01T00:00:00Z\nKiln-Burn: 12.0000 USD/h\nKiln-GPUs: 8\n"
+	       "Kiln-Burn-Compute: 10.0000 USD/h\nKiln-Burn-Storage: 1.5000 USD/h\n"
+	       "Kiln-Budget: 20.0000 USD/h");
+	commit(f, ref, 0,
+	       "Kiln-Operation: destroy\nKiln-Time: 2027-01-01T02:00:00Z\nKiln-Burn: 0.0000 "
+	       "USD/h\nKiln-GPUs: 0\nKiln-Burn-Compute: 0.0000 USD/h\nKiln-Burn-Storage: 0.0000 "
+	       "USD/h\nKiln-GPU-Util: 25.0\nKiln-Retained: 0.2500 USD/h");
+}
+
+static void test_report_splits_the_cost_and_counts_idle_and_kept_storage(void **state)
+{
+	struct rfx *f = *state;
+	const json_t *lt, *st;
+
+	history_with_split(f, "refs/heads/w");
+	lt = lifetime(build(f, "2027-01-01T06:00:00Z", NULL, NULL), 0);
+	assert_true(num(lt, "cost") == 24.0);
+	assert_true(num(lt, "compute_cost") == 20.0);
+	assert_true(num(lt, "storage_cost") == 3.0);
+	assert_true(num(lt, "other_cost") == 1.0);
+	assert_true(num(lt, "idle_gpu_hours") == 12.0);
+	assert_true(num(lt, "idle_cost") == 18.0);
+	assert_true(num(lt, "retained_cost") == 1.0);
+	assert_true(num(lt, "orphaned_cost") == 0.0);
+	assert_true(num(lt, "retained_usd_per_hour") == 0.25);
+	st = json_array_get(json_object_get(lt, "stretches"), 0);
+	assert_int_equal(json_array_size(json_object_get(lt, "stretches")), 1);
+	assert_string_equal(json_string_value(json_object_get(st, "start")),
+			    "2027-01-01T00:00:00Z");
+	assert_true(num(st, "usd_per_hour") == 12.0 && num(st, "budget_usd_per_hour") == 20.0);
+	assert_true(num(st, "gpus") == 8 && num(st, "gpu_util") == 25.0);
+	assert_true(num(json_object_get(f->doc, "total"), "retained_cost") == 1.0);
+}
+
+static void test_report_kept_storage_of_a_deleted_workspace_is_orphaned(void **state)
+{
+	struct rfx *f = *state;
+	const json_t *tot;
+
+	history_with_split(f, "refs/kiln/archive/w/20270101T020000Z");
+	tot = json_object_get(build(f, "2027-01-01T06:00:00Z", NULL, NULL), "total");
+	assert_true(num(tot, "orphaned_cost") == 1.0);
+	assert_true(num(tot, "retained_cost") == 0.0);
+}
+
+static void test_report_without_a_recorded_split_says_unknown(void **state)
+{
+	struct rfx *f = *state;
+	const json_t *lt, *st;
+
+	commit(f, "refs/heads/w", 1,
+	       "Kiln-Time: 2027-01-01T00:00:00Z\nKiln-Burn: 10.0000 USD/h\nKiln-GPUs: 0");
+	lt = lifetime(build(f, "2027-01-01T01:00:00Z", NULL, NULL), 0);
+	assert_true(num(lt, "cost") == 10.0);
+	assert_true(json_is_null(json_object_get(lt, "compute_cost")));
+	assert_true(json_is_null(json_object_get(lt, "idle_gpu_hours")));
+	st = json_array_get(json_object_get(lt, "stretches"), 0);
+	assert_true(json_is_null(json_object_get(st, "gpu_util")));
+	assert_true(json_is_null(json_object_get(st, "budget_usd_per_hour")));
+}
+
+/* The HTML page of a report, as a string. */
+static char *html_of(const json_t *doc)
+{
+	char *buf = NULL;
+	size_t len = 0;
+	FILE *m = open_memstream(&buf, &len);
+
+	report_render_html(m, doc);
+	fclose(m);
+	return buf;
+}
+
+static size_t count(const char *hay, const char *needle)
+{
+	size_t n = 0;
+
+	for (; (hay = strstr(hay, needle)); hay++)
+		n++;
+	return n;
+}
+
+static void test_report_html_charts_have_axes_titles_and_legends(void **state)
+{
+	struct rfx *f = *state;
+	char *html;
+
+	history_with_split(f, "refs/heads/w");
+	html = html_of(build(f, "2027-01-01T06:00:00Z", NULL, NULL));
+	/* Four charts, each with both axes, a legend, and titled axes. */
+	assert_int_equal(count(html, "<svg "), 4);
+	assert_int_equal(count(html, "<g class=\"legend\"><g class=\"legend-entry\">"), 4);
+	assert_int_equal(count(html, "class=\"axis axis-x\""), 4);
+	assert_int_equal(count(html, "class=\"axis axis-y\""), 4);
+	assert_non_null(strstr(html, ">burn (USD per hour)</text>"));
+	assert_non_null(strstr(html, ">GPU utilization (%)</text>"));
+	assert_non_null(strstr(html, ">cost so far (USD)</text>"));
+	/* Ticks a person reads: dates, not RFC 3339. */
+	assert_non_null(strstr(html, ">Jan 1 00:00</text>"));
+	assert_null(strstr(html, ">2027-01-01T"));
+	/* The budget line and its legend, the kinds of cost, the idle band. */
+	assert_non_null(strstr(html, "budget (budget.max_hourly_usd of what ran, added up)"));
+	assert_non_null(strstr(html, ">retained storage</text>"));
+	assert_non_null(strstr(html, ">idle: under 10%</text>"));
+	assert_non_null(strstr(html, "id=\"finops-total-idle-cost\">$18.00<"));
+	assert_non_null(strstr(html, "id=\"finops-total-retained\">$1.00<"));
+	assert_null(strstr(html, "<script"));
+	free(html);
+}
+
+static void test_report_html_shades_a_running_stretch_with_no_utilization(void **state)
+{
+	struct rfx *f = *state;
+	char *html;
+
+	commit(f, "refs/heads/w", 1,
+	       "Kiln-Time: 2027-01-01T00:00:00Z\nKiln-Burn: 10.0000 USD/h\nKiln-GPUs: 8");
+	html = html_of(build(f, "2027-01-01T03:00:00Z", NULL, NULL));
+	assert_int_equal(count(html, "<rect class=\"unmeasured\""), 1);
+	assert_non_null(strstr(html, "w: GPUs running, no utilization recorded</title>"));
+	free(html);
+}
+
+static void test_report_html_keeps_overlapping_groups_apart(void **state)
+{
+	struct rfx *f = *state;
+	char *html;
+
+	/* a and b run at once, at 90% and 10%: two lines, never one merged bar. */
+	commit(f, "refs/heads/a", 1,
+	       "Kiln-Time: 2027-01-01T00:00:00Z\nKiln-Burn: 10.0000 USD/h\nKiln-GPUs: 8");
+	commit(f, "refs/heads/a", 1,
+	       "Kiln-Time: 2027-01-01T02:00:00Z\nKiln-Burn: 10.0000 USD/h\nKiln-GPUs: 8\n"
+	       "Kiln-GPU-Util: 90.0");
+	commit(f, "refs/heads/b", 1,
+	       "Kiln-Time: 2027-01-01T00:00:00Z\nKiln-Burn: 10.0000 USD/h\nKiln-GPUs: 8");
+	commit(f, "refs/heads/b", 1,
+	       "Kiln-Time: 2027-01-01T02:00:00Z\nKiln-Burn: 10.0000 USD/h\nKiln-GPUs: 8\n"
+	       "Kiln-GPU-Util: 10.0");
+	html = html_of(build(f, "2027-01-01T02:00:00Z", NULL, NULL));
+	{
+		const char *u = strstr(html, "id=\"chart-util\"");
+
+		assert_non_null(u);
+		assert_non_null(strstr(u, "<title>a</title></polyline>"));
+		assert_non_null(strstr(u, "<title>b</title></polyline>"));
+		/* And the burn chart adds them up: 20/h together. */
+		assert_non_null(strstr(html, ">all together</text>"));
+	}
+	free(html);
+}
+
 static void test_report_refuses_an_unknown_by_key(void **state)
 {
 	struct kiln_error err = {0};
@@ -510,8 +763,18 @@ int main(void)
 	    rtest(test_report_useful_gpu_hours_come_from_recorded_utilization),
 	    rtest(test_report_upfront_fees_add_to_the_cost),
 	    rtest(test_report_a_ttl_extend_keeps_the_burn),
+	    rtest(test_report_workspace_costs_a_resized_cluster_as_the_report_does),
+	    rtest(test_report_workspace_has_no_lifetime_after_a_destroy_or_without_a_branch),
+	    rtest(test_report_workspace_counts_only_the_running_lifetime),
 	    rtest(test_report_groups_by_tag),
 	    rtest(test_report_csv_writes_formula_like_text_as_text),
+	    cmocka_unit_test(test_ledger_parse_reads_the_split_budget_and_retained),
+	    rtest(test_report_splits_the_cost_and_counts_idle_and_kept_storage),
+	    rtest(test_report_kept_storage_of_a_deleted_workspace_is_orphaned),
+	    rtest(test_report_without_a_recorded_split_says_unknown),
+	    rtest(test_report_html_charts_have_axes_titles_and_legends),
+	    rtest(test_report_html_shades_a_running_stretch_with_no_utilization),
+	    rtest(test_report_html_keeps_overlapping_groups_apart),
 	    cmocka_unit_test(test_report_refuses_an_unknown_by_key),
 	    cmocka_unit_test(test_report_since_takes_a_date_or_a_time),
 	};

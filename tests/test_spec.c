@@ -3,7 +3,6 @@
  * substitution, and the message (and position) of every shape error.
  */
 #include "testutil.h"
-#include "spec_index.h"
 #include "strbuf.h"
 
 /* Three lines every small spec starts with; the section under test is line 4 on. */

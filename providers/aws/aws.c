@@ -534,6 +534,27 @@ static const char *aws_part_type(enum prov_part part)
 	return types[part];
 }
 
+static enum prov_tier aws_type_tier(const char *type)
+{
+	static const struct prov_type_tier tiers[] = {
+	    {"aws_vpc", PROV_TIER_NETWORK},
+	    {"aws_subnet", PROV_TIER_NETWORK},
+	    {"aws_security_group", PROV_TIER_NETWORK},
+	    {"aws_internet_gateway", PROV_TIER_NETWORK},
+	    {"aws_placement_group", PROV_TIER_NETWORK},
+	    {"aws_instance_group", PROV_TIER_COMPUTE},
+	    {"aws_capacity_block", PROV_TIER_COMPUTE},
+	    {"aws_s3_bucket", PROV_TIER_STORAGE},
+	    {"aws_fsx_lustre", PROV_TIER_STORAGE},
+	    {"aws_fsx_import", PROV_TIER_STORAGE},
+	    {"aws_efs", PROV_TIER_STORAGE},
+	    {"aws_efs_mount_target", PROV_TIER_STORAGE},
+	    {"aws_iam_role", PROV_TIER_IAM},
+	};
+
+	return provider_tier_find(tiers, ARRAY_SIZE(tiers), type);
+}
+
 /* Tags as strict as the strictest service kiln tags; groups the catalog has. */
 static void aws_check_spec(const struct spec *spec, struct diags *d)
 {
@@ -624,6 +645,7 @@ const struct provider provider_aws = {
     .iam_grant_note = aws_iam_grant_note,
     .preflight = aws_preflight,
     .part_type = aws_part_type,
+    .type_tier = aws_type_tier,
     .cost = aws_cost,
     .role_policy = aws_role_policy,
     .list_unmanaged = aws_list_unmanaged,

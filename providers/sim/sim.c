@@ -476,6 +476,19 @@ static const char *sim_part_type(enum prov_part part)
 	return types[part];
 }
 
+static enum prov_tier sim_type_tier(const char *type)
+{
+	static const struct prov_type_tier tiers[] = {
+	    {"sim_network", PROV_TIER_NETWORK},	   {"sim_placement_group", PROV_TIER_NETWORK},
+	    {"sim_node_group", PROV_TIER_COMPUTE}, {"sim_capacity_block", PROV_TIER_COMPUTE},
+	    {"sim_bucket", PROV_TIER_STORAGE},	   {"sim_lustre", PROV_TIER_STORAGE},
+	    {"sim_nfs", PROV_TIER_STORAGE},	   {"sim_role", PROV_TIER_IAM},
+	    {"sim_role_policy", PROV_TIER_IAM},
+	};
+
+	return provider_tier_find(tiers, ARRAY_SIZE(tiers), type);
+}
+
 /*
  * sim models AWS: AWS's rules for tags, and its catalog, as aws checks them.
  * It simulates the cloud's API, not what runs on the nodes: nothing boots
@@ -566,6 +579,7 @@ const struct provider provider_sim = {
     .check_spec = sim_check_spec,
     .iam_actions = sim_iam_actions,
     .part_type = sim_part_type,
+    .type_tier = sim_type_tier,
     .cost = sim_cost,
     .preflight = sim_preflight,
     .role_policy = sim_role_policy,

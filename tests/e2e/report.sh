@@ -78,6 +78,267 @@ rp_chromium() { # URL ARGS...: headless, offline, a profile of its own
 		--user-data-dir="$rp_dir/.chromium" "$@" 2>/dev/null
 }
 
+# A Lustre store kept by a destroy bills on: retained while its workspace
+# exists, orphaned once the workspace is deleted.
+rp_retained() {
+	rp_retained_saved=$PWD
+	rp_dir=$(mktemp -d "$E2E_TMP/report.XXXXXX")
+	cd "$rp_dir" || return
+	sed 's/^  checkpoints: .*/  scratch: {tier: lustre, capacity_gb: 4800, throughput_per_tib: 250, deletion: retain}/; /^iam:/,$d; /role: trainer/d' \
+		"$E2E_ROOT/examples/quickstart.yaml" >kiln.yaml
+	KILN_NOW=2027-01-01T00:00:00Z "$KILN" apply --auto-approve -w keep >/dev/null 2>&1
+	KILN_NOW=2027-01-01T01:00:00Z "$KILN" destroy --auto-approve -w keep >/dev/null 2>&1
+	check "report: the destroy that keeps a Lustre store records what it costs an hour" 0 \
+		--out-has "Kiln-Retained: 1.3808 USD/h" --out-has "Kiln-Burn: 0.0000 USD/h" \
+		-- git --git-dir=.kiln/state.git log -1 --format=%B keep
+	# 4 h kept (01:00 to 05:00) at 1.3808/h: 5.5232.
+	KILN_NOW=2027-01-01T05:00:00Z "$KILN" report --format json >kept.json 2>&1
+	"$KILN" workspace delete keep >/dev/null 2>&1
+	KILN_NOW=2027-01-01T05:00:00Z "$KILN" report --format json >orphan.json 2>&1
+	assert "report: kept storage is retained, then orphaned when its workspace is deleted" python3 -c '
+import json
+k, o = json.load(open("kept.json"))["total"], json.load(open("orphan.json"))["total"]
+assert (k["retained_cost"], k["orphaned_cost"]) == (5.5232, 0), k
+assert (o["retained_cost"], o["orphaned_cost"]) == (0, 5.5232), o
+assert k["storage_cost"] == 1.3808 and k["compute_cost"] == 196.6838, k
+'
+	KILN_NOW=2027-01-01T05:00:00Z "$KILN" report --format html >orphan.html 2>&1
+	assert "report: the page shows the orphaned storage's cost" \
+		grep -q 'id="finops-total-orphaned">\$5.52<' orphan.html
+	cd "$rp_retained_saved" || return
+}
+
+# Status and report at one instant, after a resize and after a block bought up front
+# (issue 29): one cost function, the same figure to the cent.
+rp_status_agrees() {
+	rp_status_saved=$PWD
+	rp_dir=$(mktemp -d "$E2E_TMP/report.XXXXXX")
+	cd "$rp_dir" || return
+	# 2 nodes from 00:00, 4 from 05:00; at 10:00: 5 h × 196.6838 + 5 h × 393.3677
+	# = 2950.2575, not 10 h at today's 393.3677 (3933.68, what status said before).
+	rp_apply 2027-01-01T00:00:00Z 2
+	rp_apply 2027-01-01T05:00:00Z 4
+	check "report: status after a resize gives the cost so far the ledger gives, not 10 h at today's size" 0 \
+		--out-has 'Cost: $393.37 an hour; $2,950.26 so far, up 10h0m since 2027-01-01T00:00:00Z.' \
+		-- env KILN_NOW=2027-01-01T10:00:00Z "$KILN" status --no-ssh
+	KILN_NOW=2027-01-01T10:00:00Z "$KILN" status --no-ssh --json >status.json 2>&1
+	KILN_NOW=2027-01-01T10:00:00Z "$KILN" report --format json >report.json 2>&1
+	assert "report: status --json's cost_so_far equals report --format json's running lifetime" python3 -c '
+import json
+s, r = json.load(open("status.json")), json.load(open("report.json"))
+l = [l for l in r["lifetimes"] if l["end"] is None]
+assert len(l) == 1, r["lifetimes"]
+assert s["cost_so_far"] == l[0]["cost"] == 2950.2575, (s["cost_so_far"], l[0]["cost"])
+assert s["since"] == l[0]["start"] and s["upfront"] == 0, s
+'
+	# A Capacity Block: bought at 00:00 for 4719.36 up front, the nodes launched at
+	# 11:45 once it is active (its hourly price is in the fee: the burn is 0.0219, the
+	# root volumes); at 14:00: 4719.36 + 2.25 h × burn, the same in both.
+	mkdir blk && cd blk || return
+	cp "$E2E_ROOT/examples/capacity-block.yaml" kiln.yaml
+	KILN_NOW=2027-01-01T00:00:00Z "$KILN" apply --auto-approve --allow-purchase >/dev/null 2>&1
+	KILN_NOW=2027-01-01T11:45:00Z "$KILN" apply --auto-approve >/dev/null 2>&1
+	KILN_NOW=2027-01-01T14:00:00Z "$KILN" status --no-ssh --json >status.json 2>&1
+	KILN_NOW=2027-01-01T14:00:00Z "$KILN" report --format json >report.json 2>&1
+	assert "report: with a Capacity Block, status and report give one cost, its fee included" python3 -c '
+import json, subprocess
+s, r = json.load(open("status.json")), json.load(open("report.json"))
+l = [l for l in r["lifetimes"] if l["end"] is None]
+assert len(l) == 1 and s["cost_so_far"] == l[0]["cost"], (s, l)
+assert s["upfront"] == l[0]["upfront"] == 4719.36, s
+log = subprocess.check_output(["git", "--git-dir=.kiln/state.git", "log", "--format=%B", "default"], text=True)
+burn = [float(x.split()[1]) for x in log.splitlines() if x.startswith("Kiln-Burn:")][0]
+assert abs(s["cost_so_far"] - round(4719.36 + 2.25 * burn, 4)) < 1e-9, (s["cost_so_far"], burn)
+'
+	check "report: status says how much of the cost so far was paid up front" 0 \
+		--out-has '$4,719.36 of it up front), up 14h0m since 2027-01-01T00:00:00Z.' \
+		-- env KILN_NOW=2027-01-01T14:00:00Z "$KILN" status --no-ssh
+	cd "$rp_status_saved" || return
+}
+
+# Team budgets and quotas across workspaces (issue 29): the policy file, its
+# bad input, a refusal naming the limit, the use and who uses it, a waiver
+# by an approved plan, and two applies racing against one limit.
+rp_qpolicy() { # JSON: write it to p.json and set it as Ann
+	printf '%s\n' "$1" >p.json
+	KILN_AUTHOR="Ann Ops <ann@example.com>" "$KILN" policy set p.json >/dev/null 2>&1
+}
+
+rp_stopped() { # PID: stopped (SIGSTOP)
+	[ "$(awk '{print $3}' "/proc/$1/stat" 2>/dev/null)" = T ]
+}
+
+rp_quota() {
+	rp_quota_saved=$PWD
+	rp_dir=$(mktemp -d "$E2E_TMP/report.XXXXXX")
+	cd "$rp_dir" || return
+	cp "$E2E_ROOT/examples/quickstart.yaml" kiln.yaml
+	export KILN_NOW=2027-01-31T00:00:00Z
+	"$KILN" workspace new default >/dev/null 2>&1
+	check "quota: policy show says when no policy is set" 0 \
+		--out "No policy: no team limit holds an apply back. Set one with kiln policy set FILE (kiln-policy(5))." \
+		-- "$KILN" policy show
+	printf '{"version": 1, "limits": [' >bad.json
+	check "quota: a policy that is not JSON is refused with its position" 1 --out "" \
+		--err "kiln: policy: bad.json:1:26: not JSON: ']' expected near end of file
+  hint: kiln-policy(5) shows a policy file" \
+		-- "$KILN" policy set bad.json
+	printf '{"limits": []}\n' >bad.json
+	check "quota: a policy without version 1 is refused" 1 --out "" \
+		--err 'kiln: policy: bad.json: "version" must be 1
+  hint: this kiln reads policy version 1: add "version": 1' \
+		-- "$KILN" policy set bad.json
+	printf '{"version": 1, "limits": [{"team": "ml", "max_gpu": 8}]}\n' >bad.json
+	check "quota: an unknown key in a limit is named, with the key meant" 1 --out "" \
+		--err "kiln: policy: bad.json: limits[0] has an unknown key 'max_gpu'
+  hint: did you mean 'max_gpus'?" \
+		-- "$KILN" policy set bad.json
+	printf '{"version": 1, "limits": [{"max_gpus": 8}]}\n' >bad.json
+	check "quota: a limit that names no team or workspace is refused" 1 --out "" \
+		--err 'kiln: policy: bad.json: limits[0] must name one team or one workspace pattern, and names neither
+  hint: add "team": "NAME" (the spec tag team) or "workspace": "PATTERN"' \
+		-- "$KILN" policy set bad.json
+	printf '{"version": 1, "limits": [{"team": "ml", "max_gpus": -8}]}\n' >bad.json
+	check "quota: a negative GPU limit is refused" 1 --out "" \
+		--err 'kiln: policy: bad.json: limits[0].max_gpus must be a whole number from 0 up
+  hint: write it like "max_gpus": 32' \
+		-- "$KILN" policy set bad.json
+	printf '{"version": 1, "limits": [{"team": "ml"}]}\n' >bad.json
+	check "quota: a limit that limits nothing is refused" 1 --out "" \
+		--err 'kiln: policy: bad.json: limits[0] sets no limit
+  hint: set max_gpus, monthly_budget_usd or max_upfront_usd' \
+		-- "$KILN" policy set bad.json
+	check "quota: an unknown policy subcommand is refused" 1 --out "" \
+		--err "kiln: policy: 'get' is not a policy subcommand; use show, or set FILE" \
+		-- "$KILN" policy get
+	check "quota: a refused policy changed nothing" 1 --out "" \
+		-- git --git-dir=.kiln/state.git rev-parse -q --verify refs/kiln/policy
+
+	printf '{"version": 1, "limits": [{"team": "getting-started", "max_gpus": 24}, {"workspace": "blk*", "max_upfront_usd": 1000}]}\n' >p.json
+	check "quota: policy set commits the policy under its author and shows it" 0 \
+		--out-has "Policy set from p.json: commit " \
+		--out-has ", set by Ann Ops <ann@example.com> at 2027-01-31T00:00:00Z:" \
+		--out-has "  limits[0] team 'getting-started': at most 24 GPUs at once;" \
+		--out-has "  limits[1] workspaces 'blk*': at most \$1,000.00 up front in one plan;" \
+		-- env KILN_AUTHOR="Ann Ops <ann@example.com>" "$KILN" policy set p.json
+	check "quota: the policy is a commit naming its author on refs/kiln/policy" 0 \
+		--out "Ann Ops <ann@example.com> policy set: 2 limits" \
+		-- git --git-dir=.kiln/state.git log -1 --format='%an <%ae> %s' refs/kiln/policy
+	check "quota: a team within its GPU limit applies" 0 \
+		-- "$KILN" apply --auto-approve -w alpha
+	check "quota: plan names the team's GPU limit, the use and who uses it" 1 \
+		--out-has "Plan: 5 to create" \
+		--err "kiln: plan: team 'getting-started' may run at most 24 GPUs at once (policy limits[0], commit $(git --git-dir=.kiln/state.git rev-parse --short=7 refs/kiln/policy)); this plan would bring it to 32: 16 in beta (this plan), and in use 16 in alpha; nothing was changed
+  hint: shrink the plan, free what those workspaces hold (kiln down), change the limit (kiln policy set FILE), or have an approved plan waive it: kiln apply PLAN --waive-limit team=getting-started:max_gpus --waive-reason TEXT" \
+		-- "$KILN" plan -w beta
+	check "quota: apply over the team's GPU limit is refused with the numbers" 1 \
+		--err-has "kiln: apply: team 'getting-started' may run at most 24 GPUs at once (policy limits[0], commit " \
+		--err-has "this plan would bring it to 32: 16 in beta (this plan), and in use 16 in alpha; nothing was changed" \
+		-- "$KILN" apply --auto-approve -w beta
+	check "quota: the refused workspace recorded nothing" 1 --out "" \
+		-- git --git-dir=.kiln/state.git rev-parse -q --verify refs/heads/beta
+	sed 's/count: 2/count: 1/' kiln.yaml >small.yaml
+	check "quota: a plan that fits beside the others applies" 0 \
+		-- "$KILN" apply small.yaml --auto-approve -w beta
+	check "quota: shrinking is never refused, even over a limit set lower since" 0 \
+		-- sh -c 'printf "{\"version\": 1, \"limits\": [{\"team\": \"getting-started\", \"max_gpus\": 8}]}\n" >low.json &&
+			"$1" policy set low.json >/dev/null && "$1" apply small.yaml --auto-approve -w alpha' sh "$KILN"
+
+	# A waiver: only a saved plan whose approvals count may carry one.
+	rp_qpolicy '{"version": 1, "limits": [{"team": "getting-started", "max_gpus": 24}]}'
+	check "quota: --waive-limit without --waive-reason is refused" 1 --out "" \
+		--err "kiln: apply: --waive-limit needs --waive-reason TEXT; name the limit as the refusal names it and say why on one line: --waive-limit team=research:max_gpus --waive-reason 'the launch week'" \
+		-- "$KILN" apply --auto-approve -w gamma --waive-limit team=getting-started:max_gpus
+	check "quota: a waiver from a spec, with no approvals, is refused" 1 \
+		--err-has "kiln: apply: --waive-limit waives a limit only for a saved plan whose approvals count; nothing was changed" \
+		-- "$KILN" apply --auto-approve -w gamma --waive-limit team=getting-started:max_gpus --waive-reason "launch week"
+	mkdir trusted
+	openssl genpkey -algorithm ed25519 -out alice.key 2>/dev/null
+	chmod 600 alice.key
+	openssl pkey -in alice.key -pubout -out trusted/alice.pub 2>/dev/null
+	"$KILN" plan -w gamma --out g.kiln >/dev/null 2>&1
+	"$KILN" approve g.kiln --key alice.key --signer alice >/dev/null 2>&1
+	check "quota: an approved plan with a waiver applies past the limit" 0 \
+		-- "$KILN" apply g.kiln -w gamma --require-approvals 1 --trusted-keys trusted \
+		--waive-limit team=getting-started:max_gpus --waive-reason "launch week"
+	check "quota: the commit records the waiver and its reason" 0 \
+		--out-has "Kiln-Quota-Waived: team=getting-started:max_gpus: launch week" \
+		-- git --git-dir=.kiln/state.git log -1 --format=%B gamma
+
+	# Up-front: a Capacity Block over the workspaces' limit.
+	mkdir blk && cp "$E2E_ROOT/examples/capacity-block.yaml" blk/kiln.yaml
+	check "quota: a purchase over the up-front limit is refused with its fee" 1 \
+		--err-has "kiln: apply: workspaces 'blk*' may buy at most \$1,000.00 up front in one plan (policy limits[1], commit " \
+		--err-has "this plan buys \$4,719.36 up front in blk1; nothing was changed" \
+		-- sh -c 'printf "{\"version\": 1, \"limits\": [{\"team\": \"nobody\", \"max_gpus\": 0}, {\"workspace\": \"blk*\", \"max_upfront_usd\": 1000}]}\n" >p2.json &&
+			"$1" policy set p2.json >/dev/null && "$1" apply blk/kiln.yaml --auto-approve --allow-purchase -w blk1' sh "$KILN"
+
+	# A monthly budget: on the 31st, each 2-node cluster burns 196.6838 × 24 h = 4720.41
+	# to the month's end; with alpha (1 node) and gamma (2) running, beta would bring
+	# the month past $9,000.
+	rp_qpolicy '{"version": 1, "limits": [{"team": "getting-started", "monthly_budget_usd": 9000}]}'
+	check "quota: a plan past the team's monthly budget is refused with what was spent and who burns" 1 \
+		--err-has "kiln: apply: team 'getting-started' has a monthly budget of \$9,000.00 (policy limits[0], commit " \
+		--err-has "this plan would bring 2027-01 to \$" \
+		--err-has ' spent so far, the rest at the hourly cost of beta (this plan), alpha ($98.34/h), gamma ($196.68/h) to the month'"'"'s end; nothing was changed' \
+		-- "$KILN" apply --auto-approve -w beta
+	unset KILN_NOW
+	cd "$rp_quota_saved" || return
+}
+
+# Two applies of two workspaces against one limit (24 GPUs, 16 each): never both pass.
+rp_quota_race() {
+	rp_race_saved=$PWD
+	rp_dir=$(mktemp -d "$E2E_TMP/report.XXXXXX")
+	cd "$rp_dir" || return
+	cp "$E2E_ROOT/examples/quickstart.yaml" kiln.yaml
+	"$KILN" workspace new default >/dev/null 2>&1
+	rp_qpolicy '{"version": 1, "limits": [{"team": "getting-started", "max_gpus": 24}]}'
+	# x stops after its check passed, before its claim; y passes and claims; x goes on:
+	# its swap fails, it reads y's claim and is refused.
+	KILN_TEST_STOP_AT=quota "$KILN" apply --auto-approve -w x >x.out 2>x.err &
+	rp_x=$!
+	rp_n=0
+	until rp_stopped "$rp_x" || [ $rp_n -ge 600 ]; do
+		sleep 0.1
+		rp_n=$((rp_n + 1))
+	done
+	"$KILN" apply --auto-approve -w y >y.out 2>y.err
+	printf '%s\n' "$?" >y.rc
+	kill -CONT "$rp_x"
+	wait "$rp_x"
+	printf '%s\n' "$?" >x.rc
+	check "quota: of two racing applies, the one that claimed first passes" 0 --out "0" -- cat y.rc
+	check "quota: the other, its check passed before the claim, is refused at the swap naming the winner" 0 \
+		--out-has "1" \
+		--out-has "kiln: apply: team 'getting-started' may run at most 24 GPUs at once" \
+		--out-has "this plan would bring it to 32: 16 in x (this plan), and in use 16 in y; nothing was changed" \
+		-- sh -c 'cat x.rc x.err'
+	check "quota: the refused race loser recorded nothing" 1 --out "" \
+		-- git --git-dir=.kiln/state.git rev-parse -q --verify refs/heads/x
+	# Unforced: both at once, three times over fresh workspaces; exactly one passes each time.
+	for rp_round in 1 2 3; do
+		"$KILN" destroy --auto-approve -w y >/dev/null 2>&1
+		"$KILN" destroy --auto-approve -w "p$((rp_round - 1))" >/dev/null 2>&1
+		"$KILN" apply --auto-approve -w "p$rp_round" >/dev/null 2>&1 &
+		rp_a=$!
+		"$KILN" apply --auto-approve -w "q$rp_round" >/dev/null 2>&1 &
+		rp_b=$!
+		wait "$rp_a"
+		rp_ra=$?
+		wait "$rp_b"
+		rp_rb=$?
+		printf '%s %s\n' "$rp_ra" "$rp_rb" >>race.rc
+		"$KILN" destroy --auto-approve -w "q$rp_round" >/dev/null 2>&1
+	done
+	assert "quota: two applies started together never both pass (3 rounds)" python3 -c '
+rounds = [l.split() for l in open("race.rc")]
+assert len(rounds) == 3, rounds
+assert all(sorted(r) == ["0", "1"] for r in rounds), rounds
+'
+	cd "$rp_race_saved" || return
+}
+
 # Hostile text in a ledger: a spec tag and forged trailers (issue 33).
 rp_hostile() {
 	rp_hostile_saved=$PWD
@@ -134,6 +395,13 @@ rp_ledger_forged() {
 	rp_ledger_case "Kiln-GPUs: -3" 'Kiln-GPUs "-3" is not a whole number of GPUs'
 	rp_ledger_case "Kiln-Time: 1900-01-01T00:00:00Z" \
 		"Kiln-Time \"1900-01-01T00:00:00Z\" is before its parent's (2027-01-01T00:00:00Z)"
+	# The split, the budget and kept storage are read as strictly as the burn.
+	rp_ledger_case "Kiln-Burn-Storage: 1e400 USD/h" 'Kiln-Burn-Storage "1e400 USD/h" is not a number of USD per hour'
+	rp_forge default 1 "Kiln-Burn-Storage: 0.0000 USD/h"
+	rp_ledger_case "Kiln-Budget: lots" 'Kiln-Budget "lots" is not a number of USD per hour'
+	rp_forge default 1 "Kiln-Budget: 400.0000 USD/h"
+	rp_ledger_case "Kiln-Retained: -1 USD/h" 'Kiln-Retained "-1 USD/h" is not a number of USD per hour'
+	rp_forge default 1 "Kiln-Retained: 0.0000 USD/h"
 	check "report: the restored history is counted again" 0 \
 		--out-has "Total: 1 lifetime, 3.00 hours, 64.00 GPU-hours, \$786.74." \
 		-- env KILN_NOW=2027-01-01T03:00:00Z "$KILN" report
@@ -177,6 +445,8 @@ report_tests() {
 		--out-has "Kiln-Time: 2027-01-01T20:00:00Z" \
 		--out-has "Kiln-Burn: 196.6838 USD/h (1 part billed by use, not counted)" \
 		--out-has "Kiln-GPUs: 16" --out-has "Kiln-Tag: team=getting-started" \
+		--out-has "Kiln-Burn-Compute: 196.6838 USD/h" --out-has "Kiln-Burn-Storage: 0.0000 USD/h" \
+		--out-has "Kiln-Budget: 400.0000 USD/h" \
 		-- git --git-dir=.kiln/state.git log -1 --format=%B train
 
 	# The burns the commits record (USD/h): a p5.48xlarge node is 98.32 on-demand and
@@ -211,6 +481,13 @@ old = lt[("scratch", "2027-01-01T01:00:00Z")]
 assert old["archived"] is True and old["cost"] == 98.3419, old
 assert d["total"]["cost"] == round(1671.8126 + 786.7352 + 98.3419, 4), d["total"]
 assert [p[1] for p in first["series"]] == [0.0, 393.3676, 1573.4707, 1671.8126], first["series"]
+# The split the ledger recorded: all compute (the object store is billed by use).
+assert first["compute_cost"] == 1671.8126 and first["storage_cost"] == 0, first
+assert [(s["start"], s["usd_per_hour"], s["budget_usd_per_hour"], s["gpus"]) for s in first["stretches"]] == [
+    ("2027-01-01T00:00:00Z", 196.6838, 400, 16), ("2027-01-01T02:00:00Z", 393.3677, 400, 32),
+    ("2027-01-01T05:00:00Z", 98.3419, 400, 8)], first["stretches"]
+assert run["stretches"][0]["end"] == "2027-01-02T00:00:00Z" and run["stretches"][0]["gpu_util"] is None, run
+assert d["total"]["retained_cost"] == 0 and d["total"]["idle_gpu_hours"] is None, d["total"]
 '
 	check "report: --by cluster adds up the workspaces of a cluster" 0 \
 		--out-has "  quickstart               3 lifetimes, 11.00 hours, 208.00 GPU-hours, \$2,556.89" \
@@ -253,6 +530,26 @@ got = {k: p.cells.get(k) for k in want}
 assert got == want, (got, want)
 assert "<svg" in open("dom.html").read() and "polyline" in open("dom.html").read()
 ' "$rp_text_total"
+		# The page wrapped with tests/e2e/report_check.js (the page has no script of its
+		# own), laid out at a laptop's and a small window's width.
+		{ sed 's#</body></html>##' report.html; printf '<script>\n'
+		  cat "$E2E_ROOT/tests/e2e/report_check.js"; printf '</script></body></html>\n'; } >check.html
+		for rp_w in 1280 800; do
+			rp_chromium --window-size=$rp_w,1000 --virtual-time-budget=2000 --dump-dom \
+				"file://$rp_dir/check.html" >layout$rp_w.html
+			rp_chromium --hide-scrollbars --window-size=$rp_w,3000 \
+				--screenshot="$rp_dir/report$rp_w.png" "file://$rp_dir/report.html" >/dev/null
+			assert "report: at $rp_w px nothing overflows, and every chart has both axes with ticks, their titles and a legend" \
+				python3 "$E2E_ROOT/tests/e2e/report_layout.py" "layout$rp_w.html" "$rp_w"
+		done
+		assert "report: Chromium takes a screenshot at 1280 and 800 px (PNG of that width)" \
+			python3 -c '
+import struct
+for w in (1280, 800):
+    b = open("report%d.png" % w, "rb").read()
+    assert b[:8] == b"\x89PNG\r\n\x1a\n", "not a PNG"
+    assert struct.unpack(">II", b[16:24]) == (w, 3000) and len(b) > 20000, (w, len(b))
+'
 		rp_chromium --screenshot="$rp_dir/phone.png" --window-size=390,1400 \
 			"file://$rp_dir/report.html" >/dev/null
 		assert "report: Chromium renders the page at a phone's width (a PNG screenshot)" \
@@ -263,7 +560,10 @@ assert b[:8] == b"\x89PNG\r\n\x1a\n", "not a PNG"
 w, h = struct.unpack(">II", b[16:24])
 assert (w, h) == (390, 1400) and len(b) > 10000, (w, h, len(b))
 '
+		# KILN_REPORT_SHOTS=DIR keeps the screenshots, to look at them.
+		[ -z "${KILN_REPORT_SHOTS:-}" ] || cp report1280.png report800.png "$KILN_REPORT_SHOTS/"
 	fi
+	rp_retained
 
 	# --- utilization in kiln status (sim: KILN_SIM_GPU_UTIL, KILN_SIM_LUSTRE_LOAD) ---
 	rp_dir=$(mktemp -d "$E2E_TMP/report.XXXXXX")
@@ -379,6 +679,9 @@ assert l["cost"] is None and l["gpu_hours"] is None and l["cost_known"] is False
 assert d["total"]["cost"] is None, d["total"]
 '
 	unset KILN_NOW
+	rp_status_agrees
+	rp_quota
+	rp_quota_race
 	rp_hostile
 	report_moto
 	cd "$rp_saved_dir" || return

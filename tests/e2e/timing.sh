@@ -61,6 +61,36 @@ assert seq("apply_complete", "sim_role.trainer") < seq("apply_start", "sim_role_
 	cd "$E2E_ROOT" || exit 1
 }
 
+# kiln graph --plan: each node filled by the plan's action, with its hourly cost.
+ti_graph_plan() {
+	ti_gp_saved=$PWD
+	ti_gp_dir=$(mktemp -d "$E2E_TMP/graph.XXXXXX")
+	cd "$ti_gp_dir" || return
+	sed 's/^  checkpoints: .*/  checkpoints: {tier: object}\n  scratch: {tier: lustre, capacity_gb: 4800, throughput_per_tib: 250}/' \
+		"$E2E_ROOT/examples/quickstart.yaml" >kiln.yaml
+	check "timing: graph --plan fills each node by its action and names its hourly cost" 0 \
+		--out-has '    "sim_node_group.trainers" [label = "sim_node_group.trainers\ncreate, $196.68/h", style = "filled", fillcolor = "#c7e9c0"];' \
+		--out-has '    "sim_bucket.checkpoints" [label = "sim_bucket.checkpoints\ncreate, $0.00/h + use", style = "filled", fillcolor = "#c7e9c0"];' \
+		--out-has '    "legend: create" [label = "create", shape = "box", style = "filled", fillcolor = "#c7e9c0"];' \
+		-- "$KILN" graph --plan
+	KILN_SIM_READY_MS=0 "$KILN" apply --auto-approve >/dev/null 2>&1
+	sed -i 's/count: 2/count: 4/; /scratch:/d' kiln.yaml
+	# 4 nodes at 98.3419/h each (rounded from 393.3677); the Lustre store, gone from the
+	# spec, is deleted: 4800 GB at its catalog price, 1.38/h before the plan.
+	check "timing: graph --plan draws an update, a delete and what stays" 0 \
+		--out-has '"sim_node_group.trainers" [label = "sim_node_group.trainers\nupdate, $393.37/h", style = "filled", fillcolor = "#fff2a8"];' \
+		--out-has '"sim_lustre.scratch" [label = "sim_lustre.scratch\ndelete, $1.38/h", style = "filled", fillcolor = "#fcc5c0"];' \
+		--out-has '"sim_network.main" [label = "sim_network.main\nno-op", style = "filled", fillcolor = "#ffffff"];' \
+		-- "$KILN" graph --plan
+	if command -v dot >/dev/null 2>&1; then
+		assert "timing: dot reads the plan's overlay" sh -c '"$1" graph --plan | dot -Tsvg >/dev/null' sh "$KILN"
+	fi
+	check "timing: graph --plan refuses a bad --refresh, naming the values" 1 --out "" \
+		--err "kiln: graph: --refresh 'maybe' is not true or false; write --refresh=true or --refresh=false" \
+		-- "$KILN" graph --plan --refresh maybe
+	cd "$ti_gp_saved" || return
+}
+
 # kiln graph draws what needs only created dashed, what needs ready plain.
 ti_graph() {
 	check "timing: graph dashes the aws mount target's edge to the nodes, not to its file system" 0 \
@@ -70,6 +100,26 @@ ti_graph() {
 		--out-has '"aws_fsx_import.scratch" -> "aws_fsx_lustre.scratch";' \
 		--out-has '"aws_iam_role.trainer" -> "aws_efs.home" [label = "created", style = "dashed"];' \
 		-- "$KILN" graph examples/llm-pretrain.yaml
+	check "timing: graph clusters the resources by tier and has a legend for both kinds of edge" 0 \
+		--out-has '  subgraph "cluster_network" {
+    label = "network";
+    "aws_internet_gateway.main";' \
+		--out-has '  subgraph "cluster_compute" {
+    label = "compute";
+    "aws_instance_group.login";
+    "aws_instance_group.trainers";
+  }' \
+		--out-has '    "aws_efs_mount_target.home";' --out-has '    label = "IAM";' \
+		--out-has '    "legend: A" -> "legend: B" [label = "A needs B ready"];' \
+		--out-has '    "legend: C" -> "legend: D" [label = "created: C needs D only created", style = "dashed"];' \
+		-- "$KILN" graph examples/llm-pretrain.yaml
+	if command -v dot >/dev/null 2>&1; then
+		assert "timing: Graphviz's dot reads kiln graph's DOT, clusters and legend included" sh -c \
+			'"$1" graph examples/llm-pretrain.yaml | dot -Tsvg | grep -q "<title>cluster_storage</title>"' sh "$KILN"
+	else
+		fail "timing: Graphviz's dot is installed (scripts/deps.sh --install adds graphviz)" /dev/null
+	fi
+	ti_graph_plan
 	check "timing: the plan lists what a resource needs only created" 0 \
 		--out-has '"created_only": [' \
 		-- sh -c 'd=$(mktemp -d) && cp tests/specs/valid/sim-llm-pretrain.yaml "$d/kiln.yaml" && cd "$d" && "$1" plan --json | python3 -c "
