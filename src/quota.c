@@ -393,7 +393,8 @@ static int64_t month_bounds(int64_t now, int64_t *start, char ym[16])
 	struct tm tm;
 
 	gmtime_r(&t, &tm);
-	snprintf(ym, 16, "%04d-%02d", tm.tm_year + 1900, tm.tm_mon + 1);
+	/* Bounded so gcc -O2 sees it fits ym (format-truncation under -Werror). */
+	snprintf(ym, 16, "%04d-%02d", (tm.tm_year + 1900) % 10000, (tm.tm_mon + 1) % 100);
 	tm.tm_mday = 1;
 	tm.tm_hour = tm.tm_min = tm.tm_sec = 0;
 	*start = (int64_t)timegm(&tm);
