@@ -547,7 +547,7 @@ static void yaml_quote(struct strbuf *d, const char *s)
 
 	sb_addc(d, '"');
 	while (i < len) {
-		int32_t cp = utf8_decode(u + i, len - i, &n);
+		int32_t cp = str_utf8_decode(u + i, len - i, &n);
 
 		if (cp < 0) {
 			sb_adds(d, "\\uFFFD");
@@ -599,7 +599,7 @@ static void yaml_step_files(struct strbuf *d, const struct boot_input *in)
 	}
 }
 
-char *boot_document(const struct boot_input *in)
+char *bootstrap_document(const struct boot_input *in)
 {
 	struct strbuf d = {0}, script = {0};
 	size_t i;
@@ -680,7 +680,7 @@ char *boot_document(const struct boot_input *in)
 	return sb_detach(&d);
 }
 
-char *boot_digest(const char *doc)
+char *bootstrap_digest(const char *doc)
 {
 	unsigned char md[SHA256_DIGEST_LENGTH];
 	char hex[2 * SHA256_DIGEST_LENGTH + 1];
@@ -692,13 +692,13 @@ char *boot_digest(const char *doc)
 	return xasprintf("sha256:%s", hex);
 }
 
-char *boot_placeholder(const char *key)
+char *bootstrap_placeholder(const char *key)
 {
 	return xasprintf("{{kiln:%s}}", key);
 }
 
-int boot_check_size(const struct spec *spec, const struct spec_group *g, const char *doc,
-		    struct kiln_error *err)
+int bootstrap_check_size(const struct spec *spec, const struct spec_group *g, const char *doc,
+			 struct kiln_error *err)
 {
 	size_t size = strlen(doc), n = 0;
 	const char *p;
@@ -718,7 +718,7 @@ int boot_check_size(const struct spec *spec, const struct spec_group *g, const c
 	return -1;
 }
 
-char *boot_fill(const char *doc, const json_t *values, struct kiln_error *err)
+char *bootstrap_fill(const char *doc, const json_t *values, struct kiln_error *err)
 {
 	struct strbuf out = {0};
 	const char *p = doc, *open;
@@ -748,7 +748,7 @@ char *boot_fill(const char *doc, const json_t *values, struct kiln_error *err)
 	return sb_detach(&out);
 }
 
-const struct spec_store *boot_local_store(const struct spec *spec, const struct spec_group *g)
+const struct spec_store *bootstrap_local_store(const struct spec *spec, const struct spec_group *g)
 {
 	size_t i, n;
 
@@ -766,8 +766,8 @@ const struct spec_store *boot_local_store(const struct spec *spec, const struct 
 	return NULL;
 }
 
-bool boot_mounts_store(const struct spec *spec, const struct spec_group *g,
-		       const struct spec_store *s)
+bool bootstrap_mounts_store(const struct spec *spec, const struct spec_group *g,
+			    const struct spec_store *s)
 {
 	const struct spec_role *r;
 	size_t i;
@@ -795,8 +795,8 @@ static int store_order(const void *a, const void *b)
 	return x < y ? -1 : x > y;
 }
 
-const struct spec_store **boot_mounted_stores(const struct spec *spec, const struct spec_group *g,
-					      size_t *n)
+const struct spec_store **bootstrap_mounted_stores(const struct spec *spec,
+						   const struct spec_group *g, size_t *n)
 {
 	const struct spec_role *r = g->role.name ? spec_role_find(spec, g->role.name) : NULL;
 	const struct spec_store **out;
@@ -826,15 +826,16 @@ const char boot_nfs_options[] =
     "nfsvers=4.1,rsize=1048576,wsize=1048576,hard,timeo=600,retrans=2,noresvport,_netdev,nofail";
 const char boot_lustre_options[] = "relatime,flock,_netdev,nofail";
 
-char *boot_group_document(const struct spec *spec, const struct spec_group *g, const char *address,
-			  const struct catalog_type *t, int efa, const struct boot_cloud *cloud,
-			  bool zoned, char **mounts, struct kiln_error *err)
+char *bootstrap_group_document(const struct spec *spec, const struct spec_group *g,
+			       const char *address, const struct catalog_type *t, int efa,
+			       const struct boot_cloud *cloud, bool zoned, char **mounts,
+			       struct kiln_error *err)
 {
 	size_t nmounted;
-	const struct spec_store **mounted = boot_mounted_stores(spec, g, &nmounted);
+	const struct spec_store **mounted = bootstrap_mounted_stores(spec, g, &nmounted);
 	struct boot_mount *m = xcalloc(nmounted + 1, sizeof(*m));
 	char **owned = xcalloc(4 * nmounted + 1, sizeof(*owned));
-	const struct spec_store *local = boot_local_store(spec, g);
+	const struct spec_store *local = bootstrap_local_store(spec, g);
 	struct boot_input in = {0};
 	struct strbuf note = {0};
 	size_t i, n = 0, no = 0;
@@ -894,8 +895,8 @@ char *boot_group_document(const struct spec *spec, const struct spec_group *g, c
 	in.gpu_metrics = t->gpus > 0 ? cloud->gpu_metrics : NULL;
 	in.read_tag = cloud->read_tag;
 	in.ttl_grace = spec->ttl_grace ? spec->ttl_grace : SPEC_TTL_GRACE_DEFAULT;
-	doc = boot_document(&in);
-	if (in.read_tag && boot_check_size(spec, g, doc, err) < 0) {
+	doc = bootstrap_document(&in);
+	if (in.read_tag && bootstrap_check_size(spec, g, doc, err) < 0) {
 		/*
 		 * The node TTL is worth less than the rest of the boot: without
 		 * room for it, the nodes go without, kiln reap alone enforces the
@@ -903,7 +904,7 @@ char *boot_group_document(const struct spec *spec, const struct spec_group *g, c
 		 */
 		free(doc);
 		in.read_tag = NULL;
-		doc = boot_document(&in);
+		doc = bootstrap_document(&in);
 		sb_addf(&note, "%sno node TTL: its timer does not fit in EC2's %d bytes of user "
 			       "data beside the rest, so only kiln reap enforces the TTL",
 			note.len ? "; " : "", BOOT_MAX_BYTES);
@@ -915,7 +916,7 @@ char *boot_group_document(const struct spec *spec, const struct spec_group *g, c
 	free(owned);
 	free(m);
 	free(mounted);
-	if (boot_check_size(spec, g, doc, err) < 0) {
+	if (bootstrap_check_size(spec, g, doc, err) < 0) {
 		free(doc);
 		sb_release(&note);
 		return NULL;
@@ -943,8 +944,8 @@ static char *types_with_nvme(const struct catalog *cat)
 	return sb.len ? sb_detach(&sb) : xstrdup("none");
 }
 
-void boot_check_spec(const struct catalog *cat, const struct spec *spec,
-		     const struct boot_cloud *cloud, bool zoned, struct diags *d)
+void bootstrap_check_spec(const struct catalog *cat, const struct spec *spec,
+			  const struct boot_cloud *cloud, bool zoned, struct diags *d)
 {
 	size_t i, j;
 
@@ -952,14 +953,14 @@ void boot_check_spec(const struct catalog *cat, const struct spec *spec,
 		return;
 	for (i = 0; i < spec->ngroups; i++) {
 		const struct spec_group *g = &spec->groups[i];
-		const struct spec_store *local = boot_local_store(spec, g);
+		const struct spec_store *local = bootstrap_local_store(spec, g);
 		const struct catalog_type *t;
 		struct kiln_error err = {{0}, {0}};
 		char *why = NULL, *doc;
 		int efa;
 
-		if (g->machine_bad || pexp_group_type("", cat, spec, g, &t, &why, &err) < 0)
-			continue; /* reported by pexp_check_groups */
+		if (g->machine_bad || expand_group_type("", cat, spec, g, &t, &why, &err) < 0)
+			continue; /* reported by expand_check_groups */
 		free(why);
 		if (local && t->nvme_gb == 0) {
 			const struct ynode *at = local->key;
@@ -984,8 +985,8 @@ void boot_check_spec(const struct catalog *cat, const struct spec *spec,
 			free(types);
 			continue;
 		}
-		efa = boot_efa_devices(t, spec->network.fabric == FABRIC_EFA && t->efa);
-		doc = boot_group_document(spec, g, g->name, t, efa, cloud, zoned, NULL, &err);
+		efa = bootstrap_efa_devices(t, spec->network.fabric == FABRIC_EFA && t->efa);
+		doc = bootstrap_group_document(spec, g, g->name, t, efa, cloud, zoned, NULL, &err);
 		if (!doc) {
 			struct diag *dg = diags_add(d, DIAG_ERROR, spec->file, g->key->line,
 						    g->key->col, "%s", err.msg);
@@ -996,7 +997,7 @@ void boot_check_spec(const struct catalog *cat, const struct spec *spec,
 	}
 }
 
-int boot_efa_devices(const struct catalog_type *t, bool efa)
+int bootstrap_efa_devices(const struct catalog_type *t, bool efa)
 {
 	if (!efa)
 		return 0;
@@ -1027,16 +1028,17 @@ static char *boot_access_note(const struct spec *spec)
 	return sb_detach(&sb);
 }
 
-int boot_group_attrs(json_t *r, const char *prefix, const struct spec *spec,
-		     const struct spec_group *g, const char *address, const struct catalog_type *t,
-		     bool efa, const struct boot_cloud *cloud, bool zoned, struct kiln_error *err)
+int bootstrap_group_attrs(json_t *r, const char *prefix, const struct spec *spec,
+			  const struct spec_group *g, const char *address,
+			  const struct catalog_type *t, bool efa, const struct boot_cloud *cloud,
+			  bool zoned, struct kiln_error *err)
 {
 	char *note = NULL, *doc, *digest, *access;
 
-	doc = boot_group_document(spec, g, address, t, boot_efa_devices(t, efa), cloud, zoned,
-				  &note, err);
+	doc = bootstrap_group_document(spec, g, address, t, bootstrap_efa_devices(t, efa), cloud,
+				       zoned, &note, err);
 	if (!doc) {
-		char *at = pexp_where(spec, g->key);
+		char *at = expand_where(spec, g->key);
 		char *msg = xasprintf("%s%s%s", prefix, at, err->msg);
 
 		free(at);
@@ -1044,14 +1046,14 @@ int boot_group_attrs(json_t *r, const char *prefix, const struct spec *spec,
 		free(msg);
 		return -1;
 	}
-	digest = boot_digest(doc);
-	pexp_attr(r, "user_data", json_string(digest));
-	pexp_attr(r, "user_data_text", json_string(doc));
+	digest = bootstrap_digest(doc);
+	expand_attr(r, "user_data", json_string(digest));
+	expand_attr(r, "user_data_text", json_string(doc));
 	access = boot_access_note(spec);
 	if (note || access)
-		pexp_why(r, "user_data",
-			 xasprintf("%s%s%s%s", note ? "mounts " : "", note ? note : "",
-				   note && access ? "; " : "", access ? access : ""));
+		expand_why(r, "user_data",
+			   xasprintf("%s%s%s%s", note ? "mounts " : "", note ? note : "",
+				     note && access ? "; " : "", access ? access : ""));
 	free(access);
 	free(note);
 	free(digest);

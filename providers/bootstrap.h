@@ -16,7 +16,7 @@
  *
  * Values a provider learns only at create (a file system's DNS name, the
  * workspace) are written as placeholders {{kiln:KEY}}: the plan's digest
- * is taken over the document with them, and boot_fill() puts the values in
+ * is taken over the document with them, and bootstrap_fill() puts the values in
  * before the launch.
  */
 #ifndef KILN_BOOTSTRAP_H
@@ -110,40 +110,40 @@ struct boot_input {
 	size_t nkeys;
 };
 
-/* The document (caller frees). Never fails: the size is boot_check_size's. */
-char *boot_document(const struct boot_input *in);
+/* The document (caller frees). Never fails: the size is bootstrap_check_size's. */
+char *bootstrap_document(const struct boot_input *in);
 /* "sha256:HEX" of a document (caller frees). */
-char *boot_digest(const char *doc);
+char *bootstrap_digest(const char *doc);
 /*
  * The size a document may reach once filled: its length plus what each
  * placeholder may grow by. -1 with err (naming the group at FILE:LINE:COL)
  * when that is over BOOT_MAX_BYTES.
  */
-int boot_check_size(const struct spec *spec, const struct spec_group *g, const char *doc,
-		    struct kiln_error *err);
+int bootstrap_check_size(const struct spec *spec, const struct spec_group *g, const char *doc,
+			 struct kiln_error *err);
 /*
  * doc with every {{kiln:KEY}} replaced by values[KEY] (a JSON object of
  * strings); NULL with err naming the first placeholder without a value.
  */
-char *boot_fill(const char *doc, const json_t *values, struct kiln_error *err);
+char *bootstrap_fill(const char *doc, const json_t *values, struct kiln_error *err);
 /* The placeholder text for KEY: "{{kiln:KEY}}" (caller frees). */
-char *boot_placeholder(const char *key);
+char *bootstrap_placeholder(const char *key);
 
 /* The local store assembled on g (spec_local_on), or NULL. */
-const struct spec_store *boot_local_store(const struct spec *spec, const struct spec_group *g);
+const struct spec_store *bootstrap_local_store(const struct spec *spec, const struct spec_group *g);
 /*
  * Whether g mounts the file system s: g's role reads or writes it (a
  * store is mounted where the role can reach it).
  */
-bool boot_mounts_store(const struct spec *spec, const struct spec_group *g,
-		       const struct spec_store *s);
+bool bootstrap_mounts_store(const struct spec *spec, const struct spec_group *g,
+			    const struct spec_store *s);
 /*
- * The file systems g mounts (boot_mounts_store), in the spec's order, found
+ * The file systems g mounts (bootstrap_mounts_store), in the spec's order, found
  * through g's role rather than by asking of every store; *n of them (caller
  * frees the array).
  */
-const struct spec_store **boot_mounted_stores(const struct spec *spec, const struct spec_group *g,
-					      size_t *n);
+const struct spec_store **bootstrap_mounted_stores(const struct spec *spec,
+						   const struct spec_group *g, size_t *n);
 
 #endif
 
@@ -184,26 +184,28 @@ struct boot_cloud {
  * not fit EC2's limit. *mounts (may be NULL) is a new plan note naming what
  * the group mounts and how each source is known, NULL when nothing.
  */
-char *boot_group_document(const struct spec *spec, const struct spec_group *g, const char *address,
-			  const struct catalog_type *t, int efa, const struct boot_cloud *cloud,
-			  bool zoned, char **mounts, struct kiln_error *err);
+char *bootstrap_group_document(const struct spec *spec, const struct spec_group *g,
+			       const char *address, const struct catalog_type *t, int efa,
+			       const struct boot_cloud *cloud, bool zoned, char **mounts,
+			       struct kiln_error *err);
 /* The EFA devices a node of type t gets: one per network card on the fabric, else 0. */
-int boot_efa_devices(const struct catalog_type *t, bool efa);
+int bootstrap_efa_devices(const struct catalog_type *t, bool efa);
 /*
  * A node group resource r's user data: the input user_data (the digest), the
  * document as user_data_text (which the create launches with), and the
  * plan's note on what it mounts. -1 with err (prefix, "aws: ", and the
  * group's FILE:LINE:COL before the message) when it would not fit.
  */
-int boot_group_attrs(json_t *r, const char *prefix, const struct spec *spec,
-		     const struct spec_group *g, const char *address, const struct catalog_type *t,
-		     bool efa, const struct boot_cloud *cloud, bool zoned, struct kiln_error *err);
+int bootstrap_group_attrs(json_t *r, const char *prefix, const struct spec *spec,
+			  const struct spec_group *g, const char *address,
+			  const struct catalog_type *t, bool efa, const struct boot_cloud *cloud,
+			  bool zoned, struct kiln_error *err);
 /*
  * The spec's boot rules, at validate time: a local store on a group whose
  * type has no instance store, a document over EC2's limit; errors in d.
  */
-void boot_check_spec(const struct catalog *cat, const struct spec *spec,
-		     const struct boot_cloud *cloud, bool zoned, struct diags *d);
+void bootstrap_check_spec(const struct catalog *cat, const struct spec *spec,
+			  const struct boot_cloud *cloud, bool zoned, struct diags *d);
 /* Where the document writes the node TTL's script and its systemd units. */
 #define BOOT_TTL_SCRIPT "/var/lib/kiln/ttl.sh"
 #define BOOT_TTL_SERVICE "/etc/systemd/system/kiln-ttl.service"

@@ -11,7 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-json_t *pexp_resource(json_t *all, const char *type, const char *name)
+json_t *expand_resource(json_t *all, const char *type, const char *name)
 {
 	char *addr = xasprintf("%s.%s", type, name);
 	json_t *r =
@@ -22,12 +22,12 @@ json_t *pexp_resource(json_t *all, const char *type, const char *name)
 	return r;
 }
 
-void pexp_attr(json_t *r, const char *key, json_t *value)
+void expand_attr(json_t *r, const char *key, json_t *value)
 {
 	json_object_set_new(json_object_get(r, "attrs"), key, value ? value : json_null());
 }
 
-json_t *pexp_str(const char *s)
+json_t *expand_str(const char *s)
 {
 	return s ? json_string(s) : json_null();
 }
@@ -51,17 +51,17 @@ static void add_address(json_t *r, const char *key, const char *type, const char
 	free(addr);
 }
 
-void pexp_dep(json_t *r, const char *type, const char *name)
+void expand_dep(json_t *r, const char *type, const char *name)
 {
 	add_address(r, "deps", type, name);
 }
 
-void pexp_after(json_t *r, const char *type, const char *name)
+void expand_after(json_t *r, const char *type, const char *name)
 {
 	add_address(r, "after", type, name);
 }
 
-void pexp_why(json_t *r, const char *key, char *text)
+void expand_why(json_t *r, const char *key, char *text)
 {
 	json_t *w = json_object_get(r, "why");
 
@@ -79,7 +79,7 @@ static int str_qsort(const void *a, const void *b)
 }
 
 /* A sorted, duplicate-free JSON array of strings. */
-json_t *pexp_sorted_strings(const char **v, size_t n)
+json_t *expand_sorted_strings(const char **v, size_t n)
 {
 	json_t *arr = json_array();
 	size_t i;
@@ -91,7 +91,7 @@ json_t *pexp_sorted_strings(const char **v, size_t n)
 	return arr;
 }
 
-void pexp_sort_deps(json_t *all)
+void expand_sort_deps(json_t *all)
 {
 	static const char *const keys[] = {"deps", "after"};
 	const char *addr;
@@ -110,7 +110,7 @@ void pexp_sort_deps(json_t *all)
 		v = xcalloc(n + 1, sizeof(*v));
 		for (i = 0; i < n; i++)
 			v[i] = json_string_value(json_array_get(deps, i));
-		json_object_set_new(r, keys[k], pexp_sorted_strings(v, n));
+		json_object_set_new(r, keys[k], expand_sorted_strings(v, n));
 		free(v);
 	}
 }
@@ -129,7 +129,7 @@ static char *usd(double v)
 }
 
 /* "t.yaml:12:10: " for a group's key, or "" when the spec has no position. */
-char *pexp_where(const struct spec *spec, const struct ynode *n)
+char *expand_where(const struct spec *spec, const struct ynode *n)
 {
 	if (!n || !spec->file)
 		return xstrdup("");
@@ -213,13 +213,13 @@ static json_t *tier_names(const struct spec *spec, const struct spec_ref *refs, 
 		else if (s && s->tier == TIER_LUSTRE && lustre)
 			sb_addf(lustre, "%s%s", lustre->len ? ", " : "", refs[i].name);
 	}
-	arr = pexp_sorted_strings(v, k);
+	arr = expand_sorted_strings(v, k);
 	free(v);
 	return arr;
 }
 
-void pexp_role_policy_attrs(json_t *r, const struct spec *spec, const struct spec_role *role,
-			    const char *lustre_why)
+void expand_role_policy_attrs(json_t *r, const struct spec *spec, const struct spec_role *role,
+			      const char *lustre_why)
 {
 	json_t *nfs;
 	int w;
@@ -229,20 +229,21 @@ void pexp_role_policy_attrs(json_t *r, const struct spec *spec, const struct spe
 		size_t n = w ? role->nwrite : role->nread;
 		struct strbuf lustre = {0};
 
-		pexp_attr(r, w ? "write" : "read", tier_names(spec, refs, n, TIER_OBJECT, &lustre));
+		expand_attr(r, w ? "write" : "read",
+			    tier_names(spec, refs, n, TIER_OBJECT, &lustre));
 		/* Like allow: no key for a role that mounts no nfs store. */
 		nfs = tier_names(spec, refs, n, TIER_NFS, NULL);
 		if (json_array_size(nfs))
-			pexp_attr(r, w ? "nfs_write" : "nfs_read", nfs);
+			expand_attr(r, w ? "nfs_write" : "nfs_read", nfs);
 		else
 			json_decref(nfs);
 		if (lustre.len)
-			pexp_why(r, w ? "write" : "read",
-				 xasprintf("%s: %s", lustre.buf, lustre_why));
+			expand_why(r, w ? "write" : "read",
+				   xasprintf("%s: %s", lustre.buf, lustre_why));
 		sb_release(&lustre);
 	}
 	if (role->nallow)
-		pexp_attr(r, "allow", pexp_role_allow(role));
+		expand_attr(r, "allow", expand_role_allow(role));
 }
 
 /* A JSON array of strings as a sorted, duplicate-free array (non-strings dropped). */
@@ -257,7 +258,7 @@ static json_t *sorted_json_strings(const json_t *arr)
 		if (json_is_string(x))
 			v[k++] = json_string_value(x);
 	}
-	out = pexp_sorted_strings(v, k);
+	out = expand_sorted_strings(v, k);
 	free(v);
 	return out;
 }
@@ -267,7 +268,7 @@ static int cmp_dumped(const void *a, const void *b)
 	return strcmp(*(char *const *)a, *(char *const *)b);
 }
 
-json_t *pexp_allow_normalize(const json_t *stmts)
+json_t *expand_allow_normalize(const json_t *stmts)
 {
 	size_t i, n = json_array_size(stmts), k = 0;
 	char **dumped = xcalloc(n + 1, sizeof(*dumped));
@@ -299,7 +300,7 @@ json_t *pexp_allow_normalize(const json_t *stmts)
 	return out;
 }
 
-json_t *pexp_role_allow(const struct spec_role *role)
+json_t *expand_role_allow(const struct spec_role *role)
 {
 	json_t *raw, *out;
 	size_t i, j;
@@ -321,7 +322,7 @@ json_t *pexp_role_allow(const struct spec_role *role)
 			json_object_set_new(st, "sid", json_string(a->sid));
 		json_array_append_new(raw, st);
 	}
-	out = pexp_allow_normalize(raw);
+	out = expand_allow_normalize(raw);
 	json_decref(raw);
 	return out;
 }
@@ -340,11 +341,11 @@ static int group_type(const struct catalog *cat, const struct spec *spec,
 	*t = NULL;
 	*next = NULL;
 	if (!g->gpu_model) {
-		*where = ynode_get(g->node, "instance_type");
+		*where = ydoc_get(g->node, "instance_type");
 		*t = catalog_find(cat, g->instance_type);
 		return *t ? 0 : unknown_type(cat, g, err);
 	}
-	*where = ynode_get(g->node, "gpu");
+	*where = ydoc_get(g->node, "gpu");
 	if (catalog_resolve(cat, g->gpu_model, g->gpu_count, spec->network.fabric == FABRIC_EFA, t,
 			    next, &cerr) < 0) {
 		kiln_error_set(err, "compute.%s.gpu: %s", g->name, cerr.msg);
@@ -354,9 +355,9 @@ static int group_type(const struct catalog *cat, const struct spec *spec,
 	return 0;
 }
 
-int pexp_group_type(const char *prefix, const struct catalog *cat, const struct spec *spec,
-		    const struct spec_group *g, const struct catalog_type **t, char **why,
-		    struct kiln_error *err)
+int expand_group_type(const char *prefix, const struct catalog *cat, const struct spec *spec,
+		      const struct spec_group *g, const struct catalog_type **t, char **why,
+		      struct kiln_error *err)
 {
 	const struct catalog_type *next = NULL;
 	const struct ynode *where = NULL;
@@ -364,7 +365,7 @@ int pexp_group_type(const char *prefix, const struct catalog *cat, const struct 
 
 	*why = NULL;
 	if (group_type(cat, spec, g, t, &next, &where, &gerr) < 0) {
-		char *at = pexp_where(spec, where);
+		char *at = expand_where(spec, where);
 
 		kiln_error_set(err, "%s%s%s", prefix, at, gerr.msg);
 		snprintf(err->hint, sizeof(err->hint), "%s", gerr.hint);
@@ -407,7 +408,7 @@ static void check_reservation_group(const struct spec *spec, const struct spec_g
 	if (g->capacity.kind != CAPACITY_RESERVATION_GROUP || !g->capacity.reservation ||
 	    group_arn_ok(g->capacity.reservation))
 		return;
-	at = ynode_get(g->capacity.node, "reservation_group");
+	at = ydoc_get(g->capacity.node, "reservation_group");
 	dg = diags_add(d, DIAG_ERROR, spec->file, at ? at->line : 1, at ? at->col : 1,
 		       "compute.%s.capacity.reservation_group: '%s' is not a resource group ARN",
 		       g->name, g->capacity.reservation);
@@ -429,7 +430,7 @@ static void check_block_type(const struct catalog *cat, const struct spec *spec,
 	for (i = 0; i < cat->ntypes; i++)
 		if (cat->types[i].capacity_block)
 			sb_addf(&types, "%s%s", types.len ? ", " : "", cat->types[i].name);
-	where = ynode_key(g->capacity.node, "block");
+	where = ydoc_key(g->capacity.node, "block");
 	if (!where)
 		where = g->key;
 	dg = diags_add(d, DIAG_ERROR, spec->file, where->line, where->col,
@@ -440,7 +441,7 @@ static void check_block_type(const struct catalog *cat, const struct spec *spec,
 	sb_release(&types);
 }
 
-void pexp_check_groups(const struct catalog *cat, const struct spec *spec, struct diags *d)
+void expand_check_groups(const struct catalog *cat, const struct spec *spec, struct diags *d)
 {
 	size_t i;
 
@@ -470,7 +471,7 @@ void pexp_check_groups(const struct catalog *cat, const struct spec *spec, struc
 	}
 }
 
-const struct spec_store **pexp_file_systems(const struct spec *spec, size_t *n)
+const struct spec_store **expand_file_systems(const struct spec *spec, size_t *n)
 {
 	const struct spec_store **fs = xcalloc(spec->nstores + 1, sizeof(*fs));
 	size_t i;
@@ -482,80 +483,84 @@ const struct spec_store **pexp_file_systems(const struct spec *spec, size_t *n)
 	return fs;
 }
 
-void pexp_access_attrs(json_t *r, const struct spec *spec)
+void expand_access_attrs(json_t *r, const struct spec *spec)
 {
 	if (spec->access.key_pair)
-		pexp_attr(r, "key_pair", json_string(spec->access.key_pair));
+		expand_attr(r, "key_pair", json_string(spec->access.key_pair));
 }
 
-void pexp_group_attrs(json_t *r, const struct spec_group *g, const char *type, json_t *zones,
-		      json_t *disk_type, bool efa, bool in_pg)
+void expand_group_attrs(json_t *r, const struct spec_group *g, const char *type, json_t *zones,
+			json_t *disk_type, bool efa, bool in_pg)
 {
-	pexp_attr(r, "instance_type", json_string(type));
-	pexp_attr(r, "count", json_integer(g->count));
-	pexp_attr(r, "gang", json_boolean(g->gang));
-	pexp_attr(r, "market", json_string(spec_market_name(g->market)));
-	pexp_attr(r, "image", pexp_str(g->image));
-	pexp_attr(r, "zones", zones);
-	pexp_attr(r, "disk_size_gb", json_integer(g->disk.size_gb));
-	pexp_attr(r, "disk_type", disk_type);
-	pexp_attr(r, "role", pexp_str(g->role.name));
-	pexp_attr(r, "public", json_boolean(g->public));
-	pexp_attr(r, "efa", json_boolean(efa));
-	pexp_attr(r, "placement_group", in_pg ? json_string("fabric") : json_null());
-	pexp_group_capacity(r, g);
+	expand_attr(r, "instance_type", json_string(type));
+	expand_attr(r, "count", json_integer(g->count));
+	expand_attr(r, "gang", json_boolean(g->gang));
+	expand_attr(r, "market", json_string(spec_market_name(g->market)));
+	expand_attr(r, "image", expand_str(g->image));
+	expand_attr(r, "zones", zones);
+	expand_attr(r, "disk_size_gb", json_integer(g->disk.size_gb));
+	expand_attr(r, "disk_type", disk_type);
+	expand_attr(r, "role", expand_str(g->role.name));
+	expand_attr(r, "public", json_boolean(g->public));
+	expand_attr(r, "efa", json_boolean(efa));
+	expand_attr(r, "placement_group", in_pg ? json_string("fabric") : json_null());
+	expand_group_capacity(r, g);
 	if (g->derived)
-		pexp_why(r, g->type_derived ? "instance_type" : "count", xstrdup(g->derived));
+		expand_why(r, g->type_derived ? "instance_type" : "count", xstrdup(g->derived));
 }
 
 /*
  * Where the group's capacity comes from, only when the spec says: a group
  * that does not keeps the attributes (and the plans) it always had.
  */
-void pexp_group_capacity(json_t *r, const struct spec_group *g)
+void expand_group_capacity(json_t *r, const struct spec_group *g)
 {
 	const struct spec_capacity *c = &g->capacity;
 
 	if (!c->node || c->kind == CAPACITY_ON_DEMAND)
 		return;
-	pexp_attr(r, "capacity", json_string(spec_capacity_name(c->kind)));
+	expand_attr(r, "capacity", json_string(spec_capacity_name(c->kind)));
 	if (c->reservation)
-		pexp_attr(r, "capacity_reservation", json_string(c->reservation));
+		expand_attr(r, "capacity_reservation", json_string(c->reservation));
 	if (c->spot_fallback)
-		pexp_attr(r, "spot_fallback", json_true());
+		expand_attr(r, "spot_fallback", json_true());
 }
 
-json_t *pexp_capacity_block(json_t *all, const char *type, const struct spec_group *g,
-			    const char *instance_type, json_t *zones)
+json_t *expand_capacity_block(json_t *all, const char *type, const struct spec_group *g,
+			      const char *instance_type, json_t *zones)
 {
 	const struct spec_capacity *c = &g->capacity;
-	json_t *r = pexp_resource(all, type, g->name);
+	json_t *r = expand_resource(all, type, g->name);
 	char at[21];
 
-	pexp_attr(r, "instance_type", json_string(instance_type));
-	pexp_attr(r, "count", json_integer(g->count));
-	pexp_attr(r, "duration_hours", json_integer(c->block_duration / 3600));
-	pexp_attr(r, "start_after",
-		  c->block_start_after ? json_string(time_format_rfc3339(c->block_start_after, at))
-				       : json_null());
-	pexp_attr(r, "max_upfront_usd", json_real(c->max_upfront_usd));
-	pexp_attr(r, "zones", zones);
+	expand_attr(r, "instance_type", json_string(instance_type));
+	expand_attr(r, "count", json_integer(g->count));
+	expand_attr(r, "duration_hours", json_integer(c->block_duration / 3600));
+	expand_attr(r, "start_after",
+		    c->block_start_after
+			? json_string(timefmt_time_format_rfc3339(c->block_start_after, at))
+			: json_null());
+	expand_attr(r, "max_upfront_usd", json_real(c->max_upfront_usd));
+	expand_attr(r, "zones", zones);
 	return r;
 }
 
-void pexp_deletion(json_t *r, const struct spec_store *s)
+void expand_deletion(json_t *r, const struct spec_store *s)
 {
-	pexp_attr(r, "deletion", json_string(s->deletion == DELETION_DELETE ? "delete" : "retain"));
+	expand_attr(r, "deletion",
+		    json_string(s->deletion == DELETION_DELETE ? "delete" : "retain"));
 	if (s->deletion_set)
 		return;
 	if (s->tier == TIER_LUSTRE)
-		pexp_why(r, "deletion",
-			 xstrdup("lustre is scratch: deleted with the cluster, as the spec gives no "
-				 "deletion: (write deletion: retain to keep it; its data reaches an "
-				 "object store only through an import the spec declares)"));
+		expand_why(
+		    r, "deletion",
+		    xstrdup("lustre is scratch: deleted with the cluster, as the spec gives no "
+			    "deletion: (write deletion: retain to keep it; its data reaches an "
+			    "object store only through an import the spec declares)"));
 	else
-		pexp_why(r, "deletion",
-			 xasprintf("%s stores are retained when the cluster is destroyed, as the "
-				   "spec gives no deletion: (kiln down names them and their cost)",
-				   spec_tier_name(s->tier)));
+		expand_why(
+		    r, "deletion",
+		    xasprintf("%s stores are retained when the cluster is destroyed, as the "
+			      "spec gives no deletion: (kiln down names them and their cost)",
+			      spec_tier_name(s->tier)));
 }

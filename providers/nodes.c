@@ -41,7 +41,7 @@ static char *after_colon(const char *s)
 	return out;
 }
 
-void prov_node_health(const char *report, const char **health, char **reason)
+void nodes_health(const char *report, const char **health, char **reason)
 {
 	size_t n;
 	const char *colon;
@@ -52,8 +52,8 @@ void prov_node_health(const char *report, const char **health, char **reason)
 		return;
 	n = strlen(report);
 	colon = strchr(report, ':');
-	if (n <= PROV_HEALTH_MAX && utf8_invalid_offset((const unsigned char *)report, n) == n &&
-	    colon) {
+	if (n <= PROV_HEALTH_MAX &&
+	    str_utf8_invalid_offset((const unsigned char *)report, n) == n && colon) {
 		size_t word = (size_t)(colon - report);
 
 		if (word == 7 && strncmp(report, "healthy", 7) == 0) {
@@ -78,15 +78,14 @@ void prov_node_health(const char *report, const char **health, char **reason)
 	}
 }
 
-json_t *prov_node_new(const char *id, const char *zone, const char *private_ip,
-		      const char *public_ip, const char *state, const char *launched,
-		      const char *report)
+json_t *nodes_new(const char *id, const char *zone, const char *private_ip, const char *public_ip,
+		  const char *state, const char *launched, const char *report)
 {
 	const char *health;
 	char *reason;
 	json_t *node;
 
-	prov_node_health(report, &health, &reason);
+	nodes_health(report, &health, &reason);
 	node = json_pack("{s:s?, s:i, s:s?, s:s?, s:s?, s:s?, s:s?, s:s?, s:s?}", "id", id, "index",
 			 0, "zone", zone, "private_ip", private_ip, "public_ip", public_ip, "state",
 			 state, "launched", launched, "health", health, "health_reason", reason);
@@ -109,12 +108,12 @@ static int oldest_first(const void *a, const void *b)
 	return c ? c : strcmp(ix ? ix : "", iy ? iy : "");
 }
 
-void prov_nodes_order(json_t *nodes)
+void nodes_order(json_t *nodes)
 {
 	json_t *node;
 	size_t i;
 
-	prov_json_sort(nodes, oldest_first);
+	provider_json_sort(nodes, oldest_first);
 	json_array_foreach(nodes, i, node)
 	    json_object_set_new(node, "index", json_integer((json_int_t)i));
 }

@@ -20,11 +20,10 @@
  * One node: {"id", "index": 0, "zone", "private_ip", "public_ip", "state",
  * "launched", "health", "health_reason"}; NULL strings become null, and
  * report (the node's kiln:health value, NULL when it has none) is read
- * by prov_node_health. The index is set by prov_nodes_order.
+ * by nodes_health. The index is set by nodes_order.
  */
-json_t *prov_node_new(const char *id, const char *zone, const char *private_ip,
-		      const char *public_ip, const char *state, const char *launched,
-		      const char *report);
+json_t *nodes_new(const char *id, const char *zone, const char *private_ip, const char *public_ip,
+		  const char *state, const char *launched, const char *report);
 /*
  * A health report -> *health ("healthy", "unhealthy" or NULL when report
  * is NULL) and *reason (malloc'd, or NULL): the text after the first ':'.
@@ -32,8 +31,8 @@ json_t *prov_node_new(const char *id, const char *zone, const char *private_ip,
  * than PROV_HEALTH_MAX or is not UTF-8 is "unhealthy" with the reason
  * "unreadable health report: ..." quoting a printable part of it.
  */
-void prov_node_health(const char *report, const char **health, char **reason);
+void nodes_health(const char *report, const char **health, char **reason);
 /* Sort nodes oldest launch first (ties by id; no launch time last) and number them. */
-void prov_nodes_order(json_t *nodes);
+void nodes_order(json_t *nodes);
 
 #endif

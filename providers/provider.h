@@ -460,16 +460,16 @@ struct provider {
  * then kiln:cluster, kiln:workspace, kiln:address, and kiln:expires,
  * kiln:lineage and kiln:owner when the scope has them. New object.
  */
-json_t *prov_scope_tags(const struct prov_scope *scope, const char *address);
+json_t *provider_scope_tags(const struct prov_scope *scope, const char *address);
 /* A live object's address, else its kiln:address tag; NULL when it has neither. */
-const char *prov_live_address(const json_t *live);
+const char *provider_live_address(const json_t *live);
 /* A live object's kiln:lineage tag, or NULL (made before lineages, or not by kiln). */
-const char *prov_live_lineage(const json_t *live);
+const char *provider_live_lineage(const json_t *live);
 /*
  * A tag value made of what every cloud kiln tags accepts (letters, digits,
  * spaces and _.:/=+-@), at most 256 characters: others become '_'. Caller frees.
  */
-char *prov_tag_value(const char *s);
+char *provider_tag_value(const char *s);
 
 /* The provider table (providers/providers.c) holds at most this many. */
 #define PROVIDERS_MAX 16
@@ -490,15 +490,15 @@ const struct spec_provider *providers_for_spec(size_t *n);
  */
 char *provider_names_join(const char *prefix, const char *sep, const char *last);
 const struct prov_type *provider_type(const struct provider *p, const char *type);
-const struct prov_attr *prov_type_attr(const struct prov_type *t, const char *name);
-const char *prov_policy_name(enum prov_policy p);
+const struct prov_attr *provider_type_attr(const struct prov_type *t, const char *name);
+const char *provider_policy_name(enum prov_policy p);
 /* The entry of p's needs table for (type, dep_type), or NULL: it needs the dependency ready. */
-const struct prov_need *prov_need_created(const struct provider *p, const char *type,
-					  const char *dep_type);
+const struct prov_need *provider_need_created(const struct provider *p, const char *type,
+					      const char *dep_type);
 /*
  * Sort a JSON array in place; cmp gets (json_t *const *) pointers. For the
  * engine and the providers alike (live resources, listings, rules).
  */
-void prov_json_sort(json_t *arr, int (*cmp)(const void *, const void *));
+void provider_json_sort(json_t *arr, int (*cmp)(const void *, const void *));
 
 #endif

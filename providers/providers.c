@@ -97,7 +97,7 @@ const struct prov_type *provider_type(const struct provider *p, const char *type
 	return NULL;
 }
 
-const struct prov_attr *prov_type_attr(const struct prov_type *t, const char *name)
+const struct prov_attr *provider_type_attr(const struct prov_type *t, const char *name)
 {
 	size_t i;
 
@@ -107,8 +107,8 @@ const struct prov_attr *prov_type_attr(const struct prov_type *t, const char *na
 	return NULL;
 }
 
-const struct prov_need *prov_need_created(const struct provider *p, const char *type,
-					  const char *dep_type)
+const struct prov_need *provider_need_created(const struct provider *p, const char *type,
+					      const char *dep_type)
 {
 	const struct prov_need *n;
 
@@ -118,7 +118,7 @@ const struct prov_need *prov_need_created(const struct provider *p, const char *
 	return NULL;
 }
 
-const char *prov_policy_name(enum prov_policy p)
+const char *provider_policy_name(enum prov_policy p)
 {
 	switch (p) {
 	case POLICY_LIVE:
@@ -131,7 +131,7 @@ const char *prov_policy_name(enum prov_policy p)
 	return "unknown";
 }
 
-void prov_json_sort(json_t *arr, int (*cmp)(const void *, const void *))
+void provider_json_sort(json_t *arr, int (*cmp)(const void *, const void *))
 {
 	size_t n = json_array_size(arr), i;
 	json_t **v = xcalloc(n + 1, sizeof(*v));
@@ -145,7 +145,7 @@ void prov_json_sort(json_t *arr, int (*cmp)(const void *, const void *))
 	free(v);
 }
 
-json_t *prov_scope_tags(const struct prov_scope *scope, const char *address)
+json_t *provider_scope_tags(const struct prov_scope *scope, const char *address)
 {
 	json_t *tags = json_object(), *v;
 	const char *k;
@@ -163,7 +163,7 @@ json_t *prov_scope_tags(const struct prov_scope *scope, const char *address)
 	return tags;
 }
 
-const char *prov_live_address(const json_t *live)
+const char *provider_live_address(const json_t *live)
 {
 	const char *a = json_string_value(json_object_get(live, "address"));
 
@@ -172,7 +172,7 @@ const char *prov_live_address(const json_t *live)
 		       json_object_get(json_object_get(live, "tags"), PROV_TAG_ADDRESS));
 }
 
-const char *prov_live_lineage(const json_t *live)
+const char *provider_live_lineage(const json_t *live)
 {
 	const char *l =
 	    json_string_value(json_object_get(json_object_get(live, "tags"), PROV_TAG_LINEAGE));
@@ -180,7 +180,7 @@ const char *prov_live_lineage(const json_t *live)
 	return l && *l ? l : NULL;
 }
 
-char *prov_tag_value(const char *s)
+char *provider_tag_value(const char *s)
 {
 	struct strbuf sb = {0};
 	size_t n = 0;

@@ -59,7 +59,7 @@ int slurm_cluster_from_spec(struct slurm_cluster *out, const struct spec *spec,
 
 		if (!spec_group_partition(spec, g))
 			continue;
-		if (pexp_group_type("", cat, spec, g, &t, &why, err) < 0) {
+		if (expand_group_type("", cat, spec, g, &t, &why, err) < 0) {
 			slurm_cluster_free(out);
 			return -1;
 		}

@@ -41,7 +41,7 @@ static void tag_scan(const char *s, size_t len, struct tag_text *t)
 
 	memset(t, 0, sizeof(*t));
 	while (i < len) {
-		int32_t cp = utf8_decode((const unsigned char *)s + i, len - i, &n);
+		int32_t cp = str_utf8_decode((const unsigned char *)s + i, len - i, &n);
 
 		t->chars++;
 		if (cp < 0)
@@ -71,7 +71,7 @@ static char *key_shown(const char *s, size_t len)
 	size_t i = 0, n, shown = 0;
 
 	while (i < len && shown < 40) {
-		int32_t cp = utf8_decode((const unsigned char *)s + i, len - i, &n);
+		int32_t cp = str_utf8_decode((const unsigned char *)s + i, len - i, &n);
 
 		if (cp < 0)
 			n = 1;
@@ -150,7 +150,7 @@ static void check_value(const struct spec *spec, const struct spec_kv *kv, struc
 
 void tags_aws_check(const struct spec *spec, struct diags *d)
 {
-	const struct ynode *tags = spec->root ? ynode_get(spec->root, "tags") : NULL;
+	const struct ynode *tags = spec->root ? ydoc_get(spec->root, "tags") : NULL;
 	size_t i;
 
 	/* Keys from the YAML, so a key whose value is broken is still checked. */

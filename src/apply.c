@@ -152,7 +152,7 @@ static json_t *sensitive_names(const struct prov_type *t, const json_t *attrs, c
 	json_array_foreach(listed, i, n)
 	{
 		const char *name = json_string_value(n);
-		if (name && json_object_get(attrs, name) && !prov_type_attr(t, name))
+		if (name && json_object_get(attrs, name) && !provider_type_attr(t, name))
 			json_array_append_new(out, json_string(name));
 	}
 	return out;
@@ -224,7 +224,7 @@ static void push_ready(struct exec *x, size_t i)
 {
 	size_t at = x->nready;
 
-	grow_array((void **)&x->ready, &x->rcap, x->nready + 1, sizeof(size_t));
+	kiln_array_grow((void **)&x->ready, &x->rcap, x->nready + 1, sizeof(size_t));
 	x->nready++;
 	while (at > 0 && ready_before(x, i, x->ready[(at - 1) / 2])) {
 		x->ready[at] = x->ready[(at - 1) / 2];
@@ -660,11 +660,11 @@ static void *worker(void *arg)
  */
 static void poll_schedule(struct exec *x)
 {
-	long cap = env_long("KILN_POLL_MS", x->e->prov->simulated ? 25 : 2000, 600000);
+	long cap = log_env_long("KILN_POLL_MS", x->e->prov->simulated ? 25 : 2000, 600000);
 	long first = cap / 8 > 10 ? cap / 8 : 10;
 
 	x->poll_cap_ms = cap;
-	x->poll_first_ms = env_long("KILN_POLL_FIRST_MS", first < cap ? first : cap, 600000);
+	x->poll_first_ms = log_env_long("KILN_POLL_FIRST_MS", first < cap ? first : cap, 600000);
 	if (x->poll_first_ms > cap)
 		x->poll_first_ms = cap;
 }
@@ -954,7 +954,7 @@ int apply_run(const struct apply_options *o, struct apply_result *res)
 	pthread_mutex_init(&x.mu, NULL);
 	pthread_cond_init(&x.cond, NULL);
 	pthread_cond_init(&x.work, NULL);
-	uuid_v4(x.run_id);
+	util_uuid_v4(x.run_id);
 	poll_schedule(&x);
 	if (x.e->prov->calls)
 		x.calls0 = x.e->prov->calls(x.e->ctx);

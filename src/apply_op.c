@@ -181,10 +181,11 @@ static int round_open(struct apply_op *op, struct op_run *r)
 
 	r->report = report_hook;
 	r->report_arg = op;
-	rc = op_load(r, &o->run, o->spec, &d, &err);
+	rc = operation_load(r, &o->run, o->spec, &d, &err);
 	op->ui->loaded(op->ui->arg, &d);
 	diags_release(&d);
-	if (rc == 0 && op_open_state(r, true, o->run.destroy ? "destroy" : "apply", &err) == 0)
+	if (rc == 0 &&
+	    operation_open_state(r, true, o->run.destroy ? "destroy" : "apply", &err) == 0)
 		return 0;
 	if (!err.msg[0])
 		kiln_error_set(&err, "%s is not valid; nothing was planned", o->spec);
@@ -226,15 +227,15 @@ static int round_plan(struct apply_op *op, struct op_run *r)
 	struct kiln_error err = {0};
 	int rc = 0;
 
-	if (!o->run.destroy &&
-	    (op_key_check(r->state, &err) < 0 || op_expiry_prepare(r, o->ttl, &err) < 0))
+	if (!o->run.destroy && (operation_key_check(r->state, &err) < 0 ||
+				operation_expiry_prepare(r, o->ttl, &err) < 0))
 		rc = -1;
 	else if (!o->saved)
-		rc = op_plan(r, &err);
-	else if (op_saved_check(r, o->saved, o->plan_file, &err) < 0)
+		rc = operation_plan(r, &err);
+	else if (operation_saved_check(r, o->saved, o->plan_file, &err) < 0)
 		rc = -1;
 	else
-		rc = op_saved_replan(r, o->saved, o->plan_file, &err);
+		rc = operation_saved_replan(r, o->saved, o->plan_file, &err);
 	if (rc > 0)
 		saved_refuse(op, r, err.msg);
 	else if (rc < 0)
@@ -254,7 +255,7 @@ static enum apply_op_status round_nothing(struct apply_op *op, struct op_run *r,
 	enum apply_op_status st = APPLY_OP_OK;
 
 	if (moved && state_resource_count(r->state) > 0 &&
-	    op_commit(r, "apply", &none, op->o->saved, NULL, &commit, &err) < 0) {
+	    operation_commit(r, "apply", &none, op->o->saved, NULL, &commit, &err) < 0) {
 		say(op, &err, false);
 		st = APPLY_OP_FAILED;
 	}
@@ -272,7 +273,7 @@ static enum apply_op_status round_nothing(struct apply_op *op, struct op_run *r,
 static enum apply_op_status round_findings(struct apply_op *op, struct op_run *r)
 {
 	struct kiln_error err = {0};
-	long n = op_plan_errors(r, &err);
+	long n = operation_plan_errors(r, &err);
 
 	if (n < 0) {
 		say(op, &err, false);
@@ -287,13 +288,13 @@ static enum apply_op_status round_findings(struct apply_op *op, struct op_run *r
 static int round_purchase(struct apply_op *op, const struct op_run *r)
 {
 	const struct apply_op_options *o = op->o;
-	const struct plan_change *c = op_plan_purchase(r);
+	const struct plan_change *c = operation_plan_purchase(r);
 	const json_t *plan = o->saved ? o->saved : r->plan;
 	struct purchase_ask ask = {
 	    .address = c ? c->address : NULL,
 	    .offering = c && json_is_object(json_object_get(c->kiln, "offering")),
 	    .refresh_off = json_is_false(plan_kiln(plan, "refresh")),
-	    .upfront = op_plan_upfront(r->plan),
+	    .upfront = operation_plan_upfront(r->plan),
 	    .allowed = o->allow_purchase || json_array_size(o->approved) > 0,
 	    .spec_path = r->spec_path,
 	};
@@ -328,7 +329,7 @@ static int round_quota(struct apply_op *op, struct op_run *r, bool reserve)
 		say(op, &err, false);
 		return -1;
 	}
-	rc = op_quota(r, reserve, o->waivers, &err);
+	rc = operation_quota(r, reserve, o->waivers, &err);
 	if (rc == 0)
 		return 0;
 	say(op, &err, false);
@@ -369,7 +370,8 @@ static enum apply_op_status round_health(struct apply_op *op, struct op_run *r)
 		struct health_tick tick = {op->ui->health_tick, op->ui->arg};
 
 		op->ui->health_waiting(op->ui->arg, o->health_timeout);
-		if (op_health_wait(r, touched, o->health_timeout, &tick, &groups, &err) < 0) {
+		if (operation_health_wait(r, touched, o->health_timeout, &tick, &groups, &err) <
+		    0) {
 			say(op, &err, false);
 			st = APPLY_OP_FAILED;
 		} else {
@@ -406,7 +408,7 @@ static enum apply_op_status round_execute(struct apply_op *op, struct op_run *r)
 	if ((!o->run.destroy && (round_purchase(op, r) < 0 || round_quota(op, r, false) < 0)) ||
 	    round_ask(op, r) < 0 || (!o->run.destroy && round_quota(op, r, true) < 0))
 		return APPLY_OP_FAILED;
-	if (op_apply(r, what, &ao, &out, &err) < 0) {
+	if (operation_apply(r, what, &ao, &out, &err) < 0) {
 		say(op, &err, false);
 		goto out;
 	}
@@ -418,7 +420,7 @@ static enum apply_op_status round_execute(struct apply_op *op, struct op_run *r)
 	if (st == APPLY_OP_OK && !o->run.destroy && o->health_timeout > 0)
 		st = round_health(op, r);
 out:
-	op_apply_outcome_release(&out);
+	operation_apply_outcome_release(&out);
 	return st;
 }
 
@@ -433,7 +435,7 @@ static enum apply_op_status round_run(struct apply_op *op, struct op_run *r)
 	expiry_before = json_deep_copy(json_object_get(r->state, "expiry"));
 	if (round_plan(op, r) < 0)
 		st = APPLY_OP_FAILED;
-	else if ((op->ui->plan(op->ui->arg, r), op_plan_is_empty(r)))
+	else if ((op->ui->plan(op->ui->arg, r), operation_plan_is_empty(r)))
 		st = round_nothing(op, r, expiry_before);
 	/* Taking a cluster down is never held back by what is wrong with it. */
 	else if (!op->o->run.destroy && (st = round_findings(op, r)) != APPLY_OP_OK)
@@ -471,10 +473,10 @@ static int round_wait(struct apply_op *op, const struct op_run *r)
 	int rc;
 	struct timespec ts;
 
-	if (!o->wait || !o->wait->on || o->run.destroy || !r->state || util_now(&now, &err) < 0)
+	if (!o->wait || !o->wait->on || o->run.destroy || !r->state || timefmt_now(&now, &err) < 0)
 		return 0;
 	rc = apply_wait_next(o->wait, r->state, now, monotonic_ms(),
-			     env_long("KILN_WAIT_POLL_MS", 60000, 3600000), &next, &ms, &err);
+			     log_env_long("KILN_WAIT_POLL_MS", 60000, 3600000), &next, &ms, &err);
 	if (rc <= 0) {
 		if (rc < 0)
 			say(op, &err, true);
@@ -530,7 +532,7 @@ enum apply_op_status apply_op_run(struct apply_op_options *o, const struct apply
 		waiting = op.executed && st != APPLY_OP_OK && !signals_interrupted()
 			      ? round_wait(&op, &r)
 			      : 0;
-		op_close(&r);
+		operation_close(&r);
 		if (waiting < 0)
 			st = APPLY_OP_WAIT_TIMEOUT;
 		if (waiting <= 0)

@@ -26,7 +26,7 @@ int apply_wait_timeout_parse(struct apply_wait *w, const char *env, struct kiln_
 		w->timeout = 0;
 		return 0;
 	}
-	if (duration_parse(text, &w->timeout) < 0 || w->timeout < 0) {
+	if (timefmt_duration_parse(text, &w->timeout) < 0 || w->timeout < 0) {
 		kiln_error_set(err, "%s '%s' is not a duration", name, text);
 		kiln_error_hint(err, "write a duration of at most 182d like 30m, 6h or 2d, or 0 to "
 				     "wait until the window ends");
@@ -62,9 +62,9 @@ bool apply_wait_in_bound(struct apply_wait *w, const json_t *window, int64_t now
 	char *bound;
 
 	if (w->timeout == 0 ||
-	    (left > 0 && !(start && time_parse_rfc3339(start, &s) == 0 && s > w->until)))
+	    (left > 0 && !(start && timefmt_time_parse_rfc3339(start, &s) == 0 && s > w->until)))
 		return true;
-	bound = duration_format(w->timeout);
+	bound = timefmt_duration_format(w->timeout);
 	if (left > 0)
 		kiln_error_set(err,
 			       "%s (%s) starts at %s, after the --wait-timeout of %s: not waiting "

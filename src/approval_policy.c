@@ -93,7 +93,7 @@ int approval_policy_check(const struct approval_policy *ap, const json_t *plan,
 
 void approval_policy_result_release(struct approval_policy_result *out)
 {
-	approval_report_release(&out->rep);
+	approve_report_release(&out->rep);
 	approve_keyring_release(&out->ring);
 	json_decref(out->trailers);
 	out->trailers = NULL;

@@ -81,7 +81,7 @@ void approval_policy_result_release(struct approval_policy_result *out);
 /*
  * Why approval_policy_check found too few approvals in file, and the fix:
  * *msg the first line, *hint the last (between them go one line per
- * approval, approval_check_describe). Caller frees both.
+ * approval, approve_check_describe). Caller frees both.
  */
 void approval_policy_refusal(const struct approval_policy *ap, const char *file,
 			     const struct approval_report *rep, char **msg, char **hint);

@@ -78,7 +78,7 @@ bool approve_signer_ok(const char *signer)
 	size_t i, len = strlen(signer);
 
 	if (len == 0 || len > APPROVE_SIGNER_MAX ||
-	    utf8_invalid_offset((const unsigned char *)signer, len) != len)
+	    str_utf8_invalid_offset((const unsigned char *)signer, len) != len)
 		return false;
 	for (i = 0; i < len; i++)
 		if ((unsigned char)signer[i] < 0x20 || signer[i] == 0x7f)
@@ -196,7 +196,7 @@ json_t *approve_replace(const json_t *approvals, const json_t *approval)
 
 /* ---- verifying ---- */
 
-const char *approval_status_name(enum approval_status s)
+const char *approve_status_name(enum approval_status s)
 {
 	switch (s) {
 	case APPROVAL_VALID:
@@ -213,7 +213,7 @@ const char *approval_status_name(enum approval_status s)
 	return "unknown";
 }
 
-char *approval_check_describe(const struct approval_check *c, const char *trusted_dir)
+char *approve_check_describe(const struct approval_check *c, const char *trusted_dir)
 {
 	switch (c->status) {
 	case APPROVAL_VALID:
@@ -381,7 +381,7 @@ int approve_verify(struct approval_report *out, const json_t *plan, const json_t
 	return 0;
 }
 
-void approval_report_release(struct approval_report *r)
+void approve_report_release(struct approval_report *r)
 {
 	free(r->v);
 	memset(r, 0, sizeof(*r));

@@ -126,14 +126,14 @@ struct approval_report {
  */
 int approve_verify(struct approval_report *out, const json_t *plan, const json_t *approvals,
 		   const struct approve_keyring *trusted, struct kiln_error *err);
-void approval_report_release(struct approval_report *r);
+void approve_report_release(struct approval_report *r);
 /* "valid", "malformed", "bad signature", "unknown key", "duplicate". */
-const char *approval_status_name(enum approval_status s);
+const char *approve_status_name(enum approval_status s);
 /*
  * One line for a person: what the check found and why, such as "unknown
  * key: no *.pub file in keys/ holds it". trusted_dir names the directory
  * checked (NULL when none was). Caller frees.
  */
-char *approval_check_describe(const struct approval_check *c, const char *trusted_dir);
+char *approve_check_describe(const struct approval_check *c, const char *trusted_dir);
 
 #endif

@@ -335,7 +335,7 @@ static void check_group(struct audit *a, const struct spec_group *g)
 	char *path = xasprintf("compute.%s", g->name), *sub;
 	char *addr = part_address(a, PART_GROUP, g->name);
 	const json_t *after = after_of(a, addr);
-	const struct ynode *disk = ynode_get(g->node, "disk");
+	const struct ynode *disk = ydoc_get(g->node, "disk");
 	const char *tokens = json_string_value(json_object_get(after, "http_tokens"));
 	json_int_t count = json_is_integer(json_object_get(after, "count"))
 			       ? json_integer_value(json_object_get(after, "count"))
@@ -552,8 +552,8 @@ static void check_workload_store(struct audit *a, const json_t *chk, const json_
 		return;
 	addr = part_address(a, PART_LUSTRE, st->name);
 	path = xasprintf("storage.%s", st->name);
-	took = duration_format((int64_t)num(chk, "write_seconds"));
-	within = duration_format((int64_t)num(chk, "write_within_seconds"));
+	took = timefmt_duration_format((int64_t)num(chk, "write_seconds"));
+	within = timefmt_duration_format((int64_t)num(chk, "write_within_seconds"));
 	add(a, "KILN-WORK-002", addr, path, spec_value_node(st->node, "throughput_per_tib"),
 	    "%s: %d GiB at %d MB/s/TiB writes %.1f MB/s: a %.1f GiB checkpoint takes %s, past "
 	    "workload.checkpoint.write_within %s, which needs %.1f MB/s; %d GiB at %d MB/s/TiB "
@@ -613,7 +613,7 @@ static void check_budget(struct audit *a, const char *rule, const char *cost_key
 	cost = cost_money(json_number_value(v));
 	budget = cost_money(limit);
 	path = xasprintf("budget.%s", key);
-	add(a, rule, NULL, path, spec_value_node(ynode_get(a->spec->root, "budget"), key),
+	add(a, rule, NULL, path, spec_value_node(ydoc_get(a->spec->root, "budget"), key),
 	    "the plan %s %s%s, above %s %s%s", what, cost, unit, path, budget, per);
 	free(path);
 	free(cost);
@@ -681,7 +681,7 @@ static void check_role(struct audit *a, const json_t *entry)
 	const char *who = role ? role : addr ? addr : "(unnamed)";
 	const struct spec_role *sr = role ? spec_role_find(a->spec, role) : NULL;
 	const struct ynode *at =
-	    sr ? (ynode_get(sr->node, "allow") ? ynode_get(sr->node, "allow") : sr->key) : NULL;
+	    sr ? (ydoc_get(sr->node, "allow") ? ydoc_get(sr->node, "allow") : sr->key) : NULL;
 	static const char *const ids[] = {"KILN-IAM-004", "KILN-IAM-003", "KILN-IAM-001",
 					  "KILN-IAM-002"};
 	static const char *const what[] = {"is admin-equivalent", "may pass any role",
@@ -934,9 +934,9 @@ int audit_today(char out[11], struct kiln_error *err)
 	char buf[21];
 	int64_t t;
 
-	if (util_now(&t, err) < 0)
+	if (timefmt_now(&t, err) < 0)
 		return -1;
-	memcpy(out, time_format_rfc3339(t, buf), 10);
+	memcpy(out, timefmt_time_format_rfc3339(t, buf), 10);
 	out[10] = '\0';
 	return 0;
 }

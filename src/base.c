@@ -114,7 +114,7 @@ char *xasprintf(const char *fmt, ...)
 	return p;
 }
 
-void grow_array(void **v, size_t *cap, size_t need, size_t elem)
+void kiln_array_grow(void **v, size_t *cap, size_t need, size_t elem)
 {
 	size_t ncap;
 

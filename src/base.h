@@ -44,8 +44,8 @@ char *xasprintf(const char *fmt, ...) KILN_PRINTF(1, 2);
 char *xvasprintf(const char *fmt, va_list ap);
 
 /* Grow *v (of *cap elements of size elem) so that it holds at least need. */
-void grow_array(void **v, size_t *cap, size_t need, size_t elem);
+void kiln_array_grow(void **v, size_t *cap, size_t need, size_t elem);
 #define ARRAY_PUSH(v, n, cap)                                                                      \
-	(grow_array((void **)&(v), &(cap), (n) + 1, sizeof(*(v))), &(v)[(n)++])
+	(kiln_array_grow((void **)&(v), &(cap), (n) + 1, sizeof(*(v))), &(v)[(n)++])
 
 #endif

@@ -203,11 +203,11 @@ static int parse(struct access_cmd *c, struct cli_parser *p, struct cli *cli,
 			c->format = FMT_JSON;
 			break;
 		case OPT_PARALLELISM:
-			if (run_parallelism_parse(cli, p->optarg, &c->parallelism) < 0)
+			if (cmd_run_parallelism_parse(cli, p->optarg, &c->parallelism) < 0)
 				return -1;
 			break;
 		default:
-			if (run_flags_handle(&c->f, cli, opt, p->optarg) < 0)
+			if (cmd_run_flags_handle(&c->f, cli, opt, p->optarg) < 0)
 				return -1;
 		}
 	}
@@ -242,9 +242,9 @@ static int load(struct access_cmd *c, struct cli *cli, const char *group)
 	json_t *res;
 
 	c->f.refresh = c->live;
-	if (!c->spec && !(c->spec = run_spec_operand(cli, NULL, 0, NULL, 0)))
+	if (!c->spec && !(c->spec = cmd_run_spec_operand(cli, NULL, 0, NULL, 0)))
 		return -1;
-	if (run_open(&c->r, cli, &c->f, c->spec) < 0)
+	if (cmd_run_open(&c->r, cli, &c->f, c->spec) < 0)
 		return -1;
 	if (!c->r.ws || !c->r.ws->exists || !state_cluster(c->r.state)) {
 		cli_error(cli, "bring it up with `kiln up`",
@@ -266,8 +266,8 @@ static int load(struct access_cmd *c, struct cli *cli, const char *group)
 static void release(struct access_cmd *c, struct cli_parser *p)
 {
 	json_decref(c->hosts);
-	op_close(&c->r);
-	run_flags_release(&c->f);
+	operation_close(&c->r);
+	cmd_run_flags_release(&c->f);
 	cli_parser_release(p);
 }
 
@@ -349,7 +349,7 @@ int cmd_hosts(int argc, char **argv, struct cli *cli)
 	struct cli_parser p;
 	int ret;
 
-	run_flags_init(&c.f);
+	cmd_run_flags_init(&c.f);
 	if (parse(&c, &p, cli, &cmd_hosts_info, argc, argv, &ret) < 0)
 		goto out;
 	if (c.command) {
@@ -371,7 +371,7 @@ int cmd_ssh_config(int argc, char **argv, struct cli *cli)
 	char *text;
 	int ret;
 
-	run_flags_init(&c.f);
+	cmd_run_flags_init(&c.f);
 	if (parse(&c, &p, cli, &cmd_ssh_config_info, argc, argv, &ret) < 0)
 		goto out;
 	if (c.command || c.operand) {
@@ -508,7 +508,7 @@ int cmd_ssh(int argc, char **argv, struct cli *cli)
 	pid_t pid;
 	int ret, status;
 
-	run_flags_init(&c.f);
+	cmd_run_flags_init(&c.f);
 	if (parse(&c, &p, cli, &cmd_ssh_info, argc, argv, &ret) < 0)
 		goto out;
 	if (load(&c, cli, NULL) < 0 || refuse_simulated(&c, cli))
@@ -663,7 +663,7 @@ int cmd_exec(int argc, char **argv, struct cli *cli)
 	char *config = NULL;
 	int ret;
 
-	run_flags_init(&c.f);
+	cmd_run_flags_init(&c.f);
 	if (parse(&c, &p, cli, &cmd_exec_info, argc, argv, &ret) < 0)
 		goto out;
 	if (!c.command || c.ncommand == 0) {

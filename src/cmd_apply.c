@@ -198,7 +198,7 @@ static void approvals_show(const struct cli *cli, const struct approval_policy *
 		fprintf(stderr, "%s: %s: %s\n", cli->prog, cli->cmd, msg);
 		for (i = 0; i < rep->n; i++) {
 			const struct approval_check *c = &rep->v[i];
-			char *why = approval_check_describe(c, ap->dir);
+			char *why = approve_check_describe(c, ap->dir);
 
 			fprintf(stderr, "  approval %zu: %s at %s, key %s: %s\n", i + 1,
 				c->signer ? c->signer : "?", c->time ? c->time : "?",
@@ -252,7 +252,7 @@ static void expiry_print(const json_t *state)
 	int64_t t, now;
 	char *left;
 
-	if (!expiry_time(state_expiry(state), &t) || util_now(&now, &err) < 0)
+	if (!expiry_time(state_expiry(state), &t) || timefmt_now(&now, &err) < 0)
 		return;
 	left = expiry_left_format(t - now);
 	printf("Expires: %s (%s%s%s); kiln reap destroys it after.\n", state_expires(state),
@@ -306,7 +306,7 @@ struct apply_cmd {
 
 static int parse_ttl(const struct cli *cli, const char *arg, int64_t *ttl)
 {
-	if (duration_parse(arg, ttl) < 0) {
+	if (timefmt_duration_parse(arg, ttl) < 0) {
 		cli_error(cli, "write it like 8h, 90m or 2d", "--ttl '%s' is not a duration", arg);
 		return -1;
 	}
@@ -351,7 +351,7 @@ static int apply_parse(struct apply_cmd *a, struct cli_parser *p, int argc, char
 		else if (opt == OPT_TTL) {
 			if (parse_ttl(a->cli, p->optarg, &a->ttl) < 0)
 				return -1;
-		} else if (run_flags_handle(&a->f, a->cli, opt, p->optarg) < 0)
+		} else if (cmd_run_flags_handle(&a->f, a->cli, opt, p->optarg) < 0)
 			return -1;
 	}
 	if (!a->waive_limit != !a->waive_reason ||
@@ -365,9 +365,9 @@ static int apply_parse(struct apply_cmd *a, struct cli_parser *p, int argc, char
 					    : "--waive-reason must be one line of text");
 		return -1;
 	}
-	a->operand = run_spec_operand(a->cli, a->f.spec, argc, argv, p->optind);
+	a->operand = cmd_run_spec_operand(a->cli, a->f.spec, argc, argv, p->optind);
 	if (!a->operand ||
-	    (!a->destroy && run_health_timeout(a->cli, a->health_arg, &a->health_timeout) < 0))
+	    (!a->destroy && cmd_run_health_timeout(a->cli, a->health_arg, &a->health_timeout) < 0))
 		return -1;
 	if (a->wait.on && apply_wait_timeout_parse(&a->wait, getenv("KILN_WAIT_TIMEOUT"), &err) < 0) {
 		refuse(a->cli, &err, true);
@@ -467,7 +467,7 @@ static void render_outcome(const struct apply_cmd *a, const struct op_run *r,
 			   const struct op_apply_outcome *o)
 {
 	const struct apply_result *res = &o->res;
-	char *counts = op_summary_counts(res);
+	char *counts = operation_summary_counts(res);
 	bool whole = !res->failed && !res->interrupted && !res->skipped;
 	size_t i;
 	json_t *e;
@@ -493,7 +493,7 @@ static void render_outcome(const struct apply_cmd *a, const struct op_run *r,
 	fflush(stdout);
 	json_array_foreach(res->warnings, i, e) fprintf(
 	    stderr, "%s: %s: warning: %s\n", a->cli->prog, a->cli->cmd, json_string_value(e));
-	run_report_failures(a->cli, res->errors);
+	cmd_run_report_failures(a->cli, res->errors);
 	/* A user's own interrupt has no cause to fix. */
 	if (!whole && res->interrupted && !res->failed) {
 		int sig = signals_interrupted();
@@ -519,7 +519,7 @@ static void ui_loaded(void *arg, struct diags *d)
 {
 	const struct apply_cmd *a = arg;
 
-	run_loaded(a->cli, d);
+	cmd_run_loaded(a->cli, d);
 }
 
 static void ui_approvals(void *arg, const struct approval_policy *policy, const char *file,
@@ -545,7 +545,7 @@ static void ui_findings(void *arg, const struct op_run *r, long n)
 static bool ui_ask(void *arg, const char *question)
 {
 	(void)arg;
-	return run_confirm(question);
+	return cmd_run_confirm(question);
 }
 
 static void ui_event(void *arg, const struct apply_event *ev)
@@ -586,7 +586,7 @@ static void ui_health_waiting(void *arg, int64_t timeout)
 {
 	struct apply_cmd *a = arg;
 
-	run_health_waiting(timeout, a->f.json);
+	cmd_run_health_waiting(timeout, a->f.json);
 	progress_health_init(&a->hl, a->f.json);
 }
 
@@ -602,7 +602,7 @@ static void ui_health(void *arg, const json_t *groups, int64_t timeout)
 	struct apply_cmd *a = arg;
 
 	progress_health_end(&a->hl);
-	run_health_show(a->cli, groups, timeout, a->f.json);
+	cmd_run_health_show(a->cli, groups, timeout, a->f.json);
 }
 
 static void ui_waiting(void *arg, const json_t *window, long ms)
@@ -635,7 +635,7 @@ static const struct apply_ui apply_ui_template = {
 /* The operation apply_op_run admits and runs, from what was parsed; -1 after refusing. */
 static int apply_operation(struct apply_cmd *a)
 {
-	if (run_options(&a->opts.run, a->cli, &a->f, a->operand) < 0)
+	if (cmd_run_options(&a->opts.run, a->cli, &a->f, a->operand) < 0)
 		return -1;
 	a->opts.operand = a->operand;
 	a->opts.policy = &a->ap;
@@ -680,7 +680,7 @@ static int apply_main(int argc, char **argv, struct cli *cli, const struct cmd_i
 	struct cli_parser p;
 	int ret = KILN_EXIT_ERROR;
 
-	run_flags_init(&a.f);
+	cmd_run_flags_init(&a.f);
 	a.f.destroy = destroy;
 	a.pg = (struct progress){.json = false};
 	if (apply_parse(&a, &p, argc, argv, &ret) < 0 || apply_operation(&a) < 0)
@@ -696,7 +696,7 @@ out:
 	json_decref(a.opts.waivers);
 	approval_policy_release(&a.ap);
 	apply_wait_release(&a.wait);
-	run_flags_release(&a.f);
+	cmd_run_flags_release(&a.f);
 	cli_parser_release(&p);
 	return ret;
 }

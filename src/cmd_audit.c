@@ -77,12 +77,12 @@ static json_t *audit_plan_file(struct cli *cli, struct run_flags *f, const char 
 	spec = json_string_value(json_object_get(plan_kiln(plan, "spec"), "file"));
 	digest = json_string_value(json_object_get(plan_kiln(plan, "spec"), "digest"));
 	ws = json_string_value(plan_kiln(plan, "workspace"));
-	if (ws && store_flags_plan_workspace(&f->store, cli, path, ws) < 0)
+	if (ws && cmd_store_flags_plan_workspace(&f->store, cli, path, ws) < 0)
 		goto fail;
 	if (json_is_array(plan_kiln(plan, "findings")))
 		return plan;
 	f->store.workspace = ws;
-	e = spec ? run_engine_only(cli, spec, f) : NULL;
+	e = spec ? cmd_run_engine_only(cli, spec, f) : NULL;
 	if (!e)
 		goto fail;
 	if (!digest || strcmp(digest, e->spec_digest) != 0) {
@@ -113,11 +113,11 @@ static json_t *audit_spec(struct cli *cli, struct run_flags *f, const char *spec
 	struct op_run r = {.plan_only = true};
 	json_t *plan = NULL;
 
-	/* The plan carries its findings: op_plan audits every plan it makes. */
-	if (run_plan_spec(&r, cli, f, spec) == 0)
+	/* The plan carries its findings: operation_plan audits every plan it makes. */
+	if (cmd_run_plan_spec(&r, cli, f, spec) == 0)
 		plan = json_incref(r.plan);
 
-	op_close(&r);
+	operation_close(&r);
 	return plan;
 }
 
@@ -158,7 +158,7 @@ int cmd_audit(int argc, char **argv, struct cli *cli)
 	json_t *plan = NULL, *out;
 	int c, ret = KILN_EXIT_ERROR;
 
-	run_flags_init(&f);
+	cmd_run_flags_init(&f);
 	cli_parser_init(&p, cli, &cmd_audit_info, argc, argv);
 	while ((c = cli_next(&p)) != CLI_DONE) {
 		if (c == CLI_EXIT) {
@@ -183,10 +183,10 @@ int cmd_audit(int argc, char **argv, struct cli *cli)
 			format = FORMAT_JSON;
 			continue;
 		}
-		if (run_flags_handle(&f, cli, c, p.optarg) < 0)
+		if (cmd_run_flags_handle(&f, cli, c, p.optarg) < 0)
 			goto out;
 	}
-	operand = run_spec_operand(cli, f.spec, argc, argv, p.optind);
+	operand = cmd_run_spec_operand(cli, f.spec, argc, argv, p.optind);
 	if (!operand)
 		goto out;
 	if (plan_file_is(operand) && !f.refresh) {
@@ -216,7 +216,7 @@ int cmd_audit(int argc, char **argv, struct cli *cli)
 	ret = audit_errors(plan) ? KILN_EXIT_FINDINGS : KILN_EXIT_OK;
 out:
 	json_decref(plan);
-	run_flags_release(&f);
+	cmd_run_flags_release(&f);
 	cli_parser_release(&p);
 	return ret;
 }

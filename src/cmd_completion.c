@@ -66,8 +66,8 @@ static int print_script(const struct cli *cli, const char *shell)
 	for (i = 0; i < ARRAY_SIZE(completion_shell_names) - 1; i++) {
 		if (strcmp(shell, completion_shell_names[i]) != 0)
 			continue;
-		while (n < ARRAY_SIZE(cmds) && cmd_info_at(n))
-			cmds[n] = cmd_info_at(n), n++;
+		while (n < ARRAY_SIZE(cmds) && main_info_at(n))
+			cmds[n] = main_info_at(n), n++;
 		completion_write(stdout, (enum completion_shell)i, cmds, n);
 		return KILN_EXIT_OK;
 	}

@@ -50,10 +50,10 @@ int cmd_cost(int argc, char **argv, struct cli *cli)
 	json_t *plan = NULL;
 	int ret = KILN_EXIT_ERROR;
 
-	run_flags_init(&f);
-	if (run_flags_parse(&f, &p, cli, &cmd_cost_info, argc, argv, &ret) < 0)
+	cmd_run_flags_init(&f);
+	if (cmd_run_flags_parse(&f, &p, cli, &cmd_cost_info, argc, argv, &ret) < 0)
 		goto out;
-	spec = run_spec_operand(cli, f.spec, argc, argv, p.optind);
+	spec = cmd_run_spec_operand(cli, f.spec, argc, argv, p.optind);
 	if (!spec)
 		goto out;
 	if (plan_file_is(spec)) {
@@ -62,11 +62,11 @@ int cmd_cost(int argc, char **argv, struct cli *cli)
 			goto out;
 		}
 	} else {
-		if (run_plan_spec(&r, cli, &f, spec) < 0)
+		if (cmd_run_plan_spec(&r, cli, &f, spec) < 0)
 			goto out;
 		plan = json_incref(r.plan);
 	}
-	if (!json_is_object(plan_kiln(plan, "cost"))) {
+	if (!plan_cost(plan)) {
 		kiln_error_set(&err,
 			       "%s holds no cost: it was saved by a kiln older than `kiln cost`; "
 			       "make the plan again with `kiln plan --out`",
@@ -75,7 +75,7 @@ int cmd_cost(int argc, char **argv, struct cli *cli)
 		goto out;
 	}
 	if (f.json) {
-		jsonw_dumpf(plan_kiln(plan, "cost"), stdout,
+		jsonw_dumpf(plan_cost(plan), stdout,
 			    JSON_INDENT(2) | JSON_SORT_KEYS | JSON_REAL_PRECISION(12));
 		fputc('\n', stdout);
 	} else {
@@ -85,8 +85,8 @@ int cmd_cost(int argc, char **argv, struct cli *cli)
 	ret = KILN_EXIT_OK;
 out:
 	json_decref(plan);
-	op_close(&r);
-	run_flags_release(&f);
+	operation_close(&r);
+	cmd_run_flags_release(&f);
 	cli_parser_release(&p);
 	return ret;
 }

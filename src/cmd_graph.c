@@ -63,7 +63,7 @@ static bool hourly_of(const json_t *plan, const char *address, enum plan_action 
 	const json_t *r;
 	size_t i;
 
-	json_array_foreach(json_object_get(plan_kiln(plan, "cost"), "resources"), i, r)
+	json_array_foreach(json_object_get(plan_cost(plan), "resources"), i, r)
 	{
 		if (strcmp(json_string_value(json_object_get(r, "address")), address) != 0)
 			continue;
@@ -80,7 +80,7 @@ static bool billed_by_use(const json_t *plan, const char *address)
 	const json_t *u;
 	size_t i;
 
-	json_array_foreach(json_object_get(plan_kiln(plan, "cost"), "unpriced"), i, u)
+	json_array_foreach(json_object_get(plan_cost(plan), "unpriced"), i, u)
 	{
 		if (json_is_string(json_object_get(u, "address")) &&
 		    strcmp(json_string_value(json_object_get(u, "address")), address) == 0)
@@ -135,7 +135,7 @@ int cmd_graph(int argc, char **argv, struct cli *cli)
 	char *dot;
 	int c, ret = KILN_EXIT_ERROR;
 
-	run_flags_init(&f);
+	cmd_run_flags_init(&f);
 	cli_parser_init(&p, cli, &cmd_graph_info, argc, argv);
 	while ((c = cli_next(&p)) != CLI_DONE) {
 		if (c == CLI_EXIT) {
@@ -144,18 +144,18 @@ int cmd_graph(int argc, char **argv, struct cli *cli)
 		}
 		if (c == OPT_PLAN)
 			plan = true;
-		else if (run_flags_handle(&f, cli, c, p.optarg) < 0)
+		else if (cmd_run_flags_handle(&f, cli, c, p.optarg) < 0)
 			goto out;
 	}
-	spec = run_spec_operand(cli, f.spec, argc, argv, p.optind);
+	spec = cmd_run_spec_operand(cli, f.spec, argc, argv, p.optind);
 	if (!spec)
 		goto out;
 	if (plan) {
-		if (run_plan_spec(&r, cli, &f, spec) < 0)
+		if (cmd_run_plan_spec(&r, cli, &f, spec) < 0)
 			goto out;
 		drawn = r.e;
 	} else {
-		e = run_engine_only(cli, spec, &f);
+		e = cmd_run_engine_only(cli, spec, &f);
 		if (!e)
 			goto out;
 		drawn = e;
@@ -175,8 +175,8 @@ out:
 	free(nodes);
 	graph_free(g);
 	engine_free(e);
-	op_close(&r);
-	run_flags_release(&f);
+	operation_close(&r);
+	cmd_run_flags_release(&f);
 	cli_parser_release(&p);
 	return ret;
 }

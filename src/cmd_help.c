@@ -31,7 +31,7 @@ int cmd_help(int argc, char **argv, struct cli *cli)
 		}
 	}
 	if (p.optind >= argc) {
-		cmd_print_main_help(stdout);
+		main_print_help(stdout);
 		goto out;
 	}
 	if (argc - p.optind > 1) {
@@ -39,11 +39,11 @@ int cmd_help(int argc, char **argv, struct cli *cli)
 		ret = KILN_EXIT_ERROR;
 		goto out;
 	}
-	info = cmd_find_info(argv[p.optind]);
+	info = main_find_info(argv[p.optind]);
 	if (info) {
 		cli_print_command_help(stdout, info);
 	} else {
-		cmd_report_unknown(cli, argv[p.optind]);
+		main_report_unknown(cli, argv[p.optind]);
 		ret = KILN_EXIT_ERROR;
 	}
 out:

@@ -65,16 +65,16 @@ int cmd_iam_policy(int argc, char **argv, struct cli *cli)
 	char *doc;
 	int ret = KILN_EXIT_ERROR;
 
-	run_flags_init(&f);
-	if (run_flags_parse(&f, &p, cli, &cmd_iam_policy_info, argc, argv, &ret) < 0)
+	cmd_run_flags_init(&f);
+	if (cmd_run_flags_parse(&f, &p, cli, &cmd_iam_policy_info, argc, argv, &ret) < 0)
 		goto out;
-	spec = run_spec_operand(cli, f.spec, argc, argv, p.optind);
+	spec = cmd_run_spec_operand(cli, f.spec, argc, argv, p.optind);
 	if (!spec)
 		goto out;
-	e = run_engine_only(cli, spec, &f);
+	e = cmd_run_engine_only(cli, spec, &f);
 	if (!e)
 		goto out;
-	doc = op_iam_policy(e);
+	doc = operation_iam_policy(e);
 	if (!doc)
 		doc = empty_policy(cli, e->prov->name);
 	puts(doc);
@@ -82,7 +82,7 @@ int cmd_iam_policy(int argc, char **argv, struct cli *cli)
 	ret = KILN_EXIT_OK;
 out:
 	engine_free(e);
-	run_flags_release(&f);
+	cmd_run_flags_release(&f);
 	cli_parser_release(&p);
 	return ret;
 }

@@ -284,7 +284,7 @@ static int gitignore_check(const struct cli *cli, const char *shown_path)
 			  shown_path);
 		return -1;
 	}
-	if (file_read_all(".gitignore", (size_t)16 << 20, &text, &len, &err) != 0) {
+	if (util_file_read_all(".gitignore", (size_t)16 << 20, &text, &len, &err) != 0) {
 		cli_error(cli, NULL, "cannot read %s: %s", shown_path, err.msg);
 		return -1;
 	}
@@ -332,7 +332,7 @@ static int state_init(const struct cli *cli, const struct store_flags *flags,
 	*created = false;
 	*where = NULL;
 	*local = NULL;
-	if (store_flags_open(flags, cli, true, &s, &w) < 0)
+	if (cmd_store_flags_open(flags, cli, true, &s, &w) < 0)
 		return -1;
 	if (!store_is_remote(s))
 		*local = realpath(store_location(s), NULL);
@@ -523,7 +523,7 @@ int cmd_init(int argc, char **argv, struct cli *cli)
 			ret = p.exit_code;
 			goto out;
 		}
-		switch (store_flags_handle(&flags, cli, c, p.optarg)) {
+		switch (cmd_store_flags_handle(&flags, cli, c, p.optarg)) {
 		case -1:
 			goto out;
 		case 1:

@@ -135,8 +135,8 @@ static int commit_json(struct store *s, git_commit *c, bool patch, json_t **out,
 
 	git_oid_tostr(id, sizeof(id), git_commit_id(c));
 	o = json_pack("{s:s, s:s, s:s, s:s, s:s, s:s}", "id", id, "author", a->name, "email",
-		      a->email, "date", time_format_rfc3339((int64_t)a->when.time, when), "summary",
-		      git_commit_summary(c) ? git_commit_summary(c) : "", "message",
+		      a->email, "date", timefmt_time_format_rfc3339((int64_t)a->when.time, when),
+		      "summary", git_commit_summary(c) ? git_commit_summary(c) : "", "message",
 		      git_commit_message(c));
 	if (patch) {
 		char *p;
@@ -198,7 +198,7 @@ static int log_walk(struct store *s, const git_oid *head, long max, bool json, b
 			char when[32], sh[8];
 
 			printf("%s  %-20s %s  %s\n",
-			       time_format_rfc3339((int64_t)a->when.time, when), a->name,
+			       timefmt_time_format_rfc3339((int64_t)a->when.time, when), a->name,
 			       git_commit_summary(c) ? git_commit_summary(c) : "",
 			       store_short(&oid, sh));
 			if (patch) {
@@ -243,7 +243,7 @@ int cmd_log(int argc, char **argv, struct cli *cli)
 			ret = p.exit_code;
 			goto out;
 		}
-		h = store_flags_handle(&flags, cli, opt, p.optarg);
+		h = cmd_store_flags_handle(&flags, cli, opt, p.optarg);
 		if (h < 0)
 			goto out;
 		if (h)
@@ -267,7 +267,7 @@ int cmd_log(int argc, char **argv, struct cli *cli)
 			  argv[p.optind]);
 		goto out;
 	}
-	if (store_flags_open(&flags, cli, false, &s, NULL) < 0)
+	if (cmd_store_flags_open(&flags, cli, false, &s, NULL) < 0)
 		goto out;
 	/*
 	 * The history only: the head's state.json is not read, so a broken head
@@ -328,7 +328,7 @@ static json_t *approvals_json(const char *path, const json_t *plan, const struct
 
 	for (i = 0; i < r->n; i++) {
 		const struct approval_check *c = &r->v[i];
-		char *why = approval_check_describe(c, dir);
+		char *why = approve_check_describe(c, dir);
 
 		json_array_append_new(list,
 				      json_pack("{s:s?, s:s?, s:s?, s:s, s:b, s:s?, s:s}", "signer",
@@ -363,7 +363,7 @@ static void approvals_text(const char *path, const struct approval_report *r, co
 		       r->n, r->valid);
 	for (i = 0; i < r->n; i++) {
 		const struct approval_check *c = &r->v[i];
-		char *why = approval_check_describe(c, dir);
+		char *why = approve_check_describe(c, dir);
 
 		printf("  %zu. %s at %s, key %s: %s\n", i + 1, c->signer ? c->signer : "?",
 		       c->time ? c->time : "?", c->key_id ? c->key_id : "?", why);
@@ -413,7 +413,7 @@ static int show_plan_file(struct cli *cli, const char *path, bool json, bool onl
 	}
 	ret = KILN_EXIT_OK;
 out:
-	approval_report_release(&report);
+	approve_report_release(&report);
 	approve_keyring_release(&ring);
 	json_decref(approvals);
 	json_decref(plan);
@@ -440,7 +440,7 @@ int cmd_show(int argc, char **argv, struct cli *cli)
 			ret = p.exit_code;
 			goto out;
 		}
-		h = store_flags_handle(&flags, cli, opt, p.optarg);
+		h = cmd_store_flags_handle(&flags, cli, opt, p.optarg);
 		if (h < 0)
 			goto out;
 		if (opt == OPT_JSON)
@@ -468,7 +468,7 @@ int cmd_show(int argc, char **argv, struct cli *cli)
 			  argv[p.optind]);
 		goto out;
 	}
-	if (store_flags_open(&flags, cli, false, &s, NULL) < 0)
+	if (cmd_store_flags_open(&flags, cli, false, &s, NULL) < 0)
 		goto out;
 	if (store_resolve(s, argv[p.optind], &oid, &err) < 0) {
 		cmd_report(cli, &err);
@@ -501,7 +501,8 @@ int cmd_show(int argc, char **argv, struct cli *cli)
 		}
 		git_oid_tostr(id, sizeof(id), &oid);
 		printf("commit %s\nAuthor: %s <%s>\nDate:   %s\n\n%s\n%s", id, a->name, a->email,
-		       time_format_rfc3339((int64_t)a->when.time, when), git_commit_message(c), d);
+		       timefmt_time_format_rfc3339((int64_t)a->when.time, when),
+		       git_commit_message(c), d);
 		free(d);
 	}
 	ret = KILN_EXIT_OK;

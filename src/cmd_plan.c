@@ -66,15 +66,15 @@ int cmd_plan(int argc, char **argv, struct cli *cli)
 	const char *spec, *pager;
 	int ret = KILN_EXIT_ERROR;
 
-	run_flags_init(&f);
-	if (run_flags_parse(&f, &p, cli, &cmd_plan_info, argc, argv, &ret) < 0)
+	cmd_run_flags_init(&f);
+	if (cmd_run_flags_parse(&f, &p, cli, &cmd_plan_info, argc, argv, &ret) < 0)
 		goto out;
 	if (f.json && f.markdown) {
 		cli_error(cli, "pick one", "--json and --markdown cannot be combined");
 		goto out;
 	}
-	spec = run_spec_operand(cli, f.spec, argc, argv, p.optind);
-	if (!spec || run_plan_spec(&r, cli, &f, spec) < 0)
+	spec = cmd_run_spec_operand(cli, f.spec, argc, argv, p.optind);
+	if (!spec || cmd_run_plan_spec(&r, cli, &f, spec) < 0)
 		goto out;
 	if (f.out && plan_file_write(f.out, r.plan, &err) < 0) {
 		cmd_report(cli, &err);
@@ -83,7 +83,8 @@ int cmd_plan(int argc, char **argv, struct cli *cli)
 	if (!f.json && (pager = pager_command(f.no_pager)))
 		pager_start(&pg, pager);
 	if (f.json) {
-		run_print_json(r.plan, JSON_INDENT(2) | JSON_SORT_KEYS | JSON_REAL_PRECISION(12));
+		cmd_run_print_json(r.plan,
+				   JSON_INDENT(2) | JSON_SORT_KEYS | JSON_REAL_PRECISION(12));
 	} else if (f.markdown) {
 		plan_render_markdown(stdout, r.plan);
 	} else {
@@ -96,7 +97,7 @@ int cmd_plan(int argc, char **argv, struct cli *cli)
 	}
 	pager_finish(&pg);
 	/* The team limits an apply of this plan would be held to (kiln-policy(5)). */
-	if (!f.destroy && op_quota_check(&r, &err) != 0) {
+	if (!f.destroy && operation_quota_check(&r, &err) != 0) {
 		cmd_report(cli, &err);
 		goto out;
 	}
@@ -104,8 +105,8 @@ int cmd_plan(int argc, char **argv, struct cli *cli)
 	if (f.detailed && json_is_true(plan_kiln(r.plan, "changes")))
 		ret = KILN_EXIT_CHANGES;
 out:
-	op_finish(&r);
-	run_flags_release(&f);
+	operation_finish(&r);
+	cmd_run_flags_release(&f);
 	cli_parser_release(&p);
 	return ret;
 }

@@ -118,7 +118,7 @@ static int set(struct store *s, const struct cli *cli, const char *file)
 	char commit[41];
 	int64_t now;
 
-	if (util_now(&now, &err) < 0 || quota_policy_set(s, file, now, commit, &err) < 0) {
+	if (timefmt_now(&now, &err) < 0 || quota_policy_set(s, file, now, commit, &err) < 0) {
 		cmd_report(cli, &err);
 		return KILN_EXIT_ERROR;
 	}
@@ -143,7 +143,7 @@ int cmd_policy(int argc, char **argv, struct cli *cli)
 		}
 		if (c == OPT_JSON)
 			json = true;
-		else if (store_flags_handle(&sf, cli, c, p.optarg) < 0)
+		else if (cmd_store_flags_handle(&sf, cli, c, p.optarg) < 0)
 			goto out;
 	}
 	nops = argc - p.optind;
@@ -157,7 +157,7 @@ int cmd_policy(int argc, char **argv, struct cli *cli)
 				  sub);
 		goto out;
 	}
-	if (store_flags_open(&sf, cli, strcmp(sub, "set") == 0, &s, NULL) < 0)
+	if (cmd_store_flags_open(&sf, cli, strcmp(sub, "set") == 0, &s, NULL) < 0)
 		goto out;
 	ret = strcmp(sub, "set") == 0 ? set(s, cli, argv[p.optind + 1]) : show(s, cli, json);
 out:

@@ -127,7 +127,7 @@ static void ui_loaded(void *arg, struct diags *d)
 {
 	const struct reap_cmd *c = arg;
 
-	run_loaded(c->cli, d);
+	cmd_run_loaded(c->cli, d);
 }
 
 static void ui_workspace(void *arg, const json_t *outcome)
@@ -142,7 +142,7 @@ static void ui_failures(void *arg, const json_t *errors)
 {
 	const struct reap_cmd *c = arg;
 
-	run_report_failures(c->cli, errors);
+	cmd_run_report_failures(c->cli, errors);
 }
 
 int cmd_reap(int argc, char **argv, struct cli *cli)
@@ -160,7 +160,7 @@ int cmd_reap(int argc, char **argv, struct cli *cli)
 	struct kiln_error err = {0};
 	int c, ret = KILN_EXIT_ERROR;
 
-	run_flags_init(&f);
+	cmd_run_flags_init(&f);
 	cli_parser_init(&p, cli, &cmd_reap_info, argc, argv);
 	while ((c = cli_next(&p)) != CLI_DONE) {
 		if (c == CLI_EXIT) {
@@ -172,9 +172,9 @@ int cmd_reap(int argc, char **argv, struct cli *cli)
 		} else if (c == OPT_JSON) {
 			rc.json = true;
 		} else if (c == OPT_VAR) {
-			if (run_flags_handle(&f, cli, OPT_RUN_VAR, p.optarg) < 0)
+			if (cmd_run_flags_handle(&f, cli, OPT_RUN_VAR, p.optarg) < 0)
 				goto out;
-		} else if (store_flags_handle(&f.store, cli, c, p.optarg) < 0) {
+		} else if (cmd_store_flags_handle(&f.store, cli, c, p.optarg) < 0) {
 			goto out;
 		}
 	}
@@ -183,7 +183,7 @@ int cmd_reap(int argc, char **argv, struct cli *cli)
 			  "unexpected operand '%s'", argv[p.optind]);
 		goto out;
 	}
-	if (util_now(&o.now, &err) < 0) {
+	if (timefmt_now(&o.now, &err) < 0) {
 		cmd_report(cli, &err);
 		goto out;
 	}
@@ -194,10 +194,11 @@ int cmd_reap(int argc, char **argv, struct cli *cli)
 	if (reap_op_run(&o, &ui, &res) < 0)
 		goto out;
 	if (rc.json) {
-		json_t *doc = json_pack("{s:s, s:b, s:O, s:I, s:I}", "now",
-					time_format_rfc3339(o.now, (char[21]){0}), "dry_run",
-					o.dry_run, "workspaces", res.workspaces, "reaped",
-					(json_int_t)res.reaped, "failed", (json_int_t)res.failed);
+		json_t *doc =
+		    json_pack("{s:s, s:b, s:O, s:I, s:I}", "now",
+			      timefmt_time_format_rfc3339(o.now, (char[21]){0}), "dry_run",
+			      o.dry_run, "workspaces", res.workspaces, "reaped",
+			      (json_int_t)res.reaped, "failed", (json_int_t)res.failed);
 
 		jsonw_dumpf(doc, stdout, JSON_INDENT(2) | JSON_SORT_KEYS);
 		putchar('\n');
@@ -208,7 +209,7 @@ int cmd_reap(int argc, char **argv, struct cli *cli)
 	ret = res.failed ? KILN_EXIT_ERROR : KILN_EXIT_OK;
 out:
 	reap_op_result_release(&res);
-	run_flags_release(&f);
+	cmd_run_flags_release(&f);
 	cli_parser_release(&p);
 	return ret;
 }

@@ -136,7 +136,7 @@ static void ui_loaded(void *arg, struct diags *d)
 {
 	const struct repair_cmd *c = arg;
 
-	run_loaded(c->cli, d);
+	cmd_run_loaded(c->cli, d);
 }
 
 static void ui_plan(void *arg, const struct op_run *r, const json_t *targets)
@@ -153,14 +153,14 @@ static void ui_plan(void *arg, const struct op_run *r, const json_t *targets)
 static bool ui_ask(void *arg, const char *question)
 {
 	(void)arg;
-	return run_confirm(question);
+	return cmd_run_confirm(question);
 }
 
 static void ui_health_waiting(void *arg, int64_t timeout)
 {
 	struct repair_cmd *c = arg;
 
-	run_health_waiting(timeout, false);
+	cmd_run_health_waiting(timeout, false);
 	progress_health_init(&c->live, false);
 }
 
@@ -176,7 +176,7 @@ static void ui_health(void *arg, const json_t *groups, int64_t timeout)
 	struct repair_cmd *c = arg;
 
 	progress_health_end(&c->live);
-	run_health_show(c->cli, groups, timeout, false);
+	cmd_run_health_show(c->cli, groups, timeout, false);
 }
 
 int cmd_repair(int argc, char **argv, struct cli *cli)
@@ -197,7 +197,7 @@ int cmd_repair(int argc, char **argv, struct cli *cli)
 	const char *spec = NULL, *health_arg = NULL;
 	int ret = KILN_EXIT_ERROR, opt;
 
-	run_flags_init(&f);
+	cmd_run_flags_init(&f);
 	cli_parser_init(&p, cli, &cmd_repair_info, argc, argv);
 	while ((opt = cli_next(&p)) != CLI_DONE) {
 		if (opt == CLI_EXIT) {
@@ -208,12 +208,12 @@ int cmd_repair(int argc, char **argv, struct cli *cli)
 			spec = p.optarg;
 		else if (opt == OPT_HEALTH_TIMEOUT)
 			health_arg = p.optarg;
-		else if (run_flags_handle(&f, cli, opt, p.optarg) < 0)
+		else if (cmd_run_flags_handle(&f, cli, opt, p.optarg) < 0)
 			goto out;
 	}
-	if (run_health_timeout(cli, health_arg, &o.health_timeout) < 0)
+	if (cmd_run_health_timeout(cli, health_arg, &o.health_timeout) < 0)
 		goto out;
-	if (!spec && !(spec = run_spec_operand(cli, NULL, 0, argv, 0)))
+	if (!spec && !(spec = cmd_run_spec_operand(cli, NULL, 0, argv, 0)))
 		goto out;
 	if (!f.auto_approve && !isatty(STDIN_FILENO)) {
 		cli_error(cli, "pass --auto-approve",
@@ -221,7 +221,7 @@ int cmd_repair(int argc, char **argv, struct cli *cli)
 			  "nothing was changed");
 		goto out;
 	}
-	if (run_options(&o.run, cli, &f, spec) < 0)
+	if (cmd_run_options(&o.run, cli, &f, spec) < 0)
 		goto out;
 	o.spec = spec;
 	o.groups = (const char *const *)argv + p.optind;
@@ -239,7 +239,7 @@ int cmd_repair(int argc, char **argv, struct cli *cli)
 		break;
 	}
 out:
-	run_flags_release(&f);
+	cmd_run_flags_release(&f);
 	cli_parser_release(&p);
 	return ret;
 }

@@ -94,7 +94,7 @@ int cmd_report_costs(int argc, char **argv, struct cli *cli)
 			ret = p.exit_code;
 			goto out;
 		}
-		if ((h = store_flags_handle(&flags, cli, opt, p.optarg)) < 0)
+		if ((h = cmd_store_flags_handle(&flags, cli, opt, p.optarg)) < 0)
 			goto out;
 		if (h)
 			continue;
@@ -125,11 +125,11 @@ int cmd_report_costs(int argc, char **argv, struct cli *cli)
 			  "takes no arguments, got '%s'", argv[p.optind]);
 		goto out;
 	}
-	if (util_now(&o.now, &err) < 0) {
+	if (timefmt_now(&o.now, &err) < 0) {
 		cmd_report(cli, &err);
 		goto out;
 	}
-	if (store_flags_open(&flags, cli, false, &s, NULL) < 0)
+	if (cmd_store_flags_open(&flags, cli, false, &s, NULL) < 0)
 		goto out;
 	if (report_build(s, &o, &doc, &err) < 0) {
 		cmd_report(cli, &err);

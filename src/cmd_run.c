@@ -14,16 +14,16 @@
 #include "state.h"
 #include "timefmt.h"
 
-void run_flags_init(struct run_flags *f)
+void cmd_run_flags_init(struct run_flags *f)
 {
 	memset(f, 0, sizeof(*f));
 	f->refresh = true;
 	f->parallelism = 32;
 }
 
-int run_flags_handle(struct run_flags *f, const struct cli *cli, int id, const char *arg)
+int cmd_run_flags_handle(struct run_flags *f, const struct cli *cli, int id, const char *arg)
 {
-	int rc = store_flags_handle(&f->store, cli, id, arg);
+	int rc = cmd_store_flags_handle(&f->store, cli, id, arg);
 	struct kiln_error err = {0};
 
 	if (rc != 0)
@@ -80,12 +80,12 @@ int run_flags_handle(struct run_flags *f, const struct cli *cli, int id, const c
 		f->auto_approve = true;
 		return 1;
 	case OPT_RUN_PARALLELISM:
-		return run_parallelism_parse(cli, arg, &f->parallelism) < 0 ? -1 : 1;
+		return cmd_run_parallelism_parse(cli, arg, &f->parallelism) < 0 ? -1 : 1;
 	}
 	return 0;
 }
 
-int run_parallelism_parse(const struct cli *cli, const char *arg, int *out)
+int cmd_run_parallelism_parse(const struct cli *cli, const char *arg, int *out)
 {
 	char *end;
 	long n = strtol(arg, &end, 10);
@@ -99,8 +99,8 @@ int run_parallelism_parse(const struct cli *cli, const char *arg, int *out)
 	return 0;
 }
 
-int run_flags_parse(struct run_flags *f, struct cli_parser *p, struct cli *cli,
-		    const struct cmd_info *info, int argc, char **argv, int *ret)
+int cmd_run_flags_parse(struct run_flags *f, struct cli_parser *p, struct cli *cli,
+			const struct cmd_info *info, int argc, char **argv, int *ret)
 {
 	int c;
 
@@ -110,13 +110,13 @@ int run_flags_parse(struct run_flags *f, struct cli_parser *p, struct cli *cli,
 			*ret = p->exit_code;
 			return -1;
 		}
-		if (run_flags_handle(f, cli, c, p->optarg) < 0)
+		if (cmd_run_flags_handle(f, cli, c, p->optarg) < 0)
 			return -1;
 	}
 	return 0;
 }
 
-void run_flags_release(struct run_flags *f)
+void cmd_run_flags_release(struct run_flags *f)
 {
 	spec_vars_release(&f->vars);
 	free(f->targets);
@@ -124,7 +124,7 @@ void run_flags_release(struct run_flags *f)
 	free(f->include_retained);
 }
 
-struct engine *run_engine_only(struct cli *cli, const char *spec, const struct run_flags *f)
+struct engine *cmd_run_engine_only(struct cli *cli, const char *spec, const struct run_flags *f)
 {
 	struct spec_options opts = {f->vars.v, f->vars.n};
 	struct kiln_error err = {0};
@@ -144,8 +144,8 @@ struct engine *run_engine_only(struct cli *cli, const char *spec, const struct r
 	return e;
 }
 
-const char *run_spec_operand(const struct cli *cli, const char *flag, int argc, char **argv,
-			     int optind)
+const char *cmd_run_spec_operand(const struct cli *cli, const char *flag, int argc, char **argv,
+				 int optind)
 {
 	if (flag && argc - optind >= 1) {
 		cli_error(cli, "give the spec once", "two specs: '%s' and '%s'", flag, argv[optind]);
@@ -172,7 +172,7 @@ static void run_report(void *arg, const struct kiln_error *err)
 	cmd_report(arg, err);
 }
 
-void run_loaded(void *arg, struct diags *d)
+void cmd_run_loaded(void *arg, struct diags *d)
 {
 	const struct cli *cli = arg;
 
@@ -180,8 +180,8 @@ void run_loaded(void *arg, struct diags *d)
 	diags_print(d, stderr, cli->color_err);
 }
 
-int run_options(struct op_options *o, const struct cli *cli, const struct run_flags *f,
-		const char *spec_path)
+int cmd_run_options(struct op_options *o, const struct cli *cli, const struct run_flags *f,
+		    const char *spec_path)
 {
 	*o = (struct op_options){
 	    .vars = {f->vars.v, f->vars.n},
@@ -211,12 +211,12 @@ int run_options(struct op_options *o, const struct cli *cli, const struct run_fl
 static int run_prepare(struct op_run *r, struct op_options *o, struct cli *cli,
 		       const struct run_flags *f, const char *spec_path)
 {
-	if (run_options(o, cli, f, spec_path) < 0) {
+	if (cmd_run_options(o, cli, f, spec_path) < 0) {
 		memset(r, 0, sizeof(*r));
 		return -1;
 	}
 	r->report = run_report;
-	r->loaded = run_loaded;
+	r->loaded = cmd_run_loaded;
 	r->report_arg = cli;
 	return 0;
 }
@@ -232,42 +232,42 @@ static int run_failed(const struct cli *cli, const struct kiln_error *err, const
 	return -1;
 }
 
-struct op_ui run_ui(struct cli *cli)
+struct op_ui cmd_run_ui(struct cli *cli)
 {
-	return (struct op_ui){cli, run_report, run_loaded};
+	return (struct op_ui){cli, run_report, cmd_run_loaded};
 }
 
-int run_open(struct op_run *r, struct cli *cli, struct run_flags *f, const char *spec_path)
+int cmd_run_open(struct op_run *r, struct cli *cli, struct run_flags *f, const char *spec_path)
 {
 	struct op_options o;
-	struct op_ui ui = run_ui(cli);
+	struct op_ui ui = cmd_run_ui(cli);
 
-	if (run_options(&o, cli, f, spec_path) < 0) {
+	if (cmd_run_options(&o, cli, f, spec_path) < 0) {
 		memset(r, 0, sizeof(*r));
 		return -1;
 	}
-	return op_open(r, &o, spec_path, false, cli->cmd, &ui);
+	return operation_open(r, &o, spec_path, false, cli->cmd, &ui);
 }
 
-int run_plan_spec(struct op_run *r, struct cli *cli, struct run_flags *f, const char *spec_path)
+int cmd_run_plan_spec(struct op_run *r, struct cli *cli, struct run_flags *f, const char *spec_path)
 {
 	struct op_options o;
 	struct kiln_error err = {0};
 
 	if (run_prepare(r, &o, cli, f, spec_path) < 0)
 		return -1;
-	if (op_plan_spec(r, &o, spec_path, &err) < 0)
+	if (operation_plan_spec(r, &o, spec_path, &err) < 0)
 		return run_failed(cli, &err, spec_path);
 	return 0;
 }
 
-void run_print_json(const json_t *v, size_t flags)
+void cmd_run_print_json(const json_t *v, size_t flags)
 {
 	jsonw_dumpf(v, stdout, flags);
 	fputc('\n', stdout);
 }
 
-void run_report_failures(const struct cli *cli, const json_t *errors)
+void cmd_run_report_failures(const struct cli *cli, const json_t *errors)
 {
 	size_t i;
 	json_t *e;
@@ -279,7 +279,7 @@ void run_report_failures(const struct cli *cli, const json_t *errors)
 		    json_string_value(json_object_get(e, "error")));
 }
 
-bool run_confirm(const char *question)
+bool cmd_run_confirm(const char *question)
 {
 	char line[64];
 
@@ -292,7 +292,7 @@ bool run_confirm(const char *question)
 	return strcmp(line, "yes") == 0;
 }
 
-int run_need_cluster(const struct cli *cli, const struct op_run *r)
+int cmd_run_need_cluster(const struct cli *cli, const struct op_run *r)
 {
 	/* kiln init makes the workspace with an empty state: no cluster until an apply. */
 	if (r->ws && r->ws->exists && state_cluster(r->state))
@@ -302,7 +302,7 @@ int run_need_cluster(const struct cli *cli, const struct op_run *r)
 	return -1;
 }
 
-int run_health_timeout(const struct cli *cli, const char *arg, int64_t *timeout)
+int cmd_run_health_timeout(const struct cli *cli, const char *arg, int64_t *timeout)
 {
 	const char *env = getenv("KILN_HEALTH_TIMEOUT");
 	const char *text = arg ? arg : env && *env ? env : NULL;
@@ -314,7 +314,7 @@ int run_health_timeout(const struct cli *cli, const char *arg, int64_t *timeout)
 		*timeout = 0;
 		return 0;
 	}
-	if (duration_parse(text, timeout) < 0 || *timeout > 86400) {
+	if (timefmt_duration_parse(text, timeout) < 0 || *timeout > 86400) {
 		cli_error(cli,
 			  "write a duration of at most 24h like 20m, 90s or 1h, or 0 not to wait",
 			  "%s '%s' is not a duration",
@@ -324,22 +324,22 @@ int run_health_timeout(const struct cli *cli, const char *arg, int64_t *timeout)
 	return 0;
 }
 
-void run_health_waiting(int64_t timeout, bool json)
+void cmd_run_health_waiting(int64_t timeout, bool json)
 {
 	char *waited;
 
 	if (json)
 		return;
-	waited = duration_format(timeout);
+	waited = timefmt_duration_format(timeout);
 	printf("Health: waiting up to %s for the nodes to report (--health-timeout).\n", waited);
 	fflush(stdout);
 	free(waited);
 }
 
-int run_health_show(const struct cli *cli, const json_t *groups, int64_t timeout, bool json)
+int cmd_run_health_show(const struct cli *cli, const json_t *groups, int64_t timeout, bool json)
 {
 	struct strbuf lines = {0};
-	char *waited = duration_format(timeout);
+	char *waited = timefmt_duration_format(timeout);
 	const json_t *g;
 	bool bad = false;
 	size_t i;

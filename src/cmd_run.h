@@ -88,91 +88,92 @@ struct run_flags {
 	int parallelism;
 };
 
-void run_flags_init(struct run_flags *f);
+void cmd_run_flags_init(struct run_flags *f);
 /* 1 handled, 0 not ours, -1 after reporting a bad value. */
-int run_flags_handle(struct run_flags *f, const struct cli *cli, int id, const char *arg);
-void run_flags_release(struct run_flags *f);
+int cmd_run_flags_handle(struct run_flags *f, const struct cli *cli, int id, const char *arg);
+void cmd_run_flags_release(struct run_flags *f);
 /* --parallelism's value into *out: 0, or -1 after reporting one that is not 1 to 1024. */
-int run_parallelism_parse(const struct cli *cli, const char *arg, int *out);
+int cmd_run_parallelism_parse(const struct cli *cli, const char *arg, int *out);
 /*
  * Parse a command's options into f (p stays initialised: release it). -1
  * when the command should return *ret now (help printed, or an error
  * reported), else 0 with the operands from p->optind.
  */
-int run_flags_parse(struct run_flags *f, struct cli_parser *p, struct cli *cli,
-		    const struct cmd_info *info, int argc, char **argv, int *ret);
+int cmd_run_flags_parse(struct run_flags *f, struct cli_parser *p, struct cli *cli,
+			const struct cmd_info *info, int argc, char **argv, int *ret);
 
 /* What every command says when there is no spec: how to make one, where none is. */
 #define RUN_NO_SPEC_HINT                                                                           \
 	"run kiln init to start one here (kiln init --list shows the templates), or pass a "       \
 	"spec path"
 /* The spec operand: argv's one operand, else ./kiln.yaml; NULL after reporting. */
-const char *run_spec_operand(const struct cli *cli, const char *flag, int argc, char **argv,
-			     int optind);
+const char *cmd_run_spec_operand(const struct cli *cli, const char *flag, int argc, char **argv,
+				 int optind);
 
 /*
  * The engine of spec alone, with no state (graph, iam-policy): its
  * diagnostics printed, an error reported; NULL when it cannot be opened.
  */
-struct engine *run_engine_only(struct cli *cli, const char *spec, const struct run_flags *f);
+struct engine *cmd_run_engine_only(struct cli *cli, const char *spec, const struct run_flags *f);
 
 /*
  * The options of an operation from f, for spec_path; -1 after refusing the
  * spec "-" (standard input), as a plan is bound to its file's digest.
  */
-int run_options(struct op_options *o, const struct cli *cli, const struct run_flags *f,
-		const char *spec_path);
+int cmd_run_options(struct op_options *o, const struct cli *cli, const struct run_flags *f,
+		    const char *spec_path);
 /*
  * The run of a command that only reads the recorded state (kiln hosts,
- * ssh, exec): op_open without the lock, the spec "-" refused, the spec's
- * diagnostics printed, errors reported; -1 on failure. op_close r after,
+ * ssh, exec): operation_open without the lock, the spec "-" refused, the spec's
+ * diagnostics printed, errors reported; -1 on failure. operation_close r after,
  * either way. A command that changes anything calls its operation's one
  * entry instead (apply_op_run, reap_op_run...), which takes the lock.
  */
-int run_open(struct op_run *r, struct cli *cli, struct run_flags *f, const char *spec_path);
+int cmd_run_open(struct op_run *r, struct cli *cli, struct run_flags *f, const char *spec_path);
 /*
  * The operation's interface of a command that says nothing of its own
  * (operation.h): errors through cmd_report, the spec's diagnostics through
- * run_loaded; arg is cli.
+ * cmd_run_loaded; arg is cli.
  */
-struct op_ui run_ui(struct cli *cli);
+struct op_ui cmd_run_ui(struct cli *cli);
 /* The spec's diagnostics, sorted, on standard error; arg is the struct cli. */
-void run_loaded(void *arg, struct diags *d);
+void cmd_run_loaded(void *arg, struct diags *d);
 /*
  * The one operation of a command that only reads a plan (plan, cost,
- * audit, status): op_plan_spec from f, the spec "-" refused, its
- * diagnostics printed and its errors reported; -1 on failure. op_close or
- * op_finish r after, either way.
+ * audit, status): operation_plan_spec from f, the spec "-" refused, its
+ * diagnostics printed and its errors reported; -1 on failure. operation_close or
+ * operation_finish r after, either way.
  */
-int run_plan_spec(struct op_run *r, struct cli *cli, struct run_flags *f, const char *spec_path);
+int cmd_run_plan_spec(struct op_run *r, struct cli *cli, struct run_flags *f,
+		      const char *spec_path);
 
 /*
  * v as one JSON document on stdout and a newline, through a 64 KiB buffer:
  * jansson's own file output makes one locked fwrite per token, which was a
  * tenth of the CPU of a 10,000-resource plan.
  */
-void run_print_json(const json_t *v, size_t flags);
+void cmd_run_print_json(const json_t *v, size_t flags);
 
 /* Ask question on the terminal (standard error); true only for the answer "yes". */
-bool run_confirm(const char *question);
+bool cmd_run_confirm(const char *question);
 /* 0 when the workspace has a cluster; else -1 after saying nothing was applied yet. */
-int run_need_cluster(const struct cli *cli, const struct op_run *r);
+int cmd_run_need_cluster(const struct cli *cli, const struct op_run *r);
 /*
  * The wait for node health: arg (--health-timeout), else
  * KILN_HEALTH_TIMEOUT, else 20m, in seconds ("0": no wait); -1 after
  * reporting a value that is not a duration of at most 24h.
  */
-int run_health_timeout(const struct cli *cli, const char *arg, int64_t *timeout);
+int cmd_run_health_timeout(const struct cli *cli, const char *arg, int64_t *timeout);
 /* Before the wait for node health: "Health: waiting up to ..." (none with json). */
-void run_health_waiting(int64_t timeout, bool json);
+void cmd_run_health_waiting(int64_t timeout, bool json);
 /*
  * The lines for what the groups (health.h's objects)
  * reported within timeout; KILN_EXIT_UNHEALTHY, said, when a node is
  * unhealthy or did not report, else KILN_EXIT_OK.
  */
-int run_health_show(const struct cli *cli, const json_t *groups, int64_t timeout, bool json);
+int cmd_run_health_show(const struct cli *cli, const json_t *groups, int64_t timeout, bool json);
 
 /* "kiln CMD: ADDRESS: OP failed: ERROR" on standard error for each of an apply's errors. */
-void run_report_failures(const struct cli *cli, const json_t *errors);
+void cmd_run_report_failures(const struct cli *cli, const json_t *errors);
 
 #endif

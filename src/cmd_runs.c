@@ -113,7 +113,7 @@ static char *when(int64_t t)
 {
 	char buf[21];
 
-	return xstrdup(t ? time_format_rfc3339(t, buf) : "-");
+	return xstrdup(t ? timefmt_time_format_rfc3339(t, buf) : "-");
 }
 
 static char *tokens_text(double tokens)
@@ -232,7 +232,7 @@ static int parse(struct run_cmd *c, struct cli_parser *p, struct cli *cli, int a
 			c->q.allow_dirty = true;
 		else if (opt == OPT_JSON)
 			c->json = true;
-		else if (run_flags_handle(&c->f, cli, opt, p->optarg) < 0)
+		else if (cmd_run_flags_handle(&c->f, cli, opt, p->optarg) < 0)
 			return -1;
 	}
 	for (i = p->optind; i < nargs; i++) {
@@ -283,18 +283,18 @@ static int open_spec(struct run_cmd *c, struct cli *cli)
 {
 	const char *spec = c->f.spec;
 
-	if (!spec && !(spec = run_spec_operand(cli, NULL, 0, NULL, 0)))
+	if (!spec && !(spec = cmd_run_spec_operand(cli, NULL, 0, NULL, 0)))
 		return -1;
-	if (run_open(&c->r, cli, &c->f, spec) < 0)
+	if (cmd_run_open(&c->r, cli, &c->f, spec) < 0)
 		return -1;
-	return run_need_cluster(cli, &c->r);
+	return cmd_run_need_cluster(cli, &c->r);
 }
 
 static void print_json_run(const struct runrec *r)
 {
 	json_t *j = runrec_json(r, false);
 
-	run_print_json(j, JSON_INDENT(2) | JSON_SORT_KEYS);
+	cmd_run_print_json(j, JSON_INDENT(2) | JSON_SORT_KEYS);
 	json_decref(j);
 }
 
@@ -313,13 +313,13 @@ static int read_ends(struct cli *cli, struct run_flags *f, struct store *s, int6
 	if (!runop_needs_reap(l))
 		return 0;
 	f->refresh = false;
-	if (!spec && !(spec = run_spec_operand(cli, NULL, 0, NULL, 0))) {
+	if (!spec && !(spec = cmd_run_spec_operand(cli, NULL, 0, NULL, 0))) {
 		fprintf(stderr, "kiln %s: warning: the end of the running runs was not read\n",
 			cli->cmd);
 		return 0;
 	}
-	if (run_open(&r, cli, f, spec) < 0) {
-		op_close(&r);
+	if (cmd_run_open(&r, cli, f, spec) < 0) {
+		operation_close(&r);
 		fprintf(stderr, "kiln %s: warning: the end of the running runs was not read\n",
 			cli->cmd);
 		return 0;
@@ -327,7 +327,7 @@ static int read_ends(struct cli *cli, struct run_flags *f, struct store *s, int6
 	if (runop_reap(&r, getenv(ACCESS_ENDPOINT_ENV), &why) < 0)
 		fprintf(stderr, "kiln %s: warning: the end of the running runs was not read: %s\n",
 			cli->cmd, why.msg);
-	op_close(&r);
+	operation_close(&r);
 	runrec_list_release(l);
 	if (store_sync(s, err) < 0)
 		return -1;
@@ -343,9 +343,9 @@ static int show(struct run_cmd *c, struct cli *cli)
 	int64_t now;
 	int ret = KILN_EXIT_ERROR;
 
-	if (store_flags_open(&c->f.store, cli, false, &s, NULL) < 0)
+	if (cmd_store_flags_open(&c->f.store, cli, false, &s, NULL) < 0)
 		goto out;
-	if (util_now(&now, &err) < 0 ||
+	if (timefmt_now(&now, &err) < 0 ||
 	    runop_list(s, workspace_name(c->f.store.workspace), now, &l, &err) < 0 ||
 	    read_ends(cli, &c->f, s, now, &l, &err) < 0 || !(r = runrec_find(&l, c->id, &err))) {
 		cmd_report(cli, &err);
@@ -370,7 +370,7 @@ int cmd_run(int argc, char **argv, struct cli *cli)
 	struct kiln_error err = {0};
 	int ret = KILN_EXIT_ERROR;
 
-	run_flags_init(&c.f);
+	cmd_run_flags_init(&c.f);
 	c.f.refresh = false;
 	if (parse(&c, &p, cli, argc, argv, &ret) < 0)
 		goto out;
@@ -402,7 +402,7 @@ int cmd_run(int argc, char **argv, struct cli *cli)
 		if (rec.job_id)
 			printf("Slurm job %s; kiln run show %s follows it.\n", rec.job_id, rec.id);
 		if (rec.simulated) {
-			char *d = duration_format(rec.model_seconds);
+			char *d = timefmt_duration_format(rec.model_seconds);
 
 			printf("(simulated: the %s provider runs no machines; the run ends after "
 			       "%s)\n",
@@ -414,8 +414,8 @@ int cmd_run(int argc, char **argv, struct cli *cli)
 out:
 	runrec_release(&rec);
 	free(c.data);
-	op_close(&c.r);
-	run_flags_release(&c.f);
+	operation_close(&c.r);
+	cmd_run_flags_release(&c.f);
 	cli_parser_release(&p);
 	return ret;
 }
@@ -431,7 +431,7 @@ int cmd_runs(int argc, char **argv, struct cli *cli)
 	int64_t now;
 	int opt, ret = KILN_EXIT_ERROR;
 
-	run_flags_init(&f);
+	cmd_run_flags_init(&f);
 	cli_parser_init(&p, cli, &cmd_runs_info, argc, argv);
 	while ((opt = cli_next(&p)) != CLI_DONE) {
 		if (opt == CLI_EXIT) {
@@ -440,7 +440,7 @@ int cmd_runs(int argc, char **argv, struct cli *cli)
 		}
 		if (opt == OPT_JSON)
 			json = true;
-		else if (run_flags_handle(&f, cli, opt, p.optarg) < 0)
+		else if (cmd_run_flags_handle(&f, cli, opt, p.optarg) < 0)
 			goto out;
 	}
 	if (p.optind < argc) {
@@ -448,9 +448,9 @@ int cmd_runs(int argc, char **argv, struct cli *cli)
 			  argv[p.optind]);
 		goto out;
 	}
-	if (store_flags_open(&f.store, cli, false, &s, NULL) < 0)
+	if (cmd_store_flags_open(&f.store, cli, false, &s, NULL) < 0)
 		goto out;
-	if (util_now(&now, &err) < 0 ||
+	if (timefmt_now(&now, &err) < 0 ||
 	    runop_list(s, workspace_name(f.store.workspace), now, &l, &err) < 0 ||
 	    read_ends(cli, &f, s, now, &l, &err) < 0) {
 		cmd_report(cli, &err);
@@ -462,7 +462,7 @@ int cmd_runs(int argc, char **argv, struct cli *cli)
 		for (size_t i = 0; i < l.n; i++)
 			json_array_append_new(runs, runrec_json(&l.runs[i], false));
 		json_object_set_new(doc, "runs", runs);
-		run_print_json(doc, JSON_INDENT(2) | JSON_SORT_KEYS);
+		cmd_run_print_json(doc, JSON_INDENT(2) | JSON_SORT_KEYS);
 		json_decref(doc);
 	} else if (!l.n) {
 		printf("No runs in workspace '%s' yet; kiln run starts one.\n",
@@ -497,7 +497,7 @@ int cmd_runs(int argc, char **argv, struct cli *cli)
 out:
 	runrec_list_release(&l);
 	store_free(s);
-	run_flags_release(&f);
+	cmd_run_flags_release(&f);
 	cli_parser_release(&p);
 	return ret;
 }

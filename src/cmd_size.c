@@ -137,7 +137,7 @@ static int parse_number(const struct cli *cli, const char *flag, const char *tex
 static int parse_duration(const struct cli *cli, const char *flag, const char *text, int64_t *out,
 			  const char *like)
 {
-	if (duration_parse(text, out) != 0) {
+	if (timefmt_duration_parse(text, out) != 0) {
 		cli_error(cli, NULL,
 			  "--%s \"%s\" is not a duration: write it like 30d, 72h or 1d12h", flag,
 			  text);
@@ -324,7 +324,7 @@ static void print_text(const struct workload *w, const struct catalog *cat,
 	printf("workload    %s %s params on %s tokens, %s", what, params, tokens,
 	       w->precision == WORKLOAD_FP8 ? "fp8" : "bf16");
 	if (w->deadline_s > 0) {
-		char *d = duration_format(w->deadline_s);
+		char *d = timefmt_duration_format(w->deadline_s);
 
 		printf(", within %s", d);
 		free(d);

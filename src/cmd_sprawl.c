@@ -192,7 +192,7 @@ static int parse(struct flags *f, struct cli_parser *p, struct cli *cli, int arg
 			*ret = p->exit_code;
 			return -1;
 		}
-		r = store_flags_handle(&f->store, cli, opt, p->optarg);
+		r = cmd_store_flags_handle(&f->store, cli, opt, p->optarg);
 		if (r < 0)
 			return -1;
 		if (r > 0)
@@ -220,7 +220,7 @@ static int parse(struct flags *f, struct cli_parser *p, struct cli *cli, int arg
 			f->auto_approve = true;
 			break;
 		case OPT_RUN_PARALLELISM:
-			if (run_parallelism_parse(cli, p->optarg, &f->parallelism) < 0)
+			if (cmd_run_parallelism_parse(cli, p->optarg, &f->parallelism) < 0)
 				return -1;
 			break;
 		}
@@ -320,7 +320,7 @@ static void ui_refuse(void *arg, const struct kiln_error *err)
 static bool ui_ask(void *arg, const char *question)
 {
 	(void)arg;
-	return run_confirm(question);
+	return cmd_run_confirm(question);
 }
 
 static void ui_started(void *arg)

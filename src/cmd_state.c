@@ -286,7 +286,7 @@ static int state_push(struct state_cmd *c, const char *file)
 	size_t len = 0;
 	json_t *doc = NULL;
 
-	if (file_read_all(file, 64 * 1024 * 1024, &text, &len, &err) < 0 ||
+	if (util_file_read_all(file, 64 * 1024 * 1024, &text, &len, &err) < 0 ||
 	    state_parse(&doc, text, len, file, &err) < 0) {
 		cmd_report(c->cli, &err);
 		goto out;
@@ -465,16 +465,16 @@ static int state_takeover(struct state_cmd *c, const char *spec, const char *fro
 			  const char *const *addrs, size_t naddrs)
 {
 	struct takeover_op_options o = {.spec = spec, .filter = {from, addrs, naddrs}};
-	struct takeover_ui ui = {.base = run_ui(c->cli), .done = takeover_done};
+	struct takeover_ui ui = {.base = cmd_run_ui(c->cli), .done = takeover_done};
 	struct run_flags f;
 	int ret = KILN_EXIT_ERROR;
 
-	run_flags_init(&f);
+	cmd_run_flags_init(&f);
 	f.store = c->flags;
-	if (run_options(&o.run, c->cli, &f, spec) == 0 && takeover_op_run(&o, &ui) == 0)
+	if (cmd_run_options(&o.run, c->cli, &f, spec) == 0 && takeover_op_run(&o, &ui) == 0)
 		ret = KILN_EXIT_OK;
 	f.store = (struct store_flags){0};
-	run_flags_release(&f);
+	cmd_run_flags_release(&f);
 	return ret;
 }
 
@@ -496,7 +496,7 @@ int cmd_state(int argc, char **argv, struct cli *cli)
 			ret = p.exit_code;
 			goto out;
 		}
-		h = store_flags_handle(&c.flags, cli, opt, p.optarg);
+		h = cmd_store_flags_handle(&c.flags, cli, opt, p.optarg);
 		if (h < 0)
 			goto out;
 		if (h)
@@ -557,7 +557,7 @@ int cmd_state(int argc, char **argv, struct cli *cli)
 		goto out;
 	}
 	/* No state command creates a repository or a workspace: `kiln workspace new` does. */
-	if (store_flags_open(&c.flags, cli, false, &c.store, &c.ws) < 0)
+	if (cmd_store_flags_open(&c.flags, cli, false, &c.store, &c.ws) < 0)
 		goto out;
 	if (strcmp(sub, "list") == 0)
 		ret = state_list(&c);

@@ -3,7 +3,7 @@
  * groups and nodes, its storage, what it has cost since it came up, and the
  * time left before its TTL ends.
  *
- * Made from a plan (run_plan_spec; no lock): the refresh reads what is
+ * Made from a plan (cmd_run_plan_spec; no lock): the refresh reads what is
  * live, and the plan's cost section prices what runs now (hourly_before).
  * Cost so far is the running lifetime's cost from the ledger, computed by
  * report_workspace, the walk `kiln report` makes: every resize and every
@@ -195,8 +195,8 @@ static void status_scheduler(const struct op_run *r, bool ask, json_t *doc)
 			    gone);
 			kiln_error_hint(&err, "kiln up makes it again (kiln plan shows it)");
 		} else {
-			sched_ask_controller(r->e, resources, getenv(ACCESS_ENDPOINT_ENV), &counts,
-					     &node, &err);
+			scheduler_ask_controller(r->e, resources, getenv(ACCESS_ENDPOINT_ENV),
+						 &counts, &node, &err);
 		}
 		json_decref(resources);
 	} else {
@@ -295,7 +295,8 @@ static json_t *build(const struct op_run *r, int64_t now, const json_t *lifetime
 	json_object_set_new(doc, "commit", r->head[0] ? json_string(r->head) : json_null());
 	/* Up since the lifetime began, its cost from the ledger (null: not all recorded). */
 	if (lifetime &&
-	    time_parse_rfc3339(json_string_value(json_object_get(lifetime, "start")), &t) == 0 &&
+	    timefmt_time_parse_rfc3339(json_string_value(json_object_get(lifetime, "start")), &t) ==
+		0 &&
 	    t <= now) {
 		json_object_set_new(doc, "up_seconds", json_integer(now - t));
 		json_object_set(doc, "since", json_object_get(lifetime, "start"));
@@ -437,7 +438,7 @@ static void print_scheduler(const json_t *d, const json_t *g)
 static void print_utilization(const json_t *u)
 {
 	const json_t *g, *st;
-	char *w = duration_format(json_integer_value(json_object_get(u, "window_seconds")));
+	char *w = timefmt_duration_format(json_integer_value(json_object_get(u, "window_seconds")));
 	size_t i;
 
 	if (json_is_string(json_object_get(u, "error"))) {
@@ -719,15 +720,15 @@ static json_t *status_read(struct op_run *r, struct cli *cli, struct run_flags *
 	json_t *doc, *util = NULL, *lifetime = NULL;
 	int64_t now;
 
-	if (util_now(&now, &err) < 0) {
+	if (timefmt_now(&now, &err) < 0) {
 		cmd_report(cli, &err);
 		return NULL;
 	}
 	r->keep_live = true;
-	if (run_plan_spec(r, cli, f, spec) < 0 || run_need_cluster(cli, r) < 0)
+	if (cmd_run_plan_spec(r, cli, f, spec) < 0 || cmd_run_need_cluster(cli, r) < 0)
 		return NULL;
 	/* A cluster whose metrics cannot be read (a denied call) still has a status. */
-	if (util_measure(r->e, state_resources(r->state), now, window, &util, &err) < 0)
+	if (utilization_measure(r->e, state_resources(r->state), now, window, &util, &err) < 0)
 		util = json_pack("{s:s, s:s?}", "error", err.msg, "hint",
 				 err.hint[0] ? err.hint : NULL);
 	if (report_workspace(r->store, r->e->workspace, now, &lifetime, &err) < 0) {
@@ -778,7 +779,7 @@ static int status_watch(struct cli *cli, struct run_flags *f, const char *spec, 
 		struct op_run r = {0};
 
 		doc = status_read(&r, cli, f, spec, window, ssh);
-		op_close(&r);
+		operation_close(&r);
 		if (!doc) {
 			ret = signals_interrupted() ? KILN_EXIT_OK : KILN_EXIT_ERROR;
 			break;
@@ -787,8 +788,8 @@ static int status_watch(struct cli *cli, struct run_flags *f, const char *spec, 
 			struct kiln_error err = {0};
 			int64_t t = 0;
 
-			util_now(&t, &err); /* status_read saw it is well formed */
-			time_format_rfc3339(t, stamp);
+			timefmt_now(&t, &err); /* status_read saw it is well formed */
+			timefmt_time_format_rfc3339(t, stamp);
 		}
 		if (tty) {
 			/* Home and clear: the last status goes, this one takes its place. */
@@ -835,9 +836,9 @@ int cmd_status(int argc, char **argv, struct cli *cli)
 	char **args = NULL;
 	json_t *doc;
 
-	run_flags_init(&f);
+	cmd_run_flags_init(&f);
 	if (take_watch(cli, argc, argv, &args, &nargs, &interval) < 0) {
-		run_flags_release(&f);
+		cmd_run_flags_release(&f);
 		return KILN_EXIT_ERROR;
 	}
 	cli_parser_init(&p, cli, &cmd_status_info, nargs, args);
@@ -851,20 +852,20 @@ int cmd_status(int argc, char **argv, struct cli *cli)
 		} else if (c == OPT_WATCH) {
 			watch = true;
 		} else if (c == OPT_WINDOW) {
-			if (duration_parse(p.optarg, &window) < 0) {
+			if (timefmt_duration_parse(p.optarg, &window) < 0) {
 				cli_error(cli, "write it like 15m, 1h or 90s",
 					  "--window '%s' is not a duration", p.optarg);
 				goto out;
 			}
-			if (util_window_check(window, &err) < 0) {
+			if (utilization_window_check(window, &err) < 0) {
 				cmd_report(cli, &err);
 				goto out;
 			}
-		} else if (run_flags_handle(&f, cli, c, p.optarg) < 0) {
+		} else if (cmd_run_flags_handle(&f, cli, c, p.optarg) < 0) {
 			goto out;
 		}
 	}
-	spec = run_spec_operand(cli, f.spec, nargs, args, p.optind);
+	spec = cmd_run_spec_operand(cli, f.spec, nargs, args, p.optind);
 	if (!spec)
 		goto out;
 	if (watch) {
@@ -878,8 +879,8 @@ int cmd_status(int argc, char **argv, struct cli *cli)
 	json_decref(doc);
 	ret = KILN_EXIT_OK;
 out:
-	op_close(&r);
-	run_flags_release(&f);
+	operation_close(&r);
+	cmd_run_flags_release(&f);
 	cli_parser_release(&p);
 	free(args);
 	return ret;

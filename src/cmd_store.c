@@ -10,7 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-int store_flags_handle(struct store_flags *f, const struct cli *cli, int id, const char *arg)
+int cmd_store_flags_handle(struct store_flags *f, const struct cli *cli, int id, const char *arg)
 {
 	switch (id) {
 	case OPT_STATE:
@@ -20,7 +20,7 @@ int store_flags_handle(struct store_flags *f, const struct cli *cli, int id, con
 		f->workspace = arg;
 		return 1;
 	case OPT_LOCK_TIMEOUT:
-		if (duration_parse(arg, &f->lock_timeout) < 0) {
+		if (timefmt_duration_parse(arg, &f->lock_timeout) < 0) {
 			cli_error(cli, "write a duration like 30s, 5m or 1h",
 				  "--lock-timeout '%s' is not a duration", arg);
 			return -1;
@@ -31,8 +31,8 @@ int store_flags_handle(struct store_flags *f, const struct cli *cli, int id, con
 	}
 }
 
-int store_flags_plan_workspace(const struct store_flags *f, const struct cli *cli, const char *file,
-			       const char *ws)
+int cmd_store_flags_plan_workspace(const struct store_flags *f, const struct cli *cli,
+				   const char *file, const char *ws)
 {
 	struct kiln_error err = {0};
 
@@ -50,8 +50,8 @@ void cmd_report(const struct cli *cli, const struct kiln_error *err)
 	free(msg);
 }
 
-int store_flags_open(const struct store_flags *f, const struct cli *cli, bool create,
-		     struct store **s, struct workspace **w)
+int cmd_store_flags_open(const struct store_flags *f, const struct cli *cli, bool create,
+			 struct store **s, struct workspace **w)
 {
 	struct kiln_error err = {0};
 

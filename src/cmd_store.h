@@ -39,21 +39,21 @@ struct store_flags {
 };
 
 /* 1 when id was one of the shared flags, 0 when not, -1 after reporting a bad value. */
-int store_flags_handle(struct store_flags *f, const struct cli *cli, int id, const char *arg);
+int cmd_store_flags_handle(struct store_flags *f, const struct cli *cli, int id, const char *arg);
 
 /*
  * Open the store (creating a missing local one only when create is set) and
  * the workspace (when w is not NULL), reporting errors; -1 on failure.
  */
-int store_flags_open(const struct store_flags *f, const struct cli *cli, bool create,
-		     struct store **s, struct workspace **w);
+int cmd_store_flags_open(const struct store_flags *f, const struct cli *cli, bool create,
+			 struct store **s, struct workspace **w);
 
 /*
  * A plan file made for workspace ws is used only there: -w, or else
  * KILN_WORKSPACE, when given, must name it. 0, or -1 after reporting.
  */
-int store_flags_plan_workspace(const struct store_flags *f, const struct cli *cli, const char *file,
-			       const char *ws);
+int cmd_store_flags_plan_workspace(const struct store_flags *f, const struct cli *cli,
+				   const char *file, const char *ws);
 
 /* "kiln CMD: error" plus its hint line, from a kiln_error. */
 void cmd_report(const struct cli *cli, const struct kiln_error *err);

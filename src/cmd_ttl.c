@@ -101,9 +101,9 @@ static int retag(struct cli *cli, const struct workspace *w, const json_t *state
 		return 0;
 	if (!spec)
 		spec = recorded && access(recorded, R_OK) == 0 ? recorded : "kiln.yaml";
-	run_flags_init(&f);
+	cmd_run_flags_init(&f);
 	f.store.workspace = w->name;
-	e = run_engine_only(cli, spec, &f);
+	e = cmd_run_engine_only(cli, spec, &f);
 	if (!e) {
 		kiln_error_set(&err,
 			       "the expiry is committed, but the nodes' kiln:expires tag is still "
@@ -114,7 +114,7 @@ static int retag(struct cli *cli, const struct workspace *w, const json_t *state
 				      "at the old expiry plus the grace");
 		cmd_report(cli, &err);
 		f.store = (struct store_flags){0};
-		run_flags_release(&f);
+		cmd_run_flags_release(&f);
 		return -1;
 	}
 	rc = expiry_tag_nodes(e, state, state_expires(state), &n, &err);
@@ -125,7 +125,7 @@ static int retag(struct cli *cli, const struct workspace *w, const json_t *state
 		       state_expires(state), n, n == 1 ? "" : "s");
 	engine_free(e);
 	f.store = (struct store_flags){0};
-	run_flags_release(&f);
+	cmd_run_flags_release(&f);
 	return rc;
 }
 
@@ -136,7 +136,7 @@ static int extend(struct workspace *w, struct store *s, int64_t by, int64_t now,
 	struct kiln_error err = {0};
 	git_signature *sig = NULL;
 	json_t *state = NULL, *x = NULL;
-	char *author = NULL, *summary = NULL, *trailer = NULL, *d = duration_format(by);
+	char *author = NULL, *summary = NULL, *trailer = NULL, *d = timefmt_duration_format(by);
 	const char *extra[1];
 	int ret = KILN_EXIT_ERROR;
 
@@ -200,7 +200,7 @@ int cmd_ttl(int argc, char **argv, struct cli *cli)
 			json = true;
 		else if (c == OPT_SPEC)
 			spec = p.optarg;
-		else if (store_flags_handle(&sf, cli, c, p.optarg) < 0)
+		else if (cmd_store_flags_handle(&sf, cli, c, p.optarg) < 0)
 			goto out;
 	}
 	nops = argc - p.optind;
@@ -215,17 +215,17 @@ int cmd_ttl(int argc, char **argv, struct cli *cli)
 				  "'%s' is not a ttl subcommand", sub);
 		goto out;
 	}
-	if (nops == 2 &&
-	    (duration_parse(argv[p.optind + 1], &by) < 0 || by <= 0 || by > 365LL * 86400)) {
+	if (nops == 2 && (timefmt_duration_parse(argv[p.optind + 1], &by) < 0 || by <= 0 ||
+			  by > 365LL * 86400)) {
 		cli_error(cli, "write it like 4h, 90m or 2d (at most 365d)",
 			  "'%s' is not a duration", argv[p.optind + 1]);
 		goto out;
 	}
-	if (util_now(&now, &err) < 0) {
+	if (timefmt_now(&now, &err) < 0) {
 		cmd_report(cli, &err);
 		goto out;
 	}
-	if (store_flags_open(&sf, cli, false, &s, &w) < 0)
+	if (cmd_store_flags_open(&sf, cli, false, &s, &w) < 0)
 		goto out;
 	if (by) {
 		ret = extend(w, s, by, now, &sf, cli, spec);

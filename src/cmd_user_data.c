@@ -49,7 +49,7 @@ int cmd_user_data(int argc, char **argv, struct cli *cli)
 	json_t *r, *found = NULL;
 	int ret = KILN_EXIT_ERROR, c;
 
-	run_flags_init(&f);
+	cmd_run_flags_init(&f);
 	cli_parser_init(&p, cli, &cmd_user_data_info, argc, argv);
 	while ((c = cli_next(&p)) != CLI_DONE) {
 		if (c == CLI_EXIT) {
@@ -58,7 +58,7 @@ int cmd_user_data(int argc, char **argv, struct cli *cli)
 		}
 		if (c == OPT_GROUP)
 			group = p.optarg;
-		else if (run_flags_handle(&f, cli, c, p.optarg) < 0)
+		else if (cmd_run_flags_handle(&f, cli, c, p.optarg) < 0)
 			goto out;
 	}
 	if (!group) {
@@ -66,10 +66,10 @@ int cmd_user_data(int argc, char **argv, struct cli *cli)
 			  "--group is required");
 		goto out;
 	}
-	spec = run_spec_operand(cli, f.spec, argc, argv, p.optind);
+	spec = cmd_run_spec_operand(cli, f.spec, argc, argv, p.optind);
 	if (!spec)
 		goto out;
-	e = run_engine_only(cli, spec, &f);
+	e = cmd_run_engine_only(cli, spec, &f);
 	if (!e)
 		goto out;
 	json_object_foreach(e->desired, addr, r)
@@ -93,7 +93,7 @@ int cmd_user_data(int argc, char **argv, struct cli *cli)
 	ret = KILN_EXIT_OK;
 out:
 	engine_free(e);
-	run_flags_release(&f);
+	cmd_run_flags_release(&f);
 	cli_parser_release(&p);
 	return ret;
 }

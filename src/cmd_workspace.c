@@ -66,8 +66,8 @@ static json_t *lock_json(const struct lock_info *info)
 
 	return json_pack("{s:s?, s:s?, s:I, s:s?, s:s, s:s, s:b}", "id", info->id, "holder",
 			 info->holder, "pid", (json_int_t)info->pid, "operation", info->operation,
-			 "created", time_format_rfc3339(info->created, since), "expires",
-			 time_format_rfc3339(info->expires, until), "stale",
+			 "created", timefmt_time_format_rfc3339(info->created, since), "expires",
+			 timefmt_time_format_rfc3339(info->expires, until), "stale",
 			 lock_info_expired(info));
 }
 
@@ -199,7 +199,7 @@ int cmd_workspace(int argc, char **argv, struct cli *cli)
 		}
 		if (opt == OPT_JSON)
 			json = true;
-		else if (store_flags_handle(&flags, cli, opt, p.optarg) < 0)
+		else if (cmd_store_flags_handle(&flags, cli, opt, p.optarg) < 0)
 			goto out;
 	}
 	ops = argv + p.optind;
@@ -227,7 +227,7 @@ int cmd_workspace(int argc, char **argv, struct cli *cli)
 		cli_error(cli, WORKSPACE_NAME_RULE, "'%s' is not a workspace name", ops[1]);
 		goto out;
 	}
-	if (store_flags_open(&flags, cli, strcmp(sub, "new") == 0, &s, NULL) < 0)
+	if (cmd_store_flags_open(&flags, cli, strcmp(sub, "new") == 0, &s, NULL) < 0)
 		goto out;
 	{
 		struct kiln_error err = {0};
@@ -265,7 +265,7 @@ int cmd_force_unlock(int argc, char **argv, struct cli *cli)
 			ret = p.exit_code;
 			goto out;
 		}
-		if (store_flags_handle(&flags, cli, opt, p.optarg) < 0)
+		if (cmd_store_flags_handle(&flags, cli, opt, p.optarg) < 0)
 			goto out;
 		force |= opt == OPT_FORCE;
 	}
@@ -279,7 +279,7 @@ int cmd_force_unlock(int argc, char **argv, struct cli *cli)
 		cli_error(cli, NULL, "'%s' is not a workspace name", ws);
 		goto out;
 	}
-	if (store_flags_open(&flags, cli, false, &s, NULL) < 0)
+	if (cmd_store_flags_open(&flags, cli, false, &s, NULL) < 0)
 		goto out;
 	if (lock_force_unlock(s, ws, argv[p.optind], force, &err) < 0) {
 		cmd_report(cli, &err);

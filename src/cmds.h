@@ -84,11 +84,11 @@ extern const struct cmd_info cmd_completion_info;
 extern const struct cmd_info cmd_schema_info;
 
 /* From main.c, for `kiln help`. */
-const struct cmd_info *cmd_find_info(const char *name);
+const struct cmd_info *main_find_info(const char *name);
 /* The i-th command of the table, NULL past its end: for completion scripts. */
-const struct cmd_info *cmd_info_at(size_t i);
+const struct cmd_info *main_info_at(size_t i);
 /* "'x' is not a kiln command; did you mean 'y'?" */
-void cmd_report_unknown(const struct cli *cli, const char *name);
-void cmd_print_main_help(FILE *out);
+void main_report_unknown(const struct cli *cli, const char *name);
+void main_print_help(FILE *out);
 
 #endif

@@ -88,11 +88,6 @@ static char *source_text(const json_t *cost)
 			 elsewhere ? " may be priced differently" : "");
 }
 
-static const json_t *plan_cost(const json_t *plan)
-{
-	return plan_kiln(plan, "cost");
-}
-
 /* A purchase paid once, beside the hourly figures; nothing when the plan buys none. */
 static void text_upfront(FILE *out, const json_t *cost)
 {

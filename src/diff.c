@@ -87,7 +87,7 @@ static __thread const json_t *listed_sensitive;
 
 static bool attr_sensitive(const struct prov_type *t, const char *name, const json_t *v)
 {
-	const struct prov_attr *a = prov_type_attr(t, name);
+	const struct prov_attr *a = provider_type_attr(t, name);
 	size_t i;
 	json_t *n;
 
@@ -163,7 +163,7 @@ static const char *id_of(const json_t *obj)
 
 static const char *policy_why(const struct prov_type *t, const char *name)
 {
-	const struct prov_attr *a = prov_type_attr(t, name);
+	const struct prov_attr *a = provider_type_attr(t, name);
 
 	return a && a->why ? a->why : "";
 }
@@ -248,7 +248,7 @@ static int classify(struct differ *df, struct entry *en, struct kiln_error *err)
 			json_array_foreach(en->changed, i, name)
 			{
 				const struct prov_attr *a =
-				    prov_type_attr(en->t, json_string_value(name));
+				    provider_type_attr(en->t, json_string_value(name));
 
 				if (a && a->policy == POLICY_REPLACE) {
 					en->act = ACT_REPLACE;
@@ -556,7 +556,7 @@ static json_t *attribute_rows(const struct entry *en, const json_t *names, const
 	json_array_foreach(names, i, name)
 	{
 		const char *nm = json_string_value(name);
-		const struct prov_attr *pa = prov_type_attr(en->t, nm);
+		const struct prov_attr *pa = provider_type_attr(en->t, nm);
 		bool sens;
 
 		b = json_object_get(before, nm);
@@ -566,7 +566,7 @@ static json_t *attribute_rows(const struct entry *en, const json_t *names, const
 				      json_pack("{s:s, s:O, s:O, s:s, s:b, s:s}", "name", nm,
 						"before", sens || !b ? json_null() : b, "after",
 						sens || !a ? json_null() : a, "policy",
-						prov_policy_name(pa ? pa->policy : POLICY_LIVE),
+						provider_policy_name(pa ? pa->policy : POLICY_LIVE),
 						"sensitive", sens, "why", policy_why(en->t, nm)));
 	}
 	return rows;
@@ -607,7 +607,8 @@ static json_t *emit_change(const struct differ *df, const struct entry *en)
 
 		json_array_foreach(en->changed, i, name)
 		{
-			const struct prov_attr *a = prov_type_attr(en->t, json_string_value(name));
+			const struct prov_attr *a =
+			    provider_type_attr(en->t, json_string_value(name));
 			if (a && a->policy == POLICY_REPLACE)
 				json_array_append_new(paths, json_pack("[O]", name));
 		}
@@ -620,7 +621,7 @@ static json_t *emit_change(const struct differ *df, const struct entry *en)
 		json_t *v;
 		const char *k;
 		json_object_foreach(before_attrs, k, v) if (!json_object_get(after_attrs, k) &&
-							    !prov_type_attr(en->t, k))
+							    !provider_type_attr(en->t, k))
 		    json_object_set_new(json_object_get(ch, "after_unknown"), k, json_true());
 	}
 	if (en->importing && en->in_scope)
@@ -758,8 +759,8 @@ static json_t *foreign_list(const json_t *foreign)
 	{
 		const json_t *tags = json_object_get(item, "tags");
 		const char *owner = json_string_value(json_object_get(tags, PROV_TAG_OWNER));
-		const char *lineage = prov_live_lineage(item);
-		const char *addr = prov_live_address(item);
+		const char *lineage = provider_live_lineage(item);
+		const char *addr = provider_live_address(item);
 
 		json_array_append_new(
 		    out, json_pack("{s:s?, s:s?, s:s?, s:s?, s:s?}", "address", addr, "type",
@@ -767,7 +768,7 @@ static json_t *foreign_list(const json_t *foreign)
 				   json_string_value(json_object_get(item, "id")), "lineage",
 				   lineage, "owner", owner && *owner ? owner : NULL));
 	}
-	prov_json_sort(out, cmp_address);
+	provider_json_sort(out, cmp_address);
 	return out;
 }
 

@@ -181,7 +181,7 @@ static void sort_live(json_t *live)
 	json_object_foreach(live, addr, arr)
 	{
 		if (json_array_size(arr) > 1)
-			prov_json_sort(arr, cmp_live_id);
+			provider_json_sort(arr, cmp_live_id);
 	}
 }
 
@@ -241,7 +241,7 @@ static void share_recorded(json_t *items, const json_t *recorded)
 
 	json_array_foreach(items, i, item)
 	{
-		const char *addr = prov_live_address(item);
+		const char *addr = provider_live_address(item);
 
 		r = addr ? json_object_get(recorded, addr) : NULL;
 		attrs = json_object_get(r, "attrs");
@@ -285,7 +285,7 @@ static void *list_type(void *arg)
 static bool owned(const struct engine *e, const json_t *recorded, const char *addr,
 		  const json_t *item)
 {
-	const char *lineage = prov_live_lineage(item);
+	const char *lineage = provider_live_lineage(item);
 	const char *id, *rid;
 
 	if (lineage)
@@ -327,7 +327,7 @@ int engine_refresh(struct engine *e, const json_t *recorded, bool share, json_t 
 		}
 		json_array_foreach(ls[i].items, k, item)
 		{
-			addr = prov_live_address(item);
+			addr = provider_live_address(item);
 			if (!addr || going(item))
 				continue;
 			if (!owned(e, recorded, addr, item)) {
@@ -377,7 +377,7 @@ int engine_refresh(struct engine *e, const json_t *recorded, bool share, json_t 
 			return -1;
 		}
 		/* Recorded here, but since tagged by another state: taken over. */
-		if (prov_live_lineage(obj) && !owned(e, recorded, addr, obj)) {
+		if (provider_live_lineage(obj) && !owned(e, recorded, addr, obj)) {
 			if (foreign)
 				json_array_append(foreign, obj);
 			json_decref(obj);
@@ -422,7 +422,7 @@ void engine_mark_created(const struct provider *prov, json_t *desired)
 			{
 				char *dt = type_at(desired, json_string_value(dep));
 
-				if (prov_need_created(prov, type, dt))
+				if (provider_need_created(prov, type, dt))
 					json_array_append(created, dep);
 				free(dt);
 			}
@@ -515,8 +515,8 @@ bool engine_call_retried(const struct prov_type *t, enum prov_verb verb)
 
 bool engine_retry_wait(int attempt)
 {
-	long max = env_long("KILN_RETRY_MAX", 8, 1000);
-	long base = env_long("KILN_RETRY_BASE_MS", 100, 60000);
+	long max = log_env_long("KILN_RETRY_MAX", 8, 1000);
+	long base = log_env_long("KILN_RETRY_BASE_MS", 100, 60000);
 
 	if (attempt + 1 >= max)
 		return false;

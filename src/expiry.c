@@ -14,10 +14,10 @@ static json_t *expiry_new(int64_t ttl, int64_t expires, int64_t now, const char 
 			  const char *how, const char *spec)
 {
 	char e[21], n[21];
-	json_t *x =
-	    json_pack("{s:I, s:s, s:s, s:s, s:s}", "ttl_seconds", (json_int_t)ttl, "expires",
-		      time_format_rfc3339(expires, e), "set_by", author ? author : "unknown",
-		      "set_at", time_format_rfc3339(now, n), "set_how", how);
+	json_t *x = json_pack("{s:I, s:s, s:s, s:s, s:s}", "ttl_seconds", (json_int_t)ttl,
+			      "expires", timefmt_time_format_rfc3339(expires, e), "set_by",
+			      author ? author : "unknown", "set_at",
+			      timefmt_time_format_rfc3339(now, n), "set_how", how);
 
 	if (spec)
 		json_object_set_new(x, "spec", json_string(spec));
@@ -28,7 +28,7 @@ int expiry_time(const json_t *expiry, int64_t *t)
 {
 	const char *s = json_string_value(json_object_get(expiry, "expires"));
 
-	return s && time_parse_rfc3339(s, t) == 0 ? 1 : 0;
+	return s && timefmt_time_parse_rfc3339(s, t) == 0 ? 1 : 0;
 }
 
 json_t *expiry_at_apply(const json_t *recorded, int64_t ttl, bool from_flag, int64_t now,
@@ -85,7 +85,7 @@ int expiry_window_end(const json_t *state, int64_t *t, const char **address)
 		const char *end = json_string_value(state_resource_attr(r, "capacity_end"));
 		int64_t e;
 
-		if (end && time_parse_rfc3339(end, &e) == 0 && (!found || e < *t)) {
+		if (end && timefmt_time_parse_rfc3339(end, &e) == 0 && (!found || e < *t)) {
 			*t = e;
 			if (address)
 				*address = addr;
@@ -109,18 +109,19 @@ json_t *expiry_windows(const json_t *state, int64_t now)
 		int64_t s = 0, e;
 		char at[21];
 
-		if (!end || time_parse_rfc3339(end, &e) < 0)
+		if (!end || timefmt_time_parse_rfc3339(end, &e) < 0)
 			continue;
-		if (start && time_parse_rfc3339(start, &s) < 0)
+		if (start && timefmt_time_parse_rfc3339(start, &s) < 0)
 			s = 0;
 		json_array_append_new(
-		    out, json_pack("{s:s, s:O, s:s?, s:s, s:s, s:s, s:I}", "address", addr, "id",
-				   json_object_get(r, "id"), "start", start, "end", end, "state",
-				   now < s   ? "scheduled"
-				   : now < e ? "active"
-					     : "ended",
-				   "reap_at", time_format_rfc3339(e - EXPIRY_WINDOW_MARGIN, at),
-				   "left_seconds", (json_int_t)(e - EXPIRY_WINDOW_MARGIN - now)));
+		    out,
+		    json_pack("{s:s, s:O, s:s?, s:s, s:s, s:s, s:I}", "address", addr, "id",
+			      json_object_get(r, "id"), "start", start, "end", end, "state",
+			      now < s	? "scheduled"
+			      : now < e ? "active"
+					: "ended",
+			      "reap_at", timefmt_time_format_rfc3339(e - EXPIRY_WINDOW_MARGIN, at),
+			      "left_seconds", (json_int_t)(e - EXPIRY_WINDOW_MARGIN - now)));
 	}
 	return out;
 }
@@ -134,7 +135,7 @@ char *expiry_window_sentence(const json_t *state)
 	if (!expiry_window_end(state, &end, &addr))
 		return NULL;
 	return xasprintf("kiln reap takes it down at %s, an hour before %s ends",
-			 time_format_rfc3339(end - EXPIRY_WINDOW_MARGIN, at), addr);
+			 timefmt_time_format_rfc3339(end - EXPIRY_WINDOW_MARGIN, at), addr);
 }
 
 int expiry_within_windows(const json_t *state, const json_t *x, struct kiln_error *err)
@@ -149,7 +150,7 @@ int expiry_within_windows(const json_t *state, const json_t *x, struct kiln_erro
 	kiln_error_set(err,
 		       "the TTL cannot go past %s, when kiln reap takes the cluster down: an hour "
 		       "before %s ends at %s",
-		       time_format_rfc3339(end - EXPIRY_WINDOW_MARGIN, at), addr,
+		       timefmt_time_format_rfc3339(end - EXPIRY_WINDOW_MARGIN, at), addr,
 		       json_string_value(json_object_get(
 			   json_object_get(json_object_get(state_resources(state), addr), "attrs"),
 			   "capacity_end")));

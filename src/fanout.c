@@ -177,7 +177,7 @@ char *fanout_text(const struct strbuf *kept)
 
 	sb_add(&sb, "", 0);
 	while (at < len) {
-		if (!s[at] || utf8_decode(s + at, len - at, &size) < 0) {
+		if (!s[at] || str_utf8_decode(s + at, len - at, &size) < 0) {
 			sb_add(&sb, "\xef\xbf\xbd", 3);
 			at++;
 			continue;

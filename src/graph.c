@@ -146,7 +146,7 @@ void graph_link_kind(struct graph *g, size_t node, size_t dependency, enum graph
 	{
 		size_t old = nd->capkinds;
 
-		grow_array((void **)&nd->kinds, &nd->capkinds, nd->ndeps, 1);
+		kiln_array_grow((void **)&nd->kinds, &nd->capkinds, nd->ndeps, 1);
 		memset(nd->kinds + old, 0, nd->capkinds - old);
 	}
 	nd->kinds[i] = (unsigned char)kind;
@@ -367,7 +367,7 @@ int graph_waves(const struct graph *g, size_t ***waves, size_t **nwave, size_t *
 	for (i = 0; i < g->n; i++)
 		if (wave[i] + 1 > *count)
 			*count = wave[i] + 1;
-	grow_array((void **)waves, &cap, *count + 1, sizeof(**waves));
+	kiln_array_grow((void **)waves, &cap, *count + 1, sizeof(**waves));
 	*nwave = xcalloc(*count + 1, sizeof(**nwave));
 	for (i = 0; i < g->n; i++)
 		(*nwave)[wave[i]]++;

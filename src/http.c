@@ -179,8 +179,9 @@ static int http_send(const struct http_request *req, const char *unreachable_hin
 	curl_easy_setopt(c, CURLOPT_PROTOCOLS_STR, "http,https");
 	curl_easy_setopt(c, CURLOPT_FOLLOWLOCATION, 0L);
 	curl_easy_setopt(c, CURLOPT_CONNECTTIMEOUT_MS,
-			 env_long("KILN_HTTP_CONNECT_TIMEOUT_MS", 10000, 600000));
-	curl_easy_setopt(c, CURLOPT_TIMEOUT_MS, env_long("KILN_HTTP_TIMEOUT_MS", 120000, 3600000));
+			 log_env_long("KILN_HTTP_CONNECT_TIMEOUT_MS", 10000, 600000));
+	curl_easy_setopt(c, CURLOPT_TIMEOUT_MS,
+			 log_env_long("KILN_HTTP_TIMEOUT_MS", 120000, 3600000));
 	curl_easy_setopt(c, CURLOPT_ERRORBUFFER, errbuf);
 	curl_easy_setopt(c, CURLOPT_WRITEFUNCTION, on_body);
 	curl_easy_setopt(c, CURLOPT_WRITEDATA, &s);
@@ -367,8 +368,8 @@ static void tell_rate(const struct http_call *call, int rc, const struct http_re
 int http_call_run(const struct http_call *call, struct http_response *resp,
 		  struct http_tries *tries, struct kiln_error *err)
 {
-	long max = env_long("KILN_HTTP_ATTEMPTS", 4, 100);
-	long base = env_long("KILN_HTTP_BACKOFF_MS", 100, 60000);
+	long max = log_env_long("KILN_HTTP_ATTEMPTS", 4, 100);
+	long base = log_env_long("KILN_HTTP_BACKOFF_MS", 100, 60000);
 	struct http_tries t = {0};
 	struct http_request req;
 	struct retry_call rcall;

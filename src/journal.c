@@ -71,7 +71,7 @@ int journal_replay(const char *path, const char *head, json_t *state, json_t **o
 		json_decref(ov);
 		return 0;
 	}
-	rc = file_read_all(path, (size_t)1 << 30, &text, &len, err);
+	rc = util_file_read_all(path, (size_t)1 << 30, &text, &len, err);
 	if (rc != 0) {
 		json_decref(ov);
 		return -1;

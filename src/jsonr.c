@@ -54,7 +54,7 @@ static void scratch_put(struct reader *r, size_t *len, const void *s, size_t n)
 {
 	if (n == 0)
 		return;
-	grow_array((void **)&r->scratch, &r->cap, *len + n, 1);
+	kiln_array_grow((void **)&r->scratch, &r->cap, *len + n, 1);
 	memcpy(r->scratch + *len, s, n);
 	*len += n;
 }
@@ -123,7 +123,7 @@ static int read_string(struct reader *r, const char **s, size_t *len)
 		if (c < 0x20)
 			return -1;
 		if (c >= 0x80) {
-			if (utf8_decode(r->p, (size_t)(r->end - r->p), &sz) < 0)
+			if (str_utf8_decode(r->p, (size_t)(r->end - r->p), &sz) < 0)
 				return -1;
 			r->p += sz;
 			continue;

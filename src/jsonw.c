@@ -47,7 +47,7 @@ static void reserve(struct writer *w, size_t n)
 		if (n <= w->cap)
 			return;
 	}
-	grow_array((void **)&w->buf, &w->cap, w->len + n, 1);
+	kiln_array_grow((void **)&w->buf, &w->cap, w->len + n, 1);
 }
 
 static void put(struct writer *w, const char *s, size_t n)
@@ -106,7 +106,7 @@ static void put_string(struct writer *w, const char *str, size_t len)
 			s++;
 			continue;
 		}
-		cp = utf8_decode(s, (size_t)(lim - s), &n);
+		cp = str_utf8_decode(s, (size_t)(lim - s), &n);
 		if (cp < 0) {
 			w->failed = 1;
 			return;
@@ -298,7 +298,7 @@ static void put_object(struct writer *w, const json_t *v, size_t depth)
 		put(w, "{}", 2);
 		return;
 	}
-	grow_array((void **)&w->keys, &w->capkeys, base + n, sizeof(*w->keys));
+	kiln_array_grow((void **)&w->keys, &w->capkeys, base + n, sizeof(*w->keys));
 	for (it = jsonc_object_iter(v); it; it = jsonc_object_iter_next(v, it)) {
 		struct key *k = &w->keys[base + i++];
 
@@ -368,7 +368,7 @@ static void put_value(struct writer *w, const json_t *v, size_t depth)
 		return;
 	}
 	if (json_is_object(v) || json_is_array(v)) {
-		grow_array((void **)&w->open, &w->capopen, depth + 1, sizeof(*w->open));
+		kiln_array_grow((void **)&w->open, &w->capopen, depth + 1, sizeof(*w->open));
 		w->open[depth] = v;
 		if (depth >= JSONW_CYCLE_CHECK && in_cycle(w, v, depth)) {
 			w->failed = 1;

@@ -199,7 +199,7 @@ void ledger_parse(const char *message, struct ledger_entry *le)
 		double d;
 
 		if ((v = trailer_value(p, len, "Kiln-Time"))) {
-			le->has_time = time_parse_rfc3339(v, &le->time) == 0;
+			le->has_time = timefmt_time_parse_rfc3339(v, &le->time) == 0;
 			if (!le->has_time)
 				malformed(le, "Kiln-Time", v, "an RFC 3339 time");
 		} else if ((v = trailer_value(p, len, "Kiln-Burn"))) {

@@ -68,7 +68,7 @@ static int64_t env_duration(const char *name, int64_t def)
 
 	if (!v || !*v)
 		return def;
-	if (duration_parse(v, &secs) == 0 && secs > 0)
+	if (timefmt_duration_parse(v, &secs) == 0 && secs > 0)
 		return secs;
 	{
 		char *msg = xasprintf("kiln: %s '%s' is not a duration like 30s or 2m; ignoring it",
@@ -100,7 +100,8 @@ char *lock_info_describe(const struct lock_info *info)
 	char since[32];
 
 	return xasprintf("%s (pid %ld) for '%s' since %s, lock %s", info->holder, info->pid,
-			 info->operation, time_format_rfc3339(info->created, since), info->id);
+			 info->operation, timefmt_time_format_rfc3339(info->created, since),
+			 info->id);
 }
 
 static char *info_json(const struct lock_info *info)
@@ -109,8 +110,8 @@ static char *info_json(const struct lock_info *info)
 	json_t *o =
 	    json_pack("{s:s, s:s, s:I, s:s, s:s, s:s, s:s}", "id", info->id, "holder", info->holder,
 		      "pid", (json_int_t)info->pid, "operation", info->operation, "workspace",
-		      info->workspace, "created", time_format_rfc3339(info->created, c), "expires",
-		      time_format_rfc3339(info->expires, e));
+		      info->workspace, "created", timefmt_time_format_rfc3339(info->created, c),
+		      "expires", timefmt_time_format_rfc3339(info->expires, e));
 	char *s;
 
 	if (info->lineage)
@@ -409,7 +410,7 @@ static struct lock *lock_new(struct store *s, const char *workspace, const char 
 	struct lock *l = xcalloc(1, sizeof(*l));
 	char id[37];
 
-	uuid_v4(id);
+	util_uuid_v4(id);
 	l->store = s;
 	l->location = xstrdup(store_source(s));
 	l->workspace = xstrdup(workspace);
@@ -490,7 +491,7 @@ static int try_take(struct lock *l, bool take_stale, struct lock_info *cur, stru
 		    xasprintf("Kiln-Lock-Takeover: %s held by %s (pid %ld) for '%s', lease "
 			      "expired %s",
 			      cur->id, cur->holder, cur->pid, cur->operation,
-			      time_format_rfc3339(cur->expires, exp));
+			      timefmt_time_format_rfc3339(cur->expires, exp));
 	}
 	l->oid = commit;
 	return 0;
@@ -551,7 +552,7 @@ int lock_acquire(struct lock **out, struct store *s, const char *workspace,
 				    err,
 				    "workspace '%s' is locked by %s, but its lease expired "
 				    "at %s: the lock is stale",
-				    workspace, who, time_format_rfc3339(cur.expires, exp));
+				    workspace, who, timefmt_time_format_rfc3339(cur.expires, exp));
 				kiln_error_hint(
 				    err,
 				    "if that run is gone, `kiln force-unlock %s -w %s`, or "
@@ -559,16 +560,16 @@ int lock_acquire(struct lock **out, struct store *s, const char *workspace,
 				    cur.id, workspace);
 			} else if (holder_gone(&cur)) {
 				int64_t left = cur.expires - (int64_t)time(NULL);
-				char *in = duration_format(left > 0 ? left : 0);
-				char *wait = duration_format(left > 0 ? left + 10 : 10);
+				char *in = timefmt_duration_format(left > 0 ? left : 0);
+				char *wait = timefmt_duration_format(left > 0 ? left + 10 : 10);
 
 				kiln_error_set(
 				    err,
 				    "workspace '%s' is locked by %s, but pid %ld is no "
 				    "longer running on this host: the lock is stale, and its "
 				    "lease ends at %s (in %s)",
-				    workspace, who, cur.pid, time_format_rfc3339(cur.expires, exp),
-				    in);
+				    workspace, who, cur.pid,
+				    timefmt_time_format_rfc3339(cur.expires, exp), in);
 				kiln_error_hint(
 				    err,
 				    "retry with --lock-timeout %s to take it over once the "
@@ -581,7 +582,7 @@ int lock_acquire(struct lock **out, struct store *s, const char *workspace,
 				kiln_error_set(err, "workspace '%s' is locked by %s", workspace,
 					       who);
 				if (opts->timeout > 0) {
-					char *waited = duration_format(opts->timeout);
+					char *waited = timefmt_duration_format(opts->timeout);
 
 					kiln_error_hint(err,
 							"still held after waiting %s; wait longer "
@@ -762,7 +763,7 @@ int lock_force_unlock(struct store *s, const char *workspace, const char *id, bo
 		char exp[32];
 
 		kiln_error_set(err, "the lock of workspace '%s' is live: %s renews it until %s",
-			       workspace, who, time_format_rfc3339(info.expires, exp));
+			       workspace, who, timefmt_time_format_rfc3339(info.expires, exp));
 		kiln_error_hint(err, "that run may still be working; pass --force only if you know "
 				     "it is gone");
 		free(who);

@@ -212,7 +212,7 @@ void log_msg(enum log_level level, const char *fmt, ...)
 	free(msg);
 }
 
-long env_long(const char *name, long def, long max)
+long log_env_long(const char *name, long def, long max)
 {
 	const char *s = getenv(name);
 	char *end;

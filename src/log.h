@@ -50,6 +50,6 @@ void log_msg(enum log_level level, const char *fmt, ...) KILN_PRINTF(2, 3);
 #define log_debug(...) log_msg(LOG_DEBUG, __VA_ARGS__)
 
 /* A numeric environment setting from 0 to max; a malformed one is reported once and def used. */
-long env_long(const char *name, long def, long max);
+long log_env_long(const char *name, long def, long max);
 
 #endif

@@ -61,7 +61,7 @@ static const struct command {
     {"help", cmd_help, &cmd_help_info},
 };
 
-const struct cmd_info *cmd_find_info(const char *name)
+const struct cmd_info *main_find_info(const char *name)
 {
 	size_t i;
 
@@ -71,12 +71,12 @@ const struct cmd_info *cmd_find_info(const char *name)
 	return NULL;
 }
 
-const struct cmd_info *cmd_info_at(size_t i)
+const struct cmd_info *main_info_at(size_t i)
 {
 	return i < ARRAY_SIZE(commands) ? commands[i].info : NULL;
 }
 
-void cmd_print_main_help(FILE *out)
+void main_print_help(FILE *out)
 {
 	size_t i;
 
@@ -94,7 +94,7 @@ void cmd_print_main_help(FILE *out)
 		     "kiln-spec(5).\n");
 }
 
-void cmd_report_unknown(const struct cli *cli, const char *name)
+void main_report_unknown(const struct cli *cli, const char *name)
 {
 	const char *names[ARRAY_SIZE(commands)];
 	const char *near;
@@ -141,7 +141,7 @@ static int parse_globals(struct cli *cli, int argc, char **argv, int *exit_code)
 		}
 		if (c == 'h' ||
 		    (c >= 1000 && strcmp(cli_global_options[c - 1000].name, "help") == 0)) {
-			cmd_print_main_help(stdout);
+			main_print_help(stdout);
 			*exit_code = KILN_EXIT_OK;
 			return -1;
 		}
@@ -184,7 +184,7 @@ static int parse_globals(struct cli *cli, int argc, char **argv, int *exit_code)
 	}
 	if (argc == 1) {
 		/* A bare kiln is someone finding their way: the usage, as kiln --help. */
-		cmd_print_main_help(stdout);
+		main_print_help(stdout);
 		*exit_code = KILN_EXIT_OK;
 		return -1;
 	}
@@ -288,6 +288,6 @@ int main(int argc, char **argv)
 			return commands[i].fn(argc - at, argv + at, &cli);
 		}
 	}
-	cmd_report_unknown(&cli, name);
+	main_report_unknown(&cli, name);
 	return KILN_EXIT_ERROR;
 }

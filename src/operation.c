@@ -67,7 +67,7 @@ static const char *lap(void)
  * cannot hold as '_'. NULL when the author cannot be told (the tag is then
  * left out).
  */
-char *op_owner(struct store *s)
+char *operation_owner(struct store *s)
 {
 	struct kiln_error err = {0};
 	git_signature *sig = NULL;
@@ -85,11 +85,11 @@ char *op_owner(struct store *s)
 		loc = xasprintf("%s:%s", host, abs ? abs : store_location(s));
 		free(abs);
 	}
-	if (util_now(&now, &err) < 0)
+	if (timefmt_now(&now, &err) < 0)
 		now = (int64_t)time(NULL);
 	raw = xasprintf("%s %s at %s from %s", sig->name, sig->email,
-			time_format_rfc3339(now, when), loc);
-	out = prov_tag_value(raw);
+			timefmt_time_format_rfc3339(now, when), loc);
+	out = provider_tag_value(raw);
 	git_signature_free(sig);
 	free(loc);
 	free(raw);
@@ -235,7 +235,7 @@ static int load_state(struct op_run *r, struct kiln_error *err)
 	/* The replay may have restored a first apply's lineage. */
 	r->e->scope.lineage = state_lineage(r->state);
 owner:
-	r->owner = op_owner(r->store);
+	r->owner = operation_owner(r->store);
 	r->e->scope.owner = r->owner;
 	return 0;
 }
@@ -335,7 +335,7 @@ static int preflight(struct op_run *r, struct kiln_error *err)
 	return ret;
 }
 
-int op_plan(struct op_run *r, struct kiln_error *err)
+int operation_plan(struct op_run *r, struct kiln_error *err)
 {
 	json_t *live = NULL, *foreign = json_array();
 	int rc;
@@ -412,18 +412,19 @@ int op_plan(struct op_run *r, struct kiln_error *err)
 	return 0;
 }
 
-int op_plan_spec(struct op_run *r, const struct op_options *o, const char *spec_path,
-		 struct kiln_error *err)
+int operation_plan_spec(struct op_run *r, const struct op_options *o, const char *spec_path,
+			struct kiln_error *err)
 {
 	struct diags d = {0};
-	int rc = op_load(r, o, spec_path, &d, err);
+	int rc = operation_load(r, o, spec_path, &d, err);
 
 	if (r->loaded)
 		r->loaded(r->report_arg, &d);
 	diags_release(&d);
 	if (rc != 0)
 		return -1;
-	return op_open_state(r, false, "plan", err) < 0 || op_plan(r, err) < 0 ? -1 : 0;
+	return operation_open_state(r, false, "plan", err) < 0 || operation_plan(r, err) < 0 ? -1
+											     : 0;
 }
 
 /* "Kiln-Takeover: ADDRESS ID from lineage L by OWNER" of each resource taken: n of them. */
@@ -449,8 +450,8 @@ static char **takeover_trailers(const json_t *taken, size_t *n)
 	return extra;
 }
 
-int op_takeover(struct op_run *r, const struct takeover_filter *f, struct op_takeover_result *out,
-		struct kiln_error *err)
+int operation_takeover(struct op_run *r, const struct takeover_filter *f,
+		       struct op_takeover_result *out, struct kiln_error *err)
 {
 	struct refresh_stats rs;
 	json_t *live = NULL, *foreign = json_array();
@@ -480,7 +481,7 @@ int op_takeover(struct op_run *r, const struct takeover_filter *f, struct op_tak
 	label = workspace_label(r->ws, r->state);
 	summary = xasprintf("state takeover: %zu resource%s %s", n, n == 1 ? "" : "s", label);
 	free(label);
-	if (op_seal_secrets(r->state, &out->commit_err) < 0 ||
+	if (operation_seal_secrets(r->state, &out->commit_err) < 0 ||
 	    workspace_commit(r->ws, r->state, false, summary, (const char *const *)extra, n,
 			     &out->commit_err) < 0)
 		out->commit_failed = true;
@@ -493,7 +494,7 @@ int op_takeover(struct op_run *r, const struct takeover_filter *f, struct op_tak
 	return 0;
 }
 
-void op_takeover_result_release(struct op_takeover_result *out)
+void operation_takeover_result_release(struct op_takeover_result *out)
 {
 	json_decref(out->taken);
 	memset(out, 0, sizeof(*out));
@@ -526,12 +527,12 @@ static void release(struct op_run *r, bool documents)
 	memset(r, 0, sizeof(*r));
 }
 
-void op_close(struct op_run *r)
+void operation_close(struct op_run *r)
 {
 	release(r, true);
 }
 
-void op_finish(struct op_run *r)
+void operation_finish(struct op_run *r)
 {
 #if defined(__SANITIZE_ADDRESS__)
 	release(r, true);
@@ -540,7 +541,7 @@ void op_finish(struct op_run *r)
 #endif
 }
 
-int op_key_check(const json_t *state, struct kiln_error *err)
+int operation_key_check(const json_t *state, struct kiln_error *err)
 {
 	struct crypt_key key;
 	int have = crypt_key_load(&key, err);
@@ -578,7 +579,7 @@ int op_key_check(const json_t *state, struct kiln_error *err)
 	return -1;
 }
 
-int op_seal_secrets(json_t *state, struct kiln_error *err)
+int operation_seal_secrets(json_t *state, struct kiln_error *err)
 {
 	struct crypt_key key;
 	int have = crypt_key_load(&key, err), dropped = 0, rc = 0;
@@ -615,7 +616,8 @@ int op_seal_secrets(json_t *state, struct kiln_error *err)
 }
 
 /* A saved plan is applied only to the spec and the state it was made from. */
-int op_saved_check(struct op_run *r, const json_t *plan, const char *file, struct kiln_error *err)
+int operation_saved_check(struct op_run *r, const json_t *plan, const char *file,
+			  struct kiln_error *err)
 {
 	const json_t *state = plan_kiln(plan, "state");
 	const char *digest = json_string_value(json_object_get(plan_kiln(plan, "spec"), "digest"));
@@ -665,7 +667,7 @@ int op_saved_check(struct op_run *r, const json_t *plan, const char *file, struc
 	return err->msg[0] ? -1 : 0;
 }
 
-char *op_summary_counts(const struct apply_result *res)
+char *operation_summary_counts(const struct apply_result *res)
 {
 	struct strbuf sb = {0};
 
@@ -708,17 +710,17 @@ static json_t *purchase_trailers(const struct op_run *r)
 	return out;
 }
 
-double op_plan_upfront(const json_t *plan)
+double operation_plan_upfront(const json_t *plan)
 {
 	return json_number_value(json_object_get(plan_kiln(plan, "cost"), "upfront"));
 }
 
-int op_quota_check(struct op_run *r, struct kiln_error *err)
+int operation_quota_check(struct op_run *r, struct kiln_error *err)
 {
-	return op_quota(r, false, NULL, err);
+	return operation_quota(r, false, NULL, err);
 }
 
-int op_quota(struct op_run *r, bool reserve, const json_t *waivers, struct kiln_error *err)
+int operation_quota(struct op_run *r, bool reserve, const json_t *waivers, struct kiln_error *err)
 {
 	const json_t *cost = plan_kiln(r->plan, "cost");
 	struct quota_ask a = {
@@ -727,7 +729,7 @@ int op_quota(struct op_run *r, bool reserve, const json_t *waivers, struct kiln_
 	    .team = json_string_value(json_object_get(r->e->user_tags, QUOTA_TEAM_TAG)),
 	    .burn_now = json_number_value(json_object_get(cost, "hourly_before")),
 	    .burn_after = json_number_value(json_object_get(cost, "hourly_after")),
-	    .upfront = op_plan_upfront(r->plan),
+	    .upfront = operation_plan_upfront(r->plan),
 	    .waivers = waivers,
 	};
 	json_t *waived = NULL;
@@ -737,7 +739,7 @@ int op_quota(struct op_run *r, bool reserve, const json_t *waivers, struct kiln_
 	/* No state repository yet: no policy either. */
 	if (!r->store)
 		return 0;
-	if (util_now(&a.now, err) < 0)
+	if (timefmt_now(&a.now, err) < 0)
 		return -1;
 	/* Before and after the plan, as its cost prices them (a no-op keeps what is there). */
 	for (i = 0; i < r->view.nchanges; i++) {
@@ -757,7 +759,7 @@ int op_quota(struct op_run *r, bool reserve, const json_t *waivers, struct kiln_
 	return rc;
 }
 
-const struct plan_change *op_plan_purchase(const struct op_run *r)
+const struct plan_change *operation_plan_purchase(const struct op_run *r)
 {
 	size_t i;
 
@@ -784,13 +786,14 @@ static void ledger_measure_stretch(struct op_run *r)
 	int64_t now;
 	double mean;
 
-	if (r->has_gpu_util || !r->ws->exists || !r->e->prov->metrics || util_now(&now, &err) < 0 ||
+	if (r->has_gpu_util || !r->ws->exists || !r->e->prov->metrics ||
+	    timefmt_now(&now, &err) < 0 ||
 	    git_commit_lookup(&c, store_repo(r->store), &r->ws->head) != 0)
 		return;
 	ledger_parse(git_commit_message(c), &le);
 	git_commit_free(c);
 	if (le.has_time &&
-	    util_mean(r->e, state_resources(r->ws->state), le.time, now, &mean, &err) == 0) {
+	    utilization_mean(r->e, state_resources(r->ws->state), le.time, now, &mean, &err) == 0) {
 		r->has_gpu_util = true;
 		r->gpu_util = mean;
 	} else if (err.msg[0]) {
@@ -822,8 +825,9 @@ static double retained_hourly(const struct op_run *r, const json_t *cost)
  * One commit for the whole apply, when the state changed. approved holds
  * the Kiln-Approval trailers of a plan applied under --require-approvals.
  */
-int op_commit(struct op_run *r, const char *op, const struct apply_result *res, const json_t *saved,
-	      const json_t *approved, char **commit_out, struct kiln_error *err)
+int operation_commit(struct op_run *r, const char *op, const struct apply_result *res,
+		     const json_t *saved, const json_t *approved, char **commit_out,
+		     struct kiln_error *err)
 {
 	struct kiln_error seal = {0};
 	const json_t *cost = plan_kiln(r->plan, "cost");
@@ -835,7 +839,7 @@ int op_commit(struct op_run *r, const char *op, const struct apply_result *res, 
 	int rc = 0;
 
 	*commit_out = NULL;
-	if (op_seal_secrets(r->state, &seal) < 0 && r->report)
+	if (operation_seal_secrets(r->state, &seal) < 0 && r->report)
 		r->report(r->report_arg, &seal);
 	after = state_canonical(r->state);
 	/* An apply that changed the cloud is logged even if the state reads the same. */
@@ -845,7 +849,7 @@ int op_commit(struct op_run *r, const char *op, const struct apply_result *res, 
 		free(after);
 		return 0;
 	}
-	counts = r->commit_counts ? r->commit_counts(res) : op_summary_counts(res);
+	counts = r->commit_counts ? r->commit_counts(res) : operation_summary_counts(res);
 	label = workspace_label(r->ws, r->state);
 	if (json_object_size(r->overlay))
 		summary = xasprintf("%s: %s, %zu recorded from an interrupted apply's journal (%s)",
@@ -909,14 +913,14 @@ static void spec_text_record(struct op_run *r, json_t *o)
  * The expiry this apply records (expiry.h), set in r->state and in the
  * scope that tags every create. 0, or -1 after reporting.
  */
-int op_expiry_prepare(struct op_run *r, int64_t ttl_flag, struct kiln_error *err)
+int operation_expiry_prepare(struct op_run *r, int64_t ttl_flag, struct kiln_error *err)
 {
 	git_signature *sig = NULL;
 	char *author;
 	int64_t now;
 	json_t *x;
 
-	if (util_now(&now, err) < 0) {
+	if (timefmt_now(&now, err) < 0) {
 		return -1;
 	}
 	if (store_signature(r->store, &sig, err) < 0) {
@@ -952,12 +956,12 @@ int op_expiry_prepare(struct op_run *r, int64_t ttl_flag, struct kiln_error *err
 	} else
 		json_object_del(r->state, "expiry");
 	r->e->scope.expires = json_string_value(json_object_get(x, "expires"));
-	op_idle_prepare(r);
-	op_window_prepare(r);
+	operation_idle_prepare(r);
+	operation_window_prepare(r);
 	return 0;
 }
 
-void op_idle_prepare(struct op_run *r)
+void operation_idle_prepare(struct op_run *r)
 {
 	const struct spec *spec = r->e->spec;
 	bool any = spec->idle.set;
@@ -974,7 +978,7 @@ void op_idle_prepare(struct op_run *r)
 	spec_text_record(r, json_object_get(r->state, "idle"));
 }
 
-void op_window_prepare(struct op_run *r)
+void operation_window_prepare(struct op_run *r)
 {
 	const struct spec *spec = r->e->spec;
 	bool any = false;
@@ -991,8 +995,8 @@ void op_window_prepare(struct op_run *r)
 	spec_text_record(r, json_object_get(r->state, "window"));
 }
 
-int op_load(struct op_run *r, const struct op_options *o, const char *spec_path, struct diags *d,
-	    struct kiln_error *err)
+int operation_load(struct op_run *r, const struct op_options *o, const char *spec_path,
+		   struct diags *d, struct kiln_error *err)
 {
 	bool plan_only = r->plan_only, keep_live = r->keep_live;
 	void (*report)(void *, const struct kiln_error *) = r->report;
@@ -1015,7 +1019,7 @@ int op_load(struct op_run *r, const struct op_options *o, const char *spec_path,
 	return rc != 0 ? -1 : 0;
 }
 
-int op_open_state(struct op_run *r, bool lock, const char *operation, struct kiln_error *err)
+int operation_open_state(struct op_run *r, bool lock, const char *operation, struct kiln_error *err)
 {
 	struct lock_options lo = {.operation = operation, .timeout = r->o.lock_timeout};
 	char lineage[37];
@@ -1032,7 +1036,7 @@ int op_open_state(struct op_run *r, bool lock, const char *operation, struct kil
 	}
 	log_debug("read workspace '%s' %s", r->ws->name, lap());
 	if (!r->ws->exists) {
-		uuid_v4(lineage);
+		util_uuid_v4(lineage);
 		lo.lineage = lineage;
 	}
 	if (lock && workspace_lock(r->ws, &lo, err) < 0)
@@ -1040,8 +1044,8 @@ int op_open_state(struct op_run *r, bool lock, const char *operation, struct kil
 	return load_state(r, err);
 }
 
-int op_open(struct op_run *r, const struct op_options *o, const char *spec_path, bool lock,
-	    const char *operation, const struct op_ui *ui)
+int operation_open(struct op_run *r, const struct op_options *o, const char *spec_path, bool lock,
+		   const char *operation, const struct op_ui *ui)
 {
 	struct kiln_error err = {0};
 	struct diags d = {0};
@@ -1050,10 +1054,10 @@ int op_open(struct op_run *r, const struct op_options *o, const char *spec_path,
 	r->report = ui->error;
 	r->loaded = ui->loaded;
 	r->report_arg = ui->arg;
-	rc = op_load(r, o, spec_path, &d, &err);
+	rc = operation_load(r, o, spec_path, &d, &err);
 	ui->loaded(ui->arg, &d);
 	diags_release(&d);
-	if (rc == 0 && op_open_state(r, lock, operation, &err) == 0)
+	if (rc == 0 && operation_open_state(r, lock, operation, &err) == 0)
 		return 0;
 	if (!err.msg[0])
 		kiln_error_set(&err, "%s is not valid; nothing was planned", spec_path);
@@ -1061,8 +1065,8 @@ int op_open(struct op_run *r, const struct op_options *o, const char *spec_path,
 	return -1;
 }
 
-int op_open_engine(struct op_run *r, const struct op_options *o, struct engine *e,
-		   const char *operation, struct kiln_error *err)
+int operation_open_engine(struct op_run *r, const struct op_options *o, struct engine *e,
+			  const char *operation, struct kiln_error *err)
 {
 	void (*report)(void *, const struct kiln_error *) = r->report;
 	char *(*counts)(const struct apply_result *) = r->commit_counts;
@@ -1075,10 +1079,11 @@ int op_open_engine(struct op_run *r, const struct op_options *o, struct engine *
 	r->o = *o;
 	r->e = e;
 	r->stand_in = true;
-	return op_open_state(r, true, operation, err);
+	return operation_open_state(r, true, operation, err);
 }
 
-int op_saved_replan(struct op_run *r, const json_t *saved, const char *file, struct kiln_error *err)
+int operation_saved_replan(struct op_run *r, const json_t *saved, const char *file,
+			   struct kiln_error *err)
 {
 	const json_t *targets = plan_kiln(saved, "targets"), *v;
 	const json_t *replace = plan_kiln(saved, "replace");
@@ -1104,7 +1109,7 @@ int op_saved_replan(struct op_run *r, const json_t *saved, const char *file, str
 			r->saved_addrs[n++] = json_string_value(v);
 	}
 	r->o.nreplace = n - r->o.ntargets;
-	if (op_plan(r, err) < 0)
+	if (operation_plan(r, err) < 0)
 		return -1;
 	/*
 	 * What the file says against what its spec and state give now: anything
@@ -1115,13 +1120,13 @@ int op_saved_replan(struct op_run *r, const json_t *saved, const char *file, str
 	return plan_match(saved, r->plan, file, err) == 0 ? 0 : 1;
 }
 
-bool op_plan_is_empty(const struct op_run *r)
+bool operation_plan_is_empty(const struct op_run *r)
 {
 	return apply_count_ops(&r->view) == 0 && r->view.ndrift == 0 &&
 	       json_object_size(r->overlay) == 0;
 }
 
-long op_plan_errors(struct op_run *r, struct kiln_error *err)
+long operation_plan_errors(struct op_run *r, struct kiln_error *err)
 {
 	if (!plan_kiln(r->plan, "findings") &&
 	    audit_plan(r->e->spec, r->e->prov, r->plan, &r->view, err) != 0)
@@ -1146,9 +1151,10 @@ static void record_lifetime(json_t *state)
 		json_object_del(state, "idle");
 		json_object_del(state, "window");
 		json_object_del(state, "created");
-	} else if (!state_created(state) && util_now(&now, &err) == 0) {
+	} else if (!state_created(state) && timefmt_now(&now, &err) == 0) {
 		/* kiln status counts its cost from here. */
-		json_object_set_new(state, "created", json_string(time_format_rfc3339(now, buf)));
+		json_object_set_new(state, "created",
+				    json_string(timefmt_time_format_rfc3339(now, buf)));
 	}
 }
 
@@ -1166,8 +1172,8 @@ static int still_held(void *arg, struct kiln_error *err)
 	return -1;
 }
 
-int op_apply(struct op_run *r, const char *op, const struct op_apply_options *ao,
-	     struct op_apply_outcome *out, struct kiln_error *err)
+int operation_apply(struct op_run *r, const char *op, const struct op_apply_options *ao,
+		    struct op_apply_outcome *out, struct kiln_error *err)
 {
 	struct journal *j = NULL;
 	char *jpath = journal_path(store_location(r->store), r->ws->name);
@@ -1202,31 +1208,31 @@ int op_apply(struct op_run *r, const char *op, const struct op_apply_options *ao
 	/* From here a signal exits at once; the journal keeps what the commit would have. */
 	signals_wind_down(false);
 	record_lifetime(r->state);
-	rc = op_commit(r, op, &out->res, ao->saved, ao->approved, &out->commit, err);
+	rc = operation_commit(r, op, &out->res, ao->saved, ao->approved, &out->commit, err);
 	journal_close(j, rc == 0);
 	out->commit_failed = rc < 0;
 	return 0;
 }
 
-void op_apply_outcome_release(struct op_apply_outcome *out)
+void operation_apply_outcome_release(struct op_apply_outcome *out)
 {
 	apply_result_release(&out->res);
 	free(out->commit);
 	memset(out, 0, sizeof(*out));
 }
 
-int op_destroy(struct op_run *r, const struct op_apply_options *ao,
-	       int (*locked)(struct op_run *r, void *arg), void *arg, struct op_apply_outcome *out,
-	       struct kiln_error *err)
+int operation_destroy(struct op_run *r, const struct op_apply_options *ao,
+		      int (*locked)(struct op_run *r, void *arg), void *arg,
+		      struct op_apply_outcome *out, struct kiln_error *err)
 {
 	memset(out, 0, sizeof(*out));
 	if (locked && locked(r, arg) != 0)
 		return OP_STOPPED;
-	if (op_plan(r, err) < 0)
+	if (operation_plan(r, err) < 0)
 		return -1;
-	if (op_plan_is_empty(r))
+	if (operation_plan_is_empty(r))
 		return 0;
-	if (op_apply(r, "destroy", ao, out, err) < 0 || out->commit_failed)
+	if (operation_apply(r, "destroy", ao, out, err) < 0 || out->commit_failed)
 		return -1;
 	return 0;
 }
@@ -1246,7 +1252,7 @@ static void add_actions(const struct provider *prov, const char *type, enum prov
 		*ARRAY_PUSH(*v, *n, *cap) = *a;
 }
 
-char *op_iam_policy(struct engine *e)
+char *operation_iam_policy(struct engine *e)
 {
 	const struct provider *prov = e->prov;
 	const char **v = NULL, *addr;
@@ -1284,15 +1290,15 @@ char *op_iam_policy(struct engine *e)
 	return doc;
 }
 
-int op_health_wait(struct op_run *r, const json_t *addresses, int64_t timeout_s,
-		   const struct health_tick *tick, json_t **groups, struct kiln_error *err)
+int operation_health_wait(struct op_run *r, const json_t *addresses, int64_t timeout_s,
+			  const struct health_tick *tick, json_t **groups, struct kiln_error *err)
 {
 	return health_wait(r->e, r->state, addresses, timeout_s, r->e->prov->simulated ? 100 : 5000,
 			   tick, groups, err);
 }
 
-int op_repair(struct op_run *r, const json_t *targets, struct op_repair_outcome *out,
-	      struct kiln_error *err)
+int operation_repair(struct op_run *r, const json_t *targets, struct op_repair_outcome *out,
+		     struct kiln_error *err)
 {
 	struct apply_result res = {0};
 	json_t *trailers = json_array(), *t;
@@ -1331,7 +1337,7 @@ int op_repair(struct op_run *r, const json_t *targets, struct op_repair_outcome 
 	if (res.done) {
 		struct kiln_error cerr = {0};
 
-		if (op_commit(r, "repair", &res, NULL, trailers, &out->commit, &cerr) < 0) {
+		if (operation_commit(r, "repair", &res, NULL, trailers, &out->commit, &cerr) < 0) {
 			out->commit_failed = true;
 			if (!out->failed)
 				*err = cerr;
@@ -1341,7 +1347,7 @@ int op_repair(struct op_run *r, const json_t *targets, struct op_repair_outcome 
 	return rc;
 }
 
-void op_repair_outcome_release(struct op_repair_outcome *out)
+void operation_repair_outcome_release(struct op_repair_outcome *out)
 {
 	json_decref(out->done);
 	free(out->commit);

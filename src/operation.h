@@ -55,17 +55,17 @@ struct op_run {
 	json_t *overlay; /* what the journal replayed (address -> resource|null), or NULL */
 	char head[41];	 /* the workspace head the run read, "" when none */
 	json_t *plan;
-	struct plan_view view; /* plan's typed view (plan.h), built once by op_plan */
+	struct plan_view view; /* plan's typed view (plan.h), built once by operation_plan */
 	char *owner;	       /* the kiln:owner tag of what this run creates, or NULL */
 	struct refresh_stats rs;
 	/*
-	 * Set by commands that only read the plan (plan, cost, audit): op_plan
+	 * Set by commands that only read the plan (plan, cost, audit): operation_plan
 	 * drops the recorded state once diffed, so the cost and the findings
 	 * reuse its memory (a tenth of a large plan's peak).
 	 */
 	bool plan_only;
 	/*
-	 * Set by commands that show what runs (status): op_plan keeps the
+	 * Set by commands that show what runs (status): operation_plan keeps the
 	 * refresh's live map in live (address -> [live...]), NULL without a
 	 * refresh; the plan holds only what differs from the record.
 	 */
@@ -81,13 +81,14 @@ struct op_run {
 	void (*report)(void *arg, const struct kiln_error *err);
 	void *report_arg;
 	/*
-	 * The spec's diagnostics once op_plan_spec loaded it (warnings, or why
+	 * The spec's diagnostics once operation_plan_spec loaded it (warnings, or why
 	 * it is not valid), for the caller to show, with report_arg; may be NULL.
 	 */
 	void (*loaded)(void *arg, struct diags *d);
-	/* The targets and replace of a saved plan (op_saved_replan), owned. */
+	/* The targets and replace of a saved plan (operation_saved_replan), owned. */
 	const char **saved_addrs;
-	/* Trailers (strings) op_commit adds after the ledger's ("Kiln-Reap-Reason: idle"), or NULL.
+	/* Trailers (strings) operation_commit adds after the ledger's ("Kiln-Reap-Reason: idle"),
+	 * or NULL.
 	 */
 	json_t *trailers;
 	/* Mean GPU utilization (%) this run measured (reap: over the idle window), for the ledger.
@@ -95,11 +96,12 @@ struct op_run {
 	bool has_gpu_util;
 	double gpu_util;
 	/*
-	 * Set by op_open_engine: the engine's spec is a stand-in (kiln sprawl),
+	 * Set by operation_open_engine: the engine's spec is a stand-in (kiln sprawl),
 	 * so the workspace may record another cluster or cloud than it names.
 	 */
 	bool stand_in;
-	/* The counts op_commit's summary line gives ("5 adopted"), caller frees; NULL: op_summary_counts. */
+	/* The counts operation_commit's summary line gives ("5 adopted"), caller frees; NULL:
+	 * operation_summary_counts. */
 	char *(*commit_counts)(const struct apply_result *res);
 };
 
@@ -122,8 +124,8 @@ struct op_ui {
  * why the spec is not valid. d is the caller's to print and release either
  * way.
  */
-int op_load(struct op_run *r, const struct op_options *o, const char *spec_path, struct diags *d,
-	    struct kiln_error *err);
+int operation_load(struct op_run *r, const struct op_options *o, const char *spec_path,
+		   struct diags *d, struct kiln_error *err);
 /*
  * Open the store (creating a local one when lock), the workspace, take the
  * lock when lock is set (for operation, "apply", "destroy"...), and read
@@ -131,36 +133,37 @@ int op_load(struct op_run *r, const struct op_options *o, const char *spec_path,
  * Without lock and before any state repository exists, plans against an
  * empty state.
  */
-int op_open_state(struct op_run *r, bool lock, const char *operation, struct kiln_error *err);
+int operation_open_state(struct op_run *r, bool lock, const char *operation,
+			 struct kiln_error *err);
 /*
- * op_open_state with the lock over e (r owns it from now on, even on
+ * operation_open_state with the lock over e (r owns it from now on, even on
  * failure) instead of a spec's engine: kiln sprawl's runs, whose engine
  * (engine_open_scope) names only the cluster and workspace of what they
  * delete or adopt. The state's cluster and cloud are not checked against
  * the stand-in: the caller checks what it needs. Hooks in r are kept.
  */
-int op_open_engine(struct op_run *r, const struct op_options *o, struct engine *e,
-		   const char *operation, struct kiln_error *err);
+int operation_open_engine(struct op_run *r, const struct op_options *o, struct engine *e,
+			  const char *operation, struct kiln_error *err);
 /*
- * op_load and op_open_state with ui as r's hooks (what goes wrong on the
+ * operation_load and operation_open_state with ui as r's hooks (what goes wrong on the
  * way out goes to ui->error too): -1 after telling ui->error why not (a
  * spec that is not valid: "SPEC is not valid; nothing was planned", its
- * diagnostics shown through ui->loaded). op_close r after, either way.
+ * diagnostics shown through ui->loaded). operation_close r after, either way.
  */
-int op_open(struct op_run *r, const struct op_options *o, const char *spec_path, bool lock,
-	    const char *operation, const struct op_ui *ui);
+int operation_open(struct op_run *r, const struct op_options *o, const char *spec_path, bool lock,
+		   const char *operation, const struct op_ui *ui);
 /* Refresh (unless refresh is off), diff, pre-flight, IAM delta, cost and audit into r->plan. */
-int op_plan(struct op_run *r, struct kiln_error *err);
+int operation_plan(struct op_run *r, struct kiln_error *err);
 /*
  * The plan of a command that changes nothing (plan, cost, audit, status):
- * op_load (its diagnostics to r->loaded), op_open_state without the lock,
- * op_plan. -1 on failure: with err, or with err empty when the spec is not
- * valid (as r->loaded was shown). op_close or op_finish r after, either way.
+ * operation_load (its diagnostics to r->loaded), operation_open_state without the lock,
+ * operation_plan. -1 on failure: with err, or with err empty when the spec is not
+ * valid (as r->loaded was shown). operation_close or operation_finish r after, either way.
  */
-int op_plan_spec(struct op_run *r, const struct op_options *o, const char *spec_path,
-		 struct kiln_error *err);
+int operation_plan_spec(struct op_run *r, const struct op_options *o, const char *spec_path,
+			struct kiln_error *err);
 
-/* What op_takeover did. */
+/* What operation_takeover did. */
 struct op_takeover_result {
 	bool nothing; /* every live resource of the scope is this state's: nothing was done */
 	/*
@@ -186,15 +189,15 @@ struct op_takeover_result {
  * scope, take over what another state owns that f picks (takeover.h), seal
  * the secrets and commit it, one Kiln-Takeover trailer per resource. -1
  * with err when the refresh failed (nothing done); else 0 with out saying
- * what happened. Release out with op_takeover_result_release.
+ * what happened. Release out with operation_takeover_result_release.
  */
-int op_takeover(struct op_run *r, const struct takeover_filter *f, struct op_takeover_result *out,
-		struct kiln_error *err);
-void op_takeover_result_release(struct op_takeover_result *out);
+int operation_takeover(struct op_run *r, const struct takeover_filter *f,
+		       struct op_takeover_result *out, struct kiln_error *err);
+void operation_takeover_result_release(struct op_takeover_result *out);
 /* Close the provider, unlock and free; then r is zeroed. */
-void op_close(struct op_run *r);
+void operation_close(struct op_run *r);
 /*
- * op_close for a command whose process exits next (plan): the lock, the
+ * operation_close for a command whose process exits next (plan): the lock, the
  * workspace and the store are released and the provider closed (its
  * credentials wiped), but in a release build the documents (spec, state,
  * live resources, plan) are left to the exit.
@@ -202,76 +205,78 @@ void op_close(struct op_run *r);
  * time, for memory the kernel takes back at once. Sanitizer builds (the
  * test build) free everything, so LeakSanitizer still checks every owner.
  */
-void op_finish(struct op_run *r);
+void operation_finish(struct op_run *r);
 
 /*
  * The kiln:owner tag of what a run creates or claims: "NAME EMAIL at TIME
  * from STATE" (STATE the repository's URL, or HOST:PATH), with what a tag
  * cannot hold as '_'; NULL when the author cannot be told. Caller frees.
  */
-char *op_owner(struct store *s);
+char *operation_owner(struct store *s);
 /*
  * Before anything changes: the state key is valid and is the one every
  * sealed value of state was sealed with. -1 with err naming both keys and,
  * when kiln can see it, where the state's key is.
  */
-int op_key_check(const json_t *state, struct kiln_error *err);
+int operation_key_check(const json_t *state, struct kiln_error *err);
 /*
  * Secrets go into state sealed with KILN_STATE_KEY; without a key they are
  * dropped, with a warning. -1 with err when the key is malformed or sealing
  * failed: the secrets are dropped then too, never kept in plaintext.
  */
-int op_seal_secrets(json_t *state, struct kiln_error *err);
+int operation_seal_secrets(json_t *state, struct kiln_error *err);
 
 /* A saved plan is applied only to the spec and the state it was made from: -1 with err if not. */
-int op_saved_check(struct op_run *r, const json_t *saved, const char *file, struct kiln_error *err);
+int operation_saved_check(struct op_run *r, const json_t *saved, const char *file,
+			  struct kiln_error *err);
 /*
  * The plan of the saved plan's inputs, made again into r->plan: the
  * destroy, refresh, targets and replace it was made with, refreshing as it
- * did. Then plan_match it against saved: -1 with err from op_plan, or 1
+ * did. Then plan_match it against saved: -1 with err from operation_plan, or 1
  * with err from plan_match when the file says anything else.
  */
-int op_saved_replan(struct op_run *r, const json_t *saved, const char *file,
-		    struct kiln_error *err);
+int operation_saved_replan(struct op_run *r, const json_t *saved, const char *file,
+			   struct kiln_error *err);
 /*
  * The expiry an apply records (expiry.h), from the spec's ttl or ttl_flag
  * (seconds, 0 for none), set in r->state and in the scope that tags every
  * create.
  */
-int op_expiry_prepare(struct op_run *r, int64_t ttl_flag, struct kiln_error *err);
+int operation_expiry_prepare(struct op_run *r, int64_t ttl_flag, struct kiln_error *err);
 /*
  * Record in r->state the spec whose idle: policy kiln reap measures against
  * ("idle": {"spec", "spec_text"}), or remove it when the spec has none.
  */
-void op_idle_prepare(struct op_run *r);
+void operation_idle_prepare(struct op_run *r);
 /*
  * Record in r->state the spec kiln reap destroys with when a capacity
  * window (a Capacity Block) ends the cluster ("window": {"spec",
  * "spec_text"}): with no ttl, "expiry" holds none. Removed when the spec
  * buys no block.
  */
-void op_window_prepare(struct op_run *r);
+void operation_window_prepare(struct op_run *r);
 /* No operation, no drift and no replayed journal: an apply would change nothing. */
-bool op_plan_is_empty(const struct op_run *r);
+bool operation_plan_is_empty(const struct op_run *r);
 /*
  * The number of unwaived error-level findings of r->plan, auditing a plan
  * saved by a kiln without the audit first; -1 with err.
  */
-long op_plan_errors(struct op_run *r, struct kiln_error *err);
+long operation_plan_errors(struct op_run *r, struct kiln_error *err);
 
 /* "N created, N updated, N replaced, N deleted[, ...]" of an apply. Caller frees. */
-char *op_summary_counts(const struct apply_result *res);
+char *operation_summary_counts(const struct apply_result *res);
 /*
  * One commit for the whole apply, when the state changed (*commit its id,
  * caller frees; NULL when nothing was committed). saved: the plan file
  * applied, whose digest the commit names; approved: its Kiln-Approval
  * trailers. Sealing problems go to the report hook.
  */
-int op_commit(struct op_run *r, const char *op, const struct apply_result *res, const json_t *saved,
-	      const json_t *approved, char **commit, struct kiln_error *err);
+int operation_commit(struct op_run *r, const char *op, const struct apply_result *res,
+		     const json_t *saved, const json_t *approved, char **commit,
+		     struct kiln_error *err);
 
 /* What the plan buys up front (its cost's "upfront"), 0 when nothing. */
-double op_plan_upfront(const json_t *plan);
+double operation_plan_upfront(const json_t *plan);
 
 /*
  * r's plan against the team budgets and quotas (quota.h): 0 within them
@@ -279,20 +284,20 @@ double op_plan_upfront(const json_t *plan);
  * 1 when a limit is broken (err names it), -1 with err. waivers: {LIMIT:
  * REASON} of --waive-limit, or NULL.
  */
-int op_quota(struct op_run *r, bool reserve, const json_t *waivers, struct kiln_error *err);
+int operation_quota(struct op_run *r, bool reserve, const json_t *waivers, struct kiln_error *err);
 /*
- * op_quota without a claim or a waiver: whether an apply of r's plan would
+ * operation_quota without a claim or a waiver: whether an apply of r's plan would
  * be held to a broken limit (kiln plan says so after the plan). A command
  * may ask this of a plan it only reads; claiming is apply_op_run's.
  */
-int op_quota_check(struct op_run *r, struct kiln_error *err);
+int operation_quota_check(struct op_run *r, struct kiln_error *err);
 
 /*
  * The first change of r's plan that buys something up front (creates a
  * type the provider marks purchase, provider.h; not one it adopts, bought
  * already), or NULL.
  */
-const struct plan_change *op_plan_purchase(const struct op_run *r);
+const struct plan_change *operation_plan_purchase(const struct op_run *r);
 
 struct op_apply_options {
 	int parallelism;
@@ -320,11 +325,11 @@ struct op_apply_outcome {
  * or "sprawl destroy") and close the journal. -1 with err when nothing ran
  * (the journal did not open);
  * else 0, with out->commit_failed and err when the commit failed. Release
- * out with op_apply_outcome_release.
+ * out with operation_apply_outcome_release.
  */
-int op_apply(struct op_run *r, const char *op, const struct op_apply_options *ao,
-	     struct op_apply_outcome *out, struct kiln_error *err);
-void op_apply_outcome_release(struct op_apply_outcome *out);
+int operation_apply(struct op_run *r, const char *op, const struct op_apply_options *ao,
+		    struct op_apply_outcome *out, struct kiln_error *err);
+void operation_apply_outcome_release(struct op_apply_outcome *out);
 
 /*
  * After an apply (committed): wait up to timeout_s for the nodes of the
@@ -334,8 +339,8 @@ void op_apply_outcome_release(struct op_apply_outcome *out);
  * objects, one per group; tick (may be NULL) hears how it goes. -1 with
  * err when a provider call failed.
  */
-int op_health_wait(struct op_run *r, const json_t *addresses, int64_t timeout_s,
-		   const struct health_tick *tick, json_t **groups, struct kiln_error *err);
+int operation_health_wait(struct op_run *r, const json_t *addresses, int64_t timeout_s,
+			  const struct health_tick *tick, json_t **groups, struct kiln_error *err);
 
 struct op_repair_outcome {
 	json_t *done; /* per target repaired: {"address", "replaced": [ids], "added": [ids]} */
@@ -349,13 +354,13 @@ struct op_repair_outcome {
  * (repair.h) in turn, stopping at the first that fails, then one commit
  * (op "repair") naming the replaced ids in a Kiln-Replaced trailer per
  * group. 0 with out filled (out->failed, out->commit_failed with err);
- * release out with op_repair_outcome_release.
+ * release out with operation_repair_outcome_release.
  */
-int op_repair(struct op_run *r, const json_t *targets, struct op_repair_outcome *out,
-	      struct kiln_error *err);
-void op_repair_outcome_release(struct op_repair_outcome *out);
+int operation_repair(struct op_run *r, const json_t *targets, struct op_repair_outcome *out,
+		     struct kiln_error *err);
+void operation_repair_outcome_release(struct op_repair_outcome *out);
 
-/* op_destroy: the locked check said stop. */
+/* operation_destroy: the locked check said stop. */
 #define OP_STOPPED 1
 
 /*
@@ -364,9 +369,9 @@ void op_repair_outcome_release(struct op_repair_outcome *out);
  * do, apply. 0 with out filled (all zero when there was nothing to do);
  * OP_STOPPED; or -1 with err (out->commit_failed when the executor ran).
  */
-int op_destroy(struct op_run *r, const struct op_apply_options *ao,
-	       int (*locked)(struct op_run *r, void *arg), void *arg, struct op_apply_outcome *out,
-	       struct kiln_error *err);
+int operation_destroy(struct op_run *r, const struct op_apply_options *ao,
+		      int (*locked)(struct op_run *r, void *arg), void *arg,
+		      struct op_apply_outcome *out, struct kiln_error *err);
 
 /*
  * The least-privilege policy document kiln itself needs to plan, apply and
@@ -375,6 +380,6 @@ int op_destroy(struct op_run *r, const struct op_apply_options *ao,
  * the provider scopes them. NULL when the provider is simulated and needs
  * no permissions. Caller frees.
  */
-char *op_iam_policy(struct engine *e);
+char *operation_iam_policy(struct engine *e);
 
 #endif

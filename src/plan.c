@@ -453,6 +453,87 @@ bool plan_is_destroy(const json_t *plan)
 	return json_is_true(plan_kiln(plan, "destroy"));
 }
 
+const char *plan_workspace(const json_t *plan)
+{
+	return json_string_value(plan_kiln(plan, "workspace"));
+}
+
+const char *plan_spec_file(const json_t *plan)
+{
+	return json_string_value(json_object_get(plan_kiln(plan, "spec"), "file"));
+}
+
+const char *plan_spec_digest(const json_t *plan)
+{
+	return json_string_value(json_object_get(plan_kiln(plan, "spec"), "digest"));
+}
+
+bool plan_has_changes(const json_t *plan)
+{
+	return json_is_true(plan_kiln(plan, "changes"));
+}
+
+static const json_t *plan_kiln_object(const json_t *plan, const char *key)
+{
+	const json_t *v = plan_kiln(plan, key);
+
+	return json_is_object(v) ? v : NULL;
+}
+
+const json_t *plan_summary(const json_t *plan)
+{
+	return plan_kiln_object(plan, "summary");
+}
+
+const json_t *plan_cost(const json_t *plan)
+{
+	return plan_kiln_object(plan, "cost");
+}
+
+static bool cost_number(const json_t *plan, const char *key, double *usd)
+{
+	const json_t *v = json_object_get(plan_cost(plan), key);
+
+	if (!json_is_number(v))
+		return false;
+	*usd = json_number_value(v);
+	return true;
+}
+
+bool plan_hourly_before(const json_t *plan, double *usd)
+{
+	return cost_number(plan, "hourly_before", usd);
+}
+
+bool plan_hourly_after(const json_t *plan, double *usd)
+{
+	return cost_number(plan, "hourly_after", usd);
+}
+
+const json_t *plan_findings(const json_t *plan)
+{
+	const json_t *v = plan_kiln(plan, "findings");
+
+	return json_is_array(v) ? v : NULL;
+}
+
+const json_t *plan_findings_summary(const json_t *plan)
+{
+	return plan_kiln_object(plan, "findings_summary");
+}
+
+void plan_finding_read(const json_t *f, struct plan_finding *out)
+{
+	*out = (struct plan_finding){
+	    .rule = json_string_value(json_object_get(f, "rule")),
+	    .severity = json_string_value(json_object_get(f, "severity")),
+	    .message = json_string_value(json_object_get(f, "message")),
+	    .address = json_string_value(json_object_get(f, "address")),
+	    .spec = json_string_value(json_object_get(f, "spec")),
+	    .waived = json_object_get(f, "waived") != NULL,
+	};
+}
+
 static const char *nonempty(const json_t *v)
 {
 	const char *s = json_string_value(v);
@@ -821,7 +902,7 @@ int plan_file_read_approvals(json_t **out, json_t **approvals, const char *path,
 	*out = NULL;
 	if (approvals)
 		*approvals = NULL;
-	if (file_read_all(path, PLAN_FILE_LIMIT, &buf, &len, err) < 0) {
+	if (util_file_read_all(path, PLAN_FILE_LIMIT, &buf, &len, err) < 0) {
 		kiln_error_hint(err, "give the file that kiln plan --out FILE wrote");
 		goto out;
 	}

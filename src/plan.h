@@ -141,6 +141,39 @@ void plan_kiln_set(json_t *plan, const char *key, json_t *value);
 /* kiln.destroy: a plan of the deletion of everything. */
 bool plan_is_destroy(const json_t *plan);
 
+/*
+ * Typed readers of the plan's own facts (its "kiln" object), for commands
+ * to read a plan by name instead of by key, as state.h's do for a state.
+ * Each returns NULL (or false) when the member is absent or not of its
+ * type; what they return is borrowed from plan.
+ */
+const char *plan_workspace(const json_t *plan);	  /* kiln.workspace */
+const char *plan_spec_file(const json_t *plan);	  /* kiln.spec.file */
+const char *plan_spec_digest(const json_t *plan); /* kiln.spec.digest */
+/* kiln.changes: any action other than no-op, an adoption, or drift. */
+bool plan_has_changes(const json_t *plan);
+/* kiln.summary: the count of each action. */
+const json_t *plan_summary(const json_t *plan);
+/* kiln.cost (cost.h says its members), an object. */
+const json_t *plan_cost(const json_t *plan);
+/* kiln.cost.hourly_before / hourly_after: what runs now, and after apply, an hour (USD). */
+bool plan_hourly_before(const json_t *plan, double *usd);
+bool plan_hourly_after(const json_t *plan, double *usd);
+/* kiln.findings (audit.h writes them), an array, and kiln.findings_summary. */
+const json_t *plan_findings(const json_t *plan);
+const json_t *plan_findings_summary(const json_t *plan);
+
+/* One finding of kiln.findings, typed: borrowed from the finding. */
+struct plan_finding {
+	const char *rule;     /* "KILN-NET-001" */
+	const char *severity; /* "error", "warning", "info" */
+	const char *message;
+	const char *address; /* the resource, or NULL: a finding of the spec */
+	const char *spec;    /* FILE:LINE:COL in the spec */
+	bool waived;	     /* a waive: entry covers it */
+};
+void plan_finding_read(const json_t *finding, struct plan_finding *out);
+
 /* Human text: one block per changed resource, drift, notes, summary line. */
 void plan_render_text(FILE *out, const json_t *plan, bool color);
 /* A pull-request comment: summary table, collapsible details, warnings. */

@@ -255,7 +255,7 @@ void progress_health_tick(void *arg, size_t reported, size_t nodes, int64_t left
 
 	if (!h->tty)
 		return;
-	left = duration_format(left_s);
+	left = timefmt_duration_format(left_s);
 	printf("\r\033[KHealth: %zu of %zu node%s reported, %s left", reported, nodes,
 	       nodes == 1 ? "" : "s", left);
 	fflush(stdout);

@@ -2,7 +2,7 @@
  * progress.h - what an apply shows while it runs, on standard output: JSON
  * event lines (--json), live lines redrawn by a ticker thread on a
  * terminal, or a line per start and finish. The executor's event callback
- * and the hooks op_apply calls around it (operation.h).
+ * and the hooks operation_apply calls around it (operation.h).
  */
 #ifndef KILN_PROGRESS_H
 #define KILN_PROGRESS_H

@@ -187,7 +187,7 @@ int quota_policy_set(struct store *s, const char *path, int64_t now, char commit
 	size_t len;
 	int ret = -1, rc;
 
-	if (file_read_regular(path, POLICY_MAX_BYTES, &text, &len, err) < 0 ||
+	if (util_file_read_regular(path, POLICY_MAX_BYTES, &text, &len, err) < 0 ||
 	    quota_policy_parse(path, text, len, &doc, err) < 0)
 		goto out;
 	if (store_sync(s, err) < 0 || (rc = store_ref_read(s, QUOTA_POLICY_REF, &head, err)) < 0)
@@ -196,7 +196,7 @@ int quota_policy_set(struct store *s, const char *path, int64_t now, char commit
 	msg = xasprintf("policy set: %zu limit%s\n\nKiln-Operation: policy set\nKiln-Time: %s\n",
 			json_array_size(json_object_get(doc, "limits")),
 			json_array_size(json_object_get(doc, "limits")) == 1 ? "" : "s",
-			time_format_rfc3339(now, t));
+			timefmt_time_format_rfc3339(now, t));
 	if (store_commit_file(s, rc == 0 ? &head : NULL, QUOTA_POLICY_FILE, canon, strlen(canon),
 			      msg, &oid, err) < 0)
 		goto out;
@@ -238,7 +238,8 @@ int quota_policy_author(struct store *s, const char *commit, char **who, char **
 	*who = xasprintf("%s <%s>", a->name, a->email);
 	/* The time kiln recorded (Kiln-Time: the clock, KILN_NOW), else git's. */
 	ledger_parse(git_commit_message(c), &le);
-	*when = xstrdup(time_format_rfc3339(le.has_time ? le.time : (int64_t)a->when.time, t));
+	*when =
+	    xstrdup(timefmt_time_format_rfc3339(le.has_time ? le.time : (int64_t)a->when.time, t));
 	ledger_entry_release(&le);
 	git_commit_free(c);
 	return 0;
@@ -622,7 +623,7 @@ static int claim_write(struct store *s, json_t *claims, const git_oid *q, bool h
 			    json_pack("{s:s, s:s?, s:I, s:f, s:s}", "base", a->head, "team",
 				      a->team, "gpus", (json_int_t)a->gpus_after, "burn",
 				      round(a->burn_after * 1e4) / 1e4, "time",
-				      time_format_rfc3339(a->now, t)));
+				      timefmt_time_format_rfc3339(a->now, t)));
 	json_object_set_new(claims, "workspaces", keep);
 	text = jsonw_dumps(claims, JSON_INDENT(2) | JSON_SORT_KEYS | JSON_REAL_PRECISION(12) | JSONW_NEWLINE, NULL);
 	msg = xasprintf("quota claim: %s, %ld GPUs\n\nKiln-Operation: quota claim\nKiln-Time: %s\n",

@@ -2,7 +2,7 @@
  * reap_op.c - kiln reap, run whole; see reap_op.h. Owns the walk over the
  * workspaces, the decision for each (expiry.h's, and the idle policy's
  * measure through utilization.h) and the order of each destroy's steps
- * (operation.h's op_open and op_destroy). Its own words are the outcomes
+ * (operation.h's operation_open and operation_destroy). Its own words are the outcomes
  * it hands the ui, one object per workspace.
  */
 #include "reap_op.h"
@@ -135,7 +135,7 @@ static struct op_options reap_run_options(const struct reap_ctx *c, bool destroy
 }
 
 /*
- * The destroy of one expired workspace (op_destroy), as `kiln destroy
+ * The destroy of one expired workspace (operation_destroy), as `kiln destroy
  * --auto-approve` runs it, with nothing to show but its errors: 0
  * destroyed (*deleted, *released), 1 stopped under the lock, -1 failed
  * (after saying why), with *open_failed when the spec, the store or the
@@ -162,11 +162,11 @@ static int reap_destroy(struct reap_ctx *c, const char *spec, bool *open_failed,
 		goto out;
 	}
 	ao.keep_secrets = have_key == 1;
-	if (op_open(&r, &ro, spec, true, "destroy", &ui->base) < 0) {
+	if (operation_open(&r, &ro, spec, true, "destroy", &ui->base) < 0) {
 		*open_failed = true;
 		goto out;
 	}
-	rc = op_destroy(&r, &ao, recheck, c, &o, &err);
+	rc = operation_destroy(&r, &ao, recheck, c, &o, &err);
 	if (rc < 0 && err.msg[0])
 		ui->base.error(ui->base.arg, &err);
 	if (rc == 0 || o.commit_failed) {
@@ -178,14 +178,14 @@ static int reap_destroy(struct reap_ctx *c, const char *spec, bool *open_failed,
 			rc = -1;
 	}
 out:
-	op_apply_outcome_release(&o);
-	op_close(&r);
+	operation_apply_outcome_release(&o);
+	operation_close(&r);
 	return rc;
 }
 
 /*
  * Where the spec the destroy uses is recorded: the idle policy's, the
- * TTL's, or, with no TTL, the capacity window's (op_window_prepare).
+ * TTL's, or, with no TTL, the capacity window's (operation_window_prepare).
  */
 static enum state_policy reap_member(const json_t *state, bool idle)
 {
@@ -273,21 +273,21 @@ static int idle_decide(struct reap_ctx *c, const json_t *state, json_t *out)
 		}
 		spec = copy;
 	}
-	if (op_open(&r, &ro, spec, false, "reap", &c->ui->base) < 0) {
+	if (operation_open(&r, &ro, spec, false, "reap", &c->ui->base) < 0) {
 		set_str(out, "outcome", "failed");
 		set_str(out, "reason", "its spec could not be opened; see the errors above");
 		goto out;
 	}
 	rc = 1;
-	groups = util_idle_groups(r.e, r.state);
+	groups = utilization_idle_groups(r.e, r.state);
 	json_object_foreach(groups, addr, res)
 	{
-		const struct spec_idle *p = util_idle_policy(r.e->spec, addr);
+		const struct spec_idle *p = utilization_idle_policy(r.e->spec, addr);
 		json_t *one, *u = NULL, *g;
 		const char *diag;
 
 		one = json_pack("{s:O}", addr, res);
-		if (util_measure(r.e, one, c->now, p->for_seconds, &u, &err) < 0 || !u) {
+		if (utilization_measure(r.e, one, c->now, p->for_seconds, &u, &err) < 0 || !u) {
 			json_decref(one);
 			set_str(out, "outcome", "failed");
 			set_str(out, "reason",
@@ -345,7 +345,7 @@ out:
 	}
 	sb_release(&why);
 	json_decref(groups);
-	op_close(&r);
+	operation_close(&r);
 	return rc;
 }
 
@@ -360,7 +360,7 @@ static void reap_when(json_t *o, const json_t *state, int64_t now, int64_t left)
 	int64_t end;
 	char at[21];
 
-	json_object_set_new(o, "expires", json_string(time_format_rfc3339(now + left, at)));
+	json_object_set_new(o, "expires", json_string(timefmt_time_format_rfc3339(now + left, at)));
 	json_object_set_new(o, "left_seconds", json_integer(left));
 	if (expiry_window_end(state, &end, &addr) && end - EXPIRY_WINDOW_MARGIN == now + left)
 		json_object_set_new(o, "window", json_string(addr));

@@ -2,7 +2,7 @@
  * reap_op.h - kiln reap, run whole: walk every workspace of the state
  * repository, decide for each whether its TTL (or a capacity window) has
  * passed or its GPUs sat idle as its spec's idle: policy says (measured
- * through its provider), and destroy those (op_destroy, under each one's
+ * through its provider), and destroy those (operation_destroy, under each one's
  * lock, the expiry checked again there). It talks to the user only through
  * struct reap_ui, which the command provides; nothing here prints.
  *
@@ -40,7 +40,7 @@ struct reap_op_options {
 	int64_t lock_timeout; /* seconds to wait for a held lock; 0: skip the workspace */
 	struct spec_options vars; /* --var, for every destroy */
 	bool dry_run;		  /* say what would be reaped; change nothing */
-	int64_t now;		  /* the clock (util_now) */
+	int64_t now;		  /* the clock (timefmt_now) */
 	int parallelism;
 };
 

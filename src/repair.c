@@ -70,7 +70,7 @@ static int names_check(const struct engine *e, const json_t *resources, const ch
 					json_array_append_new(groups,
 							      json_string(strchr(addr, '.') + 1));
 			}
-			prov_json_sort(groups, by_name);
+			provider_json_sort(groups, by_name);
 			json_array_foreach(groups, j, g)
 			    sb_addf(&there, "%s%s", j ? ", " : "", json_string_value(g));
 			json_decref(groups);
@@ -120,7 +120,7 @@ json_t *repair_targets(const struct engine *e, const json_t *state, const json_t
 					   "instance_ids", json_object_get(attrs, "instance_ids")));
 		json_decref(g);
 	}
-	prov_json_sort(out, by_address);
+	provider_json_sort(out, by_address);
 	return out;
 }
 

@@ -23,9 +23,9 @@ static int repair_open(const struct repair_op_options *o, const struct repair_ui
 	struct kiln_error err = {0};
 
 	r->keep_live = true;
-	if (op_open(r, &o->run, o->spec, true, "repair", &ui->base) < 0)
+	if (operation_open(r, &o->run, o->spec, true, "repair", &ui->base) < 0)
 		return -1;
-	if (op_plan(r, &err) < 0) {
+	if (operation_plan(r, &err) < 0) {
 		say(ui, &err);
 		return -1;
 	}
@@ -37,7 +37,7 @@ static int repair_open(const struct repair_op_options *o, const struct repair_ui
 		say(ui, &err);
 		return -1;
 	}
-	if (op_key_check(r->state, &err) < 0) {
+	if (operation_key_check(r->state, &err) < 0) {
 		say(ui, &err);
 		return -1;
 	}
@@ -80,7 +80,7 @@ static enum repair_op_status repair_health(const struct repair_op_options *o,
 		struct health_tick tick = {ui->health_tick, ui->base.arg};
 
 		ui->health_waiting(ui->base.arg, o->health_timeout);
-		if (op_health_wait(r, addrs, o->health_timeout, &tick, &groups, &err) < 0) {
+		if (operation_health_wait(r, addrs, o->health_timeout, &tick, &groups, &err) < 0) {
 			say(ui, &err);
 			st = REPAIR_OP_FAILED;
 		} else {
@@ -116,7 +116,7 @@ enum repair_op_status repair_op_run(const struct repair_op_options *o, const str
 	}
 	if (repair_ask(o, ui, &r) < 0)
 		goto out;
-	op_repair(&r, targets, &out, &err);
+	operation_repair(&r, targets, &out, &err);
 	ui->done(ui->base.arg, &r, &out);
 	if (out.failed || out.commit_failed) {
 		say(ui, &err);
@@ -125,7 +125,7 @@ enum repair_op_status repair_op_run(const struct repair_op_options *o, const str
 	st = repair_health(o, ui, &r, out.done);
 out:
 	json_decref(targets);
-	op_repair_outcome_release(&out);
-	op_close(&r);
+	operation_repair_outcome_release(&out);
+	operation_close(&r);
 	return st;
 }

@@ -1,7 +1,7 @@
 /*
  * repair_op.h - kiln repair, run whole: open the run under the workspace's
  * lock, refresh, find the unhealthy nodes of the groups asked for
- * (repair.h), show them, ask, replace them and commit once (op_repair),
+ * (repair.h), show them, ask, replace them and commit once (operation_repair),
  * then wait for the new nodes' health. It talks to the user only through
  * struct repair_ui, which the command provides; nothing here prints.
  */

@@ -34,7 +34,7 @@ int report_by_check(const char *by, struct kiln_error *err)
 int report_since_parse(const char *s, int64_t *out, struct kiln_error *err)
 {
 	char *t = strlen(s) == 10 ? xasprintf("%sT00:00:00Z", s) : NULL;
-	int rc = time_parse_rfc3339(t ? t : s, out);
+	int rc = timefmt_time_parse_rfc3339(t ? t : s, out);
 
 	free(t);
 	if (rc == 0)
@@ -94,8 +94,8 @@ static void time_after_parent(struct point *p, const struct point *parent)
 		return;
 	if (!p->le.bad)
 		p->le.bad = xasprintf("Kiln-Time \"%s\" is before its parent's (%s)",
-				      time_format_rfc3339(p->time, t),
-				      time_format_rfc3339(parent->time, tp));
+				      timefmt_time_format_rfc3339(p->time, t),
+				      timefmt_time_format_rfc3339(parent->time, tp));
 	p->time = parent->time;
 	ledger_distrust(&p->le);
 }
@@ -215,12 +215,12 @@ static json_t *stretch_json(const struct point *from, int64_t a, int64_t b,
 	char ta[21], tb[21];
 
 	return json_pack("{s:s, s:s, s:f, s:o, s:o, s:o, s:I, s:o}", "start",
-			 time_format_rfc3339(a, ta), "end", time_format_rfc3339(b, tb),
-			 "usd_per_hour", r4(from->burn), "compute_usd_per_hour",
-			 num_or_null(from->le.has_split, from->le.compute), "storage_usd_per_hour",
-			 num_or_null(from->le.has_split, from->le.storage), "budget_usd_per_hour",
-			 num_or_null(from->le.has_budget, from->le.budget), "gpus",
-			 (json_int_t)from->gpus, "gpu_util",
+			 timefmt_time_format_rfc3339(a, ta), "end",
+			 timefmt_time_format_rfc3339(b, tb), "usd_per_hour", r4(from->burn),
+			 "compute_usd_per_hour", num_or_null(from->le.has_split, from->le.compute),
+			 "storage_usd_per_hour", num_or_null(from->le.has_split, from->le.storage),
+			 "budget_usd_per_hour", num_or_null(from->le.has_budget, from->le.budget),
+			 "gpus", (json_int_t)from->gpus, "gpu_util",
 			 end && end->has_util ? json_real(end->util) : json_null());
 }
 
@@ -265,14 +265,15 @@ static void stretch(const struct report_options *o, const struct point *from, in
 		sm->split_unknown = true;
 	}
 	json_array_append_new(stretches, stretch_json(from, a, b, end));
-	json_array_append_new(
-	    series, json_pack("[s, f]", time_format_rfc3339(b, tb), r4(sm->cost + sm->upfront)));
+	json_array_append_new(series, json_pack("[s, f]", timefmt_time_format_rfc3339(b, tb),
+						r4(sm->cost + sm->upfront)));
 	if (end && end->has_util) {
 		sm->util_gpu_hours += (double)from->gpus * h;
 		sm->useful_gpu_hours += (double)from->gpus * h * end->util / 100.0;
 		sm->util_cost += cost;
-		json_array_append_new(utils, json_pack("[s, s, f]", time_format_rfc3339(a, ta),
-						       time_format_rfc3339(b, tb), end->util));
+		json_array_append_new(utils,
+				      json_pack("[s, s, f]", timefmt_time_format_rfc3339(a, ta),
+						timefmt_time_format_rfc3339(b, tb), end->util));
 	}
 }
 
@@ -446,7 +447,7 @@ static void lifetimes(const struct report_options *o, const char *ws, bool archi
 				json_array_append_new(
 				    series,
 				    json_pack("[s, f]",
-					      time_format_rfc3339(
+					      timefmt_time_format_rfc3339(
 						  o->has_since && p[j].time < o->since ? o->since
 										       : p[j].time,
 						  t0),
@@ -476,8 +477,9 @@ static void lifetimes(const struct report_options *o, const char *ws, bool archi
 		free(st.v);
 		lt = json_pack("{s:s, s:b, s:s?, s:s, s:o, s:s?, s:o, s:o}", "workspace", ws,
 			       "archived", archived, "cluster", p[start].cluster, "start",
-			       time_format_rfc3339(p[start].time, t0), "end",
-			       ended ? json_string(time_format_rfc3339(end, t1)) : json_null(),
+			       timefmt_time_format_rfc3339(p[start].time, t0), "end",
+			       ended ? json_string(timefmt_time_format_rfc3339(end, t1))
+				     : json_null(),
 			       "reap_reason", ended ? p[j].le.reap_reason : NULL, "series", series,
 			       "utilization", utils);
 		json_object_set_new(lt, "group",
@@ -571,11 +573,11 @@ static json_t *summarise(const struct report_options *o, json_t *all, json_t *ba
 	tot = json_pack("{s:I}", "lifetimes", (json_int_t)n);
 	set_figures(tot, &total);
 	doc = json_pack("{s:s, s:s, s:s, s:o, s:o, s:o}", "currency", "USD", "now",
-			time_format_rfc3339(o->now, now), "by", o->by, "lifetimes", sorted,
+			timefmt_time_format_rfc3339(o->now, now), "by", o->by, "lifetimes", sorted,
 			"groups", groups, "total", tot);
 	json_object_set(doc, "ledger_errors", bad);
 	json_object_set_new(doc, "since",
-			    o->has_since ? json_string(time_format_rfc3339(o->since, since))
+			    o->has_since ? json_string(timefmt_time_format_rfc3339(o->since, since))
 					 : json_null());
 	return doc;
 }

@@ -41,7 +41,7 @@ static double when(const char *t)
 	int64_t v = 0;
 
 	if (t)
-		time_parse_rfc3339(t, &v);
+		timefmt_time_parse_rfc3339(t, &v);
 	return (double)v;
 }
 

@@ -73,8 +73,8 @@ void retry_call_begin(struct retry_call *c, const struct retry_clock *clock)
 	}
 	c->clock = clock ? clock : &retry_real_clock;
 	c->start_ms = c->clock->now_ms(c->clock->arg);
-	c->deadline_ms =
-	    c->start_ms + env_long("KILN_CALL_DEADLINE_MS", DEADLINE_DEFAULT_MS, DEADLINE_MAX_MS);
+	c->deadline_ms = c->start_ms + log_env_long("KILN_CALL_DEADLINE_MS", DEADLINE_DEFAULT_MS,
+						    DEADLINE_MAX_MS);
 	c->owner = true;
 	current = c;
 }

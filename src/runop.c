@@ -89,7 +89,7 @@ static int fill_entry(const struct runop_request *q, struct runrec_entry *e,
 		size_t len = 0;
 		const char *base = strrchr(q->sbatch, '/');
 
-		if (file_read_regular(q->sbatch, SBATCH_MAX_BYTES, &text, &len, err) < 0) {
+		if (util_file_read_regular(q->sbatch, SBATCH_MAX_BYTES, &text, &len, err) < 0) {
 			kiln_error_hint(err, "give --sbatch a batch script (a file of at most 1 MiB)");
 			return -1;
 		}
@@ -320,8 +320,8 @@ static int on_node(const json_t *hosts, const struct spec *spec, const json_t *n
 	if (access_ssh_config_file(hosts, spec, endpoint, SCHED_CONNECT_TIMEOUT, &config, err) < 0)
 		goto out;
 	av[2] = config;
-	if (sched_run_bounded(av, RUNOP_SSH_DEADLINE * 1000, &run, err) < 0 ||
-	    sched_run_verdict(&run, name, group, err) < 0)
+	if (scheduler_run_bounded(av, RUNOP_SSH_DEADLINE * 1000, &run, err) < 0 ||
+	    scheduler_run_verdict(&run, name, group, err) < 0)
 		goto out;
 	if (out)
 		*out = sb_detach(&run.out);
@@ -414,7 +414,7 @@ static int submit(struct op_run *r, const struct runop_request *q, struct runrec
 		goto out;
 	}
 	if (q->sbatch) {
-		if (file_read_regular(q->sbatch, SBATCH_MAX_BYTES, &text, &len, err) < 0)
+		if (util_file_read_regular(q->sbatch, SBATCH_MAX_BYTES, &text, &len, err) < 0)
 			goto out;
 		sb_add(&script, text, len);
 	} else {
@@ -479,12 +479,12 @@ int runop_start(struct op_run *r, const struct runop_request *q, struct runrec *
 				     "of the group, or add scheduler: {type: slurm}");
 		return -1;
 	}
-	if (util_now(&now, err) < 0 || !(g = pick_group(r->e->spec, q->group, err)) ||
+	if (timefmt_now(&now, err) < 0 || !(g = pick_group(r->e->spec, q->group, err)) ||
 	    group_nodes(r, g->name, &hosts, &nodes, err) < 0 ||
 	    fill_record(r, q, g, nodes, now, out, err) < 0 ||
 	    (r->e->prov->simulated && r->e->prov->run_model &&
-	     r->e->prov->run_model(r->e->ctx, &out->model_seconds, &out->model_tokens_per_s,
-				   err) < 0)) {
+	     r->e->prov->run_model(r->e->ctx, &out->model_seconds, &out->model_tokens_per_s, err) <
+		 0)) {
 		runrec_release(out); /* nothing was recorded */
 		goto out;
 	}
@@ -616,7 +616,7 @@ int runop_reap(struct op_run *r, const char *endpoint, struct kiln_error *err)
 	int64_t now;
 	int ret = -1;
 
-	if (util_now(&now, err) < 0 || runop_list(r->store, r->e->workspace, now, &l, err) < 0)
+	if (timefmt_now(&now, err) < 0 || runop_list(r->store, r->e->workspace, now, &l, err) < 0)
 		goto out;
 	if (!runop_needs_reap(&l)) {
 		ret = 0;
@@ -735,7 +735,7 @@ int runop_cancel(struct op_run *r, const char *id, const char *endpoint, struct 
 	int ret = -1;
 
 	memset(out, 0, sizeof(*out));
-	if (util_now(&now, err) < 0 || runop_list(r->store, r->e->workspace, now, &l, err) < 0 ||
+	if (timefmt_now(&now, err) < 0 || runop_list(r->store, r->e->workspace, now, &l, err) < 0 ||
 	    !(rec = runrec_find(&l, id, err)))
 		goto out;
 	if (runrec_state_ended(rec->state)) {
@@ -743,7 +743,7 @@ int runop_cancel(struct op_run *r, const char *id, const char *endpoint, struct 
 
 		kiln_error_set(err, "run %s has already ended: %s%s%s", id,
 			       runrec_state_name(rec->state), rec->ended ? " at " : "",
-			       rec->ended ? time_format_rfc3339(rec->ended, buf) : "");
+			       rec->ended ? timefmt_time_format_rfc3339(rec->ended, buf) : "");
 		kiln_error_hint(err, "kiln runs lists the runs still going");
 		goto out;
 	}

@@ -37,7 +37,7 @@ struct runop_request {
 /*
  * Record the run (state submitted) on the workspace's runs ref, then start
  * it and record how that went: running (with its job id under Slurm), or
- * failed with why. r is an open run (op_load, op_open_state) of a
+ * failed with why. r is an open run (operation_load, operation_open_state) of a
  * workspace with nodes. *out is the record as last saved. -1 with err:
  * before anything was recorded (no node, a dirty tree, an unreadable
  * script), or after a start that failed (the record says so too).

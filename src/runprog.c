@@ -47,11 +47,12 @@ void runprog_compute(const struct runrec *r, int64_t now, double cluster_hourly,
 			p->cost_projected = p->hourly * ((double)p->elapsed_s + p->eta_s) / 3600.0;
 	}
 	if (p->has_deadline && p->eta_s >= 0 && (double)now + p->eta_s > (double)p->deadline_at) {
-		char *late = duration_format((int64_t)ceil((double)now + p->eta_s) - p->deadline_at);
+		char *late =
+		    timefmt_duration_format((int64_t)ceil((double)now + p->eta_s) - p->deadline_at);
 		char at[21];
 
 		sb_addf(&sb, "will miss its deadline (%s) by %s at this pace",
-			time_format_rfc3339(p->deadline_at, at), late);
+			timefmt_time_format_rfc3339(p->deadline_at, at), late);
 		free(late);
 	}
 	if (budget > 0 && p->hourly > budget)
@@ -84,7 +85,8 @@ json_t *runprog_json(const struct runrec *r, const struct runprog *p)
 	    (json_int_t)p->elapsed_s, "tokens", num(r->tokens, 1), "tokens_per_second",
 	    num(p->tokens_per_s, 100), "mfu", num(p->mfu, 1e4), "eta_seconds",
 	    p->eta_s >= 0 ? json_integer((json_int_t)ceil(p->eta_s)) : json_null(), "deadline",
-	    p->has_deadline ? json_string(time_format_rfc3339(p->deadline_at, at)) : json_null(),
+	    p->has_deadline ? json_string(timefmt_time_format_rfc3339(p->deadline_at, at))
+			    : json_null(),
 	    "hourly_usd", num(p->hourly, 1e4), "cost_so_far_usd", num(p->cost_so_far, 1e4),
 	    "projected_cost_usd", num(p->cost_projected, 1e4), "warning", p->warning);
 }

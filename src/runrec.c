@@ -52,7 +52,7 @@ void runrec_new_id(char id[16])
 {
 	char u[37];
 
-	uuid_v4(u);
+	util_uuid_v4(u);
 	snprintf(id, 16, RUNREC_ID_PREFIX "%.8s", u);
 }
 
@@ -126,7 +126,7 @@ static json_t *time_or_null(int64_t t)
 {
 	char buf[21];
 
-	return t ? json_string(time_format_rfc3339(t, buf)) : json_null();
+	return t ? json_string(timefmt_time_format_rfc3339(t, buf)) : json_null();
 }
 
 static json_t *lineage_json(const struct runrec_lineage *l)
@@ -283,7 +283,7 @@ static int64_t get_time(struct rd *d, const json_t *o, const char *key)
 	const json_t *v = field(d, o, key, JSON_STRING, true);
 	int64_t t = 0;
 
-	if (v && time_parse_rfc3339(json_string_value(v), &t) < 0) {
+	if (v && timefmt_time_parse_rfc3339(json_string_value(v), &t) < 0) {
 		kiln_error_set(d->err, "%s: '%s' is not an RFC 3339 time", d->what, key);
 		d->bad = 1;
 	}

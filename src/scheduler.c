@@ -125,7 +125,7 @@ static void add(json_t *part, const char *key, json_int_t n)
 			    json_integer(json_integer_value(json_object_get(part, key)) + n));
 }
 
-json_t *sched_parse_sinfo(const char *text, size_t len, struct kiln_error *err)
+json_t *scheduler_parse_sinfo(const char *text, size_t len, struct kiln_error *err)
 {
 	json_t *out = json_object();
 	size_t pos = 0, lineno = 0;
@@ -276,7 +276,7 @@ static void reap(pid_t pid, int64_t kill_at, struct sched_run *r, bool *killed)
 	}
 }
 
-int sched_run_bounded(char **av, int deadline_ms, struct sched_run *r, struct kiln_error *err)
+int scheduler_run_bounded(char **av, int deadline_ms, struct sched_run *r, struct kiln_error *err)
 {
 	int po[2] = {-1, -1}, pe[2] = {-1, -1}, fd[2];
 	int64_t deadline = now_ms() + deadline_ms;
@@ -359,8 +359,8 @@ fail:
 	return -1;
 }
 
-int sched_run_verdict(const struct sched_run *r, const char *node, const char *group,
-		      struct kiln_error *err)
+int scheduler_run_verdict(const struct sched_run *r, const char *node, const char *group,
+			  struct kiln_error *err)
 {
 	int code = WIFEXITED(r->status) ? WEXITSTATUS(r->status) : -1;
 	char *why;
@@ -416,8 +416,8 @@ int sched_run_verdict(const struct sched_run *r, const char *node, const char *g
 	return -1;
 }
 
-int sched_ask_controller(struct engine *e, const json_t *resources, const char *endpoint,
-			 json_t **counts, char **node, struct kiln_error *err)
+int scheduler_ask_controller(struct engine *e, const json_t *resources, const char *endpoint,
+			     json_t **counts, char **node, struct kiln_error *err)
 {
 	const char *group = e->spec->scheduler.controller.name;
 	json_t *hosts = NULL, *nodes = NULL;
@@ -463,10 +463,10 @@ int sched_ask_controller(struct engine *e, const json_t *resources, const char *
 		goto out;
 	av[2] = config;
 	av[5] = *node; /* name, in the copy the caller owns */
-	if (sched_run_bounded(av, SCHED_DEADLINE * 1000, &r, err) < 0 ||
-	    sched_run_verdict(&r, name, group, err) < 0)
+	if (scheduler_run_bounded(av, SCHED_DEADLINE * 1000, &r, err) < 0 ||
+	    scheduler_run_verdict(&r, name, group, err) < 0)
 		goto out;
-	if ((*counts = sched_parse_sinfo(r.out.buf ? r.out.buf : "", r.out.len, err)))
+	if ((*counts = scheduler_parse_sinfo(r.out.buf ? r.out.buf : "", r.out.len, err)))
 		rc = 0;
 out:
 	if (config) {

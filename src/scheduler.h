@@ -37,19 +37,19 @@
  * at: a line that is not "NAME COUNT STATE", a count out of range, too many
  * lines. New object; NULL with err naming the line.
  */
-json_t *sched_parse_sinfo(const char *text, size_t len, struct kiln_error *err);
+json_t *scheduler_parse_sinfo(const char *text, size_t len, struct kiln_error *err);
 
 /*
  * Ask the controller: run SCHED_SINFO_COMMAND on the first node of the
  * spec's scheduler.controller group through ssh, with the configuration
  * `kiln ssh-config` gives for resources' nodes (endpoint: as for
- * access_ssh_config). *counts as sched_parse_sinfo, *node the host name
+ * access_ssh_config). *counts as scheduler_parse_sinfo, *node the host name
  * asked (caller frees both). -1 with err saying why the controller could
  * not be asked (no node, no address, ssh's own last words, sinfo's exit
  * status, the deadline), which kiln status shows beside the health count.
  */
-int sched_ask_controller(struct engine *e, const json_t *resources, const char *endpoint,
-			 json_t **counts, char **node, struct kiln_error *err);
+int scheduler_ask_controller(struct engine *e, const json_t *resources, const char *endpoint,
+			     json_t **counts, char **node, struct kiln_error *err);
 
 /* One bounded run of a command (ssh): what it gave back. */
 struct sched_run {
@@ -70,14 +70,14 @@ struct sched_run {
  * it is always waited for. r's buffers are the caller's to release. -1
  * with err only when it cannot be started.
  */
-int sched_run_bounded(char **av, int deadline_ms, struct sched_run *r, struct kiln_error *err);
+int scheduler_run_bounded(char **av, int deadline_ms, struct sched_run *r, struct kiln_error *err);
 
 /*
  * Why r gave no counts, in err: the deadline, the size bound, a poll error,
  * a signal (named), ssh's own last words (exit 255), sinfo missing (127) or
  * its exit status. 0 when it exited 0. node and group name the controller.
  */
-int sched_run_verdict(const struct sched_run *r, const char *node, const char *group,
-		      struct kiln_error *err);
+int scheduler_run_verdict(const struct sched_run *r, const char *node, const char *group,
+			  struct kiln_error *err);
 
 #endif

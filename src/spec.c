@@ -30,28 +30,28 @@ static void load_vars(struct loader *ld, const struct ynode *vars)
 	struct spec *spec = ld->spec;
 	size_t i;
 
-	if (vars && ld_expect_map(ld, vars, "vars")) {
+	if (vars && spec_expect_map(ld, vars, "vars")) {
 		for (i = 0; i < vars->n; i++) {
 			const struct ynode *k = vars->keys[i], *v = vars->vals[i];
 			struct spec_var *var;
 
-			if (!ld_var_name_ok(k->value, k->len)) {
-				ld_err(ld, k,
-				       "variable name '%s' must be letters, digits and '_', "
-				       "not starting with a digit",
-				       k->value);
+			if (!spec_var_name_ok(k->value, k->len)) {
+				spec_err(ld, k,
+					 "variable name '%s' must be letters, digits and '_', "
+					 "not starting with a digit",
+					 k->value);
 				continue;
 			}
 			if (v->kind != YNODE_SCALAR) {
-				ld_err(ld, v, "vars.%s must be a single value, got %s", k->value,
-				       ynode_describe(v));
+				spec_err(ld, v, "vars.%s must be a single value, got %s", k->value,
+					 ydoc_describe(v));
 				continue;
 			}
 			var = ARRAY_PUSH(spec->vars, spec->nvars, spec->vars_cap);
 			memset(var, 0, sizeof(*var));
 			var->name = xstrdup(k->value);
 			/* `image:` with no value declares a variable that --var must set. */
-			var->value = ynode_is_null(v) ? NULL : xstrdup(v->value);
+			var->value = ydoc_is_null(v) ? NULL : xstrdup(v->value);
 			var->node = v;
 		}
 	}
@@ -59,7 +59,7 @@ static void load_vars(struct loader *ld, const struct ynode *vars)
 		return;
 	for (i = 0; i < ld->opts->nvars; i++) {
 		const struct spec_var_override *o = &ld->opts->vars[i];
-		struct spec_var *var = ld_var_find(spec, o->name, strlen(o->name));
+		struct spec_var *var = spec_var_find(spec, o->name, strlen(o->name));
 
 		if (!var) {
 			var = ARRAY_PUSH(spec->vars, spec->nvars, spec->vars_cap);
@@ -98,14 +98,14 @@ static const char *provider_to_try(const struct loader *ld)
 static void load_provider(struct loader *ld, const struct ynode *root)
 {
 	struct spec *spec = ld->spec;
-	const struct ynode *p = ynode_get(root, "provider"), *zone;
+	const struct ynode *p = ydoc_get(root, "provider"), *zone;
 	const struct spec_provider *prov;
 	size_t i, nnames = ld->opts ? ld->opts->nproviders : 0;
 	const char **names = xcalloc(nnames + 1, sizeof(*names));
 	int which = -1;
 
 	if (!p) {
-		struct diag *dg = ld_err(ld, root, "missing required key 'provider'");
+		struct diag *dg = spec_err(ld, root, "missing required key 'provider'");
 
 		if (provider_to_try(ld))
 			diag_hint(dg,
@@ -118,39 +118,40 @@ static void load_provider(struct loader *ld, const struct ynode *root)
 	for (i = 0; i < nnames; i++)
 		names[i] = ld->opts->providers[i].name;
 	spec->provider.node = p;
-	if (!ld_expect_map(ld, p, "provider")) {
+	if (!spec_expect_map(ld, p, "provider")) {
 		spec->broken |= SPEC_BROKEN_PROVIDER;
 		free(names);
 		return;
 	}
-	if (!ld_check_keys(ld, p, "in provider", spec_provider_keys, ARRAY_SIZE(spec_provider_keys)))
+	if (!spec_check_keys(ld, p, "in provider", spec_provider_keys,
+			     ARRAY_SIZE(spec_provider_keys)))
 		spec->broken |= SPEC_BROKEN_PROVIDER;
-	if (ld_get_enum(ld, p, "name", "provider.name", true, names, nnames, &which) == GOT_OK)
+	if (spec_get_enum(ld, p, "name", "provider.name", true, names, nnames, &which) == GOT_OK)
 		spec->provider.name = xstrdup(names[which]);
 	else
 		spec->broken |= SPEC_BROKEN_PROVIDER;
 	free(names);
-	if (ld_get_string(ld, p, "region", "provider.region", false, &spec->provider.region) ==
+	if (spec_get_string(ld, p, "region", "provider.region", false, &spec->provider.region) ==
 	    GOT_BAD)
 		spec->broken |= SPEC_BROKEN_PROVIDER;
-	if (ld_get_string(ld, p, "endpoint", "provider.endpoint", false,
-			  &spec->provider.endpoint) == GOT_OK &&
+	if (spec_get_string(ld, p, "endpoint", "provider.endpoint", false,
+			    &spec->provider.endpoint) == GOT_OK &&
 	    !str_starts_with(spec->provider.endpoint, "http://") &&
 	    !str_starts_with(spec->provider.endpoint, "https://")) {
-		ld_err(ld, ynode_get(p, "endpoint"),
-		       "provider.endpoint must be an http:// or https:// URL, "
-		       "got '%s'",
-		       spec->provider.endpoint);
+		spec_err(ld, ydoc_get(p, "endpoint"),
+			 "provider.endpoint must be an http:// or https:// URL, "
+			 "got '%s'",
+			 spec->provider.endpoint);
 		spec->broken |= SPEC_BROKEN_PROVIDER;
 	}
-	zone = ynode_get(p, "zone");
+	zone = ydoc_get(p, "zone");
 	prov = provider_named(ld, spec->provider.name);
 	if (prov && prov->defaults)
 		prov->defaults(spec, zone != NULL);
 	if (!zone)
 		return;
-	if (zone->kind == YNODE_SCALAR && !ynode_is_null(zone)) {
-		char *z = ld_scalar(ld, zone, "provider.zone");
+	if (zone->kind == YNODE_SCALAR && !ydoc_is_null(zone)) {
+		char *z = spec_scalar(ld, zone, "provider.zone");
 
 		if (z) {
 			spec->provider.zones = xcalloc(1, sizeof(*spec->provider.zones));
@@ -161,15 +162,15 @@ static void load_provider(struct loader *ld, const struct ynode *root)
 		return;
 	}
 	if (zone->kind != YNODE_SEQ || zone->n == 0) {
-		ld_err(ld, zone,
-		       "provider.zone must be a zone or a non-empty list of zones, got %s",
-		       zone->kind == YNODE_SEQ ? "an empty list" : ynode_describe(zone));
+		spec_err(ld, zone,
+			 "provider.zone must be a zone or a non-empty list of zones, got %s",
+			 zone->kind == YNODE_SEQ ? "an empty list" : ydoc_describe(zone));
 		spec->broken |= SPEC_BROKEN_PROVIDER;
 		return;
 	}
 	spec->provider.zones = xcalloc(zone->n, sizeof(*spec->provider.zones));
 	for (i = 0; i < zone->n; i++) {
-		char *z = ld_scalar(ld, zone->vals[i], "provider.zone");
+		char *z = spec_scalar(ld, zone->vals[i], "provider.zone");
 		size_t j;
 
 		if (!z) {
@@ -178,7 +179,7 @@ static void load_provider(struct loader *ld, const struct ynode *root)
 		}
 		for (j = 0; j < spec->provider.nzones; j++) {
 			if (strcmp(spec->provider.zones[j].name, z) == 0) {
-				ld_err(ld, zone->vals[i], "provider.zone lists '%s' twice", z);
+				spec_err(ld, zone->vals[i], "provider.zone lists '%s' twice", z);
 				break;
 			}
 		}
@@ -196,11 +197,12 @@ static void load_tags(struct loader *ld, const struct ynode *tags)
 	struct spec *spec = ld->spec;
 	size_t i, cap = 0;
 
-	if (!tags || !ld_expect_map(ld, tags, "tags"))
+	if (!tags || !spec_expect_map(ld, tags, "tags"))
 		return;
 	if (tags->n > SPEC_MAX_USER_TAGS)
-		ld_err(ld, tags, "tags has %zu entries; at most %d are allowed (kiln adds its own)",
-		       tags->n, SPEC_MAX_USER_TAGS);
+		spec_err(ld, tags,
+			 "tags has %zu entries; at most %d are allowed (kiln adds its own)",
+			 tags->n, SPEC_MAX_USER_TAGS);
 	for (i = 0; i < tags->n; i++) {
 		const struct ynode *k = tags->keys[i];
 		char *path = xasprintf("tags.%s", k->value);
@@ -208,18 +210,18 @@ static void load_tags(struct loader *ld, const struct ynode *tags)
 
 		/* The cloud's own rules (lengths, characters, its prefix) are the provider's. */
 		if (!strncasecmp(k->value, "kiln:", 5))
-			diag_hint(ld_err(ld, k,
-					 "tag key '%s' uses the reserved prefix kiln: (kiln sets "
-					 "those tags itself)",
-					 k->value),
+			diag_hint(spec_err(ld, k,
+					   "tag key '%s' uses the reserved prefix kiln: (kiln sets "
+					   "those tags itself)",
+					   k->value),
 				  "name the key without kiln:, like '%s'", k->value + 5);
-		if (ynode_is_null(tags->vals[i])) {
-			diag_hint(ld_err(ld, tags->vals[i], "%s has no value", path),
+		if (ydoc_is_null(tags->vals[i])) {
+			diag_hint(spec_err(ld, tags->vals[i], "%s has no value", path),
 				  "write an empty value as \"\"");
 			free(path);
 			continue;
 		}
-		v = ld_scalar(ld, tags->vals[i], path);
+		v = spec_scalar(ld, tags->vals[i], path);
 		if (v) {
 			struct spec_kv *kv = ARRAY_PUSH(spec->tags, spec->ntags, cap);
 
@@ -239,8 +241,8 @@ static void load_ingress(struct loader *ld, const struct ynode *list)
 	size_t i, cap = 0;
 
 	if (list->kind != YNODE_SEQ) {
-		ld_err(ld, list, "network.ingress must be a list of rules, got %s",
-		       ynode_describe(list));
+		spec_err(ld, list, "network.ingress must be a list of rules, got %s",
+			 ydoc_describe(list));
 		spec->broken |= SPEC_BROKEN_NETWORK;
 		return;
 	}
@@ -251,21 +253,21 @@ static void load_ingress(struct loader *ld, const struct ynode *list)
 		int proto = 0;
 		bool ok = true;
 
-		if (!ld_expect_map(ld, r, path)) {
+		if (!spec_expect_map(ld, r, path)) {
 			free(path);
 			spec->broken |= SPEC_BROKEN_NETWORK;
 			continue;
 		}
 		in.node = r;
-		ok &= ld_check_keys(ld, r, "in a network.ingress rule", spec_ingress_keys,
-				    ARRAY_SIZE(spec_ingress_keys));
-		port = ynode_get(r, "port");
+		ok &= spec_check_keys(ld, r, "in a network.ingress rule", spec_ingress_keys,
+				      ARRAY_SIZE(spec_ingress_keys));
+		port = ydoc_get(r, "port");
 		if (!port) {
-			ld_err(ld, r, "missing required key 'port' in %s", path);
+			spec_err(ld, r, "missing required key 'port' in %s", path);
 			ok = false;
 		} else {
 			char *ppath = xasprintf("%s.port", path);
-			char *s = ld_scalar(ld, port, ppath);
+			char *s = spec_scalar(ld, port, ppath);
 			long a = 0, b = 0;
 			char *end;
 
@@ -278,7 +280,7 @@ static void load_ingress(struct loader *ld, const struct ynode *list)
 					b = strtol(end + 1, &end, 10);
 				if (end == s || *end || !isdigit((unsigned char)s[0]) ||
 				    !isdigit((unsigned char)s[strlen(s) - 1])) {
-					struct diag *dg = ld_err(
+					struct diag *dg = spec_err(
 					    ld, port, "%s must be a port or a range, got '%s'",
 					    ppath, s);
 
@@ -286,8 +288,9 @@ static void load_ingress(struct loader *ld, const struct ynode *list)
 					    dg, "write a number like 22 or a range like 8000-8100");
 					ok = false;
 				} else if (a < 1 || b > 65535 || a > b) {
-					ld_err(ld, port, "%s: '%s' is outside 1-65535 or reversed",
-					       ppath, s);
+					spec_err(ld, port,
+						 "%s: '%s' is outside 1-65535 or reversed", ppath,
+						 s);
 					ok = false;
 				}
 			}
@@ -299,23 +302,22 @@ static void load_ingress(struct loader *ld, const struct ynode *list)
 		{
 			char *fpath = xasprintf("%s.from", path);
 
-			ok &= ld_get_cidr(ld, r, "from", fpath, true, 0, 32, &in.from) == GOT_OK;
+			ok &= spec_get_cidr(ld, r, "from", fpath, true, 0, 32, &in.from) == GOT_OK;
 			free(fpath);
 		}
 		{
 			char *ppath = xasprintf("%s.protocol", path);
 
-			ok &= ld_get_enum(ld, r, "protocol", ppath, false, spec_ingress_protocols,
-					  ARRAY_SIZE(spec_ingress_protocols), &proto) !=
-			      GOT_BAD;
+			ok &= spec_get_enum(ld, r, "protocol", ppath, false, spec_ingress_protocols,
+					    ARRAY_SIZE(spec_ingress_protocols), &proto) != GOT_BAD;
 			free(ppath);
 		}
 		in.protocol = xstrdup(spec_ingress_protocols[proto]);
 		{
 			char *dpath = xasprintf("%s.description", path);
 
-			ok &= ld_get_string(ld, r, "description", dpath, false, &in.description) !=
-			      GOT_BAD;
+			ok &= spec_get_string(ld, r, "description", dpath, false,
+					      &in.description) != GOT_BAD;
 			free(dpath);
 		}
 		(void)ok;
@@ -335,21 +337,22 @@ static void load_network(struct loader *ld, const struct ynode *net)
 	if (!net)
 		return;
 	spec->network.node = net;
-	if (!ld_expect_map(ld, net, "network")) {
+	if (!spec_expect_map(ld, net, "network")) {
 		spec->broken |= SPEC_BROKEN_NETWORK;
 		return;
 	}
-	if (!ld_check_keys(ld, net, "in network", spec_network_keys, ARRAY_SIZE(spec_network_keys)))
+	if (!spec_check_keys(ld, net, "in network", spec_network_keys,
+			     ARRAY_SIZE(spec_network_keys)))
 		spec->broken |= SPEC_BROKEN_NETWORK;
 	/* A VPC is between /16 and /28 on every cloud kiln targets. */
-	if (ld_get_cidr(ld, net, "cidr", "network.cidr", false, 16, 28, &spec->network.cidr) ==
+	if (spec_get_cidr(ld, net, "cidr", "network.cidr", false, 16, 28, &spec->network.cidr) ==
 	    GOT_BAD)
 		spec->broken |= SPEC_BROKEN_NETWORK;
-	if (ld_get_enum(ld, net, "fabric", "network.fabric", false, spec_fabric_names, 3,
-			&fabric) == GOT_BAD)
+	if (spec_get_enum(ld, net, "fabric", "network.fabric", false, spec_fabric_names, 3,
+			  &fabric) == GOT_BAD)
 		spec->broken |= SPEC_BROKEN_NETWORK;
 	spec->network.fabric = (enum spec_fabric)fabric;
-	ingress = ynode_get(net, "ingress");
+	ingress = ydoc_get(net, "ingress");
 	if (ingress)
 		load_ingress(ld, ingress);
 }
@@ -358,14 +361,14 @@ static void
 load_section_map(struct loader *ld, const struct ynode *root, const char *name, unsigned broken,
 		 void (*each)(struct loader *, const struct ynode *, const struct ynode *))
 {
-	const struct ynode *sec = ynode_get(root, name);
+	const struct ynode *sec = ydoc_get(root, name);
 	size_t i;
 
 	if (!sec)
 		return;
-	if (ynode_is_null(sec))
+	if (ydoc_is_null(sec))
 		return;
-	if (!ld_expect_map(ld, sec, name)) {
+	if (!spec_expect_map(ld, sec, name)) {
 		ld->spec->broken |= broken;
 		return;
 	}
@@ -376,9 +379,9 @@ load_section_map(struct loader *ld, const struct ynode *root, const char *name, 
 /* A top-level section; an empty one (`iam:` with everything commented out) is absent. */
 static const struct ynode *section(const struct ynode *root, const char *name)
 {
-	const struct ynode *n = ynode_get(root, name);
+	const struct ynode *n = ydoc_get(root, name);
 
-	return n && ynode_is_null(n) ? NULL : n;
+	return n && ydoc_is_null(n) ? NULL : n;
 }
 
 static void load_root(struct loader *ld, const struct ynode *root)
@@ -388,7 +391,7 @@ static void load_root(struct loader *ld, const struct ynode *root)
 	int format = 0;
 	size_t i;
 
-	if (!root || ynode_is_null(root)) {
+	if (!root || ydoc_is_null(root)) {
 		struct diag *dg =
 		    diags_add(ld->d, DIAG_ERROR, spec->file, 1, 1, "the spec is empty");
 
@@ -397,92 +400,94 @@ static void load_root(struct loader *ld, const struct ynode *root)
 		return;
 	}
 	if (root->kind != YNODE_MAP) {
-		struct diag *dg = ld_err(ld, root, "a spec must be a mapping of keys, got %s",
-					 ynode_describe(root));
+		struct diag *dg = spec_err(ld, root, "a spec must be a mapping of keys, got %s",
+					   ydoc_describe(root));
 
 		diag_hint(dg, "start from a template: kiln init --list shows them");
 		spec->broken = ~0u;
 		return;
 	}
-	ld_check_keys(ld, root, "at the top level", spec_top_keys, ARRAY_SIZE(spec_top_keys));
+	spec_check_keys(ld, root, "at the top level", spec_top_keys, ARRAY_SIZE(spec_top_keys));
 	load_vars(ld, section(root, "vars"));
 
-	switch (ld_get_int(ld, root, "kiln", "kiln", false, 1, 1000000, &format)) {
+	switch (spec_get_int(ld, root, "kiln", "kiln", false, 1, 1000000, &format)) {
 	case GOT_NONE:
-		diag_hint(ld_err(ld, root, "missing required key 'kiln' (the spec format)"),
+		diag_hint(spec_err(ld, root, "missing required key 'kiln' (the spec format)"),
 			  "add `kiln: 1` as the first line");
 		break;
 	case GOT_OK:
 		if (format != KILN_SPEC_FORMAT)
-			diag_hint(ld_err(ld, ynode_get(root, "kiln"),
-					 "spec format %d is newer than this kiln reads (format %d)",
-					 format, KILN_SPEC_FORMAT),
-				  "upgrade kiln to read this spec");
+			diag_hint(
+			    spec_err(ld, ydoc_get(root, "kiln"),
+				     "spec format %d is newer than this kiln reads (format %d)",
+				     format, KILN_SPEC_FORMAT),
+			    "upgrade kiln to read this spec");
 		break;
 	case GOT_BAD:
 		break;
 	}
 	spec->format = format;
 
-	if (ld_get_string(ld, root, "cluster", "cluster", true, &spec->cluster) == GOT_OK &&
+	if (spec_get_string(ld, root, "cluster", "cluster", true, &spec->cluster) == GOT_OK &&
 	    !spec_name_ok(spec->cluster))
-		ld_err(ld, ynode_get(root, "cluster"),
-		       "cluster name '%s' must be 1 to %d characters of a-z, 0-9 and '-', not "
-		       "starting or ending with '-'",
-		       spec->cluster, SPEC_MAX_NAME);
+		spec_err(ld, ydoc_get(root, "cluster"),
+			 "cluster name '%s' must be 1 to %d characters of a-z, 0-9 and '-', not "
+			 "starting or ending with '-'",
+			 spec->cluster, SPEC_MAX_NAME);
 	load_provider(ld, root);
-	if (ld_get_duration(ld, root, "ttl", "ttl", &spec->ttl) == GOT_OK) {
+	if (spec_get_duration(ld, root, "ttl", "ttl", &spec->ttl) == GOT_OK) {
 		if (spec->ttl == 0)
-			ld_err(ld, ynode_get(root, "ttl"), "ttl must be longer than 0s");
+			spec_err(ld, ydoc_get(root, "ttl"), "ttl must be longer than 0s");
 		else if (spec->ttl > 365LL * 86400)
-			diag_hint(ld_err(ld, ynode_get(root, "ttl"), "ttl must be at most 365d"),
+			diag_hint(spec_err(ld, ydoc_get(root, "ttl"), "ttl must be at most 365d"),
 				  "remove ttl for a cluster that lives until `kiln destroy`");
 	}
 	spec->ttl_grace = SPEC_TTL_GRACE_DEFAULT;
-	if (ld_get_duration(ld, root, "ttl_grace", "ttl_grace", &spec->ttl_grace) == GOT_OK &&
+	if (spec_get_duration(ld, root, "ttl_grace", "ttl_grace", &spec->ttl_grace) == GOT_OK &&
 	    (spec->ttl_grace < SPEC_TTL_GRACE_MIN || spec->ttl_grace > SPEC_TTL_GRACE_MAX)) {
-		char *d = duration_format(spec->ttl_grace);
+		char *d = timefmt_duration_format(spec->ttl_grace);
 
-		diag_hint(ld_err(ld, ynode_get(root, "ttl_grace"),
-				 "ttl_grace must be between 1m and 7d, not %s", d),
+		diag_hint(spec_err(ld, ydoc_get(root, "ttl_grace"),
+				   "ttl_grace must be between 1m and 7d, not %s", d),
 			  "it is how long past the expiry a node waits for `kiln reap` before it "
 			  "powers itself off (checked once a minute); 15m is the default");
 		free(d);
 		spec->ttl_grace = SPEC_TTL_GRACE_DEFAULT;
 	}
 	budget = section(root, "budget");
-	if (budget && ld_expect_map(ld, budget, "budget")) {
-		ld_check_keys(ld, budget, "in budget", spec_budget_keys, ARRAY_SIZE(spec_budget_keys));
-		if (ld_get_number(ld, budget, "max_hourly_usd", "budget.max_hourly_usd",
-				  &spec->max_hourly_usd) == GOT_OK &&
+	if (budget && spec_expect_map(ld, budget, "budget")) {
+		spec_check_keys(ld, budget, "in budget", spec_budget_keys,
+				ARRAY_SIZE(spec_budget_keys));
+		if (spec_get_number(ld, budget, "max_hourly_usd", "budget.max_hourly_usd",
+				    &spec->max_hourly_usd) == GOT_OK &&
 		    spec->max_hourly_usd <= 0)
-			ld_err(ld, ynode_get(budget, "max_hourly_usd"),
-			       "budget.max_hourly_usd must be more than 0");
-		if (ld_get_number(ld, budget, "max_upfront_usd", "budget.max_upfront_usd",
-				  &spec->max_upfront_usd) == GOT_OK &&
+			spec_err(ld, ydoc_get(budget, "max_hourly_usd"),
+				 "budget.max_hourly_usd must be more than 0");
+		if (spec_get_number(ld, budget, "max_upfront_usd", "budget.max_upfront_usd",
+				    &spec->max_upfront_usd) == GOT_OK &&
 		    spec->max_upfront_usd <= 0)
-			ld_err(ld, ynode_get(budget, "max_upfront_usd"),
-			       "budget.max_upfront_usd must be more than 0");
+			spec_err(ld, ydoc_get(budget, "max_upfront_usd"),
+				 "budget.max_upfront_usd must be more than 0");
 	}
-	ld_idle(ld, section(root, "idle"), "idle", &spec->idle);
+	spec_load_idle(ld, section(root, "idle"), "idle", &spec->idle);
 	load_tags(ld, section(root, "tags"));
 	load_network(ld, section(root, "network"));
 	/* Before compute: a group may leave its count and machine to the workload. */
-	ld_workload(ld, section(root, "workload"));
-	load_section_map(ld, root, "compute", SPEC_BROKEN_COMPUTE, ld_group);
-	load_section_map(ld, root, "storage", SPEC_BROKEN_STORAGE, ld_store);
-	ld_iam(ld, section(root, "iam"));
-	ld_waive(ld, section(root, "waive"));
-	ld_scheduler(ld, section(root, "scheduler"));
-	ld_access(ld, section(root, "access"));
-	ld_bootstrap(ld, section(root, "bootstrap"), "bootstrap", &spec->bootstrap,
-		     &spec->nbootstrap);
+	spec_load_workload(ld, section(root, "workload"));
+	load_section_map(ld, root, "compute", SPEC_BROKEN_COMPUTE, spec_load_group);
+	load_section_map(ld, root, "storage", SPEC_BROKEN_STORAGE, spec_load_store);
+	spec_load_iam(ld, section(root, "iam"));
+	spec_load_waive(ld, section(root, "waive"));
+	spec_load_scheduler(ld, section(root, "scheduler"));
+	spec_load_access(ld, section(root, "access"));
+	spec_load_bootstrap(ld, section(root, "bootstrap"), "bootstrap", &spec->bootstrap,
+			    &spec->nbootstrap);
 
 	for (i = 0; i < spec->nvars; i++) {
 		struct spec_var *v = &spec->vars[i];
 
 		if (!v->value)
-			diag_hint(ld_err(ld, v->node, "vars.%s has no value", v->name),
+			diag_hint(spec_err(ld, v->node, "vars.%s has no value", v->name),
 				  "give it a default here, or pass --var %s=VALUE", v->name);
 		if (v->from_cli && !v->node && !v->used)
 			diags_add(ld->d, DIAG_WARNING, spec->file, 0, 0,
@@ -494,7 +499,7 @@ static void load_root(struct loader *ld, const struct ynode *root)
 /* Whether it came as a buffer or a file: one message. */
 static int too_large(const char *file, struct diags *d)
 {
-	char *lim = size_format(SPEC_MAX_BYTES);
+	char *lim = util_size_format(SPEC_MAX_BYTES);
 
 	diags_add(d, DIAG_ERROR, file, 0, 0, "the spec is larger than %s, the most kiln reads",
 		  lim);
@@ -525,12 +530,12 @@ int spec_load_buffer(struct spec **out, const char *file, const char *buf, size_
 		diag_hint(dg, "convert it: iconv -f UTF-16 -t UTF-8");
 		return -1;
 	}
-	bad = utf8_invalid_offset(u, len);
+	bad = str_utf8_invalid_offset(u, len);
 	if (bad < len) {
 		int line, col;
 		struct diag *dg;
 
-		text_position(buf, bad, &line, &col);
+		str_text_position(buf, bad, &line, &col);
 		dg = diags_add(d, DIAG_ERROR, file, line, col,
 			       "the spec is not valid UTF-8 (byte 0x%02x)", u[bad]);
 		diag_hint(dg, "save the file as UTF-8");
@@ -539,8 +544,8 @@ int spec_load_buffer(struct spec **out, const char *file, const char *buf, size_
 	if (memchr(buf, '\0', len)) {
 		int line, col;
 
-		text_position(buf, (size_t)((const char *)memchr(buf, '\0', len) - buf), &line,
-			      &col);
+		str_text_position(buf, (size_t)((const char *)memchr(buf, '\0', len) - buf), &line,
+				  &col);
 		diags_add(d, DIAG_ERROR, file, line, col,
 			  "the spec contains a NUL byte; is it a text file?");
 		return -1;
@@ -571,7 +576,7 @@ int spec_read_file(const char *path, char **buf, size_t *len, struct diags *d)
 
 	*buf = NULL;
 	*len = 0;
-	ret = file_read_all(path, SPEC_MAX_BYTES, buf, len, &err);
+	ret = util_file_read_all(path, SPEC_MAX_BYTES, buf, len, &err);
 	if (ret == -2)
 		return too_large(name, d);
 	if (ret < 0) {
@@ -738,7 +743,7 @@ bool spec_local_on(const struct spec_store *s, const struct spec_group *g)
 
 const struct ynode *spec_value_node(const struct ynode *section, const char *key)
 {
-	const struct ynode *n = ynode_get(section, key);
+	const struct ynode *n = ydoc_get(section, key);
 
 	return n ? n : section;
 }

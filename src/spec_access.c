@@ -76,11 +76,11 @@ static int refuse_private(struct loader *ld, const struct ynode *n, const char *
 	char head[64];
 	size_t got;
 	struct kiln_error err = {0};
-	FILE *f = file_open_regular(file, &err);
+	FILE *f = util_file_open_regular(file, &err);
 	bool priv;
 
 	if (!f) {
-		diag_hint(ld_err(ld, n, "%s: cannot read '%s': %s", path, file, err.msg),
+		diag_hint(spec_err(ld, n, "%s: cannot read '%s': %s", path, file, err.msg),
 			  "give the path of a public key file (.pub), relative to the spec's "
 			  "directory");
 		return -1;
@@ -91,10 +91,10 @@ static int refuse_private(struct loader *ld, const struct ynode *n, const char *
 	OPENSSL_cleanse(head, sizeof(head));
 	if (!priv)
 		return 0;
-	diag_hint(ld_err(ld, n,
-			 "%s: '%s' is a private key; kiln takes public keys only and did "
-			 "not read it",
-			 path, file),
+	diag_hint(spec_err(ld, n,
+			   "%s: '%s' is a private key; kiln takes public keys only and did "
+			   "not read it",
+			   path, file),
 		  "name the public half instead (ssh-keygen -y -f %s > %s.pub makes it)", file,
 		  file);
 	return -1;
@@ -110,20 +110,20 @@ static void add_key(struct loader *ld, const struct ynode *n, const char *path, 
 	struct text_flaw flaw;
 
 	if (sshkey_parse(&k, line, &err) < 0) {
-		struct diag *dg = file ? ld_err(ld, n, "%s: %s: %s", path, file, err.msg)
-				       : ld_err(ld, n, "%s: %s", path, err.msg);
+		struct diag *dg = file ? spec_err(ld, n, "%s: %s: %s", path, file, err.msg)
+				       : spec_err(ld, n, "%s: %s", path, err.msg);
 
 		if (err.hint[0])
 			diag_hint(dg, "%s", err.hint);
 		return;
 	}
-	if (text_flaw_find(k.comment, false, &flaw)) {
+	if (str_text_flaw_find(k.comment, false, &flaw)) {
 		/* The line is written into the user data and authorized_keys as text. */
-		struct diag *dg =
-		    ld_err(ld, n,
-			   "%s: %s%sthe comment of the %s key holds %s at byte %zu; a "
-			   "comment must be UTF-8 text with no control character but tab",
-			   path, file ? file : "", file ? ": " : "", k.type, flaw.name, flaw.byte);
+		struct diag *dg = spec_err(
+		    ld, n,
+		    "%s: %s%sthe comment of the %s key holds %s at byte %zu; a "
+		    "comment must be UTF-8 text with no control character but tab",
+		    path, file ? file : "", file ? ": " : "", k.type, flaw.name, flaw.byte);
 
 		diag_hint(dg, "edit the comment, the text after the key's data");
 		sshkey_release(&k);
@@ -154,12 +154,12 @@ static void load_key_file(struct loader *ld, const struct ynode *n, const char *
 
 	if (refuse_private(ld, n, path, resolved) < 0)
 		goto out;
-	if ((rc = file_read_regular(resolved, KEY_FILE_MAX, &buf, &len, &err)) < 0) {
+	if ((rc = util_file_read_regular(resolved, KEY_FILE_MAX, &buf, &len, &err)) < 0) {
 		if (rc == -2)
-			ld_err(ld, n, "%s: '%s' is larger than %d KiB: not a public key file", path,
-			       file, KEY_FILE_MAX / 1024);
+			spec_err(ld, n, "%s: '%s' is larger than %d KiB: not a public key file",
+				 path, file, KEY_FILE_MAX / 1024);
 		else
-			ld_err(ld, n, "%s: cannot read '%s': %s", path, file, err.msg);
+			spec_err(ld, n, "%s: cannot read '%s': %s", path, file, err.msg);
 		goto out;
 	}
 	for (line = strtok_r(buf, "\n", &save); line; line = strtok_r(NULL, "\n", &save)) {
@@ -171,7 +171,7 @@ static void load_key_file(struct loader *ld, const struct ynode *n, const char *
 			add_key(ld, n, path, p, file, resolved, cap);
 	}
 	if (ld->spec->access.nkeys == before && ld->d->errors == 0)
-		diag_hint(ld_err(ld, n, "%s: '%s' holds no public key", path, file),
+		diag_hint(spec_err(ld, n, "%s: '%s' holds no public key", path, file),
 			  "a public key file holds lines like 'ssh-ed25519 AAAAC3Nza... you@host'");
 out:
 	free(buf);
@@ -183,8 +183,9 @@ static void load_keys(struct loader *ld, const struct ynode *keys)
 	size_t i, cap = 0;
 
 	if (keys->kind != YNODE_SEQ) {
-		diag_hint(ld_err(ld, keys, "access.ssh_keys must be a list of public keys, got %s",
-				 ynode_describe(keys)),
+		diag_hint(spec_err(ld, keys,
+				   "access.ssh_keys must be a list of public keys, got %s",
+				   ydoc_describe(keys)),
 			  "write ssh_keys: [\"ssh-ed25519 AAAA... you@host\"] or ssh_keys: "
 			  "[{file: ~/.ssh/id_ed25519.pub}]");
 		return;
@@ -195,12 +196,12 @@ static void load_keys(struct loader *ld, const struct ynode *keys)
 
 		if (k->kind == YNODE_MAP) {
 			sub = xasprintf("%s.file", path);
-			if (ld_check_keys(ld, k, "in a key", spec_key_file_keys,
-					  ARRAY_SIZE(spec_key_file_keys)) &&
-			    ld_get_string(ld, k, "file", sub, true, &text) == GOT_OK)
-				load_key_file(ld, ynode_get(k, "file"), sub, text, &cap);
+			if (spec_check_keys(ld, k, "in a key", spec_key_file_keys,
+					    ARRAY_SIZE(spec_key_file_keys)) &&
+			    spec_get_string(ld, k, "file", sub, true, &text) == GOT_OK)
+				load_key_file(ld, ydoc_get(k, "file"), sub, text, &cap);
 			free(sub);
-		} else if ((text = ld_scalar(ld, k, path))) {
+		} else if ((text = spec_scalar(ld, k, path))) {
 			add_key(ld, k, path, text, NULL, NULL, &cap);
 		}
 		free(text);
@@ -222,34 +223,35 @@ static bool user_ok(const char *s)
 	return true;
 }
 
-void ld_access(struct loader *ld, const struct ynode *access)
+void spec_load_access(struct loader *ld, const struct ynode *access)
 {
 	struct spec *spec = ld->spec;
 	const struct ynode *keys;
 	size_t i;
 
-	if (!access || !ld_expect_map(ld, access, "access"))
+	if (!access || !spec_expect_map(ld, access, "access"))
 		return;
 	spec->access.node = access;
-	ld_check_keys(ld, access, "in access", spec_access_keys, ARRAY_SIZE(spec_access_keys));
-	if ((keys = ynode_get(access, "ssh_keys")) && !ynode_is_null(keys))
+	spec_check_keys(ld, access, "in access", spec_access_keys, ARRAY_SIZE(spec_access_keys));
+	if ((keys = ydoc_get(access, "ssh_keys")) && !ydoc_is_null(keys))
 		load_keys(ld, keys);
-	if (ld_get_string(ld, access, "user", "access.user", false, &spec->access.user) == GOT_OK &&
+	if (spec_get_string(ld, access, "user", "access.user", false, &spec->access.user) ==
+		GOT_OK &&
 	    !user_ok(spec->access.user))
-		diag_hint(ld_err(ld, ynode_get(access, "user"),
-				 "access.user '%s' is not a login name", spec->access.user),
+		diag_hint(spec_err(ld, ydoc_get(access, "user"),
+				   "access.user '%s' is not a login name", spec->access.user),
 			  "1 to 32 characters of a-z, 0-9, '_' and '-', starting with a letter "
 			  "or '_'; or leave user out for the image's default user");
-	if (ld_get_string(ld, access, "key_pair", "access.key_pair", false,
-			  &spec->access.key_pair) == GOT_OK) {
+	if (spec_get_string(ld, access, "key_pair", "access.key_pair", false,
+			    &spec->access.key_pair) == GOT_OK) {
 		const char *p = spec->access.key_pair;
 
 		for (i = 0; p[i] && p[i] >= 0x20 && p[i] < 0x7f; i++)
 			;
 		if (!*p || p[i] || i > 255)
-			diag_hint(ld_err(ld, ynode_get(access, "key_pair"),
-					 "access.key_pair must be 1 to 255 printable ASCII "
-					 "characters"),
+			diag_hint(spec_err(ld, ydoc_get(access, "key_pair"),
+					   "access.key_pair must be 1 to 255 printable ASCII "
+					   "characters"),
 				  "name a key pair the account has in the spec's region");
 	}
 }

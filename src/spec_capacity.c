@@ -69,11 +69,11 @@ static bool block_start_parse(const char *s, int64_t *t)
 	if (strncmp(s, "after ", 6) != 0)
 		return false;
 	s += 6;
-	rc = time_parse_rfc3339(s, t);
+	rc = timefmt_time_parse_rfc3339(s, t);
 	/* 2026-12-03T00:00Z: minutes are precision enough for a start. */
 	if (rc < 0 && strlen(s) == 17 && s[10] == 'T' && s[16] == 'Z') {
 		full = xasprintf("%.16s:00Z", s);
-		rc = time_parse_rfc3339(full, t);
+		rc = timefmt_time_parse_rfc3339(full, t);
 		free(full);
 	}
 	return rc == 0;
@@ -89,22 +89,24 @@ static bool load_block(struct loader *ld, const struct ynode *bn, const char *pa
 	enum got got;
 
 	c->block = bn;
-	if (!ld_expect_map(ld, bn, path))
+	if (!spec_expect_map(ld, bn, path))
 		return false;
-	ok &= ld_check_keys(ld, bn, "in a capacity block", spec_block_keys, ARRAY_SIZE(spec_block_keys));
+	ok &= spec_check_keys(ld, bn, "in a capacity block", spec_block_keys,
+			      ARRAY_SIZE(spec_block_keys));
 	sub = xasprintf("%s.duration", path);
-	got = ld_get_duration(ld, bn, "duration", sub, &c->block_duration);
+	got = spec_get_duration(ld, bn, "duration", sub, &c->block_duration);
 	if (got == GOT_NONE) {
-		dg = ld_err(ld, bn, "%s needs duration", path);
+		dg = spec_err(ld, bn, "%s needs duration", path);
 		diag_hint(dg, "say how long you need the nodes, in whole days: like 24h or 7d");
 		ok = false;
 	} else if (got == GOT_OK && !spec_block_duration_ok(c->block_duration)) {
-		char *d = duration_format(c->block_duration);
+		char *d = timefmt_duration_format(c->block_duration);
 
-		dg = ld_err(ld, ynode_get(bn, "duration"),
-			    "%s: Capacity Blocks are sold for 1 to 14 days, then whole weeks up to "
-			    "182 days; got %s",
-			    sub, d);
+		dg = spec_err(
+		    ld, ydoc_get(bn, "duration"),
+		    "%s: Capacity Blocks are sold for 1 to 14 days, then whole weeks up to "
+		    "182 days; got %s",
+		    sub, d);
 		diag_hint(dg, "use whole days (24h, 2d ... 14d) or weeks (21d, 28d ... 182d)");
 		free(d);
 		ok = false;
@@ -112,10 +114,10 @@ static bool load_block(struct loader *ld, const struct ynode *bn, const char *pa
 	ok &= got != GOT_BAD;
 	free(sub);
 	sub = xasprintf("%s.start", path);
-	got = ld_get_string(ld, bn, "start", sub, false, &start);
+	got = spec_get_string(ld, bn, "start", sub, false, &start);
 	if (got == GOT_OK && !block_start_parse(start, &c->block_start_after)) {
-		dg = ld_err(ld, ynode_get(bn, "start"), "%s must be asap or after TIME, got '%s'",
-			    sub, start);
+		dg = spec_err(ld, ydoc_get(bn, "start"), "%s must be asap or after TIME, got '%s'",
+			      sub, start);
 		diag_hint(dg, "like start: after 2026-12-03T00:00Z (UTC), or start: asap");
 		ok = false;
 	}
@@ -123,25 +125,25 @@ static bool load_block(struct loader *ld, const struct ynode *bn, const char *pa
 	free(start);
 	free(sub);
 	sub = xasprintf("%s.max_upfront_usd", path);
-	got = ld_get_number(ld, bn, "max_upfront_usd", sub, &c->max_upfront_usd);
+	got = spec_get_number(ld, bn, "max_upfront_usd", sub, &c->max_upfront_usd);
 	if (got == GOT_NONE) {
-		dg = ld_err(ld, bn, "%s needs max_upfront_usd", path);
+		dg = spec_err(ld, bn, "%s needs max_upfront_usd", path);
 		diag_hint(dg, "a purchase cannot be undone: set the most you will pay up front, in "
 			      "US dollars");
 		ok = false;
 	} else if (got == GOT_OK && c->max_upfront_usd <= 0) {
-		ld_err(ld, ynode_get(bn, "max_upfront_usd"), "%s must be more than 0, got %g", sub,
-		       c->max_upfront_usd);
+		spec_err(ld, ydoc_get(bn, "max_upfront_usd"), "%s must be more than 0, got %g", sub,
+			 c->max_upfront_usd);
 		ok = false;
 	}
 	ok &= got != GOT_BAD;
 	free(sub);
 	if (grp->count < 1 || grp->count > SPEC_BLOCK_MAX_COUNT) {
-		const struct ynode *cn = ynode_get(grp->node, "count");
+		const struct ynode *cn = ydoc_get(grp->node, "count");
 
-		dg = ld_err(ld, cn ? cn : bn,
-			    "compute.%s.count: a Capacity Block holds 1 to %d instances, got %d",
-			    grp->name, SPEC_BLOCK_MAX_COUNT, grp->count);
+		dg = spec_err(ld, cn ? cn : bn,
+			      "compute.%s.count: a Capacity Block holds 1 to %d instances, got %d",
+			      grp->name, SPEC_BLOCK_MAX_COUNT, grp->count);
 		diag_hint(dg, "the block is bought for exactly count nodes: split a larger "
 			      "cluster into groups");
 		ok = false;
@@ -157,12 +159,13 @@ static bool load_spot(struct loader *ld, const struct ynode *sn, const char *pat
 	bool ok;
 	enum got got;
 
-	if (!ld_expect_map(ld, sn, path))
+	if (!spec_expect_map(ld, sn, path))
 		return false;
-	ok = ld_check_keys(ld, sn, "in capacity spot", spec_spot_keys, ARRAY_SIZE(spec_spot_keys));
+	ok =
+	    spec_check_keys(ld, sn, "in capacity spot", spec_spot_keys, ARRAY_SIZE(spec_spot_keys));
 	sub = xasprintf("%s.fallback", path);
-	got = ld_get_enum(ld, sn, "fallback", sub, false, spec_fallback_names,
-			  ARRAY_SIZE(spec_fallback_names), &fb);
+	got = spec_get_enum(ld, sn, "fallback", sub, false, spec_fallback_names,
+			    ARRAY_SIZE(spec_fallback_names), &fb);
 	c->spot_fallback = got == GOT_OK;
 	free(sub);
 	return ok && got != GOT_BAD;
@@ -181,8 +184,8 @@ static const struct ynode *capacity_key(struct loader *ld, const struct ynode *c
 			if (strcmp(cn->keys[i]->value, spec_capacity_keys[k]) != 0)
 				continue;
 			if (found) {
-				dg = ld_err(ld, cn->keys[i], "%s sets both %s and %s", path,
-					    spec_capacity_keys[*which], spec_capacity_keys[k]);
+				dg = spec_err(ld, cn->keys[i], "%s sets both %s and %s", path,
+					      spec_capacity_keys[*which], spec_capacity_keys[k]);
 				diag_hint(dg,
 					  "keep one: a group takes its capacity from one place");
 				return NULL;
@@ -191,17 +194,17 @@ static const struct ynode *capacity_key(struct loader *ld, const struct ynode *c
 			*which = (int)k;
 		}
 	if (!found && cn->n == 0) {
-		dg = ld_err(ld, cn, "%s is empty", path);
+		dg = spec_err(ld, cn, "%s is empty", path);
 		diag_hint(dg, "write one of reservation, reservation_group, block or spot");
 	}
 	return found;
 }
 
-bool ld_capacity(struct loader *ld, const struct ynode *g, const char *gpath,
-		 struct spec_group *grp)
+bool spec_load_capacity(struct loader *ld, const struct ynode *g, const char *gpath,
+			struct spec_group *grp)
 {
 	struct spec_capacity *c = &grp->capacity;
-	const struct ynode *cn = ynode_get(g, "capacity"), *key;
+	const struct ynode *cn = ydoc_get(g, "capacity"), *key;
 	char *path, *sub;
 	int which = 0, k = 0;
 	bool ok = true;
@@ -212,13 +215,13 @@ bool ld_capacity(struct loader *ld, const struct ynode *g, const char *gpath,
 		return true;
 	c->node = cn;
 	path = xasprintf("%s.capacity", gpath);
-	if (ynode_get(g, "market")) {
-		dg = ld_err(ld, ynode_key(g, "market"), "%s sets both market and capacity", gpath);
+	if (ydoc_get(g, "market")) {
+		dg = spec_err(ld, ydoc_key(g, "market"), "%s sets both market and capacity", gpath);
 		diag_hint(dg, "keep capacity: (capacity: spot is what market: spot says)");
 		ok = false;
 	}
 	if (cn->kind == YNODE_SCALAR) {
-		char *word = ld_scalar(ld, cn, path);
+		char *word = spec_scalar(ld, cn, path);
 
 		for (k = 0; word && k < (int)ARRAY_SIZE(spec_market_names); k++)
 			if (strcmp(word, spec_market_names[k]) == 0)
@@ -226,10 +229,10 @@ bool ld_capacity(struct loader *ld, const struct ynode *g, const char *gpath,
 		if (!word) {
 			ok = false;
 		} else if (k == (int)ARRAY_SIZE(spec_market_names)) {
-			dg = ld_err(ld, cn,
-				    "%s must be on-demand or spot, or a map of reservation, "
-				    "reservation_group, block or spot; got '%s'",
-				    path, word);
+			dg = spec_err(ld, cn,
+				      "%s must be on-demand or spot, or a map of reservation, "
+				      "reservation_group, block or spot; got '%s'",
+				      path, word);
 			diag_hint(dg, "like capacity: {reservation: cr-0123456789abcdef0} or "
 				      "capacity: {block: {duration: 24h, max_upfront_usd: 20000}}");
 			ok = false;
@@ -240,12 +243,12 @@ bool ld_capacity(struct loader *ld, const struct ynode *g, const char *gpath,
 		free(word);
 		goto out;
 	}
-	if (!ld_expect_map(ld, cn, path)) {
+	if (!spec_expect_map(ld, cn, path)) {
 		ok = false;
 		goto out;
 	}
-	ok &= ld_check_keys(ld, cn, "in a group's capacity", spec_capacity_keys,
-			    ARRAY_SIZE(spec_capacity_keys));
+	ok &= spec_check_keys(ld, cn, "in a group's capacity", spec_capacity_keys,
+			      ARRAY_SIZE(spec_capacity_keys));
 	key = capacity_key(ld, cn, path, &which);
 	if (!key) {
 		ok = false;
@@ -256,24 +259,24 @@ bool ld_capacity(struct loader *ld, const struct ynode *g, const char *gpath,
 	case 0:
 	case 1:
 		c->kind = which == 0 ? CAPACITY_RESERVATION : CAPACITY_RESERVATION_GROUP;
-		if (ld_get_string(ld, cn, key->value, sub, false, &c->reservation) != GOT_OK) {
+		if (spec_get_string(ld, cn, key->value, sub, false, &c->reservation) != GOT_OK) {
 			ok = false;
 		} else if (which == 0 && !reservation_id_ok(c->reservation)) {
-			dg = ld_err(ld, ynode_get(cn, key->value),
-				    "%s: '%s' is not a capacity reservation id", sub,
-				    c->reservation);
+			dg = spec_err(ld, ydoc_get(cn, key->value),
+				      "%s: '%s' is not a capacity reservation id", sub,
+				      c->reservation);
 			diag_hint(dg, "write cr- and 17 hex digits, like cr-0123456789abcdef0");
 			ok = false;
 		}
 		break;
 	case 2:
 		c->kind = CAPACITY_BLOCK;
-		ok &= load_block(ld, ynode_get(cn, "block"), sub, grp);
+		ok &= load_block(ld, ydoc_get(cn, "block"), sub, grp);
 		break;
 	default:
 		c->kind = CAPACITY_SPOT;
 		grp->market = MARKET_SPOT;
-		ok &= load_spot(ld, ynode_get(cn, "spot"), sub, c);
+		ok &= load_spot(ld, ydoc_get(cn, "spot"), sub, c);
 		break;
 	}
 	free(sub);

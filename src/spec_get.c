@@ -11,7 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-struct diag *ld_err(struct loader *ld, const struct ynode *n, const char *fmt, ...)
+struct diag *spec_err(struct loader *ld, const struct ynode *n, const char *fmt, ...)
 {
 	struct diag *dg;
 	va_list ap;
@@ -26,7 +26,7 @@ struct diag *ld_err(struct loader *ld, const struct ynode *n, const char *fmt, .
 	return dg;
 }
 
-char *ld_join_names(const char *const *names, size_t n)
+char *spec_join_names(const char *const *names, size_t n)
 {
 	struct strbuf sb = {0};
 	size_t i;
@@ -40,7 +40,7 @@ char *ld_join_names(const char *const *names, size_t n)
 }
 
 /* Hint for a word that should have been one of names: the closest, else the list. */
-void ld_hint_choices(struct diag *dg, const char *word, const char *const *names, size_t n)
+void spec_hint_choices(struct diag *dg, const char *word, const char *const *names, size_t n)
 {
 	const char *near = str_closest(word, names, n);
 	char *all;
@@ -49,7 +49,7 @@ void ld_hint_choices(struct diag *dg, const char *word, const char *const *names
 		diag_hint(dg, "did you mean '%s'?", near);
 		return;
 	}
-	all = ld_join_names(names, n);
+	all = spec_join_names(names, n);
 	diag_hint(dg, "expected %s", all);
 	free(all);
 }
@@ -65,8 +65,8 @@ static bool name_in(const char *word, const char *const *names, size_t n)
 }
 
 /* Unknown keys in a mapping are errors; returns false when there was one. */
-bool ld_check_keys(struct loader *ld, const struct ynode *map, const char *where,
-		   const char *const *known, size_t n)
+bool spec_check_keys(struct loader *ld, const struct ynode *map, const char *where,
+		     const char *const *known, size_t n)
 {
 	bool ok = true;
 	size_t i;
@@ -76,22 +76,22 @@ bool ld_check_keys(struct loader *ld, const struct ynode *map, const char *where
 
 		if (name_in(k->value, known, n))
 			continue;
-		ld_hint_choices(ld_err(ld, k, "unknown key '%s' %s", k->value, where), k->value,
-				known, n);
+		spec_hint_choices(spec_err(ld, k, "unknown key '%s' %s", k->value, where), k->value,
+				  known, n);
 		ok = false;
 	}
 	return ok;
 }
 
-bool ld_expect_map(struct loader *ld, const struct ynode *n, const char *path)
+bool spec_expect_map(struct loader *ld, const struct ynode *n, const char *path)
 {
 	if (n->kind == YNODE_MAP)
 		return true;
-	ld_err(ld, n, "%s must be a mapping, got %s", path, ynode_describe(n));
+	spec_err(ld, n, "%s must be a mapping, got %s", path, ydoc_describe(n));
 	return false;
 }
 
-bool ld_var_name_ok(const char *s, size_t len)
+bool spec_var_name_ok(const char *s, size_t len)
 {
 	size_t i;
 
@@ -103,7 +103,7 @@ bool ld_var_name_ok(const char *s, size_t len)
 	return true;
 }
 
-struct spec_var *ld_var_find(struct spec *spec, const char *name, size_t len)
+struct spec_var *spec_var_find(struct spec *spec, const char *name, size_t len)
 {
 	size_t i;
 
@@ -147,7 +147,7 @@ static void expr_position(const struct loader *ld, const struct ynode *n, int nt
 	*at = *n;
 	if (!s)
 		return;
-	i = text_offset(s, len, n->line, n->col);
+	i = str_text_offset(s, len, n->line, n->col);
 	line = n->line;
 	col = n->col;
 	limit = i + 65536;
@@ -164,7 +164,7 @@ static void expr_position(const struct loader *ld, const struct ynode *n, int nt
 	}
 }
 
-char *ld_scalar(struct loader *ld, const struct ynode *n, const char *path)
+char *spec_scalar(struct loader *ld, const struct ynode *n, const char *path)
 {
 	struct strbuf sb = {0};
 	const char *p, *end;
@@ -172,7 +172,7 @@ char *ld_scalar(struct loader *ld, const struct ynode *n, const char *path)
 	int nth = 0;
 
 	if (n->kind != YNODE_SCALAR) {
-		ld_err(ld, n, "%s must be a single value, got %s", path, ynode_describe(n));
+		spec_err(ld, n, "%s must be a single value, got %s", path, ydoc_describe(n));
 		return NULL;
 	}
 	p = n->value;
@@ -205,8 +205,8 @@ char *ld_scalar(struct loader *ld, const struct ynode *n, const char *path)
 			expr_position(ld, n, nth++, &at);
 			close = memchr(dollar, '}', (size_t)(end - dollar));
 			if (!close) {
-				dg = ld_err(ld, &at, "%s: unterminated '${' in '%s'", path,
-					    n->value);
+				dg = spec_err(ld, &at, "%s: unterminated '${' in '%s'", path,
+					      n->value);
 				diag_hint(dg, "write ${var.NAME}, or $${ for a literal ${");
 				bad = true;
 				break;
@@ -214,9 +214,9 @@ char *ld_scalar(struct loader *ld, const struct ynode *n, const char *path)
 			name = dollar + 2;
 			nlen = (size_t)(close - name);
 			if (nlen < 4 || memcmp(name, "var.", 4) != 0 ||
-			    !ld_var_name_ok(name + 4, nlen - 4)) {
-				dg = ld_err(ld, &at, "%s: unsupported expression '%.*s'", path,
-					    (int)(close - dollar + 1), dollar);
+			    !spec_var_name_ok(name + 4, nlen - 4)) {
+				dg = spec_err(ld, &at, "%s: unsupported expression '%.*s'", path,
+					      (int)(close - dollar + 1), dollar);
 				diag_hint(
 				    dg,
 				    "only ${var.NAME} is substituted; write $${ for a literal ${");
@@ -226,7 +226,7 @@ char *ld_scalar(struct loader *ld, const struct ynode *n, const char *path)
 			}
 			name += 4;
 			nlen -= 4;
-			v = ld_var_find(ld->spec, name, nlen);
+			v = spec_var_find(ld->spec, name, nlen);
 			if (!v) {
 				char *word = xstrndup(name, nlen);
 				const char **names = xcalloc(ld->spec->nvars + 1, sizeof(*names));
@@ -236,7 +236,7 @@ char *ld_scalar(struct loader *ld, const struct ynode *n, const char *path)
 				for (i = 0; i < ld->spec->nvars; i++)
 					names[i] = ld->spec->vars[i].name;
 				near = str_closest(word, names, ld->spec->nvars);
-				dg = ld_err(ld, &at, "%s: variable '%s' is not set", path, word);
+				dg = spec_err(ld, &at, "%s: variable '%s' is not set", path, word);
 				if (near)
 					diag_hint(dg, "did you mean '%s'?", near);
 				else
@@ -268,11 +268,11 @@ char *ld_scalar(struct loader *ld, const struct ynode *n, const char *path)
 static const struct ynode *lookup(struct loader *ld, const struct ynode *map, const char *key,
 				  const char *path, bool required, enum got *g)
 {
-	const struct ynode *n = ynode_get(map, key);
+	const struct ynode *n = ydoc_get(map, key);
 
 	*g = GOT_OK;
-	if (n && ynode_is_null(n)) {
-		struct diag *dg = ld_err(ld, n, "%s has no value", path);
+	if (n && ydoc_is_null(n)) {
+		struct diag *dg = spec_err(ld, n, "%s has no value", path);
 
 		diag_hint(dg, required ? "give it a value" : "give it a value, or remove the key");
 		*g = GOT_BAD;
@@ -286,10 +286,10 @@ static const struct ynode *lookup(struct loader *ld, const struct ynode *map, co
 			int plen = dot ? (int)(dot - path) : 0;
 
 			if (plen)
-				ld_err(ld, map, "missing required key '%s' in %.*s", key, plen,
-				       path);
+				spec_err(ld, map, "missing required key '%s' in %.*s", key, plen,
+					 path);
 			else
-				ld_err(ld, map, "missing required key '%s'", key);
+				spec_err(ld, map, "missing required key '%s'", key);
 		}
 	}
 	return n;
@@ -307,7 +307,7 @@ static const struct ynode *value_text(struct loader *ld, const struct ynode *map
 	*text = NULL;
 	if (!n)
 		return NULL;
-	*text = ld_scalar(ld, n, path);
+	*text = spec_scalar(ld, n, path);
 	if (!*text) {
 		*g = GOT_BAD;
 		return NULL;
@@ -315,8 +315,8 @@ static const struct ynode *value_text(struct loader *ld, const struct ynode *map
 	return n;
 }
 
-enum got ld_get_string(struct loader *ld, const struct ynode *map, const char *key,
-		       const char *path, bool required, char **out)
+enum got spec_get_string(struct loader *ld, const struct ynode *map, const char *key,
+			 const char *path, bool required, char **out)
 {
 	enum got g;
 	const struct ynode *n;
@@ -330,8 +330,8 @@ enum got ld_get_string(struct loader *ld, const struct ynode *map, const char *k
 	return GOT_OK;
 }
 
-enum got ld_get_int(struct loader *ld, const struct ynode *map, const char *key, const char *path,
-		    bool required, long min, long max, int *out)
+enum got spec_get_int(struct loader *ld, const struct ynode *map, const char *key, const char *path,
+		      bool required, long min, long max, int *out)
 {
 	enum got g;
 	const struct ynode *n;
@@ -344,21 +344,21 @@ enum got ld_get_int(struct loader *ld, const struct ynode *map, const char *key,
 	errno = 0;
 	v = strtol(s, &end, 10);
 	if (!*s || *end || errno || isspace((unsigned char)*s)) {
-		ld_err(ld, n, "%s must be a whole number, got '%s'", path, s);
+		spec_err(ld, n, "%s must be a whole number, got '%s'", path, s);
 		free(s);
 		return GOT_BAD;
 	}
 	free(s);
 	if (v < min || v > max) {
-		ld_err(ld, n, "%s must be between %ld and %ld, got %ld", path, min, max, v);
+		spec_err(ld, n, "%s must be between %ld and %ld, got %ld", path, min, max, v);
 		return GOT_BAD;
 	}
 	*out = (int)v;
 	return GOT_OK;
 }
 
-enum got ld_get_number(struct loader *ld, const struct ynode *map, const char *key,
-		       const char *path, double *out)
+enum got spec_get_number(struct loader *ld, const struct ynode *map, const char *key,
+			 const char *path, double *out)
 {
 	enum got g;
 	const struct ynode *n;
@@ -372,7 +372,7 @@ enum got ld_get_number(struct loader *ld, const struct ynode *map, const char *k
 	v = strtod(s, &end);
 	/* Decimal only: strtod would also take hex ("0x10"), "inf" and "nan". */
 	if (!*s || *end || errno || !isfinite(v) || strspn(s, "0123456789.+-eE") != strlen(s)) {
-		ld_err(ld, n, "%s must be a number, got '%s'", path, s);
+		spec_err(ld, n, "%s must be a number, got '%s'", path, s);
 		free(s);
 		return GOT_BAD;
 	}
@@ -381,8 +381,8 @@ enum got ld_get_number(struct loader *ld, const struct ynode *map, const char *k
 	return GOT_OK;
 }
 
-enum got ld_get_bool(struct loader *ld, const struct ynode *map, const char *key, const char *path,
-		     bool *out)
+enum got spec_get_bool(struct loader *ld, const struct ynode *map, const char *key,
+		       const char *path, bool *out)
 {
 	enum got g;
 	const struct ynode *n;
@@ -396,7 +396,7 @@ enum got ld_get_bool(struct loader *ld, const struct ynode *map, const char *key
 	} else if (strcmp(s, "false") == 0) {
 		*out = false;
 	} else {
-		struct diag *dg = ld_err(ld, n, "%s must be true or false, got '%s'", path, s);
+		struct diag *dg = spec_err(ld, n, "%s must be true or false, got '%s'", path, s);
 
 		if (!strcasecmp(s, "yes") || !strcasecmp(s, "on") || !strcasecmp(s, "no") ||
 		    !strcasecmp(s, "off") || !strcasecmp(s, "True") || !strcasecmp(s, "False"))
@@ -408,8 +408,9 @@ enum got ld_get_bool(struct loader *ld, const struct ynode *map, const char *key
 	return GOT_OK;
 }
 
-enum got ld_get_enum(struct loader *ld, const struct ynode *map, const char *key, const char *path,
-		     bool required, const char *const *names, size_t n, int *out)
+enum got spec_get_enum(struct loader *ld, const struct ynode *map, const char *key,
+		       const char *path, bool required, const char *const *names, size_t n,
+		       int *out)
 {
 	enum got g;
 	const struct ynode *node;
@@ -426,9 +427,9 @@ enum got ld_get_enum(struct loader *ld, const struct ynode *map, const char *key
 			return GOT_OK;
 		}
 	}
-	all = ld_join_names(names, n);
+	all = spec_join_names(names, n);
 	{
-		struct diag *dg = ld_err(ld, node, "%s must be %s, got '%s'", path, all, s);
+		struct diag *dg = spec_err(ld, node, "%s must be %s, got '%s'", path, all, s);
 		/* A spelling hint helps with words, not with numbers like 300. */
 		const char *near = isdigit((unsigned char)s[0]) ? NULL : str_closest(s, names, n);
 
@@ -440,8 +441,8 @@ enum got ld_get_enum(struct loader *ld, const struct ynode *map, const char *key
 	return GOT_BAD;
 }
 
-enum got ld_get_duration(struct loader *ld, const struct ynode *map, const char *key,
-			 const char *path, int64_t *out)
+enum got spec_get_duration(struct loader *ld, const struct ynode *map, const char *key,
+			   const char *path, int64_t *out)
 {
 	enum got g;
 	const struct ynode *n;
@@ -450,8 +451,8 @@ enum got ld_get_duration(struct loader *ld, const struct ynode *map, const char 
 	n = value_text(ld, map, key, path, false, &g, &s);
 	if (!n)
 		return g;
-	if (duration_parse(s, out) < 0) {
-		struct diag *dg = ld_err(ld, n, "%s: '%s' is not a duration", path, s);
+	if (timefmt_duration_parse(s, out) < 0) {
+		struct diag *dg = spec_err(ld, n, "%s: '%s' is not a duration", path, s);
 
 		diag_hint(dg, "write a number and a unit (s, m, h, d), like 45s, 90m, 72h or 30d");
 		free(s);
@@ -465,8 +466,8 @@ enum got ld_get_duration(struct loader *ld, const struct ynode *map, const char 
  * A CIDR with a bounded prefix; host bits set is an error that suggests the
  * network address the user probably meant.
  */
-enum got ld_get_cidr(struct loader *ld, const struct ynode *map, const char *key, const char *path,
-		     bool required, int min_prefix, int max_prefix, char **out)
+enum got spec_get_cidr(struct loader *ld, const struct ynode *map, const char *key,
+		       const char *path, bool required, int min_prefix, int max_prefix, char **out)
 {
 	enum got g;
 	const struct ynode *n;
@@ -479,7 +480,7 @@ enum got ld_get_cidr(struct loader *ld, const struct ynode *map, const char *key
 	if (!n)
 		return g;
 	if (cidr_parse(s, &addr, &prefix, &host) < 0) {
-		struct diag *dg = ld_err(ld, n, "%s: '%s' is not an IPv4 CIDR block", path, s);
+		struct diag *dg = spec_err(ld, n, "%s: '%s' is not an IPv4 CIDR block", path, s);
 
 		diag_hint(dg, "write ADDRESS/PREFIX, like 10.42.0.0/16");
 		free(s);
@@ -488,7 +489,7 @@ enum got ld_get_cidr(struct loader *ld, const struct ynode *map, const char *key
 	if (host) {
 		char *net = cidr_format(addr, prefix);
 		struct diag *dg =
-		    ld_err(ld, n, "%s: '%s' has bits set past its /%d prefix", path, s, prefix);
+		    spec_err(ld, n, "%s: '%s' has bits set past its /%d prefix", path, s, prefix);
 
 		diag_hint(dg, "did you mean %s?", net);
 		free(net);
@@ -496,8 +497,8 @@ enum got ld_get_cidr(struct loader *ld, const struct ynode *map, const char *key
 		return GOT_BAD;
 	}
 	if (prefix < min_prefix || prefix > max_prefix) {
-		ld_err(ld, n, "%s: the prefix of '%s' must be between /%d and /%d", path, s,
-		       min_prefix, max_prefix);
+		spec_err(ld, n, "%s: the prefix of '%s' must be between /%d and /%d", path, s,
+			 min_prefix, max_prefix);
 		free(s);
 		return GOT_BAD;
 	}
@@ -518,13 +519,13 @@ bool spec_name_ok(const char *s)
 	return true;
 }
 
-bool ld_check_name(struct loader *ld, const struct ynode *key, const char *what)
+bool spec_check_name(struct loader *ld, const struct ynode *key, const char *what)
 {
 	if (spec_name_ok(key->value))
 		return true;
-	ld_err(ld, key,
-	       "%s name '%s' must be 1 to %d characters of a-z, 0-9 and '-', not starting or "
-	       "ending with '-'",
-	       what, key->value, SPEC_MAX_NAME);
+	spec_err(ld, key,
+		 "%s name '%s' must be 1 to %d characters of a-z, 0-9 and '-', not starting or "
+		 "ending with '-'",
+		 what, key->value, SPEC_MAX_NAME);
 	return false;
 }

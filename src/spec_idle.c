@@ -27,7 +27,8 @@ static double percent(const char *s)
 	return *end ? -1 : v;
 }
 
-void ld_idle(struct loader *ld, const struct ynode *n, const char *path, struct spec_idle *out)
+void spec_load_idle(struct loader *ld, const struct ynode *n, const char *path,
+		    struct spec_idle *out)
 {
 	const struct ynode *v;
 	char *sub, *text, *w;
@@ -35,27 +36,27 @@ void ld_idle(struct loader *ld, const struct ynode *n, const char *path, struct 
 
 	out->gpu_below = 10;
 	out->for_seconds = 30 * 60;
-	if (!n || !ld_expect_map(ld, n, path))
+	if (!n || !spec_expect_map(ld, n, path))
 		return;
 	out->set = true;
 	w = xasprintf("in %s", path);
-	ld_check_keys(ld, n, w, spec_idle_keys, ARRAY_SIZE(spec_idle_keys));
+	spec_check_keys(ld, n, w, spec_idle_keys, ARRAY_SIZE(spec_idle_keys));
 	free(w);
 	sub = xasprintf("%s.gpu_below", path);
-	if ((v = ynode_get(n, "gpu_below")) && (text = ld_scalar(ld, v, sub))) {
+	if ((v = ydoc_get(n, "gpu_below")) && (text = spec_scalar(ld, v, sub))) {
 		double p = percent(text);
 
 		if (p < 0)
-			diag_hint(ld_err(ld, v, "%s must be a percentage, like 10%%, not '%s'", sub,
-					 text),
+			diag_hint(spec_err(ld, v, "%s must be a percentage, like 10%%, not '%s'",
+					   sub, text),
 				  "the GPU utilization under which the nodes count as idle");
 		else if (p > 100)
 			diag_hint(
-			    ld_err(ld, v, "%s must be at most 100%%, not %s", sub, text),
+			    spec_err(ld, v, "%s must be at most 100%%, not %s", sub, text),
 			    "it is a GPU utilization: write 10%% to reap GPUs busy less than a "
 			    "tenth of the time");
 		else if (p == 0)
-			diag_hint(ld_err(ld, v, "%s must be more than 0%%", sub),
+			diag_hint(spec_err(ld, v, "%s must be more than 0%%", sub),
 				  "no GPU is ever under 0%%: write 10%%, or remove idle");
 		else
 			out->gpu_below = p;
@@ -63,19 +64,20 @@ void ld_idle(struct loader *ld, const struct ynode *n, const char *path, struct 
 	}
 	free(sub);
 	sub = xasprintf("%s.for", path);
-	if (ld_get_duration(ld, n, "for", sub, &out->for_seconds) == GOT_OK &&
+	if (spec_get_duration(ld, n, "for", sub, &out->for_seconds) == GOT_OK &&
 	    out->for_seconds < SPEC_METRIC_PERIOD) {
-		char *d = duration_format(out->for_seconds);
+		char *d = timefmt_duration_format(out->for_seconds);
 
-		diag_hint(ld_err(ld, ynode_get(n, "for"),
-				 "%s %s is shorter than the metric period (1m): utilization is "
-				 "sampled once a minute",
-				 sub, d),
+		diag_hint(spec_err(ld, ydoc_get(n, "for"),
+				   "%s %s is shorter than the metric period (1m): utilization is "
+				   "sampled once a minute",
+				   sub, d),
 			  "write 1m or more; 30m is usual");
 		free(d);
 	}
 	free(sub);
 	sub = xasprintf("%s.action", path);
-	ld_get_enum(ld, n, "action", sub, false, spec_idle_actions, ARRAY_SIZE(spec_idle_actions), &action);
+	spec_get_enum(ld, n, "action", sub, false, spec_idle_actions, ARRAY_SIZE(spec_idle_actions),
+		      &action);
 	free(sub);
 }

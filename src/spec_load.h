@@ -60,7 +60,7 @@ extern const char *const spec_scheduler_types[1];
 
 /*
  * The keys each mapping of a spec takes, as the loader checks them
- * (ld_check_keys); spec_schema.c writes the JSON Schema from the same
+ * (spec_check_keys); spec_schema.c writes the JSON Schema from the same
  * tables, so a key added here is in the schema too. Sized, so that a
  * definition with another count does not compile.
  */
@@ -98,61 +98,64 @@ struct spec_store_key {
 };
 extern const struct spec_store_key spec_store_keys[11];
 
-struct diag *ld_err(struct loader *ld, const struct ynode *n, const char *fmt, ...)
+struct diag *spec_err(struct loader *ld, const struct ynode *n, const char *fmt, ...)
     KILN_PRINTF(3, 4);
-char *ld_join_names(const char *const *names, size_t n);
+char *spec_join_names(const char *const *names, size_t n);
 /* Hint for a word that should have been one of names: the closest, else the list. */
-void ld_hint_choices(struct diag *dg, const char *word, const char *const *names, size_t n);
+void spec_hint_choices(struct diag *dg, const char *word, const char *const *names, size_t n);
 /* Unknown keys in a mapping are errors; returns false when there was one. */
-bool ld_check_keys(struct loader *ld, const struct ynode *map, const char *where,
-		   const char *const *known, size_t n);
-bool ld_expect_map(struct loader *ld, const struct ynode *n, const char *path);
-bool ld_var_name_ok(const char *s, size_t len);
-struct spec_var *ld_var_find(struct spec *spec, const char *name, size_t len);
+bool spec_check_keys(struct loader *ld, const struct ynode *map, const char *where,
+		     const char *const *known, size_t n);
+bool spec_expect_map(struct loader *ld, const struct ynode *n, const char *path);
+bool spec_var_name_ok(const char *s, size_t len);
+struct spec_var *spec_var_find(struct spec *spec, const char *name, size_t len);
 /* The scalar's text with ${var.NAME} substituted, or NULL after reporting. */
-char *ld_scalar(struct loader *ld, const struct ynode *n, const char *path);
-enum got ld_get_string(struct loader *ld, const struct ynode *map, const char *key,
-		       const char *path, bool required, char **out);
-enum got ld_get_int(struct loader *ld, const struct ynode *map, const char *key, const char *path,
-		    bool required, long min, long max, int *out);
-enum got ld_get_number(struct loader *ld, const struct ynode *map, const char *key,
-		       const char *path, double *out);
-enum got ld_get_bool(struct loader *ld, const struct ynode *map, const char *key, const char *path,
-		     bool *out);
-enum got ld_get_enum(struct loader *ld, const struct ynode *map, const char *key, const char *path,
-		     bool required, const char *const *names, size_t n, int *out);
-enum got ld_get_duration(struct loader *ld, const struct ynode *map, const char *key,
-			 const char *path, int64_t *out);
-enum got ld_get_cidr(struct loader *ld, const struct ynode *map, const char *key, const char *path,
-		     bool required, int min_prefix, int max_prefix, char **out);
+char *spec_scalar(struct loader *ld, const struct ynode *n, const char *path);
+enum got spec_get_string(struct loader *ld, const struct ynode *map, const char *key,
+			 const char *path, bool required, char **out);
+enum got spec_get_int(struct loader *ld, const struct ynode *map, const char *key, const char *path,
+		      bool required, long min, long max, int *out);
+enum got spec_get_number(struct loader *ld, const struct ynode *map, const char *key,
+			 const char *path, double *out);
+enum got spec_get_bool(struct loader *ld, const struct ynode *map, const char *key,
+		       const char *path, bool *out);
+enum got spec_get_enum(struct loader *ld, const struct ynode *map, const char *key,
+		       const char *path, bool required, const char *const *names, size_t n,
+		       int *out);
+enum got spec_get_duration(struct loader *ld, const struct ynode *map, const char *key,
+			   const char *path, int64_t *out);
+enum got spec_get_cidr(struct loader *ld, const struct ynode *map, const char *key,
+		       const char *path, bool required, int min_prefix, int max_prefix, char **out);
 /* Group, store and role names: spec_name_ok(), reported at the key. */
-bool ld_check_name(struct loader *ld, const struct ynode *key, const char *what);
+bool spec_check_name(struct loader *ld, const struct ynode *key, const char *what);
 
 /* Section loaders, one per file. */
-void ld_group(struct loader *ld, const struct ynode *key, const struct ynode *g);
+void spec_load_group(struct loader *ld, const struct ynode *key, const struct ynode *g);
 /* spec_capacity.c: compute.GROUP.capacity, into grp->capacity. */
-bool ld_capacity(struct loader *ld, const struct ynode *g, const char *gpath,
-		 struct spec_group *grp);
-void ld_store(struct loader *ld, const struct ynode *key, const struct ynode *s);
-void ld_iam(struct loader *ld, const struct ynode *iam);
+bool spec_load_capacity(struct loader *ld, const struct ynode *g, const char *gpath,
+			struct spec_group *grp);
+void spec_load_store(struct loader *ld, const struct ynode *key, const struct ynode *s);
+void spec_load_iam(struct loader *ld, const struct ynode *iam);
 /* spec_storage.c: the statements of a role's allow: list. */
 void spec_allow_free(struct spec_allow *allow, size_t n);
-void ld_waive(struct loader *ld, const struct ynode *waive);
+void spec_load_waive(struct loader *ld, const struct ynode *waive);
 /* spec_scheduler.c: the scheduler: section, and a group's partition: and default:. */
-void ld_scheduler(struct loader *ld, const struct ynode *sched);
-bool ld_group_partition(struct loader *ld, const struct ynode *g, const char *path,
-			struct spec_group *grp);
+void spec_load_scheduler(struct loader *ld, const struct ynode *sched);
+bool spec_load_group_partition(struct loader *ld, const struct ynode *g, const char *path,
+			       struct spec_group *grp);
 /* spec_idle.c: an idle: mapping at path ("idle", "compute.NAME.idle") into *out. */
-void ld_idle(struct loader *ld, const struct ynode *n, const char *path, struct spec_idle *out);
-void ld_access(struct loader *ld, const struct ynode *access);
+void spec_load_idle(struct loader *ld, const struct ynode *n, const char *path,
+		    struct spec_idle *out);
+void spec_load_access(struct loader *ld, const struct ynode *access);
 void spec_access_free(struct spec *spec);
 /* spec_boot.c: a bootstrap: list at path ("bootstrap", "compute.G.bootstrap"). */
-void ld_bootstrap(struct loader *ld, const struct ynode *list, const char *path,
-		  struct spec_step **out, size_t *n);
+void spec_load_bootstrap(struct loader *ld, const struct ynode *list, const char *path,
+			 struct spec_step **out, size_t *n);
 /* spec_boot.c: a group's health: section (default gpu: quick). */
-void ld_health(struct loader *ld, const struct ynode *g, const char *gpath, struct spec_group *grp);
+void spec_load_health(struct loader *ld, const struct ynode *g, const char *gpath,
+		      struct spec_group *grp);
 /* spec_workload.c: the workload: section (kiln-spec(5) WORKLOAD). */
-void ld_workload(struct loader *ld, const struct ynode *n);
+void spec_load_workload(struct loader *ld, const struct ynode *n);
 /* Free what n steps hold (not the array). */
 void spec_steps_free(struct spec_step *steps, size_t n);
 

@@ -13,7 +13,7 @@
 
 const char *const spec_scheduler_keys[] = {"type", "controller", "kms_key"};
 
-void ld_scheduler(struct loader *ld, const struct ynode *sched)
+void spec_load_scheduler(struct loader *ld, const struct ynode *sched)
 {
 	struct spec *spec = ld->spec;
 	int type = 0;
@@ -21,37 +21,39 @@ void ld_scheduler(struct loader *ld, const struct ynode *sched)
 	if (!sched)
 		return;
 	spec->scheduler.node = sched;
-	if (!ld_expect_map(ld, sched, "scheduler"))
+	if (!spec_expect_map(ld, sched, "scheduler"))
 		return;
-	ld_check_keys(ld, sched, "in scheduler", spec_scheduler_keys, ARRAY_SIZE(spec_scheduler_keys));
-	if (ld_get_enum(ld, sched, "type", "scheduler.type", true, spec_scheduler_types,
-			ARRAY_SIZE(spec_scheduler_types), &type) == GOT_OK)
+	spec_check_keys(ld, sched, "in scheduler", spec_scheduler_keys,
+			ARRAY_SIZE(spec_scheduler_keys));
+	if (spec_get_enum(ld, sched, "type", "scheduler.type", true, spec_scheduler_types,
+			  ARRAY_SIZE(spec_scheduler_types), &type) == GOT_OK)
 		spec->scheduler.type = SCHEDULER_SLURM + type;
-	if (ld_get_string(ld, sched, "controller", "scheduler.controller", true,
-			  &spec->scheduler.controller.name) == GOT_OK)
-		spec->scheduler.controller.node = ynode_get(sched, "controller");
+	if (spec_get_string(ld, sched, "controller", "scheduler.controller", true,
+			    &spec->scheduler.controller.name) == GOT_OK)
+		spec->scheduler.controller.node = ydoc_get(sched, "controller");
 	/* Its form is the provider's to check (check_spec). */
-	if (ld_get_string(ld, sched, "kms_key", "scheduler.kms_key", false,
-			  &spec->scheduler.kms_key.name) == GOT_OK)
-		spec->scheduler.kms_key.node = ynode_get(sched, "kms_key");
+	if (spec_get_string(ld, sched, "kms_key", "scheduler.kms_key", false,
+			    &spec->scheduler.kms_key.name) == GOT_OK)
+		spec->scheduler.kms_key.node = ydoc_get(sched, "kms_key");
 }
 
-bool ld_group_partition(struct loader *ld, const struct ynode *g, const char *path,
-			struct spec_group *grp)
+bool spec_load_group_partition(struct loader *ld, const struct ynode *g, const char *path,
+			       struct spec_group *grp)
 {
 	char *sub = xasprintf("%s.partition", path);
 	bool ok = true;
-	enum got got = ld_get_string(ld, g, "partition", sub, false, &grp->partition);
+	enum got got = spec_get_string(ld, g, "partition", sub, false, &grp->partition);
 
 	if (got == GOT_OK) {
-		grp->partition_node = ynode_get(g, "partition");
+		grp->partition_node = ydoc_get(g, "partition");
 		/* Slurm takes more, but the name also goes into node features and file names. */
 		if (!spec_name_ok(grp->partition)) {
-			diag_hint(ld_err(ld, grp->partition_node,
-					 "%s '%s' must be 1 to %d characters of a-z, 0-9 and '-', "
-					 "not starting or ending with '-'",
-					 sub, grp->partition, SPEC_MAX_NAME),
-				  "leave partition: out to name the partition after the group");
+			diag_hint(
+			    spec_err(ld, grp->partition_node,
+				     "%s '%s' must be 1 to %d characters of a-z, 0-9 and '-', "
+				     "not starting or ending with '-'",
+				     sub, grp->partition, SPEC_MAX_NAME),
+			    "leave partition: out to name the partition after the group");
 			ok = false;
 		}
 	} else if (got == GOT_BAD) {
@@ -59,9 +61,9 @@ bool ld_group_partition(struct loader *ld, const struct ynode *g, const char *pa
 	}
 	free(sub);
 	sub = xasprintf("%s.default", path);
-	got = ld_get_bool(ld, g, "default", sub, &grp->partition_default);
+	got = spec_get_bool(ld, g, "default", sub, &grp->partition_default);
 	if (got == GOT_OK)
-		grp->default_node = ynode_get(g, "default");
+		grp->default_node = ydoc_get(g, "default");
 	ok &= got != GOT_BAD;
 	free(sub);
 	return ok;

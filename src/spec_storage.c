@@ -43,15 +43,16 @@ static bool mount_ok(struct loader *ld, const struct ynode *n, const char *path,
 	if (m[0] != '/' || strlen(m) < 2 || strlen(m) > 255 || str_ends_with(m, "/") ||
 	    strstr(m, "//") || strstr(m, "/../") || str_ends_with(m, "/..") || strstr(m, "/./") ||
 	    str_ends_with(m, "/.")) {
-		struct diag *dg = ld_err(ld, n, "%s: '%s' is not a clean absolute path", path, m);
+		struct diag *dg = spec_err(ld, n, "%s: '%s' is not a clean absolute path", path, m);
 
 		diag_hint(dg, "write a path like /fsx or /home, without '..' or a trailing '/'");
 		return false;
 	}
 	for (p = m; *p; p++) {
 		if (!(isalnum((unsigned char)*p) || strchr("/._-", *p))) {
-			ld_err(ld, n, "%s: '%s' contains '%c'; use letters, digits, '.', '_', '-'",
-			       path, m, *p);
+			spec_err(ld, n,
+				 "%s: '%s' contains '%c'; use letters, digits, '.', '_', '-'", path,
+				 m, *p);
 			return false;
 		}
 	}
@@ -59,8 +60,8 @@ static bool mount_ok(struct loader *ld, const struct ynode *n, const char *path,
 		size_t l = strlen(system[i]);
 
 		if (strncmp(m, system[i], l) == 0 && (m[l] == '\0' || m[l] == '/')) {
-			ld_err(ld, n, "%s: '%s' would hide the system directory %s", path, m,
-			       system[i]);
+			spec_err(ld, n, "%s: '%s' would hide the system directory %s", path, m,
+				 system[i]);
 			return false;
 		}
 	}
@@ -71,7 +72,7 @@ static bool mount_ok(struct loader *ld, const struct ynode *n, const char *path,
 static bool load_refs(struct loader *ld, const struct ynode *role, const char *key,
 		      const char *path, const char *what, struct spec_ref **out, size_t *n)
 {
-	const struct ynode *list = ynode_get(role, key);
+	const struct ynode *list = ydoc_get(role, key);
 	char *sub = xasprintf("%s.%s", path, key);
 	bool ok = true;
 	size_t i;
@@ -79,17 +80,17 @@ static bool load_refs(struct loader *ld, const struct ynode *role, const char *k
 	if (!list)
 		goto out;
 	if (list->kind != YNODE_SEQ) {
-		struct diag *dg = ld_err(ld, list, "%s must be a list of %s, got %s", sub, what,
-					 ynode_describe(list));
+		struct diag *dg = spec_err(ld, list, "%s must be a list of %s, got %s", sub, what,
+					   ydoc_describe(list));
 
-		if (list->kind == YNODE_SCALAR && !ynode_is_null(list))
+		if (list->kind == YNODE_SCALAR && !ydoc_is_null(list))
 			diag_hint(dg, "write %s: [%s]", key, list->value);
 		ok = false;
 		goto out;
 	}
 	*out = xcalloc(list->n, sizeof(**out));
 	for (i = 0; i < list->n; i++) {
-		char *name = ld_scalar(ld, list->vals[i], sub);
+		char *name = spec_scalar(ld, list->vals[i], sub);
 
 		if (!name) {
 			ok = false;
@@ -103,7 +104,7 @@ out:
 	return ok;
 }
 
-void ld_store(struct loader *ld, const struct ynode *key, const struct ynode *s)
+void spec_load_store(struct loader *ld, const struct ynode *key, const struct ynode *s)
 {
 	struct spec *spec = ld->spec;
 	struct spec_store *st;
@@ -113,14 +114,14 @@ void ld_store(struct loader *ld, const struct ynode *key, const struct ynode *s)
 	size_t i;
 	static const int tput_values[] = {125, 250, 500, 1000};
 
-	ok &= ld_check_name(ld, key, "store");
-	if (!ld_expect_map(ld, s, path)) {
+	ok &= spec_check_name(ld, key, "store");
+	if (!spec_expect_map(ld, s, path)) {
 		spec->broken |= SPEC_BROKEN_STORAGE;
 		free(path);
 		return;
 	}
 	sub = xasprintf("%s.tier", path);
-	if (ld_get_enum(ld, s, "tier", sub, true, spec_tier_names, 4, &tier) != GOT_OK) {
+	if (spec_get_enum(ld, s, "tier", sub, true, spec_tier_names, 4, &tier) != GOT_OK) {
 		free(sub);
 		free(path);
 		spec->broken |= SPEC_BROKEN_STORAGE;
@@ -149,8 +150,8 @@ void ld_store(struct loader *ld, const struct ynode *key, const struct ynode *s)
 		if (found == ARRAY_SIZE(spec_store_keys)) {
 			char *where = xasprintf("in store '%s'", key->value);
 
-			ld_hint_choices(ld_err(ld, k, "unknown key '%s' %s", k->value, where),
-					k->value, names, ARRAY_SIZE(spec_store_keys));
+			spec_hint_choices(spec_err(ld, k, "unknown key '%s' %s", k->value, where),
+					  k->value, names, ARRAY_SIZE(spec_store_keys));
 			free(where);
 			ok = false;
 		} else if (!(spec_store_keys[found].tiers & (1u << tier))) {
@@ -164,8 +165,8 @@ void ld_store(struct loader *ld, const struct ynode *key, const struct ynode *s)
 					sb_adds(&tiers, spec_tier_names[j]);
 				}
 			}
-			dg = ld_err(ld, k, "%s.%s does not apply to %s store", path, k->value,
-				    spec_tier_with_article((enum spec_tier)tier));
+			dg = spec_err(ld, k, "%s.%s does not apply to %s store", path, k->value,
+				      spec_tier_with_article((enum spec_tier)tier));
 			diag_hint(dg, "%s applies to %s stores", k->value, tiers.buf);
 			sb_release(&tiers);
 			ok = false;
@@ -174,37 +175,37 @@ void ld_store(struct loader *ld, const struct ynode *key, const struct ynode *s)
 	/* Scratch is scratch: lustre is deleted with the cluster unless the spec says retain. */
 	if (tier == TIER_LUSTRE)
 		deletion = DELETION_DELETE;
-	st->deletion_set = ynode_get(s, "deletion") != NULL;
+	st->deletion_set = ydoc_get(s, "deletion") != NULL;
 	sub = xasprintf("%s.deletion", path);
-	ok &= ld_get_enum(ld, s, "deletion", sub, false, spec_deletion_names, 2, &deletion) !=
+	ok &= spec_get_enum(ld, s, "deletion", sub, false, spec_deletion_names, 2, &deletion) !=
 	      GOT_BAD;
 	st->deletion = (enum spec_deletion)deletion;
 	free(sub);
 	sub = xasprintf("%s.versioning", path);
-	ok &= ld_get_bool(ld, s, "versioning", sub, &st->versioning) != GOT_BAD;
+	ok &= spec_get_bool(ld, s, "versioning", sub, &st->versioning) != GOT_BAD;
 	free(sub);
 	sub = xasprintf("%s.expire_noncurrent_after", path);
-	if (ld_get_duration(ld, s, "expire_noncurrent_after", sub, &st->expire_noncurrent_after) ==
-	    GOT_BAD) {
+	if (spec_get_duration(ld, s, "expire_noncurrent_after", sub,
+			      &st->expire_noncurrent_after) == GOT_BAD) {
 		ok = false;
-	} else if (ynode_get(s, "expire_noncurrent_after") &&
+	} else if (ydoc_get(s, "expire_noncurrent_after") &&
 		   (st->expire_noncurrent_after < 86400 || st->expire_noncurrent_after % 86400)) {
-		struct diag *dg = ld_err(ld, ynode_get(s, "expire_noncurrent_after"),
-					 "%s must be a whole number of days", sub);
+		struct diag *dg = spec_err(ld, ydoc_get(s, "expire_noncurrent_after"),
+					   "%s must be a whole number of days", sub);
 
 		diag_hint(dg, "object lifecycles count in days: write 1d, 30d, 90d");
 		ok = false;
 	}
 	free(sub);
 	sub = xasprintf("%s.capacity_gb", path);
-	if (ld_get_int(ld, s, "capacity_gb", sub, tier == TIER_LUSTRE, 1, 10000000,
-		       &st->capacity_gb) == GOT_BAD) {
+	if (spec_get_int(ld, s, "capacity_gb", sub, tier == TIER_LUSTRE, 1, 10000000,
+			 &st->capacity_gb) == GOT_BAD) {
 		ok = false;
 	} else if (tier == TIER_LUSTRE && st->capacity_gb != 1200 && st->capacity_gb % 2400) {
 		int lo = st->capacity_gb / 2400 * 2400, hi = lo + 2400;
 		struct diag *dg =
-		    ld_err(ld, ynode_get(s, "capacity_gb"),
-			   "%s must be 1200 or a multiple of 2400, got %d", sub, st->capacity_gb);
+		    spec_err(ld, ydoc_get(s, "capacity_gb"),
+			     "%s must be 1200 or a multiple of 2400, got %d", sub, st->capacity_gb);
 
 		if (lo < 1200)
 			lo = 1200;
@@ -213,33 +214,33 @@ void ld_store(struct loader *ld, const struct ynode *key, const struct ynode *s)
 	}
 	free(sub);
 	sub = xasprintf("%s.throughput_per_tib", path);
-	if (ld_get_enum(ld, s, "throughput_per_tib", sub, false, spec_lustre_throughputs,
-			 ARRAY_SIZE(spec_lustre_throughputs), &tput) == GOT_BAD)
+	if (spec_get_enum(ld, s, "throughput_per_tib", sub, false, spec_lustre_throughputs,
+			  ARRAY_SIZE(spec_lustre_throughputs), &tput) == GOT_BAD)
 		ok = false;
 	st->throughput_per_tib = tput_values[tput];
 	free(sub);
 	sub = xasprintf("%s.import", path);
-	if (ld_get_string(ld, s, "import", sub, false, &st->import.name) == GOT_OK)
-		st->import.node = ynode_get(s, "import");
-	else if (ynode_get(s, "import"))
+	if (spec_get_string(ld, s, "import", sub, false, &st->import.name) == GOT_OK)
+		st->import.node = ydoc_get(s, "import");
+	else if (ydoc_get(s, "import"))
 		ok = false;
 	free(sub);
 	sub = xasprintf("%s.mount", path);
-	if (ld_get_string(ld, s, "mount", sub, false, &st->mount) == GOT_OK)
-		ok &= mount_ok(ld, ynode_get(s, "mount"), sub, st->mount);
-	else if (ynode_get(s, "mount"))
+	if (spec_get_string(ld, s, "mount", sub, false, &st->mount) == GOT_OK)
+		ok &= mount_ok(ld, ydoc_get(s, "mount"), sub, st->mount);
+	else if (ydoc_get(s, "mount"))
 		ok = false;
 	else if (tier != TIER_OBJECT)
 		st->mount = xasprintf("/mnt/%s", key->value);
 	free(sub);
 	sub = xasprintf("%s.encrypted", path);
-	ok &= ld_get_bool(ld, s, "encrypted", sub, &st->encrypted) != GOT_BAD;
+	ok &= spec_get_bool(ld, s, "encrypted", sub, &st->encrypted) != GOT_BAD;
 	free(sub);
 	sub = xasprintf("%s.allow_unencrypted", path);
-	ok &= ld_get_bool(ld, s, "allow_unencrypted", sub, &st->allow_unencrypted) != GOT_BAD;
+	ok &= spec_get_bool(ld, s, "allow_unencrypted", sub, &st->allow_unencrypted) != GOT_BAD;
 	free(sub);
 	if (tier == TIER_LOCAL) {
-		st->groups_node = ynode_get(s, "groups");
+		st->groups_node = ydoc_get(s, "groups");
 		ok &= load_refs(ld, s, "groups", path, "group names", &st->groups, &st->ngroups);
 	}
 	(void)ok; /* the store is in the spec either way: references to it still resolve */
@@ -324,14 +325,14 @@ static const struct spec_grammar *grammar_of(const struct loader *ld)
 static bool load_strings(struct loader *ld, const struct ynode *st, const char *key,
 			 const char *path, const char *what, char ***out, size_t *n)
 {
-	const struct ynode *list = ynode_get(st, key);
+	const struct ynode *list = ydoc_get(st, key);
 	const struct spec_grammar *gr = grammar_of(ld);
 	char *sub = xasprintf("%s.%s", path, key);
 	bool ok = true;
 	size_t i;
 
 	if (!list) {
-		struct diag *dg = ld_err(ld, st, "missing required key '%s' in %s", key, path);
+		struct diag *dg = spec_err(ld, st, "missing required key '%s' in %s", key, path);
 
 		if (strcmp(key, "actions") == 0)
 			diag_hint(dg, "list the API actions it allows, like actions: [%s]",
@@ -345,16 +346,16 @@ static bool load_strings(struct loader *ld, const struct ynode *st, const char *
 		goto out;
 	}
 	if (list->kind != YNODE_SEQ) {
-		struct diag *dg = ld_err(ld, list, "%s must be a list of %s, got %s", sub, what,
-					 ynode_describe(list));
+		struct diag *dg = spec_err(ld, list, "%s must be a list of %s, got %s", sub, what,
+					   ydoc_describe(list));
 
-		if (list->kind == YNODE_SCALAR && !ynode_is_null(list))
+		if (list->kind == YNODE_SCALAR && !ydoc_is_null(list))
 			diag_hint(dg, "write %s: [%s]", key, list->value);
 		ok = false;
 		goto out;
 	}
 	if (list->n == 0) {
-		diag_hint(ld_err(ld, list, "%s is empty", sub),
+		diag_hint(spec_err(ld, list, "%s is empty", sub),
 			  strcmp(key, "actions") == 0
 			      ? "list at least one action, or remove the statement"
 			      : "list at least one ARN (or \"*\"), or remove the statement");
@@ -365,11 +366,11 @@ static bool load_strings(struct loader *ld, const struct ynode *st, const char *
 	for (i = 0; i < list->n; i++) {
 		const struct ynode *item = list->vals[i];
 		char *ipath = xasprintf("%s[%zu]", sub, i);
-		char *v = ld_scalar(ld, item, ipath);
+		char *v = spec_scalar(ld, item, ipath);
 		const char *fault = NULL;
 
 		if (v && strcmp(key, "actions") == 0 && !action_ok(v)) {
-			diag_hint(ld_err(ld, item, "%s: '%s' is not an IAM action", ipath, v),
+			diag_hint(spec_err(ld, item, "%s: '%s' is not an IAM action", ipath, v),
 				  "write SERVICE:Action (SERVICE of a-z, 0-9 and '-'; Action of "
 				  "letters, digits, '*' and '?'), like %s, or \"*\"",
 				  gr->example_action);
@@ -377,7 +378,7 @@ static bool load_strings(struct loader *ld, const struct ynode *st, const char *
 			v = NULL;
 		} else if (v && strcmp(key, "resources") == 0 && (fault = gr->resource_fault(v))) {
 			struct diag *dg =
-			    ld_err(ld, item, "%s: '%s' is not an ARN: %s", ipath, v, fault);
+			    spec_err(ld, item, "%s: '%s' is not an ARN: %s", ipath, v, fault);
 
 			diag_hint(dg, "write \"*\" or %s, like %s", gr->resource_form,
 				  gr->example_resource);
@@ -400,7 +401,7 @@ out:
 static bool load_allow(struct loader *ld, const struct ynode *role, const char *path,
 		       struct spec_role *out)
 {
-	const struct ynode *list = ynode_get(role, "allow");
+	const struct ynode *list = ydoc_get(role, "allow");
 	char *sub = xasprintf("%s.allow", path);
 	bool ok = true;
 	size_t i, j;
@@ -408,8 +409,8 @@ static bool load_allow(struct loader *ld, const struct ynode *role, const char *
 	if (!list)
 		goto out;
 	if (list->kind != YNODE_SEQ) {
-		diag_hint(ld_err(ld, list, "%s must be a list of statements, got %s", sub,
-				 ynode_describe(list)),
+		diag_hint(spec_err(ld, list, "%s must be a list of statements, got %s", sub,
+				   ydoc_describe(list)),
 			  "write allow: [{actions: [SERVICE:Action], resources: [ARN]}]");
 		ok = false;
 		goto out;
@@ -421,8 +422,8 @@ static bool load_allow(struct loader *ld, const struct ynode *role, const char *
 		struct spec_allow *a = &out->allow[out->nallow];
 
 		if (st->kind != YNODE_MAP) {
-			diag_hint(ld_err(ld, st, "%s must be a mapping, got %s", spath,
-					 ynode_describe(st)),
+			diag_hint(spec_err(ld, st, "%s must be a mapping, got %s", spath,
+					   ydoc_describe(st)),
 				  "write {actions: [SERVICE:Action], resources: [ARN]}");
 			ok = false;
 			free(spath);
@@ -431,25 +432,25 @@ static bool load_allow(struct loader *ld, const struct ynode *role, const char *
 		memset(a, 0, sizeof(*a));
 		a->node = st;
 		where = xasprintf("in an allow statement of role '%s'", out->name);
-		ok &= ld_check_keys(ld, st, where, spec_allow_keys, ARRAY_SIZE(spec_allow_keys));
+		ok &= spec_check_keys(ld, st, where, spec_allow_keys, ARRAY_SIZE(spec_allow_keys));
 		free(where);
 		ok &= load_strings(ld, st, "actions", spath, "actions", &a->actions, &a->nactions);
 		ok &=
 		    load_strings(ld, st, "resources", spath, "ARNs", &a->resources, &a->nresources);
 		ssub = xasprintf("%s.sid", spath);
-		if (ld_get_string(ld, st, "sid", ssub, false, &a->sid) == GOT_BAD) {
+		if (spec_get_string(ld, st, "sid", ssub, false, &a->sid) == GOT_BAD) {
 			ok = false;
 		} else if (a->sid && (!*a->sid || !all_of(a->sid, strlen(a->sid), "", false))) {
-			diag_hint(ld_err(ld, ynode_get(st, "sid"),
-					 "%s '%s' must be letters and digits only", ssub, a->sid),
+			diag_hint(spec_err(ld, ydoc_get(st, "sid"),
+					   "%s '%s' must be letters and digits only", ssub, a->sid),
 				  "IAM takes [A-Za-z0-9] in a statement id, like PullImages");
 			ok = false;
 		} else if (a->sid) {
 			for (j = 0; j < out->nallow; j++) {
 				if (out->allow[j].sid && strcmp(out->allow[j].sid, a->sid) == 0) {
-					diag_hint(ld_err(ld, ynode_get(st, "sid"),
-							 "%s '%s' is also the sid of allow[%zu]",
-							 ssub, a->sid, j),
+					diag_hint(spec_err(ld, ydoc_get(st, "sid"),
+							   "%s '%s' is also the sid of allow[%zu]",
+							   ssub, a->sid, j),
 						  "give each statement its own sid");
 					ok = false;
 					break;
@@ -465,7 +466,7 @@ out:
 	return ok;
 }
 
-void ld_iam(struct loader *ld, const struct ynode *iam)
+void spec_load_iam(struct loader *ld, const struct ynode *iam)
 {
 	struct spec *spec = ld->spec;
 	const struct ynode *roles;
@@ -473,16 +474,16 @@ void ld_iam(struct loader *ld, const struct ynode *iam)
 
 	if (!iam)
 		return;
-	if (!ld_expect_map(ld, iam, "iam") ||
-	    !ld_check_keys(ld, iam, "in iam", spec_iam_keys, ARRAY_SIZE(spec_iam_keys))) {
+	if (!spec_expect_map(ld, iam, "iam") ||
+	    !spec_check_keys(ld, iam, "in iam", spec_iam_keys, ARRAY_SIZE(spec_iam_keys))) {
 		spec->broken |= SPEC_BROKEN_IAM;
 		if (iam->kind != YNODE_MAP)
 			return;
 	}
-	roles = ynode_get(iam, "roles");
+	roles = ydoc_get(iam, "roles");
 	if (!roles)
 		return;
-	if (!ld_expect_map(ld, roles, "iam.roles")) {
+	if (!spec_expect_map(ld, roles, "iam.roles")) {
 		spec->broken |= SPEC_BROKEN_IAM;
 		return;
 	}
@@ -490,11 +491,11 @@ void ld_iam(struct loader *ld, const struct ynode *iam)
 		const struct ynode *k = roles->keys[i], *r = roles->vals[i];
 		char *path = xasprintf("iam.roles.%s", k->value), *where;
 		struct spec_role *role;
-		bool ok = ld_check_name(ld, k, "role");
+		bool ok = spec_check_name(ld, k, "role");
 
-		if (r->kind == YNODE_SCALAR && ynode_is_null(r)) {
+		if (r->kind == YNODE_SCALAR && ydoc_is_null(r)) {
 			/* `login:` with nothing: a role that may touch no store. */
-		} else if (!ld_expect_map(ld, r, path)) {
+		} else if (!spec_expect_map(ld, r, path)) {
 			spec->broken |= SPEC_BROKEN_IAM;
 			free(path);
 			continue;
@@ -506,7 +507,8 @@ void ld_iam(struct loader *ld, const struct ynode *iam)
 		role->node = r;
 		if (r->kind == YNODE_MAP) {
 			where = xasprintf("in role '%s'", k->value);
-			ok &= ld_check_keys(ld, r, where, spec_role_keys, ARRAY_SIZE(spec_role_keys));
+			ok &= spec_check_keys(ld, r, where, spec_role_keys,
+					      ARRAY_SIZE(spec_role_keys));
 			free(where);
 			ok &= load_refs(ld, r, "read", path, "store names", &role->read,
 					&role->nread);

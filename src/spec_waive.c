@@ -55,38 +55,38 @@ static void load_waiver(struct loader *ld, const struct ynode *r, size_t i, size
 	char *path = xasprintf("waive[%zu]", i), *sub;
 	bool ok = true;
 
-	if (!ld_expect_map(ld, r, path)) {
+	if (!spec_expect_map(ld, r, path)) {
 		free(path);
 		return;
 	}
 	w.node = r;
-	ok &= ld_check_keys(ld, r, "in a waiver", spec_waiver_keys, ARRAY_SIZE(spec_waiver_keys));
+	ok &= spec_check_keys(ld, r, "in a waiver", spec_waiver_keys, ARRAY_SIZE(spec_waiver_keys));
 	sub = xasprintf("%s.rule", path);
-	if (ld_get_string(ld, r, "rule", sub, true, &w.rule) == GOT_OK && blank(w.rule)) {
-		ld_err(ld, ynode_get(r, "rule"), "%s is empty", sub);
+	if (spec_get_string(ld, r, "rule", sub, true, &w.rule) == GOT_OK && blank(w.rule)) {
+		spec_err(ld, ydoc_get(r, "rule"), "%s is empty", sub);
 		ok = false;
 	}
 	ok &= w.rule != NULL;
 	free(sub);
 	sub = xasprintf("%s.reason", path);
-	ok &= ld_get_string(ld, r, "reason", sub, false, &w.reason) != GOT_BAD;
+	ok &= spec_get_string(ld, r, "reason", sub, false, &w.reason) != GOT_BAD;
 	if (w.reason && blank(w.reason)) {
 		free(w.reason);
 		w.reason = NULL;
 	}
 	free(sub);
 	sub = xasprintf("%s.until", path);
-	if (ld_get_string(ld, r, "until", sub, false, &w.until) == GOT_BAD) {
+	if (spec_get_string(ld, r, "until", sub, false, &w.until) == GOT_BAD) {
 		ok = false;
 	} else if (w.until && !date_ok(w.until)) {
-		diag_hint(ld_err(ld, ynode_get(r, "until"),
-				 "%s must be a date written YYYY-MM-DD, got '%s'", sub, w.until),
+		diag_hint(spec_err(ld, ydoc_get(r, "until"),
+				   "%s must be a date written YYYY-MM-DD, got '%s'", sub, w.until),
 			  "for example until: 2027-01-31 (the waiver holds through that day, UTC)");
 		ok = false;
 	}
 	free(sub);
 	sub = xasprintf("%s.address", path);
-	ok &= ld_get_string(ld, r, "address", sub, false, &w.address) != GOT_BAD;
+	ok &= spec_get_string(ld, r, "address", sub, false, &w.address) != GOT_BAD;
 	free(sub);
 	free(path);
 	if (!ok) {
@@ -99,7 +99,7 @@ static void load_waiver(struct loader *ld, const struct ynode *r, size_t i, size
 	*ARRAY_PUSH(spec->waivers, spec->nwaivers, *cap) = w;
 }
 
-void ld_waive(struct loader *ld, const struct ynode *waive)
+void spec_load_waive(struct loader *ld, const struct ynode *waive)
 {
 	size_t i, cap = 0;
 
@@ -108,8 +108,8 @@ void ld_waive(struct loader *ld, const struct ynode *waive)
 	ld->spec->waive_node = waive;
 	if (waive->kind != YNODE_SEQ) {
 		diag_hint(
-		    ld_err(ld, waive, "waive must be a list of waivers, got %s",
-			   ynode_describe(waive)),
+		    spec_err(ld, waive, "waive must be a list of waivers, got %s",
+			     ydoc_describe(waive)),
 		    "write waive: [{rule: KILN-NET-002, reason: \"...\", until: 2027-01-31}]");
 		return;
 	}

@@ -32,21 +32,21 @@ const char *const spec_workload_methods[] = {"full", "lora"};
 static bool load_count(struct loader *ld, const struct ynode *map, const char *key, bool required,
 		       double *out)
 {
-	const struct ynode *v = ynode_get(map, key);
+	const struct ynode *v = ydoc_get(map, key);
 	char *path = xasprintf("workload.%s", key), *text;
 	struct kiln_error err = {{0}, {0}};
 	bool ok = true;
 
 	if (!v && required) {
-		diag_hint(ld_err(ld, map, "missing required key '%s' in workload", key),
+		diag_hint(spec_err(ld, map, "missing required key '%s' in workload", key),
 			  "add %s: with its unit, like %s", key,
 			  strcmp(key, "tokens") == 0 ? "2T" : "70B");
 		ok = false;
-	} else if (v && !(text = ld_scalar(ld, v, path))) {
+	} else if (v && !(text = spec_scalar(ld, v, path))) {
 		ok = false;
 	} else if (v) {
 		if (workload_parse_count(path, text, out, &err) != 0) {
-			ld_err(ld, v, "%s", err.msg);
+			spec_err(ld, v, "%s", err.msg);
 			ok = false;
 		}
 		free(text);
@@ -60,10 +60,10 @@ static bool load_span(struct loader *ld, const struct ynode *map, const char *pa
 		      int64_t *out)
 {
 	char *sub = xasprintf("%s.%s", path, key);
-	enum got g = ld_get_duration(ld, map, key, sub, out);
+	enum got g = spec_get_duration(ld, map, key, sub, out);
 
 	if (g == GOT_OK && *out <= 0) {
-		diag_hint(ld_err(ld, ynode_get(map, key), "%s must be longer than 0s", sub),
+		diag_hint(spec_err(ld, ydoc_get(map, key), "%s must be longer than 0s", sub),
 			  "write a duration like 30d, 2h or 5m, or remove %s", key);
 		g = GOT_BAD;
 	}
@@ -97,18 +97,18 @@ static void load_dataset(struct loader *ld, const struct ynode *n, struct worklo
 	char *text;
 	double bytes;
 
-	if (!n || !ld_expect_map(ld, n, "workload.dataset"))
+	if (!n || !spec_expect_map(ld, n, "workload.dataset"))
 		return;
-	ld_check_keys(ld, n, "in workload.dataset", spec_dataset_keys,
-		      ARRAY_SIZE(spec_dataset_keys));
-	if (!(v = ynode_get(n, "size")) || !(text = ld_scalar(ld, v, "workload.dataset.size")))
+	spec_check_keys(ld, n, "in workload.dataset", spec_dataset_keys,
+			ARRAY_SIZE(spec_dataset_keys));
+	if (!(v = ydoc_get(n, "size")) || !(text = spec_scalar(ld, v, "workload.dataset.size")))
 		return;
 	bytes = bytes_of(text);
 	if (bytes < 0)
-		diag_hint(ld_err(ld, v, "workload.dataset.size: '%s' is not a size", text),
+		diag_hint(spec_err(ld, v, "workload.dataset.size: '%s' is not a size", text),
 			  "write a number and a unit (GiB, TiB or PiB), like 20TiB");
 	else if (bytes == 0)
-		diag_hint(ld_err(ld, v, "workload.dataset.size must be more than 0"),
+		diag_hint(spec_err(ld, v, "workload.dataset.size must be more than 0"),
 			  "give the dataset's size, like 20TiB, or remove dataset: (kiln then "
 			  "counts 4 bytes a token)");
 	else
@@ -120,22 +120,22 @@ static void load_checkpoint(struct loader *ld, const struct ynode *n, struct spe
 {
 	const char *path = "workload.checkpoint";
 
-	if (!n || !ld_expect_map(ld, n, path))
+	if (!n || !spec_expect_map(ld, n, path))
 		return;
-	ld_check_keys(ld, n, "in workload.checkpoint", spec_checkpoint_keys,
-		      ARRAY_SIZE(spec_checkpoint_keys));
+	spec_check_keys(ld, n, "in workload.checkpoint", spec_checkpoint_keys,
+			ARRAY_SIZE(spec_checkpoint_keys));
 	if (!load_span(ld, n, path, "every", &sw->checkpoint_every) ||
 	    !load_span(ld, n, path, "write_within", &sw->w.write_within_s))
 		return;
 	if (sw->checkpoint_every > 0 && sw->w.write_within_s > sw->checkpoint_every) {
-		char *within = duration_format(sw->w.write_within_s);
-		char *every = duration_format(sw->checkpoint_every);
+		char *within = timefmt_duration_format(sw->w.write_within_s);
+		char *every = timefmt_duration_format(sw->checkpoint_every);
 
-		diag_hint(ld_err(ld, ynode_get(n, "write_within"),
-				 "workload.checkpoint.write_within %s is longer than "
-				 "checkpoint.every %s: the next checkpoint would start before "
-				 "this one is written",
-				 within, every),
+		diag_hint(spec_err(ld, ydoc_get(n, "write_within"),
+				   "workload.checkpoint.write_within %s is longer than "
+				   "checkpoint.every %s: the next checkpoint would start before "
+				   "this one is written",
+				   within, every),
 			  "give write_within at most %s, like 5m", every);
 		free(within);
 		free(every);
@@ -148,12 +148,13 @@ static bool load_words(struct loader *ld, const struct ynode *n, struct workload
 	int kind = 0, precision = 0, method = 0;
 	bool ok = true;
 
-	ok &= ld_get_enum(ld, n, "kind", "workload.kind", false, spec_workload_kinds,
-			  ARRAY_SIZE(spec_workload_kinds), &kind) != GOT_BAD;
-	ok &= ld_get_enum(ld, n, "precision", "workload.precision", false, spec_workload_precisions,
+	ok &= spec_get_enum(ld, n, "kind", "workload.kind", false, spec_workload_kinds,
+			    ARRAY_SIZE(spec_workload_kinds), &kind) != GOT_BAD;
+	ok &=
+	    spec_get_enum(ld, n, "precision", "workload.precision", false, spec_workload_precisions,
 			  ARRAY_SIZE(spec_workload_precisions), &precision) != GOT_BAD;
-	ok &= ld_get_enum(ld, n, "method", "workload.method", false, spec_workload_methods,
-			  ARRAY_SIZE(spec_workload_methods), &method) != GOT_BAD;
+	ok &= spec_get_enum(ld, n, "method", "workload.method", false, spec_workload_methods,
+			    ARRAY_SIZE(spec_workload_methods), &method) != GOT_BAD;
 	w->kind = kind ? WORKLOAD_FINETUNE : WORKLOAD_PRETRAIN;
 	w->precision = precision ? WORKLOAD_FP8 : WORKLOAD_BF16;
 	w->method = method ? WORKLOAD_LORA : WORKLOAD_FULL;
@@ -165,19 +166,19 @@ static bool load_mfu(struct loader *ld, const struct ynode *n, struct workload *
 {
 	struct kiln_error err = {{0}, {0}};
 	double mfu = 0;
-	enum got g = ld_get_number(ld, n, "mfu", "workload.mfu", &mfu);
+	enum got g = spec_get_number(ld, n, "mfu", "workload.mfu", &mfu);
 
 	if (g != GOT_OK)
 		return g == GOT_NONE;
 	if (workload_check_mfu(mfu, false, &err) != 0) {
-		ld_err(ld, ynode_get(n, "mfu"), "workload.%s", err.msg);
+		spec_err(ld, ydoc_get(n, "mfu"), "workload.%s", err.msg);
 		return false;
 	}
 	w->mfu = mfu;
 	return true;
 }
 
-void ld_workload(struct loader *ld, const struct ynode *n)
+void spec_load_workload(struct loader *ld, const struct ynode *n)
 {
 	struct spec_workload *sw = &ld->spec->workload;
 	struct kiln_error err = {{0}, {0}};
@@ -187,26 +188,26 @@ void ld_workload(struct loader *ld, const struct ynode *n)
 	if (!n)
 		return;
 	sw->node = n;
-	if (!ld_expect_map(ld, n, "workload")) {
+	if (!spec_expect_map(ld, n, "workload")) {
 		ld->spec->broken |= SPEC_BROKEN_WORKLOAD;
 		return;
 	}
 	sw->set = true;
-	ok &=
-	    ld_check_keys(ld, n, "in workload", spec_workload_keys, ARRAY_SIZE(spec_workload_keys));
+	ok &= spec_check_keys(ld, n, "in workload", spec_workload_keys,
+			      ARRAY_SIZE(spec_workload_keys));
 	ok &= load_words(ld, n, &sw->w);
 	ok &= load_count(ld, n, "params", true, &sw->w.params);
 	ok &= load_count(ld, n, "active_params", false, &sw->w.active_params);
 	ok &= load_count(ld, n, "tokens", true, &sw->w.tokens);
-	ok &= ld_get_int(ld, n, "seq_len", "workload.seq_len", false, 1, 1048576, &sw->w.seq_len) !=
-	      GOT_BAD;
+	ok &= spec_get_int(ld, n, "seq_len", "workload.seq_len", false, 1, 1048576,
+			   &sw->w.seq_len) != GOT_BAD;
 	ok &= load_span(ld, n, "workload", "deadline", &sw->w.deadline_s);
 	ok &= load_mfu(ld, n, &sw->w);
-	load_checkpoint(ld, ynode_get(n, "checkpoint"), sw);
-	load_dataset(ld, ynode_get(n, "dataset"), &sw->w);
+	load_checkpoint(ld, ydoc_get(n, "checkpoint"), sw);
+	load_dataset(ld, ydoc_get(n, "dataset"), &sw->w);
 	/* The rules between fields, once each field is known good. */
 	if (ok && workload_check(&sw->w, false, &field, &err) != 0)
-		ld_err(ld, spec_value_node(n, field), "workload.%s", err.msg);
+		spec_err(ld, spec_value_node(n, field), "workload.%s", err.msg);
 	if (!ok)
 		ld->spec->broken |= SPEC_BROKEN_WORKLOAD;
 }

@@ -96,14 +96,14 @@ json_t *sprawl_orphans(const json_t *live, const json_t *recorded, const json_t 
 		const char *id = json_string_value(json_object_get(l, "id"));
 		const char *status = json_string_value(json_object_get(l, "status"));
 		const char *c = tag(l, PROV_TAG_CLUSTER), *w = tag(l, PROV_TAG_WORKSPACE);
-		const char *addr = prov_live_address(l);
+		const char *addr = provider_live_address(l);
 		char *why;
 
 		if (!id || !c || !w || json_object_get(ids, id))
 			continue;
 		if (status && strcmp(status, "deleting") == 0)
 			continue;
-		if (prov_live_lineage(l) && !json_object_get(known, prov_live_lineage(l))) {
+		if (provider_live_lineage(l) && !json_object_get(known, provider_live_lineage(l))) {
 			if (foreign)
 				(*foreign)++;
 			continue;
@@ -114,14 +114,14 @@ json_t *sprawl_orphans(const json_t *live, const json_t *recorded, const json_t 
 		    json_pack("{s:s, s:s, s:s?, s:s?, s:s, s:s?, s:s, s:s?, s:O}", "cluster", c,
 			      "workspace", w, "address", addr, "type",
 			      json_string_value(json_object_get(l, "type")), "id", id, "status",
-			      status, "reason", why, "lineage", prov_live_lineage(l), "attrs",
+			      status, "reason", why, "lineage", provider_live_lineage(l), "attrs",
 			      json_object_get(l, "attrs") ? json_object_get(l, "attrs")
 							  : json_null()));
 		free(why);
 	}
 	json_decref(ids);
 	/* Sorted: the same listing prints the same way. */
-	prov_json_sort(out, orphan_cmp);
+	provider_json_sort(out, orphan_cmp);
 	return out;
 }
 
@@ -478,7 +478,7 @@ static int group_open(struct op_run *r, const struct provider *prov,
 	r->commit_counts = counts;
 	if (engine_open_scope(&e, prov, so->region, c, w, err) < 0)
 		return -1;
-	return op_open_engine(r, &o, e, operation, err);
+	return operation_open_engine(r, &o, e, operation, err);
 }
 
 /*
@@ -498,7 +498,7 @@ static int group_apply(struct op_run *r, json_t *plan, const char *op,
 		return -1;
 	d->cluster = r->e->scope.cluster;
 	d->workspace = r->e->workspace;
-	return op_apply(r, op, &ao, out, err);
+	return operation_apply(r, op, &ao, out, err);
 }
 
 /* Delete one workspace's orphans under its lock, journaled; 0, or -1 with err. */
@@ -515,8 +515,8 @@ static int destroy_group(const struct provider *prov, const struct sprawl_option
 	    group_apply(&r, sprawl_destroy_plan(prov, group, state_resources(r.state)),
 			"sprawl destroy", so, d, &out, err) == 0)
 		ret = out.commit_failed || out.res.failed ? -1 : 0;
-	op_apply_outcome_release(&out);
-	op_close(&r);
+	operation_apply_outcome_release(&out);
+	operation_close(&r);
 	return ret;
 }
 
@@ -699,8 +699,8 @@ static int adopt_group(const struct provider *prov, const struct sprawl_options 
 out:
 	if (ret < 0 && !err->msg[0])
 		kiln_error_set(err, "adopting into workspace '%s' failed", w);
-	op_apply_outcome_release(&out);
-	op_close(&r);
+	operation_apply_outcome_release(&out);
+	operation_close(&r);
 	return ret;
 }
 

@@ -164,7 +164,7 @@ static int expiry_check(const json_t *doc, const char *where, struct kiln_error 
 	}
 	if (member_get(&v, x, "expires", T_STRING, "a string", true, prefix, err) < 0)
 		goto out;
-	if (time_parse_rfc3339(json_string_value(v), &t) < 0) {
+	if (timefmt_time_parse_rfc3339(json_string_value(v), &t) < 0) {
 		kiln_error_set(err, "%s: expires '%s' is not an RFC 3339 time", prefix,
 			       json_string_value(v));
 		goto out;
@@ -321,7 +321,7 @@ int state_check(const json_t *doc, const char *where, struct kiln_error *err)
 		return -1;
 	if (member_get(&v, doc, "created", T_STRING, "a string", false, where, err) < 0)
 		return -1;
-	if (v && time_parse_rfc3339(json_string_value(v), &created) < 0) {
+	if (v && timefmt_time_parse_rfc3339(json_string_value(v), &created) < 0) {
 		kiln_error_set(err, "%s: created '%s' is not an RFC 3339 time", where,
 			       json_string_value(v));
 		return -1;
@@ -377,7 +377,7 @@ json_t *state_new(const char *cluster, const char *workspace, const char *provid
 	char lineage[37];
 	json_t *doc;
 
-	uuid_v4(lineage);
+	util_uuid_v4(lineage);
 	doc = json_object();
 	json_object_set_new(doc, "format_version", json_integer(STATE_FORMAT_VERSION));
 	json_object_set_new(doc, "cluster", string_or_null(cluster));
@@ -442,6 +442,21 @@ const json_t *state_expiry(const json_t *doc)
 const char *state_expires(const json_t *doc)
 {
 	return json_string_value(json_object_get(state_expiry(doc), "expires"));
+}
+
+const char *state_expiry_set_by(const json_t *doc)
+{
+	return json_string_value(json_object_get(state_expiry(doc), "set_by"));
+}
+
+const char *state_expiry_set_at(const json_t *doc)
+{
+	return json_string_value(json_object_get(state_expiry(doc), "set_at"));
+}
+
+const char *state_expiry_set_how(const json_t *doc)
+{
+	return json_string_value(json_object_get(state_expiry(doc), "set_how"));
 }
 
 const char *state_created(const json_t *doc)

@@ -80,6 +80,10 @@ size_t state_resource_count(const json_t *doc);
 const json_t *state_expiry(const json_t *doc);
 /* expiry.expires, RFC 3339: when reap destroys the workspace; NULL: no TTL. */
 const char *state_expires(const json_t *doc);
+/* expiry.set_by, set_at (RFC 3339) and set_how: who set the expiry, when and how. */
+const char *state_expiry_set_by(const json_t *doc);
+const char *state_expiry_set_at(const json_t *doc);
+const char *state_expiry_set_how(const json_t *doc); /* NULL: the spec's ttl */
 /* "created", RFC 3339: when the apply that brought it up from nothing ran. */
 const char *state_created(const json_t *doc);
 

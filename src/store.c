@@ -111,7 +111,7 @@ static int open_or_init(git_repository **repo, struct odbcheck **check, const ch
 	char *tmp = xasprintf("%s.init.%ld", path, (long)getpid());
 	int rc = -1;
 
-	remove_tree(tmp);
+	util_remove_tree(tmp);
 	if (git_repository_init(repo, tmp, 1) != 0) {
 		kiln_error_set(err, "cannot create the state repository %s: %s", path,
 			       store_git_error());
@@ -133,7 +133,7 @@ static int open_or_init(git_repository **repo, struct odbcheck **check, const ch
 	}
 	rc = 0;
 out:
-	remove_tree(tmp);
+	util_remove_tree(tmp);
 	free(tmp);
 	return rc;
 }
@@ -196,7 +196,7 @@ static int open_store(struct store **out, const char *location, bool create, str
 			git_repository_free(s->repo);
 			s->repo = NULL;
 			s->check = NULL;
-			remove_tree(s->path);
+			util_remove_tree(s->path);
 		}
 		store_cache_unlock(s);
 	} else {

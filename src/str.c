@@ -89,7 +89,7 @@ const char *str_closest(const char *word, const char *const *cands, size_t n)
 	return best_d <= limit ? best : NULL;
 }
 
-void text_position(const char *buf, size_t off, int *line, int *col)
+void str_text_position(const char *buf, size_t off, int *line, int *col)
 {
 	size_t i;
 
@@ -105,7 +105,7 @@ void text_position(const char *buf, size_t off, int *line, int *col)
 	}
 }
 
-size_t text_offset(const char *buf, size_t len, int line, int col)
+size_t str_text_offset(const char *buf, size_t len, int line, int col)
 {
 	size_t i = 0;
 	int l = 1, c = 1;
@@ -122,7 +122,7 @@ size_t text_offset(const char *buf, size_t len, int line, int col)
 	return i;
 }
 
-int32_t utf8_decode(const unsigned char *s, size_t len, size_t *size)
+int32_t str_utf8_decode(const unsigned char *s, size_t len, size_t *size)
 {
 	unsigned char c = s[0];
 	size_t n, k;
@@ -158,7 +158,7 @@ int32_t utf8_decode(const unsigned char *s, size_t len, size_t *size)
 	return (int32_t)cp;
 }
 
-size_t utf8_invalid_offset(const unsigned char *s, size_t len)
+size_t str_utf8_invalid_offset(const unsigned char *s, size_t len)
 {
 	size_t i = 0, n;
 
@@ -167,14 +167,14 @@ size_t utf8_invalid_offset(const unsigned char *s, size_t len)
 			i++;
 			continue;
 		}
-		if (utf8_decode(s + i, len - i, &n) < 0)
+		if (str_utf8_decode(s + i, len - i, &n) < 0)
 			return i;
 		i += n;
 	}
 	return len;
 }
 
-/* The name of code point cp, one that text_flaw_find refuses. */
+/* The name of code point cp, one that str_text_flaw_find refuses. */
 static void flaw_name(int32_t cp, char *out, size_t size)
 {
 	static const struct {
@@ -194,13 +194,13 @@ static void flaw_name(int32_t cp, char *out, size_t size)
 	snprintf(out, size, "%s (U+%04X)", name, (unsigned)cp);
 }
 
-bool text_flaw_find(const char *s, bool newlines, struct text_flaw *f)
+bool str_text_flaw_find(const char *s, bool newlines, struct text_flaw *f)
 {
 	const unsigned char *u = (const unsigned char *)s;
 	size_t len = strlen(s), i = 0, n;
 
 	while (i < len) {
-		int32_t cp = utf8_decode(u + i, len - i, &n);
+		int32_t cp = str_utf8_decode(u + i, len - i, &n);
 
 		f->byte = i + 1;
 		if (cp < 0) {
@@ -237,7 +237,7 @@ char *str_for_terminal(const char *s, size_t max)
 
 	sb_adds(&sb, "");
 	while (i < n && (!max || sb.len < max)) {
-		int32_t cp = utf8_decode(u + i, n - i, &len);
+		int32_t cp = str_utf8_decode(u + i, n - i, &len);
 
 		if (cp < 0) {
 			sb_addc(&sb, '?');

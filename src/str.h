@@ -20,15 +20,15 @@ size_t str_edit_distance(const char *a, const char *b);
 const char *str_closest(const char *word, const char *const *cands, size_t n);
 
 /* The 1-based line and column (in characters) of byte offset off in buf. */
-void text_position(const char *buf, size_t off, int *line, int *col);
+void str_text_position(const char *buf, size_t off, int *line, int *col);
 
 /* The inverse: the byte offset of a 1-based line and column, or len past the end. */
-size_t text_offset(const char *buf, size_t len, int line, int col);
+size_t str_text_offset(const char *buf, size_t len, int line, int col);
 
 /* Byte offset of the first invalid UTF-8 sequence, or len when the buffer is valid. */
-size_t utf8_invalid_offset(const unsigned char *s, size_t len);
+size_t str_utf8_invalid_offset(const unsigned char *s, size_t len);
 /* The code point UTF-8 encodes at s (len > 0 bytes left) and its length in *size, or -1. */
-int32_t utf8_decode(const unsigned char *s, size_t len, size_t *size);
+int32_t str_utf8_decode(const unsigned char *s, size_t len, size_t *size);
 
 /*
  * What text that must stay text (a command, a path, a key line: written
@@ -43,7 +43,7 @@ struct text_flaw {
 	size_t byte;
 	char name[48];
 };
-bool text_flaw_find(const char *s, bool newlines, struct text_flaw *f);
+bool str_text_flaw_find(const char *s, bool newlines, struct text_flaw *f);
 
 /*
  * s (NULL: "") as text safe to show on a terminal, a new string: every

@@ -11,7 +11,7 @@
 
 void sb_add(struct strbuf *sb, const char *s, size_t n)
 {
-	grow_array((void **)&sb->buf, &sb->cap, sb->len + n + 1, 1);
+	kiln_array_grow((void **)&sb->buf, &sb->cap, sb->len + n + 1, 1);
 	memcpy(sb->buf + sb->len, s, n);
 	sb->len += n;
 	sb->buf[sb->len] = '\0';

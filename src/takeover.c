@@ -17,7 +17,7 @@ static const char *str_of(const json_t *o, const char *k)
 
 static bool matches(const json_t *live, const struct takeover_filter *f)
 {
-	const char *lineage = prov_live_lineage(live), *addr = prov_live_address(live);
+	const char *lineage = provider_live_lineage(live), *addr = provider_live_address(live);
 	size_t i;
 
 	if (f->from && strcmp(f->from, "none") == 0 ? lineage != NULL
@@ -43,7 +43,7 @@ static int select_foreign(const json_t *state, const json_t *foreign,
 
 	json_array_foreach(foreign, i, live)
 	{
-		const char *addr = prov_live_address(live), *rid;
+		const char *addr = provider_live_address(live), *rid;
 
 		if (!addr || !matches(live, f))
 			continue;
@@ -130,7 +130,7 @@ int takeover_run(struct engine *e, json_t *state, const json_t *foreign,
 	json_array_foreach(chosen, i, live)
 	{
 		const struct prov_type *t = engine_type(e, live);
-		const char *addr = prov_live_address(live), *id = str_of(live, "id");
+		const char *addr = provider_live_address(live), *id = str_of(live, "id");
 		json_t *now = NULL;
 
 		if (!t) {
@@ -148,7 +148,7 @@ int takeover_run(struct engine *e, json_t *state, const json_t *foreign,
 		json_array_append_new(
 		    *taken, json_pack("{s:s, s:O, s:s, s:s?, s:s?}", "address", addr, "id",
 				      json_object_get(now, "id"), "type", t->name, "from",
-				      prov_live_lineage(live), "owner",
+				      provider_live_lineage(live), "owner",
 				      str_of(json_object_get(live, "tags"), PROV_TAG_OWNER)));
 		json_decref(now);
 	}

@@ -1,6 +1,6 @@
 /*
  * takeover_op.c - kiln state takeover, run whole; see takeover_op.h. The
- * steps are operation.h's: op_open with the lock, then op_takeover, whose
+ * steps are operation.h's: operation_open with the lock, then operation_takeover, whose
  * failed checks and claims are told through the run's report hook (the
  * ui's error) when they happen.
  */
@@ -13,9 +13,9 @@ int takeover_op_run(const struct takeover_op_options *o, const struct takeover_u
 	struct kiln_error err = {0};
 	int rc = -1;
 
-	if (op_open(&r, &o->run, o->spec, true, "state takeover", &ui->base) < 0)
+	if (operation_open(&r, &o->run, o->spec, true, "state takeover", &ui->base) < 0)
 		goto out;
-	if (op_takeover(&r, &o->filter, &res, &err) < 0) {
+	if (operation_takeover(&r, &o->filter, &res, &err) < 0) {
 		ui->base.error(ui->base.arg, &err);
 		goto out;
 	}
@@ -24,7 +24,7 @@ int takeover_op_run(const struct takeover_op_options *o, const struct takeover_u
 		ui->base.error(ui->base.arg, &res.commit_err);
 	rc = res.take_failed || res.commit_failed ? -1 : 0;
 out:
-	op_takeover_result_release(&res);
-	op_close(&r);
+	operation_takeover_result_release(&res);
+	operation_close(&r);
 	return rc;
 }

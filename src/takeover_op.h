@@ -2,7 +2,7 @@
  * takeover_op.h - kiln state takeover, run whole: open the spec's run under
  * the workspace's lock (making the state repository and the workspace when
  * missing, as apply does), take over what another state owns that the
- * filter picks and commit it (op_takeover). It talks to the user only
+ * filter picks and commit it (operation_takeover). It talks to the user only
  * through struct takeover_ui; nothing here prints.
  */
 #ifndef KILN_TAKEOVER_OP_H

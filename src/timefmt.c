@@ -12,7 +12,7 @@
 #include "base.h"
 #include "strbuf.h"
 
-int time_parse_rfc3339(const char *s, int64_t *t)
+int timefmt_time_parse_rfc3339(const char *s, int64_t *t)
 {
 	struct tm tm = {0};
 	const char *rest;
@@ -38,7 +38,7 @@ int time_parse_rfc3339(const char *s, int64_t *t)
 	return 0;
 }
 
-const char *time_format_rfc3339(int64_t t, char buf[21])
+const char *timefmt_time_format_rfc3339(int64_t t, char buf[21])
 {
 	time_t tt = (time_t)t;
 	struct tm tm;
@@ -48,7 +48,7 @@ const char *time_format_rfc3339(int64_t t, char buf[21])
 	return buf;
 }
 
-int util_now(int64_t *t, struct kiln_error *err)
+int timefmt_now(int64_t *t, struct kiln_error *err)
 {
 	const char *now = getenv("KILN_NOW");
 
@@ -56,7 +56,7 @@ int util_now(int64_t *t, struct kiln_error *err)
 		*t = (int64_t)time(NULL);
 		return 0;
 	}
-	if (time_parse_rfc3339(now, t) < 0) {
+	if (timefmt_time_parse_rfc3339(now, t) < 0) {
 		kiln_error_set(err, "KILN_NOW '%s' is not an RFC 3339 time", now);
 		kiln_error_hint(err, "write it like 2027-01-31T12:00:00Z, or unset it");
 		return -1;
@@ -64,7 +64,7 @@ int util_now(int64_t *t, struct kiln_error *err)
 	return 0;
 }
 
-int duration_parse(const char *s, int64_t *seconds)
+int timefmt_duration_parse(const char *s, int64_t *seconds)
 {
 	const int64_t max = 100LL * 365 * 86400;
 	int64_t total = 0;
@@ -112,7 +112,7 @@ int duration_parse(const char *s, int64_t *seconds)
 	return 0;
 }
 
-char *duration_format(int64_t seconds)
+char *timefmt_duration_format(int64_t seconds)
 {
 	static const struct {
 		char unit;

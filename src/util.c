@@ -14,7 +14,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-/* Read f to its end (name for messages): file_read_all's result; f is not closed. */
+/* Read f to its end (name for messages): util_file_read_all's result; f is not closed. */
 static int read_stream(FILE *f, const char *name, size_t limit, char **out, size_t *len,
 		       struct kiln_error *err)
 {
@@ -24,7 +24,7 @@ static int read_stream(FILE *f, const char *name, size_t limit, char **out, size
 
 	while ((n = fread(chunk, 1, sizeof(chunk), f)) > 0) {
 		if (sb.len + n > limit) {
-			char *lim = size_format(limit);
+			char *lim = util_size_format(limit);
 
 			kiln_error_set(err, "%s is larger than %s, the most kiln reads", name, lim);
 			free(lim);
@@ -43,7 +43,8 @@ static int read_stream(FILE *f, const char *name, size_t limit, char **out, size
 	return 0;
 }
 
-int file_read_all(const char *path, size_t limit, char **out, size_t *len, struct kiln_error *err)
+int util_file_read_all(const char *path, size_t limit, char **out, size_t *len,
+		       struct kiln_error *err)
 {
 	bool is_stdin = strcmp(path, "-") == 0;
 	FILE *f = is_stdin ? stdin : fopen(path, "rb");
@@ -75,7 +76,7 @@ static const char *file_kind(mode_t m)
 	return "not a file";
 }
 
-FILE *file_open_regular(const char *path, struct kiln_error *err)
+FILE *util_file_open_regular(const char *path, struct kiln_error *err)
 {
 	int fd = open(path, O_RDONLY | O_NONBLOCK | O_NOCTTY | O_CLOEXEC);
 	struct stat st;
@@ -103,10 +104,10 @@ FILE *file_open_regular(const char *path, struct kiln_error *err)
 	return f;
 }
 
-int file_read_regular(const char *path, size_t limit, char **out, size_t *len,
-		      struct kiln_error *err)
+int util_file_read_regular(const char *path, size_t limit, char **out, size_t *len,
+			   struct kiln_error *err)
 {
-	FILE *f = file_open_regular(path, err);
+	FILE *f = util_file_open_regular(path, err);
 	int ret;
 
 	if (!f)
@@ -116,7 +117,7 @@ int file_read_regular(const char *path, size_t limit, char **out, size_t *len,
 	return ret;
 }
 
-char *size_format(uint64_t bytes)
+char *util_size_format(uint64_t bytes)
 {
 	static const char *const units[] = {"B", "KiB", "MiB", "GiB", "TiB"};
 	double v = (double)bytes;
@@ -133,7 +134,7 @@ char *size_format(uint64_t bytes)
 	return xasprintf("%.1f %s", v, units[u]);
 }
 
-void uuid_v4(char out[37])
+void util_uuid_v4(char out[37])
 {
 	unsigned char b[16];
 	int i, o = 0;
@@ -161,7 +162,7 @@ static int remove_entry(const char *path, const struct stat *sb, int flag, struc
 	return remove(path);
 }
 
-int remove_tree(const char *path)
+int util_remove_tree(const char *path)
 {
 	return nftw(path, remove_entry, 16, FTW_DEPTH | FTW_PHYS);
 }

@@ -26,13 +26,13 @@
 #include "timefmt.h"
 #include "util.h"
 
-int util_window_check(int64_t window, struct kiln_error *err)
+int utilization_window_check(int64_t window, struct kiln_error *err)
 {
 	char *d;
 
 	if (window >= SPEC_METRIC_PERIOD)
 		return 0;
-	d = duration_format(window);
+	d = timefmt_duration_format(window);
 	kiln_error_set(err,
 		       "--window %s is shorter than the metric period (1m): utilization is "
 		       "sampled once a minute",
@@ -42,7 +42,7 @@ int util_window_check(int64_t window, struct kiln_error *err)
 	return -1;
 }
 
-const struct spec_idle *util_idle_policy(const struct spec *spec, const char *address)
+const struct spec_idle *utilization_idle_policy(const struct spec *spec, const char *address)
 {
 	const char *name = address ? strchr(address, '.') : NULL;
 	size_t i;
@@ -53,7 +53,7 @@ const struct spec_idle *util_idle_policy(const struct spec *spec, const char *ad
 	return spec && spec->idle.set ? &spec->idle : NULL;
 }
 
-json_t *util_idle_groups(const struct engine *e, const json_t *state)
+json_t *utilization_idle_groups(const struct engine *e, const json_t *state)
 {
 	const char *grp = e->prov->part_type ? e->prov->part_type(PART_GROUP) : NULL;
 	json_t *out = json_object();
@@ -64,7 +64,7 @@ json_t *util_idle_groups(const struct engine *e, const json_t *state)
 	{
 		const char *type = state_resource_type(res);
 
-		if (grp && type && strcmp(type, grp) == 0 && util_idle_policy(e->spec, addr))
+		if (grp && type && strcmp(type, grp) == 0 && utilization_idle_policy(e->spec, addr))
 			json_object_set_new(out, addr, jsonc_share(res));
 	}
 	return out;
@@ -174,13 +174,13 @@ static const char *first_silent(const json_t *nodes)
 static json_t *diagnose_group(const struct engine *e, const char *addr, const json_t *g,
 			      const json_t *stores, int64_t window)
 {
-	const struct spec_idle *idle = util_idle_policy(e ? e->spec : NULL, addr);
+	const struct spec_idle *idle = utilization_idle_policy(e ? e->spec : NULL, addr);
 	const json_t *nodes = json_object_get(g, "nodes"), *node, *v;
 	double threshold = idle ? idle->gpu_below : 10, mean, mem, lo = 101, hi = -1, load = 0;
 	const char *lo_id = NULL, *hi_id = NULL, *diag, *store;
 	const json_t *st = NULL;
 	size_t n, nm, i, busy = 0, idle_n = 0;
-	char *why = NULL, *fix = NULL, *d = duration_format(window);
+	char *why = NULL, *fix = NULL, *d = timefmt_duration_format(window);
 	json_t *o;
 
 	mean = node_mean(nodes, "gpu_util", &n);
@@ -263,7 +263,7 @@ static json_t *diagnose_group(const struct engine *e, const char *addr, const js
 	return o;
 }
 
-json_t *util_diagnose(const struct engine *e, const json_t *measured, int64_t window)
+json_t *utilization_diagnose(const struct engine *e, const json_t *measured, int64_t window)
 {
 	const json_t *stores = json_object_get(measured, "stores"), *g, *s;
 	json_t *groups = json_array(), *sl = json_array();
@@ -290,8 +290,8 @@ json_t *util_diagnose(const struct engine *e, const json_t *measured, int64_t wi
 			 "stores", sl);
 }
 
-int util_measure(const struct engine *e, const json_t *resources, int64_t now, int64_t window,
-		 json_t **out, struct kiln_error *err)
+int utilization_measure(const struct engine *e, const json_t *resources, int64_t now,
+			int64_t window, json_t **out, struct kiln_error *err)
 {
 	unsigned long before = e->prov->calls ? e->prov->calls(e->ctx) : 0;
 	json_t *m = NULL;
@@ -301,7 +301,7 @@ int util_measure(const struct engine *e, const json_t *resources, int64_t now, i
 		return 0;
 	if (e->prov->metrics(e->ctx, resources, now - window, now, SPEC_METRIC_PERIOD, &m, err) < 0)
 		return -1;
-	*out = util_diagnose(e, m, window);
+	*out = utilization_diagnose(e, m, window);
 	json_object_set_new(
 	    *out, "calls",
 	    json_integer((json_int_t)((e->prov->calls ? e->prov->calls(e->ctx) : 0) - before)));
@@ -309,8 +309,8 @@ int util_measure(const struct engine *e, const json_t *resources, int64_t now, i
 	return 0;
 }
 
-int util_mean(const struct engine *e, const json_t *resources, int64_t start, int64_t end,
-	      double *mean, struct kiln_error *err)
+int utilization_mean(const struct engine *e, const json_t *resources, int64_t start, int64_t end,
+		     double *mean, struct kiln_error *err)
 {
 	/* A whole number of minutes covering the stretch: one sample a node, its mean. */
 	int64_t span = end - start,

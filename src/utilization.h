@@ -22,7 +22,7 @@
 #define UTIL_SATURATED 80.0
 
 /* 0, or -1 with err when window is shorter than the metric period (the --window message). */
-int util_window_check(int64_t window, struct kiln_error *err);
+int utilization_window_check(int64_t window, struct kiln_error *err);
 
 /*
  * Measure resources ({address: resource}) over [now - window, now) and
@@ -30,14 +30,14 @@ int util_window_check(int64_t window, struct kiln_error *err);
  * "calls", "groups": [...], "stores": [...]} (kiln-status(1), JSON), or
  * NULL when the provider cannot measure. -1 with err when a call failed.
  */
-int util_measure(const struct engine *e, const json_t *resources, int64_t now, int64_t window,
-		 json_t **out, struct kiln_error *err);
+int utilization_measure(const struct engine *e, const json_t *resources, int64_t now,
+			int64_t window, json_t **out, struct kiln_error *err);
 
 /*
  * The diagnosis alone, from what the provider answered (its metrics hook's
  * document): pure, for tests. e may be NULL (no fix is priced then).
  */
-json_t *util_diagnose(const struct engine *e, const json_t *measured, int64_t window);
+json_t *utilization_diagnose(const struct engine *e, const json_t *measured, int64_t window);
 
 /*
  * The mean GPU utilization of resources' GPU nodes over [start, end), one
@@ -45,17 +45,17 @@ json_t *util_diagnose(const struct engine *e, const json_t *measured, int64_t wi
  * *mean when any node reported, 1 when none did or the provider cannot
  * measure, -1 with err when a call failed.
  */
-int util_mean(const struct engine *e, const json_t *resources, int64_t start, int64_t end,
-	      double *mean, struct kiln_error *err);
+int utilization_mean(const struct engine *e, const json_t *resources, int64_t start, int64_t end,
+		     double *mean, struct kiln_error *err);
 
 /* The idle policy of the group at address: its own, else the spec's, else NULL. */
-const struct spec_idle *util_idle_policy(const struct spec *spec, const char *address);
+const struct spec_idle *utilization_idle_policy(const struct spec *spec, const char *address);
 /*
  * The node groups state records that an idle: policy of e's spec covers,
  * address -> resource in a new object: empty when none is, or when e's
  * provider has no node groups. What kiln reap measures, without the
  * command asking the provider which type a node group is.
  */
-json_t *util_idle_groups(const struct engine *e, const json_t *state);
+json_t *utilization_idle_groups(const struct engine *e, const json_t *state);
 
 #endif

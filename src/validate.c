@@ -145,7 +145,7 @@ static void check_fabric(struct checker *c)
 
 		if (g->gang_set && !g->gang)
 			diag_hint(
-			    at(c, DIAG_ERROR, ynode_get(g->node, "gang"),
+			    at(c, DIAG_ERROR, ydoc_get(g->node, "gang"),
 			       "compute.%s has gang: false, but fabric: efa with more than one "
 			       "zone needs every group to move between zones whole",
 			       g->name),
@@ -193,7 +193,7 @@ static void check_groups(struct checker *c)
 		if (prov && prov->check_group)
 			prov->check_group(spec, g, c->d);
 		{
-			const struct ynode *disk = ynode_get(g->node, "disk");
+			const struct ynode *disk = ydoc_get(g->node, "disk");
 			char *dpath = xasprintf("%s.disk", path);
 
 			if (disk)
@@ -210,14 +210,14 @@ static void check_groups(struct checker *c)
 		const struct spec_group *g = &spec->groups[i];
 
 		if (g->public)
-			diag_hint(at(c, DIAG_WARNING, ynode_get(g->node, "public"),
+			diag_hint(at(c, DIAG_WARNING, ydoc_get(g->node, "public"),
 				     "compute.%s is public, but network.ingress admits nothing",
 				     g->name),
 				  "add a rule like {port: 22, from: 203.0.113.0/24}");
 	}
 	if (spec->network.ningress > 0 && !any_public && !public_unknown &&
 	    !(spec->broken & SPEC_BROKEN_COMPUTE))
-		diag_hint(at(c, DIAG_WARNING, ynode_get(spec->network.node, "ingress"),
+		diag_hint(at(c, DIAG_WARNING, ydoc_get(spec->network.node, "ingress"),
 			     "network.ingress reaches only groups with public: true, and none is"),
 			  "set public: true on the group that should be reachable");
 }
@@ -284,7 +284,7 @@ static void check_stores(struct checker *c)
 			free(ipath);
 		}
 		if (s->expire_noncurrent_after && !s->versioning)
-			diag_hint(at(c, DIAG_ERROR, ynode_get(s->node, "expire_noncurrent_after"),
+			diag_hint(at(c, DIAG_ERROR, ydoc_get(s->node, "expire_noncurrent_after"),
 				     "%s.expire_noncurrent_after needs versioning: true", path),
 				  "add versioning: true, or remove expire_noncurrent_after");
 		if (s->tier == TIER_LOCAL)
@@ -373,8 +373,8 @@ static void check_roles(struct checker *c)
 static const struct ynode *partition_at(const struct spec_group *g)
 {
 	if (g->partition_node)
-		return ynode_key(g->node, "partition");
-	return g->default_node ? ynode_key(g->node, "default") : g->key;
+		return ydoc_key(g->node, "partition");
+	return g->default_node ? ydoc_key(g->node, "default") : g->key;
 }
 
 /* partition: and default: on groups, which only mean something under a scheduler. */
@@ -410,7 +410,7 @@ static void check_partitions(struct checker *c, const struct spec_group *ctl)
 		if (!g->partition_default)
 			continue;
 		if (dflt) {
-			diag_hint(at(c, DIAG_ERROR, ynode_key(g->node, "default"),
+			diag_hint(at(c, DIAG_ERROR, ydoc_key(g->node, "default"),
 				     "compute.%s.default: '%s' is already the default partition "
 				     "(compute.%s, line %d)",
 				     g->name, spec_group_partition(spec, dflt), dflt->name,

@@ -146,7 +146,7 @@ int watch_interval(const char *word, int64_t *seconds)
 	n = strtol(word, &end, 10);
 	if (*word >= '0' && *word <= '9' && !*end)
 		*seconds = n;
-	else if (duration_parse(word, seconds) < 0)
+	else if (timefmt_duration_parse(word, seconds) < 0)
 		return -1;
 	return *seconds >= 1 && *seconds <= 86400 ? 0 : -1;
 }

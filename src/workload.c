@@ -675,7 +675,7 @@ static void deadline_missed(const struct workload *w, const struct workload_sizi
 	double days = f->hours / 24.0;
 
 	if (w->deadline_s > 0 && f->hours * 3600.0 > w->deadline_s * (1 + 1e-9)) {
-		char *deadline = duration_format(w->deadline_s);
+		char *deadline = timefmt_duration_format(w->deadline_s);
 
 		kiln_error_set(
 		    err,

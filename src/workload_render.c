@@ -98,9 +98,9 @@ static char *group_text(const json_t *g)
 static char *store_text(const json_t *st)
 {
 	char *took = num(st, "write_seconds") >= 0
-			 ? duration_format((int64_t)num(st, "write_seconds"))
+			 ? timefmt_duration_format((int64_t)num(st, "write_seconds"))
 			 : xstrdup("forever");
-	char *within = duration_format((int64_t)num(st, "write_within_seconds"));
+	char *within = timefmt_duration_format((int64_t)num(st, "write_within_seconds"));
 	char *s = xasprintf("storage.%s writes a checkpoint in %s at %.1f MB/s (within %s: %s)",
 			    str(st, "store"), took, num(st, "write_mb_per_s"), within,
 			    json_is_true(json_object_get(st, "fast_enough")) ? "fast enough"

@@ -110,7 +110,7 @@ static int derive_count(struct spec *spec, const struct catalog *cat, struct spe
 	}
 	g->count = s.best->nodes;
 	g->count_derived = true;
-	deadline = w.deadline_s > 0 ? duration_format(w.deadline_s) : NULL;
+	deadline = w.deadline_s > 0 ? timefmt_duration_format(w.deadline_s) : NULL;
 	g->derived = deadline
 			 ? xasprintf("count from the workload: %d × %s, the fewest that train it "
 				     "within the %s deadline (%.1f days)",

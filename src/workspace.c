@@ -174,7 +174,7 @@ int workspace_commit(struct workspace *w, json_t *state, bool keep_serial, const
 	if (!keep_serial)
 		state_set_serial(state, w->exists ? state_serial(w->state) + 1 : 0);
 	json_object_set_new(state, "workspace", json_string(w->name));
-	if (state_check(state, "the new state", err) < 0 || util_now(&t, err) < 0)
+	if (state_check(state, "the new state", err) < 0 || timefmt_now(&t, err) < 0)
 		return -1;
 	text = state_canonical(state);
 	{
@@ -191,7 +191,7 @@ int workspace_commit(struct workspace *w, json_t *state, bool keep_serial, const
 			"%s\n\nKiln-Serial: %lld\nKiln-Lineage: %s\nKiln-State-Digest: sha256:%s\n"
 			"Kiln-Version: %s\nKiln-Time: %s\n",
 			summary, (long long)state_serial(state), state_lineage(state), hex,
-			KILN_VERSION, time_format_rfc3339(t, when));
+			KILN_VERSION, timefmt_time_format_rfc3339(t, when));
 	}
 	if (takeover)
 		sb_addf(&msg, "%s\n", takeover);

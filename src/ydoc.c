@@ -270,7 +270,7 @@ static void resolve_merges(struct builder *b, struct ynode *map)
 				goto out;
 			}
 			for (k = 0; k < m->n; k++)
-				if (!ynode_get(map, m->keys[k]->value))
+				if (!ydoc_get(map, m->keys[k]->value))
 					child_append(map, m->keys[k], m->vals[k]);
 		}
 	}
@@ -290,7 +290,7 @@ static void push(struct builder *b, struct ynode *n)
 	}
 	attach(b, n, 0, n->line, n->col);
 	n->open = true;
-	grow_array((void **)&b->stack, &b->cap, b->depth + 1, sizeof(*b->stack));
+	kiln_array_grow((void **)&b->stack, &b->cap, b->depth + 1, sizeof(*b->stack));
 	b->stack[b->depth].node = n;
 	b->stack[b->depth].key = NULL;
 	b->depth++;
@@ -318,7 +318,7 @@ static void set_anchor(struct builder *b, yaml_char_t *anchor, struct ynode *n)
 /* The byte at a 1-based line and column (counted in characters), or -1. */
 static int char_at(const char *buf, size_t len, int line, int col)
 {
-	size_t i = text_offset(buf, len, line, col);
+	size_t i = str_text_offset(buf, len, line, col);
 
 	return i < len ? (unsigned char)buf[i] : -1;
 }
@@ -330,8 +330,8 @@ static void syntax_error(struct builder *b, yaml_parser_t *p)
 	const char *hint = NULL;
 
 	if (p->error == YAML_READER_ERROR) {
-		text_position(b->buf, p->problem_offset < b->len ? p->problem_offset : b->len,
-			      &line, &col);
+		str_text_position(b->buf, p->problem_offset < b->len ? p->problem_offset : b->len,
+				  &line, &col);
 	} else {
 		line = (int)p->problem_mark.line + 1;
 		col = (int)p->problem_mark.column + 1;
@@ -487,7 +487,7 @@ void ydoc_free(struct ydoc *doc)
 	free(doc);
 }
 
-const struct ynode *ynode_key(const struct ynode *map, const char *key)
+const struct ynode *ydoc_key(const struct ynode *map, const char *key)
 {
 	size_t i;
 
@@ -499,7 +499,7 @@ const struct ynode *ynode_key(const struct ynode *map, const char *key)
 	return NULL;
 }
 
-const struct ynode *ynode_get(const struct ynode *map, const char *key)
+const struct ynode *ydoc_get(const struct ynode *map, const char *key)
 {
 	size_t i;
 
@@ -511,18 +511,18 @@ const struct ynode *ynode_get(const struct ynode *map, const char *key)
 	return NULL;
 }
 
-bool ynode_is_null(const struct ynode *n)
+bool ydoc_is_null(const struct ynode *n)
 {
 	return n->kind == YNODE_SCALAR && !n->quoted &&
 	       (n->len == 0 || strcmp(n->value, "~") == 0 || strcmp(n->value, "null") == 0 ||
 		strcmp(n->value, "Null") == 0 || strcmp(n->value, "NULL") == 0);
 }
 
-const char *ynode_describe(const struct ynode *n)
+const char *ydoc_describe(const struct ynode *n)
 {
 	if (n->kind == YNODE_MAP)
 		return "a mapping";
 	if (n->kind == YNODE_SEQ)
 		return "a list";
-	return ynode_is_null(n) ? "nothing (null)" : "a string";
+	return ydoc_is_null(n) ? "nothing (null)" : "a string";
 }

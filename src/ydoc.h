@@ -58,12 +58,12 @@ const struct ynode *ydoc_root(const struct ydoc *doc);
 void ydoc_free(struct ydoc *doc);
 
 /* The value for key in a mapping, or NULL. */
-const struct ynode *ynode_get(const struct ynode *map, const char *key);
+const struct ynode *ydoc_get(const struct ynode *map, const char *key);
 /* The key node for key (for its position), or NULL. */
-const struct ynode *ynode_key(const struct ynode *map, const char *key);
+const struct ynode *ydoc_key(const struct ynode *map, const char *key);
 /* A plain scalar that YAML reads as null: empty, "~", "null". */
-bool ynode_is_null(const struct ynode *n);
+bool ydoc_is_null(const struct ynode *n);
 /* "a mapping", "a list", "a string", "null". */
-const char *ynode_describe(const struct ynode *n);
+const char *ydoc_describe(const struct ynode *n);
 
 #endif

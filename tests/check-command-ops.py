@@ -8,13 +8,13 @@ user through the small interface the command hands it. So a command never
 sequences the steps of a run itself.
 
 This reads ROOT/src/operation.h (default: the repository this script is
-in) for the functions it exports (op_NAME), and every ROOT/src/cmd_*.c with
+in) for the functions it exports (operation_NAME), and every ROOT/src/cmd_*.c with
 its comments and strings left out, and reports, one FILE:LINE: WHAT: TEXT
 a line:
 
-- a call of an op_* function that is a step of a run (op_load, op_plan,
-  op_apply, op_commit, op_destroy, op_repair, op_takeover,
-  op_health_wait...): anything of operation.h but ENTRIES, the whole runs
+- a call of an operation_* function that is a step of a run (operation_load, operation_plan,
+  operation_apply, operation_commit, operation_destroy, operation_repair, operation_takeover,
+  operation_health_wait...): anything of operation.h but ENTRIES, the whole runs
   a command may call, and AFTER, what a command does with a finished run;
 - a file calling more than one operation's entry (NAME_op_run, from
   src/*_op.h).
@@ -40,15 +40,15 @@ strip_comments = importlib.import_module("check-cloud-names").strip_comments
 # document; and, in ONLY_IN's one file, opening a run without the lock for
 # the commands that only read the recorded state (run_open: hosts, ssh,
 # exec).
-ENTRIES = {"op_plan_spec", "op_iam_policy"}
-ONLY_IN = {"op_open": "src/cmd_run.c"}
+ENTRIES = {"operation_plan_spec", "operation_iam_policy"}
+ONLY_IN = {"operation_open": "src/cmd_run.c"}
 # What a command does with a run once it is over: close it, the summary
 # counts it renders, and whether a plan it only read breaks a team limit
-# (op_quota_check: no claim, no waiver; claiming is apply_op_run's).
-AFTER = {"op_close", "op_finish", "op_summary_counts", "op_quota_check"}
+# (operation_quota_check: no claim, no waiver; claiming is apply_op_run's).
+AFTER = {"operation_close", "operation_finish", "operation_summary_counts", "operation_quota_check"}
 
-DECL = re.compile(r"^[A-Za-z_][\w \t\*]*?\b(op_[a-z_0-9]+)\s*\(", re.MULTILINE)
-CALL = re.compile(r"\b(op_[a-z_0-9]+)\s*\(")
+DECL = re.compile(r"^[A-Za-z_][\w \t\*]*?\b(operation_[a-z_0-9]+)\s*\(", re.MULTILINE)
+CALL = re.compile(r"\b(operation_[a-z_0-9]+)\s*\(")
 ENTRY_CALL = re.compile(r"\b([a-z_0-9]+_op_run)\s*\(")
 
 
@@ -93,21 +93,21 @@ def self_test(root):
     with tempfile.TemporaryDirectory() as tmp:
         shutil.copytree(os.path.join(root, "src"), os.path.join(tmp, "src"))
         with open(os.path.join(tmp, "src", "cmd_planted.c"), "w") as f:
-            f.write('/* op_plan(r, &err) in a comment is fine */\n'
-                    'static const char *s = "op_apply(r)";\n'
-                    'static int a(struct op_run *r) { op_close(r); return 0; }\n'
-                    'static int b(struct op_run *r, struct kiln_error *e) { return op_plan(r, e); }\n'
+            f.write('/* operation_plan(r, &err) in a comment is fine */\n'
+                    'static const char *s = "operation_apply(r)";\n'
+                    'static int a(struct op_run *r) { operation_close(r); return 0; }\n'
+                    'static int b(struct op_run *r, struct kiln_error *e) { return operation_plan(r, e); }\n'
                     'static int c(void) { return reap_op_run(0, 0, 0); }\n'
                     'static int d(void) { return repair_op_run(0, 0); }\n'
-                    'static int e(struct op_run *r) { return op_open(r, 0, 0, 1, 0, 0); }\n')
+                    'static int e(struct op_run *r) { return operation_open(r, 0, 0, 1, 0, 0); }\n')
         got = subprocess.run([sys.executable, os.path.abspath(__file__), tmp],
                              capture_output=True, text=True)
-        want = ["src/cmd_planted.c:4: step op_plan: static int b(struct op_run *r, "
-                "struct kiln_error *e) { return op_plan(r, e); }",
+        want = ["src/cmd_planted.c:4: step operation_plan: static int b(struct op_run *r, "
+                "struct kiln_error *e) { return operation_plan(r, e); }",
                 "src/cmd_planted.c:6: entries reap_op_run, repair_op_run: one command "
                 "calls one operation",
-                "src/cmd_planted.c:7: step op_open: static int e(struct op_run *r) "
-                "{ return op_open(r, 0, 0, 1, 0, 0); }"]
+                "src/cmd_planted.c:7: step operation_open: static int e(struct op_run *r) "
+                "{ return operation_open(r, 0, 0, 1, 0, 0); }"]
         lines = [l for l in got.stdout.splitlines() if not l.startswith("src/cmd_")
                  or l.startswith("src/cmd_planted.c:")]
         lines = [l for l in lines if l.startswith("src/")]

@@ -450,9 +450,9 @@ static char *group_user_data(const struct spec *spec)
 {
 	static const struct boot_cloud cloud = {"true", NULL};
 	struct kiln_error err = {0};
-	char *doc = boot_group_document(spec, &spec->groups[0], "sim_node_group.g",
-					catalog_find(&catalog_aws, "m7i.xlarge"), 0, &cloud, false,
-					NULL, &err);
+	char *doc = bootstrap_group_document(spec, &spec->groups[0], "sim_node_group.g",
+					     catalog_find(&catalog_aws, "m7i.xlarge"), 0, &cloud,
+					     false, NULL, &err);
 
 	assert_non_null(doc);
 	return doc;

@@ -185,7 +185,7 @@ static int run_teardown(void **state)
 
 	sb_release(&f->t.said);
 	approval_policy_release(&f->policy);
-	if (chdir(f->cwd) != 0 || remove_tree(f->dir) != 0)
+	if (chdir(f->cwd) != 0 || util_remove_tree(f->dir) != 0)
 		rc = -1;
 	free(f);
 	return rc;
@@ -422,7 +422,7 @@ static void test_a_reap_keeps_a_workspace_before_its_ttl_and_destroys_it_after(v
 	struct kiln_error err = {0};
 	int64_t now;
 
-	assert_int_equal(util_now(&now, &err), 0);
+	assert_int_equal(timefmt_now(&now, &err), 0);
 	o.auto_approve = true;
 	o.ttl = 3600;
 	assert_int_equal(apply_op_run(&o, &f->ui), APPLY_OP_OK);

@@ -18,8 +18,8 @@ static json_t *state_with_block(int64_t start, int64_t end)
 {
 	char s[21], e[21];
 
-	time_format_rfc3339(NOW + start, s);
-	time_format_rfc3339(NOW + end, e);
+	timefmt_time_format_rfc3339(NOW + start, s);
+	timefmt_time_format_rfc3339(NOW + end, e);
 	return json_pack("{s:{s:{s:s, s:s, s:{s:s, s:s}}}}", "resources",
 			 "sim_capacity_block.trainers", "type", "sim_capacity_block", "id", "cb-1",
 			 "attrs", "start", s, "capacity_end", e);

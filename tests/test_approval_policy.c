@@ -182,7 +182,7 @@ static void test_approvals_count_only_from_trusted_keys_up_to_the_number(void **
 	approve_key_free(bob);
 	json_decref(plan);
 	json_decref(list);
-	assert_int_equal(remove_tree(dir), 0);
+	assert_int_equal(util_remove_tree(dir), 0);
 	free(trusted);
 }
 

@@ -86,12 +86,12 @@ static int fx_setup(void **state)
 static int fx_teardown(void **state)
 {
 	struct fx *f = *state;
-	int rc = remove_tree(f->dir);
+	int rc = util_remove_tree(f->dir);
 
 	approve_key_free(f->alice);
 	approve_key_free(f->bob);
 	approve_keyring_release(&f->ring);
-	approval_report_release(&f->rep);
+	approve_report_release(&f->rep);
 	json_decref(f->plan);
 	json_decref(f->a1);
 	json_decref(f->a2);
@@ -135,7 +135,7 @@ static void write_text(const char *path, const char *text, mode_t mode)
 
 static void verify(struct fx *f, const json_t *approvals, bool trusted)
 {
-	approval_report_release(&f->rep);
+	approve_report_release(&f->rep);
 	assert_int_equal(
 	    approve_verify(&f->rep, f->plan, approvals, trusted ? &f->ring : NULL, &f->err), 0);
 }
@@ -201,7 +201,7 @@ static void test_the_wrong_key_is_an_unknown_key(void **state)
 	verify(f, f->list, true);
 	assert_int_equal(f->rep.valid, 0);
 	assert_int_equal(f->rep.v[0].status, APPROVAL_UNKNOWN_KEY);
-	why = approval_check_describe(&f->rep.v[0], f->ring.dir);
+	why = approve_check_describe(&f->rep.v[0], f->ring.dir);
 	assert_true(str_starts_with(why, "unknown key: no *.pub file in /tmp/kiln-test-approve-"));
 	assert_true(str_ends_with(why, "/trusted holds it"));
 	free(why);
@@ -220,7 +220,7 @@ static void test_a_plan_changed_after_signing_fails(void **state)
 	verify(f, f->list, false);
 	assert_int_equal(f->rep.valid, 0);
 	assert_int_equal(f->rep.v[0].status, APPROVAL_BAD_SIGNATURE);
-	why = approval_check_describe(&f->rep.v[0], NULL);
+	why = approve_check_describe(&f->rep.v[0], NULL);
 	assert_string_equal(why, "bad signature: it does not verify over this plan with its "
 				 "signer and time, so the plan or the approval changed after "
 				 "signing");
@@ -303,7 +303,7 @@ static void test_malformed_approvals_name_the_member(void **state)
 		if (f->rep.v[0].status != APPROVAL_MALFORMED ||
 		    strcmp(f->rep.v[0].why, cases[i].why) != 0)
 			fail_msg("%s = %s: got %s (%s), want malformed: %s", cases[i].member,
-				 cases[i].value, approval_status_name(f->rep.v[0].status),
+				 cases[i].value, approve_status_name(f->rep.v[0].status),
 				 f->rep.v[0].why, cases[i].why);
 	}
 	assert_int_equal(f->rep.valid, 0);
@@ -676,7 +676,7 @@ static void test_an_edited_approved_plan_says_its_approvals_do_not_cover_it(void
 	f->list = json_pack("[O]", f->a1);
 	assert_int_equal(plan_file_write_approvals(fx_path(f, "p.kiln"), f->plan, f->list, &f->err),
 			 0);
-	assert_int_equal(file_read_all(f->path, 1 << 20, &text, &len, &f->err), 0);
+	assert_int_equal(util_file_read_all(f->path, 1 << 20, &text, &len, &f->err), 0);
 	at = strstr(text, "\"count\": 4");
 	assert_non_null(at);
 	at[9] = '5';

@@ -1,7 +1,7 @@
 /*
  * test_aws_capacity.c - a node group's capacity as the plan sees it (issue
  * 16): what EC2 reports of an instance read back as the inputs capacity,
- * capacity_reservation and spot_fallback (capacity_live), and what a change
+ * capacity_reservation and spot_fallback (aws_capacity_live), and what a change
  * of each does to the group on aws and sim (diff_changed_inputs and the
  * types' policies): a new reservation, block or market replaces it, a new
  * fallback changes only how later launches are made; how EC2's refusal of
@@ -43,14 +43,14 @@ static json_t *instance(const char *inner)
 	return inst;
 }
 
-/* capacity_live over inner (and tags, JSON text), as compact sorted JSON. */
+/* aws_capacity_live over inner (and tags, JSON text), as compact sorted JSON. */
 static char *live_of(const char *inner, const char *tags)
 {
 	json_t *inst = instance(inner), *t = json_loads(tags ? tags : "{}", 0, NULL);
 	json_t *attrs = json_object();
 	char *s;
 
-	capacity_live(inst, t, attrs);
+	aws_capacity_live(inst, t, attrs);
 	s = json_dumps(attrs, JSON_COMPACT | JSON_SORT_KEYS);
 	json_decref(attrs);
 	json_decref(t);
@@ -170,7 +170,7 @@ static void assert_changed(const struct prov_type *t, const char *before, const 
 
 static void assert_policy(const struct prov_type *t, const char *name, enum prov_policy want)
 {
-	const struct prov_attr *a = prov_type_attr(t, name);
+	const struct prov_attr *a = provider_type_attr(t, name);
 
 	assert_non_null(a);
 	assert_int_equal(a->policy, want);
@@ -222,7 +222,7 @@ static void test_a_launch_into_a_block_not_active_yet_names_it_and_the_fix(void 
 	(void)state;
 	kiln_error_set(&err, "aws: ec2 RunInstances: InvalidCapacityReservationState."
 			     "PendingActivation: Your Capacity Block is not active yet");
-	capacity_launch_refused(&l, PROV_ERROR, &err);
+	aws_capacity_launch_refused(&l, PROV_ERROR, &err);
 	assert_string_equal(err.msg,
 			    "aws: aws_instance_group.trainers: its Capacity Block "
 			    "cr-0123456789abcdef0 is not active yet, and EC2 refused the launch "
@@ -242,11 +242,11 @@ static void test_other_refusals_of_a_launch_are_left_alone(void **state)
 	(void)state;
 	kiln_error_set(&err, "aws: ec2 RunInstances: ReservationCapacityExceeded: full");
 	kiln_error_hint(&err, "as it was");
-	capacity_launch_refused(&l, PROV_ERROR, &err);
+	aws_capacity_launch_refused(&l, PROV_ERROR, &err);
 	assert_string_equal(err.msg, "aws: ec2 RunInstances: ReservationCapacityExceeded: full");
 	assert_string_equal(err.hint, "as it was");
 	kiln_error_set(&err, "aws: InvalidCapacityReservationState.PendingActivation");
-	capacity_launch_refused(&l, PROV_OK, &err);
+	aws_capacity_launch_refused(&l, PROV_OK, &err);
 	assert_string_equal(err.msg, "aws: InvalidCapacityReservationState.PendingActivation");
 }
 

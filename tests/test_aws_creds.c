@@ -63,7 +63,7 @@ static int home_teardown(void **state)
 		unsetenv(aws_vars[i]);
 	aws_creds_release(&h->creds);
 	free(h->region);
-	remove_tree(h->dir);
+	util_remove_tree(h->dir);
 	free(h->dir);
 	free(h->aws);
 	free(h);

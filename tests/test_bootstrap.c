@@ -55,7 +55,7 @@ static void source_placeholder(const struct spec *spec, const struct spec_store 
 	if (zoned && s->tier == TIER_LUSTRE) {
 		*find = xstrdup("echo found@tcp:/x");
 	} else {
-		*source = boot_placeholder(key);
+		*source = bootstrap_placeholder(key);
 		*why = xstrdup("a test source");
 	}
 	free(key);
@@ -73,10 +73,10 @@ static char *doc_of(const struct spec *spec, const char *name, bool zoned, char 
 	int efa;
 
 	assert_non_null(g);
-	assert_int_equal(pexp_group_type("", &catalog_aws, spec, g, &t, &why, &err), 0);
+	assert_int_equal(expand_group_type("", &catalog_aws, spec, g, &t, &why, &err), 0);
 	free(why);
 	efa = spec->network.fabric == FABRIC_EFA && t->efa ? t->efa_interfaces : 0;
-	doc = boot_group_document(spec, g, name, t, efa, &cloud, zoned, note, &err);
+	doc = bootstrap_group_document(spec, g, name, t, efa, &cloud, zoned, note, &err);
 	assert_non_null(doc);
 	return doc;
 }
@@ -101,9 +101,9 @@ static char *doc_with(const struct spec *spec, const char *name, const struct bo
 	struct kiln_error err = {{0}, {0}};
 	char *why = NULL, *doc;
 
-	assert_int_equal(pexp_group_type("", &catalog_aws, spec, g, &t, &why, &err), 0);
+	assert_int_equal(expand_group_type("", &catalog_aws, spec, g, &t, &why, &err), 0);
 	free(why);
-	doc = boot_group_document(spec, g, name, t, 0, c, false, NULL, &err);
+	doc = bootstrap_group_document(spec, g, name, t, 0, c, false, NULL, &err);
 	assert_non_null(doc);
 	return doc;
 }
@@ -370,8 +370,8 @@ static void test_nfs_mounts_through_a_helper_where_the_image_has_it(void **state
 	with.nfs_helper_options = "tls,_netdev,nofail";
 	assert_int_equal(fx_validate(f, cluster), 0);
 	g = spec_group_find(f->spec, "login");
-	assert_int_equal(pexp_group_type("", &catalog_aws, f->spec, g, &t, &why, &err), 0);
-	doc = boot_group_document(f->spec, g, "login", t, 0, &with, false, NULL, &err);
+	assert_int_equal(expand_group_type("", &catalog_aws, f->spec, g, &t, &why, &err), 0);
+	doc = bootstrap_group_document(f->spec, g, "login", t, 0, &with, false, NULL, &err);
 	assert_non_null(doc);
 	assert_has(doc, "mount_fs 'home' '{{kiln:nfs:home}}' '/home' 'nfs4' "
 			"'nfsvers=4.1,rsize=1048576,wsize=1048576,hard,timeo=600,retrans=2,"
@@ -575,7 +575,8 @@ static void test_step_title_is_cut_between_characters(void **state)
 					     "      - echo xéééééééééééééééééééééééééééééé\n"),
 			 0);
 	doc = doc_of(f->spec, "a", false, NULL);
-	assert_int_equal(utf8_invalid_offset((const unsigned char *)doc, strlen(doc)), strlen(doc));
+	assert_int_equal(str_utf8_invalid_offset((const unsigned char *)doc, strlen(doc)),
+			 strlen(doc));
 	assert_has(doc,
 		   "run_step 1 'compute.a.bootstrap[0]' 'echo xééééééééééééééééééééééééé...'\n");
 	free(doc);
@@ -618,7 +619,7 @@ static void test_fill_puts_the_values_in(void **state)
 {
 	struct kiln_error err = {{0}, {0}};
 	json_t *v = json_pack("{s:s, s:s}", "lustre:s", "fs-1.fsx@tcp:/abc", "workspace", "w");
-	char *out = boot_fill("a {{kiln:lustre:s}} b {{kiln:workspace}}", v, &err);
+	char *out = bootstrap_fill("a {{kiln:lustre:s}} b {{kiln:workspace}}", v, &err);
 
 	(void)state;
 	assert_string_equal(out, "a fs-1.fsx@tcp:/abc b w");
@@ -632,7 +633,7 @@ static void test_fill_names_a_value_it_lacks(void **state)
 	json_t *v = json_object();
 
 	(void)state;
-	assert_null(boot_fill("x {{kiln:nfs:home}}", v, &err));
+	assert_null(bootstrap_fill("x {{kiln:nfs:home}}", v, &err));
 	assert_string_equal(err.msg, "the user data needs nfs:home, which is not known yet");
 	assert_string_equal(err.hint, "run plan again: it refreshes what exists");
 	json_decref(v);
@@ -640,8 +641,8 @@ static void test_fill_names_a_value_it_lacks(void **state)
 
 static void test_digest_is_stable_and_changes_with_the_document(void **state)
 {
-	char *a = boot_digest("#cloud-config\n"), *b = boot_digest("#cloud-config\n"),
-	     *c = boot_digest("#cloud-config\n#x\n");
+	char *a = bootstrap_digest("#cloud-config\n"), *b = bootstrap_digest("#cloud-config\n"),
+	     *c = bootstrap_digest("#cloud-config\n#x\n");
 
 	(void)state;
 	assert_string_equal(a, b);

@@ -1,5 +1,5 @@
 /*
- * test_expiry.c - the TTL rules (expiry.c), the shared clock (util_now,
+ * test_expiry.c - the TTL rules (expiry.c), the shared clock (timefmt_now,
  * KILN_NOW), RFC 3339 times, and the expiry member of the state document.
  */
 #include "testutil.h"
@@ -13,7 +13,7 @@ static int64_t at(const char *s)
 {
 	int64_t t = -1;
 
-	assert_int_equal(time_parse_rfc3339(s, &t), 0);
+	assert_int_equal(timefmt_time_parse_rfc3339(s, &t), 0);
 	return t;
 }
 
@@ -31,11 +31,11 @@ static void test_rfc3339_refuses_what_is_not_a_time(void **state)
 	int64_t t = 7;
 
 	(void)state;
-	assert_int_equal(time_parse_rfc3339("2026-11-29", &t), -1);
-	assert_int_equal(time_parse_rfc3339("2026-11-29T00:00:00", &t), -1);
-	assert_int_equal(time_parse_rfc3339("2026-11-29T00:00:00+0200", &t), -1);
-	assert_int_equal(time_parse_rfc3339("2026-11-29T00:00:00+ab:cd", &t), -1);
-	assert_int_equal(time_parse_rfc3339("tomorrow", &t), -1);
+	assert_int_equal(timefmt_time_parse_rfc3339("2026-11-29", &t), -1);
+	assert_int_equal(timefmt_time_parse_rfc3339("2026-11-29T00:00:00", &t), -1);
+	assert_int_equal(timefmt_time_parse_rfc3339("2026-11-29T00:00:00+0200", &t), -1);
+	assert_int_equal(timefmt_time_parse_rfc3339("2026-11-29T00:00:00+ab:cd", &t), -1);
+	assert_int_equal(timefmt_time_parse_rfc3339("tomorrow", &t), -1);
 	assert_int_equal(t, 7);
 }
 
@@ -44,7 +44,7 @@ static void test_rfc3339_format_round_trips(void **state)
 	char buf[21];
 
 	(void)state;
-	assert_string_equal(time_format_rfc3339(T0 + 3661, buf), "2026-11-29T01:01:01Z");
+	assert_string_equal(timefmt_time_format_rfc3339(T0 + 3661, buf), "2026-11-29T01:01:01Z");
 	assert_int_equal(at(buf), T0 + 3661);
 }
 
@@ -55,10 +55,10 @@ static void test_util_now_reads_kiln_now(void **state)
 
 	(void)state;
 	setenv("KILN_NOW", "2026-11-29T02:00:00+02:00", 1);
-	assert_int_equal(util_now(&t, &err), 0);
+	assert_int_equal(timefmt_now(&t, &err), 0);
 	assert_int_equal(t, T0);
 	unsetenv("KILN_NOW");
-	assert_int_equal(util_now(&t, &err), 0);
+	assert_int_equal(timefmt_now(&t, &err), 0);
 	assert_true(t > T0 - 86400 * 365);
 }
 
@@ -69,7 +69,7 @@ static void test_util_now_names_a_bad_kiln_now_and_the_fix(void **state)
 
 	(void)state;
 	setenv("KILN_NOW", "2026-11-29 00:00", 1);
-	assert_int_equal(util_now(&t, &err), -1);
+	assert_int_equal(timefmt_now(&t, &err), -1);
 	unsetenv("KILN_NOW");
 	assert_string_equal(err.msg, "KILN_NOW '2026-11-29 00:00' is not an RFC 3339 time");
 	assert_string_equal(err.hint, "write it like 2027-01-31T12:00:00Z, or unset it");
@@ -218,7 +218,7 @@ static json_t *state_with_block(int64_t ttl, int64_t end)
 	json_object_set_new(state_resources(s), "sim_capacity_block.trainers",
 			    json_pack("{s:s, s:s, s:{s:s, s:s}}", "type", "sim_capacity_block",
 				      "id", "cr-1", "attrs", "start", "2026-12-01T11:30:00Z",
-				      "capacity_end", time_format_rfc3339(end, e)));
+				      "capacity_end", timefmt_time_format_rfc3339(end, e)));
 	return s;
 }
 
@@ -253,8 +253,8 @@ static void test_ttl_extend_past_a_block_names_when_reap_comes(void **state)
 	json_decref(x);
 	x = expiry_extend(json_object_get(s, "expiry"), 9 * 3600, T0, "B", "default", &err);
 	assert_int_equal(expiry_within_windows(s, x, &err), -1);
-	time_format_rfc3339(T0 + 9 * 3600, want);
-	time_format_rfc3339(T0 + 10 * 3600, end);
+	timefmt_time_format_rfc3339(T0 + 9 * 3600, want);
+	timefmt_time_format_rfc3339(T0 + 10 * 3600, end);
 	{
 		char *msg = xasprintf("the TTL cannot go past %s, when kiln reap takes the cluster "
 				      "down: an hour before sim_capacity_block.trainers ends at %s",
@@ -290,7 +290,7 @@ static void test_the_window_sentence_names_when_reap_comes(void **state)
 	char at[21], *want, *got;
 
 	(void)state;
-	time_format_rfc3339(T0 + 9 * 3600, at);
+	timefmt_time_format_rfc3339(T0 + 9 * 3600, at);
 	want = xasprintf("kiln reap takes it down at %s, an hour before "
 			 "sim_capacity_block.trainers ends",
 			 at);

@@ -77,7 +77,7 @@ static int fx_teardown(void **state)
 	store_free(f->remote);
 	store_free(f->other);
 	store_free(f->s);
-	if (chdir(f->cwd) != 0 || remove_tree(f->dir) != 0)
+	if (chdir(f->cwd) != 0 || util_remove_tree(f->dir) != 0)
 		rc = -1;
 	free(f->path);
 	free(f);
@@ -158,8 +158,8 @@ static char *lock_record(const char *id, int64_t created, int64_t expires)
 	char c[32], e[32];
 	json_t *o = json_pack("{s:s, s:s, s:I, s:s, s:s, s:s, s:s}", "id", id, "holder",
 			      "ghost@ci-runner-7", "pid", (json_int_t)4242, "operation", "apply",
-			      "workspace", WS, "created", time_format_rfc3339(created, c),
-			      "expires", time_format_rfc3339(expires, e));
+			      "workspace", WS, "created", timefmt_time_format_rfc3339(created, c),
+			      "expires", timefmt_time_format_rfc3339(expires, e));
 	char *body = json_dumps(o, JSON_SORT_KEYS | JSON_INDENT(2));
 
 	json_decref(o);
@@ -273,7 +273,7 @@ static void test_held_lock_is_refused_naming_holder_operation_and_since(void **s
 	assert_contains(err.msg, info.holder);
 	assert_contains(err.msg, "for 'apply'");
 	assert_contains(err.msg, "since");
-	assert_contains(err.msg, time_format_rfc3339(info.created, since));
+	assert_contains(err.msg, timefmt_time_format_rfc3339(info.created, since));
 	assert_contains(err.msg, info.id);
 	assert_contains(err.hint, "--lock-timeout");
 	after = lock_oid(f->other);
@@ -749,8 +749,8 @@ static void test_time_format_is_iso_8601_utc(void **state)
 	char buf[32];
 
 	(void)state;
-	assert_string_equal(time_format_rfc3339(0, buf), "1970-01-01T00:00:00Z");
-	assert_string_equal(time_format_rfc3339(1795986000, buf), "2026-11-29T21:00:00Z");
+	assert_string_equal(timefmt_time_format_rfc3339(0, buf), "1970-01-01T00:00:00Z");
+	assert_string_equal(timefmt_time_format_rfc3339(1795986000, buf), "2026-11-29T21:00:00Z");
 }
 
 static void test_describe_names_holder_pid_operation_since_and_id(void **state)

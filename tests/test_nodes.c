@@ -12,7 +12,7 @@ static void health_is(const char *report, const char *want_health, const char *w
 	const char *health;
 	char *reason;
 
-	prov_node_health(report, &health, &reason);
+	nodes_health(report, &health, &reason);
 	if (want_health)
 		assert_string_equal(health, want_health);
 	else
@@ -81,15 +81,14 @@ static void test_nodes_are_listed_oldest_first_then_by_id_and_numbered(void **un
 	json_t *nodes = json_array();
 
 	(void)unused;
-	json_array_append_new(nodes, prov_node_new("i-b", "z", "10.0.0.5", NULL, "running",
-						   "2026-01-02T00:00:00Z", NULL));
-	json_array_append_new(nodes, prov_node_new("i-c", "z", NULL, NULL, "pending", NULL, NULL));
-	json_array_append_new(nodes,
-			      prov_node_new("i-a", "z", "10.0.0.4", "198.51.100.4", "running",
-					    "2026-01-02T00:00:00Z", "unhealthy: 7 of 8 GPUs"));
-	json_array_append_new(nodes, prov_node_new("i-d", "z", "10.0.0.6", NULL, "running",
-						   "2026-01-01T00:00:00Z", "healthy: 8/8 GPUs"));
-	prov_nodes_order(nodes);
+	json_array_append_new(nodes, nodes_new("i-b", "z", "10.0.0.5", NULL, "running",
+					       "2026-01-02T00:00:00Z", NULL));
+	json_array_append_new(nodes, nodes_new("i-c", "z", NULL, NULL, "pending", NULL, NULL));
+	json_array_append_new(nodes, nodes_new("i-a", "z", "10.0.0.4", "198.51.100.4", "running",
+					       "2026-01-02T00:00:00Z", "unhealthy: 7 of 8 GPUs"));
+	json_array_append_new(nodes, nodes_new("i-d", "z", "10.0.0.6", NULL, "running",
+					       "2026-01-01T00:00:00Z", "healthy: 8/8 GPUs"));
+	nodes_order(nodes);
 	{
 		char *got = json_dumps(nodes, JSON_SORT_KEYS | JSON_COMPACT);
 

@@ -67,11 +67,11 @@ static int fx_teardown(void **state)
 	struct fx *f = *state;
 	int rc = 0;
 
-	op_close(&f->r);
+	operation_close(&f->r);
 	diags_release(&f->d);
 	if (f->captured)
 		fclose(f->captured);
-	if (chdir(f->cwd) != 0 || remove_tree(f->dir) != 0)
+	if (chdir(f->cwd) != 0 || util_remove_tree(f->dir) != 0)
 		rc = -1;
 	free(f);
 	return rc;
@@ -117,7 +117,7 @@ static void test_an_invalid_spec_comes_back_as_diagnostics(void **state)
 
 	write_spec("kiln: 1\ncluster: quickstart\nprovider: {name: sim}\nnetwork: {cidr: nope}\n");
 	capture_start(f);
-	assert_int_equal(op_load(&f->r, &defaults, "kiln.yaml", &f->d, &err), -1);
+	assert_int_equal(operation_load(&f->r, &defaults, "kiln.yaml", &f->d, &err), -1);
 	assert_int_equal(capture_end(f), 0);
 	/* Not an error of its own: the diagnostics say why, and the caller prints them. */
 	assert_string_equal(err.msg, "");
@@ -134,10 +134,10 @@ static void test_a_first_plan_creates_everything_and_prints_nothing(void **state
 	write_spec(quickstart);
 	f->r.plan_only = true;
 	capture_start(f);
-	assert_int_equal(op_load(&f->r, &defaults, "kiln.yaml", &f->d, &err), 0);
+	assert_int_equal(operation_load(&f->r, &defaults, "kiln.yaml", &f->d, &err), 0);
 	/* No state repository yet: the plan is made against an empty state. */
-	assert_int_equal(op_open_state(&f->r, false, "plan", &err), 0);
-	assert_int_equal(op_plan(&f->r, &err), 0);
+	assert_int_equal(operation_open_state(&f->r, false, "plan", &err), 0);
+	assert_int_equal(operation_plan(&f->r, &err), 0);
 	assert_int_equal(capture_end(f), 0);
 	assert_null(f->r.store);
 	assert_true(json_array_size(json_object_get(f->r.plan, "resource_changes")) > 0);
@@ -147,7 +147,7 @@ static void test_a_first_plan_creates_everything_and_prints_nothing(void **state
 
 		assert_string_equal(json_string_value(json_array_get(actions, 0)), "create");
 	}
-	assert_false(op_plan_is_empty(&f->r));
+	assert_false(operation_plan_is_empty(&f->r));
 }
 
 static void test_a_saved_plan_of_another_spec_is_refused_as_stale(void **state)
@@ -157,8 +157,8 @@ static void test_a_saved_plan_of_another_spec_is_refused_as_stale(void **state)
 	json_t *saved = json_pack("{s:{s:{s:s}}}", "kiln", "spec", "digest", "sha256:00");
 
 	write_spec(quickstart);
-	assert_int_equal(op_load(&f->r, &defaults, "kiln.yaml", &f->d, &err), 0);
-	assert_int_equal(op_saved_check(&f->r, saved, "p.kiln", &err), -1);
+	assert_int_equal(operation_load(&f->r, &defaults, "kiln.yaml", &f->d, &err), 0);
+	assert_int_equal(operation_saved_check(&f->r, saved, "p.kiln", &err), -1);
 	json_decref(saved);
 	assert_non_null(strstr(err.msg, "p.kiln is stale: the spec kiln.yaml changed since the "
 					"plan was made (plan: sha256:00, now: sha256:"));
@@ -182,16 +182,16 @@ static void test_a_destroy_stopped_under_the_lock_plans_nothing(void **state)
 	int asked = 0;
 
 	write_spec(quickstart);
-	assert_int_equal(op_load(&f->r, &defaults, "kiln.yaml", &f->d, &err), 0);
-	assert_int_equal(op_open_state(&f->r, true, "destroy", &err), 0);
+	assert_int_equal(operation_load(&f->r, &defaults, "kiln.yaml", &f->d, &err), 0);
+	assert_int_equal(operation_open_state(&f->r, true, "destroy", &err), 0);
 	assert_non_null(f->r.ws);
 	capture_start(f);
-	assert_int_equal(op_destroy(&f->r, &ao, stop, &asked, &out, &err), OP_STOPPED);
+	assert_int_equal(operation_destroy(&f->r, &ao, stop, &asked, &out, &err), OP_STOPPED);
 	assert_int_equal(capture_end(f), 0);
 	assert_int_equal(asked, 1);
 	assert_null(f->r.plan);
 	assert_null(out.commit);
-	op_apply_outcome_release(&out);
+	operation_apply_outcome_release(&out);
 }
 
 /* r->loaded: the diagnostics' counts, and the hook's argument. */
@@ -213,11 +213,11 @@ static void test_a_plan_of_a_spec_is_one_operation_that_shows_its_diagnostics(vo
 	f->r.loaded = on_loaded;
 	f->r.report_arg = f;
 	capture_start(f);
-	assert_int_equal(op_plan_spec(&f->r, &defaults, "kiln.yaml", &err), 0);
+	assert_int_equal(operation_plan_spec(&f->r, &defaults, "kiln.yaml", &err), 0);
 	assert_int_equal(capture_end(f), 0);
 	assert_int_equal(f->d.warnings, 1);
 	assert_int_equal(f->d.errors, 0);
-	/* The hooks and plan_only outlive op_load's clearing of the run. */
+	/* The hooks and plan_only outlive operation_load's clearing of the run. */
 	assert_true(f->r.plan_only);
 	assert_ptr_equal(f->r.loaded, on_loaded);
 	assert_int_equal(f->r.view.nchanges,
@@ -234,7 +234,7 @@ static void test_a_plan_of_an_invalid_spec_fails_with_no_error_of_its_own(void *
 	write_spec("kiln: 1\ncluster: quickstart\nprovider: {name: sim}\nnetwork: {cidr: nope}\n");
 	f->r.loaded = on_loaded;
 	f->r.report_arg = f;
-	assert_int_equal(op_plan_spec(&f->r, &defaults, "kiln.yaml", &err), -1);
+	assert_int_equal(operation_plan_spec(&f->r, &defaults, "kiln.yaml", &err), -1);
 	assert_string_equal(err.msg, "");
 	assert_true(f->d.errors > 0);
 	assert_null(f->r.plan);
@@ -248,16 +248,16 @@ static void test_a_takeover_with_nothing_foreign_does_nothing(void **state)
 	struct op_takeover_result res;
 
 	write_spec(quickstart);
-	assert_int_equal(op_load(&f->r, &defaults, "kiln.yaml", &f->d, &err), 0);
-	assert_int_equal(op_open_state(&f->r, true, "state takeover", &err), 0);
+	assert_int_equal(operation_load(&f->r, &defaults, "kiln.yaml", &f->d, &err), 0);
+	assert_int_equal(operation_open_state(&f->r, true, "state takeover", &err), 0);
 	capture_start(f);
-	assert_int_equal(op_takeover(&f->r, &tf, &res, &err), 0);
+	assert_int_equal(operation_takeover(&f->r, &tf, &res, &err), 0);
 	assert_int_equal(capture_end(f), 0);
 	assert_true(res.nothing);
 	assert_null(res.taken);
 	assert_string_equal(res.commit, "");
 	assert_false(res.take_failed || res.commit_failed);
-	op_takeover_result_release(&res);
+	operation_takeover_result_release(&res);
 }
 
 static void test_a_takeover_of_an_address_nobody_holds_is_refused(void **state)
@@ -269,16 +269,16 @@ static void test_a_takeover_of_an_address_nobody_holds_is_refused(void **state)
 	struct op_takeover_result res;
 
 	write_spec(quickstart);
-	assert_int_equal(op_load(&f->r, &defaults, "kiln.yaml", &f->d, &err), 0);
-	assert_int_equal(op_open_state(&f->r, true, "state takeover", &err), 0);
-	assert_int_equal(op_takeover(&f->r, &tf, &res, &err), 0);
+	assert_int_equal(operation_load(&f->r, &defaults, "kiln.yaml", &f->d, &err), 0);
+	assert_int_equal(operation_open_state(&f->r, true, "state takeover", &err), 0);
+	assert_int_equal(operation_takeover(&f->r, &tf, &res, &err), 0);
 	assert_false(res.nothing);
 	assert_true(res.take_failed);
 	assert_non_null(strstr(res.take_err.msg, "sim_bucket.nope"));
 	/* Nothing was taken, so nothing is committed. */
 	assert_false(res.commit_failed);
 	assert_string_equal(res.commit, "");
-	op_takeover_result_release(&res);
+	operation_takeover_result_release(&res);
 }
 
 static const char block_no_ttl[] =
@@ -300,9 +300,9 @@ static void test_a_block_without_a_ttl_records_the_spec_reap_destroys_with(void 
 	const json_t *w;
 
 	write_spec(block_no_ttl);
-	assert_int_equal(op_load(&f->r, &defaults, "kiln.yaml", &f->d, &err), 0);
-	assert_int_equal(op_open_state(&f->r, true, "apply", &err), 0);
-	assert_int_equal(op_expiry_prepare(&f->r, 0, &err), 0);
+	assert_int_equal(operation_load(&f->r, &defaults, "kiln.yaml", &f->d, &err), 0);
+	assert_int_equal(operation_open_state(&f->r, true, "apply", &err), 0);
+	assert_int_equal(operation_expiry_prepare(&f->r, 0, &err), 0);
 	/* No ttl: no expiry, but the block's end needs the spec to destroy with. */
 	assert_null(json_object_get(f->r.state, "expiry"));
 	w = json_object_get(f->r.state, "window");
@@ -316,10 +316,10 @@ static void test_a_spec_without_a_block_records_no_window(void **state)
 	struct kiln_error err = {0};
 
 	write_spec(quickstart);
-	assert_int_equal(op_load(&f->r, &defaults, "kiln.yaml", &f->d, &err), 0);
-	assert_int_equal(op_open_state(&f->r, true, "apply", &err), 0);
+	assert_int_equal(operation_load(&f->r, &defaults, "kiln.yaml", &f->d, &err), 0);
+	assert_int_equal(operation_open_state(&f->r, true, "apply", &err), 0);
 	json_object_set_new(f->r.state, "window", json_pack("{s:s}", "spec", "old.yaml"));
-	assert_int_equal(op_expiry_prepare(&f->r, 0, &err), 0);
+	assert_int_equal(operation_expiry_prepare(&f->r, 0, &err), 0);
 	assert_null(json_object_get(f->r.state, "window"));
 }
 

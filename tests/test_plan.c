@@ -54,7 +54,7 @@ static int fx_setup(void **state)
 static int fx_teardown(void **state)
 {
 	struct fx *f = *state;
-	int rc = remove_tree(f->dir);
+	int rc = util_remove_tree(f->dir);
 
 	json_decref(f->plan);
 	free(f->text);
@@ -443,7 +443,7 @@ static void assert_golden_impl(const char *name, const char *got, const char *fi
 			ok = false;
 		if (!ok)
 			print_error("cannot write %s\n", path);
-	} else if (file_read_all(path, (size_t)1 << 24, &want, &len, &err) < 0) {
+	} else if (util_file_read_all(path, (size_t)1 << 24, &want, &len, &err) < 0) {
 		print_error("%s\n(run with KILN_UPDATE_GOLDEN=1 to write it)\n", err.msg);
 		ok = false;
 	} else if (!(ok = strcmp(want, got) == 0)) {
@@ -873,7 +873,7 @@ static char *read_text(const char *path)
 	char *buf = NULL;
 	size_t len;
 
-	if (file_read_all(path, (size_t)1 << 24, &buf, &len, &err) < 0)
+	if (util_file_read_all(path, (size_t)1 << 24, &buf, &len, &err) < 0)
 		fail_msg("%s", err.msg);
 	return buf;
 }
@@ -1255,7 +1255,7 @@ static int check_schema(const struct fx *f, const char *path, int expect)
 	struct kiln_error err = {{0}};
 
 	rc = rc == -1 || !WIFEXITED(rc) ? -1 : WEXITSTATUS(rc);
-	if (rc != expect && file_read_all(log, 1 << 20, &out, &len, &err) == 0)
+	if (rc != expect && util_file_read_all(log, 1 << 20, &out, &len, &err) == 0)
 		print_message("%s", out);
 	free(out);
 	unlink(log);
@@ -1368,6 +1368,53 @@ static void test_plan_view_reads_the_plans_own_fields(void **state)
 	assert_null(plan_kiln(f->plan, "cost"));
 	plan_kiln_set(f->plan, "destroy", json_true());
 	assert_true(plan_is_destroy(f->plan));
+}
+
+static void test_typed_readers_read_the_plans_workspace_spec_cost_and_findings(void **state)
+{
+	struct fx *f = *state;
+	struct plan_finding pf;
+	double usd = -1;
+
+	f->plan = sample_plan();
+	assert_string_equal(plan_workspace(f->plan), "default");
+	assert_string_equal(plan_spec_file(f->plan), "examples/quickstart.yaml");
+	assert_string_equal(plan_spec_digest(f->plan), SPEC_DIGEST);
+	assert_true(plan_has_changes(f->plan));
+	assert_int_equal(json_integer_value(json_object_get(plan_summary(f->plan), "create")), 2);
+	/* No cost and no findings yet: absent, not zero. */
+	assert_null(plan_cost(f->plan));
+	assert_false(plan_hourly_after(f->plan, &usd));
+	assert_true(usd == -1);
+	assert_null(plan_findings(f->plan));
+	plan_kiln_set(f->plan, "cost",
+		      json_pack("{s:f, s:f}", "hourly_before", 1.5, "hourly_after", 4.25));
+	plan_kiln_set(f->plan, "findings",
+		      json_pack("[{s:s, s:s, s:s, s:s}, {s:s, s:s, s:s, s:s, s:s, s:{}}]", "rule",
+				"KILN-NET-001", "severity", "error", "message", "open to the world",
+				"spec", "kiln.yaml:3:5", "rule", "KILN-S3-002", "severity",
+				"warning", "message", "no versioning", "address",
+				"aws_s3_bucket.data", "spec", "kiln.yaml:9:3", "waived"));
+	plan_kiln_set(f->plan, "findings_summary", json_pack("{s:i}", "error", 1));
+	assert_true(plan_hourly_before(f->plan, &usd));
+	assert_true(usd == 1.5);
+	assert_true(plan_hourly_after(f->plan, &usd));
+	assert_true(usd == 4.25);
+	assert_int_equal(json_array_size(plan_findings(f->plan)), 2);
+	assert_non_null(plan_findings_summary(f->plan));
+	plan_finding_read(json_array_get(plan_findings(f->plan), 0), &pf);
+	assert_string_equal(pf.rule, "KILN-NET-001");
+	assert_string_equal(pf.severity, "error");
+	assert_string_equal(pf.message, "open to the world");
+	assert_null(pf.address);
+	assert_string_equal(pf.spec, "kiln.yaml:3:5");
+	assert_false(pf.waived);
+	plan_finding_read(json_array_get(plan_findings(f->plan), 1), &pf);
+	assert_string_equal(pf.address, "aws_s3_bucket.data");
+	assert_true(pf.waived);
+	/* A member of the wrong type reads as absent. */
+	plan_kiln_set(f->plan, "findings", json_string("none"));
+	assert_null(plan_findings(f->plan));
 }
 
 static void test_plan_view_refuses_a_change_without_an_address(void **state)
@@ -1763,6 +1810,7 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 	    plan_test(test_sample_document_is_the_golden_sample),
+	    plan_test(test_typed_readers_read_the_plans_workspace_spec_cost_and_findings),
 	    plan_test(test_text_shows_every_kind_of_change),
 	    plan_test(test_text_in_colour_marks_symbols_and_addresses),
 	    plan_test(test_markdown_is_a_pull_request_comment),

@@ -47,7 +47,7 @@ static int qfx_teardown(void **state)
 	int rc = 0;
 
 	store_free(f->s);
-	if (f->dir[0] != '/' || chdir(f->cwd) != 0 || remove_tree(f->dir) != 0)
+	if (f->dir[0] != '/' || chdir(f->cwd) != 0 || util_remove_tree(f->dir) != 0)
 		rc = -1;
 	free(f);
 	return rc;
@@ -59,7 +59,7 @@ static int64_t at(const char *s)
 {
 	int64_t t = -1;
 
-	assert_int_equal(time_parse_rfc3339(s, &t), 0);
+	assert_int_equal(timefmt_time_parse_rfc3339(s, &t), 0);
 	return t;
 }
 

@@ -112,7 +112,7 @@ static int teardown(void **state)
 	store_free(f->s);
 	if (chdir(f->cwd) != 0)
 		return -1;
-	remove_tree(f->dir);
+	util_remove_tree(f->dir);
 	free(f);
 	return 0;
 }

@@ -15,7 +15,7 @@
 
 static json_t *parse(const char *text, struct kiln_error *err)
 {
-	return sched_parse_sinfo(text, strlen(text), err);
+	return scheduler_parse_sinfo(text, strlen(text), err);
 }
 
 /* The partition's counts as "joined idle allocated down other not_responding". */
@@ -113,8 +113,8 @@ static void run_sh(char *script, int deadline_ms, struct sched_run *r, struct ki
 	char *av[] = {"sh", "-c", script, NULL};
 	struct kiln_error none = {0};
 
-	assert_int_equal(sched_run_bounded(av, deadline_ms, r, &none), 0);
-	assert_int_equal(sched_run_verdict(r, "ctl-0", "ctl", err), -1);
+	assert_int_equal(scheduler_run_bounded(av, deadline_ms, r, &none), 0);
+	assert_int_equal(scheduler_run_verdict(r, "ctl-0", "ctl", err), -1);
 	sb_release(&r->out);
 	sb_release(&r->errs);
 }
@@ -226,7 +226,7 @@ static void test_output_past_the_bounds_is_refused(void **unused)
 	sb_release(&sb);
 	huge = xcalloc(SCHED_OUTPUT_MAX + 2, 1);
 	memset(huge, '\n', SCHED_OUTPUT_MAX + 1);
-	assert_null(sched_parse_sinfo(huge, SCHED_OUTPUT_MAX + 1, &err));
+	assert_null(scheduler_parse_sinfo(huge, SCHED_OUTPUT_MAX + 1, &err));
 	assert_string_equal(err.msg, "sinfo wrote 65537 bytes, more than the 65536 kiln reads");
 	free(huge);
 }

@@ -60,7 +60,7 @@ static int sfx_teardown(void **state)
 {
 	struct sfx *f = *state;
 	size_t i;
-	int rc = remove_tree(f->dir) == 0 ? 0 : -1;
+	int rc = util_remove_tree(f->dir) == 0 ? 0 : -1;
 
 	provider_sim.close(f->ctx);
 	spec_free(f->spec);
@@ -206,7 +206,7 @@ static char *file_text(const char *path)
 	char *buf = NULL;
 	size_t len;
 
-	if (file_read_all(path, 1 << 20, &buf, &len, &err) < 0)
+	if (util_file_read_all(path, 1 << 20, &buf, &len, &err) < 0)
 		return xstrdup("(absent)");
 	return buf;
 }
@@ -284,13 +284,13 @@ static void test_a_create_tags_its_lineage_and_claim_retags_nothing_else(void **
 	tags = json_object_get(live, "tags");
 	assert_string_equal(json_string_value(json_object_get(tags, "kiln:lineage")), mine.lineage);
 	assert_string_equal(json_string_value(json_object_get(tags, "kiln:owner")), mine.owner);
-	assert_string_equal(prov_live_lineage(live), mine.lineage);
+	assert_string_equal(provider_live_lineage(live), mine.lineage);
 	assert_int_equal(provider_sim.claim(f->ctx, &theirs, "sim_bucket",
 					    json_string_value(json_object_get(live, "id")),
 					    &claimed, &err),
 			 PROV_OK);
 	tags = json_object_get(claimed, "tags");
-	assert_string_equal(prov_live_lineage(claimed), theirs.lineage);
+	assert_string_equal(provider_live_lineage(claimed), theirs.lineage);
 	/* No owner in the claiming scope: the old one is not left to mislead. */
 	assert_null(json_object_get(tags, "kiln:owner"));
 	assert_string_equal(json_string_value(json_object_get(tags, "team")), "research");
@@ -308,7 +308,7 @@ static void test_a_create_tags_its_lineage_and_claim_retags_nothing_else(void **
 /* What every cloud's tag values accept, at most 256 characters. */
 static void test_a_tag_value_keeps_only_what_every_cloud_accepts(void **unused)
 {
-	char *v = prov_tag_value("Ann <ann@x.org> h:/p a,b|c\n\xc3\xa9");
+	char *v = provider_tag_value("Ann <ann@x.org> h:/p a,b|c\n\xc3\xa9");
 	char long_in[400];
 
 	(void)unused;
@@ -316,10 +316,10 @@ static void test_a_tag_value_keeps_only_what_every_cloud_accepts(void **unused)
 	free(v);
 	memset(long_in, 'a', sizeof(long_in) - 1);
 	long_in[sizeof(long_in) - 1] = '\0';
-	v = prov_tag_value(long_in);
+	v = provider_tag_value(long_in);
 	assert_int_equal(strlen(v), 256);
 	free(v);
-	v = prov_tag_value(NULL);
+	v = provider_tag_value(NULL);
 	assert_string_equal(v, "");
 	free(v);
 }
@@ -1452,7 +1452,7 @@ static void test_the_address_index_finds_a_store_and_falls_back_to_a_scan(void *
 	 * store, and every store it reads gets its entry.
 	 */
 	text = xasprintf("%s/a", f->dir);
-	assert_int_equal(remove_tree(text), 0);
+	assert_int_equal(util_remove_tree(text), 0);
 	free(text);
 	text = xasprintf("%s/idx/demo/default/sim_bucket/%s", f->dir, logs);
 	write_text(text, "");
@@ -1766,13 +1766,13 @@ static void test_the_provider_table_finds_sim_and_its_types_and_policies(void **
 	t = provider_type(p, "sim_node_group");
 	assert_non_null(t);
 	assert_null(provider_type(p, "aws_vpc"));
-	assert_int_equal(prov_type_attr(t, "count")->policy, POLICY_LIVE);
-	assert_int_equal(prov_type_attr(t, "instance_type")->policy, POLICY_STOP);
-	assert_int_equal(prov_type_attr(t, "zones")->policy, POLICY_REPLACE);
-	assert_null(prov_type_attr(t, "join_token"));
-	assert_string_equal(prov_policy_name(POLICY_LIVE), "live");
-	assert_string_equal(prov_policy_name(POLICY_REPLACE), "replace");
-	assert_string_equal(prov_policy_name(POLICY_STOP), "stop");
+	assert_int_equal(provider_type_attr(t, "count")->policy, POLICY_LIVE);
+	assert_int_equal(provider_type_attr(t, "instance_type")->policy, POLICY_STOP);
+	assert_int_equal(provider_type_attr(t, "zones")->policy, POLICY_REPLACE);
+	assert_null(provider_type_attr(t, "join_token"));
+	assert_string_equal(provider_policy_name(POLICY_LIVE), "live");
+	assert_string_equal(provider_policy_name(POLICY_REPLACE), "replace");
+	assert_string_equal(provider_policy_name(POLICY_STOP), "stop");
 	assert_string_equal(p->catalog(NULL)->date, "2026-11-01");
 	for (i = 0; i < p->ntypes; i++) {
 		size_t j;

@@ -727,6 +727,9 @@ static void test_typed_readers_read_expiry_created_and_policies(void **state)
 	assert_non_null(state_expiry(doc));
 	assert_string_equal(state_expires(doc), "2026-11-30T09:00:00Z");
 	assert_string_equal(state_created(doc), "2026-11-30T08:00:00Z");
+	assert_string_equal(state_expiry_set_by(doc), "a");
+	assert_string_equal(state_expiry_set_at(doc), "2026-11-30T08:00:00Z");
+	assert_string_equal(state_expiry_set_how(doc), "--ttl");
 	assert_string_equal(state_provider(doc), "sim");
 	assert_string_equal(state_policy_spec(doc, STATE_POLICY_EXPIRY), "x.yaml");
 	assert_string_equal(json_string_value(state_policy_spec_text(doc, STATE_POLICY_EXPIRY)),
@@ -745,6 +748,8 @@ static void test_typed_readers_are_null_on_a_state_without_them(void **state)
 	(void)state;
 	assert_null(state_expiry(doc));
 	assert_null(state_expires(doc));
+	assert_null(state_expiry_set_by(doc));
+	assert_null(state_expiry_set_how(doc));
 	assert_null(state_created(doc));
 	assert_null(state_policy(doc, STATE_POLICY_EXPIRY));
 	assert_null(state_resource(doc, "aws_db.main"));

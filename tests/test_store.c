@@ -54,7 +54,7 @@ static int fx_teardown(void **state)
 	for (i = MAX_STORES - 1; i >= 0; i--)
 		store_free(f->stores[i]);
 	git_repository_free(f->remote);
-	if (chdir(f->cwd) != 0 || remove_tree(f->dir) != 0)
+	if (chdir(f->cwd) != 0 || util_remove_tree(f->dir) != 0)
 		rc = -1;
 	free(f);
 	return rc;

@@ -13,7 +13,7 @@ static int64_t duration_ok(const char *s)
 {
 	int64_t v = -1;
 
-	assert_int_equal(duration_parse(s, &v), 0);
+	assert_int_equal(timefmt_duration_parse(s, &v), 0);
 	return v;
 }
 
@@ -52,7 +52,7 @@ static void test_duration_leaves_output_alone_when_malformed(void **state)
 	int64_t v = 1234;
 
 	(void)state;
-	assert_int_equal(duration_parse("5x", &v), -1);
+	assert_int_equal(timefmt_duration_parse("5x", &v), -1);
 	assert_int_equal(v, 1234);
 }
 
@@ -61,7 +61,7 @@ static void test_duration_rejects_empty_string(void **state)
 	int64_t v;
 
 	(void)state;
-	assert_int_equal(duration_parse("", &v), -1);
+	assert_int_equal(timefmt_duration_parse("", &v), -1);
 }
 
 static void test_duration_rejects_missing_unit(void **state)
@@ -69,7 +69,7 @@ static void test_duration_rejects_missing_unit(void **state)
 	int64_t v;
 
 	(void)state;
-	assert_int_equal(duration_parse("5", &v), -1);
+	assert_int_equal(timefmt_duration_parse("5", &v), -1);
 }
 
 static void test_duration_rejects_missing_number(void **state)
@@ -77,7 +77,7 @@ static void test_duration_rejects_missing_number(void **state)
 	int64_t v;
 
 	(void)state;
-	assert_int_equal(duration_parse("h", &v), -1);
+	assert_int_equal(timefmt_duration_parse("h", &v), -1);
 }
 
 static void test_duration_rejects_unknown_unit(void **state)
@@ -85,7 +85,7 @@ static void test_duration_rejects_unknown_unit(void **state)
 	int64_t v;
 
 	(void)state;
-	assert_int_equal(duration_parse("5x", &v), -1);
+	assert_int_equal(timefmt_duration_parse("5x", &v), -1);
 }
 
 static void test_duration_rejects_negative(void **state)
@@ -93,7 +93,7 @@ static void test_duration_rejects_negative(void **state)
 	int64_t v;
 
 	(void)state;
-	assert_int_equal(duration_parse("-5m", &v), -1);
+	assert_int_equal(timefmt_duration_parse("-5m", &v), -1);
 }
 
 static void test_duration_rejects_fraction(void **state)
@@ -101,7 +101,7 @@ static void test_duration_rejects_fraction(void **state)
 	int64_t v;
 
 	(void)state;
-	assert_int_equal(duration_parse("1.5h", &v), -1);
+	assert_int_equal(timefmt_duration_parse("1.5h", &v), -1);
 }
 
 static void test_duration_rejects_overflowing_number(void **state)
@@ -109,7 +109,7 @@ static void test_duration_rejects_overflowing_number(void **state)
 	int64_t v;
 
 	(void)state;
-	assert_int_equal(duration_parse("99999999999d", &v), -1);
+	assert_int_equal(timefmt_duration_parse("99999999999d", &v), -1);
 }
 
 static void test_duration_rejects_more_than_a_hundred_years(void **state)
@@ -117,8 +117,8 @@ static void test_duration_rejects_more_than_a_hundred_years(void **state)
 	int64_t v;
 
 	(void)state;
-	assert_int_equal(duration_parse("36500d", &v), 0);
-	assert_int_equal(duration_parse("36501d", &v), -1);
+	assert_int_equal(timefmt_duration_parse("36500d", &v), 0);
+	assert_int_equal(timefmt_duration_parse("36501d", &v), -1);
 }
 
 static void test_duration_rejects_sum_above_a_hundred_years(void **state)
@@ -126,7 +126,7 @@ static void test_duration_rejects_sum_above_a_hundred_years(void **state)
 	int64_t v;
 
 	(void)state;
-	assert_int_equal(duration_parse("36500d1s", &v), -1);
+	assert_int_equal(timefmt_duration_parse("36500d1s", &v), -1);
 }
 
 static void test_duration_rejects_leading_whitespace(void **state)
@@ -134,7 +134,7 @@ static void test_duration_rejects_leading_whitespace(void **state)
 	int64_t v;
 
 	(void)state;
-	assert_int_equal(duration_parse(" 5m", &v), -1);
+	assert_int_equal(timefmt_duration_parse(" 5m", &v), -1);
 }
 
 static void test_duration_rejects_trailing_whitespace(void **state)
@@ -142,7 +142,7 @@ static void test_duration_rejects_trailing_whitespace(void **state)
 	int64_t v;
 
 	(void)state;
-	assert_int_equal(duration_parse("5m ", &v), -1);
+	assert_int_equal(timefmt_duration_parse("5m ", &v), -1);
 }
 
 static void test_duration_rejects_space_between_groups(void **state)
@@ -150,12 +150,12 @@ static void test_duration_rejects_space_between_groups(void **state)
 	int64_t v;
 
 	(void)state;
-	assert_int_equal(duration_parse("1h 30m", &v), -1);
+	assert_int_equal(timefmt_duration_parse("1h 30m", &v), -1);
 }
 
 static void assert_duration_formats(int64_t seconds, const char *want)
 {
-	char *s = duration_format(seconds);
+	char *s = timefmt_duration_format(seconds);
 
 	assert_string_equal(s, want);
 	free(s);
@@ -184,10 +184,10 @@ static void test_duration_format_round_trips_through_parse(void **state)
 
 	(void)state;
 	for (i = 0; i < ARRAY_SIZE(values); i++) {
-		char *s = duration_format(values[i]);
+		char *s = timefmt_duration_format(values[i]);
 		int64_t back = -1;
 
-		assert_int_equal(duration_parse(s, &back), 0);
+		assert_int_equal(timefmt_duration_parse(s, &back), 0);
 		assert_int_equal(back, values[i]);
 		free(s);
 	}
@@ -428,7 +428,7 @@ static void test_closest_allows_at_most_a_third_of_the_word(void **state)
 
 static size_t utf8_bad(const char *s)
 {
-	return utf8_invalid_offset((const unsigned char *)s, strlen(s));
+	return str_utf8_invalid_offset((const unsigned char *)s, strlen(s));
 }
 
 static void test_utf8_accepts_ascii_and_multibyte(void **state)
@@ -491,7 +491,7 @@ static void test_utf8_reads_only_len_bytes(void **state)
 	const unsigned char s[] = {'a', 0xc3, 0xa9, 0xff};
 
 	(void)state;
-	assert_int_equal(utf8_invalid_offset(s, 3), 3);
+	assert_int_equal(str_utf8_invalid_offset(s, 3), 3);
 }
 
 /* strbuf. */
@@ -614,7 +614,7 @@ static void test_file_read_all_reads_a_file_at_the_limit(void **state)
 	size_t len = 0;
 
 	(void)state;
-	assert_int_equal(file_read_all(path, 100000, &buf, &len, &err), 0);
+	assert_int_equal(util_file_read_all(path, 100000, &buf, &len, &err), 0);
 	assert_int_equal(len, 100000);
 	assert_int_equal(buf[99999], 'k');
 	assert_int_equal(buf[100000], '\0');
@@ -631,7 +631,7 @@ static void test_file_read_all_refuses_a_file_past_the_limit(void **state)
 	size_t len = 0;
 
 	(void)state;
-	assert_int_equal(file_read_all(path, 100000, &buf, &len, &err), -2);
+	assert_int_equal(util_file_read_all(path, 100000, &buf, &len, &err), -2);
 	assert_null(buf);
 	want = xasprintf("%s is larger than 97.7 KiB, the most kiln reads", path);
 	assert_string_equal(err.msg, want);
@@ -648,7 +648,7 @@ static void test_file_read_all_reads_an_empty_file(void **state)
 	size_t len = 99;
 
 	(void)state;
-	assert_int_equal(file_read_all(path, 10, &buf, &len, &err), 0);
+	assert_int_equal(util_file_read_all(path, 10, &buf, &len, &err), 0);
 	assert_int_equal(len, 0);
 	assert_string_equal(buf, "");
 	free(buf);
@@ -663,7 +663,8 @@ static void test_file_read_all_names_a_missing_file_and_the_cause(void **state)
 	size_t len = 0;
 
 	(void)state;
-	assert_int_equal(file_read_all("/nonexistent/kiln/spec.yaml", 10, &buf, &len, &err), -1);
+	assert_int_equal(util_file_read_all("/nonexistent/kiln/spec.yaml", 10, &buf, &len, &err),
+			 -1);
 	assert_null(buf);
 	assert_string_equal(err.msg,
 			    "cannot read /nonexistent/kiln/spec.yaml: No such file or directory");
@@ -677,7 +678,7 @@ static void test_uuid_v4_is_lower_case_version_4_with_the_rfc_variant(void **sta
 	size_t i;
 
 	(void)state;
-	uuid_v4(u);
+	util_uuid_v4(u);
 	assert_int_equal(strlen(u), 36);
 	for (i = 0; i < 36; i++) {
 		if (i == 8 || i == 13 || i == 18 || i == 23)
@@ -694,8 +695,8 @@ static void test_uuid_v4_differs_between_calls(void **state)
 	char a[37], b[37];
 
 	(void)state;
-	uuid_v4(a);
-	uuid_v4(b);
+	util_uuid_v4(a);
+	util_uuid_v4(b);
 	assert_string_not_equal(a, b);
 }
 
@@ -703,7 +704,7 @@ static void test_uuid_v4_differs_between_calls(void **state)
 
 static void assert_size_formats(uint64_t bytes, const char *want)
 {
-	char *s = size_format(bytes);
+	char *s = util_size_format(bytes);
 
 	assert_string_equal(s, want);
 	free(s);

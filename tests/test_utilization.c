@@ -38,7 +38,7 @@ static json_t *measured(const double *utils, size_t n, double lustre_load)
 static json_t *diagnose(const double *utils, size_t n, double lustre_load)
 {
 	json_t *m = measured(utils, n, lustre_load);
-	json_t *d = util_diagnose(NULL, m, 15 * 60);
+	json_t *d = utilization_diagnose(NULL, m, 15 * 60);
 
 	json_decref(m);
 	return d;
@@ -149,11 +149,11 @@ static void test_a_window_shorter_than_the_metric_period_is_refused(void **state
 	struct kiln_error err = {0};
 
 	(void)state;
-	assert_int_equal(util_window_check(30, &err), -1);
+	assert_int_equal(utilization_window_check(30, &err), -1);
 	assert_string_equal(err.msg, "--window 30s is shorter than the metric period (1m): "
 				     "utilization is sampled once a minute");
 	assert_string_equal(err.hint, "write 1m or more; the default is 15m");
-	assert_int_equal(util_window_check(60, &err), 0);
+	assert_int_equal(utilization_window_check(60, &err), 0);
 }
 
 static void test_only_node_groups_under_an_idle_policy_are_measured(void **state)
@@ -169,7 +169,7 @@ static void test_only_node_groups_under_an_idle_policy_are_measured(void **state
 				"\"sim_node_group.login\": {\"type\": \"sim_node_group\"},"
 				"\"sim_bucket.trainers\": {\"type\": \"sim_bucket\"}}}",
 				0, NULL);
-	json_t *got = util_idle_groups(&e, st);
+	json_t *got = utilization_idle_groups(&e, st);
 
 	(void)state;
 	assert_int_equal(json_object_size(got), 1);
@@ -177,7 +177,7 @@ static void test_only_node_groups_under_an_idle_policy_are_measured(void **state
 	json_decref(got);
 	/* A spec-wide policy covers every group, and still no store. */
 	spec.idle = (struct spec_idle){.set = true, .gpu_below = 10, .for_seconds = 1800};
-	got = util_idle_groups(&e, st);
+	got = utilization_idle_groups(&e, st);
 	assert_int_equal(json_object_size(got), 2);
 	assert_null(json_object_get(got, "sim_bucket.trainers"));
 	json_decref(got);

@@ -78,7 +78,7 @@ static int fx_teardown(void **state)
 	free(f->text);
 	store_free(f->other);
 	store_free(f->s);
-	if (f->dir[0] != '/' || chdir(f->cwd) != 0 || remove_tree(f->dir) != 0)
+	if (f->dir[0] != '/' || chdir(f->cwd) != 0 || util_remove_tree(f->dir) != 0)
 		rc = -1;
 	free(f->path);
 	free(f);
@@ -176,8 +176,8 @@ static git_oid plant_stale_lock(struct store *s)
 	char c[32], e[32];
 	json_t *o = json_pack("{s:s, s:s, s:I, s:s, s:s, s:s, s:s}", "id", STALE_ID, "holder",
 			      "ghost@ci-runner-7", "pid", (json_int_t)4242, "operation", "apply",
-			      "workspace", WS, "created", time_format_rfc3339(now - 600, c),
-			      "expires", time_format_rfc3339(now - 300, e));
+			      "workspace", WS, "created", timefmt_time_format_rfc3339(now - 600, c),
+			      "expires", timefmt_time_format_rfc3339(now - 300, e));
 	char *body = json_dumps(o, JSON_SORT_KEYS | JSON_INDENT(2));
 	git_oid oid;
 	int rc;

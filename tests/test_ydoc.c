@@ -48,12 +48,12 @@ static void test_positions_of_top_level_keys_and_values_are_one_based(void **sta
 						    "cluster:   demo\n");
 
 	assert_int_equal(root->kind, YNODE_MAP);
-	assert_int_equal(ynode_key(root, "kiln")->line, 1);
-	assert_int_equal(ynode_key(root, "kiln")->col, 1);
-	assert_int_equal(ynode_get(root, "kiln")->col, 7);
-	assert_int_equal(ynode_key(root, "cluster")->line, 2);
-	assert_int_equal(ynode_get(root, "cluster")->line, 2);
-	assert_int_equal(ynode_get(root, "cluster")->col, 12);
+	assert_int_equal(ydoc_key(root, "kiln")->line, 1);
+	assert_int_equal(ydoc_key(root, "kiln")->col, 1);
+	assert_int_equal(ydoc_get(root, "kiln")->col, 7);
+	assert_int_equal(ydoc_key(root, "cluster")->line, 2);
+	assert_int_equal(ydoc_get(root, "cluster")->line, 2);
+	assert_int_equal(ydoc_get(root, "cluster")->col, 12);
 }
 
 static void test_positions_of_nested_nodes_count_indentation(void **state)
@@ -62,14 +62,14 @@ static void test_positions_of_nested_nodes_count_indentation(void **state)
 						    "  trainers:\n"
 						    "    gpu: H100:8\n"
 						    "    zones: [a, b]\n");
-	const struct ynode *trainers = ynode_get(ynode_get(root, "compute"), "trainers");
-	const struct ynode *zones = ynode_get(trainers, "zones");
+	const struct ynode *trainers = ydoc_get(ydoc_get(root, "compute"), "trainers");
+	const struct ynode *zones = ydoc_get(trainers, "zones");
 
 	assert_int_equal(trainers->line, 3);
 	assert_int_equal(trainers->col, 5);
-	assert_int_equal(ynode_key(trainers, "gpu")->line, 3);
-	assert_int_equal(ynode_key(trainers, "gpu")->col, 5);
-	assert_int_equal(ynode_get(trainers, "gpu")->col, 10);
+	assert_int_equal(ydoc_key(trainers, "gpu")->line, 3);
+	assert_int_equal(ydoc_key(trainers, "gpu")->col, 5);
+	assert_int_equal(ydoc_get(trainers, "gpu")->col, 10);
 	assert_int_equal(zones->kind, YNODE_SEQ);
 	assert_int_equal(zones->line, 4);
 	assert_int_equal(zones->col, 12);
@@ -82,7 +82,7 @@ static void test_positions_count_characters_not_bytes(void **state)
 	/* "é" is two bytes but one column. */
 	const struct ynode *root = parse_ok(*state, "tags: {é: x, k: v}\n");
 
-	assert_int_equal(ynode_key(ynode_get(root, "tags"), "k")->col, 14);
+	assert_int_equal(ydoc_key(ydoc_get(root, "tags"), "k")->col, 14);
 }
 
 /* Lookups. */
@@ -92,18 +92,18 @@ static void test_get_returns_the_value_and_key_returns_the_key(void **state)
 	const struct ynode *root = parse_ok(*state, "a: 1\n"
 						    "b: two\n");
 
-	assert_string_equal(ynode_get(root, "b")->value, "two");
-	assert_int_equal(ynode_get(root, "b")->len, 3);
-	assert_string_equal(ynode_key(root, "b")->value, "b");
-	assert_int_equal(ynode_key(root, "b")->line, 2);
+	assert_string_equal(ydoc_get(root, "b")->value, "two");
+	assert_int_equal(ydoc_get(root, "b")->len, 3);
+	assert_string_equal(ydoc_key(root, "b")->value, "b");
+	assert_int_equal(ydoc_key(root, "b")->line, 2);
 }
 
 static void test_get_and_key_return_null_for_a_missing_key(void **state)
 {
 	const struct ynode *root = parse_ok(*state, "a: 1\n");
 
-	assert_null(ynode_get(root, "b"));
-	assert_null(ynode_key(root, "b"));
+	assert_null(ydoc_get(root, "b"));
+	assert_null(ydoc_key(root, "b"));
 }
 
 static void test_get_returns_null_on_a_list_a_scalar_or_nothing(void **state)
@@ -111,10 +111,10 @@ static void test_get_returns_null_on_a_list_a_scalar_or_nothing(void **state)
 	const struct ynode *root = parse_ok(*state, "l: [a]\n"
 						    "s: a\n");
 
-	assert_null(ynode_get(ynode_get(root, "l"), "a"));
-	assert_null(ynode_get(ynode_get(root, "s"), "a"));
-	assert_null(ynode_get(NULL, "a"));
-	assert_null(ynode_key(NULL, "a"));
+	assert_null(ydoc_get(ydoc_get(root, "l"), "a"));
+	assert_null(ydoc_get(ydoc_get(root, "s"), "a"));
+	assert_null(ydoc_get(NULL, "a"));
+	assert_null(ydoc_key(NULL, "a"));
 }
 
 static void test_empty_document_has_no_root(void **state)
@@ -172,12 +172,12 @@ static void test_merge_key_copies_the_keys_of_its_mapping(void **state)
 {
 	const struct ynode *root = parse_ok(*state, "base: &b {count: 2, market: spot}\n"
 						    "g: {<<: *b, image: x}\n");
-	const struct ynode *g = ynode_get(root, "g");
+	const struct ynode *g = ydoc_get(root, "g");
 
 	assert_int_equal(g->n, 3);
-	assert_string_equal(ynode_get(g, "count")->value, "2");
-	assert_string_equal(ynode_get(g, "market")->value, "spot");
-	assert_null(ynode_get(g, "<<"));
+	assert_string_equal(ydoc_get(g, "count")->value, "2");
+	assert_string_equal(ydoc_get(g, "market")->value, "spot");
+	assert_null(ydoc_get(g, "<<"));
 }
 
 static void test_merge_key_loses_to_keys_written_in_the_mapping(void **state)
@@ -187,9 +187,9 @@ static void test_merge_key_loses_to_keys_written_in_the_mapping(void **state)
 						    "g: {<<: *b, count: 5}\n"
 						    "h: {count: 7, <<: *b}\n");
 
-	assert_string_equal(ynode_get(ynode_get(root, "g"), "count")->value, "5");
-	assert_string_equal(ynode_get(ynode_get(root, "h"), "count")->value, "7");
-	assert_int_equal(ynode_get(root, "g")->n, 1);
+	assert_string_equal(ydoc_get(ydoc_get(root, "g"), "count")->value, "5");
+	assert_string_equal(ydoc_get(ydoc_get(root, "h"), "count")->value, "7");
+	assert_int_equal(ydoc_get(root, "g")->n, 1);
 }
 
 static void test_merge_key_list_prefers_earlier_mappings(void **state)
@@ -197,11 +197,11 @@ static void test_merge_key_list_prefers_earlier_mappings(void **state)
 	const struct ynode *root = parse_ok(*state, "one: &one {count: 1, market: spot}\n"
 						    "two: &two {count: 2, image: x}\n"
 						    "g: {<<: [*one, *two]}\n");
-	const struct ynode *g = ynode_get(root, "g");
+	const struct ynode *g = ydoc_get(root, "g");
 
-	assert_string_equal(ynode_get(g, "count")->value, "1");
-	assert_string_equal(ynode_get(g, "market")->value, "spot");
-	assert_string_equal(ynode_get(g, "image")->value, "x");
+	assert_string_equal(ydoc_get(g, "count")->value, "1");
+	assert_string_equal(ydoc_get(g, "market")->value, "spot");
+	assert_string_equal(ydoc_get(g, "image")->value, "x");
 	assert_int_equal(g->n, 3);
 }
 
@@ -241,7 +241,7 @@ static void test_quoted_merge_key_is_an_ordinary_key(void **state)
 {
 	const struct ynode *root = parse_ok(*state, "g: {'<<': x}\n");
 
-	assert_string_equal(ynode_get(ynode_get(root, "g"), "<<")->value, "x");
+	assert_string_equal(ydoc_get(ydoc_get(root, "g"), "<<")->value, "x");
 }
 
 /* Aliases. */
@@ -251,7 +251,7 @@ static void test_alias_shares_the_anchored_node(void **state)
 	const struct ynode *root = parse_ok(*state, "a: &x {k: v}\n"
 						    "b: *x\n");
 
-	assert_ptr_equal(ynode_get(root, "a"), ynode_get(root, "b"));
+	assert_ptr_equal(ydoc_get(root, "a"), ydoc_get(root, "b"));
 }
 
 static void test_alias_refers_to_the_latest_anchor_of_that_name(void **state)
@@ -260,7 +260,7 @@ static void test_alias_refers_to_the_latest_anchor_of_that_name(void **state)
 						    "b: &x two\n"
 						    "c: *x\n");
 
-	assert_string_equal(ynode_get(root, "c")->value, "two");
+	assert_string_equal(ydoc_get(root, "c")->value, "two");
 }
 
 static void test_recursive_alias_is_refused(void **state)
@@ -323,7 +323,7 @@ static void test_a_large_document_without_aliases_is_accepted(void **state)
 		sb_addf(&sb, "  g%d: {count: %d, role: r, public: false}\n", i, i);
 	assert_int_equal(ydoc_parse(&doc, "t.yaml", sb.buf, sb.len, &f->d), 0);
 	assert_int_equal(f->d.n, 0);
-	assert_int_equal(ynode_get(ydoc_root(doc), "groups")->n, 30000);
+	assert_int_equal(ydoc_get(ydoc_root(doc), "groups")->n, 30000);
 	ydoc_free(doc);
 	sb_release(&sb);
 }
@@ -335,7 +335,7 @@ static void test_aliases_that_expand_moderately_are_accepted(void **state)
 			     "b: &b [*a, *a, *a, *a, *a, *a, *a, *a, *a, *a]\n"
 			     "c: [*b, *b, *b, *b, *b, *b, *b, *b, *b, *b]\n");
 
-	assert_int_equal(ynode_get(root, "c")->n, 10);
+	assert_int_equal(ydoc_get(root, "c")->n, 10);
 }
 
 /* Structure limits. */
@@ -489,11 +489,11 @@ static void test_quoted_flag_is_set_on_quoted_and_block_scalars(void **state)
 						    "  a\n"
 						    "tagged: !!str 1\n");
 
-	assert_false(ynode_get(root, "plain")->quoted);
-	assert_true(ynode_get(root, "single")->quoted);
-	assert_true(ynode_get(root, "double")->quoted);
-	assert_true(ynode_get(root, "block")->quoted);
-	assert_true(ynode_get(root, "tagged")->quoted);
+	assert_false(ydoc_get(root, "plain")->quoted);
+	assert_true(ydoc_get(root, "single")->quoted);
+	assert_true(ydoc_get(root, "double")->quoted);
+	assert_true(ydoc_get(root, "block")->quoted);
+	assert_true(ydoc_get(root, "tagged")->quoted);
 }
 
 static void test_null_is_an_empty_tilde_or_null_plain_scalar(void **state)
@@ -503,10 +503,10 @@ static void test_null_is_an_empty_tilde_or_null_plain_scalar(void **state)
 						    "word: null\n"
 						    "upper: NULL\n");
 
-	assert_true(ynode_is_null(ynode_get(root, "empty")));
-	assert_true(ynode_is_null(ynode_get(root, "tilde")));
-	assert_true(ynode_is_null(ynode_get(root, "word")));
-	assert_true(ynode_is_null(ynode_get(root, "upper")));
+	assert_true(ydoc_is_null(ydoc_get(root, "empty")));
+	assert_true(ydoc_is_null(ydoc_get(root, "tilde")));
+	assert_true(ydoc_is_null(ydoc_get(root, "word")));
+	assert_true(ydoc_is_null(ydoc_get(root, "upper")));
 }
 
 static void test_quoted_null_and_empty_string_are_not_null(void **state)
@@ -516,10 +516,10 @@ static void test_quoted_null_and_empty_string_are_not_null(void **state)
 						    "empty: \"\"\n"
 						    "other: nil\n");
 
-	assert_false(ynode_is_null(ynode_get(root, "word")));
-	assert_false(ynode_is_null(ynode_get(root, "tilde")));
-	assert_false(ynode_is_null(ynode_get(root, "empty")));
-	assert_false(ynode_is_null(ynode_get(root, "other")));
+	assert_false(ydoc_is_null(ydoc_get(root, "word")));
+	assert_false(ydoc_is_null(ydoc_get(root, "tilde")));
+	assert_false(ydoc_is_null(ydoc_get(root, "empty")));
+	assert_false(ydoc_is_null(ydoc_get(root, "other")));
 }
 
 static void test_collections_are_never_null(void **state)
@@ -527,8 +527,8 @@ static void test_collections_are_never_null(void **state)
 	const struct ynode *root = parse_ok(*state, "m: {}\n"
 						    "l: []\n");
 
-	assert_false(ynode_is_null(ynode_get(root, "m")));
-	assert_false(ynode_is_null(ynode_get(root, "l")));
+	assert_false(ydoc_is_null(ydoc_get(root, "m")));
+	assert_false(ydoc_is_null(ydoc_get(root, "l")));
 }
 
 static void test_describe_names_each_kind(void **state)
@@ -538,10 +538,10 @@ static void test_describe_names_each_kind(void **state)
 						    "s: x\n"
 						    "n: ~\n");
 
-	assert_string_equal(ynode_describe(ynode_get(root, "m")), "a mapping");
-	assert_string_equal(ynode_describe(ynode_get(root, "l")), "a list");
-	assert_string_equal(ynode_describe(ynode_get(root, "s")), "a string");
-	assert_string_equal(ynode_describe(ynode_get(root, "n")), "nothing (null)");
+	assert_string_equal(ydoc_describe(ydoc_get(root, "m")), "a mapping");
+	assert_string_equal(ydoc_describe(ydoc_get(root, "l")), "a list");
+	assert_string_equal(ydoc_describe(ydoc_get(root, "s")), "a string");
+	assert_string_equal(ydoc_describe(ydoc_get(root, "n")), "nothing (null)");
 }
 
 int main(void)

@@ -381,7 +381,7 @@ int aws_read_one(int rc, json_t *all, const char *what, const char *id, json_t *
 
 json_t *aws_scope_tags(const struct prov_scope *scope, const char *address, const json_t *extra)
 {
-	json_t *tags = prov_scope_tags(scope, address);
+	json_t *tags = provider_scope_tags(scope, address);
 	const json_t *v;
 	const char *k;
 
@@ -562,7 +562,7 @@ static enum prov_tier aws_type_tier(const char *type)
 static void aws_check_spec(const struct spec *spec, struct diags *d)
 {
 	tags_aws_check(spec, d);
-	pexp_check_groups(&catalog_aws, spec, d);
+	expand_check_groups(&catalog_aws, spec, d);
 	aws_boot_check(spec, d);
 	aws_kms_check(spec, d);
 }
@@ -578,7 +578,7 @@ static void aws_cost(struct prov_ctx *ctx, const char *type, const json_t *attrs
 	if (strcmp(type, "aws_instance_group") == 0)
 		pricing_group(&catalog_aws, attrs, components, unpriced);
 	else if (strcmp(type, "aws_capacity_block") == 0)
-		capacity_block_cost(ctx, attrs, components, unpriced);
+		aws_capacity_block_cost(ctx, attrs, components, unpriced);
 	else if (strcmp(type, "aws_fsx_lustre") == 0)
 		pricing_lustre(&catalog_aws, attrs, components, unpriced);
 	else if (strcmp(type, "aws_s3_bucket") == 0)

@@ -48,7 +48,7 @@ static int64_t when(json_t *item, const char *key)
 	const char *s = awsxml_str(item, key);
 	int64_t t = 0;
 
-	if (!s || time_parse_rfc3339(s, &t) < 0)
+	if (!s || timefmt_time_parse_rfc3339(s, &t) < 0)
 		return 0;
 	return t;
 }
@@ -63,7 +63,7 @@ static json_t *cr_live(json_t *item)
 
 	if (!id)
 		return NULL;
-	tags = ec2_item_tags(item);
+	tags = aws_ec2_item_tags(item);
 	attrs = json_pack("{s:s?, s:i, s:I, s:s?, s:s?, s:s?, s:s?, s:s, s:i, s:s?, s:s?}",
 			  "instance_type", awsxml_str(item, "instanceType"), "count",
 			  atoi(awsxml_str(item, "totalInstanceCount")
@@ -71,8 +71,8 @@ static json_t *cr_live(json_t *item)
 				   : "0"),
 			  "duration_hours", (json_int_t)(start && end ? (end - start) / 3600 : 0),
 			  "zone", awsxml_str(item, "availabilityZone"), "start",
-			  start ? time_format_rfc3339(start, sb) : NULL, "end",
-			  end ? time_format_rfc3339(end, eb) : NULL, "state", state,
+			  start ? timefmt_time_format_rfc3339(start, sb) : NULL, "end",
+			  end ? timefmt_time_format_rfc3339(end, eb) : NULL, "state", state,
 			  "reservation_id", id, "available",
 			  atoi(awsxml_str(item, "availableInstanceCount")
 				   ? awsxml_str(item, "availableInstanceCount")
@@ -99,11 +99,11 @@ static const struct ec2_kind cr_kind = {"aws_capacity_block",
 static int reservation_read(struct prov_ctx *ctx, const char *id, json_t **out,
 			    struct kiln_error *err)
 {
-	return ec2_read(ctx, &cr_kind, id, out, err);
+	return aws_ec2_read(ctx, &cr_kind, id, out, err);
 }
 
-int capacity_reservation_read(struct prov_ctx *ctx, const char *id, json_t **out,
-			      struct kiln_error *err)
+int aws_capacity_reservation_read(struct prov_ctx *ctx, const char *id, json_t **out,
+				  struct kiln_error *err)
 {
 	return reservation_read(ctx, id, out, err);
 }
@@ -119,8 +119,8 @@ static const char *live_attr(const json_t *live, const char *key)
 #define NOT_ACTIVE_HINT                                                                            \
 	"nodes launch into it once it is active: run kiln apply again then, or kiln up --wait"
 
-int capacity_launch_init(struct prov_ctx *ctx, struct capacity_target *c, const json_t *a,
-			 const json_t *deps, struct kiln_error *err)
+int aws_capacity_launch_init(struct prov_ctx *ctx, struct capacity_target *c, const json_t *a,
+			     const json_t *deps, struct kiln_error *err)
 {
 	const char *kind = json_string_value(json_object_get(a, "capacity"));
 	const char *target = json_string_value(json_object_get(a, "capacity_reservation"));
@@ -132,7 +132,7 @@ int capacity_launch_init(struct prov_ctx *ctx, struct capacity_target *c, const 
 	if (kind && strcmp(kind, "reservation-group") == 0) {
 		/* EC2 launches a target no member fits on demand: launch where one fits. */
 		c->reservation_group = target;
-		rc = capacity_group_fit(ctx, c->address, a, NULL, &live, err);
+		rc = aws_capacity_group_fit(ctx, c->address, a, NULL, &live, err);
 		if (rc == PROV_OK)
 			c->reservation_zone =
 			    xstrdup(live_attr(live, "zone") ? live_attr(live, "zone") : "");
@@ -201,7 +201,7 @@ int capacity_launch_init(struct prov_ctx *ctx, struct capacity_target *c, const 
  * demand, unreserved, without a word ("If capacity isn't available, the
  * instance will fail to launch": CapacityReservationPreference, EC2 API).
  */
-void capacity_launch_params(struct aws_params *p, const struct capacity_target *c)
+void aws_capacity_launch_params(struct aws_params *p, const struct capacity_target *c)
 {
 	if (c->reservation)
 		aws_param(p,
@@ -224,7 +224,8 @@ void capacity_launch_params(struct aws_params *p, const struct capacity_target *
 	}
 }
 
-int capacity_launch_zone(const struct capacity_target *c, const char *zone, struct kiln_error *err)
+int aws_capacity_launch_zone(const struct capacity_target *c, const char *zone,
+			     struct kiln_error *err)
 {
 	if (!c->reservation_zone || !*c->reservation_zone || strcmp(zone, c->reservation_zone) == 0)
 		return PROV_OK;
@@ -236,7 +237,7 @@ int capacity_launch_zone(const struct capacity_target *c, const char *zone, stru
 	return PROV_CAPACITY;
 }
 
-void capacity_launch_refused(const struct capacity_target *c, int rc, struct kiln_error *err)
+void aws_capacity_launch_refused(const struct capacity_target *c, int rc, struct kiln_error *err)
 {
 	char was[sizeof(err->msg)];
 
@@ -254,7 +255,7 @@ void capacity_launch_refused(const struct capacity_target *c, int rc, struct kil
 	kiln_error_hint(err, NOT_ACTIVE_HINT);
 }
 
-bool capacity_fall_back(const struct capacity_target *c, int rc, const struct kiln_error *err)
+bool aws_capacity_fall_back(const struct capacity_target *c, int rc, const struct kiln_error *err)
 {
 	(void)err;
 	return rc == PROV_CAPACITY && c->spot && c->spot_fallback && !c->fallback;
@@ -269,7 +270,7 @@ static bool fell_back(json_t *inst)
 	       strncmp(token, CAPACITY_FALLBACK_TOKEN, strlen(CAPACITY_FALLBACK_TOKEN)) == 0;
 }
 
-const char *capacity_market(json_t *inst)
+const char *aws_capacity_market(json_t *inst)
 {
 	const char *life = awsxml_str(inst, "instanceLifecycle");
 
@@ -283,13 +284,13 @@ const char *capacity_market(json_t *inst)
 
 /*
  * What EC2 reports of where inst was launched, as the inputs the expander
- * writes (pexp_group_capacity): a Capacity Block's instance has the
+ * writes (expand_group_capacity): a Capacity Block's instance has the
  * lifecycle capacity-block; a targeted launch keeps its target in
  * capacityReservationSpecification (an instance an open reservation took
  * has only capacityReservationId, and is still on demand). So a group
  * launched before kiln tagged anything reads back as it was launched.
  */
-void capacity_live(json_t *inst, const json_t *tags, json_t *attrs)
+void aws_capacity_live(json_t *inst, const json_t *tags, json_t *attrs)
 {
 #define TARGET "capacityReservationSpecification.capacityReservationTarget."
 	const char *id = awsxml_str(inst, TARGET "capacityReservationId");
@@ -353,7 +354,7 @@ static bool zone_listed(const json_t *zones, const char *zone)
 	return false;
 }
 
-bool capacity_zone_listed(const json_t *zones, const char *zone)
+bool aws_capacity_zone_listed(const json_t *zones, const char *zone)
 {
 	return zone_listed(zones, zone);
 }
@@ -427,8 +428,8 @@ static char *offering_line(json_t *o, const struct block_ask *b)
 	if (gpu_hours > 0)
 		snprintf(per, sizeof(per), " ($%.2f/GPU-hour)", fee / gpu_hours);
 	return xasprintf("%s, %s to %s, $%.2f up front%s", awsxml_str(o, "availabilityZone"),
-			 time_format_rfc3339(when(o, "startDate"), sb),
-			 time_format_rfc3339(when(o, "endDate"), eb), fee, per);
+			 timefmt_time_format_rfc3339(when(o, "startDate"), sb),
+			 timefmt_time_format_rfc3339(when(o, "endDate"), eb), fee, per);
 }
 
 /* The starts of the offerings that exist without the range, for an error. */
@@ -449,7 +450,7 @@ static char *nearest_starts(struct prov_ctx *ctx, const struct block_ask *b)
 		if (i == 3)
 			break;
 		sb_addf(&sb, "%s%s in %s", i ? ", " : "",
-			time_format_rfc3339(when(o, "startDate"), at),
+			timefmt_time_format_rfc3339(when(o, "startDate"), at),
 			awsxml_str(o, "availabilityZone"));
 	}
 	json_decref(r);
@@ -513,7 +514,7 @@ static int choose(struct prov_ctx *ctx, const char *address, const struct block_
 
 /* ---- pre-flight ---- */
 
-/* held: as capacity_preflight_group's, the slots a replace frees before it launches. */
+/* held: as aws_capacity_preflight_group's, the slots a replace frees before it launches. */
 static int preflight_reservation(struct prov_ctx *ctx, const char *address, json_t *a,
 				 const json_t *held, json_t *warnings, struct kiln_error *err)
 {
@@ -665,14 +666,14 @@ static json_t *offer_json(json_t *o, const struct block_ask *b)
 	fee = fee_of(o);
 	start = when(o, "startDate");
 	end = when(o, "endDate");
-	return json_pack("{s:s?, s:s?, s:s, s:i, s:s?, s:s?, s:i, s:f, s:o}", "id",
-			 awsxml_str(o, "capacityBlockOfferingId"), "zone",
-			 awsxml_str(o, "availabilityZone"), "instance_type", b->type, "count",
-			 (int)b->count, "start", start ? time_format_rfc3339(start, sb) : NULL,
-			 "end", end ? time_format_rfc3339(end, eb) : NULL, "duration_hours",
-			 (int)b->hours, "upfront_usd", fee, "usd_per_gpu_hour",
-			 gpu_hours > 0 ? json_real(round(fee / gpu_hours * 1e4) / 1e4)
-				       : json_null());
+	return json_pack(
+	    "{s:s?, s:s?, s:s, s:i, s:s?, s:s?, s:i, s:f, s:o}", "id",
+	    awsxml_str(o, "capacityBlockOfferingId"), "zone", awsxml_str(o, "availabilityZone"),
+	    "instance_type", b->type, "count", (int)b->count, "start",
+	    start ? timefmt_time_format_rfc3339(start, sb) : NULL, "end",
+	    end ? timefmt_time_format_rfc3339(end, eb) : NULL, "duration_hours", (int)b->hours,
+	    "upfront_usd", fee, "usd_per_gpu_hour",
+	    gpu_hours > 0 ? json_real(round(fee / gpu_hours * 1e4) / 1e4) : json_null());
 }
 
 static int preflight_block(struct prov_ctx *ctx, const char *address, json_t *a, json_t *warnings,
@@ -708,8 +709,8 @@ static int preflight_block(struct prov_ctx *ctx, const char *address, json_t *a,
 	return PROV_OK;
 }
 
-int capacity_preflight(struct prov_ctx *ctx, const json_t *creates, json_t *warnings,
-		       json_t *offers, struct kiln_error *err)
+int aws_capacity_preflight(struct prov_ctx *ctx, const json_t *creates, json_t *warnings,
+			   json_t *offers, struct kiln_error *err)
 {
 	const char *addr;
 	const json_t *r;
@@ -730,15 +731,15 @@ int capacity_preflight(struct prov_ctx *ctx, const json_t *creates, json_t *warn
 			rc = preflight_reservation(ctx, addr, a, held, warnings, err);
 		else if (type && strcmp(type, "aws_instance_group") == 0 && kind &&
 			 strcmp(kind, "reservation-group") == 0)
-			rc = capacity_preflight_group(ctx, addr, a, held, warnings, err);
+			rc = aws_capacity_preflight_group(ctx, addr, a, held, warnings, err);
 		if (rc != PROV_OK)
 			break;
 	}
 	return rc;
 }
 
-void capacity_block_cost(struct prov_ctx *ctx, const json_t *attrs, json_t *components,
-			 json_t *unpriced)
+void aws_capacity_block_cost(struct prov_ctx *ctx, const json_t *attrs, json_t *components,
+			     json_t *unpriced)
 {
 	struct block_ask b;
 	char *key;
@@ -774,8 +775,8 @@ void capacity_block_cost(struct prov_ctx *ctx, const json_t *attrs, json_t *comp
 
 /* ---- the aws_capacity_block type ---- */
 
-int cb_list(struct prov_ctx *ctx, const struct prov_scope *scope, const char *page, json_t **out,
-	    char **next, struct kiln_error *err)
+int aws_cb_list(struct prov_ctx *ctx, const struct prov_scope *scope, const char *page,
+		json_t **out, char **next, struct kiln_error *err)
 {
 	/*
 	 * A spec that buys no block asks EC2 nothing (and its policy allows
@@ -787,10 +788,10 @@ int cb_list(struct prov_ctx *ctx, const struct prov_scope *scope, const char *pa
 		*next = NULL;
 		return PROV_OK;
 	}
-	return ec2_list(ctx, &cr_kind, scope, page, out, next, err);
+	return aws_ec2_list(ctx, &cr_kind, scope, page, out, next, err);
 }
 
-int cb_read(struct prov_ctx *ctx, const char *id, json_t **out, struct kiln_error *err)
+int aws_cb_read(struct prov_ctx *ctx, const char *id, json_t **out, struct kiln_error *err)
 {
 	return reservation_read(ctx, id, out, err);
 }
@@ -813,7 +814,7 @@ static int block_tagged(struct prov_ctx *ctx, const struct prov_scope *scope, co
 {
 	json_t *all = NULL, *b;
 	size_t i;
-	int rc = ec2_find_tagged(ctx, &cr_kind, scope, key, value, &all, err);
+	int rc = aws_ec2_find_tagged(ctx, &cr_kind, scope, key, value, &all, err);
 
 	*out = NULL;
 	json_array_foreach(all, i, b) if (!*out && block_current(b)) *out = json_incref(b);
@@ -831,7 +832,7 @@ static int block_tagged(struct prov_ctx *ctx, const struct prov_scope *scope, co
  * (aws_nodes.c); =chunk: a gang launched in chunks kills itself after its
  * first chunk (aws_launch.c). Documented in kiln-aws(7).
  */
-void test_kill_at(const char *point)
+void aws_test_kill_at(const char *point)
 {
 	const char *at = getenv("KILN_TEST_KILL_AT");
 
@@ -884,7 +885,7 @@ static int purchase_lost(struct prov_ctx *ctx, const struct prov_scope *scope,
 	for (attempt = 0; attempt < LOST_LOOKS && (rc == PROV_NOTFOUND || rc == PROV_RETRY);
 	     attempt++) {
 		if (attempt &&
-		    !retry_pause(attempt - 1, env_long("KILN_RETRY_BASE_MS", 100, 60000), 5000))
+		    !retry_pause(attempt - 1, log_env_long("KILN_RETRY_BASE_MS", 100, 60000), 5000))
 			break;
 		rc = block_tagged(ctx, scope, TAG_PURCHASE, token, out, &lerr);
 	}
@@ -931,7 +932,7 @@ static int purchase(struct prov_ctx *ctx, const struct prov_scope *scope,
 	rc = aws_query(ctx, AWS_EC2, "PurchaseCapacityBlock", &p, &resp, err);
 	aws_params_release(&p);
 	if (rc == PROV_OK) {
-		test_kill_at("purchase");
+		aws_test_kill_at("purchase");
 		*out = cr_live(awsxml_get(resp, "capacityReservation"));
 		if (!*out) {
 			kiln_error_set(err,
@@ -950,8 +951,8 @@ static int purchase(struct prov_ctx *ctx, const struct prov_scope *scope,
 	return rc;
 }
 
-int cb_create(struct prov_ctx *ctx, const struct prov_scope *scope, const struct prov_create *op,
-	      json_t **out, struct kiln_error *err)
+int aws_cb_create(struct prov_ctx *ctx, const struct prov_scope *scope,
+		  const struct prov_create *op, json_t **out, struct kiln_error *err)
 {
 	struct block_ask b;
 	json_t *chosen = NULL, *runner = NULL;
@@ -980,8 +981,9 @@ int cb_create(struct prov_ctx *ctx, const struct prov_scope *scope, const struct
 	return rc;
 }
 
-int cb_update(struct prov_ctx *ctx, const struct prov_scope *scope, const char *id, json_t *attrs,
-	      const char *const *changed, size_t nchanged, json_t **out, struct kiln_error *err)
+int aws_cb_update(struct prov_ctx *ctx, const struct prov_scope *scope, const char *id,
+		  json_t *attrs, const char *const *changed, size_t nchanged, json_t **out,
+		  struct kiln_error *err)
 {
 	(void)ctx, (void)scope, (void)attrs, (void)changed, (void)nchanged, (void)out;
 	kiln_error_set(err, "aws: Capacity Block %s cannot be changed", id);
@@ -992,7 +994,7 @@ int cb_update(struct prov_ctx *ctx, const struct prov_scope *scope, const char *
  * EC2 cancels no Capacity Block: deleting one lets go of it. Its instances
  * are gone by then (the group depends on it), and EC2 ends it at its end.
  */
-int cb_delete(struct prov_ctx *ctx, const char *id, struct kiln_error *err)
+int aws_cb_delete(struct prov_ctx *ctx, const char *id, struct kiln_error *err)
 {
 	(void)ctx, (void)err;
 	log_warn("Capacity Block %s cannot be cancelled: it is no longer kiln's, and EC2 ends "
@@ -1001,13 +1003,13 @@ int cb_delete(struct prov_ctx *ctx, const char *id, struct kiln_error *err)
 	return PROV_OK;
 }
 
-int cb_wait(struct prov_ctx *ctx, enum prov_wait_for what, struct prov_wait *ids, size_t n,
-	    struct kiln_error *err)
+int aws_cb_wait(struct prov_ctx *ctx, enum prov_wait_for what, struct prov_wait *ids, size_t n,
+		struct kiln_error *err)
 {
 	size_t i;
 
 	if (what == WAIT_GONE)
-		return ec2_wait_now(ctx, what, ids, n, err);
+		return aws_ec2_wait_now(ctx, what, ids, n, err);
 	/* A purchase waits for its payment: scheduled or active is done. */
 	for (i = 0; i < n; i++) {
 		json_t *live = NULL;

@@ -16,7 +16,7 @@
 
 /*
  * The capacity part of a launch (struct launch's cap): what it targets and
- * how it is bought. Filled by capacity_launch_init.
+ * how it is bought. Filled by aws_capacity_launch_init.
  */
 struct capacity_target {
 	const char *address;	       /* the node group, for messages */
@@ -38,36 +38,37 @@ struct capacity_target {
  * block that is not active yet is an error saying when it starts), spot
  * and its fallback.
  */
-int capacity_launch_init(struct prov_ctx *ctx, struct capacity_target *c, const json_t *attrs,
-			 const json_t *deps, struct kiln_error *err);
+int aws_capacity_launch_init(struct prov_ctx *ctx, struct capacity_target *c, const json_t *attrs,
+			     const json_t *deps, struct kiln_error *err);
 /* RunInstances' CapacityReservationSpecification and InstanceMarketOptions for c. */
-void capacity_launch_params(struct aws_params *p, const struct capacity_target *c);
+void aws_capacity_launch_params(struct aws_params *p, const struct capacity_target *c);
 /* PROV_CAPACITY (with err) when c's reservation is in another zone than zone. */
-int capacity_launch_zone(const struct capacity_target *c, const char *zone, struct kiln_error *err);
+int aws_capacity_launch_zone(const struct capacity_target *c, const char *zone,
+			     struct kiln_error *err);
 /*
  * A launch of c refused (rc, err) because its reservation is not active
  * yet (a block bought but not started: EC2 answers
  * InvalidCapacityReservationState.PendingActivation): err rewritten to
  * say which reservation and what to do. Anything else is left alone.
  */
-void capacity_launch_refused(const struct capacity_target *c, int rc, struct kiln_error *err);
+void aws_capacity_launch_refused(const struct capacity_target *c, int rc, struct kiln_error *err);
 /* Whether a refused launch of c (rc, err) is retried on demand (spot's fallback). */
-bool capacity_fall_back(const struct capacity_target *c, int rc, const struct kiln_error *err);
+bool aws_capacity_fall_back(const struct capacity_target *c, int rc, const struct kiln_error *err);
 /* "spot" or "on-demand": what an instance was launched as (a fallback counts as spot). */
-const char *capacity_market(json_t *inst);
+const char *aws_capacity_market(json_t *inst);
 /*
  * The group's capacity inputs as EC2 reports them on inst (one of its
  * instances, whose tags are tags) set on attrs: capacity and
  * capacity_reservation for a reservation, a resource group or a block,
  * spot_fallback when set. On demand and spot set none (market says spot).
  */
-void capacity_live(json_t *inst, const json_t *tags, json_t *attrs);
+void aws_capacity_live(json_t *inst, const json_t *tags, json_t *attrs);
 
 /* Whether zone is one of zones (a JSON array of zone names). */
-bool capacity_zone_listed(const json_t *zones, const char *zone);
+bool aws_capacity_zone_listed(const json_t *zones, const char *zone);
 /* One capacity reservation by id, as its live form: PROV_NOTFOUND when EC2 knows none. */
-int capacity_reservation_read(struct prov_ctx *ctx, const char *id, json_t **out,
-			      struct kiln_error *err);
+int aws_capacity_reservation_read(struct prov_ctx *ctx, const char *id, json_t **out,
+				  struct kiln_error *err);
 /*
  * aws_capacity_group.c: the member of the reservation group an instance
  * group's attrs name (capacity_reservation) that its gang fits in (type,
@@ -75,25 +76,25 @@ int capacity_reservation_read(struct prov_ctx *ctx, const char *id, json_t **out
  * (new), or an error naming each member's mismatch, an empty group or a
  * group that does not exist.
  */
-int capacity_group_fit(struct prov_ctx *ctx, const char *address, const json_t *attrs,
-		       const json_t *held, json_t **fit, struct kiln_error *err);
+int aws_capacity_group_fit(struct prov_ctx *ctx, const char *address, const json_t *attrs,
+			   const json_t *held, json_t **fit, struct kiln_error *err);
 /*
  * The plan's check of a group's reservation group: the fit, named in a
  * warning. held: what the nodes a replace deletes first hold, {id: n}
  * (their reservations_held), counted free; NULL for none.
  */
-int capacity_preflight_group(struct prov_ctx *ctx, const char *address, const json_t *attrs,
-			     const json_t *held, json_t *warnings, struct kiln_error *err);
+int aws_capacity_preflight_group(struct prov_ctx *ctx, const char *address, const json_t *attrs,
+				 const json_t *held, json_t *warnings, struct kiln_error *err);
 /*
  * Pre-flight of what a plan creates: reservations read, block offerings
  * found (the chosen one and the runner-up into offers, provider.h).
  */
-int capacity_preflight(struct prov_ctx *ctx, const json_t *creates, json_t *warnings,
-		       json_t *offers, struct kiln_error *err);
+int aws_capacity_preflight(struct prov_ctx *ctx, const json_t *creates, json_t *warnings,
+			   json_t *offers, struct kiln_error *err);
 /* The cost of an aws_capacity_block's attrs: its upfront fee (as pre-flight found it). */
-void capacity_block_cost(struct prov_ctx *ctx, const json_t *attrs, json_t *components,
-			 json_t *unpriced);
+void aws_capacity_block_cost(struct prov_ctx *ctx, const json_t *attrs, json_t *components,
+			     json_t *unpriced);
 
-EC2_OPS(cb)
+EC2_OPS(aws_cb)
 
 #endif

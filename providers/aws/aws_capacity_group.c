@@ -119,7 +119,7 @@ static char *misfit(const json_t *live, const char *id, const char *type, long c
 		return xasprintf("%s is %s", id, st ? st : "in no state");
 	if (rt && type && strcmp(rt, type) != 0)
 		return xasprintf("%s is for %s", id, rt);
-	if (rz && !capacity_zone_listed(zones, rz))
+	if (rz && !aws_capacity_zone_listed(zones, rz))
 		return xasprintf("%s is in %s", id, rz);
 	if (strcmp(st, "active") == 0 && avail < count)
 		return xasprintf("%s has %ld instances available", id, avail);
@@ -133,8 +133,8 @@ static char *misfit(const json_t *live, const char *id, const char *type, long c
  * The member the gang launches into: an active one that fits, else one that
  * fits once active (scheduled, payment-pending), the first listed of each.
  */
-int capacity_group_fit(struct prov_ctx *ctx, const char *address, const json_t *attrs,
-		       const json_t *held, json_t **fit, struct kiln_error *err)
+int aws_capacity_group_fit(struct prov_ctx *ctx, const char *address, const json_t *attrs,
+			   const json_t *held, json_t **fit, struct kiln_error *err)
 {
 	const char *arn = json_string_value(json_object_get(attrs, "capacity_reservation"));
 	const char *type = json_string_value(json_object_get(attrs, "instance_type"));
@@ -165,7 +165,7 @@ int capacity_group_fit(struct prov_ctx *ctx, const char *address, const json_t *
 
 		if (rc != PROV_OK || *fit)
 			break;
-		rc = capacity_reservation_read(ctx, id, &live, err);
+		rc = aws_capacity_reservation_read(ctx, id, &live, err);
 		if (rc == PROV_NOTFOUND) {
 			sb_addf(&why, "%s%s does not exist", why.len ? "; " : "", id);
 			rc = PROV_OK;
@@ -206,13 +206,13 @@ int capacity_group_fit(struct prov_ctx *ctx, const char *address, const json_t *
 	return rc;
 }
 
-int capacity_preflight_group(struct prov_ctx *ctx, const char *address, const json_t *attrs,
-			     const json_t *held, json_t *warnings, struct kiln_error *err)
+int aws_capacity_preflight_group(struct prov_ctx *ctx, const char *address, const json_t *attrs,
+				 const json_t *held, json_t *warnings, struct kiln_error *err)
 {
 	const char *arn = json_string_value(json_object_get(attrs, "capacity_reservation"));
 	json_t *fit = NULL;
 	const char *st;
-	int rc = capacity_group_fit(ctx, address, attrs, held, &fit, err);
+	int rc = aws_capacity_group_fit(ctx, address, attrs, held, &fit, err);
 
 	if (rc != PROV_OK)
 		return rc;

@@ -9,13 +9,13 @@
 #include <stdlib.h>
 #include <string.h>
 
-json_t *ec2_item_tags(json_t *item)
+json_t *aws_ec2_item_tags(json_t *item)
 {
 	return awsxml_tags(item, "tagSet");
 }
 
-int ec2_describe(struct prov_ctx *ctx, const struct ec2_kind *k, struct aws_params *p, json_t **out,
-		 char **next, struct kiln_error *err)
+int aws_ec2_describe(struct prov_ctx *ctx, const struct ec2_kind *k, struct aws_params *p,
+		     json_t **out, char **next, struct kiln_error *err)
 {
 	json_t *resp, *items, *item;
 	const char *token;
@@ -45,8 +45,8 @@ int ec2_describe(struct prov_ctx *ctx, const struct ec2_kind *k, struct aws_para
 	return PROV_OK;
 }
 
-int ec2_list(struct prov_ctx *ctx, const struct ec2_kind *k, const struct prov_scope *scope,
-	     const char *page, json_t **out, char **next, struct kiln_error *err)
+int aws_ec2_list(struct prov_ctx *ctx, const struct ec2_kind *k, const struct prov_scope *scope,
+		 const char *page, json_t **out, char **next, struct kiln_error *err)
 {
 	struct aws_params p = {{0}};
 	int rc;
@@ -57,28 +57,29 @@ int ec2_list(struct prov_ctx *ctx, const struct ec2_kind *k, const struct prov_s
 		if (page)
 			aws_param(&p, "NextToken", page);
 	}
-	rc = ec2_describe(ctx, k, &p, out, k->paged ? next : NULL, err);
+	rc = aws_ec2_describe(ctx, k, &p, out, k->paged ? next : NULL, err);
 	if (!k->paged)
 		*next = NULL;
 	aws_params_release(&p);
 	return rc;
 }
 
-int ec2_read(struct prov_ctx *ctx, const struct ec2_kind *k, const char *id, json_t **out,
-	     struct kiln_error *err)
+int aws_ec2_read(struct prov_ctx *ctx, const struct ec2_kind *k, const char *id, json_t **out,
+		 struct kiln_error *err)
 {
 	struct aws_params p = {{0}};
 	json_t *arr;
 	int rc;
 
 	aws_param(&p, k->id_param, id);
-	rc = ec2_describe(ctx, k, &p, &arr, NULL, err);
+	rc = aws_ec2_describe(ctx, k, &p, &arr, NULL, err);
 	aws_params_release(&p);
 	return aws_read_one(rc, arr, k->type, id, out, err);
 }
 
-int ec2_find_tagged(struct prov_ctx *ctx, const struct ec2_kind *k, const struct prov_scope *scope,
-		    const char *key, const char *value, json_t **out, struct kiln_error *err)
+int aws_ec2_find_tagged(struct prov_ctx *ctx, const struct ec2_kind *k,
+			const struct prov_scope *scope, const char *key, const char *value,
+			json_t **out, struct kiln_error *err)
 {
 	struct aws_params p = {{0}};
 	int rc, n;
@@ -88,16 +89,17 @@ int ec2_find_tagged(struct prov_ctx *ctx, const struct ec2_kind *k, const struct
 	aws_paramf(&p, "Filter.3.Name", "tag:%s", key);
 	aws_param(&p, "Filter.3.Value.1", value);
 	(void)n;
-	rc = ec2_describe(ctx, k, &p, out, NULL, err);
+	rc = aws_ec2_describe(ctx, k, &p, out, NULL, err);
 	aws_params_release(&p);
 	return rc;
 }
 
-int ec2_find_address(struct prov_ctx *ctx, const struct ec2_kind *k, const struct prov_scope *scope,
-		     const char *address, json_t **out, struct kiln_error *err)
+int aws_ec2_find_address(struct prov_ctx *ctx, const struct ec2_kind *k,
+			 const struct prov_scope *scope, const char *address, json_t **out,
+			 struct kiln_error *err)
 {
 	json_t *arr;
-	int rc = ec2_find_tagged(ctx, k, scope, PROV_TAG_ADDRESS, address, &arr, err);
+	int rc = aws_ec2_find_tagged(ctx, k, scope, PROV_TAG_ADDRESS, address, &arr, err);
 
 	*out = NULL;
 	if (rc != PROV_OK)
@@ -111,12 +113,13 @@ int ec2_find_address(struct prov_ctx *ctx, const struct ec2_kind *k, const struc
  * A create without an idempotency token whose answer was lost may have
  * been done: adopt what carries its address, else say try again.
  */
-int ec2_create_lost(struct prov_ctx *ctx, const struct ec2_kind *k, const struct prov_scope *scope,
-		    const char *address, json_t **out, struct kiln_error *err)
+int aws_ec2_create_lost(struct prov_ctx *ctx, const struct ec2_kind *k,
+			const struct prov_scope *scope, const char *address, json_t **out,
+			struct kiln_error *err)
 {
 	struct kiln_error lerr = {{0}, {0}};
 	/* One look, which http.c retries; a create must not be sent blind again. */
-	int rc = ec2_find_address(ctx, k, scope, address, out, &lerr);
+	int rc = aws_ec2_find_address(ctx, k, scope, address, out, &lerr);
 
 	if (rc == PROV_OK)
 		return PROV_OK;
@@ -129,8 +132,8 @@ int ec2_create_lost(struct prov_ctx *ctx, const struct ec2_kind *k, const struct
 }
 
 /* Deleted synchronously: gone once delete returned (or the id is unknown). */
-int ec2_wait_now(struct prov_ctx *ctx, enum prov_wait_for what, struct prov_wait *ids, size_t n,
-		 struct kiln_error *err)
+int aws_ec2_wait_now(struct prov_ctx *ctx, enum prov_wait_for what, struct prov_wait *ids, size_t n,
+		     struct kiln_error *err)
 {
 	size_t i;
 
@@ -143,13 +146,13 @@ int ec2_wait_now(struct prov_ctx *ctx, enum prov_wait_for what, struct prov_wait
 }
 
 /* The id a create answered, or an error naming the action. */
-const char *ec2_created_id(json_t *resp, const char *path)
+const char *aws_ec2_created_id(json_t *resp, const char *path)
 {
 	return awsxml_str(resp, path);
 }
 
-int ec2_put_tags(struct prov_ctx *ctx, const json_t *ids, const json_t *tags,
-		 struct kiln_error *err)
+int aws_ec2_put_tags(struct prov_ctx *ctx, const json_t *ids, const json_t *tags,
+		     struct kiln_error *err)
 {
 	struct aws_params p = {{0}};
 	json_t *id;
@@ -169,11 +172,11 @@ int ec2_put_tags(struct prov_ctx *ctx, const json_t *ids, const json_t *tags,
 	return rc;
 }
 
-int ec2_claim_tags(struct prov_ctx *ctx, const struct prov_scope *scope, const json_t *ids,
-		   struct kiln_error *err)
+int aws_ec2_claim_tags(struct prov_ctx *ctx, const struct prov_scope *scope, const json_t *ids,
+		       struct kiln_error *err)
 {
 	json_t *tags = aws_claim_tags(scope);
-	int rc = ec2_put_tags(ctx, ids, tags, err);
+	int rc = aws_ec2_put_tags(ctx, ids, tags, err);
 
 	json_decref(tags);
 	return rc;
@@ -191,7 +194,7 @@ int aws_tag_expiry(struct prov_ctx *ctx, const char *type, const char *id, const
 	if (strcmp(type, "aws_instance_group") != 0 || !json_array_size(ids))
 		return PROV_OK;
 	tags = json_pack("{s:s}", PROV_TAG_EXPIRES, expires);
-	rc = ec2_put_tags(ctx, ids, tags, err);
+	rc = aws_ec2_put_tags(ctx, ids, tags, err);
 	json_decref(tags);
 	return rc;
 }

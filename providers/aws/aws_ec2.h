@@ -16,37 +16,40 @@ struct ec2_kind {
 	json_t *(*live)(json_t *item); /* NULL to skip an item (e.g. deleted) */
 };
 
-json_t *ec2_item_tags(json_t *item);
-int ec2_describe(struct prov_ctx *ctx, const struct ec2_kind *k, struct aws_params *p, json_t **out,
-		 char **next, struct kiln_error *err);
-int ec2_list(struct prov_ctx *ctx, const struct ec2_kind *k, const struct prov_scope *scope,
-	     const char *page, json_t **out, char **next, struct kiln_error *err);
+json_t *aws_ec2_item_tags(json_t *item);
+int aws_ec2_describe(struct prov_ctx *ctx, const struct ec2_kind *k, struct aws_params *p,
+		     json_t **out, char **next, struct kiln_error *err);
+int aws_ec2_list(struct prov_ctx *ctx, const struct ec2_kind *k, const struct prov_scope *scope,
+		 const char *page, json_t **out, char **next, struct kiln_error *err);
 /*
  * The scope's VPCs (all pages), one listing shared in a refresh by the
  * lists of the VPC and of what lives in it: subnets, security group,
  * internet gateway, instances (aws_net.c says why that is safe).
  */
-int ec2_vpcs(struct prov_ctx *ctx, const struct prov_scope *scope, json_t **out,
-	     struct kiln_error *err);
+int aws_ec2_vpcs(struct prov_ctx *ctx, const struct prov_scope *scope, json_t **out,
+		 struct kiln_error *err);
 /*
  * Whether a list of a type that lives in the scope's VPC may skip its call:
  * one scope's first page, and the scope has no VPC (PROV_OK, *skip true).
  */
-int ec2_outside_vpc(struct prov_ctx *ctx, const struct prov_scope *scope, const char *page,
-		    bool *skip, struct kiln_error *err);
-int ec2_read(struct prov_ctx *ctx, const struct ec2_kind *k, const char *id, json_t **out,
-	     struct kiln_error *err);
-int ec2_wait_now(struct prov_ctx *ctx, enum prov_wait_for what, struct prov_wait *ids, size_t n,
+int aws_ec2_outside_vpc(struct prov_ctx *ctx, const struct prov_scope *scope, const char *page,
+			bool *skip, struct kiln_error *err);
+int aws_ec2_read(struct prov_ctx *ctx, const struct ec2_kind *k, const char *id, json_t **out,
 		 struct kiln_error *err);
-const char *ec2_created_id(json_t *resp, const char *path);
+int aws_ec2_wait_now(struct prov_ctx *ctx, enum prov_wait_for what, struct prov_wait *ids, size_t n,
+		     struct kiln_error *err);
+const char *aws_ec2_created_id(json_t *resp, const char *path);
 /* Every live resource of this scope whose tag key is value: *out a new array. */
-int ec2_find_tagged(struct prov_ctx *ctx, const struct ec2_kind *k, const struct prov_scope *scope,
-		    const char *key, const char *value, json_t **out, struct kiln_error *err);
+int aws_ec2_find_tagged(struct prov_ctx *ctx, const struct ec2_kind *k,
+			const struct prov_scope *scope, const char *key, const char *value,
+			json_t **out, struct kiln_error *err);
 /* The live resource of this scope carrying address (PROV_NOTFOUND when none). */
-int ec2_find_address(struct prov_ctx *ctx, const struct ec2_kind *k, const struct prov_scope *scope,
-		     const char *address, json_t **out, struct kiln_error *err);
-int ec2_create_lost(struct prov_ctx *ctx, const struct ec2_kind *k, const struct prov_scope *scope,
-		    const char *address, json_t **out, struct kiln_error *err);
+int aws_ec2_find_address(struct prov_ctx *ctx, const struct ec2_kind *k,
+			 const struct prov_scope *scope, const char *address, json_t **out,
+			 struct kiln_error *err);
+int aws_ec2_create_lost(struct prov_ctx *ctx, const struct ec2_kind *k,
+			const struct prov_scope *scope, const char *address, json_t **out,
+			struct kiln_error *err);
 
 /* aws_net.c and aws_nodes.c type operations, for aws_types.c */
 #define EC2_OPS(name)                                                                              \
@@ -63,25 +66,25 @@ int ec2_create_lost(struct prov_ctx *ctx, const struct ec2_kind *k, const struct
 	int name##_wait(struct prov_ctx *ctx, enum prov_wait_for what, struct prov_wait *ids,      \
 			size_t n, struct kiln_error *err);
 
-EC2_OPS(vpc)
-EC2_OPS(subnet)
-EC2_OPS(sg)
-EC2_OPS(igw)
-EC2_OPS(pg)
-EC2_OPS(ig)
-EC2_OPS(bucket)
-EC2_OPS(role)
-EC2_OPS(lustre)
-EC2_OPS(import)
-EC2_OPS(efs)
-EC2_OPS(mt)
-EC2_OPS(ssmp)
+EC2_OPS(aws_vpc)
+EC2_OPS(aws_subnet)
+EC2_OPS(aws_sg)
+EC2_OPS(aws_igw)
+EC2_OPS(aws_pg)
+EC2_OPS(aws_ig)
+EC2_OPS(aws_bucket)
+EC2_OPS(aws_role)
+EC2_OPS(aws_lustre)
+EC2_OPS(aws_import)
+EC2_OPS(aws_efs)
+EC2_OPS(aws_mt)
+EC2_OPS(aws_ssmp)
 
 /* SIGKILL this process when KILN_TEST_KILL_AT names point (tests only; aws_capacity.c). */
-void test_kill_at(const char *point);
+void aws_test_kill_at(const char *point);
 /* An instance group's nodes replaced (provider.h, replace_nodes). */
-int ig_replace_nodes(struct prov_ctx *ctx, const char *id, const char *const *nodes, size_t n,
-		     json_t **out, struct kiln_error *err);
+int aws_ig_replace_nodes(struct prov_ctx *ctx, const char *id, const char *const *nodes, size_t n,
+			 json_t **out, struct kiln_error *err);
 
 /* Ingress rules in one order, so desired and live compare equal. */
 void aws_ingress_sort(json_t *rules);

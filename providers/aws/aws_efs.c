@@ -114,15 +114,15 @@ static int efs_describe(struct prov_ctx *ctx, const char *id, json_t **out, stru
 	return rc;
 }
 
-int efs_list(struct prov_ctx *ctx, const struct prov_scope *scope, const char *page, json_t **out,
-	     char **next, struct kiln_error *err)
+int aws_efs_list(struct prov_ctx *ctx, const struct prov_scope *scope, const char *page,
+		 json_t **out, char **next, struct kiln_error *err)
 {
 	(void)page;
 	*next = NULL;
 	return aws_storage_listing(ctx, "efs", scope, efs_describe, out, err);
 }
 
-int efs_read(struct prov_ctx *ctx, const char *id, json_t **out, struct kiln_error *err)
+int aws_efs_read(struct prov_ctx *ctx, const char *id, json_t **out, struct kiln_error *err)
 {
 	json_t *all;
 	int rc = efs_describe(ctx, id, &all, err);
@@ -130,8 +130,8 @@ int efs_read(struct prov_ctx *ctx, const char *id, json_t **out, struct kiln_err
 	return aws_read_one(rc, all, "EFS file system", id, out, err);
 }
 
-int efs_create(struct prov_ctx *ctx, const struct prov_scope *scope, const struct prov_create *op,
-	       json_t **out, struct kiln_error *err)
+int aws_efs_create(struct prov_ctx *ctx, const struct prov_scope *scope,
+		   const struct prov_create *op, json_t **out, struct kiln_error *err)
 {
 	char *token = aws_storage_token(op->token);
 	json_t *body = json_pack(
@@ -179,8 +179,9 @@ int efs_create(struct prov_ctx *ctx, const struct prov_scope *scope, const struc
 	return PROV_OK;
 }
 
-int efs_update(struct prov_ctx *ctx, const struct prov_scope *scope, const char *id, json_t *attrs,
-	       const char *const *changed, size_t nchanged, json_t **out, struct kiln_error *err)
+int aws_efs_update(struct prov_ctx *ctx, const struct prov_scope *scope, const char *id,
+		   json_t *attrs, const char *const *changed, size_t nchanged, json_t **out,
+		   struct kiln_error *err)
 {
 	json_t *extra = aws_storage_tags(attrs), *tags = json_array(), *v;
 	char *path = xasprintf(EFS_API "/resource-tags/%s", id);
@@ -197,11 +198,11 @@ int efs_update(struct prov_ctx *ctx, const struct prov_scope *scope, const char 
 		 err);
 	free(path);
 	if (rc == PROV_OK)
-		rc = efs_read(ctx, id, out, err);
+		rc = aws_efs_read(ctx, id, out, err);
 	return rc;
 }
 
-int efs_delete(struct prov_ctx *ctx, const char *id, struct kiln_error *err)
+int aws_efs_delete(struct prov_ctx *ctx, const char *id, struct kiln_error *err)
 {
 	char *path = xasprintf(EFS_API "/file-systems/%s", id);
 	int rc = efs(ctx, "DELETE", path, NULL, NULL, "DeleteFileSystem", NULL, err);
@@ -213,8 +214,8 @@ int efs_delete(struct prov_ctx *ctx, const char *id, struct kiln_error *err)
 	return rc == PROV_NOTFOUND ? PROV_OK : rc;
 }
 
-int efs_wait(struct prov_ctx *ctx, enum prov_wait_for what, struct prov_wait *ids, size_t n,
-	     struct kiln_error *err)
+int aws_efs_wait(struct prov_ctx *ctx, enum prov_wait_for what, struct prov_wait *ids, size_t n,
+		 struct kiln_error *err)
 {
 	json_t *all;
 	int rc = efs_describe(ctx, NULL, &all, err);
@@ -283,8 +284,8 @@ static int mt_of(struct prov_ctx *ctx, json_t *fs, json_t *into, struct kiln_err
 	return PROV_OK;
 }
 
-int mt_list(struct prov_ctx *ctx, const struct prov_scope *scope, const char *page, json_t **out,
-	    char **next, struct kiln_error *err)
+int aws_mt_list(struct prov_ctx *ctx, const struct prov_scope *scope, const char *page,
+		json_t **out, char **next, struct kiln_error *err)
 {
 	json_t *fss, *fs;
 	size_t i;
@@ -332,8 +333,8 @@ static int mt_describe(struct prov_ctx *ctx, const char *id, bool whose, json_t 
 		return rc;
 	mt = json_array_get(json_object_get(resp, "MountTargets"), 0);
 	if (mt && whose)
-		rc =
-		    efs_read(ctx, json_string_value(json_object_get(mt, "FileSystemId")), &fs, err);
+		rc = aws_efs_read(ctx, json_string_value(json_object_get(mt, "FileSystemId")), &fs,
+				  err);
 	if (mt && rc == PROV_OK)
 		*out = mt_live(mt,
 			       json_string_value(json_object_get(fs, "address"))
@@ -349,13 +350,13 @@ static int mt_describe(struct prov_ctx *ctx, const char *id, bool whose, json_t 
 	return rc;
 }
 
-int mt_read(struct prov_ctx *ctx, const char *id, json_t **out, struct kiln_error *err)
+int aws_mt_read(struct prov_ctx *ctx, const char *id, json_t **out, struct kiln_error *err)
 {
 	return mt_describe(ctx, id, true, out, err);
 }
 
-int mt_create(struct prov_ctx *ctx, const struct prov_scope *scope, const struct prov_create *op,
-	      json_t **out, struct kiln_error *err)
+int aws_mt_create(struct prov_ctx *ctx, const struct prov_scope *scope,
+		  const struct prov_create *op, json_t **out, struct kiln_error *err)
 {
 	const char *fs = aws_dep_attr(op->deps, "aws_efs", op->name, "id");
 	const char *subnet = NULL;
@@ -381,7 +382,7 @@ int mt_create(struct prov_ctx *ctx, const struct prov_scope *scope, const struct
 		rc = mt_of(ctx, f, all, err);
 		json_decref(f);
 		if (rc == PROV_OK && json_array_size(all))
-			rc = mt_read(
+			rc = aws_mt_read(
 			    ctx, json_string_value(json_object_get(json_array_get(all, 0), "id")),
 			    out, err);
 		json_decref(all);
@@ -401,7 +402,7 @@ int mt_create(struct prov_ctx *ctx, const struct prov_scope *scope, const struct
 	return rc;
 }
 
-int mt_delete(struct prov_ctx *ctx, const char *id, struct kiln_error *err)
+int aws_mt_delete(struct prov_ctx *ctx, const char *id, struct kiln_error *err)
 {
 	char *path = xasprintf(EFS_API "/mount-targets/%s", id);
 	int rc = efs(ctx, "DELETE", path, NULL, NULL, "DeleteMountTarget", NULL, err);
@@ -410,8 +411,8 @@ int mt_delete(struct prov_ctx *ctx, const char *id, struct kiln_error *err)
 	return rc == PROV_NOTFOUND ? PROV_OK : rc;
 }
 
-int mt_wait(struct prov_ctx *ctx, enum prov_wait_for what, struct prov_wait *ids, size_t n,
-	    struct kiln_error *err)
+int aws_mt_wait(struct prov_ctx *ctx, enum prov_wait_for what, struct prov_wait *ids, size_t n,
+		struct kiln_error *err)
 {
 	size_t i;
 
@@ -439,8 +440,8 @@ int mt_wait(struct prov_ctx *ctx, enum prov_wait_for what, struct prov_wait *ids
 }
 
 /* A file system, or a mount target through its file system (whose tags it shows). */
-int efs_claim(struct prov_ctx *ctx, const struct prov_scope *scope, const char *type,
-	      const char *id, json_t **out, struct kiln_error *err)
+int aws_efs_claim(struct prov_ctx *ctx, const struct prov_scope *scope, const char *type,
+		  const char *id, json_t **out, struct kiln_error *err)
 {
 	bool mt = strcmp(type, "aws_efs_mount_target") == 0;
 	json_t *live = NULL;
@@ -450,7 +451,7 @@ int efs_claim(struct prov_ctx *ctx, const struct prov_scope *scope, const char *
 
 	*out = NULL;
 	if (mt) {
-		rc = mt_read(ctx, id, &live, err);
+		rc = aws_mt_read(ctx, id, &live, err);
 		fs = json_string_value(
 		    json_object_get(json_object_get(live, "attrs"), "file_system_id"));
 		if (rc == PROV_OK && !fs) {
@@ -468,5 +469,5 @@ int efs_claim(struct prov_ctx *ctx, const struct prov_scope *scope, const char *
 	json_decref(live);
 	if (rc != PROV_OK)
 		return rc;
-	return mt ? mt_read(ctx, id, out, err) : efs_read(ctx, id, out, err);
+	return mt ? aws_mt_read(ctx, id, out, err) : aws_efs_read(ctx, id, out, err);
 }

@@ -59,15 +59,15 @@ static int expand_network(json_t *all, const struct spec *spec, const struct pro
 		kiln_error_hint(err, "use a larger range (a /16 splits into 16 subnets)");
 		return -1;
 	}
-	r = pexp_resource(all, "aws_vpc", "main");
-	pexp_attr(r, "cidr", json_string(spec->network.cidr));
+	r = expand_resource(all, "aws_vpc", "main");
+	expand_attr(r, "cidr", json_string(spec->network.cidr));
 	for (i = 0; i < ctx->nzones; i++) {
 		char *cidr = cidr_format(addr + (uint32_t)(i << (32 - sub)), sub);
 
-		r = pexp_resource(all, "aws_subnet", ctx->zones[i]);
-		pexp_attr(r, "zone", json_string(ctx->zones[i]));
-		pexp_attr(r, "cidr", json_string(cidr));
-		pexp_dep(r, "aws_vpc", "main");
+		r = expand_resource(all, "aws_subnet", ctx->zones[i]);
+		expand_attr(r, "zone", json_string(ctx->zones[i]));
+		expand_attr(r, "cidr", json_string(cidr));
+		expand_dep(r, "aws_vpc", "main");
 		free(cidr);
 	}
 	for (i = 0; i < spec->network.ningress; i++) {
@@ -78,18 +78,18 @@ static int expand_network(json_t *all, const struct spec *spec, const struct pro
 				       "port_to", in->port_to, "protocol",
 				       in->protocol ? in->protocol : "tcp", "from", in->from));
 	}
-	r = pexp_resource(all, "aws_security_group", "main");
-	pexp_attr(r, "ingress", ingress);
-	pexp_dep(r, "aws_vpc", "main");
+	r = expand_resource(all, "aws_security_group", "main");
+	expand_attr(r, "ingress", ingress);
+	expand_dep(r, "aws_vpc", "main");
 	for (i = 0; i < spec->ngroups; i++)
 	public |= spec->groups[i].public;
 	if (public) {
-		r = pexp_resource(all, "aws_internet_gateway", "main");
-		pexp_dep(r, "aws_vpc", "main");
+		r = expand_resource(all, "aws_internet_gateway", "main");
+		expand_dep(r, "aws_vpc", "main");
 	}
 	if (spec->network.fabric != FABRIC_NONE) {
-		r = pexp_resource(all, "aws_placement_group", "fabric");
-		pexp_attr(r, "strategy", json_string("cluster"));
+		r = expand_resource(all, "aws_placement_group", "fabric");
+		expand_attr(r, "strategy", json_string("cluster"));
 	}
 	return 0;
 }
@@ -109,7 +109,7 @@ static void aws_boot_source(const struct spec *spec, const struct spec_store *s,
 	char *key = xasprintf("%s:%s", s->tier == TIER_LUSTRE ? "lustre" : "nfs", s->name);
 
 	if (s->tier == TIER_LUSTRE && zoned) {
-		char *ws = boot_placeholder("workspace");
+		char *ws = bootstrap_placeholder("workspace");
 
 		*find = xasprintf(
 		    "aws fsx describe-file-systems --region %s --output text --query "
@@ -124,7 +124,7 @@ static void aws_boot_source(const struct spec *spec, const struct spec_store *s,
 			       "by its kiln tags once AVAILABLE");
 		free(ws);
 	} else {
-		*source = boot_placeholder(key);
+		*source = bootstrap_placeholder(key);
 		*why = xstrdup(s->tier == TIER_LUSTRE
 				   ? "FSx for Lustre DNSName@tcp:/MountName, made before the nodes"
 			       : zoned ? "EFS FILE_SYSTEM.efs.REGION.amazonaws.com, its mount "
@@ -138,7 +138,7 @@ static void aws_boot_source(const struct spec *spec, const struct spec_store *s,
 /* amazon-efs-utils mounts an EFS file system by its id, with TLS in transit. */
 static char *aws_efs_helper_source(const struct spec_store *s)
 {
-	char *key = xasprintf("efs:%s", s->name), *p = boot_placeholder(key), *out;
+	char *key = xasprintf("efs:%s", s->name), *p = bootstrap_placeholder(key), *out;
 
 	out = xasprintf("%s:/", p);
 	free(p);
@@ -230,8 +230,8 @@ void aws_boot_check(const struct spec *spec, struct diags *d)
 	char *report = aws_boot_report(spec->provider.region ? spec->provider.region : "us-east-1");
 
 	cloud.report = report;
-	boot_check_spec(&catalog_aws, spec, &cloud, spec->provider.nzones > 1 && spec->ngroups > 0,
-			d);
+	bootstrap_check_spec(&catalog_aws, spec, &cloud,
+			     spec->provider.nzones > 1 && spec->ngroups > 0, d);
 	free(report);
 }
 
@@ -246,7 +246,7 @@ static int group_user_data(json_t *r, const struct spec *spec, const struct prov
 	int rc;
 
 	cloud.report = report;
-	rc = boot_group_attrs(r, "aws: ", spec, g, addr, t, efa, &cloud, zoned, err);
+	rc = bootstrap_group_attrs(r, "aws: ", spec, g, addr, t, efa, &cloud, zoned, err);
 	free(report);
 	free(addr);
 	return rc;
@@ -262,14 +262,14 @@ static int expand_group(json_t *all, const struct spec *spec, const struct prov_
 	json_t *r, *zones = json_array();
 	size_t i;
 
-	if (pexp_group_type("aws: ", &catalog_aws, spec, g, &t, &resolved, err) < 0) {
+	if (expand_group_type("aws: ", &catalog_aws, spec, g, &t, &resolved, err) < 0) {
 		json_decref(zones);
 		return -1;
 	}
 	efa = spec->network.fabric == FABRIC_EFA && t->efa;
 	/* EC2 gives a public address only to an instance launched with one interface. */
 	if (efa && g->public && t->efa_interfaces > 1) {
-		char *at = pexp_where(spec, ynode_get(g->node, "public"));
+		char *at = expand_where(spec, ydoc_get(g->node, "public"));
 
 		kiln_error_set(
 		    err,
@@ -289,32 +289,32 @@ static int expand_group(json_t *all, const struct spec *spec, const struct prov_
 		(spec->network.fabric != FABRIC_EFA || efa);
 	for (i = 0; i < ctx->nzones; i++)
 		json_array_append_new(zones, json_string(ctx->zones[i]));
-	r = pexp_resource(all, "aws_instance_group", g->name);
-	pexp_group_attrs(r, g, t->name, zones, json_string(g->disk.type ? g->disk.type : "gp3"),
-			 efa, in_pg);
-	pexp_access_attrs(r, spec);
+	r = expand_resource(all, "aws_instance_group", g->name);
+	expand_group_attrs(r, g, t->name, zones, json_string(g->disk.type ? g->disk.type : "gp3"),
+			   efa, in_pg);
+	expand_access_attrs(r, spec);
 	/*
 	 * Spot is the market's to say (market: spot and capacity: spot are one
 	 * launch): EC2 reports it as the instance's lifecycle, which the live
 	 * view reads back as market, so capacity names only a reservation, a
-	 * resource group of them or a block (aws_capacity.c, capacity_live).
+	 * resource group of them or a block (aws_capacity.c, aws_capacity_live).
 	 */
 	if (g->capacity.kind == CAPACITY_SPOT)
 		json_object_del(json_object_get(r, "attrs"), "capacity");
 	if (resolved)
-		pexp_why(r, "instance_type", resolved);
+		expand_why(r, "instance_type", resolved);
 	if (spec->network.fabric == FABRIC_EFA && !efa)
-		pexp_why(
+		expand_why(
 		    r, "efa",
 		    xasprintf("%s has no EFA: this group reaches the fabric's network over ENA%s",
 			      t->name, t->gpu ? " and stays out of the placement group" : ""));
 	for (i = 0; i < ctx->nzones; i++)
-		pexp_dep(r, "aws_subnet", ctx->zones[i]);
-	pexp_dep(r, "aws_security_group", "main");
+		expand_dep(r, "aws_subnet", ctx->zones[i]);
+	expand_dep(r, "aws_security_group", "main");
 	if (g->public)
-		pexp_dep(r, "aws_internet_gateway", "main");
+		expand_dep(r, "aws_internet_gateway", "main");
 	if (in_pg)
-		pexp_dep(r, "aws_placement_group", "fabric");
+		expand_dep(r, "aws_placement_group", "fabric");
 	/*
 	 * The fabric's groups launch one after another: a cluster placement
 	 * group lives in one zone, and a group joins the zone the ones before
@@ -325,22 +325,22 @@ static int expand_group(json_t *all, const struct spec *spec, const struct prov_
 	 * so replacing one group does not replace the rest.
 	 */
 	if (in_pg && prev[1])
-		pexp_dep(r, "aws_instance_group", prev[1]);
+		expand_dep(r, "aws_instance_group", prev[1]);
 	else if (zoned && prev[0])
-		pexp_after(r, "aws_instance_group", prev[0]);
+		expand_after(r, "aws_instance_group", prev[0]);
 	if (in_pg || zoned)
 		prev[0] = g->name;
 	if (in_pg)
 		prev[1] = g->name;
 	if (g->role.name && spec_role_find(spec, g->role.name))
-		pexp_dep(r, "aws_iam_role", g->role.name);
+		expand_dep(r, "aws_iam_role", g->role.name);
 	if (g->capacity.kind == CAPACITY_BLOCK) {
 		json_t *bz = json_array();
 
 		for (i = 0; i < ctx->nzones; i++)
 			json_array_append_new(bz, json_string(ctx->zones[i]));
-		pexp_capacity_block(all, "aws_capacity_block", g, t->name, bz);
-		pexp_dep(r, "aws_capacity_block", g->name);
+		expand_capacity_block(all, "aws_capacity_block", g, t->name, bz);
+		expand_dep(r, "aws_capacity_block", g->name);
 	}
 	/*
 	 * A group mounts the file systems its role reaches. With one zone they
@@ -349,23 +349,23 @@ static int expand_group(json_t *all, const struct spec *spec, const struct prov_
 	 * come after (zone_bound).
 	 */
 	for (i = 0; i < nfs; i++) {
-		if (!boot_mounts_store(spec, g, fs[i]))
+		if (!bootstrap_mounts_store(spec, g, fs[i]))
 			continue;
 		if (fs[i]->tier == TIER_NFS)
-			pexp_dep(r, "aws_efs", fs[i]->name);
+			expand_dep(r, "aws_efs", fs[i]->name);
 		if (!zoned)
-			pexp_dep(r,
-				 fs[i]->tier == TIER_LUSTRE ? "aws_fsx_lustre"
-							    : "aws_efs_mount_target",
-				 fs[i]->name);
+			expand_dep(r,
+				   fs[i]->tier == TIER_LUSTRE ? "aws_fsx_lustre"
+							      : "aws_efs_mount_target",
+				   fs[i]->name);
 	}
 	return group_user_data(r, spec, ctx, g, t, efa, zoned, err);
 }
 
 static void store_common(json_t *r, const struct spec_store *s)
 {
-	pexp_attr(r, "encrypted", json_boolean(s->encrypted));
-	pexp_deletion(r, s);
+	expand_attr(r, "encrypted", json_boolean(s->encrypted));
+	expand_deletion(r, s);
 }
 
 /*
@@ -378,18 +378,18 @@ static void zone_bound(json_t *r, const struct spec *spec, const struct prov_ctx
 	size_t i;
 
 	if (ctx->nzones <= 1 || spec->ngroups == 0) {
-		pexp_dep(r, "aws_subnet", ctx->zones[0]);
+		expand_dep(r, "aws_subnet", ctx->zones[0]);
 		return;
 	}
 	for (i = 0; i < ctx->nzones; i++)
-		pexp_dep(r, "aws_subnet", ctx->zones[i]);
+		expand_dep(r, "aws_subnet", ctx->zones[i]);
 	/* Made after the nodes, not with them: a new image is no new file system. */
 	for (i = 0; i < spec->ngroups; i++)
-		pexp_after(r, "aws_instance_group", spec->groups[i].name);
-	pexp_why(r, "zone",
-		 xstrdup("made after the node groups, in the zone they land in: a zone without "
-			 "capacity moves the whole fabric, and nothing holding data is made in a "
-			 "zone the nodes leave"));
+		expand_after(r, "aws_instance_group", spec->groups[i].name);
+	expand_why(r, "zone",
+		   xstrdup("made after the node groups, in the zone they land in: a zone without "
+			   "capacity moves the whole fabric, and nothing holding data is made in a "
+			   "zone the nodes leave"));
 }
 
 static void expand_store(json_t *all, const struct spec *spec, const struct prov_ctx *ctx,
@@ -399,46 +399,46 @@ static void expand_store(json_t *all, const struct spec *spec, const struct prov
 
 	switch (s->tier) {
 	case TIER_OBJECT:
-		r = pexp_resource(all, "aws_s3_bucket", s->name);
-		pexp_attr(r, "versioning", json_boolean(s->versioning));
-		pexp_attr(r, "expire_noncurrent_after", json_integer(s->expire_noncurrent_after));
-		pexp_attr(r, "block_public_access", json_true());
+		r = expand_resource(all, "aws_s3_bucket", s->name);
+		expand_attr(r, "versioning", json_boolean(s->versioning));
+		expand_attr(r, "expire_noncurrent_after", json_integer(s->expire_noncurrent_after));
+		expand_attr(r, "block_public_access", json_true());
 		/* Read back as whether kiln's tags are there: a killed create's bucket gets them.
 		 */
-		pexp_attr(r, "tagged", json_true());
+		expand_attr(r, "tagged", json_true());
 		store_common(r, s);
 		return;
 	case TIER_LUSTRE:
-		r = pexp_resource(all, "aws_fsx_lustre", s->name);
-		pexp_attr(r, "capacity_gb", json_integer(s->capacity_gb));
-		pexp_attr(r, "throughput_per_tib", json_integer(s->throughput_per_tib));
-		pexp_attr(r, "mount", pexp_str(s->mount));
+		r = expand_resource(all, "aws_fsx_lustre", s->name);
+		expand_attr(r, "capacity_gb", json_integer(s->capacity_gb));
+		expand_attr(r, "throughput_per_tib", json_integer(s->throughput_per_tib));
+		expand_attr(r, "mount", expand_str(s->mount));
 		store_common(r, s);
-		pexp_attr(r, "encrypted", json_true());
+		expand_attr(r, "encrypted", json_true());
 		if (!s->encrypted)
-			pexp_why(
+			expand_why(
 			    r, "encrypted",
 			    xstrdup(
 				"FSx encrypts every file system at rest, whatever the spec says"));
 		zone_bound(r, spec, ctx);
-		pexp_dep(r, "aws_security_group", "main");
+		expand_dep(r, "aws_security_group", "main");
 		if (s->import.name && spec_store_find(spec, s->import.name)) {
-			r = pexp_resource(all, "aws_fsx_import", s->name);
-			pexp_attr(r, "from", json_string(s->import.name));
-			pexp_dep(r, "aws_fsx_lustre", s->name);
-			pexp_dep(r, "aws_s3_bucket", s->import.name);
+			r = expand_resource(all, "aws_fsx_import", s->name);
+			expand_attr(r, "from", json_string(s->import.name));
+			expand_dep(r, "aws_fsx_lustre", s->name);
+			expand_dep(r, "aws_s3_bucket", s->import.name);
 		}
 		return;
 	case TIER_LOCAL:
 		return; /* the nodes' own disks: nothing to make */
 	case TIER_NFS:
-		r = pexp_resource(all, "aws_efs", s->name);
-		pexp_attr(r, "mount", pexp_str(s->mount));
+		r = expand_resource(all, "aws_efs", s->name);
+		expand_attr(r, "mount", expand_str(s->mount));
 		store_common(r, s);
-		r = pexp_resource(all, "aws_efs_mount_target", s->name);
-		pexp_dep(r, "aws_efs", s->name);
+		r = expand_resource(all, "aws_efs_mount_target", s->name);
+		expand_dep(r, "aws_efs", s->name);
 		zone_bound(r, spec, ctx);
-		pexp_dep(r, "aws_security_group", "main");
+		expand_dep(r, "aws_security_group", "main");
 		return;
 	}
 }
@@ -470,7 +470,7 @@ static int allow_check(const struct spec *spec, const struct spec_role *role,
 				what = "is an action of the sim provider, not of AWS";
 			}
 		if (bad) {
-			char *at = pexp_where(spec, a->node);
+			char *at = expand_where(spec, a->node);
 
 			kiln_error_set(err, "aws: %siam.roles.%s.allow[%zu]: '%s' %s", at,
 				       role->name, i, bad, what);
@@ -515,7 +515,7 @@ static int policy_fits(const struct spec *spec, const struct spec_role *role, co
 	if (size <= AWS_ROLE_POLICY_MAX)
 		return 0;
 	{
-		char *at = pexp_where(spec, role->key);
+		char *at = expand_where(spec, role->key);
 
 		kiln_error_set(err,
 			       "aws: %siam.roles.%s: the role's inline policy would be up to %zu "
@@ -548,7 +548,7 @@ static void lustre_lookup(json_t *r, const struct spec *spec, const struct spec_
 			continue;
 		for (j = 0; !store && j < spec->nstores; j++)
 			if (spec->stores[j].tier == TIER_LUSTRE &&
-			    boot_mounts_store(spec, g, &spec->stores[j]))
+			    bootstrap_mounts_store(spec, g, &spec->stores[j]))
 				store = spec->stores[j].name;
 	}
 	if (!store)
@@ -558,13 +558,14 @@ static void lustre_lookup(json_t *r, const struct spec *spec, const struct spec_
 		  : json_array();
 	json_array_append_new(all, json_pack("{s:[s], s:[s]}", "actions", "fsx:DescribeFileSystems",
 					     "resources", "*"));
-	norm = pexp_allow_normalize(all);
+	norm = expand_allow_normalize(all);
 	json_decref(all);
-	pexp_attr(r, "allow", norm);
-	pexp_why(r, "allow",
-		 xasprintf("fsx:DescribeFileSystems on \"*\": its nodes find %s, made after them "
-			   "in their zone, at boot (FSx cannot scope the call to one file system)",
-			   store));
+	expand_attr(r, "allow", norm);
+	expand_why(
+	    r, "allow",
+	    xasprintf("fsx:DescribeFileSystems on \"*\": its nodes find %s, made after them "
+		      "in their zone, at boot (FSx cannot scope the call to one file system)",
+		      store));
 }
 
 /*
@@ -585,16 +586,16 @@ static void gpu_metrics(json_t *r, const struct spec *spec, const struct spec_ro
 		if (!g->role.name || strcmp(g->role.name, role->name) != 0)
 			continue;
 		/* A type that does not resolve is the group's error, reported there. */
-		gpus = pexp_group_type("", &catalog_aws, spec, g, &t, &why, &ignored) == 0 &&
+		gpus = expand_group_type("", &catalog_aws, spec, g, &t, &why, &ignored) == 0 &&
 		       t->gpus > 0;
 		free(why);
 		if (gpus) {
-			pexp_attr(r, "gpu_metrics", json_true());
-			pexp_why(r, "gpu_metrics",
-				 xasprintf("its nodes' CloudWatch agent publishes GPU metrics "
-					   "(group %s): cloudwatch:PutMetricData, namespace "
-					   "%s only",
-					   g->name, AWS_GPU_METRICS_NAMESPACE));
+			expand_attr(r, "gpu_metrics", json_true());
+			expand_why(r, "gpu_metrics",
+				   xasprintf("its nodes' CloudWatch agent publishes GPU metrics "
+					     "(group %s): cloudwatch:PutMetricData, namespace "
+					     "%s only",
+					     g->name, AWS_GPU_METRICS_NAMESPACE));
 			return;
 		}
 	}
@@ -603,20 +604,20 @@ static void gpu_metrics(json_t *r, const struct spec *spec, const struct spec_ro
 static int expand_role(json_t *all, const struct spec *spec, const struct spec_role *role,
 		       bool zoned, struct kiln_error *err)
 {
-	json_t *r = pexp_resource(all, "aws_iam_role", role->name);
+	json_t *r = expand_resource(all, "aws_iam_role", role->name);
 	size_t i;
 
 	if (allow_check(spec, role, err) < 0)
 		return -1;
 
-	pexp_role_policy_attrs(r, spec, role,
-			       "Lustre clients mount over the network (the security group), not "
-			       "through IAM, and FSx cannot scope fsx:DescribeFileSystems to one "
-			       "file system, so the policy grants nothing for lustre stores");
-	pexp_attr(r, "node_health", json_true());
-	pexp_why(r, "node_health",
-		 xstrdup("a node puts its health report on itself: ec2:CreateTags on its own "
-			 "instance (aws:ARN = ${ec2:SourceInstanceARN}), key kiln:health only"));
+	expand_role_policy_attrs(r, spec, role,
+				 "Lustre clients mount over the network (the security group), not "
+				 "through IAM, and FSx cannot scope fsx:DescribeFileSystems to one "
+				 "file system, so the policy grants nothing for lustre stores");
+	expand_attr(r, "node_health", json_true());
+	expand_why(r, "node_health",
+		   xstrdup("a node puts its health report on itself: ec2:CreateTags on its own "
+			   "instance (aws:ARN = ${ec2:SourceInstanceARN}), key kiln:health only"));
 	gpu_metrics(r, spec, role);
 	lustre_lookup(r, spec, role, zoned);
 	/* The policy names each store's exact ARN: the stores come first. */
@@ -626,9 +627,9 @@ static int expand_role(json_t *all, const struct spec *spec, const struct spec_r
 		const struct spec_store *s = spec_store_find(spec, ref->name);
 
 		if (s && s->tier == TIER_OBJECT)
-			pexp_dep(r, "aws_s3_bucket", s->name);
+			expand_dep(r, "aws_s3_bucket", s->name);
 		if (s && s->tier == TIER_NFS)
-			pexp_dep(r, "aws_efs", s->name);
+			expand_dep(r, "aws_efs", s->name);
 	}
 	return policy_fits(spec, role, json_object_get(r, "attrs"), err);
 }
@@ -640,7 +641,7 @@ int aws_expand(struct prov_ctx *ctx, const struct spec *spec, json_t **out, stru
 	const char *prev[2] = {NULL, NULL};
 	bool zoned = ctx->nzones > 1 && spec->ngroups > 0;
 	size_t i, nfs;
-	const struct spec_store **fs = pexp_file_systems(spec, &nfs);
+	const struct spec_store **fs = expand_file_systems(spec, &nfs);
 
 	*out = NULL;
 	network |= nfs > 0;
@@ -666,7 +667,7 @@ int aws_expand(struct prov_ctx *ctx, const struct spec *spec, json_t **out, stru
 				: i + 1 == ctx->nzones ? " else "
 						       : ", ",
 				ctx->zones[i]);
-		pexp_why(
+		expand_why(
 		    json_object_get(all, first), "zones",
 		    xasprintf("the node groups launch one after another in one zone, the "
 			      "first with capacity for them all: %s; when a group finds none, "
@@ -681,7 +682,7 @@ int aws_expand(struct prov_ctx *ctx, const struct spec *spec, json_t **out, stru
 			goto fail;
 	if (aws_expand_slurm(ctx, all, spec, err) < 0)
 		goto fail;
-	pexp_sort_deps(all);
+	expand_sort_deps(all);
 	free(fs);
 	*out = all;
 	return PROV_OK;

@@ -120,8 +120,8 @@ static int lustre_describe(struct prov_ctx *ctx, const char *id, json_t **out,
 	return rc;
 }
 
-int lustre_list(struct prov_ctx *ctx, const struct prov_scope *scope, const char *page,
-		json_t **out, char **next, struct kiln_error *err)
+int aws_lustre_list(struct prov_ctx *ctx, const struct prov_scope *scope, const char *page,
+		    json_t **out, char **next, struct kiln_error *err)
 {
 	int rc;
 
@@ -133,7 +133,7 @@ int lustre_list(struct prov_ctx *ctx, const struct prov_scope *scope, const char
 	return rc;
 }
 
-int lustre_read(struct prov_ctx *ctx, const char *id, json_t **out, struct kiln_error *err)
+int aws_lustre_read(struct prov_ctx *ctx, const char *id, json_t **out, struct kiln_error *err)
 {
 	json_t *all;
 	int rc = lustre_describe(ctx, id, &all, err);
@@ -141,8 +141,8 @@ int lustre_read(struct prov_ctx *ctx, const char *id, json_t **out, struct kiln_
 	return aws_read_one(rc, all, "FSx file system", id, out, err);
 }
 
-int lustre_create(struct prov_ctx *ctx, const struct prov_scope *scope,
-		  const struct prov_create *op, json_t **out, struct kiln_error *err)
+int aws_lustre_create(struct prov_ctx *ctx, const struct prov_scope *scope,
+		      const struct prov_create *op, json_t **out, struct kiln_error *err)
 {
 	const char *subnet = NULL;
 	const char *sg = aws_dep_attr(op->deps, "aws_security_group", "main", "id");
@@ -201,9 +201,9 @@ static int tag_resource(struct prov_ctx *ctx, const char *arn, json_t *attrs,
 		   NULL, err);
 }
 
-int lustre_update(struct prov_ctx *ctx, const struct prov_scope *scope, const char *id,
-		  json_t *attrs, const char *const *changed, size_t nchanged, json_t **out,
-		  struct kiln_error *err)
+int aws_lustre_update(struct prov_ctx *ctx, const struct prov_scope *scope, const char *id,
+		      json_t *attrs, const char *const *changed, size_t nchanged, json_t **out,
+		      struct kiln_error *err)
 {
 	json_t *live = NULL;
 	size_t i;
@@ -228,7 +228,7 @@ int lustre_update(struct prov_ctx *ctx, const struct prov_scope *scope, const ch
 		} else if (strcmp(changed[i], "deletion") == 0 ||
 			   strcmp(changed[i], "mount") == 0) {
 			if (!live)
-				rc = lustre_read(ctx, id, &live, err);
+				rc = aws_lustre_read(ctx, id, &live, err);
 			if (rc == PROV_OK)
 				rc = tag_resource(ctx,
 						  json_string_value(json_object_get(
@@ -241,11 +241,11 @@ int lustre_update(struct prov_ctx *ctx, const struct prov_scope *scope, const ch
 	}
 	json_decref(live);
 	if (rc == PROV_OK)
-		rc = lustre_read(ctx, id, out, err);
+		rc = aws_lustre_read(ctx, id, out, err);
 	return rc;
 }
 
-int lustre_delete(struct prov_ctx *ctx, const char *id, struct kiln_error *err)
+int aws_lustre_delete(struct prov_ctx *ctx, const char *id, struct kiln_error *err)
 {
 	int rc = fsx(ctx, "DeleteFileSystem", json_pack("{s:s}", "FileSystemId", id), NULL, err);
 
@@ -266,8 +266,8 @@ static bool lustre_failed(json_t *live, struct kiln_error *err)
 }
 
 /* One DescribeFileSystems for every id that waits. */
-int lustre_wait(struct prov_ctx *ctx, enum prov_wait_for what, struct prov_wait *ids, size_t n,
-		struct kiln_error *err)
+int aws_lustre_wait(struct prov_ctx *ctx, enum prov_wait_for what, struct prov_wait *ids, size_t n,
+		    struct kiln_error *err)
 {
 	json_t *all;
 	int rc = lustre_describe(ctx, NULL, &all, err);
@@ -324,8 +324,8 @@ static int import_describe(struct prov_ctx *ctx, json_t *ids, json_t **out, stru
  * can hold the scope's, so they are asked for by file system (none when the
  * scope has none), never the account's every association.
  */
-int import_list(struct prov_ctx *ctx, const struct prov_scope *scope, const char *page,
-		json_t **out, char **next, struct kiln_error *err)
+int aws_import_list(struct prov_ctx *ctx, const struct prov_scope *scope, const char *page,
+		    json_t **out, char **next, struct kiln_error *err)
 {
 	json_t *fss = NULL, *all = NULL, *fs;
 	size_t i, n;
@@ -361,7 +361,7 @@ int import_list(struct prov_ctx *ctx, const struct prov_scope *scope, const char
 	return aws_storage_list_scoped(rc, all, scope, out, next);
 }
 
-int import_read(struct prov_ctx *ctx, const char *id, json_t **out, struct kiln_error *err)
+int aws_import_read(struct prov_ctx *ctx, const char *id, json_t **out, struct kiln_error *err)
 {
 	json_t *ids = json_pack("[s]", id), *all;
 	int rc = import_describe(ctx, ids, &all, err);
@@ -370,8 +370,8 @@ int import_read(struct prov_ctx *ctx, const char *id, json_t **out, struct kiln_
 	return aws_read_one(rc, all, "data repository association", id, out, err);
 }
 
-int import_create(struct prov_ctx *ctx, const struct prov_scope *scope,
-		  const struct prov_create *op, json_t **out, struct kiln_error *err)
+int aws_import_create(struct prov_ctx *ctx, const struct prov_scope *scope,
+		      const struct prov_create *op, json_t **out, struct kiln_error *err)
 {
 	const char *from = json_string_value(json_object_get(op->attrs, "from"));
 	const char *fs = aws_dep_attr(op->deps, "aws_fsx_lustre", op->name, "id");
@@ -409,7 +409,7 @@ int import_create(struct prov_ctx *ctx, const struct prov_scope *scope,
 	return PROV_OK;
 }
 
-int import_delete(struct prov_ctx *ctx, const char *id, struct kiln_error *err)
+int aws_import_delete(struct prov_ctx *ctx, const char *id, struct kiln_error *err)
 {
 	/* The files stay in the bucket; only the link goes. */
 	int rc = fsx(ctx, "DeleteDataRepositoryAssociation",
@@ -419,8 +419,8 @@ int import_delete(struct prov_ctx *ctx, const char *id, struct kiln_error *err)
 	return rc == PROV_NOTFOUND ? PROV_OK : rc;
 }
 
-int import_wait(struct prov_ctx *ctx, enum prov_wait_for what, struct prov_wait *ids, size_t n,
-		struct kiln_error *err)
+int aws_import_wait(struct prov_ctx *ctx, enum prov_wait_for what, struct prov_wait *ids, size_t n,
+		    struct kiln_error *err)
 {
 	json_t *all;
 	int rc = import_describe(ctx, NULL, &all, err);
@@ -432,8 +432,8 @@ int import_wait(struct prov_ctx *ctx, enum prov_wait_for what, struct prov_wait 
 }
 
 /* A file system or an association: TagResource on its ARN, then read back. */
-int fsx_claim(struct prov_ctx *ctx, const struct prov_scope *scope, const char *type,
-	      const char *id, json_t **out, struct kiln_error *err)
+int aws_fsx_claim(struct prov_ctx *ctx, const struct prov_scope *scope, const char *type,
+		  const char *id, json_t **out, struct kiln_error *err)
 {
 	bool fs = strcmp(type, "aws_fsx_lustre") == 0;
 	json_t *resp = NULL;
@@ -461,5 +461,5 @@ int fsx_claim(struct prov_ctx *ctx, const struct prov_scope *scope, const char *
 	json_decref(resp);
 	if (rc != PROV_OK)
 		return rc;
-	return fs ? lustre_read(ctx, id, out, err) : import_read(ctx, id, out, err);
+	return fs ? aws_lustre_read(ctx, id, out, err) : aws_import_read(ctx, id, out, err);
 }

@@ -159,8 +159,8 @@ static char *role_address(const struct prov_scope *scope, const char *name)
 	return addr;
 }
 
-int role_list(struct prov_ctx *ctx, const struct prov_scope *scope, const char *page, json_t **out,
-	      char **next, struct kiln_error *err)
+int aws_role_list(struct prov_ctx *ctx, const struct prov_scope *scope, const char *page,
+		  json_t **out, char **next, struct kiln_error *err)
 {
 	/* Every scope: every role under /kiln/, each read in the scope its path names. */
 	char *path = scope->cluster ? role_path(scope) : xstrdup("/kiln/");
@@ -243,7 +243,7 @@ int role_list(struct prov_ctx *ctx, const struct prov_scope *scope, const char *
 	return PROV_OK;
 }
 
-int role_read(struct prov_ctx *ctx, const char *id, json_t **out, struct kiln_error *err)
+int aws_role_read(struct prov_ctx *ctx, const char *id, json_t **out, struct kiln_error *err)
 {
 	struct aws_params p = {{0}};
 	json_t *resp, *role;
@@ -320,7 +320,7 @@ static int efs_arns(struct prov_ctx *ctx, const struct prov_scope *scope, const 
 				char *next = NULL;
 
 				listed = true;
-				rc = efs_list(ctx, scope, NULL, &page, &next, err);
+				rc = aws_efs_list(ctx, scope, NULL, &page, &next, err);
 				json_decref(page);
 				free(next);
 				if (rc != PROV_OK)
@@ -380,8 +380,8 @@ static int ensure_profile(struct prov_ctx *ctx, const char *name, const char *pa
 	return rc;
 }
 
-int role_create(struct prov_ctx *ctx, const struct prov_scope *scope, const struct prov_create *op,
-		json_t **out, struct kiln_error *err)
+int aws_role_create(struct prov_ctx *ctx, const struct prov_scope *scope,
+		    const struct prov_create *op, json_t **out, struct kiln_error *err)
 {
 	char *name = aws_name(scope, op->name, 64), *path = role_path(scope), *policy = NULL;
 	struct aws_params p = {{0}};
@@ -410,7 +410,7 @@ int role_create(struct prov_ctx *ctx, const struct prov_scope *scope, const stru
 		json_t *found = NULL;
 
 		/* Ours only under our path: two scopes' names can meet ('_' and '.' become '-'). */
-		rc = role_read(ctx, name, &found, err);
+		rc = aws_role_read(ctx, name, &found, err);
 		if (rc == PROV_OK && strcmp(json_string_value(json_object_get(
 						json_object_get(found, "attrs"), "path"))
 						? json_string_value(json_object_get(
@@ -430,11 +430,11 @@ int role_create(struct prov_ctx *ctx, const struct prov_scope *scope, const stru
 			kiln_error_set(err, "aws: role %s exists but is not under a kiln path",
 				       name);
 			rc = PROV_ERROR;
-		} else if (rc == PROV_OK && scope->lineage && prov_live_lineage(found) &&
-			   strcmp(prov_live_lineage(found), scope->lineage) != 0) {
+		} else if (rc == PROV_OK && scope->lineage && provider_live_lineage(found) &&
+			   strcmp(provider_live_lineage(found), scope->lineage) != 0) {
 			kiln_error_set(err,
 				       "aws: role %s exists, owned by another state (lineage %s)",
-				       name, prov_live_lineage(found));
+				       name, provider_live_lineage(found));
 			kiln_error_hint(err, "kiln state takeover moves it into this state");
 			rc = PROV_ERROR;
 		}
@@ -489,7 +489,7 @@ int role_create(struct prov_ctx *ctx, const struct prov_scope *scope, const stru
 			json_object_set(attrs, "ssm_read", json_object_get(op->attrs, "ssm_read"));
 		*out = aws_live("aws_iam_role", name, "ready", attrs, tags);
 	} else if (rc == PROV_OK) {
-		rc = role_read(ctx, name, out, err);
+		rc = aws_role_read(ctx, name, out, err);
 	}
 	json_decref(resp);
 	free(policy);
@@ -497,8 +497,9 @@ int role_create(struct prov_ctx *ctx, const struct prov_scope *scope, const stru
 	free(path);
 	return rc;
 }
-int role_update(struct prov_ctx *ctx, const struct prov_scope *scope, const char *id, json_t *attrs,
-		const char *const *changed, size_t nchanged, json_t **out, struct kiln_error *err)
+int aws_role_update(struct prov_ctx *ctx, const struct prov_scope *scope, const char *id,
+		    json_t *attrs, const char *const *changed, size_t nchanged, json_t **out,
+		    struct kiln_error *err)
 {
 	char *path = role_path(scope), *addr = role_address(scope, id), *policy = NULL;
 	json_t *efs = NULL;
@@ -523,13 +524,13 @@ int role_update(struct prov_ctx *ctx, const struct prov_scope *scope, const char
 		rc = put_policy(ctx, id, policy, err);
 	free(policy);
 	if (rc == PROV_OK)
-		rc = role_read(ctx, id, out, err);
+		rc = aws_role_read(ctx, id, out, err);
 	free(path);
 	free(addr);
 	return rc;
 }
 
-int role_delete(struct prov_ctx *ctx, const char *id, struct kiln_error *err)
+int aws_role_delete(struct prov_ctx *ctx, const char *id, struct kiln_error *err)
 {
 	struct aws_params p = {{0}};
 	int rc;
@@ -553,10 +554,10 @@ int role_delete(struct prov_ctx *ctx, const char *id, struct kiln_error *err)
 	return rc == PROV_NOTFOUND ? PROV_OK : rc;
 }
 
-int role_wait(struct prov_ctx *ctx, enum prov_wait_for what, struct prov_wait *ids, size_t n,
-	      struct kiln_error *err)
+int aws_role_wait(struct prov_ctx *ctx, enum prov_wait_for what, struct prov_wait *ids, size_t n,
+		  struct kiln_error *err)
 {
-	return ec2_wait_now(ctx, what, ids, n, err);
+	return aws_ec2_wait_now(ctx, what, ids, n, err);
 }
 
 /* The role and its instance profile (the same name) both say whose they are. */
@@ -586,15 +587,15 @@ char *aws_role_policy(struct prov_ctx *ctx, const struct prov_scope *scope, cons
 	return xstrdup(*held ? held : "{\"Version\":\"2012-10-17\",\"Statement\":[]}");
 }
 
-int role_claim(struct prov_ctx *ctx, const struct prov_scope *scope, const char *id, json_t **out,
-	       struct kiln_error *err)
+int aws_role_claim(struct prov_ctx *ctx, const struct prov_scope *scope, const char *id,
+		   json_t **out, struct kiln_error *err)
 {
 	struct aws_params p = {{0}};
 	json_t *tags = aws_claim_tags(scope);
 	int rc;
 
 	*out = NULL;
-	rc = role_read(ctx, id, out, err);
+	rc = aws_role_read(ctx, id, out, err);
 	if (rc == PROV_OK) {
 		struct aws_params d = {{0}};
 		const char *addr = json_string_value(
@@ -621,5 +622,5 @@ int role_claim(struct prov_ctx *ctx, const struct prov_scope *scope, const char 
 		rc = iam(ctx, "TagInstanceProfile", &q, "NoSuchEntity", err);
 	}
 	json_decref(tags);
-	return rc == PROV_OK ? role_read(ctx, id, out, err) : rc;
+	return rc == PROV_OK ? aws_role_read(ctx, id, out, err) : rc;
 }

@@ -186,25 +186,25 @@ int aws_claim(struct prov_ctx *ctx, const struct prov_scope *scope, const char *
 int aws_metrics(struct prov_ctx *ctx, const json_t *resources, int64_t start, int64_t end,
 		int period, json_t **out, struct kiln_error *err);
 /* EC2's CreateTags of tags ({key: value}) on these resource ids. */
-int ec2_put_tags(struct prov_ctx *ctx, const json_t *ids, const json_t *tags,
-		 struct kiln_error *err);
+int aws_ec2_put_tags(struct prov_ctx *ctx, const json_t *ids, const json_t *tags,
+		     struct kiln_error *err);
 /* provider.h's tag_expiry: kiln:expires on an instance group's instances (CreateTags). */
 int aws_tag_expiry(struct prov_ctx *ctx, const char *type, const char *id, const json_t *attrs,
 		   const char *expires, struct kiln_error *err);
 /* EC2's CreateTags of the claim's tags on these resource ids. */
-int ec2_claim_tags(struct prov_ctx *ctx, const struct prov_scope *scope, const json_t *ids,
-		   struct kiln_error *err);
+int aws_ec2_claim_tags(struct prov_ctx *ctx, const struct prov_scope *scope, const json_t *ids,
+		       struct kiln_error *err);
 /* Each service's claim of one resource: its tags set, then read back. */
-int ig_claim(struct prov_ctx *ctx, const struct prov_scope *scope, const char *id, json_t **out,
-	     struct kiln_error *err);
-int bucket_claim(struct prov_ctx *ctx, const struct prov_scope *scope, const char *id, json_t **out,
+int aws_ig_claim(struct prov_ctx *ctx, const struct prov_scope *scope, const char *id, json_t **out,
 		 struct kiln_error *err);
-int role_claim(struct prov_ctx *ctx, const struct prov_scope *scope, const char *id, json_t **out,
-	       struct kiln_error *err);
-int fsx_claim(struct prov_ctx *ctx, const struct prov_scope *scope, const char *type,
-	      const char *id, json_t **out, struct kiln_error *err);
-int efs_claim(struct prov_ctx *ctx, const struct prov_scope *scope, const char *type,
-	      const char *id, json_t **out, struct kiln_error *err);
+int aws_bucket_claim(struct prov_ctx *ctx, const struct prov_scope *scope, const char *id,
+		     json_t **out, struct kiln_error *err);
+int aws_role_claim(struct prov_ctx *ctx, const struct prov_scope *scope, const char *id,
+		   json_t **out, struct kiln_error *err);
+int aws_fsx_claim(struct prov_ctx *ctx, const struct prov_scope *scope, const char *type,
+		  const char *id, json_t **out, struct kiln_error *err);
+int aws_efs_claim(struct prov_ctx *ctx, const struct prov_scope *scope, const char *type,
+		  const char *id, json_t **out, struct kiln_error *err);
 /* EC2 "TagSpecification.N": the scope's tags, the address, and extra (may be NULL). */
 void aws_tag_spec(struct aws_params *p, int n, const char *resource_type,
 		  const struct prov_scope *scope, const char *address, const json_t *extra);
@@ -258,7 +258,7 @@ extern const struct prov_type aws_types[AWS_NTYPES];
 
 /* aws_expand.c */
 int aws_expand(struct prov_ctx *ctx, const struct spec *spec, json_t **out, struct kiln_error *err);
-/* aws_expand.c: the user data rules at validate time (bootstrap.h's boot_check_spec). */
+/* aws_expand.c: the user data rules at validate time (bootstrap.h's bootstrap_check_spec). */
 void aws_boot_check(const struct spec *spec, struct diags *d);
 
 /* The root device of an image, remembered from a DescribeImages (NULL when unknown). */
@@ -340,8 +340,8 @@ char *aws_ssm_name(const struct prov_scope *scope, const char *leaf);
 #define AWS_SSM_TAG_KEY "kiln:kms-key"
 /* The Sid of a role's (and kiln's own) statement on scheduler.kms_key. */
 #define AWS_KMS_SID "KilnSlurmKey"
-int ssmp_claim(struct prov_ctx *ctx, const struct prov_scope *scope, const char *id, json_t **out,
-	       struct kiln_error *err);
+int aws_ssmp_claim(struct prov_ctx *ctx, const struct prov_scope *scope, const char *id,
+		   json_t **out, struct kiln_error *err);
 /* aws_preflight.c */
 int aws_preflight(struct prov_ctx *ctx, const json_t *creates, json_t *warnings, json_t *offers,
 		  struct kiln_error *err);

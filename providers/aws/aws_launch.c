@@ -24,7 +24,7 @@
 /* The states of an instance that still counts as one of its group's. */
 static const char *const live_states[] = {"pending", "running", "stopping", "stopped"};
 
-bool launch_alive(const char *state)
+bool aws_launch_alive(const char *state)
 {
 	size_t i;
 
@@ -50,8 +50,8 @@ static void instances_of(json_t *resp, json_t *into)
 }
 
 /* Every live instance with these filters, all pages. */
-int launch_describe(struct prov_ctx *ctx, struct aws_params *filters, json_t **out,
-		    struct kiln_error *err)
+int aws_launch_describe(struct prov_ctx *ctx, struct aws_params *filters, json_t **out,
+			struct kiln_error *err)
 {
 	char *token = NULL;
 	int rc;
@@ -85,7 +85,7 @@ int launch_describe(struct prov_ctx *ctx, struct aws_params *filters, json_t **o
 }
 
 /* Filter.N: the instances that are alive (live_states). */
-void launch_state_filter(struct aws_params *p, int n)
+void aws_launch_state_filter(struct aws_params *p, int n)
 {
 	char *k = xasprintf("Filter.%d.Name", n);
 	size_t i;
@@ -100,7 +100,8 @@ void launch_state_filter(struct aws_params *p, int n)
 }
 
 /* The root device of an image, which BlockDeviceMappings must name. */
-int launch_root_device(struct prov_ctx *ctx, const char *image, char **out, struct kiln_error *err)
+int aws_launch_root_device(struct prov_ctx *ctx, const char *image, char **out,
+			   struct kiln_error *err)
 {
 	struct aws_params p = {{0}};
 	json_t *resp, *images;
@@ -141,7 +142,8 @@ int launch_root_device(struct prov_ctx *ctx, const char *image, char **out, stru
  * How many EFA interfaces a type takes: EC2's answer remembered from
  * pre-flight, else the catalog's, else asked (one call).
  */
-int launch_efa_interfaces(struct prov_ctx *ctx, const char *type, int *out, struct kiln_error *err)
+int aws_launch_efa_interfaces(struct prov_ctx *ctx, const char *type, int *out,
+			      struct kiln_error *err)
 {
 	struct aws_params p = {{0}};
 	json_t *resp;
@@ -225,7 +227,7 @@ static int launch_user_data(const struct prov_ctx *ctx, const struct launch *l,
 	if (!l->user_data_doc)
 		return PROV_OK;
 	values = user_data_values(ctx, l, scope);
-	doc = boot_fill(l->user_data_doc, values, err);
+	doc = bootstrap_fill(l->user_data_doc, values, err);
 	json_decref(values);
 	if (!doc) {
 		char *msg = xasprintf("aws: %s: %s", l->address, err->msg);
@@ -241,7 +243,8 @@ static int launch_user_data(const struct prov_ctx *ctx, const struct launch *l,
 	return PROV_OK;
 }
 
-int launch_user_data_of(struct prov_ctx *ctx, const char *id, char **out, struct kiln_error *err)
+int aws_launch_user_data_of(struct prov_ctx *ctx, const char *id, char **out,
+			    struct kiln_error *err)
 {
 	struct aws_params p = {{0}};
 	json_t *resp;
@@ -328,7 +331,7 @@ static void launch_params(struct aws_params *p, const struct launch *l,
 		aws_param(p, "IamInstanceProfile.Name", l->profile);
 	if (user_data)
 		aws_param(p, "UserData", user_data);
-	capacity_launch_params(p, &l->cap);
+	aws_capacity_launch_params(p, &l->cap);
 	json_object_set_new(extra, TAG_ZONES, json_string(l->zones));
 	json_object_set_new(extra, TAG_GANG, json_string(l->gang ? "true" : "false"));
 	if (l->cap.spot)
@@ -440,8 +443,8 @@ static int launch_one(struct prov_ctx *ctx, const struct launch *l, const struct
 		    "IAM is eventually consistent, and slower at times; apply again in "
 		    "a few minutes",
 		    l->profile, mono_s() - since);
-	capacity_launch_refused(&l->cap, rc, err);
-	if (capacity_fall_back(&l->cap, rc, err)) {
+	aws_capacity_launch_refused(&l->cap, rc, err);
+	if (aws_capacity_fall_back(&l->cap, rc, err)) {
 		struct launch od = *l;
 
 		log_warn("%s: no spot capacity for %ld × %s in %s (%s); launching on demand",
@@ -483,14 +486,14 @@ static int launch_chunks(struct prov_ctx *ctx, const struct launch *l,
 			json_array_extend(all, part);
 			done += n;
 			/* Tests only: a crash between chunks (kiln-aws(7)). */
-			test_kill_at("chunk");
+			aws_test_kill_at("chunk");
 		}
 		json_decref(part);
 	}
 	if (rc != PROV_OK && done > 0) {
 		struct kiln_error undo = {0};
 		char msg[sizeof(err->msg)];
-		int urc = launch_terminate(ctx, all, &undo);
+		int urc = aws_launch_terminate(ctx, all, &undo);
 
 		snprintf(msg, sizeof(msg), "%s", err->msg);
 		if (urc == PROV_OK) {
@@ -524,9 +527,9 @@ static int launch_chunks(struct prov_ctx *ctx, const struct launch *l,
  * be read differently on a retry while EC2 catches up: the same grow must
  * keep its token, or it would launch twice).
  */
-int launch_run(struct prov_ctx *ctx, const struct launch *l, const struct prov_scope *scope,
-	       long count, const char *token, long token_count, json_t **ids,
-	       struct kiln_error *err)
+int aws_launch_run(struct prov_ctx *ctx, const struct launch *l, const struct prov_scope *scope,
+		   long count, const char *token, long token_count, json_t **ids,
+		   struct kiln_error *err)
 {
 	long size = aws_rate_launch_chunk();
 
@@ -537,20 +540,20 @@ int launch_run(struct prov_ctx *ctx, const struct launch *l, const struct prov_s
 	return launch_one(ctx, l, scope, count, token, token_count, 0, ids, err);
 }
 
-int launch_describe_scope(struct prov_ctx *ctx, const struct prov_scope *scope, json_t **out,
-			  struct kiln_error *err)
+int aws_launch_describe_scope(struct prov_ctx *ctx, const struct prov_scope *scope, json_t **out,
+			      struct kiln_error *err)
 {
 	struct aws_params f = {{0}};
 	int rc;
 
-	launch_state_filter(&f, aws_scope_filters(&f, 1, scope));
-	rc = launch_describe(ctx, &f, out, err);
+	aws_launch_state_filter(&f, aws_scope_filters(&f, 1, scope));
+	rc = aws_launch_describe(ctx, &f, out, err);
 	aws_params_release(&f);
 	return rc;
 }
 
-int launch_init(struct prov_ctx *ctx, struct launch *l, const char *address, const json_t *a,
-		const json_t *deps, struct kiln_error *err)
+int aws_launch_init(struct prov_ctx *ctx, struct launch *l, const char *address, const json_t *a,
+		    const json_t *deps, struct kiln_error *err)
 {
 	const char *role = json_string_value(json_object_get(a, "role"));
 	bool in_pg = json_string_value(json_object_get(a, "placement_group")) != NULL;
@@ -597,15 +600,15 @@ int launch_init(struct prov_ctx *ctx, struct launch *l, const char *address, con
 	json_array_foreach(json_object_get(a, "zones"), i, z)
 	    sb_addf(&zs, "%s%s", i ? "," : "", json_string_value(z));
 	l->zones = zs.buf ? zs.buf : xstrdup("");
-	rc = capacity_launch_init(ctx, &l->cap, a, deps, err);
+	rc = aws_capacity_launch_init(ctx, &l->cap, a, deps, err);
 	if (rc == PROV_OK)
-		rc = launch_root_device(ctx, l->image, &l->root_dev, err);
+		rc = aws_launch_root_device(ctx, l->image, &l->root_dev, err);
 	if (rc == PROV_OK && l->efa)
-		rc = launch_efa_interfaces(ctx, l->type, &l->efa_interfaces, err);
+		rc = aws_launch_efa_interfaces(ctx, l->type, &l->efa_interfaces, err);
 	return rc;
 }
 
-void launch_release(struct launch *l)
+void aws_launch_release(struct launch *l)
 {
 	free(l->root_dev);
 	free(l->zones);
@@ -617,14 +620,14 @@ void launch_release(struct launch *l)
 	l->user_data_b64 = NULL;
 }
 
-int launch_in(struct prov_ctx *ctx, struct launch *l, const struct prov_scope *scope,
-	      const json_t *deps, const char *zone, long count, const char *token, json_t **ids,
-	      struct kiln_error *err)
+int aws_launch_in(struct prov_ctx *ctx, struct launch *l, const struct prov_scope *scope,
+		  const json_t *deps, const char *zone, long count, const char *token, json_t **ids,
+		  struct kiln_error *err)
 {
 	if (ids)
 		*ids = NULL;
 	l->zone = zone;
-	if (capacity_launch_zone(&l->cap, zone, err) != PROV_OK)
+	if (aws_capacity_launch_zone(&l->cap, zone, err) != PROV_OK)
 		return PROV_CAPACITY;
 	l->subnet = aws_dep_attr(deps, "aws_subnet", zone, "id");
 	if (!l->subnet) {
@@ -633,11 +636,11 @@ int launch_in(struct prov_ctx *ctx, struct launch *l, const struct prov_scope *s
 		kiln_error_hint(err, "run plan again: it refreshes what exists");
 		return PROV_ERROR;
 	}
-	return launch_run(ctx, l, scope, count, token, count, ids, err);
+	return aws_launch_run(ctx, l, scope, count, token, count, ids, err);
 }
 
-int launch_terminate_range(struct prov_ctx *ctx, const json_t *ids, size_t from, size_t n,
-			   struct kiln_error *err)
+int aws_launch_terminate_range(struct prov_ctx *ctx, const json_t *ids, size_t from, size_t n,
+			       struct kiln_error *err)
 {
 	struct aws_params p = {{0}};
 	size_t i;
@@ -650,8 +653,8 @@ int launch_terminate_range(struct prov_ctx *ctx, const json_t *ids, size_t from,
 	/* No one call names more than EC2's TerminateInstances instance bucket holds. */
 	if (n > size) {
 		for (i = 0, rc = PROV_OK; i < n && rc == PROV_OK; i += size)
-			rc = launch_terminate_range(ctx, ids, from + i, n - i < size ? n - i : size,
-						    err);
+			rc = aws_launch_terminate_range(ctx, ids, from + i,
+							n - i < size ? n - i : size, err);
 		return rc;
 	}
 	for (i = 0; i < n; i++) {
@@ -665,7 +668,7 @@ int launch_terminate_range(struct prov_ctx *ctx, const json_t *ids, size_t from,
 	return rc == PROV_NOTFOUND ? PROV_OK : rc;
 }
 
-int launch_terminate(struct prov_ctx *ctx, const json_t *ids, struct kiln_error *err)
+int aws_launch_terminate(struct prov_ctx *ctx, const json_t *ids, struct kiln_error *err)
 {
-	return launch_terminate_range(ctx, ids, 0, json_array_size(ids), err);
+	return aws_launch_terminate_range(ctx, ids, 0, json_array_size(ids), err);
 }

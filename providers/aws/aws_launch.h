@@ -51,12 +51,12 @@ struct launch {
 
 /*
  * A create's launch from its desired attrs and recorded deps (borrowed:
- * they must outlive l); zone and subnet are set by launch_in.
- * launch_release frees what it holds.
+ * they must outlive l); zone and subnet are set by aws_launch_in.
+ * aws_launch_release frees what it holds.
  */
-int launch_init(struct prov_ctx *ctx, struct launch *l, const char *address, const json_t *attrs,
-		const json_t *deps, struct kiln_error *err);
-void launch_release(struct launch *l);
+int aws_launch_init(struct prov_ctx *ctx, struct launch *l, const char *address,
+		    const json_t *attrs, const json_t *deps, struct kiln_error *err);
+void aws_launch_release(struct launch *l);
 
 /*
  * Launch count instances of l in zone (its subnet from deps): the
@@ -64,42 +64,46 @@ void launch_release(struct launch *l);
  * a new array of the instance ids EC2 answered. PROV_CAPACITY when the zone
  * has no capacity for them: nothing was launched.
  */
-int launch_in(struct prov_ctx *ctx, struct launch *l, const struct prov_scope *scope,
-	      const json_t *deps, const char *zone, long count, const char *token, json_t **ids,
-	      struct kiln_error *err);
+int aws_launch_in(struct prov_ctx *ctx, struct launch *l, const struct prov_scope *scope,
+		  const json_t *deps, const char *zone, long count, const char *token, json_t **ids,
+		  struct kiln_error *err);
 
 /* An instance in this state still counts as one of its group's. */
-bool launch_alive(const char *state);
+bool aws_launch_alive(const char *state);
 /* Every live instance matching filters (all pages of DescribeInstances): a new array. */
-int launch_describe(struct prov_ctx *ctx, struct aws_params *filters, json_t **out,
-		    struct kiln_error *err);
+int aws_launch_describe(struct prov_ctx *ctx, struct aws_params *filters, json_t **out,
+			struct kiln_error *err);
 /* Filter.N: the instances that are alive (pending, running, stopping, stopped). */
-void launch_state_filter(struct aws_params *p, int n);
+void aws_launch_state_filter(struct aws_params *p, int n);
 /* The root device an image names (BlockDeviceMappings must): *out, caller frees. */
-int launch_root_device(struct prov_ctx *ctx, const char *image, char **out, struct kiln_error *err);
+int aws_launch_root_device(struct prov_ctx *ctx, const char *image, char **out,
+			   struct kiln_error *err);
 /* The EFA interfaces a type takes (one per network card). */
-int launch_efa_interfaces(struct prov_ctx *ctx, const char *type, int *out, struct kiln_error *err);
+int aws_launch_efa_interfaces(struct prov_ctx *ctx, const char *type, int *out,
+			      struct kiln_error *err);
 /*
  * RunInstances of count instances of l for scope, its ClientToken made from
  * token, l's zone and token_count; *ids (may be NULL) the launched ids.
  */
-int launch_run(struct prov_ctx *ctx, const struct launch *l, const struct prov_scope *scope,
-	       long count, const char *token, long token_count, json_t **ids,
-	       struct kiln_error *err);
+int aws_launch_run(struct prov_ctx *ctx, const struct launch *l, const struct prov_scope *scope,
+		   long count, const char *token, long token_count, json_t **ids,
+		   struct kiln_error *err);
 /* The user data EC2 holds for instance id (base64, as launched): *out, caller frees. */
-int launch_user_data_of(struct prov_ctx *ctx, const char *id, char **out, struct kiln_error *err);
+int aws_launch_user_data_of(struct prov_ctx *ctx, const char *id, char **out,
+			    struct kiln_error *err);
 /* Terminate n of ids from index from; gone already is done. */
-int launch_terminate_range(struct prov_ctx *ctx, const json_t *ids, size_t from, size_t n,
-			   struct kiln_error *err);
+int aws_launch_terminate_range(struct prov_ctx *ctx, const json_t *ids, size_t from, size_t n,
+			       struct kiln_error *err);
 /* Terminate these instances (a JSON array of ids); gone already is done. */
-int launch_terminate(struct prov_ctx *ctx, const json_t *ids, struct kiln_error *err);
+int aws_launch_terminate(struct prov_ctx *ctx, const json_t *ids, struct kiln_error *err);
 
 /* Every live instance of the scope (one DescribeInstances, all pages): a new array. */
-int launch_describe_scope(struct prov_ctx *ctx, const struct prov_scope *scope, json_t **out,
-			  struct kiln_error *err);
+int aws_launch_describe_scope(struct prov_ctx *ctx, const struct prov_scope *scope, json_t **out,
+			      struct kiln_error *err);
 
 /* aws_zones.c: launch a new group in the workspace's zone, moving what this apply launched. */
-int zones_launch(struct prov_ctx *ctx, const struct prov_scope *scope, const struct prov_create *op,
-		 struct launch *l, long count, struct kiln_error *err);
+int aws_zones_launch(struct prov_ctx *ctx, const struct prov_scope *scope,
+		     const struct prov_create *op, struct launch *l, long count,
+		     struct kiln_error *err);
 
 #endif

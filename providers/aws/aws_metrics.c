@@ -96,8 +96,8 @@ static int fetch(struct prov_ctx *ctx, struct cw_query *qs, size_t n, int64_t st
 			free(kk);
 			free(k);
 		}
-		aws_param(&p, "StartTime", time_format_rfc3339(start, t0));
-		aws_param(&p, "EndTime", time_format_rfc3339(end, t1));
+		aws_param(&p, "StartTime", timefmt_time_format_rfc3339(start, t0));
+		aws_param(&p, "EndTime", timefmt_time_format_rfc3339(end, t1));
 		aws_param(&p, "ScanBy", "TimestampAscending");
 		if (token)
 			aws_param(&p, "NextToken", token);

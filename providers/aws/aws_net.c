@@ -24,7 +24,7 @@ static json_t *vpc_live(json_t *item)
 		return NULL;
 	return aws_live("aws_vpc", id, "ready",
 			json_pack("{s:s?}", "cidr", awsxml_str(item, "cidrBlock")),
-			ec2_item_tags(item));
+			aws_ec2_item_tags(item));
 }
 
 static const struct ec2_kind vpc_kind = {"aws_vpc", "DescribeVpcs", "vpcSet",
@@ -40,7 +40,7 @@ static int vpc_scoped(struct prov_ctx *ctx, const struct prov_scope *scope, cons
 	(void)arg;
 	*out = json_array();
 	do {
-		rc = ec2_list(ctx, &vpc_kind, scope, page, &items, &next, err);
+		rc = aws_ec2_list(ctx, &vpc_kind, scope, page, &items, &next, err);
 		free(page);
 		page = next;
 		next = NULL;
@@ -67,14 +67,14 @@ static int vpc_scoped(struct prov_ctx *ctx, const struct prov_scope *scope, cons
  */
 #define VPC_LISTING_USERS 5 /* the lists of VPC, subnet, security group, gateway, instances */
 
-int ec2_vpcs(struct prov_ctx *ctx, const struct prov_scope *scope, json_t **out,
-	     struct kiln_error *err)
+int aws_ec2_vpcs(struct prov_ctx *ctx, const struct prov_scope *scope, json_t **out,
+		 struct kiln_error *err)
 {
 	return aws_shared_listing(ctx, "vpc", VPC_LISTING_USERS, scope, vpc_scoped, NULL, out, err);
 }
 
-int ec2_outside_vpc(struct prov_ctx *ctx, const struct prov_scope *scope, const char *page,
-		    bool *skip, struct kiln_error *err)
+int aws_ec2_outside_vpc(struct prov_ctx *ctx, const struct prov_scope *scope, const char *page,
+			bool *skip, struct kiln_error *err)
 {
 	json_t *vpcs;
 	int rc;
@@ -83,7 +83,7 @@ int ec2_outside_vpc(struct prov_ctx *ctx, const struct prov_scope *scope, const 
 	/* Every scope (kiln sprawl) lists everything; a later page had its VPC. */
 	if (!scope->cluster || page)
 		return PROV_OK;
-	rc = ec2_vpcs(ctx, scope, &vpcs, err);
+	rc = aws_ec2_vpcs(ctx, scope, &vpcs, err);
 	*skip = rc == PROV_OK && json_array_size(vpcs) == 0;
 	json_decref(vpcs);
 	return rc;
@@ -95,7 +95,7 @@ static int in_vpc_list(struct prov_ctx *ctx, const struct ec2_kind *k,
 		       struct kiln_error *err)
 {
 	bool skip;
-	int rc = ec2_outside_vpc(ctx, scope, page, &skip, err);
+	int rc = aws_ec2_outside_vpc(ctx, scope, page, &skip, err);
 
 	*out = NULL;
 	*next = NULL;
@@ -105,25 +105,25 @@ static int in_vpc_list(struct prov_ctx *ctx, const struct ec2_kind *k,
 		*out = json_array();
 		return PROV_OK;
 	}
-	return ec2_list(ctx, k, scope, page, out, next, err);
+	return aws_ec2_list(ctx, k, scope, page, out, next, err);
 }
 
-int vpc_list(struct prov_ctx *ctx, const struct prov_scope *scope, const char *page, json_t **out,
-	     char **next, struct kiln_error *err)
+int aws_vpc_list(struct prov_ctx *ctx, const struct prov_scope *scope, const char *page,
+		 json_t **out, char **next, struct kiln_error *err)
 {
 	if (!scope->cluster)
-		return ec2_list(ctx, &vpc_kind, scope, page, out, next, err);
+		return aws_ec2_list(ctx, &vpc_kind, scope, page, out, next, err);
 	*next = NULL;
-	return ec2_vpcs(ctx, scope, out, err);
+	return aws_ec2_vpcs(ctx, scope, out, err);
 }
 
-int vpc_read(struct prov_ctx *ctx, const char *id, json_t **out, struct kiln_error *err)
+int aws_vpc_read(struct prov_ctx *ctx, const char *id, json_t **out, struct kiln_error *err)
 {
-	return ec2_read(ctx, &vpc_kind, id, out, err);
+	return aws_ec2_read(ctx, &vpc_kind, id, out, err);
 }
 
-int vpc_create(struct prov_ctx *ctx, const struct prov_scope *scope, const struct prov_create *op,
-	       json_t **out, struct kiln_error *err)
+int aws_vpc_create(struct prov_ctx *ctx, const struct prov_scope *scope,
+		   const struct prov_create *op, json_t **out, struct kiln_error *err)
 {
 	struct aws_params p = {{0}};
 	json_t *resp;
@@ -135,7 +135,7 @@ int vpc_create(struct prov_ctx *ctx, const struct prov_scope *scope, const struc
 	rc = aws_query_once(ctx, AWS_EC2, "CreateVpc", &p, &resp, err);
 	aws_params_release(&p);
 	if (rc == PROV_RETRY)
-		return ec2_create_lost(ctx, &vpc_kind, scope, op->address, out, err);
+		return aws_ec2_create_lost(ctx, &vpc_kind, scope, op->address, out, err);
 	if (rc != PROV_OK)
 		return rc;
 	*out = vpc_live(awsxml_get(resp, "vpc"));
@@ -166,15 +166,15 @@ static int delete_call(struct prov_ctx *ctx, const char *action, const char *par
 	return rc;
 }
 
-int vpc_delete(struct prov_ctx *ctx, const char *id, struct kiln_error *err)
+int aws_vpc_delete(struct prov_ctx *ctx, const char *id, struct kiln_error *err)
 {
 	return delete_call(ctx, "DeleteVpc", "VpcId", id, err);
 }
 
-int vpc_wait(struct prov_ctx *ctx, enum prov_wait_for what, struct prov_wait *ids, size_t n,
-	     struct kiln_error *err)
+int aws_vpc_wait(struct prov_ctx *ctx, enum prov_wait_for what, struct prov_wait *ids, size_t n,
+		 struct kiln_error *err)
 {
-	return ec2_wait_now(ctx, what, ids, n, err);
+	return aws_ec2_wait_now(ctx, what, ids, n, err);
 }
 
 /* --- subnets ---------------------------------------------------------------- */
@@ -189,21 +189,21 @@ static json_t *subnet_live(json_t *item)
 			json_pack("{s:s?, s:s?, s:s?}", "cidr", awsxml_str(item, "cidrBlock"),
 				  "zone", awsxml_str(item, "availabilityZone"), "vpc_id",
 				  awsxml_str(item, "vpcId")),
-			ec2_item_tags(item));
+			aws_ec2_item_tags(item));
 }
 
 static const struct ec2_kind subnet_kind = {
     "aws_subnet", "DescribeSubnets", "subnetSet", "SubnetId.1", true, subnet_live};
 
-int subnet_list(struct prov_ctx *ctx, const struct prov_scope *scope, const char *page,
-		json_t **out, char **next, struct kiln_error *err)
+int aws_subnet_list(struct prov_ctx *ctx, const struct prov_scope *scope, const char *page,
+		    json_t **out, char **next, struct kiln_error *err)
 {
 	return in_vpc_list(ctx, &subnet_kind, scope, page, out, next, err);
 }
 
-int subnet_read(struct prov_ctx *ctx, const char *id, json_t **out, struct kiln_error *err)
+int aws_subnet_read(struct prov_ctx *ctx, const char *id, json_t **out, struct kiln_error *err)
 {
-	return ec2_read(ctx, &subnet_kind, id, out, err);
+	return aws_ec2_read(ctx, &subnet_kind, id, out, err);
 }
 
 static int missing_dep(const char *address, const char *what, struct kiln_error *err)
@@ -213,8 +213,8 @@ static int missing_dep(const char *address, const char *what, struct kiln_error 
 	return PROV_ERROR;
 }
 
-int subnet_create(struct prov_ctx *ctx, const struct prov_scope *scope,
-		  const struct prov_create *op, json_t **out, struct kiln_error *err)
+int aws_subnet_create(struct prov_ctx *ctx, const struct prov_scope *scope,
+		      const struct prov_create *op, json_t **out, struct kiln_error *err)
 {
 	const char *vpc = aws_dep_attr(op->deps, "aws_vpc", "main", "id");
 	struct aws_params p = {{0}};
@@ -230,7 +230,7 @@ int subnet_create(struct prov_ctx *ctx, const struct prov_scope *scope,
 	rc = aws_query_once(ctx, AWS_EC2, "CreateSubnet", &p, &resp, err);
 	aws_params_release(&p);
 	if (rc == PROV_RETRY)
-		return ec2_create_lost(ctx, &subnet_kind, scope, op->address, out, err);
+		return aws_ec2_create_lost(ctx, &subnet_kind, scope, op->address, out, err);
 	if (rc != PROV_OK)
 		return rc;
 	*out = subnet_live(awsxml_get(resp, "subnet"));
@@ -243,15 +243,15 @@ int subnet_create(struct prov_ctx *ctx, const struct prov_scope *scope,
 	return PROV_OK;
 }
 
-int subnet_delete(struct prov_ctx *ctx, const char *id, struct kiln_error *err)
+int aws_subnet_delete(struct prov_ctx *ctx, const char *id, struct kiln_error *err)
 {
 	return delete_call(ctx, "DeleteSubnet", "SubnetId", id, err);
 }
 
-int subnet_wait(struct prov_ctx *ctx, enum prov_wait_for what, struct prov_wait *ids, size_t n,
-		struct kiln_error *err)
+int aws_subnet_wait(struct prov_ctx *ctx, enum prov_wait_for what, struct prov_wait *ids, size_t n,
+		    struct kiln_error *err)
 {
-	return ec2_wait_now(ctx, what, ids, n, err);
+	return aws_ec2_wait_now(ctx, what, ids, n, err);
 }
 
 /* --- security group ------------------------------------------------------------ */
@@ -276,7 +276,7 @@ static int rule_cmp(const void *a, const void *b)
 
 void aws_ingress_sort(json_t *rules)
 {
-	prov_json_sort(rules, rule_cmp);
+	provider_json_sort(rules, rule_cmp);
 }
 
 /* The spec's rules from a group's ipPermissions; the self rule is the group's own. */
@@ -325,7 +325,7 @@ static json_t *sg_live(json_t *item)
 			json_pack("{s:o, s:s?, s:s?}", "ingress", sg_ingress(item), "vpc_id",
 				  awsxml_str(item, "vpcId"), "group_name",
 				  awsxml_str(item, "groupName")),
-			ec2_item_tags(item));
+			aws_ec2_item_tags(item));
 }
 
 static const struct ec2_kind sg_kind = {"aws_security_group",
@@ -335,15 +335,15 @@ static const struct ec2_kind sg_kind = {"aws_security_group",
 					true,
 					sg_live};
 
-int sg_list(struct prov_ctx *ctx, const struct prov_scope *scope, const char *page, json_t **out,
-	    char **next, struct kiln_error *err)
+int aws_sg_list(struct prov_ctx *ctx, const struct prov_scope *scope, const char *page,
+		json_t **out, char **next, struct kiln_error *err)
 {
 	return in_vpc_list(ctx, &sg_kind, scope, page, out, next, err);
 }
 
-int sg_read(struct prov_ctx *ctx, const char *id, json_t **out, struct kiln_error *err)
+int aws_sg_read(struct prov_ctx *ctx, const char *id, json_t **out, struct kiln_error *err)
 {
-	return ec2_read(ctx, &sg_kind, id, out, err);
+	return aws_ec2_read(ctx, &sg_kind, id, out, err);
 }
 
 /* IpPermissions.N for rules (and the self rule first when self_id). */
@@ -406,7 +406,7 @@ static int sg_find(struct prov_ctx *ctx, const char *vpc, const char *name, json
 	aws_param(&p, "Filter.1.Value.1", vpc);
 	aws_param(&p, "Filter.2.Name", "group-name");
 	aws_param(&p, "Filter.2.Value.1", name);
-	rc = ec2_describe(ctx, &sg_kind, &p, &arr, NULL, err);
+	rc = aws_ec2_describe(ctx, &sg_kind, &p, &arr, NULL, err);
 	aws_params_release(&p);
 	if (rc != PROV_OK)
 		return rc;
@@ -432,8 +432,8 @@ static json_t *sg_made(const struct prov_scope *scope, const char *address, cons
 	    aws_scope_tags(scope, address, NULL));
 }
 
-int sg_create(struct prov_ctx *ctx, const struct prov_scope *scope, const struct prov_create *op,
-	      json_t **out, struct kiln_error *err)
+int aws_sg_create(struct prov_ctx *ctx, const struct prov_scope *scope,
+		  const struct prov_create *op, json_t **out, struct kiln_error *err)
 {
 	const char *vpc = aws_dep_attr(op->deps, "aws_vpc", "main", "id");
 	char *name = aws_name(scope, "main", 255);
@@ -482,7 +482,7 @@ int sg_create(struct prov_ctx *ctx, const struct prov_scope *scope, const struct
 			  json_object_get(op->attrs, "ingress"), err);
 	/* A group made before (a retried create) may hold other rules too: read it. */
 	if (rc == PROV_OK && again)
-		rc = sg_read(ctx, id, out, err);
+		rc = aws_sg_read(ctx, id, out, err);
 	else if (rc == PROV_OK)
 		*out = sg_made(scope, op->address, id, vpc, name,
 			       json_object_get(op->attrs, "ingress"));
@@ -500,8 +500,9 @@ static bool rule_in(const json_t *rule, const json_t *rules)
 	return false;
 }
 
-int sg_update(struct prov_ctx *ctx, const struct prov_scope *scope, const char *id, json_t *attrs,
-	      const char *const *changed, size_t nchanged, json_t **out, struct kiln_error *err)
+int aws_sg_update(struct prov_ctx *ctx, const struct prov_scope *scope, const char *id,
+		  json_t *attrs, const char *const *changed, size_t nchanged, json_t **out,
+		  struct kiln_error *err)
 {
 	json_t *live, *want = json_object_get(attrs, "ingress"), *have, *add, *drop, *r;
 	size_t i;
@@ -510,7 +511,7 @@ int sg_update(struct prov_ctx *ctx, const struct prov_scope *scope, const char *
 	(void)scope;
 	(void)changed;
 	(void)nchanged;
-	rc = sg_read(ctx, id, &live, err);
+	rc = aws_sg_read(ctx, id, &live, err);
 	if (rc != PROV_OK)
 		return rc;
 	have = json_object_get(json_object_get(live, "attrs"), "ingress");
@@ -535,15 +536,15 @@ int sg_update(struct prov_ctx *ctx, const struct prov_scope *scope, const char *
 	return rc;
 }
 
-int sg_delete(struct prov_ctx *ctx, const char *id, struct kiln_error *err)
+int aws_sg_delete(struct prov_ctx *ctx, const char *id, struct kiln_error *err)
 {
 	return delete_call(ctx, "DeleteSecurityGroup", "GroupId", id, err);
 }
 
-int sg_wait(struct prov_ctx *ctx, enum prov_wait_for what, struct prov_wait *ids, size_t n,
-	    struct kiln_error *err)
+int aws_sg_wait(struct prov_ctx *ctx, enum prov_wait_for what, struct prov_wait *ids, size_t n,
+		struct kiln_error *err)
 {
-	return ec2_wait_now(ctx, what, ids, n, err);
+	return aws_ec2_wait_now(ctx, what, ids, n, err);
 }
 
 /* --- internet gateway and the default route ---------------------------------------- */
@@ -559,7 +560,7 @@ static json_t *igw_live(json_t *item)
 	}
 	live = aws_live("aws_internet_gateway", id, "ready",
 			json_pack("{s:s?}", "vpc_id", awsxml_str(json_array_get(att, 0), "vpcId")),
-			ec2_item_tags(item));
+			aws_ec2_item_tags(item));
 	json_decref(att);
 	return live;
 }
@@ -571,15 +572,15 @@ static const struct ec2_kind igw_kind = {"aws_internet_gateway",
 					 true,
 					 igw_live};
 
-int igw_list(struct prov_ctx *ctx, const struct prov_scope *scope, const char *page, json_t **out,
-	     char **next, struct kiln_error *err)
+int aws_igw_list(struct prov_ctx *ctx, const struct prov_scope *scope, const char *page,
+		 json_t **out, char **next, struct kiln_error *err)
 {
 	return in_vpc_list(ctx, &igw_kind, scope, page, out, next, err);
 }
 
-int igw_read(struct prov_ctx *ctx, const char *id, json_t **out, struct kiln_error *err)
+int aws_igw_read(struct prov_ctx *ctx, const char *id, json_t **out, struct kiln_error *err)
 {
-	return ec2_read(ctx, &igw_kind, id, out, err);
+	return aws_ec2_read(ctx, &igw_kind, id, out, err);
 }
 
 /* The VPC's main route table. */
@@ -684,8 +685,8 @@ static int igw_finish(struct prov_ctx *ctx, const char *id, const char *vpc, str
 	return rc;
 }
 
-int igw_create(struct prov_ctx *ctx, const struct prov_scope *scope, const struct prov_create *op,
-	       json_t **out, struct kiln_error *err)
+int aws_igw_create(struct prov_ctx *ctx, const struct prov_scope *scope,
+		   const struct prov_create *op, json_t **out, struct kiln_error *err)
 {
 	const char *vpc = aws_dep_attr(op->deps, "aws_vpc", "main", "id");
 	struct aws_params p = {{0}};
@@ -701,7 +702,7 @@ int igw_create(struct prov_ctx *ctx, const struct prov_scope *scope, const struc
 	aws_params_release(&p);
 	if (rc == PROV_RETRY) {
 		/* Made, but maybe not attached and routed yet: carry on with it. */
-		rc = ec2_create_lost(ctx, &igw_kind, scope, op->address, &found, err);
+		rc = aws_ec2_create_lost(ctx, &igw_kind, scope, op->address, &found, err);
 		if (rc != PROV_OK)
 			return rc;
 		resp = json_pack("{s:{s:O}}", "internetGateway", "internetGatewayId",
@@ -726,11 +727,11 @@ int igw_create(struct prov_ctx *ctx, const struct prov_scope *scope, const struc
 	return rc;
 }
 
-int igw_delete(struct prov_ctx *ctx, const char *id, struct kiln_error *err)
+int aws_igw_delete(struct prov_ctx *ctx, const char *id, struct kiln_error *err)
 {
 	json_t *live;
 	const char *vpc;
-	int rc = igw_read(ctx, id, &live, err);
+	int rc = aws_igw_read(ctx, id, &live, err);
 
 	if (rc == PROV_NOTFOUND)
 		return PROV_OK;
@@ -748,10 +749,10 @@ int igw_delete(struct prov_ctx *ctx, const char *id, struct kiln_error *err)
 	return rc;
 }
 
-int igw_wait(struct prov_ctx *ctx, enum prov_wait_for what, struct prov_wait *ids, size_t n,
-	     struct kiln_error *err)
+int aws_igw_wait(struct prov_ctx *ctx, enum prov_wait_for what, struct prov_wait *ids, size_t n,
+		 struct kiln_error *err)
 {
-	return ec2_wait_now(ctx, what, ids, n, err);
+	return aws_ec2_wait_now(ctx, what, ids, n, err);
 }
 
 /* --- placement group ---------------------------------------------------------------- */
@@ -767,7 +768,7 @@ static json_t *pg_live(json_t *item)
 			state && strcmp(state, "deleting") == 0 ? "deleting" : "ready",
 			json_pack("{s:s?, s:s, s:s?}", "strategy", awsxml_str(item, "strategy"),
 				  "group_name", name, "group_id", awsxml_str(item, "groupId")),
-			ec2_item_tags(item));
+			aws_ec2_item_tags(item));
 }
 
 static const struct ec2_kind pg_kind = {"aws_placement_group",
@@ -777,15 +778,15 @@ static const struct ec2_kind pg_kind = {"aws_placement_group",
 					false,
 					pg_live};
 
-int pg_list(struct prov_ctx *ctx, const struct prov_scope *scope, const char *page, json_t **out,
-	    char **next, struct kiln_error *err)
+int aws_pg_list(struct prov_ctx *ctx, const struct prov_scope *scope, const char *page,
+		json_t **out, char **next, struct kiln_error *err)
 {
-	return ec2_list(ctx, &pg_kind, scope, page, out, next, err);
+	return aws_ec2_list(ctx, &pg_kind, scope, page, out, next, err);
 }
 
-int pg_read(struct prov_ctx *ctx, const char *id, json_t **out, struct kiln_error *err)
+int aws_pg_read(struct prov_ctx *ctx, const char *id, json_t **out, struct kiln_error *err)
 {
-	int rc = ec2_read(ctx, &pg_kind, id, out, err);
+	int rc = aws_ec2_read(ctx, &pg_kind, id, out, err);
 
 	/* An unknown name is an error to DescribePlacementGroups, not an empty answer. */
 	if (rc == PROV_ERROR && strstr(err->msg, "InvalidPlacementGroup.Unknown"))
@@ -793,8 +794,8 @@ int pg_read(struct prov_ctx *ctx, const char *id, json_t **out, struct kiln_erro
 	return rc;
 }
 
-int pg_create(struct prov_ctx *ctx, const struct prov_scope *scope, const struct prov_create *op,
-	      json_t **out, struct kiln_error *err)
+int aws_pg_create(struct prov_ctx *ctx, const struct prov_scope *scope,
+		  const struct prov_create *op, json_t **out, struct kiln_error *err)
 {
 	char *name = aws_name(scope, op->name, 255);
 	struct aws_params p = {{0}};
@@ -827,7 +828,7 @@ int pg_create(struct prov_ctx *ctx, const struct prov_scope *scope, const struct
 	if (rc == PROV_ERROR && strstr(err->msg, "InvalidPlacementGroup.Duplicate"))
 		rc = PROV_OK;
 	if (rc == PROV_OK)
-		rc = pg_read(ctx, name, out, err);
+		rc = aws_pg_read(ctx, name, out, err);
 	/* Another scope's group of the same name ('_' and '.' become '-') is not taken over. */
 	if (rc == PROV_OK) {
 		json_t *tags = json_object_get(*out, "tags");
@@ -848,7 +849,7 @@ int pg_create(struct prov_ctx *ctx, const struct prov_scope *scope, const struct
 	return rc;
 }
 
-int pg_delete(struct prov_ctx *ctx, const char *id, struct kiln_error *err)
+int aws_pg_delete(struct prov_ctx *ctx, const char *id, struct kiln_error *err)
 {
 	int rc = delete_call(ctx, "DeletePlacementGroup", "GroupName", id, err);
 
@@ -857,8 +858,8 @@ int pg_delete(struct prov_ctx *ctx, const char *id, struct kiln_error *err)
 	return rc;
 }
 
-int pg_wait(struct prov_ctx *ctx, enum prov_wait_for what, struct prov_wait *ids, size_t n,
-	    struct kiln_error *err)
+int aws_pg_wait(struct prov_ctx *ctx, enum prov_wait_for what, struct prov_wait *ids, size_t n,
+		struct kiln_error *err)
 {
-	return ec2_wait_now(ctx, what, ids, n, err);
+	return aws_ec2_wait_now(ctx, what, ids, n, err);
 }

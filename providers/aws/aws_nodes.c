@@ -88,13 +88,13 @@ static const char *profile_name(const char *arn)
 /* One instance as a node of the group's live view (nodes.h). */
 static json_t *node_of(json_t *inst)
 {
-	json_t *tags = ec2_item_tags(inst), *node;
+	json_t *tags = aws_ec2_item_tags(inst), *node;
 
-	node = prov_node_new(awsxml_str(inst, "instanceId"),
-			     awsxml_str(inst, "placement.availabilityZone"),
-			     awsxml_str(inst, "privateIpAddress"), awsxml_str(inst, "ipAddress"),
-			     awsxml_str(inst, "instanceState.name"), awsxml_str(inst, "launchTime"),
-			     json_string_value(json_object_get(tags, PROV_TAG_HEALTH)));
+	node = nodes_new(awsxml_str(inst, "instanceId"),
+			 awsxml_str(inst, "placement.availabilityZone"),
+			 awsxml_str(inst, "privateIpAddress"), awsxml_str(inst, "ipAddress"),
+			 awsxml_str(inst, "instanceState.name"), awsxml_str(inst, "launchTime"),
+			 json_string_value(json_object_get(tags, PROV_TAG_HEALTH)));
 	json_decref(tags);
 	return node;
 }
@@ -102,7 +102,7 @@ static json_t *node_of(json_t *inst)
 /* A group's live form from its instances (all with one address tag). */
 static json_t *group_live(const char *id, json_t *insts)
 {
-	json_t *first = json_array_get(insts, 0), *tags = ec2_item_tags(first), *attrs, *zones,
+	json_t *first = json_array_get(insts, 0), *tags = aws_ec2_item_tags(first), *attrs, *zones,
 	       *ids = json_array(), *nodes = json_array(), *held = json_object(), *inst;
 	const char *ztag = json_string_value(json_object_get(tags, TAG_ZONES));
 	const char *disk = json_string_value(json_object_get(tags, TAG_DISK));
@@ -126,7 +126,7 @@ static json_t *group_live(const char *id, json_t *insts)
 			    held, cr,
 			    json_integer(json_integer_value(json_object_get(held, cr)) + 1));
 	}
-	prov_nodes_order(nodes);
+	nodes_order(nodes);
 	/* instance_ids: newest first (a shrink takes the first ones), the nodes reversed. */
 	for (i = json_array_size(nodes); i-- > 0;)
 		json_array_append(ids, json_object_get(json_array_get(nodes, i), "id"));
@@ -147,7 +147,7 @@ static json_t *group_live(const char *id, json_t *insts)
 	    "s:s?, s:s?}",
 	    "instance_type", awsxml_str(first, "instanceType"), "count",
 	    (json_int_t)json_array_size(insts), "gang", gang && strcmp(gang, "true") == 0, "market",
-	    capacity_market(first), "image", awsxml_str(first, "imageId"), "zones", zones,
+	    aws_capacity_market(first), "image", awsxml_str(first, "imageId"), "zones", zones,
 	    "disk_size_gb", (json_int_t)disk_gb, "disk_type", disk_type, "role", NULL, "public",
 	    awsxml_str(first, "ipAddress") != NULL, "efa", has_efa(first), "placement_group", NULL,
 	    "instance_ids", ids, "zone", awsxml_str(first, "placement.availabilityZone"),
@@ -165,7 +165,7 @@ static json_t *group_live(const char *id, json_t *insts)
 				    pg && *pg ? json_string("fabric") : json_null());
 		json_object_set_new(attrs, "placement_group_name",
 				    pg && *pg ? json_string(pg) : json_null());
-		/* Only when set, as the spec's access.key_pair is (pexp_access_attrs). */
+		/* Only when set, as the spec's access.key_pair is (expand_access_attrs). */
 		if (awsxml_str(first, "keyName"))
 			json_object_set_new(attrs, "key_pair",
 					    json_string(awsxml_str(first, "keyName")));
@@ -176,7 +176,7 @@ static json_t *group_live(const char *id, json_t *insts)
 			? json_string(json_string_value(json_object_get(tags, TAG_USER_DATA)))
 			: json_null());
 	}
-	capacity_live(first, tags, attrs);
+	aws_capacity_live(first, tags, attrs);
 	/*
 	 * Read only, not an input: the slots its nodes take in each reservation
 	 * ({id: n}), which a replace frees before it launches (preflight).
@@ -199,7 +199,7 @@ static json_t *group_instances(json_t *insts)
 
 	json_array_foreach(insts, i, inst)
 	{
-		json_t *tags = ec2_item_tags(inst), *list;
+		json_t *tags = aws_ec2_item_tags(inst), *list;
 		const char *addr = json_string_value(json_object_get(tags, PROV_TAG_ADDRESS));
 		const char *c = json_string_value(json_object_get(tags, PROV_TAG_CLUSTER));
 		const char *w = json_string_value(json_object_get(tags, PROV_TAG_WORKSPACE));
@@ -207,7 +207,8 @@ static json_t *group_instances(json_t *insts)
 
 		const char *lineage = json_string_value(json_object_get(tags, PROV_TAG_LINEAGE));
 
-		if (!addr || !c || !w || !launch_alive(awsxml_str(inst, "instanceState.name"))) {
+		if (!addr || !c || !w ||
+		    !aws_launch_alive(awsxml_str(inst, "instanceState.name"))) {
 			json_decref(tags);
 			continue;
 		}
@@ -224,8 +225,8 @@ static json_t *group_instances(json_t *insts)
 	return out;
 }
 
-int ig_list(struct prov_ctx *ctx, const struct prov_scope *scope, const char *page, json_t **out,
-	    char **next, struct kiln_error *err)
+int aws_ig_list(struct prov_ctx *ctx, const struct prov_scope *scope, const char *page,
+		json_t **out, char **next, struct kiln_error *err)
 {
 	struct aws_params f = {{0}};
 	json_t *insts, *groups, *list;
@@ -236,7 +237,7 @@ int ig_list(struct prov_ctx *ctx, const struct prov_scope *scope, const char *pa
 	*next = NULL;
 	*out = NULL;
 	/* Instances live in the scope's VPC: none without it, and no call. */
-	rc = ec2_outside_vpc(ctx, scope, page, &skip, err);
+	rc = aws_ec2_outside_vpc(ctx, scope, page, &skip, err);
 	if (rc != PROV_OK)
 		return rc;
 	if (skip) {
@@ -244,8 +245,8 @@ int ig_list(struct prov_ctx *ctx, const struct prov_scope *scope, const char *pa
 		*out = json_array();
 		return PROV_OK;
 	}
-	launch_state_filter(&f, aws_scope_filters(&f, 1, scope));
-	rc = launch_describe(ctx, &f, &insts, err);
+	aws_launch_state_filter(&f, aws_scope_filters(&f, 1, scope));
+	rc = aws_launch_describe(ctx, &f, &insts, err);
 	aws_params_release(&f);
 	if (rc != PROV_OK)
 		return rc;
@@ -297,8 +298,8 @@ static int describe_groups(struct prov_ctx *ctx, const char *const *ids, size_t 
 		aws_scope_filters(&all, 1, &s);
 		aws_paramf(&all, "Filter.3.Name", "tag:%s", PROV_TAG_ADDRESS);
 		sb_addf(&all.sb, "&%s", f.sb.buf);
-		launch_state_filter(&all, 4);
-		rc = launch_describe(ctx, &all, &insts, err);
+		aws_launch_state_filter(&all, 4);
+		rc = aws_launch_describe(ctx, &all, &insts, err);
 		aws_params_release(&all);
 	}
 	aws_params_release(&f);
@@ -319,7 +320,7 @@ static char *address_of(const char *id)
 			 name);
 }
 
-int ig_read(struct prov_ctx *ctx, const char *id, json_t **out, struct kiln_error *err)
+int aws_ig_read(struct prov_ctx *ctx, const char *id, json_t **out, struct kiln_error *err)
 {
 	json_t *groups, *list;
 	int rc = describe_groups(ctx, &id, 1, &groups, err);
@@ -338,8 +339,8 @@ int ig_read(struct prov_ctx *ctx, const char *id, json_t **out, struct kiln_erro
 	return PROV_OK;
 }
 
-int ig_create(struct prov_ctx *ctx, const struct prov_scope *scope, const struct prov_create *op,
-	      json_t **out, struct kiln_error *err)
+int aws_ig_create(struct prov_ctx *ctx, const struct prov_scope *scope,
+		  const struct prov_create *op, json_t **out, struct kiln_error *err)
 {
 	long count = (long)json_integer_value(json_object_get(op->attrs, "count"));
 	struct launch l;
@@ -347,10 +348,10 @@ int ig_create(struct prov_ctx *ctx, const struct prov_scope *scope, const struct
 	int rc;
 
 	*out = NULL;
-	rc = launch_init(ctx, &l, op->address, op->attrs, op->deps, err);
+	rc = aws_launch_init(ctx, &l, op->address, op->attrs, op->deps, err);
 	if (rc == PROV_OK)
-		rc = zones_launch(ctx, scope, op, &l, count, err);
-	launch_release(&l);
+		rc = aws_zones_launch(ctx, scope, op, &l, count, err);
+	aws_launch_release(&l);
 	if (rc != PROV_OK)
 		return rc;
 	/*
@@ -439,20 +440,20 @@ static int launch_beside(struct prov_ctx *ctx, const char *id, json_t *live, lon
 			kiln_error_hint(err, "replace the group: kiln apply --replace %s", addr);
 			rc = PROV_ERROR;
 		} else {
-			rc = launch_root_device(ctx, l.image, &l.root_dev, err);
+			rc = aws_launch_root_device(ctx, l.image, &l.root_dev, err);
 		}
 		/* New nodes boot as the others did: with the user data EC2 holds for them. */
 		if (rc == PROV_OK)
-			rc = launch_user_data_of(
+			rc = aws_launch_user_data_of(
 			    ctx,
 			    json_string_value(json_array_get(
 				json_object_get(la, "instance_ids"),
 				json_array_size(json_object_get(la, "instance_ids")) - 1)),
 			    &l.user_data_b64, err);
 		if (rc == PROV_OK && l.efa)
-			rc = launch_efa_interfaces(ctx, l.type, &l.efa_interfaces, err);
+			rc = aws_launch_efa_interfaces(ctx, l.type, &l.efa_interfaces, err);
 		if (rc == PROV_OK)
-			rc = launch_run(ctx, &l, &s, count, tok, 0, NULL, err);
+			rc = aws_launch_run(ctx, &l, &s, count, tok, 0, NULL, err);
 		json_decref(user);
 	}
 	free(l.root_dev);
@@ -486,13 +487,14 @@ static int retag(struct prov_ctx *ctx, const json_t *ids, const json_t *attrs,
 					    json_string(on ? "true" : "false"));
 	}
 	if (json_object_size(tags) && json_array_size(ids))
-		rc = ec2_put_tags(ctx, ids, tags, err);
+		rc = aws_ec2_put_tags(ctx, ids, tags, err);
 	json_decref(tags);
 	return rc;
 }
 
-int ig_update(struct prov_ctx *ctx, const struct prov_scope *scope, const char *id, json_t *attrs,
-	      const char *const *changed, size_t nchanged, json_t **out, struct kiln_error *err)
+int aws_ig_update(struct prov_ctx *ctx, const struct prov_scope *scope, const char *id,
+		  json_t *attrs, const char *const *changed, size_t nchanged, json_t **out,
+		  struct kiln_error *err)
 {
 	long want = (long)json_integer_value(json_object_get(attrs, "count")), have;
 	json_t *live, *la, *ids;
@@ -500,7 +502,7 @@ int ig_update(struct prov_ctx *ctx, const struct prov_scope *scope, const char *
 
 	(void)scope; /* the group's own tags say whose the new nodes are */
 	*out = NULL;
-	rc = ig_read(ctx, id, &live, err);
+	rc = aws_ig_read(ctx, id, &live, err);
 	if (rc != PROV_OK)
 		return rc;
 	la = json_object_get(live, "attrs");
@@ -514,7 +516,7 @@ int ig_update(struct prov_ctx *ctx, const struct prov_scope *scope, const char *
 	}
 	if (want < have) {
 		/* Shrink: the newest go first (ids are newest first). */
-		rc = launch_terminate_range(ctx, ids, 0, (size_t)(have - want), err);
+		rc = aws_launch_terminate_range(ctx, ids, 0, (size_t)(have - want), err);
 	} else if (want > have) {
 		/* Grow: launch the difference beside the others; a retry is the same token. */
 		const char *oldest =
@@ -526,12 +528,12 @@ int ig_update(struct prov_ctx *ctx, const struct prov_scope *scope, const char *
 	}
 	json_decref(live);
 	if (rc == PROV_OK)
-		rc = ig_read(ctx, id, out, err);
+		rc = aws_ig_read(ctx, id, out, err);
 	return rc;
 }
 
-int ig_replace_nodes(struct prov_ctx *ctx, const char *id, const char *const *nodes, size_t n,
-		     json_t **out, struct kiln_error *err)
+int aws_ig_replace_nodes(struct prov_ctx *ctx, const char *id, const char *const *nodes, size_t n,
+			 json_t **out, struct kiln_error *err)
 {
 	json_t *live, *ids, *bad = json_array();
 	struct strbuf tok = {0};
@@ -539,7 +541,7 @@ int ig_replace_nodes(struct prov_ctx *ctx, const char *id, const char *const *no
 	int rc;
 
 	*out = NULL;
-	rc = ig_read(ctx, id, &live, err);
+	rc = aws_ig_read(ctx, id, &live, err);
 	if (rc != PROV_OK) {
 		json_decref(bad);
 		return rc;
@@ -563,11 +565,11 @@ int ig_replace_nodes(struct prov_ctx *ctx, const char *id, const char *const *no
 	/* The new ones first, all or nothing: a launch that fails leaves the group as it was. */
 	rc = launch_beside(ctx, id, live, (long)n, tok.buf, err);
 	if (rc == PROV_OK)
-		test_kill_at("replace");
+		aws_test_kill_at("replace");
 	if (rc == PROV_OK)
-		rc = launch_terminate(ctx, bad, err);
+		rc = aws_launch_terminate(ctx, bad, err);
 	if (rc == PROV_OK)
-		rc = ig_read(ctx, id, out, err);
+		rc = aws_ig_read(ctx, id, out, err);
 out:
 	sb_release(&tok);
 	json_decref(bad);
@@ -587,15 +589,15 @@ int aws_list_unmanaged(struct prov_ctx *ctx, json_t **out, struct kiln_error *er
 	int rc;
 
 	*out = NULL;
-	launch_state_filter(&f, 1);
-	rc = launch_describe(ctx, &f, &insts, err);
+	aws_launch_state_filter(&f, 1);
+	rc = aws_launch_describe(ctx, &f, &insts, err);
 	aws_params_release(&f);
 	if (rc != PROV_OK)
 		return rc;
 	*out = json_array();
 	json_array_foreach(insts, i, inst)
 	{
-		json_t *tags = ec2_item_tags(inst), *attrs;
+		json_t *tags = aws_ec2_item_tags(inst), *attrs;
 		const char *type = awsxml_str(inst, "instanceType");
 		const struct catalog_type *t = catalog_find(&catalog_aws, type);
 		const char *state = awsxml_str(inst, "instanceState.name");
@@ -605,11 +607,11 @@ int aws_list_unmanaged(struct prov_ctx *ctx, json_t **out, struct kiln_error *er
 			json_decref(tags);
 			continue;
 		}
-		attrs =
-		    json_pack("{s:s, s:i, s:s, s:s, s:i, s:s?, s:s?}", "instance_type", type,
-			      "count", 1, "market", capacity_market(inst), "gpu", t->gpu, "gpus",
-			      t->gpus, "zone", awsxml_str(inst, "placement.availabilityZone"),
-			      "launched", awsxml_str(inst, "launchTime"));
+		attrs = json_pack("{s:s, s:i, s:s, s:s, s:i, s:s?, s:s?}", "instance_type", type,
+				  "count", 1, "market", aws_capacity_market(inst), "gpu", t->gpu,
+				  "gpus", t->gpus, "zone",
+				  awsxml_str(inst, "placement.availabilityZone"), "launched",
+				  awsxml_str(inst, "launchTime"));
 		json_array_append_new(
 		    *out, aws_live("aws_instance_group", awsxml_str(inst, "instanceId"),
 				   state && strcmp(state, "running") == 0 ? "ready" : "pending",
@@ -619,23 +621,23 @@ int aws_list_unmanaged(struct prov_ctx *ctx, json_t **out, struct kiln_error *er
 	return PROV_OK;
 }
 
-int ig_delete(struct prov_ctx *ctx, const char *id, struct kiln_error *err)
+int aws_ig_delete(struct prov_ctx *ctx, const char *id, struct kiln_error *err)
 {
 	json_t *live, *ids;
-	int rc = ig_read(ctx, id, &live, err);
+	int rc = aws_ig_read(ctx, id, &live, err);
 
 	if (rc == PROV_NOTFOUND)
 		return PROV_OK;
 	if (rc != PROV_OK)
 		return rc;
 	ids = json_object_get(json_object_get(live, "attrs"), "instance_ids");
-	rc = launch_terminate_range(ctx, ids, 0, json_array_size(ids), err);
+	rc = aws_launch_terminate_range(ctx, ids, 0, json_array_size(ids), err);
 	json_decref(live);
 	return rc;
 }
 
-int ig_wait(struct prov_ctx *ctx, enum prov_wait_for what, struct prov_wait *ids, size_t n,
-	    struct kiln_error *err)
+int aws_ig_wait(struct prov_ctx *ctx, enum prov_wait_for what, struct prov_wait *ids, size_t n,
+		struct kiln_error *err)
 {
 	const char **v = xcalloc(n + 1, sizeof(*v));
 	json_t *groups;
@@ -677,8 +679,8 @@ int ig_wait(struct prov_ctx *ctx, enum prov_wait_for what, struct prov_wait *ids
  * Every instance of the group gets the claim's tags; the group's id names
  * the lineage, so the group is read back under its new id.
  */
-int ig_claim(struct prov_ctx *ctx, const struct prov_scope *scope, const char *id, json_t **out,
-	     struct kiln_error *err)
+int aws_ig_claim(struct prov_ctx *ctx, const struct prov_scope *scope, const char *id, json_t **out,
+		 struct kiln_error *err)
 {
 	char *cluster = NULL, *ws = NULL, *group = NULL, *lineage = NULL, *addr, *next;
 	json_t *live = NULL;
@@ -690,16 +692,16 @@ int ig_claim(struct prov_ctx *ctx, const struct prov_scope *scope, const char *i
 		    err, "aws: '%s' is not an instance group id (ig/CLUSTER/WORKSPACE/GROUP)", id);
 		return PROV_ERROR;
 	}
-	rc = ig_read(ctx, id, &live, err);
+	rc = aws_ig_read(ctx, id, &live, err);
 	if (rc == PROV_OK)
-		rc = ec2_claim_tags(ctx, scope,
-				    json_object_get(json_object_get(live, "attrs"), "instance_ids"),
-				    err);
+		rc = aws_ec2_claim_tags(
+		    ctx, scope, json_object_get(json_object_get(live, "attrs"), "instance_ids"),
+		    err);
 	json_decref(live);
 	addr = xasprintf("aws_instance_group.%s", group);
 	next = ig_id(cluster, ws, addr, scope->lineage);
 	if (rc == PROV_OK)
-		rc = ig_read(ctx, next, out, err);
+		rc = aws_ig_read(ctx, next, out, err);
 	free(next);
 	free(addr);
 	free(cluster), free(ws), free(group), free(lineage);

@@ -514,7 +514,7 @@ static json_t *policy_decompile(const char *doc_text, const char *prefix,
 		json_object_set_new(out, "ssm_read", ssm);
 	}
 	free(kms);
-	allow = pexp_allow_normalize(raw);
+	allow = expand_allow_normalize(raw);
 	if (json_array_size(allow))
 		json_object_set(out, "allow", allow);
 	json_decref(allow);

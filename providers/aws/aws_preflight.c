@@ -302,7 +302,7 @@ int aws_preflight(struct prov_ctx *ctx, const json_t *creates, json_t *warnings,
 		    add_unique(zones, json_string_value(z));
 	}
 	if (json_array_size(types) == 0) {
-		rc = capacity_preflight(ctx, creates, warnings, offerings, err);
+		rc = aws_capacity_preflight(ctx, creates, warnings, offerings, err);
 		goto out;
 	}
 	rc = describe_types(ctx, types, &tinfo, err);
@@ -324,7 +324,7 @@ int aws_preflight(struct prov_ctx *ctx, const json_t *creates, json_t *warnings,
 		}
 	}
 	if (rc == PROV_OK)
-		rc = capacity_preflight(ctx, creates, warnings, offerings, err);
+		rc = aws_capacity_preflight(ctx, creates, warnings, offerings, err);
 out:
 	json_decref(types);
 	json_decref(zones);

@@ -34,7 +34,7 @@ const struct aws_rate_row aws_rate_table[AWS_RATE_NBUCKETS] = {
 
 void aws_rate_init(struct aws_rate *r)
 {
-	long scale = env_long("KILN_AWS_RATE_SCALE", 1, 100000);
+	long scale = log_env_long("KILN_AWS_RATE_SCALE", 1, 100000);
 	size_t i;
 
 	if (scale < 1)
@@ -133,7 +133,7 @@ size_t aws_rate_spend(struct aws_rate *r, const char *action, const char *form,
 long aws_rate_launch_chunk(void)
 {
 	long size = (long)aws_rate_table[AWS_RATE_RUN_INSTANCES_INSTANCES].size;
-	long set = env_long("KILN_AWS_LAUNCH_BUCKET", size, 1000000);
+	long set = log_env_long("KILN_AWS_LAUNCH_BUCKET", size, 1000000);
 
 	return set >= 1 ? set : size;
 }

@@ -279,7 +279,7 @@ static int bucket_live(struct prov_ctx *ctx, const char *bucket, json_t **out,
 	return PROV_OK;
 }
 
-int bucket_read(struct prov_ctx *ctx, const char *id, json_t **out, struct kiln_error *err)
+int aws_bucket_read(struct prov_ctx *ctx, const char *id, json_t **out, struct kiln_error *err)
 {
 	int rc = bucket_live(ctx, id, out, err);
 
@@ -325,8 +325,8 @@ static bool listed_absent(struct prov_ctx *ctx, const char *name)
 	return absent;
 }
 
-int bucket_list(struct prov_ctx *ctx, const struct prov_scope *scope, const char *page,
-		json_t **out, char **next, struct kiln_error *err)
+int aws_bucket_list(struct prov_ctx *ctx, const struct prov_scope *scope, const char *page,
+		    json_t **out, char **next, struct kiln_error *err)
 {
 	/* Every scope: every kiln- bucket, kept below only when it carries both tags. */
 	char *prefix = scope->cluster ? bucket_prefix(scope) : xstrdup("kiln-");
@@ -355,7 +355,7 @@ int bucket_list(struct prov_ctx *ctx, const struct prov_scope *scope, const char
 
 		if (!name || !store_of(name, prefix))
 			continue;
-		rc = bucket_read(ctx, name, &live, err);
+		rc = aws_bucket_read(ctx, name, &live, err);
 		if (rc == PROV_NOTFOUND)
 			continue;
 		if (rc != PROV_OK)
@@ -516,8 +516,8 @@ static json_t *bucket_as_set(const char *name, const json_t *a, json_t *tags)
  * elsewhere 409 BucketAlreadyOwnedByYou says so, and the name is looked at
  * then.
  */
-int bucket_create(struct prov_ctx *ctx, const struct prov_scope *scope,
-		  const struct prov_create *op, json_t **out, struct kiln_error *err)
+int aws_bucket_create(struct prov_ctx *ctx, const struct prov_scope *scope,
+		      const struct prov_create *op, json_t **out, struct kiln_error *err)
 {
 	char *name = aws_name(scope, op->name, 63);
 	json_t *a = op->attrs, *tags;
@@ -582,9 +582,9 @@ int bucket_create(struct prov_ctx *ctx, const struct prov_scope *scope,
 	return rc;
 }
 
-int bucket_update(struct prov_ctx *ctx, const struct prov_scope *scope, const char *id,
-		  json_t *attrs, const char *const *changed, size_t nchanged, json_t **out,
-		  struct kiln_error *err)
+int aws_bucket_update(struct prov_ctx *ctx, const struct prov_scope *scope, const char *id,
+		      json_t *attrs, const char *const *changed, size_t nchanged, json_t **out,
+		      struct kiln_error *err)
 {
 	size_t i;
 	int rc = PROV_OK;
@@ -651,7 +651,7 @@ int bucket_update(struct prov_ctx *ctx, const struct prov_scope *scope, const ch
 	return rc;
 }
 
-int bucket_delete(struct prov_ctx *ctx, const char *id, struct kiln_error *err)
+int aws_bucket_delete(struct prov_ctx *ctx, const char *id, struct kiln_error *err)
 {
 	int rc = s3(ctx, "DELETE", id, NULL, NULL, "DeleteBucket", NULL, err);
 
@@ -665,15 +665,15 @@ int bucket_delete(struct prov_ctx *ctx, const char *id, struct kiln_error *err)
 	return rc;
 }
 
-int bucket_wait(struct prov_ctx *ctx, enum prov_wait_for what, struct prov_wait *ids, size_t n,
-		struct kiln_error *err)
+int aws_bucket_wait(struct prov_ctx *ctx, enum prov_wait_for what, struct prov_wait *ids, size_t n,
+		    struct kiln_error *err)
 {
-	return ec2_wait_now(ctx, what, ids, n, err);
+	return aws_ec2_wait_now(ctx, what, ids, n, err);
 }
 
 /* PutBucketTagging replaces the whole set: the bucket's own tags, with the claim's over them. */
-int bucket_claim(struct prov_ctx *ctx, const struct prov_scope *scope, const char *id, json_t **out,
-		 struct kiln_error *err)
+int aws_bucket_claim(struct prov_ctx *ctx, const struct prov_scope *scope, const char *id,
+		     json_t **out, struct kiln_error *err)
 {
 	json_t *tags = NULL, *claim;
 	int rc = get_tags(ctx, id, &tags, err);
@@ -686,7 +686,7 @@ int bucket_claim(struct prov_ctx *ctx, const struct prov_scope *scope, const cha
 	json_decref(claim);
 	rc = put_tags(ctx, id, tags, err);
 	json_decref(tags);
-	return rc == PROV_OK ? bucket_read(ctx, id, out, err) : rc;
+	return rc == PROV_OK ? aws_bucket_read(ctx, id, out, err) : rc;
 }
 
 /* ListObjectsV2 page by page (1,000 keys a call): a run's data manifest (provider.h). */

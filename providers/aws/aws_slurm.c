@@ -29,17 +29,17 @@
 static void param(json_t *all, const char *name, const char *leaf, const char *kind,
 		  const char *content, char *why)
 {
-	json_t *r = pexp_resource(all, "aws_ssm_parameter", name);
+	json_t *r = expand_resource(all, "aws_ssm_parameter", name);
 
-	pexp_attr(r, "leaf", pexp_str(leaf));
-	pexp_attr(r, "kind", pexp_str(kind));
+	expand_attr(r, "leaf", expand_str(leaf));
+	expand_attr(r, "kind", expand_str(kind));
 	if (content) {
-		pexp_attr(r, "content", pexp_str(content));
+		expand_attr(r, "content", expand_str(content));
 	} else {
-		pexp_attr(r, "generated", pexp_str("munge-key"));
+		expand_attr(r, "generated", expand_str("munge-key"));
 		json_object_set_new(r, "sensitive", json_pack("[s]", "value"));
 	}
-	pexp_why(r, content ? "content" : "generated", why);
+	expand_why(r, content ? "content" : "generated", why);
 }
 
 /* The parameters a group's nodes read at boot: NULL-terminated. */
@@ -83,9 +83,9 @@ static void role_reads(json_t *all, const struct spec *spec, const char *kms_key
 		if (!r || n == 0)
 			continue;
 		/* A partition's nodes look their controller up (controller_find). */
-		pexp_attr(r, "ssm_read",
-			  json_pack("{s:s, s:o, s:b}", "region", spec->provider.region, "leaves",
-				    pexp_sorted_strings(leaves, n), "find_controller", finds));
+		expand_attr(r, "ssm_read",
+			    json_pack("{s:s, s:o, s:b}", "region", spec->provider.region, "leaves",
+				      expand_sorted_strings(leaves, n), "find_controller", finds));
 		/* Every node reads the munge key: every role decrypts it. */
 		if (kms_key)
 			json_object_set_new(
@@ -144,7 +144,7 @@ char *aws_slurm_group_script(const struct spec *spec, const struct spec_group *g
 	if (spec->scheduler.type != SCHEDULER_SLURM ||
 	    slurm_cluster_from_spec(&c, spec, &catalog_aws, &err) < 0)
 		return NULL; /* a type the catalog lacks: expand reports it */
-	ws = boot_placeholder("workspace");
+	ws = bootstrap_placeholder("workspace");
 	find = controller_find(spec, region, ws);
 	scope.cluster = spec->cluster;
 	scope.workspace = ws;
@@ -229,10 +229,10 @@ int aws_expand_slurm(struct prov_ctx *ctx, json_t *all, const struct spec *spec,
 	if (ctx->kms_key) {
 		json_t *r = json_object_get(all, "aws_ssm_parameter.munge_key");
 
-		pexp_attr(r, "key_id", pexp_str(spec->scheduler.kms_key.name));
-		pexp_why(r, "key_id",
-			 xstrdup("scheduler.kms_key: SSM encrypts the key with it, and only the "
-				 "cluster's roles may decrypt with it, through SSM"));
+		expand_attr(r, "key_id", expand_str(spec->scheduler.kms_key.name));
+		expand_why(r, "key_id",
+			   xstrdup("scheduler.kms_key: SSM encrypts the key with it, and only the "
+				   "cluster's roles may decrypt with it, through SSM"));
 	}
 	param(all, "slurm_conf", LEAF_CONF, "String", conf,
 	      xasprintf("slurm.conf for the controller on compute.%s (configless: every slurmd "
@@ -251,10 +251,10 @@ int aws_expand_slurm(struct prov_ctx *ctx, json_t *all, const struct spec *spec,
 
 		free(addr);
 		for (k = 0; r && reads[k]; k++)
-			pexp_after(r, "aws_ssm_parameter",
-				   strcmp(reads[k], LEAF_MUNGE) == 0  ? "munge_key"
-				   : strcmp(reads[k], LEAF_CONF) == 0 ? "slurm_conf"
-								      : "gres_conf");
+			expand_after(r, "aws_ssm_parameter",
+				     strcmp(reads[k], LEAF_MUNGE) == 0	? "munge_key"
+				     : strcmp(reads[k], LEAF_CONF) == 0 ? "slurm_conf"
+									: "gres_conf");
 	}
 	role_reads(all, spec, ctx->kms_key);
 	slurm_cluster_free(&c);

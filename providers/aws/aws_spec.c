@@ -77,13 +77,13 @@ void aws_check_group(const struct spec *spec, const struct spec_group *g, struct
 {
 	char *msg = NULL;
 
-	if (!ynode_get(g->node, "image") && !(spec->broken & SPEC_BROKEN_PROVIDER)) {
+	if (!ydoc_get(g->node, "image") && !(spec->broken & SPEC_BROKEN_PROVIDER)) {
 		msg = xasprintf("compute.%s needs an image on the aws provider", g->name);
 		diag_hint(error_at(spec, d, g->key, msg), "add image: ami-... (an AMI in %s)",
 			  spec->provider.region ? spec->provider.region : "your region");
 	} else if (g->image && !ami_ok(g->image)) {
 		msg = xasprintf("compute.%s.image '%s' is not an AMI id", g->name, g->image);
-		diag_hint(error_at(spec, d, ynode_get(g->node, "image"), msg),
+		diag_hint(error_at(spec, d, ydoc_get(g->node, "image"), msg),
 			  "write ami- and 8 or 17 hex digits, like ami-0123456789abcdef0");
 	}
 	free(msg);

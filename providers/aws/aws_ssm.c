@@ -124,8 +124,8 @@ static int params_live(struct prov_ctx *ctx, const json_t *params, json_t *out,
 	return PROV_OK;
 }
 
-int ssmp_list(struct prov_ctx *ctx, const struct prov_scope *scope, const char *page, json_t **out,
-	      char **next, struct kiln_error *err)
+int aws_ssmp_list(struct prov_ctx *ctx, const struct prov_scope *scope, const char *page,
+		  json_t **out, char **next, struct kiln_error *err)
 {
 	char *path;
 	json_t *body, *resp;
@@ -158,7 +158,7 @@ int ssmp_list(struct prov_ctx *ctx, const struct prov_scope *scope, const char *
 	return rc;
 }
 
-int ssmp_read(struct prov_ctx *ctx, const char *id, json_t **out, struct kiln_error *err)
+int aws_ssmp_read(struct prov_ctx *ctx, const char *id, json_t **out, struct kiln_error *err)
 {
 	json_t *resp, *all = json_array();
 	int rc = ssm(ctx, "GetParameters",
@@ -188,8 +188,8 @@ static char *munge_key(struct kiln_error *err)
 	return b64;
 }
 
-int ssmp_create(struct prov_ctx *ctx, const struct prov_scope *scope, const struct prov_create *op,
-		json_t **out, struct kiln_error *err)
+int aws_ssmp_create(struct prov_ctx *ctx, const struct prov_scope *scope,
+		    const struct prov_create *op, json_t **out, struct kiln_error *err)
 {
 	const char *kind = json_string_value(json_object_get(op->attrs, "kind"));
 	const char *leaf = json_string_value(json_object_get(op->attrs, "leaf"));
@@ -237,7 +237,7 @@ int ssmp_create(struct prov_ctx *ctx, const struct prov_scope *scope, const stru
 	 */
 	rc = ssm(ctx, "PutParameter", body, NULL, err);
 	if (rc == PROV_OK)
-		rc = ssmp_read(ctx, name, out, err);
+		rc = aws_ssmp_read(ctx, name, out, err);
 	if (rc == PROV_OK && secret)
 		json_object_set_new(json_object_get(*out, "attrs"), "value", json_string(secret));
 	if (secret) {
@@ -248,8 +248,9 @@ int ssmp_create(struct prov_ctx *ctx, const struct prov_scope *scope, const stru
 	return rc;
 }
 
-int ssmp_update(struct prov_ctx *ctx, const struct prov_scope *scope, const char *id, json_t *attrs,
-		const char *const *changed, size_t nchanged, json_t **out, struct kiln_error *err)
+int aws_ssmp_update(struct prov_ctx *ctx, const struct prov_scope *scope, const char *id,
+		    json_t *attrs, const char *const *changed, size_t nchanged, json_t **out,
+		    struct kiln_error *err)
 {
 	size_t i;
 	int rc = PROV_OK;
@@ -268,10 +269,10 @@ int ssmp_update(struct prov_ctx *ctx, const struct prov_scope *scope, const char
 				   1),
 			 NULL, err);
 	}
-	return rc == PROV_OK ? ssmp_read(ctx, id, out, err) : rc;
+	return rc == PROV_OK ? aws_ssmp_read(ctx, id, out, err) : rc;
 }
 
-int ssmp_delete(struct prov_ctx *ctx, const char *id, struct kiln_error *err)
+int aws_ssmp_delete(struct prov_ctx *ctx, const char *id, struct kiln_error *err)
 {
 	int rc = ssm(ctx, "DeleteParameter", json_pack("{s:s}", "Name", id), NULL, err);
 
@@ -279,14 +280,14 @@ int ssmp_delete(struct prov_ctx *ctx, const char *id, struct kiln_error *err)
 }
 
 /* A parameter is there once PutParameter answered; gone once DeleteParameter did. */
-int ssmp_wait(struct prov_ctx *ctx, enum prov_wait_for what, struct prov_wait *ids, size_t n,
-	      struct kiln_error *err)
+int aws_ssmp_wait(struct prov_ctx *ctx, enum prov_wait_for what, struct prov_wait *ids, size_t n,
+		  struct kiln_error *err)
 {
 	size_t i;
 
 	for (i = 0; i < n; i++) {
 		json_t *live = NULL;
-		int rc = ssmp_read(ctx, ids[i].id, &live, err);
+		int rc = aws_ssmp_read(ctx, ids[i].id, &live, err);
 
 		if (rc == PROV_NOTFOUND) {
 			ids[i].state = what == WAIT_GONE ? WAIT_DONE : WAIT_PENDING;
@@ -305,8 +306,8 @@ int ssmp_wait(struct prov_ctx *ctx, enum prov_wait_for what, struct prov_wait *i
 	return PROV_OK;
 }
 
-int ssmp_claim(struct prov_ctx *ctx, const struct prov_scope *scope, const char *id, json_t **out,
-	       struct kiln_error *err)
+int aws_ssmp_claim(struct prov_ctx *ctx, const struct prov_scope *scope, const char *id,
+		   json_t **out, struct kiln_error *err)
 {
 	json_t *tags = aws_claim_tags(scope), *list = json_array(), *v;
 	const char *k;
@@ -319,5 +320,5 @@ int ssmp_claim(struct prov_ctx *ctx, const struct prov_scope *scope, const char 
 		 json_pack("{s:s, s:s, s:o}", "ResourceType", "Parameter", "ResourceId", id, "Tags",
 			   list),
 		 NULL, err);
-	return rc == PROV_OK ? ssmp_read(ctx, id, out, err) : rc;
+	return rc == PROV_OK ? aws_ssmp_read(ctx, id, out, err) : rc;
 }

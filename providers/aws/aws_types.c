@@ -145,22 +145,22 @@ static int update_none(struct prov_ctx *ctx, const struct prov_scope *scope, con
 static const struct prov_attr no_attrs[1] = {{NULL, POLICY_LIVE, false, NULL}};
 
 const struct prov_type aws_types[AWS_NTYPES] = {
-    AWS_TYPE_FIXED(aws_vpc, vpc, vpc_attrs, ARRAY_SIZE(vpc_attrs)),
-    AWS_TYPE_FIXED(aws_subnet, subnet, subnet_attrs, ARRAY_SIZE(subnet_attrs)),
-    AWS_TYPE(aws_security_group, sg, sg_attrs),
-    AWS_TYPE_FIXED(aws_internet_gateway, igw, no_attrs, 0),
-    AWS_TYPE_FIXED(aws_placement_group, pg, pg_attrs, ARRAY_SIZE(pg_attrs)),
-    {"aws_instance_group", ig_attrs, ARRAY_SIZE(ig_attrs), ig_list, ig_read, ig_create, ig_update,
-     ig_delete, ig_wait, ig_replace_nodes},
-    AWS_TYPE(aws_s3_bucket, bucket, bucket_attrs),
-    AWS_TYPE(aws_iam_role, role, role_attrs),
-    AWS_TYPE(aws_fsx_lustre, lustre, lustre_attrs),
-    AWS_TYPE_FIXED(aws_fsx_import, import, import_attrs, ARRAY_SIZE(import_attrs)),
-    AWS_TYPE(aws_efs, efs, efs_attrs),
-    AWS_TYPE_FIXED(aws_efs_mount_target, mt, no_attrs, 0),
-    {"aws_capacity_block", block_attrs, ARRAY_SIZE(block_attrs), cb_list, cb_read, cb_create,
-     cb_update, cb_delete, cb_wait, NULL, true},
-    AWS_TYPE(aws_ssm_parameter, ssmp, ssm_attrs),
+    AWS_TYPE_FIXED(aws_vpc, aws_vpc, vpc_attrs, ARRAY_SIZE(vpc_attrs)),
+    AWS_TYPE_FIXED(aws_subnet, aws_subnet, subnet_attrs, ARRAY_SIZE(subnet_attrs)),
+    AWS_TYPE(aws_security_group, aws_sg, sg_attrs),
+    AWS_TYPE_FIXED(aws_internet_gateway, aws_igw, no_attrs, 0),
+    AWS_TYPE_FIXED(aws_placement_group, aws_pg, pg_attrs, ARRAY_SIZE(pg_attrs)),
+    {"aws_instance_group", ig_attrs, ARRAY_SIZE(ig_attrs), aws_ig_list, aws_ig_read, aws_ig_create,
+     aws_ig_update, aws_ig_delete, aws_ig_wait, aws_ig_replace_nodes},
+    AWS_TYPE(aws_s3_bucket, aws_bucket, bucket_attrs),
+    AWS_TYPE(aws_iam_role, aws_role, role_attrs),
+    AWS_TYPE(aws_fsx_lustre, aws_lustre, lustre_attrs),
+    AWS_TYPE_FIXED(aws_fsx_import, aws_import, import_attrs, ARRAY_SIZE(import_attrs)),
+    AWS_TYPE(aws_efs, aws_efs, efs_attrs),
+    AWS_TYPE_FIXED(aws_efs_mount_target, aws_mt, no_attrs, 0),
+    {"aws_capacity_block", block_attrs, ARRAY_SIZE(block_attrs), aws_cb_list, aws_cb_read,
+     aws_cb_create, aws_cb_update, aws_cb_delete, aws_cb_wait, NULL, true},
+    AWS_TYPE(aws_ssm_parameter, aws_ssmp, ssm_attrs),
 };
 
 /*
@@ -330,17 +330,17 @@ int aws_claim(struct prov_ctx *ctx, const struct prov_scope *scope, const char *
 		return PROV_ERROR;
 	}
 	if (strcmp(type, "aws_instance_group") == 0)
-		return ig_claim(ctx, scope, id, out, err);
+		return aws_ig_claim(ctx, scope, id, out, err);
 	if (strcmp(type, "aws_s3_bucket") == 0)
-		return bucket_claim(ctx, scope, id, out, err);
+		return aws_bucket_claim(ctx, scope, id, out, err);
 	if (strcmp(type, "aws_iam_role") == 0)
-		return role_claim(ctx, scope, id, out, err);
+		return aws_role_claim(ctx, scope, id, out, err);
 	if (strncmp(type, "aws_fsx_", 8) == 0)
-		return fsx_claim(ctx, scope, type, id, out, err);
+		return aws_fsx_claim(ctx, scope, type, id, out, err);
 	if (strncmp(type, "aws_efs", 7) == 0)
-		return efs_claim(ctx, scope, type, id, out, err);
+		return aws_efs_claim(ctx, scope, type, id, out, err);
 	if (strcmp(type, "aws_ssm_parameter") == 0)
-		return ssmp_claim(ctx, scope, id, out, err);
+		return aws_ssmp_claim(ctx, scope, id, out, err);
 	for (i = 0; i < ARRAY_SIZE(plain_ec2); i++)
 		if (strcmp(type, plain_ec2[i]) == 0)
 			break;
@@ -361,7 +361,7 @@ int aws_claim(struct prov_ctx *ctx, const struct prov_scope *scope, const char *
 	} else {
 		ids = json_pack("[s]", id);
 	}
-	rc = ec2_claim_tags(ctx, scope, ids, err);
+	rc = aws_ec2_claim_tags(ctx, scope, ids, err);
 	json_decref(ids);
 	return rc == PROV_OK ? t->read(ctx, id, out, err) : rc;
 }

@@ -184,7 +184,7 @@ static int zoned_load(struct prov_ctx *ctx, const struct prov_scope *scope, cons
 		insts = json_array();
 		rc = PROV_OK;
 	} else {
-		rc = launch_describe_scope(ctx, scope, &insts, err);
+		rc = aws_launch_describe_scope(ctx, scope, &insts, err);
 	}
 	if (rc != PROV_OK) {
 		json_decref(before);
@@ -202,7 +202,7 @@ static int zoned_load(struct prov_ctx *ctx, const struct prov_scope *scope, cons
 	}
 	json_array_foreach(insts, i, inst)
 	{
-		json_t *tags = ec2_item_tags(inst), *a;
+		json_t *tags = aws_ec2_item_tags(inst), *a;
 		const char *addr = json_string_value(json_object_get(tags, PROV_TAG_ADDRESS));
 		const char *z = awsxml_str(inst, "placement.availabilityZone");
 		bool seen = false;
@@ -268,7 +268,7 @@ static void undo_launches(struct prov_ctx *ctx, const json_t *made)
 	json_t *ids;
 	size_t i;
 
-	json_array_foreach(made, i, ids) if (launch_terminate(ctx, ids, &e) != PROV_OK)
+	json_array_foreach(made, i, ids) if (aws_launch_terminate(ctx, ids, &e) != PROV_OK)
 	    log_warn("aws: could not terminate %zu instances a failed move launched: %s",
 		     json_array_size(ids), e.msg);
 }
@@ -291,12 +291,13 @@ static int relaunch(struct prov_ctx *ctx, const struct prov_scope *scope, json_t
 		struct launch l;
 
 		ids = NULL;
-		rc = launch_init(ctx, &l, addr, json_object_get(g, "attrs"), deps, err);
+		rc = aws_launch_init(ctx, &l, addr, json_object_get(g, "attrs"), deps, err);
 		if (rc == PROV_OK)
-			rc = launch_in(ctx, &l, scope, deps, to,
-				       (long)json_integer_value(json_object_get(g, "count")),
-				       json_string_value(json_object_get(g, "token")), &ids, err);
-		launch_release(&l);
+			rc = aws_launch_in(ctx, &l, scope, deps, to,
+					   (long)json_integer_value(json_object_get(g, "count")),
+					   json_string_value(json_object_get(g, "token")), &ids,
+					   err);
+		aws_launch_release(&l);
 		if (rc != PROV_OK) {
 			json_decref(ids);
 			break;
@@ -345,7 +346,7 @@ static int move_fabric(struct prov_ctx *ctx, const struct prov_scope *scope,
 			 "(launched by this apply)",
 			 op->address, count, l->type,
 			 i ? json_string_value(json_array_get(zones, i - 1)) : from, to, names);
-		rc = launch_in(ctx, l, scope, op->deps, to, count, op->token, &mine, err);
+		rc = aws_launch_in(ctx, l, scope, op->deps, to, count, op->token, &mine, err);
 		if (rc == PROV_OK) {
 			json_array_append(made, mine);
 			rc = relaunch(ctx, scope, launched, to, made, err);
@@ -366,7 +367,7 @@ static int move_fabric(struct prov_ctx *ctx, const struct prov_scope *scope,
 		json_object_foreach(old, addr, g)
 		{
 			if (rc == PROV_OK)
-				rc = launch_terminate(ctx, g, err);
+				rc = aws_launch_terminate(ctx, g, err);
 			if (rc == PROV_OK)
 				log_warn("%s: moved from %s to %s with %s: its %zu instances in %s "
 					 "terminated",
@@ -427,8 +428,9 @@ static int first_with_room(struct prov_ctx *ctx, const struct prov_scope *scope,
 	int rc = PROV_CAPACITY;
 
 	for (i = 0; i < n; i++) {
-		rc = launch_in(ctx, l, scope, op->deps, json_string_value(json_array_get(zones, i)),
-			       count, op->token, ids, err);
+		rc = aws_launch_in(ctx, l, scope, op->deps,
+				   json_string_value(json_array_get(zones, i)), count, op->token,
+				   ids, err);
 		if (rc != PROV_CAPACITY || i + 1 == n)
 			break;
 		log_warn("%s: no capacity for %ld × %s in %s; the group moves to %s (%s)",
@@ -446,8 +448,9 @@ static int first_with_room(struct prov_ctx *ctx, const struct prov_scope *scope,
 	return rc;
 }
 
-int zones_launch(struct prov_ctx *ctx, const struct prov_scope *scope, const struct prov_create *op,
-		 struct launch *l, long count, struct kiln_error *err)
+int aws_zones_launch(struct prov_ctx *ctx, const struct prov_scope *scope,
+		     const struct prov_create *op, struct launch *l, long count,
+		     struct kiln_error *err)
 {
 	const json_t *zones = json_object_get(op->attrs, "zones");
 	json_t *st = NULL, *ids = NULL;
@@ -473,7 +476,7 @@ int zones_launch(struct prov_ctx *ctx, const struct prov_scope *scope, const str
 		bool storage = json_array_size(before) &&
 			       strcmp(json_string_value(json_array_get(before, 0)), "storage") == 0;
 
-		rc = launch_in(ctx, l, scope, op->deps, zone, count, op->token, &ids, err);
+		rc = aws_launch_in(ctx, l, scope, op->deps, zone, count, op->token, &ids, err);
 
 		if (rc == PROV_CAPACITY && storage) {
 			kiln_error_set(err,

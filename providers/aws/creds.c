@@ -219,7 +219,7 @@ static int shared_file_read(const char *path, const char *profile, bool config,
 	memset(p, 0, sizeof(*p));
 	if (stat(path, &st) < 0 && (errno == ENOENT || errno == ENOTDIR))
 		return 1;
-	if (file_read_all(path, SHARED_FILE_LIMIT, &buf, &len, err) < 0) {
+	if (util_file_read_all(path, SHARED_FILE_LIMIT, &buf, &len, err) < 0) {
 		kiln_error_hint(err, "fix the file's permissions, or point %s elsewhere",
 				config ? "AWS_CONFIG_FILE" : "AWS_SHARED_CREDENTIALS_FILE");
 		return -1;

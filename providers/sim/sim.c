@@ -559,7 +559,7 @@ static void sim_check_spec(const struct spec *spec, struct diags *d)
 	const struct ynode *sched = spec->scheduler.node;
 
 	tags_aws_check(spec, d);
-	pexp_check_groups(&catalog_aws, spec, d);
+	expand_check_groups(&catalog_aws, spec, d);
 	if (sched)
 		diag_hint(diags_add(d, DIAG_ERROR, spec->file, sched->line, sched->col,
 				    "scheduler: sim simulates the cloud's API (instances, "

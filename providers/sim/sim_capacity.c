@@ -36,7 +36,7 @@ int sim_block_window(const json_t *attrs, int64_t now, struct sim_block *b)
 	memset(b, 0, sizeof(*b));
 	if (!t)
 		return -1;
-	if (after && time_parse_rfc3339(after, &from) == 0 && from < now)
+	if (after && timefmt_time_parse_rfc3339(after, &from) == 0 && from < now)
 		from = now;
 	day = from - from % DAY;
 	b->start = day + BLOCK_HOUR >= from ? day + BLOCK_HOUR : day + DAY + BLOCK_HOUR;
@@ -59,8 +59,8 @@ char *sim_block_line(const struct sim_block *b)
 	char s[21], e[21];
 
 	return xasprintf("%s, %s to %s, $%.2f up front ($%.2f/GPU-hour; simulated)",
-			 b->zone ? b->zone : "?", time_format_rfc3339(b->start, s),
-			 time_format_rfc3339(b->end, e), b->fee,
+			 b->zone ? b->zone : "?", timefmt_time_format_rfc3339(b->start, s),
+			 timefmt_time_format_rfc3339(b->end, e), b->fee,
 			 b->gpu_hours > 0 ? b->fee / b->gpu_hours : 0);
 }
 
@@ -75,7 +75,7 @@ int sim_block_created(struct prov_ctx *ctx, const struct prov_scope *scope, json
 	char s[21], e[21];
 
 	(void)ctx, (void)scope;
-	if (util_now(&now, err) < 0)
+	if (timefmt_now(&now, err) < 0)
 		return PROV_ERROR;
 	if (sim_block_window(attrs, now, &b) < 0) {
 		kiln_error_set(err,
@@ -92,8 +92,8 @@ int sim_block_created(struct prov_ctx *ctx, const struct prov_scope *scope, json
 	}
 	json_object_set_new(attrs, "reservation_id", json_string(sim_doc_str(doc, NULL, "id")));
 	json_object_set_new(attrs, "zone", json_string(b.zone ? b.zone : ""));
-	json_object_set_new(attrs, "start", json_string(time_format_rfc3339(b.start, s)));
-	json_object_set_new(attrs, "end", json_string(time_format_rfc3339(b.end, e)));
+	json_object_set_new(attrs, "start", json_string(timefmt_time_format_rfc3339(b.start, s)));
+	json_object_set_new(attrs, "end", json_string(timefmt_time_format_rfc3339(b.end, e)));
 	json_object_set_new(attrs, "capacity_end", json_string(e));
 	json_object_set_new(attrs, "state", json_string(sim_block_state(b.start, b.end, now)));
 	json_object_set_new(attrs, "upfront_fee", json_sprintf("%.2f USD", b.fee));
@@ -119,8 +119,8 @@ int sim_block_check(struct prov_ctx *ctx, const struct prov_scope *scope, const 
 		return rc;
 	start = sim_doc_str(doc, "attrs", "start");
 	end = sim_doc_str(doc, "attrs", "end");
-	if (util_now(&now, err) < 0 || !start || !end || time_parse_rfc3339(start, &s) < 0 ||
-	    time_parse_rfc3339(end, &e) < 0) {
+	if (timefmt_now(&now, err) < 0 || !start || !end ||
+	    timefmt_time_parse_rfc3339(start, &s) < 0 || timefmt_time_parse_rfc3339(end, &e) < 0) {
 		rc = PROV_ERROR;
 	} else if (now < s || now >= e) {
 		kiln_error_set(
@@ -153,7 +153,7 @@ int sim_preflight(struct prov_ctx *ctx, const json_t *creates, json_t *warnings,
 	int64_t now;
 
 	(void)ctx, (void)warnings;
-	if (util_now(&now, err) < 0)
+	if (timefmt_now(&now, err) < 0)
 		return PROV_ERROR;
 	json_object_foreach_const(creates, addr, r)
 	{
@@ -166,8 +166,8 @@ int sim_preflight(struct prov_ctx *ctx, const json_t *creates, json_t *warnings,
 			   "sim_capacity_block") != 0 ||
 		    sim_block_window(attrs, now, &b) < 0)
 			continue;
-		time_format_rfc3339(b.start, s);
-		time_format_rfc3339(b.end, e);
+		timefmt_time_format_rfc3339(b.start, s);
+		timefmt_time_format_rfc3339(b.end, e);
 		snprintf(id, sizeof(id), "sim-cbo-%s-%.4s%.2s%.2sT%.2s%.2s-%ldh",
 			 b.zone ? b.zone : "none", s, s + 5, s + 8, s + 11, s + 14, b.hours);
 		json_object_set_new(
@@ -190,7 +190,7 @@ void sim_block_cost(const json_t *attrs, json_t *components, json_t *unpriced)
 
 	(void)unpriced;
 	/* Bought already: paid. */
-	if (json_object_get(attrs, "reservation_id") || util_now(&now, &err) < 0 ||
+	if (json_object_get(attrs, "reservation_id") || timefmt_now(&now, &err) < 0 ||
 	    sim_block_window(attrs, now, &b) < 0)
 		return;
 	json_array_append_new(

@@ -68,23 +68,24 @@ static const struct boot_cloud sim_boot = {
 static void expand_block(json_t *all, const struct spec_group *g, const char *type,
 			 const json_t *zones)
 {
-	json_t *b = pexp_capacity_block(all, "sim_capacity_block", g, type, json_deep_copy(zones));
+	json_t *b =
+	    expand_capacity_block(all, "sim_capacity_block", g, type, json_deep_copy(zones));
 	struct kiln_error err = {0};
 	struct sim_block w;
 	int64_t now;
 
-	if (util_now(&now, &err) == 0 &&
+	if (timefmt_now(&now, &err) == 0 &&
 	    sim_block_window(json_object_get(b, "attrs"), now, &w) == 0) {
 		char *line = sim_block_line(&w);
 
-		pexp_why(b, "duration_hours", xasprintf("buys the block on offer now: %s", line));
+		expand_why(b, "duration_hours", xasprintf("buys the block on offer now: %s", line));
 		free(line);
 	}
 }
 
 void sim_boot_check(const struct spec *spec, struct diags *d)
 {
-	boot_check_spec(&catalog_aws, spec, &sim_boot, false, d);
+	bootstrap_check_spec(&catalog_aws, spec, &sim_boot, false, d);
 }
 
 /* fs: the spec's file systems (lustre, nfs), which every group mounts. */
@@ -97,7 +98,7 @@ static int expand_group(json_t *all, const struct spec *spec, const struct spec_
 	json_t *r, *zones;
 	size_t i;
 
-	if (pexp_group_type("sim: ", &catalog_aws, spec, g, &t, &resolved, err) < 0)
+	if (expand_group_type("sim: ", &catalog_aws, spec, g, &t, &resolved, err) < 0)
 		return PROV_ERROR;
 	zones = json_array();
 	efa = fabric_efa && t->efa;
@@ -107,31 +108,32 @@ static int expand_group(json_t *all, const struct spec *spec, const struct spec_
 		json_array_append_new(zones, json_sprintf("%sa", spec->provider.region
 								     ? spec->provider.region
 								     : SIM_DEFAULT_REGION));
-	r = pexp_resource(all, "sim_node_group", g->name);
-	pexp_group_attrs(r, g, t->name, zones, pexp_str(g->disk.type), efa, efa);
-	pexp_access_attrs(r, spec);
+	r = expand_resource(all, "sim_node_group", g->name);
+	expand_group_attrs(r, g, t->name, zones, expand_str(g->disk.type), efa, efa);
+	expand_access_attrs(r, spec);
 	json_object_set_new(r, "sensitive", json_pack("[s]", "join_token"));
 	if (resolved)
-		pexp_why(r, "instance_type", resolved);
+		expand_why(r, "instance_type", resolved);
 	if (fabric_efa && !efa)
-		pexp_why(
+		expand_why(
 		    r, "efa",
 		    xasprintf("%s has no EFA: this group reaches the fabric's network over ENA "
 			      "and stays out of the placement group",
 			      t->name));
-	pexp_dep(r, "sim_network", "main");
+	expand_dep(r, "sim_network", "main");
 	if (efa)
-		pexp_dep(r, "sim_placement_group", "fabric");
+		expand_dep(r, "sim_placement_group", "fabric");
 	if (g->role.name && spec_role_find(spec, g->role.name)) {
-		pexp_dep(r, "sim_role", g->role.name);
-		pexp_dep(r, "sim_role_policy", g->role.name);
+		expand_dep(r, "sim_role", g->role.name);
+		expand_dep(r, "sim_role_policy", g->role.name);
 	}
 	for (i = 0; i < nfs; i++)
-		if (boot_mounts_store(spec, g, fs[i]))
-			pexp_dep(r, store_type(fs[i]->tier), fs[i]->name);
+		if (bootstrap_mounts_store(spec, g, fs[i]))
+			expand_dep(r, store_type(fs[i]->tier), fs[i]->name);
 	{
 		char *addr = xasprintf("sim_node_group.%s", g->name);
-		int rc = boot_group_attrs(r, "sim: ", spec, g, addr, t, efa, &sim_boot, false, err);
+		int rc =
+		    bootstrap_group_attrs(r, "sim: ", spec, g, addr, t, efa, &sim_boot, false, err);
 
 		free(addr);
 		if (rc < 0)
@@ -139,14 +141,14 @@ static int expand_group(json_t *all, const struct spec *spec, const struct spec_
 	}
 	if (g->capacity.kind == CAPACITY_BLOCK) {
 		expand_block(all, g, t->name, zones);
-		pexp_dep(r, "sim_capacity_block", g->name);
+		expand_dep(r, "sim_capacity_block", g->name);
 	}
 	return PROV_OK;
 }
 
 static void expand_network(json_t *all, const struct spec *spec)
 {
-	json_t *r = pexp_resource(all, "sim_network", "main"), *ingress = json_array();
+	json_t *r = expand_resource(all, "sim_network", "main"), *ingress = json_array();
 	size_t i;
 
 	for (i = 0; i < spec->network.ningress; i++) {
@@ -157,69 +159,70 @@ static void expand_network(json_t *all, const struct spec *spec)
 						in->port_from, "port_to", in->port_to, "protocol",
 						in->protocol, "from", in->from));
 	}
-	pexp_attr(r, "cidr", pexp_str(spec->network.cidr));
-	pexp_attr(r, "fabric", json_string(spec_fabric_name(spec->network.fabric)));
-	pexp_attr(r, "ingress", ingress);
-	pexp_attr(r, "region",
-		  json_string(spec->provider.region ? spec->provider.region : SIM_DEFAULT_REGION));
+	expand_attr(r, "cidr", expand_str(spec->network.cidr));
+	expand_attr(r, "fabric", json_string(spec_fabric_name(spec->network.fabric)));
+	expand_attr(r, "ingress", ingress);
+	expand_attr(
+	    r, "region",
+	    json_string(spec->provider.region ? spec->provider.region : SIM_DEFAULT_REGION));
 	if (spec->network.fabric == FABRIC_EFA) {
-		r = pexp_resource(all, "sim_placement_group", "fabric");
-		pexp_attr(r, "strategy", json_string("cluster"));
-		pexp_dep(r, "sim_network", "main");
+		r = expand_resource(all, "sim_placement_group", "fabric");
+		expand_attr(r, "strategy", json_string("cluster"));
+		expand_dep(r, "sim_network", "main");
 	}
 }
 
 static void expand_store(json_t *all, const struct spec *spec, const struct spec_store *s)
 {
-	json_t *r = pexp_resource(all, store_type(s->tier), s->name);
+	json_t *r = expand_resource(all, store_type(s->tier), s->name);
 	const struct spec_store *src;
 
 	switch (s->tier) {
 	case TIER_OBJECT:
-		pexp_attr(r, "versioning", json_boolean(s->versioning));
-		pexp_attr(r, "expire_noncurrent_after", json_integer(s->expire_noncurrent_after));
+		expand_attr(r, "versioning", json_boolean(s->versioning));
+		expand_attr(r, "expire_noncurrent_after", json_integer(s->expire_noncurrent_after));
 		break;
 	case TIER_LUSTRE:
-		pexp_attr(r, "capacity_gb", json_integer(s->capacity_gb));
-		pexp_attr(r, "throughput_per_tib", json_integer(s->throughput_per_tib));
-		pexp_attr(r, "import", pexp_str(s->import.name));
-		pexp_attr(r, "mount", pexp_str(s->mount));
-		pexp_dep(r, "sim_network", "main");
+		expand_attr(r, "capacity_gb", json_integer(s->capacity_gb));
+		expand_attr(r, "throughput_per_tib", json_integer(s->throughput_per_tib));
+		expand_attr(r, "import", expand_str(s->import.name));
+		expand_attr(r, "mount", expand_str(s->mount));
+		expand_dep(r, "sim_network", "main");
 		src = s->import.name ? spec_store_find(spec, s->import.name) : NULL;
 		if (src)
-			pexp_dep(r, store_type(src->tier), src->name);
+			expand_dep(r, store_type(src->tier), src->name);
 		break;
 	case TIER_NFS:
-		pexp_attr(r, "mount", pexp_str(s->mount));
-		pexp_dep(r, "sim_network", "main");
+		expand_attr(r, "mount", expand_str(s->mount));
+		expand_dep(r, "sim_network", "main");
 		break;
 	case TIER_LOCAL:
 		break;
 	}
-	pexp_attr(r, "encrypted", json_boolean(s->encrypted));
-	pexp_deletion(r, s);
+	expand_attr(r, "encrypted", json_boolean(s->encrypted));
+	expand_deletion(r, s);
 }
 
 static void expand_role(json_t *all, const struct spec *spec, const struct spec_role *role)
 {
-	json_t *r = pexp_resource(all, "sim_role", role->name);
+	json_t *r = expand_resource(all, "sim_role", role->name);
 	size_t i;
 
-	pexp_attr(r, "service", json_string("ec2"));
-	r = pexp_resource(all, "sim_role_policy", role->name);
+	expand_attr(r, "service", json_string("ec2"));
+	r = expand_resource(all, "sim_role_policy", role->name);
 	/* The same shape as aws's: buckets, nfs stores apart, lustre nowhere. */
-	pexp_role_policy_attrs(r, spec, role,
-			       "Lustre clients mount over the network (the network's security "
-			       "group), not through IAM, so the policy grants nothing for lustre "
-			       "stores, as on aws");
-	pexp_dep(r, "sim_role", role->name);
+	expand_role_policy_attrs(r, spec, role,
+				 "Lustre clients mount over the network (the network's security "
+				 "group), not through IAM, so the policy grants nothing for lustre "
+				 "stores, as on aws");
+	expand_dep(r, "sim_role", role->name);
 	for (i = 0; i < role->nread + role->nwrite; i++) {
 		const struct spec_ref *ref =
 		    i < role->nread ? &role->read[i] : &role->write[i - role->nread];
 		const struct spec_store *s = spec_store_find(spec, ref->name);
 
 		if (s && s->tier != TIER_LUSTRE)
-			pexp_dep(r, store_type(s->tier), s->name);
+			expand_dep(r, store_type(s->tier), s->name);
 	}
 }
 
@@ -227,7 +230,7 @@ int sim_expand(struct prov_ctx *ctx, const struct spec *spec, json_t **out, stru
 {
 	json_t *all = json_object();
 	size_t i, nfs;
-	const struct spec_store **fs = pexp_file_systems(spec, &nfs);
+	const struct spec_store **fs = expand_file_systems(spec, &nfs);
 
 	(void)ctx;
 	*out = NULL;
@@ -246,7 +249,7 @@ int sim_expand(struct prov_ctx *ctx, const struct spec *spec, json_t **out, stru
 			expand_store(all, spec, &spec->stores[i]);
 	for (i = 0; i < spec->nroles; i++)
 		expand_role(all, spec, &spec->roles[i]);
-	pexp_sort_deps(all);
+	expand_sort_deps(all);
 	*out = all;
 	return PROV_OK;
 }

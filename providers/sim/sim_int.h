@@ -276,7 +276,7 @@ char *sim_role_policy_compile(struct prov_ctx *ctx, const struct prov_scope *sco
 
 /* sim_expand.c, sim_iam.c */
 int sim_expand(struct prov_ctx *ctx, const struct spec *spec, json_t **out, struct kiln_error *err);
-/* sim_expand.c: the user data rules at validate time (bootstrap.h's boot_check_spec). */
+/* sim_expand.c: the user data rules at validate time (bootstrap.h's bootstrap_check_spec). */
 void sim_boot_check(const struct spec *spec, struct diags *d);
 const char *const *sim_iam_actions(const char *type, enum prov_verb verb);
 /* provider.h's role_policy: a sim_role_policy's document, compiled or held. */

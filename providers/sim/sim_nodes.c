@@ -289,7 +289,7 @@ static char *launch_time(long long ms)
 {
 	char when[21];
 
-	time_format_rfc3339(ms / 1000, when);
+	timefmt_time_format_rfc3339(ms / 1000, when);
 	when[19] = '\0';
 	return xasprintf("%s.%03lldZ", when, ms % 1000);
 }
@@ -317,18 +317,18 @@ json_t *sim_nodes_view(const json_t *doc)
 			free(when);
 			continue;
 		}
-		node = prov_node_new(
-		    json_string_value(idv), zone,
-		    json_string_value(json_object_get(r, "private_ip")),
-		    json_string_value(json_object_get(r, "public_ip")),
-		    !r || up ? "running" : "pending", when,
-		    r && up && told ? json_string_value(json_object_get(r, "report")) : NULL);
+		node = nodes_new(json_string_value(idv), zone,
+				 json_string_value(json_object_get(r, "private_ip")),
+				 json_string_value(json_object_get(r, "public_ip")),
+				 !r || up ? "running" : "pending", when,
+				 r && up && told ? json_string_value(json_object_get(r, "report"))
+						 : NULL);
 		/* Said wherever shown: nothing of it is a real machine. */
 		json_object_set_new(node, "simulated", json_true());
 		free(when);
 		json_array_append_new(nodes, node);
 	}
-	prov_nodes_order(nodes);
+	nodes_order(nodes);
 	return nodes;
 }
 

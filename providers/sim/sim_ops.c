@@ -18,7 +18,7 @@ static bool utf8_ok(const char *s)
 {
 	size_t n = strlen(s);
 
-	return utf8_invalid_offset((const unsigned char *)s, n) == n;
+	return str_utf8_invalid_offset((const unsigned char *)s, n) == n;
 }
 
 static int bad_id(const struct sim_kind *k, const char *id, struct kiln_error *err)
@@ -318,7 +318,7 @@ static json_t *create_tags(const struct prov_scope *scope, const char *address,
 			return NULL;
 		}
 	}
-	return prov_scope_tags(scope, address);
+	return provider_scope_tags(scope, address);
 }
 
 /* A create whose token was seen: the same resource again, unless the token was reused. */
