@@ -371,6 +371,19 @@ struct provider {
 	/* How many API calls this context has made (for bench and tests). */
 	unsigned long (*calls)(struct prov_ctx *ctx);
 	/*
+	 * What the cloud billed per kiln cluster (kiln report --actual), days
+	 * [first, last) as YYYY-MM-DD (UTC): *out is a new {"tags": {KEY:
+	 * "Active" | "Inactive" | null (never seen)} for kiln's cluster and
+	 * workspace tags as cost-allocation tags, "hint": what activates them,
+	 * "rows": [{"cluster" (null: untagged), "date", "service", "kind"
+	 * ("compute", "storage" or "other": the ledger's split it is set against),
+	 * "amount" (USD)}]}. NULL when the provider has no bill (sim).
+	 */
+	int (*billed)(struct prov_ctx *ctx, const char *first, const char *last, json_t **out,
+		      struct kiln_error *err);
+	/* The actions billed calls (NULL-terminated), for kiln iam-policy --report-actual. */
+	const char *const *billed_actions;
+	/*
 	 * What the nodes and stores did over [start, end), in samples of
 	 * period seconds (kiln status, kiln reap's idle policy). resources:
 	 * {address: resource} as recorded, attrs live where refreshed. *out is

@@ -11,10 +11,15 @@
 #include "cmds.h"
 #include "jsonw.h"
 
+enum { OPT_REPORT_ACTUAL = 1 };
+
 static const struct cli_option options[] = {
     CMD_OPT_WORKSPACE,
     RUN_OPT_SPEC,
     RUN_OPT_VAR,
+    {"report-actual", 0, false, OPT_REPORT_ACTUAL, NULL,
+     "also what kiln report --actual reads the bill with (aws: ce:GetCostAndUsage and "
+     "ce:ListCostAllocationTags)"},
 };
 
 const struct cmd_info cmd_iam_policy_info = {
@@ -31,6 +36,9 @@ const struct cmd_info cmd_iam_policy_info = {
 	"only actions with no resource type (EC2 describes, s3:ListAllMyBuckets,\n"
 	"iam:ListRoles...) name \"*\". Attach it to the user or role CI runs kiln as.\n"
 	"A simulated provider (sim) needs no permission: the policy has no statement.\n"
+	"--report-actual adds exactly what kiln report --actual calls to read the bill\n"
+	"(aws: ce:GetCostAndUsage and ce:ListCostAllocationTags, which have no resource\n"
+	"type, so Resource \"*\"); without it the policy has neither.\n"
 	"Calls no cloud API and needs no credentials.",
     .options = options,
     .noptions = sizeof(options) / sizeof(options[0]),
@@ -63,18 +71,28 @@ int cmd_iam_policy(int argc, char **argv, struct cli *cli)
 	struct engine *e = NULL;
 	const char *spec;
 	char *doc;
-	int ret = KILN_EXIT_ERROR;
+	bool report_actual = false;
+	int ret = KILN_EXIT_ERROR, c;
 
 	cmd_run_flags_init(&f);
-	if (cmd_run_flags_parse(&f, &p, cli, &cmd_iam_policy_info, argc, argv, &ret) < 0)
-		goto out;
+	cli_parser_init(&p, cli, &cmd_iam_policy_info, argc, argv);
+	while ((c = cli_next(&p)) != CLI_DONE) {
+		if (c == CLI_EXIT) {
+			ret = p.exit_code;
+			goto out;
+		}
+		if (c == OPT_REPORT_ACTUAL)
+			report_actual = true;
+		else if (cmd_run_flags_handle(&f, cli, c, p.optarg) < 0)
+			goto out;
+	}
 	spec = cmd_run_spec_operand(cli, f.spec, argc, argv, p.optind);
 	if (!spec)
 		goto out;
 	e = cmd_run_engine_only(cli, spec, &f);
 	if (!e)
 		goto out;
-	doc = operation_iam_policy(e);
+	doc = operation_iam_policy(e, report_actual);
 	if (!doc)
 		doc = empty_policy(cli, e->prov->name);
 	puts(doc);

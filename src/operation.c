@@ -1252,7 +1252,7 @@ static void add_actions(const struct provider *prov, const char *type, enum prov
 		*ARRAY_PUSH(*v, *n, *cap) = *a;
 }
 
-char *operation_iam_policy(struct engine *e)
+char *operation_iam_policy(struct engine *e, bool report_actual)
 {
 	const struct provider *prov = e->prov;
 	const char **v = NULL, *addr;
@@ -1280,6 +1280,9 @@ char *operation_iam_policy(struct engine *e)
 				*ARRAY_PUSH(v, n, cap) = *a;
 		}
 	}
+	/* kiln report --actual reads the bill: only when asked for, never by default. */
+	for (i = 0; report_actual && prov->billed_actions && prov->billed_actions[i]; i++)
+		*ARRAY_PUSH(v, n, cap) = prov->billed_actions[i];
 	qsort(v, n, sizeof(*v), str_cmp);
 	for (i = 0, u = 0; i < n; i++)
 		if (u == 0 || strcmp(v[i], v[u - 1]) != 0)

@@ -380,6 +380,6 @@ int operation_destroy(struct op_run *r, const struct op_apply_options *ao,
  * the provider scopes them. NULL when the provider is simulated and needs
  * no permissions. Caller frees.
  */
-char *operation_iam_policy(struct engine *e);
+char *operation_iam_policy(struct engine *e, bool report_actual);
 
 #endif

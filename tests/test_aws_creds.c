@@ -511,6 +511,9 @@ static void test_endpoints_default_to_the_public_ones(void **state)
 	assert_endpoint("efs", "eu-west-1", "https://elasticfilesystem.eu-west-1.amazonaws.com",
 			false);
 	assert_endpoint("sts", "eu-west-1", "https://sts.eu-west-1.amazonaws.com", false);
+	/* Cost Explorer has one endpoint, in us-east-1, whatever the region. */
+	assert_endpoint("ce", "eu-west-1", "https://ce.us-east-1.amazonaws.com", false);
+	assert_endpoint("ce", NULL, "https://ce.us-east-1.amazonaws.com", false);
 }
 
 static void test_service_endpoint_variable_wins_over_the_general_one(void **state)
@@ -529,10 +532,11 @@ static void test_service_endpoint_variable_wins_over_the_general_one(void **stat
 
 static void test_each_service_endpoint_variable_is_read(void **state)
 {
-	static const char *const ids[] = {"ec2", "s3", "iam", "fsx", "efs", "sts"};
-	static const char *const vars[] = {"AWS_ENDPOINT_URL_EC2", "AWS_ENDPOINT_URL_S3",
-					   "AWS_ENDPOINT_URL_IAM", "AWS_ENDPOINT_URL_FSX",
-					   "AWS_ENDPOINT_URL_EFS", "AWS_ENDPOINT_URL_STS"};
+	static const char *const ids[] = {"ec2", "s3", "iam", "fsx", "efs", "sts", "ce"};
+	static const char *const vars[] = {
+	    "AWS_ENDPOINT_URL_EC2", "AWS_ENDPOINT_URL_S3",  "AWS_ENDPOINT_URL_IAM",
+	    "AWS_ENDPOINT_URL_FSX", "AWS_ENDPOINT_URL_EFS", "AWS_ENDPOINT_URL_STS",
+	    "AWS_ENDPOINT_URL_COST_EXPLORER"};
 	size_t i;
 
 	(void)state;
@@ -571,6 +575,8 @@ static void test_signing_names_and_iam_region(void **state)
 	assert_null(aws_signing_name("lambda"));
 	assert_string_equal(aws_signing_region("iam", "eu-west-1"), "us-east-1");
 	assert_string_equal(aws_signing_region("ec2", "eu-west-1"), "eu-west-1");
+	assert_string_equal(aws_signing_name("ce"), "ce");
+	assert_string_equal(aws_signing_region("ce", "eu-west-1"), "us-east-1");
 }
 
 int main(void)

@@ -30,12 +30,13 @@
 #define AWS_MAX_DOC (64u << 20)
 
 static const char *const service_ids[AWS_NSERVICES] = {
-    "ec2", "s3", "iam", "fsx", "efs", "sts", "ssm", "monitoring", "resource-groups"};
+    "ec2", "s3", "iam", "fsx", "efs", "sts", "ssm", "monitoring", "resource-groups", "ce"};
 static const char *const iam_prefixes[AWS_NSERVICES] = {
-    "ec2", "s3", "iam", "fsx", "elasticfilesystem", "sts", "ssm", "cloudwatch", "resource-groups"};
+    "ec2", "s3", "iam", "fsx", "elasticfilesystem", "sts", "ssm", "cloudwatch", "resource-groups", "ce"};
 /* The X-Amz-Target prefix of the services kiln calls with JSON 1.1 (aws_json). */
 static const char *const json_targets[AWS_NSERVICES] = {
-    [AWS_FSX] = "AWSSimbaAPIService_v20180301", [AWS_SSM] = "AmazonSSM"};
+    [AWS_FSX] = "AWSSimbaAPIService_v20180301", [AWS_SSM] = "AmazonSSM",
+    [AWS_CE] = "AWSInsightsIndexService"};
 
 const char *aws_service_id(enum aws_service s)
 {
@@ -155,7 +156,7 @@ static void prepare(void *arg, int attempt, struct http_request *req)
 	    .headers = c->fixed,
 	    .body = c->body,
 	    .body_len = c->body_len,
-	    .region = c->svc == AWS_IAM ? "us-east-1" : c->ctx->region,
+	    .region = aws_signing_region(service_ids[c->svc], c->ctx->region),
 	    .service = aws_signing_name(service_ids[c->svc]),
 	    .now = time(NULL),
 	    .s3 = c->svc == AWS_S3,

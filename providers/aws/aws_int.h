@@ -55,6 +55,7 @@ enum aws_service {
 	AWS_SSM,
 	AWS_CW, /* CloudWatch: metrics for kiln status and reap's idle policy */
 	AWS_RG, /* Resource Groups: the members of a capacity reservation group */
+	AWS_CE, /* Cost Explorer: what was billed, for kiln report --actual */
 	AWS_NSERVICES,
 };
 
@@ -369,6 +370,10 @@ char *aws_role_policy_compile(const struct prov_scope *scope, const json_t *attr
 char *aws_efs_pending_arn(const char *name);
 /* GPU instances without kiln tags (aws_nodes.c), for kiln sprawl. */
 int aws_list_unmanaged(struct prov_ctx *ctx, json_t **out, struct kiln_error *err);
+/* The provider's billed hook (aws_billed.c, Cost Explorer), and the actions it calls. */
+extern const char *const aws_billed_actions[];
+int aws_billed(struct prov_ctx *ctx, const char *first, const char *last, json_t **out,
+	       struct kiln_error *err);
 /* provider.h's list_objects: ListObjectsV2 of a bucket under a prefix, every page. */
 int aws_s3_list_objects(struct prov_ctx *ctx, const char *id, const char *prefix, json_t **out,
 			struct kiln_error *err);

@@ -123,6 +123,9 @@ static const struct {
     {"s3:ListAllMyBuckets", "no resource type"},
     {"cloudwatch:GetMetricData",
      "metrics have no resource type (the optional dataset type is not a metric)"},
+    /* kiln report --actual (iam-policy --report-actual): the account's bill. */
+    {"ce:GetCostAndUsage", "Cost Explorer's cost queries have no resource type"},
+    {"ce:ListCostAllocationTags", "no resource type"},
 };
 
 /* Whether action keeps "*" (no_resource); with why, the reason. */

@@ -419,6 +419,7 @@ static const struct aws_service {
 	const char *env;     /* AWS_ENDPOINT_URL_<env> */
 	const char *signing; /* SigV4 signing name, and the public host's first label */
 	bool global;	     /* one endpoint for every region */
+	const char *host;    /* the public host when it is not <signing>[.region].amazonaws.com */
 } aws_services[] = {
     {"ec2", "EC2", "ec2", false},
     {"s3", "S3", "s3", false},
@@ -429,6 +430,8 @@ static const struct aws_service {
     {"ssm", "SSM", "ssm", false},
     {"monitoring", "CLOUDWATCH", "monitoring", false},
     {"resource-groups", "RESOURCE_GROUPS", "resource-groups", false},
+    /* Cost Explorer: one endpoint, in us-east-1, for the whole account (botocore's ce model). */
+    {"ce", "COST_EXPLORER", "ce", true, "ce.us-east-1.amazonaws.com"},
 };
 
 static const struct aws_service *service_find(const char *id)
@@ -488,6 +491,8 @@ char *aws_endpoint(const char *service, const char *region, bool *custom)
 			*custom = true;
 		return url;
 	}
+	if (s->host)
+		return xasprintf("https://%s", s->host);
 	if (s->global)
 		return xasprintf("https://%s.amazonaws.com", s->signing);
 	if (!region || !*region)

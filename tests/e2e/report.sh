@@ -684,5 +684,6 @@ assert d["total"]["cost"] is None, d["total"]
 	rp_quota_race
 	rp_hostile
 	report_moto
+	report_actual_moto
 	cd "$rp_saved_dir" || return
 }

@@ -98,3 +98,111 @@ assert two["calls"] == 1 and many["calls"] == 1, (two["calls"], many["calls"])
 '
 	aws_moto_down "$rp_moto"
 }
+
+# rp_ce DAY=CLUSTER:SERVICE:USD,... : Cost Explorer results queued in moto for
+# the next GetCostAndUsage (moto answers what /moto-api/static/ce/
+# cost-and-usage-results holds, in order, and the same answer again to the
+# same parameters: each check asks for another window, by KILN_NOW), grouped
+# by kiln:cluster and SERVICE as kiln asks; and the cost-allocation tags' status.
+rp_ce() { # TAGS_JSON DAY=ROWS...
+	"$AWS_PY" - "$@" <<'EOF'
+import json, os, sys, urllib.request
+ep = os.environ["AWS_ENDPOINT_URL"]
+days = []
+for arg in sys.argv[2:]:
+    day, rows = arg.split("=", 1)
+    y, m, d = map(int, day.split("-"))
+    import datetime
+    nxt = (datetime.date(y, m, d) + datetime.timedelta(days=1)).isoformat()
+    groups = []
+    for r in rows.split(","):
+        cluster, service, usd = r.split(":")
+        groups.append({"Keys": ["kiln:cluster$" + cluster, service],
+                       "Metrics": {"UnblendedCost": {"Amount": usd, "Unit": "USD"}}})
+    days.append({"TimePeriod": {"Start": day, "End": nxt}, "Groups": groups, "Estimated": False})
+def post(path, body):
+    urllib.request.urlopen(urllib.request.Request(ep + path, data=json.dumps(body).encode(),
+        method="POST", headers={"Content-Type": "application/json"})).read()
+post("/moto-api/static/ce/cost-and-usage-results", {"results": [{"ResultsByTime": days}]})
+post("/_kiln/ce-tags", json.loads(sys.argv[1]))
+EOF
+}
+
+# kiln report --actual against moto's Cost Explorer: a sim lifetime of the
+# quickstart cluster (16 GPUs, $196.6838 an hour from 2026-12-01T12:00Z to
+# 2026-12-02T06:00Z: 12 h and 6 h), the bill queued in moto, the figures and
+# the warning when kiln:workspace is not an activated cost-allocation tag.
+report_actual_moto() {
+	if ! AWS_PY=$(aws_find_python); then
+		fail "report: --actual: a python3 with moto 5 and boto3 is installed"
+		return 0
+	fi
+	rp_moto=$E2E_TMP/moto-actual
+	aws_moto_up "report: --actual" "$rp_moto" || return 0
+	rp_dir=$(mktemp -d "$E2E_TMP/report.XXXXXX")
+	cd "$rp_dir" || return
+	rp_apply 2026-12-01T12:00:00Z 2
+	KILN_NOW=2026-12-02T06:00:00Z "$KILN" destroy --auto-approve >/dev/null 2>&1
+	rp_ce '{"kiln:cluster": "Active", "kiln:workspace": "Inactive"}' \
+		"2026-12-01=quickstart:Amazon Elastic Compute Cloud - Compute:2400.50,quickstart:EC2 - Other:12.25,:Amazon Simple Storage Service:3" \
+		"2026-12-02=quickstart:Amazon Elastic Compute Cloud - Compute:1100"
+	check "report: --actual: the bill beside the estimate, the variance by day and kind with the services, and the tag not activated with its fix" 0 \
+		--out-has "quickstart           2026-12-01 all           2360.21      2412.75       +52.54" \
+		--out-has "                                compute       2360.21      2400.50       +40.29" \
+		--out-has "                                storage          0.00        12.25       +12.25" \
+		--out-has "                                                             12.25  EC2 - Other" \
+		--out-has "quickstart           2026-12-02 all           1180.10      1100.00       -80.10" \
+		--out-has "quickstart           total      all           3540.31      3512.75       -27.56" \
+		--out-has "billed without a kiln:cluster tag value: 3.00" \
+		--err "kiln: report: warning: the tag kiln:workspace is not activated as a cost-allocation tag, so the bill cannot be grouped by it; activate them as cost-allocation tags: aws ce update-cost-allocation-tags-status --cost-allocation-tags-status TagKey=kiln:cluster,Status=Active TagKey=kiln:workspace,Status=Active (or Billing console, Cost allocation tags); costs are grouped by them from then on, not before" \
+		-- env KILN_NOW=2026-12-03T00:00:00Z "$KILN" report --actual
+	rp_ce '{"kiln:cluster": "Active", "kiln:workspace": "Active"}' \
+		"2026-12-01=quickstart:Amazon Elastic Compute Cloud - Compute:2360.2056" \
+		"2026-12-02=quickstart:Amazon Elastic Compute Cloud - Compute:1180.1028"
+	KILN_NOW=2026-12-04T00:00:00Z "$KILN" report --actual --format json >actual.json 2>actual.err
+	assert "report: --actual --format json: billed equals the estimate to the cent, no warning with both tags active" python3 -c '
+import json, sys
+d = json.load(open("actual.json"))
+assert open("actual.err").read() == "", open("actual.err").read()
+days = {x["date"]: x for x in d["days"]}
+assert abs(days["2026-12-01"]["estimate"] - 2360.2056) < 1e-4, days
+assert abs(days["2026-12-01"]["variance"]) < 1e-4 and abs(days["2026-12-02"]["variance"]) < 1e-4, days
+assert d["tags"] == {"kiln:cluster": "Active", "kiln:workspace": "Active"}, d["tags"]
+assert (d["from"], d["to"]) == ("2026-12-01", "2026-12-05"), d
+'
+	rp_ce '{}' "2026-12-01=quickstart:Amazon Elastic Compute Cloud - Compute:1"
+	check "report: --actual: tags never billed are named as not yet known" 0 \
+		--err-has "kiln: report: warning: the tag kiln:cluster is not yet known (never billed) as a cost-allocation tag" \
+		-- env KILN_NOW=2026-12-05T00:00:00Z "$KILN" report --actual
+	check "report: --actual: --format csv is refused" 1 \
+		--err "kiln: report: --actual has no --format csv; use --format text or json" \
+		-- "$KILN" report --actual --format csv
+	check "report: --region without --actual is refused" 1 \
+		--err "kiln: report: --region only applies to --actual; add --actual" \
+		-- "$KILN" report --region us-east-1
+	check "report: --actual on the sim provider: it has no bill" 1 \
+		--err "kiln: report: the sim provider has no bill to read
+  hint: --actual reads a real cloud's billing; drop it for the ledger's estimate alone" \
+		-- "$KILN" report --actual --provider sim
+	check "report: --actual --provider names one kiln knows" 1 \
+		--err "kiln: report: 'gcp' is not a provider kiln knows; --provider aws or --provider sim" \
+		-- "$KILN" report --actual --provider gcp
+	"$KILN" iam-policy "$E2E_ROOT/tests/e2e/specs/aws-cluster.yaml" >plain.json 2>/dev/null
+	"$KILN" iam-policy "$E2E_ROOT/tests/e2e/specs/aws-cluster.yaml" --report-actual >actual-policy.json 2>/dev/null
+	assert "report: iam-policy --report-actual adds exactly the two Cost Explorer actions, on \"*\"; without it, none" python3 -c '
+import json
+def actions(f):
+    out = {}
+    for st in json.load(open(f))["Statement"]:
+        for a in ([st["Action"]] if isinstance(st["Action"], str) else st["Action"]):
+            out.setdefault(a, []).append(st["Resource"])
+    return out
+plain, actual = actions("plain.json"), actions("actual-policy.json")
+extra = set(actual) - set(plain)
+assert extra == {"ce:GetCostAndUsage", "ce:ListCostAllocationTags"}, extra
+assert not any(a.startswith("ce:") for a in plain), plain
+assert all(actual[a] == ["*"] for a in extra), {a: actual[a] for a in extra}
+assert all(actual[a] == plain[a] for a in plain), "the rest of the policy changed"
+'
+	aws_moto_down "$rp_moto"
+}

@@ -151,6 +151,8 @@ class KilnState:
         self.lost: dict[str, str] = {}  # "ec2:Action" -> "after" | "before": its next answer lost
         # EC2's documented token buckets (ec2_buckets.py), off until /_kiln/rate-limits.
         self.rate_limits: Ec2Throttle | None = None
+        # Cost-allocation tags AWS has seen on a bill: key -> "Active" | "Inactive".
+        self.ce_tags: dict[str, str] = {}
 
 
 STATE = KilnState()
@@ -1890,7 +1892,35 @@ def patch_resource_groups() -> None:
     ResourceGroupsResponse.list_group_resources = list_group_resources
 
 
+def patch_ce() -> None:
+    """Cost Explorer's ListCostAllocationTags, which moto 5.2.1 does not have (its
+    GetCostAndUsage answers what was queued at /moto-api/static/ce/cost-and-usage-results).
+    AWS lists a user-defined tag key once it has been seen on a bill, with Status
+    "Active" when activated for cost allocation and "Inactive" otherwise, and filters by
+    TagKeys, Type and Status (Billing and Cost Management API Reference,
+    ListCostAllocationTags).  Shapes from botocore's ce model
+    (ListCostAllocationTagsRequest/Response, CostAllocationTag); the tags are set with
+    POST /_kiln/ce-tags {"KEY": "Active" | "Inactive"}."""
+    from moto.ce.responses import CostExplorerResponse
+
+    def list_cost_allocation_tags(self):
+        params = json.loads(self.body or "{}")
+        keys = params.get("TagKeys")
+        status = params.get("Status")
+        kind = params.get("Type")
+        with LOCK:
+            tags = sorted(STATE.ce_tags.items())
+        out = [{"TagKey": k, "Type": "UserDefined", "Status": st}
+               for k, st in tags
+               if (keys is None or k in keys) and (status is None or st == status)
+               and kind in (None, "UserDefined")]
+        return json.dumps({"CostAllocationTags": out})
+
+    CostExplorerResponse.list_cost_allocation_tags = list_cost_allocation_tags
+
+
 def apply_patches() -> None:
+    patch_ce()
     patch_ec2()
     patch_capacity()
     patch_resource_groups()
@@ -2217,6 +2247,13 @@ class KilnApp:
             if method == "POST":
                 STATE.iam = validate_iam(data or {})
             return _json(start_response, 200, dict(STATE.iam, refused=STATE.iam_refused))
+        if path == "/_kiln/ce-tags":
+            if method == "POST":
+                if not isinstance(data, dict) or any(
+                        v not in ("Active", "Inactive") for v in data.values()):
+                    raise ValueError('ce-tags: {"KEY": "Active" | "Inactive"}')
+                STATE.ce_tags = dict(data)
+            return _json(start_response, 200, STATE.ce_tags)
         if path == "/_kiln/clock":
             if method == "POST":
                 STATE.clock = _parse_time(data["now"]) if data and data.get("now") else None
