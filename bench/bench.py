@@ -98,22 +98,30 @@ def measured(args, cwd, env):
     return wall, cpu, rss, rc, p.stdout.decode(), err
 
 
-def engine_spec(n):
-    """About n resources: 1 network, groups, object stores, roles and their policies."""
+def engine_spec(n, compact=False):
+    """About n resources: 1 network, groups, object stores, roles and their policies.
+    compact: base-36 names, and every group one anchored body (an alias each,
+    within the loader's 100,000-node expansion bound), so 50,000 fit in 1 MiB."""
     roles = max(1, min(50, n // 20))
     groups = (n - 1 - 2 * roles) // 2
     stores = n - 1 - 2 * roles - groups
+    name = b36 if compact else str
     lines = ["kiln: 1", "cluster: bench", "provider: {name: sim}",
              "network: {cidr: 10.0.0.0/16, fabric: ena}", "compute:"]
     for i in range(groups):
-        lines.append(f"  g{i}: {{gpu: L4:1, count: 1, role: r{i % roles}}}")
+        if compact:
+            body = "&g {gpu: L4:1, role: r0}" if i == 0 else "*g"
+        else:
+            body = f"{{gpu: L4:1, count: 1, role: r{i % roles}}}"
+        lines.append(f"  g{name(i)}: {body}")
     lines.append("storage:")
+    store_body = "{tier: object}" if compact else "{tier: object, deletion: delete}"
     for i in range(stores):
-        lines.append(f"  s{i}: {{tier: object, deletion: delete}}")
+        lines.append(f"  s{name(i)}: {store_body}")
     lines.append("iam:")
     lines.append("  roles:")
     for i in range(roles):
-        lines.append(f"    r{i}: {{read: [s{i % stores}], write: [s{(i + 1) % stores}]}}")
+        lines.append(f"    r{i}: {{read: [s{name(i % stores)}], write: [s{name((i + 1) % stores)}]}}")
     return "\n".join(lines) + "\n", 1 + groups + stores + 2 * roles
 
 
@@ -246,24 +254,8 @@ def b36(i):
 
 
 def phase_spec(n):
-    """About n resources in under 1 MiB (the spec limit): the groups share one
-    anchored body (an alias each, within the loader's 100,000-node expansion
-    bound), the stores are written out, and 50 roles each read and write two."""
-    roles = max(1, min(50, n // 20))
-    groups = (n - 1 - 2 * roles) // 2
-    stores = n - 1 - 2 * roles - groups
-    lines = ["kiln: 1", "cluster: bench", "provider: {name: sim}",
-             "network: {cidr: 10.0.0.0/16, fabric: ena}", "compute:"]
-    for i in range(groups):
-        lines.append(f"  g{b36(i)}: " + ("&g {gpu: L4:1, role: r0}" if i == 0 else "*g"))
-    lines.append("storage:")
-    for i in range(stores):
-        lines.append(f"  s{b36(i)}: {{tier: object}}")
-    lines.append("iam:")
-    lines.append("  roles:")
-    for i in range(roles):
-        lines.append(f"    r{i}: {{read: [s{b36(i % stores)}], write: [s{b36((i + 1) % stores)}]}}")
-    return "\n".join(lines) + "\n", 1 + groups + stores + 2 * roles
+    """engine_spec(n) in under 1 MiB (the spec limit), for 50,000 resources."""
+    return engine_spec(n, compact=True)
 
 
 # KILN_BENCH_PHASE_SIZES=1000,5000 shortens a try; the figures of record use these.
